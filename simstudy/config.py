@@ -1,0 +1,236 @@
+"""Run configuration: plain, frozen, validated objects built from a plain mapping.
+
+The CLI resolves its Hydra config to a plain ``dict`` (``OmegaConf.to_container(cfg, resolve=True)``) and
+hands it to :func:`parse`; nothing below this module sees Hydra or OmegaConf, and joblib workers only ever
+receive these frozen dataclasses. Every check runs before any compute and fails with a one-line
+:class:`ConfigError` naming the key and the value, e.g. ``budget.B must be an integer >= 1, got 0``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from . import distributions, estimators
+
+__all__ = [
+    "ConfigError",
+    "DistributionConfig",
+    "EstimatorConfig",
+    "BudgetConfig",
+    "StudyConfig",
+    "RunnerConfig",
+    "Config",
+    "parse",
+    "STUDY_KINDS",
+    "BACKENDS",
+]
+
+#: Studies the CLI can run.
+STUDY_KINDS = ("evp_accuracy",)
+#: joblib backends the runner accepts.
+BACKENDS = ("loky", "multiprocessing", "threading", "sequential")
+
+
+class ConfigError(ValueError):
+    """An invalid configuration value; the message names the key and the value."""
+
+
+@dataclass(frozen=True)
+class DistributionConfig:
+    """A score distribution: its kind (see :data:`simstudy.distributions.KINDS`) and parameters.
+
+    ``params`` is a sorted tuple of ``(name, value)`` pairs so the object is hashable and its hash stable.
+    """
+
+    kind: str
+    params: tuple[tuple[str, Any], ...]
+
+    def build(self):
+        """The distribution object (a bag is re-drawn from its seed; deterministic)."""
+        return distributions.from_spec(self.kind, dict(self.params))
+
+
+@dataclass(frozen=True)
+class EstimatorConfig:
+    """One estimator column of a study: a label, the method and (bootstrap only) K resamples."""
+
+    name: str
+    method: str
+    resamples: int = 1000
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    """Sample sizes ``B`` (one cell each) and budgets ``n`` (``None``: 1..B)."""
+
+    B: tuple[int, ...]
+    n: tuple[int, ...] | None
+
+    def n_for(self, B: int) -> tuple[int, ...]:
+        return tuple(range(1, B + 1)) if self.n is None else self.n
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """What to run: the study kind, replicates, chunking (part of the random streams) and outputs."""
+
+    name: str
+    kind: str
+    reps: int
+    chunk_reps: int
+    save_replicates: bool
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """How to run: parallelism only; never changes a number."""
+
+    n_jobs: int
+    backend: str
+    progress: bool | None  # None: a bar only on a terminal
+
+
+@dataclass(frozen=True)
+class Config:
+    seed: int
+    distribution: DistributionConfig
+    budget: BudgetConfig
+    estimators: tuple[EstimatorConfig, ...]
+    study: StudyConfig
+    runner: RunnerConfig
+
+
+def _int(key: str, value: Any, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{key} must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{key} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key} must be true or false, got {value!r}")
+    return value
+
+
+def _section(cfg: Mapping, key: str) -> Mapping:
+    value = cfg.get(key)
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key} must be a config group (a mapping), got {value!r}")
+    return value
+
+
+def _choice(key: str, value: Any, valid: tuple[str, ...]) -> str:
+    if value not in valid:
+        raise ConfigError(f"{key} must be one of {', '.join(valid)}, got {value!r}")
+    return value
+
+
+def _distribution(d: Mapping) -> DistributionConfig:
+    kind = _choice("distribution.kind", d.get("kind"), tuple(sorted(distributions.KINDS)))
+    # Lists become tuples so the spec is hashable (its hash keys the random streams).
+    params = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k != "kind"}
+    accepted = inspect.signature(distributions.KINDS[kind]).parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+    for key in params:
+        if key not in accepted and not takes_any:
+            valid = ", ".join(k for k in accepted if k != "rng")
+            raise ConfigError(f"distribution.{key} is not a parameter of {kind} (parameters: {valid})")
+    if "seed" in accepted:
+        params["seed"] = _int("distribution.seed", params.get("seed", 0), minimum=0)
+    spec = DistributionConfig(kind, tuple(sorted(params.items())))
+    try:
+        spec.build()  # validates every parameter; cheap next to the study itself
+    except distributions.InvalidParameter as exc:
+        raise ConfigError(f"distribution.{exc}") from None
+    except ValueError as exc:  # data files and data-set names (the message names file, row and value)
+        raise ConfigError(f"distribution: {exc}") from None
+    return spec
+
+
+def _budget(d: Mapping) -> BudgetConfig:
+    raw_B = d.get("B")
+    Bs = tuple(raw_B) if isinstance(raw_B, (list, tuple)) else (raw_B,)
+    if not Bs:
+        raise ConfigError("budget.B must be an integer >= 1 or a non-empty list of them, got []")
+    Bs = tuple(_int("budget.B", B, minimum=1) for B in Bs)
+    raw_n = d.get("n")
+    if raw_n is None:
+        return BudgetConfig(Bs, None)
+    ns = tuple(raw_n) if isinstance(raw_n, (list, tuple)) else (raw_n,)
+    if not ns:
+        raise ConfigError("budget.n must be null (all of 1..B) or a non-empty list of integers, got []")
+    ns = tuple(_int("budget.n", n, minimum=1) for n in ns)
+    if max(ns) > min(Bs):
+        raise ConfigError(
+            f"budget.n must not exceed budget.B (the estimators interpolate only): n={max(ns)} > B={min(Bs)}"
+        )
+    return BudgetConfig(Bs, tuple(sorted(set(ns))))
+
+
+def _estimators(d: Any) -> tuple[EstimatorConfig, ...]:
+    if not isinstance(d, Mapping) or not d:
+        raise ConfigError(f"estimators must select at least one of: {', '.join(estimators.METHODS)}, got {d!r}")
+    out = []
+    for name, spec in d.items():
+        if not isinstance(spec, Mapping):
+            raise ConfigError(f"estimators.{name} must be a mapping with a 'method', got {spec!r}")
+        method = _choice(f"estimators.{name}.method", spec.get("method"), estimators.METHODS)
+        resamples = _int(f"estimators.{name}.resamples", spec.get("resamples", 1000), minimum=1)
+        out.append(EstimatorConfig(str(name), method, resamples))
+    return tuple(out)
+
+
+def _study(d: Mapping) -> StudyConfig:
+    name = d.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"study.name must be a non-empty string, got {name!r}")
+    return StudyConfig(
+        name=name,
+        kind=_choice("study.kind", d.get("kind"), STUDY_KINDS),
+        reps=_int("study.reps", d.get("reps"), minimum=2),
+        chunk_reps=_int("study.chunk_reps", d.get("chunk_reps"), minimum=1),
+        save_replicates=_bool("study.save_replicates", d.get("save_replicates")),
+    )
+
+
+def _runner(d: Mapping) -> RunnerConfig:
+    n_jobs = _int("runner.n_jobs", d.get("n_jobs"))
+    if n_jobs == 0:
+        raise ConfigError("runner.n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    progress = d.get("progress", "auto")
+    if progress not in (True, False, "auto"):
+        raise ConfigError(f"runner.progress must be true, false or auto, got {progress!r}")
+    return RunnerConfig(
+        n_jobs=n_jobs,
+        backend=_choice("runner.backend", d.get("backend"), BACKENDS),
+        progress=None if progress == "auto" else progress,
+    )
+
+
+def parse(cfg: Mapping) -> Config:
+    """Validate a resolved config mapping and freeze it.
+
+    Parameters
+    ----------
+    cfg : Mapping
+        Keys ``seed``, ``distribution``, ``budget``, ``estimators``, ``study``, ``runner`` (the layout of
+        ``configs/config.yaml``), with interpolations already resolved.
+
+    Raises
+    ------
+    ConfigError
+        On the first invalid value, naming its key.
+    """
+    seed = _int("seed", cfg.get("seed"), minimum=0)
+    return Config(
+        seed=seed,
+        distribution=_distribution(_section(cfg, "distribution")),
+        budget=_budget(_section(cfg, "budget")),
+        estimators=_estimators(cfg.get("estimators")),
+        study=_study(_section(cfg, "study")),
+        runner=_runner(_section(cfg, "runner")),
+    )

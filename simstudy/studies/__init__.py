@@ -1,0 +1,11 @@
+"""Studies: compositions of distributions, estimators and metrics run by the runner.
+
+Each study module exposes ``run(config, out_dir) -> StudyResult``; :data:`STUDIES` maps the config's
+``study.kind`` to it.
+"""
+
+from . import evp_accuracy
+
+STUDIES = {"evp_accuracy": evp_accuracy.run}
+
+__all__ = ["STUDIES", "evp_accuracy"]
