@@ -1,0 +1,154 @@
+from fractions import Fraction
+from itertools import product
+from math import comb
+
+import numpy as np
+import pytest
+
+from simstudy import estimators
+from simstudy.estimators import expected_max, expected_max_std, weights
+
+
+def exact_weight(method: str, B: int, n: int, i: int) -> Fraction:
+    """w_{n,i} from the paper's counting definitions (Dodge et al. 2021, Eqs. 2, 3, 5), as exact rationals."""
+    if method == "v":
+        return Fraction(i**n - (i - 1) ** n, B**n)
+    if method == "u":
+        return Fraction(comb(i, n) - comb(i - 1, n), comb(B, n))
+    # multisets: ((k n)) = C(k + n - 1, n)
+    return Fraction(comb(i + n - 1, n) - comb(i + n - 2, n), comb(B + n - 1, n))
+
+
+@pytest.mark.parametrize("method", ["u", "v", "w"])
+@pytest.mark.parametrize("B", [1, 2, 7, 30, 60])
+def test_weights_equal_exact_rationals(method, B):
+    w = weights(B, method)
+    exact = np.array([[float(exact_weight(method, B, n, i)) for i in range(1, B + 1)] for n in range(1, B + 1)])
+    np.testing.assert_allclose(w, exact, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["u", "v", "w"])
+def test_weights_finite_and_accurate_at_large_B(method):
+    B, n = 5000, 2500
+    w = weights(B, method, n=[n])[0]
+    assert np.all(np.isfinite(w)) and np.all(w >= 0)
+    assert abs(w.sum() - 1) < 1e-12
+    # Spot-check against exact rationals where float binomials (comb -> float) would overflow.
+    for i in (n, 4000, B):
+        exact = float(exact_weight(method, B, n, i))
+        assert w[i - 1] == pytest.approx(exact, rel=1e-9, abs=1e-300)
+
+
+def test_weights_past_float_comb_overflow():
+    # float(comb(1100, 550)) overflows: the peers' float formulas give 0 or NaN here.
+    with pytest.raises(OverflowError):
+        float(comb(1100, 550))
+    for method in "uvw":
+        w = weights(1100, method, n=[550, 1100])
+        assert np.all(np.isfinite(w)) and np.allclose(w.sum(axis=1), 1.0, atol=1e-12)
+        assert w[1, -1] > 0
+
+
+@pytest.mark.parametrize("method", ["u", "v", "w"])
+def test_n1_is_the_sample_mean(method, rng):
+    x = rng.uniform(size=(5, 17))
+    np.testing.assert_allclose(expected_max(x, method, n=1)[:, 0], x.mean(axis=1), rtol=1e-13)
+
+
+def test_u_at_n_equal_B_is_the_sample_max(rng):
+    x = rng.uniform(size=(4, 9))
+    np.testing.assert_allclose(expected_max(x, "u", n=9)[:, 0], x.max(axis=1), rtol=1e-13)
+
+
+def test_v_equals_dodge_2019_ecdf_form_with_ties(rng):
+    # Eq. 8 of Dodge et al. (2019): sum over distinct v of v * (F(v)^n - F(v-)^n) with the empirical CDF.
+    x = rng.choice([0.1, 0.3, 0.3, 0.5, 0.8, 0.8, 0.8], size=25)
+    values = np.unique(x)
+    F = np.array([(x <= v).mean() for v in values])
+    F_left = np.array([(x < v).mean() for v in values])
+    for n in (1, 2, 5, 25):
+        dodge = np.sum(values * (F**n - F_left**n))
+        assert expected_max(x, "v", n=n)[0] == pytest.approx(dodge, rel=1e-13)
+
+
+def test_v_equals_brute_force_enumeration_of_strings():
+    x = np.array([0.2, 0.5, 0.5, 0.9])
+    for n in (1, 2, 3):
+        maxima = [max(c) for c in product(x, repeat=n)]  # all B^n strings
+        assert expected_max(x, "v", n=n)[0] == pytest.approx(np.mean(maxima), rel=1e-13)
+        assert expected_max_std(x, n=n)[0] == pytest.approx(np.std(maxima), rel=1e-12)
+
+
+def test_u_equals_average_over_combinations():
+    from itertools import combinations
+
+    x = np.array([0.11, 0.4, 0.42, 0.7, 0.95, 0.3])
+    for n in range(1, 7):
+        maxima = [max(c) for c in combinations(x, n)]
+        assert expected_max(x, "u", n=n)[0] == pytest.approx(np.mean(maxima), rel=1e-13)
+
+
+def test_batch_axis_and_subset_of_n(rng):
+    x = rng.normal(size=(3, 12, 4))
+    full = expected_max(x, "w", axis=1)
+    assert full.shape == (3, 4, 12)
+    some = expected_max(x, "w", n=[2, 12], axis=1)
+    np.testing.assert_allclose(some, full[..., [1, 11]])
+    single = expected_max(x[0, :, 0], "w")
+    np.testing.assert_allclose(single, full[0, 0])
+
+
+def test_curves_are_nondecreasing_and_below_the_max(rng):
+    x = rng.uniform(size=(20, 15))
+    for method in "uvw":
+        curve = expected_max(x, method)
+        assert np.all(np.diff(curve, axis=1) >= -1e-15)
+        assert np.all(curve <= x.max(axis=1, keepdims=True) + 1e-15)
+
+
+def test_bootstrap_converges_to_v(rng):
+    x = rng.uniform(size=30)
+    K = 20_000
+    boot = expected_max(x, "bootstrap", resamples=K, rng=rng)
+    v = expected_max(x, "v")
+    # The bootstrap mean of K maxima has standard error sd(max)/sqrt(K), sd from the plug-in formula.
+    mcse = expected_max_std(x) / np.sqrt(K)
+    assert np.all(np.abs(boot - v) <= 5 * mcse + 1e-15)
+
+
+def test_bootstrap_is_reproducible(rng):
+    x = np.sort(rng.uniform(size=(7, 10)), axis=1)
+    a = expected_max(x, "bootstrap", resamples=50, rng=np.random.default_rng(3))
+    b = expected_max(x, "bootstrap", resamples=50, rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (7, 10)
+
+
+def test_std_is_zero_for_constant_scores():
+    np.testing.assert_array_equal(expected_max_std(np.full(8, 0.7)), np.zeros(8))
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: expected_max([0.1, 0.2], "v", n=3), "n=3 exceeds the number of scores B=2"),
+        (lambda: expected_max([0.1, 0.2], "z"), "unknown estimator 'z'; choose one of: u, v, w, bootstrap"),
+        (lambda: expected_max([0.1, np.nan]), "NaN"),
+        (lambda: expected_max([0.1, 0.2], n=0), "n must be >= 1"),
+        (lambda: expected_max([0.1, 0.2], n=[1.5]), "n must be an integer"),
+        (lambda: expected_max([0.1, 0.2], "bootstrap"), "needs rng="),
+        (lambda: expected_max([0.1, 0.2], "bootstrap", resamples=0, rng=np.random.default_rng()),
+         "resamples must be an integer >= 1"),
+        (lambda: weights(0, "v"), "B (the number of scores) must be an integer >= 1"),
+        (lambda: weights(3, "bootstrap"), "has no weight matrix"),
+    ],
+)
+def test_bad_input_messages(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_methods_listed():
+    assert estimators.METHODS == ("u", "v", "w", "bootstrap")

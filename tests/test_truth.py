@@ -1,0 +1,74 @@
+from itertools import product
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from simstudy import truth
+from simstudy.distributions import Bag, TruncatedNormal
+
+
+def brute_force_order_stats(values, B):
+    """E[X_(i)] by enumerating all len(values)^B equally likely samples."""
+    samples = np.sort(np.array(list(product(values, repeat=B))), axis=1)
+    return samples.mean(axis=0)
+
+
+def test_bag_expected_max_by_enumeration():
+    values = [0.1, 0.5, 0.5, 0.9, 0.2]
+    bag = Bag(values)
+    for n in (1, 2, 3, 4):
+        maxima = np.array(list(product(values, repeat=n))).max(axis=1)
+        assert truth.expected_max(bag, n)[0] == pytest.approx(maxima.mean(), rel=1e-14)
+
+
+def test_bag_order_statistics_by_enumeration():
+    values = [0.1, 0.5, 0.5, 0.9, 0.2]
+    for B in (1, 3, 5):
+        np.testing.assert_allclose(truth.order_statistic_means(Bag(values), B),
+                                   brute_force_order_stats(values, B), rtol=1e-13)
+
+
+@pytest.mark.parametrize("method", ["u", "v", "w"])
+def test_estimator_mean_by_enumeration(method):
+    from simstudy.estimators import expected_max
+
+    values = [0.1, 0.5, 0.5, 0.9]
+    B = 4
+    samples = np.array(list(product(values, repeat=B)))
+    mc_exact = expected_max(samples, method).mean(axis=0)  # average over all 4^4 equally likely samples
+    np.testing.assert_allclose(truth.estimator_mean(Bag(values), B, method), mc_exact, rtol=1e-13)
+
+
+def test_u_is_exactly_unbiased_on_bag_and_continuous():
+    bag = Bag(np.random.default_rng(0).normal(size=500))
+    np.testing.assert_allclose(truth.estimator_mean(bag, 40, "u"), truth.expected_max(bag, np.arange(1, 41)),
+                               rtol=1e-12)
+    tn = TruncatedNormal(0.6, 0.07)
+    np.testing.assert_allclose(truth.estimator_mean(tn, 12, "u"), truth.expected_max(tn, np.arange(1, 13)),
+                               rtol=1e-9)
+
+
+def test_continuous_against_closed_forms():
+    tn = TruncatedNormal(0.6, 0.07, 0.0, 1.0)
+    ref = stats.truncnorm(-0.6 / 0.07, 0.4 / 0.07, loc=0.6, scale=0.07)
+    assert truth.expected_max(tn, 1)[0] == pytest.approx(ref.mean(), rel=1e-11)
+    osm = truth.order_statistic_means(tn, 9)
+    assert osm.sum() == pytest.approx(9 * ref.mean(), rel=1e-10)  # sum of order statistics = sum of draws
+    assert truth.expected_max(tn, 9)[0] == pytest.approx(osm[-1], rel=1e-10)
+    # E[max of 2] for a normal: mu + sd / sqrt(pi); the truncation at +-5.7 sd changes it by < 1e-7.
+    assert truth.expected_max(tn, 2)[0] == pytest.approx(0.6 + 0.07 / np.sqrt(np.pi), abs=1e-7)
+
+
+def test_v_and_w_biases_are_negative_and_ordered():
+    tn = TruncatedNormal()
+    th = truth.expected_max(tn, np.arange(1, 21))
+    bias_v = truth.estimator_mean(tn, 20, "v") - th
+    bias_w = truth.estimator_mean(tn, 20, "w") - th
+    assert abs(bias_v[0]) < 1e-12 and abs(bias_w[0]) < 1e-12
+    assert np.all(bias_w[1:] < bias_v[1:]) and np.all(bias_v[1:] < 0)
+
+
+def test_bad_n():
+    with pytest.raises(ValueError, match="positive integer"):
+        truth.expected_max(Bag([0.1, 0.2]), 0)
