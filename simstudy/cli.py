@@ -52,9 +52,48 @@ def _fail(message: str, out_dir: Path | None) -> None:
     sys.exit(EXIT_BAD_INPUT)
 
 
+def _one_line(exc: Exception) -> str:
+    """Hydra's composition errors span several lines (and a search path); keep what names the problem."""
+    lines = [line.strip() for line in str(exc).split("Config search path")[0].splitlines() if line.strip()]
+    if getattr(exc, "missing_cfg_file", None):  # an unknown config option: say which ones exist
+        message = lines[0].removeprefix("In 'config': ").rstrip(".")
+        group = Path(_config_dir()) / exc.missing_cfg_file.rsplit("/", 1)[0]
+        options = getattr(exc, "options", None) or sorted(p.stem for p in group.glob("*.yaml"))
+        return f"{message}; available options: {', '.join(options)}"
+    return " ".join(line for line in lines if not line.startswith(("full_key:", "object_type=")))
+
+
+def _check_overrides(argv: list[str]) -> None:
+    """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
+    a value Hydra cannot parse) fails in one line with exit status 2 and no output directory.
+
+    Flags (``--help``, ``-m``, ``--cfg`` ...) and ``hydra.*`` overrides are left to Hydra itself.
+    """
+    if any(arg.startswith("-") for arg in argv):
+        return
+    from hydra import compose, initialize_config_dir
+
+    overrides = [a for a in argv if not a.lstrip("+~").startswith("hydra")]
+    try:
+        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+            OmegaConf.to_container(compose("config", overrides=overrides), resolve=True)
+    except Exception as exc:  # noqa: BLE001 -- any composition error is the user's input
+        _fail(_one_line(exc), None)
+
+
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="config")
 def _study_app(cfg: DictConfig) -> None:
     out_dir = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        _run_study(cfg, out_dir)
+    except BaseException:
+        # A crash before anything was written leaves no empty directory; finished chunks stay for a resume.
+        if out_dir.is_dir() and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        raise
+
+
+def _run_study(cfg: DictConfig, out_dir: Path) -> None:
     try:
         config = parse(OmegaConf.to_container(cfg, resolve=True))
     except (ConfigError, OmegaConfBaseException) as exc:
@@ -99,6 +138,7 @@ def _log_headline(summary) -> None:
 
 def main() -> None:
     """Console entry point."""
+    _check_overrides(sys.argv[1:])
     _study_app()
 
 

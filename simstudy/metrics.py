@@ -44,21 +44,33 @@ def moment_gram(errors: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    errors : ndarray, shape (reps, E, N)
-        ``theta_hat - theta`` for each replicate, estimator and budget.
+    errors : ndarray, shape (N, E, reps)
+        ``theta_hat - theta`` for each budget, estimator and replicate (replicates last and contiguous: the
+        sums over them are the hot loop).
 
     Returns
     -------
     ndarray, shape (N, 1 + 2E, 1 + 2E)
-        ``G[n] = sum_r phi_{r,n} phi_{r,n}^T`` with ``phi = (1, d_1, d_1^2, ..., d_E, d_E^2)``.
+        ``G[n] = sum_r phi_{n,r} phi_{n,r}^T`` with ``phi = (1, d_1, d_1^2, ..., d_E, d_E^2)``.
     """
-    reps, E, N = errors.shape
-    phi = np.empty((N, reps, 1 + 2 * E))
-    phi[..., 0] = 1.0
-    d = errors.transpose(2, 0, 1)  # (N, reps, E)
-    phi[..., 1::2] = d
-    phi[..., 2::2] = d * d
-    return np.matmul(phi.transpose(0, 2, 1), phi)
+    N, E, reps = errors.shape
+    d = np.ascontiguousarray(errors, dtype=np.float64)
+    q = d * d
+    # Only 3 blocks of distinct products exist (d.d, d.q, q.q; d_e.d_e = 1.q_e); vecdot reduces each over
+    # the contiguous replicate axis without materialising the (reps x features) outer products.
+    dd = np.vecdot(d[:, :, None], d[:, None])
+    dq = np.vecdot(d[:, :, None], q[:, None])
+    qq = np.vecdot(q[:, :, None], q[:, None])
+    lin, sq = 1 + 2 * np.arange(E), 2 + 2 * np.arange(E)
+    G = np.empty((N, 1 + 2 * E, 1 + 2 * E))
+    G[:, 0, 0] = reps
+    G[:, 0, lin] = G[:, lin, 0] = d.sum(axis=-1)
+    G[:, 0, sq] = G[:, sq, 0] = q.sum(axis=-1)
+    G[:, lin[:, None], lin] = dd
+    G[:, lin[:, None], sq] = dq
+    G[:, sq[:, None], lin] = dq.transpose(0, 2, 1)
+    G[:, sq[:, None], sq] = qq
+    return G
 
 
 def centre_gram(G: np.ndarray) -> np.ndarray:

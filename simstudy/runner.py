@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from typing import Callable, Sequence
 
 import joblib
 import numpy as np
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .io import ChunkStore
@@ -86,8 +88,26 @@ def chunk_tasks(cell: str, reps: int, chunk_reps: int) -> list[Task]:
     ]
 
 
-def _execute(fn: Callable, task: Task):
+_pinned_pid: int | None = None
+
+
+def _pin_blas_threads(main_pid: int) -> None:
+    """Single-threaded BLAS in a worker process, once per process.
+
+    A multi-threaded BLAS may round a matrix product differently with a different thread count, which would
+    make results depend on ``n_jobs``. The main process is pinned by :func:`run_tasks` for the duration of
+    the run only (a context), worker processes for good (they are pool workers).
+    """
+    global _pinned_pid
+    pid = os.getpid()
+    if pid != main_pid and _pinned_pid != pid:
+        threadpool_limits(1, user_api="blas")
+        _pinned_pid = pid
+
+
+def _execute(fn: Callable, task: Task, main_pid: int):
     """Worker side: run one task, capturing its warnings and time instead of logging them."""
+    _pin_blas_threads(main_pid)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -129,17 +149,18 @@ def run_tasks(
     compute = 0.0
     if todo:
         parallel = joblib.Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
-        results = parallel(joblib.delayed(_execute)(fn, t) for t in todo)
         bar = tqdm(total=len(tasks), initial=resumed, desc=description, unit="chunk",
                    disable=(not progress) if progress is not None else None)
-        try:
-            for task, result, caught, seconds in results:
-                store.write(task.cell, task.chunk, task.reps, result)
-                messages.extend(caught)
-                compute += seconds
-                bar.update(1)
-        finally:
-            bar.close()
+        with threadpool_limits(1, user_api="blas"):
+            results = parallel(joblib.delayed(_execute)(fn, t, os.getpid()) for t in todo)
+            try:
+                for task, result, caught, seconds in results:
+                    store.write(task.cell, task.chunk, task.reps, result)
+                    messages.extend(caught)
+                    compute += seconds
+                    bar.update(1)
+            finally:
+                bar.close()
     return RunReport(
         tasks=len(tasks),
         resumed=resumed,

@@ -14,7 +14,7 @@ def errors(rng):
 
 def test_measures_match_direct_numpy(errors):
     R = errors.shape[0]
-    p = metrics.performance(metrics.moment_gram(errors), truth=np.full(errors.shape[2], 0.5))
+    p = metrics.performance(metrics.moment_gram(errors.transpose(2, 1, 0)), truth=np.full(errors.shape[2], 0.5))
     d = errors
     var = d.var(axis=0, ddof=1)
     np.testing.assert_allclose(p.measures["bias"][0], d.mean(axis=0), rtol=1e-12)
@@ -31,7 +31,7 @@ def test_measures_match_direct_numpy(errors):
 
 def test_paired_differences_match_per_replicate_quantities(errors):
     R = errors.shape[0]
-    p = metrics.performance(metrics.moment_gram(errors), truth=np.zeros(errors.shape[2]))
+    p = metrics.performance(metrics.moment_gram(errors.transpose(2, 1, 0)), truth=np.zeros(errors.shape[2]))
     assert p.pairs == ((1, 0), (2, 0), (2, 1))
     for k, (e, f) in enumerate(p.pairs):
         a, b = errors[:, e], errors[:, f]
@@ -48,14 +48,14 @@ def test_paired_differences_match_per_replicate_quantities(errors):
 
 
 def test_gram_is_additive_over_chunks(errors):
-    whole = metrics.moment_gram(errors)
-    parts = sum(metrics.moment_gram(errors[i : i + 700]) for i in range(0, errors.shape[0], 700))
+    whole = metrics.moment_gram(errors.transpose(2, 1, 0))
+    parts = sum(metrics.moment_gram(errors[i : i + 700].transpose(2, 1, 0)) for i in range(0, errors.shape[0], 700))
     np.testing.assert_allclose(parts, whole, rtol=1e-12)
 
 
 def test_mcse_is_calibrated(rng):
     # The reported MCSE of the bias should match the spread of the bias over independent studies.
-    studies = [metrics.performance(metrics.moment_gram(rng.exponential(size=(500, 1, 1))), np.zeros(1))
+    studies = [metrics.performance(metrics.moment_gram(rng.exponential(size=(1, 1, 500))), np.zeros(1))
                for _ in range(400)]
     biases = np.array([s.measures["bias"][0][0, 0] for s in studies])
     mcses = np.array([s.measures["bias"][1][0, 0] for s in studies])
@@ -69,4 +69,4 @@ def test_mcse_is_calibrated(rng):
 
 def test_needs_two_replicates():
     with pytest.raises(ValueError, match=">= 2"):
-        metrics.performance(metrics.moment_gram(np.zeros((1, 1, 2))), np.zeros(2))
+        metrics.performance(metrics.moment_gram(np.zeros((2, 1, 1))), np.zeros(2))

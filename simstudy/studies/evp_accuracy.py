@@ -39,6 +39,9 @@ __all__ = ["StudyResult", "run", "describe_distribution"]
 _SCHEME = "evp_accuracy/1"
 # Above this B the quadrature for a continuous distribution's order statistics is skipped (slow, rarely asked).
 _EXACT_CONTINUOUS_MAX_B = 200
+# Replicates estimated and reduced at a time within a chunk (keeps the (N, E, block) temporaries in cache).
+# The bootstrap's resamples are drawn block by block, so this is part of what fixes its numbers.
+_BLOCK_REPS = 1024
 
 
 @dataclass(frozen=True)
@@ -77,24 +80,49 @@ def _draw_sorted(dist, reps: int, B: int, rng: np.random.Generator) -> np.ndarra
     return x
 
 
+def _closed_form_weights(cell: _Cell, specs) -> np.ndarray:
+    """Weights of the closed-form estimators stacked budget-major: row ``n * E + e``; shape (N * E, B)."""
+    E = len(specs)
+    W = np.zeros((cell.n.size, E, cell.B))
+    for e, spec in enumerate(specs):
+        if spec.method != "bootstrap":
+            W[:, e] = estimators.weights(cell.B, spec.method, cell.n)
+    return W.reshape(cell.n.size * E, cell.B)
+
+
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
-    """One chunk: draw, sort, estimate, reduce to the Gram matrix of errors (plus the estimates if asked)."""
+    """One chunk: draw, sort, estimate, reduce to the Gram matrix of errors (plus the estimates if asked).
+
+    Estimates are laid out (N, E, reps) so that one matrix product gives every closed-form estimator at
+    every budget, and the reductions over replicates run along contiguous memory. They are computed in
+    blocks of :data:`_BLOCK_REPS` replicates so that the temporaries stay in cache (3x faster at B = 30).
+    """
     cell = work.cells[task.cell]
     rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 0))
     x = _draw_sorted(work.distribution, task.reps, cell.B, rng)
-    est = np.empty((task.reps, len(work.estimators), cell.n.size))
-    for e, spec in enumerate(work.estimators):
-        if spec.method == "bootstrap":
-            # Its own stream, keyed by the estimator's name: adding an estimator changes no other numbers.
-            sub = int(stable_hash(spec.name)[:8], 16)
-            boot_rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1, sub))
-            est[:, e] = estimators.expected_max(x, "bootstrap", n=cell.n, presorted=True,
-                                                resamples=spec.resamples, rng=boot_rng)
-        else:
-            est[:, e] = x @ estimators.weights(cell.B, spec.method, cell.n).T
-    out = {"gram": metrics.moment_gram(est - cell.truth)}
-    if work.save_replicates:
-        out["estimates"] = est
+    N, E = cell.n.size, len(work.estimators)
+    W = _closed_form_weights(cell, work.estimators)
+    boot = [(e, s) for e, s in enumerate(work.estimators) if s.method == "bootstrap"]
+    boot_rngs = {
+        # Each bootstrap has its own stream keyed by its name: adding an estimator changes no other numbers.
+        e: np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1, int(stable_hash(s.name)[:8], 16)))
+        for e, s in boot
+    }
+    gram = np.zeros((N, 1 + 2 * E, 1 + 2 * E))
+    kept = [] if work.save_replicates else None
+    for start in range(0, task.reps, _BLOCK_REPS):
+        xb = x[start : start + _BLOCK_REPS]
+        est = (W @ xb.T).reshape(N, E, xb.shape[0])
+        for e, spec in boot:
+            est[:, e] = estimators.expected_max(xb, "bootstrap", n=cell.n, presorted=True,
+                                                resamples=spec.resamples, rng=boot_rngs[e]).T
+        if kept is not None:
+            kept.append(est.copy())
+        est -= cell.truth[:, None, None]  # errors, in place
+        gram += metrics.moment_gram(est)
+    out = {"gram": gram}
+    if kept is not None:
+        out["estimates"] = np.concatenate(kept, axis=2)
     return out
 
 
@@ -154,7 +182,8 @@ def _write_replicates(store, tasks_by_cell, cells, specs, path: Path) -> None:
             for key, tasks in tasks_by_cell.items():
                 cell = cells[key]
                 for task in tasks:
-                    est = store.read(task.cell, task.chunk, task.reps)["estimates"]  # (reps, E, N)
+                    est = store.read(task.cell, task.chunk, task.reps)["estimates"]  # (N, E, reps)
+                    est = est.transpose(2, 1, 0)  # rows ordered by replicate, then estimator, then n
                     reps, E, N = est.shape
                     table = pa.table({
                         "cell": pa.array(np.full(est.size, key)).dictionary_encode(),
