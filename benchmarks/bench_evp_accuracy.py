@@ -69,10 +69,17 @@ def loop_w(x, n):
     return float(sum(x[i - 1] * (comb(i + n - 1, n) - comb(i + n - 2, n)) / total for i in range(1, B + 1)))
 
 
-def best_of(fn, number: int = 3, repeat: int = 7) -> float:
-    """Seconds per call, the minimum over repeats (timeit's convention: the least disturbed measurement)."""
-    fn()
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+def best_of(*fns, number: int = 3, repeat: int = 9) -> list[float]:
+    """Seconds per call of each function, the minimum over repeats (timeit's convention: the least disturbed
+    measurement). The functions are timed in turn within each repeat, so a drift in the machine's speed
+    affects them alike and their ratios stay fair."""
+    for fn in fns:
+        fn()
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            best[i] = min(best[i], timeit.timeit(fn, number=number) / number)
+    return best
 
 
 def main() -> int:
@@ -93,13 +100,12 @@ def main() -> int:
         th = truth.expected_max(dist, n)
         osm = truth.order_statistic_means(dist, B)
         exact = [estimators.weights(B, m) @ osm for m in "uvw"]
-        cell = evp_accuracy._Cell("0" * 16, B, n, th)
+        cell = evp_accuracy._Cell("0" * 16, B, n, th, evp_accuracy._stacked_weights(B, n, cfg.estimators))
         work = evp_accuracy._Work(cfg.seed, dist, {cell.key: cell}, cfg.estimators, False)
         gram = sum(evp_accuracy._run_chunk(work, t)["gram"] for t in chunk_tasks(cell.key, reps, 2500))
         return metrics.performance(gram, th), exact, work, cell
 
     perf, _, work, cell = study_compute()
-    t_study = best_of(study_compute)
 
     # 2. The floor: drawing and sorting the same samples.
     tasks = chunk_tasks(cell.key, reps, 2500)
@@ -110,7 +116,16 @@ def main() -> int:
             for tk in tasks]
 
     samples = np.concatenate(draw_sort())
-    t_floor = best_of(draw_sort)
+    t_study, t_floor = best_of(study_compute, draw_sort)
+
+    # Where the study's time goes (same samples, same single core).
+    W = cell.weights
+    err = (W @ samples[:1024].T).reshape(B, 3, 1024) - cell.truth[:, None, None]
+    t_est, t_gram, t_truth = best_of(
+        lambda: [W @ samples[s : s + 1024].T for s in range(0, reps, 1024)],
+        lambda: [metrics.moment_gram(err) for _ in range(reps // 1024)],
+        lambda: (truth.expected_max(dist, n), truth.order_statistic_means(dist, B)),
+    )
 
     # 3. The per-replicate loop on the same samples.
     loop_reps = 1_000 if args.quick else reps
@@ -143,6 +158,8 @@ def main() -> int:
     print(f"speed-up over the loop: {t_loop / t_study:,.0f}x   (goal >= 1,000x)")
     print(f"floor, draw + sort the same samples: {t_floor * 1e3:.1f} ms;  study / floor = "
           f"{t_study / t_floor:.2f}   (goal <= 3)")
+    print(f"  breakdown: estimates (90 dot products of length 30 per replicate) {t_est * 1e3:.1f} ms, "
+          f"moment sums for the MCSEs {t_gram * 1e3:.1f} ms, exact truths {t_truth * 1e3:.1f} ms")
     print(f"whole run with replicates.parquet, figure-free (runner + files): {t_run:.2f} s")
     print(f"{args.big:,} replicates, save_replicates=false: {t_big:.1f} s, peak traced memory "
           f"{peak / 2**20:.0f} MiB (holding every estimate would take {held / 2**20:,.0f} MiB)")
