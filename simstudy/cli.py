@@ -16,7 +16,7 @@ from pathlib import Path
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from . import io
 from .config import ConfigError, parse
@@ -44,16 +44,27 @@ if not OmegaConf.has_resolver("simstudy_dirname"):
     OmegaConf.register_new_resolver("simstudy_dirname", _dirname)
 
 
+def _remove_if_empty(out_dir: Path) -> None:
+    """Remove the run directory and its parents (up to the working directory) while they are empty."""
+    stop = Path.cwd().resolve()
+    path = out_dir.resolve()
+    while path != stop and stop in path.parents and path.is_dir() and not any(path.iterdir()):
+        path.rmdir()
+        path = path.parent
+
+
 def _fail(message: str, out_dir: Path | None) -> None:
     """Report bad input in one line and exit, removing the run directory if this run only created it."""
-    if out_dir is not None and out_dir.is_dir() and not any(out_dir.iterdir()):
-        out_dir.rmdir()
+    if out_dir is not None:
+        _remove_if_empty(out_dir)
     print(f"simstudy: error: {message}", file=sys.stderr)
     sys.exit(EXIT_BAD_INPUT)
 
 
 def _one_line(exc: Exception) -> str:
     """Hydra's composition errors span several lines (and a search path); keep what names the problem."""
+    if isinstance(exc, MissingMandatoryValue):
+        return f"{exc.full_key} is required: set it with {exc.full_key}=..."
     lines = [line.strip() for line in str(exc).split("Config search path")[0].splitlines() if line.strip()]
     if getattr(exc, "missing_cfg_file", None):  # an unknown config option: say which ones exist
         message = lines[0].removeprefix("In 'config': ").rstrip(".")
@@ -76,7 +87,7 @@ def _check_overrides(argv: list[str]) -> None:
     overrides = [a for a in argv if not a.lstrip("+~").startswith("hydra")]
     try:
         with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
-            OmegaConf.to_container(compose("config", overrides=overrides), resolve=True)
+            OmegaConf.to_container(compose("config", overrides=overrides), resolve=True, throw_on_missing=True)
     except Exception as exc:  # noqa: BLE001 -- any composition error is the user's input
         _fail(_one_line(exc), None)
 
@@ -88,16 +99,15 @@ def _study_app(cfg: DictConfig) -> None:
         _run_study(cfg, out_dir)
     except BaseException:
         # A crash before anything was written leaves no empty directory; finished chunks stay for a resume.
-        if out_dir.is_dir() and not any(out_dir.iterdir()):
-            out_dir.rmdir()
+        _remove_if_empty(out_dir)
         raise
 
 
 def _run_study(cfg: DictConfig, out_dir: Path) -> None:
     try:
-        config = parse(OmegaConf.to_container(cfg, resolve=True))
+        config = parse(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
     except (ConfigError, OmegaConfBaseException) as exc:
-        _fail(str(exc).splitlines()[0], out_dir)
+        _fail(_one_line(exc) if isinstance(exc, OmegaConfBaseException) else str(exc), out_dir)
 
     # Imported after validation: a bad config fails fast, without paying for pandas and matplotlib.
     from . import plots

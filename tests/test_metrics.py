@@ -53,6 +53,7 @@ def test_gram_is_additive_over_chunks(errors):
     np.testing.assert_allclose(parts, whole, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_mcse_is_calibrated(rng):
     # The reported MCSE of the bias should match the spread of the bias over independent studies.
     studies = [metrics.performance(metrics.moment_gram(rng.exponential(size=(1, 1, 500))), np.zeros(1))

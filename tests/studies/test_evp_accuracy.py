@@ -124,3 +124,17 @@ def test_more_budgets_and_a_bootstrap_estimator(tmp_path):
     for B in (10, 20):
         row = s[(s.B == B) & (s.estimator == "boot-v") & (s.measure == "bias") & (s.n == 5)]
         assert abs(row.estimate.iloc[0]) < 4 * row.mcse.iloc[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("distribution", [
+    {"kind": "truncnorm", "mean": 0.6, "sd": 0.07},                       # truths by quadrature
+    {"kind": "empirical", "dataset": "reuters_hedwig", "model": "lstm"},  # real scores, exact sums
+])
+def test_monte_carlo_agrees_with_exact_bias_on_other_distributions(tmp_path, distribution):
+    cfg = make_config(distribution=distribution, budget__B=12, study__reps=20_000, study__chunk_reps=5000)
+    s = evp_accuracy.run(cfg, tmp_path / "run").summary
+    for est in "uvw":
+        for n in (1, 6, 12):
+            mc, mcse = pick(s, est, "bias", n)
+            assert abs(mc - pick(s, est, "exact_bias", n)[0]) < 4 * mcse

@@ -1,0 +1,161 @@
+"""The `simstudy` command end to end, in subprocesses, in a scratch working directory."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+FIG1 = ["experiment=dodge2021_fig1", "runner.progress=false"]
+
+
+def simstudy(*args, cwd, check=True, **kwargs):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HYDRA")}
+    proc = subprocess.run([sys.executable, "-m", "simstudy.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300, **kwargs)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"simstudy {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def test_figure1_small_end_to_end(tmp_path):
+    proc = simstudy(*FIG1, "study.reps=400", "study.chunk_reps=150", cwd=tmp_path)
+    out = tmp_path / "outputs" / "dodge2021_fig1" / "study.chunk_reps=150,study.reps=400"
+    for name in ("summary.parquet", "summary.csv", "replicates.parquet", "figure.png", "figure.pdf",
+                 "run.json", "config.yaml"):
+        assert (out / name).stat().st_size > 0, name
+    assert (out / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert set(summary.estimator) >= {"u", "v", "w", "truth", "v-u", "w-u", "w-v"}
+    assert pd.read_parquet(out / "replicates.parquet").replicate.nunique() == 400
+    run = json.loads((out / "run.json").read_text())
+    assert run["seed"] == 0 and run["distribution"]["size"] == 10_000
+    assert run["environment"]["packages"]["numpy"]
+    assert "unique=" in proc.stdout  # the bag's description is reported
+
+
+def test_overrides_and_summaries_only(tmp_path):
+    simstudy(*FIG1, "estimators=[u,v]", "budget.B=12", "study.reps=300", "study.save_replicates=false",
+             "seed=7", "distribution=truncnorm", "distribution.sd=0.1", "hydra.run.dir=run", cwd=tmp_path)
+    summary = pd.read_parquet(tmp_path / "run" / "summary.parquet")
+    assert set(summary.estimator) == {"u", "v", "truth", "v-u"} and summary.n.max() == 12
+    assert not (tmp_path / "run" / "replicates.parquet").exists()
+
+
+def test_sweep(tmp_path):
+    simstudy("-m", *FIG1, "study.reps=100", "budget.B=5,6", cwd=tmp_path)
+    runs = sorted(p.name for p in (tmp_path / "outputs" / "multirun" / "dodge2021_fig1").iterdir() if p.is_dir())
+    assert runs == ["budget.B=5,study.reps=100", "budget.B=6,study.reps=100"]
+
+
+def test_help_lists_groups_and_experiments(tmp_path):
+    proc = simstudy("--help", cwd=tmp_path)
+    assert "experiment: dodge2021_fig1" in proc.stdout and "estimators: bootstrap, u, v, w" in proc.stdout
+
+
+def _chunks(run_dir: Path) -> list[Path]:
+    return list((run_dir / "chunks").rglob("*.npz")) if (run_dir / "chunks").exists() else []
+
+
+def test_interrupted_run_resumes_bit_identically_and_n_jobs_does_not_matter(tmp_path):
+    """Ctrl-C midway keeps the finished chunks; the rerun resumes and matches an uninterrupted 2-worker run."""
+    args = [*FIG1, "budget.B=100", "study.reps=200000", "study.chunk_reps=2000", "study.save_replicates=false"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HYDRA")}
+    run_dir = tmp_path / "interrupted"
+    proc = subprocess.Popen([sys.executable, "-m", "simstudy.cli", *args, f"hydra.run.dir={run_dir}"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_chunks(run_dir)) < 5 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0, "the run finished before it could be interrupted"
+    assert not (run_dir / "summary.parquet").exists()
+    done = len(_chunks(run_dir))
+    assert 5 <= done < 100
+    assert not list(run_dir.rglob("*.part"))  # nothing half-written
+
+    simstudy(*args, f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    resumed = json.loads((run_dir / "run.json").read_text())["runner"]
+    assert resumed["resumed"] == done and resumed["computed"] == 100 - done
+
+    simstudy(*args, "runner.n_jobs=2", f"hydra.run.dir={tmp_path / 'reference'}", cwd=tmp_path)
+    pd.testing.assert_frame_equal(pd.read_parquet(run_dir / "summary.parquet"),
+                                  pd.read_parquet(tmp_path / "reference" / "summary.parquet"), check_exact=True)
+
+
+BAD_INPUTS = [
+    (["budget.B=0"], "budget.B must be an integer >= 1, got 0"),
+    (["budget.n=[31]"], "budget.n must not exceed budget.B"),
+    (["study.reps=0"], "study.reps must be an integer >= 2, got 0"),
+    (["study.reps=abc"], "study.reps must be an integer, got 'abc'"),
+    (["study.chunk_reps=0"], "study.chunk_reps must be an integer >= 1, got 0"),
+    (["estimators=[x]"], "Could not load 'estimators/x'; available options: bootstrap, u, v, w"),
+    (["estimators.u.method=z"], "estimators.u.method must be one of u, v, w, bootstrap, got 'z'"),
+    (["estimators=[bootstrap]", "estimators.bootstrap.resamples=0"],
+     "estimators.bootstrap.resamples must be an integer >= 1, got 0"),
+    (["distribution.sd=0"], "distribution.sd must be > 0, got 0"),
+    (["distribution=truncnorm", "distribution.sd=-1"], "distribution.sd must be > 0, got -1"),
+    (["distribution.population=0"], "distribution.population must be an integer >= 1, got 0"),
+    (["distribution=nope"], "Could not find 'distribution/nope'; available options:"),
+    (["+distribution.foo=1"], "distribution.foo is not a parameter of truncnorm_bag"),
+    (["budget.X=3"], "Could not override 'budget.X'"),
+    (["runner.n_jobs=0"], "runner.n_jobs must be a positive number of workers or -1"),
+    (["runner.backend=mpi"], "runner.backend must be one of loky, multiprocessing, threading, sequential"),
+    (["seed=-1"], "seed must be an integer >= 0, got -1"),
+    (["distribution=empirical", "distribution.model=cnn"], "unknown reuters_hedwig model 'cnn'"),
+    (["distribution=empirical", "distribution.dataset=foo"], "unknown dataset 'foo'"),
+    (["distribution=file"], "distribution.path is required"),
+]
+
+
+@pytest.mark.parametrize("overrides, message", BAD_INPUTS, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_bad_config_fails_in_one_line_before_any_output(tmp_path, overrides, message):
+    proc = simstudy(*FIG1, *overrides, cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("simstudy: error: ") and message in lines[0], proc.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
+BAD_FILES = [
+    ("bad.csv", "score\n0.5\n0.7\nabc\n", "bad.csv: row 4: score is not a number: 'abc'"),
+    ("nan.csv", "score\n0.5\nnan\n", "nan.csv: row 3: score nan is not finite"),
+    ("inf.tsv", "score\n0.5\ninf\n", "inf.tsv: row 3: score inf is not finite"),
+    ("out.csv", "score\n0.5\n1.7\n", "out.csv: row 3: score 1.7 is outside the support [0, 1]"),
+    ("one.csv", "score\n0.5\n", "one.csv: model 'one' has 1 score; at least 2 are needed"),
+    ("cols.csv", "model,f1\na,0.5\n", "cols.csv: missing column 'score' (columns: model, f1)"),
+    ("empty.csv", "", "empty.csv: file is empty"),
+    ("scores.txt", "0.5\n", "unknown file type '.txt'"),
+]
+
+
+@pytest.mark.parametrize("name, text, message", BAD_FILES, ids=[f[0] for f in BAD_FILES])
+def test_bad_data_file_names_file_row_and_value(tmp_path, name, text, message):
+    (tmp_path / name).write_text(text)
+    proc = simstudy(*FIG1, "distribution=file", f"distribution.path={name}", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_missing_data_file(tmp_path):
+    proc = simstudy(*FIG1, "distribution=file", "distribution.path=nowhere.csv", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "nowhere.csv: no such file" in proc.stderr
+
+
+def test_console_script_is_installed():
+    exe = shutil.which("simstudy", path=str(Path(sys.executable).parent))
+    assert exe is not None, "the simstudy console script is not installed beside this Python"
+    proc = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "Usage: simstudy" in proc.stdout
