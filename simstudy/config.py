@@ -8,7 +8,6 @@ receive these frozen dataclasses. Every check runs before any compute and fails 
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -133,13 +132,11 @@ def _distribution(d: Mapping) -> DistributionConfig:
     kind = _choice("distribution.kind", d.get("kind"), tuple(sorted(distributions.KINDS)))
     # Lists become tuples so the spec is hashable (its hash keys the random streams).
     params = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k != "kind"}
-    accepted = inspect.signature(distributions.KINDS[kind]).parameters
-    takes_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+    accepted = distributions.parameters(kind)
     for key in params:
-        if key not in accepted and not takes_any:
-            valid = ", ".join(k for k in accepted if k != "rng")
-            raise ConfigError(f"distribution.{key} is not a parameter of {kind} (parameters: {valid})")
-    if "seed" in accepted:
+        if accepted is not None and key not in accepted:
+            raise ConfigError(f"distribution.{key} is not a parameter of {kind} (parameters: {', '.join(accepted)})")
+    if accepted is not None and "seed" in accepted:
         params["seed"] = _int("distribution.seed", params.get("seed", 0), minimum=0)
     spec = DistributionConfig(kind, tuple(sorted(params.items())))
     try:

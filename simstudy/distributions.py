@@ -17,6 +17,7 @@ from a kind name and parameters, as the config layer does.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -30,6 +31,7 @@ __all__ = [
     "TruncatedNormal",
     "truncnorm_bag",
     "from_spec",
+    "parameters",
     "KINDS",
 ]
 
@@ -251,22 +253,9 @@ def truncnorm_bag(
     return Bag(pool[rng.integers(0, population, size=size)], name=name)
 
 
-def _seeded_truncnorm_bag(
-    *,
-    seed: int = 0,
-    mean: float = 0.6,
-    sd: float = 0.07,
-    low: float = 0.0,
-    high: float = 1.0,
-    population: int = 100_000,
-    size: int = 10_000,
-    name: str = "truncnorm_bag",
-) -> Bag:
+def _seeded_truncnorm_bag(*, seed: int = 0, **params: Any) -> Bag:
     """:func:`truncnorm_bag` drawn from ``numpy.random.default_rng(seed)``: a config names a seed, not a generator."""
-    return truncnorm_bag(
-        mean=mean, sd=sd, low=low, high=high, population=population, size=size,
-        rng=np.random.default_rng(seed), name=name,
-    )
+    return truncnorm_bag(rng=np.random.default_rng(seed), **params)
 
 
 def _dataset_bag(*, dataset: str, model: str, name: str | None = None, **options: Any) -> Bag:
@@ -311,6 +300,16 @@ KINDS = {
     "empirical": _dataset_bag,
     "file": _file_bag,
 }
+
+
+def parameters(kind: str) -> tuple[str, ...] | None:
+    """The parameter names a config may give a distribution kind (``None``: any, passed on as options)."""
+    if kind == "truncnorm_bag":
+        return ("seed", *(p for p in inspect.signature(truncnorm_bag).parameters if p != "rng"))
+    params = inspect.signature(KINDS[kind]).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    return tuple(params)
 
 
 def from_spec(kind: str, params: dict[str, Any]):
