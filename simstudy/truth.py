@@ -32,41 +32,49 @@ def _n_iv(n) -> np.ndarray:
     return n_arr.astype(np.int64)
 
 
-def _cumulative(rows: np.ndarray, ufunc: np.ufunc) -> np.ndarray:
-    """``ufunc.accumulate`` down the rows of a matrix; a loop over rows when there are few of them, since
-    numpy's accumulate along axis 0 walks the matrix column by column (about 8x slower for 30 rows)."""
-    if rows.shape[0] > 256:
-        return ufunc.accumulate(rows, axis=0)
-    out = np.empty_like(rows)
-    out[0] = rows[0]
-    for i in range(1, rows.shape[0]):
-        ufunc(out[i - 1], rows[i], out=out[i])
+def _tail_sums(p: np.ndarray, n: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+    """``sum_j gaps_j p_j^n`` for each n; shape (len(n),).
+
+    For n = 1, 2, ..., N (the usual case) by running products, one cache-sized row at a time.
+    """
+    if not np.array_equal(n, np.arange(1, n.size + 1)):
+        return (p[None, :] ** n[:, None]) @ gaps
+    out = np.empty(n.size)
+    power = np.ones_like(p)
+    for k in range(n.size):
+        power *= p
+        out[k] = power @ gaps
     return out
 
 
-def _powers(p: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """``p ** n`` as a (len(n), len(p)) matrix; by running products when n is 1, 2, ..., N (the usual case)."""
-    if np.array_equal(n, np.arange(1, n.size + 1)):
-        return _cumulative(np.broadcast_to(p, (n.size, p.size)), np.multiply)
-    return p[None, :] ** n[:, None]
+def _bag_order_statistic_means(v: np.ndarray, F: np.ndarray, B: int) -> np.ndarray:
+    """``E[X_(i)] = v_1 + sum_j (v_{j+1} - v_j) P(Bin(B, F_j) < i)`` for i = 1..B.
 
-
-def _binomial_cdf_below(B: int, p: np.ndarray) -> np.ndarray:
-    """``P(Bin(B, p) < i)`` for i = 1..B (rows) and each p (columns); shape (B, len(p)), 0 <= p < 1.
-
-    The pmf by the recurrence pmf(r) = pmf(r-1) (B-r+1)/r p/(1-p) from pmf(0) = (1-p)^B when that cannot
-    underflow, else from logarithms (any B).
+    Accumulated over i with the binomial pmf's recurrence pmf(r) = pmf(r-1) (B-r+1)/r p/(1-p), one row of
+    atoms at a time, when pmf(0) = (1-p)^B cannot underflow; otherwise from logarithms, in blocks of atoms.
     """
-    r = np.arange(B, dtype=np.float64)[:, None]
+    gaps, p = np.diff(v), F[:-1]  # the last atom has F = 1: no gap above it
+    out = np.empty(B)
     if B * -np.log1p(-p.max(initial=0.0)) < 600:
-        ratio = np.empty((B, p.size))
-        ratio[0] = (1.0 - p) ** B
-        ratio[1:] = ((B - r[1:] + 1) / r[1:]) * (p / (1.0 - p))[None, :]
-        pmf = _cumulative(ratio, np.multiply)
-    else:
-        log_choose = special.gammaln(B + 1) - special.gammaln(r + 1) - special.gammaln(B - r + 1)
-        pmf = np.exp(log_choose + r * np.log(p)[None, :] + (B - r) * np.log1p(-p)[None, :])
-    return _cumulative(pmf, np.add)
+        odds = p / (1.0 - p)
+        pmf = (1.0 - p) ** B  # r = 0
+        below = pmf @ gaps  # sum_j gaps_j P(Bin(B, p_j) < 1)
+        out[0] = below
+        for r in range(1, B):
+            pmf *= odds
+            pmf *= (B - r + 1) / r
+            below += pmf @ gaps
+            out[r] = below
+        return v[0] + out
+    r = np.arange(B, dtype=np.float64)[:, None]
+    log_choose = special.gammaln(B + 1) - special.gammaln(r + 1) - special.gammaln(B - r + 1)
+    out[:] = v[0]
+    step = max(1, _BLOCK // B)  # bounds the (B x atoms) matrices
+    for s in range(0, p.size, step):
+        pj = p[s : s + step]
+        pmf = np.exp(log_choose + r * np.log(pj)[None, :] + (B - r) * np.log1p(-pj)[None, :])
+        out += np.cumsum(pmf, axis=0) @ gaps[s : s + step]
+    return out
 
 
 def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
@@ -88,7 +96,7 @@ def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
     if isinstance(dist, Bag):
         # Summation by parts: sum_j v_j (F_j^n - F_{j-1}^n) = v_k - sum_{j<k} (v_{j+1} - v_j) F_j^n.
         v, F = dist.atoms, dist.cum_prob
-        return v[-1] - _powers(F[:-1], n_arr) @ np.diff(v)
+        return v[-1] - _tail_sums(F[:-1], n_arr, np.diff(v))
     low, high = dist.support
     nn = n_arr.astype(np.float64)
     if np.isfinite(low) and np.isfinite(high):
@@ -116,13 +124,7 @@ def order_statistic_means(dist: ScoreDistribution, B: int) -> np.ndarray:
     B = int(B)
     i = np.arange(1, B + 1, dtype=np.float64)
     if isinstance(dist, Bag):
-        v, F = dist.atoms, dist.cum_prob
-        gaps, p = np.diff(v), F[:-1]  # the last atom has F = 1: no gap above it
-        out = np.full(B, v[0])
-        step = max(1, _BLOCK // B)  # bounds the (B x atoms) matrices
-        for s in range(0, p.size, step):
-            out += _binomial_cdf_below(B, p[s : s + step]) @ gaps[s : s + step]
-        return out
+        return _bag_order_statistic_means(dist.atoms, dist.cum_prob, B)
     low, high = dist.support
     a, b = i, B - i + 1
     if np.isfinite(low) and np.isfinite(high):

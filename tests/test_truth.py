@@ -72,3 +72,18 @@ def test_v_and_w_biases_are_negative_and_ordered():
 def test_bad_n():
     with pytest.raises(ValueError, match="positive integer"):
         truth.expected_max(Bag([0.1, 0.2]), 0)
+
+
+@pytest.mark.parametrize("B", [60, 150])  # 60: the pmf recurrence; 150: the logarithmic path
+def test_bag_order_statistics_against_scipy_binomial(B):
+    bag = Bag(np.random.default_rng(3).uniform(size=300))
+    v, F = bag.atoms, bag.cum_prob
+    i = np.arange(1, B + 1)[:, None]
+    reference = v[0] + stats.binom.cdf(i - 1, B, F[None, :-1]) @ np.diff(v)
+    np.testing.assert_allclose(truth.order_statistic_means(bag, B), reference, rtol=1e-11)
+
+
+def test_expected_max_for_arbitrary_budgets_matches_consecutive():
+    bag = Bag(np.random.default_rng(4).uniform(size=200))
+    all_n = truth.expected_max(bag, np.arange(1, 41))
+    np.testing.assert_allclose(truth.expected_max(bag, [3, 17, 40]), all_n[[2, 16, 39]], rtol=1e-12)
