@@ -92,7 +92,7 @@ def main() -> int:
 
     reps, B = 10_000, 30
     cfg = make_config(reps)
-    dist = cfg.distribution.build()
+    dist = cfg.distributions[0].build()
     n = np.arange(1, B + 1)
 
     # 1. The study's compute: truth, every chunk (draw, sort, estimate, Gram) and the summaries.
@@ -100,8 +100,8 @@ def main() -> int:
         th = truth.expected_max(dist, n)
         osm = truth.order_statistic_means(dist, B)
         exact = [estimators.weights(B, m) @ osm for m in "uvw"]
-        cell = evp_accuracy._Cell("0" * 16, B, n, th, evp_accuracy._stacked_weights(B, n, cfg.estimators))
-        work = evp_accuracy._Work(cfg.seed, dist, {cell.key: cell}, cfg.estimators, False)
+        cell = evp_accuracy._Cell("0" * 16, dist.name, B, n, th, evp_accuracy._stacked_weights(B, n, cfg.estimators))
+        work = evp_accuracy._Work(cfg.seed, {dist.name: dist}, {cell.key: cell}, cfg.estimators, False)
         gram = sum(evp_accuracy._run_chunk(work, t)["gram"] for t in chunk_tasks(cell.key, reps, 2500))
         return metrics.performance(gram, th), exact, work, cell
 

@@ -119,7 +119,8 @@ def _run_study(cfg: DictConfig, out_dir: Path) -> None:
     result = STUDIES[config.study.kind](config, out_dir)
 
     report = result.report
-    log.info("distribution: %s", _describe(result.files["run"]))
+    for line in _describe(result.files["run"]):
+        log.info("distribution %s", line)
     log.info("%d chunks (%d resumed) in %.2f s wall, %.2f s compute", report.tasks, report.resumed,
              report.wall_seconds, report.compute_seconds)
     for message in report.warnings:
@@ -131,11 +132,12 @@ def _run_study(cfg: DictConfig, out_dir: Path) -> None:
     log.info("wrote %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())))
 
 
-def _describe(run_json: Path) -> str:
+def _describe(run_json: Path) -> list[str]:
     import json
 
-    desc = json.loads(run_json.read_text())["distribution"]
-    return ", ".join(f"{k}={v}" for k, v in desc.items())
+    described = json.loads(run_json.read_text()).get("distributions", {})
+    return [f"{name}: " + ", ".join(f"{k}={v}" for k, v in desc.items() if k != "name")
+            for name, desc in described.items()]
 
 
 def _log_headline(summary) -> None:

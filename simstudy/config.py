@@ -38,17 +38,24 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class DistributionConfig:
-    """A score distribution: its kind (see :data:`simstudy.distributions.KINDS`) and parameters.
+    """A named score distribution: its kind (see :data:`simstudy.distributions.KINDS`) and parameters.
 
     ``params`` is a sorted tuple of ``(name, value)`` pairs so the object is hashable and its hash stable.
+    ``name`` labels it in tables and figures.
     """
 
+    name: str
     kind: str
     params: tuple[tuple[str, Any], ...]
 
+    @property
+    def key(self) -> dict:
+        """What determines the distribution's numbers (its name does not)."""
+        return {"kind": self.kind, "params": [list(p) for p in self.params]}
+
     def build(self):
         """The distribution object (a bag is re-drawn from its seed; deterministic)."""
-        return distributions.from_spec(self.kind, dict(self.params))
+        return distributions.from_spec(self.kind, {**dict(self.params), "name": self.name})
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,7 @@ class RunnerConfig:
 @dataclass(frozen=True)
 class Config:
     seed: int
-    distribution: DistributionConfig
+    distributions: tuple[DistributionConfig, ...]
     budget: BudgetConfig
     estimators: tuple[EstimatorConfig, ...]
     study: StudyConfig
@@ -128,24 +135,44 @@ def _choice(key: str, value: Any, valid: tuple[str, ...]) -> str:
     return value
 
 
-def _distribution(d: Mapping) -> DistributionConfig:
-    kind = _choice("distribution.kind", d.get("kind"), tuple(sorted(distributions.KINDS)))
-    # Lists become tuples so the spec is hashable (its hash keys the random streams).
-    params = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k != "kind"}
+def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
+    kind = _choice(f"{prefix}.kind", d.get("kind"), tuple(sorted(distributions.KINDS)))
+    # Lists become tuples so the spec is hashable (its hash keys the random streams); the name is a label.
+    params = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k not in ("kind", "name")}
     accepted = distributions.parameters(kind)
     for key in params:
         if accepted is not None and key not in accepted:
-            raise ConfigError(f"distribution.{key} is not a parameter of {kind} (parameters: {', '.join(accepted)})")
+            raise ConfigError(f"{prefix}.{key} is not a parameter of {kind} (parameters: {', '.join(accepted)})")
     if accepted is not None and "seed" in accepted:
-        params["seed"] = _int("distribution.seed", params.get("seed", 0), minimum=0)
-    spec = DistributionConfig(kind, tuple(sorted(params.items())))
+        params["seed"] = _int(f"{prefix}.seed", params.get("seed", 0), minimum=0)
+    name = d.get("name") or name
+    if name is not None and not isinstance(name, str):
+        raise ConfigError(f"{prefix}.name must be a string, got {name!r}")
     try:
-        spec.build()  # validates every parameter; cheap next to the study itself
+        # Validates every parameter (cheap next to the study); unnamed, it takes the kind's default label.
+        dist = distributions.from_spec(kind, params if name is None else {**params, "name": name})
     except distributions.InvalidParameter as exc:
-        raise ConfigError(f"distribution.{exc}") from None
+        raise ConfigError(f"{prefix}.{exc}") from None
     except ValueError as exc:  # data files and data-set names (the message names file, row and value)
-        raise ConfigError(f"distribution: {exc}") from None
-    return spec
+        raise ConfigError(f"{prefix}: {exc}") from None
+    return DistributionConfig(name or dist.name, kind, tuple(sorted(params.items())))
+
+
+def _distributions(d: Any) -> tuple[DistributionConfig, ...]:
+    """One distribution (a mapping with a ``kind``) or several, as a mapping from name to distribution."""
+    if not isinstance(d, Mapping) or not d:
+        raise ConfigError(f"distribution must be a distribution (with a kind) or a mapping of named ones, got {d!r}")
+    if "kind" in d:
+        return (_distribution(d, "distribution", None),)
+    specs = []
+    for name, sub in d.items():
+        if not isinstance(sub, Mapping):
+            raise ConfigError(f"distribution.{name} must be a distribution (a mapping with a kind), got {sub!r}")
+        specs.append(_distribution(sub, f"distribution.{name}", str(name)))
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"distribution names must differ, got {names}")
+    return tuple(specs)
 
 
 def _budget(d: Mapping) -> BudgetConfig:
@@ -214,7 +241,7 @@ def parse(cfg: Mapping) -> Config:
     Parameters
     ----------
     cfg : Mapping
-        Keys ``seed``, ``distribution``, ``budget``, ``estimators``, ``study``, ``runner`` (the layout of
+        Keys ``seed``, ``distribution`` (one, or a mapping of named ones), ``budget``, ``estimators``, ``study``, ``runner`` (the layout of
         ``configs/config.yaml``), with interpolations already resolved.
 
     Raises
@@ -225,7 +252,7 @@ def parse(cfg: Mapping) -> Config:
     seed = _int("seed", cfg.get("seed"), minimum=0)
     return Config(
         seed=seed,
-        distribution=_distribution(_section(cfg, "distribution")),
+        distributions=_distributions(cfg.get("distribution")),
         budget=_budget(_section(cfg, "budget")),
         estimators=_estimators(cfg.get("estimators")),
         study=_study(_section(cfg, "study")),

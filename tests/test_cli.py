@@ -35,7 +35,7 @@ def test_figure1_small_end_to_end(tmp_path):
     assert set(summary.estimator) >= {"u", "v", "w", "truth", "v-u", "w-u", "w-v"}
     assert pd.read_parquet(out / "replicates.parquet").replicate.nunique() == 400
     run = json.loads((out / "run.json").read_text())
-    assert run["seed"] == 0 and run["distribution"]["size"] == 10_000
+    assert run["seed"] == 0 and run["distributions"]["truncnorm_bag"]["size"] == 10_000
     assert run["environment"]["packages"]["numpy"]
     assert "unique=" in proc.stdout  # the bag's description is reported
 

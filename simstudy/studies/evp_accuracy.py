@@ -32,9 +32,10 @@ import pandas as pd
 from .. import estimators, io, metrics, truth
 from ..config import Config, EstimatorConfig
 from ..distributions import Bag
-from ..runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
+from ..runner import Task, stable_hash, task_seed
+from . import base
 
-__all__ = ["StudyResult", "run", "describe_distribution"]
+__all__ = ["run", "describe_distribution"]
 
 # Version of the chunk format and sampling scheme; bump it when either changes so old chunks are not reused.
 _SCHEME = "evp_accuracy/1"
@@ -46,17 +47,9 @@ _BLOCK_REPS = 1024
 
 
 @dataclass(frozen=True)
-class StudyResult:
-    """A finished study: its tidy summary, the runner's report and the files written."""
-
-    summary: pd.DataFrame
-    report: RunReport
-    files: dict[str, Path]
-
-
-@dataclass(frozen=True)
 class _Cell:
     key: str
+    distribution: str  # its name
     B: int
     n: np.ndarray  # (N,) budgets
     truth: np.ndarray  # (N,) exact expected maximum
@@ -68,7 +61,7 @@ class _Work:
     """Everything a worker needs, frozen and picklable."""
 
     seed: int
-    distribution: object
+    distributions: dict  # name -> distribution object
     cells: dict
     estimators: tuple[EstimatorConfig, ...]
     save_replicates: bool
@@ -107,7 +100,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     """
     cell = work.cells[task.cell]
     rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 0))
-    x = _draw_sorted(work.distribution, task.reps, cell.B, rng)
+    x = _draw_sorted(work.distributions[cell.distribution], task.reps, cell.B, rng)
     N, E = cell.n.size, len(work.estimators)
     W = cell.weights
     boot = [(e, s) for e, s in enumerate(work.estimators) if s.method == "bootstrap"]
@@ -149,7 +142,7 @@ def describe_distribution(dist) -> dict:
 
 
 def _exact_rows(dist, cell: _Cell, specs) -> list[dict]:
-    rows = [dict(cell=cell.key, B=cell.B, estimator="truth", n=int(k), measure="expected_max",
+    rows = [dict(cell=cell.key, distribution=cell.distribution, B=cell.B, estimator="truth", n=int(k), measure="expected_max",
                  estimate=float(v), mcse=0.0, reps=0) for k, v in zip(cell.n, cell.truth)]
     if not dist.is_discrete and cell.B > _EXACT_CONTINUOUS_MAX_B:
         return rows
@@ -158,8 +151,8 @@ def _exact_rows(dist, cell: _Cell, specs) -> list[dict]:
         closed = "v" if spec.method == "bootstrap" else spec.method
         mean = estimators.weights(cell.B, closed, cell.n) @ osm
         for measure, values in (("exact_mean", mean), ("exact_bias", mean - cell.truth)):
-            rows += [dict(cell=cell.key, B=cell.B, estimator=spec.name, n=int(k), measure=measure,
-                          estimate=float(v), mcse=0.0, reps=0) for k, v in zip(cell.n, values)]
+            rows += [dict(cell=cell.key, distribution=cell.distribution, B=cell.B, estimator=spec.name, n=int(k),
+                          measure=measure, estimate=float(v), mcse=0.0, reps=0) for k, v in zip(cell.n, values)]
     return rows
 
 
@@ -168,19 +161,19 @@ def _mc_rows(cell: _Cell, perf: metrics.Performance, specs) -> list[dict]:
     names = [s.name for s in specs]
     for measure, (est, se) in perf.measures.items():
         for e, name in enumerate(names):
-            rows += [dict(cell=cell.key, B=cell.B, estimator=name, n=int(k), measure=measure,
-                          estimate=float(a), mcse=float(b), reps=perf.reps)
+            rows += [dict(cell=cell.key, distribution=cell.distribution, B=cell.B, estimator=name, n=int(k),
+                          measure=measure, estimate=float(a), mcse=float(b), reps=perf.reps)
                      for k, a, b in zip(cell.n, est[e], se[e])]
     for measure, (est, se) in perf.paired.items():
         for p, (e, f) in enumerate(perf.pairs):
             label = f"{names[e]}-{names[f]}"
-            rows += [dict(cell=cell.key, B=cell.B, estimator=label, n=int(k), measure=measure,
-                          estimate=float(a), mcse=float(b), reps=perf.reps)
+            rows += [dict(cell=cell.key, distribution=cell.distribution, B=cell.B, estimator=label, n=int(k),
+                          measure=measure, estimate=float(a), mcse=float(b), reps=perf.reps)
                      for k, a, b in zip(cell.n, est[p], se[p])]
     return rows
 
 
-def _write_replicates(store, tasks_by_cell, cells, specs, path: Path) -> None:
+def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path) -> None:
     """Stream the per-replicate estimates of every chunk into one parquet file (bounded memory)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -189,14 +182,14 @@ def _write_replicates(store, tasks_by_cell, cells, specs, path: Path) -> None:
     with io.atomic_path(path) as tmp:
         writer = None
         try:
-            for key, tasks in tasks_by_cell.items():
-                cell = cells[key]
-                for task in tasks:
-                    est = store.read(task.cell, task.chunk, task.reps)["estimates"]  # (N, E, reps)
+            for key, cell in cells.items():
+                for task, arrays in run.chunks(key):
+                    est = arrays["estimates"]  # (N, E, reps)
                     est = est.transpose(2, 1, 0)  # rows ordered by replicate, then estimator, then n
                     reps, E, N = est.shape
                     table = pa.table({
                         "cell": pa.array(np.full(est.size, key)).dictionary_encode(),
+                        "distribution": pa.array(np.full(est.size, cell.distribution)).dictionary_encode(),
                         "B": np.full(est.size, cell.B, dtype=np.int32),
                         "replicate": np.repeat(task.first_rep + np.arange(reps), E * N),
                         "estimator": pa.array(np.tile(np.repeat(names, N), reps)).dictionary_encode(),
@@ -211,80 +204,47 @@ def _write_replicates(store, tasks_by_cell, cells, specs, path: Path) -> None:
                 writer.close()
 
 
-def run(config: Config, out_dir: str | Path) -> StudyResult:
+def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the study described by ``config`` and write its outputs into ``out_dir``.
 
-    Parameters
-    ----------
-    config : Config
-        Validated configuration (:func:`simstudy.config.parse`).
-    out_dir : path
-        The run directory; finished chunks found under ``out_dir/chunks`` are reused.
+    Cells are every distribution at every B. Parameters: ``config``, a validated
+    :class:`~simstudy.config.Config`; ``out_dir``, the run directory (finished chunks there are reused).
     """
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    dist = config.distribution.build()
     specs = config.estimators
-    dist_key = {"kind": config.distribution.kind, "params": config.distribution.params}
+    dists = {d.name: d.build() for d in config.distributions}
 
     t0 = time.perf_counter()
     cells: dict[str, _Cell] = {}
-    for B in config.budget.B:
-        key = stable_hash({"distribution": dist_key, "B": B})[:16]
-        n = np.asarray(config.budget.n_for(B), dtype=np.int64)
-        cells[key] = _Cell(key, B, n, truth.expected_max(dist, n), _stacked_weights(B, n, specs))
-    exact = [row for cell in cells.values() for row in _exact_rows(dist, cell, specs)]
+    for spec in config.distributions:
+        for B in config.budget.B:
+            key = base.cell_key(distribution=spec.key, B=B)
+            n = np.asarray(config.budget.n_for(B), dtype=np.int64)
+            cells[key] = _Cell(key, spec.name, B, n, truth.expected_max(dists[spec.name], n),
+                               _stacked_weights(B, n, specs))
+    exact = [row for cell in cells.values() for row in _exact_rows(dists[cell.distribution], cell, specs)]
     truth_seconds = time.perf_counter() - t0
 
-    fingerprint = stable_hash({
-        "scheme": _SCHEME, "seed": config.seed, "distribution": dist_key,
-        "estimators": [dataclasses.asdict(s) for s in specs], "n": config.budget.n,
-        "chunk_reps": config.study.chunk_reps, "save_replicates": config.study.save_replicates,
-    })[:16]
-    store = io.ChunkStore(out_dir / "chunks", fingerprint)
-    tasks_by_cell = {key: chunk_tasks(key, config.study.reps, config.study.chunk_reps) for key in cells}
-    work = _Work(config.seed, dist, cells, specs, config.study.save_replicates)
-    report = run_tasks(
-        partial(_run_chunk, work),
-        [t for tasks in tasks_by_cell.values() for t in tasks],
-        store,
-        n_jobs=config.runner.n_jobs,
-        backend=config.runner.backend,
-        progress=config.runner.progress,
-        description=config.study.name,
-    )
+    work = _Work(config.seed, dists, cells, specs, config.study.save_replicates)
+    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
+                           settings={"estimators": [dataclasses.asdict(s) for s in specs], "n": config.budget.n,
+                                     "save_replicates": config.study.save_replicates})
 
-    # Reduce in task order (not completion order): the sums, hence the summary, are bit-identical.
     t0 = time.perf_counter()
     mc = []
-    for key, tasks in tasks_by_cell.items():
-        gram = None
-        for task in tasks:
-            g = store.read(task.cell, task.chunk, task.reps)["gram"]
-            gram = g if gram is None else gram + g
-        mc += _mc_rows(cells[key], metrics.performance(gram, cells[key].truth), specs)
+    for key, cell in cells.items():
+        mc += _mc_rows(cell, metrics.performance(run_.total(key, "gram"), cell.truth), specs)
     summary = pd.DataFrame(exact + mc)
-    summary.insert(0, "study", config.study.name)
-    summary.insert(2, "distribution", getattr(dist, "name", config.distribution.kind))
     summary_seconds = time.perf_counter() - t0
 
-    files = {"summary_parquet": out_dir / "summary.parquet", "summary_csv": out_dir / "summary.csv",
-             "run": out_dir / "run.json"}
-    io.write_parquet(summary, files["summary_parquet"])
-    io.write_csv(summary, files["summary_csv"])
+    files = {}
     if config.study.save_replicates:
         files["replicates"] = out_dir / "replicates.parquet"
-        _write_replicates(store, tasks_by_cell, cells, specs, files["replicates"])
-    io.write_json({
-        "study": config.study.name,
-        "config": dataclasses.asdict(config),
-        "seed": config.seed,
-        "fingerprint": fingerprint,
-        "cells": {k: {"B": c.B, "n": c.n} for k, c in cells.items()},
-        "distribution": describe_distribution(dist),
-        "runner": dataclasses.asdict(report),
-        "timings": {"truth_seconds": truth_seconds, "summary_seconds": summary_seconds,
-                    "total_seconds": time.perf_counter() - started},
-        "environment": io.environment(),
-    }, files["run"])
-    return StudyResult(summary=summary, report=report, files=files)
+        _write_replicates(run_, cells, specs, files["replicates"])
+    metadata = {
+        "cells": {k: {"distribution": c.distribution, "B": c.B, "n": c.n} for k, c in cells.items()},
+        "distributions": {name: describe_distribution(d) for name, d in dists.items()},
+        "timings": {"truth_seconds": truth_seconds, "summary_seconds": summary_seconds},
+    }
+    return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
