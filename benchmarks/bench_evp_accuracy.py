@@ -28,7 +28,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from simstudy import config, estimators, metrics, truth
-from simstudy.runner import chunk_tasks
+from simstudy.distributions import sample_sorted
+from simstudy.runner import chunk_tasks, task_seed
 from simstudy.studies import evp_accuracy
 
 
@@ -111,9 +112,8 @@ def main() -> int:
     tasks = chunk_tasks(cell.key, reps, 2500)
 
     def draw_sort():
-        return [evp_accuracy._draw_sorted(
-            dist, tk.reps, B, np.random.default_rng(evp_accuracy.task_seed(cfg.seed, cell.key, tk.chunk, 0)))
-            for tk in tasks]
+        return [sample_sorted(dist, tk.reps, B, rng=np.random.default_rng(task_seed(cfg.seed, cell.key, tk.chunk, 0)))
+                for tk in tasks]
 
     samples = np.concatenate(draw_sort())
     t_study, t_floor = best_of(study_compute, draw_sort)

@@ -125,7 +125,7 @@ def _run_study(cfg: DictConfig, out_dir: Path) -> None:
              report.wall_seconds, report.compute_seconds)
     for message in report.warnings:
         log.warning("worker: %s", message)
-    fig = plots.evp_accuracy_figure(result.summary)
+    fig = plots.FIGURES[config.study.kind](result.summary)
     for suffix in ("png", "pdf"):
         io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
     _log_headline(result.summary)
@@ -141,11 +141,19 @@ def _describe(run_json: Path) -> list[str]:
 
 
 def _log_headline(summary) -> None:
-    """The numbers a reader checks first: bias, variance and MSE at the largest n, with MCSEs."""
-    n_max = summary["n"].max()
-    at = summary[(summary["n"] == n_max) & summary["measure"].isin(["bias", "variance", "mse"])]
-    for (est, measure), row in at.set_index(["estimator", "measure"]).iterrows():
-        log.info("n=%d %-6s %-8s % .3e (MCSE %.1e)", n_max, est, measure, row["estimate"], row["mcse"])
+    """The numbers a reader checks first, with their MCSEs: bias, variance and MSE at the largest n of each
+    cell, or the wrong-conclusion rates per budget."""
+    if "wrong_rate" in set(summary["measure"]) or "true_gap" in set(summary["measure"]):
+        table = summary[summary["measure"].isin(["wrong_rate", "true_gap"])].pivot_table(
+            index="B", columns=["estimator"], values="estimate")
+        log.info("wrong-conclusion rates (truth: true gap a - b)\n%s", table.round(4).to_string())
+        return
+    for cell, s in summary.groupby("cell", sort=False):
+        n_max = s["n"].max()
+        at = s[(s["n"] == n_max) & s["measure"].isin(["bias", "variance", "mse"])]
+        for (est, measure), row in at.set_index(["estimator", "measure"]).iterrows():
+            log.info("%s B=%d n=%d %-8s %-8s % .3e (MCSE %.1e)", row["distribution"], row["B"], n_max, est,
+                     measure, row["estimate"], row["mcse"])
 
 
 def main() -> None:

@@ -27,7 +27,27 @@ __all__ = [
 ]
 
 #: Studies the CLI can run.
-STUDY_KINDS = ("evp_accuracy",)
+STUDY_KINDS = ("evp_accuracy", "wrong_conclusions")
+
+
+def _tolerance(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ConfigError(f"{key} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _level(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ConfigError(f"{key} must be a number strictly between 0 and 1, got {value!r}")
+    return float(value)
+
+
+#: Settings particular to one study kind: key -> (validator, default).
+STUDY_OPTIONS = {
+    "evp_accuracy": {},
+    "wrong_conclusions": {"tie_tolerance": (_tolerance, 1e-12), "confidence": (_level, 0.95)},
+}
+_STUDY_KEYS = ("name", "kind", "reps", "chunk_reps", "save_replicates")
 #: joblib backends the runner accepts.
 BACKENDS = ("loky", "multiprocessing", "threading", "sequential")
 
@@ -86,7 +106,8 @@ class StudyConfig:
     kind: str
     reps: int
     chunk_reps: int
-    save_replicates: bool
+    save_replicates: bool = False
+    options: tuple[tuple[str, Any], ...] = ()  # settings of this study kind (:data:`STUDY_OPTIONS`)
 
 
 @dataclass(frozen=True)
@@ -212,12 +233,20 @@ def _study(d: Mapping) -> StudyConfig:
     name = d.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"study.name must be a non-empty string, got {name!r}")
+    kind = _choice("study.kind", d.get("kind"), STUDY_KINDS)
+    allowed = STUDY_OPTIONS[kind]
+    for key in d:
+        if key not in _STUDY_KEYS and key not in allowed:
+            valid = ", ".join((*_STUDY_KEYS, *allowed))
+            raise ConfigError(f"study.{key} is not a setting of a {kind} study (settings: {valid})")
+    options = tuple((key, check(f"study.{key}", d.get(key, default))) for key, (check, default) in allowed.items())
     return StudyConfig(
         name=name,
-        kind=_choice("study.kind", d.get("kind"), STUDY_KINDS),
+        kind=kind,
         reps=_int("study.reps", d.get("reps"), minimum=2),
         chunk_reps=_int("study.chunk_reps", d.get("chunk_reps"), minimum=1),
-        save_replicates=_bool("study.save_replicates", d.get("save_replicates")),
+        save_replicates=_bool("study.save_replicates", d.get("save_replicates", False)),
+        options=options,
     )
 
 
@@ -250,11 +279,16 @@ def parse(cfg: Mapping) -> Config:
         On the first invalid value, naming its key.
     """
     seed = _int("seed", cfg.get("seed"), minimum=0)
+    study = _study(_section(cfg, "study"))
+    dists = _distributions(cfg.get("distribution"))
+    if study.kind == "wrong_conclusions" and len(dists) != 2:
+        raise ConfigError(f"a wrong_conclusions study compares two models: distribution must name exactly two, "
+                          f"got {len(dists)} ({', '.join(d.name for d in dists)})")
     return Config(
         seed=seed,
-        distributions=_distributions(cfg.get("distribution")),
+        distributions=dists,
         budget=_budget(_section(cfg, "budget")),
         estimators=_estimators(cfg.get("estimators")),
-        study=_study(_section(cfg, "study")),
+        study=study,
         runner=_runner(_section(cfg, "runner")),
     )

@@ -17,6 +17,7 @@ from a kind name and parameters, as the config layer does.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ __all__ = [
     "truncnorm_bag",
     "from_spec",
     "parameters",
+    "sample_sorted",
+    "describe",
     "KINDS",
 ]
 
@@ -290,6 +293,27 @@ def _file_bag(
     elif model not in by_model:
         raise InvalidParameter("model", f"must be one of the file's models ({', '.join(by_model)})", model)
     return Bag(by_model[model], name=name or f"{Path(path).stem}:{model}")
+
+
+def sample_sorted(dist: ScoreDistribution, reps: int, B: int, *, rng: np.random.Generator) -> np.ndarray:
+    """``reps`` samples of ``B`` scores each, every row sorted ascending; shape (reps, B)."""
+    if isinstance(dist, Bag):
+        return dist.sample_sorted(reps, B, rng=rng)
+    x = dist.sample((reps, B), rng=rng)
+    x.sort(axis=1)
+    return x
+
+
+def describe(dist: ScoreDistribution) -> dict[str, Any]:
+    """A JSON-able description; for a bag its size, unique count and range (Dodge et al. report 9,536 / 0.854)."""
+    desc: dict[str, Any] = {"name": getattr(dist, "name", type(dist).__name__), "type": type(dist).__name__,
+                            "support": list(dist.support)}
+    if isinstance(dist, Bag):
+        desc.update(size=dist.size, unique=int(dist.atoms.size), minimum=float(dist.atoms[0]),
+                    maximum=float(dist.atoms[-1]), mean=float(dist.values.mean()))
+    else:
+        desc.update({f.name: getattr(dist, f.name) for f in dataclasses.fields(dist)})
+    return desc
 
 
 #: Distribution kinds a config can name, with the builders the config's parameters are passed to.

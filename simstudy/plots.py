@@ -1,7 +1,8 @@
 """Figures, drawn from tidy summary frames only (never from study internals).
 
-Monte Carlo quantities are drawn with a band of +/- 1.96 MCSE (a 95% Monte Carlo interval); exact
-quantities as plain lines.
+Monte Carlo quantities are drawn with a band of +/- 1.96 MCSE (a 95% Monte Carlo interval), proportions
+with their Clopper-Pearson intervals, exact quantities as plain lines. :data:`FIGURES` maps a study kind
+to its figure.
 """
 
 from __future__ import annotations
@@ -11,61 +12,168 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display is assumed (CI, clusters)
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-__all__ = ["evp_accuracy_figure"]
+__all__ = ["evp_accuracy_figure", "wrong_conclusions_figure", "evp_curves_figure", "FIGURES"]
 
 _Z = 1.96
 
 
-def _band(ax, frame: pd.DataFrame, label: str, color) -> None:
-    frame = frame.sort_values("n")
-    ax.plot(frame["n"], frame["estimate"], color=color, label=label, lw=1.6)
-    ax.fill_between(frame["n"], frame["estimate"] - _Z * frame["mcse"], frame["estimate"] + _Z * frame["mcse"],
-                    color=color, alpha=0.25, lw=0)
+def _label(estimator: str) -> str:
+    """U/V/W in the papers' notation; anything else as named."""
+    return f"${estimator.upper()}_n^B$" if estimator in ("u", "v", "w") else estimator
 
 
-def evp_accuracy_figure(summary: pd.DataFrame, *, cell: str | None = None, title: str | None = None):
+def _band(ax, frame: pd.DataFrame, x: str, label: str, color, *, low=None, high=None, **kwargs) -> None:
+    frame = frame.sort_values(x)
+    lo = frame[low] if low else frame["estimate"] - _Z * frame["mcse"]
+    hi = frame[high] if high else frame["estimate"] + _Z * frame["mcse"]
+    ax.plot(frame[x], frame["estimate"], color=color, label=label, lw=1.6, **kwargs)
+    ax.fill_between(frame[x], lo, hi, color=color, alpha=0.25, lw=0)
+
+
+def _theme() -> None:
+    sns.set_theme(style="whitegrid", context="paper")
+
+
+def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: str | None = None):
     """Mean, variance and MSE of each estimator against the budget n (Dodge et al. 2021, Figure 1).
+
+    One column per cell (distribution and B). When bootstrap estimators are present, a fourth row shows
+    each one's paired excess MSE over the ``reference`` closed form (Dodge et al. 2019, §3.2).
 
     Parameters
     ----------
     summary : DataFrame
-        The tidy summary of the ``evp_accuracy`` study (columns ``cell``, ``B``, ``estimator``, ``n``,
-        ``measure``, ``estimate``, ``mcse``, ``reps``).
-    cell : str, optional
-        Which cell to draw; default the first.
-    title : str, optional
-        Figure title; default names the distribution, B and the replicate count.
+        The tidy summary of an ``evp_accuracy`` study (columns ``cell``, ``distribution``, ``B``,
+        ``estimator``, ``n``, ``measure``, ``estimate``, ``mcse``, ``reps``).
 
     Returns
     -------
     matplotlib.figure.Figure
-        Three panels sharing the n axis: the mean of each estimator with the true expected maximum (top),
-        the variance (middle) and the MSE (bottom), each with a 95% Monte Carlo band.
     """
-    if cell is None:
-        cell = summary["cell"].iloc[0]
-    s = summary[summary["cell"] == cell]
-    singles = [e for e in s["estimator"].unique() if e != "truth" and "-" not in e]
+    _theme()
+    cells = list(dict.fromkeys(summary["cell"]))
+    singles = [e for e in dict.fromkeys(summary["estimator"]) if e != "truth" and "-" not in e]
     palette = dict(zip(singles, sns.color_palette("colorblind", len(singles))))
-    B, reps = int(s["B"].iloc[0]), int(s["reps"].max())
-
-    sns.set_theme(style="whitegrid", context="paper")
-    fig, axes = plt.subplots(3, 1, figsize=(5.0, 7.5), sharex=True, constrained_layout=True)
-    truth = s[(s["estimator"] == "truth") & (s["measure"] == "expected_max")].sort_values("n")
-    axes[0].plot(truth["n"], truth["estimate"], color="black", lw=1.2, ls="--", label="true EVP (exact)",
-                 zorder=5)  # on top: the unbiased U runs right along it
-    for panel, measure, ylabel in ((0, "mean", "expected value"), (1, "variance", "variance"),
-                                   (2, "mse", "MSE")):
-        for est in singles:
-            rows = s[(s["estimator"] == est) & (s["measure"] == measure)]
-            _band(axes[panel], rows, f"${est.upper()}_n^B$" if len(est) == 1 else est, palette[est])
-        axes[panel].set_ylabel(ylabel)
-    axes[0].legend(loc="lower right", frameon=True)
-    axes[-1].set_xlabel("n (budget: number of trials)")
-    axes[-1].set_xlim(truth["n"].min(), truth["n"].max())
-    dist = s["distribution"].iloc[0] if "distribution" in s else ""
-    fig.suptitle(title or f"{dist}, B = {B}, {reps:,} replicates (bands: 95% MC intervals)", fontsize=9)
+    excess = [e for e in singles if e != reference and f"{e}-{reference}" in set(summary["estimator"])
+              and e.startswith("boot")]
+    rows = [("mean", "expected value"), ("variance", "variance"), ("mse", "MSE")]
+    if excess:
+        rows.append(("excess", f"MSE − MSE({reference.upper()})"))
+    fig, axes = plt.subplots(len(rows), len(cells), figsize=(4.6 * len(cells), 2.5 * len(rows) + 0.5),
+                             sharex="col", squeeze=False, constrained_layout=True)
+    for c, cell in enumerate(cells):
+        s = summary[summary["cell"] == cell]
+        truth = s[(s["estimator"] == "truth") & (s["measure"] == "expected_max")].sort_values("n")
+        axes[0, c].plot(truth["n"], truth["estimate"], color="black", lw=1.2, ls="--", label="true EVP (exact)",
+                        zorder=5)  # on top: the unbiased U runs right along it
+        for r, (measure, ylabel) in enumerate(rows):
+            ax = axes[r, c]
+            if measure == "excess":
+                for est in excess:
+                    _band(ax, s[(s["estimator"] == f"{est}-{reference}") & (s["measure"] == "mse")], "n", est,
+                          palette[est])
+                ax.axhline(0, color="black", lw=0.8)
+                ax.set_yscale("symlog", linthresh=1e-7)
+            else:
+                for est in singles:
+                    _band(ax, s[(s["estimator"] == est) & (s["measure"] == measure)], "n", _label(est), palette[est])
+            if c == 0:
+                ax.set_ylabel(ylabel)
+        reps = int(s["reps"].max())
+        axes[0, c].set_title(f"{s['distribution'].iloc[0]}, B = {int(s['B'].iloc[0])}, {reps:,} replicates",
+                             fontsize=9)
+        axes[-1, c].set_xlabel("n (budget: number of trials)")
+        axes[-1, c].set_xlim(truth["n"].min(), truth["n"].max())
+    axes[0, 0].legend(loc="lower right", frameon=True)
+    if excess:
+        axes[-1, 0].legend(loc="upper left", frameon=True, fontsize=7)
+    fig.suptitle(title or "Bands: 95% Monte Carlo intervals (±1.96 MCSE)", fontsize=9)
     return fig
+
+
+def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Wrong-conclusion rate against the budget B, one line per estimator (Dodge et al. 2021, Figure 2).
+
+    Bands are Clopper-Pearson intervals. A lower panel shows the true gap theta_a(B) - theta_b(B), so a
+    crossover of the true ranking is visible; budgets that are true ties are marked and have no rate.
+    """
+    _theme()
+    rates = summary[summary["measure"] == "wrong_rate"]
+    ests = list(dict.fromkeys(rates["estimator"]))
+    palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(5.5, 6.0), sharex=True, height_ratios=[2.2, 1],
+                                      constrained_layout=True)
+    truth = summary[summary["estimator"] == "truth"].pivot_table(index="B", columns="measure", values="estimate")
+    # "Wrong" flips meaning where the true ranking flips: draw each run of budgets with one true winner apart.
+    side = np.sign(truth["true_gap"].where(truth["true_tie"] == 0, 0.0))
+    runs = (side != side.shift()).cumsum()
+    for est in ests:
+        r = rates[rates["estimator"] == est]
+        for k, run_budgets in enumerate(truth.index[side != 0].groupby(runs[side != 0]).values()):
+            _band(top, r[r["B"].isin(run_budgets)], "B", _label(est) if k == 0 else None, palette[est],
+                  low="ci_low", high="ci_high", marker="o", ms=3)
+    for b_prev, b_next in zip(truth.index[:-1], truth.index[1:]):
+        if side[b_prev] * side[b_next] < 0:
+            for ax in (top, bottom):
+                ax.axvline((b_prev + b_next) / 2, color="grey", ls=":", lw=1)
+    top.set_ylabel("wrong-conclusion rate")
+    top.set_ylim(0, max(0.05, float(rates["ci_high"].max()) * 1.1) if len(rates) else 1)
+    top.legend(frameon=True)
+    bottom.plot(truth.index, truth["true_gap"], color="black", marker="o", ms=3)
+    bottom.axhline(0, color="grey", lw=0.8)
+    ties = truth.index[truth["true_tie"] > 0]
+    if len(ties):
+        bottom.plot(ties, truth.loc[ties, "true_gap"], "x", color="red", label="true tie (no rate)")
+        bottom.legend(frameon=True)
+    a, b = str(summary["distribution"].iloc[0]).split(" vs ")
+    bottom.set_ylabel(f"true gap\n{a} − {b}")
+    bottom.set_xlabel("B (trials per model; estimates compared at n = B)")
+    reps = int(rates["reps"].max()) if len(rates) else 0
+    fig.suptitle(title or f"{a} vs {b}: {reps:,} draws per budget (bands: Clopper–Pearson)", fontsize=9)
+    return fig
+
+
+def evp_curves_figure(curves: pd.DataFrame, *, x: str = "n", target: float | None = None,
+                      reached: pd.DataFrame | None = None, log_x: bool = True, xlabel: str | None = None,
+                      title: str | None = None):
+    """Expected maximum against budget for each model, with +/- 1 SD shading (Dodge et al. 2019, Figs. 1-4).
+
+    Parameters
+    ----------
+    curves : DataFrame
+        Columns ``model``, ``n``, ``expected_max``, ``std``, ``band_low``, ``band_high`` (the shading, already
+        clipped to the observed range) and, for a time axis, the column named by ``x``.
+    x : str
+        The x column: ``"n"`` (trials) or a time column.
+    target : float, optional
+        A score to reach: drawn as a dotted line, with dotted drops at each model's budget in ``reached``.
+    """
+    _theme()
+    models = list(dict.fromkeys(curves["model"]))
+    palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    fig, ax = plt.subplots(figsize=(5.5, 4.0), constrained_layout=True)
+    for model in models:
+        c = curves[curves["model"] == model].sort_values(x)
+        ax.plot(c[x], c["expected_max"], color=palette[model], lw=1.8, label=model)
+        ax.fill_between(c[x], c["band_low"], c["band_high"], color=palette[model], alpha=0.2, lw=0)
+    if target is not None:
+        ax.axhline(target, color="black", ls=":", lw=1)
+        if reached is not None:
+            for _, row in reached.dropna(subset=[x]).iterrows():
+                ax.axvline(row[x], color=palette[row["model"]], ls=":", lw=1)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel or ("hyperparameter assignments (trials)" if x == "n" else x))
+    ax.set_ylabel("expected max validation score")
+    ax.legend(frameon=True)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig
+
+
+#: The figure of each study kind.
+FIGURES = {"evp_accuracy": evp_accuracy_figure, "wrong_conclusions": wrong_conclusions_figure}

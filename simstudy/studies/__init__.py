@@ -4,8 +4,8 @@ Each study module exposes ``run(config, out_dir) -> StudyResult``; :data:`STUDIE
 ``study.kind`` to it.
 """
 
-from . import evp_accuracy
+from . import evp_accuracy, wrong_conclusions
 
-STUDIES = {"evp_accuracy": evp_accuracy.run}
+STUDIES = {"evp_accuracy": evp_accuracy.run, "wrong_conclusions": wrong_conclusions.run}
 
-__all__ = ["STUDIES", "evp_accuracy"]
+__all__ = ["STUDIES", "evp_accuracy", "wrong_conclusions"]

@@ -31,11 +31,11 @@ import pandas as pd
 
 from .. import estimators, io, metrics, truth
 from ..config import Config, EstimatorConfig
-from ..distributions import Bag
+from ..distributions import describe, sample_sorted
 from ..runner import Task, stable_hash, task_seed
 from . import base
 
-__all__ = ["run", "describe_distribution"]
+__all__ = ["run"]
 
 # Version of the chunk format and sampling scheme; bump it when either changes so old chunks are not reused.
 _SCHEME = "evp_accuracy/1"
@@ -67,14 +67,6 @@ class _Work:
     save_replicates: bool
 
 
-def _draw_sorted(dist, reps: int, B: int, rng: np.random.Generator) -> np.ndarray:
-    if isinstance(dist, Bag):
-        return dist.sample_sorted(reps, B, rng=rng)
-    x = dist.sample((reps, B), rng=rng)
-    x.sort(axis=1)
-    return x
-
-
 def _stacked_weights(B: int, n: np.ndarray, specs) -> np.ndarray:
     """Weights of the closed-form estimators stacked budget-major: row ``n * E + e``; shape (N * E, B)."""
     W = np.zeros((n.size, len(specs), B))
@@ -100,7 +92,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     """
     cell = work.cells[task.cell]
     rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 0))
-    x = _draw_sorted(work.distributions[cell.distribution], task.reps, cell.B, rng)
+    x = sample_sorted(work.distributions[cell.distribution], task.reps, cell.B, rng=rng)
     N, E = cell.n.size, len(work.estimators)
     W = cell.weights
     boot = [(e, s) for e, s in enumerate(work.estimators) if s.method == "bootstrap"]
@@ -127,18 +119,6 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     if kept is not None:
         out["estimates"] = np.concatenate(kept, axis=2)
     return out
-
-
-def describe_distribution(dist) -> dict:
-    """A JSON-able description: for a bag its size, unique count and range (Dodge et al. report 9,536 / 0.854)."""
-    desc = {"name": getattr(dist, "name", type(dist).__name__), "type": type(dist).__name__,
-            "support": list(dist.support)}
-    if isinstance(dist, Bag):
-        desc.update(size=dist.size, unique=int(dist.atoms.size), minimum=float(dist.atoms[0]),
-                    maximum=float(dist.atoms[-1]), mean=float(dist.values.mean()))
-    else:
-        desc.update({f.name: getattr(dist, f.name) for f in dataclasses.fields(dist)})
-    return desc
 
 
 def _exact_rows(dist, cell: _Cell, specs) -> list[dict]:
@@ -244,7 +224,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         _write_replicates(run_, cells, specs, files["replicates"])
     metadata = {
         "cells": {k: {"distribution": c.distribution, "B": c.B, "n": c.n} for k, c in cells.items()},
-        "distributions": {name: describe_distribution(d) for name, d in dists.items()},
+        "distributions": {name: describe(d) for name, d in dists.items()},
         "timings": {"truth_seconds": truth_seconds, "summary_seconds": summary_seconds},
     }
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
