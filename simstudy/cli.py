@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from . import io
-from .config import ConfigError, parse
+from .config import ConfigError, parse, parse_curve
 
 log = logging.getLogger("simstudy")
 
@@ -74,7 +74,7 @@ def _one_line(exc: Exception) -> str:
     return " ".join(line for line in lines if not line.startswith(("full_key:", "object_type=")))
 
 
-def _check_overrides(argv: list[str]) -> None:
+def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
     a value Hydra cannot parse) fails in one line with exit status 2 and no output directory.
 
@@ -87,7 +87,7 @@ def _check_overrides(argv: list[str]) -> None:
     overrides = [a for a in argv if not a.lstrip("+~").startswith("hydra")]
     try:
         with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
-            OmegaConf.to_container(compose("config", overrides=overrides), resolve=True, throw_on_missing=True)
+            OmegaConf.to_container(compose(config_name, overrides=overrides), resolve=True, throw_on_missing=True)
     except Exception as exc:  # noqa: BLE001 -- any composition error is the user's input
         _fail(_one_line(exc), None)
 
@@ -156,9 +156,96 @@ def _log_headline(summary) -> None:
                      measure, row["estimate"], row["mcse"])
 
 
+@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="curve")
+def _curve_app(cfg: DictConfig) -> None:
+    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        _run_curve(cfg, out_dir)
+    except BaseException:
+        _remove_if_empty(out_dir)
+        raise
+
+
+def _load_curve_scores(opts) -> dict:
+    from . import datasets
+
+    if opts.data in datasets.DATASETS:
+        options = dict(opts.options) if opts.data == "deberta_mnli" else {}
+        scores = datasets.load_models(opts.data, **options)
+    else:
+        scores = datasets.load_scores(opts.data, score_column=opts.score_column, model_column=opts.model_column,
+                                      low=opts.low, high=opts.high)
+    if opts.models is not None:
+        unknown = [m for m in opts.models if m not in scores]
+        if unknown:
+            raise ConfigError(f"models: {', '.join(unknown)} not in {opts.data} (models: {', '.join(scores)})")
+        scores = {m: scores[m] for m in opts.models}
+    if opts.compare and len(scores) < 2:
+        raise ConfigError(f"compare=true needs at least two models, but {opts.data} has one: {', '.join(scores)}")
+    return scores
+
+
+def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
+    from .datasets import DataError
+
+    try:
+        opts = parse_curve(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
+        scores = _load_curve_scores(opts)
+    except (ConfigError, DataError) as exc:
+        _fail(str(exc), out_dir)
+    except OmegaConfBaseException as exc:
+        _fail(_one_line(exc), out_dir)
+
+    from . import curves, plots
+
+    trial_time = dict(opts.trial_time) if isinstance(opts.trial_time, tuple) else opts.trial_time
+    try:
+        table = curves.evp_curves(scores, method=opts.estimator, trial_time=trial_time)
+    except ValueError as exc:
+        _fail(str(exc), out_dir)
+    reached = curves.budget_to_target(table, opts.target) if opts.target is not None else None
+    x = "time" if trial_time is not None else "n"
+    xlabel = f"time ({opts.time_unit}), {'log scale' if opts.log_x else ''}".rstrip(", ") if x == "time" else None
+    fig = plots.evp_curves_figure(table, x=x, target=opts.target, reached=reached, log_x=opts.log_x, xlabel=xlabel,
+                                  title=f"{Path(opts.data).name}: expected max ({opts.estimator.upper()}) ± 1 SD")
+    for suffix in ("png", "pdf"):
+        io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
+    io.write_parquet(table, out_dir / "curves.parquet")
+    io.write_csv(table, out_dir / "curves.csv")
+    with io.atomic_path(out_dir / "config.yaml") as tmp:
+        OmegaConf.save(cfg, tmp, resolve=True)
+    print(_curve_table(table))
+    if reached is not None:
+        io.write_csv(reached, out_dir / "targets.csv")
+        for _, row in reached.iterrows():
+            where = (f"n = {int(row['n'])}" + (f" ({row['time']:.3g} {opts.time_unit})" if x == "time" else "")
+                     if row["n"] == row["n"] else "not reached within its trials")
+            print(f"{row['model']}: expected max first reaches {opts.target} at {where}")
+    log.info("wrote %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())))
+
+
+def _curve_table(table) -> str:
+    """Expected max +/- SD per model at a readable set of budgets (all of them are in curves.csv)."""
+    B = int(table["n"].max())
+    shown = sorted({n for n in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if n <= B} | {B})
+    t = table[table["n"].isin(shown)].copy()
+    t["cell"] = t["expected_max"].map("{:.4f}".format) + " ± " + t["std"].map("{:.4f}".format)
+    return t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
+
+
+SUBCOMMANDS = {"curve": (_curve_app, "curve")}
+
+
 def main() -> None:
-    """Console entry point."""
-    _check_overrides(sys.argv[1:])
+    """Console entry point: ``simstudy [experiment=...] ...`` runs a study; ``simstudy curve ...`` draws curves."""
+    argv = sys.argv[1:]
+    if argv and argv[0] in SUBCOMMANDS:
+        app, config_name = SUBCOMMANDS[argv[0]]
+        sys.argv = [sys.argv[0], *argv[1:]]  # Hydra reads its overrides from sys.argv
+        _check_overrides(argv[1:], config_name)
+        app()
+        return
+    _check_overrides(argv)
     _study_app()
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+import numpy as np
+
 from . import distributions, estimators
 
 __all__ = [
@@ -22,6 +24,8 @@ __all__ = [
     "RunnerConfig",
     "Config",
     "parse",
+    "CurveConfig",
+    "parse_curve",
     "STUDY_KINDS",
     "BACKENDS",
 ]
@@ -291,4 +295,87 @@ def parse(cfg: Mapping) -> Config:
         estimators=_estimators(cfg.get("estimators")),
         study=study,
         runner=_runner(_section(cfg, "runner")),
+    )
+
+
+@dataclass(frozen=True)
+class CurveConfig:
+    """``simstudy curve``: EVP curves of a researcher's own results (or a shipped data set)."""
+
+    data: str
+    models: tuple[str, ...] | None
+    score_column: str | None
+    model_column: str | None
+    options: tuple[tuple[str, str], ...]  # split / reduce, for the shipped deberta_mnli data
+    estimator: str
+    target: float | None
+    trial_time: float | tuple[tuple[str, float], ...] | None
+    time_unit: str
+    compare: bool
+    log_x: bool
+    low: float
+    high: float
+
+
+def _optional_str(key: str, value: Any) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{key} must be a non-empty string or null, got {value!r}")
+    return value
+
+
+def _number(key: str, value: Any, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or np.isnan(value):
+        raise ConfigError(f"{key} must be a number or null, got {value!r}")
+    return float(value)
+
+
+def _positive(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
+        raise ConfigError(f"{key} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def parse_curve(cfg: Mapping) -> CurveConfig:
+    """Validate the ``simstudy curve`` config (``configs/curve.yaml``); raises :class:`ConfigError`."""
+    data = cfg.get("data")
+    if not isinstance(data, str) or not data:
+        raise ConfigError(f"data must be a file path or a shipped data set name, got {data!r}")
+    models = cfg.get("models")
+    if models is not None:
+        if isinstance(models, str):
+            models = [models]
+        if not isinstance(models, (list, tuple)) or not models or not all(isinstance(m, str) for m in models):
+            raise ConfigError(f"models must be a list of model names or null, got {models!r}")
+        models = tuple(models)
+    trial_time = cfg.get("trial_time")
+    if isinstance(trial_time, Mapping):
+        trial_time = tuple((str(m), _positive(f"trial_time.{m}", t)) for m, t in trial_time.items())
+    elif trial_time is not None:
+        trial_time = _positive("trial_time", trial_time)
+    target = cfg.get("target")
+    if target is not None:
+        target = _number("target", target, np.nan)
+    low, high = _number("low", cfg.get("low"), -np.inf), _number("high", cfg.get("high"), np.inf)
+    if not low < high:
+        raise ConfigError(f"high must be greater than low={low}, got {high}")
+    unit = cfg.get("time_unit", "hours")
+    if not isinstance(unit, str) or not unit:
+        raise ConfigError(f"time_unit must be a non-empty string, got {unit!r}")
+    return CurveConfig(
+        data=data,
+        models=models,
+        score_column=_optional_str("score_column", cfg.get("score_column")),
+        model_column=_optional_str("model_column", cfg.get("model_column")),
+        options=(("reduce", _choice("reduce", cfg.get("reduce", "best"), ("best", "final"))),
+                 ("split", _choice("split", cfg.get("split", "matched"), ("matched", "mismatched")))),
+        estimator=_choice("estimator", cfg.get("estimator", "v"), estimators.CLOSED_FORM),
+        target=target,
+        trial_time=trial_time,
+        time_unit=unit,
+        compare=_bool("compare", cfg.get("compare", False)),
+        log_x=_bool("log_x", cfg.get("log_x", True)),
+        low=low,
+        high=high,
     )

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["DataError", "load_scores", "reuters_hedwig", "deberta_mnli", "tdsa_fiesta", "DATASETS",
-           "load_dataset"]
+           "load_dataset", "load_models"]
 
 SUFFIXES = (".csv", ".json", ".jsonl", ".tsv")
 DATASETS: Mapping[str, str] = MappingProxyType({
@@ -286,6 +286,17 @@ def tdsa_fiesta() -> dict[str, np.ndarray]:
         Model name -> read-only float64 array of 500 F1 values.
     """
     return dict(_shipped_scores("tdsa_fiesta", "test_f1.json", "score", "model"))
+
+
+def load_models(name: str, **options: str) -> dict[str, np.ndarray]:
+    """Every model's scores of a shipped data set, by name (see :data:`DATASETS`); options as in
+    :func:`load_dataset`. Returns model name -> read-only float64 array."""
+    name = _choice_iv("dataset", name, DATASETS)
+    if name == "deberta_mnli":
+        return {model: load_dataset(name, model, **options) for model in _DEBERTA_FILES}
+    if options:
+        raise ValueError(f"{name} takes no options, got: {', '.join(options)}")
+    return reuters_hedwig() if name == "reuters_hedwig" else tdsa_fiesta()
 
 
 def load_dataset(name: str, model: str, **options: str) -> np.ndarray:

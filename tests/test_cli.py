@@ -159,3 +159,39 @@ def test_console_script_is_installed():
     assert exe is not None, "the simstudy console script is not installed beside this Python"
     proc = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "Usage: simstudy" in proc.stdout
+
+
+def test_curve_command_on_a_file_with_target_and_time(tmp_path):
+    rows = ["model,score"] + [f"cnn,{0.3 + 0.004 * i}" for i in range(30)] + [f"lr,{0.36 + 0.001 * i}" for i in range(20)]
+    (tmp_path / "results.csv").write_text("\n".join(rows) + "\n")
+    proc = simstudy("curve", "data=results.csv", "target=0.395", "trial_time={cnn: 2.0, lr: 0.5}",
+                    "hydra.run.dir=out", cwd=tmp_path)
+    assert "cnn: expected max first reaches 0.395 at n = " in proc.stdout
+    table = pd.read_csv(tmp_path / "out" / "curves.csv")
+    assert set(table.model) == {"cnn", "lr"} and {"n", "expected_max", "std", "time"} <= set(table.columns)
+    targets = pd.read_csv(tmp_path / "out" / "targets.csv")
+    assert set(targets.model) == {"cnn", "lr"}
+    assert (tmp_path / "out" / "figure.png").stat().st_size > 0
+
+
+def test_curve_command_on_a_shipped_data_set(tmp_path):
+    proc = simstudy("curve", "data=reuters_hedwig", "estimator=u", "hydra.run.dir=out", cwd=tmp_path)
+    assert "mlp" in proc.stdout and "lstm" in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["data=single.csv", "compare=true"], "compare=true needs at least two models"),
+    (["data=bad.csv"], "bad.csv: row 3: score is not a number: 'x'"),
+    (["data=empty.csv"], "empty.csv: file is empty"),
+    ([], "data is required"),
+    (["data=reuters_hedwig", "estimator=z"], "estimator must be one of u, v, w, got 'z'"),
+    (["data=reuters_hedwig", "models=[cnn]"], "models: cnn not in reuters_hedwig"),
+    (["data=reuters_hedwig", "trial_time=-2"], "trial_time must be a positive number, got -2"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_curve_command_bad_input(tmp_path, args, message):
+    (tmp_path / "single.csv").write_text("score\n0.5\n0.6\n")
+    (tmp_path / "bad.csv").write_text("score\n0.5\nx\n")
+    (tmp_path / "empty.csv").write_text("")
+    proc = simstudy("curve", *args, cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "outputs").exists()

@@ -138,3 +138,29 @@ def test_monte_carlo_agrees_with_exact_bias_on_other_distributions(tmp_path, dis
         for n in (1, 6, 12):
             mc, mcse = pick(s, est, "bias", n)
             assert abs(mc - pick(s, est, "exact_bias", n)[0]) < 4 * mcse
+
+
+@pytest.mark.slow
+def test_bootstrap_never_beats_the_closed_form_and_its_excess_shrinks_with_K(tmp_path):
+    """Dodge et al. (2019, §3.2): V has strictly less error than its bootstrap approximation."""
+    boots = {f"boot_{K}": {"method": "bootstrap", "resamples": K} for K in (10, 100, 1000)}
+    cfg = make_config(budget__B=15, study__reps=1500, study__chunk_reps=500,
+                      estimators={"v": {"method": "v"}, **boots},
+                      distribution={"bag": {"kind": "truncnorm_bag", "seed": 1},
+                                    "continuous": {"kind": "truncnorm"}})
+    s = evp_accuracy.run(cfg, tmp_path / "boot").summary
+    for dist in ("bag", "continuous"):
+        d = s[s.distribution == dist]
+        for n in (1, 5, 10, 15):
+            for K in (10, 100, 1000):
+                excess, mcse = pick(d, f"boot_{K}-v", "mse", n)
+                assert excess > -3 * mcse  # never better than V beyond Monte Carlo error
+                predicted, p_mcse = pick(d, f"boot_{K}", "excess_mse_predicted", n)
+                assert abs(excess - predicted) < 4 * np.hypot(mcse, p_mcse)
+            # Decreasing in K: a larger K is never worse beyond Monte Carlo error ...
+            for small, large in ((10, 100), (100, 1000)):
+                step, step_mcse = pick(d, f"boot_{large}-boot_{small}", "mse", n)
+                assert step < 3 * step_mcse
+            # ... and going from 10 to 100 resamples helps clearly.
+            step, step_mcse = pick(d, "boot_100-boot_10", "mse", n)
+            assert step + 3 * step_mcse < 0

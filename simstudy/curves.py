@@ -1,0 +1,96 @@
+"""Expected-validation-performance curves for a researcher's own tuning results (Dodge et al. 2019).
+
+:func:`evp_curves` turns each model's scores into its curve of expected best score against budget, with
+the plug-in standard deviation of the best score (the +/- 1 SD band of Dodge et al.'s figures, clipped to
+the range of scores actually observed, as they recommend), optionally against time instead of trials.
+:func:`budget_to_target` finds where each curve first reaches a score.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import estimators
+
+__all__ = ["evp_curves", "budget_to_target"]
+
+
+def _trial_time_iv(trial_time, models) -> dict[str, float] | None:
+    if trial_time is None:
+        return None
+    if isinstance(trial_time, Mapping):
+        missing = [m for m in models if m not in trial_time]
+        if missing:
+            raise ValueError(f"trial_time gives no time for model(s) {', '.join(missing)}")
+        times = {m: trial_time[m] for m in models}
+    else:
+        times = {m: trial_time for m in models}
+    for m, t in times.items():
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not np.isfinite(t) or t <= 0:
+            raise ValueError(f"trial_time for {m} must be a positive number, got {t!r}")
+    return {m: float(t) for m, t in times.items()}
+
+
+def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_time=None) -> pd.DataFrame:
+    """The expected maximum of n trials, n = 1..B, for each model.
+
+    Parameters
+    ----------
+    scores : mapping of str to array_like
+        Model name -> its B validation scores (random-search trials; B may differ between models).
+    method : {"v", "u", "w"}
+        The estimator (:func:`simstudy.estimators.expected_max`); V is Dodge et al.'s and has the lowest MSE.
+    trial_time : float or mapping of str to float, optional
+        Average duration of one trial (any unit), for all models or per model: adds a ``time`` column,
+        ``n * trial_time``.
+
+    Returns
+    -------
+    DataFrame
+        Tidy, one row per (model, n): ``expected_max``, ``std`` (plug-in SD of the best of n), ``band_low``
+        and ``band_high`` (``expected_max -/+ std`` clipped to the model's observed [min, max]) and ``time``.
+    """
+    if method not in estimators.CLOSED_FORM:
+        raise ValueError(f"unknown estimator {method!r}; choose one of: {', '.join(estimators.CLOSED_FORM)}")
+    if not scores:
+        raise ValueError("no models to draw")
+    times = _trial_time_iv(trial_time, list(scores))
+    frames = []
+    for model, x in scores.items():
+        x = np.asarray(x, dtype=np.float64)
+        mean = estimators.expected_max(x, method)
+        std = estimators.expected_max_std(x)
+        frame = pd.DataFrame({"model": model, "n": np.arange(1, x.size + 1), "expected_max": mean, "std": std,
+                              "band_low": np.clip(mean - std, x.min(), x.max()),
+                              "band_high": np.clip(mean + std, x.min(), x.max())})
+        if times is not None:
+            frame["time"] = frame["n"] * times[model]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def budget_to_target(curves: pd.DataFrame, target: float) -> pd.DataFrame:
+    """The smallest budget at which each model's expected maximum reaches ``target`` (Dodge et al. 2019, Fig. 1).
+
+    Returns
+    -------
+    DataFrame
+        One row per model: ``target``, ``n`` (NaN if the curve never reaches it within the model's B),
+        ``expected_max`` there, and ``time`` when the curves have a time axis.
+    """
+    rows = []
+    for model, c in curves.groupby("model", sort=False):
+        hit = c[c["expected_max"] >= target]
+        row = {"model": model, "target": target, "n": np.nan, "expected_max": np.nan}
+        if "time" in c:
+            row["time"] = np.nan
+        if len(hit):
+            first = hit.iloc[0]
+            row.update(n=int(first["n"]), expected_max=float(first["expected_max"]))
+            if "time" in c:
+                row["time"] = float(first["time"])
+        rows.append(row)
+    return pd.DataFrame(rows)
