@@ -195,3 +195,16 @@ def test_curve_command_bad_input(tmp_path, args, message):
     proc = simstudy("curve", *args, cwd=tmp_path, check=False)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert not (tmp_path / "outputs").exists()
+
+
+def test_figure2_and_bootstrap_presets_run_small(tmp_path):
+    simstudy("experiment=dodge2021_fig2", "study.reps=300", "study.chunk_reps=300", "runner.progress=false",
+             "hydra.run.dir=fig2", cwd=tmp_path)
+    s = pd.read_parquet(tmp_path / "fig2" / "summary.parquet")
+    assert sorted(set(s.B)) == list(range(15, 31)) and {"wrong_rate", "true_gap"} <= set(s.measure)
+    simstudy("experiment=dodge2019_bootstrap", "study.reps=40", "study.chunk_reps=40", "budget.B=8",
+             "runner.progress=false", "hydra.run.dir=boot", cwd=tmp_path)
+    s = pd.read_parquet(tmp_path / "boot" / "summary.parquet")
+    assert set(s.distribution) == {"bag", "continuous"} and "excess_mse_predicted" in set(s.measure)
+    for run in ("fig2", "boot"):
+        assert (tmp_path / run / "figure.png").stat().st_size > 0
