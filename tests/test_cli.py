@@ -56,7 +56,8 @@ def test_sweep(tmp_path):
 
 def test_help_lists_groups_and_experiments(tmp_path):
     proc = simstudy("--help", cwd=tmp_path)
-    assert "experiment: dodge2021_fig1" in proc.stdout and "estimators: bootstrap, u, v, w" in proc.stdout
+    assert "experiment: dodge2019_bootstrap, dodge2021_fig1, dodge2021_fig2" in proc.stdout
+    assert "estimators: bootstrap, u, v, w" in proc.stdout
 
 
 def _chunks(run_dir: Path) -> list[Path]:
