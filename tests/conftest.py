@@ -14,3 +14,18 @@ def rng(request):
     seed = int.from_bytes(request.node.name.encode()[:8].ljust(8, b"\0"), "little") % 2**32
     log.info("seed for %s: %d", request.node.name, seed)
     return np.random.default_rng(seed)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """LD intervals are cached on disk; tests use a private cache directory, never the user's."""
+    import os
+
+    path = tmp_path_factory.mktemp("simstudy-cache")
+    old = os.environ.get("SIMSTUDY_CACHE_DIR")
+    os.environ["SIMSTUDY_CACHE_DIR"] = str(path)
+    yield
+    if old is None:
+        os.environ.pop("SIMSTUDY_CACHE_DIR", None)
+    else:
+        os.environ["SIMSTUDY_CACHE_DIR"] = old

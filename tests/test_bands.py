@@ -1,0 +1,156 @@
+"""Confidence bands for CDFs and tuning curves (Lourie, Cho & He)."""
+
+import logging
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from simstudy import bands
+
+log = logging.getLogger(__name__)
+DIST = stats.beta(4, 2)  # a continuous score distribution on [0, 1]
+
+
+def coverage_interval(hits: int, reps: int, level: float = 0.999):
+    ci = stats.binomtest(hits, reps).proportion_ci(level, method="exact")
+    return ci.low, ci.high
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [6, 48])
+@pytest.mark.parametrize("confidence", [0.5, 0.9])
+def test_cdf_bands_have_exact_coverage(n, confidence):
+    seed = 1000 * n + int(100 * confidence)
+    log.info("seed %d", seed)
+    rng = np.random.default_rng(seed)
+    reps = 2000
+    samples = DIST.rvs(size=(reps, n), random_state=rng)
+    for method in bands.METHODS:
+        hits = sum(bands.cdf_bands(y, confidence, method, low=0, high=1).covers(DIST.cdf) for y in samples)
+        low, high = coverage_interval(hits, reps)
+        log.info("%s n=%d confidence=%.2f: %d/%d", method, n, confidence, hits, reps)
+        if method == "dkw":
+            assert high >= confidence  # conservative: at least nominal
+        else:
+            assert low <= confidence <= high  # exact
+
+
+def median_curve(k):
+    return DIST.ppf(0.5 ** (1 / np.asarray(k, dtype=float)))
+
+
+def test_proposition_1_sample_by_sample(rng):
+    """The median band covers the median tuning curve (for every k) exactly when the CDF band covers F."""
+    outcomes = set()
+    for n in (5, 20):
+        for y in DIST.rvs(size=(400, n), random_state=rng):
+            for method in ("ks", "ld_highest_density"):
+                cdf = bands.cdf_bands(y, 0.5, method, low=0, high=1)
+                covers_cdf, covers_curve = cdf.covers(DIST.cdf), cdf.covers_quantile_curve(median_curve)
+                assert covers_cdf == covers_curve
+                outcomes.add(covers_cdf)
+    assert outcomes == {True, False}  # both cases occurred
+
+
+def test_integer_k_misses_violations(rng):
+    """Checking only k = 1..n would call some violated bands covering (why issue 5 checks jump points)."""
+    missed = 0
+    for y in DIST.rvs(size=(300, 10), random_state=rng):
+        tc = bands.tuning_curve_bands(y, 0.5, "median", "ld_highest_density", low=0, high=1, ks=np.arange(1, 11))
+        on_grid = np.all((tc.lower <= median_curve(tc.ks)) & (median_curve(tc.ks) <= tc.upper))
+        missed += on_grid and not tc.cdf.covers_quantile_curve(median_curve)
+    assert missed > 0
+
+
+def test_point_estimate_is_the_ecdf_tuning_curve():
+    y = np.array([0.2, 0.5, 0.6, 0.9])
+    tc = bands.tuning_curve_bands(y, 0.8, "median", "ks", ks=[1, 2, 3.5])
+    # eCDF^k >= 0.5 first at: k=1: F=0.5 at 0.5; k=2: F=0.75 (0.5625) at 0.6; k=3.5: 0.75^3.5 < 0.5 -> 0.9.
+    np.testing.assert_array_equal(tc.point, [0.5, 0.6, 0.9])
+    mean = bands.tuning_curve_bands(y, 0.8, "mean", "ks", ks=[1, 2], low=0, high=1)
+    assert mean.point[0] == pytest.approx(y.mean())
+    assert mean.point[1] == pytest.approx(np.mean([max(a, b) for a in y for b in y]))
+
+
+@pytest.mark.parametrize("kind", ["median", "mean"])
+@pytest.mark.parametrize("method", bands.METHODS)
+def test_bands_monotone_in_k_and_nested_in_confidence(rng, kind, method):
+    y = DIST.rvs(size=30, random_state=rng)
+    ks = np.linspace(0.5, 60, 200)
+    narrow = bands.tuning_curve_bands(y, 0.5, kind, method, ks=ks, low=0, high=1)
+    wide = bands.tuning_curve_bands(y, 0.9, kind, method, ks=ks, low=0, high=1)
+    for tc in (narrow, wide):
+        for curve in (tc.lower, tc.point, tc.upper):
+            assert np.all(np.diff(curve) >= -1e-12)
+        assert np.all(tc.lower <= tc.point + 1e-12) and np.all(tc.point <= tc.upper + 1e-12)
+    assert np.all(wide.lower <= narrow.lower + 1e-12) and np.all(narrow.upper <= wide.upper + 1e-12)
+
+
+def test_ld_narrower_than_dkw_and_ks_at_the_extremes(rng):
+    y = DIST.rvs(size=48, random_state=rng)
+    width = {m: (lambda b: b.upper - b.lower)(bands.cdf_bands(y, 0.8, m)) for m in bands.METHODS}
+    for ld in ("ld_equal_tailed", "ld_highest_density"):
+        for const in ("dkw", "ks"):
+            assert width[ld][0] < width[const][0] and width[ld][-2] < width[const][-2]
+
+
+def test_highest_density_no_wider_and_bounds_more_of_the_curve(rng):
+    for n in (6, 48, 200):
+        y = DIST.rvs(size=n, random_state=rng)
+        hd = bands.cdf_bands(y, 0.8, "ld_highest_density", low=0, high=1)
+        et = bands.cdf_bands(y, 0.8, "ld_equal_tailed", low=0, high=1)
+        assert np.sum(hd.upper - hd.lower) <= np.sum(et.upper - et.lower)
+        ks = np.arange(1, 5 * n + 1)
+        trivial = {name: np.argmax(np.append(tc.upper >= 1, True))
+                   for name, tc in (("hd", bands.tuning_curve_bands(y, 0.8, ks=ks, method="ld_highest_density",
+                                                                    low=0, high=1)),
+                                    ("et", bands.tuning_curve_bands(y, 0.8, ks=ks, method="ld_equal_tailed",
+                                                                    low=0, high=1)))}
+        assert trivial["hd"] >= trivial["et"]
+
+
+def test_any_quantile_and_real_k(rng):
+    y = DIST.rvs(size=25, random_state=rng)
+    q80 = bands.tuning_curve_bands(y, 0.8, "quantile", quantile=0.8, ks=[0.5, 1.5, 7.25])
+    med = bands.tuning_curve_bands(y, 0.8, "median", ks=[0.5, 1.5, 7.25])
+    assert np.all(q80.point >= med.point)
+
+
+def test_cdf_band_values_between_scores_and_at_bounds(rng):
+    y = np.sort(DIST.rvs(size=10, random_state=rng))
+    cb = bands.cdf_bands(y, 0.9, "ks", low=0, high=1)
+    lower, upper = cb.at([-0.1, 0.0, (y[3] + y[4]) / 2, 1.0])
+    assert lower[0] == 0 and upper[0] == 0          # below the support
+    assert upper[1] == cb.upper_below                # at low, before the first score
+    assert lower[2] == cb.lower[3] and upper[2] == cb.upper[3]
+    assert lower[3] == 1 and upper[3] == 1            # at the top of the support
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: bands.cdf_bands([0.5]), "need at least 2 scores"),
+    (lambda: bands.cdf_bands([0.5, np.nan]), "scores must be finite numbers, got nan"),
+    (lambda: bands.cdf_bands([0.5, np.inf]), "scores must be finite numbers, got inf"),
+    (lambda: bands.cdf_bands([0.5, 1.5], low=0, high=1), "score 1.5 is outside the support"),
+    (lambda: bands.cdf_bands([0.5, 0.6], confidence=1.0), "confidence must be strictly between 0 and 1"),
+    (lambda: bands.cdf_bands([0.5, 0.6], confidence=0), "confidence must be strictly between 0 and 1"),
+    (lambda: bands.cdf_bands([0.5, 0.6], method="bootstrap"), "unknown band method 'bootstrap'"),
+    (lambda: bands.tuning_curve_bands([0.5, 0.6], kind="mode"), "unknown tuning-curve kind 'mode'"),
+    (lambda: bands.tuning_curve_bands([0.5, 0.6], kind="mean"), "vacuous without finite bounds"),
+    (lambda: bands.tuning_curve_bands([0.5, 0.6], kind="mean", low=0), "vacuous without finite bounds"),
+    (lambda: bands.tuning_curve_bands([0.5, 0.6], ks=[0, 1]), "ks must be finite budgets > 0"),
+    (lambda: bands.tuning_curve_bands([0.5, 0.6], kind="quantile", quantile=1), "quantile must be strictly"),
+])
+def test_bad_input(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_ties_warn():
+    with pytest.warns(UserWarning, match="ties"):
+        bands.cdf_bands([0.5, 0.5, 0.7])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bands.cdf_bands([0.5, 0.6, 0.7])
