@@ -36,7 +36,7 @@ import numpy as np
 from . import boundary
 
 __all__ = ["METHODS", "KINDS", "CDFBands", "TuningCurveBands", "cdf_bands", "tuning_curve_bands",
-           "tuning_curve", "dkw_epsilon", "ks_epsilon"]
+           "tuning_curve", "dkw_epsilon", "ks_epsilon", "evidence", "EVIDENCE_LEVELS"]
 
 METHODS = ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
 KINDS = ("median", "quantile", "mean")
@@ -343,3 +343,30 @@ def tuning_curve_bands(scores, confidence: float = 0.95, kind: str = "median", m
     return TuningCurveBands(ks=ks, point=curve(ecdf), lower=curve(upper_cdf), upper=curve(lower_cdf), kind=kind,
                             quantile=0.5 if kind == "median" else quantile, confidence=bands.confidence,
                             method=bands.method, cdf=bands)
+
+
+#: Lourie et al.'s (tentative) heuristic for comparing two models' bands, from none to strong.
+EVIDENCE_LEVELS = ("none", "weak", "fair", "strong")
+
+
+def evidence(a: TuningCurveBands, b: TuningCurveBands) -> tuple[np.ndarray, np.ndarray]:
+    """Lourie et al.'s evidence heuristic at each budget, for two models' bands at the same ``ks``.
+
+    Evidence is *weak* where one band excludes the other's point estimate, *fair* where each band excludes
+    the other's, and *strong* where the bands do not overlap (Lourie et al. §2, after Minka 2002).
+
+    Returns
+    -------
+    level : ndarray of str, shape (m,)
+        One of :data:`EVIDENCE_LEVELS` per budget.
+    leader : ndarray of int, shape (m,)
+        +1 where ``a``'s point estimate is higher, -1 where ``b``'s is, 0 on a tie.
+    """
+    if a.ks.shape != b.ks.shape or np.any(a.ks != b.ks):
+        raise ValueError("the two bands must be evaluated at the same budgets ks")
+    a_excludes = (b.point < a.lower) | (b.point > a.upper)
+    b_excludes = (a.point < b.lower) | (a.point > b.upper)
+    apart = (a.lower > b.upper) | (b.lower > a.upper)
+    level = np.where(apart, "strong", np.where(a_excludes & b_excludes, "fair",
+                                               np.where(a_excludes | b_excludes, "weak", "none")))
+    return level, np.sign(a.point - b.point).astype(int)

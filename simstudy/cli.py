@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 
 import hydra
+import numpy as np
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from . import io
-from .config import ConfigError, parse, parse_curve
+from .config import ConfigError, parse, parse_bands, parse_curve
 
 log = logging.getLogger("simstudy")
 
@@ -166,12 +167,17 @@ def _curve_app(cfg: DictConfig) -> None:
         raise
 
 
-def _load_curve_scores(opts) -> dict:
+def _load_scores(opts) -> dict:
+    """Scores by model from a :class:`~simstudy.config.DataConfig`: a file or a shipped data set."""
     from . import datasets
 
     if opts.data in datasets.DATASETS:
         options = dict(opts.options) if opts.data == "deberta_mnli" else {}
         scores = datasets.load_models(opts.data, **options)
+        outside = {m: x for m, x in scores.items() if np.any((x < opts.low) | (x > opts.high))}
+        if outside:
+            m = next(iter(outside))
+            raise ConfigError(f"{opts.data}: model {m} has scores outside [low, high] = [{opts.low}, {opts.high}]")
     else:
         scores = datasets.load_scores(opts.data, score_column=opts.score_column, model_column=opts.model_column,
                                       low=opts.low, high=opts.high)
@@ -180,8 +186,13 @@ def _load_curve_scores(opts) -> dict:
         if unknown:
             raise ConfigError(f"models: {', '.join(unknown)} not in {opts.data} (models: {', '.join(scores)})")
         scores = {m: scores[m] for m in opts.models}
-    if opts.compare and len(scores) < 2:
+    if len(scores) < opts.min_models:
         raise ConfigError(f"compare=true needs at least two models, but {opts.data} has one: {', '.join(scores)}")
+    if opts.sample_size is not None:
+        short = [m for m, x in scores.items() if x.size < opts.sample_size]
+        if short:
+            raise ConfigError(f"sample_size={opts.sample_size} exceeds the scores of model(s) {', '.join(short)}")
+        scores = {m: x[: opts.sample_size] for m, x in scores.items()}
     return scores
 
 
@@ -190,7 +201,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
 
     try:
         opts = parse_curve(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
-        scores = _load_curve_scores(opts)
+        scores = _load_scores(opts.data)
     except (ConfigError, DataError) as exc:
         _fail(str(exc), out_dir)
     except OmegaConfBaseException as exc:
@@ -207,7 +218,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     x = "time" if trial_time is not None else "n"
     xlabel = f"time ({opts.time_unit}), {'log scale' if opts.log_x else ''}".rstrip(", ") if x == "time" else None
     fig = plots.evp_curves_figure(table, x=x, target=opts.target, reached=reached, log_x=opts.log_x, xlabel=xlabel,
-                                  title=f"{Path(opts.data).name}: expected max ({opts.estimator.upper()}) ± 1 SD")
+                                  title=f"{Path(opts.data.data).name}: expected max ({opts.estimator.upper()}) ± 1 SD")
     for suffix in ("png", "pdf"):
         io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
     io.write_parquet(table, out_dir / "curves.parquet")
@@ -233,7 +244,99 @@ def _curve_table(table) -> str:
     return t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
 
 
-SUBCOMMANDS = {"curve": (_curve_app, "curve")}
+@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="bands")
+def _bands_app(cfg: DictConfig) -> None:
+    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        _run_bands(cfg, out_dir)
+    except BaseException:
+        _remove_if_empty(out_dir)
+        raise
+
+
+def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
+    import warnings
+
+    import pandas as pd
+
+    from . import bands, plots
+    from .datasets import DataError
+
+    try:
+        opts = parse_bands(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
+        scores = _load_scores(opts.data)
+    except (ConfigError, DataError) as exc:
+        _fail(str(exc), out_dir)
+    except OmegaConfBaseException as exc:
+        _fail(_one_line(exc), out_dir)
+
+    low, high = opts.data.low, opts.data.high
+    max_k = opts.max_k or max(x.size for x in scores.values())
+    ks = np.arange(1, max_k + 1, dtype=np.float64)
+    results, curve_rows, cdf_rows = {}, [], []
+    for model, x in scores.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tc = bands.tuning_curve_bands(x, opts.confidence, opts.kind, opts.method, ks=ks,
+                                          quantile=opts.quantile, low=low, high=high)
+        for w in caught:
+            log.warning("%s: %s", model, w.message)
+        results[model] = tc
+        curve_rows.append(pd.DataFrame({"model": model, "k": ks, "point": tc.point, "lower": tc.lower,
+                                        "upper": tc.upper}))
+        cdf_rows.append(pd.DataFrame({"model": model, "score": tc.cdf.y, "ecdf": np.arange(1, x.size + 1) / x.size,
+                                      "lower": tc.cdf.lower, "upper": tc.cdf.upper}))
+    curves = pd.concat(curve_rows, ignore_index=True)
+    for col, value in (("kind", opts.kind), ("quantile", opts.quantile), ("confidence", opts.confidence),
+                       ("method", opts.method)):
+        curves[col] = value
+    cdfs = pd.concat(cdf_rows, ignore_index=True)
+    io.write_parquet(curves, out_dir / "bands.parquet")
+    io.write_csv(curves, out_dir / "bands.csv")
+    io.write_csv(cdfs, out_dir / "cdf_bands.csv")
+    label = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
+    fig_curve = plots.tuning_curve_bands_figure(curves, low=low, high=high,
+                                                title=f"{opts.confidence:.0%} {opts.method} bands, {label}")
+    fig_cdf = plots.cdf_bands_figure(cdfs, low=low, high=high,
+                                     title=f"{opts.confidence:.0%} {opts.method} bands for the CDF of scores")
+    for suffix in ("png", "pdf"):
+        io.save_figure(fig_curve, out_dir / f"tuning_curve.{suffix}", dpi=150)
+        io.save_figure(fig_cdf, out_dir / f"cdf.{suffix}", dpi=150)
+    with io.atomic_path(out_dir / "config.yaml") as tmp:
+        OmegaConf.save(cfg, tmp, resolve=True)
+    shown = curves[curves["k"].isin([1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, max_k])]
+    print(shown.pivot(index="k", columns="model", values=["lower", "point", "upper"]).round(4).to_string())
+    if len(results) == 2:
+        (name_a, a), (name_b, b) = results.items()
+        rows = _evidence_rows(name_a, a, name_b, b)
+        io.write_csv(pd.DataFrame(rows), out_dir / "evidence.csv")
+        for row in _evidence_summary(rows):
+            print(row)
+    log.info("wrote %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())))
+
+
+def _evidence_rows(name_a, a, name_b, b) -> list[dict]:
+    from . import bands
+
+    level, leader = bands.evidence(a, b)
+    names = {1: name_a, -1: name_b, 0: "tie"}
+    return [{"k": k, "evidence": lv, "leader": names[int(ld)]} for k, lv, ld in zip(a.ks, level, leader)]
+
+
+def _evidence_summary(rows: list[dict]) -> list[str]:
+    """Runs of budgets with the same evidence level and leader, e.g. 'strong evidence a > b for k = 1..48'."""
+    lines, start = [], 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or (rows[i]["evidence"], rows[i]["leader"]) != (rows[start]["evidence"], rows[start]["leader"]):
+            r = rows[start]
+            what = "no evidence either way" if r["evidence"] == "none" else f"{r['evidence']} evidence {r['leader']} is better"
+            lines.append(f"k = {r['k']:g}..{rows[i - 1]['k']:g}: {what}")
+            start = i
+    return ["evidence (Lourie et al.'s heuristic: weak = one band excludes the other's point estimate, fair = each "
+            "does, strong = no overlap):", *lines]
+
+
+SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands")}
 
 
 def main() -> None:

@@ -24,8 +24,11 @@ __all__ = [
     "RunnerConfig",
     "Config",
     "parse",
+    "DataConfig",
     "CurveConfig",
+    "BandsConfig",
     "parse_curve",
+    "parse_bands",
     "STUDY_KINDS",
     "BACKENDS",
 ]
@@ -299,22 +302,42 @@ def parse(cfg: Mapping) -> Config:
 
 
 @dataclass(frozen=True)
-class CurveConfig:
-    """``simstudy curve``: EVP curves of a researcher's own results (or a shipped data set)."""
+class DataConfig:
+    """Score data for ``simstudy curve`` and ``simstudy bands``: a file or a shipped data set."""
 
     data: str
     models: tuple[str, ...] | None
     score_column: str | None
     model_column: str | None
     options: tuple[tuple[str, str], ...]  # split / reduce, for the shipped deberta_mnli data
+    low: float
+    high: float
+    min_models: int  # 2 for a comparison
+    sample_size: int | None  # keep the first n scores of each model (random-search order)
+
+
+@dataclass(frozen=True)
+class CurveConfig:
+    """``simstudy curve``: EVP curves of a researcher's own results (or a shipped data set)."""
+
+    data: DataConfig
     estimator: str
     target: float | None
     trial_time: float | tuple[tuple[str, float], ...] | None
     time_unit: str
-    compare: bool
     log_x: bool
-    low: float
-    high: float
+
+
+@dataclass(frozen=True)
+class BandsConfig:
+    """``simstudy bands``: confidence bands for the CDF and tuning curve of each model's scores."""
+
+    data: DataConfig
+    confidence: float
+    kind: str
+    quantile: float
+    method: str
+    max_k: int | None
 
 
 def _optional_str(key: str, value: Any) -> str | None:
@@ -337,8 +360,7 @@ def _positive(key: str, value: Any) -> float:
     return float(value)
 
 
-def parse_curve(cfg: Mapping) -> CurveConfig:
-    """Validate the ``simstudy curve`` config (``configs/curve.yaml``); raises :class:`ConfigError`."""
+def _data(cfg: Mapping) -> DataConfig:
     data = cfg.get("data")
     if not isinstance(data, str) or not data:
         raise ConfigError(f"data must be a file path or a shipped data set name, got {data!r}")
@@ -349,6 +371,26 @@ def parse_curve(cfg: Mapping) -> CurveConfig:
         if not isinstance(models, (list, tuple)) or not models or not all(isinstance(m, str) for m in models):
             raise ConfigError(f"models must be a list of model names or null, got {models!r}")
         models = tuple(models)
+    low, high = _number("low", cfg.get("low"), -np.inf), _number("high", cfg.get("high"), np.inf)
+    if not low < high:
+        raise ConfigError(f"high must be greater than low={low}, got {high}")
+    size = cfg.get("sample_size")
+    return DataConfig(
+        data=data,
+        models=models,
+        score_column=_optional_str("score_column", cfg.get("score_column")),
+        model_column=_optional_str("model_column", cfg.get("model_column")),
+        options=(("reduce", _choice("reduce", cfg.get("reduce", "best"), ("best", "final"))),
+                 ("split", _choice("split", cfg.get("split", "matched"), ("matched", "mismatched")))),
+        low=low,
+        high=high,
+        min_models=2 if _bool("compare", cfg.get("compare", False)) else 1,
+        sample_size=None if size is None else _int("sample_size", size, minimum=2),
+    )
+
+
+def parse_curve(cfg: Mapping) -> CurveConfig:
+    """Validate the ``simstudy curve`` config (``configs/curve.yaml``); raises :class:`ConfigError`."""
     trial_time = cfg.get("trial_time")
     if isinstance(trial_time, Mapping):
         trial_time = tuple((str(m), _positive(f"trial_time.{m}", t)) for m, t in trial_time.items())
@@ -357,25 +399,36 @@ def parse_curve(cfg: Mapping) -> CurveConfig:
     target = cfg.get("target")
     if target is not None:
         target = _number("target", target, np.nan)
-    low, high = _number("low", cfg.get("low"), -np.inf), _number("high", cfg.get("high"), np.inf)
-    if not low < high:
-        raise ConfigError(f"high must be greater than low={low}, got {high}")
     unit = cfg.get("time_unit", "hours")
     if not isinstance(unit, str) or not unit:
         raise ConfigError(f"time_unit must be a non-empty string, got {unit!r}")
     return CurveConfig(
-        data=data,
-        models=models,
-        score_column=_optional_str("score_column", cfg.get("score_column")),
-        model_column=_optional_str("model_column", cfg.get("model_column")),
-        options=(("reduce", _choice("reduce", cfg.get("reduce", "best"), ("best", "final"))),
-                 ("split", _choice("split", cfg.get("split", "matched"), ("matched", "mismatched")))),
+        data=_data(cfg),
         estimator=_choice("estimator", cfg.get("estimator", "v"), estimators.CLOSED_FORM),
         target=target,
         trial_time=trial_time,
         time_unit=unit,
-        compare=_bool("compare", cfg.get("compare", False)),
         log_x=_bool("log_x", cfg.get("log_x", True)),
-        low=low,
-        high=high,
+    )
+
+
+def parse_bands(cfg: Mapping) -> BandsConfig:
+    """Validate the ``simstudy bands`` config (``configs/bands.yaml``); raises :class:`ConfigError`."""
+    from . import bands
+
+    confidence = _level("confidence", cfg.get("confidence"))
+    kind = _choice("kind", cfg.get("kind"), bands.KINDS)
+    quantile = _level("quantile", cfg.get("quantile", 0.5))
+    data = _data(cfg)
+    if kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
+        raise ConfigError("kind=mean needs finite low and high (e.g. low=0 high=1 for accuracy): without them "
+                          "the mean tuning curve's band is vacuous")
+    max_k = cfg.get("max_k")
+    return BandsConfig(
+        data=data,
+        confidence=confidence,
+        kind=kind,
+        quantile=0.5 if kind == "median" else quantile,
+        method=_choice("method", cfg.get("method"), bands.METHODS),
+        max_k=None if max_k is None else _int("max_k", max_k, minimum=1),
     )

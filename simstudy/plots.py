@@ -16,7 +16,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-__all__ = ["evp_accuracy_figure", "wrong_conclusions_figure", "evp_curves_figure", "FIGURES"]
+__all__ = ["evp_accuracy_figure", "wrong_conclusions_figure", "evp_curves_figure", "tuning_curve_bands_figure",
+           "cdf_bands_figure", "FIGURES"]
 
 _Z = 1.96
 
@@ -176,6 +177,62 @@ def evp_curves_figure(curves: pd.DataFrame, *, x: str = "n", target: float | Non
     ax.set_xlabel(xlabel or ("hyperparameter assignments (trials)" if x == "n" else x))
     ax.set_ylabel("expected max validation score")
     ax.legend(frameon=True)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig
+
+
+def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf,
+                              title: str | None = None):
+    """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al., Figs. 2-3).
+
+    ``curves`` has columns ``model``, ``k``, ``point``, ``lower``, ``upper``. Where a band is trivial (at
+    ``low``/``high`` or infinite: the data cannot bound the curve there) it runs to the plot's edge, and the
+    axis is scaled to the informative part.
+    """
+    _theme()
+    models = list(dict.fromkeys(curves["model"]))
+    palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    fig, ax = plt.subplots(figsize=(5.5, 4.0), constrained_layout=True)
+    values = curves[["point", "lower", "upper"]].to_numpy()
+    finite = values[np.isfinite(values) & (values > low) & (values < high)]
+    if finite.size == 0:
+        finite = curves["point"].to_numpy()
+    pad = 0.05 * (finite.max() - finite.min() or 1.0)
+    bottom, top = finite.min() - pad, finite.max() + pad
+    for model in models:
+        c = curves[curves["model"] == model].sort_values("k")
+        ax.plot(c["k"], c["point"], color=palette[model], lw=1.8, label=f"{model} (eCDF)", drawstyle="steps-post")
+        ax.fill_between(c["k"], np.clip(c["lower"], bottom, top), np.clip(c["upper"], bottom, top),
+                        color=palette[model], alpha=0.22, lw=0, step="post")
+    ax.set_ylim(bottom, top)
+    ax.set_xlabel("k (iterations of random search)")
+    ax.set_ylabel("best score after k iterations")
+    ax.legend(frameon=True)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig
+
+
+def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf, title: str | None = None):
+    """Empirical CDFs with their simultaneous confidence bands (columns ``model``, ``score``, ``ecdf``,
+    ``lower``, ``upper``: band values at each order statistic, right-continuous)."""
+    _theme()
+    models = list(dict.fromkeys(cdfs["model"]))
+    palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    fig, ax = plt.subplots(figsize=(5.5, 4.0), constrained_layout=True)
+    for model in models:
+        c = cdfs[cdfs["model"] == model].sort_values("score")
+        ax.step(c["score"], c["ecdf"], where="post", color=palette[model], lw=1.5, label=f"{model} (eCDF)")
+        ax.fill_between(c["score"], c["lower"], c["upper"], step="post", color=palette[model], alpha=0.22, lw=0)
+    lo = low if np.isfinite(low) else None
+    hi = high if np.isfinite(high) else None
+    if lo is not None or hi is not None:
+        ax.set_xlim(left=lo, right=hi)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("score")
+    ax.set_ylabel("cumulative probability")
+    ax.legend(frameon=True, loc="upper left")
     if title:
         ax.set_title(title, fontsize=9)
     return fig

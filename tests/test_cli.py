@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -209,3 +210,42 @@ def test_figure2_and_bootstrap_presets_run_small(tmp_path):
     assert set(s.distribution) == {"bag", "continuous"} and "excess_mse_predicted" in set(s.measure)
     for run in ("fig2", "boot"):
         assert (tmp_path / run / "figure.png").stat().st_size > 0
+
+
+def test_bands_command_two_models_with_evidence(tmp_path):
+    proc = simstudy("bands", "data=deberta_mnli", "sample_size=48", "confidence=0.8", "low=0", "high=1",
+                    "hydra.run.dir=out", cwd=tmp_path)
+    assert "evidence debertav3 is better" in proc.stdout
+    out = tmp_path / "out"
+    for name in ("tuning_curve.png", "tuning_curve.pdf", "cdf.png", "bands.csv", "bands.parquet", "cdf_bands.csv",
+                 "evidence.csv"):
+        assert (out / name).stat().st_size > 0, name
+    table = pd.read_parquet(out / "bands.parquet")
+    assert set(table.model) == {"deberta", "debertav3"} and table.k.max() == 48
+    assert (table.lower <= table.point).all() and (table.point <= table.upper).all()
+    assert set(pd.read_csv(out / "evidence.csv").evidence) <= {"none", "weak", "fair", "strong"}
+
+
+def test_bands_command_on_a_file_mean_kind(tmp_path):
+    rng = np.random.default_rng(0)
+    (tmp_path / "s.csv").write_text("score\n" + "\n".join(f"{v:.6f}" for v in rng.beta(8, 2, size=30)) + "\n")
+    simstudy("bands", "data=s.csv", "kind=mean", "low=0", "high=1", "method=ks", "hydra.run.dir=out", cwd=tmp_path)
+    table = pd.read_csv(tmp_path / "out" / "bands.csv")
+    assert (table.kind == "mean").all() and np.isfinite(table.upper).all()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["data=s.csv", "kind=mean"], "kind=mean needs finite low and high"),
+    (["data=s.csv", "confidence=1.5"], "confidence must be a number strictly between 0 and 1, got 1.5"),
+    (["data=s.csv", "method=bootstrap"], "method must be one of dkw, ks, ld_equal_tailed, ld_highest_density"),
+    (["data=s.csv", "low=0", "high=0.5"], "s.csv: row 2: score 0.9 is outside the support [0, 0.5]"),
+    (["data=nan.csv"], "nan.csv: row 3: score nan is not finite"),
+    (["data=s.csv", "compare=true"], "compare=true needs at least two models"),
+    (["data=s.csv", "sample_size=5"], "sample_size=5 exceeds the scores"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_bands_command_bad_input(tmp_path, args, message):
+    (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
+    (tmp_path / "nan.csv").write_text("score\n0.9\nnan\n")
+    proc = simstudy("bands", *args, cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "outputs").exists()
