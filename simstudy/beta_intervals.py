@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from ._roots import safeguarded_newton
+
 __all__ = ["equal_tailed", "highest_density", "coverage_equal_tailed", "coverage_highest_density"]
 
 _NEWTON_STEPS = 100
@@ -58,31 +60,7 @@ def _dlog_density(x, a, b):
 
 
 def _safeguarded_newton(f, lo, hi, x0):
-    """Roots of increasing functions, elementwise, given brackets ``f(lo) <= 0 <= f(hi)``.
-
-    ``f(x, sel)`` returns ``(value, derivative)`` for the elements ``sel`` (an index array) at ``x``. A Newton
-    step that leaves the bracket is replaced by the bracket's midpoint, so every element converges; only
-    the elements not yet converged are evaluated again (the slowest few take several times the median).
-    """
-    lo, hi = np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64)
-    x = np.clip(np.array(x0, dtype=np.float64), lo, hi)
-    active = np.arange(x.size)
-    for _ in range(_NEWTON_STEPS):
-        xa, la, ha = x[active], lo[active], hi[active]
-        value, slope = f(xa, active)
-        la = np.where(value < 0, xa, la)
-        ha = np.where(value > 0, xa, ha)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = xa - value / slope
-        bad = ~np.isfinite(step) | (step < la) | (step > ha)
-        new = np.where(bad, 0.5 * (la + ha), step)
-        done = (np.abs(value) <= _FTOL) | (np.abs(new - xa) <= _XTOL * np.maximum(1e-300, np.abs(xa)))
-        x[active] = np.where(np.abs(value) <= _FTOL, xa, new)
-        lo[active], hi[active] = la, ha
-        active = active[~done]
-        if active.size == 0:
-            break
-    return x
+    return safeguarded_newton(f, lo, hi, x0, xtol=_XTOL, ftol=_FTOL, max_steps=_NEWTON_STEPS)
 
 
 def equal_tailed(i, n: int, coverage) -> tuple[np.ndarray, np.ndarray]:

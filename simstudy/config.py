@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Studies the CLI can run.
-STUDY_KINDS = ("evp_accuracy", "wrong_conclusions")
+STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage")
 
 
 def _tolerance(key: str, value: Any) -> float:
@@ -49,10 +49,34 @@ def _level(key: str, value: Any) -> float:
     return float(value)
 
 
+def _levels(key: str, value: Any) -> tuple[float, ...]:
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"{key} must list at least one level, got {value!r}")
+    return tuple(sorted(set(_level(key, v) for v in values)))
+
+
+def _band_methods(key: str, value: Any) -> tuple[str, ...]:
+    from .bands import METHODS
+
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"{key} must list at least one method, got {value!r}")
+    return tuple(_choice(key, v, METHODS) for v in values)
+
+
+def _sample_size(key: str, value: Any) -> int:
+    return _int(key, value, minimum=2)
+
+
 #: Settings particular to one study kind: key -> (validator, default).
 STUDY_OPTIONS = {
     "evp_accuracy": {},
     "wrong_conclusions": {"tie_tolerance": (_tolerance, 1e-12), "confidence": (_level, 0.95)},
+    "band_coverage": {"sample_size": (_sample_size, 48),
+                      "levels": (_levels, (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99)),
+                      "methods": (_band_methods, ("ld_highest_density",)),
+                      "quantile": (_level, 0.5), "ci_level": (_level, 0.99)},
 }
 _STUDY_KEYS = ("name", "kind", "reps", "chunk_reps", "save_replicates")
 #: joblib backends the runner accepts.
@@ -288,6 +312,11 @@ def parse(cfg: Mapping) -> Config:
     seed = _int("seed", cfg.get("seed"), minimum=0)
     study = _study(_section(cfg, "study"))
     dists = _distributions(cfg.get("distribution"))
+    if study.kind == "band_coverage":
+        discrete = [d.name for d in dists if d.kind not in distributions.CONTINUOUS_KINDS]
+        if discrete:
+            raise ConfigError(f"a band_coverage study needs continuous distributions (kinds: "
+                              f"{', '.join(distributions.CONTINUOUS_KINDS)}); {', '.join(discrete)} is not")
     if study.kind == "wrong_conclusions" and len(dists) != 2:
         raise ConfigError(f"a wrong_conclusions study compares two models: distribution must name exactly two, "
                           f"got {len(dists)} ({', '.join(d.name for d in dists)})")

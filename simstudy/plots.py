@@ -238,5 +238,42 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
     return fig
 
 
+def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Nominal vs empirical coverage (Lourie et al. Figures 5 and 11), one panel per distribution.
+
+    Filled markers: the tuning-curve band covers the curve for every k (with Clopper-Pearson error bars);
+    open markers: covers it at integer k only, which over-covers. Exact bands lie on y = x.
+    """
+    _theme()
+    dists = list(dict.fromkeys(summary["distribution"]))
+    methods = list(dict.fromkeys(summary["method"]))
+    palette = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
+    fig, axes = plt.subplots(1, len(dists), figsize=(3.6 * len(dists), 3.8), squeeze=False, sharey=True,
+                             constrained_layout=True)
+    for ax, dist in zip(axes[0], dists):
+        s = summary[summary["distribution"] == dist]
+        ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--")
+        for j, method in enumerate(methods):
+            shift = (j - (len(methods) - 1) / 2) * 0.006  # keep overlapping error bars apart
+            for check, marker, fill in (("curve", "o", palette[method]), ("curve_integer_k", "o", "none")):
+                r = s[(s["method"] == method) & (s["check"] == check)].sort_values("nominal")
+                if r.empty:
+                    continue
+                yerr = [r["estimate"] - r["ci_low"], r["ci_high"] - r["estimate"]] if check == "curve" else None
+                ax.errorbar(r["nominal"] + shift, r["estimate"], yerr=yerr, fmt=marker, ms=3.5, color=palette[method],
+                            mfc=fill, lw=1, capsize=1.5,
+                            label=f"{method}" if check == "curve" else f"{method}, integer k only")
+        ax.set_title(f"{dist} (n = {int(s['n'].iloc[0])}, {int(s['reps'].iloc[0]):,} rounds)", fontsize=8)
+        ax.set_xlabel("nominal coverage")
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
+    axes[0, 0].set_ylabel("empirical coverage")
+    axes[0, -1].legend(fontsize=6, frameon=True, loc="lower right")
+    fig.suptitle(title or "Simultaneous coverage of the median tuning-curve bands (error bars: Clopper–Pearson)",
+                 fontsize=9)
+    return fig
+
+
 #: The figure of each study kind.
-FIGURES = {"evp_accuracy": evp_accuracy_figure, "wrong_conclusions": wrong_conclusions_figure}
+FIGURES = {"evp_accuracy": evp_accuracy_figure, "wrong_conclusions": wrong_conclusions_figure,
+           "band_coverage": band_coverage_figure}

@@ -18,7 +18,8 @@ from scipy import integrate, special
 from . import estimators
 from .distributions import Bag, ScoreDistribution
 
-__all__ = ["expected_max", "order_statistic_means", "estimator_mean"]
+__all__ = ["expected_max", "order_statistic_means", "estimator_mean", "quantile_tuning_curve",
+           "mean_tuning_curve"]
 
 _QUAD = dict(epsabs=1e-13, epsrel=1e-11, limit=400)
 # Bound on the (B x atoms) matrices built for a bag's order statistics, in elements.
@@ -155,3 +156,40 @@ def estimator_mean(dist: ScoreDistribution, B: int, method: str, n=None) -> np.n
     """
     closed = "v" if method == "bootstrap" else method
     return estimators.weights(B, closed, n) @ order_statistic_means(dist, B)
+
+
+def _ks_iv(ks) -> np.ndarray:
+    ks = np.asarray(ks, dtype=np.float64)
+    if ks.size == 0 or not np.all(np.isfinite(ks)) or np.any(ks <= 0):
+        raise ValueError("ks must be finite budgets > 0")
+    return ks
+
+
+def quantile_tuning_curve(dist: ScoreDistribution, ks, quantile: float = 0.5) -> np.ndarray:
+    """The true quantile tuning curve, ``F^-1(quantile ** (1 / k))``, for real k > 0 (median: 0.5).
+
+    The best of k draws has CDF ``F^k`` (Lourie et al. Eq. 2); its quantile is the score where ``F^k`` reaches
+    ``quantile``. Shape of ``ks``.
+    """
+    if not 0 < quantile < 1:
+        raise ValueError(f"quantile must be strictly between 0 and 1, got {quantile!r}")
+    return dist.ppf(quantile ** (1.0 / _ks_iv(ks)))
+
+
+def mean_tuning_curve(dist: ScoreDistribution, ks) -> np.ndarray:
+    """The true mean tuning curve ``E[T_k] = low + int_low^high (1 - F(x)^k) dx``, for real k > 0.
+
+    Exact sums for a bag; adaptive quadrature (absolute error ~1e-12) for a continuous distribution on a
+    bounded support. Shape of ``ks``.
+    """
+    ks = _ks_iv(ks)
+    flat = ks.ravel()
+    if isinstance(dist, Bag):
+        v, F = dist.atoms, dist.cum_prob
+        out = v[-1] - (F[None, :-1] ** flat[:, None]) @ np.diff(v)
+        return out.reshape(ks.shape)
+    low, high = dist.support
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise ValueError("the mean tuning curve by quadrature needs a bounded support")
+    val, _ = integrate.quad_vec(lambda x: 1.0 - dist.cdf(x) ** flat, low, high, **_QUAD)
+    return (low + val).reshape(ks.shape)

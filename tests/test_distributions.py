@@ -62,3 +62,52 @@ def test_invalid_parameters_name_the_parameter(kind, params, message):
     with pytest.raises(D.InvalidParameter) as info:
         D.from_spec(kind, params)
     assert message in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def kde():
+    from simstudy import datasets
+
+    return D.ReflectedKDE.fit(datasets.reuters_hedwig()["lstm"], bw_factor=0.05)  # reflected, like the paper
+
+
+def test_kde_bandwidth_conventions():
+    from simstudy import datasets
+
+    data = datasets.reuters_hedwig()
+    assert D.ReflectedKDE.fit(data["lstm"], bw_factor=0.05).bandwidth == pytest.approx(0.0429, abs=1e-4)
+    assert D.ReflectedKDE.fit(data["mlp"], bw_factor=0.0125).bandwidth == pytest.approx(0.0107, abs=1e-4)
+    deberta = D.ReflectedKDE.fit(datasets.deberta_mnli("deberta"), bw_factor=0.05, bw_of="data")
+    assert deberta.bandwidth == pytest.approx(0.0095, abs=1e-4)
+    assert D.ReflectedKDE.fit([0.2, 0.4], bandwidth=0.1).bandwidth == 0.1
+
+
+def test_kde_cdf_integrates_the_density(kde):
+    from scipy import integrate
+
+    for x in (0.0, 0.05, 0.3, 0.8, 1.0):
+        assert integrate.quad(kde.pdf, 0, x, epsabs=1e-12, limit=200)[0] == pytest.approx(float(kde.cdf(x)), abs=1e-8)
+    assert kde.cdf(0.0) == 0.0 and kde.cdf(1.0) == 1.0
+    assert kde.cdf(-0.5) == 0.0 and kde.cdf(1.5) == 1.0 and kde.pdf(-0.1) == 0.0
+
+
+def test_kde_quantile_inverts_the_cdf(kde):
+    q = np.linspace(1e-6, 1 - 1e-6, 101)
+    np.testing.assert_allclose(kde.cdf(kde.ppf(q)), q, atol=1e-9)
+
+
+def test_kde_sampling_is_exact_and_in_support(kde):
+    from scipy import stats
+
+    x = kde.sample(100_000, rng=np.random.default_rng(12))
+    assert x.min() >= 0 and x.max() <= 1
+    assert stats.kstest(x, kde.cdf).pvalue > 1e-3
+
+
+def test_kde_bad_parameters():
+    with pytest.raises(D.InvalidParameter, match="bandwidth must be > 0"):
+        D.ReflectedKDE([0.5], 0.0)
+    with pytest.raises(D.InvalidParameter, match="data must lie within"):
+        D.ReflectedKDE([1.5], 0.1)
+    with pytest.raises(D.InvalidParameter, match="exactly one"):
+        D.ReflectedKDE.fit([0.5], bandwidth=0.1, bw_factor=0.1)

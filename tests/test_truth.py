@@ -87,3 +87,30 @@ def test_expected_max_for_arbitrary_budgets_matches_consecutive():
     bag = Bag(np.random.default_rng(4).uniform(size=200))
     all_n = truth.expected_max(bag, np.arange(1, 41))
     np.testing.assert_allclose(truth.expected_max(bag, [3, 17, 40]), all_n[[2, 16, 39]], rtol=1e-12)
+
+
+class _Uniform:
+    """Uniform(0, 1) through the distribution interface."""
+
+    support = (0.0, 1.0)
+    is_discrete = False
+
+    def cdf(self, x):
+        return np.clip(x, 0.0, 1.0)
+
+    def ppf(self, q):
+        return np.asarray(q, dtype=float)
+
+
+def test_true_tuning_curves_of_the_uniform():
+    k = np.array([0.25, 1.0, 2.5, 10.0, 1000.0])
+    np.testing.assert_allclose(truth.quantile_tuning_curve(_Uniform(), k), 0.5 ** (1 / k), rtol=1e-14)
+    np.testing.assert_allclose(truth.mean_tuning_curve(_Uniform(), k), k / (k + 1), rtol=1e-12)
+    np.testing.assert_allclose(truth.quantile_tuning_curve(_Uniform(), k, 0.9), 0.9 ** (1 / k), rtol=1e-14)
+
+
+def test_mean_tuning_curve_matches_expected_max_at_integers():
+    bag = Bag(np.random.default_rng(5).uniform(size=50))
+    np.testing.assert_allclose(truth.mean_tuning_curve(bag, [1.0, 7.0]), truth.expected_max(bag, [1, 7]), rtol=1e-12)
+    tn = TruncatedNormal()
+    np.testing.assert_allclose(truth.mean_tuning_curve(tn, [3.0]), truth.expected_max(tn, [3]), rtol=1e-10)

@@ -4,8 +4,9 @@ Each study module exposes ``run(config, out_dir) -> StudyResult``; :data:`STUDIE
 ``study.kind`` to it.
 """
 
-from . import evp_accuracy, wrong_conclusions
+from . import band_coverage, evp_accuracy, wrong_conclusions
 
-STUDIES = {"evp_accuracy": evp_accuracy.run, "wrong_conclusions": wrong_conclusions.run}
+STUDIES = {"evp_accuracy": evp_accuracy.run, "wrong_conclusions": wrong_conclusions.run,
+           "band_coverage": band_coverage.run}
 
-__all__ = ["STUDIES", "evp_accuracy", "wrong_conclusions"]
+__all__ = ["STUDIES", "evp_accuracy", "wrong_conclusions", "band_coverage"]
