@@ -93,22 +93,36 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
         _fail(_one_line(exc), None)
 
 
-@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="config")
-def _study_app(cfg: DictConfig) -> None:
+def _in_run_dir(run, cfg: DictConfig) -> None:
+    """Run a command in its Hydra run directory; a crash before anything was written leaves no empty
+    directory behind (finished chunks stay, for a resume)."""
     out_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
-        _run_study(cfg, out_dir)
+        run(cfg, out_dir)
     except BaseException:
-        # A crash before anything was written leaves no empty directory; finished chunks stay for a resume.
         _remove_if_empty(out_dir)
         raise
 
 
-def _run_study(cfg: DictConfig, out_dir: Path) -> None:
+def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path):
+    """Resolve the config and validate it with ``parser``; bad input exits in one line (status 2)."""
+    from .datasets import DataError
+
     try:
-        config = parse(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
-    except (ConfigError, OmegaConfBaseException) as exc:
-        _fail(_one_line(exc) if isinstance(exc, OmegaConfBaseException) else str(exc), out_dir)
+        return parser(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
+    except (ConfigError, DataError) as exc:
+        _fail(str(exc), out_dir)
+    except OmegaConfBaseException as exc:
+        _fail(_one_line(exc), out_dir)
+
+
+@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="config")
+def _study_app(cfg: DictConfig) -> None:
+    _in_run_dir(_run_study, cfg)
+
+
+def _run_study(cfg: DictConfig, out_dir: Path) -> None:
+    config = _parse_or_fail(parse, cfg, out_dir)
 
     # Imported after validation: a bad config fails fast, without paying for pandas and matplotlib.
     from . import plots
@@ -169,12 +183,7 @@ def _log_headline(summary, kind: str) -> None:
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="curve")
 def _curve_app(cfg: DictConfig) -> None:
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
-    try:
-        _run_curve(cfg, out_dir)
-    except BaseException:
-        _remove_if_empty(out_dir)
-        raise
+    _in_run_dir(_run_curve, cfg)
 
 
 def _load_scores(opts) -> dict:
@@ -207,15 +216,8 @@ def _load_scores(opts) -> dict:
 
 
 def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
-    from .datasets import DataError
-
-    try:
-        opts = parse_curve(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
-        scores = _load_scores(opts.data)
-    except (ConfigError, DataError) as exc:
-        _fail(str(exc), out_dir)
-    except OmegaConfBaseException as exc:
-        _fail(_one_line(exc), out_dir)
+    opts = _parse_or_fail(parse_curve, cfg, out_dir)
+    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
 
     from . import curves, plots
 
@@ -256,12 +258,7 @@ def _curve_table(table) -> str:
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="bands")
 def _bands_app(cfg: DictConfig) -> None:
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
-    try:
-        _run_bands(cfg, out_dir)
-    except BaseException:
-        _remove_if_empty(out_dir)
-        raise
+    _in_run_dir(_run_bands, cfg)
 
 
 def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
@@ -270,15 +267,9 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     import pandas as pd
 
     from . import bands, plots
-    from .datasets import DataError
 
-    try:
-        opts = parse_bands(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
-        scores = _load_scores(opts.data)
-    except (ConfigError, DataError) as exc:
-        _fail(str(exc), out_dir)
-    except OmegaConfBaseException as exc:
-        _fail(_one_line(exc), out_dir)
+    opts = _parse_or_fail(parse_bands, cfg, out_dir)
+    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
 
     low, high = opts.data.low, opts.data.high
     max_k = opts.max_k or max(x.size for x in scores.values())

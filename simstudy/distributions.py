@@ -178,8 +178,26 @@ class Bag:
         return self.atoms[np.minimum(j, self.atoms.size - 1)]
 
 
+class _BoundedContinuous:
+    """Shared by the continuous distributions on [low, high]: no atoms, so P(X < x) = P(X <= x)."""
+
+    low: float
+    high: float
+
+    @property
+    def support(self) -> tuple[float, float]:
+        return self.low, self.high
+
+    @property
+    def is_discrete(self) -> bool:
+        return False
+
+    def cdf_left(self, x) -> np.ndarray:
+        return self.cdf(x)
+
+
 @dataclass(frozen=True, eq=False)
-class TruncatedNormal:
+class TruncatedNormal(_BoundedContinuous):
     """A normal distribution with mean ``mean`` and standard deviation ``sd``, truncated to [low, high].
 
     A thin wrapper of :data:`scipy.stats.truncnorm` with the parameters in score units.
@@ -209,28 +227,18 @@ class TruncatedNormal:
         a, b = (self.low - self.mean) / self.sd, (self.high - self.mean) / self.sd
         return stats.truncnorm(a, b, loc=self.mean, scale=self.sd)
 
-    @property
-    def support(self) -> tuple[float, float]:
-        return self.low, self.high
-
-    @property
-    def is_discrete(self) -> bool:
-        return False
-
     def sample(self, size: int | tuple[int, ...], *, rng: np.random.Generator) -> np.ndarray:
         return self._dist.rvs(size=size, random_state=rng)
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
         return self._dist.cdf(x)
 
-    cdf_left = cdf  # continuous: no atoms
-
     def ppf(self, q: np.ndarray) -> np.ndarray:
         return self._dist.ppf(q)
 
 
 @dataclass(frozen=True, eq=False)
-class ReflectedKDE:
+class ReflectedKDE(_BoundedContinuous):
     """A Gaussian kernel density estimate on [low, high] with reflection at the bounds (Jones 1993).
 
     The density is the kernel mixture folded onto the support: every kernel's mass beyond a bound is
@@ -310,14 +318,6 @@ class ReflectedKDE:
         return f"ReflectedKDE(name={self.name!r}, m={self.data.size}, bandwidth={self.bandwidth:.4g}, " \
                f"support=[{self.low}, {self.high}])"
 
-    @property
-    def support(self) -> tuple[float, float]:
-        return self.low, self.high
-
-    @property
-    def is_discrete(self) -> bool:
-        return False
-
     def _blocks(self, x: np.ndarray):
         step = max(1, 2_000_000 // self._centers.size)  # bounds the (points x kernels) matrices
         for start in range(0, x.size, step):
@@ -344,8 +344,6 @@ class ReflectedKDE:
         for sl, z in self._blocks(flat):
             out[sl] = special.ndtr(z).sum(axis=1)
         return np.clip((out - base) / total, 0.0, 1.0).reshape(x.shape)
-
-    cdf_left = cdf  # continuous: no atoms
 
     def ppf(self, q) -> np.ndarray:
         """The quantile function, to about 1e-12, by a vectorized safeguarded Newton iteration."""
