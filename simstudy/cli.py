@@ -168,6 +168,11 @@ def _log_headline(summary, kind: str) -> None:
             log.info("%s: nominal level outside the CP interval in %d of %d cases (exact bands: about 1%%; "
                      "DKW is conservative)", method, miss, int((curve["method"] == method).sum()))
         return
+    if kind == "band_triviality":
+        fits = summary[summary["measure"].isin(["samples_per_step", "r_squared"])]
+        log.info("linear fit of the trivial budget against n\n%s",
+                 fits.pivot_table(index="method", columns="measure", values="estimate").round(4).to_string())
+        return
     if kind == "wrong_conclusions":
         table = summary[summary["measure"].isin(["wrong_rate", "true_gap"])].pivot_table(
             index="B", columns=["estimator"], values="estimate")

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Studies the CLI can run.
-STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage")
+STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality")
 
 
 def _tolerance(key: str, value: Any) -> float:
@@ -69,6 +69,13 @@ def _sample_size(key: str, value: Any) -> int:
     return _int(key, value, minimum=2)
 
 
+def _sample_sizes(key: str, value: Any) -> tuple[int, ...]:
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if len(values) < 2:
+        raise ConfigError(f"{key} must list at least two sample sizes (for the fit), got {value!r}")
+    return tuple(sorted(set(_sample_size(key, v) for v in values)))
+
+
 #: Settings particular to one study kind: key -> (validator, default).
 STUDY_OPTIONS = {
     "evp_accuracy": {},
@@ -77,6 +84,9 @@ STUDY_OPTIONS = {
                       "levels": (_levels, (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99)),
                       "methods": (_band_methods, ("ld_highest_density",)),
                       "quantile": (_level, 0.5), "ci_level": (_level, 0.99)},
+    "band_triviality": {"sample_sizes": (_sample_sizes, (6, 12, 24, 48, 96, 192, 384, 768, 1024)),
+                        "methods": (_band_methods, ("ld_highest_density",)),
+                        "confidence": (_level, 0.8), "quantile": (_level, 0.5)},
 }
 _STUDY_KEYS = ("name", "kind", "reps", "chunk_reps", "save_replicates")
 #: joblib backends the runner accepts.
@@ -274,8 +284,8 @@ def _study(d: Mapping) -> StudyConfig:
     return StudyConfig(
         name=name,
         kind=kind,
-        reps=_int("study.reps", d.get("reps"), minimum=2),
-        chunk_reps=_int("study.chunk_reps", d.get("chunk_reps"), minimum=1),
+        reps=_int("study.reps", d.get("reps", 1000), minimum=2),
+        chunk_reps=_int("study.chunk_reps", d.get("chunk_reps", 1000), minimum=1),
         save_replicates=_bool("study.save_replicates", d.get("save_replicates", False)),
         options=options,
     )

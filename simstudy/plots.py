@@ -274,6 +274,27 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
     return fig
 
 
+def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """The budget at which the upper band becomes trivial against the sample size, with the linear fit
+    (Lourie et al. Figure 9, right)."""
+    _theme()
+    methods = list(dict.fromkeys(summary["method"]))
+    palette = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
+    fig, ax = plt.subplots(figsize=(5.0, 3.8), constrained_layout=True)
+    for method in methods:
+        s = summary[summary["method"] == method]
+        pts = s[s["measure"] == "trivial_k"].sort_values("n")
+        fit = s.set_index("measure")["estimate"]
+        ax.plot(pts["n"], pts["estimate"], "o", ms=4, color=palette[method])
+        ax.plot(pts["n"], fit["intercept"] + fit["slope"] * pts["n"], color=palette[method], lw=1,
+                label=f"{method}: {fit['samples_per_step']:.2f} samples per step, R² = {fit['r_squared']:.4f}")
+    ax.set_xlabel("n (sample size)")
+    ax.set_ylabel("k where the upper band becomes trivial")
+    ax.legend(fontsize=7, frameon=True)
+    ax.set_title(title or "Upper median tuning-curve band: iterations bounded (exact)", fontsize=9)
+    return fig
+
+
 #: The figure of each study kind.
 FIGURES = {"evp_accuracy": evp_accuracy_figure, "wrong_conclusions": wrong_conclusions_figure,
-           "band_coverage": band_coverage_figure}
+           "band_coverage": band_coverage_figure, "band_triviality": band_triviality_figure}

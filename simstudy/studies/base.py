@@ -65,6 +65,11 @@ class ChunkedRun:
         return total
 
 
+def empty_report() -> RunReport:
+    """The runner's report for a study computed exactly, without chunks."""
+    return RunReport(tasks=0, resumed=0, computed=0, wall_seconds=0.0, compute_seconds=0.0, warnings=())
+
+
 def cell_key(**fields: Any) -> str:
     """A cell's key: a stable hash of what generates its data (it keys the cell's random streams)."""
     return stable_hash(fields)[:16]

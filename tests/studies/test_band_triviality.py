@@ -1,0 +1,25 @@
+"""The budget at which the upper band becomes trivial (Lourie et al. Figure 9): exact, data-free."""
+
+import numpy as np
+import pytest
+
+from simstudy import bands, config
+from simstudy.studies import band_triviality
+
+
+@pytest.mark.parametrize("method", bands.METHODS)
+def test_trivial_budget_matches_the_bands_on_data(method, rng):
+    y = rng.beta(20, 3, size=48)
+    k_star = band_triviality.trivial_budget(48, 0.8, method)
+    ks = np.array([k_star * 0.999, k_star * 1.001])
+    tc = bands.tuning_curve_bands(y, 0.8, "median", method, ks=ks, low=0, high=1)
+    assert tc.upper[0] < 1 and tc.upper[1] == 1
+
+
+def test_fit_is_nearly_linear_and_near_the_papers_rule(tmp_path):
+    cfg = config.parse({"seed": 0, "distribution": {"kind": "truncnorm"}, "budget": {"B": 2},
+                        "estimators": {"v": {"method": "v"}}, "runner": {"n_jobs": 1, "backend": "loky"},
+                        "study": {"name": "t", "kind": "band_triviality", "sample_sizes": [6, 12, 24, 48, 96, 192]}})
+    s = band_triviality.run(cfg, tmp_path).summary.set_index("measure")["estimate"]
+    assert s["r_squared"] > 0.999
+    assert 5.5 < s["samples_per_step"] < 8  # Lourie et al.: about 6.25 (their grid of n is not stated)
