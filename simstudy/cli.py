@@ -168,6 +168,12 @@ def _log_headline(summary, kind: str) -> None:
             log.info("%s: nominal level outside the CP interval in %d of %d cases (exact bands: about 1%%; "
                      "DKW is conservative)", method, miss, int((curve["method"] == method).sum()))
         return
+    if kind == "bootstrap_coverage":
+        table = summary[summary["k"].isin([1, 2, 5, 10, 20, 30, 40, 50])].pivot_table(
+            index="k", columns=["distribution", "estimator"], values="estimate")
+        log.info("pointwise coverage of the bootstrap bands (nominal %.2f)\n%s", summary["nominal"].iloc[0],
+                 table.round(3).to_string())
+        return
     if kind == "band_triviality":
         fits = summary[summary["measure"].isin(["samples_per_step", "r_squared"])]
         log.info("linear fit of the trivial budget against n\n%s",

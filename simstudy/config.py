@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Studies the CLI can run.
-STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality")
+STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality", "bootstrap_coverage")
 
 
 def _tolerance(key: str, value: Any) -> float:
@@ -84,6 +84,8 @@ STUDY_OPTIONS = {
                       "levels": (_levels, (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99)),
                       "methods": (_band_methods, ("ld_highest_density",)),
                       "quantile": (_level, 0.5), "ci_level": (_level, 0.99)},
+    "bootstrap_coverage": {"sample_size": (_sample_size, 50), "resamples": (_sample_size, 4096),
+                           "confidence": (_level, 0.95), "ci_level": (_level, 0.95)},
     "band_triviality": {"sample_sizes": (_sample_sizes, (6, 12, 24, 48, 96, 192, 384, 768, 1024)),
                         "methods": (_band_methods, ("ld_highest_density",)),
                         "confidence": (_level, 0.8), "quantile": (_level, 0.5)},
@@ -322,10 +324,10 @@ def parse(cfg: Mapping) -> Config:
     seed = _int("seed", cfg.get("seed"), minimum=0)
     study = _study(_section(cfg, "study"))
     dists = _distributions(cfg.get("distribution"))
-    if study.kind == "band_coverage":
+    if study.kind in ("band_coverage", "bootstrap_coverage"):
         discrete = [d.name for d in dists if d.kind not in distributions.CONTINUOUS_KINDS]
         if discrete:
-            raise ConfigError(f"a band_coverage study needs continuous distributions (kinds: "
+            raise ConfigError(f"a {study.kind} study needs continuous distributions (kinds: "
                               f"{', '.join(distributions.CONTINUOUS_KINDS)}); {', '.join(discrete)} is not")
     if study.kind == "wrong_conclusions" and len(dists) != 2:
         raise ConfigError(f"a wrong_conclusions study compares two models: distribution must name exactly two, "

@@ -4,9 +4,11 @@ Each study module exposes ``run(config, out_dir) -> StudyResult``; :data:`STUDIE
 ``study.kind`` to it.
 """
 
-from . import band_coverage, band_triviality, evp_accuracy, wrong_conclusions
+from . import band_coverage, band_triviality, bootstrap_coverage, evp_accuracy, wrong_conclusions
 
 STUDIES = {"evp_accuracy": evp_accuracy.run, "wrong_conclusions": wrong_conclusions.run,
-           "band_coverage": band_coverage.run, "band_triviality": band_triviality.run}
+           "band_coverage": band_coverage.run, "band_triviality": band_triviality.run,
+           "bootstrap_coverage": bootstrap_coverage.run}
 
-__all__ = ["STUDIES", "evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality"]
+__all__ = ["STUDIES", "evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality",
+           "bootstrap_coverage"]
