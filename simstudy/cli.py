@@ -168,6 +168,14 @@ def _log_headline(summary, kind: str) -> None:
             log.info("%s: nominal level outside the CP interval in %d of %d cases (exact bands: about 1%%; "
                      "DKW is conservative)", method, miss, int((curve["method"] == method).sum()))
         return
+    if kind == "band_width":
+        w = summary[(summary["measure"] == "width") & summary["k"].isin([1, 5, 10, 20, 48])]
+        log.info("average band width (upper - lower)\n%s", w.pivot_table(
+            index=["distribution", "n", "kind", "k"], columns="method", values="estimate").round(4).to_string())
+        t = summary[summary["measure"] == "trivial_k"]
+        log.info("budget where the upper median band becomes trivial (exact)\n%s",
+                 t.pivot_table(index="n", columns="method", values="estimate").round(2).to_string())
+        return
     if kind == "bootstrap_coverage":
         table = summary[summary["k"].isin([1, 2, 5, 10, 20, 30, 40, 50])].pivot_table(
             index="k", columns=["distribution", "estimator"], values="estimate")

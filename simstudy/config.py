@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 #: Studies the CLI can run.
-STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality", "bootstrap_coverage")
+STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality", "bootstrap_coverage",
+               "band_width")
 
 
 def _tolerance(key: str, value: Any) -> float:
@@ -69,11 +70,18 @@ def _sample_size(key: str, value: Any) -> int:
     return _int(key, value, minimum=2)
 
 
-def _sample_sizes(key: str, value: Any) -> tuple[int, ...]:
+def _sample_sizes(key: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
     values = value if isinstance(value, (list, tuple)) else [value]
-    if len(values) < 2:
-        raise ConfigError(f"{key} must list at least two sample sizes (for the fit), got {value!r}")
+    if len(values) < minimum:
+        raise ConfigError(f"{key} must list at least {minimum} sample sizes, got {value!r}")
     return tuple(sorted(set(_sample_size(key, v) for v in values)))
+
+
+def _kinds(key: str, value: Any) -> tuple[str, ...]:
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"{key} must list at least one of median, mean, got {value!r}")
+    return tuple(_choice(key, v, ("median", "mean")) for v in values)
 
 
 #: Settings particular to one study kind: key -> (validator, default).
@@ -86,6 +94,10 @@ STUDY_OPTIONS = {
                       "quantile": (_level, 0.5), "ci_level": (_level, 0.99)},
     "bootstrap_coverage": {"sample_size": (_sample_size, 50), "resamples": (_sample_size, 4096),
                            "confidence": (_level, 0.95), "ci_level": (_level, 0.95)},
+    "band_width": {"sample_sizes": (lambda k, v: _sample_sizes(k, v, 1), (6, 48)),
+                   "methods": (_band_methods, ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")),
+                   "kinds": (_kinds, ("median", "mean")), "confidence": (_level, 0.8),
+                   "max_k": (_sample_size, 48)},
     "band_triviality": {"sample_sizes": (_sample_sizes, (6, 12, 24, 48, 96, 192, 384, 768, 1024)),
                         "methods": (_band_methods, ("ld_highest_density",)),
                         "confidence": (_level, 0.8), "quantile": (_level, 0.5)},
@@ -324,7 +336,7 @@ def parse(cfg: Mapping) -> Config:
     seed = _int("seed", cfg.get("seed"), minimum=0)
     study = _study(_section(cfg, "study"))
     dists = _distributions(cfg.get("distribution"))
-    if study.kind in ("band_coverage", "bootstrap_coverage"):
+    if study.kind in ("band_coverage", "bootstrap_coverage", "band_width"):
         discrete = [d.name for d in dists if d.kind not in distributions.CONTINUOUS_KINDS]
         if discrete:
             raise ConfigError(f"a {study.kind} study needs continuous distributions (kinds: "

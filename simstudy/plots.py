@@ -318,7 +318,44 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     return fig
 
 
+def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Average bands by method against k, beside the true curve (Lourie et al. Figures 6-8), for the first
+    distribution: a row per sample size, a column per kind (median, mean); dotted: where each method's upper
+    median band becomes trivial."""
+    _theme()
+    dist = summary["distribution"].iloc[0]
+    s = summary[summary["distribution"] == dist]
+    sizes = sorted(s["n"].unique())
+    kinds = list(dict.fromkeys(s["kind"]))
+    methods = [m for m in dict.fromkeys(s["method"]) if m != "truth"]
+    palette = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
+    fig, axes = plt.subplots(len(sizes), len(kinds), figsize=(4.4 * len(kinds), 3.2 * len(sizes)), squeeze=False,
+                             constrained_layout=True)
+    for r, n in enumerate(sizes):
+        for c, kind in enumerate(kinds):
+            ax = axes[r, c]
+            t = s[(s["n"] == n) & (s["kind"] == kind)]
+            true = t[t["method"] == "truth"].sort_values("k")
+            ax.plot(true["k"], true["estimate"], color="black", lw=1.4, label="true curve")
+            for method in methods:
+                for curve in ("lower", "upper"):
+                    b = t[(t["method"] == method) & (t["measure"] == curve)].sort_values("k")
+                    ax.plot(b["k"], b["estimate"], color=palette[method], lw=1.2, drawstyle="steps-post",
+                            label=method if curve == "lower" else None)
+                if kind == "median":
+                    k_star = t[(t["method"] == method) & (t["measure"] == "trivial_k")]["estimate"]
+                    if len(k_star) and k_star.iloc[0] < true["k"].max():
+                        ax.axvline(k_star.iloc[0], color=palette[method], ls=":", lw=0.9)
+            lo = float(true["estimate"].min())
+            ax.set_ylim(lo - 0.1 * (1.0 - lo), 1.0 + 0.02 * (1.0 - lo))
+            ax.set_title(f"{dist}, {kind} tuning curve, n = {n}", fontsize=8)
+            ax.set_xlabel("k")
+    axes[0, 0].legend(fontsize=6, frameon=True, loc="lower right")
+    fig.suptitle(title or "Average simultaneous bands over rounds (Lourie et al. ablations)", fontsize=9)
+    return fig
+
+
 #: The figure of each study kind.
 FIGURES = {"evp_accuracy": evp_accuracy_figure, "wrong_conclusions": wrong_conclusions_figure,
            "band_coverage": band_coverage_figure, "band_triviality": band_triviality_figure,
-           "bootstrap_coverage": bootstrap_coverage_figure}
+           "bootstrap_coverage": bootstrap_coverage_figure, "band_width": band_width_figure}
