@@ -356,7 +356,43 @@ def _evidence_summary(rows: list[dict]) -> list[str]:
             "does, strong = no overlap):", *lines]
 
 
-SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands")}
+@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="audit")
+def _audit_app(cfg: DictConfig) -> None:
+    _in_run_dir(_run_audit, cfg)
+
+
+def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
+    from . import report
+    from .config import parse_audit
+    from .studies import audit
+
+    opts = _parse_or_fail(parse_audit, cfg, out_dir)
+    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    if opts.model is None and len(scores) > 1:
+        _fail(f"{opts.data.data} holds several models ({', '.join(scores)}): choose one with model=", out_dir)
+    model = opts.model or next(iter(scores))
+    if model not in scores:
+        _fail(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})", out_dir)
+    x = scores[model]
+    from . import datasets
+
+    spec = {"kind": "kde", "model": model, "low": opts.data.low, "high": opts.data.high, "bw_of": opts.bw_of,
+            "bandwidth": opts.bandwidth, "bw_factor": opts.bw_factor, "name": model}
+    if opts.data.data in datasets.DATASETS:
+        spec.update(dataset=opts.data.data, **(dict(opts.data.options) if opts.data.data == "deberta_mnli" else {}))
+    else:
+        spec.update(path=opts.data.data)
+    n = opts.sample_size or x.size
+    log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
+    result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
+    with io.atomic_path(out_dir / "config.yaml") as tmp:
+        OmegaConf.save(cfg, tmp, resolve=True)
+    path = report.write_audit(result, opts, x, out_dir)
+    print(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip())
+    log.info("wrote %s", path)
+
+
+SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands"), "audit": (_audit_app, "audit")}
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ receive these frozen dataclasses. Every check runs before any compute and fails 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -29,6 +30,8 @@ __all__ = [
     "BandsConfig",
     "parse_curve",
     "parse_bands",
+    "AuditConfig",
+    "parse_audit",
     "STUDY_KINDS",
     "BACKENDS",
 ]
@@ -484,4 +487,57 @@ def parse_bands(cfg: Mapping) -> BandsConfig:
         quantile=0.5 if kind == "median" else quantile,
         method=_choice("method", cfg.get("method"), bands.METHODS),
         max_k=None if max_k is None else _int("max_k", max_k, minimum=1),
+    )
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """``simstudy audit``: how trustworthy tuning-curve analyses are at a researcher's own sample size."""
+
+    data: DataConfig  # all the scores (the KDE is fitted to all of them)
+    sample_size: int | None  # the n to audit (None: the number of scores)
+    model: str | None
+    bandwidth: float | None
+    bw_factor: float | None
+    bw_of: str
+    confidence: float
+    method: str
+    target_k: int
+    rounds: int
+    bootstrap_rounds: int
+    resamples: int
+    evp_reps: int
+    seed: int
+    n_jobs: int
+
+
+def parse_audit(cfg: Mapping) -> AuditConfig:
+    """Validate the ``simstudy audit`` config (``configs/audit.yaml``); raises :class:`ConfigError`."""
+    from . import bands
+
+    data = _data(cfg)
+    sample_size, data = data.sample_size, dataclasses.replace(data, sample_size=None)
+    if not (np.isfinite(data.low) and np.isfinite(data.high)):
+        raise ConfigError(f"low and high must be finite bounds of the scores (the KDE lives on [low, high]), "
+                          f"got low={data.low}, high={data.high}")
+    bandwidth, factor = cfg.get("bandwidth"), cfg.get("bw_factor")
+    n_jobs = _int("n_jobs", cfg.get("n_jobs", 1))
+    if n_jobs == 0:
+        raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    return AuditConfig(
+        data=data,
+        sample_size=sample_size,
+        model=_optional_str("model", cfg.get("model")),
+        bandwidth=None if bandwidth is None else _positive("bandwidth", bandwidth),
+        bw_factor=None if factor is None else _positive("bw_factor", factor),
+        bw_of=_choice("bw_of", cfg.get("bw_of", "reflected"), ("reflected", "data")),
+        confidence=_level("confidence", cfg.get("confidence", 0.8)),
+        method=_choice("method", cfg.get("method", "ld_highest_density"), bands.METHODS),
+        target_k=_int("target_k", cfg.get("target_k", 10), minimum=1),
+        rounds=_int("rounds", cfg.get("rounds", 1024), minimum=2),
+        bootstrap_rounds=_int("bootstrap_rounds", cfg.get("bootstrap_rounds", 512), minimum=2),
+        resamples=_int("resamples", cfg.get("resamples", 1000), minimum=2),
+        evp_reps=_int("evp_reps", cfg.get("evp_reps", 10000), minimum=2),
+        seed=_int("seed", cfg.get("seed", 0), minimum=0),
+        n_jobs=n_jobs,
     )

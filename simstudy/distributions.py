@@ -293,7 +293,8 @@ class ReflectedKDE(_BoundedContinuous):
     @classmethod
     def fit(cls, data, *, bandwidth: float | None = None, bw_factor: float | None = None,
             bw_of: str = "reflected", low: float = 0.0, high: float = 1.0, name: str = "kde") -> "ReflectedKDE":
-        """Fit to data with an absolute ``bandwidth`` or a scipy ``gaussian_kde``-style ``bw_factor``.
+        """Fit to data with an absolute ``bandwidth``, a scipy ``gaussian_kde``-style ``bw_factor``, or (neither
+        given) Silverman's rule of thumb, ``0.9 min(SD, IQR / 1.34) m^(-1/5)`` of the data.
 
         With a factor the kernel SD is ``bw_factor`` times the sample SD (ddof 1) of the data the KDE is
         fitted to: ``bw_of="reflected"``, the data with its reflections at both bounds (a reflected fit, as
@@ -302,9 +303,17 @@ class ReflectedKDE(_BoundedContinuous):
         and 0.0070).
         """
         x = np.asarray(data, dtype=np.float64).ravel()
-        if (bandwidth is None) == (bw_factor is None):
-            raise InvalidParameter("bandwidth", "or bw_factor must be given (exactly one)", bandwidth)
-        if bandwidth is None:
+        if bandwidth is not None and bw_factor is not None:
+            raise InvalidParameter("bandwidth", "and bw_factor cannot both be given", bandwidth)
+        if bandwidth is None and bw_factor is None:
+            # Silverman's rule of thumb on the data themselves: 0.9 min(SD, IQR / 1.34) m^(-1/5).
+            spread = min(np.std(x, ddof=1), np.subtract(*np.percentile(x, [75, 25])) / 1.34) if x.size > 1 else 0.0
+            if not spread > 0:
+                spread = np.std(x, ddof=1) if x.size > 1 else 0.0
+            if not spread > 0:
+                raise InvalidParameter("bandwidth", "cannot be chosen by rule for constant data; give one", None)
+            bandwidth = 0.9 * spread * x.size ** -0.2
+        elif bandwidth is None:
             factor = _finite("bw_factor", bw_factor)
             if not factor > 0:
                 raise InvalidParameter("bw_factor", "must be > 0", bw_factor)

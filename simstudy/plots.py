@@ -17,7 +17,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 __all__ = ["evp_accuracy_figure", "wrong_conclusions_figure", "evp_curves_figure", "tuning_curve_bands_figure",
-           "cdf_bands_figure", "FIGURES"]
+           "cdf_bands_figure", "kde_fit_figure", "FIGURES"]
 
 _Z = 1.96
 
@@ -352,6 +352,28 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
             ax.set_xlabel("k")
     axes[0, 0].legend(fontsize=6, frameon=True, loc="lower right")
     fig.suptitle(title or "Average simultaneous bands over rounds (Lourie et al. ablations)", fontsize=9)
+    return fig
+
+
+def kde_fit_figure(scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | None = None):
+    """A KDE beside the data it was fitted to: histogram with density (left), eCDF with CDF (right).
+
+    ``scores`` has a ``score`` column; ``curve`` has ``x``, ``pdf`` and ``cdf``.
+    """
+    _theme()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 3.2), constrained_layout=True)
+    y = np.sort(scores["score"].to_numpy())
+    left.hist(y, bins="auto", density=True, color="0.75", edgecolor="white", label="scores")
+    left.plot(curve["x"], curve["pdf"], color="C0", lw=1.6, label="KDE density")
+    left.set_xlabel("score")
+    left.set_ylabel("density")
+    left.legend(frameon=True, fontsize=7)
+    right.step(y, np.arange(1, y.size + 1) / y.size, where="post", color="0.4", label="eCDF")
+    right.plot(curve["x"], curve["cdf"], color="C0", lw=1.4, label="KDE CDF")
+    right.set_xlabel("score")
+    right.set_ylabel("cumulative probability")
+    right.legend(frameon=True, fontsize=7)
+    fig.suptitle(title or "Boundary-corrected KDE fitted to the scores", fontsize=9)
     return fig
 
 

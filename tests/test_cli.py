@@ -249,3 +249,30 @@ def test_bands_command_bad_input(tmp_path, args, message):
     proc = simstudy("bands", *args, cwd=tmp_path, check=False)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert not (tmp_path / "outputs").exists()
+
+
+def test_audit_command_writes_a_one_page_summary(tmp_path):
+    rng = np.random.default_rng(1)
+    (tmp_path / "mine.csv").write_text("score\n" + "\n".join(f"{v:.5f}" for v in rng.beta(6, 2, size=40)) + "\n")
+    proc = simstudy("audit", "data=mine.csv", "rounds=200", "bootstrap_rounds=40", "resamples=200",
+                    "evp_reps=500", "target_k=5", "hydra.run.dir=out", cwd=tmp_path)
+    text = (tmp_path / "out" / "AUDIT.md").read_text()
+    assert "covered the whole curve (every k)" in text and "you need n ≥" in text
+    assert "| V |" in text and "percentile-bootstrap" in text
+    for name in ("fit.png", "coverage.png", "bootstrap.png", "accuracy.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 0
+    assert "covered the whole curve" in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["data=two.csv"], "holds several models (a, b): choose one with model="),
+    (["data=two.csv", "model=c"], "model 'c' is not in two.csv"),
+    (["data=two.csv", "model=a", "high=inf"], "low and high must be finite bounds"),
+    (["data=two.csv", "model=a", "bandwidth=-1"], "bandwidth must be a positive number, got -1"),
+    (["data=two.csv", "model=a", "method=x"], "method must be one of dkw, ks"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_audit_command_bad_input(tmp_path, args, message):
+    (tmp_path / "two.csv").write_text("model,score\na,0.1\na,0.2\nb,0.3\nb,0.4\n")
+    proc = simstudy("audit", *args, cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "outputs").exists()

@@ -109,5 +109,13 @@ def test_kde_bad_parameters():
         D.ReflectedKDE([0.5], 0.0)
     with pytest.raises(D.InvalidParameter, match="data must lie within"):
         D.ReflectedKDE([1.5], 0.1)
-    with pytest.raises(D.InvalidParameter, match="exactly one"):
+    with pytest.raises(D.InvalidParameter, match="cannot both be given"):
         D.ReflectedKDE.fit([0.5], bandwidth=0.1, bw_factor=0.1)
+    with pytest.raises(D.InvalidParameter, match="constant data"):
+        D.ReflectedKDE.fit([0.5, 0.5])
+
+
+def test_kde_silverman_rule():
+    x = np.random.default_rng(3).normal(0.5, 0.05, size=500)
+    expected = 0.9 * min(x.std(ddof=1), np.subtract(*np.percentile(x, [75, 25])) / 1.34) * 500 ** -0.2
+    assert D.ReflectedKDE.fit(x).bandwidth == pytest.approx(expected)

@@ -1,0 +1,82 @@
+"""An audit of tuning-curve analyses at a researcher's own sample size (Lourie et al.'s protocol, §4-5).
+
+Fit a boundary-corrected KDE to the researcher's scores (:class:`~simstudy.distributions.ReflectedKDE`),
+treat it as the truth, and simulate searches of the researcher's size n from it:
+
+- the simultaneous coverage of the chosen confidence bands (:mod:`.band_coverage`), at the chosen level
+  and a few others;
+- the pointwise coverage of 95% percentile-bootstrap bands for U and V (:mod:`.bootstrap_coverage`);
+- the bias, SD and MSE of U, V and W against the KDE's exact mean tuning curve (:mod:`.evp_accuracy`);
+- exactly, how many samples bound the median tuning curve up to a target budget
+  (:func:`.band_triviality.trivial_budget`).
+
+Each part is an ordinary study run into its own subdirectory, so an interrupted audit resumes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import config as cfg_mod
+from . import band_coverage, bootstrap_coverage, evp_accuracy
+from .band_triviality import trivial_budget
+from .base import StudyResult
+
+__all__ = ["AuditResult", "run", "samples_needed"]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The audit's parts: the KDE spec and its object, the sample size, and each study's result."""
+
+    distribution: cfg_mod.DistributionConfig
+    kde: object
+    n: int
+    coverage: StudyResult
+    bootstrap: StudyResult
+    accuracy: StudyResult
+    bounded_k: float
+    samples_for_target: int
+
+
+def samples_needed(target_k: float, confidence: float, method: str, *, limit: int = 1 << 16) -> int:
+    """The smallest sample size whose upper median band stays non-trivial up to ``target_k`` (exact)."""
+    lo, hi = 2, 2
+    while trivial_budget(hi, confidence, method) < target_k:
+        lo, hi = hi, hi * 2
+        if hi > limit:
+            return limit
+    while hi - lo > 1:  # the budget grows with n: bisect
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if trivial_budget(mid, confidence, method) < target_k else (lo, mid)
+    return hi
+
+
+def _study(base: dict, **study) -> cfg_mod.Config:
+    return cfg_mod.parse({**base, "study": study})
+
+
+def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> AuditResult:
+    """Run the audit's studies for the KDE ``kde_spec`` (a distribution config) at sample size ``n``."""
+    base = {"seed": opts.seed, "distribution": {"your_scores": kde_spec}, "budget": {"B": n, "n": None},
+            "estimators": {m: {"method": m} for m in "uvw"},
+            "runner": {"n_jobs": opts.n_jobs, "backend": "loky", "progress": "auto"}}
+    levels = sorted({0.5, 0.8, 0.9, 0.95, opts.confidence})
+    coverage = band_coverage.run(_study(base, name="coverage", kind="band_coverage", reps=opts.rounds,
+                                        chunk_reps=min(opts.rounds, 1024), sample_size=n, levels=levels,
+                                        methods=[opts.method]), out_dir / "coverage")
+    boot_cfg = cfg_mod.parse({**base, "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
+                              "study": {"name": "bootstrap", "kind": "bootstrap_coverage",
+                                        "reps": opts.bootstrap_rounds, "chunk_reps": min(opts.bootstrap_rounds, 128),
+                                        "sample_size": n, "resamples": opts.resamples}})
+    bootstrap = bootstrap_coverage.run(boot_cfg, out_dir / "bootstrap")
+    accuracy = evp_accuracy.run(_study(base, name="accuracy", kind="evp_accuracy", reps=opts.evp_reps,
+                                       chunk_reps=min(opts.evp_reps, 5000), save_replicates=False),
+                                out_dir / "accuracy")
+    spec = cfg_mod.parse({**base, "study": {"name": "x", "kind": "evp_accuracy"}}).distributions[0]
+    return AuditResult(distribution=spec, kde=spec.build(), n=n, coverage=coverage, bootstrap=bootstrap,
+                       accuracy=accuracy, bounded_k=trivial_budget(n, opts.confidence, opts.method),
+                       samples_for_target=samples_needed(opts.target_k, opts.confidence, opts.method))
