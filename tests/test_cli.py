@@ -276,3 +276,17 @@ def test_audit_command_bad_input(tmp_path, args, message):
     proc = simstudy("audit", *args, cwd=tmp_path, check=False)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert not (tmp_path / "outputs").exists()
+
+
+def test_lourie_presets_run_small(tmp_path):
+    small = {
+        "lourie_fig5_exact_coverage": ["study.reps=64", "study.chunk_reps=64", "study.levels=[0.5,0.8]",
+                                       "distribution=kde_reuters"],
+        "lourie_fig4_bootstrap_coverage": ["study.reps=16", "study.chunk_reps=16", "study.resamples=100"],
+        "lourie_ablations": ["study.reps=16", "study.chunk_reps=16", "distribution=kde_reuters"],
+        "lourie_fig9_sample_size": ["study.sample_sizes=[6,12,24]"],
+    }
+    for name, overrides in small.items():
+        simstudy(f"experiment={name}", "runner.progress=false", *overrides, f"hydra.run.dir={name}", cwd=tmp_path)
+        assert (tmp_path / name / "summary.parquet").stat().st_size > 0, name
+        assert (tmp_path / name / "figure.png").stat().st_size > 0, name
