@@ -36,7 +36,7 @@ import numpy as np
 from . import boundary
 
 __all__ = ["METHODS", "KINDS", "CDFBands", "TuningCurveBands", "cdf_bands", "tuning_curve_bands",
-           "tuning_curve", "dkw_epsilon", "ks_epsilon", "evidence", "EVIDENCE_LEVELS"]
+           "tuning_curve", "quantile_thresholds", "pointwise_bounds", "dkw_epsilon", "ks_epsilon", "evidence", "EVIDENCE_LEVELS"]
 
 METHODS = ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
 KINDS = ("median", "quantile", "mean")
@@ -101,9 +101,7 @@ class CDFBands:
         points = np.concatenate(([self.low], self.y, [self.high]))
         for cdf, is_upper in (((np.concatenate(([0.0], self.lower, [1.0]))), True),
                               (np.concatenate(([self.upper_below], self.upper, [1.0])), False)):
-            with np.errstate(divide="ignore"):
-                thr = np.where(cdf >= 1, np.inf, np.where(cdf <= 0, 0.0, np.log(quantile) / np.log(cdf)))
-            thr = np.maximum.accumulate(thr)
+            thr = quantile_thresholds(cdf, quantile)
             starts = np.concatenate(([0.0], thr[:-1]))
             step = thr > starts  # steps of positive length: the band equals points[j] on (starts[j], thr[j]]
             if is_upper:
@@ -191,8 +189,12 @@ def ks_epsilon(n: int, confidence: float) -> float:
     return float(stats.kstwo.ppf(confidence, n))
 
 
-def _pointwise_bounds(n: int, confidence: float, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds ``l_i <= F(Y_(i)) <= u_i``, i = 1..n, holding simultaneously with probability ``confidence``."""
+def pointwise_bounds(n: int, confidence: float, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds ``l_i <= F(Y_(i)) <= u_i``, i = 1..n, holding simultaneously with probability ``confidence``.
+
+    They depend only on n, the confidence and the method, never on the data (the bands of any sample are
+    these bounds placed at its order statistics); ``method`` is one of :data:`METHODS`.
+    """
     if method in ("dkw", "ks"):
         eps = dkw_epsilon(n, confidence) if method == "dkw" else ks_epsilon(n, confidence)
         i = np.arange(1, n + 1)
@@ -224,7 +226,7 @@ def cdf_bands(scores, confidence: float = 0.95, method: str = "ld_highest_densit
     low, high = float(low), float(high)
     y = _scores_iv(scores, low, high)
     n = y.size
-    l_i, u_i = _pointwise_bounds(n, confidence, method)
+    l_i, u_i = pointwise_bounds(n, confidence, method)
     # Monotonicity: the lower bound at Y_(i) holds on [Y_(i), Y_(i+1)), the upper bound at Y_(i+1) holds
     # on [Y_(i), Y_(i+1)); past the last score F <= 1.
     upper = np.append(u_i[1:], 1.0)
@@ -254,9 +256,7 @@ def tuning_curve(points: np.ndarray, cdf: np.ndarray, ks, *, kind: str = "median
     if kind == "mean":
         return _mean_curve(points, cdf, ks.ravel()).reshape(ks.shape)
     # cdf[j] ** k >= q  <=>  k <= log(q) / log(cdf[j]): a threshold that rises with j.
-    with np.errstate(divide="ignore"):
-        threshold = np.where(cdf >= 1, np.inf, np.where(cdf <= 0, 0.0, np.log(quantile) / np.log(cdf)))
-    threshold = np.maximum.accumulate(threshold)  # guard against rounding in a flat stretch
+    threshold = quantile_thresholds(cdf, quantile)
     return points[np.minimum(np.searchsorted(threshold, ks, side="left"), points.size - 1)]
 
 
@@ -283,6 +283,18 @@ def _mean_curve(points: np.ndarray, cdf: np.ndarray, ks: np.ndarray) -> np.ndarr
         j0 = np.searchsorted(log_g, -_CUTOFF / block[0])
         out[order[start : start + 64]] = z[-1] - np.exp(np.multiply.outer(block, log_g[j0:])) @ dz[j0:]
     return out
+
+
+def quantile_thresholds(cdf: np.ndarray, quantile: float) -> np.ndarray:
+    """For each value G of a non-decreasing step CDF, the largest budget k with ``G ** k >= quantile``.
+
+    ``log(quantile) / log(G)`` (infinite where G = 1, zero where G = 0), made non-decreasing against
+    rounding. A quantile tuning curve of that CDF equals the j-th support point exactly for k in
+    ``(threshold[j-1], threshold[j]]``: these are the curve's jump points.
+    """
+    with np.errstate(divide="ignore"):
+        thr = np.where(cdf >= 1, np.inf, np.where(cdf <= 0, 0.0, np.log(quantile) / np.log(cdf)))
+    return np.maximum.accumulate(thr)
 
 
 def _kind_iv(kind: str, quantile: float, low: float, high: float) -> float:

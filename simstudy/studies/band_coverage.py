@@ -72,21 +72,15 @@ class _Work:
     levels: tuple
 
 
-def _thresholds(cdf: np.ndarray, q: float) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        thr = np.where(cdf >= 1, np.inf, np.where(cdf <= 0, 0.0, np.log(q) / np.log(cdf)))
-    return np.maximum.accumulate(thr)
-
-
 def _prepare(dist, n: int, method: str, level: float, q: float) -> _Checks:
-    lo_i, hi_i = bands._pointwise_bounds(n, level, method)
+    lo_i, hi_i = bands.pointwise_bounds(n, level, method)
     lo_i, hi_i = np.asarray(lo_i, dtype=np.float64), np.asarray(hi_i, dtype=np.float64)
     # The upper curve band is min{z_j : q <= L_j^k} over z = (low, Y_(1..n), high), L = (0, l, 1).
-    thr_l = _thresholds(np.concatenate(([0.0], lo_i, [1.0])), q)
+    thr_l = bands.quantile_thresholds(np.concatenate(([0.0], lo_i, [1.0])), q)
     upper_steps = (thr_l[1:-1] > thr_l[:-2])  # steps of positive length valued Y_(i)
     # The lower band uses U = (u_1, u_2..u_n, 1) at (low, Y_(1..n), high).
     ucdf = np.concatenate((hi_i, [1.0]))
-    thr_u = _thresholds(ucdf, q)
+    thr_u = bands.quantile_thresholds(ucdf, q)
     lower_steps = thr_u[1:] > thr_u[:-1]  # step valued Y_(i) starts where the previous ends: thr_u[i-1]
     ks = np.arange(1, n + 1, dtype=np.float64)
     return _Checks(

@@ -25,7 +25,7 @@ __all__ = ["run", "trivial_budget"]
 
 def trivial_budget(n: int, confidence: float, method: str, quantile: float = 0.5) -> float:
     """The budget beyond which the upper quantile tuning-curve band is trivial: ``log(q) / log(l_n)``."""
-    lower_at_max = float(bands._pointwise_bounds(n, confidence, method)[0][-1])
+    lower_at_max = float(bands.pointwise_bounds(n, confidence, method)[0][-1])
     if lower_at_max <= 0:
         return 0.0
     return float(np.log(quantile) / np.log(lower_at_max))

@@ -55,16 +55,15 @@ class _Work:
 
 
 def _plan(n: int, method: str, kind: str, confidence: float, ks: np.ndarray) -> _Plan:
-    lo_i, hi_i = bands._pointwise_bounds(n, confidence, method)
+    lo_i, hi_i = bands.pointwise_bounds(n, confidence, method)
     cdfs = {"lower": np.concatenate((hi_i, [1.0, 1.0])),  # the upper CDF band bounds the curve from below
             "point": np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0])),
             "upper": np.concatenate(([0.0], lo_i, [1.0]))}  # the lower CDF band bounds the curve from above
     if kind == "median":
         index = {}
         for curve, cdf in cdfs.items():
-            with np.errstate(divide="ignore"):
-                thr = np.where(cdf >= 1, np.inf, np.where(cdf <= 0, 0.0, np.log(0.5) / np.log(cdf)))
-            index[curve] = np.minimum(np.searchsorted(np.maximum.accumulate(thr), ks, side="left"), n + 1)
+            thr = bands.quantile_thresholds(cdf, 0.5)
+            index[curve] = np.minimum(np.searchsorted(thr, ks, side="left"), n + 1)
         return _Plan(index=index, mass={})
     mass = {curve: np.diff(np.power.outer(cdf, ks), axis=0, prepend=0.0) for curve, cdf in cdfs.items()}
     return _Plan(index={}, mass=mass)
