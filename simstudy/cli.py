@@ -168,6 +168,12 @@ def _log_headline(summary, kind: str) -> None:
             log.info("%s: nominal level outside the CP interval in %d of %d cases (exact bands: about 1%%; "
                      "DKW is conservative)", method, miss, int((curve["method"] == method).sum()))
         return
+    if kind == "model_selection":
+        p = summary[summary["measure"] == "p_correct"]
+        log.info("P(best model selected), MCSE in brackets\n%s", p.assign(
+            value=p["estimate"].map("{:.4f}".format) + " (" + p["mcse"].map("{:.4f}".format) + ")").pivot(
+            index="budget", columns="algorithm", values="value").to_string())
+        return
     if kind == "band_width":
         w = summary[(summary["measure"] == "width") & summary["k"].isin([1, 5, 10, 20, 48])]
         log.info("average band width (upper - lower)\n%s", w.pivot_table(

@@ -38,7 +38,7 @@ __all__ = [
 
 #: Studies the CLI can run.
 STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality", "bootstrap_coverage",
-               "band_width")
+               "band_width", "model_selection")
 
 
 def _tolerance(key: str, value: Any) -> float:
@@ -80,6 +80,20 @@ def _sample_sizes(key: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
     return tuple(sorted(set(_sample_size(key, v) for v in values)))
 
 
+def _algorithms(key: str, value: Any) -> tuple[str, ...]:
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"{key} must list at least one algorithm, got {value!r}")
+    return tuple(_choice(key, v, ("sequential_halving", "non_adaptive")) for v in values)
+
+
+def _budgets(key: str, value: Any) -> tuple[int, ...]:
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"{key} must list at least one budget, got {value!r}")
+    return tuple(sorted(set(_int(key, v, minimum=1) for v in values)))
+
+
 def _kinds(key: str, value: Any) -> tuple[str, ...]:
     values = value if isinstance(value, (list, tuple)) else [value]
     if not values:
@@ -101,6 +115,8 @@ STUDY_OPTIONS = {
                    "methods": (_band_methods, ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")),
                    "kinds": (_kinds, ("median", "mean")), "confidence": (_level, 0.8),
                    "max_k": (_sample_size, 48)},
+    "model_selection": {"algorithms": (_algorithms, ("sequential_halving", "non_adaptive")),
+                        "budgets": (_budgets, (48, 96, 204)), "ci_level": (_level, 0.95)},
     "band_triviality": {"sample_sizes": (_sample_sizes, (6, 12, 24, 48, 96, 192, 384, 768, 1024)),
                         "methods": (_band_methods, ("ld_highest_density",)),
                         "confidence": (_level, 0.8), "quantile": (_level, 0.5)},
@@ -344,6 +360,20 @@ def parse(cfg: Mapping) -> Config:
         if discrete:
             raise ConfigError(f"a {study.kind} study needs continuous distributions (kinds: "
                               f"{', '.join(distributions.CONTINUOUS_KINDS)}); {', '.join(discrete)} is not")
+    if study.kind == "model_selection":
+        if len(dists) < 2:
+            raise ConfigError(f"a model_selection study needs at least two arms in distribution, got {len(dists)}")
+        if "sequential_halving" in dict(study.options)["algorithms"]:
+            from .selection import halving_schedule
+
+            for b in dict(study.options)["budgets"]:
+                try:
+                    halving_schedule(len(dists), b)
+                except ValueError as exc:
+                    raise ConfigError(f"study.budgets: {exc}") from None
+        if min(dict(study.options)["budgets"]) < len(dists):
+            raise ConfigError(f"study.budgets: every budget must allow one evaluation of each of the {len(dists)} "
+                              f"arms, got {min(dict(study.options)['budgets'])}")
     if study.kind == "wrong_conclusions" and len(dists) != 2:
         raise ConfigError(f"a wrong_conclusions study compares two models: distribution must name exactly two, "
                           f"got {len(dists)} ({', '.join(d.name for d in dists)})")

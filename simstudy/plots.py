@@ -377,7 +377,28 @@ def kde_fit_figure(scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | No
     return fig
 
 
+def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Probability of selecting the best model against the budget, one line per algorithm, with
+    Clopper-Pearson bands (Moss et al. Figure 4)."""
+    _theme()
+    p = summary[summary["measure"] == "p_correct"]
+    algorithms = list(dict.fromkeys(p["algorithm"]))
+    palette = dict(zip(algorithms, sns.color_palette("colorblind", len(algorithms))))
+    fig, ax = plt.subplots(figsize=(5.2, 3.8), constrained_layout=True)
+    for name in algorithms:
+        _band(ax, p[p["algorithm"] == name], "budget", name.replace("_", " "), palette[name], low="ci_low",
+              high="ci_high", marker="o", ms=3)
+    ax.set_xlabel("budget (model evaluations)")
+    ax.set_ylabel("P(best model selected)")
+    ax.legend(frameon=True, loc="lower right")
+    best = p["arm"].iloc[0] if len(p) else ""
+    ax.set_title(title or f"best: {best}; {int(p['reps'].max()):,} runs per budget (bands: Clopper–Pearson)",
+                 fontsize=9)
+    return fig
+
+
 #: The figure of each study kind.
 FIGURES = {"evp_accuracy": evp_accuracy_figure, "wrong_conclusions": wrong_conclusions_figure,
            "band_coverage": band_coverage_figure, "band_triviality": band_triviality_figure,
-           "bootstrap_coverage": bootstrap_coverage_figure, "band_width": band_width_figure}
+           "bootstrap_coverage": bootstrap_coverage_figure, "band_width": band_width_figure,
+           "model_selection": model_selection_figure}

@@ -1,0 +1,161 @@
+"""Adaptive model selection as best-arm identification (Moss et al. 2019, FIESTA).
+
+Each candidate model is an *arm*: evaluating it (training and scoring it once, on a fresh split or seed)
+draws one score. Fixed-budget selection spends at most T evaluations and returns the arm believed best:
+
+- :func:`sequential_halving` (Karnin et al. 2013; Moss et al. Algorithm 1): ``ceil(log2 N)`` rounds; in each,
+  every surviving model is evaluated ``floor(T / (|S| ceil(log2 N)))`` times and the worse half (by the mean
+  of all its evaluations so far) is dropped;
+- :func:`non_adaptive`: the budget split equally, ``floor(T / N)`` evaluations each, the best mean chosen.
+
+An arm is either a score distribution (anything with ``sample(size, rng=...)``; simulated evaluation) or a
+callable ``evaluate(count, rng) -> scores`` that trains and scores a real model ``count`` times. Ties between
+means are broken uniformly at random.
+
+For simulation studies, :func:`sequential_halving_runs` and :func:`non_adaptive_runs` run many independent
+selections at once, vectorized across runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["SelectionResult", "sequential_halving", "non_adaptive", "sequential_halving_runs", "non_adaptive_runs",
+           "halving_schedule"]
+
+
+@dataclass(frozen=True)
+class SelectionResult:
+    """The outcome of one model selection.
+
+    Attributes
+    ----------
+    chosen : int
+        Index of the selected arm.
+    evaluations : ndarray of int, shape (N,)
+        Evaluations spent on each arm.
+    unspent : int
+        Budget left over (the schedules round down).
+    means : ndarray, shape (N,)
+        Each arm's mean score over its evaluations (NaN if never evaluated).
+    rounds : tuple of tuple of int
+        The arms surviving into each round (sequential halving) or all arms (non-adaptive).
+    """
+
+    chosen: int
+    evaluations: np.ndarray
+    unspent: int
+    means: np.ndarray
+    rounds: tuple
+
+
+def halving_schedule(n_arms: int, budget: int) -> list[tuple[int, int]]:
+    """Sequential halving's rounds as ``(surviving arms, evaluations of each)``; raises if the budget is too small."""
+    if isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)) or n_arms < 2:
+        raise ValueError(f"need at least 2 arms to select between, got {n_arms!r}")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ValueError(f"budget must be a positive integer number of evaluations, got {budget!r}")
+    rounds = int(np.ceil(np.log2(n_arms)))
+    schedule, alive = [], int(n_arms)
+    while alive > 1:
+        each = budget // (alive * rounds)
+        if each < 1:
+            raise ValueError(f"budget={budget} is too small for sequential halving over {n_arms} arms: round "
+                             f"{len(schedule) + 1} needs at least {alive * rounds} evaluations "
+                             f"(|S| * ceil(log2 N)); the budget must be at least {n_arms * rounds}")
+        schedule.append((alive, each))
+        alive -= alive // 2
+    return schedule
+
+
+def _evaluator(arm) -> Callable[[int, np.random.Generator], np.ndarray]:
+    if hasattr(arm, "sample"):
+        return lambda count, rng: np.asarray(arm.sample(count, rng=rng), dtype=np.float64)
+    if callable(arm):
+        return lambda count, rng: np.asarray(arm(count, rng), dtype=np.float64).reshape(count)
+    raise TypeError(f"an arm must be a distribution (with .sample) or a callable evaluate(count, rng), got {arm!r}")
+
+
+def _best(means: np.ndarray, rng: np.random.Generator, keep: int) -> np.ndarray:
+    """Indices of the ``keep`` largest means, ties broken uniformly at random (rows: independent runs)."""
+    noise = rng.random(means.shape)
+    order = np.lexsort((noise, -means), axis=-1)
+    return order[..., :keep]
+
+
+def sequential_halving(arms: Sequence, budget: int, *, rng: np.random.Generator) -> SelectionResult:
+    """Select the best of ``arms`` with at most ``budget`` evaluations by sequential halving (Algorithm 1)."""
+    evaluate = [_evaluator(a) for a in arms]
+    N = len(evaluate)
+    schedule = halving_schedule(N, budget)
+    sums, counts = np.zeros(N), np.zeros(N, dtype=np.int64)
+    alive = np.arange(N)
+    rounds = []
+    for _, each in schedule:
+        rounds.append(tuple(int(a) for a in alive))
+        for a in alive:
+            sums[a] += evaluate[a](each, rng).sum()
+            counts[a] += each
+        keep = alive.size - alive.size // 2
+        alive = alive[_best(sums[alive] / counts[alive], rng, keep)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts
+    return SelectionResult(int(alive[0]), counts, int(budget - counts.sum()), means, tuple(rounds))
+
+
+def non_adaptive(arms: Sequence, budget: int, *, rng: np.random.Generator) -> SelectionResult:
+    """The standard practice: ``floor(budget / N)`` evaluations of every arm, the best mean chosen."""
+    evaluate = [_evaluator(a) for a in arms]
+    N = len(evaluate)
+    each = int(budget) // N if isinstance(budget, (int, np.integer)) and not isinstance(budget, bool) else 0
+    if N < 2 or each < 1:
+        raise ValueError(f"budget={budget!r} must allow at least one evaluation of each of the {N} arms (>= 2)")
+    means = np.array([evaluate[a](each, rng).mean() for a in range(N)])
+    chosen = int(_best(means, rng, 1)[0])
+    return SelectionResult(chosen, np.full(N, each), int(budget - N * each), means, (tuple(range(N)),))
+
+
+def _draw_sums(arms: Sequence, which: np.ndarray, each: int, rng: np.random.Generator) -> np.ndarray:
+    """Sum of ``each`` fresh evaluations of arm ``which[r, s]`` for every run r and slot s."""
+    out = np.empty(which.shape)
+    for a, arm in enumerate(arms):
+        mask = which == a
+        k = int(mask.sum())
+        if k:
+            out[mask] = np.asarray(arm.sample((k, each), rng=rng)).sum(axis=1)
+    return out
+
+
+def sequential_halving_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.Generator):
+    """``runs`` independent sequential-halving selections at once (arms are distributions).
+
+    Returns
+    -------
+    chosen : ndarray of int, shape (runs,)
+    evaluations : ndarray of int, shape (runs, N)
+    """
+    N = len(arms)
+    schedule = halving_schedule(N, budget)
+    sums, counts = np.zeros((runs, N)), np.zeros((runs, N), dtype=np.int64)
+    alive = np.tile(np.arange(N), (runs, 1))
+    rows = np.arange(runs)[:, None]
+    for _, each in schedule:
+        sums[rows, alive] += _draw_sums(arms, alive, each, rng)
+        counts[rows, alive] += each
+        keep = alive.shape[1] - alive.shape[1] // 2
+        alive = np.take_along_axis(alive, _best(sums[rows, alive] / counts[rows, alive], rng, keep), axis=1)
+    return alive[:, 0], counts
+
+
+def non_adaptive_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.Generator):
+    """``runs`` independent equal-split selections at once; returns ``(chosen, evaluations)`` like above."""
+    N = len(arms)
+    each = int(budget) // N
+    if N < 2 or each < 1:
+        raise ValueError(f"budget={budget!r} must allow at least one evaluation of each of the {N} arms (>= 2)")
+    which = np.tile(np.arange(N), (runs, 1))
+    means = _draw_sums(arms, which, each, rng) / each
+    return _best(means, rng, 1)[:, 0], np.full((runs, N), each, dtype=np.int64)

@@ -1,0 +1,91 @@
+"""Fixed-budget model selection (Moss et al. 2019, §5.1, Figure 4): how often each algorithm picks the best.
+
+The arms are the study's distributions (e.g. the 12 TDSA models: one evaluation is one draw, with
+replacement, from that model's 500 recorded F1 scores -- the paper's protocol). The best arm is the one
+with the highest population mean. For each budget, ``study.reps`` independent selections are run with each
+algorithm (:func:`simstudy.selection.sequential_halving_runs`, :func:`~simstudy.selection.non_adaptive_runs`),
+each from its own random stream. Reported: the probability of selecting the best arm (Clopper-Pearson
+interval), how often each arm is chosen, and the mean unspent budget.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import selection, truth
+from ..config import Config
+from ..distributions import describe
+from ..runner import Task, task_seed
+from . import base
+from .wrong_conclusions import clopper_pearson
+
+__all__ = ["run", "ALGORITHMS"]
+
+_SCHEME = "model_selection/1"
+ALGORITHMS = {"sequential_halving": selection.sequential_halving_runs, "non_adaptive": selection.non_adaptive_runs}
+
+
+@dataclass(frozen=True)
+class _Work:
+    seed: int
+    arms: tuple
+    budgets: dict  # cell key -> budget
+    algorithms: tuple
+
+
+def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
+    budget = work.budgets[task.cell]
+    N = len(work.arms)
+    chosen = np.zeros((len(work.algorithms), N), dtype=np.int64)
+    unspent = np.zeros(len(work.algorithms))
+    for a, name in enumerate(work.algorithms):
+        rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, a))
+        picks, evaluations = ALGORITHMS[name](work.arms, budget, task.reps, rng=rng)
+        chosen[a] = np.bincount(picks, minlength=N)
+        unspent[a] = (budget - evaluations.sum(axis=1)).sum()
+    return {"chosen": chosen, "unspent": unspent}
+
+
+def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+    """Run (or resume) the fixed-budget selection study over the arms in ``config.distributions``."""
+    started = time.perf_counter()
+    out_dir = Path(out_dir)
+    opts = dict(config.study.options)
+    algorithms, budgets, ci_level = tuple(opts["algorithms"]), tuple(opts["budgets"]), opts["ci_level"]
+    arms = tuple(d.build() for d in config.distributions)
+    names = [d.name for d in config.distributions]
+    for b in budgets:  # fail before any compute if a budget cannot run
+        if "sequential_halving" in algorithms:
+            selection.halving_schedule(len(arms), b)
+    means = np.array([float(truth.mean_tuning_curve(a, [1.0])[0]) for a in arms])
+    best = int(np.argmax(means))
+    cells = {base.cell_key(arms=[d.key for d in config.distributions], budget=b): b for b in budgets}
+    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells),
+                           chunk_fn=partial(_run_chunk, _Work(config.seed, arms, cells, algorithms)),
+                           settings={"budgets": budgets, "algorithms": algorithms})
+    R = config.study.reps
+    rows = []
+    for key, budget in cells.items():
+        chosen, unspent = run_.total(key, "chosen"), run_.total(key, "unspent")
+        for a, name in enumerate(algorithms):
+            head = dict(cell=key, distribution="arms", algorithm=name, budget=budget, reps=R)
+            k = chosen[a, best]
+            low, high = clopper_pearson(k, R, ci_level)
+            p = k / R
+            rows.append(dict(head, arm=names[best], measure="p_correct", estimate=p,
+                             mcse=float(np.sqrt(p * (1 - p) / R)), ci_low=float(low), ci_high=float(high)))
+            rows.append(dict(head, arm="", measure="unspent", estimate=unspent[a] / R, mcse=np.nan, ci_low=np.nan,
+                             ci_high=np.nan))
+            lows, highs = clopper_pearson(chosen[a], R, ci_level)
+            rows += [dict(head, arm=names[m], measure="chosen_rate", estimate=chosen[a, m] / R,
+                          mcse=float(np.sqrt(chosen[a, m] / R * (1 - chosen[a, m] / R) / R)),
+                          ci_low=float(lows[m]), ci_high=float(highs[m])) for m in range(len(arms))]
+    metadata = {"best_arm": names[best], "arm_means": dict(zip(names, means.tolist())),
+                "distributions": {n: describe(a) for n, a in zip(names, arms)}}
+    return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
