@@ -159,3 +159,51 @@ def non_adaptive_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.
     which = np.tile(np.arange(N), (runs, 1))
     means = _draw_sums(arms, which, each, rng) / each
     return _best(means, rng, 1)[:, 0], np.full((runs, N), each, dtype=np.int64)
+
+
+# --- Fixed confidence: top-two Thompson sampling and friends (Moss et al. Algorithm 2, §4.3) -------------
+
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(96)
+_U = 0.5 * (_NODES + 1.0)  # Gauss-Legendre on (0, 1)
+_W = 0.5 * _WEIGHTS
+
+
+def posterior(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray):
+    """The t posterior of each arm's mean (Honda & Takemura 2014; Moss et al. §4.2).
+
+    With a uniform prior on (mu, sigma), ``sqrt(T (T - 2) / S) (mu - mean) ~ t_{T-2}`` where S is the sum of
+    squared deviations of the T evaluations (T >= 3). Returns ``(location, scale, df)``, each shaped like the
+    inputs. A zero spread (identical evaluations) gets a tiny positive scale instead of dividing by zero.
+    """
+    mean = sums / counts
+    S = np.clip(squares - counts * mean**2, 0.0, None)
+    scale = np.sqrt(S / (counts * (counts - 2)))
+    scale = np.maximum(scale, 1e-12 * np.maximum(1.0, np.abs(mean)))
+    return mean, scale, counts - 2.0
+
+
+def prob_best(location: np.ndarray, scale: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """``pi_m = P(mu_m is the largest)`` under independent t posteriors, by quadrature; shape (..., N).
+
+    ``pi_m = int_0^1 prod_{j != m} F_j(F_m^{-1}(u)) du``: substituting the m-th posterior's quantile keeps the
+    integrand bounded and smooth even for Cauchy-like posteriors (df = 1), so 96 Gauss-Legendre nodes give
+    about 1e-6 accuracy. Rows of the leading axes are independent problems.
+    """
+    from scipy import special
+
+    loc, sc, df = (np.asarray(a, dtype=np.float64) for a in (location, scale, df))
+    x = loc[..., :, None] + sc[..., :, None] * special.stdtrit(df[..., :, None], _U)  # (..., N, G): m's quantiles
+    z = (x[..., :, None, :] - loc[..., None, :, None]) / sc[..., None, :, None]  # (..., N(m), N(j), G)
+    F = special.stdtr(df[..., None, :, None], z)
+    N = loc.shape[-1]
+    F[..., np.arange(N), np.arange(N), :] = 1.0  # drop j = m
+    pi = np.prod(F, axis=-2) @ _W
+    return pi / pi.sum(axis=-1, keepdims=True)
+
+
+def prob_best_mc(location, scale, df, *, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Monte Carlo ``pi`` (what the published package does, with 800,000 draws): the fraction of joint posterior
+    draws in which each arm is the largest."""
+    t = rng.standard_t(np.broadcast_to(df, (draws, *np.shape(df))))
+    samples = location + scale * t
+    return np.bincount(np.argmax(samples, axis=-1).ravel(), minlength=np.shape(location)[-1]) / draws
