@@ -21,7 +21,6 @@ import tempfile
 import time
 import timeit
 import tracemalloc
-from functools import partial
 from math import comb
 
 import numpy as np

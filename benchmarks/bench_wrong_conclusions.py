@@ -18,7 +18,7 @@ import numpy as np
 
 from simstudy import config, estimators, truth
 from simstudy.distributions import sample_sorted
-from simstudy.runner import chunk_tasks, task_seed
+from simstudy.runner import task_seed
 from simstudy.studies import wrong_conclusions
 
 

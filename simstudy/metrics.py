@@ -36,7 +36,7 @@ from itertools import combinations
 
 import numpy as np
 
-__all__ = ["moment_gram", "centre_gram", "Performance", "performance"]
+__all__ = ["moment_gram", "centre_gram", "Performance", "performance", "clopper_pearson"]
 
 
 def moment_gram(errors: np.ndarray, *, scratch: np.ndarray | None = None) -> np.ndarray:
@@ -180,3 +180,20 @@ def performance(G: np.ndarray, truth: np.ndarray) -> Performance:
 def _append(acc, est, mcse) -> None:
     acc[0].append(est)
     acc[1].append(mcse)
+
+
+def clopper_pearson(successes, trials, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (Clopper-Pearson) confidence interval for a binomial proportion, elementwise.
+
+    Returns ``(low, high)`` arrays: the ``(1 - confidence) / 2`` quantile of Beta(k, n - k + 1) and the
+    ``(1 + confidence) / 2`` quantile of Beta(k + 1, n - k), with 0 and 1 at the edges.
+    """
+    from scipy import stats
+
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    alpha = 1.0 - confidence
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+        high = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+    return low, high

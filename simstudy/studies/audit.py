@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 from .. import config as cfg_mod
 from . import band_coverage, bootstrap_coverage, evp_accuracy

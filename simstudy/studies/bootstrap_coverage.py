@@ -24,10 +24,10 @@ import pandas as pd
 
 from .. import estimators, truth
 from ..config import Config
+from ..metrics import clopper_pearson
 from ..distributions import describe, sample_sorted
 from ..runner import Task, task_seed
 from . import base
-from .wrong_conclusions import clopper_pearson
 
 __all__ = ["run"]
 

@@ -20,10 +20,10 @@ import pandas as pd
 
 from .. import selection, truth
 from ..config import Config
+from ..metrics import clopper_pearson
 from ..distributions import describe
 from ..runner import Task, task_seed
 from . import base
-from .wrong_conclusions import clopper_pearson
 
 __all__ = ["run", "ALGORITHMS"]
 

@@ -30,15 +30,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-
 from .. import estimators, truth
+from ..metrics import clopper_pearson
 from ..config import Config
 from ..distributions import describe, sample_sorted
 from ..runner import Task, stable_hash, task_seed
 from . import base
 
-__all__ = ["run", "clopper_pearson"]
+__all__ = ["run"]
 
 _SCHEME = "wrong_conclusions/1"
 
@@ -57,21 +56,6 @@ class _Work:
     b: object
     cells: dict
     estimators: tuple
-
-
-def clopper_pearson(successes, trials, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Exact (Clopper-Pearson) confidence interval for a binomial proportion, elementwise.
-
-    Returns ``(low, high)`` arrays: the ``(1 - confidence) / 2`` quantile of Beta(k, n - k + 1) and the
-    ``(1 + confidence) / 2`` quantile of Beta(k + 1, n - k), with 0 and 1 at the edges.
-    """
-    k = np.asarray(successes, dtype=np.float64)
-    n = np.asarray(trials, dtype=np.float64)
-    alpha = 1.0 - confidence
-    with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
-        high = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
-    return low, high
 
 
 def _estimates_at_B(x: np.ndarray, cell: _Cell, specs, rngs: dict) -> np.ndarray:

@@ -1,7 +1,6 @@
 """Band-width ablations (Lourie et al. Figures 6-8): the vectorized bands equal the library's, round by round."""
 
 import numpy as np
-import pytest
 
 from simstudy import bands, config
 from simstudy.distributions import sample_sorted

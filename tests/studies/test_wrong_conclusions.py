@@ -1,11 +1,10 @@
 """Wrong-conclusion rates (Dodge et al. 2021, Figure 2)."""
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 
-from simstudy import config, estimators, truth
+from simstudy import config, estimators, metrics, truth
 from simstudy.distributions import sample_sorted
 from simstudy.runner import chunk_tasks, task_seed
 from simstudy.studies import wrong_conclusions
@@ -59,7 +58,7 @@ def test_identical_models_are_a_true_tie_and_each_wins_half_the_time(tmp_path):
     wins = rows(s, "a_wins_rate")
     for m in "uvw":
         k = round(wins.loc[(6, m), "estimate"] * 4000)
-        low, high = wrong_conclusions.clopper_pearson(k, 4000, 0.999)
+        low, high = metrics.clopper_pearson(k, 4000, 0.999)
         assert low <= 0.5 <= high
 
 
@@ -68,7 +67,7 @@ def test_clopper_pearson_intervals(tmp_path):
     props = s[s.measure.str.endswith("_rate")]
     assert (props.ci_low <= props.estimate).all() and (props.estimate <= props.ci_high).all()
     for k, n in [(0, 50), (3, 50), (50, 50), (17, 1000)]:
-        low, high = wrong_conclusions.clopper_pearson(k, n)
+        low, high = metrics.clopper_pearson(k, n)
         ref = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
         assert (low, high) == pytest.approx((ref.low, ref.high), abs=1e-12)
 
