@@ -186,8 +186,10 @@ def prob_best(location: np.ndarray, scale: np.ndarray, df: np.ndarray) -> np.nda
     """``pi_m = P(mu_m is the largest)`` under independent t posteriors, by quadrature; shape (..., N).
 
     ``pi_m = int_0^1 prod_{j != m} F_j(F_m^{-1}(u)) du``: substituting the m-th posterior's quantile keeps the
-    integrand bounded and smooth even for Cauchy-like posteriors (df = 1), so 96 Gauss-Legendre nodes give
-    about 1e-6 accuracy. Rows of the leading axes are independent problems.
+    integrand bounded even for Cauchy-like posteriors (df = 1). With 96 Gauss-Legendre nodes the error against
+    a 400-node reference was below 1e-5 typically and 8e-4 at worst over 200 random 8-arm problems (a sharp
+    posterior beside a wide one puts a kink in the integrand); an adaptive rule would be needed for 1e-6.
+    Rows of the leading axes are independent problems.
     """
     from scipy import special
 
