@@ -70,22 +70,3 @@ def test_vectorized_runs_agree_with_single_runs_in_distribution():
     single = [selection.sequential_halving(arms, 12, rng=np.random.default_rng(100 + i)).chosen for i in range(600)]
     table = np.array([np.bincount(many, minlength=3), np.bincount(single, minlength=3)])
     assert stats.chi2_contingency(table).pvalue > 1e-3
-
-
-def test_prob_best_by_quadrature_matches_monte_carlo():
-    loc = np.array([0.60, 0.62, 0.63, 0.64])
-    scale = np.array([0.01, 0.02, 0.01, 0.015])
-    df = np.array([1.0, 3.0, 10.0, 2.0])  # df = 1: a Cauchy posterior after three evaluations
-    pi = selection.prob_best(loc, scale, df)
-    draws = 1_000_000
-    mc = selection.prob_best_mc(loc, scale, df, draws=draws, rng=np.random.default_rng(6))
-    assert pi.sum() == pytest.approx(1.0)
-    np.testing.assert_array_less(np.abs(pi - mc), 4 * np.sqrt(mc * (1 - mc) / draws) + 1e-6)
-
-
-def test_posterior_handles_identical_evaluations():
-    sums, squares, counts = np.array([1.5, 1.8]), np.array([0.75, 1.08]), np.array([3.0, 3.0])
-    loc, scale, df = selection.posterior(sums, squares, counts)  # both arms: three identical scores
-    assert np.all(np.isfinite(scale)) and np.all(scale > 0) and np.all(df == 1)
-    pi = selection.prob_best(loc, scale, df)
-    assert pi[1] == pytest.approx(1.0)

@@ -1,0 +1,27 @@
+"""Adaptive model selection as best-arm identification (Moss et al. 2019, FIESTA).
+
+Each candidate model is an *arm*: evaluating it (training and scoring it once, on a fresh split or seed)
+draws one score. An arm is either a score distribution (a simulated evaluation; for the TDSA data, one draw
+with replacement from the model's 500 recorded F1 scores, the paper's protocol) or a callable
+``evaluate(count, rng) -> scores`` that trains and scores a real model ``count`` times. The best arm is the
+one with the highest mean score.
+
+- Fixed budget (:mod:`.fixed_budget`): :func:`sequential_halving`, :func:`non_adaptive`.
+- Fixed confidence (:mod:`.fixed_confidence`): :func:`ttts`, :func:`non_adaptive_confidence`,
+  :func:`batch_thompson`.
+- Vectorized runs for simulation studies: :func:`sequential_halving_runs`, :func:`non_adaptive_runs`,
+  :func:`fixed_confidence_runs`.
+- The beliefs behind fixed confidence: :func:`posterior`, :func:`prob_best` (re-exported from
+  :mod:`simstudy.posterior`).
+"""
+
+from ..posterior import posterior, prob_best, prob_best_mc, prob_leader
+from .fixed_budget import (SelectionResult, halving_schedule, non_adaptive, non_adaptive_runs, sequential_halving,
+                           sequential_halving_runs)
+from .fixed_confidence import (FIXED_CONFIDENCE_ALGORITHMS, PI_METHODS, ConfidenceResult, ConfidenceRuns,
+                               batch_thompson, fixed_confidence_runs, non_adaptive_confidence, ttts)
+
+__all__ = ["SelectionResult", "halving_schedule", "sequential_halving", "non_adaptive", "sequential_halving_runs",
+           "non_adaptive_runs", "ConfidenceResult", "ConfidenceRuns", "ttts", "non_adaptive_confidence",
+           "batch_thompson", "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS", "posterior",
+           "prob_best", "prob_best_mc", "prob_leader"]

@@ -1,0 +1,331 @@
+"""Fixed-confidence model selection (Moss et al. 2019, §4.2-4.3 and Algorithm 2).
+
+Evaluate models until one is believed best with probability above ``1 - delta``, where the belief
+``pi_m = P(model m has the highest mean score)`` comes from the t posteriors of :mod:`simstudy.posterior`.
+Every algorithm first evaluates each model ``initial`` (three) times, then repeats *propose, evaluate,
+update pi* until ``max pi > 1 - delta`` and returns ``argmax pi``:
+
+- :func:`ttts`, top-two Thompson sampling (Russo 2016; Algorithm 2): draw m1 from pi, then m2 from pi
+  without m1, and evaluate one of the two chosen uniformly;
+- :func:`non_adaptive_confidence`, the standard practice: every model once per step;
+- :func:`batch_thompson`, batch Thompson sampling (Kandasamy et al. 2018; §4.3): ``batch`` independent
+  draws from pi per step, evaluated before pi is updated (models may repeat within a batch).
+
+A cap on the total evaluations ends a run that has not reached the confidence; such runs are flagged
+``capped`` and never dropped. With ``logit=True`` the posteriors model the logit of the scores (the FIESTA
+package's option for bounded metrics); scores must then lie strictly inside (0, 1).
+
+For simulation studies :func:`fixed_confidence_runs` runs many selections at once, vectorized across runs,
+and records the stopping point of several confidence levels from one trajectory per run: the algorithms'
+choices do not depend on delta, only when they stop does, so a run continued to the strictest level passes
+every laxer level's stopping point on the way. It draws m ~ pi exactly by Thompson's device (the argmax of
+one joint posterior draw) instead of computing all of pi, and checks the stopping rule with
+:func:`~simstudy.posterior.prob_leader`; the algorithms are the same in distribution as the one-run
+functions, which compute pi in full for their trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import special
+
+from ..posterior import posterior, prob_best, prob_best_mc, prob_leader
+from ._arms import best_of, draw, evaluator
+
+__all__ = ["ConfidenceResult", "ConfidenceRuns", "ttts", "non_adaptive_confidence", "batch_thompson",
+           "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS"]
+
+#: Fixed-confidence algorithms by name (the ``algorithm`` of :func:`fixed_confidence_runs`).
+FIXED_CONFIDENCE_ALGORITHMS = ("ttts", "non_adaptive", "batch_thompson")
+#: How pi is computed in the one-run functions.
+PI_METHODS = ("quadrature", "mc")
+
+
+@dataclass(frozen=True)
+class ConfidenceResult:
+    """The outcome of one fixed-confidence selection.
+
+    Attributes
+    ----------
+    chosen : int
+        Index of the selected model, ``argmax pi`` when the run ended.
+    evaluations : ndarray of int, shape (N,)
+        Evaluations spent on each model.
+    confidence : float
+        ``pi[chosen]`` when the run ended (above ``1 - delta`` unless ``capped``).
+    capped : bool
+        The run hit ``max_evaluations`` before reaching the confidence.
+    means : ndarray, shape (N,)
+        Each model's mean score (untransformed).
+    pi_trace : ndarray, shape (S, N)
+        pi after the initial evaluations (row 0) and after every later update.
+    evaluations_trace : ndarray of int, shape (S,)
+        Total evaluations when each row of ``pi_trace`` was computed.
+    """
+
+    chosen: int
+    evaluations: np.ndarray
+    confidence: float
+    capped: bool
+    means: np.ndarray
+    pi_trace: np.ndarray
+    evaluations_trace: np.ndarray
+
+
+@dataclass(frozen=True)
+class ConfidenceRuns:
+    """Many independent runs of one algorithm, stopped at each of several confidence levels.
+
+    Attributes
+    ----------
+    deltas : tuple of float, length D
+    evaluations : ndarray of int, shape (D, R)
+        Total evaluations of run r when it stopped for ``deltas[d]`` (or hit the cap).
+    chosen : ndarray of int, shape (D, R)
+    capped : ndarray of bool, shape (D, R)
+    per_arm : ndarray of int, shape (D, R, N)
+        Evaluations of each model at that point.
+    """
+
+    deltas: tuple
+    evaluations: np.ndarray
+    chosen: np.ndarray
+    capped: np.ndarray
+    per_arm: np.ndarray
+
+
+def _transform(values: np.ndarray, logit: bool, arm) -> np.ndarray:
+    if not np.all(np.isfinite(values)):
+        bad = values[~np.isfinite(values)][0]
+        raise ValueError(f"model {arm} returned a non-finite score {bad!r}")
+    if not logit:
+        return values
+    outside = (values <= 0.0) | (values >= 1.0)
+    if outside.any():
+        raise ValueError(f"logit=True needs scores strictly between 0 and 1; model {arm} returned "
+                         f"{values[outside][0]!r}")
+    return special.logit(values)
+
+
+def _confidence_iv(arms, delta, initial, max_evaluations, batch=1, pi_method="quadrature", mc_draws=1):
+    """Validate the shared arguments; return them normalised."""
+    n = len(arms)
+    if n < 2:
+        raise ValueError(f"need at least 2 models to select between, got {n}")
+    deltas = np.atleast_1d(np.asarray(delta, dtype=np.float64))
+    if deltas.ndim != 1 or not np.all((deltas > 0) & (deltas < 0.5)):
+        raise ValueError(f"delta must lie in (0, 0.5) -- a confidence 1 - delta above one half -- got {delta!r}")
+    for name, value, least in (("initial", initial, 3), ("batch", batch, 1), ("mc_draws", mc_draws, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}"
+                             + (" (the t posterior needs three evaluations)" if name == "initial" else ""))
+    if (isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer))
+            or max_evaluations < initial * n):
+        raise ValueError(f"max_evaluations must be an integer of at least initial * models = {initial * n}, "
+                         f"got {max_evaluations!r}")
+    if pi_method not in PI_METHODS:
+        raise ValueError(f"pi_method must be one of {', '.join(PI_METHODS)}; got {pi_method!r}")
+    return deltas
+
+
+def _select(arms: Sequence, delta: float, propose: Callable, *, rng: np.random.Generator, max_evaluations: int,
+            initial: int, logit: bool, pi_method: str, mc_draws: int, callback, batch: int = 1) -> ConfidenceResult:
+    """The loop shared by the one-run algorithms: ``propose(pi, rng) -> models to evaluate next``."""
+    _confidence_iv(arms, delta, initial, max_evaluations, batch, pi_method, mc_draws)
+    evaluate = [evaluator(a) for a in arms]
+    N = len(evaluate)
+    sums, squares, raw, counts = np.zeros(N), np.zeros(N), np.zeros(N), np.zeros(N, dtype=np.int64)
+
+    def add(m: int, count: int) -> None:
+        values = evaluate[m](count, rng)
+        y = _transform(values, logit, m)
+        raw[m] += values.sum()
+        sums[m] += y.sum()
+        squares[m] += (y * y).sum()
+        counts[m] += count
+
+    for m in range(N):
+        add(m, initial)
+    trace, totals, capped = [], [], False
+    while True:
+        loc, scale, df = posterior(sums, squares, counts)
+        pi = (prob_best(loc, scale, df) if pi_method == "quadrature"
+              else prob_best_mc(loc, scale, df, draws=mc_draws, rng=rng))
+        trace.append(pi)
+        totals.append(int(counts.sum()))
+        if callback is not None:
+            callback(counts.copy(), pi.copy())
+        if pi.max() > 1.0 - delta:
+            break
+        picks = np.bincount(propose(pi, rng), minlength=N)
+        if counts.sum() + picks.sum() > max_evaluations:
+            capped = True
+            break
+        for m in np.flatnonzero(picks):
+            add(int(m), int(picks[m]))
+    chosen = int(best_of(pi, rng, 1)[0])
+    return ConfidenceResult(chosen, counts, float(pi[chosen]), capped, raw / counts, np.array(trace),
+                            np.array(totals, dtype=np.int64))
+
+
+def _top_two(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    N = pi.size
+    m1 = rng.choice(N, p=pi)
+    rest = np.where(np.arange(N) == m1, 0.0, pi)
+    if rest.sum() > 0:
+        m2 = rng.choice(N, p=rest / rest.sum())
+    else:  # pi is all on m1 (to rounding): any other model
+        m2 = rng.choice(np.delete(np.arange(N), m1))
+    return np.array([m1 if rng.random() < 0.5 else m2])
+
+
+def ttts(arms: Sequence, delta: float, *, rng: np.random.Generator, max_evaluations: int = 10_000,
+         initial: int = 3, logit: bool = False, pi_method: str = "quadrature", mc_draws: int = 800_000,
+         callback: Callable[[np.ndarray, np.ndarray], None] | None = None) -> ConfidenceResult:
+    """Top-two Thompson sampling (Moss et al. Algorithm 2): select the best model with confidence ``1 - delta``.
+
+    Parameters
+    ----------
+    arms : sequence
+        The candidate models: distributions (``sample(size, rng=...)``) or callables
+        ``evaluate(count, rng) -> scores`` that train and score a real model ``count`` times.
+    delta : float
+        In (0, 0.5): stop when some model is best with posterior probability above ``1 - delta``.
+    rng : numpy.random.Generator
+        Drives the algorithm (and simulated evaluations).
+    max_evaluations : int
+        Cap on the total evaluations; a run reaching it ends with ``capped=True``.
+    initial : int
+        Evaluations of every model before the first update (>= 3: the t posterior needs them).
+    logit : bool
+        Model the logit of the scores (which must lie in (0, 1)).
+    pi_method : {"quadrature", "mc"}
+        pi by deterministic quadrature, or by ``mc_draws`` Monte Carlo draws (the published package's way).
+    callback : callable, optional
+        ``callback(evaluations, pi)`` after every update, e.g. to log progress of a real selection.
+
+    Returns
+    -------
+    ConfidenceResult
+    """
+    return _select(arms, delta, _top_two, rng=rng, max_evaluations=max_evaluations, initial=initial,
+                   logit=logit, pi_method=pi_method, mc_draws=mc_draws, callback=callback)
+
+
+def non_adaptive_confidence(arms: Sequence, delta: float, *, rng: np.random.Generator,
+                            max_evaluations: int = 10_000, initial: int = 3, logit: bool = False,
+                            pi_method: str = "quadrature", mc_draws: int = 800_000,
+                            callback: Callable | None = None) -> ConfidenceResult:
+    """The non-adaptive baseline: every model once per step until ``max pi > 1 - delta``; arguments as :func:`ttts`."""
+    every = np.arange(len(arms))
+    return _select(arms, delta, lambda pi, rng: every, rng=rng, max_evaluations=max_evaluations,
+                   initial=initial, logit=logit, pi_method=pi_method, mc_draws=mc_draws, callback=callback)
+
+
+def batch_thompson(arms: Sequence, delta: float, batch: int, *, rng: np.random.Generator,
+                   max_evaluations: int = 10_000, initial: int = 3, logit: bool = False,
+                   pi_method: str = "quadrature", mc_draws: int = 800_000,
+                   callback: Callable | None = None) -> ConfidenceResult:
+    """Batch Thompson sampling (§4.3): ``batch`` models drawn from pi per step, all evaluated before pi is
+    updated; arguments as :func:`ttts`. A batch that would exceed ``max_evaluations`` is not started."""
+    return _select(arms, delta, lambda pi, rng: rng.choice(pi.size, size=batch, p=pi), rng=rng,
+                   max_evaluations=max_evaluations, initial=initial, logit=logit, pi_method=pi_method,
+                   mc_draws=mc_draws, callback=callback, batch=batch)
+
+
+# --- Many runs at once ------------------------------------------------------------------------------------
+
+def _thompson(loc, scale, df, rng, size=None) -> np.ndarray:
+    """Models drawn from pi, one per row (or ``size`` per row): the argmax of a joint posterior draw."""
+    shape = loc.shape if size is None else (loc.shape[0], size, loc.shape[1])
+    t = rng.standard_t(np.broadcast_to(df[:, None, :] if size else df, shape))
+    draws = (loc[:, None, :] + scale[:, None, :] * t) if size else loc + scale * t
+    return np.argmax(draws, axis=-1)
+
+
+def _propose_top_two(loc, scale, df, rng) -> np.ndarray:
+    m1 = _thompson(loc, scale, df, rng)
+    m2 = np.full_like(m1, -1)
+    todo = np.arange(m1.size)
+    for _ in range(10_000):  # m2: redraw until it differs from m1 (at most 1/delta draws expected)
+        j = _thompson(loc[todo], scale[todo], df[todo], rng)
+        ok = j != m1[todo]
+        m2[todo[ok]] = j[ok]
+        todo = todo[~ok]
+        if not todo.size:
+            break
+    else:  # pi all but certain of m1 yet the run has not stopped (rounding): any other model
+        N = loc.shape[1]
+        m2[todo] = (m1[todo] + rng.integers(1, N, todo.size)) % N
+    return np.where(rng.random(m1.size) < 0.5, m1, m2)[:, None]
+
+
+def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *, algorithm: str,
+                          rng: np.random.Generator, batch: int = 4, max_evaluations: int = 10_000,
+                          initial: int = 3, logit: bool = False) -> ConfidenceRuns:
+    """``runs`` independent fixed-confidence selections at once, stopped at every level in ``deltas``.
+
+    Parameters
+    ----------
+    arms : sequence of distributions
+    deltas : sequence of float
+        Each in (0, 0.5).
+    runs : int
+    algorithm : {"ttts", "non_adaptive", "batch_thompson"}
+    batch : int
+        Batch size of ``batch_thompson``.
+    max_evaluations, initial, logit
+        As :func:`ttts`.
+
+    Returns
+    -------
+    ConfidenceRuns
+    """
+    if algorithm not in FIXED_CONFIDENCE_ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(FIXED_CONFIDENCE_ALGORITHMS)}; got {algorithm!r}")
+    deltas = _confidence_iv(arms, deltas, initial, max_evaluations, batch)
+    N, D, R = len(arms), deltas.size, int(runs)
+    step = {"ttts": 1, "non_adaptive": N, "batch_thompson": batch}[algorithm]
+
+    y = _transform(draw(arms, np.broadcast_to(np.arange(N)[:, None], (R, N, initial)), rng), logit, "any")
+    sums, squares = y.sum(axis=-1), (y * y).sum(axis=-1)
+    counts = np.full((R, N), initial, dtype=np.int64)
+    evaluations = np.zeros((D, R), dtype=np.int64)
+    chosen = np.zeros((D, R), dtype=np.int64)
+    capped = np.zeros((D, R), dtype=bool)
+    per_arm = np.zeros((D, R, N), dtype=np.int64)
+    pending = np.ones((D, R), dtype=bool)
+    active = np.arange(R)
+    while active.size:
+        loc, scale, df = posterior(sums[active], squares[active], counts[active])
+        leader = best_of(loc, rng, 1)[:, 0]
+        pi = prob_leader(loc, scale, df, leader)
+        total = counts[active].sum(axis=1)
+        stop = pending[:, active] & (pi > 1.0 - deltas[:, None])
+        cap = pending[:, active] & ~stop & (total + step > max_evaluations)
+        d, a = np.nonzero(stop | cap)
+        evaluations[d, active[a]] = total[a]
+        chosen[d, active[a]] = leader[a]
+        capped[d, active[a]] = cap[d, a]
+        per_arm[d, active[a]] = counts[active[a]]
+        pending[d, active[a]] = False
+        going = pending[:, active].any(axis=0)
+        active, loc, scale, df = active[going], loc[going], scale[going], df[going]
+        if not active.size:
+            break
+        if algorithm == "ttts":
+            which = _propose_top_two(loc, scale, df, rng)
+        elif algorithm == "batch_thompson":
+            which = _thompson(loc, scale, df, rng, size=batch)
+        else:
+            which = np.broadcast_to(np.arange(N), (active.size, N))
+        y = _transform(draw(arms, which, rng), logit, "any")
+        flat = (np.arange(active.size)[:, None] * N + which).ravel()
+        size = active.size * N
+        sums[active] += np.bincount(flat, weights=y.ravel(), minlength=size).reshape(-1, N)
+        squares[active] += np.bincount(flat, weights=(y * y).ravel(), minlength=size).reshape(-1, N)
+        counts[active] += np.bincount(flat, minlength=size).reshape(-1, N)
+    return ConfidenceRuns(tuple(float(x) for x in deltas), evaluations, chosen, capped, per_arm)
