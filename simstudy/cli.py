@@ -174,6 +174,12 @@ def _log_headline(summary, kind: str) -> None:
             value=p["estimate"].map("{:.4f}".format) + " (" + p["mcse"].map("{:.4f}".format) + ")").pivot(
             index="budget", columns="algorithm", values="value").to_string())
         return
+    if kind == "fixed_confidence":
+        from .studies.fixed_confidence import paper_table
+
+        log.info("evaluations needed and %% correctly selected (Moss et al. Tables 2-3 layout)\n%s",
+                 paper_table(summary).to_string(index=False))
+        return
     if kind == "band_width":
         w = summary[(summary["measure"] == "width") & summary["k"].isin([1, 5, 10, 20, 48])]
         log.info("average band width (upper - lower)\n%s", w.pivot_table(

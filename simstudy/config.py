@@ -38,7 +38,7 @@ __all__ = [
 
 #: Studies the CLI can run.
 STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality", "bootstrap_coverage",
-               "band_width", "model_selection")
+               "band_width", "model_selection", "fixed_confidence")
 
 
 def _tolerance(key: str, value: Any) -> float:
@@ -87,6 +87,33 @@ def _algorithms(key: str, value: Any) -> tuple[str, ...]:
     return tuple(_choice(key, v, ("sequential_halving", "non_adaptive")) for v in values)
 
 
+def _confidence_algorithms(key: str, value: Any) -> tuple[str, ...]:
+    from .selection import FIXED_CONFIDENCE_ALGORITHMS
+
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"{key} must list at least one algorithm, got {value!r}")
+    return tuple(dict.fromkeys(_choice(key, v, FIXED_CONFIDENCE_ALGORITHMS) for v in values))
+
+
+def _deltas(key: str, value: Any) -> tuple[float, ...]:
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"{key} must list at least one delta, got {value!r}")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 0.5:
+            raise ConfigError(f"{key} must be numbers strictly between 0 and 0.5 (confidence 1 - delta above "
+                              f"one half), got {v!r}")
+    return tuple(sorted(set(float(v) for v in values)))
+
+
+def _batch_sizes(key: str, value: Any) -> tuple[int, ...]:
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"{key} must list at least one batch size, got {value!r}")
+    return tuple(sorted(set(_int(key, v, minimum=1) for v in values)))
+
+
 def _budgets(key: str, value: Any) -> tuple[int, ...]:
     values = value if isinstance(value, (list, tuple)) else [value]
     if not values:
@@ -117,6 +144,10 @@ STUDY_OPTIONS = {
                    "max_k": (_sample_size, 48)},
     "model_selection": {"algorithms": (_algorithms, ("sequential_halving", "non_adaptive")),
                         "budgets": (_budgets, (48, 96, 204)), "ci_level": (_level, 0.95)},
+    "fixed_confidence": {"algorithms": (_confidence_algorithms, ("ttts", "non_adaptive")),
+                         "deltas": (_deltas, (0.05, 0.1, 0.2)), "batch_sizes": (_batch_sizes, (4, 8)),
+                         "max_evaluations": (lambda k, v: _int(k, v, minimum=1), 10_000),
+                         "logit": (lambda k, v: _bool(k, v), False), "ci_level": (_level, 0.95)},
     "band_triviality": {"sample_sizes": (_sample_sizes, (6, 12, 24, 48, 96, 192, 384, 768, 1024)),
                         "methods": (_band_methods, ("ld_highest_density",)),
                         "confidence": (_level, 0.8), "quantile": (_level, 0.5)},
@@ -374,6 +405,20 @@ def parse(cfg: Mapping) -> Config:
         if min(dict(study.options)["budgets"]) < len(dists):
             raise ConfigError(f"study.budgets: every budget must allow one evaluation of each of the {len(dists)} "
                               f"arms, got {min(dict(study.options)['budgets'])}")
+    if study.kind == "fixed_confidence":
+        if len(dists) < 2:
+            raise ConfigError(f"a fixed_confidence study needs at least two arms in distribution, got {len(dists)}")
+        cap = dict(study.options)["max_evaluations"]
+        if cap < 3 * len(dists):
+            raise ConfigError(f"study.max_evaluations must allow the initial three evaluations of each of the "
+                              f"{len(dists)} arms ({3 * len(dists)}), got {cap}")
+        if dict(study.options)["logit"]:
+            for d in dists:
+                low, high = d.build().support
+                if not (0 <= low and high <= 1) or (d.kind not in distributions.CONTINUOUS_KINDS
+                                                    and not (0 < low and high < 1)):
+                    raise ConfigError(f"study.logit=true needs scores inside (0, 1); distribution {d.name} has "
+                                      f"support [{low:g}, {high:g}]")
     if study.kind == "wrong_conclusions" and len(dists) != 2:
         raise ConfigError(f"a wrong_conclusions study compares two models: distribution must name exactly two, "
                           f"got {len(dists)} ({', '.join(d.name for d in dists)})")

@@ -26,6 +26,8 @@ __all__ = [
     "write_json",
     "write_parquet",
     "write_csv",
+    "write_text",
+    "markdown_table",
     "save_figure",
     "ChunkStore",
     "environment",
@@ -88,6 +90,25 @@ def write_parquet(frame, path: str | os.PathLike) -> None:
 def write_csv(frame, path: str | os.PathLike) -> None:
     with atomic_path(path) as tmp:
         frame.to_csv(tmp, index=False, float_format="%.10g")
+
+
+def markdown_table(frame) -> str:
+    """A pandas frame as a GitHub-flavoured markdown table (no extra dependency)."""
+    cells = [[str(c) for c in frame.columns]] + [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
+    lines = ["| " + " | ".join(row) + " |" for row in cells]
+    lines.insert(1, "|" + "|".join("---" for _ in frame.columns) + "|")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def write_text(text: str, path: str | os.PathLike) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
 
 
 def save_figure(fig, path: str | os.PathLike, **kwargs: Any) -> None:

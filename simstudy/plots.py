@@ -17,7 +17,8 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 __all__ = ["evp_accuracy_figure", "wrong_conclusions_figure", "evp_curves_figure", "tuning_curve_bands_figure",
-           "cdf_bands_figure", "kde_fit_figure", "FIGURES"]
+           "cdf_bands_figure", "kde_fit_figure", "model_selection_figure",
+           "fixed_confidence_figure", "FIGURES"]
 
 _Z = 1.96
 
@@ -397,8 +398,43 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
     return fig
 
 
+def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Evaluations needed and % correct against the confidence 1 - delta, one line per algorithm (Moss et al.
+    Tables 2-3 as a figure): mean with MCSE error bars and the min-max range shaded; P(correct) with
+    Clopper-Pearson intervals beside the nominal 1 - delta."""
+    _theme()
+    algorithms = list(dict.fromkeys(summary["algorithm"]))
+    palette = dict(zip(algorithms, sns.color_palette("colorblind", len(algorithms))))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8), constrained_layout=True)
+    for name in algorithms:
+        s = summary[summary["algorithm"] == name]
+        m = s[s["measure"] == "evaluations_mean"].sort_values("confidence")
+        lo = s[s["measure"] == "evaluations_min"].sort_values("confidence")
+        hi = s[s["measure"] == "evaluations_max"].sort_values("confidence")
+        label = name.replace("_", " ")
+        left.errorbar(m["confidence"], m["estimate"], yerr=2 * m["mcse"], color=palette[name], marker="o", ms=3,
+                      capsize=2, label=f"{label} (mean ± 2 MCSE)")
+        left.fill_between(m["confidence"], lo["estimate"], hi["estimate"], color=palette[name], alpha=0.12, lw=0)
+        p = s[s["measure"] == "p_correct"].sort_values("confidence")
+        right.errorbar(p["confidence"], p["estimate"], yerr=[p["estimate"] - p["ci_low"], p["ci_high"] - p["estimate"]],
+                       color=palette[name], marker="o", ms=3, capsize=2, label=label)
+    conf = np.sort(summary["confidence"].unique())
+    right.plot(conf, conf, color="0.4", ls="--", lw=1, label="nominal 1 − δ")
+    left.set_yscale("log")
+    left.set_xlabel("confidence 1 − δ")
+    left.set_ylabel("total evaluations (shaded: min–max)")
+    right.set_xlabel("confidence 1 − δ")
+    right.set_ylabel("P(best model selected)")
+    left.legend(frameon=True, fontsize=7)
+    right.legend(frameon=True, fontsize=7, loc="lower right")
+    reps = int(summary["reps"].max()) if len(summary) else 0
+    best = summary.loc[summary["measure"] == "p_correct", "arm"].iloc[0] if len(summary) else ""
+    fig.suptitle(title or f"Fixed-confidence selection, best: {best}; {reps:,} runs per algorithm", fontsize=9)
+    return fig
+
+
 #: The figure of each study kind.
 FIGURES = {"evp_accuracy": evp_accuracy_figure, "wrong_conclusions": wrong_conclusions_figure,
            "band_coverage": band_coverage_figure, "band_triviality": band_triviality_figure,
            "bootstrap_coverage": bootstrap_coverage_figure, "band_width": band_width_figure,
-           "model_selection": model_selection_figure}
+           "model_selection": model_selection_figure, "fixed_confidence": fixed_confidence_figure}

@@ -70,8 +70,11 @@ def test_interrupted_run_resumes_bit_identically_and_n_jobs_does_not_matter(tmp_
     args = [*FIG1, "budget.B=100", "study.reps=200000", "study.chunk_reps=2000", "study.save_replicates=false"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("HYDRA")}
     run_dir = tmp_path / "interrupted"
+    # A terminal's Ctrl-C meets Python's default handler; the child must not inherit an "ignore SIGINT" that
+    # the test process may briefly hold (seen under pytest with a live loky executor), or it never stops.
     proc = subprocess.Popen([sys.executable, "-m", "simstudy.cli", *args, f"hydra.run.dir={run_dir}"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while len(_chunks(run_dir)) < 5 and proc.poll() is None and time.monotonic() < deadline:
@@ -290,3 +293,19 @@ def test_lourie_presets_run_small(tmp_path):
         simstudy(f"experiment={name}", "runner.progress=false", *overrides, f"hydra.run.dir={name}", cwd=tmp_path)
         assert (tmp_path / name / "summary.parquet").stat().st_size > 0, name
         assert (tmp_path / name / "figure.png").stat().st_size > 0, name
+
+
+def test_fiesta_presets_run_small(tmp_path):
+    small = {
+        "fiesta_fig4": ["study.reps=200", "study.chunk_reps=200", "study.budgets=[48,204]"],
+        "fiesta_table2": ["study.reps=20", "study.chunk_reps=20", "study.deltas=[0.2]"],
+        "fiesta_table3": ["study.reps=20", "study.chunk_reps=20", "study.deltas=[0.2]"],
+    }
+    for name, overrides in small.items():
+        proc = simstudy(f"experiment={name}", "runner.progress=false", *overrides, f"hydra.run.dir={name}",
+                        cwd=tmp_path)
+        assert (tmp_path / name / "summary.parquet").stat().st_size > 0, name
+        assert (tmp_path / name / "figure.png").stat().st_size > 0, name
+    assert "batch_thompson_4" in proc.stdout and "batch_thompson_8" in proc.stdout
+    table = pd.read_csv(tmp_path / "fiesta_table2" / "table.csv")
+    assert set(table.algorithm) == {"ttts", "non_adaptive"}

@@ -64,6 +64,10 @@ class ChunkedRun:
             total = arrays[name] if total is None else total + arrays[name]
         return total
 
+    def stacked(self, cell: str, name: str) -> np.ndarray:
+        """A per-replicate result array of a cell, its chunks joined along the last axis in chunk order."""
+        return np.concatenate([arrays[name] for _, arrays in self.chunks(cell)], axis=-1)
+
 
 def empty_report() -> RunReport:
     """The runner's report for a study computed exactly, without chunks."""

@@ -1,0 +1,139 @@
+"""Fixed-confidence model selection (Moss et al. 2019, §5.2, Tables 2 and 3): evaluations needed and how
+often the best model is chosen.
+
+The arms are the study's distributions (for the paper, 8 TDSA models: one evaluation is one draw, with
+replacement, from that model's 500 recorded F1 scores). The best arm has the highest population mean. Each
+algorithm -- top-two Thompson sampling, the non-adaptive baseline, batch Thompson sampling with each batch
+size -- runs ``study.reps`` independent selections; each run is continued to the strictest confidence and its
+stopping point recorded for every ``delta`` on the way (the choices do not depend on delta; see
+:func:`simstudy.selection.fixed_confidence_runs`), so the levels share their runs and their results are
+correlated, as the paper's would be if its runs were reused.
+
+Reported per algorithm and delta: the minimum, mean (with MCSE), median and maximum total evaluations; the
+probability the best model is chosen (Clopper-Pearson interval); how many runs hit ``max_evaluations``
+(capped runs keep the model they would have chosen then and count at the cap; they are reported, never
+dropped); and the mean evaluations of each model.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import io, selection, truth
+from ..config import Config
+from ..distributions import describe
+from ..metrics import clopper_pearson
+from ..runner import Task, task_seed
+from . import base
+
+__all__ = ["run", "variants", "paper_table"]
+
+_SCHEME = "fixed_confidence/1"
+
+
+def variants(algorithms: tuple[str, ...], batch_sizes: tuple[int, ...]) -> list[tuple[str, str, int]]:
+    """``(label, algorithm, batch)`` for every algorithm, batch Thompson sampling once per batch size."""
+    out = []
+    for name in algorithms:
+        if name == "batch_thompson":
+            out += [(f"batch_thompson_{b}", name, b) for b in batch_sizes]
+        else:
+            out.append((name, name, 1))
+    return out
+
+
+@dataclass(frozen=True)
+class _Work:
+    seed: int
+    arms: tuple
+    deltas: tuple
+    variants: tuple
+    max_evaluations: int
+    logit: bool
+
+
+def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
+    V, D, N = len(work.variants), len(work.deltas), len(work.arms)
+    out = {"evaluations": np.zeros((V, D, task.reps), dtype=np.int64),
+           "chosen": np.zeros((V, D, task.reps), dtype=np.int64),
+           "capped": np.zeros((V, D, task.reps), dtype=bool),
+           "per_arm": np.zeros((V, D, N), dtype=np.int64)}
+    for v, (_, algorithm, batch) in enumerate(work.variants):
+        rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, v))
+        runs = selection.fixed_confidence_runs(work.arms, work.deltas, task.reps, algorithm=algorithm, batch=batch,
+                                               rng=rng, max_evaluations=work.max_evaluations, logit=work.logit)
+        out["evaluations"][v], out["chosen"][v], out["capped"][v] = runs.evaluations, runs.chosen, runs.capped
+        out["per_arm"][v] = runs.per_arm.sum(axis=1)
+    return out
+
+
+def paper_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary in the layout of Moss et al. Tables 2-3: one row per delta, per algorithm the minimum, mean
+    (MCSE) and maximum evaluations, % correctly selected and capped runs."""
+    rows = []
+    for (label, delta), g in summary.groupby(["algorithm", "delta"], sort=False):
+        m = g.set_index("measure")
+        rows.append({"algorithm": label, "delta": delta,
+                     "min": int(m.loc["evaluations_min", "estimate"]),
+                     "mean": round(float(m.loc["evaluations_mean", "estimate"]), 1),
+                     "mean_mcse": round(float(m.loc["evaluations_mean", "mcse"]), 1),
+                     "max": int(m.loc["evaluations_max", "estimate"]),
+                     "pct_correct": round(100 * float(m.loc["p_correct", "estimate"]), 1),
+                     "capped": int(round(m.loc["capped", "estimate"] * m.loc["capped", "reps"]))})
+    return pd.DataFrame(rows)
+
+
+def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+    """Run (or resume) the fixed-confidence selection study over the arms in ``config.distributions``."""
+    started = time.perf_counter()
+    out_dir = Path(out_dir)
+    opts = dict(config.study.options)
+    deltas, cap, logit, ci_level = opts["deltas"], opts["max_evaluations"], opts["logit"], opts["ci_level"]
+    labels = tuple(variants(opts["algorithms"], opts["batch_sizes"]))
+    arms = tuple(d.build() for d in config.distributions)
+    names = [d.name for d in config.distributions]
+    means = np.array([float(truth.mean_tuning_curve(a, [1.0])[0]) for a in arms])
+    best = int(np.argmax(means))
+    key = base.cell_key(arms=[d.key for d in config.distributions])
+    work = _Work(config.seed, arms, deltas, labels, cap, logit)
+    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=[key], chunk_fn=partial(_run_chunk, work),
+                           settings={"deltas": deltas, "variants": labels, "max_evaluations": cap, "logit": logit})
+    R = config.study.reps
+    evaluations, chosen = run_.stacked(key, "evaluations"), run_.stacked(key, "chosen")
+    capped, per_arm = run_.stacked(key, "capped"), run_.total(key, "per_arm")
+    rows = []
+    for v, (label, algorithm, batch) in enumerate(labels):
+        for d, delta in enumerate(deltas):
+            head = dict(cell=key, distribution="arms", algorithm=label, batch=batch, delta=delta,
+                        confidence=1 - delta, reps=R, arm="")
+            e = evaluations[v, d].astype(np.float64)
+            for measure, value, mcse in (("evaluations_min", e.min(), np.nan),
+                                         ("evaluations_mean", e.mean(), e.std(ddof=1) / np.sqrt(R)),
+                                         ("evaluations_median", np.median(e), np.nan),
+                                         ("evaluations_max", e.max(), np.nan)):
+                rows.append(dict(head, measure=measure, estimate=float(value), mcse=float(mcse), ci_low=np.nan,
+                                 ci_high=np.nan))
+            for measure, k in (("p_correct", int((chosen[v, d] == best).sum())),
+                               ("capped", int(capped[v, d].sum()))):
+                low, high = clopper_pearson(k, R, ci_level)
+                p = k / R
+                rows.append(dict(head, measure=measure, arm=names[best] if measure == "p_correct" else "",
+                                 estimate=p, mcse=float(np.sqrt(p * (1 - p) / R)), ci_low=float(low),
+                                 ci_high=float(high)))
+            rows += [dict(head, measure="arm_evaluations", arm=names[m], estimate=per_arm[v, d, m] / R, mcse=np.nan,
+                          ci_low=np.nan, ci_high=np.nan) for m in range(len(arms))]
+    summary = pd.DataFrame(rows)
+    table = paper_table(summary)
+    files = {"table_csv": out_dir / "table.csv", "table_md": out_dir / "table.md"}
+    io.write_csv(table, files["table_csv"])
+    io.write_text(io.markdown_table(table), files["table_md"])
+    metadata = {"best_arm": names[best], "arm_means": dict(zip(names, means.tolist())),
+                "distributions": {n: describe(a) for n, a in zip(names, arms)}}
+    return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
+

@@ -1,0 +1,73 @@
+"""Fixed-confidence selection on the TDSA models (Moss et al. Tables 2-3), small scale."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simstudy import config
+from simstudy.studies import fixed_confidence
+
+MODELS = ("atae", "ian", "lstm", "tdlstm", "atae_50", "tdlstm_50")
+
+
+def make_config(n_jobs=1, **study):
+    return config.parse({
+        "seed": 3, "budget": {"B": 2}, "estimators": {"v": {"method": "v"}},
+        "runner": {"n_jobs": n_jobs, "backend": "loky", "progress": False},
+        "distribution": {m: {"kind": "empirical", "dataset": "tdsa_fiesta", "model": m} for m in MODELS},
+        "study": {"name": "fc", "kind": "fixed_confidence", "reps": 60, "chunk_reps": 20, "deltas": [0.1, 0.2],
+                  "algorithms": ["ttts", "non_adaptive", "batch_thompson"], "batch_sizes": [4], **study},
+    })
+
+
+def test_summary_table_and_bit_identical_for_any_n_jobs(tmp_path):
+    one = fixed_confidence.run(make_config(), tmp_path / "one")
+    two = fixed_confidence.run(make_config(n_jobs=2), tmp_path / "two")
+    pd.testing.assert_frame_equal(one.summary, two.summary)
+    s = one.summary
+    assert set(s.algorithm) == {"ttts", "non_adaptive", "batch_thompson_4"}
+    assert {"evaluations_min", "evaluations_mean", "evaluations_max", "p_correct", "capped",
+            "arm_evaluations"} <= set(s.measure)
+    p = s[s.measure == "p_correct"]
+    assert (p.arm == "tdlstm").all() and (p.ci_low <= p.estimate).all() and (p.estimate <= p.ci_high).all()
+    # every model's mean evaluations add up to the mean total
+    for (alg, delta), g in s.groupby(["algorithm", "delta"]):
+        total = g[g.measure == "evaluations_mean"].estimate.iloc[0]
+        assert g[g.measure == "arm_evaluations"].estimate.sum() == pytest.approx(total)
+    table = pd.read_csv(tmp_path / "one" / "table.csv")
+    assert len(table) == 6 and (table["min"] >= 18).all() and (table["min"] <= table["max"]).all()
+    assert (tmp_path / "one" / "table.md").read_text().startswith("| algorithm | delta |")
+
+
+def test_rerun_resumes_and_more_reps_reuse_chunks(tmp_path):
+    first = fixed_confidence.run(make_config(), tmp_path)
+    again = fixed_confidence.run(make_config(), tmp_path)
+    assert again.report.computed == 0
+    pd.testing.assert_frame_equal(first.summary, again.summary)
+    more = fixed_confidence.run(make_config(reps=80), tmp_path)
+    assert more.report.resumed == 3 and more.report.computed == 1
+
+
+@pytest.mark.parametrize("study, message", [
+    ({"deltas": [0.6]}, "study.deltas must be numbers strictly between 0 and 0.5"),
+    ({"algorithms": ["thompson"]}, "study.algorithms"),
+    ({"batch_sizes": [0]}, "study.batch_sizes must be an integer >= 1"),
+    ({"max_evaluations": 10}, "study.max_evaluations must allow the initial three evaluations"),
+    ({"logit": "yes"}, "study.logit must be true or false"),
+])
+def test_bad_settings_are_config_errors(study, message):
+    with pytest.raises(config.ConfigError, match=message):
+        make_config(**study)
+
+
+def test_logit_runs_on_f1_scores_and_needs_scores_inside_the_unit_interval(tmp_path):
+    result = fixed_confidence.run(make_config(logit=True, reps=20, algorithms=["ttts"]), tmp_path)
+    assert np.isfinite(result.summary.estimate[result.summary.measure == "evaluations_mean"]).all()
+    with pytest.raises(config.ConfigError, match=r"study.logit=true needs scores inside \(0, 1\); distribution b"):
+        config.parse({
+            "seed": 0, "budget": {"B": 2}, "estimators": {"v": {"method": "v"}},
+            "runner": {"n_jobs": 1, "backend": "loky", "progress": False},
+            "distribution": {"a": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+                             "b": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 2}},
+            "study": {"name": "fc", "kind": "fixed_confidence", "logit": True},
+        })
