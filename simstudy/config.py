@@ -329,7 +329,7 @@ def _study(d: Mapping) -> StudyConfig:
     for key in d:
         if key not in _STUDY_KEYS and key not in allowed:
             valid = ", ".join((*_STUDY_KEYS, *allowed))
-            raise ConfigError(f"study.{key} is not a setting of a {kind} study (settings: {valid})")
+            raise ConfigError(f"study.{key} is not a setting of the {kind} study (settings: {valid})")
     options = tuple((key, check(f"study.{key}", d.get(key, default))) for key, (check, default) in allowed.items())
     return StudyConfig(
         name=name,
