@@ -247,7 +247,7 @@ def run_tasks(
         func, shared = _split(fn)
         bar = tqdm(total=len(tasks), initial=resumed, desc=description, unit="chunk",
                    disable=(not progress) if progress is not None else None)
-        with threadpool_limits(1, user_api="blas"), _parallel(backend, n_jobs, address, shared) as parallel:
+        with threadpool_limits(1, user_api="blas"), _parallel(backend, n_jobs, address, shared, len(todo)) as parallel:
             results = parallel(joblib.delayed(_execute)(func, shared, t, os.getpid()) for t in todo)
             try:
                 for task, result, caught, seconds, failure in results:
@@ -271,8 +271,13 @@ def run_tasks(
     )
 
 
+#: Batches per dask worker: enough for dask's work stealing to balance the load at the end, few enough that
+#: the scheduler's per-task cost (about a millisecond on loopback) is amortised over many chunks.
+_BATCHES_PER_WORKER = 8
+
+
 @contextlib.contextmanager
-def _parallel(backend: str, n_jobs: int, address: str | None, shared: tuple):
+def _parallel(backend: str, n_jobs: int, address: str | None, shared: tuple, n_tasks: int):
     """A :class:`joblib.Parallel` yielding results as they finish, on a dask cluster for ``backend="dask"``."""
     if backend != "dask":
         yield joblib.Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
@@ -280,9 +285,14 @@ def _parallel(backend: str, n_jobs: int, address: str | None, shared: tuple):
     from .cluster import dask_client
 
     with dask_client(address, n_jobs) as client:
+        workers = max(1, sum(client.nthreads().values()))
         # scatter: the shared inputs go to every worker once (broadcast), and each task refers to them.
         with joblib.parallel_config(backend="dask", client=client, scatter=[shared] if shared else None):
-            yield joblib.Parallel(n_jobs=-1, return_as="generator_unordered")
+            # All batches are submitted at once, in fixed-size batches: joblib's default (auto-sized batches,
+            # two per worker in flight) leaves workers idle for a scheduler round trip between batches,
+            # which cost 25-35% on the Figure 1 study against 8-10% this way (benchmarks/bench_runner.py).
+            yield joblib.Parallel(n_jobs=-1, return_as="generator_unordered", pre_dispatch="all",
+                                  batch_size=max(1, -(-n_tasks // (_BATCHES_PER_WORKER * workers))))
 
 
 def replay(fn: Callable[[Task], dict], task: Task) -> dict:
