@@ -119,6 +119,8 @@ def _in_run_dir(run, cfg: DictConfig) -> None:
     out_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
         run(cfg, out_dir)
+    except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
+        _fail(str(exc), None)
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             _remove_if_empty(out_dir)
@@ -179,6 +181,7 @@ def _run_and_report(config, out_dir: Path) -> None:
     """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here."""
     # Imported after validation: a bad config fails fast, without paying for pandas and matplotlib.
     from . import plots
+    from .cluster import ClusterUnavailable
     from .runner import MissingChunks
     from .studies import STUDIES
     from .studies.base import ShardDone
@@ -196,6 +199,8 @@ def _run_and_report(config, out_dir: Path) -> None:
         _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
     except io.RunDirConflict as exc:
         _fail(str(exc), None)
+    except ClusterUnavailable as exc:
+        _fail(str(exc), None, EXIT_FAILED)
 
     _log_report(result.report)
     for line in _describe(result.files["run"]):

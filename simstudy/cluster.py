@@ -11,7 +11,11 @@ import contextlib
 import os
 from typing import Iterator
 
-__all__ = ["dask_client", "local_workers"]
+__all__ = ["dask_client", "local_workers", "ClusterUnavailable"]
+
+
+class ClusterUnavailable(RuntimeError):
+    """The dask scheduler at ``runner.address`` could not be reached."""
 
 
 def local_workers(n_jobs: int) -> int:
@@ -20,7 +24,7 @@ def local_workers(n_jobs: int) -> int:
 
 
 @contextlib.contextmanager
-def dask_client(address: str | None, n_jobs: int) -> Iterator["distributed.Client"]:  # noqa: F821
+def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> Iterator["distributed.Client"]:  # noqa: F821
     """A dask.distributed client for one run, closed (with any cluster it started) on exit.
 
     Parameters
@@ -32,11 +36,23 @@ def dask_client(address: str | None, n_jobs: int) -> Iterator["distributed.Clien
         Worker processes of a local cluster (-1: one per core); ignored when connecting to ``address``.
         Workers get one thread each: the chunks are numpy-bound, and one thread per process keeps BLAS
         single-threaded as the runner requires.
+    timeout : float
+        Seconds to wait for the scheduler at ``address``.
+
+    Raises
+    ------
+    ClusterUnavailable
+        If no scheduler answers at ``address`` within ``timeout``.
     """
     from dask.distributed import Client, LocalCluster
 
     if address is not None:
-        with Client(address, set_as_default=False) as client:
+        try:
+            client = Client(address, set_as_default=False, timeout=timeout)
+        except OSError as exc:  # TimeoutError and refused connections alike
+            raise ClusterUnavailable(f"runner.address={address}: no dask scheduler answered within {timeout:g} s "
+                                     f"({type(exc).__name__})") from None
+        with client:
             yield client
         return
     with LocalCluster(n_workers=local_workers(n_jobs), threads_per_worker=1, processes=True, host="127.0.0.1",

@@ -129,8 +129,11 @@ STUDY_CONFIG = [
     (["runner.n_jobs=1.5"], "runner.n_jobs must be an integer, got 1.5"),
     (["runner.backend=mpi"], "runner.backend must be one of loky, multiprocessing, threading, sequential, dask"),
     (["runner.progress=maybe"], "runner.progress must be true, false or auto, got 'maybe'"),
-    (["runner.shard=4/3"], "runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got '4/3'"),
-    (["runner.max_failure_fraction=2"], "runner.max_failure_fraction must be a number in [0, 1], got 2"),
+    *[([f"runner.shard={v}"], f"runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got {v!r}")
+      for v in ("0/3", "4/3", "a/b", "1/0")],
+    (["runner.shard=1"], "runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got 1"),
+    *[([f"runner.max_failure_fraction={v}"], f"runner.max_failure_fraction must be a number in [0, 1], got {r}")
+      for v, r in (("2", "2"), ("-0.1", "-0.1"), ("abc", "'abc'"))],
     (["runner=dask", "runner.address=123"], "runner.address must be a dask scheduler address"),
     (["runner=nope"], "Could not find 'runner/nope'; available options: dask, local"),
     (["+runner.foo=1"], "runner.foo is not a setting (settings: n_jobs, backend, progress, address, shard"),

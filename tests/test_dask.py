@@ -122,3 +122,16 @@ def test_runner_dask_without_dask_installed_is_one_clear_error(monkeypatch):
     with pytest.raises(cfg.ConfigError, match=r"runner.backend=dask needs dask.distributed.*simstudy\[dask\]"):
         _config(backend="dask")
     assert dataclasses.replace(_config().runner).backend == "loky"
+
+
+def test_an_unreachable_scheduler_is_one_clear_error():
+    import socket
+
+    from simstudy.cluster import ClusterUnavailable, dask_client
+
+    with socket.socket() as sock:  # a loopback port that nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(ClusterUnavailable, match=rf"runner.address=tcp://127.0.0.1:{port}: no dask scheduler"):
+        with dask_client(f"tcp://127.0.0.1:{port}", 1, timeout=1):
+            pass

@@ -7,7 +7,6 @@ import json
 from functools import partial
 
 import pandas as pd
-import pytest
 
 from _cli import FIG1, clean_env, one_line_error, simstudy
 
@@ -88,9 +87,3 @@ def test_wrong_conclusions_reports_a_failed_cell_and_summarises_the_others(tmp_p
     assert len(result.report.failures) == 2
     assert set(result.summary.dropna(subset=["B"]).B) == {3, 5}
     assert result.summary[result.summary.measure == "failed_chunks"].estimate.tolist() == [2.0]
-
-
-@pytest.mark.parametrize("value", ["-0.1", "1.5", "abc"])
-def test_bad_max_failure_fraction(tmp_path, value):
-    proc = simstudy(*ARGS, f"runner.max_failure_fraction={value}", cwd=tmp_path, check=False)
-    one_line_error(proc, "runner.max_failure_fraction must be a number in [0, 1], got ")
