@@ -4,12 +4,19 @@
 objects (:func:`simstudy.config.parse`) before any compute, runs the study in this process (joblib inside
 it), and writes the summary, the replicates, the figure and the run metadata into the run directory
 ``outputs/<study.name>/<overrides>/``. Invalid input exits with status 2 and one line on stderr, and leaves
-no new directory behind.
+no new directory behind; a run that cannot finish (failed chunks beyond ``runner.max_failure_fraction``,
+missing chunks at ``collect``, a full disk) exits with status 1 and one line.
+
+``simstudy collect run_dir=DIR`` summarises a run whose chunks were computed by shards (``runner.shard=i/N``);
+``simstudy replay run_dir=DIR chunk=CELL/K`` reruns one chunk here and shows its full traceback.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -25,6 +32,9 @@ from .config import ConfigError, parse, parse_bands, parse_curve
 log = logging.getLogger("simstudy")
 
 EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+#: OS errors that are the environment's, not a bug: reported in one line.
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EIO}
 
 
 def _config_dir() -> str:
@@ -54,12 +64,18 @@ def _remove_if_empty(out_dir: Path) -> None:
         path = path.parent
 
 
-def _fail(message: str, out_dir: Path | None) -> None:
+def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> None:
     """Report bad input in one line and exit, removing the run directory if this run only created it."""
     if out_dir is not None:
         _remove_if_empty(out_dir)
-    print(f"simstudy: error: {message}", file=sys.stderr)
-    sys.exit(EXIT_BAD_INPUT)
+    first = message.strip().splitlines()[0] if message.strip() else message
+    print(f"simstudy: error: {first}", file=sys.stderr)
+    sys.exit(status)
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
 
 
 def _one_line(exc: Exception) -> str:
@@ -79,16 +95,20 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
     a value Hydra cannot parse) fails in one line with exit status 2 and no output directory.
 
-    Flags (``--help``, ``-m``, ``--cfg`` ...) and ``hydra.*`` overrides are left to Hydra itself.
+    ``hydra.*`` overrides are parsed too (their values are resolved later, by Hydra); flags (``--help``,
+    ``-m``, ``--cfg`` ...) are left to Hydra itself.
     """
     if any(arg.startswith("-") for arg in argv):
         return
     from hydra import compose, initialize_config_dir
+    from omegaconf import open_dict
 
-    overrides = [a for a in argv if not a.lstrip("+~").startswith("hydra")]
     try:
         with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
-            OmegaConf.to_container(compose(config_name, overrides=overrides), resolve=True, throw_on_missing=True)
+            cfg = compose(config_name, overrides=argv, return_hydra_config=True)
+            with open_dict(cfg):
+                del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
+            OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     except Exception as exc:  # noqa: BLE001 -- any composition error is the user's input
         _fail(_one_line(exc), None)
 
@@ -99,6 +119,13 @@ def _in_run_dir(run, cfg: DictConfig) -> None:
     out_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
         run(cfg, out_dir)
+    except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
+        _fail(str(exc), None)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            _remove_if_empty(out_dir)
+            raise
+        _fail(_os_error(exc), out_dir, EXIT_FAILED)
     except BaseException:
         _remove_if_empty(out_dir)
         raise
@@ -123,28 +150,111 @@ def _study_app(cfg: DictConfig) -> None:
 
 def _run_study(cfg: DictConfig, out_dir: Path) -> None:
     config = _parse_or_fail(parse, cfg, out_dir)
-
-    # Imported after validation: a bad config fails fast, without paying for pandas and matplotlib.
-    from . import plots
-    from .studies import STUDIES
-
+    _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)
     log.info("study %s -> %s", config.study.name, out_dir)
     with io.atomic_path(out_dir / "config.yaml") as tmp:
         OmegaConf.save(cfg, tmp, resolve=True)
-    result = STUDIES[config.study.kind](config, out_dir)
+    _run_and_report(config, out_dir)
 
-    report = result.report
+
+#: Keys that may differ between runs in one directory: the runner's change no number, and a larger
+#: study.reps extends the same streams (the chunks already done are reused).
+_RERUN_MAY_CHANGE = ("runner", "study.reps")
+
+
+def _check_run_dir(resolved: dict, out_dir: Path) -> None:
+    """Refuse to run into a directory holding another configuration's results, naming what differs."""
+    stored = out_dir / "config.yaml"
+    if not stored.is_file():
+        return
+    try:
+        old = OmegaConf.to_container(OmegaConf.load(stored), resolve=True)
+    except Exception as exc:  # noqa: BLE001 -- any parse error: an unreadable config.yaml
+        _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
+    diff = [d for d in io.config_diff(old, resolved) if not d.startswith(_RERUN_MAY_CHANGE)]
+    if diff:
+        _fail(f"{out_dir} holds results of a different configuration ({'; '.join(diff)}); use another run "
+              f"directory (hydra.run.dir=...) or remove it", None)
+
+
+def _run_and_report(config, out_dir: Path) -> None:
+    """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here."""
+    # Imported after validation: a bad config fails fast, without paying for pandas and matplotlib.
+    from . import plots
+    from .cluster import ClusterUnavailable
+    from .runner import MissingChunks
+    from .studies import STUDIES
+    from .studies.base import ShardDone
+
+    try:
+        result = STUDIES[config.study.kind](config, out_dir)
+    except ShardDone as done:
+        i, n = config.runner.shard
+        _log_report(done.report)
+        log.info("shard %d/%d done (%s); when every shard is done: simstudy collect run_dir=%s", i, n,
+                 done.marker.name, out_dir)
+        _check_failures(done.report, config, out_dir)
+        return
+    except MissingChunks as exc:
+        _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
+    except io.RunDirConflict as exc:
+        _fail(str(exc), None)
+    except ClusterUnavailable as exc:
+        _fail(str(exc), None, EXIT_FAILED)
+
+    _log_report(result.report)
     for line in _describe(result.files["run"]):
         log.info("distribution %s", line)
+    shown = result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else \
+        result.summary
+    if len(shown):
+        fig = plots.FIGURES[config.study.kind](shown)
+        for suffix in ("png", "pdf"):
+            io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
+        _log_headline(shown, config.study.kind)
+    log.info("wrote %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())))
+    _check_failures(result.report, config, out_dir)
+
+
+def _log_report(report) -> None:
     log.info("%d chunks (%d resumed) in %.2f s wall, %.2f s compute", report.tasks, report.resumed,
              report.wall_seconds, report.compute_seconds)
     for message in report.warnings:
         log.warning("worker: %s", message)
-    fig = plots.FIGURES[config.study.kind](result.summary)
-    for suffix in ("png", "pdf"):
-        io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
-    _log_headline(result.summary, config.study.kind)
-    log.info("wrote %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())))
+    for f in report.failures:
+        log.warning("chunk %s (seed key %s) failed: %s", f.where, f.seed_key, f.error.splitlines()[0])
+
+
+def _check_failures(report, config, out_dir: Path) -> None:
+    """Exit non-zero, in one line naming the first failure and how to replay it, if too many chunks failed."""
+    failures = report.failures
+    if not failures:
+        return
+    fraction = len(failures) / report.tasks
+    limit = config.runner.max_failure_fraction
+    if fraction > limit:
+        first = failures[0]
+        _fail(f"{len(failures)} of {report.tasks} chunks failed ({fraction:.1%} > runner.max_failure_fraction="
+              f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: simstudy "
+              f"replay run_dir={out_dir} chunk={first.where}", None, EXIT_FAILED)
+    log.warning("%d of %d chunks failed (within runner.max_failure_fraction=%g); their cells are not summarised",
+                len(failures), report.tasks, limit)
+
+
+def _missing_message(exc, out_dir: Path, limit: int = 50) -> str:
+    """Which chunks are missing (cell/chunk), and which shards should have written them."""
+    import re
+
+    missing = [f"{t.cell}/{t.chunk}" for t in exc.missing]
+    listed = ", ".join(missing[:limit]) + (f" (and {len(missing) - limit} more)" if len(missing) > limit else "")
+    counts = {int(m.group(1)) for p in (out_dir / "shards").glob("shard-*-of-*.json")
+              if (m := re.fullmatch(r"shard-\d+-of-(\d+)\.json", p.name))}
+    hint = ""
+    if len(counts) == 1:
+        n = counts.pop()
+        shards = sorted({pos % n + 1 for pos in exc.positions})
+        hint = f"; rerun shard(s) {', '.join(f'{i}/{n}' for i in shards)}"
+    return f"{out_dir}: {len(missing)} of {exc.total} chunks missing (cell/chunk): {listed}{hint}"
 
 
 def _describe(run_json: Path) -> list[str]:
@@ -404,20 +514,106 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     log.info("wrote %s", path)
 
 
+def _key_values(argv: list[str], command: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
+    """``key=value`` arguments of a command that takes no Hydra config; anything else fails in one line."""
+    opts = {}
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if not sep or key not in (*required, *optional):
+            _fail(f"simstudy {command}: unexpected argument {arg!r} (usage: simstudy {command} "
+                  + " ".join(f"{k}=..." for k in required) + "".join(f" [{k}=...]" for k in optional) + ")", None)
+        opts[key] = value
+    for key in required:
+        if not opts.get(key):
+            _fail(f"simstudy {command}: {key} is required: set it with {key}=...", None)
+    return opts
+
+
+def _load_run(run_dir: Path, **runner):
+    """The validated config of an existing run directory, with ``runner`` fields replaced."""
+    stored = run_dir / "config.yaml"
+    if not stored.is_file():
+        _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)", None)
+    try:
+        config = parse(OmegaConf.to_container(OmegaConf.load(stored), resolve=True))
+    except ConfigError as exc:
+        _fail(f"{stored}: {exc}", None)
+    except Exception as exc:  # noqa: BLE001 -- YAML or OmegaConf errors: the file is not a run's config
+        _fail(f"{stored}: unreadable ({type(exc).__name__})", None)
+    return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))
+
+
+def _setup_logging() -> None:
+    """The same stdout logging as the Hydra commands (configs/hydra/job_logging), for the plain commands."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout,
+                        format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
+
+
+def _collect(argv: list[str]) -> None:
+    """``simstudy collect run_dir=DIR``: the summary and figures of a sharded run, from its chunks only."""
+    run_dir = Path(_key_values(argv, "collect", ("run_dir",))["run_dir"])
+    config = _load_run(run_dir, collect=True, n_jobs=1, backend="sequential", progress=False)
+    _setup_logging()
+    log.info("collecting %s", run_dir)
+    try:
+        _run_and_report(config, run_dir)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _fail(_os_error(exc), None, EXIT_FAILED)
+
+
+def _replay(argv: list[str]) -> None:
+    """``simstudy replay run_dir=DIR chunk=CELL/K``: rerun one chunk here; its exception propagates in full."""
+    from .studies import STUDIES
+    from .studies.base import ReplayDone
+
+    opts = _key_values(argv, "replay", ("run_dir", "chunk"))
+    cell, _, k = opts["chunk"].rpartition("/")
+    if not cell or not k.isdigit():
+        _fail(f"chunk must be CELL/K (a cell key and a chunk number, as in the failure report), got "
+              f"{opts['chunk']!r}", None)
+    run_dir = Path(opts["run_dir"])
+    config = _load_run(run_dir, replay=(cell, int(k)), n_jobs=1, backend="sequential", progress=False)
+    _setup_logging()
+    try:
+        STUDIES[config.study.kind](config, run_dir)
+    except ReplayDone as done:
+        print(f"{done} (the failure did not reproduce)")
+    except ValueError as exc:
+        if "is not a chunk of this study" not in str(exc):
+            raise
+        _fail(str(exc), None)
+
+
 SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands"), "audit": (_audit_app, "audit")}
+PLAIN_COMMANDS = {"collect": _collect, "replay": _replay}
 
 
 def main() -> None:
-    """Console entry point: ``simstudy [experiment=...] ...`` runs a study; ``simstudy curve ...`` draws curves."""
+    """Console entry point: ``simstudy [experiment=...] ...`` runs a study; ``simstudy curve ...`` draws curves;
+    ``simstudy collect``/``replay`` work on an existing run directory."""
     argv = sys.argv[1:]
-    if argv and argv[0] in SUBCOMMANDS:
-        app, config_name = SUBCOMMANDS[argv[0]]
-        sys.argv = [sys.argv[0], *argv[1:]]  # Hydra reads its overrides from sys.argv
-        _check_overrides(argv[1:], config_name)
-        app()
+    if argv and argv[0] in PLAIN_COMMANDS:
+        PLAIN_COMMANDS[argv[0]](argv[1:])
         return
-    _check_overrides(argv)
-    _study_app()
+    # Let exceptions out of Hydra's wrapper (it would print them in several lines and exit 1) so that an
+    # environmental one -- an unwritable or full output directory, met while Hydra creates the run
+    # directory -- is reported in one line; any other keeps its full traceback.
+    os.environ.setdefault("HYDRA_FULL_ERROR", "1")
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            app, config_name = SUBCOMMANDS[argv[0]]
+            sys.argv = [sys.argv[0], *argv[1:]]  # Hydra reads its overrides from sys.argv
+            _check_overrides(argv[1:], config_name)
+            app()
+            return
+        _check_overrides(argv)
+        _study_app()
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _fail(_os_error(exc), None, EXIT_FAILED)
 
 
 if __name__ == "__main__":

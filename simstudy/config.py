@@ -34,6 +34,7 @@ __all__ = [
     "parse_audit",
     "STUDY_KINDS",
     "BACKENDS",
+    "parse_shard",
 ]
 
 #: Studies the CLI can run.
@@ -153,8 +154,12 @@ STUDY_OPTIONS = {
                         "confidence": (_level, 0.8), "quantile": (_level, 0.5)},
 }
 _STUDY_KEYS = ("name", "kind", "reps", "chunk_reps", "save_replicates")
-#: joblib backends the runner accepts.
-BACKENDS = ("loky", "multiprocessing", "threading", "sequential")
+#: joblib backends the runner accepts ("dask" needs the optional extra ``simstudy[dask]``).
+BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")
+#: Keys of the ``runner`` group.
+_RUNNER_KEYS = ("n_jobs", "backend", "progress", "address", "shard", "max_failure_fraction")
+#: Top-level keys of a study config.
+_TOP_KEYS = ("seed", "distribution", "budget", "estimators", "study", "runner")
 
 
 class ConfigError(ValueError):
@@ -217,11 +222,21 @@ class StudyConfig:
 
 @dataclass(frozen=True)
 class RunnerConfig:
-    """How to run: parallelism only; never changes a number."""
+    """How to run: parallelism, sharding and failure tolerance; never changes a number.
+
+    ``collect`` and ``replay`` are set by the ``simstudy collect`` and ``simstudy replay`` commands, not by
+    config files: the first only reads chunks (and names any that are missing), the second reruns one chunk
+    in this process and lets its exception through.
+    """
 
     n_jobs: int
     backend: str
     progress: bool | None  # None: a bar only on a terminal
+    address: str | None = None  # dask scheduler address; None: a LocalCluster on 127.0.0.1
+    shard: tuple[int, int] | None = None  # (i, N): run only the i-th of N slices of the tasks (1-based)
+    max_failure_fraction: float = 0.0  # failed chunks / chunks above this make the run fail
+    collect: bool = False
+    replay: tuple[str, int] | None = None  # (cell, chunk)
 
 
 @dataclass(frozen=True)
@@ -302,6 +317,7 @@ def _distributions(d: Any) -> tuple[DistributionConfig, ...]:
 
 
 def _budget(d: Mapping) -> BudgetConfig:
+    _unknown_keys("budget.", d, ("B", "n"))
     raw_B = d.get("B")
     Bs = tuple(raw_B) if isinstance(raw_B, (list, tuple)) else (raw_B,)
     if not Bs:
@@ -328,6 +344,7 @@ def _estimators(d: Any) -> tuple[EstimatorConfig, ...]:
     for name, spec in d.items():
         if not isinstance(spec, Mapping):
             raise ConfigError(f"estimators.{name} must be a mapping with a 'method', got {spec!r}")
+        _unknown_keys(f"estimators.{name}.", spec, ("method", "resamples"))
         method = _choice(f"estimators.{name}.method", spec.get("method"), estimators.METHODS)
         resamples = _int(f"estimators.{name}.resamples", spec.get("resamples", 1000), minimum=1)
         out.append(EstimatorConfig(str(name), method, resamples))
@@ -343,7 +360,7 @@ def _study(d: Mapping) -> StudyConfig:
     for key in d:
         if key not in _STUDY_KEYS and key not in allowed:
             valid = ", ".join((*_STUDY_KEYS, *allowed))
-            raise ConfigError(f"study.{key} is not a setting of a {kind} study (settings: {valid})")
+            raise ConfigError(f"study.{key} is not a setting of the {kind} study (settings: {valid})")
     options = tuple((key, check(f"study.{key}", d.get(key, default))) for key, (check, default) in allowed.items())
     return StudyConfig(
         name=name,
@@ -355,17 +372,54 @@ def _study(d: Mapping) -> StudyConfig:
     )
 
 
+def _unknown_keys(prefix: str, d: Mapping, valid: tuple[str, ...]) -> None:
+    for key in d:
+        if key not in valid:
+            raise ConfigError(f"{prefix}{key} is not a setting (settings: {', '.join(valid)})")
+
+
+def parse_shard(value: Any) -> tuple[int, int] | None:
+    """``"i/N"`` (1 <= i <= N) as ``(i, N)``; ``None`` for an unsharded run."""
+    if value is None:
+        return None
+    parts = value.split("/") if isinstance(value, str) else []
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or not 1 <= int(parts[0]) <= int(parts[1]):
+        raise ConfigError(f"runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got {value!r}")
+    return int(parts[0]), int(parts[1])
+
+
+def _dask_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("distributed") is not None
+
+
 def _runner(d: Mapping) -> RunnerConfig:
+    _unknown_keys("runner.", d, _RUNNER_KEYS)
     n_jobs = _int("runner.n_jobs", d.get("n_jobs"))
-    if n_jobs == 0:
-        raise ConfigError("runner.n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    if n_jobs == 0 or n_jobs < -1:
+        raise ConfigError(f"runner.n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}")
     progress = d.get("progress", "auto")
     if progress not in (True, False, "auto"):
         raise ConfigError(f"runner.progress must be true, false or auto, got {progress!r}")
+    backend = _choice("runner.backend", d.get("backend"), BACKENDS)
+    if backend == "dask" and not _dask_available():
+        raise ConfigError("runner.backend=dask needs dask.distributed, which is not installed: "
+                          "pip install 'simstudy[dask]'")
+    address = d.get("address")
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise ConfigError(f"runner.address must be a dask scheduler address (e.g. tcp://10.0.0.5:8786) or null, "
+                          f"got {address!r}")
+    fraction = d.get("max_failure_fraction", 0.0)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+        raise ConfigError(f"runner.max_failure_fraction must be a number in [0, 1], got {fraction!r}")
     return RunnerConfig(
         n_jobs=n_jobs,
-        backend=_choice("runner.backend", d.get("backend"), BACKENDS),
+        backend=backend,
         progress=None if progress == "auto" else progress,
+        address=address,
+        shard=parse_shard(d.get("shard")),
+        max_failure_fraction=float(fraction),
     )
 
 
@@ -383,6 +437,7 @@ def parse(cfg: Mapping) -> Config:
     ConfigError
         On the first invalid value, naming its key.
     """
+    _unknown_keys("", cfg, _TOP_KEYS)
     seed = _int("seed", cfg.get("seed"), minimum=0)
     study = _study(_section(cfg, "study"))
     dists = _distributions(cfg.get("distribution"))

@@ -9,12 +9,14 @@ run resumes from them.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import platform
 import subprocess
 import sys
 import tempfile
+import zipfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
@@ -30,6 +32,8 @@ __all__ = [
     "markdown_table",
     "save_figure",
     "ChunkStore",
+    "CorruptChunk",
+    "RunDirConflict",
     "environment",
 ]
 
@@ -118,13 +122,54 @@ def save_figure(fig, path: str | os.PathLike, **kwargs: Any) -> None:
         fig.savefig(tmp, format=path.suffix.lstrip("."), **kwargs)
 
 
+class CorruptChunk(Exception):
+    """A stored chunk that cannot be read back whole: unreadable, truncated, or its checksum differs."""
+
+
+class RunDirConflict(ValueError):
+    """A run directory holding the chunks of a different configuration; the message names what differs."""
+
+
+#: Prefix of the zip archive comment that carries a chunk's checksum.
+_CHECKSUM_TAG = b"simstudy-sha256:"
+
+
+def _digest(arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 over every array's name, dtype, shape and bytes (in name order)."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(obj, dict):
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): obj}
+
+
+def config_diff(old: dict, new: dict) -> list[str]:
+    """``key: old -> new`` for every dotted key whose value differs between two nested mappings."""
+    a, b = _flatten(old), _flatten(new)
+    return [f"{k}: {a.get(k, '(unset)')!r} -> {b.get(k, '(unset)')!r}" for k in sorted(a.keys() | b.keys())
+            if a.get(k, "(unset)") != b.get(k, "(unset)")]
+
+
 class ChunkStore:
     """Finished chunks of a study on disk, one ``.npz`` per (cell, chunk).
 
     The directory is keyed by a fingerprint of everything that determines a chunk's numbers, so results
-    of a different configuration are never read back as this one's. A file's name also carries the
-    chunk's replicate count (the last chunk of a study may be short). Files are written atomically and
-    zip CRCs are checked on read.
+    of a different configuration are never read back as this one's; :meth:`claim` refuses a run directory
+    that already holds another fingerprint's chunks. A file's name also carries the chunk's replicate count
+    (the last chunk of a study may be short). Files are written atomically (temporary name, fsync, rename)
+    and carry a SHA-256 of their arrays in the zip comment, verified on every read: a chunk that does not
+    match -- truncated or damaged outside simstudy's control -- raises :class:`CorruptChunk` and is never
+    returned as data. The files stay plain ``.npz`` that :func:`numpy.load` opens.
 
     Parameters
     ----------
@@ -138,20 +183,68 @@ class ChunkStore:
         self.root = Path(root) / fingerprint
         self.fingerprint = fingerprint
 
+    def claim(self, config: dict) -> None:
+        """Mark the run directory as this fingerprint's, recording ``config`` (what generated the chunks).
+
+        Raises
+        ------
+        RunDirConflict
+            If the directory holds chunks of another fingerprint; the message names the config keys that
+            differ (from that fingerprint's recorded config).
+        """
+        config = json.loads(json.dumps(config, default=_json_default))  # as it will read back
+        others = [p for p in self.root.parent.glob("*") if p.is_dir() and p != self.root and any(p.rglob("*.npz"))]
+        if others:
+            try:
+                old = json.loads((others[0] / "config.json").read_text())
+                diff = config_diff(old, config)
+            except (OSError, ValueError):
+                diff = []
+            what = "; ".join(diff) if diff else "an earlier version of the study's chunk format"
+            raise RunDirConflict(f"{self.root.parent.parent} holds results of a different configuration ({what}); "
+                                 f"use another run directory or remove it")
+        path = self.root / "config.json"
+        if not path.is_file():
+            write_json(config, path)
+
     def path(self, cell: str, chunk: int, reps: int) -> Path:
         return self.root / f"cell-{cell}" / f"chunk-{chunk:06d}-r{reps}.npz"
 
     def has(self, cell: str, chunk: int, reps: int) -> bool:
+        """Whether the chunk's file exists (see :meth:`verify` for whether it is whole)."""
         return self.path(cell, chunk, reps).is_file()
 
     def write(self, cell: str, chunk: int, reps: int, arrays: dict[str, np.ndarray]) -> None:
         with atomic_path(self.path(cell, chunk, reps)) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez(fh, **arrays)
+            with zipfile.ZipFile(tmp, "a") as zf:
+                zf.comment = _CHECKSUM_TAG + _digest(arrays).encode()
 
     def read(self, cell: str, chunk: int, reps: int) -> dict[str, np.ndarray]:
-        with np.load(self.path(cell, chunk, reps), allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
+        """The chunk's arrays, after checking them against the stored checksum.
+
+        Raises
+        ------
+        CorruptChunk
+            If the file cannot be read whole or its arrays do not match their checksum.
+        """
+        path = self.path(cell, chunk, reps)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+                comment = data.zip.comment
+        except Exception as exc:  # noqa: BLE001 -- zip, zlib, npy-header, OS errors: all mean "not whole"
+            raise CorruptChunk(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
+        if not comment.startswith(_CHECKSUM_TAG):
+            raise CorruptChunk(f"{path}: no checksum")
+        if comment[len(_CHECKSUM_TAG):].decode(errors="replace") != _digest(arrays):
+            raise CorruptChunk(f"{path}: checksum mismatch")
+        return arrays
+
+    def verify(self, cell: str, chunk: int, reps: int) -> None:
+        """Read the chunk and check it; raises :class:`CorruptChunk` if it is not whole."""
+        self.read(cell, chunk, reps)
 
 
 def _git_revision() -> str | None:

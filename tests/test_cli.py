@@ -1,4 +1,5 @@
-"""The `simstudy` command end to end, in subprocesses, in a scratch working directory."""
+"""The `simstudy` command end to end, in subprocesses, in a scratch working directory (bad input: see
+test_bad_inputs.py)."""
 
 import json
 import os
@@ -13,16 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-FIG1 = ["experiment=dodge2021_fig1", "runner.progress=false"]
-
-
-def simstudy(*args, cwd, check=True, **kwargs):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HYDRA")}
-    proc = subprocess.run([sys.executable, "-m", "simstudy.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300, **kwargs)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"simstudy {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
-    return proc
+from _cli import FIG1, simstudy
 
 
 def test_figure1_small_end_to_end(tmp_path):
@@ -99,66 +91,6 @@ def test_interrupted_run_resumes_bit_identically_and_n_jobs_does_not_matter(tmp_
                                   pd.read_parquet(tmp_path / "reference" / "summary.parquet"), check_exact=True)
 
 
-BAD_INPUTS = [
-    (["budget.B=0"], "budget.B must be an integer >= 1, got 0"),
-    (["budget.n=[31]"], "budget.n must not exceed budget.B"),
-    (["study.reps=0"], "study.reps must be an integer >= 2, got 0"),
-    (["study.reps=abc"], "study.reps must be an integer, got 'abc'"),
-    (["study.chunk_reps=0"], "study.chunk_reps must be an integer >= 1, got 0"),
-    (["estimators=[x]"], "Could not load 'estimators/x'; available options: bootstrap, u, v, w"),
-    (["estimators.u.method=z"], "estimators.u.method must be one of u, v, w, bootstrap, got 'z'"),
-    (["estimators=[bootstrap]", "estimators.bootstrap.resamples=0"],
-     "estimators.bootstrap.resamples must be an integer >= 1, got 0"),
-    (["distribution.sd=0"], "distribution.sd must be > 0, got 0"),
-    (["distribution=truncnorm", "distribution.sd=-1"], "distribution.sd must be > 0, got -1"),
-    (["distribution.population=0"], "distribution.population must be an integer >= 1, got 0"),
-    (["distribution=nope"], "Could not find 'distribution/nope'; available options:"),
-    (["+distribution.foo=1"], "distribution.foo is not a parameter of truncnorm_bag"),
-    (["budget.X=3"], "Could not override 'budget.X'"),
-    (["runner.n_jobs=0"], "runner.n_jobs must be a positive number of workers or -1"),
-    (["runner.backend=mpi"], "runner.backend must be one of loky, multiprocessing, threading, sequential"),
-    (["seed=-1"], "seed must be an integer >= 0, got -1"),
-    (["distribution=empirical", "distribution.model=cnn"], "unknown reuters_hedwig model 'cnn'"),
-    (["distribution=empirical", "distribution.dataset=foo"], "unknown dataset 'foo'"),
-    (["distribution=file"], "distribution.path is required"),
-]
-
-
-@pytest.mark.parametrize("overrides, message", BAD_INPUTS, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
-def test_bad_config_fails_in_one_line_before_any_output(tmp_path, overrides, message):
-    proc = simstudy(*FIG1, *overrides, cwd=tmp_path, check=False)
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("simstudy: error: ") and message in lines[0], proc.stderr
-    assert not (tmp_path / "outputs").exists()
-
-
-BAD_FILES = [
-    ("bad.csv", "score\n0.5\n0.7\nabc\n", "bad.csv: row 4: score is not a number: 'abc'"),
-    ("nan.csv", "score\n0.5\nnan\n", "nan.csv: row 3: score nan is not finite"),
-    ("inf.tsv", "score\n0.5\ninf\n", "inf.tsv: row 3: score inf is not finite"),
-    ("out.csv", "score\n0.5\n1.7\n", "out.csv: row 3: score 1.7 is outside the support [0, 1]"),
-    ("one.csv", "score\n0.5\n", "one.csv: model 'one' has 1 score; at least 2 are needed"),
-    ("cols.csv", "model,f1\na,0.5\n", "cols.csv: missing column 'score' (columns: model, f1)"),
-    ("empty.csv", "", "empty.csv: file is empty"),
-    ("scores.txt", "0.5\n", "unknown file type '.txt'"),
-]
-
-
-@pytest.mark.parametrize("name, text, message", BAD_FILES, ids=[f[0] for f in BAD_FILES])
-def test_bad_data_file_names_file_row_and_value(tmp_path, name, text, message):
-    (tmp_path / name).write_text(text)
-    proc = simstudy(*FIG1, "distribution=file", f"distribution.path={name}", cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-    assert not (tmp_path / "outputs").exists()
-
-
-def test_missing_data_file(tmp_path):
-    proc = simstudy(*FIG1, "distribution=file", "distribution.path=nowhere.csv", cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and "nowhere.csv: no such file" in proc.stderr
-
-
 def test_console_script_is_installed():
     exe = shutil.which("simstudy", path=str(Path(sys.executable).parent))
     assert exe is not None, "the simstudy console script is not installed beside this Python"
@@ -182,24 +114,6 @@ def test_curve_command_on_a_file_with_target_and_time(tmp_path):
 def test_curve_command_on_a_shipped_data_set(tmp_path):
     proc = simstudy("curve", "data=reuters_hedwig", "estimator=u", "hydra.run.dir=out", cwd=tmp_path)
     assert "mlp" in proc.stdout and "lstm" in proc.stdout
-
-
-@pytest.mark.parametrize("args, message", [
-    (["data=single.csv", "compare=true"], "compare=true needs at least two models"),
-    (["data=bad.csv"], "bad.csv: row 3: score is not a number: 'x'"),
-    (["data=empty.csv"], "empty.csv: file is empty"),
-    ([], "data is required"),
-    (["data=reuters_hedwig", "estimator=z"], "estimator must be one of u, v, w, got 'z'"),
-    (["data=reuters_hedwig", "models=[cnn]"], "models: cnn not in reuters_hedwig"),
-    (["data=reuters_hedwig", "trial_time=-2"], "trial_time must be a positive number, got -2"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
-def test_curve_command_bad_input(tmp_path, args, message):
-    (tmp_path / "single.csv").write_text("score\n0.5\n0.6\n")
-    (tmp_path / "bad.csv").write_text("score\n0.5\nx\n")
-    (tmp_path / "empty.csv").write_text("")
-    proc = simstudy("curve", *args, cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
-    assert not (tmp_path / "outputs").exists()
 
 
 def test_figure2_and_bootstrap_presets_run_small(tmp_path):
@@ -237,23 +151,6 @@ def test_bands_command_on_a_file_mean_kind(tmp_path):
     assert (table.kind == "mean").all() and np.isfinite(table.upper).all()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["data=s.csv", "kind=mean"], "kind=mean needs finite low and high"),
-    (["data=s.csv", "confidence=1.5"], "confidence must be a number strictly between 0 and 1, got 1.5"),
-    (["data=s.csv", "method=bootstrap"], "method must be one of dkw, ks, ld_equal_tailed, ld_highest_density"),
-    (["data=s.csv", "low=0", "high=0.5"], "s.csv: row 2: score 0.9 is outside the support [0, 0.5]"),
-    (["data=nan.csv"], "nan.csv: row 3: score nan is not finite"),
-    (["data=s.csv", "compare=true"], "compare=true needs at least two models"),
-    (["data=s.csv", "sample_size=5"], "sample_size=5 exceeds the scores"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
-def test_bands_command_bad_input(tmp_path, args, message):
-    (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
-    (tmp_path / "nan.csv").write_text("score\n0.9\nnan\n")
-    proc = simstudy("bands", *args, cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
-    assert not (tmp_path / "outputs").exists()
-
-
 def test_audit_command_writes_a_one_page_summary(tmp_path):
     rng = np.random.default_rng(1)
     (tmp_path / "mine.csv").write_text("score\n" + "\n".join(f"{v:.5f}" for v in rng.beta(6, 2, size=40)) + "\n")
@@ -265,20 +162,6 @@ def test_audit_command_writes_a_one_page_summary(tmp_path):
     for name in ("fit.png", "coverage.png", "bootstrap.png", "accuracy.png"):
         assert (tmp_path / "out" / name).stat().st_size > 0
     assert "covered the whole curve" in proc.stdout
-
-
-@pytest.mark.parametrize("args, message", [
-    (["data=two.csv"], "holds several models (a, b): choose one with model="),
-    (["data=two.csv", "model=c"], "model 'c' is not in two.csv"),
-    (["data=two.csv", "model=a", "high=inf"], "low and high must be finite bounds"),
-    (["data=two.csv", "model=a", "bandwidth=-1"], "bandwidth must be a positive number, got -1"),
-    (["data=two.csv", "model=a", "method=x"], "method must be one of dkw, ks"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
-def test_audit_command_bad_input(tmp_path, args, message):
-    (tmp_path / "two.csv").write_text("model,score\na,0.1\na,0.2\nb,0.3\nb,0.4\n")
-    proc = simstudy("audit", *args, cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
-    assert not (tmp_path / "outputs").exists()
 
 
 def test_lourie_presets_run_small(tmp_path):

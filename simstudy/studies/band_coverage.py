@@ -138,7 +138,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
                            settings={"n": n, "methods": methods, "levels": levels, "quantile": q})
     rows = []
-    for key, cell in cells.items():
+    for key, cell in run_.succeeded(cells).items():
         hits = run_.total(key, "hits")
         reps = config.study.reps
         low, high = clopper_pearson(hits, reps, ci_level)

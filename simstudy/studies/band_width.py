@@ -109,7 +109,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                                      "max_k": max_k})
     R = config.study.reps
     rows = []
-    for key, (name, n) in cells.items():
+    for key, (name, n) in run_.succeeded(cells).items():
         head = dict(cell=key, distribution=name, n=n, confidence=confidence)
         true = {"median": truth.quantile_tuning_curve(dists[name], ks), "mean": truth.mean_tuning_curve(dists[name], ks)}
         sums = run_.total(key, "sums")

@@ -10,6 +10,15 @@ rows; :func:`run_chunks` and :func:`finish` do the rest the same way for all of 
   chunks were scheduled;
 - the summary (parquet and csv), and ``run.json`` with the resolved config, environment and timings, are
   written atomically.
+
+The runner's modes also live here, so that every study gets them unchanged: a sharded run
+(``runner.shard=i/N``) stores its slice of the chunks and a marker, then stops with :class:`ShardDone`
+instead of summarising; ``runner.collect`` only reads chunks (:class:`~simstudy.runner.MissingChunks` names
+any missing); ``runner.replay`` reruns one chunk in this process (:class:`ReplayDone` if it does not raise).
+
+A cell with a failed chunk is left out of the summary, not summarised from its other chunks: a failure may
+depend on the data (an estimator raising on ties, say), so the surviving chunks would be a biased sample.
+:func:`finish` reports it instead, as a ``failed_chunks`` row and in ``run.json``.
 """
 
 from __future__ import annotations
@@ -25,9 +34,23 @@ import pandas as pd
 
 from .. import io
 from ..config import Config
-from ..runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash
+from ..runner import RunReport, Task, chunk_tasks, replay, run_tasks, shard, stable_hash
 
-__all__ = ["StudyResult", "ChunkedRun", "run_chunks", "finish", "cell_key"]
+__all__ = ["StudyResult", "ChunkedRun", "ShardDone", "ReplayDone", "run_chunks", "finish", "cell_key",
+           "shard_marker"]
+
+
+class ShardDone(Exception):
+    """A sharded run stored its chunks; the summary waits for every shard (``simstudy collect``)."""
+
+    def __init__(self, report: RunReport, marker: Path):
+        self.report, self.marker = report, marker
+        super().__init__(f"shard stored {report.computed - len(report.failures)} chunks ({report.resumed} "
+                         f"already there, {len(report.failures)} failed)")
+
+
+class ReplayDone(Exception):
+    """A replayed chunk ran without raising."""
 
 #: Columns every tidy summary starts with.
 SUMMARY_COLUMNS = ("study", "cell", "distribution")
@@ -51,6 +74,19 @@ class ChunkedRun:
     tasks_by_cell: dict[str, list[Task]]
     report: RunReport
     fingerprint: str
+
+    @property
+    def failed_cells(self) -> dict[str, int]:
+        """Failed chunks per cell, for cells with any."""
+        counts: dict[str, int] = {}
+        for f in self.report.failures:
+            counts[f.cell] = counts.get(f.cell, 0) + 1
+        return counts
+
+    def succeeded(self, cells: dict) -> dict:
+        """The cells (a mapping keyed by cell key, in its order) all of whose chunks are stored."""
+        failed = self.failed_cells
+        return {key: cell for key, cell in cells.items() if key not in failed}
 
     def chunks(self, cell: str) -> Iterator[tuple[Task, dict[str, np.ndarray]]]:
         """A cell's chunk results, in chunk order."""
@@ -79,6 +115,11 @@ def cell_key(**fields: Any) -> str:
     return stable_hash(fields)[:16]
 
 
+def shard_marker(out_dir: Path, index: int, count: int) -> Path:
+    """Where shard ``index`` of ``count`` records what it did."""
+    return out_dir / "shards" / f"shard-{index}-of-{count}.json"
+
+
 def run_chunks(config: Config, out_dir: Path, *, scheme: str, cells: list[str], chunk_fn: Callable[[Task], dict],
                settings: dict) -> ChunkedRun:
     """Run (or resume) every cell's chunks of ``study.chunk_reps`` replicates.
@@ -93,6 +134,17 @@ def run_chunks(config: Config, out_dir: Path, *, scheme: str, cells: list[str], 
         ``chunk_fn(task) -> dict[str, ndarray]``, picklable.
     settings : dict
         Everything else besides seed, distributions and chunk size that fixes a chunk's numbers.
+
+    Raises
+    ------
+    ShardDone
+        After a sharded run (``runner.shard``) stored its chunks.
+    simstudy.runner.MissingChunks
+        With ``runner.collect``, if any chunk is not stored (nothing is computed).
+    ReplayDone
+        With ``runner.replay``, if the chunk ran without raising (its exception propagates otherwise).
+    simstudy.io.RunDirConflict
+        If ``out_dir`` holds the chunks of a different configuration.
     """
     fingerprint = stable_hash({
         "scheme": scheme, "seed": config.seed, "distributions": [d.key for d in config.distributions],
@@ -100,21 +152,60 @@ def run_chunks(config: Config, out_dir: Path, *, scheme: str, cells: list[str], 
     })[:16]
     store = io.ChunkStore(out_dir / "chunks", fingerprint)
     tasks_by_cell = {key: chunk_tasks(key, config.study.reps, config.study.chunk_reps) for key in cells}
+    tasks = [t for tasks in tasks_by_cell.values() for t in tasks]
+    runner = config.runner
+    if runner.replay is not None:
+        _replay(chunk_fn, tasks, *runner.replay)
+    store.claim({**{k: v for k, v in dataclasses.asdict(config).items() if k != "runner"},
+                 "scheme": scheme, "settings": settings})
+    if runner.shard is not None:
+        tasks = shard(tasks, *runner.shard)
     report = run_tasks(
         chunk_fn,
-        [t for tasks in tasks_by_cell.values() for t in tasks],
+        tasks,
         store,
-        n_jobs=config.runner.n_jobs,
-        backend=config.runner.backend,
-        progress=config.runner.progress,
-        description=config.study.name,
+        n_jobs=runner.n_jobs,
+        backend=runner.backend,
+        progress=runner.progress,
+        description=config.study.name + ("" if runner.shard is None else " shard {}/{}".format(*runner.shard)),
+        address=runner.address,
+        require_complete=runner.collect,
     )
+    if runner.shard is not None:
+        marker = shard_marker(out_dir, *runner.shard)
+        io.write_json({"shard": list(runner.shard), "fingerprint": fingerprint, "runner": dataclasses.asdict(report)},
+                      marker)
+        raise ShardDone(report, marker)
     return ChunkedRun(store, tasks_by_cell, report, fingerprint)
+
+
+def _replay(chunk_fn: Callable[[Task], dict], tasks: list[Task], cell: str, chunk: int) -> None:
+    matches = [t for t in tasks if t.chunk == chunk and t.cell.startswith(cell)]
+    if len(matches) != 1:
+        cells = sorted({t.cell for t in tasks})
+        raise ValueError(f"chunk={cell}/{chunk} is not a chunk of this study (cells: {', '.join(cells)}; "
+                         f"chunks 0..{max(t.chunk for t in tasks)})")
+    replay(chunk_fn, matches[0])
+    raise ReplayDone(f"chunk {matches[0].cell}/{chunk} ran without error")
 
 
 def finish(config: Config, out_dir: Path, run: ChunkedRun, summary: pd.DataFrame, *, started: float,
            metadata: dict, files: dict[str, Path] | None = None) -> StudyResult:
-    """Write the tidy summary and ``run.json``; return the study's result."""
+    """Write the tidy summary and ``run.json``; return the study's result.
+
+    Cells with failed chunks (left out of ``summary`` by the study) get one row each with measure
+    ``failed_chunks``; ``run.json`` lists every failure with its seed key and message.
+    """
+    if config.runner.shard is not None:  # an exact study has no chunks: its shards have nothing to do
+        marker = shard_marker(out_dir, *config.runner.shard)
+        io.write_json({"shard": list(config.runner.shard), "fingerprint": run.fingerprint,
+                       "runner": dataclasses.asdict(run.report)}, marker)
+        raise ShardDone(run.report, marker)
+    failed = run.failed_cells
+    if failed:
+        rows = pd.DataFrame([{"cell": cell, "measure": "failed_chunks", "estimate": float(count), "mcse": 0.0,
+                              "reps": 0} for cell, count in failed.items()])
+        summary = pd.concat([summary, rows], ignore_index=True) if len(summary) else rows
     summary.insert(0, "study", config.study.name)
     files = {"summary_parquet": out_dir / "summary.parquet", "summary_csv": out_dir / "summary.csv",
              "run": out_dir / "run.json", **(files or {})}
@@ -127,6 +218,8 @@ def finish(config: Config, out_dir: Path, run: ChunkedRun, summary: pd.DataFrame
         "seed": config.seed,
         "fingerprint": run.fingerprint,
         "runner": dataclasses.asdict(run.report),
+        "failed_chunks": len(run.report.failures),
+        "failed_cells": failed,
         **metadata,
         "timings": {**metadata.get("timings", {}), "total_seconds": time.perf_counter() - started},
         "environment": io.environment(),

@@ -92,7 +92,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                                      "estimators": [s.method for s in specs]})
     rows = []
     reps = config.study.reps
-    for key, cell in cells.items():
+    for key, cell in run_.succeeded(cells).items():
         covered = run_.total(key, "covered")
         low, high = clopper_pearson(covered, reps, ci_level)
         for e, spec in enumerate(specs):

@@ -235,7 +235,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
     t0 = time.perf_counter()
     mc = []
-    for key, cell in cells.items():
+    for key, cell in run_.succeeded(cells).items():
         mc += _mc_rows(cell, metrics.performance(run_.total(key, "gram"), cell.truth), specs)
         if any(s.method == "bootstrap" for s in specs):
             mc += _bootstrap_rows(cell, run_.total(key, "plugin_variance"), config.study.reps, specs)
@@ -245,7 +245,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     files = {}
     if config.study.save_replicates:
         files["replicates"] = out_dir / "replicates.parquet"
-        _write_replicates(run_, cells, specs, files["replicates"])
+        _write_replicates(run_, run_.succeeded(cells), specs, files["replicates"])
     metadata = {
         "cells": {k: {"distribution": c.distribution, "B": c.B, "n": c.n} for k, c in cells.items()},
         "distributions": {name: describe(d) for name, d in dists.items()},

@@ -71,7 +71,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                            settings={"budgets": budgets, "algorithms": algorithms})
     R = config.study.reps
     rows = []
-    for key, budget in cells.items():
+    for key, budget in run_.succeeded(cells).items():
         chosen, unspent = run_.total(key, "chosen"), run_.total(key, "unspent")
         for a, name in enumerate(algorithms):
             head = dict(cell=key, distribution="arms", algorithm=name, budget=budget, reps=R)

@@ -117,6 +117,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     pair = f"{spec_a.name} vs {spec_b.name}"
     rows = []
     for i, (key, cell) in enumerate(cells.items()):
+        if key in run_.failed_cells:  # reported by base.finish, not summarised from partial data
+            continue
         gap = theta_a[i] - theta_b[i]
         tie = abs(gap) <= tie_tolerance
         head = dict(cell=key, distribution=pair, B=cell.B, n=cell.B)
