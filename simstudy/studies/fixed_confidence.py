@@ -89,26 +89,13 @@ def paper_table(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Run (or resume) the fixed-confidence selection study over the arms in ``config.distributions``."""
-    started = time.perf_counter()
-    out_dir = Path(out_dir)
-    opts = dict(config.study.options)
-    deltas, cap, logit, ci_level = opts["deltas"], opts["max_evaluations"], opts["logit"], opts["ci_level"]
-    labels = tuple(variants(opts["algorithms"], opts["batch_sizes"]))
-    arms = tuple(d.build() for d in config.distributions)
-    names = [d.name for d in config.distributions]
-    means = np.array([float(truth.mean_tuning_curve(a, [1.0])[0]) for a in arms])
-    best = int(np.argmax(means))
-    key = base.cell_key(arms=[d.key for d in config.distributions])
-    work = _Work(config.seed, arms, deltas, labels, cap, logit)
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=[key], chunk_fn=partial(_run_chunk, work),
-                           settings={"deltas": deltas, "variants": labels, "max_evaluations": cap, "logit": logit})
-    R = config.study.reps
+def _summary_rows(run_: base.ChunkedRun, key: str, labels, deltas, names, best: int, R: int,
+                  ci_level: float) -> list[dict]:
+    """Tidy rows per algorithm and delta from the cell's per-run results."""
     evaluations, chosen = run_.stacked(key, "evaluations"), run_.stacked(key, "chosen")
     capped, per_arm = run_.stacked(key, "capped"), run_.total(key, "per_arm")
     rows = []
-    for v, (label, algorithm, batch) in enumerate(labels):
+    for v, (label, _, batch) in enumerate(labels):
         for d, delta in enumerate(deltas):
             head = dict(cell=key, distribution="arms", algorithm=label, batch=batch, delta=delta,
                         confidence=1 - delta, reps=R, arm="")
@@ -127,9 +114,30 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                                  estimate=p, mcse=float(np.sqrt(p * (1 - p) / R)), ci_low=float(low),
                                  ci_high=float(high)))
             rows += [dict(head, measure="arm_evaluations", arm=names[m], estimate=per_arm[v, d, m] / R, mcse=np.nan,
-                          ci_low=np.nan, ci_high=np.nan) for m in range(len(arms))]
+                          ci_low=np.nan, ci_high=np.nan) for m in range(len(names))]
+    return rows
+
+
+def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+    """Run (or resume) the fixed-confidence selection study over the arms in ``config.distributions``."""
+    started = time.perf_counter()
+    out_dir = Path(out_dir)
+    opts = dict(config.study.options)
+    deltas, cap, logit, ci_level = opts["deltas"], opts["max_evaluations"], opts["logit"], opts["ci_level"]
+    labels = tuple(variants(opts["algorithms"], opts["batch_sizes"]))
+    arms = tuple(d.build() for d in config.distributions)
+    names = [d.name for d in config.distributions]
+    means = np.array([float(truth.mean_tuning_curve(a, [1.0])[0]) for a in arms])
+    best = int(np.argmax(means))
+    key = base.cell_key(arms=[d.key for d in config.distributions])
+    work = _Work(config.seed, arms, deltas, labels, cap, logit)
+    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=[key], chunk_fn=partial(_run_chunk, work),
+                           settings={"deltas": deltas, "variants": labels, "max_evaluations": cap, "logit": logit})
+    R = config.study.reps
+    # a cell whose chunks failed is reported by base.finish, not summarised from part of its runs
+    rows = _summary_rows(run_, key, labels, deltas, names, best, R, ci_level) if run_.succeeded({key: 0}) else []
     summary = pd.DataFrame(rows)
-    table = paper_table(summary)
+    table = paper_table(summary) if rows else pd.DataFrame()
     files = {"table_csv": out_dir / "table.csv", "table_md": out_dir / "table.md"}
     io.write_csv(table, files["table_csv"])
     io.write_text(io.markdown_table(table), files["table_md"])
