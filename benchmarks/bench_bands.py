@@ -24,24 +24,13 @@ import os
 import sys
 import tempfile
 import time
-import timeit
 
 import numpy as np
 
+from _timing import best_of
 from simstudy import bands, boundary
 
 CONF, SIZES, OPDA_BUDGET = 0.8, (48, 200, 1024), 200.0  # seconds allowed for one opda cold start
-
-
-def best_of(*fns, number: int = 20, repeat: int = 7) -> list[float]:
-    """Seconds per call of each function, the minimum over repeats, the functions timed in turn."""
-    for fn in fns:
-        fn()
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            best[i] = min(best[i], timeit.timeit(fn, number=number) / number)
-    return best
 
 
 def once(fn) -> float:
@@ -123,12 +112,12 @@ def main() -> int:
         print(f"(opda LD equal-tailed, cold, n = {n}, filling its cache for the warm timings: {t_fill:.1f} s)")
     for name, label, goal in [(m, f"{m} CDF band", 1e-3) for m in bands.METHODS] + [
             ("median", "median tuning-curve band", 1e-3), ("mean", "mean tuning-curve band, k = 1..n", 5e-3)]:
-        t_s, = best_of(simstudy_calls(data[1024])[name])
+        t_s, = best_of(simstudy_calls(data[1024])[name], number=20, repeat=7)
         ok &= t_s < goal
         line = f"simstudy {label}, warm, n = 1024: {t_s * 1e3:7.3f} ms (goal < {goal * 1e3:.0f} ms)"
         if onp:
             o_fn = opda_calls(onp.EmpiricalDistribution, data[n], gen)[name]
-            t_s2, t_o = best_of(simstudy_calls(data[n])[name], o_fn, number=3)
+            t_s2, t_o = best_of(simstudy_calls(data[n])[name], o_fn, number=3, repeat=7)
             line += f";  opda at n = {n}: {t_o * 1e3:8.3f} ms, opda / simstudy = {t_o / t_s2:,.1f}x"
         print(line)
     print("goals met" if ok else "GOALS NOT MET")

@@ -19,13 +19,13 @@ import argparse
 import sys
 import tempfile
 import time
-import timeit
 import tracemalloc
 from math import comb
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from _timing import best_of
 from simstudy import config, estimators, metrics, truth
 from simstudy.distributions import sample_sorted
 from simstudy.runner import chunk_tasks, task_seed
@@ -67,19 +67,6 @@ def loop_w(x, n):
     B = len(x)
     total = comb(B + n - 1, n)
     return float(sum(x[i - 1] * (comb(i + n - 1, n) - comb(i + n - 2, n)) / total for i in range(1, B + 1)))
-
-
-def best_of(*fns, number: int = 3, repeat: int = 9) -> list[float]:
-    """Seconds per call of each function, the minimum over repeats (timeit's convention: the least disturbed
-    measurement). The functions are timed in turn within each repeat, so a drift in the machine's speed
-    affects them alike and their ratios stay fair."""
-    for fn in fns:
-        fn()
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            best[i] = min(best[i], timeit.timeit(fn, number=number) / number)
-    return best
 
 
 def main() -> int:

@@ -54,19 +54,24 @@ def _level(key: str, value: Any) -> float:
     return float(value)
 
 
+def _listed(key: str, value: Any, what: str, minimum: int = 1) -> list:
+    """A setting that lists values (a scalar counts as a list of one), with at least ``minimum`` of them;
+    ``what`` completes the error message "{key} must list ...", e.g. "at least one level"."""
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if len(values) < minimum:
+        raise ConfigError(f"{key} must list {what}, got {value!r}")
+    return values
+
+
 def _levels(key: str, value: Any) -> tuple[float, ...]:
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if not values:
-        raise ConfigError(f"{key} must list at least one level, got {value!r}")
+    values = _listed(key, value, "at least one level")
     return tuple(sorted(set(_level(key, v) for v in values)))
 
 
 def _band_methods(key: str, value: Any) -> tuple[str, ...]:
     from .bands import METHODS
 
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if not values:
-        raise ConfigError(f"{key} must list at least one method, got {value!r}")
+    values = _listed(key, value, "at least one method")
     return tuple(_choice(key, v, METHODS) for v in values)
 
 
@@ -75,32 +80,24 @@ def _sample_size(key: str, value: Any) -> int:
 
 
 def _sample_sizes(key: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if len(values) < minimum:
-        raise ConfigError(f"{key} must list at least {minimum} sample sizes, got {value!r}")
+    values = _listed(key, value, f"at least {minimum} sample sizes", minimum)
     return tuple(sorted(set(_sample_size(key, v) for v in values)))
 
 
 def _algorithms(key: str, value: Any) -> tuple[str, ...]:
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if not values:
-        raise ConfigError(f"{key} must list at least one algorithm, got {value!r}")
+    values = _listed(key, value, "at least one algorithm")
     return tuple(_choice(key, v, ("sequential_halving", "non_adaptive")) for v in values)
 
 
 def _confidence_algorithms(key: str, value: Any) -> tuple[str, ...]:
     from .selection import FIXED_CONFIDENCE_ALGORITHMS
 
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if not values:
-        raise ConfigError(f"{key} must list at least one algorithm, got {value!r}")
+    values = _listed(key, value, "at least one algorithm")
     return tuple(dict.fromkeys(_choice(key, v, FIXED_CONFIDENCE_ALGORITHMS) for v in values))
 
 
 def _deltas(key: str, value: Any) -> tuple[float, ...]:
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if not values:
-        raise ConfigError(f"{key} must list at least one delta, got {value!r}")
+    values = _listed(key, value, "at least one delta")
     for v in values:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 0.5:
             raise ConfigError(f"{key} must be numbers strictly between 0 and 0.5 (confidence 1 - delta above "
@@ -109,23 +106,17 @@ def _deltas(key: str, value: Any) -> tuple[float, ...]:
 
 
 def _batch_sizes(key: str, value: Any) -> tuple[int, ...]:
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if not values:
-        raise ConfigError(f"{key} must list at least one batch size, got {value!r}")
+    values = _listed(key, value, "at least one batch size")
     return tuple(sorted(set(_int(key, v, minimum=1) for v in values)))
 
 
 def _budgets(key: str, value: Any) -> tuple[int, ...]:
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if not values:
-        raise ConfigError(f"{key} must list at least one budget, got {value!r}")
+    values = _listed(key, value, "at least one budget")
     return tuple(sorted(set(_int(key, v, minimum=1) for v in values)))
 
 
 def _kinds(key: str, value: Any) -> tuple[str, ...]:
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if not values:
-        raise ConfigError(f"{key} must list at least one of median, mean, got {value!r}")
+    values = _listed(key, value, "at least one of median, mean")
     return tuple(_choice(key, v, ("median", "mean")) for v in values)
 
 

@@ -93,8 +93,8 @@ def prob_best(location, scale, df) -> np.ndarray:
     Returns
     -------
     pi : ndarray, shape (..., N)
-        Normalised to sum to one over the arms (the quadrature's errors, ~1e-6, otherwise leave it off by
-        that much).
+        Normalised to sum to one over the arms (the quadrature's errors, up to about 6e-5 each, would
+        otherwise leave the sum off by that much).
     """
     loc, sc, df = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (location, scale, df)))
     N = loc.shape[-1]

@@ -25,12 +25,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io, selection, truth
+from .. import io, selection
 from ..config import Config
-from ..distributions import describe
 from ..metrics import clopper_pearson
 from ..runner import Task, task_seed
 from . import base
+from .model_selection import arms_metadata, arms_of
 
 __all__ = ["run", "variants", "paper_table"]
 
@@ -125,10 +125,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     opts = dict(config.study.options)
     deltas, cap, logit, ci_level = opts["deltas"], opts["max_evaluations"], opts["logit"], opts["ci_level"]
     labels = tuple(variants(opts["algorithms"], opts["batch_sizes"]))
-    arms = tuple(d.build() for d in config.distributions)
-    names = [d.name for d in config.distributions]
-    means = np.array([float(truth.mean_tuning_curve(a, [1.0])[0]) for a in arms])
-    best = int(np.argmax(means))
+    arms, names, means, best = arms_of(config)
     key = base.cell_key(arms=[d.key for d in config.distributions])
     work = _Work(config.seed, arms, deltas, labels, cap, logit)
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=[key], chunk_fn=partial(_run_chunk, work),
@@ -141,7 +138,6 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     files = {"table_csv": out_dir / "table.csv", "table_md": out_dir / "table.md"}
     io.write_csv(table, files["table_csv"])
     io.write_text(io.markdown_table(table), files["table_md"])
-    metadata = {"best_arm": names[best], "arm_means": dict(zip(names, means.tolist())),
-                "distributions": {n: describe(a) for n, a in zip(names, arms)}}
+    metadata = arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
