@@ -587,7 +587,59 @@ def _replay(argv: list[str]) -> None:
 
 
 SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands"), "audit": (_audit_app, "audit")}
-PLAIN_COMMANDS = {"collect": _collect, "replay": _replay}
+def _reproduce(argv: list[str]) -> None:
+    """``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: run the catalogued paper results
+    (each in its own process, resuming what is done) and write REPRODUCTION.md with their verdicts. With
+    ``only``, the other entries are reported from their earlier runs where those exist."""
+    import subprocess
+    import time
+
+    from . import reproduce
+
+    _setup_logging()
+    quick = "--quick" in argv
+    opts = _key_values([a for a in argv if a != "--quick"], "reproduce", (), ("only", "n_jobs", "out"))
+    try:
+        entries = reproduce.load_catalogue()
+    except (reproduce.CatalogueError, OSError) as exc:
+        _fail(str(exc), None)
+    wanted = opts["only"].split(",") if "only" in opts else [e.id for e in entries]
+    unknown = sorted(set(wanted) - {e.id for e in entries})
+    if unknown:
+        _fail(f"only={opts['only']}: no entries {', '.join(unknown)} (entries: {', '.join(e.id for e in entries)})",
+              None)
+    n_jobs = opts.get("n_jobs", "-1")
+    if not n_jobs.lstrip("-").isdigit() or int(n_jobs) == 0 or int(n_jobs) < -1:
+        _fail(f"n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}", None)
+    runs = Path("outputs") / ("reproduce-quick" if quick else "reproduce")
+    sections = []
+    for entry in entries:
+        run_dir = runs / entry.id
+        runner = [] if entry.command[:1] and entry.command[0] in SUBCOMMANDS else [
+            f"runner.n_jobs={n_jobs}", "runner.progress=false"]
+        args = [*entry.command, *(entry.quick if quick else ()), *runner]
+        command = "simstudy " + " ".join(a for a in args if not a.startswith("runner."))
+        seconds, error = None, ""
+        if entry.id in wanted and not entry.unavailable:
+            log.info("reproduce %s: %s", entry.id, command)
+            started = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "simstudy.cli", *args, f"hydra.run.dir={run_dir}"],
+                                  capture_output=True, text=True)
+            seconds = time.perf_counter() - started
+            if proc.returncode != 0:
+                error = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        elif not entry.unavailable and not (run_dir / entry.table).is_file():
+            continue  # neither asked for nor run before
+        sections.append(reproduce.read_section(entry, run_dir, command, seconds, error))
+        log.info("%s: %s", entry.id, reproduce.verdict(sections[-1]) + (f" ({error})" if error else ""))
+    path = reproduce.write_report(sections, Path(opts.get("out", runs if quick else ".")), quick=quick,
+                                  total_seconds=sum(s.wall_seconds for s in sections), cores=os.cpu_count() or 1)
+    log.info("wrote %s", path)
+    if any(s.error for s in sections):
+        _fail(f"{sum(bool(s.error) for s in sections)} result(s) failed to run; see {path}", None, EXIT_FAILED)
+
+
+PLAIN_COMMANDS = {"collect": _collect, "replay": _replay, "reproduce": _reproduce}
 
 
 def main() -> None:

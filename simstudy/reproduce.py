@@ -1,0 +1,350 @@
+"""Reproducing the papers: the catalogue of results, verdicts computed from the numbers, ``REPRODUCTION.md``.
+
+The catalogue (``experiments/reproduction.yaml``; inside the package in a wheel) lists one entry per paper
+result: the ``simstudy`` command that regenerates it, the overrides of a quick smoke-scale run, and checks
+that compare our tidy summary with the paper's published numbers or claims. A verdict is never written by
+hand: an entry is *reproduced* when every judged check passes and *differs* otherwise, each failed check
+carrying its reason when the cause is known (a stand-in data set, an unstated setting).
+
+Check kinds, each on the summary rows selected by ``where`` (column -> value or list of values):
+
+- ``value``: every estimate within ``max(k * mcse, tol)`` of ``paper`` (or of ``paper_by[column][value]``);
+- ``above`` / ``below``: every ``estimate -/+ k * mcse`` beyond ``bound`` (a number, a column, or ``bound_by``);
+- ``increasing``: estimates strictly increase through the ``order`` selections, at every value of ``by``;
+- ``crosses``: the same order holds at some values of ``by`` and fails at others (curves cross);
+- ``covers``: ``ci_low <= column <= ci_high`` in at least ``min_fraction`` of the rows;
+- ``count``: between ``at_least`` and ``at_most`` rows match ``where``;
+- ``run_value``: the number at ``path`` in ``run.json`` within ``tol`` of ``paper``.
+
+``info: true`` shows a number beside the paper's without judging it. The runs themselves are the CLI's
+business (:mod:`simstudy.cli`); this module reads their outputs and writes the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import io
+
+__all__ = ["CHECK_KINDS", "Check", "Entry", "Outcome", "Section", "catalogue_path", "load_catalogue", "evaluate",
+           "read_section", "verdict", "write_report"]
+
+CHECK_KINDS = ("value", "above", "below", "increasing", "crosses", "covers", "count", "run_value")
+_ENTRY_KEYS = {"id", "title", "paper", "command", "quick", "checks", "stand_in", "figure", "table", "estimate",
+               "unavailable"}
+_CHECK_KEYS = {"label", "kind", "where", "paper", "paper_by", "k", "tol", "bound", "bound_by", "order", "by",
+               "column", "min_fraction", "at_least", "at_most", "path", "info", "reason"}
+
+
+class CatalogueError(ValueError):
+    """An invalid entry in the reproduction catalogue."""
+
+
+@dataclass(frozen=True)
+class Check:
+    label: str
+    kind: str
+    spec: dict
+    info: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One reproduced result: how to run it, at paper and quick scale, and how to judge it."""
+
+    id: str
+    title: str
+    paper: str
+    command: tuple[str, ...]
+    quick: tuple[str, ...]
+    checks: tuple[Check, ...]
+    stand_in: str = ""
+    figure: str = "figure.png"
+    table: str = "summary.parquet"  # the run's tidy output the checks read
+    estimate: str = "estimate"  # its column of point estimates
+    unavailable: str = ""  # why the result cannot be regenerated here (then nothing is run)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A check's result: the paper's number or claim, ours (with MCSE), and whether it passed (None: not judged)."""
+
+    label: str
+    paper: str
+    ours: str
+    passed: bool | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    """One entry's part of the report."""
+
+    entry: Entry
+    outcomes: tuple[Outcome, ...]
+    command: str
+    wall_seconds: float
+    figure: Path | None
+    error: str = ""
+
+
+def catalogue_path() -> Path:
+    """The catalogue: inside the package in a wheel, ``experiments/`` at the top of a source tree."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "experiments" / "reproduction.yaml", here.parent / "experiments" / "reproduction.yaml"):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"the reproduction catalogue (experiments/reproduction.yaml) not found beside {here}")
+
+
+def load_catalogue(path: str | Path | None = None) -> list[Entry]:
+    """Read and validate the catalogue; an invalid entry raises :class:`CatalogueError` naming it and the field."""
+    import yaml  # PyYAML comes with hydra-core
+
+    raw = yaml.safe_load(Path(path or catalogue_path()).read_text())
+    if not isinstance(raw, list) or not raw:
+        raise CatalogueError("the reproduction catalogue must be a non-empty list of entries")
+    entries, seen = [], set()
+    for i, e in enumerate(raw):
+        name = e.get("id", f"#{i + 1}") if isinstance(e, dict) else f"#{i + 1}"
+        if not isinstance(e, dict) or not {"id", "title", "paper"} <= set(e) or not (
+                {"command", "checks"} <= set(e) or "unavailable" in e):
+            raise CatalogueError(f"entry {name}: needs id, title, paper, and command and checks (or unavailable)")
+        if set(e) - _ENTRY_KEYS:
+            raise CatalogueError(f"entry {name}: unknown keys {sorted(set(e) - _ENTRY_KEYS)}")
+        if name in seen:
+            raise CatalogueError(f"entry {name}: the id is used twice")
+        seen.add(name)
+        checks = []
+        for c in e.get("checks", ()):
+            if c.get("kind") not in CHECK_KINDS:
+                raise CatalogueError(f"entry {name}: check kind must be one of {', '.join(CHECK_KINDS)}, "
+                                     f"got {c.get('kind')!r}")
+            if set(c) - _CHECK_KEYS or "label" not in c:
+                raise CatalogueError(f"entry {name}: check {c.get('label')!r} has unknown keys "
+                                     f"{sorted(set(c) - _CHECK_KEYS)} or no label")
+            spec = {k: v for k, v in c.items() if k not in ("label", "kind", "info", "reason")}
+            checks.append(Check(c["label"], c["kind"], spec, bool(c.get("info", False)), c.get("reason", "")))
+        entries.append(Entry(name, e["title"], e["paper"], tuple(e.get("command", ())), tuple(e.get("quick", ())),
+                             tuple(checks), e.get("stand_in", ""), e.get("figure", "figure.png"),
+                             e.get("table", "summary.parquet"), e.get("estimate", "estimate"),
+                             e.get("unavailable", "")))
+    return entries
+
+
+# --- Checks ---------------------------------------------------------------------------------------------
+
+def _select(frame: pd.DataFrame, where: dict) -> pd.DataFrame:
+    mask = np.ones(len(frame), dtype=bool)
+    for column, value in where.items():
+        if column not in frame:
+            raise KeyError(f"no column {column!r} in the summary (columns: {', '.join(frame.columns)})")
+        values = value if isinstance(value, list) else [value]
+        col = frame[column]
+        if pd.api.types.is_numeric_dtype(col):
+            mask &= np.isclose(col.to_numpy(dtype=float)[:, None], np.asarray(values, dtype=float)[None, :]).any(1)
+        else:
+            mask &= col.isin([str(v) for v in values]).to_numpy()
+    rows = frame[mask]
+    if rows.empty:
+        raise KeyError(f"no summary rows match {where}")
+    return rows
+
+
+def _by_value(mapping: dict, rows: pd.DataFrame) -> np.ndarray:
+    """Per row, the value that ``mapping['values']`` gives for the row's ``mapping['column']``."""
+    keys = {float(k): float(v) for k, v in mapping["values"].items()}
+    return np.array([keys[min(keys, key=lambda k: abs(k - x))] for x in rows[mapping["column"]].astype(float)])
+
+
+def _mcse(rows: pd.DataFrame) -> np.ndarray:
+    return np.nan_to_num(rows["mcse"].to_numpy(dtype=float), nan=0.0) if "mcse" in rows else np.zeros(len(rows))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _ours(rows: pd.DataFrame) -> str:
+    est, mcse = rows["estimate"].to_numpy(dtype=float), _mcse(rows)
+    shown = [(_fmt(e) + (f" ± {_fmt(s)}" if s > 0 else "")) for e, s in zip(est[:6], mcse[:6])]
+    return ", ".join(shown) + (f" (+{len(est) - 6} more)" if len(est) > 6 else "")
+
+
+def _check(check: Check, summary: pd.DataFrame, run: dict) -> Outcome:
+    s = check.spec
+    k = float(s.get("k", 3 if check.kind == "value" else 0))
+    if check.kind == "run_value":
+        value: Any = run
+        for part in s["path"].split("."):
+            value = value[part]
+        ok = None if check.info else abs(float(value) - float(s["paper"])) <= float(s.get("tol", 0))
+        return Outcome(check.label, _fmt(s["paper"]), _fmt(float(value)), ok, check.reason)
+    try:
+        rows = _select(summary, s.get("where", {}))
+    except KeyError:
+        if check.kind != "count":
+            raise
+        rows = summary.iloc[:0]
+    if check.kind == "count":
+        low, high = int(s.get("at_least", 0)), s.get("at_most")
+        ok = low <= len(rows) and (high is None or len(rows) <= int(high))
+        paper = f">= {low} rows" if high is None else f"{low} to {high} rows"
+        return Outcome(check.label, paper, f"{len(rows)} rows", None if check.info else ok, check.reason)
+    est, mcse = rows["estimate"].to_numpy(dtype=float), _mcse(rows)
+    if check.kind == "value":
+        paper = _by_value(s["paper_by"], rows) if "paper_by" in s else np.full(len(rows), float(s["paper"]))
+        ok = bool(np.all(np.abs(est - paper) <= np.maximum(k * mcse, float(s.get("tol", 0)))))
+        paper_text = " / ".join(_fmt(p) for p in paper[:6])
+        return Outcome(check.label, paper_text, _ours(rows), None if check.info else ok, check.reason)
+    if check.kind in ("above", "below"):
+        if "bound_by" in s:
+            bound = _by_value(s["bound_by"], rows)
+        elif isinstance(s["bound"], str):
+            bound = rows[s["bound"]].to_numpy(dtype=float)
+        else:
+            bound = np.full(len(rows), float(s["bound"]))
+        ok = np.all(est - k * mcse > bound) if check.kind == "above" else np.all(est + k * mcse < bound)
+        word = ">" if check.kind == "above" else "<"
+        paper_text = f"{word} {s['bound']}" if isinstance(s.get("bound"), str) else \
+            f"{word} " + " / ".join(_fmt(b) for b in np.unique(bound))
+        if k:
+            paper_text += f" (by {k:g} MCSE)" if k > 0 else f" (within {-k:g} MCSE)"
+        return Outcome(check.label, paper_text, _ours(rows), None if check.info else bool(ok), check.reason)
+    if check.kind in ("increasing", "crosses"):
+        by = s.get("by")
+        parts = [_select(rows, o) for o in s["order"]]
+        if by:
+            table = pd.concat([p.groupby(by)["estimate"].mean() for p in parts], axis=1).dropna()
+        else:
+            table = pd.DataFrame([[p["estimate"].mean() for p in parts]])
+        holds = (np.diff(table.to_numpy(), axis=1) > 0).all(axis=1)
+        if check.kind == "increasing":
+            ok = bool(holds.all()) and not table.empty
+        else:
+            ok = bool(holds.any() and not holds.all())
+        names = " < ".join("/".join(str(v) for v in o.values()) for o in s["order"])
+        if check.kind == "crosses":
+            names = f"{names} at some {by}, not at others"
+        ours = f"holds at {int(holds.sum())} of {len(table)}" + (f" values of {by}" if by else "")
+        return Outcome(check.label, names, ours, None if check.info else ok, check.reason)
+    if check.kind == "covers":
+        inside = (rows["ci_low"] <= rows[s["column"]]) & (rows[s["column"]] <= rows["ci_high"])
+        fraction = float(inside.mean())
+        need = float(s.get("min_fraction", 1.0))
+        return Outcome(check.label, f"inside in >= {need:.0%}", f"{inside.sum()} of {len(rows)} ({fraction:.1%})",
+                       None if check.info else fraction >= need, check.reason)
+    raise AssertionError(check.kind)
+
+
+def evaluate(entry: Entry, summary: pd.DataFrame, run: dict) -> tuple[Outcome, ...]:
+    """Every check of ``entry`` on a finished run's tidy output and ``run.json`` (empty for commands without one)."""
+    summary = summary.rename(columns={entry.estimate: "estimate"})
+    return tuple(_check(c, summary, run) for c in entry.checks)
+
+
+def read_section(entry: Entry, run_dir: Path, command: str, seconds: float | None, error: str = "") -> Section:
+    """An entry's section from its finished run in ``run_dir``.
+
+    ``seconds`` is the wall time of the run just made (None: none was made). It is kept in
+    ``reproduce.json`` whenever the run computed something, so that a later, resumed run reports the time of
+    the run that did the work rather than its own.
+    """
+    import json
+
+    if entry.unavailable or error:
+        return Section(entry, (), command, seconds or 0.0, None, error)
+    run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").is_file() else {}
+    timing = run_dir / "reproduce.json"
+    if seconds is not None and (run.get("runner", {}).get("computed", 1) > 0 or not timing.is_file()):
+        io.write_json({"wall_seconds": seconds}, timing)
+    seconds = json.loads(timing.read_text())["wall_seconds"] if timing.is_file() else 0.0
+    table = run_dir / entry.table
+    outcomes = evaluate(entry, pd.read_csv(table) if table.suffix == ".csv" else pd.read_parquet(table), run)
+    figure = run_dir / entry.figure
+    return Section(entry, outcomes, command, seconds, figure if figure.is_file() else None)
+
+
+def verdict(section: Section) -> str:
+    """``no data`` (not runnable here), ``failed`` (the run did not finish), ``reproduced`` (every judged check passed) or ``differs``."""
+    if section.entry.unavailable:
+        return "no data"
+    if section.error:
+        return "failed"
+    return "reproduced" if all(o.passed is not False for o in section.outcomes) else "differs"
+
+
+# --- The report ------------------------------------------------------------------------------------------
+
+def _small_png(src: Path, dst: Path, width: int = 900) -> None:
+    """A copy of a figure at most ``width`` pixels wide, for the repository."""
+    from PIL import Image  # matplotlib's own dependency
+
+    with Image.open(src) as image:
+        if image.width > width:
+            image = image.resize((width, round(image.height * width / image.width)), Image.LANCZOS)
+        image = image.convert("RGB").quantize(colors=128)  # line art: a palette keeps it a few tens of kB
+        with io.atomic_path(dst) as tmp:
+            image.save(tmp, format="PNG", optimize=True)
+
+
+def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, total_seconds: float,
+                 cores: int) -> Path:
+    """Write ``REPRODUCTION.md`` and its figures (``reproduction/<id>.png``) into ``out_dir``."""
+    out_dir = Path(out_dir)
+    fig_dir = out_dir / "reproduction"
+    counts = {v: sum(verdict(s) == v for s in sections) for v in ("reproduced", "differs", "failed", "no data")}
+    failed = f", {counts['failed']} failed" if counts["failed"] else ""
+    failed += f", {counts['no data']} without public data" if counts["no data"] else ""
+    scale = "quick (smoke-scale) settings" if quick else "paper-scale settings"
+    lines = [
+        "# Reproducing the papers with simstudy",
+        "",
+        f"The {len(sections)} results below were regenerated at {scale} by `simstudy reproduce"
+        f"{' --quick' if quick else ''}` in **{total_seconds / 60:.1f} minutes on {cores} cores** (wall time of "
+        f"the runs, recorded when each was computed): {counts['reproduced']} reproduced, {counts['differs']} "
+        f"differ{failed}.",
+        "",
+        "Each verdict is computed from the numbers by the checks in `experiments/reproduction.yaml`: "
+        "*reproduced* when every judged check passes, *differs* otherwise, with the reason where it is "
+        "known. Monte Carlo numbers are shown as estimate ± MCSE. The papers' seeds are unknown, so a "
+        "paper's number is matched within 3 MCSE unless a check says otherwise."
+        + (" At quick scale the Monte Carlo errors are larger, so verdicts that hinge on small differences "
+           "can flip; the paper-scale report is `REPRODUCTION.md` at the top of the repository." if quick else ""),
+        "",
+        "| result | paper | verdict | wall time |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [f"| [{s.entry.title}](#{s.entry.id}) | {s.entry.paper} | {verdict(s)} | {s.wall_seconds:.1f} s |"
+              for s in sections]
+    for s in sections:
+        lines += ["", f"<a id=\"{s.entry.id}\"></a>", f"## {s.entry.paper}: {s.entry.title}", "",
+                  f"**Verdict: {verdict(s)}.** Regenerate: `{s.command}` ({s.wall_seconds:.1f} s).", ""]
+        if s.entry.unavailable:
+            lines[-2] = f"**Verdict: no data.** {s.entry.unavailable}"
+            continue
+        if s.entry.stand_in:
+            lines += [f"Data: {s.entry.stand_in}", ""]
+        if s.error:
+            lines += [f"The run failed: {s.error}", ""]
+            continue
+        if s.figure is not None:
+            _small_png(s.figure, fig_dir / f"{s.entry.id}.png")
+            lines += [f"![{s.entry.id}](reproduction/{s.entry.id}.png)", ""]
+        lines += ["| check | paper | ours | verdict |", "| --- | --- | --- | --- |"]
+        for o in s.outcomes:
+            mark = {True: "✓", False: "✗", None: "(not judged)"}[o.passed]
+            lines.append(f"| {o.label} | {o.paper} | {o.ours} | {mark} |")
+        reasons = [f"- {o.label}: {o.reason}" for o in s.outcomes if o.passed is False and o.reason]
+        if reasons:
+            lines += ["", "Why it differs:", *reasons]
+    path = out_dir / "REPRODUCTION.md"
+    io.write_text("\n".join(lines) + "\n", path)
+    return path
+
