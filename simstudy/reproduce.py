@@ -144,7 +144,7 @@ def _select(frame: pd.DataFrame, where: dict) -> pd.DataFrame:
     mask = np.ones(len(frame), dtype=bool)
     for column, value in where.items():
         if column not in frame:
-            raise KeyError(f"no column {column!r} in the summary (columns: {', '.join(frame.columns)})")
+            raise ValueError(f"no column {column!r} in the summary (columns: {', '.join(frame.columns)})")
         values = value if isinstance(value, list) else [value]
         col = frame[column]
         if pd.api.types.is_numeric_dtype(col):
