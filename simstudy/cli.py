@@ -344,7 +344,8 @@ def _load_scores(opts) -> dict:
     if opts.models is not None:
         unknown = [m for m in opts.models if m not in scores]
         if unknown:
-            raise ConfigError(f"models: {', '.join(unknown)} not in {opts.data} (models: {', '.join(scores)})")
+            raise ConfigError(f"model{'s' * (len(unknown) > 1)} {', '.join(unknown)} not in {opts.data} (its models: "
+                              f"{', '.join(scores)}): choose with model=NAME or models=[a,b]")
         scores = {m: scores[m] for m in opts.models}
     if len(scores) < opts.min_models:
         raise ConfigError(f"compare=true needs at least two models, but {opts.data} has one: {', '.join(scores)}")
@@ -369,8 +370,8 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
         _fail(str(exc), out_dir)
     reached = curves.budget_to_target(table, opts.target) if opts.target is not None else None
     x = "time" if trial_time is not None else "n"
-    xlabel = f"time ({opts.time_unit}), {'log scale' if opts.log_x else ''}".rstrip(", ") if x == "time" else None
-    fig = plots.evp_curves_figure(table, x=x, target=opts.target, reached=reached, log_x=opts.log_x, xlabel=xlabel,
+    xlabel = f"time ({opts.time_unit}), {'log scale' if opts.xscale == 'log' else ''}".rstrip(", ") if x == "time" else None
+    fig = plots.evp_curves_figure(table, x=x, target=opts.target, reached=reached, log_x=opts.xscale == "log", xlabel=xlabel,
                                   title=f"{Path(opts.data.data).name}: expected max ({opts.estimator.upper()}) ± 1 SD")
     for suffix in ("png", "pdf"):
         io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
@@ -642,10 +643,40 @@ def _reproduce(argv: list[str]) -> None:
 PLAIN_COMMANDS = {"collect": _collect, "replay": _replay, "reproduce": _reproduce}
 
 
+def _help(argv: list[str]) -> str | None:
+    """The help asked for, if any: ``simstudy --help`` or ``simstudy COMMAND --help`` (a study's
+    ``simstudy experiment=NAME --help`` is Hydra's, which prints the resolved config)."""
+    from . import usage
+
+    wants = any(a in ("-h", "--help") for a in argv)
+    if argv and argv[0] in ("-h", "--help"):
+        return usage.main_help(Path(_config_dir()))
+    if wants and argv[0] in usage.COMMANDS:
+        defaults = None
+        if argv[0] in SUBCOMMANDS:
+            defaults = OmegaConf.to_container(OmegaConf.load(Path(_config_dir()) / f"{argv[0]}.yaml"))
+        return usage.command_help(argv[0], defaults)
+    return None
+
+
 def main() -> None:
     """Console entry point: ``simstudy [experiment=...] ...`` runs a study; ``simstudy curve ...`` draws curves;
-    ``simstudy collect``/``replay`` work on an existing run directory."""
-    argv = sys.argv[1:]
+    ``simstudy collect``/``replay`` work on an existing run directory; ``simstudy --help`` lists them all."""
+    try:
+        _main(sys.argv[1:])
+    except BrokenPipeError:
+        # The reader went away (``simstudy --help | head``): no traceback. Point stdout at devnull so that the
+        # interpreter's final flush does not raise again (the recipe of Python's signal module docs).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+
+
+def _main(argv: list[str]) -> None:
+    text = _help(argv)
+    if text is not None:
+        print(text)
+        sys.stdout.flush()  # inside main's BrokenPipeError guard
+        return
     if argv and argv[0] in PLAIN_COMMANDS:
         PLAIN_COMMANDS[argv[0]](argv[1:])
         return

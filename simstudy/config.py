@@ -394,13 +394,13 @@ def _runner(d: Mapping) -> RunnerConfig:
     if progress not in (True, False, "auto"):
         raise ConfigError(f"runner.progress must be true, false or auto, got {progress!r}")
     backend = _choice("runner.backend", d.get("backend"), BACKENDS)
-    if backend == "dask" and not _dask_available():
-        raise ConfigError("runner.backend=dask needs dask.distributed, which is not installed: "
-                          "pip install 'simstudy[dask]'")
-    address = d.get("address")
+    address = d.get("address")  # checked first: a bad value is reported whether or not dask is installed
     if address is not None and (not isinstance(address, str) or not address.strip()):
         raise ConfigError(f"runner.address must be a dask scheduler address (e.g. tcp://10.0.0.5:8786) or null, "
                           f"got {address!r}")
+    if backend == "dask" and not _dask_available():
+        raise ConfigError("runner.backend=dask needs dask.distributed, which is not installed: "
+                          "pip install 'simstudy[dask]'")
     fraction = d.get("max_failure_fraction", 0.0)
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
         raise ConfigError(f"runner.max_failure_fraction must be a number in [0, 1], got {fraction!r}")
@@ -483,7 +483,7 @@ class DataConfig:
     """Score data for ``simstudy curve`` and ``simstudy bands``: a file or a shipped data set."""
 
     data: str
-    models: tuple[str, ...] | None
+    models: tuple[str, ...] | None  # model=NAME or models=[a, b]: keep only these (None: every model)
     score_column: str | None
     model_column: str | None
     options: tuple[tuple[str, str], ...]  # split / reduce, for the shipped deberta_mnli data
@@ -491,6 +491,8 @@ class DataConfig:
     high: float
     min_models: int  # 2 for a comparison
     sample_size: int | None  # keep the first n scores of each model (random-search order)
+    missing: str | float = "error"  # failed runs: "error", "drop", or the score they count as
+    scale: float = 1.0  # every score is multiplied by it (0.01 for percentages)
 
 
 @dataclass(frozen=True)
@@ -502,7 +504,7 @@ class CurveConfig:
     target: float | None
     trial_time: float | tuple[tuple[str, float], ...] | None
     time_unit: str
-    log_x: bool
+    xscale: str
 
 
 @dataclass(frozen=True)
@@ -515,6 +517,7 @@ class BandsConfig:
     quantile: float
     method: str
     max_k: int | None
+    xscale: str
 
 
 def _optional_str(key: str, value: Any) -> str | None:
@@ -537,24 +540,59 @@ def _positive(key: str, value: Any) -> float:
     return float(value)
 
 
+#: Keys every data command (curve, bands, audit) takes: the scores and how to read them.
+DATA_KEYS = ("data", "model", "models", "score_column", "model_column", "missing", "scale", "compare",
+             "sample_size", "split", "reduce", "low", "high")
+#: The other keys of each data command.
+CURVE_KEYS = ("estimator", "target", "trial_time", "time_unit", "xscale")
+BANDS_KEYS = ("confidence", "kind", "quantile", "method", "max_k", "xscale")
+AUDIT_KEYS = ("bandwidth", "bw_factor", "bw_of", "bw_method", "confidence", "method", "target_k", "rounds",
+              "bootstrap_rounds", "resamples", "evp_reps", "seed", "n_jobs")
+XSCALES = ("linear", "log")
+
+
+def _command_keys(command: str, cfg: Mapping, own: tuple[str, ...]) -> None:
+    """A key the command does not know (``+typo=1``) is an error, never a silent run on everything."""
+    valid = DATA_KEYS + own
+    for key in cfg:
+        if key not in valid:
+            raise ConfigError(f"{key} is not a setting of simstudy {command} (settings: {', '.join(valid)}; "
+                              f"simstudy {command} --help explains each)")
+
+
+def _names(key: str, value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = [value] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
+    if not isinstance(names, (list, tuple)) or not names or not all(
+            isinstance(m, (str, int)) and not isinstance(m, bool) and str(m).strip() for m in names):
+        raise ConfigError(f"{key} must be a model name or a list of them, got {value!r}")
+    return tuple(str(m).strip() for m in names)
+
+
+def _missing(value: Any) -> str | float:
+    if value in ("error", "drop"):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise ConfigError(f"missing must be error, drop or the score a failed run counts as (e.g. missing=0), "
+                          f"got {value!r}")
+    return float(value)
+
+
 def _data(cfg: Mapping) -> DataConfig:
     data = cfg.get("data")
     if not isinstance(data, str) or not data:
         raise ConfigError(f"data must be a file path or a shipped data set name, got {data!r}")
-    models = cfg.get("models")
-    if models is not None:
-        if isinstance(models, str):
-            models = [models]
-        if not isinstance(models, (list, tuple)) or not models or not all(isinstance(m, str) for m in models):
-            raise ConfigError(f"models must be a list of model names or null, got {models!r}")
-        models = tuple(models)
+    model, models = _names("model", cfg.get("model")), _names("models", cfg.get("models"))
+    if model is not None and models is not None and set(model) != set(models):
+        raise ConfigError(f"model={model[0]} and models={list(models)} disagree: give one of them")
     low, high = _number("low", cfg.get("low"), -np.inf), _number("high", cfg.get("high"), np.inf)
     if not low < high:
         raise ConfigError(f"high must be greater than low={low}, got {high}")
     size = cfg.get("sample_size")
     return DataConfig(
         data=data,
-        models=models,
+        models=models or model,
         score_column=_optional_str("score_column", cfg.get("score_column")),
         model_column=_optional_str("model_column", cfg.get("model_column")),
         options=(("reduce", _choice("reduce", cfg.get("reduce", "best"), ("best", "final"))),
@@ -563,11 +601,14 @@ def _data(cfg: Mapping) -> DataConfig:
         high=high,
         min_models=2 if _bool("compare", cfg.get("compare", False)) else 1,
         sample_size=None if size is None else _int("sample_size", size, minimum=2),
+        missing=_missing(cfg.get("missing", "error")),
+        scale=_positive("scale", cfg.get("scale", 1.0)),
     )
 
 
 def parse_curve(cfg: Mapping) -> CurveConfig:
     """Validate the ``simstudy curve`` config (``configs/curve.yaml``); raises :class:`ConfigError`."""
+    _command_keys("curve", cfg, CURVE_KEYS)
     trial_time = cfg.get("trial_time")
     if isinstance(trial_time, Mapping):
         trial_time = tuple((str(m), _positive(f"trial_time.{m}", t)) for m, t in trial_time.items())
@@ -585,7 +626,7 @@ def parse_curve(cfg: Mapping) -> CurveConfig:
         target=target,
         trial_time=trial_time,
         time_unit=unit,
-        log_x=_bool("log_x", cfg.get("log_x", True)),
+        xscale=_choice("xscale", cfg.get("xscale", "log"), XSCALES),
     )
 
 
@@ -593,6 +634,7 @@ def parse_bands(cfg: Mapping) -> BandsConfig:
     """Validate the ``simstudy bands`` config (``configs/bands.yaml``); raises :class:`ConfigError`."""
     from . import bands
 
+    _command_keys("bands", cfg, BANDS_KEYS)
     confidence = _level("confidence", cfg.get("confidence"))
     kind = _choice("kind", cfg.get("kind"), bands.KINDS)
     quantile = _level("quantile", cfg.get("quantile", 0.5))
@@ -608,6 +650,7 @@ def parse_bands(cfg: Mapping) -> BandsConfig:
         quantile=0.5 if kind == "median" else quantile,
         method=_choice("method", cfg.get("method"), bands.METHODS),
         max_k=None if max_k is None else _int("max_k", max_k, minimum=1),
+        xscale=_choice("xscale", cfg.get("xscale", "linear"), XSCALES),
     )
 
 
@@ -636,7 +679,11 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     """Validate the ``simstudy audit`` config (``configs/audit.yaml``); raises :class:`ConfigError`."""
     from . import bands
 
+    _command_keys("audit", cfg, AUDIT_KEYS)
     data = _data(cfg)
+    if data.models is not None and len(data.models) > 1:
+        raise ConfigError(f"simstudy audit examines one model at a time, got models={list(data.models)}: "
+                          f"run it once per model with model=NAME")
     sample_size, data = data.sample_size, dataclasses.replace(data, sample_size=None)
     if not (np.isfinite(data.low) and np.isfinite(data.high)):
         raise ConfigError(f"low and high must be finite bounds of the scores (the KDE lives on [low, high]), "
@@ -648,7 +695,7 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     return AuditConfig(
         data=data,
         sample_size=sample_size,
-        model=_optional_str("model", cfg.get("model")),
+        model=None if data.models is None else data.models[0],
         bandwidth=None if bandwidth is None else _positive("bandwidth", bandwidth),
         bw_factor=None if factor is None else _positive("bw_factor", factor),
         bw_of=_choice("bw_of", cfg.get("bw_of", "reflected"), ("reflected", "data")),

@@ -166,8 +166,10 @@ def expected_max(
 
     Examples
     --------
-    >>> expected_max([0.2, 0.5, 0.9], "v")          # n = 1, 2, 3
-    array([0.53333333, 0.71111111, 0.80740741])
+    >>> expected_max([0.2, 0.5, 0.9], "v")          # n = 1, 2, 3: (1 x 0.2 + 3 x 0.5 + 5 x 0.9) / 9 at n = 2
+    array([0.53333333, 0.68888889, 0.77037037])
+    >>> expected_max([0.2, 0.5, 0.9], "u", n=2)     # the mean of the 3 pairs' maxima: (0.5 + 0.9 + 0.9) / 3
+    array([0.76666667])
     """
     method = _method_iv(method)
     x = _scores_iv(scores, axis)

@@ -26,7 +26,9 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import os
+import sys
 import time
 import traceback
 import warnings
@@ -39,6 +41,8 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .io import ChunkStore, CorruptChunk
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Task", "Failure", "RunReport", "MissingChunks", "stable_hash", "task_seed", "seed_key", "chunk_tasks",
            "shard", "run_tasks", "replay"]
@@ -224,7 +228,8 @@ def run_tasks(
         Passed to :class:`joblib.Parallel`; ``backend="dask"`` runs on a dask.distributed cluster (see
         :func:`simstudy.cluster.dask_client`), ``n_jobs`` then being the number of local workers to start.
     progress : bool or None
-        Show a progress bar; ``None`` shows one only on a terminal.
+        ``True``: a progress bar; ``False``: none; ``None``: a bar on a terminal, else (a log file, a pipe, a
+        batch job) a log line every tenth of the chunks or every 10 s (:class:`_Progress`).
     address : str or None
         The dask scheduler's address; ``None`` starts a local cluster on 127.0.0.1.
     require_complete : bool
@@ -245,8 +250,7 @@ def run_tasks(
     compute = 0.0
     if todo:
         func, shared = _split(fn)
-        bar = tqdm(total=len(tasks), initial=resumed, desc=description, unit="chunk",
-                   disable=(not progress) if progress is not None else None)
+        bar = _Progress(len(tasks), resumed, description, progress)
         with threadpool_limits(1, user_api="blas"), _parallel(backend, n_jobs, address, shared, len(todo)) as parallel:
             results = parallel(joblib.delayed(_execute)(func, shared, t, os.getpid()) for t in todo)
             try:
@@ -269,6 +273,51 @@ def run_tasks(
         warnings=tuple(messages),
         failures=tuple(sorted(failures, key=lambda f: (f.cell, f.chunk))),
     )
+
+
+class _Progress:
+    """Progress of a run: a tqdm bar on a terminal, or log lines where no terminal shows a bar.
+
+    Without a terminal (output to a log file or a pipe) a line is logged each time another tenth of the chunks
+    is done, or 10 s after the last line, whichever comes first, with the elapsed time and a naive estimate
+    of the time left, so a batch job's log shows the run moving; runs shorter than 2 s log nothing.
+    """
+
+    EVERY_SECONDS = 10.0
+    QUIET_SECONDS = 2.0  # nothing is logged before this: a run that short has no need of it
+
+    def __init__(self, total: int, initial: int, description: str, progress: bool | None):
+        self.total, self.done, self.description = total, initial, description
+        self.bar = None
+        self.logging = progress is None and not sys.stderr.isatty()
+        if not self.logging:
+            self.bar = tqdm(total=total, initial=initial, desc=description, unit="chunk",
+                            disable=not progress if progress is not None else None)
+        self.start = self.last = time.perf_counter()
+        self.said = False
+        self.initial, self.tenth = initial, initial * 10 // max(total, 1)
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+            return
+        now, tenth = time.perf_counter(), self.done * 10 // max(self.total, 1)
+        if now - self.start < self.QUIET_SECONDS and not self.said:
+            self.tenth = tenth  # a run this short needs no progress report
+            return
+        if tenth > self.tenth or now - self.last >= self.EVERY_SECONDS or self.done == self.total:
+            self.said = True
+            elapsed = now - self.start
+            rate = (self.done - self.initial) / elapsed if elapsed > 0 else 0.0
+            left = f", about {(self.total - self.done) / rate:.0f} s left" if rate > 0 and self.done < self.total else ""
+            log.info("%s: %d of %d chunks done (%.0f%%) in %.0f s%s", self.description, self.done, self.total,
+                     100 * self.done / self.total, elapsed, left)
+            self.tenth, self.last = tenth, now
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 #: Batches per dask worker: enough for dask's work stealing to balance the load at the end, few enough that

@@ -210,9 +210,15 @@ def test_binary_file_and_directory_and_missing_file(run_cli, tmp_path):
     (["data=empty.csv"], "empty.csv: file is empty"),
     ([], "data is required"),
     (["data=reuters_hedwig", "estimator=z"], "estimator must be one of u, v, w, got 'z'"),
-    (["data=reuters_hedwig", "models=[cnn]"], "models: cnn not in reuters_hedwig"),
+    (["data=reuters_hedwig", "models=[cnn]"], "model cnn not in reuters_hedwig (its models: mlp, lstm)"),
     (["data=reuters_hedwig", "trial_time=-2"], "trial_time must be a positive number, got -2"),
     (["data=reuters_hedwig", "trial_time={mlp: abc}"], "trial_time.mlp must be a positive number, got 'abc'"),
+    (["data=reuters_hedwig", "+estimatr=u"], "estimatr is not a setting of simstudy curve (settings: data,"),
+    (["data=reuters_hedwig", "model=mlp", "models=[lstm]"], "model=mlp and models=['lstm'] disagree"),
+    (["data=reuters_hedwig", "model=cnn"], "model cnn not in reuters_hedwig (its models: mlp, lstm)"),
+    (["data=reuters_hedwig", "xscale=ln"], "xscale must be one of linear, log, got 'ln'"),
+    (["data=reuters_hedwig", "missing=skip"], "missing must be error, drop or the score a failed run counts as"),
+    (["data=reuters_hedwig", "scale=0"], "scale must be a positive number, got 0"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
 def test_curve_command_bad_input(run_cli, tmp_path, args, message):
     (tmp_path / "single.csv").write_text("score\n0.5\n0.6\n")
@@ -230,6 +236,8 @@ def test_curve_command_bad_input(run_cli, tmp_path, args, message):
     (["data=nan.csv"], "nan.csv: row 3: score nan is not finite"),
     (["data=s.csv", "compare=true"], "compare=true needs at least two models"),
     (["data=s.csv", "sample_size=5"], "sample_size=5 exceeds the scores"),
+    (["data=s.csv", "+methd=ks"], "methd is not a setting of simstudy bands (settings: data,"),
+    (["data=s.csv", "xscale=loglog"], "xscale must be one of linear, log, got 'loglog'"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
 def test_bands_command_bad_input(run_cli, tmp_path, args, message):
     (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
@@ -240,7 +248,9 @@ def test_bands_command_bad_input(run_cli, tmp_path, args, message):
 
 @pytest.mark.parametrize("args, message", [
     (["data=two.csv"], "holds several models (a, b): choose one with model="),
-    (["data=two.csv", "model=c"], "model 'c' is not in two.csv"),
+    (["data=two.csv", "model=c"], "model c not in two.csv (its models: a, b): choose with model=NAME"),
+    (["data=two.csv", "models=[a,b]"], "simstudy audit examines one model at a time, got models=['a', 'b']"),
+    (["data=two.csv", "model=a", "+bw=0.1"], "bw is not a setting of simstudy audit (settings: data, model"),
     (["data=two.csv", "model=a", "high=inf"], "low and high must be finite bounds"),
     (["data=two.csv", "model=a", "bandwidth=-1"], "bandwidth must be a positive number, got -1"),
     (["data=two.csv", "model=a", "method=x"], "method must be one of dkw, ks"),

@@ -150,5 +150,12 @@ def test_bad_input_messages(call, message):
     assert message in str(info.value)
 
 
-def test_methods_listed():
-    assert estimators.METHODS == ("u", "v", "w", "bootstrap")
+@pytest.mark.parametrize("method, expected", [
+    ("v", [0.2 / 3 + 0.5 / 3 + 0.9 / 3, (0.2 * 1 + 0.5 * 3 + 0.9 * 5) / 9, (0.2 * 1 + 0.5 * 7 + 0.9 * 19) / 27]),
+    ("u", [(0.2 + 0.5 + 0.9) / 3, (0.5 + 0.9 + 0.9) / 3, 0.9]),
+    ("w", [(0.2 + 0.5 + 0.9) / 3, (0.2 + 0.5 * 2 + 0.9 * 3) / 6, (0.2 + 0.5 * 3 + 0.9 * 6) / 10]),
+])
+def test_every_listed_closed_form_method_on_a_hand_computed_sample(method, expected):
+    # B = 3: V counts the 3^n strings, U the C(3, n) subsets, W the C(n + 2, n) multisets, by their maximum
+    assert method in estimators.CLOSED_FORM and method in estimators.METHODS
+    np.testing.assert_allclose(expected_max([0.9, 0.2, 0.5], method), expected, rtol=1e-14)
