@@ -1,0 +1,196 @@
+"""The words of ``simstudy --help`` and of each subcommand's ``--help``: what every command and key means.
+
+Each data command's keys and defaults come from its config file (``configs/curve.yaml`` ...), and each key's
+explanation from :data:`KEYS` here; ``tests/test_help.py`` checks that every key of every command is
+explained, so a new key cannot ship without its line of help.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+__all__ = ["COMMANDS", "KEYS", "main_help", "command_help"]
+
+#: Subcommands and what each does, in one line (the study command itself has no name).
+COMMANDS = {
+    "curve": "expected best score against tuning budget (EVP curves, +/- 1 SD) of your own results",
+    "bands": "simultaneous confidence bands for the tuning curves and score CDFs of your own results",
+    "audit": "how far to trust these analyses at your sample size: simulate searches from a fit to your scores",
+    "reproduce": "rerun every catalogued paper result and write REPRODUCTION.md with verdicts",
+    "collect": "summary and figures of a sharded run (runner.shard=i/N), once every shard is done",
+    "replay": "rerun one failed chunk of a run here, with its full traceback",
+}
+
+_USAGE = {
+    "curve": ("simstudy curve data=FILE|DATASET [key=value ...]", [
+        "simstudy curve data=results.csv target=0.395",
+        "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
+        "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
+    ], "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=)"),
+    "bands": ("simstudy bands data=FILE|DATASET [key=value ...]", [
+        "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
+        "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
+    ], "outputs/bands/<overrides>/: tuning_curve.png/pdf, cdf.png/pdf, bands.csv/parquet, cdf_bands.csv, "
+       "and for two models evidence.csv"),
+    "audit": ("simstudy audit data=FILE|DATASET [model=NAME] [key=value ...]", [
+        "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
+        "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
+    ], "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it"),
+    "reproduce": ("simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]", [
+        "simstudy reproduce --quick                 # smoke scale, under a minute",
+        "simstudy reproduce only=fiesta_table2 n_jobs=2",
+    ], "REPRODUCTION.md (in out=, default: here; --quick: outputs/reproduce-quick/) and one run per entry "
+       "under outputs/reproduce/"),
+    "collect": ("simstudy collect run_dir=DIR", ["simstudy collect run_dir=outputs/dodge2021_fig1/default"],
+                "the run's summary and figures, exactly as an unsharded run would"),
+    "replay": ("simstudy replay run_dir=DIR chunk=CELL/K", [
+        "simstudy replay run_dir=outputs/dodge2021_fig1/default chunk=c0123abcd/3"],
+        "nothing: it reruns the chunk and shows its traceback"),
+}
+
+_DATA = {
+    "data": "a CSV/TSV (one score column, or model and score columns; header optional for one column), "
+            "JSON Lines or JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta",
+    "model": "use only this model of the file (model=NAME); same as models=[NAME]",
+    "models": "use only these models, e.g. models=[mlp,lstm]",
+    "score_column": "the column of scores (case and surrounding spaces ignored); default: the only column, "
+                    "else one named score",
+    "model_column": "the column of model names; default: model if there is one, else one model named after "
+                    "the file",
+    "missing": "failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them "
+               "out, saying how many per model), or a number they count as, e.g. missing=0",
+    "scale": "multiply every score by this before use, e.g. scale=0.01 for percentages",
+    "compare": "true: the data must hold at least two models",
+    "sample_size": "use only the first n scores of each model (random-search order), e.g. 48",
+    "split": "deberta_mnli only: the MultiNLI validation split, matched or mismatched",
+    "reduce": "deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final)",
+    "low": "the lowest score possible (0 for accuracy); scores below it are an error",
+    "high": "the highest score possible (1 for accuracy); scores above it are an error",
+}
+
+#: Every key of every command, explained in words.
+KEYS = {
+    "curve": {**_DATA,
+              "estimator": "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, "
+                           "Tang et al. 2020) or w",
+              "target": "a score to reach: report the budget where each curve first reaches it",
+              "trial_time": "the average duration of one trial, for every model (0.2) or per model "
+                            "({cnn: 0.2, lr: 0.01}): puts time on the x axis",
+              "time_unit": "the unit of trial_time, for the axis label (e.g. hours)",
+              "xscale": "the x axis: log or linear"},
+    "bands": {**_DATA,
+              "confidence": "the simultaneous coverage of the bands, e.g. 0.8",
+              "kind": "which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high)",
+              "quantile": "kind=quantile only: the quantile of the best score, e.g. 0.9",
+              "method": "the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw",
+              "max_k": "draw budgets k = 1..max_k (default: the largest sample size)",
+              "xscale": "the tuning curve's x axis (k): linear or log"},
+    "audit": {**_DATA,
+              "model": "the model to audit (needed when the file holds several)",
+              "models": "the model to audit, as a one-element list",
+              "low": "the lowest score possible: the fitted distribution lives on [low, high]",
+              "high": "the highest score possible: the fitted distribution lives on [low, high]",
+              "sample_size": "the number of scores n to audit (default: how many you have)",
+              "bandwidth": "the kernel SD of the fit, in score units (default: chosen by bw_method)",
+              "bw_factor": "or a factor of the SD of the data, as scipy's gaussian_kde takes it",
+              "bw_of": "which SD bw_factor multiplies: reflected (the data with its reflections) or data",
+              "bw_method": "how the bandwidth is chosen when neither bandwidth nor bw_factor is given",
+              "confidence": "the simultaneous coverage of the bands audited, e.g. 0.8",
+              "method": "the band audited: ld_highest_density, ld_equal_tailed, ks or dkw",
+              "target_k": "report how many scores bound the median tuning curve up to this budget",
+              "rounds": "simulated searches for the bands' coverage (more: a smaller Monte Carlo error)",
+              "bootstrap_rounds": "simulated searches for the bootstrap's coverage",
+              "resamples": "bootstrap resamples per simulated search",
+              "evp_reps": "simulated searches for the bias, SD and MSE of U, V and W",
+              "seed": "the random seed: the same seed gives the same numbers",
+              "n_jobs": "worker processes (-1: every core)"},
+    "reproduce": {"--quick": "smoke scale: every entry in under a minute in all, written to outputs/reproduce-quick/",
+                  "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
+                  "n_jobs": "worker processes per study (-1: every core)",
+                  "out": "the directory REPRODUCTION.md is written to"},
+    "collect": {"run_dir": "the run directory the shards wrote into"},
+    "replay": {"run_dir": "the run directory of the failed run",
+               "chunk": "the failed chunk as CELL/K, as the failure message names it"},
+}
+
+#: The study command's main keys (the rest are listed by ``simstudy experiment=NAME --help``).
+STUDY_KEYS = {
+    "experiment": "a preset reproducing a paper result (listed below); its keys can still be overridden",
+    "seed": "the random seed: every number of a run follows from it",
+    "distribution": "the score distribution(s) searches draw from: a group option (listed below) and its "
+                    "keys, e.g. distribution=truncnorm distribution.sd=0.1",
+    "budget.B": "the number of trials in one simulated search (one value or a list)",
+    "budget.n": "the budgets n at which estimators are evaluated (default 1..B)",
+    "estimators": "which estimators to compare: any of u, v, w, bootstrap, e.g. estimators=[u,v]",
+    "study.reps": "simulated searches per cell (more: a smaller Monte Carlo error)",
+    "study.chunk_reps": "searches per chunk, the unit of resuming and of parallel work (part of the random "
+                        "streams: changing it changes the numbers)",
+    "study.save_replicates": "also write every replicate's estimate to replicates.parquet",
+    "runner.n_jobs": "worker processes (-1: every core); never changes a number",
+    "runner": "local (joblib) or dask (runner.address=tcp://host:8786 for a running scheduler)",
+    "runner.shard": "i/N: run only the i-th of N slices of the chunks (array jobs), then simstudy collect",
+    "runner.progress": "true, false or auto (a bar on a terminal, log lines otherwise)",
+    "runner.max_failure_fraction": "the share of chunks that may fail before the run exits 1 (default 0)",
+}
+
+
+def _yaml(value) -> str:
+    """A default as it is typed on the command line (YAML): null, true, 0.8."""
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _wrap(key: str, text: str, width: int = 100, indent: int = 24) -> str:
+    head = f"  {key:<{indent - 3}} "
+    if len(head) > indent:
+        head = f"  {key}\n" + " " * indent
+    return textwrap.fill(text, width=width, initial_indent=head, subsequent_indent=" " * indent)
+
+
+def _options(config_dir: Path, group: str) -> str:
+    return ", ".join(sorted(p.stem for p in (config_dir / group).glob("*.yaml")))
+
+
+def main_help(config_dir: Path) -> str:
+    """The text of ``simstudy --help``: the subcommands, the study command and its main keys."""
+    lines = [
+        "simstudy: Monte Carlo simulation studies for the statistics of hyperparameter tuning.",
+        "",
+        "Usage:",
+        "  simstudy [experiment=NAME] [key=value ...]      run a simulation study (the paper presets, or your own)",
+        "  simstudy -m [key=a,b ...]                       a sweep: one study per combination",
+        "  simstudy COMMAND [key=value ...]                one of the commands below",
+        "  simstudy COMMAND --help                         what COMMAND does and every key it takes",
+        "",
+        "Commands:",
+        *(f"  {name:<10} {text}" for name, text in COMMANDS.items()),
+        "",
+        "Study keys (simstudy experiment=NAME --help prints a preset's full resolved config):",
+        *(_wrap(key, text) for key, text in STUDY_KEYS.items()),
+        "",
+        "Experiments: " + _options(config_dir, "experiment"),
+        "Distributions: " + _options(config_dir, "distribution"),
+        "Studies (study=...): " + _options(config_dir, "study"),
+        "",
+        "Examples:",
+        "  simstudy experiment=dodge2021_fig1                  # Dodge et al. (2021), Figure 1, paper scale",
+        "  simstudy experiment=dodge2021_fig1 study.reps=1000 runner.n_jobs=2",
+        "  simstudy -m experiment=dodge2021_fig1 distribution.sd=0.05,0.1",
+        "  simstudy curve data=my_results.csv target=0.395",
+        "Results go to outputs/<study>/<overrides>/; rerunning the same command resumes. See README.md.",
+    ]
+    return "\n".join(lines)
+
+
+def command_help(command: str, defaults: dict | None = None) -> str:
+    """The text of ``simstudy COMMAND --help``: usage, examples, what it writes, and every key explained
+    with its default (``defaults``: the command's config, for the data commands)."""
+    usage, examples, writes = _USAGE[command]
+    lines = [f"simstudy {command}: {COMMANDS[command]}.", "", f"Usage: {usage}", "Examples:",
+             *(f"  {e}" for e in examples), f"Writes: {writes}", "", "Keys:"]
+    for key, text in KEYS[command].items():
+        if defaults is not None and key in defaults:
+            value = defaults[key]
+            text += " [required]" if value == "???" else f" [default: {_yaml(value)}]"
+        lines.append(_wrap(key, text))
+    return "\n".join(lines)
