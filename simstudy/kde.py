@@ -47,9 +47,10 @@ def find_atoms(scores, *, alpha: float = ATOM_ALPHA) -> Atoms:
     is the number of distinct values (a Bonferroni bound over them) and ``lambda = n f(v) d`` the expected
     count of that exact value. The local density ``f(v)`` is a nearest-neighbour estimate from the others:
     with ``r`` the distance from ``v`` to the ``k``-th nearest score not equal to ``v`` (``k = max(10,
-    ceil(sqrt(n)))``, fewer if there are not that many), ``f(v) = k / (2 n r)``, so ``lambda = k d / (2 r)``.
-    Excluding the value's own copies is what lets a large atom stand out: its copies do not raise its
-    neighbours' density.
+    ceil(sqrt(n)))``, fewer if there are not that many) and ``K >= k`` the number of those within ``r``
+    (ties at ``r`` included, so that rounded scores are not undercounted), ``f(v) = K / (2 n r)``, so
+    ``lambda = K d / (2 r)``. Excluding the value's own copies is what lets a large atom stand out: its
+    copies do not raise the density of its neighbourhood.
 
     Parameters
     ----------
@@ -89,8 +90,9 @@ def find_atoms(scores, *, alpha: float = ATOM_ALPHA) -> Atoms:
     for v, c in zip(values[counts >= 3], counts[counts >= 3]):
         others = x[x != v]
         k = min(k_target, others.size)
-        r = np.partition(np.abs(others - v), k - 1)[k - 1]
-        lam = k * d / (2 * r)
+        dist = np.abs(others - v)
+        r = np.partition(dist, k - 1)[k - 1]
+        lam = np.count_nonzero(dist <= r) * d / (2 * r)
         if stats.poisson.sf(c - 1, lam) < alpha / values.size:
             found.append((v, c))
     if not found:
@@ -203,8 +205,9 @@ def ks_distance(scores, dist) -> KSFit:
     """The Kolmogorov-Smirnov distance ``sup_x |F_n(x) - F(x)|`` between the scores' eCDF and ``dist``.
 
     Both may jump (tied scores; the distribution's atoms), so the supremum is taken on both sides of every
-    jump: ``|F_n(x) - F(x)|`` and ``|F_n(x-) - F(x-)|`` at each distinct score and each atom of ``dist``
-    (between those points ``F_n`` is flat and ``F`` monotone, so nothing larger happens there).
+    jump of ``F_n``: ``|F_n(x) - F(x)|`` and ``|F_n(x-) - F(x-)|`` at each distinct score. That is the exact
+    supremum: between two scores ``F_n`` is flat and ``F`` non-decreasing, so ``|F_n - F|`` is largest at
+    an end (an atom of ``F`` between scores shows in the left limit at the next score).
 
     The critical value is ``scipy.stats.kstwo.ppf(0.95, n)``, the 95% quantile of the distance when the
     distribution is fixed in advance and continuous (the simple hypothesis). Here the distribution was
@@ -218,7 +221,7 @@ def ks_distance(scores, dist) -> KSFit:
     scores : array_like, shape (n,)
         At least two finite scores.
     dist : ScoreDistribution
-        With ``cdf`` and ``cdf_left``; its ``atoms`` (if any) are checked too.
+        With ``cdf`` (``P(X <= x)``) and ``cdf_left`` (``P(X < x)``).
 
     Returns
     -------
@@ -234,10 +237,7 @@ def ks_distance(scores, dist) -> KSFit:
     from scipy import stats
 
     x = _scores_iv(scores)
-    values, counts = np.unique(x, return_counts=True)
-    atoms = np.asarray(getattr(dist, "atoms", np.empty(0)) if getattr(dist, "has_atoms", True) else np.empty(0),
-                       dtype=np.float64)
-    points = np.union1d(values, atoms)
+    points = np.unique(x)
     right = np.searchsorted(x, points, side="right") / x.size  # F_n(p)
     left = np.searchsorted(x, points, side="left") / x.size  # F_n(p-)
     diff = np.maximum(np.abs(right - dist.cdf(points)), np.abs(left - dist.cdf_left(points)))
