@@ -68,9 +68,9 @@ def progress_chunk(reps: int, steps: int = PROGRESS_STEPS) -> int:
     Example
     -------
     >>> progress_chunk(1024), progress_chunk(512), progress_chunk(7)
-    (52, 26, 1)
+    (51, 25, 1)
     """
-    return max(1, -(-reps // steps))
+    return max(1, reps // steps)  # rounded down: ceil(reps / chunk) >= steps
 
 
 def _study(base: dict, **study) -> cfg_mod.Config:
