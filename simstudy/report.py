@@ -40,7 +40,8 @@ def describe_fit(kde, opts=None) -> str:
     """
     lo, hi = kde.support
     smooth = f"a Gaussian KDE reflected at [{lo:g}, {hi:g}]"
-    atoms = [f"atom at {a:.6g} ({_pct(p)} of runs)" for a, p in zip(getattr(kde, "atoms", ()), getattr(kde, "shares", ()))]
+    shares = zip(getattr(kde, "atoms", ()), getattr(kde, "shares", ()))
+    atoms = [f"atom at {a:.6g} ({_pct(p)} of runs)" for a, p in shares]
     if atoms:
         smooth = f"{', '.join(atoms)} plus {smooth} of the other {kde.data.size} scores"
     return f"{smooth}, bandwidth {kde.bandwidth:.4g} ({_bw_method(kde, opts)})"
@@ -106,8 +107,9 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         ]
     lines += [
         f"Scores: `{opts.data.data}`" + (f", model `{opts.model}`" if opts.model else "") + f" ({scores.size} scores). "
-        f"Truth for the simulations: {describe_fit(kde, opts)} (Lourie et al.'s protocol, with atoms for repeated "
-        "scores). Every number below is a simulation from that distribution, with its Monte Carlo error.",
+        f"Truth for the simulations: {describe_fit(kde, opts)} (Lourie et al.'s protocol"
+        + (", with point masses for the scores repeated beyond chance" if getattr(kde, "has_atoms", False) else "")
+        + "). Every number below is a simulation from that distribution, with its Monte Carlo error.",
         "",
         f"Fit: Kolmogorov–Smirnov distance {fit.distance:.3f} between your scores and the fitted distribution; "
         f"95% critical value {fit.critical:.3f} (for a distribution fixed in advance: a fitted one lies closer to "
