@@ -31,6 +31,7 @@ __all__ = [
     "Bag",
     "TruncatedNormal",
     "ReflectedKDE",
+    "KDEWithAtoms",
     "truncnorm_bag",
     "from_spec",
     "parameters",
@@ -378,6 +379,207 @@ class ReflectedKDE(_BoundedContinuous):
         return self.low + np.where(t > L, 2 * L - t, t)
 
 
+@dataclass(frozen=True, eq=False)
+class KDEWithAtoms(_BoundedContinuous):
+    """Point masses at some scores plus a reflected KDE of the other scores: ``sum_j p_j delta(a_j) + (1 - P) K``.
+
+    Real tuning results have atoms -- failed runs at exactly 0 or at chance accuracy, one configuration
+    reached many times -- that no kernel density describes. This distribution keeps them as point masses
+    with their observed shares ``p_j`` (``P = sum_j p_j``) and fits the continuous part ``K``, a
+    :class:`ReflectedKDE`, to the remaining scores. Build it with :meth:`fit`.
+
+    It is not discrete (``is_discrete`` is False: the studies treat it as continuous, with its atoms handled
+    exactly by ``cdf_left`` and by quadrature with the atoms as breakpoints); ``has_atoms`` and ``atoms`` say
+    where it jumps. With no atoms every method is the continuous part's, exactly (same numbers, same random
+    stream).
+
+    Parameters
+    ----------
+    continuous : ReflectedKDE
+        The continuous part ``K`` (fitted to the scores that are not atoms).
+    atoms : array_like, shape (J,)
+        The atoms' values, distinct, within [low, high] (may be empty).
+    shares : array_like, shape (J,)
+        Their probabilities ``p_j > 0``, with ``sum_j p_j < 1``.
+    bw_method : str
+        How the continuous part's bandwidth was chosen (a label for reports).
+    name : str
+    """
+
+    continuous: ReflectedKDE
+    atoms: np.ndarray = field(default_factory=lambda: np.empty(0))
+    shares: np.ndarray = field(default_factory=lambda: np.empty(0))
+    bw_method: str = "given"
+    name: str = "kde_atoms"
+    low: float = field(init=False)
+    high: float = field(init=False)
+    _cum: np.ndarray = field(init=False, repr=False)  # (J + 1,) atom mass strictly below atoms[j]; last: P
+    _jump: np.ndarray = field(init=False, repr=False)  # (2, J): F(a_j-) and F(a_j)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.continuous, ReflectedKDE):
+            raise InvalidParameter("continuous", "must be a ReflectedKDE", self.continuous)
+        low, high = self.continuous.low, self.continuous.high
+        a = np.asarray(self.atoms, dtype=np.float64).ravel()
+        p = np.asarray(self.shares, dtype=np.float64).ravel()
+        if a.shape != p.shape:
+            raise InvalidParameter("shares", f"must have one share per atom ({a.size})", p.size)
+        order = np.argsort(a)
+        a, p = a[order], p[order]
+        if a.size and (not np.all(np.isfinite(a)) or a[0] < low or a[-1] > high or np.any(np.diff(a) <= 0)):
+            raise InvalidParameter("atoms", f"must be distinct values within [{low}, {high}]", a.tolist())
+        if a.size and (not np.all(p > 0) or not p.sum() < 1):
+            raise InvalidParameter("shares", "must be > 0 and sum to less than 1", p.tolist())
+        cum = np.concatenate(([0.0], np.cumsum(p)))
+        for arr in (a, p, cum):
+            arr.flags.writeable = False
+        for name, value in (("atoms", a), ("shares", p), ("low", low), ("high", high), ("_cum", cum)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_jump", np.stack([self.cdf_left(a), self.cdf(a)]))
+
+    @classmethod
+    def fit(cls, data, *, bw_method: str = "isj", bandwidth: float | None = None, bw_factor: float | None = None,
+            bw_of: str = "reflected", find_atoms: bool = True, low: float = 0.0, high: float = 1.0,
+            name: str = "kde_atoms") -> "KDEWithAtoms":
+        """Find the atoms of ``data`` (:func:`simstudy.kde.find_atoms`) and fit a reflected KDE to the rest.
+
+        Parameters
+        ----------
+        data : array_like, shape (m,)
+            Scores within [low, high].
+        bw_method : {"isj", "silverman"}
+            The continuous part's bandwidth when neither ``bandwidth`` nor ``bw_factor`` is given: the
+            improved Sheather-Jones bandwidth (:func:`simstudy.kde.isj_bandwidth`; Silverman's rule if its
+            equation has no root, said in :attr:`bw_method`) or Silverman's rule of thumb.
+        bandwidth, bw_factor, bw_of
+            As in :meth:`ReflectedKDE.fit`, applied to the continuous part's scores; they override ``bw_method``.
+        find_atoms : bool
+            False: no atoms, a plain reflected KDE of all the scores.
+        low, high : float
+        name : str
+
+        Returns
+        -------
+        KDEWithAtoms
+
+        Raises
+        ------
+        InvalidParameter
+            A bad bandwidth option, scores out of [low, high], or fewer than two distinct scores left for the
+            continuous part once the atoms are set apart.
+
+        Example
+        -------
+        >>> x = np.concatenate([np.zeros(20), np.linspace(0.6, 0.9, 80)])
+        >>> fit = KDEWithAtoms.fit(x, bw_method="silverman")
+        >>> fit.atoms.tolist(), fit.shares.tolist(), float(fit.cdf(0.0)), float(fit.cdf_left(0.0))
+        ([0.0], [0.2], 0.2, 0.0)
+        """
+        from . import kde
+
+        x = np.sort(np.asarray(data, dtype=np.float64).ravel())
+        if x.size < 2 or not np.all(np.isfinite(x)):
+            raise InvalidParameter("data", "must hold at least two finite scores", x.size)
+        if x[0] < low or x[-1] > high:
+            raise InvalidParameter("data", f"must lie within [low, high] = [{low}, {high}]",
+                                   float(x[0] if x[0] < low else x[-1]))
+        if bw_method not in ("isj", "silverman"):
+            raise InvalidParameter("bw_method", "must be one of isj, silverman", bw_method)
+        found = kde.find_atoms(x) if find_atoms else kde.Atoms(np.empty(0), np.empty(0, dtype=np.int64), 0.0)
+        rest = x[~np.isin(x, found.values)]
+        if np.unique(rest).size < 2:
+            raise InvalidParameter("data", "must keep at least two distinct scores beside its atoms (repeated "
+                                   f"values {found.values.tolist()}); give find_atoms=false to fit a KDE to all",
+                                   x.size)
+        method = bw_method
+        if bandwidth is None and bw_factor is None and bw_method == "isj":
+            bandwidth = kde.isj_bandwidth(rest, low=low, high=high)
+            if bandwidth is None:
+                method = "silverman (the ISJ equation had no root)"
+        elif bandwidth is not None or bw_factor is not None:
+            method = "given" if bandwidth is not None else f"bw_factor {bw_factor:g} of the {bw_of} SD"
+        part = ReflectedKDE.fit(rest, bandwidth=bandwidth, bw_factor=bw_factor, bw_of=bw_of, low=low, high=high,
+                                name=name)
+        return cls(part, found.values, found.counts / x.size, method, name)
+
+    def __repr__(self) -> str:
+        return (f"KDEWithAtoms(name={self.name!r}, atoms={self.atoms.tolist()}, shares={self.shares.tolist()}, "
+                f"bandwidth={self.bandwidth:.4g} ({self.bw_method}), support=[{self.low}, {self.high}])")
+
+    @property
+    def has_atoms(self) -> bool:
+        """Whether any atom was kept (without, this is exactly :attr:`continuous`)."""
+        return self.atoms.size > 0
+
+    @property
+    def bandwidth(self) -> float:
+        """The continuous part's kernel standard deviation."""
+        return self.continuous.bandwidth
+
+    @property
+    def data(self) -> np.ndarray:
+        """The scores of the continuous part."""
+        return self.continuous.data
+
+    @property
+    def continuous_share(self) -> float:
+        """``1 - P``: the probability of the continuous part."""
+        return 1.0 - float(self._cum[-1])
+
+    def pdf(self, x) -> np.ndarray:
+        """The density of the continuous part, ``(1 - P) K'(x)`` (the atoms have none: they are in ``cdf``)."""
+        if not self.has_atoms:
+            return self.continuous.pdf(x)
+        return self.continuous_share * self.continuous.pdf(x)
+
+    def _mixed(self, x, side: str) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        below = self._cum[np.searchsorted(self.atoms, x, side=side)]
+        out = np.clip(below + self.continuous_share * self.continuous.cdf(x), 0.0, 1.0)
+        # Exactly 1 past the support (and at high for P(X <= x)), so that F(high)^n == 1 for every n.
+        return np.where((x >= self.high) if side == "right" else (x > self.high), 1.0, out)
+
+    def cdf(self, x) -> np.ndarray:
+        """``P(X <= x)``: the atoms at or below x plus the continuous part's CDF."""
+        return self._mixed(x, "right") if self.has_atoms else self.continuous.cdf(x)
+
+    def cdf_left(self, x) -> np.ndarray:
+        """``P(X < x)``: the atoms strictly below x plus the continuous part's CDF."""
+        return self._mixed(x, "left") if self.has_atoms else self.continuous.cdf(x)
+
+    def ppf(self, q) -> np.ndarray:
+        """The generalized inverse ``inf {x : F(x) >= q}``, exact across jumps.
+
+        A q within an atom's jump ``(F(a_j-), F(a_j)]`` is that atom; any other lies on a continuous stretch
+        between two atoms, where ``F = S + (1 - P) K`` with S the atom mass below, so the quantile is the
+        continuous part's at ``(q - S) / (1 - P)`` (Newton's method, to about 1e-12).
+        """
+        if not self.has_atoms:
+            return self.continuous.ppf(q)
+        q = np.asarray(q, dtype=np.float64)
+        flat = q.ravel()
+        j = np.searchsorted(self._jump[1], flat, side="left")  # first atom with F(a_j) >= q
+        jj = np.minimum(j, self.atoms.size - 1)
+        on_atom = (j < self.atoms.size) & (self._jump[0][jj] < flat)
+        u = np.clip((flat - self._cum[j]) / self.continuous_share, 0.0, 1.0)
+        x = self.continuous.ppf(u)
+        lo = np.where(j > 0, self.atoms[np.maximum(j - 1, 0)], self.low)
+        hi = np.where(j < self.atoms.size, self.atoms[jj], self.high)
+        out = np.where(on_atom, self.atoms[jj], np.clip(x, lo, hi))
+        out = np.where(flat <= 0, self.low, np.where(flat >= 1, self.high, out))
+        return out.reshape(q.shape)
+
+    def sample(self, size: int | tuple[int, ...], *, rng: np.random.Generator) -> np.ndarray:
+        """Draw from the mixture exactly: a uniform picks the atom or the continuous part, which is then drawn."""
+        if not self.has_atoms:
+            return self.continuous.sample(size, rng=rng)
+        pick = np.searchsorted(self._cum[1:], rng.random(size), side="right")  # J: the continuous part
+        out = self.atoms[np.minimum(pick, self.atoms.size - 1)]
+        smooth = pick == self.atoms.size
+        out[smooth] = self.continuous.sample(int(smooth.sum()), rng=rng)
+        return out
+
+
 def truncnorm_bag(
     *,
     mean: float = 0.6,
@@ -458,7 +660,10 @@ def describe(dist: ScoreDistribution) -> dict[str, Any]:
     """A JSON-able description; for a bag its size, unique count and range (Dodge et al. report 9,536 / 0.854)."""
     desc: dict[str, Any] = {"name": getattr(dist, "name", type(dist).__name__), "type": type(dist).__name__,
                             "support": list(dist.support)}
-    if isinstance(dist, Bag):
+    if isinstance(dist, KDEWithAtoms):
+        desc.update(bandwidth=dist.bandwidth, bw_method=dist.bw_method, atoms=dist.atoms.tolist(),
+                    shares=dist.shares.tolist(), continuous_scores=int(dist.data.size))
+    elif isinstance(dist, Bag):
         desc.update(size=dist.size, unique=int(dist.atoms.size), minimum=float(dist.atoms[0]),
                     maximum=float(dist.atoms[-1]), mean=float(dist.values.mean()))
     else:
@@ -466,10 +671,9 @@ def describe(dist: ScoreDistribution) -> dict[str, Any]:
     return desc
 
 
-def _kde(*, dataset: str | None = None, model: str | None = None, path: str | None = None,
-         bandwidth: float | None = None, bw_factor: float | None = None, bw_of: str = "reflected",
-         low: float = 0.0, high: float = 1.0, name: str | None = None, **options: Any) -> ReflectedKDE:
-    """A reflected KDE fitted to a shipped data set's model (``dataset``, ``model``, options) or a file."""
+def _fit_scores(dataset: str | None, model: str | None, path: str | None, low: float, high: float,
+                options: dict) -> tuple[np.ndarray, str]:
+    """The scores a KDE is fitted to (a shipped data set's model, or a file's) and a default label."""
     from . import datasets
 
     if (dataset is None) == (path is None):
@@ -477,19 +681,35 @@ def _kde(*, dataset: str | None = None, model: str | None = None, path: str | No
     if dataset is not None:
         if model is None:
             raise InvalidParameter("model", "must name a model of the data set", model)
-        scores = datasets.load_dataset(dataset, model, **options)
-    else:
-        by_model = datasets.load_scores(path, low=low, high=high)
-        model = model or next(iter(by_model))
-        if model not in by_model:
-            raise InvalidParameter("model", f"must be one of the file's models ({', '.join(by_model)})", model)
-        scores = by_model[model]
+        return datasets.load_dataset(dataset, model, **options), f"{dataset}:{model}"
+    by_model = datasets.load_scores(path, low=low, high=high)
+    model = model or next(iter(by_model))
+    if model not in by_model:
+        raise InvalidParameter("model", f"must be one of the file's models ({', '.join(by_model)})", model)
+    return by_model[model], f"{Path(path).stem}:{model}"
+
+
+def _kde(*, dataset: str | None = None, model: str | None = None, path: str | None = None,
+         bandwidth: float | None = None, bw_factor: float | None = None, bw_of: str = "reflected",
+         low: float = 0.0, high: float = 1.0, name: str | None = None, **options: Any) -> ReflectedKDE:
+    """A reflected KDE fitted to a shipped data set's model (``dataset``, ``model``, options) or a file."""
+    scores, label = _fit_scores(dataset, model, path, low, high, options)
     return ReflectedKDE.fit(scores, bandwidth=bandwidth, bw_factor=bw_factor, bw_of=bw_of, low=low, high=high,
-                            name=name or f"kde:{dataset or Path(path).stem}:{model}")
+                            name=name or f"kde:{label}")
+
+
+def _kde_atoms(*, dataset: str | None = None, model: str | None = None, path: str | None = None,
+               bw_method: str = "isj", bandwidth: float | None = None, bw_factor: float | None = None,
+               bw_of: str = "reflected", find_atoms: bool = True, low: float = 0.0, high: float = 1.0,
+               name: str | None = None, **options: Any) -> KDEWithAtoms:
+    """Atoms plus a reflected KDE (:meth:`KDEWithAtoms.fit`) of a shipped data set's model or a file's scores."""
+    scores, label = _fit_scores(dataset, model, path, low, high, options)
+    return KDEWithAtoms.fit(scores, bw_method=bw_method, bandwidth=bandwidth, bw_factor=bw_factor, bw_of=bw_of,
+                            find_atoms=find_atoms, low=low, high=high, name=name or f"kde_atoms:{label}")
 
 
 #: Kinds whose distributions are continuous (exact coverage of the KS and LD bands needs one).
-CONTINUOUS_KINDS = ("truncnorm", "kde")
+CONTINUOUS_KINDS = ("truncnorm", "kde", "kde_atoms")
 
 #: Distribution kinds a config can name, with the builders the config's parameters are passed to.
 KINDS = {
@@ -499,6 +719,7 @@ KINDS = {
     "empirical": _dataset_bag,
     "file": _file_bag,
     "kde": _kde,
+    "kde_atoms": _kde_atoms,
 }
 
 

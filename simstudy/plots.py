@@ -356,24 +356,38 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     return fig
 
 
-def kde_fit_figure(scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | None = None):
-    """A KDE beside the data it was fitted to: histogram with density (left), eCDF with CDF (right).
+def kde_fit_figure(scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | None = None,
+                   atoms: pd.DataFrame | None = None):
+    """A fitted distribution beside the scores: histogram with the fitted density (left), the scores' eCDF with
+    the fitted CDF (right), atoms (point masses) marked on both.
 
-    ``scores`` has a ``score`` column; ``curve`` has ``x``, ``pdf`` and ``cdf``.
+    ``scores`` has a ``score`` column; ``curve`` has ``x``, ``pdf`` (the continuous part's density) and ``cdf``
+    (an atom's x appears twice: the CDF just left of its jump, then at it); ``atoms``, if given, has ``value``
+    and ``share`` columns.
     """
     _theme()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 3.2), constrained_layout=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.4), constrained_layout=True)
     y = np.sort(scores["score"].to_numpy())
-    left.hist(y, bins="auto", density=True, color="0.75", edgecolor="white", label="scores")
-    left.plot(curve["x"], curve["pdf"], color="C0", lw=1.6, label="KDE density")
+    atoms = atoms if atoms is not None and len(atoms) else None
+    left.hist(y, bins="auto", density=True, color="0.75", edgecolor="white", label="scores (histogram)")
+    left.plot(curve["x"], curve["pdf"], color="C0", lw=1.6,
+              label="fitted density" + (" (continuous part)" if atoms is not None else ""))
+    right.step(y, np.arange(1, y.size + 1) / y.size, where="post", color="0.4", label="eCDF of the scores")
+    right.plot(curve["x"], curve["cdf"], color="C0", lw=1.4, label="fitted CDF")
+    if atoms is not None:
+        for i, (value, share) in enumerate(zip(atoms["value"], atoms["share"])):
+            label = "atoms (point masses)" if i == 0 else None
+            left.axvline(value, color="C3", ls="--", lw=1.2, label=label)
+            left.annotate(f"{100 * share:.1f}%", (value, 0.95), xycoords=("data", "axes fraction"), color="C3",
+                          fontsize=7, ha="left", va="top", xytext=(2, 0), textcoords="offset points")
+            at = curve[curve["x"] == value]["cdf"].to_numpy()
+            right.vlines(value, at.min(), at.max(), color="C3", lw=2.0, label=label)
     left.set_xlabel("score")
     left.set_ylabel("density")
     left.legend(frameon=True, fontsize=7)
-    right.step(y, np.arange(1, y.size + 1) / y.size, where="post", color="0.4", label="eCDF")
-    right.plot(curve["x"], curve["cdf"], color="C0", lw=1.4, label="KDE CDF")
     right.set_xlabel("score")
     right.set_ylabel("cumulative probability")
-    right.legend(frameon=True, fontsize=7)
+    right.legend(frameon=True, fontsize=7, loc="upper left")
     fig.suptitle(title or "Boundary-corrected KDE fitted to the scores", fontsize=9)
     return fig
 

@@ -2,7 +2,8 @@
 
 - :func:`expected_max` -- ``theta_n = E[max of n draws]``: an exact finite sum for a :class:`~simstudy.
   distributions.Bag`, ``sum_v v * (F(v)^n - F(v-)^n)``, and adaptive quadrature for a continuous distribution,
-  ``low + int_low^high (1 - F(x)^n) dx``.
+  ``low + int_low^high (1 - F(x)^n) dx``, split at the atoms of a continuous distribution with atoms
+  (:class:`~simstudy.distributions.KDEWithAtoms`), where F jumps.
 - :func:`order_statistic_means` -- ``E[X_(i)]``, i = 1..B, for a sample of B draws: exact for a bag (from the
   binomial law of the number of draws at or below each atom), quadrature otherwise.
 - :func:`estimator_mean` -- the exact expectation of a closed-form estimator, ``W @ E[X_(.)]``, since every
@@ -24,6 +25,15 @@ __all__ = ["expected_max", "order_statistic_means", "estimator_mean", "quantile_
 _QUAD = dict(epsabs=1e-13, epsrel=1e-11, limit=400)
 # Bound on the (B x atoms) matrices built for a bag's order statistics, in elements.
 _BLOCK = 65_536  # elements: 512 KiB matrices stay in cache and out of mmap'd (page-faulting) memory
+
+
+def _quad(fn, dist: ScoreDistribution, low: float, high: float):
+    """``int_low^high fn(x) dx`` by adaptive quadrature, split at the distribution's atoms (where F jumps)."""
+    breaks = None
+    if getattr(dist, "has_atoms", False):
+        inside = dist.atoms[(dist.atoms > low) & (dist.atoms < high)]
+        breaks = inside.tolist() or None
+    return integrate.quad_vec(fn, low, high, points=breaks, **_QUAD)
 
 
 def _n_iv(n) -> np.ndarray:
@@ -101,7 +111,7 @@ def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
     low, high = dist.support
     nn = n_arr.astype(np.float64)
     if np.isfinite(low) and np.isfinite(high):
-        val, _ = integrate.quad_vec(lambda x: 1.0 - dist.cdf(x) ** nn, low, high, **_QUAD)
+        val, _ = _quad(lambda x: 1.0 - dist.cdf(x) ** nn, dist, low, high)
         return low + val
     # Unbounded support: E[max] = int_0^1 F^{-1}(t) n t^(n-1) dt.
     val, _ = integrate.quad_vec(lambda t: dist.ppf(t) * nn * t ** (nn - 1), 0.0, 1.0, **_QUAD)
@@ -129,7 +139,7 @@ def order_statistic_means(dist: ScoreDistribution, B: int) -> np.ndarray:
     low, high = dist.support
     a, b = i, B - i + 1
     if np.isfinite(low) and np.isfinite(high):
-        val, _ = integrate.quad_vec(lambda x: special.betainc(a, b, dist.cdf(x)), low, high, **_QUAD)
+        val, _ = _quad(lambda x: special.betainc(a, b, dist.cdf(x)), dist, low, high)
         return high - val  # = low + int (1 - I) dx
     val, _ = integrate.quad_vec(lambda t: dist.ppf(t) * np.exp(
         (a - 1) * np.log(t) + (b - 1) * np.log1p(-t) - special.betaln(a, b)), 0.0, 1.0, **_QUAD)
@@ -191,5 +201,5 @@ def mean_tuning_curve(dist: ScoreDistribution, ks) -> np.ndarray:
     low, high = dist.support
     if not (np.isfinite(low) and np.isfinite(high)):
         raise ValueError("the mean tuning curve by quadrature needs a bounded support")
-    val, _ = integrate.quad_vec(lambda x: 1.0 - dist.cdf(x) ** flat, low, high, **_QUAD)
+    val, _ = _quad(lambda x: 1.0 - dist.cdf(x) ** flat, dist, low, high)
     return (low + val).reshape(ks.shape)

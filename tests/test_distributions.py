@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from scipy import stats
 
 from simstudy import distributions as D
 
@@ -119,3 +120,90 @@ def test_kde_silverman_rule():
     x = np.random.default_rng(3).normal(0.5, 0.05, size=500)
     expected = 0.9 * min(x.std(ddof=1), np.subtract(*np.percentile(x, [75, 25])) / 1.34) * 500 ** -0.2
     assert D.ReflectedKDE.fit(x).bandwidth == pytest.approx(expected)
+
+
+@pytest.fixture(scope="module")
+def mixture():
+    """Atoms at 0.2 (share 0.1) and 0.9 (share 0.3) plus a reflected KDE of four scores (share 0.6)."""
+    part = D.ReflectedKDE([0.3, 0.5, 0.55, 0.7], 0.05)
+    return D.KDEWithAtoms(part, [0.9, 0.2], [0.3, 0.1])  # given unsorted: sorted on construction
+
+
+def test_mixture_cdf_and_cdf_left_by_hand(mixture):
+    K = mixture.continuous.cdf
+    assert mixture.atoms.tolist() == [0.2, 0.9] and mixture.shares.tolist() == [0.1, 0.3]
+    assert mixture.cdf(0.2) == pytest.approx(0.1 + 0.6 * K(0.2), abs=1e-15)
+    assert mixture.cdf_left(0.2) == pytest.approx(0.6 * K(0.2), abs=1e-15)
+    assert mixture.cdf(0.6) == mixture.cdf_left(0.6) == pytest.approx(0.1 + 0.6 * K(0.6), abs=1e-15)
+    assert mixture.cdf(0.9) == pytest.approx(0.4 + 0.6 * K(0.9), abs=1e-15)
+    assert mixture.cdf_left(0.9) == pytest.approx(0.1 + 0.6 * K(0.9), abs=1e-15)
+    assert mixture.cdf(0.0) == 0.0 and mixture.cdf(1.0) == 1.0 and mixture.cdf_left(1.0) == 1.0
+    assert mixture.pdf(0.5) == pytest.approx(0.6 * mixture.continuous.pdf(0.5))
+    assert mixture.has_atoms and not mixture.is_discrete and mixture.support == (0.0, 1.0)
+
+
+def test_mixture_ppf_is_the_generalized_inverse(mixture):
+    K = mixture.continuous
+    below, above = float(mixture.cdf_left(0.2)), float(mixture.cdf(0.2))
+    # Anywhere in the jump (F(0.2-), F(0.2)] the quantile is the atom; just below, the continuous part.
+    np.testing.assert_array_equal(mixture.ppf([below + 1e-12, (below + above) / 2, above]), [0.2, 0.2, 0.2])
+    assert mixture.ppf(below) == pytest.approx(0.2, abs=1e-9)
+    assert mixture.ppf(below - 1e-3) < 0.2
+    # Between the atoms: F = 0.1 + 0.6 K, so F^-1(0.5) = K^-1(2/3).
+    assert mixture.ppf(0.5) == pytest.approx(float(K.ppf(0.4 / 0.6)), abs=1e-12)
+    # Round trips: q -> x -> q on the continuous stretches, x -> q -> x everywhere (atoms included).
+    q = np.linspace(0.001, 0.999, 999)
+    x = mixture.ppf(q)
+    smooth = ~np.isin(x, mixture.atoms)
+    np.testing.assert_allclose(mixture.cdf(x[smooth]), q[smooth], atol=1e-9)
+    x = np.concatenate([np.linspace(0.05, 0.95, 91), mixture.atoms])
+    np.testing.assert_allclose(mixture.ppf(mixture.cdf(x)), x, atol=1e-9)
+    assert mixture.ppf(0.0) == 0.0 and mixture.ppf(1.0) == 1.0
+
+
+def test_mixture_with_an_atom_at_the_upper_bound():
+    dist = D.KDEWithAtoms(D.ReflectedKDE([0.4, 0.6], 0.05), [1.0], [0.25])
+    assert dist.cdf_left(1.0) == pytest.approx(0.75) and dist.cdf(1.0) == 1.0
+    assert dist.ppf(0.8) == 1.0 and dist.ppf(0.75 - 1e-6) < 1.0
+
+
+def test_mixture_sampling_is_exact(mixture):
+    from simstudy.metrics import clopper_pearson
+
+    m = 200_000
+    x = mixture.sample(m, rng=np.random.default_rng(1705))
+    assert x.shape == (m,) and x.min() >= 0 and x.max() <= 1
+    counts = np.array([np.sum(x == 0.2), np.sum(x == 0.9)])
+    low, high = clopper_pearson(counts, m, 0.999)
+    assert np.all(low <= mixture.shares) and np.all(mixture.shares <= high)
+    rest = x[~np.isin(x, mixture.atoms)]
+    assert stats.kstest(rest, mixture.continuous.cdf).pvalue > 1e-3
+    assert mixture.sample((3, 4), rng=np.random.default_rng(1706)).shape == (3, 4)
+
+
+def test_mixture_without_atoms_is_exactly_its_kde():
+    x = np.random.default_rng(1707).beta(8, 2, size=200)
+    plain = D.ReflectedKDE.fit(x, bandwidth=0.02)
+    fit = D.KDEWithAtoms.fit(x, bandwidth=0.02)
+    assert not fit.has_atoms and fit.bw_method == "given"
+    grid = np.linspace(0, 1, 51)
+    np.testing.assert_array_equal(fit.cdf(grid), plain.cdf(grid))
+    np.testing.assert_array_equal(fit.cdf_left(grid), plain.cdf(grid))
+    np.testing.assert_array_equal(fit.ppf(grid), plain.ppf(grid))
+    np.testing.assert_array_equal(fit.sample(100, rng=np.random.default_rng(1708)),
+                                  plain.sample(100, rng=np.random.default_rng(1708)))
+    # Silverman on request is ReflectedKDE.fit's rule; a bw_factor overrides the method as for ReflectedKDE.
+    assert D.KDEWithAtoms.fit(x, bw_method="silverman").bandwidth == D.ReflectedKDE.fit(x).bandwidth
+    assert D.KDEWithAtoms.fit(x, bw_factor=0.05).bandwidth == D.ReflectedKDE.fit(x, bw_factor=0.05).bandwidth
+
+
+def test_kde_atoms_kind_from_a_file(tmp_path):
+    x = np.concatenate([np.zeros(30), np.round(np.random.default_rng(1709).normal(0.8, 0.03, 170), 4)])
+    (tmp_path / "runs.csv").write_text("score\n" + "\n".join(f"{v:.4f}" for v in x) + "\n")
+    dist = D.from_spec("kde_atoms", {"path": str(tmp_path / "runs.csv")})
+    assert dist.atoms.tolist() == [0.0] and dist.shares.tolist() == [0.15] and dist.name == "kde_atoms:runs:runs"
+    desc = D.describe(dist)
+    assert desc["atoms"] == [0.0] and desc["shares"] == [0.15] and desc["bw_method"] == "isj"
+    assert "kde_atoms" in D.CONTINUOUS_KINDS
+    plain = D.from_spec("kde_atoms", {"path": str(tmp_path / "runs.csv"), "find_atoms": False, "bandwidth": 0.01})
+    assert not plain.has_atoms and plain.data.size == 200

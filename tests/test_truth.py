@@ -2,7 +2,7 @@ from itertools import product
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import integrate, stats
 
 from simstudy import truth
 from simstudy.distributions import Bag, TruncatedNormal
@@ -114,3 +114,37 @@ def test_mean_tuning_curve_matches_expected_max_at_integers():
     np.testing.assert_allclose(truth.mean_tuning_curve(bag, [1.0, 7.0]), truth.expected_max(bag, [1, 7]), rtol=1e-12)
     tn = TruncatedNormal()
     np.testing.assert_allclose(truth.mean_tuning_curve(tn, [3.0]), truth.expected_max(tn, [3]), rtol=1e-10)
+
+
+def _with_atoms():
+    from simstudy.distributions import KDEWithAtoms, ReflectedKDE
+
+    part = ReflectedKDE([0.55, 0.6, 0.7, 0.72, 0.8], 0.03)
+    return KDEWithAtoms(part, [0.0, 0.354, 0.75], [0.15, 0.1, 0.05])
+
+
+def test_truths_with_atoms_match_simulation():
+    dist = _with_atoms()
+    n = np.array([1, 2, 5, 20])
+    exact = truth.expected_max(dist, n)
+    x = dist.sample((100_000, 20), rng=np.random.default_rng(1710))
+    for k, value in zip(n, exact):
+        best = x[:, :k].max(axis=1)
+        assert abs(best.mean() - value) < 4 * best.std(ddof=1) / np.sqrt(best.size), k
+    np.testing.assert_allclose(truth.mean_tuning_curve(dist, n.astype(float)), exact, atol=1e-10)
+    order = truth.order_statistic_means(dist, 5)
+    sims = np.sort(x[:, :5], axis=1)
+    mcse = sims.std(axis=0, ddof=1) / np.sqrt(sims.shape[0])
+    assert np.all(np.abs(sims.mean(axis=0) - order) < 4 * mcse)
+    assert order[-1] == pytest.approx(exact[2], abs=1e-10)
+    # E[X] by hand: the atoms' shares times their values, plus 0.7 times the KDE's mean.
+    kde_mean = 1.0 - integrate.quad(lambda t: dist.continuous.cdf(t), 0, 1, epsabs=1e-13, limit=200)[0]
+    assert exact[0] == pytest.approx(0.354 * 0.1 + 0.75 * 0.05 + 0.7 * kde_mean, abs=1e-10)
+
+
+def test_quantile_tuning_curve_lands_on_an_atom():
+    dist = _with_atoms()
+    # F(0.75-) < 0.5^(1/k) <= F(0.75) for some k: the median of the best of k is exactly the atom there.
+    lo, hi = float(dist.cdf_left(0.75)), float(dist.cdf(0.75))
+    k = np.log(0.5) / np.log((lo + hi) / 2)
+    assert truth.quantile_tuning_curve(dist, [k])[0] == 0.75

@@ -1,7 +1,10 @@
 """An audit of tuning-curve analyses at a researcher's own sample size (Lourie et al.'s protocol, §4-5).
 
-Fit a boundary-corrected KDE to the researcher's scores (:class:`~simstudy.distributions.ReflectedKDE`),
-treat it as the truth, and simulate searches of the researcher's size n from it:
+Fit the researcher's scores -- point masses at the values repeated beyond chance (failed runs at 0 or at
+chance accuracy) plus a boundary-corrected KDE of the rest with the improved Sheather-Jones bandwidth
+(:class:`~simstudy.distributions.KDEWithAtoms`, distribution kind ``kde_atoms``; kind ``kde`` is the plain
+:class:`~simstudy.distributions.ReflectedKDE`) -- treat the fit as the truth, and simulate searches of the
+researcher's size n from it:
 
 - the simultaneous coverage of the chosen confidence bands (:mod:`.band_coverage`), at the chosen level
   and a few others;
@@ -10,7 +13,8 @@ treat it as the truth, and simulate searches of the researcher's size n from it:
 - exactly, how many samples bound the median tuning curve up to a target budget
   (:func:`.band_triviality.trivial_budget`).
 
-Each part is an ordinary study run into its own subdirectory, so an interrupted audit resumes.
+Each part is an ordinary study run into its own subdirectory, so an interrupted audit resumes. How well the
+fit describes the scores (:func:`simstudy.kde.ks_distance`) is reported by :func:`simstudy.report.write_audit`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from . import band_coverage, bootstrap_coverage, evp_accuracy
 from .band_triviality import trivial_budget
 from .base import StudyResult
 
-__all__ = ["AuditResult", "run", "samples_needed"]
+__all__ = ["AuditResult", "run", "samples_needed", "progress_chunk"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,21 @@ def samples_needed(target_k: float, confidence: float, method: str, *, limit: in
     return hi
 
 
+#: The coverage and bootstrap studies run in at least this many chunks, so that progress shows in as many steps.
+PROGRESS_STEPS = 20
+
+
+def progress_chunk(reps: int, steps: int = PROGRESS_STEPS) -> int:
+    """Replicates per chunk so that ``reps`` run in at least ``steps`` chunks (each chunk is a progress step).
+
+    Example
+    -------
+    >>> progress_chunk(1024), progress_chunk(512), progress_chunk(7)
+    (51, 25, 1)
+    """
+    return max(1, reps // steps)  # rounded down: ceil(reps / chunk) >= steps
+
+
 def _study(base: dict, **study) -> cfg_mod.Config:
     return cfg_mod.parse({**base, "study": study})
 
@@ -65,11 +84,11 @@ def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> Aud
             "runner": {"n_jobs": opts.n_jobs, "backend": "loky", "progress": "auto"}}
     levels = sorted({0.5, 0.8, 0.9, 0.95, opts.confidence})
     coverage = band_coverage.run(_study(base, name="coverage", kind="band_coverage", reps=opts.rounds,
-                                        chunk_reps=min(opts.rounds, 1024), sample_size=n, levels=levels,
+                                        chunk_reps=progress_chunk(opts.rounds), sample_size=n, levels=levels,
                                         methods=[opts.method]), out_dir / "coverage")
     boot_cfg = cfg_mod.parse({**base, "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
                               "study": {"name": "bootstrap", "kind": "bootstrap_coverage",
-                                        "reps": opts.bootstrap_rounds, "chunk_reps": min(opts.bootstrap_rounds, 128),
+                                        "reps": opts.bootstrap_rounds, "chunk_reps": progress_chunk(opts.bootstrap_rounds),
                                         "sample_size": n, "resamples": opts.resamples}})
     bootstrap = bootstrap_coverage.run(boot_cfg, out_dir / "bootstrap")
     accuracy = evp_accuracy.run(_study(base, name="accuracy", kind="evp_accuracy", reps=opts.evp_reps,

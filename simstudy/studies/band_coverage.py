@@ -4,7 +4,8 @@ Each cell is one continuous score distribution with a known CDF (typically a ref
 tuning results). Each round draws ``study.sample_size`` scores, builds every band at every nominal level,
 and records whether it covers the truth. Three checks, reported separately:
 
-- ``cdf``: the CDF band contains F everywhere (including the upper band below the first score);
+- ``cdf``: the CDF band contains F everywhere (including the upper band below the first score):
+  ``l_i <= F(Y_(i))`` and ``F(Y_(i)-) <= u_i``, which differ only for a distribution with atoms;
 - ``curve``: the quantile tuning-curve band contains the true curve ``F^-1(q^(1/k))`` for *every* real k > 0,
   checked exactly at the band's jump points (between them the band is flat and the curve rises). By
   Lourie et al.'s Prop. 1 this is the same event as ``cdf``; here it is computed independently, from the
@@ -99,13 +100,15 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 0))
     y = sample_sorted(dist, task.reps, work.n, rng=rng)  # (reps, n)
     F = dist.cdf(y)
+    # The upper bound holds just left of each score: F(Y_(i)-) <= u_i (the same as F(Y_(i)) without atoms).
+    F_left = dist.cdf_left(y) if getattr(dist, "has_atoms", False) else F
     lo, hi = dist.support
     z = np.concatenate([np.full((task.reps, 1), lo), y, np.full((task.reps, 1), hi)], axis=1)
     hits = np.zeros((len(CHECKS), len(work.methods), len(work.levels)), dtype=np.int64)
     for m, method in enumerate(work.methods):
         for v, level in enumerate(work.levels):
             c = cell.checks[(method, level)]
-            hits[0, m, v] = np.sum(np.all((F >= c.low) & (F <= c.high), axis=1))
+            hits[0, m, v] = np.sum(np.all((F >= c.low) & (F_left <= c.high), axis=1))
             upper_ok = np.all(c.upper_need[c.upper_steps] <= y[:, c.upper_steps], axis=1)
             lower_ok = np.all(c.lower_need[c.lower_steps] >= y[:, c.lower_steps], axis=1)
             hits[1, m, v] = np.sum(upper_ok & lower_ok)
