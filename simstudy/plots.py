@@ -318,9 +318,8 @@ def evp_curves_figure(curves: pd.DataFrame, *, x: str = "n", target: float | Non
 
 
 def _trivial_runs(c: pd.DataFrame, low: float, high: float):
-    """For one model's curve (sorted by k): where its upper band says nothing (``>= high``: the largest k
-    the data bound is below) and where its lower band does (``<= low``), as ``(first k, value)`` and
-    ``(last k, value)``, or None."""
+    """Where one model's bands say nothing: the first k from which the upper band is at ``high`` (or +inf)
+    and the last k up to which the lower band is at ``low`` (or -inf), each as ``(k, bound)``, else None."""
     k = c["k"].to_numpy()
     up = c["upper"].to_numpy() >= high  # +inf >= high always
     down = c["lower"].to_numpy() <= low
@@ -534,7 +533,8 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
         fit = s.set_index("measure")["estimate"]
         ax.plot(pts["n"], pts["estimate"], "o", ms=4, color=palette[method])
         ax.plot(pts["n"], fit["intercept"] + fit["slope"] * pts["n"], color=palette[method], lw=1,
-                label=f"{_method(method)}: {fit['samples_per_step']:.2f} samples per step, R² = {fit['r_squared']:.4f}")
+                label=f"{_method(method)}: {fit['samples_per_step']:.2f} samples per step, "
+                      f"R² = {fit['r_squared']:.4f}")
     _labels(ax, xlabel="n (sample size)", ylabel="k where the upper band becomes trivial")
     _legend(ax, share=0.6, fontsize=7)
     _title(ax, title or "Upper median tuning-curve band: iterations bounded (exact)")

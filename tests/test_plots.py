@@ -4,6 +4,7 @@ trivial bands and out-of-view bounds said in words, readable method names."""
 import importlib
 
 import matplotlib
+import matplotlib.pyplot as plt
 import matplotlib.text
 import numpy as np
 import pandas as pd
@@ -67,12 +68,12 @@ def _scores():
     return {"deberta-v3-base (a long model name)": rng.beta(20, 3, size=48), "deberta-base": rng.beta(14, 4, size=48)}
 
 
-def _band_frames(confidence=0.8, method="ld_highest_density"):
-    """The tidy frames `simstudy bands` builds (curves and CDF bands) for two models on [0, 1]."""
+def _band_frames(confidence=0.8, method="ld_highest_density", low=0, high=1):
+    """The tidy frames `simstudy bands` builds (curves and CDF bands) for two models on [low, high]."""
     ks = np.arange(1, 49, dtype=np.float64)
     curve_rows, cdf_rows = [], []
     for model, x in _scores().items():
-        tc = bands.tuning_curve_bands(x, confidence, "median", method, ks=ks, low=0, high=1)
+        tc = bands.tuning_curve_bands(x, confidence, "median", method, ks=ks, low=low, high=high)
         curve_rows.append(pd.DataFrame({"model": model, "k": ks, "point": tc.point, "lower": tc.lower,
                                         "upper": tc.upper, "confidence": confidence, "method": method}))
         cdf_rows.append(pd.DataFrame({"model": model, "score": tc.cdf.y, "ecdf": np.arange(1, x.size + 1) / x.size,
@@ -111,6 +112,9 @@ def _all_figures(summaries, title):
     figs["tuning_curve_bands_log"] = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1, xscale="log",
                                                                      title=title)
     figs["cdf_bands"] = plots.cdf_bands_figure(cdf_frame, low=0, high=1, title=title)
+    unbounded_curves, unbounded_cdfs = _band_frames(low=-np.inf, high=np.inf)
+    figs["tuning_curve_bands_unbounded"] = plots.tuning_curve_bands_figure(unbounded_curves, title=title)
+    figs["cdf_bands_unbounded"] = plots.cdf_bands_figure(unbounded_cdfs, title=title)
     figs["evp_curves"] = plots.evp_curves_figure(evp, target=0.85, reached=curves.budget_to_target(evp, 0.85),
                                                  title=title)
     figs["evp_curves_linear"] = plots.evp_curves_figure(evp, xscale="linear", title=title)
@@ -121,15 +125,15 @@ def _all_figures(summaries, title):
 def test_no_text_is_cut_off(summaries, title, monkeypatch):
     for name, fig in _all_figures(summaries, title).items():
         assert _cut_off(fig, monkeypatch) == [], name
-        matplotlib.pyplot.close(fig)
+        plt.close(fig)
 
 
 def test_the_check_catches_a_long_title(monkeypatch):
     # The same check on a figure titled the old way (unwrapped): it must fail, or it tests nothing.
-    fig, ax = matplotlib.pyplot.subplots(figsize=(5.5, 4.0), layout="constrained")
+    fig, ax = plt.subplots(figsize=(5.5, 4.0), layout="constrained")
     ax.set_title(LONG, fontsize=9)
     assert _cut_off(fig, monkeypatch) != []
-    matplotlib.pyplot.close(fig)
+    plt.close(fig)
 
 
 def _legend_texts(fig):
@@ -151,14 +155,15 @@ def test_legends_name_the_shaded_bands(summaries):
         "cdf_bands": plots.cdf_bands_figure(cdf_frame, low=0, high=1),
     }
     names = {"evp_accuracy": "95% Monte Carlo interval (±1.96 MCSE)",
-             "bootstrap_coverage": "95% Clopper–Pearson interval", "model_selection": "95% Clopper–Pearson interval",
+             "bootstrap_coverage": "95% Clopper–Pearson interval",
+             "model_selection": "95% Clopper–Pearson interval",
              "wrong_conclusions": "95% Clopper–Pearson interval", "fixed_confidence": "min–max over runs",
              "evp_curves": "±1 SD (clipped to observed scores)",
              "tuning_curve_bands": "80% simultaneous band (LD highest-density)",
              "cdf_bands": "80% simultaneous band (LD highest-density)"}
     for name, fig in expected.items():
         assert names[name] in _legend_texts(fig), name
-        matplotlib.pyplot.close(fig)
+        plt.close(fig)
 
 
 def test_trivial_upper_band_is_said_and_the_axis_zooms_on_the_data():
@@ -173,7 +178,15 @@ def test_trivial_upper_band_is_said_and_the_axis_zooms_on_the_data():
     bottom, top = fig.axes[0].get_ylim()
     assert top < 1 and bottom > curve_frame["point"].min() - 0.1  # zoomed on the data, not 0..1
     assert any("bound 1 (beyond the view)" in t.get_text() for t in fig.axes[0].texts)
-    matplotlib.pyplot.close(fig)
+    plt.close(fig)
+
+
+def test_unbounded_scores_say_the_upper_band_is_infinite():
+    curve_frame, _ = _band_frames(low=-np.inf, high=np.inf)
+    fig = plots.tuning_curve_bands_figure(curve_frame)
+    assert "deberta-base: upper band trivial (= ∞) for k ≥ 9" in _legend_texts(fig)
+    assert np.all(np.isfinite(fig.axes[0].get_ylim()))
+    plt.close(fig)
 
 
 def test_cdf_figure_zooms_on_the_scores_and_names_the_bounds():
@@ -185,10 +198,10 @@ def test_cdf_figure_zooms_on_the_scores_and_names_the_bounds():
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert "← bound 0 (beyond the view)" in texts
     assert "bound 1" in texts or "bound 1 → (beyond the view)" in texts
-    matplotlib.pyplot.close(fig)
+    plt.close(fig)
 
 
-def test_xscale(summaries):
+def test_xscale():
     curve_frame, _ = _band_frames()
     evp = curves.evp_curves(_scores())
     assert plots.evp_curves_figure(evp).axes[0].get_xscale() == "log"  # today's default (was log_x=True)
@@ -197,7 +210,7 @@ def test_xscale(summaries):
     assert plots.tuning_curve_bands_figure(curve_frame, xscale="log").axes[0].get_xscale() == "log"
     with pytest.raises(ValueError, match="xscale must be one of linear, log, got 'symlog'"):
         plots.tuning_curve_bands_figure(curve_frame, xscale="symlog")
-    matplotlib.pyplot.close("all")
+    plt.close("all")
 
 
 def test_method_names_are_readable(summaries):
@@ -207,4 +220,4 @@ def test_method_names_are_readable(summaries):
     assert "ld_highest_density" not in texts
     fig = plots.band_triviality_figure(summaries["band_triviality"])
     assert any(t.startswith("Kolmogorov–Smirnov:") for t in _legend_texts(fig))
-    matplotlib.pyplot.close("all")
+    plt.close("all")
