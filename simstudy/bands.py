@@ -35,10 +35,14 @@ import numpy as np
 
 from . import boundary
 
-__all__ = ["METHODS", "KINDS", "CDFBands", "TuningCurveBands", "cdf_bands", "tuning_curve_bands",
-           "tuning_curve", "quantile_thresholds", "pointwise_bounds", "dkw_epsilon", "ks_epsilon", "evidence", "EVIDENCE_LEVELS"]
+__all__ = ["METHODS", "METHOD_LABELS", "KINDS", "CDFBands", "TuningCurveBands", "cdf_bands", "tuning_curve_bands",
+           "tuning_curve", "quantile_thresholds", "pointwise_bounds", "dkw_epsilon", "ks_epsilon", "trivial_budget",
+           "evidence", "EVIDENCE_LEVELS", "evidence_table", "evidence_summary"]
 
 METHODS = ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
+#: Each method's name for titles, legends and reports.
+METHOD_LABELS = {"dkw": "DKW", "ks": "Kolmogorov–Smirnov", "ld_equal_tailed": "LD equal-tailed",
+                 "ld_highest_density": "LD highest-density"}
 KINDS = ("median", "quantile", "mean")
 
 
@@ -145,6 +149,8 @@ class TuningCurveBands:
 
 
 def _scores_iv(scores, low: float, high: float, *, min_n: int = 2) -> np.ndarray:
+    # Only ever called from _cdf_bands, which only public functions call: hence stacklevel=4 on the warning
+    # (_scores_iv, _cdf_bands, the public function, then the user's line).
     y = np.asarray(scores, dtype=np.float64).ravel()
     if y.size < min_n:
         raise ValueError(f"need at least {min_n} scores, got {y.size}")
@@ -159,7 +165,7 @@ def _scores_iv(scores, low: float, high: float, *, min_n: int = 2) -> np.ndarray
     y = np.sort(y)
     if np.any(np.diff(y) == 0):
         warnings.warn("scores contain ties: the KS and LD bands' exact coverage assumes continuous scores; with "
-                      "ties they remain valid but conservative", stacklevel=3)
+                      "ties they remain valid but conservative", stacklevel=4)
     return y
 
 
@@ -204,6 +210,55 @@ def pointwise_bounds(n: int, confidence: float, method: str) -> tuple[np.ndarray
     return ld.low, ld.high
 
 
+def _trivial_budget_iv(n, confidence, method, quantile) -> tuple[int, float, str, float]:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n (the sample size) must be an integer >= 1, got {n!r}")
+    if not 0 < quantile < 1:
+        raise ValueError(f"quantile must be strictly between 0 and 1, got {quantile!r}")
+    return int(n), _confidence_iv(confidence), _method_iv(method), float(quantile)
+
+
+def trivial_budget(n: int, confidence: float, method: str, quantile: float = 0.5) -> float:
+    """The budget beyond which the upper quantile tuning-curve band is trivial: ``log(q) / log(l_n)``.
+
+    The upper band equals the top of the support (``high``: the data no longer bound the curve) for every
+    k > ``log(quantile) / log(l_n)``, where ``l_n`` is the CDF band's lower bound at the largest score. It
+    depends only on n, the confidence and the method, never on the data (Lourie et al. §5.5).
+
+    Parameters
+    ----------
+    n : int
+        Sample size (number of scores), >= 1.
+    confidence : float
+        Simultaneous coverage, in (0, 1).
+    method : str
+        One of :data:`METHODS`.
+    quantile : float
+        The quantile of the best score (0.5: the median tuning curve).
+
+    Returns
+    -------
+    float
+        The budget k* (iterations; real): the band is informative for k <= k* and trivial beyond. 0 when the
+        band is trivial for every k (``l_n = 0``).
+
+    Raises
+    ------
+    ValueError
+        If n is not an integer >= 1, or confidence, method or quantile is invalid.
+
+    Example
+    -------
+    >>> round(trivial_budget(48, 0.8, "ld_highest_density"), 2)
+    8.15
+    """
+    n, confidence, method, quantile = _trivial_budget_iv(n, confidence, method, quantile)
+    lower_at_max = float(pointwise_bounds(n, confidence, method)[0][-1])
+    if lower_at_max <= 0:
+        return 0.0
+    return float(np.log(quantile) / np.log(lower_at_max))
+
+
 def cdf_bands(scores, confidence: float = 0.95, method: str = "ld_highest_density", *,
               low: float = -np.inf, high: float = np.inf) -> CDFBands:
     """Simultaneous confidence bands for the CDF of the scores.
@@ -221,7 +276,17 @@ def cdf_bands(scores, confidence: float = 0.95, method: str = "ld_highest_densit
     Returns
     -------
     CDFBands
+
+    Warns
+    -----
+    UserWarning
+        If the scores contain ties (the KS and LD bands are then conservative, not exact).
     """
+    return _cdf_bands(scores, confidence, method, low, high)
+
+
+def _cdf_bands(scores, confidence, method, low, high) -> CDFBands:
+    """:func:`cdf_bands`, called directly by each public function so that a warning points at its caller."""
     confidence, method = _confidence_iv(confidence), _method_iv(method)
     low, high = float(low), float(high)
     y = _scores_iv(scores, low, high)
@@ -340,7 +405,7 @@ def tuning_curve_bands(scores, confidence: float = 0.95, kind: str = "median", m
     TuningCurveBands
     """
     quantile = _kind_iv(kind, quantile, float(low), float(high))
-    bands = cdf_bands(scores, confidence, method, low=low, high=high)
+    bands = _cdf_bands(scores, confidence, method, low, high)
     n = bands.y.size
     ks = np.arange(1, n + 1, dtype=np.float64) if ks is None else np.asarray(ks, dtype=np.float64)
     if ks.size == 0 or not np.all(np.isfinite(ks)) or np.any(ks <= 0):
@@ -382,3 +447,95 @@ def evidence(a: TuningCurveBands, b: TuningCurveBands) -> tuple[np.ndarray, np.n
     level = np.where(apart, "strong", np.where(a_excludes & b_excludes, "fair",
                                                np.where(a_excludes | b_excludes, "weak", "none")))
     return level, np.sign(a.point - b.point).astype(int)
+
+
+def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b: str):
+    """:func:`evidence` as a table: one row per budget, the level and the name of the model ahead.
+
+    Parameters
+    ----------
+    a, b : TuningCurveBands
+        Two models' bands at the same budgets ``ks``.
+    name_a, name_b : str
+        The models' names.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``k`` (float), ``evidence`` (one of :data:`EVIDENCE_LEVELS`) and ``leader`` (``name_a``,
+        ``name_b``, or ``"tie"`` where the point estimates are equal).
+
+    Raises
+    ------
+    ValueError
+        If the bands are not at the same budgets.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> ks = np.arange(1, 4)
+    >>> a = tuning_curve_bands(np.linspace(0.80, 0.90, 20), 0.8, ks=ks, low=0, high=1)
+    >>> b = tuning_curve_bands(np.linspace(0.10, 0.20, 20), 0.8, ks=ks, low=0, high=1)
+    >>> evidence_table(a, b, "a", "b")
+         k evidence leader
+    0  1.0   strong      a
+    1  2.0   strong      a
+    2  3.0   strong      a
+    """
+    import pandas as pd
+
+    level, leader = evidence(a, b)
+    names = np.array([name_b, "tie", name_a], dtype=object)[leader + 1]  # leader is -1, 0 or +1
+    return pd.DataFrame({"k": np.asarray(a.ks, dtype=np.float64), "evidence": level.astype(object),
+                         "leader": names})
+
+
+def _evidence_summary_iv(table):
+    missing = [c for c in ("k", "evidence", "leader") if c not in getattr(table, "columns", ())]
+    if missing:
+        raise ValueError(f"evidence table lacks column(s) {', '.join(missing)}: pass the frame evidence_table returns")
+    return table
+
+
+def evidence_summary(table) -> list[str]:
+    """The evidence table in words: one line per run of budgets with the same level and leader.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        As returned by :func:`evidence_table` (columns ``k``, ``evidence``, ``leader``), sorted by ``k``.
+
+    Returns
+    -------
+    list of str
+        A header line explaining the levels, then e.g. ``"k = 1..48: strong evidence a is better"``;
+        a run of a single budget reads ``"k = 3: ..."``.
+
+    Raises
+    ------
+    ValueError
+        If a column is missing.
+
+    Example
+    -------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"k": [1.0, 2.0, 3.0, 4.0], "evidence": ["none", "weak", "weak", "strong"],
+    ...                   "leader": ["a", "a", "a", "a"]})
+    >>> for line in evidence_summary(t)[1:]:
+    ...     print(line)
+    k = 1: no evidence either way
+    k = 2..3: weak evidence a is better
+    k = 4: strong evidence a is better
+    """
+    table = _evidence_summary_iv(table)
+    k, level, leader = table["k"].to_numpy(), table["evidence"].to_numpy(), table["leader"].to_numpy()
+    lines, start = [], 0
+    for i in range(1, len(table) + 1):
+        if i == len(table) or (level[i], leader[i]) != (level[start], leader[start]):
+            what = ("no evidence either way" if level[start] == "none"
+                    else f"{level[start]} evidence {leader[start]} is better")
+            where = f"{k[start]:g}" if i - 1 == start else f"{k[start]:g}..{k[i - 1]:g}"
+            lines.append(f"k = {where}: {what}")
+            start = i
+    return ["evidence (Lourie et al.'s heuristic: weak = one band excludes the other's point estimate, fair = each "
+            "does, strong = no overlap):", *lines]

@@ -1,8 +1,10 @@
 """Figures, drawn from tidy summary frames only (never from study internals).
 
 Monte Carlo quantities are drawn with a band of +/- 1.96 MCSE (a 95% Monte Carlo interval), proportions
-with their Clopper-Pearson intervals, exact quantities as plain lines. :data:`FIGURES` maps a study kind
-to its figure.
+with their Clopper-Pearson intervals, exact quantities as plain lines; every shaded band is named in the
+legend. :data:`FIGURES` maps a study kind to its figure. Every figure uses the constrained layout, and long
+titles, labels and legend entries are wrapped to the space they have, so nothing is cut off when the figure is
+saved as is (:func:`simstudy.io.save_figure`).
 """
 
 from __future__ import annotations
@@ -15,17 +17,28 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.font_manager import FontProperties  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from .bands import METHOD_LABELS  # noqa: E402
 
 __all__ = ["evp_accuracy_figure", "wrong_conclusions_figure", "evp_curves_figure", "tuning_curve_bands_figure",
            "cdf_bands_figure", "kde_fit_figure", "model_selection_figure",
            "fixed_confidence_figure", "FIGURES"]
 
 _Z = 1.96
+_XSCALES = ("linear", "log")
 
 
 def _label(estimator: str) -> str:
     """U/V/W in the papers' notation; anything else as named."""
     return f"${estimator.upper()}_n^B$" if estimator in ("u", "v", "w") else estimator
+
+
+def _method(method: str) -> str:
+    """A band method's readable name (:data:`simstudy.bands.METHOD_LABELS`)."""
+    return METHOD_LABELS.get(method, method)
 
 
 def _band(ax, frame: pd.DataFrame, x: str, label: str, color, *, low=None, high=None, **kwargs) -> None:
@@ -36,8 +49,107 @@ def _band(ax, frame: pd.DataFrame, x: str, label: str, color, *, low=None, high=
     ax.fill_between(frame[x], lo, hi, color=color, alpha=0.25, lw=0)
 
 
+def _shade(label: str, alpha: float = 0.3) -> Patch:
+    """A legend entry for shaded bands (grey: it explains the shading of every colour)."""
+    return Patch(facecolor="0.45", alpha=alpha, lw=0, label=label)
+
+
 def _theme() -> None:
     sns.set_theme(style="whitegrid", context="paper")
+
+
+def _wrap(fig, text: str, width_in: float, fontsize: float) -> str:
+    """Break ``text`` into lines no wider than ``width_in`` inches at ``fontsize`` (points).
+
+    Breaks at spaces; a single word wider than a line (a long file name) is cut where it must be. Widths are
+    measured with the figure's renderer, so the result fits at any dpi (text scales with it).
+    """
+    renderer = fig.canvas.get_renderer()
+    prop = FontProperties(size=fontsize)
+    limit = width_in * fig.dpi
+
+    def fits(s: str) -> bool:
+        return renderer.get_text_width_height_descent(s, prop, ismath=False)[0] <= limit
+
+    lines = []
+    for paragraph in str(text).split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            trial = f"{line} {word}" if line else word
+            if fits(trial):
+                line = trial
+                continue
+            if line:
+                lines.append(line)
+            while len(word) > 1 and not fits(word):
+                cut = 1
+                while cut < len(word) - 1 and fits(word[: cut + 1]):
+                    cut += 1
+                lines.append(word[:cut])
+                word = word[cut:]
+            line = word
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _panel_size(ax) -> tuple[float, float]:
+    """The axes' width and height in inches before the layout runs (a lower bound on its final size: the
+    constrained layout only widens the default margins' axes)."""
+    box = ax.get_position()
+    return box.width * ax.figure.get_figwidth(), box.height * ax.figure.get_figheight()
+
+
+def _suptitle(fig, text: str, fontsize: float = 9) -> None:
+    fig.suptitle(_wrap(fig, text, 0.95 * fig.get_figwidth(), fontsize), fontsize=fontsize)
+
+
+def _title(ax, text: str, fontsize: float = 9) -> None:
+    # Centred on its axes, which the y label pushes right of the figure's centre: a title as wide as its
+    # column would run off the right edge, so it gets 80% of the column.
+    cols = ax.get_subplotspec().get_geometry()[1]
+    ax.set_title(_wrap(ax.figure, text, 0.8 * ax.figure.get_figwidth() / cols, fontsize), fontsize=fontsize)
+
+
+def _labels(ax, xlabel: str | None = None, ylabel: str | None = None) -> None:
+    width, height = _panel_size(ax)
+    size = plt.rcParams["axes.labelsize"]
+    size = FontProperties(size=size).get_size_in_points()
+    if xlabel is not None:
+        ax.set_xlabel(_wrap(ax.figure, xlabel, 1.1 * width, size))
+    if ylabel is not None:
+        ax.set_ylabel(_wrap(ax.figure, ylabel, 1.1 * height, size))
+
+
+def _legend(where, handles_from=None, extra=(), *, share: float | None = None, fontsize: float | None = None,
+            ncols: int = 1, **kwargs):
+    """A legend of the lines of ``handles_from`` (default: ``where``) plus ``extra`` proxy handles.
+
+    ``where`` is an axes or a figure (then ``loc="outside ..."``). Each label is wrapped to ``share`` of the
+    figure's width, by default to what one of ``ncols`` columns has once handles and spacing (about half an
+    inch per column) are taken off.
+    """
+    source = where if handles_from is None else handles_from
+    handles, labels = source.get_legend_handles_labels()
+    handles, labels = [*handles, *extra], [*labels, *(h.get_label() for h in extra)]
+    fig = where if isinstance(where, matplotlib.figure.Figure) else where.figure
+    size = FontProperties(size=fontsize or plt.rcParams["legend.fontsize"]).get_size_in_points()
+    width = share * fig.get_figwidth() if share else (0.92 * fig.get_figwidth() - 0.5 * ncols) / ncols
+    labels = [_wrap(fig, lb, width, size) for lb in labels]
+    return where.legend(handles, labels, frameon=True, fontsize=size, ncols=ncols, **kwargs)
+
+
+def _set_xscale(ax, xscale: str) -> None:
+    ax.set_xscale(xscale)
+    if xscale == "log":  # budgets read as 1, 2, 5, 10, 20, ... rather than powers of ten
+        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def _xscale_iv(xscale: str) -> str:
+    if xscale not in _XSCALES:
+        raise ValueError(f"xscale must be one of {', '.join(_XSCALES)}, got {xscale!r}")
+    return xscale
 
 
 def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: str | None = None):
@@ -51,6 +163,10 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     summary : DataFrame
         The tidy summary of an ``evp_accuracy`` study (columns ``cell``, ``distribution``, ``B``,
         ``estimator``, ``n``, ``measure``, ``estimate``, ``mcse``, ``reps``).
+    reference : str
+        The closed-form estimator the bootstrap's excess MSE is relative to.
+    title : str, optional
+        The figure's title (wrapped to its width).
 
     Returns
     -------
@@ -66,7 +182,7 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     if excess:
         rows.append(("excess", f"excess MSE over {reference.upper()} (%)"))
     fig, axes = plt.subplots(len(rows), len(cells), figsize=(4.6 * len(cells), 2.5 * len(rows) + 0.5),
-                             sharex="col", squeeze=False, constrained_layout=True)
+                             sharex="col", squeeze=False, layout="constrained")
     for c, cell in enumerate(cells):
         s = summary[summary["cell"] == cell]
         truth = s[(s["estimator"] == "truth") & (s["measure"] == "expected_max")].sort_values("n")
@@ -84,22 +200,23 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
                     _band(ax, rel, "n", est, palette[est])
                     predicted = s[(s["estimator"] == est) & (s["measure"] == "excess_mse_predicted")].set_index("n")
                     if len(predicted):
-                        ax.plot(predicted.index, 100 * predicted["estimate"] / ref, color=palette[est], ls="--", lw=1)
+                        ax.plot(predicted.index, 100 * predicted["estimate"] / ref, color=palette[est], ls="--", lw=1,
+                                label=f"{est}: predicted" if c == 0 else None)
                 ax.axhline(0, color="black", lw=0.8)
             else:
                 for est in singles:
                     _band(ax, s[(s["estimator"] == est) & (s["measure"] == measure)], "n", _label(est), palette[est])
             if c == 0:
-                ax.set_ylabel(ylabel)
+                _labels(ax, ylabel=ylabel)
         reps = int(s["reps"].max())
-        axes[0, c].set_title(f"{s['distribution'].iloc[0]}, B = {int(s['B'].iloc[0])}, {reps:,} replicates",
-                             fontsize=9)
-        axes[-1, c].set_xlabel("n (budget: number of trials)")
+        _title(axes[0, c], f"{s['distribution'].iloc[0]}, B = {int(s['B'].iloc[0])}, {reps:,} replicates")
+        _labels(axes[-1, c], xlabel="n (budget: number of trials)")
         axes[-1, c].set_xlim(truth["n"].min(), truth["n"].max())
-    axes[0, 0].legend(loc="lower right", frameon=True)
+    mc = _shade("95% Monte Carlo interval (±1.96 MCSE)")
+    _legend(axes[0, 0], extra=[mc], loc="lower right")
     if excess:
-        axes[-1, 0].legend(loc="upper left", frameon=True, fontsize=7)
-    fig.suptitle(title or "Bands: 95% Monte Carlo intervals (±1.96 MCSE)", fontsize=9)
+        _legend(axes[-1, 0], extra=[mc], loc="upper left", fontsize=7)
+    _suptitle(fig, title or "Bands: 95% Monte Carlo intervals (±1.96 MCSE)")
     return fig
 
 
@@ -114,7 +231,7 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     ests = list(dict.fromkeys(rates["estimator"]))
     palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(5.5, 6.0), sharex=True, height_ratios=[2.2, 1],
-                                      constrained_layout=True)
+                                      layout="constrained")
     truth = summary[summary["estimator"] == "truth"].pivot_table(index="B", columns="measure", values="estimate")
     # "Wrong" flips meaning where the true ranking flips: draw each run of budgets with one true winner apart.
     side = np.sign(truth["true_gap"].where(truth["true_tie"] == 0, 0.0))
@@ -128,25 +245,24 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
         if side[b_prev] * side[b_next] < 0:
             for ax in (top, bottom):
                 ax.axvline((b_prev + b_next) / 2, color="grey", ls=":", lw=1)
-    top.set_ylabel("wrong-conclusion rate")
+    _labels(top, ylabel="wrong-conclusion rate")
     top.set_ylim(0, max(0.05, float(rates["ci_high"].max()) * 1.1) if len(rates) else 1)
-    top.legend(frameon=True)
+    _legend(top, extra=[_shade("95% Clopper–Pearson interval")])
     bottom.plot(truth.index, truth["true_gap"], color="black", marker="o", ms=3)
     bottom.axhline(0, color="grey", lw=0.8)
     ties = truth.index[truth["true_tie"] > 0]
     if len(ties):
         bottom.plot(ties, truth.loc[ties, "true_gap"], "x", color="red", label="true tie (no rate)")
-        bottom.legend(frameon=True)
+        _legend(bottom)
     a, b = str(summary["distribution"].iloc[0]).split(" vs ")
-    bottom.set_ylabel(f"true gap\n{a} − {b}")
-    bottom.set_xlabel("B (trials per model; estimates compared at n = B)")
+    _labels(bottom, xlabel="B (trials per model; estimates compared at n = B)", ylabel=f"true gap\n{a} − {b}")
     reps = int(rates["reps"].max()) if len(rates) else 0
-    fig.suptitle(title or f"{a} vs {b}: {reps:,} draws per budget (bands: Clopper–Pearson)", fontsize=9)
+    _suptitle(fig, title or f"{a} vs {b}: {reps:,} draws per budget (bands: Clopper–Pearson)")
     return fig
 
 
 def evp_curves_figure(curves: pd.DataFrame, *, x: str = "n", target: float | None = None,
-                      reached: pd.DataFrame | None = None, log_x: bool = True, xlabel: str | None = None,
+                      reached: pd.DataFrame | None = None, xscale: str = "log", xlabel: str | None = None,
                       title: str | None = None):
     """Expected maximum against budget for each model, with +/- 1 SD shading (Dodge et al. 2019, Figs. 1-4).
 
@@ -159,83 +275,212 @@ def evp_curves_figure(curves: pd.DataFrame, *, x: str = "n", target: float | Non
         The x column: ``"n"`` (trials) or a time column.
     target : float, optional
         A score to reach: drawn as a dotted line, with dotted drops at each model's budget in ``reached``.
+    reached : DataFrame, optional
+        Columns ``model`` and ``x``: where each model's curve first reaches ``target`` (NaN: never).
+    xscale : {"log", "linear"}
+        The x axis' scale.
+    xlabel, title : str, optional
+        Axis label (default from ``x``) and title (wrapped to the figure's width).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If ``xscale`` is neither ``"log"`` nor ``"linear"``.
     """
+    _xscale_iv(xscale)
     _theme()
     models = list(dict.fromkeys(curves["model"]))
     palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
-    fig, ax = plt.subplots(figsize=(5.5, 4.0), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(5.5, 4.3), layout="constrained")
     for model in models:
         c = curves[curves["model"] == model].sort_values(x)
         ax.plot(c[x], c["expected_max"], color=palette[model], lw=1.8, label=model)
         ax.fill_between(c[x], c["band_low"], c["band_high"], color=palette[model], alpha=0.2, lw=0)
+    extra = [_shade("±1 SD (clipped to observed scores)", alpha=0.25)]
     if target is not None:
         ax.axhline(target, color="black", ls=":", lw=1)
+        extra.append(Line2D([], [], color="black", ls=":", lw=1, label=f"target {target:g}"
+                            + (" (dotted drops: where each model reaches it)" if reached is not None else "")))
         if reached is not None:
             for _, row in reached.dropna(subset=[x]).iterrows():
                 ax.axvline(row[x], color=palette[row["model"]], ls=":", lw=1)
-    if log_x:
-        ax.set_xscale("log")
-    ax.set_xlabel(xlabel or ("hyperparameter assignments (trials)" if x == "n" else x))
-    ax.set_ylabel("expected max validation score")
-    ax.legend(frameon=True)
+    _set_xscale(ax, xscale)
+    _labels(ax, xlabel=xlabel or ("hyperparameter assignments (trials)" if x == "n" else x),
+            ylabel="expected max validation score")
+    _legend(fig, ax, extra, loc="outside lower center", ncols=2)
     if title:
-        ax.set_title(title, fontsize=9)
+        _title(ax, title)
     return fig
 
 
+def _trivial_runs(c: pd.DataFrame, low: float, high: float):
+    """Where one model's bands say nothing: the first k from which the upper band is at ``high`` (or +inf)
+    and the last k up to which the lower band is at ``low`` (or -inf), each as ``(k, bound)``, else None."""
+    k = c["k"].to_numpy()
+    up = c["upper"].to_numpy() >= high  # +inf >= high always
+    down = c["lower"].to_numpy() <= low
+    upper = (k[up].min(), high) if up.any() else None
+    lower = (k[down].max(), low) if down.any() else None
+    return upper, lower
+
+
+def _bound_text(value: float) -> str:
+    return f"{value:g}" if np.isfinite(value) else ("∞" if value > 0 else "−∞")
+
+
 def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf,
-                              title: str | None = None):
+                              xscale: str = "linear", title: str | None = None):
     """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al., Figs. 2-3).
 
-    ``curves`` has columns ``model``, ``k``, ``point``, ``lower``, ``upper``. Where a band is trivial (at
-    ``low``/``high`` or infinite: the data cannot bound the curve there) it runs to the plot's edge, and the
-    axis is scaled to the informative part.
+    The y axis zooms on the informative part of the bands. Where a band is trivial -- the upper band at
+    ``high`` (or infinite), the lower at ``low``: the data cannot bound the curve there -- the figure says so:
+    a dotted line in the model's colour caps the band at the edge of the view and the legend gives the
+    budgets, e.g. "upper band trivial (= 1) for k ≥ 9". The bounds ``low``/``high`` are drawn as grey dotted
+    lines when they are in view and named at the edge when they are beyond it.
+
+    Parameters
+    ----------
+    curves : DataFrame
+        Columns ``model``, ``k``, ``point``, ``lower``, ``upper``; optionally ``confidence`` and ``method``
+        (named in the legend's band entry).
+    low, high : float
+        Bounds of the scores (may be infinite).
+    xscale : {"linear", "log"}
+        The k axis' scale.
+    title : str, optional
+        Wrapped to the figure's width.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If ``xscale`` is neither ``"linear"`` nor ``"log"``.
     """
+    _xscale_iv(xscale)
     _theme()
     models = list(dict.fromkeys(curves["model"]))
     palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
-    fig, ax = plt.subplots(figsize=(5.5, 4.0), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
     values = curves[["point", "lower", "upper"]].to_numpy()
     finite = values[np.isfinite(values) & (values > low) & (values < high)]
     if finite.size == 0:
         finite = curves["point"].to_numpy()
-    pad = 0.05 * (finite.max() - finite.min() or 1.0)
-    bottom, top = finite.min() - pad, finite.max() + pad
+    span = finite.max() - finite.min() or 1.0
+    bottom, top = finite.min() - 0.05 * span, finite.max() + 0.05 * span
+    # A bound close to the data is shown as a line in view; a far one is named at the edge instead.
+    high_in_view = np.isfinite(high) and high <= top + 0.15 * span
+    low_in_view = np.isfinite(low) and low >= bottom - 0.15 * span
+    cap_top = high if high_in_view else top  # where a trivial upper band is drawn to
+    cap_bottom = low if low_in_view else bottom
+    extra = []
     for model in models:
         c = curves[curves["model"] == model].sort_values("k")
         ax.plot(c["k"], c["point"], color=palette[model], lw=1.8, label=f"{model} (eCDF)", drawstyle="steps-post")
-        ax.fill_between(c["k"], np.clip(c["lower"], bottom, top), np.clip(c["upper"], bottom, top),
+        ax.fill_between(c["k"], np.clip(c["lower"], cap_bottom, cap_top), np.clip(c["upper"], cap_bottom, cap_top),
                         color=palette[model], alpha=0.22, lw=0, step="post")
-    ax.set_ylim(bottom, top)
-    ax.set_xlabel("k (iterations of random search)")
-    ax.set_ylabel("best score after k iterations")
-    ax.legend(frameon=True)
+        upper, lower = _trivial_runs(c, low, high)
+        k_max, k_min = float(c["k"].max()), float(c["k"].min())
+        if upper is not None:
+            ax.hlines(cap_top, upper[0], k_max, color=palette[model], ls=":", lw=1.6)
+            extra.append(Line2D([], [], color=palette[model], ls=":", lw=1.6,
+                                label=f"{model}: upper band trivial (= {_bound_text(high)}) for k ≥ {upper[0]:g}"))
+        if lower is not None:
+            ax.hlines(cap_bottom, k_min, lower[0], color=palette[model], ls=":", lw=1.6)
+            extra.append(Line2D([], [], color=palette[model], ls=":", lw=1.6,
+                                label=f"{model}: lower band trivial (= {_bound_text(low)}) for k ≤ {lower[0]:g}"))
+    for value, in_view, where in ((high, high_in_view, "top"), (low, low_in_view, "bottom")):
+        if in_view:
+            ax.axhline(value, color="0.4", ls=(0, (1, 3)), lw=1)
+            ax.annotate(f"{'upper' if where == 'top' else 'lower'} bound of the scores: {value:g}", (0.01, value),
+                        xycoords=("axes fraction", "data"), va="bottom" if where == "top" else "top",
+                        ha="left", fontsize=7, color="0.3", xytext=(0, 2 if where == "top" else -2),
+                        textcoords="offset points")
+        elif np.isfinite(value):
+            arrow = "↑" if where == "top" else "↓"
+            ax.annotate(f"{arrow} bound {value:g} (beyond the view)", (0.99, cap_top if where == "top" else cap_bottom),
+                        xycoords=("axes fraction", "data"), xytext=(0, -4 if where == "top" else 4),
+                        textcoords="offset points", ha="right", va=where, fontsize=7, color="0.3",
+                        bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none", alpha=0.8))
+    pad = 0.04 * span
+    ax.set_ylim(min(bottom, cap_bottom - pad), max(top, cap_top + pad))
+    _set_xscale(ax, xscale)
+    _labels(ax, xlabel="k (iterations of random search)", ylabel="best score after k iterations")
+    band = "simultaneous band"
+    if "confidence" in curves and "method" in curves:
+        band = f"{float(curves['confidence'].iloc[0]):.0%} simultaneous band ({_method(curves['method'].iloc[0])})"
+    _legend(fig, ax, [_shade(band, alpha=0.22), *extra], loc="outside lower center", ncols=2)
     if title:
-        ax.set_title(title, fontsize=9)
+        _title(ax, title)
     return fig
 
 
 def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf, title: str | None = None):
-    """Empirical CDFs with their simultaneous confidence bands (columns ``model``, ``score``, ``ecdf``,
-    ``lower``, ``upper``: band values at each order statistic, right-continuous)."""
+    """Empirical CDFs with their simultaneous confidence bands.
+
+    The x axis zooms on the scores (a little beyond the smallest and largest); the bounds ``low``/``high``
+    are drawn as dotted lines when they fall in view and named at the edge when they lie beyond it.
+
+    Parameters
+    ----------
+    cdfs : DataFrame
+        Columns ``model``, ``score``, ``ecdf``, ``lower``, ``upper``: the band values at each order
+        statistic (right-continuous); optionally ``confidence`` and ``method`` (named in the legend).
+    low, high : float
+        Bounds of the scores (may be infinite).
+    title : str, optional
+        Wrapped to the figure's width.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     _theme()
     models = list(dict.fromkeys(cdfs["model"]))
     palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
-    fig, ax = plt.subplots(figsize=(5.5, 4.0), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
+    s_min, s_max = float(cdfs["score"].min()), float(cdfs["score"].max())
+    pad = 0.05 * (s_max - s_min or abs(s_max) or 1.0)
+    left, right = s_min - pad, s_max + pad
+    # A bound near the scores is shown (a dotted line) rather than cut off just beyond the view.
+    low_in_view = bool(np.isfinite(low) and low >= s_min - 3 * pad)
+    high_in_view = bool(np.isfinite(high) and high <= s_max + 3 * pad)
+    if low_in_view:
+        left = low - 0.3 * pad
+    if high_in_view:
+        right = high + 0.3 * pad
     for model in models:
         c = cdfs[cdfs["model"] == model].sort_values("score")
-        ax.step(c["score"], c["ecdf"], where="post", color=palette[model], lw=1.5, label=f"{model} (eCDF)")
-        ax.fill_between(c["score"], c["lower"], c["upper"], step="post", color=palette[model], alpha=0.22, lw=0)
-    lo = low if np.isfinite(low) else None
-    hi = high if np.isfinite(high) else None
-    if lo is not None or hi is not None:
-        ax.set_xlim(left=lo, right=hi)
+        # To the edges of the view: the eCDF is 0 left of the first score, the bands keep their last values.
+        x = np.concatenate(([left], c["score"], [right]))
+        ax.step(x, np.concatenate(([0.0], c["ecdf"], [1.0])), where="post", color=palette[model], lw=1.5,
+                label=f"{model} (eCDF)")
+        ax.fill_between(x[1:], np.append(c["lower"], c["lower"].iloc[-1]), np.append(c["upper"], c["upper"].iloc[-1]),
+                        step="post", color=palette[model], alpha=0.22, lw=0)
+    for value, in_view, side in ((low, low_in_view, "left"), (high, high_in_view, "right")):
+        if in_view:
+            ax.axvline(value, color="0.4", ls=(0, (1, 3)), lw=1)
+        if np.isfinite(value):
+            text = (f"bound {value:g}" if in_view else
+                    (f"← bound {value:g}" if side == "left" else f"bound {value:g} →") + " (beyond the view)")
+            # Upper left / lower right: where a CDF leaves room (it starts near 0 and ends near 1).
+            ax.text(0.01 if side == "left" else 0.99, 0.98 if side == "left" else 0.02, text, transform=ax.transAxes,
+                    ha=side, va="top" if side == "left" else "bottom", fontsize=7, color="0.3")
+    ax.set_xlim(left, right)
     ax.set_ylim(0, 1)
-    ax.set_xlabel("score")
-    ax.set_ylabel("cumulative probability")
-    ax.legend(frameon=True, loc="upper left")
+    _labels(ax, xlabel="score", ylabel="cumulative probability")
+    band = "simultaneous confidence band"
+    if "confidence" in cdfs and "method" in cdfs:
+        band = f"{float(cdfs['confidence'].iloc[0]):.0%} simultaneous band ({_method(cdfs['method'].iloc[0])})"
+    _legend(fig, ax, [_shade(band, alpha=0.22)], loc="outside lower center", ncols=2)
     if title:
-        ax.set_title(title, fontsize=9)
+        _title(ax, title)
     return fig
 
 
@@ -249,11 +494,11 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
     dists = list(dict.fromkeys(summary["distribution"]))
     methods = list(dict.fromkeys(summary["method"]))
     palette = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
-    fig, axes = plt.subplots(1, len(dists), figsize=(3.6 * len(dists), 3.8), squeeze=False, sharey=True,
-                             constrained_layout=True)
+    fig, axes = plt.subplots(1, len(dists), figsize=(max(3.6 * len(dists), 5.0), 4.2), squeeze=False, sharey=True,
+                             layout="constrained")
     for ax, dist in zip(axes[0], dists):
         s = summary[summary["distribution"] == dist]
-        ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--")
+        ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="nominal = empirical (exact)")
         for j, method in enumerate(methods):
             shift = (j - (len(methods) - 1) / 2) * 0.006  # keep overlapping error bars apart
             for check, marker, fill in (("curve", "o", palette[method]), ("curve_integer_k", "o", "none")):
@@ -263,15 +508,15 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
                 yerr = [r["estimate"] - r["ci_low"], r["ci_high"] - r["estimate"]] if check == "curve" else None
                 ax.errorbar(r["nominal"] + shift, r["estimate"], yerr=yerr, fmt=marker, ms=3.5, color=palette[method],
                             mfc=fill, lw=1, capsize=1.5,
-                            label=f"{method}" if check == "curve" else f"{method}, integer k only")
-        ax.set_title(f"{dist} (n = {int(s['n'].iloc[0])}, {int(s['reps'].iloc[0]):,} rounds)", fontsize=8)
-        ax.set_xlabel("nominal coverage")
+                            label=_method(method) + (" (every real k; bars: Clopper–Pearson)" if check == "curve"
+                                                     else ", integer k only"))
+        _title(ax, f"{dist} (n = {int(s['n'].iloc[0])}, {int(s['reps'].iloc[0]):,} rounds)", fontsize=8)
+        _labels(ax, xlabel="nominal coverage")
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 1.02)
-    axes[0, 0].set_ylabel("empirical coverage")
-    axes[0, -1].legend(fontsize=6, frameon=True, loc="lower right")
-    fig.suptitle(title or "Simultaneous coverage of the median tuning-curve bands (error bars: Clopper–Pearson)",
-                 fontsize=9)
+    _labels(axes[0, 0], ylabel="empirical coverage")
+    _legend(fig, axes[0, -1], fontsize=7, loc="outside lower center", ncols=2)
+    _suptitle(fig, title or "Simultaneous coverage of the median tuning-curve bands (error bars: Clopper–Pearson)")
     return fig
 
 
@@ -281,18 +526,18 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
     _theme()
     methods = list(dict.fromkeys(summary["method"]))
     palette = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
-    fig, ax = plt.subplots(figsize=(5.0, 3.8), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(5.0, 4.2), layout="constrained")
     for method in methods:
         s = summary[summary["method"] == method]
         pts = s[s["measure"] == "trivial_k"].sort_values("n")
         fit = s.set_index("measure")["estimate"]
         ax.plot(pts["n"], pts["estimate"], "o", ms=4, color=palette[method])
         ax.plot(pts["n"], fit["intercept"] + fit["slope"] * pts["n"], color=palette[method], lw=1,
-                label=f"{method}: {fit['samples_per_step']:.2f} samples per step, R² = {fit['r_squared']:.4f}")
-    ax.set_xlabel("n (sample size)")
-    ax.set_ylabel("k where the upper band becomes trivial")
-    ax.legend(fontsize=7, frameon=True)
-    ax.set_title(title or "Upper median tuning-curve band: iterations bounded (exact)", fontsize=9)
+                label=f"{_method(method)}: {fit['samples_per_step']:.2f} samples per step, "
+                      f"R² = {fit['r_squared']:.4f}")
+    _labels(ax, xlabel="n (sample size)", ylabel="k where the upper band becomes trivial")
+    _legend(ax, share=0.6, fontsize=7)
+    _title(ax, title or "Upper median tuning-curve band: iterations bounded (exact)")
     return fig
 
 
@@ -303,19 +548,20 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     dists = list(dict.fromkeys(summary["distribution"]))
     ests = list(dict.fromkeys(summary["estimator"]))
     palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
-    fig, axes = plt.subplots(1, len(dists), figsize=(4.2 * len(dists), 3.6), squeeze=False, sharey=True,
-                             constrained_layout=True)
+    fig, axes = plt.subplots(1, len(dists), figsize=(max(4.2 * len(dists), 5.0), 3.8), squeeze=False, sharey=True,
+                             layout="constrained")
     for ax, dist in zip(axes[0], dists):
         s = summary[summary["distribution"] == dist]
         for est in ests:
             _band(ax, s[s["estimator"] == est], "k", _label(est), palette[est], low="ci_low", high="ci_high")
-        ax.axhline(float(s["nominal"].iloc[0]), color="black", ls="--", lw=0.8)
-        ax.set_title(f"{dist}: n = {int(s['k'].max())}, {int(s['reps'].iloc[0]):,} rounds", fontsize=8)
-        ax.set_xlabel("k (point of the mean tuning curve)")
+        ax.axhline(float(s["nominal"].iloc[0]), color="black", ls="--", lw=0.8,
+                   label="nominal" if ax is axes[0, 0] else None)
+        _title(ax, f"{dist}: n = {int(s['k'].max())}, {int(s['reps'].iloc[0]):,} rounds", fontsize=8)
+        _labels(ax, xlabel="k (point of the mean tuning curve)")
         ax.set_ylim(0, 1.02)
-    axes[0, 0].set_ylabel("pointwise coverage")
-    axes[0, 0].legend(frameon=True, loc="lower left")
-    fig.suptitle(title or "95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals)", fontsize=9)
+    _labels(axes[0, 0], ylabel="pointwise coverage")
+    _legend(axes[0, 0], extra=[_shade("95% Clopper–Pearson interval")], loc="lower left")
+    _suptitle(fig, title or "95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals)")
     return fig
 
 
@@ -330,8 +576,9 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     kinds = list(dict.fromkeys(s["kind"]))
     methods = [m for m in dict.fromkeys(s["method"]) if m != "truth"]
     palette = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
-    fig, axes = plt.subplots(len(sizes), len(kinds), figsize=(4.4 * len(kinds), 3.2 * len(sizes)), squeeze=False,
-                             constrained_layout=True)
+    fig, axes = plt.subplots(len(sizes), len(kinds), figsize=(4.4 * len(kinds), 3.2 * len(sizes) + 0.8),
+                             squeeze=False, layout="constrained")
+    dotted = False
     for r, n in enumerate(sizes):
         for c, kind in enumerate(kinds):
             ax = axes[r, c]
@@ -342,17 +589,19 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
                 for curve in ("lower", "upper"):
                     b = t[(t["method"] == method) & (t["measure"] == curve)].sort_values("k")
                     ax.plot(b["k"], b["estimate"], color=palette[method], lw=1.2, drawstyle="steps-post",
-                            label=method if curve == "lower" else None)
+                            label=f"{_method(method)} (average band)" if curve == "lower" else None)
                 if kind == "median":
                     k_star = t[(t["method"] == method) & (t["measure"] == "trivial_k")]["estimate"]
                     if len(k_star) and k_star.iloc[0] < true["k"].max():
                         ax.axvline(k_star.iloc[0], color=palette[method], ls=":", lw=0.9)
+                        dotted = True
             lo = float(true["estimate"].min())
             ax.set_ylim(lo - 0.1 * (1.0 - lo), 1.0 + 0.02 * (1.0 - lo))
-            ax.set_title(f"{dist}, {kind} tuning curve, n = {n}", fontsize=8)
-            ax.set_xlabel("k")
-    axes[0, 0].legend(fontsize=6, frameon=True, loc="lower right")
-    fig.suptitle(title or "Average simultaneous bands over rounds (Lourie et al. ablations)", fontsize=9)
+            _title(ax, f"{dist}, {kind} tuning curve, n = {n}", fontsize=8)
+            _labels(ax, xlabel="k")
+    extra = [Line2D([], [], color="0.4", ls=":", lw=0.9, label="upper median band trivial beyond")] if dotted else []
+    _legend(fig, axes[0, 0], extra, fontsize=7, loc="outside lower center", ncols=2)
+    _suptitle(fig, title or "Average simultaneous bands over rounds (Lourie et al. ablations)")
     return fig
 
 
@@ -399,16 +648,14 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
     p = summary[summary["measure"] == "p_correct"]
     algorithms = list(dict.fromkeys(p["algorithm"]))
     palette = dict(zip(algorithms, sns.color_palette("colorblind", len(algorithms))))
-    fig, ax = plt.subplots(figsize=(5.2, 3.8), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(5.2, 4.0), layout="constrained")
     for name in algorithms:
         _band(ax, p[p["algorithm"] == name], "budget", name.replace("_", " "), palette[name], low="ci_low",
               high="ci_high", marker="o", ms=3)
-    ax.set_xlabel("budget (model evaluations)")
-    ax.set_ylabel("P(best model selected)")
-    ax.legend(frameon=True, loc="lower right")
+    _labels(ax, xlabel="budget (model evaluations)", ylabel="P(best model selected)")
+    _legend(ax, extra=[_shade("95% Clopper–Pearson interval")], loc="lower right")
     best = p["arm"].iloc[0] if len(p) else ""
-    ax.set_title(title or f"best: {best}; {int(p['reps'].max()):,} runs per budget (bands: Clopper–Pearson)",
-                 fontsize=9)
+    _title(ax, title or f"best: {best}; {int(p['reps'].max()):,} runs per budget (bands: Clopper–Pearson)")
     return fig
 
 
@@ -419,7 +666,7 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     _theme()
     algorithms = list(dict.fromkeys(summary["algorithm"]))
     palette = dict(zip(algorithms, sns.color_palette("colorblind", len(algorithms))))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8), constrained_layout=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4.0), layout="constrained")
     for name in algorithms:
         s = summary[summary["algorithm"] == name]
         m = s[s["measure"] == "evaluations_mean"].sort_values("confidence")
@@ -431,19 +678,17 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
         left.fill_between(m["confidence"], lo["estimate"], hi["estimate"], color=palette[name], alpha=0.12, lw=0)
         p = s[s["measure"] == "p_correct"].sort_values("confidence")
         right.errorbar(p["confidence"], p["estimate"], yerr=[p["estimate"] - p["ci_low"], p["ci_high"] - p["estimate"]],
-                       color=palette[name], marker="o", ms=3, capsize=2, label=label)
+                       color=palette[name], marker="o", ms=3, capsize=2, label=f"{label} (bars: Clopper–Pearson)")
     conf = np.sort(summary["confidence"].unique())
     right.plot(conf, conf, color="0.4", ls="--", lw=1, label="nominal 1 − δ")
     left.set_yscale("log")
-    left.set_xlabel("confidence 1 − δ")
-    left.set_ylabel("total evaluations (shaded: min–max)")
-    right.set_xlabel("confidence 1 − δ")
-    right.set_ylabel("P(best model selected)")
-    left.legend(frameon=True, fontsize=7)
-    right.legend(frameon=True, fontsize=7, loc="lower right")
+    _labels(left, xlabel="confidence 1 − δ", ylabel="total evaluations (shaded: min–max)")
+    _labels(right, xlabel="confidence 1 − δ", ylabel="P(best model selected)")
+    _legend(left, extra=[_shade("min–max over runs", alpha=0.15)], share=0.3, fontsize=7)
+    _legend(right, share=0.3, fontsize=7, loc="lower right")
     reps = int(summary["reps"].max()) if len(summary) else 0
     best = summary.loc[summary["measure"] == "p_correct", "arm"].iloc[0] if len(summary) else ""
-    fig.suptitle(title or f"Fixed-confidence selection, best: {best}; {reps:,} runs per algorithm", fontsize=9)
+    _suptitle(fig, title or f"Fixed-confidence selection, best: {best}; {reps:,} runs per algorithm")
     return fig
 
 

@@ -154,3 +154,54 @@ def test_ties_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         bands.cdf_bands([0.5, 0.6, 0.7])
+
+
+def test_ties_warning_points_at_the_callers_line():
+    # Both public entry points: the warning must name this file, not simstudy/bands.py.
+    for call in (lambda: bands.cdf_bands([0.5, 0.5, 0.7]), lambda: bands.tuning_curve_bands([0.5, 0.5, 0.7])):
+        with pytest.warns(UserWarning, match="ties") as record:
+            call()
+        assert [w.filename for w in record] == [__file__]
+
+
+def test_trivial_budget_is_where_the_upper_band_reaches_high():
+    y = np.random.default_rng(20261123).beta(20, 3, size=30)
+    k_star = bands.trivial_budget(30, 0.8, "ks")
+    tc = bands.tuning_curve_bands(y, 0.8, method="ks", ks=[k_star * 0.999, k_star * 1.001], low=0, high=1)
+    assert tc.upper[0] < 1 and tc.upper[1] == 1
+    with pytest.raises(ValueError, match="n \\(the sample size\\) must be an integer >= 1, got 0"):
+        bands.trivial_budget(0, 0.8, "ks")
+
+
+def _bands_at(ks, lower, point, upper):
+    """TuningCurveBands with given values (only the fields evidence() reads matter)."""
+    return bands.TuningCurveBands(ks=np.asarray(ks, float), point=np.asarray(point, float),
+                                  lower=np.asarray(lower, float), upper=np.asarray(upper, float), kind="median",
+                                  quantile=0.5, confidence=0.8, method="ks", cdf=None)
+
+
+def test_evidence_table_and_summary_runs():
+    ks = [1, 2, 3, 4, 5]
+    # b fixed at point 0.5, band [0.45, 0.55]; a moves: overlap with both points inside (none), a's band
+    # excludes b's point (weak) twice, each excludes the other's point (fair), apart (strong).
+    b = _bands_at(ks, [0.45] * 5, [0.5] * 5, [0.55] * 5)
+    a = _bands_at(ks, [0.46, 0.52, 0.52, 0.54, 0.60], [0.52, 0.54, 0.54, 0.58, 0.70],
+                  [0.56, 0.60, 0.60, 0.62, 0.80])
+    table = bands.evidence_table(a, b, "big", "small")
+    assert list(table.columns) == ["k", "evidence", "leader"]
+    assert list(table["evidence"]) == ["none", "weak", "weak", "fair", "strong"]
+    assert list(table["leader"]) == ["big"] * 5
+    header, *lines = bands.evidence_summary(table)
+    assert header.startswith("evidence (Lourie et al.'s heuristic")
+    assert lines == ["k = 1: no evidence either way", "k = 2..3: weak evidence big is better",
+                     "k = 4: fair evidence big is better", "k = 5: strong evidence big is better"]
+
+
+def test_evidence_summary_names_ties_and_a_single_long_run():
+    ks = [1, 2, 3]
+    a = _bands_at(ks, [0.4] * 3, [0.5] * 3, [0.6] * 3)
+    table = bands.evidence_table(a, a, "a", "b")
+    assert list(table["leader"]) == ["tie"] * 3
+    assert bands.evidence_summary(table)[1:] == ["k = 1..3: no evidence either way"]
+    with pytest.raises(ValueError, match="lacks column\\(s\\) leader"):
+        bands.evidence_summary(table.drop(columns="leader"))

@@ -22,13 +22,8 @@ from . import base
 
 __all__ = ["run", "trivial_budget"]
 
-
-def trivial_budget(n: int, confidence: float, method: str, quantile: float = 0.5) -> float:
-    """The budget beyond which the upper quantile tuning-curve band is trivial: ``log(q) / log(l_n)``."""
-    lower_at_max = float(bands.pointwise_bounds(n, confidence, method)[0][-1])
-    if lower_at_max <= 0:
-        return 0.0
-    return float(np.log(quantile) / np.log(lower_at_max))
+# Moved to the library (simstudy.bands.trivial_budget); re-exported so existing imports keep working.
+trivial_budget = bands.trivial_budget
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:

@@ -3,7 +3,7 @@
 For each distribution, sample size n and band method, rounds of n simulated scores give the average lower
 and upper band and the average width at each budget k, with MCSEs, beside the true curve -- the quantities
 Figures 6-8 and 12-15 of Lourie et al. show for single samples -- and, exactly, the budget beyond which the
-upper median band is trivial (:func:`~simstudy.studies.band_triviality.trivial_budget`).
+upper median band is trivial (:func:`~simstudy.bands.trivial_budget`).
 
 Everything data-independent is precomputed: the CDF bands' bounds at the order statistics, hence which
 order statistic each median band takes at each k, and the probability each mean band puts on each order
@@ -25,7 +25,6 @@ from ..config import Config
 from ..distributions import describe, sample_sorted
 from ..runner import Task, task_seed
 from . import base
-from .band_triviality import trivial_budget
 
 __all__ = ["run"]
 
@@ -119,7 +118,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             for m, method in enumerate(methods):
                 if kind == "median":
                     rows.append(dict(head, method=method, kind=kind, k=0, measure="trivial_k",
-                                     estimate=trivial_budget(n, confidence, method), mcse=0.0, reps=0))
+                                     estimate=bands.trivial_budget(n, confidence, method), mcse=0.0, reps=0))
                 for c, curve in enumerate(_CURVES):
                     mean = sums[m, j, c, 0] / R
                     var = np.clip((sums[m, j, c, 1] - R * mean**2) / (R - 1), 0.0, None)

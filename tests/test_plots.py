@@ -1,0 +1,223 @@
+"""Figures: nothing cut off (every drawn text inside the saved canvas), shaded bands named in the legend,
+trivial bands and out-of-view bounds said in words, readable method names."""
+
+import importlib
+
+import matplotlib
+import matplotlib.pyplot as plt
+import matplotlib.text
+import numpy as np
+import pandas as pd
+import pytest
+
+from simstudy import bands, config, curves, plots
+
+# The CLI's own title shape, with a long data file name (one "word" wider than the figure).
+LONG = ("80% ld_highest_density bands, median tuning curve: "
+        "deberta-v3-base_mnli_random_search_results_2024_rerun_with_all_seeds.results.jsonl")
+R = {"n_jobs": 1, "backend": "loky", "progress": False}
+KDE = {"lstm": {"kind": "kde", "dataset": "reuters_hedwig", "model": "lstm", "bw_factor": 0.05}}
+TDSA = {m: {"kind": "empirical", "dataset": "tdsa_fiesta", "model": m} for m in ("atae", "ian", "lstm")}
+BASE = {"budget": {"B": 2}, "estimators": {"v": {"method": "v"}}, "runner": R}
+# Tiny studies (about 2 s in all): real summary frames, so the figures read the columns the studies write.
+STUDIES = {
+    "evp_accuracy": {"seed": 11, "distribution": {"kind": "truncnorm"}, "budget": {"B": 5}, "runner": R,
+                     "estimators": {"u": {"method": "u"}, "v": {"method": "v"},
+                                    "boot": {"method": "bootstrap", "resamples": 50}},
+                     "study": {"name": "a", "kind": "evp_accuracy", "reps": 40, "chunk_reps": 40,
+                               "save_replicates": False}},
+    "wrong_conclusions": {"seed": 12, "runner": R, "budget": {"B": [2, 4, 8], "n": None},
+                          "distribution": {"a": {"kind": "truncnorm", "mean": 0.60, "sd": 0.07},
+                                           "b": {"kind": "truncnorm", "mean": 0.62, "sd": 0.07}},
+                          "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
+                          "study": {"name": "wc", "kind": "wrong_conclusions", "reps": 40, "chunk_reps": 40}},
+    "band_coverage": {**BASE, "seed": 13, "distribution": KDE,
+                      "study": {"name": "cov", "kind": "band_coverage", "reps": 40, "chunk_reps": 40, "sample_size": 10,
+                                "levels": [0.5, 0.8], "methods": ["ld_highest_density", "ks", "dkw"]}},
+    "band_triviality": {**BASE, "seed": 14, "distribution": {"kind": "truncnorm"},
+                        "study": {"name": "t", "kind": "band_triviality", "sample_sizes": [6, 12, 24],
+                                  "methods": ["ks", "ld_highest_density"]}},
+    "bootstrap_coverage": {**BASE, "seed": 15, "distribution": KDE,
+                           "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
+                           "study": {"name": "boot", "kind": "bootstrap_coverage", "reps": 20, "chunk_reps": 20,
+                                     "sample_size": 8, "resamples": 50}},
+    "band_width": {**BASE, "seed": 16, "distribution": KDE,
+                   "study": {"name": "w", "kind": "band_width", "reps": 3, "chunk_reps": 3, "sample_sizes": [8],
+                             "methods": ["ks", "ld_highest_density"], "max_k": 12}},
+    "model_selection": {**BASE, "seed": 17, "distribution": TDSA,
+                        "study": {"name": "fb", "kind": "model_selection", "reps": 40, "chunk_reps": 40,
+                                  "budgets": [9, 18]}},
+    "fixed_confidence": {**BASE, "seed": 18, "distribution": TDSA,
+                         "study": {"name": "fc", "kind": "fixed_confidence", "reps": 10, "chunk_reps": 10,
+                                   "deltas": [0.1, 0.2], "algorithms": ["ttts", "non_adaptive"]}},
+}
+
+
+@pytest.fixture(scope="module")
+def summaries(tmp_path_factory):
+    assert set(STUDIES) == set(plots.FIGURES)  # a new study kind needs a case here
+    out = {}
+    for kind, cfg in STUDIES.items():
+        module = importlib.import_module(f"simstudy.studies.{kind}")
+        out[kind] = module.run(config.parse(cfg), tmp_path_factory.mktemp(kind)).summary
+    return out
+
+
+def _scores():
+    rng = np.random.default_rng(4711)
+    return {"deberta-v3-base (a long model name)": rng.beta(20, 3, size=48), "deberta-base": rng.beta(14, 4, size=48)}
+
+
+def _band_frames(confidence=0.8, method="ld_highest_density", low=0, high=1):
+    """The tidy frames `simstudy bands` builds (curves and CDF bands) for two models on [low, high]."""
+    ks = np.arange(1, 49, dtype=np.float64)
+    curve_rows, cdf_rows = [], []
+    for model, x in _scores().items():
+        tc = bands.tuning_curve_bands(x, confidence, "median", method, ks=ks, low=low, high=high)
+        curve_rows.append(pd.DataFrame({"model": model, "k": ks, "point": tc.point, "lower": tc.lower,
+                                        "upper": tc.upper, "confidence": confidence, "method": method}))
+        cdf_rows.append(pd.DataFrame({"model": model, "score": tc.cdf.y, "ecdf": np.arange(1, x.size + 1) / x.size,
+                                      "lower": tc.cdf.lower, "upper": tc.cdf.upper, "confidence": confidence,
+                                      "method": method}))
+    return pd.concat(curve_rows, ignore_index=True), pd.concat(cdf_rows, ignore_index=True)
+
+
+def _drawn_texts(fig, monkeypatch):
+    """Draw the figure as io.save_figure saves it (the whole canvas, no bbox_inches) and return every text
+    actually drawn, with its extent in pixels."""
+    drawn, original = [], matplotlib.text.Text.draw
+
+    def record(self, renderer):
+        original(self, renderer)
+        if self.get_visible() and self.get_text().strip():
+            drawn.append((self.get_text(), self.get_window_extent(renderer)))
+
+    monkeypatch.setattr(matplotlib.text.Text, "draw", record)
+    fig.canvas.draw()
+    monkeypatch.undo()
+    return drawn
+
+
+def _cut_off(fig, monkeypatch) -> list[str]:
+    box, tol = fig.bbox, 0.5  # pixels
+    return [text for text, e in _drawn_texts(fig, monkeypatch)
+            if e.x0 < box.x0 - tol or e.y0 < box.y0 - tol or e.x1 > box.x1 + tol or e.y1 > box.y1 + tol]
+
+
+def _all_figures(summaries, title):
+    curve_frame, cdf_frame = _band_frames()
+    evp = curves.evp_curves(_scores())
+    figs = {kind: plots.FIGURES[kind](summary, title=title) for kind, summary in summaries.items()}
+    figs["tuning_curve_bands"] = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1, title=title)
+    figs["tuning_curve_bands_log"] = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1, xscale="log",
+                                                                     title=title)
+    figs["cdf_bands"] = plots.cdf_bands_figure(cdf_frame, low=0, high=1, title=title)
+    unbounded_curves, unbounded_cdfs = _band_frames(low=-np.inf, high=np.inf)
+    figs["tuning_curve_bands_unbounded"] = plots.tuning_curve_bands_figure(unbounded_curves, title=title)
+    figs["cdf_bands_unbounded"] = plots.cdf_bands_figure(unbounded_cdfs, title=title)
+    figs["evp_curves"] = plots.evp_curves_figure(evp, target=0.85, reached=curves.budget_to_target(evp, 0.85),
+                                                 title=title)
+    figs["evp_curves_linear"] = plots.evp_curves_figure(evp, xscale="linear", title=title)
+    return figs
+
+
+@pytest.mark.parametrize("title", [None, LONG], ids=["default-title", "long-title"])
+def test_no_text_is_cut_off(summaries, title, monkeypatch):
+    for name, fig in _all_figures(summaries, title).items():
+        assert _cut_off(fig, monkeypatch) == [], name
+        plt.close(fig)
+
+
+def test_the_check_catches_a_long_title(monkeypatch):
+    # The same check on a figure titled the old way (unwrapped): it must fail, or it tests nothing.
+    fig, ax = plt.subplots(figsize=(5.5, 4.0), layout="constrained")
+    ax.set_title(LONG, fontsize=9)
+    assert _cut_off(fig, monkeypatch) != []
+    plt.close(fig)
+
+
+def _legend_texts(fig):
+    return [t.get_text().replace("\n", " ") for leg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
+            if leg is not None for t in leg.get_texts()]
+
+
+def test_legends_name_the_shaded_bands(summaries):
+    curve_frame, cdf_frame = _band_frames()
+    evp = curves.evp_curves(_scores())
+    expected = {
+        "evp_accuracy": plots.evp_accuracy_figure(summaries["evp_accuracy"]),
+        "bootstrap_coverage": plots.bootstrap_coverage_figure(summaries["bootstrap_coverage"]),
+        "model_selection": plots.model_selection_figure(summaries["model_selection"]),
+        "wrong_conclusions": plots.wrong_conclusions_figure(summaries["wrong_conclusions"]),
+        "fixed_confidence": plots.fixed_confidence_figure(summaries["fixed_confidence"]),
+        "evp_curves": plots.evp_curves_figure(evp),
+        "tuning_curve_bands": plots.tuning_curve_bands_figure(curve_frame, low=0, high=1),
+        "cdf_bands": plots.cdf_bands_figure(cdf_frame, low=0, high=1),
+    }
+    names = {"evp_accuracy": "95% Monte Carlo interval (±1.96 MCSE)",
+             "bootstrap_coverage": "95% Clopper–Pearson interval",
+             "model_selection": "95% Clopper–Pearson interval",
+             "wrong_conclusions": "95% Clopper–Pearson interval", "fixed_confidence": "min–max over runs",
+             "evp_curves": "±1 SD (clipped to observed scores)",
+             "tuning_curve_bands": "80% simultaneous band (LD highest-density)",
+             "cdf_bands": "80% simultaneous band (LD highest-density)"}
+    for name, fig in expected.items():
+        assert names[name] in _legend_texts(fig), name
+        plt.close(fig)
+
+
+def test_trivial_upper_band_is_said_and_the_axis_zooms_on_the_data():
+    curve_frame, _ = _band_frames()
+    fig = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1)
+    texts = _legend_texts(fig)
+    for model, c in curve_frame.groupby("model", sort=False):
+        k_star = c.loc[c["upper"] >= 1, "k"].min()
+        # The frame's own first trivial budget, and the library's exact one: the first integer k beyond it.
+        assert k_star == np.floor(bands.trivial_budget(48, 0.8, "ld_highest_density")) + 1
+        assert f"{model}: upper band trivial (= 1) for k ≥ {k_star:g}" in texts
+    bottom, top = fig.axes[0].get_ylim()
+    assert top < 1 and bottom > curve_frame["point"].min() - 0.1  # zoomed on the data, not 0..1
+    assert any("bound 1 (beyond the view)" in t.get_text() for t in fig.axes[0].texts)
+    plt.close(fig)
+
+
+def test_unbounded_scores_say_the_upper_band_is_infinite():
+    curve_frame, _ = _band_frames(low=-np.inf, high=np.inf)
+    fig = plots.tuning_curve_bands_figure(curve_frame)
+    assert "deberta-base: upper band trivial (= ∞) for k ≥ 9" in _legend_texts(fig)
+    assert np.all(np.isfinite(fig.axes[0].get_ylim()))
+    plt.close(fig)
+
+
+def test_cdf_figure_zooms_on_the_scores_and_names_the_bounds():
+    _, cdf_frame = _band_frames()
+    fig = plots.cdf_bands_figure(cdf_frame, low=0, high=1)
+    left, right = fig.axes[0].get_xlim()
+    s = cdf_frame["score"]
+    assert s.min() - 0.1 * (s.max() - s.min()) < left < s.min() and s.max() < right
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "← bound 0 (beyond the view)" in texts
+    assert "bound 1" in texts or "bound 1 → (beyond the view)" in texts
+    plt.close(fig)
+
+
+def test_xscale():
+    curve_frame, _ = _band_frames()
+    evp = curves.evp_curves(_scores())
+    assert plots.evp_curves_figure(evp).axes[0].get_xscale() == "log"  # today's default (was log_x=True)
+    assert plots.evp_curves_figure(evp, xscale="linear").axes[0].get_xscale() == "linear"
+    assert plots.tuning_curve_bands_figure(curve_frame).axes[0].get_xscale() == "linear"
+    assert plots.tuning_curve_bands_figure(curve_frame, xscale="log").axes[0].get_xscale() == "log"
+    with pytest.raises(ValueError, match="xscale must be one of linear, log, got 'symlog'"):
+        plots.tuning_curve_bands_figure(curve_frame, xscale="symlog")
+    plt.close("all")
+
+
+def test_method_names_are_readable(summaries):
+    fig = plots.band_coverage_figure(summaries["band_coverage"])
+    texts = " | ".join(_legend_texts(fig))
+    assert "LD highest-density" in texts and "Kolmogorov–Smirnov" in texts and "DKW" in texts
+    assert "ld_highest_density" not in texts
+    fig = plots.band_triviality_figure(summaries["band_triviality"])
+    assert any(t.startswith("Kolmogorov–Smirnov:") for t in _legend_texts(fig))
+    plt.close("all")
