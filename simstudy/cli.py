@@ -212,7 +212,7 @@ def _run_and_report(config, out_dir: Path) -> None:
         for suffix in ("png", "pdf"):
             io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
         _log_headline(shown, config.study.kind)
-    log.info("wrote %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())))
+    log.info("wrote %s to %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())), out_dir)
     _check_failures(result.report, config, out_dir)
 
 
@@ -357,9 +357,14 @@ def _load_scores(opts) -> dict:
     return scores
 
 
+def _log_scores(command: str, scores: dict, out_dir: Path) -> None:
+    log.info("%s of %s -> %s", command, ", ".join(f"{m} ({x.size} scores)" for m, x in scores.items()), out_dir)
+
+
 def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     opts = _parse_or_fail(parse_curve, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    _log_scores("curve", scores, out_dir)
 
     from . import curves, plots
 
@@ -371,7 +376,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     reached = curves.budget_to_target(table, opts.target) if opts.target is not None else None
     x = "time" if trial_time is not None else "n"
     xlabel = f"time ({opts.time_unit}), {'log scale' if opts.xscale == 'log' else ''}".rstrip(", ") if x == "time" else None
-    fig = plots.evp_curves_figure(table, x=x, target=opts.target, reached=reached, log_x=opts.xscale == "log", xlabel=xlabel,
+    fig = plots.evp_curves_figure(table, x=x, target=opts.target, reached=reached, xscale=opts.xscale, xlabel=xlabel,
                                   title=f"{Path(opts.data.data).name}: expected max ({opts.estimator.upper()}) ± 1 SD")
     for suffix in ("png", "pdf"):
         io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
@@ -386,7 +391,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
             where = (f"n = {int(row['n'])}" + (f" ({row['time']:.3g} {opts.time_unit})" if x == "time" else "")
                      if row["n"] == row["n"] else "not reached within its trials")
             print(f"{row['model']}: expected max first reaches {opts.target} at {where}")
-    log.info("wrote %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())))
+    log.info("wrote %s to %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())), out_dir)
 
 
 def _curve_table(table) -> str:
@@ -412,6 +417,7 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
 
     opts = _parse_or_fail(parse_bands, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    _log_scores("bands", scores, out_dir)
 
     low, high = opts.data.low, opts.data.high
     max_k = opts.max_k or max(x.size for x in scores.values())
@@ -427,21 +433,23 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         results[model] = tc
         curve_rows.append(pd.DataFrame({"model": model, "k": ks, "point": tc.point, "lower": tc.lower,
                                         "upper": tc.upper}))
-        cdf_rows.append(pd.DataFrame({"model": model, "score": tc.cdf.y, "ecdf": np.arange(1, x.size + 1) / x.size,
-                                      "lower": tc.cdf.lower, "upper": tc.cdf.upper}))
+        cdf_rows.append(_distinct_scores(model, tc.cdf, x.size))
     curves = pd.concat(curve_rows, ignore_index=True)
     for col, value in (("kind", opts.kind), ("quantile", opts.quantile), ("confidence", opts.confidence),
                        ("method", opts.method)):
         curves[col] = value
     cdfs = pd.concat(cdf_rows, ignore_index=True)
+    cdfs["confidence"], cdfs["method"] = opts.confidence, opts.method
+    source = Path(opts.data.data).name
     io.write_parquet(curves, out_dir / "bands.parquet")
     io.write_csv(curves, out_dir / "bands.csv")
     io.write_csv(cdfs, out_dir / "cdf_bands.csv")
     label = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
-    fig_curve = plots.tuning_curve_bands_figure(curves, low=low, high=high,
-                                                title=f"{opts.confidence:.0%} {opts.method} bands, {label}")
+    method = bands.METHOD_LABELS[opts.method]
+    fig_curve = plots.tuning_curve_bands_figure(curves, low=low, high=high, xscale=opts.xscale,
+                                                title=f"{source}: {opts.confidence:.0%} {method} bands, {label}")
     fig_cdf = plots.cdf_bands_figure(cdfs, low=low, high=high,
-                                     title=f"{opts.confidence:.0%} {opts.method} bands for the CDF of scores")
+                                     title=f"{source}: {opts.confidence:.0%} {method} bands for the CDF of scores")
     for suffix in ("png", "pdf"):
         io.save_figure(fig_curve, out_dir / f"tuning_curve.{suffix}", dpi=150)
         io.save_figure(fig_cdf, out_dir / f"cdf.{suffix}", dpi=150)
@@ -451,32 +459,21 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     print(shown.pivot(index="k", columns="model", values=["lower", "point", "upper"]).round(4).to_string())
     if len(results) == 2:
         (name_a, a), (name_b, b) = results.items()
-        rows = _evidence_rows(name_a, a, name_b, b)
-        io.write_csv(pd.DataFrame(rows), out_dir / "evidence.csv")
-        for row in _evidence_summary(rows):
-            print(row)
-    log.info("wrote %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())))
+        evidence = bands.evidence_table(a, b, name_a, name_b)
+        io.write_csv(evidence, out_dir / "evidence.csv")
+        for line in bands.evidence_summary(evidence):
+            print(line)
+    log.info("wrote %s to %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())), out_dir)
 
 
-def _evidence_rows(name_a, a, name_b, b) -> list[dict]:
-    from . import bands
+def _distinct_scores(model: str, cdf, n: int):
+    """The CDF band at each distinct score, one row per score: with ties, the eCDF and the bands at a score are
+    those after its last copy (the band arrays hold one entry per sorted draw)."""
+    import pandas as pd
 
-    level, leader = bands.evidence(a, b)
-    names = {1: name_a, -1: name_b, 0: "tie"}
-    return [{"k": k, "evidence": lv, "leader": names[int(ld)]} for k, lv, ld in zip(a.ks, level, leader)]
-
-
-def _evidence_summary(rows: list[dict]) -> list[str]:
-    """Runs of budgets with the same evidence level and leader, e.g. 'strong evidence a > b for k = 1..48'."""
-    lines, start = [], 0
-    for i in range(1, len(rows) + 1):
-        if i == len(rows) or (rows[i]["evidence"], rows[i]["leader"]) != (rows[start]["evidence"], rows[start]["leader"]):
-            r = rows[start]
-            what = "no evidence either way" if r["evidence"] == "none" else f"{r['evidence']} evidence {r['leader']} is better"
-            lines.append(f"k = {r['k']:g}..{rows[i - 1]['k']:g}: {what}")
-            start = i
-    return ["evidence (Lourie et al.'s heuristic: weak = one band excludes the other's point estimate, fair = each "
-            "does, strong = no overlap):", *lines]
+    last = np.flatnonzero(np.append(np.diff(cdf.y) > 0, True))  # the last copy of each distinct score
+    return pd.DataFrame({"model": model, "score": cdf.y[last], "count": np.diff(np.append(-1, last)),
+                         "ecdf": (last + 1) / n, "lower": cdf.lower[last], "upper": cdf.upper[last]})
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="audit")
@@ -499,8 +496,8 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     x = scores[model]
     from . import datasets
 
-    spec = {"kind": "kde", "model": model, "low": opts.data.low, "high": opts.data.high, "bw_of": opts.bw_of,
-            "bandwidth": opts.bandwidth, "bw_factor": opts.bw_factor, "name": model}
+    spec = {"kind": "kde_atoms", "model": model, "low": opts.data.low, "high": opts.data.high, "bw_of": opts.bw_of,
+            "bw_method": opts.bw_method, "bandwidth": opts.bandwidth, "bw_factor": opts.bw_factor, "name": model}
     if opts.data.data in datasets.DATASETS:
         spec.update(dataset=opts.data.data, **(dict(opts.data.options) if opts.data.data == "deberta_mnli" else {}))
     else:

@@ -664,6 +664,7 @@ class AuditConfig:
     bandwidth: float | None
     bw_factor: float | None
     bw_of: str
+    bw_method: str
     confidence: float
     method: str
     target_k: int
@@ -699,6 +700,7 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
         bandwidth=None if bandwidth is None else _positive("bandwidth", bandwidth),
         bw_factor=None if factor is None else _positive("bw_factor", factor),
         bw_of=_choice("bw_of", cfg.get("bw_of", "reflected"), ("reflected", "data")),
+        bw_method=_choice("bw_method", cfg.get("bw_method", "isj"), ("isj", "silverman")),
         confidence=_level("confidence", cfg.get("confidence", 0.8)),
         method=_choice("method", cfg.get("method", "ld_highest_density"), bands.METHODS),
         target_k=_int("target_k", cfg.get("target_k", 10), minimum=1),

@@ -93,9 +93,11 @@ KEYS = {
               "high": "the highest score possible: the fitted distribution lives on [low, high]",
               "sample_size": "the number of scores n to audit (default: how many you have)",
               "bandwidth": "the kernel SD of the fit, in score units (default: chosen by bw_method)",
-              "bw_factor": "or a factor of the SD of the data, as scipy's gaussian_kde takes it",
+              "bw_factor": "or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it",
               "bw_of": "which SD bw_factor multiplies: reflected (the data with its reflections) or data",
-              "bw_method": "how the bandwidth is chosen when neither bandwidth nor bw_factor is given",
+              "bw_method": "how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved "
+                           "Sheather-Jones, for multimodal scores) or silverman (rule of thumb; over-smooths "
+                           "clusters)",
               "confidence": "the simultaneous coverage of the bands audited, e.g. 0.8",
               "method": "the band audited: ld_highest_density, ld_equal_tailed, ks or dkw",
               "target_k": "report how many scores bound the median tuning curve up to this budget",
