@@ -1,9 +1,12 @@
-"""Score data: a researcher's own files (:func:`load_scores`) and three shipped data sets.
+"""Score data: a researcher's own files (:func:`load_scores`, :func:`read_scores`) and three shipped sets.
 
 Every loader returns float64 arrays of scores in file order and raises :class:`DataError` with a one-line
-message naming the file, the row and the offending value. All values pass through :func:`_score`, the one
-place that turns a raw value into a validated float. Shipped data (``simstudy/data``, see its README for
-sources and licences) is cached and returned as read-only arrays, so callers cannot corrupt the cache.
+message naming the file, the row and the offending value. No score is lost silently: a header-less column
+keeps its first line, a row of the wrong width is an error, and a failed run's missing score is an error
+unless the caller asks to drop or replace it (then counted, and warned about with :class:`DataWarning`).
+Files are checked column by column (vectorized); :func:`_score` words the message for a bad value.
+Shipped data (``simstudy/data``, see its README for sources and licences) is cached and returned as
+read-only arrays, so callers cannot corrupt the cache.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["DataError", "DataWarning", "ScoreFile", "read_scores", "load_scores", "reuters_hedwig", "deberta_mnli", "tdsa_fiesta", "DATASETS",
-           "load_dataset", "load_models"]
+__all__ = ["DataError", "DataWarning", "ScoreFile", "read_scores", "load_scores", "reuters_hedwig",
+           "deberta_mnli", "tdsa_fiesta", "DATASETS", "load_dataset", "load_models"]
 
 SUFFIXES = (".csv", ".json", ".jsonl", ".tsv")
 DATASETS: Mapping[str, str] = MappingProxyType({
@@ -119,7 +122,7 @@ def _read_scores_iv(path: str | os.PathLike, low: float, high: float, min_scores
     if isinstance(missing, bool) or not isinstance(missing, (int, float, np.integer, np.floating)):
         raise ValueError(f"missing must be 'error', 'drop' or a number, got {missing!r}")
     if not (math.isfinite(missing) and low <= missing <= high):
-        # the number stands in for a score as used, so it is checked against the bounds as scores are: after scale
+        # the number stands in for a score as used, so it is checked as scores are: after scale
         raise ValueError(f"missing={missing!r} is outside the support [{low:g}, {high:g}]; "
                          f"it replaces failed runs' scores, so it must lie within it")
     return path, low, high, min_scores, float(missing), float(scale)
@@ -127,7 +130,7 @@ def _read_scores_iv(path: str | os.PathLike, low: float, high: float, min_scores
 
 def _score(raw: Any, name: str, where: str, label: str, low: float, high: float, *, scale: float = 1.0,
            hint: str = "") -> float:
-    """Turn one raw value (a CSV string or a JSON value) into ``scale * value`` in ``[low, high]``, or raise."""
+    """Turn one raw value (a CSV string or a JSON value) into ``scale * value`` in [low, high], or raise."""
     # bool is an int subclass, and float(True) == 1.0 would silently pass; None/lists are not scores either
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
         raise DataError(f"{name}: {where}: {label} is not a number: {raw!r}")
@@ -215,7 +218,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) < len(pairs):  # json.loads would silently keep the last value of a repeated key
         seen: set[str] = set()
-        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return obj
 
 
@@ -272,8 +278,8 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
         header = ["score" if headerless else fields[0].strip()]
         if not headerless:
             fields, numbers = fields[1:], numbers[1:]
-        return _Table(header, len(fields), lambda c: fields, lambda i: f"row {numbers[i]}", delimiter=delimiter,
-                      headerless=headerless)
+        return _Table(header, len(fields), lambda c: fields, lambda i: f"row {numbers[i]}",
+                      delimiter=delimiter, headerless=headerless)
     reader = csv.reader(lines, delimiter=delimiter)
     try:
         rows = list(reader)
@@ -311,6 +317,9 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
             if trailing and len(r) == width + 1 and not r[-1].strip():
                 rows[i] = r[:width]
             elif len(r) != width:
+                if width == 1 and delimiter == "," and _DECIMAL_COMMA.fullmatch(",".join(r).strip()):
+                    raise DataError(f"{name}: row {numbers[i]}: {header[0]} {','.join(r).strip()!r} uses a "
+                                    f"decimal comma: save the file with decimal points")
                 shape = "the first row has" if headerless else "the header has"
                 raise DataError(f"{name}: row {numbers[i]}: {len(r)} field{'s' * (len(r) != 1)}, but {shape} "
                                 f"{width} ({', '.join(header)}): {_clip(lines[numbers[i] - 1])}")
@@ -323,7 +332,7 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
 
 
 def _value(raw: Any) -> tuple[float, int]:
-    """(value, kind) of one raw value; kind is _OK, _MISSING (a failed run), _BAD (not a number) or _ABSENT."""
+    """(value, kind) of a raw value; kind: _OK, _MISSING (a failed run), _BAD (not a number) or _ABSENT."""
     if isinstance(raw, str):
         if raw.strip().lower() in _MISSING_TOKENS:
             return math.nan, _MISSING
@@ -377,18 +386,16 @@ def _match(columns: list[str], want: str, name: str) -> str | None:
     return found[0] if found else None
 
 
-def _numeric_columns(table: _Table, exclude: Iterable[str | None]) -> list[str]:
-    """Columns whose first values are numbers: those with a fraction first (scores rarely are all integers)."""
+def _numeric_columns(table: _Table) -> tuple[list[str], list[str]]:
+    """Columns whose first 50 values are numbers (or missing), and those of them holding a fraction."""
     numeric, fractional = [], []
     for c in table.columns:
-        if c in exclude:
-            continue
         x, kind = _parse(table.cells(c)[:50], None)
         if np.any(kind == _OK) and np.all((kind == _OK) | (kind == _MISSING)):
             numeric.append(c)
             if np.any(x[kind == _OK] % 1 != 0):
                 fractional.append(c)
-    return fractional or numeric
+    return numeric, fractional
 
 
 def _columns_iv(table: _Table, score_column: str | None, model_column: str | None,
@@ -400,10 +407,13 @@ def _columns_iv(table: _Table, score_column: str | None, model_column: str | Non
     else:
         score = _match(columns, want := score_column or "score", name)
         if score is None:
-            candidates = _numeric_columns(table, (_match(columns, model_column or "model", name),))
+            model = _match(columns, model_column or "model", name)
+            # a column with fractions is likelier the score than one of integers (seeds, run ids)
+            numeric, fractional = _numeric_columns(table)
+            candidates = [c for c in fractional or numeric if c != model]
             fix = (f"pass score_column={candidates[0]}" if len(candidates) == 1 else
-                   "several columns could be the score: pass "
-                   + " or ".join(f"score_column={c}" for c in candidates) if candidates else
+                   ("several columns could be the score: pass "
+                    + " or ".join(f"score_column={c}" for c in candidates)) if candidates else
                    "pass score_column=<the column of scores>")
             raise DataError(f"{name}: missing column {want!r} {listing}: {fix}")
     if model_column is None:
@@ -412,7 +422,8 @@ def _columns_iv(table: _Table, score_column: str | None, model_column: str | Non
     else:
         model = _match(columns, model_column, name)
         if model is None:
-            candidates = [c for c in columns if c not in _numeric_columns(table, (score,)) and c != score]
+            numeric = _numeric_columns(table)[0]
+            candidates = [c for c in columns if c not in numeric and c != score]
             fix = candidates[0] if len(candidates) == 1 else "<the column naming the models>"
             raise DataError(f"{name}: missing column {model_column!r} {listing}: pass model_column={fix}")
     return score, model
@@ -450,8 +461,9 @@ def _scores(table: _Table, name: str, *, score_column: str | None, model_column:
         if kind[i] == _MISSING:
             shown = ("null" if raw[i] is None else "NaN" if isinstance(raw[i], float) else raw[i].strip())
             zero = min(max(0.0, low), high)
-            raise DataError(f"{name}: {where}: {score_column}{' ' * bool(shown)}{shown} is missing (a failed run?): "
-                            f"pass missing=drop to leave such runs out or missing={zero:g} to score them {zero:g}")
+            raise DataError(f"{name}: {where}: {score_column}{' ' * bool(shown)}{shown} is missing "
+                            f"(a failed run?): pass missing=drop to leave such runs out or missing={zero:g} "
+                            f"to score them {zero:g}")
         finite = x[(kind == _OK) & np.isfinite(x)]
         percent = (scale == 1 and high <= 1 and finite.size and finite.min() >= 0 and finite.max() <= 100
                    and np.mean(finite > 1) >= 0.5)
@@ -481,8 +493,8 @@ def _scores(table: _Table, name: str, *, score_column: str | None, model_column:
 
 
 def read_scores(path: str | os.PathLike, *, score_column: str | None = None, model_column: str | None = None,
-                low: float = -np.inf, high: float = np.inf, min_scores: int = 2, missing: str | float = "error",
-                scale: float = 1.0) -> ScoreFile:
+                low: float = -np.inf, high: float = np.inf, min_scores: int = 2,
+                missing: str | float = "error", scale: float = 1.0) -> ScoreFile:
     """Read and validate scores from a researcher's own file, reporting what was done to failed runs.
 
     Parameters
@@ -541,8 +553,8 @@ def read_scores(path: str | os.PathLike, *, score_column: str | None = None, mod
 
 
 def load_scores(path: str | os.PathLike, *, score_column: str | None = None, model_column: str | None = None,
-                low: float = -np.inf, high: float = np.inf, min_scores: int = 2, missing: str | float = "error",
-                scale: float = 1.0) -> dict[str, np.ndarray]:
+                low: float = -np.inf, high: float = np.inf, min_scores: int = 2,
+                missing: str | float = "error", scale: float = 1.0) -> dict[str, np.ndarray]:
     """Load and validate scores from a researcher's own file; :func:`read_scores` with a warning.
 
     Parameters
@@ -578,10 +590,10 @@ def load_scores(path: str | os.PathLike, *, score_column: str | None = None, mod
     counts = result.dropped or result.replaced
     if counts:
         n = sum(counts.values())
-        done = "dropped" if result.dropped else f"scored as {float(missing):g}"
+        done = f"{n} missing score{'s' * (n != 1)}"
+        done = f"dropped {done}" if result.dropped else f"scored {done} as {float(missing):g}"
         per_model = ", ".join(f"model {model}: {k}" for model, k in counts.items())
-        warnings.warn(f"{result.path}: {done} {n} missing score{'s' * (n != 1)} ({per_model})", DataWarning,
-                      stacklevel=2)
+        warnings.warn(f"{result.path}: {done} ({per_model})", DataWarning, stacklevel=2)
     return result.scores
 
 

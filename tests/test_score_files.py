@@ -1,5 +1,5 @@
-"""load_scores/read_scores on score files as researchers really write them: every file is written byte for byte
-here, every array read is compared with the literal scores, every refusal with the pieces of its one line."""
+"""load_scores/read_scores on score files as researchers really write them: every file is written byte for
+byte here, every array read is compared with the literal scores, every refusal with its one line."""
 
 import warnings
 
@@ -56,7 +56,8 @@ def test_headerless_two_columns_is_refused(tmp_path):
 
 
 def test_bom_crlf_and_spaces_around_fields_and_names(tmp_path):
-    path = write(tmp_path, "runs.csv", "\ufeff Model , Score \r\n a , 0.5 \r\nb,0.25\r\n\r\na, 0.75\r\nb ,1\r\n")
+    path = write(tmp_path, "runs.csv",
+                 "\ufeff Model , Score \r\n a , 0.5 \r\nb,0.25\r\n\r\na, 0.75\r\nb ,1\r\n")
     assert_scores(load_scores(path), {"a": [0.5, 0.75], "b": [0.25, 1.0]})
 
 
@@ -120,8 +121,8 @@ FAILED = "model,score\na,0.5\nb,NA\na,\nb,0.25\na,nan\nb,0.75\na,0.125\nb,n/a\nb
 
 def test_missing_scores_are_an_error_by_default(tmp_path):
     path = write(tmp_path, "my.csv", FAILED)
-    assert refusal(path) == (f"{path}: row 3: score NA is missing (a failed run?): pass missing=drop to leave "
-                             "such runs out or missing=0 to score them 0")
+    assert refusal(path) == (f"{path}: row 3: score NA is missing (a failed run?): pass missing=drop to "
+                             "leave such runs out or missing=0 to score them 0")
     path = write(tmp_path, "runs.csv", "model,score\na,0.5\na,\n")
     assert refusal(path, low=0.1, high=1) == (
         f"{path}: row 3: score is missing (a failed run?): pass missing=drop to leave such runs out or "
@@ -147,7 +148,7 @@ def test_missing_as_a_number_replaces_and_counts(tmp_path):
     result = read_scores(path, missing=0, low=0, high=1)
     assert_scores(result.scores, {"a": [0.5, 0, 0, 0.125], "b": [0, 0.25, 0.75, 0, 0.375]})
     assert result.replaced == {"a": 2, "b": 2} and result.dropped == {}
-    with pytest.warns(DataWarning, match=r"my.csv: scored as 0 4 missing scores \(model a: 2, model b: 2\)"):
+    with pytest.warns(DataWarning, match=r"my.csv: scored 4 missing scores as 0 \(model a: 2, model b: 2\)"):
         load_scores(path, missing="0")  # a command line passes the number as a string
 
 
@@ -210,14 +211,14 @@ def test_missing_score_column_names_the_one_candidate(tmp_path):
 
 def test_missing_score_column_with_several_candidates(tmp_path):
     path = write(tmp_path, "my.csv", "model,seed,acc,f1\na,1,0.5,0.4\na,2,0.25,0.3\n")
-    assert refusal(path) == (f"{path}: missing column 'score' (columns: model, seed, acc, f1): several columns "
-                             "could be the score: pass score_column=acc or score_column=f1")
+    assert refusal(path) == (f"{path}: missing column 'score' (columns: model, seed, acc, f1): several "
+                             "columns could be the score: pass score_column=acc or score_column=f1")
 
 
 def test_missing_model_column_names_the_fix(tmp_path):
-    path = write(tmp_path, "my.csv", "name,score\na,0.5\na,0.25\n")
+    path = write(tmp_path, "my.csv", "name,seed,score,f1\na,1,0.5,0.4\na,2,0.25,0.3\n")
     assert refusal(path, model_column="model") == (
-        f"{path}: missing column 'model' (columns: name, score): pass model_column=name")
+        f"{path}: missing column 'model' (columns: name, seed, score, f1): pass model_column=name")
 
 
 def test_ambiguous_columns_are_refused(tmp_path):
@@ -265,6 +266,12 @@ def test_decimal_commas_in_a_tab_file_are_read(tmp_path):
 def test_mixed_decimal_commas_and_points_are_refused(tmp_path):
     path = write(tmp_path, "my.csv", "model;score\na;0.5\na;0,71\n")
     assert refusal(path) == (f"{path}: row 3: score '0,71' uses a decimal comma: "
+                             "save the file with decimal points")
+
+
+def test_decimal_commas_in_a_one_column_comma_file_are_named(tmp_path):
+    path = write(tmp_path, "my.csv", "acc\n0,71\n0,5\n")
+    assert refusal(path) == (f"{path}: row 2: acc '0,71' uses a decimal comma: "
                              "save the file with decimal points")
 
 
