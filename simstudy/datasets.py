@@ -1,18 +1,25 @@
-"""Score data: a researcher's own files (:func:`load_scores`) and three shipped data sets.
+"""Score data: a researcher's own files (:func:`load_scores`, :func:`read_scores`) and three shipped sets.
 
 Every loader returns float64 arrays of scores in file order and raises :class:`DataError` with a one-line
-message naming the file, the row and the offending value. All values pass through :func:`_score`, the one
-place that turns a raw value into a validated float. Shipped data (``simstudy/data``, see its README for
-sources and licences) is cached and returned as read-only arrays, so callers cannot corrupt the cache.
+message naming the file, the row and the offending value. No score is lost silently: a header-less column
+keeps its first line, a row of the wrong width is an error, and a failed run's missing score is an error
+unless the caller asks to drop or replace it (then counted, and warned about with :class:`DataWarning`).
+Files are checked column by column (vectorized); :func:`_score` words the message for a bad value.
+Shipped data (``simstudy/data``, see its README for sources and licences) is cached and returned as
+read-only arrays, so callers cannot corrupt the cache.
 """
 
 from __future__ import annotations
 
-import io
+import csv
+import itertools
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+import re
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path, PurePath
@@ -22,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["DataError", "load_scores", "reuters_hedwig", "deberta_mnli", "tdsa_fiesta", "DATASETS",
-           "load_dataset", "load_models"]
+__all__ = ["DataError", "DataWarning", "ScoreFile", "read_scores", "load_scores", "reuters_hedwig",
+           "deberta_mnli", "tdsa_fiesta", "DATASETS", "load_dataset", "load_models"]
 
 SUFFIXES = (".csv", ".json", ".jsonl", ".tsv")
 DATASETS: Mapping[str, str] = MappingProxyType({
@@ -37,11 +44,42 @@ _DEBERTA_FILES = {"deberta": "deberta-base.results.jsonl", "debertav3": "deberta
 _SPLITS = ("matched", "mismatched")
 _REDUCES = ("best", "final")
 
-Row = tuple[str, dict[str, Any]]  # (where, record): where is "row 7" or "item ['mlp'][3]"
+# a failed run's score, as spreadsheets, pandas and R write it (compared lower-cased and stripped)
+_MISSING_TOKENS = frozenset({"", "nan", "-nan", "na", "n/a", "null", "none"})
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
+_COMMA_NUMBER = re.compile(r"[+-]?\d+(,\d+)?")
+_OK, _MISSING, _BAD, _ABSENT_KIND = 0, 1, 2, 3  # kinds of raw value
+_ABSENT = object()  # the value of a column a JSON record lacks
 
 
 class DataError(ValueError):
     """Invalid score data. The message is one line naming the file, the row and the offending value."""
+
+
+class DataWarning(UserWarning):
+    """Missing scores (failed runs) were dropped or replaced, as asked; the message counts them per model."""
+
+
+@dataclass(frozen=True)
+class ScoreFile:
+    """Scores read from a researcher's file (:func:`read_scores`), with what was done to failed runs.
+
+    Attributes
+    ----------
+    path : str
+        The file, as named in messages.
+    scores : dict of str to numpy.ndarray
+        Model name -> float64 1-D array of its scores (after `scale`), in file order.
+    dropped : dict of str to int
+        Model name -> missing scores left out (``missing="drop"``); only models that had some.
+    replaced : dict of str to int
+        Model name -> missing scores replaced by the ``missing`` number; only models that had some.
+    """
+
+    path: str
+    scores: dict[str, np.ndarray]
+    dropped: dict[str, int]
+    replaced: dict[str, int]
 
 
 def _choice_iv(what: str, value: Any, valid: Iterable[str]) -> str:
@@ -67,42 +105,74 @@ def _support_iv(low: float, high: float, min_scores: int) -> tuple[float, float,
     return low, high, int(min_scores)
 
 
-def _columns_iv(columns: list[str], score_column: str | None, model_column: str | None,
-                name: str) -> tuple[str, str | None]:
-    listing = f"(columns: {', '.join(columns)})"
-    if score_column is None:
-        score_column = columns[0] if len(columns) == 1 else "score"
-    if score_column not in columns:
-        raise DataError(f"{name}: missing column {score_column!r} {listing}")
-    if model_column is None:
-        model_column = "model" if "model" in columns and score_column != "model" else None
-    elif model_column not in columns:
-        raise DataError(f"{name}: missing column {model_column!r} {listing}")
-    return score_column, model_column
+def _read_scores_iv(path: str | os.PathLike, low: float, high: float, min_scores: int, missing: Any,
+                    scale: Any) -> tuple[Path, float, float, int, str | float, float]:
+    path = _path_iv(path)
+    low, high, min_scores = _support_iv(low, high, min_scores)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)) \
+            or not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+    if isinstance(missing, str):
+        if missing.strip().lower() in ("error", "drop"):
+            return path, low, high, min_scores, missing.strip().lower(), float(scale)
+        try:  # a command line hands over "0" as a string
+            missing = float(missing)
+        except ValueError:
+            raise ValueError(f"missing must be 'error', 'drop' or a number, got {missing!r}") from None
+    if isinstance(missing, bool) or not isinstance(missing, (int, float, np.integer, np.floating)):
+        raise ValueError(f"missing must be 'error', 'drop' or a number, got {missing!r}")
+    if not (math.isfinite(missing) and low <= missing <= high):
+        # the number stands in for a score as used, so it is checked as scores are: after scale
+        raise ValueError(f"missing={missing!r} is outside the support [{low:g}, {high:g}]; "
+                         f"it replaces failed runs' scores, so it must lie within it")
+    return path, low, high, min_scores, float(missing), float(scale)
 
 
-def _score(raw: Any, name: str, where: str, label: str, low: float, high: float) -> float:
-    """Turn one raw value (a CSV string or a JSON value) into a float in ``[low, high]``, or raise."""
+def _score(raw: Any, name: str, where: str, label: str, low: float, high: float, *, scale: float = 1.0,
+           hint: str = "") -> float:
+    """Turn one raw value (a CSV string or a JSON value) into ``scale * value`` in [low, high], or raise."""
     # bool is an int subclass, and float(True) == 1.0 would silently pass; None/lists are not scores either
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
         raise DataError(f"{name}: {where}: {label} is not a number: {raw!r}")
     try:
         x = float(raw)
     except (ValueError, OverflowError):  # OverflowError: a JSON integer too large for a float
+        if isinstance(raw, str) and _DECIMAL_COMMA.fullmatch(raw.strip()):
+            raise DataError(f"{name}: {where}: {label} {raw.strip()!r} uses a decimal comma: "
+                            f"save the file with decimal points") from None
         raise DataError(f"{name}: {where}: {label} is not a number: {raw!r}") from None
     shown = raw.strip() if isinstance(raw, str) else repr(raw)
     if not math.isfinite(x):
         raise DataError(f"{name}: {where}: {label} {shown} is not finite")
-    if not low <= x <= high:
-        raise DataError(f"{name}: {where}: {label} {shown} is outside the support [{low:g}, {high:g}]")
-    return x
+    y = x * scale
+    if not low <= y <= high:
+        scaled = f" (times scale={scale:g}: {y:g})" if scale != 1 else ""
+        raise DataError(f"{name}: {where}: {label} {shown}{scaled} is outside the support "
+                        f"[{low:g}, {high:g}]{hint}")
+    return y
 
 
-def _records(source: Any, name: str) -> tuple[list[str], list[Row]]:
-    """Read a file (a Path or an importlib Traversable) into its column names and (where, record) rows."""
+# -- reading files into tables --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A file's rows, column by column: ``cells(column)`` lists the raw values in file order (strings for
+    CSV/TSV; JSON values for JSON, or _ABSENT where a record lacks the key); ``where(i)`` names row i."""
+
+    columns: list[str]
+    size: int
+    cells: Callable[[str], list]
+    where: Callable[[int], str]
+    delimiter: str | None = None  # CSV/TSV only
+    headerless: bool = False
+
+
+def _records(source: Any, name: str) -> _Table:
+    """Read a file (a Path or an importlib Traversable) into a :class:`_Table`."""
     suffix = PurePath(source.name).suffix.lower()
-    try:
-        text = source.read_text(encoding="utf-8-sig")  # -sig: spreadsheet exports often start with a BOM
+    try:  # -sig: spreadsheet exports often start with a BOM; text mode turns CRLF into LF
+        text = source.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise DataError(f"{name}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -110,116 +180,432 @@ def _records(source: Any, name: str) -> tuple[list[str], list[Row]]:
     if not text.strip():
         raise DataError(f"{name}: file is empty")
     if suffix in (".csv", ".tsv"):
-        try:  # dtype=str and no NA parsing keep the raw strings, so errors can quote exactly what was there
-            df = pd.read_csv(io.StringIO(text), sep="\t" if suffix == ".tsv" else ",", dtype=str,
-                             na_filter=False, skip_blank_lines=False)
-        except (pd.errors.ParserError, ValueError) as exc:
-            raise DataError(f"{name}: cannot parse: {' '.join(str(exc).split())}") from None
-        columns = [str(c) for c in df.columns]
-        # blank lines are kept by the parser so that index i is line i + 2 (after the header); drop them here.
-        # (A quoted field spanning lines would shift the count; score files do not have them.)
-        rows = [(f"row {i + 2}", dict(zip(columns, values)))
-                for i, values in enumerate(df.itertuples(index=False, name=None)) if any(values)]
-        return columns, rows
+        return _csv_table(text, name, suffix)
     if suffix == ".jsonl":
-        rows = []
+        records, wheres = [], []
         for i, line in enumerate(text.split("\n"), 1):  # not splitlines(): JSON strings may hold U+2028
             if line.strip():
-                rows.append((f"row {i}", _json(line, name, f"row {i}")))
-        return list(dict.fromkeys(k for _, r in rows for k in r)), rows
+                records.append(_json(line, name, f"row {i}"))
+                wheres.append(f"row {i}")
+        return _records_table(records, wheres)
     obj = _json(text, name, None)
     if isinstance(obj, dict):  # {model: [scores]}: flatten to the same (model, score) rows as a table
-        rows = []
+        cells: dict[str, list] = {"model": [], "score": []}
+        wheres = []
         for model, values in obj.items():
             if not isinstance(values, list):
                 raise DataError(f"{name}: item [{model!r}]: expected a list of scores, got {values!r:.60}")
-            rows += [(f"item [{model!r}][{j}]", {"model": model, "score": v}) for j, v in enumerate(values)]
-        return ["model", "score"], rows
+            cells["model"] += [model] * len(values)
+            cells["score"] += values
+            wheres += [f"item [{model!r}][{j}]" for j in range(len(values))]
+        return _Table(["model", "score"], len(wheres), cells.__getitem__, wheres.__getitem__)
     if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
         raise DataError(f"{name}: expected an object of model -> scores or a list of objects, "
                         f"got {obj!r:.60}")
-    return list(dict.fromkeys(k for r in obj for k in r)), [(f"item [{j}]", r) for j, r in enumerate(obj)]
+    return _records_table(obj, [f"item [{j}]" for j in range(len(obj))])
+
+
+def _records_table(records: list[dict], wheres: list[str]) -> _Table:
+    columns = list(dict.fromkeys(k for r in records for k in r))
+    return _Table(columns, len(records), lambda c: [r.get(c, _ABSENT) for r in records], wheres.__getitem__)
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) < len(pairs):  # json.loads would silently keep the last value of a repeated key
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
 
 
 def _json(text: str, name: str, where: str | None) -> Any:
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise DataError(f"{name}: {where or f'row {exc.lineno}'}: not valid JSON ({exc.msg})") from None
+    except _DuplicateKey as exc:
+        raise DataError(f"{name}: {where + ': ' if where else ''}duplicate key {exc.args[0]!r} "
+                        f"(a JSON reader keeps only its last value): merge or rename them") from None
     if where is not None and not isinstance(obj, dict):  # a JSONL line must be an object
         raise DataError(f"{name}: {where}: expected a JSON object, got {obj!r:.60}")
     return obj
 
 
-def _scores(rows: list[Row], columns: list[str], name: str, *, score_column: str | None,
-            model_column: str | None, default_model: str, low: float, high: float,
-            min_scores: int) -> dict[str, np.ndarray]:
-    """Pick the score and model columns, validate every score and group them by model, in file order."""
+def _delimiter(lines: list[str], suffix: str) -> str:
+    """The field delimiter, whatever the suffix says: the candidate found equally often, and at least once, on
+    each of the first non-blank lines (the suffix's own first); else the most frequent on the first line."""
+    order = ("\t", ";", ",") if suffix == ".tsv" else (",", "\t", ";")
+    sample = list(itertools.islice((line for line in lines if line.strip()), 20))
+    for d in order:
+        counts = {line.count(d) for line in sample}
+        if len(counts) == 1 and 0 not in counts:
+            return d
+    return max(order, key=sample[0].count)  # max keeps the first of ties: the suffix's delimiter if none
+
+
+def _is_number(field: str) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def _looks_like_score(field: str) -> bool:
+    """Whether the only field of a first line is a score (or a failed run's), so the file has no header."""
+    return _is_number(field) or field.lower() in _MISSING_TOKENS
+
+
+def _clip(line: str) -> str:
+    return repr(line if len(line) <= 60 else line[:57] + "...")
+
+
+def _csv_table(text: str, name: str, suffix: str) -> _Table:
+    lines = text.split("\n")
+    delimiter = _delimiter(lines, suffix)
+    if delimiter not in text and '"' not in text:
+        # one unquoted column: its lines are its fields; no list per row makes a million rows load 5x faster
+        numbers = [i + 1 for i, line in enumerate(lines) if line.strip()]
+        fields = [lines[i - 1] for i in numbers]
+        headerless = _looks_like_score(fields[0].strip())
+        header = ["score" if headerless else fields[0].strip()]
+        if not headerless:
+            fields, numbers = fields[1:], numbers[1:]
+        return _Table(header, len(fields), lambda c: fields, lambda i: f"row {numbers[i]}",
+                      delimiter=delimiter, headerless=headerless)
+    reader = csv.reader(lines, delimiter=delimiter)
+    try:
+        rows = list(reader)
+        if reader.line_num == len(rows):  # one row per line: row i is on line i + 1
+            numbers = range(1, len(rows) + 1)
+        else:  # a quoted field spans lines: read again, noting each row's line
+            reader = csv.reader(lines, delimiter=delimiter)
+            rows, numbers = zip(*((row, reader.line_num) for row in reader))
+    except csv.Error as exc:
+        raise DataError(f"{name}: row {reader.line_num + 1}: cannot parse: {exc}") from None
+    # numbers: each row's 1-based line in the file, for messages; skip blank lines and rows of empty fields
+    # (spreadsheet padding)
+    keep = [i for i, row in enumerate(rows) if "".join(row).strip()]
+    rows, numbers = [rows[i] for i in keep], [numbers[i] for i in keep]
     if not rows:
         raise DataError(f"{name}: no scores")
-    score_column, model_column = _columns_iv(columns, score_column, model_column, name)
-    groups: dict[str, list[float]] = {}
-    for where, record in rows:
-        model = default_model if model_column is None else record.get(model_column)
-        if model is None or str(model).strip() == "":
-            raise DataError(f"{name}: {where}: {model_column} is missing: {model!r}")
-        if score_column not in record:
+    header = [field.strip() for field in rows[0]]
+    # an empty last field on the header or on every data row is a trailing delimiter, not a column
+    trailing = len(header) > 1 and header[-1] == ""
+    if trailing:
+        header.pop()
+    else:
+        trailing = len(rows) > 1 and all(len(r) == len(header) + 1 and not r[-1].strip() for r in rows[1:])
+    width = len(header)
+    headerless = width == 1 and _looks_like_score(header[0])
+    if headerless:  # a lone column whose first line is a score: that line is data too, not a header
+        header = ["score"]
+    else:
+        if width > 1 and any(_is_number(field) for field in header):
+            raise DataError(f"{name}: row {numbers[0]}: the first row looks like data, not a header "
+                            f"({_clip(lines[numbers[0] - 1])}): add a header line `model{delimiter}score`")
+        rows, numbers = rows[1:], numbers[1:]
+    if any(len(r) != width for r in rows):  # only files with odd rows take this loop
+        for i, r in enumerate(rows):
+            if trailing and len(r) == width + 1 and not r[-1].strip():
+                rows[i] = r[:width]
+            elif len(r) != width:
+                if width == 1 and delimiter == "," and _DECIMAL_COMMA.fullmatch(",".join(r).strip()):
+                    raise DataError(f"{name}: row {numbers[i]}: {header[0]} {','.join(r).strip()!r} uses a "
+                                    f"decimal comma: save the file with decimal points")
+                shape = "the first row has" if headerless else "the header has"
+                raise DataError(f"{name}: row {numbers[i]}: {len(r)} field{'s' * (len(r) != 1)}, but {shape} "
+                                f"{width} ({', '.join(header)}): {_clip(lines[numbers[i] - 1])}")
+    columns = list(zip(*rows)) if rows else [() for _ in header]
+    return _Table(header, len(rows), lambda c: list(columns[header.index(c)]), lambda i: f"row {numbers[i]}",
+                  delimiter=delimiter, headerless=headerless)
+
+
+# -- from a table to validated scores -------------------------------------------------------------------
+
+
+def _value(raw: Any) -> tuple[float, int]:
+    """(value, kind) of a raw value; kind: _OK, _MISSING (a failed run), _BAD (not a number) or _ABSENT."""
+    if isinstance(raw, str):
+        if raw.strip().lower() in _MISSING_TOKENS:
+            return math.nan, _MISSING
+        try:
+            x = float(raw)
+        except ValueError:
+            return math.nan, _BAD
+    elif raw is None:
+        return math.nan, _MISSING
+    elif raw is _ABSENT:
+        return math.nan, _ABSENT_KIND
+    elif isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return math.nan, _BAD
+    else:
+        try:
+            x = float(raw)
+        except OverflowError:
+            return math.nan, _BAD
+    return x, _MISSING if math.isnan(x) else _OK
+
+
+def _parse(raw: list, delimiter: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Values (NaN where not a score) and kinds of a column's raw values."""
+    if delimiter is not None:  # CSV strings: numpy parses them as float() does, ten times faster
+        try:
+            x = np.array(raw, dtype=np.float64)
+            return x, np.where(np.isnan(x), _MISSING, _OK).astype(np.int8)
+        except ValueError:
+            pass
+    pairs = [_value(v) for v in raw]
+    x = np.fromiter((p[0] for p in pairs), np.float64, len(pairs))
+    kind = np.fromiter((p[1] for p in pairs), np.int8, len(pairs))
+    if delimiter in (";", "\t") and np.any(kind == _BAD):
+        # decimal commas are unambiguous when commas do not separate fields and every score is written so
+        idx = np.flatnonzero(kind != _MISSING)
+        fields = [raw[i].strip() for i in idx]
+        if all(_COMMA_NUMBER.fullmatch(f) for f in fields):
+            x[idx] = [float(f.replace(",", ".")) for f in fields]
+            kind[idx] = _OK
+    return x, kind
+
+
+def _match(columns: list[str], want: str, name: str) -> str | None:
+    """The column named `want`, ignoring case and surrounding spaces (an exact match wins)."""
+    if columns.count(want) == 1:
+        return want
+    found = [c for c in columns if c.strip().casefold() == want.strip().casefold()]
+    if len(found) > 1:
+        raise DataError(f"{name}: several columns match {want!r} ({', '.join(map(repr, found))}): "
+                        f"rename all but one")
+    return found[0] if found else None
+
+
+def _numeric_columns(table: _Table) -> tuple[list[str], list[str]]:
+    """Columns whose first 50 values are numbers (or missing), and those of them holding a fraction."""
+    numeric, fractional = [], []
+    for c in table.columns:
+        x, kind = _parse(table.cells(c)[:50], None)
+        if np.any(kind == _OK) and np.all((kind == _OK) | (kind == _MISSING)):
+            numeric.append(c)
+            if np.any(x[kind == _OK] % 1 != 0):
+                fractional.append(c)
+    return numeric, fractional
+
+
+def _columns_iv(table: _Table, score_column: str | None, model_column: str | None,
+                name: str) -> tuple[str, str | None]:
+    columns = table.columns
+    listing = f"(columns: {', '.join(columns)})"
+    if len(columns) == 1 and (score_column is None or table.headerless):
+        score = columns[0]
+    else:
+        score = _match(columns, want := score_column or "score", name)
+        if score is None:
+            model = _match(columns, model_column or "model", name)
+            # a column with fractions is likelier the score than one of integers (seeds, run ids)
+            numeric, fractional = _numeric_columns(table)
+            candidates = [c for c in fractional or numeric if c != model]
+            fix = (f"pass score_column={candidates[0]}" if len(candidates) == 1 else
+                   ("several columns could be the score: pass "
+                    + " or ".join(f"score_column={c}" for c in candidates)) if candidates else
+                   "pass score_column=<the column of scores>")
+            raise DataError(f"{name}: missing column {want!r} {listing}: {fix}")
+    if model_column is None:
+        model = _match(columns, "model", name)
+        model = None if model == score else model
+    else:
+        model = _match(columns, model_column, name)
+        if model is None:
+            numeric = _numeric_columns(table)[0]
+            candidates = [c for c in columns if c not in numeric and c != score]
+            fix = candidates[0] if len(candidates) == 1 else "<the column naming the models>"
+            raise DataError(f"{name}: missing column {model_column!r} {listing}: pass model_column={fix}")
+    return score, model
+
+
+def _scores(table: _Table, name: str, *, score_column: str | None, model_column: str | None,
+            default_model: str, low: float, high: float, min_scores: int, missing: str | float = "error",
+            scale: float = 1.0) -> ScoreFile:
+    """Pick the score and model columns, validate every score and group them by model, in file order."""
+    if not table.size:
+        raise DataError(f"{name}: no scores")
+    score_column, model_column = _columns_iv(table, score_column, model_column, name)
+    raw = table.cells(score_column)
+    x, kind = _parse(raw, table.delimiter)
+    x = x * scale
+    missed = kind == _MISSING
+    bad = ~((kind == _OK) & np.isfinite(x) & (x >= low) & (x <= high))
+    if missing != "error":
+        bad &= ~missed
+    if model_column is None:
+        keys = None
+    else:
+        models = table.cells(model_column)
+        keys = ["" if m is None or m is _ABSENT else str(m).strip() for m in models]  # "mlp " is "mlp"
+        bad |= np.fromiter((k == "" for k in keys), bool, len(keys))
+    if bad.any():
+        i = int(np.argmax(bad))  # the first bad row in the file
+        where = table.where(i)
+        if keys is not None and keys[i] == "":
+            if models[i] is _ABSENT:
+                raise DataError(f"{name}: {where}: missing {model_column!r}")
+            raise DataError(f"{name}: {where}: {model_column} is missing: {models[i]!r}")
+        if kind[i] == _ABSENT_KIND:
             raise DataError(f"{name}: {where}: missing {score_column!r}")
-        x = _score(record[score_column], name, where, score_column, low, high)
-        groups.setdefault(str(model).strip(), []).append(x)  # strip: "mlp " is a typo, not another model
-    for model, xs in groups.items():
-        if len(xs) < min_scores:
-            raise DataError(f"{name}: model {model!r} has {len(xs)} score{'s' * (len(xs) != 1)}; "
+        if kind[i] == _MISSING:
+            shown = ("null" if raw[i] is None else "NaN" if isinstance(raw[i], float) else raw[i].strip())
+            zero = min(max(0.0, low), high)
+            raise DataError(f"{name}: {where}: {score_column}{' ' * bool(shown)}{shown} is missing "
+                            f"(a failed run?): pass missing=drop to leave such runs out or missing={zero:g} "
+                            f"to score them {zero:g}")
+        finite = x[(kind == _OK) & np.isfinite(x)]
+        percent = (scale == 1 and high <= 1 and finite.size and finite.min() >= 0 and finite.max() <= 100
+                   and np.mean(finite > 1) >= 0.5)
+        hint = "; these look like percentages: pass scale=0.01 (or high=100)" if percent else ""
+        _score(raw[i], name, where, score_column, low, high, scale=scale, hint=hint)
+        raise AssertionError(f"{name}: {where}: failed validation but _score accepted {raw[i]!r}")
+    if missing not in ("error", "drop"):
+        x[missed] = missing
+    codes, names = (np.zeros(len(x), np.intp), [default_model]) if keys is None else pd.factorize(
+        np.asarray(keys, dtype=object))
+    order = np.argsort(codes, kind="stable")  # rows grouped by model, each group in file order
+    ends = np.cumsum(np.bincount(codes, minlength=len(names)))
+    scores, dropped, replaced = {}, {}, {}
+    for model, rows in zip(names, np.split(order, ends[:-1])):
+        n_missed = int(np.count_nonzero(missed[rows]))
+        if missing == "drop":
+            rows = rows[~missed[rows]]
+            dropped.update({model: n_missed} if n_missed else {})
+        elif n_missed:
+            replaced[model] = n_missed
+        if rows.size < min_scores:
+            after = f" after dropping {n_missed} missing" if missing == "drop" and n_missed else ""
+            raise DataError(f"{name}: model {model!r} has {rows.size} score{'s' * (rows.size != 1)}{after}; "
                             f"at least {min_scores} are needed")
-    return {model: np.asarray(xs, dtype=np.float64) for model, xs in groups.items()}
+        scores[str(model)] = x[rows]
+    return ScoreFile(name, scores, dropped, replaced)
 
 
-def load_scores(path: str | os.PathLike, *, score_column: str | None = None, model_column: str | None = None,
-                low: float = -np.inf, high: float = np.inf, min_scores: int = 2) -> dict[str, np.ndarray]:
-    """Load and validate scores from a researcher's own file.
+def read_scores(path: str | os.PathLike, *, score_column: str | None = None, model_column: str | None = None,
+                low: float = -np.inf, high: float = np.inf, min_scores: int = 2,
+                missing: str | float = "error", scale: float = 1.0) -> ScoreFile:
+    """Read and validate scores from a researcher's own file, reporting what was done to failed runs.
 
     Parameters
     ----------
     path : str or os.PathLike
-        A ``.csv``, ``.tsv``, ``.jsonl`` (one JSON object per line) or ``.json`` file (an object mapping
-        model -> list of scores, or a list of objects).
+        A ``.csv`` or ``.tsv`` table (delimiter ``,``, ``;`` or tab, whatever the suffix; a header line unless
+        the file is a single column of numbers), a ``.jsonl`` (one JSON object per line) or ``.json`` file (an
+        object mapping model -> list of scores, or a list of objects). A byte-order mark, CRLF line ends,
+        spaces around fields and an empty last field on every line are all fine.
     score_column : str, optional
-        Column of scores. Default: the only column, else one named ``score``.
+        Column of scores, matched ignoring case and surrounding spaces. Default: the only column, else
+        ``score``.
     model_column : str, optional
-        Column of model names. Default: ``model`` if present, else one model named after the file stem.
+        Column of model names (matched likewise). Default: ``model`` if present, else one model named after
+        the file stem.
     low, high : float
-        Support of the scores.
+        Support of the scores (after `scale`).
     min_scores : int
-        Fewest scores a model may have.
+        Fewest scores a model may have (after dropping missing ones).
+    missing : {"error", "drop"} or float
+        What to do with a missing score (empty, ``nan``, ``NA``, ``n/a``, ``null``, ``None``; a failed run):
+        raise, leave it out, or use this number instead (in ``[low, high]``; a numeric string is accepted).
+    scale : float
+        Positive factor every score is multiplied by, e.g. 0.01 for percentages.
+
+    Returns
+    -------
+    ScoreFile
+        Scores by model (float64 1-D arrays in file order), and per model the missing scores dropped or
+        replaced.
+
+    Raises
+    ------
+    DataError
+        Missing, unreadable, empty or unknown type of file; missing column; a row with the wrong number of
+        fields; a repeated JSON key; a missing score when ``missing="error"``; a value that is not a finite
+        number in ``[low, high]`` after scaling; a model with fewer than `min_scores` scores.
+    ValueError
+        Invalid `low`, `high`, `min_scores`, `missing` or `scale`.
+
+    Example
+    -------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
+    >>> _ = path.write_text("model;acc\\na;71,5\\na;NA\\nb;64\\nb;69,25\\na;75\\n")
+    >>> runs = read_scores(path, score_column="acc", missing="drop", scale=0.01, low=0, high=1)
+    >>> runs.scores
+    {'a': array([0.715, 0.75 ]), 'b': array([0.64  , 0.6925])}
+    >>> runs.dropped
+    {'a': 1}
+    """
+    path, low, high, min_scores, missing, scale = _read_scores_iv(path, low, high, min_scores, missing, scale)
+    return _scores(_records(path, str(path)), str(path), score_column=score_column, model_column=model_column,
+                   default_model=path.stem, low=low, high=high, min_scores=min_scores, missing=missing,
+                   scale=scale)
+
+
+def load_scores(path: str | os.PathLike, *, score_column: str | None = None, model_column: str | None = None,
+                low: float = -np.inf, high: float = np.inf, min_scores: int = 2,
+                missing: str | float = "error", scale: float = 1.0) -> dict[str, np.ndarray]:
+    """Load and validate scores from a researcher's own file; :func:`read_scores` with a warning.
+
+    Parameters
+    ----------
+    path, score_column, model_column, low, high, min_scores, missing, scale
+        As in :func:`read_scores`.
 
     Returns
     -------
     dict of str to numpy.ndarray
         Model name -> float64 1-D array of its scores, in file order.
 
+    Warns
+    -----
+    DataWarning
+        Once, counting the missing scores per model, when some were dropped or replaced.
+
     Raises
     ------
-    DataError
-        Missing, unreadable, empty or unknown type of file; missing column; a value that is not a finite
-        number in ``[low, high]``; a model with fewer than `min_scores` scores.
+    DataError, ValueError
+        As in :func:`read_scores`.
+
+    Example
+    -------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
+    >>> _ = path.write_text("0.71\\n0.64\\n0.69\\n")
+    >>> load_scores(path)
+    {'runs': array([0.71, 0.64, 0.69])}
     """
-    path = _path_iv(path)
-    low, high, min_scores = _support_iv(low, high, min_scores)
-    columns, rows = _records(path, str(path))
-    return _scores(rows, columns, str(path), score_column=score_column, model_column=model_column,
-                   default_model=path.stem, low=low, high=high, min_scores=min_scores)
+    result = read_scores(path, score_column=score_column, model_column=model_column, low=low, high=high,
+                         min_scores=min_scores, missing=missing, scale=scale)
+    counts = result.dropped or result.replaced
+    if counts:
+        n = sum(counts.values())
+        done = f"{n} missing score{'s' * (n != 1)}"
+        done = f"dropped {done}" if result.dropped else f"scored {done} as {float(missing):g}"
+        per_model = ", ".join(f"model {model}: {k}" for model, k in counts.items())
+        warnings.warn(f"{result.path}: {done} ({per_model})", DataWarning, stacklevel=2)
+    return result.scores
 
 
 @lru_cache(maxsize=None)  # the DeBERTa files are parsed once for all split/reduce combinations
-def _shipped(folder: str, file: str) -> tuple[list[str], list[Row]]:
+def _shipped(folder: str, file: str) -> _Table:
     return _records(resources.files("simstudy") / "data" / folder / file, file)
 
 
 @lru_cache(maxsize=None)
 def _shipped_scores(folder: str, file: str, score_column: str, model_column: str) -> dict[str, np.ndarray]:
-    columns, rows = _shipped(folder, file)
-    scores = _scores(rows, columns, file, score_column=score_column, model_column=model_column,
-                     default_model="", low=0.0, high=1.0, min_scores=2)
+    scores = _scores(_shipped(folder, file), file, score_column=score_column, model_column=model_column,
+                     default_model="", low=0.0, high=1.0, min_scores=2).scores
     for x in scores.values():
         x.flags.writeable = False  # cached and shared by every caller
     return scores
@@ -240,11 +626,12 @@ def reuters_hedwig() -> dict[str, np.ndarray]:
 @lru_cache(maxsize=None)
 def _deberta(model: str, split: str, reduce: str) -> np.ndarray:
     file = _DEBERTA_FILES[model]
-    _, rows = _shipped("deberta_mnli", file)
+    table = _shipped("deberta_mnli", file)
     values = []
-    for where, record in rows:
+    for i, curves in enumerate(table.cells("learning_curves")):
+        where = table.where(i)
         try:
-            accs = [acc for _step, acc in record["learning_curves"][split]]
+            accs = [acc for _step, acc in curves[split]]
         except (KeyError, TypeError, ValueError):
             raise DataError(f"{file}: {where}: learning_curves.{split} is not a list of [step, accuracy]"
                             ) from None

@@ -151,22 +151,26 @@ def test_json_mapping_and_list_of_objects(tmp_path):
      ["scores.csv: missing column 'f1' (columns: model_name, seed)"]),
     ("scores.csv", "a,b\n1,2\n3,4\n", {}, ["scores.csv: missing column 'score' (columns: a, b)"]),
     ("scores.csv", "score\n0.1\n0.2\nabc\n", {}, ["scores.csv: row 4: score is not a number: 'abc'"]),
-    ("scores.csv", "score\n0.1\n\n0.2\n0.3\nnan\n", {}, ["scores.csv: row 6: score nan is not finite"]),
+    ("scores.csv", "score\n0.1\n\n0.2\n0.3\nnan\n", {}, ["scores.csv: row 6: score nan is missing"]),
     ("scores.csv", "score\n0.1\ninf\n", {}, ["scores.csv: row 3: score inf is not finite"]),
     ("scores.csv", "score\n0.1\n-Infinity\n", {}, ["scores.csv: row 3: score -Infinity is not finite"]),
     ("scores.csv", "score\n0.1\n0.2\n\n\n\n0.3\n1.7\n", {"low": 0, "high": 1},
      ["scores.csv: row 8: score 1.7 is outside the support [0, 1]"]),
     ("scores.csv", "model,score\nmlp,0.1\nlstm,0.2\nlstm,0.3\n", {},
      ["scores.csv: model 'mlp' has 1 score; at least 2 are needed"]),
-    ("scores.csv", "model,score\na,0.1\na,0.2\na\n", {}, ["scores.csv: row 4: score is not a number: ''"]),
+    ("scores.csv", "model,score\na,0.1\na,0.2\na\n", {},
+     ["scores.csv: row 4: 1 field, but the header has 2 (model, score): 'a'"]),
     ("scores.csv", "model,score\na,0.1\na,0.2\n,0.3\n", {}, ["scores.csv: row 4: model is missing: ''"]),
-    ("scores.csv", "score\n0.1\n0.2,0.3,0.4\n", {}, ["scores.csv: cannot parse", "line 3"]),
+    ("scores.csv", "score\n0.1\n0.2,0.3,0.4\n", {},
+     ["scores.csv: row 3: 3 fields, but the header has 1 (score): '0.2,0.3,0.4'"]),
     ("scores.tsv", "f1\tseed\n0.5\t1\n0.5\t2\n-0.1\t3\n", {"score_column": "f1", "low": 0},
      ["scores.tsv: row 4: f1 -0.1 is outside the support [0, inf]"]),
-    ("runs.jsonl", '{"score": 0.1}\n\n{"score": NaN}\n', {}, ["runs.jsonl: row 3: score nan is not finite"]),
+    ("runs.jsonl", '{"score": 0.1}\n\n{"score": NaN}\n', {}, ["runs.jsonl: row 3: score NaN is missing"]),
+    ("runs.jsonl", '{"score": 0.1}\n\n{"score": Infinity}\n', {},
+     ["runs.jsonl: row 3: score inf is not finite"]),
     ("runs.jsonl", '{"score": 0.1}\n{"score": "x"}\n', {}, ["runs.jsonl: row 2: score is not a number: 'x'"]),
     ("runs.jsonl", '{"score": 0.1}\n{"score": true}\n', {}, ["row 2: score is not a number: True"]),
-    ("runs.jsonl", '{"score": 0.1}\n{"score": null}\n', {}, ["row 2: score is not a number: None"]),
+    ("runs.jsonl", '{"score": 0.1}\n{"score": null}\n', {}, ["row 2: score null is missing"]),
     ("runs.jsonl", '{"score": 0.1}\n{"score": [1]}\n', {}, ["row 2: score is not a number: [1]"]),
     ("runs.jsonl", '{"score": 0.1}\n{"loss": 0.2}\n', {}, ["runs.jsonl: row 2: missing 'score'"]),
     ("runs.jsonl", '{"score": 0.1}\n{"score": 0.2,\n', {}, ["runs.jsonl: row 2: not valid JSON"]),
@@ -208,9 +212,9 @@ def test_hedwig_style_message(tmp_path):
     ([0.5], "learning_curves.matched is not a list of [step, accuracy]"),
 ])
 def test_shipped_deberta_goes_through_the_same_validation(monkeypatch, curve, message):
-    rows = [("row 1", {"learning_curves": {"matched": [[1000, 0.5]]}}),
-            ("row 2", {"learning_curves": {"matched": curve}})]
-    monkeypatch.setattr(datasets, "_shipped", lambda folder, file: (["learning_curves"], rows))
+    records = [{"learning_curves": {"matched": [[1000, 0.5]]}}, {"learning_curves": {"matched": curve}}]
+    table = datasets._records_table(records, ["row 1", "row 2"])
+    monkeypatch.setattr(datasets, "_shipped", lambda folder, file: table)
     datasets._deberta.cache_clear()  # keep the fake rows out of the real cache, and vice versa
     try:
         with pytest.raises(DataError) as info:
