@@ -333,14 +333,15 @@ def _load_scores(opts) -> dict:
 
     if opts.data in datasets.DATASETS:
         options = dict(opts.options) if opts.data == "deberta_mnli" else {}
-        scores = datasets.load_models(opts.data, **options)
+        scores = {m: x * opts.scale for m, x in datasets.load_models(opts.data, **options).items()}
         outside = {m: x for m, x in scores.items() if np.any((x < opts.low) | (x > opts.high))}
         if outside:
             m = next(iter(outside))
             raise ConfigError(f"{opts.data}: model {m} has scores outside [low, high] = [{opts.low}, {opts.high}]")
     else:
+        # failed runs dropped or replaced are said by a DataWarning, which _main routes to the log
         scores = datasets.load_scores(opts.data, score_column=opts.score_column, model_column=opts.model_column,
-                                      low=opts.low, high=opts.high)
+                                      low=opts.low, high=opts.high, missing=opts.missing, scale=opts.scale)
     if opts.models is not None:
         unknown = [m for m in opts.models if m not in scores]
         if unknown:
@@ -501,7 +502,8 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     if opts.data.data in datasets.DATASETS:
         spec.update(dataset=opts.data.data, **(dict(opts.data.options) if opts.data.data == "deberta_mnli" else {}))
     else:
-        spec.update(path=opts.data.data)
+        spec.update(path=opts.data.data, score_column=opts.data.score_column, model_column=opts.data.model_column,
+                    missing=opts.data.missing, scale=opts.data.scale)
     n = opts.sample_size or x.size
     log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
     result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
@@ -668,7 +670,27 @@ def main() -> None:
         sys.exit(1)
 
 
+def _log_data_warnings() -> None:
+    """Say a :class:`~simstudy.datasets.DataWarning` (failed runs dropped or scored, as the user asked) once, as a
+    log line, not as Python's two-line warning with a source line of simstudy's."""
+    import warnings
+
+    from .datasets import DataWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, DataWarning):
+            log.warning("%s", message)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.filterwarnings("once", category=DataWarning)  # a file is read more than once (checks, build)
+
+
 def _main(argv: list[str]) -> None:
+    _log_data_warnings()
     text = _help(argv)
     if text is not None:
         print(text)

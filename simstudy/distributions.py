@@ -626,18 +626,22 @@ def _file_bag(
     model: str | None = None,
     score_column: str | None = None,
     model_column: str | None = None,
+    missing: str | float = "error",
+    scale: float = 1.0,
     low: float = 0.0,
     high: float = 1.0,
     name: str | None = None,
 ) -> Bag:
     """The empirical distribution of a researcher's own scores (CSV, TSV, JSON Lines or JSON file).
 
-    ``model`` picks one model when the file holds several; scores outside [low, high] are an error.
+    ``model`` picks one model when the file holds several; scores outside [low, high] are an error; failed runs
+    (``missing``) and ``scale`` as in :func:`simstudy.datasets.read_scores`.
     """
     from . import datasets
 
+    # load_scores, not read_scores: dropped or replaced failed runs are said (a DataWarning the CLI logs)
     by_model = datasets.load_scores(path, score_column=score_column, model_column=model_column, low=low,
-                                    high=high)
+                                    high=high, missing=missing, scale=scale)
     if model is None:
         if len(by_model) != 1:
             raise InvalidParameter("model", f"must name one of the file's models ({', '.join(by_model)})", model)
@@ -671,6 +675,10 @@ def describe(dist: ScoreDistribution) -> dict[str, Any]:
     return desc
 
 
+#: How a score file is read (:func:`simstudy.datasets.read_scores`): a distribution fitted to a file takes these.
+_READ_OPTIONS = ("score_column", "model_column", "missing", "scale")
+
+
 def _fit_scores(dataset: str | None, model: str | None, path: str | None, low: float, high: float,
                 options: dict) -> tuple[np.ndarray, str]:
     """The scores a KDE is fitted to (a shipped data set's model, or a file's) and a default label."""
@@ -681,8 +689,13 @@ def _fit_scores(dataset: str | None, model: str | None, path: str | None, low: f
     if dataset is not None:
         if model is None:
             raise InvalidParameter("model", "must name a model of the data set", model)
-        return datasets.load_dataset(dataset, model, **options), f"{dataset}:{model}"
-    by_model = datasets.load_scores(path, low=low, high=high)
+        read = {k: options.pop(k) for k in _READ_OPTIONS if k in options}
+        scale = read.pop("scale", 1.0)
+        return datasets.load_dataset(dataset, model, **options) * scale, f"{dataset}:{model}"
+    read = {k: v for k, v in options.items() if k in _READ_OPTIONS}
+    if set(options) - set(read):
+        raise InvalidParameter(sorted(set(options) - set(read))[0], "is not an option of a score file", None)
+    by_model = datasets.read_scores(path, low=low, high=high, **read).scores
     model = model or next(iter(by_model))
     if model not in by_model:
         raise InvalidParameter("model", f"must be one of the file's models ({', '.join(by_model)})", model)

@@ -164,7 +164,7 @@ def test_bad_study_config(run_cli, tmp_path, overrides, message):
 # the loader; a few of them are checked below through those commands).
 BAD_FILES = [
     ("bad.csv", "score\n0.5\n0.7\nabc\n", "bad.csv: row 4: score is not a number: 'abc'"),
-    ("nan.csv", "score\n0.5\nnan\n", "nan.csv: row 3: score nan is not finite"),
+    ("nan.csv", "score\n0.5\nnan\n", "nan.csv: row 3: score nan is missing (a failed run?): pass missing=drop"),
     ("inf.tsv", "score\n0.5\ninf\n", "inf.tsv: row 3: score inf is not finite"),
     ("ninf.jsonl", '{"score": 0.5}\n{"score": "-inf"}\n', "ninf.jsonl: row 2: score -inf is not finite"),
     ("out.csv", "score\n0.5\n1.7\n", "out.csv: row 3: score 1.7 is outside the support [0, 1]"),
@@ -233,7 +233,7 @@ def test_curve_command_bad_input(run_cli, tmp_path, args, message):
     (["data=s.csv", "confidence=1.5"], "confidence must be a number strictly between 0 and 1, got 1.5"),
     (["data=s.csv", "method=bootstrap"], "method must be one of dkw, ks, ld_equal_tailed, ld_highest_density"),
     (["data=s.csv", "low=0", "high=0.5"], "s.csv: row 2: score 0.9 is outside the support [0, 0.5]"),
-    (["data=nan.csv"], "nan.csv: row 3: score nan is not finite"),
+    (["data=nan.csv"], "nan.csv: row 3: score nan is missing (a failed run?): pass missing=drop"),
     (["data=s.csv", "compare=true"], "compare=true needs at least two models"),
     (["data=s.csv", "sample_size=5"], "sample_size=5 exceeds the scores"),
     (["data=s.csv", "+methd=ks"], "methd is not a setting of simstudy bands (settings: data,"),
