@@ -1,6 +1,12 @@
-"""Running the `simstudy` command in a subprocess, for the CLI tests: bounded in time, never inheriting Hydra's
-environment, one line of stderr checked by the bad-input tests."""
+"""Running the `simstudy` command for the CLI tests: in this process by default (the command's ``main()`` with
+argv, working directory, environment and standard streams patched: the same code path, without paying a
+fresh interpreter's imports per command), or in a subprocess where a real process matters (a plugin script,
+a custom environment, signals). Either way bounded in time, never inheriting Hydra's environment, and one
+line of stderr checked by the bad-input tests."""
 
+import contextlib
+import io
+import logging
 import os
 import subprocess
 import sys
@@ -16,11 +22,43 @@ def clean_env(**extra) -> dict:
     return env
 
 
-def simstudy(*args, cwd, check=True, plugin=None, env=None, timeout=300, **kwargs):
-    """``simstudy *args`` in ``cwd``; ``plugin`` runs it through a test plugin script in tests/plugins/."""
-    entry = [str(PLUGINS / plugin)] if plugin else ["-m", "simstudy.cli"]
-    proc = subprocess.run([sys.executable, *entry, *args], cwd=cwd, env=env or clean_env(), capture_output=True,
-                          text=True, timeout=timeout, **kwargs)
+def _in_process(args, cwd) -> subprocess.CompletedProcess:
+    from simstudy import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    saved_argv, saved_cwd = sys.argv, os.getcwd()
+    saved_env = {k: os.environ.pop(k) for k in [k for k in os.environ if k.startswith("HYDRA")]}
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # main() sets it as a subprocess would have it
+    status = 0
+    try:
+        os.chdir(cwd)
+        sys.argv = ["simstudy", *map(str, args)]
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.main()
+            except SystemExit as exc:
+                status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:  # Hydra's job logging rebinds the root logger to the redirected stdout: put it back
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.pop("HYDRA_FULL_ERROR", None)
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["simstudy", *args], status, out.getvalue(), err.getvalue())
+
+
+def simstudy(*args, cwd, check=True, plugin=None, env=None, timeout=300, subprocess_=False, **kwargs):
+    """``simstudy *args`` in ``cwd``; ``plugin`` runs it through a test plugin script in tests/plugins/ (in a
+    subprocess, as do ``env``, other ``subprocess.run`` keywords and ``subprocess_=True``)."""
+    if plugin is None and env is None and not kwargs and not subprocess_:
+        proc = _in_process(args, cwd)
+    else:
+        entry = [str(PLUGINS / plugin)] if plugin else ["-m", "simstudy.cli"]
+        proc = subprocess.run([sys.executable, *entry, *args], cwd=cwd, env=env or clean_env(), capture_output=True,
+                              text=True, timeout=timeout, **kwargs)
     if check and proc.returncode != 0:
         raise AssertionError(f"simstudy {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
     return proc

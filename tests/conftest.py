@@ -31,3 +31,14 @@ def _private_cache(tmp_path_factory):
         os.environ.pop("SIMSTUDY_CACHE_DIR", None)
     else:
         os.environ["SIMSTUDY_CACHE_DIR"] = old
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Figures drawn by a test (the CLI in-process, the plots' tests) are closed after it: pyplot keeps every
+    open figure, and more than 20 is a RuntimeWarning, which the suite treats as an error."""
+    yield
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
