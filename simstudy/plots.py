@@ -615,7 +615,7 @@ def kde_fit_figure(scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | No
     and ``share`` columns.
     """
     _theme()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.4), constrained_layout=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
     y = np.sort(scores["score"].to_numpy())
     atoms = atoms if atoms is not None and len(atoms) else None
     left.hist(y, bins="auto", density=True, color="0.75", edgecolor="white", label="scores (histogram)")
@@ -637,7 +637,7 @@ def kde_fit_figure(scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | No
     right.set_xlabel("score")
     right.set_ylabel("cumulative probability")
     right.legend(frameon=True, fontsize=7, loc="upper left")
-    fig.suptitle(title or "Boundary-corrected KDE fitted to the scores", fontsize=9)
+    _suptitle(fig, title or "Boundary-corrected KDE fitted to the scores")
     return fig
 
 

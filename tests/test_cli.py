@@ -139,7 +139,10 @@ def test_bands_command_two_models_with_evidence(tmp_path):
     table = pd.read_parquet(out / "bands.parquet")
     assert set(table.model) == {"deberta", "debertav3"} and table.k.max() == 48
     assert (table.lower <= table.point).all() and (table.point <= table.upper).all()
-    assert set(pd.read_csv(out / "evidence.csv").evidence) <= {"none", "weak", "fair", "strong"}
+    evidence = pd.read_csv(out / "evidence.csv")  # Lourie et al. Figure 2's first 48 runs: exact, deterministic
+    assert (evidence.leader == "debertav3").all() and list(evidence.k) == list(range(1, 49))
+    assert list(evidence.evidence) == ["weak"] * 2 + ["strong"] * 6 + ["weak"] * 40
+    assert "k = 3..8: strong evidence debertav3 is better" in proc.stdout
 
 
 def test_bands_command_on_a_file_mean_kind(tmp_path):
@@ -191,3 +194,23 @@ def test_fiesta_presets_run_small(tmp_path):
     assert "batch_thompson_4" in proc.stdout and "batch_thompson_8" in proc.stdout
     table = pd.read_csv(tmp_path / "fiesta_table2" / "table.csv")
     assert set(table.algorithm) == {"ttts", "non_adaptive"}
+
+
+def test_bands_cdf_table_has_one_row_per_distinct_score(tmp_path):
+    # 12 runs, 5 distinct scores (ties are common: accuracy on a fixed dev set): one row each, with its count
+    values = [0.7, 0.7, 0.7, 0.75, 0.8, 0.8, 0.82, 0.82, 0.82, 0.82, 0.9, 0.9]
+    (tmp_path / "ties.csv").write_text("score\n" + "\n".join(map(str, values)) + "\n")
+    simstudy("bands", "data=ties.csv", "low=0", "high=1", "hydra.run.dir=out", cwd=tmp_path)
+    cdf = pd.read_csv(tmp_path / "out" / "cdf_bands.csv")
+    assert list(cdf.score) == [0.7, 0.75, 0.8, 0.82, 0.9] and list(cdf["count"]) == [3, 1, 2, 4, 2]
+    np.testing.assert_allclose(cdf.ecdf, np.array([3, 4, 6, 10, 12]) / 12)
+    assert (cdf.lower <= cdf.ecdf).all() and (cdf.ecdf <= cdf.upper).all()
+    assert cdf.lower.is_monotonic_increasing and cdf.upper.is_monotonic_increasing
+
+
+def test_bands_and_curve_say_where_they_wrote(tmp_path):
+    for command in ("bands", "curve"):
+        proc = simstudy(command, "data=reuters_hedwig", "low=0", "high=1", "hydra.run.dir=out_" + command,
+                        cwd=tmp_path)
+        assert f"to {tmp_path / ('out_' + command)}" in proc.stdout, proc.stdout
+        assert f"mlp (145 scores), lstm (152 scores) -> {tmp_path / ('out_' + command)}" in proc.stdout

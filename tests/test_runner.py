@@ -174,3 +174,35 @@ def test_a_run_directory_of_another_configuration_is_refused_naming_what_differs
     first.claim({"seed": 0, "study": {"reps": 20}})  # same fingerprint: fine
     with pytest.raises(RunDirConflict, match=r"different configuration \(seed: 0 -> 7; study.reps: 10 -> 20\)"):
         ChunkStore(tmp_path / "chunks", "bbbb").claim({"seed": 7, "study": {"reps": 20}})
+
+
+def test_progress_without_a_terminal_is_a_log_line_every_tenth_or_ten_seconds(monkeypatch, caplog):
+    from simstudy import runner
+
+    clock = iter([0.0] + [3.0 + i for i in range(100)])  # start, then one second per chunk after 3 s
+    monkeypatch.setattr(runner.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(runner.sys.stderr, "isatty", lambda: False, raising=False)
+    caplog.set_level("INFO", logger="simstudy.runner")
+    progress = runner._Progress(40, 0, "study", None)
+    assert progress.bar is None  # no terminal: no bar
+    for _ in range(40):
+        progress.update()
+    progress.close()
+    lines = [r.getMessage() for r in caplog.records]
+    # every 4 chunks (a tenth) a line, with a 10 s line in between never needed at 1 s a chunk
+    assert [int(m.split()[1]) for m in lines] == [4, 8, 12, 16, 20, 24, 28, 32, 36, 40]
+    assert lines[0] == "study: 4 of 40 chunks done (10%) in 6 s, about 54 s left"
+    assert lines[-1] == "study: 40 of 40 chunks done (100%) in 42 s"
+
+
+def test_progress_quiet_for_short_runs_and_off_when_asked(monkeypatch, caplog):
+    from simstudy import runner
+
+    monkeypatch.setattr(runner.sys.stderr, "isatty", lambda: False, raising=False)
+    caplog.set_level("INFO", logger="simstudy.runner")
+    for setting in (None, False):  # None: a run under 2 s says nothing; False: never a line or a bar
+        progress = runner._Progress(10, 0, "quick", setting)
+        for _ in range(10):
+            progress.update()
+        progress.close()
+    assert caplog.records == []
