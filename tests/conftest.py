@@ -8,6 +8,10 @@ import pytest
 
 log = logging.getLogger("simstudy.tests")
 
+# Scripts that patch simstudy when run (the failing-chunk plugin): never imported by collection, which
+# --doctest-modules would otherwise do, patching the test process itself.
+collect_ignore = ["plugins"]
+
 
 @pytest.fixture
 def rng(request):
