@@ -19,7 +19,7 @@ import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NoReturn
 
 import numpy as np
 
@@ -123,25 +123,59 @@ def save_figure(fig, path: str | os.PathLike, **kwargs: Any) -> None:
 
 
 class CorruptChunk(Exception):
-    """A stored chunk that cannot be read back whole: unreadable, truncated, or its checksum differs."""
+    """A stored chunk that cannot be trusted: unreadable, damaged, of an older format, or not the chunk its
+    file name says (another run's, cell's or chunk's); the message says what did not match."""
 
 
 class RunDirConflict(ValueError):
     """A run directory holding the chunks of a different configuration; the message names what differs."""
 
 
-#: Prefix of the zip archive comment that carries a chunk's checksum.
+#: Version of the chunk file format. Its zip comment is ``simstudy-chunk:<identity> sha256:<hex>``: the
+#: identity is canonical JSON (format, run fingerprint, cell, chunk, reps, and [name, dtype, shape] of every
+#: array), the SHA-256 is over those exact bytes and then every array's name, dtype, shape and bytes.
+_CHUNK_FORMAT = 2
+_CHUNK_TAG = b"simstudy-chunk:"
+_SHA_TAG = b" sha256:"
+#: The comment of format 1 chunks (a checksum of the arrays only, no identity): never trusted, recomputed.
 _CHECKSUM_TAG = b"simstudy-sha256:"
 
 
-def _digest(arrays: dict[str, np.ndarray]) -> str:
-    """SHA-256 over every array's name, dtype, shape and bytes (in name order)."""
-    h = hashlib.sha256()
+def _digest(arrays: dict[str, np.ndarray], header: bytes = b"") -> str:
+    """SHA-256 over ``header`` then every array's name, dtype, shape and bytes (in name order)."""
+    h = hashlib.sha256(header)
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
         h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
         h.update(a.tobytes())
     return h.hexdigest()
+
+
+def _layout(arrays: dict[str, np.ndarray]) -> list[list]:
+    """``[name, dtype, shape]`` of every array, in name order, as it reads back from JSON."""
+    return [[name, arrays[name].dtype.str, list(arrays[name].shape)] for name in sorted(arrays)]
+
+
+def _identity(fingerprint: str, cell: str, chunk: int, reps: int, arrays: dict[str, np.ndarray]) -> dict:
+    return {"format": _CHUNK_FORMAT, "run": fingerprint, "cell": cell, "chunk": int(chunk), "reps": int(reps),
+            "arrays": _layout(arrays)}
+
+
+def _canonical(identity: dict) -> bytes:
+    return json.dumps(identity, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _mismatch(found: dict, run: str, cell: str, chunk: int, reps: int) -> str | None:
+    """What a chunk's stored identity says it is, against what its place in the store says, or ``None``."""
+    if found.get("format") != _CHUNK_FORMAT:
+        return f": chunk format {found.get('format')!r}, not {_CHUNK_FORMAT}"
+    if found.get("run") != run:
+        return f" holds a chunk of another run or configuration (run fingerprint {found.get('run')}, not {run})"
+    if (found.get("cell"), found.get("chunk")) != (cell, chunk):
+        return f" holds cell {found.get('cell')} chunk {found.get('chunk')}, not cell {cell} chunk {chunk}"
+    if found.get("reps") != reps:
+        return f" holds {found.get('reps')} replicates, not {reps}"
+    return None
 
 
 def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
@@ -166,10 +200,14 @@ class ChunkStore:
     The directory is keyed by a fingerprint of everything that determines a chunk's numbers, so results
     of a different configuration are never read back as this one's; :meth:`claim` refuses a run directory
     that already holds another fingerprint's chunks. A file's name also carries the chunk's replicate count
-    (the last chunk of a study may be short). Files are written atomically (temporary name, fsync, rename)
-    and carry a SHA-256 of their arrays in the zip comment, verified on every read: a chunk that does not
-    match -- truncated or damaged outside simstudy's control -- raises :class:`CorruptChunk` and is never
-    returned as data. The files stay plain ``.npz`` that :func:`numpy.load` opens.
+    (the last chunk of a study may be short). Files are written atomically (temporary name, fsync, rename).
+
+    Every file carries its identity in the zip comment -- format version, run fingerprint, cell key, chunk
+    index, replicate count, and its arrays' names, dtypes and shapes -- with a SHA-256 over that identity
+    and the arrays' bytes, all verified on every read. A file that does not match -- truncated or damaged,
+    of an older format without identity, or a valid chunk in the wrong place (another chunk's, another
+    cell's, another run's) -- raises :class:`CorruptChunk` and is never returned as data. The files stay
+    plain ``.npz`` that :func:`numpy.load` opens.
 
     Parameters
     ----------
@@ -177,6 +215,19 @@ class ChunkStore:
         ``<run dir>/chunks``.
     fingerprint : str
         Hex digest identifying the study's data-generating configuration.
+
+    Examples
+    --------
+    >>> import tempfile, shutil
+    >>> store = ChunkStore(tempfile.mkdtemp(), "f00d")
+    >>> store.write("ab12", 0, 3, {"x": np.arange(3.0)})
+    >>> store.read("ab12", 0, 3)["x"]
+    array([0., 1., 2.])
+    >>> _ = shutil.copy(store.path("ab12", 0, 3), store.path("ab12", 1, 3))
+    >>> store.read("ab12", 1, 3)
+    Traceback (most recent call last):
+    ...
+    simstudy.io.CorruptChunk: f00d/cell-ab12/chunk-000001-r3.npz holds cell ab12 chunk 0, not cell ab12 chunk 1
     """
 
     def __init__(self, root: str | os.PathLike, fingerprint: str):
@@ -215,19 +266,24 @@ class ChunkStore:
         return self.path(cell, chunk, reps).is_file()
 
     def write(self, cell: str, chunk: int, reps: int, arrays: dict[str, np.ndarray]) -> None:
+        """Store a chunk's arrays with its identity and checksum (atomically)."""
+        arrays = {name: np.asarray(a) for name, a in arrays.items()}
+        header = _canonical(_identity(self.fingerprint, cell, chunk, reps, arrays))
         with atomic_path(self.path(cell, chunk, reps)) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez(fh, **arrays)
             with zipfile.ZipFile(tmp, "a") as zf:
-                zf.comment = _CHECKSUM_TAG + _digest(arrays).encode()
+                zf.comment = _CHUNK_TAG + header + _SHA_TAG + _digest(arrays, header).encode()
 
     def read(self, cell: str, chunk: int, reps: int) -> dict[str, np.ndarray]:
-        """The chunk's arrays, after checking them against the stored checksum.
+        """The chunk's arrays, after checking its identity and checksum.
 
         Raises
         ------
         CorruptChunk
-            If the file cannot be read whole or its arrays do not match their checksum.
+            If the file cannot be read whole, has no identity (an older format), its checksum differs, or it
+            is another chunk than (this run's fingerprint, ``cell``, ``chunk``, ``reps``); the one-line
+            message names the file (relative to the run's ``chunks`` directory) and what did not match.
         """
         path = self.path(cell, chunk, reps)
         try:
@@ -235,12 +291,27 @@ class ChunkStore:
                 arrays = {k: data[k] for k in data.files}
                 comment = data.zip.comment
         except Exception as exc:  # noqa: BLE001 -- zip, zlib, npy-header, OS errors: all mean "not whole"
-            raise CorruptChunk(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
-        if not comment.startswith(_CHECKSUM_TAG):
-            raise CorruptChunk(f"{path}: no checksum")
-        if comment[len(_CHECKSUM_TAG):].decode(errors="replace") != _digest(arrays):
-            raise CorruptChunk(f"{path}: checksum mismatch")
+            self._corrupt(path, f": unreadable ({type(exc).__name__}: {exc})")
+        if not comment.startswith(_CHUNK_TAG):
+            self._corrupt(path, ": an older chunk format without identity; it cannot be trusted"
+                          if comment.startswith(_CHECKSUM_TAG) else ": no identity or checksum (not simstudy's)")
+        header, _, stored = comment[len(_CHUNK_TAG):].rpartition(_SHA_TAG)
+        # The checksum first: the identity of a damaged file means nothing.
+        if stored.decode(errors="replace") != _digest(arrays, header):
+            self._corrupt(path, ": checksum mismatch (damaged)")
+        try:
+            found = json.loads(header)
+            wrong = _mismatch(found, self.fingerprint, cell, chunk, reps)
+        except (ValueError, AttributeError):  # valid checksum over nonsense: not written by this code
+            wrong = ": identity unreadable"
+        if wrong is None and found["arrays"] != _layout(arrays):  # the checksum covers both: a writer's bug
+            wrong = f": arrays {_layout(arrays)} are not those of its identity {found['arrays']}"
+        if wrong is not None:
+            self._corrupt(path, wrong)
         return arrays
+
+    def _corrupt(self, path: Path, what: str) -> NoReturn:
+        raise CorruptChunk(f"{path.relative_to(self.root.parent)}{what}") from None
 
     def verify(self, cell: str, chunk: int, reps: int) -> None:
         """Read the chunk and check it; raises :class:`CorruptChunk` if it is not whole."""

@@ -186,8 +186,10 @@ def _split(fn: Callable) -> tuple[Callable, tuple]:
 
 
 def _todo(tasks: Sequence[Task], store: ChunkStore) -> tuple[list[int], list[str]]:
-    """Positions of the tasks without a valid stored chunk. A stored chunk that fails its checksum (say, a
-    disk lost it) is treated as missing, with a warning, and recomputed; it is never read back as data."""
+    """Positions of the tasks without a valid stored chunk. A stored chunk that fails its check -- damaged
+    (say, a disk lost it), of an older format without identity, or another chunk's file copied into this
+    one's place (another chunk, cell or run) -- is treated as missing, with a warning naming the file and
+    what did not match, and recomputed; it is never read back as data."""
     todo, messages = [], []
     for i, t in enumerate(tasks):
         if not store.has(t.cell, t.chunk, t.reps):
