@@ -219,7 +219,7 @@ class ChunkStore:
     Examples
     --------
     >>> import tempfile, shutil
-    >>> store = ChunkStore(tempfile.mkdtemp(), "f00d")
+    >>> store = ChunkStore(Path(tempfile.mkdtemp()) / "chunks", "f00d")
     >>> store.write("ab12", 0, 3, {"x": np.arange(3.0)})
     >>> store.read("ab12", 0, 3)["x"]
     array([0., 1., 2.])
@@ -227,7 +227,7 @@ class ChunkStore:
     >>> store.read("ab12", 1, 3)
     Traceback (most recent call last):
     ...
-    simstudy.io.CorruptChunk: f00d/cell-ab12/chunk-000001-r3.npz holds cell ab12 chunk 0, not cell ab12 chunk 1
+    simstudy.io.CorruptChunk: chunks/f00d/cell-ab12/chunk-000001-r3.npz holds cell ab12 chunk 0, not cell ab12 chunk 1
     """
 
     def __init__(self, root: str | os.PathLike, fingerprint: str):
@@ -283,7 +283,7 @@ class ChunkStore:
         CorruptChunk
             If the file cannot be read whole, has no identity (an older format), its checksum differs, or it
             is another chunk than (this run's fingerprint, ``cell``, ``chunk``, ``reps``); the one-line
-            message names the file (relative to the run's ``chunks`` directory) and what did not match.
+            message names the file (relative to the run directory) and what did not match.
         """
         path = self.path(cell, chunk, reps)
         try:
@@ -311,7 +311,7 @@ class ChunkStore:
         return arrays
 
     def _corrupt(self, path: Path, what: str) -> NoReturn:
-        raise CorruptChunk(f"{path.relative_to(self.root.parent)}{what}") from None
+        raise CorruptChunk(f"{path.relative_to(self.root.parent.parent)}{what}") from None
 
     def verify(self, cell: str, chunk: int, reps: int) -> None:
         """Read the chunk and check it; raises :class:`CorruptChunk` if it is not whole."""
