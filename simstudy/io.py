@@ -287,11 +287,12 @@ class ChunkStore:
         """
         path = self.path(cell, chunk, reps)
         try:
-            with np.load(path, allow_pickle=False) as data:
+            # Our own file object: np.load leaks the one it opens when the file is not a zip archive.
+            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
                 comment = data.zip.comment
         except Exception as exc:  # noqa: BLE001 -- zip, zlib, npy-header, OS errors: all mean "not whole"
-            self._corrupt(path, f": unreadable ({type(exc).__name__}: {exc})")
+            self._corrupt(path, f": unreadable ({type(exc).__name__}: {' '.join(str(exc).split())})")
         if not comment.startswith(_CHUNK_TAG):
             self._corrupt(path, ": an older chunk format without identity; it cannot be trusted"
                           if comment.startswith(_CHECKSUM_TAG) else ": no identity or checksum (not simstudy's)")
