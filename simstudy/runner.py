@@ -189,7 +189,8 @@ def _todo(tasks: Sequence[Task], store: ChunkStore) -> tuple[list[int], list[str
     """Positions of the tasks without a valid stored chunk. A stored chunk that fails its check -- damaged
     (say, a disk lost it), of an older format without identity, or another chunk's file copied into this
     one's place (another chunk, cell or run) -- is treated as missing, with a warning naming the file and
-    what did not match, and recomputed; it is never read back as data."""
+    what did not match, and recomputed; it is never read back as data. Past :data:`_MAX_CHUNK_WARNINGS` such
+    chunks (a whole run directory of an older format, say) one more line counts the rest."""
     todo, messages = [], []
     for i, t in enumerate(tasks):
         if not store.has(t.cell, t.chunk, t.reps):
@@ -200,7 +201,14 @@ def _todo(tasks: Sequence[Task], store: ChunkStore) -> tuple[list[int], list[str
         except CorruptChunk as exc:
             messages.append(f"{t.cell}/{t.chunk}: {exc}; recomputing it")
             todo.append(i)
+    if len(messages) > _MAX_CHUNK_WARNINGS:
+        rest = len(messages) - _MAX_CHUNK_WARNINGS
+        messages[_MAX_CHUNK_WARNINGS:] = [f"and {rest} more stored chunks failed their check; recomputing them"]
     return todo, messages
+
+
+#: Stored chunks failing their check that are named one by one in a run's report.
+_MAX_CHUNK_WARNINGS = 10
 
 
 def run_tasks(

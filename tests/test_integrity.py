@@ -186,3 +186,24 @@ def test_an_untouched_chunk_reads_back_exactly(store):
     arrays = store.read(CELL, 2, 2)
     assert sorted(arrays) == ["n", "x"] and arrays["x"].shape == (3, 2)
     np.testing.assert_array_equal(arrays["n"], np.arange(2))
+
+
+def test_a_run_directory_of_old_chunks_is_recomputed_in_a_few_lines(tmp_path):
+    from simstudy.runner import _MAX_CHUNK_WARNINGS, chunk_tasks, run_tasks, task_seed
+
+    def draw(task):
+        return {"x": np.random.default_rng(task_seed(1302, task.cell, task.chunk)).normal(size=task.reps)}
+
+    tasks = chunk_tasks(CELL, 60, 4)
+    store = ChunkStore(tmp_path / "chunks", "aaaa")
+    run_tasks(draw, tasks, store, progress=False)
+    clean = [store.read(t.cell, t.chunk, t.reps)["x"] for t in tasks]
+    for t in tasks:
+        write_old_format(store.path(t.cell, t.chunk, t.reps))
+    report = run_tasks(draw, tasks, store, progress=False)
+    assert report.computed == len(tasks) == 15 and report.resumed == 0
+    assert len(report.warnings) == _MAX_CHUNK_WARNINGS + 1
+    assert all("an older chunk format without identity" in m for m in report.warnings[:-1])
+    assert report.warnings[-1] == "and 5 more stored chunks failed their check; recomputing them"
+    for t, x in zip(tasks, clean):
+        np.testing.assert_array_equal(store.read(t.cell, t.chunk, t.reps)["x"], x)
