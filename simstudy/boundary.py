@@ -243,12 +243,15 @@ def _read_entry(path: Path, n: int, confidence: float, kind: str) -> LDIntervals
         raise _BadEntry("checksum mismatch (damaged)")
     try:
         meta = json.loads(header)
+        if not isinstance(meta, dict):
+            raise TypeError
         pointwise = float(meta["pointwise"])
         wanted = _entry_header(n, confidence, kind, meta["pointwise"])
     except (ValueError, TypeError, KeyError):
         raise _BadEntry("key unreadable") from None
     if meta != wanted:
-        diff = ", ".join(f"{k} {meta.get(k)!r} not {v!r}" for k, v in wanted.items() if meta.get(k) != v)
+        diff = ", ".join(f"{k} {meta.get(k)!r} not {wanted.get(k)!r}" for k in sorted(meta.keys() | wanted.keys())
+                         if meta.get(k) != wanted.get(k))
         raise _BadEntry(f"an entry for another key or algorithm ({diff})")
     if sorted(arrays) != ["high", "low"]:
         raise _BadEntry(f"arrays {sorted(arrays)}, not ['high', 'low']")

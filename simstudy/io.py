@@ -305,8 +305,8 @@ class ChunkStore:
             wrong = _mismatch(found, self.fingerprint, cell, chunk, reps)
         except (ValueError, AttributeError):  # valid checksum over nonsense: not written by this code
             wrong = ": identity unreadable"
-        if wrong is None and found["arrays"] != _layout(arrays):  # the checksum covers both: a writer's bug
-            wrong = f": arrays {_layout(arrays)} are not those of its identity {found['arrays']}"
+        if wrong is None and found.get("arrays") != _layout(arrays):  # the checksum covers both: a writer's bug
+            wrong = f": arrays {_layout(arrays)} are not those of its identity {found.get('arrays')}"
         if wrong is not None:
             self._corrupt(path, wrong)
         return arrays
