@@ -812,6 +812,16 @@ def _reproduce(argv: list[str]) -> None:
     if not n_jobs.lstrip("-").isdigit() or int(n_jobs) == 0 or int(n_jobs) < -1:
         _fail(f"n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}", None)
     runs = Path("outputs") / ("reproduce-quick" if quick else "reproduce")
+    out = Path(opts.get("out", runs if quick else "."))
+    # Before any run: refuse a report directory holding files simstudy did not write (a user's own report
+    # or figures), and read the sections that this run will not regenerate, to keep them.
+    figures = [f"reproduction/{e.id}.png" for e in entries if not e.unavailable and
+               (e.id in wanted or (runs / e.id / e.table).is_file())]
+    try:
+        reproduce.check_out_dir(out, ["REPRODUCTION.md", *figures], quick=quick)
+        earlier = reproduce.read_report(out)
+    except (reproduce.OutDirError, OSError) as exc:
+        _fail(str(exc), None)
     sections = []
     for entry in entries:
         run_dir = runs / entry.id
@@ -829,11 +839,16 @@ def _reproduce(argv: list[str]) -> None:
             if proc.returncode != 0:
                 error = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         elif not entry.unavailable and not (run_dir / entry.table).is_file():
-            continue  # neither asked for nor run before
+            if entry.id in earlier:  # not asked for, its run not here: the earlier report's section stays
+                sections.append(reproduce.kept_section(entry, earlier[entry.id]))
+            continue
         sections.append(reproduce.read_section(entry, run_dir, command, seconds, error))
         log.info("%s: %s", entry.id, reproduce.verdict(sections[-1]) + (f" ({error})" if error else ""))
-    path = reproduce.write_report(sections, Path(opts.get("out", runs if quick else ".")), quick=quick,
-                                  total_seconds=sum(s.wall_seconds for s in sections), cores=os.cpu_count() or 1)
+    try:
+        path = reproduce.write_report(sections, out, quick=quick, total_seconds=sum(s.wall_seconds for s in sections),
+                                      cores=os.cpu_count() or 1)
+    except reproduce.OutDirError as exc:  # a file appeared in the report's place while the runs ran
+        _fail(str(exc), None)
     log.info("wrote %s", path)
     if any(s.error for s in sections):
         _fail(f"{sum(bool(s.error) for s in sections)} result(s) failed to run; see {path}", None, EXIT_FAILED)

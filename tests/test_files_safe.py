@@ -247,3 +247,78 @@ def test_a_rerun_that_computes_nothing_does_not_rewrite_replicates(tmp_path):
     assert path.stat().st_mtime_ns != touched and path.read_bytes() == first[1]
     simstudy(*args, "study.reps=300", cwd=tmp_path)  # more replicates: a new file
     assert pd.read_parquet(path).replicate.nunique() == 300
+
+
+# --- the reproduction report -----------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_reproduce_only_updates_its_section_and_keeps_the_others(tmp_path):
+    """As in the repository: the shipped report, its figures and its marker; one entry rerun (its run directory
+    is new), the sixteen others kept as they were, their figures untouched."""
+    import shutil
+
+    from simstudy import reproduce
+
+    shutil.copy(REPO / "REPRODUCTION.md", tmp_path)
+    shutil.copy(REPO / reproduce.MARKER, tmp_path)
+    shutil.copytree(REPO / "reproduction", tmp_path / "reproduction")
+    sections, before = reproduce.read_report(tmp_path), tree(tmp_path)
+    lines = len((tmp_path / "REPRODUCTION.md").read_text().splitlines())
+    simstudy("reproduce", "only=dodge2019_fig1", "n_jobs=1", cwd=tmp_path, timeout=240)
+    after = reproduce.read_report(tmp_path)
+    assert list(after) == list(sections) and len(sections) == 17
+    assert {i for i in sections if after[i] != sections[i]} <= {"dodge2019_fig1"}  # only its wall time may change
+    assert abs(len((tmp_path / "REPRODUCTION.md").read_text().splitlines()) - lines) <= 2
+    now = tree(tmp_path)
+    changed = {name for name, digest in before.items() if now.get(name) != digest}
+    assert changed <= {"REPRODUCTION.md", reproduce.MARKER, "reproduction/dodge2019_fig1.png"}
+    # and a second run trusts what it wrote: the report and its figure are simstudy's, unchanged since
+    simstudy("reproduce", "only=dodge2019_fig1", "n_jobs=1", cwd=tmp_path, timeout=240)
+
+
+def test_reproduce_out_refuses_a_users_report_or_figure(tmp_path):
+    mine = tmp_path / "mine"
+    (mine / "reproduction").mkdir(parents=True)
+    (mine / "REPRODUCTION.md").write_text("# my own notes\n")
+    before = tree(tmp_path)
+    proc = simstudy("reproduce", "only=dodge2019_fig3", "out=mine", cwd=tmp_path, check=False)
+    one_line_error(proc, "mine/REPRODUCTION.md was not written by simstudy reproduce (or was changed since): move it "
+                         "away or choose another out=DIR")
+    assert tree(tmp_path) == before
+
+    (mine / "REPRODUCTION.md").unlink()
+    (mine / "reproduction" / "lourie_fig1_reuters.png").write_bytes(b"my figure")
+    before = tree(tmp_path)
+    proc = simstudy("reproduce", "only=lourie_fig1_reuters", "out=mine", cwd=tmp_path, check=False)
+    one_line_error(proc, "mine/reproduction/lourie_fig1_reuters.png was not written by simstudy reproduce")
+    assert tree(tmp_path) == before  # refused before running anything: no outputs/ either
+
+
+def test_reproduce_out_rewrites_only_its_own_unchanged_files(tmp_path):
+    from simstudy import reproduce
+
+    args = ["reproduce", "only=dodge2019_fig3", "out=rep"]  # results without public data: nothing to run
+    simstudy(*args, cwd=tmp_path)
+    report = tmp_path / "rep" / "REPRODUCTION.md"
+    assert "**Verdict: no data.**" in report.read_text() and (tmp_path / "rep" / reproduce.MARKER).is_file()
+    simstudy(*args, cwd=tmp_path)  # its own file, unchanged since: rewritten
+    report.write_text(report.read_text() + "\nMy note.\n")
+    before = tree(tmp_path)
+    one_line_error(simstudy(*args, cwd=tmp_path, check=False), "rep/REPRODUCTION.md was not written by simstudy")
+    assert tree(tmp_path) == before
+
+
+def test_a_quick_report_never_replaces_the_paper_scale_one(tmp_path):
+    import shutil
+
+    from simstudy import reproduce
+
+    shutil.copy(REPO / "REPRODUCTION.md", tmp_path)
+    shutil.copy(REPO / reproduce.MARKER, tmp_path)
+    before = tree(tmp_path)
+    proc = simstudy("reproduce", "--quick", "only=dodge2019_fig3", "out=.", cwd=tmp_path, check=False)
+    one_line_error(proc, "REPRODUCTION.md is the report at paper-scale settings; write the other one to another "
+                         "out=DIR")
+    assert tree(tmp_path) == before
