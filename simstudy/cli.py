@@ -244,7 +244,10 @@ def _release(claim, out_dir: Path | None) -> None:
 
 def _shard_label(cfg: DictConfig) -> str | None:
     """``runner.shard`` as given (validated later): shards share their run directory."""
-    shard = OmegaConf.select(cfg, "runner.shard", default=None, throw_on_missing=False)
+    try:
+        shard = OmegaConf.select(cfg, "runner.shard", default=None, throw_on_missing=False)
+    except OmegaConfBaseException:  # the config's own error, reported in one line once it is parsed
+        return None
     return None if shard is None else str(shard)
 
 
@@ -393,8 +396,13 @@ def _run_and_report(config, out_dir: Path) -> None:
         for suffix in ("png", "pdf"):
             io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
         _log_headline(shown, config.study.kind)
-    log.info("wrote %s to %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())), out_dir)
+    log.info("wrote %s to %s", _listing(out_dir), out_dir)
     _check_failures(result.report, config, out_dir)
+
+
+def _listing(out_dir: Path) -> str:
+    """The files of a run directory, without simstudy's own marker and lock (hidden files)."""
+    return ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file() and not p.name.startswith(".")))
 
 
 def _log_report(report) -> None:
@@ -578,7 +586,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
             where = (f"n = {int(row['n'])}" + (f" ({row['time']:.3g} {opts.time_unit})" if x == "time" else "")
                      if row["n"] == row["n"] else "not reached within its trials")
             print(f"{row['model']}: expected max first reaches {opts.target} at {where}")
-    log.info("wrote %s to %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())), out_dir)
+    log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
 def _curve_table(table) -> str:
@@ -655,7 +663,7 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         io.write_csv(evidence, out_dir / "evidence.csv")
         for line in bands.evidence_summary(evidence):
             print(line)
-    log.info("wrote %s to %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())), out_dir)
+    log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
 def _distinct_scores(model: str, cdf, n: int):
