@@ -13,11 +13,14 @@ missing chunks at ``collect``, a full disk) exits with status 1 and one line.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import logging
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import hydra
@@ -55,13 +58,101 @@ if not OmegaConf.has_resolver("simstudy_dirname"):
     OmegaConf.register_new_resolver("simstudy_dirname", _dirname)
 
 
+@dataclasses.dataclass(frozen=True)
+class _DirsBefore:
+    """Which directories existed before Hydra made the run directory, so that a refused run removes only what
+    it created (never a user's empty ``results/keep``).
+
+    ``known``: paths whose existence was looked up; ``listed``: directories whose subdirectories were listed
+    (a sweep's directory: its jobs' directories are named only later); ``existed``: those found.
+    """
+
+    known: frozenset
+    listed: frozenset
+    existed: frozenset
+
+    def created(self, path: Path) -> bool:
+        """Whether this run created ``path`` (absolute, normalised): not there before, and known not to be."""
+        while path not in self.existed:
+            if path in self.known or path.parent in self.listed:
+                return True
+            if path.parent == path:
+                return False
+            path = path.parent  # inside a directory this run created, everything is this run's
+        return False
+
+
+#: Set before each Hydra command runs (:func:`_note_dirs_before`); None: unknown, so nothing is removed.
+_DIRS_BEFORE: _DirsBefore | None = None
+
+
+def _abs(path) -> Path:
+    return Path(os.path.normpath(os.path.abspath(path)))
+
+
+def _prefixes(path: str) -> set[Path]:
+    """Every directory that ``mkdir -p path`` may create: with ``..`` in the path, the lexical prefixes too
+    (``a/x/../b`` makes ``a/x``), and the ancestors of each."""
+    parts = Path(path).parts
+    out = set()
+    for i in range(1, len(parts) + 1):
+        p = _abs(Path(*parts[:i]))
+        out |= {p, *p.parents}
+    return out
+
+
+def _note_dirs_before(config_name: str) -> None:
+    """Note which directories the run directory of this command line would create, before Hydra creates it.
+
+    The run directory (``hydra.run.dir``, or a sweep's ``hydra.sweep.dir``) is resolved the way Hydra will
+    resolve it, from the overrides in ``sys.argv``; if that fails (an unusual flag, a sweep Hydra's parser
+    does not expand), nothing is known and a refused run removes no directory at all.
+    """
+    global _DIRS_BEFORE
+    _DIRS_BEFORE = None
+    args = sys.argv[1:]
+    multirun = any(a in ("-m", "--multirun") for a in args)
+    args = [a for a in args if a not in ("-m", "--multirun")]
+    if any(a.startswith("-") for a in args):
+        return
+    try:
+        from hydra import compose, initialize_config_dir
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        overrides = []
+        for o in OverridesParser.create().parse_overrides(args):
+            if o.is_sweep_override():  # the sweep's directory is the same for every value (unless swept itself)
+                overrides.append(f"{o.get_key_element()}={next(iter(o.sweep_string_iterator()))}")
+            else:
+                overrides.append(o.input_line)
+        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+            cfg = compose(config_name, overrides=overrides, return_hydra_config=True)
+        HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the directory's name; Hydra sets it again
+        target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
+    except Exception:  # noqa: BLE001 -- unknown: Hydra reports the overrides' errors itself
+        return
+    known = _prefixes(target)
+    listed = {_abs(target)} if multirun else set()
+    existed = {p for p in known if p.is_dir()}
+    if multirun and _abs(target).is_dir():
+        existed |= {_abs(p) for p in _abs(target).iterdir() if p.is_dir()}
+        listed |= {p for p in existed if p.parent == _abs(target)}
+    _DIRS_BEFORE = _DirsBefore(frozenset(known), frozenset(listed), frozenset(existed))
+
+
 def _remove_if_empty(out_dir: Path) -> None:
-    """Remove the run directory and its parents (up to the working directory) while they are empty."""
-    stop = Path.cwd().resolve()
-    path = out_dir.resolve()
-    while path != stop and stop in path.parents and path.is_dir() and not any(path.iterdir()):
-        path.rmdir()
-        path = path.parent
+    """Remove the run directory and the directories above it that this run created, while they are empty (a
+    directory that existed before the run, empty or not, is never removed)."""
+    before = _DIRS_BEFORE
+    if before is None:
+        return
+    path = _abs(out_dir)
+    candidates = {p for p in (path, *path.parents) if before.created(p)}
+    candidates |= {p for p in before.known if before.created(p)}  # a/x of a/x/../b
+    for p in sorted(candidates, key=lambda p: len(p.parts), reverse=True):  # deepest first
+        with contextlib.suppress(OSError):
+            if p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
 
 
 def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> None:
@@ -114,21 +205,68 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
 
 
 def _in_run_dir(run, cfg: DictConfig) -> None:
-    """Run a command in its Hydra run directory; a crash before anything was written leaves no empty
-    directory behind (finished chunks stay, for a resume)."""
+    """Run a command in its Hydra run directory, claimed for this process (:func:`simstudy.io.claim_run_dir`):
+    a directory holding someone else's files is refused before anything is written, a live run in it too.
+    However the command ends (a refusal, an error, Ctrl-C or SIGTERM) the claim is released and the directories
+    this run created are removed if it left them empty (finished chunks stay, for a resume)."""
     out_dir = Path(HydraConfig.get().runtime.output_dir)
+    claim = None
+    restore = _terminate_as_interrupt()
     try:
+        try:
+            claim = io.claim_run_dir(out_dir, shard=_shard_label(cfg), warn=log.warning)
+        except (io.NotARunDir, io.RunDirBusy) as exc:
+            _fail(str(exc), out_dir)
         run(cfg, out_dir)
     except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
+        _release(claim, out_dir)
         _fail(str(exc), None)
     except OSError as exc:
+        _release(claim, out_dir)
         if exc.errno not in _ENVIRONMENT_ERRNOS:
-            _remove_if_empty(out_dir)
             raise
         _fail(_os_error(exc), out_dir, EXIT_FAILED)
     except BaseException:
-        _remove_if_empty(out_dir)
+        _release(claim, out_dir)
         raise
+    finally:
+        _release(claim, None)
+        restore()
+
+
+def _release(claim, out_dir: Path | None) -> None:
+    """Give up the run directory; then remove what this run created and left empty (``out_dir`` given)."""
+    if claim is not None:
+        claim.release()
+    if out_dir is not None:
+        _remove_if_empty(out_dir)
+
+
+def _shard_label(cfg: DictConfig) -> str | None:
+    """``runner.shard`` as given (validated later): shards share their run directory."""
+    try:
+        shard = OmegaConf.select(cfg, "runner.shard", default=None, throw_on_missing=False)
+    except OmegaConfBaseException:  # the config's own error, reported in one line once it is parsed
+        return None
+    return None if shard is None else str(shard)
+
+
+def _terminate_as_interrupt():
+    """SIGTERM (a batch system's cancel, ``kill``) raises KeyboardInterrupt, like Ctrl-C, so that the same
+    clean-up runs; returns what puts the previous handler back. Only in the main thread (where Python
+    delivers signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    pid = os.getpid()
+
+    def interrupt(signum, frame):
+        if os.getpid() == pid:  # not in a forked worker that inherited the handler
+            raise KeyboardInterrupt(f"signal {signum}")
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path):
@@ -144,17 +282,22 @@ def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path):
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="config")
-def _study_app(cfg: DictConfig) -> None:
+def _study_job(cfg: DictConfig) -> None:
     _in_run_dir(_run_study, cfg)
+
+
+def _study_app() -> None:
+    """``simstudy ...``: Hydra runs _study_job, once the directories it may create are noted."""
+    _note_dirs_before("config")
+    _study_job()
 
 
 def _run_study(cfg: DictConfig, out_dir: Path) -> None:
     config = _parse_or_fail(parse, cfg, out_dir)
     _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)
     log.info("study %s -> %s", config.study.name, out_dir)
-    with io.atomic_path(out_dir / "config.yaml") as tmp:
-        OmegaConf.save(cfg, tmp, resolve=True)
-    _run_and_report(config, out_dir)
+    with _config_written(cfg, out_dir):
+        _run_and_report(config, out_dir)
 
 
 #: Keys that may differ between runs in one directory: the runner's change no number, and a larger
@@ -162,19 +305,60 @@ def _run_study(cfg: DictConfig, out_dir: Path) -> None:
 _RERUN_MAY_CHANGE = ("runner", "study.reps")
 
 
+def _read_stored_config(stored: Path) -> dict:
+    """A run directory's config.yaml as written (never resolved: an interpolation such as ``${oc.env:...}`` in
+    a stored config would read this machine's environment into the outputs); one that holds one is refused."""
+    try:
+        old = OmegaConf.to_container(OmegaConf.load(stored), resolve=False)
+    except Exception as exc:  # noqa: BLE001 -- any parse error: an unreadable config.yaml
+        _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
+    if not isinstance(old, dict):
+        _fail(f"{stored}: not a mapping of settings; use another run directory or remove it", None)
+    for key, value in io._flatten(old).items():
+        if isinstance(value, str) and "${" in value:
+            _fail(f"{stored}: {key}={value!r} is an interpolation, which simstudy never writes (its configs are "
+                  f"stored resolved); restore the file or remove the run directory", None)
+    return old
+
+
 def _check_run_dir(resolved: dict, out_dir: Path) -> None:
     """Refuse to run into a directory holding another configuration's results, naming what differs."""
     stored = out_dir / "config.yaml"
     if not stored.is_file():
         return
-    try:
-        old = OmegaConf.to_container(OmegaConf.load(stored), resolve=True)
-    except Exception as exc:  # noqa: BLE001 -- any parse error: an unreadable config.yaml
-        _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
+    old = _read_stored_config(stored)
     diff = [d for d in io.config_diff(old, resolved) if not d.startswith(_RERUN_MAY_CHANGE)]
     if diff:
         _fail(f"{out_dir} holds results of a different configuration ({'; '.join(diff)}); use another run "
               f"directory (hydra.run.dir=...) or remove it", None)
+
+
+def _write_config(cfg: DictConfig, out_dir: Path) -> None:
+    """Write the resolved config.yaml, under the run directory's claim; an unchanged one is left as it is."""
+    path = out_dir / "config.yaml"
+    text = OmegaConf.to_yaml(cfg, resolve=True)
+    if path.is_file() and path.read_text() == text:
+        return
+    io.write_text(text, path)
+
+
+@contextlib.contextmanager
+def _config_written(cfg: DictConfig, out_dir: Path):
+    """config.yaml written for the run inside; put back as it was if the run is refused (exit 2: e.g. the
+    directory holds chunks of another configuration), so that it keeps describing the results beside it."""
+    path = out_dir / "config.yaml"
+    before = path.read_bytes() if path.is_file() else None
+    _write_config(cfg, out_dir)
+    try:
+        yield
+    except SystemExit as exc:
+        if exc.code == EXIT_BAD_INPUT:
+            if before is None:
+                path.unlink(missing_ok=True)
+            elif path.read_bytes() != before:
+                with io.atomic_path(path) as tmp:
+                    tmp.write_bytes(before)
+        raise
 
 
 def _run_and_report(config, out_dir: Path) -> None:
@@ -212,8 +396,13 @@ def _run_and_report(config, out_dir: Path) -> None:
         for suffix in ("png", "pdf"):
             io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
         _log_headline(shown, config.study.kind)
-    log.info("wrote %s to %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())), out_dir)
+    log.info("wrote %s to %s", _listing(out_dir), out_dir)
     _check_failures(result.report, config, out_dir)
+
+
+def _listing(out_dir: Path) -> str:
+    """The files of a run directory, without simstudy's own marker and lock (hidden files)."""
+    return ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file() and not p.name.startswith(".")))
 
 
 def _log_report(report) -> None:
@@ -323,8 +512,14 @@ def _log_headline(summary, kind: str) -> None:
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="curve")
-def _curve_app(cfg: DictConfig) -> None:
+def _curve_job(cfg: DictConfig) -> None:
     _in_run_dir(_run_curve, cfg)
+
+
+def _curve_app() -> None:
+    """``simstudy curve ...``: Hydra runs _curve_job, once the directories it may create are noted."""
+    _note_dirs_before("curve")
+    _curve_job()
 
 
 def _load_scores(opts) -> dict:
@@ -383,8 +578,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
         io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
     io.write_parquet(table, out_dir / "curves.parquet")
     io.write_csv(table, out_dir / "curves.csv")
-    with io.atomic_path(out_dir / "config.yaml") as tmp:
-        OmegaConf.save(cfg, tmp, resolve=True)
+    _write_config(cfg, out_dir)
     print(_curve_table(table))
     if reached is not None:
         io.write_csv(reached, out_dir / "targets.csv")
@@ -392,7 +586,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
             where = (f"n = {int(row['n'])}" + (f" ({row['time']:.3g} {opts.time_unit})" if x == "time" else "")
                      if row["n"] == row["n"] else "not reached within its trials")
             print(f"{row['model']}: expected max first reaches {opts.target} at {where}")
-    log.info("wrote %s to %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())), out_dir)
+    log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
 def _curve_table(table) -> str:
@@ -405,8 +599,14 @@ def _curve_table(table) -> str:
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="bands")
-def _bands_app(cfg: DictConfig) -> None:
+def _bands_job(cfg: DictConfig) -> None:
     _in_run_dir(_run_bands, cfg)
+
+
+def _bands_app() -> None:
+    """``simstudy bands ...``: Hydra runs _bands_job, once the directories it may create are noted."""
+    _note_dirs_before("bands")
+    _bands_job()
 
 
 def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
@@ -454,8 +654,7 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     for suffix in ("png", "pdf"):
         io.save_figure(fig_curve, out_dir / f"tuning_curve.{suffix}", dpi=150)
         io.save_figure(fig_cdf, out_dir / f"cdf.{suffix}", dpi=150)
-    with io.atomic_path(out_dir / "config.yaml") as tmp:
-        OmegaConf.save(cfg, tmp, resolve=True)
+    _write_config(cfg, out_dir)
     shown = curves[curves["k"].isin([1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, max_k])]
     print(shown.pivot(index="k", columns="model", values=["lower", "point", "upper"]).round(4).to_string())
     if len(results) == 2:
@@ -464,7 +663,7 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         io.write_csv(evidence, out_dir / "evidence.csv")
         for line in bands.evidence_summary(evidence):
             print(line)
-    log.info("wrote %s to %s", ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file())), out_dir)
+    log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
 def _distinct_scores(model: str, cdf, n: int):
@@ -478,8 +677,14 @@ def _distinct_scores(model: str, cdf, n: int):
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="audit")
-def _audit_app(cfg: DictConfig) -> None:
+def _audit_job(cfg: DictConfig) -> None:
     _in_run_dir(_run_audit, cfg)
+
+
+def _audit_app() -> None:
+    """``simstudy audit ...``: Hydra runs _audit_job, once the directories it may create are noted."""
+    _note_dirs_before("audit")
+    _audit_job()
 
 
 def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
@@ -507,8 +712,7 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     n = opts.sample_size or x.size
     log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
     result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
-    with io.atomic_path(out_dir / "config.yaml") as tmp:
-        OmegaConf.save(cfg, tmp, resolve=True)
+    _write_config(cfg, out_dir)
     path = report.write_audit(result, opts, x, out_dir)
     print(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip())
     log.info("wrote %s", path)
@@ -535,11 +739,9 @@ def _load_run(run_dir: Path, **runner):
     if not stored.is_file():
         _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)", None)
     try:
-        config = parse(OmegaConf.to_container(OmegaConf.load(stored), resolve=True))
+        config = parse(_read_stored_config(stored))
     except ConfigError as exc:
         _fail(f"{stored}: {exc}", None)
-    except Exception as exc:  # noqa: BLE001 -- YAML or OmegaConf errors: the file is not a run's config
-        _fail(f"{stored}: unreadable ({type(exc).__name__})", None)
     return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))
 
 
@@ -554,6 +756,10 @@ def _collect(argv: list[str]) -> None:
     run_dir = Path(_key_values(argv, "collect", ("run_dir",))["run_dir"])
     config = _load_run(run_dir, collect=True, n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
+    try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
+        claim = io.claim_run_dir(run_dir, warn=log.warning)
+    except (io.NotARunDir, io.RunDirBusy) as exc:
+        _fail(str(exc), None)
     log.info("collecting %s", run_dir)
     try:
         _run_and_report(config, run_dir)
@@ -561,6 +767,8 @@ def _collect(argv: list[str]) -> None:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
         _fail(_os_error(exc), None, EXIT_FAILED)
+    finally:
+        claim.release()
 
 
 def _replay(argv: list[str]) -> None:
@@ -612,6 +820,16 @@ def _reproduce(argv: list[str]) -> None:
     if not n_jobs.lstrip("-").isdigit() or int(n_jobs) == 0 or int(n_jobs) < -1:
         _fail(f"n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}", None)
     runs = Path("outputs") / ("reproduce-quick" if quick else "reproduce")
+    out = Path(opts.get("out", runs if quick else "."))
+    # Before any run: refuse a report directory holding files simstudy did not write (a user's own report
+    # or figures), and read the sections that this run will not regenerate, to keep them.
+    figures = [f"reproduction/{e.id}.png" for e in entries if not e.unavailable and
+               (e.id in wanted or (runs / e.id / e.table).is_file())]
+    try:
+        reproduce.check_out_dir(out, ["REPRODUCTION.md", *figures], quick=quick)
+        earlier = reproduce.read_report(out)
+    except (reproduce.OutDirError, OSError) as exc:
+        _fail(str(exc), None)
     sections = []
     for entry in entries:
         run_dir = runs / entry.id
@@ -629,11 +847,16 @@ def _reproduce(argv: list[str]) -> None:
             if proc.returncode != 0:
                 error = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         elif not entry.unavailable and not (run_dir / entry.table).is_file():
-            continue  # neither asked for nor run before
+            if entry.id in earlier:  # not asked for, its run not here: the earlier report's section stays
+                sections.append(reproduce.kept_section(entry, earlier[entry.id]))
+            continue
         sections.append(reproduce.read_section(entry, run_dir, command, seconds, error))
         log.info("%s: %s", entry.id, reproduce.verdict(sections[-1]) + (f" ({error})" if error else ""))
-    path = reproduce.write_report(sections, Path(opts.get("out", runs if quick else ".")), quick=quick,
-                                  total_seconds=sum(s.wall_seconds for s in sections), cores=os.cpu_count() or 1)
+    try:
+        path = reproduce.write_report(sections, out, quick=quick, total_seconds=sum(s.wall_seconds for s in sections),
+                                      cores=os.cpu_count() or 1)
+    except reproduce.OutDirError as exc:  # a file appeared in the report's place while the runs ran
+        _fail(str(exc), None)
     log.info("wrote %s", path)
     if any(s.error for s in sections):
         _fail(f"{sum(bool(s.error) for s in sections)} result(s) failed to run; see {path}", None, EXIT_FAILED)

@@ -9,6 +9,7 @@ receive these frozen dataclasses. Every check runs before any compute and fails 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -342,10 +343,17 @@ def _estimators(d: Any) -> tuple[EstimatorConfig, ...]:
     return tuple(out)
 
 
+#: A study name: it becomes a directory name, so no separators and no leading dot (no "..", no hidden dir).
+_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+
+
 def _study(d: Mapping) -> StudyConfig:
     name = d.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"study.name must be a non-empty string, got {name!r}")
+    if not _NAME.fullmatch(name):  # it names the run directory (outputs/<study.name>/...): never a path
+        raise ConfigError(f"study.name must be a name (letters, digits, '_', '-', '.'; not starting with '.'), "
+                          f"got {name!r}")
     kind = _choice("study.kind", d.get("kind"), STUDY_KINDS)
     allowed = STUDY_OPTIONS[kind]
     for key in d:

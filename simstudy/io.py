@@ -13,7 +13,9 @@ import hashlib
 import json
 import os
 import platform
+import re
 import subprocess
+import time
 import sys
 import tempfile
 import zipfile
@@ -349,3 +351,302 @@ def environment() -> dict[str, Any]:
         "packages": packages,
         "git_revision": _git_revision(),
     }
+
+
+# --- Run directories: what simstudy wrote, and who is writing -------------------------------------------------
+#
+# A run directory is claimed before anything is written into it: a lock file created with O_CREAT | O_EXCL (so
+# exactly one process wins) holds the owner's pid and host; the owner removes it when it exits, by any path. A
+# lock whose pid is not alive on this host (a run killed with SIGKILL) is stale and taken over. The marker
+# RUN_MARKER says "simstudy's": a directory that is not empty and carries neither it nor the files of an
+# earlier version's run is someone else's, and is refused before anything is written.
+
+#: The marker of a simstudy run directory (written once, at its first claim).
+RUN_MARKER = ".simstudy-run.json"
+#: The lock of a run in progress; shards of one run (``runner.shard=i/N``) share the directory, each with
+#: its own lock ``LOCK_NAME.shard-i-of-N``, and exclude only an unsharded run (and the same shard twice).
+LOCK_NAME = ".simstudy-lock"
+#: A run directory of a simstudy older than RUN_MARKER: its config.yaml and one of these.
+_LEGACY_RESULTS = ("run.json", "chunks", "shards", "curves.parquet", "bands.parquet", "AUDIT.md")
+#: An unreadable lock this old is a crash between its creation and its first write: stale.
+_UNREADABLE_LOCK_SECONDS = 30.0
+#: The temporary names of :func:`atomic_path` (``tempfile.mkstemp``: a dot, the stem, a dot, 8 random
+#: characters, the suffix, ``.part``); nothing else is ever removed as a stray temporary file.
+_TEMPORARY = re.compile(r"\..*\.[a-z0-9_]{8}(\.[^./]*)?\.part")
+
+
+class NotARunDir(ValueError):
+    """A directory that holds files but is not a simstudy run directory; nothing was written into it."""
+
+
+class RunDirBusy(RuntimeError):
+    """A run directory claimed by a live run (the message names its pid and host)."""
+
+
+def _is_run_dir(path: Path, names: set[str]) -> bool:
+    if RUN_MARKER in names or any(n == LOCK_NAME or n.startswith(LOCK_NAME + ".") for n in names):
+        return True
+    return (path / "config.yaml").is_file() and any((path / n).exists() for n in _LEGACY_RESULTS)
+
+
+def check_run_dir(path: str | os.PathLike) -> None:
+    """Refuse a directory that exists, is not empty and is not a simstudy run directory.
+
+    Parameters
+    ----------
+    path : path-like
+        The run directory (it need not exist).
+
+    Raises
+    ------
+    NotARunDir
+        If ``path`` holds files and neither :data:`RUN_MARKER`, a lock, nor an earlier version's results
+        (``config.yaml`` with ``run.json`` or ``chunks/``...); the message names the directory and a few of its
+        files. Nothing is written either way.
+
+    Example
+    -------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> check_run_dir(d)  # empty: fine
+    >>> _ = (d / "figure.png").write_bytes(b"mine")
+    >>> check_run_dir(d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    simstudy.io.NotARunDir: ... is not empty and is not a simstudy run directory (it holds figure.png); ...
+    """
+    path = Path(path)
+    if not path.is_dir():
+        return
+    names = {p.name for p in path.iterdir()}
+    if names and not _is_run_dir(path, names):
+        shown = ", ".join(sorted(names)[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        raise NotARunDir(f"{path} is not empty and is not a simstudy run directory (it holds {shown}); choose "
+                         f"another run directory (hydra.run.dir=...) or an empty one")
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of a process (clock ticks since boot, Linux), to tell a reused pid from its owner."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _owner() -> dict:
+    import secrets
+    import socket
+
+    return {"pid": os.getpid(), "host": socket.gethostname(), "start": _process_start(os.getpid()),
+            "since": time.strftime("%Y-%m-%d %H:%M:%S"), "token": secrets.token_hex(8),
+            "argv": sys.argv[1:]}
+
+
+def _alive(owner: dict) -> bool | None:
+    """Whether a lock's owner runs: None when it cannot be told from here (another host)."""
+    import socket
+
+    if owner.get("host") != socket.gethostname():
+        return None
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        pass
+    start = _process_start(pid)
+    return start is None or owner.get("start") is None or start == owner["start"]
+
+
+def _read_lock(path: Path) -> dict | None:
+    """A lock's owner; ``{}`` for a lock not yet (or never) written; None when the lock is gone."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    try:
+        owner = json.loads(text)
+        return owner if isinstance(owner, dict) else {}
+    except ValueError:
+        return {}
+
+
+def _describe_owner(owner: dict) -> str:
+    if not owner:
+        return "a run that is starting"
+    return f"pid {owner.get('pid')} on {owner.get('host')}, since {owner.get('since')}"
+
+
+def _take_lock(lock: Path, owner: dict, warn) -> None:
+    """Create ``lock`` for ``owner``, taking over a stale one; raise RunDirBusy if a live run holds it."""
+    blob = json.dumps(owner, sort_keys=True).encode()
+    for _ in range(5):  # a lost race for a stale lock: look again
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            held = _read_lock(lock)
+            if held is None:
+                continue  # released meanwhile
+            if held == {}:
+                try:
+                    age = time.time() - lock.stat().st_mtime
+                except FileNotFoundError:
+                    continue
+                alive = age < _UNREADABLE_LOCK_SECONDS
+            else:
+                alive = _alive(held)
+            if alive is not False:
+                hint = "" if alive else f"; if that run is dead, remove {lock}"
+                raise RunDirBusy(f"{lock.parent} is in use by another simstudy run ({_describe_owner(held)}); wait "
+                                 f"for it to finish or use another run directory{hint}") from None
+            # Stale: move it aside under a name of our own (atomic: one process wins), check that what moved
+            # is the lock we judged stale (not a fresh one created meanwhile), and try again.
+            aside = lock.with_name(f"{lock.name}.stale-{owner['token']}")
+            try:
+                os.rename(lock, aside)
+            except FileNotFoundError:
+                continue
+            if _read_lock(aside) != held:
+                with contextlib.suppress(OSError):
+                    os.link(aside, lock)  # a live lock: put it back (unless a third run took the name)
+                aside.unlink(missing_ok=True)
+                continue
+            aside.unlink(missing_ok=True)
+            warn(f"{lock.parent}: took over the lock of a simstudy run that is no longer running "
+                 f"({_describe_owner(held)})")
+            continue
+        try:
+            os.write(fd, blob)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            lock.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        return
+    raise RunDirBusy(f"{lock.parent}: could not take its lock ({lock}); another simstudy run is claiming it")
+
+
+class RunDirClaim:
+    """A run directory claimed by this process: see :func:`claim_run_dir`. :meth:`release` gives it up."""
+
+    def __init__(self, path: Path, lock: Path, marker_written: bool, removed: tuple[Path, ...]):
+        self.path, self.lock, self.marker_written, self.removed = path, lock, marker_written, removed
+        self._pid = os.getpid()
+
+    def release(self) -> None:
+        """Remove the lock (only in the process that took it); remove the marker too if this claim wrote it
+        and nothing else was written, so that a refused run leaves the directory as it found it."""
+        if os.getpid() != self._pid or self.lock is None:
+            return
+        self.lock.unlink(missing_ok=True)
+        self.lock = None
+        if self.marker_written:
+            with contextlib.suppress(OSError):
+                if {p.name for p in self.path.iterdir()} == {RUN_MARKER}:
+                    (self.path / RUN_MARKER).unlink()
+
+
+def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=None) -> RunDirClaim:
+    """Claim a run directory for this process before writing into it.
+
+    Refuses a directory that is someone else's (:func:`check_run_dir`), takes the lock (a stale one -- its
+    pid no longer running on this host -- is taken over, with ``warn(message)``), writes :data:`RUN_MARKER`
+    if absent, and, holding the whole directory, removes stray temporary files of :func:`atomic_path` left by a
+    killed run.
+
+    Parameters
+    ----------
+    path : path-like
+        The run directory; created if missing.
+    shard : str or None
+        A shard's label (``"2/8"``): shards of one run write into one directory at once, each under its own
+        lock; a shard excludes an unsharded run and the same shard, not the others.
+    warn : callable or None
+        Called with a one-line message when a stale lock is taken over or stray files are removed.
+
+    Returns
+    -------
+    RunDirClaim
+        Release it (:meth:`RunDirClaim.release`) when the run ends, however it ends.
+
+    Raises
+    ------
+    NotARunDir
+        The directory holds files and is not a simstudy run directory (nothing is written).
+    RunDirBusy
+        A live run holds the directory (its pid and host are named).
+
+    Example
+    -------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()) / "run"
+    >>> claim = claim_run_dir(d)
+    >>> claim_run_dir(d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    simstudy.io.RunDirBusy: ... is in use by another simstudy run (pid ...); wait for it to finish or use ...
+    >>> claim.release()
+    >>> sorted(p.name for p in d.iterdir())  # the marker went with the claim: nothing else was written
+    []
+    """
+    path = Path(path)
+    warn = warn or (lambda message: None)
+    check_run_dir(path)
+    path.mkdir(parents=True, exist_ok=True)
+    owner = _owner()
+    name = LOCK_NAME if shard is None else f"{LOCK_NAME}.shard-{re.sub(r'[^0-9]+', '-', str(shard)).strip('-')}"
+    lock = path / name
+    _take_lock(lock, owner, warn)
+    try:
+        check_run_dir(path)  # under the lock: a foreign file may have appeared since the first look
+        others = sorted(p for p in path.glob(LOCK_NAME + "*") if p != lock and ".stale-" not in p.name
+                        and (shard is None or p.name == LOCK_NAME))
+        for other in others:  # an unsharded run excludes every shard; a shard excludes an unsharded run
+            held = _read_lock(other)
+            if held is None:
+                continue
+            alive = _alive(held) if held else True
+            if alive is not False:
+                raise RunDirBusy(f"{path} is in use by another simstudy run ({_describe_owner(held)}); wait for it "
+                                 f"to finish or use another run directory")
+            other.unlink(missing_ok=True)
+            warn(f"{path}: removed the lock of a simstudy run that is no longer running ({_describe_owner(held)})")
+        written = not (path / RUN_MARKER).exists()
+        if written:
+            write_json({"simstudy": "run directory", "created": owner["since"]}, path / RUN_MARKER)
+        removed = () if shard is not None else remove_stray_temporaries(path)
+        if removed:
+            warn(f"{path}: removed {len(removed)} temporary file(s) left by an interrupted run "
+                 f"({', '.join(p.name for p in removed[:3])}{' ...' if len(removed) > 3 else ''})")
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    return RunDirClaim(path, lock, written, removed)
+
+
+def remove_stray_temporaries(path: str | os.PathLike) -> tuple[Path, ...]:
+    """Remove the temporary files of :func:`atomic_path` under ``path`` (an interrupted write's); only while
+    holding the directory, when no other process can be writing one. Returns what was removed."""
+    removed = []
+    for dirpath, _, files in os.walk(path):
+        for name in files:
+            if name.endswith(".part") and _TEMPORARY.fullmatch(name):
+                p = Path(dirpath) / name
+                p.unlink(missing_ok=True)
+                removed.append(p)
+    return tuple(sorted(removed))
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes (hex), read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+__all__ += ["RUN_MARKER", "LOCK_NAME", "NotARunDir", "RunDirBusy", "RunDirClaim", "check_run_dir", "claim_run_dir",
+            "remove_stray_temporaries", "sha256_file"]

@@ -22,6 +22,7 @@ business (:mod:`simstudy.cli`); this module reads their outputs and writes the r
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,15 @@ import pandas as pd
 
 from . import io
 
-__all__ = ["CHECK_KINDS", "Check", "Entry", "Outcome", "Section", "catalogue_path", "load_catalogue", "evaluate",
-           "read_section", "verdict", "write_report"]
+#: Beside a report: the files ``simstudy reproduce`` wrote there, with their SHA-256. Only those, unchanged, are
+#: ever overwritten; any other file in their place (a user's own report or figure) is refused.
+MARKER = ".simstudy-reproduce.json"
+_REPORT = "REPRODUCTION.md"
+_ANCHOR = re.compile(r'^<a id="([A-Za-z0-9_.-]+)"></a>$', flags=re.M)
+
+__all__ = ["CHECK_KINDS", "MARKER", "Check", "Entry", "OutDirError", "Outcome", "Section", "catalogue_path",
+           "check_out_dir", "evaluate", "kept_section", "load_catalogue", "read_report", "read_section", "verdict",
+           "write_report"]
 
 CHECK_KINDS = ("value", "above", "below", "increasing", "crosses", "covers", "count", "run_value")
 _ENTRY_KEYS = {"id", "title", "paper", "command", "quick", "checks", "stand_in", "figure", "table", "estimate",
@@ -84,7 +92,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Section:
-    """One entry's part of the report."""
+    """One entry's part of the report; ``kept`` is its text in an earlier report, reused as it is (its run is
+    not here to read again)."""
 
     entry: Entry
     outcomes: tuple[Outcome, ...]
@@ -92,6 +101,7 @@ class Section:
     wall_seconds: float
     figure: Path | None
     error: str = ""
+    kept: str = ""
 
 
 def catalogue_path() -> Path:
@@ -273,6 +283,9 @@ def read_section(entry: Entry, run_dir: Path, command: str, seconds: float | Non
 
 def verdict(section: Section) -> str:
     """``no data`` (not runnable here), ``failed`` (the run did not finish), ``reproduced`` (every judged check passed) or ``differs``."""
+    if section.kept:
+        found = re.search(r"\*\*Verdict: ([a-z ]+)\.\*\*", section.kept)
+        return found.group(1) if found else "differs"
     if section.entry.unavailable:
         return "no data"
     if section.error:
@@ -294,15 +307,101 @@ def _small_png(src: Path, dst: Path, width: int = 900) -> None:
             image.save(tmp, format="PNG", optimize=True)
 
 
+class OutDirError(ValueError):
+    """A report directory holding files simstudy did not write (or that changed since), or a report of the
+    other scale; nothing was written."""
+
+
+def _scale(quick: bool) -> str:
+    return "quick (smoke-scale) settings" if quick else "paper-scale settings"
+
+
+def _written(out_dir: Path) -> dict[str, str]:
+    """The files simstudy wrote in ``out_dir`` (relative name -> SHA-256), from its marker."""
+    import json
+
+    try:
+        files = json.loads((out_dir / MARKER).read_text()).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return files if isinstance(files, dict) else {}
+
+
+def check_out_dir(out_dir: str | Path, names, *, quick: bool) -> None:
+    """Refuse to write ``names`` (paths relative to ``out_dir``) over files simstudy did not write there.
+
+    A file may be overwritten only if the marker :data:`MARKER` lists it with its current SHA-256 (simstudy
+    wrote it, and nobody changed it since). An existing report of the other scale is refused too: merging
+    quick sections into a paper-scale report (or back) would mix them.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        The report's directory.
+    names : iterable of str
+        The files to be written, relative to ``out_dir`` (``REPRODUCTION.md``, ``reproduction/<id>.png``).
+    quick : bool
+        Whether the report to be written is the quick one.
+
+    Raises
+    ------
+    OutDirError
+        Naming the first such file and what to do.
+
+    Example
+    -------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "REPRODUCTION.md").write_text("my notes")
+    >>> check_out_dir(d, ["REPRODUCTION.md"], quick=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    simstudy.reproduce.OutDirError: .../REPRODUCTION.md was not written by simstudy reproduce (or was changed ...
+    """
+    out_dir = Path(out_dir)
+    written = _written(out_dir)
+    for name in names:
+        path = out_dir / name
+        if path.exists() and (not path.is_file() or written.get(name) != io.sha256_file(path)):
+            raise OutDirError(f"{path} was not written by simstudy reproduce (or was changed since): move it away or "
+                              f"choose another out=DIR")
+    report = out_dir / _REPORT
+    if report.is_file() and f"regenerated at {_scale(not quick)}" in report.read_text():
+        raise OutDirError(f"{report} is the report at {_scale(not quick)}; write the other one to another out=DIR")
+
+
+def read_report(out_dir: str | Path) -> dict[str, str]:
+    """The sections of the report in ``out_dir`` by entry id (each from its anchor to the next), or ``{}``."""
+    path = Path(out_dir) / _REPORT
+    if not path.is_file():
+        return {}
+    text = path.read_text()
+    starts = list(_ANCHOR.finditer(text))
+    return {m.group(1): text[m.start(): (starts[i + 1].start() if i + 1 < len(starts) else len(text))].rstrip("\n")
+            for i, m in enumerate(starts)}
+
+
+def kept_section(entry: Entry, text: str) -> Section:
+    """An entry's section as an earlier report has it (its run is gone): text, verdict and wall time kept."""
+    found = re.search(r"\(([0-9.]+) s\)\.", text)
+    command = re.search(r"Regenerate: `([^`]*)`", text)
+    return Section(entry, (), command.group(1) if command else "", float(found.group(1)) if found else 0.0, None,
+                   kept=text)
+
+
 def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, total_seconds: float,
                  cores: int) -> Path:
-    """Write ``REPRODUCTION.md`` and its figures (``reproduction/<id>.png``) into ``out_dir``."""
+    """Write ``REPRODUCTION.md`` and its figures (``reproduction/<id>.png``) into ``out_dir``, and the marker
+    :data:`MARKER` listing them; kept sections (``Section.kept``) are copied as they are, their figures left
+    untouched. Raises :class:`OutDirError` (before writing anything) if a file to be written is not
+    simstudy's (:func:`check_out_dir`)."""
     out_dir = Path(out_dir)
-    fig_dir = out_dir / "reproduction"
+    figures = {f"reproduction/{s.entry.id}.png": s.figure for s in sections
+               if not (s.kept or s.entry.unavailable or s.error) and s.figure is not None}
+    check_out_dir(out_dir, [_REPORT, *figures], quick=quick)
     counts = {v: sum(verdict(s) == v for s in sections) for v in ("reproduced", "differs", "failed", "no data")}
     failed = f", {counts['failed']} failed" if counts["failed"] else ""
     failed += f", {counts['no data']} without public data" if counts["no data"] else ""
-    scale = "quick (smoke-scale) settings" if quick else "paper-scale settings"
+    scale = _scale(quick)
     lines = [
         "# Reproducing the papers with simstudy",
         "",
@@ -324,6 +423,9 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
     lines += [f"| [{s.entry.title}](#{s.entry.id}) | {s.entry.paper} | {verdict(s)} | {s.wall_seconds:.1f} s |"
               for s in sections]
     for s in sections:
+        if s.kept:
+            lines += ["", s.kept]
+            continue
         lines += ["", f"<a id=\"{s.entry.id}\"></a>", f"## {s.entry.paper}: {s.entry.title}", "",
                   f"**Verdict: {verdict(s)}.** Regenerate: `{s.command}` ({s.wall_seconds:.1f} s).", ""]
         if s.entry.unavailable:
@@ -335,7 +437,6 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
             lines += [f"The run failed: {s.error}", ""]
             continue
         if s.figure is not None:
-            _small_png(s.figure, fig_dir / f"{s.entry.id}.png")
             lines += [f"![{s.entry.id}](reproduction/{s.entry.id}.png)", ""]
         lines += ["| check | paper | ours | verdict |", "| --- | --- | --- | --- |"]
         for o in s.outcomes:
@@ -344,7 +445,19 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
         reasons = [f"- {o.label}: {o.reason}" for o in s.outcomes if o.passed is False and o.reason]
         if reasons:
             lines += ["", "Why it differs:", *reasons]
-    path = out_dir / "REPRODUCTION.md"
+    previous = {name: digest for name, digest in _written(out_dir).items()
+                if (out_dir / name).is_file() and io.sha256_file(out_dir / name) == digest}
+    for name, src in figures.items():
+        _small_png(src, out_dir / name)
+    path = out_dir / _REPORT
     io.write_text("\n".join(lines) + "\n", path)
+    record_written(out_dir, [_REPORT, *figures], previous)
     return path
 
+
+def record_written(out_dir: str | Path, names, previous: dict | None = None) -> None:
+    """Write the marker :data:`MARKER` of ``out_dir``: ``names`` (just written) with their SHA-256, and the
+    ``previous`` entries still valid."""
+    out_dir = Path(out_dir)
+    files = {**(previous or {}), **{name: io.sha256_file(out_dir / name) for name in names}}
+    io.write_json({"written_by": "simstudy reproduce", "files": dict(sorted(files.items()))}, out_dir / MARKER)

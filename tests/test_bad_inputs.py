@@ -309,7 +309,8 @@ def test_disk_full_midway_keeps_finished_chunks_but_no_half_written_or_summary_f
     status, _, err = run_cli(*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")
     assert_one_line(status, err, "chunk-000002-r100.npz: No space left on device", expected_status=1)
     files = sorted(p.name for p in (tmp_path / "run").rglob("*") if p.is_file())
-    assert files == ["chunk-000000-r100.npz", "chunk-000001-r100.npz", "config.json", "config.yaml"]
+    assert files == [".simstudy-run.json", "chunk-000000-r100.npz", "chunk-000001-r100.npz", "config.json",
+                     "config.yaml"]
     monkeypatch.setattr(io.ChunkStore, "write", real)  # space freed: the same command resumes
     assert run_cli(*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")[0] == 0
 
@@ -391,3 +392,66 @@ def test_read_only_output_directory(shared_dir):
     proc = _run_as(who, shared_dir, *FIG1, "study.reps=200")
     assert_one_line(proc.returncode, proc.stderr, "outputs/dodge2021_fig1: Permission denied", expected_status=1)
     assert list((shared_dir / "outputs").iterdir()) == []
+
+
+# Lost or overwritten files (issue 13): each refused in one line, exit 2, and every file and directory the user
+# had is still there, byte for byte (SHA-256 and listing before and after).
+def _tree(root: Path) -> dict:
+    import hashlib
+
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+            for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["study.name=../../escaped"], "study.name must be a name (letters, digits, '_', '-', '.'; not starting with "
+                                   "'.'), got '../../escaped'"),
+    (["study.name=a/b"], "study.name must be a name"),
+    (["study.name=.hidden"], "study.name must be a name"),
+    (["hydra.run.dir=."], "is not empty and is not a simstudy run directory (it holds figure.png, keep, mine, "
+                          "run.json, summary.csv); choose another run directory"),
+    (["seed=-1", "hydra.run.dir=keep"], "seed must be an integer >= 0, got -1"),
+    (["seed=-1", "hydra.run.dir=keep/new/run"], "seed must be an integer >= 0, got -1"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_refused_runs_lose_no_file_and_no_directory(run_cli, tmp_path, monkeypatch, args, message):
+    work = tmp_path / "work"
+    (work / "keep").mkdir(parents=True)  # an empty directory of the user's
+    (work / "mine").mkdir()
+    for name, text in (("figure.png", "my figure"), ("summary.csv", "mine,1\n"), ("run.json", "{}\n")):
+        (work / name).write_text(text)
+    monkeypatch.chdir(work)
+    before = _tree(tmp_path)
+    assert_one_line(*run_cli(*FIG1, "study.reps=200", *args)[::2], message)
+    assert _tree(tmp_path) == before
+
+
+def test_a_run_into_a_directory_in_use_is_refused_naming_the_pid(run_cli, tmp_path):
+    import json
+    import socket
+
+    from simstudy import io
+
+    small = [*FIG1, "study.reps=200", "study.chunk_reps=100", "budget.B=5", "hydra.run.dir=run"]
+    assert run_cli(*small)[0] == 0
+    lock = tmp_path / "run" / io.LOCK_NAME
+    lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "start": None,
+                                "since": "2024-01-01 00:00:00"}))  # a live process: this one
+    before = _tree(tmp_path)
+    status, _, err = run_cli(*small, "study.reps=300")
+    assert_one_line(status, err, f"run is in use by another simstudy run (pid {os.getpid()} on "
+                                 f"{socket.gethostname()}, since 2024-01-01 00:00:00); wait for it to finish")
+    assert _tree(tmp_path) == before
+
+
+def test_collect_refuses_an_interpolation_in_a_stored_config(run_cli, tmp_path, monkeypatch):
+    assert run_cli(*FIG1, "study.reps=200", "study.chunk_reps=100", "budget.B=5", "runner.shard=1/1",
+                   "hydra.run.dir=run")[0] == 0
+    stored = tmp_path / "run" / "config.yaml"
+    text = stored.read_text()
+    assert text.count("\nseed: 0\n") == 1  # the top-level key (distribution.seed is indented)
+    stored.write_text(text.replace("\nseed: 0\n", "\nseed: ${oc.env:SIMSTUDY_SECRET}\n"))
+    monkeypatch.setenv("SIMSTUDY_SECRET", "12345")
+    before = _tree(tmp_path)
+    status, out, err = run_cli("collect", "run_dir=run")
+    assert_one_line(status, err, "run/config.yaml: seed='${oc.env:SIMSTUDY_SECRET}' is an interpolation")
+    assert "12345" not in out + err and _tree(tmp_path) == before

@@ -206,6 +206,29 @@ def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path) -> None:
                 writer.close()
 
 
+def _replicates(run: base.ChunkedRun, cells, specs, path: Path) -> dict:
+    """Write ``replicates.parquet`` unless it is already the file these chunks make: a rerun that computes
+    nothing leaves a large file untouched. Its content is fixed by the chunks (their fingerprint and tasks),
+    the cells' labels and the estimators' names; ``run.json`` records that key with the size and mtime of the
+    file written, and a file that differs in any of them (a changed run, a file edited or replaced) is written.
+    Returns the record for ``run.json``."""
+    import json
+
+    key = stable_hash({"format": 1, "fingerprint": run.fingerprint, "estimators": [s.name for s in specs],
+                       "cells": [[k, c.distribution, c.B, [int(n) for n in c.n],
+                                  [[t.chunk, t.reps] for t in run.tasks_by_cell[k]]] for k, c in cells.items()]})
+    try:
+        before = json.loads((path.parent / "run.json").read_text()).get("replicates") or {}
+        stat = path.stat()
+        if before == {"key": key, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}:
+            return before
+    except (OSError, ValueError, AttributeError):
+        pass
+    _write_replicates(run, cells, specs, path)
+    stat = path.stat()
+    return {"key": key, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the study described by ``config`` and write its outputs into ``out_dir``.
 
@@ -242,13 +265,14 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     summary = pd.DataFrame(exact + mc)
     summary_seconds = time.perf_counter() - t0
 
-    files = {}
+    files, written = {}, {}
     if config.study.save_replicates:
         files["replicates"] = out_dir / "replicates.parquet"
-        _write_replicates(run_, run_.succeeded(cells), specs, files["replicates"])
+        written = _replicates(run_, run_.succeeded(cells), specs, files["replicates"])
     metadata = {
         "cells": {k: {"distribution": c.distribution, "B": c.B, "n": c.n} for k, c in cells.items()},
         "distributions": {name: describe(d) for name, d in dists.items()},
         "timings": {"truth_seconds": truth_seconds, "summary_seconds": summary_seconds},
+        **({"replicates": written} if written else {}),
     }
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
