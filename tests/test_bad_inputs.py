@@ -138,7 +138,7 @@ STUDY_CONFIG = [
     (["runner.n_jobs=0"], "runner.n_jobs must be a positive number of workers or -1 (all cores), got 0"),
     (["runner.n_jobs=-2"], "runner.n_jobs must be a positive number of workers or -1 (all cores), got -2"),
     (["runner.n_jobs=1.5"], "runner.n_jobs must be an integer, got 1.5"),
-    (["runner.backend=mpi"], "runner.backend must be one of loky, multiprocessing, threading, sequential, dask"),
+    (["runner.backend=mpi"], "runner.backend must be one of loky, threading, sequential, dask"),
     (["runner.progress=maybe"], "runner.progress must be true, false or auto, got 'maybe'"),
     *[([f"runner.shard={v}"], f"runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got {v!r}")
       for v in ("0/3", "4/3", "a/b", "1/0")],
