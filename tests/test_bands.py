@@ -205,3 +205,13 @@ def test_evidence_summary_names_ties_and_a_single_long_run():
     assert bands.evidence_summary(table)[1:] == ["k = 1..3: no evidence either way"]
     with pytest.raises(ValueError, match="lacks column\\(s\\) leader"):
         bands.evidence_summary(table.drop(columns="leader"))
+
+
+@pytest.mark.parametrize("shape", [(2, 5), (5, 1), (1, 5)])
+def test_a_batch_of_samples_is_refused_not_pooled(shape):
+    y = np.random.default_rng(9501).uniform(size=shape)
+    message = f"scores must be one sample (a 1-d array), got shape {shape}: pass one sample at a time, e.g. scores[i]"
+    for call in (lambda: bands.cdf_bands(y, 0.8, "ks"), lambda: bands.tuning_curve_bands(y, 0.8, ks=[1, 2])):
+        with pytest.raises(ValueError) as info:
+            call()
+        assert str(info.value) == message
