@@ -168,7 +168,7 @@ def _check_arguments(argv: list[str]) -> None:
     """Every argument is ``key=value``: a stray word is most often the rest of an unquoted path with spaces
     (``data=my results.csv`` reaches us as ``data=my`` and ``results.csv``)."""
     for i, arg in enumerate(argv):
-        if "=" in arg:
+        if "=" in arg or arg.startswith("~"):  # ~key deletes a key: Hydra's grammar, no value
             continue
         previous = next((a for a in reversed(argv[:i]) if "=" in a), None)
         if previous is None:
