@@ -151,7 +151,10 @@ class TuningCurveBands:
 def _scores_iv(scores, low: float, high: float, *, min_n: int = 2) -> np.ndarray:
     # Only ever called from _cdf_bands, which only public functions call: hence stacklevel=4 on the warning
     # (_scores_iv, _cdf_bands, the public function, then the user's line).
-    y = np.asarray(scores, dtype=np.float64).ravel()
+    y = np.asarray(scores, dtype=np.float64)
+    if y.ndim != 1:  # flattening a batch would pool several samples into one, silently
+        raise ValueError(f"scores must be one sample (a 1-d array), got shape {y.shape}: pass one sample at a "
+                         "time, e.g. scores[i]")
     if y.size < min_n:
         raise ValueError(f"need at least {min_n} scores, got {y.size}")
     if not np.all(np.isfinite(y)):

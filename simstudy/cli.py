@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import itertools
 import logging
 import os
 import signal
@@ -182,26 +183,105 @@ def _one_line(exc: Exception) -> str:
     return " ".join(line for line in lines if not line.startswith(("full_key:", "object_type=")))
 
 
+#: Values of each sweep that the pre-check composes and validates (a job with a later bad value fails alone).
+_SWEEP_CHECKS = 16
+
+
 def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
-    a value Hydra cannot parse) fails in one line with exit status 2 and no output directory.
+    a value Hydra cannot parse, an argument that is not ``key=value``) fails in one line with exit status 2
+    and no output directory.
 
-    ``hydra.*`` overrides are parsed too (their values are resolved later, by Hydra); flags (``--help``,
-    ``-m``, ``--cfg`` ...) are left to Hydra itself.
+    A multirun (``-m``) is checked job by job for its first job and for each of the first
+    :data:`_SWEEP_CHECKS` values of each sweep (the others at their first values), including the command's own
+    validation (memory estimates too), so a mistyped key or a bad value fails once, before any job. ``hydra.*`` overrides are parsed too (their values are resolved
+    later, by Hydra); a ``hydra.run.dir`` that is an existing file is refused here. Other flags (``--help``,
+    ``--cfg``, ``-cn`` ...) are left to Hydra itself.
     """
+    multirun = any(arg in ("-m", "--multirun") for arg in argv)
+    argv = [arg for arg in argv if arg not in ("-m", "--multirun")]
     if any(arg.startswith("-") for arg in argv):
         return
+    _check_arguments(argv)
     from hydra import compose, initialize_config_dir
+    from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import open_dict
 
-    try:
-        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
-            cfg = compose(config_name, overrides=argv, return_hydra_config=True)
-            with open_dict(cfg):
-                del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
-            OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    except Exception as exc:  # noqa: BLE001 -- any composition error is the user's input
-        _fail(_one_line(exc), None)
+    parser, composed, sweeps = OverridesParser.create(), [], []
+    for arg in argv:
+        try:
+            override = parser.parse_overrides([arg])[0]
+        except Exception as exc:  # noqa: BLE001 -- Hydra's grammar refused it: say why if it says, and how to quote
+            key, _, value = arg.partition("=")
+            reasons = [line.strip() for line in str(exc).splitlines() if line.strip().startswith(
+                ("mismatched", "missing", "extraneous", "no viable", "token recognition"))]
+            why = f" ({reasons[0]})" if reasons else ""
+            _fail(f"argument {arg!r} cannot be parsed{why}: a value with spaces, non-ASCII letters or any of ()[]{{}},:='\" "
+                  f"needs quotes that reach simstudy: \"{key}='{value}'\"", None)
+        key = override.get_key_element()
+        if key in ("hydra.run.dir", "hydra.sweep.dir") and isinstance(override.value(), str):
+            _check_dir_override(key, override.value())
+        if not override.is_sweep_override():
+            composed.append(arg)
+        elif not multirun:
+            _fail(f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
+                  f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"", None)
+        else:
+            try:
+                values = [f"{key}={v}" for v in itertools.islice(override.sweep_string_iterator(), _SWEEP_CHECKS)]
+            except Exception:  # noqa: BLE001 -- interval and glob sweeps have no values to check
+                continue
+            sweeps.append((len(composed), values[1:]))
+            composed.append(values[0])
+    # The first job, then each further value of each sweep with the others at their first values: a job's bad
+    # value would otherwise stop the sweep after Hydra made its directories.
+    jobs = [composed] + [composed[:i] + [v] + composed[i + 1:] for i, values in sweeps for v in values]
+    with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+        for job in jobs:
+            try:
+                cfg = compose(config_name, overrides=job, return_hydra_config=True)
+                with open_dict(cfg):
+                    del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
+                resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+            except Exception as exc:  # noqa: BLE001 -- any composition error is the user's input
+                _fail(_one_line(exc), None)
+            if multirun:
+                from .config import parse_audit
+
+                validate = {"config": parse, "curve": parse_curve, "bands": parse_bands, "audit": parse_audit}
+                try:
+                    validate[config_name](resolved)
+                except ConfigError as exc:
+                    _fail(str(exc), None)
+
+
+def _check_arguments(argv: list[str]) -> None:
+    """Every argument is ``key=value``: a stray word is most often the rest of an unquoted path with spaces
+    (``data=my results.csv`` reaches us as ``data=my`` and ``results.csv``)."""
+    for i, arg in enumerate(argv):
+        if "=" in arg or arg.startswith("~"):  # ~key deletes a key: Hydra's grammar, no value
+            continue
+        previous = next((a for a in reversed(argv[:i]) if "=" in a), None)
+        if previous is None:
+            _fail(f"argument {arg!r} is not key=value (e.g. data=FILE; simstudy --help lists the commands)", None)
+        key, _, value = previous.partition("=")
+        rest = [value]
+        for a in argv[argv.index(previous) + 1:]:
+            if "=" in a:
+                break
+            rest.append(a)
+        _fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'", None)
+
+
+def _check_dir_override(key: str, value: str) -> None:
+    """A run directory that is (or lies under) an existing file cannot be created: one line, before Hydra."""
+    if "${" in value:
+        return  # resolved by Hydra later
+    path = Path(value).expanduser()
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            where = "is an existing file" if p == path else f"lies under {p}, an existing file"
+            _fail(f"{key}={value} {where}, not a directory: choose a directory path", None)
 
 
 def _in_run_dir(run, cfg: DictConfig) -> None:
@@ -886,6 +966,10 @@ def main() -> None:
     ``simstudy collect``/``replay`` work on an existing run directory; ``simstudy --help`` lists them all."""
     try:
         _main(sys.argv[1:])
+    except KeyboardInterrupt:
+        # Finished chunks are stored atomically and a partial one is discarded: the same command resumes.
+        print("simstudy: interrupted; rerun the same command to resume", file=sys.stderr)
+        sys.exit(130)
     except BrokenPipeError:
         # The reader went away (``simstudy --help | head``): no traceback. Point stdout at devnull so that the
         # interpreter's final flush does not raise again (the recipe of Python's signal module docs).

@@ -36,6 +36,9 @@ __all__ = [
     "STUDY_KINDS",
     "BACKENDS",
     "parse_shard",
+    "MEMORY_ENV",
+    "memory_limit",
+    "check_memory",
 ]
 
 #: Studies the CLI can run.
@@ -146,8 +149,10 @@ STUDY_OPTIONS = {
                         "confidence": (_level, 0.8), "quantile": (_level, 0.5)},
 }
 _STUDY_KEYS = ("name", "kind", "reps", "chunk_reps", "save_replicates")
-#: joblib backends the runner accepts ("dask" needs the optional extra ``simstudy[dask]``).
-BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")
+#: joblib backends the runner accepts ("dask" needs the optional extra ``simstudy[dask]``). joblib's
+#: "multiprocessing" backend is not one: it cannot stream results as they finish (``return_as=
+#: "generator_unordered"``), which the runner needs to store each chunk at once; "loky" is the process backend.
+BACKENDS = ("loky", "threading", "sequential", "dask")
 #: Keys of the ``runner`` group.
 _RUNNER_KEYS = ("n_jobs", "backend", "progress", "address", "shard", "max_failure_fraction")
 #: Top-level keys of a study config.
@@ -156,6 +161,77 @@ _TOP_KEYS = ("seed", "distribution", "budget", "estimators", "study", "runner")
 
 class ConfigError(ValueError):
     """An invalid configuration value; the message names the key and the value."""
+
+
+#: Environment variable: the memory (GB) one run may plan to hold at once. Default: half of the machine's
+#: physical memory (fixed for a machine, so a run is refused or not whatever else is running).
+MEMORY_ENV = "SIMSTUDY_MAX_MEMORY_GB"
+#: What one chunk costs the runner's plan (its task record, about 170 bytes, and the bookkeeping around it).
+_BYTES_PER_CHUNK = 500
+#: What ``simstudy bands`` holds per budget k and model (band arrays, the table, its CSV; about 180 measured).
+_BYTES_PER_K = 256
+
+
+def memory_limit() -> float:
+    """Bytes a run may plan to hold at once: ``$SIMSTUDY_MAX_MEMORY_GB`` if set, else half the physical memory.
+
+    Raises
+    ------
+    ConfigError
+        If the environment variable is set but is not a positive number.
+    """
+    import os
+
+    value = os.environ.get(MEMORY_ENV)
+    if value is not None:
+        try:
+            gb = float(value)
+        except ValueError:
+            gb = float("nan")
+        if not (np.isfinite(gb) and gb > 0):
+            raise ConfigError(f"{MEMORY_ENV} must be a positive number of GB, got {value!r}")
+        return gb * 1e9
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2
+    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): a fixed, documented default
+        return 8e9
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes / 1e6:.2g} MB"
+
+
+def check_memory(key: str, value: Any, nbytes: float, what: str, fix: str) -> None:
+    """Refuse, before any compute, a setting whose estimated memory ``nbytes`` exceeds :func:`memory_limit`.
+
+    Parameters
+    ----------
+    key, value : str, Any
+        The setting to name (``budget.B``, 100000).
+    nbytes : float
+        The estimated peak bytes.
+    what : str
+        What takes that memory, e.g. "the 100000 x 100000 weight matrix".
+    fix : str
+        What to change, e.g. "lower budget.B or set budget.n to fewer budgets".
+
+    Raises
+    ------
+    ConfigError
+        ``budget.B=100000 needs about 240 GB (...); the limit is 12 GB (half the physical memory; set
+        SIMSTUDY_MAX_MEMORY_GB to change it): lower budget.B ...``
+    """
+    import os
+
+    limit = memory_limit()
+    if nbytes > limit:
+        source = f"{MEMORY_ENV}={os.environ[MEMORY_ENV]}" if MEMORY_ENV in os.environ else \
+            f"half the physical memory; set {MEMORY_ENV} to change it"
+        raise ConfigError(f"{key}={value} needs about {_size(nbytes)} ({what}); the limit is {_size(limit)} "
+                          f"({source}): {fix}")
 
 
 @dataclass(frozen=True)
@@ -401,6 +477,10 @@ def _runner(d: Mapping) -> RunnerConfig:
     progress = d.get("progress", "auto")
     if progress not in (True, False, "auto"):
         raise ConfigError(f"runner.progress must be true, false or auto, got {progress!r}")
+    if d.get("backend") == "multiprocessing":
+        raise ConfigError(f"runner.backend=multiprocessing is not supported (joblib's multiprocessing backend cannot "
+                          f"hand back each chunk as it finishes); use loky, the process backend (backends: "
+                          f"{', '.join(BACKENDS)})")
     backend = _choice("runner.backend", d.get("backend"), BACKENDS)
     address = d.get("address")  # checked first: a bad value is reported whether or not dask is installed
     if address is not None and (not isinstance(address, str) or not address.strip()):
@@ -476,7 +556,7 @@ def parse(cfg: Mapping) -> Config:
     if study.kind == "wrong_conclusions" and len(dists) != 2:
         raise ConfigError(f"a wrong_conclusions study compares two models: distribution must name exactly two, "
                           f"got {len(dists)} ({', '.join(d.name for d in dists)})")
-    return Config(
+    config = Config(
         seed=seed,
         distributions=dists,
         budget=_budget(_section(cfg, "budget")),
@@ -484,6 +564,50 @@ def parse(cfg: Mapping) -> Config:
         study=study,
         runner=_runner(_section(cfg, "runner")),
     )
+    _check_study_memory(config)
+    return config
+
+
+def _check_study_memory(config: Config) -> None:
+    """The sizes a study allocates, estimated from the config and refused (one line) above the limit."""
+    import os
+
+    study, budget = config.study, config.budget
+    uses_budget = study.kind in ("evp_accuracy", "wrong_conclusions")
+    cells = (len(config.distributions) if study.kind != "wrong_conclusions" else 1) * (
+        len(budget.B) if uses_budget else 1)
+    chunks = cells * -(-study.reps // study.chunk_reps)
+    check_memory("study.reps", study.reps, chunks * _BYTES_PER_CHUNK,
+                 f"a plan of {chunks:,} chunks of study.chunk_reps={study.chunk_reps} replicates",
+                 "lower study.reps or raise study.chunk_reps")
+    if not uses_budget:
+        return
+    B = max(budget.B)
+    if study.kind == "evp_accuracy":
+        # The stacked weights of every cell (budgets x estimators x B) and the cached matrix of each method.
+        E, closed = len(config.estimators), len({e.method for e in config.estimators} & set(estimators.CLOSED_FORM))
+        nbytes = sum(8 * len(budget.n_for(b)) * b * (len(config.distributions) * E + closed) for b in budget.B)
+        N = len(budget.n_for(B))
+        check_memory("budget.B", B, nbytes, f"the weight matrices of {E} estimator{'s' * (E > 1)}, {N} budgets x "
+                     f"{B} scores each", "lower budget.B or set budget.n to fewer budgets")
+        for e in config.estimators:
+            if e.method == "bootstrap":  # one replicate's resample indices (int32) and their running maxima
+                check_memory(f"estimators.{e.name}.resamples", e.resamples, 8.0 * e.resamples * B,
+                             f"{e.resamples} resamples of {B} scores for each replicate",
+                             f"lower estimators.{e.name}.resamples or budget.B")
+    # Every worker holds a chunk of sorted samples (the draw and its sorted copy, per distribution compared).
+    workers = min(os.cpu_count() or 1, config.runner.n_jobs if config.runner.n_jobs > 0 else os.cpu_count() or 1)
+    per_chunk = 16.0 * study.chunk_reps * B * (2 if study.kind == "wrong_conclusions" else 1)
+    check_memory("study.chunk_reps", study.chunk_reps, workers * per_chunk,
+                 f"{workers} worker{'s' * (workers > 1)} each holding {study.chunk_reps} samples of B={B} scores",
+                 "lower study.chunk_reps, budget.B or runner.n_jobs")
+    if study.save_replicates and study.kind == "evp_accuracy":
+        # replicates.parquet is written a chunk at a time: one row (about 200 bytes in the Arrow table and
+        # its label columns) per replicate, estimator and budget.
+        rows = study.chunk_reps * len(config.estimators) * len(budget.n_for(B))
+        check_memory("study.save_replicates", "true", 200.0 * rows,
+                     f"{rows:,} rows of replicates.parquet per chunk of study.chunk_reps={study.chunk_reps}",
+                     "lower study.chunk_reps, set budget.n to fewer budgets, or study.save_replicates=false")
 
 
 @dataclass(frozen=True)
@@ -651,13 +775,17 @@ def parse_bands(cfg: Mapping) -> BandsConfig:
         raise ConfigError("kind=mean needs finite low and high (e.g. low=0 high=1 for accuracy): without them "
                           "the mean tuning curve's band is vacuous")
     max_k = cfg.get("max_k")
+    if max_k is not None:
+        max_k = _int("max_k", max_k, minimum=1)
+        check_memory("max_k", max_k, _BYTES_PER_K * max_k, f"the bands at k = 1..{max_k}, per model",
+                     "lower max_k")
     return BandsConfig(
         data=data,
         confidence=confidence,
         kind=kind,
         quantile=0.5 if kind == "median" else quantile,
         method=_choice("method", cfg.get("method"), bands.METHODS),
-        max_k=None if max_k is None else _int("max_k", max_k, minimum=1),
+        max_k=max_k,
         xscale=_choice("xscale", cfg.get("xscale", "linear"), XSCALES),
     )
 
@@ -701,6 +829,16 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     n_jobs = _int("n_jobs", cfg.get("n_jobs", 1))
     if n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    if bandwidth is not None:
+        h = _positive("bandwidth", bandwidth)
+        # The reflected KDE keeps every image of each score's kernel within 10 bandwidths of [low, high]:
+        # 2 (2 ceil(10 h / L) + 3) centres per score, each built in a few float64 temporaries.
+        copies = 2 * (2 * np.ceil(10 * h / (data.high - data.low)) + 3)
+        scores = sample_size or 1
+        check_memory("bandwidth", bandwidth, 24 * copies * scores,
+                     f"{copies:,.0f} reflected kernel centres per score, for at least {scores} score"
+                     f"{'s' * (scores > 1)}", f"use a bandwidth on the scale of the scores' spread "
+                     f"(high - low = {data.high - data.low:g}), or bw_factor=")
     return AuditConfig(
         data=data,
         sample_size=sample_size,

@@ -50,8 +50,13 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
     Returns
     -------
     DataFrame
-        Tidy, one row per (model, n): ``expected_max``, ``std`` (plug-in SD of the best of n), ``band_low``
+        Tidy, one row per (model, n), every n = 1..B: ``expected_max``, ``std`` (plug-in SD of the best of n), ``band_low``
         and ``band_high`` (``expected_max -/+ std`` clipped to the model's observed [min, max]) and ``time``.
+
+    Notes
+    -----
+    Memory is O(B) and time O(B log B) per model (:mod:`simstudy.estimators` computes large curves in
+    windowed blocks, exact to within ``2**-53`` of the score range): 10^6 scores take seconds.
     """
     if method not in estimators.CLOSED_FORM:
         raise ValueError(f"unknown estimator {method!r}; choose one of: {', '.join(estimators.CLOSED_FORM)}")
@@ -61,8 +66,13 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
     frames = []
     for model, x in scores.items():
         x = np.asarray(x, dtype=np.float64)
-        mean = estimators.expected_max(x, method)
-        std = estimators.expected_max_std(x)
+        if x.ndim != 1 or x.size == 0:
+            raise ValueError(f"the scores of model {model} must be a non-empty 1-d array, got shape {x.shape}")
+        # One sort, and one pass over the V weights for the curve and its SD (bounded memory at any B).
+        x = np.sort(x)
+        mean, std = estimators._v_mean_std(x, np.arange(1, x.size + 1))
+        if method != "v":
+            mean = estimators.expected_max(x, method, presorted=True)
         frame = pd.DataFrame({"model": model, "n": np.arange(1, x.size + 1), "expected_max": mean, "std": std,
                               "band_low": np.clip(mean - std, x.min(), x.max()),
                               "band_high": np.clip(mean + std, x.min(), x.max())})

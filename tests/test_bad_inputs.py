@@ -138,7 +138,7 @@ STUDY_CONFIG = [
     (["runner.n_jobs=0"], "runner.n_jobs must be a positive number of workers or -1 (all cores), got 0"),
     (["runner.n_jobs=-2"], "runner.n_jobs must be a positive number of workers or -1 (all cores), got -2"),
     (["runner.n_jobs=1.5"], "runner.n_jobs must be an integer, got 1.5"),
-    (["runner.backend=mpi"], "runner.backend must be one of loky, multiprocessing, threading, sequential, dask"),
+    (["runner.backend=mpi"], "runner.backend must be one of loky, threading, sequential, dask"),
     (["runner.progress=maybe"], "runner.progress must be true, false or auto, got 'maybe'"),
     *[([f"runner.shard={v}"], f"runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got {v!r}")
       for v in ("0/3", "4/3", "a/b", "1/0")],
@@ -455,3 +455,109 @@ def test_collect_refuses_an_interpolation_in_a_stored_config(run_cli, tmp_path, 
     status, out, err = run_cli("collect", "run_dir=run")
     assert_one_line(status, err, "run/config.yaml: seed='${oc.env:SIMSTUDY_SECRET}' is an interpolation")
     assert "12345" not in out + err and _tree(tmp_path) == before
+
+
+# --- issue 13: bounded memory and one-line errors (sizes refused before compute, sweeps, quoting, Ctrl-C) ---
+
+_LIMIT = "the limit is 12 GB (SIMSTUDY_MAX_MEMORY_GB=12)"
+
+
+@pytest.mark.parametrize("args, message", [
+    ([*FIG1, "budget.B=100000"],
+     f"budget.B=100000 needs about 480 GB (the weight matrices of 3 estimators, 100000 budgets x 100000 scores "
+     f"each); {_LIMIT}: lower budget.B or set budget.n to fewer budgets"),
+    ([*FIG1, "study.reps=10000000000000"],
+     f"study.reps=10000000000000 needs about 2 TB (a plan of 4,000,000,000 chunks of study.chunk_reps=2500 "
+     f"replicates); {_LIMIT}: lower study.reps or raise study.chunk_reps"),
+    ([*FIG1, "study.chunk_reps=100000000", "study.reps=100000000", "runner.n_jobs=1"],
+     f"study.chunk_reps=100000000 needs about 48 GB (1 worker each holding 100000000 samples of B=30 scores); "
+     f"{_LIMIT}: lower study.chunk_reps, budget.B or runner.n_jobs"),
+    (["bands", "data=s.csv", "max_k=100000000"],
+     f"max_k=100000000 needs about 25.6 GB (the bands at k = 1..100000000, per model); {_LIMIT}: lower max_k"),
+    (["audit", "data=s.csv", "low=0", "high=1", "bandwidth=1e9"],
+     f"bandwidth=1000000000.0 needs about 960 GB (40,000,000,006 reflected kernel centres per score, for at "
+     f"least 1 score); {_LIMIT}: use a bandwidth on the scale of the scores' spread (high - low = 1), or "
+     f"bw_factor="),
+    ([*FIG1, "runner.backend=multiprocessing"],
+     "runner.backend=multiprocessing is not supported (joblib's multiprocessing backend cannot hand back each "
+     "chunk as it finishes); use loky, the process backend (backends: loky, threading, sequential, dask)"),
+    (["-m", *FIG1, "budget.B=30,100000"], f"budget.B=100000 needs about 480 GB"),
+], ids=["budget.B", "study.reps", "chunk_reps", "bands-max_k", "audit-bandwidth", "multiprocessing", "sweep"])
+def test_sizes_are_refused_before_compute(run_cli, tmp_path, monkeypatch, args, message):
+    monkeypatch.setenv("SIMSTUDY_MAX_MEMORY_GB", "12")
+    (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
+    status, _, err = run_cli(*args)
+    assert_one_line(status, err, message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]  # nothing made: no outputs/ nor multirun/
+
+
+def test_a_bad_memory_limit_is_one_line(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("SIMSTUDY_MAX_MEMORY_GB", "lots")
+    status, _, err = run_cli(*FIG1)
+    assert err.strip() == "simstudy: error: SIMSTUDY_MAX_MEMORY_GB must be a positive number of GB, got 'lots'"
+    assert status == 2 and not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-m", *FIG1, "sed=1,2"], "Could not override 'sed'. To append to your config use +sed=1"),
+    (["--multirun", *FIG1, "seed=1,2", "study.rep=5,6"], "Could not override 'study.rep'."),
+    (["-m", *FIG1, "seed=range(1,3)", "budget.B=abc,30"], "budget.B must be an integer, got 'abc'"),
+    (["curve", "data=my", "results.csv"],
+     "argument 'results.csv' is not key=value; a path with spaces needs quotes: data='my results.csv'"),
+    (["curve", "data=my", "big", "results.csv", "estimator=v"],
+     "argument 'big' is not key=value; a path with spaces needs quotes: data='my big results.csv'"),
+    (["results.csv"], "argument 'results.csv' is not key=value (e.g. data=FILE; simstudy --help lists the commands)"),
+    (["curve", "data=résultats.csv"],
+     "argument 'data=résultats.csv' cannot be parsed: a value with spaces, non-ASCII letters or any of "
+     "()[]{},:='\" needs quotes that reach simstudy: \"data='résultats.csv'\""),
+    (["curve", "data=a,b.csv"],
+     "argument 'data=a,b.csv' lists several values (a comma separates them): add -m to run each, or quote a "
+     "value holding a comma: \"data='a,b.csv'\""),
+    (["curve", "data=s.csv", "hydra.run.dir=s.csv"],
+     "hydra.run.dir=s.csv is an existing file, not a directory: choose a directory path"),
+    (["curve", "data=s.csv", "hydra.run.dir=s.csv/run"],
+     "hydra.run.dir=s.csv/run lies under s.csv, an existing file, not a directory: choose a directory path"),
+    ([*FIG1, "hydra.run.dir=s.csv"], "hydra.run.dir=s.csv is an existing file, not a directory"),
+], ids=["-m typo", "--multirun typo", "-m bad value", "space", "spaces", "stray", "non-ascii", "comma",
+        "run dir file", "run dir under file", "study run dir file"])
+def test_arguments_are_checked_before_hydra(run_cli, tmp_path, args, message):
+    (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
+    status, out, err = run_cli(*args)
+    assert_one_line(status, err, message)
+    assert (tmp_path / "s.csv").read_text() == "score\n0.9\n0.7\n0.8\n"  # the user's file is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]  # no outputs/ nor multirun/
+
+
+def test_ctrl_c_is_one_line_and_the_same_command_resumes(run_cli, tmp_path, monkeypatch):
+    from simstudy import io
+
+    real, writes = io.ChunkStore.write, []
+
+    def write(self, *args):
+        if len(writes) == 2:
+            raise KeyboardInterrupt
+        writes.append(args)
+        return real(self, *args)
+
+    monkeypatch.setattr(io.ChunkStore, "write", write)
+    command = (*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")
+    status, _, err = run_cli(*command)
+    assert status == 130 and err.strip() == "simstudy: interrupted; rerun the same command to resume"
+    chunks = sorted(p.name for p in (tmp_path / "run").rglob("chunk-*"))
+    assert chunks == ["chunk-000000-r100.npz", "chunk-000001-r100.npz"]  # finished chunks kept, no partial one
+    monkeypatch.setattr(io.ChunkStore, "write", real)
+    status, out, _ = run_cli(*command)
+    assert status == 0 and "(2 resumed)" in out
+
+
+def test_ctrl_c_before_anything_is_written_leaves_nothing(run_cli, tmp_path, monkeypatch):
+    from simstudy import curves
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(curves, "evp_curves", interrupt)
+    (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
+    status, _, err = run_cli("curve", "data=s.csv")
+    assert status == 130 and err.strip() == "simstudy: interrupted; rerun the same command to resume"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]

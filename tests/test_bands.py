@@ -205,3 +205,27 @@ def test_evidence_summary_names_ties_and_a_single_long_run():
     assert bands.evidence_summary(table)[1:] == ["k = 1..3: no evidence either way"]
     with pytest.raises(ValueError, match="lacks column\\(s\\) leader"):
         bands.evidence_summary(table.drop(columns="leader"))
+
+
+@pytest.mark.parametrize("shape", [(2, 5), (5, 1), (1, 5)])
+def test_a_batch_of_samples_is_refused_not_pooled(shape):
+    y = np.random.default_rng(9501).uniform(size=shape)
+    message = f"scores must be one sample (a 1-d array), got shape {shape}: pass one sample at a time, e.g. scores[i]"
+    for call in (lambda: bands.cdf_bands(y, 0.8, "ks"), lambda: bands.tuning_curve_bands(y, 0.8, ks=[1, 2])):
+        with pytest.raises(ValueError) as info:
+            call()
+        assert str(info.value) == message
+
+
+@pytest.mark.parametrize("n", [3, 50, 200])
+def test_ld_highest_density_at_a_confidence_next_to_one(n):
+    # 0.999999999 solves pointwise levels within 1e-10 of 1, where an upper tail sits at the resolution of
+    # s + c and the highest-density ends came out a hair out of order (a ValueError inside the solver).
+    from simstudy import boundary
+
+    intervals = boundary.ld_pointwise_level(n, 0.999999999, "highest_density")
+    assert np.all(np.diff(intervals.low) >= 0) and np.all(np.diff(intervals.high) >= 0)
+    assert abs(intervals.achieved - 0.999999999) < 1e-13  # exact coverage, recomputed on the bounds used
+    y = np.random.default_rng(9600 + n).uniform(size=n)
+    band = bands.cdf_bands(y, 0.999999999, "ld_highest_density", low=0, high=1)
+    assert np.all(band.lower <= band.upper) and band.covers(lambda x: np.clip(x, 0, 1))

@@ -137,7 +137,7 @@ def test_std_is_zero_for_constant_scores():
         (lambda: expected_max([0.1, np.nan]), "NaN"),
         (lambda: expected_max([0.1, 0.2], n=0), "n must be >= 1"),
         (lambda: expected_max([0.1, 0.2], n=[1.5]), "n must be an integer"),
-        (lambda: expected_max([0.1, 0.2], "bootstrap"), "needs rng="),
+        (lambda: expected_max([0.1, 0.2], "bootstrap"), "rng= must be a numpy.random.Generator, e.g. np.random.default_rng(0)"),
         (lambda: expected_max([0.1, 0.2], "bootstrap", resamples=0, rng=np.random.default_rng()),
          "resamples must be an integer >= 1"),
         (lambda: weights(0, "v"), "B (the number of scores) must be an integer >= 1"),
@@ -159,3 +159,82 @@ def test_every_listed_closed_form_method_on_a_hand_computed_sample(method, expec
     # B = 3: V counts the 3^n strings, U the C(3, n) subsets, W the C(n + 2, n) multisets, by their maximum
     assert method in estimators.CLOSED_FORM and method in estimators.METHODS
     np.testing.assert_allclose(expected_max([0.9, 0.2, 0.5], method), expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("method", ["u", "v", "w"])
+@pytest.mark.parametrize("B", [1, 2, 3, 41, 700, 2000])
+def test_windowed_blocks_equal_the_matrix(method, B, monkeypatch):
+    # Large samples never form the len(n) x B matrix: forced onto that path, small ones must agree with it
+    # (the window leaves out at most 2**-53 of each budget's weight).
+    rng = np.random.default_rng(9100 + B)
+    x = rng.uniform(size=(2, B))
+    n = np.arange(1, B + 1)
+    matrix = expected_max(x, method)
+    matrix_std = expected_max_std(x)  # both centre on the max: 1e-14 relative to 80-bit sums at B = 700
+    monkeypatch.setattr(estimators, "MATRIX_LIMIT", 0)
+    monkeypatch.setattr(estimators, "BLOCK", 5000)  # many blocks, of several budgets each
+    np.testing.assert_allclose(expected_max(x, method), matrix, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(expected_max_std(x), matrix_std, rtol=1e-12, atol=1e-15)
+    # a subset of budgets in any order, and heavy tails (scale-relative tolerance: values cross zero)
+    y = np.sort(rng.standard_t(2, size=B))
+    sub = rng.permutation(n)[: max(1, B // 3)]
+    monkeypatch.setattr(estimators, "MATRIX_LIMIT", 2**22)
+    want = expected_max(y, method, n=sub, presorted=True)
+    monkeypatch.setattr(estimators, "MATRIX_LIMIT", 0)
+    np.testing.assert_allclose(expected_max(y, method, n=sub, presorted=True), want, rtol=0,
+                               atol=1e-13 * np.ptp(y))
+
+
+def test_small_samples_keep_the_cached_matrix(monkeypatch):
+    # The simulations' hot path (B in the tens) multiplies by the cached weight matrix, never by blocks.
+    def fail(*args):
+        raise AssertionError("windowed path taken")
+
+    monkeypatch.setattr(estimators, "_windowed_sums", fail)
+    x = np.random.default_rng(9201).uniform(size=(100, 30))
+    np.testing.assert_array_equal(expected_max(x, "v"), np.sort(x) @ weights(30, "v").T)
+    expected_max_std(x)
+
+
+def test_window_bound_holds_exactly():
+    # The weight each window leaves out, as an exact rational, is at most 2**-53 (the module's error bound).
+    for B in (50, 300):
+        for n in (1, 2, 7, 40, B // 2, B):
+            m = int(estimators._window(B, np.array([n]))[0])
+            k = B - m  # the window is ranks k+1..B; left out: P(Y_n <= X_(k))
+            left = {"v": Fraction(k**n, B**n), "u": Fraction(comb(k, n), comb(B, n)),
+                    "w": Fraction(comb(k + n - 1, n), comb(B + n - 1, n))}
+            for method, mass in left.items():
+                assert mass <= Fraction(1, 2**53), (method, B, n, m)
+
+
+def test_presorted_is_checked():
+    x = np.array([[0.1, 0.2, 0.3], [0.2, 0.5, 0.4]])
+    with pytest.raises(ValueError, match=r"presorted=True but sample 1 is not ascending along the sample "
+                                         r"axis \(position 2: 0\.5 > 0\.4\)"):
+        expected_max(x, "v", presorted=True)
+    with pytest.raises(ValueError, match=r"presorted=True but is not ascending .*position 1: 0\.3 > 0\.1"):
+        expected_max_std([0.3, 0.1], presorted=True)
+    with pytest.raises(ValueError, match="presorted must be True or False, got 'yes'"):
+        expected_max([0.1, 0.2], presorted="yes")
+    np.testing.assert_allclose(expected_max(np.sort(x), presorted=True), expected_max(x))  # sorted: accepted
+
+
+@pytest.mark.parametrize("rng", [None, 0, np.random.RandomState(0)])
+def test_bootstrap_rng_must_be_a_generator(rng):
+    with pytest.raises(ValueError, match=r"^expected_max\(method='bootstrap'\): rng= must be a numpy.random."
+                                         r"Generator, e.g. np.random.default_rng\(0\), got "):
+        expected_max([0.1, 0.2], "bootstrap", rng=rng)
+
+
+def test_std_is_accurate_where_the_max_concentrates():
+    # Var(max of n) is tiny next to E[max]^2 for large n; centring on the maximum keeps it to 1e-13 relative
+    # (centring on the sample mean lost 2e-11), checked against 80-bit sums of the exact weights.
+    x = np.sort(np.random.default_rng(9301).uniform(size=700))
+    n = np.arange(1, 701)
+    xl = x.astype(np.longdouble)
+    cdf = (np.arange(701, dtype=np.longdouble) / 700)[None, :] ** n[:, None].astype(np.longdouble)
+    w = np.diff(cdf, axis=1)
+    mean = w @ xl
+    sd = np.sqrt(np.einsum("ij,ij->i", w, (xl[None, :] - mean[:, None]) ** 2)).astype(np.float64)
+    np.testing.assert_allclose(expected_max_std(x), sd, rtol=1e-13)

@@ -22,7 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ._arms import best_of as _best, draw_sums as _draw_sums, evaluator as _evaluator
+from .._rng import rng_iv
+from ._arms import arms_iv, best_of as _best, draw_sums as _draw_sums, evaluator as _evaluator
 
 __all__ = ["SelectionResult", "sequential_halving", "non_adaptive", "sequential_halving_runs", "non_adaptive_runs",
            "halving_schedule"]
@@ -74,7 +75,8 @@ def halving_schedule(n_arms: int, budget: int) -> list[tuple[int, int]]:
 
 def sequential_halving(arms: Sequence, budget: int, *, rng: np.random.Generator) -> SelectionResult:
     """Select the best of ``arms`` with at most ``budget`` evaluations by sequential halving (Algorithm 1)."""
-    evaluate = [_evaluator(a) for a in arms]
+    rng_iv(rng, "sequential_halving")
+    evaluate = [_evaluator(a, i) for i, a in enumerate(arms_iv(arms))]
     N = len(evaluate)
     schedule = halving_schedule(N, budget)
     sums, counts = np.zeros(N), np.zeros(N, dtype=np.int64)
@@ -94,7 +96,8 @@ def sequential_halving(arms: Sequence, budget: int, *, rng: np.random.Generator)
 
 def non_adaptive(arms: Sequence, budget: int, *, rng: np.random.Generator) -> SelectionResult:
     """The standard practice: ``floor(budget / N)`` evaluations of every arm, the best mean chosen."""
-    evaluate = [_evaluator(a) for a in arms]
+    rng_iv(rng, "non_adaptive")
+    evaluate = [_evaluator(a, i) for i, a in enumerate(arms_iv(arms))]
     N = len(evaluate)
     each = int(budget) // N if isinstance(budget, (int, np.integer)) and not isinstance(budget, bool) else 0
     if N < 2 or each < 1:
@@ -112,7 +115,8 @@ def sequential_halving_runs(arms: Sequence, budget: int, runs: int, *, rng: np.r
     chosen : ndarray of int, shape (runs,)
     evaluations : ndarray of int, shape (runs, N)
     """
-    N = len(arms)
+    rng_iv(rng, "sequential_halving_runs")
+    N = len(arms_iv(arms))
     schedule = halving_schedule(N, budget)
     sums, counts = np.zeros((runs, N)), np.zeros((runs, N), dtype=np.int64)
     alive = np.tile(np.arange(N), (runs, 1))
@@ -127,7 +131,8 @@ def sequential_halving_runs(arms: Sequence, budget: int, runs: int, *, rng: np.r
 
 def non_adaptive_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.Generator):
     """``runs`` independent equal-split selections at once; returns ``(chosen, evaluations)`` like above."""
-    N = len(arms)
+    rng_iv(rng, "non_adaptive_runs")
+    N = len(arms_iv(arms))
     each = int(budget) // N
     if N < 2 or each < 1:
         raise ValueError(f"budget={budget!r} must allow at least one evaluation of each of the {N} arms (>= 2)")

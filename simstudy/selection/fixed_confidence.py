@@ -33,7 +33,8 @@ import numpy as np
 from scipy import special
 
 from ..posterior import posterior, prob_best, prob_best_mc, prob_leader
-from ._arms import best_of, draw, evaluator
+from .._rng import rng_iv
+from ._arms import arms_iv, best_of, draw, evaluator
 
 __all__ = ["ConfidenceResult", "ConfidenceRuns", "ttts", "non_adaptive_confidence", "batch_thompson",
            "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS"]
@@ -112,12 +113,16 @@ def _transform(values: np.ndarray, logit: bool, arm) -> np.ndarray:
 
 def _confidence_iv(arms, delta, initial, max_evaluations, batch=1, pi_method="quadrature", mc_draws=1):
     """Validate the shared arguments; return them normalised."""
-    n = len(arms)
+    n = len(arms_iv(arms))
     if n < 2:
         raise ValueError(f"need at least 2 models to select between, got {n}")
-    deltas = np.atleast_1d(np.asarray(delta, dtype=np.float64))
-    if deltas.ndim != 1 or not np.all((deltas > 0) & (deltas < 0.5)):
+    values = list(delta) if isinstance(delta, (list, tuple, np.ndarray)) else [delta]
+    if not values or any(isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, float, np.integer, np.floating))
+                         for d in values):
+        raise ValueError(f"delta must be a number (or, for several levels, a sequence of numbers), got {delta!r}")
+    if not all(0 < d < 0.5 for d in values):
         raise ValueError(f"delta must lie in (0, 0.5) -- a confidence 1 - delta above one half -- got {delta!r}")
+    deltas = np.asarray(values, dtype=np.float64)
     for name, value, least in (("initial", initial, 3), ("batch", batch, 1), ("mc_draws", mc_draws, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}"
@@ -135,7 +140,8 @@ def _select(arms: Sequence, delta: float, propose: Callable, *, rng: np.random.G
             initial: int, logit: bool, pi_method: str, mc_draws: int, callback, batch: int = 1) -> ConfidenceResult:
     """The loop shared by the one-run algorithms: ``propose(pi, rng) -> models to evaluate next``."""
     _confidence_iv(arms, delta, initial, max_evaluations, batch, pi_method, mc_draws)
-    evaluate = [evaluator(a) for a in arms]
+    rng_iv(rng, "the selection")
+    evaluate = [evaluator(a, i) for i, a in enumerate(arms)]
     N = len(evaluate)
     sums, squares, raw, counts = np.zeros(N), np.zeros(N), np.zeros(N), np.zeros(N, dtype=np.int64)
 
@@ -287,6 +293,7 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
     if algorithm not in FIXED_CONFIDENCE_ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(FIXED_CONFIDENCE_ALGORITHMS)}; got {algorithm!r}")
     deltas = _confidence_iv(arms, deltas, initial, max_evaluations, batch)
+    rng_iv(rng, "fixed_confidence_runs")
     N, D, R = len(arms), deltas.size, int(runs)
     step = {"ttts": 1, "non_adaptive": N, "batch_thompson": batch}[algorithm]
 

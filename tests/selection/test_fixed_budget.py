@@ -70,3 +70,21 @@ def test_vectorized_runs_agree_with_single_runs_in_distribution():
     single = [selection.sequential_halving(arms, 12, rng=np.random.default_rng(100 + i)).chosen for i in range(600)]
     table = np.array([np.bincount(many, minlength=3), np.bincount(single, minlength=3)])
     assert stats.chi2_contingency(table).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("rng", [None, 3])
+def test_rng_must_be_a_generator(rng):
+    arms = [stats.norm(0.5, 0.1), stats.norm(0.6, 0.1)]
+    for call in (lambda: selection.sequential_halving([lambda c, r: r.normal(size=c)] * 2, 8, rng=rng),
+                 lambda: selection.non_adaptive([lambda c, r: r.normal(size=c)] * 2, 8, rng=rng),
+                 lambda: selection.sequential_halving_runs(arms, 8, 3, rng=rng),
+                 lambda: selection.non_adaptive_runs(arms, 8, 3, rng=rng)):
+        with pytest.raises(ValueError, match=r"rng= must be a numpy.random.Generator, e.g. np.random.default_rng\(0\)"):
+            call()
+
+
+def test_a_wrong_shape_arm_is_named():
+    arms = [lambda c, r: r.normal(size=c), lambda c, r: r.normal(size=(c, 1)), lambda c, r: r.normal(size=c)]
+    with pytest.raises(ValueError, match=r"^arm 1: evaluate\(count, rng\) returned shape \(2, 1\) where \(2,\) "
+                                         r"was asked for$"):
+        selection.non_adaptive(arms, 6, rng=np.random.default_rng(4201))

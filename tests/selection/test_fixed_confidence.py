@@ -166,3 +166,51 @@ def test_bad_arguments_of_the_vectorized_runs():
     with pytest.raises(ValueError, match="batch must be an integer >= 1"):
         selection.fixed_confidence_runs(gaussians([0.6, 0.7]), [0.1], 10, algorithm="batch_thompson", batch=0,
                                         rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("delta, message", [
+    (True, "delta must be a number (or, for several levels, a sequence of numbers), got True"),
+    ("0.05", "delta must be a number (or, for several levels, a sequence of numbers), got '0.05'"),
+    (None, "delta must be a number (or, for several levels, a sequence of numbers), got None"),
+    ([0.05, "x"], "delta must be a number (or, for several levels, a sequence of numbers), got [0.05, 'x']"),
+    (float("nan"), "delta must lie in (0, 0.5)"),
+])
+def test_delta_must_be_a_number(delta, message):
+    with pytest.raises(ValueError) as info:
+        selection.ttts(gaussians([0.6, 0.7]), delta, rng=np.random.default_rng(4101))
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("arm, message", [
+    (lambda c, r: np.zeros((c, 2)), "arm 1: evaluate(count, rng) returned shape (3, 2) where (3,) was asked for"),
+    (lambda c, r: 0.5, "arm 1: evaluate(count, rng) returned shape () where (3,) was asked for"),
+    (lambda c, r: ["a"] * c, "arm 1: evaluate(count, rng) must return numbers, got list"),
+    (42, "arm 1 must be a distribution (with .sample) or a callable evaluate(count, rng), got 42"),
+])
+def test_a_wrong_arm_is_named(arm, message):
+    arms = [lambda c, r: r.normal(0.5, 0.1, c), arm]
+    with pytest.raises((ValueError, TypeError)) as info:
+        selection.ttts(arms, 0.05, rng=np.random.default_rng(4102))
+    assert str(info.value).startswith(message)
+
+
+class _BadShape:
+    def sample(self, size, *, rng):
+        return np.zeros(np.atleast_1d(size).prod() + 1)
+
+
+def test_a_wrong_distribution_arm_is_named_in_batched_runs():
+    arms = gaussians([0.6, 0.7]) + [_BadShape()]
+    # the first draw asks arm 2 for its 5 runs x 3 initial evaluations at once
+    with pytest.raises(ValueError, match=r"^arm 2: sample\(size, rng=rng\) returned shape \(16,\) where \(15,\) "
+                                         r"was asked for$"):
+        selection.fixed_confidence_runs(arms, [0.1], 5, algorithm="ttts", rng=np.random.default_rng(4103))
+
+
+@pytest.mark.parametrize("rng", [None, 7, np.random.RandomState(7)])
+def test_rng_must_be_a_generator(rng):
+    for call in (lambda: selection.ttts(gaussians([0.6, 0.7]), 0.05, rng=rng),
+                 lambda: selection.fixed_confidence_runs(gaussians([0.6, 0.7]), [0.1], 3, algorithm="ttts", rng=rng)):
+        with pytest.raises(ValueError, match=r"rng= must be a numpy.random.Generator, e.g. "
+                                             r"np.random.default_rng\(0\), got "):
+            call()
