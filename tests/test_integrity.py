@@ -207,3 +207,21 @@ def test_a_run_directory_of_old_chunks_is_recomputed_in_a_few_lines(tmp_path):
     assert report.warnings[-1] == "and 5 more stored chunks failed their check; recomputing them"
     for t, x in zip(tasks, clean):
         np.testing.assert_array_equal(store.read(t.cell, t.chunk, t.reps)["x"], x)
+
+
+def test_a_full_disk_met_by_fsync_names_the_file_and_leaves_no_temporary(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from simstudy import io
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as fsync raises it: no file name
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "summary.csv"
+    with pytest.raises(OSError) as info:
+        with io.atomic_path(target) as tmp:
+            tmp.write_text("x")
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(target)
+    assert list(tmp_path.iterdir()) == []  # neither the file nor a temporary
