@@ -148,6 +148,8 @@ STUDY_OPTIONS = {
                         "methods": (_band_methods, ("ld_highest_density",)),
                         "confidence": (_level, 0.8), "quantile": (_level, 0.5)},
 }
+#: Studies a plug-in estimator joins (everywhere u, v and w appear).
+PLUGIN_STUDIES = ("evp_accuracy", "wrong_conclusions")
 _STUDY_KEYS = ("name", "kind", "reps", "chunk_reps", "save_replicates")
 #: joblib backends the runner accepts ("dask" needs the optional extra ``simstudy[dask]``). joblib's
 #: "multiprocessing" backend is not one: it cannot stream results as they finish (``return_as=
@@ -239,7 +241,9 @@ class DistributionConfig:
     """A named score distribution: its kind (see :data:`simstudy.distributions.KINDS`) and parameters.
 
     ``params`` is a sorted tuple of ``(name, value)`` pairs so the object is hashable and its hash stable.
-    ``name`` labels it in tables and figures.
+    ``name`` labels it in tables and figures. A ``scipy`` kind holds ``dist`` (the scipy name) and ``params``;
+    a ``target`` kind (a user's class) holds ``_target_``, ``kwargs`` and ``source``, a digest of its module's
+    file, so that an edited class never resumes the chunks of the old one.
     """
 
     name: str
@@ -251,18 +255,57 @@ class DistributionConfig:
         """What determines the distribution's numbers (its name does not)."""
         return {"kind": self.kind, "params": [list(p) for p in self.params]}
 
+    @property
+    def continuous(self) -> bool:
+        """Whether the distribution has no atoms (a user's class says so by ``is_discrete``)."""
+        if self.kind == "target":
+            return not self.build().is_discrete
+        return self.kind in distributions.CONTINUOUS_KINDS
+
     def build(self):
         """The distribution object (a bag is re-drawn from its seed; deterministic)."""
-        return distributions.from_spec(self.kind, {**dict(self.params), "name": self.name})
+        params = {k: v for k, v in self.params if k != "source"}
+        return distributions.from_spec(self.kind, {**params, "name": self.name})
 
 
 @dataclass(frozen=True)
 class EstimatorConfig:
-    """One estimator column of a study: a label, the method and (bootstrap only) K resamples."""
+    """One estimator column of a study: a label, the method and (bootstrap only) K resamples.
+
+    A plug-in (method ``"plugin"``) is named by its import path ``target`` with keyword arguments ``kwargs``
+    (sorted ``(name, value)`` pairs), ``per_sample`` for a function of one sample, and ``source``, a digest of
+    its module's file (an edited plug-in never resumes the old one's chunks).
+    """
 
     name: str
     method: str
     resamples: int = 1000
+    target: str | None = None
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    per_sample: bool = False
+    source: str = ""
+
+    @property
+    def is_plugin(self) -> bool:
+        return self.method == "plugin"
+
+    def plugin(self):
+        """The callable plug-in (:class:`simstudy.plugins.PluginEstimator`), picklable by import path."""
+        from . import plugins
+
+        import os
+
+        # The working directory now (in the main process) travels with it: a worker imports from there.
+        return plugins.PluginEstimator(self.target, self.kwargs, self.per_sample, os.getcwd())
+
+    @property
+    def settings(self) -> dict:
+        """What fixes the estimator's numbers, for a run's fingerprint (a built-in's as it always was)."""
+        out = dataclasses.asdict(self)
+        if not self.is_plugin:
+            for key in ("target", "kwargs", "per_sample", "source"):
+                del out[key]
+        return out
 
 
 @dataclass(frozen=True)
@@ -344,8 +387,61 @@ def _choice(key: str, value: Any, valid: tuple[str, ...]) -> str:
     return value
 
 
+def _plain(value: Any) -> Any:
+    """A config value made hashable: lists become tuples and mappings sorted tuples of pairs."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _plain(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def _label(prefix: str, value: Any) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{prefix}.name must be a non-empty string, got {value!r}")
+    return value
+
+
+def _target_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
+    """A user's distribution class: ``_target_`` (module.Class) and keyword arguments next to it."""
+    from . import plugins
+
+    if d.get("kind") is not None:
+        raise ConfigError(f"{prefix} gives both kind={d['kind']} and _target_={d['_target_']}: select the group "
+                          f"that takes a class (distribution=custom {prefix}._target_=...) or drop the kind")
+    label = name or _label(prefix, d.get("name"))
+    kwargs = _plain({k: v for k, v in d.items() if k not in ("_target_", "name", "kind")})
+    try:
+        dist = plugins.PluginDistribution(d["_target_"], kwargs, label)
+        plugins.check_distribution(dist, prefix)
+        source = plugins.source_hash(d["_target_"])
+    except plugins.PluginError as exc:
+        message = str(exc)
+        raise ConfigError(message if message.startswith(prefix) else f"{prefix}.{message}") from None
+    return DistributionConfig(dist.name, "target", (("_target_", d["_target_"]), ("kwargs", kwargs),
+                                                    ("source", source)))
+
+
+def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
+    """``kind: scipy``: ``name`` (a continuous scipy.stats distribution) and ``params`` (its parameters)."""
+    _unknown_keys(f"{prefix}.", d, ("kind", "name", "params"))
+    params = d.get("params") or {}
+    if not isinstance(params, Mapping):
+        raise ConfigError(f"{prefix}.params must be a mapping of parameters (e.g. '{prefix}.params={{a: 5, b: 2}}'), "
+                          f"got {params!r}")
+    try:
+        dist = distributions.ScipyDistribution(d.get("name"), params)
+    except distributions.InvalidParameter as exc:
+        raise ConfigError(f"{prefix}.{exc}") from None
+    return DistributionConfig(name or dist.name, "scipy", (("dist", dist.dist), ("params", dist.params)))
+
+
 def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
-    kind = _choice(f"{prefix}.kind", d.get("kind"), tuple(sorted(distributions.KINDS)))
+    if "_target_" in d:
+        return _target_distribution(d, prefix, name)
+    kind = _choice(f"{prefix}.kind", d.get("kind"), tuple(k for k in sorted(distributions.KINDS) if k != "target"))
+    if kind == "scipy":
+        return _scipy_distribution(d, prefix, name)
     # Lists become tuples so the spec is hashable (its hash keys the random streams); the name is a label.
     params = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k not in ("kind", "name")}
     accepted = distributions.parameters(kind)
@@ -371,12 +467,13 @@ def _distributions(d: Any) -> tuple[DistributionConfig, ...]:
     """One distribution (a mapping with a ``kind``) or several, as a mapping from name to distribution."""
     if not isinstance(d, Mapping) or not d:
         raise ConfigError(f"distribution must be a distribution (with a kind) or a mapping of named ones, got {d!r}")
-    if "kind" in d:
+    if "kind" in d or "_target_" in d:
         return (_distribution(d, "distribution", None),)
     specs = []
     for name, sub in d.items():
         if not isinstance(sub, Mapping):
-            raise ConfigError(f"distribution.{name} must be a distribution (a mapping with a kind), got {sub!r}")
+            raise ConfigError(f"distribution.{name} must be a distribution (a mapping with a kind or a _target_), "
+                              f"got {sub!r}")
         specs.append(_distribution(sub, f"distribution.{name}", str(name)))
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
@@ -405,18 +502,71 @@ def _budget(d: Mapping) -> BudgetConfig:
     return BudgetConfig(Bs, tuple(sorted(set(ns))))
 
 
+def _plugin_estimator(name: str, spec: Mapping, target: str, per_sample: Any) -> EstimatorConfig:
+    """A plug-in estimator (``_target_``, or a method registered by :func:`simstudy.plugins.register_estimator`):
+    imported and called on a tiny input now, before any compute (:func:`simstudy.plugins.check_estimator`)."""
+    from . import plugins
+
+    key = f"estimators.{name}"
+    per_sample = _bool(f"{key}.per_sample", per_sample)
+    kwargs = _plain({k: v for k, v in spec.items() if k not in ("_target_", "method", "per_sample")})
+    est = EstimatorConfig(str(name), "plugin", target=target, kwargs=kwargs, per_sample=per_sample)
+    try:
+        plugins.check_estimator(est.plugin(), key)
+        source = plugins.source_hash(target)
+    except plugins.PluginError as exc:
+        raise ConfigError(str(exc)) from None
+    return dataclasses.replace(est, source=source)
+
+
 def _estimators(d: Any) -> tuple[EstimatorConfig, ...]:
+    from . import plugins
+
+    methods = tuple(plugins.estimator_methods())
     if not isinstance(d, Mapping) or not d:
-        raise ConfigError(f"estimators must select at least one of: {', '.join(estimators.METHODS)}, got {d!r}")
+        raise ConfigError(f"estimators must select at least one of: {', '.join(methods)} (or name a plug-in: "
+                          f"+estimators.NAME._target_=module.function), got {d!r}")
     out = []
     for name, spec in d.items():
         if not isinstance(spec, Mapping):
-            raise ConfigError(f"estimators.{name} must be a mapping with a 'method', got {spec!r}")
+            raise ConfigError(f"estimators.{name} must be a mapping with a 'method' or a '_target_', got {spec!r}")
+        if "-" in str(name):  # paired differences are labelled "a-b"
+            raise ConfigError(f"estimators.{name}: an estimator's name must not contain '-' (paired differences "
+                              f"are labelled a-b); rename it, e.g. {str(name).replace('-', '_')}")
+        if "_target_" in spec:
+            if "method" in spec:
+                raise ConfigError(f"estimators.{name} gives both method={spec['method']} and _target_="
+                                  f"{spec['_target_']}: keep one")
+            out.append(_plugin_estimator(name, spec, spec["_target_"], spec.get("per_sample", False)))
+            continue
+        registered = plugins.registered_estimator(spec.get("method"))
+        if registered is not None:
+            out.append(_plugin_estimator(name, spec, registered[0], spec.get("per_sample", registered[1])))
+            continue
         _unknown_keys(f"estimators.{name}.", spec, ("method", "resamples"))
-        method = _choice(f"estimators.{name}.method", spec.get("method"), estimators.METHODS)
+        method = _choice(f"estimators.{name}.method", spec.get("method"), plugins.BUILTIN_ESTIMATORS)
         resamples = _int(f"estimators.{name}.resamples", spec.get("resamples", 1000), minimum=1)
         out.append(EstimatorConfig(str(name), method, resamples))
     return tuple(out)
+
+
+def _log_plugin_costs(config: Config) -> None:
+    """Say, once per parse, that a per-sample plug-in is looped over the replicates in Python and what that costs."""
+    import logging
+
+    B = max(config.budget.B)
+    n = config.budget.n_for(B)
+    cells = len(config.distributions) * len(config.budget.B)
+    for e in config.estimators:
+        if e.is_plugin and e.per_sample:
+            from . import plugins
+
+            cost = plugins.estimator_cost(e.plugin(), B, n if config.study.kind == "evp_accuracy" else [B])
+            total = cost * config.study.reps * cells * (2 if config.study.kind == "wrong_conclusions" else 1)
+            logging.getLogger("simstudy.plugins").info(
+                "estimators.%s: %s is a per-sample function (per_sample: true), looped over the replicates in "
+                "Python: %.3g ms per replicate at B=%d, about %.3g s in all for this study (a vectorized "
+                "function of the (reps, B) array costs far less)", e.name, e.target, 1e3 * cost, B, total)
 
 
 #: A study name: it becomes a directory name, so no separators and no leading dot (no "..", no hidden dir).
@@ -521,7 +671,7 @@ def parse(cfg: Mapping) -> Config:
     study = _study(_section(cfg, "study"))
     dists = _distributions(cfg.get("distribution"))
     if study.kind in ("band_coverage", "bootstrap_coverage", "band_width"):
-        discrete = [d.name for d in dists if d.kind not in distributions.CONTINUOUS_KINDS]
+        discrete = [d.name for d in dists if not d.continuous]
         if discrete:
             raise ConfigError(f"a {study.kind} study needs continuous distributions (kinds: "
                               f"{', '.join(distributions.CONTINUOUS_KINDS)}); {', '.join(discrete)} is not")
@@ -549,7 +699,7 @@ def parse(cfg: Mapping) -> Config:
         if dict(study.options)["logit"]:
             for d in dists:
                 low, high = d.build().support
-                if not (0 <= low and high <= 1) or (d.kind not in distributions.CONTINUOUS_KINDS
+                if not (0 <= low and high <= 1) or (not d.continuous
                                                     and not (0 < low and high < 1)):
                     raise ConfigError(f"study.logit=true needs scores inside (0, 1); distribution {d.name} has "
                                       f"support [{low:g}, {high:g}]")
@@ -564,7 +714,12 @@ def parse(cfg: Mapping) -> Config:
         study=study,
         runner=_runner(_section(cfg, "runner")),
     )
+    plugged = [e.name for e in config.estimators if e.is_plugin]
+    if plugged and study.kind not in PLUGIN_STUDIES:
+        raise ConfigError(f"estimators.{plugged[0]}: plug-in estimators join the {' and '.join(PLUGIN_STUDIES)} "
+                          f"studies; a {study.kind} study takes only {', '.join(estimators.CLOSED_FORM)}")
     _check_study_memory(config)
+    _log_plugin_costs(config)
     return config
 
 

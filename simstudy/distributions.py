@@ -10,7 +10,9 @@ Every distribution has one interface, :class:`ScoreDistribution`:
 
 Two families cover the studies: a finite :class:`Bag` (a population of values drawn with replacement;
 this is also the empirical distribution of real scores, shipped or from a researcher's own file) and a
-continuous :class:`TruncatedNormal`.
+continuous :class:`TruncatedNormal`. Any continuous :mod:`scipy.stats` distribution joins them as a
+:class:`ScipyDistribution` (kind ``scipy``), and a user's own class with this interface by its import path
+(kind ``target``, :class:`simstudy.plugins.PluginDistribution`).
 :func:`truncnorm_bag` builds the bag of Dodge et al. (2021, §3.1), and :func:`from_spec` builds any of them
 from a kind name and parameters, as the config layer does.
 """
@@ -32,6 +34,7 @@ __all__ = [
     "TruncatedNormal",
     "ReflectedKDE",
     "KDEWithAtoms",
+    "ScipyDistribution",
     "truncnorm_bag",
     "from_spec",
     "parameters",
@@ -580,6 +583,126 @@ class KDEWithAtoms(_BoundedContinuous):
         return out
 
 
+def _scipy_continuous_names() -> list[str]:
+    from scipy import stats
+
+    return sorted(n for n in dir(stats) if isinstance(getattr(stats, n), stats.rv_continuous))
+
+
+@dataclass(frozen=True, eq=False)
+class ScipyDistribution(_BoundedContinuous):
+    """Any continuous :mod:`scipy.stats` distribution, bounded or not, by name and parameters.
+
+    Truths come by quadrature (:mod:`simstudy.truth`): on ``[low, high]`` for a bounded support, through the
+    quantile function otherwise. The distribution must have a finite mean and variance (the expected maximum
+    and the estimators' MSE exist only then).
+
+    Parameters
+    ----------
+    dist : str
+        A continuous distribution of :mod:`scipy.stats`, e.g. ``"beta"`` or ``"norm"``.
+    params : mapping or tuple of (str, number) pairs
+        Its shape parameters and optionally ``loc`` and ``scale``, e.g. ``{"a": 5, "b": 2}``.
+    name : str, optional
+        A label for tables and plots (default: ``dist``).
+
+    Raises
+    ------
+    InvalidParameter
+        An unknown name (with close matches), a discrete distribution, an unknown, missing or out-of-domain
+        parameter (scipy's domain of it), or an infinite mean or variance. The message starts with the key
+        (``name`` or ``params.a``).
+
+    Example
+    -------
+    >>> d = ScipyDistribution("beta", {"a": 5, "b": 2})
+    >>> d.support, round(float(d.cdf(0.5)), 6)
+    ((0.0, 1.0), 0.109375)
+    """
+
+    dist: str
+    params: Any = ()
+    name: str | None = None
+    low: float = field(init=False)
+    high: float = field(init=False)
+    _frozen: Any = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        import difflib
+
+        from scipy import stats
+
+        names = _scipy_continuous_names()
+        rv = getattr(stats, self.dist, None) if isinstance(self.dist, str) else None
+        if isinstance(rv, stats.rv_discrete):
+            raise InvalidParameter("name", "must be a continuous scipy.stats distribution (for a discrete "
+                                   "population of scores use kind: bag)", self.dist)
+        if not isinstance(rv, stats.rv_continuous):
+            close = difflib.get_close_matches(str(self.dist), names, n=4)
+            hint = f"; did you mean {', '.join(close)}?" if close else " (e.g. beta, norm, truncnorm)"
+            raise InvalidParameter("name", f"must name a continuous scipy.stats distribution{hint}", self.dist)
+        params = dict(self.params)
+        shapes = [s.strip() for s in rv.shapes.split(",")] if rv.shapes else []
+        accepted = (*shapes, "loc", "scale")
+        for key, value in params.items():
+            if key not in accepted:
+                raise InvalidParameter(f"params.{key}", f"is not a parameter of scipy.stats.{self.dist} "
+                                       f"(parameters: {', '.join(accepted)})", value)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not np.isfinite(value):
+                raise InvalidParameter(f"params.{key}", "must be a finite number", value)
+        for shape in shapes:
+            if shape not in params:
+                raise InvalidParameter(f"params.{shape}", f"is required by scipy.stats.{self.dist} (parameters: "
+                                       f"{', '.join(accepted)})", None)
+        if not params.get("scale", 1.0) > 0:
+            raise InvalidParameter("params.scale", "must be > 0", params["scale"])
+        for info in rv._shape_info():  # scipy's domain of each shape parameter
+            v, (lo, hi), (lo_in, hi_in) = params[info.name], info.endpoints, info.inclusive
+            if not ((v > lo or (lo_in and v == lo)) and (v < hi or (hi_in and v == hi))):
+                interval = f"{'[' if lo_in else '('}{lo:g}, {hi:g}{']' if hi_in else ')'}"
+                raise InvalidParameter(f"params.{info.name}", f"must be in {interval} for scipy.stats."
+                                       f"{self.dist}", v)
+        if not rv._argcheck(*(params[s] for s in shapes)):
+            raise InvalidParameter("params", f"are outside the domain of scipy.stats.{self.dist} (scipy's "
+                                   f"_argcheck refuses them together)", params)
+        frozen = rv(**params)
+        mean, var = (float(m) for m in frozen.stats("mv"))
+        if not (np.isfinite(mean) and np.isfinite(var)):
+            raise InvalidParameter("params", f"give scipy.stats.{self.dist} an infinite or undefined "
+                                   f"{'mean' if not np.isfinite(mean) else 'variance'}: the expected maximum "
+                                   f"or the estimators' MSE would not exist", params)
+        low, high = (float(b) for b in frozen.support())
+        object.__setattr__(self, "params", tuple(sorted((k, float(v)) for k, v in params.items())))
+        object.__setattr__(self, "name", self.name or self.dist)
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
+        object.__setattr__(self, "_frozen", frozen)
+
+    def __repr__(self) -> str:
+        return f"ScipyDistribution({self.dist}, {dict(self.params)}, support=[{self.low}, {self.high}])"
+
+    def sample(self, size: int | tuple[int, ...], *, rng: np.random.Generator) -> np.ndarray:
+        return self._frozen.rvs(size=size, random_state=rng)
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        return self._frozen.cdf(x)
+
+    def ppf(self, q: np.ndarray) -> np.ndarray:
+        return self._frozen.ppf(q)
+
+
+def _scipy(*, dist: str, params: Any = (), name: str | None = None) -> ScipyDistribution:
+    return ScipyDistribution(dist, params, name)
+
+
+def _target(*, _target_: str, kwargs: Any = (), name: str | None = None, directory: str | None = None):
+    """A user's distribution class, imported by path (:class:`simstudy.plugins.PluginDistribution`)."""
+    from . import plugins
+
+    return plugins.PluginDistribution(_target_, tuple(kwargs), name, directory)
+
+
 def truncnorm_bag(
     *,
     mean: float = 0.6,
@@ -670,7 +793,11 @@ def describe(dist: ScoreDistribution) -> dict[str, Any]:
     elif isinstance(dist, Bag):
         desc.update(size=dist.size, unique=int(dist.atoms.size), minimum=float(dist.atoms[0]),
                     maximum=float(dist.atoms[-1]), mean=float(dist.values.mean()))
-    else:
+    elif isinstance(dist, ScipyDistribution):
+        desc.update(dist=dist.dist, params=dict(dist.params))
+    elif hasattr(dist, "describe"):  # a plug-in (simstudy.plugins.PluginDistribution)
+        desc.update(dist.describe())
+    elif dataclasses.is_dataclass(dist):
         desc.update({f.name: getattr(dist, f.name) for f in dataclasses.fields(dist)})
     return desc
 
@@ -722,7 +849,7 @@ def _kde_atoms(*, dataset: str | None = None, model: str | None = None, path: st
 
 
 #: Kinds whose distributions are continuous (exact coverage of the KS and LD bands needs one).
-CONTINUOUS_KINDS = ("truncnorm", "kde", "kde_atoms")
+CONTINUOUS_KINDS = ("truncnorm", "kde", "kde_atoms", "scipy")
 
 #: Distribution kinds a config can name, with the builders the config's parameters are passed to.
 KINDS = {
@@ -733,6 +860,8 @@ KINDS = {
     "file": _file_bag,
     "kde": _kde,
     "kde_atoms": _kde_atoms,
+    "scipy": _scipy,
+    "target": _target,
 }
 
 

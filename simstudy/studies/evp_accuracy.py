@@ -10,7 +10,8 @@ Outputs in the run directory:
 
 - ``summary.parquet`` / ``summary.csv`` -- tidy, one row per (cell, estimator, n, measure) with ``estimate``,
   ``mcse`` and ``reps``. Measures per estimator: ``mean``, ``bias``, ``variance``, ``empse``, ``mse`` (Monte
-  Carlo) and ``exact_mean``, ``exact_bias`` (exact: ``mcse`` 0, ``reps`` 0); paired differences as estimator
+  Carlo) and ``exact_mean``, ``exact_bias`` (exact: ``mcse`` 0, ``reps`` 0; not for a plug-in estimator, whose
+  expectation has no closed form here: only the closed forms are linear in the order statistics); paired differences as estimator
   ``"v-u"`` etc. with measures ``bias``, ``variance``, ``mse``; the truth as estimator ``"truth"``, measure
   ``expected_max``.
 - ``replicates.parquet`` (``study.save_replicates``) -- one row per (cell, replicate, estimator, n).
@@ -53,7 +54,7 @@ class _Cell:
     B: int
     n: np.ndarray  # (N,) budgets
     truth: np.ndarray  # (N,) exact expected maximum
-    weights: np.ndarray  # (N * E, B) closed-form weights, budget-major (zero rows for bootstraps)
+    weights: np.ndarray  # (N * E, B) closed-form weights, budget-major (zero rows for bootstraps, plug-ins)
 
 
 @dataclass(frozen=True)
@@ -65,13 +66,14 @@ class _Work:
     cells: dict
     estimators: tuple[EstimatorConfig, ...]
     save_replicates: bool
+    plugins: dict = dataclasses.field(default_factory=dict)  # e -> simstudy.plugins.PluginEstimator
 
 
 def _stacked_weights(B: int, n: np.ndarray, specs) -> np.ndarray:
     """Weights of the closed-form estimators stacked budget-major: row ``n * E + e``; shape (N * E, B)."""
     W = np.zeros((n.size, len(specs), B))
     for e, spec in enumerate(specs):
-        if spec.method != "bootstrap":
+        if spec.method in estimators.CLOSED_FORM:
             W[:, e] = estimators.weights(B, spec.method, n)
     return W.reshape(n.size * len(specs), B)
 
@@ -97,9 +99,10 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     W = cell.weights
     boot = [(e, s) for e, s in enumerate(work.estimators) if s.method == "bootstrap"]
     boot_rngs = {
-        # Each bootstrap has its own stream keyed by its name: adding an estimator changes no other numbers.
+        # Each bootstrap (and plug-in) has its own stream keyed by its name: adding an estimator changes no
+        # other numbers.
         e: np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1, int(stable_hash(s.name)[:8], 16)))
-        for e, s in boot
+        for e, s in enumerate(work.estimators) if s.method == "bootstrap" or e in work.plugins
     }
     gram = np.zeros((N, 1 + 2 * E, 1 + 2 * E))
     plugin = np.zeros((2, N))  # sums of the plug-in variance of the max and of its square (bootstraps only)
@@ -112,6 +115,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         for e, spec in boot:
             est[:, e] = estimators.expected_max(xb, "bootstrap", n=cell.n, presorted=True,
                                                 resamples=spec.resamples, rng=boot_rngs[e]).T
+        for e, plugin in work.plugins.items():  # (m, N) from the plug-in, checked for shape and finiteness
+            est[:, e] = plugin(xb, cell.n, rng=boot_rngs[e]).T
         if boot:
             # Given the sample, a K-resample bootstrap is V plus noise of variance (plug-in variance)/K.
             var = estimators.expected_max_std(xb, n=cell.n, presorted=True) ** 2  # (m, N)
@@ -135,6 +140,8 @@ def _exact_rows(dist, cell: _Cell, specs) -> list[dict]:
         return rows
     osm = truth.order_statistic_means(dist, cell.B)
     for spec in specs:
+        if spec.is_plugin:  # no exact expectation: a plug-in need not be linear in the order statistics
+            continue
         closed = "v" if spec.method == "bootstrap" else spec.method
         mean = estimators.weights(cell.B, closed, cell.n) @ osm
         for measure, values in (("exact_mean", mean), ("exact_bias", mean - cell.truth)):
@@ -251,9 +258,10 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     exact = [row for cell in cells.values() for row in _exact_rows(dists[cell.distribution], cell, specs)]
     truth_seconds = time.perf_counter() - t0
 
-    work = _Work(config.seed, dists, cells, specs, config.study.save_replicates)
+    plugins = {e: s.plugin() for e, s in enumerate(specs) if s.is_plugin}
+    work = _Work(config.seed, dists, cells, specs, config.study.save_replicates, plugins)
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
-                           settings={"estimators": [dataclasses.asdict(s) for s in specs], "n": config.budget.n,
+                           settings={"estimators": [s.settings for s in specs], "n": config.budget.n,
                                      "save_replicates": config.study.save_replicates})
 
     t0 = time.perf_counter()

@@ -46,7 +46,7 @@ _SCHEME = "wrong_conclusions/1"
 class _Cell:
     key: str
     B: int
-    weights: np.ndarray  # (E, B) closed-form weights at n = B (zero rows for bootstraps)
+    weights: np.ndarray  # (E, B) closed-form weights at n = B (zero rows for bootstraps and plug-ins)
 
 
 @dataclass(frozen=True)
@@ -56,15 +56,18 @@ class _Work:
     b: object
     cells: dict
     estimators: tuple
+    plugins: dict = dataclasses.field(default_factory=dict)  # e -> simstudy.plugins.PluginEstimator
 
 
-def _estimates_at_B(x: np.ndarray, cell: _Cell, specs, rngs: dict) -> np.ndarray:
+def _estimates_at_B(x: np.ndarray, cell: _Cell, specs, rngs: dict, plugins: dict) -> np.ndarray:
     """Each estimator at n = B for each sorted sample; shape (reps, E)."""
     est = x @ cell.weights.T
     for e, spec in enumerate(specs):
         if spec.method == "bootstrap":
             est[:, e] = estimators.expected_max(x, "bootstrap", n=cell.B, presorted=True,
                                                 resamples=spec.resamples, rng=rngs[e])[:, 0]
+        elif e in plugins:
+            est[:, e] = plugins[e](x, np.array([cell.B]), rng=rngs[e])[:, 0]
     return est
 
 
@@ -75,8 +78,9 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     xa = sample_sorted(work.a, task.reps, cell.B, rng=rng)
     xb = sample_sorted(work.b, task.reps, cell.B, rng=rng)
     rngs = {e: np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1, int(stable_hash(s.name)[:8], 16)))
-            for e, s in enumerate(work.estimators) if s.method == "bootstrap"}
-    diff = _estimates_at_B(xa, cell, work.estimators, rngs) - _estimates_at_B(xb, cell, work.estimators, rngs)
+            for e, s in enumerate(work.estimators) if s.method == "bootstrap" or e in work.plugins}
+    diff = (_estimates_at_B(xa, cell, work.estimators, rngs, work.plugins)
+            - _estimates_at_B(xb, cell, work.estimators, rngs, work.plugins))
     counts = np.stack([(diff > 0).sum(axis=0), (diff < 0).sum(axis=0), (diff == 0).sum(axis=0)])
     return {"counts": counts.astype(np.int64), "gap_sums": np.stack([diff.sum(axis=0), (diff * diff).sum(axis=0)])}
 
@@ -98,21 +102,22 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     a, b = spec_a.build(), spec_b.build()
     specs = config.estimators
     names = [s.name for s in specs]
+    plugins = {e: s.plugin() for e, s in enumerate(specs) if s.is_plugin}
 
     cells: dict[str, _Cell] = {}
     for B in config.budget.B:
         key = base.cell_key(a=spec_a.key, b=spec_b.key, B=B)
         W = np.zeros((len(specs), B))
         for e, spec in enumerate(specs):
-            if spec.method != "bootstrap":
+            if spec.method in estimators.CLOSED_FORM:
                 W[e] = estimators.weights(B, spec.method, [B])[0]
         cells[key] = _Cell(key, B, W)
     Bs = np.array(config.budget.B)
     theta_a, theta_b = truth.expected_max(a, Bs), truth.expected_max(b, Bs)
 
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells),
-                           chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, cells, specs)),
-                           settings={"estimators": [dataclasses.asdict(s) for s in specs]})
+                           chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, cells, specs, plugins)),
+                           settings={"estimators": [s.settings for s in specs]})
 
     pair = f"{spec_a.name} vs {spec_b.name}"
     rows = []

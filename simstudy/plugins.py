@@ -1,0 +1,463 @@
+"""Bring your own method: plug-in estimators and score distributions, imported by ``module.attr`` path.
+
+A config names a plug-in by its import path, ``_target_: my_estimators.best_of_all``, with keyword arguments
+next to it. Modules in the working directory import without setting ``PYTHONPATH``: :func:`import_target`
+puts the directory on ``sys.path`` when it is missing. Plug-ins travel to worker processes by import path
+(:class:`PluginEstimator` and :class:`PluginDistribution` pickle their path, keyword arguments and the
+directory they were found from, never the function or object itself), so a worker imports them again and
+the results do not depend on ``runner.n_jobs`` or the backend.
+
+Estimator contract
+------------------
+``f(sorted_scores, n, **kwargs) -> estimates``:
+
+- ``sorted_scores``: float64 array ``(reps, B)``, each row one sample of B scores sorted ascending,
+  read-only (copy it before changing it);
+- ``n``: int64 array ``(N,)`` of budgets, ``1 <= n <= B``;
+- returns an array ``(reps, N)``: the estimated expected maximum of ``n[j]`` scores from each sample, in
+  score units, finite, and the same for the same input (deterministic);
+- optionally a keyword parameter named ``rng``: it then receives a :class:`numpy.random.Generator`, its own
+  stream per chunk of replicates (as the built-in bootstrap's), so a randomized estimator is reproducible.
+
+With ``per_sample: true`` the function takes one sample instead, ``f(scores, n, **kwargs) -> (N,)`` with
+``scores`` of shape ``(B,)``, and is looped over the replicates in Python (said in the log with its cost per
+replicate).
+
+Every plug-in is checked when the config is parsed, before any compute, by :func:`check_estimator` (or
+:func:`check_distribution`): it is imported and called twice on a tiny fixed input; an import error, a
+missing attribute, an exception, a wrong shape, a NaN or infinite value, or two different answers to the same
+input is a :class:`PluginError` naming the ``_target_`` and what was wrong, in one line.
+
+Registry
+--------
+:func:`register_estimator` gives a plug-in a method name (``method: top`` in a config then means it);
+:func:`estimator_methods` lists the built-in methods and the registered ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["PluginError", "import_target", "source_hash", "PluginEstimator", "check_estimator",
+           "estimator_cost", "PluginDistribution", "check_distribution", "register_estimator",
+           "estimator_methods", "BUILTIN_ESTIMATORS"]
+
+#: Estimators simstudy computes with its own kernels (:mod:`simstudy.estimators`).
+BUILTIN_ESTIMATORS = ("u", "v", "w", "bootstrap")
+
+# The check input: 3 sorted samples of B = 5 scores in (0, 1) from a fixed generator, budgets 1, 3 and 5.
+_CHECK_SEED = 20240514
+_CHECK_N = np.array([1, 3, 5], dtype=np.int64)
+
+
+class PluginError(ValueError):
+    """A plug-in that cannot be imported or breaks its contract; the message names its ``_target_``."""
+
+
+def _search_dir(directory: str | None) -> str:
+    return os.path.abspath(directory if directory is not None else os.getcwd())
+
+
+def _on_path(directory: str) -> None:
+    """Put ``directory`` on ``sys.path`` (last: it never shadows an installed module) unless it is there."""
+    here = os.path.abspath(directory)
+    if not any(os.path.abspath(p or os.curdir) == here for p in sys.path):
+        sys.path.append(here)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def import_target(path: str, *, directory: str | None = None, key: str = "_target_") -> Any:
+    """Import the object a ``module.attr`` path names, with ``directory`` (default: the working directory)
+    importable.
+
+    Parameters
+    ----------
+    path : str
+        ``module.attr`` or ``package.module.attr`` (the attribute may be dotted, e.g. ``mod.Class.method``).
+    directory : str, optional
+        A directory put on ``sys.path`` (at the end) if it is not there. Default: the working directory.
+    key : str
+        The config key that named ``path``, for the error message.
+
+    Returns
+    -------
+    object
+        The attribute.
+
+    Raises
+    ------
+    PluginError
+        ``{key}={path}: ...`` with the reason: not a dotted path, no such module, an exception while
+        importing it, or no such attribute.
+
+    Example
+    -------
+    >>> import_target("math.sqrt")(9.0)
+    3.0
+    """
+    if not isinstance(path, str) or not all(p.isidentifier() for p in path.split(".")) or "." not in path:
+        raise PluginError(f"{key} must be an import path module.attribute (e.g. my_estimators.best_of_all), "
+                          f"got {path!r}")
+    where = _search_dir(directory)
+    _on_path(where)
+    parts = path.split(".")
+    if parts[0] not in sys.modules:
+        importlib.invalidate_caches()  # a module written since the directory was last listed
+    for i in range(len(parts) - 1, 0, -1):  # the longest importable prefix is the module
+        module_name = ".".join(parts[:i])
+        try:
+            obj = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+                continue  # this prefix is not a module: try a shorter one
+            raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
+        except Exception as exc:  # noqa: BLE001 -- a user's module may raise anything while importing
+            raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
+        for attr in parts[i:]:
+            try:
+                obj = getattr(obj, attr)
+            except AttributeError:
+                raise PluginError(f"{key}={path}: {module_name} has no attribute {'.'.join(parts[i:])!r} "
+                                  f"(module file {getattr(sys.modules[module_name], '__file__', None)})") from None
+        return obj
+    raise PluginError(f"{key}={path}: no module named {parts[0]!r} in the working directory ({where}) or on "
+                      f"sys.path")
+
+
+def source_hash(path: str, *, directory: str | None = None) -> str:
+    """A short digest of the source file of the module holding ``path``'s object: it joins a run's fingerprint, so
+    that editing a plug-in never resumes the chunks its old code computed. ``""`` if the source is unknown."""
+    obj = import_target(path, directory=directory)
+    module = sys.modules.get(getattr(obj, "__module__", None) or "") or inspect.getmodule(obj)
+    try:
+        with open(inspect.getsourcefile(module), "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except (TypeError, OSError):
+        return ""
+
+
+def _call_kwargs(fn: Callable) -> set[str]:
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):  # a builtin or C function without a signature
+        return set()
+
+
+@dataclass(frozen=True)
+class PluginEstimator:
+    """A plug-in estimator, called as ``est(sorted_scores, n, rng=None) -> (reps, len(n))``.
+
+    Pickled as its fields (import path, keyword arguments, per-sample flag, directory): a worker imports
+    the function itself on its first call. The output is checked on every call (shape and finiteness):
+    a plug-in that breaks its contract mid-run fails its chunk, which the runner records for replay.
+
+    Parameters
+    ----------
+    target : str
+        ``module.attr`` of the function.
+    kwargs : tuple of (str, value) pairs
+        Keyword arguments passed on every call.
+    per_sample : bool
+        The function takes one sample ``(B,)`` and returns ``(len(n),)``; it is looped over the rows.
+    directory : str, optional
+        Where the module was found from (put on ``sys.path`` in a worker); default the working directory.
+    """
+
+    target: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    per_sample: bool = False
+    directory: str | None = None
+
+    @property
+    def function(self) -> Callable:
+        key = (self.target, _search_dir(self.directory))
+        fn = _LOADED.get(key)
+        if fn is None:
+            fn = import_target(self.target, directory=self.directory)
+            if not callable(fn):
+                raise PluginError(f"_target_={self.target}: is a {type(fn).__name__}, not a function")
+            _LOADED[key] = fn
+        return fn
+
+    @property
+    def takes_rng(self) -> bool:
+        return "rng" in _call_kwargs(self.function)
+
+    def __call__(self, sorted_scores: np.ndarray, n: np.ndarray, rng: np.random.Generator | None = None
+                 ) -> np.ndarray:
+        fn, kwargs = self.function, dict(self.kwargs)
+        if self.takes_rng:
+            kwargs["rng"] = rng
+        x = np.asarray(sorted_scores, dtype=np.float64).view()
+        x.flags.writeable = False  # the samples are shared by every estimator of the study: never changed
+        n = np.array(n, dtype=np.int64)
+        n.flags.writeable = False
+        if self.per_sample:
+            rows = [np.asarray(fn(row, n, **kwargs), dtype=np.float64) for row in x]
+            for row in rows:
+                _check_shape(self.target, row, (n.size,), f"for one sample and {n.size} budgets")
+            out = np.stack(rows) if rows else np.empty((0, n.size))
+        else:
+            out = np.asarray(fn(x, n, **kwargs), dtype=np.float64)
+        _check_shape(self.target, out, (x.shape[0], n.size), f"for {x.shape[0]} samples and {n.size} budgets")
+        bad = ~np.isfinite(out)
+        if bad.any():
+            i, j = (int(k) for k in np.argwhere(bad)[0])
+            raise PluginError(f"_target_={self.target}: returned {out[i, j]} (sample {i}, n={int(n[j])}); estimates "
+                              f"must be finite")
+        return out
+
+
+# Functions imported in this process, by (path, directory).
+_LOADED: dict[tuple[str, str], Callable] = {}
+
+
+def _check_shape(target: str, out: np.ndarray, shape: tuple[int, ...], what: str) -> None:
+    if out.shape != shape:
+        raise PluginError(f"_target_={target}: returned shape {out.shape} {what}; the contract is {shape}")
+
+
+def _check_input(B: int = 5, reps: int = 3) -> np.ndarray:
+    return np.sort(np.random.default_rng(_CHECK_SEED).random((reps, B)), axis=1)
+
+
+def check_estimator(plugin: PluginEstimator, key: str) -> None:
+    """Import ``plugin`` and call it twice on 3 sorted samples of B = 5 (budgets 1, 3, 5), before any compute.
+
+    Parameters
+    ----------
+    plugin : PluginEstimator
+    key : str
+        The config key of the estimator (``estimators.top``), for the message.
+
+    Raises
+    ------
+    PluginError
+        One line ``{key}._target_={path}: ...``: an import error or missing attribute, not a function, an
+        exception raised on the check input, a wrong shape, a NaN or infinite estimate, or a different answer
+        the second time (with the same generator, if it takes ``rng``).
+
+    Example
+    -------
+    >>> check_estimator(PluginEstimator("numpy.maximum"), "estimators.top")
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: estimators.top._target_=numpy.maximum: returned shape (3, 5) for 3 samples and 3 budgets; the contract is (3, 3)
+    """
+    prefix = f"{key}._target_={plugin.target}"
+    try:
+        plugin.function
+    except PluginError as exc:
+        raise PluginError(f"{key}.{exc}") from None
+    x = _check_input()
+    outs = []
+    for _ in range(2):
+        try:
+            outs.append(plugin(x, _CHECK_N, rng=np.random.default_rng(_CHECK_SEED)))
+        except PluginError as exc:
+            raise PluginError(f"{key}.{exc}") from None
+        except Exception as exc:  # noqa: BLE001 -- the user's function may raise anything
+            raise PluginError(f"{prefix}: raised {_one_line(exc)} on the check input (3 sorted samples of B=5, "
+                              f"n=[1, 3, 5]{', per sample' if plugin.per_sample else ''})") from None
+    if not np.array_equal(outs[0], outs[1]):
+        raise PluginError(f"{prefix}: returned different estimates for the same input called twice; an estimator "
+                          f"must be deterministic (a randomized one takes an rng parameter and draws only from it)")
+
+
+def estimator_cost(plugin: PluginEstimator, B: int, n, reps: int = 64) -> float:
+    """Seconds per replicate the plug-in takes on ``reps`` sorted uniform samples of ``B`` at budgets ``n``
+    (the fastest of three calls)."""
+    x = np.sort(np.random.default_rng(_CHECK_SEED).random((reps, B)), axis=1)
+    n = np.asarray(n, dtype=np.int64)
+    best = np.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        plugin(x, n, rng=np.random.default_rng(_CHECK_SEED))
+        best = min(best, time.perf_counter() - start)
+    return best / reps
+
+
+# Registered estimators: method name -> (import path, per_sample).
+_REGISTRY: dict[str, tuple[str, bool]] = {}
+
+
+def register_estimator(method: str, target: str | Callable, *, per_sample: bool = False) -> None:
+    """Give a plug-in estimator a method name, so that a config may say ``method: NAME``.
+
+    Parameters
+    ----------
+    method : str
+        The name; not one of :data:`BUILTIN_ESTIMATORS`.
+    target : str or callable
+        The import path ``module.attr``, or a module-level function (its path is taken; it must be
+        importable by that path in worker processes).
+    per_sample : bool
+        The function's contract (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        A built-in name, a name taken by another target, or a function with no import path.
+
+    Example
+    -------
+    >>> register_estimator("vsort", "numpy.sort")
+    >>> estimator_methods()["vsort"]
+    'numpy.sort'
+    >>> _ = _REGISTRY.pop("vsort")
+    """
+    if not isinstance(method, str) or not method.isidentifier():
+        raise ValueError(f"an estimator's method name must be an identifier, got {method!r}")
+    if callable(target):
+        module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
+        if not module or module == "__main__" or "<" in qualname:
+            raise ValueError(f"register_estimator({method!r}, ...): {target!r} has no import path (define it "
+                             f"in a module, not in __main__ or inside a function)")
+        target = f"{module}.{qualname}"
+    if method in BUILTIN_ESTIMATORS:
+        raise ValueError(f"{method!r} is a built-in estimator; choose another name")
+    if _REGISTRY.get(method, (target, per_sample)) != (target, per_sample):
+        raise ValueError(f"estimator {method!r} is already registered as {_REGISTRY[method][0]}")
+    _REGISTRY[method] = (target, bool(per_sample))
+
+
+def estimator_methods() -> dict[str, str | None]:
+    """Every method a config can name: built-in ones (``None``) and registered ones (their import paths)."""
+    return {**dict.fromkeys(BUILTIN_ESTIMATORS), **{m: t for m, (t, _) in _REGISTRY.items()}}
+
+
+def registered_estimator(method: str) -> tuple[str, bool] | None:
+    """The import path and ``per_sample`` flag of a registered method (``None`` if it is not registered)."""
+    return _REGISTRY.get(method)
+
+
+# --- distributions ------------------------------------------------------------------------------------------
+
+_REQUIRED = ("support", "is_discrete", "sample", "cdf", "ppf")
+
+
+class PluginDistribution:
+    """A user's :class:`~simstudy.distributions.ScoreDistribution` built from ``_target_`` and keyword arguments.
+
+    It delegates every attribute to the object ``target(**kwargs)`` and pickles as (path, kwargs, directory),
+    so a worker process builds the object again by importing it. A class without ``cdf_left`` is taken as
+    continuous there (``P(X < x) = P(X <= x)``).
+
+    Parameters
+    ----------
+    target : str
+        ``module.attr`` of a class (or a function returning the distribution).
+    kwargs : tuple of (str, value) pairs
+    name : str
+        The label in tables and figures.
+    directory : str, optional
+        Where the module was found from (default: the working directory).
+    """
+
+    def __init__(self, target: str, kwargs: tuple = (), name: str | None = None, directory: str | None = None):
+        self.target, self.kwargs, self.directory = target, tuple(kwargs), _search_dir(directory)
+        cls = import_target(target, directory=self.directory)
+        if not callable(cls):
+            raise PluginError(f"_target_={target}: is a {type(cls).__name__}, not a class")
+        try:
+            self.dist = cls(**dict(self.kwargs))
+        except Exception as exc:  # noqa: BLE001 -- the user's constructor may raise anything
+            args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs)
+            raise PluginError(f"_target_={target}: {target.rsplit('.', 1)[-1]}({args}) raised "
+                              f"{_one_line(exc)}") from None
+        missing = [a for a in _REQUIRED if not hasattr(self.dist, a)]
+        if missing:
+            raise PluginError(f"_target_={target}: the object has no {', '.join(missing)}; a score distribution "
+                              f"needs {', '.join(_REQUIRED)} (see simstudy.distributions.ScoreDistribution)")
+        self.name = name or getattr(self.dist, "name", None) or target.rsplit(".", 1)[-1]
+
+    def __reduce__(self):
+        return (PluginDistribution, (self.target, self.kwargs, self.name, self.directory))
+
+    def __repr__(self) -> str:
+        return f"PluginDistribution({self.target}, {dict(self.kwargs)}, name={self.name!r})"
+
+    def __getattr__(self, attr: str):
+        if attr == "dist":  # not built yet (unpickling): never recurse
+            raise AttributeError(attr)
+        return getattr(self.dist, attr)
+
+    @property
+    def support(self) -> tuple[float, float]:
+        low, high = self.dist.support
+        return float(low), float(high)
+
+    @property
+    def is_discrete(self) -> bool:
+        return bool(self.dist.is_discrete)
+
+    def sample(self, size, *, rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(self.dist.sample(size, rng=rng), dtype=np.float64)
+
+    def cdf(self, x) -> np.ndarray:
+        return np.asarray(self.dist.cdf(x), dtype=np.float64)
+
+    def cdf_left(self, x) -> np.ndarray:
+        if hasattr(self.dist, "cdf_left"):
+            return np.asarray(self.dist.cdf_left(x), dtype=np.float64)
+        return self.cdf(x)
+
+    def ppf(self, q) -> np.ndarray:
+        return np.asarray(self.dist.ppf(q), dtype=np.float64)
+
+    def describe(self) -> dict:
+        return {"target": self.target, "kwargs": {k: v for k, v in self.kwargs}}
+
+
+def check_distribution(dist: PluginDistribution, key: str) -> None:
+    """Check a plug-in distribution on a tiny input before any compute.
+
+    ``support`` must be ``(low, high)`` with ``low < high``; ``sample((3, 5), rng=...)`` must give finite scores of
+    that shape within the support, the same for the same generator; ``cdf`` must be non-decreasing within
+    [0, 1] at those scores, and ``ppf`` of 0.1, 0.5, 0.9 within the support.
+
+    Raises
+    ------
+    PluginError
+        One line ``{key}._target_={path}: ...`` saying what was wrong.
+    """
+    prefix = f"{key}._target_={dist.target}"
+    try:
+        low, high = dist.support
+    except Exception as exc:  # noqa: BLE001
+        raise PluginError(f"{prefix}: support must be a pair (low, high), got {_one_line(exc)}") from None
+    if not low < high:
+        raise PluginError(f"{prefix}: support must be (low, high) with low < high, got ({low}, {high})")
+    try:
+        draws = [dist.sample((3, 5), rng=np.random.default_rng(_CHECK_SEED)) for _ in range(2)]
+        x = np.sort(draws[0].ravel())
+        F, q = dist.cdf(x), dist.ppf(np.array([0.1, 0.5, 0.9]))
+    except Exception as exc:  # noqa: BLE001 -- the user's methods may raise anything
+        raise PluginError(f"{prefix}: raised {_one_line(exc)} on the check input (sample((3, 5), rng=...), then "
+                          f"cdf and ppf)") from None
+    problem = None
+    if draws[0].shape != (3, 5):
+        problem = f"sample((3, 5), rng=...) returned shape {draws[0].shape}"
+    elif not np.all(np.isfinite(x)) or x[0] < low or x[-1] > high:
+        problem = f"sample returned scores outside the support [{low}, {high}] (or not finite): {x.tolist()}"
+    elif not np.array_equal(draws[0], draws[1]):
+        problem = "sample returned different scores for the same generator; draw only from rng"
+    elif F.shape != x.shape or not np.all((F >= 0) & (F <= 1)) or np.any(np.diff(F) < 0):
+        problem = f"cdf must be non-decreasing values in [0, 1] of the shape of its input, got {F.tolist()}"
+    elif q.shape != (3,) or not np.all((q >= low) & (q <= high)):
+        problem = f"ppf([0.1, 0.5, 0.9]) must lie within the support [{low}, {high}], got {q.tolist()}"
+    if problem:
+        raise PluginError(f"{prefix}: {problem}")
