@@ -130,8 +130,9 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
             try:
                 obj = getattr(obj, attr)
             except AttributeError:
-                raise PluginError(f"{key}={path}: {module_name} has no attribute {'.'.join(parts[i:])!r} "
-                                  f"(module file {getattr(sys.modules[module_name], '__file__', None)})") from None
+                where_from = getattr(sys.modules[module_name], "__file__", None)
+                raise PluginError(f"{key}={path}: {module_name} has no attribute {'.'.join(parts[i:])!r}"
+                                  + (f" (module file {where_from})" if where_from else "")) from None
         return obj
     raise PluginError(f"{key}={path}: no module named {parts[0]!r} in the working directory ({where}) or on "
                       f"sys.path")
@@ -252,10 +253,10 @@ def check_estimator(plugin: PluginEstimator, key: str) -> None:
 
     Example
     -------
-    >>> check_estimator(PluginEstimator("numpy.maximum"), "estimators.top")
+    >>> check_estimator(PluginEstimator("numpy.take"), "estimators.top")  # take(x, n): 3 scores, not 3 x 3
     Traceback (most recent call last):
     ...
-    simstudy.plugins.PluginError: estimators.top._target_=numpy.maximum: returned shape (3, 5) for 3 samples and 3 budgets; the contract is (3, 3)
+    simstudy.plugins.PluginError: estimators.top._target_=numpy.take: returned shape (3,) for 3 samples and 3 budgets; the contract is (3, 3)
     """
     prefix = f"{key}._target_={plugin.target}"
     try:

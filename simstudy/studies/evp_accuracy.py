@@ -115,8 +115,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         for e, spec in boot:
             est[:, e] = estimators.expected_max(xb, "bootstrap", n=cell.n, presorted=True,
                                                 resamples=spec.resamples, rng=boot_rngs[e]).T
-        for e, plugin in work.plugins.items():  # (m, N) from the plug-in, checked for shape and finiteness
-            est[:, e] = plugin(xb, cell.n, rng=boot_rngs[e]).T
+        for e, estimator in work.plugins.items():  # (m, N) from the plug-in, checked for shape and finiteness
+            est[:, e] = estimator(xb, cell.n, rng=boot_rngs[e]).T
         if boot:
             # Given the sample, a K-resample bootstrap is V plus noise of variance (plug-in variance)/K.
             var = estimators.expected_max_std(xb, n=cell.n, presorted=True) ** 2  # (m, N)
