@@ -832,8 +832,16 @@ def _setup_logging() -> None:
 
 
 def _collect(argv: list[str]) -> None:
-    """``simstudy collect run_dir=DIR``: the summary and figures of a sharded run, from its chunks only."""
-    run_dir = Path(_key_values(argv, "collect", ("run_dir",))["run_dir"])
+    """``simstudy collect run_dir=DIR``: the summary and figures of a sharded run, from its chunks only;
+    ``simstudy collect sweep_dir=DIR``: a sweep's stacked summary and faceted figure, from its jobs' summaries."""
+    opts = _key_values(argv, "collect", (), ("run_dir", "sweep_dir"))
+    if "sweep_dir" in opts and "run_dir" not in opts:
+        _collect_sweep(Path(opts["sweep_dir"]))
+        return
+    if not opts.get("run_dir") or opts.get("sweep_dir"):
+        _fail("simstudy collect: run_dir is required: set it with run_dir=... (or sweep_dir=... for a sweep, "
+              "not both)", None)
+    run_dir = Path(opts["run_dir"])
     config = _load_run(run_dir, collect=True, n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
     try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
@@ -849,6 +857,145 @@ def _collect(argv: list[str]) -> None:
         _fail(_os_error(exc), None, EXIT_FAILED)
     finally:
         claim.release()
+
+
+#: Hydra's sweep subdirectory as configs/config.yaml names it: the job's overrides (:func:`_dirname`).
+_SWEEP_SUBDIR = "${simstudy_dirname:${hydra:job.override_dirname}}"
+
+
+class _NoPlan(Exception):
+    """A sweep whose jobs cannot be listed (another sweeper, a custom subdir, an interval sweep)."""
+
+
+def _typed(override):
+    """An override's value as the config holds it (numbers as numbers); a list or mapping as typed."""
+    value = override.value()
+    return value if value is None or isinstance(value, (bool, int, float, str)) else \
+        override.get_value_element_as_str()
+
+
+def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
+    """The swept keys and the jobs (directory name and swept values) of a multirun, from its config (the
+    callback's, or the sweep directory's ``multirun.yaml``): the product of the sweep's values, as Hydra's basic
+    sweeper builds it, named the way Hydra names their directories. Keys left out of the directory names
+    (runner settings, e.g. a sweep over ``runner.shard``) are not swept columns: their jobs share a directory.
+    """
+    from hydra._internal.config_loader_impl import get_overrides_dirname
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from .sweeps import Job
+
+    h = cfg.hydra
+    sweeper = str(OmegaConf.select(h, "sweeper._target_", default=""))
+    if not sweeper.endswith("BasicSweeper"):
+        raise _NoPlan(f"its sweeper is {sweeper or 'not named'} (only the basic sweeper's jobs are listed)")
+    subdir = OmegaConf.to_container(h.sweep, resolve=False).get("subdir")
+    if subdir != _SWEEP_SUBDIR:
+        raise _NoPlan(f"hydra.sweep.subdir={subdir} is not simstudy's {_SWEEP_SUBDIR}")
+    params = OmegaConf.select(h, "sweeper.params", default=None) or {}
+    parser = OverridesParser.create()
+    named = h.job.config.override_dirname
+    exclude = list(named.exclude_keys)
+    try:
+        overrides = parser.parse_overrides([f"{k}={v}" for k, v in params.items()] + list(h.overrides.task))
+        batches = BasicSweeper.split_arguments(overrides, None)[0]
+    except Exception as exc:  # noqa: BLE001 -- e.g. an interval sweep: no list of jobs
+        raise _NoPlan(_one_line(exc)) from None
+
+    def column(o) -> str:
+        return o.get_key_element().lstrip("+~")
+
+    swept = [column(o) for o in overrides if o.is_sweep_override() and o.key_or_group not in exclude]
+    jobs = {}
+    for batch in batches:
+        job = parser.parse_overrides(batch)
+        name = _dirname(get_overrides_dirname(job, exclude, named.item_sep, named.kv_sep))
+        jobs.setdefault(name, Job(name, {column(o): _typed(o) for o in job if column(o) in swept}))
+    return swept, list(jobs.values())
+
+
+def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
+    """Stack the finished jobs' summaries into ``summary.parquet``/``.csv`` at the sweep directory and draw
+    the faceted ``figure.png``/``.pdf``; returns the :class:`~simstudy.sweeps.Stacked` (with the unfinished)."""
+    import matplotlib.pyplot as plt
+
+    from . import plots, sweeps
+
+    stacked = sweeps.stack(sweep_dir, jobs, swept)
+    frame = stacked.frame
+    if not len(frame):
+        return stacked
+    io.write_parquet(frame, sweep_dir / "summary.parquet")
+    io.write_csv(frame, sweep_dir / "summary.csv")
+    rows, spec = sweeps.headline(frame, stacked.kind)
+    if len(rows):
+        study = f"{frame['study'].iloc[0]}: " if "study" in frame else ""
+        fig = plots.sweep_figure(rows, swept, x=spec.x, hue=spec.hue, ylabel=spec.ylabel,
+                                 title=f"{study}{spec.ylabel} by {', '.join(swept)}")
+        for suffix in ("png", "pdf"):
+            io.save_figure(fig, sweep_dir / f"figure.{suffix}", dpi=150)
+        plt.close(fig)
+    log.info("sweep: %d job(s) stacked into %s (%d rows; swept: %s)", len(jobs) - len(stacked.unfinished),
+             sweep_dir / "summary.parquet", len(frame), ", ".join(swept))
+    return stacked
+
+
+def _unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:
+    return (f"{sweep_dir}: {len(unfinished)} of {total} jobs did not finish (no summary.parquet): "
+            f"{'; '.join(unfinished)}; rerun the sweep's command to resume them")
+
+
+try:
+    from hydra.experimental.callback import Callback as _Callback
+except ImportError:  # pragma: no cover -- Hydra < 1.1 has no callbacks
+    _Callback = object
+
+
+class SweepCallback(_Callback):
+    """Registered in configs/config.yaml (``hydra.callbacks``): once every job of a multirun has ended, their
+    summaries are stacked into one frame and one faceted figure at the sweep directory (:func:`_write_sweep`);
+    ``simstudy collect sweep_dir=DIR`` does the same later (for a sweep cut short, or sharded jobs)."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        try:
+            swept, jobs = _sweep_plan(config)
+        except _NoPlan as exc:
+            log.info("sweep: no stacked summary: %s", exc)
+            return
+        if not swept:  # only runner settings swept (e.g. runner.shard): one run directory, nothing to stack
+            return
+        stacked = _write_sweep(sweep_dir, swept, jobs)
+        if stacked.unfinished:  # e.g. shards: each job stored its chunks, and collect summarises them
+            log.warning("%s", _unfinished_message(sweep_dir, stacked.unfinished, len(jobs)))
+
+
+def _collect_sweep(sweep_dir: Path) -> None:
+    """``simstudy collect sweep_dir=DIR``: rebuild the sweep's frame and figure from its finished jobs; exit 1,
+    in one line naming them, if some did not finish."""
+    stored = sweep_dir / "multirun.yaml"
+    if not stored.is_file():
+        _fail(f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ...)", None)
+    _setup_logging()
+    try:
+        cfg = OmegaConf.load(stored)
+        swept, jobs = _sweep_plan(cfg)
+    except _NoPlan as exc:
+        _fail(f"{stored}: cannot list the sweep's jobs: {exc}", None)
+    except Exception as exc:  # noqa: BLE001 -- any parse error: an unreadable multirun.yaml
+        _fail(f"{stored}: unreadable ({type(exc).__name__}: {_one_line(exc)}); rerun the sweep", None)
+    if not swept:
+        _fail(f"{stored}: no swept key names its jobs' directories (only runner settings are swept): collect the "
+              f"run with simstudy collect run_dir=DIR", None)
+    try:
+        stacked = _write_sweep(sweep_dir, swept, jobs)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _fail(_os_error(exc), None, EXIT_FAILED)
+    if stacked.unfinished:
+        _fail(_unfinished_message(sweep_dir, stacked.unfinished, len(jobs)), None, EXIT_FAILED)
 
 
 def _replay(argv: list[str]) -> None:
