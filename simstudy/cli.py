@@ -14,6 +14,7 @@ missing chunks at ``collect``, a full disk) exits with status 1 and one line.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import errno
 import itertools
@@ -132,7 +133,13 @@ def _note_dirs_before(config_name: str) -> None:
         target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
     except Exception:  # noqa: BLE001 -- unknown: Hydra reports the overrides' errors itself
         return
-    known = _prefixes(target)
+    _note_dirs(target, multirun)
+
+
+def _note_dirs(target, multirun: bool = False) -> None:
+    """Note which directories making ``target`` (a run, or a sweep's, directory) would create."""
+    global _DIRS_BEFORE
+    known = _prefixes(str(target))
     listed = {_abs(target)} if multirun else set()
     existed = {p for p in known if p.is_dir()}
     if multirun and _abs(target).is_dir():
@@ -156,11 +163,27 @@ def _remove_if_empty(out_dir: Path) -> None:
                 p.rmdir()
 
 
+class _Refused(SystemExit):
+    """A refusal met under the Python API (:func:`api_run`): the one line the command would print, and its exit
+    status. A SystemExit, so that every clean-up that a refused command runs runs the same; the API turns it
+    into a :class:`~simstudy.config.ConfigError` (status 2) or :class:`~simstudy.api.RunFailed` (status 1)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(status)
+        self.message = message
+
+
+#: Whether refusals raise :class:`_Refused` (the Python API) rather than print their line and exit.
+_API_MODE = contextvars.ContextVar("simstudy_api_mode", default=False)
+
+
 def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> None:
     """Report bad input in one line and exit, removing the run directory if this run only created it."""
     if out_dir is not None:
         _remove_if_empty(out_dir)
     first = message.strip().splitlines()[0] if message.strip() else message
+    if _API_MODE.get():
+        raise _Refused(first, status)
     print(f"simstudy: error: {first}", file=sys.stderr)
     sys.exit(status)
 
@@ -223,6 +246,9 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
             _check_dir_override(key, override.value())
         if not override.is_sweep_override():
             composed.append(arg)
+        elif not multirun and _API_MODE.get():
+            _fail(f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
+                  f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"", None)
         elif not multirun:
             _fail(f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
                   f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"", None)
@@ -284,12 +310,13 @@ def _check_dir_override(key: str, value: str) -> None:
             _fail(f"{key}={value} {where}, not a directory: choose a directory path", None)
 
 
-def _in_run_dir(run, cfg: DictConfig) -> None:
+def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
     """Run a command in its Hydra run directory, claimed for this process (:func:`simstudy.io.claim_run_dir`):
     a directory holding someone else's files is refused before anything is written, a live run in it too.
     However the command ends (a refusal, an error, Ctrl-C or SIGTERM) the claim is released and the directories
-    this run created are removed if it left them empty (finished chunks stay, for a resume)."""
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    this run created are removed if it left them empty (finished chunks stay, for a resume). Returns what
+    ``run`` returns; ``out_dir`` defaults to Hydra's run directory."""
+    out_dir = Path(HydraConfig.get().runtime.output_dir) if out_dir is None else out_dir
     claim = None
     restore = _terminate_as_interrupt()
     try:
@@ -297,7 +324,7 @@ def _in_run_dir(run, cfg: DictConfig) -> None:
             claim = io.claim_run_dir(out_dir, shard=_shard_label(cfg), warn=log.warning)
         except (io.NotARunDir, io.RunDirBusy) as exc:
             _fail(str(exc), out_dir)
-        run(cfg, out_dir)
+        return run(cfg, out_dir)
     except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
         _release(claim, out_dir)
         _fail(str(exc), None)
@@ -372,12 +399,12 @@ def _study_app() -> None:
     _study_job()
 
 
-def _run_study(cfg: DictConfig, out_dir: Path) -> None:
+def _run_study(cfg: DictConfig, out_dir: Path):
     config = _parse_or_fail(parse, cfg, out_dir)
     _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)
     log.info("study %s -> %s", config.study.name, out_dir)
     with _config_written(cfg, out_dir):
-        _run_and_report(config, out_dir)
+        return _run_and_report(config, out_dir)
 
 
 #: Keys that may differ between runs in one directory: the runner's change no number, and a larger
@@ -441,8 +468,10 @@ def _config_written(cfg: DictConfig, out_dir: Path):
         raise
 
 
-def _run_and_report(config, out_dir: Path) -> None:
-    """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here."""
+def _run_and_report(config, out_dir: Path):
+    """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here.
+    Returns the :class:`~simstudy.studies.base.StudyResult`, or for a shard its
+    :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
     # Imported after validation: a bad config fails fast, without paying for pandas and matplotlib.
     from . import plots
     from .cluster import ClusterUnavailable
@@ -458,7 +487,7 @@ def _run_and_report(config, out_dir: Path) -> None:
         log.info("shard %d/%d done (%s); when every shard is done: simstudy collect run_dir=%s", i, n,
                  done.marker.name, out_dir)
         _check_failures(done.report, config, out_dir)
-        return
+        return done
     except MissingChunks as exc:
         _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
     except io.RunDirConflict as exc:
@@ -478,6 +507,7 @@ def _run_and_report(config, out_dir: Path) -> None:
         _log_headline(shown, config.study.kind)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
     _check_failures(result.report, config, out_dir)
+    return result
 
 
 def _listing(out_dir: Path) -> str:
@@ -1019,6 +1049,66 @@ def _replay(argv: list[str]) -> None:
         if "is not a chunk of this study" not in str(exc):
             raise
         _fail(str(exc), None)
+
+
+def _api_args(experiment, overrides) -> list[str]:
+    """The command line of :func:`api_compose`/:func:`api_run`: ``experiment=NAME`` first, as typed."""
+    args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
+    flags = [a for a in args if a.startswith("-")]
+    if flags:
+        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only",
+              None)
+    return args
+
+
+def _api_compose(args: list[str]):
+    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import open_dict
+
+    _check_overrides(args)  # the command's own one-line refusals (unknown key, unparsable value, a sweep)
+    try:
+        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+            cfg = compose("config", overrides=args, return_hydra_config=True)
+        HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
+        run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
+    except Exception as exc:  # noqa: BLE001 -- any composition error is the caller's input
+        _fail(_one_line(exc), None)
+    with open_dict(cfg):
+        del cfg["hydra"]  # the study's config, as Hydra hands it to a job
+    return cfg, _parse_or_fail(parse, cfg, None), run_dir
+
+
+def api_compose(experiment, overrides):
+    """The validated frozen Config of ``simstudy [experiment=NAME] overrides...`` (:func:`simstudy.compose`);
+    a refusal raises :class:`_Refused` with the command's one line."""
+    token = _API_MODE.set(True)
+    try:
+        return _api_compose(_api_args(experiment, overrides))[1]
+    finally:
+        _API_MODE.reset(token)
+
+
+def api_run(experiment, overrides, out_dir):
+    """Run ``simstudy [experiment=NAME] overrides...`` in this process, into ``out_dir`` (default: the command's
+    own ``outputs/<study>/<overrides>`` under the working directory), on the command's path: the same checks,
+    config.yaml, run directory claim, resume, files and log lines (:func:`simstudy.run`). Returns
+    ``(study result or ShardDone, Config, run directory)``; a refusal raises :class:`_Refused`."""
+    token = _API_MODE.set(True)
+    try:
+        cfg, config, run_dir = _api_compose(_api_args(experiment, overrides))
+        out_dir = _abs(run_dir if out_dir is None else out_dir)
+        _check_dir_override("out_dir", str(out_dir))
+        _note_dirs(out_dir)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno not in _ENVIRONMENT_ERRNOS:
+                raise
+            _fail(_os_error(exc), out_dir, EXIT_FAILED)
+        return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
+    finally:
+        _API_MODE.reset(token)
 
 
 SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands"), "audit": (_audit_app, "audit")}
