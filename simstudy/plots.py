@@ -696,8 +696,8 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
                  title: str | None = None):
     """A sweep's headline measure, one panel per combination of swept values (``simstudy -m ...``).
 
-    Each panel draws ``estimate`` against ``x``, one line per ``hue`` (and per cell, when a job has several),
-    with its 95% interval: the Clopper-Pearson ``ci_low``/``ci_high`` where the rows have them, else
+    Each panel draws ``estimate`` against ``x``, one line per ``hue`` (and, when a job has several cells, one
+    line style per ``distribution``/``B`` that varies within a job, named in the legend), with its 95% interval: the Clopper-Pearson ``ci_low``/``ci_high`` where the rows have them, else
     ±1.96 ``mcse``, else none. Panels keep the jobs' order; the y axes are not shared (settings can differ
     in scale by orders of magnitude).
 
@@ -730,18 +730,22 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
         ("mcse",) if "mcse" in rows and rows["mcse"].notna().any() else ()
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows + 0.6), sharex=True, squeeze=False,
                              layout="constrained")
-    keys = rows[swept].astype(str) if swept else None
+    keys = rows[swept].astype(str) if swept else pd.DataFrame(index=rows.index)
+    job = keys.apply(tuple, axis=1) if swept else pd.Series(0, index=rows.index)
+    varying = [c for c in ("distribution", "B") if c != x and c in rows and rows.groupby(job)[c].nunique().max() > 1]
+    cell = rows[varying].astype(str).apply(lambda r: ", ".join(f"{c} = {v}" for c, v in r.items()), axis=1) \
+        if varying else pd.Series("", index=rows.index)
+    styles = {c: ("-", "--", ":", "-.")[k % 4] for k, c in enumerate(dict.fromkeys(cell))}
     for i, values in enumerate(panels):
         ax = axes.flat[i]
         s = rows[(keys == list(values)).all(axis=1)] if swept else rows
-        cells = list(dict.fromkeys(s["cell"])) if "cell" in s else [None]
         for h in hues:
-            for cell in cells:
-                line = s[(s[hue] == h) & ((s["cell"] == cell) if cell is not None else True)]
+            for c, ls in styles.items():
+                line = s[(s[hue] == h) & (cell[s.index] == c)]
                 if not len(line):
                     continue
-                label = _label(str(h)) if i == 0 and cell == cells[0] else None
-                style = {"ls": ("-", "--", ":", "-.")[cells.index(cell) % 4]}
+                label = _label(str(h)) if i == 0 and c == next(iter(styles)) else None
+                style = {"ls": ls}
                 if band == ("mcse",):
                     _band(ax, line, x, label, palette[h], **style)
                 elif band:
@@ -758,6 +762,8 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
         ax.set_visible(False)
     shade = {("mcse",): [_shade("95% Monte Carlo interval (±1.96 MCSE)")],
              ("ci_low", "ci_high"): [_shade("95% Clopper–Pearson interval")]}.get(band, [])
+    if len(styles) > 1:
+        shade += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]
     _legend(axes.flat[0], extra=shade, fontsize=7)
     _suptitle(fig, title or f"{ylabel} by {', '.join(swept) or 'job'}")
     return fig
