@@ -972,8 +972,12 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
 
 
 def _unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:
+    """Which jobs have no summary, and what finishes them: a sharded job's run is collected, others resumed."""
+    sharded = all((sweep_dir / job / "shards").is_dir() for job in unfinished)
+    then = (f"when their shards are done, simstudy collect run_dir={sweep_dir}/JOB for each, then simstudy collect "
+            f"sweep_dir={sweep_dir}") if sharded else "rerun the sweep's command to resume them"
     return (f"{sweep_dir}: {len(unfinished)} of {total} jobs did not finish (no summary.parquet): "
-            f"{'; '.join(unfinished)}; rerun the sweep's command to resume them")
+            f"{'; '.join(unfinished)}; {then}")
 
 
 try:

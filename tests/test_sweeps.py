@@ -119,3 +119,18 @@ def test_the_figure_names_the_line_style_of_each_cell_of_a_job():
     assert [len(ax.get_lines()) for ax in fig.axes] == [4, 4]  # 2 estimators x 2 cells (B = 2, 3)
     texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert texts[-2:] == ["B = 2", "B = 3"] and len(texts) == 5
+
+
+def test_a_sweep_of_sharded_runs_is_stacked_once_each_run_is_collected(tmp_path):
+    simstudy("-m", *FIG1, "study.reps=200", "study.chunk_reps=100", "seed=47", "runner.shard=1/2,2/2", "budget.B=5,6",
+             cwd=tmp_path)
+    sweep_dir = tmp_path / "outputs" / "multirun" / "dodge2021_fig1"
+    assert not (sweep_dir / "summary.parquet").exists()  # the shards summarised nothing
+    proc = simstudy("collect", f"sweep_dir={sweep_dir}", cwd=tmp_path, check=False)
+    one_line_error(proc, "2 of 2 jobs did not finish (no summary.parquet)", status=1)
+    assert "simstudy collect run_dir=" in proc.stderr  # what finishes them
+    for job in _jobs(sweep_dir):
+        simstudy("collect", f"run_dir={job}", cwd=tmp_path)
+    simstudy("collect", f"sweep_dir={sweep_dir}", cwd=tmp_path)
+    frame = pd.read_parquet(sweep_dir / "summary.parquet")
+    assert sorted(set(frame["budget.B"])) == [5, 6] and "runner.shard" not in frame
