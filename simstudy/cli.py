@@ -274,7 +274,7 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
             if multirun:
                 from .config import parse_audit
 
-                validate = {"config": parse, "curve": parse_curve, "bands": parse_bands, "audit": parse_audit}
+                validate = {"config": _parse_study, "curve": parse_curve, "bands": parse_bands, "audit": parse_audit}
                 try:
                     validate[config_name](resolved)
                 except ConfigError as exc:
@@ -400,11 +400,122 @@ def _study_app() -> None:
 
 
 def _run_study(cfg: DictConfig, out_dir: Path):
+    if "design" in cfg:
+        return _run_design(cfg, out_dir)
     config = _parse_or_fail(parse, cfg, out_dir)
     _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)
     log.info("study %s -> %s", config.study.name, out_dir)
     with _config_written(cfg, out_dir):
         return _run_and_report(config, out_dir)
+
+
+def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]]]:
+    """A config's ``design:`` block crossed into cells: its keys, and per cell (directory name, its values by
+    key, its full config without the block). The block maps dotted keys of the config to lists of values::
+
+        design:
+          distribution.sd: [0.05, 0.1]
+          budget.B: [10, 30]
+
+    Raises ConfigError naming ``design.KEY`` for a key the config does not have or a value that is no list.
+    """
+    import copy
+    import json
+
+    design = resolved.get("design")
+    if not isinstance(design, dict) or not design:
+        raise ConfigError(f"design must map config keys to lists of values, e.g. design={{budget.B: [10, 30]}}, "
+                          f"got {design!r}")
+    base = {k: v for k, v in resolved.items() if k != "design"}
+    for key, values in design.items():
+        *parents, leaf = str(key).split(".")
+        node = base
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if key == "design" or not isinstance(node, dict) or leaf not in node:
+            raise ConfigError(f"design.{key}: the config has no key {key} (design crosses values of existing keys)")
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"design.{key} must be a non-empty list of values, got {values!r}")
+
+    def text(value) -> str:  # as it would be typed: 0.05, true, [10,30]
+        return json.dumps(value, separators=(",", ":")).strip('"') if not isinstance(value, str) else value
+
+    keys, cells = list(design), []
+    for combo in itertools.product(*design.values()):
+        cell = copy.deepcopy(base)
+        for key, value in zip(keys, combo):
+            *parents, leaf = key.split(".")
+            node = cell
+            for part in parents:
+                node = node[part]
+            node[leaf] = value
+        name = _dirname(",".join(sorted(f"{k}={text(v)}" for k, v in zip(keys, combo))))
+        cells.append((name, dict(zip(keys, combo)), cell))
+    names = [c[0] for c in cells]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"design lists a value twice: its cells {', '.join(n for n in names if names.count(n) > 1)} "
+                          f"repeat")
+    return keys, cells
+
+
+def _parse_study(resolved: dict):
+    """:func:`simstudy.config.parse`, and for a config with a ``design:`` block each of its cells (all checked
+    before any compute, a bad one named); returns the Config of the config, or of its first cell."""
+    if "design" not in resolved:
+        return parse(resolved)
+    first = None
+    for name, _, cell in _design_cells(resolved)[1]:
+        try:
+            config = parse(cell)
+        except ConfigError as exc:
+            raise ConfigError(f"design cell {name}: {exc}") from None
+        first = first or config
+    return first
+
+
+def _run_design(cfg: DictConfig, out_dir: Path):
+    """A config with a ``design:`` block: each cell (one combination of its values) runs as its own study in
+    ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
+    their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
+    figure, as a sweep's (:func:`_write_sweep`). Returns the stacked result."""
+    from .sweeps import Job
+    from .studies.base import StudyResult
+
+    resolved = _parse_or_fail(lambda r: r, cfg, out_dir)
+    keys, cells = _parse_or_fail(_design_cells, cfg, out_dir)
+    configs = []
+    for name, _, cell in cells:  # every cell validated before any compute
+        try:
+            configs.append(parse(cell))
+        except ConfigError as exc:
+            _fail(f"design cell {name}: {exc}", out_dir)
+    _check_run_dir(resolved, out_dir)
+    log.info("design of %d cells (%s) -> %s", len(cells), ", ".join(keys), out_dir)
+    reports = []
+    with _config_written(cfg, out_dir):
+        for (name, _, cell), config in zip(cells, configs):
+            sub = out_dir / name
+            try:
+                claim = io.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
+            except (io.NotARunDir, io.RunDirBusy) as exc:
+                _fail(str(exc), None)
+            try:
+                _check_run_dir(cell, sub)
+                log.info("design cell %s -> %s", name, sub)
+                with _config_written(OmegaConf.create(cell), sub):
+                    reports.append(_run_and_report(config, sub).report)
+            finally:
+                claim.release()
+        stacked = _write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
+    if stacked.unfinished:
+        log.warning("%s", _unfinished_message(out_dir, stacked.unfinished, len(cells)).replace(
+            "rerun the sweep's command", "rerun the command"))
+    report = dataclasses.replace(reports[0], **{f: sum(getattr(r, f) for r in reports) for f in (
+        "tasks", "resumed", "computed", "wall_seconds", "compute_seconds")},
+        warnings=tuple(w for r in reports for w in r.warnings), failures=tuple(f for r in reports for f in r.failures))
+    files = {"summary_parquet": out_dir / "summary.parquet", "summary_csv": out_dir / "summary.csv",
+             "figure_png": out_dir / "figure.png", "figure_pdf": out_dir / "figure.pdf"}
+    return StudyResult(summary=stacked.frame, report=report, files=files, kind=stacked.kind)
 
 
 #: Keys that may differ between runs in one directory: the runner's change no number, and a larger
@@ -848,8 +959,12 @@ def _load_run(run_dir: Path, **runner):
     stored = run_dir / "config.yaml"
     if not stored.is_file():
         _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)", None)
+    old = _read_stored_config(stored)
+    if "design" in old:
+        _fail(f"run_dir={run_dir} holds a design (design: in its config.yaml): use one of its cells' directories, "
+              f"run_dir={run_dir}/CELL, and simstudy collect sweep_dir={run_dir} for the stacked summary", None)
     try:
-        config = parse(_read_stored_config(stored))
+        config = parse(old)
     except ConfigError as exc:
         _fail(f"{stored}: {exc}", None)
     return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))
@@ -1009,12 +1124,20 @@ def _collect_sweep(sweep_dir: Path) -> None:
     """``simstudy collect sweep_dir=DIR``: rebuild the sweep's frame and figure from its finished jobs; exit 1,
     in one line naming them, if some did not finish."""
     stored = sweep_dir / "multirun.yaml"
-    if not stored.is_file():
-        _fail(f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ...)", None)
+    design = sweep_dir / "config.yaml"
+    if not stored.is_file() and not (design.is_file() and "design" in _read_stored_config(design)):
+        _fail(f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ..., nor "
+              f"of a design)", None)
     _setup_logging()
     try:
-        cfg = OmegaConf.load(stored)
-        swept, jobs = _sweep_plan(cfg)
+        if stored.is_file():
+            swept, jobs = _sweep_plan(OmegaConf.load(stored))
+        else:
+            from .sweeps import Job
+
+            stored = design
+            swept, cells = _design_cells(_read_stored_config(design))
+            jobs = [Job(name, values) for name, values, _ in cells]
     except _NoPlan as exc:
         _fail(f"{stored}: cannot list the sweep's jobs: {exc}", None)
     except Exception as exc:  # noqa: BLE001 -- any parse error: an unreadable multirun.yaml
@@ -1080,7 +1203,7 @@ def _api_compose(args: list[str]):
         _fail(_one_line(exc), None)
     with open_dict(cfg):
         del cfg["hydra"]  # the study's config, as Hydra hands it to a job
-    return cfg, _parse_or_fail(parse, cfg, None), run_dir
+    return cfg, _parse_or_fail(_parse_study, cfg, None), run_dir
 
 
 def api_compose(experiment, overrides):

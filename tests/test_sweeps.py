@@ -9,6 +9,7 @@ import pytest
 from _cli import FIG1, one_line_error, simstudy
 from pandas.testing import assert_frame_equal
 
+import simstudy as ss
 from simstudy import plots, sweeps
 
 B_VALUES, SD_VALUES = (5, 6), (0.05, 0.1)
@@ -134,3 +135,36 @@ def test_a_sweep_of_sharded_runs_is_stacked_once_each_run_is_collected(tmp_path)
     simstudy("collect", f"sweep_dir={sweep_dir}", cwd=tmp_path)
     frame = pd.read_parquet(sweep_dir / "summary.parquet")
     assert sorted(set(frame["budget.B"])) == [5, 6] and "runner.shard" not in frame
+
+
+DESIGN = "+design={distribution.sd: [0.05, 0.1], budget.B: [5, 6]}"
+
+
+def test_a_design_block_gives_the_sweeps_frame_and_numbers_in_one_run(sweep, tmp_path):
+    simstudy(*FIG1, "study.reps=100", "seed=41", DESIGN, "hydra.run.dir=design", cwd=tmp_path)
+    design = pd.read_parquet(tmp_path / "design" / "summary.parquet")
+    assert list(design.columns[:3]) == ["job", "distribution.sd", "budget.B"]
+    assert sorted(set(design["job"])) == [f"budget.B={b},distribution.sd={sd}"
+                                          for b, sd in itertools.product(B_VALUES, SD_VALUES)]
+    stacked = pd.read_parquet(sweep / "summary.parquet")  # the same settings as a sweep: the same numbers
+
+    def cells(frame):
+        return frame.drop(columns="job").sort_values(["budget.B", "distribution.sd"], kind="stable")[
+            sorted(frame.columns.drop("job"))].reset_index(drop=True)
+
+    assert_frame_equal(cells(design), cells(stacked), check_exact=True)
+    assert (tmp_path / "design" / "figure.png").is_file()
+    again = ss.run("dodge2021_fig1", ["runner.progress=false", "study.reps=100", "seed=41", DESIGN],
+                   out_dir=tmp_path / "design")  # the Python API: the stacked frame, every cell resumed
+    assert again.report.resumed == again.report.tasks == 4
+    assert_frame_equal(again.summary, design, check_exact=True)
+
+
+@pytest.mark.parametrize("design, message", [
+    ("+design={distribution.sd: [0.05, -1]}", "design cell distribution.sd=-1: distribution.sd must be > 0, got -1"),
+    ("+design={distribution.sdd: [0.05]}", "design.distribution.sdd: the config has no key distribution.sdd"),
+    ("+design={budget.B: 5}", "design.budget.B must be a non-empty list of values, got 5"),
+])
+def test_a_bad_design_is_one_line_before_any_compute(tmp_path, design, message):
+    one_line_error(simstudy(*FIG1, "study.reps=100", design, cwd=tmp_path, check=False), message)
+    assert not (tmp_path / "outputs").exists()
