@@ -4,7 +4,11 @@ Modules, bottom up: :mod:`~simstudy.distributions` (score distributions), :mod:`
 (expected-maximum estimators), :mod:`~simstudy.truth` (exact truths), :mod:`~simstudy.metrics` (Monte Carlo
 summaries with MCSEs), :mod:`~simstudy.datasets` (shipped and user score data), :mod:`~simstudy.runner`
 (chunked, resumable joblib execution), :mod:`~simstudy.io` (atomic outputs), :mod:`~simstudy.studies`,
-:mod:`~simstudy.plots`, and :mod:`~simstudy.cli` (the only module that imports Hydra).
+:mod:`~simstudy.plots`, :mod:`~simstudy.sweeps` (a sweep's jobs in one frame), and :mod:`~simstudy.cli` (the only
+module that imports Hydra).
+
+For notebooks, :func:`simstudy.run` runs a study as the command would and :func:`simstudy.compose` returns its
+validated config (:mod:`~simstudy.api`; imported on first use, so ``import simstudy`` stays fast).
 """
 
 from importlib import metadata as _metadata
@@ -16,4 +20,17 @@ try:
 except _metadata.PackageNotFoundError:  # running from a source tree without an install
     __version__ = "0+unknown"
 
-__all__ = ["distributions", "estimators", "metrics", "truth", "__version__"]
+#: Imported on first use (Hydra, pandas and the studies load only when a study is composed or run).
+_LAZY = {"run": "api", "compose": "api", "RunResult": "api", "RunFailed": "api", "ConfigError": "config"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'simstudy' has no attribute {name!r}")
+
+
+__all__ = ["distributions", "estimators", "metrics", "truth", "run", "compose", "RunResult", "RunFailed",
+           "ConfigError", "__version__"]

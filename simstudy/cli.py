@@ -14,6 +14,7 @@ missing chunks at ``collect``, a full disk) exits with status 1 and one line.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import errno
 import itertools
@@ -132,7 +133,13 @@ def _note_dirs_before(config_name: str) -> None:
         target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
     except Exception:  # noqa: BLE001 -- unknown: Hydra reports the overrides' errors itself
         return
-    known = _prefixes(target)
+    _note_dirs(target, multirun)
+
+
+def _note_dirs(target, multirun: bool = False) -> None:
+    """Note which directories making ``target`` (a run, or a sweep's, directory) would create."""
+    global _DIRS_BEFORE
+    known = _prefixes(str(target))
     listed = {_abs(target)} if multirun else set()
     existed = {p for p in known if p.is_dir()}
     if multirun and _abs(target).is_dir():
@@ -156,11 +163,27 @@ def _remove_if_empty(out_dir: Path) -> None:
                 p.rmdir()
 
 
+class _Refused(SystemExit):
+    """A refusal met under the Python API (:func:`api_run`): the one line the command would print, and its exit
+    status. A SystemExit, so that every clean-up that a refused command runs runs the same; the API turns it
+    into a :class:`~simstudy.config.ConfigError` (status 2) or :class:`~simstudy.api.RunFailed` (status 1)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(status)
+        self.message = message
+
+
+#: Whether refusals raise :class:`_Refused` (the Python API) rather than print their line and exit.
+_API_MODE = contextvars.ContextVar("simstudy_api_mode", default=False)
+
+
 def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> None:
     """Report bad input in one line and exit, removing the run directory if this run only created it."""
     if out_dir is not None:
         _remove_if_empty(out_dir)
     first = message.strip().splitlines()[0] if message.strip() else message
+    if _API_MODE.get():
+        raise _Refused(first, status)
     print(f"simstudy: error: {first}", file=sys.stderr)
     sys.exit(status)
 
@@ -223,6 +246,9 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
             _check_dir_override(key, override.value())
         if not override.is_sweep_override():
             composed.append(arg)
+        elif not multirun and _API_MODE.get():
+            _fail(f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
+                  f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"", None)
         elif not multirun:
             _fail(f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
                   f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"", None)
@@ -248,7 +274,7 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
             if multirun:
                 from .config import parse_audit
 
-                validate = {"config": parse, "curve": parse_curve, "bands": parse_bands, "audit": parse_audit}
+                validate = {"config": _parse_study, "curve": parse_curve, "bands": parse_bands, "audit": parse_audit}
                 try:
                     validate[config_name](resolved)
                 except ConfigError as exc:
@@ -284,12 +310,13 @@ def _check_dir_override(key: str, value: str) -> None:
             _fail(f"{key}={value} {where}, not a directory: choose a directory path", None)
 
 
-def _in_run_dir(run, cfg: DictConfig) -> None:
+def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
     """Run a command in its Hydra run directory, claimed for this process (:func:`simstudy.io.claim_run_dir`):
     a directory holding someone else's files is refused before anything is written, a live run in it too.
     However the command ends (a refusal, an error, Ctrl-C or SIGTERM) the claim is released and the directories
-    this run created are removed if it left them empty (finished chunks stay, for a resume)."""
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    this run created are removed if it left them empty (finished chunks stay, for a resume). Returns what
+    ``run`` returns; ``out_dir`` defaults to Hydra's run directory."""
+    out_dir = Path(HydraConfig.get().runtime.output_dir) if out_dir is None else out_dir
     claim = None
     restore = _terminate_as_interrupt()
     try:
@@ -297,7 +324,7 @@ def _in_run_dir(run, cfg: DictConfig) -> None:
             claim = io.claim_run_dir(out_dir, shard=_shard_label(cfg), warn=log.warning)
         except (io.NotARunDir, io.RunDirBusy) as exc:
             _fail(str(exc), out_dir)
-        run(cfg, out_dir)
+        return run(cfg, out_dir)
     except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
         _release(claim, out_dir)
         _fail(str(exc), None)
@@ -372,12 +399,123 @@ def _study_app() -> None:
     _study_job()
 
 
-def _run_study(cfg: DictConfig, out_dir: Path) -> None:
+def _run_study(cfg: DictConfig, out_dir: Path):
+    if "design" in cfg:
+        return _run_design(cfg, out_dir)
     config = _parse_or_fail(parse, cfg, out_dir)
     _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)
     log.info("study %s -> %s", config.study.name, out_dir)
     with _config_written(cfg, out_dir):
-        _run_and_report(config, out_dir)
+        return _run_and_report(config, out_dir)
+
+
+def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]]]:
+    """A config's ``design:`` block crossed into cells: its keys, and per cell (directory name, its values by
+    key, its full config without the block). The block maps dotted keys of the config to lists of values::
+
+        design:
+          distribution.sd: [0.05, 0.1]
+          budget.B: [10, 30]
+
+    Raises ConfigError naming ``design.KEY`` for a key the config does not have or a value that is no list.
+    """
+    import copy
+    import json
+
+    design = resolved.get("design")
+    if not isinstance(design, dict) or not design:
+        raise ConfigError(f"design must map config keys to lists of values, e.g. design={{budget.B: [10, 30]}}, "
+                          f"got {design!r}")
+    base = {k: v for k, v in resolved.items() if k != "design"}
+    for key, values in design.items():
+        *parents, leaf = str(key).split(".")
+        node = base
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if key == "design" or not isinstance(node, dict) or leaf not in node:
+            raise ConfigError(f"design.{key}: the config has no key {key} (design crosses values of existing keys)")
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"design.{key} must be a non-empty list of values, got {values!r}")
+
+    def text(value) -> str:  # as it would be typed: 0.05, true, [10,30]
+        return json.dumps(value, separators=(",", ":")).strip('"') if not isinstance(value, str) else value
+
+    keys, cells = list(design), []
+    for combo in itertools.product(*design.values()):
+        cell = copy.deepcopy(base)
+        for key, value in zip(keys, combo):
+            *parents, leaf = key.split(".")
+            node = cell
+            for part in parents:
+                node = node[part]
+            node[leaf] = value
+        name = _dirname(",".join(sorted(f"{k}={text(v)}" for k, v in zip(keys, combo))))
+        cells.append((name, dict(zip(keys, combo)), cell))
+    names = [c[0] for c in cells]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"design lists a value twice: its cells {', '.join(n for n in names if names.count(n) > 1)} "
+                          f"repeat")
+    return keys, cells
+
+
+def _parse_study(resolved: dict):
+    """:func:`simstudy.config.parse`, and for a config with a ``design:`` block each of its cells (all checked
+    before any compute, a bad one named); returns the Config of the config, or of its first cell."""
+    if "design" not in resolved:
+        return parse(resolved)
+    first = None
+    for name, _, cell in _design_cells(resolved)[1]:
+        try:
+            config = parse(cell)
+        except ConfigError as exc:
+            raise ConfigError(f"design cell {name}: {exc}") from None
+        first = first or config
+    return first
+
+
+def _run_design(cfg: DictConfig, out_dir: Path):
+    """A config with a ``design:`` block: each cell (one combination of its values) runs as its own study in
+    ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
+    their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
+    figure, as a sweep's (:func:`_write_sweep`). Returns the stacked result."""
+    from .sweeps import Job
+    from .studies.base import StudyResult
+
+    resolved = _parse_or_fail(lambda r: r, cfg, out_dir)
+    keys, cells = _parse_or_fail(_design_cells, cfg, out_dir)
+    configs = []
+    for name, _, cell in cells:  # every cell validated before any compute
+        try:
+            configs.append(parse(cell))
+        except ConfigError as exc:
+            _fail(f"design cell {name}: {exc}", out_dir)
+    _check_run_dir(resolved, out_dir)
+    log.info("design of %d cells (%s) -> %s", len(cells), ", ".join(keys), out_dir)
+    reports = []
+    with _config_written(cfg, out_dir):
+        for (name, _, cell), config in zip(cells, configs):
+            sub = out_dir / name
+            try:
+                claim = io.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
+            except (io.NotARunDir, io.RunDirBusy) as exc:
+                _fail(str(exc), None)
+            try:
+                _check_run_dir(cell, sub)
+                log.info("design cell %s -> %s", name, sub)
+                with _config_written(OmegaConf.create(cell), sub):
+                    reports.append(_run_and_report(config, sub).report)
+            finally:
+                claim.release()
+        stacked = _write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
+    if stacked.unfinished:
+        log.warning("%s", _unfinished_message(out_dir, stacked.unfinished, len(cells)).replace(
+            "rerun the sweep's command", "rerun the command"))
+    report = dataclasses.replace(reports[0], **{f: sum(getattr(r, f) for r in reports) for f in (
+        "tasks", "resumed", "computed", "wall_seconds", "compute_seconds")},
+        warnings=tuple(w for r in reports for w in r.warnings), failures=tuple(f for r in reports for f in r.failures))
+    files = {"summary_parquet": out_dir / "summary.parquet", "summary_csv": out_dir / "summary.csv",
+             "figure_png": out_dir / "figure.png", "figure_pdf": out_dir / "figure.pdf"}
+    return StudyResult(summary=stacked.frame, report=report, files=files, kind=stacked.kind)
 
 
 #: Keys that may differ between runs in one directory: the runner's change no number, and a larger
@@ -441,8 +579,10 @@ def _config_written(cfg: DictConfig, out_dir: Path):
         raise
 
 
-def _run_and_report(config, out_dir: Path) -> None:
-    """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here."""
+def _run_and_report(config, out_dir: Path):
+    """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here.
+    Returns the :class:`~simstudy.studies.base.StudyResult`, or for a shard its
+    :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
     # Imported after validation: a bad config fails fast, without paying for pandas and matplotlib.
     from . import plots
     from .cluster import ClusterUnavailable
@@ -458,7 +598,7 @@ def _run_and_report(config, out_dir: Path) -> None:
         log.info("shard %d/%d done (%s); when every shard is done: simstudy collect run_dir=%s", i, n,
                  done.marker.name, out_dir)
         _check_failures(done.report, config, out_dir)
-        return
+        return done
     except MissingChunks as exc:
         _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
     except io.RunDirConflict as exc:
@@ -478,6 +618,7 @@ def _run_and_report(config, out_dir: Path) -> None:
         _log_headline(shown, config.study.kind)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
     _check_failures(result.report, config, out_dir)
+    return result
 
 
 def _listing(out_dir: Path) -> str:
@@ -818,8 +959,12 @@ def _load_run(run_dir: Path, **runner):
     stored = run_dir / "config.yaml"
     if not stored.is_file():
         _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)", None)
+    old = _read_stored_config(stored)
+    if "design" in old:
+        _fail(f"run_dir={run_dir} holds a design (design: in its config.yaml): use one of its cells' directories, "
+              f"run_dir={run_dir}/CELL, and simstudy collect sweep_dir={run_dir} for the stacked summary", None)
     try:
-        config = parse(_read_stored_config(stored))
+        config = parse(old)
     except ConfigError as exc:
         _fail(f"{stored}: {exc}", None)
     return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))
@@ -832,8 +977,16 @@ def _setup_logging() -> None:
 
 
 def _collect(argv: list[str]) -> None:
-    """``simstudy collect run_dir=DIR``: the summary and figures of a sharded run, from its chunks only."""
-    run_dir = Path(_key_values(argv, "collect", ("run_dir",))["run_dir"])
+    """``simstudy collect run_dir=DIR``: the summary and figures of a sharded run, from its chunks only;
+    ``simstudy collect sweep_dir=DIR``: a sweep's stacked summary and faceted figure, from its jobs' summaries."""
+    opts = _key_values(argv, "collect", (), ("run_dir", "sweep_dir"))
+    if "sweep_dir" in opts and "run_dir" not in opts:
+        _collect_sweep(Path(opts["sweep_dir"]))
+        return
+    if not opts.get("run_dir") or opts.get("sweep_dir"):
+        _fail("simstudy collect: run_dir is required: set it with run_dir=... (or sweep_dir=... for a sweep, "
+              "not both)", None)
+    run_dir = Path(opts["run_dir"])
     config = _load_run(run_dir, collect=True, n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
     try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
@@ -849,6 +1002,157 @@ def _collect(argv: list[str]) -> None:
         _fail(_os_error(exc), None, EXIT_FAILED)
     finally:
         claim.release()
+
+
+#: Hydra's sweep subdirectory as configs/config.yaml names it: the job's overrides (:func:`_dirname`).
+_SWEEP_SUBDIR = "${simstudy_dirname:${hydra:job.override_dirname}}"
+
+
+class _NoPlan(Exception):
+    """A sweep whose jobs cannot be listed (another sweeper, a custom subdir, an interval sweep)."""
+
+
+def _typed(override):
+    """An override's value as the config holds it (numbers as numbers); a list or mapping as typed."""
+    value = override.value()
+    return value if value is None or isinstance(value, (bool, int, float, str)) else \
+        override.get_value_element_as_str()
+
+
+def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
+    """The swept keys and the jobs (directory name and swept values) of a multirun, from its config (the
+    callback's, or the sweep directory's ``multirun.yaml``): the product of the sweep's values, as Hydra's basic
+    sweeper builds it, named the way Hydra names their directories. Keys left out of the directory names
+    (runner settings, e.g. a sweep over ``runner.shard``) are not swept columns: their jobs share a directory.
+    """
+    from hydra._internal.config_loader_impl import get_overrides_dirname
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from .sweeps import Job
+
+    h = cfg.hydra
+    sweeper = str(OmegaConf.select(h, "sweeper._target_", default=""))
+    if not sweeper.endswith("BasicSweeper"):
+        raise _NoPlan(f"its sweeper is {sweeper or 'not named'} (only the basic sweeper's jobs are listed)")
+    subdir = OmegaConf.to_container(h.sweep, resolve=False).get("subdir")
+    if subdir != _SWEEP_SUBDIR:
+        raise _NoPlan(f"hydra.sweep.subdir={subdir} is not simstudy's {_SWEEP_SUBDIR}")
+    params = OmegaConf.select(h, "sweeper.params", default=None) or {}
+    parser = OverridesParser.create()
+    named = h.job.config.override_dirname
+    exclude = list(named.exclude_keys)
+    try:
+        overrides = parser.parse_overrides([f"{k}={v}" for k, v in params.items()] + list(h.overrides.task))
+        batches = BasicSweeper.split_arguments(overrides, None)[0]
+    except Exception as exc:  # noqa: BLE001 -- e.g. an interval sweep: no list of jobs
+        raise _NoPlan(_one_line(exc)) from None
+
+    def column(o) -> str:
+        return o.get_key_element().lstrip("+~")
+
+    swept = [column(o) for o in overrides if o.is_sweep_override() and o.key_or_group not in exclude]
+    jobs = {}
+    for batch in batches:
+        job = parser.parse_overrides(batch)
+        name = _dirname(get_overrides_dirname(job, exclude, named.item_sep, named.kv_sep))
+        jobs.setdefault(name, Job(name, {column(o): _typed(o) for o in job if column(o) in swept}))
+    return swept, list(jobs.values())
+
+
+def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
+    """Stack the finished jobs' summaries into ``summary.parquet``/``.csv`` at the sweep directory and draw
+    the faceted ``figure.png``/``.pdf``; returns the :class:`~simstudy.sweeps.Stacked` (with the unfinished)."""
+    import matplotlib.pyplot as plt
+
+    from . import plots, sweeps
+
+    stacked = sweeps.stack(sweep_dir, jobs, swept)
+    frame = stacked.frame
+    if not len(frame):
+        return stacked
+    io.write_parquet(frame, sweep_dir / "summary.parquet")
+    io.write_csv(frame, sweep_dir / "summary.csv")
+    rows, spec = sweeps.headline(frame, stacked.kind)
+    if len(rows):
+        study = f"{frame['study'].iloc[0]}: " if "study" in frame else ""
+        fig = plots.sweep_figure(rows, swept, x=spec.x, hue=spec.hue, ylabel=spec.ylabel,
+                                 title=f"{study}{spec.ylabel} by {', '.join(swept)}")
+        for suffix in ("png", "pdf"):
+            io.save_figure(fig, sweep_dir / f"figure.{suffix}", dpi=150)
+        plt.close(fig)
+    log.info("sweep: %d job(s) stacked into %s (%d rows; swept: %s)", len(jobs) - len(stacked.unfinished),
+             sweep_dir / "summary.parquet", len(frame), ", ".join(swept))
+    return stacked
+
+
+def _unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:
+    """Which jobs have no summary, and what finishes them: a sharded job's run is collected, others resumed."""
+    sharded = all((sweep_dir / job / "shards").is_dir() for job in unfinished)
+    then = (f"when their shards are done, simstudy collect run_dir={sweep_dir}/JOB for each, then simstudy collect "
+            f"sweep_dir={sweep_dir}") if sharded else "rerun the sweep's command to resume them"
+    return (f"{sweep_dir}: {len(unfinished)} of {total} jobs did not finish (no summary.parquet): "
+            f"{'; '.join(unfinished)}; {then}")
+
+
+try:
+    from hydra.experimental.callback import Callback as _Callback
+except ImportError:  # pragma: no cover -- Hydra < 1.1 has no callbacks
+    _Callback = object
+
+
+class SweepCallback(_Callback):
+    """Registered in configs/config.yaml (``hydra.callbacks``): once every job of a multirun has ended, their
+    summaries are stacked into one frame and one faceted figure at the sweep directory (:func:`_write_sweep`);
+    ``simstudy collect sweep_dir=DIR`` does the same later (for a sweep cut short, or sharded jobs)."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        try:
+            swept, jobs = _sweep_plan(config)
+        except _NoPlan as exc:
+            log.info("sweep: no stacked summary: %s", exc)
+            return
+        if not swept:  # only runner settings swept (e.g. runner.shard): one run directory, nothing to stack
+            return
+        stacked = _write_sweep(sweep_dir, swept, jobs)
+        if stacked.unfinished:  # e.g. shards: each job stored its chunks, and collect summarises them
+            log.warning("%s", _unfinished_message(sweep_dir, stacked.unfinished, len(jobs)))
+
+
+def _collect_sweep(sweep_dir: Path) -> None:
+    """``simstudy collect sweep_dir=DIR``: rebuild the sweep's frame and figure from its finished jobs; exit 1,
+    in one line naming them, if some did not finish."""
+    stored = sweep_dir / "multirun.yaml"
+    design = sweep_dir / "config.yaml"
+    if not stored.is_file() and not (design.is_file() and "design" in _read_stored_config(design)):
+        _fail(f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ..., nor "
+              f"of a design)", None)
+    _setup_logging()
+    try:
+        if stored.is_file():
+            swept, jobs = _sweep_plan(OmegaConf.load(stored))
+        else:
+            from .sweeps import Job
+
+            stored = design
+            swept, cells = _design_cells(_read_stored_config(design))
+            jobs = [Job(name, values) for name, values, _ in cells]
+    except _NoPlan as exc:
+        _fail(f"{stored}: cannot list the sweep's jobs: {exc}", None)
+    except Exception as exc:  # noqa: BLE001 -- any parse error: an unreadable multirun.yaml
+        _fail(f"{stored}: unreadable ({type(exc).__name__}: {_one_line(exc)}); rerun the sweep", None)
+    if not swept:
+        _fail(f"{stored}: no swept key names its jobs' directories (only runner settings are swept): collect the "
+              f"run with simstudy collect run_dir=DIR", None)
+    try:
+        stacked = _write_sweep(sweep_dir, swept, jobs)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _fail(_os_error(exc), None, EXIT_FAILED)
+    if stacked.unfinished:
+        _fail(_unfinished_message(sweep_dir, stacked.unfinished, len(jobs)), None, EXIT_FAILED)
 
 
 def _replay(argv: list[str]) -> None:
@@ -872,6 +1176,66 @@ def _replay(argv: list[str]) -> None:
         if "is not a chunk of this study" not in str(exc):
             raise
         _fail(str(exc), None)
+
+
+def _api_args(experiment, overrides) -> list[str]:
+    """The command line of :func:`api_compose`/:func:`api_run`: ``experiment=NAME`` first, as typed."""
+    args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
+    flags = [a for a in args if a.startswith("-")]
+    if flags:
+        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only",
+              None)
+    return args
+
+
+def _api_compose(args: list[str]):
+    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import open_dict
+
+    _check_overrides(args)  # the command's own one-line refusals (unknown key, unparsable value, a sweep)
+    try:
+        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+            cfg = compose("config", overrides=args, return_hydra_config=True)
+        HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
+        run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
+    except Exception as exc:  # noqa: BLE001 -- any composition error is the caller's input
+        _fail(_one_line(exc), None)
+    with open_dict(cfg):
+        del cfg["hydra"]  # the study's config, as Hydra hands it to a job
+    return cfg, _parse_or_fail(_parse_study, cfg, None), run_dir
+
+
+def api_compose(experiment, overrides):
+    """The validated frozen Config of ``simstudy [experiment=NAME] overrides...`` (:func:`simstudy.compose`);
+    a refusal raises :class:`_Refused` with the command's one line."""
+    token = _API_MODE.set(True)
+    try:
+        return _api_compose(_api_args(experiment, overrides))[1]
+    finally:
+        _API_MODE.reset(token)
+
+
+def api_run(experiment, overrides, out_dir):
+    """Run ``simstudy [experiment=NAME] overrides...`` in this process, into ``out_dir`` (default: the command's
+    own ``outputs/<study>/<overrides>`` under the working directory), on the command's path: the same checks,
+    config.yaml, run directory claim, resume, files and log lines (:func:`simstudy.run`). Returns
+    ``(study result or ShardDone, Config, run directory)``; a refusal raises :class:`_Refused`."""
+    token = _API_MODE.set(True)
+    try:
+        cfg, config, run_dir = _api_compose(_api_args(experiment, overrides))
+        out_dir = _abs(run_dir if out_dir is None else out_dir)
+        _check_dir_override("out_dir", str(out_dir))
+        _note_dirs(out_dir)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno not in _ENVIRONMENT_ERRNOS:
+                raise
+            _fail(_os_error(exc), out_dir, EXIT_FAILED)
+        return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
+    finally:
+        _API_MODE.reset(token)
 
 
 SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands"), "audit": (_audit_app, "audit")}

@@ -25,7 +25,7 @@ from .bands import METHOD_LABELS  # noqa: E402
 
 __all__ = ["evp_accuracy_figure", "wrong_conclusions_figure", "evp_curves_figure", "tuning_curve_bands_figure",
            "cdf_bands_figure", "kde_fit_figure", "model_selection_figure",
-           "fixed_confidence_figure", "FIGURES"]
+           "fixed_confidence_figure", "sweep_figure", "FIGURES"]
 
 _Z = 1.96
 _XSCALES = ("linear", "log")
@@ -689,6 +689,83 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     reps = int(summary["reps"].max()) if len(summary) else 0
     best = summary.loc[summary["measure"] == "p_correct", "arm"].iloc[0] if len(summary) else ""
     _suptitle(fig, title or f"Fixed-confidence selection, best: {best}; {reps:,} runs per algorithm")
+    return fig
+
+
+def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylabel: str,
+                 title: str | None = None):
+    """A sweep's headline measure, one panel per combination of swept values (``simstudy -m ...``).
+
+    Each panel draws ``estimate`` against ``x``, one line per ``hue`` (and, when a job has several cells, one
+    line style per ``distribution``/``B`` that varies within a job, named in the legend), with its 95% interval: the Clopper-Pearson ``ci_low``/``ci_high`` where the rows have them, else
+    ±1.96 ``mcse``, else none. Panels keep the jobs' order; the y axes are not shared (settings can differ
+    in scale by orders of magnitude).
+
+    Parameters
+    ----------
+    rows : DataFrame
+        Headline rows of a stacked sweep frame (:func:`simstudy.sweeps.headline`): columns ``swept``, ``x``,
+        ``hue``, ``estimate`` and optionally ``cell``, ``mcse``, ``ci_low``, ``ci_high``.
+    swept : list of str
+        The swept keys; a panel's title names its values.
+    x, hue : str
+        The columns on the x axis and that tell lines apart.
+    ylabel : str
+        What ``estimate`` is (e.g. "MSE").
+    title : str, optional
+        The figure's title (wrapped to its width).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    _theme()
+    panels = list(dict.fromkeys(map(tuple, rows[swept].astype(str).to_numpy()))) if swept else [()]
+    n_last = rows[swept[-1]].nunique() if swept else 1
+    ncols = n_last if 1 < n_last <= 5 and len(panels) % n_last == 0 else min(4, len(panels))
+    nrows = -(-len(panels) // ncols)
+    hues = list(dict.fromkeys(rows[hue]))
+    palette = dict(zip(hues, sns.color_palette("colorblind", len(hues))))
+    band = ("ci_low", "ci_high") if {"ci_low", "ci_high"} <= set(rows) and rows["ci_low"].notna().any() else \
+        ("mcse",) if "mcse" in rows and rows["mcse"].notna().any() else ()
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows + 0.6), sharex=True, squeeze=False,
+                             layout="constrained")
+    keys = rows[swept].astype(str) if swept else pd.DataFrame(index=rows.index)
+    job = keys.apply(tuple, axis=1) if swept else pd.Series(0, index=rows.index)
+    varying = [c for c in ("distribution", "B") if c != x and c in rows and rows.groupby(job)[c].nunique().max() > 1]
+    cell = rows[varying].astype(str).apply(lambda r: ", ".join(f"{c} = {v}" for c, v in r.items()), axis=1) \
+        if varying else pd.Series("", index=rows.index)
+    styles = {c: ("-", "--", ":", "-.")[k % 4] for k, c in enumerate(dict.fromkeys(cell))}
+    for i, values in enumerate(panels):
+        ax = axes.flat[i]
+        s = rows[(keys == list(values)).all(axis=1)] if swept else rows
+        for h in hues:
+            for c, ls in styles.items():
+                line = s[(s[hue] == h) & (cell[s.index] == c)]
+                if not len(line):
+                    continue
+                label = _label(str(h)) if i == 0 and c == next(iter(styles)) else None
+                style = {"ls": ls}
+                if band == ("mcse",):
+                    _band(ax, line, x, label, palette[h], **style)
+                elif band:
+                    _band(ax, line, x, label, palette[h], low="ci_low", high="ci_high", **style)
+                else:
+                    line = line.sort_values(x)
+                    ax.plot(line[x], line["estimate"], color=palette[h], label=label, lw=1.6, **style)
+        _title(ax, ", ".join(f"{k} = {v}" for k, v in zip(swept, values)) or "all jobs")
+        if i % ncols == 0:
+            _labels(ax, ylabel=ylabel)
+        if i >= len(panels) - ncols:
+            _labels(ax, xlabel=x)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    shade = {("mcse",): [_shade("95% Monte Carlo interval (±1.96 MCSE)")],
+             ("ci_low", "ci_high"): [_shade("95% Clopper–Pearson interval")]}.get(band, [])
+    if len(styles) > 1:
+        shade += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]
+    _legend(axes.flat[0], extra=shade, fontsize=7)
+    _suptitle(fig, title or f"{ylabel} by {', '.join(swept) or 'job'}")
     return fig
 
 

@@ -18,7 +18,7 @@ COMMANDS = {
     "bands": "simultaneous confidence bands for the tuning curves and score CDFs of your own results",
     "audit": "how far to trust these analyses at your sample size: simulate searches from a fit to your scores",
     "reproduce": "rerun every catalogued paper result and write REPRODUCTION.md with verdicts",
-    "collect": "summary and figures of a sharded run (runner.shard=i/N), once every shard is done",
+    "collect": "summary and figures of a sharded run (runner.shard=i/N), or a sweep's stacked summary (-m)",
     "replay": "rerun one failed chunk of a run here, with its full traceback",
 }
 
@@ -42,8 +42,12 @@ _USAGE = {
         "simstudy reproduce only=fiesta_table2 n_jobs=2",
     ], "REPRODUCTION.md (in out=, default: here; --quick: outputs/reproduce-quick/) and one run per entry "
        "under outputs/reproduce/"),
-    "collect": ("simstudy collect run_dir=DIR", ["simstudy collect run_dir=outputs/dodge2021_fig1/default"],
-                "the run's summary and figures, exactly as an unsharded run would"),
+    "collect": ("simstudy collect run_dir=DIR | sweep_dir=DIR", [
+        "simstudy collect run_dir=outputs/dodge2021_fig1/default",
+        "simstudy collect sweep_dir=outputs/multirun/dodge2021_fig1"],
+        "run_dir: the run's summary and figures, exactly as an unsharded run would; sweep_dir: summary.parquet/csv "
+        "(every finished job's summary, a column per swept key) and a faceted figure.png/pdf, exit 1 naming the "
+        "jobs that did not finish"),
     "replay": ("simstudy replay run_dir=DIR chunk=CELL/K", [
         "simstudy replay run_dir=outputs/dodge2021_fig1/default chunk=c0123abcd/3"],
         "nothing: it reruns the chunk and shows its traceback"),
@@ -111,7 +115,9 @@ KEYS = {
                   "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
                   "n_jobs": "worker processes per study (-1: every core)",
                   "out": "the directory REPRODUCTION.md is written to"},
-    "collect": {"run_dir": "the run directory the shards wrote into"},
+    "collect": {"run_dir": "the run directory the shards wrote into",
+                "sweep_dir": "instead of run_dir: a sweep's directory (simstudy -m ...; outputs/multirun/<study>), "
+                             "whose jobs' summaries are stacked again"},
     "replay": {"run_dir": "the run directory of the failed run",
                "chunk": "the failed chunk as CELL/K, as the failure message names it"},
 }
@@ -134,6 +140,8 @@ STUDY_KEYS = {
     "runner.shard": "i/N: run only the i-th of N slices of the chunks (array jobs), then simstudy collect",
     "runner.progress": "true, false or auto (a bar on a terminal, log lines otherwise)",
     "runner.max_failure_fraction": "the share of chunks that may fail before the run exits 1 (default 0)",
+    "+design": "cross values of keys into cells of one run, stacked into one summary and figure, e.g. "
+               "'+design={distribution.sd: [0.05, 0.1], budget.B: [10, 30]}'",
 }
 
 

@@ -1,0 +1,167 @@
+"""The Python API for notebooks: :func:`run` a study and :func:`compose` its config, as the command would.
+
+``simstudy.run("dodge2021_fig1", overrides=["study.reps=3000"], out_dir="runs/fig1")`` does what
+``simstudy experiment=dodge2021_fig1 study.reps=3000 hydra.run.dir=runs/fig1`` does, on the same code path:
+the same validation (a bad override raises :class:`~simstudy.config.ConfigError` with the line the command
+prints), the same files in the run directory, the same resume from finished chunks, and the same numbers, bit
+for bit. Log lines go to the ``simstudy`` logger (``logging.basicConfig(level=logging.INFO)`` shows them).
+
+Hydra is imported only when one of these is called (through :mod:`simstudy.cli`), so ``import simstudy``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import ConfigError
+
+__all__ = ["run", "compose", "RunResult", "RunFailed", "ConfigError"]
+
+
+class RunFailed(RuntimeError):
+    """A run that could not finish (too many failed chunks, missing chunks at collect, a full disk), with the
+    one line the command prints when it exits with status 1."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run.
+
+    Attributes
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary (as in summary.parquet); empty for one shard of a sharded run (``runner.shard=i/N``).
+    files : dict of str to Path
+        The files written, by name (``summary_parquet``, ``summary_csv``, ``run``, ...; for a shard, its
+        ``shard_marker``).
+    report : simstudy.runner.RunReport
+        The runner's report: chunks (``tasks``), ``resumed`` ones, wall and compute seconds, failures.
+    config : simstudy.config.Config
+        The validated frozen config that ran.
+    out_dir : Path
+        The run directory (absolute).
+    """
+
+    summary: object
+    files: dict
+    report: object
+    config: object
+    out_dir: Path
+
+
+def _iv(experiment, overrides) -> list[str]:
+    if experiment is not None and not isinstance(experiment, str):
+        raise TypeError(f"experiment must be a preset name (str) or None, got {type(experiment).__name__}")
+    if isinstance(overrides, str):
+        raise TypeError(f"overrides must be a list of 'key=value' strings, got the string {overrides!r}: "
+                        f"write overrides=[{overrides!r}]")
+    overrides = list(overrides)
+    bad = [o for o in overrides if not isinstance(o, str)]
+    if bad:
+        raise TypeError(f"overrides must be 'key=value' strings, got {bad[0]!r}")
+    return overrides
+
+
+def _refusal(exc) -> Exception:
+    return (ConfigError if exc.code == 2 else RunFailed)(exc.message)
+
+
+def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
+    """The validated, frozen config of ``simstudy [experiment=NAME] [overrides...]``, without running it.
+
+    Parameters
+    ----------
+    experiment : str or None
+        A preset of configs/experiment (e.g. ``"dodge2021_fig1"``); None: the default config.
+    overrides : sequence of str
+        ``key=value`` overrides, as on the command line (``"study.reps=3000"``, ``"estimators=[u,v]"``).
+
+    Returns
+    -------
+    simstudy.config.Config
+
+    Raises
+    ------
+    ConfigError
+        For an unknown preset, key or option, or an invalid value: the one line the command prints.
+    TypeError
+        If ``overrides`` is not a sequence of strings.
+
+    Example
+    -------
+    >>> import simstudy
+    >>> config = simstudy.compose("dodge2021_fig1", overrides=["study.reps=3000"])
+    >>> config.study.name, config.study.reps
+    ('dodge2021_fig1', 3000)
+    """
+    overrides = _iv(experiment, overrides)
+    from . import cli
+
+    try:
+        return cli.api_compose(experiment, overrides)
+    except cli._Refused as exc:
+        raise _refusal(exc) from None
+
+
+def run(experiment: str | None = None, overrides: Sequence[str] = (),
+        out_dir: str | os.PathLike | None = None) -> RunResult:
+    """Run ``simstudy [experiment=NAME] [overrides...]`` in this process and return its result.
+
+    The same code path as the command: the same checks, the same run directory files (config.yaml, run.json,
+    the summary, the figure ...), the same resume (rerunning resumes from finished chunks; a larger
+    ``study.reps`` extends them), and the same numbers, bit for bit.
+
+    Parameters
+    ----------
+    experiment : str or None
+        A preset of configs/experiment (e.g. ``"dodge2021_fig1"``); None: the default config.
+    overrides : sequence of str
+        ``key=value`` overrides, as on the command line. One value per key (no sweeps: loop in Python).
+    out_dir : path-like, optional
+        The run directory; default the command's, ``outputs/<study.name>/<overrides>`` under the working
+        directory (so the command and this function share, and resume, one directory).
+
+    Returns
+    -------
+    RunResult
+
+    Raises
+    ------
+    ConfigError
+        For bad input (an unknown preset, key or option, an invalid value, a directory holding another
+        configuration's results or someone else's files): the one line the command prints (exit status 2).
+    RunFailed
+        When the run cannot finish (more failed chunks than ``runner.max_failure_fraction``, a full disk):
+        the command's line for exit status 1.
+    TypeError
+        If ``overrides`` is not a sequence of strings.
+
+    Example
+    -------
+    >>> import simstudy, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> result = simstudy.run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"],
+    ...                       out_dir=out)
+    >>> sorted(result.summary["estimator"].unique())
+    ['truth', 'u', 'v', 'v-u', 'w', 'w-u', 'w-v']
+    >>> simstudy.run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"],
+    ...              out_dir=out).report.resumed
+    1
+    """
+    overrides = _iv(experiment, overrides)
+    from . import cli
+
+    try:
+        done, config, where = cli.api_run(experiment, overrides, out_dir)
+    except cli._Refused as exc:
+        raise _refusal(exc) from None
+    summary = getattr(done, "summary", None)
+    if summary is None:  # one shard of a sharded run: chunks stored, nothing summarised
+        import pandas as pd
+
+        return RunResult(pd.DataFrame(), {"shard_marker": done.marker}, done.report, config, where)
+    return RunResult(summary, dict(done.files), done.report, config, where)

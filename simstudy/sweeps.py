@@ -1,0 +1,191 @@
+"""A sweep's jobs in one tidy frame: every job's summary stacked, with one column per swept key.
+
+A Hydra multirun (``simstudy -m key=a,b ...``) leaves one run directory per combination of swept values;
+:func:`stack` reads their ``summary.parquet`` files into one frame with a ``job`` column (the job's directory
+name) and one column per swept key holding that job's value (numbers as numbers). :func:`headline` picks, per
+study kind, the rows a sweep's faceted figure shows (:func:`simstudy.plots.sweep_figure`).
+
+Which jobs a sweep has and what each one's values are is the CLI's business (it reads the sweep's
+``multirun.yaml`` with Hydra's own parser); this module knows nothing of Hydra.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["Job", "Stacked", "Headline", "HEADLINES", "stack", "headline"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job of a sweep: its directory name (under the sweep directory) and its swept values by key."""
+
+    name: str
+    values: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stacked:
+    """Stacked summaries: ``frame`` (``job``, the swept keys, then the summaries' columns), the ``unfinished``
+    jobs' names (no ``summary.parquet``) and the study ``kind`` (from the first finished job's run.json)."""
+
+    frame: pd.DataFrame
+    unfinished: tuple[str, ...]
+    kind: str
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The rows of a summary a sweep figure shows: those matching ``where`` (column -> value), ``estimate``
+    against ``x``, one line per ``hue``; ``ylabel`` names the measure."""
+
+    where: dict
+    x: str
+    hue: str
+    ylabel: str
+
+
+#: The headline measure of each study kind: what a reader compares across a sweep's settings first.
+HEADLINES = {
+    "evp_accuracy": Headline({"measure": "mse"}, "n", "estimator", "MSE"),
+    "wrong_conclusions": Headline({"measure": "wrong_rate"}, "B", "estimator", "wrong-conclusion rate"),
+    "model_selection": Headline({"measure": "p_correct"}, "budget", "algorithm", "P(best model selected)"),
+    "fixed_confidence": Headline({"measure": "evaluations_mean"}, "confidence", "algorithm", "mean evaluations"),
+    "band_coverage": Headline({"check": "curve"}, "nominal", "method", "empirical coverage"),
+    "bootstrap_coverage": Headline({}, "k", "estimator", "pointwise coverage"),
+    "band_width": Headline({"measure": "width"}, "k", "method", "band width"),
+    "band_triviality": Headline({"measure": "trivial_k"}, "n", "method", "trivial budget"),
+}
+_X = ("n", "k", "B", "budget", "nominal", "confidence")
+_HUE = ("estimator", "method", "algorithm")
+
+
+def _stack_iv(sweep_dir, jobs, swept) -> tuple[Path, list[Job], list[str]]:
+    sweep_dir = Path(sweep_dir)
+    jobs, swept = list(jobs), list(swept)
+    names = [job.name for job in jobs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"jobs must have distinct names, got {names}")
+    clash = [k for k in swept if k == "job"]
+    if clash:
+        raise ValueError("a swept key cannot be named 'job' (the column of job names)")
+    for job in jobs:
+        missing = [k for k in swept if k not in job.values]
+        if missing:
+            raise ValueError(f"job {job.name} has no value for swept key(s) {', '.join(missing)}")
+    return sweep_dir, jobs, swept
+
+
+def stack(sweep_dir, jobs, swept) -> Stacked:
+    """Stack the summaries of a sweep's jobs into one tidy frame.
+
+    Parameters
+    ----------
+    sweep_dir : path-like
+        The sweep directory; job ``j`` wrote ``sweep_dir / j.name / "summary.parquet"``.
+    jobs : iterable of Job
+        The sweep's jobs, in the order their rows are stacked.
+    swept : iterable of str
+        The swept keys (e.g. ``distribution.sd``): one column each, after ``job``.
+
+    Returns
+    -------
+    Stacked
+        The frame (finished jobs only), the unfinished jobs' names and the study kind ("" if none finished).
+        A swept column holding both numbers and text is stored as text (one type per column).
+
+    Raises
+    ------
+    ValueError
+        If two jobs share a name, a job lacks a swept key's value, or a swept key is named ``job``.
+
+    Example
+    -------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for sd in (0.05, 0.1):
+    ...     (d / f"sd={sd}").mkdir()
+    ...     pd.DataFrame({"measure": ["mse"], "estimate": [sd ** 2]}).to_parquet(d / f"sd={sd}" / "summary.parquet")
+    >>> out = stack(d, [Job("sd=0.05", {"sd": 0.05}), Job("sd=0.1", {"sd": 0.1}), Job("sd=0.2", {"sd": 0.2})],
+    ...             ["sd"])
+    >>> out.frame
+           job    sd measure  estimate
+    0  sd=0.05  0.05     mse    0.0025
+    1   sd=0.1  0.10     mse    0.0100
+    >>> out.unfinished
+    ('sd=0.2',)
+    """
+    sweep_dir, jobs, swept = _stack_iv(sweep_dir, jobs, swept)
+    frames, unfinished, kind = [], [], ""
+    for job in jobs:
+        path = sweep_dir / job.name / "summary.parquet"
+        if not path.is_file():
+            unfinished.append(job.name)
+            continue
+        summary = pd.read_parquet(path)
+        if not kind:
+            kind = _kind(sweep_dir / job.name / "run.json")
+        frames.append(summary.assign(**{"job": job.name, **{k: job.values[k] for k in swept}}))
+    if not frames:
+        return Stacked(pd.DataFrame(columns=["job", *swept]), tuple(unfinished), kind)
+    frame = pd.concat(frames, ignore_index=True)
+    first = ["job", *swept]
+    frame = frame[first + [c for c in frame.columns if c not in first]]
+    for key in swept:
+        if frame[key].dtype == object and frame[key].map(type).nunique() > 1:  # e.g. 10 and "abc": parquet
+            frame[key] = frame[key].astype(str)  # holds one type per column
+    return Stacked(frame, tuple(unfinished), kind)
+
+
+def _kind(run_json: Path) -> str:
+    try:
+        return str(json.loads(run_json.read_text()).get("kind", ""))
+    except (OSError, ValueError):
+        return ""
+
+
+def headline(frame: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, Headline]:
+    """The rows of a stacked frame that its sweep figure draws, and how (:data:`HEADLINES`).
+
+    A kind not in :data:`HEADLINES` (a plug-in study) shows its first measure against the first of
+    ``n, k, B, budget, nominal, confidence`` it has, one line per ``estimator``, ``method`` or ``algorithm``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A stacked frame (:func:`stack`) or one summary, with an ``estimate`` column.
+    kind : str
+        The study kind.
+
+    Returns
+    -------
+    rows : DataFrame
+        The headline rows (for ``evp_accuracy``: each estimator's MSE, without the exact truth and the paired
+        differences; failed-chunk rows never).
+    spec : Headline
+
+    Example
+    -------
+    >>> f = pd.DataFrame({"estimator": ["u", "v", "truth", "v-u"], "n": 1, "measure": "mse", "estimate": 0.0})
+    >>> rows, spec = headline(f, "evp_accuracy")
+    >>> list(rows["estimator"]), spec.x, spec.hue
+    (['u', 'v'], 'n', 'estimator')
+    """
+    spec = HEADLINES.get(kind)
+    if spec is None:
+        measures = [m for m in dict.fromkeys(frame.get("measure", pd.Series(dtype=object))) if m != "failed_chunks"]
+        spec = Headline({"measure": measures[0]} if measures else {},
+                        next((c for c in _X if c in frame), "job"), next((c for c in _HUE if c in frame), "job"),
+                        measures[0] if measures else "estimate")
+    keep = pd.Series(True, index=frame.index)
+    for column, value in spec.where.items():
+        keep &= frame[column] == value if column in frame else False
+    if "measure" in frame:
+        keep &= frame["measure"] != "failed_chunks"
+    if spec.hue == "estimator" and "estimator" in frame:  # the truth and paired differences are not estimators
+        keep &= (frame["estimator"] != "truth") & ~frame["estimator"].astype(str).str.contains("-", regex=False)
+    return frame[keep], spec

@@ -1,0 +1,90 @@
+"""The Python API: simstudy.run is the command in this process (the same numbers bit for bit, the same directory,
+resume and one-line refusals, raised rather than printed); simstudy.compose is its validated config."""
+
+import dataclasses
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from _cli import one_line_error, simstudy
+from omegaconf import OmegaConf
+from pandas.testing import assert_frame_equal
+
+import simstudy as ss
+from simstudy import config as config_module
+
+# Tiny Figure 1 setting: 2 chunks, so that a resume has something to resume.
+ARGS = ["study.reps=200", "study.chunk_reps=100", "budget.B=6", "seed=43", "runner.progress=false"]
+
+
+def test_run_matches_the_command_bit_for_bit_and_writes_the_same_files(tmp_path):
+    simstudy("experiment=dodge2021_fig1", *ARGS, "hydra.run.dir=cli", cwd=tmp_path)
+    result = ss.run("dodge2021_fig1", ARGS, out_dir=tmp_path / "api")
+    assert isinstance(result, ss.RunResult) and result.out_dir == tmp_path / "api"
+    cli_summary = pd.read_parquet(tmp_path / "cli" / "summary.parquet")
+    assert_frame_equal(pd.read_parquet(tmp_path / "api" / "summary.parquet"), cli_summary, check_exact=True)
+    assert_frame_equal(result.summary.reset_index(drop=True), cli_summary, check_exact=True)
+    assert (tmp_path / "api" / "config.yaml").read_text() == (tmp_path / "cli" / "config.yaml").read_text()
+    names = {p.name for p in (tmp_path / "cli").iterdir() if p.is_file()}
+    assert {p.name for p in (tmp_path / "api").iterdir() if p.is_file()} == names
+    assert result.files["summary_parquet"] == tmp_path / "api" / "summary.parquet"
+    assert result.report.tasks == 2 and result.report.resumed == 0
+    assert result.config.study.reps == 200 and result.config.budget.B == (6,)
+
+
+def test_a_second_run_resumes_and_the_command_resumes_the_apis_default_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = ss.run("dodge2021_fig1", ARGS)
+    expected = tmp_path / "outputs" / "dodge2021_fig1" / "budget.B=6,seed=43,study.chunk_reps=100,study.reps=200"
+    assert first.out_dir == expected  # the command's own run directory for these overrides
+    again = ss.run("dodge2021_fig1", ARGS)
+    assert again.report.resumed == again.report.tasks == 2
+    assert_frame_equal(again.summary, first.summary, check_exact=True)
+    proc = simstudy("experiment=dodge2021_fig1", *ARGS, cwd=tmp_path)
+    assert "2 chunks (2 resumed)" in proc.stdout
+
+
+def test_compose_returns_the_frozen_config_the_command_would_run(tmp_path):
+    composed = ss.compose("dodge2021_fig1", overrides=ARGS)
+    assert isinstance(composed, config_module.Config)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        composed.seed = 1
+    simstudy("experiment=dodge2021_fig1", *ARGS, "hydra.run.dir=run", cwd=tmp_path)
+    stored = OmegaConf.to_container(OmegaConf.load(tmp_path / "run" / "config.yaml"))
+    assert config_module.parse(stored) == composed
+    assert ss.compose().study.kind == "evp_accuracy"  # None: the default config
+
+
+@pytest.mark.parametrize("override", ["study.rep=5", "budget.B=abc", "distribution=nope"])
+def test_a_bad_override_raises_the_commands_one_line_and_makes_nothing(tmp_path, override):
+    line = one_line_error(simstudy("experiment=dodge2021_fig1", override, cwd=tmp_path, check=False), "")
+    for call in (lambda: ss.compose("dodge2021_fig1", [override]),
+                 lambda: ss.run("dodge2021_fig1", [override], out_dir=tmp_path / "api")):
+        with pytest.raises(ss.ConfigError) as caught:
+            call()
+        assert str(caught.value) == line.removeprefix("simstudy: error: ")
+    assert not (tmp_path / "api").exists()
+
+
+def test_a_directory_of_another_configuration_is_refused_and_keeps_its_results(tmp_path):
+    ss.run("dodge2021_fig1", ARGS, out_dir=tmp_path / "run")
+    before = (tmp_path / "run" / "summary.parquet").read_bytes()
+    with pytest.raises(ss.ConfigError, match="holds results of a different configuration"):
+        ss.run("dodge2021_fig1", [*ARGS, "seed=44"], out_dir=tmp_path / "run")
+    assert (tmp_path / "run" / "summary.parquet").read_bytes() == before
+
+
+def test_bad_arguments_are_type_errors_and_sweeps_are_refused():
+    with pytest.raises(TypeError, match=r"write overrides=\['study.reps=5'\]"):
+        ss.run("dodge2021_fig1", "study.reps=5")
+    with pytest.raises(ss.ConfigError, match="lists several values .* run once per value"):
+        ss.compose("dodge2021_fig1", ["budget.B=5,6"])
+    with pytest.raises(ss.ConfigError, match="command-line flag"):
+        ss.compose("dodge2021_fig1", ["--multirun"])
+
+
+def test_import_simstudy_does_not_import_hydra():
+    code = "import sys, simstudy; print('hydra' in sys.modules, 'simstudy.cli' in sys.modules, callable(simstudy.run))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "True"]
