@@ -604,6 +604,7 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     name = LOCK_NAME if shard is None else f"{LOCK_NAME}.shard-{re.sub(r'[^0-9]+', '-', str(shard)).strip('-')}"
     lock = path / name
     _take_lock(lock, owner, warn)
+    written = False
     try:
         check_run_dir(path)  # under the lock: a foreign file may have appeared since the first look
         others = sorted(p for p in path.glob(LOCK_NAME + "*") if p != lock and ".stale-" not in p.name
@@ -625,7 +626,9 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
         if removed:
             warn(f"{path}: removed {len(removed)} temporary file(s) left by an interrupted run "
                  f"({', '.join(p.name for p in removed[:3])}{' ...' if len(removed) > 3 else ''})")
-    except BaseException:
+    except BaseException:  # e.g. SIGTERM mid-claim: leave the directory as it was found
+        if written:
+            (path / RUN_MARKER).unlink(missing_ok=True)
         lock.unlink(missing_ok=True)
         raise
     return RunDirClaim(path, lock, written, removed)

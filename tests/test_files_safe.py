@@ -187,7 +187,7 @@ def test_sigterm_right_after_the_claim_leaves_no_directory(tmp_path):
             proc.wait()
     assert proc.returncode != 0
     if run_dir.exists():  # the signal came after config.yaml was written: that stays, the lock does not
-        assert not (run_dir / io.LOCK_NAME).exists() and (run_dir / "config.yaml").is_file()
+        assert not (run_dir / io.LOCK_NAME).exists() and (run_dir / "config.yaml").is_file(), tree(tmp_path)
     else:
         assert tree(tmp_path) == {}  # a/ and a/run/ were this run's: both gone
 
@@ -322,3 +322,15 @@ def test_a_quick_report_never_replaces_the_paper_scale_one(tmp_path):
     one_line_error(proc, "REPRODUCTION.md is the report at paper-scale settings; write the other one to another "
                          "out=DIR")
     assert tree(tmp_path) == before
+
+
+def test_an_interrupt_during_the_claim_leaves_neither_lock_nor_marker(tmp_path, monkeypatch):
+    # SIGTERM becomes KeyboardInterrupt anywhere in the claim (here: while clearing stray temporaries, after the
+    # marker was written): the directory must be left as found, so the caller's clean-up can remove it.
+    def interrupted(path):
+        raise KeyboardInterrupt("signal 15")
+
+    monkeypatch.setattr(io, "remove_stray_temporaries", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        io.claim_run_dir(tmp_path / "run")
+    assert tree(tmp_path / "run") == {}
