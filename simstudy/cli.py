@@ -84,7 +84,8 @@ class _DirsBefore:
         return False
 
 
-#: Set before each Hydra command runs (:func:`_note_dirs_before`); None: unknown, so nothing is removed.
+#: Set before each Hydra command runs (:func:`_check_overrides`, from the first job's own config; the API:
+#: :func:`api_run`); None: unknown, so nothing is removed.
 _DIRS_BEFORE: _DirsBefore | None = None
 
 
@@ -103,35 +104,13 @@ def _prefixes(path: str) -> set[Path]:
     return out
 
 
-def _note_dirs_before(config_name: str) -> None:
-    """Note which directories the run directory of this command line would create, before Hydra creates it.
-
-    The run directory (``hydra.run.dir``, or a sweep's ``hydra.sweep.dir``) is resolved the way Hydra will
-    resolve it, from the overrides in ``sys.argv``; if that fails (an unusual flag, a sweep Hydra's parser
-    does not expand), nothing is known and a refused run removes no directory at all.
-    """
-    global _DIRS_BEFORE
-    _DIRS_BEFORE = None
-    args = sys.argv[1:]
-    multirun = any(a in ("-m", "--multirun") for a in args)
-    args = [a for a in args if a not in ("-m", "--multirun")]
-    if any(a.startswith("-") for a in args):
-        return
+def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
+    """Note the directories of a composed command's run (or sweep) directory, resolved as Hydra will resolve it;
+    if it cannot be resolved here, nothing is known and a refused run removes no directory."""
     try:
-        from hydra import compose, initialize_config_dir
-        from hydra.core.override_parser.overrides_parser import OverridesParser
-
-        overrides = []
-        for o in OverridesParser.create().parse_overrides(args):
-            if o.is_sweep_override():  # the sweep's directory is the same for every value (unless swept itself)
-                overrides.append(f"{o.get_key_element()}={next(iter(o.sweep_string_iterator()))}")
-            else:
-                overrides.append(o.input_line)
-        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
-            cfg = compose(config_name, overrides=overrides, return_hydra_config=True)
         HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the directory's name; Hydra sets it again
         target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
-    except Exception:  # noqa: BLE001 -- unknown: Hydra reports the overrides' errors itself
+    except Exception:  # noqa: BLE001 -- Hydra reports the directory's own errors when it makes it
         return
     _note_dirs(target, multirun)
 
@@ -221,6 +200,8 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     later, by Hydra); a ``hydra.run.dir`` that is an existing file is refused here. Other flags (``--help``,
     ``--cfg``, ``-cn`` ...) are left to Hydra itself.
     """
+    global _DIRS_BEFORE
+    _DIRS_BEFORE = None  # unknown until the first job is composed: a refusal before then removes nothing
     multirun = any(arg in ("-m", "--multirun") for arg in argv)
     argv = [arg for arg in argv if arg not in ("-m", "--multirun")]
     if any(arg.startswith("-") for arg in argv):
@@ -266,6 +247,8 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
         for job in jobs:
             try:
                 cfg = compose(config_name, overrides=job, return_hydra_config=True)
+                if job is composed:  # the directories Hydra will make for this command line, noted before it does
+                    _note_run_dir(cfg, multirun)
                 with open_dict(cfg):
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -389,14 +372,9 @@ def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path):
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="config")
-def _study_job(cfg: DictConfig) -> None:
+def _study_app(cfg: DictConfig) -> None:
     _in_run_dir(_run_study, cfg)
 
-
-def _study_app() -> None:
-    """``simstudy ...``: Hydra runs _study_job, once the directories it may create are noted."""
-    _note_dirs_before("config")
-    _study_job()
 
 
 def _run_study(cfg: DictConfig, out_dir: Path):
@@ -733,14 +711,9 @@ def _log_headline(summary, kind: str) -> None:
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="curve")
-def _curve_job(cfg: DictConfig) -> None:
+def _curve_app(cfg: DictConfig) -> None:
     _in_run_dir(_run_curve, cfg)
 
-
-def _curve_app() -> None:
-    """``simstudy curve ...``: Hydra runs _curve_job, once the directories it may create are noted."""
-    _note_dirs_before("curve")
-    _curve_job()
 
 
 def _load_scores(opts) -> dict:
@@ -820,14 +793,9 @@ def _curve_table(table) -> str:
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="bands")
-def _bands_job(cfg: DictConfig) -> None:
+def _bands_app(cfg: DictConfig) -> None:
     _in_run_dir(_run_bands, cfg)
 
-
-def _bands_app() -> None:
-    """``simstudy bands ...``: Hydra runs _bands_job, once the directories it may create are noted."""
-    _note_dirs_before("bands")
-    _bands_job()
 
 
 def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
@@ -898,14 +866,9 @@ def _distinct_scores(model: str, cdf, n: int):
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="audit")
-def _audit_job(cfg: DictConfig) -> None:
+def _audit_app(cfg: DictConfig) -> None:
     _in_run_dir(_run_audit, cfg)
 
-
-def _audit_app() -> None:
-    """``simstudy audit ...``: Hydra runs _audit_job, once the directories it may create are noted."""
-    _note_dirs_before("audit")
-    _audit_job()
 
 
 def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
