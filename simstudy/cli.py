@@ -561,15 +561,15 @@ def _run_and_report(config, out_dir: Path):
     """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here.
     Returns the :class:`~simstudy.studies.base.StudyResult`, or for a shard its
     :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
-    # Imported after validation: a bad config fails fast, without paying for pandas and matplotlib.
-    from . import plots
+    # Imported after validation: a bad config fails fast, without paying for matplotlib.
     from .cluster import ClusterUnavailable
     from .runner import MissingChunks
-    from .studies import STUDIES
+    from .registry import figure_function, study
     from .studies.base import ShardDone
 
+    spec = study(config.study.kind)
     try:
-        result = STUDIES[config.study.kind](config, out_dir)
+        result = spec.run(config, out_dir)
     except ShardDone as done:
         i, n = config.runner.shard
         _log_report(done.report)
@@ -590,10 +590,11 @@ def _run_and_report(config, out_dir: Path):
     shown = result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else \
         result.summary
     if len(shown):
-        fig = plots.FIGURES[config.study.kind](shown)
+        fig = figure_function(spec)(shown)
         for suffix in ("png", "pdf"):
             io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
-        _log_headline(shown, config.study.kind)
+        if spec.headline is not None:
+            log.info("%s", spec.headline(shown))
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
     _check_failures(result.report, config, out_dir)
     return result
@@ -651,63 +652,6 @@ def _describe(run_json: Path) -> list[str]:
     described = json.loads(run_json.read_text()).get("distributions", {})
     return [f"{name}: " + ", ".join(f"{k}={v}" for k, v in desc.items() if k != "name")
             for name, desc in described.items()]
-
-
-def _log_headline(summary, kind: str) -> None:
-    """The numbers a reader checks first, with their MCSEs: bias, variance and MSE at the largest n of each
-    cell, the wrong-conclusion rates per budget, or coverage against nominal."""
-    if kind == "band_coverage":
-        s = summary[summary["check"] != "cdf"]
-        table = s.pivot_table(index="nominal", columns=["distribution", "method", "check"], values="estimate")
-        log.info("empirical coverage (rows: nominal)\n%s", table.round(3).to_string())
-        curve = s[s["check"] == "curve"]
-        outside = (curve["ci_low"] > curve["nominal"]) | (curve["ci_high"] < curve["nominal"])
-        for method, miss in outside.groupby(curve["method"]).sum().items():
-            log.info("%s: nominal level outside the CP interval in %d of %d cases (exact bands: about 1%%; "
-                     "DKW is conservative)", method, miss, int((curve["method"] == method).sum()))
-        return
-    if kind == "model_selection":
-        p = summary[summary["measure"] == "p_correct"]
-        log.info("P(best model selected), MCSE in brackets\n%s", p.assign(
-            value=p["estimate"].map("{:.4f}".format) + " (" + p["mcse"].map("{:.4f}".format) + ")").pivot(
-            index="budget", columns="algorithm", values="value").to_string())
-        return
-    if kind == "fixed_confidence":
-        from .studies.fixed_confidence import paper_table
-
-        log.info("evaluations needed and %% correctly selected (Moss et al. Tables 2-3 layout)\n%s",
-                 paper_table(summary).to_string(index=False))
-        return
-    if kind == "band_width":
-        w = summary[(summary["measure"] == "width") & summary["k"].isin([1, 5, 10, 20, 48])]
-        log.info("average band width (upper - lower)\n%s", w.pivot_table(
-            index=["distribution", "n", "kind", "k"], columns="method", values="estimate").round(4).to_string())
-        t = summary[summary["measure"] == "trivial_k"]
-        log.info("budget where the upper median band becomes trivial (exact)\n%s",
-                 t.pivot_table(index="n", columns="method", values="estimate").round(2).to_string())
-        return
-    if kind == "bootstrap_coverage":
-        table = summary[summary["k"].isin([1, 2, 5, 10, 20, 30, 40, 50])].pivot_table(
-            index="k", columns=["distribution", "estimator"], values="estimate")
-        log.info("pointwise coverage of the bootstrap bands (nominal %.2f)\n%s", summary["nominal"].iloc[0],
-                 table.round(3).to_string())
-        return
-    if kind == "band_triviality":
-        fits = summary[summary["measure"].isin(["samples_per_step", "r_squared"])]
-        log.info("linear fit of the trivial budget against n\n%s",
-                 fits.pivot_table(index="method", columns="measure", values="estimate").round(4).to_string())
-        return
-    if kind == "wrong_conclusions":
-        table = summary[summary["measure"].isin(["wrong_rate", "true_gap"])].pivot_table(
-            index="B", columns=["estimator"], values="estimate")
-        log.info("wrong-conclusion rates (truth: true gap a - b)\n%s", table.round(4).to_string())
-        return
-    for cell, s in summary.groupby("cell", sort=False):
-        n_max = s["n"].max()
-        at = s[(s["n"] == n_max) & s["measure"].isin(["bias", "variance", "mse"])]
-        for (est, measure), row in at.set_index(["estimator", "measure"]).iterrows():
-            log.info("%s B=%d n=%d %-8s %-8s % .3e (MCSE %.1e)", row["distribution"], row["B"], n_max, est,
-                     measure, row["estimate"], row["mcse"])
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="curve")
@@ -1120,7 +1064,7 @@ def _collect_sweep(sweep_dir: Path) -> None:
 
 def _replay(argv: list[str]) -> None:
     """``simstudy replay run_dir=DIR chunk=CELL/K``: rerun one chunk here; its exception propagates in full."""
-    from .studies import STUDIES
+    from .registry import study
     from .studies.base import ReplayDone
 
     opts = _key_values(argv, "replay", ("run_dir", "chunk"))
@@ -1132,7 +1076,7 @@ def _replay(argv: list[str]) -> None:
     config = _load_run(run_dir, replay=(cell, int(k)), n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
     try:
-        STUDIES[config.study.kind](config, run_dir)
+        study(config.study.kind).run(config, run_dir)
     except ReplayDone as done:
         print(f"{done} (the failure did not reproduce)")
     except ValueError as exc:

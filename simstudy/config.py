@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import distributions, estimators
+from . import distributions, estimators, schema
+from .schema import ConfigError, option
 
 __all__ = [
     "ConfigError",
@@ -33,7 +34,14 @@ __all__ = [
     "parse_bands",
     "AuditConfig",
     "parse_audit",
-    "STUDY_KINDS",
+    "StudyOptions",
+    "reps_option",
+    "chunk_reps_option",
+    "save_replicates_option",
+    "check_chunk_memory",
+    "check_budget_memory",
+    "at_least_arms",
+    "study_kinds",
     "BACKENDS",
     "parse_shard",
     "MEMORY_ENV",
@@ -41,116 +49,6 @@ __all__ = [
     "check_memory",
 ]
 
-#: Studies the CLI can run.
-STUDY_KINDS = ("evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality", "bootstrap_coverage",
-               "band_width", "model_selection", "fixed_confidence")
-
-
-def _tolerance(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ConfigError(f"{key} must be a number >= 0, got {value!r}")
-    return float(value)
-
-
-def _level(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise ConfigError(f"{key} must be a number strictly between 0 and 1, got {value!r}")
-    return float(value)
-
-
-def _listed(key: str, value: Any, what: str, minimum: int = 1) -> list:
-    """A setting that lists values (a scalar counts as a list of one), with at least ``minimum`` of them;
-    ``what`` completes the error message "{key} must list ...", e.g. "at least one level"."""
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
-    if len(values) < minimum:
-        raise ConfigError(f"{key} must list {what}, got {value!r}")
-    return values
-
-
-def _levels(key: str, value: Any) -> tuple[float, ...]:
-    values = _listed(key, value, "at least one level")
-    return tuple(sorted(set(_level(key, v) for v in values)))
-
-
-def _band_methods(key: str, value: Any) -> tuple[str, ...]:
-    from .bands import METHODS
-
-    values = _listed(key, value, "at least one method")
-    return tuple(_choice(key, v, METHODS) for v in values)
-
-
-def _sample_size(key: str, value: Any) -> int:
-    return _int(key, value, minimum=2)
-
-
-def _sample_sizes(key: str, value: Any, minimum: int = 2) -> tuple[int, ...]:
-    values = _listed(key, value, f"at least {minimum} sample sizes", minimum)
-    return tuple(sorted(set(_sample_size(key, v) for v in values)))
-
-
-def _algorithms(key: str, value: Any) -> tuple[str, ...]:
-    values = _listed(key, value, "at least one algorithm")
-    return tuple(_choice(key, v, ("sequential_halving", "non_adaptive")) for v in values)
-
-
-def _confidence_algorithms(key: str, value: Any) -> tuple[str, ...]:
-    from .selection import FIXED_CONFIDENCE_ALGORITHMS
-
-    values = _listed(key, value, "at least one algorithm")
-    return tuple(dict.fromkeys(_choice(key, v, FIXED_CONFIDENCE_ALGORITHMS) for v in values))
-
-
-def _deltas(key: str, value: Any) -> tuple[float, ...]:
-    values = _listed(key, value, "at least one delta")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 0.5:
-            raise ConfigError(f"{key} must be numbers strictly between 0 and 0.5 (confidence 1 - delta above "
-                              f"one half), got {v!r}")
-    return tuple(sorted(set(float(v) for v in values)))
-
-
-def _batch_sizes(key: str, value: Any) -> tuple[int, ...]:
-    values = _listed(key, value, "at least one batch size")
-    return tuple(sorted(set(_int(key, v, minimum=1) for v in values)))
-
-
-def _budgets(key: str, value: Any) -> tuple[int, ...]:
-    values = _listed(key, value, "at least one budget")
-    return tuple(sorted(set(_int(key, v, minimum=1) for v in values)))
-
-
-def _kinds(key: str, value: Any) -> tuple[str, ...]:
-    values = _listed(key, value, "at least one of median, mean")
-    return tuple(_choice(key, v, ("median", "mean")) for v in values)
-
-
-#: Settings particular to one study kind: key -> (validator, default).
-STUDY_OPTIONS = {
-    "evp_accuracy": {},
-    "wrong_conclusions": {"tie_tolerance": (_tolerance, 1e-12), "confidence": (_level, 0.95)},
-    "band_coverage": {"sample_size": (_sample_size, 48),
-                      "levels": (_levels, (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99)),
-                      "methods": (_band_methods, ("ld_highest_density",)),
-                      "quantile": (_level, 0.5), "ci_level": (_level, 0.99)},
-    "bootstrap_coverage": {"sample_size": (_sample_size, 50), "resamples": (_sample_size, 4096),
-                           "confidence": (_level, 0.95), "ci_level": (_level, 0.95)},
-    "band_width": {"sample_sizes": (lambda k, v: _sample_sizes(k, v, 1), (6, 48)),
-                   "methods": (_band_methods, ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")),
-                   "kinds": (_kinds, ("median", "mean")), "confidence": (_level, 0.8),
-                   "max_k": (_sample_size, 48)},
-    "model_selection": {"algorithms": (_algorithms, ("sequential_halving", "non_adaptive")),
-                        "budgets": (_budgets, (48, 96, 204)), "ci_level": (_level, 0.95)},
-    "fixed_confidence": {"algorithms": (_confidence_algorithms, ("ttts", "non_adaptive")),
-                         "deltas": (_deltas, (0.05, 0.1, 0.2)), "batch_sizes": (_batch_sizes, (4, 8)),
-                         "max_evaluations": (lambda k, v: _int(k, v, minimum=1), 10_000),
-                         "logit": (lambda k, v: _bool(k, v), False), "ci_level": (_level, 0.95)},
-    "band_triviality": {"sample_sizes": (_sample_sizes, (6, 12, 24, 48, 96, 192, 384, 768, 1024)),
-                        "methods": (_band_methods, ("ld_highest_density",)),
-                        "confidence": (_level, 0.8), "quantile": (_level, 0.5)},
-}
-#: Studies a plug-in estimator joins (everywhere u, v and w appear).
-PLUGIN_STUDIES = ("evp_accuracy", "wrong_conclusions")
-_STUDY_KEYS = ("name", "kind", "reps", "chunk_reps", "save_replicates")
 #: joblib backends the runner accepts ("dask" needs the optional extra ``simstudy[dask]``). joblib's
 #: "multiprocessing" backend is not one: it cannot stream results as they finish (``return_as=
 #: "generator_unordered"``), which the runner needs to store each chunk at once; "loky" is the process backend.
@@ -161,8 +59,49 @@ _RUNNER_KEYS = ("n_jobs", "backend", "progress", "address", "shard", "max_failur
 _TOP_KEYS = ("seed", "distribution", "budget", "estimators", "study", "runner")
 
 
-class ConfigError(ValueError):
-    """An invalid configuration value; the message names the key and the value."""
+_REPS_DOC = "simulated searches per cell (more: a smaller Monte Carlo error)"
+_CHUNK_REPS_DOC = ("searches per chunk, the unit of resuming and of parallel work (part of the random streams: "
+                   "changing it changes the numbers)")
+
+
+def reps_option(default: int) -> Any:
+    """The ``reps`` field of a study schema, with the kind's own default."""
+    return option(default, _REPS_DOC, schema.integer(minimum=2))
+
+
+def chunk_reps_option(default: int) -> Any:
+    """The ``chunk_reps`` field of a study schema, with the kind's own default."""
+    return option(default, _CHUNK_REPS_DOC, schema.integer(minimum=1))
+
+
+def save_replicates_option(default: bool) -> Any:
+    """The ``save_replicates`` field of a study schema, with the kind's own default."""
+    return option(default, "also write every replicate's estimate to replicates.parquet (evp_accuracy)",
+                  schema.boolean())
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    """What every study kind's schema holds. Subclass it, adding the kind's own fields; redeclare ``reps`` or
+    ``chunk_reps`` with :func:`reps_option` / :func:`chunk_reps_option` to change their defaults."""
+
+    reps: int = reps_option(1000)
+    chunk_reps: int = chunk_reps_option(1000)
+    save_replicates: bool = save_replicates_option(False)
+
+    # TEMPORARY (removed once every study reads attributes): dict(options) as the old tuple of pairs gave.
+    def keys(self):
+        return [f.name for f in dataclasses.fields(self)]
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+
+def study_kinds() -> tuple[str, ...]:
+    """The study kinds a config may name (:func:`simstudy.registry.study_kinds`)."""
+    from . import registry
+
+    return registry.study_kinds()
 
 
 #: Environment variable: the memory (GB) one run may plan to hold at once. Default: half of the machine's
@@ -321,14 +260,15 @@ class BudgetConfig:
 
 @dataclass(frozen=True)
 class StudyConfig:
-    """What to run: the study kind, replicates, chunking (part of the random streams) and outputs."""
+    """What to run: the study kind, replicates, chunking (part of the random streams), outputs, and the kind's
+    own options (an instance of its schema, :attr:`simstudy.registry.Study.options`)."""
 
     name: str
     kind: str
     reps: int
     chunk_reps: int
     save_replicates: bool = False
-    options: tuple[tuple[str, Any], ...] = ()  # settings of this study kind (:data:`STUDY_OPTIONS`)
+    options: Any = None  # the kind's typed options (its schema's instance; reps etc. are copied above)
 
 
 @dataclass(frozen=True)
@@ -360,18 +300,17 @@ class Config:
     runner: RunnerConfig
 
 
+# The checks of simstudy.schema, called by key and value (one implementation of each kind of check).
 def _int(key: str, value: Any, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{key} must be an integer, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{key} must be an integer >= {minimum}, got {value!r}")
-    return value
+    return schema.integer(minimum=minimum)(key, value)
 
 
 def _bool(key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{key} must be true or false, got {value!r}")
-    return value
+    return schema.boolean()(key, value)
+
+
+def _level(key: str, value: Any) -> float:
+    return schema.level()(key, value)
 
 
 def _section(cfg: Mapping, key: str) -> Mapping:
@@ -382,9 +321,7 @@ def _section(cfg: Mapping, key: str) -> Mapping:
 
 
 def _choice(key: str, value: Any, valid: tuple[str, ...]) -> str:
-    if value not in valid:
-        raise ConfigError(f"{key} must be one of {', '.join(valid)}, got {value!r}")
-    return value
+    return schema.choice(valid)(key, value)
 
 
 def _plain(value: Any) -> Any:
@@ -574,27 +511,19 @@ _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 
 
 def _study(d: Mapping) -> StudyConfig:
+    from . import registry
+
     name = d.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"study.name must be a non-empty string, got {name!r}")
     if not _NAME.fullmatch(name):  # it names the run directory (outputs/<study.name>/...): never a path
         raise ConfigError(f"study.name must be a name (letters, digits, '_', '-', '.'; not starting with '.'), "
                           f"got {name!r}")
-    kind = _choice("study.kind", d.get("kind"), STUDY_KINDS)
-    allowed = STUDY_OPTIONS[kind]
-    for key in d:
-        if key not in _STUDY_KEYS and key not in allowed:
-            valid = ", ".join((*_STUDY_KEYS, *allowed))
-            raise ConfigError(f"study.{key} is not a setting of the {kind} study (settings: {valid})")
-    options = tuple((key, check(f"study.{key}", d.get(key, default))) for key, (check, default) in allowed.items())
-    return StudyConfig(
-        name=name,
-        kind=kind,
-        reps=_int("study.reps", d.get("reps", 1000), minimum=2),
-        chunk_reps=_int("study.chunk_reps", d.get("chunk_reps", 1000), minimum=1),
-        save_replicates=_bool("study.save_replicates", d.get("save_replicates", False)),
-        options=options,
-    )
+    kind = _choice("study.kind", d.get("kind"), study_kinds())
+    options = schema.parse(registry.study(kind).options, d, "study.", ignore=("name", "kind"),
+                           what=f"the {kind} study")
+    return StudyConfig(name=name, kind=kind, reps=options.reps, chunk_reps=options.chunk_reps,
+                       save_replicates=options.save_replicates, options=options)
 
 
 def _unknown_keys(prefix: str, d: Mapping, valid: tuple[str, ...]) -> None:
@@ -666,46 +595,18 @@ def parse(cfg: Mapping) -> Config:
     ConfigError
         On the first invalid value, naming its key.
     """
+    from . import registry
+
     _unknown_keys("", cfg, _TOP_KEYS)
     seed = _int("seed", cfg.get("seed"), minimum=0)
     study = _study(_section(cfg, "study"))
+    spec = registry.study(study.kind)
     dists = _distributions(cfg.get("distribution"))
-    if study.kind in ("band_coverage", "bootstrap_coverage", "band_width"):
+    if spec.continuous:
         discrete = [d.name for d in dists if not d.continuous]
         if discrete:
             raise ConfigError(f"a {study.kind} study needs continuous distributions (kinds: "
                               f"{', '.join(distributions.CONTINUOUS_KINDS)}); {', '.join(discrete)} is not")
-    if study.kind == "model_selection":
-        if len(dists) < 2:
-            raise ConfigError(f"a model_selection study needs at least two arms in distribution, got {len(dists)}")
-        if "sequential_halving" in dict(study.options)["algorithms"]:
-            from .selection import halving_schedule
-
-            for b in dict(study.options)["budgets"]:
-                try:
-                    halving_schedule(len(dists), b)
-                except ValueError as exc:
-                    raise ConfigError(f"study.budgets: {exc}") from None
-        if min(dict(study.options)["budgets"]) < len(dists):
-            raise ConfigError(f"study.budgets: every budget must allow one evaluation of each of the {len(dists)} "
-                              f"arms, got {min(dict(study.options)['budgets'])}")
-    if study.kind == "fixed_confidence":
-        if len(dists) < 2:
-            raise ConfigError(f"a fixed_confidence study needs at least two arms in distribution, got {len(dists)}")
-        cap = dict(study.options)["max_evaluations"]
-        if cap < 3 * len(dists):
-            raise ConfigError(f"study.max_evaluations must allow the initial three evaluations of each of the "
-                              f"{len(dists)} arms ({3 * len(dists)}), got {cap}")
-        if dict(study.options)["logit"]:
-            for d in dists:
-                low, high = d.build().support
-                if not (0 <= low and high <= 1) or (not d.continuous
-                                                    and not (0 < low and high < 1)):
-                    raise ConfigError(f"study.logit=true needs scores inside (0, 1); distribution {d.name} has "
-                                      f"support [{low:g}, {high:g}]")
-    if study.kind == "wrong_conclusions" and len(dists) != 2:
-        raise ConfigError(f"a wrong_conclusions study compares two models: distribution must name exactly two, "
-                          f"got {len(dists)} ({', '.join(d.name for d in dists)})")
     config = Config(
         seed=seed,
         distributions=dists,
@@ -715,30 +616,44 @@ def parse(cfg: Mapping) -> Config:
         runner=_runner(_section(cfg, "runner")),
     )
     plugged = [e.name for e in config.estimators if e.is_plugin]
-    if plugged and study.kind not in PLUGIN_STUDIES:
-        raise ConfigError(f"estimators.{plugged[0]}: plug-in estimators join the {' and '.join(PLUGIN_STUDIES)} "
+    if plugged and not spec.plugin_estimators:
+        takers = [k for k in registry.study_kinds() if registry.study(k).plugin_estimators]
+        raise ConfigError(f"estimators.{plugged[0]}: plug-in estimators join the {' and '.join(takers)} "
                           f"studies; a {study.kind} study takes only {', '.join(estimators.CLOSED_FORM)}")
-    _check_study_memory(config)
+    if spec.check is not None:
+        spec.check(config)
+    check_chunk_memory(config, cells=1)
     _log_plugin_costs(config)
     return config
 
 
-def _check_study_memory(config: Config) -> None:
-    """The sizes a study allocates, estimated from the config and refused (one line) above the limit."""
-    import os
+def at_least_arms(config: Config) -> None:
+    """A selection study's check: at least two distributions (its arms)."""
+    if len(config.distributions) < 2:
+        raise ConfigError(f"a {config.study.kind} study needs at least two arms in distribution, got "
+                          f"{len(config.distributions)}")
 
-    study, budget = config.study, config.budget
-    uses_budget = study.kind in ("evp_accuracy", "wrong_conclusions")
-    cells = (len(config.distributions) if study.kind != "wrong_conclusions" else 1) * (
-        len(budget.B) if uses_budget else 1)
+
+def check_chunk_memory(config: Config, cells: int) -> None:
+    """Refuse a plan of chunks (``cells`` cells of ``study.reps`` replicates) too large for memory (one line)."""
+    study = config.study
     chunks = cells * -(-study.reps // study.chunk_reps)
     check_memory("study.reps", study.reps, chunks * _BYTES_PER_CHUNK,
                  f"a plan of {chunks:,} chunks of study.chunk_reps={study.chunk_reps} replicates",
                  "lower study.reps or raise study.chunk_reps")
-    if not uses_budget:
-        return
+
+
+def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: int = 1) -> None:
+    """A check for studies of the estimators at budgets (``budget.B``, ``budget.n``): the chunk plan of
+    ``cells`` cells, the estimators' weight matrices, bootstrap resamples, every worker's chunk of samples
+    (``samples_per_replicate`` samples of B scores each) and ``replicates.parquet``, estimated from the config
+    and refused (one line) above :func:`memory_limit`."""
+    import os
+
+    study, budget = config.study, config.budget
+    check_chunk_memory(config, cells)
     B = max(budget.B)
-    if study.kind == "evp_accuracy":
+    if samples_per_replicate == 1:
         # The stacked weights of every cell (budgets x estimators x B) and the cached matrix of each method.
         E, closed = len(config.estimators), len({e.method for e in config.estimators} & set(estimators.CLOSED_FORM))
         nbytes = sum(8 * len(budget.n_for(b)) * b * (len(config.distributions) * E + closed) for b in budget.B)
@@ -752,11 +667,11 @@ def _check_study_memory(config: Config) -> None:
                              f"lower estimators.{e.name}.resamples or budget.B")
     # Every worker holds a chunk of sorted samples (the draw and its sorted copy, per distribution compared).
     workers = min(os.cpu_count() or 1, config.runner.n_jobs if config.runner.n_jobs > 0 else os.cpu_count() or 1)
-    per_chunk = 16.0 * study.chunk_reps * B * (2 if study.kind == "wrong_conclusions" else 1)
+    per_chunk = 16.0 * study.chunk_reps * B * samples_per_replicate
     check_memory("study.chunk_reps", study.chunk_reps, workers * per_chunk,
                  f"{workers} worker{'s' * (workers > 1)} each holding {study.chunk_reps} samples of B={B} scores",
                  "lower study.chunk_reps, budget.B or runner.n_jobs")
-    if study.save_replicates and study.kind == "evp_accuracy":
+    if study.save_replicates and samples_per_replicate == 1:
         # replicates.parquet is written a chunk at a time: one row (about 200 bytes in the Arrow table and
         # its label columns) per replicate, estimator and budget.
         rows = study.chunk_reps * len(config.estimators) * len(budget.n_for(B))

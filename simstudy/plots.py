@@ -2,7 +2,7 @@
 
 Monte Carlo quantities are drawn with a band of +/- 1.96 MCSE (a 95% Monte Carlo interval), proportions
 with their Clopper-Pearson intervals, exact quantities as plain lines; every shaded band is named in the
-legend. :data:`FIGURES` maps a study kind to its figure. Every figure uses the constrained layout, and long
+legend. Each study kind names its figure here when it registers (:class:`simstudy.registry.Study`). Every figure uses the constrained layout, and long
 titles, labels and legend entries are wrapped to the space they have, so nothing is cut off when the figure is
 saved as is (:func:`simstudy.io.save_figure`).
 """
@@ -25,7 +25,7 @@ from .bands import METHOD_LABELS  # noqa: E402
 
 __all__ = ["evp_accuracy_figure", "wrong_conclusions_figure", "evp_curves_figure", "tuning_curve_bands_figure",
            "cdf_bands_figure", "kde_fit_figure", "model_selection_figure",
-           "fixed_confidence_figure", "sweep_figure", "FIGURES"]
+           "fixed_confidence_figure", "sweep_figure"]
 
 _Z = 1.96
 _XSCALES = ("linear", "log")
@@ -768,9 +768,3 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
     _suptitle(fig, title or f"{ylabel} by {', '.join(swept) or 'job'}")
     return fig
 
-
-#: The figure of each study kind.
-FIGURES = {"evp_accuracy": evp_accuracy_figure, "wrong_conclusions": wrong_conclusions_figure,
-           "band_coverage": band_coverage_figure, "band_triviality": band_triviality_figure,
-           "bootstrap_coverage": bootstrap_coverage_figure, "band_width": band_width_figure,
-           "model_selection": model_selection_figure, "fixed_confidence": fixed_confidence_figure}

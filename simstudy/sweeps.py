@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["Job", "Stacked", "Headline", "HEADLINES", "stack", "headline"]
+from .registry import Headline
+
+__all__ = ["Job", "Stacked", "Headline", "stack", "headline"]
 
 
 @dataclass(frozen=True)
@@ -38,28 +40,16 @@ class Stacked:
     kind: str
 
 
-@dataclass(frozen=True)
-class Headline:
-    """The rows of a summary a sweep figure shows: those matching ``where`` (column -> value), ``estimate``
-    against ``x``, one line per ``hue``; ``ylabel`` names the measure."""
+def _headline_of(kind: str) -> Headline | None:
+    """The registered study's sweep headline (``None`` for an unknown kind or one that declares none)."""
+    from . import registry
 
-    where: dict
-    x: str
-    hue: str
-    ylabel: str
+    try:
+        return registry.study(kind).sweep
+    except KeyError:
+        return None
 
 
-#: The headline measure of each study kind: what a reader compares across a sweep's settings first.
-HEADLINES = {
-    "evp_accuracy": Headline({"measure": "mse"}, "n", "estimator", "MSE"),
-    "wrong_conclusions": Headline({"measure": "wrong_rate"}, "B", "estimator", "wrong-conclusion rate"),
-    "model_selection": Headline({"measure": "p_correct"}, "budget", "algorithm", "P(best model selected)"),
-    "fixed_confidence": Headline({"measure": "evaluations_mean"}, "confidence", "algorithm", "mean evaluations"),
-    "band_coverage": Headline({"check": "curve"}, "nominal", "method", "empirical coverage"),
-    "bootstrap_coverage": Headline({}, "k", "estimator", "pointwise coverage"),
-    "band_width": Headline({"measure": "width"}, "k", "method", "band width"),
-    "band_triviality": Headline({"measure": "trivial_k"}, "n", "method", "trivial budget"),
-}
 _X = ("n", "k", "B", "budget", "nominal", "confidence")
 _HUE = ("estimator", "method", "algorithm")
 
@@ -149,9 +139,10 @@ def _kind(run_json: Path) -> str:
 
 
 def headline(frame: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, Headline]:
-    """The rows of a stacked frame that its sweep figure draws, and how (:data:`HEADLINES`).
+    """The rows of a stacked frame that its sweep figure draws, and how (the study's registered
+    :attr:`~simstudy.registry.Study.sweep`).
 
-    A kind not in :data:`HEADLINES` (a plug-in study) shows its first measure against the first of
+    A kind that declares none shows its first measure against the first of
     ``n, k, B, budget, nominal, confidence`` it has, one line per ``estimator``, ``method`` or ``algorithm``.
 
     Parameters
@@ -175,7 +166,7 @@ def headline(frame: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, Headline]:
     >>> list(rows["estimator"]), spec.x, spec.hue
     (['u', 'v'], 'n', 'estimator')
     """
-    spec = HEADLINES.get(kind)
+    spec = _headline_of(kind)
     if spec is None:
         measures = [m for m in dict.fromkeys(frame.get("measure", pd.Series(dtype=object))) if m != "failed_chunks"]
         spec = Headline({"measure": measures[0]} if measures else {},

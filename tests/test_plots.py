@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy import bands, config, curves, plots
+from simstudy import bands, config, curves, plots, registry
 
 # The CLI's own title shape, with a long data file name (one "word" wider than the figure).
 LONG = ("80% ld_highest_density bands, median tuning curve: "
@@ -55,7 +55,7 @@ STUDIES = {
 
 @pytest.fixture(scope="module")
 def summaries(tmp_path_factory):
-    assert set(STUDIES) == set(plots.FIGURES)  # a new study kind needs a case here
+    assert set(STUDIES) == set(registry.study_kinds())  # a new study kind needs a case here
     out = {}
     for kind, cfg in STUDIES.items():
         module = importlib.import_module(f"simstudy.studies.{kind}")
@@ -107,7 +107,8 @@ def _cut_off(fig, monkeypatch) -> list[str]:
 def _all_figures(summaries, title):
     curve_frame, cdf_frame = _band_frames()
     evp = curves.evp_curves(_scores())
-    figs = {kind: plots.FIGURES[kind](summary, title=title) for kind, summary in summaries.items()}
+    figs = {kind: registry.figure_function(registry.study(kind))(summary, title=title)
+            for kind, summary in summaries.items()}
     figs["tuning_curve_bands"] = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1, title=title)
     figs["tuning_curve_bands_log"] = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1, xscale="log",
                                                                      title=title)

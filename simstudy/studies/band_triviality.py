@@ -10,17 +10,20 @@ samples per bounded iteration for 80% LD highest-density bands on DeBERTaV3 (99.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .. import bands
-from ..config import Config
+from .. import bands, schema
+from ..config import Config, StudyOptions
+from ..registry import Headline, Study, register_study
+from ..schema import option
 from . import base
 
-__all__ = ["run", "trivial_budget"]
+__all__ = ["run", "trivial_budget", "Options", "headline", "STUDY"]
 
 # Moved to the library (simstudy.bands.trivial_budget); re-exported so existing imports keep working.
 trivial_budget = bands.trivial_budget
@@ -48,3 +51,29 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     run_ = base.ChunkedRun(store=None, tasks_by_cell={}, report=base.empty_report(), fingerprint="exact")
     return base.finish(config, out_dir, run_, summary, started=started,
                        metadata={"confidence": confidence, "quantile": q, "exact": True})
+
+
+@dataclass(frozen=True)
+class Options(StudyOptions):
+    """The band_triviality study's options (exact: reps and chunk_reps are unused)."""
+
+    sample_sizes: tuple = option((6, 12, 24, 48, 96, 192, 384, 768, 1024), "the sample sizes n",
+                                 schema.listed(schema.integer(minimum=2), minimum=2, what="at least 2 sample sizes"))
+    methods: tuple = option(("ld_highest_density",), "the CDF band methods",
+                            schema.listed(schema.choice(lambda: bands.METHODS), what="at least one method",
+                                          sort=False))
+    confidence: float = option(0.8, "the simultaneous coverage of the bands", schema.level())
+    quantile: float = option(0.5, "the tuning curve's quantile (0.5: the median)", schema.level())
+
+
+def headline(summary: pd.DataFrame) -> str:
+    """Samples per bounded search iteration and the fit's R squared, per method."""
+    fits = summary[summary["measure"].isin(["samples_per_step", "r_squared"])]
+    return (f"linear fit of the trivial budget against n\n"
+            f"{fits.pivot_table(index='method', columns='measure', values='estimate').round(4).to_string()}")
+
+
+STUDY = register_study(Study(
+    kind="band_triviality", options=Options, run=run, figure="simstudy.plots.band_triviality_figure",
+    headline=headline, sweep=Headline({"measure": "trivial_k"}, "n", "method", "trivial budget"),
+    summary="the budget beyond which the upper tuning-curve band is trivial, against n (Lourie et al. §5.5; exact)"))

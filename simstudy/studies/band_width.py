@@ -20,13 +20,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import bands, truth
-from ..config import Config
+from .. import bands, schema, truth
+from ..config import Config, StudyOptions, chunk_reps_option, reps_option
+from ..registry import Headline, Study, register_study
+from ..schema import option
 from ..distributions import describe, sample_sorted
 from ..runner import Task, task_seed
 from . import base
 
-__all__ = ["run"]
+__all__ = ["run", "Options", "headline", "STUDY"]
 
 _SCHEME = "band_width/1"
 _CURVES = ("lower", "point", "upper", "width")
@@ -126,3 +128,38 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                                   mcse=float(np.sqrt(b / R)), reps=R) for k, a, b in zip(ks, mean, var)]
     metadata = {"confidence": confidence, "distributions": {name: describe(d) for name, d in dists.items()}}
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class Options(StudyOptions):
+    """The band_width study's options."""
+
+    reps: int = reps_option(1024)
+    chunk_reps: int = chunk_reps_option(512)
+    sample_sizes: tuple = option((6, 48), "the sample sizes n (one cell each per distribution)",
+                                 schema.listed(schema.integer(minimum=2), what="at least 1 sample sizes"))
+    methods: tuple = option(("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
+                            "the CDF band methods (or a plug-in's import path)",
+                            schema.listed(schema.choice(lambda: bands.METHODS), what="at least one method",
+                                          sort=False))
+    kinds: tuple = option(("median", "mean"), "which tuning curves: median, mean or both",
+                          schema.listed(schema.choice(("median", "mean")), what="at least one of median, mean",
+                                        sort=False))
+    confidence: float = option(0.8, "the simultaneous coverage of the bands", schema.level())
+    max_k: int = option(48, "budgets k = 1..max_k", schema.integer(minimum=2))
+
+
+def headline(summary: pd.DataFrame) -> str:
+    """Average band widths at a few budgets, and the exact budget where the upper median band is trivial."""
+    w = summary[(summary["measure"] == "width") & summary["k"].isin([1, 5, 10, 20, 48])]
+    t = summary[summary["measure"] == "trivial_k"]
+    return (f"average band width (upper - lower)\n"
+            f"{w.pivot_table(index=['distribution', 'n', 'kind', 'k'], columns='method', values='estimate').round(4).to_string()}"
+            f"\nbudget where the upper median band becomes trivial (exact)\n"
+            f"{t.pivot_table(index='n', columns='method', values='estimate').round(2).to_string()}")
+
+
+STUDY = register_study(Study(
+    kind="band_width", options=Options, run=run, figure="simstudy.plots.band_width_figure", headline=headline,
+    sweep=Headline({"measure": "width"}, "k", "method", "band width"), continuous=True,
+    summary="average tuning-curve bands and widths by band method, shape and kind (Lourie et al. §5.3-5.4)"))

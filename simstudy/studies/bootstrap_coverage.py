@@ -22,14 +22,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import estimators, truth
-from ..config import Config
+from .. import estimators, schema, truth
+from ..config import Config, StudyOptions, chunk_reps_option, reps_option
+from ..registry import Headline, Study, register_study
+from ..schema import option
 from ..metrics import clopper_pearson
 from ..distributions import describe, sample_sorted
 from ..runner import Task, task_seed
 from . import base
 
-__all__ = ["run"]
+__all__ = ["run", "Options", "headline", "STUDY"]
 
 _SCHEME = "bootstrap_coverage/1"
 
@@ -104,3 +106,29 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     metadata = {"sample_size": n, "resamples": resamples, "confidence": confidence, "ci_level": ci_level,
                 "distributions": {name: describe(d) for name, d in dists.items()}}
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class Options(StudyOptions):
+    """The bootstrap_coverage study's options."""
+
+    reps: int = reps_option(4096)
+    chunk_reps: int = chunk_reps_option(256)
+    sample_size: int = option(50, "scores per simulated search (n)", schema.integer(minimum=2))
+    resamples: int = option(4096, "bootstrap resamples per search", schema.integer(minimum=2))
+    confidence: float = option(0.95, "the pointwise level of the percentile-bootstrap bands", schema.level())
+    ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals of the coverage", schema.level())
+
+
+def headline(summary: pd.DataFrame) -> str:
+    """Pointwise coverage at a few budgets k, per distribution and estimator."""
+    table = summary[summary["k"].isin([1, 2, 5, 10, 20, 30, 40, 50])].pivot_table(
+        index="k", columns=["distribution", "estimator"], values="estimate")
+    return (f"pointwise coverage of the bootstrap bands (nominal {summary['nominal'].iloc[0]:.2f})\n"
+            f"{table.round(3).to_string()}")
+
+
+STUDY = register_study(Study(
+    kind="bootstrap_coverage", options=Options, run=run, figure="simstudy.plots.bootstrap_coverage_figure",
+    headline=headline, sweep=Headline({}, "k", "estimator", "pointwise coverage"), continuous=True,
+    summary="pointwise coverage of percentile-bootstrap bands for the mean tuning curve (Lourie et al. §5.1)"))

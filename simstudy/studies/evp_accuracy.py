@@ -31,12 +31,14 @@ import numpy as np
 import pandas as pd
 
 from .. import estimators, io, metrics, truth
-from ..config import Config, EstimatorConfig
+from ..config import (Config, EstimatorConfig, StudyOptions, check_budget_memory, chunk_reps_option, reps_option,
+                      save_replicates_option)
+from ..registry import Headline, Study, register_study
 from ..distributions import describe, sample_sorted
 from ..runner import Task, stable_hash, task_seed
 from . import base
 
-__all__ = ["run"]
+__all__ = ["run", "Options", "headline", "STUDY"]
 
 # Version of the chunk format and sampling scheme; bump it when either changes so old chunks are not reused.
 _SCHEME = "evp_accuracy/1"
@@ -284,3 +286,34 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         **({"replicates": written} if written else {}),
     }
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
+
+
+@dataclass(frozen=True)
+class Options(StudyOptions):
+    """The evp_accuracy study's options: the common ones (its estimators and budgets are groups of their own)."""
+
+    reps: int = reps_option(10000)
+    chunk_reps: int = chunk_reps_option(2500)
+    save_replicates: bool = save_replicates_option(True)
+
+
+def headline(summary: pd.DataFrame) -> str:
+    """Bias, variance and MSE, with their MCSEs, at the largest n of each cell."""
+    lines = []
+    for _, s in summary.groupby("cell", sort=False):
+        n_max = s["n"].max()
+        at = s[(s["n"] == n_max) & s["measure"].isin(["bias", "variance", "mse"])]
+        for (est, measure), row in at.set_index(["estimator", "measure"]).iterrows():
+            lines.append(f"{row['distribution']} B={row['B']} n={n_max} {est:<8} {measure:<8} {row['estimate']: .3e} "
+                         f"(MCSE {row['mcse']:.1e})")
+    return "\n".join(lines)
+
+
+def _check(config: Config) -> None:
+    check_budget_memory(config, cells=len(config.distributions) * len(config.budget.B))
+
+
+STUDY = register_study(Study(
+    kind="evp_accuracy", options=Options, run=run, figure="simstudy.plots.evp_accuracy_figure", headline=headline,
+    sweep=Headline({"measure": "mse"}, "n", "estimator", "MSE"), check=_check, plugin_estimators=True,
+    summary="bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1)"))

@@ -25,14 +25,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io, selection
-from ..config import Config
+from .. import io, schema, selection
+from ..config import Config, ConfigError, StudyOptions, at_least_arms, chunk_reps_option, reps_option
+from ..registry import Headline, Study, register_study
+from ..schema import option
 from ..metrics import clopper_pearson
 from ..runner import Task, task_seed
 from . import base
 from .model_selection import arms_metadata, arms_of
 
-__all__ = ["run", "variants", "paper_table"]
+__all__ = ["run", "variants", "paper_table", "Options", "headline", "STUDY"]
 
 _SCHEME = "fixed_confidence/1"
 
@@ -141,3 +143,54 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     metadata = arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
+
+def _delta(key: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 0.5:
+        raise ConfigError(f"{key} must be numbers strictly between 0 and 0.5 (confidence 1 - delta above one half), "
+                          f"got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Options(StudyOptions):
+    """The fixed_confidence study's options."""
+
+    reps: int = reps_option(500)
+    chunk_reps: int = chunk_reps_option(125)
+    algorithms: tuple = option(("ttts", "non_adaptive"), "the algorithms compared: ttts, non_adaptive, "
+                               "batch_thompson", schema.listed(schema.choice(lambda: selection.FIXED_CONFIDENCE_ALGORITHMS),
+                                                               what="at least one algorithm", sort=False))
+    batch_sizes: tuple = option((4, 8), "batch_thompson runs once per batch size",
+                                schema.listed(schema.integer(minimum=1), what="at least one batch size"))
+    deltas: tuple = option((0.05, 0.1, 0.2), "each run stops when one arm is best with probability > 1 - delta",
+                           schema.listed(_delta, what="at least one delta"))
+    max_evaluations: int = option(10000, "the cap of evaluations per run; capped runs are counted and reported",
+                                  schema.integer(minimum=1))
+    logit: bool = option(False, "model the logit of the scores (scores must lie in (0, 1))", schema.boolean())
+    ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals", schema.level())
+
+
+def headline(summary: pd.DataFrame) -> str:
+    """Evaluations needed and % correctly selected, in the layout of Moss et al. Tables 2-3."""
+    return (f"evaluations needed and % correctly selected (Moss et al. Tables 2-3 layout)\n"
+            f"{paper_table(summary).to_string(index=False)}")
+
+
+def _check(config: Config) -> None:
+    at_least_arms(config)
+    dists, opts = config.distributions, config.study.options
+    if opts.max_evaluations < 3 * len(dists):
+        raise ConfigError(f"study.max_evaluations must allow the initial three evaluations of each of the "
+                          f"{len(dists)} arms ({3 * len(dists)}), got {opts.max_evaluations}")
+    if opts.logit:
+        for d in dists:
+            low, high = d.build().support
+            if not (0 <= low and high <= 1) or (not d.continuous and not (0 < low and high < 1)):
+                raise ConfigError(f"study.logit=true needs scores inside (0, 1); distribution {d.name} has "
+                                  f"support [{low:g}, {high:g}]")
+
+
+STUDY = register_study(Study(
+    kind="fixed_confidence", options=Options, run=run, figure="simstudy.plots.fixed_confidence_figure",
+    headline=headline, sweep=Headline({"measure": "evaluations_mean"}, "confidence", "algorithm", "mean evaluations"),
+    check=_check, summary="fixed-confidence model selection: evaluations needed and % correct (Moss et al. §5.2)"))

@@ -18,14 +18,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import selection, truth
-from ..config import Config
+from .. import schema, selection, truth
+from ..config import Config, ConfigError, StudyOptions, at_least_arms, chunk_reps_option, reps_option
+from ..registry import Headline, Study, register_study
+from ..schema import option
 from ..metrics import clopper_pearson
 from ..distributions import describe
 from ..runner import Task, task_seed
 from . import base
 
-__all__ = ["run", "ALGORITHMS"]
+__all__ = ["run", "ALGORITHMS", "Options", "headline", "STUDY"]
 
 _SCHEME = "model_selection/1"
 ALGORITHMS = {"sequential_halving": selection.sequential_halving_runs, "non_adaptive": selection.non_adaptive_runs}
@@ -98,3 +100,46 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                           ci_low=float(lows[m]), ci_high=float(highs[m])) for m in range(len(arms))]
     metadata = arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class Options(StudyOptions):
+    """The model_selection study's options."""
+
+    reps: int = reps_option(10000)
+    chunk_reps: int = chunk_reps_option(5000)
+    algorithms: tuple = option(("sequential_halving", "non_adaptive"), "the fixed-budget algorithms compared",
+                               schema.listed(schema.choice(lambda: tuple(ALGORITHMS)), what="at least one algorithm",
+                                             unique=False, sort=False))
+    budgets: tuple = option((48, 72, 96, 120, 144, 168, 204, 240, 300, 360),
+                            "the budgets T (evaluations in all; one cell each)",
+                            schema.listed(schema.integer(minimum=1), what="at least one budget"))
+    ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals", schema.level())
+
+
+def headline(summary: pd.DataFrame) -> str:
+    """P(best model selected) with its MCSE, per budget and algorithm."""
+    p = summary[summary["measure"] == "p_correct"]
+    table = p.assign(value=p["estimate"].map("{:.4f}".format) + " (" + p["mcse"].map("{:.4f}".format) + ")").pivot(
+        index="budget", columns="algorithm", values="value")
+    return f"P(best model selected), MCSE in brackets\n{table.to_string()}"
+
+
+def _check(config: Config) -> None:
+    at_least_arms(config)
+    arms, opts = len(config.distributions), config.study.options
+    if "sequential_halving" in opts.algorithms:
+        for b in opts.budgets:
+            try:
+                selection.halving_schedule(arms, b)
+            except ValueError as exc:
+                raise ConfigError(f"study.budgets: {exc}") from None
+    if min(opts.budgets) < arms:
+        raise ConfigError(f"study.budgets: every budget must allow one evaluation of each of the {arms} arms, got "
+                          f"{min(opts.budgets)}")
+
+
+STUDY = register_study(Study(
+    kind="model_selection", options=Options, run=run, figure="simstudy.plots.model_selection_figure",
+    headline=headline, sweep=Headline({"measure": "p_correct"}, "budget", "algorithm", "P(best model selected)"),
+    check=_check, summary="fixed-budget model selection: how often each algorithm picks the best (Moss et al. §5.1)"))

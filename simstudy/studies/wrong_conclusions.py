@@ -30,14 +30,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from .. import estimators, truth
+
+from .. import estimators, schema, truth
+from ..config import Config, ConfigError, StudyOptions, check_budget_memory, chunk_reps_option, reps_option
+from ..registry import Headline, Study, register_study
+from ..schema import option
 from ..metrics import clopper_pearson
-from ..config import Config
 from ..distributions import describe, sample_sorted
 from ..runner import Task, stable_hash, task_seed
 from . import base
 
-__all__ = ["run"]
+__all__ = ["run", "Options", "headline", "STUDY"]
 
 _SCHEME = "wrong_conclusions/1"
 
@@ -96,8 +99,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the wrong-conclusion study for the two distributions of ``config``."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    options = dict(config.study.options)
-    tie_tolerance, confidence = options["tie_tolerance"], options["confidence"]
+    options = config.study.options
+    tie_tolerance, confidence = options.tie_tolerance, options.confidence
     spec_a, spec_b = config.distributions
     a, b = spec_a.build(), spec_b.build()
     specs = config.estimators
@@ -153,3 +156,36 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "distributions": {spec_a.name: describe(a), spec_b.name: describe(b)},
     }
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class Options(StudyOptions):
+    """The wrong_conclusions study's options."""
+
+    reps: int = reps_option(50000)
+    chunk_reps: int = chunk_reps_option(10000)
+    tie_tolerance: float = option(1e-12, "a true gap |a - b| at or below this is a tie: no ranking is wrong there",
+                                  schema.number(minimum=0))
+    confidence: float = option(0.95, "the level of the Clopper-Pearson intervals of the rates", schema.level())
+
+
+def headline(summary: pd.DataFrame) -> str:
+    """The wrong-conclusion rate of each estimator at each B, beside the true gap."""
+    table = summary[summary["measure"].isin(["wrong_rate", "true_gap"])].pivot_table(
+        index="B", columns=["estimator"], values="estimate")
+    return f"wrong-conclusion rates (truth: true gap a - b)\n{table.round(4).to_string()}"
+
+
+def _check(config: Config) -> None:
+    dists = config.distributions
+    if len(dists) != 2:
+        raise ConfigError(f"a wrong_conclusions study compares two models: distribution must name exactly two, "
+                          f"got {len(dists)} ({', '.join(d.name for d in dists)})")
+    check_budget_memory(config, cells=len(config.budget.B), samples_per_replicate=2)
+
+
+STUDY = register_study(Study(
+    kind="wrong_conclusions", options=Options, run=run, figure="simstudy.plots.wrong_conclusions_figure",
+    headline=headline, sweep=Headline({"measure": "wrong_rate"}, "B", "estimator", "wrong-conclusion rate"),
+    check=_check, plugin_estimators=True,
+    summary="how often each estimator ranks two models the wrong way round (Dodge et al. 2021, Figure 2)"))

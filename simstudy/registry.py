@@ -1,0 +1,225 @@
+"""The registry of study kinds, and the loading of third-party plug-ins.
+
+A study kind is one module that declares a :class:`Study` -- its typed options (a schema, see
+:mod:`simstudy.schema`), its cross-checks, the function that runs it, the figure and the console headline --
+and calls :func:`register_study` once. Everything else finds it here: the config layer validates
+``study.kind`` and the study's options against it, the CLI draws its figure and logs its headline, a sweep
+picks its headline measure (:class:`Headline`). The built-in kinds are the modules of
+:mod:`simstudy.studies`, imported the first time the registry is asked.
+
+Third-party plug-ins
+--------------------
+A package registers its studies, estimators, distributions and band methods through the entry-point group
+``simstudy.plugins``: each entry point names a module (imported: it registers at import) or a function
+(called without arguments: it registers). In ``pyproject.toml``::
+
+    [project.entry-points."simstudy.plugins"]
+    my_package = "my_package.simstudy_plugin"
+
+Modules listed in the environment variable ``SIMSTUDY_PLUGINS`` (comma-separated, importable from the working
+directory) are loaded the same way, for plug-ins not packaged. :func:`load_plugins` loads both once per process;
+a plug-in that fails to load is a :class:`~simstudy.plugins.PluginError` naming it, in one line.
+
+Example
+-------
+>>> sorted(study_kinds())[:3]
+['band_coverage', 'band_triviality', 'band_width']
+>>> study("band_triviality").options.__name__
+'Options'
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["Study", "Headline", "register_study", "study", "study_kinds", "load_plugins", "ENTRY_POINT_GROUP",
+           "PLUGINS_ENV", "figure_function"]
+
+#: The entry-point group through which installed packages register plug-ins.
+ENTRY_POINT_GROUP = "simstudy.plugins"
+#: Environment variable: comma-separated modules (importable from the working directory) loaded as plug-ins.
+PLUGINS_ENV = "SIMSTUDY_PLUGINS"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The rows of a summary a sweep figure shows: those matching ``where`` (column -> value), ``estimate``
+    against ``x``, one line per ``hue``; ``ylabel`` names the measure."""
+
+    where: dict
+    x: str
+    hue: str
+    ylabel: str
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study kind: what the registry knows of it.
+
+    Attributes
+    ----------
+    kind : str
+        The name ``study.kind`` selects (an identifier).
+    options : type
+        Its schema: a frozen dataclass of :func:`simstudy.schema.option` fields, the defaults' only home.
+        Every study's schema includes ``reps``, ``chunk_reps`` and ``save_replicates`` (subclass
+        :class:`simstudy.config.StudyOptions`).
+    run : callable
+        ``run(config, out_dir) -> StudyResult`` (:mod:`simstudy.studies.base`).
+    figure : str or callable
+        ``figure(summary, title=None) -> matplotlib Figure`` of the tidy summary, or its import path (resolved
+        only when a figure is drawn, so the registry never imports matplotlib).
+    headline : callable or None
+        ``headline(summary) -> str``: the numbers a reader checks first, logged after the run.
+    sweep : Headline or None
+        What a sweep's faceted figure shows (default: the first measure against the first of n, k, B, ...).
+    check : callable or None
+        ``check(config)``: cross-checks of the whole config (e.g. the number of distributions), raising
+        :class:`~simstudy.schema.ConfigError` in one line; runs at parse time, before any compute.
+    continuous : bool
+        Needs continuous distributions (no atoms).
+    plugin_estimators : bool
+        Takes plug-in estimators (``+estimators.NAME._target_=...``) beside the built-in ones.
+    summary : str
+        One line for ``--help``.
+    """
+
+    kind: str
+    options: type
+    run: Callable
+    figure: str | Callable
+    headline: Callable | None = None
+    sweep: Headline | None = None
+    check: Callable | None = None
+    continuous: bool = False
+    plugin_estimators: bool = False
+    summary: str = ""
+    source: str = field(default="", compare=False)  # the registering module, for messages
+
+
+_STUDIES: dict[str, Study] = {}
+_LOADED = {"builtin": False, "plugins": False}
+
+
+def register_study(spec: Study) -> Study:
+    """Register a study kind (once; registering the same spec again is a no-op).
+
+    Parameters
+    ----------
+    spec : Study
+
+    Returns
+    -------
+    Study
+        ``spec``, so a module may write ``STUDY = register_study(Study(...))``.
+
+    Raises
+    ------
+    ValueError
+        If the kind is not an identifier, its options are not a dataclass with ``reps`` and ``chunk_reps``
+        fields, or another study already took the name.
+    """
+    import dataclasses
+
+    if not isinstance(spec.kind, str) or not spec.kind.isidentifier():
+        raise ValueError(f"a study kind must be an identifier, got {spec.kind!r}")
+    if not dataclasses.is_dataclass(spec.options) or not {"reps", "chunk_reps"} <= {
+            f.name for f in dataclasses.fields(spec.options)}:
+        raise ValueError(f"study {spec.kind}: options must be a dataclass schema subclassing "
+                         f"simstudy.config.StudyOptions (fields reps, chunk_reps, ...), got {spec.options!r}")
+    old = _STUDIES.get(spec.kind)
+    if old is not None and (old.run, old.options) != (spec.run, spec.options):
+        raise ValueError(f"study kind {spec.kind!r} is already registered (by {old.source or old.run.__module__})")
+    _STUDIES[spec.kind] = spec
+    return spec
+
+
+def _load_builtin() -> None:
+    if not _LOADED["builtin"]:
+        _LOADED["builtin"] = True
+        importlib.import_module("simstudy.studies")  # each module registers itself
+
+
+def study(kind: str) -> Study:
+    """The registered study ``kind`` (built-in kinds and loaded plug-ins).
+
+    Raises
+    ------
+    KeyError
+        If no study of that kind is registered.
+    """
+    _load_builtin()
+    if kind not in _STUDIES:
+        load_plugins()
+    return _STUDIES[kind]
+
+
+def study_kinds() -> tuple[str, ...]:
+    """Every registered study kind, built-in ones first, in registration order."""
+    _load_builtin()
+    load_plugins()
+    return tuple(_STUDIES)
+
+
+def figure_function(spec: Study) -> Callable:
+    """The study's figure function (imported from its path if it was given as one)."""
+    if callable(spec.figure):
+        return spec.figure
+    from .plugins import import_target
+
+    return import_target(spec.figure, key=f"study {spec.kind}: figure")
+
+
+def _entry_points() -> list:
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _load_one(name: str, load: Callable[[], Any]) -> None:
+    from .plugins import PluginError, _one_line
+
+    try:
+        obj = load()
+        if callable(obj) and not isinstance(obj, type):
+            obj()
+    except PluginError:
+        raise
+    except Exception as exc:  # noqa: BLE001 -- a plug-in may raise anything while loading
+        raise PluginError(f"plug-in {name} failed to load: {_one_line(exc)}") from None
+
+
+def load_plugins() -> list[str]:
+    """Load every plug-in of the ``simstudy.plugins`` entry-point group and of ``$SIMSTUDY_PLUGINS``, once.
+
+    Returns
+    -------
+    list of str
+        The plug-ins loaded by this call (entry points as ``distribution:name``, modules by name); empty if
+        they were loaded before.
+
+    Raises
+    ------
+    simstudy.plugins.PluginError
+        ``plug-in NAME failed to load: ...`` for the first one that raises while loading.
+    """
+    if _LOADED["plugins"]:
+        return []
+    _LOADED["plugins"] = True
+    _load_builtin()
+    loaded = []
+    for ep in _entry_points():
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        label = f"{dist}:{ep.name}" if dist else ep.name
+        _load_one(f"{label} ({ep.value})", ep.load)
+        loaded.append(label)
+    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
+        from .plugins import _on_path
+
+        _on_path(os.getcwd())
+        _load_one(f"{module} (from {PLUGINS_ENV})", lambda m=module: importlib.import_module(m))
+        loaded.append(module)
+    return loaded
