@@ -189,6 +189,28 @@ def _one_line(exc: Exception) -> str:
 _SWEEP_CHECKS = 16
 
 
+def _register_studies() -> None:
+    """Put each registered study's schema defaults in Hydra's config store (``_schema/study/KIND``), which its
+    YAML (``configs/study/KIND.yaml``) selects, so the defaults live in the schema only. A plug-in study with no
+    YAML gets one made here: ``study=KIND`` works for it too. A plug-in that fails to load exits 2, one line."""
+    from hydra.core.config_store import ConfigStore
+
+    from . import registry, schema
+    from .plugins import PluginError
+
+    try:
+        kinds = registry.study_kinds()
+    except PluginError as exc:
+        _fail(str(exc), None)
+    store = ConfigStore.instance()
+    files = {p.stem for p in (Path(_config_dir()) / "study").glob("*.yaml")}
+    for kind in kinds:
+        store.store(group="_schema/study", name=kind, node=schema.defaults(registry.study(kind).options))
+        if kind not in files:
+            store.store(group="study", name=kind, node={"defaults": [f"/_schema/study/{kind}@_here_", "_self_"],
+                                                        "name": kind, "kind": kind})
+
+
 def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
     a value Hydra cannot parse, an argument that is not ``key=value``) fails in one line with exit status 2
@@ -517,12 +539,25 @@ def _read_stored_config(stored: Path) -> dict:
     return old
 
 
+def _with_study_defaults(old: dict) -> dict:
+    """A stored config with its study's schema defaults filled in where it has no value: a run directory written
+    before a study option existed (or was listed) still matches the same run now."""
+    from . import registry, schema
+
+    study = old.get("study")
+    try:
+        options = registry.study(study["kind"]).options
+    except (KeyError, TypeError):
+        return old
+    return {**old, "study": {**schema.defaults(options), **study}}
+
+
 def _check_run_dir(resolved: dict, out_dir: Path) -> None:
     """Refuse to run into a directory holding another configuration's results, naming what differs."""
     stored = out_dir / "config.yaml"
     if not stored.is_file():
         return
-    old = _read_stored_config(stored)
+    old = _with_study_defaults(_read_stored_config(stored))
     diff = [d for d in io.config_diff(old, resolved) if not d.startswith(_RERUN_MAY_CHANGE)]
     if diff:
         _fail(f"{out_dir} holds results of a different configuration ({'; '.join(diff)}); use another run "
@@ -1100,6 +1135,7 @@ def _api_compose(args: list[str]):
     from hydra import compose, initialize_config_dir
     from omegaconf import open_dict
 
+    _register_studies()
     _check_overrides(args)  # the command's own one-line refusals (unknown key, unparsable value, a sweep)
     try:
         with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
@@ -1288,6 +1324,7 @@ def _main(argv: list[str]) -> None:
             _check_overrides(argv[1:], config_name)
             app()
             return
+        _register_studies()
         _check_overrides(argv)
         _study_app()
     except OSError as exc:
