@@ -1260,6 +1260,12 @@ def _help(argv: list[str]) -> str | None:
     wants = any(a in ("-h", "--help") for a in argv)
     if argv and argv[0] in ("-h", "--help"):
         return usage.main_help(Path(_config_dir()))
+    kinds = [a.split("=", 1)[1] for a in argv if a.startswith("study=")]
+    if wants and kinds and not any(a.startswith(("experiment=", "+experiment=")) for a in argv):
+        from . import registry
+
+        if kinds[-1] in registry.study_kinds():  # else Hydra's help names the unknown option
+            return usage.study_help(kinds[-1])
     if wants and argv[0] in usage.COMMANDS:
         defaults = None
         if argv[0] in SUBCOMMANDS:

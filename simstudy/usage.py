@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-__all__ = ["COMMANDS", "KEYS", "main_help", "command_help"]
+__all__ = ["COMMANDS", "KEYS", "main_help", "command_help", "study_help"]
 
 #: Subcommands and what each does, in one line (the study command itself has no name).
 COMMANDS = {
@@ -131,10 +131,9 @@ STUDY_KEYS = {
     "budget.B": "the number of trials in one simulated search (one value or a list)",
     "budget.n": "the budgets n at which estimators are evaluated (default 1..B)",
     "estimators": "which estimators to compare: any of u, v, w, bootstrap, e.g. estimators=[u,v]",
-    "study.reps": "simulated searches per cell (more: a smaller Monte Carlo error)",
-    "study.chunk_reps": "searches per chunk, the unit of resuming and of parallel work (part of the random "
-                        "streams: changing it changes the numbers)",
-    "study.save_replicates": "also write every replicate's estimate to replicates.parquet",
+    "study": "the study kind (listed below), e.g. study=band_coverage; its options are study.KEY=VALUE",
+    "study.KEY": "an option of the study, e.g. study.reps=2000 (simstudy study=KIND --help lists every option of "
+                 "a kind with its default)",
     "runner.n_jobs": "worker processes (-1: every core); never changes a number",
     "runner": "local (joblib) or dask (runner.address=tcp://host:8786 for a running scheduler)",
     "runner.shard": "i/N: run only the i-th of N slices of the chunks (array jobs), then simstudy collect",
@@ -146,7 +145,9 @@ STUDY_KEYS = {
 
 
 def _yaml(value) -> str:
-    """A default as it is typed on the command line (YAML): null, true, 0.8."""
+    """A default as it is typed on the command line (YAML): null, true, 0.8, [6, 48]."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_yaml(v) for v in value) + "]"
     return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -159,6 +160,30 @@ def _wrap(key: str, text: str, width: int = 100, indent: int = 24) -> str:
 
 def _options(config_dir: Path, group: str) -> str:
     return ", ".join(sorted(p.stem for p in (config_dir / group).glob("*.yaml")))
+
+
+def _studies() -> list[str]:
+    from . import registry
+
+    return [_wrap(kind, registry.study(kind).summary or "(no summary)") for kind in registry.study_kinds()]
+
+
+def study_help(kind: str) -> str:
+    """The text of ``simstudy study=KIND --help``: what the study does and each of its options, explained, with
+    its default -- generated from the study's schema (:mod:`simstudy.schema`), so it cannot drift from it."""
+    from . import registry, schema
+
+    spec = registry.study(kind)
+    lines = [f"study {kind}: {spec.summary}.", "",
+             f"Usage: simstudy study={kind} distribution=NAME [study.KEY=VALUE ...]",
+             f"       (or a preset that selects it: simstudy experiment=NAME study.KEY=VALUE)", "", "Options:"]
+    for key, (doc, default) in schema.docs(spec.options).items():
+        lines.append(_wrap(f"study.{key}", f"{doc} [default: {_yaml(default)}]", indent=28))
+    if spec.continuous:
+        lines += ["", "Needs continuous distributions (no atoms)."]
+    if spec.plugin_estimators:
+        lines += ["", "Takes plug-in estimators beside u, v, w and bootstrap: +estimators.NAME._target_=module.function"]
+    return "\n".join(lines)
 
 
 def main_help(config_dir: Path) -> str:
@@ -180,7 +205,9 @@ def main_help(config_dir: Path) -> str:
         "",
         "Experiments: " + _options(config_dir, "experiment"),
         "Distributions: " + _options(config_dir, "distribution"),
-        "Studies (study=...): " + _options(config_dir, "study"),
+        "",
+        "Studies (study=KIND; simstudy study=KIND --help lists its options):",
+        *_studies(),
         "",
         "Examples:",
         "  simstudy experiment=dodge2021_fig1                  # Dodge et al. (2021), Figure 1, paper scale",
