@@ -11,11 +11,14 @@ one with the highest mean score.
   :func:`batch_thompson`.
 - Vectorized runs for simulation studies: :func:`sequential_halving_runs`, :func:`non_adaptive_runs`,
   :func:`fixed_confidence_runs`.
+- The arms of a study: :func:`arms_of` (built from distribution specifications, with their means),
+  :func:`arms_metadata`.
 - The beliefs behind fixed confidence: :func:`posterior`, :func:`prob_best` (re-exported from
   :mod:`simstudy.posterior`).
 """
 
 from ..posterior import posterior, prob_best, prob_best_mc, prob_leader
+from ._arms import arms_metadata, arms_of
 from .fixed_budget import (SelectionResult, halving_schedule, non_adaptive, non_adaptive_runs, sequential_halving,
                            sequential_halving_runs)
 from .fixed_confidence import (FIXED_CONFIDENCE_ALGORITHMS, PI_METHODS, ConfidenceResult, ConfidenceRuns,
@@ -24,4 +27,4 @@ from .fixed_confidence import (FIXED_CONFIDENCE_ALGORITHMS, PI_METHODS, Confiden
 __all__ = ["SelectionResult", "halving_schedule", "sequential_halving", "non_adaptive", "sequential_halving_runs",
            "non_adaptive_runs", "ConfidenceResult", "ConfidenceRuns", "ttts", "non_adaptive_confidence",
            "batch_thompson", "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS", "posterior",
-           "prob_best", "prob_best_mc", "prob_leader"]
+           "prob_best", "prob_best_mc", "prob_leader", "arms_of", "arms_metadata"]

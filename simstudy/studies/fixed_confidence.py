@@ -30,7 +30,6 @@ from ..config import Config
 from ..metrics import clopper_pearson
 from ..runner import Task, task_seed
 from . import base
-from .model_selection import arms_metadata, arms_of
 
 __all__ = ["run", "variants", "paper_table"]
 
@@ -125,7 +124,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     opts = dict(config.study.options)
     deltas, cap, logit, ci_level = opts["deltas"], opts["max_evaluations"], opts["logit"], opts["ci_level"]
     labels = tuple(variants(opts["algorithms"], opts["batch_sizes"]))
-    arms, names, means, best = arms_of(config)
+    arms, names, means, best = selection.arms_of(config.distributions)
     key = base.cell_key(arms=[d.key for d in config.distributions])
     work = _Work(config.seed, arms, deltas, labels, cap, logit)
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=[key], chunk_fn=partial(_run_chunk, work),
@@ -138,6 +137,6 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     files = {"table_csv": out_dir / "table.csv", "table_md": out_dir / "table.md"}
     io.write_csv(table, files["table_csv"])
     io.write_text(io.markdown_table(table), files["table_md"])
-    metadata = arms_metadata(arms, names, means, best)
+    metadata = selection.arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 

@@ -18,10 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import selection, truth
+from .. import selection
 from ..config import Config
 from ..metrics import clopper_pearson
-from ..distributions import describe
 from ..runner import Task, task_seed
 from . import base
 
@@ -37,19 +36,6 @@ class _Work:
     arms: tuple
     budgets: dict  # cell key -> budget
     algorithms: tuple
-
-
-def arms_of(config: Config) -> tuple[tuple, list[str], np.ndarray, int]:
-    """The arms (built distributions), their names, their population means and the best arm's index."""
-    arms = tuple(d.build() for d in config.distributions)
-    means = np.array([float(truth.mean_tuning_curve(a, [1.0])[0]) for a in arms])
-    return arms, [d.name for d in config.distributions], means, int(np.argmax(means))
-
-
-def arms_metadata(arms, names, means, best) -> dict:
-    """What ``run.json`` records about the arms."""
-    return {"best_arm": names[best], "arm_means": dict(zip(names, means.tolist())),
-            "distributions": {n: describe(a) for n, a in zip(names, arms)}}
 
 
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
@@ -71,7 +57,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir = Path(out_dir)
     opts = dict(config.study.options)
     algorithms, budgets, ci_level = tuple(opts["algorithms"]), tuple(opts["budgets"]), opts["ci_level"]
-    arms, names, means, best = arms_of(config)
+    arms, names, means, best = selection.arms_of(config.distributions)
     for b in budgets:  # fail before any compute if a budget cannot run
         if "sequential_halving" in algorithms:
             selection.halving_schedule(len(arms), b)
@@ -96,5 +82,5 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             rows += [dict(head, arm=names[m], measure="chosen_rate", estimate=chosen[a, m] / R,
                           mcse=float(np.sqrt(chosen[a, m] / R * (1 - chosen[a, m] / R) / R)),
                           ci_low=float(lows[m]), ci_high=float(highs[m])) for m in range(len(arms))]
-    metadata = arms_metadata(arms, names, means, best)
+    metadata = selection.arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
