@@ -18,16 +18,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import selection
+from .. import plugins, selection
 from ..config import Config
 from ..metrics import clopper_pearson
 from ..runner import Task, task_seed
 from . import base
 
-__all__ = ["run", "ALGORITHMS"]
+__all__ = ["run"]
 
 _SCHEME = "model_selection/1"
-ALGORITHMS = {"sequential_halving": selection.sequential_halving_runs, "non_adaptive": selection.non_adaptive_runs}
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class _Work:
     seed: int
     arms: tuple
     budgets: dict  # cell key -> budget
-    algorithms: tuple
+    algorithms: tuple  # the functions, built-in or plugins.SelectionPlugin (pickled by import path)
 
 
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
@@ -43,9 +42,9 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     N = len(work.arms)
     chosen = np.zeros((len(work.algorithms), N), dtype=np.int64)
     unspent = np.zeros(len(work.algorithms))
-    for a, name in enumerate(work.algorithms):
+    for a, algorithm in enumerate(work.algorithms):
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, a))
-        picks, evaluations = ALGORITHMS[name](work.arms, budget, task.reps, rng=rng)
+        picks, evaluations = algorithm(work.arms, budget, task.reps, rng=rng)
         chosen[a] = np.bincount(picks, minlength=N)
         unspent[a] = (budget - evaluations.sum(axis=1)).sum()
     return {"chosen": chosen, "unspent": unspent}
@@ -62,9 +61,13 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         if "sequential_halving" in algorithms:
             selection.halving_schedule(len(arms), b)
     cells = {base.cell_key(arms=[d.key for d in config.distributions], budget=b): b for b in budgets}
+    functions = tuple(plugins.selection_algorithm(name, "fixed_budget") for name in algorithms)
+    settings = {"budgets": budgets, "algorithms": algorithms}
+    # a plug-in's code joins the fingerprint (an edited plug-in never resumes its old chunks); built-ins' stays
+    sources = {n: s for n in algorithms if (s := plugins.selection_settings(n, "fixed_budget")) is not None}
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells),
-                           chunk_fn=partial(_run_chunk, _Work(config.seed, arms, cells, algorithms)),
-                           settings={"budgets": budgets, "algorithms": algorithms})
+                           chunk_fn=partial(_run_chunk, _Work(config.seed, arms, cells, functions)),
+                           settings={**settings, "plugins": sources} if sources else settings)
     R = config.study.reps
     rows = []
     for key, budget in run_.succeeded(cells).items():
