@@ -535,6 +535,9 @@ def register_selection_algorithm(kind: str, name: str, target: str | Callable, *
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"a selection algorithm's name must be an identifier, got {name!r}")
     target = _import_path(target, f"register_selection_algorithm({kind!r}, {name!r}, ...)")
+    if not isinstance(target, str) or "." not in target or not all(p.isidentifier() for p in target.split(".")):
+        raise ValueError(f"register_selection_algorithm({kind!r}, {name!r}, ...): target must be an import path "
+                         f"module.function or a module-level function, got {target!r}")
     if name in _builtin_selection(kind):
         raise ValueError(f"{name!r} is a built-in {kind} algorithm; choose another name")
     entry = (target, tuple(sorted(kwargs.items())))
@@ -698,7 +701,7 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
     try:
         plugin.function
     except PluginError as exc:
-        raise PluginError(f"{prefix}: {str(exc).split(': ', 1)[1]}") from None
+        raise PluginError(f"{prefix}: {str(exc).split(': ', 1)[-1]}") from None
     check = _check_fixed_budget if kind == "fixed_budget" else _check_fixed_confidence
     problem = check(plugin)
     if problem:
@@ -718,7 +721,7 @@ def _check_fixed_budget(plugin: SelectionPlugin) -> str | None:
         try:
             outs.append(plugin(arms, _CHECK_BUDGET, _CHECK_RUNS, rng=np.random.default_rng(_CHECK_SEED)))
         except PluginError as exc:
-            return str(exc).split(": ", 1)[1]
+            return str(exc).split(": ", 1)[-1]
         except Exception as exc:  # noqa: BLE001 -- the user's function may raise anything
             return (f"raised {_one_line(exc)} on the check input ({len(arms)} arms, budget={_CHECK_BUDGET}, "
                     f"runs={_CHECK_RUNS})")

@@ -205,6 +205,8 @@ def test_registering_a_built_in_or_a_taken_name_is_an_error():
         plugins.register_selection_algorithm("fixed_confidence", "tt", "my_selection.every_arm")
     with pytest.raises(ValueError, match="kind must be one of fixed_budget, fixed_confidence"):
         plugins.register_selection_algorithm("budget", "x", "my_selection.top_two")
+    with pytest.raises(ValueError, match="target must be an import path module.function .*got 'top_two'"):
+        plugins.register_selection_algorithm("fixed_confidence", "x", "top_two")
 
 
 def test_a_plugin_breaking_its_contract_mid_run_is_a_recorded_chunk_failure(tmp_path):
