@@ -41,6 +41,7 @@ __all__ = [
     "check_chunk_memory",
     "check_budget_memory",
     "at_least_arms",
+    "selection_algorithm_check",
     "study_kinds",
     "BACKENDS",
     "parse_shard",
@@ -625,6 +626,19 @@ def parse(cfg: Mapping) -> Config:
     check_chunk_memory(config, cells=1)
     _log_plugin_costs(config)
     return config
+
+
+def selection_algorithm_check(kind: str) -> schema.Check:
+    """The check of one entry of a selection study's ``study.algorithms``: a built-in, a registered name or a
+    plug-in's import path (imported and called on a tiny input now, :func:`simstudy.plugins.check_selection_algorithm`)."""
+    def check(key: str, value: Any) -> str:
+        from . import plugins
+
+        try:
+            return plugins.check_selection_algorithm(value, kind, key)
+        except plugins.PluginError as exc:
+            raise ConfigError(str(exc)) from None
+    return check
 
 
 def at_least_arms(config: Config) -> None:

@@ -49,7 +49,9 @@ import numpy as np
 
 __all__ = ["PluginError", "import_target", "source_hash", "PluginEstimator", "check_estimator",
            "estimator_cost", "PluginDistribution", "check_distribution", "register_estimator",
-           "estimator_methods", "BUILTIN_ESTIMATORS"]
+           "estimator_methods", "BUILTIN_ESTIMATORS", "SELECTION_KINDS", "register_selection_algorithm",
+           "selection_algorithm_names", "SelectionPlugin", "selection_algorithm", "selection_settings",
+           "check_selection_algorithm"]
 
 #: Estimators simstudy computes with its own kernels (:mod:`simstudy.estimators`).
 BUILTIN_ESTIMATORS = ("u", "v", "w", "bootstrap")
@@ -462,3 +464,291 @@ def check_distribution(dist: PluginDistribution, key: str) -> None:
         problem = f"ppf([0.1, 0.5, 0.9]) must lie within the support [{low}, {high}], got {q.tolist()}"
     if problem:
         raise PluginError(f"{prefix}: {problem}")
+
+
+# --- selection algorithms -----------------------------------------------------------------------------------
+
+#: The kinds of selection algorithm: fixed budget (the ``model_selection`` study) and fixed confidence (the
+#: ``fixed_confidence`` study). Their contracts are in :mod:`simstudy.selection`.
+SELECTION_KINDS = ("fixed_budget", "fixed_confidence")
+# Registered selection algorithms: kind -> name -> (import path, keyword arguments).
+_SELECTION_REGISTRY: dict[str, dict[str, tuple[str, tuple[tuple[str, Any], ...]]]] = {k: {} for k in SELECTION_KINDS}
+# The check input of a selection algorithm: 3 arms (bags of 4 scores, means 0.25, 0.45, 0.65), 4 runs, and a
+# budget of 30 evaluations (fixed budget) or the posteriors after 3 evaluations of each arm (fixed confidence).
+_CHECK_ARMS = ((0.1, 0.2, 0.3, 0.4), (0.3, 0.4, 0.5, 0.6), (0.5, 0.6, 0.7, 0.8))
+_CHECK_BUDGET, _CHECK_RUNS = 30, 4
+
+
+def _kind_iv(kind: str) -> str:
+    if kind not in SELECTION_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(SELECTION_KINDS)}, got {kind!r}")
+    return kind
+
+
+def _builtin_selection(kind: str) -> dict[str, Callable]:
+    from . import selection  # not at import time: the registry must not slow down start-up
+
+    return dict(selection.FIXED_BUDGET_RUNS if kind == "fixed_budget" else selection.FIXED_CONFIDENCE_PROPOSALS)
+
+
+def _import_path(target: str | Callable, who: str) -> str:
+    """``target`` itself, or the ``module.qualname`` of a module-level function."""
+    if not callable(target):
+        return target
+    module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
+    if not module or module == "__main__" or "<" in qualname:
+        raise ValueError(f"{who}: {target!r} has no import path (define it in a module, not in __main__ or "
+                         f"inside a function)")
+    return f"{module}.{qualname}"
+
+
+def register_selection_algorithm(kind: str, name: str, target: str | Callable, **kwargs: Any) -> None:
+    """Give a plug-in selection algorithm a name, so that ``study.algorithms`` may list ``NAME``.
+
+    Parameters
+    ----------
+    kind : {"fixed_budget", "fixed_confidence"}
+        Which contract the function follows (see :mod:`simstudy.selection`): whole vectorized runs
+        ``f(arms, budget, runs, *, rng)`` or a proposal ``propose(loc, scale, df, *, rng)``.
+    name : str
+        The name; an identifier, not a built-in algorithm's name of that kind.
+    target : str or callable
+        The import path ``module.function``, or a module-level function (its path is taken; it must be
+        importable by that path in worker processes).
+    **kwargs
+        Keyword arguments passed on every call (plain values: they join the run's fingerprint).
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, a built-in name, a name registered to another target, or a function with no import
+        path.
+
+    Example
+    -------
+    >>> register_selection_algorithm("fixed_budget", "halving", "simstudy.selection.sequential_halving_runs")
+    >>> selection_algorithm_names("fixed_budget")["halving"]
+    'simstudy.selection.sequential_halving_runs'
+    >>> _ = _SELECTION_REGISTRY["fixed_budget"].pop("halving")
+    """
+    _kind_iv(kind)
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"a selection algorithm's name must be an identifier, got {name!r}")
+    target = _import_path(target, f"register_selection_algorithm({kind!r}, {name!r}, ...)")
+    if not isinstance(target, str) or "." not in target or not all(p.isidentifier() for p in target.split(".")):
+        raise ValueError(f"register_selection_algorithm({kind!r}, {name!r}, ...): target must be an import path "
+                         f"module.function or a module-level function, got {target!r}")
+    if name in _builtin_selection(kind):
+        raise ValueError(f"{name!r} is a built-in {kind} algorithm; choose another name")
+    entry = (target, tuple(sorted(kwargs.items())))
+    registry = _SELECTION_REGISTRY[kind]
+    if registry.get(name, entry) != entry:
+        raise ValueError(f"{kind} algorithm {name!r} is already registered as {registry[name][0]}")
+    registry[name] = entry
+
+
+def selection_algorithm_names(kind: str) -> dict[str, str | None]:
+    """Every algorithm name of ``kind`` a study can list: built-in ones (``None``) and registered ones (their
+    import paths), in that order.
+
+    Example
+    -------
+    >>> list(selection_algorithm_names("fixed_confidence"))
+    ['ttts', 'non_adaptive', 'batch_thompson']
+    """
+    _kind_iv(kind)
+    return {**dict.fromkeys(_builtin_selection(kind)),
+            **{n: t for n, (t, _) in _SELECTION_REGISTRY[kind].items()}}
+
+
+@dataclass(frozen=True)
+class SelectionPlugin:
+    """A plug-in selection algorithm, called with the arguments of its kind's contract.
+
+    Pickled as its fields (import path, kind, keyword arguments, directory): a worker imports the function on
+    its first call, so a registered name or a module in the working directory works with any ``n_jobs``. A
+    fixed-budget plug-in's output is checked on every call (:func:`simstudy.selection.runs_problem`); a
+    fixed-confidence proposal is checked at every step by :func:`simstudy.selection.fixed_confidence_runs`.
+    A broken call mid-run fails its chunk, which the runner records for replay.
+
+    Parameters
+    ----------
+    target : str
+        ``module.function``.
+    kind : {"fixed_budget", "fixed_confidence"}
+    kwargs : tuple of (str, value) pairs
+        Keyword arguments passed on every call.
+    directory : str, optional
+        Where the module was found from (default: the working directory).
+    """
+
+    target: str
+    kind: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    directory: str | None = None
+
+    @property
+    def function(self) -> Callable:
+        key = (self.target, _search_dir(self.directory))
+        fn = _LOADED.get(key)
+        if fn is None:
+            fn = import_target(self.target, directory=self.directory, key="study.algorithms")
+            if not callable(fn):
+                raise PluginError(f"study.algorithms={self.target}: is a {type(fn).__name__}, not a function")
+            _LOADED[key] = fn
+        return fn
+
+    def __call__(self, *args: Any, rng: np.random.Generator) -> Any:
+        out = self.function(*args, rng=rng, **dict(self.kwargs))
+        if self.kind == "fixed_confidence":
+            return np.asarray(out)
+        from .selection import runs_problem
+
+        try:
+            picks, evaluations = (np.asarray(x) for x in out)
+        except (TypeError, ValueError):
+            raise PluginError(f"study.algorithms={self.target}: returned {type(out).__name__}; the contract is a "
+                              f"pair (picks, evaluations)") from None
+        arms, budget, runs = args
+        problem = runs_problem(picks, evaluations, runs, len(arms), budget)
+        if problem:
+            raise PluginError(f"study.algorithms={self.target}: {problem}")
+        return picks, evaluations
+
+
+def selection_algorithm(name: str, kind: str, *, directory: str | None = None) -> Callable:
+    """The function behind an algorithm name of ``study.algorithms``: a built-in one (see
+    :data:`simstudy.selection.FIXED_BUDGET_RUNS` and :data:`~simstudy.selection.FIXED_CONFIDENCE_PROPOSALS`),
+    or a :class:`SelectionPlugin` (picklable by import path) for a registered name or an import path.
+
+    Parameters
+    ----------
+    name : str
+        A canonical name (:func:`check_selection_algorithm`).
+    kind : {"fixed_budget", "fixed_confidence"}
+    directory : str, optional
+        Where a plug-in's module is found from (default: the working directory now, which travels with it).
+    """
+    builtin = _builtin_selection(_kind_iv(kind))
+    if name in builtin:
+        return builtin[name]
+    target, kwargs = _SELECTION_REGISTRY[kind].get(name, (name, ()))
+    return SelectionPlugin(target, kind, kwargs, _search_dir(directory))
+
+
+def selection_settings(name: str, kind: str) -> dict | None:
+    """What fixes a plug-in algorithm's numbers besides its name, for a run's fingerprint: its import path,
+    keyword arguments and :func:`source_hash`; ``None`` for a built-in (whose fingerprint never changes)."""
+    algorithm = selection_algorithm(name, kind)
+    if not isinstance(algorithm, SelectionPlugin):
+        return None
+    return {"target": algorithm.target, "kwargs": [list(kv) for kv in algorithm.kwargs],
+            "source": source_hash(algorithm.target, directory=algorithm.directory)}
+
+
+def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms") -> str:
+    """Check one entry of ``study.algorithms`` before any compute and return its canonical name.
+
+    A built-in name is returned as it is. A registered name or an import path ``module.function`` is imported
+    and called twice with the same generator on a tiny input: 3 arms (bags of 4 scores) and, for a
+    fixed-budget algorithm, ``f(arms, 30, 4, rng=...)``; for a fixed-confidence proposal, ``propose(loc, scale,
+    df, rng=...)`` on the posteriors of 4 runs after 3 evaluations of each arm (and on 2 of them, which must
+    give the same width).
+
+    Parameters
+    ----------
+    name : str
+        A built-in algorithm, a name given by :func:`register_selection_algorithm`, or ``module.function``.
+    kind : {"fixed_budget", "fixed_confidence"}
+    key : str
+        The config key that listed it, for the message.
+
+    Returns
+    -------
+    str
+        ``name`` (built-in, registered or import path).
+
+    Raises
+    ------
+    PluginError
+        One line naming ``key`` and the target: a name that is none of these, an import error or missing
+        attribute, not a function, an exception on the check input, a wrong type, dtype or shape, a pick or
+        proposed index out of range, evaluations over the budget, or different output the second time.
+
+    Example
+    -------
+    >>> check_selection_algorithm("sequential_halving", "fixed_budget")
+    'sequential_halving'
+    >>> check_selection_algorithm("successive_rejects", "fixed_budget")
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: study.algorithms must be one of sequential_halving, non_adaptive or an import path module.function, got 'successive_rejects'
+    >>> check_selection_algorithm("simstudy.selection.propose_all", "fixed_budget")  # a fixed-confidence proposal
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: study.algorithms=simstudy.selection.propose_all: raised AttributeError: 'tuple' object has no attribute 'shape' on the check input (3 arms, budget=30, runs=4)
+    """
+    names = selection_algorithm_names(kind)
+    if name in names and names[name] is None:
+        return name
+    registered = name in names
+    if not registered and not (isinstance(name, str) and "." in name
+                               and all(p.isidentifier() for p in name.split("."))):
+        raise PluginError(f"{key} must be one of {', '.join(names)} or an import path module.function, "
+                          f"got {name!r}")
+    plugin = selection_algorithm(name, kind)
+    prefix = f"{key}={name}" + (f" ({plugin.target})" if registered else "")
+    try:
+        plugin.function
+    except PluginError as exc:
+        raise PluginError(f"{prefix}: {str(exc).split(': ', 1)[-1]}") from None
+    check = _check_fixed_budget if kind == "fixed_budget" else _check_fixed_confidence
+    problem = check(plugin)
+    if problem:
+        raise PluginError(f"{prefix}: {problem}")
+    return name
+
+
+def _check_arms() -> tuple:
+    from .distributions import Bag
+
+    return tuple(Bag(np.array(v), name=f"arm{i}") for i, v in enumerate(_CHECK_ARMS))
+
+
+def _check_fixed_budget(plugin: SelectionPlugin) -> str | None:
+    arms, outs = _check_arms(), []
+    for _ in range(2):
+        try:
+            outs.append(plugin(arms, _CHECK_BUDGET, _CHECK_RUNS, rng=np.random.default_rng(_CHECK_SEED)))
+        except PluginError as exc:
+            return str(exc).split(": ", 1)[-1]
+        except Exception as exc:  # noqa: BLE001 -- the user's function may raise anything
+            return (f"raised {_one_line(exc)} on the check input ({len(arms)} arms, budget={_CHECK_BUDGET}, "
+                    f"runs={_CHECK_RUNS})")
+    if not all(np.array_equal(a, b) for a, b in zip(outs[0], outs[1])):
+        return ("returned different picks or evaluations for the same generator called twice; draw only from rng "
+                "(never from np.random or a generator of your own)")
+    return None
+
+
+def _check_fixed_confidence(plugin: SelectionPlugin) -> str | None:
+    from .posterior import posterior
+    from .selection import proposal_problem
+
+    arms, gen = _check_arms(), np.random.default_rng(_CHECK_SEED)
+    y = np.stack([a.sample((_CHECK_RUNS, 3), rng=gen) for a in arms], axis=1)  # (runs, arms, 3 evaluations)
+    loc, scale, df = posterior(y.sum(axis=-1), (y * y).sum(axis=-1), np.full(y.shape[:2], 3))
+    outs = []
+    for rows in (_CHECK_RUNS, _CHECK_RUNS, 2):
+        try:
+            outs.append(plugin(loc[:rows], scale[:rows], df[:rows], rng=np.random.default_rng(_CHECK_SEED)))
+        except Exception as exc:  # noqa: BLE001 -- the user's function may raise anything
+            return (f"raised {_one_line(exc)} on the check input (the posteriors of {rows} runs over "
+                    f"{len(arms)} models)")
+        problem = proposal_problem(outs[-1], rows, len(arms), np.shape(outs[0])[1] if len(outs) > 1 else None)
+        if problem:
+            return problem + (" (its width must not depend on the number of runs)" if len(outs) == 3 else "")
+    if not np.array_equal(outs[0], outs[1]):
+        return ("returned different proposals for the same generator called twice; draw only from rng (never "
+                "from np.random or a generator of your own)")
+    return None

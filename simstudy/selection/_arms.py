@@ -10,6 +10,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .. import truth
+from ..distributions import describe
+
 
 def evaluator(arm, index: int = 0) -> Callable[[int, np.random.Generator], np.ndarray]:
     """``evaluate(count, rng) -> ndarray of shape (count,)`` for a distribution or a callable arm; ``index``
@@ -32,6 +35,46 @@ def _scores(values, shape: tuple[int, ...], index: int, call: str) -> np.ndarray
     if y.shape != shape:
         raise ValueError(f"arm {index}: {call} returned shape {y.shape} where {shape} was asked for")
     return y
+
+
+def arms_of(specs: Sequence) -> tuple[tuple, list[str], np.ndarray, int]:
+    """The arms of a selection study, built from their specifications, with their population means.
+
+    Parameters
+    ----------
+    specs : sequence
+        One object per arm with a ``name`` and a ``build()`` method returning the score distribution (e.g. the
+        study's distribution configs); at least one.
+
+    Returns
+    -------
+    arms : tuple
+        The built distributions, in the order of ``specs``.
+    names : list of str
+    means : ndarray of float64, shape (N,)
+        Each arm's population mean score (exact, by :func:`simstudy.truth.mean_tuning_curve` at n = 1).
+    best : int
+        Index of the arm with the highest mean (the first, if several tie).
+
+    Example
+    -------
+    >>> from types import SimpleNamespace
+    >>> from simstudy.distributions import Bag
+    >>> specs = [SimpleNamespace(name=n, build=lambda v=v: Bag(v)) for n, v in (("a", [0.1, 0.3]), ("b", [0.5, 0.9]))]
+    >>> arms, names, means, best = arms_of(specs)
+    >>> names, means.tolist(), best
+    (['a', 'b'], [0.2, 0.7], 1)
+    """
+    arms = tuple(s.build() for s in specs)
+    means = np.array([float(truth.mean_tuning_curve(a, [1.0])[0]) for a in arms])
+    return arms, [s.name for s in specs], means, int(np.argmax(means))
+
+
+def arms_metadata(arms: Sequence, names: Sequence[str], means: np.ndarray, best: int) -> dict:
+    """What a selection study's ``run.json`` records about its arms (the output of :func:`arms_of`): the best
+    arm's name, every arm's mean and a description of each distribution."""
+    return {"best_arm": names[best], "arm_means": dict(zip(names, means.tolist())),
+            "distributions": {n: describe(a) for n, a in zip(names, arms)}}
 
 
 def arms_iv(arms) -> Sequence:

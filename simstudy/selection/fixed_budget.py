@@ -26,7 +26,7 @@ from .._rng import rng_iv
 from ._arms import arms_iv, best_of as _best, draw_sums as _draw_sums, evaluator as _evaluator
 
 __all__ = ["SelectionResult", "sequential_halving", "non_adaptive", "sequential_halving_runs", "non_adaptive_runs",
-           "halving_schedule"]
+           "halving_schedule", "FIXED_BUDGET_RUNS", "runs_problem"]
 
 
 @dataclass(frozen=True)
@@ -141,3 +141,29 @@ def non_adaptive_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.
     return _best(means, rng, 1)[:, 0], np.full((runs, N), each, dtype=np.int64)
 
 
+
+
+#: The built-in fixed-budget algorithms by name: their vectorized runs (the contract in :mod:`simstudy.selection`).
+FIXED_BUDGET_RUNS = {"sequential_halving": sequential_halving_runs, "non_adaptive": non_adaptive_runs}
+
+
+def runs_problem(picks, evaluations, runs: int, N: int, budget: int) -> str | None:
+    """What breaks the fixed-budget contract in an algorithm's output (``None`` if nothing): ``picks`` must be
+    integer arm indices of shape ``(runs,)`` in ``[0, N)``, ``evaluations`` non-negative integers of shape
+    ``(runs, N)`` adding up to at most ``budget`` in every run."""
+    picks, evaluations = np.asarray(picks), np.asarray(evaluations)
+    for what, x, shape in (("picks", picks, (runs,)), ("evaluations", evaluations, (runs, N))):
+        if not np.issubdtype(x.dtype, np.integer):
+            return f"returned {what} of dtype {x.dtype}; the contract is integers"
+        if x.shape != shape:
+            return f"returned {what} of shape {x.shape} for {runs} runs of {N} arms; the contract is {shape}"
+    if picks.size and (picks.min() < 0 or picks.max() >= N):
+        bad = picks[(picks < 0) | (picks >= N)][0]
+        return f"picked arm {int(bad)}; picks must lie in [0, {N}) for {N} arms"
+    if evaluations.size and evaluations.min() < 0:
+        return f"returned a negative number of evaluations ({int(evaluations.min())})"
+    spent = evaluations.sum(axis=1)
+    if spent.size and spent.max() > budget:
+        r = int(np.argmax(spent))
+        return f"spent {int(spent[r])} evaluations in run {r}, over the budget of {budget}"
+    return None

@@ -37,7 +37,8 @@ from .._rng import rng_iv
 from ._arms import arms_iv, best_of, draw, evaluator
 
 __all__ = ["ConfidenceResult", "ConfidenceRuns", "ttts", "non_adaptive_confidence", "batch_thompson",
-           "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS"]
+           "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS", "FIXED_CONFIDENCE_PROPOSALS",
+           "propose_top_two", "propose_all", "propose_thompson", "proposal_problem"]
 
 #: Fixed-confidence algorithms by name (the ``algorithm`` of :func:`fixed_confidence_runs`).
 FIXED_CONFIDENCE_ALGORITHMS = ("ttts", "non_adaptive", "batch_thompson")
@@ -252,7 +253,9 @@ def _thompson(loc, scale, df, rng, size=None) -> np.ndarray:
     return np.argmax(draws, axis=-1)
 
 
-def _propose_top_two(loc, scale, df, rng) -> np.ndarray:
+def propose_top_two(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
+    """Top-two Thompson sampling's next model for every run: m1 drawn from pi, m2 from pi without m1, one of the
+    two uniformly. A proposal of the fixed-confidence contract (see :mod:`simstudy.selection`); ``(R, 1)``."""
     m1 = _thompson(loc, scale, df, rng)
     m2 = np.full_like(m1, -1)
     todo = np.arange(m1.size)
@@ -269,7 +272,55 @@ def _propose_top_two(loc, scale, df, rng) -> np.ndarray:
     return np.where(rng.random(m1.size) < 0.5, m1, m2)[:, None]
 
 
-def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *, algorithm: str,
+def propose_all(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
+    """The non-adaptive baseline's step: every model once, ``(R, N)``; draws nothing from ``rng``."""
+    return np.broadcast_to(np.arange(loc.shape[1]), loc.shape)
+
+
+def propose_thompson(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.random.Generator,
+                     batch: int = 1) -> np.ndarray:
+    """Batch Thompson sampling's step: ``batch`` independent draws from pi per run, ``(R, batch)``."""
+    return _thompson(loc, scale, df, rng, size=batch)
+
+
+#: The built-in proposals by algorithm name (``batch_thompson`` takes ``batch=``).
+FIXED_CONFIDENCE_PROPOSALS = {"ttts": propose_top_two, "non_adaptive": propose_all,
+                              "batch_thompson": propose_thompson}
+# The generator of the probe call that reads a proposal's width before a run (never the run's own stream).
+_PROBE_SEED = 0x5E1EC7
+
+
+def _name(fn) -> str:
+    return str(getattr(fn, "target", None) or getattr(fn, "__qualname__", None) or fn)
+
+
+def proposal_problem(which, rows: int, N: int, width: int | None = None) -> str | None:
+    """What breaks the proposal contract in ``which`` (``None`` if nothing): it must be an integer array of
+    shape ``(rows, width)`` (any ``width >= 1`` if not given) with every entry a model index in ``[0, N)``."""
+    which = np.asarray(which)
+    if not np.issubdtype(which.dtype, np.integer):
+        return f"returned dtype {which.dtype}; the contract is integer model indices"
+    if which.ndim != 2 or which.shape[0] != rows or which.shape[1] < 1 or (width and which.shape[1] != width):
+        want = f"({rows}, {width})" if width else f"({rows}, k) with k >= 1 evaluations per step"
+        return f"returned shape {which.shape} for {rows} runs; the contract is {want}"
+    if which.size and (which.min() < 0 or which.max() >= N):
+        bad = which[(which < 0) | (which >= N)][0]
+        return f"returned model index {int(bad)}; indices must lie in [0, {N}) for {N} models"
+    return None
+
+
+def _proposal(algorithm, batch: int) -> Callable:
+    if callable(algorithm):
+        return algorithm
+    if algorithm not in FIXED_CONFIDENCE_PROPOSALS:
+        raise ValueError(f"algorithm must be one of {', '.join(FIXED_CONFIDENCE_ALGORITHMS)} or a proposal "
+                         f"function propose(loc, scale, df, *, rng); got {algorithm!r}")
+    propose = FIXED_CONFIDENCE_PROPOSALS[algorithm]
+    return (lambda loc, scale, df, *, rng: propose(loc, scale, df, rng=rng, batch=batch)) \
+        if algorithm == "batch_thompson" else propose
+
+
+def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *, algorithm: str | Callable,
                           rng: np.random.Generator, batch: int = 4, max_evaluations: int = 10_000,
                           initial: int = 3, logit: bool = False) -> ConfidenceRuns:
     """``runs`` independent fixed-confidence selections at once, stopped at every level in ``deltas``.
@@ -280,26 +331,34 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
     deltas : sequence of float
         Each in (0, 0.5).
     runs : int
-    algorithm : {"ttts", "non_adaptive", "batch_thompson"}
+    algorithm : {"ttts", "non_adaptive", "batch_thompson"} or callable
+        A built-in algorithm, or a proposal ``propose(loc, scale, df, *, rng) -> which`` of the contract in
+        :mod:`simstudy.selection` (its width k, the evaluations per step, is read from one call on the first
+        run's initial posterior with a generator of its own, before the run, and must not change).
     batch : int
         Batch size of ``batch_thompson``.
     max_evaluations, initial, logit
-        As :func:`ttts`.
+        As :func:`ttts`. A step that would take a run past ``max_evaluations`` is not started.
 
     Returns
     -------
     ConfidenceRuns
+
+    Raises
+    ------
+    ValueError
+        Invalid arguments, or a proposal breaking its contract (wrong dtype or shape, a width other than the
+        first call's, an index out of range), named in the message.
     """
-    if algorithm not in FIXED_CONFIDENCE_ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(FIXED_CONFIDENCE_ALGORITHMS)}; got {algorithm!r}")
+    propose = _proposal(algorithm, batch)
     deltas = _confidence_iv(arms, deltas, initial, max_evaluations, batch)
     rng_iv(rng, "fixed_confidence_runs")
     N, D, R = len(arms), deltas.size, int(runs)
-    step = {"ttts": 1, "non_adaptive": N, "batch_thompson": batch}[algorithm]
 
     y = _transform(draw(arms, np.broadcast_to(np.arange(N)[:, None], (R, N, initial)), rng), logit, "any")
     sums, squares = y.sum(axis=-1), (y * y).sum(axis=-1)
     counts = np.full((R, N), initial, dtype=np.int64)
+    step = _width(propose, *posterior(sums[:1], squares[:1], counts[:1]), N) if R else 1
     evaluations = np.zeros((D, R), dtype=np.int64)
     chosen = np.zeros((D, R), dtype=np.int64)
     capped = np.zeros((D, R), dtype=bool)
@@ -323,12 +382,10 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         active, loc, scale, df = active[going], loc[going], scale[going], df[going]
         if not active.size:
             break
-        if algorithm == "ttts":
-            which = _propose_top_two(loc, scale, df, rng)
-        elif algorithm == "batch_thompson":
-            which = _thompson(loc, scale, df, rng, size=batch)
-        else:
-            which = np.broadcast_to(np.arange(N), (active.size, N))
+        which = np.asarray(propose(loc, scale, df, rng=rng))
+        problem = proposal_problem(which, active.size, N, step)
+        if problem:
+            raise ValueError(f"fixed-confidence proposal {_name(propose)}: {problem}")
         y = _transform(draw(arms, which, rng), logit, "any")
         flat = (np.arange(active.size)[:, None] * N + which).ravel()
         size = active.size * N
@@ -336,3 +393,13 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         squares[active] += np.bincount(flat, weights=(y * y).ravel(), minlength=size).reshape(-1, N)
         counts[active] += np.bincount(flat, minlength=size).reshape(-1, N)
     return ConfidenceRuns(tuple(float(x) for x in deltas), evaluations, chosen, capped, per_arm)
+
+
+def _width(propose: Callable, loc, scale, df, N: int) -> int:
+    """The evaluations per step of ``propose``: its width on one run's posterior, drawn from a probe generator
+    (the run's own stream is untouched, so the result does not depend on whether the width was known)."""
+    which = propose(loc, scale, df, rng=np.random.default_rng(_PROBE_SEED))
+    problem = proposal_problem(which, 1, N)
+    if problem:
+        raise ValueError(f"fixed-confidence proposal {_name(propose)}: {problem}")
+    return int(np.shape(which)[1])

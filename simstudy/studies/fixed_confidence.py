@@ -4,7 +4,9 @@ often the best model is chosen.
 The arms are the study's distributions (for the paper, 8 TDSA models: one evaluation is one draw, with
 replacement, from that model's 500 recorded F1 scores). The best arm has the highest population mean. Each
 algorithm -- top-two Thompson sampling, the non-adaptive baseline, batch Thompson sampling with each batch
-size -- runs ``study.reps`` independent selections; each run is continued to the strictest confidence and its
+size, or a plug-in proposal (a name registered with :func:`simstudy.plugins.register_selection_algorithm` or
+an import path ``module.function``, the fixed-confidence contract of :mod:`simstudy.selection`) -- runs
+``study.reps`` independent selections; each run is continued to the strictest confidence and its
 stopping point recorded for every ``delta`` on the way (the choices do not depend on delta; see
 :func:`simstudy.selection.fixed_confidence_runs`), so the levels share their runs and their results are
 correlated, as the paper's would be if its runs were reused.
@@ -25,14 +27,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io, schema, selection
-from ..config import Config, ConfigError, StudyOptions, at_least_arms, chunk_reps_option, reps_option
+from .. import io, plugins, schema, selection
+from ..config import (Config, ConfigError, StudyOptions, at_least_arms, chunk_reps_option, reps_option,
+                      selection_algorithm_check)
 from ..registry import Headline, Study, register_study
 from ..schema import option
 from ..metrics import clopper_pearson
 from ..runner import Task, task_seed
 from . import base
-from .model_selection import arms_metadata, arms_of
 
 __all__ = ["run", "variants", "paper_table", "Options", "headline", "STUDY"]
 
@@ -50,12 +52,19 @@ def variants(algorithms: tuple[str, ...], batch_sizes: tuple[int, ...]) -> list[
     return out
 
 
+def _proposal(name: str, batch: int):
+    """The proposal of one variant: batch Thompson sampling's with its batch size bound (picklable)."""
+    propose = plugins.selection_algorithm(name, "fixed_confidence")
+    return partial(propose, batch=batch) if name == "batch_thompson" else propose
+
+
 @dataclass(frozen=True)
 class _Work:
     seed: int
     arms: tuple
     deltas: tuple
     variants: tuple
+    proposals: tuple  # per variant: the proposal function, built-in or plugins.SelectionPlugin (by import path)
     max_evaluations: int
     logit: bool
 
@@ -66,10 +75,10 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
            "chosen": np.zeros((V, D, task.reps), dtype=np.int64),
            "capped": np.zeros((V, D, task.reps), dtype=bool),
            "per_arm": np.zeros((V, D, N), dtype=np.int64)}
-    for v, (_, algorithm, batch) in enumerate(work.variants):
+    for v, propose in enumerate(work.proposals):
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, v))
-        runs = selection.fixed_confidence_runs(work.arms, work.deltas, task.reps, algorithm=algorithm, batch=batch,
-                                               rng=rng, max_evaluations=work.max_evaluations, logit=work.logit)
+        runs = selection.fixed_confidence_runs(work.arms, work.deltas, task.reps, algorithm=propose, rng=rng,
+                                               max_evaluations=work.max_evaluations, logit=work.logit)
         out["evaluations"][v], out["chosen"][v], out["capped"][v] = runs.evaluations, runs.chosen, runs.capped
         out["per_arm"][v] = runs.per_arm.sum(axis=1)
     return out
@@ -127,11 +136,16 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     opts = dict(config.study.options)
     deltas, cap, logit, ci_level = opts["deltas"], opts["max_evaluations"], opts["logit"], opts["ci_level"]
     labels = tuple(variants(opts["algorithms"], opts["batch_sizes"]))
-    arms, names, means, best = arms_of(config)
+    arms, names, means, best = selection.arms_of(config.distributions)
     key = base.cell_key(arms=[d.key for d in config.distributions])
-    work = _Work(config.seed, arms, deltas, labels, cap, logit)
+    proposals = tuple(_proposal(name, batch) for _, name, batch in labels)
+    work = _Work(config.seed, arms, deltas, labels, proposals, cap, logit)
+    settings = {"deltas": deltas, "variants": labels, "max_evaluations": cap, "logit": logit}
+    # a plug-in's code joins the fingerprint (an edited plug-in never resumes its old chunks); built-ins' stays
+    sources = {n: s for n in dict.fromkeys(name for _, name, _ in labels)
+               if (s := plugins.selection_settings(n, "fixed_confidence")) is not None}
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=[key], chunk_fn=partial(_run_chunk, work),
-                           settings={"deltas": deltas, "variants": labels, "max_evaluations": cap, "logit": logit})
+                           settings={**settings, "plugins": sources} if sources else settings)
     R = config.study.reps
     # a cell whose chunks failed is reported by base.finish, not summarised from part of its runs
     rows = _summary_rows(run_, key, labels, deltas, names, best, R, ci_level) if run_.succeeded({key: 0}) else []
@@ -140,7 +154,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     files = {"table_csv": out_dir / "table.csv", "table_md": out_dir / "table.md"}
     io.write_csv(table, files["table_csv"])
     io.write_text(io.markdown_table(table), files["table_md"])
-    metadata = arms_metadata(arms, names, means, best)
+    metadata = selection.arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 
@@ -158,8 +172,9 @@ class Options(StudyOptions):
     reps: int = reps_option(500)
     chunk_reps: int = chunk_reps_option(125)
     algorithms: tuple = option(("ttts", "non_adaptive"), "the algorithms compared: ttts, non_adaptive, "
-                               "batch_thompson", schema.listed(schema.choice(lambda: selection.FIXED_CONFIDENCE_ALGORITHMS),
-                                                               what="at least one algorithm", sort=False))
+                               "batch_thompson, a registered name or a plug-in proposal's import path module.function",
+                               schema.listed(selection_algorithm_check("fixed_confidence"),
+                                             what="at least one algorithm", sort=False))
     batch_sizes: tuple = option((4, 8), "batch_thompson runs once per batch size",
                                 schema.listed(schema.integer(minimum=1), what="at least one batch size"))
     deltas: tuple = option((0.05, 0.1, 0.2), "each run stops when one arm is best with probability > 1 - delta",

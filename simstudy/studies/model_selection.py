@@ -18,19 +18,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import schema, selection, truth
-from ..config import Config, ConfigError, StudyOptions, at_least_arms, chunk_reps_option, reps_option
+from .. import plugins, schema, selection
+from ..config import (Config, ConfigError, StudyOptions, at_least_arms, chunk_reps_option, reps_option,
+                      selection_algorithm_check)
 from ..registry import Headline, Study, register_study
 from ..schema import option
 from ..metrics import clopper_pearson
-from ..distributions import describe
 from ..runner import Task, task_seed
 from . import base
 
-__all__ = ["run", "ALGORITHMS", "Options", "headline", "STUDY"]
+__all__ = ["run", "Options", "headline", "STUDY"]
 
 _SCHEME = "model_selection/1"
-ALGORITHMS = {"sequential_halving": selection.sequential_halving_runs, "non_adaptive": selection.non_adaptive_runs}
 
 
 @dataclass(frozen=True)
@@ -38,20 +37,7 @@ class _Work:
     seed: int
     arms: tuple
     budgets: dict  # cell key -> budget
-    algorithms: tuple
-
-
-def arms_of(config: Config) -> tuple[tuple, list[str], np.ndarray, int]:
-    """The arms (built distributions), their names, their population means and the best arm's index."""
-    arms = tuple(d.build() for d in config.distributions)
-    means = np.array([float(truth.mean_tuning_curve(a, [1.0])[0]) for a in arms])
-    return arms, [d.name for d in config.distributions], means, int(np.argmax(means))
-
-
-def arms_metadata(arms, names, means, best) -> dict:
-    """What ``run.json`` records about the arms."""
-    return {"best_arm": names[best], "arm_means": dict(zip(names, means.tolist())),
-            "distributions": {n: describe(a) for n, a in zip(names, arms)}}
+    algorithms: tuple  # the functions, built-in or plugins.SelectionPlugin (pickled by import path)
 
 
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
@@ -59,9 +45,9 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     N = len(work.arms)
     chosen = np.zeros((len(work.algorithms), N), dtype=np.int64)
     unspent = np.zeros(len(work.algorithms))
-    for a, name in enumerate(work.algorithms):
+    for a, algorithm in enumerate(work.algorithms):
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, a))
-        picks, evaluations = ALGORITHMS[name](work.arms, budget, task.reps, rng=rng)
+        picks, evaluations = algorithm(work.arms, budget, task.reps, rng=rng)
         chosen[a] = np.bincount(picks, minlength=N)
         unspent[a] = (budget - evaluations.sum(axis=1)).sum()
     return {"chosen": chosen, "unspent": unspent}
@@ -73,14 +59,18 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir = Path(out_dir)
     opts = dict(config.study.options)
     algorithms, budgets, ci_level = tuple(opts["algorithms"]), tuple(opts["budgets"]), opts["ci_level"]
-    arms, names, means, best = arms_of(config)
+    arms, names, means, best = selection.arms_of(config.distributions)
     for b in budgets:  # fail before any compute if a budget cannot run
         if "sequential_halving" in algorithms:
             selection.halving_schedule(len(arms), b)
     cells = {base.cell_key(arms=[d.key for d in config.distributions], budget=b): b for b in budgets}
+    functions = tuple(plugins.selection_algorithm(name, "fixed_budget") for name in algorithms)
+    settings = {"budgets": budgets, "algorithms": algorithms}
+    # a plug-in's code joins the fingerprint (an edited plug-in never resumes its old chunks); built-ins' stays
+    sources = {n: s for n in algorithms if (s := plugins.selection_settings(n, "fixed_budget")) is not None}
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells),
-                           chunk_fn=partial(_run_chunk, _Work(config.seed, arms, cells, algorithms)),
-                           settings={"budgets": budgets, "algorithms": algorithms})
+                           chunk_fn=partial(_run_chunk, _Work(config.seed, arms, cells, functions)),
+                           settings={**settings, "plugins": sources} if sources else settings)
     R = config.study.reps
     rows = []
     for key, budget in run_.succeeded(cells).items():
@@ -98,7 +88,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             rows += [dict(head, arm=names[m], measure="chosen_rate", estimate=chosen[a, m] / R,
                           mcse=float(np.sqrt(chosen[a, m] / R * (1 - chosen[a, m] / R) / R)),
                           ci_low=float(lows[m]), ci_high=float(highs[m])) for m in range(len(arms))]
-    metadata = arms_metadata(arms, names, means, best)
+    metadata = selection.arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
 
@@ -108,9 +98,11 @@ class Options(StudyOptions):
 
     reps: int = reps_option(10000)
     chunk_reps: int = chunk_reps_option(5000)
-    algorithms: tuple = option(("sequential_halving", "non_adaptive"), "the fixed-budget algorithms compared",
-                               schema.listed(schema.choice(lambda: tuple(ALGORITHMS)), what="at least one algorithm",
-                                             unique=False, sort=False))
+    algorithms: tuple = option(("sequential_halving", "non_adaptive"), "the fixed-budget algorithms compared: "
+                               "sequential_halving, non_adaptive, a registered name or a plug-in's import path "
+                               "module.function", schema.listed(selection_algorithm_check("fixed_budget"),
+                                                                what="at least one algorithm", unique=False,
+                                                                sort=False))
     budgets: tuple = option((48, 72, 96, 120, 144, 168, 204, 240, 300, 360),
                             "the budgets T (evaluations in all; one cell each)",
                             schema.listed(schema.integer(minimum=1), what="at least one budget"))
