@@ -574,11 +574,15 @@ class BuiltinBand:
 
     method: str
 
-    def __call__(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    def bounds(self, n: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        """The bounds ``(n,)`` of every sample of n scores (they do not depend on the data)."""
         from .bands import pointwise_bounds
 
-        lower, upper = pointwise_bounds(np.shape(sorted_scores)[-1], confidence, self.method)
+        lower, upper = pointwise_bounds(n, confidence, self.method)
         return np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+
+    def __call__(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        return self.bounds(np.shape(sorted_scores)[-1], confidence)
 
 
 # Registered band methods: name -> (import path, keyword arguments).
