@@ -99,7 +99,9 @@ def _row_curves(z: np.ndarray, cdfs: dict, kind: str, ks: np.ndarray) -> dict:
     for curve, cdf in cdfs.items():
         if kind == "median":
             index = np.minimum(bands.searchsorted_rows(bands.quantile_thresholds(cdf, 0.5), ks), cdf.shape[1] - 1)
-            out[curve] = np.take_along_axis(z, index, axis=1)
+            # in the memory order of the precomputed path's z[:, index]: the sums over rounds then add the same
+            # numbers in the same order (bit-identical for a band with equal rows)
+            out[curve] = np.asfortranarray(np.take_along_axis(z, index, axis=1))
             continue
         values = np.empty((z.shape[0], ks.size))
         step = max(1, _MASS_BLOCK // (cdf.shape[1] * ks.size))  # blocks of samples bound the memory
