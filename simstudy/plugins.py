@@ -1,4 +1,5 @@
-"""Bring your own method: plug-in estimators and score distributions, imported by ``module.attr`` path.
+"""Bring your own method: plug-in estimators, score distributions and CDF band methods, imported by
+``module.attr`` path.
 
 A config names a plug-in by its import path, ``_target_: my_estimators.best_of_all``, with keyword arguments
 next to it. Modules in the working directory import without setting ``PYTHONPATH``: :func:`import_target`
@@ -32,6 +33,21 @@ Registry
 --------
 :func:`register_estimator` gives a plug-in a method name (``method: top`` in a config then means it);
 :func:`estimator_methods` lists the built-in methods and the registered ones.
+
+Band method contract
+--------------------
+``f(sorted_scores, confidence, **kwargs) -> (lower, upper)``, with ``sorted_scores`` float64 ``(reps, n)``
+(rows sorted ascending, read-only), ``confidence`` in (0, 1), and ``lower``, ``upper`` float arrays ``(reps,
+n)`` or ``(n,)`` in [0, 1], non-decreasing along the last axis, ``lower <= upper``: bounds on ``F(Y_(i))``
+and ``F(Y_(i)-)`` holding for every i at once with probability ``confidence``, exactly what
+:func:`simstudy.bands.pointwise_bounds` returns for the built-in methods (details in :mod:`simstudy.bands`).
+
+``study.methods`` of the ``band_coverage`` and ``band_width`` studies lists built-in methods, names given by
+:func:`register_band_method` and import paths ``module.function``; :func:`check_band_method` checks each on a
+tiny input when the config is parsed and returns its canonical name. :func:`band_method` is the one dispatch
+from a name to a callable (a built-in one is :class:`BuiltinBand`, whose bounds the studies precompute; a
+plug-in is a :class:`PluginBand`, called once per chunk on all its samples and pickled by import path), and
+:func:`band_fingerprint` what of the plug-ins joins a run's fingerprint.
 """
 
 from __future__ import annotations
