@@ -77,17 +77,33 @@ class _Work:
     plugins: dict  # plug-in method -> plugins.PluginBand (pickled by import path)
 
 
-def _need(dist, bound: np.ndarray, steps: np.ndarray, other: float) -> np.ndarray:
-    """``F^-1(bound)`` where ``steps``, ``other`` elsewhere (a comparison that always holds)."""
+# Per-sample bounds: a comparison of F^-1(bound) with Y_(i) is decided by the CDF, F(Y_(i)) against the bound,
+# unless they are closer than this; only those near-ties need the quantile function.
+_TIE = 1e-6
+
+
+def _need(dist, bound: np.ndarray, steps: np.ndarray, other: float, margin: np.ndarray | None) -> np.ndarray:
+    """``F^-1(bound)`` where ``steps``, ``other`` elsewhere (a comparison that always holds).
+
+    For bounds with one row per sample, ``margin`` says by how much the comparison holds on the CDF scale
+    (``F(Y_(i)) - l_i`` for the upper band, ``u_i - F(Y_(i)-)`` for the lower): for a CDF F,
+    ``F^-1(l) <= y`` exactly when ``l <= F(y)``, and ``F^-1(u) >= y`` when ``u > F(y-)``. Where the margin is
+    clear, the comparison is settled without the quantile function (``other`` where it holds, ``-other``
+    where it fails), which costs a root-finding per score for a KDE; at the rare near-ties F^-1 decides,
+    as on the precomputed path.
+    """
     if bound.ndim == 1:  # the precomputed path: the quantile function at every i, as it always was
         return np.where(steps, dist.ppf(np.clip(bound, 0, 1)), other)
-    need = np.full(bound.shape, other)
-    need[steps] = dist.ppf(np.clip(bound[steps], 0, 1))  # only the steps: per sample, that is the cost
+    need = np.where(steps & (margin <= _TIE), -other, other)
+    tie = steps & (np.abs(margin) <= _TIE)
+    need[tie] = dist.ppf(np.clip(bound[tie], 0, 1))
     return need
 
 
-def _prepare(dist, lo_i: np.ndarray, hi_i: np.ndarray, q: float) -> _Checks:
-    """The checks of bounds ``lo_i``, ``hi_i``: both (n,), or both (reps, n) for one row per sample."""
+def _prepare(dist, lo_i: np.ndarray, hi_i: np.ndarray, q: float, F: np.ndarray | None = None,
+             F_left: np.ndarray | None = None) -> _Checks:
+    """The checks of bounds ``lo_i``, ``hi_i``: both (n,), or both (reps, n) for one row per sample (then with
+    the samples' CDF values ``F`` and ``F_left``, (reps, n))."""
     n = lo_i.shape[-1]
     edge = lambda value: np.full((*lo_i.shape[:-1], 1), value)  # noqa: E731 -- a column of one value
     # The upper curve band is min{z_j : q <= L_j^k} over z = (low, Y_(1..n), high), L = (0, l, 1).
@@ -98,10 +114,11 @@ def _prepare(dist, lo_i: np.ndarray, hi_i: np.ndarray, q: float) -> _Checks:
     thr_u = bands.quantile_thresholds(ucdf, q)
     lower_steps = thr_u[..., 1:] > thr_u[..., :-1]  # step valued Y_(i) starts where the previous ends: thr_u[i-1]
     ks = np.arange(1, n + 1, dtype=np.float64)
+    per_sample = lo_i.ndim == 2
     return _Checks(
         low=lo_i, high=hi_i,
-        upper_need=_need(dist, lo_i, upper_steps, -np.inf),
-        lower_need=_need(dist, hi_i, lower_steps, np.inf),
+        upper_need=_need(dist, lo_i, upper_steps, -np.inf, F - lo_i if per_sample else None),
+        lower_need=_need(dist, hi_i, lower_steps, np.inf, hi_i - F_left if per_sample else None),
         k_upper=np.minimum(bands.searchsorted_rows(thr_l, ks), n + 1),
         k_lower=np.minimum(bands.searchsorted_rows(thr_u, ks), n + 1),
         k_truth=dist.ppf(q ** (1.0 / ks)),
@@ -138,7 +155,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
             if band is None:
                 c = cell.checks[(method, level)]
             else:  # one call for every sample of the chunk
-                c = _prepare(dist, *band(y, level), work.quantile)
+                c = _prepare(dist, *band(y, level), work.quantile, F, F_left)
             hits[:, m, v] = _hits(c, y, z, F, F_left)
     return {"hits": hits}
 
