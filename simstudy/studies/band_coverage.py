@@ -51,8 +51,10 @@ class _Checks:
 
     low: np.ndarray  # l_i <= F(Y_(i))
     high: np.ndarray  # F(Y_(i)-) <= u_i
-    upper_need: np.ndarray  # where the upper curve band has a step valued Y_(i): F^-1(l_i), needs <= Y_(i); -inf elsewhere
-    lower_need: np.ndarray  # where the lower curve band has a step valued Y_(i): F^-1(u_i), needs >= Y_(i); +inf elsewhere
+    # Where the upper curve band has a step valued Y_(i): F^-1(l_i), which needs to be <= Y_(i) (-inf elsewhere);
+    # where the lower one has: F^-1(u_i), which needs to be >= Y_(i) (+inf elsewhere).
+    upper_need: np.ndarray
+    lower_need: np.ndarray
     k_upper: np.ndarray  # index into (low, Y_(1..n), high) of the upper band at k = 1..n
     k_lower: np.ndarray
     k_truth: np.ndarray  # (n,) true curve at k = 1..n
