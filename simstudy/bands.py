@@ -19,6 +19,35 @@ method                   band                                                   
 "Exact" needs continuous scores; with ties the KS and LD bands stay valid but conservative, and a warning
 says so. The LD levels are computed exactly (:mod:`simstudy.boundary`) and cached on disk.
 
+Band method contract (plug-ins)
+-------------------------------
+A researcher's own CDF band joins the ``band_coverage`` and ``band_width`` studies as a function
+
+``f(sorted_scores, confidence, **kwargs) -> (lower, upper)``:
+
+- ``sorted_scores``: float64 array ``(reps, n)``, each row one sample of n scores sorted ascending,
+  read-only (copy it before changing it);
+- ``confidence``: float in (0, 1), the simultaneous coverage asked for;
+- ``lower``, ``upper``: float arrays ``(reps, n)``, one row per sample, or ``(n,)`` for a band that does not
+  depend on the data (broadcast to every sample), with values in [0, 1], non-decreasing along the last
+  axis and ``lower <= upper``. They mean exactly what :func:`pointwise_bounds` returns for the built-in
+  methods: with probability at least ``confidence``, ``lower[i] <= F(Y_(i))`` and ``F(Y_(i)-) <=
+  upper[i]`` for every i = 1..n at once;
+- the same output for the same input (deterministic).
+
+A study names it by import path (``study.methods=[dkw,my_bands.wilson_band]``) or by a name given with
+:func:`simstudy.plugins.register_band_method`; :func:`simstudy.plugins.check_band_method` checks it on a
+tiny input when the config is parsed. The built-in methods satisfy the contract: they are
+:func:`pointwise_bounds`, one row for every sample. For example, the DKW band through the contract:
+
+>>> def my_dkw(sorted_scores, confidence):
+...     n = sorted_scores.shape[-1]
+...     i, eps = np.arange(1, n + 1), dkw_epsilon(n, confidence)
+...     return np.clip(i / n - eps, 0, 1), np.clip((i - 1) / n + eps, 0, 1)
+>>> lower, upper = my_dkw(np.sort(np.random.default_rng(0).random((2, 4))), 0.5)
+>>> bool(np.array_equal(lower, pointwise_bounds(4, 0.5, "dkw")[0]))
+True
+
 Representation: the bands are step functions that change only at the order statistics ``y[0] <= ... <=
 y[n-1]``; ``lower[i]`` and ``upper[i]`` are their (right-continuous) values at ``y[i]``, and
 ``upper_below`` the upper band left of ``y[0]`` (the lower band there is 0). Below ``low`` the CDF is 0 and
@@ -37,7 +66,7 @@ from . import boundary
 
 __all__ = ["METHODS", "METHOD_LABELS", "KINDS", "CDFBands", "TuningCurveBands", "cdf_bands", "tuning_curve_bands",
            "tuning_curve", "quantile_thresholds", "pointwise_bounds", "dkw_epsilon", "ks_epsilon", "trivial_budget",
-           "evidence", "EVIDENCE_LEVELS", "evidence_table", "evidence_summary"]
+           "evidence", "EVIDENCE_LEVELS", "evidence_table", "evidence_summary", "searchsorted_rows", "builtin_only"]
 
 METHODS = ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
 #: Each method's name for titles, legends and reports.
@@ -358,11 +387,81 @@ def quantile_thresholds(cdf: np.ndarray, quantile: float) -> np.ndarray:
 
     ``log(quantile) / log(G)`` (infinite where G = 1, zero where G = 0), made non-decreasing against
     rounding. A quantile tuning curve of that CDF equals the j-th support point exactly for k in
-    ``(threshold[j-1], threshold[j]]``: these are the curve's jump points.
+    ``(threshold[j-1], threshold[j]]``: these are the curve's jump points. ``cdf`` may hold one CDF per row
+    (shape ``(reps, m)``): each row is treated on its own, along the last axis.
     """
     with np.errstate(divide="ignore"):
         thr = np.where(cdf >= 1, np.inf, np.where(cdf <= 0, 0.0, np.log(quantile) / np.log(cdf)))
-    return np.maximum.accumulate(thr)
+    return np.maximum.accumulate(thr, axis=-1)
+
+
+def searchsorted_rows(a: np.ndarray, v) -> np.ndarray:
+    """``np.searchsorted(a[r], v, side="left")`` for every row r of ``a`` at once, without a loop over rows.
+
+    Parameters
+    ----------
+    a : ndarray, shape (m,) or (reps, m)
+        Rows sorted ascending (infinite values allowed, no NaN).
+    v : array_like, shape (K,)
+        Values to place (no NaN).
+
+    Returns
+    -------
+    ndarray of int64, shape (K,) or (reps, K)
+        For each row and value, the number of the row's entries below the value; a 1-d ``a`` gives exactly
+        ``np.searchsorted(a, v, side="left")``.
+
+    Example
+    -------
+    >>> searchsorted_rows(np.array([[0.0, 1.5, np.inf], [2.0, 2.5, 3.0]]), [1.0, 2.0, 3.0])
+    array([[1, 2, 2],
+           [0, 0, 2]])
+    """
+    a, v = np.asarray(a, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    if a.ndim == 1:
+        return np.searchsorted(a, v, side="left")
+    # Replace every value by its rank among all values (ranks keep order and ties, and are finite), then
+    # shift row r by r * (number of ranks): the rows laid end to end are one sorted array, searched once.
+    grid = np.unique(np.concatenate((a.ravel(), v.ravel())))
+    a_rank, v_rank = np.searchsorted(grid, a), np.searchsorted(grid, v)
+    shift = np.arange(a.shape[0])[:, None] * (grid.size + 1)
+    found = np.searchsorted((a_rank + shift).ravel(), (v_rank[None, :] + shift).ravel(), side="left")
+    return found.reshape(a.shape[0], v.size) - np.arange(a.shape[0])[:, None] * a.shape[1]
+
+
+def builtin_only(methods, key: str) -> tuple[str, ...]:
+    """Refuse plug-in band methods where only the built-in ones are supported.
+
+    Parameters
+    ----------
+    methods : str or sequence of str
+        Band methods named by a config.
+    key : str
+        The config key that named them (``study.methods``), for the message.
+
+    Returns
+    -------
+    tuple of str
+        The methods, all in :data:`METHODS`.
+
+    Raises
+    ------
+    ValueError
+        One line naming the key and the first method that is not built in.
+
+    Example
+    -------
+    >>> builtin_only(["dkw", "my_bands.wilson_band"], "study.methods")
+    Traceback (most recent call last):
+    ...
+    ValueError: study.methods: plug-in band methods (my_bands.wilson_band) join the band_coverage and band_width studies only; here choose from dkw, ks, ld_equal_tailed, ld_highest_density
+    """
+    methods = (methods,) if isinstance(methods, str) else tuple(methods)
+    for method in methods:
+        if method not in METHODS:
+            raise ValueError(f"{key}: plug-in band methods ({method}) join the band_coverage and band_width studies "
+                             f"only; here choose from {', '.join(METHODS)}")
+    return methods
 
 
 def _kind_iv(kind: str, quantile: float, low: float, high: float) -> float:

@@ -42,6 +42,7 @@ __all__ = [
     "check_budget_memory",
     "at_least_arms",
     "selection_algorithm_check",
+    "band_method_check",
     "study_kinds",
     "BACKENDS",
     "parse_shard",
@@ -636,6 +637,19 @@ def selection_algorithm_check(kind: str) -> schema.Check:
 
         try:
             return plugins.check_selection_algorithm(value, kind, key)
+        except plugins.PluginError as exc:
+            raise ConfigError(str(exc)) from None
+    return check
+
+
+def band_method_check() -> schema.Check:
+    """The check of one entry of a band study's ``study.methods``: a built-in, a registered name or a plug-in's
+    import path (imported and called on a tiny input now, :func:`simstudy.plugins.check_band_method`)."""
+    def check(key: str, value: Any) -> str:
+        from . import plugins
+
+        try:
+            return plugins.check_band_method(value, key)
         except plugins.PluginError as exc:
             raise ConfigError(str(exc)) from None
     return check

@@ -1,4 +1,5 @@
-"""Bring your own method: plug-in estimators and score distributions, imported by ``module.attr`` path.
+"""Bring your own method: plug-in estimators, score distributions and CDF band methods, imported by
+``module.attr`` path.
 
 A config names a plug-in by its import path, ``_target_: my_estimators.best_of_all``, with keyword arguments
 next to it. Modules in the working directory import without setting ``PYTHONPATH``: :func:`import_target`
@@ -32,6 +33,21 @@ Registry
 --------
 :func:`register_estimator` gives a plug-in a method name (``method: top`` in a config then means it);
 :func:`estimator_methods` lists the built-in methods and the registered ones.
+
+Band method contract
+--------------------
+``f(sorted_scores, confidence, **kwargs) -> (lower, upper)``, with ``sorted_scores`` float64 ``(reps, n)``
+(rows sorted ascending, read-only), ``confidence`` in (0, 1), and ``lower``, ``upper`` float arrays ``(reps,
+n)`` or ``(n,)`` in [0, 1], non-decreasing along the last axis, ``lower <= upper``: bounds on ``F(Y_(i))``
+and ``F(Y_(i)-)`` holding for every i at once with probability ``confidence``, exactly what
+:func:`simstudy.bands.pointwise_bounds` returns for the built-in methods (details in :mod:`simstudy.bands`).
+
+``study.methods`` of the ``band_coverage`` and ``band_width`` studies lists built-in methods, names given by
+:func:`register_band_method` and import paths ``module.function``; :func:`check_band_method` checks each on a
+tiny input when the config is parsed and returns its canonical name. :func:`band_method` is the one dispatch
+from a name to a callable (a built-in one is :class:`BuiltinBand`, whose bounds the studies precompute; a
+plug-in is a :class:`PluginBand`, called once per chunk on all its samples and pickled by import path), and
+:func:`band_fingerprint` what of the plug-ins joins a run's fingerprint.
 """
 
 from __future__ import annotations
@@ -51,7 +67,8 @@ __all__ = ["PluginError", "import_target", "source_hash", "PluginEstimator", "ch
            "estimator_cost", "PluginDistribution", "check_distribution", "register_estimator",
            "estimator_methods", "BUILTIN_ESTIMATORS", "SELECTION_KINDS", "register_selection_algorithm",
            "selection_algorithm_names", "SelectionPlugin", "selection_algorithm", "selection_settings",
-           "check_selection_algorithm"]
+           "check_selection_algorithm", "PluginBand", "BuiltinBand", "register_band_method", "band_method_names",
+           "band_method", "band_fingerprint", "check_band_method"]
 
 #: Estimators simstudy computes with its own kernels (:mod:`simstudy.estimators`).
 BUILTIN_ESTIMATORS = ("u", "v", "w", "bootstrap")
@@ -752,3 +769,297 @@ def _check_fixed_confidence(plugin: SelectionPlugin) -> str | None:
         return ("returned different proposals for the same generator called twice; draw only from rng (never "
                 "from np.random or a generator of your own)")
     return None
+
+
+# --- band methods -------------------------------------------------------------------------------------------
+
+# The band check input: 3 sorted samples of n = 5 scores in (0, 1) (the estimators' check input), at 80%.
+_BAND_CHECK_CONFIDENCE = 0.8
+
+
+class _BandContract(PluginError):
+    """A band plug-in's output that breaks the contract; the message says what (without the target)."""
+
+
+def _first(mask: np.ndarray) -> tuple[int, int]:
+    """The (sample, i) of the first True of a 2-d mask, i counted from 1 as in Y_(i)."""
+    r, i = (int(k) for k in np.argwhere(mask)[0])
+    return r, i + 1
+
+
+def _band_output(out: Any, reps: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The plug-in's ``(lower, upper)`` as float64 arrays, both ``(n,)`` or both ``(reps, n)``; raises
+    :class:`_BandContract` saying what breaks the contract (see :mod:`simstudy.bands`)."""
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        what = f"a {type(out).__name__} of {len(out)}" if isinstance(out, (tuple, list)) else type(out).__name__
+        raise _BandContract(f"returned {what}, not a pair of arrays (lower, upper)")
+    pair = []
+    for name, value in zip(("lower", "upper"), out):
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise _BandContract(f"returned a {name} that is not an array of numbers: {value!r:.60}") from None
+        if arr.shape not in ((reps, n), (n,)):
+            raise _BandContract(f"returned {name} of shape {arr.shape} for {reps} samples of n={n}; the contract "
+                                f"is ({reps}, {n}) or ({n},)")
+        pair.append(arr)
+    lower, upper = pair
+    if lower.ndim != upper.ndim:  # one row for every sample beside one per sample: broadcast the row
+        lower, upper = np.broadcast_to(lower, (reps, n)), np.broadcast_to(upper, (reps, n))
+    lo2, up2 = np.atleast_2d(lower), np.atleast_2d(upper)
+    for name, arr in (("lower", lo2), ("upper", up2)):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            r, i = _first(bad)
+            raise _BandContract(f"returned {name} {arr[r, i - 1]} at Y_({i}) of sample {r}; bounds must be finite")
+        bad = (arr < 0) | (arr > 1)
+        if bad.any():
+            r, i = _first(bad)
+            raise _BandContract(f"returned {name} {arr[r, i - 1]} at Y_({i}) of sample {r}, outside [0, 1]")
+        bad = np.diff(arr, axis=1) < 0
+        if bad.any():
+            r, i = _first(bad)
+            raise _BandContract(f"returned {name} decreasing from {arr[r, i - 1]} at Y_({i}) to {arr[r, i]} at "
+                                f"Y_({i + 1}) of sample {r}; bounds must be non-decreasing along the sample")
+    bad = lo2 > up2
+    if bad.any():
+        r, i = _first(bad)
+        raise _BandContract(f"returned lower {lo2[r, i - 1]} > upper {up2[r, i - 1]} at Y_({i}) of sample {r}; "
+                            f"the contract needs lower <= upper")
+    return lower, upper
+
+
+@dataclass(frozen=True)
+class PluginBand:
+    """A plug-in CDF band method, called as ``band(sorted_scores, confidence) -> (lower, upper)``.
+
+    Pickled as its fields (import path, keyword arguments, directory): a worker imports the function itself
+    on its first call. The output is checked on every call (see the contract in :mod:`simstudy.bands`): a
+    plug-in that breaks it mid-run fails its chunk, which the runner records for replay.
+
+    Parameters
+    ----------
+    target : str
+        ``module.attr`` of the function.
+    kwargs : tuple of (str, value) pairs
+        Keyword arguments passed on every call.
+    directory : str, optional
+        Where the module was found from (put on ``sys.path`` in a worker); default the working directory.
+
+    Returns (when called)
+    ---------------------
+    lower, upper : ndarray
+        Both ``(n,)`` (a band that does not depend on the data) or both ``(reps, n)``.
+    """
+
+    target: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    directory: str | None = None
+
+    @property
+    def function(self) -> Callable:
+        return PluginEstimator(self.target, directory=self.directory).function
+
+    def _call(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        x = np.asarray(sorted_scores, dtype=np.float64).view()
+        x.flags.writeable = False  # the samples are shared by every method of the study: never changed
+        out = self.function(x, float(confidence), **dict(self.kwargs))
+        return _band_output(out, *x.shape)
+
+    def __call__(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            return self._call(sorted_scores, confidence)
+        except _BandContract as exc:
+            raise PluginError(f"band method {self.target}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class BuiltinBand:
+    """A built-in band method through the same contract: :func:`simstudy.bands.pointwise_bounds`, one row ``(n,)``
+    for every sample."""
+
+    method: str
+
+    def bounds(self, n: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        """The bounds ``(n,)`` of every sample of n scores (they do not depend on the data)."""
+        from .bands import pointwise_bounds
+
+        lower, upper = pointwise_bounds(n, confidence, self.method)
+        return np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+
+    def __call__(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        return self.bounds(np.shape(sorted_scores)[-1], confidence)
+
+
+# Registered band methods: name -> (import path, keyword arguments).
+_BAND_REGISTRY: dict[str, tuple[str, tuple[tuple[str, Any], ...]]] = {}
+
+
+def _builtin_band_methods() -> tuple[str, ...]:
+    from .bands import METHODS
+
+    return METHODS
+
+
+def register_band_method(name: str, target: str | Callable, *, kwargs: dict | None = None) -> None:
+    """Give a plug-in CDF band method a name, so that ``study.methods`` may list it.
+
+    Parameters
+    ----------
+    name : str
+        The name (an identifier); not a built-in method (:data:`simstudy.bands.METHODS`).
+    target : str or callable
+        The import path ``module.attr``, or a module-level function (its path is taken; it must be importable by
+        that path in worker processes). Its contract is in :mod:`simstudy.bands`.
+    kwargs : dict, optional
+        Keyword arguments passed on every call (e.g. the same function registered twice with two settings).
+
+    Raises
+    ------
+    ValueError
+        A built-in name, a name taken by another target, or a function with no import path.
+
+    Example
+    -------
+    >>> register_band_method("wilson", "my_bands.wilson_band", kwargs={"z": 2.0})
+    >>> band_method_names()
+    ('dkw', 'ks', 'ld_equal_tailed', 'ld_highest_density', 'wilson')
+    >>> _ = _BAND_REGISTRY.pop("wilson")
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"a band method's name must be an identifier, got {name!r}")
+    if callable(target):
+        module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
+        if not module or module == "__main__" or "<" in qualname:
+            raise ValueError(f"register_band_method({name!r}, ...): {target!r} has no import path (define it in a "
+                             f"module, not in __main__ or inside a function)")
+        target = f"{module}.{qualname}"
+    if name in _builtin_band_methods():
+        raise ValueError(f"{name!r} is a built-in band method; choose another name")
+    entry = (target, tuple(sorted((kwargs or {}).items())))
+    if _BAND_REGISTRY.get(name, entry) != entry:
+        raise ValueError(f"band method {name!r} is already registered as {_BAND_REGISTRY[name][0]}")
+    _BAND_REGISTRY[name] = entry
+
+
+def band_method_names() -> tuple[str, ...]:
+    """Every band method a study can name without an import path: the built-in ones, then the registered ones."""
+    return (*_builtin_band_methods(), *_BAND_REGISTRY)
+
+
+def _is_path(method: str) -> bool:
+    parts = method.split(".")
+    return len(parts) > 1 and all(p.isidentifier() for p in parts)
+
+
+def band_method(method: str, *, directory: str | None = None) -> BuiltinBand | PluginBand:
+    """The callable of a canonical band method (what :func:`check_band_method` returns), picklable by name or
+    import path: the one dispatch of the band studies.
+
+    Parameters
+    ----------
+    method : str
+        A built-in method, a registered name or an import path ``module.function``.
+    directory : str, optional
+        Where a plug-in's module is imported from, in every worker (default: the working directory now).
+
+    Returns
+    -------
+    BuiltinBand or PluginBand
+        ``band(sorted_scores, confidence) -> (lower, upper)``.
+
+    Example
+    -------
+    >>> lower, upper = band_method("dkw")(np.zeros((2, 4)), 0.5)
+    >>> lower.shape
+    (4,)
+    """
+    if method in _builtin_band_methods():
+        return BuiltinBand(method)
+    directory = _search_dir(directory)
+    if method in _BAND_REGISTRY:
+        target, kwargs = _BAND_REGISTRY[method]
+        return PluginBand(target, kwargs, directory)
+    if isinstance(method, str) and _is_path(method):
+        return PluginBand(method, (), directory)
+    raise PluginError(f"unknown band method {method!r}; choose one of {', '.join(band_method_names())} or an "
+                      f"import path module.function")
+
+
+def band_fingerprint(methods) -> dict:
+    """What fixes the numbers of the plug-ins among ``methods``, for a run's fingerprint: for each plug-in its
+    import path, keyword arguments and :func:`source_hash` (an edited plug-in never resumes old chunks). Empty
+    when every method is built in, so that a built-in run's fingerprint stays what it always was."""
+    out = {}
+    for method in methods:
+        band = band_method(method)
+        if isinstance(band, PluginBand):
+            out[method] = {"target": band.target, "kwargs": [list(kv) for kv in band.kwargs],
+                           "source": source_hash(band.target, directory=band.directory)}
+    return out
+
+
+def check_band_method(method: Any, key: str) -> str:
+    """Check a band method named by a config, before any compute; return its canonical name.
+
+    A built-in method is returned as it is. A registered name or an import path is imported and called twice on
+    3 sorted samples of n = 5 at confidence 0.8, and its output checked against the contract
+    (:mod:`simstudy.bands`).
+
+    Parameters
+    ----------
+    method : str
+        What the config says: a built-in method, a registered name (:func:`register_band_method`) or an
+        import path ``module.function``.
+    key : str
+        The config key (``study.methods``), for the message.
+
+    Returns
+    -------
+    str
+        The canonical method: the built-in or registered name, or the import path.
+
+    Raises
+    ------
+    PluginError
+        One line ``{key}={method}: ...``: not a method nor an import path, an import error or missing
+        attribute, not a function, an exception on the check input, not a pair, a wrong shape, a NaN or
+        infinite bound, a bound outside [0, 1], a decreasing bound, lower > upper, or different bounds the
+        second time.
+
+    Example
+    -------
+    >>> check_band_method("ks", "study.methods")
+    'ks'
+    >>> check_band_method("numpy.add", "study.methods")  # add(x, 0.8): one array, not (lower, upper)
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: study.methods=numpy.add: returned ndarray, not a pair of arrays (lower, upper)
+    """
+    if isinstance(method, str) and method in _builtin_band_methods():
+        return method
+    if not isinstance(method, str) or (method not in _BAND_REGISTRY and not _is_path(method)):
+        raise PluginError(f"{key} must be one of {', '.join(band_method_names())} or an import path "
+                          f"module.function, got {method!r}")
+    band = band_method(method)
+    prefix = f"{key}={method}" + (f" (registered as {band.target})" if method in _BAND_REGISTRY else "")
+    try:
+        fn = import_target(band.target, directory=band.directory, key=key)
+    except PluginError as exc:
+        raise PluginError(str(exc) if method not in _BAND_REGISTRY else f"{prefix}: {exc}") from None
+    if not callable(fn):
+        raise PluginError(f"{prefix}: is a {type(fn).__name__}, not a function")
+    x = _check_input()
+    outs = []
+    for _ in range(2):
+        try:
+            outs.append(band._call(x, _BAND_CHECK_CONFIDENCE))
+        except _BandContract as exc:
+            raise PluginError(f"{prefix}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 -- the user's function may raise anything
+            raise PluginError(f"{prefix}: raised {_one_line(exc)} on the check input (3 sorted samples of n=5, "
+                              f"confidence={_BAND_CHECK_CONFIDENCE})") from None
+    if not all(np.array_equal(a, b) for a, b in zip(outs[0], outs[1])):
+        raise PluginError(f"{prefix}: returned different bounds for the same input called twice; a band method "
+                          f"must be deterministic")
+    return method

@@ -114,7 +114,8 @@ STUDY_CONFIG = [
     (["experiment=dodge2021_fig2", "study.tie_tolerance=-1"], "study.tie_tolerance must be a number >= 0, got -1"),
     (["experiment=lourie_fig5_exact_coverage", "study.levels=[]"], "study.levels must list at least one level"),
     (["experiment=lourie_fig5_exact_coverage", "study.methods=[x]"],
-     "study.methods must be one of dkw, ks, ld_equal_tailed, ld_highest_density, got 'x'"),
+     "study.methods must be one of dkw, ks, ld_equal_tailed, ld_highest_density or an import path "
+     "module.function, got 'x'"),
     (["experiment=lourie_fig5_exact_coverage", "distribution=truncnorm_bag"],
      "a band_coverage study needs continuous distributions (kinds: truncnorm, kde, kde_atoms, scipy); truncnorm_bag is not"),
     (["experiment=fiesta_fig4", "study.budgets=[1]"], "study.budgets: budget=1 is too small for sequential halving"),

@@ -13,9 +13,12 @@ and records whether it covers the truth. Three checks, reported separately:
 - ``curve_integer_k``: the band contains the curve at k = 1..n only -- a weaker event that covers more
   often than nominal (which is why it must not be mistaken for the guarantee).
 
-The bands' bounds on ``F(Y_(i))`` do not depend on the data, so every check reduces to comparisons of the
-sorted sample (or its CDF values) with precomputed vectors, vectorized over rounds. Coverage is a
-proportion: reported with a Clopper-Pearson interval at ``study.ci_level``.
+The built-in bands' bounds on ``F(Y_(i))`` do not depend on the data, so every check reduces to comparisons
+of the sorted sample (or its CDF values) with vectors precomputed once, vectorized over rounds. A plug-in
+band method (the contract is in :mod:`simstudy.bands`) is called once per chunk and level on all the chunk's
+samples; its bounds, one row per sample, give the same checks row by row, still vectorized over rounds (a
+plug-in returning one row for every sample gets the precomputed path, per chunk). Coverage is a proportion:
+reported with a Clopper-Pearson interval at ``study.ci_level``.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import bands, schema
-from ..config import Config, StudyOptions, chunk_reps_option, reps_option
+from .. import bands, plugins, schema
+from ..config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
 from ..registry import Headline, Study, register_study
 from ..schema import option
 from ..metrics import clopper_pearson
@@ -45,15 +48,16 @@ CHECKS = ("cdf", "curve", "curve_integer_k")
 
 @dataclass(frozen=True)
 class _Checks:
-    """Data-independent pieces of the checks for one (distribution, method, level), all over i = 1..n."""
+    """The pieces of the checks for one (distribution, method, level), over i = 1..n: shape (n,) for bounds that
+    do not depend on the data, (reps, n) for one row of bounds per sample."""
 
     low: np.ndarray  # l_i <= F(Y_(i))
-    high: np.ndarray  # F(Y_(i)) <= u_i
-    upper_steps: np.ndarray  # bool: the upper curve band has a step of positive length valued Y_(i)
-    upper_need: np.ndarray  # the true curve at that step's right end: F^-1(l_i); needs <= Y_(i)
-    lower_steps: np.ndarray
-    lower_need: np.ndarray  # F^-1(u_i); needs >= Y_(i)
-    k_upper: np.ndarray  # (n,) index into (low, Y_(1..n), high) of the upper band at k = 1..n
+    high: np.ndarray  # F(Y_(i)-) <= u_i
+    # Where the upper curve band has a step valued Y_(i): F^-1(l_i), which needs to be <= Y_(i) (-inf elsewhere);
+    # where the lower one has: F^-1(u_i), which needs to be >= Y_(i) (+inf elsewhere).
+    upper_need: np.ndarray
+    lower_need: np.ndarray
+    k_upper: np.ndarray  # index into (low, Y_(1..n), high) of the upper band at k = 1..n
     k_lower: np.ndarray
     k_truth: np.ndarray  # (n,) true curve at k = 1..n
 
@@ -62,7 +66,7 @@ class _Checks:
 class _Cell:
     key: str
     distribution: str
-    checks: dict  # (method, level) -> _Checks
+    checks: dict  # (built-in method, level) -> _Checks
 
 
 @dataclass(frozen=True)
@@ -73,27 +77,69 @@ class _Work:
     n: int
     methods: tuple
     levels: tuple
+    quantile: float
+    plugins: dict  # plug-in method -> plugins.PluginBand (pickled by import path)
 
 
-def _prepare(dist, n: int, method: str, level: float, q: float) -> _Checks:
-    lo_i, hi_i = bands.pointwise_bounds(n, level, method)
-    lo_i, hi_i = np.asarray(lo_i, dtype=np.float64), np.asarray(hi_i, dtype=np.float64)
+# Per-sample bounds: a comparison of F^-1(bound) with Y_(i) is decided by the CDF, F(Y_(i)) against the bound,
+# unless they are closer than this; only those near-ties need the quantile function.
+_TIE = 1e-6
+
+
+def _need(dist, bound: np.ndarray, steps: np.ndarray, other: float, margin: np.ndarray | None) -> np.ndarray:
+    """``F^-1(bound)`` where ``steps``, ``other`` elsewhere (a comparison that always holds).
+
+    For bounds with one row per sample, ``margin`` says by how much the comparison holds on the CDF scale
+    (``F(Y_(i)) - l_i`` for the upper band, ``u_i - F(Y_(i)-)`` for the lower): for a CDF F,
+    ``F^-1(l) <= y`` exactly when ``l <= F(y)``, and ``F^-1(u) >= y`` when ``u > F(y-)``. Where the margin is
+    clear, the comparison is settled without the quantile function (``other`` where it holds, ``-other``
+    where it fails), which costs a root-finding per score for a KDE; at the rare near-ties F^-1 decides,
+    as on the precomputed path.
+    """
+    if bound.ndim == 1:  # the precomputed path: the quantile function at every i, as it always was
+        return np.where(steps, dist.ppf(np.clip(bound, 0, 1)), other)
+    need = np.where(steps & (margin <= _TIE), -other, other)
+    tie = steps & (np.abs(margin) <= _TIE)
+    need[tie] = dist.ppf(np.clip(bound[tie], 0, 1))
+    return need
+
+
+def _prepare(dist, lo_i: np.ndarray, hi_i: np.ndarray, q: float, F: np.ndarray | None = None,
+             F_left: np.ndarray | None = None) -> _Checks:
+    """The checks of bounds ``lo_i``, ``hi_i``: both (n,), or both (reps, n) for one row per sample (then with
+    the samples' CDF values ``F`` and ``F_left``, (reps, n))."""
+    n = lo_i.shape[-1]
+    edge = lambda value: np.full((*lo_i.shape[:-1], 1), value)  # noqa: E731 -- a column of one value
     # The upper curve band is min{z_j : q <= L_j^k} over z = (low, Y_(1..n), high), L = (0, l, 1).
-    thr_l = bands.quantile_thresholds(np.concatenate(([0.0], lo_i, [1.0])), q)
-    upper_steps = (thr_l[1:-1] > thr_l[:-2])  # steps of positive length valued Y_(i)
+    thr_l = bands.quantile_thresholds(np.concatenate((edge(0.0), lo_i, edge(1.0)), axis=-1), q)
+    upper_steps = thr_l[..., 1:-1] > thr_l[..., :-2]  # steps of positive length valued Y_(i)
     # The lower band uses U = (u_1, u_2..u_n, 1) at (low, Y_(1..n), high).
-    ucdf = np.concatenate((hi_i, [1.0]))
+    ucdf = np.concatenate((hi_i, edge(1.0)), axis=-1)
     thr_u = bands.quantile_thresholds(ucdf, q)
-    lower_steps = thr_u[1:] > thr_u[:-1]  # step valued Y_(i) starts where the previous ends: thr_u[i-1]
+    lower_steps = thr_u[..., 1:] > thr_u[..., :-1]  # step valued Y_(i) starts where the previous ends: thr_u[i-1]
     ks = np.arange(1, n + 1, dtype=np.float64)
+    per_sample = lo_i.ndim == 2
     return _Checks(
         low=lo_i, high=hi_i,
-        upper_steps=upper_steps, upper_need=dist.ppf(np.clip(lo_i, 0, 1)),
-        lower_steps=lower_steps, lower_need=dist.ppf(np.clip(ucdf[:-1], 0, 1)),
-        k_upper=np.minimum(np.searchsorted(thr_l, ks, side="left"), n + 1),
-        k_lower=np.minimum(np.searchsorted(thr_u, ks, side="left"), n + 1),
+        upper_need=_need(dist, lo_i, upper_steps, -np.inf, F - lo_i if per_sample else None),
+        lower_need=_need(dist, hi_i, lower_steps, np.inf, hi_i - F_left if per_sample else None),
+        k_upper=np.minimum(bands.searchsorted_rows(thr_l, ks), n + 1),
+        k_lower=np.minimum(bands.searchsorted_rows(thr_u, ks), n + 1),
         k_truth=dist.ppf(q ** (1.0 / ks)),
     )
+
+
+def _gather(z: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``z[r, index[r, j]]`` (or ``z[r, index[j]]`` for one index row shared by every sample)."""
+    return z[:, index] if index.ndim == 1 else np.take_along_axis(z, index, axis=1)
+
+
+def _hits(c: _Checks, y: np.ndarray, z: np.ndarray, F: np.ndarray, F_left: np.ndarray) -> list[int]:
+    """How many samples (rows) each check covers: cdf, curve, curve_integer_k."""
+    cdf = np.all((F >= c.low) & (F_left <= c.high), axis=1)
+    curve = np.all(c.upper_need <= y, axis=1) & np.all(c.lower_need >= y, axis=1)
+    on_grid = (_gather(z, c.k_lower) <= c.k_truth) & (c.k_truth <= _gather(z, c.k_upper))
+    return [int(np.sum(cdf)), int(np.sum(curve)), int(np.sum(np.all(on_grid, axis=1)))]
 
 
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
@@ -108,14 +154,13 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     z = np.concatenate([np.full((task.reps, 1), lo), y, np.full((task.reps, 1), hi)], axis=1)
     hits = np.zeros((len(CHECKS), len(work.methods), len(work.levels)), dtype=np.int64)
     for m, method in enumerate(work.methods):
+        band = work.plugins.get(method)
         for v, level in enumerate(work.levels):
-            c = cell.checks[(method, level)]
-            hits[0, m, v] = np.sum(np.all((F >= c.low) & (F_left <= c.high), axis=1))
-            upper_ok = np.all(c.upper_need[c.upper_steps] <= y[:, c.upper_steps], axis=1)
-            lower_ok = np.all(c.lower_need[c.lower_steps] >= y[:, c.lower_steps], axis=1)
-            hits[1, m, v] = np.sum(upper_ok & lower_ok)
-            on_grid = (z[:, c.k_lower] <= c.k_truth) & (c.k_truth <= z[:, c.k_upper])
-            hits[2, m, v] = np.sum(np.all(on_grid, axis=1))
+            if band is None:
+                c = cell.checks[(method, level)]
+            else:  # one call for every sample of the chunk
+                c = _prepare(dist, *band(y, level), work.quantile, F, F_left)
+            hits[:, m, v] = _hits(c, y, z, F, F_left)
     return {"hits": hits}
 
 
@@ -132,16 +177,21 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             raise ValueError(f"distribution {name} is discrete: exact coverage needs a continuous distribution")
 
     t0 = time.perf_counter()
+    band = {m: plugins.band_method(m) for m in methods}
+    builtin = [m for m in methods if isinstance(band[m], plugins.BuiltinBand)]
     cells = {}
     for spec in config.distributions:
         key = base.cell_key(distribution=spec.key, n=n)
-        cells[key] = _Cell(key, spec.name, {(m, v): _prepare(dists[spec.name], n, m, v, q)
-                                            for m in methods for v in levels})
+        cells[key] = _Cell(key, spec.name, {(m, v): _prepare(dists[spec.name], *band[m].bounds(n, v), q)
+                                            for m in builtin for v in levels})
     prepare_seconds = time.perf_counter() - t0
 
-    work = _Work(config.seed, dists, cells, n, methods, levels)
+    work = _Work(config.seed, dists, cells, n, methods, levels, q,
+                 {m: b for m, b in band.items() if m not in builtin})
+    plugin_sources = plugins.band_fingerprint(methods)  # empty for built-ins: their fingerprint is unchanged
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
-                           settings={"n": n, "methods": methods, "levels": levels, "quantile": q})
+                           settings={"n": n, "methods": methods, "levels": levels, "quantile": q,
+                                     **({"band_plugins": plugin_sources} if plugin_sources else {})})
     rows = []
     for key, cell in run_.succeeded(cells).items():
         hits = run_.total(key, "hits")
@@ -172,7 +222,7 @@ class Options(StudyOptions):
                            "the nominal coverages to check", schema.listed(schema.level(), what="at least one level"))
     methods: tuple = option(("ld_highest_density",), "the CDF band methods (dkw, ks, ld_equal_tailed, "
                             "ld_highest_density, or a plug-in's import path)",
-                            schema.listed(schema.choice(lambda: bands.METHODS), what="at least one method",
+                            schema.listed(band_method_check(), what="at least one method",
                                           sort=False))
     quantile: float = option(0.5, "the tuning curve's quantile (0.5: the median)", schema.level())
     ci_level: float = option(0.99, "the level of the Clopper-Pearson intervals of the coverage", schema.level())

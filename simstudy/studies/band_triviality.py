@@ -60,7 +60,7 @@ class Options(StudyOptions):
     sample_sizes: tuple = option((6, 12, 24, 48, 96, 192, 384, 768, 1024), "the sample sizes n",
                                  schema.listed(schema.integer(minimum=2), minimum=2, what="at least 2 sample sizes"))
     methods: tuple = option(("ld_highest_density",), "the CDF band methods",
-                            schema.listed(schema.choice(lambda: bands.METHODS), what="at least one method",
+                            schema.listed(schema.choice(lambda: bands.METHODS), what="at least one built-in method",
                                           sort=False))
     confidence: float = option(0.8, "the simultaneous coverage of the bands", schema.level())
     quantile: float = option(0.5, "the tuning curve's quantile (0.5: the median)", schema.level())

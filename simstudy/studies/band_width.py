@@ -8,6 +8,12 @@ upper median band is trivial (:func:`~simstudy.bands.trivial_budget`).
 Everything data-independent is precomputed: the CDF bands' bounds at the order statistics, hence which
 order statistic each median band takes at each k, and the probability each mean band puts on each order
 statistic at each k. A round's bands are then gathers and one matrix product, vectorized over rounds.
+
+A plug-in band method (the contract is in :mod:`simstudy.bands`) is called once per chunk on all the chunk's
+samples. Bounds with one row per sample give each sample's median bands by gathers and its mean bands by a
+product per sample (batched, no loop over rounds); bounds with one row for every sample take the
+precomputed path (per chunk). The budget where the upper median band becomes trivial, exact for a built-in
+method, is for a plug-in the average over rounds of each sample's budget, with its MCSE.
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import bands, schema, truth
-from ..config import Config, StudyOptions, chunk_reps_option, reps_option
+from .. import bands, plugins, schema, truth
+from ..config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
 from ..registry import Headline, Study, register_study
 from ..schema import option
 from ..distributions import describe, sample_sorted
@@ -47,27 +53,73 @@ class _Work:
     seed: int
     distributions: dict
     cells: dict  # key -> (distribution name, n)
-    plans: dict  # (n, method, kind) -> _Plan
+    plans: dict  # (n, built-in method, kind) -> _Plan; (n, "point", kind) -> the point curve's _Plan
     methods: tuple
     kinds: tuple
     ks: np.ndarray
     low: float
     high: float
+    confidence: float
+    plugins: dict  # plug-in method -> plugins.PluginBand (pickled by import path)
 
 
-def _plan(n: int, method: str, kind: str, confidence: float, ks: np.ndarray) -> _Plan:
-    lo_i, hi_i = bands.pointwise_bounds(n, confidence, method)
-    cdfs = {"lower": np.concatenate((hi_i, [1.0, 1.0])),  # the upper CDF band bounds the curve from below
-            "point": np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0])),
-            "upper": np.concatenate(([0.0], lo_i, [1.0]))}  # the lower CDF band bounds the curve from above
+def _cdfs(lo_i: np.ndarray, hi_i: np.ndarray) -> dict:
+    """The CDFs over z = (low, Y_(1..n), high) whose tuning curves are the bands: each (n + 2,), or (reps, n + 2)
+    for bounds with one row per sample."""
+    edge = lambda value, width=1: np.full((*lo_i.shape[:-1], width), value)  # noqa: E731 -- constant columns
+    return {"lower": np.concatenate((hi_i, edge(1.0, 2)), axis=-1),  # the upper CDF band bounds the curve from below
+            "upper": np.concatenate((edge(0.0), lo_i, edge(1.0)), axis=-1)}  # the lower CDF band from above
+
+
+def _point_cdf(n: int) -> np.ndarray:
+    return np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0]))
+
+
+def _plan(cdfs: dict, kind: str, ks: np.ndarray) -> _Plan:
+    """The plan of CDFs (each (n + 2,)) that do not depend on the data."""
     if kind == "median":
-        index = {}
-        for curve, cdf in cdfs.items():
-            thr = bands.quantile_thresholds(cdf, 0.5)
-            index[curve] = np.minimum(np.searchsorted(thr, ks, side="left"), n + 1)
-        return _Plan(index=index, mass={})
+        return _Plan(index={curve: np.minimum(bands.searchsorted_rows(bands.quantile_thresholds(cdf, 0.5), ks),
+                                              cdf.size - 1) for curve, cdf in cdfs.items()}, mass={})
     mass = {curve: np.diff(np.power.outer(cdf, ks), axis=0, prepend=0.0) for curve, cdf in cdfs.items()}
     return _Plan(index={}, mass=mass)
+
+
+def _apply(plan: _Plan, z: np.ndarray) -> dict:
+    """Each planned curve of every sample: (reps, K)."""
+    if plan.index:
+        return {c: z[:, index] for c, index in plan.index.items()}
+    return {c: z @ mass for c, mass in plan.mass.items()}
+
+
+# A sample-by-sample mean band holds (samples, n + 2, K) probabilities: at most this many at once.
+_MASS_BLOCK = 2_000_000
+
+
+def _row_curves(z: np.ndarray, cdfs: dict, kind: str, ks: np.ndarray) -> dict:
+    """Each sample's curves of CDFs with one row per sample (each (reps, n + 2)): (reps, K), vectorized."""
+    out = {}
+    for curve, cdf in cdfs.items():
+        if kind == "median":
+            index = np.minimum(bands.searchsorted_rows(bands.quantile_thresholds(cdf, 0.5), ks), cdf.shape[1] - 1)
+            # in the memory order of the precomputed path's z[:, index]: the sums over rounds then add the same
+            # numbers in the same order (bit-identical for a band with equal rows)
+            out[curve] = np.asfortranarray(np.take_along_axis(z, index, axis=1))
+            continue
+        values = np.empty((z.shape[0], ks.size))
+        step = max(1, _MASS_BLOCK // (cdf.shape[1] * ks.size))  # blocks of samples bound the memory
+        for start in range(0, z.shape[0], step):
+            rows = slice(start, start + step)
+            mass = np.diff(cdf[rows, :, None] ** ks, axis=1, prepend=0.0)  # (block, n + 2, K)
+            values[rows] = np.matmul(z[rows, None, :], mass)[:, 0, :]
+        out[curve] = values
+    return out
+
+
+def _trivial_k(lower_at_max: np.ndarray) -> np.ndarray:
+    """Each sample's budget beyond which its upper median band is trivial (see :func:`bands.trivial_budget`)."""
+    with np.errstate(divide="ignore"):
+        k = np.log(0.5) / np.log(np.clip(lower_at_max, np.finfo(float).tiny, 1.0))
+    return np.where(lower_at_max <= 0, 0.0, np.where(lower_at_max >= 1, np.inf, k))
 
 
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
@@ -77,18 +129,27 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     z = np.concatenate([np.full((task.reps, 1), work.low), y, np.full((task.reps, 1), work.high)], axis=1)
     # sums[m, kind, curve, 0 or 1, k]: sum and sum of squares over rounds
     sums = np.zeros((len(work.methods), len(work.kinds), len(_CURVES), 2, work.ks.size))
+    trivial = np.zeros((len(work.methods), 2))  # plug-ins: sum and sum of squares of each sample's trivial budget
     for m, method in enumerate(work.methods):
+        band = work.plugins.get(method)
+        if band is not None:  # one call for every sample of the chunk
+            lo_i, hi_i = band(y, work.confidence)
+            k_star = np.broadcast_to(_trivial_k(lo_i[..., -1]), (task.reps,))
+            trivial[m] = k_star.sum(), (k_star**2).sum()
         for j, kind in enumerate(work.kinds):
-            plan = work.plans[(n, method, kind)]
-            if kind == "median":
-                curves = {c: z[:, plan.index[c]] for c in ("lower", "point", "upper")}
+            if band is None:
+                curves = _apply(work.plans[(n, method, kind)], z)
+            elif lo_i.ndim == 1:
+                curves = _apply(_plan(_cdfs(lo_i, hi_i), kind, work.ks), z)
             else:
-                curves = {c: z @ plan.mass[c] for c in ("lower", "point", "upper")}
+                curves = _row_curves(z, _cdfs(lo_i, hi_i), kind, work.ks)
+            if "point" not in curves:
+                curves["point"] = _apply(work.plans[(n, "point", kind)], z)["point"]
             curves["width"] = curves["upper"] - curves["lower"]
             for c, curve in enumerate(_CURVES):
                 sums[m, j, c, 0] = curves[curve].sum(axis=0)
                 sums[m, j, c, 1] = (curves[curve] ** 2).sum(axis=0)
-    return {"sums": sums}
+    return {"sums": sums, **({"trivial": trivial} if work.plugins else {})}
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
@@ -101,26 +162,41 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     dists = {d.name: d.build() for d in config.distributions}
     low, high = next(iter(dists.values())).support
     ks = np.arange(1, max_k + 1, dtype=np.float64)
-    plans = {(n, m, kind): _plan(n, m, kind, confidence, ks) for n in sizes for m in methods for kind in kinds}
+    band = {m: plugins.band_method(m) for m in methods}
+    builtin = [m for m in methods if isinstance(band[m], plugins.BuiltinBand)]
+    plans = {}
+    for n in sizes:
+        for kind in kinds:
+            for m in builtin:  # the point curve with each built-in method, as it always was
+                plans[(n, m, kind)] = _plan({**_cdfs(*band[m].bounds(n, confidence)), "point": _point_cdf(n)}, kind, ks)
+            plans[(n, "point", kind)] = _plan({"point": _point_cdf(n)}, kind, ks)
     cells = {base.cell_key(distribution=spec.key, n=n): (spec.name, n)
              for spec in config.distributions for n in sizes}
-    work = _Work(config.seed, dists, cells, plans, methods, kinds, ks, low, high)
+    work = _Work(config.seed, dists, cells, plans, methods, kinds, ks, low, high, confidence,
+                 {m: b for m, b in band.items() if m not in builtin})
+    plugin_sources = plugins.band_fingerprint(methods)  # empty for built-ins: their fingerprint is unchanged
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
                            settings={"sizes": sizes, "methods": methods, "kinds": kinds, "confidence": confidence,
-                                     "max_k": max_k})
+                                     "max_k": max_k, **({"band_plugins": plugin_sources} if plugin_sources else {})})
     R = config.study.reps
     rows = []
     for key, (name, n) in run_.succeeded(cells).items():
         head = dict(cell=key, distribution=name, n=n, confidence=confidence)
         true = {"median": truth.quantile_tuning_curve(dists[name], ks), "mean": truth.mean_tuning_curve(dists[name], ks)}
         sums = run_.total(key, "sums")
+        trivial = run_.total(key, "trivial") if work.plugins else None
         for j, kind in enumerate(kinds):
             rows += [dict(head, method="truth", kind=kind, k=int(k), measure="curve", estimate=float(v), mcse=0.0,
                           reps=0) for k, v in zip(ks, true[kind])]
             for m, method in enumerate(methods):
-                if kind == "median":
+                if kind == "median" and method in builtin:
                     rows.append(dict(head, method=method, kind=kind, k=0, measure="trivial_k",
                                      estimate=bands.trivial_budget(n, confidence, method), mcse=0.0, reps=0))
+                elif kind == "median":  # a plug-in's: the average over rounds of each sample's budget
+                    mean = trivial[m, 0] / R
+                    var = max((trivial[m, 1] - R * mean**2) / (R - 1), 0.0) if np.isfinite(mean) else np.nan
+                    rows.append(dict(head, method=method, kind=kind, k=0, measure="trivial_k", estimate=float(mean),
+                                     mcse=float(np.sqrt(var / R)), reps=R))
                 for c, curve in enumerate(_CURVES):
                     mean = sums[m, j, c, 0] / R
                     var = np.clip((sums[m, j, c, 1] - R * mean**2) / (R - 1), 0.0, None)
@@ -140,7 +216,7 @@ class Options(StudyOptions):
                                  schema.listed(schema.integer(minimum=2), what="at least 1 sample sizes"))
     methods: tuple = option(("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
                             "the CDF band methods (or a plug-in's import path)",
-                            schema.listed(schema.choice(lambda: bands.METHODS), what="at least one method",
+                            schema.listed(band_method_check(), what="at least one method",
                                           sort=False))
     kinds: tuple = option(("median", "mean"), "which tuning curves: median, mean or both",
                           schema.listed(schema.choice(("median", "mean")), what="at least one of median, mean",
