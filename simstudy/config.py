@@ -91,13 +91,6 @@ class StudyOptions:
     chunk_reps: int = chunk_reps_option(1000)
     save_replicates: bool = save_replicates_option(False)
 
-    # TEMPORARY (removed once every study reads attributes): dict(options) as the old tuple of pairs gave.
-    def keys(self):
-        return [f.name for f in dataclasses.fields(self)]
-
-    def __getitem__(self, key):
-        return getattr(self, key)
-
 
 def study_kinds() -> tuple[str, ...]:
     """The study kinds a config may name (:func:`simstudy.registry.study_kinds`)."""

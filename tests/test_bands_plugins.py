@@ -74,10 +74,10 @@ def _plugin_dir(tmp_path, monkeypatch):
 
 
 def with_methods(cfg: config.Config, methods) -> config.Config:
-    """``cfg`` with ``study.methods`` checked and replaced, as the config layer will do."""
-    opts = dict(cfg.study.options)
-    opts["methods"] = tuple(plugins.check_band_method(m, "study.methods") for m in methods)
-    return dataclasses.replace(cfg, study=dataclasses.replace(cfg.study, options=tuple(opts.items())))
+    """``cfg`` with ``study.methods`` checked and replaced, as the config layer does (config.band_method_check)."""
+    opts = dataclasses.replace(cfg.study.options,
+                               methods=tuple(plugins.check_band_method(m, "study.methods") for m in methods))
+    return dataclasses.replace(cfg, study=dataclasses.replace(cfg.study, options=opts))
 
 
 def coverage_config(methods, *, seed, reps=400, chunk_reps=200, levels=(0.5, 0.8)):

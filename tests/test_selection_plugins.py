@@ -133,8 +133,8 @@ def make_config(kind: str, algorithms: tuple, *, models=MODELS, n_jobs: int = 1,
         "distribution": {m: {"kind": "empirical", "dataset": "tdsa_fiesta", "model": m} for m in models},
         "study": {"name": "sel", "kind": kind, **study},
     })
-    options = {**dict(cfg.study.options), "algorithms": tuple(algorithms)}
-    return dataclasses.replace(cfg, study=dataclasses.replace(cfg.study, options=tuple(options.items())))
+    options = dataclasses.replace(cfg.study.options, algorithms=tuple(algorithms))
+    return dataclasses.replace(cfg, study=dataclasses.replace(cfg.study, options=options))
 
 
 def fixed_budget(algorithms, **kwargs):

@@ -168,9 +168,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the band-coverage study for every distribution of ``config``."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    opts = dict(config.study.options)
-    n, methods, levels = opts["sample_size"], tuple(opts["methods"]), tuple(opts["levels"])
-    q, ci_level = opts["quantile"], opts["ci_level"]
+    opts = config.study.options
+    n, methods, levels = opts.sample_size, tuple(opts.methods), tuple(opts.levels)
+    q, ci_level = opts.quantile, opts.ci_level
     dists = {d.name: d.build() for d in config.distributions}
     for name, dist in dists.items():
         if dist.is_discrete:

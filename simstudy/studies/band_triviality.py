@@ -33,11 +33,11 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Compute the trivial budget for every sample size and method, and the linear fit per method."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    opts = dict(config.study.options)
-    confidence, q = opts["confidence"], opts["quantile"]
+    opts = config.study.options
+    confidence, q = opts.confidence, opts.quantile
     rows = []
-    for method in opts["methods"]:
-        ns = np.array(opts["sample_sizes"])
+    for method in opts.methods:
+        ns = np.array(opts.sample_sizes)
         ks = np.array([trivial_budget(int(n), confidence, method, q) for n in ns])
         for n, k in zip(ns, ks):
             rows.append(dict(cell=method, distribution="", method=method, n=int(n), measure="trivial_k",

@@ -156,9 +156,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the band-width ablations for every distribution and sample size of ``config``."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    opts = dict(config.study.options)
-    sizes, methods, kinds = opts["sample_sizes"], tuple(opts["methods"]), tuple(opts["kinds"])
-    confidence, max_k = opts["confidence"], opts["max_k"]
+    opts = config.study.options
+    sizes, methods, kinds = opts.sample_sizes, tuple(opts.methods), tuple(opts.kinds)
+    confidence, max_k = opts.confidence, opts.max_k
     dists = {d.name: d.build() for d in config.distributions}
     low, high = next(iter(dists.values())).support
     ks = np.arange(1, max_k + 1, dtype=np.float64)

@@ -78,8 +78,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the bootstrap-coverage study for every distribution of ``config``."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    opts = dict(config.study.options)
-    n, resamples, confidence, ci_level = opts["sample_size"], opts["resamples"], opts["confidence"], opts["ci_level"]
+    opts = config.study.options
+    n, resamples, confidence, ci_level = opts.sample_size, opts.resamples, opts.confidence, opts.ci_level
     specs = [s for s in config.estimators if s.method != "bootstrap"]
     dists = {d.name: d.build() for d in config.distributions}
     ks = np.arange(1, n + 1)

@@ -133,9 +133,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the fixed-confidence selection study over the arms in ``config.distributions``."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    opts = dict(config.study.options)
-    deltas, cap, logit, ci_level = opts["deltas"], opts["max_evaluations"], opts["logit"], opts["ci_level"]
-    labels = tuple(variants(opts["algorithms"], opts["batch_sizes"]))
+    opts = config.study.options
+    deltas, cap, logit, ci_level = opts.deltas, opts.max_evaluations, opts.logit, opts.ci_level
+    labels = tuple(variants(opts.algorithms, opts.batch_sizes))
     arms, names, means, best = selection.arms_of(config.distributions)
     key = base.cell_key(arms=[d.key for d in config.distributions])
     proposals = tuple(_proposal(name, batch) for _, name, batch in labels)

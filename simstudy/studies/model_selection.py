@@ -57,8 +57,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the fixed-budget selection study over the arms in ``config.distributions``."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    opts = dict(config.study.options)
-    algorithms, budgets, ci_level = tuple(opts["algorithms"]), tuple(opts["budgets"]), opts["ci_level"]
+    opts = config.study.options
+    algorithms, budgets, ci_level = tuple(opts.algorithms), tuple(opts.budgets), opts.ci_level
     arms, names, means, best = selection.arms_of(config.distributions)
     for b in budgets:  # fail before any compute if a budget cannot run
         if "sequential_halving" in algorithms:
