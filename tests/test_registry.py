@@ -16,7 +16,8 @@ from hydra.core.global_hydra import GlobalHydra
 from simstudy import cli, registry, schema, usage
 from simstudy.config import ConfigError, StudyOptions
 
-TOY = Path(__file__).parent / "plugins" / "simstudy_toy" / "__init__.py"
+# The example plug-in package (examples/plugin_package), installed here as pip installs any wheel.
+TOY = Path(__file__).resolve().parents[1] / "examples" / "plugin_package" / "simstudy_toy" / "__init__.py"
 
 
 @pytest.mark.parametrize("kind", registry.study_kinds())

@@ -1,5 +1,6 @@
-"""A tiny third-party plug-in package for the tests: one study kind (``toy_max``), one estimator method
-(``toy_top``: the sample maximum), registered through the ``simstudy.plugins`` entry point when installed.
+"""A tiny third-party plug-in package, the template for yours (tests/test_registry.py installs it): one study
+kind (``toy_max``) and one estimator method (``toy_top``: the sample maximum), registered through the
+``simstudy.plugins`` entry point (see ../pyproject.toml) when the package is installed.
 
 ``toy_max``: the Monte Carlo mean of the best of n draws, beside its exact value -- a study in one module:
 typed options, a chunk function, a reducer, a figure and a headline, registered once.
