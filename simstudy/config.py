@@ -330,12 +330,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _label(prefix: str, value: Any) -> str | None:
-    if value is not None and (not isinstance(value, str) or not value):
-        raise ConfigError(f"{prefix}.name must be a non-empty string, got {value!r}")
-    return value
-
-
 def _target_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
     """A user's distribution class: ``_target_`` (module.Class) and keyword arguments next to it."""
     from . import plugins
@@ -343,7 +337,7 @@ def _target_distribution(d: Mapping, prefix: str, name: str | None) -> Distribut
     if d.get("kind") is not None:
         raise ConfigError(f"{prefix} gives both kind={d['kind']} and _target_={d['_target_']}: select the group "
                           f"that takes a class (distribution=custom {prefix}._target_=...) or drop the kind")
-    label = name or _label(prefix, d.get("name"))
+    label = name or schema.optional(schema.text())(f"{prefix}.name", d.get("name"))
     kwargs = _plain({k: v for k, v in d.items() if k not in ("_target_", "name", "kind")})
     try:
         dist = plugins.PluginDistribution(d["_target_"], kwargs, label)
@@ -510,9 +504,7 @@ _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 def _study(d: Mapping) -> StudyConfig:
     from . import registry
 
-    name = d.get("name")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"study.name must be a non-empty string, got {name!r}")
+    name = schema.text()("study.name", d.get("name"))
     if not _NAME.fullmatch(name):  # it names the run directory (outputs/<study.name>/...): never a path
         raise ConfigError(f"study.name must be a name (letters, digits, '_', '-', '.'; not starting with '.'), "
                           f"got {name!r}")
@@ -565,16 +557,15 @@ def _runner(d: Mapping) -> RunnerConfig:
     if backend == "dask" and not _dask_available():
         raise ConfigError("runner.backend=dask needs dask.distributed, which is not installed: "
                           "pip install 'simstudy[dask]'")
-    fraction = d.get("max_failure_fraction", 0.0)
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
-        raise ConfigError(f"runner.max_failure_fraction must be a number in [0, 1], got {fraction!r}")
+    fraction = schema.number(minimum=0, maximum=1, what="a number in [0, 1]")(
+        "runner.max_failure_fraction", d.get("max_failure_fraction", 0.0))
     return RunnerConfig(
         n_jobs=n_jobs,
         backend=backend,
         progress=None if progress == "auto" else progress,
         address=address,
         shard=parse_shard(d.get("shard")),
-        max_failure_fraction=float(fraction),
+        max_failure_fraction=fraction,
     )
 
 
