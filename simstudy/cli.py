@@ -211,6 +211,19 @@ def _register_studies() -> None:
                                                         "name": kind, "kind": kind})
 
 
+def _register_commands() -> None:
+    """Put each data command's schema defaults in Hydra's config store (``_schema/COMMAND``), which its YAML
+    (``configs/curve.yaml`` ...) selects first in its defaults list, so the defaults live in the schema only
+    (:data:`simstudy.config.COMMAND_OPTIONS`) and every key is overridden without ``+``."""
+    from hydra.core.config_store import ConfigStore
+
+    from . import config, schema
+
+    store = ConfigStore.instance()
+    for command, options in config.COMMAND_OPTIONS.items():
+        store.store(group="_schema", name=command, node=schema.defaults(options))
+
+
 def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
     a value Hydra cannot parse, an argument that is not ``key=value``) fails in one line with exit status 2
@@ -1267,10 +1280,7 @@ def _help(argv: list[str]) -> str | None:
         if kinds[-1] in registry.study_kinds():  # else Hydra's help names the unknown option
             return usage.study_help(kinds[-1])
     if wants and argv[0] in usage.COMMANDS:
-        defaults = None
-        if argv[0] in SUBCOMMANDS:
-            defaults = OmegaConf.to_container(OmegaConf.load(Path(_config_dir()) / f"{argv[0]}.yaml"))
-        return usage.command_help(argv[0], defaults)
+        return usage.command_help(argv[0])
     return None
 
 
@@ -1327,6 +1337,7 @@ def _main(argv: list[str]) -> None:
         if argv and argv[0] in SUBCOMMANDS:
             app, config_name = SUBCOMMANDS[argv[0]]
             sys.argv = [sys.argv[0], *argv[1:]]  # Hydra reads its overrides from sys.argv
+            _register_commands()
             _check_overrides(argv[1:], config_name)
             app()
             return

@@ -27,6 +27,12 @@ __all__ = [
     "RunnerConfig",
     "Config",
     "parse",
+    "REQUIRED",
+    "DataOptions",
+    "CurveOptions",
+    "BandsOptions",
+    "AuditOptions",
+    "COMMAND_OPTIONS",
     "DataConfig",
     "CurveConfig",
     "BandsConfig",
@@ -304,10 +310,6 @@ def _bool(key: str, value: Any) -> bool:
     return schema.boolean()(key, value)
 
 
-def _level(key: str, value: Any) -> float:
-    return schema.level()(key, value)
-
-
 def _section(cfg: Mapping, key: str) -> Mapping:
     value = cfg.get(key)
     if not isinstance(value, Mapping):
@@ -328,12 +330,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _label(prefix: str, value: Any) -> str | None:
-    if value is not None and (not isinstance(value, str) or not value):
-        raise ConfigError(f"{prefix}.name must be a non-empty string, got {value!r}")
-    return value
-
-
 def _target_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
     """A user's distribution class: ``_target_`` (module.Class) and keyword arguments next to it."""
     from . import plugins
@@ -341,7 +337,7 @@ def _target_distribution(d: Mapping, prefix: str, name: str | None) -> Distribut
     if d.get("kind") is not None:
         raise ConfigError(f"{prefix} gives both kind={d['kind']} and _target_={d['_target_']}: select the group "
                           f"that takes a class (distribution=custom {prefix}._target_=...) or drop the kind")
-    label = name or _label(prefix, d.get("name"))
+    label = name or schema.optional(schema.text())(f"{prefix}.name", d.get("name"))
     kwargs = _plain({k: v for k, v in d.items() if k not in ("_target_", "name", "kind")})
     try:
         dist = plugins.PluginDistribution(d["_target_"], kwargs, label)
@@ -508,9 +504,7 @@ _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 def _study(d: Mapping) -> StudyConfig:
     from . import registry
 
-    name = d.get("name")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"study.name must be a non-empty string, got {name!r}")
+    name = schema.text()("study.name", d.get("name"))
     if not _NAME.fullmatch(name):  # it names the run directory (outputs/<study.name>/...): never a path
         raise ConfigError(f"study.name must be a name (letters, digits, '_', '-', '.'; not starting with '.'), "
                           f"got {name!r}")
@@ -563,16 +557,15 @@ def _runner(d: Mapping) -> RunnerConfig:
     if backend == "dask" and not _dask_available():
         raise ConfigError("runner.backend=dask needs dask.distributed, which is not installed: "
                           "pip install 'simstudy[dask]'")
-    fraction = d.get("max_failure_fraction", 0.0)
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
-        raise ConfigError(f"runner.max_failure_fraction must be a number in [0, 1], got {fraction!r}")
+    fraction = schema.number(minimum=0, maximum=1, what="a number in [0, 1]")(
+        "runner.max_failure_fraction", d.get("max_failure_fraction", 0.0))
     return RunnerConfig(
         n_jobs=n_jobs,
         backend=backend,
         progress=None if progress == "auto" else progress,
         address=address,
         shard=parse_shard(d.get("shard")),
-        max_failure_fraction=float(fraction),
+        max_failure_fraction=fraction,
     )
 
 
@@ -700,10 +693,175 @@ def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: in
                      f"{rows:,} rows of replicates.parquet per chunk of study.chunk_reps={study.chunk_reps}",
                      "lower study.chunk_reps, set budget.n to fewer budgets, or study.save_replicates=false")
 
+# The data commands (simstudy curve, bands, audit). Each command's keys are a schema (:mod:`simstudy.schema`):
+# the defaults, the words of `simstudy COMMAND --help` and the per-key checks live in its fields; the YAML
+# (configs/curve.yaml ...) holds only Hydra's settings, and the CLI stores the schema's defaults for Hydra.
+
+#: The default of a key the user must give (OmegaConf's missing value: Hydra says "data is required").
+REQUIRED = "???"
+XSCALES = ("linear", "log")
+
+
+def _bands():
+    from . import bands  # only when a bands/audit key is checked: importing config stays cheap
+
+    return bands
+
+
+def _path(key: str, value: Any) -> str:
+    if value == REQUIRED:
+        raise ConfigError(f"{key} is required: set it with {key}=...")
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{key} must be a file path or a shipped data set name, got {value!r}")
+    return value
+
+
+def _names(key: str, value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = [value] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
+    if not isinstance(names, (list, tuple)) or not names or not all(
+            isinstance(m, (str, int)) and not isinstance(m, bool) and str(m).strip() for m in names):
+        raise ConfigError(f"{key} must be a model name or a list of them, got {value!r}")
+    return tuple(str(m).strip() for m in names)
+
+
+def _optional_str(key: str, value: Any) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{key} must be a non-empty string or null, got {value!r}")
+    return value
+
+
+def _missing(key: str, value: Any) -> str | float:
+    if value in ("error", "drop"):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise ConfigError(f"{key} must be error, drop or the score a failed run counts as (e.g. {key}=0), "
+                          f"got {value!r}")
+    return float(value)
+
+
+_positive = schema.number(positive=True)
+#: A number (infinities included) or null.
+_bound = schema.optional(schema.number(what="a number or null"))
+
+
+def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] | None:
+    if isinstance(value, Mapping):  # per model, as hashable (model, time) pairs
+        return tuple((str(m), _positive(f"{key}.{m}", t)) for m, t in value.items())
+    return None if value is None else _positive(key, value)
+
+
+_LOW_DOC = "the lowest score possible (0 for accuracy); scores below it are an error"
+_HIGH_DOC = "the highest score possible (1 for accuracy); scores above it are an error"
+
+
+@dataclass(frozen=True)
+class DataOptions:
+    """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`)."""
+
+    data: str = option(REQUIRED, "a CSV/TSV (one score column, or model and score columns; header optional for one "
+                       "column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, "
+                       "tdsa_fiesta", _path)
+    model: tuple[str, ...] | None = option(None, "use only this model of the file (model=NAME); same as "
+                                           "models=[NAME]", _names)
+    models: tuple[str, ...] | None = option(None, "use only these models, e.g. models=[mlp,lstm]", _names)
+    score_column: str | None = option(None, "the column of scores (case and surrounding spaces ignored); default: "
+                                      "the only column, else one named score", _optional_str)
+    model_column: str | None = option(None, "the column of model names; default: model if there is one, else one "
+                                      "model named after the file", _optional_str)
+    missing: str | float = option("error", "failed runs (an empty field, nan, NA, null): error (stop and say where), "
+                                  "drop (leave them out, saying how many per model), or a number they count as, "
+                                  "e.g. missing=0", _missing)
+    scale: float = option(1.0, "multiply every score by this before use, e.g. scale=0.01 for percentages", _positive)
+    compare: bool = option(False, "true: the data must hold at least two models", schema.boolean())
+    sample_size: int | None = option(None, "use only the first n scores of each model (random-search order), e.g. 48",
+                                     schema.optional(schema.integer(minimum=2)))
+    split: str = option("matched", "deberta_mnli only: the MultiNLI validation split, matched or mismatched",
+                        schema.choice(("matched", "mismatched")))
+    reduce: str = option("best", "deberta_mnli only: each run's best accuracy over its learning curve (best) or its "
+                         "last (final)", schema.choice(("best", "final")))
+    low: float | None = option(None, _LOW_DOC, _bound)
+    high: float | None = option(None, _HIGH_DOC, _bound)
+
+
+@dataclass(frozen=True)
+class CurveOptions(DataOptions):
+    """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them)."""
+
+    estimator: str = option("v", "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, "
+                            "Tang et al. 2020) or w", schema.choice(estimators.CLOSED_FORM))
+    target: float | None = option(None, "a score to reach: report the budget where each curve first reaches it",
+                                  _bound)
+    trial_time: float | tuple | None = option(None, "the average duration of one trial, for every model (0.2) or per "
+                                              "model ({cnn: 0.2, lr: 0.01}): puts time on the x axis", _trial_time)
+    time_unit: str = option("hours", "the unit of trial_time, for the axis label (e.g. hours)", schema.text())
+    xscale: str = option("log", "the x axis: log or linear", schema.choice(XSCALES))
+
+
+_CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
+
+
+@dataclass(frozen=True)
+class BandsOptions(DataOptions):
+    """The keys of ``simstudy bands`` (``configs/bands.yaml`` selects them)."""
+
+    confidence: float = option(0.8, _CONFIDENCE_DOC, schema.level())
+    kind: str = option("median", "which tuning curve: median, quantile (with quantile=) or mean (needs finite low and "
+                       "high)", schema.choice(lambda: _bands().KINDS))
+    quantile: float = option(0.5, "kind=quantile only: the quantile of the best score, e.g. 0.9", schema.level())
+    method: str = option("ld_highest_density", "the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or "
+                         "dkw", schema.choice(lambda: _bands().METHODS))
+    max_k: int | None = option(None, "draw budgets k = 1..max_k (default: the largest sample size)",
+                               schema.optional(schema.integer(minimum=1)))
+    xscale: str = option("linear", "the tuning curve's x axis (k): linear or log", schema.choice(XSCALES))
+
+
+_KDE_BOUND = "the fitted distribution lives on [low, high]"
+
+
+@dataclass(frozen=True)
+class AuditOptions(DataOptions):
+    """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them). Some data keys mean more here: the
+    model is one model, and the bounds are those of the fitted distribution (finite; default [0, 1])."""
+
+    model: tuple[str, ...] | None = option(None, "the model to audit (needed when the file holds several)", _names)
+    models: tuple[str, ...] | None = option(None, "the model to audit, as a one-element list", _names)
+    sample_size: int | None = option(None, "the number of scores n to audit (default: how many you have)",
+                                     schema.optional(schema.integer(minimum=2)))
+    low: float | None = option(0.0, f"the lowest score possible: {_KDE_BOUND}", _bound)
+    high: float | None = option(1.0, f"the highest score possible: {_KDE_BOUND}", _bound)
+    bandwidth: float | None = option(None, "the kernel SD of the fit, in score units (default: chosen by bw_method)",
+                                     schema.optional(_positive))
+    bw_factor: float | None = option(None, "or a factor of the SD of the scores (atoms left out), as scipy's "
+                                     "gaussian_kde takes it", schema.optional(_positive))
+    bw_of: str = option("reflected", "which SD bw_factor multiplies: reflected (the data with its reflections) or "
+                        "data", schema.choice(("reflected", "data")))
+    bw_method: str = option("isj", "how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj "
+                            "(improved Sheather-Jones, for multimodal scores) or silverman (rule of thumb; "
+                            "over-smooths clusters)", schema.choice(("isj", "silverman")))
+    confidence: float = option(0.8, "the simultaneous coverage of the bands audited, e.g. 0.8", schema.level())
+    method: str = option("ld_highest_density", "the band audited: ld_highest_density, ld_equal_tailed, ks or dkw",
+                         schema.choice(lambda: _bands().METHODS))
+    target_k: int = option(10, "report how many scores bound the median tuning curve up to this budget",
+                           schema.integer(minimum=1))
+    rounds: int = option(1024, "simulated searches for the bands' coverage (more: a smaller Monte Carlo error)",
+                         schema.integer(minimum=2))
+    bootstrap_rounds: int = option(512, "simulated searches for the bootstrap's coverage", schema.integer(minimum=2))
+    resamples: int = option(1000, "bootstrap resamples per simulated search", schema.integer(minimum=2))
+    evp_reps: int = option(10000, "simulated searches for the bias, SD and MSE of U, V and W",
+                           schema.integer(minimum=2))
+    seed: int = option(0, "the random seed: the same seed gives the same numbers", schema.integer(minimum=0))
+    n_jobs: int = option(1, "worker processes (-1: every core)", schema.integer())
+
+
+#: Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it).
+COMMAND_OPTIONS = {"curve": CurveOptions, "bands": BandsOptions, "audit": AuditOptions}
+
 
 @dataclass(frozen=True)
 class DataConfig:
-    """Score data for ``simstudy curve`` and ``simstudy bands``: a file or a shipped data set."""
+    """Score data for ``simstudy curve``, ``bands`` and ``audit``: a file or a shipped data set."""
 
     data: str
     models: tuple[str, ...] | None  # model=NAME or models=[a, b]: keep only these (None: every model)
@@ -743,144 +901,6 @@ class BandsConfig:
     xscale: str
 
 
-def _optional_str(key: str, value: Any) -> str | None:
-    if value is not None and (not isinstance(value, str) or not value):
-        raise ConfigError(f"{key} must be a non-empty string or null, got {value!r}")
-    return value
-
-
-def _number(key: str, value: Any, default: float) -> float:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or np.isnan(value):
-        raise ConfigError(f"{key} must be a number or null, got {value!r}")
-    return float(value)
-
-
-def _positive(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
-        raise ConfigError(f"{key} must be a positive number, got {value!r}")
-    return float(value)
-
-
-#: Keys every data command (curve, bands, audit) takes: the scores and how to read them.
-DATA_KEYS = ("data", "model", "models", "score_column", "model_column", "missing", "scale", "compare",
-             "sample_size", "split", "reduce", "low", "high")
-#: The other keys of each data command.
-CURVE_KEYS = ("estimator", "target", "trial_time", "time_unit", "xscale")
-BANDS_KEYS = ("confidence", "kind", "quantile", "method", "max_k", "xscale")
-AUDIT_KEYS = ("bandwidth", "bw_factor", "bw_of", "bw_method", "confidence", "method", "target_k", "rounds",
-              "bootstrap_rounds", "resamples", "evp_reps", "seed", "n_jobs")
-XSCALES = ("linear", "log")
-
-
-def _command_keys(command: str, cfg: Mapping, own: tuple[str, ...]) -> None:
-    """A key the command does not know (``+typo=1``) is an error, never a silent run on everything."""
-    valid = DATA_KEYS + own
-    for key in cfg:
-        if key not in valid:
-            raise ConfigError(f"{key} is not a setting of simstudy {command} (settings: {', '.join(valid)}; "
-                              f"simstudy {command} --help explains each)")
-
-
-def _names(key: str, value: Any) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    names = [value] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
-    if not isinstance(names, (list, tuple)) or not names or not all(
-            isinstance(m, (str, int)) and not isinstance(m, bool) and str(m).strip() for m in names):
-        raise ConfigError(f"{key} must be a model name or a list of them, got {value!r}")
-    return tuple(str(m).strip() for m in names)
-
-
-def _missing(value: Any) -> str | float:
-    if value in ("error", "drop"):
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-        raise ConfigError(f"missing must be error, drop or the score a failed run counts as (e.g. missing=0), "
-                          f"got {value!r}")
-    return float(value)
-
-
-def _data(cfg: Mapping) -> DataConfig:
-    data = cfg.get("data")
-    if not isinstance(data, str) or not data:
-        raise ConfigError(f"data must be a file path or a shipped data set name, got {data!r}")
-    model, models = _names("model", cfg.get("model")), _names("models", cfg.get("models"))
-    if model is not None and models is not None and set(model) != set(models):
-        raise ConfigError(f"model={model[0]} and models={list(models)} disagree: give one of them")
-    low, high = _number("low", cfg.get("low"), -np.inf), _number("high", cfg.get("high"), np.inf)
-    if not low < high:
-        raise ConfigError(f"high must be greater than low={low}, got {high}")
-    size = cfg.get("sample_size")
-    return DataConfig(
-        data=data,
-        models=models or model,
-        score_column=_optional_str("score_column", cfg.get("score_column")),
-        model_column=_optional_str("model_column", cfg.get("model_column")),
-        options=(("reduce", _choice("reduce", cfg.get("reduce", "best"), ("best", "final"))),
-                 ("split", _choice("split", cfg.get("split", "matched"), ("matched", "mismatched")))),
-        low=low,
-        high=high,
-        min_models=2 if _bool("compare", cfg.get("compare", False)) else 1,
-        sample_size=None if size is None else _int("sample_size", size, minimum=2),
-        missing=_missing(cfg.get("missing", "error")),
-        scale=_positive("scale", cfg.get("scale", 1.0)),
-    )
-
-
-def parse_curve(cfg: Mapping) -> CurveConfig:
-    """Validate the ``simstudy curve`` config (``configs/curve.yaml``); raises :class:`ConfigError`."""
-    _command_keys("curve", cfg, CURVE_KEYS)
-    trial_time = cfg.get("trial_time")
-    if isinstance(trial_time, Mapping):
-        trial_time = tuple((str(m), _positive(f"trial_time.{m}", t)) for m, t in trial_time.items())
-    elif trial_time is not None:
-        trial_time = _positive("trial_time", trial_time)
-    target = cfg.get("target")
-    if target is not None:
-        target = _number("target", target, np.nan)
-    unit = cfg.get("time_unit", "hours")
-    if not isinstance(unit, str) or not unit:
-        raise ConfigError(f"time_unit must be a non-empty string, got {unit!r}")
-    return CurveConfig(
-        data=_data(cfg),
-        estimator=_choice("estimator", cfg.get("estimator", "v"), estimators.CLOSED_FORM),
-        target=target,
-        trial_time=trial_time,
-        time_unit=unit,
-        xscale=_choice("xscale", cfg.get("xscale", "log"), XSCALES),
-    )
-
-
-def parse_bands(cfg: Mapping) -> BandsConfig:
-    """Validate the ``simstudy bands`` config (``configs/bands.yaml``); raises :class:`ConfigError`."""
-    from . import bands
-
-    _command_keys("bands", cfg, BANDS_KEYS)
-    confidence = _level("confidence", cfg.get("confidence"))
-    kind = _choice("kind", cfg.get("kind"), bands.KINDS)
-    quantile = _level("quantile", cfg.get("quantile", 0.5))
-    data = _data(cfg)
-    if kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
-        raise ConfigError("kind=mean needs finite low and high (e.g. low=0 high=1 for accuracy): without them "
-                          "the mean tuning curve's band is vacuous")
-    max_k = cfg.get("max_k")
-    if max_k is not None:
-        max_k = _int("max_k", max_k, minimum=1)
-        check_memory("max_k", max_k, _BYTES_PER_K * max_k, f"the bands at k = 1..{max_k}, per model",
-                     "lower max_k")
-    return BandsConfig(
-        data=data,
-        confidence=confidence,
-        kind=kind,
-        quantile=0.5 if kind == "median" else quantile,
-        method=_choice("method", cfg.get("method"), bands.METHODS),
-        max_k=max_k,
-        xscale=_choice("xscale", cfg.get("xscale", "linear"), XSCALES),
-    )
-
-
 @dataclass(frozen=True)
 class AuditConfig:
     """``simstudy audit``: how trustworthy tuning-curve analyses are at a researcher's own sample size."""
@@ -903,48 +923,153 @@ class AuditConfig:
     n_jobs: int
 
 
-def parse_audit(cfg: Mapping) -> AuditConfig:
-    """Validate the ``simstudy audit`` config (``configs/audit.yaml``); raises :class:`ConfigError`."""
-    from . import bands
+def _command_iv(command: str, cfg: Mapping) -> Any:
+    """The command's schema instance from its config: an unknown key (``+typo=1``) is an error, never a silent
+    run on everything, and each key passes its field's check."""
+    options = COMMAND_OPTIONS[command]
+    valid = [f.name for f in dataclasses.fields(options)]
+    for key in cfg:
+        if key not in valid:
+            raise ConfigError(f"{key} is not a setting of simstudy {command} (settings: {', '.join(valid)}; "
+                              f"simstudy {command} --help explains each)")
+    return schema.parse(options, cfg)
 
-    _command_keys("audit", cfg, AUDIT_KEYS)
-    data = _data(cfg)
+
+def _data(o: DataOptions) -> DataConfig:
+    """The data keys' cross-checks (model against models, low below high), frozen."""
+    if o.model is not None and o.models is not None and set(o.model) != set(o.models):
+        raise ConfigError(f"model={o.model[0]} and models={list(o.models)} disagree: give one of them")
+    low = -np.inf if o.low is None else o.low
+    high = np.inf if o.high is None else o.high
+    if not low < high:
+        raise ConfigError(f"high must be greater than low={low}, got {high}")
+    return DataConfig(data=o.data, models=o.models or o.model, score_column=o.score_column,
+                      model_column=o.model_column, options=(("reduce", o.reduce), ("split", o.split)), low=low,
+                      high=high, min_models=2 if o.compare else 1, sample_size=o.sample_size, missing=o.missing,
+                      scale=o.scale)
+
+
+def parse_curve(cfg: Mapping) -> CurveConfig:
+    """Validate the ``simstudy curve`` config (the keys of :class:`CurveOptions`).
+
+    Parameters
+    ----------
+    cfg : Mapping
+        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
+
+    Returns
+    -------
+    CurveConfig
+
+    Raises
+    ------
+    ConfigError
+        One line naming the first invalid key and its value.
+
+    Example
+    -------
+    >>> parse_curve({"data": "reuters_hedwig", "models": "lstm", "target": 0.4}).data.models
+    ('lstm',)
+    >>> parse_curve({"data": "runs.csv", "estimatr": "u"})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: estimatr is not a setting of simstudy curve (settings: data, model, models, \
+score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, estimator, target, \
+trial_time, time_unit, xscale; simstudy curve --help explains each)
+    """
+    o = _command_iv("curve", cfg)
+    return CurveConfig(data=_data(o), estimator=o.estimator, target=o.target, trial_time=o.trial_time,
+                       time_unit=o.time_unit, xscale=o.xscale)
+
+
+def parse_bands(cfg: Mapping) -> BandsConfig:
+    """Validate the ``simstudy bands`` config (the keys of :class:`BandsOptions`).
+
+    Parameters
+    ----------
+    cfg : Mapping
+        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
+
+    Returns
+    -------
+    BandsConfig
+        ``quantile`` is 0.5 for ``kind="median"``.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the first invalid key and its value; ``kind=mean`` without finite ``low`` and ``high``;
+        a ``max_k`` whose bands would not fit in memory (:func:`check_memory`).
+
+    Example
+    -------
+    >>> parse_bands({"data": "scores.csv", "low": 0, "high": 1, "kind": "mean"}).confidence
+    0.8
+    >>> parse_bands({"data": "scores.csv", "confidence": 1.5})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: confidence must be a number strictly between 0 and 1, got 1.5
+    """
+    o = _command_iv("bands", cfg)
+    data = _data(o)
+    if o.kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
+        raise ConfigError("kind=mean needs finite low and high (e.g. low=0 high=1 for accuracy): without them "
+                          "the mean tuning curve's band is vacuous")
+    if o.max_k is not None:
+        check_memory("max_k", o.max_k, _BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model",
+                     "lower max_k")
+    return BandsConfig(data=data, confidence=o.confidence, kind=o.kind,
+                       quantile=0.5 if o.kind == "median" else o.quantile, method=o.method, max_k=o.max_k,
+                       xscale=o.xscale)
+
+
+def parse_audit(cfg: Mapping) -> AuditConfig:
+    """Validate the ``simstudy audit`` config (the keys of :class:`AuditOptions`).
+
+    Parameters
+    ----------
+    cfg : Mapping
+        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
+
+    Returns
+    -------
+    AuditConfig
+        Its ``data`` keeps every score (``sample_size`` moves to the audit's own field).
+
+    Raises
+    ------
+    ConfigError
+        One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
+        ``bandwidth`` whose reflected kernels would not fit in memory (:func:`check_memory`).
+
+    Example
+    -------
+    >>> opts = parse_audit({"data": "scores.csv", "sample_size": 20})
+    >>> opts.sample_size, opts.data.sample_size, (opts.data.low, opts.data.high)
+    (20, None, (0.0, 1.0))
+    """
+    o = _command_iv("audit", cfg)
+    data = _data(o)
     if data.models is not None and len(data.models) > 1:
         raise ConfigError(f"simstudy audit examines one model at a time, got models={list(data.models)}: "
                           f"run it once per model with model=NAME")
-    sample_size, data = data.sample_size, dataclasses.replace(data, sample_size=None)
+    data = dataclasses.replace(data, sample_size=None)
     if not (np.isfinite(data.low) and np.isfinite(data.high)):
         raise ConfigError(f"low and high must be finite bounds of the scores (the KDE lives on [low, high]), "
                           f"got low={data.low}, high={data.high}")
-    bandwidth, factor = cfg.get("bandwidth"), cfg.get("bw_factor")
-    n_jobs = _int("n_jobs", cfg.get("n_jobs", 1))
-    if n_jobs == 0:
+    if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
-    if bandwidth is not None:
-        h = _positive("bandwidth", bandwidth)
+    if o.bandwidth is not None:
         # The reflected KDE keeps every image of each score's kernel within 10 bandwidths of [low, high]:
         # 2 (2 ceil(10 h / L) + 3) centres per score, each built in a few float64 temporaries.
-        copies = 2 * (2 * np.ceil(10 * h / (data.high - data.low)) + 3)
-        scores = sample_size or 1
-        check_memory("bandwidth", bandwidth, 24 * copies * scores,
+        copies = 2 * (2 * np.ceil(10 * o.bandwidth / (data.high - data.low)) + 3)
+        scores = o.sample_size or 1
+        check_memory("bandwidth", cfg["bandwidth"], 24 * copies * scores,
                      f"{copies:,.0f} reflected kernel centres per score, for at least {scores} score"
                      f"{'s' * (scores > 1)}", f"use a bandwidth on the scale of the scores' spread "
                      f"(high - low = {data.high - data.low:g}), or bw_factor=")
-    return AuditConfig(
-        data=data,
-        sample_size=sample_size,
-        model=None if data.models is None else data.models[0],
-        bandwidth=None if bandwidth is None else _positive("bandwidth", bandwidth),
-        bw_factor=None if factor is None else _positive("bw_factor", factor),
-        bw_of=_choice("bw_of", cfg.get("bw_of", "reflected"), ("reflected", "data")),
-        bw_method=_choice("bw_method", cfg.get("bw_method", "isj"), ("isj", "silverman")),
-        confidence=_level("confidence", cfg.get("confidence", 0.8)),
-        method=_choice("method", cfg.get("method", "ld_highest_density"), bands.METHODS),
-        target_k=_int("target_k", cfg.get("target_k", 10), minimum=1),
-        rounds=_int("rounds", cfg.get("rounds", 1024), minimum=2),
-        bootstrap_rounds=_int("bootstrap_rounds", cfg.get("bootstrap_rounds", 512), minimum=2),
-        resamples=_int("resamples", cfg.get("resamples", 1000), minimum=2),
-        evp_reps=_int("evp_reps", cfg.get("evp_reps", 10000), minimum=2),
-        seed=_int("seed", cfg.get("seed", 0), minimum=0),
-        n_jobs=n_jobs,
-    )
+    return AuditConfig(data=data, sample_size=o.sample_size, model=None if data.models is None else data.models[0],
+                       bandwidth=o.bandwidth, bw_factor=o.bw_factor, bw_of=o.bw_of, bw_method=o.bw_method,
+                       confidence=o.confidence, method=o.method, target_k=o.target_k, rounds=o.rounds,
+                       bootstrap_rounds=o.bootstrap_rounds, resamples=o.resamples, evp_reps=o.evp_reps, seed=o.seed,
+                       n_jobs=o.n_jobs)

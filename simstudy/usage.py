@@ -1,8 +1,8 @@
 """The words of ``simstudy --help`` and of each subcommand's ``--help``: what every command and key means.
 
-Each data command's keys and defaults come from its config file (``configs/curve.yaml`` ...), and each key's
-explanation from :data:`KEYS` here; ``tests/test_help.py`` checks that every key of every command is
-explained, so a new key cannot ship without its line of help.
+A data command's keys (``simstudy curve``, ``bands``, ``audit``), their explanations and defaults come from its
+schema (:data:`simstudy.config.COMMAND_OPTIONS`), a study's from its kind's schema; only the commands without a
+schema (reproduce, collect, replay) are explained by :data:`KEYS` here. A key cannot ship without its help.
 """
 
 from __future__ import annotations
@@ -53,64 +53,9 @@ _USAGE = {
         "nothing: it reruns the chunk and shows its traceback"),
 }
 
-_DATA = {
-    "data": "a CSV/TSV (one score column, or model and score columns; header optional for one column), "
-            "JSON Lines or JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta",
-    "model": "use only this model of the file (model=NAME); same as models=[NAME]",
-    "models": "use only these models, e.g. models=[mlp,lstm]",
-    "score_column": "the column of scores (case and surrounding spaces ignored); default: the only column, "
-                    "else one named score",
-    "model_column": "the column of model names; default: model if there is one, else one model named after "
-                    "the file",
-    "missing": "failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them "
-               "out, saying how many per model), or a number they count as, e.g. missing=0",
-    "scale": "multiply every score by this before use, e.g. scale=0.01 for percentages",
-    "compare": "true: the data must hold at least two models",
-    "sample_size": "use only the first n scores of each model (random-search order), e.g. 48",
-    "split": "deberta_mnli only: the MultiNLI validation split, matched or mismatched",
-    "reduce": "deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final)",
-    "low": "the lowest score possible (0 for accuracy); scores below it are an error",
-    "high": "the highest score possible (1 for accuracy); scores above it are an error",
-}
-
-#: Every key of every command, explained in words.
+#: The keys of the commands that have no schema, explained in words (the data commands' keys are explained by
+#: their schemas' field docs: :data:`simstudy.config.COMMAND_OPTIONS`).
 KEYS = {
-    "curve": {**_DATA,
-              "estimator": "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, "
-                           "Tang et al. 2020) or w",
-              "target": "a score to reach: report the budget where each curve first reaches it",
-              "trial_time": "the average duration of one trial, for every model (0.2) or per model "
-                            "({cnn: 0.2, lr: 0.01}): puts time on the x axis",
-              "time_unit": "the unit of trial_time, for the axis label (e.g. hours)",
-              "xscale": "the x axis: log or linear"},
-    "bands": {**_DATA,
-              "confidence": "the simultaneous coverage of the bands, e.g. 0.8",
-              "kind": "which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high)",
-              "quantile": "kind=quantile only: the quantile of the best score, e.g. 0.9",
-              "method": "the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw",
-              "max_k": "draw budgets k = 1..max_k (default: the largest sample size)",
-              "xscale": "the tuning curve's x axis (k): linear or log"},
-    "audit": {**_DATA,
-              "model": "the model to audit (needed when the file holds several)",
-              "models": "the model to audit, as a one-element list",
-              "low": "the lowest score possible: the fitted distribution lives on [low, high]",
-              "high": "the highest score possible: the fitted distribution lives on [low, high]",
-              "sample_size": "the number of scores n to audit (default: how many you have)",
-              "bandwidth": "the kernel SD of the fit, in score units (default: chosen by bw_method)",
-              "bw_factor": "or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it",
-              "bw_of": "which SD bw_factor multiplies: reflected (the data with its reflections) or data",
-              "bw_method": "how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved "
-                           "Sheather-Jones, for multimodal scores) or silverman (rule of thumb; over-smooths "
-                           "clusters)",
-              "confidence": "the simultaneous coverage of the bands audited, e.g. 0.8",
-              "method": "the band audited: ld_highest_density, ld_equal_tailed, ks or dkw",
-              "target_k": "report how many scores bound the median tuning curve up to this budget",
-              "rounds": "simulated searches for the bands' coverage (more: a smaller Monte Carlo error)",
-              "bootstrap_rounds": "simulated searches for the bootstrap's coverage",
-              "resamples": "bootstrap resamples per simulated search",
-              "evp_reps": "simulated searches for the bias, SD and MSE of U, V and W",
-              "seed": "the random seed: the same seed gives the same numbers",
-              "n_jobs": "worker processes (-1: every core)"},
     "reproduce": {"--quick": "smoke scale: every entry in under a minute in all, written to outputs/reproduce-quick/",
                   "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
                   "n_jobs": "worker processes per study (-1: every core)",
@@ -219,15 +164,34 @@ def main_help(config_dir: Path) -> str:
     return "\n".join(lines)
 
 
-def command_help(command: str, defaults: dict | None = None) -> str:
-    """The text of ``simstudy COMMAND --help``: usage, examples, what it writes, and every key explained
-    with its default (``defaults``: the command's config, for the data commands)."""
+def command_help(command: str) -> str:
+    """The text of ``simstudy COMMAND --help``: usage, examples, what it writes, and every key explained -- for a
+    data command with its default, generated from the command's schema (:data:`simstudy.config.COMMAND_OPTIONS`).
+
+    Parameters
+    ----------
+    command : str
+        One of :data:`COMMANDS`.
+
+    Returns
+    -------
+    str
+        The help text, lines of at most 100 characters.
+
+    Example
+    -------
+    >>> print(command_help("curve").splitlines()[0])
+    simstudy curve: expected best score against tuning budget (EVP curves, +/- 1 SD) of your own results.
+    """
+    from . import config, schema
+
     usage, examples, writes = _USAGE[command]
     lines = [f"simstudy {command}: {COMMANDS[command]}.", "", f"Usage: {usage}", "Examples:",
              *(f"  {e}" for e in examples), f"Writes: {writes}", "", "Keys:"]
-    for key, text in KEYS[command].items():
-        if defaults is not None and key in defaults:
-            value = defaults[key]
-            text += " [required]" if value == "???" else f" [default: {_yaml(value)}]"
-        lines.append(_wrap(key, text))
+    if command in config.COMMAND_OPTIONS:
+        for key, (text, default) in schema.docs(config.COMMAND_OPTIONS[command]).items():
+            text += " [required]" if default == config.REQUIRED else f" [default: {_yaml(default)}]"
+            lines.append(_wrap(key, text))
+    else:
+        lines += [_wrap(key, text) for key, text in KEYS[command].items()]
     return "\n".join(lines)

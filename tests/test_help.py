@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from simstudy import cli, usage
+from simstudy import cli, config, schema, usage
 
 CONFIGS = Path(cli._config_dir())
 DATA_COMMANDS = ("curve", "bands", "audit")
@@ -30,22 +30,59 @@ def test_main_help_lists_every_command_with_one_line(capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("command", DATA_COMMANDS)
-def test_every_key_of_a_data_command_is_explained_with_its_default(capsys, monkeypatch, command):
-    keys = {k for k in OmegaConf.load(CONFIGS / f"{command}.yaml") if k not in ("defaults", "hydra")}
-    assert keys == set(usage.KEYS[command])  # no key without help, no help for a key that is gone
+def test_every_key_of_a_data_command_is_explained_with_its_schema_default(capsys, monkeypatch, command):
+    fields = schema.docs(config.COMMAND_OPTIONS[command])
     out = _help(capsys, monkeypatch, command, "--help")
     assert out.startswith(f"simstudy {command}: {usage.COMMANDS[command]}.")
-    assert "data " in out and "[required]" in out
+    assert command not in usage.KEYS  # its words come from the schema only
     body = " ".join(out.split())  # the explanations are wrapped
-    for key, text in usage.KEYS[command].items():
-        assert f"{key} {' '.join(text.split())}" in body, key
+    for key, (doc, default) in fields.items():
+        assert doc, key  # no key without help
+        shown = "[required]" if default == config.REQUIRED else f"[default: {usage._yaml(default)}]"
+        assert f" {key} {' '.join(doc.split())} {shown}" in body, key
+    keys = [line.split()[0] for line in out.split("Keys:\n")[1].splitlines() if line.startswith("  ") and
+            not line.startswith("   ")]
+    assert keys == list(fields)  # every field, in the schema's order, and nothing else
     assert _help(capsys, monkeypatch, command, "data=x.csv", "-h") == out  # --help anywhere in the line
 
 
-def test_data_command_help_shows_yaml_defaults(capsys, monkeypatch):
+@pytest.mark.parametrize("command", DATA_COMMANDS)
+def test_data_command_yaml_holds_no_default_of_its_own(command):
+    # The schema is the one place of each default: the YAML selects it and holds only the required keys.
+    own = {k: v for k, v in OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{command}.yaml")).items()
+           if k not in ("defaults", "hydra")}
+    required = {k: v for k, v in schema.defaults(config.COMMAND_OPTIONS[command]).items() if v == config.REQUIRED}
+    assert own == required == {"data": "???"}
+    assert OmegaConf.load(CONFIGS / f"{command}.yaml").defaults[0] == f"_schema/{command}@_here_"
+
+
+@pytest.mark.parametrize("command, overrides, expected", [
+    ("curve", ["data=x.csv", "estimator=u", "trial_time={a: 0.2}"], {"estimator": "u", "trial_time": {"a": 0.2},
+                                                                     "xscale": "log"}),
+    ("bands", ["data=x.csv", "kind=quantile", "low=0"], {"kind": "quantile", "low": 0, "confidence": 0.8}),
+    ("audit", ["data=x.csv", "model=a", "rounds=40"], {"model": "a", "rounds": 40, "low": 0.0, "high": 1.0}),
+])
+def test_data_command_composes_schema_defaults_and_plain_overrides(command, overrides, expected):
+    from hydra import compose, initialize_config_dir
+
+    cli._register_commands()
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
+        cfg = OmegaConf.to_container(compose(command, overrides=overrides))  # no '+': every key is in the schema
+    defaults = schema.defaults(config.COMMAND_OPTIONS[command])
+    assert list(cfg) == list(defaults)  # every key, and only those
+    assert cfg == {**defaults, "data": "x.csv", **expected}
+    parse = {"curve": config.parse_curve, "bands": config.parse_bands, "audit": config.parse_audit}[command]
+    parse(cfg)  # and the composed config is valid
+
+
+def test_data_command_help_shows_schema_defaults_and_audit_overrides(capsys, monkeypatch):
     body = " ".join(_help(capsys, monkeypatch, "bands", "--help").split())
     assert "e.g. 0.8 [default: 0.8]" in body and "[default: ld_highest_density]" in body
     assert "at least two models [default: false]" in body and "[default: null]" in body
+    assert "low the lowest score possible (0 for accuracy); scores below it are an error [default: null]" in body
+    audit = " ".join(_help(capsys, monkeypatch, "audit", "--help").split())
+    assert "low the lowest score possible: the fitted distribution lives on [low, high] [default: 0.0]" in audit
+    assert "model the model to audit (needed when the file holds several) [default: null]" in audit
 
 
 @pytest.mark.parametrize("command, keys", [("reproduce", ("--quick", "only", "n_jobs", "out")),
