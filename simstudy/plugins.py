@@ -176,6 +176,18 @@ def _call_kwargs(fn: Callable) -> set[str]:
         return set()
 
 
+def _function(target: str, directory: str | None, key: str) -> Callable:
+    """The function an import path names, imported once per process and directory (a worker's first call)."""
+    cache = (target, _search_dir(directory))
+    fn = _LOADED.get(cache)
+    if fn is None:
+        fn = import_target(target, directory=directory, key=key)
+        if not callable(fn):
+            raise PluginError(f"{key}={target}: is a {type(fn).__name__}, not a function")
+        _LOADED[cache] = fn
+    return fn
+
+
 @dataclass(frozen=True)
 class PluginEstimator:
     """A plug-in estimator, called as ``est(sorted_scores, n, rng=None) -> (reps, len(n))``.
@@ -203,14 +215,7 @@ class PluginEstimator:
 
     @property
     def function(self) -> Callable:
-        key = (self.target, _search_dir(self.directory))
-        fn = _LOADED.get(key)
-        if fn is None:
-            fn = import_target(self.target, directory=self.directory)
-            if not callable(fn):
-                raise PluginError(f"_target_={self.target}: is a {type(fn).__name__}, not a function")
-            _LOADED[key] = fn
-        return fn
+        return _function(self.target, self.directory, "_target_")
 
     @property
     def takes_rng(self) -> bool:
@@ -341,12 +346,7 @@ def register_estimator(method: str, target: str | Callable, *, per_sample: bool 
     """
     if not isinstance(method, str) or not method.isidentifier():
         raise ValueError(f"an estimator's method name must be an identifier, got {method!r}")
-    if callable(target):
-        module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
-        if not module or module == "__main__" or "<" in qualname:
-            raise ValueError(f"register_estimator({method!r}, ...): {target!r} has no import path (define it "
-                             f"in a module, not in __main__ or inside a function)")
-        target = f"{module}.{qualname}"
+    target = _import_path(target, f"register_estimator({method!r}, ...)")
     if method in BUILTIN_ESTIMATORS:
         raise ValueError(f"{method!r} is a built-in estimator; choose another name")
     if _REGISTRY.get(method, (target, per_sample)) != (target, per_sample):
@@ -606,14 +606,7 @@ class SelectionPlugin:
 
     @property
     def function(self) -> Callable:
-        key = (self.target, _search_dir(self.directory))
-        fn = _LOADED.get(key)
-        if fn is None:
-            fn = import_target(self.target, directory=self.directory, key="study.algorithms")
-            if not callable(fn):
-                raise PluginError(f"study.algorithms={self.target}: is a {type(fn).__name__}, not a function")
-            _LOADED[key] = fn
-        return fn
+        return _function(self.target, self.directory, "study.algorithms")
 
     def __call__(self, *args: Any, rng: np.random.Generator) -> Any:
         out = self.function(*args, rng=rng, **dict(self.kwargs))
@@ -928,12 +921,7 @@ def register_band_method(name: str, target: str | Callable, *, kwargs: dict | No
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"a band method's name must be an identifier, got {name!r}")
-    if callable(target):
-        module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
-        if not module or module == "__main__" or "<" in qualname:
-            raise ValueError(f"register_band_method({name!r}, ...): {target!r} has no import path (define it in a "
-                             f"module, not in __main__ or inside a function)")
-        target = f"{module}.{qualname}"
+    target = _import_path(target, f"register_band_method({name!r}, ...)")
     if name in _builtin_band_methods():
         raise ValueError(f"{name!r} is a built-in band method; choose another name")
     entry = (target, tuple(sorted((kwargs or {}).items())))

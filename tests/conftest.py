@@ -46,3 +46,20 @@ def _close_figures():
 
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
+
+
+@pytest.fixture
+def forget_plugins():
+    """Plug-in modules a test writes (named ``my_*``) are forgotten after it: ``sys.modules``, ``sys.path`` and
+    the plug-ins' loaded functions, so the next test imports its own."""
+    import sys
+
+    from simstudy import plugins
+
+    modules, path = set(sys.modules), list(sys.path)
+    yield
+    for name in set(sys.modules) - modules:
+        if name.startswith("my_"):
+            del sys.modules[name]
+    sys.path[:] = path
+    plugins._LOADED.clear()

@@ -59,18 +59,11 @@ RUNNER = {"n_jobs": 1, "backend": "sequential", "progress": False}
 
 
 @pytest.fixture(autouse=True)
-def _plugin_dir(tmp_path, monkeypatch):
-    """The plug-in modules in the working directory, forgotten after the test (modules, path, registry)."""
+def _plugin_dir(tmp_path, monkeypatch, forget_plugins):
+    """The plug-in modules in the working directory, forgotten after the test (conftest's forget_plugins)."""
     (tmp_path / "my_bands.py").write_text(textwrap.dedent(BANDS))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(plugins, "_BAND_REGISTRY", {})
-    modules, path = set(sys.modules), list(sys.path)
-    yield
-    for name in set(sys.modules) - modules:
-        if name.startswith("my_"):
-            del sys.modules[name]
-    sys.path[:] = path
-    plugins._LOADED.clear()
 
 
 def with_methods(cfg: config.Config, methods) -> config.Config:

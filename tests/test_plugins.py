@@ -43,16 +43,7 @@ def v_one(scores, n):
 """
 
 
-@pytest.fixture(autouse=True)
-def _forget_plugins():
-    """Plug-in modules written by a test are forgotten after it (sys.modules, sys.path, loaded functions)."""
-    modules, path = set(sys.modules), list(sys.path)
-    yield
-    for name in set(sys.modules) - modules:
-        if name.startswith("my_"):
-            del sys.modules[name]
-    sys.path[:] = path
-    plugins._LOADED.clear()
+pytestmark = pytest.mark.usefixtures("forget_plugins")  # tests/conftest.py
 
 
 def write(tmp_path: Path, module: str, code: str) -> None:

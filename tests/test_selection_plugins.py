@@ -4,7 +4,6 @@ modules written into the working directory (tmp_path) as a user would."""
 
 import dataclasses
 import json
-import sys
 import textwrap
 from pathlib import Path
 
@@ -107,19 +106,13 @@ def propose_raises(loc, scale, df, *, rng):
 
 
 @pytest.fixture(autouse=True)
-def _forget_plugins(tmp_path, monkeypatch):
-    """The plug-in modules live in tmp_path, the working directory; forgotten after each test (sys.modules,
-    sys.path, loaded functions, registered names)."""
+def _forget_plugins(tmp_path, monkeypatch, forget_plugins):
+    """The plug-in modules live in tmp_path, the working directory; forgotten after each test (conftest's
+    forget_plugins, and the registered names)."""
     (tmp_path / "my_selection.py").write_text(textwrap.dedent(REIMPLEMENTED))
     (tmp_path / "my_broken.py").write_text(textwrap.dedent(BROKEN))
     monkeypatch.chdir(tmp_path)
-    modules, path = set(sys.modules), list(sys.path)
     yield
-    for name in set(sys.modules) - modules:
-        if name.startswith("my_"):
-            del sys.modules[name]
-    sys.path[:] = path
-    plugins._LOADED.clear()
     for registry in plugins._SELECTION_REGISTRY.values():
         registry.clear()
 
