@@ -365,9 +365,16 @@ def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> Distributi
 
 
 def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
+    from . import plugins
+
     if "_target_" in d:
         return _target_distribution(d, prefix, name)
-    kind = _choice(f"{prefix}.kind", d.get("kind"), tuple(k for k in sorted(distributions.KINDS) if k != "target"))
+    registered = plugins.registered_distribution(d.get("kind"))
+    if registered is not None:  # a kind a plug-in registered: its class, as if named by _target_
+        return _target_distribution({**{k: v for k, v in d.items() if k != "kind"}, "_target_": registered},
+                                    prefix, name)
+    kind = _choice(f"{prefix}.kind", d.get("kind"), tuple(k for k in sorted(distributions.KINDS) if k != "target")
+                   + plugins.distribution_kinds())
     if kind == "scipy":
         return _scipy_distribution(d, prefix, name)
     # Lists become tuples so the spec is hashable (its hash keys the random streams); the name is a label.

@@ -68,7 +68,8 @@ __all__ = ["PluginError", "import_target", "source_hash", "PluginEstimator", "ch
            "estimator_methods", "BUILTIN_ESTIMATORS", "SELECTION_KINDS", "register_selection_algorithm",
            "selection_algorithm_names", "SelectionPlugin", "selection_algorithm", "selection_settings",
            "check_selection_algorithm", "PluginBand", "BuiltinBand", "register_band_method", "band_method_names",
-           "band_method", "band_fingerprint", "check_band_method"]
+           "band_method", "band_fingerprint", "check_band_method", "register_distribution",
+           "registered_distribution", "distribution_kinds"]
 
 #: Estimators simstudy computes with its own kernels (:mod:`simstudy.estimators`).
 BUILTIN_ESTIMATORS = ("u", "v", "w", "bootstrap")
@@ -367,6 +368,55 @@ def registered_estimator(method: str) -> tuple[str, bool] | None:
 # --- distributions ------------------------------------------------------------------------------------------
 
 _REQUIRED = ("support", "is_discrete", "sample", "cdf", "ppf")
+# Registered distribution classes: kind -> import path.
+_DISTRIBUTIONS: dict[str, str] = {}
+
+
+def register_distribution(kind: str, target: str | Callable) -> None:
+    """Give a distribution class a kind name, so that a config may say ``distribution.kind=NAME`` (its keyword
+    arguments next to it, as for ``_target_``).
+
+    Parameters
+    ----------
+    kind : str
+        The name; not a built-in kind (:data:`simstudy.distributions.KINDS`).
+    target : str or class
+        The import path ``module.Class``, or a class defined at module level.
+
+    Raises
+    ------
+    ValueError
+        A built-in kind, a kind taken by another class, or a class with no import path.
+
+    Example
+    -------
+    >>> register_distribution("kumaraswamy", "my_dists.Kumaraswamy")
+    >>> registered_distribution("kumaraswamy")
+    'my_dists.Kumaraswamy'
+    >>> _ = _DISTRIBUTIONS.pop("kumaraswamy")
+    """
+    from . import distributions
+
+    if not isinstance(kind, str) or not kind.isidentifier():
+        raise ValueError(f"a distribution kind must be an identifier, got {kind!r}")
+    target = _import_path(target, f"register_distribution({kind!r}, ...)")
+    if kind in distributions.KINDS:
+        raise ValueError(f"{kind!r} is a built-in distribution kind; choose another name")
+    if _DISTRIBUTIONS.get(kind, target) != target:
+        raise ValueError(f"distribution kind {kind!r} is already registered as {_DISTRIBUTIONS[kind]}")
+    _DISTRIBUTIONS[kind] = target
+
+
+def registered_distribution(kind: str) -> str | None:
+    """The import path of a registered distribution kind (``None`` if it is not registered)."""
+    return _DISTRIBUTIONS.get(kind)
+
+
+def distribution_kinds() -> tuple[str, ...]:
+    """The registered distribution kinds (the built-in ones are :data:`simstudy.distributions.KINDS`)."""
+    return tuple(_DISTRIBUTIONS)
+
+
 
 
 class PluginDistribution:

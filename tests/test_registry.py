@@ -108,7 +108,11 @@ toy = simstudy.run(overrides=["study=toy_max", "distribution=truncnorm", "runner
 evp = simstudy.run("dodge2021_fig1", overrides=["study.reps=200", "study.chunk_reps=200", "budget.B=[5]",
                    "runner.n_jobs=1", "estimators=[v]", "+estimators.top.method=toy_top",
                    "study.save_replicates=false"], out_dir=out / "evp")
-print(json.dumps({"toy": toy.summary.to_dict("records"),
+uniform = simstudy.config.parse({"seed": 1,
+    "distribution": {"kind": "toy_uniform", "low": 0.2, "high": 0.9}, "budget": {"B": 3},
+    "estimators": {"v": {"method": "v"}}, "study": {"name": "u", "kind": "evp_accuracy"},
+    "runner": {"n_jobs": 1, "backend": "loky"}}).distributions[0].build()
+print(json.dumps({"toy": toy.summary.to_dict("records"), "uniform": [*uniform.support, uniform.name],
                   "top": evp.summary[(evp.summary.estimator == "top") & (evp.summary.measure == "mean")]
                          .to_dict("records"),
                   "help": "toy_max" in usage.main_help(Path(simstudy.cli._config_dir())),
@@ -116,7 +120,7 @@ print(json.dumps({"toy": toy.summary.to_dict("records"),
 """
 
 
-def test_an_installed_package_registers_a_study_and_an_estimator_by_entry_point(tmp_path):
+def test_an_installed_package_registers_a_study_an_estimator_and_a_distribution_by_entry_point(tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--target",
                     str(target), str(_wheel(tmp_path))], check=True, capture_output=True)
@@ -134,6 +138,7 @@ def test_an_installed_package_registers_a_study_and_an_estimator_by_entry_point(
     means = {r["n"]: r["estimate"] for r in got["top"]}
     assert means[1] == means[5]
     assert got["help"] and "figure.png" in got["figure"] and "summary.parquet" in got["figure"]
+    assert got["uniform"] == [0.2, 0.9, "toy_uniform"]  # distribution.kind=toy_uniform: the package's class
 
 
 def test_a_plugin_that_fails_to_load_is_one_line(tmp_path):

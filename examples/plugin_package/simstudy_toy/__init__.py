@@ -1,5 +1,6 @@
 """A tiny third-party plug-in package, the template for yours (tests/test_registry.py installs it): one study
-kind (``toy_max``) and one estimator method (``toy_top``: the sample maximum), registered through the
+kind (``toy_max``), one estimator method (``toy_top``: the sample maximum) and one distribution kind
+(``toy_uniform``), registered through the
 ``simstudy.plugins`` entry point (see ../pyproject.toml) when the package is installed.
 
 ``toy_max``: the Monte Carlo mean of the best of n draws, beside its exact value -- a study in one module:
@@ -13,7 +14,7 @@ import numpy as np
 
 from simstudy import schema, truth
 from simstudy.config import StudyOptions, chunk_reps_option, reps_option
-from simstudy.plugins import register_estimator
+from simstudy.plugins import register_distribution, register_estimator
 from simstudy.registry import Headline, Study, register_study
 from simstudy.runner import task_seed
 from simstudy.schema import option
@@ -89,3 +90,27 @@ def toy_top(sorted_scores, n):
 
 
 register_estimator("toy_top", toy_top)
+
+
+class ToyUniform:
+    """Scores uniform on [low, high]: the ScoreDistribution interface in a dozen lines."""
+
+    is_discrete = False
+
+    def __init__(self, low=0.0, high=1.0, name=None):
+        if not low < high:
+            raise ValueError(f"low must be below high, got low={low}, high={high}")
+        self.low, self.high, self.name = float(low), float(high), name or "toy_uniform"
+        self.support = (self.low, self.high)
+
+    def sample(self, size, *, rng):
+        return rng.uniform(self.low, self.high, size)
+
+    def cdf(self, x):
+        return np.clip((np.asarray(x, dtype=float) - self.low) / (self.high - self.low), 0.0, 1.0)
+
+    def ppf(self, q):
+        return self.low + np.asarray(q, dtype=float) * (self.high - self.low)
+
+
+register_distribution("toy_uniform", ToyUniform)
