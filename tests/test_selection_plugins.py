@@ -75,8 +75,12 @@ def negative_evaluations(arms, budget, runs, *, rng):
 def over_budget(arms, budget, runs, *, rng):
     return np.zeros(runs, dtype=int), np.full((runs, len(arms)), budget)
 
+_CALLS = [0]
+
 def global_random(arms, budget, runs, *, rng):
-    return np.random.default_rng().integers(0, len(arms), runs), np.zeros((runs, len(arms)), dtype=int)
+    # State outside rng: each call picks differently (an unseeded generator's two calls could agree by chance).
+    _CALLS[0] += 1
+    return (np.arange(runs) + _CALLS[0]) % len(arms), np.zeros((runs, len(arms)), dtype=int)
 
 def picks_only(arms, budget, runs, *, rng):
     return np.zeros(runs, dtype=int)
@@ -97,8 +101,13 @@ def propose_out_of_range(loc, scale, df, *, rng):
 def propose_width_of_runs(loc, scale, df, *, rng):
     return np.zeros((loc.shape[0], loc.shape[0]), dtype=int)
 
+_STEP = [0]
+
 def propose_global_random(loc, scale, df, *, rng):
-    return np.random.default_rng().integers(0, loc.shape[1], (loc.shape[0], 1))
+    # State kept outside rng (as a global random generator is): each call proposes differently. A fresh
+    # unseeded generator would do the same, but two of its calls agree by chance (1 in 81 on the check input).
+    _STEP[0] += 1
+    return (np.arange(loc.shape[0])[:, None] + _STEP[0]) % loc.shape[1]
 
 def propose_raises(loc, scale, df, *, rng):
     raise RuntimeError("no proposal today")
