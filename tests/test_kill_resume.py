@@ -72,8 +72,7 @@ def test_killed_at_several_points_then_resumed_matches_an_uninterrupted_run(tmp_
     run_dir = tmp_path / "killed"
     points = [
         lambda: (run_dir / "config.yaml").exists(),  # before any chunk
-        lambda: _chunks(run_dir) >= 1,  # just after the first chunk
-        lambda: _chunks(run_dir) >= 20,  # midway
+        lambda: _chunks(run_dir) >= 20,  # midway (a kill just after the first chunk is the same state: some done)
         lambda: _chunks(run_dir) >= CHUNKS - 2,  # near the end
     ]
     killed = [runs(run_dir, tmp_path).kill_when(ready) for ready in points]
