@@ -617,7 +617,7 @@ def parse(cfg: Mapping) -> Config:
                           f"studies; a {study.kind} study takes only {', '.join(estimators.CLOSED_FORM)}")
     if spec.check is not None:
         spec.check(config)
-    check_chunk_memory(config, cells=1)
+    check_chunk_memory(config, cells=len(config.distributions))  # a cell per distribution at least
     _log_plugin_costs(config)
     return config
 

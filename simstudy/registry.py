@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 __all__ = ["Study", "Headline", "register_study", "study", "study_kinds", "load_plugins", "ENTRY_POINT_GROUP",
@@ -97,7 +97,6 @@ class Study:
     continuous: bool = False
     plugin_estimators: bool = False
     summary: str = ""
-    source: str = field(default="", compare=False)  # the registering module, for messages
 
 
 _STUDIES: dict[str, Study] = {}
@@ -132,7 +131,7 @@ def register_study(spec: Study) -> Study:
                          f"simstudy.config.StudyOptions (fields reps, chunk_reps, ...), got {spec.options!r}")
     old = _STUDIES.get(spec.kind)
     if old is not None and (old.run, old.options) != (spec.run, spec.options):
-        raise ValueError(f"study kind {spec.kind!r} is already registered (by {old.source or old.run.__module__})")
+        raise ValueError(f"study kind {spec.kind!r} is already registered (by {old.run.__module__})")
     _STUDIES[spec.kind] = spec
     return spec
 
