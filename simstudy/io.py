@@ -59,10 +59,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix + ".part", dir=path.parent)
-    os.close(fd)
     tmp_path = Path(tmp)
-    os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual permissions
+    # Everything after mkstemp is inside the try: a SIGTERM (raised here as KeyboardInterrupt) arriving between
+    # the file's creation and the write still removes it (it once left a .part behind, in a test).
     try:
+        os.close(fd)
+        os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual permissions
         yield tmp_path
         with open(tmp_path, "rb+") as fh:
             os.fsync(fh.fileno())
