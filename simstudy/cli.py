@@ -1230,36 +1230,54 @@ def _reproduce(argv: list[str]) -> None:
         earlier = reproduce.read_report(out)
     except (reproduce.OutDirError, OSError) as exc:
         _fail(str(exc), None)
+    def run_one(name: str, command_args, quick_args, run_dir: Path, asked: bool):
+        """Run one catalogued command (if asked) in its own process: (command as shown, seconds, error)."""
+        runner = [] if command_args[:1] and command_args[0] in SUBCOMMANDS else [
+            f"runner.n_jobs={n_jobs}", "runner.progress=false"]
+        args = [*command_args, *(quick_args if quick else ()), *runner]
+        command = "simstudy " + " ".join(a for a in args if not a.startswith("runner."))
+        if not asked:
+            return command, None, ""
+        log.info("reproduce %s: %s", name, command)
+        started = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "simstudy.cli", *args, f"hydra.run.dir={run_dir}"],
+                              capture_output=True, text=True)
+        seconds = time.perf_counter() - started
+        error = "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        return command, seconds, error
+
     sections = []
     for entry in entries:
         run_dir = runs / entry.id
-        runner = [] if entry.command[:1] and entry.command[0] in SUBCOMMANDS else [
-            f"runner.n_jobs={n_jobs}", "runner.progress=false"]
-        args = [*entry.command, *(entry.quick if quick else ()), *runner]
-        command = "simstudy " + " ".join(a for a in args if not a.startswith("runner."))
-        seconds, error = None, ""
-        if entry.id in wanted and not entry.unavailable:
-            log.info("reproduce %s: %s", entry.id, command)
-            started = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "simstudy.cli", *args, f"hydra.run.dir={run_dir}"],
-                                  capture_output=True, text=True)
-            seconds = time.perf_counter() - started
-            if proc.returncode != 0:
-                error = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-        elif not entry.unavailable and not (run_dir / entry.table).is_file():
+        asked = entry.id in wanted and not entry.unavailable
+        if not asked and not entry.unavailable and not (run_dir / entry.table).is_file():
             if entry.id in earlier:  # not asked for, its run not here: the earlier report's section stays
                 sections.append(reproduce.kept_section(entry, earlier[entry.id]))
             continue
-        sections.append(reproduce.read_section(entry, run_dir, command, seconds, error))
+        command, seconds, error = run_one(entry.id, entry.command, entry.quick, run_dir, asked)
+        tried = []
+        for h in entry.hypotheses if not entry.unavailable else ():
+            h_dir = reproduce.hypothesis_dir(runs, entry, h)
+            h_command, h_seconds, h_error = run_one(f"{entry.id}, hypothesis {h.id}", h.command,
+                                                    entry.quick_for(h), h_dir, asked)
+            if not asked and not (h_dir / entry.table).is_file():
+                h_error = "not run yet (run it with only=" + entry.id + ")"
+            tried.append(reproduce.read_hypothesis(entry, h, h_dir, h_command, h_seconds, h_error))
+            if h_error and asked:
+                log.warning("%s, hypothesis %s failed: %s", entry.id, h.id, h_error)
+        sections.append(reproduce.read_section(entry, run_dir, command, seconds, error, tuple(tried)))
         log.info("%s: %s", entry.id, reproduce.verdict(sections[-1]) + (f" ({error})" if error else ""))
     try:
-        path = reproduce.write_report(sections, out, quick=quick, total_seconds=sum(s.wall_seconds for s in sections),
+        path = reproduce.write_report(sections, out, quick=quick,
+                                      total_seconds=sum(reproduce.section_seconds(s) for s in sections),
                                       cores=os.cpu_count() or 1)
     except reproduce.OutDirError as exc:  # a file appeared in the report's place while the runs ran
         _fail(str(exc), None)
     log.info("wrote %s", path)
-    if any(s.error for s in sections):
-        _fail(f"{sum(bool(s.error) for s in sections)} result(s) failed to run; see {path}", None, EXIT_FAILED)
+    failed = sum(bool(s.error) for s in sections) + sum(bool(h.error) and s.entry.id in wanted
+                                                           for s in sections for h in s.hypotheses)
+    if failed:
+        _fail(f"{failed} run(s) failed; see {path}", None, EXIT_FAILED)
 
 
 PLAIN_COMMANDS = {"collect": _collect, "replay": _replay, "reproduce": _reproduce}

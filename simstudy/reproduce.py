@@ -16,8 +16,20 @@ Check kinds, each on the summary rows selected by ``where`` (column -> value or 
 - ``count``: between ``at_least`` and ``at_most`` rows match ``where``;
 - ``run_value``: the number at ``path`` in ``run.json`` within ``tol`` of ``paper``.
 
-``info: true`` shows a number beside the paper's without judging it. The runs themselves are the CLI's
-business (:mod:`simstudy.cli`); this module reads their outputs and writes the report.
+``info: true`` shows a number beside the paper's without judging it.
+
+An entry that differs may list ``hypotheses``: concrete things the paper may have done that our reading of it
+does not (another budget grid, rounding, model set, counting convention), each a full ``simstudy`` command
+judged by the same checks (or its own, where the entry's cannot select its rows). The verdicts:
+
+=============  ==============================================================================================
+``reproduced``  every judged check of the entry's own run passes
+``explained``   the entry's run differs, and some hypothesis passes every check: the gap has a mechanism
+``differs``     neither; the report names the best hypothesis (most checks passed, then nearest the paper)
+=============  ==============================================================================================
+
+The runs themselves are the CLI's business (:mod:`simstudy.cli`); this module reads their outputs and writes
+the report.
 """
 
 from __future__ import annotations
@@ -38,13 +50,20 @@ MARKER = ".simstudy-reproduce.json"
 _REPORT = "REPRODUCTION.md"
 _ANCHOR = re.compile(r'^<a id="([A-Za-z0-9_.-]+)"></a>$', flags=re.M)
 
-__all__ = ["CHECK_KINDS", "MARKER", "Check", "Entry", "OutDirError", "Outcome", "Section", "catalogue_path",
-           "check_out_dir", "evaluate", "kept_section", "load_catalogue", "read_report", "read_section", "verdict",
+__all__ = ["CHECK_KINDS", "MARKER", "VERDICTS", "Check", "Entry", "Hypothesis", "HypothesisRun", "OutDirError",
+           "Outcome", "Section", "best_hypothesis", "catalogue_path", "check_out_dir", "evaluate", "hypothesis_dir",
+           "kept_section", "load_catalogue", "read_hypothesis", "read_report", "read_section", "section_seconds",
+           "verdict",
            "write_report"]
+
+#: Every verdict, in the order the report counts them.
+VERDICTS = ("reproduced", "explained", "differs", "failed", "no data")
 
 CHECK_KINDS = ("value", "above", "below", "increasing", "crosses", "covers", "count", "run_value")
 _ENTRY_KEYS = {"id", "title", "paper", "command", "quick", "checks", "stand_in", "figure", "table", "estimate",
-               "unavailable"}
+               "unavailable", "hypotheses"}
+_HYPOTHESIS_KEYS = {"id", "label", "command", "quick", "checks"}
+_ID = re.compile(r"^[a-z0-9_]+$")
 _CHECK_KEYS = {"label", "kind", "where", "paper", "paper_by", "k", "tol", "bound", "bound_by", "order", "by",
                "column", "min_fraction", "at_least", "at_most", "path", "info", "reason"}
 
@@ -63,6 +82,20 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Hypothesis:
+    """Something the paper may have done that the entry's own command does not, as a full ``simstudy`` command.
+
+    ``quick`` are its overrides at quick scale (default: the entry's); ``checks`` judge it (default: the
+    entry's own, so the same published numbers and tolerances)."""
+
+    id: str
+    label: str
+    command: tuple[str, ...]
+    quick: tuple[str, ...] | None = None
+    checks: tuple[Check, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Entry:
     """One reproduced result: how to run it, at paper and quick scale, and how to judge it."""
 
@@ -77,6 +110,15 @@ class Entry:
     table: str = "summary.parquet"  # the run's tidy output the checks read
     estimate: str = "estimate"  # its column of point estimates
     unavailable: str = ""  # why the result cannot be regenerated here (then nothing is run)
+    hypotheses: tuple[Hypothesis, ...] = ()
+
+    def quick_for(self, hypothesis: Hypothesis) -> tuple[str, ...]:
+        """A hypothesis's quick-scale overrides: its own, else the entry's."""
+        return self.quick if hypothesis.quick is None else hypothesis.quick
+
+    def checks_for(self, hypothesis: Hypothesis) -> tuple[Check, ...]:
+        """The checks that judge a hypothesis: its own, else the entry's."""
+        return self.checks if hypothesis.checks is None else hypothesis.checks
 
 
 @dataclass(frozen=True)
@@ -88,6 +130,32 @@ class Outcome:
     ours: str
     passed: bool | None
     reason: str = ""
+    excess: float = float("nan")  # value checks: max |ours - paper| / allowed difference (<= 1 passes)
+
+
+@dataclass(frozen=True)
+class HypothesisRun:
+    """A hypothesis's run: its command as shown, its outcomes, wall time, and the error if it did not finish."""
+
+    hypothesis: Hypothesis
+    command: str
+    outcomes: tuple[Outcome, ...]
+    wall_seconds: float
+    error: str = ""
+
+    @property
+    def passed(self) -> int:
+        """How many of its judged checks pass."""
+        return sum(o.passed is True for o in self.outcomes)
+
+    @property
+    def judged(self) -> int:
+        return sum(o.passed is not None for o in self.outcomes)
+
+    @property
+    def reproduces(self) -> bool:
+        """Every judged check passes (and the run finished)."""
+        return not self.error and self.judged > 0 and self.passed == self.judged
 
 
 @dataclass(frozen=True)
@@ -102,6 +170,7 @@ class Section:
     figure: Path | None
     error: str = ""
     kept: str = ""
+    hypotheses: tuple[HypothesisRun, ...] = ()
 
 
 def catalogue_path() -> Path:
@@ -131,21 +200,47 @@ def load_catalogue(path: str | Path | None = None) -> list[Entry]:
         if name in seen:
             raise CatalogueError(f"entry {name}: the id is used twice")
         seen.add(name)
-        checks = []
-        for c in e.get("checks", ()):
-            if c.get("kind") not in CHECK_KINDS:
-                raise CatalogueError(f"entry {name}: check kind must be one of {', '.join(CHECK_KINDS)}, "
-                                     f"got {c.get('kind')!r}")
-            if set(c) - _CHECK_KEYS or "label" not in c:
-                raise CatalogueError(f"entry {name}: check {c.get('label')!r} has unknown keys "
-                                     f"{sorted(set(c) - _CHECK_KEYS)} or no label")
-            spec = {k: v for k, v in c.items() if k not in ("label", "kind", "info", "reason")}
-            checks.append(Check(c["label"], c["kind"], spec, bool(c.get("info", False)), c.get("reason", "")))
         entries.append(Entry(name, e["title"], e["paper"], tuple(e.get("command", ())), tuple(e.get("quick", ())),
-                             tuple(checks), e.get("stand_in", ""), e.get("figure", "figure.png"),
+                             _checks(name, e.get("checks", ())), e.get("stand_in", ""), e.get("figure", "figure.png"),
                              e.get("table", "summary.parquet"), e.get("estimate", "estimate"),
-                             e.get("unavailable", "")))
+                             e.get("unavailable", ""), _hypotheses(name, e.get("hypotheses", []))))
     return entries
+
+
+def _checks(name: str, raw) -> tuple[Check, ...]:
+    checks = []
+    for c in raw or ():
+        if not isinstance(c, dict) or c.get("kind") not in CHECK_KINDS:
+            raise CatalogueError(f"entry {name}: check kind must be one of {', '.join(CHECK_KINDS)}, "
+                                 f"got {c.get('kind') if isinstance(c, dict) else c!r}")
+        if set(c) - _CHECK_KEYS or "label" not in c:
+            raise CatalogueError(f"entry {name}: check {c.get('label')!r} has unknown keys "
+                                 f"{sorted(set(c) - _CHECK_KEYS)} or no label")
+        spec = {k: v for k, v in c.items() if k not in ("label", "kind", "info", "reason")}
+        checks.append(Check(c["label"], c["kind"], spec, bool(c.get("info", False)), c.get("reason", "")))
+    return tuple(checks)
+
+
+def _hypotheses(name: str, raw) -> tuple[Hypothesis, ...]:
+    if not isinstance(raw, list):
+        raise CatalogueError(f"entry {name}: hypotheses must be a list, got {raw!r}")
+    out, seen = [], set()
+    for h in raw:
+        hid = h.get("id") if isinstance(h, dict) else None
+        if not isinstance(h, dict) or not {"id", "label", "command"} <= set(h):
+            raise CatalogueError(f"entry {name}: hypothesis {hid or repr(h)} needs id, label and command")
+        if set(h) - _HYPOTHESIS_KEYS:
+            raise CatalogueError(f"entry {name}: hypothesis {hid}: unknown keys {sorted(set(h) - _HYPOTHESIS_KEYS)}")
+        if not isinstance(hid, str) or not _ID.match(hid) or hid in seen:
+            raise CatalogueError(f"entry {name}: hypothesis id {hid!r} must be lower-case letters, digits and _, "
+                                 f"unique within the entry")
+        if not isinstance(h["command"], list) or not h["command"]:
+            raise CatalogueError(f"entry {name}: hypothesis {hid}: command must be a non-empty list of arguments")
+        seen.add(hid)
+        out.append(Hypothesis(hid, str(h["label"]), tuple(str(a) for a in h["command"]),
+                              None if h.get("quick") is None else tuple(str(a) for a in h["quick"]),
+                              None if h.get("checks") is None else _checks(f"{name} (hypothesis {hid})", h["checks"])))
+    return tuple(out)
 
 
 # --- Checks ---------------------------------------------------------------------------------------------
@@ -210,9 +305,13 @@ def _check(check: Check, summary: pd.DataFrame, run: dict) -> Outcome:
     est, mcse = rows["estimate"].to_numpy(dtype=float), _mcse(rows)
     if check.kind == "value":
         paper = _by_value(s["paper_by"], rows) if "paper_by" in s else np.full(len(rows), float(s["paper"]))
-        ok = bool(np.all(np.abs(est - paper) <= np.maximum(k * mcse, float(s.get("tol", 0)))))
+        allowed = np.maximum(k * mcse, float(s.get("tol", 0)))
+        gap = np.abs(est - paper)
+        ok = bool(np.all(gap <= allowed))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            excess = float(np.max(np.where(gap == 0, 0.0, gap / allowed)))
         paper_text = " / ".join(_fmt(p) for p in paper[:6])
-        return Outcome(check.label, paper_text, _ours(rows), None if check.info else ok, check.reason)
+        return Outcome(check.label, paper_text, _ours(rows), None if check.info else ok, check.reason, excess)
     if check.kind in ("above", "below"):
         if "bound_by" in s:
             bound = _by_value(s["bound_by"], rows)
@@ -253,36 +352,97 @@ def _check(check: Check, summary: pd.DataFrame, run: dict) -> Outcome:
     raise AssertionError(check.kind)
 
 
-def evaluate(entry: Entry, summary: pd.DataFrame, run: dict) -> tuple[Outcome, ...]:
-    """Every check of ``entry`` on a finished run's tidy output and ``run.json`` (empty for commands without one)."""
+def evaluate(entry: Entry, summary: pd.DataFrame, run: dict,
+             hypothesis: Hypothesis | None = None) -> tuple[Outcome, ...]:
+    """Every check of ``entry`` (or of one of its hypotheses) on a finished run's tidy output and ``run.json``
+    (empty for commands without one)."""
     summary = summary.rename(columns={entry.estimate: "estimate"})
-    return tuple(_check(c, summary, run) for c in entry.checks)
+    checks = entry.checks if hypothesis is None else entry.checks_for(hypothesis)
+    return tuple(_check(c, summary, run) for c in checks)
 
 
-def read_section(entry: Entry, run_dir: Path, command: str, seconds: float | None, error: str = "") -> Section:
-    """An entry's section from its finished run in ``run_dir``.
+def hypothesis_dir(runs: str | Path, entry: Entry, hypothesis: Hypothesis) -> Path:
+    """Where a hypothesis runs: ``<runs>/<entry>--<hypothesis>``, beside the entry's own run."""
+    return Path(runs) / f"{entry.id}--{hypothesis.id}"
+
+
+def _outcomes(entry: Entry, run_dir: Path, hypothesis: Hypothesis | None = None) -> tuple[Outcome, ...]:
+    import json
+
+    run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").is_file() else {}
+    table = run_dir / entry.table
+    frame = pd.read_csv(table) if table.suffix == ".csv" else pd.read_parquet(table)
+    return evaluate(entry, frame, run, hypothesis)
+
+
+def _wall_seconds(run_dir: Path, seconds: float | None) -> float:
+    """The wall time of the run that computed ``run_dir``: ``seconds`` (the run just made) is recorded in
+    ``reproduce.json`` whenever it computed something, so a later resumed run reports the computing run's
+    time rather than its own."""
+    import json
+
+    run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").is_file() else {}
+    timing = run_dir / "reproduce.json"
+    if seconds is not None and (run.get("runner", {}).get("computed", 1) > 0 or not timing.is_file()):
+        io.write_json({"wall_seconds": seconds}, timing)
+    return json.loads(timing.read_text())["wall_seconds"] if timing.is_file() else 0.0
+
+
+def read_hypothesis(entry: Entry, hypothesis: Hypothesis, run_dir: Path, command: str, seconds: float | None,
+                    error: str = "") -> HypothesisRun:
+    """A hypothesis's outcomes from its finished run in ``run_dir`` (see :func:`read_section` for ``seconds``)."""
+    if error:
+        return HypothesisRun(hypothesis, command, (), seconds or 0.0, error)
+    seconds = _wall_seconds(run_dir, seconds)
+    return HypothesisRun(hypothesis, command, _outcomes(entry, run_dir, hypothesis), seconds)
+
+
+def read_section(entry: Entry, run_dir: Path, command: str, seconds: float | None, error: str = "",
+                 hypotheses: tuple[HypothesisRun, ...] = ()) -> Section:
+    """An entry's section from its finished run in ``run_dir`` and its hypotheses' runs.
 
     ``seconds`` is the wall time of the run just made (None: none was made). It is kept in
     ``reproduce.json`` whenever the run computed something, so that a later, resumed run reports the time of
     the run that did the work rather than its own.
     """
-    import json
-
     if entry.unavailable or error:
-        return Section(entry, (), command, seconds or 0.0, None, error)
-    run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").is_file() else {}
-    timing = run_dir / "reproduce.json"
-    if seconds is not None and (run.get("runner", {}).get("computed", 1) > 0 or not timing.is_file()):
-        io.write_json({"wall_seconds": seconds}, timing)
-    seconds = json.loads(timing.read_text())["wall_seconds"] if timing.is_file() else 0.0
-    table = run_dir / entry.table
-    outcomes = evaluate(entry, pd.read_csv(table) if table.suffix == ".csv" else pd.read_parquet(table), run)
+        return Section(entry, (), command, seconds or 0.0, None, error, hypotheses=hypotheses)
+    seconds = _wall_seconds(run_dir, seconds)
     figure = run_dir / entry.figure
-    return Section(entry, outcomes, command, seconds, figure if figure.is_file() else None)
+    return Section(entry, _outcomes(entry, run_dir), command, seconds, figure if figure.is_file() else None,
+                   hypotheses=hypotheses)
+
+
+def best_hypothesis(runs) -> HypothesisRun | None:
+    """The hypothesis nearest the paper: the most judged checks passed, then the smallest largest excess over
+    the allowed difference among its value checks (``Outcome.excess``), then the catalogue's order."""
+    finished = [h for h in runs if not h.error]
+    if not finished:
+        return None
+
+    def distance(h: HypothesisRun) -> float:
+        excess = [o.excess for o in h.outcomes if o.passed is not None and np.isfinite(o.excess)]
+        return max(excess, default=0.0)
+
+    return min(finished, key=lambda h: (-h.passed / max(h.judged, 1), distance(h)))
 
 
 def verdict(section: Section) -> str:
-    """``no data`` (not runnable here), ``failed`` (the run did not finish), ``reproduced`` (every judged check passed) or ``differs``."""
+    """One of :data:`VERDICTS`: ``no data`` (not runnable here), ``failed`` (the run did not finish),
+    ``reproduced`` (every judged check passed), ``explained`` (it did not, but a hypothesis passes every check
+    of its own) or ``differs``.
+
+    Example
+    -------
+    >>> entry = Entry("e", "t", "p", ("x",), (), (Check("c", "value", {}),))
+    >>> differs = Section(entry, (Outcome("c", "1", "2", False),), "simstudy x", 1.0, None)
+    >>> verdict(differs)
+    'differs'
+    >>> h = HypothesisRun(Hypothesis("h", "what the paper did", ("y",)), "simstudy y",
+    ...                   (Outcome("c", "1", "1", True),), 1.0)
+    >>> verdict(Section(entry, differs.outcomes, "simstudy x", 1.0, None, hypotheses=(h,)))
+    'explained'
+    """
     if section.kept:
         found = re.search(r"\*\*Verdict: ([a-z ]+)\.\*\*", section.kept)
         return found.group(1) if found else "differs"
@@ -290,7 +450,9 @@ def verdict(section: Section) -> str:
         return "no data"
     if section.error:
         return "failed"
-    return "reproduced" if all(o.passed is not False for o in section.outcomes) else "differs"
+    if all(o.passed is not False for o in section.outcomes):
+        return "reproduced"
+    return "explained" if any(h.reproduces for h in section.hypotheses) else "differs"
 
 
 # --- The report ------------------------------------------------------------------------------------------
@@ -398,7 +560,8 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
     figures = {f"reproduction/{s.entry.id}.png": s.figure for s in sections
                if not (s.kept or s.entry.unavailable or s.error) and s.figure is not None}
     check_out_dir(out_dir, [_REPORT, *figures], quick=quick)
-    counts = {v: sum(verdict(s) == v for s in sections) for v in ("reproduced", "differs", "failed", "no data")}
+    counts = {v: sum(verdict(s) == v for s in sections) for v in VERDICTS}
+    explained = f", {counts['explained']} explained by a tested hypothesis" if counts["explained"] else ""
     failed = f", {counts['failed']} failed" if counts["failed"] else ""
     failed += f", {counts['no data']} without public data" if counts["no data"] else ""
     scale = _scale(quick)
@@ -407,20 +570,22 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
         "",
         f"The {len(sections)} results below were regenerated at {scale} by `simstudy reproduce"
         f"{' --quick' if quick else ''}` in **{total_seconds / 60:.1f} minutes on {cores} cores** (wall time of "
-        f"the runs, recorded when each was computed): {counts['reproduced']} reproduced, {counts['differs']} "
-        f"differ{failed}.",
+        f"the runs, recorded when each was computed): {counts['reproduced']} reproduced{explained}, "
+        f"{counts['differs']} differ{failed}.",
         "",
         "Each verdict is computed from the numbers by the checks in `experiments/reproduction.yaml`: "
         "*reproduced* when every judged check passes, *differs* otherwise, with the reason where it is "
         "known. Monte Carlo numbers are shown as estimate ± MCSE. The papers' seeds are unknown, so a "
-        "paper's number is matched within 3 MCSE unless a check says otherwise."
+        "paper's number is matched within 3 MCSE unless a check says otherwise. Where our reading of a paper "
+        "differs, each hypothesis about what the paper did is run and judged by the same checks: *explained* "
+        "when one reproduces every checked number, *differs* otherwise, naming the nearest."
         + (" At quick scale the Monte Carlo errors are larger, so verdicts that hinge on small differences "
            "can flip; the paper-scale report is `REPRODUCTION.md` at the top of the repository." if quick else ""),
         "",
         "| result | paper | verdict | wall time |",
         "| --- | --- | --- | --- |",
     ]
-    lines += [f"| [{s.entry.title}](#{s.entry.id}) | {s.entry.paper} | {verdict(s)} | {s.wall_seconds:.1f} s |"
+    lines += [f"| [{s.entry.title}](#{s.entry.id}) | {s.entry.paper} | {verdict(s)} | {section_seconds(s):.1f} s |"
               for s in sections]
     for s in sections:
         if s.kept:
@@ -445,6 +610,8 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
         reasons = [f"- {o.label}: {o.reason}" for o in s.outcomes if o.passed is False and o.reason]
         if reasons:
             lines += ["", "Why it differs:", *reasons]
+        if s.hypotheses:
+            lines += ["", *_hypothesis_table(s)]
     previous = {name: digest for name, digest in _written(out_dir).items()
                 if (out_dir / name).is_file() and io.sha256_file(out_dir / name) == digest}
     for name, src in figures.items():
@@ -453,6 +620,48 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
     io.write_text("\n".join(lines) + "\n", path)
     record_written(out_dir, [_REPORT, *figures], previous)
     return path
+
+
+def section_seconds(section: Section) -> float:
+    """An entry's wall time: its own run's and its hypotheses'."""
+    return section.wall_seconds + sum(h.wall_seconds for h in section.hypotheses)
+
+
+def _hypothesis_table(s: Section) -> list[str]:
+    """The hypotheses' table: one row each (the entry's own run first), the numbers of the checks that the
+    entry's run failed, whether every check passes, and the verdict's sentence."""
+    key = [o.label for o in s.outcomes if o.passed is False] or [o.label for o in s.outcomes if o.passed is not None]
+
+    def cells(outcomes) -> list[str]:
+        by_label = {o.label: o for o in outcomes}
+        return [f"{by_label[k].ours} {'✓' if by_label[k].passed else '✗'}" if k in by_label else "—" for k in key]
+
+    def every(passed: int, judged: int) -> str:
+        return f"✓ {passed} of {judged}" if passed == judged and judged else f"✗ {passed} of {judged}"
+
+    own = sum(o.passed is True for o in s.outcomes), sum(o.passed is not None for o in s.outcomes)
+    lines = ["Hypotheses about what the paper did, each run and judged by the same checks (paper: "
+             + "; ".join(f"{o.label}: {o.paper}" for o in s.outcomes if o.label in key) + "):", "",
+             "| hypothesis | command | " + " | ".join(key) + " | every check | wall time |",
+             "| --- | --- |" + " --- |" * len(key) + " --- | --- |",
+             f"| *our reading (the run above)* | `{s.command}` | " + " | ".join(cells(s.outcomes))
+             + f" | {every(*own)} | {s.wall_seconds:.1f} s |"]
+    for h in s.hypotheses:
+        if h.error:
+            lines.append(f"| {h.hypothesis.label} | `{h.command}` | " + " | ".join("—" for _ in key)
+                         + f" | failed to run: {h.error} | {h.wall_seconds:.1f} s |")
+            continue
+        lines.append(f"| {h.hypothesis.label} | `{h.command}` | " + " | ".join(cells(h.outcomes))
+                     + f" | {every(h.passed, h.judged)} | {h.wall_seconds:.1f} s |")
+    winners = [h for h in s.hypotheses if h.reproduces]
+    best = best_hypothesis(s.hypotheses)
+    if winners:
+        lines += ["", "Explained by: " + "; ".join(f"*{h.hypothesis.label}* (`{h.hypothesis.id}`)" for h in winners)
+                  + ": every checked number reproduces."]
+    elif best is not None:
+        lines += ["", f"No hypothesis reproduces every checked number. Nearest: *{best.hypothesis.label}* "
+                      f"(`{best.hypothesis.id}`), {best.passed} of {best.judged} checks."]
+    return lines
 
 
 def record_written(out_dir: str | Path, names, previous: dict | None = None) -> None:
