@@ -732,10 +732,10 @@ def _load_scores(opts) -> dict:
     if len(scores) < opts.min_models:
         raise ConfigError(f"compare=true needs at least two models, but {opts.data} has one: {', '.join(scores)}")
     if opts.sample_size is not None:
-        short = [m for m, x in scores.items() if x.size < opts.sample_size]
-        if short:
-            raise ConfigError(f"sample_size={opts.sample_size} exceeds the scores of model(s) {', '.join(short)}")
-        scores = {m: x[: opts.sample_size] for m, x in scores.items()}
+        try:  # the first sample_size runs, or a random subset keyed by sample_seed and the model
+            scores = datasets.sample_runs(scores, opts.sample_size, opts.sample_seed)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     return scores
 
 
