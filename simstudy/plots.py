@@ -334,7 +334,8 @@ def _bound_text(value: float) -> str:
 
 def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf,
                               xscale: str = "linear", title: str | None = None):
-    """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al., Figs. 2-3).
+    """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al., Figs. 2-3);
+    with columns ``u`` and ``v``, the point estimates of the mean tuning curve in a panel beside it (Fig. 1).
 
     The y axis zooms on the informative part of the bands. Where a band is trivial -- the upper band at
     ``high`` (or infinite), the lower at ``low``: the data cannot bound the curve there -- the figure says so:
@@ -346,7 +347,8 @@ def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, hig
     ----------
     curves : DataFrame
         Columns ``model``, ``k``, ``point``, ``lower``, ``upper``; optionally ``confidence`` and ``method``
-        (named in the legend's band entry).
+        (named in the legend's band entry), and ``u`` and ``v``: the U- and V-statistic estimates of the mean
+        tuning curve (NaN beyond the sample size), drawn in a left panel as Lourie et al.'s Figure 1 does.
     low, high : float
         Bounds of the scores (may be infinite).
     xscale : {"linear", "log"}
@@ -367,7 +369,12 @@ def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, hig
     _theme()
     models = list(dict.fromkeys(curves["model"]))
     palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
-    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
+    estimates = {"u", "v"} <= set(curves.columns)
+    if estimates:
+        fig, (ax_point, ax) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
+        _point_estimates_panel(ax_point, curves, models, palette, xscale)
+    else:
+        fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
     values = curves[["point", "lower", "upper"]].to_numpy()
     finite = values[np.isfinite(values) & (values > low) & (values < high)]
     if finite.size == 0:
@@ -416,9 +423,28 @@ def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, hig
     if "confidence" in curves and "method" in curves:
         band = f"{float(curves['confidence'].iloc[0]):.0%} simultaneous band ({_method(curves['method'].iloc[0])})"
     _legend(fig, ax, [_shade(band, alpha=0.22), *extra], loc="outside lower center", ncols=2)
-    if title:
+    if estimates:
+        kind = curves["kind"].iloc[0] if "kind" in curves else None
+        _title(ax, f"confidence bands for the {kind} tuning curve" if kind else "confidence bands")
+        if title:
+            _suptitle(fig, title)
+    elif title:
         _title(ax, title)
     return fig
+
+
+def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict, xscale: str) -> None:
+    """Lourie et al.'s Figure 1, left: each model's V (solid) and U (dashed) estimates of the mean tuning curve."""
+    for model in models:
+        c = curves[curves["model"] == model].sort_values("k")
+        for estimator, style in (("v", "-"), ("u", "--")):
+            ax.plot(c["k"], c[estimator], color=palette[model], ls=style, lw=1.6)
+    _set_xscale(ax, xscale)
+    _labels(ax, xlabel="k (iterations of random search)", ylabel="expected best score after k iterations")
+    _title(ax, "point estimates of the mean tuning curve")
+    styles = [Line2D([], [], color="0.3", ls="-", lw=1.6, label="V-statistic (Dodge et al. 2019)"),
+              Line2D([], [], color="0.3", ls="--", lw=1.6, label="U-statistic (Tang et al. 2020)")]
+    ax.legend(handles=styles, loc="lower right", fontsize=7, frameon=True)
 
 
 def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf, title: str | None = None):
