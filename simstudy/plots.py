@@ -332,6 +332,50 @@ def _bound_text(value: float) -> str:
     return f"{value:g}" if np.isfinite(value) else ("∞" if value > 0 else "−∞")
 
 
+def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """How often a sample's point estimates say the second model overtakes the first, and how often two samples
+    disagree, against the sample size, one line per estimator (Lourie et al. Figure 1, in numbers).
+
+    Parameters
+    ----------
+    summary : DataFrame
+        The tidy summary of :mod:`simstudy.studies.sample_disagreement`: columns ``sample_size``, ``estimator``,
+        ``measure`` (``p_overtakes``, ``p_disagree``), ``estimate``, ``mcse``, ``distribution``, ``reps``.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels; error bars are +/- 1.96 MCSE.
+    """
+    _theme()
+    ests = list(dict.fromkeys(summary["estimator"].dropna()))
+    palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.8), layout="constrained")
+    a, _, b = str(summary["distribution"].iloc[0]).partition(" vs ") if len(summary) else ("a", "", "b")
+    panels = (("p_overtakes", f"P(a sample's curves say {b} beats {a} at some k ≤ n)"),
+              ("p_disagree", "P(two samples disagree) = 2p(1 − p)"))
+    sizes = np.unique(summary["sample_size"].dropna().to_numpy(dtype=float))
+    step = float(np.diff(sizes).min()) if sizes.size > 1 else 1.0  # estimators side by side, a little apart
+    for ax, (measure, ylabel) in zip(axes, panels):
+        rows = summary[summary["measure"] == measure]
+        for i, est in enumerate(ests):
+            r = rows[rows["estimator"] == est].sort_values("sample_size")
+            ax.errorbar(r["sample_size"] + 0.08 * step * (i - (len(ests) - 1) / 2), r["estimate"], yerr=_Z * r["mcse"],
+                        color=palette[est], marker="o", ms=4, capsize=3, lw=1.4, label=_label(est))
+        ax.set_ylim(0, 1 if measure == "p_overtakes" else 0.55)
+        if measure == "p_disagree":
+            ax.axhline(0.5, color="grey", ls=":", lw=1)  # its maximum, at p = 1/2
+        _labels(ax, xlabel="n (runs per model in a sample)", ylabel=ylabel)
+        if sizes.size == 1:
+            ax.set_xticks(sizes)
+            ax.set_xlim(sizes[0] - 0.5, sizes[0] + 0.5)
+    _legend(axes[0], extra=[Line2D([], [], color="0.3", marker="|", ls="none", label="± 1.96 MCSE")])
+    reps = int(summary["reps"].max()) if len(summary) else 0
+    _suptitle(fig, title or f"{a} vs {b}: {reps:,} random samples per n")
+    return fig
+
+
 def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf,
                               xscale: str = "linear", title: str | None = None):
     """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al., Figs. 2-3);
