@@ -14,7 +14,8 @@ counts the samples whose estimated curve of the second model (the challenger, ``
   ``a`` at some k, the other that it never does), estimated without bias over all R(R - 1)/2 pairs of the
   R samples, 2k(R - k)/(R(R - 1)), with the MCSE of that U-statistic (its exact variance, p estimated):
   ``4(R-2)/(R(R-1)) (1-2p)^2 p(1-p) + 2 q(1-q)/(R(R-1))``, q = 2p(1-p). (The delta method's first term alone
-  vanishes at p = 1/2; the second keeps the MCSE honest there.)
+  vanishes at p = 1/2; the second keeps the MCSE honest there. Being unbiased, the estimate may exceed the
+  parameter's maximum 1/2, by at most 1/(2(R - 1)).)
 
 Sampling (``study.replace``). The paper's samples are subsets of the runs Tang et al. published, so by default
 (``replace: false``) each sample is n *distinct* runs drawn without replacement from each model's finite set
@@ -97,7 +98,7 @@ def overtakes(xa: np.ndarray, xb: np.ndarray, method: str) -> np.ndarray:
 
     Example
     -------
-    >>> a = np.array([[0.70, 0.80]]); b = np.array([[0.10, 0.90]])
+    >>> a = np.array([[0.70, 0.80]]); b = np.array([[0.50, 0.99]])
     >>> overtakes(a, b, "v").tolist(), overtakes(b, a, "v").tolist()   # b is worse at k = 1, better at k = 2
     ([True], [True])
     """
@@ -115,14 +116,14 @@ def p_disagree(k, reps) -> tuple[np.ndarray, np.ndarray]:
 
     Returns
     -------
-    estimate, mcse : ndarray
+    estimate, mcse : ndarray (NumPy scalars for scalar input)
         ``2k(R - k) / (R(R - 1))`` -- the share of the R(R - 1)/2 pairs of samples that disagree -- and the
         square root of that U-statistic's exact variance with p = k/R.
 
     Example
     -------
-    >>> p_disagree(1, 2)[0], p_disagree(0, 10)   # one pair, which disagrees; no sample overtakes
-    (array(1.), (array(0.), array(0.)))
+    >>> float(p_disagree(1, 2)[0]), [float(v) for v in p_disagree(0, 10)]   # one pair, which disagrees; none
+    (1.0, [0.0, 0.0])
     """
     k, R = np.asarray(k, dtype=np.float64), np.asarray(reps, dtype=np.float64)
     p = k / R
