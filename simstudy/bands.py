@@ -66,7 +66,8 @@ from . import boundary
 
 __all__ = ["METHODS", "METHOD_LABELS", "KINDS", "CDFBands", "TuningCurveBands", "cdf_bands", "tuning_curve_bands",
            "tuning_curve", "quantile_thresholds", "pointwise_bounds", "dkw_epsilon", "ks_epsilon", "trivial_budget",
-           "evidence", "EVIDENCE_LEVELS", "evidence_table", "evidence_summary", "searchsorted_rows", "builtin_only"]
+           "evidence", "EVIDENCE_LEVELS", "evidence_table", "evidence_summary", "searchsorted_rows", "builtin_only",
+           "leader_names", "leader_summary"]
 
 METHODS = ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
 #: Each method's name for titles, legends and reports.
@@ -587,9 +588,65 @@ def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b
     import pandas as pd
 
     level, leader = evidence(a, b)
-    names = np.array([name_b, "tie", name_a], dtype=object)[leader + 1]  # leader is -1, 0 or +1
     return pd.DataFrame({"k": np.asarray(a.ks, dtype=np.float64), "evidence": level.astype(object),
-                         "leader": names})
+                         "leader": leader_names(a.point, b.point, name_a, name_b)})
+
+
+def leader_names(a, b, name_a: str, name_b: str) -> np.ndarray:
+    """Which of two curves is higher at each point: ``name_a``, ``name_b``, ``"tie"``, or ``""`` where either
+    is NaN (e.g. a point estimate beyond its sample size).
+
+    Parameters
+    ----------
+    a, b : array_like, shape (m,)
+        Two curves at the same budgets.
+    name_a, name_b : str
+
+    Returns
+    -------
+    ndarray of object, shape (m,)
+
+    Example
+    -------
+    >>> leader_names([0.5, 0.6, 0.7, np.nan], [0.6, 0.6, 0.6, 0.6], "a", "b").tolist()
+    ['b', 'tie', 'a', '']
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    sign = np.sign(np.nan_to_num(a - b)).astype(int)
+    names = np.array([name_b, "tie", name_a], dtype=object)[sign + 1]  # sign is -1, 0 or +1
+    names[np.isnan(a) | np.isnan(b)] = ""
+    return names
+
+
+def leader_summary(k, leaders, what: str) -> str:
+    """One line: which curve is ahead over which runs of budgets, e.g. ``"V: mlp ahead at k = 1..19, lstm at
+    k = 20..25"`` (budgets with no verdict, ``""``, are left out).
+
+    Parameters
+    ----------
+    k : array_like, shape (m,)
+        Budgets, ascending.
+    leaders : array_like of str, shape (m,)
+        As :func:`leader_names` returns.
+    what : str
+        The line's label.
+
+    Example
+    -------
+    >>> leader_summary([1, 2, 3, 4], ["a", "a", "b", ""], "V")
+    'V: a ahead at k = 1..2, b at k = 3'
+    """
+    k, leaders = np.asarray(k), np.asarray(leaders, dtype=object)
+    keep = leaders != ""
+    k, leaders = k[keep], leaders[keep]
+    parts, start = [], 0
+    for i in range(1, len(k) + 1):
+        if i == len(k) or leaders[i] != leaders[start]:
+            where = f"{k[start]:g}" if i - 1 == start else f"{k[start]:g}..{k[i - 1]:g}"
+            who = leaders[start]
+            parts.append(f"{'a tie' if who == 'tie' else who}{' ahead' * (not parts and who != 'tie')} at k = {where}")
+            start = i
+    return f"{what}: " + (", ".join(parts) if parts else "no budget to compare")
 
 
 def _evidence_summary_iv(table):

@@ -732,10 +732,10 @@ def _load_scores(opts) -> dict:
     if len(scores) < opts.min_models:
         raise ConfigError(f"compare=true needs at least two models, but {opts.data} has one: {', '.join(scores)}")
     if opts.sample_size is not None:
-        short = [m for m, x in scores.items() if x.size < opts.sample_size]
-        if short:
-            raise ConfigError(f"sample_size={opts.sample_size} exceeds the scores of model(s) {', '.join(short)}")
-        scores = {m: x[: opts.sample_size] for m, x in scores.items()}
+        try:  # the first sample_size runs, or a random subset keyed by sample_seed and the model
+            scores = datasets.sample_runs(scores, opts.sample_size, opts.sample_seed)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     return scores
 
 
@@ -795,7 +795,7 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
 
     import pandas as pd
 
-    from . import bands, plots
+    from . import bands, estimators, plots
 
     opts = _parse_or_fail(parse_bands, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
@@ -813,8 +813,14 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         for w in caught:
             log.warning("%s: %s", model, w.message)
         results[model] = tc
+        # Beside the bands, the U and V point estimates of the mean tuning curve (Lourie et al. Figure 1, left):
+        # the estimators interpolate only, so NaN beyond the model's sample size.
+        point = {e: np.full(ks.size, np.nan) for e in ("u", "v")}
+        for e in point:
+            m = min(x.size, ks.size)
+            point[e][:m] = estimators.expected_max(x, e, n=np.arange(1, m + 1))
         curve_rows.append(pd.DataFrame({"model": model, "k": ks, "point": tc.point, "lower": tc.lower,
-                                        "upper": tc.upper}))
+                                        "upper": tc.upper, **point}))
         cdf_rows.append(_distinct_scores(model, tc.cdf, x.size))
     curves = pd.concat(curve_rows, ignore_index=True)
     for col, value in (("kind", opts.kind), ("quantile", opts.quantile), ("confidence", opts.confidence),
@@ -841,9 +847,15 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     if len(results) == 2:
         (name_a, a), (name_b, b) = results.items()
         evidence = bands.evidence_table(a, b, name_a, name_b)
+        by_model = {m: c.sort_values("k") for m, c in curves.groupby("model", sort=False)}
+        for e in ("u", "v"):  # which model the point estimates of the mean tuning curve put ahead at each k
+            evidence[f"{e}_leader"] = bands.leader_names(by_model[name_a][e], by_model[name_b][e], name_a, name_b)
         io.write_csv(evidence, out_dir / "evidence.csv")
         for line in bands.evidence_summary(evidence):
             print(line)
+        print("point estimates of the mean tuning curve (the model ahead at each k):")
+        for e in ("v", "u"):
+            print(bands.leader_summary(evidence["k"], evidence[f"{e}_leader"], e.upper()))
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 

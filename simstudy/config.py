@@ -782,7 +782,8 @@ class DataOptions:
                                   "e.g. missing=0", _missing)
     scale: float = option(1.0, "multiply every score by this before use, e.g. scale=0.01 for percentages", _positive)
     compare: bool = option(False, "true: the data must hold at least two models", schema.boolean())
-    sample_size: int | None = option(None, "use only the first n scores of each model (random-search order), e.g. 48",
+    sample_size: int | None = option(None, "use only the first n scores of each model (random-search order), e.g. 48 "
+                                     "(curve, bands: or a random n with sample_seed)",
                                      schema.optional(schema.integer(minimum=2)))
     split: str = option("matched", "deberta_mnli only: the MultiNLI validation split, matched or mismatched",
                         schema.choice(("matched", "mismatched")))
@@ -790,6 +791,16 @@ class DataOptions:
                          "last (final)", schema.choice(("best", "final")))
     low: float | None = option(None, _LOW_DOC, _bound)
     high: float | None = option(None, _HIGH_DOC, _bound)
+
+
+_SAMPLE_SEED_DOC = ("with sample_size: null keeps the first sample_size runs of each model; an integer draws a "
+                    "random subset of sample_size runs per model instead (without replacement; the same seed, the "
+                    "same runs), e.g. sample_seed=3")
+
+
+def _sample_seed_option():
+    """The ``sample_seed`` key of ``simstudy curve`` and ``bands`` (a random sample of the runs)."""
+    return option(None, _SAMPLE_SEED_DOC, schema.optional(schema.integer(minimum=0)))
 
 
 @dataclass(frozen=True)
@@ -804,6 +815,7 @@ class CurveOptions(DataOptions):
                                               "model ({cnn: 0.2, lr: 0.01}): puts time on the x axis", _trial_time)
     time_unit: str = option("hours", "the unit of trial_time, for the axis label (e.g. hours)", schema.text())
     xscale: str = option("log", "the x axis: log or linear", schema.choice(XSCALES))
+    sample_seed: int | None = _sample_seed_option()
 
 
 _CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
@@ -822,6 +834,7 @@ class BandsOptions(DataOptions):
     max_k: int | None = option(None, "draw budgets k = 1..max_k (default: the largest sample size)",
                                schema.optional(schema.integer(minimum=1)))
     xscale: str = option("linear", "the tuning curve's x axis (k): linear or log", schema.choice(XSCALES))
+    sample_seed: int | None = _sample_seed_option()
 
 
 _KDE_BOUND = "the fitted distribution lives on [low, high]"
@@ -881,6 +894,7 @@ class DataConfig:
     sample_size: int | None  # keep the first n scores of each model (random-search order)
     missing: str | float = "error"  # failed runs: "error", "drop", or the score they count as
     scale: float = 1.0  # every score is multiplied by it (0.01 for percentages)
+    sample_seed: int | None = None  # with sample_size: None keeps the first n runs, a seed a random subset
 
 
 @dataclass(frozen=True)
@@ -950,10 +964,14 @@ def _data(o: DataOptions) -> DataConfig:
     high = np.inf if o.high is None else o.high
     if not low < high:
         raise ConfigError(f"high must be greater than low={low}, got {high}")
+    seed = getattr(o, "sample_seed", None)  # simstudy curve and bands take it; audit does not
+    if seed is not None and o.sample_size is None:
+        raise ConfigError(f"sample_seed={seed} draws a random sample of sample_size runs per model: set "
+                          f"sample_size too (e.g. sample_size=25)")
     return DataConfig(data=o.data, models=o.models or o.model, score_column=o.score_column,
                       model_column=o.model_column, options=(("reduce", o.reduce), ("split", o.split)), low=low,
                       high=high, min_models=2 if o.compare else 1, sample_size=o.sample_size, missing=o.missing,
-                      scale=o.scale)
+                      scale=o.scale, sample_seed=seed)
 
 
 def parse_curve(cfg: Mapping) -> CurveConfig:
@@ -982,7 +1000,7 @@ def parse_curve(cfg: Mapping) -> CurveConfig:
     ...
     simstudy.schema.ConfigError: estimatr is not a setting of simstudy curve (settings: data, model, models, \
 score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, estimator, target, \
-trial_time, time_unit, xscale; simstudy curve --help explains each)
+trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
     o = _command_iv("curve", cfg)
     return CurveConfig(data=_data(o), estimator=o.estimator, target=o.target, trial_time=o.trial_time,

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["DataError", "DataWarning", "ScoreFile", "read_scores", "load_scores", "reuters_hedwig",
-           "deberta_mnli", "tdsa_fiesta", "DATASETS", "load_dataset", "load_models"]
+           "deberta_mnli", "tdsa_fiesta", "DATASETS", "load_dataset", "load_models", "sample_runs"]
 
 SUFFIXES = (".csv", ".json", ".jsonl", ".tsv")
 DATASETS: Mapping[str, str] = MappingProxyType({
@@ -711,3 +711,57 @@ def load_dataset(name: str, model: str, **options: str) -> np.ndarray:
         raise ValueError(f"{name} takes no options, got: {', '.join(options)}")
     scores = reuters_hedwig() if name == "reuters_hedwig" else tdsa_fiesta()
     return scores[_choice_iv(f"{name} model", model, scores)]
+
+
+def _sample_rng(seed: int, model: str) -> np.random.Generator:
+    """The generator of one model's random sample: keyed by the seed and the model's name (never by the
+    order of the models or by which other models are loaded)."""
+    import hashlib
+
+    key = int(hashlib.sha256(str(model).encode()).hexdigest()[:15], 16)
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(key,)))
+
+
+def sample_runs(scores: Mapping[str, np.ndarray], size: int, seed: int | None = None) -> dict[str, np.ndarray]:
+    """``size`` runs of each model: the first ``size`` (``seed=None``) or a random subset chosen by ``seed``.
+
+    A random subset is drawn without replacement, per model, from ``numpy.random.default_rng`` of a
+    :class:`~numpy.random.SeedSequence` keyed by ``seed`` and the model's name, and kept in the runs' order
+    (random-search order): the same seed gives the same runs whatever other models are loaded.
+
+    Parameters
+    ----------
+    scores : mapping of str to ndarray, shape (m_model,)
+        Each model's runs, in random-search order.
+    size : int
+        Runs to keep per model (``2 <= size <= m_model``).
+    seed : int, optional
+        None: the first ``size`` runs. An integer ``>= 0``: a random subset.
+
+    Returns
+    -------
+    dict of str to ndarray, shape (size,)
+
+    Raises
+    ------
+    ValueError
+        If a model has fewer than ``size`` runs (naming it) or ``seed`` is not a non-negative integer.
+
+    Example
+    -------
+    >>> runs = {"a": np.arange(10.0)}
+    >>> sample_runs(runs, 3)["a"], sample_runs(runs, 3, seed=1)["a"].size
+    (array([0., 1., 2.]), 3)
+    """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"sample_seed must be an integer >= 0 or null, got {seed!r}")
+    short = [m for m, x in scores.items() if np.size(x) < size]
+    if short:
+        raise ValueError(f"sample_size={size} exceeds the scores of model(s) {', '.join(short)}")
+    if seed is None:
+        return {m: np.asarray(x)[:size] for m, x in scores.items()}
+    out = {}
+    for m, x in scores.items():
+        idx = np.sort(_sample_rng(int(seed), m).choice(np.size(x), size=size, replace=False))
+        out[m] = np.asarray(x)[idx]
+    return out

@@ -332,9 +332,54 @@ def _bound_text(value: float) -> str:
     return f"{value:g}" if np.isfinite(value) else ("∞" if value > 0 else "−∞")
 
 
+def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """How often a sample's point estimates say the second model overtakes the first, and how often two samples
+    disagree, against the sample size, one line per estimator (Lourie et al. Figure 1, in numbers).
+
+    Parameters
+    ----------
+    summary : DataFrame
+        The tidy summary of :mod:`simstudy.studies.sample_disagreement`: columns ``sample_size``, ``estimator``,
+        ``measure`` (``p_overtakes``, ``p_disagree``), ``estimate``, ``mcse``, ``distribution``, ``reps``.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels; error bars are +/- 1.96 MCSE.
+    """
+    _theme()
+    ests = list(dict.fromkeys(summary["estimator"].dropna()))
+    palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.8), layout="constrained")
+    a, _, b = str(summary["distribution"].iloc[0]).partition(" vs ") if len(summary) else ("a", "", "b")
+    panels = (("p_overtakes", f"P(a sample's curves say {b} beats {a} at some k ≤ n)"),
+              ("p_disagree", "P(two samples disagree) = 2p(1 − p)"))
+    sizes = np.unique(summary["sample_size"].dropna().to_numpy(dtype=float))
+    step = float(np.diff(sizes).min()) if sizes.size > 1 else 1.0  # estimators side by side, a little apart
+    for ax, (measure, ylabel) in zip(axes, panels):
+        rows = summary[summary["measure"] == measure]
+        for i, est in enumerate(ests):
+            r = rows[rows["estimator"] == est].sort_values("sample_size")
+            ax.errorbar(r["sample_size"] + 0.08 * step * (i - (len(ests) - 1) / 2), r["estimate"], yerr=_Z * r["mcse"],
+                        color=palette[est], marker="o", ms=4, capsize=3, lw=1.4, label=_label(est))
+        ax.set_ylim(0, 1 if measure == "p_overtakes" else 0.55)
+        if measure == "p_disagree":
+            ax.axhline(0.5, color="grey", ls=":", lw=1)  # its maximum, at p = 1/2
+        _labels(ax, xlabel="n (runs per model in a sample)", ylabel=ylabel)
+        if sizes.size == 1:
+            ax.set_xticks(sizes)
+            ax.set_xlim(sizes[0] - 0.5, sizes[0] + 0.5)
+    _legend(axes[0], extra=[Line2D([], [], color="0.3", marker="|", ls="none", label="± 1.96 MCSE")])
+    reps = int(summary["reps"].max()) if len(summary) else 0
+    _suptitle(fig, title or f"{a} vs {b}: {reps:,} random samples per n")
+    return fig
+
+
 def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf,
                               xscale: str = "linear", title: str | None = None):
-    """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al., Figs. 2-3).
+    """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al., Figs. 2-3);
+    with columns ``u`` and ``v``, the point estimates of the mean tuning curve in a panel beside it (Fig. 1).
 
     The y axis zooms on the informative part of the bands. Where a band is trivial -- the upper band at
     ``high`` (or infinite), the lower at ``low``: the data cannot bound the curve there -- the figure says so:
@@ -346,7 +391,8 @@ def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, hig
     ----------
     curves : DataFrame
         Columns ``model``, ``k``, ``point``, ``lower``, ``upper``; optionally ``confidence`` and ``method``
-        (named in the legend's band entry).
+        (named in the legend's band entry), and ``u`` and ``v``: the U- and V-statistic estimates of the mean
+        tuning curve (NaN beyond the sample size), drawn in a left panel as Lourie et al.'s Figure 1 does.
     low, high : float
         Bounds of the scores (may be infinite).
     xscale : {"linear", "log"}
@@ -367,7 +413,12 @@ def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, hig
     _theme()
     models = list(dict.fromkeys(curves["model"]))
     palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
-    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
+    estimates = {"u", "v"} <= set(curves.columns)
+    if estimates:
+        fig, (ax_point, ax) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
+        _point_estimates_panel(ax_point, curves, models, palette, xscale)
+    else:
+        fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
     values = curves[["point", "lower", "upper"]].to_numpy()
     finite = values[np.isfinite(values) & (values > low) & (values < high)]
     if finite.size == 0:
@@ -416,9 +467,28 @@ def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, hig
     if "confidence" in curves and "method" in curves:
         band = f"{float(curves['confidence'].iloc[0]):.0%} simultaneous band ({_method(curves['method'].iloc[0])})"
     _legend(fig, ax, [_shade(band, alpha=0.22), *extra], loc="outside lower center", ncols=2)
-    if title:
+    if estimates:
+        kind = curves["kind"].iloc[0] if "kind" in curves else None
+        _title(ax, f"confidence bands for the {kind} tuning curve" if kind else "confidence bands")
+        if title:
+            _suptitle(fig, title)
+    elif title:
         _title(ax, title)
     return fig
+
+
+def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict, xscale: str) -> None:
+    """Lourie et al.'s Figure 1, left: each model's V (solid) and U (dashed) estimates of the mean tuning curve."""
+    for model in models:
+        c = curves[curves["model"] == model].sort_values("k")
+        for estimator, style in (("v", "-"), ("u", "--")):
+            ax.plot(c["k"], c[estimator], color=palette[model], ls=style, lw=1.6)
+    _set_xscale(ax, xscale)
+    _labels(ax, xlabel="k (iterations of random search)", ylabel="expected best score after k iterations")
+    _title(ax, "point estimates of the mean tuning curve")
+    styles = [Line2D([], [], color="0.3", ls="-", lw=1.6, label="V-statistic (Dodge et al. 2019)"),
+              Line2D([], [], color="0.3", ls="--", lw=1.6, label="U-statistic (Tang et al. 2020)")]
+    ax.legend(handles=styles, loc="lower right", fontsize=7, frameon=True)
 
 
 def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf, title: str | None = None):

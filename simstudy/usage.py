@@ -31,8 +31,10 @@ _USAGE = {
     "bands": ("simstudy bands data=FILE|DATASET [key=value ...]", [
         "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
         "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
-    ], "outputs/bands/<overrides>/: tuning_curve.png/pdf, cdf.png/pdf, bands.csv/parquet, cdf_bands.csv, "
-       "and for two models evidence.csv"),
+        "simstudy bands data=reuters_hedwig sample_size=25 sample_seed=30 confidence=0.5 low=0 high=1   # Figure 1, "
+        "top (sample_seed=0: bottom)",
+    ], "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
+       "bands.csv/parquet, cdf_bands.csv, and for two models evidence.csv"),
     "audit": ("simstudy audit data=FILE|DATASET [model=NAME] [key=value ...]", [
         "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
         "simstudy audit data=reuters_hedwig model=lstm sample_size=50",

@@ -237,6 +237,11 @@ def test_curve_command_bad_input(run_cli, tmp_path, args, message):
     (["data=nan.csv"], "nan.csv: row 3: score nan is missing (a failed run?): pass missing=drop"),
     (["data=s.csv", "compare=true"], "compare=true needs at least two models"),
     (["data=s.csv", "sample_size=5"], "sample_size=5 exceeds the scores"),
+    (["data=s.csv", "sample_size=5", "sample_seed=1"], "sample_size=5 exceeds the scores"),
+    (["data=s.csv", "sample_size=2", "sample_seed=abc"], "sample_seed must be an integer, got 'abc'"),
+    (["data=s.csv", "sample_size=2", "sample_seed=-1"], "sample_seed must be an integer >= 0, got -1"),
+    (["data=s.csv", "sample_seed=3"], "sample_seed=3 draws a random sample of sample_size runs per model: set "
+                                      "sample_size too"),
     (["data=s.csv", "+methd=ks"], "methd is not a setting of simstudy bands (settings: data,"),
     (["data=s.csv", "xscale=loglog"], "xscale must be one of linear, log, got 'loglog'"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else "")

@@ -145,6 +145,33 @@ def test_bands_command_two_models_with_evidence(tmp_path):
     assert "k = 3..8: strong evidence debertav3 is better" in proc.stdout
 
 
+def test_bands_command_random_samples_and_point_estimates_lourie_figure1(tmp_path):
+    # Lourie et al. Figure 1: two random samples of 25 Reuters runs per model. Seed 30's U and V point estimates
+    # say the LSTM overtakes the MLP (V at k = 20, U at k = 14); seed 0's say it never does.
+    args = ("bands", "data=reuters_hedwig", "sample_size=25", "confidence=0.5", "low=0", "high=1")
+    top = simstudy(*args, "sample_seed=30", "hydra.run.dir=top", cwd=tmp_path)
+    assert "V: mlp ahead at k = 1..19, lstm at k = 20..25" in top.stdout
+    assert "U: mlp ahead at k = 1..13, lstm at k = 14..25" in top.stdout
+    evidence = pd.read_csv(tmp_path / "top" / "evidence.csv")
+    assert list(evidence.v_leader) == ["mlp"] * 19 + ["lstm"] * 6
+    bottom = simstudy(*args, "sample_seed=0", "hydra.run.dir=bottom", cwd=tmp_path)
+    assert "V: mlp ahead at k = 1..25" in bottom.stdout and "U: mlp ahead at k = 1..25" in bottom.stdout
+    first = simstudy(*args, "hydra.run.dir=first", cwd=tmp_path)  # no seed: the first 25 runs, as before
+    table = pd.read_csv(tmp_path / "first" / "bands.csv")
+    from simstudy import datasets, estimators
+
+    runs = datasets.reuters_hedwig()
+    for model in ("mlp", "lstm"):
+        rows = table[table.model == model].sort_values("k")
+        np.testing.assert_allclose(rows.v, estimators.expected_max(runs[model][:25], "v"), rtol=1e-6)
+        np.testing.assert_allclose(rows.u, estimators.expected_max(runs[model][:25], "u"), rtol=1e-6)
+    assert "V: mlp ahead at k = 1..25" in first.stdout
+    top_table = pd.read_csv(tmp_path / "top" / "bands.csv")
+    sample = datasets.sample_runs(runs, 25, 30)  # the same runs the command analysed
+    lstm = top_table[top_table.model == "lstm"].sort_values("k")
+    np.testing.assert_allclose(lstm.v, estimators.expected_max(sample["lstm"], "v"), rtol=1e-6)
+
+
 def test_bands_command_on_a_file_mean_kind(tmp_path):
     rng = np.random.default_rng(0)
     (tmp_path / "s.csv").write_text("score\n" + "\n".join(f"{v:.6f}" for v in rng.beta(8, 2, size=30)) + "\n")
@@ -173,6 +200,7 @@ def test_lourie_presets_run_small(tmp_path):
         "lourie_fig4_bootstrap_coverage": ["study.reps=16", "study.chunk_reps=16", "study.resamples=100"],
         "lourie_ablations": ["study.reps=16", "study.chunk_reps=16", "distribution=kde_reuters"],
         "lourie_fig9_sample_size": ["study.sample_sizes=[6,12,24]"],
+        "lourie_fig1_disagreement": ["study.reps=2000", "study.chunk_reps=1000"],
     }
     for name, overrides in small.items():
         simstudy(f"experiment={name}", "runner.progress=false", *overrides, f"hydra.run.dir={name}", cwd=tmp_path)

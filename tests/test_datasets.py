@@ -266,3 +266,20 @@ def test_bad_arguments(tmp_path, kwargs, message):
 def test_min_scores_one_accepts_a_single_score(tmp_path):
     path = write(tmp_path, "one.csv", "score\n0.5\n")
     assert load_scores(path, min_scores=1)["one"].tolist() == [0.5]
+
+
+def test_sample_runs_first_or_a_seeded_random_subset():
+    runs = {"a": np.arange(20.0), "b": np.arange(100.0, 130.0)}
+    first = datasets.sample_runs(runs, 5)
+    assert first["a"].tolist() == [0, 1, 2, 3, 4] and first["b"].tolist() == [100, 101, 102, 103, 104]
+    one, again = datasets.sample_runs(runs, 5, seed=7), datasets.sample_runs(runs, 5, seed=7)
+    for m in runs:
+        assert np.array_equal(one[m], again[m]) and len(set(one[m])) == 5 and set(one[m]) <= set(runs[m])
+        assert (np.diff(one[m]) > 0).all()  # kept in the runs' (random-search) order
+    # keyed by seed and model: a model's sample does not depend on the other models loaded
+    assert np.array_equal(datasets.sample_runs({"b": runs["b"]}, 5, seed=7)["b"], one["b"])
+    assert not np.array_equal(datasets.sample_runs(runs, 5, seed=8)["a"], one["a"])
+    with pytest.raises(ValueError, match=r"^sample_size=35 exceeds the scores of model\(s\) a, b$"):
+        datasets.sample_runs(runs, 35, seed=1)
+    with pytest.raises(ValueError, match="sample_seed must be an integer >= 0 or null, got -1"):
+        datasets.sample_runs(runs, 5, seed=-1)

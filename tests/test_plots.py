@@ -50,6 +50,11 @@ STUDIES = {
     "fixed_confidence": {**BASE, "seed": 18, "distribution": TDSA,
                          "study": {"name": "fc", "kind": "fixed_confidence", "reps": 10, "chunk_reps": 10,
                                    "deltas": [0.1, 0.2], "algorithms": ["ttts", "non_adaptive"]}},
+    "sample_disagreement": {**BASE, "seed": 19, "distribution": {m: {"kind": "empirical", "dataset": "reuters_hedwig",
+                                                                     "model": m} for m in ("mlp", "lstm")},
+                            "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
+                            "study": {"name": "sd", "kind": "sample_disagreement", "reps": 200, "chunk_reps": 200,
+                                      "sample_sizes": [10, 25]}},
 }
 
 
@@ -157,6 +162,7 @@ def test_legends_name_the_shaded_bands(summaries):
         "model_selection": plots.model_selection_figure(summaries["model_selection"]),
         "wrong_conclusions": plots.wrong_conclusions_figure(summaries["wrong_conclusions"]),
         "fixed_confidence": plots.fixed_confidence_figure(summaries["fixed_confidence"]),
+        "sample_disagreement": plots.sample_disagreement_figure(summaries["sample_disagreement"]),
         "evp_curves": plots.evp_curves_figure(evp),
         "tuning_curve_bands": plots.tuning_curve_bands_figure(curve_frame, low=0, high=1),
         "cdf_bands": plots.cdf_bands_figure(cdf_frame, low=0, high=1),
@@ -165,6 +171,7 @@ def test_legends_name_the_shaded_bands(summaries):
              "bootstrap_coverage": "95% Clopper–Pearson interval",
              "model_selection": "95% Clopper–Pearson interval",
              "wrong_conclusions": "95% Clopper–Pearson interval", "fixed_confidence": "min–max over runs",
+             "sample_disagreement": "± 1.96 MCSE",
              "evp_curves": "±1 SD (clipped to observed scores)",
              "tuning_curve_bands": "80% simultaneous band (LD highest-density)",
              "cdf_bands": "80% simultaneous band (LD highest-density)"}

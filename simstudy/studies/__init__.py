@@ -6,7 +6,7 @@ registers the built-in kinds (in this order: the order ``--help`` lists them).
 """
 
 from . import (evp_accuracy, wrong_conclusions, band_coverage, band_triviality, bootstrap_coverage,  # noqa: I001
-               band_width, model_selection, fixed_confidence)
+               band_width, model_selection, fixed_confidence, sample_disagreement)
 
 __all__ = ["evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality", "bootstrap_coverage",
-           "band_width", "model_selection", "fixed_confidence"]
+           "band_width", "model_selection", "fixed_confidence", "sample_disagreement"]
