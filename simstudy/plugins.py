@@ -742,7 +742,7 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
     >>> check_selection_algorithm("successive_rejects", "fixed_budget")
     Traceback (most recent call last):
     ...
-    simstudy.plugins.PluginError: study.algorithms must be one of sequential_halving, non_adaptive or an import path module.function, got 'successive_rejects'
+    simstudy.plugins.PluginError: study.algorithms must be one of sequential_halving, non_adaptive, sequential_halving_spend_all, sequential_halving_last_round_means, sequential_halving_drop_ceil, sequential_halving_first_8 or an import path module.function, got 'successive_rejects'
     >>> check_selection_algorithm("simstudy.selection.propose_all", "fixed_budget")  # a fixed-confidence proposal
     Traceback (most recent call last):
     ...

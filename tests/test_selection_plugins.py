@@ -193,7 +193,9 @@ def test_fixed_confidence_plugins_reimplementing_ttts_and_non_adaptive_give_the_
 def test_a_registered_name_runs_by_import_path_in_workers(tmp_path):
     plugins.register_selection_algorithm("fixed_budget", "equal", "my_selection.equal_split")
     assert plugins.check_selection_algorithm("equal", "fixed_budget") == "equal"
-    assert list(plugins.selection_algorithm_names("fixed_budget")) == ["sequential_halving", "non_adaptive", "equal"]
+    assert list(plugins.selection_algorithm_names("fixed_budget")) == [
+        "sequential_halving", "non_adaptive", "sequential_halving_spend_all", "sequential_halving_last_round_means",
+        "sequential_halving_drop_ceil", "sequential_halving_first_8", "equal"]
     built_in = model_selection.run(fixed_budget(("non_adaptive",)), tmp_path / "built_in")
     plugin = model_selection.run(fixed_budget(("equal",), n_jobs=2), tmp_path / "plugin")
     pd.testing.assert_frame_equal(numbers(plugin.summary), numbers(built_in.summary))
@@ -224,8 +226,9 @@ def test_a_plugin_breaking_its_contract_mid_run_is_a_recorded_chunk_failure(tmp_
 
 
 FIXED_BUDGET_ERRORS = [
-    ("foo", "study.algorithms must be one of sequential_halving, non_adaptive or an import path module.function, "
-            "got 'foo'"),
+    ("foo", "study.algorithms must be one of sequential_halving, non_adaptive, sequential_halving_spend_all, "
+            "sequential_halving_last_round_means, sequential_halving_drop_ceil, sequential_halving_first_8 or an "
+            "import path module.function, got 'foo'"),
     ("my_nowhere.f", "study.algorithms=my_nowhere.f: no module named 'my_nowhere' in the working directory"),
     ("my_broken.nothing", "study.algorithms=my_broken.nothing: my_broken has no attribute 'nothing'"),
     ("my_broken.NOT_A_FUNCTION", "study.algorithms=my_broken.NOT_A_FUNCTION: is a int, not a function"),

@@ -6,7 +6,8 @@ with replacement from the model's 500 recorded F1 scores, the paper's protocol) 
 ``evaluate(count, rng) -> scores`` that trains and scores a real model ``count`` times. The best arm is the
 one with the highest mean score.
 
-- Fixed budget (:mod:`.fixed_budget`): :func:`sequential_halving`, :func:`non_adaptive`.
+- Fixed budget (:mod:`.fixed_budget`): :func:`sequential_halving` (and its named variants,
+  :data:`HALVING_VARIANTS`: what Moss et al. may have run for Figure 4), :func:`non_adaptive`.
 - Fixed confidence (:mod:`.fixed_confidence`): :func:`ttts`, :func:`non_adaptive_confidence`,
   :func:`batch_thompson`.
 - Vectorized runs for simulation studies: :func:`sequential_halving_runs`, :func:`non_adaptive_runs`,
@@ -88,8 +89,8 @@ None
 
 from ..posterior import posterior, prob_best, prob_best_mc, prob_leader
 from ._arms import arms_metadata, arms_of
-from .fixed_budget import (FIXED_BUDGET_RUNS, SelectionResult, halving_schedule, non_adaptive, non_adaptive_runs,
-                           runs_problem, sequential_halving, sequential_halving_runs)
+from .fixed_budget import (FIXED_BUDGET_RUNS, HALVING_OPTIONS, HALVING_VARIANTS, SelectionResult, halving_schedule,
+                           non_adaptive, non_adaptive_runs, runs_problem, sequential_halving, sequential_halving_runs)
 from .fixed_confidence import (FIXED_CONFIDENCE_ALGORITHMS, FIXED_CONFIDENCE_PROPOSALS, PI_METHODS, ConfidenceResult,
                                ConfidenceRuns, batch_thompson, fixed_confidence_runs, non_adaptive_confidence,
                                proposal_problem, propose_all, propose_thompson, propose_top_two, ttts)
@@ -98,4 +99,5 @@ __all__ = ["SelectionResult", "halving_schedule", "sequential_halving", "non_ada
            "non_adaptive_runs", "ConfidenceResult", "ConfidenceRuns", "ttts", "non_adaptive_confidence",
            "batch_thompson", "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS", "posterior",
            "prob_best", "prob_best_mc", "prob_leader", "arms_of", "arms_metadata", "FIXED_BUDGET_RUNS", "runs_problem",
+           "HALVING_OPTIONS", "HALVING_VARIANTS",
            "FIXED_CONFIDENCE_PROPOSALS", "propose_top_two", "propose_all", "propose_thompson", "proposal_problem"]

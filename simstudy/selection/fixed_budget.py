@@ -7,6 +7,29 @@ Fixed-budget selection spends at most T evaluations and returns the arm believed
   of all its evaluations so far) is dropped;
 - :func:`non_adaptive`: the budget split equally, ``floor(T / N)`` evaluations each, the best mean chosen.
 
+Variants of sequential halving (keyword options of :func:`sequential_halving` and :func:`sequential_halving_runs`;
+the defaults are Algorithm 1 as printed). They exist to test what Moss et al. may have done for Figure 4, where
+Algorithm 1 as printed selects the best of the 12 TDSA models in 97% of runs at T = 204 and the paper reports 99%
+(the equal split's 85% is reproduced). Each is also a named built-in algorithm (:data:`HALVING_VARIANTS`); in
+brackets P(best selected) at T = 204 over the 12 models, 10,000 runs (``simstudy experiment=fiesta_fig4``):
+
+- ``sequential_halving_spend_all`` (``leftover="final_round"``): the evaluations the rounding leaves over
+  (``T`` minus the schedule's spend, 7 of 204 for 12 models) go to the final round's survivors, equally, the
+  remainder one each to survivors drawn at random, so the whole budget is spent (0.969);
+- ``sequential_halving_last_round_means`` (``means="last_round"``): each round eliminates by the means of that
+  round's evaluations only, not of all evaluations so far (0.922);
+- ``sequential_halving_drop_ceil`` (``halving="drop_ceil"``): each round drops ``ceil(|S| / 2)`` arms
+  (12 -> 6 -> 3 -> 1), over as many rounds as that takes (3 for 12 arms), each surviving arm evaluated
+  ``floor(T / (|S| rounds))`` times (0.963);
+- ``sequential_halving_first_8`` (``first_arms=8``): only the first 8 arms are candidates (the rest are never
+  evaluated), as if the paper's code had run sequential halving with N = 8 on a list of 12 models whose first 8
+  are the §5.2 set (the authors' notebook defines ``SequentialHalving_for_TDSA(N, T)`` over its 8-name model
+  list and calls it with N = 8). On ``distribution=tdsa_fiesta_code_order`` (that list) it gives 0.991, the
+  paper's 99%, beside the equal split's 0.859 over all 12: the one reading that reproduces Figure 4's numbers.
+
+Algorithm 1 as printed is also what the authors' released ``fiesta.sequential_halving`` does (``floor``
+evaluations, the worse ``floor(|S| / 2)`` dropped by the mean of all evaluations so far).
+
 An arm is either a score distribution (anything with ``sample(size, rng=...)``; simulated evaluation) or a
 callable ``evaluate(count, rng) -> scores`` that trains and scores a real model ``count`` times. Ties between
 means are broken uniformly at random.
@@ -18,6 +41,7 @@ selections at once, vectorized across runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Sequence
 
 import numpy as np
@@ -26,7 +50,11 @@ from .._rng import rng_iv
 from ._arms import arms_iv, best_of as _best, draw_sums as _draw_sums, evaluator as _evaluator
 
 __all__ = ["SelectionResult", "sequential_halving", "non_adaptive", "sequential_halving_runs", "non_adaptive_runs",
-           "halving_schedule", "FIXED_BUDGET_RUNS", "runs_problem"]
+           "halving_schedule", "HALVING_OPTIONS", "HALVING_VARIANTS", "FIXED_BUDGET_RUNS", "runs_problem"]
+
+#: Sequential halving's variant options and their valid values, the default first (Algorithm 1 as printed).
+HALVING_OPTIONS = {"leftover": ("unspent", "final_round"), "means": ("cumulative", "last_round"),
+                   "halving": ("drop_floor", "drop_ceil")}
 
 
 @dataclass(frozen=True)
@@ -54,44 +82,117 @@ class SelectionResult:
     rounds: tuple
 
 
-def halving_schedule(n_arms: int, budget: int) -> list[tuple[int, int]]:
-    """Sequential halving's rounds as ``(surviving arms, evaluations of each)``; raises if the budget is too small."""
+def _halving_iv(n_arms: int, leftover: str, means: str, halving: str, first_arms) -> int:
+    """Check sequential halving's variant options (one-line errors naming the value and the valid ones); returns
+    the number of candidate arms."""
+    for key, value in (("leftover", leftover), ("means", means), ("halving", halving)):
+        if not isinstance(value, str) or value not in HALVING_OPTIONS[key]:
+            raise ValueError(f"{key}={value!r} is not one of {', '.join(map(repr, HALVING_OPTIONS[key]))}")
+    if first_arms is None:
+        return int(n_arms)
+    if isinstance(first_arms, bool) or not isinstance(first_arms, (int, np.integer)) or not 2 <= first_arms <= n_arms:
+        raise ValueError(f"first_arms={first_arms!r} must be None (every arm) or an integer from 2 to the number of "
+                         f"arms ({n_arms})")
+    return int(first_arms)
+
+
+def halving_schedule(n_arms: int, budget: int, *, leftover: str = "unspent", means: str = "cumulative",
+                     halving: str = "drop_floor", first_arms: int | None = None) -> list[tuple[int, int]]:
+    """Sequential halving's rounds as ``(surviving arms, evaluations of each)``; raises if the budget is too small.
+
+    Parameters
+    ----------
+    n_arms : int
+        The number of arms (at least 2).
+    budget : int
+        The budget T.
+    leftover, means, halving, first_arms
+        The variant options of :func:`sequential_halving_runs`, checked here. ``leftover`` and ``means`` do not
+        change the schedule (with ``leftover="final_round"`` the final round's survivors also share
+        ``budget`` minus the schedule's spend).
+
+    Returns
+    -------
+    list of (int, int)
+        One ``(|S|, evaluations of each arm in S)`` per round.
+
+    Example
+    -------
+    >>> halving_schedule(12, 204)
+    [(12, 4), (6, 8), (3, 17), (2, 25)]
+    >>> halving_schedule(12, 204, halving="drop_ceil")
+    [(12, 5), (6, 11), (3, 22)]
+    >>> halving_schedule(12, 204, first_arms=8)
+    [(8, 8), (4, 17), (2, 34)]
+    """
     if isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)) or n_arms < 2:
         raise ValueError(f"need at least 2 arms to select between, got {n_arms!r}")
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
         raise ValueError(f"budget must be a positive integer number of evaluations, got {budget!r}")
-    rounds = int(np.ceil(np.log2(n_arms)))
-    schedule, alive = [], int(n_arms)
+    candidates = _halving_iv(n_arms, leftover, means, halving, first_arms)
+    if halving == "drop_floor":
+        rounds, per = int(np.ceil(np.log2(candidates))), "ceil(log2 N)"
+    else:  # drop ceil(|S| / 2): as many rounds as halvings down to one arm
+        rounds, per = int(np.floor(np.log2(candidates))), "rounds"
+    over = f"{n_arms} arms" if candidates == n_arms else f"the first {candidates} of {n_arms} arms"
+    schedule, alive = [], candidates
     while alive > 1:
         each = budget // (alive * rounds)
         if each < 1:
-            raise ValueError(f"budget={budget} is too small for sequential halving over {n_arms} arms: round "
+            raise ValueError(f"budget={budget} is too small for sequential halving over {over}: round "
                              f"{len(schedule) + 1} needs at least {alive * rounds} evaluations "
-                             f"(|S| * ceil(log2 N)); the budget must be at least {n_arms * rounds}")
+                             f"(|S| * {per}); the budget must be at least {candidates * rounds}")
         schedule.append((alive, each))
-        alive -= alive // 2
+        alive = alive - alive // 2 if halving == "drop_floor" else alive // 2
     return schedule
 
 
-def sequential_halving(arms: Sequence, budget: int, *, rng: np.random.Generator) -> SelectionResult:
-    """Select the best of ``arms`` with at most ``budget`` evaluations by sequential halving (Algorithm 1)."""
+def _keep(alive: int, halving: str) -> int:
+    """How many of ``alive`` arms survive a round."""
+    return alive - alive // 2 if halving == "drop_floor" else alive // 2
+
+
+def sequential_halving(arms: Sequence, budget: int, *, rng: np.random.Generator, leftover: str = "unspent",
+                       means: str = "cumulative", halving: str = "drop_floor",
+                       first_arms: int | None = None) -> SelectionResult:
+    """Select the best of ``arms`` with at most ``budget`` evaluations by sequential halving (Algorithm 1).
+
+    Parameters
+    ----------
+    arms : sequence
+        Distributions or callables ``evaluate(count, rng)`` (at least 2).
+    budget : int
+        The most evaluations spent.
+    rng : numpy.random.Generator
+    leftover, means, halving, first_arms
+        The variant options of :func:`sequential_halving_runs` (the defaults: Algorithm 1 as printed).
+
+    Returns
+    -------
+    SelectionResult
+    """
     rng_iv(rng, "sequential_halving")
     evaluate = [_evaluator(a, i) for i, a in enumerate(arms_iv(arms))]
     N = len(evaluate)
-    schedule = halving_schedule(N, budget)
+    schedule = halving_schedule(N, budget, leftover=leftover, means=means, halving=halving, first_arms=first_arms)
+    extra = budget - sum(k * each for k, each in schedule) if leftover == "final_round" else 0
     sums, counts = np.zeros(N), np.zeros(N, dtype=np.int64)
-    alive = np.arange(N)
+    alive = np.arange(schedule[0][0])
     rounds = []
-    for _, each in schedule:
+    for r, (_, each) in enumerate(schedule):
         rounds.append(tuple(int(a) for a in alive))
-        for a in alive:
-            sums[a] += evaluate[a](each, rng).sum()
-            counts[a] += each
-        keep = alive.size - alive.size // 2
-        alive = alive[_best(sums[alive] / counts[alive], rng, keep)]
+        n = np.full(alive.size, each, dtype=np.int64)
+        if extra and r == len(schedule) - 1:  # the leftover: equally, the remainder one each at random
+            base, rem = divmod(extra, alive.size)
+            n += base + (rng.permutation(alive.size) < rem)
+        got = np.array([evaluate[a](int(c), rng).sum() for a, c in zip(alive, n)])
+        sums[alive] += got
+        counts[alive] += n
+        current = sums[alive] / counts[alive] if means == "cumulative" else got / n
+        alive = alive[_best(current, rng, _keep(alive.size, halving))]
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = sums / counts
-    return SelectionResult(int(alive[0]), counts, int(budget - counts.sum()), means, tuple(rounds))
+        result_means = sums / counts
+    return SelectionResult(int(alive[0]), counts, int(budget - counts.sum()), result_means, tuple(rounds))
 
 
 def non_adaptive(arms: Sequence, budget: int, *, rng: np.random.Generator) -> SelectionResult:
@@ -107,25 +208,69 @@ def non_adaptive(arms: Sequence, budget: int, *, rng: np.random.Generator) -> Se
     return SelectionResult(chosen, np.full(N, each), int(budget - N * each), means, (tuple(range(N)),))
 
 
-def sequential_halving_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.Generator):
+def sequential_halving_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.Generator,
+                            leftover: str = "unspent", means: str = "cumulative", halving: str = "drop_floor",
+                            first_arms: int | None = None):
     """``runs`` independent sequential-halving selections at once (arms are distributions).
+
+    Parameters
+    ----------
+    arms : sequence of N >= 2 distributions
+    budget : int
+        The budget T of each run.
+    runs : int
+    rng : numpy.random.Generator
+    leftover : {"unspent", "final_round"}
+        What happens to the ``T`` minus the schedule's spend that the rounding leaves over: nothing (Algorithm 1
+        as printed), or it goes to the final round's survivors, equally, the remainder one each to survivors
+        drawn at random (every run spends exactly ``T``).
+    means : {"cumulative", "last_round"}
+        Eliminate by the mean of all an arm's evaluations so far (Algorithm 1), or of this round's only.
+    halving : {"drop_floor", "drop_ceil"}
+        Drop ``floor(|S| / 2)`` arms a round over ``ceil(log2 N)`` rounds (Algorithm 1; 12 -> 6 -> 3 -> 2 -> 1),
+        or ``ceil(|S| / 2)`` over ``floor(log2 N)`` rounds (12 -> 6 -> 3 -> 1); each surviving arm is evaluated
+        ``floor(T / (|S| rounds))`` times a round.
+    first_arms : int, optional
+        Only the first ``first_arms`` arms are candidates (the others are never evaluated). Default: all.
 
     Returns
     -------
     chosen : ndarray of int, shape (runs,)
     evaluations : ndarray of int, shape (runs, N)
+
+    Example
+    -------
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag([0.1 * i, 0.1 * i + 0.05]) for i in range(12)]
+    >>> _, evaluations = sequential_halving_runs(arms, 204, 3, rng=np.random.default_rng(0))
+    >>> evaluations.sum(axis=1).tolist()
+    [197, 197, 197]
+    >>> _, evaluations = sequential_halving_runs(arms, 204, 3, rng=np.random.default_rng(0), leftover="final_round")
+    >>> evaluations.sum(axis=1).tolist()
+    [204, 204, 204]
     """
     rng_iv(rng, "sequential_halving_runs")
     N = len(arms_iv(arms))
-    schedule = halving_schedule(N, budget)
+    schedule = halving_schedule(N, budget, leftover=leftover, means=means, halving=halving, first_arms=first_arms)
+    extra = budget - sum(k * each for k, each in schedule) if leftover == "final_round" else 0
     sums, counts = np.zeros((runs, N)), np.zeros((runs, N), dtype=np.int64)
-    alive = np.tile(np.arange(N), (runs, 1))
+    alive = np.tile(np.arange(schedule[0][0]), (runs, 1))
     rows = np.arange(runs)[:, None]
-    for _, each in schedule:
-        sums[rows, alive] += _draw_sums(arms, alive, each, rng)
-        counts[rows, alive] += each
-        keep = alive.shape[1] - alive.shape[1] // 2
-        alive = np.take_along_axis(alive, _best(sums[rows, alive] / counts[rows, alive], rng, keep), axis=1)
+    for r, (_, each) in enumerate(schedule):
+        got, n = _draw_sums(arms, alive, each, rng), each
+        if extra and r == len(schedule) - 1:  # the leftover: equally, the remainder one each at random
+            base, rem = divmod(extra, alive.shape[1])
+            if base:
+                got = got + _draw_sums(arms, alive, base, rng)
+            n = np.full(alive.shape, each + base, dtype=np.int64)
+            if rem:
+                bonus = np.argsort(rng.random(alive.shape), axis=1) < rem  # a uniformly random rem of the survivors
+                got = got + bonus * _draw_sums(arms, alive, 1, rng)
+                n = n + bonus
+        sums[rows, alive] += got
+        counts[rows, alive] += n
+        current = sums[rows, alive] / counts[rows, alive] if means == "cumulative" else got / n
+        alive = np.take_along_axis(alive, _best(current, rng, _keep(alive.shape[1], halving)), axis=1)
     return alive[:, 0], counts
 
 
@@ -143,8 +288,18 @@ def non_adaptive_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.
 
 
 
+#: Sequential halving and its named variants (the Moss et al. Figure 4 hypotheses in the module docstring): each
+#: name's options of :func:`sequential_halving_runs`.
+HALVING_VARIANTS = {"sequential_halving": {},
+                    "sequential_halving_spend_all": {"leftover": "final_round"},
+                    "sequential_halving_last_round_means": {"means": "last_round"},
+                    "sequential_halving_drop_ceil": {"halving": "drop_ceil"},
+                    "sequential_halving_first_8": {"first_arms": 8}}
+
 #: The built-in fixed-budget algorithms by name: their vectorized runs (the contract in :mod:`simstudy.selection`).
-FIXED_BUDGET_RUNS = {"sequential_halving": sequential_halving_runs, "non_adaptive": non_adaptive_runs}
+FIXED_BUDGET_RUNS = {"sequential_halving": sequential_halving_runs, "non_adaptive": non_adaptive_runs,
+                     **{name: partial(sequential_halving_runs, **options)
+                        for name, options in HALVING_VARIANTS.items() if options}}
 
 
 def runs_problem(picks, evaluations, runs: int, N: int, budget: int) -> str | None:

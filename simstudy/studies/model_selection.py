@@ -5,7 +5,9 @@ replacement, from that model's 500 recorded F1 scores -- the paper's protocol). 
 with the highest population mean. For each budget, ``study.reps`` independent selections are run with each
 algorithm (:func:`simstudy.selection.sequential_halving_runs`, :func:`~simstudy.selection.non_adaptive_runs`),
 each from its own random stream. Reported: the probability of selecting the best arm (Clopper-Pearson
-interval), how often each arm is chosen, and the mean unspent budget.
+interval), how often each arm is chosen, and the mean unspent budget. The named variants of sequential halving
+(e.g. ``sequential_halving_spend_all``; :data:`simstudy.selection.HALVING_VARIANTS`) test what Moss et al. may
+have run for Figure 4; they get the same budget checks before any compute.
 """
 
 from __future__ import annotations
@@ -61,8 +63,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     algorithms, budgets, ci_level = tuple(opts.algorithms), tuple(opts.budgets), opts.ci_level
     arms, names, means, best = selection.arms_of(config.distributions)
     for b in budgets:  # fail before any compute if a budget cannot run
-        if "sequential_halving" in algorithms:
-            selection.halving_schedule(len(arms), b)
+        _check_halving(algorithms, len(arms), b)
     cells = {base.cell_key(arms=[d.key for d in config.distributions], budget=b): b for b in budgets}
     functions = tuple(plugins.selection_algorithm(name, "fixed_budget") for name in algorithms)
     settings = {"budgets": budgets, "algorithms": algorithms}
@@ -99,8 +100,10 @@ class Options(StudyOptions):
     reps: int = reps_option(10000)
     chunk_reps: int = chunk_reps_option(5000)
     algorithms: tuple = option(("sequential_halving", "non_adaptive"), "the fixed-budget algorithms compared: "
-                               "sequential_halving, non_adaptive, a registered name or a plug-in's import path "
-                               "module.function", schema.listed(selection_algorithm_check("fixed_budget"),
+                               "sequential_halving, non_adaptive, a named variant of sequential halving "
+                               "(sequential_halving_spend_all, sequential_halving_last_round_means, "
+                               "sequential_halving_drop_ceil, sequential_halving_first_8), a registered name or a "
+                               "plug-in's import path module.function", schema.listed(selection_algorithm_check("fixed_budget"),
                                                                 what="at least one algorithm", unique=False,
                                                                 sort=False))
     budgets: tuple = option((48, 72, 96, 120, 144, 168, 204, 240, 300, 360),
@@ -117,15 +120,25 @@ def headline(summary: pd.DataFrame) -> str:
     return f"P(best model selected), MCSE in brackets\n{table.to_string()}"
 
 
+def _check_halving(algorithms, n_arms: int, budget: int) -> None:
+    """Raise if sequential halving, or a named variant of it, in ``algorithms`` cannot run at ``budget``."""
+    for name in algorithms:
+        if name in selection.HALVING_VARIANTS:
+            selection.halving_schedule(n_arms, budget, **selection.HALVING_VARIANTS[name])
+
+
 def _check(config: Config) -> None:
     at_least_arms(config)
     arms, opts = len(config.distributions), config.study.options
-    if "sequential_halving" in opts.algorithms:
-        for b in opts.budgets:
-            try:
-                selection.halving_schedule(arms, b)
-            except ValueError as exc:
-                raise ConfigError(f"study.budgets: {exc}") from None
+    for name in opts.algorithms:
+        first = selection.HALVING_VARIANTS.get(name, {}).get("first_arms")
+        if first is not None and first > arms:
+            raise ConfigError(f"study.algorithms: {name} selects among the first {first} arms; the study has {arms}")
+    for b in opts.budgets:
+        try:
+            _check_halving(opts.algorithms, arms, b)
+        except ValueError as exc:
+            raise ConfigError(f"study.budgets: {exc}") from None
     if min(opts.budgets) < arms:
         raise ConfigError(f"study.budgets: every budget must allow one evaluation of each of the {arms} arms, got "
                           f"{min(opts.budgets)}")
