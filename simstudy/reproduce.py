@@ -628,22 +628,31 @@ def section_seconds(section: Section) -> float:
 
 
 def _hypothesis_table(s: Section) -> list[str]:
-    """The hypotheses' table: one row each (the entry's own run first), the numbers of the checks that the
-    entry's run failed, whether every check passes, and the verdict's sentence."""
-    key = [o.label for o in s.outcomes if o.passed is False] or [o.label for o in s.outcomes if o.passed is not None]
+    """The hypotheses' table: one row each (the entry's own run first), a column per judged check of the entry
+    with each run's number and mark, whether every check passes, and the verdict's sentence.
+
+    A hypothesis with checks of its own (other rows selected, e.g. another algorithm's name) fills the columns
+    by label, else by position: its checks are the entry's, in the entry's order, on its own rows."""
+    key = [o.label for o in s.outcomes if o.passed is not None]
 
     def cells(outcomes) -> list[str]:
         by_label = {o.label: o for o in outcomes}
-        return [f"{by_label[k].ours} {'✓' if by_label[k].passed else '✗'}" if k in by_label else "—" for k in key]
+        judged = [o for o in outcomes if o.passed is not None]
+        row = []
+        for i, label in enumerate(key):
+            o = by_label.get(label, judged[i] if i < len(judged) and judged[i].label not in key else None)
+            row.append("—" if o is None else f"{o.ours} {'✓' if o.passed else '✗'}")
+        return row
 
     def every(passed: int, judged: int) -> str:
         return f"✓ {passed} of {judged}" if passed == judged and judged else f"✗ {passed} of {judged}"
 
     own = sum(o.passed is True for o in s.outcomes), sum(o.passed is not None for o in s.outcomes)
-    lines = ["Hypotheses about what the paper did, each run and judged by the same checks (paper: "
-             + "; ".join(f"{o.label}: {o.paper}" for o in s.outcomes if o.label in key) + "):", "",
+    papers = [o.paper for o in s.outcomes if o.passed is not None]
+    lines = ["Hypotheses about what the paper did, each run and judged by the same checks:", "",
              "| hypothesis | command | " + " | ".join(key) + " | every check | wall time |",
              "| --- | --- |" + " --- |" * len(key) + " --- | --- |",
+             "| *the paper* | | " + " | ".join(papers) + " | | |",
              f"| *our reading (the run above)* | `{s.command}` | " + " | ".join(cells(s.outcomes))
              + f" | {every(*own)} | {s.wall_seconds:.1f} s |"]
     for h in s.hypotheses:
