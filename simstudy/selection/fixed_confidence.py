@@ -365,8 +365,8 @@ def _positions(counts: np.ndarray, which: np.ndarray) -> np.ndarray:
 
 def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *, algorithm: str | Callable,
                           rng: np.random.Generator, batch: int = 4, max_evaluations: int = 10_000,
-                          initial: int = 3, logit: bool = False,
-                          streams: np.random.Generator | None = None) -> ConfidenceRuns:
+                          initial: int = 3, logit: bool = False, streams: np.random.Generator | None = None,
+                          mc_draws: int | None = None) -> ConfidenceRuns:
     """``runs`` independent fixed-confidence selections at once, stopped at every level in ``deltas``.
 
     Parameters
@@ -388,6 +388,10 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         for m, drawn from ``streams`` (``rng`` then drives only the algorithm). Two algorithms given generators
         of the same seed see the same scores in the same order on every model of run r, so their difference
         is paired run by run. By default each evaluation is a fresh draw from ``rng``.
+    mc_draws : int, optional
+        The stopping rule's pi by this many Monte Carlo draws per step, as the published FIESTA package computes
+        it (with 100,000 per model): stop when the largest estimated pi exceeds ``1 - delta`` and choose its
+        model. By default the leader's pi by quadrature (:func:`~simstudy.posterior.prob_leader`).
 
     Returns
     -------
@@ -400,7 +404,7 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         first call's, an index out of range), named in the message.
     """
     propose = _proposal(algorithm, batch)
-    deltas = _confidence_iv(arms, deltas, initial, max_evaluations, batch)
+    deltas = _confidence_iv(arms, deltas, initial, max_evaluations, batch, mc_draws=1 if mc_draws is None else mc_draws)
     rng_iv(rng, "fixed_confidence_runs")
     N, D, R = len(arms), deltas.size, int(runs)
 
@@ -422,8 +426,11 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
     active = np.arange(R)
     while active.size:
         loc, scale, df = posterior(sums[active], squares[active], counts[active])
-        leader = best_of(loc, rng, 1)[:, 0]
-        pi = prob_leader(loc, scale, df, leader)
+        if mc_draws is None:
+            leader = best_of(loc, rng, 1)[:, 0]
+            pi = prob_leader(loc, scale, df, leader)
+        else:
+            leader, pi = _mc_leader(loc, scale, df, mc_draws, rng)
         total = counts[active].sum(axis=1)
         stop = pending[:, active] & (pi > 1.0 - deltas[:, None])
         cap = pending[:, active] & ~stop & (total + step > max_evaluations)
@@ -450,6 +457,23 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         squares[active] += np.bincount(flat, weights=(y * y).ravel(), minlength=size).reshape(-1, N)
         counts[active] += np.bincount(flat, minlength=size).reshape(-1, N)
     return ConfidenceRuns(tuple(float(x) for x in deltas), evaluations, chosen, capped, per_arm)
+
+
+_MC_SLICE = 1000
+
+
+def _mc_leader(loc, scale, df, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The model with the largest Monte Carlo pi of each run and that pi, from ``draws`` joint posterior draws
+    (taken ``_MC_SLICE`` at a time to bound memory)."""
+    A, N = loc.shape
+    wins = np.zeros((A, N))
+    for start in range(0, draws, _MC_SLICE):
+        m = min(_MC_SLICE, draws - start)
+        t = rng.standard_t(np.broadcast_to(df[:, None, :], (A, m, N)))
+        best = np.argmax(loc[:, None, :] + scale[:, None, :] * t, axis=-1)
+        wins += (best[..., None] == np.arange(N)).sum(axis=1)
+    leader = np.argmax(wins, axis=1)
+    return leader, wins[np.arange(A), leader] / draws
 
 
 def _width(propose: Callable, loc, scale, df, N: int) -> int:

@@ -82,6 +82,7 @@ class _Work:
     logit: bool
     initials: tuple = ()  # per variant; () = 3 each
     common_numbers: bool = False
+    mc_draws: int | None = None
 
 
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
@@ -97,7 +98,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
             if work.common_numbers else None
         runs = selection.fixed_confidence_runs(work.arms, work.deltas, task.reps, algorithm=propose, rng=rng,
                                                max_evaluations=work.max_evaluations, logit=work.logit,
-                                               initial=work.initials[v] if work.initials else 3, streams=streams)
+                                               initial=work.initials[v] if work.initials else 3, streams=streams,
+                                               mc_draws=work.mc_draws)
         out["evaluations"][v], out["chosen"][v], out["capped"][v] = runs.evaluations, runs.chosen, runs.capped
         out["per_arm"][v] = runs.per_arm.sum(axis=1)
     return out
@@ -186,7 +188,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     key = base.cell_key(arms=[d.key for d in config.distributions])
     proposals = tuple(_proposal(name, batch, opts.distinct_batches) for _, name, batch in labels)
     initials = per_algorithm(opts.initial, opts.algorithms, labels)
-    work = _Work(config.seed, arms, deltas, labels, proposals, cap, logit, initials, opts.common_numbers)
+    work = _Work(config.seed, arms, deltas, labels, proposals, cap, logit, initials, opts.common_numbers,
+                 opts.mc_draws)
     settings = {"deltas": deltas, "variants": labels, "max_evaluations": cap, "logit": logit}
     # options that change the runs join the fingerprint only when set, so default runs keep their chunks
     if any(i != 3 for i in initials):
@@ -195,6 +198,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         settings["common_numbers"] = True
     if opts.distinct_batches:
         settings["distinct_batches"] = True
+    if opts.mc_draws is not None:
+        settings["mc_draws"] = opts.mc_draws
     # a plug-in's code joins the fingerprint (an edited plug-in never resumes its old chunks); built-ins' stays
     sources = {n: s for n in dict.fromkeys(name for _, name, _ in labels)
                if (s := plugins.selection_settings(n, "fixed_confidence")) is not None}
@@ -257,6 +262,9 @@ class Options(StudyOptions):
     common_numbers: bool = option(False, "common random numbers: the j-th evaluation of a model in run r is the "
                                   "same score for every algorithm, so differences between algorithms are paired",
                                   schema.boolean())
+    mc_draws: int | None = option(None, "pi of the stopping rule by this many Monte Carlo draws per step (the "
+                                  "FIESTA package's way, with 100,000 per model); null: by quadrature",
+                                  schema.optional(schema.integer(minimum=1)))
     differences: bool = option(False, "also report each algorithm's mean difference in evaluations from the first "
                                "(first minus it; paired with common_numbers), its SD and the runs needed to "
                                "resolve it at 80% power (two-sided 5%)", schema.boolean())

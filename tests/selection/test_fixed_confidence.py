@@ -266,3 +266,17 @@ def test_distinct_batches_are_drawn_from_pi_without_replacement(rng):
     assert stats.chisquare(np.bincount(which[:, 1], minlength=4), 3000 * second).pvalue > 1e-3
     every = selection.propose_thompson(loc[:2], scale[:2], df[:2], rng=rng, batch=6, distinct=True)
     np.testing.assert_array_equal(every, [[0, 1, 2, 3]] * 2)
+
+
+def test_monte_carlo_stopping_rule(rng):
+    from simstudy.selection.fixed_confidence import _mc_leader
+    loc, scale, df = np.array([[0.5, 0.9, 0.1]]), np.full((1, 3), 1e-6), np.full((1, 3), 3.0)
+    leader, pi = _mc_leader(loc, scale, df, 2500, rng)  # beyond one slice of draws
+    assert leader[0] == 1 and pi[0] == 1.0
+    # many draws: the quadrature's stopping in distribution; few draws: a noisy pi stops earlier
+    arms, R = gaussians([0.66, 0.69, 0.70, 0.71]), 200
+    exact = selection.fixed_confidence_runs(arms, [0.2], R, algorithm="ttts", rng=rng).evaluations[0]
+    mc = selection.fixed_confidence_runs(arms, [0.2], R, algorithm="ttts", rng=rng, mc_draws=2000).evaluations[0]
+    noisy = selection.fixed_confidence_runs(arms, [0.2], R, algorithm="ttts", rng=rng, mc_draws=5).evaluations[0]
+    se = np.sqrt(exact.var(ddof=1) / R + mc.var(ddof=1) / R)
+    assert abs(exact.mean() - mc.mean()) < 4 * se and noisy.mean() < exact.mean() - 4 * se
