@@ -15,6 +15,14 @@ Reported per algorithm and delta: the minimum, mean (with MCSE), median and maxi
 probability the best model is chosen (Clopper-Pearson interval); how many runs hit ``max_evaluations``
 (capped runs keep the model they would have chosen then and count at the cap; they are reported, never
 dropped); and the mean evaluations of each model.
+
+Options that test what the paper may have done differently (each off by default; the default runs and their
+chunks are unchanged): ``initial`` evaluations per model before the first update, per algorithm (the authors'
+TTTS notebook evaluates 5); ``counted_initial``, how many of them the counts include (that notebook counts 3);
+``distinct_batches`` (a batch of distinct models); ``mc_draws`` (a Monte Carlo pi in the stopping rule). With
+``common_numbers`` every algorithm reads the same score streams (model m's j-th evaluation in run r is the same
+score), so ``differences`` between algorithms are paired run by run; each difference carries its SD and the runs
+a two-sided 5% test needs to resolve it with 80% power.
 """
 
 from __future__ import annotations
