@@ -734,7 +734,8 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     Tables 2-3 as a figure): mean with MCSE error bars and the min-max range shaded; P(correct) with
     Clopper-Pearson intervals beside the nominal 1 - delta."""
     _theme()
-    algorithms = list(dict.fromkeys(summary["algorithm"]))
+    # one line per algorithm (not per difference between two, see the study's differences option)
+    algorithms = list(dict.fromkeys(summary.loc[summary["measure"] == "evaluations_mean", "algorithm"]))
     palette = dict(zip(algorithms, sns.color_palette("colorblind", len(algorithms))))
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4.0), layout="constrained")
     for name in algorithms:

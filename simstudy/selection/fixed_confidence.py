@@ -34,7 +34,7 @@ from scipy import special
 
 from ..posterior import posterior, prob_best, prob_best_mc, prob_leader
 from .._rng import rng_iv
-from ._arms import arms_iv, best_of, draw, evaluator
+from ._arms import _scores, arms_iv, best_of, draw, evaluator
 
 __all__ = ["ConfidenceResult", "ConfidenceRuns", "ttts", "non_adaptive_confidence", "batch_thompson",
            "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS", "FIXED_CONFIDENCE_PROPOSALS",
@@ -278,9 +278,22 @@ def propose_all(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.r
 
 
 def propose_thompson(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.random.Generator,
-                     batch: int = 1) -> np.ndarray:
-    """Batch Thompson sampling's step: ``batch`` independent draws from pi per run, ``(R, batch)``."""
-    return _thompson(loc, scale, df, rng, size=batch)
+                     batch: int = 1, distinct: bool = False) -> np.ndarray:
+    """Batch Thompson sampling's step: ``batch`` independent draws from pi per run, ``(R, batch)``.
+
+    With ``distinct=True`` the batch is drawn from pi without replacement instead (``min(batch, N)`` distinct
+    models, as ``numpy.random.Generator.choice(N, batch, replace=False, p=pi)`` would: each next model from pi
+    renormalised over the models not yet drawn), by the Gumbel top-k device on the full pi of
+    :func:`~simstudy.posterior.prob_best`; a batch of all N models is the non-adaptive step.
+    """
+    if not distinct:
+        return _thompson(loc, scale, df, rng, size=batch)
+    N = loc.shape[1]
+    if batch >= N:
+        return np.broadcast_to(np.arange(N), loc.shape).copy()
+    with np.errstate(divide="ignore"):
+        keys = np.log(prob_best(loc, scale, df)) + rng.gumbel(size=loc.shape)
+    return np.argsort(-keys, axis=1, kind="stable")[:, :batch]
 
 
 #: The built-in proposals by algorithm name (``batch_thompson`` takes ``batch=``).
@@ -320,9 +333,40 @@ def _proposal(algorithm, batch: int) -> Callable:
         if algorithm == "batch_thompson" else propose
 
 
+class _Streams:
+    """Common random numbers: evaluation j of model m in run r is entry ``[r, m, j]`` of a score stream drawn from
+    its own generator in blocks of ``_BLOCK`` evaluations per run and model, all models of a block in turn, so
+    two callers whose generators share a seed see the same scores whichever models they evaluate when."""
+
+    def __init__(self, arms: Sequence, runs: int, rng: np.random.Generator):
+        self.arms, self.runs, self.rng = arms, runs, rng
+        self.scores = np.empty((runs, len(arms), 0))
+
+    def take(self, rows: np.ndarray, which: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """Scores of models ``which`` at stream positions ``position`` in runs ``rows`` (broadcast together)."""
+        need = int(position.max()) + 1 if position.size else 0
+        while self.scores.shape[2] < need:
+            block = np.stack([_scores(arm.sample((self.runs, _BLOCK), rng=self.rng), (self.runs, _BLOCK), a,
+                                      "sample(size, rng=rng)") for a, arm in enumerate(self.arms)], axis=1)
+            self.scores = np.concatenate([self.scores, block], axis=2)
+        return self.scores[rows, which, position]
+
+
+_BLOCK = 256
+
+
+def _positions(counts: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Each slot's stream position: its model's evaluations so far plus the earlier slots of that model in the
+    same step (a batch may repeat a model)."""
+    same = which[:, :, None] == which[:, None, :]
+    earlier = np.tril(np.ones(which.shape[1:] * 2, dtype=bool), -1)
+    return np.take_along_axis(counts, which, axis=1) + (same & earlier).sum(axis=2)
+
+
 def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *, algorithm: str | Callable,
                           rng: np.random.Generator, batch: int = 4, max_evaluations: int = 10_000,
-                          initial: int = 3, logit: bool = False) -> ConfidenceRuns:
+                          initial: int = 3, logit: bool = False, streams: np.random.Generator | None = None,
+                          mc_draws: int | None = None) -> ConfidenceRuns:
     """``runs`` independent fixed-confidence selections at once, stopped at every level in ``deltas``.
 
     Parameters
@@ -339,6 +383,15 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         Batch size of ``batch_thompson``.
     max_evaluations, initial, logit
         As :func:`ttts`. A step that would take a run past ``max_evaluations`` is not started.
+    streams : numpy.random.Generator, optional
+        Common random numbers: the j-th evaluation of model m in run r is the j-th score of that run's stream
+        for m, drawn from ``streams`` (``rng`` then drives only the algorithm). Two algorithms given generators
+        of the same seed see the same scores in the same order on every model of run r, so their difference
+        is paired run by run. By default each evaluation is a fresh draw from ``rng``.
+    mc_draws : int, optional
+        The stopping rule's pi by this many Monte Carlo draws per step, as the published FIESTA package computes
+        it (with 100,000 per model): stop when the largest estimated pi exceeds ``1 - delta`` and choose its
+        model. By default the leader's pi by quadrature (:func:`~simstudy.posterior.prob_leader`).
 
     Returns
     -------
@@ -351,11 +404,17 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         first call's, an index out of range), named in the message.
     """
     propose = _proposal(algorithm, batch)
-    deltas = _confidence_iv(arms, deltas, initial, max_evaluations, batch)
+    deltas = _confidence_iv(arms, deltas, initial, max_evaluations, batch, mc_draws=1 if mc_draws is None else mc_draws)
     rng_iv(rng, "fixed_confidence_runs")
     N, D, R = len(arms), deltas.size, int(runs)
 
-    y = _transform(draw(arms, np.broadcast_to(np.arange(N)[:, None], (R, N, initial)), rng), logit, "any")
+    if streams is not None:
+        rng_iv(streams, "fixed_confidence_runs streams")
+        stream = _Streams(arms, R, streams)
+        first = stream.take(np.arange(R)[:, None, None], np.arange(N)[:, None], np.arange(initial))
+    else:
+        first = draw(arms, np.broadcast_to(np.arange(N)[:, None], (R, N, initial)), rng)
+    y = _transform(first, logit, "any")
     sums, squares = y.sum(axis=-1), (y * y).sum(axis=-1)
     counts = np.full((R, N), initial, dtype=np.int64)
     step = _width(propose, *posterior(sums[:1], squares[:1], counts[:1]), N) if R else 1
@@ -367,8 +426,11 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
     active = np.arange(R)
     while active.size:
         loc, scale, df = posterior(sums[active], squares[active], counts[active])
-        leader = best_of(loc, rng, 1)[:, 0]
-        pi = prob_leader(loc, scale, df, leader)
+        if mc_draws is None:
+            leader = best_of(loc, rng, 1)[:, 0]
+            pi = prob_leader(loc, scale, df, leader)
+        else:
+            leader, pi = _mc_leader(loc, scale, df, mc_draws, rng)
         total = counts[active].sum(axis=1)
         stop = pending[:, active] & (pi > 1.0 - deltas[:, None])
         cap = pending[:, active] & ~stop & (total + step > max_evaluations)
@@ -386,13 +448,32 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         problem = proposal_problem(which, active.size, N, step)
         if problem:
             raise ValueError(f"fixed-confidence proposal {_name(propose)}: {problem}")
-        y = _transform(draw(arms, which, rng), logit, "any")
+        scores = (stream.take(active[:, None], which, _positions(counts[active], which)) if streams is not None
+                  else draw(arms, which, rng))
+        y = _transform(scores, logit, "any")
         flat = (np.arange(active.size)[:, None] * N + which).ravel()
         size = active.size * N
         sums[active] += np.bincount(flat, weights=y.ravel(), minlength=size).reshape(-1, N)
         squares[active] += np.bincount(flat, weights=(y * y).ravel(), minlength=size).reshape(-1, N)
         counts[active] += np.bincount(flat, minlength=size).reshape(-1, N)
     return ConfidenceRuns(tuple(float(x) for x in deltas), evaluations, chosen, capped, per_arm)
+
+
+_MC_SLICE = 1000
+
+
+def _mc_leader(loc, scale, df, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The model with the largest Monte Carlo pi of each run and that pi, from ``draws`` joint posterior draws
+    (taken ``_MC_SLICE`` at a time to bound memory)."""
+    A, N = loc.shape
+    wins = np.zeros((A, N))
+    for start in range(0, draws, _MC_SLICE):
+        m = min(_MC_SLICE, draws - start)
+        t = rng.standard_t(np.broadcast_to(df[:, None, :], (A, m, N)))
+        best = np.argmax(loc[:, None, :] + scale[:, None, :] * t, axis=-1)
+        wins += (best[..., None] == np.arange(N)).sum(axis=1)
+    leader = np.argmax(wins, axis=1)
+    return leader, wins[np.arange(A), leader] / draws
 
 
 def _width(propose: Callable, loc, scale, df, N: int) -> int:

@@ -15,6 +15,14 @@ Reported per algorithm and delta: the minimum, mean (with MCSE), median and maxi
 probability the best model is chosen (Clopper-Pearson interval); how many runs hit ``max_evaluations``
 (capped runs keep the model they would have chosen then and count at the cap; they are reported, never
 dropped); and the mean evaluations of each model.
+
+Options that test what the paper may have done differently (each off by default; the default runs and their
+chunks are unchanged): ``initial`` evaluations per model before the first update, per algorithm (the authors'
+TTTS notebook evaluates 5); ``counted_initial``, how many of them the counts include (that notebook counts 3);
+``distinct_batches`` (a batch of distinct models); ``mc_draws`` (a Monte Carlo pi in the stopping rule). With
+``common_numbers`` every algorithm reads the same score streams (model m's j-th evaluation in run r is the same
+score), so ``differences`` between algorithms are paired run by run; each difference carries its SD and the runs
+a two-sided 5% test needs to resolve it with 80% power.
 """
 
 from __future__ import annotations
@@ -39,6 +47,10 @@ from . import base
 __all__ = ["run", "variants", "paper_table", "Options", "headline", "STUDY"]
 
 _SCHEME = "fixed_confidence/1"
+# The sub-stream of the common score streams (variants use the one-number sub-streams 0, 1, ...).
+_STREAMS = (0, 1)
+# Normal quantiles of the runs-for-power measure: two-sided 5% test, 80% power.
+_Z_ALPHA, _Z_POWER = 1.959963984540054, 0.8416212335729143
 
 
 def variants(algorithms: tuple[str, ...], batch_sizes: tuple[int, ...]) -> list[tuple[str, str, int]]:
@@ -52,10 +64,19 @@ def variants(algorithms: tuple[str, ...], batch_sizes: tuple[int, ...]) -> list[
     return out
 
 
-def _proposal(name: str, batch: int):
+def _proposal(name: str, batch: int, distinct: bool = False):
     """The proposal of one variant: batch Thompson sampling's with its batch size bound (picklable)."""
     propose = plugins.selection_algorithm(name, "fixed_confidence")
-    return partial(propose, batch=batch) if name == "batch_thompson" else propose
+    if name != "batch_thompson":
+        return propose
+    return partial(propose, batch=batch, distinct=True) if distinct else partial(propose, batch=batch)
+
+
+def per_algorithm(values: tuple, algorithms: tuple, labels) -> tuple:
+    """One value per variant from ``values``: a single value for every algorithm, or one per algorithm in the
+    order of ``algorithms`` (batch Thompson sampling's value serves each of its batch sizes)."""
+    of = dict(zip(algorithms, values)) if len(values) > 1 else dict.fromkeys(algorithms, values[0])
+    return tuple(of[name] for _, name, _ in labels)
 
 
 @dataclass(frozen=True)
@@ -67,6 +88,9 @@ class _Work:
     proposals: tuple  # per variant: the proposal function, built-in or plugins.SelectionPlugin (by import path)
     max_evaluations: int
     logit: bool
+    initials: tuple = ()  # per variant; () = 3 each
+    common_numbers: bool = False
+    mc_draws: int | None = None
 
 
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
@@ -77,8 +101,13 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
            "per_arm": np.zeros((V, D, N), dtype=np.int64)}
     for v, propose in enumerate(work.proposals):
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, v))
+        # common random numbers: every variant reads the same score streams, a sub-stream of no variant's
+        streams = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, *_STREAMS)) \
+            if work.common_numbers else None
         runs = selection.fixed_confidence_runs(work.arms, work.deltas, task.reps, algorithm=propose, rng=rng,
-                                               max_evaluations=work.max_evaluations, logit=work.logit)
+                                               max_evaluations=work.max_evaluations, logit=work.logit,
+                                               initial=work.initials[v] if work.initials else 3, streams=streams,
+                                               mc_draws=work.mc_draws)
         out["evaluations"][v], out["chosen"][v], out["capped"][v] = runs.evaluations, runs.chosen, runs.capped
         out["per_arm"][v] = runs.per_arm.sum(axis=1)
     return out
@@ -90,6 +119,8 @@ def paper_table(summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (label, delta), g in summary.groupby(["algorithm", "delta"], sort=False):
         m = g.set_index("measure")
+        if "evaluations_min" not in m.index:  # a difference between variants (study.differences)
+            continue
         rows.append({"algorithm": label, "delta": delta,
                      "min": int(m.loc["evaluations_min", "estimate"]),
                      "mean": round(float(m.loc["evaluations_mean", "estimate"]), 1),
@@ -100,11 +131,24 @@ def paper_table(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _summary_rows(run_: base.ChunkedRun, key: str, labels, deltas, names, best: int, R: int,
-                  ci_level: float) -> list[dict]:
-    """Tidy rows per algorithm and delta from the cell's per-run results."""
+def _summary_rows(run_: base.ChunkedRun, key: str, labels, deltas, names, best: int, R: int, ci_level: float,
+                  uncounted: tuple = (), differences: bool = False, paired: bool = False) -> list[dict]:
+    """Tidy rows per algorithm and delta from the cell's per-run results.
+
+    ``uncounted[v]`` initial evaluations per model of variant v are left out of its counts (``study.
+    counted_initial``). With ``differences``, rows per later variant and delta: the mean difference of the first
+    variant's evaluations minus its own (``evaluations_difference``, with MCSE; paired run by run when
+    ``paired``), the SD of one difference (``difference_sd``: of the paired differences, else
+    ``sqrt(var_1 + var_2)``) and the runs per variant a two-sided 5% test needs to find that difference with
+    80% power, ``((z_0.975 + z_0.8) * sd / difference)^2`` (``runs_for_power``).
+    """
     evaluations, chosen = run_.stacked(key, "evaluations"), run_.stacked(key, "chosen")
     capped, per_arm = run_.stacked(key, "capped"), run_.total(key, "per_arm")
+    N = len(names)
+    if uncounted:
+        cut = np.asarray(uncounted, dtype=np.int64)
+        evaluations = evaluations - (cut * N)[:, None, None]
+        per_arm = per_arm - (cut * R)[:, None, None]
     rows = []
     for v, (label, _, batch) in enumerate(labels):
         for d, delta in enumerate(deltas):
@@ -125,7 +169,19 @@ def _summary_rows(run_: base.ChunkedRun, key: str, labels, deltas, names, best: 
                                  estimate=p, mcse=float(np.sqrt(p * (1 - p) / R)), ci_low=float(low),
                                  ci_high=float(high)))
             rows += [dict(head, measure="arm_evaluations", arm=names[m], estimate=per_arm[v, d, m] / R, mcse=np.nan,
-                          ci_low=np.nan, ci_high=np.nan) for m in range(len(names))]
+                          ci_low=np.nan, ci_high=np.nan) for m in range(N)]
+    for v in range(1, len(labels)) if differences else ():
+        for d, delta in enumerate(deltas):
+            a, b = evaluations[0, d].astype(np.float64), evaluations[v, d].astype(np.float64)
+            diff = float(a.mean() - b.mean())
+            sd = float(np.std(a - b, ddof=1) if paired else np.sqrt(a.var(ddof=1) + b.var(ddof=1)))
+            with np.errstate(divide="ignore"):
+                runs = float(((_Z_ALPHA + _Z_POWER) * sd / abs(diff)) ** 2) if diff else np.inf
+            head = dict(cell=key, distribution="arms", algorithm=f"{labels[0][0]} - {labels[v][0]}", batch=0,
+                        delta=delta, confidence=1 - delta, reps=R, arm="", ci_low=np.nan, ci_high=np.nan)
+            rows += [dict(head, measure="evaluations_difference", estimate=diff, mcse=sd / np.sqrt(R)),
+                     dict(head, measure="difference_sd", estimate=sd, mcse=np.nan),
+                     dict(head, measure="runs_for_power", estimate=runs, mcse=np.nan)]
     return rows
 
 
@@ -138,9 +194,20 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     labels = tuple(variants(opts.algorithms, opts.batch_sizes))
     arms, names, means, best = selection.arms_of(config.distributions)
     key = base.cell_key(arms=[d.key for d in config.distributions])
-    proposals = tuple(_proposal(name, batch) for _, name, batch in labels)
-    work = _Work(config.seed, arms, deltas, labels, proposals, cap, logit)
+    proposals = tuple(_proposal(name, batch, opts.distinct_batches) for _, name, batch in labels)
+    initials = per_algorithm(opts.initial, opts.algorithms, labels)
+    work = _Work(config.seed, arms, deltas, labels, proposals, cap, logit, initials, opts.common_numbers,
+                 opts.mc_draws)
     settings = {"deltas": deltas, "variants": labels, "max_evaluations": cap, "logit": logit}
+    # options that change the runs join the fingerprint only when set, so default runs keep their chunks
+    if any(i != 3 for i in initials):
+        settings["initials"] = initials
+    if opts.common_numbers:
+        settings["common_numbers"] = True
+    if opts.distinct_batches:
+        settings["distinct_batches"] = True
+    if opts.mc_draws is not None:
+        settings["mc_draws"] = opts.mc_draws
     # a plug-in's code joins the fingerprint (an edited plug-in never resumes its old chunks); built-ins' stays
     sources = {n: s for n in dict.fromkeys(name for _, name, _ in labels)
                if (s := plugins.selection_settings(n, "fixed_confidence")) is not None}
@@ -148,7 +215,10 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                            settings={**settings, "plugins": sources} if sources else settings)
     R = config.study.reps
     # a cell whose chunks failed is reported by base.finish, not summarised from part of its runs
-    rows = _summary_rows(run_, key, labels, deltas, names, best, R, ci_level) if run_.succeeded({key: 0}) else []
+    counted = None if opts.counted_initial is None else per_algorithm(opts.counted_initial, opts.algorithms, labels)
+    uncounted = tuple(i - c for i, c in zip(initials, counted)) if counted else ()
+    rows = (_summary_rows(run_, key, labels, deltas, names, best, R, ci_level, uncounted, opts.differences,
+                          opts.common_numbers) if run_.succeeded({key: 0}) else [])
     summary = pd.DataFrame(rows)
     table = paper_table(summary) if rows else pd.DataFrame()
     files = {"table_csv": out_dir / "table.csv", "table_md": out_dir / "table.md"}
@@ -183,6 +253,29 @@ class Options(StudyOptions):
                                   schema.integer(minimum=1))
     logit: bool = option(False, "model the logit of the scores (scores must lie in (0, 1))", schema.boolean())
     ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals", schema.level())
+    initial: tuple = option((3,), "evaluations of every model before the first update (>= 3): one value for every "
+                            "algorithm, or one per algorithm in the order of study.algorithms",
+                            schema.listed(schema.integer(minimum=3), what="at least one count", unique=False,
+                                          sort=False))
+    counted_initial: tuple | None = option(None, "report counts as if every model's initial evaluations had been "
+                                           "this many (the rest left out of the counts; the authors' TTTS "
+                                           "notebook evaluates 5 and counts 3): one value or one per algorithm; "
+                                           "null counts every evaluation",
+                                           schema.optional(schema.listed(schema.integer(minimum=0),
+                                                                         what="at least one count", unique=False,
+                                                                         sort=False)))
+    distinct_batches: bool = option(False, "batch_thompson draws its batch from pi without replacement "
+                                    "(distinct models; a batch of every model is the non-adaptive step)",
+                                    schema.boolean())
+    common_numbers: bool = option(False, "common random numbers: the j-th evaluation of a model in run r is the "
+                                  "same score for every algorithm, so differences between algorithms are paired",
+                                  schema.boolean())
+    mc_draws: int | None = option(None, "pi of the stopping rule by this many Monte Carlo draws per step (the "
+                                  "FIESTA package's way, with 100,000 per model); null: by quadrature",
+                                  schema.optional(schema.integer(minimum=1)))
+    differences: bool = option(False, "also report each algorithm's mean difference in evaluations from the first "
+                               "(first minus it; paired with common_numbers), its SD and the runs needed to "
+                               "resolve it at 80% power (two-sided 5%)", schema.boolean())
 
 
 def headline(summary: pd.DataFrame) -> str:
@@ -197,6 +290,19 @@ def _check(config: Config) -> None:
     if opts.max_evaluations < 3 * len(dists):
         raise ConfigError(f"study.max_evaluations must allow the initial three evaluations of each of the "
                           f"{len(dists)} arms ({3 * len(dists)}), got {opts.max_evaluations}")
+    for name in ("initial", "counted_initial"):
+        values = getattr(opts, name)
+        if values is not None and len(values) not in (1, len(opts.algorithms)):
+            raise ConfigError(f"study.{name} must have one value or one per algorithm ({len(opts.algorithms)}), "
+                              f"got {list(values)}")
+    if opts.counted_initial is not None:
+        for name, i, c in zip(opts.algorithms, *(v * len(opts.algorithms) if len(v) == 1 else v
+                                                 for v in (opts.initial, opts.counted_initial))):
+            if c > i:
+                raise ConfigError(f"study.counted_initial must not exceed study.initial ({i} for {name}), got {c}")
+    if opts.max_evaluations < max(opts.initial) * len(dists):
+        raise ConfigError(f"study.max_evaluations must allow the initial {max(opts.initial)} evaluations of each "
+                          f"of the {len(dists)} arms ({max(opts.initial) * len(dists)}), got {opts.max_evaluations}")
     if opts.logit:
         for d in dists:
             low, high = d.build().support

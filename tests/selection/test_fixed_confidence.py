@@ -1,6 +1,8 @@
 """Fixed-confidence model selection (Moss et al. 2019, Algorithm 2 and §4.3): TTTS, the non-adaptive baseline and
 batch Thompson sampling, one run at a time and vectorized across runs."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -214,3 +216,67 @@ def test_rng_must_be_a_generator(rng):
         with pytest.raises(ValueError, match=r"rng= must be a numpy.random.Generator, e.g. "
                                              r"np.random.default_rng\(0\), got "):
             call()
+
+
+def test_common_numbers_streams_give_the_jth_score_whatever_the_order():
+    from simstudy.selection.fixed_confidence import _positions, _Streams
+    arms = tdsa_arms()[:3]
+    late, early = _Streams(arms, 4, np.random.default_rng(5)), _Streams(arms, 4, np.random.default_rng(5))
+    rows, which = np.arange(4)[:, None], np.array([[2, 0]] * 4)
+    far = late.take(rows, which, np.array([[300, 1]] * 4))  # reads past the first block before the start
+    near = early.take(rows, which, np.array([[1, 1]] * 4))
+    assert near[0, 1] == far[0, 1] and (early.take(rows, which, np.array([[300, 1]] * 4)) == far).all()
+    # a batch repeating a model reads that model's next positions in order
+    np.testing.assert_array_equal(_positions(np.array([[3, 3, 7]]), np.array([[1, 1, 2, 1]])), [[3, 4, 7, 5]])
+
+
+def test_common_numbers_make_runs_depend_only_on_the_streams(rng):
+    # the non-adaptive baseline proposes without randomness: on common numbers its runs are the same whatever
+    # drives the algorithm, and a distinct batch of every model is the same step
+    arms, seed = tdsa_arms(), int(rng.integers(2**31))
+    runs = [selection.fixed_confidence_runs(arms, [0.2], 20, algorithm=algorithm, rng=np.random.default_rng(s),
+                                            streams=np.random.default_rng(seed))
+            for algorithm, s in (("non_adaptive", 1), ("non_adaptive", 2),
+                                 (partial(selection.propose_thompson, batch=8, distinct=True), 3))]
+    for other in runs[1:]:
+        np.testing.assert_array_equal(runs[0].evaluations, other.evaluations)
+        np.testing.assert_array_equal(runs[0].per_arm, other.per_arm)
+    fresh = selection.fixed_confidence_runs(arms, [0.2], 20, algorithm="non_adaptive",
+                                            rng=np.random.default_rng(seed))
+    assert not np.array_equal(fresh.evaluations, runs[0].evaluations)
+
+
+def test_common_numbers_do_not_change_the_distribution(rng):
+    arms = gaussians([0.66, 0.69, 0.70, 0.71])
+    a = selection.fixed_confidence_runs(arms, [0.2], 200, algorithm="ttts", rng=rng).evaluations[0]
+    b = selection.fixed_confidence_runs(arms, [0.2], 200, algorithm="ttts", rng=rng, streams=rng).evaluations[0]
+    assert abs(a.mean() - b.mean()) < 4 * np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+
+
+def test_distinct_batches_are_drawn_from_pi_without_replacement(rng):
+    from simstudy.posterior import prob_best
+    loc, scale, df = (np.broadcast_to(np.asarray(x, dtype=float), (3000, 4))
+                      for x in ([0.70, 0.69, 0.68, 0.60], [0.01, 0.01, 0.02, 0.01], [3.0, 5.0, 4.0, 3.0]))
+    which = selection.propose_thompson(loc, scale, df, rng=rng, batch=3, distinct=True)
+    assert which.shape == (3000, 3) and (np.sort(which, axis=1)[:, 1:] != np.sort(which, axis=1)[:, :-1]).all()
+    pi = prob_best(loc[0], scale[0], df[0])
+    # the first model is drawn from pi; the second from pi renormalised without the first
+    assert stats.chisquare(np.bincount(which[:, 0], minlength=4), 3000 * pi).pvalue > 1e-3
+    second = np.array([sum(pi[i] * pi[j] / (1 - pi[i]) for i in range(4) if i != j) for j in range(4)])
+    assert stats.chisquare(np.bincount(which[:, 1], minlength=4), 3000 * second).pvalue > 1e-3
+    every = selection.propose_thompson(loc[:2], scale[:2], df[:2], rng=rng, batch=6, distinct=True)
+    np.testing.assert_array_equal(every, [[0, 1, 2, 3]] * 2)
+
+
+def test_monte_carlo_stopping_rule(rng):
+    from simstudy.selection.fixed_confidence import _mc_leader
+    loc, scale, df = np.array([[0.5, 0.9, 0.1]]), np.full((1, 3), 1e-6), np.full((1, 3), 3.0)
+    leader, pi = _mc_leader(loc, scale, df, 2500, rng)  # beyond one slice of draws
+    assert leader[0] == 1 and pi[0] == 1.0
+    # many draws: the quadrature's stopping in distribution; few draws: a noisy pi stops earlier
+    arms, R = gaussians([0.66, 0.69, 0.70, 0.71]), 200
+    exact = selection.fixed_confidence_runs(arms, [0.2], R, algorithm="ttts", rng=rng).evaluations[0]
+    mc = selection.fixed_confidence_runs(arms, [0.2], R, algorithm="ttts", rng=rng, mc_draws=2000).evaluations[0]
+    noisy = selection.fixed_confidence_runs(arms, [0.2], R, algorithm="ttts", rng=rng, mc_draws=5).evaluations[0]
+    se = np.sqrt(exact.var(ddof=1) / R + mc.var(ddof=1) / R)
+    assert abs(exact.mean() - mc.mean()) < 4 * se and noisy.mean() < exact.mean() - 4 * se

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from simstudy import config
 from simstudy.studies import fixed_confidence
@@ -71,3 +72,70 @@ def test_logit_runs_on_f1_scores_and_needs_scores_inside_the_unit_interval(tmp_p
                              "b": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 2}},
             "study": {"name": "fc", "kind": "fixed_confidence", "logit": True},
         })
+
+
+def _rows(summary, measure, algorithm=None):
+    s = summary[summary.measure == measure]
+    return (s if algorithm is None else s[s.algorithm == algorithm]).sort_values("delta")
+
+
+def test_counted_initial_leaves_initial_evaluations_out_of_the_counts_on_the_same_chunks(tmp_path):
+    small = dict(reps=20, chunk_reps=20, algorithms=["ttts", "non_adaptive"])
+    full = fixed_confidence.run(make_config(**small), tmp_path).summary
+    part = fixed_confidence.run(make_config(counted_initial=[0, 3], **small), tmp_path)
+    assert part.report.computed == 0  # a counting convention: the same runs, reported otherwise
+    N = len(MODELS)
+    for measure in ("evaluations_min", "evaluations_mean", "evaluations_max"):
+        np.testing.assert_allclose(_rows(part.summary, measure, "ttts").estimate,
+                                   _rows(full, measure, "ttts").estimate - 3 * N, rtol=1e-12)
+        np.testing.assert_array_equal(_rows(part.summary, measure, "non_adaptive").estimate,
+                                      _rows(full, measure, "non_adaptive").estimate)
+    for (alg, delta), g in part.summary.groupby(["algorithm", "delta"]):
+        assert g[g.measure == "arm_evaluations"].estimate.sum() == pytest.approx(
+            g[g.measure == "evaluations_mean"].estimate.iloc[0])
+
+
+def test_initial_per_algorithm_changes_only_that_algorithm(tmp_path):
+    small = dict(reps=20, chunk_reps=20, algorithms=["ttts", "non_adaptive"])
+    base = fixed_confidence.run(make_config(**small), tmp_path / "base").summary
+    five = fixed_confidence.run(make_config(initial=[5, 3], counted_initial=3, **small), tmp_path / "five").summary
+    np.testing.assert_array_equal(_rows(five, "evaluations_mean", "non_adaptive").estimate,
+                                  _rows(base, "evaluations_mean", "non_adaptive").estimate)
+    # TTTS evaluates 5 per model first and counts them as 3: no run reports fewer than 3 per model
+    assert (_rows(five, "evaluations_min", "ttts").estimate >= 3 * len(MODELS)).all()
+    assert not np.array_equal(_rows(five, "evaluations_mean", "ttts").estimate,
+                              _rows(base, "evaluations_mean", "ttts").estimate)
+
+
+def test_differences_and_runs_for_power(tmp_path):
+    cfg = make_config(reps=20, chunk_reps=10, algorithms=["non_adaptive", "batch_thompson"], batch_sizes=[8],
+                      distinct_batches=True, common_numbers=True, differences=True)
+    s = fixed_confidence.run(cfg, tmp_path).summary
+    label = "non_adaptive - batch_thompson_8"
+    # a distinct batch of every model is the non-adaptive step: on common numbers the runs are the same
+    assert (_rows(s, "evaluations_difference", label).estimate == 0).all()
+    assert (_rows(s, "difference_sd", label).estimate == 0).all()
+    assert np.isinf(_rows(s, "runs_for_power", label).estimate).all()
+    cfg = make_config(reps=20, chunk_reps=10, algorithms=["ttts", "non_adaptive"], differences=True)
+    s = fixed_confidence.run(cfg, tmp_path / "unpaired").summary
+    label = "ttts - non_adaptive"
+    diff, sd = _rows(s, "evaluations_difference", label), _rows(s, "difference_sd", label)
+    means = {a: _rows(s, "evaluations_mean", a).estimate.to_numpy() for a in ("ttts", "non_adaptive")}
+    np.testing.assert_allclose(diff.estimate, means["ttts"] - means["non_adaptive"])
+    mcse = {a: _rows(s, "evaluations_mean", a).mcse.to_numpy() for a in ("ttts", "non_adaptive")}
+    np.testing.assert_allclose(diff.mcse, np.hypot(mcse["ttts"], mcse["non_adaptive"]))  # unpaired
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    np.testing.assert_allclose(_rows(s, "runs_for_power", label).estimate,
+                               (z * sd.estimate.to_numpy() / diff.estimate.to_numpy()) ** 2)
+    table = pd.read_csv(tmp_path / "unpaired" / "table.csv")
+    assert set(table.algorithm) == {"ttts", "non_adaptive"}
+
+
+@pytest.mark.parametrize("study, message", [
+    ({"initial": [5, 3]}, r"study.initial must have one value or one per algorithm \(3\), got \[5, 3\]"),
+    ({"initial": [2]}, "study.initial must be an integer >= 3, got 2"),
+    ({"counted_initial": [4]}, r"study.counted_initial must not exceed study.initial \(3 for ttts\), got 4"),
+])
+def test_bad_initial_settings_are_config_errors(study, message):
+    with pytest.raises(config.ConfigError, match=message):
+        make_config(**study)
