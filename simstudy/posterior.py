@@ -8,7 +8,9 @@ Evaluations of model m are modelled as Gaussian with unknown mean and variance; 
 with T evaluations, their mean and S the sum of squared deviations (T >= 3). :func:`prob_best` gives
 ``pi_m = P(mu_m is the largest)`` by deterministic quadrature; :func:`prob_best_mc` by Monte Carlo (what the
 published FIESTA package does, with 800,000 draws per step) as an option and a cross-check;
-:func:`prob_leader` only the largest posterior mean's pi, which is all a stopping rule needs.
+:func:`prob_leader` only the largest posterior mean's pi, which is all a stopping rule needs;
+:func:`prob_leader_upper` a cheap guaranteed upper bound on it, so a stopping rule computes the quadrature only
+where the bound does not already rule stopping out.
 
 Every function takes arrays whose last axis is the arms and whose leading axes are independent problems
 (e.g. independent runs), so many selections are updated in one call.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-__all__ = ["posterior", "prob_best", "prob_best_mc", "prob_leader"]
+__all__ = ["posterior", "prob_best", "prob_best_mc", "prob_leader", "prob_leader_upper"]
 
 # pi's quadrature: Gauss-Legendre on panels of (0, 1) in the quantile scale of the arm whose pi it is. Besides
 # _BASE equal panels, the edges include where each other arm's posterior CDF passes _LEVELS, so a sharp
@@ -113,6 +115,51 @@ def prob_leader(location, scale, df, leader) -> np.ndarray:
     """
     loc, sc, df = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (location, scale, df)))
     return _pi_of(loc, sc, df, np.asarray(leader, dtype=np.intp))
+
+
+def prob_leader_upper(location, scale, df, leader, *, panels: int = 16) -> np.ndarray:
+    """A guaranteed upper bound on :func:`prob_leader`'s pi, at about a twentieth of its cost; shape (...).
+
+    With ``g(u) = prod_{j != m} F_j(F_m^{-1}(u))``, ``pi_m = int_0^1 g(u) du`` and ``g`` is non-decreasing
+    (every factor is a CDF of an increasing function of u), so the right Riemann sum on ``panels`` equal
+    panels bounds the integral from above -- exactly, not as an approximation -- and exceeds it by at most
+    ``(g(1) - g(0)) / panels <= 1 / panels``. A stopping rule ``pi > 1 - delta`` needs the quadrature only
+    where this bound reaches ``1 - delta``; elsewhere it cannot stop, whatever the quadrature would say.
+
+    Parameters
+    ----------
+    location, scale, df : array_like, shape (..., N)
+        From :func:`posterior`.
+    leader : array_like of int, shape (...)
+        The arm whose pi is bounded, one per problem.
+    panels : int
+        The number of equal panels of (0, 1); the bound's slack is at most ``1 / panels``.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        ``upper >= pi_leader``, ``upper - pi_leader <= 1 / panels``.
+
+    Example
+    -------
+    >>> loc, scale, df = np.array([0.70, 0.68, 0.65]), np.array([0.01, 0.01, 0.02]), np.array([5.0, 5.0, 5.0])
+    >>> pi = prob_leader(loc, scale, df, 0)
+    >>> bound = prob_leader_upper(loc, scale, df, 0)
+    >>> bool(pi <= bound <= pi + 1 / 16)
+    True
+    """
+    loc, sc, df = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (location, scale, df)))
+    lead, N = loc.shape[:-1], loc.shape[-1]
+    loc, sc, df = (a.reshape(-1, N) for a in (loc, sc, df))
+    m = np.broadcast_to(np.asarray(leader, dtype=np.intp), lead).reshape(-1)
+    rows = np.arange(loc.shape[0])
+    u = np.arange(1, panels) / panels  # the right ends of the panels; g(1) = 1 closes the sum
+    loc_m, sc_m, df_m = loc[rows, m][:, None], sc[rows, m][:, None], df[rows, m][:, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = loc_m + sc_m * special.stdtrit(df_m, u)  # (A, panels - 1)
+        F = special.stdtr(df[..., None], (x[:, None, :] - loc[..., None]) / sc[..., None])  # (A, N, panels - 1)
+    F[rows, m] = 1.0
+    return ((np.prod(F, axis=1).sum(axis=1) + 1.0) / panels).reshape(lead)
 
 
 def prob_best_mc(location, scale, df, *, draws: int, rng: np.random.Generator) -> np.ndarray:

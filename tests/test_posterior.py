@@ -59,6 +59,23 @@ def test_prob_leader_is_prob_best_of_the_leader_and_only_the_leader_can_pass_one
     assert pi[others].max() < 0.5 + 1e-6
 
 
+def test_prob_leader_upper_bounds_pi_within_one_panel():
+    # 60 TTTS-like states (seed 31), from the leader's pi near 1/8 to near 1: the bound is never below the
+    # reference pi (it is exact, not approximate) and never more than 1/panels above it.
+    rng = np.random.default_rng(31)
+    counts = rng.integers(3, 80, (60, 8)).astype(float)
+    loc = 0.7 + rng.uniform(0.001, 0.03, (60, 1)) * rng.standard_normal((60, 8))
+    scale = 0.01 * np.exp(rng.normal(0, 1, (60, 8))) / np.sqrt(counts)
+    leader = np.argmax(loc, axis=1)
+    reference = np.array([_pi_reference(loc[i], scale[i], counts[i] - 2, leader[i]) for i in range(60)])
+    assert reference.min() < 0.3 and reference.max() > 0.99  # the states span the stopping bars
+    for panels in (8, 16, 64):
+        upper = posterior.prob_leader_upper(loc, scale, counts - 2, leader, panels=panels)
+        assert np.all(upper >= reference - 1e-12) and np.all(upper <= reference + 1 / panels + 1e-12)
+    # the bound's slack is what the screen in fixed_confidence_runs relies on: far above the quadrature's error
+    assert np.abs(posterior.prob_leader(loc, scale, counts - 2, leader) - reference).max() < 1e-4
+
+
 def test_posterior_matches_the_t_formula():
     x = np.array([0.61, 0.64, 0.60, 0.66, 0.62])
     loc, scale, df = posterior.posterior(x.sum(), (x**2).sum(), x.size)

@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import special
 
-from ..posterior import posterior, prob_best, prob_best_mc, prob_leader
+from ..posterior import posterior, prob_best, prob_best_mc, prob_leader, prob_leader_upper
 from .._rng import rng_iv
 from ._arms import _scores, arms_iv, best_of, draw, evaluator
 
@@ -363,6 +363,11 @@ def _positions(counts: np.ndarray, which: np.ndarray) -> np.ndarray:
     return np.take_along_axis(counts, which, axis=1) + (same & earlier).sum(axis=2)
 
 
+#: How far below a stopping bar the exact upper bound on pi must stay for the quadrature to be skipped: 16 times
+#: the quadrature's largest error measured against a 7,000-node reference (6e-5; see simstudy.posterior).
+_SCREEN_MARGIN = 1e-3
+
+
 def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *, algorithm: str | Callable,
                           rng: np.random.Generator, batch: int = 4, max_evaluations: int = 10_000,
                           initial: int = 3, logit: bool = False, streams: np.random.Generator | None = None,
@@ -428,7 +433,14 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         loc, scale, df = posterior(sums[active], squares[active], counts[active])
         if mc_draws is None:
             leader = best_of(loc, rng, 1)[:, 0]
-            pi = prob_leader(loc, scale, df, leader)
+            # The quadrature only where a cheap exact upper bound on pi reaches the lowest bar still pending
+            # (less a margin far above the quadrature's error, ~6e-5): elsewhere no run can stop, so the
+            # decisions, and every number, are the quadrature's own, at a fraction of its cost.
+            bar = np.where(pending[:, active], 1.0 - deltas[:, None], np.inf).min(axis=0)
+            near = prob_leader_upper(loc, scale, df, leader) > bar - _SCREEN_MARGIN
+            pi = np.zeros(active.size)
+            if near.any():
+                pi[near] = prob_leader(loc[near], scale[near], df[near], leader[near])
         else:
             leader, pi = _mc_leader(loc, scale, df, mc_draws, rng)
         total = counts[active].sum(axis=1)
