@@ -1213,6 +1213,7 @@ def _reproduce(argv: list[str]) -> None:
     ``only``, the other entries are reported from their earlier runs where those exist."""
     import subprocess
     import time
+    from concurrent.futures import ThreadPoolExecutor
 
     from . import reproduce
 
@@ -1242,47 +1243,72 @@ def _reproduce(argv: list[str]) -> None:
         earlier = reproduce.read_report(out)
     except (reproduce.OutDirError, OSError) as exc:
         _fail(str(exc), None)
-    def run_one(name: str, command_args, quick_args, run_dir: Path, asked: bool):
-        """Run one catalogued command (if asked) in its own process: (command as shown, seconds, error)."""
-        runner = [] if command_args[:1] and command_args[0] in SUBCOMMANDS else [
-            f"runner.n_jobs={n_jobs}", "runner.progress=false"]
+    # Every run is a process of its own; `workers` of them run at once, one core each (a run's numbers do not
+    # depend on its runner.n_jobs), so the many short runs' start-up and single-threaded work overlap.
+    workers = (os.cpu_count() or 1) if int(n_jobs) == -1 else int(n_jobs)
+
+    def shown(command_args, quick_args) -> tuple[list[str], str]:
+        """The arguments of one catalogued run, and the command as the report shows it (no runner keys)."""
+        runner = [] if command_args[:1] and command_args[0] in SUBCOMMANDS else ["runner.n_jobs=1",
+                                                                                 "runner.progress=false"]
         args = [*command_args, *(quick_args if quick else ()), *runner]
-        command = "simstudy " + " ".join(a for a in args if not a.startswith("runner."))
-        if not asked:
-            return command, None, ""
+        return args, "simstudy " + " ".join(a for a in args if not a.startswith("runner."))
+
+    def run_one(name: str, args: list[str], command: str, run_dir: Path) -> tuple[float, str]:
+        """Run one catalogued command in its own process: (seconds, error)."""
         log.info("reproduce %s: %s", name, command)
         started = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "simstudy.cli", *args, f"hydra.run.dir={run_dir}"],
                               capture_output=True, text=True)
         seconds = time.perf_counter() - started
         error = "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["no message"])[-1]
-        return command, seconds, error
+        if error:
+            log.warning("%s failed: %s", name, error)
+        return seconds, error
+
+    # The runs to make (entry, hypothesis or None, arguments, command, directory), in catalogue order.
+    plan = []
+    for entry in entries:
+        if entry.unavailable:
+            continue
+        plan.append((entry, None, *shown(entry.command, entry.quick), runs / entry.id))
+        plan += [(entry, h, *shown(h.command, entry.quick_for(h)), reproduce.hypothesis_dir(runs, entry, h))
+                 for h in entry.hypotheses]
+    asked = [job for job in plan if job[0].id in wanted]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {id(job): pool.submit(run_one, job[0].id + (f", hypothesis {job[1].id}" if job[1] else ""),
+                                        job[2], job[3], job[4]) for job in asked}
+        done = {key: future.result() for key, future in futures.items()}
+    elapsed = time.perf_counter() - started
+    full_run = reproduce.record_full_run(runs, [job[4] for job in plan], elapsed, workers,
+                                         full=len(asked) == len(plan))
 
     sections = []
     for entry in entries:
         run_dir = runs / entry.id
-        asked = entry.id in wanted and not entry.unavailable
-        if not asked and not entry.unavailable and not (run_dir / entry.table).is_file():
+        if not entry.unavailable and entry.id not in wanted and not (run_dir / entry.table).is_file():
             if entry.id in earlier:  # not asked for, its run not here: the earlier report's section stays
                 sections.append(reproduce.kept_section(entry, earlier[entry.id]))
             continue
-        command, seconds, error = run_one(entry.id, entry.command, entry.quick, run_dir, asked)
-        tried = []
-        for h in entry.hypotheses if not entry.unavailable else ():
-            h_dir = reproduce.hypothesis_dir(runs, entry, h)
-            h_command, h_seconds, h_error = run_one(f"{entry.id}, hypothesis {h.id}", h.command,
-                                                    entry.quick_for(h), h_dir, asked)
-            if not asked and not (h_dir / entry.table).is_file():
+        if entry.unavailable:
+            sections.append(reproduce.read_section(entry, run_dir, "", None))
+            continue
+        jobs = [job for job in plan if job[0] is entry]
+        own, tried = jobs[0], []
+        seconds, error = done.get(id(own), (None, ""))
+        for job in jobs[1:]:
+            _, h, _, h_command, h_dir = job
+            h_seconds, h_error = done.get(id(job), (None, ""))
+            if h_seconds is None and not (h_dir / entry.table).is_file():
                 h_error = "not run yet (run it with only=" + entry.id + ")"
             tried.append(reproduce.read_hypothesis(entry, h, h_dir, h_command, h_seconds, h_error))
-            if h_error and asked:
-                log.warning("%s, hypothesis %s failed: %s", entry.id, h.id, h_error)
-        sections.append(reproduce.read_section(entry, run_dir, command, seconds, error, tuple(tried)))
+        sections.append(reproduce.read_section(entry, run_dir, own[3], seconds, error, tuple(tried)))
         log.info("%s: %s", entry.id, reproduce.verdict(sections[-1]) + (f" ({error})" if error else ""))
     try:
         path = reproduce.write_report(sections, out, quick=quick,
                                       total_seconds=sum(reproduce.section_seconds(s) for s in sections),
-                                      cores=os.cpu_count() or 1)
+                                      cores=os.cpu_count() or 1, full_run=full_run)
     except reproduce.OutDirError as exc:  # a file appeared in the report's place while the runs ran
         _fail(str(exc), None)
     log.info("wrote %s", path)

@@ -52,7 +52,8 @@ _ANCHOR = re.compile(r'^<a id="([A-Za-z0-9_.-]+)"></a>$', flags=re.M)
 
 __all__ = ["CHECK_KINDS", "MARKER", "VERDICTS", "Check", "Entry", "Hypothesis", "HypothesisRun", "OutDirError",
            "Outcome", "Section", "best_hypothesis", "catalogue_path", "check_out_dir", "evaluate", "hypothesis_dir",
-           "kept_section", "load_catalogue", "read_hypothesis", "read_report", "read_section", "section_seconds",
+           "kept_section", "load_catalogue", "read_hypothesis", "read_report", "read_section", "record_full_run",
+           "section_seconds",
            "verdict",
            "write_report"]
 
@@ -550,12 +551,44 @@ def kept_section(entry: Entry, text: str) -> Section:
                    kept=text)
 
 
+_TIMING = "reproduce.json"  # beside the runs: the wall time of the last full regeneration
+
+
+def record_full_run(runs_dir: str | Path, run_dirs, seconds: float, workers: int, *, full: bool) -> dict | None:
+    """Record ``seconds`` as the wall time of a full regeneration if this invocation ran every run (``full``)
+    and none of ``run_dirs`` resumed anything (every study computed all its chunks now); return the
+    regeneration on record (or ``None``).
+
+    A rerun that resumes takes less time than the work it reports, so only a from-scratch run is recorded."""
+    import json
+
+    runs_dir = Path(runs_dir)
+
+    def resumed(d: Path) -> bool:
+        try:
+            return json.loads((d / "run.json").read_text())["runner"].get("resumed", 0) > 0
+        except (OSError, ValueError, KeyError, TypeError):
+            return False  # a data command (no run.json) computes everything every time
+
+    run_dirs = list(run_dirs)
+    if full and not any(resumed(Path(d)) for d in run_dirs):
+        io.write_json({"wall_seconds": seconds, "runs": len(run_dirs), "workers": workers},
+                      runs_dir / _TIMING)
+    try:
+        return json.loads((runs_dir / _TIMING).read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, total_seconds: float,
-                 cores: int) -> Path:
+                 cores: int, full_run: dict | None = None) -> Path:
     """Write ``REPRODUCTION.md`` and its figures (``reproduction/<id>.png``) into ``out_dir``, and the marker
     :data:`MARKER` listing them; kept sections (``Section.kept``) are copied as they are, their figures left
     untouched. Raises :class:`OutDirError` (before writing anything) if a file to be written is not
-    simstudy's (:func:`check_out_dir`)."""
+    simstudy's (:func:`check_out_dir`).
+
+    ``total_seconds`` is the runs' own wall times added up; ``full_run``, if given, the last full regeneration
+    (:func:`record_full_run`), whose wall time the headline reports."""
     out_dir = Path(out_dir)
     figures = {f"reproduction/{s.entry.id}.png": s.figure for s in sections
                if not (s.kept or s.entry.unavailable or s.error) and s.figure is not None}
@@ -569,9 +602,13 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
         "# Reproducing the papers with simstudy",
         "",
         f"The {len(sections)} results below were regenerated at {scale} by `simstudy reproduce"
-        f"{' --quick' if quick else ''}` in **{total_seconds / 60:.1f} minutes on {cores} cores** (wall time of "
-        f"the runs, recorded when each was computed): {counts['reproduced']} reproduced{explained}, "
-        f"{counts['differs']} differ{failed}.",
+        f"{' --quick' if quick else ''}`: {counts['reproduced']} reproduced{explained}, "
+        f"{counts['differs']} {'differs' if counts['differs'] == 1 else 'differ'}{failed}. " + (
+            f"A full regeneration, {full_run['runs']} runs from scratch, took **{full_run['wall_seconds'] / 60:.1f} "
+            f"minutes on {cores} cores** (wall time; {full_run['workers']} runs at a time, one core each); the "
+            f"runs' own wall times, recorded when each was computed, add up to {total_seconds / 60:.1f} minutes."
+            if full_run else f"The runs took **{total_seconds / 60:.1f} minutes on {cores} cores** (their wall "
+                             f"times added up, recorded when each was computed)."),
         "",
         "Each verdict is computed from the numbers by the checks in `experiments/reproduction.yaml`: "
         "*reproduced* when every judged check passes, *differs* otherwise, with the reason where it is "

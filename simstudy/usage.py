@@ -40,7 +40,7 @@ _USAGE = {
         "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
     ], "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it"),
     "reproduce": ("simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]", [
-        "simstudy reproduce --quick                 # smoke scale, under a minute",
+        "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",
         "simstudy reproduce only=fiesta_table2 n_jobs=2",
     ], "REPRODUCTION.md (in out=, default: here; --quick: outputs/reproduce-quick/) and one run per entry "
        "under outputs/reproduce/"),
@@ -58,9 +58,11 @@ _USAGE = {
 #: The keys of the commands that have no schema, explained in words (the data commands' keys are explained by
 #: their schemas' field docs: :data:`simstudy.config.COMMAND_OPTIONS`).
 KEYS = {
-    "reproduce": {"--quick": "smoke scale: every entry in under a minute in all, written to outputs/reproduce-quick/",
+    "reproduce": {"--quick": "smoke scale: every entry and hypothesis at fewer replicates, written to "
+                             "outputs/reproduce-quick/",
                   "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
-                  "n_jobs": "worker processes per study (-1: every core)",
+                  "n_jobs": "runs at a time, each a process on one core (-1: every core); a run's numbers do "
+                            "not depend on it",
                   "out": "the directory REPRODUCTION.md is written to"},
     "collect": {"run_dir": "the run directory the shards wrote into",
                 "sweep_dir": "instead of run_dir: a sweep's directory (simstudy -m ...; outputs/multirun/<study>), "

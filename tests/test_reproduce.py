@@ -106,6 +106,26 @@ def test_a_hypothesis_that_reproduces_explains_and_one_that_does_not_leaves_diff
     assert "**Verdict: differs.**" in text and "Nearest: *the paper scaled b* (`scaled`), 0 of 1 checks" in text
 
 
+def test_only_a_full_regeneration_from_scratch_is_recorded_as_the_reports_time(tmp_path):
+    # The headline's time is that of a run that computed everything: a partial (only=) or resumed one is not.
+    import json
+
+    study, data = tmp_path / "study", tmp_path / "data"  # a study run (run.json) and a data command (none)
+    study.mkdir(), data.mkdir()
+    (study / "run.json").write_text(json.dumps({"runner": {"resumed": 0, "computed": 4}}))
+    assert reproduce.record_full_run(tmp_path, [study, data], 300.0, 2, full=False) is None
+    assert reproduce.record_full_run(tmp_path, [study, data], 420.0, 2, full=True) == {
+        "wall_seconds": 420.0, "runs": 2, "workers": 2}
+    (study / "run.json").write_text(json.dumps({"runner": {"resumed": 4, "computed": 0}}))
+    assert reproduce.record_full_run(tmp_path, [study, data], 30.0, 2, full=True)["wall_seconds"] == 420.0
+    section = reproduce.Section(reproduce.Entry("e", "t", "p", ("x",), (), ()), (), "simstudy x", 1.0, None)
+    reproduce.write_report([section], tmp_path / "r", quick=False, total_seconds=800.0, cores=2,
+                           full_run={"wall_seconds": 420.0, "runs": 2, "workers": 2})
+    text = (tmp_path / "r" / "REPRODUCTION.md").read_text()
+    assert "A full regeneration, 2 runs from scratch, took **7.0 minutes on 2 cores**" in text
+    assert "add up to 13.3 minutes" in text
+
+
 def test_the_shipped_catalogue_is_valid_and_names_every_paper():
     entries = reproduce.load_catalogue()
     papers = " ".join(e.paper for e in entries)
@@ -165,7 +185,7 @@ def _check_report(tmp_path, ids) -> str:
     assert _verdicts(report) == {i: QUICK_VERDICTS[i] for i in (*ids, *unavailable)}
     for i in ids:
         assert (tmp_path / "outputs" / "reproduce-quick" / "reproduction" / f"{i}.png").stat().st_size > 0, i
-    assert re.search(r"in \*\*[0-9.]+ minutes on \d+ cores\*\*", report)
+    assert re.search(r"\*\*[0-9.]+ minutes on \d+ cores\*\*", report)
     return report
 
 
