@@ -1211,6 +1211,7 @@ def _reproduce(argv: list[str]) -> None:
     """``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: run the catalogued paper results
     (each in its own process, resuming what is done) and write REPRODUCTION.md with their verdicts. With
     ``only``, the other entries are reported from their earlier runs where those exist."""
+    import collections
     import subprocess
     import time
     from concurrent.futures import ThreadPoolExecutor
@@ -1266,23 +1267,23 @@ def _reproduce(argv: list[str]) -> None:
             log.warning("%s failed: %s", name, error)
         return seconds, error
 
-    # The runs to make (entry, hypothesis or None, arguments, command, directory), in catalogue order.
+    # The runs to make, in catalogue order: each entry's own (hypothesis None), then its hypotheses'.
+    Run = collections.namedtuple("Run", "entry hypothesis args command dir")
     plan = []
     for entry in entries:
         if entry.unavailable:
             continue
-        plan.append((entry, None, *shown(entry.command, entry.quick), runs / entry.id))
-        plan += [(entry, h, *shown(h.command, entry.quick_for(h)), reproduce.hypothesis_dir(runs, entry, h))
+        plan.append(Run(entry, None, *shown(entry.command, entry.quick), runs / entry.id))
+        plan += [Run(entry, h, *shown(h.command, entry.quick_for(h)), reproduce.hypothesis_dir(runs, entry, h))
                  for h in entry.hypotheses]
-    asked = [job for job in plan if job[0].id in wanted]
+    asked = [r for r in plan if r.entry.id in wanted]
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {id(job): pool.submit(run_one, job[0].id + (f", hypothesis {job[1].id}" if job[1] else ""),
-                                        job[2], job[3], job[4]) for job in asked}
-        done = {key: future.result() for key, future in futures.items()}
+        futures = {r.dir: pool.submit(run_one, r.entry.id + (f", hypothesis {r.hypothesis.id}" if r.hypothesis
+                                                             else ""), r.args, r.command, r.dir) for r in asked}
+        done = {run_dir: future.result() for run_dir, future in futures.items()}  # (seconds, error) by directory
     elapsed = time.perf_counter() - started
-    full_run = reproduce.record_full_run(runs, [job[4] for job in plan], elapsed, workers,
-                                         full=len(asked) == len(plan))
+    full_run = reproduce.record_full_run(runs, [r.dir for r in plan], elapsed, workers, full=len(asked) == len(plan))
 
     sections = []
     for entry in entries:
@@ -1294,16 +1295,15 @@ def _reproduce(argv: list[str]) -> None:
         if entry.unavailable:
             sections.append(reproduce.read_section(entry, run_dir, "", None))
             continue
-        jobs = [job for job in plan if job[0] is entry]
-        own, tried = jobs[0], []
-        seconds, error = done.get(id(own), (None, ""))
-        for job in jobs[1:]:
-            _, h, _, h_command, h_dir = job
-            h_seconds, h_error = done.get(id(job), (None, ""))
-            if h_seconds is None and not (h_dir / entry.table).is_file():
+        own, *hypotheses = [r for r in plan if r.entry is entry]
+        seconds, error = done.get(own.dir, (None, ""))
+        tried = []
+        for r in hypotheses:
+            h_seconds, h_error = done.get(r.dir, (None, ""))
+            if h_seconds is None and not (r.dir / entry.table).is_file():
                 h_error = "not run yet (run it with only=" + entry.id + ")"
-            tried.append(reproduce.read_hypothesis(entry, h, h_dir, h_command, h_seconds, h_error))
-        sections.append(reproduce.read_section(entry, run_dir, own[3], seconds, error, tuple(tried)))
+            tried.append(reproduce.read_hypothesis(entry, r.hypothesis, r.dir, r.command, h_seconds, h_error))
+        sections.append(reproduce.read_section(entry, run_dir, own.command, seconds, error, tuple(tried)))
         log.info("%s: %s", entry.id, reproduce.verdict(sections[-1]) + (f" ({error})" if error else ""))
     try:
         path = reproduce.write_report(sections, out, quick=quick,
