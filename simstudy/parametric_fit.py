@@ -1,0 +1,671 @@
+"""Fitting the noisy quadratic law to the tail of a sample, and its parametric bootstrap.
+
+==================  ========================================================================================
+step                what is done
+==================  ========================================================================================
+threshold           :class:`Threshold`: the scores at or below it are censored (a fixed score, or the
+                    ``q``-quantile of the sample: the lowest ``floor(q n)`` scores)
+objective           maximum product of spacings as grouped-data likelihood (Titterington 1985): buckets
+                    ``(-inf, t]`` (the censored count), ``(t, y_(1)]``, ..., ``(y_(m), inf)`` (one extra point);
+                    ``sum_i N_i log(F(z_i) - F(z_(i-1)))`` with ``N_i`` the points in bucket i (ties merge)
+search              every c in 1..10 (or the constrained set), and for each (b, log(b - a), log o) by
+                    Levenberg-Marquardt on the analytic gradient and scoring matrix, vectorized over many
+                    samples at once (the bootstrap's); each c restarts from its neighbours'; the best c wins
+start               from the noise-free law's tail moments (the tail of quadratic(a, b, c) above t is
+                    quadratic(t, b, c)), in standardized units
+bootstrap           :func:`parametric_bootstrap`: samples of n from the fitted law, the same threshold rule and
+                    the whole fit again (c included); percentile intervals for b and pointwise bands for the
+                    median and mean tuning curves at any k
+==================  ========================================================================================
+
+Maximum spacing is consistent where maximum likelihood is not: with c = 1 and no noise the density is
+unbounded at b (Cheng & Amin 1983; Ranneby 1984). The noise-free law (o = 0, the family's boundary, which
+a search in log o only approaches) is fitted beside the noisy one for every c, in closed form; when it wins
+the fit is flagged ``hit_bound``.
+
+References
+----------
+Cheng, R. C. H., & Amin, N. A. K. (1983). Estimating parameters in continuous univariate distributions with a
+shifted origin. JRSS B 45(3), 394-403.
+Titterington, D. M. (1985). Comment on "Estimating parameters in continuous univariate distributions".
+JRSS B 47(1), 115-116.
+Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima. COLM 2025.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+from scipy import special
+
+from .distributions import InvalidParameter
+from .parametric import C_RANGE, NoisyQuadratic, _GL_W, _GL_X, _SQRT2PI, _WINDOW
+
+__all__ = ["Threshold", "FitResult", "fit", "fit_batch", "BootstrapResult", "parametric_bootstrap",
+           "MIN_TAIL"]
+
+#: The fewest scores above the threshold a fit accepts (three parameters, and c).
+MIN_TAIL = 8
+_R_FLOOR = 1e-6  # o / (b - a) is kept above this: the quadrature's windows stay resolvable
+_LOG_R_FLOOR = np.log(_R_FLOOR)
+
+
+# -- the threshold rule ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Threshold:
+    """Which scores are censored: those at or below a fixed ``score``, or the lowest ``floor(quantile n)``.
+
+    Parameters
+    ----------
+    quantile : float, optional
+        In [0, 1): censor the lowest ``floor(quantile * n)`` scores (ties with the last of them too).
+    score : float, optional
+        Censor the scores ``<= score`` (for a convex fit, ``>= score``). Give exactly one of the two.
+
+    Examples
+    --------
+    >>> Threshold(quantile=0.5).of(np.array([[0.1, 0.4, 0.3, 0.9]]))
+    array([0.3])
+    """
+
+    quantile: float | None = 0.5
+    score: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.quantile is None) == (self.score is None):
+            raise InvalidParameter("threshold", "must be a quantile or a score (exactly one)",
+                                   (self.quantile, self.score))
+        if self.quantile is not None and not 0 <= float(self.quantile) < 1:
+            raise InvalidParameter("threshold.quantile", "must be in [0, 1)", self.quantile)
+
+    def of(self, samples: np.ndarray) -> np.ndarray:
+        """The threshold of each row of ``samples`` (shape (R, n)), in the concave direction; shape (R,)."""
+        samples = np.atleast_2d(samples)
+        if self.score is not None:
+            return np.full(samples.shape[0], float(self.score))
+        k = int(np.floor(float(self.quantile) * samples.shape[1]))
+        if k == 0:
+            return np.full(samples.shape[0], -np.inf)
+        return np.partition(samples, k - 1, axis=1)[:, k - 1]
+
+    def describe(self) -> str:
+        return f"score {self.score:g}" if self.score is not None else f"quantile {self.quantile:g}"
+
+
+# -- the objective ----------------------------------------------------------------------------------
+def _cdf_grad(z: np.ndarray, c: np.ndarray, r: np.ndarray):
+    """CDF, survival function, PDF and dG/dr of the standard concave law at z (r > 0), broadcast (R, K).
+
+    One pass of exponentials serves all four: with ``V = U^2`` and ``w = (u^2 - mu)/r``, the moments
+    ``E[V^(c/2)]``, ``E[V^(c/2 - 1)]`` and ``E[V^(c/2) w^2]`` over ``0 <= V <= 1`` share ``phi(w)``.
+    ``dM/dr = (E[V^(c/2) w^2] - E[V^(c/2)]) / r`` (the derivative of a normal density in its scale).
+    With ``r`` None, the noise-free law's closed forms (and dG/dr = 0).
+    """
+    if r is None:
+        t = np.clip(1.0 - z, 0.0, 1.0)
+        sf = t ** (0.5 * c)
+        with np.errstate(divide="ignore"):
+            pdf = np.where((z > 0) & (z < 1), 0.5 * c * t ** (0.5 * c - 1.0), 0.0)
+        return 1.0 - sf, sf, pdf, np.zeros_like(sf)
+    mu = 1.0 - z
+    finite = np.isfinite(z)
+    mu_f = np.where(finite, mu, 2.0 + _WINDOW * r)  # outside the window: every moment is 0
+    lo = np.sqrt(np.clip(mu_f - _WINDOW * r, 0.0, 1.0))
+    hi = np.sqrt(np.clip(mu_f + _WINDOW * r, 0.0, 1.0))
+    half = 0.5 * (hi - lo)
+    u = (0.5 * (hi + lo))[..., None] + half[..., None] * _GL_X
+    w = (u * u - mu_f[..., None]) / r[..., None]
+    phi = np.exp(-0.5 * w * w)
+    cm1 = (c - 1.0)[..., None]
+    low_pow = u ** cm1  # u^(c - 1)
+    u2 = u * u
+    scale = 2.0 * half / (r * _SQRT2PI)
+    m_pdf = (low_pow * phi) @ _GL_W * scale            # E[V^(c/2 - 1)]
+    hp = low_pow * u2 * phi
+    m_cdf = hp @ _GL_W * scale                          # E[V^(c/2)]
+    m_w2 = (hp * w * w) @ _GL_W * scale                 # E[V^(c/2) w^2]
+    zr = np.where(finite, z / r, np.sign(z) * np.inf)
+    cdf = np.clip(special.ndtr(zr) - m_cdf, 0.0, 1.0)
+    sf = np.clip(special.ndtr(-zr) + m_cdf, 0.0, 1.0)
+    pdf = 0.5 * c * m_pdf
+    with np.errstate(invalid="ignore"):
+        phi_z = np.where(finite, np.exp(-0.5 * zr * zr) / _SQRT2PI, 0.0)
+        d_r = np.where(finite, -zr / r * phi_z - (m_w2 - m_cdf) / r, 0.0)
+    return cdf, sf, pdf, d_r
+
+
+def _objective(x: np.ndarray, pts: np.ndarray, wts: np.ndarray, c: np.ndarray, noise_free: bool):
+    """Minus the log product of spacings, and its gradient in x = (b, log(b - a), log o), per row.
+
+    ``pts`` (R, K): the threshold then the distinct tail scores, padded with +inf; ``wts`` (R, K + 1): the
+    bucket counts, bucket j being (pts[j-1], pts[j]] with pts[-1] = -inf and pts[K] = +inf. Rows where a
+    bucket with points has no probability get +inf. The log scales keep b - a and o positive and put the
+    three coordinates on comparable scales (the optimizer's Hessian is far better conditioned than in a, b).
+    """
+    b, log_s, log_o = x[:, 0], x[:, 1], x[:, 2]
+    s = np.exp(log_s)
+    a = b - s
+    r = np.maximum(np.exp(log_o - log_s), _R_FLOOR)
+    z = (pts - a[:, None]) / s[:, None]
+    cdf, sf, pdf, d_r = _cdf_grad(z, c[:, None], None if noise_free else r[:, None])
+    R = pts.shape[0]
+    ones, zeros = np.ones((R, 1)), np.zeros((R, 1))
+    F = np.concatenate([zeros, cdf, ones], axis=1)
+    S = np.concatenate([ones, sf, zeros], axis=1)
+    # Each spacing from whichever side keeps its digits: F below the median, S above it.
+    spacing = np.where(F[:, 1:] <= 0.5, F[:, 1:] - F[:, :-1], S[:, :-1] - S[:, 1:])
+    used = wts > 0
+    positive = np.where(used, spacing, 1.0) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.where(used & positive, np.log(np.where(used & positive, spacing, 1.0)), 0.0)
+    value = -(wts * logs).sum(axis=1)
+    bad = ~np.all(positive, axis=1) | ~np.isfinite(value)
+    value = np.where(bad, np.inf, value)
+    # G(z, r) with z = (y - b)/s + 1 and r = o/s: dz/db = -1/s, dz/dlog s = -(y - b)/s = 1 - z,
+    # dr/dlog s = -r, dr/dlog o = r (at the floor r does not move).
+    zf = np.where(np.isfinite(z), z, 1.0)
+    rr = np.where(noise_free | (r <= _R_FLOOR), 0.0, r)[:, None]
+    dFb = -pdf / s[:, None]
+    dFs = pdf * (1.0 - zf) - d_r * rr
+    dFo = d_r * rr
+    # Gradient, and the Gauss-Newton (scoring) matrix sum_j N_j grad D_j grad D_j' / D_j^2: the Hessian's
+    # expectation when N_j ~ n D_j, positive semi-definite, from first derivatives only.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        inv = np.where(used, 1.0 / np.where(used & positive, spacing, 1.0), 0.0)
+        dD = np.stack([np.diff(np.concatenate([zeros, dF, zeros], axis=1), axis=1) for dF in (dFb, dFs, dFo)],
+                      axis=2)  # (R, K + 1, 3): the spacings' gradients
+        q = dD * inv[..., None]
+        g = -np.einsum("rj,rji->ri", wts, q)
+        H = np.einsum("rj,rji,rjk->rik", wts, q, q)
+    broken = bad | ~np.all(np.isfinite(g), axis=1) | ~np.all(np.isfinite(H), axis=(1, 2))
+    g[broken], H[broken] = 0.0, 0.0
+    return value, g, H
+
+
+def _newton(x0, fun, free: np.ndarray, *, max_iter: int = 80, ftol: float = 1e-9):
+    """Minimize ``fun`` row by row (vectorized) by Levenberg-Marquardt on the scoring matrix.
+
+    ``fun(x, rows) -> (f, g, H)``; ``free`` (R, 3) masks the coordinates that move. Each step solves
+    ``(H + lam diag(H)) p = -g``; a step that lowers f is taken and lam shrinks tenfold, otherwise lam grows
+    tenfold. Done when f moves less than ``ftol`` twice running (1e-9 in a log product of spacings is far
+    below its sampling noise, which is O(1)). Returns x, f, converged (R,).
+    """
+    x = x0.copy()
+    R, d = x.shape
+    f, g, H = fun(x, np.arange(R))
+    lam = np.full(R, 1e-3)
+    converged = np.zeros(R, dtype=bool)
+    stalled = np.zeros(R, dtype=int)
+    active = np.flatnonzero(np.isfinite(f))
+    eye = np.eye(d)
+    fixed = free == 0
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        xa, fa, ga, Ha, la = x[active], f[active], g[active] * free[active], H[active], lam[active]
+        diag = np.einsum("rii->ri", Ha)
+        A = Ha + la[:, None, None] * (diag[:, :, None] * eye + 1e-12 * eye)
+        A[fixed[active]] = 0.0  # a fixed coordinate: identity row and column, zero gradient
+        A = np.where(fixed[active][:, :, None] | fixed[active][:, None, :], 0.0, A) + fixed[active][:, :, None] * eye
+        try:
+            p = -np.linalg.solve(A, ga[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            p = -ga
+        p = np.where(np.isfinite(p), p, 0.0)
+        # At most 1 in b (standardized units) and 2 in the log scales per step.
+        big = np.maximum(np.abs(p[:, 0]), np.abs(p[:, 1:]).max(axis=1) / 2.0)
+        p /= np.maximum(big, 1.0)[:, None]
+        ft, gt, Ht = fun(xa + p, active)
+        better = ft < fa
+        idx = active[better]
+        x[idx], f[idx], g[idx], H[idx] = xa[better] + p[better], ft[better], gt[better], Ht[better]
+        lam[active] = np.where(better, np.maximum(la / 10.0, 1e-9), la * 10.0)
+        small = better & (fa - ft <= ftol * np.maximum(1.0, np.abs(fa)))
+        stalled[active] = np.where(small, stalled[active] + 1, np.where(better, 0, stalled[active]))
+        # Rejected steps only raise lam; past 1e8 no step of any length lowers f: a minimum to rounding.
+        stuck = lam[active] > 1e8
+        done = (stalled[active] >= 2) | stuck
+        converged[active[done]] = True
+        active = active[~done]
+    return x, f, converged
+
+
+# -- data preparation -------------------------------------------------------------------------------
+def _buckets(samples: np.ndarray, thresholds: np.ndarray):
+    """Points and bucket counts (see :func:`_objective`) of sorted samples (R, n) censored at ``thresholds``."""
+    R, n = samples.shape
+    above = samples > thresholds[:, None]
+    n_lo = n - above.sum(axis=1)
+    K = int(above.sum(axis=1).max()) + 1
+    pts = np.full((R, K), np.inf)
+    wts = np.zeros((R, K + 1))
+    for i in range(R):  # one row per sample: ties merge by np.unique (rare; a row costs microseconds)
+        vals, counts = np.unique(samples[i][above[i]], return_counts=True)
+        pts[i, 0] = thresholds[i]
+        pts[i, 1:1 + vals.size] = vals
+        wts[i, 0] = n_lo[i]  # (-inf, t]
+        wts[i, 1:1 + vals.size] = counts  # (t, y_(1)], (y_(1), y_(2)], ...
+        wts[i, 1 + vals.size] = 1.0  # (y_(m), inf): the extra point above the largest score
+    return pts, wts
+
+
+def _starts(samples: np.ndarray, thresholds: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Starting (b, log(b - a), log o) per row from the noise-free tail: above t, quadratic(a, b, c) is quadratic(t, b, c)."""
+    R, n = samples.shape
+    above = samples > thresholds[:, None]
+    m = above.sum(axis=1)
+    t = np.where(np.isfinite(thresholds), thresholds, samples[:, 0])
+    tail_mean = np.where(above, samples, 0.0).sum(axis=1) / m
+    b = t + (tail_mean - t) * (c + 2.0) / 2.0
+    b = np.maximum(b, samples[:, -1] + 1e-3 * (samples[:, -1] - t))
+    frac_above = np.clip(m / n, 1.0 / n, 1.0)
+    a = b - (b - t) / frac_above ** (2.0 / c)
+    spread = np.where(above, (samples - tail_mean[:, None]) ** 2, 0.0).sum(axis=1) / m
+    log_o = np.log(0.25 * np.sqrt(spread) + 1e-12)
+    return np.stack([b, np.log(b - a), log_o], axis=1)
+
+
+# -- the fit ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FitResult:
+    """A fitted noisy quadratic law and how the fit went.
+
+    Attributes
+    ----------
+    law : NoisyQuadratic
+        The fit (score units).
+    objective : float
+        The log product of spacings at the fit (larger is better).
+    by_c : dict of int to float
+        The best objective for each c searched.
+    threshold : float
+        The threshold used (scores at or below it censored; for a convex fit, at or above).
+    n, n_tail : int
+        The sample's size and the number of scores above the threshold.
+    hit_bound : bool
+        The fit lies on the boundary o = 0: the noise-free law fits at least as well as any noisy one.
+    converged : bool
+        The optimizer met its tolerance at the chosen c.
+    rule : Threshold
+        The threshold rule, as the bootstrap re-applies it (a fixed score when ``limits`` were given).
+    cs : tuple of int
+        The c values searched.
+    start : ndarray, shape (len(cs), 3)
+        The optimum per c in (b, log(b - a), log o), concave direction: the bootstrap's warm starts.
+    """
+
+    law: NoisyQuadratic
+    objective: float
+    by_c: dict = field(repr=False)
+    threshold: float
+    n: int
+    n_tail: int
+    hit_bound: bool
+    converged: bool
+    rule: Threshold = field(repr=False, default=Threshold())
+    cs: tuple = field(repr=False, default=C_RANGE)
+    start: np.ndarray | None = field(repr=False, default=None)
+
+
+def _constraints_iv(constraints: Mapping[str, Any] | None):
+    """The c values, convex flag and fixed o of a constraints mapping (only these are supported)."""
+    constraints = dict(constraints or {})
+    unknown = set(constraints) - {"c", "convex", "o"}
+    if unknown:
+        raise InvalidParameter("constraints", "may fix c (a value or a list), convex and o only",
+                               sorted(unknown)[0])
+    c = constraints.get("c", C_RANGE)
+    cs = tuple(int(v) for v in np.atleast_1d(c))
+    for v in np.atleast_1d(c):
+        if float(v) != int(v) or int(v) not in C_RANGE:
+            raise InvalidParameter("constraints.c", f"must be integers from {C_RANGE[0]} to {C_RANGE[-1]}", c)
+    convex = constraints.get("convex", False)
+    if not isinstance(convex, (bool, np.bool_)):
+        raise InvalidParameter("constraints.convex", "must be true or false", convex)
+    o = constraints.get("o")
+    if o is not None and float(o) != 0.0:
+        raise InvalidParameter("constraints.o", "may only be fixed at 0 (the noise-free law)", o)
+    return cs, bool(convex), o is not None
+
+
+def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_free: bool = False,
+              start: np.ndarray | None = None):
+    """Fit the concave law to each row of ``samples`` (sorted ascending), in standardized units.
+
+    Parameters
+    ----------
+    samples : ndarray, shape (R, n)
+        Sorted rows.
+    thresholds : ndarray, shape (R,)
+        Scores at or below are censored.
+    cs : sequence of int
+        The c values searched.
+    noise_free : bool
+        Fix o = 0 (the quadratic law).
+    start : ndarray, shape (R, len(cs), 3), optional
+        Starting (b, log(b - a), log o) per row and c (e.g. the original fit's, for a bootstrap).
+
+    Returns
+    -------
+    dict of ndarray
+        ``a, b, o, c`` (R,), ``objective`` (R,), ``by_c`` (R, len(cs)), ``converged`` and ``hit_bound`` (R,),
+        ``x`` (R, len(cs), 3): the optimum per c in (b, log(b - a), log o), for warm starts.
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    R, n = samples.shape
+    # Standardize: the fit is location-scale equivariant, and the optimizer's steps are then O(1).
+    loc = np.where(np.isfinite(thresholds), thresholds, samples[:, 0])
+    scale = samples[:, -1] - loc
+    scale = np.where(scale > 0, scale, 1.0)
+    zs = (samples - loc[:, None]) / scale[:, None]
+    zt = (thresholds - loc) / scale
+    pts, wts = _buckets(zs, zt)
+    ncs = len(cs)
+    # One row per (sample, c): every c is fitted at once.
+    P, W = np.repeat(pts, ncs, axis=0), np.repeat(wts, ncs, axis=0)
+    C = np.tile(np.asarray(cs, dtype=np.float64), R)
+    if start is None:
+        x0 = _starts(np.repeat(zs, ncs, axis=0), np.repeat(zt, ncs), C)
+    else:
+        x0 = start.reshape(R * ncs, 3).copy()
+        x0[:, 0] = (x0[:, 0] - np.repeat(loc, ncs)) / np.repeat(scale, ncs)
+        x0[:, 1:] -= np.log(np.repeat(scale, ncs))[:, None]
+
+    def run(x_start, free, nf):
+        def fun(x, rows):
+            return _objective(x, P[rows], W[rows], C[rows], nf)
+
+        x, f, conv = _newton(x_start, fun, free)
+        if ncs == 1:
+            return x, f, conv
+        # The objective is flat across c and can have two optima per c (a noisy law, and a near-noise-free
+        # one with b far out). Where a neighbour's optimum scores better at this c than this c's own, this c
+        # stopped in the worse one: restart it from there.
+        for shift in (1, -1, 1, -1):
+            nb = np.clip(np.arange(ncs) - shift, 0, ncs - 1)
+            x_nb = x.reshape(R, ncs, 3)[:, nb].reshape(R * ncs, 3)
+            f_nb = fun(x_nb, np.arange(R * ncs))[0]
+            redo = np.flatnonzero(f_nb < f - 1e-6)
+            if redo.size == 0:
+                continue
+            x2, f2, conv2 = _newton(x_nb[redo], lambda xx, rows: fun(xx, redo[rows]), free[redo])
+            better = f2 < f[redo]
+            take = redo[better]
+            x[take], f[take], conv[take] = x2[better], f2[better], conv2[better]
+        return x, f, conv
+
+    # The noise-free law (o = 0, closed form, cheap) is the boundary of the noisy family, which the noisy
+    # search only approaches as log o -> -inf: fit both and keep the better per c.
+    free0 = np.ones((R * ncs, 3))
+    free0[:, 2] = 0.0
+    x, f, conv = run(x0.copy(), free0, True)
+    on_bound = np.ones(R * ncs, dtype=bool)
+    if not noise_free:
+        x1, f1, conv1 = run(x0, np.ones((R * ncs, 3)), False)
+        noisy = f1 < f - 1e-9
+        x[noisy], f[noisy], conv[noisy] = x1[noisy], f1[noisy], conv1[noisy]
+        on_bound = ~noisy | (x[:, 2] - x[:, 1] <= _LOG_R_FLOOR + 1e-3)
+    by_c = (-f).reshape(R, ncs)
+    best = np.argmax(np.where(np.isfinite(by_c), by_c, -np.inf), axis=1)
+    xs = x.reshape(R, ncs, 3)
+    xb = xs[np.arange(R), best]
+    b = loc + scale * xb[:, 0]
+    a = b - scale * np.exp(xb[:, 1])
+    at_floor = on_bound.reshape(R, ncs)[np.arange(R), best]
+    o = np.where(at_floor, 0.0, scale * np.exp(xb[:, 2]))
+    xs_units = xs.copy()  # (b, log(b - a), log o) in score units, for warm starts
+    xs_units[..., 0] = loc[:, None] + scale[:, None] * xs[..., 0]
+    xs_units[..., 1:] += np.log(scale)[:, None, None]
+    return dict(a=a, b=b, o=o, c=np.asarray(cs)[best], objective=by_c[np.arange(R), best], by_c=by_c,
+                converged=conv.reshape(R, ncs)[np.arange(R), best], hit_bound=(not noise_free) & at_floor,
+                x=xs_units)
+
+
+def _ys_iv(ys) -> np.ndarray:
+    ys = np.asarray(ys, dtype=np.float64)
+    if ys.ndim != 1:
+        raise InvalidParameter("ys", "must be a one-dimensional sequence of scores", ys.shape)
+    if not np.all(np.isfinite(ys)):
+        raise InvalidParameter("ys", "must all be finite", ys[~np.isfinite(ys)][0])
+    return ys
+
+
+def fit(ys, limits: tuple[float, float] | None = None, constraints: Mapping[str, Any] | None = None, *,
+        threshold: Threshold | None = None) -> FitResult:
+    """Fit the noisy quadratic law to the tail of ``ys`` by maximum product of spacings.
+
+    Parameters
+    ----------
+    ys : array_like, shape (n,)
+        Scores (any order; ties allowed).
+    limits : (float, float), optional
+        ``(threshold, inf)``: scores at or below ``threshold`` are censored (their count enters the
+        objective, not their values). For a convex fit ``(-inf, threshold)``: scores at or above it are.
+        Give this or ``threshold``; neither means ``Threshold(quantile=0.5)``.
+    constraints : mapping, optional
+        ``c`` (one value or a list: the values searched; default 1..10), ``convex`` (default False: scores
+        maximized) and ``o`` (only 0: fit the noise-free quadratic law).
+    threshold : Threshold, optional
+        A threshold rule instead of ``limits``.
+
+    Returns
+    -------
+    FitResult
+        ``.law`` is the fitted :class:`~simstudy.parametric.NoisyQuadratic`.
+
+    Raises
+    ------
+    InvalidParameter
+        Fewer than 8 scores above the threshold, non-finite scores, or bad constraints.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> ys = NoisyQuadratic(0.0, 1.0, 2, 0.02).sample(600, rng=rng)
+    >>> res = fit(ys, limits=(np.quantile(ys, 0.5), np.inf))
+    >>> res.law.c, round(res.law.b, 2)
+    (2, 1.0)
+    """
+    ys = _ys_iv(ys)
+    cs, convex, noise_free = _constraints_iv(constraints)
+    if limits is not None and threshold is not None:
+        raise InvalidParameter("limits", "and threshold cannot both be given", limits)
+    if limits is not None:
+        lo, hi = (float(v) for v in limits)
+        if convex:
+            if not (np.isinf(lo) and lo < 0):
+                raise InvalidParameter("limits", "for a convex fit must be (-inf, threshold)", limits)
+            t = -hi
+        else:
+            if not (np.isinf(hi) and hi > 0):
+                raise InvalidParameter("limits", "must be (threshold, inf) (censoring from below)", limits)
+            t = lo
+    work = -ys if convex else ys
+    work = np.sort(work)[None, :]
+    if limits is None:
+        rule = threshold or Threshold(quantile=0.5)
+        t = float(rule.of(work)[0]) if rule.score is None else (-rule.score if convex else rule.score)
+    else:
+        rule = Threshold(quantile=None, score=-t if convex else t)
+    n_tail = int((work > t).sum())
+    if n_tail < MIN_TAIL:
+        raise InvalidParameter("threshold", f"leaves {n_tail} of {ys.size} scores above it; a fit needs at "
+                               f"least {MIN_TAIL} (lower the threshold)", -t if convex else t)
+    out = fit_batch(work, np.array([t]), cs=cs, noise_free=noise_free)
+    a, b = float(out["a"][0]), float(out["b"][0])
+    if convex:
+        a, b = -b, -a
+    law = NoisyQuadratic(a, b, int(out["c"][0]), float(out["o"][0]), convex)
+    return FitResult(law, float(out["objective"][0]), dict(zip(cs, out["by_c"][0].tolist())),
+                     -t if convex else t, ys.size, n_tail, bool(out["hit_bound"][0]), bool(out["converged"][0]),
+                     rule, cs, out["x"][0])
+
+
+# -- the parametric bootstrap --------------------------------------------------------------------------
+def _curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: bool = True):
+    """Median (q) and mean tuning curves of many laws at once: (R,) parameters, ks (K,) -> (R, K) each.
+
+    The best of k runs is the max for a concave law and the min for a convex one.
+    """
+    from .parametric import _TS_LOG_U, _TS_W, _std_ppf
+
+    s = (b - a)[:, None]
+    r = (o / (b - a))[:, None]
+    cc = np.asarray(c, dtype=np.float64)[:, None]
+    log_p = np.log(q) / ks[None, :]
+    # Standard concave form: the best of k is the upper q^(1/k) quantile (for convex laws mirrored).
+    z = _std_ppf(np.exp(log_p), cc, r, upper=-np.expm1(log_p))
+    med = b[:, None] - s * (1.0 - z) if not convex else a[:, None] + s * (1.0 - z)
+    if not mean:
+        return med, None
+    lu = _TS_LOG_U[None, None, :] / ks[None, :, None]
+    zm = _std_ppf(np.exp(lu), cc[..., None], r[..., None], upper=-np.expm1(lu)) @ _TS_W
+    avg = b[:, None] - s * (1.0 - zm) if not convex else a[:, None] + s * (1.0 - zm)
+    return med, avg
+
+
+def bootstrap_chunk(law: NoisyQuadratic, n: int, rule: Threshold, cs: tuple, start: np.ndarray | None,
+                    ks: np.ndarray, reps: int, seed: np.random.SeedSequence, mean: bool = True) -> dict:
+    """``reps`` bootstrap replicates: n scores from ``law``, the threshold rule, the whole fit, the curves.
+
+    A pure function of its arguments (the runner calls it per chunk, seeded by chunk): returns ``a, b, c,
+    o, ok`` (reps,) and ``median``, ``mean`` (reps, K); failed fits (too few scores above a fixed
+    threshold) are NaN with ``ok`` False.
+    """
+    rng = np.random.default_rng(seed)
+    x = np.sort(law.sample((reps, n), rng=rng), axis=1)
+    work = np.sort(-x, axis=1) if law.convex else x
+    if rule.score is not None:
+        t = np.full(reps, -rule.score if law.convex else rule.score)
+    else:
+        t = rule.of(work)
+    ok = (work > t[:, None]).sum(axis=1) >= MIN_TAIL
+    K = ks.size
+    res = {k: np.full(reps, np.nan) for k in ("a", "b", "c", "o")}
+    res["median"] = np.full((reps, K), np.nan)
+    res["mean"] = np.full((reps, K), np.nan)
+    res["ok"] = ok
+    if ok.any():
+        st = None if start is None else np.broadcast_to(start, (int(ok.sum()), *start.shape)).copy()
+        out = fit_batch(work[ok], t[ok], cs=cs, noise_free=law.o == 0 and start is not None and False,
+                        start=st)
+        a, b = out["a"], out["b"]
+        if law.convex:
+            a, b = -b, -a
+        for key, val in (("a", a), ("b", b), ("c", out["c"]), ("o", out["o"])):
+            res[key][ok] = val
+        med, avg = _curves(a, b, out["c"], out["o"], law.convex, ks, mean=mean)
+        res["median"][ok] = med
+        if mean:
+            res["mean"][ok] = avg
+    return res
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """A fitted law with percentile bootstrap intervals.
+
+    Attributes
+    ----------
+    fit : FitResult
+    ks : ndarray, shape (K,)
+        The budgets (number of runs) of the curves.
+    level : float
+        The intervals' nominal coverage.
+    b_interval : (float, float)
+        The interval for the best possible score b (for a convex law, for a).
+    median, mean : ndarray, shape (K,)
+        The fitted law's median and mean tuning curves.
+    median_band, mean_band : ndarray, shape (2, K)
+        Pointwise lower and upper bounds.
+    replicates : dict of ndarray
+        ``a, b, c, o`` (n_boot,) of every bootstrap fit (NaN where it failed), ``ok``.
+    failed : float
+        The share of bootstrap fits that failed (left out of the intervals).
+    """
+
+    fit: FitResult
+    ks: np.ndarray
+    level: float
+    b_interval: tuple
+    median: np.ndarray
+    mean: np.ndarray
+    median_band: np.ndarray
+    mean_band: np.ndarray
+    replicates: dict = field(repr=False)
+    failed: float = 0.0
+
+
+def parametric_bootstrap(result: FitResult, ks, *, n_boot: int = 200, level: float = 0.95, seed: int = 0,
+                         chunk: int = 25, n_jobs: int = 1, mean: bool = True) -> BootstrapResult:
+    """Percentile intervals for b and pointwise bands for the tuning curves, by a parametric bootstrap.
+
+    Each replicate draws ``n`` scores from the fitted law, applies the same threshold rule and refits
+    (every c again). Chunks of ``chunk`` replicates are seeded by ``SeedSequence(seed, spawn_key=(i,))``,
+    so the result is the same for any ``n_jobs``.
+
+    Parameters
+    ----------
+    result : FitResult
+        From :func:`fit`.
+    ks : array_like, shape (K,)
+        Budgets (numbers of runs, any positive reals; may go far past n).
+    n_boot : int
+        Replicates.
+    level : float
+        Nominal coverage of the intervals, in (0, 1).
+    seed : int
+    chunk : int
+        Replicates per task.
+    n_jobs : int
+        Parallel workers (joblib).
+    mean : bool
+        Also the mean tuning curve's band (about 100 quantiles per replicate and k: the slow part).
+
+    Returns
+    -------
+    BootstrapResult
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> ys = NoisyQuadratic(0.0, 1.0, 2, 0.02).sample(200, rng=rng)
+    >>> boot = parametric_bootstrap(fit(ys), [10, 1000], n_boot=20, seed=2, mean=False)
+    >>> bool(boot.b_interval[0] < 1.0 < boot.b_interval[1])
+    True
+    """
+    from joblib import Parallel, delayed
+
+    if not 0 < level < 1:
+        raise InvalidParameter("level", "must be strictly between 0 and 1", level)
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 2:
+        raise InvalidParameter("n_boot", "must be an integer >= 2", n_boot)
+    ks = np.atleast_1d(np.asarray(ks, dtype=np.float64))
+    if ks.ndim != 1 or not np.all(np.isfinite(ks)) or np.any(ks <= 0):
+        raise InvalidParameter("ks", "must be finite budgets > 0", ks.tolist()[:5])
+    law = result.law
+    start = result.start
+    sizes = [min(chunk, n_boot - i) for i in range(0, n_boot, chunk)]
+    jobs = [delayed(bootstrap_chunk)(law, result.n, result.rule, result.cs, start, ks, size,
+                                     np.random.SeedSequence(seed, spawn_key=(i,)), mean)
+            for i, size in enumerate(sizes)]
+    parts = Parallel(n_jobs=n_jobs)(jobs) if n_jobs != 1 else [j[0](*j[1], **j[2]) for j in jobs]
+    rep = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    ok = rep["ok"]
+    alpha = (1.0 - level) / 2.0
+    best = rep["a"] if law.convex else rep["b"]
+    lo_hi = np.nanquantile(best[ok], [alpha, 1.0 - alpha]) if ok.any() else np.array([np.nan, np.nan])
+    med, avg = _curves(np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]),
+                       law.convex, ks, mean=mean)
+
+    def band(x):
+        if not ok.any():
+            return np.full((2, ks.size), np.nan)
+        return np.nanquantile(x[ok], [alpha, 1.0 - alpha], axis=0)
+
+    return BootstrapResult(result, ks, level, (float(lo_hi[0]), float(lo_hi[1])), med[0],
+                           avg[0] if mean else np.full(ks.size, np.nan), band(rep["median"]),
+                           band(rep["mean"]) if mean else np.full((2, ks.size), np.nan),
+                           {k: rep[k] for k in ("a", "b", "c", "o", "ok")}, float(1.0 - ok.mean()))
