@@ -41,7 +41,7 @@ import numpy as np
 from scipy import special
 
 from .distributions import InvalidParameter
-from .parametric import C_RANGE, NoisyQuadratic, _GL_W, _GL_X, _SQRT2PI, _WINDOW
+from .parametric import C_RANGE, NoisyQuadratic, _SQRT2PI, _WINDOW, _nodes
 
 __all__ = ["Threshold", "FitResult", "fit", "fit_batch", "BootstrapResult", "parametric_bootstrap",
            "MIN_TAIL"]
@@ -112,11 +112,7 @@ def _cdf_grad(z: np.ndarray, c: np.ndarray, r: np.ndarray):
     mu = 1.0 - z
     finite = np.isfinite(z)
     mu_f = np.where(finite, mu, 2.0 + _WINDOW * r)  # outside the window: every moment is 0
-    lo = np.sqrt(np.clip(mu_f - _WINDOW * r, 0.0, 1.0))
-    hi = np.sqrt(np.clip(mu_f + _WINDOW * r, 0.0, 1.0))
-    half = 0.5 * (hi - lo)
-    u = half[..., None] * _GL_X
-    u += (0.5 * (hi + lo))[..., None]
+    u, wts = _nodes(mu_f, r, side=16)
     u2 = u * u
     w2 = u2 - mu_f[..., None]
     w2 /= r[..., None]
@@ -135,12 +131,13 @@ def _cdf_grad(z: np.ndarray, c: np.ndarray, r: np.ndarray):
         phi *= np.where(e & 4, u4, 1.0)
     if np.any(e & 8):
         phi *= np.where(e & 8, u4 * u4, 1.0)
-    scale = 2.0 * half / (r * _SQRT2PI)
-    m_pdf = phi @ _GL_W * scale                          # E[V^(c/2 - 1)]
+    phi *= wts
+    scale = 2.0 / (r * _SQRT2PI)
+    m_pdf = phi.sum(axis=-1) * scale                     # E[V^(c/2 - 1)]
     phi *= u2
-    m_cdf = phi @ _GL_W * scale                          # E[V^(c/2)]
+    m_cdf = phi.sum(axis=-1) * scale                     # E[V^(c/2)]
     phi *= w2
-    m_w2 = phi @ _GL_W * scale                           # E[V^(c/2) w^2]
+    m_w2 = phi.sum(axis=-1) * scale                      # E[V^(c/2) w^2]
     zr = np.where(finite, z / r, z)  # z = +-inf stays +-inf
     cdf = np.clip(special.ndtr(zr) - m_cdf, 0.0, 1.0)
     sf = np.clip(special.ndtr(-zr) + m_cdf, 0.0, 1.0)
