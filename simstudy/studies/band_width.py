@@ -217,7 +217,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                                      mcse=float(np.sqrt(var / R)), reps=R))
                 for c, curve in enumerate(_CURVES):
                     mean = sums[m, j, c, 0] / R
-                    var = np.clip((sums[m, j, c, 1] - R * mean**2) / (R - 1), 0.0, None)
+                    with np.errstate(invalid="ignore"):  # an infinite band (unbounded support): no MCSE, NaN
+                        var = np.where(np.isfinite(mean), np.clip((sums[m, j, c, 1] - R * mean**2) / (R - 1), 0.0,
+                                                                  None), np.nan)
                     rows += [dict(head, method=method, kind=kind, k=int(k), measure=curve, estimate=float(a),
                                   mcse=float(np.sqrt(b / R)), reps=R) for k, a, b in zip(ks, mean, var)]
     metadata = {"confidence": confidence, "distributions": {name: describe(d) for name, d in dists.items()}}
