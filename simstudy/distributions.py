@@ -10,7 +10,9 @@ Every distribution has one interface, :class:`ScoreDistribution`:
 
 Two families cover the studies: a finite :class:`Bag` (a population of values drawn with replacement;
 this is also the empirical distribution of real scores, shipped or from a researcher's own file) and a
-continuous :class:`TruncatedNormal`. Any continuous :mod:`scipy.stats` distribution joins them as a
+continuous :class:`TruncatedNormal`; the parametric laws of random search near the optimum,
+:class:`Quadratic` and :class:`NoisyQuadratic` (Lourie, He & Cho 2025; :mod:`simstudy.parametric`), give
+scores with closed-form truths. Any continuous :mod:`scipy.stats` distribution joins them as a
 :class:`ScipyDistribution` (kind ``scipy``), and a user's own class with this interface by its import path
 (kind ``target``, :class:`simstudy.plugins.PluginDistribution`).
 :func:`truncnorm_bag` builds the bag of Dodge et al. (2021, §3.1), and :func:`from_spec` builds any of them
@@ -35,6 +37,8 @@ __all__ = [
     "ReflectedKDE",
     "KDEWithAtoms",
     "ScipyDistribution",
+    "Quadratic",
+    "NoisyQuadratic",
     "truncnorm_bag",
     "from_spec",
     "parameters",
@@ -848,8 +852,12 @@ def _kde_atoms(*, dataset: str | None = None, model: str | None = None, path: st
                             find_atoms=find_atoms, low=low, high=high, name=name or f"kde_atoms:{label}")
 
 
+# At the end, not the top: parametric builds on InvalidParameter and _finite, defined above (an import cycle
+# otherwise). The parametric laws are part of this module's interface (kinds quadratic and noisy_quadratic).
+from .parametric import NoisyQuadratic, Quadratic  # noqa: E402
+
 #: Kinds whose distributions are continuous (exact coverage of the KS and LD bands needs one).
-CONTINUOUS_KINDS = ("truncnorm", "kde", "kde_atoms", "scipy")
+CONTINUOUS_KINDS = ("truncnorm", "kde", "kde_atoms", "scipy", "quadratic", "noisy_quadratic")
 
 #: Distribution kinds a config can name, with the builders the config's parameters are passed to.
 KINDS = {
@@ -862,6 +870,8 @@ KINDS = {
     "kde_atoms": _kde_atoms,
     "scipy": _scipy,
     "target": _target,
+    "quadratic": Quadratic,
+    "noisy_quadratic": NoisyQuadratic,
 }
 
 

@@ -354,12 +354,20 @@ class NoisyQuadratic:
         return (self.b - self.a) ** 2 * 4.0 * c / ((c + 2.0) ** 2 * (c + 4.0)) + self.o ** 2
 
     def quantile_tuning_curve(self, ks, q: float = 0.5, *, minimize: bool = False) -> np.ndarray:
-        """The q-quantile of the best of k draws (the max, or the min when ``minimize``); shape of ``ks``."""
+        """The q-quantile of the best of k draws (the max, or the min when ``minimize``); shape of ``ks``.
+
+        The max has CDF ``F^k``: its q-quantile is ``F^-1(q^(1/k))``. The min has CDF ``1 - (1 - F)^k``: its
+        q-quantile is ``F^-1(1 - (1 - q)^(1/k))`` (as opda's ``quantile_tuning_curve``).
+        """
         if not 0 < q < 1:
             raise ValueError(f"q must be strictly between 0 and 1, got {q!r}")
-        log_q = np.log(q) / _ks_iv(ks)
-        p, upper = np.exp(log_q), -np.expm1(log_q)  # q^(1/k) and 1 - q^(1/k), both to full precision
-        return self.ppf(upper, upper=p) if minimize else self.ppf(p, upper=upper)
+        ks = _ks_iv(ks)
+        if minimize:
+            log_u = np.log1p(-q) / ks
+            # (1 - q)^(1/k) is 1 - F at the quantile; F = -expm1(.) keeps its digits when k is large
+            return self.ppf(-np.expm1(log_u), upper=np.exp(log_u))
+        log_p = np.log(q) / ks
+        return self.ppf(np.exp(log_p), upper=-np.expm1(log_p))  # q^(1/k) and 1 - q^(1/k), to full precision
 
     def mean_tuning_curve(self, ks, *, minimize: bool = False) -> np.ndarray:
         """The expected best of k draws (the max, or the min when ``minimize``); shape of ``ks``.

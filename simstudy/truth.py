@@ -9,6 +9,9 @@
 - :func:`estimator_mean` -- the exact expectation of a closed-form estimator, ``W @ E[X_(.)]``, since every
   estimator is linear in the order statistics. The bootstrap's expectation equals V's (each resample is a
   draw from the empirical distribution), so its exact bias is V's too.
+- :func:`quantile_tuning_curve`, :func:`mean_tuning_curve` -- the q-quantile and the mean of the best of k draws
+  (the max, or the min with ``minimize=True``), for real k; a distribution's own closed forms where it has them
+  (:class:`~simstudy.parametric.NoisyQuadratic`), else from its quantile function, exact sums or quadrature.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ __all__ = ["expected_max", "order_statistic_means", "estimator_mean", "quantile_
            "mean_tuning_curve"]
 
 _QUAD = dict(epsabs=1e-13, epsrel=1e-11, limit=400)
+# Tail probability left out of the order statistics' quadrature window on an unbounded support.
+_TAIL = 2.0**-52  # 1 - _TAIL is exact in floating point
 # Bound on the (B x atoms) matrices built for a bag's order statistics, in elements.
 _BLOCK = 65_536  # elements: 512 KiB matrices stay in cache and out of mmap'd (page-faulting) memory
 
@@ -94,7 +99,9 @@ def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
     Parameters
     ----------
     dist : ScoreDistribution
-        A :class:`Bag` (exact sum) or a continuous distribution (quadrature, absolute error ~1e-12).
+        A :class:`Bag` (exact sum), a distribution with its own ``mean_tuning_curve`` (closed forms, e.g.
+        :class:`~simstudy.parametric.NoisyQuadratic`) or a continuous distribution (quadrature, absolute error
+        ~1e-12).
     n : int or sequence of int
         Budgets (any positive integers; no sample size limits them).
 
@@ -108,8 +115,11 @@ def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
         # Summation by parts: sum_j v_j (F_j^n - F_{j-1}^n) = v_k - sum_{j<k} (v_{j+1} - v_j) F_j^n.
         v, F = dist.atoms, dist.cum_prob
         return v[-1] - _tail_sums(F[:-1], n_arr, np.diff(v))
-    low, high = dist.support
     nn = n_arr.astype(np.float64)
+    own = _own(dist, "mean_tuning_curve")
+    if own is not None:  # a closed form (or the distribution's own quadrature): exact, and fast for any support
+        return np.asarray(own(nn), dtype=np.float64).reshape(nn.shape)
+    low, high = dist.support
     if np.isfinite(low) and np.isfinite(high):
         val, _ = _quad(lambda x: 1.0 - dist.cdf(x) ** nn, dist, low, high)
         return low + val
@@ -141,6 +151,14 @@ def order_statistic_means(dist: ScoreDistribution, B: int) -> np.ndarray:
     if np.isfinite(low) and np.isfinite(high):
         val, _ = _quad(lambda x: special.betainc(a, b, dist.cdf(x)), dist, low, high)
         return high - val  # = low + int (1 - I) dx
+    # Unbounded support: the same integral on the window [F^-1(eps), F^-1(1 - eps)] (two quantiles, then cheap
+    # CDF evaluations: the quantile function inside the quadrature costs a root-finding per node). Outside it
+    # I_F(i, B - i + 1) <= B F below and 1 - I <= B (1 - F) above, so a light tail adds at most about
+    # B * eps * scale; where a quantile is not finite, the integral of the quantile function instead.
+    lo_w, hi_w = (float(v) for v in dist.ppf(np.array([_TAIL, 1.0 - _TAIL])))
+    if np.isfinite(lo_w) and np.isfinite(hi_w):
+        val, _ = _quad(lambda x: special.betainc(a, b, dist.cdf(x)), dist, lo_w, hi_w)
+        return hi_w - val
     val, _ = integrate.quad_vec(lambda t: dist.ppf(t) * np.exp(
         (a - 1) * np.log(t) + (b - 1) * np.log1p(-t) - special.betaln(a, b)), 0.0, 1.0, **_QUAD)
     return val
@@ -175,31 +193,81 @@ def _ks_iv(ks) -> np.ndarray:
     return ks
 
 
-def quantile_tuning_curve(dist: ScoreDistribution, ks, quantile: float = 0.5) -> np.ndarray:
-    """The true quantile tuning curve, ``F^-1(quantile ** (1 / k))``, for real k > 0 (median: 0.5).
+def _own(dist: ScoreDistribution, method: str):
+    """The distribution's own tuning-curve method (closed forms, e.g. :class:`~simstudy.parametric.NoisyQuadratic`),
+    or None: then the generic code here computes it from the CDF or quantile function."""
+    fn = getattr(dist, method, None)
+    return fn if callable(fn) else None
 
-    The best of k draws has CDF ``F^k`` (Lourie et al. Eq. 2); its quantile is the score where ``F^k`` reaches
-    ``quantile``. Shape of ``ks``.
+
+def quantile_tuning_curve(dist: ScoreDistribution, ks, q: float = 0.5, *, minimize: bool = False) -> np.ndarray:
+    """The true q-quantile tuning curve: the q-quantile of the best of k draws, for real k > 0 (median: 0.5).
+
+    Maximizing, the best of k draws has CDF ``F^k`` (Lourie et al. Eq. 2), so its q-quantile is
+    ``F^-1(q^(1/k))``. Minimizing, the best is the minimum, with CDF ``1 - (1 - F)^k``, and its q-quantile is
+    ``F^-1(1 - (1 - q)^(1/k))`` (the convention of opda's ``quantile_tuning_curve``; for the median the two
+    mirror each other). A distribution with its own ``quantile_tuning_curve`` method (a closed form) is asked
+    for it. Shape of ``ks``.
+
+    Examples
+    --------
+    >>> from simstudy.distributions import Bag
+    >>> bag = Bag([1.0, 2.0, 3.0, 4.0])
+    >>> quantile_tuning_curve(bag, [1, 2]), quantile_tuning_curve(bag, [1, 2], minimize=True)
+    (array([2., 3.]), array([2., 2.]))
     """
-    if not 0 < quantile < 1:
-        raise ValueError(f"quantile must be strictly between 0 and 1, got {quantile!r}")
-    return dist.ppf(quantile ** (1.0 / _ks_iv(ks)))
+    if not 0 < q < 1:
+        raise ValueError(f"q must be strictly between 0 and 1, got {q!r}")
+    ks = _ks_iv(ks)
+    own = _own(dist, "quantile_tuning_curve")
+    if own is not None:
+        return np.asarray(own(ks, q, minimize=minimize), dtype=np.float64).reshape(ks.shape)
+    if minimize:
+        # 1 - (1 - q)^(1/k) by expm1: for large k it is tiny, and 1 - (a number near 1) would lose its digits.
+        return dist.ppf(-np.expm1(np.log1p(-q) / ks))
+    return dist.ppf(q ** (1.0 / ks))
 
 
-def mean_tuning_curve(dist: ScoreDistribution, ks) -> np.ndarray:
-    """The true mean tuning curve ``E[T_k] = low + int_low^high (1 - F(x)^k) dx``, for real k > 0.
+def mean_tuning_curve(dist: ScoreDistribution, ks, *, minimize: bool = False) -> np.ndarray:
+    """The true mean tuning curve: the expected best of k draws, for real k > 0.
 
-    Exact sums for a bag; adaptive quadrature (absolute error ~1e-12) for a continuous distribution on a
-    bounded support. Shape of ``ks``.
+    Maximizing, ``E[max] = low + int_low^high (1 - F(x)^k) dx``; minimizing, ``E[min] = low + int_low^high
+    (1 - F(x))^k dx`` (``P(min > x) = (1 - F(x))^k``). Exact sums for a bag; the distribution's own
+    ``mean_tuning_curve`` method where it has one (closed forms); otherwise adaptive quadrature (absolute error
+    ~1e-12) over a bounded support, or of the quantile function, ``int_0^1 F^-1(t) k t^(k-1) dt`` (the min:
+    ``k (1 - t)^(k-1)``), over an unbounded one. Shape of ``ks``.
+
+    Examples
+    --------
+    >>> from simstudy.distributions import Bag
+    >>> bag = Bag([0.0, 1.0])
+    >>> mean_tuning_curve(bag, [1, 2]), mean_tuning_curve(bag, [1, 2], minimize=True)
+    (array([0.5 , 0.75]), array([0.5 , 0.25]))
     """
     ks = _ks_iv(ks)
     flat = ks.ravel()
     if isinstance(dist, Bag):
         v, F = dist.atoms, dist.cum_prob
-        out = v[-1] - (F[None, :-1] ** flat[:, None]) @ np.diff(v)
+        # Summation by parts over the atoms: P(max <= v_j) = F_j^k, P(min > v_j) = (1 - F_j)^k.
+        if minimize:
+            out = v[0] + ((1.0 - F[None, :-1]) ** flat[:, None]) @ np.diff(v)
+        else:
+            out = v[-1] - (F[None, :-1] ** flat[:, None]) @ np.diff(v)
         return out.reshape(ks.shape)
+    own = _own(dist, "mean_tuning_curve")
+    if own is not None:
+        return np.asarray(own(ks, minimize=minimize), dtype=np.float64).reshape(ks.shape)
     low, high = dist.support
-    if not (np.isfinite(low) and np.isfinite(high)):
-        raise ValueError("the mean tuning curve by quadrature needs a bounded support")
-    val, _ = _quad(lambda x: 1.0 - dist.cdf(x) ** flat, dist, low, high)
-    return (low + val).reshape(ks.shape)
+    if np.isfinite(low) and np.isfinite(high):
+        if minimize:
+            val, _ = _quad(lambda x: (1.0 - dist.cdf(x)) ** flat, dist, low, high)
+            return (low + val).reshape(ks.shape)
+        val, _ = _quad(lambda x: 1.0 - dist.cdf(x) ** flat, dist, low, high)
+        return (low + val).reshape(ks.shape)
+    # Unbounded support: the density of F(best) on (0, 1) weights the quantile function (from logs: k may be large).
+    if minimize:
+        weight = lambda t: np.exp(np.log(flat) + (flat - 1) * np.log1p(-t))  # noqa: E731
+    else:
+        weight = lambda t: np.exp(np.log(flat) + (flat - 1) * np.log(t))  # noqa: E731
+    val, _ = integrate.quad_vec(lambda t: dist.ppf(t) * weight(t), 0.0, 1.0, **_QUAD)
+    return val.reshape(ks.shape)

@@ -117,7 +117,8 @@ STUDY_CONFIG = [
      "study.methods must be one of dkw, ks, ld_equal_tailed, ld_highest_density or an import path "
      "module.function, got 'x'"),
     (["experiment=lourie_fig5_exact_coverage", "distribution=truncnorm_bag"],
-     "a band_coverage study needs continuous distributions (kinds: truncnorm, kde, kde_atoms, scipy); truncnorm_bag is not"),
+     "a band_coverage study needs continuous distributions (kinds: truncnorm, kde, kde_atoms, scipy, quadratic, "
+     "noisy_quadratic); truncnorm_bag is not"),
     (["experiment=fiesta_fig4", "study.budgets=[1]"], "study.budgets: budget=1 is too small for sequential halving"),
     # a single model where two are needed
     (["experiment=dodge2021_fig2", "distribution=truncnorm"],

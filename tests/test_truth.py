@@ -148,3 +148,55 @@ def test_quantile_tuning_curve_lands_on_an_atom():
     lo, hi = float(dist.cdf_left(0.75)), float(dist.cdf(0.75))
     k = np.log(0.5) / np.log((lo + hi) / 2)
     assert truth.quantile_tuning_curve(dist, [k])[0] == 0.75
+
+
+@pytest.mark.parametrize("q", [0.2, 0.5, 0.8])
+def test_bag_tuning_curves_of_the_max_and_min_by_enumeration(q):
+    """Both tuning curves, maximizing and minimizing, against every one of the 5^k equally likely searches."""
+    values = [0.1, 0.5, 0.5, 0.9, 0.2]
+    bag = Bag(values)
+    for k in (1, 2, 3, 4):
+        draws = np.array(list(product(values, repeat=k)))
+        for minimize, best in ((False, draws.max(axis=1)), (True, draws.min(axis=1))):
+            assert truth.mean_tuning_curve(bag, [k], minimize=minimize)[0] == pytest.approx(best.mean(), rel=1e-13)
+            # The q-quantile of the best: the smallest value v with P(best <= v) >= q (Lourie et al.'s inf).
+            cdf_best = np.array([np.mean(best <= v) for v in bag.atoms])
+            expected = bag.atoms[np.argmax(cdf_best >= q - 1e-12)]
+            assert truth.quantile_tuning_curve(bag, [k], q, minimize=minimize)[0] == expected, (k, minimize)
+
+
+def test_minimizing_curves_of_a_continuous_law_mirror_the_maximizing_ones():
+    """min X = -max(-X): the q-quantile of the min of X is minus the (1-q)-quantile of the max of -X."""
+    x, mirrored = TruncatedNormal(0.6, 0.07, 0.0, 1.0), TruncatedNormal(-0.6, 0.07, -1.0, 0.0)
+    k = np.array([0.5, 1.0, 3.0, 40.0, 1e4])
+    np.testing.assert_allclose(truth.mean_tuning_curve(x, k, minimize=True),
+                               -truth.mean_tuning_curve(mirrored, k), atol=1e-10)
+    np.testing.assert_allclose(truth.quantile_tuning_curve(x, k, 0.3, minimize=True),
+                               -truth.quantile_tuning_curve(mirrored, k, 0.7), atol=1e-9)
+    # The uniform's minimum of k has CDF 1 - (1 - y)^k: its q-quantile and mean in closed form.
+    np.testing.assert_allclose(truth.quantile_tuning_curve(_Uniform(), k, 0.3, minimize=True),
+                               -np.expm1(np.log(0.7) / k), rtol=1e-13)
+    np.testing.assert_allclose(truth.mean_tuning_curve(_Uniform(), k, minimize=True), 1 / (k + 1), rtol=1e-10)
+
+
+def test_expected_max_and_curves_use_a_distributions_closed_forms():
+    from simstudy.distributions import NoisyQuadratic
+
+    law = NoisyQuadratic(0.6, 0.9, 3, 0.01)  # unbounded support: quadrature of the quantile function otherwise
+    n = np.arange(1, 31)
+    np.testing.assert_array_equal(truth.expected_max(law, n), law.mean_tuning_curve(n.astype(float)))
+    np.testing.assert_array_equal(truth.mean_tuning_curve(law, [2.0, 5.0], minimize=True),
+                                  law.mean_tuning_curve([2.0, 5.0], minimize=True))
+    np.testing.assert_array_equal(truth.quantile_tuning_curve(law, [2.0, 5.0], q=0.3, minimize=True),
+                                  law.quantile_tuning_curve([2.0, 5.0], 0.3, minimize=True))
+
+
+def test_mean_tuning_curve_on_an_unbounded_support():
+    """E[max of 2 normals] = mu + sigma / sqrt(pi), and the min mirrors it (quadrature of the quantile function)."""
+    from simstudy.distributions import ScipyDistribution
+
+    normal = ScipyDistribution("norm", {"loc": 0.6, "scale": 0.07})
+    assert normal.support == (-np.inf, np.inf)
+    assert truth.mean_tuning_curve(normal, [2.0])[0] == pytest.approx(0.6 + 0.07 / np.sqrt(np.pi), abs=1e-10)
+    assert truth.mean_tuning_curve(normal, [2.0], minimize=True)[0] == pytest.approx(0.6 - 0.07 / np.sqrt(np.pi),
+                                                                                    abs=1e-10)

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import bands, plugins, schema
+from .. import bands, plugins, schema, truth
 from ..config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
 from ..registry import Headline, Study, register_study
 from ..schema import option
@@ -125,7 +125,7 @@ def _prepare(dist, lo_i: np.ndarray, hi_i: np.ndarray, q: float, F: np.ndarray |
         lower_need=_need(dist, hi_i, lower_steps, np.inf, hi_i - F_left if per_sample else None),
         k_upper=np.minimum(bands.searchsorted_rows(thr_l, ks), n + 1),
         k_lower=np.minimum(bands.searchsorted_rows(thr_u, ks), n + 1),
-        k_truth=dist.ppf(q ** (1.0 / ks)),
+        k_truth=truth.quantile_tuning_curve(dist, ks, q),  # a closed form where the law has one
     )
 
 

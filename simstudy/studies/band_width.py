@@ -57,8 +57,7 @@ class _Work:
     methods: tuple
     kinds: tuple
     ks: np.ndarray
-    low: float
-    high: float
+    supports: dict  # distribution name -> (low, high), the ends the bands reach (may be infinite)
     confidence: float
     plugins: dict  # plug-in method -> plugins.PluginBand (pickled by import path)
 
@@ -84,11 +83,28 @@ def _plan(cdfs: dict, kind: str, ks: np.ndarray) -> _Plan:
     return _Plan(index={}, mass=mass)
 
 
+def _expect(z: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    """``z @ mass`` over the points z = (low, Y_(1..n), high) (the last axes): the mean of each curve.
+
+    An infinite end of the support counts only where it has mass (then the curve is infinite: a mean band
+    over an unbounded support is), not 0 * inf = NaN; finite ends keep the plain product (same numbers).
+    """
+    if np.isfinite(z[..., 0]).all() and np.isfinite(z[..., -1]).all():
+        return z @ mass
+    out = z[..., 1:-1] @ mass[..., 1:-1, :]
+    for end in (0, -1):
+        edge = z.reshape(-1, z.shape[-1])[0, end]  # the same end in every row
+        m = mass[..., [end], :]  # (1, K), or (samples, 1, K) beside a batch of rows
+        with np.errstate(invalid="ignore"):
+            out = out + np.where(m > 0, edge * m, 0.0)
+    return out
+
+
 def _apply(plan: _Plan, z: np.ndarray) -> dict:
     """Each planned curve of every sample: (reps, K)."""
     if plan.index:
         return {c: z[:, index] for c, index in plan.index.items()}
-    return {c: z @ mass for c, mass in plan.mass.items()}
+    return {c: _expect(z, mass) for c, mass in plan.mass.items()}
 
 
 # A sample-by-sample mean band holds (samples, n + 2, K) probabilities: at most this many at once.
@@ -110,7 +126,7 @@ def _row_curves(z: np.ndarray, cdfs: dict, kind: str, ks: np.ndarray) -> dict:
         for start in range(0, z.shape[0], step):
             rows = slice(start, start + step)
             mass = np.diff(cdf[rows, :, None] ** ks, axis=1, prepend=0.0)  # (block, n + 2, K)
-            values[rows] = np.matmul(z[rows, None, :], mass)[:, 0, :]
+            values[rows] = _expect(z[rows, None, :], mass)[:, 0, :]
         out[curve] = values
     return out
 
@@ -126,7 +142,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     name, n = work.cells[task.cell]
     rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 0))
     y = sample_sorted(work.distributions[name], task.reps, n, rng=rng)
-    z = np.concatenate([np.full((task.reps, 1), work.low), y, np.full((task.reps, 1), work.high)], axis=1)
+    low, high = work.supports[name]
+    z = np.concatenate([np.full((task.reps, 1), low), y, np.full((task.reps, 1), high)], axis=1)
     # sums[m, kind, curve, 0 or 1, k]: sum and sum of squares over rounds
     sums = np.zeros((len(work.methods), len(work.kinds), len(_CURVES), 2, work.ks.size))
     trivial = np.zeros((len(work.methods), 2))  # plug-ins: sum and sum of squares of each sample's trivial budget
@@ -160,7 +177,6 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     sizes, methods, kinds = opts.sample_sizes, tuple(opts.methods), tuple(opts.kinds)
     confidence, max_k = opts.confidence, opts.max_k
     dists = {d.name: d.build() for d in config.distributions}
-    low, high = next(iter(dists.values())).support
     ks = np.arange(1, max_k + 1, dtype=np.float64)
     band = {m: plugins.band_method(m) for m in methods}
     builtin = [m for m in methods if isinstance(band[m], plugins.BuiltinBand)]
@@ -172,7 +188,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             plans[(n, "point", kind)] = _plan({"point": _point_cdf(n)}, kind, ks)
     cells = {base.cell_key(distribution=spec.key, n=n): (spec.name, n)
              for spec in config.distributions for n in sizes}
-    work = _Work(config.seed, dists, cells, plans, methods, kinds, ks, low, high, confidence,
+    # Each distribution's own support: the bands reach its ends (infinite for an unbounded law).
+    work = _Work(config.seed, dists, cells, plans, methods, kinds, ks, {k: d.support for k, d in dists.items()},
+                 confidence,
                  {m: b for m, b in band.items() if m not in builtin})
     plugin_sources = plugins.band_fingerprint(methods)  # empty for built-ins: their fingerprint is unchanged
     run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
@@ -199,7 +217,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                                      mcse=float(np.sqrt(var / R)), reps=R))
                 for c, curve in enumerate(_CURVES):
                     mean = sums[m, j, c, 0] / R
-                    var = np.clip((sums[m, j, c, 1] - R * mean**2) / (R - 1), 0.0, None)
+                    with np.errstate(invalid="ignore"):  # an infinite band (unbounded support): no MCSE, NaN
+                        var = np.where(np.isfinite(mean), np.clip((sums[m, j, c, 1] - R * mean**2) / (R - 1), 0.0,
+                                                                  None), np.nan)
                     rows += [dict(head, method=method, kind=kind, k=int(k), measure=curve, estimate=float(a),
                                   mcse=float(np.sqrt(b / R)), reps=R) for k, a, b in zip(ks, mean, var)]
     metadata = {"confidence": confidence, "distributions": {name: describe(d) for name, d in dists.items()}}
