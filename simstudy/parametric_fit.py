@@ -532,8 +532,9 @@ def _curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: b
     s = (b - a)[:, None]
     r = (o / (b - a))[:, None]
     cc = np.asarray(c, dtype=np.float64)[:, None]
-    log_p = np.log(q) / ks[None, :]
-    # Standard concave form: the best of k is the upper q^(1/k) quantile (for convex laws mirrored).
+    # Standard concave form (a convex law's -Y is concave): the best of k is the max there, whose q-quantile
+    # is F^-1(q^(1/k)); a convex law's min is minus that max, so its q-quantile is the max's (1 - q)-quantile.
+    log_p = np.log(1.0 - q if convex else q) / ks[None, :]
     z = _std_ppf(np.exp(log_p), cc, r, upper=-np.expm1(log_p))
     med = b[:, None] - s * (1.0 - z) if not convex else a[:, None] + s * (1.0 - z)
     if not mean:

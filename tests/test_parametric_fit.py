@@ -130,6 +130,13 @@ def test_bootstrap_curves_match_the_laws_own():
     med, avg = pf._curves(np.array([convex.a]), np.array([convex.b]), np.array([3]), np.array([0.03]), True, ks)
     np.testing.assert_allclose(med[0], convex.quantile_tuning_curve(ks, minimize=True), atol=1e-10)
     np.testing.assert_allclose(avg[0], convex.mean_tuning_curve(ks, minimize=True), atol=1e-10)
+    for q in (0.2, 0.9):  # away from the median, where q and 1 - q differ
+        med, _ = pf._curves(np.array([convex.a]), np.array([convex.b]), np.array([3]), np.array([0.03]), True, ks,
+                            q=q, mean=False)
+        np.testing.assert_allclose(med[0], convex.quantile_tuning_curve(ks, q, minimize=True), atol=1e-10)
+        med, _ = pf._curves(np.array([law.a]), np.array([law.b]), np.array([3]), np.array([0.03]), False, ks,
+                            q=q, mean=False)
+        np.testing.assert_allclose(med[0], law.quantile_tuning_curve(ks, q), atol=1e-10)
 
 
 @pytest.mark.heavy
