@@ -104,6 +104,8 @@ def _moment(mu, r, m) -> np.ndarray:
     # Only where the window meets [0, 1]; elsewhere the moment is 0 to rounding.
     in_window = (mu + _WINDOW * r > 0) & (mu - _WINDOW * r < 1)
     same_m = m.size > 0 and np.all(m == m[0])
+    if mu.size >= _INTERPOLATE_FROM and same_m and np.all(r == r[0]) and not m[0] % 2 == 1:
+        return _moment_interpolated(mu, float(r[0]), float(m[0])).reshape(shape)
     if same_m and m[0] % 2 == 1:  # an integer moment (c even): closed form where it is stable
         closed = in_window & (r <= _RECURRENCE_R)
         out[closed] = _integer_moment(mu[closed], r[closed], int(m[0]) // 2)
@@ -127,6 +129,45 @@ def _moment(mu, r, m) -> np.ndarray:
         g *= wts
         out[idx] = 2.0 * g.sum(axis=1) / (r_i * _SQRT2PI)
     return out.reshape(shape)
+
+
+_INTERPOLATE_FROM = 20_000  # points of one law: from here, interpolating the moment beats quadrature per point
+_CHEB = 20  # Chebyshev points per panel
+
+
+def _panels(r: float) -> np.ndarray:
+    """Breakpoints in mu over the window [-7.5 r, 1 + 7.5 r]: panels 2r wide near 0 and 1, where the moment
+    varies on the noise's scale r, widening to 0.3 of the distance to them inside, where it varies like mu^p."""
+    lo, hi = -_WINDOW * r, 1.0 + _WINDOW * r
+    points, x = [lo], lo
+    while x < hi:
+        x = min(hi, x + max(2.0 * r, 0.3 * min(abs(x), abs(1.0 - x))))
+        points.append(x)
+    return np.array(points)
+
+
+def _moment_interpolated(mu: np.ndarray, r: float, m: float) -> np.ndarray:
+    """:func:`_moment` of one law at many points: exact values at Chebyshev points of each panel
+    (:func:`_panels`), then Clenshaw's recurrence on their Chebyshev series (the moment is entire in mu, the
+    normal's smoothing of ``v^p`` on [0, 1]). Within 3e-11 of the quadrature at every point (tested, r from
+    1e-6 to 3 and every c), from a few thousand quadratures instead of one per point.
+    """
+    edges = _panels(r)
+    a, b = edges[:-1], edges[1:]
+    k = np.arange(_CHEB)
+    t = np.cos(np.pi * (k + 0.5) / _CHEB)
+    nodes = (0.5 * (a + b))[:, None] + (0.5 * (b - a))[:, None] * t
+    values = _moment(nodes.ravel(), np.full(nodes.size, r), np.full(nodes.size, m)).reshape(nodes.shape)
+    coef = (2.0 / _CHEB) * values @ np.cos(np.pi * np.outer(k, k + 0.5) / _CHEB).T  # DCT-II: the series
+    coef[:, 0] *= 0.5
+    inside = (mu > edges[0]) & (mu < edges[-1])
+    idx = np.clip(np.searchsorted(edges, mu, side="right") - 1, 0, a.size - 1)
+    x = (2.0 * mu - a[idx] - b[idx]) / (b[idx] - a[idx])
+    two_x = 2.0 * x
+    b1, b2 = np.zeros_like(mu), np.zeros_like(mu)
+    for j in range(_CHEB - 1, 0, -1):
+        b1, b2 = coef[idx, j] + two_x * b1 - b2, b1
+    return np.where(inside, coef[idx, 0] + x * b1 - b2, 0.0)
 
 
 _RECURRENCE_R = 0.5  # up to here the recurrence's rounding stays below 1e-13 (|mu| <= 1 + 7.5 r, j <= 5)
