@@ -88,8 +88,12 @@ def _reference(y, c, r):
     return float(mp.ncdf(y / r) - moment(c / 2)), float(c / 2 * moment(c / 2 - 1))
 
 
-@pytest.mark.parametrize("r", [1e-6, 1e-4, 1e-2, 0.3, 3.0])
-@pytest.mark.parametrize("c", [1, 2, 3, 5, 10])
+# Three cases in the README suite (the corners: c = 1 with little noise, odd c, much noise); all 25 in the heavy lane.
+_FAST_MP = {(1, 1e-6), (3, 1e-2), (10, 3.0)}
+
+
+@pytest.mark.parametrize("c, r", [(c, r) if (c, r) in _FAST_MP else pytest.param(c, r, marks=pytest.mark.heavy)
+                                  for c in (1, 2, 3, 5, 10) for r in (1e-6, 1e-4, 1e-2, 0.3, 3.0)])
 def test_cdf_and_pdf_match_30_digit_quadrature(c, r):
     """To 1e-10 everywhere, including where opda is not (c = 1 with little noise); the PDF relative to its size."""
     law = NoisyQuadratic(0.0, 1.0, c, r)
@@ -173,8 +177,8 @@ class _Numerical:
         return self.law.ppf(q)
 
 
-@pytest.mark.parametrize("c", [1, 2, 3, 7, 10])
-@pytest.mark.parametrize("convex", [False, True])
+@pytest.mark.parametrize("c, convex", [(c, convex) if c in (2, 3) else pytest.param(c, convex, marks=pytest.mark.heavy)
+                                       for c in (1, 2, 3, 7, 10) for convex in (False, True)])
 def test_quadratic_mean_tuning_curve_closed_form_vs_numerical_integration(c, convex):
     law = Quadratic(A, B, c, convex=convex)
     ks = np.array([0.5, 1.0, 2.0, 7.0, 50.0])
