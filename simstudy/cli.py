@@ -957,6 +957,11 @@ def _extrapolate_summary(result) -> list[str]:
         at = [k for k in (n, 10 * n, 100 * n) if k in rows.index]
         curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g} [{rows.loc[k, 'lower']:.4g}, "
                           f"{rows.loc[k, 'upper']:.4g}]" for k in at)
+        if not np.isfinite(f["b_lower"]):  # the fit of all the runs beside a held-out check: not bootstrapped
+            curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g}" for k in at)
+            lines.append(f"{f['model']} (all {n:,} runs, not bootstrapped): b = {f['b']:.5g}, c = {int(f['c'])}; "
+                         f"median curve {curve}")
+            continue
         lines.append(f"{f['model']} ({n:,} runs): b = {f['b']:.5g} [{f['b_lower']:.5g}, {f['b_upper']:.5g}], "
                      f"c = {int(f['c'])}; median curve {curve}")
     return lines

@@ -20,9 +20,10 @@ the best score possible, and c, the effective number of hyperparameters. For eac
    ``(predicted(k) - true(k)) / (true(k) - true(1))``: the error as a share of what search gains over a single
    run's median score;
 4. beside it, the nonparametric median curve and its simultaneous band of the same scores, for k <= n;
-5. with ``sample_size`` below the number of runs, the same for all the runs too: the extrapolation from the
-   first n is then checked against the curve of all of them (held-out runs), and the fit to all of them
-   against its own nonparametric band.
+5. with ``sample_size`` below the number of runs, the extrapolation from the first n is checked against the
+   median curve of all the runs (held out: ``covers_all``), and the law fitted to all of them (not
+   bootstrapped) against their nonparametric band (``inside_np``): Lourie, He & Cho's observation that the
+   fitted form stays inside the 95% bands.
 
 The tidy result is :class:`Extrapolation`; the CLI writes it (:func:`simstudy.report.write_extrapolate`).
 """
@@ -72,11 +73,16 @@ class TailTooShort(BadSample):
 
 @dataclass(frozen=True)
 class Sample:
-    """One fit: a model's first ``runs`` scores, and how many the model has (``total``; held out beyond)."""
+    """One fit: a model's first ``runs`` scores, and how many the model has (``total``; held out beyond).
+
+    ``reference``: the fit of all the runs beside an extrapolation from the first ``sample_size`` (held-out
+    check); it is fitted, not bootstrapped (its curve is compared with its own nonparametric band).
+    """
 
     model: str
     scores: np.ndarray
     total: int
+    reference: bool = False
 
     @property
     def runs(self) -> int:
@@ -117,7 +123,7 @@ class Extrapolation:
 
 def budgets(n: int, k_max: int, extra=()) -> np.ndarray:
     """The budgets of the curves: about 64 log-spaced from 1 to ``k_max``, the integers up to 10, n and its
-    multiples (:data:`MULTIPLES`) and ``extra``.
+    multiples (:data:`MULTIPLES`) and ``extra``, those up to ``k_max``.
 
     Example
     -------
@@ -127,7 +133,8 @@ def budgets(n: int, k_max: int, extra=()) -> np.ndarray:
     grid = np.round(np.geomspace(1, k_max, _GRID_POINTS))
     points = np.concatenate([grid, np.arange(1, min(10, k_max) + 1), [m * n for m in MULTIPLES],
                              np.asarray(extra, dtype=np.float64)])
-    return np.unique(points.astype(np.float64))
+    points = np.unique(points.astype(np.float64))
+    return points[points <= k_max]
 
 
 def _rule(opts) -> Threshold:
@@ -191,8 +198,11 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
                              f"sample_size <= {x.size}")
         samples.append(Sample(model, x[:m], x.size))
         if m < x.size:
-            samples.append(Sample(model, x, x.size))
+            samples.append(Sample(model, x, x.size, reference=True))
     for s in samples:
+        if opts.k_max is not None and opts.k_max < s.total:
+            raise BadSample(f"k_max={opts.k_max} is below the {s.total} runs of model {s.model}: the extrapolation "
+                            f"starts there; give k_max >= {s.total} (or leave it out: 100 n)")
         _tail_iv(s, opts, source)
     constraints = {"c": list(opts.c)} if opts.c else None
     out = []
@@ -206,7 +216,9 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
         log.info("%s, %d runs: b = %.6g, c = %d, o = %.3g, a = %.6g (%d scores above %.6g%s)", s.model, s.runs, law.b,
                  law.c, law.o, law.a, result.n_tail, result.threshold, "; noise-free fit" if result.hit_bound else "")
         k_max = opts.k_max or 100 * s.runs
-        ks = budgets(s.runs, k_max, [s.total] if s.total > s.runs else [])
+        # A reference fit (not bootstrapped) is judged against its nonparametric band at every integer k <= n.
+        extra = np.arange(1, s.runs + 1) if s.reference else [s.total] if s.total > s.runs else []
+        ks = budgets(s.runs, k_max, extra)
         cell = stable_hash({**_settings(opts), "model": s.model, "runs": s.runs, "scores": _digest(s.scores),
                             "ks": ks.tolist()})[:16]
         out.append(Analysis(s, result, cell, ks))
@@ -225,6 +237,12 @@ def _reps(store: io.ChunkStore, tasks: list[Task]) -> dict:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
+def _no_reps(K: int) -> dict:
+    """The replicates of a fit that is not bootstrapped: none (its intervals and bands are NaN)."""
+    return {"a": np.zeros(0), "b": np.zeros(0), "c": np.zeros(0), "o": np.zeros(0), "ok": np.zeros(0, dtype=bool),
+            "median": np.zeros((0, K)), "mean": np.zeros((0, K))}
+
+
 def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None = None) -> Extrapolation:
     """Run (or resume) every analysis's bootstrap through the runner and reduce it to the tidy tables.
 
@@ -239,10 +257,12 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     fingerprint = stable_hash(settings)[:16]
     store = io.ChunkStore(Path(out_dir) / "chunks", fingerprint)
     store.claim({**settings, "cells": {a.cell: {"model": a.sample.model, "runs": a.sample.runs,
-                                                "scores": _digest(a.sample.scores)} for a in analyses}})
+                                                "scores": _digest(a.sample.scores)} for a in analyses
+                                       if not a.sample.reference}})
+    booted = [a for a in analyses if not a.sample.reference]
     cells = {a.cell: (a.fit.law, a.sample.runs, a.fit.rule, a.fit.cs, a.fit.start, a.ks, opts.mean)
-             for a in analyses}
-    tasks_by_cell = {a.cell: chunk_tasks(a.cell, opts.n_boot, CHUNK) for a in analyses}
+             for a in booted}
+    tasks_by_cell = {a.cell: chunk_tasks(a.cell, opts.n_boot, CHUNK) for a in booted}
     tasks = [t for ts in tasks_by_cell.values() for t in ts]
     report = run_tasks(functools.partial(bootstrap_task, cells, opts.seed), tasks, store, n_jobs=opts.n_jobs,
                        progress=progress, description="bootstrap")
@@ -255,7 +275,7 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     for a in analyses:
         by_model.setdefault(a.sample.model, []).append(a)
     for a in analyses:
-        rep = _reps(store, tasks_by_cell[a.cell])
+        rep = _no_reps(a.ks.size) if a.sample.reference else _reps(store, tasks_by_cell[a.cell])
         full = by_model[a.sample.model][-1]  # the fit of every run (the same analysis when none is held out)
         with warnings.catch_warnings(record=True) as caught:  # the bands' ties warning: a log line, once
             warnings.simplefilter("always")
@@ -263,7 +283,8 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
         for message in dict.fromkeys(str(w.message) for w in caught):
             log.warning("%s, %d runs: %s", a.sample.model, a.sample.runs, message)
         fits.append(_fit_row(a, rep, opts))
-        sims.append(_simulation_rows(a, rep))
+        if not a.sample.reference:
+            sims.append(_simulation_rows(a, rep))
     return Extrapolation(pd.concat(curves, ignore_index=True), pd.DataFrame(fits),
                          pd.concat(sims, ignore_index=True), report)
 
@@ -342,7 +363,7 @@ def _fit_row(a: Analysis, rep: dict, opts) -> dict:
         row[f"{name}_lower"], row[f"{name}_upper"] = interval(rep[name])
     for c in f.cs:
         row[f"c_share_{c}"] = float(np.mean(rep["c"][ok] == c)) if ok.any() else np.nan
-    row.update(level=opts.level, n_boot=int(ok.size), failed=float(1.0 - ok.mean()))
+    row.update(level=opts.level, n_boot=int(ok.size), failed=float(1.0 - ok.mean()) if ok.size else np.nan)
     return row
 
 
@@ -350,7 +371,8 @@ def _simulation_rows(a: Analysis, rep: dict) -> pd.DataFrame:
     """The error of the replicates' median curves against the fitted law's at k = n, 2n, 5n, 10n, 100n."""
     n, ks, law = a.sample.runs, a.ks, a.fit.law
     ok = rep["ok"].astype(bool)
-    at = np.array([m * n for m in MULTIPLES], dtype=np.float64)
+    multiples = [m for m in MULTIPLES if m * n <= ks[-1]]
+    at = np.array([m * n for m in multiples], dtype=np.float64)
     idx = np.searchsorted(ks, at)
     true = _law_curves(law, at, False)[0]
     first = float(_law_curves(law, np.array([1.0]), False)[0][0])  # a single run's median score
@@ -361,7 +383,7 @@ def _simulation_rows(a: Analysis, rep: dict) -> pd.DataFrame:
     sd = lambda x: x.std(axis=0, ddof=1) / np.sqrt(R) if R > 1 else np.full(x.shape[1], np.nan)  # noqa: E731
     absr = np.abs(rel)
     return pd.DataFrame({
-        "model": a.sample.model, "runs": n, "multiple": list(MULTIPLES), "k": at, "true": true, "gain": gain,
+        "model": a.sample.model, "runs": n, "multiple": multiples, "k": at, "true": true, "gain": gain,
         "mean_abs_rel_error": absr.mean(axis=0), "mean_abs_rel_error_mcse": sd(absr),
         "bias_rel": rel.mean(axis=0), "bias_rel_mcse": sd(rel),
         "p90_abs_rel_error": np.quantile(absr, 0.9, axis=0) if R else np.nan,

@@ -847,8 +847,8 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
     Up to n: the nonparametric median tuning curve of the scores (eCDF) with its simultaneous band (capped at the
     top of the view where it is trivial). Over every k (log scale): the fitted noisy quadratic law's median curve
     (dashed within the data, solid past n) with its parametric bootstrap band past n. A vertical line marks n, a
-    grey horizontal band the interval for b (the best score possible). With held-out runs, their own median
-    curve (all N runs, eCDF) is drawn in black up to N for comparison.
+    grey horizontal band the interval for b (the best score possible). With held-out runs, the median curve of
+    all N runs (eCDF) is drawn in black up to N for comparison, and the law fitted to all N runs dash-dotted.
 
     Parameters
     ----------
@@ -878,12 +878,12 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         span = (shown.max() - shown.min()) or 1.0
         bottom, top = shown.min() - 0.04 * span, shown.max() + 0.06 * span
         ax.axhspan(f["b_lower"], f["b_upper"], color="0.6", alpha=0.25, lw=0,
-                   label=f"b, the best score possible: {level:.0%} interval")
+                   label=f"b, the best score possible without noise: {level:.0%} interval")
         ax.axhline(f["b"], color="0.45", lw=0.8, ls=":")
         cw = c[within]
         ax.fill_between(cw["k"], np.clip(cw["np_lower"], bottom, top), np.clip(cw["np_upper"], bottom, top),
                         color="C0", alpha=0.25, lw=0, label=f"nonparametric {level:.0%} band (LD, simultaneous)")
-        ax.plot(cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n} runs (eCDF)")
+        ax.plot(cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n:,} runs (eCDF)")
         cp = c[past]
         ax.fill_between(cp["k"], cp["lower"], cp["upper"], color="C1", alpha=0.25, lw=0,
                         label=f"parametric {level:.0%} band (bootstrap, pointwise)")
@@ -893,7 +893,12 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         if total > n and "all_point" in c:
             ca = c[np.isfinite(c["all_point"])]
             ax.plot(ca["k"], ca["all_point"], color="black", lw=1.0,
-                    label=f"median tuning curve of all {total:,} runs (held out)")
+                    label=f"median tuning curve of all {total:,} runs (eCDF)")
+            ref = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
+            if len(ref):
+                ref = ref.sort_values("k")
+                ax.plot(ref["k"], ref["estimate"], color="0.35", lw=1.0, ls="-.",
+                        label=f"law fitted to all {total:,} runs")
             ax.axvline(total, color="0.3", lw=0.8, ls=":")
         ax.axvline(n, color="black", lw=0.9, ls="--")
         ax.annotate(f"n = {n:,}", (n, 0.02), xycoords=("data", "axes fraction"), fontsize=7, ha="right",

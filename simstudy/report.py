@@ -200,7 +200,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
                                                                              "tolerance**)") + ".",
              *([f"- **Warning: the fitted b lies outside its bootstrap interval**: refits of samples from the fitted law "
                 f"land elsewhere, so the fit is unstable at this n (more runs, another threshold, or c= may help)."]
-               if not fit["b_lower"] <= fit["b"] <= fit["b_upper"] else []),
+               if np.isfinite(fit["b_lower"]) and not fit["b_lower"] <= fit["b"] <= fit["b_upper"] else []),
              f"- Bootstrap: {int(fit['n_boot'])} replicates" + (f", {_pct(fit['failed'])} of fits failed (left out)"
                                                                 if fit["failed"] > 0 else "") + ".", ""]
     lines += [f"| k | median tuning curve ({_lvl(level)} band) | mean tuning curve ({_lvl(level)} band) | "
@@ -219,11 +219,12 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
     worst = sim.loc[max(sim.index)] if len(sim) else None
     lines += ["", f"**How far the extrapolation held up in simulation.** {R} searches of n = {n:,} runs simulated from the "
               f"fitted law (the bootstrap's replicates), each refitted by the same rule: the predicted median curve "
-              f"erred at k = n by {_pct(sim.loc[1, 'mean_abs_rel_error'])} on average and at k = 100n by "
+              f"erred at k = n by {_pct(sim.loc[1, 'mean_abs_rel_error'])} on average and at k = "
+              f"{_multiple(int(max(sim.index)))} by "
               f"{_pct(worst['mean_abs_rel_error'])} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "
               f"{_pct(worst['bias_rel'])} ± {_pct(worst['bias_rel_mcse'])}), the relative error being "
               f"|predicted(k) − true(k)| / (true(k) − true(1)): a share of what search gains over a single run's "
-              f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at 100n). This assumes the law holds; the "
+              f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "
               "coverage of the bootstrap bands is not simulated here (it needs a bootstrap per simulated search): "
               "the `parametric_audit` study measures it.", ""]
     if full is not None:
@@ -240,8 +241,8 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         judged = allc[np.isfinite(allc["inside_np"])]
         inside = int(judged["inside_np"].sum())
         top = int(judged["k"].max()) if len(judged) else 0
-        lines += [f"Fitted to all {total:,} runs: b = {_g(full['b'], 5)} {_interval(full['b_lower'], full['b_upper'], 5)}, "
-                  f"c = {int(full['c'])}; its median curve lies inside the nonparametric {_lvl(level)} band of those runs "
+        lines += [f"Fitted to all {total:,} runs (not bootstrapped): b = {_g(full['b'], 5)}, c = {int(full['c'])}, "
+                  f"o = {_g(full['o'], 3)}; its median curve lies inside the nonparametric {_lvl(level)} band of those runs "
                   f"at **{inside} of {len(judged)}** budgets where that band is nontrivial (k ≤ {top:,}).", ""]
     else:
         judged = med[np.isfinite(med["inside_np"])]
