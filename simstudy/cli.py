@@ -936,6 +936,8 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     io.write_csv(result.simulation, out_dir / "simulation.csv")
     path = report.write_extrapolate(result, opts, source, out_dir)
     _write_config(cfg, out_dir)
+    io.write_json({"command": "extrapolate", "config": OmegaConf.to_container(cfg, resolve=True),
+                   "runner": dataclasses.asdict(result.report), "environment": io.environment()}, out_dir / "run.json")
     for line in _extrapolate_summary(result):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)

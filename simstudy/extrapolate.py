@@ -127,8 +127,9 @@ def budgets(n: int, k_max: int, extra=()) -> np.ndarray:
 
     Example
     -------
-    >>> budgets(48, 4800)[[0, -1]], {48, 96, 240, 480, 4800} <= set(budgets(48, 4800))
-    (array([   1., 4800.]), True)
+    >>> ks = budgets(48, 4800)
+    >>> int(ks[0]), int(ks[-1]), {48, 96, 240, 480, 4800} <= set(ks)
+    (1, 4800, True)
     """
     grid = np.round(np.geomspace(1, k_max, _GRID_POINTS))
     points = np.concatenate([grid, np.arange(1, min(10, k_max) + 1), [m * n for m in MULTIPLES],

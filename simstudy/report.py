@@ -282,7 +282,7 @@ def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
         lines += _extrapolate_section(fit, curves, sims, full, opts)
     lines += ["Files: `extrapolation.csv` (every budget k: median and mean curves with their bands, the nonparametric "
               "band, `inside_np` / `covers_all` flags), `fit.csv` (parameters, intervals, c's bootstrap shares), "
-              "`simulation.csv` (the errors above, with MCSE), `chunks/` (the bootstrap's replicates: a rerun resumes)."]
+              "`simulation.csv` (the errors above, with MCSE), `chunks/` (the bootstrap's replicates: a rerun resumes), `run.json` (settings, timings, environment)."]
     path = out_dir / "EXTRAPOLATE.md"
     with io.atomic_path(path) as tmp:
         tmp.write_text("\n".join(lines) + "\n")

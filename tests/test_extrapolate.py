@@ -2,6 +2,8 @@
 extrapolated past n with bootstrap bands; the bootstrap runs through the runner, so a rerun resumes and the numbers
 do not depend on n_jobs; bad input fails in one line with nothing left behind."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -57,6 +59,8 @@ def test_messy_file_end_to_end(tmp_path, messy):
     assert "b, the best score possible" in text and "How far the extrapolation held up in simulation" in text
     assert "parametric_audit" in text and "![extrapolation](extrapolation.png)" in text
     assert (out / "extrapolation.png").stat().st_size > 10_000
+    run = json.loads((out / "run.json").read_text())
+    assert run["runner"]["tasks"] == 1 and run["config"]["model"] == "mlp"
     assert "dropped 1 missing score" in proc.stdout and "mlp (40 runs): b = " in proc.stdout
 
 
@@ -136,3 +140,25 @@ def test_budgets_and_config():
     assert np.all(np.diff(ks) > 0) and np.all(ks == np.round(ks))
     opts = config.parse_extrapolate({"data": "x.csv", "threshold_score": 0.8, "c": [3, 1, 3]})
     assert (opts.threshold, opts.threshold_score, opts.c) == (None, 0.8, (1, 3))
+
+
+def test_held_out_runs_check_the_extrapolation(tmp_path, bare, small_chunks):
+    # Fit the first 20 of 40 runs; the other 20 check it; the law fitted to all 40 is judged against its own band.
+    proc = simstudy("extrapolate", "data=bare.csv", "sample_size=20", "n_boot=8", "k_max=400", "n_jobs=1",
+                    "hydra.run.dir=out", cwd=tmp_path)
+    out = tmp_path / "out"
+    fits = pd.read_csv(out / "fit.csv")
+    assert fits["runs"].tolist() == [20, 40] and fits["total_runs"].tolist() == [40, 40]
+    assert np.isfinite(fits.loc[0, "b_lower"]) and np.isnan(fits.loc[1, "b_lower"])  # the reference: no bootstrap
+    curves = pd.read_csv(out / "extrapolation.csv")
+    assert set(curves["curve"]) == {"median", "mean"}
+    first = curves[(curves["runs"] == 20) & (curves["curve"] == "median")]
+    held = first[first["region"] == "held-out"]
+    assert held["k"].between(21, 40).all() and len(held) > 3 and set(held["covers_all"]) <= {0.0, 1.0}
+    ref = curves[(curves["runs"] == 40) & (curves["curve"] == "median")]
+    assert set(range(1, 41)) <= set(ref["k"])  # judged at every integer k
+    assert ref["inside_np"].notna().any() and ref["lower"].isna().all()
+    assert pd.read_csv(out / "simulation.csv")["runs"].unique().tolist() == [20]
+    text = (out / "EXTRAPOLATE.md").read_text()
+    assert "**Held-out check.**" in text and "Fitted to all 40 runs (not bootstrapped)" in text
+    assert "bare (all 40 runs, not bootstrapped): b = " in proc.stdout
