@@ -868,15 +868,15 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         level = float(c["level"].iloc[0]) if "level" in c and len(c) else 0.95
         k = c["k"].to_numpy()
         within, past = k <= n, k >= n
-        # The view: from the lowest score drawn to just above the b interval, finite values only.
+        # The view: the curves, the parametric band and the b interval; the nonparametric band is clipped to it
+        # (where it is wide or trivial -- at the bound, or infinite -- it runs off the view).
         shown = np.concatenate([c["estimate"], c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
-                                c.loc[within, ["np_point", "np_lower", "np_upper"]].to_numpy().ravel(),
-                                [f["b_lower"], f["b_upper"]]])
+                                c.loc[within, "np_point"].to_numpy(), [f["b_lower"], f["b_upper"]]])
         if "all_point" in c:
             shown = np.concatenate([shown, c["all_point"].to_numpy()])
         shown = shown[np.isfinite(shown)]
         span = (shown.max() - shown.min()) or 1.0
-        bottom, top = shown.min() - 0.04 * span, shown.max() + 0.06 * span
+        bottom, top = shown.min() - 0.08 * span, shown.max() + 0.08 * span
         ax.axhspan(f["b_lower"], f["b_upper"], color="0.6", alpha=0.25, lw=0,
                    label=f"b, the best score possible without noise: {level:.0%} interval")
         ax.axhline(f["b"], color="0.45", lw=0.8, ls=":")
@@ -901,8 +901,8 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
                         label=f"law fitted to all {total:,} runs")
             ax.axvline(total, color="0.3", lw=0.8, ls=":")
         ax.axvline(n, color="black", lw=0.9, ls="--")
-        ax.annotate(f"n = {n:,}", (n, 0.02), xycoords=("data", "axes fraction"), fontsize=7, ha="right",
-                    va="bottom", xytext=(-3, 0), textcoords="offset points")
+        ax.annotate(f"n = {n:,}", (n, 0.98), xycoords=("data", "axes fraction"), fontsize=7, ha="right",
+                    va="top", xytext=(-3, 0), textcoords="offset points")
         ax.set_xscale("log")
         ax.set_ylim(bottom, top)
         ax.set_xlim(1, k.max())
