@@ -290,9 +290,10 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
             except Exception as exc:  # noqa: BLE001 -- any composition error is the user's input
                 _fail(_one_line(exc), None)
             if multirun:
-                from .config import parse_audit
+                from .config import parse_audit, parse_extrapolate
 
-                validate = {"config": _parse_study, "curve": parse_curve, "bands": parse_bands, "audit": parse_audit}
+                validate = {"config": _parse_study, "curve": parse_curve, "bands": parse_bands, "audit": parse_audit,
+                            "extrapolate": parse_extrapolate}
                 try:
                     validate[config_name](resolved)
                 except ConfigError as exc:
@@ -906,6 +907,68 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     log.info("wrote %s", path)
 
 
+@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="extrapolate")
+def _extrapolate_app(cfg: DictConfig) -> None:
+    _in_run_dir(_run_extrapolate, cfg)
+
+
+def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
+    """``simstudy extrapolate``: fit the noisy quadratic law to each model's tail, bootstrap it through the runner
+    (chunks stored in the run directory: a rerun resumes), write the tables, figure and EXTRAPOLATE.md."""
+    from . import extrapolate, report
+    from .config import parse_extrapolate
+
+    opts = _parse_or_fail(parse_extrapolate, cfg, out_dir)
+    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    source = opts.data.data if opts.data.data in _datasets() else Path(opts.data.data).name
+    _log_scores("extrapolate", scores, out_dir)
+    try:  # every fit before anything is written: a refused sample leaves nothing behind
+        analyses = extrapolate.prepare(scores, opts, source)
+    except extrapolate.BadSample as exc:
+        _fail(str(exc), out_dir)
+    try:
+        result = extrapolate.run(analyses, opts, out_dir)
+    except extrapolate.ExtrapolationFailed as exc:
+        _fail(str(exc), None, EXIT_FAILED)
+    _log_report(result.report)
+    io.write_csv(result.curves, out_dir / "extrapolation.csv")
+    io.write_csv(result.fits, out_dir / "fit.csv")
+    io.write_csv(result.simulation, out_dir / "simulation.csv")
+    path = report.write_extrapolate(result, opts, source, out_dir)
+    _write_config(cfg, out_dir)
+    io.write_json({"command": "extrapolate", "config": OmegaConf.to_container(cfg, resolve=True),
+                   "runner": dataclasses.asdict(result.report), "environment": io.environment()}, out_dir / "run.json")
+    for line in _extrapolate_summary(result):
+        print(line)
+    log.info("wrote %s to %s", _listing(out_dir), out_dir)
+
+
+def _datasets():
+    from .datasets import DATASETS
+
+    return DATASETS
+
+
+def _extrapolate_summary(result) -> list[str]:
+    """A few lines for the terminal: each fit's b and c, and the median curve at n and 100 n."""
+    lines = []
+    med = result.curves[result.curves["curve"] == "median"]
+    for _, f in result.fits.iterrows():
+        n = int(f["runs"])
+        rows = med[(med["model"] == f["model"]) & (med["runs"] == n)].set_index("k")
+        at = [k for k in (n, 10 * n, 100 * n) if k in rows.index]
+        curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g} [{rows.loc[k, 'lower']:.4g}, "
+                          f"{rows.loc[k, 'upper']:.4g}]" for k in at)
+        if not np.isfinite(f["b_lower"]):  # the fit of all the runs beside a held-out check: not bootstrapped
+            curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g}" for k in at)
+            lines.append(f"{f['model']} (all {n:,} runs, not bootstrapped): b = {f['b']:.5g}, c = {int(f['c'])}; "
+                         f"median curve {curve}")
+            continue
+        lines.append(f"{f['model']} ({n:,} runs): b = {f['b']:.5g} [{f['b_lower']:.5g}, {f['b_upper']:.5g}], "
+                     f"c = {int(f['c'])}; median curve {curve}")
+    return lines
+
+
 def _key_values(argv: list[str], command: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
     """``key=value`` arguments of a command that takes no Hydra config; anything else fails in one line."""
     opts = {}
@@ -1206,7 +1269,8 @@ def api_run(experiment, overrides, out_dir):
         _API_MODE.reset(token)
 
 
-SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands"), "audit": (_audit_app, "audit")}
+SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands"), "audit": (_audit_app, "audit"),
+               "extrapolate": (_extrapolate_app, "extrapolate")}
 def _reproduce(argv: list[str]) -> None:
     """``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: run the catalogued paper results
     (each in its own process, resuming what is done) and write REPRODUCTION.md with their verdicts. With

@@ -40,6 +40,9 @@ __all__ = [
     "parse_bands",
     "AuditConfig",
     "parse_audit",
+    "ExtrapolateOptions",
+    "ExtrapolateConfig",
+    "parse_extrapolate",
     "StudyOptions",
     "reps_option",
     "chunk_reps_option",
@@ -875,8 +878,56 @@ class AuditOptions(DataOptions):
     n_jobs: int = option(1, "worker processes (-1: every core)", schema.integer())
 
 
+def _threshold(key: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ConfigError(f"{key} must be a quantile in [0, 1) (the share of the lowest scores censored, e.g. "
+                          f"{key}=0.5), or null; for a fixed score use threshold_score=, got {value!r}")
+    return float(value)
+
+
+def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10 for v in values):
+        raise ConfigError(f"{key} must be an integer from 1 to 10 or a list of them (the effective numbers of "
+                          f"hyperparameters searched), e.g. {key}=[1,2,3], got {value!r}")
+    return tuple(sorted(set(values)))
+
+
+@dataclass(frozen=True)
+class ExtrapolateOptions(DataOptions):
+    """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them)."""
+
+    sample_size: int | None = option(None, "fit only the first n scores of each model (random-search order); the "
+                                     "model's other runs are then held out to check the extrapolation against "
+                                     "(default: fit every score)", schema.optional(schema.integer(minimum=2)))
+    threshold: float | None = option(None, "censor the lowest share of the scores before fitting the tail: a "
+                                     "quantile in [0, 1) (default 0.5 unless threshold_score is given)", _threshold)
+    threshold_score: float | None = option(None, "instead of threshold: censor the scores at or below this score, "
+                                           "e.g. 0.85", schema.optional(schema.number(what="a finite number")))
+    c: tuple[int, ...] | None = option(None, "the effective numbers of hyperparameters the fit searches: an integer "
+                                       "1..10 or a list, e.g. c=[1,2,3] (default: 1..10)", _c_values)
+    n_boot: int = option(200, "parametric bootstrap replicates for the intervals and bands (each a fit of n "
+                         "simulated scores: the slow part)", schema.integer(minimum=2))
+    level: float = option(0.95, "the coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95",
+                          schema.level())
+    method: str = option("ld_highest_density", "the nonparametric band drawn beside the fit: ld_highest_density, "
+                         "ld_equal_tailed, ks or dkw", schema.choice(lambda: _bands().METHODS))
+    k_max: int | None = option(None, "the largest budget k extrapolated to (default: 100 n)",
+                               schema.optional(schema.integer(minimum=1)))
+    mean: bool = option(True, "also the mean tuning curve and its band (false: the median only, about twice as fast "
+                        "for small n)", schema.boolean())
+    seed: int = option(0, "the random seed of the bootstrap: the same seed gives the same numbers",
+                       schema.integer(minimum=0))
+    n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
+
+
 #: Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it).
-COMMAND_OPTIONS = {"curve": CurveOptions, "bands": BandsOptions, "audit": AuditOptions}
+COMMAND_OPTIONS = {"curve": CurveOptions, "bands": BandsOptions, "audit": AuditOptions,
+                   "extrapolate": ExtrapolateOptions}
 
 
 @dataclass(frozen=True)
@@ -940,6 +991,24 @@ class AuditConfig:
     bootstrap_rounds: int
     resamples: int
     evp_reps: int
+    seed: int
+    n_jobs: int
+
+
+@dataclass(frozen=True)
+class ExtrapolateConfig:
+    """``simstudy extrapolate``: the noisy quadratic law fitted to the tail of each model's scores, extrapolated."""
+
+    data: DataConfig  # every score (sample_size moves to the field below)
+    sample_size: int | None  # fit the first n scores (None: all); the rest are held out
+    threshold: float | None  # the censored share (None with threshold_score)
+    threshold_score: float | None
+    c: tuple[int, ...] | None
+    n_boot: int
+    level: float
+    method: str
+    k_max: int | None
+    mean: bool
     seed: int
     n_jobs: int
 
@@ -1098,3 +1167,47 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
                        confidence=o.confidence, method=o.method, target_k=o.target_k, rounds=o.rounds,
                        bootstrap_rounds=o.bootstrap_rounds, resamples=o.resamples, evp_reps=o.evp_reps, seed=o.seed,
                        n_jobs=o.n_jobs)
+
+
+def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
+    """Validate the ``simstudy extrapolate`` config (the keys of :class:`ExtrapolateOptions`).
+
+    Parameters
+    ----------
+    cfg : Mapping
+        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
+
+    Returns
+    -------
+    ExtrapolateConfig
+        ``threshold`` is 0.5 unless ``threshold_score`` is given; ``data`` keeps every score.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the first invalid key and its value; ``threshold`` and ``threshold_score`` both given;
+        ``n_jobs=0``.
+
+    Example
+    -------
+    >>> parse_extrapolate({"data": "scores.csv"}).threshold
+    0.5
+    >>> parse_extrapolate({"data": "scores.csv", "threshold": 1.0})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: threshold must be a quantile in [0, 1) (the share of the lowest scores censored, \
+e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
+    """
+    o = _command_iv("extrapolate", cfg)
+    data = dataclasses.replace(_data(o), sample_size=None)
+    if o.threshold is not None and o.threshold_score is not None:
+        raise ConfigError(f"threshold={o.threshold:g} and threshold_score={o.threshold_score:g} both set the "
+                          f"threshold: give one of them")
+    if o.threshold_score is not None and not np.isfinite(o.threshold_score):
+        raise ConfigError(f"threshold_score must be a finite number, got {o.threshold_score}")
+    if o.n_jobs == 0:
+        raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    threshold = o.threshold if o.threshold is not None or o.threshold_score is not None else 0.5
+    return ExtrapolateConfig(data=data, sample_size=o.sample_size, threshold=threshold,
+                             threshold_score=o.threshold_score, c=o.c, n_boot=o.n_boot, level=o.level,
+                             method=o.method, k_max=o.k_max, mean=o.mean, seed=o.seed, n_jobs=o.n_jobs)

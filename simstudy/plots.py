@@ -839,3 +839,77 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
     _suptitle(fig, title or f"{ylabel} by {', '.join(swept) or 'job'}")
     return fig
 
+
+
+def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str | None = None):
+    """Each model's tuning curve extrapolated past its n runs (``simstudy extrapolate``), one panel per model.
+
+    Up to n: the nonparametric median tuning curve of the scores (eCDF) with its simultaneous band (capped at the
+    top of the view where it is trivial). Over every k (log scale): the fitted noisy quadratic law's median curve
+    (dashed within the data, solid past n) with its parametric bootstrap band past n. A vertical line marks n, a
+    grey horizontal band the interval for b (the best score possible). With held-out runs, the median curve of
+    all N runs (eCDF) is drawn in black up to N for comparison, and the law fitted to all N runs dash-dotted.
+
+    Parameters
+    ----------
+    curves : DataFrame
+        ``extrapolation.csv``: ``model, runs, k, curve, estimate, lower, upper, np_point, np_lower, np_upper,
+        all_point, level``.
+    fits : DataFrame
+        ``fit.csv``: ``model, runs, total_runs, b, b_lower, b_upper, c, o``.
+    """
+    _theme()
+    models = list(dict.fromkeys(fits["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(5.6 * len(models), 4.4), layout="constrained", squeeze=False)
+    for ax, model in zip(axes[0], models):
+        f = fits[fits["model"] == model].sort_values("runs").iloc[0]  # the extrapolated fit (the fewest runs)
+        n, total = int(f["runs"]), int(f["total_runs"])
+        c = curves[(curves["model"] == model) & (curves["runs"] == n) & (curves["curve"] == "median")].sort_values("k")
+        level = float(c["level"].iloc[0]) if "level" in c and len(c) else 0.95
+        k = c["k"].to_numpy()
+        within, past = k <= n, k >= n
+        # The view: the curves, the parametric band and the b interval; the nonparametric band is clipped to it
+        # (where it is wide or trivial -- at the bound, or infinite -- it runs off the view).
+        shown = np.concatenate([c["estimate"], c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
+                                c.loc[within, "np_point"].to_numpy(), [f["b_lower"], f["b_upper"]]])
+        if "all_point" in c:
+            shown = np.concatenate([shown, c["all_point"].to_numpy()])
+        shown = shown[np.isfinite(shown)]
+        span = (shown.max() - shown.min()) or 1.0
+        bottom, top = shown.min() - 0.08 * span, shown.max() + 0.08 * span
+        ax.axhspan(f["b_lower"], f["b_upper"], color="0.6", alpha=0.25, lw=0,
+                   label=f"b, the best score possible without noise: {level:.0%} interval")
+        ax.axhline(f["b"], color="0.45", lw=0.8, ls=":")
+        cw = c[within]
+        ax.fill_between(cw["k"], np.clip(cw["np_lower"], bottom, top), np.clip(cw["np_upper"], bottom, top),
+                        color="C0", alpha=0.25, lw=0, label=f"nonparametric {level:.0%} band (LD, simultaneous)")
+        ax.plot(cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n:,} runs (eCDF)")
+        cp = c[past]
+        ax.fill_between(cp["k"], cp["lower"], cp["upper"], color="C1", alpha=0.25, lw=0,
+                        label=f"parametric {level:.0%} band (bootstrap, pointwise)")
+        ax.plot(k[within], c["estimate"].to_numpy()[within], color="C1", lw=1.4, ls="--")
+        ax.plot(cp["k"], cp["estimate"], color="C1", lw=1.8,
+                label=f"fitted law's median curve (c = {int(f['c'])}, {'noise-free' if f['o'] == 0 else 'noisy'})")
+        if total > n and "all_point" in c:
+            ca = c[np.isfinite(c["all_point"])]
+            ax.plot(ca["k"], ca["all_point"], color="black", lw=1.0,
+                    label=f"median tuning curve of all {total:,} runs (eCDF)")
+            ref = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
+            if len(ref):
+                ref = ref.sort_values("k")
+                ax.plot(ref["k"], ref["estimate"], color="0.35", lw=1.0, ls="-.",
+                        label=f"law fitted to all {total:,} runs")
+            ax.axvline(total, color="0.3", lw=0.8, ls=":")
+        ax.axvline(n, color="black", lw=0.9, ls="--")
+        ax.annotate(f"n = {n:,}", (n, 0.98), xycoords=("data", "axes fraction"), fontsize=7, ha="right",
+                    va="top", xytext=(-3, 0), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_ylim(bottom, top)
+        ax.set_xlim(1, k.max())
+        ax.set_xlabel("k (search iterations, log scale)")
+        ax.set_ylabel("median of the best score of k runs")
+        _title(ax, f"{model}: fitted to {n:,} runs; b = {f['b']:.4g} [{f['b_lower']:.4g}, {f['b_upper']:.4g}]")
+        ax.legend(frameon=True, fontsize=6.5, loc="lower right")
+    if title:
+        _suptitle(fig, title)
+    return fig

@@ -1,4 +1,5 @@
-"""Reports: a one-page markdown summary of an audit, with its figures (the layer above studies and plots)."""
+"""Reports: one-page markdown summaries of an audit and of an extrapolation, with their figures (the layer above
+studies and plots)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 
 from . import io, plots
 
-__all__ = ["write_audit", "describe_fit"]
+__all__ = ["write_audit", "describe_fit", "write_extrapolate"]
 
 
 def _pct(x: float) -> str:
@@ -151,3 +152,144 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     with io.atomic_path(path) as tmp:
         tmp.write_text("\n".join(lines) + "\n")
     return path
+
+
+def _lvl(x: float) -> str:
+    """A level as it is typed: 95%, 99.5%."""
+    return f"{100 * x:g}%"
+
+
+def _g(x: float, digits: int = 4) -> str:
+    return f"{x:.{digits}g}" if np.isfinite(x) else "—"
+
+
+def _interval(lo: float, hi: float, digits: int = 4) -> str:
+    return f"[{_g(lo, digits)}, {_g(hi, digits)}]"
+
+
+def _c_shares(fit) -> str:
+    shares = {int(col.rsplit("_", 1)[1]): fit[col] for col in fit.index if str(col).startswith("c_share_")}
+    shown = [f"c = {c}: {_pct(p)}" for c, p in sorted(shares.items(), key=lambda cp: -cp[1]) if p > 0]
+    return ", ".join(shown[:4]) + (", ..." if len(shown) > 4 else "")
+
+
+def _multiple(m: int) -> str:
+    return "n" if m == 1 else f"{m}n"
+
+
+def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, opts) -> list[str]:
+    """One model's part of EXTRAPOLATE.md: the fit, the predictions at n..100n with their simulated error, and
+    (with held-out runs) the check against them."""
+    n, model, level = int(fit["runs"]), fit["model"], opts.level
+    mine = curves[(curves["model"] == model) & (curves["runs"] == n)]
+    med = mine[mine["curve"] == "median"].set_index("k")
+    avg = mine[mine["curve"] == "mean"].set_index("k")
+    sim = sims[(sims["model"] == model) & (sims["runs"] == n)].set_index("multiple")
+    noise = ("o = 0: the noise-free law fits best (**hit_bound**: the fit lies on the family's boundary)"
+             if fit["hit_bound"] else f"o = {_g(fit['o'], 3)} {_interval(fit['o_lower'], fit['o_upper'], 3)} "
+                                       "(run-to-run noise SD)")
+    lines = [f"## {model}: fitted to {'the first ' if fit['total_runs'] > n else ''}{n:,} runs", "",
+             f"- **b, the best score possible: {_g(fit['b'], 5)}**, {_lvl(level)} interval "
+             f"**{_interval(fit['b_lower'], fit['b_upper'], 5)}** (the largest observed score: "
+             f"{_g(fit['max_score'], 5)}).",
+             f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
+             f"{_c_shares(fit)}).",
+             f"- {noise}; a = {_g(fit['a'], 4)} {_interval(fit['a_lower'], fit['a_upper'])}.",
+             f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores above "
+             f"it fitted, the rest censored" + ("" if fit["converged"] else " (**the optimizer did not meet its "
+                                                                             "tolerance**)") + ".",
+             *([f"- **Warning: the fitted b lies outside its bootstrap interval**: refits of samples from the fitted law "
+                f"land elsewhere, so the fit is unstable at this n (more runs, another threshold, or c= may help)."]
+               if np.isfinite(fit["b_lower"]) and not fit["b_lower"] <= fit["b"] <= fit["b_upper"] else []),
+             f"- Bootstrap: {int(fit['n_boot'])} replicates" + (f", {_pct(fit['failed'])} of fits failed (left out)"
+                                                                if fit["failed"] > 0 else "") + ".", ""]
+    lines += [f"| k | median tuning curve ({_lvl(level)} band) | mean tuning curve ({_lvl(level)} band) | "
+              f"nonparametric median ({_lvl(level)} band) | error in simulation: mean abs. relative (± MCSE) |",
+              "|---|---|---|---|---|"]
+    for m, row in sim.iterrows():
+        k = row["k"]
+        r = med.loc[k]
+        mean = (f"{_g(avg.loc[k, 'estimate'], 5)} {_interval(avg.loc[k, 'lower'], avg.loc[k, 'upper'], 5)}"
+                if k in avg.index else "—")
+        nonpar = (f"{_g(r['np_point'], 5)} {_interval(r['np_lower'], r['np_upper'], 5)}" if np.isfinite(r["np_point"])
+                  else "—")
+        lines.append(f"| {int(k):,} ({_multiple(int(m))}) | {_g(r['estimate'], 5)} {_interval(r['lower'], r['upper'], 5)} "
+                     f"| {mean} | {nonpar} | {_pct(row['mean_abs_rel_error'])} ± {_pct(row['mean_abs_rel_error_mcse'])} |")
+    R = int(sim["replicates"].iloc[0]) if len(sim) else 0
+    worst = sim.loc[max(sim.index)] if len(sim) else None
+    lines += ["", f"**How far the extrapolation held up in simulation.** {R} searches of n = {n:,} runs simulated from the "
+              f"fitted law (the bootstrap's replicates), each refitted by the same rule: the predicted median curve "
+              f"erred at k = n by {_pct(sim.loc[1, 'mean_abs_rel_error'])} on average and at k = "
+              f"{_multiple(int(max(sim.index)))} by "
+              f"{_pct(worst['mean_abs_rel_error'])} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "
+              f"{_pct(worst['bias_rel'])} ± {_pct(worst['bias_rel_mcse'])}), the relative error being "
+              f"|predicted(k) − true(k)| / (true(k) − true(1)): a share of what search gains over a single run's "
+              f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "
+              "coverage of the bootstrap bands is not simulated here (it needs a bootstrap per simulated search): "
+              "the `parametric_audit` study measures it.", ""]
+    if full is not None:
+        total = int(full["runs"])
+        held = med[(med["region"] == "held-out") | ((med["region"] == "observed") & (med.index >= n))]
+        held = held[np.isfinite(held["covers_all"])]
+        covered = int(held["covers_all"].sum())
+        miss = held[held["covers_all"] == 0]
+        lines += [f"**Held-out check.** The {_lvl(level)} band extrapolated from the first {n:,} runs covers the median "
+                  f"tuning curve of all {total:,} runs (eCDF) at **{covered} of {len(held)}** budgets k = {n:,}..{total:,}"
+                  + (f"; it misses at k = {', '.join(f'{int(k):,}' for k in miss.index[:6])}"
+                     + (" ..." if len(miss) > 6 else "") if len(miss) else "") + "."]
+        allc = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
+        judged = allc[np.isfinite(allc["inside_np"])]
+        inside = int(judged["inside_np"].sum())
+        top = int(judged["k"].max()) if len(judged) else 0
+        lines += [f"Fitted to all {total:,} runs (not bootstrapped): b = {_g(full['b'], 5)}, c = {int(full['c'])}, "
+                  f"o = {_g(full['o'], 3)}; its median curve lies inside the nonparametric {_lvl(level)} band of those runs "
+                  f"at **{inside} of {len(judged)}** budgets where that band is nontrivial (k ≤ {top:,}).", ""]
+    else:
+        judged = med[np.isfinite(med["inside_np"])]
+        if len(judged):
+            lines += [f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
+                      f"{int(judged['inside_np'].sum())} of {len(judged)} budgets where that band is nontrivial "
+                      f"(k ≤ {int(judged.index.max()):,}); beyond, only the fit speaks.", ""]
+    return lines
+
+
+def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
+    """Write ``extrapolation.png`` and the one-page ``EXTRAPOLATE.md`` of ``simstudy extrapolate``; return its path.
+
+    ``result`` is an :class:`~simstudy.extrapolate.Extrapolation`.
+    """
+    import matplotlib.pyplot as plt
+
+    curves, fits, sims = result.curves, result.fits, result.simulation
+    fig = plots.extrapolation_figure(curves, fits)
+    io.save_figure(fig, out_dir / "extrapolation.png", dpi=130)
+    plt.close(fig)
+    rule = (f"scores at or below {opts.threshold_score:g} censored" if opts.threshold_score is not None else
+            f"the lowest {_pct(opts.threshold)} of each sample censored")
+    lines = [f"# Extrapolated tuning curves: `{source}`", "",
+             "The noisy quadratic law of random search near the optimum (Lourie, He & Cho 2025) fitted to the tail of "
+             f"each model's scores ({rule}; maximum product of spacings, c searched over "
+             f"{', '.join(map(str, opts.c)) if opts.c else '1..10'}), extrapolated to k = {_g(curves['k'].max(), 6)} "
+             f"search iterations. Intervals and bands: percentile, pointwise, from a parametric bootstrap of "
+             f"{opts.n_boot} refits at {_lvl(opts.level)}; the nonparametric band beside them is simultaneous "
+             f"({bands_label(opts.method)}) and exists only up to n. The extrapolation assumes the law holds past the "
+             "data: the held-up numbers below are simulations from the fitted law, not a test of it.", "",
+             "![extrapolation](extrapolation.png)", ""]
+    for model in dict.fromkeys(fits["model"]):
+        rows = fits[fits["model"] == model].sort_values("runs")
+        fit = rows.iloc[0]
+        full = rows.iloc[-1] if len(rows) > 1 else None
+        lines += _extrapolate_section(fit, curves, sims, full, opts)
+    lines += ["Files: `extrapolation.csv` (every budget k: median and mean curves with their bands, the nonparametric "
+              "band, `inside_np` / `covers_all` flags), `fit.csv` (parameters, intervals, c's bootstrap shares), "
+              "`simulation.csv` (the errors above, with MCSE), `chunks/` (the bootstrap's replicates: a rerun resumes), `run.json` (settings, timings, environment)."]
+    path = out_dir / "EXTRAPOLATE.md"
+    with io.atomic_path(path) as tmp:
+        tmp.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def bands_label(method: str) -> str:
+    from .bands import METHOD_LABELS
+
+    return METHOD_LABELS.get(method, method)

@@ -17,6 +17,8 @@ COMMANDS = {
     "curve": "expected best score against tuning budget (EVP curves, +/- 1 SD) of your own results",
     "bands": "simultaneous confidence bands for the tuning curves and score CDFs of your own results",
     "audit": "how far to trust these analyses at your sample size: simulate searches from a fit to your scores",
+    "extrapolate": "the tuning curve past your n runs: the noisy quadratic law fitted to your scores' tail, "
+                   "with bootstrap bands",
     "reproduce": "rerun every catalogued paper result and write REPRODUCTION.md with verdicts",
     "collect": "summary and figures of a sharded run (runner.shard=i/N), or a sweep's stacked summary (-m)",
     "replay": "rerun one failed chunk of a run here, with its full traceback",
@@ -39,6 +41,12 @@ _USAGE = {
         "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
         "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
     ], "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it"),
+    "extrapolate": ("simstudy extrapolate data=FILE|DATASET [model=NAME] [key=value ...]", [
+        "simstudy extrapolate data=my_scores.csv threshold=0.5 n_boot=200",
+        "simstudy extrapolate data=deberta_mnli model=debertav3 sample_size=48   # check against the other 976 runs",
+        "simstudy extrapolate data=runs.csv model=lstm threshold_score=0.85 c=[1,2,3] k_max=10000",
+    ], "outputs/extrapolate/<overrides>/: EXTRAPOLATE.md (one page), extrapolation.png, extrapolation.csv, fit.csv, "
+       "simulation.csv, chunks/ (the bootstrap: a rerun resumes)"),
     "reproduce": ("simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]", [
         "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",
         "simstudy reproduce only=fiesta_table2 n_jobs=2",

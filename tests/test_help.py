@@ -10,7 +10,7 @@ from omegaconf import OmegaConf
 from simstudy import cli, config, schema, usage
 
 CONFIGS = Path(cli._config_dir())
-DATA_COMMANDS = ("curve", "bands", "audit")
+DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
 
 
 def _help(capsys, monkeypatch, *argv):
@@ -21,7 +21,7 @@ def _help(capsys, monkeypatch, *argv):
 
 def test_main_help_lists_every_command_with_one_line(capsys, monkeypatch):
     out = _help(capsys, monkeypatch, "--help")
-    for command in ("curve", "bands", "audit", "reproduce", "collect", "replay"):
+    for command in ("curve", "bands", "audit", "extrapolate", "reproduce", "collect", "replay"):
         [line] = [ln for ln in out.splitlines() if ln.startswith(f"  {command} ")]
         assert usage.COMMANDS[command] in line
     for preset in ("dodge2021_fig1", "fiesta_table2", "lourie_fig5_exact_coverage"):
@@ -61,6 +61,7 @@ def test_data_command_yaml_holds_no_default_of_its_own(command):
                                                                      "xscale": "log"}),
     ("bands", ["data=x.csv", "kind=quantile", "low=0"], {"kind": "quantile", "low": 0, "confidence": 0.8}),
     ("audit", ["data=x.csv", "model=a", "rounds=40"], {"model": "a", "rounds": 40, "low": 0.0, "high": 1.0}),
+    ("extrapolate", ["data=x.csv", "threshold=0.3", "c=[1,2]"], {"threshold": 0.3, "c": [1, 2], "n_boot": 200}),
 ])
 def test_data_command_composes_schema_defaults_and_plain_overrides(command, overrides, expected):
     from hydra import compose, initialize_config_dir
@@ -71,7 +72,8 @@ def test_data_command_composes_schema_defaults_and_plain_overrides(command, over
     defaults = schema.defaults(config.COMMAND_OPTIONS[command])
     assert list(cfg) == list(defaults)  # every key, and only those
     assert cfg == {**defaults, "data": "x.csv", **expected}
-    parse = {"curve": config.parse_curve, "bands": config.parse_bands, "audit": config.parse_audit}[command]
+    parse = {"curve": config.parse_curve, "bands": config.parse_bands, "audit": config.parse_audit,
+             "extrapolate": config.parse_extrapolate}[command]
     parse(cfg)  # and the composed config is valid
 
 

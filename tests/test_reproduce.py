@@ -167,6 +167,7 @@ QUICK_VERDICTS = {
     "lourie_fig1_reuters": "reproduced", "lourie_fig1_reuters_bottom": "reproduced",
     "lourie_fig1_disagreement": "reproduced", "dodge2019_fig1": "reproduced", "dodge2021_fig3": "explained",
     "dodge2019_fig2": "no data", "dodge2019_fig3": "no data", "dodge2019_fig4": "no data",
+    "lourie2025_extrapolation": "reproduced",
 }
 #: A few entries covering a bands command, a curve command with hypotheses (explained), a study and a result
 #: without public data: the README suite runs these; CI runs the whole catalogue too (``-m catalogue``).

@@ -1,0 +1,391 @@
+"""Extrapolating a researcher's tuning curve past the runs they have: ``simstudy extrapolate``.
+
+Nonparametric bands for the median tuning curve (:mod:`simstudy.bands`) turn trivial beyond k of about n/6
+runs: they cannot say what more search would bring. Near the optimum the scores of random search follow the
+noisy quadratic law (Lourie, He & Cho 2025; :mod:`simstudy.parametric`), whose parameters mean something: b,
+the best score possible, and c, the effective number of hyperparameters. For each model this module
+
+1. fits the law to the tail of the scores (:func:`simstudy.parametric_fit.fit`: scores at or below the
+   threshold censored);
+2. runs the parametric bootstrap -- ``n_boot`` samples of n scores from the fitted law, the same threshold
+   rule, the whole fit again -- in chunks through the runner (:func:`simstudy.runner.run_tasks`), each chunk
+   seeded by its cell and index (:func:`simstudy.runner.task_seed`) and stored in a
+   :class:`~simstudy.io.ChunkStore`, so an interrupted run resumes and the numbers are the same for any
+   ``n_jobs``; percentile intervals for b (and a, o) and pointwise bands for the median and mean curves
+   follow;
+3. reports how far the extrapolation held up *in simulation from the fitted law at the user's n*: the
+   bootstrap's replicates are exactly such simulations (n scores from the fitted law, refitted by the same
+   rule), so the error of each replicate's median curve against the fitted law's, at k = n, 2n, 5n, 10n and
+   100n, measures the method at this n, with its Monte Carlo error (no extra fits). The relative error is
+   ``(predicted(k) - true(k)) / (true(k) - true(1))``: the error as a share of what search gains over a single
+   run's median score;
+4. beside it, the nonparametric median curve and its simultaneous band of the same scores, for k <= n;
+5. with ``sample_size`` below the number of runs, the extrapolation from the first n is checked against the
+   median curve of all the runs (held out: ``covers_all``), and the law fitted to all of them (not
+   bootstrapped) against their nonparametric band (``inside_np``): Lourie, He & Cho's observation that the
+   fitted form stays inside the 95% bands.
+
+The tidy result is :class:`Extrapolation`; the CLI writes it (:func:`simstudy.report.write_extrapolate`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import bands, io
+from .distributions import InvalidParameter
+from .parametric_fit import MIN_TAIL, Threshold, _curves, bootstrap_chunk, fit
+from .runner import Task, chunk_tasks, run_tasks, stable_hash, task_seed
+
+log = logging.getLogger(__name__)
+
+__all__ = ["CHUNK", "MULTIPLES", "Sample", "Analysis", "Extrapolation", "ExtrapolationFailed", "BadSample", "TailTooShort",
+           "budgets", "prepare", "run", "bootstrap_task"]
+
+#: Bootstrap replicates per chunk (one task of the runner; its fits are vectorized together).
+CHUNK = 25
+#: The budgets, as multiples of n, at which the extrapolation's error in simulation is reported.
+MULTIPLES = (1, 2, 5, 10, 100)
+#: Version of the chunks' meaning: bump it when a chunk's numbers change for the same options.
+SCHEME = "extrapolate-1"
+_GRID_POINTS = 64
+
+
+class ExtrapolationFailed(RuntimeError):
+    """Bootstrap chunks failed (an exception in a worker); the message names the first."""
+
+
+class BadSample(ValueError):
+    """Scores the command cannot fit as asked; the one-line message names the model and the fix."""
+
+
+class TailTooShort(BadSample):
+    """Too few scores above the threshold to fit the tail."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One fit: a model's first ``runs`` scores, and how many the model has (``total``; held out beyond).
+
+    ``reference``: the fit of all the runs beside an extrapolation from the first ``sample_size`` (held-out
+    check); it is fitted, not bootstrapped (its curve is compared with its own nonparametric band).
+    """
+
+    model: str
+    scores: np.ndarray
+    total: int
+    reference: bool = False
+
+    @property
+    def runs(self) -> int:
+        return int(self.scores.size)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A sample's fit, its cell (the runner's key for its bootstrap) and the budgets of its curves."""
+
+    sample: Sample
+    fit: object  # FitResult
+    cell: str
+    ks: np.ndarray
+
+
+@dataclass(frozen=True)
+class Extrapolation:
+    """The tidy results.
+
+    Attributes
+    ----------
+    curves : DataFrame
+        ``extrapolation.csv``: one row per model, runs fitted, k and curve (median, mean).
+    fits : DataFrame
+        ``fit.csv``: one row per model and runs fitted: the parameters, their intervals, c's bootstrap shares.
+    simulation : DataFrame
+        ``simulation.csv``: the extrapolation's error in simulation from the fitted law at k = n, 2n, ... 100n.
+    report : RunReport
+        The runner's report (chunks computed and resumed).
+    """
+
+    curves: pd.DataFrame
+    fits: pd.DataFrame
+    simulation: pd.DataFrame
+    report: object
+
+
+def budgets(n: int, k_max: int, extra=()) -> np.ndarray:
+    """The budgets of the curves: about 64 log-spaced from 1 to ``k_max``, the integers up to 10, n and its
+    multiples (:data:`MULTIPLES`) and ``extra``, those up to ``k_max``.
+
+    Example
+    -------
+    >>> ks = budgets(48, 4800)
+    >>> int(ks[0]), int(ks[-1]), {48, 96, 240, 480, 4800} <= set(ks)
+    (1, 4800, True)
+    """
+    grid = np.round(np.geomspace(1, k_max, _GRID_POINTS))
+    points = np.concatenate([grid, np.arange(1, min(10, k_max) + 1), [m * n for m in MULTIPLES],
+                             np.asarray(extra, dtype=np.float64)])
+    points = np.unique(points.astype(np.float64))
+    return points[points <= k_max]
+
+
+def _rule(opts) -> Threshold:
+    if opts.threshold_score is not None:
+        return Threshold(quantile=None, score=float(opts.threshold_score))
+    return Threshold(quantile=float(opts.threshold))
+
+
+def _describe_rule(opts) -> str:
+    return (f"threshold_score={opts.threshold_score:g}" if opts.threshold_score is not None
+            else f"threshold={opts.threshold:g}")
+
+
+def _tail_iv(sample: Sample, opts, source: str) -> None:
+    """Refuse, naming the model and the fix, a sample with fewer than MIN_TAIL scores above the threshold."""
+    x = np.sort(sample.scores)
+    rule = _rule(opts)
+    t = float(rule.of(x[None, :])[0])
+    n_tail = int((x > t).sum())
+    if n_tail >= MIN_TAIL:
+        return
+    where = f"{source}: model {sample.model}"
+    if sample.runs < MIN_TAIL:
+        raise TailTooShort(f"{where} has {sample.runs} scores; fitting the tail needs at least {MIN_TAIL} above the "
+                           f"threshold: give more scores")
+    fix = ("lower threshold_score" if opts.threshold_score is not None else
+           f"lower threshold (at most {np.floor(100 * (sample.runs - MIN_TAIL) / sample.runs) / 100:g} for "
+           f"{sample.runs} distinct scores)")
+    raise TailTooShort(f"{where}: {_describe_rule(opts)} leaves {n_tail} of {sample.runs} scores above it "
+                       f"({t:.6g}); fitting the tail needs at least {MIN_TAIL}: {fix}")
+
+
+def _digest(x: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(x, dtype=np.float64).tobytes()).hexdigest()[:16]
+
+
+def _settings(opts) -> dict:
+    """What fixes a chunk's numbers besides the scores (n_boot only adds chunks; level, method only read)."""
+    return {"scheme": SCHEME, "seed": opts.seed, "chunk": CHUNK, "threshold": opts.threshold,
+            "threshold_score": opts.threshold_score, "c": list(opts.c) if opts.c else None, "k_max": opts.k_max,
+            "mean": opts.mean}
+
+
+def prepare(scores: dict, opts, source: str) -> list[Analysis]:
+    """Every fit the command makes (each model's first ``sample_size`` scores, and all its scores when some are
+    held out), checked and fitted before anything is written.
+
+    Raises
+    ------
+    TailTooShort
+        A sample with fewer than 8 scores above the threshold.
+    BadSample
+        ``sample_size`` beyond a model's scores, or a fit refused by :func:`~simstudy.parametric_fit.fit`.
+    """
+    samples = []
+    for model, x in scores.items():
+        x = np.asarray(x, dtype=np.float64)
+        m = opts.sample_size or x.size
+        if m > x.size:
+            raise BadSample(f"sample_size={m} exceeds the {x.size} scores of model {model} in {source}: give "
+                             f"sample_size <= {x.size}")
+        samples.append(Sample(model, x[:m], x.size))
+        if m < x.size:
+            samples.append(Sample(model, x, x.size, reference=True))
+    for s in samples:
+        if opts.k_max is not None and opts.k_max < s.total:
+            raise BadSample(f"k_max={opts.k_max} is below the {s.total} runs of model {s.model}: the extrapolation "
+                            f"starts there; give k_max >= {s.total} (or leave it out: 100 n)")
+        _tail_iv(s, opts, source)
+    constraints = {"c": list(opts.c)} if opts.c else None
+    out = []
+    for s in samples:
+        log.info("fitting %s: %d scores (%s)", s.model, s.runs, _describe_rule(opts))
+        try:
+            result = fit(s.scores, constraints=constraints, threshold=_rule(opts))
+        except InvalidParameter as exc:
+            raise BadSample(f"{source}: model {s.model}: {exc}") from None
+        law = result.law
+        log.info("%s, %d runs: b = %.6g, c = %d, o = %.3g, a = %.6g (%d scores above %.6g%s)", s.model, s.runs, law.b,
+                 law.c, law.o, law.a, result.n_tail, result.threshold, "; noise-free fit" if result.hit_bound else "")
+        k_max = opts.k_max or 100 * s.runs
+        # A reference fit (not bootstrapped) is judged against its nonparametric band at every integer k <= n.
+        extra = np.arange(1, s.runs + 1) if s.reference else [s.total] if s.total > s.runs else []
+        ks = budgets(s.runs, k_max, extra)
+        cell = stable_hash({**_settings(opts), "model": s.model, "runs": s.runs, "scores": _digest(s.scores),
+                            "ks": ks.tolist()})[:16]
+        out.append(Analysis(s, result, cell, ks))
+    return out
+
+
+def bootstrap_task(cells: dict, seed: int, task: Task) -> dict:
+    """One chunk of a cell's bootstrap (the runner's task function; ``cells`` maps a cell key to the fitted
+    law, n, threshold rule, c values, warm start, budgets and mean flag)."""
+    law, n, rule, cs, start, ks, mean = cells[task.cell]
+    return bootstrap_chunk(law, n, rule, cs, start, ks, task.reps, task_seed(seed, task.cell, task.chunk), mean)
+
+
+def _reps(store: io.ChunkStore, tasks: list[Task]) -> dict:
+    parts = [store.read(t.cell, t.chunk, t.reps) for t in tasks]  # task order: the same for any n_jobs
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _no_reps(K: int) -> dict:
+    """The replicates of a fit that is not bootstrapped: none (its intervals and bands are NaN)."""
+    return {"a": np.zeros(0), "b": np.zeros(0), "c": np.zeros(0), "o": np.zeros(0), "ok": np.zeros(0, dtype=bool),
+            "median": np.zeros((0, K)), "mean": np.zeros((0, K))}
+
+
+def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None = None) -> Extrapolation:
+    """Run (or resume) every analysis's bootstrap through the runner and reduce it to the tidy tables.
+
+    Raises
+    ------
+    simstudy.io.RunDirConflict
+        ``out_dir`` holds the chunks of other settings (another seed, threshold, data ...).
+    ExtrapolationFailed
+        A chunk raised in its worker.
+    """
+    settings = _settings(opts)
+    fingerprint = stable_hash(settings)[:16]
+    store = io.ChunkStore(Path(out_dir) / "chunks", fingerprint)
+    store.claim({**settings, "cells": {a.cell: {"model": a.sample.model, "runs": a.sample.runs,
+                                                "scores": _digest(a.sample.scores)} for a in analyses
+                                       if not a.sample.reference}})
+    booted = [a for a in analyses if not a.sample.reference]
+    cells = {a.cell: (a.fit.law, a.sample.runs, a.fit.rule, a.fit.cs, a.fit.start, a.ks, opts.mean)
+             for a in booted}
+    tasks_by_cell = {a.cell: chunk_tasks(a.cell, opts.n_boot, CHUNK) for a in booted}
+    tasks = [t for ts in tasks_by_cell.values() for t in ts]
+    report = run_tasks(functools.partial(bootstrap_task, cells, opts.seed), tasks, store, n_jobs=opts.n_jobs,
+                       progress=progress, description="bootstrap")
+    if report.failures:
+        f = report.failures[0]
+        raise ExtrapolationFailed(f"{len(report.failures)} of {report.tasks} bootstrap chunks failed; first: chunk "
+                                  f"{f.where}: {f.error.splitlines()[0]}")
+    curves, fits, sims = [], [], []
+    by_model = {}
+    for a in analyses:
+        by_model.setdefault(a.sample.model, []).append(a)
+    for a in analyses:
+        rep = _no_reps(a.ks.size) if a.sample.reference else _reps(store, tasks_by_cell[a.cell])
+        full = by_model[a.sample.model][-1]  # the fit of every run (the same analysis when none is held out)
+        with warnings.catch_warnings(record=True) as caught:  # the bands' ties warning: a log line, once
+            warnings.simplefilter("always")
+            curves.append(_curve_rows(a, rep, opts, full))
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            log.warning("%s, %d runs: %s", a.sample.model, a.sample.runs, message)
+        fits.append(_fit_row(a, rep, opts))
+        if not a.sample.reference:
+            sims.append(_simulation_rows(a, rep))
+    return Extrapolation(pd.concat(curves, ignore_index=True), pd.DataFrame(fits),
+                         pd.concat(sims, ignore_index=True), report)
+
+
+def _law_curves(law, ks: np.ndarray, mean: bool):
+    med, avg = _curves(np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]), law.convex, ks,
+                       mean=mean)
+    return med[0], (avg[0] if mean else None)
+
+
+def _band(x: np.ndarray, ok: np.ndarray, level: float) -> np.ndarray:
+    alpha = (1.0 - level) / 2.0
+    if not ok.any():
+        return np.full((2, x.shape[1]), np.nan)
+    return np.nanquantile(x[ok], [alpha, 1.0 - alpha], axis=0)
+
+
+def _np_band(x: np.ndarray, ks: np.ndarray, opts):
+    """The nonparametric median curve and its simultaneous band of scores ``x`` at ``ks`` (NaN beyond x.size)."""
+    inside = ks <= x.size
+    out = np.full((3, ks.size), np.nan)
+    tc = bands.tuning_curve_bands(x, opts.level, "median", opts.method, ks=ks[inside], low=opts.data.low,
+                                  high=opts.data.high)
+    out[:, inside] = tc.point, tc.lower, tc.upper
+    return out
+
+
+def _curve_rows(a: Analysis, rep: dict, opts, full: Analysis) -> pd.DataFrame:
+    s, ks, law = a.sample, a.ks, a.fit.law
+    ok = rep["ok"].astype(bool)
+    med, avg = _law_curves(law, ks, opts.mean)
+    point, np_lo, np_hi = _np_band(s.scores, ks, opts)
+    low, high = opts.data.low, opts.data.high
+    region = np.where(ks <= s.runs, "observed", np.where(ks <= s.total, "held-out", "beyond"))
+    frames = []
+    for curve, est, reps in (("median", med, rep["median"]), ("mean", avg, rep["mean"])):
+        if est is None:
+            continue
+        band = _band(reps, ok, opts.level)
+        frame = pd.DataFrame({"model": s.model, "runs": s.runs, "k": ks, "region": region, "curve": curve,
+                              "estimate": est, "lower": band[0], "upper": band[1]})
+        if curve == "median":
+            nontrivial = np.isfinite(np_lo) & np.isfinite(np_hi) & (np_lo > low) & (np_hi < high)
+            frame["np_point"], frame["np_lower"], frame["np_upper"] = point, np_lo, np_hi
+            # 1 where the fitted curve lies inside the nonparametric band (0 outside; NaN where that band is trivial)
+            frame["inside_np"] = np.where(nontrivial, ((np_lo <= est) & (est <= np_hi)).astype(float), np.nan)
+            frame["band_inside_np"] = np.where(nontrivial, ((np_lo <= band[0]) & (band[1] <= np_hi)).astype(float),
+                                               np.nan)
+            if s.total > s.runs:  # the held-out check: the median curve of every run, and whether the band covers it
+                all_point = _np_band(full.sample.scores, ks, opts)[0]
+                frame["all_point"] = all_point
+                frame["covers_all"] = np.where(np.isfinite(all_point),
+                                               ((band[0] <= all_point) & (all_point <= band[1])).astype(float), np.nan)
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    for col in ("np_point", "np_lower", "np_upper", "inside_np", "band_inside_np", "all_point", "covers_all"):
+        if col not in out:
+            out[col] = np.nan
+    out["level"], out["method"] = opts.level, opts.method
+    return out
+
+
+def _fit_row(a: Analysis, rep: dict, opts) -> dict:
+    f, law = a.fit, a.fit.law
+    ok = rep["ok"].astype(bool)
+    alpha = (1.0 - opts.level) / 2.0
+
+    def interval(x):
+        return np.nanquantile(x[ok], [alpha, 1.0 - alpha]) if ok.any() else (np.nan, np.nan)
+
+    row = {"model": a.sample.model, "runs": a.sample.runs, "total_runs": a.sample.total,
+           "threshold": f.threshold, "rule": f.rule.describe(), "n_tail": f.n_tail, "hit_bound": f.hit_bound,
+           "converged": f.converged, "a": law.a, "b": law.b, "c": law.c, "o": law.o,
+           "max_score": float(a.sample.scores.max())}
+    for name in ("a", "b", "o"):
+        row[f"{name}_lower"], row[f"{name}_upper"] = interval(rep[name])
+    for c in f.cs:
+        row[f"c_share_{c}"] = float(np.mean(rep["c"][ok] == c)) if ok.any() else np.nan
+    row.update(level=opts.level, n_boot=int(ok.size), failed=float(1.0 - ok.mean()) if ok.size else np.nan)
+    return row
+
+
+def _simulation_rows(a: Analysis, rep: dict) -> pd.DataFrame:
+    """The error of the replicates' median curves against the fitted law's at k = n, 2n, 5n, 10n, 100n."""
+    n, ks, law = a.sample.runs, a.ks, a.fit.law
+    ok = rep["ok"].astype(bool)
+    multiples = [m for m in MULTIPLES if m * n <= ks[-1]]
+    at = np.array([m * n for m in multiples], dtype=np.float64)
+    idx = np.searchsorted(ks, at)
+    true = _law_curves(law, at, False)[0]
+    first = float(_law_curves(law, np.array([1.0]), False)[0][0])  # a single run's median score
+    pred = rep["median"][ok][:, idx]
+    gain = true - first
+    rel = (pred - true) / gain
+    R = int(ok.sum())
+    sd = lambda x: x.std(axis=0, ddof=1) / np.sqrt(R) if R > 1 else np.full(x.shape[1], np.nan)  # noqa: E731
+    absr = np.abs(rel)
+    return pd.DataFrame({
+        "model": a.sample.model, "runs": n, "multiple": multiples, "k": at, "true": true, "gain": gain,
+        "mean_abs_rel_error": absr.mean(axis=0), "mean_abs_rel_error_mcse": sd(absr),
+        "bias_rel": rel.mean(axis=0), "bias_rel_mcse": sd(rel),
+        "p90_abs_rel_error": np.quantile(absr, 0.9, axis=0) if R else np.nan,
+        "mean_abs_error": np.abs(pred - true).mean(axis=0), "replicates": R})
