@@ -58,7 +58,7 @@ _SQRT2PI = np.sqrt(2.0 * np.pi)
 _CHUNK = 4096  # points per quadrature block: (4096 x 32) temporaries stay in cache
 
 
-_GL = {n: np.polynomial.legendre.leggauss(n) for n in (16, 24, 32, 48)}
+_GL = {n: np.polynomial.legendre.leggauss(n) for n in (8, 16, 24, 32, 48)}
 
 
 def _nodes(mu: np.ndarray, r: np.ndarray, side: int = 24) -> tuple[np.ndarray, np.ndarray]:

@@ -50,6 +50,9 @@ __all__ = ["Threshold", "FitResult", "fit", "fit_batch", "BootstrapResult", "par
 MIN_TAIL = 8
 _R_FLOOR = 1e-6  # o / (b - a) is kept above this: the quadrature's windows stay resolvable
 _LOG_R_FLOOR = np.log(_R_FLOOR)
+# ... and below this: beyond, the quadratic part is under 1% of the noise and the law is normal (a fit heads
+# there, b - a shrinking without end, when the tail looks normal; it stops here and is flagged hit_bound).
+_LOG_R_CEIL = np.log(100.0)
 
 
 # -- the threshold rule ------------------------------------------------------------------------------
@@ -95,73 +98,97 @@ class Threshold:
 
 
 # -- the objective ----------------------------------------------------------------------------------
-def _cdf_grad(z: np.ndarray, c: np.ndarray, r: np.ndarray):
-    """CDF, survival function, PDF and dG/dr of the standard concave law at z (r > 0), broadcast (R, K).
+def _cdf_grad(z: np.ndarray, c: np.ndarray, r: np.ndarray | None, side: int = 16):
+    """The standard concave law (a = 0, b = 1, noise ratio r) at z, with derivatives, broadcast (R, K).
 
-    One pass of exponentials serves all four: with ``V = U^2`` and ``w = (u^2 - mu)/r``, the moments
-    ``E[V^(c/2)]``, ``E[V^(c/2 - 1)]`` and ``E[V^(c/2) w^2]`` over ``0 <= V <= 1`` share ``phi(w)``.
-    ``dM/dr = (E[V^(c/2) w^2] - E[V^(c/2)]) / r`` (the derivative of a normal density in its scale).
-    With ``r`` None, the noise-free law's closed forms (and dG/dr = 0).
+    Returns ``cdf, sf, G_z, G_r, G_zz, G_zr, G_rr`` (G is the CDF; ``G_z`` the PDF). One pass of exponentials
+    serves all: with ``V = U^2``, ``w = (V - mu)/r`` and ``mu = 1 - z``, every piece is a moment
+    ``A_k = E[V^(c/2 - 1) w^k]`` or ``B_k = E[V^(c/2) w^k]`` over ``0 <= V <= 1``, since derivatives of a normal
+    density in its mean and scale are polynomials in w times it:
+
+    ``G_z = c/2 A_0``, ``G_zz = -c/2 A_1 / r``, ``G_zr = c/2 (A_2 - A_0) / r``,
+    ``G_r = -z/r^2 phi(z/r) - (B_2 - B_0) / r``,
+    ``G_rr = phi(z/r) (2z/r^3 - z^3/r^5) - (B_4 - 5 B_2 + 2 B_0) / r^2``.
+
+    With ``r`` None, the noise-free law's closed forms (every r-derivative 0).
     """
     if r is None:
         t = np.clip(1.0 - z, 0.0, 1.0)
         sf = t ** (0.5 * c)
-        with np.errstate(divide="ignore"):
-            pdf = np.where((z > 0) & (z < 1), 0.5 * c * t ** (0.5 * c - 1.0), 0.0)
-        return 1.0 - sf, sf, pdf, np.zeros_like(sf)
+        inside = (z > 0) & (z < 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pdf = np.where(inside, 0.5 * c * t ** (0.5 * c - 1.0), 0.0)
+            g_zz = np.where(inside, -0.5 * c * (0.5 * c - 1.0) * t ** (0.5 * c - 2.0), 0.0)
+        zero = np.zeros_like(sf)
+        return 1.0 - sf, sf, pdf, zero, g_zz, zero, zero
     mu = 1.0 - z
     finite = np.isfinite(z)
     mu_f = np.where(finite, mu, 2.0 + _WINDOW * r)  # outside the window: every moment is 0
-    u, wts = _nodes(mu_f, r, side=16)
+    u, wts = _nodes(mu_f, r, side=side)
     u2 = u * u
-    w2 = u2 - mu_f[..., None]
-    w2 /= r[..., None]
-    w2 *= w2
-    phi = np.multiply(w2, -0.5)
-    np.exp(phi, out=phi)
+    w = u2 - mu_f[..., None]
+    w /= r[..., None]
+    w2 = w * w
+    p = np.multiply(w2, -0.5)
+    np.exp(p, out=p)
     # u^(c - 1) for integer c - 1 in 0..9 from u, u^2, u^4, u^8 by its bits: a few multiplications cost less
     # than one pow() over the (R, K, nodes) block.
     e = np.broadcast_to(np.asarray(c, dtype=np.float64) - 1.0, mu_f.shape).astype(np.int64)[..., None]
     if np.any(e & 1):
-        phi *= np.where(e & 1, u, 1.0)
+        p *= np.where(e & 1, u, 1.0)
     u4 = u2 * u2
     if np.any(e & 2):
-        phi *= np.where(e & 2, u2, 1.0)
+        p *= np.where(e & 2, u2, 1.0)
     if np.any(e & 4):
-        phi *= np.where(e & 4, u4, 1.0)
+        p *= np.where(e & 4, u4, 1.0)
     if np.any(e & 8):
-        phi *= np.where(e & 8, u4 * u4, 1.0)
-    phi *= wts
+        p *= np.where(e & 8, u4 * u4, 1.0)
+    p *= wts
     scale = 2.0 / (r * _SQRT2PI)
-    m_pdf = phi.sum(axis=-1) * scale                     # E[V^(c/2 - 1)]
-    phi *= u2
-    m_cdf = phi.sum(axis=-1) * scale                     # E[V^(c/2)]
-    phi *= w2
-    m_w2 = phi.sum(axis=-1) * scale                      # E[V^(c/2) w^2]
+    a0 = p.sum(axis=-1) * scale
+    t = p * w
+    a1 = t.sum(axis=-1) * scale
+    t *= w
+    a2 = t.sum(axis=-1) * scale
+    p *= u2
+    b0 = p.sum(axis=-1) * scale
+    p *= w2
+    b2 = p.sum(axis=-1) * scale
+    p *= w2
+    b4 = p.sum(axis=-1) * scale
     zr = np.where(finite, z / r, z)  # z = +-inf stays +-inf
-    cdf = np.clip(special.ndtr(zr) - m_cdf, 0.0, 1.0)
-    sf = np.clip(special.ndtr(-zr) + m_cdf, 0.0, 1.0)
-    pdf = 0.5 * c * m_pdf
-    with np.errstate(invalid="ignore"):
+    cdf = np.clip(special.ndtr(zr) - b0, 0.0, 1.0)
+    sf = np.clip(special.ndtr(-zr) + b0, 0.0, 1.0)
+    half_c = 0.5 * c
+    pdf = half_c * a0
+    g_zz = -half_c * a1 / r
+    g_zr = half_c * (a2 - a0) / r
+    with np.errstate(invalid="ignore", over="ignore"):
+        zf = np.where(finite, z, 0.0)
         phi_z = np.where(finite, np.exp(-0.5 * zr * zr) / _SQRT2PI, 0.0)
-        d_r = np.where(finite, -zr / r * phi_z - (m_w2 - m_cdf) / r, 0.0)
-    return cdf, sf, pdf, d_r
+        g_r = -zf / (r * r) * phi_z - (b2 - b0) / r
+        g_rr = phi_z * (2.0 * zf / r ** 3 - zf ** 3 / r ** 5) - (b4 - 5.0 * b2 + 2.0 * b0) / (r * r)
+    return cdf, sf, pdf, g_r, g_zz, g_zr, g_rr
 
 
-def _objective(x: np.ndarray, pts: np.ndarray, wts: np.ndarray, c: np.ndarray, noise_free: bool):
-    """Minus the log product of spacings, and its gradient in x = (b, log(b - a), log o), per row.
+def _objective(x: np.ndarray, pts: np.ndarray, wts: np.ndarray, c: np.ndarray, noise_free: bool,
+               side: int = 16):
+    """Minus the log product of spacings, its gradient and Hessian in x = (b, log(b - a), log o), per row.
 
     ``pts`` (R, K): the threshold then the distinct tail scores, padded with +inf; ``wts`` (R, K + 1): the
     bucket counts, bucket j being (pts[j-1], pts[j]] with pts[-1] = -inf and pts[K] = +inf. Rows where a
     bucket with points has no probability get +inf. The log scales keep b - a and o positive and put the
-    three coordinates on comparable scales (the optimizer's Hessian is far better conditioned than in a, b).
+    three coordinates on comparable scales.
+
+    Returns ``f, g, H, J``: H is the exact Hessian, J the scoring (Gauss-Newton) matrix
+    ``sum_j N_j grad D_j grad D_j' / D_j^2``, positive semi-definite, for where H is not.
     """
     b, log_s, log_o = x[:, 0], x[:, 1], x[:, 2]
     s = np.exp(log_s)
     a = b - s
     r = np.maximum(np.exp(log_o - log_s), _R_FLOOR)
     z = (pts - a[:, None]) / s[:, None]
-    cdf, sf, pdf, d_r = _cdf_grad(z, c[:, None], None if noise_free else r[:, None])
+    cdf, sf, G_z, G_r, G_zz, G_zr, G_rr = _cdf_grad(z, c[:, None], None if noise_free else r[:, None], side)
     R = pts.shape[0]
     ones, zeros = np.ones((R, 1)), np.zeros((R, 1))
     F = np.concatenate([zeros, cdf, ones], axis=1)
@@ -175,41 +202,62 @@ def _objective(x: np.ndarray, pts: np.ndarray, wts: np.ndarray, c: np.ndarray, n
     value = -(wts * logs).sum(axis=1)
     bad = ~np.all(positive, axis=1) | ~np.isfinite(value)
     value = np.where(bad, np.inf, value)
-    # G(z, r) with z = (y - b)/s + 1 and r = o/s: dz/db = -1/s, dz/dlog s = -(y - b)/s = 1 - z,
-    # dr/dlog s = -r, dr/dlog o = r (at the floor r does not move).
+    # F = G(z, r), z = 1 + (y - b)/s, r = o/s, x = (b, log s, log o):
+    # z_b = -1/s, z_ls = 1 - z; z_b,ls = 1/s, z_ls,ls = z - 1; r_ls = -r, r_lo = r; r_ls,ls = r_lo,lo = r,
+    # r_ls,lo = -r (at the floor, or without noise, r does not move).
     zf = np.where(np.isfinite(z), z, 1.0)
-    rr = np.where(noise_free | (r <= _R_FLOOR), 0.0, r)[:, None]
-    dFb = -pdf / s[:, None]
-    dFs = pdf * (1.0 - zf) - d_r * rr
-    dFo = d_r * rr
-    # Gradient, and the Gauss-Newton (scoring) matrix sum_j N_j grad D_j grad D_j' / D_j^2: the Hessian's
-    # expectation when N_j ~ n D_j, positive semi-definite, from first derivatives only.
+    rr = np.broadcast_to(np.where(noise_free | (r <= _R_FLOOR), 0.0, r)[:, None], z.shape)
+    inv_s = np.broadcast_to((1.0 / s)[:, None], z.shape)
+    zero = np.zeros_like(z)
+    dz = (-inv_s, 1.0 - zf, zero)
+    dr = (zero, -rr, rr)
+    dzz = {(0, 0): zero, (0, 1): inv_s, (1, 1): zf - 1.0, (0, 2): zero, (1, 2): zero, (2, 2): zero}
+    drr = {(0, 0): zero, (0, 1): zero, (1, 1): rr, (0, 2): zero, (1, 2): -rr, (2, 2): rr}
+    dF = [G_z * dz[i] + G_r * dr[i] for i in range(3)]
+    with np.errstate(invalid="ignore"):
+        dF = [np.where(np.isfinite(z), d, 0.0) for d in dF]
+
+    def diff(v):  # the spacings' values of a quantity at the points (0 beyond both ends)
+        return np.diff(np.concatenate([zeros, v, zeros], axis=1), axis=1)
+
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         inv = np.where(used, 1.0 / np.where(used & positive, spacing, 1.0), 0.0)
-        dD = np.stack([np.diff(np.concatenate([zeros, dF, zeros], axis=1), axis=1) for dF in (dFb, dFs, dFo)],
-                      axis=2)  # (R, K + 1, 3): the spacings' gradients
+        dD = np.stack([diff(d) for d in dF], axis=2)  # (R, K + 1, 3)
         q = dD * inv[..., None]
         g = -np.einsum("rj,rji->ri", wts, q)
-        H = np.einsum("rj,rji,rjk->rik", wts, q, q)
-    broken = bad | ~np.all(np.isfinite(g), axis=1) | ~np.all(np.isfinite(H), axis=(1, 2))
-    g[broken], H[broken] = 0.0, 0.0
-    return value, g, H
+        J = np.einsum("rj,rji,rjk->rik", wts, q, q)
+        H = J.copy()
+        wi = wts * inv
+        for (i, k), zik in dzz.items():
+            d2 = (G_z * zik + G_r * drr[(i, k)] + G_zz * dz[i] * dz[k] + G_zr * (dz[i] * dr[k] + dz[k] * dr[i])
+                  + G_rr * dr[i] * dr[k])
+            d2 = np.where(np.isfinite(z), d2, 0.0)
+            term = -(wi * diff(d2)).sum(axis=1)
+            H[:, i, k] += term
+            if i != k:
+                H[:, k, i] += term
+    broken = bad | ~np.all(np.isfinite(g), axis=1) | ~np.all(np.isfinite(H), axis=(1, 2)) \
+        | ~np.all(np.isfinite(J), axis=(1, 2))
+    g[broken], H[broken], J[broken] = 0.0, 0.0, 0.0
+    return value, g, H, J
 
 
-def _newton(x0, fun, free: np.ndarray, *, max_iter: int = 60, ftol: float = 1e-8):
-    """Minimize ``fun`` row by row (vectorized) by Levenberg-Marquardt on the scoring matrix.
+def _newton(x0, fun, free: np.ndarray, *, max_iter: int = 60, ftol: float = 1e-8, project=None):
+    """Minimize ``fun`` row by row (vectorized) by a damped Newton method (Levenberg-Marquardt).
 
-    ``fun(x, rows) -> (f, g, H)``; ``free`` (R, 3) masks the coordinates that move. Each step solves
-    ``(H + lam diag(H)) p = -g``; a step that lowers f is taken and lam shrinks tenfold, otherwise lam grows
-    tenfold. Done when f moves less than ``ftol`` (relative) twice running: a log product of spacings has
-    sampling noise of order 1, so 1e-8 of it moves b by about 1e-4 of its standard error (measured: on 200
-    samples of 48, b within 9e-5 of a run to 1e-13 in 95% of fits, c the same in all). Returns x, f,
+    ``fun(x, rows) -> (f, g, H, J)``: value, gradient, exact Hessian and scoring matrix; ``free`` (R, 3) masks
+    the coordinates that move. Each step solves ``(M + lam diag(J)) p = -g`` with M the Hessian where it is
+    positive definite (quadratic convergence near the optimum) and the scoring matrix elsewhere; a step
+    that lowers f is taken and lam shrinks tenfold, otherwise lam grows tenfold. Done when the Newton
+    decrement ``-g'p`` or the step's gain falls below ``ftol`` (relative) twice running: a log product of
+    spacings has sampling noise of order 1, so 1e-8 of it is far below what moves b by a visible fraction
+    of its standard error. ``project(x)`` maps a trial point back into the feasible set. Returns x, f,
     converged (R,).
     """
     x = x0.copy()
     R, d = x.shape
-    f, g, H = fun(x, np.arange(R))
-    lam = np.full(R, 1e-3)
+    f, g, H, J = fun(x, np.arange(R))
+    lam = np.full(R, 1e-4)
     converged = np.zeros(R, dtype=bool)
     stalled = np.zeros(R, dtype=int)
     active = np.flatnonzero(np.isfinite(f))
@@ -218,11 +266,22 @@ def _newton(x0, fun, free: np.ndarray, *, max_iter: int = 60, ftol: float = 1e-8
     for _ in range(max_iter):
         if active.size == 0:
             break
-        xa, fa, ga, Ha, la = x[active], f[active], g[active] * free[active], H[active], lam[active]
-        diag = np.einsum("rii->ri", Ha)
-        A = Ha + la[:, None, None] * (diag[:, :, None] * eye + 1e-12 * eye)
-        A[fixed[active]] = 0.0  # a fixed coordinate: identity row and column, zero gradient
-        A = np.where(fixed[active][:, :, None] | fixed[active][:, None, :], 0.0, A) + fixed[active][:, :, None] * eye
+        xa, fa, ga, la = x[active], f[active], g[active] * free[active], lam[active]
+        # A coordinate with no curvature and no slope (log o at the noise floor) is held this step, so that
+        # the others still take Newton steps.
+        Hd = np.abs(np.einsum("rii->ri", H[active]))
+        fx = fixed[active] | ((Hd < 1e-12) & (np.abs(ga) < 1e-12))
+        ga = ga * ~fx
+        off = fx[:, :, None] | fx[:, None, :]
+
+        def masked(m):  # a fixed coordinate: identity row and column (and zero gradient)
+            return np.where(off, 0.0, m) + fx[:, :, None] * eye
+
+        Ha, Ja = masked(H[active]), masked(J[active])
+        convex = np.linalg.eigvalsh(Ha)[:, 0] > 0
+        M = np.where(convex[:, None, None], Ha, Ja)
+        diag = np.einsum("rii->ri", Ja)
+        A = M + la[:, None, None] * (diag[:, :, None] * eye + 1e-12 * eye)
         try:
             p = -np.linalg.solve(A, ga[..., None])[..., 0]
         except np.linalg.LinAlgError:
@@ -231,12 +290,16 @@ def _newton(x0, fun, free: np.ndarray, *, max_iter: int = 60, ftol: float = 1e-8
         # At most 1 in b (standardized units) and 2 in the log scales per step.
         big = np.maximum(np.abs(p[:, 0]), np.abs(p[:, 1:]).max(axis=1) / 2.0)
         p /= np.maximum(big, 1.0)[:, None]
-        ft, gt, Ht = fun(xa + p, active)
+        trial = xa + p if project is None else project(xa + p)
+        decrement = -np.einsum("ri,ri->r", ga, trial - xa)
+        ft, gt, Ht, Jt = fun(trial, active)
         better = ft < fa
         idx = active[better]
-        x[idx], f[idx], g[idx], H[idx] = xa[better] + p[better], ft[better], gt[better], Ht[better]
-        lam[active] = np.where(better, np.maximum(la / 10.0, 1e-9), la * 10.0)
-        small = better & (fa - ft <= ftol * np.maximum(1.0, np.abs(fa)))
+        x[idx], f[idx], g[idx] = trial[better], ft[better], gt[better]
+        H[idx], J[idx] = Ht[better], Jt[better]
+        lam[active] = np.where(better, np.maximum(la / 10.0, 1e-12), la * 10.0)
+        tol = ftol * np.maximum(1.0, np.abs(fa))
+        small = (better & (fa - ft <= tol)) | (decrement <= tol)
         stalled[active] = np.where(small, stalled[active] + 1, np.where(better, 0, stalled[active]))
         # Rejected steps only raise lam; past 1e8 no step of any length lowers f: a minimum to rounding.
         stuck = lam[active] > 1e8
@@ -299,7 +362,8 @@ class FitResult:
     n, n_tail : int
         The sample's size and the number of scores above the threshold.
     hit_bound : bool
-        The fit lies on the boundary o = 0: the noise-free law fits at least as well as any noisy one.
+        The fit lies on the family's boundary: o = 0 (the noise-free law fits at least as well as any noisy
+        one), or ``o = 100 (b - a)`` (the tail looks normal: the fit would shrink b - a without end).
     converged : bool
         The optimizer met its tolerance at the chosen c.
     rule : Threshold
@@ -391,24 +455,30 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
 
     tol = dict(ftol=1e-13, max_iter=400) if precise else {}
 
+    def project(x):  # o / (b - a) <= 100: log(b - a) >= log o - log 100
+        x = x.copy()
+        x[:, 1] = np.maximum(x[:, 1], x[:, 2] - _LOG_R_CEIL)
+        return x
+
     def run(x_start, free, nf):
         def fun(x, rows):
             return _objective(x, P[rows], W[rows], C[rows], nf)
 
-        x, f, conv = _newton(x_start, fun, free, **tol)
-        if ncs == 1:
+        x, f, conv = _newton(x_start, fun, free, project=project, **tol)
+        if ncs == 1 or nf:  # the noise-free law has one optimum per c
             return x, f, conv
         # The objective is flat across c and can have two optima per c (a noisy law, and a near-noise-free
         # one with b far out). Where a neighbour's optimum scores better at this c than this c's own, this c
         # stopped in the worse one: restart it from there.
-        for shift in (1, -1, 1, -1):
+        for shift in (1, -1):
             nb = np.clip(np.arange(ncs) - shift, 0, ncs - 1)
             x_nb = x.reshape(R, ncs, 3)[:, nb].reshape(R * ncs, 3)
             f_nb = fun(x_nb, np.arange(R * ncs))[0]
             redo = np.flatnonzero(f_nb < f - 1e-6)
             if redo.size == 0:
                 continue
-            x2, f2, conv2 = _newton(x_nb[redo], lambda xx, rows: fun(xx, redo[rows]), free[redo], **tol)
+            x2, f2, conv2 = _newton(x_nb[redo], lambda xx, rows: fun(xx, redo[rows]), free[redo], project=project,
+                                    **tol)
             better = f2 < f[redo]
             take = redo[better]
             x[take], f[take], conv[take] = x2[better], f2[better], conv2[better]
@@ -419,25 +489,29 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
     free0 = np.ones((R * ncs, 3))
     free0[:, 2] = 0.0
     x, f, conv = run(x0.copy(), free0, True)
-    on_bound = np.ones(R * ncs, dtype=bool)
+    noisy = np.zeros(R * ncs, dtype=bool)
     if not noise_free:
         x1, f1, conv1 = run(x0, np.ones((R * ncs, 3)), False)
         noisy = f1 < f - 1e-9
         x[noisy], f[noisy], conv[noisy] = x1[noisy], f1[noisy], conv1[noisy]
-        on_bound = ~noisy | (x[:, 2] - x[:, 1] <= _LOG_R_FLOOR + 1e-3)
+    log_r = x[:, 2] - x[:, 1]
+    # On the family's boundary: no noise (the noise-free law won, or the noisy one sits at the floor), or so
+    # much that the law is normal (the ceiling).
+    floor = ~noisy | (log_r <= _LOG_R_FLOOR + 1e-3)
+    on_bound = floor | (noisy & (log_r >= _LOG_R_CEIL - 1e-3))
     by_c = (-f).reshape(R, ncs)
     best = np.argmax(np.where(np.isfinite(by_c), by_c, -np.inf), axis=1)
     xs = x.reshape(R, ncs, 3)
     xb = xs[np.arange(R), best]
+    pick = np.arange(R) * ncs + best
     b = loc + scale * xb[:, 0]
     a = b - scale * np.exp(xb[:, 1])
-    at_floor = on_bound.reshape(R, ncs)[np.arange(R), best]
-    o = np.where(at_floor, 0.0, scale * np.exp(xb[:, 2]))
+    o = np.where(floor[pick], 0.0, scale * np.exp(xb[:, 2]))
     xs_units = xs.copy()  # (b, log(b - a), log o) in score units, for warm starts
     xs_units[..., 0] = loc[:, None] + scale[:, None] * xs[..., 0]
     xs_units[..., 1:] += np.log(scale)[:, None, None]
     return dict(a=a, b=b, o=o, c=np.asarray(cs)[best], objective=by_c[np.arange(R), best], by_c=by_c,
-                converged=conv.reshape(R, ncs)[np.arange(R), best], hit_bound=(not noise_free) & at_floor,
+                converged=conv[pick], hit_bound=(not noise_free) & on_bound[pick],
                 x=xs_units)
 
 
