@@ -432,6 +432,36 @@ class NoisyQuadratic:
     def describe(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "c": self.c, "o": self.o, "convex": self.convex}
 
+    @classmethod
+    def fit(cls, ys, limits: tuple[float, float] | None = None, constraints=None) -> NoisyQuadratic:
+        """The law fitted to the tail of ``ys`` by maximum product of spacings (:func:`simstudy.parametric_fit.fit`,
+        which also reports the fit's objective, boundary and threshold).
+
+        Parameters
+        ----------
+        ys : array_like, shape (n,)
+            Scores.
+        limits : (float, float), optional
+            ``(threshold, inf)``: scores at or below the threshold are censored (default: the lower half).
+            For a convex fit, ``(-inf, threshold)``.
+        constraints : mapping, optional
+            ``c`` (a value or list of values searched, default 1..10), ``convex`` (default False), ``o`` (0).
+
+        Returns
+        -------
+        NoisyQuadratic
+
+        Examples
+        --------
+        >>> ys = NoisyQuadratic(0.0, 1.0, 2, 0.01).sample(400, rng=np.random.default_rng(3))
+        >>> law = NoisyQuadratic.fit(ys, limits=(0.5, np.inf))
+        >>> law.c, round(law.b, 2)
+        (2, 1.0)
+        """
+        from .parametric_fit import fit  # the fit builds on this module
+
+        return fit(ys, limits=limits, constraints=constraints).law
+
 
 class Quadratic(NoisyQuadratic):
     """The quadratic distribution: :class:`NoisyQuadratic` without noise (``o = 0``), support [a, b].
