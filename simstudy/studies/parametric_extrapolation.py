@@ -21,7 +21,8 @@ Laws (``study.laws``; one cell per law and n):
 
 The config's ``distribution`` is not used: the laws are the study's own.
 
-Summary (tidy): one row per (law, n, k, curve, measure); per-law rows have k, k_over_n NaN and curve "".
+Summary (tidy): one row per (law, n, k, curve, measure), with columns ``specified`` (the law is a noisy
+quadratic) and ``nominal`` (``study.level``); per-law rows have k, k_over_n NaN and curve "".
 
 ==================  ==================================================================================
 measure             meaning (over the replicates whose fit succeeded, unless said otherwise)
