@@ -58,8 +58,17 @@ on the 2-core test machine, 4-5 times that at n = 192; the bootstrap makes it ``
 replicate. The bootstrap fits of every replicate of a chunk are batched together (rows = replicates x n_boot,
 in blocks of about 20,000 scores: a fit_batch call holds about 0.5 MB per row of 48 scores), warm-started
 from each replicate's own optimum per c. Failed fits are left out of every error and coverage measure (the
-``reps`` column says how many remain) and counted in ``p_fail``. The ``parametric_audit`` preset's scale and
-what it measures are in its config file.
+``reps`` column says how many remain) and counted in ``p_fail``.
+
+The ``parametric_audit`` preset (six laws, n = 48, 64 replicates x 40 bootstrap refits) costs about 1.0-1.2 CPU
+seconds per replicate: 414 CPU seconds in all, measured with ``/usr/bin/time`` (about 3.6-4.1 minutes of wall
+time on two idle cores; 7.5 minutes while other jobs shared the machine). At that scale a coverage near 80% has
+an MCSE of 0.05 and a 95% Clopper-Pearson interval 0.15-0.25 wide (0.11 near 95%); no failed fit of 64 gives
+the interval [0, 0.056]. What it found (seed 0): the band for the median curve of a well-specified law covers
+58-94% (nominal 80%) at k = n and 72-92% at k = 100 n, the b interval 61-97% (61% for c = 4 with noise ratio
+0.3, whose b is fitted 0.22 too high on average); on the misspecified laws the band covers 69-75% at k = 100 n,
+with a median-curve RMSE there of 0.011 (DeBERTa KDE) to 0.25 score units (Reuters LSTM KDE, whose predicted
+curve runs past the scores' bound 1); no fit failed, 16-31% landed on the boundary o = 0.
 
 Streams: the samples of a chunk come from ``task_seed(seed, cell, chunk, 0)``, its bootstrap draws from
 ``task_seed(seed, cell, chunk, 1)``; chunk results are sums, added in chunk order, so the summary is
