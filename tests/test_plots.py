@@ -55,6 +55,10 @@ STUDIES = {
                             "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
                             "study": {"name": "sd", "kind": "sample_disagreement", "reps": 200, "chunk_reps": 200,
                                       "sample_sizes": [10, 25]}},
+    "parametric_extrapolation": {**BASE, "seed": 20, "distribution": {"kind": "truncnorm"},
+                                 "study": {"name": "pe", "kind": "parametric_extrapolation", "reps": 4,
+                                           "chunk_reps": 4, "laws": ["nq_c2_r0.1", "kde_reuters_lstm"],
+                                           "sample_sizes": [24], "n_boot": 4}},
 }
 
 
@@ -163,6 +167,7 @@ def test_legends_name_the_shaded_bands(summaries):
         "wrong_conclusions": plots.wrong_conclusions_figure(summaries["wrong_conclusions"]),
         "fixed_confidence": plots.fixed_confidence_figure(summaries["fixed_confidence"]),
         "sample_disagreement": plots.sample_disagreement_figure(summaries["sample_disagreement"]),
+        "parametric_extrapolation": plots.parametric_extrapolation_figure(summaries["parametric_extrapolation"]),
         "evp_curves": plots.evp_curves_figure(evp),
         "tuning_curve_bands": plots.tuning_curve_bands_figure(curve_frame, low=0, high=1),
         "cdf_bands": plots.cdf_bands_figure(cdf_frame, low=0, high=1),
@@ -172,6 +177,7 @@ def test_legends_name_the_shaded_bands(summaries):
              "model_selection": "95% Clopper–Pearson interval",
              "wrong_conclusions": "95% Clopper–Pearson interval", "fixed_confidence": "min–max over runs",
              "sample_disagreement": "± 1.96 MCSE",
+             "parametric_extrapolation": "95% Clopper–Pearson interval of the coverage",
              "evp_curves": "±1 SD (clipped to observed scores)",
              "tuning_curve_bands": "80% simultaneous band (LD highest-density)",
              "cdf_bands": "80% simultaneous band (LD highest-density)"}

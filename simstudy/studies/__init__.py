@@ -6,7 +6,8 @@ registers the built-in kinds (in this order: the order ``--help`` lists them).
 """
 
 from . import (evp_accuracy, wrong_conclusions, band_coverage, band_triviality, bootstrap_coverage,  # noqa: I001
-               band_width, model_selection, fixed_confidence, sample_disagreement)
+               band_width, model_selection, fixed_confidence, sample_disagreement, parametric_extrapolation)
 
 __all__ = ["evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality", "bootstrap_coverage",
-           "band_width", "model_selection", "fixed_confidence", "sample_disagreement"]
+           "band_width", "model_selection", "fixed_confidence", "sample_disagreement",
+           "parametric_extrapolation"]
