@@ -42,7 +42,7 @@ import pandas as pd
 
 from . import bands, io
 from .distributions import InvalidParameter
-from .parametric_fit import MIN_TAIL, Threshold, _curves, bootstrap_chunk, fit
+from .parametric_fit import FIT_VERSION, MIN_TAIL, Threshold, _curves, bootstrap_chunk, fit
 from .runner import Task, chunk_tasks, run_tasks, stable_hash, task_seed
 
 log = logging.getLogger(__name__)
@@ -174,9 +174,9 @@ def _digest(x: np.ndarray) -> str:
 
 def _settings(opts) -> dict:
     """What fixes a chunk's numbers besides the scores (n_boot only adds chunks; level, method only read)."""
-    return {"scheme": SCHEME, "seed": opts.seed, "chunk": CHUNK, "threshold": opts.threshold,
+    return {"scheme": SCHEME, "fit": FIT_VERSION, "seed": opts.seed, "chunk": CHUNK, "threshold": opts.threshold,
             "threshold_score": opts.threshold_score, "c": list(opts.c) if opts.c else None, "k_max": opts.k_max,
-            "mean": opts.mean}
+            "mean": opts.mean, "high": opts.data.high}
 
 
 def prepare(scores: dict, opts, source: str) -> list[Analysis]:
@@ -205,7 +205,9 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
             raise BadSample(f"k_max={opts.k_max} is below the {s.total} runs of model {s.model}: the extrapolation "
                             f"starts there; give k_max >= {s.total} (or leave it out: 100 n)")
         _tail_iv(s, opts, source)
-    constraints = {"c": list(opts.c)} if opts.c else None
+    constraints = {"c": list(opts.c)} if opts.c else {}
+    if opts.data.high is not None:  # an accuracy cannot exceed its top: neither can b, the best score possible
+        constraints["b"] = (None, float(opts.data.high))
     out = []
     for s in samples:
         log.info("fitting %s: %d scores (%s)", s.model, s.runs, _describe_rule(opts))
@@ -229,8 +231,9 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
 def bootstrap_task(cells: dict, seed: int, task: Task) -> dict:
     """One chunk of a cell's bootstrap (the runner's task function; ``cells`` maps a cell key to the fitted
     law, n, threshold rule, c values, warm start, budgets and mean flag)."""
-    law, n, rule, cs, start, ks, mean = cells[task.cell]
-    return bootstrap_chunk(law, n, rule, cs, start, ks, task.reps, task_seed(seed, task.cell, task.chunk), mean)
+    law, n, rule, cs, start, ks, mean, b_max = cells[task.cell]
+    return bootstrap_chunk(law, n, rule, cs, start, ks, task.reps, task_seed(seed, task.cell, task.chunk), mean,
+                           b_max)
 
 
 def _reps(store: io.ChunkStore, tasks: list[Task]) -> dict:
@@ -261,7 +264,7 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
                                                 "scores": _digest(a.sample.scores)} for a in analyses
                                        if not a.sample.reference}})
     booted = [a for a in analyses if not a.sample.reference]
-    cells = {a.cell: (a.fit.law, a.sample.runs, a.fit.rule, a.fit.cs, a.fit.start, a.ks, opts.mean)
+    cells = {a.cell: (a.fit.law, a.sample.runs, a.fit.rule, a.fit.cs, a.fit.start, a.ks, opts.mean, a.fit.b_max)
              for a in booted}
     tasks_by_cell = {a.cell: chunk_tasks(a.cell, opts.n_boot, CHUNK) for a in booted}
     tasks = [t for ts in tasks_by_cell.values() for t in ts]

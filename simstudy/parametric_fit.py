@@ -44,10 +44,13 @@ from .distributions import InvalidParameter
 from .parametric import C_RANGE, NoisyQuadratic, _SQRT2PI, _WINDOW, _nodes
 
 __all__ = ["Threshold", "FitResult", "fit", "fit_batch", "BootstrapResult", "parametric_bootstrap",
-           "MIN_TAIL"]
+           "bootstrap_chunk", "MIN_TAIL", "FIT_VERSION"]
 
 #: The fewest scores above the threshold a fit accepts (three parameters, and c).
 MIN_TAIL = 8
+#: The fit's algorithm, in the identity of every stored result made from fits: a change of optimizer or of its
+#: tolerances changes the numbers, so results stored by an older one are not reused.
+FIT_VERSION = "mps-newton-2"
 _R_FLOOR = 1e-6  # o / (b - a) is kept above this: the quadrature's windows stay resolvable
 _LOG_R_FLOOR = np.log(_R_FLOOR)
 # ... and below this: beyond, the quadratic part is under 1% of the noise and the law is normal (a fit heads
@@ -290,7 +293,7 @@ def _newton(x0, fun, free: np.ndarray, *, max_iter: int = 60, ftol: float = 1e-8
         # At most 1 in b (standardized units) and 2 in the log scales per step.
         big = np.maximum(np.abs(p[:, 0]), np.abs(p[:, 1:]).max(axis=1) / 2.0)
         p /= np.maximum(big, 1.0)[:, None]
-        trial = xa + p if project is None else project(xa + p)
+        trial = xa + p if project is None else project(xa + p, active)
         decrement = -np.einsum("ri,ri->r", ga, trial - xa)
         ft, gt, Ht, Jt = fun(trial, active)
         better = ft < fa
@@ -372,6 +375,8 @@ class FitResult:
         The c values searched.
     start : ndarray, shape (len(cs), 3)
         The optimum per c in (b, log(b - a), log o), concave direction: the bootstrap's warm starts.
+    b_max : float
+        The bound on the best score, in the concave direction (minus a's bound for a convex fit).
     """
 
     law: NoisyQuadratic
@@ -385,15 +390,20 @@ class FitResult:
     rule: Threshold = field(repr=False, default=Threshold())
     cs: tuple = field(repr=False, default=C_RANGE)
     start: np.ndarray | None = field(repr=False, default=None)
+    b_max: float = field(repr=False, default=np.inf)
 
 
 def _constraints_iv(constraints: Mapping[str, Any] | None):
-    """The c values, convex flag and fixed o of a constraints mapping (only these are supported)."""
+    """The c values, convex flag, fixed o and bound on the best score of a constraints mapping.
+
+    The best score is b for a concave law and a for a convex one; its bound is an upper one for b (``b=(None,
+    1.0)``: an accuracy cannot exceed 1) and a lower one for a (``a=(0.0, None)``: a loss cannot go below 0).
+    """
     constraints = dict(constraints or {})
-    unknown = set(constraints) - {"c", "convex", "o"}
+    unknown = set(constraints) - {"c", "convex", "o", "a", "b"}
     if unknown:
-        raise InvalidParameter("constraints", "may fix c (a value or a list), convex and o only",
-                               sorted(unknown)[0])
+        raise InvalidParameter("constraints", "may fix c (a value or a list), convex and o, and bound the best "
+                               "score (b, or a when convex)", sorted(unknown)[0])
     c = constraints.get("c", C_RANGE)
     cs = tuple(int(v) for v in np.atleast_1d(c))
     for v in np.atleast_1d(c):
@@ -405,11 +415,30 @@ def _constraints_iv(constraints: Mapping[str, Any] | None):
     o = constraints.get("o")
     if o is not None and float(o) != 0.0:
         raise InvalidParameter("constraints.o", "may only be fixed at 0 (the noise-free law)", o)
-    return cs, bool(convex), o is not None
+    best_key, other = ("a", "b") if convex else ("b", "a")
+    if other in constraints:
+        raise InvalidParameter(f"constraints.{other}", f"cannot be bounded: only the best score ({best_key}) can",
+                               constraints[other])
+    bound = np.inf  # on the best score, in the concave direction (-a for a convex law)
+    if best_key in constraints:
+        pair = constraints[best_key]
+        try:
+            lo, hi = pair
+        except (TypeError, ValueError):
+            raise InvalidParameter(f"constraints.{best_key}", "must be a pair (low, high), None for no bound",
+                                   pair) from None
+        end = hi if not convex else lo
+        wrong = lo if not convex else hi
+        if wrong is not None and np.isfinite(float(wrong)):
+            raise InvalidParameter(f"constraints.{best_key}", "may bound only from " + ("above" if not convex else
+                                   "below") + " (the best score possible)", pair)
+        if end is not None:
+            bound = float(end) if not convex else -float(end)
+    return cs, bool(convex), o is not None, bound
 
 
 def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_free: bool = False,
-              start: np.ndarray | None = None, precise: bool = False):
+              start: np.ndarray | None = None, precise: bool = False, b_max: float = np.inf):
     """Fit the concave law to each row of ``samples`` (sorted ascending), in standardized units.
 
     Parameters
@@ -426,6 +455,8 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
         Starting (b, log(b - a), log o) per row and c (e.g. the original fit's, for a bootstrap).
     precise : bool
         Optimize to 1e-13 (relative) rather than 1e-8: for a single fit, where the cost does not matter.
+    b_max : float
+        An upper bound on b (the best score possible, e.g. 1 for accuracy); a fit on it is ``hit_bound``.
 
     Returns
     -------
@@ -455,10 +486,15 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
 
     tol = dict(ftol=1e-13, max_iter=400) if precise else {}
 
-    def project(x):  # o / (b - a) <= 100: log(b - a) >= log o - log 100
+    b_cap = np.repeat((b_max - loc) / scale, ncs)  # b's bound in standardized units, per row
+
+    def project(x, rows=None):  # o / (b - a) <= 100: log(b - a) >= log o - log 100; b <= b_max
         x = x.copy()
         x[:, 1] = np.maximum(x[:, 1], x[:, 2] - _LOG_R_CEIL)
+        x[:, 0] = np.minimum(x[:, 0], b_cap if rows is None else b_cap[rows])
         return x
+
+    x0 = project(x0)
 
     def run(x_start, free, nf):
         def fun(x, rows):
@@ -477,8 +513,8 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
             redo = np.flatnonzero(f_nb < f - 1e-6)
             if redo.size == 0:
                 continue
-            x2, f2, conv2 = _newton(x_nb[redo], lambda xx, rows: fun(xx, redo[rows]), free[redo], project=project,
-                                    **tol)
+            x2, f2, conv2 = _newton(x_nb[redo], lambda xx, rows: fun(xx, redo[rows]), free[redo],
+                                    project=lambda xx, rows: project(xx, redo[rows]), **tol)
             better = f2 < f[redo]
             take = redo[better]
             x[take], f[take], conv[take] = x2[better], f2[better], conv2[better]
@@ -498,7 +534,7 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
     # On the family's boundary: no noise (the noise-free law won, or the noisy one sits at the floor), or so
     # much that the law is normal (the ceiling).
     floor = ~noisy | (log_r <= _LOG_R_FLOOR + 1e-3)
-    on_bound = floor | (noisy & (log_r >= _LOG_R_CEIL - 1e-3))
+    on_bound = floor | (noisy & (log_r >= _LOG_R_CEIL - 1e-3)) | (x[:, 0] >= b_cap - 1e-9)
     by_c = (-f).reshape(R, ncs)
     best = np.argmax(np.where(np.isfinite(by_c), by_c, -np.inf), axis=1)
     xs = x.reshape(R, ncs, 3)
@@ -538,7 +574,8 @@ def fit(ys, limits: tuple[float, float] | None = None, constraints: Mapping[str,
         Give this or ``threshold``; neither means ``Threshold(quantile=0.5)``.
     constraints : mapping, optional
         ``c`` (one value or a list: the values searched; default 1..10), ``convex`` (default False: scores
-        maximized) and ``o`` (only 0: fit the noise-free quadratic law).
+        maximized), ``o`` (only 0: fit the noise-free quadratic law) and a bound on the best score possible:
+        ``b=(None, 1.0)`` (an accuracy), or for a convex fit ``a=(0.0, None)`` (a loss).
     threshold : Threshold, optional
         A threshold rule instead of ``limits``.
 
@@ -561,7 +598,7 @@ def fit(ys, limits: tuple[float, float] | None = None, constraints: Mapping[str,
     (2, 0.99)
     """
     ys = _ys_iv(ys)
-    cs, convex, noise_free = _constraints_iv(constraints)
+    cs, convex, noise_free, b_max = _constraints_iv(constraints)
     if limits is not None and threshold is not None:
         raise InvalidParameter("limits", "and threshold cannot both be given", limits)
     if limits is not None:
@@ -585,14 +622,14 @@ def fit(ys, limits: tuple[float, float] | None = None, constraints: Mapping[str,
     if n_tail < MIN_TAIL:
         raise InvalidParameter("threshold", f"leaves {n_tail} of {ys.size} scores above it; a fit needs at "
                                f"least {MIN_TAIL} (lower the threshold)", -t if convex else t)
-    out = fit_batch(work, np.array([t]), cs=cs, noise_free=noise_free, precise=True)
+    out = fit_batch(work, np.array([t]), cs=cs, noise_free=noise_free, precise=True, b_max=b_max)
     a, b = float(out["a"][0]), float(out["b"][0])
     if convex:
         a, b = -b, -a
     law = NoisyQuadratic(a, b, int(out["c"][0]), float(out["o"][0]), convex)
     return FitResult(law, float(out["objective"][0]), dict(zip(cs, out["by_c"][0].tolist())),
                      -t if convex else t, ys.size, n_tail, bool(out["hit_bound"][0]), bool(out["converged"][0]),
-                     rule, cs, out["x"][0])
+                     rule, cs, out["x"][0], b_max)
 
 
 # -- the parametric bootstrap --------------------------------------------------------------------------
@@ -620,10 +657,12 @@ def _curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: b
 
 
 def bootstrap_chunk(law: NoisyQuadratic, n: int, rule: Threshold, cs: tuple, start: np.ndarray | None,
-                    ks: np.ndarray, reps: int, seed: np.random.SeedSequence, mean: bool = True) -> dict:
+                    ks: np.ndarray, reps: int, seed: np.random.SeedSequence, mean: bool = True,
+                    b_max: float = np.inf) -> dict:
     """``reps`` bootstrap replicates: n scores from ``law``, the threshold rule, the whole fit, the curves.
 
-    A pure function of its arguments (the runner calls it per chunk, seeded by chunk): returns ``a, b, c,
+    ``b_max`` bounds the best score as the original fit's constraint did (concave direction: minus a's bound
+    for a convex law). A pure function of its arguments (the runner calls it per chunk, seeded by chunk): returns ``a, b, c,
     o, ok`` (reps,) and ``median``, ``mean`` (reps, K); failed fits (too few scores above a fixed
     threshold) are NaN with ``ok`` False.
     """
@@ -642,8 +681,7 @@ def bootstrap_chunk(law: NoisyQuadratic, n: int, rule: Threshold, cs: tuple, sta
     res["ok"] = ok
     if ok.any():
         st = None if start is None else np.broadcast_to(start, (int(ok.sum()), *start.shape)).copy()
-        out = fit_batch(work[ok], t[ok], cs=cs, noise_free=law.o == 0 and start is not None and False,
-                        start=st)
+        out = fit_batch(work[ok], t[ok], cs=cs, start=st, b_max=b_max)
         a, b = out["a"], out["b"]
         if law.convex:
             a, b = -b, -a
@@ -742,7 +780,7 @@ def parametric_bootstrap(result: FitResult, ks, *, n_boot: int = 200, level: flo
     start = result.start
     sizes = [min(chunk, n_boot - i) for i in range(0, n_boot, chunk)]
     jobs = [delayed(bootstrap_chunk)(law, result.n, result.rule, result.cs, start, ks, size,
-                                     np.random.SeedSequence(seed, spawn_key=(i,)), mean)
+                                     np.random.SeedSequence(seed, spawn_key=(i,)), mean, result.b_max)
             for i, size in enumerate(sizes)]
     parts = Parallel(n_jobs=n_jobs)(jobs) if n_jobs != 1 else [j[0](*j[1], **j[2]) for j in jobs]
     rep = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

@@ -174,3 +174,29 @@ def test_same_result_as_opda_on_its_own_objective():
                                                            generator=np.random.default_rng(0))
     as_ours = NoisyQuadratic(theirs.a, theirs.b, int(theirs.c), theirs.o)
     assert objective(ys, t, ours) >= objective(ys, t, as_ours) - 1e-6
+
+
+def test_the_best_score_can_be_bounded_and_the_bootstrap_keeps_the_bound():
+    ys = NoisyQuadratic(0.5, 0.9, 4, 0.03).sample(150, rng=np.random.default_rng(30))
+    free = pf.fit(ys)
+    cap = free.law.b - 0.05  # well below the free fit's b
+    bound = pf.fit(ys, constraints={"b": (None, cap)})
+    assert bound.law.b <= cap + 1e-12
+    assert bound.hit_bound == (bound.law.b >= cap - 1e-9)
+    assert bound.objective <= free.objective + 1e-9
+    boot = pf.parametric_bootstrap(bound, [150.0], n_boot=10, seed=4, mean=False)
+    assert np.nanmax(boot.replicates["b"]) <= cap + 1e-12
+    # A loss: the convex fit's best score a is bounded from below.
+    loss = pf.fit(-ys, limits=(-np.inf, -float(np.quantile(ys, 0.5))),
+                  constraints={"convex": True, "a": (-cap, None)})
+    assert loss.law.a >= -cap - 1e-12
+
+
+@pytest.mark.parametrize("constraints, key", [({"a": (None, 1.0)}, "constraints.a"),
+                                              ({"b": (0.5, None)}, "constraints.b"),
+                                              ({"b": 1.0}, "constraints.b")])
+def test_only_the_best_score_can_be_bounded_and_from_one_side(constraints, key):
+    ys = NoisyQuadratic(0.6, 0.9, 2, 0.01).sample(60, rng=np.random.default_rng(31))
+    with pytest.raises(InvalidParameter) as info:
+        pf.fit(ys, constraints=constraints)
+    assert str(info.value).startswith(key)

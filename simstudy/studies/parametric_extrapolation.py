@@ -93,7 +93,7 @@ from ..config import Config, ConfigError, StudyOptions, check_chunk_memory, chec
 from ..distributions import describe, from_spec, sample_sorted
 from ..metrics import clopper_pearson, moment_gram, performance
 from ..parametric import C_RANGE, NoisyQuadratic
-from ..parametric_fit import MIN_TAIL, Threshold, _curves, fit_batch
+from ..parametric_fit import FIT_VERSION, MIN_TAIL, Threshold, _curves, fit_batch
 from ..registry import Headline, Study, register_study
 from ..runner import Task, task_seed
 from ..schema import option
@@ -101,7 +101,7 @@ from . import base
 
 __all__ = ["run", "Options", "Law", "law", "LAW_NAMES", "budgets", "headline", "STUDY"]
 
-_SCHEME = "parametric_extrapolation/1"
+_SCHEME = f"parametric_extrapolation/2/{FIT_VERSION}"  # 2: b bounded by a bounded law's top
 
 #: The well-specified laws' ends: accuracy-like scores.
 NQ_A, NQ_B = 0.5, 0.9
@@ -232,11 +232,12 @@ class _Work:
     n_boot: int
 
 
-def _fit(samples: np.ndarray, thresholds: np.ndarray, start: np.ndarray | None = None) -> dict:
+def _fit(samples: np.ndarray, thresholds: np.ndarray, start: np.ndarray | None = None,
+         b_max: float = np.inf) -> dict:
     """fit_batch on blocks of at most ``_MAX_SCORES_PER_FIT`` scores (a row's fit does not depend on the others)."""
     R, n = samples.shape
     step = max(1, _MAX_SCORES_PER_FIT // n)
-    parts = [fit_batch(samples[i:i + step], thresholds[i:i + step], cs=C_RANGE,
+    parts = [fit_batch(samples[i:i + step], thresholds[i:i + step], cs=C_RANGE, b_max=b_max,
                        start=None if start is None else start[i:i + step]) for i in range(0, R, step)]
     keys = ("a", "b", "c", "o", "objective", "converged", "hit_bound", "x")
     return {k: np.concatenate([p[k] for p in parts]) for k in keys}
@@ -249,7 +250,7 @@ def _finite_fit(out: dict, curves: tuple) -> np.ndarray:
     return ok
 
 
-def _bootstrap(work: _Work, fits: dict, n: int, ks: np.ndarray, rng: np.random.Generator):
+def _bootstrap(work: _Work, fits: dict, n: int, ks: np.ndarray, rng: np.random.Generator, b_max: float = np.inf):
     """Percentile intervals for b and the median curve of every replicate in ``fits`` (m replicates).
 
     Returns ``b_lo, b_hi`` (m,), ``band_lo, band_hi`` (m, K), ``have`` (m,) (an interval needs 2 good
@@ -267,7 +268,7 @@ def _bootstrap(work: _Work, fits: dict, n: int, ks: np.ndarray, rng: np.random.G
     med = np.full((m * B, K), np.nan)
     if ok.any():
         start = np.repeat(fits["x"], B, axis=0)[ok]  # each replicate's own optimum per c
-        out = _fit(y[ok], t[ok], start)
+        out = _fit(y[ok], t[ok], start, b_max)
         curve, _ = _curves(out["a"], out["b"], out["c"], out["o"], False, ks, mean=False)
         good = _finite_fit(out, (curve,))
         idx = np.flatnonzero(ok)[good]
@@ -290,6 +291,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     cell = work.cells[task.cell]
     dist = work.laws[cell.law.name]
     n, ks, K = cell.n, cell.ks, cell.ks.size
+    # A bounded score (an accuracy of a KDE or a bag: at most 1) bounds b, as a careful user would.
+    b_max = float(dist.support[1])
     y = sample_sorted(dist, task.reps, n, rng=np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 0)))
     t = Threshold(quantile=work.quantile).of(y)
     ok = (y > t[:, None]).sum(axis=1) >= MIN_TAIL
@@ -298,7 +301,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
                 x=np.full((task.reps, len(C_RANGE), 3), np.nan))
     pred = np.full((task.reps, K, 2), np.nan)
     if ok.any():
-        out = _fit(y[ok], t[ok])
+        out = _fit(y[ok], t[ok], b_max=b_max)
         med, avg = _curves(out["a"], out["b"], out["c"], out["o"], False, ks)
         for k in fits:
             fits[k][ok] = out[k]
@@ -319,7 +322,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     }
     if work.n_boot and good.size:
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1))
-        b_lo, b_hi, lo, hi, have, failed = _bootstrap(work, {k: v[good] for k, v in fits.items()}, n, ks, rng)
+        b_lo, b_hi, lo, hi, have, failed = _bootstrap(work, {k: v[good] for k, v in fits.items()}, n, ks, rng,
+                                                      b_max)
         tr = cell.truth[:, 0]
         res["band_hits"] = ((lo[have] <= tr) & (tr <= hi[have])).sum(axis=0).astype(np.int64)
         res["band_n"] = np.array([have.sum()], np.int64)
