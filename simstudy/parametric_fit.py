@@ -41,7 +41,7 @@ import numpy as np
 from scipy import special
 
 from .distributions import InvalidParameter
-from .parametric import C_RANGE, NoisyQuadratic, _SQRT2PI, _WINDOW, _nodes
+from .parametric import C_RANGE, NoisyQuadratic, _SQRT2PI, _WINDOW, _nodes, _tanh_sinh
 
 __all__ = ["Threshold", "FitResult", "fit", "fit_batch", "BootstrapResult", "parametric_bootstrap",
            "bootstrap_chunk", "MIN_TAIL", "FIT_VERSION"]
@@ -633,12 +633,15 @@ def fit(ys, limits: tuple[float, float] | None = None, constraints: Mapping[str,
 
 
 # -- the parametric bootstrap --------------------------------------------------------------------------
+# The mean curves of fitted laws by tanh-sinh with step 1/8 (52 nodes): within 2e-8 of the 103-node rule the
+# exact truths use (measured, c = 1..10, o/(b - a) from 1e-3 to 1), far below any band's width, at half the cost.
+_TS_LOG_U, _TS_W = _tanh_sinh(h=1.0 / 8)
 def _curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: bool = True):
     """Median (q) and mean tuning curves of many laws at once: (R,) parameters, ks (K,) -> (R, K) each.
 
     The best of k runs is the max for a concave law and the min for a convex one.
     """
-    from .parametric import _TS_LOG_U, _TS_W, _std_ppf
+    from .parametric import _std_ppf
 
     s = (b - a)[:, None]
     r = (o / (b - a))[:, None]
