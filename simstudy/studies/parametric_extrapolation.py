@@ -53,22 +53,23 @@ Budgets. ``study.k_over_n`` null (default) puts 5 points per decade from k = 1 t
 100 n (log-spaced; k = 1 ... includes k = n and k = 100 n exactly): 19 budgets at n = 48, 22 at n = 192. A list
 of ratios gives the same k / n at every n.
 
-Cost and scale. A fit of 48 scores costs about 30-40 ms (noisy quadratic samples) to 50-100 ms (KDE samples)
-on the 2-core test machine, 4-5 times that at n = 192; the bootstrap makes it ``1 + n_boot`` fits per
-replicate. The bootstrap fits of every replicate of a chunk are batched together (rows = replicates x n_boot,
-in blocks of about 20,000 scores: a fit_batch call holds about 0.5 MB per row of 48 scores), warm-started
-from each replicate's own optimum per c. Failed fits are left out of every error and coverage measure (the
-``reps`` column says how many remain) and counted in ``p_fail``.
+Cost and scale. A fit of 48 scores costs about 10-20 ms when batched (every c, the noise-free boundary beside),
+4-5 times that at n = 192; the bootstrap makes it ``1 + n_boot`` fits per replicate. The bootstrap fits of
+every replicate of a chunk are batched together (rows = replicates x n_boot, in blocks of about 20,000 scores:
+a fit_batch call holds about 0.5 MB per row of 48 scores), warm-started from each replicate's own optimum per
+c. Failed fits are left out of every error and coverage measure (the ``reps`` column says how many remain) and
+counted in ``p_fail``. A law with a bounded support (the KDEs and the bag: scores at most 1) bounds b there,
+as a careful user would (``constraints={"b": (None, 1.0)}``).
 
-The ``parametric_audit`` preset (six laws, n = 48, 64 replicates x 40 bootstrap refits) costs about 1.0-1.2 CPU
-seconds per replicate: 414 CPU seconds in all, measured with ``/usr/bin/time`` (about 3.6-4.1 minutes of wall
-time on two idle cores; 7.5 minutes while other jobs shared the machine). At that scale a coverage near 80% has
-an MCSE of 0.05 and a 95% Clopper-Pearson interval 0.15-0.25 wide (0.11 near 95%); no failed fit of 64 gives
-the interval [0, 0.056]. What it found (seed 0): the band for the median curve of a well-specified law covers
-58-94% (nominal 80%) at k = n and 72-92% at k = 100 n, the b interval 61-97% (61% for c = 4 with noise ratio
-0.3, whose b is fitted 0.22 too high on average); on the misspecified laws the band covers 69-75% at k = 100 n,
-with a median-curve RMSE there of 0.011 (DeBERTa KDE) to 0.25 score units (Reuters LSTM KDE, whose predicted
-curve runs past the scores' bound 1); no fit failed, 16-31% landed on the boundary o = 0.
+The ``parametric_audit`` preset (eight laws, n = 48, 64 replicates x 40 bootstrap refits) took 3 min 3 s of
+wall time on two idle cores (310 CPU seconds in the chunks). At that scale a coverage near 80% has an MCSE of
+0.05 and a 95% Clopper-Pearson interval 0.15-0.25 wide (0.11 near 95%); no failed fit of 64 gives the interval
+[0, 0.056]. What it found (seed 0): the band for the median curve of a well-specified law covers 59-83%
+(nominal 80%) at k = n and 70-100% at k = 100 n, the b interval 61-95%; with much noise (o/(b - a) = 0.3) b is
+fitted 0.22-0.24 too high on average and c is rarely right (5% of fits for c = 4), while the median curve stays
+within its band 70-78% of the time at k = 100 n. On the misspecified laws the band covers 70-95% at k = 100 n,
+with a median-curve RMSE there of 0.011 (DeBERTa KDE) to 0.16 score units (Reuters LSTM KDE); no fit failed,
+19-73% landed on the boundary o = 0.
 
 Streams: the samples of a chunk come from ``task_seed(seed, cell, chunk, 0)``, its bootstrap draws from
 ``task_seed(seed, cell, chunk, 1)``; chunk results are sums, added in chunk order, so the summary is
