@@ -148,7 +148,11 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     lines += ["", "(± one Monte Carlo standard error; against the KDE's exact mean tuning curve.)", "",
               "![accuracy](accuracy.png)", "",
               "Subdirectories `coverage/`, `bootstrap/` and `accuracy/` hold each study's tidy summary and run.json."]
-    path = out_dir / "AUDIT.md"
+    return _write_page(out_dir / "AUDIT.md", lines)
+
+
+def _write_page(path: Path, lines: list[str]) -> Path:
+    """Write a report page atomically (a crash leaves the old page or none, never half of one)."""
     with io.atomic_path(path) as tmp:
         tmp.write_text("\n".join(lines) + "\n")
     return path
@@ -282,11 +286,9 @@ def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
         lines += _extrapolate_section(fit, curves, sims, full, opts)
     lines += ["Files: `extrapolation.csv` (every budget k: median and mean curves with their bands, the nonparametric "
               "band, `inside_np` / `covers_all` flags), `fit.csv` (parameters, intervals, c's bootstrap shares), "
-              "`simulation.csv` (the errors above, with MCSE), `chunks/` (the bootstrap's replicates: a rerun resumes), `run.json` (settings, timings, environment)."]
-    path = out_dir / "EXTRAPOLATE.md"
-    with io.atomic_path(path) as tmp:
-        tmp.write_text("\n".join(lines) + "\n")
-    return path
+              "`simulation.csv` (the errors above, with MCSE), `chunks/` (the bootstrap's replicates: a rerun "
+              "resumes), `run.json` (settings, timings, environment)."]
+    return _write_page(out_dir / "EXTRAPOLATE.md", lines)
 
 
 def bands_label(method: str) -> str:
