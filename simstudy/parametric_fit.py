@@ -44,10 +44,16 @@ from .distributions import InvalidParameter
 from .parametric import C_RANGE, NoisyQuadratic, _SQRT2PI, _WINDOW, _nodes, _tanh_sinh
 
 __all__ = ["Threshold", "FitResult", "fit", "fit_batch", "BootstrapResult", "parametric_bootstrap",
-           "bootstrap_chunk", "MIN_TAIL", "FIT_VERSION"]
+           "bootstrap_chunk", "MIN_TAIL", "MAX_TAIL", "FIT_VERSION"]
 
 #: The fewest scores above the threshold a fit accepts (three parameters, and c).
 MIN_TAIL = 8
+#: The most a fit accepts: each c holds (scores x 32 nodes) arrays of its own, about 2.6 KB per score for the
+#: ten c values; 50,000 scores above the threshold is about 1.3 GB at the peak.
+MAX_TAIL = 50_000
+# The bytes a fit_batch call may hold at its peak: more rows than fit are fitted in blocks (rows do not interact).
+_MEMORY_BUDGET = 512 * 2**20
+_BYTES_PER_POINT = 32 * 8 * 10  # 32 quadrature nodes, float64, about ten such arrays alive at once
 #: The fit's algorithm, in the identity of every stored result made from fits: a change of optimizer or of its
 #: tolerances changes the numbers, so results stored by an older one are not reused.
 FIT_VERSION = "mps-newton-2"
@@ -466,6 +472,14 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
     """
     samples = np.asarray(samples, dtype=np.float64)
     R, n = samples.shape
+    per_row = len(cs) * (int((samples > np.asarray(thresholds)[:, None]).sum(axis=1).max(initial=0)) + 2) \
+        * _BYTES_PER_POINT
+    rows = max(1, int(_MEMORY_BUDGET // max(per_row, 1)))
+    if R > rows:  # in blocks of rows, each within the memory budget: the same numbers, row by row
+        parts = [fit_batch(samples[i:i + rows], thresholds[i:i + rows], cs=cs, noise_free=noise_free,
+                           start=None if start is None else start[i:i + rows], precise=precise, b_max=b_max)
+                 for i in range(0, R, rows)]
+        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     # Standardize: the fit is location-scale equivariant, and the optimizer's steps are then O(1).
     loc = np.where(np.isfinite(thresholds), thresholds, samples[:, 0])
     scale = samples[:, -1] - loc
@@ -587,7 +601,7 @@ def fit(ys, limits: tuple[float, float] | None = None, constraints: Mapping[str,
     Raises
     ------
     InvalidParameter
-        Fewer than 8 scores above the threshold, non-finite scores, or bad constraints.
+        Fewer than 8 or more than 50,000 scores above the threshold, non-finite scores, or bad constraints.
 
     Examples
     --------
@@ -622,6 +636,11 @@ def fit(ys, limits: tuple[float, float] | None = None, constraints: Mapping[str,
     if n_tail < MIN_TAIL:
         raise InvalidParameter("threshold", f"leaves {n_tail} of {ys.size} scores above it; a fit needs at "
                                f"least {MIN_TAIL} (lower the threshold)", -t if convex else t)
+    if n_tail > MAX_TAIL:
+        raise InvalidParameter("threshold", f"leaves {n_tail:,} of {ys.size:,} scores above it; a fit takes at most "
+                               f"{MAX_TAIL:,} (about {MAX_TAIL * len(cs) * _BYTES_PER_POINT / 2**30:.1f} GB at its "
+                               f"peak): raise the threshold to fit only the top of the tail",
+                               -t if convex else t)
     out = fit_batch(work, np.array([t]), cs=cs, noise_free=noise_free, precise=True, b_max=b_max)
     a, b = float(out["a"][0]), float(out["b"][0])
     if convex:

@@ -200,3 +200,20 @@ def test_only_the_best_score_can_be_bounded_and_from_one_side(constraints, key):
     with pytest.raises(InvalidParameter) as info:
         pf.fit(ys, constraints=constraints)
     assert str(info.value).startswith(key)
+
+
+def test_a_tail_too_large_for_memory_is_refused_before_fitting(monkeypatch):
+    monkeypatch.setattr(pf, "MAX_TAIL", 100)
+    ys = NoisyQuadratic(0.6, 0.9, 2, 0.01).sample(400, rng=np.random.default_rng(32))
+    with pytest.raises(InvalidParameter, match="^threshold leaves 200 of 400 scores above it; a fit takes at most 100"):
+        pf.fit(ys)
+
+
+def test_rows_beyond_the_memory_budget_are_fitted_in_blocks_with_the_same_numbers(monkeypatch):
+    x = np.sort(NoisyQuadratic(0.6, 0.9, 2, 0.01).sample((6, 40), rng=np.random.default_rng(33)), axis=1)
+    t = pf.Threshold().of(x)
+    whole = pf.fit_batch(x, t, cs=(1, 2))
+    monkeypatch.setattr(pf, "_MEMORY_BUDGET", 2 * 22 * pf._BYTES_PER_POINT * 2)  # two rows per block
+    blocks = pf.fit_batch(x, t, cs=(1, 2))
+    for key in ("a", "b", "c", "o", "objective"):
+        np.testing.assert_array_equal(whole[key], blocks[key])
