@@ -94,7 +94,7 @@ from ..config import Config, ConfigError, StudyOptions, check_chunk_memory, chec
 from ..distributions import describe, from_spec, sample_sorted
 from ..metrics import clopper_pearson, moment_gram, performance
 from ..parametric import C_RANGE, NoisyQuadratic
-from ..parametric_fit import FIT_VERSION, MIN_TAIL, Threshold, _curves, fit_batch
+from ..parametric_fit import FIT_VERSION, MAX_TAIL, MIN_TAIL, Threshold, _curves, fit_batch
 from ..registry import Headline, Study, register_study
 from ..runner import Task, task_seed
 from ..schema import option
@@ -488,6 +488,10 @@ def _check(config: Config) -> None:
         if tail < MIN_TAIL:
             raise ConfigError(f"study.sample_sizes: n={n} leaves {tail} scores above the threshold quantile "
                               f"{opts.threshold:g}; a fit needs {MIN_TAIL} (raise n or lower study.threshold)")
+        if tail > MAX_TAIL:
+            raise ConfigError(f"study.sample_sizes: n={n} leaves {tail:,} scores above the threshold quantile "
+                              f"{opts.threshold:g}; a fit takes at most {MAX_TAIL:,} (lower n or raise "
+                              f"study.threshold)")
     n = max(opts.sample_sizes)
     rows = opts.chunk_reps * max(opts.n_boot, 1)
     # a fit_batch call holds about 0.5 MB per row of 48 scores, in blocks of _MAX_SCORES_PER_FIT scores; the

@@ -131,6 +131,8 @@ def test_law_names_parse_and_match_the_shipped_configs():
     ({"n_boot": 1}, r"study.n_boot must be 0 \(no bootstrap\) or an integer >= 2, got 1"),
     ({"sample_sizes": [12]}, r"study.sample_sizes: n=12 leaves 6 scores above the threshold quantile 0.5; a fit "
                              r"needs 8 \(raise n or lower study.threshold\)"),
+    ({"sample_sizes": [200_000]}, r"study.sample_sizes: n=200000 leaves 100,000 scores above the threshold quantile "
+                                  r"0.5; a fit takes at most 50,000"),
     ({"bogus": 1}, r"study.bogus is not a setting"),
 ])
 def test_bad_options_are_one_line_errors_naming_the_key(study, message):
