@@ -14,7 +14,6 @@ import json
 import os
 import platform
 import re
-import signal
 import subprocess
 import time
 import sys
@@ -50,18 +49,6 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
-def _hold_signals():
-    """Block SIGINT and SIGTERM in this thread (where the platform allows); returns what to restore."""
-    if not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-
-
-def _release_signals(held) -> None:
-    if held is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success fsync it and rename it onto ``path``.
@@ -71,19 +58,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Ctrl-C and SIGTERM (raised here as KeyboardInterrupt) wait while the temporary file is created and its
-    # name is held by the try below: arriving inside mkstemp, before its name was known, one left an empty .part
-    # behind (seen in a fresh-clone CI run, in test_sigterm_right_after_the_claim_leaves_no_directory).
-    held = _hold_signals()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix + ".part", dir=path.parent)
+    tmp_path = Path(tmp)
+    # Everything after mkstemp is inside the try: a SIGTERM (raised here as KeyboardInterrupt) arriving between
+    # the file's creation and the write still removes it (it once left a .part behind, in a test).
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix + ".part", dir=path.parent)
-        tmp_path = Path(tmp)
         os.close(fd)
-    except BaseException:
-        _release_signals(held)
-        raise
-    try:
-        _release_signals(held)  # a signal held meanwhile is raised here, inside the try: the file is removed
         os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual permissions
         yield tmp_path
         with open(tmp_path, "rb+") as fh:
@@ -651,6 +631,12 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     except BaseException:  # e.g. SIGTERM mid-claim: leave the directory as it was found
         if written:
             (path / RUN_MARKER).unlink(missing_ok=True)
+            # and the marker's temporary file: an interrupt between atomic_path's yield and the with-body
+            # (inside contextlib's __enter__) skips its clean-up, and left one behind in a fresh-clone CI run.
+            # Holding the lock, no other process writes here.
+            for tmp in path.glob(f".{Path(RUN_MARKER).stem}.*{Path(RUN_MARKER).suffix}.part"):
+                if _TEMPORARY.fullmatch(tmp.name):
+                    tmp.unlink(missing_ok=True)
         lock.unlink(missing_ok=True)
         raise
     return RunDirClaim(path, lock, written, removed)
