@@ -32,5 +32,15 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'simstudy' has no attribute {name!r}")
 
 
-__all__ = ["distributions", "estimators", "metrics", "truth", "run", "compose", "RunResult", "RunFailed",
-           "ConfigError", "__version__"]
+__all__ = [
+    "distributions",
+    "estimators",
+    "metrics",
+    "truth",
+    "run",
+    "compose",
+    "RunResult",
+    "RunFailed",
+    "ConfigError",
+    "__version__",
+]

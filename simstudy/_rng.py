@@ -12,6 +12,5 @@ def rng_iv(rng, who: str) -> np.random.Generator:
     reproduced is not a result of a simulation study.
     """
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"{who}: rng= must be a numpy.random.Generator, e.g. np.random.default_rng(0), "
-                         f"got {rng!r}")
+        raise ValueError(f"{who}: rng= must be a numpy.random.Generator, e.g. np.random.default_rng(0), got {rng!r}")
     return rng

@@ -57,8 +57,10 @@ def _iv(experiment, overrides) -> list[str]:
     if experiment is not None and not isinstance(experiment, str):
         raise TypeError(f"experiment must be a preset name (str) or None, got {type(experiment).__name__}")
     if isinstance(overrides, str):
-        raise TypeError(f"overrides must be a list of 'key=value' strings, got the string {overrides!r}: "
-                        f"write overrides=[{overrides!r}]")
+        raise TypeError(
+            f"overrides must be a list of 'key=value' strings, got the string {overrides!r}: "
+            f"write overrides=[{overrides!r}]"
+        )
     overrides = list(overrides)
     bad = [o for o in overrides if not isinstance(o, str)]
     if bad:
@@ -107,8 +109,9 @@ def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
         raise _refusal(exc) from None
 
 
-def run(experiment: str | None = None, overrides: Sequence[str] = (),
-        out_dir: str | os.PathLike | None = None) -> RunResult:
+def run(
+    experiment: str | None = None, overrides: Sequence[str] = (), out_dir: str | os.PathLike | None = None
+) -> RunResult:
     """Run ``simstudy [experiment=NAME] [overrides...]`` in this process and return its result.
 
     The same code path as the command: the same checks, the same run directory files (config.yaml, run.json,

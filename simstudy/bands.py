@@ -64,15 +64,38 @@ import numpy as np
 
 from . import boundary
 
-__all__ = ["METHODS", "METHOD_LABELS", "KINDS", "CDFBands", "TuningCurveBands", "cdf_bands", "tuning_curve_bands",
-           "tuning_curve", "quantile_thresholds", "pointwise_bounds", "dkw_epsilon", "ks_epsilon", "trivial_budget",
-           "evidence", "EVIDENCE_LEVELS", "evidence_table", "evidence_summary", "searchsorted_rows", "builtin_only",
-           "leader_names", "leader_summary"]
+__all__ = [
+    "METHODS",
+    "METHOD_LABELS",
+    "KINDS",
+    "CDFBands",
+    "TuningCurveBands",
+    "cdf_bands",
+    "tuning_curve_bands",
+    "tuning_curve",
+    "quantile_thresholds",
+    "pointwise_bounds",
+    "dkw_epsilon",
+    "ks_epsilon",
+    "trivial_budget",
+    "evidence",
+    "EVIDENCE_LEVELS",
+    "evidence_table",
+    "evidence_summary",
+    "searchsorted_rows",
+    "builtin_only",
+    "leader_names",
+    "leader_summary",
+]
 
 METHODS = ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
 #: Each method's name for titles, legends and reports.
-METHOD_LABELS = {"dkw": "DKW", "ks": "Kolmogorov–Smirnov", "ld_equal_tailed": "LD equal-tailed",
-                 "ld_highest_density": "LD highest-density"}
+METHOD_LABELS = {
+    "dkw": "DKW",
+    "ks": "Kolmogorov–Smirnov",
+    "ld_equal_tailed": "LD equal-tailed",
+    "ld_highest_density": "LD highest-density",
+}
 KINDS = ("median", "quantile", "mean")
 
 
@@ -133,8 +156,10 @@ class CDFBands:
         band and the left end of each step of the lower band. (Checking only integer k misses violations.)
         """
         points = np.concatenate(([self.low], self.y, [self.high]))
-        for cdf, is_upper in (((np.concatenate(([0.0], self.lower, [1.0]))), True),
-                              (np.concatenate(([self.upper_below], self.upper, [1.0])), False)):
+        for cdf, is_upper in (
+            ((np.concatenate(([0.0], self.lower, [1.0]))), True),
+            (np.concatenate(([self.upper_below], self.upper, [1.0])), False),
+        ):
             thr = quantile_thresholds(cdf, quantile)
             starts = np.concatenate(([0.0], thr[:-1]))
             step = thr > starts  # steps of positive length: the band equals points[j] on (starts[j], thr[j]]
@@ -183,8 +208,9 @@ def _scores_iv(scores, low: float, high: float, *, min_n: int = 2) -> np.ndarray
     # (_scores_iv, _cdf_bands, the public function, then the user's line).
     y = np.asarray(scores, dtype=np.float64)
     if y.ndim != 1:  # flattening a batch would pool several samples into one, silently
-        raise ValueError(f"scores must be one sample (a 1-d array), got shape {y.shape}: pass one sample at a "
-                         "time, e.g. scores[i]")
+        raise ValueError(
+            f"scores must be one sample (a 1-d array), got shape {y.shape}: pass one sample at a time, e.g. scores[i]"
+        )
     if y.size < min_n:
         raise ValueError(f"need at least {min_n} scores, got {y.size}")
     if not np.all(np.isfinite(y)):
@@ -197,14 +223,16 @@ def _scores_iv(scores, low: float, high: float, *, min_n: int = 2) -> np.ndarray
         raise ValueError(f"score {y[outside][0]} is outside the support [low, high] = [{low}, {high}]")
     y = np.sort(y)
     if np.any(np.diff(y) == 0):
-        warnings.warn("scores contain ties: the KS and LD bands' exact coverage assumes continuous scores; with "
-                      "ties they remain valid but conservative", stacklevel=4)
+        warnings.warn(
+            "scores contain ties: the KS and LD bands' exact coverage assumes continuous scores; with "
+            "ties they remain valid but conservative",
+            stacklevel=4,
+        )
     return y
 
 
 def _confidence_iv(confidence) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
-            or not 0 < confidence < 1:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) or not 0 < confidence < 1:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     return float(confidence)
 
@@ -292,8 +320,9 @@ def trivial_budget(n: int, confidence: float, method: str, quantile: float = 0.5
     return float(np.log(quantile) / np.log(lower_at_max))
 
 
-def cdf_bands(scores, confidence: float = 0.95, method: str = "ld_highest_density", *,
-              low: float = -np.inf, high: float = np.inf) -> CDFBands:
+def cdf_bands(
+    scores, confidence: float = 0.95, method: str = "ld_highest_density", *, low: float = -np.inf, high: float = np.inf
+) -> CDFBands:
     """Simultaneous confidence bands for the CDF of the scores.
 
     Parameters
@@ -460,8 +489,10 @@ def builtin_only(methods, key: str) -> tuple[str, ...]:
     methods = (methods,) if isinstance(methods, str) else tuple(methods)
     for method in methods:
         if method not in METHODS:
-            raise ValueError(f"{key}: plug-in band methods ({method}) join the band_coverage and band_width studies "
-                             f"only; here choose from {', '.join(METHODS)}")
+            raise ValueError(
+                f"{key}: plug-in band methods ({method}) join the band_coverage and band_width studies "
+                f"only; here choose from {', '.join(METHODS)}"
+            )
     return methods
 
 
@@ -472,18 +503,28 @@ def _kind_iv(kind: str, quantile: float, low: float, high: float) -> float:
         return 0.5
     if kind == "mean":
         if not (np.isfinite(low) and np.isfinite(high)):
-            raise ValueError("the mean tuning curve's band is vacuous without finite bounds on the scores: its "
-                             "lower limit is -inf unless low is finite and its upper limit +inf unless high is; "
-                             "pass low= and high= (e.g. 0 and 1 for accuracy) or use kind='median'")
+            raise ValueError(
+                "the mean tuning curve's band is vacuous without finite bounds on the scores: its "
+                "lower limit is -inf unless low is finite and its upper limit +inf unless high is; "
+                "pass low= and high= (e.g. 0 and 1 for accuracy) or use kind='median'"
+            )
         return np.nan
     if not 0 < quantile < 1:
         raise ValueError(f"quantile must be strictly between 0 and 1, got {quantile!r}")
     return float(quantile)
 
 
-def tuning_curve_bands(scores, confidence: float = 0.95, kind: str = "median", method: str = "ld_highest_density",
-                       *, ks=None, quantile: float = 0.5, low: float = -np.inf,
-                       high: float = np.inf) -> TuningCurveBands:
+def tuning_curve_bands(
+    scores,
+    confidence: float = 0.95,
+    kind: str = "median",
+    method: str = "ld_highest_density",
+    *,
+    ks=None,
+    quantile: float = 0.5,
+    low: float = -np.inf,
+    high: float = np.inf,
+) -> TuningCurveBands:
     """Simultaneous confidence bands for the median (or any quantile) or mean tuning curve.
 
     Parameters
@@ -518,11 +559,21 @@ def tuning_curve_bands(scores, confidence: float = 0.95, kind: str = "median", m
     # The upper CDF band bounds the curve from below and the lower CDF band from above (Lourie et al. A).
     upper_cdf = np.concatenate(([bands.upper_below], bands.upper, [1.0]))
     lower_cdf = np.concatenate(([0.0], bands.lower, [1.0]))
-    curve = lambda cdf: tuning_curve(points, cdf, ks, kind="mean" if kind == "mean" else "quantile",  # noqa: E731
-                                     quantile=quantile)
-    return TuningCurveBands(ks=ks, point=curve(ecdf), lower=curve(upper_cdf), upper=curve(lower_cdf), kind=kind,
-                            quantile=0.5 if kind == "median" else quantile, confidence=bands.confidence,
-                            method=bands.method, cdf=bands)
+
+    def curve(cdf):
+        return tuning_curve(points, cdf, ks, kind="mean" if kind == "mean" else "quantile", quantile=quantile)
+
+    return TuningCurveBands(
+        ks=ks,
+        point=curve(ecdf),
+        lower=curve(upper_cdf),
+        upper=curve(lower_cdf),
+        kind=kind,
+        quantile=0.5 if kind == "median" else quantile,
+        confidence=bands.confidence,
+        method=bands.method,
+        cdf=bands,
+    )
 
 
 #: Lourie et al.'s (tentative) heuristic for comparing two models' bands, from none to strong.
@@ -547,8 +598,9 @@ def evidence(a: TuningCurveBands, b: TuningCurveBands) -> tuple[np.ndarray, np.n
     a_excludes = (b.point < a.lower) | (b.point > a.upper)
     b_excludes = (a.point < b.lower) | (a.point > b.upper)
     apart = (a.lower > b.upper) | (b.lower > a.upper)
-    level = np.where(apart, "strong", np.where(a_excludes & b_excludes, "fair",
-                                               np.where(a_excludes | b_excludes, "weak", "none")))
+    level = np.where(
+        apart, "strong", np.where(a_excludes & b_excludes, "fair", np.where(a_excludes | b_excludes, "weak", "none"))
+    )
     return level, np.sign(a.point - b.point).astype(int)
 
 
@@ -587,9 +639,14 @@ def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b
     """
     import pandas as pd
 
-    level, leader = evidence(a, b)
-    return pd.DataFrame({"k": np.asarray(a.ks, dtype=np.float64), "evidence": level.astype(object),
-                         "leader": leader_names(a.point, b.point, name_a, name_b)})
+    level, _leader = evidence(a, b)
+    return pd.DataFrame(
+        {
+            "k": np.asarray(a.ks, dtype=np.float64),
+            "evidence": level.astype(object),
+            "leader": leader_names(a.point, b.point, name_a, name_b),
+        }
+    )
 
 
 def leader_names(a, b, name_a: str, name_b: str) -> np.ndarray:
@@ -691,10 +748,16 @@ def evidence_summary(table) -> list[str]:
     lines, start = [], 0
     for i in range(1, len(table) + 1):
         if i == len(table) or (level[i], leader[i]) != (level[start], leader[start]):
-            what = ("no evidence either way" if level[start] == "none"
-                    else f"{level[start]} evidence {leader[start]} is better")
+            what = (
+                "no evidence either way"
+                if level[start] == "none"
+                else f"{level[start]} evidence {leader[start]} is better"
+            )
             where = f"{k[start]:g}" if i - 1 == start else f"{k[start]:g}..{k[i - 1]:g}"
             lines.append(f"k = {where}: {what}")
             start = i
-    return ["evidence (Lourie et al.'s heuristic: weak = one band excludes the other's point estimate, fair = each "
-            "does, strong = no overlap):", *lines]
+    return [
+        "evidence (Lourie et al.'s heuristic: weak = one band excludes the other's point estimate, fair = each "
+        "does, strong = no overlap):",
+        *lines,
+    ]

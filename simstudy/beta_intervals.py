@@ -50,8 +50,11 @@ def _coverage_iv(c):
 def _log_density(x, a, b):
     """log of the Beta(a, b) density; a or b equal to 1 contribute no log term (0 * log 0 = 0 at the ends)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (np.where(a == 1, 0.0, (a - 1) * np.log(x)) + np.where(b == 1, 0.0, (b - 1) * np.log1p(-x))
-                - special.betaln(a, b))
+        return (
+            np.where(a == 1, 0.0, (a - 1) * np.log(x))
+            + np.where(b == 1, 0.0, (b - 1) * np.log1p(-x))
+            - special.betaln(a, b)
+        )
 
 
 def _dlog_density(x, a, b):

@@ -206,8 +206,14 @@ class _BadEntry(Exception):
 
 
 def _entry_header(n: int, confidence: float, kind: str, pointwise: float) -> dict:
-    return {"format": _CACHE_FORMAT, "algorithm": _ALGORITHM_VERSION, "n": n, "confidence": confidence,
-            "kind": kind, "pointwise": pointwise}
+    return {
+        "format": _CACHE_FORMAT,
+        "algorithm": _ALGORITHM_VERSION,
+        "n": n,
+        "confidence": confidence,
+        "kind": kind,
+        "pointwise": pointwise,
+    }
 
 
 def _write_entry(path: Path, ld: LDIntervals) -> None:
@@ -240,11 +246,11 @@ def _read_entry(path: Path, n: int, confidence: float, kind: str) -> LDIntervals
             comment = f.zip.comment
     except FileNotFoundError:
         raise
-    except Exception as exc:  # noqa: BLE001 -- zip, zlib, npy-header, OS errors: all mean "not whole"
+    except Exception as exc:
         raise _BadEntry(f"unreadable ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
     if not comment.startswith(_CACHE_TAG):
         raise _BadEntry("an older cache format without key or checksum")
-    header, _, stored = comment[len(_CACHE_TAG):].rpartition(_SHA_TAG)
+    header, _, stored = comment[len(_CACHE_TAG) :].rpartition(_SHA_TAG)
     if stored.decode(errors="replace") != _digest(arrays, header):
         raise _BadEntry("checksum mismatch (damaged)")
     try:
@@ -256,8 +262,11 @@ def _read_entry(path: Path, n: int, confidence: float, kind: str) -> LDIntervals
     except (ValueError, TypeError, KeyError):
         raise _BadEntry("key unreadable") from None
     if meta != wanted:
-        diff = ", ".join(f"{k} {meta.get(k)!r} not {wanted.get(k)!r}" for k in sorted(meta.keys() | wanted.keys())
-                         if meta.get(k) != wanted.get(k))
+        diff = ", ".join(
+            f"{k} {meta.get(k)!r} not {wanted.get(k)!r}"
+            for k in sorted(meta.keys() | wanted.keys())
+            if meta.get(k) != wanted.get(k)
+        )
         raise _BadEntry(f"an entry for another key or algorithm ({diff})")
     if sorted(arrays) != ["high", "low"]:
         raise _BadEntry(f"arrays {sorted(arrays)}, not ['high', 'low']")

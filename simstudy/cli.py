@@ -110,7 +110,7 @@ def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
     try:
         HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the directory's name; Hydra sets it again
         target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
-    except Exception:  # noqa: BLE001 -- Hydra reports the directory's own errors when it makes it
+    except Exception:
         return
     _note_dirs(target, multirun)
 
@@ -207,8 +207,11 @@ def _register_studies() -> None:
     for kind in kinds:
         store.store(group="_schema/study", name=kind, node=schema.defaults(registry.study(kind).options))
         if kind not in files:
-            store.store(group="study", name=kind, node={"defaults": [f"/_schema/study/{kind}@_here_", "_self_"],
-                                                        "name": kind, "kind": kind})
+            store.store(
+                group="study",
+                name=kind,
+                node={"defaults": [f"/_schema/study/{kind}@_here_", "_self_"], "name": kind, "kind": kind},
+            )
 
 
 def _register_commands() -> None:
@@ -250,34 +253,46 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     for arg in argv:
         try:
             override = parser.parse_overrides([arg])[0]
-        except Exception as exc:  # noqa: BLE001 -- Hydra's grammar refused it: say why if it says, and how to quote
+        except Exception as exc:
             key, _, value = arg.partition("=")
-            reasons = [line.strip() for line in str(exc).splitlines() if line.strip().startswith(
-                ("mismatched", "missing", "extraneous", "no viable", "token recognition"))]
+            reasons = [
+                line.strip()
+                for line in str(exc).splitlines()
+                if line.strip().startswith(("mismatched", "missing", "extraneous", "no viable", "token recognition"))
+            ]
             why = f" ({reasons[0]})" if reasons else ""
-            _fail(f"argument {arg!r} cannot be parsed{why}: a value with spaces, non-ASCII letters or any of ()[]{{}},:='\" "
-                  f"needs quotes that reach simstudy: \"{key}='{value}'\"", None)
+            _fail(
+                f"argument {arg!r} cannot be parsed{why}: a value with spaces, non-ASCII letters or any of ()[]{{}},:='\" "
+                f"needs quotes that reach simstudy: \"{key}='{value}'\"",
+                None,
+            )
         key = override.get_key_element()
         if key in ("hydra.run.dir", "hydra.sweep.dir") and isinstance(override.value(), str):
             _check_dir_override(key, override.value())
         if not override.is_sweep_override():
             composed.append(arg)
         elif not multirun and _API_MODE.get():
-            _fail(f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
-                  f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"", None)
+            _fail(
+                f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
+                f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
+                None,
+            )
         elif not multirun:
-            _fail(f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
-                  f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"", None)
+            _fail(
+                f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
+                f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
+                None,
+            )
         else:
             try:
                 values = [f"{key}={v}" for v in itertools.islice(override.sweep_string_iterator(), _SWEEP_CHECKS)]
-            except Exception:  # noqa: BLE001 -- interval and glob sweeps have no values to check
+            except Exception:
                 continue
             sweeps.append((len(composed), values[1:]))
             composed.append(values[0])
     # The first job, then each further value of each sweep with the others at their first values: a job's bad
     # value would otherwise stop the sweep after Hydra made its directories.
-    jobs = [composed] + [composed[:i] + [v] + composed[i + 1:] for i, values in sweeps for v in values]
+    jobs = [composed] + [composed[:i] + [v] + composed[i + 1 :] for i, values in sweeps for v in values]
     with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
         for job in jobs:
             try:
@@ -287,13 +302,18 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                 with open_dict(cfg):
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-            except Exception as exc:  # noqa: BLE001 -- any composition error is the user's input
+            except Exception as exc:
                 _fail(_one_line(exc), None)
             if multirun:
                 from .config import parse_audit, parse_extrapolate
 
-                validate = {"config": _parse_study, "curve": parse_curve, "bands": parse_bands, "audit": parse_audit,
-                            "extrapolate": parse_extrapolate}
+                validate = {
+                    "config": _parse_study,
+                    "curve": parse_curve,
+                    "bands": parse_bands,
+                    "audit": parse_audit,
+                    "extrapolate": parse_extrapolate,
+                }
                 try:
                     validate[config_name](resolved)
                 except ConfigError as exc:
@@ -311,7 +331,7 @@ def _check_arguments(argv: list[str]) -> None:
             _fail(f"argument {arg!r} is not key=value (e.g. data=FILE; simstudy --help lists the commands)", None)
         key, _, value = previous.partition("=")
         rest = [value]
-        for a in argv[argv.index(previous) + 1:]:
+        for a in argv[argv.index(previous) + 1 :]:
             if "=" in a:
                 break
             rest.append(a)
@@ -412,7 +432,6 @@ def _study_app(cfg: DictConfig) -> None:
     _in_run_dir(_run_study, cfg)
 
 
-
 def _run_study(cfg: DictConfig, out_dir: Path):
     if "design" in cfg:
         return _run_design(cfg, out_dir)
@@ -438,8 +457,9 @@ def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict
 
     design = resolved.get("design")
     if not isinstance(design, dict) or not design:
-        raise ConfigError(f"design must map config keys to lists of values, e.g. design={{budget.B: [10, 30]}}, "
-                          f"got {design!r}")
+        raise ConfigError(
+            f"design must map config keys to lists of values, e.g. design={{budget.B: [10, 30]}}, got {design!r}"
+        )
     base = {k: v for k, v in resolved.items() if k != "design"}
     for key, values in design.items():
         *parents, leaf = str(key).split(".")
@@ -467,8 +487,9 @@ def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict
         cells.append((name, dict(zip(keys, combo)), cell))
     names = [c[0] for c in cells]
     if len(set(names)) != len(names):
-        raise ConfigError(f"design lists a value twice: its cells {', '.join(n for n in names if names.count(n) > 1)} "
-                          f"repeat")
+        raise ConfigError(
+            f"design lists a value twice: its cells {', '.join(n for n in names if names.count(n) > 1)} repeat"
+        )
     return keys, cells
 
 
@@ -492,8 +513,8 @@ def _run_design(cfg: DictConfig, out_dir: Path):
     ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
     their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
     figure, as a sweep's (:func:`_write_sweep`). Returns the stacked result."""
-    from .sweeps import Job
     from .studies.base import StudyResult
+    from .sweeps import Job
 
     resolved = _parse_or_fail(lambda r: r, cfg, out_dir)
     keys, cells = _parse_or_fail(_design_cells, cfg, out_dir)
@@ -522,13 +543,27 @@ def _run_design(cfg: DictConfig, out_dir: Path):
                 claim.release()
         stacked = _write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
     if stacked.unfinished:
-        log.warning("%s", _unfinished_message(out_dir, stacked.unfinished, len(cells)).replace(
-            "rerun the sweep's command", "rerun the command"))
-    report = dataclasses.replace(reports[0], **{f: sum(getattr(r, f) for r in reports) for f in (
-        "tasks", "resumed", "computed", "wall_seconds", "compute_seconds")},
-        warnings=tuple(w for r in reports for w in r.warnings), failures=tuple(f for r in reports for f in r.failures))
-    files = {"summary_parquet": out_dir / "summary.parquet", "summary_csv": out_dir / "summary.csv",
-             "figure_png": out_dir / "figure.png", "figure_pdf": out_dir / "figure.pdf"}
+        log.warning(
+            "%s",
+            _unfinished_message(out_dir, stacked.unfinished, len(cells)).replace(
+                "rerun the sweep's command", "rerun the command"
+            ),
+        )
+    report = dataclasses.replace(
+        reports[0],
+        **{
+            f: sum(getattr(r, f) for r in reports)
+            for f in ("tasks", "resumed", "computed", "wall_seconds", "compute_seconds")
+        },
+        warnings=tuple(w for r in reports for w in r.warnings),
+        failures=tuple(f for r in reports for f in r.failures),
+    )
+    files = {
+        "summary_parquet": out_dir / "summary.parquet",
+        "summary_csv": out_dir / "summary.csv",
+        "figure_png": out_dir / "figure.png",
+        "figure_pdf": out_dir / "figure.pdf",
+    }
     return StudyResult(summary=stacked.frame, report=report, files=files, kind=stacked.kind)
 
 
@@ -542,14 +577,17 @@ def _read_stored_config(stored: Path) -> dict:
     a stored config would read this machine's environment into the outputs); one that holds one is refused."""
     try:
         old = OmegaConf.to_container(OmegaConf.load(stored), resolve=False)
-    except Exception as exc:  # noqa: BLE001 -- any parse error: an unreadable config.yaml
+    except Exception as exc:
         _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
     if not isinstance(old, dict):
         _fail(f"{stored}: not a mapping of settings; use another run directory or remove it", None)
     for key, value in io._flatten(old).items():
         if isinstance(value, str) and "${" in value:
-            _fail(f"{stored}: {key}={value!r} is an interpolation, which simstudy never writes (its configs are "
-                  f"stored resolved); restore the file or remove the run directory", None)
+            _fail(
+                f"{stored}: {key}={value!r} is an interpolation, which simstudy never writes (its configs are "
+                f"stored resolved); restore the file or remove the run directory",
+                None,
+            )
     return old
 
 
@@ -574,8 +612,11 @@ def _check_run_dir(resolved: dict, out_dir: Path) -> None:
     old = _with_study_defaults(_read_stored_config(stored))
     diff = [d for d in io.config_diff(old, resolved) if not d.startswith(_RERUN_MAY_CHANGE)]
     if diff:
-        _fail(f"{out_dir} holds results of a different configuration ({'; '.join(diff)}); use another run "
-              f"directory (hydra.run.dir=...) or remove it", None)
+        _fail(
+            f"{out_dir} holds results of a different configuration ({'; '.join(diff)}); use another run "
+            f"directory (hydra.run.dir=...) or remove it",
+            None,
+        )
 
 
 def _write_config(cfg: DictConfig, out_dir: Path) -> None:
@@ -612,8 +653,8 @@ def _run_and_report(config, out_dir: Path):
     :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
     # Imported after validation: a bad config fails fast, without paying for matplotlib.
     from .cluster import ClusterUnavailable
-    from .runner import MissingChunks
     from .registry import figure_function, study
+    from .runner import MissingChunks
     from .studies.base import ShardDone
 
     spec = study(config.study.kind)
@@ -622,8 +663,13 @@ def _run_and_report(config, out_dir: Path):
     except ShardDone as done:
         i, n = config.runner.shard
         _log_report(done.report)
-        log.info("shard %d/%d done (%s); when every shard is done: simstudy collect run_dir=%s", i, n,
-                 done.marker.name, out_dir)
+        log.info(
+            "shard %d/%d done (%s); when every shard is done: simstudy collect run_dir=%s",
+            i,
+            n,
+            done.marker.name,
+            out_dir,
+        )
         _check_failures(done.report, config, out_dir)
         return done
     except MissingChunks as exc:
@@ -636,8 +682,9 @@ def _run_and_report(config, out_dir: Path):
     _log_report(result.report)
     for line in _describe(result.files["run"]):
         log.info("distribution %s", line)
-    shown = result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else \
-        result.summary
+    shown = (
+        result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else result.summary
+    )
     if len(shown):
         fig = figure_function(spec)(shown)
         for suffix in ("png", "pdf"):
@@ -655,8 +702,13 @@ def _listing(out_dir: Path) -> str:
 
 
 def _log_report(report) -> None:
-    log.info("%d chunks (%d resumed) in %.2f s wall, %.2f s compute", report.tasks, report.resumed,
-             report.wall_seconds, report.compute_seconds)
+    log.info(
+        "%d chunks (%d resumed) in %.2f s wall, %.2f s compute",
+        report.tasks,
+        report.resumed,
+        report.wall_seconds,
+        report.compute_seconds,
+    )
     for message in report.warnings:
         log.warning("worker: %s", message)
     for f in report.failures:
@@ -672,11 +724,19 @@ def _check_failures(report, config, out_dir: Path) -> None:
     limit = config.runner.max_failure_fraction
     if fraction > limit:
         first = failures[0]
-        _fail(f"{len(failures)} of {report.tasks} chunks failed ({fraction:.1%} > runner.max_failure_fraction="
-              f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: simstudy "
-              f"replay run_dir={out_dir} chunk={first.where}", None, EXIT_FAILED)
-    log.warning("%d of %d chunks failed (within runner.max_failure_fraction=%g); their cells are not summarised",
-                len(failures), report.tasks, limit)
+        _fail(
+            f"{len(failures)} of {report.tasks} chunks failed ({fraction:.1%} > runner.max_failure_fraction="
+            f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: simstudy "
+            f"replay run_dir={out_dir} chunk={first.where}",
+            None,
+            EXIT_FAILED,
+        )
+    log.warning(
+        "%d of %d chunks failed (within runner.max_failure_fraction=%g); their cells are not summarised",
+        len(failures),
+        report.tasks,
+        limit,
+    )
 
 
 def _missing_message(exc, out_dir: Path, limit: int = 50) -> str:
@@ -685,8 +745,11 @@ def _missing_message(exc, out_dir: Path, limit: int = 50) -> str:
 
     missing = [f"{t.cell}/{t.chunk}" for t in exc.missing]
     listed = ", ".join(missing[:limit]) + (f" (and {len(missing) - limit} more)" if len(missing) > limit else "")
-    counts = {int(m.group(1)) for p in (out_dir / "shards").glob("shard-*-of-*.json")
-              if (m := re.fullmatch(r"shard-\d+-of-(\d+)\.json", p.name))}
+    counts = {
+        int(m.group(1))
+        for p in (out_dir / "shards").glob("shard-*-of-*.json")
+        if (m := re.fullmatch(r"shard-\d+-of-(\d+)\.json", p.name))
+    }
     hint = ""
     if len(counts) == 1:
         n = counts.pop()
@@ -699,14 +762,14 @@ def _describe(run_json: Path) -> list[str]:
     import json
 
     described = json.loads(run_json.read_text()).get("distributions", {})
-    return [f"{name}: " + ", ".join(f"{k}={v}" for k, v in desc.items() if k != "name")
-            for name, desc in described.items()]
+    return [
+        f"{name}: " + ", ".join(f"{k}={v}" for k, v in desc.items() if k != "name") for name, desc in described.items()
+    ]
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="curve")
 def _curve_app(cfg: DictConfig) -> None:
     _in_run_dir(_run_curve, cfg)
-
 
 
 def _load_scores(opts) -> dict:
@@ -722,13 +785,22 @@ def _load_scores(opts) -> dict:
             raise ConfigError(f"{opts.data}: model {m} has scores outside [low, high] = [{opts.low}, {opts.high}]")
     else:
         # failed runs dropped or replaced are said by a DataWarning, which _main routes to the log
-        scores = datasets.load_scores(opts.data, score_column=opts.score_column, model_column=opts.model_column,
-                                      low=opts.low, high=opts.high, missing=opts.missing, scale=opts.scale)
+        scores = datasets.load_scores(
+            opts.data,
+            score_column=opts.score_column,
+            model_column=opts.model_column,
+            low=opts.low,
+            high=opts.high,
+            missing=opts.missing,
+            scale=opts.scale,
+        )
     if opts.models is not None:
         unknown = [m for m in opts.models if m not in scores]
         if unknown:
-            raise ConfigError(f"model{'s' * (len(unknown) > 1)} {', '.join(unknown)} not in {opts.data} (its models: "
-                              f"{', '.join(scores)}): choose with model=NAME or models=[a,b]")
+            raise ConfigError(
+                f"model{'s' * (len(unknown) > 1)} {', '.join(unknown)} not in {opts.data} (its models: "
+                f"{', '.join(scores)}): choose with model=NAME or models=[a,b]"
+            )
         scores = {m: scores[m] for m in opts.models}
     if len(scores) < opts.min_models:
         raise ConfigError(f"compare=true needs at least two models, but {opts.data} has one: {', '.join(scores)}")
@@ -758,9 +830,18 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
         _fail(str(exc), out_dir)
     reached = curves.budget_to_target(table, opts.target) if opts.target is not None else None
     x = "time" if trial_time is not None else "n"
-    xlabel = f"time ({opts.time_unit}), {'log scale' if opts.xscale == 'log' else ''}".rstrip(", ") if x == "time" else None
-    fig = plots.evp_curves_figure(table, x=x, target=opts.target, reached=reached, xscale=opts.xscale, xlabel=xlabel,
-                                  title=f"{Path(opts.data.data).name}: expected max ({opts.estimator.upper()}) ± 1 SD")
+    xlabel = (
+        f"time ({opts.time_unit}), {'log scale' if opts.xscale == 'log' else ''}".rstrip(", ") if x == "time" else None
+    )
+    fig = plots.evp_curves_figure(
+        table,
+        x=x,
+        target=opts.target,
+        reached=reached,
+        xscale=opts.xscale,
+        xlabel=xlabel,
+        title=f"{Path(opts.data.data).name}: expected max ({opts.estimator.upper()}) ± 1 SD",
+    )
     for suffix in ("png", "pdf"):
         io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
     io.write_parquet(table, out_dir / "curves.parquet")
@@ -770,8 +851,11 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     if reached is not None:
         io.write_csv(reached, out_dir / "targets.csv")
         for _, row in reached.iterrows():
-            where = (f"n = {int(row['n'])}" + (f" ({row['time']:.3g} {opts.time_unit})" if x == "time" else "")
-                     if row["n"] == row["n"] else "not reached within its trials")
+            where = (
+                f"n = {int(row['n'])}" + (f" ({row['time']:.3g} {opts.time_unit})" if x == "time" else "")
+                if row["n"] == row["n"]
+                else "not reached within its trials"
+            )
             print(f"{row['model']}: expected max first reaches {opts.target} at {where}")
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
@@ -788,7 +872,6 @@ def _curve_table(table) -> str:
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="bands")
 def _bands_app(cfg: DictConfig) -> None:
     _in_run_dir(_run_bands, cfg)
-
 
 
 def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
@@ -809,8 +892,9 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     for model, x in scores.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            tc = bands.tuning_curve_bands(x, opts.confidence, opts.kind, opts.method, ks=ks,
-                                          quantile=opts.quantile, low=low, high=high)
+            tc = bands.tuning_curve_bands(
+                x, opts.confidence, opts.kind, opts.method, ks=ks, quantile=opts.quantile, low=low, high=high
+            )
         for w in caught:
             log.warning("%s: %s", model, w.message)
         results[model] = tc
@@ -820,12 +904,17 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         for e in point:
             m = min(x.size, ks.size)
             point[e][:m] = estimators.expected_max(x, e, n=np.arange(1, m + 1))
-        curve_rows.append(pd.DataFrame({"model": model, "k": ks, "point": tc.point, "lower": tc.lower,
-                                        "upper": tc.upper, **point}))
+        curve_rows.append(
+            pd.DataFrame({"model": model, "k": ks, "point": tc.point, "lower": tc.lower, "upper": tc.upper, **point})
+        )
         cdf_rows.append(_distinct_scores(model, tc.cdf, x.size))
     curves = pd.concat(curve_rows, ignore_index=True)
-    for col, value in (("kind", opts.kind), ("quantile", opts.quantile), ("confidence", opts.confidence),
-                       ("method", opts.method)):
+    for col, value in (
+        ("kind", opts.kind),
+        ("quantile", opts.quantile),
+        ("confidence", opts.confidence),
+        ("method", opts.method),
+    ):
         curves[col] = value
     cdfs = pd.concat(cdf_rows, ignore_index=True)
     cdfs["confidence"], cdfs["method"] = opts.confidence, opts.method
@@ -835,10 +924,12 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     io.write_csv(cdfs, out_dir / "cdf_bands.csv")
     label = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
     method = bands.METHOD_LABELS[opts.method]
-    fig_curve = plots.tuning_curve_bands_figure(curves, low=low, high=high, xscale=opts.xscale,
-                                                title=f"{source}: {opts.confidence:.0%} {method} bands, {label}")
-    fig_cdf = plots.cdf_bands_figure(cdfs, low=low, high=high,
-                                     title=f"{source}: {opts.confidence:.0%} {method} bands for the CDF of scores")
+    fig_curve = plots.tuning_curve_bands_figure(
+        curves, low=low, high=high, xscale=opts.xscale, title=f"{source}: {opts.confidence:.0%} {method} bands, {label}"
+    )
+    fig_cdf = plots.cdf_bands_figure(
+        cdfs, low=low, high=high, title=f"{source}: {opts.confidence:.0%} {method} bands for the CDF of scores"
+    )
     for suffix in ("png", "pdf"):
         io.save_figure(fig_curve, out_dir / f"tuning_curve.{suffix}", dpi=150)
         io.save_figure(fig_cdf, out_dir / f"cdf.{suffix}", dpi=150)
@@ -866,14 +957,21 @@ def _distinct_scores(model: str, cdf, n: int):
     import pandas as pd
 
     last = np.flatnonzero(np.append(np.diff(cdf.y) > 0, True))  # the last copy of each distinct score
-    return pd.DataFrame({"model": model, "score": cdf.y[last], "count": np.diff(np.append(-1, last)),
-                         "ecdf": (last + 1) / n, "lower": cdf.lower[last], "upper": cdf.upper[last]})
+    return pd.DataFrame(
+        {
+            "model": model,
+            "score": cdf.y[last],
+            "count": np.diff(np.append(-1, last)),
+            "ecdf": (last + 1) / n,
+            "lower": cdf.lower[last],
+            "upper": cdf.upper[last],
+        }
+    )
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="audit")
 def _audit_app(cfg: DictConfig) -> None:
     _in_run_dir(_run_audit, cfg)
-
 
 
 def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
@@ -891,13 +989,27 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     x = scores[model]
     from . import datasets
 
-    spec = {"kind": "kde_atoms", "model": model, "low": opts.data.low, "high": opts.data.high, "bw_of": opts.bw_of,
-            "bw_method": opts.bw_method, "bandwidth": opts.bandwidth, "bw_factor": opts.bw_factor, "name": model}
+    spec = {
+        "kind": "kde_atoms",
+        "model": model,
+        "low": opts.data.low,
+        "high": opts.data.high,
+        "bw_of": opts.bw_of,
+        "bw_method": opts.bw_method,
+        "bandwidth": opts.bandwidth,
+        "bw_factor": opts.bw_factor,
+        "name": model,
+    }
     if opts.data.data in datasets.DATASETS:
         spec.update(dataset=opts.data.data, **(dict(opts.data.options) if opts.data.data == "deberta_mnli" else {}))
     else:
-        spec.update(path=opts.data.data, score_column=opts.data.score_column, model_column=opts.data.model_column,
-                    missing=opts.data.missing, scale=opts.data.scale)
+        spec.update(
+            path=opts.data.data,
+            score_column=opts.data.score_column,
+            model_column=opts.data.model_column,
+            missing=opts.data.missing,
+            scale=opts.data.scale,
+        )
     n = opts.sample_size or x.size
     log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
     result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
@@ -934,10 +1046,17 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     io.write_csv(result.curves, out_dir / "extrapolation.csv")
     io.write_csv(result.fits, out_dir / "fit.csv")
     io.write_csv(result.simulation, out_dir / "simulation.csv")
-    path = report.write_extrapolate(result, opts, source, out_dir)
+    report.write_extrapolate(result, opts, source, out_dir)
     _write_config(cfg, out_dir)
-    io.write_json({"command": "extrapolate", "config": OmegaConf.to_container(cfg, resolve=True),
-                   "runner": dataclasses.asdict(result.report), "environment": io.environment()}, out_dir / "run.json")
+    io.write_json(
+        {
+            "command": "extrapolate",
+            "config": OmegaConf.to_container(cfg, resolve=True),
+            "runner": dataclasses.asdict(result.report),
+            "environment": io.environment(),
+        },
+        out_dir / "run.json",
+    )
     for line in _extrapolate_summary(result):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
@@ -957,15 +1076,21 @@ def _extrapolate_summary(result) -> list[str]:
         n = int(f["runs"])
         rows = med[(med["model"] == f["model"]) & (med["runs"] == n)].set_index("k")
         at = [k for k in (n, 10 * n, 100 * n) if k in rows.index]
-        curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g} [{rows.loc[k, 'lower']:.4g}, "
-                          f"{rows.loc[k, 'upper']:.4g}]" for k in at)
+        curve = "; ".join(
+            f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g} [{rows.loc[k, 'lower']:.4g}, {rows.loc[k, 'upper']:.4g}]"
+            for k in at
+        )
         if not np.isfinite(f["b_lower"]):  # the fit of all the runs beside a held-out check: not bootstrapped
             curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g}" for k in at)
-            lines.append(f"{f['model']} (all {n:,} runs, not bootstrapped): b = {f['b']:.5g}, c = {int(f['c'])}; "
-                         f"median curve {curve}")
+            lines.append(
+                f"{f['model']} (all {n:,} runs, not bootstrapped): b = {f['b']:.5g}, c = {int(f['c'])}; "
+                f"median curve {curve}"
+            )
             continue
-        lines.append(f"{f['model']} ({n:,} runs): b = {f['b']:.5g} [{f['b_lower']:.5g}, {f['b_upper']:.5g}], "
-                     f"c = {int(f['c'])}; median curve {curve}")
+        lines.append(
+            f"{f['model']} ({n:,} runs): b = {f['b']:.5g} [{f['b_lower']:.5g}, {f['b_upper']:.5g}], "
+            f"c = {int(f['c'])}; median curve {curve}"
+        )
     return lines
 
 
@@ -975,8 +1100,13 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
     for arg in argv:
         key, sep, value = arg.partition("=")
         if not sep or key not in (*required, *optional):
-            _fail(f"simstudy {command}: unexpected argument {arg!r} (usage: simstudy {command} "
-                  + " ".join(f"{k}=..." for k in required) + "".join(f" [{k}=...]" for k in optional) + ")", None)
+            _fail(
+                f"simstudy {command}: unexpected argument {arg!r} (usage: simstudy {command} "
+                + " ".join(f"{k}=..." for k in required)
+                + "".join(f" [{k}=...]" for k in optional)
+                + ")",
+                None,
+            )
         opts[key] = value
     for key in required:
         if not opts.get(key):
@@ -991,8 +1121,11 @@ def _load_run(run_dir: Path, **runner):
         _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)", None)
     old = _read_stored_config(stored)
     if "design" in old:
-        _fail(f"run_dir={run_dir} holds a design (design: in its config.yaml): use one of its cells' directories, "
-              f"run_dir={run_dir}/CELL, and simstudy collect sweep_dir={run_dir} for the stacked summary", None)
+        _fail(
+            f"run_dir={run_dir} holds a design (design: in its config.yaml): use one of its cells' directories, "
+            f"run_dir={run_dir}/CELL, and simstudy collect sweep_dir={run_dir} for the stacked summary",
+            None,
+        )
     try:
         config = parse(old)
     except ConfigError as exc:
@@ -1002,8 +1135,9 @@ def _load_run(run_dir: Path, **runner):
 
 def _setup_logging() -> None:
     """The same stdout logging as the Hydra commands (configs/hydra/job_logging), for the plain commands."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stdout,
-                        format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stdout, format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"
+    )
 
 
 def _collect(argv: list[str]) -> None:
@@ -1014,8 +1148,10 @@ def _collect(argv: list[str]) -> None:
         _collect_sweep(Path(opts["sweep_dir"]))
         return
     if not opts.get("run_dir") or opts.get("sweep_dir"):
-        _fail("simstudy collect: run_dir is required: set it with run_dir=... (or sweep_dir=... for a sweep, "
-              "not both)", None)
+        _fail(
+            "simstudy collect: run_dir is required: set it with run_dir=... (or sweep_dir=... for a sweep, not both)",
+            None,
+        )
     run_dir = Path(opts["run_dir"])
     config = _load_run(run_dir, collect=True, n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
@@ -1045,8 +1181,7 @@ class _NoPlan(Exception):
 def _typed(override):
     """An override's value as the config holds it (numbers as numbers); a list or mapping as typed."""
     value = override.value()
-    return value if value is None or isinstance(value, (bool, int, float, str)) else \
-        override.get_value_element_as_str()
+    return value if value is None or isinstance(value, (bool, int, float, str)) else override.get_value_element_as_str()
 
 
 def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
@@ -1075,7 +1210,7 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     try:
         overrides = parser.parse_overrides([f"{k}={v}" for k, v in params.items()] + list(h.overrides.task))
         batches = BasicSweeper.split_arguments(overrides, None)[0]
-    except Exception as exc:  # noqa: BLE001 -- e.g. an interval sweep: no list of jobs
+    except Exception as exc:
         raise _NoPlan(_one_line(exc)) from None
 
     def column(o) -> str:
@@ -1106,23 +1241,37 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
     rows, spec = sweeps.headline(frame, stacked.kind)
     if len(rows):
         study = f"{frame['study'].iloc[0]}: " if "study" in frame else ""
-        fig = plots.sweep_figure(rows, swept, x=spec.x, hue=spec.hue, ylabel=spec.ylabel,
-                                 title=f"{study}{spec.ylabel} by {', '.join(swept)}")
+        fig = plots.sweep_figure(
+            rows, swept, x=spec.x, hue=spec.hue, ylabel=spec.ylabel, title=f"{study}{spec.ylabel} by {', '.join(swept)}"
+        )
         for suffix in ("png", "pdf"):
             io.save_figure(fig, sweep_dir / f"figure.{suffix}", dpi=150)
         plt.close(fig)
-    log.info("sweep: %d job(s) stacked into %s (%d rows; swept: %s)", len(jobs) - len(stacked.unfinished),
-             sweep_dir / "summary.parquet", len(frame), ", ".join(swept))
+    log.info(
+        "sweep: %d job(s) stacked into %s (%d rows; swept: %s)",
+        len(jobs) - len(stacked.unfinished),
+        sweep_dir / "summary.parquet",
+        len(frame),
+        ", ".join(swept),
+    )
     return stacked
 
 
 def _unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:
     """Which jobs have no summary, and what finishes them: a sharded job's run is collected, others resumed."""
     sharded = all((sweep_dir / job / "shards").is_dir() for job in unfinished)
-    then = (f"when their shards are done, simstudy collect run_dir={sweep_dir}/JOB for each, then simstudy collect "
-            f"sweep_dir={sweep_dir}") if sharded else "rerun the sweep's command to resume them"
-    return (f"{sweep_dir}: {len(unfinished)} of {total} jobs did not finish (no summary.parquet): "
-            f"{'; '.join(unfinished)}; {then}")
+    then = (
+        (
+            f"when their shards are done, simstudy collect run_dir={sweep_dir}/JOB for each, then simstudy collect "
+            f"sweep_dir={sweep_dir}"
+        )
+        if sharded
+        else "rerun the sweep's command to resume them"
+    )
+    return (
+        f"{sweep_dir}: {len(unfinished)} of {total} jobs did not finish (no summary.parquet): "
+        f"{'; '.join(unfinished)}; {then}"
+    )
 
 
 try:
@@ -1156,8 +1305,11 @@ def _collect_sweep(sweep_dir: Path) -> None:
     stored = sweep_dir / "multirun.yaml"
     design = sweep_dir / "config.yaml"
     if not stored.is_file() and not (design.is_file() and "design" in _read_stored_config(design)):
-        _fail(f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ..., nor "
-              f"of a design)", None)
+        _fail(
+            f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ..., nor "
+            f"of a design)",
+            None,
+        )
     _setup_logging()
     try:
         if stored.is_file():
@@ -1170,11 +1322,14 @@ def _collect_sweep(sweep_dir: Path) -> None:
             jobs = [Job(name, values) for name, values, _ in cells]
     except _NoPlan as exc:
         _fail(f"{stored}: cannot list the sweep's jobs: {exc}", None)
-    except Exception as exc:  # noqa: BLE001 -- any parse error: an unreadable multirun.yaml
+    except Exception as exc:
         _fail(f"{stored}: unreadable ({type(exc).__name__}: {_one_line(exc)}); rerun the sweep", None)
     if not swept:
-        _fail(f"{stored}: no swept key names its jobs' directories (only runner settings are swept): collect the "
-              f"run with simstudy collect run_dir=DIR", None)
+        _fail(
+            f"{stored}: no swept key names its jobs' directories (only runner settings are swept): collect the "
+            f"run with simstudy collect run_dir=DIR",
+            None,
+        )
     try:
         stacked = _write_sweep(sweep_dir, swept, jobs)
     except OSError as exc:
@@ -1193,8 +1348,10 @@ def _replay(argv: list[str]) -> None:
     opts = _key_values(argv, "replay", ("run_dir", "chunk"))
     cell, _, k = opts["chunk"].rpartition("/")
     if not cell or not k.isdigit():
-        _fail(f"chunk must be CELL/K (a cell key and a chunk number, as in the failure report), got "
-              f"{opts['chunk']!r}", None)
+        _fail(
+            f"chunk must be CELL/K (a cell key and a chunk number, as in the failure report), got {opts['chunk']!r}",
+            None,
+        )
     run_dir = Path(opts["run_dir"])
     config = _load_run(run_dir, replay=(cell, int(k)), n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
@@ -1213,8 +1370,7 @@ def _api_args(experiment, overrides) -> list[str]:
     args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
     flags = [a for a in args if a.startswith("-")]
     if flags:
-        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only",
-              None)
+        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
     return args
 
 
@@ -1230,7 +1386,7 @@ def _api_compose(args: list[str]):
             cfg = compose("config", overrides=args, return_hydra_config=True)
         HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
         run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
-    except Exception as exc:  # noqa: BLE001 -- any composition error is the caller's input
+    except Exception as exc:
         _fail(_one_line(exc), None)
     with open_dict(cfg):
         del cfg["hydra"]  # the study's config, as Hydra hands it to a job
@@ -1269,8 +1425,14 @@ def api_run(experiment, overrides, out_dir):
         _API_MODE.reset(token)
 
 
-SUBCOMMANDS = {"curve": (_curve_app, "curve"), "bands": (_bands_app, "bands"), "audit": (_audit_app, "audit"),
-               "extrapolate": (_extrapolate_app, "extrapolate")}
+SUBCOMMANDS = {
+    "curve": (_curve_app, "curve"),
+    "bands": (_bands_app, "bands"),
+    "audit": (_audit_app, "audit"),
+    "extrapolate": (_extrapolate_app, "extrapolate"),
+}
+
+
 def _reproduce(argv: list[str]) -> None:
     """``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: run the catalogued paper results
     (each in its own process, resuming what is done) and write REPRODUCTION.md with their verdicts. With
@@ -1292,8 +1454,9 @@ def _reproduce(argv: list[str]) -> None:
     wanted = opts["only"].split(",") if "only" in opts else [e.id for e in entries]
     unknown = sorted(set(wanted) - {e.id for e in entries})
     if unknown:
-        _fail(f"only={opts['only']}: no entries {', '.join(unknown)} (entries: {', '.join(e.id for e in entries)})",
-              None)
+        _fail(
+            f"only={opts['only']}: no entries {', '.join(unknown)} (entries: {', '.join(e.id for e in entries)})", None
+        )
     n_jobs = opts.get("n_jobs", "-1")
     if not n_jobs.lstrip("-").isdigit() or int(n_jobs) == 0 or int(n_jobs) < -1:
         _fail(f"n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}", None)
@@ -1301,8 +1464,11 @@ def _reproduce(argv: list[str]) -> None:
     out = Path(opts.get("out", runs if quick else "."))
     # Before any run: refuse a report directory holding files simstudy did not write (a user's own report
     # or figures), and read the sections that this run will not regenerate, to keep them.
-    figures = [f"reproduction/{e.id}.png" for e in entries if not e.unavailable and
-               (e.id in wanted or (runs / e.id / e.table).is_file())]
+    figures = [
+        f"reproduction/{e.id}.png"
+        for e in entries
+        if not e.unavailable and (e.id in wanted or (runs / e.id / e.table).is_file())
+    ]
     try:
         reproduce.check_out_dir(out, ["REPRODUCTION.md", *figures], quick=quick)
         earlier = reproduce.read_report(out)
@@ -1314,8 +1480,9 @@ def _reproduce(argv: list[str]) -> None:
 
     def shown(command_args, quick_args) -> tuple[list[str], str]:
         """The arguments of one catalogued run, and the command as the report shows it (no runner keys)."""
-        runner = [] if command_args[:1] and command_args[0] in SUBCOMMANDS else ["runner.n_jobs=1",
-                                                                                 "runner.progress=false"]
+        runner = (
+            [] if command_args[:1] and command_args[0] in SUBCOMMANDS else ["runner.n_jobs=1", "runner.progress=false"]
+        )
         args = [*command_args, *(quick_args if quick else ()), *runner]
         return args, "simstudy " + " ".join(a for a in args if not a.startswith("runner."))
 
@@ -1323,8 +1490,9 @@ def _reproduce(argv: list[str]) -> None:
         """Run one catalogued command in its own process: (seconds, error)."""
         log.info("reproduce %s: %s", name, command)
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "simstudy.cli", *args, f"hydra.run.dir={run_dir}"],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "simstudy.cli", *args, f"hydra.run.dir={run_dir}"], capture_output=True, text=True
+        )
         seconds = time.perf_counter() - started
         error = "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["no message"])[-1]
         if error:
@@ -1338,13 +1506,23 @@ def _reproduce(argv: list[str]) -> None:
         if entry.unavailable:
             continue
         plan.append(Run(entry, None, *shown(entry.command, entry.quick), runs / entry.id))
-        plan += [Run(entry, h, *shown(h.command, entry.quick_for(h)), reproduce.hypothesis_dir(runs, entry, h))
-                 for h in entry.hypotheses]
+        plan += [
+            Run(entry, h, *shown(h.command, entry.quick_for(h)), reproduce.hypothesis_dir(runs, entry, h))
+            for h in entry.hypotheses
+        ]
     asked = [r for r in plan if r.entry.id in wanted]
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {r.dir: pool.submit(run_one, r.entry.id + (f", hypothesis {r.hypothesis.id}" if r.hypothesis
-                                                             else ""), r.args, r.command, r.dir) for r in asked}
+        futures = {
+            r.dir: pool.submit(
+                run_one,
+                r.entry.id + (f", hypothesis {r.hypothesis.id}" if r.hypothesis else ""),
+                r.args,
+                r.command,
+                r.dir,
+            )
+            for r in asked
+        }
         done = {run_dir: future.result() for run_dir, future in futures.items()}  # (seconds, error) by directory
     elapsed = time.perf_counter() - started
     full_run = reproduce.record_full_run(runs, [r.dir for r in plan], elapsed, workers, full=len(asked) == len(plan))
@@ -1370,14 +1548,20 @@ def _reproduce(argv: list[str]) -> None:
         sections.append(reproduce.read_section(entry, run_dir, own.command, seconds, error, tuple(tried)))
         log.info("%s: %s", entry.id, reproduce.verdict(sections[-1]) + (f" ({error})" if error else ""))
     try:
-        path = reproduce.write_report(sections, out, quick=quick,
-                                      total_seconds=sum(reproduce.section_seconds(s) for s in sections),
-                                      cores=os.cpu_count() or 1, full_run=full_run)
+        path = reproduce.write_report(
+            sections,
+            out,
+            quick=quick,
+            total_seconds=sum(reproduce.section_seconds(s) for s in sections),
+            cores=os.cpu_count() or 1,
+            full_run=full_run,
+        )
     except reproduce.OutDirError as exc:  # a file appeared in the report's place while the runs ran
         _fail(str(exc), None)
     log.info("wrote %s", path)
-    failed = sum(bool(s.error) for s in sections) + sum(bool(h.error) and s.entry.id in wanted
-                                                           for s in sections for h in s.hypotheses)
+    failed = sum(bool(s.error) for s in sections) + sum(
+        bool(h.error) and s.entry.id in wanted for s in sections for h in s.hypotheses
+    )
     if failed:
         _fail(f"{failed} run(s) failed; see {path}", None, EXIT_FAILED)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 __all__ = ["dask_client", "local_workers", "ClusterUnavailable"]
 
@@ -24,7 +24,7 @@ def local_workers(n_jobs: int) -> int:
 
 
 @contextlib.contextmanager
-def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> Iterator["distributed.Client"]:  # noqa: F821
+def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> Iterator[distributed.Client]:  # noqa: F821
     """A dask.distributed client for one run, closed (with any cluster it started) on exit.
 
     Parameters
@@ -50,11 +50,20 @@ def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> I
         try:
             client = Client(address, set_as_default=False, timeout=timeout)
         except OSError as exc:  # TimeoutError and refused connections alike
-            raise ClusterUnavailable(f"runner.address={address}: no dask scheduler answered within {timeout:g} s "
-                                     f"({type(exc).__name__})") from None
+            raise ClusterUnavailable(
+                f"runner.address={address}: no dask scheduler answered within {timeout:g} s ({type(exc).__name__})"
+            ) from None
         with client:
             yield client
         return
-    with LocalCluster(n_workers=local_workers(n_jobs), threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster, set_as_default=False) as client:
+    with (
+        LocalCluster(
+            n_workers=local_workers(n_jobs),
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster, set_as_default=False) as client,
+    ):
         yield client

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -71,8 +72,10 @@ _TOP_KEYS = ("seed", "distribution", "budget", "estimators", "study", "runner")
 
 
 _REPS_DOC = "simulated searches per cell (more: a smaller Monte Carlo error)"
-_CHUNK_REPS_DOC = ("searches per chunk, the unit of resuming and of parallel work (part of the random streams: "
-                   "changing it changes the numbers)")
+_CHUNK_REPS_DOC = (
+    "searches per chunk, the unit of resuming and of parallel work (part of the random streams: "
+    "changing it changes the numbers)"
+)
 
 
 def reps_option(default: int) -> Any:
@@ -87,8 +90,9 @@ def chunk_reps_option(default: int) -> Any:
 
 def save_replicates_option(default: bool) -> Any:
     """The ``save_replicates`` field of a study schema, with the kind's own default."""
-    return option(default, "also write every replicate's estimate to replicates.parquet (evp_accuracy)",
-                  schema.boolean())
+    return option(
+        default, "also write every replicate's estimate to replicates.parquet (evp_accuracy)", schema.boolean()
+    )
 
 
 @dataclass(frozen=True)
@@ -173,10 +177,14 @@ def check_memory(key: str, value: Any, nbytes: float, what: str, fix: str) -> No
 
     limit = memory_limit()
     if nbytes > limit:
-        source = f"{MEMORY_ENV}={os.environ[MEMORY_ENV]}" if MEMORY_ENV in os.environ else \
-            f"half the physical memory; set {MEMORY_ENV} to change it"
-        raise ConfigError(f"{key}={value} needs about {_size(nbytes)} ({what}); the limit is {_size(limit)} "
-                          f"({source}): {fix}")
+        source = (
+            f"{MEMORY_ENV}={os.environ[MEMORY_ENV]}"
+            if MEMORY_ENV in os.environ
+            else f"half the physical memory; set {MEMORY_ENV} to change it"
+        )
+        raise ConfigError(
+            f"{key}={value} needs about {_size(nbytes)} ({what}); the limit is {_size(limit)} ({source}): {fix}"
+        )
 
 
 @dataclass(frozen=True)
@@ -234,9 +242,9 @@ class EstimatorConfig:
 
     def plugin(self):
         """The callable plug-in (:class:`simstudy.plugins.PluginEstimator`), picklable by import path."""
-        from . import plugins
-
         import os
+
+        from . import plugins
 
         # The working directory now (in the main process) travels with it: a worker imports from there.
         return plugins.PluginEstimator(self.target, self.kwargs, self.per_sample, os.getcwd())
@@ -338,8 +346,10 @@ def _target_distribution(d: Mapping, prefix: str, name: str | None) -> Distribut
     from . import plugins
 
     if d.get("kind") is not None:
-        raise ConfigError(f"{prefix} gives both kind={d['kind']} and _target_={d['_target_']}: select the group "
-                          f"that takes a class (distribution=custom {prefix}._target_=...) or drop the kind")
+        raise ConfigError(
+            f"{prefix} gives both kind={d['kind']} and _target_={d['_target_']}: select the group "
+            f"that takes a class (distribution=custom {prefix}._target_=...) or drop the kind"
+        )
     label = name or schema.optional(schema.text())(f"{prefix}.name", d.get("name"))
     kwargs = _plain({k: v for k, v in d.items() if k not in ("_target_", "name", "kind")})
     try:
@@ -349,8 +359,9 @@ def _target_distribution(d: Mapping, prefix: str, name: str | None) -> Distribut
     except plugins.PluginError as exc:
         message = str(exc)
         raise ConfigError(message if message.startswith(prefix) else f"{prefix}.{message}") from None
-    return DistributionConfig(dist.name, "target", (("_target_", d["_target_"]), ("kwargs", kwargs),
-                                                    ("source", source)))
+    return DistributionConfig(
+        dist.name, "target", (("_target_", d["_target_"]), ("kwargs", kwargs), ("source", source))
+    )
 
 
 def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
@@ -358,8 +369,9 @@ def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> Distributi
     _unknown_keys(f"{prefix}.", d, ("kind", "name", "params"))
     params = d.get("params") or {}
     if not isinstance(params, Mapping):
-        raise ConfigError(f"{prefix}.params must be a mapping of parameters (e.g. '{prefix}.params={{a: 5, b: 2}}'), "
-                          f"got {params!r}")
+        raise ConfigError(
+            f"{prefix}.params must be a mapping of parameters (e.g. '{prefix}.params={{a: 5, b: 2}}'), got {params!r}"
+        )
     try:
         dist = distributions.ScipyDistribution(d.get("name"), params)
     except distributions.InvalidParameter as exc:
@@ -374,10 +386,14 @@ def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConf
         return _target_distribution(d, prefix, name)
     registered = plugins.registered_distribution(d.get("kind"))
     if registered is not None:  # a kind a plug-in registered: its class, as if named by _target_
-        return _target_distribution({**{k: v for k, v in d.items() if k != "kind"}, "_target_": registered},
-                                    prefix, name)
-    kind = _choice(f"{prefix}.kind", d.get("kind"), tuple(k for k in sorted(distributions.KINDS) if k != "target")
-                   + plugins.distribution_kinds())
+        return _target_distribution(
+            {**{k: v for k, v in d.items() if k != "kind"}, "_target_": registered}, prefix, name
+        )
+    kind = _choice(
+        f"{prefix}.kind",
+        d.get("kind"),
+        tuple(k for k in sorted(distributions.KINDS) if k != "target") + plugins.distribution_kinds(),
+    )
     if kind == "scipy":
         return _scipy_distribution(d, prefix, name)
     # Lists become tuples so the spec is hashable (its hash keys the random streams); the name is a label.
@@ -410,8 +426,9 @@ def _distributions(d: Any) -> tuple[DistributionConfig, ...]:
     specs = []
     for name, sub in d.items():
         if not isinstance(sub, Mapping):
-            raise ConfigError(f"distribution.{name} must be a distribution (a mapping with a kind or a _target_), "
-                              f"got {sub!r}")
+            raise ConfigError(
+                f"distribution.{name} must be a distribution (a mapping with a kind or a _target_), got {sub!r}"
+            )
         specs.append(_distribution(sub, f"distribution.{name}", str(name)))
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
@@ -462,19 +479,24 @@ def _estimators(d: Any) -> tuple[EstimatorConfig, ...]:
 
     methods = tuple(plugins.estimator_methods())
     if not isinstance(d, Mapping) or not d:
-        raise ConfigError(f"estimators must select at least one of: {', '.join(methods)} (or name a plug-in: "
-                          f"+estimators.NAME._target_=module.function), got {d!r}")
+        raise ConfigError(
+            f"estimators must select at least one of: {', '.join(methods)} (or name a plug-in: "
+            f"+estimators.NAME._target_=module.function), got {d!r}"
+        )
     out = []
     for name, spec in d.items():
         if not isinstance(spec, Mapping):
             raise ConfigError(f"estimators.{name} must be a mapping with a 'method' or a '_target_', got {spec!r}")
         if "-" in str(name):  # paired differences are labelled "a-b"
-            raise ConfigError(f"estimators.{name}: an estimator's name must not contain '-' (paired differences "
-                              f"are labelled a-b); rename it, e.g. {str(name).replace('-', '_')}")
+            raise ConfigError(
+                f"estimators.{name}: an estimator's name must not contain '-' (paired differences "
+                f"are labelled a-b); rename it, e.g. {str(name).replace('-', '_')}"
+            )
         if "_target_" in spec:
             if "method" in spec:
-                raise ConfigError(f"estimators.{name} gives both method={spec['method']} and _target_="
-                                  f"{spec['_target_']}: keep one")
+                raise ConfigError(
+                    f"estimators.{name} gives both method={spec['method']} and _target_={spec['_target_']}: keep one"
+                )
             out.append(_plugin_estimator(name, spec, spec["_target_"], spec.get("per_sample", False)))
             continue
         registered = plugins.registered_estimator(spec.get("method"))
@@ -504,7 +526,13 @@ def _log_plugin_costs(config: Config) -> None:
             logging.getLogger("simstudy.plugins").info(
                 "estimators.%s: %s is a per-sample function (per_sample: true), looped over the replicates in "
                 "Python: %.3g ms per replicate at B=%d, about %.3g s in all for this study (a vectorized "
-                "function of the (reps, B) array costs far less)", e.name, e.target, 1e3 * cost, B, total)
+                "function of the (reps, B) array costs far less)",
+                e.name,
+                e.target,
+                1e3 * cost,
+                B,
+                total,
+            )
 
 
 #: A study name: it becomes a directory name, so no separators and no leading dot (no "..", no hidden dir).
@@ -516,13 +544,19 @@ def _study(d: Mapping) -> StudyConfig:
 
     name = schema.text()("study.name", d.get("name"))
     if not _NAME.fullmatch(name):  # it names the run directory (outputs/<study.name>/...): never a path
-        raise ConfigError(f"study.name must be a name (letters, digits, '_', '-', '.'; not starting with '.'), "
-                          f"got {name!r}")
+        raise ConfigError(
+            f"study.name must be a name (letters, digits, '_', '-', '.'; not starting with '.'), got {name!r}"
+        )
     kind = _choice("study.kind", d.get("kind"), study_kinds())
-    options = schema.parse(registry.study(kind).options, d, "study.", ignore=("name", "kind"),
-                           what=f"the {kind} study")
-    return StudyConfig(name=name, kind=kind, reps=options.reps, chunk_reps=options.chunk_reps,
-                       save_replicates=options.save_replicates, options=options)
+    options = schema.parse(registry.study(kind).options, d, "study.", ignore=("name", "kind"), what=f"the {kind} study")
+    return StudyConfig(
+        name=name,
+        kind=kind,
+        reps=options.reps,
+        chunk_reps=options.chunk_reps,
+        save_replicates=options.save_replicates,
+        options=options,
+    )
 
 
 def _unknown_keys(prefix: str, d: Mapping, valid: tuple[str, ...]) -> None:
@@ -556,19 +590,24 @@ def _runner(d: Mapping) -> RunnerConfig:
     if progress not in (True, False, "auto"):
         raise ConfigError(f"runner.progress must be true, false or auto, got {progress!r}")
     if d.get("backend") == "multiprocessing":
-        raise ConfigError(f"runner.backend=multiprocessing is not supported (joblib's multiprocessing backend cannot "
-                          f"hand back each chunk as it finishes); use loky, the process backend (backends: "
-                          f"{', '.join(BACKENDS)})")
+        raise ConfigError(
+            f"runner.backend=multiprocessing is not supported (joblib's multiprocessing backend cannot "
+            f"hand back each chunk as it finishes); use loky, the process backend (backends: "
+            f"{', '.join(BACKENDS)})"
+        )
     backend = _choice("runner.backend", d.get("backend"), BACKENDS)
     address = d.get("address")  # checked first: a bad value is reported whether or not dask is installed
     if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise ConfigError(f"runner.address must be a dask scheduler address (e.g. tcp://10.0.0.5:8786) or null, "
-                          f"got {address!r}")
+        raise ConfigError(
+            f"runner.address must be a dask scheduler address (e.g. tcp://10.0.0.5:8786) or null, got {address!r}"
+        )
     if backend == "dask" and not _dask_available():
-        raise ConfigError("runner.backend=dask needs dask.distributed, which is not installed: "
-                          "pip install 'simstudy[dask]'")
+        raise ConfigError(
+            "runner.backend=dask needs dask.distributed, which is not installed: pip install 'simstudy[dask]'"
+        )
     fraction = schema.number(minimum=0, maximum=1, what="a number in [0, 1]")(
-        "runner.max_failure_fraction", d.get("max_failure_fraction", 0.0))
+        "runner.max_failure_fraction", d.get("max_failure_fraction", 0.0)
+    )
     return RunnerConfig(
         n_jobs=n_jobs,
         backend=backend,
@@ -603,8 +642,10 @@ def parse(cfg: Mapping) -> Config:
     if spec.continuous:
         discrete = [d.name for d in dists if not d.continuous]
         if discrete:
-            raise ConfigError(f"a {study.kind} study needs continuous distributions (kinds: "
-                              f"{', '.join(distributions.CONTINUOUS_KINDS)}); {', '.join(discrete)} is not")
+            raise ConfigError(
+                f"a {study.kind} study needs continuous distributions (kinds: "
+                f"{', '.join(distributions.CONTINUOUS_KINDS)}); {', '.join(discrete)} is not"
+            )
     config = Config(
         seed=seed,
         distributions=dists,
@@ -616,8 +657,10 @@ def parse(cfg: Mapping) -> Config:
     plugged = [e.name for e in config.estimators if e.is_plugin]
     if plugged and not spec.plugin_estimators:
         takers = [k for k in registry.study_kinds() if registry.study(k).plugin_estimators]
-        raise ConfigError(f"estimators.{plugged[0]}: plug-in estimators join the {' and '.join(takers)} "
-                          f"studies; a {study.kind} study takes only {', '.join(estimators.CLOSED_FORM)}")
+        raise ConfigError(
+            f"estimators.{plugged[0]}: plug-in estimators join the {' and '.join(takers)} "
+            f"studies; a {study.kind} study takes only {', '.join(estimators.CLOSED_FORM)}"
+        )
     if spec.check is not None:
         spec.check(config)
     check_chunk_memory(config, cells=len(config.distributions))  # a cell per distribution at least
@@ -628,6 +671,7 @@ def parse(cfg: Mapping) -> Config:
 def selection_algorithm_check(kind: str) -> schema.Check:
     """The check of one entry of a selection study's ``study.algorithms``: a built-in, a registered name or a
     plug-in's import path (imported and called on a tiny input now, :func:`simstudy.plugins.check_selection_algorithm`)."""
+
     def check(key: str, value: Any) -> str:
         from . import plugins
 
@@ -635,12 +679,14 @@ def selection_algorithm_check(kind: str) -> schema.Check:
             return plugins.check_selection_algorithm(value, kind, key)
         except plugins.PluginError as exc:
             raise ConfigError(str(exc)) from None
+
     return check
 
 
 def band_method_check() -> schema.Check:
     """The check of one entry of a band study's ``study.methods``: a built-in, a registered name or a plug-in's
     import path (imported and called on a tiny input now, :func:`simstudy.plugins.check_band_method`)."""
+
     def check(key: str, value: Any) -> str:
         from . import plugins
 
@@ -648,23 +694,29 @@ def band_method_check() -> schema.Check:
             return plugins.check_band_method(value, key)
         except plugins.PluginError as exc:
             raise ConfigError(str(exc)) from None
+
     return check
 
 
 def at_least_arms(config: Config) -> None:
     """A selection study's check: at least two distributions (its arms)."""
     if len(config.distributions) < 2:
-        raise ConfigError(f"a {config.study.kind} study needs at least two arms in distribution, got "
-                          f"{len(config.distributions)}")
+        raise ConfigError(
+            f"a {config.study.kind} study needs at least two arms in distribution, got {len(config.distributions)}"
+        )
 
 
 def check_chunk_memory(config: Config, cells: int) -> None:
     """Refuse a plan of chunks (``cells`` cells of ``study.reps`` replicates) too large for memory (one line)."""
     study = config.study
     chunks = cells * -(-study.reps // study.chunk_reps)
-    check_memory("study.reps", study.reps, chunks * _BYTES_PER_CHUNK,
-                 f"a plan of {chunks:,} chunks of study.chunk_reps={study.chunk_reps} replicates",
-                 "lower study.reps or raise study.chunk_reps")
+    check_memory(
+        "study.reps",
+        study.reps,
+        chunks * _BYTES_PER_CHUNK,
+        f"a plan of {chunks:,} chunks of study.chunk_reps={study.chunk_reps} replicates",
+        "lower study.reps or raise study.chunk_reps",
+    )
 
 
 def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: int = 1) -> None:
@@ -682,26 +734,44 @@ def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: in
         E, closed = len(config.estimators), len({e.method for e in config.estimators} & set(estimators.CLOSED_FORM))
         nbytes = sum(8 * len(budget.n_for(b)) * b * (len(config.distributions) * E + closed) for b in budget.B)
         N = len(budget.n_for(B))
-        check_memory("budget.B", B, nbytes, f"the weight matrices of {E} estimator{'s' * (E > 1)}, {N} budgets x "
-                     f"{B} scores each", "lower budget.B or set budget.n to fewer budgets")
+        check_memory(
+            "budget.B",
+            B,
+            nbytes,
+            f"the weight matrices of {E} estimator{'s' * (E > 1)}, {N} budgets x {B} scores each",
+            "lower budget.B or set budget.n to fewer budgets",
+        )
         for e in config.estimators:
             if e.method == "bootstrap":  # one replicate's resample indices (int32) and their running maxima
-                check_memory(f"estimators.{e.name}.resamples", e.resamples, 8.0 * e.resamples * B,
-                             f"{e.resamples} resamples of {B} scores for each replicate",
-                             f"lower estimators.{e.name}.resamples or budget.B")
+                check_memory(
+                    f"estimators.{e.name}.resamples",
+                    e.resamples,
+                    8.0 * e.resamples * B,
+                    f"{e.resamples} resamples of {B} scores for each replicate",
+                    f"lower estimators.{e.name}.resamples or budget.B",
+                )
     # Every worker holds a chunk of sorted samples (the draw and its sorted copy, per distribution compared).
     workers = min(os.cpu_count() or 1, config.runner.n_jobs if config.runner.n_jobs > 0 else os.cpu_count() or 1)
     per_chunk = 16.0 * study.chunk_reps * B * samples_per_replicate
-    check_memory("study.chunk_reps", study.chunk_reps, workers * per_chunk,
-                 f"{workers} worker{'s' * (workers > 1)} each holding {study.chunk_reps} samples of B={B} scores",
-                 "lower study.chunk_reps, budget.B or runner.n_jobs")
+    check_memory(
+        "study.chunk_reps",
+        study.chunk_reps,
+        workers * per_chunk,
+        f"{workers} worker{'s' * (workers > 1)} each holding {study.chunk_reps} samples of B={B} scores",
+        "lower study.chunk_reps, budget.B or runner.n_jobs",
+    )
     if study.save_replicates and samples_per_replicate == 1:
         # replicates.parquet is written a chunk at a time: one row (about 200 bytes in the Arrow table and
         # its label columns) per replicate, estimator and budget.
         rows = study.chunk_reps * len(config.estimators) * len(budget.n_for(B))
-        check_memory("study.save_replicates", "true", 200.0 * rows,
-                     f"{rows:,} rows of replicates.parquet per chunk of study.chunk_reps={study.chunk_reps}",
-                     "lower study.chunk_reps, set budget.n to fewer budgets, or study.save_replicates=false")
+        check_memory(
+            "study.save_replicates",
+            "true",
+            200.0 * rows,
+            f"{rows:,} rows of replicates.parquet per chunk of study.chunk_reps={study.chunk_reps}",
+            "lower study.chunk_reps, set budget.n to fewer budgets, or study.save_replicates=false",
+        )
+
 
 # The data commands (simstudy curve, bands, audit). Each command's keys are a schema (:mod:`simstudy.schema`):
 # the defaults, the words of `simstudy COMMAND --help` and the per-key checks live in its fields; the YAML
@@ -730,8 +800,11 @@ def _names(key: str, value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
     names = [value] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
-    if not isinstance(names, (list, tuple)) or not names or not all(
-            isinstance(m, (str, int)) and not isinstance(m, bool) and str(m).strip() for m in names):
+    if (
+        not isinstance(names, (list, tuple))
+        or not names
+        or not all(isinstance(m, (str, int)) and not isinstance(m, bool) and str(m).strip() for m in names)
+    ):
         raise ConfigError(f"{key} must be a model name or a list of them, got {value!r}")
     return tuple(str(m).strip() for m in names)
 
@@ -746,8 +819,9 @@ def _missing(key: str, value: Any) -> str | float:
     if value in ("error", "drop"):
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-        raise ConfigError(f"{key} must be error, drop or the score a failed run counts as (e.g. {key}=0), "
-                          f"got {value!r}")
+        raise ConfigError(
+            f"{key} must be error, drop or the score a failed run counts as (e.g. {key}=0), got {value!r}"
+        )
     return float(value)
 
 
@@ -770,35 +844,61 @@ _HIGH_DOC = "the highest score possible (1 for accuracy); scores above it are an
 class DataOptions:
     """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`)."""
 
-    data: str = option(REQUIRED, "a CSV/TSV (one score column, or model and score columns; header optional for one "
-                       "column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, "
-                       "tdsa_fiesta", _path)
-    model: tuple[str, ...] | None = option(None, "use only this model of the file (model=NAME); same as "
-                                           "models=[NAME]", _names)
+    data: str = option(
+        REQUIRED,
+        "a CSV/TSV (one score column, or model and score columns; header optional for one "
+        "column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, "
+        "tdsa_fiesta",
+        _path,
+    )
+    model: tuple[str, ...] | None = option(
+        None, "use only this model of the file (model=NAME); same as models=[NAME]", _names
+    )
     models: tuple[str, ...] | None = option(None, "use only these models, e.g. models=[mlp,lstm]", _names)
-    score_column: str | None = option(None, "the column of scores (case and surrounding spaces ignored); default: "
-                                      "the only column, else one named score", _optional_str)
-    model_column: str | None = option(None, "the column of model names; default: model if there is one, else one "
-                                      "model named after the file", _optional_str)
-    missing: str | float = option("error", "failed runs (an empty field, nan, NA, null): error (stop and say where), "
-                                  "drop (leave them out, saying how many per model), or a number they count as, "
-                                  "e.g. missing=0", _missing)
+    score_column: str | None = option(
+        None,
+        "the column of scores (case and surrounding spaces ignored); default: the only column, else one named score",
+        _optional_str,
+    )
+    model_column: str | None = option(
+        None,
+        "the column of model names; default: model if there is one, else one model named after the file",
+        _optional_str,
+    )
+    missing: str | float = option(
+        "error",
+        "failed runs (an empty field, nan, NA, null): error (stop and say where), "
+        "drop (leave them out, saying how many per model), or a number they count as, "
+        "e.g. missing=0",
+        _missing,
+    )
     scale: float = option(1.0, "multiply every score by this before use, e.g. scale=0.01 for percentages", _positive)
     compare: bool = option(False, "true: the data must hold at least two models", schema.boolean())
-    sample_size: int | None = option(None, "use only the first n scores of each model (random-search order), e.g. 48 "
-                                     "(curve, bands: or a random n with sample_seed)",
-                                     schema.optional(schema.integer(minimum=2)))
-    split: str = option("matched", "deberta_mnli only: the MultiNLI validation split, matched or mismatched",
-                        schema.choice(("matched", "mismatched")))
-    reduce: str = option("best", "deberta_mnli only: each run's best accuracy over its learning curve (best) or its "
-                         "last (final)", schema.choice(("best", "final")))
+    sample_size: int | None = option(
+        None,
+        "use only the first n scores of each model (random-search order), e.g. 48 "
+        "(curve, bands: or a random n with sample_seed)",
+        schema.optional(schema.integer(minimum=2)),
+    )
+    split: str = option(
+        "matched",
+        "deberta_mnli only: the MultiNLI validation split, matched or mismatched",
+        schema.choice(("matched", "mismatched")),
+    )
+    reduce: str = option(
+        "best",
+        "deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final)",
+        schema.choice(("best", "final")),
+    )
     low: float | None = option(None, _LOW_DOC, _bound)
     high: float | None = option(None, _HIGH_DOC, _bound)
 
 
-_SAMPLE_SEED_DOC = ("with sample_size: null keeps the first sample_size runs of each model; an integer draws a "
-                    "random subset of sample_size runs per model instead (without replacement; the same seed, the "
-                    "same runs), e.g. sample_seed=3")
+_SAMPLE_SEED_DOC = (
+    "with sample_size: null keeps the first sample_size runs of each model; an integer draws a "
+    "random subset of sample_size runs per model instead (without replacement; the same seed, the "
+    "same runs), e.g. sample_seed=3"
+)
 
 
 def _sample_seed_option():
@@ -810,12 +910,18 @@ def _sample_seed_option():
 class CurveOptions(DataOptions):
     """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them)."""
 
-    estimator: str = option("v", "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, "
-                            "Tang et al. 2020) or w", schema.choice(estimators.CLOSED_FORM))
-    target: float | None = option(None, "a score to reach: report the budget where each curve first reaches it",
-                                  _bound)
-    trial_time: float | tuple | None = option(None, "the average duration of one trial, for every model (0.2) or per "
-                                              "model ({cnn: 0.2, lr: 0.01}): puts time on the x axis", _trial_time)
+    estimator: str = option(
+        "v",
+        "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w",
+        schema.choice(estimators.CLOSED_FORM),
+    )
+    target: float | None = option(None, "a score to reach: report the budget where each curve first reaches it", _bound)
+    trial_time: float | tuple | None = option(
+        None,
+        "the average duration of one trial, for every model (0.2) or per "
+        "model ({cnn: 0.2, lr: 0.01}): puts time on the x axis",
+        _trial_time,
+    )
     time_unit: str = option("hours", "the unit of trial_time, for the axis label (e.g. hours)", schema.text())
     xscale: str = option("log", "the x axis: log or linear", schema.choice(XSCALES))
     sample_seed: int | None = _sample_seed_option()
@@ -829,13 +935,20 @@ class BandsOptions(DataOptions):
     """The keys of ``simstudy bands`` (``configs/bands.yaml`` selects them)."""
 
     confidence: float = option(0.8, _CONFIDENCE_DOC, schema.level())
-    kind: str = option("median", "which tuning curve: median, quantile (with quantile=) or mean (needs finite low and "
-                       "high)", schema.choice(lambda: _bands().KINDS))
+    kind: str = option(
+        "median",
+        "which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high)",
+        schema.choice(lambda: _bands().KINDS),
+    )
     quantile: float = option(0.5, "kind=quantile only: the quantile of the best score, e.g. 0.9", schema.level())
-    method: str = option("ld_highest_density", "the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or "
-                         "dkw", schema.choice(lambda: _bands().METHODS))
-    max_k: int | None = option(None, "draw budgets k = 1..max_k (default: the largest sample size)",
-                               schema.optional(schema.integer(minimum=1)))
+    method: str = option(
+        "ld_highest_density",
+        "the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw",
+        schema.choice(lambda: _bands().METHODS),
+    )
+    max_k: int | None = option(
+        None, "draw budgets k = 1..max_k (default: the largest sample size)", schema.optional(schema.integer(minimum=1))
+    )
     xscale: str = option("linear", "the tuning curve's x axis (k): linear or log", schema.choice(XSCALES))
     sample_seed: int | None = _sample_seed_option()
 
@@ -850,30 +963,50 @@ class AuditOptions(DataOptions):
 
     model: tuple[str, ...] | None = option(None, "the model to audit (needed when the file holds several)", _names)
     models: tuple[str, ...] | None = option(None, "the model to audit, as a one-element list", _names)
-    sample_size: int | None = option(None, "the number of scores n to audit (default: how many you have)",
-                                     schema.optional(schema.integer(minimum=2)))
+    sample_size: int | None = option(
+        None, "the number of scores n to audit (default: how many you have)", schema.optional(schema.integer(minimum=2))
+    )
     low: float | None = option(0.0, f"the lowest score possible: {_KDE_BOUND}", _bound)
     high: float | None = option(1.0, f"the highest score possible: {_KDE_BOUND}", _bound)
-    bandwidth: float | None = option(None, "the kernel SD of the fit, in score units (default: chosen by bw_method)",
-                                     schema.optional(_positive))
-    bw_factor: float | None = option(None, "or a factor of the SD of the scores (atoms left out), as scipy's "
-                                     "gaussian_kde takes it", schema.optional(_positive))
-    bw_of: str = option("reflected", "which SD bw_factor multiplies: reflected (the data with its reflections) or "
-                        "data", schema.choice(("reflected", "data")))
-    bw_method: str = option("isj", "how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj "
-                            "(improved Sheather-Jones, for multimodal scores) or silverman (rule of thumb; "
-                            "over-smooths clusters)", schema.choice(("isj", "silverman")))
+    bandwidth: float | None = option(
+        None, "the kernel SD of the fit, in score units (default: chosen by bw_method)", schema.optional(_positive)
+    )
+    bw_factor: float | None = option(
+        None,
+        "or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it",
+        schema.optional(_positive),
+    )
+    bw_of: str = option(
+        "reflected",
+        "which SD bw_factor multiplies: reflected (the data with its reflections) or data",
+        schema.choice(("reflected", "data")),
+    )
+    bw_method: str = option(
+        "isj",
+        "how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj "
+        "(improved Sheather-Jones, for multimodal scores) or silverman (rule of thumb; "
+        "over-smooths clusters)",
+        schema.choice(("isj", "silverman")),
+    )
     confidence: float = option(0.8, "the simultaneous coverage of the bands audited, e.g. 0.8", schema.level())
-    method: str = option("ld_highest_density", "the band audited: ld_highest_density, ld_equal_tailed, ks or dkw",
-                         schema.choice(lambda: _bands().METHODS))
-    target_k: int = option(10, "report how many scores bound the median tuning curve up to this budget",
-                           schema.integer(minimum=1))
-    rounds: int = option(1024, "simulated searches for the bands' coverage (more: a smaller Monte Carlo error)",
-                         schema.integer(minimum=2))
+    method: str = option(
+        "ld_highest_density",
+        "the band audited: ld_highest_density, ld_equal_tailed, ks or dkw",
+        schema.choice(lambda: _bands().METHODS),
+    )
+    target_k: int = option(
+        10, "report how many scores bound the median tuning curve up to this budget", schema.integer(minimum=1)
+    )
+    rounds: int = option(
+        1024,
+        "simulated searches for the bands' coverage (more: a smaller Monte Carlo error)",
+        schema.integer(minimum=2),
+    )
     bootstrap_rounds: int = option(512, "simulated searches for the bootstrap's coverage", schema.integer(minimum=2))
     resamples: int = option(1000, "bootstrap resamples per simulated search", schema.integer(minimum=2))
-    evp_reps: int = option(10000, "simulated searches for the bias, SD and MSE of U, V and W",
-                           schema.integer(minimum=2))
+    evp_reps: int = option(
+        10000, "simulated searches for the bias, SD and MSE of U, V and W", schema.integer(minimum=2)
+    )
     seed: int = option(0, "the random seed: the same seed gives the same numbers", schema.integer(minimum=0))
     n_jobs: int = option(1, "worker processes (-1: every core)", schema.integer())
 
@@ -882,8 +1015,10 @@ def _threshold(key: str, value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ConfigError(f"{key} must be a quantile in [0, 1) (the share of the lowest scores censored, e.g. "
-                          f"{key}=0.5), or null; for a fixed score use threshold_score=, got {value!r}")
+        raise ConfigError(
+            f"{key} must be a quantile in [0, 1) (the share of the lowest scores censored, e.g. "
+            f"{key}=0.5), or null; for a fixed score use threshold_score=, got {value!r}"
+        )
     return float(value)
 
 
@@ -892,8 +1027,10 @@ def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
         return None
     values = value if isinstance(value, (list, tuple)) else [value]
     if not values or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10 for v in values):
-        raise ConfigError(f"{key} must be an integer from 1 to 10 or a list of them (the effective numbers of "
-                          f"hyperparameters searched), e.g. {key}=[1,2,3], got {value!r}")
+        raise ConfigError(
+            f"{key} must be an integer from 1 to 10 or a list of them (the effective numbers of "
+            f"hyperparameters searched), e.g. {key}=[1,2,3], got {value!r}"
+        )
     return tuple(sorted(set(values)))
 
 
@@ -901,33 +1038,64 @@ def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
 class ExtrapolateOptions(DataOptions):
     """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them)."""
 
-    sample_size: int | None = option(None, "fit only the first n scores of each model (random-search order); the "
-                                     "model's other runs are then held out to check the extrapolation against "
-                                     "(default: fit every score)", schema.optional(schema.integer(minimum=2)))
-    threshold: float | None = option(None, "censor the lowest share of the scores before fitting the tail: a "
-                                     "quantile in [0, 1) (default 0.5 unless threshold_score is given)", _threshold)
-    threshold_score: float | None = option(None, "instead of threshold: censor the scores at or below this score, "
-                                           "e.g. 0.85", schema.optional(schema.number(what="a finite number")))
-    c: tuple[int, ...] | None = option(None, "the effective numbers of hyperparameters the fit searches: an integer "
-                                       "1..10 or a list, e.g. c=[1,2,3] (default: 1..10)", _c_values)
-    n_boot: int = option(200, "parametric bootstrap replicates for the intervals and bands (each a fit of n "
-                         "simulated scores: the slow part)", schema.integer(minimum=2))
-    level: float = option(0.95, "the coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95",
-                          schema.level())
-    method: str = option("ld_highest_density", "the nonparametric band drawn beside the fit: ld_highest_density, "
-                         "ld_equal_tailed, ks or dkw", schema.choice(lambda: _bands().METHODS))
-    k_max: int | None = option(None, "the largest budget k extrapolated to (default: 100 n)",
-                               schema.optional(schema.integer(minimum=1)))
-    mean: bool = option(True, "also the mean tuning curve and its band (false: the median only, about twice as fast "
-                        "for small n)", schema.boolean())
-    seed: int = option(0, "the random seed of the bootstrap: the same seed gives the same numbers",
-                       schema.integer(minimum=0))
+    sample_size: int | None = option(
+        None,
+        "fit only the first n scores of each model (random-search order); the "
+        "model's other runs are then held out to check the extrapolation against "
+        "(default: fit every score)",
+        schema.optional(schema.integer(minimum=2)),
+    )
+    threshold: float | None = option(
+        None,
+        "censor the lowest share of the scores before fitting the tail: a "
+        "quantile in [0, 1) (default 0.5 unless threshold_score is given)",
+        _threshold,
+    )
+    threshold_score: float | None = option(
+        None,
+        "instead of threshold: censor the scores at or below this score, e.g. 0.85",
+        schema.optional(schema.number(what="a finite number")),
+    )
+    c: tuple[int, ...] | None = option(
+        None,
+        "the effective numbers of hyperparameters the fit searches: an integer "
+        "1..10 or a list, e.g. c=[1,2,3] (default: 1..10)",
+        _c_values,
+    )
+    n_boot: int = option(
+        200,
+        "parametric bootstrap replicates for the intervals and bands (each a fit of n simulated scores: the slow part)",
+        schema.integer(minimum=2),
+    )
+    level: float = option(
+        0.95, "the coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95", schema.level()
+    )
+    method: str = option(
+        "ld_highest_density",
+        "the nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw",
+        schema.choice(lambda: _bands().METHODS),
+    )
+    k_max: int | None = option(
+        None, "the largest budget k extrapolated to (default: 100 n)", schema.optional(schema.integer(minimum=1))
+    )
+    mean: bool = option(
+        True,
+        "also the mean tuning curve and its band (false: the median only, about twice as fast for small n)",
+        schema.boolean(),
+    )
+    seed: int = option(
+        0, "the random seed of the bootstrap: the same seed gives the same numbers", schema.integer(minimum=0)
+    )
     n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
 
 
 #: Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it).
-COMMAND_OPTIONS = {"curve": CurveOptions, "bands": BandsOptions, "audit": AuditOptions,
-                   "extrapolate": ExtrapolateOptions}
+COMMAND_OPTIONS = {
+    "curve": CurveOptions,
+    "bands": BandsOptions,
+    "audit": AuditOptions,
+    "extrapolate": ExtrapolateOptions,
+}
 
 
 @dataclass(frozen=True)
@@ -1020,8 +1188,10 @@ def _command_iv(command: str, cfg: Mapping) -> Any:
     valid = [f.name for f in dataclasses.fields(options)]
     for key in cfg:
         if key not in valid:
-            raise ConfigError(f"{key} is not a setting of simstudy {command} (settings: {', '.join(valid)}; "
-                              f"simstudy {command} --help explains each)")
+            raise ConfigError(
+                f"{key} is not a setting of simstudy {command} (settings: {', '.join(valid)}; "
+                f"simstudy {command} --help explains each)"
+            )
     return schema.parse(options, cfg)
 
 
@@ -1035,12 +1205,24 @@ def _data(o: DataOptions) -> DataConfig:
         raise ConfigError(f"high must be greater than low={low}, got {high}")
     seed = getattr(o, "sample_seed", None)  # simstudy curve and bands take it; audit does not
     if seed is not None and o.sample_size is None:
-        raise ConfigError(f"sample_seed={seed} draws a random sample of sample_size runs per model: set "
-                          f"sample_size too (e.g. sample_size=25)")
-    return DataConfig(data=o.data, models=o.models or o.model, score_column=o.score_column,
-                      model_column=o.model_column, options=(("reduce", o.reduce), ("split", o.split)), low=low,
-                      high=high, min_models=2 if o.compare else 1, sample_size=o.sample_size, missing=o.missing,
-                      scale=o.scale, sample_seed=seed)
+        raise ConfigError(
+            f"sample_seed={seed} draws a random sample of sample_size runs per model: set "
+            f"sample_size too (e.g. sample_size=25)"
+        )
+    return DataConfig(
+        data=o.data,
+        models=o.models or o.model,
+        score_column=o.score_column,
+        model_column=o.model_column,
+        options=(("reduce", o.reduce), ("split", o.split)),
+        low=low,
+        high=high,
+        min_models=2 if o.compare else 1,
+        sample_size=o.sample_size,
+        missing=o.missing,
+        scale=o.scale,
+        sample_seed=seed,
+    )
 
 
 def parse_curve(cfg: Mapping) -> CurveConfig:
@@ -1072,8 +1254,14 @@ score_column, model_column, missing, scale, compare, sample_size, split, reduce,
 trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
     o = _command_iv("curve", cfg)
-    return CurveConfig(data=_data(o), estimator=o.estimator, target=o.target, trial_time=o.trial_time,
-                       time_unit=o.time_unit, xscale=o.xscale)
+    return CurveConfig(
+        data=_data(o),
+        estimator=o.estimator,
+        target=o.target,
+        trial_time=o.trial_time,
+        time_unit=o.time_unit,
+        xscale=o.xscale,
+    )
 
 
 def parse_bands(cfg: Mapping) -> BandsConfig:
@@ -1107,14 +1295,23 @@ def parse_bands(cfg: Mapping) -> BandsConfig:
     o = _command_iv("bands", cfg)
     data = _data(o)
     if o.kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
-        raise ConfigError("kind=mean needs finite low and high (e.g. low=0 high=1 for accuracy): without them "
-                          "the mean tuning curve's band is vacuous")
+        raise ConfigError(
+            "kind=mean needs finite low and high (e.g. low=0 high=1 for accuracy): without them "
+            "the mean tuning curve's band is vacuous"
+        )
     if o.max_k is not None:
-        check_memory("max_k", o.max_k, _BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model",
-                     "lower max_k")
-    return BandsConfig(data=data, confidence=o.confidence, kind=o.kind,
-                       quantile=0.5 if o.kind == "median" else o.quantile, method=o.method, max_k=o.max_k,
-                       xscale=o.xscale)
+        check_memory(
+            "max_k", o.max_k, _BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model", "lower max_k"
+        )
+    return BandsConfig(
+        data=data,
+        confidence=o.confidence,
+        kind=o.kind,
+        quantile=0.5 if o.kind == "median" else o.quantile,
+        method=o.method,
+        max_k=o.max_k,
+        xscale=o.xscale,
+    )
 
 
 def parse_audit(cfg: Mapping) -> AuditConfig:
@@ -1145,12 +1342,16 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     o = _command_iv("audit", cfg)
     data = _data(o)
     if data.models is not None and len(data.models) > 1:
-        raise ConfigError(f"simstudy audit examines one model at a time, got models={list(data.models)}: "
-                          f"run it once per model with model=NAME")
+        raise ConfigError(
+            f"simstudy audit examines one model at a time, got models={list(data.models)}: "
+            f"run it once per model with model=NAME"
+        )
     data = dataclasses.replace(data, sample_size=None)
     if not (np.isfinite(data.low) and np.isfinite(data.high)):
-        raise ConfigError(f"low and high must be finite bounds of the scores (the KDE lives on [low, high]), "
-                          f"got low={data.low}, high={data.high}")
+        raise ConfigError(
+            f"low and high must be finite bounds of the scores (the KDE lives on [low, high]), "
+            f"got low={data.low}, high={data.high}"
+        )
     if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
     if o.bandwidth is not None:
@@ -1158,15 +1359,32 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
         # 2 (2 ceil(10 h / L) + 3) centres per score, each built in a few float64 temporaries.
         copies = 2 * (2 * np.ceil(10 * o.bandwidth / (data.high - data.low)) + 3)
         scores = o.sample_size or 1
-        check_memory("bandwidth", cfg["bandwidth"], 24 * copies * scores,
-                     f"{copies:,.0f} reflected kernel centres per score, for at least {scores} score"
-                     f"{'s' * (scores > 1)}", f"use a bandwidth on the scale of the scores' spread "
-                     f"(high - low = {data.high - data.low:g}), or bw_factor=")
-    return AuditConfig(data=data, sample_size=o.sample_size, model=None if data.models is None else data.models[0],
-                       bandwidth=o.bandwidth, bw_factor=o.bw_factor, bw_of=o.bw_of, bw_method=o.bw_method,
-                       confidence=o.confidence, method=o.method, target_k=o.target_k, rounds=o.rounds,
-                       bootstrap_rounds=o.bootstrap_rounds, resamples=o.resamples, evp_reps=o.evp_reps, seed=o.seed,
-                       n_jobs=o.n_jobs)
+        check_memory(
+            "bandwidth",
+            cfg["bandwidth"],
+            24 * copies * scores,
+            f"{copies:,.0f} reflected kernel centres per score, for at least {scores} score{'s' * (scores > 1)}",
+            f"use a bandwidth on the scale of the scores' spread "
+            f"(high - low = {data.high - data.low:g}), or bw_factor=",
+        )
+    return AuditConfig(
+        data=data,
+        sample_size=o.sample_size,
+        model=None if data.models is None else data.models[0],
+        bandwidth=o.bandwidth,
+        bw_factor=o.bw_factor,
+        bw_of=o.bw_of,
+        bw_method=o.bw_method,
+        confidence=o.confidence,
+        method=o.method,
+        target_k=o.target_k,
+        rounds=o.rounds,
+        bootstrap_rounds=o.bootstrap_rounds,
+        resamples=o.resamples,
+        evp_reps=o.evp_reps,
+        seed=o.seed,
+        n_jobs=o.n_jobs,
+    )
 
 
 def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
@@ -1201,13 +1419,26 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
     o = _command_iv("extrapolate", cfg)
     data = dataclasses.replace(_data(o), sample_size=None)
     if o.threshold is not None and o.threshold_score is not None:
-        raise ConfigError(f"threshold={o.threshold:g} and threshold_score={o.threshold_score:g} both set the "
-                          f"threshold: give one of them")
+        raise ConfigError(
+            f"threshold={o.threshold:g} and threshold_score={o.threshold_score:g} both set the "
+            f"threshold: give one of them"
+        )
     if o.threshold_score is not None and not np.isfinite(o.threshold_score):
         raise ConfigError(f"threshold_score must be a finite number, got {o.threshold_score}")
     if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
     threshold = o.threshold if o.threshold is not None or o.threshold_score is not None else 0.5
-    return ExtrapolateConfig(data=data, sample_size=o.sample_size, threshold=threshold,
-                             threshold_score=o.threshold_score, c=o.c, n_boot=o.n_boot, level=o.level,
-                             method=o.method, k_max=o.k_max, mean=o.mean, seed=o.seed, n_jobs=o.n_jobs)
+    return ExtrapolateConfig(
+        data=data,
+        sample_size=o.sample_size,
+        threshold=threshold,
+        threshold_score=o.threshold_score,
+        c=o.c,
+        n_boot=o.n_boot,
+        level=o.level,
+        method=o.method,
+        k_max=o.k_max,
+        mean=o.mean,
+        seed=o.seed,
+        n_jobs=o.n_jobs,
+    )

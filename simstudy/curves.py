@@ -8,7 +8,7 @@ the range of scores actually observed, as they recommend), optionally against ti
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -73,9 +73,16 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
         mean, std = estimators._v_mean_std(x, np.arange(1, x.size + 1))
         if method != "v":
             mean = estimators.expected_max(x, method, presorted=True)
-        frame = pd.DataFrame({"model": model, "n": np.arange(1, x.size + 1), "expected_max": mean, "std": std,
-                              "band_low": np.clip(mean - std, x.min(), x.max()),
-                              "band_high": np.clip(mean + std, x.min(), x.max())})
+        frame = pd.DataFrame(
+            {
+                "model": model,
+                "n": np.arange(1, x.size + 1),
+                "expected_max": mean,
+                "std": std,
+                "band_low": np.clip(mean - std, x.min(), x.max()),
+                "band_high": np.clip(mean + std, x.min(), x.max()),
+            }
+        )
         if times is not None:
             frame["time"] = frame["n"] * times[model]
         frames.append(frame)

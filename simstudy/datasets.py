@@ -20,7 +20,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path, PurePath
 from types import MappingProxyType
@@ -29,17 +29,31 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["DataError", "DataWarning", "ScoreFile", "read_scores", "load_scores", "reuters_hedwig",
-           "deberta_mnli", "tdsa_fiesta", "DATASETS", "load_dataset", "load_models", "sample_runs"]
+__all__ = [
+    "DataError",
+    "DataWarning",
+    "ScoreFile",
+    "read_scores",
+    "load_scores",
+    "reuters_hedwig",
+    "deberta_mnli",
+    "tdsa_fiesta",
+    "DATASETS",
+    "load_dataset",
+    "load_models",
+    "sample_runs",
+]
 
 SUFFIXES = (".csv", ".json", ".jsonl", ".tsv")
-DATASETS: Mapping[str, str] = MappingProxyType({
-    "deberta_mnli": "DeBERTa/DeBERTaV3 on MultiNLI, 1,024 random-search runs each, validation accuracy "
-                    "(Lourie, Cho & He 2023); models: deberta, debertav3",
-    "reuters_hedwig": "hedwig document classifiers on Reuters, dev-set F1 (Tang et al. 2020); "
-                      "models: mlp (145 runs), lstm (152 runs)",
-    "tdsa_fiesta": "12 target-dependent sentiment models, 500 runs each, test F1 (Moss et al. 2019)",
-})
+DATASETS: Mapping[str, str] = MappingProxyType(
+    {
+        "deberta_mnli": "DeBERTa/DeBERTaV3 on MultiNLI, 1,024 random-search runs each, validation accuracy "
+        "(Lourie, Cho & He 2023); models: deberta, debertav3",
+        "reuters_hedwig": "hedwig document classifiers on Reuters, dev-set F1 (Tang et al. 2020); "
+        "models: mlp (145 runs), lstm (152 runs)",
+        "tdsa_fiesta": "12 target-dependent sentiment models, 500 runs each, test F1 (Moss et al. 2019)",
+    }
+)
 _DEBERTA_FILES = {"deberta": "deberta-base.results.jsonl", "debertav3": "deberta-v3-base.results.jsonl"}
 _SPLITS = ("matched", "mismatched")
 _REDUCES = ("best", "final")
@@ -105,12 +119,16 @@ def _support_iv(low: float, high: float, min_scores: int) -> tuple[float, float,
     return low, high, int(min_scores)
 
 
-def _read_scores_iv(path: str | os.PathLike, low: float, high: float, min_scores: int, missing: Any,
-                    scale: Any) -> tuple[Path, float, float, int, str | float, float]:
+def _read_scores_iv(
+    path: str | os.PathLike, low: float, high: float, min_scores: int, missing: Any, scale: Any
+) -> tuple[Path, float, float, int, str | float, float]:
     path = _path_iv(path)
     low, high, min_scores = _support_iv(low, high, min_scores)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(scale) and scale > 0):
+    if (
+        isinstance(scale, bool)
+        or not isinstance(scale, (int, float, np.integer, np.floating))
+        or not (math.isfinite(scale) and scale > 0)
+    ):
         raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
     if isinstance(missing, str):
         if missing.strip().lower() in ("error", "drop"):
@@ -123,13 +141,16 @@ def _read_scores_iv(path: str | os.PathLike, low: float, high: float, min_scores
         raise ValueError(f"missing must be 'error', 'drop' or a number, got {missing!r}")
     if not (math.isfinite(missing) and low <= missing <= high):
         # the number stands in for a score as used, so it is checked as scores are: after scale
-        raise ValueError(f"missing={missing!r} is outside the support [{low:g}, {high:g}]; "
-                         f"it replaces failed runs' scores, so it must lie within it")
+        raise ValueError(
+            f"missing={missing!r} is outside the support [{low:g}, {high:g}]; "
+            f"it replaces failed runs' scores, so it must lie within it"
+        )
     return path, low, high, min_scores, float(missing), float(scale)
 
 
-def _score(raw: Any, name: str, where: str, label: str, low: float, high: float, *, scale: float = 1.0,
-           hint: str = "") -> float:
+def _score(
+    raw: Any, name: str, where: str, label: str, low: float, high: float, *, scale: float = 1.0, hint: str = ""
+) -> float:
     """Turn one raw value (a CSV string or a JSON value) into ``scale * value`` in [low, high], or raise."""
     # bool is an int subclass, and float(True) == 1.0 would silently pass; None/lists are not scores either
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
@@ -138,8 +159,9 @@ def _score(raw: Any, name: str, where: str, label: str, low: float, high: float,
         x = float(raw)
     except (ValueError, OverflowError):  # OverflowError: a JSON integer too large for a float
         if isinstance(raw, str) and _DECIMAL_COMMA.fullmatch(raw.strip()):
-            raise DataError(f"{name}: {where}: {label} {raw.strip()!r} uses a decimal comma: "
-                            f"save the file with decimal points") from None
+            raise DataError(
+                f"{name}: {where}: {label} {raw.strip()!r} uses a decimal comma: save the file with decimal points"
+            ) from None
         raise DataError(f"{name}: {where}: {label} is not a number: {raw!r}") from None
     shown = raw.strip() if isinstance(raw, str) else repr(raw)
     if not math.isfinite(x):
@@ -147,8 +169,7 @@ def _score(raw: Any, name: str, where: str, label: str, low: float, high: float,
     y = x * scale
     if not low <= y <= high:
         scaled = f" (times scale={scale:g}: {y:g})" if scale != 1 else ""
-        raise DataError(f"{name}: {where}: {label} {shown}{scaled} is outside the support "
-                        f"[{low:g}, {high:g}]{hint}")
+        raise DataError(f"{name}: {where}: {label} {shown}{scaled} is outside the support [{low:g}, {high:g}]{hint}")
     return y
 
 
@@ -200,8 +221,7 @@ def _records(source: Any, name: str) -> _Table:
             wheres += [f"item [{model!r}][{j}]" for j in range(len(values))]
         return _Table(["model", "score"], len(wheres), cells.__getitem__, wheres.__getitem__)
     if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
-        raise DataError(f"{name}: expected an object of model -> scores or a list of objects, "
-                        f"got {obj!r:.60}")
+        raise DataError(f"{name}: expected an object of model -> scores or a list of objects, got {obj!r:.60}")
     return _records_table(obj, [f"item [{j}]" for j in range(len(obj))])
 
 
@@ -231,8 +251,10 @@ def _json(text: str, name: str, where: str | None) -> Any:
     except json.JSONDecodeError as exc:
         raise DataError(f"{name}: {where or f'row {exc.lineno}'}: not valid JSON ({exc.msg})") from None
     except _DuplicateKey as exc:
-        raise DataError(f"{name}: {where + ': ' if where else ''}duplicate key {exc.args[0]!r} "
-                        f"(a JSON reader keeps only its last value): merge or rename them") from None
+        raise DataError(
+            f"{name}: {where + ': ' if where else ''}duplicate key {exc.args[0]!r} "
+            f"(a JSON reader keeps only its last value): merge or rename them"
+        ) from None
     if where is not None and not isinstance(obj, dict):  # a JSONL line must be an object
         raise DataError(f"{name}: {where}: expected a JSON object, got {obj!r:.60}")
     return obj
@@ -278,8 +300,14 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
         header = ["score" if headerless else fields[0].strip()]
         if not headerless:
             fields, numbers = fields[1:], numbers[1:]
-        return _Table(header, len(fields), lambda c: fields, lambda i: f"row {numbers[i]}",
-                      delimiter=delimiter, headerless=headerless)
+        return _Table(
+            header,
+            len(fields),
+            lambda c: fields,
+            lambda i: f"row {numbers[i]}",
+            delimiter=delimiter,
+            headerless=headerless,
+        )
     reader = csv.reader(lines, delimiter=delimiter)
     try:
         rows = list(reader)
@@ -309,8 +337,10 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
         header = ["score"]
     else:
         if width > 1 and any(_is_number(field) for field in header):
-            raise DataError(f"{name}: row {numbers[0]}: the first row looks like data, not a header "
-                            f"({_clip(lines[numbers[0] - 1])}): add a header line `model{delimiter}score`")
+            raise DataError(
+                f"{name}: row {numbers[0]}: the first row looks like data, not a header "
+                f"({_clip(lines[numbers[0] - 1])}): add a header line `model{delimiter}score`"
+            )
         rows, numbers = rows[1:], numbers[1:]
     if any(len(r) != width for r in rows):  # only files with odd rows take this loop
         for i, r in enumerate(rows):
@@ -318,14 +348,24 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
                 rows[i] = r[:width]
             elif len(r) != width:
                 if width == 1 and delimiter == "," and _DECIMAL_COMMA.fullmatch(",".join(r).strip()):
-                    raise DataError(f"{name}: row {numbers[i]}: {header[0]} {','.join(r).strip()!r} uses a "
-                                    f"decimal comma: save the file with decimal points")
+                    raise DataError(
+                        f"{name}: row {numbers[i]}: {header[0]} {','.join(r).strip()!r} uses a "
+                        f"decimal comma: save the file with decimal points"
+                    )
                 shape = "the first row has" if headerless else "the header has"
-                raise DataError(f"{name}: row {numbers[i]}: {len(r)} field{'s' * (len(r) != 1)}, but {shape} "
-                                f"{width} ({', '.join(header)}): {_clip(lines[numbers[i] - 1])}")
+                raise DataError(
+                    f"{name}: row {numbers[i]}: {len(r)} field{'s' * (len(r) != 1)}, but {shape} "
+                    f"{width} ({', '.join(header)}): {_clip(lines[numbers[i] - 1])}"
+                )
     columns = list(zip(*rows)) if rows else [() for _ in header]
-    return _Table(header, len(rows), lambda c: list(columns[header.index(c)]), lambda i: f"row {numbers[i]}",
-                  delimiter=delimiter, headerless=headerless)
+    return _Table(
+        header,
+        len(rows),
+        lambda c: list(columns[header.index(c)]),
+        lambda i: f"row {numbers[i]}",
+        delimiter=delimiter,
+        headerless=headerless,
+    )
 
 
 # -- from a table to validated scores -------------------------------------------------------------------
@@ -381,8 +421,7 @@ def _match(columns: list[str], want: str, name: str) -> str | None:
         return want
     found = [c for c in columns if c.strip().casefold() == want.strip().casefold()]
     if len(found) > 1:
-        raise DataError(f"{name}: several columns match {want!r} ({', '.join(map(repr, found))}): "
-                        f"rename all but one")
+        raise DataError(f"{name}: several columns match {want!r} ({', '.join(map(repr, found))}): rename all but one")
     return found[0] if found else None
 
 
@@ -398,8 +437,7 @@ def _numeric_columns(table: _Table) -> tuple[list[str], list[str]]:
     return numeric, fractional
 
 
-def _columns_iv(table: _Table, score_column: str | None, model_column: str | None,
-                name: str) -> tuple[str, str | None]:
+def _columns_iv(table: _Table, score_column: str | None, model_column: str | None, name: str) -> tuple[str, str | None]:
     columns = table.columns
     listing = f"(columns: {', '.join(columns)})"
     if len(columns) == 1 and (score_column is None or table.headerless):
@@ -411,10 +449,15 @@ def _columns_iv(table: _Table, score_column: str | None, model_column: str | Non
             # a column with fractions is likelier the score than one of integers (seeds, run ids)
             numeric, fractional = _numeric_columns(table)
             candidates = [c for c in fractional or numeric if c != model]
-            fix = (f"pass score_column={candidates[0]}" if len(candidates) == 1 else
-                   ("several columns could be the score: pass "
-                    + " or ".join(f"score_column={c}" for c in candidates)) if candidates else
-                   "pass score_column=<the column of scores>")
+            fix = (
+                f"pass score_column={candidates[0]}"
+                if len(candidates) == 1
+                else (
+                    "several columns could be the score: pass " + " or ".join(f"score_column={c}" for c in candidates)
+                )
+                if candidates
+                else "pass score_column=<the column of scores>"
+            )
             raise DataError(f"{name}: missing column {want!r} {listing}: {fix}")
     if model_column is None:
         model = _match(columns, "model", name)
@@ -429,9 +472,19 @@ def _columns_iv(table: _Table, score_column: str | None, model_column: str | Non
     return score, model
 
 
-def _scores(table: _Table, name: str, *, score_column: str | None, model_column: str | None,
-            default_model: str, low: float, high: float, min_scores: int, missing: str | float = "error",
-            scale: float = 1.0) -> ScoreFile:
+def _scores(
+    table: _Table,
+    name: str,
+    *,
+    score_column: str | None,
+    model_column: str | None,
+    default_model: str,
+    low: float,
+    high: float,
+    min_scores: int,
+    missing: str | float = "error",
+    scale: float = 1.0,
+) -> ScoreFile:
     """Pick the score and model columns, validate every score and group them by model, in file order."""
     if not table.size:
         raise DataError(f"{name}: no scores")
@@ -459,21 +512,30 @@ def _scores(table: _Table, name: str, *, score_column: str | None, model_column:
         if kind[i] == _ABSENT_KIND:
             raise DataError(f"{name}: {where}: missing {score_column!r}")
         if kind[i] == _MISSING:
-            shown = ("null" if raw[i] is None else "NaN" if isinstance(raw[i], float) else raw[i].strip())
+            shown = "null" if raw[i] is None else "NaN" if isinstance(raw[i], float) else raw[i].strip()
             zero = min(max(0.0, low), high)
-            raise DataError(f"{name}: {where}: {score_column}{' ' * bool(shown)}{shown} is missing "
-                            f"(a failed run?): pass missing=drop to leave such runs out or missing={zero:g} "
-                            f"to score them {zero:g}")
+            raise DataError(
+                f"{name}: {where}: {score_column}{' ' * bool(shown)}{shown} is missing "
+                f"(a failed run?): pass missing=drop to leave such runs out or missing={zero:g} "
+                f"to score them {zero:g}"
+            )
         finite = x[(kind == _OK) & np.isfinite(x)]
-        percent = (scale == 1 and high <= 1 and finite.size and finite.min() >= 0 and finite.max() <= 100
-                   and np.mean(finite > 1) >= 0.5)
+        percent = (
+            scale == 1
+            and high <= 1
+            and finite.size
+            and finite.min() >= 0
+            and finite.max() <= 100
+            and np.mean(finite > 1) >= 0.5
+        )
         hint = "; these look like percentages: pass scale=0.01 (or high=100)" if percent else ""
         _score(raw[i], name, where, score_column, low, high, scale=scale, hint=hint)
         raise AssertionError(f"{name}: {where}: failed validation but _score accepted {raw[i]!r}")
     if missing not in ("error", "drop"):
         x[missed] = missing
-    codes, names = (np.zeros(len(x), np.intp), [default_model]) if keys is None else pd.factorize(
-        np.asarray(keys, dtype=object))
+    codes, names = (
+        (np.zeros(len(x), np.intp), [default_model]) if keys is None else pd.factorize(np.asarray(keys, dtype=object))
+    )
     order = np.argsort(codes, kind="stable")  # rows grouped by model, each group in file order
     ends = np.cumsum(np.bincount(codes, minlength=len(names)))
     scores, dropped, replaced = {}, {}, {}
@@ -486,15 +548,25 @@ def _scores(table: _Table, name: str, *, score_column: str | None, model_column:
             replaced[model] = n_missed
         if rows.size < min_scores:
             after = f" after dropping {n_missed} missing" if missing == "drop" and n_missed else ""
-            raise DataError(f"{name}: model {model!r} has {rows.size} score{'s' * (rows.size != 1)}{after}; "
-                            f"at least {min_scores} are needed")
+            raise DataError(
+                f"{name}: model {model!r} has {rows.size} score{'s' * (rows.size != 1)}{after}; "
+                f"at least {min_scores} are needed"
+            )
         scores[str(model)] = x[rows]
     return ScoreFile(name, scores, dropped, replaced)
 
 
-def read_scores(path: str | os.PathLike, *, score_column: str | None = None, model_column: str | None = None,
-                low: float = -np.inf, high: float = np.inf, min_scores: int = 2,
-                missing: str | float = "error", scale: float = 1.0) -> ScoreFile:
+def read_scores(
+    path: str | os.PathLike,
+    *,
+    score_column: str | None = None,
+    model_column: str | None = None,
+    low: float = -np.inf,
+    high: float = np.inf,
+    min_scores: int = 2,
+    missing: str | float = "error",
+    scale: float = 1.0,
+) -> ScoreFile:
     """Read and validate scores from a researcher's own file, reporting what was done to failed runs.
 
     Parameters
@@ -547,14 +619,31 @@ def read_scores(path: str | os.PathLike, *, score_column: str | None = None, mod
     {'a': 1}
     """
     path, low, high, min_scores, missing, scale = _read_scores_iv(path, low, high, min_scores, missing, scale)
-    return _scores(_records(path, str(path)), str(path), score_column=score_column, model_column=model_column,
-                   default_model=path.stem, low=low, high=high, min_scores=min_scores, missing=missing,
-                   scale=scale)
+    return _scores(
+        _records(path, str(path)),
+        str(path),
+        score_column=score_column,
+        model_column=model_column,
+        default_model=path.stem,
+        low=low,
+        high=high,
+        min_scores=min_scores,
+        missing=missing,
+        scale=scale,
+    )
 
 
-def load_scores(path: str | os.PathLike, *, score_column: str | None = None, model_column: str | None = None,
-                low: float = -np.inf, high: float = np.inf, min_scores: int = 2,
-                missing: str | float = "error", scale: float = 1.0) -> dict[str, np.ndarray]:
+def load_scores(
+    path: str | os.PathLike,
+    *,
+    score_column: str | None = None,
+    model_column: str | None = None,
+    low: float = -np.inf,
+    high: float = np.inf,
+    min_scores: int = 2,
+    missing: str | float = "error",
+    scale: float = 1.0,
+) -> dict[str, np.ndarray]:
     """Load and validate scores from a researcher's own file; :func:`read_scores` with a warning.
 
     Parameters
@@ -585,8 +674,16 @@ def load_scores(path: str | os.PathLike, *, score_column: str | None = None, mod
     >>> load_scores(path)
     {'runs': array([0.71, 0.64, 0.69])}
     """
-    result = read_scores(path, score_column=score_column, model_column=model_column, low=low, high=high,
-                         min_scores=min_scores, missing=missing, scale=scale)
+    result = read_scores(
+        path,
+        score_column=score_column,
+        model_column=model_column,
+        low=low,
+        high=high,
+        min_scores=min_scores,
+        missing=missing,
+        scale=scale,
+    )
     counts = result.dropped or result.replaced
     if counts:
         n = sum(counts.values())
@@ -597,15 +694,23 @@ def load_scores(path: str | os.PathLike, *, score_column: str | None = None, mod
     return result.scores
 
 
-@lru_cache(maxsize=None)  # the DeBERTa files are parsed once for all split/reduce combinations
+@cache  # the DeBERTa files are parsed once for all split/reduce combinations
 def _shipped(folder: str, file: str) -> _Table:
     return _records(resources.files("simstudy") / "data" / folder / file, file)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shipped_scores(folder: str, file: str, score_column: str, model_column: str) -> dict[str, np.ndarray]:
-    scores = _scores(_shipped(folder, file), file, score_column=score_column, model_column=model_column,
-                     default_model="", low=0.0, high=1.0, min_scores=2).scores
+    scores = _scores(
+        _shipped(folder, file),
+        file,
+        score_column=score_column,
+        model_column=model_column,
+        default_model="",
+        low=0.0,
+        high=1.0,
+        min_scores=2,
+    ).scores
     for x in scores.values():
         x.flags.writeable = False  # cached and shared by every caller
     return scores
@@ -623,7 +728,7 @@ def reuters_hedwig() -> dict[str, np.ndarray]:
     return {"mlp": scores["mlp"], "lstm": scores["reg_lstm"]}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _deberta(model: str, split: str, reduce: str) -> np.ndarray:
     file = _DEBERTA_FILES[model]
     table = _shipped("deberta_mnli", file)
@@ -633,8 +738,7 @@ def _deberta(model: str, split: str, reduce: str) -> np.ndarray:
         try:
             accs = [acc for _step, acc in curves[split]]
         except (KeyError, TypeError, ValueError):
-            raise DataError(f"{file}: {where}: learning_curves.{split} is not a list of [step, accuracy]"
-                            ) from None
+            raise DataError(f"{file}: {where}: learning_curves.{split} is not a list of [step, accuracy]") from None
         if not accs:
             raise DataError(f"{file}: {where}: learning_curves.{split} is empty")
         accs = [_score(a, file, where, f"{split} accuracy", 0.0, 1.0) for a in accs]
@@ -660,8 +764,11 @@ def deberta_mnli(model: str, *, split: str = "matched", reduce: str = "best") ->
     numpy.ndarray
         Read-only float64 array of 1,024 accuracies in file order.
     """
-    return _deberta(_choice_iv("deberta_mnli model", model, _DEBERTA_FILES),
-                    _choice_iv("split", split, _SPLITS), _choice_iv("reduce", reduce, _REDUCES))
+    return _deberta(
+        _choice_iv("deberta_mnli model", model, _DEBERTA_FILES),
+        _choice_iv("split", split, _SPLITS),
+        _choice_iv("reduce", reduce, _REDUCES),
+    )
 
 
 def tdsa_fiesta() -> dict[str, np.ndarray]:

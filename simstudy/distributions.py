@@ -286,8 +286,9 @@ class ReflectedKDE(_BoundedContinuous):
         if x.size < 1 or not np.all(np.isfinite(x)):
             raise InvalidParameter("data", "must hold finite scores", x.size)
         if x[0] < low or x[-1] > high:
-            raise InvalidParameter("data", f"must lie within [low, high] = [{low}, {high}]",
-                                   float(x[0] if x[0] < low else x[-1]))
+            raise InvalidParameter(
+                "data", f"must lie within [low, high] = [{low}, {high}]", float(x[0] if x[0] < low else x[-1])
+            )
         L = high - low
         # Images of each kernel under reflection at low and high: x + 2kL and 2 low - x + 2kL.
         k = np.arange(-int(np.ceil(self._REACH * h / L)) - 1, int(np.ceil(self._REACH * h / L)) + 2)
@@ -299,8 +300,17 @@ class ReflectedKDE(_BoundedContinuous):
         object.__setattr__(self, "_centers", np.sort(centers[near]))
 
     @classmethod
-    def fit(cls, data, *, bandwidth: float | None = None, bw_factor: float | None = None,
-            bw_of: str = "reflected", low: float = 0.0, high: float = 1.0, name: str = "kde") -> "ReflectedKDE":
+    def fit(
+        cls,
+        data,
+        *,
+        bandwidth: float | None = None,
+        bw_factor: float | None = None,
+        bw_of: str = "reflected",
+        low: float = 0.0,
+        high: float = 1.0,
+        name: str = "kde",
+    ) -> ReflectedKDE:
         """Fit to data with an absolute ``bandwidth``, a scipy ``gaussian_kde``-style ``bw_factor``, or (neither
         given) Silverman's rule of thumb, ``0.9 min(SD, IQR / 1.34) m^(-1/5)`` of the data.
 
@@ -320,7 +330,7 @@ class ReflectedKDE(_BoundedContinuous):
                 spread = np.std(x, ddof=1) if x.size > 1 else 0.0
             if not spread > 0:
                 raise InvalidParameter("bandwidth", "cannot be chosen by rule for constant data; give one", None)
-            bandwidth = 0.9 * spread * x.size ** -0.2
+            bandwidth = 0.9 * spread * x.size**-0.2
         elif bandwidth is None:
             factor = _finite("bw_factor", bw_factor)
             if not factor > 0:
@@ -332,8 +342,10 @@ class ReflectedKDE(_BoundedContinuous):
         return cls(x, bandwidth, low, high, name)
 
     def __repr__(self) -> str:
-        return f"ReflectedKDE(name={self.name!r}, m={self.data.size}, bandwidth={self.bandwidth:.4g}, " \
-               f"support=[{self.low}, {self.high}])"
+        return (
+            f"ReflectedKDE(name={self.name!r}, m={self.data.size}, bandwidth={self.bandwidth:.4g}, "
+            f"support=[{self.low}, {self.high}])"
+        )
 
     def _blocks(self, x: np.ndarray):
         step = max(1, 2_000_000 // self._centers.size)  # bounds the (points x kernels) matrices
@@ -373,8 +385,9 @@ class ReflectedKDE(_BoundedContinuous):
         def excess(x, sel):
             return self.cdf(x) - flat[sel], self.pdf(x)
 
-        out = safeguarded_newton(excess, np.full(flat.size, self.low), np.full(flat.size, self.high), start,
-                                 xtol=1e-14, ftol=1e-14)
+        out = safeguarded_newton(
+            excess, np.full(flat.size, self.low), np.full(flat.size, self.high), start, xtol=1e-14, ftol=1e-14
+        )
         out = np.where(flat <= 0, self.low, np.where(flat >= 1, self.high, out))
         return out.reshape(q.shape)
 
@@ -445,9 +458,19 @@ class KDEWithAtoms(_BoundedContinuous):
         object.__setattr__(self, "_jump", np.stack([self.cdf_left(a), self.cdf(a)]))
 
     @classmethod
-    def fit(cls, data, *, bw_method: str = "isj", bandwidth: float | None = None, bw_factor: float | None = None,
-            bw_of: str = "reflected", find_atoms: bool = True, low: float = 0.0, high: float = 1.0,
-            name: str = "kde_atoms") -> "KDEWithAtoms":
+    def fit(
+        cls,
+        data,
+        *,
+        bw_method: str = "isj",
+        bandwidth: float | None = None,
+        bw_factor: float | None = None,
+        bw_of: str = "reflected",
+        find_atoms: bool = True,
+        low: float = 0.0,
+        high: float = 1.0,
+        name: str = "kde_atoms",
+    ) -> KDEWithAtoms:
         """Find the atoms of ``data`` (:func:`simstudy.kde.find_atoms`) and fit a reflected KDE to the rest.
 
         Parameters
@@ -488,16 +511,20 @@ class KDEWithAtoms(_BoundedContinuous):
         if x.size < 2 or not np.all(np.isfinite(x)):
             raise InvalidParameter("data", "must hold at least two finite scores", x.size)
         if x[0] < low or x[-1] > high:
-            raise InvalidParameter("data", f"must lie within [low, high] = [{low}, {high}]",
-                                   float(x[0] if x[0] < low else x[-1]))
+            raise InvalidParameter(
+                "data", f"must lie within [low, high] = [{low}, {high}]", float(x[0] if x[0] < low else x[-1])
+            )
         if bw_method not in ("isj", "silverman"):
             raise InvalidParameter("bw_method", "must be one of isj, silverman", bw_method)
         found = kde.find_atoms(x) if find_atoms else kde.Atoms(np.empty(0), np.empty(0, dtype=np.int64), 0.0)
         rest = x[~np.isin(x, found.values)]
         if np.unique(rest).size < 2:
-            raise InvalidParameter("data", "must keep at least two distinct scores beside its atoms (repeated "
-                                   f"values {found.values.tolist()}); give find_atoms=false to fit a KDE to all",
-                                   x.size)
+            raise InvalidParameter(
+                "data",
+                "must keep at least two distinct scores beside its atoms (repeated "
+                f"values {found.values.tolist()}); give find_atoms=false to fit a KDE to all",
+                x.size,
+            )
         method = bw_method
         if bandwidth is None and bw_factor is None and bw_method == "isj":
             bandwidth = kde.isj_bandwidth(rest, low=low, high=high)
@@ -505,13 +532,16 @@ class KDEWithAtoms(_BoundedContinuous):
                 method = "silverman (the ISJ equation had no root)"
         elif bandwidth is not None or bw_factor is not None:
             method = "given" if bandwidth is not None else f"bw_factor {bw_factor:g} of the {bw_of} SD"
-        part = ReflectedKDE.fit(rest, bandwidth=bandwidth, bw_factor=bw_factor, bw_of=bw_of, low=low, high=high,
-                                name=name)
+        part = ReflectedKDE.fit(
+            rest, bandwidth=bandwidth, bw_factor=bw_factor, bw_of=bw_of, low=low, high=high, name=name
+        )
         return cls(part, found.values, found.counts / x.size, method, name)
 
     def __repr__(self) -> str:
-        return (f"KDEWithAtoms(name={self.name!r}, atoms={self.atoms.tolist()}, shares={self.shares.tolist()}, "
-                f"bandwidth={self.bandwidth:.4g} ({self.bw_method}), support=[{self.low}, {self.high}])")
+        return (
+            f"KDEWithAtoms(name={self.name!r}, atoms={self.atoms.tolist()}, shares={self.shares.tolist()}, "
+            f"bandwidth={self.bandwidth:.4g} ({self.bw_method}), support=[{self.low}, {self.high}])"
+        )
 
     @property
     def has_atoms(self) -> bool:
@@ -639,8 +669,11 @@ class ScipyDistribution(_BoundedContinuous):
         names = _scipy_continuous_names()
         rv = getattr(stats, self.dist, None) if isinstance(self.dist, str) else None
         if isinstance(rv, stats.rv_discrete):
-            raise InvalidParameter("name", "must be a continuous scipy.stats distribution (for a discrete "
-                                   "population of scores use kind: bag)", self.dist)
+            raise InvalidParameter(
+                "name",
+                "must be a continuous scipy.stats distribution (for a discrete population of scores use kind: bag)",
+                self.dist,
+            )
         if not isinstance(rv, stats.rv_continuous):
             close = difflib.get_close_matches(str(self.dist), names, n=4)
             hint = f"; did you mean {', '.join(close)}?" if close else " (e.g. beta, norm, truncnorm)"
@@ -650,32 +683,47 @@ class ScipyDistribution(_BoundedContinuous):
         accepted = (*shapes, "loc", "scale")
         for key, value in params.items():
             if key not in accepted:
-                raise InvalidParameter(f"params.{key}", f"is not a parameter of scipy.stats.{self.dist} "
-                                       f"(parameters: {', '.join(accepted)})", value)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                    or not np.isfinite(value):
+                raise InvalidParameter(
+                    f"params.{key}",
+                    f"is not a parameter of scipy.stats.{self.dist} (parameters: {', '.join(accepted)})",
+                    value,
+                )
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float, np.integer, np.floating))
+                or not np.isfinite(value)
+            ):
                 raise InvalidParameter(f"params.{key}", "must be a finite number", value)
         for shape in shapes:
             if shape not in params:
-                raise InvalidParameter(f"params.{shape}", f"is required by scipy.stats.{self.dist} (parameters: "
-                                       f"{', '.join(accepted)})", None)
+                raise InvalidParameter(
+                    f"params.{shape}",
+                    f"is required by scipy.stats.{self.dist} (parameters: {', '.join(accepted)})",
+                    None,
+                )
         if not params.get("scale", 1.0) > 0:
             raise InvalidParameter("params.scale", "must be > 0", params["scale"])
         for info in rv._shape_info():  # scipy's domain of each shape parameter
             v, (lo, hi), (lo_in, hi_in) = params[info.name], info.endpoints, info.inclusive
             if not ((v > lo or (lo_in and v == lo)) and (v < hi or (hi_in and v == hi))):
                 interval = f"{'[' if lo_in else '('}{lo:g}, {hi:g}{']' if hi_in else ')'}"
-                raise InvalidParameter(f"params.{info.name}", f"must be in {interval} for scipy.stats."
-                                       f"{self.dist}", v)
+                raise InvalidParameter(f"params.{info.name}", f"must be in {interval} for scipy.stats.{self.dist}", v)
         if not rv._argcheck(*(params[s] for s in shapes)):
-            raise InvalidParameter("params", f"are outside the domain of scipy.stats.{self.dist} (scipy's "
-                                   f"_argcheck refuses them together)", params)
+            raise InvalidParameter(
+                "params",
+                f"are outside the domain of scipy.stats.{self.dist} (scipy's _argcheck refuses them together)",
+                params,
+            )
         frozen = rv(**params)
         mean, var = (float(m) for m in frozen.stats("mv"))
         if not (np.isfinite(mean) and np.isfinite(var)):
-            raise InvalidParameter("params", f"give scipy.stats.{self.dist} an infinite or undefined "
-                                   f"{'mean' if not np.isfinite(mean) else 'variance'}: the expected maximum "
-                                   f"or the estimators' MSE would not exist", params)
+            raise InvalidParameter(
+                "params",
+                f"give scipy.stats.{self.dist} an infinite or undefined "
+                f"{'mean' if not np.isfinite(mean) else 'variance'}: the expected maximum "
+                f"or the estimators' MSE would not exist",
+                params,
+            )
         low, high = (float(b) for b in frozen.support())
         object.__setattr__(self, "params", tuple(sorted((k, float(v)) for k, v in params.items())))
         object.__setattr__(self, "name", self.name or self.dist)
@@ -767,8 +815,9 @@ def _file_bag(
     from . import datasets
 
     # load_scores, not read_scores: dropped or replaced failed runs are said (a DataWarning the CLI logs)
-    by_model = datasets.load_scores(path, score_column=score_column, model_column=model_column, low=low,
-                                    high=high, missing=missing, scale=scale)
+    by_model = datasets.load_scores(
+        path, score_column=score_column, model_column=model_column, low=low, high=high, missing=missing, scale=scale
+    )
     if model is None:
         if len(by_model) != 1:
             raise InvalidParameter("model", f"must name one of the file's models ({', '.join(by_model)})", model)
@@ -789,14 +838,27 @@ def sample_sorted(dist: ScoreDistribution, reps: int, B: int, *, rng: np.random.
 
 def describe(dist: ScoreDistribution) -> dict[str, Any]:
     """A JSON-able description; for a bag its size, unique count and range (Dodge et al. report 9,536 / 0.854)."""
-    desc: dict[str, Any] = {"name": getattr(dist, "name", type(dist).__name__), "type": type(dist).__name__,
-                            "support": list(dist.support)}
+    desc: dict[str, Any] = {
+        "name": getattr(dist, "name", type(dist).__name__),
+        "type": type(dist).__name__,
+        "support": list(dist.support),
+    }
     if isinstance(dist, KDEWithAtoms):
-        desc.update(bandwidth=dist.bandwidth, bw_method=dist.bw_method, atoms=dist.atoms.tolist(),
-                    shares=dist.shares.tolist(), continuous_scores=int(dist.data.size))
+        desc.update(
+            bandwidth=dist.bandwidth,
+            bw_method=dist.bw_method,
+            atoms=dist.atoms.tolist(),
+            shares=dist.shares.tolist(),
+            continuous_scores=int(dist.data.size),
+        )
     elif isinstance(dist, Bag):
-        desc.update(size=dist.size, unique=int(dist.atoms.size), minimum=float(dist.atoms[0]),
-                    maximum=float(dist.atoms[-1]), mean=float(dist.values.mean()))
+        desc.update(
+            size=dist.size,
+            unique=int(dist.atoms.size),
+            minimum=float(dist.atoms[0]),
+            maximum=float(dist.atoms[-1]),
+            mean=float(dist.values.mean()),
+        )
     elif isinstance(dist, ScipyDistribution):
         desc.update(dist=dist.dist, params=dict(dist.params))
     elif hasattr(dist, "describe"):  # a plug-in (simstudy.plugins.PluginDistribution)
@@ -810,8 +872,9 @@ def describe(dist: ScoreDistribution) -> dict[str, Any]:
 _READ_OPTIONS = ("score_column", "model_column", "missing", "scale")
 
 
-def _fit_scores(dataset: str | None, model: str | None, path: str | None, low: float, high: float,
-                options: dict) -> tuple[np.ndarray, str]:
+def _fit_scores(
+    dataset: str | None, model: str | None, path: str | None, low: float, high: float, options: dict
+) -> tuple[np.ndarray, str]:
     """The scores a KDE is fitted to (a shipped data set's model, or a file's) and a default label."""
     from . import datasets
 
@@ -833,23 +896,54 @@ def _fit_scores(dataset: str | None, model: str | None, path: str | None, low: f
     return by_model[model], f"{Path(path).stem}:{model}"
 
 
-def _kde(*, dataset: str | None = None, model: str | None = None, path: str | None = None,
-         bandwidth: float | None = None, bw_factor: float | None = None, bw_of: str = "reflected",
-         low: float = 0.0, high: float = 1.0, name: str | None = None, **options: Any) -> ReflectedKDE:
+def _kde(
+    *,
+    dataset: str | None = None,
+    model: str | None = None,
+    path: str | None = None,
+    bandwidth: float | None = None,
+    bw_factor: float | None = None,
+    bw_of: str = "reflected",
+    low: float = 0.0,
+    high: float = 1.0,
+    name: str | None = None,
+    **options: Any,
+) -> ReflectedKDE:
     """A reflected KDE fitted to a shipped data set's model (``dataset``, ``model``, options) or a file."""
     scores, label = _fit_scores(dataset, model, path, low, high, options)
-    return ReflectedKDE.fit(scores, bandwidth=bandwidth, bw_factor=bw_factor, bw_of=bw_of, low=low, high=high,
-                            name=name or f"kde:{label}")
+    return ReflectedKDE.fit(
+        scores, bandwidth=bandwidth, bw_factor=bw_factor, bw_of=bw_of, low=low, high=high, name=name or f"kde:{label}"
+    )
 
 
-def _kde_atoms(*, dataset: str | None = None, model: str | None = None, path: str | None = None,
-               bw_method: str = "isj", bandwidth: float | None = None, bw_factor: float | None = None,
-               bw_of: str = "reflected", find_atoms: bool = True, low: float = 0.0, high: float = 1.0,
-               name: str | None = None, **options: Any) -> KDEWithAtoms:
+def _kde_atoms(
+    *,
+    dataset: str | None = None,
+    model: str | None = None,
+    path: str | None = None,
+    bw_method: str = "isj",
+    bandwidth: float | None = None,
+    bw_factor: float | None = None,
+    bw_of: str = "reflected",
+    find_atoms: bool = True,
+    low: float = 0.0,
+    high: float = 1.0,
+    name: str | None = None,
+    **options: Any,
+) -> KDEWithAtoms:
     """Atoms plus a reflected KDE (:meth:`KDEWithAtoms.fit`) of a shipped data set's model or a file's scores."""
     scores, label = _fit_scores(dataset, model, path, low, high, options)
-    return KDEWithAtoms.fit(scores, bw_method=bw_method, bandwidth=bandwidth, bw_factor=bw_factor, bw_of=bw_of,
-                            find_atoms=find_atoms, low=low, high=high, name=name or f"kde_atoms:{label}")
+    return KDEWithAtoms.fit(
+        scores,
+        bw_method=bw_method,
+        bandwidth=bandwidth,
+        bw_factor=bw_factor,
+        bw_of=bw_of,
+        find_atoms=find_atoms,
+        low=low,
+        high=high,
+        name=name or f"kde_atoms:{label}",
+    )
 
 
 # At the end, not the top: parametric builds on InvalidParameter and _finite, defined above (an import cycle

@@ -80,8 +80,7 @@ def _budget_iv(B: int, n) -> tuple[int, np.ndarray]:
         raise ValueError(f"n must be >= 1, got {int(n_arr.min())}")
     if n_arr.max() > B:
         raise ValueError(
-            f"n={int(n_arr.max())} exceeds the number of scores B={B}; these estimators only "
-            "interpolate (n <= B)"
+            f"n={int(n_arr.max())} exceeds the number of scores B={B}; these estimators only interpolate (n <= B)"
         )
     return B, n_arr.astype(np.int64)
 
@@ -101,9 +100,7 @@ def _weights_cached(B: int, method: str, n: tuple[int, ...]) -> np.ndarray:
             )
             logw = np.where(i >= nn, logw, -np.inf)
         else:  # "w": C(i+n-2, n-1) / C(B+n-1, n)
-            logw = (gammaln(i + nn - 1) - gammaln(nn) - gammaln(i)) - (
-                gammaln(B + nn) - gammaln(nn + 1) - gammaln(B)
-            )
+            logw = (gammaln(i + nn - 1) - gammaln(nn) - gammaln(i)) - (gammaln(B + nn) - gammaln(nn + 1) - gammaln(B))
     w = np.exp(logw)
     # Each row sums to 1 exactly; renormalising cancels the rounding of the shared log-normaliser, which
     # grows with B (about 1e-11 relative at B = 10,000 before, 1e-16 after).
@@ -161,8 +158,10 @@ def _sorted_iv(x: np.ndarray, presorted: bool) -> np.ndarray:
         batch = where[:-1] if len(where) > 2 else where[0] if len(where) == 2 else None
         row = "" if batch is None else f"sample {batch} "
         a, b = float(x[where]), float(x[where[:-1] + (where[-1] + 1,)])
-        raise ValueError(f"presorted=True but {row}is not ascending along the sample axis (position "
-                         f"{where[-1] + 1}: {a!r} > {b!r}); pass presorted=False to sort")
+        raise ValueError(
+            f"presorted=True but {row}is not ascending along the sample axis (position "
+            f"{where[-1] + 1}: {a!r} > {b!r}); pass presorted=False to sort"
+        )
     return x
 
 
@@ -204,7 +203,8 @@ def _windowed_sums(xs: list[np.ndarray], B: int, method: str, n: np.ndarray) -> 
         if method == "u":
             low = i - nn + 1
             logw = (table[i] - table[nn] - table[np.maximum(low, 1)]) - (
-                table[B + 1] - table[nn + 1] - table[B - nn + 1])
+                table[B + 1] - table[nn + 1] - table[B - nn + 1]
+            )
             logw = np.where(low >= 1, logw, -np.inf)
         else:
             logw = (table[i + nn - 1] - table[nn] - table[i]) - (table[B + nn] - table[nn + 1] - table[B])
@@ -308,9 +308,11 @@ def _bootstrap_expected_max(x_sorted, n, *, resamples, rng) -> np.ndarray:
         idx = rng.integers(0, B, size=(block.shape[0], resamples, B), dtype=np.int32)
         np.maximum.accumulate(idx, axis=-1, out=idx)
         top = idx[:, :, n - 1]  # (rows, K, len(n)): index of each prefix maximum
-        out[start : start + block.shape[0]] = np.take_along_axis(
-            block[:, None, :], top.reshape(block.shape[0], 1, -1), axis=-1
-        ).reshape(top.shape).mean(axis=1)
+        out[start : start + block.shape[0]] = (
+            np.take_along_axis(block[:, None, :], top.reshape(block.shape[0], 1, -1), axis=-1)
+            .reshape(top.shape)
+            .mean(axis=1)
+        )
     return out.reshape(*batch_shape, n.size)
 
 
@@ -350,7 +352,7 @@ def expected_max_std(scores, *, n=None, axis: int = -1, presorted: bool = False)
     array([0.5      , 0.4330127])
     """
     x = _scores_iv(scores, axis)
-    B, n_arr = _budget_iv(x.shape[-1], n)
+    _B, n_arr = _budget_iv(x.shape[-1], n)
     return _v_mean_std(_sorted_iv(x, presorted), n_arr)[1]
 
 

@@ -47,8 +47,20 @@ from .runner import Task, chunk_tasks, run_tasks, stable_hash, task_seed
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CHUNK", "MULTIPLES", "Sample", "Analysis", "Extrapolation", "ExtrapolationFailed", "BadSample", "TailTooShort",
-           "budgets", "prepare", "run", "bootstrap_task"]
+__all__ = [
+    "CHUNK",
+    "MULTIPLES",
+    "Sample",
+    "Analysis",
+    "Extrapolation",
+    "ExtrapolationFailed",
+    "BadSample",
+    "TailTooShort",
+    "budgets",
+    "prepare",
+    "run",
+    "bootstrap_task",
+]
 
 #: Bootstrap replicates per chunk (one task of the runner; its fits are vectorized together).
 CHUNK = 25
@@ -132,8 +144,9 @@ def budgets(n: int, k_max: int, extra=()) -> np.ndarray:
     (1, 4800, True)
     """
     grid = np.round(np.geomspace(1, k_max, _GRID_POINTS))
-    points = np.concatenate([grid, np.arange(1, min(10, k_max) + 1), [m * n for m in MULTIPLES],
-                             np.asarray(extra, dtype=np.float64)])
+    points = np.concatenate(
+        [grid, np.arange(1, min(10, k_max) + 1), [m * n for m in MULTIPLES], np.asarray(extra, dtype=np.float64)]
+    )
     points = np.unique(points.astype(np.float64))
     return points[points <= k_max]
 
@@ -145,8 +158,11 @@ def _rule(opts) -> Threshold:
 
 
 def _describe_rule(opts) -> str:
-    return (f"threshold_score={opts.threshold_score:g}" if opts.threshold_score is not None
-            else f"threshold={opts.threshold:g}")
+    return (
+        f"threshold_score={opts.threshold_score:g}"
+        if opts.threshold_score is not None
+        else f"threshold={opts.threshold:g}"
+    )
 
 
 def _tail_iv(sample: Sample, opts, source: str) -> None:
@@ -159,13 +175,20 @@ def _tail_iv(sample: Sample, opts, source: str) -> None:
         return
     where = f"{source}: model {sample.model}"
     if sample.runs < MIN_TAIL:
-        raise TailTooShort(f"{where} has {sample.runs} scores; fitting the tail needs at least {MIN_TAIL} above the "
-                           f"threshold: give more scores")
-    fix = ("lower threshold_score" if opts.threshold_score is not None else
-           f"lower threshold (at most {np.floor(100 * (sample.runs - MIN_TAIL) / sample.runs) / 100:g} for "
-           f"{sample.runs} distinct scores)")
-    raise TailTooShort(f"{where}: {_describe_rule(opts)} leaves {n_tail} of {sample.runs} scores above it "
-                       f"({t:.6g}); fitting the tail needs at least {MIN_TAIL}: {fix}")
+        raise TailTooShort(
+            f"{where} has {sample.runs} scores; fitting the tail needs at least {MIN_TAIL} above the "
+            f"threshold: give more scores"
+        )
+    fix = (
+        "lower threshold_score"
+        if opts.threshold_score is not None
+        else f"lower threshold (at most {np.floor(100 * (sample.runs - MIN_TAIL) / sample.runs) / 100:g} for "
+        f"{sample.runs} distinct scores)"
+    )
+    raise TailTooShort(
+        f"{where}: {_describe_rule(opts)} leaves {n_tail} of {sample.runs} scores above it "
+        f"({t:.6g}); fitting the tail needs at least {MIN_TAIL}: {fix}"
+    )
 
 
 def _digest(x: np.ndarray) -> str:
@@ -174,9 +197,18 @@ def _digest(x: np.ndarray) -> str:
 
 def _settings(opts) -> dict:
     """What fixes a chunk's numbers besides the scores (n_boot only adds chunks; level, method only read)."""
-    return {"scheme": SCHEME, "fit": FIT_VERSION, "seed": opts.seed, "chunk": CHUNK, "threshold": opts.threshold,
-            "threshold_score": opts.threshold_score, "c": list(opts.c) if opts.c else None, "k_max": opts.k_max,
-            "mean": opts.mean, "high": opts.data.high}
+    return {
+        "scheme": SCHEME,
+        "fit": FIT_VERSION,
+        "seed": opts.seed,
+        "chunk": CHUNK,
+        "threshold": opts.threshold,
+        "threshold_score": opts.threshold_score,
+        "c": list(opts.c) if opts.c else None,
+        "k_max": opts.k_max,
+        "mean": opts.mean,
+        "high": opts.data.high,
+    }
 
 
 def prepare(scores: dict, opts, source: str) -> list[Analysis]:
@@ -195,15 +227,19 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
         x = np.asarray(x, dtype=np.float64)
         m = opts.sample_size or x.size
         if m > x.size:
-            raise BadSample(f"sample_size={m} exceeds the {x.size} scores of model {model} in {source}: give "
-                             f"sample_size <= {x.size}")
+            raise BadSample(
+                f"sample_size={m} exceeds the {x.size} scores of model {model} in {source}: give "
+                f"sample_size <= {x.size}"
+            )
         samples.append(Sample(model, x[:m], x.size))
         if m < x.size:
             samples.append(Sample(model, x, x.size, reference=True))
     for s in samples:
         if opts.k_max is not None and opts.k_max < s.total:
-            raise BadSample(f"k_max={opts.k_max} is below the {s.total} runs of model {s.model}: the extrapolation "
-                            f"starts there; give k_max >= {s.total} (or leave it out: 100 n)")
+            raise BadSample(
+                f"k_max={opts.k_max} is below the {s.total} runs of model {s.model}: the extrapolation "
+                f"starts there; give k_max >= {s.total} (or leave it out: 100 n)"
+            )
         _tail_iv(s, opts, source)
     constraints = {"c": list(opts.c)} if opts.c else {}
     if opts.data.high is not None:  # an accuracy cannot exceed its top: neither can b, the best score possible
@@ -216,14 +252,25 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
         except InvalidParameter as exc:
             raise BadSample(f"{source}: model {s.model}: {exc}") from None
         law = result.law
-        log.info("%s, %d runs: b = %.6g, c = %d, o = %.3g, a = %.6g (%d scores above %.6g%s)", s.model, s.runs, law.b,
-                 law.c, law.o, law.a, result.n_tail, result.threshold, "; noise-free fit" if result.hit_bound else "")
+        log.info(
+            "%s, %d runs: b = %.6g, c = %d, o = %.3g, a = %.6g (%d scores above %.6g%s)",
+            s.model,
+            s.runs,
+            law.b,
+            law.c,
+            law.o,
+            law.a,
+            result.n_tail,
+            result.threshold,
+            "; noise-free fit" if result.hit_bound else "",
+        )
         k_max = opts.k_max or 100 * s.runs
         # A reference fit (not bootstrapped) is judged against its nonparametric band at every integer k <= n.
         extra = np.arange(1, s.runs + 1) if s.reference else [s.total] if s.total > s.runs else []
         ks = budgets(s.runs, k_max, extra)
-        cell = stable_hash({**_settings(opts), "model": s.model, "runs": s.runs, "scores": _digest(s.scores),
-                            "ks": ks.tolist()})[:16]
+        cell = stable_hash(
+            {**_settings(opts), "model": s.model, "runs": s.runs, "scores": _digest(s.scores), "ks": ks.tolist()}
+        )[:16]
         out.append(Analysis(s, result, cell, ks))
     return out
 
@@ -232,8 +279,7 @@ def bootstrap_task(cells: dict, seed: int, task: Task) -> dict:
     """One chunk of a cell's bootstrap (the runner's task function; ``cells`` maps a cell key to the fitted
     law, n, threshold rule, c values, warm start, budgets and mean flag)."""
     law, n, rule, cs, start, ks, mean, b_max = cells[task.cell]
-    return bootstrap_chunk(law, n, rule, cs, start, ks, task.reps, task_seed(seed, task.cell, task.chunk), mean,
-                           b_max)
+    return bootstrap_chunk(law, n, rule, cs, start, ks, task.reps, task_seed(seed, task.cell, task.chunk), mean, b_max)
 
 
 def _reps(store: io.ChunkStore, tasks: list[Task]) -> dict:
@@ -243,8 +289,15 @@ def _reps(store: io.ChunkStore, tasks: list[Task]) -> dict:
 
 def _no_reps(K: int) -> dict:
     """The replicates of a fit that is not bootstrapped: none (its intervals and bands are NaN)."""
-    return {"a": np.zeros(0), "b": np.zeros(0), "c": np.zeros(0), "o": np.zeros(0), "ok": np.zeros(0, dtype=bool),
-            "median": np.zeros((0, K)), "mean": np.zeros((0, K))}
+    return {
+        "a": np.zeros(0),
+        "b": np.zeros(0),
+        "c": np.zeros(0),
+        "o": np.zeros(0),
+        "ok": np.zeros(0, dtype=bool),
+        "median": np.zeros((0, K)),
+        "mean": np.zeros((0, K)),
+    }
 
 
 def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None = None) -> Extrapolation:
@@ -260,20 +313,37 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     settings = _settings(opts)
     fingerprint = stable_hash(settings)[:16]
     store = io.ChunkStore(Path(out_dir) / "chunks", fingerprint)
-    store.claim({**settings, "cells": {a.cell: {"model": a.sample.model, "runs": a.sample.runs,
-                                                "scores": _digest(a.sample.scores)} for a in analyses
-                                       if not a.sample.reference}})
+    store.claim(
+        {
+            **settings,
+            "cells": {
+                a.cell: {"model": a.sample.model, "runs": a.sample.runs, "scores": _digest(a.sample.scores)}
+                for a in analyses
+                if not a.sample.reference
+            },
+        }
+    )
     booted = [a for a in analyses if not a.sample.reference]
-    cells = {a.cell: (a.fit.law, a.sample.runs, a.fit.rule, a.fit.cs, a.fit.start, a.ks, opts.mean, a.fit.b_max)
-             for a in booted}
+    cells = {
+        a.cell: (a.fit.law, a.sample.runs, a.fit.rule, a.fit.cs, a.fit.start, a.ks, opts.mean, a.fit.b_max)
+        for a in booted
+    }
     tasks_by_cell = {a.cell: chunk_tasks(a.cell, opts.n_boot, CHUNK) for a in booted}
     tasks = [t for ts in tasks_by_cell.values() for t in ts]
-    report = run_tasks(functools.partial(bootstrap_task, cells, opts.seed), tasks, store, n_jobs=opts.n_jobs,
-                       progress=progress, description="bootstrap")
+    report = run_tasks(
+        functools.partial(bootstrap_task, cells, opts.seed),
+        tasks,
+        store,
+        n_jobs=opts.n_jobs,
+        progress=progress,
+        description="bootstrap",
+    )
     if report.failures:
         f = report.failures[0]
-        raise ExtrapolationFailed(f"{len(report.failures)} of {report.tasks} bootstrap chunks failed; first: chunk "
-                                  f"{f.where}: {f.error.splitlines()[0]}")
+        raise ExtrapolationFailed(
+            f"{len(report.failures)} of {report.tasks} bootstrap chunks failed; first: chunk "
+            f"{f.where}: {f.error.splitlines()[0]}"
+        )
     curves, fits, sims = [], [], []
     by_model = {}
     for a in analyses:
@@ -289,13 +359,15 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
         fits.append(_fit_row(a, rep, opts))
         if not a.sample.reference:
             sims.append(_simulation_rows(a, rep))
-    return Extrapolation(pd.concat(curves, ignore_index=True), pd.DataFrame(fits),
-                         pd.concat(sims, ignore_index=True), report)
+    return Extrapolation(
+        pd.concat(curves, ignore_index=True), pd.DataFrame(fits), pd.concat(sims, ignore_index=True), report
+    )
 
 
 def _law_curves(law, ks: np.ndarray, mean: bool):
-    med, avg = _curves(np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]), law.convex, ks,
-                       mean=mean)
+    med, avg = _curves(
+        np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]), law.convex, ks, mean=mean
+    )
     return med[0], (avg[0] if mean else None)
 
 
@@ -310,8 +382,9 @@ def _np_band(x: np.ndarray, ks: np.ndarray, opts):
     """The nonparametric median curve and its simultaneous band of scores ``x`` at ``ks`` (NaN beyond x.size)."""
     inside = ks <= x.size
     out = np.full((3, ks.size), np.nan)
-    tc = bands.tuning_curve_bands(x, opts.level, "median", opts.method, ks=ks[inside], low=opts.data.low,
-                                  high=opts.data.high)
+    tc = bands.tuning_curve_bands(
+        x, opts.level, "median", opts.method, ks=ks[inside], low=opts.data.low, high=opts.data.high
+    )
     out[:, inside] = tc.point, tc.lower, tc.upper
     return out
 
@@ -328,20 +401,32 @@ def _curve_rows(a: Analysis, rep: dict, opts, full: Analysis) -> pd.DataFrame:
         if est is None:
             continue
         band = _band(reps, ok, opts.level)
-        frame = pd.DataFrame({"model": s.model, "runs": s.runs, "k": ks, "region": region, "curve": curve,
-                              "estimate": est, "lower": band[0], "upper": band[1]})
+        frame = pd.DataFrame(
+            {
+                "model": s.model,
+                "runs": s.runs,
+                "k": ks,
+                "region": region,
+                "curve": curve,
+                "estimate": est,
+                "lower": band[0],
+                "upper": band[1],
+            }
+        )
         if curve == "median":
             nontrivial = np.isfinite(np_lo) & np.isfinite(np_hi) & (np_lo > low) & (np_hi < high)
             frame["np_point"], frame["np_lower"], frame["np_upper"] = point, np_lo, np_hi
             # 1 where the fitted curve lies inside the nonparametric band (0 outside; NaN where that band is trivial)
             frame["inside_np"] = np.where(nontrivial, ((np_lo <= est) & (est <= np_hi)).astype(float), np.nan)
-            frame["band_inside_np"] = np.where(nontrivial, ((np_lo <= band[0]) & (band[1] <= np_hi)).astype(float),
-                                               np.nan)
+            frame["band_inside_np"] = np.where(
+                nontrivial, ((np_lo <= band[0]) & (band[1] <= np_hi)).astype(float), np.nan
+            )
             if s.total > s.runs:  # the held-out check: the median curve of every run, and whether the band covers it
                 all_point = _np_band(full.sample.scores, ks, opts)[0]
                 frame["all_point"] = all_point
-                frame["covers_all"] = np.where(np.isfinite(all_point),
-                                               ((band[0] <= all_point) & (all_point <= band[1])).astype(float), np.nan)
+                frame["covers_all"] = np.where(
+                    np.isfinite(all_point), ((band[0] <= all_point) & (all_point <= band[1])).astype(float), np.nan
+                )
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     for col in ("np_point", "np_lower", "np_upper", "inside_np", "band_inside_np", "all_point", "covers_all"):
@@ -359,10 +444,21 @@ def _fit_row(a: Analysis, rep: dict, opts) -> dict:
     def interval(x):
         return np.nanquantile(x[ok], [alpha, 1.0 - alpha]) if ok.any() else (np.nan, np.nan)
 
-    row = {"model": a.sample.model, "runs": a.sample.runs, "total_runs": a.sample.total,
-           "threshold": f.threshold, "rule": f.rule.describe(), "n_tail": f.n_tail, "hit_bound": f.hit_bound,
-           "converged": f.converged, "a": law.a, "b": law.b, "c": law.c, "o": law.o,
-           "max_score": float(a.sample.scores.max())}
+    row = {
+        "model": a.sample.model,
+        "runs": a.sample.runs,
+        "total_runs": a.sample.total,
+        "threshold": f.threshold,
+        "rule": f.rule.describe(),
+        "n_tail": f.n_tail,
+        "hit_bound": f.hit_bound,
+        "converged": f.converged,
+        "a": law.a,
+        "b": law.b,
+        "c": law.c,
+        "o": law.o,
+        "max_score": float(a.sample.scores.max()),
+    }
     for name in ("a", "b", "o"):
         row[f"{name}_lower"], row[f"{name}_upper"] = interval(rep[name])
     for c in f.cs:
@@ -386,9 +482,20 @@ def _simulation_rows(a: Analysis, rep: dict) -> pd.DataFrame:
     R = int(ok.sum())
     sd = lambda x: x.std(axis=0, ddof=1) / np.sqrt(R) if R > 1 else np.full(x.shape[1], np.nan)  # noqa: E731
     absr = np.abs(rel)
-    return pd.DataFrame({
-        "model": a.sample.model, "runs": n, "multiple": multiples, "k": at, "true": true, "gain": gain,
-        "mean_abs_rel_error": absr.mean(axis=0), "mean_abs_rel_error_mcse": sd(absr),
-        "bias_rel": rel.mean(axis=0), "bias_rel_mcse": sd(rel),
-        "p90_abs_rel_error": np.quantile(absr, 0.9, axis=0) if R else np.nan,
-        "mean_abs_error": np.abs(pred - true).mean(axis=0), "replicates": R})
+    return pd.DataFrame(
+        {
+            "model": a.sample.model,
+            "runs": n,
+            "multiple": multiples,
+            "k": at,
+            "true": true,
+            "gain": gain,
+            "mean_abs_rel_error": absr.mean(axis=0),
+            "mean_abs_rel_error_mcse": sd(absr),
+            "bias_rel": rel.mean(axis=0),
+            "bias_rel_mcse": sd(rel),
+            "p90_abs_rel_error": np.quantile(absr, 0.9, axis=0) if R else np.nan,
+            "mean_abs_error": np.abs(pred - true).mean(axis=0),
+            "replicates": R,
+        }
+    )

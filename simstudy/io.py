@@ -15,13 +15,14 @@ import os
 import platform
 import re
 import subprocess
-import time
 import sys
 import tempfile
+import time
 import zipfile
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterator, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -166,8 +167,14 @@ def _layout(arrays: dict[str, np.ndarray]) -> list[list]:
 
 
 def _identity(fingerprint: str, cell: str, chunk: int, reps: int, arrays: dict[str, np.ndarray]) -> dict:
-    return {"format": _CHUNK_FORMAT, "run": fingerprint, "cell": cell, "chunk": int(chunk), "reps": int(reps),
-            "arrays": _layout(arrays)}
+    return {
+        "format": _CHUNK_FORMAT,
+        "run": fingerprint,
+        "cell": cell,
+        "chunk": int(chunk),
+        "reps": int(reps),
+        "arrays": _layout(arrays),
+    }
 
 
 def _canonical(identity: dict) -> bytes:
@@ -199,8 +206,11 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
 def config_diff(old: dict, new: dict) -> list[str]:
     """``key: old -> new`` for every dotted key whose value differs between two nested mappings."""
     a, b = _flatten(old), _flatten(new)
-    return [f"{k}: {a.get(k, '(unset)')!r} -> {b.get(k, '(unset)')!r}" for k in sorted(a.keys() | b.keys())
-            if a.get(k, "(unset)") != b.get(k, "(unset)")]
+    return [
+        f"{k}: {a.get(k, '(unset)')!r} -> {b.get(k, '(unset)')!r}"
+        for k in sorted(a.keys() | b.keys())
+        if a.get(k, "(unset)") != b.get(k, "(unset)")
+    ]
 
 
 class ChunkStore:
@@ -261,8 +271,10 @@ class ChunkStore:
             except (OSError, ValueError):
                 diff = []
             what = "; ".join(diff) if diff else "an earlier version of the study's chunk format"
-            raise RunDirConflict(f"{self.root.parent.parent} holds results of a different configuration ({what}); "
-                                 f"use another run directory or remove it")
+            raise RunDirConflict(
+                f"{self.root.parent.parent} holds results of a different configuration ({what}); "
+                f"use another run directory or remove it"
+            )
         path = self.root / "config.json"
         if not path.is_file():
             write_json(config, path)
@@ -300,12 +312,16 @@ class ChunkStore:
             with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
                 comment = data.zip.comment
-        except Exception as exc:  # noqa: BLE001 -- zip, zlib, npy-header, OS errors: all mean "not whole"
+        except Exception as exc:
             self._corrupt(path, f": unreadable ({type(exc).__name__}: {' '.join(str(exc).split())})")
         if not comment.startswith(_CHUNK_TAG):
-            self._corrupt(path, ": an older chunk format without identity; it cannot be trusted"
-                          if comment.startswith(_CHECKSUM_TAG) else ": no identity or checksum (not simstudy's)")
-        header, _, stored = comment[len(_CHUNK_TAG):].rpartition(_SHA_TAG)
+            self._corrupt(
+                path,
+                ": an older chunk format without identity; it cannot be trusted"
+                if comment.startswith(_CHECKSUM_TAG)
+                else ": no identity or checksum (not simstudy's)",
+            )
+        header, _, stored = comment[len(_CHUNK_TAG) :].rpartition(_SHA_TAG)
         # The checksum first: the identity of a damaged file means nothing.
         if stored.decode(errors="replace") != _digest(arrays, header):
             self._corrupt(path, ": checksum mismatch (damaged)")
@@ -335,8 +351,11 @@ def _git_revision() -> str | None:
             ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5, check=True
         )
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True,
-            text=True, timeout=5,
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
         ).stdout.strip()
         return out.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
@@ -346,8 +365,18 @@ def _git_revision() -> str | None:
 def environment() -> dict[str, Any]:
     """Versions of Python, the platform, simstudy's dependencies and the git revision, for run metadata."""
     packages = {}
-    for name in ("simstudy", "numpy", "scipy", "pandas", "pyarrow", "joblib", "hydra-core", "seaborn",
-                 "matplotlib", "tqdm"):
+    for name in (
+        "simstudy",
+        "numpy",
+        "scipy",
+        "pandas",
+        "pyarrow",
+        "joblib",
+        "hydra-core",
+        "seaborn",
+        "matplotlib",
+        "tqdm",
+    ):
         try:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -427,8 +456,10 @@ def check_run_dir(path: str | os.PathLike) -> None:
     names = {p.name for p in path.iterdir()}
     if names and not _is_run_dir(path, names):
         shown = ", ".join(sorted(names)[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        raise NotARunDir(f"{path} is not empty and is not a simstudy run directory (it holds {shown}); choose "
-                         f"another run directory (hydra.run.dir=...) or an empty one")
+        raise NotARunDir(
+            f"{path} is not empty and is not a simstudy run directory (it holds {shown}); choose "
+            f"another run directory (hydra.run.dir=...) or an empty one"
+        )
 
 
 def _process_start(pid: int) -> str | None:
@@ -443,9 +474,14 @@ def _owner() -> dict:
     import secrets
     import socket
 
-    return {"pid": os.getpid(), "host": socket.gethostname(), "start": _process_start(os.getpid()),
-            "since": time.strftime("%Y-%m-%d %H:%M:%S"), "token": secrets.token_hex(8),
-            "argv": sys.argv[1:]}
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "start": _process_start(os.getpid()),
+        "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "token": secrets.token_hex(8),
+        "argv": sys.argv[1:],
+    }
 
 
 def _alive(owner: dict) -> bool | None:
@@ -506,8 +542,10 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
                 alive = _alive(held)
             if alive is not False:
                 hint = "" if alive else f"; if that run is dead, remove {lock}"
-                raise RunDirBusy(f"{lock.parent} is in use by another simstudy run ({_describe_owner(held)}); wait "
-                                 f"for it to finish or use another run directory{hint}") from None
+                raise RunDirBusy(
+                    f"{lock.parent} is in use by another simstudy run ({_describe_owner(held)}); wait "
+                    f"for it to finish or use another run directory{hint}"
+                ) from None
             # Stale: move it aside under a name of our own (atomic: one process wins), check that what moved
             # is the lock we judged stale (not a fresh one created meanwhile), and try again.
             aside = lock.with_name(f"{lock.name}.stale-{owner['token']}")
@@ -521,8 +559,10 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
                 aside.unlink(missing_ok=True)
                 continue
             aside.unlink(missing_ok=True)
-            warn(f"{lock.parent}: took over the lock of a simstudy run that is no longer running "
-                 f"({_describe_owner(held)})")
+            warn(
+                f"{lock.parent}: took over the lock of a simstudy run that is no longer running "
+                f"({_describe_owner(held)})"
+            )
             continue
         try:
             os.write(fd, blob)
@@ -609,16 +649,21 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     written = False
     try:
         check_run_dir(path)  # under the lock: a foreign file may have appeared since the first look
-        others = sorted(p for p in path.glob(LOCK_NAME + "*") if p != lock and ".stale-" not in p.name
-                        and (shard is None or p.name == LOCK_NAME))
+        others = sorted(
+            p
+            for p in path.glob(LOCK_NAME + "*")
+            if p != lock and ".stale-" not in p.name and (shard is None or p.name == LOCK_NAME)
+        )
         for other in others:  # an unsharded run excludes every shard; a shard excludes an unsharded run
             held = _read_lock(other)
             if held is None:
                 continue
             alive = _alive(held) if held else True
             if alive is not False:
-                raise RunDirBusy(f"{path} is in use by another simstudy run ({_describe_owner(held)}); wait for it "
-                                 f"to finish or use another run directory")
+                raise RunDirBusy(
+                    f"{path} is in use by another simstudy run ({_describe_owner(held)}); wait for it "
+                    f"to finish or use another run directory"
+                )
             other.unlink(missing_ok=True)
             warn(f"{path}: removed the lock of a simstudy run that is no longer running ({_describe_owner(held)})")
         written = not (path / RUN_MARKER).exists()
@@ -626,8 +671,10 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
             write_json({"simstudy": "run directory", "created": owner["since"]}, path / RUN_MARKER)
         removed = () if shard is not None else remove_stray_temporaries(path)
         if removed:
-            warn(f"{path}: removed {len(removed)} temporary file(s) left by an interrupted run "
-                 f"({', '.join(p.name for p in removed[:3])}{' ...' if len(removed) > 3 else ''})")
+            warn(
+                f"{path}: removed {len(removed)} temporary file(s) left by an interrupted run "
+                f"({', '.join(p.name for p in removed[:3])}{' ...' if len(removed) > 3 else ''})"
+            )
     except BaseException:  # e.g. SIGTERM mid-claim: leave the directory as it was found
         if written:
             (path / RUN_MARKER).unlink(missing_ok=True)
@@ -664,5 +711,14 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-__all__ += ["RUN_MARKER", "LOCK_NAME", "NotARunDir", "RunDirBusy", "RunDirClaim", "check_run_dir", "claim_run_dir",
-            "remove_stray_temporaries", "sha256_file"]
+__all__ += [
+    "RUN_MARKER",
+    "LOCK_NAME",
+    "NotARunDir",
+    "RunDirBusy",
+    "RunDirClaim",
+    "check_run_dir",
+    "claim_run_dir",
+    "remove_stray_temporaries",
+    "sha256_file",
+]

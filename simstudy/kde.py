@@ -109,12 +109,12 @@ def _isj_gap(t: float, n: int, k2: np.ndarray, a2: np.ndarray) -> float:
     given the estimate at stage s + 1, from s = l down to 2; the last gives the plug-in time for f itself.
     """
     lvl = 7
-    norm = 2 * np.pi ** (2 * lvl) * np.sum(k2 ** lvl * a2 * np.exp(-k2 * np.pi ** 2 * t))
+    norm = 2 * np.pi ** (2 * lvl) * np.sum(k2**lvl * a2 * np.exp(-k2 * np.pi**2 * t))
     for s in range(lvl - 1, 1, -1):
         odd = np.prod(np.arange(1, 2 * s, 2)) / np.sqrt(2 * np.pi)  # (2s-1)!! / sqrt(2 pi)
         const = (1 + 0.5 ** (s + 0.5)) / 3
         time = (2 * const * odd / (n * norm)) ** (2 / (3 + 2 * s))
-        norm = 2 * np.pi ** (2 * s) * np.sum(k2 ** s * a2 * np.exp(-k2 * np.pi ** 2 * time))
+        norm = 2 * np.pi ** (2 * s) * np.sum(k2**s * a2 * np.exp(-k2 * np.pi**2 * time))
     return t - (2 * n * np.sqrt(np.pi) * norm) ** -0.4
 
 
@@ -161,8 +161,9 @@ def isj_bandwidth(data, *, low: float, high: float, grid: int = 1 << 14) -> floa
     x = _scores_iv(data, "data")
     low, high = float(low), float(high)
     if not (np.isfinite(low) and np.isfinite(high) and low < high) or x[0] < low or x[-1] > high:
-        raise ValueError(f"data must lie within finite bounds low < high, got [{low}, {high}] for data in "
-                         f"[{x[0]}, {x[-1]}]")
+        raise ValueError(
+            f"data must lie within finite bounds low < high, got [{low}, {high}] for data in [{x[0]}, {x[-1]}]"
+        )
     gaps = np.diff(np.unique(x))
     if gaps.size == 0:
         raise ValueError("data must hold at least two distinct values to choose a bandwidth")

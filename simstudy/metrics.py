@@ -172,8 +172,7 @@ def performance(G: np.ndarray, truth: np.ndarray) -> Performance:
         w_var = (raw(se_, se_) + raw(sf, sf) - 2 * raw(se_, sf) - w_mean**2) * R / (R - 1)
         _append(paired["mse"], w_mean, np.sqrt(np.clip(w_var, 0.0, None) / R))
     N = G.shape[0]
-    paired = {k: (np.reshape(v[0], (len(pairs), N)), np.reshape(v[1], (len(pairs), N)))
-              for k, v in paired.items()}
+    paired = {k: (np.reshape(v[0], (len(pairs), N)), np.reshape(v[1], (len(pairs), N))) for k, v in paired.items()}
     return Performance(measures=measures, paired=paired, pairs=pairs, reps=int(R))
 
 

@@ -112,7 +112,7 @@ def _moment(mu, r, m) -> np.ndarray:
         in_window &= ~closed
     live = np.flatnonzero(in_window)
     for start in range(0, live.size, _CHUNK):
-        idx = live[start:start + _CHUNK]
+        idx = live[start : start + _CHUNK]
         mu_i, r_i = mu[idx], r[idx]
         u, wts = _nodes(mu_i, r_i)
         g = u * u
@@ -229,7 +229,7 @@ def _std_cdf_sf_pdf(z: np.ndarray, c: np.ndarray, r: np.ndarray):
     m_cdf, m_pdf = np.zeros(z.size), np.zeros(z.size)
     live = np.flatnonzero((mu + _WINDOW * r > 0) & (mu - _WINDOW * r < 1))
     for start in range(0, live.size, _CHUNK):
-        idx = live[start:start + _CHUNK]
+        idx = live[start : start + _CHUNK]
         mu_i, r_i, c_i = mu[idx], r[idx], c[idx]
         u, wts = _nodes(mu_i, r_i)
         u2 = u * u
@@ -319,8 +319,12 @@ def _ks_iv(ks) -> np.ndarray:
 
 
 def _c_iv(c: Any) -> int:
-    if isinstance(c, bool) or not isinstance(c, (int, np.integer, float)) or float(c) != int(c) \
-            or int(c) not in C_RANGE:
+    if (
+        isinstance(c, bool)
+        or not isinstance(c, (int, np.integer, float))
+        or float(c) != int(c)
+        or int(c) not in C_RANGE
+    ):
         raise InvalidParameter("c", f"must be an integer from {C_RANGE[0]} to {C_RANGE[-1]}", c)
     return int(c)
 
@@ -429,7 +433,7 @@ class NoisyQuadratic:
     @property
     def var(self) -> float:
         c = self.c
-        return (self.b - self.a) ** 2 * 4.0 * c / ((c + 2.0) ** 2 * (c + 4.0)) + self.o ** 2
+        return (self.b - self.a) ** 2 * 4.0 * c / ((c + 2.0) ** 2 * (c + 4.0)) + self.o**2
 
     def quantile_tuning_curve(self, ks, q: float = 0.5, *, minimize: bool = False) -> np.ndarray:
         """The q-quantile of the best of k draws (the max, or the min when ``minimize``); shape of ``ks``.

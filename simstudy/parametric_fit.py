@@ -34,17 +34,28 @@ Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple ne
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from scipy import special
 
 from .distributions import InvalidParameter
-from .parametric import C_RANGE, NoisyQuadratic, _SQRT2PI, _WINDOW, _nodes, _tanh_sinh
+from .parametric import _SQRT2PI, _WINDOW, C_RANGE, NoisyQuadratic, _nodes, _tanh_sinh
 
-__all__ = ["Threshold", "FitResult", "fit", "fit_batch", "BootstrapResult", "parametric_bootstrap",
-           "bootstrap_chunk", "MIN_TAIL", "MAX_TAIL", "FIT_VERSION"]
+__all__ = [
+    "Threshold",
+    "FitResult",
+    "fit",
+    "fit_batch",
+    "BootstrapResult",
+    "parametric_bootstrap",
+    "bootstrap_chunk",
+    "MIN_TAIL",
+    "MAX_TAIL",
+    "FIT_VERSION",
+]
 
 #: The fewest scores above the threshold a fit accepts (three parameters, and c).
 MIN_TAIL = 8
@@ -87,8 +98,9 @@ class Threshold:
 
     def __post_init__(self) -> None:
         if (self.quantile is None) == (self.score is None):
-            raise InvalidParameter("threshold", "must be a quantile or a score (exactly one)",
-                                   (self.quantile, self.score))
+            raise InvalidParameter(
+                "threshold", "must be a quantile or a score (exactly one)", (self.quantile, self.score)
+            )
         if self.quantile is not None and not 0 <= float(self.quantile) < 1:
             raise InvalidParameter("threshold.quantile", "must be in [0, 1)", self.quantile)
 
@@ -176,12 +188,11 @@ def _cdf_grad(z: np.ndarray, c: np.ndarray, r: np.ndarray | None, side: int = 16
         zf = np.where(finite, z, 0.0)
         phi_z = np.where(finite, np.exp(-0.5 * zr * zr) / _SQRT2PI, 0.0)
         g_r = -zf / (r * r) * phi_z - (b2 - b0) / r
-        g_rr = phi_z * (2.0 * zf / r ** 3 - zf ** 3 / r ** 5) - (b4 - 5.0 * b2 + 2.0 * b0) / (r * r)
+        g_rr = phi_z * (2.0 * zf / r**3 - zf**3 / r**5) - (b4 - 5.0 * b2 + 2.0 * b0) / (r * r)
     return cdf, sf, pdf, g_r, g_zz, g_zr, g_rr
 
 
-def _objective(x: np.ndarray, pts: np.ndarray, wts: np.ndarray, c: np.ndarray, noise_free: bool,
-               side: int = 16):
+def _objective(x: np.ndarray, pts: np.ndarray, wts: np.ndarray, c: np.ndarray, noise_free: bool, side: int = 16):
     """Minus the log product of spacings, its gradient and Hessian in x = (b, log(b - a), log o), per row.
 
     ``pts`` (R, K): the threshold then the distinct tail scores, padded with +inf; ``wts`` (R, K + 1): the
@@ -238,15 +249,24 @@ def _objective(x: np.ndarray, pts: np.ndarray, wts: np.ndarray, c: np.ndarray, n
         H = J.copy()
         wi = wts * inv
         for (i, k), zik in dzz.items():
-            d2 = (G_z * zik + G_r * drr[(i, k)] + G_zz * dz[i] * dz[k] + G_zr * (dz[i] * dr[k] + dz[k] * dr[i])
-                  + G_rr * dr[i] * dr[k])
+            d2 = (
+                G_z * zik
+                + G_r * drr[(i, k)]
+                + G_zz * dz[i] * dz[k]
+                + G_zr * (dz[i] * dr[k] + dz[k] * dr[i])
+                + G_rr * dr[i] * dr[k]
+            )
             d2 = np.where(np.isfinite(z), d2, 0.0)
             term = -(wi * diff(d2)).sum(axis=1)
             H[:, i, k] += term
             if i != k:
                 H[:, k, i] += term
-    broken = bad | ~np.all(np.isfinite(g), axis=1) | ~np.all(np.isfinite(H), axis=(1, 2)) \
+    broken = (
+        bad
+        | ~np.all(np.isfinite(g), axis=1)
+        | ~np.all(np.isfinite(H), axis=(1, 2))
         | ~np.all(np.isfinite(J), axis=(1, 2))
+    )
     g[broken], H[broken], J[broken] = 0.0, 0.0, 0.0
     return value, g, H, J
 
@@ -283,7 +303,7 @@ def _newton(x0, fun, free: np.ndarray, *, max_iter: int = 60, ftol: float = 1e-8
         ga = ga * ~fx
         off = fx[:, :, None] | fx[:, None, :]
 
-        def masked(m):  # a fixed coordinate: identity row and column (and zero gradient)
+        def masked(m, off=off, fx=fx):  # a fixed coordinate: identity row and column (and zero gradient)
             return np.where(off, 0.0, m) + fx[:, :, None] * eye
 
         Ha, Ja = masked(H[active]), masked(J[active])
@@ -330,16 +350,16 @@ def _buckets(samples: np.ndarray, thresholds: np.ndarray):
     for i in range(R):  # one row per sample: ties merge by np.unique (rare; a row costs microseconds)
         vals, counts = np.unique(samples[i][above[i]], return_counts=True)
         pts[i, 0] = thresholds[i]
-        pts[i, 1:1 + vals.size] = vals
+        pts[i, 1 : 1 + vals.size] = vals
         wts[i, 0] = n_lo[i]  # (-inf, t]
-        wts[i, 1:1 + vals.size] = counts  # (t, y_(1)], (y_(1), y_(2)], ...
+        wts[i, 1 : 1 + vals.size] = counts  # (t, y_(1)], (y_(1), y_(2)], ...
         wts[i, 1 + vals.size] = 1.0  # (y_(m), inf): the extra point above the largest score
     return pts, wts
 
 
 def _starts(samples: np.ndarray, thresholds: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Starting (b, log(b - a), log o) per row from the noise-free tail: above t, quadratic(a, b, c) is quadratic(t, b, c)."""
-    R, n = samples.shape
+    _R, n = samples.shape
     above = samples > thresholds[:, None]
     m = above.sum(axis=1)
     t = np.where(np.isfinite(thresholds), thresholds, samples[:, 0])
@@ -408,8 +428,11 @@ def _constraints_iv(constraints: Mapping[str, Any] | None):
     constraints = dict(constraints or {})
     unknown = set(constraints) - {"c", "convex", "o", "a", "b"}
     if unknown:
-        raise InvalidParameter("constraints", "may fix c (a value or a list), convex and o, and bound the best "
-                               "score (b, or a when convex)", sorted(unknown)[0])
+        raise InvalidParameter(
+            "constraints",
+            "may fix c (a value or a list), convex and o, and bound the best score (b, or a when convex)",
+            sorted(unknown)[0],
+        )
     c = constraints.get("c", C_RANGE)
     cs = tuple(int(v) for v in np.atleast_1d(c))
     for v in np.atleast_1d(c):
@@ -423,28 +446,41 @@ def _constraints_iv(constraints: Mapping[str, Any] | None):
         raise InvalidParameter("constraints.o", "may only be fixed at 0 (the noise-free law)", o)
     best_key, other = ("a", "b") if convex else ("b", "a")
     if other in constraints:
-        raise InvalidParameter(f"constraints.{other}", f"cannot be bounded: only the best score ({best_key}) can",
-                               constraints[other])
+        raise InvalidParameter(
+            f"constraints.{other}", f"cannot be bounded: only the best score ({best_key}) can", constraints[other]
+        )
     bound = np.inf  # on the best score, in the concave direction (-a for a convex law)
     if best_key in constraints:
         pair = constraints[best_key]
         try:
             lo, hi = pair
         except (TypeError, ValueError):
-            raise InvalidParameter(f"constraints.{best_key}", "must be a pair (low, high), None for no bound",
-                                   pair) from None
+            raise InvalidParameter(
+                f"constraints.{best_key}", "must be a pair (low, high), None for no bound", pair
+            ) from None
         end = hi if not convex else lo
         wrong = lo if not convex else hi
         if wrong is not None and np.isfinite(float(wrong)):
-            raise InvalidParameter(f"constraints.{best_key}", "may bound only from " + ("above" if not convex else
-                                   "below") + " (the best score possible)", pair)
+            raise InvalidParameter(
+                f"constraints.{best_key}",
+                "may bound only from " + ("above" if not convex else "below") + " (the best score possible)",
+                pair,
+            )
         if end is not None:
             bound = float(end) if not convex else -float(end)
     return cs, bool(convex), o is not None, bound
 
 
-def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_free: bool = False,
-              start: np.ndarray | None = None, precise: bool = False, b_max: float = np.inf):
+def fit_batch(
+    samples: np.ndarray,
+    thresholds: np.ndarray,
+    *,
+    cs=C_RANGE,
+    noise_free: bool = False,
+    start: np.ndarray | None = None,
+    precise: bool = False,
+    b_max: float = np.inf,
+):
     """Fit the concave law to each row of ``samples`` (sorted ascending), in standardized units.
 
     Parameters
@@ -471,14 +507,24 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
         ``x`` (R, len(cs), 3): the optimum per c in (b, log(b - a), log o), for warm starts.
     """
     samples = np.asarray(samples, dtype=np.float64)
-    R, n = samples.shape
-    per_row = len(cs) * (int((samples > np.asarray(thresholds)[:, None]).sum(axis=1).max(initial=0)) + 2) \
-        * _BYTES_PER_POINT
+    R, _n = samples.shape
+    per_row = (
+        len(cs) * (int((samples > np.asarray(thresholds)[:, None]).sum(axis=1).max(initial=0)) + 2) * _BYTES_PER_POINT
+    )
     rows = max(1, int(_MEMORY_BUDGET // max(per_row, 1)))
     if R > rows:  # in blocks of rows, each within the memory budget: the same numbers, row by row
-        parts = [fit_batch(samples[i:i + rows], thresholds[i:i + rows], cs=cs, noise_free=noise_free,
-                           start=None if start is None else start[i:i + rows], precise=precise, b_max=b_max)
-                 for i in range(0, R, rows)]
+        parts = [
+            fit_batch(
+                samples[i : i + rows],
+                thresholds[i : i + rows],
+                cs=cs,
+                noise_free=noise_free,
+                start=None if start is None else start[i : i + rows],
+                precise=precise,
+                b_max=b_max,
+            )
+            for i in range(0, R, rows)
+        ]
         return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     # Standardize: the fit is location-scale equivariant, and the optimizer's steps are then O(1).
     loc = np.where(np.isfinite(thresholds), thresholds, samples[:, 0])
@@ -527,8 +573,13 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
             redo = np.flatnonzero(f_nb < f - 1e-6)
             if redo.size == 0:
                 continue
-            x2, f2, conv2 = _newton(x_nb[redo], lambda xx, rows: fun(xx, redo[rows]), free[redo],
-                                    project=lambda xx, rows: project(xx, redo[rows]), **tol)
+            x2, f2, conv2 = _newton(
+                x_nb[redo],
+                lambda xx, rows, redo=redo: fun(xx, redo[rows]),
+                free[redo],
+                project=lambda xx, rows, redo=redo: project(xx, redo[rows]),
+                **tol,
+            )
             better = f2 < f[redo]
             take = redo[better]
             x[take], f[take], conv[take] = x2[better], f2[better], conv2[better]
@@ -560,9 +611,17 @@ def fit_batch(samples: np.ndarray, thresholds: np.ndarray, *, cs=C_RANGE, noise_
     xs_units = xs.copy()  # (b, log(b - a), log o) in score units, for warm starts
     xs_units[..., 0] = loc[:, None] + scale[:, None] * xs[..., 0]
     xs_units[..., 1:] += np.log(scale)[:, None, None]
-    return dict(a=a, b=b, o=o, c=np.asarray(cs)[best], objective=by_c[np.arange(R), best], by_c=by_c,
-                converged=conv[pick], hit_bound=(not noise_free) & on_bound[pick],
-                x=xs_units)
+    return dict(
+        a=a,
+        b=b,
+        o=o,
+        c=np.asarray(cs)[best],
+        objective=by_c[np.arange(R), best],
+        by_c=by_c,
+        converged=conv[pick],
+        hit_bound=(not noise_free) & on_bound[pick],
+        x=xs_units,
+    )
 
 
 def _ys_iv(ys) -> np.ndarray:
@@ -574,8 +633,13 @@ def _ys_iv(ys) -> np.ndarray:
     return ys
 
 
-def fit(ys, limits: tuple[float, float] | None = None, constraints: Mapping[str, Any] | None = None, *,
-        threshold: Threshold | None = None) -> FitResult:
+def fit(
+    ys,
+    limits: tuple[float, float] | None = None,
+    constraints: Mapping[str, Any] | None = None,
+    *,
+    threshold: Threshold | None = None,
+) -> FitResult:
     """Fit the noisy quadratic law to the tail of ``ys`` by maximum product of spacings.
 
     Parameters
@@ -634,27 +698,46 @@ def fit(ys, limits: tuple[float, float] | None = None, constraints: Mapping[str,
         rule = Threshold(quantile=None, score=-t if convex else t)
     n_tail = int((work > t).sum())
     if n_tail < MIN_TAIL:
-        raise InvalidParameter("threshold", f"leaves {n_tail} of {ys.size} scores above it; a fit needs at "
-                               f"least {MIN_TAIL} (lower the threshold)", -t if convex else t)
+        raise InvalidParameter(
+            "threshold",
+            f"leaves {n_tail} of {ys.size} scores above it; a fit needs at least {MIN_TAIL} (lower the threshold)",
+            -t if convex else t,
+        )
     if n_tail > MAX_TAIL:
-        raise InvalidParameter("threshold", f"leaves {n_tail:,} of {ys.size:,} scores above it; a fit takes at most "
-                               f"{MAX_TAIL:,} (about {MAX_TAIL * len(cs) * _BYTES_PER_POINT / 2**30:.1f} GB at its "
-                               f"peak): raise the threshold to fit only the top of the tail",
-                               -t if convex else t)
+        raise InvalidParameter(
+            "threshold",
+            f"leaves {n_tail:,} of {ys.size:,} scores above it; a fit takes at most "
+            f"{MAX_TAIL:,} (about {MAX_TAIL * len(cs) * _BYTES_PER_POINT / 2**30:.1f} GB at its "
+            f"peak): raise the threshold to fit only the top of the tail",
+            -t if convex else t,
+        )
     out = fit_batch(work, np.array([t]), cs=cs, noise_free=noise_free, precise=True, b_max=b_max)
     a, b = float(out["a"][0]), float(out["b"][0])
     if convex:
         a, b = -b, -a
     law = NoisyQuadratic(a, b, int(out["c"][0]), float(out["o"][0]), convex)
-    return FitResult(law, float(out["objective"][0]), dict(zip(cs, out["by_c"][0].tolist())),
-                     -t if convex else t, ys.size, n_tail, bool(out["hit_bound"][0]), bool(out["converged"][0]),
-                     rule, cs, out["x"][0], b_max)
+    return FitResult(
+        law,
+        float(out["objective"][0]),
+        dict(zip(cs, out["by_c"][0].tolist())),
+        -t if convex else t,
+        ys.size,
+        n_tail,
+        bool(out["hit_bound"][0]),
+        bool(out["converged"][0]),
+        rule,
+        cs,
+        out["x"][0],
+        b_max,
+    )
 
 
 # -- the parametric bootstrap --------------------------------------------------------------------------
 # The mean curves of fitted laws by tanh-sinh with step 1/8 (52 nodes): within 2e-8 of the 103-node rule the
 # exact truths use (measured, c = 1..10, o/(b - a) from 1e-3 to 1), far below any band's width, at half the cost.
 _TS_LOG_U, _TS_W = _tanh_sinh(h=1.0 / 8)
+
+
 def _curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: bool = True):
     """Median (q) and mean tuning curves of many laws at once: (R,) parameters, ks (K,) -> (R, K) each.
 
@@ -678,9 +761,18 @@ def _curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: b
     return med, avg
 
 
-def bootstrap_chunk(law: NoisyQuadratic, n: int, rule: Threshold, cs: tuple, start: np.ndarray | None,
-                    ks: np.ndarray, reps: int, seed: np.random.SeedSequence, mean: bool = True,
-                    b_max: float = np.inf) -> dict:
+def bootstrap_chunk(
+    law: NoisyQuadratic,
+    n: int,
+    rule: Threshold,
+    cs: tuple,
+    start: np.ndarray | None,
+    ks: np.ndarray,
+    reps: int,
+    seed: np.random.SeedSequence,
+    mean: bool = True,
+    b_max: float = np.inf,
+) -> dict:
     """``reps`` bootstrap replicates: n scores from ``law``, the threshold rule, the whole fit, the curves.
 
     ``b_max`` bounds the best score as the original fit's constraint did (concave direction: minus a's bound
@@ -751,8 +843,17 @@ class BootstrapResult:
     failed: float = 0.0
 
 
-def parametric_bootstrap(result: FitResult, ks, *, n_boot: int = 200, level: float = 0.95, seed: int = 0,
-                         chunk: int = 25, n_jobs: int = 1, mean: bool = True) -> BootstrapResult:
+def parametric_bootstrap(
+    result: FitResult,
+    ks,
+    *,
+    n_boot: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+    chunk: int = 25,
+    n_jobs: int = 1,
+    mean: bool = True,
+) -> BootstrapResult:
     """Percentile intervals for b and pointwise bands for the tuning curves, by a parametric bootstrap.
 
     Each replicate draws ``n`` scores from the fitted law, applies the same threshold rule and refits
@@ -801,24 +902,45 @@ def parametric_bootstrap(result: FitResult, ks, *, n_boot: int = 200, level: flo
     law = result.law
     start = result.start
     sizes = [min(chunk, n_boot - i) for i in range(0, n_boot, chunk)]
-    jobs = [delayed(bootstrap_chunk)(law, result.n, result.rule, result.cs, start, ks, size,
-                                     np.random.SeedSequence(seed, spawn_key=(i,)), mean, result.b_max)
-            for i, size in enumerate(sizes)]
+    jobs = [
+        delayed(bootstrap_chunk)(
+            law,
+            result.n,
+            result.rule,
+            result.cs,
+            start,
+            ks,
+            size,
+            np.random.SeedSequence(seed, spawn_key=(i,)),
+            mean,
+            result.b_max,
+        )
+        for i, size in enumerate(sizes)
+    ]
     parts = Parallel(n_jobs=n_jobs)(jobs) if n_jobs != 1 else [j[0](*j[1], **j[2]) for j in jobs]
     rep = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     ok = rep["ok"]
     alpha = (1.0 - level) / 2.0
     best = rep["a"] if law.convex else rep["b"]
     lo_hi = np.nanquantile(best[ok], [alpha, 1.0 - alpha]) if ok.any() else np.array([np.nan, np.nan])
-    med, avg = _curves(np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]),
-                       law.convex, ks, mean=mean)
+    med, avg = _curves(
+        np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]), law.convex, ks, mean=mean
+    )
 
     def band(x):
         if not ok.any():
             return np.full((2, ks.size), np.nan)
         return np.nanquantile(x[ok], [alpha, 1.0 - alpha], axis=0)
 
-    return BootstrapResult(result, ks, level, (float(lo_hi[0]), float(lo_hi[1])), med[0],
-                           avg[0] if mean else np.full(ks.size, np.nan), band(rep["median"]),
-                           band(rep["mean"]) if mean else np.full((2, ks.size), np.nan),
-                           {k: rep[k] for k in ("a", "b", "c", "o", "ok")}, float(1.0 - ok.mean()))
+    return BootstrapResult(
+        result,
+        ks,
+        level,
+        (float(lo_hi[0]), float(lo_hi[1])),
+        med[0],
+        avg[0] if mean else np.full(ks.size, np.nan),
+        band(rep["median"]),
+        band(rep["mean"]) if mean else np.full((2, ks.size), np.nan),
+        {k: rep[k] for k in ("a", "b", "c", "o", "ok")},
+        float(1.0 - ok.mean()),
+    )

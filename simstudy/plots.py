@@ -13,19 +13,28 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; no display is assumed (CI, clusters)
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.font_manager import FontProperties  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.font_manager import FontProperties
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
-from .bands import METHOD_LABELS  # noqa: E402
+from .bands import METHOD_LABELS
 
-__all__ = ["evp_accuracy_figure", "wrong_conclusions_figure", "evp_curves_figure", "tuning_curve_bands_figure",
-           "cdf_bands_figure", "kde_fit_figure", "model_selection_figure",
-           "fixed_confidence_figure", "parametric_extrapolation_figure", "sweep_figure"]
+__all__ = [
+    "evp_accuracy_figure",
+    "wrong_conclusions_figure",
+    "evp_curves_figure",
+    "tuning_curve_bands_figure",
+    "cdf_bands_figure",
+    "kde_fit_figure",
+    "model_selection_figure",
+    "fixed_confidence_figure",
+    "parametric_extrapolation_figure",
+    "sweep_figure",
+]
 
 _Z = 1.96
 _XSCALES = ("linear", "log")
@@ -120,8 +129,16 @@ def _labels(ax, xlabel: str | None = None, ylabel: str | None = None) -> None:
         ax.set_ylabel(_wrap(ax.figure, ylabel, 1.1 * height, size))
 
 
-def _legend(where, handles_from=None, extra=(), *, share: float | None = None, fontsize: float | None = None,
-            ncols: int = 1, **kwargs):
+def _legend(
+    where,
+    handles_from=None,
+    extra=(),
+    *,
+    share: float | None = None,
+    fontsize: float | None = None,
+    ncols: int = 1,
+    **kwargs,
+):
     """A legend of the lines of ``handles_from`` (default: ``where``) plus ``extra`` proxy handles.
 
     ``where`` is an axes or a figure (then ``loc="outside ..."``). Each label is wrapped to ``share`` of the
@@ -176,18 +193,28 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     cells = list(dict.fromkeys(summary["cell"]))
     singles = [e for e in dict.fromkeys(summary["estimator"]) if e != "truth" and "-" not in e]
     palette = dict(zip(singles, sns.color_palette("colorblind", len(singles))))
-    excess = [e for e in singles if e != reference and f"{e}-{reference}" in set(summary["estimator"])
-              and e.startswith("boot")]
+    excess = [
+        e
+        for e in singles
+        if e != reference and f"{e}-{reference}" in set(summary["estimator"]) and e.startswith("boot")
+    ]
     rows = [("mean", "expected value"), ("variance", "variance"), ("mse", "MSE")]
     if excess:
         rows.append(("excess", f"excess MSE over {reference.upper()} (%)"))
-    fig, axes = plt.subplots(len(rows), len(cells), figsize=(4.6 * len(cells), 2.5 * len(rows) + 0.5),
-                             sharex="col", squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        len(rows),
+        len(cells),
+        figsize=(4.6 * len(cells), 2.5 * len(rows) + 0.5),
+        sharex="col",
+        squeeze=False,
+        layout="constrained",
+    )
     for c, cell in enumerate(cells):
         s = summary[summary["cell"] == cell]
         truth = s[(s["estimator"] == "truth") & (s["measure"] == "expected_max")].sort_values("n")
-        axes[0, c].plot(truth["n"], truth["estimate"], color="black", lw=1.2, ls="--", label="true EVP (exact)",
-                        zorder=5)  # on top: the unbiased U runs right along it
+        axes[0, c].plot(
+            truth["n"], truth["estimate"], color="black", lw=1.2, ls="--", label="true EVP (exact)", zorder=5
+        )  # on top: the unbiased U runs right along it
         for r, (measure, ylabel) in enumerate(rows):
             ax = axes[r, c]
             if measure == "excess":
@@ -200,8 +227,14 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
                     _band(ax, rel, "n", est, palette[est])
                     predicted = s[(s["estimator"] == est) & (s["measure"] == "excess_mse_predicted")].set_index("n")
                     if len(predicted):
-                        ax.plot(predicted.index, 100 * predicted["estimate"] / ref, color=palette[est], ls="--", lw=1,
-                                label=f"{est}: predicted" if c == 0 else None)
+                        ax.plot(
+                            predicted.index,
+                            100 * predicted["estimate"] / ref,
+                            color=palette[est],
+                            ls="--",
+                            lw=1,
+                            label=f"{est}: predicted" if c == 0 else None,
+                        )
                 ax.axhline(0, color="black", lw=0.8)
             else:
                 for est in singles:
@@ -230,8 +263,9 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     rates = summary[summary["measure"] == "wrong_rate"]
     ests = list(dict.fromkeys(rates["estimator"]))
     palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(5.5, 6.0), sharex=True, height_ratios=[2.2, 1],
-                                      layout="constrained")
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(5.5, 6.0), sharex=True, height_ratios=[2.2, 1], layout="constrained"
+    )
     truth = summary[summary["estimator"] == "truth"].pivot_table(index="B", columns="measure", values="estimate")
     # "Wrong" flips meaning where the true ranking flips: draw each run of budgets with one true winner apart.
     side = np.sign(truth["true_gap"].where(truth["true_tie"] == 0, 0.0))
@@ -239,8 +273,17 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     for est in ests:
         r = rates[rates["estimator"] == est]
         for k, run_budgets in enumerate(truth.index[side != 0].groupby(runs[side != 0]).values()):
-            _band(top, r[r["B"].isin(run_budgets)], "B", _label(est) if k == 0 else None, palette[est],
-                  low="ci_low", high="ci_high", marker="o", ms=3)
+            _band(
+                top,
+                r[r["B"].isin(run_budgets)],
+                "B",
+                _label(est) if k == 0 else None,
+                palette[est],
+                low="ci_low",
+                high="ci_high",
+                marker="o",
+                ms=3,
+            )
     for b_prev, b_next in zip(truth.index[:-1], truth.index[1:]):
         if side[b_prev] * side[b_next] < 0:
             for ax in (top, bottom):
@@ -261,9 +304,16 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     return fig
 
 
-def evp_curves_figure(curves: pd.DataFrame, *, x: str = "n", target: float | None = None,
-                      reached: pd.DataFrame | None = None, xscale: str = "log", xlabel: str | None = None,
-                      title: str | None = None):
+def evp_curves_figure(
+    curves: pd.DataFrame,
+    *,
+    x: str = "n",
+    target: float | None = None,
+    reached: pd.DataFrame | None = None,
+    xscale: str = "log",
+    xlabel: str | None = None,
+    title: str | None = None,
+):
     """Expected maximum against budget for each model, with +/- 1 SD shading (Dodge et al. 2019, Figs. 1-4).
 
     Parameters
@@ -303,14 +353,26 @@ def evp_curves_figure(curves: pd.DataFrame, *, x: str = "n", target: float | Non
     extra = [_shade("±1 SD (clipped to observed scores)", alpha=0.25)]
     if target is not None:
         ax.axhline(target, color="black", ls=":", lw=1)
-        extra.append(Line2D([], [], color="black", ls=":", lw=1, label=f"target {target:g}"
-                            + (" (dotted drops: where each model reaches it)" if reached is not None else "")))
+        extra.append(
+            Line2D(
+                [],
+                [],
+                color="black",
+                ls=":",
+                lw=1,
+                label=f"target {target:g}"
+                + (" (dotted drops: where each model reaches it)" if reached is not None else ""),
+            )
+        )
         if reached is not None:
             for _, row in reached.dropna(subset=[x]).iterrows():
                 ax.axvline(row[x], color=palette[row["model"]], ls=":", lw=1)
     _set_xscale(ax, xscale)
-    _labels(ax, xlabel=xlabel or ("hyperparameter assignments (trials)" if x == "n" else x),
-            ylabel="expected max validation score")
+    _labels(
+        ax,
+        xlabel=xlabel or ("hyperparameter assignments (trials)" if x == "n" else x),
+        ylabel="expected max validation score",
+    )
     _legend(fig, ax, extra, loc="outside lower center", ncols=2)
     if title:
         _title(ax, title)
@@ -353,16 +415,27 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
     palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.8), layout="constrained")
     a, _, b = str(summary["distribution"].iloc[0]).partition(" vs ") if len(summary) else ("a", "", "b")
-    panels = (("p_overtakes", f"P(a sample's curves say {b} beats {a} at some k ≤ n)"),
-              ("p_disagree", "P(two samples disagree) = 2p(1 − p)"))
+    panels = (
+        ("p_overtakes", f"P(a sample's curves say {b} beats {a} at some k ≤ n)"),
+        ("p_disagree", "P(two samples disagree) = 2p(1 − p)"),
+    )
     sizes = np.unique(summary["sample_size"].dropna().to_numpy(dtype=float))
     step = float(np.diff(sizes).min()) if sizes.size > 1 else 1.0  # estimators side by side, a little apart
     for ax, (measure, ylabel) in zip(axes, panels):
         rows = summary[summary["measure"] == measure]
         for i, est in enumerate(ests):
             r = rows[rows["estimator"] == est].sort_values("sample_size")
-            ax.errorbar(r["sample_size"] + 0.08 * step * (i - (len(ests) - 1) / 2), r["estimate"], yerr=_Z * r["mcse"],
-                        color=palette[est], marker="o", ms=4, capsize=3, lw=1.4, label=_label(est))
+            ax.errorbar(
+                r["sample_size"] + 0.08 * step * (i - (len(ests) - 1) / 2),
+                r["estimate"],
+                yerr=_Z * r["mcse"],
+                color=palette[est],
+                marker="o",
+                ms=4,
+                capsize=3,
+                lw=1.4,
+                label=_label(est),
+            )
         ax.set_ylim(0, 1 if measure == "p_overtakes" else 0.55)
         if measure == "p_disagree":
             ax.axhline(0.5, color="grey", ls=":", lw=1)  # its maximum, at p = 1/2
@@ -376,8 +449,14 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
     return fig
 
 
-def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf,
-                              xscale: str = "linear", title: str | None = None):
+def tuning_curve_bands_figure(
+    curves: pd.DataFrame,
+    *,
+    low: float = -np.inf,
+    high: float = np.inf,
+    xscale: str = "linear",
+    title: str | None = None,
+):
     """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al., Figs. 2-3);
     with columns ``u`` and ``v``, the point estimates of the mean tuning curve in a panel beside it (Fig. 1).
 
@@ -434,31 +513,69 @@ def tuning_curve_bands_figure(curves: pd.DataFrame, *, low: float = -np.inf, hig
     for model in models:
         c = curves[curves["model"] == model].sort_values("k")
         ax.plot(c["k"], c["point"], color=palette[model], lw=1.8, label=f"{model} (eCDF)", drawstyle="steps-post")
-        ax.fill_between(c["k"], np.clip(c["lower"], cap_bottom, cap_top), np.clip(c["upper"], cap_bottom, cap_top),
-                        color=palette[model], alpha=0.22, lw=0, step="post")
+        ax.fill_between(
+            c["k"],
+            np.clip(c["lower"], cap_bottom, cap_top),
+            np.clip(c["upper"], cap_bottom, cap_top),
+            color=palette[model],
+            alpha=0.22,
+            lw=0,
+            step="post",
+        )
         upper, lower = _trivial_runs(c, low, high)
         k_max, k_min = float(c["k"].max()), float(c["k"].min())
         if upper is not None:
             ax.hlines(cap_top, upper[0], k_max, color=palette[model], ls=":", lw=1.6)
-            extra.append(Line2D([], [], color=palette[model], ls=":", lw=1.6,
-                                label=f"{model}: upper band trivial (= {_bound_text(high)}) for k ≥ {upper[0]:g}"))
+            extra.append(
+                Line2D(
+                    [],
+                    [],
+                    color=palette[model],
+                    ls=":",
+                    lw=1.6,
+                    label=f"{model}: upper band trivial (= {_bound_text(high)}) for k ≥ {upper[0]:g}",
+                )
+            )
         if lower is not None:
             ax.hlines(cap_bottom, k_min, lower[0], color=palette[model], ls=":", lw=1.6)
-            extra.append(Line2D([], [], color=palette[model], ls=":", lw=1.6,
-                                label=f"{model}: lower band trivial (= {_bound_text(low)}) for k ≤ {lower[0]:g}"))
+            extra.append(
+                Line2D(
+                    [],
+                    [],
+                    color=palette[model],
+                    ls=":",
+                    lw=1.6,
+                    label=f"{model}: lower band trivial (= {_bound_text(low)}) for k ≤ {lower[0]:g}",
+                )
+            )
     for value, in_view, where in ((high, high_in_view, "top"), (low, low_in_view, "bottom")):
         if in_view:
             ax.axhline(value, color="0.4", ls=(0, (1, 3)), lw=1)
-            ax.annotate(f"{'upper' if where == 'top' else 'lower'} bound of the scores: {value:g}", (0.01, value),
-                        xycoords=("axes fraction", "data"), va="bottom" if where == "top" else "top",
-                        ha="left", fontsize=7, color="0.3", xytext=(0, 2 if where == "top" else -2),
-                        textcoords="offset points")
+            ax.annotate(
+                f"{'upper' if where == 'top' else 'lower'} bound of the scores: {value:g}",
+                (0.01, value),
+                xycoords=("axes fraction", "data"),
+                va="bottom" if where == "top" else "top",
+                ha="left",
+                fontsize=7,
+                color="0.3",
+                xytext=(0, 2 if where == "top" else -2),
+                textcoords="offset points",
+            )
         elif np.isfinite(value):
             arrow = "↑" if where == "top" else "↓"
-            ax.annotate(f"{arrow} bound {value:g} (beyond the view)", (0.99, cap_top if where == "top" else cap_bottom),
-                        xycoords=("axes fraction", "data"), xytext=(0, -4 if where == "top" else 4),
-                        textcoords="offset points", ha="right", va=where, fontsize=7, color="0.3",
-                        bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none", alpha=0.8))
+            ax.annotate(
+                f"{arrow} bound {value:g} (beyond the view)",
+                (0.99, cap_top if where == "top" else cap_bottom),
+                xycoords=("axes fraction", "data"),
+                xytext=(0, -4 if where == "top" else 4),
+                textcoords="offset points",
+                ha="right",
+                va=where,
+                fontsize=7,
+                color="0.3",
+                bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none", alpha=0.8),
+            )
     pad = 0.04 * span
     ax.set_ylim(min(bottom, cap_bottom - pad), max(top, cap_top + pad))
     _set_xscale(ax, xscale)
@@ -486,8 +603,10 @@ def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict
     _set_xscale(ax, xscale)
     _labels(ax, xlabel="k (iterations of random search)", ylabel="expected best score after k iterations")
     _title(ax, "point estimates of the mean tuning curve")
-    styles = [Line2D([], [], color="0.3", ls="-", lw=1.6, label="V-statistic (Dodge et al. 2019)"),
-              Line2D([], [], color="0.3", ls="--", lw=1.6, label="U-statistic (Tang et al. 2020)")]
+    styles = [
+        Line2D([], [], color="0.3", ls="-", lw=1.6, label="V-statistic (Dodge et al. 2019)"),
+        Line2D([], [], color="0.3", ls="--", lw=1.6, label="U-statistic (Tang et al. 2020)"),
+    ]
     ax.legend(handles=styles, loc="lower right", fontsize=7, frameon=True)
 
 
@@ -529,19 +648,43 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
         c = cdfs[cdfs["model"] == model].sort_values("score")
         # To the edges of the view: the eCDF is 0 left of the first score, the bands keep their last values.
         x = np.concatenate(([left], c["score"], [right]))
-        ax.step(x, np.concatenate(([0.0], c["ecdf"], [1.0])), where="post", color=palette[model], lw=1.5,
-                label=f"{model} (eCDF)")
-        ax.fill_between(x[1:], np.append(c["lower"], c["lower"].iloc[-1]), np.append(c["upper"], c["upper"].iloc[-1]),
-                        step="post", color=palette[model], alpha=0.22, lw=0)
+        ax.step(
+            x,
+            np.concatenate(([0.0], c["ecdf"], [1.0])),
+            where="post",
+            color=palette[model],
+            lw=1.5,
+            label=f"{model} (eCDF)",
+        )
+        ax.fill_between(
+            x[1:],
+            np.append(c["lower"], c["lower"].iloc[-1]),
+            np.append(c["upper"], c["upper"].iloc[-1]),
+            step="post",
+            color=palette[model],
+            alpha=0.22,
+            lw=0,
+        )
     for value, in_view, side in ((low, low_in_view, "left"), (high, high_in_view, "right")):
         if in_view:
             ax.axvline(value, color="0.4", ls=(0, (1, 3)), lw=1)
         if np.isfinite(value):
-            text = (f"bound {value:g}" if in_view else
-                    (f"← bound {value:g}" if side == "left" else f"bound {value:g} →") + " (beyond the view)")
+            text = (
+                f"bound {value:g}"
+                if in_view
+                else (f"← bound {value:g}" if side == "left" else f"bound {value:g} →") + " (beyond the view)"
+            )
             # Upper left / lower right: where a CDF leaves room (it starts near 0 and ends near 1).
-            ax.text(0.01 if side == "left" else 0.99, 0.98 if side == "left" else 0.02, text, transform=ax.transAxes,
-                    ha=side, va="top" if side == "left" else "bottom", fontsize=7, color="0.3")
+            ax.text(
+                0.01 if side == "left" else 0.99,
+                0.98 if side == "left" else 0.02,
+                text,
+                transform=ax.transAxes,
+                ha=side,
+                va="top" if side == "left" else "bottom",
+                fontsize=7,
+                color="0.3",
+            )
     ax.set_xlim(left, right)
     ax.set_ylim(0, 1)
     _labels(ax, xlabel="score", ylabel="cumulative probability")
@@ -564,8 +707,9 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
     dists = list(dict.fromkeys(summary["distribution"]))
     methods = list(dict.fromkeys(summary["method"]))
     palette = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
-    fig, axes = plt.subplots(1, len(dists), figsize=(max(3.6 * len(dists), 5.0), 4.2), squeeze=False, sharey=True,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        1, len(dists), figsize=(max(3.6 * len(dists), 5.0), 4.2), squeeze=False, sharey=True, layout="constrained"
+    )
     for ax, dist in zip(axes[0], dists):
         s = summary[summary["distribution"] == dist]
         ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="nominal = empirical (exact)")
@@ -576,10 +720,19 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
                 if r.empty:
                     continue
                 yerr = [r["estimate"] - r["ci_low"], r["ci_high"] - r["estimate"]] if check == "curve" else None
-                ax.errorbar(r["nominal"] + shift, r["estimate"], yerr=yerr, fmt=marker, ms=3.5, color=palette[method],
-                            mfc=fill, lw=1, capsize=1.5,
-                            label=_method(method) + (" (every real k; bars: Clopper–Pearson)" if check == "curve"
-                                                     else ", integer k only"))
+                ax.errorbar(
+                    r["nominal"] + shift,
+                    r["estimate"],
+                    yerr=yerr,
+                    fmt=marker,
+                    ms=3.5,
+                    color=palette[method],
+                    mfc=fill,
+                    lw=1,
+                    capsize=1.5,
+                    label=_method(method)
+                    + (" (every real k; bars: Clopper–Pearson)" if check == "curve" else ", integer k only"),
+                )
         _title(ax, f"{dist} (n = {int(s['n'].iloc[0])}, {int(s['reps'].iloc[0]):,} rounds)", fontsize=8)
         _labels(ax, xlabel="nominal coverage")
         ax.set_xlim(0, 1.02)
@@ -602,9 +755,13 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
         pts = s[s["measure"] == "trivial_k"].sort_values("n")
         fit = s.set_index("measure")["estimate"]
         ax.plot(pts["n"], pts["estimate"], "o", ms=4, color=palette[method])
-        ax.plot(pts["n"], fit["intercept"] + fit["slope"] * pts["n"], color=palette[method], lw=1,
-                label=f"{_method(method)}: {fit['samples_per_step']:.2f} samples per step, "
-                      f"R² = {fit['r_squared']:.4f}")
+        ax.plot(
+            pts["n"],
+            fit["intercept"] + fit["slope"] * pts["n"],
+            color=palette[method],
+            lw=1,
+            label=f"{_method(method)}: {fit['samples_per_step']:.2f} samples per step, R² = {fit['r_squared']:.4f}",
+        )
     _labels(ax, xlabel="n (sample size)", ylabel="k where the upper band becomes trivial")
     _legend(ax, share=0.6, fontsize=7)
     _title(ax, title or "Upper median tuning-curve band: iterations bounded (exact)")
@@ -618,14 +775,16 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     dists = list(dict.fromkeys(summary["distribution"]))
     ests = list(dict.fromkeys(summary["estimator"]))
     palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
-    fig, axes = plt.subplots(1, len(dists), figsize=(max(4.2 * len(dists), 5.0), 3.8), squeeze=False, sharey=True,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        1, len(dists), figsize=(max(4.2 * len(dists), 5.0), 3.8), squeeze=False, sharey=True, layout="constrained"
+    )
     for ax, dist in zip(axes[0], dists):
         s = summary[summary["distribution"] == dist]
         for est in ests:
             _band(ax, s[s["estimator"] == est], "k", _label(est), palette[est], low="ci_low", high="ci_high")
-        ax.axhline(float(s["nominal"].iloc[0]), color="black", ls="--", lw=0.8,
-                   label="nominal" if ax is axes[0, 0] else None)
+        ax.axhline(
+            float(s["nominal"].iloc[0]), color="black", ls="--", lw=0.8, label="nominal" if ax is axes[0, 0] else None
+        )
         _title(ax, f"{dist}: n = {int(s['k'].max())}, {int(s['reps'].iloc[0]):,} rounds", fontsize=8)
         _labels(ax, xlabel="k (point of the mean tuning curve)")
         ax.set_ylim(0, 1.02)
@@ -646,8 +805,9 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     kinds = list(dict.fromkeys(s["kind"]))
     methods = [m for m in dict.fromkeys(s["method"]) if m != "truth"]
     palette = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
-    fig, axes = plt.subplots(len(sizes), len(kinds), figsize=(4.4 * len(kinds), 3.2 * len(sizes) + 0.8),
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        len(sizes), len(kinds), figsize=(4.4 * len(kinds), 3.2 * len(sizes) + 0.8), squeeze=False, layout="constrained"
+    )
     dotted = False
     for r, n in enumerate(sizes):
         for c, kind in enumerate(kinds):
@@ -658,8 +818,14 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
             for method in methods:
                 for curve in ("lower", "upper"):
                     b = t[(t["method"] == method) & (t["measure"] == curve)].sort_values("k")
-                    ax.plot(b["k"], b["estimate"], color=palette[method], lw=1.2, drawstyle="steps-post",
-                            label=f"{_method(method)} (average band)" if curve == "lower" else None)
+                    ax.plot(
+                        b["k"],
+                        b["estimate"],
+                        color=palette[method],
+                        lw=1.2,
+                        drawstyle="steps-post",
+                        label=f"{_method(method)} (average band)" if curve == "lower" else None,
+                    )
                 if kind == "median":
                     k_star = t[(t["method"] == method) & (t["measure"] == "trivial_k")]["estimate"]
                     if len(k_star) and k_star.iloc[0] < true["k"].max():
@@ -675,8 +841,9 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     return fig
 
 
-def kde_fit_figure(scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | None = None,
-                   atoms: pd.DataFrame | None = None):
+def kde_fit_figure(
+    scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | None = None, atoms: pd.DataFrame | None = None
+):
     """A fitted distribution beside the scores: histogram with the fitted density (left), the scores' eCDF with
     the fitted CDF (right), atoms (point masses) marked on both.
 
@@ -689,16 +856,30 @@ def kde_fit_figure(scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | No
     y = np.sort(scores["score"].to_numpy())
     atoms = atoms if atoms is not None and len(atoms) else None
     left.hist(y, bins="auto", density=True, color="0.75", edgecolor="white", label="scores (histogram)")
-    left.plot(curve["x"], curve["pdf"], color="C0", lw=1.6,
-              label="fitted density" + (" (continuous part)" if atoms is not None else ""))
+    left.plot(
+        curve["x"],
+        curve["pdf"],
+        color="C0",
+        lw=1.6,
+        label="fitted density" + (" (continuous part)" if atoms is not None else ""),
+    )
     right.step(y, np.arange(1, y.size + 1) / y.size, where="post", color="0.4", label="eCDF of the scores")
     right.plot(curve["x"], curve["cdf"], color="C0", lw=1.4, label="fitted CDF")
     if atoms is not None:
         for i, (value, share) in enumerate(zip(atoms["value"], atoms["share"])):
             label = "atoms (point masses)" if i == 0 else None
             left.axvline(value, color="C3", ls="--", lw=1.2, label=label)
-            left.annotate(f"{100 * share:.1f}%", (value, 0.95), xycoords=("data", "axes fraction"), color="C3",
-                          fontsize=7, ha="left", va="top", xytext=(2, 0), textcoords="offset points")
+            left.annotate(
+                f"{100 * share:.1f}%",
+                (value, 0.95),
+                xycoords=("data", "axes fraction"),
+                color="C3",
+                fontsize=7,
+                ha="left",
+                va="top",
+                xytext=(2, 0),
+                textcoords="offset points",
+            )
             at = curve[curve["x"] == value]["cdf"].to_numpy()
             right.vlines(value, at.min(), at.max(), color="C3", lw=2.0, label=label)
     left.set_xlabel("score")
@@ -720,8 +901,17 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
     palette = dict(zip(algorithms, sns.color_palette("colorblind", len(algorithms))))
     fig, ax = plt.subplots(figsize=(5.2, 4.0), layout="constrained")
     for name in algorithms:
-        _band(ax, p[p["algorithm"] == name], "budget", name.replace("_", " "), palette[name], low="ci_low",
-              high="ci_high", marker="o", ms=3)
+        _band(
+            ax,
+            p[p["algorithm"] == name],
+            "budget",
+            name.replace("_", " "),
+            palette[name],
+            low="ci_low",
+            high="ci_high",
+            marker="o",
+            ms=3,
+        )
     _labels(ax, xlabel="budget (model evaluations)", ylabel="P(best model selected)")
     _legend(ax, extra=[_shade("95% Clopper–Pearson interval")], loc="lower right")
     best = p["arm"].iloc[0] if len(p) else ""
@@ -744,12 +934,28 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
         lo = s[s["measure"] == "evaluations_min"].sort_values("confidence")
         hi = s[s["measure"] == "evaluations_max"].sort_values("confidence")
         label = name.replace("_", " ")
-        left.errorbar(m["confidence"], m["estimate"], yerr=2 * m["mcse"], color=palette[name], marker="o", ms=3,
-                      capsize=2, label=f"{label} (mean ± 2 MCSE)")
+        left.errorbar(
+            m["confidence"],
+            m["estimate"],
+            yerr=2 * m["mcse"],
+            color=palette[name],
+            marker="o",
+            ms=3,
+            capsize=2,
+            label=f"{label} (mean ± 2 MCSE)",
+        )
         left.fill_between(m["confidence"], lo["estimate"], hi["estimate"], color=palette[name], alpha=0.12, lw=0)
         p = s[s["measure"] == "p_correct"].sort_values("confidence")
-        right.errorbar(p["confidence"], p["estimate"], yerr=[p["estimate"] - p["ci_low"], p["ci_high"] - p["estimate"]],
-                       color=palette[name], marker="o", ms=3, capsize=2, label=f"{label} (bars: Clopper–Pearson)")
+        right.errorbar(
+            p["confidence"],
+            p["estimate"],
+            yerr=[p["estimate"] - p["ci_low"], p["ci_high"] - p["estimate"]],
+            color=palette[name],
+            marker="o",
+            ms=3,
+            capsize=2,
+            label=f"{label} (bars: Clopper–Pearson)",
+        )
     conf = np.sort(summary["confidence"].unique())
     right.plot(conf, conf, color="0.4", ls="--", lw=1, label="nominal 1 − δ")
     left.set_yscale("log")
@@ -796,8 +1002,7 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
     palette = dict(zip(sizes, sns.color_palette("colorblind", max(len(sizes), 1))))
     ncols = max(1, min(len(laws), 3))
     rows = 2 * -(-len(laws) // ncols) if laws else 2
-    fig, axes = plt.subplots(rows, ncols, figsize=(3.7 * ncols, 2.55 * rows + 1.3), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(rows, ncols, figsize=(3.7 * ncols, 2.55 * rows + 1.3), squeeze=False, layout="constrained")
     nominal = float(summary["nominal"].dropna().iloc[0]) if summary["nominal"].notna().any() else float("nan")
     median = summary[summary["curve"] == "median"]
     reps = 0
@@ -814,8 +1019,14 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
             if len(bias):
                 reps = max(reps, int(bias["reps"].max()))
                 top.plot(bias["k_over_n"], bias["estimate"], color=color, lw=1.5, label=f"n = {n:g}")
-                top.fill_between(bias["k_over_n"], bias["estimate"] - 2 * bias["mcse"],
-                                 bias["estimate"] + 2 * bias["mcse"], color=color, alpha=0.25, lw=0)
+                top.fill_between(
+                    bias["k_over_n"],
+                    bias["estimate"] - 2 * bias["mcse"],
+                    bias["estimate"] + 2 * bias["mcse"],
+                    color=color,
+                    alpha=0.25,
+                    lw=0,
+                )
                 top.plot(rmse["k_over_n"], rmse["estimate"], color=color, lw=1.2, ls="--")
             cov = m[(m["measure"] == "band_coverage") & (m["n"] == n)].sort_values("k_over_n")
             if len(cov):
@@ -832,8 +1043,10 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
             if len(b):
                 note += f" b interval covers {b['estimate'].iloc[0]:.0%}"
             if len(fail) and len(hit):
-                note += f"{',' if len(b) else ''} fits failed {fail['estimate'].iloc[0]:.0%}, fitted on the " \
-                        f"boundary o = 0 {hit['estimate'].iloc[0]:.0%}"
+                note += (
+                    f"{',' if len(b) else ''} fits failed {fail['estimate'].iloc[0]:.0%}, fitted on the "
+                    f"boundary o = 0 {hit['estimate'].iloc[0]:.0%}"
+                )
             notes.append(note)
         for ax in (top, bottom):
             ax.axvline(1.0, color="0.55", lw=0.8)
@@ -851,24 +1064,42 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
     for j in range(len(laws), (rows // 2) * ncols):  # empty slots of the last row
         axes[2 * (j // ncols), j % ncols].set_visible(False)
         axes[2 * (j // ncols) + 1, j % ncols].set_visible(False)
-    extra = [Line2D([], [], color="0.3", lw=1.5, label="bias (band: ±2 MCSE)"),
-             Line2D([], [], color="0.3", lw=1.2, ls="--", label="RMSE"),
-             Line2D([], [], color="0.3", lw=1.5, marker="o", ms=2.5,
-                    label=f"coverage of the {nominal:.0%} bootstrap band (pointwise)"),
-             _shade("95% Clopper–Pearson interval of the coverage"),
-             Line2D([], [], color="black", ls="--", lw=0.9, label=f"nominal level {nominal:.0%}"),
-             Line2D([], [], color="0.3", ls=":", lw=1.3,
-                    label=f"k/n beyond which the {nominal:.0%} LD band (simultaneous, nonparametric) is trivial"),
-             Line2D([], [], color="0.55", lw=0.8, label="k = n")]
+    extra = [
+        Line2D([], [], color="0.3", lw=1.5, label="bias (band: ±2 MCSE)"),
+        Line2D([], [], color="0.3", lw=1.2, ls="--", label="RMSE"),
+        Line2D(
+            [],
+            [],
+            color="0.3",
+            lw=1.5,
+            marker="o",
+            ms=2.5,
+            label=f"coverage of the {nominal:.0%} bootstrap band (pointwise)",
+        ),
+        _shade("95% Clopper–Pearson interval of the coverage"),
+        Line2D([], [], color="black", ls="--", lw=0.9, label=f"nominal level {nominal:.0%}"),
+        Line2D(
+            [],
+            [],
+            color="0.3",
+            ls=":",
+            lw=1.3,
+            label=f"k/n beyond which the {nominal:.0%} LD band (simultaneous, nonparametric) is trivial",
+        ),
+        Line2D([], [], color="0.55", lw=0.8, label="k = n"),
+    ]
     _legend(fig, axes[0, 0], extra=extra, fontsize=7, loc="outside lower center", ncols=3)
-    _suptitle(fig, title or f"Extrapolating random search with the fitted noisy quadratic law: error of the "
-                            f"predicted median tuning curve (upper panels) and coverage of its bootstrap band "
-                            f"(lower panels), {reps:,} simulated searches per law and n")
+    _suptitle(
+        fig,
+        title
+        or f"Extrapolating random search with the fitted noisy quadratic law: error of the "
+        f"predicted median tuning curve (upper panels) and coverage of its bootstrap band "
+        f"(lower panels), {reps:,} simulated searches per law and n",
+    )
     return fig
 
 
-def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylabel: str,
-                 title: str | None = None):
+def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylabel: str, title: str | None = None):
     """A sweep's headline measure, one panel per combination of swept values (``simstudy -m ...``).
 
     Each panel draws ``estimate`` against ``x``, one line per ``hue`` (and, when a job has several cells, one
@@ -901,15 +1132,24 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
     nrows = -(-len(panels) // ncols)
     hues = list(dict.fromkeys(rows[hue]))
     palette = dict(zip(hues, sns.color_palette("colorblind", len(hues))))
-    band = ("ci_low", "ci_high") if {"ci_low", "ci_high"} <= set(rows) and rows["ci_low"].notna().any() else \
-        ("mcse",) if "mcse" in rows and rows["mcse"].notna().any() else ()
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows + 0.6), sharex=True, squeeze=False,
-                             layout="constrained")
+    band = (
+        ("ci_low", "ci_high")
+        if {"ci_low", "ci_high"} <= set(rows) and rows["ci_low"].notna().any()
+        else ("mcse",)
+        if "mcse" in rows and rows["mcse"].notna().any()
+        else ()
+    )
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows + 0.6), sharex=True, squeeze=False, layout="constrained"
+    )
     keys = rows[swept].astype(str) if swept else pd.DataFrame(index=rows.index)
     job = keys.apply(tuple, axis=1) if swept else pd.Series(0, index=rows.index)
     varying = [c for c in ("distribution", "B") if c != x and c in rows and rows.groupby(job)[c].nunique().max() > 1]
-    cell = rows[varying].astype(str).apply(lambda r: ", ".join(f"{c} = {v}" for c, v in r.items()), axis=1) \
-        if varying else pd.Series("", index=rows.index)
+    cell = (
+        rows[varying].astype(str).apply(lambda r: ", ".join(f"{c} = {v}" for c, v in r.items()), axis=1)
+        if varying
+        else pd.Series("", index=rows.index)
+    )
     styles = {c: ("-", "--", ":", "-.")[k % 4] for k, c in enumerate(dict.fromkeys(cell))}
     for i, values in enumerate(panels):
         ax = axes.flat[i]
@@ -933,16 +1173,17 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
             _labels(ax, ylabel=ylabel)
         if i >= len(panels) - ncols:
             _labels(ax, xlabel=x)
-    for ax in axes.flat[len(panels):]:
+    for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
-    shade = {("mcse",): [_shade("95% Monte Carlo interval (±1.96 MCSE)")],
-             ("ci_low", "ci_high"): [_shade("95% Clopper–Pearson interval")]}.get(band, [])
+    shade = {
+        ("mcse",): [_shade("95% Monte Carlo interval (±1.96 MCSE)")],
+        ("ci_low", "ci_high"): [_shade("95% Clopper–Pearson interval")],
+    }.get(band, [])
     if len(styles) > 1:
         shade += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]
     _legend(axes.flat[0], extra=shade, fontsize=7)
     _suptitle(fig, title or f"{ylabel} by {', '.join(swept) or 'job'}")
     return fig
-
 
 
 def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str | None = None):
@@ -974,39 +1215,84 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         within, past = k <= n, k >= n
         # The view: the curves, the parametric band and the b interval; the nonparametric band is clipped to it
         # (where it is wide or trivial -- at the bound, or infinite -- it runs off the view).
-        shown = np.concatenate([c["estimate"], c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
-                                c.loc[within, "np_point"].to_numpy(), [f["b_lower"], f["b_upper"]]])
+        shown = np.concatenate(
+            [
+                c["estimate"],
+                c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
+                c.loc[within, "np_point"].to_numpy(),
+                [f["b_lower"], f["b_upper"]],
+            ]
+        )
         if "all_point" in c:
             shown = np.concatenate([shown, c["all_point"].to_numpy()])
         shown = shown[np.isfinite(shown)]
         span = (shown.max() - shown.min()) or 1.0
         bottom, top = shown.min() - 0.08 * span, shown.max() + 0.08 * span
-        ax.axhspan(f["b_lower"], f["b_upper"], color="0.6", alpha=0.25, lw=0,
-                   label=f"b, the best score possible without noise: {level:.0%} interval")
+        ax.axhspan(
+            f["b_lower"],
+            f["b_upper"],
+            color="0.6",
+            alpha=0.25,
+            lw=0,
+            label=f"b, the best score possible without noise: {level:.0%} interval",
+        )
         ax.axhline(f["b"], color="0.45", lw=0.8, ls=":")
         cw = c[within]
-        ax.fill_between(cw["k"], np.clip(cw["np_lower"], bottom, top), np.clip(cw["np_upper"], bottom, top),
-                        color="C0", alpha=0.25, lw=0, label=f"nonparametric {level:.0%} band (LD, simultaneous)")
+        ax.fill_between(
+            cw["k"],
+            np.clip(cw["np_lower"], bottom, top),
+            np.clip(cw["np_upper"], bottom, top),
+            color="C0",
+            alpha=0.25,
+            lw=0,
+            label=f"nonparametric {level:.0%} band (LD, simultaneous)",
+        )
         ax.plot(cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n:,} runs (eCDF)")
         cp = c[past]
-        ax.fill_between(cp["k"], cp["lower"], cp["upper"], color="C1", alpha=0.25, lw=0,
-                        label=f"parametric {level:.0%} band (bootstrap, pointwise)")
+        ax.fill_between(
+            cp["k"],
+            cp["lower"],
+            cp["upper"],
+            color="C1",
+            alpha=0.25,
+            lw=0,
+            label=f"parametric {level:.0%} band (bootstrap, pointwise)",
+        )
         ax.plot(k[within], c["estimate"].to_numpy()[within], color="C1", lw=1.4, ls="--")
-        ax.plot(cp["k"], cp["estimate"], color="C1", lw=1.8,
-                label=f"fitted law's median curve (c = {int(f['c'])}, {'noise-free' if f['o'] == 0 else 'noisy'})")
+        ax.plot(
+            cp["k"],
+            cp["estimate"],
+            color="C1",
+            lw=1.8,
+            label=f"fitted law's median curve (c = {int(f['c'])}, {'noise-free' if f['o'] == 0 else 'noisy'})",
+        )
         if total > n and "all_point" in c:
             ca = c[np.isfinite(c["all_point"])]
-            ax.plot(ca["k"], ca["all_point"], color="black", lw=1.0,
-                    label=f"median tuning curve of all {total:,} runs (eCDF)")
+            ax.plot(
+                ca["k"],
+                ca["all_point"],
+                color="black",
+                lw=1.0,
+                label=f"median tuning curve of all {total:,} runs (eCDF)",
+            )
             ref = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
             if len(ref):
                 ref = ref.sort_values("k")
-                ax.plot(ref["k"], ref["estimate"], color="0.35", lw=1.0, ls="-.",
-                        label=f"law fitted to all {total:,} runs")
+                ax.plot(
+                    ref["k"], ref["estimate"], color="0.35", lw=1.0, ls="-.", label=f"law fitted to all {total:,} runs"
+                )
             ax.axvline(total, color="0.3", lw=0.8, ls=":")
         ax.axvline(n, color="black", lw=0.9, ls="--")
-        ax.annotate(f"n = {n:,}", (n, 0.98), xycoords=("data", "axes fraction"), fontsize=7, ha="right",
-                    va="top", xytext=(-3, 0), textcoords="offset points")
+        ax.annotate(
+            f"n = {n:,}",
+            (n, 0.98),
+            xycoords=("data", "axes fraction"),
+            fontsize=7,
+            ha="right",
+            va="top",
+            xytext=(-3, 0),
+            textcoords="offset points",
+        )
         ax.set_xscale("log")
         ax.set_ylim(bottom, top)
         ax.set_xlim(1, k.max())

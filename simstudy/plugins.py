@@ -58,18 +58,42 @@ import inspect
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["PluginError", "import_target", "source_hash", "PluginEstimator", "check_estimator",
-           "estimator_cost", "PluginDistribution", "check_distribution", "register_estimator",
-           "estimator_methods", "BUILTIN_ESTIMATORS", "SELECTION_KINDS", "register_selection_algorithm",
-           "selection_algorithm_names", "SelectionPlugin", "selection_algorithm", "selection_settings",
-           "check_selection_algorithm", "PluginBand", "BuiltinBand", "register_band_method", "band_method_names",
-           "band_method", "band_fingerprint", "check_band_method", "register_distribution",
-           "registered_distribution", "distribution_kinds"]
+__all__ = [
+    "PluginError",
+    "import_target",
+    "source_hash",
+    "PluginEstimator",
+    "check_estimator",
+    "estimator_cost",
+    "PluginDistribution",
+    "check_distribution",
+    "register_estimator",
+    "estimator_methods",
+    "BUILTIN_ESTIMATORS",
+    "SELECTION_KINDS",
+    "register_selection_algorithm",
+    "selection_algorithm_names",
+    "SelectionPlugin",
+    "selection_algorithm",
+    "selection_settings",
+    "check_selection_algorithm",
+    "PluginBand",
+    "BuiltinBand",
+    "register_band_method",
+    "band_method_names",
+    "band_method",
+    "band_fingerprint",
+    "check_band_method",
+    "register_distribution",
+    "registered_distribution",
+    "distribution_kinds",
+]
 
 #: Estimators simstudy computes with its own kernels (:mod:`simstudy.estimators`).
 BUILTIN_ESTIMATORS = ("u", "v", "w", "bootstrap")
@@ -129,8 +153,9 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
     3.0
     """
     if not isinstance(path, str) or not all(p.isidentifier() for p in path.split(".")) or "." not in path:
-        raise PluginError(f"{key} must be an import path module.attribute (e.g. my_estimators.best_of_all), "
-                          f"got {path!r}")
+        raise PluginError(
+            f"{key} must be an import path module.attribute (e.g. my_estimators.best_of_all), got {path!r}"
+        )
     where = _search_dir(directory)
     _on_path(where)
     parts = path.split(".")
@@ -144,18 +169,19 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
             if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
                 continue  # this prefix is not a module: try a shorter one
             raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
-        except Exception as exc:  # noqa: BLE001 -- a user's module may raise anything while importing
+        except Exception as exc:
             raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
         for attr in parts[i:]:
             try:
                 obj = getattr(obj, attr)
             except AttributeError:
                 where_from = getattr(sys.modules[module_name], "__file__", None)
-                raise PluginError(f"{key}={path}: {module_name} has no attribute {'.'.join(parts[i:])!r}"
-                                  + (f" (module file {where_from})" if where_from else "")) from None
+                raise PluginError(
+                    f"{key}={path}: {module_name} has no attribute {'.'.join(parts[i:])!r}"
+                    + (f" (module file {where_from})" if where_from else "")
+                ) from None
         return obj
-    raise PluginError(f"{key}={path}: no module named {parts[0]!r} in the working directory ({where}) or on "
-                      f"sys.path")
+    raise PluginError(f"{key}={path}: no module named {parts[0]!r} in the working directory ({where}) or on sys.path")
 
 
 def source_hash(path: str, *, directory: str | None = None) -> str:
@@ -222,8 +248,7 @@ class PluginEstimator:
     def takes_rng(self) -> bool:
         return "rng" in _call_kwargs(self.function)
 
-    def __call__(self, sorted_scores: np.ndarray, n: np.ndarray, rng: np.random.Generator | None = None
-                 ) -> np.ndarray:
+    def __call__(self, sorted_scores: np.ndarray, n: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         fn, kwargs = self.function, dict(self.kwargs)
         if self.takes_rng:
             kwargs["rng"] = rng
@@ -242,8 +267,9 @@ class PluginEstimator:
         bad = ~np.isfinite(out)
         if bad.any():
             i, j = (int(k) for k in np.argwhere(bad)[0])
-            raise PluginError(f"_target_={self.target}: returned {out[i, j]} (sample {i}, n={int(n[j])}); estimates "
-                              f"must be finite")
+            raise PluginError(
+                f"_target_={self.target}: returned {out[i, j]} (sample {i}, n={int(n[j])}); estimates must be finite"
+            )
         return out
 
 
@@ -285,7 +311,7 @@ def check_estimator(plugin: PluginEstimator, key: str) -> None:
     """
     prefix = f"{key}._target_={plugin.target}"
     try:
-        plugin.function
+        _ = plugin.function  # the import, so that its failure names the key
     except PluginError as exc:
         raise PluginError(f"{key}.{exc}") from None
     x = _check_input()
@@ -295,12 +321,16 @@ def check_estimator(plugin: PluginEstimator, key: str) -> None:
             outs.append(plugin(x, _CHECK_N, rng=np.random.default_rng(_CHECK_SEED)))
         except PluginError as exc:
             raise PluginError(f"{key}.{exc}") from None
-        except Exception as exc:  # noqa: BLE001 -- the user's function may raise anything
-            raise PluginError(f"{prefix}: raised {_one_line(exc)} on the check input (3 sorted samples of B=5, "
-                              f"n=[1, 3, 5]{', per sample' if plugin.per_sample else ''})") from None
+        except Exception as exc:
+            raise PluginError(
+                f"{prefix}: raised {_one_line(exc)} on the check input (3 sorted samples of B=5, "
+                f"n=[1, 3, 5]{', per sample' if plugin.per_sample else ''})"
+            ) from None
     if not np.array_equal(outs[0], outs[1]):
-        raise PluginError(f"{prefix}: returned different estimates for the same input called twice; an estimator "
-                          f"must be deterministic (a randomized one takes an rng parameter and draws only from it)")
+        raise PluginError(
+            f"{prefix}: returned different estimates for the same input called twice; an estimator "
+            f"must be deterministic (a randomized one takes an rng parameter and draws only from it)"
+        )
 
 
 def estimator_cost(plugin: PluginEstimator, B: int, n, reps: int = 64) -> float:
@@ -417,8 +447,6 @@ def distribution_kinds() -> tuple[str, ...]:
     return tuple(_DISTRIBUTIONS)
 
 
-
-
 class PluginDistribution:
     """A user's :class:`~simstudy.distributions.ScoreDistribution` built from ``_target_`` and keyword arguments.
 
@@ -444,14 +472,17 @@ class PluginDistribution:
             raise PluginError(f"_target_={target}: is a {type(cls).__name__}, not a class")
         try:
             self.dist = cls(**dict(self.kwargs))
-        except Exception as exc:  # noqa: BLE001 -- the user's constructor may raise anything
+        except Exception as exc:
             args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs)
-            raise PluginError(f"_target_={target}: {target.rsplit('.', 1)[-1]}({args}) raised "
-                              f"{_one_line(exc)}") from None
+            raise PluginError(
+                f"_target_={target}: {target.rsplit('.', 1)[-1]}({args}) raised {_one_line(exc)}"
+            ) from None
         missing = [a for a in _REQUIRED if not hasattr(self.dist, a)]
         if missing:
-            raise PluginError(f"_target_={target}: the object has no {', '.join(missing)}; a score distribution "
-                              f"needs {', '.join(_REQUIRED)} (see simstudy.distributions.ScoreDistribution)")
+            raise PluginError(
+                f"_target_={target}: the object has no {', '.join(missing)}; a score distribution "
+                f"needs {', '.join(_REQUIRED)} (see simstudy.distributions.ScoreDistribution)"
+            )
         self.name = name or getattr(self.dist, "name", None) or target.rsplit(".", 1)[-1]
 
     def __reduce__(self):
@@ -507,7 +538,7 @@ def check_distribution(dist: PluginDistribution, key: str) -> None:
     prefix = f"{key}._target_={dist.target}"
     try:
         low, high = dist.support
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise PluginError(f"{prefix}: support must be a pair (low, high), got {_one_line(exc)}") from None
     if not low < high:
         raise PluginError(f"{prefix}: support must be (low, high) with low < high, got ({low}, {high})")
@@ -515,9 +546,10 @@ def check_distribution(dist: PluginDistribution, key: str) -> None:
         draws = [dist.sample((3, 5), rng=np.random.default_rng(_CHECK_SEED)) for _ in range(2)]
         x = np.sort(draws[0].ravel())
         F, q = dist.cdf(x), dist.ppf(np.array([0.1, 0.5, 0.9]))
-    except Exception as exc:  # noqa: BLE001 -- the user's methods may raise anything
-        raise PluginError(f"{prefix}: raised {_one_line(exc)} on the check input (sample((3, 5), rng=...), then "
-                          f"cdf and ppf)") from None
+    except Exception as exc:
+        raise PluginError(
+            f"{prefix}: raised {_one_line(exc)} on the check input (sample((3, 5), rng=...), then cdf and ppf)"
+        ) from None
     problem = None
     if draws[0].shape != (3, 5):
         problem = f"sample((3, 5), rng=...) returned shape {draws[0].shape}"
@@ -564,8 +596,9 @@ def _import_path(target: str | Callable, who: str) -> str:
         return target
     module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
     if not module or module == "__main__" or "<" in qualname:
-        raise ValueError(f"{who}: {target!r} has no import path (define it in a module, not in __main__ or "
-                         f"inside a function)")
+        raise ValueError(
+            f"{who}: {target!r} has no import path (define it in a module, not in __main__ or inside a function)"
+        )
     return f"{module}.{qualname}"
 
 
@@ -603,8 +636,10 @@ def register_selection_algorithm(kind: str, name: str, target: str | Callable, *
         raise ValueError(f"a selection algorithm's name must be an identifier, got {name!r}")
     target = _import_path(target, f"register_selection_algorithm({kind!r}, {name!r}, ...)")
     if not isinstance(target, str) or "." not in target or not all(p.isidentifier() for p in target.split(".")):
-        raise ValueError(f"register_selection_algorithm({kind!r}, {name!r}, ...): target must be an import path "
-                         f"module.function or a module-level function, got {target!r}")
+        raise ValueError(
+            f"register_selection_algorithm({kind!r}, {name!r}, ...): target must be an import path "
+            f"module.function or a module-level function, got {target!r}"
+        )
     if name in _builtin_selection(kind):
         raise ValueError(f"{name!r} is a built-in {kind} algorithm; choose another name")
     entry = (target, tuple(sorted(kwargs.items())))
@@ -624,8 +659,7 @@ def selection_algorithm_names(kind: str) -> dict[str, str | None]:
     ['ttts', 'non_adaptive', 'batch_thompson']
     """
     _kind_iv(kind)
-    return {**dict.fromkeys(_builtin_selection(kind)),
-            **{n: t for n, (t, _) in _SELECTION_REGISTRY[kind].items()}}
+    return {**dict.fromkeys(_builtin_selection(kind)), **{n: t for n, (t, _) in _SELECTION_REGISTRY[kind].items()}}
 
 
 @dataclass(frozen=True)
@@ -667,8 +701,10 @@ class SelectionPlugin:
         try:
             picks, evaluations = (np.asarray(x) for x in out)
         except (TypeError, ValueError):
-            raise PluginError(f"study.algorithms={self.target}: returned {type(out).__name__}; the contract is a "
-                              f"pair (picks, evaluations)") from None
+            raise PluginError(
+                f"study.algorithms={self.target}: returned {type(out).__name__}; the contract is a "
+                f"pair (picks, evaluations)"
+            ) from None
         arms, budget, runs = args
         problem = runs_problem(picks, evaluations, runs, len(arms), budget)
         if problem:
@@ -702,8 +738,11 @@ def selection_settings(name: str, kind: str) -> dict | None:
     algorithm = selection_algorithm(name, kind)
     if not isinstance(algorithm, SelectionPlugin):
         return None
-    return {"target": algorithm.target, "kwargs": [list(kv) for kv in algorithm.kwargs],
-            "source": source_hash(algorithm.target, directory=algorithm.directory)}
+    return {
+        "target": algorithm.target,
+        "kwargs": [list(kv) for kv in algorithm.kwargs],
+        "source": source_hash(algorithm.target, directory=algorithm.directory),
+    }
 
 
 def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms") -> str:
@@ -752,14 +791,14 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
     if name in names and names[name] is None:
         return name
     registered = name in names
-    if not registered and not (isinstance(name, str) and "." in name
-                               and all(p.isidentifier() for p in name.split("."))):
-        raise PluginError(f"{key} must be one of {', '.join(names)} or an import path module.function, "
-                          f"got {name!r}")
+    if not registered and not (
+        isinstance(name, str) and "." in name and all(p.isidentifier() for p in name.split("."))
+    ):
+        raise PluginError(f"{key} must be one of {', '.join(names)} or an import path module.function, got {name!r}")
     plugin = selection_algorithm(name, kind)
     prefix = f"{key}={name}" + (f" ({plugin.target})" if registered else "")
     try:
-        plugin.function
+        _ = plugin.function  # the import, so that its failure names the key
     except PluginError as exc:
         raise PluginError(f"{prefix}: {str(exc).split(': ', 1)[-1]}") from None
     check = _check_fixed_budget if kind == "fixed_budget" else _check_fixed_confidence
@@ -782,12 +821,16 @@ def _check_fixed_budget(plugin: SelectionPlugin) -> str | None:
             outs.append(plugin(arms, _CHECK_BUDGET, _CHECK_RUNS, rng=np.random.default_rng(_CHECK_SEED)))
         except PluginError as exc:
             return str(exc).split(": ", 1)[-1]
-        except Exception as exc:  # noqa: BLE001 -- the user's function may raise anything
-            return (f"raised {_one_line(exc)} on the check input ({len(arms)} arms, budget={_CHECK_BUDGET}, "
-                    f"runs={_CHECK_RUNS})")
+        except Exception as exc:
+            return (
+                f"raised {_one_line(exc)} on the check input ({len(arms)} arms, budget={_CHECK_BUDGET}, "
+                f"runs={_CHECK_RUNS})"
+            )
     if not all(np.array_equal(a, b) for a, b in zip(outs[0], outs[1])):
-        return ("returned different picks or evaluations for the same generator called twice; draw only from rng "
-                "(never from np.random or a generator of your own)")
+        return (
+            "returned different picks or evaluations for the same generator called twice; draw only from rng "
+            "(never from np.random or a generator of your own)"
+        )
     return None
 
 
@@ -802,15 +845,16 @@ def _check_fixed_confidence(plugin: SelectionPlugin) -> str | None:
     for rows in (_CHECK_RUNS, _CHECK_RUNS, 2):
         try:
             outs.append(plugin(loc[:rows], scale[:rows], df[:rows], rng=np.random.default_rng(_CHECK_SEED)))
-        except Exception as exc:  # noqa: BLE001 -- the user's function may raise anything
-            return (f"raised {_one_line(exc)} on the check input (the posteriors of {rows} runs over "
-                    f"{len(arms)} models)")
+        except Exception as exc:
+            return f"raised {_one_line(exc)} on the check input (the posteriors of {rows} runs over {len(arms)} models)"
         problem = proposal_problem(outs[-1], rows, len(arms), np.shape(outs[0])[1] if len(outs) > 1 else None)
         if problem:
             return problem + (" (its width must not depend on the number of runs)" if len(outs) == 3 else "")
     if not np.array_equal(outs[0], outs[1]):
-        return ("returned different proposals for the same generator called twice; draw only from rng (never "
-                "from np.random or a generator of your own)")
+        return (
+            "returned different proposals for the same generator called twice; draw only from rng (never "
+            "from np.random or a generator of your own)"
+        )
     return None
 
 
@@ -843,8 +887,10 @@ def _band_output(out: Any, reps: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         except (TypeError, ValueError):
             raise _BandContract(f"returned a {name} that is not an array of numbers: {value!r:.60}") from None
         if arr.shape not in ((reps, n), (n,)):
-            raise _BandContract(f"returned {name} of shape {arr.shape} for {reps} samples of n={n}; the contract "
-                                f"is ({reps}, {n}) or ({n},)")
+            raise _BandContract(
+                f"returned {name} of shape {arr.shape} for {reps} samples of n={n}; the contract "
+                f"is ({reps}, {n}) or ({n},)"
+            )
         pair.append(arr)
     lower, upper = pair
     if lower.ndim != upper.ndim:  # one row for every sample beside one per sample: broadcast the row
@@ -862,13 +908,17 @@ def _band_output(out: Any, reps: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         bad = np.diff(arr, axis=1) < 0
         if bad.any():
             r, i = _first(bad)
-            raise _BandContract(f"returned {name} decreasing from {arr[r, i - 1]} at Y_({i}) to {arr[r, i]} at "
-                                f"Y_({i + 1}) of sample {r}; bounds must be non-decreasing along the sample")
+            raise _BandContract(
+                f"returned {name} decreasing from {arr[r, i - 1]} at Y_({i}) to {arr[r, i]} at "
+                f"Y_({i + 1}) of sample {r}; bounds must be non-decreasing along the sample"
+            )
     bad = lo2 > up2
     if bad.any():
         r, i = _first(bad)
-        raise _BandContract(f"returned lower {lo2[r, i - 1]} > upper {up2[r, i - 1]} at Y_({i}) of sample {r}; "
-                            f"the contract needs lower <= upper")
+        raise _BandContract(
+            f"returned lower {lo2[r, i - 1]} > upper {up2[r, i - 1]} at Y_({i}) of sample {r}; "
+            f"the contract needs lower <= upper"
+        )
     return lower, upper
 
 
@@ -1020,8 +1070,10 @@ def band_method(method: str, *, directory: str | None = None) -> BuiltinBand | P
         return PluginBand(target, kwargs, directory)
     if isinstance(method, str) and _is_path(method):
         return PluginBand(method, (), directory)
-    raise PluginError(f"unknown band method {method!r}; choose one of {', '.join(band_method_names())} or an "
-                      f"import path module.function")
+    raise PluginError(
+        f"unknown band method {method!r}; choose one of {', '.join(band_method_names())} or an "
+        f"import path module.function"
+    )
 
 
 def band_fingerprint(methods) -> dict:
@@ -1032,8 +1084,11 @@ def band_fingerprint(methods) -> dict:
     for method in methods:
         band = band_method(method)
         if isinstance(band, PluginBand):
-            out[method] = {"target": band.target, "kwargs": [list(kv) for kv in band.kwargs],
-                           "source": source_hash(band.target, directory=band.directory)}
+            out[method] = {
+                "target": band.target,
+                "kwargs": [list(kv) for kv in band.kwargs],
+                "source": source_hash(band.target, directory=band.directory),
+            }
     return out
 
 
@@ -1077,8 +1132,9 @@ def check_band_method(method: Any, key: str) -> str:
     if isinstance(method, str) and method in _builtin_band_methods():
         return method
     if not isinstance(method, str) or (method not in _BAND_REGISTRY and not _is_path(method)):
-        raise PluginError(f"{key} must be one of {', '.join(band_method_names())} or an import path "
-                          f"module.function, got {method!r}")
+        raise PluginError(
+            f"{key} must be one of {', '.join(band_method_names())} or an import path module.function, got {method!r}"
+        )
     band = band_method(method)
     prefix = f"{key}={method}" + (f" (registered as {band.target})" if method in _BAND_REGISTRY else "")
     try:
@@ -1094,10 +1150,13 @@ def check_band_method(method: Any, key: str) -> str:
             outs.append(band._call(x, _BAND_CHECK_CONFIDENCE))
         except _BandContract as exc:
             raise PluginError(f"{prefix}: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 -- the user's function may raise anything
-            raise PluginError(f"{prefix}: raised {_one_line(exc)} on the check input (3 sorted samples of n=5, "
-                              f"confidence={_BAND_CHECK_CONFIDENCE})") from None
+        except Exception as exc:
+            raise PluginError(
+                f"{prefix}: raised {_one_line(exc)} on the check input (3 sorted samples of n=5, "
+                f"confidence={_BAND_CHECK_CONFIDENCE})"
+            ) from None
     if not all(np.array_equal(a, b) for a, b in zip(outs[0], outs[1])):
-        raise PluginError(f"{prefix}: returned different bounds for the same input called twice; a band method "
-                          f"must be deterministic")
+        raise PluginError(
+            f"{prefix}: returned different bounds for the same input called twice; a band method must be deterministic"
+        )
     return method

@@ -72,8 +72,9 @@ def _pi_of(loc: np.ndarray, sc: np.ndarray, df: np.ndarray, m: np.ndarray) -> np
     z = special.stdtrit(df[..., None], _LEVELS)  # (A, N, L)
     cuts = special.stdtr(df_m[..., None], (loc[..., None] + sc[..., None] * z - loc_m[..., None]) / sc_m[..., None])
     cuts[rows, m] = 0.0
-    edges = np.sort(np.concatenate([np.broadcast_to(_BASE, (rows.size, _BASE.size)),
-                                    cuts.reshape(rows.size, -1)], axis=1), axis=1)
+    edges = np.sort(
+        np.concatenate([np.broadcast_to(_BASE, (rows.size, _BASE.size)), cuts.reshape(rows.size, -1)], axis=1), axis=1
+    )
     lo, hi = edges[:, :-1, None], edges[:, 1:, None]
     u = (lo + (hi - lo) * 0.5 * (_NODES + 1.0)).reshape(rows.size, -1)
     w = ((hi - lo) * 0.5 * _WEIGHTS).reshape(rows.size, -1)

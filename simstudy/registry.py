@@ -32,11 +32,21 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-__all__ = ["Study", "Headline", "register_study", "study", "study_kinds", "load_plugins", "ENTRY_POINT_GROUP",
-           "PLUGINS_ENV", "figure_function"]
+__all__ = [
+    "Study",
+    "Headline",
+    "register_study",
+    "study",
+    "study_kinds",
+    "load_plugins",
+    "ENTRY_POINT_GROUP",
+    "PLUGINS_ENV",
+    "figure_function",
+]
 
 #: The entry-point group through which installed packages register plug-ins.
 ENTRY_POINT_GROUP = "simstudy.plugins"
@@ -126,9 +136,12 @@ def register_study(spec: Study) -> Study:
     if not isinstance(spec.kind, str) or not spec.kind.isidentifier():
         raise ValueError(f"a study kind must be an identifier, got {spec.kind!r}")
     if not dataclasses.is_dataclass(spec.options) or not {"reps", "chunk_reps"} <= {
-            f.name for f in dataclasses.fields(spec.options)}:
-        raise ValueError(f"study {spec.kind}: options must be a dataclass schema subclassing "
-                         f"simstudy.config.StudyOptions (fields reps, chunk_reps, ...), got {spec.options!r}")
+        f.name for f in dataclasses.fields(spec.options)
+    }:
+        raise ValueError(
+            f"study {spec.kind}: options must be a dataclass schema subclassing "
+            f"simstudy.config.StudyOptions (fields reps, chunk_reps, ...), got {spec.options!r}"
+        )
     old = _STUDIES.get(spec.kind)
     if old is not None and (old.run, old.options) != (spec.run, spec.options):
         raise ValueError(f"study kind {spec.kind!r} is already registered (by {old.run.__module__})")
@@ -187,7 +200,7 @@ def _load_one(name: str, load: Callable[[], Any]) -> None:
             obj()
     except PluginError:
         raise
-    except Exception as exc:  # noqa: BLE001 -- a plug-in may raise anything while loading
+    except Exception as exc:
         raise PluginError(f"plug-in {name} failed to load: {_one_line(exc)}") from None
 
 

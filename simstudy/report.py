@@ -24,8 +24,13 @@ def _bw_method(kde, opts) -> str:
     """How the (continuous part's) bandwidth was chosen, in words."""
     method = getattr(kde, "bw_method", None)
     if method is None:  # a plain ReflectedKDE: the audit's options say how
-        method = ("given" if getattr(opts, "bandwidth", None) is not None else
-                  f"bw_factor {opts.bw_factor:g}" if getattr(opts, "bw_factor", None) is not None else "silverman")
+        method = (
+            "given"
+            if getattr(opts, "bandwidth", None) is not None
+            else f"bw_factor {opts.bw_factor:g}"
+            if getattr(opts, "bw_factor", None) is not None
+            else "silverman"
+        )
     return _METHODS.get(method, method)
 
 
@@ -71,12 +76,18 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     from . import kde as kde_mod
 
     kde = result.kde
-    lo, hi = kde.support
+    _lo, hi = kde.support
     fit = kde_mod.ks_distance(scores, kde)
-    atoms = pd.DataFrame({"value": np.asarray(getattr(kde, "atoms", ()), dtype=np.float64),
-                          "share": np.asarray(getattr(kde, "shares", ()), dtype=np.float64)})
-    title = (f"Fit: bandwidth {kde.bandwidth:.4g} ({_bw_method(kde, opts)}), {len(atoms)} atom(s), "
-             f"{scores.size} scores; KS distance {fit.distance:.3f} (95% critical {fit.critical:.3f})")
+    atoms = pd.DataFrame(
+        {
+            "value": np.asarray(getattr(kde, "atoms", ()), dtype=np.float64),
+            "share": np.asarray(getattr(kde, "shares", ()), dtype=np.float64),
+        }
+    )
+    title = (
+        f"Fit: bandwidth {kde.bandwidth:.4g} ({_bw_method(kde, opts)}), {len(atoms)} atom(s), "
+        f"{scores.size} scores; KS distance {fit.distance:.3f} (95% critical {fit.critical:.3f})"
+    )
     figures = {
         "fit": plots.kde_fit_figure(pd.DataFrame({"score": scores}), _fit_curve(kde), title=title, atoms=atoms),
         "coverage": plots.band_coverage_figure(result.coverage.summary),
@@ -90,8 +101,13 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     cov = result.coverage.summary
     row = cov[(cov["check"] == "curve") & (cov["nominal"] == level)].iloc[0]
     consistent = row["ci_low"] <= level <= row["ci_high"]
-    verdict = ("consistent with its nominal level" if consistent else
-               "BELOW its nominal level" if row["ci_high"] < level else "above its nominal level (conservative)")
+    verdict = (
+        "consistent with its nominal level"
+        if consistent
+        else "BELOW its nominal level"
+        if row["ci_high"] < level
+        else "above its nominal level (conservative)"
+    )
     boot = result.bootstrap.summary
     acc = result.accuracy.summary
     at_n = acc[(acc["n"] == n) & acc["measure"].isin(["bias", "empse", "mse"]) & acc["estimator"].isin(["u", "v", "w"])]
@@ -136,18 +152,34 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     ]
     for est in ("u", "v"):
         b = boot[boot["estimator"] == est].sort_values("k")
-        lines.append(f"- {est.upper()}: 95% percentile-bootstrap bands covered the mean curve in "
-                     f"{_pct(b['estimate'].iloc[0])} of rounds at k = 1 and {_pct(b['estimate'].iloc[-1])} at k = {n} "
-                     f"(Clopper–Pearson {_pct(b['ci_low'].iloc[-1])}–{_pct(b['ci_high'].iloc[-1])}).")
-    lines += ["", "![bootstrap](bootstrap.png)", "", f"## Point estimates at n = k = {n}", "",
-              "| estimator | bias | SD | MSE |", "| --- | --- | --- | --- |"]
+        lines.append(
+            f"- {est.upper()}: 95% percentile-bootstrap bands covered the mean curve in "
+            f"{_pct(b['estimate'].iloc[0])} of rounds at k = 1 and {_pct(b['estimate'].iloc[-1])} at k = {n} "
+            f"(Clopper–Pearson {_pct(b['ci_low'].iloc[-1])}–{_pct(b['ci_high'].iloc[-1])})."
+        )
+    lines += [
+        "",
+        "![bootstrap](bootstrap.png)",
+        "",
+        f"## Point estimates at n = k = {n}",
+        "",
+        "| estimator | bias | SD | MSE |",
+        "| --- | --- | --- | --- |",
+    ]
     for est in table.index:
-        lines.append(f"| {est.upper()} | {table.loc[est, 'bias']:.3g} ± {mcse.loc[est, 'bias']:.1g} | "
-                     f"{table.loc[est, 'empse']:.3g} ± {mcse.loc[est, 'empse']:.1g} | "
-                     f"{table.loc[est, 'mse']:.3g} ± {mcse.loc[est, 'mse']:.1g} |")
-    lines += ["", "(± one Monte Carlo standard error; against the KDE's exact mean tuning curve.)", "",
-              "![accuracy](accuracy.png)", "",
-              "Subdirectories `coverage/`, `bootstrap/` and `accuracy/` hold each study's tidy summary and run.json."]
+        lines.append(
+            f"| {est.upper()} | {table.loc[est, 'bias']:.3g} ± {mcse.loc[est, 'bias']:.1g} | "
+            f"{table.loc[est, 'empse']:.3g} ± {mcse.loc[est, 'empse']:.1g} | "
+            f"{table.loc[est, 'mse']:.3g} ± {mcse.loc[est, 'mse']:.1g} |"
+        )
+    lines += [
+        "",
+        "(± one Monte Carlo standard error; against the KDE's exact mean tuning curve.)",
+        "",
+        "![accuracy](accuracy.png)",
+        "",
+        "Subdirectories `coverage/`, `bootstrap/` and `accuracy/` hold each study's tidy summary and run.json.",
+    ]
     return _write_page(out_dir / "AUDIT.md", lines)
 
 
@@ -189,71 +221,111 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
     med = mine[mine["curve"] == "median"].set_index("k")
     avg = mine[mine["curve"] == "mean"].set_index("k")
     sim = sims[(sims["model"] == model) & (sims["runs"] == n)].set_index("multiple")
-    noise = ("o = 0: the noise-free law fits best (**hit_bound**: the fit lies on the family's boundary)"
-             if fit["hit_bound"] else f"o = {_g(fit['o'], 3)} {_interval(fit['o_lower'], fit['o_upper'], 3)} "
-                                       "(run-to-run noise SD)")
-    lines = [f"## {model}: fitted to {'the first ' if fit['total_runs'] > n else ''}{n:,} runs", "",
-             f"- **b, the best score possible: {_g(fit['b'], 5)}**, {_lvl(level)} interval "
-             f"**{_interval(fit['b_lower'], fit['b_upper'], 5)}** (the largest observed score: "
-             f"{_g(fit['max_score'], 5)}).",
-             f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
-             f"{_c_shares(fit)}).",
-             f"- {noise}; a = {_g(fit['a'], 4)} {_interval(fit['a_lower'], fit['a_upper'])}.",
-             f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores above "
-             f"it fitted, the rest censored" + ("" if fit["converged"] else " (**the optimizer did not meet its "
-                                                                             "tolerance**)") + ".",
-             *([f"- **Warning: the fitted b lies outside its bootstrap interval**: refits of samples from the fitted law "
-                f"land elsewhere, so the fit is unstable at this n (more runs, another threshold, or c= may help)."]
-               if np.isfinite(fit["b_lower"]) and not fit["b_lower"] <= fit["b"] <= fit["b_upper"] else []),
-             f"- Bootstrap: {int(fit['n_boot'])} replicates" + (f", {_pct(fit['failed'])} of fits failed (left out)"
-                                                                if fit["failed"] > 0 else "") + ".", ""]
-    lines += [f"| k | median tuning curve ({_lvl(level)} band) | mean tuning curve ({_lvl(level)} band) | "
-              f"nonparametric median ({_lvl(level)} band) | error in simulation: mean abs. relative (± MCSE) |",
-              "|---|---|---|---|---|"]
+    noise = (
+        "o = 0: the noise-free law fits best (**hit_bound**: the fit lies on the family's boundary)"
+        if fit["hit_bound"]
+        else f"o = {_g(fit['o'], 3)} {_interval(fit['o_lower'], fit['o_upper'], 3)} (run-to-run noise SD)"
+    )
+    lines = [
+        f"## {model}: fitted to {'the first ' if fit['total_runs'] > n else ''}{n:,} runs",
+        "",
+        f"- **b, the best score possible: {_g(fit['b'], 5)}**, {_lvl(level)} interval "
+        f"**{_interval(fit['b_lower'], fit['b_upper'], 5)}** (the largest observed score: "
+        f"{_g(fit['max_score'], 5)}).",
+        f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
+        f"{_c_shares(fit)}).",
+        f"- {noise}; a = {_g(fit['a'], 4)} {_interval(fit['a_lower'], fit['a_upper'])}.",
+        f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores above "
+        f"it fitted, the rest censored"
+        + ("" if fit["converged"] else " (**the optimizer did not meet its tolerance**)")
+        + ".",
+        *(
+            [
+                "- **Warning: the fitted b lies outside its bootstrap interval**: refits of samples from the fitted law "
+                "land elsewhere, so the fit is unstable at this n (more runs, another threshold, or c= may help)."
+            ]
+            if np.isfinite(fit["b_lower"]) and not fit["b_lower"] <= fit["b"] <= fit["b_upper"]
+            else []
+        ),
+        f"- Bootstrap: {int(fit['n_boot'])} replicates"
+        + (f", {_pct(fit['failed'])} of fits failed (left out)" if fit["failed"] > 0 else "")
+        + ".",
+        "",
+    ]
+    lines += [
+        f"| k | median tuning curve ({_lvl(level)} band) | mean tuning curve ({_lvl(level)} band) | "
+        f"nonparametric median ({_lvl(level)} band) | error in simulation: mean abs. relative (± MCSE) |",
+        "|---|---|---|---|---|",
+    ]
     for m, row in sim.iterrows():
         k = row["k"]
         r = med.loc[k]
-        mean = (f"{_g(avg.loc[k, 'estimate'], 5)} {_interval(avg.loc[k, 'lower'], avg.loc[k, 'upper'], 5)}"
-                if k in avg.index else "—")
-        nonpar = (f"{_g(r['np_point'], 5)} {_interval(r['np_lower'], r['np_upper'], 5)}" if np.isfinite(r["np_point"])
-                  else "—")
-        lines.append(f"| {int(k):,} ({_multiple(int(m))}) | {_g(r['estimate'], 5)} {_interval(r['lower'], r['upper'], 5)} "
-                     f"| {mean} | {nonpar} | {_pct(row['mean_abs_rel_error'])} ± {_pct(row['mean_abs_rel_error_mcse'])} |")
+        mean = (
+            f"{_g(avg.loc[k, 'estimate'], 5)} {_interval(avg.loc[k, 'lower'], avg.loc[k, 'upper'], 5)}"
+            if k in avg.index
+            else "—"
+        )
+        nonpar = (
+            f"{_g(r['np_point'], 5)} {_interval(r['np_lower'], r['np_upper'], 5)}"
+            if np.isfinite(r["np_point"])
+            else "—"
+        )
+        lines.append(
+            f"| {int(k):,} ({_multiple(int(m))}) | {_g(r['estimate'], 5)} {_interval(r['lower'], r['upper'], 5)} "
+            f"| {mean} | {nonpar} | {_pct(row['mean_abs_rel_error'])} ± {_pct(row['mean_abs_rel_error_mcse'])} |"
+        )
     R = int(sim["replicates"].iloc[0]) if len(sim) else 0
     worst = sim.loc[max(sim.index)] if len(sim) else None
-    lines += ["", f"**How far the extrapolation held up in simulation.** {R} searches of n = {n:,} runs simulated from the "
-              f"fitted law (the bootstrap's replicates), each refitted by the same rule: the predicted median curve "
-              f"erred at k = n by {_pct(sim.loc[1, 'mean_abs_rel_error'])} on average and at k = "
-              f"{_multiple(int(max(sim.index)))} by "
-              f"{_pct(worst['mean_abs_rel_error'])} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "
-              f"{_pct(worst['bias_rel'])} ± {_pct(worst['bias_rel_mcse'])}), the relative error being "
-              f"|predicted(k) − true(k)| / (true(k) − true(1)): a share of what search gains over a single run's "
-              f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "
-              "coverage of the bootstrap bands is not simulated here (it needs a bootstrap per simulated search): "
-              "the `parametric_audit` study measures it.", ""]
+    lines += [
+        "",
+        f"**How far the extrapolation held up in simulation.** {R} searches of n = {n:,} runs simulated from the "
+        f"fitted law (the bootstrap's replicates), each refitted by the same rule: the predicted median curve "
+        f"erred at k = n by {_pct(sim.loc[1, 'mean_abs_rel_error'])} on average and at k = "
+        f"{_multiple(int(max(sim.index)))} by "
+        f"{_pct(worst['mean_abs_rel_error'])} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "
+        f"{_pct(worst['bias_rel'])} ± {_pct(worst['bias_rel_mcse'])}), the relative error being "
+        f"|predicted(k) − true(k)| / (true(k) − true(1)): a share of what search gains over a single run's "
+        f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "
+        "coverage of the bootstrap bands is not simulated here (it needs a bootstrap per simulated search): "
+        "the `parametric_audit` study measures it.",
+        "",
+    ]
     if full is not None:
         total = int(full["runs"])
         held = med[(med["region"] == "held-out") | ((med["region"] == "observed") & (med.index >= n))]
         held = held[np.isfinite(held["covers_all"])]
         covered = int(held["covers_all"].sum())
         miss = held[held["covers_all"] == 0]
-        lines += [f"**Held-out check.** The {_lvl(level)} band extrapolated from the first {n:,} runs covers the median "
-                  f"tuning curve of all {total:,} runs (eCDF) at **{covered} of {len(held)}** budgets k = {n:,}..{total:,}"
-                  + (f"; it misses at k = {', '.join(f'{int(k):,}' for k in miss.index[:6])}"
-                     + (" ..." if len(miss) > 6 else "") if len(miss) else "") + "."]
+        lines += [
+            f"**Held-out check.** The {_lvl(level)} band extrapolated from the first {n:,} runs covers the median "
+            f"tuning curve of all {total:,} runs (eCDF) at **{covered} of {len(held)}** budgets k = {n:,}..{total:,}"
+            + (
+                f"; it misses at k = {', '.join(f'{int(k):,}' for k in miss.index[:6])}"
+                + (" ..." if len(miss) > 6 else "")
+                if len(miss)
+                else ""
+            )
+            + "."
+        ]
         allc = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
         judged = allc[np.isfinite(allc["inside_np"])]
         inside = int(judged["inside_np"].sum())
         top = int(judged["k"].max()) if len(judged) else 0
-        lines += [f"Fitted to all {total:,} runs (not bootstrapped): b = {_g(full['b'], 5)}, c = {int(full['c'])}, "
-                  f"o = {_g(full['o'], 3)}; its median curve lies inside the nonparametric {_lvl(level)} band of those runs "
-                  f"at **{inside} of {len(judged)}** budgets where that band is nontrivial (k ≤ {top:,}).", ""]
+        lines += [
+            f"Fitted to all {total:,} runs (not bootstrapped): b = {_g(full['b'], 5)}, c = {int(full['c'])}, "
+            f"o = {_g(full['o'], 3)}; its median curve lies inside the nonparametric {_lvl(level)} band of those runs "
+            f"at **{inside} of {len(judged)}** budgets where that band is nontrivial (k ≤ {top:,}).",
+            "",
+        ]
     else:
         judged = med[np.isfinite(med["inside_np"])]
         if len(judged):
-            lines += [f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
-                      f"{int(judged['inside_np'].sum())} of {len(judged)} budgets where that band is nontrivial "
-                      f"(k ≤ {int(judged.index.max()):,}); beyond, only the fit speaks.", ""]
+            lines += [
+                f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
+                f"{int(judged['inside_np'].sum())} of {len(judged)} budgets where that band is nontrivial "
+                f"(k ≤ {int(judged.index.max()):,}); beyond, only the fit speaks.",
+                "",
+            ]
     return lines
 
 
@@ -268,26 +340,36 @@ def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
     fig = plots.extrapolation_figure(curves, fits)
     io.save_figure(fig, out_dir / "extrapolation.png", dpi=130)
     plt.close(fig)
-    rule = (f"scores at or below {opts.threshold_score:g} censored" if opts.threshold_score is not None else
-            f"the lowest {_pct(opts.threshold)} of each sample censored")
-    lines = [f"# Extrapolated tuning curves: `{source}`", "",
-             "The noisy quadratic law of random search near the optimum (Lourie, He & Cho 2025) fitted to the tail of "
-             f"each model's scores ({rule}; maximum product of spacings, c searched over "
-             f"{', '.join(map(str, opts.c)) if opts.c else '1..10'}), extrapolated to k = {_g(curves['k'].max(), 6)} "
-             f"search iterations. Intervals and bands: percentile, pointwise, from a parametric bootstrap of "
-             f"{opts.n_boot} refits at {_lvl(opts.level)}; the nonparametric band beside them is simultaneous "
-             f"({bands_label(opts.method)}) and exists only up to n. The extrapolation assumes the law holds past the "
-             "data: the held-up numbers below are simulations from the fitted law, not a test of it.", "",
-             "![extrapolation](extrapolation.png)", ""]
+    rule = (
+        f"scores at or below {opts.threshold_score:g} censored"
+        if opts.threshold_score is not None
+        else f"the lowest {_pct(opts.threshold)} of each sample censored"
+    )
+    lines = [
+        f"# Extrapolated tuning curves: `{source}`",
+        "",
+        "The noisy quadratic law of random search near the optimum (Lourie, He & Cho 2025) fitted to the tail of "
+        f"each model's scores ({rule}; maximum product of spacings, c searched over "
+        f"{', '.join(map(str, opts.c)) if opts.c else '1..10'}), extrapolated to k = {_g(curves['k'].max(), 6)} "
+        f"search iterations. Intervals and bands: percentile, pointwise, from a parametric bootstrap of "
+        f"{opts.n_boot} refits at {_lvl(opts.level)}; the nonparametric band beside them is simultaneous "
+        f"({bands_label(opts.method)}) and exists only up to n. The extrapolation assumes the law holds past the "
+        "data: the held-up numbers below are simulations from the fitted law, not a test of it.",
+        "",
+        "![extrapolation](extrapolation.png)",
+        "",
+    ]
     for model in dict.fromkeys(fits["model"]):
         rows = fits[fits["model"] == model].sort_values("runs")
         fit = rows.iloc[0]
         full = rows.iloc[-1] if len(rows) > 1 else None
         lines += _extrapolate_section(fit, curves, sims, full, opts)
-    lines += ["Files: `extrapolation.csv` (every budget k: median and mean curves with their bands, the nonparametric "
-              "band, `inside_np` / `covers_all` flags), `fit.csv` (parameters, intervals, c's bootstrap shares), "
-              "`simulation.csv` (the errors above, with MCSE), `chunks/` (the bootstrap's replicates: a rerun "
-              "resumes), `run.json` (settings, timings, environment)."]
+    lines += [
+        "Files: `extrapolation.csv` (every budget k: median and mean curves with their bands, the nonparametric "
+        "band, `inside_np` / `covers_all` flags), `fit.csv` (parameters, intervals, c's bootstrap shares), "
+        "`simulation.csv` (the errors above, with MCSE), `chunks/` (the bootstrap's replicates: a rerun "
+        "resumes), `run.json` (settings, timings, environment)."
+    ]
     return _write_page(out_dir / "EXTRAPOLATE.md", lines)
 
 

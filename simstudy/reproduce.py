@@ -50,23 +50,73 @@ MARKER = ".simstudy-reproduce.json"
 _REPORT = "REPRODUCTION.md"
 _ANCHOR = re.compile(r'^<a id="([A-Za-z0-9_.-]+)"></a>$', flags=re.M)
 
-__all__ = ["CHECK_KINDS", "MARKER", "VERDICTS", "Check", "Entry", "Hypothesis", "HypothesisRun", "OutDirError",
-           "Outcome", "Section", "best_hypothesis", "catalogue_path", "check_out_dir", "evaluate", "hypothesis_dir",
-           "kept_section", "load_catalogue", "read_hypothesis", "read_report", "read_section", "record_full_run",
-           "section_seconds",
-           "verdict",
-           "write_report"]
+__all__ = [
+    "CHECK_KINDS",
+    "MARKER",
+    "VERDICTS",
+    "Check",
+    "Entry",
+    "Hypothesis",
+    "HypothesisRun",
+    "OutDirError",
+    "Outcome",
+    "Section",
+    "best_hypothesis",
+    "catalogue_path",
+    "check_out_dir",
+    "evaluate",
+    "hypothesis_dir",
+    "kept_section",
+    "load_catalogue",
+    "read_hypothesis",
+    "read_report",
+    "read_section",
+    "record_full_run",
+    "section_seconds",
+    "verdict",
+    "write_report",
+]
 
 #: Every verdict, in the order the report counts them.
 VERDICTS = ("reproduced", "explained", "differs", "failed", "no data")
 
 CHECK_KINDS = ("value", "above", "below", "increasing", "crosses", "covers", "count", "run_value")
-_ENTRY_KEYS = {"id", "title", "paper", "command", "quick", "checks", "stand_in", "figure", "table", "estimate",
-               "unavailable", "hypotheses"}
+_ENTRY_KEYS = {
+    "id",
+    "title",
+    "paper",
+    "command",
+    "quick",
+    "checks",
+    "stand_in",
+    "figure",
+    "table",
+    "estimate",
+    "unavailable",
+    "hypotheses",
+}
 _HYPOTHESIS_KEYS = {"id", "label", "command", "quick", "checks"}
 _ID = re.compile(r"^[a-z0-9_]+$")
-_CHECK_KEYS = {"label", "kind", "where", "paper", "paper_by", "k", "tol", "bound", "bound_by", "order", "by",
-               "column", "min_fraction", "at_least", "at_most", "path", "info", "reason"}
+_CHECK_KEYS = {
+    "label",
+    "kind",
+    "where",
+    "paper",
+    "paper_by",
+    "k",
+    "tol",
+    "bound",
+    "bound_by",
+    "order",
+    "by",
+    "column",
+    "min_fraction",
+    "at_least",
+    "at_most",
+    "path",
+    "info",
+    "reason",
+}
 
 
 class CatalogueError(ValueError):
@@ -193,18 +243,33 @@ def load_catalogue(path: str | Path | None = None) -> list[Entry]:
     entries, seen = [], set()
     for i, e in enumerate(raw):
         name = e.get("id", f"#{i + 1}") if isinstance(e, dict) else f"#{i + 1}"
-        if not isinstance(e, dict) or not {"id", "title", "paper"} <= set(e) or not (
-                {"command", "checks"} <= set(e) or "unavailable" in e):
+        if (
+            not isinstance(e, dict)
+            or not {"id", "title", "paper"} <= set(e)
+            or not ({"command", "checks"} <= set(e) or "unavailable" in e)
+        ):
             raise CatalogueError(f"entry {name}: needs id, title, paper, and command and checks (or unavailable)")
         if set(e) - _ENTRY_KEYS:
             raise CatalogueError(f"entry {name}: unknown keys {sorted(set(e) - _ENTRY_KEYS)}")
         if name in seen:
             raise CatalogueError(f"entry {name}: the id is used twice")
         seen.add(name)
-        entries.append(Entry(name, e["title"], e["paper"], tuple(e.get("command", ())), tuple(e.get("quick", ())),
-                             _checks(name, e.get("checks", ())), e.get("stand_in", ""), e.get("figure", "figure.png"),
-                             e.get("table", "summary.parquet"), e.get("estimate", "estimate"),
-                             e.get("unavailable", ""), _hypotheses(name, e.get("hypotheses", []))))
+        entries.append(
+            Entry(
+                name,
+                e["title"],
+                e["paper"],
+                tuple(e.get("command", ())),
+                tuple(e.get("quick", ())),
+                _checks(name, e.get("checks", ())),
+                e.get("stand_in", ""),
+                e.get("figure", "figure.png"),
+                e.get("table", "summary.parquet"),
+                e.get("estimate", "estimate"),
+                e.get("unavailable", ""),
+                _hypotheses(name, e.get("hypotheses", [])),
+            )
+        )
     return entries
 
 
@@ -212,11 +277,14 @@ def _checks(name: str, raw) -> tuple[Check, ...]:
     checks = []
     for c in raw or ():
         if not isinstance(c, dict) or c.get("kind") not in CHECK_KINDS:
-            raise CatalogueError(f"entry {name}: check kind must be one of {', '.join(CHECK_KINDS)}, "
-                                 f"got {c.get('kind') if isinstance(c, dict) else c!r}")
+            raise CatalogueError(
+                f"entry {name}: check kind must be one of {', '.join(CHECK_KINDS)}, "
+                f"got {c.get('kind') if isinstance(c, dict) else c!r}"
+            )
         if set(c) - _CHECK_KEYS or "label" not in c:
-            raise CatalogueError(f"entry {name}: check {c.get('label')!r} has unknown keys "
-                                 f"{sorted(set(c) - _CHECK_KEYS)} or no label")
+            raise CatalogueError(
+                f"entry {name}: check {c.get('label')!r} has unknown keys {sorted(set(c) - _CHECK_KEYS)} or no label"
+            )
         spec = {k: v for k, v in c.items() if k not in ("label", "kind", "info", "reason")}
         checks.append(Check(c["label"], c["kind"], spec, bool(c.get("info", False)), c.get("reason", "")))
     return tuple(checks)
@@ -233,18 +301,26 @@ def _hypotheses(name: str, raw) -> tuple[Hypothesis, ...]:
         if set(h) - _HYPOTHESIS_KEYS:
             raise CatalogueError(f"entry {name}: hypothesis {hid}: unknown keys {sorted(set(h) - _HYPOTHESIS_KEYS)}")
         if not isinstance(hid, str) or not _ID.match(hid) or hid in seen:
-            raise CatalogueError(f"entry {name}: hypothesis id {hid!r} must be lower-case letters, digits and _, "
-                                 f"unique within the entry")
+            raise CatalogueError(
+                f"entry {name}: hypothesis id {hid!r} must be lower-case letters, digits and _, unique within the entry"
+            )
         if not isinstance(h["command"], list) or not h["command"]:
             raise CatalogueError(f"entry {name}: hypothesis {hid}: command must be a non-empty list of arguments")
         seen.add(hid)
-        out.append(Hypothesis(hid, str(h["label"]), tuple(str(a) for a in h["command"]),
-                              None if h.get("quick") is None else tuple(str(a) for a in h["quick"]),
-                              None if h.get("checks") is None else _checks(f"{name} (hypothesis {hid})", h["checks"])))
+        out.append(
+            Hypothesis(
+                hid,
+                str(h["label"]),
+                tuple(str(a) for a in h["command"]),
+                None if h.get("quick") is None else tuple(str(a) for a in h["quick"]),
+                None if h.get("checks") is None else _checks(f"{name} (hypothesis {hid})", h["checks"]),
+            )
+        )
     return tuple(out)
 
 
 # --- Checks ---------------------------------------------------------------------------------------------
+
 
 def _select(frame: pd.DataFrame, where: dict) -> pd.DataFrame:
     mask = np.ones(len(frame), dtype=bool)
@@ -322,8 +398,11 @@ def _check(check: Check, summary: pd.DataFrame, run: dict) -> Outcome:
             bound = np.full(len(rows), float(s["bound"]))
         ok = np.all(est - k * mcse > bound) if check.kind == "above" else np.all(est + k * mcse < bound)
         word = ">" if check.kind == "above" else "<"
-        paper_text = f"{word} {s['bound']}" if isinstance(s.get("bound"), str) else \
-            f"{word} " + " / ".join(_fmt(b) for b in np.unique(bound))
+        paper_text = (
+            f"{word} {s['bound']}"
+            if isinstance(s.get("bound"), str)
+            else f"{word} " + " / ".join(_fmt(b) for b in np.unique(bound))
+        )
         if k:
             paper_text += f" (by {k:g} MCSE)" if k > 0 else f" (within {-k:g} MCSE)"
         return Outcome(check.label, paper_text, _ours(rows), None if check.info else bool(ok), check.reason)
@@ -348,13 +427,19 @@ def _check(check: Check, summary: pd.DataFrame, run: dict) -> Outcome:
         inside = (rows["ci_low"] <= rows[s["column"]]) & (rows[s["column"]] <= rows["ci_high"])
         fraction = float(inside.mean())
         need = float(s.get("min_fraction", 1.0))
-        return Outcome(check.label, f"inside in >= {need:.0%}", f"{inside.sum()} of {len(rows)} ({fraction:.1%})",
-                       None if check.info else fraction >= need, check.reason)
+        return Outcome(
+            check.label,
+            f"inside in >= {need:.0%}",
+            f"{inside.sum()} of {len(rows)} ({fraction:.1%})",
+            None if check.info else fraction >= need,
+            check.reason,
+        )
     raise AssertionError(check.kind)
 
 
-def evaluate(entry: Entry, summary: pd.DataFrame, run: dict,
-             hypothesis: Hypothesis | None = None) -> tuple[Outcome, ...]:
+def evaluate(
+    entry: Entry, summary: pd.DataFrame, run: dict, hypothesis: Hypothesis | None = None
+) -> tuple[Outcome, ...]:
     """Every check of ``entry`` (or of one of its hypotheses) on a finished run's tidy output and ``run.json``
     (empty for commands without one)."""
     summary = summary.rename(columns={entry.estimate: "estimate"})
@@ -389,8 +474,9 @@ def _wall_seconds(run_dir: Path, seconds: float | None) -> float:
     return json.loads(timing.read_text())["wall_seconds"] if timing.is_file() else 0.0
 
 
-def read_hypothesis(entry: Entry, hypothesis: Hypothesis, run_dir: Path, command: str, seconds: float | None,
-                    error: str = "") -> HypothesisRun:
+def read_hypothesis(
+    entry: Entry, hypothesis: Hypothesis, run_dir: Path, command: str, seconds: float | None, error: str = ""
+) -> HypothesisRun:
     """A hypothesis's outcomes from its finished run in ``run_dir`` (see :func:`read_section` for ``seconds``)."""
     if error:
         return HypothesisRun(hypothesis, command, (), seconds or 0.0, error)
@@ -398,8 +484,14 @@ def read_hypothesis(entry: Entry, hypothesis: Hypothesis, run_dir: Path, command
     return HypothesisRun(hypothesis, command, _outcomes(entry, run_dir, hypothesis), seconds)
 
 
-def read_section(entry: Entry, run_dir: Path, command: str, seconds: float | None, error: str = "",
-                 hypotheses: tuple[HypothesisRun, ...] = ()) -> Section:
+def read_section(
+    entry: Entry,
+    run_dir: Path,
+    command: str,
+    seconds: float | None,
+    error: str = "",
+    hypotheses: tuple[HypothesisRun, ...] = (),
+) -> Section:
     """An entry's section from its finished run in ``run_dir`` and its hypotheses' runs.
 
     ``seconds`` is the wall time of the run just made (None: none was made). It is kept in
@@ -410,8 +502,9 @@ def read_section(entry: Entry, run_dir: Path, command: str, seconds: float | Non
         return Section(entry, (), command, seconds or 0.0, None, error, hypotheses=hypotheses)
     seconds = _wall_seconds(run_dir, seconds)
     figure = run_dir / entry.figure
-    return Section(entry, _outcomes(entry, run_dir), command, seconds, figure if figure.is_file() else None,
-                   hypotheses=hypotheses)
+    return Section(
+        entry, _outcomes(entry, run_dir), command, seconds, figure if figure.is_file() else None, hypotheses=hypotheses
+    )
 
 
 def best_hypothesis(runs) -> HypothesisRun | None:
@@ -457,6 +550,7 @@ def verdict(section: Section) -> str:
 
 
 # --- The report ------------------------------------------------------------------------------------------
+
 
 def _small_png(src: Path, dst: Path, width: int = 900) -> None:
     """A copy of a figure at most ``width`` pixels wide, for the repository."""
@@ -525,8 +619,10 @@ def check_out_dir(out_dir: str | Path, names, *, quick: bool) -> None:
     for name in names:
         path = out_dir / name
         if path.exists() and (not path.is_file() or written.get(name) != io.sha256_file(path)):
-            raise OutDirError(f"{path} was not written by simstudy reproduce (or was changed since): move it away or "
-                              f"choose another out=DIR")
+            raise OutDirError(
+                f"{path} was not written by simstudy reproduce (or was changed since): move it away or "
+                f"choose another out=DIR"
+            )
     report = out_dir / _REPORT
     if report.is_file() and f"regenerated at {_scale(not quick)}" in report.read_text():
         raise OutDirError(f"{report} is the report at {_scale(not quick)}; write the other one to another out=DIR")
@@ -539,16 +635,19 @@ def read_report(out_dir: str | Path) -> dict[str, str]:
         return {}
     text = path.read_text()
     starts = list(_ANCHOR.finditer(text))
-    return {m.group(1): text[m.start(): (starts[i + 1].start() if i + 1 < len(starts) else len(text))].rstrip("\n")
-            for i, m in enumerate(starts)}
+    return {
+        m.group(1): text[m.start() : (starts[i + 1].start() if i + 1 < len(starts) else len(text))].rstrip("\n")
+        for i, m in enumerate(starts)
+    }
 
 
 def kept_section(entry: Entry, text: str) -> Section:
     """An entry's section as an earlier report has it (its run is gone): text, verdict and wall time kept."""
     found = re.search(r"\(([0-9.]+) s\)\.", text)
     command = re.search(r"Regenerate: `([^`]*)`", text)
-    return Section(entry, (), command.group(1) if command else "", float(found.group(1)) if found else 0.0, None,
-                   kept=text)
+    return Section(
+        entry, (), command.group(1) if command else "", float(found.group(1)) if found else 0.0, None, kept=text
+    )
 
 
 _TIMING = "reproduce.json"  # beside the runs: the wall time of the last full regeneration
@@ -572,16 +671,22 @@ def record_full_run(runs_dir: str | Path, run_dirs, seconds: float, workers: int
 
     run_dirs = list(run_dirs)
     if full and not any(resumed(Path(d)) for d in run_dirs):
-        io.write_json({"wall_seconds": seconds, "runs": len(run_dirs), "workers": workers},
-                      runs_dir / _TIMING)
+        io.write_json({"wall_seconds": seconds, "runs": len(run_dirs), "workers": workers}, runs_dir / _TIMING)
     try:
         return json.loads((runs_dir / _TIMING).read_text())
     except (OSError, ValueError):
         return None
 
 
-def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, total_seconds: float,
-                 cores: int, full_run: dict | None = None) -> Path:
+def write_report(
+    sections: list[Section],
+    out_dir: str | Path,
+    *,
+    quick: bool,
+    total_seconds: float,
+    cores: int,
+    full_run: dict | None = None,
+) -> Path:
     """Write ``REPRODUCTION.md`` and its figures (``reproduction/<id>.png``) into ``out_dir``, and the marker
     :data:`MARKER` listing them; kept sections (``Section.kept``) are copied as they are, their figures left
     untouched. Raises :class:`OutDirError` (before writing anything) if a file to be written is not
@@ -590,8 +695,11 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
     ``total_seconds`` is the runs' own wall times added up; ``full_run``, if given, the last full regeneration
     (:func:`record_full_run`), whose wall time the headline reports."""
     out_dir = Path(out_dir)
-    figures = {f"reproduction/{s.entry.id}.png": s.figure for s in sections
-               if not (s.kept or s.entry.unavailable or s.error) and s.figure is not None}
+    figures = {
+        f"reproduction/{s.entry.id}.png": s.figure
+        for s in sections
+        if not (s.kept or s.entry.unavailable or s.error) and s.figure is not None
+    }
     check_out_dir(out_dir, [_REPORT, *figures], quick=quick)
     counts = {v: sum(verdict(s) == v for s in sections) for v in VERDICTS}
     explained = f", {counts['explained']} explained by a tested hypothesis" if counts["explained"] else ""
@@ -603,12 +711,15 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
         "",
         f"The {len(sections)} results below were regenerated at {scale} by `simstudy reproduce"
         f"{' --quick' if quick else ''}`: {counts['reproduced']} reproduced{explained}, "
-        f"{counts['differs']} {'differs' if counts['differs'] == 1 else 'differ'}{failed}. " + (
+        f"{counts['differs']} {'differs' if counts['differs'] == 1 else 'differ'}{failed}. "
+        + (
             f"A full regeneration, {full_run['runs']} runs from scratch, took **{full_run['wall_seconds'] / 60:.1f} "
             f"minutes on {cores} cores** (wall time; {full_run['workers']} runs at a time, one core each); the "
             f"runs' own wall times, recorded when each was computed, add up to {total_seconds / 60:.1f} minutes."
-            if full_run else f"The runs took **{total_seconds / 60:.1f} minutes on {cores} cores** (their wall "
-                             f"times added up, recorded when each was computed)."),
+            if full_run
+            else f"The runs took **{total_seconds / 60:.1f} minutes on {cores} cores** (their wall "
+            f"times added up, recorded when each was computed)."
+        ),
         "",
         "Each verdict is computed from the numbers by the checks in `experiments/reproduction.yaml`: "
         "*reproduced* when every judged check passes, *differs* otherwise, with the reason where it is "
@@ -616,20 +727,32 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
         "paper's number is matched within 3 MCSE unless a check says otherwise. Where our reading of a paper "
         "differs, each hypothesis about what the paper did is run and judged by the same checks: *explained* "
         "when one reproduces every checked number, *differs* otherwise, naming the nearest."
-        + (" At quick scale the Monte Carlo errors are larger, so verdicts that hinge on small differences "
-           "can flip; the paper-scale report is `REPRODUCTION.md` at the top of the repository." if quick else ""),
+        + (
+            " At quick scale the Monte Carlo errors are larger, so verdicts that hinge on small differences "
+            "can flip; the paper-scale report is `REPRODUCTION.md` at the top of the repository."
+            if quick
+            else ""
+        ),
         "",
         "| result | paper | verdict | wall time |",
         "| --- | --- | --- | --- |",
     ]
-    lines += [f"| [{s.entry.title}](#{s.entry.id}) | {s.entry.paper} | {verdict(s)} | {section_seconds(s):.1f} s |"
-              for s in sections]
+    lines += [
+        f"| [{s.entry.title}](#{s.entry.id}) | {s.entry.paper} | {verdict(s)} | {section_seconds(s):.1f} s |"
+        for s in sections
+    ]
     for s in sections:
         if s.kept:
             lines += ["", s.kept]
             continue
-        lines += ["", f"<a id=\"{s.entry.id}\"></a>", f"## {s.entry.paper}: {s.entry.title}", "",
-                  f"**Verdict: {verdict(s)}.** Regenerate: `{s.command}` ({s.wall_seconds:.1f} s).", ""]
+        lines += [
+            "",
+            f'<a id="{s.entry.id}"></a>',
+            f"## {s.entry.paper}: {s.entry.title}",
+            "",
+            f"**Verdict: {verdict(s)}.** Regenerate: `{s.command}` ({s.wall_seconds:.1f} s).",
+            "",
+        ]
         if s.entry.unavailable:
             lines[-2] = f"**Verdict: no data.** {s.entry.unavailable}"
             continue
@@ -649,8 +772,11 @@ def write_report(sections: list[Section], out_dir: str | Path, *, quick: bool, t
             lines += ["", "Why it differs:", *reasons]
         if s.hypotheses:
             lines += ["", *_hypothesis_table(s)]
-    previous = {name: digest for name, digest in _written(out_dir).items()
-                if (out_dir / name).is_file() and io.sha256_file(out_dir / name) == digest}
+    previous = {
+        name: digest
+        for name, digest in _written(out_dir).items()
+        if (out_dir / name).is_file() and io.sha256_file(out_dir / name) == digest
+    }
     for name, src in figures.items():
         _small_png(src, out_dir / name)
     path = out_dir / _REPORT
@@ -686,27 +812,44 @@ def _hypothesis_table(s: Section) -> list[str]:
 
     own = sum(o.passed is True for o in s.outcomes), sum(o.passed is not None for o in s.outcomes)
     papers = [o.paper for o in s.outcomes if o.passed is not None]
-    lines = ["Hypotheses about what the paper did, each run and judged by the same checks:", "",
-             "| hypothesis | command | " + " | ".join(key) + " | every check | wall time |",
-             "| --- | --- |" + " --- |" * len(key) + " --- | --- |",
-             "| *the paper* | | " + " | ".join(papers) + " | | |",
-             f"| *our reading (the run above)* | `{s.command}` | " + " | ".join(cells(s.outcomes))
-             + f" | {every(*own)} | {s.wall_seconds:.1f} s |"]
+    lines = [
+        "Hypotheses about what the paper did, each run and judged by the same checks:",
+        "",
+        "| hypothesis | command | " + " | ".join(key) + " | every check | wall time |",
+        "| --- | --- |" + " --- |" * len(key) + " --- | --- |",
+        "| *the paper* | | " + " | ".join(papers) + " | | |",
+        f"| *our reading (the run above)* | `{s.command}` | "
+        + " | ".join(cells(s.outcomes))
+        + f" | {every(*own)} | {s.wall_seconds:.1f} s |",
+    ]
     for h in s.hypotheses:
         if h.error:
-            lines.append(f"| {h.hypothesis.label} | `{h.command}` | " + " | ".join("—" for _ in key)
-                         + f" | failed to run: {h.error} | {h.wall_seconds:.1f} s |")
+            lines.append(
+                f"| {h.hypothesis.label} | `{h.command}` | "
+                + " | ".join("—" for _ in key)
+                + f" | failed to run: {h.error} | {h.wall_seconds:.1f} s |"
+            )
             continue
-        lines.append(f"| {h.hypothesis.label} | `{h.command}` | " + " | ".join(cells(h.outcomes))
-                     + f" | {every(h.passed, h.judged)} | {h.wall_seconds:.1f} s |")
+        lines.append(
+            f"| {h.hypothesis.label} | `{h.command}` | "
+            + " | ".join(cells(h.outcomes))
+            + f" | {every(h.passed, h.judged)} | {h.wall_seconds:.1f} s |"
+        )
     winners = [h for h in s.hypotheses if h.reproduces]
     best = best_hypothesis(s.hypotheses)
     if winners:
-        lines += ["", "Explained by: " + "; ".join(f"*{h.hypothesis.label}* (`{h.hypothesis.id}`)" for h in winners)
-                  + ": every checked number reproduces."]
+        lines += [
+            "",
+            "Explained by: "
+            + "; ".join(f"*{h.hypothesis.label}* (`{h.hypothesis.id}`)" for h in winners)
+            + ": every checked number reproduces.",
+        ]
     elif best is not None:
-        lines += ["", f"No hypothesis reproduces every checked number. Nearest: *{best.hypothesis.label}* "
-                      f"(`{best.hypothesis.id}`), {best.passed} of {best.judged} checks."]
+        lines += [
+            "",
+            f"No hypothesis reproduces every checked number. Nearest: *{best.hypothesis.label}* "
+            f"(`{best.hypothesis.id}`), {best.passed} of {best.judged} checks.",
+        ]
     return lines
 
 

@@ -32,8 +32,8 @@ import sys
 import time
 import traceback
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import joblib
 import numpy as np
@@ -44,8 +44,19 @@ from .io import ChunkStore, CorruptChunk
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Task", "Failure", "RunReport", "MissingChunks", "stable_hash", "task_seed", "seed_key", "chunk_tasks",
-           "shard", "run_tasks", "replay"]
+__all__ = [
+    "Task",
+    "Failure",
+    "RunReport",
+    "MissingChunks",
+    "stable_hash",
+    "task_seed",
+    "seed_key",
+    "chunk_tasks",
+    "shard",
+    "run_tasks",
+    "replay",
+]
 
 
 @dataclass(frozen=True)
@@ -125,10 +136,7 @@ def task_seed(seed: int, cell: str, chunk: int, *stream: int) -> np.random.SeedS
 
 def chunk_tasks(cell: str, reps: int, chunk_reps: int) -> list[Task]:
     """Split ``reps`` replicates of a cell into chunks of ``chunk_reps`` (the last one may be shorter)."""
-    return [
-        Task(cell, k, min(chunk_reps, reps - start), start)
-        for k, start in enumerate(range(0, reps, chunk_reps))
-    ]
+    return [Task(cell, k, min(chunk_reps, reps - start), start) for k, start in enumerate(range(0, reps, chunk_reps))]
 
 
 def shard(tasks: Sequence[Task], index: int, count: int) -> list[Task]:
@@ -170,9 +178,14 @@ def _execute(fn: Callable, shared: tuple, task: Task, main_pid: int):
         warnings.simplefilter("always")
         try:
             result = fn(*shared, task)
-        except Exception as exc:  # noqa: BLE001 -- a user's code may raise anything; report it, finish the rest
-            failure = Failure(task.cell, task.chunk, seed_key(task.cell, task.chunk),
-                              f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        except Exception as exc:
+            failure = Failure(
+                task.cell,
+                task.chunk,
+                seed_key(task.cell, task.chunk),
+                f"{type(exc).__name__}: {exc}",
+                traceback.format_exc(),
+            )
     seconds = time.perf_counter() - start
     messages = tuple(f"{task.cell}/{task.chunk}: {w.category.__name__}: {w.message}" for w in caught)
     return task, result, messages, seconds, failure
@@ -301,8 +314,13 @@ class _Progress:
         self.bar = None
         self.logging = progress is None and not sys.stderr.isatty()
         if not self.logging:
-            self.bar = tqdm(total=total, initial=initial, desc=description, unit="chunk",
-                            disable=not progress if progress is not None else None)
+            self.bar = tqdm(
+                total=total,
+                initial=initial,
+                desc=description,
+                unit="chunk",
+                disable=not progress if progress is not None else None,
+            )
         self.start = self.last = time.perf_counter()
         self.said = False
         self.initial, self.tenth = initial, initial * 10 // max(total, 1)
@@ -320,9 +338,18 @@ class _Progress:
             self.said = True
             elapsed = now - self.start
             rate = (self.done - self.initial) / elapsed if elapsed > 0 else 0.0
-            left = f", about {(self.total - self.done) / rate:.0f} s left" if rate > 0 and self.done < self.total else ""
-            log.info("%s: %d of %d chunks done (%.0f%%) in %.0f s%s", self.description, self.done, self.total,
-                     100 * self.done / self.total, elapsed, left)
+            left = (
+                f", about {(self.total - self.done) / rate:.0f} s left" if rate > 0 and self.done < self.total else ""
+            )
+            log.info(
+                "%s: %d of %d chunks done (%.0f%%) in %.0f s%s",
+                self.description,
+                self.done,
+                self.total,
+                100 * self.done / self.total,
+                elapsed,
+                left,
+            )
             self.tenth, self.last = tenth, now
 
     def close(self) -> None:
@@ -350,8 +377,12 @@ def _parallel(backend: str, n_jobs: int, address: str | None, shared: tuple, n_t
             # All batches are submitted at once, in fixed-size batches: joblib's default (auto-sized batches,
             # two per worker in flight) leaves workers idle for a scheduler round trip between batches,
             # which cost 25-35% on the Figure 1 study against 8-10% this way (benchmarks/bench_runner.py).
-            yield joblib.Parallel(n_jobs=-1, return_as="generator_unordered", pre_dispatch="all",
-                                  batch_size=max(1, -(-n_tasks // (_BATCHES_PER_WORKER * workers))))
+            yield joblib.Parallel(
+                n_jobs=-1,
+                return_as="generator_unordered",
+                pre_dispatch="all",
+                batch_size=max(1, -(-n_tasks // (_BATCHES_PER_WORKER * workers))),
+            )
 
 
 def replay(fn: Callable[[Task], dict], task: Task) -> dict:

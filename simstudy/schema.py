@@ -42,10 +42,24 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-__all__ = ["ConfigError", "option", "parse", "defaults", "docs", "integer", "number", "level", "boolean", "choice",
-           "text", "listed", "optional"]
+__all__ = [
+    "ConfigError",
+    "option",
+    "parse",
+    "defaults",
+    "docs",
+    "integer",
+    "number",
+    "level",
+    "boolean",
+    "choice",
+    "text",
+    "listed",
+    "optional",
+]
 
 Check = Callable[[str, Any], Any]
 
@@ -68,73 +82,92 @@ def _is_number(value: Any) -> bool:
 
 def integer(*, minimum: int | None = None) -> Check:
     """An integer (a bool is not one), at least ``minimum`` if given."""
+
     def check(key: str, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{key} must be an integer, got {value!r}")
         if minimum is not None and value < minimum:
             raise ConfigError(f"{key} must be an integer >= {minimum}, got {value!r}")
         return value
+
     return check
 
 
-def number(*, minimum: float | None = None, maximum: float | None = None, positive: bool = False,
-           what: str | None = None) -> Check:
+def number(
+    *, minimum: float | None = None, maximum: float | None = None, positive: bool = False, what: str | None = None
+) -> Check:
     """A finite-or-infinite number (not NaN, not a bool) in ``[minimum, maximum]``; ``positive``: > 0 and finite.
     ``what`` replaces the message's description of the range, e.g. "a number in [0, 1]"."""
+
     def check(key: str, value: Any) -> float:
         ok = _is_number(value) and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
         if positive:
             ok = ok and math.isfinite(value) and value > 0
         if not ok:
-            described = what or ("a positive number" if positive else
-                                 "a number" + (f" >= {minimum:g}" if minimum is not None else "")
-                                 + (f" <= {maximum:g}" if maximum is not None else ""))
+            described = what or (
+                "a positive number"
+                if positive
+                else "a number"
+                + (f" >= {minimum:g}" if minimum is not None else "")
+                + (f" <= {maximum:g}" if maximum is not None else "")
+            )
             raise ConfigError(f"{key} must be {described}, got {value!r}")
         return float(value)
+
     return check
 
 
 def level() -> Check:
     """A number strictly between 0 and 1 (a confidence, a quantile)."""
+
     def check(key: str, value: Any) -> float:
         if not _is_number(value) or not 0 < value < 1:
             raise ConfigError(f"{key} must be a number strictly between 0 and 1, got {value!r}")
         return float(value)
+
     return check
 
 
 def boolean() -> Check:
     """True or false (not 0/1, not a string)."""
+
     def check(key: str, value: Any) -> bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{key} must be true or false, got {value!r}")
         return value
+
     return check
 
 
 def choice(valid: Iterable[str] | Callable[[], Iterable[str]]) -> Check:
     """One of ``valid`` (or of what the callable ``valid()`` lists when the check runs: a registry)."""
+
     def check(key: str, value: Any) -> str:
         names = tuple(valid() if callable(valid) else valid)
         if value not in names:
             raise ConfigError(f"{key} must be one of {', '.join(names)}, got {value!r}")
         return value
+
     return check
 
 
 def text() -> Check:
     """A non-empty string."""
+
     def check(key: str, value: Any) -> str:
         if not isinstance(value, str) or not value:
             raise ConfigError(f"{key} must be a non-empty string, got {value!r}")
         return value
+
     return check
 
 
-def listed(item: Check, *, minimum: int = 1, what: str = "at least one value", unique: bool = True,
-           sort: bool = True) -> Check:
+def listed(
+    item: Check, *, minimum: int = 1, what: str = "at least one value", unique: bool = True, sort: bool = True
+) -> Check:
     """A list of values, each checked by ``item`` (a scalar counts as a list of one), with at least ``minimum``
     of them (``what`` completes "must list ..."). ``unique`` drops repeats (first kept); ``sort`` sorts."""
+
     def check(key: str, value: Any) -> tuple:
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         if len(values) < minimum:
@@ -145,13 +178,16 @@ def listed(item: Check, *, minimum: int = 1, what: str = "at least one value", u
         if len(out) < minimum:
             raise ConfigError(f"{key} must list {what} (distinct), got {value!r}")
         return tuple(sorted(out) if sort else out)
+
     return check
 
 
 def optional(inner: Check) -> Check:
     """``null`` (``None``), or a value ``inner`` accepts."""
+
     def check(key: str, value: Any) -> Any:
         return None if value is None else inner(key, value)
+
     return check
 
 

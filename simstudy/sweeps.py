@@ -169,9 +169,12 @@ def headline(frame: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, Headline]:
     spec = _headline_of(kind)
     if spec is None:
         measures = [m for m in dict.fromkeys(frame.get("measure", pd.Series(dtype=object))) if m != "failed_chunks"]
-        spec = Headline({"measure": measures[0]} if measures else {},
-                        next((c for c in _X if c in frame), "job"), next((c for c in _HUE if c in frame), "job"),
-                        measures[0] if measures else "estimate")
+        spec = Headline(
+            {"measure": measures[0]} if measures else {},
+            next((c for c in _X if c in frame), "job"),
+            next((c for c in _HUE if c in frame), "job"),
+            measures[0] if measures else "estimate",
+        )
     keep = pd.Series(True, index=frame.index)
     for column, value in spec.where.items():
         keep &= frame[column] == value if column in frame else False

@@ -22,8 +22,7 @@ from scipy import integrate, special
 from . import estimators
 from .distributions import Bag, ScoreDistribution
 
-__all__ = ["expected_max", "order_statistic_means", "estimator_mean", "quantile_tuning_curve",
-           "mean_tuning_curve"]
+__all__ = ["expected_max", "order_statistic_means", "estimator_mean", "quantile_tuning_curve", "mean_tuning_curve"]
 
 _QUAD = dict(epsabs=1e-13, epsrel=1e-11, limit=400)
 # Tail probability left out of the order statistics' quadrature window on an unbounded support.
@@ -159,8 +158,12 @@ def order_statistic_means(dist: ScoreDistribution, B: int) -> np.ndarray:
     if np.isfinite(lo_w) and np.isfinite(hi_w):
         val, _ = _quad(lambda x: special.betainc(a, b, dist.cdf(x)), dist, lo_w, hi_w)
         return hi_w - val
-    val, _ = integrate.quad_vec(lambda t: dist.ppf(t) * np.exp(
-        (a - 1) * np.log(t) + (b - 1) * np.log1p(-t) - special.betaln(a, b)), 0.0, 1.0, **_QUAD)
+    val, _ = integrate.quad_vec(
+        lambda t: dist.ppf(t) * np.exp((a - 1) * np.log(t) + (b - 1) * np.log1p(-t) - special.betaln(a, b)),
+        0.0,
+        1.0,
+        **_QUAD,
+    )
     return val
 
 

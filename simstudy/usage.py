@@ -18,65 +18,95 @@ COMMANDS = {
     "bands": "simultaneous confidence bands for the tuning curves and score CDFs of your own results",
     "audit": "how far to trust these analyses at your sample size: simulate searches from a fit to your scores",
     "extrapolate": "the tuning curve past your n runs: the noisy quadratic law fitted to your scores' tail, "
-                   "with bootstrap bands",
+    "with bootstrap bands",
     "reproduce": "rerun every catalogued paper result and write REPRODUCTION.md with verdicts",
     "collect": "summary and figures of a sharded run (runner.shard=i/N), or a sweep's stacked summary (-m)",
     "replay": "rerun one failed chunk of a run here, with its full traceback",
 }
 
 _USAGE = {
-    "curve": ("simstudy curve data=FILE|DATASET [key=value ...]", [
-        "simstudy curve data=results.csv target=0.395",
-        "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
-        "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
-    ], "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=)"),
-    "bands": ("simstudy bands data=FILE|DATASET [key=value ...]", [
-        "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
-        "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
-        "simstudy bands data=reuters_hedwig sample_size=25 sample_seed=30 confidence=0.5 low=0 high=1   # Figure 1, "
-        "top (sample_seed=0: bottom)",
-    ], "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
-       "bands.csv/parquet, cdf_bands.csv, and for two models evidence.csv"),
-    "audit": ("simstudy audit data=FILE|DATASET [model=NAME] [key=value ...]", [
-        "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
-        "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
-    ], "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it"),
-    "extrapolate": ("simstudy extrapolate data=FILE|DATASET [model=NAME] [key=value ...]", [
-        "simstudy extrapolate data=my_scores.csv threshold=0.5 n_boot=200",
-        "simstudy extrapolate data=deberta_mnli model=debertav3 sample_size=48   # check against the other 976 runs",
-        "simstudy extrapolate data=runs.csv model=lstm threshold_score=0.85 c=[1,2,3] k_max=10000",
-    ], "outputs/extrapolate/<overrides>/: EXTRAPOLATE.md (one page), extrapolation.png, extrapolation.csv, fit.csv, "
-       "simulation.csv, chunks/ (the bootstrap: a rerun resumes)"),
-    "reproduce": ("simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]", [
-        "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",
-        "simstudy reproduce only=fiesta_table2 n_jobs=2",
-    ], "REPRODUCTION.md (in out=, default: here; --quick: outputs/reproduce-quick/) and one run per entry "
-       "under outputs/reproduce/"),
-    "collect": ("simstudy collect run_dir=DIR | sweep_dir=DIR", [
-        "simstudy collect run_dir=outputs/dodge2021_fig1/default",
-        "simstudy collect sweep_dir=outputs/multirun/dodge2021_fig1"],
+    "curve": (
+        "simstudy curve data=FILE|DATASET [key=value ...]",
+        [
+            "simstudy curve data=results.csv target=0.395",
+            "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
+            "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
+        ],
+        "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=)",
+    ),
+    "bands": (
+        "simstudy bands data=FILE|DATASET [key=value ...]",
+        [
+            "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
+            "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
+            "simstudy bands data=reuters_hedwig sample_size=25 sample_seed=30 confidence=0.5 low=0 high=1   # Figure 1, "
+            "top (sample_seed=0: bottom)",
+        ],
+        "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
+        "bands.csv/parquet, cdf_bands.csv, and for two models evidence.csv",
+    ),
+    "audit": (
+        "simstudy audit data=FILE|DATASET [model=NAME] [key=value ...]",
+        [
+            "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
+            "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
+        ],
+        "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it",
+    ),
+    "extrapolate": (
+        "simstudy extrapolate data=FILE|DATASET [model=NAME] [key=value ...]",
+        [
+            "simstudy extrapolate data=my_scores.csv threshold=0.5 n_boot=200",
+            "simstudy extrapolate data=deberta_mnli model=debertav3 sample_size=48   # check against the other 976 runs",
+            "simstudy extrapolate data=runs.csv model=lstm threshold_score=0.85 c=[1,2,3] k_max=10000",
+        ],
+        "outputs/extrapolate/<overrides>/: EXTRAPOLATE.md (one page), extrapolation.png, extrapolation.csv, fit.csv, "
+        "simulation.csv, chunks/ (the bootstrap: a rerun resumes)",
+    ),
+    "reproduce": (
+        "simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]",
+        [
+            "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",
+            "simstudy reproduce only=fiesta_table2 n_jobs=2",
+        ],
+        "REPRODUCTION.md (in out=, default: here; --quick: outputs/reproduce-quick/) and one run per entry "
+        "under outputs/reproduce/",
+    ),
+    "collect": (
+        "simstudy collect run_dir=DIR | sweep_dir=DIR",
+        [
+            "simstudy collect run_dir=outputs/dodge2021_fig1/default",
+            "simstudy collect sweep_dir=outputs/multirun/dodge2021_fig1",
+        ],
         "run_dir: the run's summary and figures, exactly as an unsharded run would; sweep_dir: summary.parquet/csv "
         "(every finished job's summary, a column per swept key) and a faceted figure.png/pdf, exit 1 naming the "
-        "jobs that did not finish"),
-    "replay": ("simstudy replay run_dir=DIR chunk=CELL/K", [
-        "simstudy replay run_dir=outputs/dodge2021_fig1/default chunk=c0123abcd/3"],
-        "nothing: it reruns the chunk and shows its traceback"),
+        "jobs that did not finish",
+    ),
+    "replay": (
+        "simstudy replay run_dir=DIR chunk=CELL/K",
+        ["simstudy replay run_dir=outputs/dodge2021_fig1/default chunk=c0123abcd/3"],
+        "nothing: it reruns the chunk and shows its traceback",
+    ),
 }
 
 #: The keys of the commands that have no schema, explained in words (the data commands' keys are explained by
 #: their schemas' field docs: :data:`simstudy.config.COMMAND_OPTIONS`).
 KEYS = {
-    "reproduce": {"--quick": "smoke scale: every entry and hypothesis at fewer replicates, written to "
-                             "outputs/reproduce-quick/",
-                  "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
-                  "n_jobs": "runs at a time, each a process on one core (-1: every core); a run's numbers do "
-                            "not depend on it",
-                  "out": "the directory REPRODUCTION.md is written to"},
-    "collect": {"run_dir": "the run directory the shards wrote into",
-                "sweep_dir": "instead of run_dir: a sweep's directory (simstudy -m ...; outputs/multirun/<study>), "
-                             "whose jobs' summaries are stacked again"},
-    "replay": {"run_dir": "the run directory of the failed run",
-               "chunk": "the failed chunk as CELL/K, as the failure message names it"},
+    "reproduce": {
+        "--quick": "smoke scale: every entry and hypothesis at fewer replicates, written to outputs/reproduce-quick/",
+        "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
+        "n_jobs": "runs at a time, each a process on one core (-1: every core); a run's numbers do not depend on it",
+        "out": "the directory REPRODUCTION.md is written to",
+    },
+    "collect": {
+        "run_dir": "the run directory the shards wrote into",
+        "sweep_dir": "instead of run_dir: a sweep's directory (simstudy -m ...; outputs/multirun/<study>), "
+        "whose jobs' summaries are stacked again",
+    },
+    "replay": {
+        "run_dir": "the run directory of the failed run",
+        "chunk": "the failed chunk as CELL/K, as the failure message names it",
+    },
 }
 
 #: The study command's main keys (the rest are listed by ``simstudy experiment=NAME --help``).
@@ -84,20 +114,20 @@ STUDY_KEYS = {
     "experiment": "a preset reproducing a paper result (listed below); its keys can still be overridden",
     "seed": "the random seed: every number of a run follows from it",
     "distribution": "the score distribution(s) searches draw from: a group option (listed below) and its "
-                    "keys, e.g. distribution=truncnorm distribution.sd=0.1",
+    "keys, e.g. distribution=truncnorm distribution.sd=0.1",
     "budget.B": "the number of trials in one simulated search (one value or a list)",
     "budget.n": "the budgets n at which estimators are evaluated (default 1..B)",
     "estimators": "which estimators to compare: any of u, v, w, bootstrap, e.g. estimators=[u,v]",
     "study": "the study kind (listed below), e.g. study=band_coverage; its options are study.KEY=VALUE",
     "study.KEY": "an option of the study, e.g. study.reps=2000 (simstudy study=KIND --help lists every option of "
-                 "a kind with its default)",
+    "a kind with its default)",
     "runner.n_jobs": "worker processes (-1: every core); never changes a number",
     "runner": "local (joblib) or dask (runner.address=tcp://host:8786 for a running scheduler)",
     "runner.shard": "i/N: run only the i-th of N slices of the chunks (array jobs), then simstudy collect",
     "runner.progress": "true, false or auto (a bar on a terminal, log lines otherwise)",
     "runner.max_failure_fraction": "the share of chunks that may fail before the run exits 1 (default 0)",
     "+design": "cross values of keys into cells of one run, stacked into one summary and figure, e.g. "
-               "'+design={distribution.sd: [0.05, 0.1], budget.B: [10, 30]}'",
+    "'+design={distribution.sd: [0.05, 0.1], budget.B: [10, 30]}'",
 }
 
 
@@ -131,15 +161,23 @@ def study_help(kind: str) -> str:
     from . import registry, schema
 
     spec = registry.study(kind)
-    lines = [f"study {kind}: {spec.summary}.", "",
-             f"Usage: simstudy study={kind} distribution=NAME [study.KEY=VALUE ...]",
-             f"       (or a preset that selects it: simstudy experiment=NAME study.KEY=VALUE)", "", "Options:"]
+    lines = [
+        f"study {kind}: {spec.summary}.",
+        "",
+        f"Usage: simstudy study={kind} distribution=NAME [study.KEY=VALUE ...]",
+        "       (or a preset that selects it: simstudy experiment=NAME study.KEY=VALUE)",
+        "",
+        "Options:",
+    ]
     for key, (doc, default) in schema.docs(spec.options).items():
         lines.append(_wrap(f"study.{key}", f"{doc} [default: {_yaml(default)}]", indent=28))
     if spec.continuous:
         lines += ["", "Needs continuous distributions (no atoms)."]
     if spec.plugin_estimators:
-        lines += ["", "Takes plug-in estimators beside u, v, w and bootstrap: +estimators.NAME._target_=module.function"]
+        lines += [
+            "",
+            "Takes plug-in estimators beside u, v, w and bootstrap: +estimators.NAME._target_=module.function",
+        ]
     return "\n".join(lines)
 
 
@@ -198,8 +236,16 @@ def command_help(command: str) -> str:
     from . import config, schema
 
     usage, examples, writes = _USAGE[command]
-    lines = [f"simstudy {command}: {COMMANDS[command]}.", "", f"Usage: {usage}", "Examples:",
-             *(f"  {e}" for e in examples), f"Writes: {writes}", "", "Keys:"]
+    lines = [
+        f"simstudy {command}: {COMMANDS[command]}.",
+        "",
+        f"Usage: {usage}",
+        "Examples:",
+        *(f"  {e}" for e in examples),
+        f"Writes: {writes}",
+        "",
+        "Keys:",
+    ]
     if command in config.COMMAND_OPTIONS:
         for key, (text, default) in schema.docs(config.COMMAND_OPTIONS[command]).items():
             text += " [required]" if default == config.REQUIRED else f" [default: {_yaml(default)}]"

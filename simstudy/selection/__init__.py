@@ -89,15 +89,62 @@ None
 
 from ..posterior import posterior, prob_best, prob_best_mc, prob_leader
 from ._arms import arms_metadata, arms_of
-from .fixed_budget import (FIXED_BUDGET_RUNS, HALVING_OPTIONS, HALVING_VARIANTS, SelectionResult, halving_schedule,
-                           non_adaptive, non_adaptive_runs, runs_problem, sequential_halving, sequential_halving_runs)
-from .fixed_confidence import (FIXED_CONFIDENCE_ALGORITHMS, FIXED_CONFIDENCE_PROPOSALS, PI_METHODS, ConfidenceResult,
-                               ConfidenceRuns, batch_thompson, fixed_confidence_runs, non_adaptive_confidence,
-                               proposal_problem, propose_all, propose_thompson, propose_top_two, ttts)
+from .fixed_budget import (
+    FIXED_BUDGET_RUNS,
+    HALVING_OPTIONS,
+    HALVING_VARIANTS,
+    SelectionResult,
+    halving_schedule,
+    non_adaptive,
+    non_adaptive_runs,
+    runs_problem,
+    sequential_halving,
+    sequential_halving_runs,
+)
+from .fixed_confidence import (
+    FIXED_CONFIDENCE_ALGORITHMS,
+    FIXED_CONFIDENCE_PROPOSALS,
+    PI_METHODS,
+    ConfidenceResult,
+    ConfidenceRuns,
+    batch_thompson,
+    fixed_confidence_runs,
+    non_adaptive_confidence,
+    proposal_problem,
+    propose_all,
+    propose_thompson,
+    propose_top_two,
+    ttts,
+)
 
-__all__ = ["SelectionResult", "halving_schedule", "sequential_halving", "non_adaptive", "sequential_halving_runs",
-           "non_adaptive_runs", "ConfidenceResult", "ConfidenceRuns", "ttts", "non_adaptive_confidence",
-           "batch_thompson", "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS", "posterior",
-           "prob_best", "prob_best_mc", "prob_leader", "arms_of", "arms_metadata", "FIXED_BUDGET_RUNS", "runs_problem",
-           "HALVING_OPTIONS", "HALVING_VARIANTS",
-           "FIXED_CONFIDENCE_PROPOSALS", "propose_top_two", "propose_all", "propose_thompson", "proposal_problem"]
+__all__ = [
+    "SelectionResult",
+    "halving_schedule",
+    "sequential_halving",
+    "non_adaptive",
+    "sequential_halving_runs",
+    "non_adaptive_runs",
+    "ConfidenceResult",
+    "ConfidenceRuns",
+    "ttts",
+    "non_adaptive_confidence",
+    "batch_thompson",
+    "fixed_confidence_runs",
+    "FIXED_CONFIDENCE_ALGORITHMS",
+    "PI_METHODS",
+    "posterior",
+    "prob_best",
+    "prob_best_mc",
+    "prob_leader",
+    "arms_of",
+    "arms_metadata",
+    "FIXED_BUDGET_RUNS",
+    "runs_problem",
+    "HALVING_OPTIONS",
+    "HALVING_VARIANTS",
+    "FIXED_CONFIDENCE_PROPOSALS",
+    "propose_top_two",
+    "propose_all",
+    "propose_thompson",
+    "proposal_problem",
+]

@@ -6,7 +6,7 @@ callable ``evaluate(count, rng) -> scores`` that trains and scores a real model 
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -21,8 +21,9 @@ def evaluator(arm, index: int = 0) -> Callable[[int, np.random.Generator], np.nd
         return lambda count, rng: _scores(arm.sample(count, rng=rng), (count,), index, "sample(count, rng=rng)")
     if callable(arm):
         return lambda count, rng: _scores(arm(count, rng), (count,), index, "evaluate(count, rng)")
-    raise TypeError(f"arm {index} must be a distribution (with .sample) or a callable evaluate(count, rng), "
-                    f"got {arm!r}")
+    raise TypeError(
+        f"arm {index} must be a distribution (with .sample) or a callable evaluate(count, rng), got {arm!r}"
+    )
 
 
 def _scores(values, shape: tuple[int, ...], index: int, call: str) -> np.ndarray:
@@ -30,8 +31,9 @@ def _scores(values, shape: tuple[int, ...], index: int, call: str) -> np.ndarray
     try:
         y = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"arm {index}: {call} must return numbers, got {type(values).__name__} "
-                         f"{str(values)[:60]!r}") from None
+        raise ValueError(
+            f"arm {index}: {call} must return numbers, got {type(values).__name__} {str(values)[:60]!r}"
+        ) from None
     if y.shape != shape:
         raise ValueError(f"arm {index}: {call} returned shape {y.shape} where {shape} was asked for")
     return y
@@ -73,8 +75,11 @@ def arms_of(specs: Sequence) -> tuple[tuple, list[str], np.ndarray, int]:
 def arms_metadata(arms: Sequence, names: Sequence[str], means: np.ndarray, best: int) -> dict:
     """What a selection study's ``run.json`` records about its arms (the output of :func:`arms_of`): the best
     arm's name, every arm's mean and a description of each distribution."""
-    return {"best_arm": names[best], "arm_means": dict(zip(names, means.tolist())),
-            "distributions": {n: describe(a) for n, a in zip(names, arms)}}
+    return {
+        "best_arm": names[best],
+        "arm_means": dict(zip(names, means.tolist())),
+        "distributions": {n: describe(a) for n, a in zip(names, arms)},
+    }
 
 
 def arms_iv(arms) -> Sequence:

@@ -40,21 +40,37 @@ selections at once, vectorized across runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Sequence
 
 import numpy as np
 
 from .._rng import rng_iv
-from ._arms import arms_iv, best_of as _best, draw_sums as _draw_sums, evaluator as _evaluator
+from ._arms import arms_iv
+from ._arms import best_of as _best
+from ._arms import draw_sums as _draw_sums
+from ._arms import evaluator as _evaluator
 
-__all__ = ["SelectionResult", "sequential_halving", "non_adaptive", "sequential_halving_runs", "non_adaptive_runs",
-           "halving_schedule", "HALVING_OPTIONS", "HALVING_VARIANTS", "FIXED_BUDGET_RUNS", "runs_problem"]
+__all__ = [
+    "SelectionResult",
+    "sequential_halving",
+    "non_adaptive",
+    "sequential_halving_runs",
+    "non_adaptive_runs",
+    "halving_schedule",
+    "HALVING_OPTIONS",
+    "HALVING_VARIANTS",
+    "FIXED_BUDGET_RUNS",
+    "runs_problem",
+]
 
 #: Sequential halving's variant options and their valid values, the default first (Algorithm 1 as printed).
-HALVING_OPTIONS = {"leftover": ("unspent", "final_round"), "means": ("cumulative", "last_round"),
-                   "halving": ("drop_floor", "drop_ceil")}
+HALVING_OPTIONS = {
+    "leftover": ("unspent", "final_round"),
+    "means": ("cumulative", "last_round"),
+    "halving": ("drop_floor", "drop_ceil"),
+}
 
 
 @dataclass(frozen=True)
@@ -91,13 +107,21 @@ def _halving_iv(n_arms: int, leftover: str, means: str, halving: str, first_arms
     if first_arms is None:
         return int(n_arms)
     if isinstance(first_arms, bool) or not isinstance(first_arms, (int, np.integer)) or not 2 <= first_arms <= n_arms:
-        raise ValueError(f"first_arms={first_arms!r} must be None (every arm) or an integer from 2 to the number of "
-                         f"arms ({n_arms})")
+        raise ValueError(
+            f"first_arms={first_arms!r} must be None (every arm) or an integer from 2 to the number of arms ({n_arms})"
+        )
     return int(first_arms)
 
 
-def halving_schedule(n_arms: int, budget: int, *, leftover: str = "unspent", means: str = "cumulative",
-                     halving: str = "drop_floor", first_arms: int | None = None) -> list[tuple[int, int]]:
+def halving_schedule(
+    n_arms: int,
+    budget: int,
+    *,
+    leftover: str = "unspent",
+    means: str = "cumulative",
+    halving: str = "drop_floor",
+    first_arms: int | None = None,
+) -> list[tuple[int, int]]:
     """Sequential halving's rounds as ``(surviving arms, evaluations of each)``; raises if the budget is too small.
 
     Parameters
@@ -139,9 +163,11 @@ def halving_schedule(n_arms: int, budget: int, *, leftover: str = "unspent", mea
     while alive > 1:
         each = budget // (alive * rounds)
         if each < 1:
-            raise ValueError(f"budget={budget} is too small for sequential halving over {over}: round "
-                             f"{len(schedule) + 1} needs at least {alive * rounds} evaluations "
-                             f"(|S| * {per}); the budget must be at least {candidates * rounds}")
+            raise ValueError(
+                f"budget={budget} is too small for sequential halving over {over}: round "
+                f"{len(schedule) + 1} needs at least {alive * rounds} evaluations "
+                f"(|S| * {per}); the budget must be at least {candidates * rounds}"
+            )
         schedule.append((alive, each))
         alive = alive - alive // 2 if halving == "drop_floor" else alive // 2
     return schedule
@@ -152,9 +178,16 @@ def _keep(alive: int, halving: str) -> int:
     return alive - alive // 2 if halving == "drop_floor" else alive // 2
 
 
-def sequential_halving(arms: Sequence, budget: int, *, rng: np.random.Generator, leftover: str = "unspent",
-                       means: str = "cumulative", halving: str = "drop_floor",
-                       first_arms: int | None = None) -> SelectionResult:
+def sequential_halving(
+    arms: Sequence,
+    budget: int,
+    *,
+    rng: np.random.Generator,
+    leftover: str = "unspent",
+    means: str = "cumulative",
+    halving: str = "drop_floor",
+    first_arms: int | None = None,
+) -> SelectionResult:
     """Select the best of ``arms`` with at most ``budget`` evaluations by sequential halving (Algorithm 1).
 
     Parameters
@@ -208,9 +241,17 @@ def non_adaptive(arms: Sequence, budget: int, *, rng: np.random.Generator) -> Se
     return SelectionResult(chosen, np.full(N, each), int(budget - N * each), means, (tuple(range(N)),))
 
 
-def sequential_halving_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.Generator,
-                            leftover: str = "unspent", means: str = "cumulative", halving: str = "drop_floor",
-                            first_arms: int | None = None):
+def sequential_halving_runs(
+    arms: Sequence,
+    budget: int,
+    runs: int,
+    *,
+    rng: np.random.Generator,
+    leftover: str = "unspent",
+    means: str = "cumulative",
+    halving: str = "drop_floor",
+    first_arms: int | None = None,
+):
     """``runs`` independent sequential-halving selections at once (arms are distributions).
 
     Parameters
@@ -286,20 +327,22 @@ def non_adaptive_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.
     return _best(means, rng, 1)[:, 0], np.full((runs, N), each, dtype=np.int64)
 
 
-
-
 #: Sequential halving and its named variants (the Moss et al. Figure 4 hypotheses in the module docstring): each
 #: name's options of :func:`sequential_halving_runs`.
-HALVING_VARIANTS = {"sequential_halving": {},
-                    "sequential_halving_spend_all": {"leftover": "final_round"},
-                    "sequential_halving_last_round_means": {"means": "last_round"},
-                    "sequential_halving_drop_ceil": {"halving": "drop_ceil"},
-                    "sequential_halving_first_8": {"first_arms": 8}}
+HALVING_VARIANTS = {
+    "sequential_halving": {},
+    "sequential_halving_spend_all": {"leftover": "final_round"},
+    "sequential_halving_last_round_means": {"means": "last_round"},
+    "sequential_halving_drop_ceil": {"halving": "drop_ceil"},
+    "sequential_halving_first_8": {"first_arms": 8},
+}
 
 #: The built-in fixed-budget algorithms by name: their vectorized runs (the contract in :mod:`simstudy.selection`).
-FIXED_BUDGET_RUNS = {"sequential_halving": sequential_halving_runs, "non_adaptive": non_adaptive_runs,
-                     **{name: partial(sequential_halving_runs, **options)
-                        for name, options in HALVING_VARIANTS.items() if options}}
+FIXED_BUDGET_RUNS = {
+    "sequential_halving": sequential_halving_runs,
+    "non_adaptive": non_adaptive_runs,
+    **{name: partial(sequential_halving_runs, **options) for name, options in HALVING_VARIANTS.items() if options},
+}
 
 
 def runs_problem(picks, evaluations, runs: int, N: int, budget: int) -> str | None:

@@ -26,19 +26,31 @@ functions, which compute pi in full for their trace.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from scipy import special
 
-from ..posterior import posterior, prob_best, prob_best_mc, prob_leader, prob_leader_upper
 from .._rng import rng_iv
+from ..posterior import posterior, prob_best, prob_best_mc, prob_leader, prob_leader_upper
 from ._arms import _scores, arms_iv, best_of, draw, evaluator
 
-__all__ = ["ConfidenceResult", "ConfidenceRuns", "ttts", "non_adaptive_confidence", "batch_thompson",
-           "fixed_confidence_runs", "FIXED_CONFIDENCE_ALGORITHMS", "PI_METHODS", "FIXED_CONFIDENCE_PROPOSALS",
-           "propose_top_two", "propose_all", "propose_thompson", "proposal_problem"]
+__all__ = [
+    "ConfidenceResult",
+    "ConfidenceRuns",
+    "ttts",
+    "non_adaptive_confidence",
+    "batch_thompson",
+    "fixed_confidence_runs",
+    "FIXED_CONFIDENCE_ALGORITHMS",
+    "PI_METHODS",
+    "FIXED_CONFIDENCE_PROPOSALS",
+    "propose_top_two",
+    "propose_all",
+    "propose_thompson",
+    "proposal_problem",
+]
 
 #: Fixed-confidence algorithms by name (the ``algorithm`` of :func:`fixed_confidence_runs`).
 FIXED_CONFIDENCE_ALGORITHMS = ("ttts", "non_adaptive", "batch_thompson")
@@ -107,8 +119,9 @@ def _transform(values: np.ndarray, logit: bool, arm) -> np.ndarray:
         return values
     outside = (values <= 0.0) | (values >= 1.0)
     if outside.any():
-        raise ValueError(f"logit=True needs scores strictly between 0 and 1; model {arm} returned "
-                         f"{values[outside][0]!r}")
+        raise ValueError(
+            f"logit=True needs scores strictly between 0 and 1; model {arm} returned {values[outside][0]!r}"
+        )
     return special.logit(values)
 
 
@@ -118,27 +131,46 @@ def _confidence_iv(arms, delta, initial, max_evaluations, batch=1, pi_method="qu
     if n < 2:
         raise ValueError(f"need at least 2 models to select between, got {n}")
     values = list(delta) if isinstance(delta, (list, tuple, np.ndarray)) else [delta]
-    if not values or any(isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, float, np.integer, np.floating))
-                         for d in values):
+    if not values or any(
+        isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, float, np.integer, np.floating)) for d in values
+    ):
         raise ValueError(f"delta must be a number (or, for several levels, a sequence of numbers), got {delta!r}")
     if not all(0 < d < 0.5 for d in values):
         raise ValueError(f"delta must lie in (0, 0.5) -- a confidence 1 - delta above one half -- got {delta!r}")
     deltas = np.asarray(values, dtype=np.float64)
     for name, value, least in (("initial", initial, 3), ("batch", batch, 1), ("mc_draws", mc_draws, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}"
-                             + (" (the t posterior needs three evaluations)" if name == "initial" else ""))
-    if (isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer))
-            or max_evaluations < initial * n):
-        raise ValueError(f"max_evaluations must be an integer of at least initial * models = {initial * n}, "
-                         f"got {max_evaluations!r}")
+            raise ValueError(
+                f"{name} must be an integer >= {least}, got {value!r}"
+                + (" (the t posterior needs three evaluations)" if name == "initial" else "")
+            )
+    if (
+        isinstance(max_evaluations, bool)
+        or not isinstance(max_evaluations, (int, np.integer))
+        or max_evaluations < initial * n
+    ):
+        raise ValueError(
+            f"max_evaluations must be an integer of at least initial * models = {initial * n}, got {max_evaluations!r}"
+        )
     if pi_method not in PI_METHODS:
         raise ValueError(f"pi_method must be one of {', '.join(PI_METHODS)}; got {pi_method!r}")
     return deltas
 
 
-def _select(arms: Sequence, delta: float, propose: Callable, *, rng: np.random.Generator, max_evaluations: int,
-            initial: int, logit: bool, pi_method: str, mc_draws: int, callback, batch: int = 1) -> ConfidenceResult:
+def _select(
+    arms: Sequence,
+    delta: float,
+    propose: Callable,
+    *,
+    rng: np.random.Generator,
+    max_evaluations: int,
+    initial: int,
+    logit: bool,
+    pi_method: str,
+    mc_draws: int,
+    callback,
+    batch: int = 1,
+) -> ConfidenceResult:
     """The loop shared by the one-run algorithms: ``propose(pi, rng) -> models to evaluate next``."""
     _confidence_iv(arms, delta, initial, max_evaluations, batch, pi_method, mc_draws)
     rng_iv(rng, "the selection")
@@ -159,8 +191,11 @@ def _select(arms: Sequence, delta: float, propose: Callable, *, rng: np.random.G
     trace, totals, capped = [], [], False
     while True:
         loc, scale, df = posterior(sums, squares, counts)
-        pi = (prob_best(loc, scale, df) if pi_method == "quadrature"
-              else prob_best_mc(loc, scale, df, draws=mc_draws, rng=rng))
+        pi = (
+            prob_best(loc, scale, df)
+            if pi_method == "quadrature"
+            else prob_best_mc(loc, scale, df, draws=mc_draws, rng=rng)
+        )
         trace.append(pi)
         totals.append(int(counts.sum()))
         if callback is not None:
@@ -174,8 +209,9 @@ def _select(arms: Sequence, delta: float, propose: Callable, *, rng: np.random.G
         for m in np.flatnonzero(picks):
             add(int(m), int(picks[m]))
     chosen = int(best_of(pi, rng, 1)[0])
-    return ConfidenceResult(chosen, counts, float(pi[chosen]), capped, raw / counts, np.array(trace),
-                            np.array(totals, dtype=np.int64))
+    return ConfidenceResult(
+        chosen, counts, float(pi[chosen]), capped, raw / counts, np.array(trace), np.array(totals, dtype=np.int64)
+    )
 
 
 def _top_two(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -189,9 +225,18 @@ def _top_two(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.array([m1 if rng.random() < 0.5 else m2])
 
 
-def ttts(arms: Sequence, delta: float, *, rng: np.random.Generator, max_evaluations: int = 10_000,
-         initial: int = 3, logit: bool = False, pi_method: str = "quadrature", mc_draws: int = 800_000,
-         callback: Callable[[np.ndarray, np.ndarray], None] | None = None) -> ConfidenceResult:
+def ttts(
+    arms: Sequence,
+    delta: float,
+    *,
+    rng: np.random.Generator,
+    max_evaluations: int = 10_000,
+    initial: int = 3,
+    logit: bool = False,
+    pi_method: str = "quadrature",
+    mc_draws: int = 800_000,
+    callback: Callable[[np.ndarray, np.ndarray], None] | None = None,
+) -> ConfidenceResult:
     """Top-two Thompson sampling (Moss et al. Algorithm 2): select the best model with confidence ``1 - delta``.
 
     Parameters
@@ -218,32 +263,80 @@ def ttts(arms: Sequence, delta: float, *, rng: np.random.Generator, max_evaluati
     -------
     ConfidenceResult
     """
-    return _select(arms, delta, _top_two, rng=rng, max_evaluations=max_evaluations, initial=initial,
-                   logit=logit, pi_method=pi_method, mc_draws=mc_draws, callback=callback)
+    return _select(
+        arms,
+        delta,
+        _top_two,
+        rng=rng,
+        max_evaluations=max_evaluations,
+        initial=initial,
+        logit=logit,
+        pi_method=pi_method,
+        mc_draws=mc_draws,
+        callback=callback,
+    )
 
 
-def non_adaptive_confidence(arms: Sequence, delta: float, *, rng: np.random.Generator,
-                            max_evaluations: int = 10_000, initial: int = 3, logit: bool = False,
-                            pi_method: str = "quadrature", mc_draws: int = 800_000,
-                            callback: Callable | None = None) -> ConfidenceResult:
+def non_adaptive_confidence(
+    arms: Sequence,
+    delta: float,
+    *,
+    rng: np.random.Generator,
+    max_evaluations: int = 10_000,
+    initial: int = 3,
+    logit: bool = False,
+    pi_method: str = "quadrature",
+    mc_draws: int = 800_000,
+    callback: Callable | None = None,
+) -> ConfidenceResult:
     """The non-adaptive baseline: every model once per step until ``max pi > 1 - delta``; arguments as :func:`ttts`."""
     every = np.arange(len(arms))
-    return _select(arms, delta, lambda pi, rng: every, rng=rng, max_evaluations=max_evaluations,
-                   initial=initial, logit=logit, pi_method=pi_method, mc_draws=mc_draws, callback=callback)
+    return _select(
+        arms,
+        delta,
+        lambda pi, rng: every,
+        rng=rng,
+        max_evaluations=max_evaluations,
+        initial=initial,
+        logit=logit,
+        pi_method=pi_method,
+        mc_draws=mc_draws,
+        callback=callback,
+    )
 
 
-def batch_thompson(arms: Sequence, delta: float, batch: int, *, rng: np.random.Generator,
-                   max_evaluations: int = 10_000, initial: int = 3, logit: bool = False,
-                   pi_method: str = "quadrature", mc_draws: int = 800_000,
-                   callback: Callable | None = None) -> ConfidenceResult:
+def batch_thompson(
+    arms: Sequence,
+    delta: float,
+    batch: int,
+    *,
+    rng: np.random.Generator,
+    max_evaluations: int = 10_000,
+    initial: int = 3,
+    logit: bool = False,
+    pi_method: str = "quadrature",
+    mc_draws: int = 800_000,
+    callback: Callable | None = None,
+) -> ConfidenceResult:
     """Batch Thompson sampling (§4.3): ``batch`` models drawn from pi per step, all evaluated before pi is
     updated; arguments as :func:`ttts`. A batch that would exceed ``max_evaluations`` is not started."""
-    return _select(arms, delta, lambda pi, rng: rng.choice(pi.size, size=batch, p=pi), rng=rng,
-                   max_evaluations=max_evaluations, initial=initial, logit=logit, pi_method=pi_method,
-                   mc_draws=mc_draws, callback=callback, batch=batch)
+    return _select(
+        arms,
+        delta,
+        lambda pi, rng: rng.choice(pi.size, size=batch, p=pi),
+        rng=rng,
+        max_evaluations=max_evaluations,
+        initial=initial,
+        logit=logit,
+        pi_method=pi_method,
+        mc_draws=mc_draws,
+        callback=callback,
+        batch=batch,
+    )
 
 
 # --- Many runs at once ------------------------------------------------------------------------------------
+
 
 def _thompson(loc, scale, df, rng, size=None) -> np.ndarray:
     """Models drawn from pi, one per row (or ``size`` per row): the argmax of a joint posterior draw."""
@@ -277,8 +370,15 @@ def propose_all(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.r
     return np.broadcast_to(np.arange(loc.shape[1]), loc.shape)
 
 
-def propose_thompson(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.random.Generator,
-                     batch: int = 1, distinct: bool = False) -> np.ndarray:
+def propose_thompson(
+    loc: np.ndarray,
+    scale: np.ndarray,
+    df: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    batch: int = 1,
+    distinct: bool = False,
+) -> np.ndarray:
     """Batch Thompson sampling's step: ``batch`` independent draws from pi per run, ``(R, batch)``.
 
     With ``distinct=True`` the batch is drawn from pi without replacement instead (``min(batch, N)`` distinct
@@ -297,8 +397,7 @@ def propose_thompson(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng:
 
 
 #: The built-in proposals by algorithm name (``batch_thompson`` takes ``batch=``).
-FIXED_CONFIDENCE_PROPOSALS = {"ttts": propose_top_two, "non_adaptive": propose_all,
-                              "batch_thompson": propose_thompson}
+FIXED_CONFIDENCE_PROPOSALS = {"ttts": propose_top_two, "non_adaptive": propose_all, "batch_thompson": propose_thompson}
 # The generator of the probe call that reads a proposal's width before a run (never the run's own stream).
 _PROBE_SEED = 0x5E1EC7
 
@@ -326,11 +425,16 @@ def _proposal(algorithm, batch: int) -> Callable:
     if callable(algorithm):
         return algorithm
     if algorithm not in FIXED_CONFIDENCE_PROPOSALS:
-        raise ValueError(f"algorithm must be one of {', '.join(FIXED_CONFIDENCE_ALGORITHMS)} or a proposal "
-                         f"function propose(loc, scale, df, *, rng); got {algorithm!r}")
+        raise ValueError(
+            f"algorithm must be one of {', '.join(FIXED_CONFIDENCE_ALGORITHMS)} or a proposal "
+            f"function propose(loc, scale, df, *, rng); got {algorithm!r}"
+        )
     propose = FIXED_CONFIDENCE_PROPOSALS[algorithm]
-    return (lambda loc, scale, df, *, rng: propose(loc, scale, df, rng=rng, batch=batch)) \
-        if algorithm == "batch_thompson" else propose
+    return (
+        (lambda loc, scale, df, *, rng: propose(loc, scale, df, rng=rng, batch=batch))
+        if algorithm == "batch_thompson"
+        else propose
+    )
 
 
 class _Streams:
@@ -346,8 +450,15 @@ class _Streams:
         """Scores of models ``which`` at stream positions ``position`` in runs ``rows`` (broadcast together)."""
         need = int(position.max()) + 1 if position.size else 0
         while self.scores.shape[2] < need:
-            block = np.stack([_scores(arm.sample((self.runs, _BLOCK), rng=self.rng), (self.runs, _BLOCK), a,
-                                      "sample(size, rng=rng)") for a, arm in enumerate(self.arms)], axis=1)
+            block = np.stack(
+                [
+                    _scores(
+                        arm.sample((self.runs, _BLOCK), rng=self.rng), (self.runs, _BLOCK), a, "sample(size, rng=rng)"
+                    )
+                    for a, arm in enumerate(self.arms)
+                ],
+                axis=1,
+            )
             self.scores = np.concatenate([self.scores, block], axis=2)
         return self.scores[rows, which, position]
 
@@ -368,10 +479,20 @@ def _positions(counts: np.ndarray, which: np.ndarray) -> np.ndarray:
 _SCREEN_MARGIN = 1e-3
 
 
-def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *, algorithm: str | Callable,
-                          rng: np.random.Generator, batch: int = 4, max_evaluations: int = 10_000,
-                          initial: int = 3, logit: bool = False, streams: np.random.Generator | None = None,
-                          mc_draws: int | None = None) -> ConfidenceRuns:
+def fixed_confidence_runs(
+    arms: Sequence,
+    deltas: Sequence[float],
+    runs: int,
+    *,
+    algorithm: str | Callable,
+    rng: np.random.Generator,
+    batch: int = 4,
+    max_evaluations: int = 10_000,
+    initial: int = 3,
+    logit: bool = False,
+    streams: np.random.Generator | None = None,
+    mc_draws: int | None = None,
+) -> ConfidenceRuns:
     """``runs`` independent fixed-confidence selections at once, stopped at every level in ``deltas``.
 
     Parameters
@@ -460,8 +581,11 @@ def fixed_confidence_runs(arms: Sequence, deltas: Sequence[float], runs: int, *,
         problem = proposal_problem(which, active.size, N, step)
         if problem:
             raise ValueError(f"fixed-confidence proposal {_name(propose)}: {problem}")
-        scores = (stream.take(active[:, None], which, _positions(counts[active], which)) if streams is not None
-                  else draw(arms, which, rng))
+        scores = (
+            stream.take(active[:, None], which, _positions(counts[active], which))
+            if streams is not None
+            else draw(arms, which, rng)
+        )
         y = _transform(scores, logit, "any")
         flat = (np.arange(active.size)[:, None] * N + which).ravel()
         size = active.size * N

@@ -5,9 +5,28 @@ and headline -- and registers it once with :func:`simstudy.registry.register_stu
 registers the built-in kinds (in this order: the order ``--help`` lists them).
 """
 
-from . import (evp_accuracy, wrong_conclusions, band_coverage, band_triviality, bootstrap_coverage,  # noqa: I001
-               band_width, model_selection, fixed_confidence, sample_disagreement, parametric_extrapolation)
+from . import (  # noqa: I001 -- the order --help lists the kinds in
+    evp_accuracy,
+    wrong_conclusions,
+    band_coverage,
+    band_triviality,
+    bootstrap_coverage,
+    band_width,
+    model_selection,
+    fixed_confidence,
+    sample_disagreement,
+    parametric_extrapolation,
+)
 
-__all__ = ["evp_accuracy", "wrong_conclusions", "band_coverage", "band_triviality", "bootstrap_coverage",
-           "band_width", "model_selection", "fixed_confidence", "sample_disagreement",
-           "parametric_extrapolation"]
+__all__ = [
+    "evp_accuracy",
+    "wrong_conclusions",
+    "band_coverage",
+    "band_triviality",
+    "bootstrap_coverage",
+    "band_width",
+    "model_selection",
+    "fixed_confidence",
+    "sample_disagreement",
+    "parametric_extrapolation",
+]

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from .. import config as cfg_mod
 from . import band_coverage, bootstrap_coverage, evp_accuracy
 from .band_triviality import trivial_budget
@@ -79,22 +78,61 @@ def _study(base: dict, **study) -> cfg_mod.Config:
 
 def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> AuditResult:
     """Run the audit's studies for the KDE ``kde_spec`` (a distribution config) at sample size ``n``."""
-    base = {"seed": opts.seed, "distribution": {"your_scores": kde_spec}, "budget": {"B": n, "n": None},
-            "estimators": {m: {"method": m} for m in "uvw"},
-            "runner": {"n_jobs": opts.n_jobs, "backend": "loky", "progress": "auto"}}
+    base = {
+        "seed": opts.seed,
+        "distribution": {"your_scores": kde_spec},
+        "budget": {"B": n, "n": None},
+        "estimators": {m: {"method": m} for m in "uvw"},
+        "runner": {"n_jobs": opts.n_jobs, "backend": "loky", "progress": "auto"},
+    }
     levels = sorted({0.5, 0.8, 0.9, 0.95, opts.confidence})
-    coverage = band_coverage.run(_study(base, name="coverage", kind="band_coverage", reps=opts.rounds,
-                                        chunk_reps=progress_chunk(opts.rounds), sample_size=n, levels=levels,
-                                        methods=[opts.method]), out_dir / "coverage")
-    boot_cfg = cfg_mod.parse({**base, "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
-                              "study": {"name": "bootstrap", "kind": "bootstrap_coverage",
-                                        "reps": opts.bootstrap_rounds, "chunk_reps": progress_chunk(opts.bootstrap_rounds),
-                                        "sample_size": n, "resamples": opts.resamples}})
+    coverage = band_coverage.run(
+        _study(
+            base,
+            name="coverage",
+            kind="band_coverage",
+            reps=opts.rounds,
+            chunk_reps=progress_chunk(opts.rounds),
+            sample_size=n,
+            levels=levels,
+            methods=[opts.method],
+        ),
+        out_dir / "coverage",
+    )
+    boot_cfg = cfg_mod.parse(
+        {
+            **base,
+            "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
+            "study": {
+                "name": "bootstrap",
+                "kind": "bootstrap_coverage",
+                "reps": opts.bootstrap_rounds,
+                "chunk_reps": progress_chunk(opts.bootstrap_rounds),
+                "sample_size": n,
+                "resamples": opts.resamples,
+            },
+        }
+    )
     bootstrap = bootstrap_coverage.run(boot_cfg, out_dir / "bootstrap")
-    accuracy = evp_accuracy.run(_study(base, name="accuracy", kind="evp_accuracy", reps=opts.evp_reps,
-                                       chunk_reps=min(opts.evp_reps, 5000), save_replicates=False),
-                                out_dir / "accuracy")
+    accuracy = evp_accuracy.run(
+        _study(
+            base,
+            name="accuracy",
+            kind="evp_accuracy",
+            reps=opts.evp_reps,
+            chunk_reps=min(opts.evp_reps, 5000),
+            save_replicates=False,
+        ),
+        out_dir / "accuracy",
+    )
     spec = cfg_mod.parse({**base, "study": {"name": "x", "kind": "evp_accuracy"}}).distributions[0]
-    return AuditResult(distribution=spec, kde=spec.build(), n=n, coverage=coverage, bootstrap=bootstrap,
-                       accuracy=accuracy, bounded_k=trivial_budget(n, opts.confidence, opts.method),
-                       samples_for_target=samples_needed(opts.target_k, opts.confidence, opts.method))
+    return AuditResult(
+        distribution=spec,
+        kde=spec.build(),
+        n=n,
+        coverage=coverage,
+        bootstrap=bootstrap,
+        accuracy=accuracy,
+        bounded_k=trivial_budget(n, opts.confidence, opts.method),
+        samples_for_target=samples_needed(opts.target_k, opts.confidence, opts.method),
+    )

@@ -33,11 +33,11 @@ import pandas as pd
 
 from .. import bands, plugins, schema, truth
 from ..config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
-from ..registry import Headline, Study, register_study
-from ..schema import option
-from ..metrics import clopper_pearson
 from ..distributions import describe, sample_sorted
+from ..metrics import clopper_pearson
+from ..registry import Headline, Study, register_study
 from ..runner import Task, task_seed
+from ..schema import option
 from . import base
 
 __all__ = ["run", "CHECKS", "Options", "headline", "STUDY"]
@@ -104,8 +104,9 @@ def _need(dist, bound: np.ndarray, steps: np.ndarray, other: float, margin: np.n
     return need
 
 
-def _prepare(dist, lo_i: np.ndarray, hi_i: np.ndarray, q: float, F: np.ndarray | None = None,
-             F_left: np.ndarray | None = None) -> _Checks:
+def _prepare(
+    dist, lo_i: np.ndarray, hi_i: np.ndarray, q: float, F: np.ndarray | None = None, F_left: np.ndarray | None = None
+) -> _Checks:
     """The checks of bounds ``lo_i``, ``hi_i``: both (n,), or both (reps, n) for one row per sample (then with
     the samples' CDF values ``F`` and ``F_left``, (reps, n))."""
     n = lo_i.shape[-1]
@@ -120,7 +121,8 @@ def _prepare(dist, lo_i: np.ndarray, hi_i: np.ndarray, q: float, F: np.ndarray |
     ks = np.arange(1, n + 1, dtype=np.float64)
     per_sample = lo_i.ndim == 2
     return _Checks(
-        low=lo_i, high=hi_i,
+        low=lo_i,
+        high=hi_i,
         upper_need=_need(dist, lo_i, upper_steps, -np.inf, F - lo_i if per_sample else None),
         lower_need=_need(dist, hi_i, lower_steps, np.inf, hi_i - F_left if per_sample else None),
         k_upper=np.minimum(bands.searchsorted_rows(thr_l, ks), n + 1),
@@ -182,16 +184,29 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     cells = {}
     for spec in config.distributions:
         key = base.cell_key(distribution=spec.key, n=n)
-        cells[key] = _Cell(key, spec.name, {(m, v): _prepare(dists[spec.name], *band[m].bounds(n, v), q)
-                                            for m in builtin for v in levels})
+        cells[key] = _Cell(
+            key,
+            spec.name,
+            {(m, v): _prepare(dists[spec.name], *band[m].bounds(n, v), q) for m in builtin for v in levels},
+        )
     prepare_seconds = time.perf_counter() - t0
 
-    work = _Work(config.seed, dists, cells, n, methods, levels, q,
-                 {m: b for m, b in band.items() if m not in builtin})
+    work = _Work(config.seed, dists, cells, n, methods, levels, q, {m: b for m, b in band.items() if m not in builtin})
     plugin_sources = plugins.band_fingerprint(methods)  # empty for built-ins: their fingerprint is unchanged
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
-                           settings={"n": n, "methods": methods, "levels": levels, "quantile": q,
-                                     **({"band_plugins": plugin_sources} if plugin_sources else {})})
+    run_ = base.run_chunks(
+        config,
+        out_dir,
+        scheme=_SCHEME,
+        cells=list(cells),
+        chunk_fn=partial(_run_chunk, work),
+        settings={
+            "n": n,
+            "methods": methods,
+            "levels": levels,
+            "quantile": q,
+            **({"band_plugins": plugin_sources} if plugin_sources else {}),
+        },
+    )
     rows = []
     for key, cell in run_.succeeded(cells).items():
         hits = run_.total(key, "hits")
@@ -201,13 +216,29 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             for m, method in enumerate(methods):
                 for v, level in enumerate(levels):
                     p = hits[c, m, v] / reps
-                    rows.append(dict(cell=key, distribution=cell.distribution, method=method, nominal=level,
-                                     check=check, n=n, estimate=p, mcse=float(np.sqrt(p * (1 - p) / reps)),
-                                     ci_low=float(low[c, m, v]), ci_high=float(high[c, m, v]), reps=reps))
+                    rows.append(
+                        dict(
+                            cell=key,
+                            distribution=cell.distribution,
+                            method=method,
+                            nominal=level,
+                            check=check,
+                            n=n,
+                            estimate=p,
+                            mcse=float(np.sqrt(p * (1 - p) / reps)),
+                            ci_low=float(low[c, m, v]),
+                            ci_high=float(high[c, m, v]),
+                            reps=reps,
+                        )
+                    )
     summary = pd.DataFrame(rows)
-    metadata = {"sample_size": n, "quantile": q, "ci_level": ci_level,
-                "distributions": {name: describe(d) for name, d in dists.items()},
-                "timings": {"prepare_seconds": prepare_seconds}}
+    metadata = {
+        "sample_size": n,
+        "quantile": q,
+        "ci_level": ci_level,
+        "distributions": {name: describe(d) for name, d in dists.items()},
+        "timings": {"prepare_seconds": prepare_seconds},
+    }
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
 
 
@@ -218,12 +249,16 @@ class Options(StudyOptions):
     reps: int = reps_option(1024)
     chunk_reps: int = chunk_reps_option(1024)
     sample_size: int = option(48, "scores per round (n)", schema.integer(minimum=2))
-    levels: tuple = option((0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99),
-                           "the nominal coverages to check", schema.listed(schema.level(), what="at least one level"))
-    methods: tuple = option(("ld_highest_density",), "the CDF band methods (dkw, ks, ld_equal_tailed, "
-                            "ld_highest_density, or a plug-in's import path)",
-                            schema.listed(band_method_check(), what="at least one method",
-                                          sort=False))
+    levels: tuple = option(
+        (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99),
+        "the nominal coverages to check",
+        schema.listed(schema.level(), what="at least one level"),
+    )
+    methods: tuple = option(
+        ("ld_highest_density",),
+        "the CDF band methods (dkw, ks, ld_equal_tailed, ld_highest_density, or a plug-in's import path)",
+        schema.listed(band_method_check(), what="at least one method", sort=False),
+    )
     quantile: float = option(0.5, "the tuning curve's quantile (0.5: the median)", schema.level())
     ci_level: float = option(0.99, "the level of the Clopper-Pearson intervals of the coverage", schema.level())
 
@@ -236,12 +271,22 @@ def headline(summary: pd.DataFrame) -> str:
     curve = s[s["check"] == "curve"]
     outside = (curve["ci_low"] > curve["nominal"]) | (curve["ci_high"] < curve["nominal"])
     for method, miss in outside.groupby(curve["method"]).sum().items():
-        lines.append(f"{method}: nominal level outside the CP interval in {miss} of "
-                     f"{int((curve['method'] == method).sum())} cases (exact bands: about 1%; DKW is conservative)")
+        lines.append(
+            f"{method}: nominal level outside the CP interval in {miss} of "
+            f"{int((curve['method'] == method).sum())} cases (exact bands: about 1%; DKW is conservative)"
+        )
     return "\n".join(lines)
 
 
-STUDY = register_study(Study(
-    kind="band_coverage", options=Options, run=run, figure="simstudy.plots.band_coverage_figure", headline=headline,
-    sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage"), continuous=True,
-    summary="coverage of simultaneous CDF and tuning-curve bands in simulation (Lourie et al. §5.2)"))
+STUDY = register_study(
+    Study(
+        kind="band_coverage",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.band_coverage_figure",
+        headline=headline,
+        sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage"),
+        continuous=True,
+        summary="coverage of simultaneous CDF and tuning-curve bands in simulation (Lourie et al. §5.2)",
+    )
+)

@@ -40,28 +40,56 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         ns = np.array(opts.sample_sizes)
         ks = np.array([trivial_budget(int(n), confidence, method, q) for n in ns])
         for n, k in zip(ns, ks):
-            rows.append(dict(cell=method, distribution="", method=method, n=int(n), measure="trivial_k",
-                             estimate=k, mcse=0.0, reps=0))
+            rows.append(
+                dict(
+                    cell=method,
+                    distribution="",
+                    method=method,
+                    n=int(n),
+                    measure="trivial_k",
+                    estimate=k,
+                    mcse=0.0,
+                    reps=0,
+                )
+            )
         fit = stats.linregress(ns, ks)
-        for measure, value in (("slope", fit.slope), ("intercept", fit.intercept), ("r_squared", fit.rvalue**2),
-                               ("samples_per_step", 1 / fit.slope)):
-            rows.append(dict(cell=method, distribution="", method=method, n=0, measure=measure, estimate=value,
-                             mcse=0.0, reps=0))
+        for measure, value in (
+            ("slope", fit.slope),
+            ("intercept", fit.intercept),
+            ("r_squared", fit.rvalue**2),
+            ("samples_per_step", 1 / fit.slope),
+        ):
+            rows.append(
+                dict(
+                    cell=method, distribution="", method=method, n=0, measure=measure, estimate=value, mcse=0.0, reps=0
+                )
+            )
     summary = pd.DataFrame(rows)
     run_ = base.ChunkedRun(store=None, tasks_by_cell={}, report=base.empty_report(), fingerprint="exact")
-    return base.finish(config, out_dir, run_, summary, started=started,
-                       metadata={"confidence": confidence, "quantile": q, "exact": True})
+    return base.finish(
+        config,
+        out_dir,
+        run_,
+        summary,
+        started=started,
+        metadata={"confidence": confidence, "quantile": q, "exact": True},
+    )
 
 
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The band_triviality study's options (exact: reps and chunk_reps are unused)."""
 
-    sample_sizes: tuple = option((6, 12, 24, 48, 96, 192, 384, 768, 1024), "the sample sizes n",
-                                 schema.listed(schema.integer(minimum=2), minimum=2, what="at least 2 sample sizes"))
-    methods: tuple = option(("ld_highest_density",), "the CDF band methods",
-                            schema.listed(schema.choice(lambda: bands.METHODS), what="at least one built-in method",
-                                          sort=False))
+    sample_sizes: tuple = option(
+        (6, 12, 24, 48, 96, 192, 384, 768, 1024),
+        "the sample sizes n",
+        schema.listed(schema.integer(minimum=2), minimum=2, what="at least 2 sample sizes"),
+    )
+    methods: tuple = option(
+        ("ld_highest_density",),
+        "the CDF band methods",
+        schema.listed(schema.choice(lambda: bands.METHODS), what="at least one built-in method", sort=False),
+    )
     confidence: float = option(0.8, "the simultaneous coverage of the bands", schema.level())
     quantile: float = option(0.5, "the tuning curve's quantile (0.5: the median)", schema.level())
 
@@ -69,11 +97,20 @@ class Options(StudyOptions):
 def headline(summary: pd.DataFrame) -> str:
     """Samples per bounded search iteration and the fit's R squared, per method."""
     fits = summary[summary["measure"].isin(["samples_per_step", "r_squared"])]
-    return (f"linear fit of the trivial budget against n\n"
-            f"{fits.pivot_table(index='method', columns='measure', values='estimate').round(4).to_string()}")
+    return (
+        f"linear fit of the trivial budget against n\n"
+        f"{fits.pivot_table(index='method', columns='measure', values='estimate').round(4).to_string()}"
+    )
 
 
-STUDY = register_study(Study(
-    kind="band_triviality", options=Options, run=run, figure="simstudy.plots.band_triviality_figure",
-    headline=headline, sweep=Headline({"measure": "trivial_k"}, "n", "method", "trivial budget"),
-    summary="the budget beyond which the upper tuning-curve band is trivial, against n (Lourie et al. §5.5; exact)"))
+STUDY = register_study(
+    Study(
+        kind="band_triviality",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.band_triviality_figure",
+        headline=headline,
+        sweep=Headline({"measure": "trivial_k"}, "n", "method", "trivial budget"),
+        summary="the budget beyond which the upper tuning-curve band is trivial, against n (Lourie et al. §5.5; exact)",
+    )
+)

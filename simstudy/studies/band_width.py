@@ -28,10 +28,10 @@ import pandas as pd
 
 from .. import bands, plugins, schema, truth
 from ..config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
-from ..registry import Headline, Study, register_study
-from ..schema import option
 from ..distributions import describe, sample_sorted
+from ..registry import Headline, Study, register_study
 from ..runner import Task, task_seed
+from ..schema import option
 from . import base
 
 __all__ = ["run", "Options", "headline", "STUDY"]
@@ -66,8 +66,10 @@ def _cdfs(lo_i: np.ndarray, hi_i: np.ndarray) -> dict:
     """The CDFs over z = (low, Y_(1..n), high) whose tuning curves are the bands: each (n + 2,), or (reps, n + 2)
     for bounds with one row per sample."""
     edge = lambda value, width=1: np.full((*lo_i.shape[:-1], width), value)  # noqa: E731 -- constant columns
-    return {"lower": np.concatenate((hi_i, edge(1.0, 2)), axis=-1),  # the upper CDF band bounds the curve from below
-            "upper": np.concatenate((edge(0.0), lo_i, edge(1.0)), axis=-1)}  # the lower CDF band from above
+    return {
+        "lower": np.concatenate((hi_i, edge(1.0, 2)), axis=-1),  # the upper CDF band bounds the curve from below
+        "upper": np.concatenate((edge(0.0), lo_i, edge(1.0)), axis=-1),
+    }  # the lower CDF band from above
 
 
 def _point_cdf(n: int) -> np.ndarray:
@@ -77,8 +79,13 @@ def _point_cdf(n: int) -> np.ndarray:
 def _plan(cdfs: dict, kind: str, ks: np.ndarray) -> _Plan:
     """The plan of CDFs (each (n + 2,)) that do not depend on the data."""
     if kind == "median":
-        return _Plan(index={curve: np.minimum(bands.searchsorted_rows(bands.quantile_thresholds(cdf, 0.5), ks),
-                                              cdf.size - 1) for curve, cdf in cdfs.items()}, mass={})
+        return _Plan(
+            index={
+                curve: np.minimum(bands.searchsorted_rows(bands.quantile_thresholds(cdf, 0.5), ks), cdf.size - 1)
+                for curve, cdf in cdfs.items()
+            },
+            mass={},
+        )
     mass = {curve: np.diff(np.power.outer(cdf, ks), axis=0, prepend=0.0) for curve, cdf in cdfs.items()}
     return _Plan(index={}, mass=mass)
 
@@ -186,42 +193,99 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             for m in builtin:  # the point curve with each built-in method, as it always was
                 plans[(n, m, kind)] = _plan({**_cdfs(*band[m].bounds(n, confidence)), "point": _point_cdf(n)}, kind, ks)
             plans[(n, "point", kind)] = _plan({"point": _point_cdf(n)}, kind, ks)
-    cells = {base.cell_key(distribution=spec.key, n=n): (spec.name, n)
-             for spec in config.distributions for n in sizes}
+    cells = {base.cell_key(distribution=spec.key, n=n): (spec.name, n) for spec in config.distributions for n in sizes}
     # Each distribution's own support: the bands reach its ends (infinite for an unbounded law).
-    work = _Work(config.seed, dists, cells, plans, methods, kinds, ks, {k: d.support for k, d in dists.items()},
-                 confidence,
-                 {m: b for m, b in band.items() if m not in builtin})
+    work = _Work(
+        config.seed,
+        dists,
+        cells,
+        plans,
+        methods,
+        kinds,
+        ks,
+        {k: d.support for k, d in dists.items()},
+        confidence,
+        {m: b for m, b in band.items() if m not in builtin},
+    )
     plugin_sources = plugins.band_fingerprint(methods)  # empty for built-ins: their fingerprint is unchanged
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
-                           settings={"sizes": sizes, "methods": methods, "kinds": kinds, "confidence": confidence,
-                                     "max_k": max_k, **({"band_plugins": plugin_sources} if plugin_sources else {})})
+    run_ = base.run_chunks(
+        config,
+        out_dir,
+        scheme=_SCHEME,
+        cells=list(cells),
+        chunk_fn=partial(_run_chunk, work),
+        settings={
+            "sizes": sizes,
+            "methods": methods,
+            "kinds": kinds,
+            "confidence": confidence,
+            "max_k": max_k,
+            **({"band_plugins": plugin_sources} if plugin_sources else {}),
+        },
+    )
     R = config.study.reps
     rows = []
     for key, (name, n) in run_.succeeded(cells).items():
         head = dict(cell=key, distribution=name, n=n, confidence=confidence)
-        true = {"median": truth.quantile_tuning_curve(dists[name], ks), "mean": truth.mean_tuning_curve(dists[name], ks)}
+        true = {
+            "median": truth.quantile_tuning_curve(dists[name], ks),
+            "mean": truth.mean_tuning_curve(dists[name], ks),
+        }
         sums = run_.total(key, "sums")
         trivial = run_.total(key, "trivial") if work.plugins else None
         for j, kind in enumerate(kinds):
-            rows += [dict(head, method="truth", kind=kind, k=int(k), measure="curve", estimate=float(v), mcse=0.0,
-                          reps=0) for k, v in zip(ks, true[kind])]
+            rows += [
+                dict(head, method="truth", kind=kind, k=int(k), measure="curve", estimate=float(v), mcse=0.0, reps=0)
+                for k, v in zip(ks, true[kind])
+            ]
             for m, method in enumerate(methods):
                 if kind == "median" and method in builtin:
-                    rows.append(dict(head, method=method, kind=kind, k=0, measure="trivial_k",
-                                     estimate=bands.trivial_budget(n, confidence, method), mcse=0.0, reps=0))
+                    rows.append(
+                        dict(
+                            head,
+                            method=method,
+                            kind=kind,
+                            k=0,
+                            measure="trivial_k",
+                            estimate=bands.trivial_budget(n, confidence, method),
+                            mcse=0.0,
+                            reps=0,
+                        )
+                    )
                 elif kind == "median":  # a plug-in's: the average over rounds of each sample's budget
                     mean = trivial[m, 0] / R
                     var = max((trivial[m, 1] - R * mean**2) / (R - 1), 0.0) if np.isfinite(mean) else np.nan
-                    rows.append(dict(head, method=method, kind=kind, k=0, measure="trivial_k", estimate=float(mean),
-                                     mcse=float(np.sqrt(var / R)), reps=R))
+                    rows.append(
+                        dict(
+                            head,
+                            method=method,
+                            kind=kind,
+                            k=0,
+                            measure="trivial_k",
+                            estimate=float(mean),
+                            mcse=float(np.sqrt(var / R)),
+                            reps=R,
+                        )
+                    )
                 for c, curve in enumerate(_CURVES):
                     mean = sums[m, j, c, 0] / R
                     with np.errstate(invalid="ignore"):  # an infinite band (unbounded support): no MCSE, NaN
-                        var = np.where(np.isfinite(mean), np.clip((sums[m, j, c, 1] - R * mean**2) / (R - 1), 0.0,
-                                                                  None), np.nan)
-                    rows += [dict(head, method=method, kind=kind, k=int(k), measure=curve, estimate=float(a),
-                                  mcse=float(np.sqrt(b / R)), reps=R) for k, a, b in zip(ks, mean, var)]
+                        var = np.where(
+                            np.isfinite(mean), np.clip((sums[m, j, c, 1] - R * mean**2) / (R - 1), 0.0, None), np.nan
+                        )
+                    rows += [
+                        dict(
+                            head,
+                            method=method,
+                            kind=kind,
+                            k=int(k),
+                            measure=curve,
+                            estimate=float(a),
+                            mcse=float(np.sqrt(b / R)),
+                            reps=R,
+                        )
+                        for k, a, b in zip(ks, mean, var)
+                    ]
     metadata = {"confidence": confidence, "distributions": {name: describe(d) for name, d in dists.items()}}
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
@@ -232,15 +296,21 @@ class Options(StudyOptions):
 
     reps: int = reps_option(1024)
     chunk_reps: int = chunk_reps_option(512)
-    sample_sizes: tuple = option((6, 48), "the sample sizes n (one cell each per distribution)",
-                                 schema.listed(schema.integer(minimum=2), what="at least 1 sample sizes"))
-    methods: tuple = option(("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
-                            "the CDF band methods (or a plug-in's import path)",
-                            schema.listed(band_method_check(), what="at least one method",
-                                          sort=False))
-    kinds: tuple = option(("median", "mean"), "which tuning curves: median, mean or both",
-                          schema.listed(schema.choice(("median", "mean")), what="at least one of median, mean",
-                                        sort=False))
+    sample_sizes: tuple = option(
+        (6, 48),
+        "the sample sizes n (one cell each per distribution)",
+        schema.listed(schema.integer(minimum=2), what="at least 1 sample sizes"),
+    )
+    methods: tuple = option(
+        ("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
+        "the CDF band methods (or a plug-in's import path)",
+        schema.listed(band_method_check(), what="at least one method", sort=False),
+    )
+    kinds: tuple = option(
+        ("median", "mean"),
+        "which tuning curves: median, mean or both",
+        schema.listed(schema.choice(("median", "mean")), what="at least one of median, mean", sort=False),
+    )
     confidence: float = option(0.8, "the simultaneous coverage of the bands", schema.level())
     max_k: int = option(48, "budgets k = 1..max_k", schema.integer(minimum=2))
 
@@ -249,13 +319,23 @@ def headline(summary: pd.DataFrame) -> str:
     """Average band widths at a few budgets, and the exact budget where the upper median band is trivial."""
     w = summary[(summary["measure"] == "width") & summary["k"].isin([1, 5, 10, 20, 48])]
     t = summary[summary["measure"] == "trivial_k"]
-    return (f"average band width (upper - lower)\n"
-            f"{w.pivot_table(index=['distribution', 'n', 'kind', 'k'], columns='method', values='estimate').round(4).to_string()}"
-            f"\nbudget where the upper median band becomes trivial (exact)\n"
-            f"{t.pivot_table(index='n', columns='method', values='estimate').round(2).to_string()}")
+    return (
+        f"average band width (upper - lower)\n"
+        f"{w.pivot_table(index=['distribution', 'n', 'kind', 'k'], columns='method', values='estimate').round(4).to_string()}"
+        f"\nbudget where the upper median band becomes trivial (exact)\n"
+        f"{t.pivot_table(index='n', columns='method', values='estimate').round(2).to_string()}"
+    )
 
 
-STUDY = register_study(Study(
-    kind="band_width", options=Options, run=run, figure="simstudy.plots.band_width_figure", headline=headline,
-    sweep=Headline({"measure": "width"}, "k", "method", "band width"), continuous=True,
-    summary="average tuning-curve bands and widths by band method, shape and kind (Lourie et al. §5.3-5.4)"))
+STUDY = register_study(
+    Study(
+        kind="band_width",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.band_width_figure",
+        headline=headline,
+        sweep=Headline({"measure": "width"}, "k", "method", "band width"),
+        continuous=True,
+        summary="average tuning-curve bands and widths by band method, shape and kind (Lourie et al. §5.3-5.4)",
+    )
+)

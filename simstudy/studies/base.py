@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,8 +37,7 @@ from .. import io
 from ..config import Config
 from ..runner import RunReport, Task, chunk_tasks, replay, run_tasks, shard, stable_hash
 
-__all__ = ["StudyResult", "ChunkedRun", "ShardDone", "ReplayDone", "run_chunks", "finish", "cell_key",
-           "shard_marker"]
+__all__ = ["StudyResult", "ChunkedRun", "ShardDone", "ReplayDone", "run_chunks", "finish", "cell_key", "shard_marker"]
 
 
 class ShardDone(Exception):
@@ -45,12 +45,15 @@ class ShardDone(Exception):
 
     def __init__(self, report: RunReport, marker: Path):
         self.report, self.marker = report, marker
-        super().__init__(f"shard stored {report.computed - len(report.failures)} chunks ({report.resumed} "
-                         f"already there, {len(report.failures)} failed)")
+        super().__init__(
+            f"shard stored {report.computed - len(report.failures)} chunks ({report.resumed} "
+            f"already there, {len(report.failures)} failed)"
+        )
 
 
 class ReplayDone(Exception):
     """A replayed chunk ran without raising."""
+
 
 #: Columns every tidy summary starts with.
 SUMMARY_COLUMNS = ("study", "cell", "distribution")
@@ -120,8 +123,9 @@ def shard_marker(out_dir: Path, index: int, count: int) -> Path:
     return out_dir / "shards" / f"shard-{index}-of-{count}.json"
 
 
-def run_chunks(config: Config, out_dir: Path, *, scheme: str, cells: list[str], chunk_fn: Callable[[Task], dict],
-               settings: dict) -> ChunkedRun:
+def run_chunks(
+    config: Config, out_dir: Path, *, scheme: str, cells: list[str], chunk_fn: Callable[[Task], dict], settings: dict
+) -> ChunkedRun:
     """Run (or resume) every cell's chunks of ``study.chunk_reps`` replicates.
 
     Parameters
@@ -146,18 +150,28 @@ def run_chunks(config: Config, out_dir: Path, *, scheme: str, cells: list[str], 
     simstudy.io.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
     """
-    fingerprint = stable_hash({
-        "scheme": scheme, "seed": config.seed, "distributions": [d.key for d in config.distributions],
-        "chunk_reps": config.study.chunk_reps, **settings,
-    })[:16]
+    fingerprint = stable_hash(
+        {
+            "scheme": scheme,
+            "seed": config.seed,
+            "distributions": [d.key for d in config.distributions],
+            "chunk_reps": config.study.chunk_reps,
+            **settings,
+        }
+    )[:16]
     store = io.ChunkStore(out_dir / "chunks", fingerprint)
     tasks_by_cell = {key: chunk_tasks(key, config.study.reps, config.study.chunk_reps) for key in cells}
     tasks = [t for tasks in tasks_by_cell.values() for t in tasks]
     runner = config.runner
     if runner.replay is not None:
         _replay(chunk_fn, tasks, *runner.replay)
-    store.claim({**{k: v for k, v in dataclasses.asdict(config).items() if k != "runner"},
-                 "scheme": scheme, "settings": settings})
+    store.claim(
+        {
+            **{k: v for k, v in dataclasses.asdict(config).items() if k != "runner"},
+            "scheme": scheme,
+            "settings": settings,
+        }
+    )
     if runner.shard is not None:
         tasks = shard(tasks, *runner.shard)
     report = run_tasks(
@@ -173,8 +187,9 @@ def run_chunks(config: Config, out_dir: Path, *, scheme: str, cells: list[str], 
     )
     if runner.shard is not None:
         marker = shard_marker(out_dir, *runner.shard)
-        io.write_json({"shard": list(runner.shard), "fingerprint": fingerprint, "runner": dataclasses.asdict(report)},
-                      marker)
+        io.write_json(
+            {"shard": list(runner.shard), "fingerprint": fingerprint, "runner": dataclasses.asdict(report)}, marker
+        )
         raise ShardDone(report, marker)
     return ChunkedRun(store, tasks_by_cell, report, fingerprint)
 
@@ -183,14 +198,24 @@ def _replay(chunk_fn: Callable[[Task], dict], tasks: list[Task], cell: str, chun
     matches = [t for t in tasks if t.chunk == chunk and t.cell.startswith(cell)]
     if len(matches) != 1:
         cells = sorted({t.cell for t in tasks})
-        raise ValueError(f"chunk={cell}/{chunk} is not a chunk of this study (cells: {', '.join(cells)}; "
-                         f"chunks 0..{max(t.chunk for t in tasks)})")
+        raise ValueError(
+            f"chunk={cell}/{chunk} is not a chunk of this study (cells: {', '.join(cells)}; "
+            f"chunks 0..{max(t.chunk for t in tasks)})"
+        )
     replay(chunk_fn, matches[0])
     raise ReplayDone(f"chunk {matches[0].cell}/{chunk} ran without error")
 
 
-def finish(config: Config, out_dir: Path, run: ChunkedRun, summary: pd.DataFrame, *, started: float,
-           metadata: dict, files: dict[str, Path] | None = None) -> StudyResult:
+def finish(
+    config: Config,
+    out_dir: Path,
+    run: ChunkedRun,
+    summary: pd.DataFrame,
+    *,
+    started: float,
+    metadata: dict,
+    files: dict[str, Path] | None = None,
+) -> StudyResult:
     """Write the tidy summary and ``run.json``; return the study's result.
 
     Cells with failed chunks (left out of ``summary`` by the study) get one row each with measure
@@ -198,30 +223,47 @@ def finish(config: Config, out_dir: Path, run: ChunkedRun, summary: pd.DataFrame
     """
     if config.runner.shard is not None:  # an exact study has no chunks: its shards have nothing to do
         marker = shard_marker(out_dir, *config.runner.shard)
-        io.write_json({"shard": list(config.runner.shard), "fingerprint": run.fingerprint,
-                       "runner": dataclasses.asdict(run.report)}, marker)
+        io.write_json(
+            {
+                "shard": list(config.runner.shard),
+                "fingerprint": run.fingerprint,
+                "runner": dataclasses.asdict(run.report),
+            },
+            marker,
+        )
         raise ShardDone(run.report, marker)
     failed = run.failed_cells
     if failed:
-        rows = pd.DataFrame([{"cell": cell, "measure": "failed_chunks", "estimate": float(count), "mcse": 0.0,
-                              "reps": 0} for cell, count in failed.items()])
+        rows = pd.DataFrame(
+            [
+                {"cell": cell, "measure": "failed_chunks", "estimate": float(count), "mcse": 0.0, "reps": 0}
+                for cell, count in failed.items()
+            ]
+        )
         summary = pd.concat([summary, rows], ignore_index=True) if len(summary) else rows
     summary.insert(0, "study", config.study.name)
-    files = {"summary_parquet": out_dir / "summary.parquet", "summary_csv": out_dir / "summary.csv",
-             "run": out_dir / "run.json", **(files or {})}
+    files = {
+        "summary_parquet": out_dir / "summary.parquet",
+        "summary_csv": out_dir / "summary.csv",
+        "run": out_dir / "run.json",
+        **(files or {}),
+    }
     io.write_parquet(summary, files["summary_parquet"])
     io.write_csv(summary, files["summary_csv"])
-    io.write_json({
-        "study": config.study.name,
-        "kind": config.study.kind,
-        "config": dataclasses.asdict(config),
-        "seed": config.seed,
-        "fingerprint": run.fingerprint,
-        "runner": dataclasses.asdict(run.report),
-        "failed_chunks": len(run.report.failures),
-        "failed_cells": failed,
-        **metadata,
-        "timings": {**metadata.get("timings", {}), "total_seconds": time.perf_counter() - started},
-        "environment": io.environment(),
-    }, files["run"])
+    io.write_json(
+        {
+            "study": config.study.name,
+            "kind": config.study.kind,
+            "config": dataclasses.asdict(config),
+            "seed": config.seed,
+            "fingerprint": run.fingerprint,
+            "runner": dataclasses.asdict(run.report),
+            "failed_chunks": len(run.report.failures),
+            "failed_cells": failed,
+            **metadata,
+            "timings": {**metadata.get("timings", {}), "total_seconds": time.perf_counter() - started},
+            "environment": io.environment(),
+        },
+        files["run"],
+    )
     return StudyResult(summary=summary, report=run.report, files=files, kind=config.study.kind)

@@ -24,11 +24,11 @@ import pandas as pd
 
 from .. import estimators, schema, truth
 from ..config import Config, StudyOptions, chunk_reps_option, reps_option
-from ..registry import Headline, Study, register_study
-from ..schema import option
-from ..metrics import clopper_pearson
 from ..distributions import describe, sample_sorted
+from ..metrics import clopper_pearson
+from ..registry import Headline, Study, register_study
 from ..runner import Task, task_seed
+from ..schema import option
 from . import base
 
 __all__ = ["run", "Options", "headline", "STUDY"]
@@ -89,9 +89,14 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells[key] = _Cell(key, spec.name, truth.mean_tuning_curve(dists[spec.name], ks.astype(float)))
     weights = np.concatenate([estimators.weights(n, s.method) for s in specs])
     work = _Work(config.seed, dists, cells, n, resamples, confidence, weights)
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
-                           settings={"n": n, "resamples": resamples, "confidence": confidence,
-                                     "estimators": [s.method for s in specs]})
+    run_ = base.run_chunks(
+        config,
+        out_dir,
+        scheme=_SCHEME,
+        cells=list(cells),
+        chunk_fn=partial(_run_chunk, work),
+        settings={"n": n, "resamples": resamples, "confidence": confidence, "estimators": [s.method for s in specs]},
+    )
     rows = []
     reps = config.study.reps
     for key, cell in run_.succeeded(cells).items():
@@ -99,12 +104,29 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         low, high = clopper_pearson(covered, reps, ci_level)
         for e, spec in enumerate(specs):
             p = covered[e] / reps
-            rows += [dict(cell=key, distribution=cell.distribution, estimator=spec.name, k=int(k), nominal=confidence,
-                          truth=float(cell.truth[k - 1]), estimate=float(p[k - 1]),
-                          mcse=float(np.sqrt(p[k - 1] * (1 - p[k - 1]) / reps)), ci_low=float(low[e, k - 1]),
-                          ci_high=float(high[e, k - 1]), reps=reps) for k in ks]
-    metadata = {"sample_size": n, "resamples": resamples, "confidence": confidence, "ci_level": ci_level,
-                "distributions": {name: describe(d) for name, d in dists.items()}}
+            rows += [
+                dict(
+                    cell=key,
+                    distribution=cell.distribution,
+                    estimator=spec.name,
+                    k=int(k),
+                    nominal=confidence,
+                    truth=float(cell.truth[k - 1]),
+                    estimate=float(p[k - 1]),
+                    mcse=float(np.sqrt(p[k - 1] * (1 - p[k - 1]) / reps)),
+                    ci_low=float(low[e, k - 1]),
+                    ci_high=float(high[e, k - 1]),
+                    reps=reps,
+                )
+                for k in ks
+            ]
+    metadata = {
+        "sample_size": n,
+        "resamples": resamples,
+        "confidence": confidence,
+        "ci_level": ci_level,
+        "distributions": {name: describe(d) for name, d in dists.items()},
+    }
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
 
@@ -123,12 +145,23 @@ class Options(StudyOptions):
 def headline(summary: pd.DataFrame) -> str:
     """Pointwise coverage at a few budgets k, per distribution and estimator."""
     table = summary[summary["k"].isin([1, 2, 5, 10, 20, 30, 40, 50])].pivot_table(
-        index="k", columns=["distribution", "estimator"], values="estimate")
-    return (f"pointwise coverage of the bootstrap bands (nominal {summary['nominal'].iloc[0]:.2f})\n"
-            f"{table.round(3).to_string()}")
+        index="k", columns=["distribution", "estimator"], values="estimate"
+    )
+    return (
+        f"pointwise coverage of the bootstrap bands (nominal {summary['nominal'].iloc[0]:.2f})\n"
+        f"{table.round(3).to_string()}"
+    )
 
 
-STUDY = register_study(Study(
-    kind="bootstrap_coverage", options=Options, run=run, figure="simstudy.plots.bootstrap_coverage_figure",
-    headline=headline, sweep=Headline({}, "k", "estimator", "pointwise coverage"), continuous=True,
-    summary="pointwise coverage of percentile-bootstrap bands for the mean tuning curve (Lourie et al. §5.1)"))
+STUDY = register_study(
+    Study(
+        kind="bootstrap_coverage",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.bootstrap_coverage_figure",
+        headline=headline,
+        sweep=Headline({}, "k", "estimator", "pointwise coverage"),
+        continuous=True,
+        summary="pointwise coverage of percentile-bootstrap bands for the mean tuning curve (Lourie et al. §5.1)",
+    )
+)

@@ -31,10 +31,17 @@ import numpy as np
 import pandas as pd
 
 from .. import estimators, io, metrics, truth
-from ..config import (Config, EstimatorConfig, StudyOptions, check_budget_memory, chunk_reps_option, reps_option,
-                      save_replicates_option)
-from ..registry import Headline, Study, register_study
+from ..config import (
+    Config,
+    EstimatorConfig,
+    StudyOptions,
+    check_budget_memory,
+    chunk_reps_option,
+    reps_option,
+    save_replicates_option,
+)
 from ..distributions import describe, sample_sorted
+from ..registry import Headline, Study, register_study
 from ..runner import Task, stable_hash, task_seed
 from . import base
 
@@ -104,7 +111,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         # Each bootstrap (and plug-in) has its own stream keyed by its name: adding an estimator changes no
         # other numbers.
         e: np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1, int(stable_hash(s.name)[:8], 16)))
-        for e, s in enumerate(work.estimators) if s.method == "bootstrap" or e in work.plugins
+        for e, s in enumerate(work.estimators)
+        if s.method == "bootstrap" or e in work.plugins
     }
     gram = np.zeros((N, 1 + 2 * E, 1 + 2 * E))
     plugin = np.zeros((2, N))  # sums of the plug-in variance of the max and of its square (bootstraps only)
@@ -115,8 +123,9 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         m = xb.shape[0]
         est = np.matmul(W, xb.T, out=est_buf[:, :m] if m == _BLOCK_REPS else None).reshape(N, E, m)
         for e, spec in boot:
-            est[:, e] = estimators.expected_max(xb, "bootstrap", n=cell.n, presorted=True,
-                                                resamples=spec.resamples, rng=boot_rngs[e]).T
+            est[:, e] = estimators.expected_max(
+                xb, "bootstrap", n=cell.n, presorted=True, resamples=spec.resamples, rng=boot_rngs[e]
+            ).T
         for e, estimator in work.plugins.items():  # (m, N) from the plug-in, checked for shape and finiteness
             est[:, e] = estimator(xb, cell.n, rng=boot_rngs[e]).T
         if boot:
@@ -136,8 +145,20 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 def _exact_rows(dist, cell: _Cell, specs) -> list[dict]:
-    rows = [dict(cell=cell.key, distribution=cell.distribution, B=cell.B, estimator="truth", n=int(k), measure="expected_max",
-                 estimate=float(v), mcse=0.0, reps=0) for k, v in zip(cell.n, cell.truth)]
+    rows = [
+        dict(
+            cell=cell.key,
+            distribution=cell.distribution,
+            B=cell.B,
+            estimator="truth",
+            n=int(k),
+            measure="expected_max",
+            estimate=float(v),
+            mcse=0.0,
+            reps=0,
+        )
+        for k, v in zip(cell.n, cell.truth)
+    ]
     if not dist.is_discrete and cell.B > _EXACT_CONTINUOUS_MAX_B:
         return rows
     osm = truth.order_statistic_means(dist, cell.B)
@@ -147,8 +168,20 @@ def _exact_rows(dist, cell: _Cell, specs) -> list[dict]:
         closed = "v" if spec.method == "bootstrap" else spec.method
         mean = estimators.weights(cell.B, closed, cell.n) @ osm
         for measure, values in (("exact_mean", mean), ("exact_bias", mean - cell.truth)):
-            rows += [dict(cell=cell.key, distribution=cell.distribution, B=cell.B, estimator=spec.name, n=int(k),
-                          measure=measure, estimate=float(v), mcse=0.0, reps=0) for k, v in zip(cell.n, values)]
+            rows += [
+                dict(
+                    cell=cell.key,
+                    distribution=cell.distribution,
+                    B=cell.B,
+                    estimator=spec.name,
+                    n=int(k),
+                    measure=measure,
+                    estimate=float(v),
+                    mcse=0.0,
+                    reps=0,
+                )
+                for k, v in zip(cell.n, values)
+            ]
     return rows
 
 
@@ -157,15 +190,37 @@ def _mc_rows(cell: _Cell, perf: metrics.Performance, specs) -> list[dict]:
     names = [s.name for s in specs]
     for measure, (est, se) in perf.measures.items():
         for e, name in enumerate(names):
-            rows += [dict(cell=cell.key, distribution=cell.distribution, B=cell.B, estimator=name, n=int(k),
-                          measure=measure, estimate=float(a), mcse=float(b), reps=perf.reps)
-                     for k, a, b in zip(cell.n, est[e], se[e])]
+            rows += [
+                dict(
+                    cell=cell.key,
+                    distribution=cell.distribution,
+                    B=cell.B,
+                    estimator=name,
+                    n=int(k),
+                    measure=measure,
+                    estimate=float(a),
+                    mcse=float(b),
+                    reps=perf.reps,
+                )
+                for k, a, b in zip(cell.n, est[e], se[e])
+            ]
     for measure, (est, se) in perf.paired.items():
         for p, (e, f) in enumerate(perf.pairs):
             label = f"{names[e]}-{names[f]}"
-            rows += [dict(cell=cell.key, distribution=cell.distribution, B=cell.B, estimator=label, n=int(k),
-                          measure=measure, estimate=float(a), mcse=float(b), reps=perf.reps)
-                     for k, a, b in zip(cell.n, est[p], se[p])]
+            rows += [
+                dict(
+                    cell=cell.key,
+                    distribution=cell.distribution,
+                    B=cell.B,
+                    estimator=label,
+                    n=int(k),
+                    measure=measure,
+                    estimate=float(a),
+                    mcse=float(b),
+                    reps=perf.reps,
+                )
+                for k, a, b in zip(cell.n, est[p], se[p])
+            ]
     return rows
 
 
@@ -178,10 +233,22 @@ def _bootstrap_rows(cell: _Cell, plugin: np.ndarray, reps: int, specs) -> list[d
     """
     mean = plugin[0] / reps
     sd = np.sqrt(np.clip((plugin[1] - reps * mean**2) / (reps - 1), 0.0, None))
-    return [dict(cell=cell.key, distribution=cell.distribution, B=cell.B, estimator=s.name, n=int(k),
-                 measure="excess_mse_predicted", estimate=float(m / s.resamples),
-                 mcse=float(v / s.resamples / np.sqrt(reps)), reps=reps)
-            for s in specs if s.method == "bootstrap" for k, m, v in zip(cell.n, mean, sd)]
+    return [
+        dict(
+            cell=cell.key,
+            distribution=cell.distribution,
+            B=cell.B,
+            estimator=s.name,
+            n=int(k),
+            measure="excess_mse_predicted",
+            estimate=float(m / s.resamples),
+            mcse=float(v / s.resamples / np.sqrt(reps)),
+            reps=reps,
+        )
+        for s in specs
+        if s.method == "bootstrap"
+        for k, m, v in zip(cell.n, mean, sd)
+    ]
 
 
 def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path) -> None:
@@ -198,15 +265,17 @@ def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path) -> None:
                     est = arrays["estimates"]  # (N, E, reps)
                     est = est.transpose(2, 1, 0)  # rows ordered by replicate, then estimator, then n
                     reps, E, N = est.shape
-                    table = pa.table({
-                        "cell": pa.array(np.full(est.size, key)).dictionary_encode(),
-                        "distribution": pa.array(np.full(est.size, cell.distribution)).dictionary_encode(),
-                        "B": np.full(est.size, cell.B, dtype=np.int32),
-                        "replicate": np.repeat(task.first_rep + np.arange(reps), E * N),
-                        "estimator": pa.array(np.tile(np.repeat(names, N), reps)).dictionary_encode(),
-                        "n": np.tile(cell.n.astype(np.int32), reps * E),
-                        "estimate": est.ravel(),
-                    })
+                    table = pa.table(
+                        {
+                            "cell": pa.array(np.full(est.size, key)).dictionary_encode(),
+                            "distribution": pa.array(np.full(est.size, cell.distribution)).dictionary_encode(),
+                            "B": np.full(est.size, cell.B, dtype=np.int32),
+                            "replicate": np.repeat(task.first_rep + np.arange(reps), E * N),
+                            "estimator": pa.array(np.tile(np.repeat(names, N), reps)).dictionary_encode(),
+                            "n": np.tile(cell.n.astype(np.int32), reps * E),
+                            "estimate": est.ravel(),
+                        }
+                    )
                     if writer is None:
                         writer = pq.ParquetWriter(tmp, table.schema)
                     writer.write_table(table)
@@ -223,9 +292,17 @@ def _replicates(run: base.ChunkedRun, cells, specs, path: Path) -> dict:
     Returns the record for ``run.json``."""
     import json
 
-    key = stable_hash({"format": 1, "fingerprint": run.fingerprint, "estimators": [s.name for s in specs],
-                       "cells": [[k, c.distribution, c.B, [int(n) for n in c.n],
-                                  [[t.chunk, t.reps] for t in run.tasks_by_cell[k]]] for k, c in cells.items()]})
+    key = stable_hash(
+        {
+            "format": 1,
+            "fingerprint": run.fingerprint,
+            "estimators": [s.name for s in specs],
+            "cells": [
+                [k, c.distribution, c.B, [int(n) for n in c.n], [[t.chunk, t.reps] for t in run.tasks_by_cell[k]]]
+                for k, c in cells.items()
+            ],
+        }
+    )
     try:
         before = json.loads((path.parent / "run.json").read_text()).get("replicates") or {}
         stat = path.stat()
@@ -255,16 +332,26 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         for B in config.budget.B:
             key = base.cell_key(distribution=spec.key, B=B)
             n = np.asarray(config.budget.n_for(B), dtype=np.int64)
-            cells[key] = _Cell(key, spec.name, B, n, truth.expected_max(dists[spec.name], n),
-                               _stacked_weights(B, n, specs))
+            cells[key] = _Cell(
+                key, spec.name, B, n, truth.expected_max(dists[spec.name], n), _stacked_weights(B, n, specs)
+            )
     exact = [row for cell in cells.values() for row in _exact_rows(dists[cell.distribution], cell, specs)]
     truth_seconds = time.perf_counter() - t0
 
     plugins = {e: s.plugin() for e, s in enumerate(specs) if s.is_plugin}
     work = _Work(config.seed, dists, cells, specs, config.study.save_replicates, plugins)
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
-                           settings={"estimators": [s.settings for s in specs], "n": config.budget.n,
-                                     "save_replicates": config.study.save_replicates})
+    run_ = base.run_chunks(
+        config,
+        out_dir,
+        scheme=_SCHEME,
+        cells=list(cells),
+        chunk_fn=partial(_run_chunk, work),
+        settings={
+            "estimators": [s.settings for s in specs],
+            "n": config.budget.n,
+            "save_replicates": config.study.save_replicates,
+        },
+    )
 
     t0 = time.perf_counter()
     mc = []
@@ -304,8 +391,10 @@ def headline(summary: pd.DataFrame) -> str:
         n_max = s["n"].max()
         at = s[(s["n"] == n_max) & s["measure"].isin(["bias", "variance", "mse"])]
         for (est, measure), row in at.set_index(["estimator", "measure"]).iterrows():
-            lines.append(f"{row['distribution']} B={row['B']} n={n_max} {est:<8} {measure:<8} {row['estimate']: .3e} "
-                         f"(MCSE {row['mcse']:.1e})")
+            lines.append(
+                f"{row['distribution']} B={row['B']} n={n_max} {est:<8} {measure:<8} {row['estimate']: .3e} "
+                f"(MCSE {row['mcse']:.1e})"
+            )
     return "\n".join(lines)
 
 
@@ -313,7 +402,16 @@ def _check(config: Config) -> None:
     check_budget_memory(config, cells=len(config.distributions) * len(config.budget.B))
 
 
-STUDY = register_study(Study(
-    kind="evp_accuracy", options=Options, run=run, figure="simstudy.plots.evp_accuracy_figure", headline=headline,
-    sweep=Headline({"measure": "mse"}, "n", "estimator", "MSE"), check=_check, plugin_estimators=True,
-    summary="bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1)"))
+STUDY = register_study(
+    Study(
+        kind="evp_accuracy",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.evp_accuracy_figure",
+        headline=headline,
+        sweep=Headline({"measure": "mse"}, "n", "estimator", "MSE"),
+        check=_check,
+        plugin_estimators=True,
+        summary="bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1)",
+    )
+)

@@ -36,12 +36,19 @@ import numpy as np
 import pandas as pd
 
 from .. import io, plugins, schema, selection
-from ..config import (Config, ConfigError, StudyOptions, at_least_arms, chunk_reps_option, reps_option,
-                      selection_algorithm_check)
-from ..registry import Headline, Study, register_study
-from ..schema import option
+from ..config import (
+    Config,
+    ConfigError,
+    StudyOptions,
+    at_least_arms,
+    chunk_reps_option,
+    reps_option,
+    selection_algorithm_check,
+)
 from ..metrics import clopper_pearson
+from ..registry import Headline, Study, register_study
 from ..runner import Task, task_seed
+from ..schema import option
 from . import base
 
 __all__ = ["run", "variants", "paper_table", "Options", "headline", "STUDY"]
@@ -95,19 +102,32 @@ class _Work:
 
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     V, D, N = len(work.variants), len(work.deltas), len(work.arms)
-    out = {"evaluations": np.zeros((V, D, task.reps), dtype=np.int64),
-           "chosen": np.zeros((V, D, task.reps), dtype=np.int64),
-           "capped": np.zeros((V, D, task.reps), dtype=bool),
-           "per_arm": np.zeros((V, D, N), dtype=np.int64)}
+    out = {
+        "evaluations": np.zeros((V, D, task.reps), dtype=np.int64),
+        "chosen": np.zeros((V, D, task.reps), dtype=np.int64),
+        "capped": np.zeros((V, D, task.reps), dtype=bool),
+        "per_arm": np.zeros((V, D, N), dtype=np.int64),
+    }
     for v, propose in enumerate(work.proposals):
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, v))
         # common random numbers: every variant reads the same score streams, a sub-stream of no variant's
-        streams = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, *_STREAMS)) \
-            if work.common_numbers else None
-        runs = selection.fixed_confidence_runs(work.arms, work.deltas, task.reps, algorithm=propose, rng=rng,
-                                               max_evaluations=work.max_evaluations, logit=work.logit,
-                                               initial=work.initials[v] if work.initials else 3, streams=streams,
-                                               mc_draws=work.mc_draws)
+        streams = (
+            np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, *_STREAMS))
+            if work.common_numbers
+            else None
+        )
+        runs = selection.fixed_confidence_runs(
+            work.arms,
+            work.deltas,
+            task.reps,
+            algorithm=propose,
+            rng=rng,
+            max_evaluations=work.max_evaluations,
+            logit=work.logit,
+            initial=work.initials[v] if work.initials else 3,
+            streams=streams,
+            mc_draws=work.mc_draws,
+        )
         out["evaluations"][v], out["chosen"][v], out["capped"][v] = runs.evaluations, runs.chosen, runs.capped
         out["per_arm"][v] = runs.per_arm.sum(axis=1)
     return out
@@ -121,18 +141,34 @@ def paper_table(summary: pd.DataFrame) -> pd.DataFrame:
         m = g.set_index("measure")
         if "evaluations_min" not in m.index:  # a difference between variants (study.differences)
             continue
-        rows.append({"algorithm": label, "delta": delta,
-                     "min": int(m.loc["evaluations_min", "estimate"]),
-                     "mean": round(float(m.loc["evaluations_mean", "estimate"]), 1),
-                     "mean_mcse": round(float(m.loc["evaluations_mean", "mcse"]), 1),
-                     "max": int(m.loc["evaluations_max", "estimate"]),
-                     "pct_correct": round(100 * float(m.loc["p_correct", "estimate"]), 1),
-                     "capped": int(round(m.loc["capped", "estimate"] * m.loc["capped", "reps"]))})
+        rows.append(
+            {
+                "algorithm": label,
+                "delta": delta,
+                "min": int(m.loc["evaluations_min", "estimate"]),
+                "mean": round(float(m.loc["evaluations_mean", "estimate"]), 1),
+                "mean_mcse": round(float(m.loc["evaluations_mean", "mcse"]), 1),
+                "max": int(m.loc["evaluations_max", "estimate"]),
+                "pct_correct": round(100 * float(m.loc["p_correct", "estimate"]), 1),
+                "capped": int(round(m.loc["capped", "estimate"] * m.loc["capped", "reps"])),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def _summary_rows(run_: base.ChunkedRun, key: str, labels, deltas, names, best: int, R: int, ci_level: float,
-                  uncounted: tuple = (), differences: bool = False, paired: bool = False) -> list[dict]:
+def _summary_rows(
+    run_: base.ChunkedRun,
+    key: str,
+    labels,
+    deltas,
+    names,
+    best: int,
+    R: int,
+    ci_level: float,
+    uncounted: tuple = (),
+    differences: bool = False,
+    paired: bool = False,
+) -> list[dict]:
     """Tidy rows per algorithm and delta from the cell's per-run results.
 
     ``uncounted[v]`` initial evaluations per model of variant v are left out of its counts (``study.
@@ -152,24 +188,52 @@ def _summary_rows(run_: base.ChunkedRun, key: str, labels, deltas, names, best: 
     rows = []
     for v, (label, _, batch) in enumerate(labels):
         for d, delta in enumerate(deltas):
-            head = dict(cell=key, distribution="arms", algorithm=label, batch=batch, delta=delta,
-                        confidence=1 - delta, reps=R, arm="")
+            head = dict(
+                cell=key,
+                distribution="arms",
+                algorithm=label,
+                batch=batch,
+                delta=delta,
+                confidence=1 - delta,
+                reps=R,
+                arm="",
+            )
             e = evaluations[v, d].astype(np.float64)
-            for measure, value, mcse in (("evaluations_min", e.min(), np.nan),
-                                         ("evaluations_mean", e.mean(), e.std(ddof=1) / np.sqrt(R)),
-                                         ("evaluations_median", np.median(e), np.nan),
-                                         ("evaluations_max", e.max(), np.nan)):
-                rows.append(dict(head, measure=measure, estimate=float(value), mcse=float(mcse), ci_low=np.nan,
-                                 ci_high=np.nan))
-            for measure, k in (("p_correct", int((chosen[v, d] == best).sum())),
-                               ("capped", int(capped[v, d].sum()))):
+            for measure, value, mcse in (
+                ("evaluations_min", e.min(), np.nan),
+                ("evaluations_mean", e.mean(), e.std(ddof=1) / np.sqrt(R)),
+                ("evaluations_median", np.median(e), np.nan),
+                ("evaluations_max", e.max(), np.nan),
+            ):
+                rows.append(
+                    dict(head, measure=measure, estimate=float(value), mcse=float(mcse), ci_low=np.nan, ci_high=np.nan)
+                )
+            for measure, k in (("p_correct", int((chosen[v, d] == best).sum())), ("capped", int(capped[v, d].sum()))):
                 low, high = clopper_pearson(k, R, ci_level)
                 p = k / R
-                rows.append(dict(head, measure=measure, arm=names[best] if measure == "p_correct" else "",
-                                 estimate=p, mcse=float(np.sqrt(p * (1 - p) / R)), ci_low=float(low),
-                                 ci_high=float(high)))
-            rows += [dict(head, measure="arm_evaluations", arm=names[m], estimate=per_arm[v, d, m] / R, mcse=np.nan,
-                          ci_low=np.nan, ci_high=np.nan) for m in range(N)]
+                rows.append(
+                    dict(
+                        head,
+                        measure=measure,
+                        arm=names[best] if measure == "p_correct" else "",
+                        estimate=p,
+                        mcse=float(np.sqrt(p * (1 - p) / R)),
+                        ci_low=float(low),
+                        ci_high=float(high),
+                    )
+                )
+            rows += [
+                dict(
+                    head,
+                    measure="arm_evaluations",
+                    arm=names[m],
+                    estimate=per_arm[v, d, m] / R,
+                    mcse=np.nan,
+                    ci_low=np.nan,
+                    ci_high=np.nan,
+                )
+                for m in range(N)
+            ]
     for v in range(1, len(labels)) if differences else ():
         for d, delta in enumerate(deltas):
             a, b = evaluations[0, d].astype(np.float64), evaluations[v, d].astype(np.float64)
@@ -177,11 +241,23 @@ def _summary_rows(run_: base.ChunkedRun, key: str, labels, deltas, names, best: 
             sd = float(np.std(a - b, ddof=1) if paired else np.sqrt(a.var(ddof=1) + b.var(ddof=1)))
             with np.errstate(divide="ignore"):
                 runs = float(((_Z_ALPHA + _Z_POWER) * sd / abs(diff)) ** 2) if diff else np.inf
-            head = dict(cell=key, distribution="arms", algorithm=f"{labels[0][0]} - {labels[v][0]}", batch=0,
-                        delta=delta, confidence=1 - delta, reps=R, arm="", ci_low=np.nan, ci_high=np.nan)
-            rows += [dict(head, measure="evaluations_difference", estimate=diff, mcse=sd / np.sqrt(R)),
-                     dict(head, measure="difference_sd", estimate=sd, mcse=np.nan),
-                     dict(head, measure="runs_for_power", estimate=runs, mcse=np.nan)]
+            head = dict(
+                cell=key,
+                distribution="arms",
+                algorithm=f"{labels[0][0]} - {labels[v][0]}",
+                batch=0,
+                delta=delta,
+                confidence=1 - delta,
+                reps=R,
+                arm="",
+                ci_low=np.nan,
+                ci_high=np.nan,
+            )
+            rows += [
+                dict(head, measure="evaluations_difference", estimate=diff, mcse=sd / np.sqrt(R)),
+                dict(head, measure="difference_sd", estimate=sd, mcse=np.nan),
+                dict(head, measure="runs_for_power", estimate=runs, mcse=np.nan),
+            ]
     return rows
 
 
@@ -196,8 +272,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     key = base.cell_key(arms=[d.key for d in config.distributions])
     proposals = tuple(_proposal(name, batch, opts.distinct_batches) for _, name, batch in labels)
     initials = per_algorithm(opts.initial, opts.algorithms, labels)
-    work = _Work(config.seed, arms, deltas, labels, proposals, cap, logit, initials, opts.common_numbers,
-                 opts.mc_draws)
+    work = _Work(config.seed, arms, deltas, labels, proposals, cap, logit, initials, opts.common_numbers, opts.mc_draws)
     settings = {"deltas": deltas, "variants": labels, "max_evaluations": cap, "logit": logit}
     # options that change the runs join the fingerprint only when set, so default runs keep their chunks
     if any(i != 3 for i in initials):
@@ -209,16 +284,30 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     if opts.mc_draws is not None:
         settings["mc_draws"] = opts.mc_draws
     # a plug-in's code joins the fingerprint (an edited plug-in never resumes its old chunks); built-ins' stays
-    sources = {n: s for n in dict.fromkeys(name for _, name, _ in labels)
-               if (s := plugins.selection_settings(n, "fixed_confidence")) is not None}
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=[key], chunk_fn=partial(_run_chunk, work),
-                           settings={**settings, "plugins": sources} if sources else settings)
+    sources = {
+        n: s
+        for n in dict.fromkeys(name for _, name, _ in labels)
+        if (s := plugins.selection_settings(n, "fixed_confidence")) is not None
+    }
+    run_ = base.run_chunks(
+        config,
+        out_dir,
+        scheme=_SCHEME,
+        cells=[key],
+        chunk_fn=partial(_run_chunk, work),
+        settings={**settings, "plugins": sources} if sources else settings,
+    )
     R = config.study.reps
     # a cell whose chunks failed is reported by base.finish, not summarised from part of its runs
     counted = None if opts.counted_initial is None else per_algorithm(opts.counted_initial, opts.algorithms, labels)
     uncounted = tuple(i - c for i, c in zip(initials, counted)) if counted else ()
-    rows = (_summary_rows(run_, key, labels, deltas, names, best, R, ci_level, uncounted, opts.differences,
-                          opts.common_numbers) if run_.succeeded({key: 0}) else [])
+    rows = (
+        _summary_rows(
+            run_, key, labels, deltas, names, best, R, ci_level, uncounted, opts.differences, opts.common_numbers
+        )
+        if run_.succeeded({key: 0})
+        else []
+    )
     summary = pd.DataFrame(rows)
     table = paper_table(summary) if rows else pd.DataFrame()
     files = {"table_csv": out_dir / "table.csv", "table_md": out_dir / "table.md"}
@@ -230,8 +319,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
 def _delta(key: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 0.5:
-        raise ConfigError(f"{key} must be numbers strictly between 0 and 0.5 (confidence 1 - delta above one half), "
-                          f"got {value!r}")
+        raise ConfigError(
+            f"{key} must be numbers strictly between 0 and 0.5 (confidence 1 - delta above one half), got {value!r}"
+        )
     return float(value)
 
 
@@ -241,77 +331,121 @@ class Options(StudyOptions):
 
     reps: int = reps_option(500)
     chunk_reps: int = chunk_reps_option(125)
-    algorithms: tuple = option(("ttts", "non_adaptive"), "the algorithms compared: ttts, non_adaptive, "
-                               "batch_thompson, a registered name or a plug-in proposal's import path module.function",
-                               schema.listed(selection_algorithm_check("fixed_confidence"),
-                                             what="at least one algorithm", sort=False))
-    batch_sizes: tuple = option((4, 8), "batch_thompson runs once per batch size",
-                                schema.listed(schema.integer(minimum=1), what="at least one batch size"))
-    deltas: tuple = option((0.05, 0.1, 0.2), "each run stops when one arm is best with probability > 1 - delta",
-                           schema.listed(_delta, what="at least one delta"))
-    max_evaluations: int = option(10000, "the cap of evaluations per run; capped runs are counted and reported",
-                                  schema.integer(minimum=1))
+    algorithms: tuple = option(
+        ("ttts", "non_adaptive"),
+        "the algorithms compared: ttts, non_adaptive, "
+        "batch_thompson, a registered name or a plug-in proposal's import path module.function",
+        schema.listed(selection_algorithm_check("fixed_confidence"), what="at least one algorithm", sort=False),
+    )
+    batch_sizes: tuple = option(
+        (4, 8),
+        "batch_thompson runs once per batch size",
+        schema.listed(schema.integer(minimum=1), what="at least one batch size"),
+    )
+    deltas: tuple = option(
+        (0.05, 0.1, 0.2),
+        "each run stops when one arm is best with probability > 1 - delta",
+        schema.listed(_delta, what="at least one delta"),
+    )
+    max_evaluations: int = option(
+        10000, "the cap of evaluations per run; capped runs are counted and reported", schema.integer(minimum=1)
+    )
     logit: bool = option(False, "model the logit of the scores (scores must lie in (0, 1))", schema.boolean())
     ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals", schema.level())
-    initial: tuple = option((3,), "evaluations of every model before the first update (>= 3): one value for every "
-                            "algorithm, or one per algorithm in the order of study.algorithms",
-                            schema.listed(schema.integer(minimum=3), what="at least one count", unique=False,
-                                          sort=False))
-    counted_initial: tuple | None = option(None, "report counts as if every model's initial evaluations had been "
-                                           "this many (the rest left out of the counts; the authors' TTTS "
-                                           "notebook evaluates 5 and counts 3): one value or one per algorithm; "
-                                           "null counts every evaluation",
-                                           schema.optional(schema.listed(schema.integer(minimum=0),
-                                                                         what="at least one count", unique=False,
-                                                                         sort=False)))
-    distinct_batches: bool = option(False, "batch_thompson draws its batch from pi without replacement "
-                                    "(distinct models; a batch of every model is the non-adaptive step)",
-                                    schema.boolean())
-    common_numbers: bool = option(False, "common random numbers: the j-th evaluation of a model in run r is the "
-                                  "same score for every algorithm, so differences between algorithms are paired",
-                                  schema.boolean())
-    mc_draws: int | None = option(None, "pi of the stopping rule by this many Monte Carlo draws per step (the "
-                                  "FIESTA package's way, with 100,000 per model); null: by quadrature",
-                                  schema.optional(schema.integer(minimum=1)))
-    differences: bool = option(False, "also report each algorithm's mean difference in evaluations from the first "
-                               "(first minus it; paired with common_numbers), its SD and the runs needed to "
-                               "resolve it at 80% power (two-sided 5%)", schema.boolean())
+    initial: tuple = option(
+        (3,),
+        "evaluations of every model before the first update (>= 3): one value for every "
+        "algorithm, or one per algorithm in the order of study.algorithms",
+        schema.listed(schema.integer(minimum=3), what="at least one count", unique=False, sort=False),
+    )
+    counted_initial: tuple | None = option(
+        None,
+        "report counts as if every model's initial evaluations had been "
+        "this many (the rest left out of the counts; the authors' TTTS "
+        "notebook evaluates 5 and counts 3): one value or one per algorithm; "
+        "null counts every evaluation",
+        schema.optional(schema.listed(schema.integer(minimum=0), what="at least one count", unique=False, sort=False)),
+    )
+    distinct_batches: bool = option(
+        False,
+        "batch_thompson draws its batch from pi without replacement "
+        "(distinct models; a batch of every model is the non-adaptive step)",
+        schema.boolean(),
+    )
+    common_numbers: bool = option(
+        False,
+        "common random numbers: the j-th evaluation of a model in run r is the "
+        "same score for every algorithm, so differences between algorithms are paired",
+        schema.boolean(),
+    )
+    mc_draws: int | None = option(
+        None,
+        "pi of the stopping rule by this many Monte Carlo draws per step (the "
+        "FIESTA package's way, with 100,000 per model); null: by quadrature",
+        schema.optional(schema.integer(minimum=1)),
+    )
+    differences: bool = option(
+        False,
+        "also report each algorithm's mean difference in evaluations from the first "
+        "(first minus it; paired with common_numbers), its SD and the runs needed to "
+        "resolve it at 80% power (two-sided 5%)",
+        schema.boolean(),
+    )
 
 
 def headline(summary: pd.DataFrame) -> str:
     """Evaluations needed and % correctly selected, in the layout of Moss et al. Tables 2-3."""
-    return (f"evaluations needed and % correctly selected (Moss et al. Tables 2-3 layout)\n"
-            f"{paper_table(summary).to_string(index=False)}")
+    return (
+        f"evaluations needed and % correctly selected (Moss et al. Tables 2-3 layout)\n"
+        f"{paper_table(summary).to_string(index=False)}"
+    )
 
 
 def _check(config: Config) -> None:
     at_least_arms(config)
     dists, opts = config.distributions, config.study.options
     if opts.max_evaluations < 3 * len(dists):
-        raise ConfigError(f"study.max_evaluations must allow the initial three evaluations of each of the "
-                          f"{len(dists)} arms ({3 * len(dists)}), got {opts.max_evaluations}")
+        raise ConfigError(
+            f"study.max_evaluations must allow the initial three evaluations of each of the "
+            f"{len(dists)} arms ({3 * len(dists)}), got {opts.max_evaluations}"
+        )
     for name in ("initial", "counted_initial"):
         values = getattr(opts, name)
         if values is not None and len(values) not in (1, len(opts.algorithms)):
-            raise ConfigError(f"study.{name} must have one value or one per algorithm ({len(opts.algorithms)}), "
-                              f"got {list(values)}")
+            raise ConfigError(
+                f"study.{name} must have one value or one per algorithm ({len(opts.algorithms)}), got {list(values)}"
+            )
     if opts.counted_initial is not None:
-        for name, i, c in zip(opts.algorithms, *(v * len(opts.algorithms) if len(v) == 1 else v
-                                                 for v in (opts.initial, opts.counted_initial))):
+        for name, i, c in zip(
+            opts.algorithms,
+            *(v * len(opts.algorithms) if len(v) == 1 else v for v in (opts.initial, opts.counted_initial)),
+        ):
             if c > i:
                 raise ConfigError(f"study.counted_initial must not exceed study.initial ({i} for {name}), got {c}")
     if opts.max_evaluations < max(opts.initial) * len(dists):
-        raise ConfigError(f"study.max_evaluations must allow the initial {max(opts.initial)} evaluations of each "
-                          f"of the {len(dists)} arms ({max(opts.initial) * len(dists)}), got {opts.max_evaluations}")
+        raise ConfigError(
+            f"study.max_evaluations must allow the initial {max(opts.initial)} evaluations of each "
+            f"of the {len(dists)} arms ({max(opts.initial) * len(dists)}), got {opts.max_evaluations}"
+        )
     if opts.logit:
         for d in dists:
             low, high = d.build().support
             if not (0 <= low and high <= 1) or (not d.continuous and not (0 < low and high < 1)):
-                raise ConfigError(f"study.logit=true needs scores inside (0, 1); distribution {d.name} has "
-                                  f"support [{low:g}, {high:g}]")
+                raise ConfigError(
+                    f"study.logit=true needs scores inside (0, 1); distribution {d.name} has "
+                    f"support [{low:g}, {high:g}]"
+                )
 
 
-STUDY = register_study(Study(
-    kind="fixed_confidence", options=Options, run=run, figure="simstudy.plots.fixed_confidence_figure",
-    headline=headline, sweep=Headline({"measure": "evaluations_mean"}, "confidence", "algorithm", "mean evaluations"),
-    check=_check, summary="fixed-confidence model selection: evaluations needed and % correct (Moss et al. §5.2)"))
+STUDY = register_study(
+    Study(
+        kind="fixed_confidence",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.fixed_confidence_figure",
+        headline=headline,
+        sweep=Headline({"measure": "evaluations_mean"}, "confidence", "algorithm", "mean evaluations"),
+        check=_check,
+        summary="fixed-confidence model selection: evaluations needed and % correct (Moss et al. §5.2)",
+    )
+)

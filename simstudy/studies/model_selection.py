@@ -21,12 +21,19 @@ import numpy as np
 import pandas as pd
 
 from .. import plugins, schema, selection
-from ..config import (Config, ConfigError, StudyOptions, at_least_arms, chunk_reps_option, reps_option,
-                      selection_algorithm_check)
-from ..registry import Headline, Study, register_study
-from ..schema import option
+from ..config import (
+    Config,
+    ConfigError,
+    StudyOptions,
+    at_least_arms,
+    chunk_reps_option,
+    reps_option,
+    selection_algorithm_check,
+)
 from ..metrics import clopper_pearson
+from ..registry import Headline, Study, register_study
 from ..runner import Task, task_seed
+from ..schema import option
 from . import base
 
 __all__ = ["run", "Options", "headline", "STUDY"]
@@ -69,9 +76,14 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     settings = {"budgets": budgets, "algorithms": algorithms}
     # a plug-in's code joins the fingerprint (an edited plug-in never resumes its old chunks); built-ins' stays
     sources = {n: s for n in algorithms if (s := plugins.selection_settings(n, "fixed_budget")) is not None}
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells),
-                           chunk_fn=partial(_run_chunk, _Work(config.seed, arms, cells, functions)),
-                           settings={**settings, "plugins": sources} if sources else settings)
+    run_ = base.run_chunks(
+        config,
+        out_dir,
+        scheme=_SCHEME,
+        cells=list(cells),
+        chunk_fn=partial(_run_chunk, _Work(config.seed, arms, cells, functions)),
+        settings={**settings, "plugins": sources} if sources else settings,
+    )
     R = config.study.reps
     rows = []
     for key, budget in run_.succeeded(cells).items():
@@ -81,14 +93,35 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             k = chosen[a, best]
             low, high = clopper_pearson(k, R, ci_level)
             p = k / R
-            rows.append(dict(head, arm=names[best], measure="p_correct", estimate=p,
-                             mcse=float(np.sqrt(p * (1 - p) / R)), ci_low=float(low), ci_high=float(high)))
-            rows.append(dict(head, arm="", measure="unspent", estimate=unspent[a] / R, mcse=np.nan, ci_low=np.nan,
-                             ci_high=np.nan))
+            rows.append(
+                dict(
+                    head,
+                    arm=names[best],
+                    measure="p_correct",
+                    estimate=p,
+                    mcse=float(np.sqrt(p * (1 - p) / R)),
+                    ci_low=float(low),
+                    ci_high=float(high),
+                )
+            )
+            rows.append(
+                dict(
+                    head, arm="", measure="unspent", estimate=unspent[a] / R, mcse=np.nan, ci_low=np.nan, ci_high=np.nan
+                )
+            )
             lows, highs = clopper_pearson(chosen[a], R, ci_level)
-            rows += [dict(head, arm=names[m], measure="chosen_rate", estimate=chosen[a, m] / R,
-                          mcse=float(np.sqrt(chosen[a, m] / R * (1 - chosen[a, m] / R) / R)),
-                          ci_low=float(lows[m]), ci_high=float(highs[m])) for m in range(len(arms))]
+            rows += [
+                dict(
+                    head,
+                    arm=names[m],
+                    measure="chosen_rate",
+                    estimate=chosen[a, m] / R,
+                    mcse=float(np.sqrt(chosen[a, m] / R * (1 - chosen[a, m] / R) / R)),
+                    ci_low=float(lows[m]),
+                    ci_high=float(highs[m]),
+                )
+                for m in range(len(arms))
+            ]
     metadata = selection.arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
@@ -99,16 +132,22 @@ class Options(StudyOptions):
 
     reps: int = reps_option(10000)
     chunk_reps: int = chunk_reps_option(5000)
-    algorithms: tuple = option(("sequential_halving", "non_adaptive"), "the fixed-budget algorithms compared: "
-                               "sequential_halving, non_adaptive, a named variant of sequential halving "
-                               "(sequential_halving_spend_all, sequential_halving_last_round_means, "
-                               "sequential_halving_drop_ceil, sequential_halving_first_8), a registered name or a "
-                               "plug-in's import path module.function", schema.listed(selection_algorithm_check("fixed_budget"),
-                                                                what="at least one algorithm", unique=False,
-                                                                sort=False))
-    budgets: tuple = option((48, 72, 96, 120, 144, 168, 204, 240, 300, 360),
-                            "the budgets T (evaluations in all; one cell each)",
-                            schema.listed(schema.integer(minimum=1), what="at least one budget"))
+    algorithms: tuple = option(
+        ("sequential_halving", "non_adaptive"),
+        "the fixed-budget algorithms compared: "
+        "sequential_halving, non_adaptive, a named variant of sequential halving "
+        "(sequential_halving_spend_all, sequential_halving_last_round_means, "
+        "sequential_halving_drop_ceil, sequential_halving_first_8), a registered name or a "
+        "plug-in's import path module.function",
+        schema.listed(
+            selection_algorithm_check("fixed_budget"), what="at least one algorithm", unique=False, sort=False
+        ),
+    )
+    budgets: tuple = option(
+        (48, 72, 96, 120, 144, 168, 204, 240, 300, 360),
+        "the budgets T (evaluations in all; one cell each)",
+        schema.listed(schema.integer(minimum=1), what="at least one budget"),
+    )
     ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals", schema.level())
 
 
@@ -116,7 +155,8 @@ def headline(summary: pd.DataFrame) -> str:
     """P(best model selected) with its MCSE, per budget and algorithm."""
     p = summary[summary["measure"] == "p_correct"]
     table = p.assign(value=p["estimate"].map("{:.4f}".format) + " (" + p["mcse"].map("{:.4f}".format) + ")").pivot(
-        index="budget", columns="algorithm", values="value")
+        index="budget", columns="algorithm", values="value"
+    )
     return f"P(best model selected), MCSE in brackets\n{table.to_string()}"
 
 
@@ -140,11 +180,20 @@ def _check(config: Config) -> None:
         except ValueError as exc:
             raise ConfigError(f"study.budgets: {exc}") from None
     if min(opts.budgets) < arms:
-        raise ConfigError(f"study.budgets: every budget must allow one evaluation of each of the {arms} arms, got "
-                          f"{min(opts.budgets)}")
+        raise ConfigError(
+            f"study.budgets: every budget must allow one evaluation of each of the {arms} arms, got {min(opts.budgets)}"
+        )
 
 
-STUDY = register_study(Study(
-    kind="model_selection", options=Options, run=run, figure="simstudy.plots.model_selection_figure",
-    headline=headline, sweep=Headline({"measure": "p_correct"}, "budget", "algorithm", "P(best model selected)"),
-    check=_check, summary="fixed-budget model selection: how often each algorithm picks the best (Moss et al. §5.1)"))
+STUDY = register_study(
+    Study(
+        kind="model_selection",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.model_selection_figure",
+        headline=headline,
+        sweep=Headline({"measure": "p_correct"}, "budget", "algorithm", "P(best model selected)"),
+        check=_check,
+        summary="fixed-budget model selection: how often each algorithm picks the best (Moss et al. §5.1)",
+    )
+)

@@ -89,8 +89,7 @@ import numpy as np
 import pandas as pd
 
 from .. import bands, schema, truth
-from ..config import Config, ConfigError, StudyOptions, check_chunk_memory, check_memory, chunk_reps_option, \
-    reps_option
+from ..config import Config, ConfigError, StudyOptions, check_chunk_memory, check_memory, chunk_reps_option, reps_option
 from ..distributions import describe, from_spec, sample_sorted
 from ..metrics import clopper_pearson, moment_gram, performance
 from ..parametric import C_RANGE, NoisyQuadratic
@@ -110,16 +109,40 @@ _NQ = re.compile(r"nq_c(\d+)_r(\d+(?:\.\d*)?(?:e-?\d+)?)")
 #: The misspecified laws: the specs of configs/distribution/kde_reuters.yaml, kde_deberta_mnli.yaml (matched)
 #: and truncnorm_bag.yaml (its seed fixed at 0: one population for every run).
 _NAMED = {
-    "kde_reuters_mlp": ("kde", {"dataset": "reuters_hedwig", "model": "mlp", "bw_factor": 0.0125,
-                                "bw_of": "reflected"}),
-    "kde_reuters_lstm": ("kde", {"dataset": "reuters_hedwig", "model": "lstm", "bw_factor": 0.05,
-                                 "bw_of": "reflected"}),
-    "kde_deberta": ("kde", {"dataset": "deberta_mnli", "model": "deberta", "split": "matched", "reduce": "best",
-                            "bw_factor": 0.05, "bw_of": "data"}),
-    "kde_debertav3": ("kde", {"dataset": "deberta_mnli", "model": "debertav3", "split": "matched",
-                              "reduce": "best", "bw_factor": 0.05, "bw_of": "data"}),
-    "truncnorm_bag": ("truncnorm_bag", {"mean": 0.6, "sd": 0.07, "low": 0.0, "high": 1.0, "population": 100000,
-                                        "size": 10000, "seed": 0}),
+    "kde_reuters_mlp": (
+        "kde",
+        {"dataset": "reuters_hedwig", "model": "mlp", "bw_factor": 0.0125, "bw_of": "reflected"},
+    ),
+    "kde_reuters_lstm": (
+        "kde",
+        {"dataset": "reuters_hedwig", "model": "lstm", "bw_factor": 0.05, "bw_of": "reflected"},
+    ),
+    "kde_deberta": (
+        "kde",
+        {
+            "dataset": "deberta_mnli",
+            "model": "deberta",
+            "split": "matched",
+            "reduce": "best",
+            "bw_factor": 0.05,
+            "bw_of": "data",
+        },
+    ),
+    "kde_debertav3": (
+        "kde",
+        {
+            "dataset": "deberta_mnli",
+            "model": "debertav3",
+            "split": "matched",
+            "reduce": "best",
+            "bw_factor": 0.05,
+            "bw_of": "data",
+        },
+    ),
+    "truncnorm_bag": (
+        "truncnorm_bag",
+        {"mean": 0.6, "sd": 0.07, "low": 0.0, "high": 1.0, "population": 100000, "size": 10000, "seed": 0},
+    ),
 }
 #: The study's default laws: every well-specified combination of c and noise ratio of the design, then the
 #: misspecified ones.
@@ -152,8 +175,10 @@ class Law:
 
 
 def _valid_laws() -> str:
-    return (f"nq_c<C>_r<R> (noisy quadratic, a={NQ_A:g}, b={NQ_B:g}, c = C in 1..10, o/(b - a) = R >= 0, "
-            f"e.g. nq_c2_r0.1), {', '.join(_NAMED)}")
+    return (
+        f"nq_c<C>_r<R> (noisy quadratic, a={NQ_A:g}, b={NQ_B:g}, c = C in 1..10, o/(b - a) = R >= 0, "
+        f"e.g. nq_c2_r0.1), {', '.join(_NAMED)}"
+    )
 
 
 def law(name: str, key: str = "study.laws") -> Law:
@@ -233,13 +258,20 @@ class _Work:
     n_boot: int
 
 
-def _fit(samples: np.ndarray, thresholds: np.ndarray, start: np.ndarray | None = None,
-         b_max: float = np.inf) -> dict:
+def _fit(samples: np.ndarray, thresholds: np.ndarray, start: np.ndarray | None = None, b_max: float = np.inf) -> dict:
     """fit_batch on blocks of at most ``_MAX_SCORES_PER_FIT`` scores (a row's fit does not depend on the others)."""
     R, n = samples.shape
     step = max(1, _MAX_SCORES_PER_FIT // n)
-    parts = [fit_batch(samples[i:i + step], thresholds[i:i + step], cs=C_RANGE, b_max=b_max,
-                       start=None if start is None else start[i:i + step]) for i in range(0, R, step)]
+    parts = [
+        fit_batch(
+            samples[i : i + step],
+            thresholds[i : i + step],
+            cs=C_RANGE,
+            b_max=b_max,
+            start=None if start is None else start[i : i + step],
+        )
+        for i in range(0, R, step)
+    ]
     keys = ("a", "b", "c", "o", "objective", "converged", "hit_bound", "x")
     return {k: np.concatenate([p[k] for p in parts]) for k in keys}
 
@@ -298,8 +330,11 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     t = Threshold(quantile=work.quantile).of(y)
     ok = (y > t[:, None]).sum(axis=1) >= MIN_TAIL
     fits = {k: np.full(task.reps, np.nan) for k in ("a", "b", "c", "o", "objective")}
-    fits.update(converged=np.zeros(task.reps, bool), hit_bound=np.zeros(task.reps, bool),
-                x=np.full((task.reps, len(C_RANGE), 3), np.nan))
+    fits.update(
+        converged=np.zeros(task.reps, bool),
+        hit_bound=np.zeros(task.reps, bool),
+        x=np.full((task.reps, len(C_RANGE), 3), np.nan),
+    )
     pred = np.full((task.reps, K, 2), np.nan)
     if ok.any():
         out = _fit(y[ok], t[ok], b_max=b_max)
@@ -314,17 +349,28 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     true_b = dict(cell.law.params).get("b", np.nan)
     b_err = (fits["b"][good] - true_b)[None, None, :] if specified else np.zeros((1, 1, 0))
     res = {
-        "counts": np.array([task.reps, task.reps - good.size, int(fits["hit_bound"][good].sum()),
-                            int((~fits["converged"][good]).sum()),
-                            int((fits["c"][good] == dict(cell.law.params).get("c", -1)).sum())], dtype=np.int64),
-        "gram": moment_gram(errors), "gram_b": moment_gram(b_err),
-        "band_hits": np.zeros(K, np.int64), "band_n": np.zeros(1, np.int64), "band_w": np.zeros((K, 2)),
-        "b_hits": np.zeros(1, np.int64), "b_w": np.zeros(2), "boot_fail": np.zeros(2),
+        "counts": np.array(
+            [
+                task.reps,
+                task.reps - good.size,
+                int(fits["hit_bound"][good].sum()),
+                int((~fits["converged"][good]).sum()),
+                int((fits["c"][good] == dict(cell.law.params).get("c", -1)).sum()),
+            ],
+            dtype=np.int64,
+        ),
+        "gram": moment_gram(errors),
+        "gram_b": moment_gram(b_err),
+        "band_hits": np.zeros(K, np.int64),
+        "band_n": np.zeros(1, np.int64),
+        "band_w": np.zeros((K, 2)),
+        "b_hits": np.zeros(1, np.int64),
+        "b_w": np.zeros(2),
+        "boot_fail": np.zeros(2),
     }
     if work.n_boot and good.size:
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1))
-        b_lo, b_hi, lo, hi, have, failed = _bootstrap(work, {k: v[good] for k, v in fits.items()}, n, ks, rng,
-                                                      b_max)
+        b_lo, b_hi, lo, hi, have, failed = _bootstrap(work, {k: v[good] for k, v in fits.items()}, n, ks, rng, b_max)
         tr = cell.truth[:, 0]
         res["band_hits"] = ((lo[have] <= tr) & (tr <= hi[have])).sum(axis=0).astype(np.int64)
         res["band_n"] = np.array([have.sum()], np.int64)
@@ -343,7 +389,7 @@ def _mean_mcse(sums: np.ndarray, count: int) -> tuple:
     if count < 2:
         return np.full(np.shape(sums[..., 0]), np.nan), np.full(np.shape(sums[..., 0]), np.nan)
     mean = sums[..., 0] / count
-    var = np.clip(sums[..., 1] / count - mean ** 2, 0.0, None) * count / (count - 1)
+    var = np.clip(sums[..., 1] / count - mean**2, 0.0, None) * count / (count - 1)
     return mean, np.sqrt(var / count)
 
 
@@ -373,23 +419,54 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     truth_seconds = time.perf_counter() - t0
     trivial = {n: bands.trivial_budget(n, opts.level, _BOUND_METHOD, 0.5) for n in opts.sample_sizes}
     work = _Work(config.seed, cells, dists, opts.threshold, opts.level, opts.n_boot)
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells), chunk_fn=partial(_run_chunk, work),
-                           settings={"laws": [lw.key for lw in laws], "threshold": opts.threshold,
-                                     "level": opts.level, "n_boot": opts.n_boot,
-                                     "ks": {str(c.n): c.ks.tolist() for c in cells.values()}})
+    run_ = base.run_chunks(
+        config,
+        out_dir,
+        scheme=_SCHEME,
+        cells=list(cells),
+        chunk_fn=partial(_run_chunk, work),
+        settings={
+            "laws": [lw.key for lw in laws],
+            "threshold": opts.threshold,
+            "level": opts.level,
+            "n_boot": opts.n_boot,
+            "ks": {str(c.n): c.ks.tolist() for c in cells.values()},
+        },
+    )
     rows = []
     for key, cell in run_.succeeded(cells).items():
-        total = {name: run_.total(key, name) for name in ("counts", "gram", "gram_b", "band_hits", "band_n",
-                                                           "band_w", "b_hits", "b_w", "boot_fail")}
+        total = {
+            name: run_.total(key, name)
+            for name in ("counts", "gram", "gram_b", "band_hits", "band_n", "band_w", "b_hits", "b_w", "boot_fail")
+        }
         rows += _rows(cell, total, gains[key], opts, trivial[cell.n])
-    columns = ["cell", "distribution", "specified", "n", "nominal", "k", "k_over_n", "curve", "measure", "estimate",
-               "mcse", "ci_low", "ci_high", "reps"]
+    columns = [
+        "cell",
+        "distribution",
+        "specified",
+        "n",
+        "nominal",
+        "k",
+        "k_over_n",
+        "curve",
+        "measure",
+        "estimate",
+        "mcse",
+        "ci_low",
+        "ci_high",
+        "reps",
+    ]
     summary = pd.DataFrame(rows, columns=columns)
-    metadata = {"laws": {lw.name: {"specified": lw.specified, **describe(dists[lw.name])} for lw in laws},
-                "threshold_quantile": opts.threshold, "level": opts.level, "n_boot": opts.n_boot,
-                "ci_level": opts.ci_level, "ld_trivial_k": {str(n): k for n, k in trivial.items()},
-                "distribution_unused": [d.name for d in config.distributions],
-                "timings": {"truth_seconds": truth_seconds}}
+    metadata = {
+        "laws": {lw.name: {"specified": lw.specified, **describe(dists[lw.name])} for lw in laws},
+        "threshold_quantile": opts.threshold,
+        "level": opts.level,
+        "n_boot": opts.n_boot,
+        "ci_level": opts.ci_level,
+        "ld_trivial_k": {str(n): k for n, k in trivial.items()},
+        "distribution_unused": [d.name for d in config.distributions],
+        "timings": {"truth_seconds": truth_seconds},
+    }
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
 
 
@@ -401,8 +478,20 @@ def _rows(cell: _Cell, total: dict, gain: np.ndarray, opts, trivial_k: float) ->
     rows = []
 
     def add(measure, estimate, mcse=np.nan, *, k=np.nan, curve="", ci=(np.nan, np.nan), count=fitted):
-        rows.append(dict(head, k=k, k_over_n=k / n, curve=curve, measure=measure, estimate=float(estimate),
-                         mcse=float(mcse), ci_low=float(ci[0]), ci_high=float(ci[1]), reps=int(count)))
+        rows.append(
+            dict(
+                head,
+                k=k,
+                k_over_n=k / n,
+                curve=curve,
+                measure=measure,
+                estimate=float(estimate),
+                mcse=float(mcse),
+                ci_low=float(ci[0]),
+                ci_high=float(ci[1]),
+                reps=int(count),
+            )
+        )
 
     def proportion(measure, hits, count, **kw):
         if count == 0:
@@ -463,21 +552,36 @@ class Options(StudyOptions):
 
     reps: int = reps_option(100)
     chunk_reps: int = chunk_reps_option(10)
-    laws: tuple = option(LAW_NAMES, "the true laws, one cell each per n: nq_c<C>_r<R> (noisy quadratic a=0.5, "
-                         "b=0.9, c=C, o/(b-a)=R: well specified), kde_reuters_mlp, kde_reuters_lstm, kde_deberta, "
-                         "kde_debertav3, truncnorm_bag (misspecified)",
-                         schema.listed(_law_check, what="at least one law", sort=False))
-    sample_sizes: tuple = option((48,), "the sample sizes n (scores per simulated search)",
-                                 schema.listed(schema.integer(minimum=2), what="at least one sample size"))
-    k_over_n: Any = option(None, "the budgets as ratios k/n (> 0), e.g. [0.1, 1, 10, 100]; null: 5 log-spaced "
-                           "points per decade from k = 1 to k = 100 n, with k = n and 100 n",
-                           schema.optional(schema.listed(_ratio_check, what="at least one ratio k/n")))
-    threshold: float = option(0.5, "the fit's threshold rule: the lowest floor(threshold n) scores are censored "
-                              "(a quantile in [0, 1))", _threshold_option)
-    level: float = option(0.8, "the nominal level of the bootstrap intervals for b and the median curve (and "
-                          "the confidence of the LD band whose trivial k is shown)", schema.level())
-    n_boot: int = option(40, "parametric bootstrap refits per replicate (0: no bootstrap, no coverage)",
-                         _n_boot_check)
+    laws: tuple = option(
+        LAW_NAMES,
+        "the true laws, one cell each per n: nq_c<C>_r<R> (noisy quadratic a=0.5, "
+        "b=0.9, c=C, o/(b-a)=R: well specified), kde_reuters_mlp, kde_reuters_lstm, kde_deberta, "
+        "kde_debertav3, truncnorm_bag (misspecified)",
+        schema.listed(_law_check, what="at least one law", sort=False),
+    )
+    sample_sizes: tuple = option(
+        (48,),
+        "the sample sizes n (scores per simulated search)",
+        schema.listed(schema.integer(minimum=2), what="at least one sample size"),
+    )
+    k_over_n: Any = option(
+        None,
+        "the budgets as ratios k/n (> 0), e.g. [0.1, 1, 10, 100]; null: 5 log-spaced "
+        "points per decade from k = 1 to k = 100 n, with k = n and 100 n",
+        schema.optional(schema.listed(_ratio_check, what="at least one ratio k/n")),
+    )
+    threshold: float = option(
+        0.5,
+        "the fit's threshold rule: the lowest floor(threshold n) scores are censored (a quantile in [0, 1))",
+        _threshold_option,
+    )
+    level: float = option(
+        0.8,
+        "the nominal level of the bootstrap intervals for b and the median curve (and "
+        "the confidence of the LD band whose trivial k is shown)",
+        schema.level(),
+    )
+    n_boot: int = option(40, "parametric bootstrap refits per replicate (0: no bootstrap, no coverage)", _n_boot_check)
     ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals of the proportions", schema.level())
 
 
@@ -486,19 +590,28 @@ def _check(config: Config) -> None:
     for n in opts.sample_sizes:
         tail = n - int(np.floor(opts.threshold * n))
         if tail < MIN_TAIL:
-            raise ConfigError(f"study.sample_sizes: n={n} leaves {tail} scores above the threshold quantile "
-                              f"{opts.threshold:g}; a fit needs {MIN_TAIL} (raise n or lower study.threshold)")
+            raise ConfigError(
+                f"study.sample_sizes: n={n} leaves {tail} scores above the threshold quantile "
+                f"{opts.threshold:g}; a fit needs {MIN_TAIL} (raise n or lower study.threshold)"
+            )
         if tail > MAX_TAIL:
-            raise ConfigError(f"study.sample_sizes: n={n} leaves {tail:,} scores above the threshold quantile "
-                              f"{opts.threshold:g}; a fit takes at most {MAX_TAIL:,} (lower n or raise "
-                              f"study.threshold)")
+            raise ConfigError(
+                f"study.sample_sizes: n={n} leaves {tail:,} scores above the threshold quantile "
+                f"{opts.threshold:g}; a fit takes at most {MAX_TAIL:,} (lower n or raise "
+                f"study.threshold)"
+            )
     n = max(opts.sample_sizes)
     rows = opts.chunk_reps * max(opts.n_boot, 1)
     # a fit_batch call holds about 0.5 MB per row of 48 scores, in blocks of _MAX_SCORES_PER_FIT scores; the
     # chunk's bootstrap samples and curves beside it
     per_worker = 220e6 + rows * (16.0 * n + 8.0 * 3 * 60 * len(C_RANGE))
-    check_memory("study.chunk_reps", opts.chunk_reps, per_worker,
-                 f"a chunk's {rows:,} bootstrap fits of n={n} scores", "lower study.chunk_reps or study.n_boot")
+    check_memory(
+        "study.chunk_reps",
+        opts.chunk_reps,
+        per_worker,
+        f"a chunk's {rows:,} bootstrap fits of n={n} scores",
+        "lower study.chunk_reps or study.n_boot",
+    )
     check_chunk_memory(config, cells=len(opts.laws) * len(opts.sample_sizes))
 
 
@@ -518,8 +631,10 @@ def headline(summary: pd.DataFrame) -> str:
                 parts.append(f"{label} {at['estimate'].min():.0%}-{at['estimate'].max():.0%}")
         bcov = s[(s["measure"] == "b_coverage")]
         trivial = s.loc[s["measure"] == "ld_trivial_k", "estimate"]
-        text = f"n = {n}: well specified ({spec['distribution'].nunique()} laws), the median-curve band covers " \
-               f"{', '.join(parts) or '(no bootstrap)'}"
+        text = (
+            f"n = {n}: well specified ({spec['distribution'].nunique()} laws), the median-curve band covers "
+            f"{', '.join(parts) or '(no bootstrap)'}"
+        )
         text += f" (nominal {nominal:.0%}; range over laws)"
         if len(bcov):
             text += f", the b interval {bcov['estimate'].min():.0%}-{bcov['estimate'].max():.0%}"
@@ -532,23 +647,33 @@ def headline(summary: pd.DataFrame) -> str:
             at10 = e.iloc[np.argmin(np.abs(np.log(e["k"] / (10 * n))))]
             c = cov[(cov["distribution"] == dist)]
             cmax = c[np.isclose(c["k"], kmax)]
-            mis.append(f"{dist}: relative RMSE {at10['estimate']:.2f} at k = {at10['k_over_n']:.3g}n" +
-                       (f", band covers {cmax['estimate'].iloc[0]:.0%} at k = {kmax / n:g}n" if len(cmax) else ""))
+            mis.append(
+                f"{dist}: relative RMSE {at10['estimate']:.2f} at k = {at10['k_over_n']:.3g}n"
+                + (f", band covers {cmax['estimate'].iloc[0]:.0%} at k = {kmax / n:g}n" if len(cmax) else "")
+            )
         if mis:
             lines.append(f"  misspecified at n = {n}: " + "; ".join(mis) + ".")
     table = summary[(summary["measure"].isin(["rmse", "band_coverage"])) & (summary["curve"] == "median")]
     if len(table):
         table = table[np.isclose(table["k_over_n"], 1) | np.isclose(table["k_over_n"], table["k_over_n"].max())]
         pivot = table.pivot_table(index=["distribution", "n"], columns=["measure", "k_over_n"], values="estimate")
-        lines.append("median curve: RMSE (score units) and band coverage at k/n = 1 and the largest k/n\n"
-                     + pivot.round(4).to_string())
+        lines.append(
+            "median curve: RMSE (score units) and band coverage at k/n = 1 and the largest k/n\n"
+            + pivot.round(4).to_string()
+        )
     return "\n".join(lines)
 
 
-STUDY = register_study(Study(
-    kind="parametric_extrapolation", options=Options, run=run, figure="simstudy.plots.parametric_extrapolation_figure",
-    headline=headline, sweep=Headline({"measure": "band_coverage"}, "k_over_n", "distribution",
-                                      "median-curve band coverage"),
-    check=_check,
-    summary="how far the fitted noisy quadratic law extrapolates random search: error and bootstrap coverage of "
-            "its tuning curves up to k = 100 n, against the exact truth (Lourie, He & Cho 2025)"))
+STUDY = register_study(
+    Study(
+        kind="parametric_extrapolation",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.parametric_extrapolation_figure",
+        headline=headline,
+        sweep=Headline({"measure": "band_coverage"}, "k_over_n", "distribution", "median-curve band coverage"),
+        check=_check,
+        summary="how far the fitted noisy quadratic law extrapolates random search: error and bootstrap coverage of "
+        "its tuning curves up to k = 100 n, against the exact truth (Lourie, He & Cho 2025)",
+    )
+)

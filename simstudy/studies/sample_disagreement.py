@@ -42,8 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .. import estimators, schema
-from ..config import (Config, ConfigError, StudyOptions, check_chunk_memory, check_memory, chunk_reps_option,
-                      reps_option)
+from ..config import Config, ConfigError, StudyOptions, check_chunk_memory, check_memory, chunk_reps_option, reps_option
 from ..distributions import Bag, describe, sample_sorted
 from ..registry import Headline, Study, register_study
 from ..runner import Task, task_seed
@@ -161,10 +160,14 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     names = [e.name for e in config.estimators]
     methods = tuple(e.method for e in config.estimators)
     sizes = {base.cell_key(a=spec_a.key, b=spec_b.key, n=n, replace=opts.replace): n for n in opts.sample_sizes}
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(sizes),
-                           chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, sizes, methods, opts.replace)),
-                           settings={"estimators": [e.settings for e in config.estimators],
-                                     "replace": opts.replace})
+    run_ = base.run_chunks(
+        config,
+        out_dir,
+        scheme=_SCHEME,
+        cells=list(sizes),
+        chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, sizes, methods, opts.replace)),
+        settings={"estimators": [e.settings for e in config.estimators], "replace": opts.replace},
+    )
     pair = f"{spec_a.name} vs {spec_b.name}"
     rows = []
     for key, n in run_.succeeded(sizes).items():
@@ -174,14 +177,33 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         disagree, disagree_mcse = p_disagree(k, reps)
         head = dict(cell=key, distribution=pair, sample_size=n)
         for e, name in enumerate(names):
-            rows.append(dict(head, estimator=name, measure="p_overtakes", estimate=float(p[e]),
-                             mcse=float(np.sqrt(p[e] * (1 - p[e]) / reps)), reps=reps))
-            rows.append(dict(head, estimator=name, measure="p_disagree", estimate=float(disagree[e]),
-                             mcse=float(disagree_mcse[e]), reps=reps))
+            rows.append(
+                dict(
+                    head,
+                    estimator=name,
+                    measure="p_overtakes",
+                    estimate=float(p[e]),
+                    mcse=float(np.sqrt(p[e] * (1 - p[e]) / reps)),
+                    reps=reps,
+                )
+            )
+            rows.append(
+                dict(
+                    head,
+                    estimator=name,
+                    measure="p_disagree",
+                    estimate=float(disagree[e]),
+                    mcse=float(disagree_mcse[e]),
+                    reps=reps,
+                )
+            )
     columns = ["cell", "distribution", "sample_size", "estimator", "measure", "estimate", "mcse", "reps"]
     summary = pd.DataFrame(rows, columns=columns)
-    metadata = {"pair": {"a": spec_a.name, "b": spec_b.name}, "replace": opts.replace,
-                "distributions": {spec_a.name: describe(a), spec_b.name: describe(b)}}
+    metadata = {
+        "pair": {"a": spec_a.name, "b": spec_b.name},
+        "replace": opts.replace,
+        "distributions": {spec_a.name: describe(a), spec_b.name: describe(b)},
+    }
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
 
 
@@ -191,12 +213,17 @@ class Options(StudyOptions):
 
     reps: int = reps_option(100000)
     chunk_reps: int = chunk_reps_option(10000)
-    sample_sizes: tuple = option((25,), "the runs per model in each sample, n (one cell each), e.g. [25] (Lourie "
-                                 "et al. Figure 1)", schema.listed(schema.integer(minimum=1),
-                                                                   what="at least one sample size"))
-    replace: bool = option(False, "false: each sample is n distinct runs of each model's finite set (the paper's "
-                           "subsets); true: n draws with replacement (the runs' empirical distribution)",
-                           schema.boolean())
+    sample_sizes: tuple = option(
+        (25,),
+        "the runs per model in each sample, n (one cell each), e.g. [25] (Lourie et al. Figure 1)",
+        schema.listed(schema.integer(minimum=1), what="at least one sample size"),
+    )
+    replace: bool = option(
+        False,
+        "false: each sample is n distinct runs of each model's finite set (the paper's "
+        "subsets); true: n draws with replacement (the runs' empirical distribution)",
+        schema.boolean(),
+    )
 
 
 def headline(summary: pd.DataFrame) -> str:
@@ -205,41 +232,62 @@ def headline(summary: pd.DataFrame) -> str:
     s["value"] = s["estimate"].map("{:.4f}".format) + " ± " + s["mcse"].map("{:.4f}".format)
     table = s.pivot(index=["sample_size", "estimator"], columns="measure", values="value")
     pair = s["distribution"].iloc[0] if len(s) else ""
-    return f"{pair}: p_overtakes (a sample's curves say the second model beats the first at some k <= n), " \
-           f"p_disagree (two samples disagree) ± MCSE\n{table.to_string()}"
+    return (
+        f"{pair}: p_overtakes (a sample's curves say the second model beats the first at some k <= n), "
+        f"p_disagree (two samples disagree) ± MCSE\n{table.to_string()}"
+    )
 
 
 def _check(config: Config) -> None:
     dists, opts = config.distributions, config.study.options
     if len(dists) != 2:
-        raise ConfigError(f"a sample_disagreement study compares two models: distribution must name exactly two, "
-                          f"got {len(dists)} ({', '.join(d.name for d in dists)})")
+        raise ConfigError(
+            f"a sample_disagreement study compares two models: distribution must name exactly two, "
+            f"got {len(dists)} ({', '.join(d.name for d in dists)})"
+        )
     for e in config.estimators:
         if e.method not in estimators.CLOSED_FORM:
-            raise ConfigError(f"estimators.{e.name}: a sample_disagreement study takes the closed-form estimators "
-                              f"{', '.join(estimators.CLOSED_FORM)}, got method={e.method}")
+            raise ConfigError(
+                f"estimators.{e.name}: a sample_disagreement study takes the closed-form estimators "
+                f"{', '.join(estimators.CLOSED_FORM)}, got method={e.method}"
+            )
     n = max(opts.sample_sizes)
     if not opts.replace:
         for d in dists:
             dist = d.build()
             if not isinstance(dist, Bag):
-                raise ConfigError(f"study.replace=false draws subsets of a finite set of runs, but distribution "
-                                  f"{d.name} ({d.kind}) is not one (kinds empirical, file, bag): set "
-                                  f"study.replace=true to draw with replacement")
+                raise ConfigError(
+                    f"study.replace=false draws subsets of a finite set of runs, but distribution "
+                    f"{d.name} ({d.kind}) is not one (kinds empirical, file, bag): set "
+                    f"study.replace=true to draw with replacement"
+                )
             if dist.size < n:
-                raise ConfigError(f"study.sample_sizes: {n} exceeds the {dist.size} runs of {d.name} (without "
-                                  f"replacement; study.replace=true draws with replacement)")
+                raise ConfigError(
+                    f"study.sample_sizes: {n} exceeds the {dist.size} runs of {d.name} (without "
+                    f"replacement; study.replace=true draws with replacement)"
+                )
         # every worker holds a (chunk_reps, m) array of keys and its partition
         m = max(d.build().size for d in dists)
-        check_memory("study.chunk_reps", opts.chunk_reps, 24.0 * opts.chunk_reps * m,
-                     f"a chunk's {opts.chunk_reps} x {m} random keys", "lower study.chunk_reps")
+        check_memory(
+            "study.chunk_reps",
+            opts.chunk_reps,
+            24.0 * opts.chunk_reps * m,
+            f"a chunk's {opts.chunk_reps} x {m} random keys",
+            "lower study.chunk_reps",
+        )
     check_chunk_memory(config, cells=len(opts.sample_sizes))
 
 
-STUDY = register_study(Study(
-    kind="sample_disagreement", options=Options, run=run, figure="simstudy.plots.sample_disagreement_figure",
-    headline=headline, sweep=Headline({"measure": "p_disagree"}, "sample_size", "estimator",
-                                      "P(two samples disagree)"),
-    check=_check,
-    summary="how often two random samples of a pair's runs disagree whether the second model ever beats the first "
-            "(Lourie et al. Figure 1)"))
+STUDY = register_study(
+    Study(
+        kind="sample_disagreement",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.sample_disagreement_figure",
+        headline=headline,
+        sweep=Headline({"measure": "p_disagree"}, "sample_size", "estimator", "P(two samples disagree)"),
+        check=_check,
+        summary="how often two random samples of a pair's runs disagree whether the second model ever beats the first "
+        "(Lourie et al. Figure 1)",
+    )
+)

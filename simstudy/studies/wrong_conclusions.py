@@ -33,11 +33,11 @@ import pandas as pd
 
 from .. import estimators, schema, truth
 from ..config import Config, ConfigError, StudyOptions, check_budget_memory, chunk_reps_option, reps_option
-from ..registry import Headline, Study, register_study
-from ..schema import option
-from ..metrics import clopper_pearson
 from ..distributions import describe, sample_sorted
+from ..metrics import clopper_pearson
+from ..registry import Headline, Study, register_study
 from ..runner import Task, stable_hash, task_seed
+from ..schema import option
 from . import base
 
 __all__ = ["run", "Options", "headline", "STUDY"]
@@ -67,8 +67,9 @@ def _estimates_at_B(x: np.ndarray, cell: _Cell, specs, rngs: dict, plugins: dict
     est = x @ cell.weights.T
     for e, spec in enumerate(specs):
         if spec.method == "bootstrap":
-            est[:, e] = estimators.expected_max(x, "bootstrap", n=cell.B, presorted=True,
-                                                resamples=spec.resamples, rng=rngs[e])[:, 0]
+            est[:, e] = estimators.expected_max(
+                x, "bootstrap", n=cell.B, presorted=True, resamples=spec.resamples, rng=rngs[e]
+            )[:, 0]
         elif e in plugins:
             est[:, e] = plugins[e](x, np.array([cell.B]), rng=rngs[e])[:, 0]
     return est
@@ -80,10 +81,14 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 0))
     xa = sample_sorted(work.a, task.reps, cell.B, rng=rng)
     xb = sample_sorted(work.b, task.reps, cell.B, rng=rng)
-    rngs = {e: np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1, int(stable_hash(s.name)[:8], 16)))
-            for e, s in enumerate(work.estimators) if s.method == "bootstrap" or e in work.plugins}
-    diff = (_estimates_at_B(xa, cell, work.estimators, rngs, work.plugins)
-            - _estimates_at_B(xb, cell, work.estimators, rngs, work.plugins))
+    rngs = {
+        e: np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1, int(stable_hash(s.name)[:8], 16)))
+        for e, s in enumerate(work.estimators)
+        if s.method == "bootstrap" or e in work.plugins
+    }
+    diff = _estimates_at_B(xa, cell, work.estimators, rngs, work.plugins) - _estimates_at_B(
+        xb, cell, work.estimators, rngs, work.plugins
+    )
     counts = np.stack([(diff > 0).sum(axis=0), (diff < 0).sum(axis=0), (diff == 0).sum(axis=0)])
     return {"counts": counts.astype(np.int64), "gap_sums": np.stack([diff.sum(axis=0), (diff * diff).sum(axis=0)])}
 
@@ -91,8 +96,19 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 def _proportion_rows(row: dict, measure: str, k: np.ndarray, reps: int, confidence: float) -> list[dict]:
     p = k / reps
     low, high = clopper_pearson(k, reps, confidence)
-    return [dict(row, estimator=name, measure=measure, estimate=float(p[e]), mcse=float(np.sqrt(p[e] * (1 - p[e]) / reps)),
-                 ci_low=float(low[e]), ci_high=float(high[e]), reps=reps) for e, name in enumerate(row.pop("names"))]
+    return [
+        dict(
+            row,
+            estimator=name,
+            measure=measure,
+            estimate=float(p[e]),
+            mcse=float(np.sqrt(p[e] * (1 - p[e]) / reps)),
+            ci_low=float(low[e]),
+            ci_high=float(high[e]),
+            reps=reps,
+        )
+        for e, name in enumerate(row.pop("names"))
+    ]
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
@@ -118,9 +134,14 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     Bs = np.array(config.budget.B)
     theta_a, theta_b = truth.expected_max(a, Bs), truth.expected_max(b, Bs)
 
-    run_ = base.run_chunks(config, out_dir, scheme=_SCHEME, cells=list(cells),
-                           chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, cells, specs, plugins)),
-                           settings={"estimators": [s.settings for s in specs]})
+    run_ = base.run_chunks(
+        config,
+        out_dir,
+        scheme=_SCHEME,
+        cells=list(cells),
+        chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, cells, specs, plugins)),
+        settings={"estimators": [s.settings for s in specs]},
+    )
 
     pair = f"{spec_a.name} vs {spec_b.name}"
     rows = []
@@ -130,10 +151,24 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         gap = theta_a[i] - theta_b[i]
         tie = abs(gap) <= tie_tolerance
         head = dict(cell=key, distribution=pair, B=cell.B, n=cell.B)
-        for measure, value in (("expected_max_a", theta_a[i]), ("expected_max_b", theta_b[i]), ("true_gap", gap),
-                               ("true_tie", float(tie))):
-            rows.append(dict(head, estimator="truth", measure=measure, estimate=float(value), mcse=0.0,
-                             ci_low=np.nan, ci_high=np.nan, reps=0))
+        for measure, value in (
+            ("expected_max_a", theta_a[i]),
+            ("expected_max_b", theta_b[i]),
+            ("true_gap", gap),
+            ("true_tie", float(tie)),
+        ):
+            rows.append(
+                dict(
+                    head,
+                    estimator="truth",
+                    measure=measure,
+                    estimate=float(value),
+                    mcse=0.0,
+                    ci_low=np.nan,
+                    ci_high=np.nan,
+                    reps=0,
+                )
+            )
         a_wins, b_wins, ties = run_.total(key, "counts")
         reps = int(a_wins[0] + b_wins[0] + ties[0])
         measures = {"a_wins_rate": a_wins, "b_wins_rate": b_wins, "tie_rate": ties}
@@ -145,10 +180,22 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         sums, squares = run_.total(key, "gap_sums")
         mean = sums / reps
         sd = np.sqrt(np.clip((squares - reps * mean**2) / (reps - 1), 0.0, None))
-        rows += [dict(head, estimator=name, measure="mean_gap", estimate=float(mean[e]), mcse=float(sd[e] / np.sqrt(reps)),
-                      ci_low=np.nan, ci_high=np.nan, reps=reps) for e, name in enumerate(names)]
-    summary = pd.DataFrame(rows)[["cell", "distribution", "B", "estimator", "n", "measure", "estimate", "mcse",
-                                  "ci_low", "ci_high", "reps"]]
+        rows += [
+            dict(
+                head,
+                estimator=name,
+                measure="mean_gap",
+                estimate=float(mean[e]),
+                mcse=float(sd[e] / np.sqrt(reps)),
+                ci_low=np.nan,
+                ci_high=np.nan,
+                reps=reps,
+            )
+            for e, name in enumerate(names)
+        ]
+    summary = pd.DataFrame(rows)[
+        ["cell", "distribution", "B", "estimator", "n", "measure", "estimate", "mcse", "ci_low", "ci_high", "reps"]
+    ]
     metadata = {
         "pair": {"a": spec_a.name, "b": spec_b.name},
         "tie_tolerance": tie_tolerance,
@@ -164,28 +211,40 @@ class Options(StudyOptions):
 
     reps: int = reps_option(50000)
     chunk_reps: int = chunk_reps_option(10000)
-    tie_tolerance: float = option(1e-12, "a true gap |a - b| at or below this is a tie: no ranking is wrong there",
-                                  schema.number(minimum=0))
+    tie_tolerance: float = option(
+        1e-12, "a true gap |a - b| at or below this is a tie: no ranking is wrong there", schema.number(minimum=0)
+    )
     confidence: float = option(0.95, "the level of the Clopper-Pearson intervals of the rates", schema.level())
 
 
 def headline(summary: pd.DataFrame) -> str:
     """The wrong-conclusion rate of each estimator at each B, beside the true gap."""
     table = summary[summary["measure"].isin(["wrong_rate", "true_gap"])].pivot_table(
-        index="B", columns=["estimator"], values="estimate")
+        index="B", columns=["estimator"], values="estimate"
+    )
     return f"wrong-conclusion rates (truth: true gap a - b)\n{table.round(4).to_string()}"
 
 
 def _check(config: Config) -> None:
     dists = config.distributions
     if len(dists) != 2:
-        raise ConfigError(f"a wrong_conclusions study compares two models: distribution must name exactly two, "
-                          f"got {len(dists)} ({', '.join(d.name for d in dists)})")
+        raise ConfigError(
+            f"a wrong_conclusions study compares two models: distribution must name exactly two, "
+            f"got {len(dists)} ({', '.join(d.name for d in dists)})"
+        )
     check_budget_memory(config, cells=len(config.budget.B), samples_per_replicate=2)
 
 
-STUDY = register_study(Study(
-    kind="wrong_conclusions", options=Options, run=run, figure="simstudy.plots.wrong_conclusions_figure",
-    headline=headline, sweep=Headline({"measure": "wrong_rate"}, "B", "estimator", "wrong-conclusion rate"),
-    check=_check, plugin_estimators=True,
-    summary="how often each estimator ranks two models the wrong way round (Dodge et al. 2021, Figure 2)"))
+STUDY = register_study(
+    Study(
+        kind="wrong_conclusions",
+        options=Options,
+        run=run,
+        figure="simstudy.plots.wrong_conclusions_figure",
+        headline=headline,
+        sweep=Headline({"measure": "wrong_rate"}, "B", "estimator", "wrong-conclusion rate"),
+        check=_check,
+        plugin_estimators=True,
+        summary="how often each estimator ranks two models the wrong way round (Dodge et al. 2021, Figure 2)",
+    )
+)
