@@ -7,14 +7,14 @@ and only meaningful with finite bounds ``low``/``high`` on the scores (Lourie et
 
 CDF band methods (:data:`METHODS`):
 
-=======================  ===================================================================  =========
-method                   band                                                                 coverage
-=======================  ===================================================================  =========
-``"dkw"``                eCDF +/- sqrt(log(2/alpha) / 2n) (Dvoretzky-Kiefer-Wolfowitz-Massart)    >= nominal
-``"ks"``                 eCDF +/- the exact two-sided KS critical value (scipy.stats.kstwo)   exact
-``"ld_equal_tailed"``    equal-tailed Beta intervals for every F(Y_(i)), level set exactly       exact
-``"ld_highest_density"`` highest-density Beta intervals, level set exactly (narrowest)          exact
-=======================  ===================================================================  =========
+========================  ======================================================================  ==========
+method                    band                                                                    coverage
+========================  ======================================================================  ==========
+``"dkw"``                 eCDF +/- sqrt(log(2/alpha) / 2n) (Dvoretzky-Kiefer-Wolfowitz-Massart)   >= nominal
+``"ks"``                  eCDF +/- the exact two-sided KS critical value (scipy.stats.kstwo)      exact
+``"ld_equal_tailed"``     equal-tailed Beta intervals for every F(Y_(i)), level set exactly       exact
+``"ld_highest_density"``  highest-density Beta intervals, level set exactly (narrowest)           exact
+========================  ======================================================================  ==========
 
 "Exact" needs continuous scores; with ties the KS and LD bands stay valid but conservative, and a warning
 says so. The LD levels are computed exactly (:mod:`simstudy.boundary`) and cached on disk.
@@ -82,12 +82,11 @@ __all__ = [
     "EVIDENCE_LEVELS",
     "evidence_table",
     "evidence_summary",
-    "searchsorted_rows",
-    "builtin_only",
     "leader_names",
     "leader_summary",
 ]
 
+#: The built-in CDF band methods (see the table above).
 METHODS = ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
 #: Each method's name for titles, legends and reports.
 METHOD_LABELS = {
@@ -96,6 +95,7 @@ METHOD_LABELS = {
     "ld_equal_tailed": "LD equal-tailed",
     "ld_highest_density": "LD highest-density",
 }
+#: Tuning curves :func:`tuning_curve_bands` bands: the median, any quantile, or the mean of the best of k scores.
 KINDS = ("median", "quantile", "mean")
 
 
@@ -103,19 +103,48 @@ KINDS = ("median", "quantile", "mean")
 class CDFBands:
     """Simultaneous confidence bands for a CDF, as step functions on the order statistics.
 
-    Attributes
+    Returned by :func:`cdf_bands` (build it through that function: the constructor does not validate). The
+    bands hold everywhere at once with probability ``confidence`` (Lourie, Cho & He 2024, §3).
+
+    Parameters
     ----------
-    y : ndarray, shape (n,)
-        The scores, sorted.
-    lower, upper : ndarray, shape (n,)
-        The bands' values at ``y`` (right-continuous): ``lower[i] <= F(y[i]) <= upper[i]``.
+    y : ndarray of float64, shape (n,)
+        The scores, sorted ascending (score units).
+    lower : ndarray of float64, shape (n,)
+        The lower band's value on ``[y[i], y[i+1])`` (right-continuous), a probability in [0, 1]:
+        ``lower[i] <= F(y[i])``. Non-decreasing.
+    upper : ndarray of float64, shape (n,)
+        The upper band's value on ``[y[i], y[i+1])``, a probability in [0, 1]; ``upper[-1]`` is 1.
+        Non-decreasing, ``lower <= upper``.
     upper_below : float
-        The upper band on ``[low, y[0])``.
+        The upper band on ``[low, y[0])`` (the lower band there is 0).
     confidence : float
-        Simultaneous coverage, ``1 - alpha``.
+        Simultaneous coverage ``1 - alpha``, in (0, 1).
     method : str
-    low, high : float
-        Bounds of the scores' support (may be infinite).
+        The band method, one of :data:`METHODS`.
+    low : float
+        Lower bound of the scores' support (may be ``-inf``): the CDF is 0 below it.
+    high : float
+        Upper bound of the scores' support (may be ``inf``): the CDF is 1 from it on.
+
+    See Also
+    --------
+    cdf_bands : Builds these bands from a sample.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> b = cdf_bands([0.2, 0.4, 0.6, 0.8], 0.5, "dkw", low=0, high=1)
+    >>> np.round(b.lower, 4).tolist(), np.round(b.upper, 4).tolist(), round(b.upper_below, 4)
+    ([0.0, 0.0837, 0.3337, 0.5837], [0.6663, 0.9163, 1.0, 1.0], 0.4163)
+    >>> [np.round(v, 4).tolist() for v in b.at([0.1, 0.5, 1.0])]  # (lower, upper) at three points
+    [[0.0, 0.0837, 1.0], [0.4163, 0.9163, 1.0]]
+    >>> b.covers(lambda x: x)  # the Uniform(0, 1) CDF lies inside
+    True
     """
 
     y: np.ndarray
@@ -128,7 +157,18 @@ class CDFBands:
     high: float
 
     def at(self, x) -> tuple[np.ndarray, np.ndarray]:
-        """``(lower, upper)`` band values at arbitrary points x (arrays of x's shape)."""
+        """The bands' values at arbitrary points.
+
+        Parameters
+        ----------
+        x : array_like of float
+            Points in score units, any shape.
+
+        Returns
+        -------
+        lower, upper : ndarray of float64, shape of ``x``
+            The lower and upper bands at ``x`` (probabilities in [0, 1]).
+        """
         x = np.asarray(x, dtype=np.float64)
         j = np.searchsorted(self.y, x, side="right")  # number of scores <= x
         lower = np.where(j > 0, self.lower[np.maximum(j - 1, 0)], 0.0)
@@ -138,10 +178,20 @@ class CDFBands:
         return lower, upper
 
     def covers(self, cdf) -> bool:
-        """Whether the bands contain a CDF everywhere (``cdf`` a callable; continuous distributions).
+        """Whether the bands contain a continuous CDF everywhere.
 
         For a continuous F it suffices to check both bands at the order statistics and the upper band just
         below the first one and at ``low``: between order statistics the bands are constant and F monotone.
+
+        Parameters
+        ----------
+        cdf : callable
+            The true CDF F, vectorized: ``cdf(array of scores) -> array of probabilities``.
+
+        Returns
+        -------
+        bool
+            True if ``lower <= F <= upper`` everywhere.
         """
         F = np.asarray(cdf(self.y), dtype=np.float64)
         below_ok = self.upper_below >= F[0]  # sup of F on [low, y[0]) is F(y[0]-) = F(y[0])
@@ -154,6 +204,18 @@ class CDFBands:
         ``F^-1(quantile ** (1 / k))``. The bands are step functions of k; the true curve rises continuously,
         so it suffices to check it at the bands' jump points: at the right end of each step of the upper
         band and the left end of each step of the lower band. (Checking only integer k misses violations.)
+
+        Parameters
+        ----------
+        curve : callable
+            The true quantile tuning curve, vectorized over real budgets k > 0 (score units).
+        quantile : float, default 0.5
+            The quantile of the best score the curve is of (0.5: the median tuning curve).
+
+        Returns
+        -------
+        bool
+            True if the band from these CDF bands contains ``curve`` at every k > 0.
         """
         points = np.concatenate(([self.low], self.y, [self.high]))
         for cdf, is_upper in (
@@ -175,21 +237,44 @@ class CDFBands:
 class TuningCurveBands:
     """A tuning curve's point estimate and confidence bands at budgets ``ks``.
 
-    Attributes
+    Returned by :func:`tuning_curve_bands` (the constructor does not validate).
+
+    Parameters
     ----------
-    ks : ndarray, shape (m,)
+    ks : ndarray of float64, shape (m,)
         Budgets (real, > 0): numbers of random-search iterations.
-    point : ndarray, shape (m,)
-        The tuning curve of the empirical CDF.
-    lower, upper : ndarray, shape (m,)
-        Simultaneous confidence bands (score units); ``-inf``/``inf`` where the data cannot bound the curve.
+    point : ndarray of float64, shape (m,)
+        The tuning curve of the empirical CDF (score units).
+    lower : ndarray of float64, shape (m,)
+        The lower simultaneous confidence band (score units); ``low`` (possibly ``-inf``) where the data
+        cannot bound the curve.
+    upper : ndarray of float64, shape (m,)
+        The upper band (score units); ``high`` (possibly ``inf``) where the data cannot bound the curve.
     kind : {"median", "quantile", "mean"}
+        Which tuning curve (:data:`KINDS`).
     quantile : float
-        The quantile of the best score (0.5 for the median).
+        The quantile of the best score, in (0, 1) (0.5 for the median; NaN for the mean).
     confidence : float
+        Simultaneous coverage ``1 - alpha``, in (0, 1).
     method : str
+        The CDF band method, one of :data:`METHODS`.
     cdf : CDFBands
         The CDF bands the curve bands derive from.
+
+    See Also
+    --------
+    tuning_curve_bands : Builds these bands from a sample.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> t = tuning_curve_bands([0.2, 0.4, 0.6, 0.8], 0.5, method="dkw", ks=[1, 2], low=0, high=1)
+    >>> t.kind, t.quantile, t.point.tolist(), t.lower.tolist(), t.upper.tolist()
+    ('median', 0.5, [0.4, 0.6], [0.2, 0.4], [0.8, 1.0])
     """
 
     ks: np.ndarray
@@ -244,13 +329,75 @@ def _method_iv(method: str) -> str:
 
 
 def dkw_epsilon(n: int, confidence: float) -> float:
-    """Half-width of the DKW band: ``sqrt(log(2 / alpha) / (2 n))`` (Massart's constant)."""
+    """Half-width of the DKW band: ``sqrt(log(2 / alpha) / (2 n))`` (Massart's constant).
+
+    By the Dvoretzky-Kiefer-Wolfowitz inequality with Massart's tight constant, ``P(sup |F_n - F| > eps)
+    <= 2 exp(-2 n eps^2)``; this is the ``eps`` that makes the right side ``alpha = 1 - confidence``.
+
+    Parameters
+    ----------
+    n : int
+        Sample size (number of scores), >= 1.
+    confidence : float
+        Simultaneous coverage ``1 - alpha``, in (0, 1). Not validated here.
+
+    Returns
+    -------
+    float
+        The half-width, in CDF units (probability); it may exceed 1 for small ``n``.
+
+    See Also
+    --------
+    ks_epsilon : The exact (narrower) KS half-width.
+
+    References
+    ----------
+    Massart, P. (1990). The tight constant in the Dvoretzky-Kiefer-Wolfowitz inequality. Annals of
+    Probability 18(3), 1269-1283.
+
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> round(dkw_epsilon(100, 0.95), 4)  # sqrt(log(40) / 200)
+    0.1358
+    """
     return float(np.sqrt(np.log(2.0 / (1.0 - confidence)) / (2.0 * n)))
 
 
 @lru_cache(maxsize=512)
 def ks_epsilon(n: int, confidence: float) -> float:
-    """Half-width of the exact KS band: the ``confidence`` quantile of the two-sided KS statistic."""
+    """Half-width of the exact KS band: the ``confidence`` quantile of the two-sided KS statistic.
+
+    ``P(sup |F_n - F| <= eps) = confidence`` exactly for continuous F (``scipy.stats.kstwo``). Cached.
+
+    Parameters
+    ----------
+    n : int
+        Sample size (number of scores), >= 1.
+    confidence : float
+        Simultaneous coverage ``1 - alpha``, in (0, 1). Not validated here.
+
+    Returns
+    -------
+    float
+        The half-width, in CDF units (probability in (0, 1]).
+
+    See Also
+    --------
+    dkw_epsilon : The conservative DKW half-width (never narrower).
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> round(ks_epsilon(100, 0.95), 4), round(dkw_epsilon(100, 0.95), 4)
+    (0.134, 0.1358)
+    """
     from scipy import stats
 
     return float(stats.kstwo.ppf(confidence, n))
@@ -260,7 +407,45 @@ def pointwise_bounds(n: int, confidence: float, method: str) -> tuple[np.ndarray
     """Bounds ``l_i <= F(Y_(i)) <= u_i``, i = 1..n, holding simultaneously with probability ``confidence``.
 
     They depend only on n, the confidence and the method, never on the data (the bands of any sample are
-    these bounds placed at its order statistics); ``method`` is one of :data:`METHODS`.
+    these bounds placed at its order statistics). Precisely: ``lower[i] <= F(Y_(i))`` and ``F(Y_(i)-) <=
+    upper[i]``, the meaning the plug-in contract (module docstring) asks of every band method.
+
+    Parameters
+    ----------
+    n : int
+        Sample size (number of scores), >= 1.
+    confidence : float
+        Simultaneous coverage ``1 - alpha``, in (0, 1). Not validated here (:func:`cdf_bands` does).
+    method : str
+        One of :data:`METHODS`. The LD methods are solved exactly and cached on disk
+        (:func:`simstudy.boundary.ld_intervals`).
+
+    Returns
+    -------
+    lower, upper : ndarray of float64, shape (n,)
+        Non-decreasing probabilities in [0, 1] for the 1st, ..., n-th order statistic; ``lower <= upper``.
+        Read-only for the LD methods.
+
+    Raises
+    ------
+    ValueError
+        If `method` is not one of :data:`METHODS` (the message lists the LD kinds).
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    With DKW, ``lower = i/n - eps`` and ``upper = (i-1)/n + eps`` clipped to [0, 1]:
+
+    >>> lower, upper = pointwise_bounds(5, 0.8, "dkw")
+    >>> np.round(lower, 4).tolist(), np.round(upper, 4).tolist()
+    ([0.0, 0.0, 0.1201, 0.3201, 0.5201], [0.4799, 0.6799, 0.8799, 1.0, 1.0])
+    >>> lower, upper = pointwise_bounds(5, 0.8, "ld_highest_density")  # narrower at the ends
+    >>> np.round(lower, 4).tolist(), np.round(upper, 4).tolist()
+    ([0.0, 0.0276, 0.1511, 0.337, 0.5584], [0.4416, 0.663, 0.8489, 0.9724, 1.0])
     """
     if method in ("dkw", "ks"):
         eps = dkw_epsilon(n, confidence) if method == "dkw" else ks_epsilon(n, confidence)
@@ -294,8 +479,8 @@ def trivial_budget(n: int, confidence: float, method: str, quantile: float = 0.5
         Simultaneous coverage, in (0, 1).
     method : str
         One of :data:`METHODS`.
-    quantile : float
-        The quantile of the best score (0.5: the median tuning curve).
+    quantile : float, default 0.5
+        The quantile of the best score, in (0, 1) (0.5: the median tuning curve).
 
     Returns
     -------
@@ -308,10 +493,17 @@ def trivial_budget(n: int, confidence: float, method: str, quantile: float = 0.5
     ValueError
         If n is not an integer >= 1, or confidence, method or quantile is invalid.
 
-    Example
-    -------
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
     >>> round(trivial_budget(48, 0.8, "ld_highest_density"), 2)
     8.15
+    >>> round(trivial_budget(5, 0.8, "dkw"), 4)  # l_n = 1 - eps, about 0.52: informative only up to k = 1.06
+    1.0604
     """
     n, confidence, method, quantile = _trivial_budget_iv(n, confidence, method, quantile)
     lower_at_max = float(pointwise_bounds(n, confidence, method)[0][-1])
@@ -325,24 +517,58 @@ def cdf_bands(
 ) -> CDFBands:
     """Simultaneous confidence bands for the CDF of the scores.
 
+    With probability ``confidence`` the bands contain the scores' CDF F everywhere at once; the LD bands
+    (Learned-Miller & DeStefano, level set exactly) are the narrowest of the four (Lourie, Cho & He 2024).
+
     Parameters
     ----------
-    scores : array_like, shape (n,)
-        At least two finite scores, all within [low, high].
-    confidence : float
-        Simultaneous coverage 1 - alpha, in (0, 1).
-    method : {"dkw", "ks", "ld_equal_tailed", "ld_highest_density"}
-    low, high : float
-        Known bounds of the scores' support (e.g. 0 and 1 for accuracy).
+    scores : array_like of float, shape (n,)
+        One sample: at least two finite scores (score units), all within [low, high]; any order.
+    confidence : float, default 0.95
+        Simultaneous coverage ``1 - alpha``, in (0, 1).
+    method : {"ld_highest_density", "ld_equal_tailed", "ks", "dkw"}, default "ld_highest_density"
+        The band (module docstring's table, :data:`METHODS`).
+    low : float, keyword-only, default -inf
+        Known lower bound of the scores' support (e.g. 0 for accuracy).
+    high : float, keyword-only, default inf
+        Known upper bound of the scores' support (e.g. 1 for accuracy).
 
     Returns
     -------
     CDFBands
+        The sorted scores and the bands' values on them, with ``confidence``, ``method``, ``low`` and
+        ``high``.
+
+    Raises
+    ------
+    ValueError
+        If `scores` is not 1-d, has fewer than 2 values, holds a NaN or infinity or a value outside [low,
+        high]; if not ``low < high``; if `confidence` is not strictly between 0 and 1; or on an unknown
+        `method`.
 
     Warns
     -----
     UserWarning
         If the scores contain ties (the KS and LD bands are then conservative, not exact).
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Learned-Miller, E., & DeStefano, J. (2008). A probabilistic upper bound on differential entropy. IEEE
+    Transactions on Information Theory 54(11), 5223-5230.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> b = cdf_bands(rng.uniform(size=20), 0.9, "ks", low=0, high=1)
+    >>> b.lower.shape, round(b.upper_below, 4), b.covers(lambda x: x)
+    ((20,), 0.2647, True)
+    >>> cdf_bands([[0.1, 0.2, 0.3]])
+    Traceback (most recent call last):
+        ...
+    ValueError: scores must be one sample (a 1-d array), got shape (1, 3): pass one sample at a time, e.g. scores[i]
     """
     return _cdf_bands(scores, confidence, method, low, high)
 
@@ -365,19 +591,39 @@ def tuning_curve(points: np.ndarray, cdf: np.ndarray, ks, *, kind: str = "median
 
     Parameters
     ----------
-    points : ndarray, shape (m,)
-        Ascending support points (may start at -inf and end at +inf).
-    cdf : ndarray, shape (m,)
-        Non-decreasing CDF values at ``points``; the last must be 1.
-    ks : array_like
-        Budgets, real and > 0.
-    kind : {"median", "quantile", "mean"}
-        ``"median"`` is ``"quantile"`` at 0.5: ``min{points[j] : quantile <= cdf[j] ** k}`` (Lourie et al. Eq. 5).
+    points : ndarray of float, shape (m,)
+        Ascending support points in score units (may start at -inf and end at +inf).
+    cdf : ndarray of float, shape (m,)
+        Non-decreasing CDF values (probabilities) at ``points``; the last must be 1. Not validated.
+    ks : array_like of float
+        Budgets (random-search iterations), real and > 0; any shape.
+    kind : {"median", "quantile", "mean"}, keyword-only, default "median"
+        ``"quantile"``: ``min{points[j] : quantile <= cdf[j] ** k}`` (Lourie et al. Eq. 5); note that
+        ``"median"`` here reads `quantile` as given, so pass ``quantile=0.5`` (the default) with it.
         ``"mean"``: ``sum_j points[j] (cdf[j]^k - cdf[j-1]^k)`` (Eq. 4); points without mass are skipped.
+    quantile : float, keyword-only, default 0.5
+        The quantile of the best of k draws, in (0, 1); ignored for ``kind="mean"``.
 
     Returns
     -------
-    ndarray, shape of ``ks``
+    ndarray of float64, shape of ``ks``
+        The curve at each budget, in score units (a support point for the quantile curves).
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    Scores 1, 2, 3 with probabilities 1/4, 1/2, 1/4; the median of the best of 2 is 2 (``0.75 ** 2 >=
+    0.5``), the mean of the best of 2 is ``1/16 + 2 (9/16 - 1/16) + 3 (1 - 9/16) = 2.375``:
+
+    >>> points, cdf = np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.0, 0.25, 0.75, 1.0])
+    >>> tuning_curve(points, cdf, [1, 2, 3]).tolist()
+    [2.0, 2.0, 3.0]
+    >>> tuning_curve(points, cdf, [1, 2, 3], kind="mean").tolist()
+    [2.0, 2.375, 2.5625]
     """
     ks = np.asarray(ks, dtype=np.float64)
     if kind == "mean":
@@ -417,8 +663,30 @@ def quantile_thresholds(cdf: np.ndarray, quantile: float) -> np.ndarray:
 
     ``log(quantile) / log(G)`` (infinite where G = 1, zero where G = 0), made non-decreasing against
     rounding. A quantile tuning curve of that CDF equals the j-th support point exactly for k in
-    ``(threshold[j-1], threshold[j]]``: these are the curve's jump points. ``cdf`` may hold one CDF per row
-    (shape ``(reps, m)``): each row is treated on its own, along the last axis.
+    ``(threshold[j-1], threshold[j]]``: these are the curve's jump points.
+
+    Parameters
+    ----------
+    cdf : ndarray of float, shape (m,) or (reps, m)
+        Non-decreasing CDF values (probabilities in [0, 1]); one CDF per row, each treated on its own along
+        the last axis.
+    quantile : float
+        The quantile of the best of k draws, in (0, 1) (0.5: median).
+
+    Returns
+    -------
+    ndarray of float64, shape of ``cdf``
+        Budgets (real, >= 0; ``inf`` where G = 1), non-decreasing along the last axis.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> np.round(quantile_thresholds(np.array([0.0, 0.25, 0.5, 0.75, 1.0]), 0.5), 4).tolist()
+    [0.0, 0.5, 1.0, 2.4094, inf]
     """
     with np.errstate(divide="ignore"):
         thr = np.where(cdf >= 1, np.inf, np.where(cdf <= 0, 0.0, np.log(quantile) / np.log(cdf)))
@@ -441,8 +709,8 @@ def searchsorted_rows(a: np.ndarray, v) -> np.ndarray:
         For each row and value, the number of the row's entries below the value; a 1-d ``a`` gives exactly
         ``np.searchsorted(a, v, side="left")``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> searchsorted_rows(np.array([[0.0, 1.5, np.inf], [2.0, 2.5, 3.0]]), [1.0, 2.0, 3.0])
     array([[1, 2, 2],
            [0, 0, 2]])
@@ -479,8 +747,8 @@ def builtin_only(methods, key: str) -> tuple[str, ...]:
     ValueError
         One line naming the key and the first method that is not built in.
 
-    Example
-    -------
+    Examples
+    --------
     >>> builtin_only(["dkw", "my_bands.wilson_band"], "study.methods")
     Traceback (most recent call last):
     ...
@@ -527,26 +795,65 @@ def tuning_curve_bands(
 ) -> TuningCurveBands:
     """Simultaneous confidence bands for the median (or any quantile) or mean tuning curve.
 
+    The tuning curve at budget k is the median (quantile, mean) of the best score of k random-search
+    iterations. Its bands are the curves of the CDF bands of :func:`cdf_bands` (the upper CDF band gives the
+    lower curve band and vice versa), so they hold for every k at once with probability at least
+    ``confidence`` (Lourie, Cho & He 2024, Props. 1-2).
+
     Parameters
     ----------
-    scores : array_like, shape (n,)
-        Scores of n random-search iterations.
-    confidence : float
-        Simultaneous coverage 1 - alpha, in (0, 1).
-    kind : {"median", "quantile", "mean"}
+    scores : array_like of float, shape (n,)
+        Scores of n random-search iterations (one sample, score units), at least 2.
+    confidence : float, default 0.95
+        Simultaneous coverage ``1 - alpha``, in (0, 1).
+    kind : {"median", "quantile", "mean"}, default "median"
         Median: exact coverage for continuous scores (Prop. 1). Mean: conservative, needs finite low/high.
-    method : str
+    method : str, default "ld_highest_density"
         The CDF band (:data:`METHODS`).
-    ks : array_like, optional
-        Budgets (real, > 0). Default ``1..n``.
-    quantile : float
-        For ``kind="quantile"``.
-    low, high : float
-        Known bounds of the scores.
+    ks : array_like of float, keyword-only, optional
+        Budgets (iterations; real, finite, > 0). Default ``1..n``.
+    quantile : float, keyword-only, default 0.5
+        The quantile of the best score, in (0, 1), for ``kind="quantile"``.
+    low : float, keyword-only, default -inf
+        Known lower bound of the scores (e.g. 0 for accuracy).
+    high : float, keyword-only, default inf
+        Known upper bound of the scores (e.g. 1 for accuracy).
 
     Returns
     -------
     TuningCurveBands
+        ``point``, ``lower`` and ``upper`` of shape ``(len(ks),)`` in score units, with the ``ks``, the
+        ``kind``, ``quantile``, ``confidence``, ``method`` and the underlying ``cdf`` bands.
+
+    Raises
+    ------
+    ValueError
+        On an unknown `kind`; `quantile` not in (0, 1) for ``kind="quantile"``; ``kind="mean"`` without
+        finite `low` and `high`; `ks` empty, non-finite or not > 0; and on the inputs :func:`cdf_bands`
+        rejects (scores, confidence, method, bounds).
+
+    Warns
+    -----
+    UserWarning
+        If the scores contain ties (the bands are then conservative).
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> t = tuning_curve_bands(rng.uniform(size=20), 0.9, ks=[1, 2, 4, 8], low=0, high=1)
+    >>> np.round(t.point, 4).tolist()
+    [0.5436, 0.8133, 0.8574, 0.9128]
+    >>> np.round(t.lower, 4).tolist(), np.round(t.upper, 4).tolist()  # the true 0.5 ** (1 / k) lies inside
+    ([0.1757, 0.5415, 0.637, 0.7297], [0.8159, 0.9128, 1.0, 1.0])
+    >>> tuning_curve_bands([0.2, 0.5, 0.9], kind="mean")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: the mean tuning curve's band is vacuous without finite bounds on the scores: ...
     """
     quantile = _kind_iv(kind, quantile, float(low), float(high))
     bands = _cdf_bands(scores, confidence, method, low, high)
@@ -586,12 +893,38 @@ def evidence(a: TuningCurveBands, b: TuningCurveBands) -> tuple[np.ndarray, np.n
     Evidence is *weak* where one band excludes the other's point estimate, *fair* where each band excludes
     the other's, and *strong* where the bands do not overlap (Lourie et al. §2, after Minka 2002).
 
+    Parameters
+    ----------
+    a : TuningCurveBands
+        The first model's bands.
+    b : TuningCurveBands
+        The second model's bands, at the same budgets ``ks`` as `a`.
+
     Returns
     -------
     level : ndarray of str, shape (m,)
         One of :data:`EVIDENCE_LEVELS` per budget.
     leader : ndarray of int, shape (m,)
         +1 where ``a``'s point estimate is higher, -1 where ``b``'s is, 0 on a tie.
+
+    Raises
+    ------
+    ValueError
+        If `a` and `b` are not at the same budgets ``ks``.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> a = tuning_curve_bands(rng.uniform(0.6, 0.9, size=20), 0.8, method="ks", ks=[1, 2, 4], low=0, high=1)
+    >>> b = tuning_curve_bands(rng.uniform(0.5, 0.8, size=20), 0.8, method="ks", ks=[1, 2, 4], low=0, high=1)
+    >>> level, leader = evidence(a, b)
+    >>> level.tolist(), leader.tolist()
+    (['weak', 'fair', 'weak'], [1, 1, 1])
     """
     if a.ks.shape != b.ks.shape or np.any(a.ks != b.ks):
         raise ValueError("the two bands must be evaluated at the same budgets ks")
@@ -625,9 +958,8 @@ def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b
     ValueError
         If the bands are not at the same budgets.
 
-    Example
-    -------
-    >>> import numpy as np
+    Examples
+    --------
     >>> ks = np.arange(1, 4)
     >>> a = tuning_curve_bands(np.linspace(0.80, 0.90, 20), 0.8, ks=ks, low=0, high=1)
     >>> b = tuning_curve_bands(np.linspace(0.10, 0.20, 20), 0.8, ks=ks, low=0, high=1)
@@ -655,16 +987,18 @@ def leader_names(a, b, name_a: str, name_b: str) -> np.ndarray:
 
     Parameters
     ----------
-    a, b : array_like, shape (m,)
-        Two curves at the same budgets.
+    a, b : array_like of float, shape (m,)
+        Two curves at the same budgets (score units; NaN where a curve has no value).
     name_a, name_b : str
+        The curves' names, as they should appear in the result.
 
     Returns
     -------
     ndarray of object, shape (m,)
+        At each budget ``name_a``, ``name_b``, ``"tie"`` or ``""``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> leader_names([0.5, 0.6, 0.7, np.nan], [0.6, 0.6, 0.6, 0.6], "a", "b").tolist()
     ['b', 'tie', 'a', '']
     """
@@ -688,8 +1022,14 @@ def leader_summary(k, leaders, what: str) -> str:
     what : str
         The line's label.
 
-    Example
+    Returns
     -------
+    str
+        ``"<what>: <leader> ahead at k = <run>, <other> at k = <run>, ..."``, or ``"<what>: no budget to
+        compare"`` when every verdict is ``""``.
+
+    Examples
+    --------
     >>> leader_summary([1, 2, 3, 4], ["a", "a", "b", ""], "V")
     'V: a ahead at k = 1..2, b at k = 3'
     """
@@ -732,8 +1072,8 @@ def evidence_summary(table) -> list[str]:
     ValueError
         If a column is missing.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import pandas as pd
     >>> t = pd.DataFrame({"k": [1.0, 2.0, 3.0, 4.0], "evidence": ["none", "weak", "weak", "strong"],
     ...                   "leader": ["a", "a", "a", "a"]})

@@ -67,7 +67,53 @@ def _safeguarded_newton(f, lo, hi, x0):
 
 
 def equal_tailed(i, n: int, coverage) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed intervals of Beta(i, n + 1 - i) with the given coverage; arrays broadcast over i."""
+    """Equal-tailed intervals of Beta(i, n + 1 - i) with the given coverage; arrays broadcast over i.
+
+    ``[G^-1((1 - c)/2), G^-1((1 + c)/2)]`` with ``G`` the Beta(i, n + 1 - i) CDF: probability ``(1 - c)/2``
+    on either side. ``U_(i)``, the i-th smallest of n uniforms, lies inside with probability ``c``.
+
+    Parameters
+    ----------
+    i : array_like of int
+        Order-statistic ranks in 1..n (float values must be whole numbers); any shape, broadcast with the
+        other arguments.
+    n : int
+        Sample size (number of uniforms), >= 1.
+    coverage : float or array_like of float
+        Probability inside each interval, in (0, 1); broadcast with `i`.
+
+    Returns
+    -------
+    low, high : ndarray of float64, shape of ``broadcast(i, coverage)``
+        Interval ends, probabilities in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If `n` is not an integer >= 1 or a rank is not a whole number in 1..n, or a coverage is not strictly between 0 and 1.
+
+    References
+    ----------
+    Learned-Miller, E., & DeStefano, J. (2008). A probabilistic upper bound on differential entropy. IEEE
+    Transactions on Information Theory 54(11), 5223-5230.
+
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024 (§3.3, App. C).
+
+    Examples
+    --------
+    With one uniform (Beta(1, 1)) the 90% interval is [0.05, 0.95]:
+
+    >>> [round(float(v), 4) for v in equal_tailed(1, 1, 0.9)]
+    [0.05, 0.95]
+    >>> low, high = equal_tailed([1, 2, 3], 3, 0.9)
+    >>> np.round(low, 4).tolist(), np.round(high, 4).tolist()
+    ([0.017, 0.1354, 0.3684], [0.6316, 0.8646, 0.983])
+    >>> equal_tailed(4, 3, 0.9)
+    Traceback (most recent call last):
+        ...
+    ValueError: i must hold integers in 1..n=3
+    """
     a, b = _shape_iv(i, n)
     c = _coverage_iv(coverage)
     return special.betaincinv(a, b, (1 - c) / 2), special.betaincinv(a, b, (1 + c) / 2)
@@ -79,19 +125,46 @@ def highest_density(i, n: int, coverage, *, start=None) -> tuple[np.ndarray, np.
     Parameters
     ----------
     i : array_like of int
-        Order-statistic ranks in 1..n.
+        Order-statistic ranks in 1..n (float values must be whole numbers); any shape, broadcast with the
+        other arguments.
     n : int
-        Sample size.
-    coverage : float or array_like
-        Probability inside the interval, in (0, 1).
-    start : array_like, optional
-        Initial guesses for the lower ends (e.g. the solution at a nearby coverage).
+        Sample size (number of uniforms), >= 1.
+    coverage : float or array_like of float
+        Probability inside each interval, in (0, 1); broadcast with `i`.
+    start : array_like of float, keyword-only, optional
+        Initial guesses for the lower ends, broadcast with `i` (e.g. the solution at a nearby coverage);
+        a speed-up only. Default: the equal-tailed split.
 
     Returns
     -------
-    low, high : ndarray
+    low, high : ndarray of float64, shape of ``broadcast(i, coverage)``
         Interval ends; ``G(high) - G(low) = coverage`` and ``g(low) = g(high)`` (to ~1e-12 relative), except
-        at i = 1 (mode 0: ``[0, G^-1(c)]``) and i = n (mode 1: ``[G^-1(1 - c), 1]``).
+        at i = 1 (mode 0: ``[0, G^-1(c)]``) and i = n (mode 1: ``[G^-1(1 - c), 1]``). For n = 1 (a flat
+        density) the equal-tailed interval.
+
+    Raises
+    ------
+    ValueError
+        If `n` is not an integer >= 1 or a rank is not a whole number in 1..n, or a coverage is not strictly between 0 and 1.
+
+    References
+    ----------
+    Learned-Miller, E., & DeStefano, J. (2008). A probabilistic upper bound on differential entropy. IEEE
+    Transactions on Information Theory 54(11), 5223-5230.
+
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024 (§3.3, App. C).
+
+    Examples
+    --------
+    For i = 1 of n = 3 the density ``3 (1 - x)^2`` falls, so the interval is ``[0, 1 - 0.1 ** (1/3)]``; the
+    middle one, Beta(2, 2), is symmetric and so equal-tailed:
+
+    >>> low, high = highest_density([1, 2, 3], 3, 0.9)
+    >>> np.round(low, 4).tolist(), np.round(high, 4).tolist()
+    ([0.0, 0.1354, 0.4642], [0.5358, 0.8646, 1.0])
+    >>> round(1 - 0.1 ** (1 / 3), 4)
+    0.5358
     """
     a, b = _shape_iv(i, n)
     c = _coverage_iv(coverage)
@@ -127,7 +200,47 @@ def highest_density(i, n: int, coverage, *, start=None) -> tuple[np.ndarray, np.
 
 
 def coverage_equal_tailed(i, n: int, p) -> np.ndarray:
-    """``B_i(p)``: coverage of the smallest equal-tailed interval of Beta(i, n + 1 - i) containing p."""
+    """``B_i(p)``: coverage of the smallest equal-tailed interval of Beta(i, n + 1 - i) containing p.
+
+    ``|1 - 2 G(p)|``, the inverse of :func:`equal_tailed` in the coverage: p is an end of the interval of
+    that coverage. ``max_i B_i(F(Y_(i)))`` is the LD test statistic.
+
+    Parameters
+    ----------
+    i : array_like of int
+        Order-statistic ranks in 1..n (float values must be whole numbers); any shape, broadcast with the
+        other arguments.
+    n : int
+        Sample size (number of uniforms), >= 1.
+    p : float or array_like of float
+        Points (probabilities in [0, 1]); broadcast with `i`.
+
+    Returns
+    -------
+    ndarray of float64, shape of ``broadcast(i, p)``
+        Coverages in [0, 1] (0 at the median).
+
+    Raises
+    ------
+    ValueError
+        If `n` is not an integer >= 1 or a rank is not a whole number in 1..n.
+
+    References
+    ----------
+    Learned-Miller, E., & DeStefano, J. (2008). A probabilistic upper bound on differential entropy. IEEE
+    Transactions on Information Theory 54(11), 5223-5230.
+
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024 (§3.3, App. C).
+
+    Examples
+    --------
+    >>> np.round(coverage_equal_tailed([1, 2, 3], 3, [0.05, 0.5, 0.9]), 4).tolist()
+    [0.7148, 0.0, 0.458]
+    >>> low, high = equal_tailed(2, 3, 0.9)
+    >>> round(float(coverage_equal_tailed(2, 3, high)), 6)  # the inverse of equal_tailed
+    0.9
+    """
     a, b = _shape_iv(i, n)
     return np.abs(1.0 - 2.0 * special.betainc(a, b, np.asarray(p, dtype=np.float64)))
 
@@ -135,8 +248,47 @@ def coverage_equal_tailed(i, n: int, p) -> np.ndarray:
 def coverage_highest_density(i, n: int, p) -> np.ndarray:
     """``B_i(p)``: coverage of the smallest highest-density interval of Beta(i, n + 1 - i) containing p.
 
-    p is one end of that interval; the other end is the point across the mode with the same density.
-    Broadcasts over i and p.
+    p is one end of that interval; the other end is the point across the mode with the same density (at
+    i = 1 and i = n, where the density is monotone, the interval reaches 0 or 1). The inverse of
+    :func:`highest_density` in the coverage; ``max_i B_i(F(Y_(i)))`` is the LD test statistic.
+
+    Parameters
+    ----------
+    i : array_like of int
+        Order-statistic ranks in 1..n (float values must be whole numbers); any shape, broadcast with the
+        other arguments.
+    n : int
+        Sample size (number of uniforms), >= 1.
+    p : float or array_like of float
+        Points (probabilities in [0, 1]); broadcast with `i`.
+
+    Returns
+    -------
+    ndarray of float64, shape of ``broadcast(i, p)``
+        Coverages in [0, 1] (0 at the mode).
+
+    Raises
+    ------
+    ValueError
+        If `n` is not an integer >= 1 or a rank is not a whole number in 1..n.
+
+    References
+    ----------
+    Learned-Miller, E., & DeStefano, J. (2008). A probabilistic upper bound on differential entropy. IEEE
+    Transactions on Information Theory 54(11), 5223-5230.
+
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024 (§3.3, App. C).
+
+    Examples
+    --------
+    At i = 1 of n = 3 the interval is ``[0, p]``, of coverage ``G(p) = 1 - (1 - p) ** 3``:
+
+    >>> np.round(coverage_highest_density([1, 2, 3], 3, [0.05, 0.5, 0.9]), 4).tolist()
+    [0.1426, 0.0, 0.271]
+    >>> low, high = highest_density(2, 3, 0.9)
+    >>> round(float(coverage_highest_density(2, 3, low)), 6)  # the inverse of highest_density
+    0.9
     """
     a, b = _shape_iv(i, n)
     p = np.asarray(p, dtype=np.float64)

@@ -39,24 +39,53 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
 
     Parameters
     ----------
-    scores : mapping of str to array_like
-        Model name -> its B validation scores (random-search trials; B may differ between models).
-    method : {"v", "u", "w"}
+    scores : mapping of str to array_like of float
+        Model name -> its B validation scores, shape (B,), score units (one per random-search trial; B may
+        differ between models).
+    method : {"v", "u", "w"}, keyword-only, default "v"
         The estimator (:func:`simstudy.estimators.expected_max`); V is Dodge et al.'s and has the lowest MSE.
-    trial_time : float or mapping of str to float, optional
-        Average duration of one trial (any unit), for all models or per model: adds a ``time`` column,
-        ``n * trial_time``.
+    trial_time : float or mapping of str to float, keyword-only, optional
+        Average duration of one trial (any unit, e.g. seconds or GPU hours), for all models or per model:
+        adds a ``time`` column, ``n * trial_time``.
 
     Returns
     -------
-    DataFrame
-        Tidy, one row per (model, n), every n = 1..B: ``expected_max``, ``std`` (plug-in SD of the best of n), ``band_low``
-        and ``band_high`` (``expected_max -/+ std`` clipped to the model's observed [min, max]) and ``time``.
+    pandas.DataFrame
+        Tidy, one row per (model, n), every n = 1..B, in the order of `scores`: ``model``, ``n``,
+        ``expected_max``, ``std`` (plug-in SD of the best of n, :func:`simstudy.estimators.expected_max_std`;
+        always from V's weights), ``band_low`` and ``band_high`` (``expected_max -/+ std`` clipped to the
+        model's observed [min, max]), all in score units, and ``time`` (the unit of `trial_time`) when given.
+
+    Raises
+    ------
+    ValueError
+        On an unknown `method`; no models; a model's scores not a non-empty 1-d array; `trial_time` missing
+        a model or not a positive number.
 
     Notes
     -----
     Memory is O(B) and time O(B log B) per model (:mod:`simstudy.estimators` computes large curves in
     windowed blocks, exact to within ``2**-53`` of the score range): 10^6 scores take seconds.
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2019). Show your work: Improved reporting
+    of experimental results. EMNLP-IJCNLP 2019.
+
+    Examples
+    --------
+    >>> c = evp_curves({"a": [0.2, 0.5, 0.9], "b": [0.6, 0.7]}, trial_time={"a": 2.0, "b": 10.0})
+    >>> c.round(4)
+      model  n  expected_max     std  band_low  band_high  time
+    0     a  1        0.5333  0.2867    0.2466     0.8201   2.0
+    1     a  2        0.6889  0.2514    0.4375     0.9000   4.0
+    2     a  3        0.7704  0.2069    0.5634     0.9000   6.0
+    3     b  1        0.6500  0.0500    0.6000     0.7000  10.0
+    4     b  2        0.6750  0.0433    0.6317     0.7000  20.0
+    >>> evp_curves({"a": [0.2, 0.5, 0.9]}, method="bootstrap")
+    Traceback (most recent call last):
+        ...
+    ValueError: unknown estimator 'bootstrap'; choose one of: u, v, w
     """
     if method not in estimators.CLOSED_FORM:
         raise ValueError(f"unknown estimator {method!r}; choose one of: {', '.join(estimators.CLOSED_FORM)}")
@@ -92,11 +121,33 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
 def budget_to_target(curves: pd.DataFrame, target: float) -> pd.DataFrame:
     """The smallest budget at which each model's expected maximum reaches ``target`` (Dodge et al. 2019, Fig. 1).
 
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        As :func:`evp_curves` returns: columns ``model``, ``n``, ``expected_max`` and optionally ``time``,
+        rows in ascending ``n`` within each model.
+    target : float
+        The score to reach (score units); reached where ``expected_max >= target``.
+
     Returns
     -------
-    DataFrame
-        One row per model: ``target``, ``n`` (NaN if the curve never reaches it within the model's B),
-        ``expected_max`` there, and ``time`` when the curves have a time axis.
+    pandas.DataFrame
+        One row per model, in order of appearance: ``model``, ``target``, ``n`` (trials; NaN if the curve
+        never reaches it within the model's B), ``expected_max`` there, and ``time`` when the curves have a
+        time axis.
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2019). Show your work: Improved reporting
+    of experimental results. EMNLP-IJCNLP 2019.
+
+    Examples
+    --------
+    >>> c = evp_curves({"a": [0.2, 0.5, 0.9], "b": [0.6, 0.7]}, trial_time=2.0)
+    >>> budget_to_target(c, 0.68).round(4)
+      model  target    n  expected_max  time
+    0     a    0.68  2.0        0.6889   4.0
+    1     b    0.68  NaN           NaN   NaN
     """
     rows = []
     for model, c in curves.groupby("model", sort=False):

@@ -34,16 +34,43 @@ _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(6)
 def posterior(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray):
     """The t posterior of each arm's mean from sufficient statistics.
 
+    Under a Gaussian model with a uniform prior on (mu, sigma), ``mu = mean + sqrt(S / (T (T - 2))) t_{T-2}``
+    (Moss et al. 2019, §4.2, after Honda & Takemura 2014).
+
     Parameters
     ----------
-    sums, squares, counts : array_like, shape (..., N)
-        Sum of the evaluations, sum of their squares, and how many there are (each >= 3).
+    sums : array_like of float, shape (..., N)
+        Sum of each arm's evaluations (score units); leading axes are independent problems, the last the N
+        arms (models).
+    squares : array_like of float, shape (..., N)
+        Sum of the squares of each arm's evaluations (squared score units).
+    counts : array_like of int, shape (..., N)
+        How many evaluations T each arm has; each >= 3 (not validated: T <= 2 gives non-finite or negative
+        scales and degrees of freedom).
 
     Returns
     -------
-    location, scale, df : ndarray, shape (..., N)
-        ``mu = location + scale * t_df``. A zero spread (identical evaluations) gets a tiny positive scale,
-        ``1e-12 * max(1, |mean|)``, instead of dividing by zero: such an arm's mean is then treated as known.
+    location, scale, df : ndarray of float64, shape (..., N)
+        ``mu = location + scale * t_df``: the mean of the evaluations (score units), the scale (score units)
+        and ``T - 2``. A zero spread (identical evaluations) gets a tiny positive scale, ``1e-12 * max(1,
+        |mean|)``, instead of dividing by zero: such an arm's mean is then treated as known.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019.
+    Honda, J., & Takemura, A. (2014). Optimality of Thompson sampling for Gaussian bandits depends on priors.
+    AISTATS 2014.
+
+    Examples
+    --------
+    Evaluations 0.70, 0.72, 0.74: mean 0.72, ``S = 0.0008``, scale ``sqrt(0.0008 / 3)``, one degree of
+    freedom:
+
+    >>> x = np.array([0.70, 0.72, 0.74])
+    >>> loc, scale, df = posterior([x.sum()], [(x**2).sum()], [3])
+    >>> np.round(loc, 4).tolist(), np.round(scale, 6).tolist(), df.tolist()
+    ([0.72], [0.01633], [1.0])
     """
     sums, squares, counts = (np.asarray(a, dtype=np.float64) for a in (sums, squares, counts))
     mean = sums / counts
@@ -88,16 +115,41 @@ def _pi_of(loc: np.ndarray, sc: np.ndarray, df: np.ndarray, m: np.ndarray) -> np
 def prob_best(location, scale, df) -> np.ndarray:
     """``pi_m = P(mu_m is the largest)`` under independent t posteriors, by quadrature.
 
+    ``pi_m = int_0^1 prod_{j != m} F_j(F_m^{-1}(u)) du``, by a composite Gauss-Legendre rule whose panels
+    follow the other arms' posteriors (absolute error below about 6e-5); FIESTA's stopping rule compares the
+    largest ``pi`` with ``1 - delta`` (Moss et al. 2019).
+
     Parameters
     ----------
-    location, scale, df : array_like, shape (..., N)
-        From :func:`posterior`.
+    location : array_like of float, shape (..., N)
+        Posterior location of each arm's mean (score units), from :func:`posterior`; leading axes are
+        independent problems, the last the N arms.
+    scale : array_like of float, shape (..., N)
+        Posterior scale (score units, > 0), from :func:`posterior`; broadcast with `location`.
+    df : array_like of float, shape (..., N)
+        Degrees of freedom of each t posterior (> 0), from :func:`posterior`.
 
     Returns
     -------
-    pi : ndarray, shape (..., N)
-        Normalised to sum to one over the arms (the quadrature's errors, up to about 6e-5 each, would
-        otherwise leave the sum off by that much).
+    pi : ndarray of float64, shape (..., N)
+        Probabilities in [0, 1], normalised to sum to one over the arms (the quadrature's errors, up to about
+        6e-5 each, would otherwise leave the sum off by that much).
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019.
+
+    Examples
+    --------
+    Two arms with the same posterior are each best with probability 1/2:
+
+    >>> prob_best([0.7, 0.7], [0.01, 0.01], [5.0, 5.0]).tolist()
+    [0.5, 0.5]
+    >>> loc, scale, df = np.array([0.70, 0.68, 0.65]), np.array([0.01, 0.01, 0.02]), np.array([5.0, 5.0, 5.0])
+    >>> pi = prob_best(loc, scale, df)
+    >>> np.round(pi, 4).tolist(), round(float(pi.sum()), 12)
+    ([0.8557, 0.1117, 0.0325], 1.0)
     """
     loc, sc, df = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (location, scale, df)))
     N = loc.shape[-1]
@@ -113,6 +165,38 @@ def prob_leader(location, scale, df, leader) -> np.ndarray:
     any other arm is below the leader with probability at least 1/2), hence a stopping rule
     ``max pi > 1 - delta`` with ``delta <= 1/2`` needs this one value: N times less work than
     :func:`prob_best`.
+
+    Parameters
+    ----------
+    location : array_like of float, shape (..., N)
+        Posterior location of each arm's mean (score units), from :func:`posterior`; leading axes are
+        independent problems, the last the N arms.
+    scale : array_like of float, shape (..., N)
+        Posterior scale (score units, > 0), from :func:`posterior`; broadcast with `location`.
+    df : array_like of float, shape (..., N)
+        Degrees of freedom of each t posterior (> 0), from :func:`posterior`.
+    leader : array_like of int, shape (...)
+        Index in 0..N-1 of the arm whose pi is computed, one per problem (broadcast over the leading axes).
+
+    Returns
+    -------
+    ndarray of float64, shape (...)
+        ``pi_leader``, a probability in [0, 1] (unnormalised: it may differ from :func:`prob_best`'s by the
+        quadrature error, about 6e-5).
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019.
+
+    Examples
+    --------
+    >>> loc, scale, df = np.array([0.70, 0.68, 0.65]), np.array([0.01, 0.01, 0.02]), np.array([5.0, 5.0, 5.0])
+    >>> round(float(prob_leader(loc, scale, df, 0)), 4)  # prob_best's first entry
+    0.8557
+    >>> batch = np.stack([loc, loc[::-1]])  # two problems at once, shape (2, 3)
+    >>> np.round(prob_leader(batch, scale, df, [0, 2]), 4).tolist()
+    [0.8557, 0.7812]
     """
     loc, sc, df = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (location, scale, df)))
     return _pi_of(loc, sc, df, np.asarray(leader, dtype=np.intp))
@@ -129,20 +213,30 @@ def prob_leader_upper(location, scale, df, leader, *, panels: int = 16) -> np.nd
 
     Parameters
     ----------
-    location, scale, df : array_like, shape (..., N)
-        From :func:`posterior`.
+    location : array_like of float, shape (..., N)
+        Posterior location of each arm's mean (score units), from :func:`posterior`; leading axes are
+        independent problems, the last the N arms.
+    scale : array_like of float, shape (..., N)
+        Posterior scale (score units, > 0), from :func:`posterior`; broadcast with `location`.
+    df : array_like of float, shape (..., N)
+        Degrees of freedom of each t posterior (> 0), from :func:`posterior`.
     leader : array_like of int, shape (...)
-        The arm whose pi is bounded, one per problem.
-    panels : int
-        The number of equal panels of (0, 1); the bound's slack is at most ``1 / panels``.
+        Index in 0..N-1 of the arm whose pi is bounded, one per problem.
+    panels : int, keyword-only, default 16
+        The number of equal panels of (0, 1), >= 1; the bound's slack is at most ``1 / panels``.
 
     Returns
     -------
-    ndarray, shape (...)
+    ndarray of float64, shape (...)
         ``upper >= pi_leader``, ``upper - pi_leader <= 1 / panels``.
 
-    Example
-    -------
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019.
+
+    Examples
+    --------
     >>> loc, scale, df = np.array([0.70, 0.68, 0.65]), np.array([0.01, 0.01, 0.02]), np.array([5.0, 5.0, 5.0])
     >>> pi = prob_leader(loc, scale, df, 0)
     >>> bound = prob_leader_upper(loc, scale, df, 0)
@@ -166,7 +260,39 @@ def prob_leader_upper(location, scale, df, leader, *, panels: int = 16) -> np.nd
 def prob_best_mc(location, scale, df, *, draws: int, rng: np.random.Generator) -> np.ndarray:
     """Monte Carlo ``pi``: the fraction of ``draws`` joint posterior draws in which each arm is the largest.
 
-    Its standard error is ``sqrt(pi (1 - pi) / draws)``. Shapes as :func:`prob_best`.
+    Its standard error is ``sqrt(pi (1 - pi) / draws)``. This is what the published FIESTA code does (800,000
+    draws per step); :func:`prob_best` is the deterministic alternative, and this one its cross-check.
+
+    Parameters
+    ----------
+    location : array_like of float, shape (..., N)
+        Posterior location of each arm's mean (score units), from :func:`posterior`; leading axes are
+        independent problems, the last the N arms.
+    scale : array_like of float, shape (..., N)
+        Posterior scale (score units, > 0), from :func:`posterior`; broadcast with `location`.
+    df : array_like of float, shape (..., N)
+        Degrees of freedom of each t posterior (> 0), from :func:`posterior`.
+    draws : int, keyword-only
+        Number of joint posterior draws, >= 1; memory is ``draws`` times the size of `location`.
+    rng : numpy.random.Generator, keyword-only
+        Source of the draws (required, so that every result can be reproduced).
+
+    Returns
+    -------
+    ndarray of float64, shape (..., N)
+        The fraction of draws in which each arm's mean is the largest; sums to one over the arms.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019.
+
+    Examples
+    --------
+    >>> loc, scale, df = np.array([0.70, 0.68, 0.65]), np.array([0.01, 0.01, 0.02]), np.array([5.0, 5.0, 5.0])
+    >>> pi = prob_best_mc(loc, scale, df, draws=20_000, rng=np.random.default_rng(0))
+    >>> np.round(pi, 4).tolist()  # prob_best: [0.8557, 0.1117, 0.0325], SE about 0.0025
+    [0.8578, 0.1096, 0.0326]
     """
     loc, sc, df = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (location, scale, df)))
     samples = loc + sc * rng.standard_t(np.broadcast_to(df, (draws, *df.shape)))

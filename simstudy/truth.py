@@ -102,12 +102,36 @@ def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
         :class:`~simstudy.parametric.NoisyQuadratic`) or a continuous distribution (quadrature, absolute error
         ~1e-12).
     n : int or sequence of int
-        Budgets (any positive integers; no sample size limits them).
+        Budgets (trials; any positive integers; no sample size limits them).
 
     Returns
     -------
-    ndarray, shape (len(n),)
-        ``E[max(X_1..X_n)]`` in score units.
+    ndarray of float64, shape (len(n),)
+        ``E[max(X_1..X_n)]`` in score units (a scalar `n` gives shape (1,)).
+
+    Raises
+    ------
+    ValueError
+        If `n` is not a positive integer or a non-empty 1-d sequence of them.
+
+    See Also
+    --------
+    simstudy.estimators.expected_max : Its estimators from a sample.
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2021). Expected validation performance
+    and estimation of a random variable's maximum. Findings of EMNLP 2021.
+
+    Examples
+    --------
+    The maximum of n uniforms has mean ``n / (n + 1)``; of two fair coin flips, 3/4:
+
+    >>> from simstudy.distributions import Bag, ScipyDistribution
+    >>> np.round(expected_max(ScipyDistribution("uniform", {}), [1, 2, 4]), 6).tolist()
+    [0.5, 0.666667, 0.8]
+    >>> expected_max(Bag([0.0, 1.0]), [1, 2, 3]).tolist()
+    [0.5, 0.75, 0.875]
     """
     n_arr = _n_iv(n)
     if isinstance(dist, Bag):
@@ -134,10 +158,35 @@ def order_statistic_means(dist: ScoreDistribution, B: int) -> np.ndarray:
     exact up to rounding. For a continuous distribution on [low, high]:
     ``low + int (1 - I_{F(x)}(i, B - i + 1)) dx`` by adaptive quadrature.
 
+    Parameters
+    ----------
+    dist : ScoreDistribution
+        A :class:`~simstudy.distributions.Bag` (exact) or a continuous distribution (quadrature; on an
+        unbounded support over the window between its ``2**-52`` and ``1 - 2**-52`` quantiles).
+    B : int
+        Sample size (number of draws), >= 1.
+
     Returns
     -------
-    ndarray, shape (B,)
-        In score units.
+    ndarray of float64, shape (B,)
+        ``E[X_(1)] <= ... <= E[X_(B)]`` in score units.
+
+    Raises
+    ------
+    ValueError
+        If `B` is not an integer >= 1.
+
+    Examples
+    --------
+    For uniforms ``E[X_(i)] = i / (B + 1)``; for two standard normals ``E[X_(2)] = 1 / sqrt(pi)``:
+
+    >>> from simstudy.distributions import ScipyDistribution
+    >>> np.round(order_statistic_means(ScipyDistribution("uniform", {}), 4), 6).tolist()
+    [0.2, 0.4, 0.6, 0.8]
+    >>> np.round(order_statistic_means(ScipyDistribution("norm", {}), 2), 6).tolist()
+    [-0.56419, 0.56419]
+    >>> round(float(1 / np.sqrt(np.pi)), 6)
+    0.56419
     """
     if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 1:
         raise ValueError(f"B must be an integer >= 1, got {B!r}")
@@ -170,20 +219,49 @@ def order_statistic_means(dist: ScoreDistribution, B: int) -> np.ndarray:
 def estimator_mean(dist: ScoreDistribution, B: int, method: str, n=None) -> np.ndarray:
     """Exact expectation of an expected-maximum estimator on samples of B draws from ``dist``.
 
+    Every closed-form estimator is linear in the order statistics, so its mean is ``weights(B, method, n) @
+    order_statistic_means(dist, B)`` (Dodge et al. 2021, §3).
+
     Parameters
     ----------
     dist : ScoreDistribution
+        The score distribution the samples are drawn from (see :func:`order_statistic_means`).
     B : int
-        Sample size.
+        Sample size (scores per sample), >= 1.
     method : {"u", "v", "w", "bootstrap"}
-        The bootstrap's expectation over samples and resamples is V's.
+        The estimator; the bootstrap's expectation over samples and resamples is V's.
     n : int or sequence of int, optional
         Budgets in 1..B (default ``1..B``).
 
     Returns
     -------
-    ndarray, shape (len(n),)
-        ``E[theta_hat_n]``; subtract :func:`expected_max` for the exact bias.
+    ndarray of float64, shape (len(n),)
+        ``E[theta_hat_n]`` in score units; subtract :func:`expected_max` for the exact bias.
+
+    Raises
+    ------
+    ValueError
+        On an unknown `method`, `B` not an integer >= 1, or a budget outside 1..B (from
+        :func:`simstudy.estimators.weights`).
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2021). Expected validation performance
+    and estimation of a random variable's maximum. Findings of EMNLP 2021.
+
+    Tang, R., Lee, J., Xin, J., Liu, X., Yu, Y., & Lin, J. (2020). Showing your work doesn't always work.
+    ACL 2020.
+
+    Examples
+    --------
+    U is unbiased (its mean is the uniform's ``n / (n + 1)``); V is biased low:
+
+    >>> from simstudy.distributions import ScipyDistribution
+    >>> uniform = ScipyDistribution("uniform", {})
+    >>> np.round(estimator_mean(uniform, 4, "u"), 6).tolist()
+    [0.5, 0.666667, 0.75, 0.8]
+    >>> np.round(estimator_mean(uniform, 4, "v"), 6).tolist()
+    [0.5, 0.625, 0.6875, 0.723438]
     """
     closed = "v" if method == "bootstrap" else method
     return estimators.weights(B, closed, n) @ order_statistic_means(dist, B)
@@ -210,10 +288,41 @@ def quantile_tuning_curve(dist: ScoreDistribution, ks, q: float = 0.5, *, minimi
     ``F^-1(q^(1/k))``. Minimizing, the best is the minimum, with CDF ``1 - (1 - F)^k``, and its q-quantile is
     ``F^-1(1 - (1 - q)^(1/k))`` (the convention of opda's ``quantile_tuning_curve``; for the median the two
     mirror each other). A distribution with its own ``quantile_tuning_curve`` method (a closed form) is asked
-    for it. Shape of ``ks``.
+    for it.
+
+    Parameters
+    ----------
+    dist : ScoreDistribution
+        The score distribution (its ``ppf`` is used, or its own ``quantile_tuning_curve``).
+    ks : array_like of float
+        Budgets (random-search iterations; real, finite, > 0); any shape.
+    q : float, default 0.5
+        The quantile of the best of k draws, in (0, 1).
+    minimize : bool, keyword-only, default False
+        Whether the best is the minimum (e.g. a loss) rather than the maximum.
+
+    Returns
+    -------
+    ndarray of float64, shape of ``ks``
+        The curve in score units.
+
+    Raises
+    ------
+    ValueError
+        If `q` is not strictly between 0 and 1, or `ks` is empty, non-finite or not > 0.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
 
     Examples
     --------
+    For uniforms the median of the best of k is ``0.5 ** (1 / k)``:
+
+    >>> from simstudy.distributions import ScipyDistribution
+    >>> np.round(quantile_tuning_curve(ScipyDistribution("uniform", {}), [1, 2, 4]), 6).tolist()
+    [0.5, 0.707107, 0.840896]
     >>> from simstudy.distributions import Bag
     >>> bag = Bag([1.0, 2.0, 3.0, 4.0])
     >>> quantile_tuning_curve(bag, [1, 2]), quantile_tuning_curve(bag, [1, 2], minimize=True)
@@ -238,7 +347,35 @@ def mean_tuning_curve(dist: ScoreDistribution, ks, *, minimize: bool = False) ->
     (1 - F(x))^k dx`` (``P(min > x) = (1 - F(x))^k``). Exact sums for a bag; the distribution's own
     ``mean_tuning_curve`` method where it has one (closed forms); otherwise adaptive quadrature (absolute error
     ~1e-12) over a bounded support, or of the quantile function, ``int_0^1 F^-1(t) k t^(k-1) dt`` (the min:
-    ``k (1 - t)^(k-1)``), over an unbounded one. Shape of ``ks``.
+    ``k (1 - t)^(k-1)``), over an unbounded one.
+
+    Parameters
+    ----------
+    dist : ScoreDistribution
+        The score distribution (a :class:`~simstudy.distributions.Bag`, one with its own
+        ``mean_tuning_curve``, or a continuous one).
+    ks : array_like of float
+        Budgets (random-search iterations; real, finite, > 0); any shape.
+    minimize : bool, keyword-only, default False
+        Whether the best is the minimum (e.g. a loss) rather than the maximum.
+
+    Returns
+    -------
+    ndarray of float64, shape of ``ks``
+        The expected best score in score units; at integer k, :func:`expected_max` when maximizing.
+
+    Raises
+    ------
+    ValueError
+        If `ks` is empty, non-finite or not > 0.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024.
+
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2021). Expected validation performance
+    and estimation of a random variable's maximum. Findings of EMNLP 2021.
 
     Examples
     --------
