@@ -186,10 +186,10 @@ def halving_schedule(
     [(12, 5), (6, 11), (3, 22)]
     >>> halving_schedule(12, 204, first_arms=8)
     [(8, 8), (4, 17), (2, 34)]
-    >>> halving_schedule(12, 20)
+    >>> halving_schedule(12, 20)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    ValueError: budget=20 is too small for sequential halving over 12 arms: round 1 needs at least 48 evaluations (|S| * ceil(log2 N)); the budget must be at least 48
+    ValueError: budget=20 is too small for sequential halving over 12 arms: ... the budget must be at least 48
     """
     if isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)) or n_arms < 2:
         raise ValueError(f"need at least 2 arms to select between, got {n_arms!r}")
