@@ -2,9 +2,9 @@
 
 Monte Carlo quantities are drawn with a band of +/- 1.96 MCSE (a 95% Monte Carlo interval), proportions
 with their Clopper-Pearson intervals, exact quantities as plain lines; every shaded band is named in the
-legend. Each study kind names its figure here when it registers (:class:`simstudy.registry.Study`). Every figure uses the constrained layout, and long
-titles, labels and legend entries are wrapped to the space they have, so nothing is cut off when the figure is
-saved as is (:func:`simstudy.io.save_figure`).
+legend. Each study kind names its figure here when it registers (:class:`simstudy.registry.Study`). Every
+figure uses the constrained layout, and long titles, labels and legend entries are wrapped to the space they
+have, so nothing is cut off when the figure is saved as is (:func:`simstudy.io.save_figure`).
 """
 
 from __future__ import annotations
@@ -313,7 +313,8 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     >>> import matplotlib.pyplot as plt
     >>> import pandas as pd
     >>> truth = pd.DataFrame(
-    ...     {"B": [2, 4, 8] * 2, "measure": ["true_gap"] * 3 + ["true_tie"] * 3, "estimate": [0.02, 0.01, -0.01, 0, 0, 0]}
+    ...     {"B": [2, 4, 8] * 2, "measure": ["true_gap"] * 3 + ["true_tie"] * 3,
+    ...      "estimate": [0.02, 0.01, -0.01, 0, 0, 0]}
     ... ).assign(estimator="truth")
     >>> rates = pd.DataFrame(
     ...     {"B": [2, 4, 8], "estimate": [0.3, 0.4, 0.35], "ci_low": [0.25, 0.35, 0.3], "ci_high": [0.35, 0.45, 0.4]}
