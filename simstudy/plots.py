@@ -2,9 +2,9 @@
 
 Monte Carlo quantities are drawn with a band of +/- 1.96 MCSE (a 95% Monte Carlo interval), proportions
 with their Clopper-Pearson intervals, exact quantities as plain lines; every shaded band is named in the
-legend. Each study kind names its figure here when it registers (:class:`simstudy.registry.Study`). Every figure uses the constrained layout, and long
-titles, labels and legend entries are wrapped to the space they have, so nothing is cut off when the figure is
-saved as is (:func:`simstudy.io.save_figure`).
+legend. Each study kind names its figure here when it registers (:class:`simstudy.registry.Study`). Every
+figure uses the constrained layout, and long titles, labels and legend entries are wrapped to the space they
+have, so nothing is cut off when the figure is saved as is (:func:`simstudy.io.save_figure`).
 """
 
 from __future__ import annotations
@@ -173,21 +173,48 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     """Mean, variance and MSE of each estimator against the budget n (Dodge et al. 2021, Figure 1).
 
     One column per cell (distribution and B). When bootstrap estimators are present, a fourth row shows
-    each one's paired excess MSE over the ``reference`` closed form (Dodge et al. 2019, §3.2).
+    each one's paired excess MSE over the ``reference`` closed form (Dodge et al. 2019, §3.2). Monte Carlo
+    estimates are drawn with a band of +/- 1.96 MCSE; the exact expected maximum as a dashed black line.
 
     Parameters
     ----------
-    summary : DataFrame
-        The tidy summary of an ``evp_accuracy`` study (columns ``cell``, ``distribution``, ``B``,
-        ``estimator``, ``n``, ``measure``, ``estimate``, ``mcse``, ``reps``).
-    reference : str
+    summary : pandas.DataFrame
+        The tidy summary of an ``evp_accuracy`` study (:mod:`simstudy.studies.evp_accuracy`), one row per
+        cell, estimator, n and measure: columns ``cell``, ``distribution``, ``B`` (sample size, trials),
+        ``estimator`` (``"u"``, ``"v"``, ``"w"``, bootstrap names, ``"truth"`` and paired differences such as
+        ``"boot-v"``), ``n`` (budget, trials), ``measure`` (``"mean"``, ``"variance"``, ``"mse"``; for the
+        truth ``"expected_max"``; optionally ``"excess_mse_predicted"``), ``estimate`` (score units, squared
+        for variance and MSE), ``mcse`` (same units) and ``reps`` (replicates).
+    reference : str, keyword-only, default "v"
         The closed-form estimator the bootstrap's excess MSE is relative to.
-    title : str, optional
-        The figure's title (wrapped to its width).
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: one naming the bands.
 
     Returns
     -------
     matplotlib.figure.Figure
+        A grid of 3 rows (4 with bootstrap estimators) by one column per cell; close it with
+        ``plt.close(fig)`` when done.
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2021). Expected validation performance and
+    estimation of a random variable's maximum. Findings of EMNLP 2021, arXiv:2110.00613.
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2019). Show your work: Improved reporting
+    of experimental results. EMNLP 2019, arXiv:1909.03004.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> rows = [("truth", "expected_max", n, 0.5 + 0.1 * n) for n in (1, 2, 3)]
+    >>> rows += [(e, m, n, 0.5 + 0.1 * n) for e in ("u", "v") for m in ("mean", "variance", "mse") for n in (1, 2, 3)]
+    >>> summary = pd.DataFrame(rows, columns=["estimator", "measure", "n", "estimate"])
+    >>> summary = summary.assign(cell="uniform, B = 5", distribution="uniform", B=5, mcse=0.01, reps=100)
+    >>> fig = evp_accuracy_figure(summary, title="U and V")
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (3, 'uniform, B = 5, 100 replicates')
+    >>> plt.close(fig)
     """
     _theme()
     cells = list(dict.fromkeys(summary["cell"]))
@@ -257,7 +284,45 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     """Wrong-conclusion rate against the budget B, one line per estimator (Dodge et al. 2021, Figure 2).
 
     Bands are Clopper-Pearson intervals. A lower panel shows the true gap theta_a(B) - theta_b(B), so a
-    crossover of the true ranking is visible; budgets that are true ties are marked and have no rate.
+    crossover of the true ranking is visible (a dotted vertical line where it flips); budgets that are true
+    ties are marked and have no rate.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``wrong_conclusions`` study (:mod:`simstudy.studies.wrong_conclusions`):
+        columns ``distribution`` (``"a vs b"``, the two models' names), ``B`` (trials per model),
+        ``estimator``, ``measure``, ``estimate``, ``ci_low``, ``ci_high`` and ``reps``. Rate rows have
+        ``measure == "wrong_rate"`` (a probability in [0, 1] with its Clopper-Pearson interval); rows with
+        ``estimator == "truth"`` give, per B, ``"true_gap"`` (score units) and ``"true_tie"`` (0 or 1).
+    title : str, optional, keyword-only
+        The figure's title. Default None: one naming the models and the draws per budget.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels sharing the B axis: the rates (top) and the true gap (bottom).
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2021). Expected validation performance and
+    estimation of a random variable's maximum. Findings of EMNLP 2021, arXiv:2110.00613.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> truth = pd.DataFrame(
+    ...     {"B": [2, 4, 8] * 2, "measure": ["true_gap"] * 3 + ["true_tie"] * 3,
+    ...      "estimate": [0.02, 0.01, -0.01, 0, 0, 0]}
+    ... ).assign(estimator="truth")
+    >>> rates = pd.DataFrame(
+    ...     {"B": [2, 4, 8], "estimate": [0.3, 0.4, 0.35], "ci_low": [0.25, 0.35, 0.3], "ci_high": [0.35, 0.45, 0.4]}
+    ... ).assign(estimator="u", measure="wrong_rate", reps=200)
+    >>> fig = wrong_conclusions_figure(pd.concat([rates, truth]).assign(distribution="a vs b"), title="a vs b")
+    >>> len(fig.axes)
+    2
+    >>> plt.close(fig)
     """
     _theme()
     rates = summary[summary["measure"] == "wrong_rate"]
@@ -318,28 +383,55 @@ def evp_curves_figure(
 
     Parameters
     ----------
-    curves : DataFrame
-        Columns ``model``, ``n``, ``expected_max``, ``std``, ``band_low``, ``band_high`` (the shading, already
-        clipped to the observed range) and, for a time axis, the column named by ``x``.
-    x : str
-        The x column: ``"n"`` (trials) or a time column.
-    target : float, optional
+    curves : pandas.DataFrame
+        One row per model and budget: columns ``model``, ``n`` (trials), ``expected_max`` (score units),
+        ``std``, ``band_low``, ``band_high`` (the shading, already clipped to the observed range) and, for a
+        time axis, the column named by ``x``.
+    x : str, keyword-only, default "n"
+        The x column: ``"n"`` (trials) or a time column (e.g. seconds or hours of tuning).
+    target : float, optional, keyword-only
         A score to reach: drawn as a dotted line, with dotted drops at each model's budget in ``reached``.
-    reached : DataFrame, optional
-        Columns ``model`` and ``x``: where each model's curve first reaches ``target`` (NaN: never).
-    xscale : {"log", "linear"}
+    reached : pandas.DataFrame, optional, keyword-only
+        Columns ``model`` and the column named by ``x``: where each model's curve first reaches ``target``
+        (NaN: never).
+    xscale : {"log", "linear"}, keyword-only, default "log"
         The x axis' scale.
-    xlabel, title : str, optional
-        Axis label (default from ``x``) and title (wrapped to the figure's width).
+    xlabel : str, optional, keyword-only
+        The x axis label. Default None: "hyperparameter assignments (trials)" for ``x="n"``, else ``x``.
+    title : str, optional, keyword-only
+        The title (wrapped to the figure's width). Default None: no title.
 
     Returns
     -------
     matplotlib.figure.Figure
+        One axes, the legend below it.
 
     Raises
     ------
     ValueError
         If ``xscale`` is neither ``"log"`` nor ``"linear"``.
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2019). Show your work: Improved reporting
+    of experimental results. EMNLP 2019, arXiv:1909.03004.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> curves = pd.DataFrame(
+    ...     {"model": ["a"] * 3 + ["b"] * 3, "n": [1, 2, 4] * 2, "expected_max": [0.6, 0.65, 0.7, 0.55, 0.62, 0.72]}
+    ... )
+    >>> curves = curves.assign(std=0.05, band_low=curves.expected_max - 0.05, band_high=curves.expected_max + 0.05)
+    >>> fig = evp_curves_figure(curves, target=0.68, reached=pd.DataFrame({"model": ["a", "b"], "n": [3.0, 4.0]}))
+    >>> len(fig.axes), fig.axes[0].get_xscale()
+    (1, 'log')
+    >>> plt.close(fig)
+    >>> evp_curves_figure(curves, xscale="symlog")
+    Traceback (most recent call last):
+        ...
+    ValueError: xscale must be one of linear, log, got 'symlog'
     """
     _xscale_iv(xscale)
     _theme()
@@ -457,36 +549,59 @@ def tuning_curve_bands_figure(
     xscale: str = "linear",
     title: str | None = None,
 ):
-    """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al., Figs. 2-3);
-    with columns ``u`` and ``v``, the point estimates of the mean tuning curve in a panel beside it (Fig. 1).
+    """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al. 2024, Figs. 2-3).
 
-    The y axis zooms on the informative part of the bands. Where a band is trivial -- the upper band at
-    ``high`` (or infinite), the lower at ``low``: the data cannot bound the curve there -- the figure says so:
-    a dotted line in the model's colour caps the band at the edge of the view and the legend gives the
+    With columns ``u`` and ``v``, the point estimates of the mean tuning curve are drawn in a panel beside it
+    (Fig. 1). The y axis zooms on the informative part of the bands. Where a band is trivial -- the upper band
+    at ``high`` (or infinite), the lower at ``low``: the data cannot bound the curve there -- the figure says
+    so: a dotted line in the model's colour caps the band at the edge of the view and the legend gives the
     budgets, e.g. "upper band trivial (= 1) for k ≥ 9". The bounds ``low``/``high`` are drawn as grey dotted
     lines when they are in view and named at the edge when they are beyond it.
 
     Parameters
     ----------
-    curves : DataFrame
-        Columns ``model``, ``k``, ``point``, ``lower``, ``upper``; optionally ``confidence`` and ``method``
-        (named in the legend's band entry), and ``u`` and ``v``: the U- and V-statistic estimates of the mean
-        tuning curve (NaN beyond the sample size), drawn in a left panel as Lourie et al.'s Figure 1 does.
-    low, high : float
-        Bounds of the scores (may be infinite).
-    xscale : {"linear", "log"}
+    curves : pandas.DataFrame
+        One row per model and k (iterations of random search): columns ``model``, ``k``, ``point``,
+        ``lower``, ``upper`` (score units; the bands may be infinite); optionally ``confidence`` (in (0, 1))
+        and ``method`` (named in the legend's band entry), ``kind`` (e.g. ``"median"``, named in the title),
+        and ``u`` and ``v``: the U- and V-statistic estimates of the mean tuning curve (NaN beyond the sample
+        size), drawn in a left panel as Lourie et al.'s Figure 1 does.
+    low : float, keyword-only, default -inf
+        Lower bound of the scores (may be infinite).
+    high : float, keyword-only, default inf
+        Upper bound of the scores (may be infinite).
+    xscale : {"linear", "log"}, keyword-only, default "linear"
         The k axis' scale.
-    title : str, optional
-        Wrapped to the figure's width.
+    title : str, optional, keyword-only
+        Wrapped to the figure's width. Default None: no title (with the point-estimate panel, a panel title).
 
     Returns
     -------
     matplotlib.figure.Figure
+        One axes, or two with ``u`` and ``v`` (point estimates left, bands right); the legend below.
 
     Raises
     ------
     ValueError
         If ``xscale`` is neither ``"linear"`` nor ``"log"``.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> curves = pd.DataFrame(
+    ...     {"model": "a", "k": [1, 2, 3, 4], "point": [0.6, 0.7, 0.75, 0.78], "lower": [0.5, 0.6, 0.65, 0.7],
+    ...      "upper": [0.7, 0.8, 1.0, 1.0]}
+    ... )
+    >>> fig = tuning_curve_bands_figure(curves, low=0.0, high=1.0)
+    >>> [t.get_text().replace("\\n", " ") for t in fig.legends[0].get_texts()]
+    ['a (eCDF)', 'simultaneous band', 'a: upper band trivial (= 1) for k ≥ 3']
+    >>> plt.close(fig)
     """
     _xscale_iv(xscale)
     _theme()
@@ -611,24 +726,46 @@ def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict
 
 
 def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf, title: str | None = None):
-    """Empirical CDFs with their simultaneous confidence bands.
+    """Empirical CDFs with their simultaneous confidence bands, all models on one plot.
 
     The x axis zooms on the scores (a little beyond the smallest and largest); the bounds ``low``/``high``
     are drawn as dotted lines when they fall in view and named at the edge when they lie beyond it.
 
     Parameters
     ----------
-    cdfs : DataFrame
-        Columns ``model``, ``score``, ``ecdf``, ``lower``, ``upper``: the band values at each order
-        statistic (right-continuous); optionally ``confidence`` and ``method`` (named in the legend).
-    low, high : float
-        Bounds of the scores (may be infinite).
-    title : str, optional
-        Wrapped to the figure's width.
+    cdfs : pandas.DataFrame
+        One row per model and order statistic: columns ``model``, ``score`` (score units), ``ecdf``,
+        ``lower``, ``upper`` (probabilities in [0, 1]: the band values at each order statistic,
+        right-continuous); optionally ``confidence`` and ``method`` (named in the legend).
+    low : float, keyword-only, default -inf
+        Lower bound of the scores (may be infinite).
+    high : float, keyword-only, default inf
+        Upper bound of the scores (may be infinite).
+    title : str, optional, keyword-only
+        Wrapped to the figure's width. Default None: no title.
 
     Returns
     -------
     matplotlib.figure.Figure
+        One axes (score against cumulative probability), the legend below.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> cdfs = pd.DataFrame(
+    ...     {"model": "a", "score": [0.6, 0.7, 0.8], "ecdf": [1 / 3, 2 / 3, 1.0], "lower": [0.0, 0.1, 0.4],
+    ...      "upper": [0.6, 0.9, 1.0]}
+    ... )
+    >>> fig = cdf_bands_figure(cdfs, low=0.0, high=1.0)
+    >>> len(fig.axes), fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
+    (1, 'score', 'cumulative probability')
+    >>> plt.close(fig)
     """
     _theme()
     models = list(dict.fromkeys(cdfs["model"]))
@@ -844,12 +981,39 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
 def kde_fit_figure(
     scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | None = None, atoms: pd.DataFrame | None = None
 ):
-    """A fitted distribution beside the scores: histogram with the fitted density (left), the scores' eCDF with
-    the fitted CDF (right), atoms (point masses) marked on both.
+    """A fitted distribution beside the scores: histogram and fitted density (left), eCDF and fitted CDF (right).
 
-    ``scores`` has a ``score`` column; ``curve`` has ``x``, ``pdf`` (the continuous part's density) and ``cdf``
-    (an atom's x appears twice: the CDF just left of its jump, then at it); ``atoms``, if given, has ``value``
-    and ``share`` columns.
+    Atoms (point masses) of the fit, if any, are marked on both panels with their share of the mass.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        The observed scores, column ``score`` (score units).
+    curve : pandas.DataFrame
+        The fit on a grid: columns ``x`` (score units), ``pdf`` (the continuous part's density) and ``cdf``
+        (in [0, 1]; an atom's x appears twice: the CDF just left of its jump, then at it).
+    title : str, optional, keyword-only
+        The figure's title. Default None: "Boundary-corrected KDE fitted to the scores".
+    atoms : pandas.DataFrame, optional, keyword-only
+        The fit's atoms: columns ``value`` (score units) and ``share`` (probability mass in [0, 1]). Default
+        None: no atoms.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels: density (left) and CDF (right).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> x = np.linspace(0.0, 1.0, 5)
+    >>> scores = pd.DataFrame({"score": [0.2, 0.4, 0.5, 0.6, 0.8]})
+    >>> fig = kde_fit_figure(scores, pd.DataFrame({"x": x, "pdf": np.ones(5), "cdf": x}), title="uniform fit")
+    >>> len(fig.axes)
+    2
+    >>> plt.close(fig)
     """
     _theme()
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
@@ -893,8 +1057,44 @@ def kde_fit_figure(
 
 
 def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
-    """Probability of selecting the best model against the budget, one line per algorithm, with
-    Clopper-Pearson bands (Moss et al. Figure 4)."""
+    """Probability of selecting the best model against the budget, one line per algorithm (Moss et al. Figure 4).
+
+    Each line has its 95% Clopper-Pearson band.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``model_selection`` study (:mod:`simstudy.studies.model_selection`); the rows
+        with ``measure == "p_correct"`` are drawn: columns ``algorithm``, ``budget`` (model evaluations),
+        ``estimate`` (a probability in [0, 1]), ``ci_low``, ``ci_high``, ``arm`` (the best model's name) and
+        ``reps`` (runs per budget).
+    title : str, optional, keyword-only
+        The axes' title. Default None: one naming the best model and the runs per budget.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame(
+    ...     {"algorithm": ["sequential_halving"] * 2 + ["non_adaptive"] * 2, "budget": [24, 48] * 2,
+    ...      "estimate": [0.8, 0.9, 0.7, 0.85]}
+    ... ).assign(measure="p_correct", arm="b", reps=100)
+    >>> summary = summary.assign(ci_low=summary.estimate - 0.05, ci_high=summary.estimate + 0.05)
+    >>> fig = model_selection_figure(summary)
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (1, 'best: b; 100 runs per budget (bands: Clopper–Pearson)')
+    >>> plt.close(fig)
+    """
     _theme()
     p = summary[summary["measure"] == "p_correct"]
     algorithms = list(dict.fromkeys(p["algorithm"]))
@@ -920,9 +1120,46 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
 
 
 def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
-    """Evaluations needed and % correct against the confidence 1 - delta, one line per algorithm (Moss et al.
-    Tables 2-3 as a figure): mean with MCSE error bars and the min-max range shaded; P(correct) with
-    Clopper-Pearson intervals beside the nominal 1 - delta."""
+    """Evaluations needed and P(correct) against the confidence 1 - delta, one line per algorithm.
+
+    Moss et al. Tables 2-3 as a figure. Left: the mean total evaluations with +/- 2 MCSE error bars and the
+    min-max range over runs shaded (log scale). Right: P(best model selected) with Clopper-Pearson intervals,
+    beside the nominal 1 - delta.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``fixed_confidence`` study (:mod:`simstudy.studies.fixed_confidence`): columns
+        ``algorithm``, ``confidence`` (1 - delta, in (0.5, 1)), ``measure`` (``"evaluations_mean"``,
+        ``"evaluations_min"``, ``"evaluations_max"`` in model evaluations; ``"p_correct"`` a probability),
+        ``estimate``, ``mcse``, ``ci_low``, ``ci_high``, ``arm`` (the best model's name) and ``reps`` (runs).
+        Algorithms without an ``evaluations_mean`` row (differences between two) are not drawn.
+    title : str, optional, keyword-only
+        The figure's title. Default None: one naming the best model and the runs per algorithm.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels: evaluations (left) and P(correct) (right).
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> measures = {"evaluations_mean": 40, "evaluations_min": 20, "evaluations_max": 80, "p_correct": 0.95}
+    >>> rows = [(a, m, c, v) for a in ("ttts", "non_adaptive") for c in (0.9, 0.95) for m, v in measures.items()]
+    >>> summary = pd.DataFrame(rows, columns=["algorithm", "measure", "confidence", "estimate"])
+    >>> summary = summary.assign(mcse=1.0, ci_low=0.9, ci_high=0.99, reps=100, arm="b")
+    >>> fig = fixed_confidence_figure(summary, title="TTTS vs non-adaptive")
+    >>> len(fig.axes), fig.axes[0].get_yscale()
+    (2, 'log')
+    >>> plt.close(fig)
+    """
     _theme()
     # one line per algorithm (not per difference between two, see the study's differences option)
     algorithms = list(dict.fromkeys(summary.loc[summary["measure"] == "evaluations_mean", "algorithm"]))
@@ -990,11 +1227,40 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
 
     Parameters
     ----------
-    summary : DataFrame
-        The tidy summary of :mod:`simstudy.studies.parametric_extrapolation`: columns ``distribution``,
-        ``specified``, ``n``, ``nominal``, ``k_over_n``, ``curve``, ``measure``, ``estimate``, ``mcse``,
-        ``ci_low``, ``ci_high``, ``reps``.
-    title : str, optional
+    summary : pandas.DataFrame
+        The tidy summary of :mod:`simstudy.studies.parametric_extrapolation`: columns ``distribution`` (the
+        true law), ``specified`` (bool: the law is a noisy quadratic), ``n`` (sample size, runs), ``nominal``
+        (the bands' level, in (0, 1)), ``k_over_n``, ``curve`` (``"median"`` rows are drawn), ``measure``
+        (``"bias"``, ``"rmse"`` in score units; ``"band_coverage"``, ``"b_coverage"``, ``"p_fail"``,
+        ``"p_hit_bound"`` probabilities; ``"ld_trivial_k"``), ``estimate``, ``mcse``, ``ci_low``,
+        ``ci_high``, ``reps``.
+    title : str, optional, keyword-only
+        The figure's title. Default None: a description of the panels and the searches per law and n.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two rows of axes per row of up to three laws (error above, coverage below); the legend below.
+
+    References
+    ----------
+    Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima. COLM 2025,
+    arXiv:2510.02721.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> measures = {"bias": 0.01, "rmse": 0.02, "band_coverage": 0.9}
+    >>> rows = [(k, m, v) for k in (0.5, 2.0) for m, v in measures.items()]
+    >>> summary = pd.DataFrame(rows, columns=["k_over_n", "measure", "estimate"]).assign(
+    ...     n=10, distribution="nq_c2_r0.1", specified=True, nominal=0.9, curve="median", mcse=0.005, ci_low=0.85,
+    ...     ci_high=0.95, reps=50,
+    ... )
+    >>> fig = parametric_extrapolation_figure(summary, title="noisy quadratic")
+    >>> len(fig.axes), fig.axes[0].get_xscale()
+    (2, 'log')
+    >>> plt.close(fig)
     """
     _theme()
     laws = list(dict.fromkeys(summary["distribution"].dropna()))
@@ -1103,27 +1369,50 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
     """A sweep's headline measure, one panel per combination of swept values (``simstudy -m ...``).
 
     Each panel draws ``estimate`` against ``x``, one line per ``hue`` (and, when a job has several cells, one
-    line style per ``distribution``/``B`` that varies within a job, named in the legend), with its 95% interval: the Clopper-Pearson ``ci_low``/``ci_high`` where the rows have them, else
-    ±1.96 ``mcse``, else none. Panels keep the jobs' order; the y axes are not shared (settings can differ
-    in scale by orders of magnitude).
+    line style per ``distribution``/``B`` that varies within a job, named in the legend), with its 95%
+    interval: the Clopper-Pearson ``ci_low``/``ci_high`` where the rows have them, else ±1.96 ``mcse``, else
+    none. Panels keep the jobs' order; the y axes are not shared (settings can differ in scale by orders of
+    magnitude).
 
     Parameters
     ----------
-    rows : DataFrame
+    rows : pandas.DataFrame
         Headline rows of a stacked sweep frame (:func:`simstudy.sweeps.headline`): columns ``swept``, ``x``,
-        ``hue``, ``estimate`` and optionally ``cell``, ``mcse``, ``ci_low``, ``ci_high``.
+        ``hue``, ``estimate`` and optionally ``cell``, ``distribution``, ``B``, ``mcse``, ``ci_low``,
+        ``ci_high``.
     swept : list of str
-        The swept keys; a panel's title names its values.
-    x, hue : str
-        The columns on the x axis and that tell lines apart.
-    ylabel : str
+        The swept keys (columns of ``rows``); a panel's title names its values.
+    x : str, keyword-only
+        The column on the x axis.
+    hue : str, keyword-only
+        The column that tells lines apart.
+    ylabel : str, keyword-only
         What ``estimate`` is (e.g. "MSE").
-    title : str, optional
-        The figure's title (wrapped to its width).
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: "<ylabel> by <swept keys>".
 
     Returns
     -------
     matplotlib.figure.Figure
+        One axes per panel in a grid (unused slots hidden).
+
+    References
+    ----------
+    Morris, T. P., White, I. R., & Crowther, M. J. (2019). Using simulation studies to evaluate statistical
+    methods. Statistics in Medicine 38(11), 2074-2102.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame(
+    ...     {"B": [5, 5, 10, 10] * 2, "n": [1, 2] * 4, "estimator": ["u"] * 4 + ["v"] * 4,
+    ...      "estimate": [0.1, 0.2, 0.05, 0.1, 0.12, 0.22, 0.06, 0.12], "mcse": 0.01}
+    ... )
+    >>> fig = sweep_figure(rows, ["B"], x="n", hue="estimator", ylabel="MSE")
+    >>> [ax.get_title() for ax in fig.axes]
+    ['B = 5', 'B = 10']
+    >>> plt.close(fig)
     """
     _theme()
     panels = list(dict.fromkeys(map(tuple, rows[swept].astype(str).to_numpy()))) if swept else [()]

@@ -53,13 +53,15 @@ def arms_of(specs: Sequence) -> tuple[tuple, list[str], np.ndarray, int]:
     arms : tuple
         The built distributions, in the order of ``specs``.
     names : list of str
+        Each arm's ``name``, in the same order.
     means : ndarray of float64, shape (N,)
-        Each arm's population mean score (exact, by :func:`simstudy.truth.mean_tuning_curve` at n = 1).
+        Each arm's population mean score, in score units (exact, by :func:`simstudy.truth.mean_tuning_curve` at
+        n = 1).
     best : int
         Index of the arm with the highest mean (the first, if several tie).
 
-    Example
-    -------
+    Examples
+    --------
     >>> from types import SimpleNamespace
     >>> from simstudy.distributions import Bag
     >>> specs = [SimpleNamespace(name=n, build=lambda v=v: Bag(v)) for n, v in (("a", [0.1, 0.3]), ("b", [0.5, 0.9]))]
@@ -73,8 +75,34 @@ def arms_of(specs: Sequence) -> tuple[tuple, list[str], np.ndarray, int]:
 
 
 def arms_metadata(arms: Sequence, names: Sequence[str], means: np.ndarray, best: int) -> dict:
-    """What a selection study's ``run.json`` records about its arms (the output of :func:`arms_of`): the best
-    arm's name, every arm's mean and a description of each distribution."""
+    """What a selection study's ``run.json`` records about its arms: the best arm, the means, the distributions.
+
+    Parameters
+    ----------
+    arms : sequence of N distributions
+        The built score distributions (the first output of :func:`arms_of`).
+    names : sequence of str, length N
+        Their names.
+    means : ndarray of float64, shape (N,)
+        Their population mean scores, in score units.
+    best : int
+        Index of the best arm.
+
+    Returns
+    -------
+    dict
+        ``"best_arm"`` (the best arm's name), ``"arm_means"`` (name to mean, floats) and ``"distributions"``
+        (name to :func:`simstudy.distributions.describe` of the distribution), all JSON-serialisable.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from simstudy.distributions import Bag
+    >>> specs = [SimpleNamespace(name=n, build=lambda v=v: Bag(v)) for n, v in (("a", [0.1, 0.3]), ("b", [0.5, 0.9]))]
+    >>> meta = arms_metadata(*arms_of(specs))
+    >>> meta["best_arm"], meta["arm_means"], meta["distributions"]["b"]["mean"]
+    ('b', {'a': 0.2, 'b': 0.7}, 0.7)
+    """
     return {
         "best_arm": names[best],
         "arm_means": dict(zip(names, means.tolist())),

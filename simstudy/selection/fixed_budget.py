@@ -75,20 +75,35 @@ HALVING_OPTIONS = {
 
 @dataclass(frozen=True)
 class SelectionResult:
-    """The outcome of one model selection.
+    """The outcome of one fixed-budget model selection (:func:`sequential_halving`, :func:`non_adaptive`).
 
-    Attributes
+    A frozen dataclass; its fields are the constructor's parameters.
+
+    Parameters
     ----------
     chosen : int
-        Index of the selected arm.
-    evaluations : ndarray of int, shape (N,)
-        Evaluations spent on each arm.
+        Index in ``[0, N)`` of the selected arm (in the order of the ``arms`` given).
+    evaluations : ndarray of int64, shape (N,)
+        Evaluations (model trainings) spent on each arm; their sum is at most the budget.
     unspent : int
-        Budget left over (the schedules round down).
-    means : ndarray, shape (N,)
-        Each arm's mean score over its evaluations (NaN if never evaluated).
+        Evaluations of the budget left over (>= 0; the schedules round down), ``budget - evaluations.sum()``.
+    means : ndarray of float64, shape (N,)
+        Each arm's mean score over all its evaluations, in score units (NaN if the arm was never evaluated).
     rounds : tuple of tuple of int
-        The arms surviving into each round (sequential halving) or all arms (non-adaptive).
+        The arm indices surviving into each round (sequential halving), or one tuple of all arms (non-adaptive).
+
+    See Also
+    --------
+    sequential_halving, non_adaptive : the selections that return it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag([0.5, 0.6]), Bag([0.7, 0.8]), Bag([0.6, 0.7]), Bag([0.2, 0.3])]
+    >>> result = sequential_halving(arms, 24, rng=np.random.default_rng(0))
+    >>> result.chosen, result.evaluations.tolist(), result.unspent, result.rounds
+    (1, [3, 9, 9, 3], 0, ((0, 1, 2, 3), (1, 2)))
     """
 
     chosen: int
@@ -124,30 +139,57 @@ def halving_schedule(
 ) -> list[tuple[int, int]]:
     """Sequential halving's rounds as ``(surviving arms, evaluations of each)``; raises if the budget is too small.
 
+    Moss et al. (2019) Algorithm 1: ``ceil(log2 N)`` rounds, in each ``floor(T / (|S| ceil(log2 N)))``
+    evaluations of every surviving arm, the worse ``floor(|S| / 2)`` dropped after it.
+
     Parameters
     ----------
     n_arms : int
-        The number of arms (at least 2).
+        The number of arms N (at least 2).
     budget : int
-        The budget T.
-    leftover, means, halving, first_arms
-        The variant options of :func:`sequential_halving_runs`, checked here. ``leftover`` and ``means`` do not
-        change the schedule (with ``leftover="final_round"`` the final round's survivors also share
-        ``budget`` minus the schedule's spend).
+        The budget T, in evaluations (at least 1).
+    leftover : {"unspent", "final_round"}, keyword-only, default "unspent"
+        Checked here; does not change the schedule (with ``"final_round"`` the final round's survivors also
+        share ``budget`` minus the schedule's spend). See :func:`sequential_halving_runs`.
+    means : {"cumulative", "last_round"}, keyword-only, default "cumulative"
+        Checked here; does not change the schedule.
+    halving : {"drop_floor", "drop_ceil"}, keyword-only, default "drop_floor"
+        Drop ``floor(|S| / 2)`` arms a round over ``ceil(log2 N)`` rounds, or ``ceil(|S| / 2)`` over
+        ``floor(log2 N)`` rounds.
+    first_arms : int, optional, keyword-only
+        Only the first ``first_arms`` arms (2 to ``n_arms``) are candidates. Default None: all ``n_arms``.
 
     Returns
     -------
     list of (int, int)
-        One ``(|S|, evaluations of each arm in S)`` per round.
+        One ``(|S|, evaluations of each arm in S)`` per round, in round order; the spend is
+        ``sum(k * each for k, each in schedule) <= budget``.
 
-    Example
-    -------
+    Raises
+    ------
+    ValueError
+        If ``n_arms`` is not an integer >= 2, ``budget`` not a positive integer, an option not one of its valid
+        values (:data:`HALVING_OPTIONS`), ``first_arms`` not None or an integer in [2, ``n_arms``], or if the
+        budget leaves some round less than one evaluation per arm (the message gives the least budget).
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+    Karnin, Z., Koren, T., & Somekh, O. (2013). Almost optimal exploration in multi-armed bandits. ICML 2013.
+
+    Examples
+    --------
     >>> halving_schedule(12, 204)
     [(12, 4), (6, 8), (3, 17), (2, 25)]
     >>> halving_schedule(12, 204, halving="drop_ceil")
     [(12, 5), (6, 11), (3, 22)]
     >>> halving_schedule(12, 204, first_arms=8)
     [(8, 8), (4, 17), (2, 34)]
+    >>> halving_schedule(12, 20)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: budget=20 is too small for sequential halving over 12 arms: ... the budget must be at least 48
     """
     if isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)) or n_arms < 2:
         raise ValueError(f"need at least 2 arms to select between, got {n_arms!r}")
@@ -190,19 +232,72 @@ def sequential_halving(
 ) -> SelectionResult:
     """Select the best of ``arms`` with at most ``budget`` evaluations by sequential halving (Algorithm 1).
 
+    ``ceil(log2 N)`` rounds; in each, every surviving arm is evaluated ``floor(T / (|S| ceil(log2 N)))`` times
+    and the worse half by the mean of all its evaluations so far is dropped (ties broken at random). The
+    schedule is :func:`halving_schedule`; for many runs at once use :func:`sequential_halving_runs`.
+
     Parameters
     ----------
-    arms : sequence
-        Distributions or callables ``evaluate(count, rng)`` (at least 2).
+    arms : sequence of N >= 2 arms
+        Score distributions (``sample(size, rng=...)`` returning float64 scores) or callables
+        ``evaluate(count, rng) -> scores`` returning ``count`` scores (shape ``(count,)``, score units) of a
+        real model trained and scored ``count`` times.
     budget : int
-        The most evaluations spent.
-    rng : numpy.random.Generator
-    leftover, means, halving, first_arms
-        The variant options of :func:`sequential_halving_runs` (the defaults: Algorithm 1 as printed).
+        The most evaluations spent (the budget T, in model evaluations).
+    rng : numpy.random.Generator, keyword-only
+        Drives the tie-breaks and the simulated evaluations (passed to every arm).
+    leftover : {"unspent", "final_round"}, keyword-only, default "unspent"
+        The variant options of :func:`sequential_halving_runs`, where each is described; the defaults are
+        Algorithm 1 as printed.
+    means : {"cumulative", "last_round"}, keyword-only, default "cumulative"
+        As :func:`sequential_halving_runs`.
+    halving : {"drop_floor", "drop_ceil"}, keyword-only, default "drop_floor"
+        As :func:`sequential_halving_runs`.
+    first_arms : int, optional, keyword-only
+        As :func:`sequential_halving_runs`; default None (all arms are candidates).
 
     Returns
     -------
     SelectionResult
+        ``chosen`` (the surviving arm), ``evaluations`` per arm, ``unspent`` budget, every arm's ``means`` and
+        the survivors of each of the ``rounds``.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not a :class:`numpy.random.Generator`, the budget or options are invalid or the budget is
+        too small (see :func:`halving_schedule`), or an arm returns scores of the wrong shape or not numbers.
+    TypeError
+        If ``arms`` is not a sequence, or an arm is neither a distribution nor a callable.
+
+    See Also
+    --------
+    sequential_halving_runs : many independent selections at once, vectorized.
+    non_adaptive : the equal split of the budget.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+    Karnin, Z., Koren, T., & Somekh, O. (2013). Almost optimal exploration in multi-armed bandits. ICML 2013.
+
+    Examples
+    --------
+    Four simulated models, scores from truncated normal distributions, a budget of 40 evaluations:
+
+    >>> import numpy as np
+    >>> from simstudy.distributions import TruncatedNormal
+    >>> arms = [TruncatedNormal(mean=m, sd=0.05) for m in (0.60, 0.65, 0.70, 0.72)]
+    >>> result = sequential_halving(arms, 40, rng=np.random.default_rng(0))
+    >>> result.chosen, result.evaluations.tolist(), result.rounds
+    (3, [5, 15, 5, 15], ((0, 1, 2, 3), (3, 1)))
+
+    A callable arm trains and scores a model ``count`` times (here a stand-in):
+
+    >>> def evaluate(count, rng):
+    ...     return 0.75 + 0.01 * rng.standard_normal(count)
+    >>> sequential_halving([*arms, evaluate], 60, rng=np.random.default_rng(0)).chosen
+    4
     """
     rng_iv(rng, "sequential_halving")
     evaluate = [_evaluator(a, i) for i, a in enumerate(arms_iv(arms))]
@@ -229,7 +324,52 @@ def sequential_halving(
 
 
 def non_adaptive(arms: Sequence, budget: int, *, rng: np.random.Generator) -> SelectionResult:
-    """The standard practice: ``floor(budget / N)`` evaluations of every arm, the best mean chosen."""
+    """The standard practice: ``floor(budget / N)`` evaluations of every arm, the best mean chosen.
+
+    The non-adaptive baseline of Moss et al. (2019) Figure 4; ties between means are broken uniformly at random.
+
+    Parameters
+    ----------
+    arms : sequence of N >= 2 arms
+        Score distributions (``sample(size, rng=...)``) or callables ``evaluate(count, rng) -> scores``, as in
+        :func:`sequential_halving`.
+    budget : int
+        The most evaluations spent (the budget T); at least N.
+    rng : numpy.random.Generator, keyword-only
+        Drives the tie-breaks and the simulated evaluations.
+
+    Returns
+    -------
+    SelectionResult
+        ``chosen``, ``evaluations`` (``floor(budget / N)`` for every arm), ``unspent`` (``budget mod N``), every
+        arm's ``means`` and one round of all arms.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not a :class:`numpy.random.Generator`, there are fewer than 2 arms, ``budget`` is not an
+        integer of at least N, or an arm returns scores of the wrong shape or not numbers.
+    TypeError
+        If ``arms`` is not a sequence, or an arm is neither a distribution nor a callable.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag([0.5, 0.6]), Bag([0.7, 0.8]), Bag([0.6, 0.7])]
+    >>> result = non_adaptive(arms, 20, rng=np.random.default_rng(0))
+    >>> result.chosen, result.evaluations.tolist(), result.unspent, np.round(result.means, 4).tolist()
+    (1, [6, 6, 6], 2, [0.55, 0.75, 0.7])
+    >>> non_adaptive(arms, 2, rng=np.random.default_rng(0))
+    Traceback (most recent call last):
+        ...
+    ValueError: budget=2 must allow at least one evaluation of each of the 3 arms (>= 2)
+    """
     rng_iv(rng, "non_adaptive")
     evaluate = [_evaluator(a, i) for i, a in enumerate(arms_iv(arms))]
     N = len(evaluate)
@@ -254,33 +394,55 @@ def sequential_halving_runs(
 ):
     """``runs`` independent sequential-halving selections at once (arms are distributions).
 
+    The same algorithm as :func:`sequential_halving`, vectorized across runs; the fixed-budget contract of
+    :data:`FIXED_BUDGET_RUNS` (see :mod:`simstudy.selection`).
+
     Parameters
     ----------
     arms : sequence of N >= 2 distributions
+        Score distributions, each with ``sample(size, rng=...)`` returning float64 scores of shape ``size``.
     budget : int
-        The budget T of each run.
+        The budget T of each run, in evaluations.
     runs : int
-    rng : numpy.random.Generator
-    leftover : {"unspent", "final_round"}
+        How many independent selections R to run.
+    rng : numpy.random.Generator, keyword-only
+        Drives every evaluation and tie-break.
+    leftover : {"unspent", "final_round"}, keyword-only, default "unspent"
         What happens to the ``T`` minus the schedule's spend that the rounding leaves over: nothing (Algorithm 1
         as printed), or it goes to the final round's survivors, equally, the remainder one each to survivors
         drawn at random (every run spends exactly ``T``).
-    means : {"cumulative", "last_round"}
+    means : {"cumulative", "last_round"}, keyword-only, default "cumulative"
         Eliminate by the mean of all an arm's evaluations so far (Algorithm 1), or of this round's only.
-    halving : {"drop_floor", "drop_ceil"}
+    halving : {"drop_floor", "drop_ceil"}, keyword-only, default "drop_floor"
         Drop ``floor(|S| / 2)`` arms a round over ``ceil(log2 N)`` rounds (Algorithm 1; 12 -> 6 -> 3 -> 2 -> 1),
         or ``ceil(|S| / 2)`` over ``floor(log2 N)`` rounds (12 -> 6 -> 3 -> 1); each surviving arm is evaluated
         ``floor(T / (|S| rounds))`` times a round.
-    first_arms : int, optional
-        Only the first ``first_arms`` arms are candidates (the others are never evaluated). Default: all.
+    first_arms : int, optional, keyword-only
+        Only the first ``first_arms`` arms are candidates (the others are never evaluated). Default None: all.
 
     Returns
     -------
-    chosen : ndarray of int, shape (runs,)
-    evaluations : ndarray of int, shape (runs, N)
+    chosen : ndarray of int64, shape (runs,)
+        The index in ``[0, N)`` of the arm each run selects.
+    evaluations : ndarray of int64, shape (runs, N)
+        The evaluations each run spent on each arm; each row sums to at most ``budget``.
 
-    Example
-    -------
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not a :class:`numpy.random.Generator`, the budget or an option is invalid or the budget too
+        small (see :func:`halving_schedule`), or an arm's ``sample`` returns the wrong shape or not numbers.
+    TypeError
+        If ``arms`` is not a sequence.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+    Karnin, Z., Koren, T., & Somekh, O. (2013). Almost optimal exploration in multi-armed bandits. ICML 2013.
+
+    Examples
+    --------
     >>> from simstudy.distributions import Bag
     >>> arms = [Bag([0.1 * i, 0.1 * i + 0.05]) for i in range(12)]
     >>> _, evaluations = sequential_halving_runs(arms, 204, 3, rng=np.random.default_rng(0))
@@ -316,7 +478,51 @@ def sequential_halving_runs(
 
 
 def non_adaptive_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.Generator):
-    """``runs`` independent equal-split selections at once; returns ``(chosen, evaluations)`` like above."""
+    """``runs`` independent equal-split selections at once: ``floor(budget / N)`` evaluations of every arm.
+
+    :func:`non_adaptive` vectorized across runs; the fixed-budget contract of :data:`FIXED_BUDGET_RUNS`, and a
+    template for a plug-in (see :mod:`simstudy.selection`).
+
+    Parameters
+    ----------
+    arms : sequence of N >= 2 distributions
+        Score distributions, each with ``sample(size, rng=...)`` returning float64 scores of shape ``size``.
+    budget : int
+        The budget T of each run, in evaluations; at least N.
+    runs : int
+        How many independent selections R to run.
+    rng : numpy.random.Generator, keyword-only
+        Drives every evaluation and tie-break.
+
+    Returns
+    -------
+    chosen : ndarray of int64, shape (runs,)
+        The index in ``[0, N)`` of the arm with the highest mean in each run (ties broken at random).
+    evaluations : ndarray of int64, shape (runs, N)
+        ``floor(budget / N)`` everywhere.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not a :class:`numpy.random.Generator`, or there are fewer than 2 arms or fewer than one
+        evaluation of each.
+    TypeError
+        If ``arms`` is not a sequence.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag([0.4, 0.7]), Bag([0.45, 0.75]), Bag([0.2, 0.3])]
+    >>> chosen, evaluations = non_adaptive_runs(arms, 7, 6, rng=np.random.default_rng(0))
+    >>> chosen.tolist(), evaluations[0].tolist()
+    ([1, 1, 1, 1, 1, 0], [2, 2, 2])
+    """
     rng_iv(rng, "non_adaptive_runs")
     N = len(arms_iv(arms))
     each = int(budget) // N
@@ -346,9 +552,41 @@ FIXED_BUDGET_RUNS = {
 
 
 def runs_problem(picks, evaluations, runs: int, N: int, budget: int) -> str | None:
-    """What breaks the fixed-budget contract in an algorithm's output (``None`` if nothing): ``picks`` must be
-    integer arm indices of shape ``(runs,)`` in ``[0, N)``, ``evaluations`` non-negative integers of shape
-    ``(runs, N)`` adding up to at most ``budget`` in every run."""
+    """What breaks the fixed-budget contract in an algorithm's output (``None`` if nothing).
+
+    ``picks`` must be integer arm indices of shape ``(runs,)`` in ``[0, N)``, ``evaluations`` non-negative
+    integers of shape ``(runs, N)`` adding up to at most ``budget`` in every run. The studies and
+    :func:`simstudy.plugins.check_selection_algorithm` call it on a plug-in's output.
+
+    Parameters
+    ----------
+    picks : array_like of int, shape (runs,)
+        The arm each run selects, as returned by the algorithm.
+    evaluations : array_like of int, shape (runs, N)
+        The evaluations each run spent on each arm, as returned by the algorithm.
+    runs : int
+        The number of runs R the algorithm was asked for.
+    N : int
+        The number of arms.
+    budget : int
+        The budget of each run, in evaluations.
+
+    Returns
+    -------
+    str or None
+        A one-line description of the first problem found (dtype, shape, an index out of range, a negative
+        count, a run over budget), or None if the output keeps the contract.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(runs_problem(np.array([0, 1]), np.array([[2, 3], [4, 1]]), 2, 2, 5))
+    None
+    >>> runs_problem(np.array([0, 2]), np.array([[2, 3], [4, 1]]), 2, 2, 5)
+    'picked arm 2; picks must lie in [0, 2) for 2 arms'
+    >>> runs_problem(np.array([0, 1]), np.array([[2, 3], [4, 3]]), 2, 2, 5)
+    'spent 7 evaluations in run 1, over the budget of 5'
+    """
     picks, evaluations = np.asarray(picks), np.asarray(evaluations)
     for what, x, shape in (("picks", picks, (runs,)), ("evaluations", evaluations, (runs, N))):
         if not np.issubdtype(x.dtype, np.integer):

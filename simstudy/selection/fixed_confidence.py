@@ -62,22 +62,37 @@ PI_METHODS = ("quadrature", "mc")
 class ConfidenceResult:
     """The outcome of one fixed-confidence selection.
 
-    Attributes
+    Returned by :func:`ttts`, :func:`non_adaptive_confidence` and :func:`batch_thompson`; a frozen dataclass
+    whose fields are the constructor's parameters.
+
+    Parameters
     ----------
     chosen : int
-        Index of the selected model, ``argmax pi`` when the run ended.
-    evaluations : ndarray of int, shape (N,)
+        Index in ``[0, N)`` of the selected model, ``argmax pi`` when the run ended.
+    evaluations : ndarray of int64, shape (N,)
         Evaluations spent on each model.
     confidence : float
-        ``pi[chosen]`` when the run ended (above ``1 - delta`` unless ``capped``).
+        ``pi[chosen]``, a probability in [0, 1], when the run ended (above ``1 - delta`` unless ``capped``).
     capped : bool
-        The run hit ``max_evaluations`` before reaching the confidence.
-    means : ndarray, shape (N,)
-        Each model's mean score (untransformed).
-    pi_trace : ndarray, shape (S, N)
-        pi after the initial evaluations (row 0) and after every later update.
-    evaluations_trace : ndarray of int, shape (S,)
+        True if the run hit ``max_evaluations`` before reaching the confidence.
+    means : ndarray of float64, shape (N,)
+        Each model's mean score over its evaluations, in score units (untransformed, also with ``logit=True``).
+    pi_trace : ndarray of float64, shape (S, N)
+        pi, each model's posterior probability of being best, after the initial evaluations (row 0) and after
+        every later update (S - 1 steps).
+    evaluations_trace : ndarray of int64, shape (S,)
         Total evaluations when each row of ``pi_trace`` was computed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag(np.linspace(0.6, 0.8, 11)), Bag(np.linspace(0.62, 0.82, 11)), Bag(np.linspace(0.7, 0.9, 11))]
+    >>> result = ttts(arms, 0.05, rng=np.random.default_rng(0))
+    >>> result.chosen, result.evaluations.tolist(), round(result.confidence, 4), result.capped
+    (2, [12, 5, 9], 0.9506, False)
+    >>> result.pi_trace.shape, result.evaluations_trace[[0, -1]].tolist()
+    ((18, 3), [9, 26])
     """
 
     chosen: int
@@ -93,15 +108,31 @@ class ConfidenceResult:
 class ConfidenceRuns:
     """Many independent runs of one algorithm, stopped at each of several confidence levels.
 
-    Attributes
+    Returned by :func:`fixed_confidence_runs`; a frozen dataclass whose fields are the constructor's parameters.
+
+    Parameters
     ----------
     deltas : tuple of float, length D
-    evaluations : ndarray of int, shape (D, R)
+        The levels, each in (0, 0.5), in the order given (confidence ``1 - delta``).
+    evaluations : ndarray of int64, shape (D, R)
         Total evaluations of run r when it stopped for ``deltas[d]`` (or hit the cap).
-    chosen : ndarray of int, shape (D, R)
+    chosen : ndarray of int64, shape (D, R)
+        The model (index in ``[0, N)``) run r selects at level d: the leader when it stopped.
     capped : ndarray of bool, shape (D, R)
-    per_arm : ndarray of int, shape (D, R, N)
-        Evaluations of each model at that point.
+        True where run r hit ``max_evaluations`` before reaching confidence ``1 - deltas[d]``.
+    per_arm : ndarray of int64, shape (D, R, N)
+        Evaluations of each model at that point (``per_arm.sum(axis=2) == evaluations``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag(np.linspace(0.6, 0.8, 11)), Bag(np.linspace(0.62, 0.82, 11)), Bag(np.linspace(0.7, 0.9, 11))]
+    >>> runs = fixed_confidence_runs(arms, [0.1, 0.05], 4, algorithm="ttts", rng=np.random.default_rng(0))
+    >>> runs.deltas, runs.evaluations.shape, runs.per_arm.shape
+    ((0.1, 0.05), (2, 4), (2, 4, 3))
+    >>> bool((runs.per_arm.sum(axis=2) == runs.evaluations).all())
+    True
     """
 
     deltas: tuple
@@ -239,29 +270,83 @@ def ttts(
 ) -> ConfidenceResult:
     """Top-two Thompson sampling (Moss et al. Algorithm 2): select the best model with confidence ``1 - delta``.
 
+    Every model is evaluated ``initial`` times; then, until ``max pi > 1 - delta``, m1 is drawn from pi, m2
+    from pi without m1, and one of the two (uniformly) is evaluated once, and the t posteriors and pi updated.
+
     Parameters
     ----------
-    arms : sequence
-        The candidate models: distributions (``sample(size, rng=...)``) or callables
-        ``evaluate(count, rng) -> scores`` that train and score a real model ``count`` times.
+    arms : sequence of N >= 2 arms
+        The candidate models: score distributions (``sample(size, rng=...)`` returning float64 scores) or
+        callables ``evaluate(count, rng) -> scores`` that train and score a real model ``count`` times and
+        return ``count`` scores (shape ``(count,)``, score units).
     delta : float
-        In (0, 0.5): stop when some model is best with posterior probability above ``1 - delta``.
-    rng : numpy.random.Generator
-        Drives the algorithm (and simulated evaluations).
-    max_evaluations : int
-        Cap on the total evaluations; a run reaching it ends with ``capped=True``.
-    initial : int
+        In (0, 0.5): stop when some model is best with posterior probability above ``1 - delta`` (e.g. 0.05
+        for 95% confidence).
+    rng : numpy.random.Generator, keyword-only
+        Drives the algorithm (and the simulated evaluations, passed to every arm).
+    max_evaluations : int, keyword-only, default 10_000
+        Cap on the total evaluations (of all models together); a run reaching it ends with ``capped=True``.
+        At least ``initial * N``.
+    initial : int, keyword-only, default 3
         Evaluations of every model before the first update (>= 3: the t posterior needs them).
-    logit : bool
-        Model the logit of the scores (which must lie in (0, 1)).
-    pi_method : {"quadrature", "mc"}
-        pi by deterministic quadrature, or by ``mc_draws`` Monte Carlo draws (the published package's way).
-    callback : callable, optional
-        ``callback(evaluations, pi)`` after every update, e.g. to log progress of a real selection.
+    logit : bool, keyword-only, default False
+        Model the logit of the scores (the FIESTA package's option for bounded metrics); the scores must then
+        lie strictly inside (0, 1).
+    pi_method : {"quadrature", "mc"}, keyword-only, default "quadrature"
+        pi (every model's probability of being best) by deterministic quadrature
+        (:func:`~simstudy.posterior.prob_best`), or by ``mc_draws`` Monte Carlo draws (the published package's
+        way, :func:`~simstudy.posterior.prob_best_mc`).
+    mc_draws : int, keyword-only, default 800_000
+        Joint posterior draws per update with ``pi_method="mc"`` (>= 1); unused by the quadrature.
+    callback : callable, optional, keyword-only
+        ``callback(evaluations, pi)`` after every update, with copies of the evaluations per model (int array,
+        shape (N,)) and of pi (float array, shape (N,)), e.g. to log the progress of a real selection.
+        Default None.
 
     Returns
     -------
     ConfidenceResult
+        ``chosen`` (``argmax pi``), ``evaluations`` per model, the final ``confidence``, whether it was
+        ``capped``, every model's ``means`` and the traces of pi and of the total evaluations.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 models, ``delta`` is not in (0, 0.5), ``initial`` < 3, ``mc_draws`` < 1,
+        ``max_evaluations`` < ``initial * N``, ``pi_method`` is unknown, ``rng`` is not a
+        :class:`numpy.random.Generator`; or if a model returns a non-finite score, scores of the wrong shape, or
+        (with ``logit=True``) a score outside (0, 1).
+    TypeError
+        If ``arms`` is not a sequence, or an arm is neither a distribution nor a callable.
+
+    See Also
+    --------
+    fixed_confidence_runs : many runs at once, vectorized, at several confidence levels.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+    Russo, D. (2016). Simple Bayesian algorithms for best arm identification. COLT 2016, arXiv:1602.08448.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag(np.linspace(0.6, 0.8, 11)), Bag(np.linspace(0.62, 0.82, 11)), Bag(np.linspace(0.7, 0.9, 11))]
+    >>> result = ttts(arms, 0.05, rng=np.random.default_rng(0))
+    >>> result.chosen, result.evaluations.tolist(), round(result.confidence, 4)
+    (2, [12, 5, 9], 0.9506)
+
+    A cap ends a run short of the confidence:
+
+    >>> result = ttts(arms, 0.01, rng=np.random.default_rng(0), max_evaluations=20)
+    >>> result.evaluations.tolist(), round(result.confidence, 4), result.capped
+    ([8, 5, 7], 0.801, True)
+    >>> ttts(arms, 0.7, rng=np.random.default_rng(0))
+    Traceback (most recent call last):
+        ...
+    ValueError: delta must lie in (0, 0.5) -- a confidence 1 - delta above one half -- got 0.7
     """
     return _select(
         arms,
@@ -289,7 +374,71 @@ def non_adaptive_confidence(
     mc_draws: int = 800_000,
     callback: Callable | None = None,
 ) -> ConfidenceResult:
-    """The non-adaptive baseline: every model once per step until ``max pi > 1 - delta``; arguments as :func:`ttts`."""
+    """The non-adaptive baseline: every model once per step until ``max pi > 1 - delta``.
+
+    The standard practice of Moss et al. (2019) §4.2: the same stopping rule as :func:`ttts`, without the
+    adaptive choice of which model to evaluate.
+
+    Parameters
+    ----------
+    arms : sequence of N >= 2 arms
+        The candidate models: score distributions (``sample(size, rng=...)`` returning float64 scores) or
+        callables ``evaluate(count, rng) -> scores`` that train and score a real model ``count`` times and
+        return ``count`` scores (shape ``(count,)``, score units).
+    delta : float
+        In (0, 0.5): stop when some model is best with posterior probability above ``1 - delta`` (e.g. 0.05
+        for 95% confidence).
+    rng : numpy.random.Generator, keyword-only
+        Drives the algorithm (and the simulated evaluations, passed to every arm).
+    max_evaluations : int, keyword-only, default 10_000
+        Cap on the total evaluations (of all models together); a run reaching it ends with ``capped=True``.
+        At least ``initial * N``.
+    initial : int, keyword-only, default 3
+        Evaluations of every model before the first update (>= 3: the t posterior needs them).
+    logit : bool, keyword-only, default False
+        Model the logit of the scores (the FIESTA package's option for bounded metrics); the scores must then
+        lie strictly inside (0, 1).
+    pi_method : {"quadrature", "mc"}, keyword-only, default "quadrature"
+        pi (every model's probability of being best) by deterministic quadrature
+        (:func:`~simstudy.posterior.prob_best`), or by ``mc_draws`` Monte Carlo draws (the published package's
+        way, :func:`~simstudy.posterior.prob_best_mc`).
+    mc_draws : int, keyword-only, default 800_000
+        Joint posterior draws per update with ``pi_method="mc"`` (>= 1); unused by the quadrature.
+    callback : callable, optional, keyword-only
+        ``callback(evaluations, pi)`` after every update, with copies of the evaluations per model (int array,
+        shape (N,)) and of pi (float array, shape (N,)), e.g. to log the progress of a real selection.
+        Default None.
+
+    Returns
+    -------
+    ConfidenceResult
+        ``chosen`` (``argmax pi``), ``evaluations`` per model, the final ``confidence``, whether it was
+        ``capped``, every model's ``means`` and the traces of pi and of the total evaluations.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 models, ``delta`` is not in (0, 0.5), ``initial`` < 3, ``mc_draws`` < 1,
+        ``max_evaluations`` < ``initial * N``, ``pi_method`` is unknown, ``rng`` is not a
+        :class:`numpy.random.Generator`; or if a model returns a non-finite score, scores of the wrong shape, or
+        (with ``logit=True``) a score outside (0, 1).
+    TypeError
+        If ``arms`` is not a sequence, or an arm is neither a distribution nor a callable.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag(np.linspace(0.6, 0.8, 11)), Bag(np.linspace(0.62, 0.82, 11)), Bag(np.linspace(0.7, 0.9, 11))]
+    >>> result = non_adaptive_confidence(arms, 0.05, rng=np.random.default_rng(0))
+    >>> result.chosen, result.evaluations.tolist(), round(result.confidence, 4)
+    (2, [13, 13, 13], 0.958)
+    """
     every = np.arange(len(arms))
     return _select(
         arms,
@@ -318,8 +467,76 @@ def batch_thompson(
     mc_draws: int = 800_000,
     callback: Callable | None = None,
 ) -> ConfidenceResult:
-    """Batch Thompson sampling (§4.3): ``batch`` models drawn from pi per step, all evaluated before pi is
-    updated; arguments as :func:`ttts`. A batch that would exceed ``max_evaluations`` is not started."""
+    """Batch Thompson sampling (Moss et al. §4.3): select the best model with confidence ``1 - delta``.
+
+    ``batch`` models are drawn from pi per step, all evaluated before pi is updated. The draws are
+    independent, so a model may appear more than once in a batch; the ``batch`` evaluations of
+    a step can run in parallel. A batch that would exceed ``max_evaluations`` is not started.
+
+    Parameters
+    ----------
+    arms : sequence of N >= 2 arms
+        The candidate models: score distributions (``sample(size, rng=...)`` returning float64 scores) or
+        callables ``evaluate(count, rng) -> scores`` that train and score a real model ``count`` times and
+        return ``count`` scores (shape ``(count,)``, score units).
+    delta : float
+        In (0, 0.5): stop when some model is best with posterior probability above ``1 - delta`` (e.g. 0.05
+        for 95% confidence).
+    batch : int
+        Models drawn from pi (with replacement) and evaluated per step (>= 1).
+    rng : numpy.random.Generator, keyword-only
+        Drives the algorithm (and the simulated evaluations, passed to every arm).
+    max_evaluations : int, keyword-only, default 10_000
+        Cap on the total evaluations (of all models together); a run reaching it ends with ``capped=True``.
+        At least ``initial * N``.
+    initial : int, keyword-only, default 3
+        Evaluations of every model before the first update (>= 3: the t posterior needs them).
+    logit : bool, keyword-only, default False
+        Model the logit of the scores (the FIESTA package's option for bounded metrics); the scores must then
+        lie strictly inside (0, 1).
+    pi_method : {"quadrature", "mc"}, keyword-only, default "quadrature"
+        pi (every model's probability of being best) by deterministic quadrature
+        (:func:`~simstudy.posterior.prob_best`), or by ``mc_draws`` Monte Carlo draws (the published package's
+        way, :func:`~simstudy.posterior.prob_best_mc`).
+    mc_draws : int, keyword-only, default 800_000
+        Joint posterior draws per update with ``pi_method="mc"`` (>= 1); unused by the quadrature.
+    callback : callable, optional, keyword-only
+        ``callback(evaluations, pi)`` after every update, with copies of the evaluations per model (int array,
+        shape (N,)) and of pi (float array, shape (N,)), e.g. to log the progress of a real selection.
+        Default None.
+
+    Returns
+    -------
+    ConfidenceResult
+        ``chosen`` (``argmax pi``), ``evaluations`` per model, the final ``confidence``, whether it was
+        ``capped``, every model's ``means`` and the traces of pi and of the total evaluations.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 models, ``delta`` is not in (0, 0.5), ``initial`` < 3, ``batch`` < 1,
+        ``mc_draws`` < 1, ``max_evaluations`` < ``initial * N``, ``pi_method`` is unknown, ``rng`` is not a
+        :class:`numpy.random.Generator`; or if a model returns a non-finite score, scores of the wrong shape, or
+        (with ``logit=True``) a score outside (0, 1).
+    TypeError
+        If ``arms`` is not a sequence, or an arm is neither a distribution nor a callable.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+    Kandasamy, K., Krishnamurthy, A., Schneider, J., & Póczos, B. (2018). Parallelised Bayesian optimisation via
+    Thompson sampling. AISTATS 2018.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag(np.linspace(0.6, 0.8, 11)), Bag(np.linspace(0.62, 0.82, 11)), Bag(np.linspace(0.7, 0.9, 11))]
+    >>> result = batch_thompson(arms, 0.05, 4, rng=np.random.default_rng(0))
+    >>> result.chosen, result.evaluations.tolist(), result.evaluations_trace.tolist()
+    (2, [11, 7, 15], [9, 13, 17, 21, 25, 29, 33])
+    """
     return _select(
         arms,
         delta,
@@ -347,8 +564,43 @@ def _thompson(loc, scale, df, rng, size=None) -> np.ndarray:
 
 
 def propose_top_two(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
-    """Top-two Thompson sampling's next model for every run: m1 drawn from pi, m2 from pi without m1, one of the
-    two uniformly. A proposal of the fixed-confidence contract (see :mod:`simstudy.selection`); ``(R, 1)``."""
+    """Top-two Thompson sampling's next model for every run.
+
+    m1 is drawn from pi, m2 from pi without m1, and one of the two is chosen uniformly. A proposal of the
+    fixed-confidence contract (see :mod:`simstudy.selection`), the ``"ttts"`` step of
+    :func:`fixed_confidence_runs`. Each draw from pi is the argmax of one joint posterior draw (Thompson's
+    device); m2 is redrawn until it differs from m1.
+
+    Parameters
+    ----------
+    loc : ndarray of float64, shape (R, N)
+        Location of the t posterior of every model's mean score in each of the R runs (score units, or logit).
+    scale : ndarray of float64, shape (R, N)
+        Its scale (> 0).
+    df : ndarray of float64, shape (R, N)
+        Its degrees of freedom (a model's evaluations so far minus 2).
+    rng : numpy.random.Generator, keyword-only
+        Drives the draws.
+
+    Returns
+    -------
+    ndarray of int64, shape (R, 1)
+        The model each run evaluates next.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+    Russo, D. (2016). Simple Bayesian algorithms for best arm identification. COLT 2016, arXiv:1602.08448.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loc = np.array([[0.60, 0.70, 0.80], [0.80, 0.70, 0.60]])
+    >>> scale, df = np.full((2, 3), 0.05), np.full((2, 3), 2.0)
+    >>> propose_top_two(loc, scale, df, rng=np.random.default_rng(0)).tolist()
+    [[2], [0]]
+    """
     m1 = _thompson(loc, scale, df, rng)
     m2 = np.full_like(m1, -1)
     todo = np.arange(m1.size)
@@ -366,7 +618,34 @@ def propose_top_two(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: 
 
 
 def propose_all(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
-    """The non-adaptive baseline's step: every model once, ``(R, N)``; draws nothing from ``rng``."""
+    """The non-adaptive baseline's step: every model once in every run.
+
+    A proposal of the fixed-confidence contract (see :mod:`simstudy.selection`), the ``"non_adaptive"`` step of
+    :func:`fixed_confidence_runs`.
+
+    Parameters
+    ----------
+    loc : ndarray of float64, shape (R, N)
+        Location of the t posterior of every model's mean score in each of the R runs; only its shape is used.
+    scale : ndarray of float64, shape (R, N)
+        Its scale (unused).
+    df : ndarray of float64, shape (R, N)
+        Its degrees of freedom (unused).
+    rng : numpy.random.Generator, keyword-only
+        Unused: the step draws nothing.
+
+    Returns
+    -------
+    ndarray of int, shape (R, N)
+        ``0, 1, ..., N - 1`` in every row (a read-only broadcast view).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loc = np.zeros((2, 3))
+    >>> propose_all(loc, np.ones((2, 3)), np.ones((2, 3)), rng=np.random.default_rng(0)).tolist()
+    [[0, 1, 2], [0, 1, 2]]
+    """
     return np.broadcast_to(np.arange(loc.shape[1]), loc.shape)
 
 
@@ -379,12 +658,53 @@ def propose_thompson(
     batch: int = 1,
     distinct: bool = False,
 ) -> np.ndarray:
-    """Batch Thompson sampling's step: ``batch`` independent draws from pi per run, ``(R, batch)``.
+    """Batch Thompson sampling's step: ``batch`` independent draws from pi per run.
+
+    A proposal of the fixed-confidence contract (see :mod:`simstudy.selection`), the ``"batch_thompson"`` step
+    of :func:`fixed_confidence_runs` (which passes ``batch``). Each draw from pi is the argmax of one joint
+    posterior draw, so a model may repeat within a batch.
 
     With ``distinct=True`` the batch is drawn from pi without replacement instead (``min(batch, N)`` distinct
     models, as ``numpy.random.Generator.choice(N, batch, replace=False, p=pi)`` would: each next model from pi
     renormalised over the models not yet drawn), by the Gumbel top-k device on the full pi of
     :func:`~simstudy.posterior.prob_best`; a batch of all N models is the non-adaptive step.
+
+    Parameters
+    ----------
+    loc : ndarray of float64, shape (R, N)
+        Location of the t posterior of every model's mean score in each of the R runs (score units, or logit).
+    scale : ndarray of float64, shape (R, N)
+        Its scale (> 0).
+    df : ndarray of float64, shape (R, N)
+        Its degrees of freedom (a model's evaluations so far minus 2).
+    rng : numpy.random.Generator, keyword-only
+        Drives the draws.
+    batch : int, keyword-only, default 1
+        Models drawn per run (>= 1).
+    distinct : bool, keyword-only, default False
+        Draw without replacement (distinct models) instead of independently.
+
+    Returns
+    -------
+    ndarray of int64, shape (R, batch)
+        The models each run evaluates next; shape ``(R, min(batch, N))`` with ``distinct=True``.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+    Kandasamy, K., Krishnamurthy, A., Schneider, J., & Póczos, B. (2018). Parallelised Bayesian optimisation via
+    Thompson sampling. AISTATS 2018.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loc = np.array([[0.60, 0.70, 0.80], [0.80, 0.70, 0.60]])
+    >>> scale, df = np.full((2, 3), 0.05), np.full((2, 3), 2.0)
+    >>> propose_thompson(loc, scale, df, rng=np.random.default_rng(0), batch=4).tolist()
+    [[1, 1, 2, 2], [0, 0, 1, 0]]
+    >>> propose_thompson(loc, scale, df, rng=np.random.default_rng(0), batch=2, distinct=True).tolist()
+    [[2, 1], [0, 1]]
     """
     if not distinct:
         return _thompson(loc, scale, df, rng, size=batch)
@@ -407,8 +727,39 @@ def _name(fn) -> str:
 
 
 def proposal_problem(which, rows: int, N: int, width: int | None = None) -> str | None:
-    """What breaks the proposal contract in ``which`` (``None`` if nothing): it must be an integer array of
-    shape ``(rows, width)`` (any ``width >= 1`` if not given) with every entry a model index in ``[0, N)``."""
+    """What breaks the proposal contract in ``which`` (``None`` if nothing).
+
+    ``which`` must be an integer array of shape ``(rows, width)`` (any ``width >= 1`` if not given) with every
+    entry a model index in ``[0, N)``. :func:`fixed_confidence_runs` and
+    :func:`simstudy.plugins.check_selection_algorithm` call it on a proposal's output.
+
+    Parameters
+    ----------
+    which : array_like of int, shape (rows, k)
+        A proposal's output: the models each run evaluates next.
+    rows : int
+        The number of runs R the proposal was called for.
+    N : int
+        The number of models.
+    width : int, optional
+        The required number of evaluations per step k (the first call's). Default None: any k >= 1.
+
+    Returns
+    -------
+    str or None
+        A one-line description of the first problem found (dtype, shape, an index out of range), or None if
+        ``which`` keeps the contract.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(proposal_problem(np.array([[0], [2]]), 2, 3))
+    None
+    >>> proposal_problem(np.array([[0], [3]]), 2, 3)
+    'returned model index 3; indices must lie in [0, 3) for 3 models'
+    >>> proposal_problem(np.array([0, 2]), 2, 3)
+    'returned shape (2,) for 2 runs; the contract is (2, k) with k >= 1 evaluations per step'
+    """
     which = np.asarray(which)
     if not np.issubdtype(which.dtype, np.integer):
         return f"returned dtype {which.dtype}; the contract is integer model indices"
@@ -495,26 +846,40 @@ def fixed_confidence_runs(
 ) -> ConfidenceRuns:
     """``runs`` independent fixed-confidence selections at once, stopped at every level in ``deltas``.
 
+    The algorithms' choices do not depend on delta, only when they stop does, so each run is continued to the
+    strictest level and records where it passes every laxer level's stopping rule ``P(leader is best) >
+    1 - delta``. The proposal (the part in which the algorithms differ) is pluggable; see the contract in
+    :mod:`simstudy.selection`.
+
     Parameters
     ----------
-    arms : sequence of distributions
-    deltas : sequence of float
-        Each in (0, 0.5).
+    arms : sequence of N >= 2 distributions
+        Score distributions, each with ``sample(size, rng=...)`` returning float64 scores of shape ``size``.
+    deltas : sequence of float, length D
+        The levels, each in (0, 0.5) (confidence ``1 - delta``); a single float is taken as one level.
     runs : int
-    algorithm : {"ttts", "non_adaptive", "batch_thompson"} or callable
+        How many independent selections R to run.
+    algorithm : {"ttts", "non_adaptive", "batch_thompson"} or callable, keyword-only
         A built-in algorithm, or a proposal ``propose(loc, scale, df, *, rng) -> which`` of the contract in
         :mod:`simstudy.selection` (its width k, the evaluations per step, is read from one call on the first
         run's initial posterior with a generator of its own, before the run, and must not change).
-    batch : int
-        Batch size of ``batch_thompson``.
-    max_evaluations, initial, logit
-        As :func:`ttts`. A step that would take a run past ``max_evaluations`` is not started.
-    streams : numpy.random.Generator, optional
+    rng : numpy.random.Generator, keyword-only
+        Drives the algorithm, the tie-breaks and (without ``streams``) the evaluations.
+    batch : int, keyword-only, default 4
+        Batch size of ``batch_thompson`` (>= 1; checked for every algorithm).
+    max_evaluations : int, keyword-only, default 10_000
+        Cap on a run's total evaluations (at least ``initial * N``). A step that would take a run past it is
+        not started; the run then stops, ``capped``, at every level still pending.
+    initial : int, keyword-only, default 3
+        Evaluations of every model before the first step (>= 3: the t posterior needs them).
+    logit : bool, keyword-only, default False
+        The posteriors model the logit of the scores, which must then lie strictly inside (0, 1).
+    streams : numpy.random.Generator, optional, keyword-only
         Common random numbers: the j-th evaluation of model m in run r is the j-th score of that run's stream
         for m, drawn from ``streams`` (``rng`` then drives only the algorithm). Two algorithms given generators
         of the same seed see the same scores in the same order on every model of run r, so their difference
         is paired run by run. By default each evaluation is a fresh draw from ``rng``.
-    mc_draws : int, optional
+    mc_draws : int, optional, keyword-only
         The stopping rule's pi by this many Monte Carlo draws per step, as the published FIESTA package computes
         it (with 100,000 per model): stop when the largest estimated pi exceeds ``1 - delta`` and choose its
         model. By default the leader's pi by quadrature (:func:`~simstudy.posterior.prob_leader`).
@@ -522,12 +887,50 @@ def fixed_confidence_runs(
     Returns
     -------
     ConfidenceRuns
+        For every level d and run r: the total ``evaluations``, the ``chosen`` model, whether it was
+        ``capped``, and the evaluations ``per_arm``.
 
     Raises
     ------
     ValueError
-        Invalid arguments, or a proposal breaking its contract (wrong dtype or shape, a width other than the
-        first call's, an index out of range), named in the message.
+        Invalid arguments (fewer than 2 models, a delta outside (0, 0.5), ``initial`` < 3, ``batch`` or
+        ``mc_draws`` < 1, ``max_evaluations`` < ``initial * N``, an unknown ``algorithm``, ``rng`` or
+        ``streams`` not a :class:`numpy.random.Generator`), a non-finite score (or, with ``logit``, one outside
+        (0, 1)), or a proposal breaking its contract (wrong dtype or shape, a width other than the first
+        call's, an index out of range), named in the message.
+    TypeError
+        If ``arms`` is not a sequence.
+
+    See Also
+    --------
+    ttts, non_adaptive_confidence, batch_thompson : one run at a time, with the trace of pi.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag(np.linspace(0.6, 0.8, 11)), Bag(np.linspace(0.62, 0.82, 11)), Bag(np.linspace(0.7, 0.9, 11))]
+    >>> runs = fixed_confidence_runs(arms, [0.1, 0.05], 4, algorithm="ttts", rng=np.random.default_rng(0))
+    >>> runs.evaluations.tolist()
+    [[15, 22, 18, 27], [27, 24, 21, 30]]
+    >>> runs.chosen.tolist()
+    [[2, 2, 2, 2], [2, 2, 2, 2]]
+
+    Common random numbers pair two algorithms run by run:
+
+    >>> pair = [
+    ...     fixed_confidence_runs(
+    ...         arms, [0.05], 4, algorithm=a, rng=np.random.default_rng(1), streams=np.random.default_rng(7)
+    ...     ).evaluations[0].tolist()
+    ...     for a in ("non_adaptive", "ttts")
+    ... ]
+    >>> pair
+    [[21, 30, 30, 12], [23, 25, 27, 16]]
     """
     propose = _proposal(algorithm, batch)
     deltas = _confidence_iv(arms, deltas, initial, max_evaluations, batch, mc_draws=1 if mc_draws is None else mc_draws)
