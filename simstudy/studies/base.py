@@ -422,20 +422,20 @@ def finish(
 
     Examples
     --------
+    An exact study (no chunks) passes a :class:`ChunkedRun` without a store, as ``band_triviality`` does:
+
     >>> import tempfile
     >>> from simstudy.config import Config, RunnerConfig, StudyConfig
     >>> config = Config(seed=0, distributions=(), budget=None, estimators=(),
-    ...                 study=StudyConfig("demo", "demo", reps=5, chunk_reps=2), runner=RunnerConfig(1, "loky", False))
-    >>> def chunk(task):  # one chunk's results: named arrays of fixed shapes
-    ...     return {"sums": np.array([task.reps, task.first_rep], dtype=float)}
+    ...                 study=StudyConfig("demo", "demo", reps=1, chunk_reps=1), runner=RunnerConfig(1, "loky", False))
+    >>> run = ChunkedRun(store=None, tasks_by_cell={}, report=empty_report(), fingerprint="exact")
+    >>> rows = pd.DataFrame({"cell": ["c0"], "measure": ["exact_mean"], "estimate": [0.75]})
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     run = run_chunks(config, Path(tmp), scheme="demo/1", cells=["c0"], chunk_fn=chunk, settings={})
-    ...     rows = pd.DataFrame({"cell": ["c0"], "measure": ["reps"], "estimate": [run.total("c0", "sums")[0]]})
     ...     result = finish(config, Path(tmp), run, rows, started=time.perf_counter(), metadata={})
     ...     written = sorted(p.name for p in result.files.values())
     >>> result.summary
-      study cell measure  estimate
-    0  demo   c0    reps       5.0
+      study cell     measure  estimate
+    0  demo   c0  exact_mean      0.75
     >>> written
     ['run.json', 'summary.csv', 'summary.parquet']
     """
