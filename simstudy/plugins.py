@@ -104,7 +104,22 @@ _CHECK_N = np.array([1, 3, 5], dtype=np.int64)
 
 
 class PluginError(ValueError):
-    """A plug-in that cannot be imported or breaks its contract; the message names its ``_target_``."""
+    """A plug-in that cannot be imported or breaks its contract; the message names its ``_target_``.
+
+    Raised when a config is parsed (by :func:`import_target` and the ``check_*`` functions, before any
+    compute: the CLI prints its one line and exits with status 2), and during a run by a plug-in's per-call
+    checks (:class:`PluginEstimator`, :class:`PluginBand`, :class:`SelectionPlugin`), which fail the chunk.
+    A subclass of :class:`ValueError`.
+
+    Examples
+    --------
+    >>> import_target("nomodule_xyz.f")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: _target_=nomodule_xyz.f: no module named 'nomodule_xyz' in the working directory (...) or on sys.path
+    >>> issubclass(PluginError, ValueError)
+    True
+    """
 
 
 def _search_dir(directory: str | None) -> str:
@@ -132,14 +147,15 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
     path : str
         ``module.attr`` or ``package.module.attr`` (the attribute may be dotted, e.g. ``mod.Class.method``).
     directory : str, optional
-        A directory put on ``sys.path`` (at the end) if it is not there. Default: the working directory.
-    key : str
-        The config key that named ``path``, for the error message.
+        A directory put on ``sys.path`` (at the end, so it never shadows an installed module) if it is not
+        there. Default: the working directory.
+    key : str, optional
+        The config key that named ``path``, for the error message; default ``"_target_"``.
 
     Returns
     -------
     object
-        The attribute.
+        The attribute (a function, a class, any object), imported.
 
     Raises
     ------
@@ -147,10 +163,14 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
         ``{key}={path}: ...`` with the reason: not a dotted path, no such module, an exception while
         importing it, or no such attribute.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import_target("math.sqrt")(9.0)
     3.0
+    >>> import_target("math.nope", key="estimators.top._target_")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: estimators.top._target_=math.nope: math has no attribute 'nope'...
     """
     if not isinstance(path, str) or not all(p.isidentifier() for p in path.split(".")) or "." not in path:
         raise PluginError(
@@ -185,8 +205,36 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
 
 
 def source_hash(path: str, *, directory: str | None = None) -> str:
-    """A short digest of the source file of the module holding ``path``'s object: it joins a run's fingerprint, so
-    that editing a plug-in never resumes the chunks its old code computed. ``""`` if the source is unknown."""
+    """A short digest of the source file of the module holding ``path``'s object.
+
+    It joins a run's fingerprint, so that editing a plug-in never resumes the chunks its old code computed
+    (the run directory is refused instead, naming what changed).
+
+    Parameters
+    ----------
+    path : str
+        The plug-in's import path ``module.attr``.
+    directory : str, optional
+        Where its module is imported from (default: the working directory).
+
+    Returns
+    -------
+    str
+        16 hex digits of the SHA-256 of the module's source file; ``""`` if the source is unknown (a built-in
+        or extension module).
+
+    Raises
+    ------
+    PluginError
+        If ``path`` does not import (see :func:`import_target`).
+
+    Examples
+    --------
+    >>> len(source_hash("simstudy.estimators.expected_max"))
+    16
+    >>> source_hash("math.sqrt")  # an extension module: no source
+    ''
+    """
     obj = import_target(path, directory=directory)
     module = sys.modules.get(getattr(obj, "__module__", None) or "") or inspect.getmodule(obj)
     try:
@@ -223,16 +271,47 @@ class PluginEstimator:
     the function itself on its first call. The output is checked on every call (shape and finiteness):
     a plug-in that breaks its contract mid-run fails its chunk, which the runner records for replay.
 
+    Calling it, ``est(sorted_scores, n, rng=None)``:
+
+    - ``sorted_scores``: array_like of float, shape ``(reps, B)``, each row one sample of B scores sorted
+      ascending (score units); passed to the function as a read-only float64 array;
+    - ``n``: array_like of int, shape ``(N,)``, budgets in trials, ``1 <= n <= B``; passed as read-only int64;
+    - ``rng``: a :class:`numpy.random.Generator`, passed on only if the function has a parameter named
+      ``rng``;
+    - returns a float64 array ``(reps, N)``: the estimated expected maximum of ``n[j]`` scores from each
+      sample, in score units. A wrong shape or a NaN or infinite value raises :class:`PluginError` naming the
+      target (and the sample and budget of the first bad value).
+
     Parameters
     ----------
     target : str
-        ``module.attr`` of the function.
-    kwargs : tuple of (str, value) pairs
-        Keyword arguments passed on every call.
-    per_sample : bool
-        The function takes one sample ``(B,)`` and returns ``(len(n),)``; it is looped over the rows.
+        ``module.attr`` of the function ``f(sorted_scores, n, **kwargs)`` (the module docstring's contract).
+    kwargs : tuple of (str, value) pairs, optional
+        Keyword arguments passed on every call; default ``()``.
+    per_sample : bool, optional
+        The function takes one sample ``(B,)`` and returns ``(N,)``; it is looped over the rows in Python.
+        Default ``False``.
     directory : str, optional
-        Where the module was found from (put on ``sys.path`` in a worker); default the working directory.
+        Where the module was found from (put on ``sys.path`` in a worker); default ``None``, the working
+        directory.
+
+    See Also
+    --------
+    check_estimator : the parse-time check on a tiny input.
+
+    Examples
+    --------
+    A toy estimator from an importable function: ``numpy.take(sorted_scores, n, axis=1, mode="clip")``, the
+    score of rank n + 1 in each sample (the maximum once n + 1 >= B):
+
+    >>> est = PluginEstimator("numpy.take", kwargs=(("axis", 1), ("mode", "clip")))
+    >>> est([[0.1, 0.4, 0.9], [0.2, 0.3, 0.5]], [1, 2])  # (reps, B) = (2, 3), N = 2: (2, 2)
+    array([[0.4, 0.9],
+           [0.3, 0.5]])
+    >>> PluginEstimator("numpy.take")([[0.1, 0.4, 0.9], [0.2, 0.3, 0.5]], [1, 2])
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: _target_=numpy.take: returned shape (2,) for 2 samples and 2 budgets; the contract is (2, 2)
     """
 
     target: str
@@ -289,11 +368,21 @@ def _check_input(B: int = 5, reps: int = 3) -> np.ndarray:
 def check_estimator(plugin: PluginEstimator, key: str) -> None:
     """Import ``plugin`` and call it twice on 3 sorted samples of B = 5 (budgets 1, 3, 5), before any compute.
 
+    The check input is fixed: 3 samples of B = 5 uniform scores in (0, 1), sorted, from a fixed seed, at
+    budgets ``n = [1, 3, 5]``; a function taking ``rng`` gets a generator of the same seed on both calls.
+    Passing means the plug-in imports and returns finite ``(3, 3)`` estimates, the same both times.
+
     Parameters
     ----------
     plugin : PluginEstimator
+        The plug-in as the config built it (its target, keyword arguments and ``per_sample``).
     key : str
         The config key of the estimator (``estimators.top``), for the message.
+
+    Returns
+    -------
+    None
+        When the plug-in passes.
 
     Raises
     ------
@@ -302,8 +391,9 @@ def check_estimator(plugin: PluginEstimator, key: str) -> None:
         exception raised on the check input, a wrong shape, a NaN or infinite estimate, or a different answer
         the second time (with the same generator, if it takes ``rng``).
 
-    Example
-    -------
+    Examples
+    --------
+    >>> check_estimator(PluginEstimator("numpy.take", (("axis", 1), ("mode", "clip"))), "estimators.top")
     >>> check_estimator(PluginEstimator("numpy.take"), "estimators.top")  # take(x, n): 3 scores, not 3 x 3
     Traceback (most recent call last):
     ...
@@ -334,8 +424,33 @@ def check_estimator(plugin: PluginEstimator, key: str) -> None:
 
 
 def estimator_cost(plugin: PluginEstimator, B: int, n, reps: int = 64) -> float:
-    """Seconds per replicate the plug-in takes on ``reps`` sorted uniform samples of ``B`` at budgets ``n``
-    (the fastest of three calls)."""
+    """Seconds per replicate the plug-in takes on ``reps`` sorted uniform samples of ``B`` at budgets ``n``.
+
+    The fastest of three calls, divided by ``reps``; the config layer logs it for a plug-in (a per-sample one
+    especially) so that a slow estimator is known before the run.
+
+    Parameters
+    ----------
+    plugin : PluginEstimator
+        The plug-in, already checked (:func:`check_estimator`).
+    B : int
+        Scores per sample (the study's sample size).
+    n : array_like of int, shape (N,)
+        Budgets in trials, ``1 <= n <= B``.
+    reps : int, optional
+        Samples per call; default 64.
+
+    Returns
+    -------
+    float
+        Seconds per replicate (wall clock, so it varies from run to run).
+
+    Examples
+    --------
+    >>> cost = estimator_cost(PluginEstimator("numpy.take", (("axis", 1), ("mode", "clip"))), 5, [1, 3, 5], reps=4)
+    >>> 0 < cost < 1
+    True
+    """
     x = np.sort(np.random.default_rng(_CHECK_SEED).random((reps, B)), axis=1)
     n = np.asarray(n, dtype=np.int64)
     best = np.inf
@@ -356,24 +471,31 @@ def register_estimator(method: str, target: str | Callable, *, per_sample: bool 
     Parameters
     ----------
     method : str
-        The name; not one of :data:`BUILTIN_ESTIMATORS`.
+        The name, an identifier; not one of :data:`BUILTIN_ESTIMATORS`.
     target : str or callable
         The import path ``module.attr``, or a module-level function (its path is taken; it must be
-        importable by that path in worker processes).
-    per_sample : bool
-        The function's contract (see the module docstring).
+        importable by that path in worker processes). Its contract: ``f(sorted_scores, n) -> (reps, N)``
+        (the module docstring).
+    per_sample : bool, optional, keyword-only
+        The function takes one sample ``(B,)`` and returns ``(N,)`` (see the module docstring); default
+        ``False``.
 
     Raises
     ------
     ValueError
-        A built-in name, a name taken by another target, or a function with no import path.
+        A name that is not an identifier, a built-in name, a name registered to another target, or a
+        function with no import path (defined in ``__main__`` or inside a function); the message names it.
 
-    Example
-    -------
-    >>> register_estimator("vsort", "numpy.sort")
-    >>> estimator_methods()["vsort"]
-    'numpy.sort'
-    >>> _ = _REGISTRY.pop("vsort")
+    Examples
+    --------
+    >>> register_estimator("clipped_rank", "numpy.take")
+    >>> estimator_methods()["clipped_rank"]
+    'numpy.take'
+    >>> register_estimator("u", "numpy.take")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'u' is a built-in estimator; choose another name
+    >>> _ = _REGISTRY.pop("clipped_rank")
     """
     if not isinstance(method, str) or not method.isidentifier():
         raise ValueError(f"an estimator's method name must be an identifier, got {method!r}")
@@ -386,7 +508,19 @@ def register_estimator(method: str, target: str | Callable, *, per_sample: bool 
 
 
 def estimator_methods() -> dict[str, str | None]:
-    """Every method a config can name: built-in ones (``None``) and registered ones (their import paths)."""
+    """Every method a config can name: built-in ones (``None``) and registered ones (their import paths).
+
+    Returns
+    -------
+    dict of str to str or None
+        Method name -> ``None`` for a built-in (:data:`BUILTIN_ESTIMATORS`, first) or the import path of a
+        registered one (:func:`register_estimator`, in registration order).
+
+    Examples
+    --------
+    >>> list(estimator_methods())[:4]
+    ['u', 'v', 'w', 'bootstrap']
+    """
     return {**dict.fromkeys(BUILTIN_ESTIMATORS), **{m: t for m, (t, _) in _REGISTRY.items()}}
 
 
@@ -409,21 +543,24 @@ def register_distribution(kind: str, target: str | Callable) -> None:
     Parameters
     ----------
     kind : str
-        The name; not a built-in kind (:data:`simstudy.distributions.KINDS`).
-    target : str or class
-        The import path ``module.Class``, or a class defined at module level.
+        The name, an identifier; not a built-in kind (:data:`simstudy.distributions.KINDS`).
+    target : str or type
+        The import path ``module.Class``, or a class defined at module level; it implements
+        :class:`simstudy.distributions.ScoreDistribution` (see :class:`PluginDistribution`).
 
     Raises
     ------
     ValueError
-        A built-in kind, a kind taken by another class, or a class with no import path.
+        A kind that is not an identifier, a built-in kind, a kind registered to another class, or a class with
+        no import path.
 
-    Example
-    -------
-    >>> register_distribution("kumaraswamy", "my_dists.Kumaraswamy")
-    >>> registered_distribution("kumaraswamy")
-    'my_dists.Kumaraswamy'
-    >>> _ = _DISTRIBUTIONS.pop("kumaraswamy")
+    Examples
+    --------
+    >>> from simstudy.distributions import TruncatedNormal
+    >>> register_distribution("my_truncnorm", TruncatedNormal)  # a class: its import path is taken
+    >>> registered_distribution("my_truncnorm")
+    'simstudy.distributions.TruncatedNormal'
+    >>> _ = _DISTRIBUTIONS.pop("my_truncnorm")
     """
     from . import distributions
 
@@ -438,12 +575,42 @@ def register_distribution(kind: str, target: str | Callable) -> None:
 
 
 def registered_distribution(kind: str) -> str | None:
-    """The import path of a registered distribution kind (``None`` if it is not registered)."""
+    """The import path of a registered distribution kind (``None`` if it is not registered).
+
+    Parameters
+    ----------
+    kind : str
+        A distribution kind.
+
+    Returns
+    -------
+    str or None
+        The ``module.Class`` path given to :func:`register_distribution`, or ``None`` (also for a built-in
+        kind).
+
+    Examples
+    --------
+    >>> registered_distribution("truncnorm") is None  # built in, not registered
+    True
+    """
     return _DISTRIBUTIONS.get(kind)
 
 
 def distribution_kinds() -> tuple[str, ...]:
-    """The registered distribution kinds (the built-in ones are :data:`simstudy.distributions.KINDS`)."""
+    """The registered distribution kinds (the built-in ones are :data:`simstudy.distributions.KINDS`).
+
+    Returns
+    -------
+    tuple of str
+        The kinds given by :func:`register_distribution`, in registration order (``()`` if none).
+
+    Examples
+    --------
+    >>> register_distribution("my_truncnorm", "simstudy.distributions.TruncatedNormal")
+    >>> "my_truncnorm" in distribution_kinds()
+    True
+    >>> _ = _DISTRIBUTIONS.pop("my_truncnorm")
+    """
     return tuple(_DISTRIBUTIONS)
 
 
@@ -454,15 +621,45 @@ class PluginDistribution:
     so a worker process builds the object again by importing it. A class without ``cdf_left`` is taken as
     continuous there (``P(X < x) = P(X <= x)``).
 
+    The object must have ``support`` (a pair ``(low, high)`` of floats, possibly infinite), ``is_discrete``
+    (bool), ``sample(size, *, rng)`` (float scores of shape ``size``, drawn only from the
+    :class:`numpy.random.Generator` given), ``cdf(x)`` and ``ppf(q)`` (elementwise, probabilities in
+    [0, 1]); ``cdf_left(x)`` (``P(X < x)``) if it has atoms. Their outputs are returned as float64 arrays.
+
     Parameters
     ----------
     target : str
         ``module.attr`` of a class (or a function returning the distribution).
-    kwargs : tuple of (str, value) pairs
-    name : str
-        The label in tables and figures.
+    kwargs : tuple of (str, value) pairs, optional
+        Keyword arguments of ``target``; default ``()``.
+    name : str, optional
+        The label in tables and figures; default the object's ``name`` attribute, else the class name.
     directory : str, optional
         Where the module was found from (default: the working directory).
+
+    Raises
+    ------
+    PluginError
+        If ``target`` does not import, is not callable, raises when called with ``kwargs``, or builds an object
+        missing one of ``support``, ``is_discrete``, ``sample``, ``cdf``, ``ppf``; the message names the target.
+
+    See Also
+    --------
+    check_distribution : the parse-time check of its outputs.
+
+    Examples
+    --------
+    >>> d = PluginDistribution("simstudy.distributions.Bag", (("values", (0.2, 0.5, 0.7, 0.9)),))
+    >>> d.name, d.support, d.is_discrete  # a bag of 4 scores, drawn with replacement
+    ('bag', (0.2, 0.9), True)
+    >>> d.sample(5, rng=np.random.default_rng(0)).tolist()
+    [0.9, 0.7, 0.7, 0.5, 0.5]
+    >>> d.cdf([0.5]).tolist(), d.cdf_left([0.5]).tolist()  # P(X <= 0.5), P(X < 0.5)
+    ([0.5], [0.25])
+    >>> PluginDistribution("simstudy.distributions.Bag")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: _target_=simstudy.distributions.Bag: Bag() raised TypeError: ...missing 1 required positional argument: 'values'
     """
 
     def __init__(self, target: str, kwargs: tuple = (), name: str | None = None, directory: str | None = None):
@@ -530,10 +727,28 @@ def check_distribution(dist: PluginDistribution, key: str) -> None:
     that shape within the support, the same for the same generator; ``cdf`` must be non-decreasing within
     [0, 1] at those scores, and ``ppf`` of 0.1, 0.5, 0.9 within the support.
 
+    Parameters
+    ----------
+    dist : PluginDistribution
+        The plug-in as the config built it.
+    key : str
+        The config key of the distribution (``distribution`` or ``distribution.NAME``), for the message.
+
+    Returns
+    -------
+    None
+        When the distribution passes.
+
     Raises
     ------
     PluginError
-        One line ``{key}._target_={path}: ...`` saying what was wrong.
+        One line ``{key}._target_={path}: ...`` saying what was wrong: a bad support, an exception on the
+        check input, a wrong sample shape, scores outside the support or not finite, different scores for the
+        same generator, a ``cdf`` outside [0, 1] or decreasing, or a ``ppf`` outside the support.
+
+    Examples
+    --------
+    >>> check_distribution(PluginDistribution("simstudy.distributions.Bag", (("values", (0.2, 0.5)),)), "distribution")
     """
     prefix = f"{key}._target_={dist.target}"
     try:
@@ -624,8 +839,8 @@ def register_selection_algorithm(kind: str, name: str, target: str | Callable, *
         An unknown kind, a built-in name, a name registered to another target, or a function with no import
         path.
 
-    Example
-    -------
+    Examples
+    --------
     >>> register_selection_algorithm("fixed_budget", "halving", "simstudy.selection.sequential_halving_runs")
     >>> selection_algorithm_names("fixed_budget")["halving"]
     'simstudy.selection.sequential_halving_runs'
@@ -653,8 +868,23 @@ def selection_algorithm_names(kind: str) -> dict[str, str | None]:
     """Every algorithm name of ``kind`` a study can list: built-in ones (``None``) and registered ones (their
     import paths), in that order.
 
-    Example
+    Parameters
+    ----------
+    kind : {"fixed_budget", "fixed_confidence"}
+        The kind of algorithm (:data:`SELECTION_KINDS`).
+
+    Returns
     -------
+    dict of str to str or None
+        Name -> ``None`` for a built-in, the import path for a registered one.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of :data:`SELECTION_KINDS`.
+
+    Examples
+    --------
     >>> list(selection_algorithm_names("fixed_confidence"))
     ['ttts', 'non_adaptive', 'batch_thompson']
     """
@@ -672,15 +902,31 @@ class SelectionPlugin:
     fixed-confidence proposal is checked at every step by :func:`simstudy.selection.fixed_confidence_runs`.
     A broken call mid-run fails its chunk, which the runner records for replay.
 
+    Calling it: ``plugin(arms, budget, runs, rng=rng) -> (picks, evaluations)`` for a fixed-budget one
+    (``arms`` a sequence of N score distributions, ``budget`` evaluations per run, ``runs`` runs; ``picks``
+    int ``(runs,)`` in ``[0, N)``, ``evaluations`` int ``(runs, N)`` with rows summing to at most
+    ``budget``), or ``plugin(loc, scale, df, rng=rng) -> which`` for a fixed-confidence proposal (posteriors
+    ``(R, N)``; ``which`` int ``(R, k)``, returned as an array unchecked here).
+
     Parameters
     ----------
     target : str
         ``module.function``.
     kind : {"fixed_budget", "fixed_confidence"}
-    kwargs : tuple of (str, value) pairs
-        Keyword arguments passed on every call.
+        Which contract the function follows (:mod:`simstudy.selection`).
+    kwargs : tuple of (str, value) pairs, optional
+        Keyword arguments passed on every call; default ``()``.
     directory : str, optional
         Where the module was found from (default: the working directory).
+
+    Examples
+    --------
+    >>> from simstudy.distributions import Bag
+    >>> arms = [Bag(np.array([0.1, 0.2, 0.3, 0.4]), name="a"), Bag(np.array([0.5, 0.6, 0.7, 0.8]), name="b")]
+    >>> halving = SelectionPlugin("simstudy.selection.sequential_halving_runs", "fixed_budget")
+    >>> picks, evaluations = halving(arms, 8, 3, rng=np.random.default_rng(0))  # budget 8, 3 runs
+    >>> picks.tolist(), evaluations.tolist()
+    ([1, 1, 1], [[4, 4], [4, 4], [4, 4]])
     """
 
     target: str
@@ -722,8 +968,27 @@ def selection_algorithm(name: str, kind: str, *, directory: str | None = None) -
     name : str
         A canonical name (:func:`check_selection_algorithm`).
     kind : {"fixed_budget", "fixed_confidence"}
-    directory : str, optional
+        The kind of algorithm (:data:`SELECTION_KINDS`).
+    directory : str, optional, keyword-only
         Where a plug-in's module is found from (default: the working directory now, which travels with it).
+
+    Returns
+    -------
+    callable
+        The built-in function, or a :class:`SelectionPlugin` (any other name is taken as an import path; it is
+        not imported here).
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of :data:`SELECTION_KINDS`.
+
+    Examples
+    --------
+    >>> selection_algorithm("sequential_halving", "fixed_budget").__name__
+    'sequential_halving_runs'
+    >>> selection_algorithm("simstudy.selection.sequential_halving_runs", "fixed_budget").kind
+    'fixed_budget'
     """
     builtin = _builtin_selection(_kind_iv(kind))
     if name in builtin:
@@ -733,8 +998,33 @@ def selection_algorithm(name: str, kind: str, *, directory: str | None = None) -
 
 
 def selection_settings(name: str, kind: str) -> dict | None:
-    """What fixes a plug-in algorithm's numbers besides its name, for a run's fingerprint: its import path,
-    keyword arguments and :func:`source_hash`; ``None`` for a built-in (whose fingerprint never changes)."""
+    """What fixes a plug-in algorithm's numbers besides its name, for a run's fingerprint.
+
+    Parameters
+    ----------
+    name : str
+        A canonical algorithm name (:func:`check_selection_algorithm`).
+    kind : {"fixed_budget", "fixed_confidence"}
+        The kind of algorithm (:data:`SELECTION_KINDS`).
+
+    Returns
+    -------
+    dict or None
+        ``{"target": path, "kwargs": [[key, value], ...], "source": digest}`` (:func:`source_hash`) for a
+        plug-in; ``None`` for a built-in (whose fingerprint never changes).
+
+    Raises
+    ------
+    PluginError
+        If a plug-in's module does not import.
+
+    Examples
+    --------
+    >>> selection_settings("ttts", "fixed_confidence") is None
+    True
+    >>> sorted(selection_settings("simstudy.selection.sequential_halving_runs", "fixed_budget"))
+    ['kwargs', 'source', 'target']
+    """
     algorithm = selection_algorithm(name, kind)
     if not isinstance(algorithm, SelectionPlugin):
         return None
@@ -759,8 +1049,9 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
     name : str
         A built-in algorithm, a name given by :func:`register_selection_algorithm`, or ``module.function``.
     kind : {"fixed_budget", "fixed_confidence"}
-    key : str
-        The config key that listed it, for the message.
+        The contract it must follow (:data:`SELECTION_KINDS`).
+    key : str, optional
+        The config key that listed it, for the message; default ``"study.algorithms"``.
 
     Returns
     -------
@@ -774,10 +1065,12 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
         attribute, not a function, an exception on the check input, a wrong type, dtype or shape, a pick or
         proposed index out of range, evaluations over the budget, or different output the second time.
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_selection_algorithm("sequential_halving", "fixed_budget")
     'sequential_halving'
+    >>> check_selection_algorithm("simstudy.selection.sequential_halving_runs", "fixed_budget")
+    'simstudy.selection.sequential_halving_runs'
     >>> check_selection_algorithm("successive_rejects", "fixed_budget")
     Traceback (most recent call last):
     ...
@@ -930,19 +1223,32 @@ class PluginBand:
     on its first call. The output is checked on every call (see the contract in :mod:`simstudy.bands`): a
     plug-in that breaks it mid-run fails its chunk, which the runner records for replay.
 
+    Calling it, ``band(sorted_scores, confidence)``: ``sorted_scores`` float ``(reps, n)``, rows sorted
+    ascending (passed read-only), ``confidence`` a probability in (0, 1); it returns float64 ``(lower,
+    upper)``, both ``(n,)`` (a band that does not depend on the data) or both ``(reps, n)``, in [0, 1],
+    non-decreasing along the last axis, ``lower <= upper``. Anything else raises :class:`PluginError`
+    ``band method {target}: ...`` saying what.
+
     Parameters
     ----------
     target : str
-        ``module.attr`` of the function.
-    kwargs : tuple of (str, value) pairs
-        Keyword arguments passed on every call.
+        ``module.attr`` of the function ``f(sorted_scores, confidence, **kwargs)``.
+    kwargs : tuple of (str, value) pairs, optional
+        Keyword arguments passed on every call; default ``()``.
     directory : str, optional
         Where the module was found from (put on ``sys.path`` in a worker); default the working directory.
 
-    Returns (when called)
-    ---------------------
-    lower, upper : ndarray
-        Both ``(n,)`` (a band that does not depend on the data) or both ``(reps, n)``.
+    See Also
+    --------
+    check_band_method : the parse-time check on a tiny input.
+
+    Examples
+    --------
+    >>> band = PluginBand("numpy.add")  # add(x, 0.8): one array, not (lower, upper)
+    >>> band(np.array([[0.1, 0.4, 0.9]]), 0.8)
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: band method numpy.add: returned ndarray, not a pair of arrays (lower, upper)
     """
 
     target: str
@@ -969,7 +1275,23 @@ class PluginBand:
 @dataclass(frozen=True)
 class BuiltinBand:
     """A built-in band method through the same contract: :func:`simstudy.bands.pointwise_bounds`, one row ``(n,)``
-    for every sample."""
+    for every sample.
+
+    ``band(sorted_scores, confidence)`` returns ``bounds(n, confidence)`` for ``n = sorted_scores.shape[-1]``:
+    built-in bands do not depend on the data, so a study precomputes them once.
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`simstudy.bands.METHODS` (``"dkw"``, ``"ks"``, ``"ld_equal_tailed"``,
+        ``"ld_highest_density"``).
+
+    Examples
+    --------
+    >>> lower, upper = BuiltinBand("dkw").bounds(4, 0.5)  # n = 4 scores, confidence 0.5
+    >>> np.round(lower, 4).tolist(), np.round(upper, 4).tolist()
+    ([0.0, 0.0837, 0.3337, 0.5837], [0.4163, 0.6663, 0.9163, 1.0])
+    """
 
     method: str
 
@@ -1004,16 +1326,18 @@ def register_band_method(name: str, target: str | Callable, *, kwargs: dict | No
     target : str or callable
         The import path ``module.attr``, or a module-level function (its path is taken; it must be importable by
         that path in worker processes). Its contract is in :mod:`simstudy.bands`.
-    kwargs : dict, optional
-        Keyword arguments passed on every call (e.g. the same function registered twice with two settings).
+    kwargs : dict, optional, keyword-only
+        Keyword arguments passed on every call (e.g. the same function registered twice with two settings);
+        default none.
 
     Raises
     ------
     ValueError
-        A built-in name, a name taken by another target, or a function with no import path.
+        A name that is not an identifier, a built-in name, a name registered to another target, or a function
+        with no import path.
 
-    Example
-    -------
+    Examples
+    --------
     >>> register_band_method("wilson", "my_bands.wilson_band", kwargs={"z": 2.0})
     >>> band_method_names()
     ('dkw', 'ks', 'ld_equal_tailed', 'ld_highest_density', 'wilson')
@@ -1031,7 +1355,18 @@ def register_band_method(name: str, target: str | Callable, *, kwargs: dict | No
 
 
 def band_method_names() -> tuple[str, ...]:
-    """Every band method a study can name without an import path: the built-in ones, then the registered ones."""
+    """Every band method a study can name without an import path: the built-in ones, then the registered ones.
+
+    Returns
+    -------
+    tuple of str
+        :data:`simstudy.bands.METHODS`, then the names given by :func:`register_band_method`.
+
+    Examples
+    --------
+    >>> band_method_names()
+    ('dkw', 'ks', 'ld_equal_tailed', 'ld_highest_density')
+    """
     return (*_builtin_band_methods(), *_BAND_REGISTRY)
 
 
@@ -1048,19 +1383,28 @@ def band_method(method: str, *, directory: str | None = None) -> BuiltinBand | P
     ----------
     method : str
         A built-in method, a registered name or an import path ``module.function``.
-    directory : str, optional
+    directory : str, optional, keyword-only
         Where a plug-in's module is imported from, in every worker (default: the working directory now).
 
     Returns
     -------
     BuiltinBand or PluginBand
-        ``band(sorted_scores, confidence) -> (lower, upper)``.
+        ``band(sorted_scores, confidence) -> (lower, upper)``; a plug-in is not imported here.
 
-    Example
-    -------
-    >>> lower, upper = band_method("dkw")(np.zeros((2, 4)), 0.5)
+    Raises
+    ------
+    PluginError
+        If ``method`` is neither a built-in method, a registered name nor an import path.
+
+    Examples
+    --------
+    >>> lower, upper = band_method("dkw")(np.zeros((2, 4)), 0.5)  # 2 samples of n = 4: one row for both
     >>> lower.shape
     (4,)
+    >>> band_method("wilson")
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: unknown band method 'wilson'; choose one of dkw, ks, ld_equal_tailed, ld_highest_density or an import path module.function
     """
     if method in _builtin_band_methods():
         return BuiltinBand(method)
@@ -1077,9 +1421,34 @@ def band_method(method: str, *, directory: str | None = None) -> BuiltinBand | P
 
 
 def band_fingerprint(methods) -> dict:
-    """What fixes the numbers of the plug-ins among ``methods``, for a run's fingerprint: for each plug-in its
-    import path, keyword arguments and :func:`source_hash` (an edited plug-in never resumes old chunks). Empty
-    when every method is built in, so that a built-in run's fingerprint stays what it always was."""
+    """What fixes the numbers of the plug-ins among ``methods``, for a run's fingerprint.
+
+    For each plug-in its import path, keyword arguments and :func:`source_hash` (an edited plug-in never
+    resumes old chunks). Empty when every method is built in, so that a built-in run's fingerprint stays what
+    it always was.
+
+    Parameters
+    ----------
+    methods : iterable of str
+        Canonical band methods (:func:`check_band_method`), e.g. ``study.methods``.
+
+    Returns
+    -------
+    dict
+        Plug-in method -> ``{"target": path, "kwargs": [[key, value], ...], "source": digest}``.
+
+    Raises
+    ------
+    PluginError
+        If a method is unknown or a plug-in's module does not import.
+
+    Examples
+    --------
+    >>> band_fingerprint(["ks", "dkw"])
+    {}
+    >>> sorted(band_fingerprint(["ks", "numpy.add"])["numpy.add"])
+    ['kwargs', 'source', 'target']
+    """
     out = {}
     for method in methods:
         band = band_method(method)
@@ -1120,8 +1489,8 @@ def check_band_method(method: Any, key: str) -> str:
         infinite bound, a bound outside [0, 1], a decreasing bound, lower > upper, or different bounds the
         second time.
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_band_method("ks", "study.methods")
     'ks'
     >>> check_band_method("numpy.add", "study.methods")  # add(x, 0.8): one array, not (lower, upper)

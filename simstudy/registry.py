@@ -56,8 +56,30 @@ PLUGINS_ENV = "SIMSTUDY_PLUGINS"
 
 @dataclass(frozen=True)
 class Headline:
-    """The rows of a summary a sweep figure shows: those matching ``where`` (column -> value), ``estimate``
-    against ``x``, one line per ``hue``; ``ylabel`` names the measure."""
+    """What a sweep's faceted figure shows of a stacked summary (:func:`simstudy.sweeps.headline`).
+
+    The rows matching every ``where`` pair are drawn: ``estimate`` against column ``x``, one line per value of
+    column ``hue``, the y-axis labelled ``ylabel``. A study declares it as :attr:`Study.sweep`.
+
+    Parameters
+    ----------
+    where : dict of str to object
+        Column -> value: the rows kept (all pairs must match), e.g. ``{"measure": "mse"}``. ``{}`` keeps
+        every row.
+    x : str
+        The column on the x-axis (e.g. ``"n"``, the budget in trials).
+    hue : str
+        The column whose values are the lines (e.g. ``"estimator"``).
+    ylabel : str
+        The y-axis label: the measure and its units (e.g. ``"MSE"``).
+
+    Examples
+    --------
+    >>> Headline({"measure": "mse"}, "n", "estimator", "MSE")
+    Headline(where={'measure': 'mse'}, x='n', hue='estimator', ylabel='MSE')
+    >>> study("evp_accuracy").sweep == Headline({"measure": "mse"}, "n", "estimator", "MSE")
+    True
+    """
 
     where: dict
     x: str
@@ -67,9 +89,11 @@ class Headline:
 
 @dataclass(frozen=True)
 class Study:
-    """A study kind: what the registry knows of it.
+    """A study kind: what the registry knows of it, given once to :func:`register_study`.
 
-    Attributes
+    A frozen dataclass; its fields are the constructor's parameters.
+
+    Parameters
     ----------
     kind : str
         The name ``study.kind`` selects (an identifier).
@@ -78,23 +102,41 @@ class Study:
         Every study's schema includes ``reps``, ``chunk_reps`` and ``save_replicates`` (subclass
         :class:`simstudy.config.StudyOptions`).
     run : callable
-        ``run(config, out_dir) -> StudyResult`` (:mod:`simstudy.studies.base`).
+        ``run(config, out_dir) -> StudyResult``: ``config`` a validated :class:`simstudy.config.Config` (its
+        options at ``config.study.options``), ``out_dir`` a :class:`pathlib.Path`; it returns what
+        :func:`simstudy.studies.base.finish` returns.
     figure : str or callable
         ``figure(summary, title=None) -> matplotlib Figure`` of the tidy summary, or its import path (resolved
         only when a figure is drawn, so the registry never imports matplotlib).
-    headline : callable or None
-        ``headline(summary) -> str``: the numbers a reader checks first, logged after the run.
-    sweep : Headline or None
-        What a sweep's faceted figure shows (default: the first measure against the first of n, k, B, ...).
-    check : callable or None
+    headline : callable or None, optional
+        ``headline(summary) -> str``: the numbers a reader checks first, logged after the run. Default ``None``
+        (nothing logged).
+    sweep : Headline or None, optional
+        What a sweep's faceted figure shows. Default ``None``: the first measure against the first of ``n, k,
+        B, budget, nominal, confidence`` the summary has (:func:`simstudy.sweeps.headline`).
+    check : callable or None, optional
         ``check(config)``: cross-checks of the whole config (e.g. the number of distributions), raising
-        :class:`~simstudy.schema.ConfigError` in one line; runs at parse time, before any compute.
-    continuous : bool
-        Needs continuous distributions (no atoms).
-    plugin_estimators : bool
-        Takes plug-in estimators (``+estimators.NAME._target_=...``) beside the built-in ones.
+        :class:`~simstudy.schema.ConfigError` in one line; runs at parse time, before any compute. Default
+        ``None``.
+    continuous : bool, optional
+        Needs continuous distributions (no atoms); default ``False``.
+    plugin_estimators : bool, optional
+        Takes plug-in estimators (``+estimators.NAME._target_=...``) beside the built-in ones; default ``False``.
     summary : str
-        One line for ``--help``.
+        One line for ``--help`` (default ``""``).
+
+    See Also
+    --------
+    register_study : registers it.
+    simstudy.studies.base.run_chunks : the chunked run a ``run`` function builds on.
+
+    Examples
+    --------
+    >>> spec = study("evp_accuracy")
+    >>> spec.kind, spec.options.__name__, spec.figure, spec.plugin_estimators
+    ('evp_accuracy', 'Options', 'simstudy.plots.evp_accuracy_figure', True)
+    >>> spec.summary
+    'bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1)'
     """
 
     kind: str
@@ -116,9 +158,14 @@ _LOADED = {"builtin": False, "plugins": False}
 def register_study(spec: Study) -> Study:
     """Register a study kind (once; registering the same spec again is a no-op).
 
+    A study module calls it at import time; a plug-in package's entry point imports that module
+    (:func:`load_plugins`). ``study.kind=KIND`` in a config then selects it.
+
     Parameters
     ----------
     spec : Study
+        The study: its ``kind`` an identifier not taken, its ``options`` a dataclass schema with ``reps`` and
+        ``chunk_reps`` fields.
 
     Returns
     -------
@@ -129,7 +176,18 @@ def register_study(spec: Study) -> Study:
     ------
     ValueError
         If the kind is not an identifier, its options are not a dataclass with ``reps`` and ``chunk_reps``
-        fields, or another study already took the name.
+        fields, or another study (another ``run`` or ``options``) already took the name; the message names
+        the kind.
+
+    Examples
+    --------
+    >>> spec = study("band_triviality")
+    >>> register_study(spec) is spec  # the same spec again: a no-op
+    True
+    >>> register_study(Study("evp_accuracy", spec.options, run=print, figure="math.sqrt"))
+    Traceback (most recent call last):
+    ...
+    ValueError: study kind 'evp_accuracy' is already registered (by simstudy.studies.evp_accuracy)
     """
     import dataclasses
 
@@ -158,10 +216,32 @@ def _load_builtin() -> None:
 def study(kind: str) -> Study:
     """The registered study ``kind`` (built-in kinds and loaded plug-ins).
 
+    The built-in kinds are imported on the first call; an unknown kind loads the plug-ins
+    (:func:`load_plugins`) before giving up.
+
+    Parameters
+    ----------
+    kind : str
+        A study kind, e.g. ``"evp_accuracy"`` (see :func:`study_kinds`).
+
+    Returns
+    -------
+    Study
+        Its registered spec.
+
     Raises
     ------
     KeyError
-        If no study of that kind is registered.
+        If no study of that kind is registered, even after loading the plug-ins.
+
+    Examples
+    --------
+    >>> study("band_coverage").kind
+    'band_coverage'
+    >>> study("toy")
+    Traceback (most recent call last):
+    ...
+    KeyError: 'toy'
     """
     _load_builtin()
     if kind not in _STUDIES:
@@ -170,14 +250,54 @@ def study(kind: str) -> Study:
 
 
 def study_kinds() -> tuple[str, ...]:
-    """Every registered study kind, built-in ones first, in registration order."""
+    """Every registered study kind, built-in ones first, in registration order.
+
+    Loads the built-in kinds and the plug-ins (:func:`load_plugins`) if they were not yet loaded.
+
+    Returns
+    -------
+    tuple of str
+        The kinds ``study.kind`` may name.
+
+    Examples
+    --------
+    >>> kinds = study_kinds()
+    >>> kinds[:3]
+    ('evp_accuracy', 'wrong_conclusions', 'band_coverage')
+    >>> "model_selection" in kinds
+    True
+    """
     _load_builtin()
     load_plugins()
     return tuple(_STUDIES)
 
 
 def figure_function(spec: Study) -> Callable:
-    """The study's figure function (imported from its path if it was given as one)."""
+    """The study's figure function (imported from its path if it was given as one).
+
+    Parameters
+    ----------
+    spec : Study
+        A registered study (or any :class:`Study`).
+
+    Returns
+    -------
+    callable
+        ``figure(summary, title=None) -> matplotlib.figure.Figure``: ``spec.figure`` itself if it is callable,
+        else the object its import path names.
+
+    Raises
+    ------
+    simstudy.plugins.PluginError
+        If ``spec.figure`` is a path that does not import (no such module or attribute); the message names
+        ``study KIND: figure``.
+
+    Examples
+    --------
+    >>> spec = Study("toy", study("evp_accuracy").options, run=print, figure="math.sqrt")
+    >>> figure_function(spec)
+    <built-in function sqrt>
+    """
     if callable(spec.figure):
         return spec.figure
     from .plugins import import_target
@@ -207,6 +327,10 @@ def _load_one(name: str, load: Callable[[], Any]) -> None:
 def load_plugins() -> list[str]:
     """Load every plug-in of the ``simstudy.plugins`` entry-point group and of ``$SIMSTUDY_PLUGINS``, once.
 
+    Each entry point is loaded (a module: imported; a function: then called without arguments), then each
+    module of ``$SIMSTUDY_PLUGINS`` is imported with the working directory importable. :func:`study` and
+    :func:`study_kinds` call it, so a user rarely needs to.
+
     Returns
     -------
     list of str
@@ -216,7 +340,14 @@ def load_plugins() -> list[str]:
     Raises
     ------
     simstudy.plugins.PluginError
-        ``plug-in NAME failed to load: ...`` for the first one that raises while loading.
+        ``plug-in NAME failed to load: ...`` (one line) for the first one that raises while loading; a
+        :class:`~simstudy.plugins.PluginError` the plug-in raised itself propagates unchanged.
+
+    Examples
+    --------
+    >>> _ = load_plugins()  # the first call in a process loads them
+    >>> load_plugins()  # later calls do nothing
+    []
     """
     if _LOADED["plugins"]:
         return []

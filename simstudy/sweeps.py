@@ -24,7 +24,21 @@ __all__ = ["Job", "Stacked", "Headline", "stack", "headline"]
 
 @dataclass(frozen=True)
 class Job:
-    """One job of a sweep: its directory name (under the sweep directory) and its swept values by key."""
+    """One job of a sweep: its directory name (under the sweep directory) and its swept values by key.
+
+    Parameters
+    ----------
+    name : str
+        The job's directory name under the sweep directory (Hydra's, e.g. ``"0"`` or
+        ``"distribution.sd=0.1"``); also its value in the stacked frame's ``job`` column.
+    values : dict of str to object, optional
+        Swept key (dotted, as on the command line) -> this job's value (numbers as numbers). Default ``{}``.
+
+    Examples
+    --------
+    >>> Job("distribution.sd=0.1", {"distribution.sd": 0.1})
+    Job(name='distribution.sd=0.1', values={'distribution.sd': 0.1})
+    """
 
     name: str
     values: dict = field(default_factory=dict)
@@ -32,8 +46,28 @@ class Job:
 
 @dataclass(frozen=True)
 class Stacked:
-    """Stacked summaries: ``frame`` (``job``, the swept keys, then the summaries' columns), the ``unfinished``
-    jobs' names (no ``summary.parquet``) and the study ``kind`` (from the first finished job's run.json)."""
+    """A sweep's summaries stacked into one tidy frame: what :func:`stack` returns.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per summary row of every finished job: columns ``job``, then one per swept key, then the
+        summaries' own columns (``study``, ``cell``, ``measure``, ``estimate``, ``mcse``, ...). Only ``job`` and
+        the swept keys when no job finished.
+    unfinished : tuple of str
+        The names of the jobs without a ``summary.parquet`` (still running, failed or sharded), in job order.
+    kind : str
+        The study kind, from the first finished job's ``run.json`` (``""`` if none finished or it is
+        unreadable).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = stack(tmp, [Job("0", {"distribution.sd": 0.1})], ["distribution.sd"])
+    >>> out.frame.columns.tolist(), out.unfinished, out.kind
+    (['job', 'distribution.sd'], ('0',), '')
+    """
 
     frame: pd.DataFrame
     unfinished: tuple[str, ...]
@@ -75,8 +109,8 @@ def stack(sweep_dir, jobs, swept) -> Stacked:
 
     Parameters
     ----------
-    sweep_dir : path-like
-        The sweep directory; job ``j`` wrote ``sweep_dir / j.name / "summary.parquet"``.
+    sweep_dir : str or os.PathLike
+        The sweep directory; job ``j`` wrote ``sweep_dir / j.name / "summary.parquet"`` (and ``run.json``).
     jobs : iterable of Job
         The sweep's jobs, in the order their rows are stacked.
     swept : iterable of str
@@ -93,15 +127,16 @@ def stack(sweep_dir, jobs, swept) -> Stacked:
     ValueError
         If two jobs share a name, a job lacks a swept key's value, or a swept key is named ``job``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile
-    >>> d = Path(tempfile.mkdtemp())
-    >>> for sd in (0.05, 0.1):
-    ...     (d / f"sd={sd}").mkdir()
-    ...     pd.DataFrame({"measure": ["mse"], "estimate": [sd ** 2]}).to_parquet(d / f"sd={sd}" / "summary.parquet")
-    >>> out = stack(d, [Job("sd=0.05", {"sd": 0.05}), Job("sd=0.1", {"sd": 0.1}), Job("sd=0.2", {"sd": 0.2})],
-    ...             ["sd"])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     d = Path(tmp)
+    ...     for sd in (0.05, 0.1):
+    ...         (d / f"sd={sd}").mkdir()
+    ...         pd.DataFrame({"measure": ["mse"], "estimate": [sd**2]}).to_parquet(d / f"sd={sd}" / "summary.parquet")
+    ...     jobs = [Job("sd=0.05", {"sd": 0.05}), Job("sd=0.1", {"sd": 0.1}), Job("sd=0.2", {"sd": 0.2})]
+    ...     out = stack(d, jobs, ["sd"])
     >>> out.frame
            job    sd measure  estimate
     0  sd=0.05  0.05     mse    0.0025
@@ -147,20 +182,21 @@ def headline(frame: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, Headline]:
 
     Parameters
     ----------
-    frame : DataFrame
-        A stacked frame (:func:`stack`) or one summary, with an ``estimate`` column.
+    frame : pandas.DataFrame
+        A stacked frame (:attr:`Stacked.frame`) or one summary, with an ``estimate`` column.
     kind : str
-        The study kind.
+        The study kind (:attr:`Stacked.kind`); an unknown one, or ``""``, takes the default above.
 
     Returns
     -------
-    rows : DataFrame
-        The headline rows (for ``evp_accuracy``: each estimator's MSE, without the exact truth and the paired
-        differences; failed-chunk rows never).
+    rows : pandas.DataFrame
+        The headline rows of ``frame`` (same columns and index; for ``evp_accuracy``: each estimator's MSE,
+        without the exact truth and the paired differences; failed-chunk rows never).
     spec : Headline
+        How to draw them: ``estimate`` against ``spec.x``, one line per ``spec.hue``, labelled ``spec.ylabel``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> f = pd.DataFrame({"estimator": ["u", "v", "truth", "v-u"], "n": 1, "measure": "mse", "estimate": 0.0})
     >>> rows, spec = headline(f, "evp_accuracy")
     >>> list(rows["estimator"]), spec.x, spec.hue

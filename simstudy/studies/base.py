@@ -41,7 +41,29 @@ __all__ = ["StudyResult", "ChunkedRun", "ShardDone", "ReplayDone", "run_chunks",
 
 
 class ShardDone(Exception):
-    """A sharded run stored its chunks; the summary waits for every shard (``simstudy collect``)."""
+    """A sharded run stored its chunks; the summary waits for every shard (``simstudy collect``).
+
+    Raised by :func:`run_chunks` (and by :func:`finish` for an exact study) when ``runner.shard=i/N`` is set,
+    after shard i's chunks and its marker file were written; the CLI and :func:`simstudy.run` catch it. A
+    study's ``run`` lets it through.
+
+    Parameters
+    ----------
+    report : simstudy.runner.RunReport
+        The runner's report of this shard's tasks (counts; times in seconds).
+    marker : pathlib.Path
+        The shard's marker file, ``<out_dir>/shards/shard-i-of-N.json`` (:func:`shard_marker`).
+
+    Examples
+    --------
+    >>> from simstudy.runner import RunReport
+    >>> report = RunReport(tasks=4, resumed=1, computed=3, wall_seconds=0.5, compute_seconds=0.4, warnings=())
+    >>> done = ShardDone(report, shard_marker(Path("out"), 1, 2))
+    >>> print(done)
+    shard stored 3 chunks (1 already there, 0 failed)
+    >>> done.marker.as_posix()
+    'out/shards/shard-1-of-2.json'
+    """
 
     def __init__(self, report: RunReport, marker: Path):
         self.report, self.marker = report, marker
@@ -52,7 +74,19 @@ class ShardDone(Exception):
 
 
 class ReplayDone(Exception):
-    """A replayed chunk ran without raising."""
+    """A replayed chunk ran without raising.
+
+    Raised by :func:`run_chunks` with ``runner.replay`` (``simstudy replay``) when the one chunk it reran in
+    this process did not fail; had it failed, its own exception would propagate instead, with a full traceback.
+    The message names the chunk (``chunk CELL/INDEX ran without error``).
+
+    Examples
+    --------
+    >>> raise ReplayDone("chunk 2499044571cfe1a6/0 ran without error")
+    Traceback (most recent call last):
+    ...
+    simstudy.studies.base.ReplayDone: chunk 2499044571cfe1a6/0 ran without error
+    """
 
 
 #: Columns every tidy summary starts with.
@@ -61,7 +95,32 @@ SUMMARY_COLUMNS = ("study", "cell", "distribution")
 
 @dataclass(frozen=True)
 class StudyResult:
-    """A finished study: its tidy summary, the runner's report and the files written."""
+    """A finished study: its tidy summary, the runner's report and the files written.
+
+    What a study's ``run`` returns (:attr:`simstudy.registry.Study.run`), built by :func:`finish`.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary, one row per (cell, measure, ...): columns ``study``, ``cell``, ``distribution``
+        (``SUMMARY_COLUMNS``), the study's own keys (``estimator``, ``n``, ...), ``measure``, ``estimate``
+        and its Monte Carlo standard error ``mcse`` (both in the measure's units) and ``reps``; a cell with
+        failed chunks has one ``failed_chunks`` row instead.
+    report : simstudy.runner.RunReport
+        What the runner did: tasks, resumed and computed chunks, wall and compute seconds, failures.
+    files : dict of str to pathlib.Path
+        The files written, by role: ``summary_parquet``, ``summary_csv``, ``run`` (``run.json``) and any the
+        study added (e.g. ``replicates``).
+    kind : str, optional
+        The study kind; default ``""``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> result = StudyResult(pd.DataFrame({"measure": ["mse"], "estimate": [0.01]}), empty_report(), {}, "toy")
+    >>> result.kind, result.report.tasks, result.summary["estimate"].tolist()
+    ('toy', 0, [0.01])
+    """
 
     summary: pd.DataFrame
     report: RunReport
@@ -71,7 +130,39 @@ class StudyResult:
 
 @dataclass(frozen=True)
 class ChunkedRun:
-    """The chunks of a run, on disk, with the runner's report."""
+    """The chunks of a run, on disk, with the runner's report: what :func:`run_chunks` returns.
+
+    A study reduces each cell from it in chunk order (:meth:`total`, :meth:`stacked`, :meth:`chunks`), so its
+    sums are bit-identical however the chunks were scheduled, and skips the cells with failed chunks
+    (:meth:`succeeded`).
+
+    Parameters
+    ----------
+    store : simstudy.io.ChunkStore
+        The run's chunk store, ``<out_dir>/chunks``, keyed by ``fingerprint``.
+    tasks_by_cell : dict of str to list of simstudy.runner.Task
+        Each cell's chunks in order (``study.chunk_reps`` replicates each, the last possibly fewer).
+    report : simstudy.runner.RunReport
+        The runner's report (tasks, resumed, computed, seconds, failures).
+    fingerprint : str
+        16 hex digits: the digest of what fixes the chunks' numbers.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.config import Config, RunnerConfig, StudyConfig
+    >>> config = Config(seed=0, distributions=(), budget=None, estimators=(),
+    ...                 study=StudyConfig("demo", "demo", reps=5, chunk_reps=2), runner=RunnerConfig(1, "loky", False))
+    >>> def chunk(task):  # one chunk's results: named arrays of fixed shapes
+    ...     return {"sums": np.array([task.reps, task.first_rep], dtype=float)}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     run = run_chunks(config, Path(tmp), scheme="demo/1", cells=["c0"], chunk_fn=chunk, settings={})
+    ...     total, stacked = run.total("c0", "sums"), run.stacked("c0", "sums")
+    >>> [t.reps for t in run.tasks_by_cell["c0"]], run.failed_cells
+    ([2, 2, 1], {})
+    >>> total.tolist(), stacked.tolist()  # the sum over chunks; the chunks joined along the last axis
+    ([5.0, 6.0], [2.0, 0.0, 2.0, 2.0, 1.0, 4.0])
+    """
 
     store: io.ChunkStore
     tasks_by_cell: dict[str, list[Task]]
@@ -114,12 +205,53 @@ def empty_report() -> RunReport:
 
 
 def cell_key(**fields: Any) -> str:
-    """A cell's key: a stable hash of what generates its data (it keys the cell's random streams)."""
+    """A cell's key: a stable hash of what generates its data (it keys the cell's random streams).
+
+    Parameters
+    ----------
+    **fields
+        What generates the cell's data (plain values: str, numbers, lists, dicts), e.g. the distribution's
+        ``DistributionConfig.key`` and the sample size ``B``. Order of the keywords does not matter; a field
+        that does not change the data (a label) should not be passed.
+
+    Returns
+    -------
+    str
+        16 hex digits, the same in every process, platform and Python version.
+
+    Examples
+    --------
+    >>> dist = {"kind": "uniform", "params": []}
+    >>> cell_key(distribution=dist, B=5)
+    'aed44b0bc6a31991'
+    >>> cell_key(B=5, distribution=dist) == cell_key(distribution=dist, B=5)
+    True
+    """
     return stable_hash(fields)[:16]
 
 
 def shard_marker(out_dir: Path, index: int, count: int) -> Path:
-    """Where shard ``index`` of ``count`` records what it did."""
+    """Where shard ``index`` of ``count`` records what it did.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The run directory.
+    index : int
+        The shard, from 1 to ``count`` (``runner.shard=index/count``).
+    count : int
+        The number of shards.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir / "shards" / "shard-{index}-of-{count}.json"`` (not created here).
+
+    Examples
+    --------
+    >>> shard_marker(Path("out"), 2, 3).as_posix()
+    'out/shards/shard-2-of-3.json'
+    """
     return out_dir / "shards" / f"shard-{index}-of-{count}.json"
 
 
@@ -128,16 +260,37 @@ def run_chunks(
 ) -> ChunkedRun:
     """Run (or resume) every cell's chunks of ``study.chunk_reps`` replicates.
 
+    Each cell's ``study.reps`` replicates are split into chunks of ``study.chunk_reps`` (the last possibly
+    shorter); chunks already stored under the same fingerprint are resumed, not recomputed. The fingerprint
+    hashes ``scheme``, ``config.seed``, the distributions' keys, ``chunk_reps`` and ``settings``; ``study.reps``
+    is not part of it, so a larger ``reps`` reuses the chunks done. Then the runner's modes apply
+    (``runner.replay``, ``runner.shard``, ``runner.collect``), see Raises.
+
     Parameters
     ----------
+    config : simstudy.config.Config
+        The validated config; reads ``seed``, ``distributions``, ``study`` (``name``, ``reps``,
+        ``chunk_reps``) and ``runner``.
+    out_dir : pathlib.Path
+        The run directory; chunks go to ``out_dir / "chunks"``.
     scheme : str
         The study's chunk-format version; bump it when a chunk's meaning changes.
     cells : list of str
         Cell keys (see :func:`cell_key`).
     chunk_fn : callable
-        ``chunk_fn(task) -> dict[str, ndarray]``, picklable.
+        ``chunk_fn(task) -> dict[str, ndarray]``: the results of ``task.reps`` replicates of cell ``task.cell``
+        (a :class:`simstudy.runner.Task`), named arrays whose shapes do not depend on the chunk except along a
+        per-replicate last axis. Deterministic given the task (draw from
+        :func:`simstudy.runner.task_seed`), and picklable (a module-level function or a
+        :func:`functools.partial` of one) for worker processes.
     settings : dict
-        Everything else besides seed, distributions and chunk size that fixes a chunk's numbers.
+        Everything else besides seed, distributions and chunk size that fixes a chunk's numbers (plain
+        values: they are hashed into the fingerprint and written into the store's claim).
+
+    Returns
+    -------
+    ChunkedRun
+        The store, the tasks by cell, the runner's report and the fingerprint.
 
     Raises
     ------
@@ -149,6 +302,22 @@ def run_chunks(
         With ``runner.replay``, if the chunk ran without raising (its exception propagates otherwise).
     simstudy.io.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
+    ValueError
+        With ``runner.replay``, if the chunk named is not one of this study's (the message lists the cells).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.config import Config, RunnerConfig, StudyConfig
+    >>> config = Config(seed=0, distributions=(), budget=None, estimators=(),
+    ...                 study=StudyConfig("demo", "demo", reps=5, chunk_reps=2), runner=RunnerConfig(1, "loky", False))
+    >>> def chunk(task):  # one chunk's results: named arrays of fixed shapes
+    ...     return {"sums": np.array([task.reps, task.first_rep], dtype=float)}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     first = run_chunks(config, Path(tmp), scheme="demo/1", cells=["c0"], chunk_fn=chunk, settings={})
+    ...     again = run_chunks(config, Path(tmp), scheme="demo/1", cells=["c0"], chunk_fn=chunk, settings={})
+    >>> (first.report.computed, first.report.resumed), (again.report.computed, again.report.resumed)
+    ((3, 0), (0, 3))
     """
     fingerprint = stable_hash(
         {
@@ -219,7 +388,56 @@ def finish(
     """Write the tidy summary and ``run.json``; return the study's result.
 
     Cells with failed chunks (left out of ``summary`` by the study) get one row each with measure
-    ``failed_chunks``; ``run.json`` lists every failure with its seed key and message.
+    ``failed_chunks``; ``run.json`` lists every failure with its seed key and message. Every file is written
+    atomically.
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        The validated config (written into ``run.json``).
+    out_dir : pathlib.Path
+        The run directory.
+    run : ChunkedRun
+        What :func:`run_chunks` returned (an exact study passes one with ``empty_report()``).
+    summary : pandas.DataFrame
+        The study's tidy rows without the ``study`` column (inserted first here): ``cell``, ``distribution``,
+        the study's keys, ``measure``, ``estimate``, ``mcse``, ``reps``.
+    started : float
+        :func:`time.perf_counter` when the study started, for ``run.json``'s ``timings.total_seconds``.
+    metadata : dict
+        More entries for ``run.json`` (plain values), e.g. ``{"timings": {...}}``, merged at its top level.
+    files : dict of str to pathlib.Path, optional
+        Files the study wrote itself, by role, added to the result's ``files``.
+
+    Returns
+    -------
+    StudyResult
+        The summary as written, the runner's report, the files (``summary_parquet``, ``summary_csv``, ``run``
+        and ``files``) and the study kind.
+
+    Raises
+    ------
+    ShardDone
+        With ``runner.shard`` set (an exact study's shards have no chunks; its marker is written instead).
+
+    Examples
+    --------
+    An exact study (no chunks) passes a :class:`ChunkedRun` without a store, as ``band_triviality`` does:
+
+    >>> import tempfile
+    >>> from simstudy.config import Config, RunnerConfig, StudyConfig
+    >>> config = Config(seed=0, distributions=(), budget=None, estimators=(),
+    ...                 study=StudyConfig("demo", "demo", reps=1, chunk_reps=1), runner=RunnerConfig(1, "loky", False))
+    >>> run = ChunkedRun(store=None, tasks_by_cell={}, report=empty_report(), fingerprint="exact")
+    >>> rows = pd.DataFrame({"cell": ["c0"], "measure": ["exact_mean"], "estimate": [0.75]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = finish(config, Path(tmp), run, rows, started=time.perf_counter(), metadata={})
+    ...     written = sorted(p.name for p in result.files.values())
+    >>> result.summary
+      study cell     measure  estimate
+    0  demo   c0  exact_mean      0.75
+    >>> written
+    ['run.json', 'summary.csv', 'summary.parquet']
     """
     if config.runner.shard is not None:  # an exact study has no chunks: its shards have nothing to do
         marker = shard_marker(out_dir, *config.runner.shard)
