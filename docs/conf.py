@@ -19,8 +19,8 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-# The figures' runs write under the build directory, never into the user's outputs/.
-os.environ.setdefault("SIMSTUDY_DOCS_BUILD", "1")
+# The build's LD intervals are cached beside the build, not in the user's ~/.cache/simstudy.
+os.environ.setdefault("SIMSTUDY_CACHE_DIR", str(Path(__file__).resolve().parent / "_build" / "simstudy-cache"))
 
 import simstudy  # noqa: E402
 

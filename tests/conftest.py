@@ -22,21 +22,6 @@ def rng(request):
     return np.random.default_rng(seed)
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _private_cache(tmp_path_factory):
-    """LD intervals are cached on disk; tests use a private cache directory, never the user's."""
-    import os
-
-    path = tmp_path_factory.mktemp("simstudy-cache")
-    old = os.environ.get("SIMSTUDY_CACHE_DIR")
-    os.environ["SIMSTUDY_CACHE_DIR"] = str(path)
-    yield
-    if old is None:
-        os.environ.pop("SIMSTUDY_CACHE_DIR", None)
-    else:
-        os.environ["SIMSTUDY_CACHE_DIR"] = old
-
-
 @pytest.fixture(autouse=True)
 def _close_figures():
     """Figures drawn by a test (the CLI in-process, the plots' tests) are closed after it: pyplot keeps every
