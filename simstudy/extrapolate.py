@@ -470,8 +470,8 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     ...     {"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1}
     ... )
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     result = run(prepare({"mlp": ys}, opts, tmp), opts, tmp, progress=False)
-    ...     again = run(prepare({"mlp": ys}, opts, tmp), opts, tmp, progress=False)  # resumes
+    ...     result = run(prepare({"mlp": ys}, opts, "scores.csv"), opts, tmp, progress=False)
+    ...     again = run(prepare({"mlp": ys}, opts, "scores.csv"), opts, tmp, progress=False)  # resumes
     >>> result.report.computed, again.report.resumed, result.fits["n_boot"].tolist()
     (1, 1, [2])
     """
