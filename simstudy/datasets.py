@@ -67,18 +67,47 @@ _ABSENT = object()  # the value of a column a JSON record lacks
 
 
 class DataError(ValueError):
-    """Invalid score data. The message is one line naming the file, the row and the offending value."""
+    """Invalid score data. The message is one line naming the file, the row and the offending value.
+
+    Raised by :func:`read_scores`, :func:`load_scores` and the shipped-data loaders for a file that is
+    missing, unreadable or malformed, or a value that is not a valid score; a :class:`ValueError`.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "runs.csv"
+    ...     _ = path.write_text("model,score\\na,0.71\\na,high\\nb,0.64\\n")
+    ...     read_scores(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    simstudy.datasets.DataError: .../runs.csv: row 3: score is not a number: 'high'
+    """
 
 
 class DataWarning(UserWarning):
-    """Missing scores (failed runs) were dropped or replaced, as asked; the message counts them per model."""
+    """Missing scores (failed runs) were dropped or replaced, as asked; the message counts them per model.
+
+    Issued once per file by :func:`load_scores` (the CLI logs it), so that no score is lost silently.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, warnings
+    >>> with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     path = pathlib.Path(tmp) / "runs.csv"
+    ...     _ = path.write_text("model,score\\na,0.71\\na,\\na,0.75\\nb,0.64\\nb,0.66\\n")
+    ...     scores = load_scores(path, missing="drop")
+    >>> [(w.category.__name__, str(w.message).split(": ", 1)[1]) for w in caught]
+    [('DataWarning', 'dropped 1 missing score (model a: 1)')]
+    """
 
 
 @dataclass(frozen=True)
 class ScoreFile:
     """Scores read from a researcher's file (:func:`read_scores`), with what was done to failed runs.
 
-    Attributes
+    Parameters
     ----------
     path : str
         The file, as named in messages.
@@ -88,6 +117,18 @@ class ScoreFile:
         Model name -> missing scores left out (``missing="drop"``); only models that had some.
     replaced : dict of str to int
         Model name -> missing scores replaced by the ``missing`` number; only models that had some.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "runs.csv"
+    ...     _ = path.write_text("model,score\\na,0.71\\na,\\na,0.75\\nb,0.64\\nb,0.66\\n")
+    ...     result = read_scores(path, missing=0.0)
+    >>> result.scores
+    {'a': array([0.71, 0.  , 0.75]), 'b': array([0.64, 0.66])}
+    >>> result.dropped, result.replaced
+    ({}, {'a': 1})
     """
 
     path: str
@@ -583,14 +624,15 @@ def read_scores(
         Column of model names (matched likewise). Default: ``model`` if present, else one model named after
         the file stem.
     low, high : float
-        Support of the scores (after `scale`).
+        Support of the scores in score units (after `scale`); default ``-inf`` and ``inf`` (no bound).
     min_scores : int
-        Fewest scores a model may have (after dropping missing ones).
+        Fewest scores a model may have (after dropping missing ones), ``>= 1``; default 2.
     missing : {"error", "drop"} or float
         What to do with a missing score (empty, ``nan``, ``NA``, ``n/a``, ``null``, ``None``; a failed run):
         raise, leave it out, or use this number instead (in ``[low, high]``; a numeric string is accepted).
+        Default ``"error"``.
     scale : float
-        Positive factor every score is multiplied by, e.g. 0.01 for percentages.
+        Positive factor every score is multiplied by, e.g. 0.01 for percentages; default 1.0.
 
     Returns
     -------
@@ -607,12 +649,15 @@ def read_scores(
     ValueError
         Invalid `low`, `high`, `min_scores`, `missing` or `scale`.
 
-    Example
-    -------
+    Examples
+    --------
+    A semicolon-separated file with decimal commas, percentages and a failed run:
+
     >>> import pathlib, tempfile
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
-    >>> _ = path.write_text("model;acc\\na;71,5\\na;NA\\nb;64\\nb;69,25\\na;75\\n")
-    >>> runs = read_scores(path, score_column="acc", missing="drop", scale=0.01, low=0, high=1)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "runs.csv"
+    ...     _ = path.write_text("model;acc\\na;71,5\\na;NA\\nb;64\\nb;69,25\\na;75\\n")
+    ...     runs = read_scores(path, score_column="acc", missing="drop", scale=0.01, low=0, high=1)
     >>> runs.scores
     {'a': array([0.715, 0.75 ]), 'b': array([0.64  , 0.6925])}
     >>> runs.dropped
@@ -648,8 +693,18 @@ def load_scores(
 
     Parameters
     ----------
-    path, score_column, model_column, low, high, min_scores, missing, scale
-        As in :func:`read_scores`.
+    path : str or os.PathLike
+        A ``.csv``, ``.tsv``, ``.jsonl`` or ``.json`` file, as in :func:`read_scores`.
+    score_column, model_column : str, optional, keyword-only
+        As in :func:`read_scores`; default None (found from the file).
+    low, high : float, keyword-only
+        Support of the scores in score units (after `scale`); default ``-inf`` and ``inf``.
+    min_scores : int, keyword-only
+        Fewest scores a model may have, ``>= 1``; default 2.
+    missing : {"error", "drop"} or float, keyword-only
+        What to do with a failed run's missing score; default ``"error"``.
+    scale : float, keyword-only
+        Positive factor every score is multiplied by; default 1.0.
 
     Returns
     -------
@@ -666,12 +721,15 @@ def load_scores(
     DataError, ValueError
         As in :func:`read_scores`.
 
-    Example
-    -------
+    Examples
+    --------
+    A single column without a header: one model, named after the file.
+
     >>> import pathlib, tempfile
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
-    >>> _ = path.write_text("0.71\\n0.64\\n0.69\\n")
-    >>> load_scores(path)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "runs.csv"
+    ...     _ = path.write_text("0.71\\n0.64\\n0.69\\n")
+    ...     load_scores(path)
     {'runs': array([0.71, 0.64, 0.69])}
     """
     result = read_scores(
@@ -722,7 +780,19 @@ def reuters_hedwig() -> dict[str, np.ndarray]:
     Returns
     -------
     dict of str to numpy.ndarray
-        ``{"mlp": ..., "lstm": ...}``, read-only float64 arrays in file order.
+        ``{"mlp": ..., "lstm": ...}``, read-only float64 arrays of F1 in [0, 1], shapes (145,) and (152,),
+        in file order.
+
+    References
+    ----------
+    .. [1] Tang, R., Lee, J., Xin, J., Liu, X., Yu, Y. & Lin, J. (2020). Showing your work doesn't always
+       work. ACL 2020.
+
+    Examples
+    --------
+    >>> runs = reuters_hedwig()
+    >>> {model: x.shape for model, x in runs.items()}, round(float(runs["mlp"].max()), 4)
+    ({'mlp': (145,), 'lstm': (152,)}, 0.8024)
     """
     scores = _shipped_scores("reuters_hedwig", "hedwig.tsv", "f1", "model_name")
     return {"mlp": scores["mlp"], "lstm": scores["reg_lstm"]}
@@ -754,15 +824,39 @@ def deberta_mnli(model: str, *, split: str = "matched", reduce: str = "best") ->
     Parameters
     ----------
     model : {"deberta", "debertav3"}
-    split : {"matched", "mismatched"}
-        MultiNLI validation set.
-    reduce : {"best", "final"}
-        Each run's best accuracy over its learning curve (what Lourie et al.'s analyses use) or its last.
+        The model.
+    split : {"matched", "mismatched"}, keyword-only
+        MultiNLI validation set; default ``"matched"``.
+    reduce : {"best", "final"}, keyword-only
+        Each run's best accuracy over its learning curve (what Lourie et al.'s analyses use) or its last;
+        default ``"best"``.
 
     Returns
     -------
     numpy.ndarray
-        Read-only float64 array of 1,024 accuracies in file order.
+        Read-only float64 array of 1,024 accuracies in [0, 1], shape (1024,), in file order.
+
+    Raises
+    ------
+    ValueError
+        If `model`, `split` or `reduce` is not one of the choices.
+    DataError
+        If a run's learning curve in the shipped file is malformed.
+
+    References
+    ----------
+    .. [1] Lourie, N., Cho, K. & He, H. (2024). Show your work with confidence: confidence bands for tuning
+       curves. NAACL 2024.
+
+    Examples
+    --------
+    Loading takes about a second the first time (the JSON Lines file is parsed once, then cached), so
+    ``deberta_mnli("debertav3").shape`` gives ``(1024,)`` after a pause. A wrong name fails at once:
+
+    >>> deberta_mnli("bert")
+    Traceback (most recent call last):
+        ...
+    ValueError: unknown deberta_mnli model 'bert'; choose one of: deberta, debertav3
     """
     return _deberta(
         _choice_iv("deberta_mnli model", model, _DEBERTA_FILES),
@@ -777,14 +871,51 @@ def tdsa_fiesta() -> dict[str, np.ndarray]:
     Returns
     -------
     dict of str to numpy.ndarray
-        Model name -> read-only float64 array of 500 F1 values.
+        Model name -> read-only float64 array of 500 F1 values in [0, 1], shape (500,).
+
+    References
+    ----------
+    .. [1] Moss, H. B., Leslie, D. S. & Rayson, P. (2019). FIESTA: fast identification of state-of-the-art
+       models using adaptive bandit algorithms. ACL 2019.
+
+    Examples
+    --------
+    >>> runs = tdsa_fiesta()
+    >>> len(runs), sorted(runs)[:3], runs["atae"].shape
+    (12, ['atae', 'atae_200', 'atae_50'], (500,))
     """
     return dict(_shipped_scores("tdsa_fiesta", "test_f1.json", "score", "model"))
 
 
 def load_models(name: str, **options: str) -> dict[str, np.ndarray]:
-    """Every model's scores of a shipped data set, by name (see :data:`DATASETS`); options as in
-    :func:`load_dataset`. Returns model name -> read-only float64 array."""
+    """Every model's scores of a shipped data set, by name (see :data:`DATASETS`).
+
+    Parameters
+    ----------
+    name : {"deberta_mnli", "reuters_hedwig", "tdsa_fiesta"}
+        The data set.
+    **options : str
+        ``split`` and ``reduce`` for ``deberta_mnli`` (see :func:`deberta_mnli`); none for the others.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Model name -> read-only float64 array of its scores (shape (runs,)), in file order.
+
+    Raises
+    ------
+    ValueError
+        If `name` is unknown, or an option is given that the data set does not take.
+
+    Examples
+    --------
+    >>> {model: x.shape for model, x in load_models("reuters_hedwig").items()}
+    {'mlp': (145,), 'lstm': (152,)}
+    >>> load_models("tdsa_fiesta", split="matched")
+    Traceback (most recent call last):
+        ...
+    ValueError: tdsa_fiesta takes no options, got: split
+    """
     name = _choice_iv("dataset", name, DATASETS)
     if name == "deberta_mnli":
         return {model: load_dataset(name, model, **options) for model in _DEBERTA_FILES}
@@ -799,15 +930,31 @@ def load_dataset(name: str, model: str, **options: str) -> np.ndarray:
     Parameters
     ----------
     name : {"deberta_mnli", "reuters_hedwig", "tdsa_fiesta"}
+        The data set.
     model : str
         A model of that data set.
-    **options
+    **options : str
         ``split`` and ``reduce`` for ``deberta_mnli`` (see :func:`deberta_mnli`); none for the others.
 
     Returns
     -------
     numpy.ndarray
-        Read-only float64 array.
+        Read-only float64 array of the model's scores, shape (runs,), in file order.
+
+    Raises
+    ------
+    ValueError
+        If `name` or `model` is unknown, or an option is given that the data set does not take.
+
+    Examples
+    --------
+    >>> x = load_dataset("reuters_hedwig", "lstm")
+    >>> x.shape, x.flags.writeable
+    ((152,), False)
+    >>> load_dataset("reuters", "mlp")
+    Traceback (most recent call last):
+        ...
+    ValueError: unknown dataset 'reuters'; choose one of: deberta_mnli, reuters_hedwig, tdsa_fiesta
     """
     name = _choice_iv("dataset", name, DATASETS)
     if name == "deberta_mnli":
@@ -839,26 +986,31 @@ def sample_runs(scores: Mapping[str, np.ndarray], size: int, seed: int | None = 
     Parameters
     ----------
     scores : mapping of str to ndarray, shape (m_model,)
-        Each model's runs, in random-search order.
+        Each model's runs (scores), in random-search order.
     size : int
         Runs to keep per model (``2 <= size <= m_model``).
     seed : int, optional
-        None: the first ``size`` runs. An integer ``>= 0``: a random subset.
+        None (default): the first ``size`` runs. An integer ``>= 0``: a random subset.
 
     Returns
     -------
     dict of str to ndarray, shape (size,)
+        Each model's kept runs, in their original order.
 
     Raises
     ------
     ValueError
         If a model has fewer than ``size`` runs (naming it) or ``seed`` is not a non-negative integer.
 
-    Example
-    -------
+    Examples
+    --------
     >>> runs = {"a": np.arange(10.0)}
-    >>> sample_runs(runs, 3)["a"], sample_runs(runs, 3, seed=1)["a"].size
-    (array([0., 1., 2.]), 3)
+    >>> sample_runs(runs, 3)["a"], sample_runs(runs, 3, seed=1)["a"]
+    (array([0., 1., 2.]), array([1., 4., 6.]))
+    >>> sample_runs(runs, 30)
+    Traceback (most recent call last):
+        ...
+    ValueError: sample_size=30 exceeds the scores of model(s) a
     """
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"sample_seed must be an integer >= 0 or null, got {seed!r}")

@@ -51,8 +51,29 @@ __all__ = [
 class InvalidParameter(ValueError):
     """A parameter out of its domain. The message starts with the parameter's name.
 
-    The config layer prefixes the name with its config group (``distribution.sd must be ...``), so the
-    same check gives a precise message from Python and from the command line.
+    Raised by the distributions' constructors and :func:`from_spec` when a parameter is missing, of the
+    wrong type or outside its domain. The config layer prefixes the name with its config group
+    (``distribution.sd must be ...``), so the same check gives a precise message from Python and from the
+    command line. It is a :class:`ValueError`.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name (or config key, e.g. ``"params.a"``); kept as the attribute ``name``.
+    requirement : str
+        What the parameter must satisfy, e.g. ``"must be > 0"``; kept as ``requirement``.
+    value : object
+        The value given; kept as ``value`` and shown with :func:`repr` in the message.
+
+    Examples
+    --------
+    >>> TruncatedNormal(sd=0)
+    Traceback (most recent call last):
+        ...
+    simstudy.distributions.InvalidParameter: sd must be > 0, got 0
+    >>> err = InvalidParameter("sd", "must be > 0", -1.0)
+    >>> str(err), err.name, err.value
+    ('sd must be > 0, got -1.0', 'sd', -1.0)
     """
 
     def __init__(self, name: str, requirement: str, value: Any):
@@ -62,7 +83,40 @@ class InvalidParameter(ValueError):
 
 @runtime_checkable
 class ScoreDistribution(Protocol):
-    """What the studies need of a score distribution."""
+    """What the studies need of a score distribution: the interface every distribution kind implements.
+
+    A structural (duck-typed) protocol: any object with these members is a score distribution, and
+    ``isinstance(obj, ScoreDistribution)`` checks that the members exist (not their signatures). Scores
+    are in the units of the metric (e.g. accuracy in [0, 1]). The members are:
+
+    - ``support`` -- ``(low, high)``, floats in score units (``-inf``/``inf`` for an unbounded law);
+    - ``is_discrete`` -- True when truths are exact sums over atoms (a :class:`Bag`), False for quadrature;
+    - ``sample(size, *, rng)`` -- i.i.d. scores of shape ``size`` drawn with a :class:`numpy.random.Generator`;
+    - ``cdf(x)`` -- ``P(X <= x)`` elementwise, and ``cdf_left(x)`` -- ``P(X < x)`` (they differ only at atoms);
+    - ``ppf(q)`` -- the quantile function ``inf {x : F(x) >= q}`` for probabilities ``q`` in [0, 1].
+
+    A plug-in class with these members can be named in a config by its import path (kind ``target``,
+    :class:`simstudy.plugins.PluginDistribution`).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Not used: a protocol is not instantiated itself (a class implements it).
+
+    Raises
+    ------
+    TypeError
+        If the protocol itself is instantiated ("Protocols cannot be instantiated").
+
+    Examples
+    --------
+    >>> isinstance(Bag([0.6, 0.7]), ScoreDistribution), isinstance([0.6, 0.7], ScoreDistribution)
+    (True, False)
+    >>> ScoreDistribution()
+    Traceback (most recent call last):
+        ...
+    TypeError: Protocols cannot be instantiated
+    """
 
     @property
     def support(self) -> tuple[float, float]: ...
@@ -101,11 +155,11 @@ class Bag:
 
     Parameters
     ----------
-    values : array_like, shape (m,)
-        The population, duplicates allowed (a value's probability is its multiplicity / m). Scores are in the
-        units of the metric (e.g. accuracy in [0, 1]).
+    values : array_like of float, shape (m,)
+        The population, duplicates allowed (a value's probability is its multiplicity / m), at least one
+        finite value; any shape, flattened. Scores are in the units of the metric (e.g. accuracy in [0, 1]).
     name : str, optional
-        A label for tables and plots.
+        A label for tables and plots; default ``"bag"``.
 
     Attributes
     ----------
@@ -115,6 +169,25 @@ class Bag:
         The distinct values, ascending.
     cum_prob : ndarray, shape (k,)
         ``P(X <= atoms[j])``; the last entry is exactly 1.
+
+    Raises
+    ------
+    InvalidParameter
+        If `values` is empty or holds a non-finite value (the message starts with ``values``).
+
+    See Also
+    --------
+    truncnorm_bag : The bag of Dodge et al. (2021), a resample of a truncated-normal population.
+
+    Examples
+    --------
+    >>> bag = Bag([0.6, 0.7, 0.7, 0.9])
+    >>> bag, bag.support, bag.is_discrete
+    (Bag(name='bag', size=4, unique=3), (0.6, 0.9), True)
+    >>> bag.sample(5, rng=np.random.default_rng(0)).tolist()
+    [0.9, 0.7, 0.7, 0.7, 0.7]
+    >>> bag.cdf([0.7, 0.8]).tolist(), float(bag.cdf_left(0.7)), bag.ppf([0.25, 0.5, 0.9]).tolist()
+    ([0.75, 0.75], 0.25, [0.6, 0.7, 0.9])
     """
 
     values: np.ndarray
@@ -208,7 +281,41 @@ class _BoundedContinuous:
 class TruncatedNormal(_BoundedContinuous):
     """A normal distribution with mean ``mean`` and standard deviation ``sd``, truncated to [low, high].
 
-    A thin wrapper of :data:`scipy.stats.truncnorm` with the parameters in score units.
+    A thin wrapper of :data:`scipy.stats.truncnorm` with the parameters in score units. With the defaults it
+    is the population of the simulation of Dodge et al. (2021, §3.1); :func:`truncnorm_bag` draws their
+    finite bag from it.
+
+    Parameters
+    ----------
+    mean : float, optional
+        The mean of the normal before truncation, in score units; default 0.6.
+    sd : float, optional
+        Its standard deviation before truncation, in score units, ``> 0``; default 0.07.
+    low, high : float, optional
+        The truncation bounds in score units, ``low < high`` (either may be infinite); default 0.0 and 1.0.
+    name : str, optional
+        A label for tables and plots; default ``"truncnorm"``.
+
+    Raises
+    ------
+    InvalidParameter
+        If `mean` or `sd` is not a finite number, if ``sd <= 0``, or if not ``low < high`` (the message
+        starts with the parameter's name).
+
+    References
+    ----------
+    .. [1] Dodge, J., Gururangan, S., Card, D., Schwartz, R. & Smith, N. A. (2021). Expected validation
+       performance and estimation of a random variable's maximum. Findings of EMNLP 2021.
+
+    Examples
+    --------
+    >>> dist = TruncatedNormal(mean=0.6, sd=0.07)
+    >>> dist.support, dist.is_discrete
+    ((0.0, 1.0), False)
+    >>> np.round(dist.sample(3, rng=np.random.default_rng(0)), 4).tolist()
+    [0.6245, 0.5571, 0.4782]
+    >>> round(float(dist.cdf(0.6)), 4), round(float(dist.ppf(0.975)), 4)
+    (0.5, 0.7372)
     """
 
     mean: float = 0.6
@@ -256,13 +363,41 @@ class ReflectedKDE(_BoundedContinuous):
 
     Parameters
     ----------
-    data : array_like, shape (m,)
-        The scores the KDE is fitted to, within [low, high].
+    data : array_like of float, shape (m,)
+        The scores the KDE is fitted to (the kernels' centres), at least one, finite and within
+        [low, high]; any shape, flattened.
     bandwidth : float
-        The kernel's standard deviation (score units). See :meth:`fit` for scipy-style factors.
-    low, high : float
-        The support's bounds.
-    name : str
+        The kernel's standard deviation in score units, ``> 0``. See :meth:`fit` for a rule of thumb or
+        scipy-style factors.
+    low, high : float, optional
+        The support's finite bounds in score units, ``low < high``; default 0.0 and 1.0.
+    name : str, optional
+        A label for tables and plots; default ``"kde"``.
+
+    Raises
+    ------
+    InvalidParameter
+        If the bounds are not finite with ``low < high``, if `bandwidth` is not a finite number ``> 0``, or
+        if `data` is empty, non-finite or outside [low, high].
+
+    References
+    ----------
+    .. [1] Jones, M. C. (1993). Simple boundary correction for kernel density estimation. Statistics and
+       Computing 3, 135-146.
+    .. [2] Lourie, N., Cho, K. & He, H. (2024). Show your work with confidence: confidence bands for tuning
+       curves. NAACL 2024 (§4 and App. B).
+
+    Examples
+    --------
+    >>> kde = ReflectedKDE([0.02, 0.1, 0.5, 0.52, 0.6], bandwidth=0.05)
+    >>> kde
+    ReflectedKDE(name='kde', m=5, bandwidth=0.05, support=[0.0, 1.0])
+    >>> np.round(kde.sample(3, rng=np.random.default_rng(0)), 4).tolist()
+    [0.632, 0.5252, 0.4732]
+    >>> float(kde.cdf(0.0)), round(float(kde.cdf(0.5)), 4), round(float(kde.ppf(0.5)), 4)
+    (0.0, 0.5735, 0.4751)
+    >>> ReflectedKDE.fit([0.02, 0.1, 0.5, 0.52, 0.6])  # Silverman's rule of thumb
+    ReflectedKDE(name='kde', m=5, bandwidth=0.1742, support=[0.0, 1.0])
     """
 
     data: np.ndarray
@@ -319,6 +454,42 @@ class ReflectedKDE(_BoundedContinuous):
         Lourie et al. fit the Reuters scores: factors 0.05 and 0.0125 give SDs of about 0.0429 and 0.0107);
         ``bw_of="data"``, the data alone (as they fit DeBERTa, without reflection: 0.05 gives about 0.0095
         and 0.0070).
+
+        Parameters
+        ----------
+        data : array_like of float, shape (m,)
+            The scores, within [low, high]; any shape, flattened.
+        bandwidth : float, optional, keyword-only
+            The kernel's standard deviation in score units; default None (chosen by ``bw_factor`` or the rule).
+        bw_factor : float, optional, keyword-only
+            A factor ``> 0`` times the sample SD of the data (see ``bw_of``); default None.
+        bw_of : {"reflected", "data"}, keyword-only
+            Whose SD ``bw_factor`` multiplies; default ``"reflected"``.
+        low, high : float, keyword-only
+            The support's bounds in score units; default 0.0 and 1.0.
+        name : str, keyword-only
+            A label; default ``"kde"``.
+
+        Returns
+        -------
+        ReflectedKDE
+            The fitted distribution.
+
+        Raises
+        ------
+        InvalidParameter
+            If both `bandwidth` and `bw_factor` are given, if the rule of thumb meets constant data, if
+            `bw_factor` is not ``> 0`` or `bw_of` is unknown, or as the constructor does.
+
+        Examples
+        --------
+        >>> x = [0.2, 0.4, 0.5, 0.9]
+        >>> round(ReflectedKDE.fit(x, bw_factor=0.05).bandwidth, 4)  # 0.05 SD of x with its reflections
+        0.0447
+        >>> round(ReflectedKDE.fit(x, bw_factor=0.05, bw_of="data").bandwidth, 4)
+        0.0147
+        >>> round(ReflectedKDE.fit(x).bandwidth, 4)  # Silverman's rule of thumb
+        0.1273
         """
         x = np.asarray(data, dtype=np.float64).ravel()
         if bandwidth is not None and bw_factor is not None:
@@ -421,9 +592,29 @@ class KDEWithAtoms(_BoundedContinuous):
         The atoms' values, distinct, within [low, high] (may be empty).
     shares : array_like, shape (J,)
         Their probabilities ``p_j > 0``, with ``sum_j p_j < 1``.
-    bw_method : str
-        How the continuous part's bandwidth was chosen (a label for reports).
-    name : str
+    bw_method : str, optional
+        How the continuous part's bandwidth was chosen (a label for reports); default ``"given"``.
+    name : str, optional
+        A label for tables and plots; default ``"kde_atoms"``.
+
+    Raises
+    ------
+    InvalidParameter
+        If `continuous` is not a :class:`ReflectedKDE`, if `atoms` and `shares` differ in length, if the
+        atoms are not distinct finite values within the continuous part's support, or if the shares are not
+        all ``> 0`` with a sum below 1.
+
+    Examples
+    --------
+    >>> dist = KDEWithAtoms(ReflectedKDE([0.5, 0.6, 0.7], bandwidth=0.05), atoms=[0.0], shares=[0.25])
+    >>> dist
+    KDEWithAtoms(name='kde_atoms', atoms=[0.0], shares=[0.25], bandwidth=0.05 (given), support=[0.0, 1.0])
+    >>> float(dist.cdf(0.0)), float(dist.cdf_left(0.0)), round(float(dist.cdf(0.6)), 4)
+    (0.25, 0.0, 0.625)
+    >>> np.round(dist.sample(4, rng=np.random.default_rng(0)), 4).tolist()
+    [0.5181, 0.7652, 0.0, 0.0]
+    >>> dist.ppf([0.1, 0.25, 0.625]).round(4).tolist()
+    [0.0, 0.0, 0.6]
     """
 
     continuous: ReflectedKDE
@@ -475,22 +666,28 @@ class KDEWithAtoms(_BoundedContinuous):
 
         Parameters
         ----------
-        data : array_like, shape (m,)
-            Scores within [low, high].
-        bw_method : {"isj", "silverman"}
+        data : array_like of float, shape (m,)
+            At least two finite scores within [low, high] (score units); any shape, flattened.
+        bw_method : {"isj", "silverman"}, keyword-only
             The continuous part's bandwidth when neither ``bandwidth`` nor ``bw_factor`` is given: the
             improved Sheather-Jones bandwidth (:func:`simstudy.kde.isj_bandwidth`; Silverman's rule if its
             equation has no root, said in :attr:`bw_method`) or Silverman's rule of thumb.
-        bandwidth, bw_factor, bw_of
-            As in :meth:`ReflectedKDE.fit`, applied to the continuous part's scores; they override ``bw_method``.
-        find_atoms : bool
-            False: no atoms, a plain reflected KDE of all the scores.
-        low, high : float
-        name : str
+        bandwidth, bw_factor : float, optional, keyword-only
+            As in :meth:`ReflectedKDE.fit`, applied to the continuous part's scores; they override
+            ``bw_method``. Default None.
+        bw_of : {"reflected", "data"}, keyword-only
+            As in :meth:`ReflectedKDE.fit`; default ``"reflected"``.
+        find_atoms : bool, keyword-only
+            False: no atoms, a plain reflected KDE of all the scores; default True.
+        low, high : float, keyword-only
+            The support's bounds in score units; default 0.0 and 1.0.
+        name : str, keyword-only
+            A label; default ``"kde_atoms"``.
 
         Returns
         -------
         KDEWithAtoms
+            The atoms with their observed shares (count / m) and the KDE of the other scores.
 
         Raises
         ------
@@ -498,8 +695,8 @@ class KDEWithAtoms(_BoundedContinuous):
             A bad bandwidth option, scores out of [low, high], or fewer than two distinct scores left for the
             continuous part once the atoms are set apart.
 
-        Example
-        -------
+        Examples
+        --------
         >>> x = np.concatenate([np.zeros(20), np.linspace(0.6, 0.9, 80)])
         >>> fit = KDEWithAtoms.fit(x, bw_method="silverman")
         >>> fit.atoms.tolist(), fit.shares.tolist(), float(fit.cdf(0.0)), float(fit.cdf_left(0.0))
@@ -635,8 +832,9 @@ class ScipyDistribution(_BoundedContinuous):
     ----------
     dist : str
         A continuous distribution of :mod:`scipy.stats`, e.g. ``"beta"`` or ``"norm"``.
-    params : mapping or tuple of (str, number) pairs
-        Its shape parameters and optionally ``loc`` and ``scale``, e.g. ``{"a": 5, "b": 2}``.
+    params : mapping or tuple of (str, number) pairs, optional
+        Its shape parameters and optionally ``loc`` and ``scale`` (score units), e.g. ``{"a": 5, "b": 2}``;
+        default ``()`` (a distribution without shape parameters, standard ``loc`` and ``scale``).
     name : str, optional
         A label for tables and plots (default: ``dist``).
 
@@ -647,11 +845,17 @@ class ScipyDistribution(_BoundedContinuous):
         parameter (scipy's domain of it), or an infinite mean or variance. The message starts with the key
         (``name`` or ``params.a``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> d = ScipyDistribution("beta", {"a": 5, "b": 2})
     >>> d.support, round(float(d.cdf(0.5)), 6)
     ((0.0, 1.0), 0.109375)
+    >>> np.round(d.sample(3, rng=np.random.default_rng(0)), 4).tolist(), round(float(d.ppf(0.5)), 4)
+    ([0.6521, 0.4751, 0.7705], 0.7356)
+    >>> ScipyDistribution("betta", {"a": 5, "b": 2})
+    Traceback (most recent call last):
+        ...
+    simstudy.distributions.InvalidParameter: name must name a continuous scipy.stats distribution; did you mean beta?, got 'betta'
     """
 
     dist: str
@@ -772,10 +976,44 @@ def truncnorm_bag(
     them with replacement; the resample is the bag. The paper used 100,000 and 10,000 and reports 9,536
     unique values and a maximum of 0.854 with its own (unknown) seed.
 
+    Parameters
+    ----------
+    mean, sd : float, keyword-only
+        Mean and standard deviation of the normal before truncation, in score units; default 0.6 and 0.07.
+    low, high : float, keyword-only
+        Truncation bounds in score units; default 0.0 and 1.0.
+    population : int, keyword-only
+        Number of values drawn from the truncated normal, ``>= 1``; default 100000.
+    size : int, keyword-only
+        Number of values resampled from them with replacement (the bag's size), ``>= 1``; default 10000.
+    rng : numpy.random.Generator, keyword-only
+        The random generator (both draws consume it).
+    name : str, keyword-only
+        A label; default ``"truncnorm_bag"``.
+
     Returns
     -------
     Bag
-        ``size`` values with multiplicity.
+        ``size`` values (score units) with multiplicity.
+
+    Raises
+    ------
+    InvalidParameter
+        If `population` or `size` is not an integer ``>= 1``, or a truncated-normal parameter is invalid (as
+        in :class:`TruncatedNormal`).
+
+    References
+    ----------
+    .. [1] Dodge, J., Gururangan, S., Card, D., Schwartz, R. & Smith, N. A. (2021). Expected validation
+       performance and estimation of a random variable's maximum. Findings of EMNLP 2021, §3.1.
+
+    Examples
+    --------
+    A small bag (the paper's sizes take about 20 ms):
+
+    >>> bag = truncnorm_bag(population=1000, size=100, rng=np.random.default_rng(0))
+    >>> bag, round(float(bag.values.max()), 4)
+    (Bag(name='truncnorm_bag', size=100, unique=96), 0.7455)
     """
     population = _positive_int("population", population)
     size = _positive_int("size", size)
@@ -828,7 +1066,35 @@ def _file_bag(
 
 
 def sample_sorted(dist: ScoreDistribution, reps: int, B: int, *, rng: np.random.Generator) -> np.ndarray:
-    """``reps`` samples of ``B`` scores each, every row sorted ascending; shape (reps, B)."""
+    """``reps`` samples of ``B`` scores each, every row sorted ascending; shape (reps, B).
+
+    For a :class:`Bag` this sorts the drawn indices (:meth:`Bag.sample_sorted`), which is faster and
+    consumes the generator exactly as ``dist.sample((reps, B))`` does; any other distribution's draw is
+    sorted row by row.
+
+    Parameters
+    ----------
+    dist : ScoreDistribution
+        The distribution the scores are drawn from.
+    reps : int
+        Number of samples (rows), ``>= 1``.
+    B : int
+        Number of scores per sample (tuning runs), ``>= 1``.
+    rng : numpy.random.Generator, keyword-only
+        The random generator.
+
+    Returns
+    -------
+    ndarray of float, shape (reps, B)
+        The scores in score units, each row ascending.
+
+    Examples
+    --------
+    >>> sample_sorted(Bag([0.6, 0.7, 0.9]), 2, 3, rng=np.random.default_rng(0)).tolist()
+    [[0.7, 0.7, 0.9], [0.6, 0.6, 0.6]]
+    >>> np.round(sample_sorted(TruncatedNormal(), 2, 3, rng=np.random.default_rng(0)), 4).tolist()
+    [[0.4782, 0.5571, 0.6245], [0.4508, 0.6623, 0.6951]]
+    """
     if isinstance(dist, Bag):
         return dist.sample_sorted(reps, B, rng=rng)
     x = dist.sample((reps, B), rng=rng)
@@ -837,7 +1103,29 @@ def sample_sorted(dist: ScoreDistribution, reps: int, B: int, *, rng: np.random.
 
 
 def describe(dist: ScoreDistribution) -> dict[str, Any]:
-    """A JSON-able description; for a bag its size, unique count and range (Dodge et al. report 9,536 / 0.854)."""
+    """A JSON-able description; for a bag its size, unique count and range (Dodge et al. report 9,536 / 0.854).
+
+    Parameters
+    ----------
+    dist : ScoreDistribution
+        Any distribution.
+
+    Returns
+    -------
+    dict of str to object
+        Always ``name``, ``type`` (the class name) and ``support`` (``[low, high]``, score units); then for a
+        :class:`KDEWithAtoms` its bandwidth, method, atoms, shares and number of continuous scores; for a
+        :class:`Bag` ``size``, ``unique``, ``minimum``, ``maximum`` and ``mean``; for a
+        :class:`ScipyDistribution` ``dist`` and ``params``; for a plug-in what its ``describe()`` returns;
+        for another dataclass its fields.
+
+    Examples
+    --------
+    >>> describe(TruncatedNormal())
+    {'name': 'truncnorm', 'type': 'TruncatedNormal', 'support': [0.0, 1.0], 'mean': 0.6, 'sd': 0.07, 'low': 0.0, 'high': 1.0}
+    >>> describe(Bag([0.5, 0.7, 0.7]))
+    {'name': 'bag', 'type': 'Bag', 'support': [0.5, 0.7], 'size': 3, 'unique': 2, 'minimum': 0.5, 'maximum': 0.7, 'mean': 0.6333333333333333}
+    """
     desc: dict[str, Any] = {
         "name": getattr(dist, "name", type(dist).__name__),
         "type": type(dist).__name__,
@@ -970,7 +1258,33 @@ KINDS = {
 
 
 def parameters(kind: str) -> tuple[str, ...] | None:
-    """The parameter names a config may give a distribution kind (``None``: any, passed on as options)."""
+    """The parameter names a config may give a distribution kind (``None``: any, passed on as options).
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`KINDS`, e.g. ``"truncnorm"``.
+
+    Returns
+    -------
+    tuple of str or None
+        The builder's keyword names (for ``truncnorm_bag``: ``seed`` in place of ``rng``), or ``None`` when
+        the builder takes arbitrary options (``**options``: the shipped-data and KDE kinds).
+
+    Raises
+    ------
+    KeyError
+        If `kind` is not a key of :data:`KINDS`.
+
+    Examples
+    --------
+    >>> parameters("truncnorm")
+    ('mean', 'sd', 'low', 'high', 'name')
+    >>> parameters("truncnorm_bag")
+    ('seed', 'mean', 'sd', 'low', 'high', 'population', 'size', 'name')
+    >>> parameters("kde") is None
+    True
+    """
     if kind == "truncnorm_bag":
         return ("seed", *(p for p in inspect.signature(truncnorm_bag).parameters if p != "rng"))
     params = inspect.signature(KINDS[kind]).parameters
@@ -980,7 +1294,42 @@ def parameters(kind: str) -> tuple[str, ...] | None:
 
 
 def from_spec(kind: str, params: dict[str, Any]):
-    """Build a distribution from a kind name (one of :data:`KINDS`) and its parameters (deterministic)."""
+    """Build a distribution from a kind name (one of :data:`KINDS`) and its parameters (deterministic).
+
+    This is what the config layer calls with a ``distribution`` group: kind ``truncnorm_bag`` takes a
+    ``seed`` (not a generator), so the same parameters always give the same distribution.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`KINDS`: ``truncnorm_bag``, ``truncnorm``, ``bag``, ``empirical``, ``file``, ``kde``,
+        ``kde_atoms``, ``scipy``, ``target``, ``quadratic`` or ``noisy_quadratic``.
+    params : dict of str to object
+        The keyword arguments of the kind's builder (see :func:`parameters`).
+
+    Returns
+    -------
+    ScoreDistribution
+        The distribution built.
+
+    Raises
+    ------
+    InvalidParameter
+        If `kind` is unknown, or the builder rejects a parameter's value.
+    TypeError
+        If a parameter is not one the builder takes (the config layer checks names with :func:`parameters`).
+
+    Examples
+    --------
+    >>> from_spec("truncnorm", {"mean": 0.7, "sd": 0.05})
+    TruncatedNormal(mean=0.7, sd=0.05, low=0.0, high=1.0, name='truncnorm')
+    >>> from_spec("truncnorm_bag", {"seed": 0, "population": 1000, "size": 100})
+    Bag(name='truncnorm_bag', size=100, unique=96)
+    >>> from_spec("normal", {})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    simstudy.distributions.InvalidParameter: kind must be one of bag, ..., truncnorm_bag, got 'normal'
+    """
     if kind not in KINDS:
         raise InvalidParameter("kind", f"must be one of {', '.join(sorted(KINDS))}", kind)
     return KINDS[kind](**params)

@@ -59,7 +59,6 @@ __all__ = [
     "budgets",
     "prepare",
     "run",
-    "bootstrap_task",
 ]
 
 #: Bootstrap replicates per chunk (one task of the runner; its fits are vectorized together).
@@ -72,23 +71,74 @@ _GRID_POINTS = 64
 
 
 class ExtrapolationFailed(RuntimeError):
-    """Bootstrap chunks failed (an exception in a worker); the message names the first."""
+    """Bootstrap chunks failed (an exception in a worker); the message names the first.
+
+    Raised by :func:`run` after the runner has tried every chunk; the chunks that succeeded stay stored, so
+    a rerun computes only the failed ones. The CLI exits with its "failed" code.
+
+    Examples
+    --------
+    >>> raise ExtrapolationFailed("1 of 8 bootstrap chunks failed; first: chunk abc/0: MemoryError")
+    Traceback (most recent call last):
+        ...
+    simstudy.extrapolate.ExtrapolationFailed: 1 of 8 bootstrap chunks failed; first: chunk abc/0: MemoryError
+    """
 
 
 class BadSample(ValueError):
-    """Scores the command cannot fit as asked; the one-line message names the model and the fix."""
+    """Scores the command cannot fit as asked; the one-line message names the model and the fix.
+
+    Raised by :func:`prepare` before anything is written (``sample_size`` or ``k_max`` inconsistent with a
+    model's runs, or a fit refused); a :class:`ValueError`.
+
+    Examples
+    --------
+    >>> from simstudy import config
+    >>> opts = config.parse_extrapolate({"data": "scores.csv", "sample_size": 60})
+    >>> prepare({"mlp": np.linspace(0.5, 0.9, 48)}, opts, "scores.csv")
+    Traceback (most recent call last):
+        ...
+    simstudy.extrapolate.BadSample: sample_size=60 exceeds the 48 scores of model mlp in scores.csv: give sample_size <= 48
+    """
 
 
 class TailTooShort(BadSample):
-    """Too few scores above the threshold to fit the tail."""
+    """Too few scores above the threshold to fit the tail (fewer than :data:`~simstudy.parametric_fit.MIN_TAIL`).
+
+    A :class:`BadSample` raised by :func:`prepare`; the message says how far to lower the threshold.
+
+    Examples
+    --------
+    >>> from simstudy import config
+    >>> opts = config.parse_extrapolate({"data": "scores.csv"})
+    >>> prepare({"mlp": np.linspace(0.5, 0.9, 10)}, opts, "scores.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    simstudy.extrapolate.TailTooShort: scores.csv: model mlp: threshold=0.5 leaves 5 of 10 scores above it ...
+    """
 
 
 @dataclass(frozen=True)
 class Sample:
     """One fit: a model's first ``runs`` scores, and how many the model has (``total``; held out beyond).
 
-    ``reference``: the fit of all the runs beside an extrapolation from the first ``sample_size`` (held-out
-    check); it is fitted, not bootstrapped (its curve is compared with its own nonparametric band).
+    Parameters
+    ----------
+    model : str
+        The model's name (as in the score file).
+    scores : ndarray of float, shape (runs,)
+        The scores fitted, in score units and random-search order; ``runs`` (a property) is their number.
+    total : int
+        How many scores the model has; those beyond ``runs`` are held out.
+    reference : bool, optional
+        The fit of all the runs beside an extrapolation from the first ``sample_size`` (held-out check); it
+        is fitted, not bootstrapped (its curve is compared with its own nonparametric band). Default False.
+
+    Examples
+    --------
+    >>> s = Sample("mlp", np.array([0.7, 0.8, 0.75]), total=10)
+    >>> s.runs, s.total, s.reference
+    (3, 10, False)
     """
 
     model: str
@@ -103,7 +153,32 @@ class Sample:
 
 @dataclass(frozen=True)
 class Analysis:
-    """A sample's fit, its cell (the runner's key for its bootstrap) and the budgets of its curves."""
+    """A sample's fit, its cell (the runner's key for its bootstrap) and the budgets of its curves.
+
+    Made by :func:`prepare`, consumed by :func:`run`.
+
+    Parameters
+    ----------
+    sample : Sample
+        The scores fitted.
+    fit : simstudy.parametric_fit.FitResult
+        The noisy quadratic law fitted to them.
+    cell : str
+        16 hex digits: a hash of the settings, the scores and the budgets, naming the bootstrap's chunks in
+        the run directory (the same inputs resume the same chunks).
+    ks : ndarray of float, shape (K,)
+        The budgets (numbers of runs) of the curves (:func:`budgets`).
+
+    Examples
+    --------
+    >>> from simstudy import config
+    >>> from simstudy.parametric import NoisyQuadratic
+    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    >>> opts = config.parse_extrapolate({"data": "scores.csv", "c": 3, "k_max": 480})
+    >>> (a,) = prepare({"mlp": ys}, opts, "scores.csv")
+    >>> a.sample.runs, a.fit.law.c, round(a.fit.law.b, 4), len(a.cell), a.ks.size
+    (48, 3, 0.9082, 16, 53)
+    """
 
     sample: Sample
     fit: object  # FitResult
@@ -113,9 +188,9 @@ class Analysis:
 
 @dataclass(frozen=True)
 class Extrapolation:
-    """The tidy results.
+    """The tidy results of :func:`run`: three tables and the runner's report.
 
-    Attributes
+    Parameters
     ----------
     curves : DataFrame
         ``extrapolation.csv``: one row per model, runs fitted, k and curve (median, mean).
@@ -123,8 +198,22 @@ class Extrapolation:
         ``fit.csv``: one row per model and runs fitted: the parameters, their intervals, c's bootstrap shares.
     simulation : DataFrame
         ``simulation.csv``: the extrapolation's error in simulation from the fitted law at k = n, 2n, ... 100n.
-    report : RunReport
+    report : simstudy.runner.RunReport
         The runner's report (chunks computed and resumed).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy import config
+    >>> from simstudy.parametric import NoisyQuadratic
+    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    >>> opts = config.parse_extrapolate(
+    ...     {"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1}
+    ... )
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run(prepare({"mlp": ys}, opts, "scores.csv"), opts, tmp, progress=False)
+    >>> result.curves.shape, result.fits.shape, result.simulation["multiple"].tolist()
+    ((53, 17), (1, 23), [1, 2, 5, 10])
     """
 
     curves: pd.DataFrame
@@ -137,8 +226,22 @@ def budgets(n: int, k_max: int, extra=()) -> np.ndarray:
     """The budgets of the curves: about 64 log-spaced from 1 to ``k_max``, the integers up to 10, n and its
     multiples (:data:`MULTIPLES`) and ``extra``, those up to ``k_max``.
 
-    Example
+    Parameters
+    ----------
+    n : int
+        The number of runs fitted (its multiples are added).
+    k_max : int
+        The largest budget (number of runs), ``>= 1``.
+    extra : sequence of float, optional
+        More budgets to include (e.g. a model's total runs); default none.
+
+    Returns
     -------
+    ndarray of float, shape (K,)
+        The distinct budgets (numbers of runs, whole numbers as floats) up to `k_max`, ascending.
+
+    Examples
+    --------
     >>> ks = budgets(48, 4800)
     >>> int(ks[0]), int(ks[-1]), {48, 96, 240, 480, 4800} <= set(ks)
     (1, 4800, True)
@@ -215,12 +318,40 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
     """Every fit the command makes (each model's first ``sample_size`` scores, and all its scores when some are
     held out), checked and fitted before anything is written.
 
+    Parameters
+    ----------
+    scores : dict of str to array_like of float
+        Each model's scores (score units, shape (runs,)), in random-search order.
+    opts : simstudy.config.ExtrapolateConfig
+        The validated options (:func:`simstudy.config.parse_extrapolate`): ``sample_size``, ``threshold`` or
+        ``threshold_score``, ``c``, ``k_max``, ``data.high`` (a bound on b) and the bootstrap's settings.
+    source : str
+        The data's name for messages (a shipped data set or the file's name).
+
+    Returns
+    -------
+    list of Analysis
+        Per model, the fit of its first ``sample_size`` scores, followed (when some are held out) by the
+        reference fit of all its scores.
+
     Raises
     ------
     TailTooShort
         A sample with fewer than 8 scores above the threshold.
     BadSample
-        ``sample_size`` beyond a model's scores, or a fit refused by :func:`~simstudy.parametric_fit.fit`.
+        ``sample_size`` beyond a model's scores, ``k_max`` below its runs, or a fit refused by
+        :func:`~simstudy.parametric_fit.fit`.
+
+    Examples
+    --------
+    With ``sample_size=30`` of 48 runs, the first 30 are fitted and all 48 as the held-out reference:
+
+    >>> from simstudy import config
+    >>> from simstudy.parametric import NoisyQuadratic
+    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    >>> opts = config.parse_extrapolate({"data": "scores.csv", "c": 3, "sample_size": 30})
+    >>> [(a.sample.runs, a.sample.total, a.sample.reference) for a in prepare({"mlp": ys}, opts, "scores.csv")]
+    [(30, 48, False), (48, 48, True)]
     """
     samples = []
     for model, x in scores.items():
@@ -303,12 +434,46 @@ def _no_reps(K: int) -> dict:
 def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None = None) -> Extrapolation:
     """Run (or resume) every analysis's bootstrap through the runner and reduce it to the tidy tables.
 
+    The chunks are stored under ``out_dir/chunks`` (a rerun with the same settings resumes them); the
+    tables are returned, not written (the CLI writes them).
+
+    Parameters
+    ----------
+    analyses : list of Analysis
+        From :func:`prepare`.
+    opts : simstudy.config.ExtrapolateConfig
+        The validated options (``n_boot``, ``seed``, ``n_jobs``, ``level``, ``method``, ``mean`` ...).
+    out_dir : str or pathlib.Path
+        The run directory.
+    progress : bool or None, optional, keyword-only
+        Show a progress bar (None: when the output is a terminal); default None.
+
+    Returns
+    -------
+    Extrapolation
+        The curves, fits and simulation tables, and the runner's report.
+
     Raises
     ------
     simstudy.io.RunDirConflict
         ``out_dir`` holds the chunks of other settings (another seed, threshold, data ...).
     ExtrapolationFailed
         A chunk raised in its worker.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy import config
+    >>> from simstudy.parametric import NoisyQuadratic
+    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    >>> opts = config.parse_extrapolate(
+    ...     {"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1}
+    ... )
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run(prepare({"mlp": ys}, opts, "scores.csv"), opts, tmp, progress=False)
+    ...     again = run(prepare({"mlp": ys}, opts, "scores.csv"), opts, tmp, progress=False)  # resumes
+    >>> result.report.computed, again.report.resumed, result.fits["n_boot"].tolist()
+    (1, 1, [2])
     """
     settings = _settings(opts)
     fingerprint = stable_hash(settings)[:16]

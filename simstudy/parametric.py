@@ -333,28 +333,57 @@ def _c_iv(c: Any) -> int:
 class NoisyQuadratic:
     """The noisy quadratic distribution: random-search scores near the optimum, with training noise.
 
-    ``Y = Q + E``: Q quadratic(a, b, c) (see the module's table), E ~ Normal(0, o^2) independent.
+    ``Y = Q + E``: Q quadratic(a, b, c) (see the module's table), E ~ Normal(0, o^2) independent. It follows
+    the :class:`simstudy.distributions.ScoreDistribution` protocol (support ``(-inf, inf)`` when ``o > 0``)
+    and adds ``sf``, ``pdf``, ``mean``, ``var`` and the closed-form or quadrature tuning curves
+    (:meth:`quantile_tuning_curve`, :meth:`mean_tuning_curve`) that serve as truths.
 
     Parameters
     ----------
     a, b : float
-        The ends of the noise-free law's support, ``a < b`` (score units). Concave (maximizing): ``b`` is
-        the best possible score; convex (minimizing): ``a`` is.
+        The ends of the noise-free law's support, finite with ``a < b`` (score units). Concave (maximizing):
+        ``b`` is the best possible score; convex (minimizing): ``a`` is.
     c : int
-        The effective number of hyperparameters, 1..10.
-    o : float
-        The standard deviation of the training noise, ``>= 0`` (score units; 0 gives the quadratic law).
-    convex : bool
-        The minimizing form (``-Y`` is concave(-b, -a, c, o)).
-    name : str
+        The effective number of hyperparameters, an integer 1..10 (:data:`C_RANGE`).
+    o : float, optional
+        The standard deviation of the training noise, finite and ``>= 0`` (score units); default 0.0, the
+        quadratic law.
+    convex : bool, optional
+        The minimizing form (``-Y`` is concave(-b, -a, c, o)); default False.
+    name : str, optional
+        A label for tables and plots; default ``"noisy_quadratic"``.
+
+    Raises
+    ------
+    InvalidParameter
+        If `a`, `b` or `o` is not a finite number, if not ``a < b``, if ``o < 0``, if `c` is not an integer
+        in 1..10, or if `convex` is not a bool (the message starts with the parameter's name).
+
+    See Also
+    --------
+    Quadratic : The noise-free law.
+    simstudy.parametric_fit.fit : Fit the law to the tail of observed scores.
+
+    References
+    ----------
+    .. [1] Lourie, N., He, H. & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima.
+       COLM 2025, arXiv:2510.02721.
 
     Examples
     --------
     >>> law = NoisyQuadratic(0.7, 0.9, 2, 0.01)
+    >>> law.sample(3, rng=np.random.default_rng(0)).round(4).tolist()
+    [0.7737, 0.8407, 0.8954]
+    >>> law.support, round(law.mean, 4), round(law.var, 6)
+    ((-inf, inf), 0.8, 0.003433)
     >>> float(law.cdf(0.9).round(6)), float(law.ppf(0.5).round(6))
     (0.980053, 0.8)
     >>> law.quantile_tuning_curve([1, 10, 100]).round(4)   # the median best of k runs; b = 0.9
     array([0.8   , 0.8871, 0.9072])
+    >>> NoisyQuadratic(0.9, 0.7, 2)
+    Traceback (most recent call last):
+        ...
+    simstudy.distributions.InvalidParameter: b must be greater than a=0.9, got 0.7
     """
 
     a: float
@@ -480,8 +509,8 @@ class NoisyQuadratic:
 
         Parameters
         ----------
-        ys : array_like, shape (n,)
-            Scores.
+        ys : array_like of float, shape (n,)
+            Scores (score units).
         limits : (float, float), optional
             ``(threshold, inf)``: scores at or below the threshold are censored (default: the lower half).
             For a convex fit, ``(-inf, threshold)``.
@@ -491,13 +520,22 @@ class NoisyQuadratic:
         Returns
         -------
         NoisyQuadratic
+            The fitted law (a noisy quadratic even when ``o`` is fixed at 0).
+
+        Raises
+        ------
+        ValueError
+            As :func:`simstudy.parametric_fit.fit` does: too few scores above the threshold, bad limits or
+            constraints.
 
         Examples
         --------
-        >>> ys = NoisyQuadratic(0.0, 1.0, 2, 0.01).sample(400, rng=np.random.default_rng(3))
-        >>> law = NoisyQuadratic.fit(ys, limits=(0.5, np.inf))
+        Scores above 0.5 of 200 draws, with ``c`` searched among 1, 2 and 3 (all ten take longer):
+
+        >>> ys = NoisyQuadratic(0.0, 1.0, 2, 0.01).sample(200, rng=np.random.default_rng(3))
+        >>> law = NoisyQuadratic.fit(ys, limits=(0.5, np.inf), constraints={"c": [1, 2, 3]})
         >>> law.c, round(law.b, 2)
-        (2, 1.0)
+        (2, 0.98)
         """
         from .parametric_fit import fit  # the fit builds on this module
 
@@ -507,13 +545,47 @@ class NoisyQuadratic:
 class Quadratic(NoisyQuadratic):
     """The quadratic distribution: :class:`NoisyQuadratic` without noise (``o = 0``), support [a, b].
 
+    Random search on a loss surface that is exactly quadratic near its optimum: ``Q = b - (b - a) U^(2/c)``
+    with U uniform (concave form), CDF ``1 - ((b - y) / (b - a))^(c/2)`` on [a, b].
+
+    Parameters
+    ----------
+    a, b : float
+        The support's ends, finite with ``a < b`` (score units). Concave (maximizing): ``b`` is the best
+        possible score; convex (minimizing): ``a`` is.
+    c : int
+        The effective number of hyperparameters, an integer 1..10 (:data:`C_RANGE`).
+    convex : bool, optional
+        The minimizing form (``-Y`` is concave(-b, -a, c)); default False.
+    name : str, optional
+        A label for tables and plots; default ``"quadratic"``.
+
+    Raises
+    ------
+    InvalidParameter
+        If `a` or `b` is not a finite number, if not ``a < b``, if `c` is not an integer in 1..10, or if
+        `convex` is not a bool (the checks of :class:`NoisyQuadratic`).
+
+    References
+    ----------
+    .. [1] Lourie, N., He, H. & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima.
+       COLM 2025, arXiv:2510.02721.
+
     Examples
     --------
     >>> law = Quadratic(0.0, 1.0, 4)
+    >>> law.support, law.sample(3, rng=np.random.default_rng(0)).round(4).tolist()
+    ((0.0, 1.0), [0.2019, 0.4806, 0.7976])
+    >>> law.ppf([0.5, 0.9375]).round(4).tolist()
+    [0.2929, 0.75]
     >>> law.cdf([0.0, 0.75, 1.0])       # 1 - (1 - y)^2
     array([0.    , 0.9375, 1.    ])
     >>> law.mean_tuning_curve([1, 2]).round(6)   # b - Gamma(k + 1) Gamma(1.5) / Gamma(k + 1.5)
     array([0.333333, 0.466667])
+    >>> Quadratic(0.0, 1.0, 12)
+    Traceback (most recent call last):
+        ...
+    simstudy.distributions.InvalidParameter: c must be an integer from 1 to 10, got 12
     """
 
     def __init__(self, a: float, b: float, c: int, convex: bool = False, name: str = "quadratic"):
