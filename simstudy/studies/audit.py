@@ -32,7 +32,36 @@ __all__ = ["AuditResult", "run", "samples_needed", "progress_chunk"]
 
 @dataclass(frozen=True)
 class AuditResult:
-    """The audit's parts: the KDE spec and its object, the sample size, and each study's result."""
+    """The audit's parts: the KDE spec and its object, the sample size, and each study's result.
+
+    Returned by :func:`run`; :func:`simstudy.report.write_audit` turns it into the audit's report.
+
+    Parameters
+    ----------
+    distribution : simstudy.config.DistributionConfig
+        The validated spec of the fitted distribution (named ``your_scores``).
+    kde : object
+        The distribution it builds (a :class:`~simstudy.distributions.KDEWithAtoms` or
+        :class:`~simstudy.distributions.ReflectedKDE` for the ``simstudy audit`` command).
+    n : int
+        The sample size audited (scores per simulated search).
+    coverage : simstudy.studies.base.StudyResult
+        The :mod:`~simstudy.studies.band_coverage` study's result (subdirectory ``coverage``).
+    bootstrap : simstudy.studies.base.StudyResult
+        The :mod:`~simstudy.studies.bootstrap_coverage` study's result (subdirectory ``bootstrap``).
+    accuracy : simstudy.studies.base.StudyResult
+        The :mod:`~simstudy.studies.evp_accuracy` study's result (subdirectory ``accuracy``).
+    bounded_k : float
+        The budget (search iterations) beyond which the upper median band at n is trivial (exact).
+    samples_for_target : int
+        The smallest n whose upper median band stays informative up to the target budget (:func:`samples_needed`).
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> [f.name for f in dataclasses.fields(AuditResult)]
+    ['distribution', 'kde', 'n', 'coverage', 'bootstrap', 'accuracy', 'bounded_k', 'samples_for_target']
+    """
 
     distribution: cfg_mod.DistributionConfig
     kde: object
@@ -45,7 +74,36 @@ class AuditResult:
 
 
 def samples_needed(target_k: float, confidence: float, method: str, *, limit: int = 1 << 16) -> int:
-    """The smallest sample size whose upper median band stays non-trivial up to ``target_k`` (exact)."""
+    """The smallest sample size whose upper median band stays non-trivial up to ``target_k`` (exact).
+
+    Doubles n from 2 until :func:`simstudy.bands.trivial_budget` reaches ``target_k``, then bisects.
+
+    Parameters
+    ----------
+    target_k : float
+        The budget (search iterations) the band should bound.
+    confidence : float
+        The bands' simultaneous coverage, in (0, 1).
+    method : str
+        A built-in CDF band method (:data:`simstudy.bands.METHODS`).
+    limit : int, default 65536
+        Keyword-only. The largest n searched; returned if even it does not suffice.
+
+    Returns
+    -------
+    int
+        The sample size n (scores), at most ``limit``.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> samples_needed(10, 0.8, "ld_highest_density")
+    61
+    """
     lo, hi = 2, 2
     while trivial_budget(hi, confidence, method) < target_k:
         lo, hi = hi, hi * 2
@@ -64,8 +122,20 @@ PROGRESS_STEPS = 20
 def progress_chunk(reps: int, steps: int = PROGRESS_STEPS) -> int:
     """Replicates per chunk so that ``reps`` run in at least ``steps`` chunks (each chunk is a progress step).
 
-    Example
+    Parameters
+    ----------
+    reps : int
+        Replicates to run, >= 1.
+    steps : int, default PROGRESS_STEPS (20)
+        The least number of chunks wanted.
+
+    Returns
     -------
+    int
+        ``max(1, reps // steps)``: replicates per chunk.
+
+    Examples
+    --------
     >>> progress_chunk(1024), progress_chunk(512), progress_chunk(7)
     (51, 25, 1)
     """
@@ -77,7 +147,59 @@ def _study(base: dict, **study) -> cfg_mod.Config:
 
 
 def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> AuditResult:
-    """Run the audit's studies for the KDE ``kde_spec`` (a distribution config) at sample size ``n``."""
+    """Run the audit's studies for the KDE ``kde_spec`` (a distribution config) at sample size ``n``.
+
+    Treats the fitted distribution as the truth and runs, each into its own subdirectory of ``out_dir`` (so an
+    interrupted audit resumes): band coverage at the levels 0.5, 0.8, 0.9, 0.95 and ``opts.confidence``
+    (``opts.rounds`` rounds), bootstrap coverage for U and V (``opts.bootstrap_rounds`` rounds of
+    ``opts.resamples`` resamples) and the accuracy of U, V and W (``opts.evp_reps`` replicates); then, exactly,
+    the trivial budget at n and the samples needed for ``opts.target_k``. This is the protocol of Lourie et
+    al. (2024), §4-5, at the researcher's own n; ``simstudy audit`` runs it.
+
+    Parameters
+    ----------
+    opts : simstudy.config.AuditConfig
+        The validated ``simstudy audit`` options (:func:`simstudy.config.parse_audit`).
+    kde_spec : dict
+        A distribution config (e.g. ``{"kind": "kde_atoms", "path": ..., "low": 0.0, "high": 1.0}``); any
+        continuous kind works.
+    n : int
+        The sample size to audit (scores per simulated search), >= 2.
+    out_dir : pathlib.Path
+        The audit's directory; the studies write into ``coverage``, ``bootstrap`` and ``accuracy`` below it.
+
+    Returns
+    -------
+    AuditResult
+        The spec and its distribution, n, the three studies' results, ``bounded_k`` and
+        ``samples_for_target``.
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        If ``kde_spec`` or a study's settings derived from ``opts`` are invalid (e.g. a discrete
+        distribution).
+    simstudy.io.RunDirConflict
+        If a subdirectory holds the chunks of a different configuration.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    The three studies take about a second even at a toy scale, so here only the options an audit runs with
+    and its exact parts:
+
+    >>> from simstudy import config
+    >>> from simstudy.bands import trivial_budget
+    >>> opts = config.parse_audit({"data": "scores.csv", "rounds": 40, "bootstrap_rounds": 20, "target_k": 3})
+    >>> opts.confidence, opts.method, progress_chunk(opts.rounds)
+    (0.8, 'ld_highest_density', 2)
+    >>> round(trivial_budget(12, opts.confidence, opts.method), 4), samples_needed(opts.target_k, 0.8, opts.method)
+    (2.4315, 16)
+    """
     base = {
         "seed": opts.seed,
         "distribution": {"your_scores": kde_spec},

@@ -30,7 +30,71 @@ trivial_budget = bands.trivial_budget
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Compute the trivial budget for every sample size and method, and the linear fit per method."""
+    """Compute the trivial budget for every sample size and method, and the linear fit per method.
+
+    Exact and deterministic: no simulation, so ``study.reps``, the seed and the distributions play no part.
+    For each method of ``study.methods`` and n of ``study.sample_sizes``, the budget k beyond which the upper
+    band of the ``study.quantile`` tuning curve at confidence ``study.confidence`` is trivial
+    (:func:`simstudy.bands.trivial_budget`); then the least-squares line of k against n. This reproduces
+    Lourie et al. (2024), §5.5, Figure 9 (preset ``lourie_fig9_sample_size``).
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        A validated config whose ``study.kind`` is ``"band_triviality"`` (:func:`simstudy.config.parse`, or
+        :func:`simstudy.compose` for a preset); ``config.study.options`` is an :class:`Options`.
+    out_dir : str or path-like
+        The run directory, created if missing; chunks already stored there for the same configuration are
+        reused (a larger ``study.reps`` computes only the new ones).
+
+    Returns
+    -------
+    simstudy.studies.base.StudyResult
+        ``summary``: the tidy DataFrame also written to ``summary.parquet`` / ``summary.csv``, with columns
+        ``cell`` (the method), ``distribution`` (empty), ``method``, ``n``, ``measure``, ``estimate``,
+        ``mcse`` (0) and ``reps`` (0): one ``trivial_k`` row per n (a budget in search iterations, real
+        valued), then per method ``slope`` (iterations per score), ``intercept``, ``r_squared`` and
+        ``samples_per_step`` (1 / slope: scores per bounded iteration) with n = 0; ``report`` (empty),
+        ``files`` (``summary_parquet``, ``summary_csv``, ``run``) and ``kind``.
+
+    Raises
+    ------
+    simstudy.studies.base.ShardDone
+        With ``runner.shard``: an exact study has no chunks to share out, so each shard records its marker and
+        stops.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy import config
+    >>> cfg = config.parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "quadratic", "a": 0.5, "b": 0.9, "c": 2},
+    ...     "budget": {"B": 2},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "band_triviality", "sample_sizes": [6, 12, 24, 48]},
+    ...     "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run(cfg, tmp)
+    >>> print(result.summary[["n", "measure", "estimate"]].round(4).to_string(index=False))
+     n          measure  estimate
+     6        trivial_k    1.3745
+    12        trivial_k    2.4315
+    24        trivial_k    4.4118
+    48        trivial_k    8.1543
+     0            slope    0.1607
+     0        intercept    0.4769
+     0        r_squared    0.9995
+     0 samples_per_step    6.2221
+
+    Over n = 6..48 about 6.22 scores bound one more search iteration (Lourie et al.: about 6.25).
+    """
     started = time.perf_counter()
     out_dir = Path(out_dir)
     opts = config.study.options
@@ -78,7 +142,43 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
 @dataclass(frozen=True)
 class Options(StudyOptions):
-    """The band_triviality study's options (exact: reps and chunk_reps are unused)."""
+    """The options of a band_triviality study, the keys ``study.*`` of its config.
+
+    The study is exact: ``reps``, ``chunk_reps`` and ``save_replicates`` are accepted but unused.
+    The dataclass holds the defaults; the values of a config are checked by :func:`simstudy.schema.parse`
+    (called by :func:`simstudy.config.parse`), which raises a :class:`~simstudy.schema.ConfigError` naming the
+    key for an invalid one.
+
+    Parameters
+    ----------
+    reps : int, default 1000
+        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
+    chunk_reps : int, default 1000
+        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
+        the random streams (changing it changes the numbers).
+    save_replicates : bool, default False
+        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused
+        (only evp_accuracy writes replicates).
+    sample_sizes : tuple of int, default (6, 12, 24, 48, 96, 192, 384, 768, 1024)
+        ``study.sample_sizes``: the sample sizes n, each >= 2, at least two (for the fit); sorted, duplicates
+        dropped.
+    methods : tuple of str, default ("ld_highest_density",)
+        ``study.methods``: built-in CDF band methods (:data:`simstudy.bands.METHODS`), in order.
+    confidence : float, default 0.8
+        ``study.confidence``: the bands' simultaneous coverage, in (0, 1).
+    quantile : float, default 0.5
+        ``study.quantile``: the tuning curve's quantile q in (0, 1) (0.5: the median tuning curve).
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> Options().sample_sizes[:4], Options().confidence
+    ((6, 12, 24, 48), 0.8)
+    >>> schema.parse(Options, {"sample_sizes": [48]}, "study.")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.sample_sizes must list at least 2 sample sizes, got [48]
+    """
 
     sample_sizes: tuple = option(
         (6, 12, 24, 48, 96, 192, 384, 768, 1024),
@@ -95,7 +195,31 @@ class Options(StudyOptions):
 
 
 def headline(summary: pd.DataFrame) -> str:
-    """Samples per bounded search iteration and the fit's R squared, per method."""
+    """Samples per bounded search iteration and the fit's R squared, per method: what ``simstudy`` prints.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary of :func:`run` (columns ``method``, ``measure``, ``estimate``).
+
+    Returns
+    -------
+    str
+        A title line, then one row per method with its ``r_squared`` and ``samples_per_step`` (scores per
+        bounded search iteration), rounded to 4 decimals.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({
+    ...     "method": "ld_highest_density", "measure": ["samples_per_step", "r_squared"],
+    ...     "estimate": [6.2213, 0.99953]})
+    >>> print(headline(summary))
+    linear fit of the trivial budget against n
+    measure             r_squared  samples_per_step
+    method
+    ld_highest_density     0.9995            6.2213
+    """
     fits = summary[summary["measure"].isin(["samples_per_step", "r_squared"])]
     return (
         f"linear fit of the trivial budget against n\n"

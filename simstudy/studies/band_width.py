@@ -177,7 +177,82 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Run (or resume) the band-width ablations for every distribution and sample size of ``config``."""
+    """Run (or resume) the band-width ablations for every distribution and sample size of ``config``.
+
+    For each distribution and n of ``study.sample_sizes`` (one cell each), ``study.reps`` rounds of n scores
+    give every band method's lower and upper bands of each tuning curve of ``study.kinds`` at k = 1..max_k;
+    their averages, the average width and the point estimate are reported beside the true curve. This
+    reproduces the ablations of Lourie et al. (2024), §5.3-5.4, Figures 6-8 and 12-15 (preset
+    ``lourie_ablations``).
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        A validated config whose ``study.kind`` is ``"band_width"`` (:func:`simstudy.config.parse`, or
+        :func:`simstudy.compose` for a preset); ``config.study.options`` is an :class:`Options`.
+    out_dir : str or path-like
+        The run directory, created if missing; chunks already stored there for the same configuration are
+        reused (a larger ``study.reps`` computes only the new ones). Its distributions must be continuous (checked when the config is parsed).
+
+    Returns
+    -------
+    simstudy.studies.base.StudyResult
+        ``summary``: the tidy DataFrame also written to ``summary.parquet`` / ``summary.csv``, with columns
+        ``cell``, ``distribution``, ``n``, ``confidence``, ``method``, ``kind`` (median or mean), ``k``,
+        ``measure``, ``estimate``, ``mcse`` and ``reps``: measures ``lower``, ``point``, ``upper`` and
+        ``width`` (averages over rounds, score units; infinite for an unbounded support, MCSE NaN then) per
+        method and k; ``curve`` (method ``"truth"``, the exact curve); and for median bands ``trivial_k`` (k
+        = 0 in the row: the budget beyond which the upper band is trivial, exact for a built-in method);
+        ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``) and ``kind``.
+
+    Raises
+    ------
+    simstudy.studies.base.ShardDone
+        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
+    simstudy.runner.MissingChunks
+        With ``runner.collect``, if any chunk is not stored.
+    simstudy.studies.base.ReplayDone
+        With ``runner.replay``, if the replayed chunk ran without raising.
+    simstudy.io.RunDirConflict
+        If ``out_dir`` holds the chunks of a different configuration.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    KS and LD bands from 12 scores of a quadratic law, 50 rounds, k = 1..6:
+
+    >>> import tempfile
+    >>> from simstudy import config
+    >>> cfg = config.parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "quadratic", "a": 0.5, "b": 0.9, "c": 2},
+    ...     "budget": {"B": 2},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "band_width", "reps": 50, "chunk_reps": 50, "sample_sizes": [12],
+    ...               "methods": ["ks", "ld_highest_density"], "kinds": ["median"], "max_k": 6},
+    ...     "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run(cfg, tmp)
+    >>> s = result.summary
+    >>> print(s[(s.measure == "upper") & (s.k <= 3)].pivot(index="k", columns="method", values="estimate").round(4))
+    method      ks  ld_highest_density
+    k
+    1       0.8166              0.8166
+    2       0.9000              0.8748
+    3       0.9000              0.9000
+    >>> print(s[s.measure == "trivial_k"][["method", "estimate"]].round(3).to_string(index=False))
+                method  estimate
+                    ks     1.977
+    ld_highest_density     2.431
+
+    The upper median band reaches the top of the support (0.9) beyond k = 1.98 for KS and 2.43 for the LD
+    highest-density band, whatever the data.
+    """
     started = time.perf_counter()
     out_dir = Path(out_dir)
     opts = config.study.options
@@ -292,7 +367,44 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
 @dataclass(frozen=True)
 class Options(StudyOptions):
-    """The band_width study's options."""
+    """The options of a band_width study, the keys ``study.*`` of its config.
+
+    The dataclass holds the defaults; the values of a config are checked by :func:`simstudy.schema.parse`
+    (called by :func:`simstudy.config.parse`), which raises a :class:`~simstudy.schema.ConfigError` naming the
+    key for an invalid one.
+
+    Parameters
+    ----------
+    reps : int, default 1024
+        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
+    chunk_reps : int, default 512
+        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
+        the random streams (changing it changes the numbers).
+    save_replicates : bool, default False
+        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        (only evp_accuracy writes replicates).
+    sample_sizes : tuple of int, default (6, 48)
+        ``study.sample_sizes``: the sample sizes n, each >= 2 (one cell each per distribution; sorted).
+    methods : tuple of str, default ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
+        ``study.methods``: the CDF band methods, in order, or a plug-in band's import path
+        (:mod:`simstudy.bands`).
+    kinds : tuple of str, default ("median", "mean")
+        ``study.kinds``: which tuning curves get bands: ``"median"``, ``"mean"`` or both.
+    confidence : float, default 0.8
+        ``study.confidence``: the bands' simultaneous coverage, in (0, 1).
+    max_k : int, default 48
+        ``study.max_k``: the budgets are k = 1..max_k (search iterations), max_k >= 2.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> schema.parse(Options, {"kinds": ["mean"], "max_k": 10}, "study.").kinds
+    ('mean',)
+    >>> schema.parse(Options, {"kinds": ["mode"]}, "study.")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.kinds must be one of median, mean, got 'mode'
+    """
 
     reps: int = reps_option(1024)
     chunk_reps: int = chunk_reps_option(512)
@@ -316,7 +428,37 @@ class Options(StudyOptions):
 
 
 def headline(summary: pd.DataFrame) -> str:
-    """Average band widths at a few budgets, and the exact budget where the upper median band is trivial."""
+    """Average band widths at a few budgets, and the exact budget where the upper median band is trivial.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary of :func:`run` (columns ``distribution``, ``n``, ``kind``, ``k``, ``method``, ``measure``,
+        ``estimate``).
+
+    Returns
+    -------
+    str
+        The average ``width`` (score units, 4 decimals) at k = 1, 5, 10, 20, 48 where present, one row per
+        (distribution, n, kind, k) and one column per method; then ``trivial_k`` (2 decimals) per n and method.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({
+    ...     "distribution": "kde", "n": 48, "kind": "median", "method": ["ks", "ks", "ks"],
+    ...     "k": [1, 5, 0], "measure": ["width", "width", "trivial_k"], "estimate": [0.05, 0.08, 4.2]})
+    >>> print(headline(summary))
+    average band width (upper - lower)
+    method                      ks
+    distribution n  kind   k
+    kde          48 median 1  0.05
+                           5  0.08
+    budget where the upper median band becomes trivial (exact)
+    method   ks
+    n
+    48      4.2
+    """
     w = summary[(summary["measure"] == "width") & summary["k"].isin([1, 5, 10, 20, 48])]
     t = summary[summary["measure"] == "trivial_k"]
     return (

@@ -316,10 +316,83 @@ def _replicates(run: base.ChunkedRun, cells, specs, path: Path) -> dict:
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Run (or resume) the study described by ``config`` and write its outputs into ``out_dir``.
+    """Run (or resume) the estimator-accuracy study of ``config`` and write its outputs into ``out_dir``.
 
-    Cells are every distribution at every B. Parameters: ``config``, a validated
-    :class:`~simstudy.config.Config`; ``out_dir``, the run directory (finished chunks there are reused).
+    Every distribution of ``config.distributions`` meets every sample size B of ``config.budget.B`` (one cell
+    each); each of ``study.reps`` replicates draws B scores and applies every estimator of ``config.estimators``
+    at every budget n of ``config.budget.n_for(B)``. The truth (the expected maximum of n draws) is exact, as
+    is each closed-form estimator's expectation, so the exact bias is reported beside the Monte Carlo one.
+    This reproduces Dodge et al. (2021), Figure 1 (preset ``dodge2021_fig1``), and the bootstrap claim of
+    Dodge et al. (2019), §3.2 (preset ``dodge2019_bootstrap``).
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        A validated config whose ``study.kind`` is ``"evp_accuracy"`` (:func:`simstudy.config.parse`, or
+        :func:`simstudy.compose` for a preset; ``config.study.options`` is an :class:`Options`).
+    out_dir : str or path-like
+        The run directory; created if missing. Chunks already stored there for the same configuration are
+        reused (a larger ``study.reps`` only computes the new ones).
+
+    Returns
+    -------
+    simstudy.studies.base.StudyResult
+        ``summary``: the tidy DataFrame also written to ``summary.parquet`` / ``summary.csv``, one row per
+        (cell, estimator, n, measure) with columns ``cell``, ``distribution``, ``B``, ``estimator``, ``n``,
+        ``measure``, ``estimate`` (score units; squared score units for ``variance`` and ``mse``), ``mcse``
+        and ``reps`` (see the module docstring for the measures); ``report``: the runner's report;
+        ``files``: name to path of every file written (``summary_parquet``, ``summary_csv``, ``run``, and
+        ``replicates`` with ``study.save_replicates``); ``kind``: ``"evp_accuracy"``.
+
+    Raises
+    ------
+    simstudy.studies.base.ShardDone
+        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
+    simstudy.runner.MissingChunks
+        With ``runner.collect``, if any chunk is not stored.
+    simstudy.studies.base.ReplayDone
+        With ``runner.replay``, if the replayed chunk ran without raising.
+    simstudy.io.RunDirConflict
+        If ``out_dir`` holds the chunks of a different configuration.
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2021). Expected validation performance
+    and estimation of a random variable's maximum. Findings of EMNLP 2021.
+
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2019). Show your work: improved reporting
+    of experimental results. EMNLP 2019.
+
+    Examples
+    --------
+    A tiny run: U and V from samples of B = 5 scores of a four-value bag, 200 replicates (the paper's scale
+    is ``simstudy.compose("dodge2021_fig1")``, 10,000 replicates of B = 30).
+
+    >>> import tempfile
+    >>> from simstudy import config
+    >>> cfg = config.parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "bag", "values": [0.5, 0.6, 0.7, 0.8]},
+    ...     "budget": {"B": 5, "n": None},
+    ...     "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 200, "chunk_reps": 200, "save_replicates": False},
+    ...     "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run(cfg, tmp)
+    ...     print(sorted(path.name for path in result.files.values()))
+    ['run.json', 'summary.csv', 'summary.parquet']
+    >>> s = result.summary
+    >>> at5 = s[(s.n == 5) & s.measure.isin(["expected_max", "exact_bias", "bias"]) & ~s.estimator.str.contains("-")]
+    >>> print(at5[["estimator", "measure", "estimate", "mcse"]].round(4).to_string(index=False))
+    estimator      measure  estimate   mcse
+        truth expected_max    0.7730 0.0000
+            u   exact_bias    0.0000 0.0000
+            v   exact_bias   -0.0244 0.0000
+            u         bias    0.0005 0.0040
+            v         bias   -0.0241 0.0039
+
+    U is unbiased; V's exact bias at n = B is negative, and the Monte Carlo bias agrees within its MCSE.
     """
     started = time.perf_counter()
     out_dir = Path(out_dir)
@@ -377,7 +450,40 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
 @dataclass(frozen=True)
 class Options(StudyOptions):
-    """The evp_accuracy study's options: the common ones (its estimators and budgets are groups of their own)."""
+    """The options of an evp_accuracy study, the keys ``study.*`` of its config.
+
+    Only the options every study has: the estimators and the budgets are config groups of their own
+    (``estimators``, ``budget.B``, ``budget.n``). The dataclass holds the defaults; the values of a config are
+    checked by :func:`simstudy.schema.parse` (called by :func:`simstudy.config.parse`), which raises a
+    :class:`~simstudy.schema.ConfigError` naming the key for an invalid one.
+
+    Parameters
+    ----------
+    reps : int, default 10000
+        ``study.reps``: simulated searches (replicates) per cell, >= 2; more gives a smaller Monte Carlo error.
+    chunk_reps : int, default 2500
+        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
+        the random streams (changing it changes the numbers).
+    save_replicates : bool, default True
+        ``study.save_replicates``: also write every replicate's estimate to ``replicates.parquet`` (8 bytes
+        per estimate: reps x estimators x budgets per cell).
+
+    See Also
+    --------
+    run : the study these options configure.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> Options()
+    Options(reps=10000, chunk_reps=2500, save_replicates=True)
+    >>> schema.parse(Options, {"reps": 3000, "save_replicates": False}, "study.")
+    Options(reps=3000, chunk_reps=2500, save_replicates=False)
+    >>> schema.parse(Options, {"reps": 1}, "study.")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.reps must be an integer >= 2, got 1
+    """
 
     reps: int = reps_option(10000)
     chunk_reps: int = chunk_reps_option(2500)
@@ -385,7 +491,31 @@ class Options(StudyOptions):
 
 
 def headline(summary: pd.DataFrame) -> str:
-    """Bias, variance and MSE, with their MCSEs, at the largest n of each cell."""
+    """Bias, variance and MSE, with their MCSEs, at the largest n of each cell: the lines ``simstudy`` prints.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary of :func:`run` (columns ``cell``, ``distribution``, ``B``, ``estimator``, ``n``, ``measure``,
+        ``estimate``, ``mcse``).
+
+    Returns
+    -------
+    str
+        One line per (cell, estimator, measure) of the ``bias``, ``variance`` and ``mse`` rows at the cell's
+        largest n, estimates in scientific notation (score units, squared for variance and MSE) with their
+        MCSEs; paired differences (estimator ``"v-u"`` etc.) included.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({
+    ...     "cell": "c1", "distribution": "bag", "B": 30, "estimator": ["v", "v"], "n": 30,
+    ...     "measure": ["bias", "mse"], "estimate": [-0.0123, 0.000456], "mcse": [0.0004, 0.00002]})
+    >>> print(headline(summary))
+    bag B=30 n=30 v        bias     -1.230e-02 (MCSE 4.0e-04)
+    bag B=30 n=30 v        mse       4.560e-04 (MCSE 2.0e-05)
+    """
     lines = []
     for _, s in summary.groupby("cell", sort=False):
         n_max = s["n"].max()

@@ -61,7 +61,26 @@ _Z_ALPHA, _Z_POWER = 1.959963984540054, 0.8416212335729143
 
 
 def variants(algorithms: tuple[str, ...], batch_sizes: tuple[int, ...]) -> list[tuple[str, str, int]]:
-    """``(label, algorithm, batch)`` for every algorithm, batch Thompson sampling once per batch size."""
+    """The variants a fixed-confidence study runs: every algorithm, batch Thompson sampling once per batch size.
+
+    Parameters
+    ----------
+    algorithms : tuple of str
+        Algorithm names, as in ``study.algorithms``.
+    batch_sizes : tuple of int
+        Batch sizes (models per batch, >= 1), as in ``study.batch_sizes``; used by ``"batch_thompson"`` only.
+
+    Returns
+    -------
+    list of tuple (str, str, int)
+        ``(label, algorithm, batch)`` in the order of ``algorithms``: the label is the algorithm's name, or
+        ``batch_thompson_<b>`` for batch Thompson sampling with batch b; other algorithms get batch 1.
+
+    Examples
+    --------
+    >>> variants(("ttts", "batch_thompson"), (4, 8))
+    [('ttts', 'ttts', 1), ('batch_thompson_4', 'batch_thompson', 4), ('batch_thompson_8', 'batch_thompson', 8)]
+    """
     out = []
     for name in algorithms:
         if name == "batch_thompson":
@@ -134,8 +153,39 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 def paper_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary in the layout of Moss et al. Tables 2-3: one row per delta, per algorithm the minimum, mean
-    (MCSE) and maximum evaluations, % correctly selected and capped runs."""
+    """The summary in the layout of Moss et al. (2019), Tables 2-3.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary of :func:`run` (columns ``algorithm``, ``delta``, ``measure``, ``estimate``, ``mcse``,
+        ``reps``, with measures ``evaluations_min``, ``evaluations_mean``, ``evaluations_max``, ``p_correct``
+        and ``capped``). Rows of differences between variants (``study.differences``) are left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (algorithm, delta), in the summary's order, with columns ``algorithm``, ``delta``,
+        ``min``, ``mean``, ``mean_mcse`` (evaluations, the mean and its MCSE to 1 decimal), ``max``,
+        ``pct_correct`` (% of runs that chose the best model, 1 decimal) and ``capped`` (runs that hit
+        ``study.max_evaluations``).
+
+    References
+    ----------
+    Moss, H. B., Leslie, D. S., & Rayson, P. (2019). FIESTA: fast identification of state-of-the-art models
+    using adaptive bandit algorithms. ACL 2019.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({
+    ...     "algorithm": "ttts", "delta": 0.1, "reps": 500,
+    ...     "measure": ["evaluations_min", "evaluations_mean", "evaluations_max", "p_correct", "capped"],
+    ...     "estimate": [24.0, 96.53, 460.0, 0.994, 0.0], "mcse": [float("nan"), 2.31, float("nan"), 0.0035, 0.0]})
+    >>> paper_table(summary)
+      algorithm  delta  min  mean  mean_mcse  max  pct_correct  capped
+    0      ttts    0.1   24  96.5        2.3  460         99.4       0
+    """
     rows = []
     for (label, delta), g in summary.groupby(["algorithm", "delta"], sort=False):
         m = g.set_index("measure")
@@ -262,7 +312,75 @@ def _summary_rows(
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Run (or resume) the fixed-confidence selection study over the arms in ``config.distributions``."""
+    """Run (or resume) the fixed-confidence selection study over the arms in ``config.distributions``.
+
+    Each distribution is an arm; the best has the highest population mean. Every variant (:func:`variants`)
+    runs ``study.reps`` selections, each continued to the strictest confidence 1 - min(delta) and its stopping
+    point recorded for every delta of ``study.deltas`` (one cell for all). This reproduces Moss et al. (2019),
+    §5.2, Tables 2 and 3 (presets ``fiesta_table2``, ``fiesta_table3``).
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        A validated config whose ``study.kind`` is ``"fixed_confidence"`` (:func:`simstudy.config.parse`, or
+        :func:`simstudy.compose` for a preset); ``config.study.options`` is an :class:`Options`.
+    out_dir : str or path-like
+        The run directory, created if missing; chunks already stored there for the same configuration are
+        reused (a larger ``study.reps`` computes only the new ones). It has at least two distributions (checked when the config is parsed).
+
+    Returns
+    -------
+    simstudy.studies.base.StudyResult
+        ``summary``: the tidy DataFrame also written to ``summary.parquet`` / ``summary.csv``, one row per
+        (variant, delta, measure[, arm]) with columns ``cell``, ``distribution``, ``algorithm`` (the variant's
+        label), ``batch``, ``delta``, ``confidence``, ``reps``, ``arm``, ``measure``, ``estimate``, ``mcse``,
+        ``ci_low``, ``ci_high``: ``evaluations_min`` / ``_mean`` / ``_median`` / ``_max`` (evaluations per
+        run), ``p_correct`` (Clopper-Pearson interval at ``study.ci_level``), ``capped``, ``arm_evaluations``
+        and, with ``study.differences``, the paired differences; ``files`` adds ``table_csv`` and ``table_md``,
+        :func:`paper_table` of the summary.
+
+    Raises
+    ------
+    simstudy.studies.base.ShardDone
+        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
+    simstudy.runner.MissingChunks
+        With ``runner.collect``, if any chunk is not stored.
+    simstudy.studies.base.ReplayDone
+        With ``runner.replay``, if the replayed chunk ran without raising.
+    simstudy.io.RunDirConflict
+        If ``out_dir`` holds the chunks of a different configuration.
+
+    References
+    ----------
+    Moss, H. B., Leslie, D. S., & Rayson, P. (2019). FIESTA: fast identification of state-of-the-art models
+    using adaptive bandit algorithms. ACL 2019.
+
+    Examples
+    --------
+    Three arms (bags), TTTS and the non-adaptive baseline at delta = 0.2, 4 runs each:
+
+    >>> import tempfile
+    >>> from simstudy import config
+    >>> cfg = config.parse({
+    ...     "seed": 0,
+    ...     "distribution": {"a": {"kind": "bag", "values": [0.5, 0.6, 0.7]},
+    ...                      "b": {"kind": "bag", "values": [0.7, 0.8, 0.9]},
+    ...                      "c": {"kind": "bag", "values": [0.4, 0.5, 0.6]}},
+    ...     "budget": {"B": 2},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "fixed_confidence", "reps": 4, "chunk_reps": 4, "deltas": [0.2],
+    ...               "max_evaluations": 30},
+    ...     "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run(cfg, tmp)
+    ...     print(sorted(result.files))
+    ['run', 'summary_csv', 'summary_parquet', 'table_csv', 'table_md']
+    >>> paper_table(result.summary)
+          algorithm  delta  min  mean  mean_mcse  max  pct_correct  capped
+    0          ttts    0.2    9  10.2        0.6   12        100.0       0
+    1  non_adaptive    0.2    9  11.2        0.8   12        100.0       0
+    """
     started = time.perf_counter()
     out_dir = Path(out_dir)
     opts = config.study.options
@@ -327,7 +445,66 @@ def _delta(key: str, value) -> float:
 
 @dataclass(frozen=True)
 class Options(StudyOptions):
-    """The fixed_confidence study's options."""
+    """The options of a fixed_confidence study, the keys ``study.*`` of its config.
+
+    The arms are the config's distributions. The dataclass holds the defaults; the values of a config are checked by :func:`simstudy.schema.parse`
+    (called by :func:`simstudy.config.parse`), which raises a :class:`~simstudy.schema.ConfigError` naming the
+    key for an invalid one. Checks across keys (``max_evaluations`` against
+    the arms and ``initial``; the lengths of ``initial`` and ``counted_initial``; ``logit`` against the
+    supports) run when the whole config is parsed.
+
+    Parameters
+    ----------
+    reps : int, default 500
+        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
+    chunk_reps : int, default 125
+        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
+        the random streams (changing it changes the numbers).
+    save_replicates : bool, default False
+        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        (only evp_accuracy writes replicates).
+    algorithms : tuple of str, default ("ttts", "non_adaptive")
+        ``study.algorithms``: ``ttts`` (top-two Thompson sampling), ``non_adaptive``, ``batch_thompson``, a
+        registered name or a plug-in proposal's import path ``module.function``, in order.
+    batch_sizes : tuple of int, default (4, 8)
+        ``study.batch_sizes``: models per batch (>= 1); batch_thompson runs once per size.
+    deltas : tuple of float, default (0.05, 0.1, 0.2)
+        ``study.deltas``: each run stops when one arm is best with probability > 1 - delta; each in (0, 0.5).
+    max_evaluations : int, default 10000
+        ``study.max_evaluations``: the cap of evaluations per run (>= 1); capped runs are counted and reported.
+    logit : bool, default False
+        ``study.logit``: model the logit of the scores (scores must lie in (0, 1)).
+    ci_level : float, default 0.95
+        ``study.ci_level``: the level of the Clopper-Pearson intervals, in (0, 1).
+    initial : tuple of int, default (3,)
+        ``study.initial``: evaluations of every model before the first update (>= 3): one value for every
+        algorithm, or one per algorithm in the order of ``algorithms``.
+    counted_initial : tuple of int or None, default None
+        ``study.counted_initial``: report counts as if each model's initial evaluations had been this many
+        (the authors' TTTS notebook evaluates 5 and counts 3); one value or one per algorithm; None counts
+        every evaluation.
+    distinct_batches : bool, default False
+        ``study.distinct_batches``: batch_thompson draws its batch without replacement (distinct models).
+    common_numbers : bool, default False
+        ``study.common_numbers``: every algorithm reads the same score streams, so differences are paired.
+    mc_draws : int or None, default None
+        ``study.mc_draws``: compute the stopping rule's probabilities by this many Monte Carlo draws per step
+        (>= 1; the FIESTA package's way); None: by quadrature.
+    differences : bool, default False
+        ``study.differences``: also report each algorithm's mean difference in evaluations from the first, its
+        SD and the runs needed to resolve it at 80% power (two-sided 5%).
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> opts = schema.parse(Options, {"algorithms": ["batch_thompson"], "common_numbers": True}, "study.")
+    >>> opts.algorithms, opts.batch_sizes, opts.deltas
+    (('batch_thompson',), (4, 8), (0.05, 0.1, 0.2))
+    >>> schema.parse(Options, {"deltas": [0.6]}, "study.")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.deltas must be numbers strictly between 0 and 0.5 (confidence 1 - delta above one half), got 0.6
+    """
 
     reps: int = reps_option(500)
     chunk_reps: int = chunk_reps_option(125)
@@ -394,7 +571,30 @@ class Options(StudyOptions):
 
 
 def headline(summary: pd.DataFrame) -> str:
-    """Evaluations needed and % correctly selected, in the layout of Moss et al. Tables 2-3."""
+    """Evaluations needed and % correctly selected, in the layout of Moss et al. Tables 2-3.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary of :func:`run`.
+
+    Returns
+    -------
+    str
+        A title line, then :func:`paper_table` of the summary as text (no index).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({
+    ...     "algorithm": "ttts", "delta": 0.1, "reps": 500,
+    ...     "measure": ["evaluations_min", "evaluations_mean", "evaluations_max", "p_correct", "capped"],
+    ...     "estimate": [24.0, 96.53, 460.0, 0.994, 0.0], "mcse": [float("nan"), 2.31, float("nan"), 0.0035, 0.0]})
+    >>> print(headline(summary))
+    evaluations needed and % correctly selected (Moss et al. Tables 2-3 layout)
+    algorithm  delta  min  mean  mean_mcse  max  pct_correct  capped
+         ttts    0.1   24  96.5        2.3  460         99.4       0
+    """
     return (
         f"evaluations needed and % correctly selected (Moss et al. Tables 2-3 layout)\n"
         f"{paper_table(summary).to_string(index=False)}"

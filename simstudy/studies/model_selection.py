@@ -63,7 +63,76 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Run (or resume) the fixed-budget selection study over the arms in ``config.distributions``."""
+    """Run (or resume) the fixed-budget selection study over the arms in ``config.distributions``.
+
+    Each distribution is an arm (one evaluation is one draw); the best arm has the highest population mean.
+    For every budget of ``study.budgets`` (one cell each), every algorithm of ``study.algorithms`` runs
+    ``study.reps`` independent selections. This reproduces Moss et al. (2019), §5.1, Figure 4 (preset
+    ``fiesta_fig4``).
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        A validated config whose ``study.kind`` is ``"model_selection"`` (:func:`simstudy.config.parse`, or
+        :func:`simstudy.compose` for a preset); ``config.study.options`` is an :class:`Options`.
+    out_dir : str or path-like
+        The run directory, created if missing; chunks already stored there for the same configuration are
+        reused (a larger ``study.reps`` computes only the new ones). It has at least two distributions (checked when the config is parsed).
+
+    Returns
+    -------
+    simstudy.studies.base.StudyResult
+        ``summary``: the tidy DataFrame also written to ``summary.parquet`` / ``summary.csv``, with columns
+        ``cell``, ``distribution`` (``"arms"``), ``algorithm``, ``budget`` (evaluations), ``reps``, ``arm``,
+        ``measure``, ``estimate``, ``mcse``, ``ci_low``, ``ci_high``: per (budget, algorithm) ``p_correct``
+        (the probability of selecting the best arm, in [0, 1], Clopper-Pearson interval at ``study.ci_level``),
+        ``unspent`` (mean evaluations left unspent) and ``chosen_rate`` per arm; ``report``, ``files``
+        (``summary_parquet``, ``summary_csv``, ``run``) and ``kind``.
+
+    Raises
+    ------
+    ValueError
+        If sequential halving (or a named variant) cannot run at a budget (too small for its rounds); the
+        config's check reports this as a :class:`~simstudy.schema.ConfigError` first.
+    simstudy.studies.base.ShardDone
+        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
+    simstudy.runner.MissingChunks
+        With ``runner.collect``, if any chunk is not stored.
+    simstudy.studies.base.ReplayDone
+        With ``runner.replay``, if the replayed chunk ran without raising.
+    simstudy.io.RunDirConflict
+        If ``out_dir`` holds the chunks of a different configuration.
+
+    References
+    ----------
+    Moss, H. B., Leslie, D. S., & Rayson, P. (2019). FIESTA: fast identification of state-of-the-art models
+    using adaptive bandit algorithms. ACL 2019.
+
+    Examples
+    --------
+    Three arms (bags), budgets of 6 and 12 evaluations, 100 selections per algorithm:
+
+    >>> import tempfile
+    >>> from simstudy import config
+    >>> cfg = config.parse({
+    ...     "seed": 0,
+    ...     "distribution": {"a": {"kind": "bag", "values": [0.5, 0.6, 0.7]},
+    ...                      "b": {"kind": "bag", "values": [0.7, 0.8, 0.9]},
+    ...                      "c": {"kind": "bag", "values": [0.4, 0.5, 0.6]}},
+    ...     "budget": {"B": 2},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "model_selection", "reps": 100, "chunk_reps": 100, "budgets": [6, 12]},
+    ...     "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run(cfg, tmp)
+    >>> s = result.summary
+    >>> print(s[s.measure == "p_correct"].pivot(index="budget", columns="algorithm", values="estimate"))
+    algorithm  non_adaptive  sequential_halving
+    budget
+    6                   1.0                0.99
+    12                  1.0                1.00
+    """
     started = time.perf_counter()
     out_dir = Path(out_dir)
     opts = config.study.options
@@ -128,7 +197,41 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
 @dataclass(frozen=True)
 class Options(StudyOptions):
-    """The model_selection study's options."""
+    """The options of a model_selection study, the keys ``study.*`` of its config.
+
+    The arms are the config's distributions. The dataclass holds the defaults; the values of a config are checked by :func:`simstudy.schema.parse`
+    (called by :func:`simstudy.config.parse`), which raises a :class:`~simstudy.schema.ConfigError` naming the
+    key for an invalid one.
+
+    Parameters
+    ----------
+    reps : int, default 10000
+        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
+    chunk_reps : int, default 5000
+        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
+        the random streams (changing it changes the numbers).
+    save_replicates : bool, default False
+        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        (only evp_accuracy writes replicates).
+    algorithms : tuple of str, default ("sequential_halving", "non_adaptive")
+        ``study.algorithms``: the fixed-budget algorithms compared, in order: ``sequential_halving``,
+        ``non_adaptive``, a named variant of sequential halving (:data:`simstudy.selection.HALVING_VARIANTS`),
+        a registered name or a plug-in's import path ``module.function``.
+    budgets : tuple of int, default (48, 72, 96, 120, 144, 168, 204, 240, 300, 360)
+        ``study.budgets``: the budgets T (evaluations in all, each >= the number of arms; one cell each).
+    ci_level : float, default 0.95
+        ``study.ci_level``: the level of the Clopper-Pearson intervals, in (0, 1).
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> schema.parse(Options, {"budgets": [204], "algorithms": ["non_adaptive"]}, "study.").budgets
+    (204,)
+    >>> schema.parse(Options, {"budgets": [0]}, "study.")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.budgets must be an integer >= 1, got 0
+    """
 
     reps: int = reps_option(10000)
     chunk_reps: int = chunk_reps_option(5000)
@@ -152,7 +255,31 @@ class Options(StudyOptions):
 
 
 def headline(summary: pd.DataFrame) -> str:
-    """P(best model selected) with its MCSE, per budget and algorithm."""
+    """P(best model selected) with its MCSE, per budget and algorithm: what ``simstudy`` prints.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary of :func:`run` (columns ``budget``, ``algorithm``, ``measure``, ``estimate``, ``mcse``).
+
+    Returns
+    -------
+    str
+        A title line, then one row per budget and one column per algorithm: the probability (4 decimals)
+        with its MCSE in brackets.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({
+    ...     "budget": [204, 204], "algorithm": ["sequential_halving", "non_adaptive"], "measure": "p_correct",
+    ...     "estimate": [0.968, 0.857], "mcse": [0.0018, 0.0035]})
+    >>> print(headline(summary))
+    P(best model selected), MCSE in brackets
+    algorithm     non_adaptive sequential_halving
+    budget
+    204        0.8570 (0.0035)    0.9680 (0.0018)
+    """
     p = summary[summary["measure"] == "p_correct"]
     table = p.assign(value=p["estimate"].map("{:.4f}".format) + " (" + p["mcse"].map("{:.4f}".format) + ")").pivot(
         index="budget", columns="algorithm", values="value"

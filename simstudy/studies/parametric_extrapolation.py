@@ -153,7 +153,29 @@ _BOUND_METHOD = "ld_highest_density"
 
 @dataclass(frozen=True)
 class Law:
-    """A true score law of the study: its name, how it is built, and whether the fitted family contains it."""
+    """A true score law of the study: its name, how it is built, and whether the fitted family contains it.
+
+    Made by :func:`law` from a name of ``study.laws``; frozen and hashable.
+
+    Parameters
+    ----------
+    name : str
+        The law's name in ``study.laws``, e.g. ``"nq_c2_r0.1"`` or ``"kde_deberta"``.
+    kind : str
+        ``"noisy_quadratic"`` (well specified) or a kind of :data:`simstudy.distributions.KINDS`
+        (misspecified).
+    params : tuple of (str, object) pairs
+        The builder's parameters, sorted by name (for a noisy quadratic ``a``, ``b``, ``c``, ``o`` in score
+        units, ``c`` an integer).
+
+    Examples
+    --------
+    >>> lw = Law("nq_c1_r0", "noisy_quadratic", (("a", 0.5), ("b", 0.9), ("c", 1), ("o", 0.0)))
+    >>> lw.specified, lw.key
+    (True, {'kind': 'noisy_quadratic', 'params': [['a', 0.5], ['b', 0.9], ['c', 1], ['o', 0.0]]})
+    >>> lw.build().quantile_tuning_curve([1, 2]).round(4)
+    array([0.8   , 0.8657])
+    """
 
     name: str
     kind: str  # "noisy_quadratic" or a kind of simstudy.distributions.KINDS
@@ -184,15 +206,40 @@ def _valid_laws() -> str:
 def law(name: str, key: str = "study.laws") -> Law:
     """The law a name stands for (see the module's docstring).
 
+    Parameters
+    ----------
+    name : str
+        ``nq_c<C>_r<R>`` (the noisy quadratic law with a = 0.5, b = 0.9, c = C in 1..10 and noise
+        o = R (b - a), R >= 0) or one of ``kde_reuters_mlp``, ``kde_reuters_lstm``, ``kde_deberta``,
+        ``kde_debertav3``, ``truncnorm_bag``.
+    key : str, default "study.laws"
+        The config key named in the error message.
+
+    Returns
+    -------
+    Law
+        Its name, kind and parameters; ``.build()`` gives the distribution.
+
     Raises
     ------
     ConfigError
         ``study.laws: unknown law 'x' (valid: ...)``.
 
-    Example
-    -------
+    References
+    ----------
+    Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima. COLM 2025,
+    arXiv:2510.02721.
+
+    Examples
+    --------
     >>> law("nq_c2_r0.1").build()
     NoisyQuadratic(a=0.5, b=0.9, c=2, o=0.04000000000000001, convex=False, name='nq_c2_r0.1')
+    >>> law("kde_deberta").kind
+    'kde'
+    >>> law("nq_c11_r0")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.laws: unknown law 'nq_c11_r0' (valid: nq_c<C>_r<R> ...
     """
     if not isinstance(name, str):
         raise ConfigError(f"{key}: a law is a name, got {name!r} (valid: {_valid_laws()})")
@@ -227,11 +274,25 @@ def budgets(n: int, k_over_n: tuple | None) -> np.ndarray:
     """The budgets k at sample size n: ``k_over_n * n``, or by default 5 log-spaced points per decade from
     k = 1 to n and from n to 100 n (k = 1, n and 100 n exactly).
 
-    Example
+    Parameters
+    ----------
+    n : int
+        The sample size (scores per simulated search), >= 1.
+    k_over_n : tuple of float or None
+        Budgets as ratios k / n (> 0), as in ``study.k_over_n``; None for the default grid.
+
+    Returns
     -------
+    ndarray of float, shape (K,)
+        The budgets k (search iterations, real valued), ascending and distinct.
+
+    Examples
+    --------
     >>> ks = budgets(48, None)
     >>> ks.size, float(ks[0]), 48.0 in ks, float(ks[-1])
     (19, 1.0, True, 4800.0)
+    >>> budgets(48, (10, 1, 0.5)).tolist()
+    [24.0, 48.0, 480.0]
     """
     if k_over_n is not None:
         return np.unique(np.asarray(k_over_n, dtype=np.float64)) * n
@@ -401,7 +462,70 @@ def _truth(law_: Law, dist, ks: np.ndarray) -> np.ndarray:
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Run (or resume) the extrapolation audit for every law and sample size of ``config.study``."""
+    """Run (or resume) the extrapolation audit for every law and sample size of ``config.study``.
+
+    For each law of ``study.laws`` and n of ``study.sample_sizes`` (one cell each), ``study.reps`` replicates
+    draw n scores, fit the noisy quadratic law to their tail, predict the median and mean tuning curves at
+    the budgets :func:`budgets` and compare them with the exact truth; with ``study.n_boot`` > 0 a parametric
+    bootstrap gives intervals whose coverage is counted. The config's distributions are not used. This is
+    the simulation audit of Lourie, He & Cho (2025) (preset ``parametric_audit``).
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        A validated config whose ``study.kind`` is ``"parametric_extrapolation"`` (:func:`simstudy.config.parse`, or
+        :func:`simstudy.compose` for a preset); ``config.study.options`` is an :class:`Options`.
+    out_dir : str or path-like
+        The run directory, created if missing; chunks already stored there for the same configuration are
+        reused (a larger ``study.reps`` computes only the new ones).
+
+    Returns
+    -------
+    simstudy.studies.base.StudyResult
+        ``summary``: the tidy DataFrame also written to ``summary.parquet`` / ``summary.csv``, one row per
+        (law, n, k, curve, measure) with columns ``cell``, ``distribution`` (the law), ``specified``, ``n``,
+        ``nominal``, ``k``, ``k_over_n``, ``curve``, ``measure`` (the module docstring's table), ``estimate``
+        (score units, or a proportion in [0, 1] for the ``p_*`` and coverage measures), ``mcse``, ``ci_low``,
+        ``ci_high`` and ``reps``; ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``) and
+        ``kind``.
+
+    Raises
+    ------
+    simstudy.studies.base.ShardDone
+        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
+    simstudy.runner.MissingChunks
+        With ``runner.collect``, if any chunk is not stored.
+    simstudy.studies.base.ReplayDone
+        With ``runner.replay``, if the replayed chunk ran without raising.
+    simstudy.io.RunDirConflict
+        If ``out_dir`` holds the chunks of a different configuration.
+
+    References
+    ----------
+    Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima. COLM 2025,
+    arXiv:2510.02721.
+
+    Examples
+    --------
+    A run fits every c in 1..10 for each replicate (about a second even for two replicates), so here only the
+    config and its budgets; ``run(cfg, out_dir)`` then takes them.
+
+    >>> from simstudy import config
+    >>> cfg = config.parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm"},
+    ...     "budget": {"B": 2},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "parametric_extrapolation", "reps": 2, "chunk_reps": 2,
+    ...               "laws": ["nq_c2_r0"], "sample_sizes": [16], "n_boot": 0, "k_over_n": [1, 10]},
+    ...     "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
+    ... })
+    >>> opts = cfg.study.options
+    >>> [law(name).build() for name in opts.laws]
+    [NoisyQuadratic(a=0.5, b=0.9, c=2, o=0.0, convex=False, name='nq_c2_r0')]
+    >>> budgets(16, opts.k_over_n).tolist()
+    [16.0, 160.0]
+    """
     started = time.perf_counter()
     out_dir = Path(out_dir)
     opts = config.study.options
@@ -548,7 +672,53 @@ def _threshold_option(key: str, value: Any) -> float:
 
 @dataclass(frozen=True)
 class Options(StudyOptions):
-    """The parametric_extrapolation study's options."""
+    """The options of a parametric_extrapolation study, the keys ``study.*`` of its config.
+
+    The dataclass holds the defaults; the values of a config are checked by :func:`simstudy.schema.parse`
+    (called by :func:`simstudy.config.parse`), which raises a :class:`~simstudy.schema.ConfigError` naming the
+    key for an invalid one. Whether each n leaves enough scores above the threshold for a fit, and the memory of a
+    chunk, are checked when the whole config is parsed.
+
+    Parameters
+    ----------
+    reps : int, default 100
+        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
+    chunk_reps : int, default 10
+        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
+        the random streams (changing it changes the numbers).
+    save_replicates : bool, default False
+        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        (only evp_accuracy writes replicates).
+    laws : tuple of str, default LAW_NAMES
+        ``study.laws``: the true laws, one cell each per n (:func:`law`): ``nq_c<C>_r<R>`` (well specified)
+        or ``kde_reuters_mlp``, ``kde_reuters_lstm``, ``kde_deberta``, ``kde_debertav3``, ``truncnorm_bag``
+        (misspecified); the default is all 17 of :data:`LAW_NAMES`.
+    sample_sizes : tuple of int, default (48,)
+        ``study.sample_sizes``: scores per simulated search, n >= 2 (sorted).
+    k_over_n : tuple of float or None, default None
+        ``study.k_over_n``: the budgets as ratios k / n (> 0); None: 5 log-spaced points per decade from k = 1
+        to k = 100 n (:func:`budgets`).
+    threshold : float, default 0.5
+        ``study.threshold``: the fit censors the lowest floor(threshold n) scores; a quantile in [0, 1).
+    level : float, default 0.8
+        ``study.level``: the nominal level of the bootstrap intervals for b and the median curve (and the
+        confidence of the LD band whose trivial k is reported), in (0, 1).
+    n_boot : int, default 40
+        ``study.n_boot``: parametric bootstrap refits per replicate; 0 (no bootstrap, no coverage) or >= 2.
+    ci_level : float, default 0.95
+        ``study.ci_level``: the level of the proportions' Clopper-Pearson intervals, in (0, 1).
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> opts = Options()
+    >>> len(opts.laws), opts.sample_sizes, opts.n_boot
+    (17, (48,), 40)
+    >>> schema.parse(Options, {"n_boot": 1}, "study.")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.n_boot must be 0 (no bootstrap) or an integer >= 2, got 1
+    """
 
     reps: int = reps_option(100)
     chunk_reps: int = chunk_reps_option(10)
@@ -617,7 +787,37 @@ def _check(config: Config) -> None:
 
 def headline(summary: pd.DataFrame) -> str:
     """Coverage of the bootstrap band at k = n and the largest k (well specified), and the error and coverage of
-    each misspecified law at k = 10 n and the largest k."""
+    each misspecified law at k = 10 n and the largest k.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary of :func:`run` (its columns ``distribution``, ``specified``, ``n``, ``nominal``, ``k``,
+        ``k_over_n``, ``curve``, ``measure``, ``estimate``).
+
+    Returns
+    -------
+    str
+        Per n, a sentence with the range over well-specified laws of the median-curve band's coverage (%) at
+        k = n and the largest k, of the b interval's coverage, and the LD band's trivial budget; a line per
+        misspecified law with its relative RMSE near k = 10 n; then a table of the median curve's RMSE (score
+        units) and band coverage at k/n = 1 and the largest k/n, rounded to 4 decimals.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({
+    ...     "distribution": "nq_c2_r0", "specified": True, "n": 48, "nominal": 0.8,
+    ...     "k": [48.0, 4800.0, 48.0, 4800.0], "k_over_n": [1.0, 100.0, 1.0, 100.0], "curve": "median",
+    ...     "measure": ["band_coverage", "band_coverage", "rmse", "rmse"], "estimate": [0.78, 0.83, 0.004, 0.006]})
+    >>> print(headline(summary))
+    n = 48: well specified (1 laws), the median-curve band covers k = n 78%-78%, k = 100n 83%-83% (nominal 80%; range over laws).
+    median curve: RMSE (score units) and band coverage at k/n = 1 and the largest k/n
+    measure         band_coverage         rmse
+    k_over_n                1.0   100.0  1.0    100.0
+    distribution n
+    nq_c2_r0     48          0.78  0.83  0.004  0.006
+    """
     lines = []
     for n, s in summary.groupby("n", sort=True):
         kmax = s["k"].max()

@@ -62,15 +62,34 @@ def draw_sorted(dist, reps: int, n: int, *, replace: bool, rng: np.random.Genera
     dist : ScoreDistribution
         With ``replace=False`` a :class:`~simstudy.distributions.Bag` of at least ``n`` runs (its finite
         population); with ``replace=True`` any distribution.
-    reps, n : int
+    reps : int
+        Samples (rows), >= 1.
+    n : int
+        Runs per sample (columns), >= 1; at most the bag's size without replacement.
     replace : bool
-        False: ``n`` distinct runs per row, every n-subset of the ``m`` runs equally likely (the smallest ``n``
-        of ``m`` uniform keys, :func:`numpy.argpartition`). True: i.i.d. draws (:func:`sample_sorted`).
+        Keyword-only. False: ``n`` distinct runs per row, every n-subset of the ``m`` runs equally likely (the
+        smallest ``n`` of ``m`` uniform keys, :func:`numpy.argpartition`). True: i.i.d. draws
+        (:func:`simstudy.distributions.sample_sorted`).
     rng : numpy.random.Generator
+        Keyword-only. The source of randomness.
+
+    Returns
+    -------
+    ndarray of float, shape (reps, n)
+        The samples, in score units, each row sorted ascending.
 
     Notes
     -----
     Without replacement a chunk holds a (reps, m) array of keys: ``8 m`` bytes per replicate.
+
+    Examples
+    --------
+    >>> from simstudy.distributions import Bag
+    >>> bag = Bag([0.1, 0.2, 0.3, 0.4])
+    >>> draw_sorted(bag, 3, 4, replace=False, rng=np.random.default_rng(0)).tolist()   # each row: all 4 runs
+    [[0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3, 0.4]]
+    >>> draw_sorted(bag, 2, 3, replace=True, rng=np.random.default_rng(0)).tolist()
+    [[0.3, 0.3, 0.4], [0.1, 0.2, 0.2]]
     """
     if replace:
         return sample_sorted(dist, reps, n, rng=rng)
@@ -86,17 +105,20 @@ def overtakes(xa: np.ndarray, xb: np.ndarray, method: str) -> np.ndarray:
 
     Parameters
     ----------
-    xa, xb : ndarray, shape (reps, n)
-        Sorted samples of the two models, row by row.
+    xa : ndarray of float, shape (reps, n)
+        Samples of the first model (``a``), each row sorted ascending, score units.
+    xb : ndarray of float, shape (reps, n)
+        Samples of the second model (``b``), row by row with ``xa``, sorted likewise.
     method : {"u", "v", "w"}
         The closed-form estimator of the mean tuning curve (:func:`simstudy.estimators.weights`).
 
     Returns
     -------
     ndarray of bool, shape (reps,)
+        True where ``b``'s estimated curve exceeds ``a``'s at some k in 1..n.
 
-    Example
-    -------
+    Examples
+    --------
     >>> a = np.array([[0.70, 0.80]]); b = np.array([[0.50, 0.99]])
     >>> overtakes(a, b, "v").tolist(), overtakes(b, a, "v").tolist()   # b is worse at k = 1, better at k = 2
     ([True], [True])
@@ -110,17 +132,26 @@ def p_disagree(k, reps) -> tuple[np.ndarray, np.ndarray]:
 
     Parameters
     ----------
-    k, reps : array_like of int, broadcast together
-        Samples whose curve says "overtakes", of ``reps`` (>= 2).
+    k : array_like of int
+        Samples whose curve says "overtakes" (0 <= k <= reps); broadcast with ``reps``.
+    reps : array_like of int
+        Samples drawn, R >= 2.
 
     Returns
     -------
-    estimate, mcse : ndarray (NumPy scalars for scalar input)
-        ``2k(R - k) / (R(R - 1))`` -- the share of the R(R - 1)/2 pairs of samples that disagree -- and the
-        square root of that U-statistic's exact variance with p = k/R.
+    estimate : ndarray of float
+        ``2k(R - k) / (R(R - 1))``, the share of the R(R - 1)/2 pairs of samples that disagree: a probability
+        in [0, 1] (NumPy scalar for scalar input).
+    mcse : ndarray of float
+        The square root of that U-statistic's exact variance with p = k/R (same shape).
 
-    Example
-    -------
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
     >>> float(p_disagree(1, 2)[0]), [float(v) for v in p_disagree(0, 10)]   # one pair, which disagrees; none
     (1.0, [0.0, 0.0])
     """
@@ -151,7 +182,71 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Run (or resume) the sample-disagreement study for the two distributions of ``config``."""
+    """Run (or resume) the sample-disagreement study for the two distributions of ``config``.
+
+    For each n of ``study.sample_sizes`` (one cell each), ``study.reps`` times: draw a sample of n runs of
+    each model (:func:`draw_sorted`) and ask, with every estimator of ``config.estimators``, whether ``b``'s
+    curve overtakes ``a``'s at some k <= n (:func:`overtakes`). This puts a number on Lourie et al. (2024),
+    Figure 1 (preset ``lourie_fig1_disagreement``).
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        A validated config whose ``study.kind`` is ``"sample_disagreement"`` (:func:`simstudy.config.parse`, or
+        :func:`simstudy.compose` for a preset); ``config.study.options`` is an :class:`Options`.
+    out_dir : str or path-like
+        The run directory, created if missing; chunks already stored there for the same configuration are
+        reused (a larger ``study.reps`` computes only the new ones). It has exactly two distributions and closed-form estimators
+        (checked when the config is parsed).
+
+    Returns
+    -------
+    simstudy.studies.base.StudyResult
+        ``summary``: the tidy DataFrame also written to ``summary.parquet`` / ``summary.csv``, one row per
+        (sample_size, estimator, measure) with columns ``cell``, ``distribution`` (``"a vs b"``),
+        ``sample_size``, ``estimator``, ``measure`` (``p_overtakes`` or ``p_disagree``, probabilities in
+        [0, 1]), ``estimate``, ``mcse`` and ``reps``; ``report``, ``files`` (``summary_parquet``,
+        ``summary_csv``, ``run``) and ``kind``.
+
+    Raises
+    ------
+    simstudy.studies.base.ShardDone
+        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
+    simstudy.runner.MissingChunks
+        With ``runner.collect``, if any chunk is not stored.
+    simstudy.studies.base.ReplayDone
+        With ``runner.replay``, if the replayed chunk ran without raising.
+    simstudy.io.RunDirConflict
+        If ``out_dir`` holds the chunks of a different configuration.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: confidence bands for tuning curves.
+    NAACL 2024.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy import config
+    >>> cfg = config.parse({
+    ...     "seed": 0,
+    ...     "distribution": {"a": {"kind": "bag", "values": [0.5, 0.6, 0.7, 0.8]},
+    ...                      "b": {"kind": "bag", "values": [0.4, 0.55, 0.65, 0.9]}},
+    ...     "budget": {"B": 2},
+    ...     "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "sample_disagreement", "reps": 2000, "chunk_reps": 2000,
+    ...               "sample_sizes": [3], "replace": True},
+    ...     "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run(cfg, tmp)
+    >>> print(result.summary[["estimator", "measure", "estimate", "mcse"]].round(4).to_string(index=False))
+    estimator     measure  estimate   mcse
+            u p_overtakes    0.6375 0.0107
+            u  p_disagree    0.4624 0.0059
+            v p_overtakes    0.6020 0.0109
+            v  p_disagree    0.4794 0.0045
+    """
     started = time.perf_counter()
     out_dir = Path(out_dir)
     opts = config.study.options
@@ -209,7 +304,39 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
 @dataclass(frozen=True)
 class Options(StudyOptions):
-    """The sample_disagreement study's options."""
+    """The options of a sample_disagreement study, the keys ``study.*`` of its config.
+
+    The two models are the config's two distributions (``a`` first, the challenger ``b`` second).
+    The dataclass holds the defaults; the values of a config are checked by :func:`simstudy.schema.parse`
+    (called by :func:`simstudy.config.parse`), which raises a :class:`~simstudy.schema.ConfigError` naming the
+    key for an invalid one. Whether the distributions suit ``replace`` is checked when the whole config is parsed.
+
+    Parameters
+    ----------
+    reps : int, default 100000
+        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
+    chunk_reps : int, default 10000
+        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
+        the random streams (changing it changes the numbers).
+    save_replicates : bool, default False
+        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        (only evp_accuracy writes replicates).
+    sample_sizes : tuple of int, default (25,)
+        ``study.sample_sizes``: runs per model in each sample, n >= 1 (one cell each; sorted).
+    replace : bool, default False
+        ``study.replace``: False draws n distinct runs of each model's finite set (the paper's subsets; needs
+        bags of at least n runs); True draws n runs with replacement (any distribution).
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> schema.parse(Options, {"sample_sizes": [50, 10, 25]}, "study.").sample_sizes
+    (10, 25, 50)
+    >>> schema.parse(Options, {"replace": "yes"}, "study.")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.replace must be true or false, got 'yes'
+    """
 
     reps: int = reps_option(100000)
     chunk_reps: int = chunk_reps_option(10000)
@@ -227,7 +354,32 @@ class Options(StudyOptions):
 
 
 def headline(summary: pd.DataFrame) -> str:
-    """P(a sample says b overtakes a) and P(two samples disagree), each with its MCSE, per n and estimator."""
+    """P(a sample says b overtakes a) and P(two samples disagree), each with its MCSE, per n and estimator.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary of :func:`run` (columns ``distribution``, ``sample_size``, ``estimator``, ``measure``,
+        ``estimate``, ``mcse``).
+
+    Returns
+    -------
+    str
+        A title line naming the pair, then one row per (sample_size, estimator) with ``p_disagree`` and
+        ``p_overtakes`` as ``estimate ± MCSE`` (4 decimals).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({
+    ...     "distribution": "mlp vs lstm", "sample_size": 25, "estimator": "v",
+    ...     "measure": ["p_overtakes", "p_disagree"], "estimate": [0.55, 0.494], "mcse": [0.0016, 0.0003]})
+    >>> print(headline(summary))
+    mlp vs lstm: p_overtakes (a sample's curves say the second model beats the first at some k <= n), p_disagree (two samples disagree) ± MCSE
+    measure                     p_disagree      p_overtakes
+    sample_size estimator
+    25          v          0.4940 ± 0.0003  0.5500 ± 0.0016
+    """
     s = summary[summary["measure"].isin(["p_overtakes", "p_disagree"])].copy()
     s["value"] = s["estimate"].map("{:.4f}".format) + " ± " + s["mcse"].map("{:.4f}".format)
     table = s.pivot(index=["sample_size", "estimator"], columns="measure", values="value")
