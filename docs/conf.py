@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pkgutil
+import shutil
 import sys
 from pathlib import Path
 
@@ -23,6 +24,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("SIMSTUDY_CACHE_DIR", str(Path(__file__).resolve().parent / "_build" / "simstudy-cache"))
 
 import simstudy  # noqa: E402
+
+# autosummary writes a page per public name but never removes one: start from none, so that a name dropped
+# from an __all__ leaves no orphan page behind (the directory is the build's own, and git-ignored).
+shutil.rmtree(ROOT / "docs" / "api" / "generated", ignore_errors=True)
 
 project = "simstudy"
 author = "the simstudy developers"

@@ -24,30 +24,30 @@ The config's ``distribution`` is not used: the laws are the study's own.
 Summary (tidy): one row per (law, n, k, curve, measure), with columns ``specified`` (the law is a noisy
 quadratic) and ``nominal`` (``study.level``); per-law rows have k, k_over_n NaN and curve "".
 
-==================  ==================================================================================
-measure             meaning (over the replicates whose fit succeeded, unless said otherwise)
-==================  ==================================================================================
-``truth``           the exact tuning curve at k (``curve`` median or mean; mcse 0)
-``prediction``      the mean predicted curve at k, with its MCSE
-``bias``            mean(predicted - true), MCSE sqrt(S^2 / R)
-``rmse``            sqrt(mean((predicted - true)^2)), MCSE by the delta method from the MSE's
-``relative_rmse``   rmse / (true curve at the largest k - true curve at k = 1): the error as a share of
-                    what the search gains over the whole grid
-``band_coverage``   share of replicates whose bootstrap band for the median curve covers the truth at k
-                    (pointwise), Clopper-Pearson interval at ``study.ci_level``; reps = replicates with a band
-``band_width``      mean width of that band
-``b_coverage``      share of replicates whose bootstrap interval for b covers the true b (well specified only)
-``b_width``         mean width of the b interval; ``b_bias``, ``b_rmse``: of the fitted b (well specified)
-``p_fail``          share of all replicates whose fit failed: fewer than 8 scores above the threshold, or a
-                    non-finite fit or curve (Clopper-Pearson interval)
-``p_hit_bound``     share of all replicates fitted on the noise-free boundary o = 0 (``hit_bound``)
-``p_not_converged`` share of all replicates whose optimizer stopped short of its tolerance
-``p_c_correct``     share of all replicates whose fitted c equals the true c (well specified)
-``boot_fail``       mean share of a replicate's bootstrap fits that failed (MCSE between replicates)
-``ld_trivial_k``    exact: the k beyond which the nonparametric LD highest-density band for the median curve,
-                    at the same n and confidence ``study.level``, is trivial (:func:`simstudy.bands.trivial_budget`;
-                    k_over_n holds k / n). That band is simultaneous, the bootstrap band pointwise.
-==================  ==================================================================================
+===================  ==================================================================================
+measure              meaning (over the replicates whose fit succeeded, unless said otherwise)
+===================  ==================================================================================
+``truth``            the exact tuning curve at k (``curve`` median or mean; mcse 0)
+``prediction``       the mean predicted curve at k, with its MCSE
+``bias``             mean(predicted - true), MCSE sqrt(S^2 / R)
+``rmse``             sqrt(mean((predicted - true)^2)), MCSE by the delta method from the MSE's
+``relative_rmse``    rmse / (true curve at the largest k - true curve at k = 1): the error as a share of
+                     what the search gains over the whole grid
+``band_coverage``    share of replicates whose bootstrap band for the median curve covers the truth at k
+                     (pointwise), Clopper-Pearson interval at ``study.ci_level``; reps = replicates with a band
+``band_width``       mean width of that band
+``b_coverage``       share of replicates whose bootstrap interval for b covers the true b (well specified only)
+``b_width``          mean width of the b interval; ``b_bias``, ``b_rmse``: of the fitted b (well specified)
+``p_fail``           share of all replicates whose fit failed: fewer than 8 scores above the threshold, or a
+                     non-finite fit or curve (Clopper-Pearson interval)
+``p_hit_bound``      share of all replicates fitted on the noise-free boundary o = 0 (``hit_bound``)
+``p_not_converged``  share of all replicates whose optimizer stopped short of its tolerance
+``p_c_correct``      share of all replicates whose fitted c equals the true c (well specified)
+``boot_fail``        mean share of a replicate's bootstrap fits that failed (MCSE between replicates)
+``ld_trivial_k``     exact: the k beyond which the nonparametric LD highest-density band for the median curve,
+                     at the same n and confidence ``study.level``, is trivial (:func:`simstudy.bands.trivial_budget`;
+                     k_over_n holds k / n). That band is simultaneous, the bootstrap band pointwise.
+===================  ==================================================================================
 
 Budgets. ``study.k_over_n`` null (default) puts 5 points per decade from k = 1 to k = n and from n to
 100 n (log-spaced; k = 1 ... includes k = n and k = 100 n exactly): 19 budgets at n = 48, 22 at n = 192. A list
