@@ -94,7 +94,7 @@ class Failure:
     """A task whose function raised: where (its seed key) and what, for the report and for :func:`replay`.
 
     :func:`run_tasks` catches an exception inside a task, stores nothing for it and returns one of these in
-    :attr:`RunReport.failures`, so that the other tasks finish; a rerun retries the task.
+    ``RunReport.failures``, so that the other tasks finish; a rerun retries the task.
 
     Parameters
     ----------
