@@ -54,8 +54,58 @@ _UMASK = _read_umask()
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success fsync it and rename it onto ``path``.
 
-    On any exception (KeyboardInterrupt included) the temporary file is removed and ``path`` is untouched.
-    The temporary name keeps the suffix, so writers that infer a format from it still work.
+    Write the file's content to the yielded path inside the ``with`` block. When the block ends normally the
+    temporary file is flushed to disk (fsync) and renamed onto ``path`` with :func:`os.replace`, atomic on
+    POSIX: a reader sees the old file or the whole new one, never half of one. On any exception
+    (KeyboardInterrupt included) the temporary file is removed and ``path`` is left untouched. The temporary
+    name (``.<stem>.<8 random characters><suffix>.part``, in ``path``'s directory) keeps the suffix, so writers
+    that infer a format from it (pandas, matplotlib) still work. Missing parent directories are created. The
+    file gets the permissions of an ordinary new file (0666 less the umask).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write (replaced if it exists).
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary file to write into (it exists, empty, when the block starts).
+
+    Raises
+    ------
+    OSError
+        If the directory cannot be created, or writing, syncing or renaming fails (a full disk, say); an error
+        that names no file is re-raised naming ``path``. Any exception of the ``with`` block propagates
+        unchanged after the temporary file is removed.
+
+    See Also
+    --------
+    write_json, write_csv, write_parquet, write_text, save_figure : The writers built on it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     target = Path(d) / "table.csv"
+    ...     with atomic_path(target) as tmp:
+    ...         _ = tmp.write_text("a,b\\n1,2\\n")
+    ...         print(tmp.name.endswith(".csv.part"), target.exists())
+    ...     print(target.read_text(), end="")
+    ...     try:  # a writer that fails half-way leaves the old file as it was, and no temporary file
+    ...         with atomic_path(target) as tmp:
+    ...             _ = tmp.write_text("half a ta")
+    ...             raise RuntimeError("crash")
+    ...     except RuntimeError:
+    ...         pass
+    ...     print(target.read_text(), end="")
+    ...     print(sorted(p.name for p in Path(d).iterdir()))
+    True False
+    a,b
+    1,2
+    a,b
+    1,2
+    ['table.csv']
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,6 +131,39 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> None:
+    """Write ``obj`` as indented JSON with sorted keys, atomically (see :func:`atomic_path`).
+
+    NumPy scalars and arrays, tuples, sets and paths are converted (to numbers, lists and strings).
+
+    Parameters
+    ----------
+    obj : object
+        A JSON-serialisable structure (dicts, lists, str, numbers, bools, None), possibly holding NumPy
+        scalars or arrays, tuples, sets or :class:`pathlib.Path` objects.
+    path : str or os.PathLike
+        The file to write (replaced if it exists); a trailing newline ends it.
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` holds a value of another type ("cannot write <type> to JSON"); nothing is written.
+    OSError
+        If the file cannot be written (see :func:`atomic_path`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     write_json({"reps": np.int64(3), "levels": (0.5, 0.95)}, Path(d) / "run.json")
+    ...     print((Path(d) / "run.json").read_text(), end="")
+    {
+      "levels": [
+        0.5,
+        0.95
+      ],
+      "reps": 3
+    }
+    """
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
 
@@ -96,18 +179,93 @@ def _json_default(obj: Any) -> Any:
 
 
 def write_parquet(frame, path: str | os.PathLike) -> None:
-    """Write a pandas DataFrame as parquet with pyarrow."""
+    """Write a pandas DataFrame as parquet with pyarrow, atomically (see :func:`atomic_path`).
+
+    The index is not written; column dtypes are kept exactly (unlike :func:`write_csv`).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table to write.
+    path : str or os.PathLike
+        The file to write (replaced if it exists), conventionally ``*.parquet``.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be written (see :func:`atomic_path`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     write_parquet(pd.DataFrame({"k": [1, 2], "estimate": [0.5, 0.75]}), Path(d) / "summary.parquet")
+    ...     print(pd.read_parquet(Path(d) / "summary.parquet"))
+       k  estimate
+    0  1      0.50
+    1  2      0.75
+    """
     with atomic_path(path) as tmp:
         frame.to_parquet(tmp, engine="pyarrow", index=False)
 
 
 def write_csv(frame, path: str | os.PathLike) -> None:
+    """Write a pandas DataFrame as CSV, atomically (see :func:`atomic_path`).
+
+    The index is not written; floats are written with 10 significant digits (``%.10g``).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table to write.
+    path : str or os.PathLike
+        The file to write (replaced if it exists).
+
+    Raises
+    ------
+    OSError
+        If the file cannot be written (see :func:`atomic_path`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     write_csv(pd.DataFrame({"k": [1, 2], "estimate": [1 / 3, 0.75]}), Path(d) / "curve.csv")
+    ...     print((Path(d) / "curve.csv").read_text(), end="")
+    k,estimate
+    1,0.3333333333
+    2,0.75
+    """
     with atomic_path(path) as tmp:
         frame.to_csv(tmp, index=False, float_format="%.10g")
 
 
 def markdown_table(frame) -> str:
-    """A pandas frame as a GitHub-flavoured markdown table (no extra dependency)."""
+    """A pandas frame as a GitHub-flavoured markdown table (no extra dependency).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table; its index is left out. Floats are shown with 4 significant digits, other values with
+        :class:`str`.
+
+    Returns
+    -------
+    str
+        A header row, a ``|---|`` separator row and one row per row of ``frame``, each line ending in a
+        newline.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> print(markdown_table(pd.DataFrame({"n": [10, 20], "estimate": [0.81234567, 0.9]})), end="")
+    | n | estimate |
+    |---|---|
+    | 10 | 0.8123 |
+    | 20 | 0.9 |
+    """
     cells = [[str(c) for c in frame.columns]] + [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
     lines = ["| " + " | ".join(row) + " |" for row in cells]
     lines.insert(1, "|" + "|".join("---" for _ in frame.columns) + "|")
@@ -121,12 +279,60 @@ def _cell(value: Any) -> str:
 
 
 def write_text(text: str, path: str | os.PathLike) -> None:
+    """Write a string to a file, atomically (see :func:`atomic_path`).
+
+    Parameters
+    ----------
+    text : str
+        The file's whole content (written in the platform's default encoding; no newline is added).
+    path : str or os.PathLike
+        The file to write (replaced if it exists).
+
+    Raises
+    ------
+    OSError
+        If the file cannot be written (see :func:`atomic_path`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     write_text("# Report\\n", Path(d) / "REPORT.md")
+    ...     print((Path(d) / "REPORT.md").read_text(), end="")
+    # Report
+    """
     with atomic_path(path) as tmp:
         tmp.write_text(text)
 
 
 def save_figure(fig, path: str | os.PathLike, **kwargs: Any) -> None:
-    """Save a matplotlib figure (format from the suffix: .png, .pdf, ...)."""
+    """Save a matplotlib figure atomically (see :func:`atomic_path`), in the format of the path's suffix.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure to save (it is not closed).
+    path : str or os.PathLike
+        The file to write (replaced if it exists); its suffix (``.png``, ``.pdf``, ``.svg``, ...) sets the
+        format.
+    **kwargs
+        Passed to :meth:`matplotlib.figure.Figure.savefig` (``dpi=120``, ``bbox_inches="tight"``, ...).
+
+    Raises
+    ------
+    OSError
+        If the file cannot be written (see :func:`atomic_path`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(figsize=(1, 1))
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save_figure(fig, Path(d) / "fig.svg")
+    ...     print((Path(d) / "fig.svg").read_text().count("<svg"))
+    1
+    """
     path = Path(path)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=path.suffix.lstrip("."), **kwargs)
@@ -134,11 +340,47 @@ def save_figure(fig, path: str | os.PathLike, **kwargs: Any) -> None:
 
 class CorruptChunk(Exception):
     """A stored chunk that cannot be trusted: unreadable, damaged, of an older format, or not the chunk its
-    file name says (another run's, cell's or chunk's); the message says what did not match."""
+    file name says (another run's, cell's or chunk's); the message says what did not match.
+
+    Raised by :meth:`ChunkStore.read` and :meth:`ChunkStore.verify`. The runner
+    (:func:`simstudy.runner.run_tasks`) catches it, warns and recomputes the chunk; such a file is never
+    returned as data. The one-line message names the file (relative to the run directory) and the mismatch.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     store = ChunkStore(Path(d) / "chunks", "f00d")
+    ...     store.write("ab12", 0, 3, {"x": np.arange(3.0)})
+    ...     np.savez(store.path("ab12", 0, 3), x=np.ones(3))  # overwritten by something else
+    ...     try:
+    ...         store.read("ab12", 0, 3)
+    ...     except CorruptChunk as exc:
+    ...         print(exc)
+    chunks/f00d/cell-ab12/chunk-000000-r3.npz: no identity or checksum (not simstudy's)
+    """
 
 
 class RunDirConflict(ValueError):
-    """A run directory holding the chunks of a different configuration; the message names what differs."""
+    """A run directory holding the chunks of a different configuration; the message names what differs.
+
+    Raised by :meth:`ChunkStore.claim` before anything is written, so that results of one configuration are
+    never mixed with another's: rerun with the original settings, or into another run directory. The message
+    lists every differing config key as ``key: old -> new``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     first = ChunkStore(Path(d) / "chunks", "aaaa")
+    ...     first.claim({"reps": 100})
+    ...     first.write("c0", 0, 2, {"x": np.zeros(2)})
+    ...     try:
+    ...         ChunkStore(Path(d) / "chunks", "bbbb").claim({"reps": 200})
+    ...     except RunDirConflict as exc:
+    ...         print(str(exc).split("(", 1)[1])
+    reps: 100 -> 200); use another run directory or remove it
+    """
 
 
 #: Version of the chunk file format. Its zip comment is ``simstudy-chunk:<identity> sha256:<hex>``: the
@@ -230,23 +472,43 @@ class ChunkStore:
 
     Parameters
     ----------
-    root : path
-        ``<run dir>/chunks``.
+    root : str or os.PathLike
+        ``<run dir>/chunks``; the chunks go to ``root/<fingerprint>/cell-<cell>/chunk-<chunk>-r<reps>.npz``
+        (nothing is created until the first write or :meth:`claim`).
     fingerprint : str
-        Hex digest identifying the study's data-generating configuration.
+        Hex digest identifying the study's data-generating configuration (e.g. from
+        :func:`simstudy.runner.stable_hash`).
+
+    Attributes
+    ----------
+    root : pathlib.Path
+        ``root/<fingerprint>``, the directory of this configuration's chunks.
+    fingerprint : str
+        As given.
+
+    See Also
+    --------
+    simstudy.runner.run_tasks : Runs the tasks not yet stored, and stores each result as it arrives.
 
     Examples
     --------
-    >>> import tempfile, shutil
-    >>> store = ChunkStore(Path(tempfile.mkdtemp()) / "chunks", "f00d")
+    >>> import shutil, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = ChunkStore(Path(tmp.name) / "chunks", "f00d")
     >>> store.write("ab12", 0, 3, {"x": np.arange(3.0)})
+    >>> store.has("ab12", 0, 3), store.has("ab12", 1, 3)
+    (True, False)
     >>> store.read("ab12", 0, 3)["x"]
     array([0., 1., 2.])
+
+    A file copied into another chunk's place is refused, not read back as that chunk:
+
     >>> _ = shutil.copy(store.path("ab12", 0, 3), store.path("ab12", 1, 3))
     >>> store.read("ab12", 1, 3)
     Traceback (most recent call last):
     ...
     simstudy.io.CorruptChunk: chunks/f00d/cell-ab12/chunk-000001-r3.npz holds cell ab12 chunk 0, not cell ab12 chunk 1
+    >>> tmp.cleanup()
     """
 
     def __init__(self, root: str | os.PathLike, fingerprint: str):
@@ -255,6 +517,12 @@ class ChunkStore:
 
     def claim(self, config: dict) -> None:
         """Mark the run directory as this fingerprint's, recording ``config`` (what generated the chunks).
+
+        Parameters
+        ----------
+        config : dict
+            The configuration that determines the chunks' numbers, JSON-serialisable (as
+            :func:`write_json` accepts); written to ``<root>/config.json`` unless already there.
 
         Raises
         ------
@@ -280,6 +548,7 @@ class ChunkStore:
             write_json(config, path)
 
     def path(self, cell: str, chunk: int, reps: int) -> Path:
+        """The file of a chunk: ``<root>/cell-<cell>/chunk-<chunk, 6 digits>-r<reps>.npz`` (it may not exist)."""
         return self.root / f"cell-{cell}" / f"chunk-{chunk:06d}-r{reps}.npz"
 
     def has(self, cell: str, chunk: int, reps: int) -> bool:
@@ -287,7 +556,19 @@ class ChunkStore:
         return self.path(cell, chunk, reps).is_file()
 
     def write(self, cell: str, chunk: int, reps: int, arrays: dict[str, np.ndarray]) -> None:
-        """Store a chunk's arrays with its identity and checksum (atomically)."""
+        """Store a chunk's arrays with its identity and checksum (atomically, replacing any earlier file).
+
+        Parameters
+        ----------
+        cell : str
+            The cell's key (hex).
+        chunk : int
+            The chunk's index in the cell, from 0.
+        reps : int
+            Replicates in the chunk.
+        arrays : dict of str to array_like
+            The results, by name; any shapes and numeric dtypes (no object arrays).
+        """
         arrays = {name: np.asarray(a) for name, a in arrays.items()}
         header = _canonical(_identity(self.fingerprint, cell, chunk, reps, arrays))
         with atomic_path(self.path(cell, chunk, reps)) as tmp:
@@ -363,7 +644,22 @@ def _git_revision() -> str | None:
 
 
 def environment() -> dict[str, Any]:
-    """Versions of Python, the platform, simstudy's dependencies and the git revision, for run metadata."""
+    """Versions of Python, the platform, simstudy's dependencies and the git revision, for run metadata.
+
+    Returns
+    -------
+    dict
+        ``python`` (version string), ``platform`` (:func:`platform.platform`), ``packages`` (distribution
+        name to installed version, or None when not installed: simstudy, numpy, scipy, pandas, pyarrow,
+        joblib, hydra-core, seaborn, matplotlib, tqdm) and ``git_revision`` (the commit of simstudy's source
+        tree, ``+dirty`` appended when tracked files changed; None outside a git checkout).
+
+    Examples
+    --------
+    >>> env = environment()
+    >>> sorted(env), sorted(env["packages"])[:3]
+    (['git_revision', 'packages', 'platform', 'python'], ['hydra-core', 'joblib', 'matplotlib'])
+    """
     packages = {}
     for name in (
         "simstudy",
@@ -412,11 +708,44 @@ _TEMPORARY = re.compile(r"\..*\.[a-z0-9_]{8}(\.[^./]*)?\.part")
 
 
 class NotARunDir(ValueError):
-    """A directory that holds files but is not a simstudy run directory; nothing was written into it."""
+    """A directory that holds files but is not a simstudy run directory; nothing was written into it.
+
+    Raised by :func:`check_run_dir` and :func:`claim_run_dir`, so that a mistyped ``hydra.run.dir`` never
+    writes into (or cleans up) someone else's directory. The message names the directory and a few of its
+    files.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "thesis.tex").write_text("mine")
+    ...     try:
+    ...         claim_run_dir(d)
+    ...     except NotARunDir as exc:
+    ...         print(str(exc).split("(")[1].split(")")[0])
+    it holds thesis.tex
+    """
 
 
 class RunDirBusy(RuntimeError):
-    """A run directory claimed by a live run (the message names its pid and host)."""
+    """A run directory claimed by a live run (the message names its pid and host).
+
+    Raised by :func:`claim_run_dir` when another live process (or the same shard of a sharded run) holds the
+    directory's lock. A lock whose process is gone is taken over instead; a lock held on another host cannot
+    be checked from here and is respected (remove it by hand if that run is dead).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     claim = claim_run_dir(d)
+    ...     try:
+    ...         claim_run_dir(d)
+    ...     except RunDirBusy as exc:
+    ...         print(str(exc).split("(")[0].endswith("is in use by another simstudy run "))
+    ...     claim.release()
+    True
+    """
 
 
 def _is_run_dir(path: Path, names: set[str]) -> bool:
@@ -430,7 +759,7 @@ def check_run_dir(path: str | os.PathLike) -> None:
 
     Parameters
     ----------
-    path : path-like
+    path : str or os.PathLike
         The run directory (it need not exist).
 
     Raises
@@ -440,15 +769,18 @@ def check_run_dir(path: str | os.PathLike) -> None:
         (``config.yaml`` with ``run.json`` or ``chunks/``...); the message names the directory and a few of its
         files. Nothing is written either way.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile
-    >>> d = Path(tempfile.mkdtemp())
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> d = Path(tmp.name)
     >>> check_run_dir(d)  # empty: fine
+    >>> check_run_dir(d / "not-yet")  # missing: fine
     >>> _ = (d / "figure.png").write_bytes(b"mine")
     >>> check_run_dir(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     simstudy.io.NotARunDir: ... is not empty and is not a simstudy run directory (it holds figure.png); ...
+    >>> tmp.cleanup()
     """
     path = Path(path)
     if not path.is_dir():
@@ -577,7 +909,33 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
 
 
 class RunDirClaim:
-    """A run directory claimed by this process: see :func:`claim_run_dir`. :meth:`release` gives it up."""
+    """A run directory claimed by this process: see :func:`claim_run_dir`. :meth:`release` gives it up.
+
+    Made by :func:`claim_run_dir`, not by hand.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The run directory.
+    lock : pathlib.Path
+        The lock file this claim holds (:data:`LOCK_NAME`, or its shard's variant); None once released.
+    marker_written : bool
+        Whether this claim wrote :data:`RUN_MARKER` (then :meth:`release` removes it again if nothing else
+        was written).
+    removed : tuple of pathlib.Path
+        Stray temporary files of an interrupted run that the claim removed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     claim = claim_run_dir(Path(d) / "run")
+    ...     print(claim.lock.name, claim.marker_written, claim.removed)
+    ...     claim.release()
+    ...     print(claim.lock)
+    .simstudy-lock True ()
+    None
+    """
 
     def __init__(self, path: Path, lock: Path, marker_written: bool, removed: tuple[Path, ...]):
         self.path, self.lock, self.marker_written, self.removed = path, lock, marker_written, removed
@@ -606,13 +964,15 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
 
     Parameters
     ----------
-    path : path-like
+    path : str or os.PathLike
         The run directory; created if missing.
-    shard : str or None
+    shard : str or None, keyword-only
         A shard's label (``"2/8"``): shards of one run write into one directory at once, each under its own
-        lock; a shard excludes an unsharded run and the same shard, not the others.
-    warn : callable or None
-        Called with a one-line message when a stale lock is taken over or stray files are removed.
+        lock; a shard excludes an unsharded run and the same shard, not the others. Default None (unsharded).
+        A shard does not remove stray temporary files (another shard may be writing them).
+    warn : callable or None, keyword-only
+        Called as ``warn(message)`` with a one-line message when a stale lock is taken over or stray files are
+        removed. Default None (silent).
 
     Returns
     -------
@@ -626,17 +986,21 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     RunDirBusy
         A live run holds the directory (its pid and host are named).
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile
-    >>> d = Path(tempfile.mkdtemp()) / "run"
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> d = Path(tmp.name) / "run"
     >>> claim = claim_run_dir(d)
+    >>> sorted(p.name for p in d.iterdir())
+    ['.simstudy-lock', '.simstudy-run.json']
     >>> claim_run_dir(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     simstudy.io.RunDirBusy: ... is in use by another simstudy run (pid ...); wait for it to finish or use ...
     >>> claim.release()
     >>> sorted(p.name for p in d.iterdir())  # the marker went with the claim: nothing else was written
     []
+    >>> tmp.cleanup()
     """
     path = Path(path)
     warn = warn or (lambda message: None)
@@ -690,8 +1054,31 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
 
 
 def remove_stray_temporaries(path: str | os.PathLike) -> tuple[Path, ...]:
-    """Remove the temporary files of :func:`atomic_path` under ``path`` (an interrupted write's); only while
-    holding the directory, when no other process can be writing one. Returns what was removed."""
+    """Remove the temporary files of :func:`atomic_path` under ``path`` (an interrupted write's).
+
+    Call it only while holding the directory (:func:`claim_run_dir`, unsharded, does), when no other process
+    can be writing one. Only names of :func:`atomic_path`'s pattern (``.<stem>.<8 characters><suffix>.part``)
+    are removed, in ``path`` and every subdirectory; nothing else is touched.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The directory to clean (a missing one has nothing to remove).
+
+    Returns
+    -------
+    tuple of pathlib.Path
+        The files removed, sorted.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / ".run.ab12cd34.json.part").write_text("{")  # a write killed half-way
+    ...     _ = (Path(d) / "notes.part").write_text("kept")  # not one of atomic_path's names
+    ...     print([p.name for p in remove_stray_temporaries(d)], sorted(p.name for p in Path(d).iterdir()))
+    ['.run.ab12cd34.json.part'] ['notes.part']
+    """
     removed = []
     for dirpath, _, files in os.walk(path):
         for name in files:
@@ -703,7 +1090,31 @@ def remove_stray_temporaries(path: str | os.PathLike) -> tuple[Path, ...]:
 
 
 def sha256_file(path: str | os.PathLike) -> str:
-    """The SHA-256 of a file's bytes (hex), read in blocks."""
+    """The SHA-256 of a file's bytes (hex), read in blocks of 1 MiB.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    str
+        The digest, 64 lower-case hex characters.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be read (FileNotFoundError if it does not exist).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "a.txt").write_bytes(b"abc")
+    ...     print(sha256_file(Path(d) / "a.txt"))
+    ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

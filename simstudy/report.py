@@ -37,8 +37,27 @@ def _bw_method(kde, opts) -> str:
 def describe_fit(kde, opts=None) -> str:
     """The fitted truth in words: its bandwidth and how it was chosen, and its atoms with their shares.
 
-    Example
+    The sentence ``AUDIT.md`` uses to say which distribution its simulations draw from.
+
+    Parameters
+    ----------
+    kde : simstudy.distributions.ReflectedKDE or simstudy.distributions.KDEWithAtoms
+        The fitted distribution (anything with ``support``, ``bandwidth`` and ``data``; ``atoms`` and
+        ``shares`` if it has point masses).
+    opts : simstudy.config.AuditConfig or None
+        The audit's options, which say how the bandwidth of a plain
+        :class:`~simstudy.distributions.ReflectedKDE` was chosen (``bandwidth`` given, ``bw_factor``, else
+        Silverman's rule); default None (a :class:`~simstudy.distributions.KDEWithAtoms` records its own
+        method).
+
+    Returns
     -------
+    str
+        One line: the atoms (value, share of runs in percent), the KDE's reflecting bounds, the number of
+        other scores, and the bandwidth in score units with how it was chosen.
+
+    Examples
+    --------
     >>> from simstudy.distributions import KDEWithAtoms
     >>> x = np.concatenate([np.zeros(20), np.linspace(0.6, 0.9, 80)])
     >>> describe_fit(KDEWithAtoms.fit(x, bandwidth=0.02))
@@ -71,7 +90,62 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
 
     AUDIT.md opens with how well the fitted truth describes the scores (the Kolmogorov-Smirnov distance and
     its 95% critical value, :func:`simstudy.kde.ks_distance`) and, when the distance exceeds it, a warning
-    that the simulations are about a different distribution.
+    that the simulations are about a different distribution. Then: the simultaneous coverage of the
+    confidence bands at the audit's level with a 99% Clopper-Pearson interval and a verdict, the budget up to
+    which the upper band is informative and the sample size needed for ``target_k``; the pointwise coverage
+    of the percentile-bootstrap bands of U and V; and the bias, SD and MSE of U, V and W at k = n, each with
+    its Monte Carlo standard error (Lourie, Cho & He's protocol). The figures ``fit.png``, ``coverage.png``,
+    ``bootstrap.png`` and ``accuracy.png`` go beside it. Every file is written atomically.
+
+    Parameters
+    ----------
+    result : simstudy.studies.audit.AuditResult
+        The audit's studies (:func:`simstudy.studies.audit.run`): the fitted KDE, n, and the coverage,
+        bootstrap and accuracy studies' summaries.
+    opts : simstudy.config.AuditConfig
+        The audit's options (:func:`simstudy.config.parse_audit`): ``confidence``, ``method``, ``target_k``,
+        ``data`` and ``model`` are reported, ``bandwidth`` and ``bw_factor`` describe the fit.
+    scores : numpy.ndarray of float, shape (N,)
+        The researcher's scores the KDE was fitted to (score units), for the fit check and figure.
+    out_dir : pathlib.Path
+        The audit's run directory (it exists).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir / "AUDIT.md"``.
+
+    Raises
+    ------
+    OSError
+        If a file cannot be written.
+
+    See Also
+    --------
+    simstudy.studies.audit.run : Runs the studies this page reports.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    ``simstudy audit data=scores.csv`` runs the studies and calls this function. Run by hand, the audit takes
+    seconds to minutes and its four figures about a second, so this example shows only the options it
+    reports, at their defaults:
+
+    >>> from simstudy import config
+    >>> opts = config.parse_audit({"data": "scores.csv", "sample_size": 20})
+    >>> opts.confidence, opts.method, opts.target_k
+    (0.8, 'ld_highest_density', 10)
+
+    Then, for scores ``x`` (a 1-d array) and an empty directory ``out``::
+
+        spec = {"kind": "kde_atoms", "path": "scores.csv", "low": 0.0, "high": 1.0, "bw_of": "reflected",
+                "bandwidth": None, "bw_factor": None, "name": "runs"}
+        result = audit.run(opts, spec, opts.sample_size, out)  # from simstudy.studies import audit
+        print(write_audit(result, opts, x, out).read_text())
     """
     from . import kde as kde_mod
 
@@ -332,7 +406,56 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
 def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
     """Write ``extrapolation.png`` and the one-page ``EXTRAPOLATE.md`` of ``simstudy extrapolate``; return its path.
 
-    ``result`` is an :class:`~simstudy.extrapolate.Extrapolation`.
+    For each model: the fitted law's parameters with their bootstrap intervals (b, the best score possible;
+    c, the effective number of hyperparameters; the noise o; a), the threshold, a table of the predicted
+    median and mean tuning curves at k = n, 2n, 5n, 10n, 100n with their bands beside the nonparametric band,
+    the extrapolation's error in simulation from the fitted law, and (with held-out runs) the check against
+    them. Both files are written atomically.
+
+    Parameters
+    ----------
+    result : simstudy.extrapolate.Extrapolation
+        The tidy results of :func:`simstudy.extrapolate.run` (``curves``, ``fits``, ``simulation``).
+    opts : simstudy.config.ExtrapolateConfig
+        The command's options (:func:`simstudy.config.parse_extrapolate`): ``threshold`` or
+        ``threshold_score``, ``c``, ``n_boot``, ``level`` and ``method`` are reported.
+    source : str
+        The scores' name as the title shows it (a data set's name or the file's name).
+    out_dir : pathlib.Path
+        The run directory (it exists).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir / "EXTRAPOLATE.md"``.
+
+    Raises
+    ------
+    OSError
+        If a file cannot be written.
+
+    References
+    ----------
+    Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima. COLM
+    2025, arXiv:2510.02721.
+
+    Examples
+    --------
+    ``simstudy extrapolate data=scores.csv`` calls this function. By hand (its figure alone takes about a
+    second, so this example runs only the fit and the options, without the bootstrap and the page):
+
+    >>> from simstudy import config, extrapolate
+    >>> from simstudy.parametric import NoisyQuadratic
+    >>> x = NoisyQuadratic(0.5, 0.9, 3, 0.01).sample(40, rng=np.random.default_rng(0))
+    >>> opts = config.parse_extrapolate({"data": "scores.csv", "n_boot": 2, "k_max": 100, "c": [3]})
+    >>> analyses = extrapolate.prepare({"mlp": x}, opts, "scores.csv")
+    >>> [(a.sample.model, a.sample.runs) for a in analyses]
+    [('mlp', 40)]
+
+    Then, in an empty directory ``out``::
+
+        result = extrapolate.run(analyses, opts, out)
+        print(write_extrapolate(result, opts, "scores.csv", out).read_text())
     """
     import matplotlib.pyplot as plt
 

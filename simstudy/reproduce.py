@@ -65,13 +65,9 @@ __all__ = [
     "catalogue_path",
     "check_out_dir",
     "evaluate",
-    "hypothesis_dir",
-    "kept_section",
     "load_catalogue",
     "read_hypothesis",
-    "read_report",
     "read_section",
-    "record_full_run",
     "section_seconds",
     "verdict",
     "write_report",
@@ -125,6 +121,39 @@ class CatalogueError(ValueError):
 
 @dataclass(frozen=True)
 class Check:
+    """One check of a catalogue entry: which summary rows it selects and what it requires of them.
+
+    Made by :func:`load_catalogue` from a ``checks`` item of ``experiments/reproduction.yaml``; the kinds and
+    their keys are listed in the module's docstring (:data:`CHECK_KINDS`).
+
+    Parameters
+    ----------
+    label : str
+        What the check says, as the report shows it (e.g. ``"U is unbiased (every n, within 4 MCSE)"``).
+    kind : str
+        One of :data:`CHECK_KINDS`.
+    spec : dict
+        The check's other keys: ``where`` (column -> value or list of values), ``paper`` or ``paper_by``,
+        ``k`` (MCSE multiple; default 3 for ``value``, else 0), ``tol`` (in the estimate's units), ``bound``
+        or ``bound_by``, ``order`` and ``by``, ``column`` and ``min_fraction``, ``at_least`` and ``at_most``,
+        ``path``.
+    info : bool
+        Show the number beside the paper's without judging it; default False.
+    reason : str
+        Why the check fails, when the cause is known (a stand-in data set, an unstated setting); default
+        ``""``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
+    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
+    >>> check = Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.87})
+    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), (check,))
+    >>> evaluate(entry, summary, {})[0]
+    Outcome(label='U at n = 20', paper='0.87', ours='0.86 ± 0.003', passed=False, reason='', excess=1.111111111111112)
+    """
+
     label: str
     kind: str
     spec: dict
@@ -136,8 +165,31 @@ class Check:
 class Hypothesis:
     """Something the paper may have done that the entry's own command does not, as a full ``simstudy`` command.
 
-    ``quick`` are its overrides at quick scale (default: the entry's); ``checks`` judge it (default: the
-    entry's own, so the same published numbers and tolerances)."""
+    An entry whose run differs from the paper lists hypotheses; each is run and judged like the entry, and
+    the entry's verdict is ``explained`` when one of them passes every check (:func:`verdict`).
+
+    Parameters
+    ----------
+    id : str
+        Lower-case letters, digits and ``_``, unique within the entry; it runs in ``<runs>/<entry>--<id>``.
+    label : str
+        What the paper may have done, in words.
+    command : tuple of str
+        The full ``simstudy`` command's arguments (e.g. ``("experiment=dodge2021_fig2",
+        "distribution=pair_truncnorm")``).
+    quick : tuple of str or None
+        Its overrides at quick scale; default None: the entry's (:meth:`Entry.quick_for`).
+    checks : tuple of Check or None
+        The checks that judge it; default None: the entry's own, so the same published numbers and tolerances
+        (:meth:`Entry.checks_for`).
+
+    Examples
+    --------
+    >>> h = Hypothesis("wider_gap", "the paper's gap was 0.02", ("experiment=demo", "gap=0.02"))
+    >>> entry = Entry("demo", "Figure 2", "A paper", ("experiment=demo",), ("study.reps=100",), (), hypotheses=(h,))
+    >>> entry.quick_for(h), entry.checks_for(h) == entry.checks
+    (('study.reps=100',), True)
+    """
 
     id: str
     label: str
@@ -148,7 +200,46 @@ class Hypothesis:
 
 @dataclass(frozen=True)
 class Entry:
-    """One reproduced result: how to run it, at paper and quick scale, and how to judge it."""
+    """One reproduced result: how to run it, at paper and quick scale, and how to judge it.
+
+    An entry of ``experiments/reproduction.yaml``, as :func:`load_catalogue` reads it (the YAML keys are the
+    parameters' names).
+
+    Parameters
+    ----------
+    id : str
+        The entry's id (the report's anchor, the figure's name ``reproduction/<id>.png``).
+    title : str
+        What the result shows.
+    paper : str
+        The paper and its figure, table or section (e.g. ``"Dodge et al. 2021, Figure 1"``).
+    command : tuple of str
+        Arguments of the ``simstudy`` command that regenerates the result at paper scale.
+    quick : tuple of str
+        Overrides appended for the quick (smoke-scale) run (``simstudy reproduce --quick``).
+    checks : tuple of Check
+        The checks that decide the verdict.
+    stand_in : str
+        Which public data stand in for the paper's, if any; default ``""``.
+    figure : str
+        The run's figure shown in the report, relative to its run directory; default ``"figure.png"``.
+    table : str
+        The run's tidy output the checks read (``.parquet`` or ``.csv``); default ``"summary.parquet"``.
+    estimate : str
+        Its column of point estimates; default ``"estimate"``.
+    unavailable : str
+        Why the result cannot be regenerated here (then nothing is run and the verdict is ``no data``);
+        default ``""``.
+    hypotheses : tuple of Hypothesis
+        What the paper may have done instead, each run and judged when the entry differs; default ``()``.
+
+    Examples
+    --------
+    >>> check = Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.87})
+    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), ("study.reps=100",), (check,))
+    >>> entry.table, entry.estimate, [c.label for c in entry.checks]
+    ('summary.parquet', 'estimate', ['U at n = 20'])
+    """
 
     id: str
     title: str
@@ -174,7 +265,37 @@ class Entry:
 
 @dataclass(frozen=True)
 class Outcome:
-    """A check's result: the paper's number or claim, ours (with MCSE), and whether it passed (None: not judged)."""
+    """A check's result: the paper's number or claim, ours (with MCSE), and whether it passed (None: not judged).
+
+    Made by :func:`evaluate`, one per check; the report shows each as a row.
+
+    Parameters
+    ----------
+    label : str
+        The check's label.
+    paper : str
+        The paper's number(s) or claim, as shown (e.g. ``"0.87"``, ``"> 0.79"``).
+    ours : str
+        Our estimate(s) with ``± MCSE``, as shown (at most six, then ``(+N more)``).
+    passed : bool or None
+        Whether the check passed; None for an ``info`` check (shown, not judged).
+    reason : str
+        The check's known reason for failing; default ``""``.
+    excess : float
+        Value checks: the largest ``|ours - paper|`` over the allowed difference (at most 1 passes; 0 for an
+        exact match); NaN for other kinds (the default). :func:`best_hypothesis` ranks by it.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
+    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
+    >>> check = Check("V below 0.9", "below", {"where": {"estimator": "v"}, "bound": 0.9, "k": 3})
+    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), (check,))
+    >>> print(evaluate(entry, summary, {})[0])
+    Outcome(label='V below 0.9', paper='< 0.9 (by 3 MCSE)', ours='0.8 ± 0.004, 0.85 ± 0.003', passed=True, \
+reason='', excess=nan)
+    """
 
     label: str
     paper: str
@@ -186,7 +307,32 @@ class Outcome:
 
 @dataclass(frozen=True)
 class HypothesisRun:
-    """A hypothesis's run: its command as shown, its outcomes, wall time, and the error if it did not finish."""
+    """A hypothesis's run: its command as shown, its outcomes, wall time, and the error if it did not finish.
+
+    Made by :func:`read_hypothesis`. ``passed`` and ``judged`` count its judged checks, ``reproduces`` says
+    whether it passes every one (and finished).
+
+    Parameters
+    ----------
+    hypothesis : Hypothesis
+        The hypothesis run.
+    command : str
+        Its command line, as the report shows it.
+    outcomes : tuple of Outcome
+        Its checks' results (empty if it failed).
+    wall_seconds : float
+        Wall time of the run that computed it, in seconds.
+    error : str
+        The one-line error if the run did not finish; default ``""``.
+
+    Examples
+    --------
+    >>> h = Hypothesis("wider_gap", "the paper's gap was 0.02", ("experiment=demo", "gap=0.02"))
+    >>> run = HypothesisRun(h, "simstudy experiment=demo gap=0.02",
+    ...                     (Outcome("a", "1", "1", True), Outcome("b", "2", "3", False)), 12.5)
+    >>> run.passed, run.judged, run.reproduces
+    (1, 2, False)
+    """
 
     hypothesis: Hypothesis
     command: str
@@ -211,8 +357,38 @@ class HypothesisRun:
 
 @dataclass(frozen=True)
 class Section:
-    """One entry's part of the report; ``kept`` is its text in an earlier report, reused as it is (its run is
-    not here to read again)."""
+    """One entry's part of the report: its outcomes, command, wall time, figure and hypotheses' runs.
+
+    Made by :func:`read_section` from a finished run; :func:`verdict` judges it and :func:`write_report`
+    writes it.
+
+    Parameters
+    ----------
+    entry : Entry
+        The catalogue entry.
+    outcomes : tuple of Outcome
+        Its checks' results (empty if the run failed or the entry is unavailable).
+    command : str
+        The command line that regenerates it, as the report shows it.
+    wall_seconds : float
+        Wall time of the run that computed it, in seconds (its hypotheses' are in theirs).
+    figure : pathlib.Path or None
+        The run's figure, copied (shrunk) into the report; None for none.
+    error : str
+        The one-line error if the run did not finish; default ``""``.
+    kept : str
+        Its text in an earlier report, reused as it is (its run is not here to read again; ``simstudy
+        reproduce only=ID`` keeps the other entries' sections so); default ``""``.
+    hypotheses : tuple of HypothesisRun
+        Its hypotheses' runs; default ``()``.
+
+    Examples
+    --------
+    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), ())
+    >>> section = Section(entry, (Outcome("a", "1", "1", True),), "simstudy experiment=demo", 30.0, None)
+    >>> verdict(section), section_seconds(section)
+    ('reproduced', 30.0)
+    """
 
     entry: Entry
     outcomes: tuple[Outcome, ...]
@@ -225,7 +401,25 @@ class Section:
 
 
 def catalogue_path() -> Path:
-    """The catalogue: inside the package in a wheel, ``experiments/`` at the top of a source tree."""
+    """The path of the reproduction catalogue, ``reproduction.yaml``.
+
+    Inside the package (``simstudy/experiments/``) in a wheel, ``experiments/`` at the top of a source tree.
+
+    Returns
+    -------
+    pathlib.Path
+        The catalogue's absolute path.
+
+    Raises
+    ------
+    FileNotFoundError
+        If neither place holds it.
+
+    Examples
+    --------
+    >>> catalogue_path().name
+    'reproduction.yaml'
+    """
     here = Path(__file__).resolve().parent
     for candidate in (here / "experiments" / "reproduction.yaml", here.parent / "experiments" / "reproduction.yaml"):
         if candidate.is_file():
@@ -234,7 +428,48 @@ def catalogue_path() -> Path:
 
 
 def load_catalogue(path: str | Path | None = None) -> list[Entry]:
-    """Read and validate the catalogue; an invalid entry raises :class:`CatalogueError` naming it and the field."""
+    """Read and validate the reproduction catalogue.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path or None
+        A catalogue in YAML: a list of entries with the keys of :class:`Entry` (``id``, ``title``, ``paper``,
+        and ``command`` and ``checks``, or ``unavailable``). Default None: the shipped one
+        (:func:`catalogue_path`).
+
+    Returns
+    -------
+    list of Entry
+        The entries in file order.
+
+    Raises
+    ------
+    CatalogueError
+        (``simstudy.reproduce.CatalogueError``, a :class:`ValueError`) If the file is not a non-empty list of
+        entries, or an entry lacks a required key, has an unknown key or a repeated id, or has an invalid
+        check or hypothesis; the message names the entry and the field.
+    OSError
+        If the file cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "catalogue.yaml"
+    ...     _ = path.write_text(
+    ...         "- id: demo\\n  title: Figure 1\\n  paper: A paper\\n  command: [experiment=demo]\\n"
+    ...         "  checks: [{label: U is unbiased, kind: value, where: {estimator: u}, paper: 0.0}]\\n"
+    ...     )
+    ...     entry = load_catalogue(path)[0]
+    ...     _ = path.write_text("- {id: demo, title: t, paper: p, command: [x], checks: [{kind: mean}]}\\n")
+    ...     try:
+    ...         load_catalogue(path)
+    ...     except ValueError as exc:
+    ...         print(exc)
+    entry demo: check kind must be one of value, above, below, increasing, crosses, covers, count, run_value, got 'mean'
+    >>> entry.command, entry.checks[0].spec
+    (('experiment=demo',), {'where': {'estimator': 'u'}, 'paper': 0.0})
+    """
     import yaml  # PyYAML comes with hydra-core
 
     raw = yaml.safe_load(Path(path or catalogue_path()).read_text())
@@ -440,15 +675,73 @@ def _check(check: Check, summary: pd.DataFrame, run: dict) -> Outcome:
 def evaluate(
     entry: Entry, summary: pd.DataFrame, run: dict, hypothesis: Hypothesis | None = None
 ) -> tuple[Outcome, ...]:
-    """Every check of ``entry`` (or of one of its hypotheses) on a finished run's tidy output and ``run.json``
-    (empty for commands without one)."""
+    """Every check of ``entry`` (or of one of its hypotheses) on a finished run's tidy output and ``run.json``.
+
+    Parameters
+    ----------
+    entry : Entry
+        The entry whose checks run (its ``estimate`` column is read as the estimates).
+    summary : pandas.DataFrame
+        The run's tidy output (``entry.table``): one row per estimate, with the ``where`` columns, the
+        estimate column and, for Monte Carlo estimates, ``mcse`` (in the estimate's units; a missing column or
+        NaN counts as 0); ``covers`` checks read ``ci_low`` and ``ci_high``.
+    run : dict
+        The run's ``run.json``, read by ``run_value`` checks; ``{}`` for commands without one.
+    hypothesis : Hypothesis or None
+        Judge this hypothesis's run with its checks (:meth:`Entry.checks_for`); default None: the entry's.
+
+    Returns
+    -------
+    tuple of Outcome
+        One per check, in the catalogue's order.
+
+    Raises
+    ------
+    KeyError
+        If a check's ``where`` selects no rows (except ``count`` checks), or a ``run_value`` path is not in
+        ``run``.
+    ValueError
+        If a ``where`` names a column the summary does not have.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
+    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
+    >>> checks = (Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.86, "k": 3}),
+    ...           Check("U grows with n", "increasing", {"where": {"estimator": "u"}, "order": [{"n": 10}, {"n": 20}]}),
+    ...           Check("reps", "run_value", {"path": "study.reps", "paper": 1000}))
+    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), checks)
+    >>> for o in evaluate(entry, summary, {"study": {"reps": 1000}}):
+    ...     print(o.label, "|", o.paper, "|", o.ours, "|", o.passed)
+    U at n = 20 | 0.86 | 0.86 ± 0.003 | True
+    U grows with n | 10 < 20 | holds at 1 of 1 | True
+    reps | 1000 | 1000 | True
+    """
     summary = summary.rename(columns={entry.estimate: "estimate"})
     checks = entry.checks if hypothesis is None else entry.checks_for(hypothesis)
     return tuple(_check(c, summary, run) for c in checks)
 
 
 def hypothesis_dir(runs: str | Path, entry: Entry, hypothesis: Hypothesis) -> Path:
-    """Where a hypothesis runs: ``<runs>/<entry>--<hypothesis>``, beside the entry's own run."""
+    """Where a hypothesis runs: ``<runs>/<entry>--<hypothesis>``, beside the entry's own run.
+
+    Not in ``__all__``: the layout of ``simstudy reproduce``'s run directories, used by the CLI.
+
+    Parameters
+    ----------
+    runs : str or pathlib.Path
+        The directory of the runs (``outputs/reproduce``).
+    entry : Entry
+        The entry.
+    hypothesis : Hypothesis
+        One of its hypotheses.
+
+    Returns
+    -------
+    pathlib.Path
+        ``runs / f"{entry.id}--{hypothesis.id}"``.
+    """
     return Path(runs) / f"{entry.id}--{hypothesis.id}"
 
 
@@ -477,7 +770,51 @@ def _wall_seconds(run_dir: Path, seconds: float | None) -> float:
 def read_hypothesis(
     entry: Entry, hypothesis: Hypothesis, run_dir: Path, command: str, seconds: float | None, error: str = ""
 ) -> HypothesisRun:
-    """A hypothesis's outcomes from its finished run in ``run_dir`` (see :func:`read_section` for ``seconds``)."""
+    """A hypothesis's outcomes from its finished run in ``run_dir``.
+
+    Parameters
+    ----------
+    entry : Entry
+        The entry the hypothesis belongs to (its ``table`` and ``estimate`` say what to read).
+    hypothesis : Hypothesis
+        The hypothesis, judged by :meth:`Entry.checks_for`.
+    run_dir : pathlib.Path
+        Its run directory, holding ``entry.table`` and (for studies) ``run.json``.
+    command : str
+        Its command line, as the report shows it.
+    seconds : float or None
+        Wall time of the run just made, in seconds; None if none was made (see :func:`read_section`).
+    error : str
+        The run's one-line error if it did not finish (then ``run_dir`` is not read); default ``""``.
+
+    Returns
+    -------
+    HypothesisRun
+        Its outcomes and wall time.
+
+    Raises
+    ------
+    OSError
+        If ``run_dir`` lacks the table (FileNotFoundError), or ``reproduce.json`` cannot be written.
+    KeyError
+        If a check selects no rows (see :func:`evaluate`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
+    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
+    >>> check = Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.87})
+    >>> h = Hypothesis("wider_gap", "the paper's gap was 0.02", ("experiment=demo", "gap=0.02"))
+    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), (check,), table="summary.csv",
+    ...               hypotheses=(h,))
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     summary.to_csv(Path(d) / "summary.csv", index=False)
+    ...     run = read_hypothesis(entry, h, Path(d), "simstudy experiment=demo gap=0.02", 12.5)
+    >>> run.wall_seconds, run.passed, run.judged
+    (12.5, 0, 1)
+    """
     if error:
         return HypothesisRun(hypothesis, command, (), seconds or 0.0, error)
     seconds = _wall_seconds(run_dir, seconds)
@@ -497,6 +834,48 @@ def read_section(
     ``seconds`` is the wall time of the run just made (None: none was made). It is kept in
     ``reproduce.json`` whenever the run computed something, so that a later, resumed run reports the time of
     the run that did the work rather than its own.
+
+    Parameters
+    ----------
+    entry : Entry
+        The catalogue entry (its ``table``, ``estimate`` and ``figure`` say what to read).
+    run_dir : pathlib.Path
+        The entry's run directory, holding ``entry.table`` and (for studies) ``run.json``.
+    command : str
+        The command line, as the report shows it.
+    seconds : float or None
+        Wall time of the run just made, in seconds; None if none was made (the recorded one is reported).
+    error : str
+        The run's one-line error if it did not finish (then ``run_dir`` is not read); default ``""``.
+    hypotheses : tuple of HypothesisRun
+        Its hypotheses' runs (:func:`read_hypothesis`); default ``()``.
+
+    Returns
+    -------
+    Section
+        With the checks' outcomes, the wall time and the figure (None if the run wrote none).
+
+    Raises
+    ------
+    OSError
+        If ``run_dir`` lacks the table (FileNotFoundError), or ``reproduce.json`` cannot be written.
+    KeyError
+        If a check selects no rows (see :func:`evaluate`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
+    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
+    >>> check = Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.86})
+    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), (check,), table="summary.csv")
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     summary.to_csv(Path(d) / "summary.csv", index=False)
+    ...     section = read_section(entry, Path(d), "simstudy experiment=demo", 30.0)
+    ...     resumed = read_section(entry, Path(d), "simstudy experiment=demo", None)  # the time on record
+    >>> verdict(section), section.wall_seconds, resumed.wall_seconds, section.figure
+    ('reproduced', 30.0, 30.0, None)
     """
     if entry.unavailable or error:
         return Section(entry, (), command, seconds or 0.0, None, error, hypotheses=hypotheses)
@@ -509,7 +888,28 @@ def read_section(
 
 def best_hypothesis(runs) -> HypothesisRun | None:
     """The hypothesis nearest the paper: the most judged checks passed, then the smallest largest excess over
-    the allowed difference among its value checks (``Outcome.excess``), then the catalogue's order."""
+    the allowed difference among its value checks (``Outcome.excess``), then the catalogue's order.
+
+    Parameters
+    ----------
+    runs : iterable of HypothesisRun
+        The entry's hypotheses' runs; those that failed (``error``) are left out.
+
+    Returns
+    -------
+    HypothesisRun or None
+        The nearest; None if no run finished.
+
+    Examples
+    --------
+    >>> def run(id, *excess):
+    ...     outcomes = tuple(Outcome("c", "1", "x", e <= 1, excess=e) for e in excess)
+    ...     return HypothesisRun(Hypothesis(id, id, ("x",)), "simstudy x", outcomes, 1.0)
+    >>> best_hypothesis([run("far", 0.5, 9.0), run("near", 0.5, 1.5), run("worse", 3.0, 2.0)]).hypothesis.id
+    'near'
+    >>> best_hypothesis([]) is None
+    True
+    """
     finished = [h for h in runs if not h.error]
     if not finished:
         return None
@@ -522,12 +922,24 @@ def best_hypothesis(runs) -> HypothesisRun | None:
 
 
 def verdict(section: Section) -> str:
-    """One of :data:`VERDICTS`: ``no data`` (not runnable here), ``failed`` (the run did not finish),
-    ``reproduced`` (every judged check passed), ``explained`` (it did not, but a hypothesis passes every check
-    of its own) or ``differs``.
+    """The verdict of a section, computed from its outcomes (never written by hand).
 
-    Example
+    One of :data:`VERDICTS`: ``no data`` (not runnable here), ``failed`` (the run did not finish),
+    ``reproduced`` (every judged check passed), ``explained`` (it did not, but a hypothesis passes every check
+    of its own) or ``differs``. A kept section (``Section.kept``) keeps the verdict its text states.
+
+    Parameters
+    ----------
+    section : Section
+        The entry's section.
+
+    Returns
     -------
+    str
+        One of :data:`VERDICTS`.
+
+    Examples
+    --------
     >>> entry = Entry("e", "t", "p", ("x",), (), (Check("c", "value", {}),))
     >>> differs = Section(entry, (Outcome("c", "1", "2", False),), "simstudy x", 1.0, None)
     >>> verdict(differs)
@@ -566,7 +978,23 @@ def _small_png(src: Path, dst: Path, width: int = 900) -> None:
 
 class OutDirError(ValueError):
     """A report directory holding files simstudy did not write (or that changed since), or a report of the
-    other scale; nothing was written."""
+    other scale; nothing was written.
+
+    Raised by :func:`check_out_dir` and :func:`write_report` before anything is written, so that a user's own
+    file named ``REPRODUCTION.md`` (or a figure) is never overwritten. The message names the file and what to
+    do.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "REPRODUCTION.md").write_text("my notes")
+    ...     try:
+    ...         check_out_dir(d, ["REPRODUCTION.md"], quick=False)
+    ...     except OutDirError as exc:
+    ...         print(str(exc).split(": ")[1])
+    move it away or choose another out=DIR
+    """
 
 
 def _scale(quick: bool) -> str:
@@ -593,26 +1021,29 @@ def check_out_dir(out_dir: str | Path, names, *, quick: bool) -> None:
 
     Parameters
     ----------
-    out_dir : path-like
-        The report's directory.
+    out_dir : str or pathlib.Path
+        The report's directory (it need not exist).
     names : iterable of str
         The files to be written, relative to ``out_dir`` (``REPRODUCTION.md``, ``reproduction/<id>.png``).
-    quick : bool
+    quick : bool, keyword-only
         Whether the report to be written is the quick one.
 
     Raises
     ------
     OutDirError
-        Naming the first such file and what to do.
+        Naming the first such file and what to do, or the existing report of the other scale.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile
-    >>> d = Path(tempfile.mkdtemp())
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> d = Path(tmp.name)
+    >>> check_out_dir(d, ["REPRODUCTION.md"], quick=False)  # nothing there yet: fine
     >>> _ = (d / "REPRODUCTION.md").write_text("my notes")
     >>> check_out_dir(d, ["REPRODUCTION.md"], quick=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     simstudy.reproduce.OutDirError: .../REPRODUCTION.md was not written by simstudy reproduce (or was changed ...
+    >>> tmp.cleanup()
     """
     out_dir = Path(out_dir)
     written = _written(out_dir)
@@ -629,7 +1060,21 @@ def check_out_dir(out_dir: str | Path, names, *, quick: bool) -> None:
 
 
 def read_report(out_dir: str | Path) -> dict[str, str]:
-    """The sections of the report in ``out_dir`` by entry id (each from its anchor to the next), or ``{}``."""
+    """The sections of the report in ``out_dir`` by entry id (each from its anchor to the next), or ``{}``.
+
+    Not in ``__all__``: with :func:`kept_section`, how ``simstudy reproduce only=ID`` keeps the other
+    entries' sections of an earlier report.
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path
+        The report's directory.
+
+    Returns
+    -------
+    dict of str to str
+        Entry id to the section's markdown; empty if there is no ``REPRODUCTION.md``.
+    """
     path = Path(out_dir) / _REPORT
     if not path.is_file():
         return {}
@@ -642,7 +1087,22 @@ def read_report(out_dir: str | Path) -> dict[str, str]:
 
 
 def kept_section(entry: Entry, text: str) -> Section:
-    """An entry's section as an earlier report has it (its run is gone): text, verdict and wall time kept."""
+    """An entry's section as an earlier report has it (its run is gone): text, verdict and wall time kept.
+
+    Not in ``__all__``: used by ``simstudy reproduce only=ID`` with :func:`read_report`.
+
+    Parameters
+    ----------
+    entry : Entry
+        The entry.
+    text : str
+        Its section's markdown in the earlier report.
+
+    Returns
+    -------
+    Section
+        With ``kept=text``, the command and wall time parsed from the text.
+    """
     found = re.search(r"\(([0-9.]+) s\)\.", text)
     command = re.search(r"Regenerate: `([^`]*)`", text)
     return Section(
@@ -658,7 +1118,27 @@ def record_full_run(runs_dir: str | Path, run_dirs, seconds: float, workers: int
     and none of ``run_dirs`` resumed anything (every study computed all its chunks now); return the
     regeneration on record (or ``None``).
 
-    A rerun that resumes takes less time than the work it reports, so only a from-scratch run is recorded."""
+    A rerun that resumes takes less time than the work it reports, so only a from-scratch run is recorded.
+    Not in ``__all__``: the CLI's bookkeeping of ``<runs>/reproduce.json``.
+
+    Parameters
+    ----------
+    runs_dir : str or pathlib.Path
+        The directory of the runs, where ``reproduce.json`` is kept.
+    run_dirs : iterable of path-like
+        Every run directory of this invocation.
+    seconds : float
+        This invocation's wall time, in seconds.
+    workers : int
+        Runs at a time.
+    full : bool, keyword-only
+        Whether this invocation ran every entry and hypothesis.
+
+    Returns
+    -------
+    dict or None
+        ``{"wall_seconds", "runs", "workers"}`` of the full regeneration on record, or None.
+    """
     import json
 
     runs_dir = Path(runs_dir)
@@ -687,13 +1167,63 @@ def write_report(
     cores: int,
     full_run: dict | None = None,
 ) -> Path:
-    """Write ``REPRODUCTION.md`` and its figures (``reproduction/<id>.png``) into ``out_dir``, and the marker
-    :data:`MARKER` listing them; kept sections (``Section.kept``) are copied as they are, their figures left
-    untouched. Raises :class:`OutDirError` (before writing anything) if a file to be written is not
-    simstudy's (:func:`check_out_dir`).
+    """Write ``REPRODUCTION.md`` and its figures (``reproduction/<id>.png``) into ``out_dir``, with the marker.
 
-    ``total_seconds`` is the runs' own wall times added up; ``full_run``, if given, the last full regeneration
-    (:func:`record_full_run`), whose wall time the headline reports."""
+    The report opens with the verdicts counted and a table of every entry (verdict, wall time), then one
+    section per entry: its verdict and command, figure, the checks' table (paper, ours, ✓/✗), the known
+    reasons of failed checks and the hypotheses' table. Kept sections (``Section.kept``) are copied as they
+    are, their figures left untouched. The marker :data:`MARKER` lists the files written with their SHA-256,
+    so that a later report overwrites only those. Every file is written atomically.
+
+    Parameters
+    ----------
+    sections : list of Section
+        The entries' sections, in the report's order.
+    out_dir : str or pathlib.Path
+        The report's directory (created if missing).
+    quick : bool, keyword-only
+        Whether the runs were at quick (smoke) scale; the report says so, and a report of the other scale in
+        ``out_dir`` is refused.
+    total_seconds : float, keyword-only
+        The runs' own wall times added up, in seconds (e.g. the sum of :func:`section_seconds`).
+    cores : int, keyword-only
+        The machine's cores, as the headline reports them.
+    full_run : dict or None, keyword-only
+        The last full regeneration on record (``wall_seconds``, ``runs``, ``workers``), whose wall time the
+        headline reports instead; default None.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir / "REPRODUCTION.md"``.
+
+    Raises
+    ------
+    OutDirError
+        Before writing anything, if a file to be written is not simstudy's (:func:`check_out_dir`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), ())
+    >>> section = Section(entry, (Outcome("U at n = 20", "0.86", "0.86 ± 0.003", True),),
+    ...                   "simstudy experiment=demo", 30.0, None)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = write_report([section], d, quick=True, total_seconds=30.0, cores=2)
+    ...     text = path.read_text()
+    ...     written = sorted(p.name for p in Path(d).iterdir())
+    >>> written
+    ['.simstudy-reproduce.json', 'REPRODUCTION.md']
+    >>> print(text.split("\\n")[2].split(":")[0])
+    The 1 results below were regenerated at quick (smoke-scale) settings by `simstudy reproduce --quick`
+    >>> print("\\n".join(line for line in text.split("\\n") if line.startswith("| ")))
+    | result | paper | verdict | wall time |
+    | --- | --- | --- | --- |
+    | [Figure 1](#demo) | A paper | reproduced | 30.0 s |
+    | check | paper | ours | verdict |
+    | --- | --- | --- | --- |
+    | U at n = 20 | 0.86 | 0.86 ± 0.003 | ✓ |
+    """
     out_dir = Path(out_dir)
     figures = {
         f"reproduction/{s.entry.id}.png": s.figure
@@ -786,7 +1316,25 @@ def write_report(
 
 
 def section_seconds(section: Section) -> float:
-    """An entry's wall time: its own run's and its hypotheses'."""
+    """An entry's wall time: its own run's and its hypotheses', in seconds.
+
+    Parameters
+    ----------
+    section : Section
+        The entry's section.
+
+    Returns
+    -------
+    float
+        ``section.wall_seconds`` plus every hypothesis run's ``wall_seconds``.
+
+    Examples
+    --------
+    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), ())
+    >>> h = HypothesisRun(Hypothesis("wider_gap", "the gap was 0.02", ("x",)), "simstudy x", (), 12.5)
+    >>> section_seconds(Section(entry, (), "simstudy experiment=demo", 30.0, None, hypotheses=(h,)))
+    42.5
+    """
     return section.wall_seconds + sum(h.wall_seconds for h in section.hypotheses)
 
 

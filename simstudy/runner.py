@@ -61,18 +61,26 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Task:
-    """One chunk of replicates of one cell.
+    """One chunk of replicates of one cell: the runner's unit of work, of storage and of resumption.
 
-    Attributes
+    Usually made by :func:`chunk_tasks`. A task's random numbers come from :func:`task_seed` with its cell and
+    chunk, so they do not depend on which worker runs it, or when.
+
+    Parameters
     ----------
     cell : str
-        The cell's key (hex digest of its data-generating configuration).
+        The cell's key (hex digest of its data-generating configuration, e.g. from :func:`stable_hash`).
     chunk : int
         Chunk index within the cell, from 0.
     reps : int
         Replicates in this chunk.
     first_rep : int
-        Index of the chunk's first replicate within the cell.
+        Index of the chunk's first replicate within the cell (``chunk * chunk_reps``).
+
+    Examples
+    --------
+    >>> Task("ab12", chunk=1, reps=50, first_rep=50)
+    Task(cell='ab12', chunk=1, reps=50, first_rep=50)
     """
 
     cell: str
@@ -83,7 +91,43 @@ class Task:
 
 @dataclass(frozen=True)
 class Failure:
-    """A task whose function raised: where (its seed key) and what, for the report and for :func:`replay`."""
+    """A task whose function raised: where (its seed key) and what, for the report and for :func:`replay`.
+
+    :func:`run_tasks` catches an exception inside a task, stores nothing for it and returns one of these in
+    ``RunReport.failures``, so that the other tasks finish; a rerun retries the task.
+
+    Parameters
+    ----------
+    cell : str
+        The failed task's cell key.
+    chunk : int
+        The failed task's chunk index.
+    seed_key : tuple of int
+        The spawn key of the task's :class:`numpy.random.SeedSequence` (:func:`seed_key`): with the run's seed,
+        it recreates the task's random numbers.
+    error : str
+        ``"ExceptionType: message"``.
+    traceback : str
+        The formatted traceback, as the worker saw it.
+
+    Attributes
+    ----------
+    where : str
+        ``"<cell>/<chunk>"``, as warnings and logs name a task.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> def fragile(task):
+    ...     if task.chunk == 1:
+    ...         raise ValueError("no scores")
+    ...     return {"x": np.zeros(task.reps)}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     report = run_tasks(fragile, chunk_tasks("ab12", 4, 2), ChunkStore(d, "f00d"), progress=False)
+    >>> failure = report.failures[0]
+    >>> failure.where, failure.error, failure.seed_key
+    ('ab12/1', 'ValueError: no scores', (43794, 1))
+    """
 
     cell: str
     chunk: int
@@ -98,7 +142,40 @@ class Failure:
 
 @dataclass(frozen=True)
 class RunReport:
-    """What a run did. Times in seconds; ``computed`` counts the tasks run, failed ones included."""
+    """What a run did: the tasks resumed and computed, the times, warnings and failures.
+
+    Returned by :func:`run_tasks`; studies write it into ``run.json`` (``runner``).
+
+    Parameters
+    ----------
+    tasks : int
+        Tasks in the run.
+    resumed : int
+        Tasks whose valid chunk was already stored (skipped).
+    computed : int
+        Tasks run now, failed ones included (``tasks - resumed``).
+    wall_seconds : float
+        Wall time of the whole call, in seconds.
+    compute_seconds : float
+        The tasks' own run times added up over the workers, in seconds.
+    warnings : tuple of str
+        Warnings raised inside the tasks (``"<cell>/<chunk>: Category: message"``) and stored chunks that
+        failed their check and were recomputed.
+    failures : tuple of Failure
+        Tasks that raised, sorted by cell and chunk; default ``()``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> def zeros(task):
+    ...     return {"x": np.zeros(task.reps)}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     store = ChunkStore(d, "f00d")
+    ...     first = run_tasks(zeros, chunk_tasks("ab12", 5, 2), store, progress=False)
+    ...     again = run_tasks(zeros, chunk_tasks("ab12", 5, 2), store, progress=False)
+    >>> (first.tasks, first.resumed, first.computed), (again.resumed, again.computed)
+    ((3, 0, 3), (3, 0))
+    """
 
     tasks: int
     resumed: int
@@ -110,7 +187,30 @@ class RunReport:
 
 
 class MissingChunks(Exception):
-    """Tasks whose chunks are not (validly) stored, when the run may only read (``require_complete``)."""
+    """Tasks whose chunks are not (validly) stored, when the run may only read (``require_complete``).
+
+    Raised by :func:`run_tasks` with ``require_complete=True`` (``simstudy collect``) before anything is
+    computed. The message is ``"<missing> of <total> chunks missing"``.
+
+    Parameters
+    ----------
+    missing : sequence of Task
+        The tasks without a valid stored chunk.
+    positions : sequence of int
+        Their positions in the task list given to :func:`run_tasks`.
+    total : int
+        How many tasks that list holds.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     try:
+    ...         run_tasks(replay, chunk_tasks("ab12", 5, 2), ChunkStore(d, "f00d"), require_complete=True)
+    ...     except MissingChunks as exc:
+    ...         print(exc, exc.positions)
+    3 of 3 chunks missing (0, 1, 2)
+    """
 
     def __init__(self, missing: Sequence[Task], positions: Sequence[int], total: int):
         self.missing, self.positions, self.total = tuple(missing), tuple(positions), total
@@ -119,30 +219,155 @@ class MissingChunks(Exception):
 
 def stable_hash(obj) -> str:
     """A hex digest of a plain structure (dicts, lists, tuples, str, numbers), stable across processes,
-    platforms and Python versions (unlike :func:`hash`)."""
+    platforms and Python versions (unlike :func:`hash`).
+
+    The structure is written as canonical JSON (keys sorted, no spaces; other objects by their ``repr``) and
+    hashed with SHA-256, so dict order does not matter. Studies key cells and run directories by it.
+
+    Parameters
+    ----------
+    obj : object
+        A JSON-like structure; values JSON cannot hold are hashed by their :func:`repr`.
+
+    Returns
+    -------
+    str
+        64 lower-case hex characters.
+
+    Examples
+    --------
+    >>> stable_hash({"b": [1, 2], "a": 0.5})
+    'e6ed64e48f9b5f53a09ab3f40144f48e715d73cab1df88feb9c972fc55c293ad'
+    >>> stable_hash({"a": 0.5, "b": [1, 2]}) == stable_hash({"b": [1, 2], "a": 0.5})
+    True
+    """
     blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def seed_key(cell: str, chunk: int, *stream: int) -> tuple[int, ...]:
-    """The spawn key of a task's random streams: (cell key as an integer, chunk, sub-stream...)."""
+    """The spawn key of a task's random streams: (cell key as an integer, chunk, sub-stream...).
+
+    Parameters
+    ----------
+    cell : str
+        The cell's key, hex; its first 15 hex digits (60 bits) become the key's first integer.
+    chunk : int
+        The chunk's index.
+    *stream : int
+        Optional sub-stream indices, for tasks that need several independent streams.
+
+    Returns
+    -------
+    tuple of int
+        ``(int(cell[:15], 16), chunk, *stream)``.
+
+    Examples
+    --------
+    >>> seed_key("ab12", 3), seed_key("ab12", 3, 1)
+    ((43794, 3), (43794, 3, 1))
+    """
     return (int(cell[:15], 16), chunk, *stream)
 
 
 def task_seed(seed: int, cell: str, chunk: int, *stream: int) -> np.random.SeedSequence:
-    """The seed sequence of a task, keyed by cell and chunk (and an optional sub-stream), never by worker."""
+    """The seed sequence of a task, keyed by cell and chunk (and an optional sub-stream), never by worker.
+
+    ``SeedSequence(seed, spawn_key=seed_key(cell, chunk, *stream))``: every (cell, chunk) gets an independent
+    stream that does not depend on the scheduling, so results are bit-identical for any ``n_jobs``, backend
+    or resume.
+
+    Parameters
+    ----------
+    seed : int
+        The study's seed (non-negative).
+    cell : str
+        The cell's key, hex.
+    chunk : int
+        The chunk's index.
+    *stream : int
+        Optional sub-stream indices.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        Pass it to :func:`numpy.random.default_rng`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(task_seed(0, "ab12", 3))
+    >>> rng.integers(0, 100, 3).tolist()
+    [44, 12, 7]
+    >>> np.random.default_rng(task_seed(0, "ab12", 3)).integers(0, 100, 3).tolist()  # the same, anywhere
+    [44, 12, 7]
+    """
     return np.random.SeedSequence(seed, spawn_key=seed_key(cell, chunk, *stream))
 
 
 def chunk_tasks(cell: str, reps: int, chunk_reps: int) -> list[Task]:
-    """Split ``reps`` replicates of a cell into chunks of ``chunk_reps`` (the last one may be shorter)."""
+    """Split ``reps`` replicates of a cell into chunks of ``chunk_reps`` (the last one may be shorter).
+
+    Parameters
+    ----------
+    cell : str
+        The cell's key, hex.
+    reps : int
+        Replicates in the cell (0 gives no tasks).
+    chunk_reps : int
+        Replicates per chunk (at least 1).
+
+    Returns
+    -------
+    list of Task
+        ``ceil(reps / chunk_reps)`` tasks, chunk 0 first.
+
+    Examples
+    --------
+    >>> for task in chunk_tasks("ab12", 5, 2):
+    ...     print(task)
+    Task(cell='ab12', chunk=0, reps=2, first_rep=0)
+    Task(cell='ab12', chunk=1, reps=2, first_rep=2)
+    Task(cell='ab12', chunk=2, reps=1, first_rep=4)
+    """
     return [Task(cell, k, min(chunk_reps, reps - start), start) for k, start in enumerate(range(0, reps, chunk_reps))]
 
 
 def shard(tasks: Sequence[Task], index: int, count: int) -> list[Task]:
-    """The ``index``-th (1-based) of ``count`` disjoint slices of ``tasks``: every ``count``-th task from
-    position ``index - 1``. Round robin, so each shard gets a share of every cell; the slices depend only on
-    the ordered task list, so independent array jobs agree on them without talking to each other."""
+    """The ``index``-th (1-based) of ``count`` disjoint slices of ``tasks``, for array jobs.
+
+    Every ``count``-th task from position ``index - 1``: round robin, so each shard gets a share of every
+    cell. The slices depend only on the ordered task list, so independent array jobs agree on them without
+    talking to each other, and together they hold every task once.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        The run's whole task list, in its fixed order.
+    index : int
+        The shard, from 1 to ``count`` (``runner.shard=index/count``).
+    count : int
+        The number of shards.
+
+    Returns
+    -------
+    list of Task
+        The shard's tasks, in list order.
+
+    Raises
+    ------
+    ValueError
+        If ``index`` is not in ``1..count``.
+
+    Examples
+    --------
+    >>> tasks = chunk_tasks("ab12", 5, 1)
+    >>> [t.chunk for t in shard(tasks, 1, 2)], [t.chunk for t in shard(tasks, 2, 2)]
+    ([0, 2, 4], [1, 3])
+    >>> shard(tasks, 3, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: shard index must be in 1..2, got 3
+    """
     if not 1 <= index <= count:
         raise ValueError(f"shard index must be in 1..{count}, got {index}")
     return list(tasks[index - 1 :: count])
@@ -238,30 +463,64 @@ def run_tasks(
 ) -> RunReport:
     """Run every task not yet in ``store`` and store its result.
 
+    Tasks whose chunk is stored and passes its check are skipped (resume); a stored chunk that fails it is
+    recomputed, with a warning. The rest run in parallel and each result is written atomically as it
+    arrives, so an interrupted run loses at most the chunks in flight. An exception inside a task does not
+    stop the run: it is returned as a :class:`Failure` (rerun one with :func:`replay`). BLAS runs
+    single-threaded meanwhile, so results do not depend on ``n_jobs``.
+
     Parameters
     ----------
     fn : callable
-        ``fn(task) -> dict[str, ndarray]``; must be picklable (a module-level function or a
-        :func:`functools.partial` of one over frozen arguments: those are the large fixed inputs that the
-        dask backend sends to each worker once).
+        ``fn(task) -> dict[str, ndarray]``; must be picklable for ``n_jobs != 1`` (a module-level function or
+        a :func:`functools.partial` of one over frozen positional arguments: those are the large fixed inputs
+        that the dask backend sends to each worker once). It should draw its random numbers from
+        :func:`task_seed`.
     tasks : sequence of Task
+        The tasks, in a fixed order (e.g. from :func:`chunk_tasks`).
     store : ChunkStore
         Where results go; tasks already there (with a valid checksum) are skipped.
-    n_jobs, backend
-        Passed to :class:`joblib.Parallel`; ``backend="dask"`` runs on a dask.distributed cluster (see
-        :func:`simstudy.cluster.dask_client`), ``n_jobs`` then being the number of local workers to start.
-    progress : bool or None
-        ``True``: a progress bar; ``False``: none; ``None``: a bar on a terminal, else (a log file, a pipe, a
-        batch job) a log line every tenth of the chunks or every 10 s (:class:`_Progress`).
-    address : str or None
-        The dask scheduler's address; ``None`` starts a local cluster on 127.0.0.1.
-    require_complete : bool
-        Only read: raise :class:`MissingChunks` (before computing anything) if any task is not stored.
+    n_jobs : int, keyword-only
+        Worker processes, as :class:`joblib.Parallel` takes it (``-1``: every core); default 1. With
+        ``backend="dask"``, the number of local workers to start when no ``address`` is given.
+    backend : str, keyword-only
+        The :class:`joblib.Parallel` backend, default ``"loky"``; ``"dask"`` runs on a dask.distributed
+        cluster (see :func:`simstudy.cluster.dask_client`).
+    progress : bool or None, keyword-only
+        ``True``: a progress bar; ``False``: none; ``None`` (default): a bar on a terminal, else (a log file, a
+        pipe, a batch job) a log line every tenth of the chunks or every 10 s (none for a run under 2 s).
+    description : str, keyword-only
+        The progress bar's label, default ``"chunks"``.
+    address : str or None, keyword-only
+        The dask scheduler's address; default None starts a local cluster on 127.0.0.1.
+    require_complete : bool, keyword-only
+        Only read: raise :class:`MissingChunks` (before computing anything) if any task is not stored; default
+        False.
 
     Returns
     -------
     RunReport
-        Failed tasks are in ``failures`` (nothing is stored for them); a rerun retries them.
+        Counts, times (seconds) and warnings; failed tasks are in ``failures`` (nothing is stored for them);
+        a rerun retries them. The results themselves are in ``store``.
+
+    Raises
+    ------
+    MissingChunks
+        With ``require_complete=True``, if any task has no valid stored chunk.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> def draw(task):
+    ...     rng = np.random.default_rng(task_seed(0, task.cell, task.chunk))
+    ...     return {"x": rng.normal(size=task.reps)}
+    >>> tasks = chunk_tasks("ab12", 5, 2)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     store = ChunkStore(d, "f00d")
+    ...     report = run_tasks(draw, tasks, store, n_jobs=1, progress=False)
+    ...     x = np.concatenate([store.read(t.cell, t.chunk, t.reps)["x"] for t in tasks])
+    >>> report.computed, report.failures, np.round(x, 4).tolist()
+    (3, (), [-1.7263, 0.0054, 0.4326, 0.3685, -1.6553])
     """
     start = time.perf_counter()
     positions, messages = _todo(tasks, store)
@@ -386,5 +645,34 @@ def _parallel(backend: str, n_jobs: int, address: str | None, shared: tuple, n_t
 
 
 def replay(fn: Callable[[Task], dict], task: Task) -> dict:
-    """Run one task here, as a worker would, but let any exception through with its full traceback."""
+    """Run one task here, as a worker would, but let any exception through with its full traceback.
+
+    For debugging a :class:`Failure`: rebuild its task (``Task(f.cell, f.chunk, ...)``, or pick it from the
+    task list) and replay it under a debugger. The task draws the same random numbers as in the run.
+
+    Parameters
+    ----------
+    fn : callable
+        The function given to :func:`run_tasks`.
+    task : Task
+        The task to run.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        What ``fn(task)`` returns (nothing is stored).
+
+    Examples
+    --------
+    >>> def fragile(task):
+    ...     if task.chunk == 1:
+    ...         raise ValueError("no scores")
+    ...     return {"x": np.zeros(task.reps)}
+    >>> replay(fragile, Task("ab12", 0, 2, 0))
+    {'x': array([0., 0.])}
+    >>> replay(fragile, Task("ab12", 1, 2, 2))
+    Traceback (most recent call last):
+    ...
+    ValueError: no scores
+    """
     return fn(task)
