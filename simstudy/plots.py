@@ -27,13 +27,19 @@ __all__ = [
     "evp_accuracy_figure",
     "wrong_conclusions_figure",
     "evp_curves_figure",
+    "sample_disagreement_figure",
     "tuning_curve_bands_figure",
     "cdf_bands_figure",
+    "band_coverage_figure",
+    "band_triviality_figure",
+    "bootstrap_coverage_figure",
+    "band_width_figure",
     "kde_fit_figure",
     "model_selection_figure",
     "fixed_confidence_figure",
     "parametric_extrapolation_figure",
     "sweep_figure",
+    "extrapolation_figure",
 ]
 
 _Z = 1.96
@@ -487,20 +493,49 @@ def _bound_text(value: float) -> str:
 
 
 def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = None):
-    """How often a sample's point estimates say the second model overtakes the first, and how often two samples
-    disagree, against the sample size, one line per estimator (Lourie et al. Figure 1, in numbers).
+    """How often samples' point estimates say one model overtakes another, against n (Lourie et al. 2024, Fig. 1).
+
+    One line per estimator, Lourie et al.'s Figure 1 in numbers. Left: p, the probability that one random sample's
+    estimated mean tuning curves say the challenger ``b`` beats ``a`` at some budget k <= n; right: 2p(1 - p), the
+    probability that two independent samples disagree about it (its maximum 1/2 dotted). Error bars are +/- 1.96
+    MCSE; estimators at one sample size are drawn a little apart so that their bars do not overlap.
 
     Parameters
     ----------
-    summary : DataFrame
-        The tidy summary of :mod:`simstudy.studies.sample_disagreement`: columns ``sample_size``, ``estimator``,
-        ``measure`` (``p_overtakes``, ``p_disagree``), ``estimate``, ``mcse``, ``distribution``, ``reps``.
-    title : str, optional
+    summary : pandas.DataFrame
+        The tidy summary of a ``sample_disagreement`` study (:mod:`simstudy.studies.sample_disagreement`), one
+        row per sample size, estimator and measure: columns ``distribution`` (``"a vs b"``, the two models'
+        names: ``a`` the incumbent, ``b`` the challenger), ``sample_size`` (n, runs per model in a sample),
+        ``estimator`` (``"u"``, ``"v"``, ...), ``measure`` (``"p_overtakes"`` or ``"p_disagree"``),
+        ``estimate`` (a probability in [0, 1]; the unbiased ``p_disagree`` may slightly exceed 1/2), ``mcse``
+        (same units) and ``reps`` (random samples per n). Other columns (``cell``) are ignored.
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: one naming the models and the samples per n.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels; error bars are +/- 1.96 MCSE.
+        Two panels side by side, n on both x axes: ``p_overtakes`` (left, y in [0, 1]) and ``p_disagree``
+        (right, y in [0, 0.55]); the legend in the left panel. Close it with ``plt.close(fig)`` when done.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+    Tang, R., Lee, J., Xin, J., Liu, X., Yu, Y., & Lin, J. (2020). Showing your work doesn't always work.
+    ACL 2020.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame(
+    ...     {"measure": ["p_overtakes", "p_disagree"], "estimate": [0.3, 0.42], "mcse": [0.02, 0.01]}
+    ... ).assign(distribution="mlp vs lstm", sample_size=25, estimator="v", reps=500)
+    >>> fig = sample_disagreement_figure(summary)
+    >>> len(fig.axes), fig.get_suptitle()
+    (2, 'mlp vs lstm: 500 random samples per n')
+    >>> plt.close(fig)
     """
     _theme()
     ests = list(dict.fromkeys(summary["estimator"].dropna()))
@@ -835,10 +870,51 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
 
 
 def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
-    """Nominal vs empirical coverage (Lourie et al. Figures 5 and 11), one panel per distribution.
+    """Nominal vs empirical coverage of the simultaneous bands, a panel per distribution (Lourie et al. 2024, Fig. 5).
 
-    Filled markers: the tuning-curve band covers the curve for every k (with Clopper-Pearson error bars);
-    open markers: covers it at integer k only, which over-covers. Exact bands lie on y = x.
+    Lourie et al.'s Figures 5 and 11. Filled markers: how often the tuning-curve band covers the true curve for
+    every real k, with Clopper-Pearson error bars; open markers: how often it covers it at integer k only, a weaker
+    event that over-covers. Exact bands lie on the dashed line y = x. Methods at one nominal level are drawn a
+    little apart so that their error bars do not overlap. Rows of the ``cdf`` check are not drawn.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``band_coverage`` study (:mod:`simstudy.studies.band_coverage`), one row per
+        distribution, method, check and nominal level: columns ``distribution``, ``method`` (a band method,
+        e.g. ``"ld_highest_density"``; named by :data:`simstudy.bands.METHOD_LABELS`), ``check``
+        (``"curve"`` and ``"curve_integer_k"`` are drawn), ``nominal`` (the bands' confidence, in (0, 1)),
+        ``estimate`` (the empirical coverage, a probability in [0, 1]), ``ci_low`` and ``ci_high`` (its
+        Clopper-Pearson interval, used for ``"curve"``), ``n`` (scores per round) and ``reps`` (rounds).
+        Other columns (``cell``, ``mcse``) are ignored.
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: one naming the bands and the error bars.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row of panels, one per distribution (sharing the y axis; both axes in [0, 1.02]), each titled
+        with the distribution, n and the rounds; the legend below them.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> rows = [(check, q, q + 0.01) for check in ("curve", "curve_integer_k") for q in (0.5, 0.8, 0.95)]
+    >>> summary = pd.DataFrame(rows, columns=["check", "nominal", "estimate"])
+    >>> summary = summary.assign(
+    ...     distribution="uniform", method="ld_highest_density", n=48, reps=1000,
+    ...     ci_low=summary.estimate - 0.03, ci_high=summary.estimate + 0.03,
+    ... )
+    >>> fig = band_coverage_figure(summary)
+    >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[0].get_xlabel()
+    (1, 'uniform (n = 48, 1,000 rounds)', 'nominal coverage')
+    >>> plt.close(fig)
     """
     _theme()
     dists = list(dict.fromkeys(summary["distribution"]))
@@ -881,8 +957,48 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
 
 
 def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
-    """The budget at which the upper band becomes trivial against the sample size, with the linear fit
-    (Lourie et al. Figure 9, right)."""
+    """The budget where the upper median band turns trivial against n, with its linear fit (Lourie et al. 2024, Fig. 9).
+
+    Lourie et al.'s Figure 9, right. One colour per band method: its exact trivial budgets k*(n) as points and the
+    fitted line ``intercept + slope * n`` through them; the legend gives the samples per bounded iteration
+    (1 / slope) and the fit's R².
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``band_triviality`` study (:mod:`simstudy.studies.band_triviality`): columns
+        ``method`` (a band method, named by :data:`simstudy.bands.METHOD_LABELS`), ``measure``, ``n`` and
+        ``estimate``. Per method, rows with ``measure == "trivial_k"`` give the budget k* (search iterations,
+        real; :func:`simstudy.bands.trivial_budget`) at sample size ``n`` (scores); one row each of
+        ``"slope"`` (iterations per score), ``"intercept"`` (iterations), ``"r_squared"`` (in [0, 1]) and
+        ``"samples_per_step"`` (scores per iteration) gives the linear fit of k* against n. Other columns
+        (``cell``, ``distribution``, ``mcse``, ``reps``) are ignored.
+    title : str, optional, keyword-only
+        The axes' title (wrapped to its width). Default None: "Upper median tuning-curve band: iterations
+        bounded (exact)".
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes (k* against n), its legend inside.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> rows = [("trivial_k", n, n / 6) for n in (12, 24, 48)]
+    >>> rows += [("slope", 0, 1 / 6), ("intercept", 0, 0.0), ("r_squared", 0, 1.0), ("samples_per_step", 0, 6.0)]
+    >>> summary = pd.DataFrame(rows, columns=["measure", "n", "estimate"]).assign(method="ld_highest_density")
+    >>> fig = band_triviality_figure(summary)
+    >>> len(fig.axes), [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    (1, ['LD highest-density: 6.00 samples per step, R² = 1.0000'])
+    >>> plt.close(fig)
+    """
     _theme()
     methods = list(dict.fromkeys(summary["method"]))
     palette = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
@@ -906,8 +1022,52 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
 
 
 def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
-    """Pointwise coverage of percentile-bootstrap bands against k (Lourie et al. Figure 4), a panel per
-    distribution, a line per estimator with its Clopper-Pearson band, and the nominal level."""
+    """Pointwise coverage of percentile-bootstrap bands for the mean tuning curve against k (Lourie et al., Fig. 4).
+
+    A panel per distribution, a line per estimator (U, V) with its Clopper-Pearson interval shaded, and the
+    nominal level dashed. The bootstrap cannot exceed the sample maximum, so coverage collapses as k nears n.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``bootstrap_coverage`` study (:mod:`simstudy.studies.bootstrap_coverage`), one row
+        per distribution, estimator and k: columns ``distribution``, ``estimator`` (``"u"``, ``"v"``), ``k``
+        (the budget, search iterations 1..n), ``estimate`` (the pointwise coverage, a probability in [0, 1]),
+        ``ci_low`` and ``ci_high`` (its Clopper-Pearson interval), ``nominal`` (the bands' level, in (0, 1);
+        the first row's is drawn) and ``reps`` (rounds). A panel's title gives n as the largest ``k``. Other
+        columns (``cell``, ``truth``, ``mcse``) are ignored.
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: "95% percentile-bootstrap bands (shaded:
+        Clopper–Pearson intervals)" (the 95% is not read from ``nominal``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row of panels, one per distribution (sharing the y axis, in [0, 1.02]); the legend in the first.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+    Tang, R., Lee, J., Xin, J., Liu, X., Yu, Y., & Lin, J. (2020). Showing your work doesn't always work.
+    ACL 2020.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame(
+    ...     {"estimator": ["u"] * 3 + ["v"] * 3, "k": [1, 5, 10] * 2, "estimate": [0.95, 0.9, 0.6, 0.94, 0.85, 0.4]}
+    ... )
+    >>> summary = summary.assign(
+    ...     distribution="uniform", nominal=0.95, reps=200, ci_low=summary.estimate - 0.04,
+    ...     ci_high=(summary.estimate + 0.04).clip(upper=1.0),
+    ... )
+    >>> fig = bootstrap_coverage_figure(summary)
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (1, 'uniform: n = 10, 200 rounds')
+    >>> plt.close(fig)
+    """
     _theme()
     dists = list(dict.fromkeys(summary["distribution"]))
     ests = list(dict.fromkeys(summary["estimator"]))
@@ -932,9 +1092,57 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
 
 
 def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
-    """Average bands by method against k, beside the true curve (Lourie et al. Figures 6-8), for the first
-    distribution: a row per sample size, a column per kind (median, mean); dotted: where each method's upper
-    median band becomes trivial."""
+    """Average bands by method against k, beside the true curve (Lourie et al. 2024, Figures 6-8).
+
+    Only the first distribution of ``summary`` is drawn: a row of panels per sample size, a column per kind
+    of tuning curve (median, mean). Each method's average lower and upper band over the rounds is a step line
+    in its colour, the true curve black; in the median panels a dotted vertical line marks where a method's
+    upper band becomes trivial (when that is within the k drawn). The y axis runs from a little below the
+    true curve's minimum to 1, for scores at most 1 (accuracies).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``band_width`` study (:mod:`simstudy.studies.band_width`): columns
+        ``distribution``, ``n`` (sample size, scores), ``kind`` (``"median"``, ``"mean"``), ``method`` (a band
+        method, named by :data:`simstudy.bands.METHOD_LABELS`, or ``"truth"``), ``k`` (search iterations),
+        ``measure`` and ``estimate``. Drawn are the rows with ``method == "truth"`` (the true curve, score
+        units), ``measure`` ``"lower"`` and ``"upper"`` (the average band, score units) and, for the median,
+        ``"trivial_k"`` (the budget k* beyond which the upper band is trivial, iterations). Other columns and
+        measures (``"point"``, ``"width"``, ``mcse``, ``reps``) are ignored.
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: "Average simultaneous bands over rounds
+        (Lourie et al. ablations)".
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A grid of axes, one row per sample size (increasing) by one column per kind, each titled with the
+        distribution, kind and n; the legend below.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> k = [1, 2, 3, 4]
+    >>> summary = pd.concat(
+    ...     [
+    ...         pd.DataFrame({"k": k, "estimate": [0.5, 0.67, 0.75, 0.8], "method": "truth", "measure": "curve"}),
+    ...         pd.DataFrame({"k": k, "estimate": [0.3, 0.5, 0.6, 0.65], "method": "dkw", "measure": "lower"}),
+    ...         pd.DataFrame({"k": k, "estimate": [0.7, 0.85, 1.0, 1.0], "method": "dkw", "measure": "upper"}),
+    ...         pd.DataFrame({"k": [0], "estimate": [2.5], "method": "dkw", "measure": "trivial_k"}),
+    ...     ]
+    ... ).assign(distribution="uniform", n=12, kind="median")
+    >>> fig = band_width_figure(summary)
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (1, 'uniform, median tuning curve, n = 12')
+    >>> plt.close(fig)
+    """
     _theme()
     dist = summary["distribution"].iloc[0]
     s = summary[summary["distribution"] == dist]
@@ -1486,11 +1694,59 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
 
     Parameters
     ----------
-    curves : DataFrame
-        ``extrapolation.csv``: ``model, runs, k, curve, estimate, lower, upper, np_point, np_lower, np_upper,
-        all_point, level``.
-    fits : DataFrame
-        ``fit.csv``: ``model, runs, total_runs, b, b_lower, b_upper, c, o``.
+    curves : pandas.DataFrame
+        :attr:`simstudy.extrapolate.Extrapolation.curves` (``extrapolation.csv``), one row per model, runs
+        fitted, k and curve. Read: ``model``, ``runs`` (scores the law was fitted to), ``curve`` (only
+        ``"median"`` rows are drawn), ``k`` (search iterations, >= 1), ``estimate`` (the fitted law's median
+        curve, score units), ``lower`` and ``upper`` (its pointwise bootstrap band, drawn for k >= n),
+        ``np_point``, ``np_lower`` and ``np_upper`` (the nonparametric median curve and its simultaneous band
+        of the n scores, drawn for k <= n; the band may be infinite), optionally ``all_point`` (the median
+        curve of all N runs, NaN beyond N) and ``level`` (the bands' level in (0, 1); default 0.95). Rows with
+        ``runs`` equal to the model's ``total_runs`` give the law fitted to all N runs. Other columns
+        (``region``, ``inside_np``, ``covers_all``, ``method``, ...) are ignored.
+    fits : pandas.DataFrame
+        :attr:`simstudy.extrapolate.Extrapolation.fits` (``fit.csv``), one row per model and runs fitted; the
+        row with the fewest runs is the extrapolated fit. Read: ``model`` (one panel each, in order of first
+        appearance), ``runs`` (n), ``total_runs`` (N, all the model's runs; > n with held-out runs), ``b``
+        (the best score possible, score units), ``b_lower`` and ``b_upper`` (its bootstrap interval, score
+        units), ``c`` (the effective number of hyperparameters, a positive integer) and ``o`` (the noise
+        scale, score units; 0 means noise-free).
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: no title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row of axes, one per model (k on a log axis), each titled with the model, n and b's interval, its
+        legend inside.
+
+    References
+    ----------
+    Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima. COLM 2025,
+    arXiv:2510.02721.
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> k = np.array([1, 2, 4, 8, 16])
+    >>> est = 0.9 - 0.2 / k
+    >>> within = np.where(k <= 4, 0.0, np.nan)  # the nonparametric curve stops at n = 4
+    >>> curves = pd.DataFrame(
+    ...     {"k": k, "estimate": est, "lower": est - 0.02, "upper": est + 0.02, "np_point": est + within,
+    ...      "np_lower": est - 0.1 + within, "np_upper": est + 0.1 + within}
+    ... ).assign(model="a", runs=4, curve="median", level=0.9)
+    >>> fits = pd.DataFrame(
+    ...     {"model": ["a"], "runs": [4], "total_runs": [4], "b": [0.9], "b_lower": [0.88], "b_upper": [0.93],
+    ...      "c": [2], "o": [0.0]}
+    ... )
+    >>> fig = extrapolation_figure(curves, fits)
+    >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[0].get_xscale()
+    (1, 'a: fitted to 4 runs; b = 0.9 [0.88, 0.93]', 'log')
+    >>> plt.close(fig)
     """
     _theme()
     models = list(dict.fromkeys(fits["model"]))
