@@ -59,6 +59,7 @@ __all__ = [
     "Hypothesis",
     "HypothesisRun",
     "OutDirError",
+    "CatalogueError",
     "Outcome",
     "Section",
     "best_hypothesis",
@@ -116,7 +117,24 @@ _CHECK_KEYS = {
 
 
 class CatalogueError(ValueError):
-    """An invalid entry in the reproduction catalogue."""
+    """An invalid reproduction catalogue (``experiments/reproduction.yaml`` or a file of the user's).
+
+    Raised by :func:`load_catalogue` before anything runs, with one line naming the entry, the key and the
+    value; ``simstudy reproduce`` prints it and exits with status 2. A :class:`ValueError`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "catalogue.yaml"
+    ...     _ = path.write_text("[]\\n")
+    ...     try:
+    ...         load_catalogue(path)
+    ...     except CatalogueError as exc:
+    ...         print(exc)
+    the reproduction catalogue must be a non-empty list of entries
+    """
 
 
 @dataclass(frozen=True)
