@@ -140,8 +140,8 @@ def integer(*, minimum: int | None = None) -> Check:
     Raises
     ------
     ConfigError
-        Raised by the returned check, not by this factory: if the value is not an int (a float such as 2.0 or a bool is refused) or is below ``minimum``; the one-line message names the key and
-        the value.
+        Raised by the returned check, not by this factory: if the value is not an int (a float such as 2.0 or a
+        bool is refused) or is below ``minimum``; the one-line message names the key and the value.
 
     Examples
     --------
@@ -185,13 +185,15 @@ def number(
     -------
     callable
         The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
-        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the value as a ``float``.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the value as a
+        ``float``.
 
     Raises
     ------
     ConfigError
-        Raised by the returned check, not by this factory: if the value is not a number, is NaN or a bool, lies outside ``[minimum, maximum]``, or (with ``positive``) is not finite and > 0; the one-line message names the key and
-        the value.
+        Raised by the returned check, not by this factory: if the value is not a number, is NaN or a bool, lies
+        outside ``[minimum, maximum]``, or (with ``positive``) is not finite and > 0; the one-line message names
+        the key and the value.
 
     Examples
     --------
@@ -229,13 +231,14 @@ def level() -> Check:
     -------
     callable
         The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
-        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the value as a ``float`` in (0, 1).
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the value as a
+        ``float`` in (0, 1).
 
     Raises
     ------
     ConfigError
-        Raised by the returned check, not by this factory: if the value is not a number (or is a bool or NaN) or is not strictly between 0 and 1; the one-line message names the key and
-        the value.
+        Raised by the returned check, not by this factory: if the value is not a number (or is a bool or NaN) or
+        is not strictly between 0 and 1; the one-line message names the key and the value.
 
     Examples
     --------
@@ -268,8 +271,8 @@ def boolean() -> Check:
     Raises
     ------
     ConfigError
-        Raised by the returned check, not by this factory: if the value is not a bool; the one-line message names the key and
-        the value.
+        Raised by the returned check, not by this factory: if the value is not a bool; the one-line message
+        names the key and the value.
 
     Examples
     --------
@@ -308,8 +311,8 @@ def choice(valid: Iterable[str] | Callable[[], Iterable[str]]) -> Check:
     Raises
     ------
     ConfigError
-        Raised by the returned check, not by this factory: if the value is not one of ``valid``; the one-line message names the key and
-        the value.
+        Raised by the returned check, not by this factory: if the value is not one of ``valid``; the one-line
+        message names the key and the value.
 
     Examples
     --------
@@ -343,8 +346,8 @@ def text() -> Check:
     Raises
     ------
     ConfigError
-        Raised by the returned check, not by this factory: if the value is not a string or is empty; the one-line message names the key and
-        the value.
+        Raised by the returned check, not by this factory: if the value is not a string or is empty; the
+        one-line message names the key and the value.
 
     Examples
     --------
@@ -387,13 +390,15 @@ def listed(
     -------
     callable
         The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
-        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns a ``tuple`` of the checked entries.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns a ``tuple`` of the
+        checked entries.
 
     Raises
     ------
     ConfigError
-        Raised by the returned check, not by this factory: if fewer than ``minimum`` entries are given, or remain distinct; or the message of ``item`` for the first invalid entry; the one-line message names the key and
-        the value.
+        Raised by the returned check, not by this factory: if fewer than ``minimum`` entries are given, or
+        remain distinct; or the message of ``item`` for the first invalid entry; the one-line message names the
+        key and the value.
 
     Examples
     --------
@@ -433,7 +438,8 @@ def optional(inner: Check) -> Check:
     -------
     callable
         The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
-        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns None for None, else what ``inner`` returns.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns None for None, else
+        what ``inner`` returns.
 
     Raises
     ------
