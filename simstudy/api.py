@@ -27,9 +27,9 @@ class RunFailed(RuntimeError):
 
     Raised by :func:`run` when the input was valid but the run could not complete: more failed chunks than
     ``runner.max_failure_fraction`` allows, chunks missing when a sharded run is collected, a full disk. The
-    finished chunks stay in the run directory, so rerunning resumes from them. The message below has the
-    command's form (the first failure's chunk and error, and the ``simstudy replay`` line that reruns it). Bad input raises
-    :class:`~simstudy.config.ConfigError` instead (the command's exit status 2).
+    finished chunks stay in the run directory, so rerunning resumes from them. Bad input raises
+    :class:`~simstudy.config.ConfigError` instead (the command's exit status 2). The message below has the
+    command's form: the first failure's chunk and error, and the ``simstudy replay`` line that reruns it.
 
     Examples
     --------

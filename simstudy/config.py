@@ -419,7 +419,7 @@ class EstimatorConfig:
     .. [1] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Show your work: improved reporting
        of experimental results", EMNLP 2019.
     .. [2] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Expected validation performance and
-       estimation of a random variable's maximum", Findings of EMNLP 2021.
+       estimation of a random variable's maximum", 2021.
 
     Examples
     --------
@@ -940,8 +940,6 @@ def _runner(d: Mapping) -> RunnerConfig:
 def parse(cfg: Mapping) -> Config:
     """Validate a resolved config mapping and freeze it.
 
-    Parameters
-    ----------
     The CLI and :func:`simstudy.compose` call this on Hydra's resolved config; every check runs here, before
     any compute: each key's type and range, the study kind's options (its schema), distributions a
     continuous-only study needs, plug-in estimators and distributions (imported and called on a tiny input),
@@ -1957,7 +1955,47 @@ COMMAND_OPTIONS = {
 
 @dataclass(frozen=True)
 class DataConfig:
-    """Score data for ``simstudy curve``, ``bands`` and ``audit``: a file or a shipped data set."""
+    """Score data for ``simstudy curve``, ``bands``, ``audit`` and ``extrapolate``: a file or a shipped data set.
+
+    The data keys of :class:`DataOptions`, cross-checked and frozen by the commands' parsers.
+
+    Parameters
+    ----------
+    data : str
+        ``data``: a CSV/TSV, JSON Lines or JSON file path, or a shipped data set (reuters_hedwig,
+        deberta_mnli, tdsa_fiesta).
+    models : tuple of str or None
+        ``model=NAME`` or ``models=[a, b]``: keep only these models; None: every model.
+    score_column : str or None
+        ``score_column``: the column of scores; None: the only column, else one named score.
+    model_column : str or None
+        ``model_column``: the column of model names; None: model if there is one.
+    options : tuple of (str, str) pairs
+        ``(("reduce", ...), ("split", ...))``: how the shipped deberta_mnli data is read (each run's best or
+        final accuracy; the matched or mismatched split).
+    low : float
+        ``low``: the lowest score possible, in score units; -inf when not given.
+    high : float
+        ``high``: the highest score possible, in score units; +inf when not given.
+    min_models : int
+        The fewest models the data must hold: 2 with ``compare=true`` (a comparison), else 1.
+    sample_size : int or None
+        ``sample_size``: keep the first n scores of each model (random-search order); None: all of them.
+    missing : str or float, default "error"
+        ``missing``: failed runs are an ``"error"``, are ``"drop"``-ped, or count as this score (score units).
+    scale : float, default 1.0
+        ``scale``: every score is multiplied by it (0.01 for percentages).
+    sample_seed : int or None, default None
+        ``sample_seed``: with ``sample_size``, None keeps the first n runs, a seed draws a random subset of n
+        runs per model (without replacement).
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_curve
+    >>> data = parse_curve({"data": "runs.csv", "models": ["mlp", "lstm"], "low": 0, "high": 1}).data
+    >>> data.models, (data.low, data.high), data.min_models, data.options
+    (('mlp', 'lstm'), (0.0, 1.0), 1, (('reduce', 'best'), ('split', 'matched')))
+    """
 
     data: str
     models: tuple[str, ...] | None  # model=NAME or models=[a, b]: keep only these (None: every model)
@@ -1975,7 +2013,43 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class CurveConfig:
-    """``simstudy curve``: EVP curves of a researcher's own results (or a shipped data set)."""
+    """``simstudy curve``: EVP curves of a researcher's own results (or a shipped data set), as parsed.
+
+    What :func:`parse_curve` returns: the expected best score against the tuning budget (expected validation
+    performance, Dodge et al. 2019; its estimators, Dodge et al. 2021).
+
+    Parameters
+    ----------
+    data : DataConfig
+        The scores and how to read them.
+    estimator : str
+        ``estimator``: The expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et
+        al. 2020) or w.
+    target : float or None
+        ``target``: A score to reach: report the budget where each curve first reaches it. In score units.
+    trial_time : float, tuple of (str, float) pairs, or None
+        ``trial_time``: The average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr:
+        0.01}): puts time on the x axis. In ``time_unit`` per trial; a per-model mapping is parsed to ``(model,
+        time)`` pairs.
+    time_unit : str
+        ``time_unit``: The unit of trial_time, for the axis label (e.g. hours).
+    xscale : str
+        ``xscale``: The x axis: log or linear.
+
+    References
+    ----------
+    .. [1] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Show your work: improved reporting
+       of experimental results", EMNLP 2019.
+    .. [2] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Expected validation performance and
+       estimation of a random variable's maximum", 2021.
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_curve
+    >>> config = parse_curve({"data": "runs.csv", "trial_time": {"cnn": 0.2, "lr": 0.01}})
+    >>> config.estimator, config.trial_time, config.time_unit
+    ('v', (('cnn', 0.2), ('lr', 0.01)), 'hours')
+    """
 
     data: DataConfig
     estimator: str
@@ -1987,7 +2061,40 @@ class CurveConfig:
 
 @dataclass(frozen=True)
 class BandsConfig:
-    """``simstudy bands``: confidence bands for the CDF and tuning curve of each model's scores."""
+    """``simstudy bands``: confidence bands for the CDF and tuning curve of each model's scores, as parsed.
+
+    What :func:`parse_bands` returns; the bands are those of Lourie, Cho & He (2024).
+
+    Parameters
+    ----------
+    data : DataConfig
+        The scores and how to read them.
+    confidence : float
+        ``confidence``: The simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
+    kind : str
+        ``kind``: Which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
+    quantile : float
+        ``quantile``: Kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
+    method : str
+        ``method``: The CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
+    max_k : int or None
+        ``max_k``: Draw budgets k = 1..max_k (default: the largest sample size). In trials.
+    xscale : str
+        ``xscale``: The tuning curve's x axis (k): linear or log.
+        For ``kind="median"`` it is 0.5.
+
+    References
+    ----------
+    .. [1] N. Lourie, K. Cho and H. He, "Show your work with confidence: confidence bands for tuning curves",
+       2024.
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_bands
+    >>> config = parse_bands({"data": "scores.csv", "kind": "quantile", "quantile": 0.9})
+    >>> config.kind, config.quantile, config.confidence, config.method
+    ('quantile', 0.9, 0.8, 'ld_highest_density')
+    """
 
     data: DataConfig
     confidence: float
@@ -2000,7 +2107,56 @@ class BandsConfig:
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """``simstudy audit``: how trustworthy tuning-curve analyses are at a researcher's own sample size."""
+    """``simstudy audit``: how trustworthy tuning-curve analyses are at a researcher's own sample size.
+
+    What :func:`parse_audit` returns: a distribution (a reflected KDE on [low, high]) is fitted to all the
+    scores, and searches of ``sample_size`` scores simulated from it to measure the bands' coverage, the
+    bootstrap's and the bias, SD and MSE of the expected-maximum estimators U, V and W.
+
+    Parameters
+    ----------
+    data : DataConfig
+        All the scores (the KDE is fitted to all of them; ``data.sample_size`` is None), with finite
+        ``low`` and ``high``.
+    sample_size : int or None
+        ``sample_size``: the number of scores n to audit, in runs; None: the number of scores.
+    model : str or None
+        ``model``: the one model audited; None when the data hold one model.
+    bandwidth : float or None
+        ``bandwidth``: The kernel SD of the fit, in score units (default: chosen by bw_method). In score units.
+    bw_factor : float or None
+        ``bw_factor``: Or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
+    bw_of : str
+        ``bw_of``: Which SD bw_factor multiplies: reflected (the data with its reflections) or data.
+    bw_method : str
+        ``bw_method``: How the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved
+        Sheather-Jones, for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
+    confidence : float
+        ``confidence``: The simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
+    method : str
+        ``method``: The band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
+    target_k : int
+        ``target_k``: Report how many scores bound the median tuning curve up to this budget. In trials.
+    rounds : int
+        ``rounds``: Simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
+    bootstrap_rounds : int
+        ``bootstrap_rounds``: Simulated searches for the bootstrap's coverage.
+    resamples : int
+        ``resamples``: Bootstrap resamples per simulated search.
+    evp_reps : int
+        ``evp_reps``: Simulated searches for the bias, SD and MSE of U, V and W.
+    seed : int
+        ``seed``: The random seed: the same seed gives the same numbers.
+    n_jobs : int
+        ``n_jobs``: Worker processes (-1: every core).
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_audit
+    >>> config = parse_audit({"data": "scores.csv", "model": "lstm"})
+    >>> config.model, (config.data.low, config.data.high), config.rounds, config.bw_method
+    ('lstm', (0.0, 1.0), 1024, 'isj')
+    """
 
     data: DataConfig  # all the scores (the KDE is fitted to all of them)
     sample_size: int | None  # the n to audit (None: the number of scores)
@@ -2022,7 +2178,58 @@ class AuditConfig:
 
 @dataclass(frozen=True)
 class ExtrapolateConfig:
-    """``simstudy extrapolate``: the noisy quadratic law fitted to the tail of each model's scores, extrapolated."""
+    """``simstudy extrapolate``: the noisy quadratic law fitted to each model's tail of scores, extrapolated.
+
+    What :func:`parse_extrapolate` returns: the parametric tuning curve of Lourie, He & Cho (2025) fitted to
+    the scores above a threshold and extrapolated to budgets past n, with parametric bootstrap bands beside a
+    nonparametric band.
+
+    Parameters
+    ----------
+    data : DataConfig
+        Every score (``data.sample_size`` is None: the field below picks the scores fitted).
+    sample_size : int or None
+        ``sample_size``: fit the first n scores of each model (in runs); the rest are held out to check the
+        extrapolation against; None: fit all.
+    threshold : float or None
+        ``threshold``: the censored share of the lowest scores, in [0, 1); 0.5 unless ``threshold_score`` is
+        given (then None).
+    threshold_score : float or None
+        ``threshold_score``: Instead of threshold: censor the scores at or below this score, e.g. 0.85. In score
+        units.
+    c : tuple of int or None
+        ``c``: The effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g.
+        c=[1,2,3] (default: 1..10).
+    n_boot : int
+        ``n_boot``: Parametric bootstrap replicates for the intervals and bands (each a fit of n simulated
+        scores: the slow part).
+    level : float
+        ``level``: The coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A
+        probability in (0, 1).
+    method : str
+        ``method``: The nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
+    k_max : int or None
+        ``k_max``: The largest budget k extrapolated to (default: 100 n). In trials.
+    mean : bool
+        ``mean``: Also the mean tuning curve and its band (false: the median only, about twice as fast for small
+        n).
+    seed : int
+        ``seed``: The random seed of the bootstrap: the same seed gives the same numbers.
+    n_jobs : int
+        ``n_jobs``: Worker processes (-1: every core); never changes a number.
+
+    References
+    ----------
+    .. [1] N. Lourie, H. He and K. Cho, "Hyperparameter loss surfaces are simple near their optima", COLM 2025
+       (arXiv:2510.02721).
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_extrapolate
+    >>> config = parse_extrapolate({"data": "scores.csv", "threshold_score": 0.85})
+    >>> config.threshold, config.threshold_score, config.n_boot, config.level
+    (None, 0.85, 200, 0.95)
+    """
 
     data: DataConfig  # every score (sample_size moves to the field below)
     sample_size: int | None  # fit the first n scores (None: all); the rest are held out
@@ -2093,14 +2300,16 @@ def parse_curve(cfg: Mapping) -> CurveConfig:
     Returns
     -------
     CurveConfig
+        The data (cross-checked: ``model`` against ``models``, ``low`` below ``high``, ``sample_seed`` only
+        with ``sample_size``) and the curve's settings.
 
     Raises
     ------
     ConfigError
         One line naming the first invalid key and its value.
 
-    Example
-    -------
+    Examples
+    --------
     >>> parse_curve({"data": "reuters_hedwig", "models": "lstm", "target": 0.4}).data.models
     ('lstm',)
     >>> parse_curve({"data": "runs.csv", "estimatr": "u"})
@@ -2140,8 +2349,8 @@ def parse_bands(cfg: Mapping) -> BandsConfig:
         One line naming the first invalid key and its value; ``kind=mean`` without finite ``low`` and ``high``;
         a ``max_k`` whose bands would not fit in memory (:func:`check_memory`).
 
-    Example
-    -------
+    Examples
+    --------
     >>> parse_bands({"data": "scores.csv", "low": 0, "high": 1, "kind": "mean"}).confidence
     0.8
     >>> parse_bands({"data": "scores.csv", "confidence": 1.5})
@@ -2190,8 +2399,8 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
         One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
         ``bandwidth`` whose reflected kernels would not fit in memory (:func:`check_memory`).
 
-    Example
-    -------
+    Examples
+    --------
     >>> opts = parse_audit({"data": "scores.csv", "sample_size": 20})
     >>> opts.sample_size, opts.data.sample_size, (opts.data.low, opts.data.high)
     (20, None, (0.0, 1.0))
@@ -2263,8 +2472,8 @@ def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
         One line naming the first invalid key and its value; ``threshold`` and ``threshold_score`` both given;
         ``n_jobs=0``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> parse_extrapolate({"data": "scores.csv"}).threshold
     0.5
     >>> parse_extrapolate({"data": "scores.csv", "threshold": 1.0})
