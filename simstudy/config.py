@@ -439,6 +439,7 @@ class EstimatorConfig:
 
     @property
     def is_plugin(self) -> bool:
+        """Whether this is a plug-in estimator (method ``"plugin"``), called through :meth:`plugin`."""
         return self.method == "plugin"
 
     def plugin(self):
@@ -486,6 +487,7 @@ class BudgetConfig:
     n: tuple[int, ...] | None
 
     def n_for(self, B: int) -> tuple[int, ...]:
+        """The budgets of the cell of sample size ``B``: ``n`` if given, else ``1..B`` (in trials)."""
         return tuple(range(1, B + 1)) if self.n is None else self.n
 
 
@@ -1622,7 +1624,7 @@ class BandsOptions(DataOptions):
     kind : str, default "median"
         Which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
     quantile : float, default 0.5
-        Kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
+        With kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
     method : str, default "ld_highest_density"
         The CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
     max_k : int or None, default None
@@ -1707,7 +1709,7 @@ class AuditOptions(DataOptions):
         The highest score possible: the fitted distribution lives on [low, high]. In score units; must be
         finite.
     bandwidth : float or None, default None
-        The kernel SD of the fit, in score units (default: chosen by bw_method). In score units.
+        The kernel SD of the fit, in score units (default: chosen by bw_method).
     bw_factor : float or None, default None
         Or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
     bw_of : str, default "reflected"
@@ -2023,18 +2025,18 @@ class CurveConfig:
     data : DataConfig
         The scores and how to read them.
     estimator : str
-        ``estimator``: The expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et
+        ``estimator``: the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et
         al. 2020) or w.
     target : float or None
-        ``target``: A score to reach: report the budget where each curve first reaches it. In score units.
+        ``target``: a score to reach: report the budget where each curve first reaches it. In score units.
     trial_time : float, tuple of (str, float) pairs, or None
-        ``trial_time``: The average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr:
+        ``trial_time``: the average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr:
         0.01}): puts time on the x axis. In ``time_unit`` per trial; a per-model mapping is parsed to ``(model,
         time)`` pairs.
     time_unit : str
-        ``time_unit``: The unit of trial_time, for the axis label (e.g. hours).
+        ``time_unit``: the unit of trial_time, for the axis label (e.g. hours).
     xscale : str
-        ``xscale``: The x axis: log or linear.
+        ``xscale``: the x axis: log or linear.
 
     References
     ----------
@@ -2070,17 +2072,17 @@ class BandsConfig:
     data : DataConfig
         The scores and how to read them.
     confidence : float
-        ``confidence``: The simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
+        ``confidence``: the simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
     kind : str
-        ``kind``: Which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
+        ``kind``: which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
     quantile : float
-        ``quantile``: Kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
+        ``quantile``: kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
     method : str
-        ``method``: The CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
+        ``method``: the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
     max_k : int or None
-        ``max_k``: Draw budgets k = 1..max_k (default: the largest sample size). In trials.
+        ``max_k``: draw budgets k = 1..max_k (default: the largest sample size). In trials.
     xscale : str
-        ``xscale``: The tuning curve's x axis (k): linear or log.
+        ``xscale``: the tuning curve's x axis (k): linear or log.
         For ``kind="median"`` it is 0.5.
 
     References
@@ -2123,32 +2125,32 @@ class AuditConfig:
     model : str or None
         ``model``: the one model audited; None when the data hold one model.
     bandwidth : float or None
-        ``bandwidth``: The kernel SD of the fit, in score units (default: chosen by bw_method). In score units.
+        ``bandwidth``: the kernel SD of the fit, in score units (default: chosen by bw_method).
     bw_factor : float or None
-        ``bw_factor``: Or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
+        ``bw_factor``: or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
     bw_of : str
-        ``bw_of``: Which SD bw_factor multiplies: reflected (the data with its reflections) or data.
+        ``bw_of``: which SD bw_factor multiplies: reflected (the data with its reflections) or data.
     bw_method : str
-        ``bw_method``: How the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved
+        ``bw_method``: how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved
         Sheather-Jones, for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
     confidence : float
-        ``confidence``: The simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
+        ``confidence``: the simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
     method : str
-        ``method``: The band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
+        ``method``: the band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
     target_k : int
-        ``target_k``: Report how many scores bound the median tuning curve up to this budget. In trials.
+        ``target_k``: report how many scores bound the median tuning curve up to this budget. In trials.
     rounds : int
-        ``rounds``: Simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
+        ``rounds``: simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
     bootstrap_rounds : int
-        ``bootstrap_rounds``: Simulated searches for the bootstrap's coverage.
+        ``bootstrap_rounds``: simulated searches for the bootstrap's coverage.
     resamples : int
-        ``resamples``: Bootstrap resamples per simulated search.
+        ``resamples``: bootstrap resamples per simulated search.
     evp_reps : int
-        ``evp_reps``: Simulated searches for the bias, SD and MSE of U, V and W.
+        ``evp_reps``: simulated searches for the bias, SD and MSE of U, V and W.
     seed : int
-        ``seed``: The random seed: the same seed gives the same numbers.
+        ``seed``: the random seed: the same seed gives the same numbers.
     n_jobs : int
-        ``n_jobs``: Worker processes (-1: every core).
+        ``n_jobs``: worker processes (-1: every core).
 
     Examples
     --------
@@ -2195,28 +2197,28 @@ class ExtrapolateConfig:
         ``threshold``: the censored share of the lowest scores, in [0, 1); 0.5 unless ``threshold_score`` is
         given (then None).
     threshold_score : float or None
-        ``threshold_score``: Instead of threshold: censor the scores at or below this score, e.g. 0.85. In score
+        ``threshold_score``: instead of threshold: censor the scores at or below this score, e.g. 0.85. In score
         units.
     c : tuple of int or None
-        ``c``: The effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g.
+        ``c``: the effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g.
         c=[1,2,3] (default: 1..10).
     n_boot : int
-        ``n_boot``: Parametric bootstrap replicates for the intervals and bands (each a fit of n simulated
+        ``n_boot``: parametric bootstrap replicates for the intervals and bands (each a fit of n simulated
         scores: the slow part).
     level : float
-        ``level``: The coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A
+        ``level``: the coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A
         probability in (0, 1).
     method : str
-        ``method``: The nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
+        ``method``: the nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
     k_max : int or None
-        ``k_max``: The largest budget k extrapolated to (default: 100 n). In trials.
+        ``k_max``: the largest budget k extrapolated to (default: 100 n). In trials.
     mean : bool
-        ``mean``: Also the mean tuning curve and its band (false: the median only, about twice as fast for small
+        ``mean``: also the mean tuning curve and its band (false: the median only, about twice as fast for small
         n).
     seed : int
-        ``seed``: The random seed of the bootstrap: the same seed gives the same numbers.
+        ``seed``: the random seed of the bootstrap: the same seed gives the same numbers.
     n_jobs : int
-        ``n_jobs``: Worker processes (-1: every core); never changes a number.
+        ``n_jobs``: worker processes (-1: every core); never changes a number.
 
     References
     ----------
