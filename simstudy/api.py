@@ -56,8 +56,9 @@ class RunResult:
         ``mcse`` and ``reps`` (the study kind decides which). Empty for one shard of a sharded run
         (``runner.shard=i/N``): nothing is summarised until ``simstudy collect``.
     files : dict of str to pathlib.Path
-        The files written, by name (``summary_parquet``, ``summary_csv``, ``run`` for run.json, a figure's
-        ...; for a shard only its ``shard_marker``).
+        The files the study wrote, by name (``summary_parquet``, ``summary_csv``, ``run`` for run.json,
+        ``replicates`` ...; for a shard only its ``shard_marker``). The figure (``figure.png`` and
+        ``figure.pdf``) and ``config.yaml`` are in ``out_dir`` but not listed here.
     report : simstudy.runner.RunReport
         The runner's report: chunks (``tasks``), how many were ``resumed`` from an earlier run and how many
         ``computed``, wall and compute seconds, warnings and failures.
