@@ -290,7 +290,8 @@ def command_help(command: str) -> str:
     Returns
     -------
     str
-        The help text, lines of at most 100 characters: a data command's keys end in ``[required]`` or
+        The help text: usage, example command lines and what the command writes (not wrapped), then each key
+        and its explanation, wrapped at 100 characters; a data command's keys end in ``[required]`` or
         ``[default: VALUE]``.
 
     Raises
