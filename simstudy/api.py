@@ -23,27 +23,60 @@ __all__ = ["run", "compose", "RunResult", "RunFailed", "ConfigError"]
 
 
 class RunFailed(RuntimeError):
-    """A run that could not finish (too many failed chunks, missing chunks at collect, a full disk), with the
-    one line the command prints when it exits with status 1."""
+    """A run that could not finish, with the one line the command prints when it exits with status 1.
+
+    Raised by :func:`run` when the input was valid but the run could not complete: more failed chunks than
+    ``runner.max_failure_fraction`` allows, chunks missing when a sharded run is collected, a full disk. The
+    finished chunks stay in the run directory, so rerunning resumes from them. Bad input raises
+    :class:`~simstudy.config.ConfigError` instead (the command's exit status 2). The message below has the
+    command's form: the first failure's chunk and error, and the ``simstudy replay`` line that reruns it.
+
+    Examples
+    --------
+    >>> from simstudy.api import RunFailed
+    >>> issubclass(RunFailed, RuntimeError)
+    True
+    >>> raise RunFailed("3 of 10 chunks failed (30.0% > runner.max_failure_fraction=0); first: chunk ...")
+    Traceback (most recent call last):
+    ...
+    simstudy.api.RunFailed: 3 of 10 chunks failed (30.0% > runner.max_failure_fraction=0); first: chunk ...
+    """
 
 
 @dataclass(frozen=True)
 class RunResult:
-    """A finished run.
+    """A finished run, as :func:`run` returns it (a frozen dataclass).
 
-    Attributes
+    Parameters
     ----------
     summary : pandas.DataFrame
-        The tidy summary (as in summary.parquet); empty for one shard of a sharded run (``runner.shard=i/N``).
-    files : dict of str to Path
-        The files written, by name (``summary_parquet``, ``summary_csv``, ``run``, ...; for a shard, its
-        ``shard_marker``).
+        The tidy summary, as in ``summary.parquet``: one row per cell, estimator, budget and measure, with
+        columns such as ``study``, ``cell``, ``distribution``, ``B``, ``estimator``, ``n``, ``measure``,
+        ``estimate`` (in the scores' units, or a probability for a coverage), its Monte Carlo standard error
+        ``mcse`` and ``reps`` (the study kind decides which). Empty for one shard of a sharded run
+        (``runner.shard=i/N``): nothing is summarised until ``simstudy collect``.
+    files : dict of str to pathlib.Path
+        The files the study wrote, by name (``summary_parquet``, ``summary_csv``, ``run`` for run.json,
+        ``replicates`` ...; for a shard only its ``shard_marker``). The figure (``figure.png`` and
+        ``figure.pdf``) and ``config.yaml`` are in ``out_dir`` but not listed here.
     report : simstudy.runner.RunReport
-        The runner's report: chunks (``tasks``), ``resumed`` ones, wall and compute seconds, failures.
+        The runner's report: chunks (``tasks``), how many were ``resumed`` from an earlier run and how many
+        ``computed``, wall and compute seconds, warnings and failures.
     config : simstudy.config.Config
         The validated frozen config that ran.
-    out_dir : Path
+    out_dir : pathlib.Path
         The run directory (absolute).
+
+    See Also
+    --------
+    run : Runs a study and returns this.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from simstudy.api import RunResult
+    >>> [f.name for f in dataclasses.fields(RunResult)]
+    ['summary', 'files', 'report', 'config', 'out_dir']
     """
 
     summary: object
@@ -77,14 +110,16 @@ def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
 
     Parameters
     ----------
-    experiment : str or None
-        A preset of configs/experiment (e.g. ``"dodge2021_fig1"``); None: the default config.
-    overrides : sequence of str
+    experiment : str or None, default None
+        A preset of ``configs/experiment`` (e.g. ``"dodge2021_fig1"``); None: the default config.
+    overrides : sequence of str, default ()
         ``key=value`` overrides, as on the command line (``"study.reps=3000"``, ``"estimators=[u,v]"``).
 
     Returns
     -------
     simstudy.config.Config
+        The config :func:`simstudy.config.parse` validated and froze: what :func:`run` would run, nothing
+        computed and nothing written.
 
     Raises
     ------
@@ -93,12 +128,16 @@ def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
     TypeError
         If ``overrides`` is not a sequence of strings.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import simstudy
     >>> config = simstudy.compose("dodge2021_fig1", overrides=["study.reps=3000"])
     >>> config.study.name, config.study.reps
     ('dodge2021_fig1', 3000)
+    >>> simstudy.compose("dodge2021_fig1", overrides=["budget.B=0"])
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: budget.B must be an integer >= 1, got 0
     """
     overrides = _iv(experiment, overrides)
     from . import cli
@@ -120,17 +159,18 @@ def run(
 
     Parameters
     ----------
-    experiment : str or None
-        A preset of configs/experiment (e.g. ``"dodge2021_fig1"``); None: the default config.
-    overrides : sequence of str
+    experiment : str or None, default None
+        A preset of ``configs/experiment`` (e.g. ``"dodge2021_fig1"``); None: the default config.
+    overrides : sequence of str, default ()
         ``key=value`` overrides, as on the command line. One value per key (no sweeps: loop in Python).
-    out_dir : path-like, optional
+    out_dir : str or path-like, optional
         The run directory; default the command's, ``outputs/<study.name>/<overrides>`` under the working
         directory (so the command and this function share, and resume, one directory).
 
     Returns
     -------
     RunResult
+        The summary table, the files written, the runner's report, the config that ran and the run directory.
 
     Raises
     ------
@@ -143,17 +183,23 @@ def run(
     TypeError
         If ``overrides`` is not a sequence of strings.
 
-    Example
-    -------
+    Examples
+    --------
+    A tiny Dodge et al. (2021) Figure 1 study (100 searches of B = 3 trials) in a temporary directory; run
+    again with the same arguments, it would resume its one chunk (``report.resumed == 1``) instead of
+    recomputing it:
+
     >>> import simstudy, tempfile
-    >>> out = tempfile.mkdtemp()
-    >>> result = simstudy.run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"],
-    ...                       out_dir=out)
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     result = simstudy.run(
+    ...         "dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out_dir=out
+    ...     )
     >>> sorted(result.summary["estimator"].unique())
     ['truth', 'u', 'v', 'v-u', 'w', 'w-u', 'w-v']
-    >>> simstudy.run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"],
-    ...              out_dir=out).report.resumed
-    1
+    >>> sorted(result.files)
+    ['replicates', 'run', 'summary_csv', 'summary_parquet']
+    >>> result.report.tasks, result.report.resumed, result.config.study.reps
+    (1, 0, 100)
     """
     overrides = _iv(experiment, overrides)
     from . import cli

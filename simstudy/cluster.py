@@ -15,17 +15,58 @@ __all__ = ["dask_client", "local_workers", "ClusterUnavailable"]
 
 
 class ClusterUnavailable(RuntimeError):
-    """The dask scheduler at ``runner.address`` could not be reached."""
+    """The dask scheduler at ``runner.address`` could not be reached.
+
+    Raised by :func:`dask_client` when no scheduler answers at the given address within its ``timeout``; the
+    message names the key, the address, the timeout in seconds and the kind of connection error. A
+    :class:`RuntimeError`, so the command reports it as a run that could not finish.
+
+    Examples
+    --------
+    >>> from simstudy.cluster import ClusterUnavailable
+    >>> raise ClusterUnavailable("runner.address=tcp://10.0.0.5:8786: no dask scheduler answered within 30 s")
+    Traceback (most recent call last):
+    ...
+    simstudy.cluster.ClusterUnavailable: runner.address=tcp://10.0.0.5:8786: no dask scheduler answered within 30 s
+    """
 
 
 def local_workers(n_jobs: int) -> int:
-    """Worker processes for ``runner.n_jobs`` (-1: one per core)."""
+    """The number of worker processes a local cluster starts for ``runner.n_jobs``.
+
+    Parameters
+    ----------
+    n_jobs : int
+        The ``runner.n_jobs`` setting: a positive number of worker processes, or -1 for one per CPU core.
+
+    Returns
+    -------
+    int
+        ``n_jobs`` itself if it is not -1; otherwise :func:`os.cpu_count` (1 if the count is unknown).
+
+    Examples
+    --------
+    >>> from simstudy.cluster import local_workers
+    >>> local_workers(4)
+    4
+    >>> import os
+    >>> local_workers(-1) == (os.cpu_count() or 1)
+    True
+    """
     return (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
 
 
 @contextlib.contextmanager
 def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> Iterator[distributed.Client]:  # noqa: F821
     """A dask.distributed client for one run, closed (with any cluster it started) on exit.
+
+    dask is imported only when the context is entered, so calling this function never needs the optional
+    extra ``simstudy[dask]``; entering it does. A typical use, as the runner makes it:
+
+    .. code-block:: python
+
+        with dask_client(None, n_jobs=2) as client:  # a LocalCluster of 2 single-threaded workers
+            futures = client.map(work, tasks)
 
     Parameters
     ----------
@@ -36,13 +77,28 @@ def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> I
         Worker processes of a local cluster (-1: one per core); ignored when connecting to ``address``.
         Workers get one thread each: the chunks are numpy-bound, and one thread per process keeps BLAS
         single-threaded as the runner requires.
-    timeout : float
-        Seconds to wait for the scheduler at ``address``.
+    timeout : float, keyword-only
+        Seconds to wait for the scheduler at ``address``; default 30.0. Unused for a local cluster.
+
+    Yields
+    ------
+    distributed.Client
+        A client connected to the scheduler at ``address``, or to the local cluster started for the run; it
+        is not set as dask's default client. On exit the client is closed, and a local cluster shut down.
 
     Raises
     ------
     ClusterUnavailable
-        If no scheduler answers at ``address`` within ``timeout``.
+        If no scheduler answers at ``address`` within ``timeout`` (a timeout or a refused connection).
+
+    Examples
+    --------
+    Calling the function only builds the context manager; the cluster is started or reached on entry:
+
+    >>> from simstudy.cluster import dask_client
+    >>> context = dask_client("tcp://127.0.0.1:8786", n_jobs=2, timeout=5.0)
+    >>> hasattr(context, "__enter__") and hasattr(context, "__exit__")
+    True
     """
     from dask.distributed import Client, LocalCluster
 

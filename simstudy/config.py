@@ -53,9 +53,7 @@ __all__ = [
     "at_least_arms",
     "selection_algorithm_check",
     "band_method_check",
-    "study_kinds",
     "BACKENDS",
-    "parse_shard",
     "MEMORY_ENV",
     "memory_limit",
     "check_memory",
@@ -79,17 +77,88 @@ _CHUNK_REPS_DOC = (
 
 
 def reps_option(default: int) -> Any:
-    """The ``reps`` field of a study schema, with the kind's own default."""
+    """The ``reps`` field of a study schema (``study.reps``), with the kind's own default.
+
+    For a study kind's options (a subclass of :class:`StudyOptions`): the number of simulated searches per
+    cell, an integer >= 2, with the shared help text.
+
+    Parameters
+    ----------
+    default : int
+        The kind's default number of replicates (simulated searches) per cell.
+
+    Returns
+    -------
+    dataclasses.Field
+        A field made by :func:`simstudy.schema.option`, checked by ``schema.integer(minimum=2)``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy.config import StudyOptions, reps_option
+    >>> @dataclass(frozen=True)
+    ... class Options(StudyOptions):
+    ...     reps: int = reps_option(400)
+    >>> Options().reps
+    400
+    """
     return option(default, _REPS_DOC, schema.integer(minimum=2))
 
 
 def chunk_reps_option(default: int) -> Any:
-    """The ``chunk_reps`` field of a study schema, with the kind's own default."""
+    """The ``chunk_reps`` field of a study schema (``study.chunk_reps``), with the kind's own default.
+
+    The replicates per chunk: the unit of resuming and of parallel work, and part of the random streams
+    (changing it changes the numbers). An integer >= 1.
+
+    Parameters
+    ----------
+    default : int
+        The kind's default number of replicates per chunk.
+
+    Returns
+    -------
+    dataclasses.Field
+        A field made by :func:`simstudy.schema.option`, checked by ``schema.integer(minimum=1)``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy.config import StudyOptions, chunk_reps_option
+    >>> @dataclass(frozen=True)
+    ... class Options(StudyOptions):
+    ...     chunk_reps: int = chunk_reps_option(100)
+    >>> Options().chunk_reps
+    100
+    """
     return option(default, _CHUNK_REPS_DOC, schema.integer(minimum=1))
 
 
 def save_replicates_option(default: bool) -> Any:
-    """The ``save_replicates`` field of a study schema, with the kind's own default."""
+    """The ``save_replicates`` field of a study schema (``study.save_replicates``), with the kind's own default.
+
+    Whether the study also writes every replicate's estimate to ``replicates.parquet`` (evp_accuracy does).
+
+    Parameters
+    ----------
+    default : bool
+        The kind's default.
+
+    Returns
+    -------
+    dataclasses.Field
+        A field made by :func:`simstudy.schema.option`, checked by ``schema.boolean()``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy.config import StudyOptions, save_replicates_option
+    >>> @dataclass(frozen=True)
+    ... class Options(StudyOptions):
+    ...     save_replicates: bool = save_replicates_option(True)
+    >>> Options().save_replicates
+    True
+    """
     return option(
         default, "also write every replicate's estimate to replicates.parquet (evp_accuracy)", schema.boolean()
     )
@@ -97,8 +166,35 @@ def save_replicates_option(default: bool) -> Any:
 
 @dataclass(frozen=True)
 class StudyOptions:
-    """What every study kind's schema holds. Subclass it, adding the kind's own fields; redeclare ``reps`` or
-    ``chunk_reps`` with :func:`reps_option` / :func:`chunk_reps_option` to change their defaults."""
+    """What every study kind's schema holds: the options under ``study.`` that every kind takes.
+
+    Subclass it (a frozen dataclass), adding the kind's own fields made by :func:`simstudy.schema.option`;
+    redeclare ``reps`` or ``chunk_reps`` with :func:`reps_option` / :func:`chunk_reps_option` to change their
+    defaults. :func:`parse` checks ``study.KEY=VALUE`` against the kind's registered subclass
+    (:attr:`simstudy.registry.Study.options`).
+
+    Parameters
+    ----------
+    reps : int, default 1000
+        ``study.reps``: simulated searches (replicates) per cell, >= 2; more give a smaller Monte Carlo error.
+    chunk_reps : int, default 1000
+        ``study.chunk_reps``: replicates per chunk, >= 1; the unit of resuming and of parallel work, and part of
+        the random streams (changing it changes the numbers).
+    save_replicates : bool, default False
+        ``study.save_replicates``: also write every replicate's estimate to ``replicates.parquet``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy import schema
+    >>> from simstudy.config import StudyOptions, reps_option
+    >>> @dataclass(frozen=True)
+    ... class Options(StudyOptions):
+    ...     reps: int = reps_option(400)
+    ...     ns: tuple = schema.option((1, 4), "numbers of draws n", schema.listed(schema.integer(minimum=1)))
+    >>> schema.parse(Options, {"ns": [16, 4]}, "study.")
+    Options(reps=400, chunk_reps=1000, save_replicates=False, ns=(4, 16))
+    """
 
     reps: int = reps_option(1000)
     chunk_reps: int = chunk_reps_option(1000)
@@ -124,10 +220,34 @@ _BYTES_PER_K = 256
 def memory_limit() -> float:
     """Bytes a run may plan to hold at once: ``$SIMSTUDY_MAX_MEMORY_GB`` if set, else half the physical memory.
 
+    The limit the memory checks (:func:`check_memory` and the study checks built on it) refuse a config
+    above, before any compute. Without the environment variable it is fixed for a machine (half of its
+    physical memory; 8 GB where the physical memory cannot be read), so whether a run is refused does not
+    depend on what else is running.
+
+    Returns
+    -------
+    float
+        The limit in bytes (the variable's GB times 1e9).
+
     Raises
     ------
     ConfigError
-        If the environment variable is set but is not a positive number.
+        If the environment variable is set but is not a positive finite number.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> limit = mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "2"})  # a fixed limit, 2 GB
+    >>> with limit:
+    ...     memory_limit()
+    2000000000.0
+    >>> with mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "lots"}):
+    ...     memory_limit()
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: SIMSTUDY_MAX_MEMORY_GB must be a positive number of GB, got 'lots'
     """
     import os
 
@@ -156,22 +276,42 @@ def _size(nbytes: float) -> str:
 def check_memory(key: str, value: Any, nbytes: float, what: str, fix: str) -> None:
     """Refuse, before any compute, a setting whose estimated memory ``nbytes`` exceeds :func:`memory_limit`.
 
+    For a study kind's check (:attr:`simstudy.registry.Study.check`) or a command's parser: estimate the peak
+    memory a setting implies and call this, so that a run too large for the machine fails in one line before
+    it starts rather than swapping or being killed hours in.
+
     Parameters
     ----------
-    key, value : str, Any
-        The setting to name (``budget.B``, 100000).
+    key : str
+        The setting to name, e.g. ``"budget.B"``.
+    value : Any
+        Its value, as the message shows it, e.g. 100000.
     nbytes : float
-        The estimated peak bytes.
+        The estimated peak memory, in bytes.
     what : str
-        What takes that memory, e.g. "the 100000 x 100000 weight matrix".
+        What takes that memory, e.g. ``"the 100000 x 100000 weight matrix"``.
     fix : str
-        What to change, e.g. "lower budget.B or set budget.n to fewer budgets".
+        What to change, e.g. ``"lower budget.B or set budget.n to fewer budgets"``.
 
     Raises
     ------
     ConfigError
-        ``budget.B=100000 needs about 240 GB (...); the limit is 12 GB (half the physical memory; set
-        SIMSTUDY_MAX_MEMORY_GB to change it): lower budget.B ...``
+        If ``nbytes`` exceeds :func:`memory_limit`: ``budget.B=100000 needs about 240 GB (...); the limit is 12
+        GB (half the physical memory; set SIMSTUDY_MAX_MEMORY_GB to change it): lower budget.B ...``; or if
+        ``SIMSTUDY_MAX_MEMORY_GB`` is invalid (:func:`memory_limit`).
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> limit = mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "2"})  # a fixed limit, 2 GB
+    >>> with limit:
+    ...     check_memory("max_k", 1000, 256e3, "the bands at k = 1..1000, per model", "lower max_k")
+    ...     check_memory("max_k", 10**9, 256e9, "the bands at k = 1..1e9, per model", "lower max_k")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: max_k=1000000000 needs about 256 GB (the bands at k = 1..1e9, per model); the limit
+    is 2 GB (SIMSTUDY_MAX_MEMORY_GB=2): lower max_k
     """
     import os
 
@@ -189,12 +329,39 @@ def check_memory(key: str, value: Any, nbytes: float, what: str, fix: str) -> No
 
 @dataclass(frozen=True)
 class DistributionConfig:
-    """A named score distribution: its kind (see :data:`simstudy.distributions.KINDS`) and parameters.
+    """A named score distribution of the ``distribution`` group: its kind and parameters, validated and frozen.
 
-    ``params`` is a sorted tuple of ``(name, value)`` pairs so the object is hashable and its hash stable.
-    ``name`` labels it in tables and figures. A ``scipy`` kind holds ``dist`` (the scipy name) and ``params``;
-    a ``target`` kind (a user's class) holds ``_target_``, ``kwargs`` and ``source``, a digest of its module's
-    file, so that an edited class never resumes the chunks of the old one.
+    :func:`parse` makes one per distribution (``distribution.kind=...`` and its keys, or one per name of a
+    mapping ``distribution.NAME.kind=...``); :meth:`build` makes the distribution object the studies draw
+    scores from. ``params`` is a sorted tuple of ``(name, value)`` pairs so the object is hashable and its
+    hash stable: it keys the random streams, the name does not.
+
+    Parameters
+    ----------
+    name : str
+        The label in tables and figures (``distribution.name``, or the key of a named distribution; default
+        the kind's own label).
+    kind : str
+        The distribution kind (``distribution.kind``; one of :data:`simstudy.distributions.KINDS`, a kind a
+        plug-in registered, or ``"target"`` for a user's class named by ``_target_``).
+    params : tuple of (str, Any) pairs
+        The kind's parameters, sorted by name (lists made tuples), in score units where they are scores.
+        A ``scipy`` kind holds ``dist`` (the scipy name) and ``params``; a ``target`` kind holds
+        ``_target_``, ``kwargs`` and ``source``, a digest of its module's file, so that an edited class
+        never resumes the chunks of the old one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.config import DistributionConfig
+    >>> spec = DistributionConfig(
+    ...     "truncnorm", "truncnorm", (("high", 1.0), ("low", 0.0), ("mean", 0.5), ("sd", 0.1))
+    ... )
+    >>> spec.continuous
+    True
+    >>> dist = spec.build()
+    >>> np.round(dist.sample((2, 3), rng=np.random.default_rng(0)), 4).tolist()
+    [[0.535, 0.4387, 0.3261], [0.2869, 0.589, 0.6358]]
     """
 
     name: str
@@ -221,11 +388,45 @@ class DistributionConfig:
 
 @dataclass(frozen=True)
 class EstimatorConfig:
-    """One estimator column of a study: a label, the method and (bootstrap only) K resamples.
+    """One estimator column of a study (``estimators.NAME``): a label, the method and its settings.
 
-    A plug-in (method ``"plugin"``) is named by its import path ``target`` with keyword arguments ``kwargs``
-    (sorted ``(name, value)`` pairs), ``per_sample`` for a function of one sample, and ``source``, a digest of
-    its module's file (an edited plug-in never resumes the old one's chunks).
+    :func:`parse` makes one per entry of the ``estimators`` mapping. A plug-in (method ``"plugin"``) is named
+    by its import path ``target``, imported and called on a tiny input when the config is parsed.
+
+    Parameters
+    ----------
+    name : str
+        The label (the key ``NAME`` of ``estimators.NAME``); it must not contain ``-`` (paired differences
+        are labelled ``a-b``).
+    method : str
+        ``estimators.NAME.method``: ``"u"``, ``"v"``, ``"w"`` or ``"bootstrap"`` (the expected-maximum
+        estimators of Dodge et al. 2021 and the bootstrap of Dodge et al. 2019), or ``"plugin"``.
+    resamples : int, default 1000
+        ``estimators.NAME.resamples``: bootstrap resamples K per sample (bootstrap only), >= 1.
+    target : str or None, default None
+        A plug-in's import path ``module.function`` (``estimators.NAME._target_``, or the path a registered
+        method stands for); None for a built-in.
+    kwargs : tuple of (str, Any) pairs, default ()
+        A plug-in's keyword arguments (the other keys of ``estimators.NAME``), sorted by name.
+    per_sample : bool, default False
+        ``estimators.NAME.per_sample``: the plug-in is a function of one sample of shape (B,), looped over
+        the replicates in Python, rather than of the ``(reps, B)`` array.
+    source : str, default ""
+        A digest of the plug-in's module file, so that an edited plug-in never resumes the old one's chunks.
+
+    References
+    ----------
+    .. [1] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Show your work: improved reporting
+       of experimental results", EMNLP 2019.
+    .. [2] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Expected validation performance and
+       estimation of a random variable's maximum", 2021.
+
+    Examples
+    --------
+    >>> from simstudy.config import EstimatorConfig
+    >>> est = EstimatorConfig("boot", "bootstrap", resamples=500)
+    >>> est.is_plugin, est.settings
+    (False, {'name': 'boot', 'method': 'bootstrap', 'resamples': 500})
     """
 
     name: str
@@ -238,6 +439,7 @@ class EstimatorConfig:
 
     @property
     def is_plugin(self) -> bool:
+        """Whether this is a plug-in estimator (method ``"plugin"``), called through :meth:`plugin`."""
         return self.method == "plugin"
 
     def plugin(self):
@@ -261,19 +463,70 @@ class EstimatorConfig:
 
 @dataclass(frozen=True)
 class BudgetConfig:
-    """Sample sizes ``B`` (one cell each) and budgets ``n`` (``None``: 1..B)."""
+    """The ``budget`` group: sample sizes ``B`` (one cell each) and the budgets ``n`` estimated at.
+
+    Parameters
+    ----------
+    B : tuple of int
+        ``budget.B``: the number of trials (scores) in one simulated search, >= 1; a list gives one cell per
+        value.
+    n : tuple of int or None
+        ``budget.n``: the budgets (in trials) at which the estimators are evaluated, sorted and distinct,
+        each at most ``min(B)``; None: every budget ``1..B`` of each cell (see :meth:`n_for`).
+
+    Examples
+    --------
+    >>> from simstudy.config import BudgetConfig
+    >>> BudgetConfig(B=(3, 10), n=None).n_for(3)
+    (1, 2, 3)
+    >>> BudgetConfig(B=(10,), n=(1, 5, 10)).n_for(10)
+    (1, 5, 10)
+    """
 
     B: tuple[int, ...]
     n: tuple[int, ...] | None
 
     def n_for(self, B: int) -> tuple[int, ...]:
+        """The budgets of the cell of sample size ``B``: ``n`` if given, else ``1..B`` (in trials)."""
         return tuple(range(1, B + 1)) if self.n is None else self.n
 
 
 @dataclass(frozen=True)
 class StudyConfig:
-    """What to run: the study kind, replicates, chunking (part of the random streams), outputs, and the kind's
-    own options (an instance of its schema, :attr:`simstudy.registry.Study.options`)."""
+    """The ``study`` group: what to run -- the study kind, replicates, chunking, outputs and the kind's options.
+
+    Parameters
+    ----------
+    name : str
+        ``study.name``: the study's name, which names the run directory (``outputs/<study.name>/...``):
+        letters, digits, ``_``, ``-`` and ``.``, not starting with ``.``.
+    kind : str
+        ``study.kind``: a registered study kind (:func:`simstudy.registry.study_kinds`), e.g.
+        ``"evp_accuracy"``.
+    reps : int
+        ``study.reps``: simulated searches (replicates) per cell, copied from ``options``.
+    chunk_reps : int
+        ``study.chunk_reps``: replicates per chunk (part of the random streams), copied from ``options``.
+    save_replicates : bool, default False
+        ``study.save_replicates``: also write every replicate's estimate to ``replicates.parquet``.
+    options : object, default None
+        The kind's typed options: an instance of its schema (:attr:`simstudy.registry.Study.options`, a
+        subclass of :class:`StudyOptions`) holding every ``study.KEY``.
+
+    Examples
+    --------
+    >>> from simstudy.config import parse
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
+    ...     "runner": {"n_jobs": 1, "backend": "loky"},
+    ... })
+    >>> config.study.kind, config.study.reps, config.study.chunk_reps, config.study.save_replicates
+    ('evp_accuracy', 100, 50, True)
+    """
 
     name: str
     kind: str
@@ -285,11 +538,46 @@ class StudyConfig:
 
 @dataclass(frozen=True)
 class RunnerConfig:
-    """How to run: parallelism, sharding and failure tolerance; never changes a number.
+    """The ``runner`` group: how to run -- parallelism, sharding and failure tolerance; never changes a number.
 
-    ``collect`` and ``replay`` are set by the ``simstudy collect`` and ``simstudy replay`` commands, not by
-    config files: the first only reads chunks (and names any that are missing), the second reruns one chunk
-    in this process and lets its exception through.
+    Parameters
+    ----------
+    n_jobs : int
+        ``runner.n_jobs``: worker processes, a positive number or -1 for one per core.
+    backend : str
+        ``runner.backend``: one of :data:`BACKENDS` (``"loky"``, ``"threading"``, ``"sequential"``,
+        ``"dask"``; dask needs the extra ``simstudy[dask]``).
+    progress : bool or None
+        ``runner.progress``: true or false; None (``auto``, the default in the YAML) shows a bar only on a
+        terminal, log lines otherwise.
+    address : str or None, default None
+        ``runner.address``: a dask scheduler's address (``tcp://host:8786``); None starts a local cluster on
+        127.0.0.1 for ``backend="dask"``.
+    shard : tuple of (int, int) or None, default None
+        ``runner.shard=i/N`` as ``(i, N)``, 1 <= i <= N: run only the i-th of N slices of the chunks (array
+        jobs; then ``simstudy collect``); None: every chunk.
+    max_failure_fraction : float, default 0.0
+        ``runner.max_failure_fraction``: the share of chunks, in [0, 1], that may fail before the run fails.
+    collect : bool, default False
+        Set by ``simstudy collect``, not by config files: only read the chunks (and name any missing).
+    replay : tuple of (str, int) or None, default None
+        Set by ``simstudy replay``, not by config files: the ``(cell, chunk)`` to rerun in this process,
+        its exception let through.
+
+    Examples
+    --------
+    >>> from simstudy.config import parse
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
+    ...     "runner": {"n_jobs": 1, "backend": "loky"},
+    ... })
+    >>> config.runner
+    RunnerConfig(n_jobs=1, backend='loky', progress=None, address=None, shard=None, max_failure_fraction=0.0,
+                 collect=False, replay=None)
     """
 
     n_jobs: int
@@ -304,6 +592,39 @@ class RunnerConfig:
 
 @dataclass(frozen=True)
 class Config:
+    """A validated, frozen study config: what :func:`parse` returns and the runner and the studies read.
+
+    Parameters
+    ----------
+    seed : int
+        ``seed``: the random seed (>= 0); every number of a run follows from it.
+    distributions : tuple of DistributionConfig
+        ``distribution``: one distribution, or one per name of a mapping (a selection study's arms, a pair
+        compared); each makes cells of the study.
+    budget : BudgetConfig
+        ``budget``: the sample sizes B and the budgets n.
+    estimators : tuple of EstimatorConfig
+        ``estimators``: the estimator columns, in the config's order.
+    study : StudyConfig
+        ``study``: the study kind, its replicates, chunking and options.
+    runner : RunnerConfig
+        ``runner``: parallelism, sharding and failure tolerance (never changes a number).
+
+    Examples
+    --------
+    >>> from simstudy.config import parse
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
+    ...     "runner": {"n_jobs": 1, "backend": "loky"},
+    ... })
+    >>> config.seed, [d.name for d in config.distributions], config.budget.B, [e.name for e in config.estimators]
+    (0, ['truncnorm'], (10,), ['v'])
+    """
+
     seed: int
     distributions: tuple[DistributionConfig, ...]
     budget: BudgetConfig
@@ -621,16 +942,47 @@ def _runner(d: Mapping) -> RunnerConfig:
 def parse(cfg: Mapping) -> Config:
     """Validate a resolved config mapping and freeze it.
 
+    The CLI and :func:`simstudy.compose` call this on Hydra's resolved config; every check runs here, before
+    any compute: each key's type and range, the study kind's options (its schema), distributions a
+    continuous-only study needs, plug-in estimators and distributions (imported and called on a tiny input),
+    the kind's own check and the planned memory (:func:`check_chunk_memory`).
+
     Parameters
     ----------
     cfg : Mapping
-        Keys ``seed``, ``distribution`` (one, or a mapping of named ones), ``budget``, ``estimators``, ``study``, ``runner`` (the layout of
-        ``configs/config.yaml``), with interpolations already resolved.
+        Keys ``seed``, ``distribution`` (one, or a mapping of named ones), ``budget``, ``estimators``,
+        ``study``, ``runner`` (the layout of ``configs/config.yaml``), with interpolations already resolved.
+
+    Returns
+    -------
+    Config
+        The frozen config (hashable parts; no Hydra or OmegaConf objects).
 
     Raises
     ------
     ConfigError
-        On the first invalid value, naming its key.
+        On the first invalid value, in one line naming its key and value; an unknown key; a discrete
+        distribution for a continuous-only study; plug-in estimators for a study that takes none; a plan too
+        large for memory (:func:`memory_limit`).
+
+    Examples
+    --------
+    >>> from simstudy.config import parse
+    >>> cfg = {
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
+    ...     "runner": {"n_jobs": 1, "backend": "loky"},
+    ... }
+    >>> config = parse(cfg)
+    >>> config.study.name, config.budget.n_for(10)[-3:]
+    ('demo', (8, 9, 10))
+    >>> parse({**cfg, "budget": {"B": [10, 0]}})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: budget.B must be an integer >= 1, got 0
     """
     from . import registry
 
@@ -669,8 +1021,41 @@ def parse(cfg: Mapping) -> Config:
 
 
 def selection_algorithm_check(kind: str) -> schema.Check:
-    """The check of one entry of a selection study's ``study.algorithms``: a built-in, a registered name or a
-    plug-in's import path (imported and called on a tiny input now, :func:`simstudy.plugins.check_selection_algorithm`)."""
+    """The check of one entry of a selection study's ``study.algorithms``, for its schema.
+
+    Accepts a built-in algorithm, a registered name or a plug-in's import path, which is imported and called
+    on a tiny input when the config is parsed (:func:`simstudy.plugins.check_selection_algorithm`).
+
+    Parameters
+    ----------
+    kind : {"fixed_budget", "fixed_confidence"}
+        The selection setting (Moss et al. 2019): fixed-budget algorithms (model_selection) or
+        fixed-confidence proposals (fixed_confidence).
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``, returning the algorithm's canonical name (str); use it as the
+        ``item`` of :func:`simstudy.schema.listed`.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: the plug-in check's one line, for a name that is no
+        algorithm nor an import path, an import error or an algorithm failing its tiny run.
+
+    References
+    ----------
+    .. [1] Moss et al. (2019), "FIESTA: Fast IdEntification of State-of-The-Art models using adaptive bandit
+       algorithms", ACL 2019.
+
+    Examples
+    --------
+    >>> from simstudy.config import selection_algorithm_check
+    >>> check = selection_algorithm_check("fixed_budget")
+    >>> check("study.algorithms", "sequential_halving")
+    'sequential_halving'
+    """
 
     def check(key: str, value: Any) -> str:
         from . import plugins
@@ -684,8 +1069,36 @@ def selection_algorithm_check(kind: str) -> schema.Check:
 
 
 def band_method_check() -> schema.Check:
-    """The check of one entry of a band study's ``study.methods``: a built-in, a registered name or a plug-in's
-    import path (imported and called on a tiny input now, :func:`simstudy.plugins.check_band_method`)."""
+    """The check of one entry of a band study's ``study.methods``, for its schema.
+
+    Accepts a built-in CDF band method (:data:`simstudy.bands.METHODS`), a registered name or a plug-in's
+    import path, which is imported and called on a tiny input when the config is parsed
+    (:func:`simstudy.plugins.check_band_method`).
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``, returning the method's canonical name (str); use it as the ``item``
+        of :func:`simstudy.schema.listed`.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: the plug-in check's one line, for a name that is no
+        method nor an import path, an import error or a function whose bands break the contract.
+
+    Examples
+    --------
+    >>> from simstudy.config import band_method_check
+    >>> check = band_method_check()
+    >>> check("study.methods", "ks")
+    'ks'
+    >>> check("study.methods", "nope")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.methods must be one of dkw, ks, ld_equal_tailed, ld_highest_density or an
+    import path module.function, got 'nope'
+    """
 
     def check(key: str, value: Any) -> str:
         from . import plugins
@@ -699,7 +1112,38 @@ def band_method_check() -> schema.Check:
 
 
 def at_least_arms(config: Config) -> None:
-    """A selection study's check: at least two distributions (its arms)."""
+    """A selection study's check: at least two distributions (its arms).
+
+    For :attr:`simstudy.registry.Study.check` of model_selection and fixed_confidence, run by :func:`parse`.
+
+    Parameters
+    ----------
+    config : Config
+        The parsed config; its ``distributions`` are the arms.
+
+    Raises
+    ------
+    ConfigError
+        If ``config`` has fewer than two distributions.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from simstudy.config import parse
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
+    ...     "runner": {"n_jobs": 1, "backend": "loky"},
+    ... })
+    >>> at_least_arms(dataclasses.replace(config, distributions=config.distributions * 2))  # two arms: passes
+    >>> at_least_arms(config)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: a evp_accuracy study needs at least two arms in distribution, got 1
+    """
     if len(config.distributions) < 2:
         raise ConfigError(
             f"a {config.study.kind} study needs at least two arms in distribution, got {len(config.distributions)}"
@@ -707,7 +1151,48 @@ def at_least_arms(config: Config) -> None:
 
 
 def check_chunk_memory(config: Config, cells: int) -> None:
-    """Refuse a plan of chunks (``cells`` cells of ``study.reps`` replicates) too large for memory (one line)."""
+    """Refuse a plan of chunks (``cells`` cells of ``study.reps`` replicates) too large for memory (one line).
+
+    The runner's plan holds a record of about 500 bytes per chunk; ``cells * ceil(reps / chunk_reps)`` chunks
+    are checked against :func:`memory_limit`. :func:`parse` runs it with a cell per distribution; a study
+    kind's check runs it with its own number of cells.
+
+    Parameters
+    ----------
+    config : Config
+        The parsed config (``study.reps`` and ``study.chunk_reps`` are read).
+    cells : int
+        The number of cells of the study (each of ``study.reps`` replicates).
+
+    Raises
+    ------
+    ConfigError
+        Naming ``study.reps`` if the plan would exceed :func:`memory_limit`.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from simstudy.config import parse
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
+    ...     "runner": {"n_jobs": 1, "backend": "loky"},
+    ... })
+    >>> import os
+    >>> from unittest import mock
+    >>> limit = mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "2"})  # a fixed limit, 2 GB
+    >>> with limit:
+    ...     check_chunk_memory(config, cells=1)  # 2 chunks: passes
+    ...     check_chunk_memory(dataclasses.replace(config, study=dataclasses.replace(config.study, reps=10**10)), 1)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.reps=10000000000 needs about 100 GB (a plan of 200,000,000 chunks of
+    study.chunk_reps=50 replicates); the limit is 2 GB (SIMSTUDY_MAX_MEMORY_GB=2): lower study.reps or raise
+    study.chunk_reps
+    """
     study = config.study
     chunks = cells * -(-study.reps // study.chunk_reps)
     check_memory(
@@ -720,10 +1205,55 @@ def check_chunk_memory(config: Config, cells: int) -> None:
 
 
 def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: int = 1) -> None:
-    """A check for studies of the estimators at budgets (``budget.B``, ``budget.n``): the chunk plan of
-    ``cells`` cells, the estimators' weight matrices, bootstrap resamples, every worker's chunk of samples
-    (``samples_per_replicate`` samples of B scores each) and ``replicates.parquet``, estimated from the config
-    and refused (one line) above :func:`memory_limit`."""
+    """A memory check for studies of the estimators at budgets (``budget.B``, ``budget.n``).
+
+    Estimates from the config, and refuses in one line above :func:`memory_limit`: the chunk plan of
+    ``cells`` cells (:func:`check_chunk_memory`), the estimators' weight matrices (8 bytes per budget and
+    score), the bootstrap's resamples, every worker's chunk of samples (``samples_per_replicate`` samples of
+    B scores each) and the rows of ``replicates.parquet``. evp_accuracy and wrong_conclusions call it from
+    their checks.
+
+    Parameters
+    ----------
+    config : Config
+        The parsed config.
+    cells : int
+        The number of cells of the study.
+    samples_per_replicate : int, keyword-only, default 1
+        Samples of B scores each replicate draws (2 for a comparison of two models); above 1 the weight
+        matrices and replicates.parquet are not checked.
+
+    Raises
+    ------
+    ConfigError
+        Naming the setting to lower (``study.reps``, ``budget.B``, ``estimators.NAME.resamples``,
+        ``study.chunk_reps`` or ``study.save_replicates``) if its estimate exceeds :func:`memory_limit`.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from simstudy.config import BudgetConfig
+    >>> from simstudy.config import parse
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
+    ...     "runner": {"n_jobs": 1, "backend": "loky"},
+    ... })
+    >>> import os
+    >>> from unittest import mock
+    >>> limit = mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "2"})  # a fixed limit, 2 GB
+    >>> with limit:
+    ...     check_budget_memory(config, cells=1)  # B = 10: passes
+    ...     check_budget_memory(dataclasses.replace(config, budget=BudgetConfig((100000,), None)), cells=1)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: budget.B=100000 needs about 160 GB (the weight matrices of 1 estimator, 100000
+    budgets x 100000 scores each); the limit is 2 GB (SIMSTUDY_MAX_MEMORY_GB=2): lower budget.B or set budget.n
+    to fewer budgets
+    """
     import os
 
     study, budget = config.study, config.budget
@@ -842,7 +1372,62 @@ _HIGH_DOC = "the highest score possible (1 for accuracy); scores above it are an
 
 @dataclass(frozen=True)
 class DataOptions:
-    """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`)."""
+    """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`).
+
+    The base of :class:`CurveOptions`, :class:`BandsOptions`, :class:`AuditOptions` and
+    :class:`ExtrapolateOptions`; each field is a ``key=value`` of the command line (``simstudy curve
+    data=runs.csv models=[mlp,lstm]``), its default and help text (``--help``) declared here. The checks run
+    in :func:`simstudy.schema.parse`; the cross-checks (``model`` against ``models``, ``low`` below ``high``) in
+    the commands' parsers.
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
+        with sample_seed). In runs (scores) per model.
+    split : str, default "matched"
+        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
+    reduce : str, default "best"
+        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    low : float or None, default None
+        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
+        unbounded (-inf).
+    high : float or None, default None
+        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
+        unbounded (+inf).
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.config import DataOptions
+    >>> opts = schema.parse(DataOptions, {"data": "scores.csv", "models": "lstm", "scale": 0.01})
+    >>> opts.models, opts.scale, opts.missing
+    (('lstm',), 0.01, 'error')
+    >>> schema.parse(DataOptions, {})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: data is required: set it with data=...
+    """
 
     data: str = option(
         REQUIRED,
@@ -908,7 +1493,69 @@ def _sample_seed_option():
 
 @dataclass(frozen=True)
 class CurveOptions(DataOptions):
-    """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them)."""
+    """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them): the data keys and the curve's own.
+
+    :func:`parse_curve` checks a mapping of them and returns a :class:`CurveConfig`.
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
+        with sample_seed). In runs (scores) per model.
+    split : str, default "matched"
+        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
+    reduce : str, default "best"
+        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    low : float or None, default None
+        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
+        unbounded (-inf).
+    high : float or None, default None
+        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
+        unbounded (+inf).
+    estimator : str, default "v"
+        The expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w.
+    target : float or None, default None
+        A score to reach: report the budget where each curve first reaches it. In score units.
+    trial_time : float, tuple of (str, float) pairs, or None, default None
+        The average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr: 0.01}): puts time
+        on the x axis. In ``time_unit`` per trial; a per-model mapping is parsed to ``(model, time)`` pairs.
+    time_unit : str, default "hours"
+        The unit of trial_time, for the axis label (e.g. hours).
+    xscale : str, default "log"
+        The x axis: log or linear.
+    sample_seed : int or None, default None
+        With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
+        of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
+        sample_seed=3.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.config import CurveOptions
+    >>> opts = schema.parse(CurveOptions, {"data": "runs.csv", "target": 0.4})
+    >>> opts.estimator, opts.target, opts.xscale
+    ('v', 0.4, 'log')
+    """
 
     estimator: str = option(
         "v",
@@ -932,7 +1579,71 @@ _CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
 
 @dataclass(frozen=True)
 class BandsOptions(DataOptions):
-    """The keys of ``simstudy bands`` (``configs/bands.yaml`` selects them)."""
+    """The keys of ``simstudy bands`` (``configs/bands.yaml`` selects them): the data keys and the bands' own.
+
+    :func:`parse_bands` checks a mapping of them and returns a :class:`BandsConfig`. The bands are those of
+    Lourie, Cho & He (2024), "Show your work with confidence: confidence bands for tuning curves".
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
+        with sample_seed). In runs (scores) per model.
+    split : str, default "matched"
+        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
+    reduce : str, default "best"
+        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    low : float or None, default None
+        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
+        unbounded (-inf).
+    high : float or None, default None
+        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
+        unbounded (+inf).
+    confidence : float, default 0.8
+        The simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
+    kind : str, default "median"
+        Which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
+    quantile : float, default 0.5
+        With kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
+    method : str, default "ld_highest_density"
+        The CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
+    max_k : int or None, default None
+        Draw budgets k = 1..max_k (default: the largest sample size). In trials.
+    xscale : str, default "linear"
+        The tuning curve's x axis (k): linear or log.
+    sample_seed : int or None, default None
+        With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
+        of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
+        sample_seed=3.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.config import BandsOptions
+    >>> opts = schema.parse(BandsOptions, {"data": "scores.csv", "confidence": 0.9})
+    >>> opts.confidence, opts.kind, opts.method
+    (0.9, 'median', 'ld_highest_density')
+    """
 
     confidence: float = option(0.8, _CONFIDENCE_DOC, schema.level())
     kind: str = option(
@@ -958,8 +1669,81 @@ _KDE_BOUND = "the fitted distribution lives on [low, high]"
 
 @dataclass(frozen=True)
 class AuditOptions(DataOptions):
-    """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them). Some data keys mean more here: the
-    model is one model, and the bounds are those of the fitted distribution (finite; default [0, 1])."""
+    """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them): the data keys and the audit's own.
+
+    Some data keys mean more here: the model is one model, and the bounds are those of the fitted
+    distribution (finite; default [0, 1]). :func:`parse_audit` checks a mapping of them and returns an
+    :class:`AuditConfig`.
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        The model to audit (needed when the file holds several). Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        The model to audit, as a one-element list. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        The number of scores n to audit (default: how many you have). In runs (scores) per model.
+    split : str, default "matched"
+        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
+    reduce : str, default "best"
+        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    low : float or None, default 0.0
+        The lowest score possible: the fitted distribution lives on [low, high]. In score units; must be finite.
+    high : float or None, default 1.0
+        The highest score possible: the fitted distribution lives on [low, high]. In score units; must be
+        finite.
+    bandwidth : float or None, default None
+        The kernel SD of the fit, in score units (default: chosen by bw_method).
+    bw_factor : float or None, default None
+        Or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
+    bw_of : str, default "reflected"
+        Which SD bw_factor multiplies: reflected (the data with its reflections) or data.
+    bw_method : str, default "isj"
+        How the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved Sheather-Jones,
+        for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
+    confidence : float, default 0.8
+        The simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
+    method : str, default "ld_highest_density"
+        The band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
+    target_k : int, default 10
+        Report how many scores bound the median tuning curve up to this budget. In trials.
+    rounds : int, default 1024
+        Simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
+    bootstrap_rounds : int, default 512
+        Simulated searches for the bootstrap's coverage.
+    resamples : int, default 1000
+        Bootstrap resamples per simulated search.
+    evp_reps : int, default 10000
+        Simulated searches for the bias, SD and MSE of U, V and W.
+    seed : int, default 0
+        The random seed: the same seed gives the same numbers.
+    n_jobs : int, default 1
+        Worker processes (-1: every core).
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.config import AuditOptions
+    >>> opts = schema.parse(AuditOptions, {"data": "scores.csv"})
+    >>> opts.low, opts.high, opts.rounds, opts.n_jobs
+    (0.0, 1.0, 1024, 1)
+    """
 
     model: tuple[str, ...] | None = option(None, "the model to audit (needed when the file holds several)", _names)
     models: tuple[str, ...] | None = option(None, "the model to audit, as a one-element list", _names)
@@ -1036,7 +1820,80 @@ def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
 
 @dataclass(frozen=True)
 class ExtrapolateOptions(DataOptions):
-    """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them)."""
+    """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them).
+
+    The data keys and the extrapolation's own: the noisy quadratic law of Lourie et al. (2025) fitted to the
+    tail of each model's scores, with parametric bootstrap bands. :func:`parse_extrapolate` checks a mapping
+    of them and returns an :class:`ExtrapolateConfig`.
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        Fit only the first n scores of each model (random-search order); the model's other runs are then held
+        out to check the extrapolation against (default: fit every score). In runs (scores) per model.
+    split : str, default "matched"
+        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
+    reduce : str, default "best"
+        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    low : float or None, default None
+        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
+        unbounded (-inf).
+    high : float or None, default None
+        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
+        unbounded (+inf).
+    threshold : float or None, default None
+        Censor the lowest share of the scores before fitting the tail: a quantile in [0, 1) (default 0.5 unless
+        threshold_score is given). A share of the scores, in [0, 1).
+    threshold_score : float or None, default None
+        Instead of threshold: censor the scores at or below this score, e.g. 0.85. In score units.
+    c : tuple of int or None, default None
+        The effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g. c=[1,2,3]
+        (default: 1..10).
+    n_boot : int, default 200
+        Parametric bootstrap replicates for the intervals and bands (each a fit of n simulated scores: the slow
+        part).
+    level : float, default 0.95
+        The coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A probability in (0,
+        1).
+    method : str, default "ld_highest_density"
+        The nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
+    k_max : int or None, default None
+        The largest budget k extrapolated to (default: 100 n). In trials.
+    mean : bool, default True
+        Also the mean tuning curve and its band (false: the median only, about twice as fast for small n).
+    seed : int, default 0
+        The random seed of the bootstrap: the same seed gives the same numbers.
+    n_jobs : int, default -1
+        Worker processes (-1: every core); never changes a number.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.config import ExtrapolateOptions
+    >>> opts = schema.parse(ExtrapolateOptions, {"data": "scores.csv", "c": 3})
+    >>> opts.c, opts.n_boot, opts.level, opts.threshold
+    ((3,), 200, 0.95, None)
+    """
 
     sample_size: int | None = option(
         None,
@@ -1100,7 +1957,47 @@ COMMAND_OPTIONS = {
 
 @dataclass(frozen=True)
 class DataConfig:
-    """Score data for ``simstudy curve``, ``bands`` and ``audit``: a file or a shipped data set."""
+    """Score data for ``simstudy curve``, ``bands``, ``audit`` and ``extrapolate``: a file or a shipped data set.
+
+    The data keys of :class:`DataOptions`, cross-checked and frozen by the commands' parsers.
+
+    Parameters
+    ----------
+    data : str
+        ``data``: a CSV/TSV, JSON Lines or JSON file path, or a shipped data set (reuters_hedwig,
+        deberta_mnli, tdsa_fiesta).
+    models : tuple of str or None
+        ``model=NAME`` or ``models=[a, b]``: keep only these models; None: every model.
+    score_column : str or None
+        ``score_column``: the column of scores; None: the only column, else one named score.
+    model_column : str or None
+        ``model_column``: the column of model names; None: model if there is one.
+    options : tuple of (str, str) pairs
+        ``(("reduce", ...), ("split", ...))``: how the shipped deberta_mnli data is read (each run's best or
+        final accuracy; the matched or mismatched split).
+    low : float
+        ``low``: the lowest score possible, in score units; -inf when not given.
+    high : float
+        ``high``: the highest score possible, in score units; +inf when not given.
+    min_models : int
+        The fewest models the data must hold: 2 with ``compare=true`` (a comparison), else 1.
+    sample_size : int or None
+        ``sample_size``: keep the first n scores of each model (random-search order); None: all of them.
+    missing : str or float, default "error"
+        ``missing``: failed runs are an ``"error"``, are ``"drop"``-ped, or count as this score (score units).
+    scale : float, default 1.0
+        ``scale``: every score is multiplied by it (0.01 for percentages).
+    sample_seed : int or None, default None
+        ``sample_seed``: with ``sample_size``, None keeps the first n runs, a seed draws a random subset of n
+        runs per model (without replacement).
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_curve
+    >>> data = parse_curve({"data": "runs.csv", "models": ["mlp", "lstm"], "low": 0, "high": 1}).data
+    >>> data.models, (data.low, data.high), data.min_models, data.options
+    (('mlp', 'lstm'), (0.0, 1.0), 1, (('reduce', 'best'), ('split', 'matched')))
+    """
 
     data: str
     models: tuple[str, ...] | None  # model=NAME or models=[a, b]: keep only these (None: every model)
@@ -1118,7 +2015,43 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class CurveConfig:
-    """``simstudy curve``: EVP curves of a researcher's own results (or a shipped data set)."""
+    """``simstudy curve``: EVP curves of a researcher's own results (or a shipped data set), as parsed.
+
+    What :func:`parse_curve` returns: the expected best score against the tuning budget (expected validation
+    performance, Dodge et al. 2019; its estimators, Dodge et al. 2021).
+
+    Parameters
+    ----------
+    data : DataConfig
+        The scores and how to read them.
+    estimator : str
+        ``estimator``: the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et
+        al. 2020) or w.
+    target : float or None
+        ``target``: a score to reach: report the budget where each curve first reaches it. In score units.
+    trial_time : float, tuple of (str, float) pairs, or None
+        ``trial_time``: the average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr:
+        0.01}): puts time on the x axis. In ``time_unit`` per trial; a per-model mapping is parsed to ``(model,
+        time)`` pairs.
+    time_unit : str
+        ``time_unit``: the unit of trial_time, for the axis label (e.g. hours).
+    xscale : str
+        ``xscale``: the x axis: log or linear.
+
+    References
+    ----------
+    .. [1] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Show your work: improved reporting
+       of experimental results", EMNLP 2019.
+    .. [2] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Expected validation performance and
+       estimation of a random variable's maximum", 2021.
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_curve
+    >>> config = parse_curve({"data": "runs.csv", "trial_time": {"cnn": 0.2, "lr": 0.01}})
+    >>> config.estimator, config.trial_time, config.time_unit
+    ('v', (('cnn', 0.2), ('lr', 0.01)), 'hours')
+    """
 
     data: DataConfig
     estimator: str
@@ -1130,7 +2063,40 @@ class CurveConfig:
 
 @dataclass(frozen=True)
 class BandsConfig:
-    """``simstudy bands``: confidence bands for the CDF and tuning curve of each model's scores."""
+    """``simstudy bands``: confidence bands for the CDF and tuning curve of each model's scores, as parsed.
+
+    What :func:`parse_bands` returns; the bands are those of Lourie, Cho & He (2024).
+
+    Parameters
+    ----------
+    data : DataConfig
+        The scores and how to read them.
+    confidence : float
+        ``confidence``: the simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
+    kind : str
+        ``kind``: which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
+    quantile : float
+        ``quantile``: kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
+    method : str
+        ``method``: the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
+    max_k : int or None
+        ``max_k``: draw budgets k = 1..max_k (default: the largest sample size). In trials.
+    xscale : str
+        ``xscale``: the tuning curve's x axis (k): linear or log.
+        For ``kind="median"`` it is 0.5.
+
+    References
+    ----------
+    .. [1] N. Lourie, K. Cho and H. He, "Show your work with confidence: confidence bands for tuning curves",
+       2024.
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_bands
+    >>> config = parse_bands({"data": "scores.csv", "kind": "quantile", "quantile": 0.9})
+    >>> config.kind, config.quantile, config.confidence, config.method
+    ('quantile', 0.9, 0.8, 'ld_highest_density')
+    """
 
     data: DataConfig
     confidence: float
@@ -1143,7 +2109,56 @@ class BandsConfig:
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """``simstudy audit``: how trustworthy tuning-curve analyses are at a researcher's own sample size."""
+    """``simstudy audit``: how trustworthy tuning-curve analyses are at a researcher's own sample size.
+
+    What :func:`parse_audit` returns: a distribution (a reflected KDE on [low, high]) is fitted to all the
+    scores, and searches of ``sample_size`` scores simulated from it to measure the bands' coverage, the
+    bootstrap's and the bias, SD and MSE of the expected-maximum estimators U, V and W.
+
+    Parameters
+    ----------
+    data : DataConfig
+        All the scores (the KDE is fitted to all of them; ``data.sample_size`` is None), with finite
+        ``low`` and ``high``.
+    sample_size : int or None
+        ``sample_size``: the number of scores n to audit, in runs; None: the number of scores.
+    model : str or None
+        ``model``: the one model audited; None when the data hold one model.
+    bandwidth : float or None
+        ``bandwidth``: the kernel SD of the fit, in score units (default: chosen by bw_method).
+    bw_factor : float or None
+        ``bw_factor``: or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
+    bw_of : str
+        ``bw_of``: which SD bw_factor multiplies: reflected (the data with its reflections) or data.
+    bw_method : str
+        ``bw_method``: how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved
+        Sheather-Jones, for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
+    confidence : float
+        ``confidence``: the simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
+    method : str
+        ``method``: the band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
+    target_k : int
+        ``target_k``: report how many scores bound the median tuning curve up to this budget. In trials.
+    rounds : int
+        ``rounds``: simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
+    bootstrap_rounds : int
+        ``bootstrap_rounds``: simulated searches for the bootstrap's coverage.
+    resamples : int
+        ``resamples``: bootstrap resamples per simulated search.
+    evp_reps : int
+        ``evp_reps``: simulated searches for the bias, SD and MSE of U, V and W.
+    seed : int
+        ``seed``: the random seed: the same seed gives the same numbers.
+    n_jobs : int
+        ``n_jobs``: worker processes (-1: every core).
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_audit
+    >>> config = parse_audit({"data": "scores.csv", "model": "lstm"})
+    >>> config.model, (config.data.low, config.data.high), config.rounds, config.bw_method
+    ('lstm', (0.0, 1.0), 1024, 'isj')
+    """
 
     data: DataConfig  # all the scores (the KDE is fitted to all of them)
     sample_size: int | None  # the n to audit (None: the number of scores)
@@ -1165,7 +2180,58 @@ class AuditConfig:
 
 @dataclass(frozen=True)
 class ExtrapolateConfig:
-    """``simstudy extrapolate``: the noisy quadratic law fitted to the tail of each model's scores, extrapolated."""
+    """``simstudy extrapolate``: the noisy quadratic law fitted to each model's tail of scores, extrapolated.
+
+    What :func:`parse_extrapolate` returns: the parametric tuning curve of Lourie, He & Cho (2025) fitted to
+    the scores above a threshold and extrapolated to budgets past n, with parametric bootstrap bands beside a
+    nonparametric band.
+
+    Parameters
+    ----------
+    data : DataConfig
+        Every score (``data.sample_size`` is None: the field below picks the scores fitted).
+    sample_size : int or None
+        ``sample_size``: fit the first n scores of each model (in runs); the rest are held out to check the
+        extrapolation against; None: fit all.
+    threshold : float or None
+        ``threshold``: the censored share of the lowest scores, in [0, 1); 0.5 unless ``threshold_score`` is
+        given (then None).
+    threshold_score : float or None
+        ``threshold_score``: instead of threshold: censor the scores at or below this score, e.g. 0.85. In score
+        units.
+    c : tuple of int or None
+        ``c``: the effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g.
+        c=[1,2,3] (default: 1..10).
+    n_boot : int
+        ``n_boot``: parametric bootstrap replicates for the intervals and bands (each a fit of n simulated
+        scores: the slow part).
+    level : float
+        ``level``: the coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A
+        probability in (0, 1).
+    method : str
+        ``method``: the nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
+    k_max : int or None
+        ``k_max``: the largest budget k extrapolated to (default: 100 n). In trials.
+    mean : bool
+        ``mean``: also the mean tuning curve and its band (false: the median only, about twice as fast for small
+        n).
+    seed : int
+        ``seed``: the random seed of the bootstrap: the same seed gives the same numbers.
+    n_jobs : int
+        ``n_jobs``: worker processes (-1: every core); never changes a number.
+
+    References
+    ----------
+    .. [1] N. Lourie, H. He and K. Cho, "Hyperparameter loss surfaces are simple near their optima", COLM 2025
+       (arXiv:2510.02721).
+
+    Examples
+    --------
+    >>> from simstudy.config import parse_extrapolate
+    >>> config = parse_extrapolate({"data": "scores.csv", "threshold_score": 0.85})
+    >>> config.threshold, config.threshold_score, config.n_boot, config.level
+    (None, 0.85, 200, 0.95)
+    """
 
     data: DataConfig  # every score (sample_size moves to the field below)
     sample_size: int | None  # fit the first n scores (None: all); the rest are held out
@@ -1236,14 +2302,16 @@ def parse_curve(cfg: Mapping) -> CurveConfig:
     Returns
     -------
     CurveConfig
+        The data (cross-checked: ``model`` against ``models``, ``low`` below ``high``, ``sample_seed`` only
+        with ``sample_size``) and the curve's settings.
 
     Raises
     ------
     ConfigError
         One line naming the first invalid key and its value.
 
-    Example
-    -------
+    Examples
+    --------
     >>> parse_curve({"data": "reuters_hedwig", "models": "lstm", "target": 0.4}).data.models
     ('lstm',)
     >>> parse_curve({"data": "runs.csv", "estimatr": "u"})
@@ -1283,8 +2351,8 @@ def parse_bands(cfg: Mapping) -> BandsConfig:
         One line naming the first invalid key and its value; ``kind=mean`` without finite ``low`` and ``high``;
         a ``max_k`` whose bands would not fit in memory (:func:`check_memory`).
 
-    Example
-    -------
+    Examples
+    --------
     >>> parse_bands({"data": "scores.csv", "low": 0, "high": 1, "kind": "mean"}).confidence
     0.8
     >>> parse_bands({"data": "scores.csv", "confidence": 1.5})
@@ -1333,8 +2401,8 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
         One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
         ``bandwidth`` whose reflected kernels would not fit in memory (:func:`check_memory`).
 
-    Example
-    -------
+    Examples
+    --------
     >>> opts = parse_audit({"data": "scores.csv", "sample_size": 20})
     >>> opts.sample_size, opts.data.sample_size, (opts.data.low, opts.data.high)
     (20, None, (0.0, 1.0))
@@ -1406,8 +2474,8 @@ def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
         One line naming the first invalid key and its value; ``threshold`` and ``threshold_score`` both given;
         ``n_jobs=0``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> parse_extrapolate({"data": "scores.csv"}).threshold
     0.5
     >>> parse_extrapolate({"data": "scores.csv", "threshold": 1.0})

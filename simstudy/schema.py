@@ -65,13 +65,56 @@ Check = Callable[[str, Any], Any]
 
 
 class ConfigError(ValueError):
-    """An invalid configuration value; the message names the key and the value."""
+    """An invalid configuration value; the message names the key and the value.
+
+    Raised by every check of this module, by :func:`parse` and by :func:`simstudy.config.parse` and the data
+    commands' parsers, before any compute, with one line the command prints as it exits with status 2. A
+    :class:`ValueError`. :mod:`simstudy.config` and :mod:`simstudy.api` re-export it.
+
+    Examples
+    --------
+    >>> from simstudy.schema import ConfigError, integer
+    >>> integer(minimum=1)("budget.B", 0)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: budget.B must be an integer >= 1, got 0
+    >>> issubclass(ConfigError, ValueError)
+    True
+    """
 
 
 def option(default: Any, doc: str, check: Check | None = None) -> Any:
-    """A schema field: its ``default`` (immutable: a tuple, not a list), its help ``doc`` and its ``check``.
+    """A schema field: its ``default``, its help ``doc`` and its ``check``.
 
-    ``check(key, value)`` returns the typed value or raises :class:`ConfigError`; ``None`` accepts anything.
+    Use it as the default of a field of a frozen dataclass (the schema); :func:`parse` runs the check on each
+    value, :func:`defaults` and :func:`docs` read the default and the help back.
+
+    Parameters
+    ----------
+    default : Any
+        The setting's value when the config does not give it; immutable (a tuple, not a list), since the
+        dataclass shares it between instances. :data:`simstudy.config.REQUIRED` (``"???"``) marks a key the
+        user must give.
+    doc : str
+        The help text of ``--help``: what the setting means, in a phrase (units and an example value help).
+    check : callable or None, default None
+        ``check(key, value)`` returns the typed value or raises :class:`ConfigError` (one of the factories
+        below, e.g. ``integer(minimum=1)``); ``None`` accepts any value unchanged.
+
+    Returns
+    -------
+    dataclasses.Field
+        A field whose ``metadata`` holds ``"doc"`` and ``"check"``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass, fields
+    >>> from simstudy.schema import integer, option
+    >>> @dataclass(frozen=True)
+    ... class Opts:
+    ...     reps: int = option(1000, "simulated searches per cell", integer(minimum=2))
+    >>> Opts().reps, fields(Opts)[0].metadata["doc"]
+    (1000, 'simulated searches per cell')
     """
     return dataclasses.field(default=default, metadata={"doc": doc, "check": check})
 
@@ -81,7 +124,35 @@ def _is_number(value: Any) -> bool:
 
 
 def integer(*, minimum: int | None = None) -> Check:
-    """An integer (a bool is not one), at least ``minimum`` if given."""
+    """A check that accepts an integer (a bool is not one), at least ``minimum`` if given.
+
+    Parameters
+    ----------
+    minimum : int or None, keyword-only, default None
+        The smallest value accepted; None: no lower bound.
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the ``int`` unchanged.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if the value is not an int (a float such as 2.0 or a
+        bool is refused) or is below ``minimum``; the one-line message names the key and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import integer
+    >>> integer(minimum=1)("study.reps", 5)
+    5
+    >>> integer(minimum=1)("study.reps", True)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.reps must be an integer, got True
+    """
 
     def check(key: str, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -96,8 +167,44 @@ def integer(*, minimum: int | None = None) -> Check:
 def number(
     *, minimum: float | None = None, maximum: float | None = None, positive: bool = False, what: str | None = None
 ) -> Check:
-    """A finite-or-infinite number (not NaN, not a bool) in ``[minimum, maximum]``; ``positive``: > 0 and finite.
-    ``what`` replaces the message's description of the range, e.g. "a number in [0, 1]"."""
+    """A check that accepts a number (int or float; infinities allowed, NaN and bools not) in a range.
+
+    Parameters
+    ----------
+    minimum : float or None, keyword-only, default None
+        The smallest value accepted (inclusive); None: no lower bound.
+    maximum : float or None, keyword-only, default None
+        The largest value accepted (inclusive); None: no upper bound.
+    positive : bool, keyword-only, default False
+        If true, also require the value to be finite and > 0.
+    what : str or None, keyword-only, default None
+        Replaces the message's description of what is accepted, e.g. ``"a number in [0, 1]"``; None: built
+        from the bounds (``"a number >= 0 <= 1"``) or ``"a positive number"``.
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the value as a
+        ``float``.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if the value is not a number, is NaN or a bool, lies
+        outside ``[minimum, maximum]``, or (with ``positive``) is not finite and > 0; the one-line message names
+        the key and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import number
+    >>> number(minimum=0, maximum=1)("runner.max_failure_fraction", 1)
+    1.0
+    >>> number(positive=True)("scale", 0)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: scale must be a positive number, got 0
+    """
 
     def check(key: str, value: Any) -> float:
         ok = _is_number(value) and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
@@ -118,7 +225,31 @@ def number(
 
 
 def level() -> Check:
-    """A number strictly between 0 and 1 (a confidence, a quantile)."""
+    """A check that accepts a number strictly between 0 and 1: a confidence level, a quantile, a probability.
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the value as a
+        ``float`` in (0, 1).
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if the value is not a number (or is a bool or NaN) or
+        is not strictly between 0 and 1; the one-line message names the key and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import level
+    >>> level()("confidence", 0.8)
+    0.8
+    >>> level()("confidence", 1)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: confidence must be a number strictly between 0 and 1, got 1
+    """
 
     def check(key: str, value: Any) -> float:
         if not _is_number(value) or not 0 < value < 1:
@@ -129,7 +260,30 @@ def level() -> Check:
 
 
 def boolean() -> Check:
-    """True or false (not 0/1, not a string)."""
+    """A check that accepts true or false (a bool: not 0 or 1, not a string such as ``"yes"``).
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the ``bool`` unchanged.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if the value is not a bool; the one-line message
+        names the key and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import boolean
+    >>> boolean()("compare", True)
+    True
+    >>> boolean()("compare", 1)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: compare must be true or false, got 1
+    """
 
     def check(key: str, value: Any) -> bool:
         if not isinstance(value, bool):
@@ -140,7 +294,36 @@ def boolean() -> Check:
 
 
 def choice(valid: Iterable[str] | Callable[[], Iterable[str]]) -> Check:
-    """One of ``valid`` (or of what the callable ``valid()`` lists when the check runs: a registry)."""
+    """A check that accepts one of the listed strings.
+
+    Parameters
+    ----------
+    valid : iterable of str, or callable returning an iterable of str
+        The accepted values, in the order the message lists them; a callable is called each time the check
+        runs (a registry whose entries plug-ins may add, or a module imported only then).
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the value unchanged.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if the value is not one of ``valid``; the one-line
+        message names the key and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import choice
+    >>> choice(("log", "linear"))("xscale", "log")
+    'log'
+    >>> choice(("log", "linear"))("xscale", "ln")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: xscale must be one of log, linear, got 'ln'
+    """
 
     def check(key: str, value: Any) -> str:
         names = tuple(valid() if callable(valid) else valid)
@@ -152,7 +335,30 @@ def choice(valid: Iterable[str] | Callable[[], Iterable[str]]) -> Check:
 
 
 def text() -> Check:
-    """A non-empty string."""
+    """A check that accepts a non-empty string.
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns the ``str`` unchanged.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if the value is not a string or is empty; the
+        one-line message names the key and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import text
+    >>> text()("time_unit", "hours")
+    'hours'
+    >>> text()("time_unit", "")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: time_unit must be a non-empty string, got ''
+    """
 
     def check(key: str, value: Any) -> str:
         if not isinstance(value, str) or not value:
@@ -165,8 +371,46 @@ def text() -> Check:
 def listed(
     item: Check, *, minimum: int = 1, what: str = "at least one value", unique: bool = True, sort: bool = True
 ) -> Check:
-    """A list of values, each checked by ``item`` (a scalar counts as a list of one), with at least ``minimum``
-    of them (``what`` completes "must list ..."). ``unique`` drops repeats (first kept); ``sort`` sorts."""
+    """A check that accepts a list of values, each checked by ``item``; a scalar counts as a list of one.
+
+    Parameters
+    ----------
+    item : callable
+        The check of each entry, ``item(key, value)``, e.g. ``integer(minimum=1)``.
+    minimum : int, keyword-only, default 1
+        The fewest entries accepted (counted before and, with ``unique``, after dropping repeats).
+    what : str, keyword-only, default "at least one value"
+        Completes the message's "must list ...", e.g. ``"at least one n"``.
+    unique : bool, keyword-only, default True
+        Drop repeated entries (after their check), keeping the first.
+    sort : bool, keyword-only, default True
+        Sort the entries.
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns a ``tuple`` of the
+        checked entries.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if fewer than ``minimum`` entries are given, or
+        remain distinct; or the message of ``item`` for the first invalid entry; the one-line message names the
+        key and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import integer, listed
+    >>> ns = listed(integer(minimum=1), what="at least one n")
+    >>> ns("study.ns", [16, 4, 4, 1]), ns("study.ns", 4)
+    ((1, 4, 16), (4,))
+    >>> ns("study.ns", [])
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.ns must list at least one n, got []
+    """
 
     def check(key: str, value: Any) -> tuple:
         values = list(value) if isinstance(value, (list, tuple)) else [value]
@@ -183,7 +427,33 @@ def listed(
 
 
 def optional(inner: Check) -> Check:
-    """``null`` (``None``), or a value ``inner`` accepts."""
+    """A check that accepts ``null`` (``None``) or a value ``inner`` accepts.
+
+    Parameters
+    ----------
+    inner : callable
+        The check of a value that is not None, e.g. ``integer(minimum=1)``.
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"study.reps"``), ``value`` the raw value from YAML or the command line; it returns None for None, else
+        what ``inner`` returns.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check through ``inner``, for a value that is not None and that ``inner``
+        refuses.
+
+    Examples
+    --------
+    >>> from simstudy.schema import integer, optional
+    >>> max_k = optional(integer(minimum=1))
+    >>> max_k("max_k", None), max_k("max_k", 10)
+    (None, 10)
+    """
 
     def check(key: str, value: Any) -> Any:
         return None if value is None else inner(key, value)
@@ -203,25 +473,43 @@ def parse(schema: type, values: Mapping, prefix: str = "", *, ignore: Iterable[s
 
     Parameters
     ----------
-    schema : dataclass type
-        Fields made by :func:`option`.
+    schema : type
+        A dataclass whose fields are made by :func:`option` (a field without a check takes any value).
     values : Mapping
         Raw values by field name (from YAML and the command line).
-    prefix : str
+    prefix : str, default ""
         Prepended to a key in messages, e.g. ``"study."``.
-    ignore : iterable of str
+    ignore : iterable of str, keyword-only, default ()
         Keys of ``values`` that belong to someone else (not refused, not read).
-    what : str
-        Names the setting's owner in the unknown-key message, e.g. "the band_coverage study".
+    what : str, keyword-only, default ""
+        Names the setting's owner in the unknown-key message, e.g. ``"the band_coverage study"``.
 
     Returns
     -------
-    instance of ``schema``
+    object
+        An instance of ``schema``, every field checked (its typed value) or defaulted.
 
     Raises
     ------
     ConfigError
-        ``{prefix}{key} is not a setting of {what} (settings: ...)`` or the field check's message.
+        ``{prefix}{key} is not a setting of {what} (settings: ...)`` for an unknown key, or the field check's
+        message for an invalid value.
+    TypeError
+        If ``schema`` is not a dataclass.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy.schema import integer, option, parse
+    >>> @dataclass(frozen=True)
+    ... class Opts:
+    ...     reps: int = option(1000, "simulated searches per cell", integer(minimum=2))
+    >>> parse(Opts, {"reps": 50}, "study.")
+    Opts(reps=50)
+    >>> parse(Opts, {"rep": 50}, "study.", what="the toy study")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.rep is not a setting of the toy study (settings: reps)
     """
     fields = _fields(schema)
     names = [f.name for f in fields]
@@ -245,10 +533,56 @@ def _plain(value: Any) -> Any:
 
 
 def defaults(schema: type) -> dict:
-    """The schema's defaults as plain YAML values (tuples as lists), by field name, in declaration order."""
+    """The schema's defaults as plain YAML values (tuples as lists), by field name, in declaration order.
+
+    Parameters
+    ----------
+    schema : type
+        A dataclass whose fields are made by :func:`option`.
+
+    Returns
+    -------
+    dict
+        Field name to default, tuples (nested ones too) turned into lists, as Hydra stores them.
+
+    Raises
+    ------
+    TypeError
+        If ``schema`` is not a dataclass.
+
+    Examples
+    --------
+    >>> from simstudy.config import StudyOptions
+    >>> from simstudy.schema import defaults
+    >>> defaults(StudyOptions)
+    {'reps': 1000, 'chunk_reps': 1000, 'save_replicates': False}
+    """
     return {f.name: _plain(f.default) for f in _fields(schema)}
 
 
 def docs(schema: type) -> dict[str, tuple[str, Any]]:
-    """Each field's ``(doc, default)``, by name, in declaration order (for ``--help``)."""
+    """Each field's ``(doc, default)``, by name, in declaration order (for ``--help``).
+
+    Parameters
+    ----------
+    schema : type
+        A dataclass whose fields are made by :func:`option`.
+
+    Returns
+    -------
+    dict of str to tuple of (str, Any)
+        Field name to its help text (``""`` if it has none) and its default as a plain YAML value.
+
+    Raises
+    ------
+    TypeError
+        If ``schema`` is not a dataclass.
+
+    Examples
+    --------
+    >>> from simstudy.config import StudyOptions
+    >>> from simstudy.schema import docs
+    >>> docs(StudyOptions)["reps"]
+    ('simulated searches per cell (more: a smaller Monte Carlo error)', 1000)
+    """
     return {f.name: (f.metadata.get("doc", ""), _plain(f.default)) for f in _fields(schema)}

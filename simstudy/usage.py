@@ -156,8 +156,38 @@ def _studies() -> list[str]:
 
 
 def study_help(kind: str) -> str:
-    """The text of ``simstudy study=KIND --help``: what the study does and each of its options, explained, with
-    its default -- generated from the study's schema (:mod:`simstudy.schema`), so it cannot drift from it."""
+    """The text of ``simstudy study=KIND --help``: what the study does and each of its options, explained.
+
+    Generated from the study's registered schema (:attr:`simstudy.registry.Study.options`, made with
+    :mod:`simstudy.schema`), so it cannot drift from it: each option as ``study.KEY``, its field's help text
+    and its default as typed on the command line (YAML: ``null``, ``true``, ``[6, 48]``); then whether the
+    study needs continuous distributions and whether it takes plug-in estimators.
+
+    Parameters
+    ----------
+    kind : str
+        A registered study kind (:func:`simstudy.registry.study_kinds`), e.g. ``"evp_accuracy"``.
+
+    Returns
+    -------
+    str
+        The help text, one option per entry, wrapped at 100 characters.
+
+    Raises
+    ------
+    KeyError
+        If ``kind`` is not a registered study kind (raised by :func:`simstudy.registry.study`).
+
+    Examples
+    --------
+    >>> from simstudy.usage import study_help
+    >>> text = study_help("evp_accuracy")
+    >>> print(text.splitlines()[0])
+    study evp_accuracy: bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1).
+    >>> print("\\n".join(line for line in text.splitlines() if "study.reps" in line or "[default: 10000]" in line))
+      study.reps                simulated searches per cell (more: a smaller Monte Carlo error)
+                                [default: 10000]
+    """
     from . import registry, schema
 
     spec = registry.study(kind)
@@ -182,7 +212,40 @@ def study_help(kind: str) -> str:
 
 
 def main_help(config_dir: Path) -> str:
-    """The text of ``simstudy --help``: the subcommands, the study command and its main keys."""
+    """The text of ``simstudy --help``: the subcommands, the study command and its main keys.
+
+    Lists the commands (:data:`COMMANDS`), the study command's main keys, the presets and distribution options
+    found in ``config_dir``, the registered study kinds with their summaries, and a few example command lines.
+
+    Parameters
+    ----------
+    config_dir : pathlib.Path
+        The Hydra config directory (``configs/`` at the top of a source tree, ``simstudy/configs`` in a
+        wheel); the preset and distribution names listed are the stems of the ``*.yaml`` files in its
+        ``experiment/`` and ``distribution/`` subdirectories.
+
+    Returns
+    -------
+    str
+        The help text, in lines of about 100 characters.
+
+    Examples
+    --------
+    A config directory with one preset and one distribution option:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from simstudy.usage import main_help
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     for group, name in [("experiment", "my_preset"), ("distribution", "truncnorm")]:
+    ...         (Path(tmp) / group).mkdir()
+    ...         (Path(tmp) / group / f"{name}.yaml").touch()
+    ...     text = main_help(Path(tmp))
+    >>> print(text.splitlines()[0])
+    simstudy: Monte Carlo simulation studies for the statistics of hyperparameter tuning.
+    >>> [line for line in text.splitlines() if line.startswith(("Experiments:", "Distributions:"))]
+    ['Experiments: my_preset', 'Distributions: truncnorm']
+    """
     lines = [
         "simstudy: Monte Carlo simulation studies for the statistics of hyperparameter tuning.",
         "",
@@ -221,17 +284,31 @@ def command_help(command: str) -> str:
     Parameters
     ----------
     command : str
-        One of :data:`COMMANDS`.
+        One of the keys of :data:`COMMANDS` (``"curve"``, ``"bands"``, ``"audit"``, ``"extrapolate"``,
+        ``"reproduce"``, ``"collect"``, ``"replay"``).
 
     Returns
     -------
     str
-        The help text, lines of at most 100 characters.
+        The help text: usage, example command lines and what the command writes (not wrapped), then each key
+        and its explanation, wrapped at 100 characters; a data command's keys end in ``[required]`` or
+        ``[default: VALUE]``.
 
-    Example
-    -------
+    Raises
+    ------
+    KeyError
+        If ``command`` is not one of :data:`COMMANDS`.
+
+    Examples
+    --------
     >>> print(command_help("curve").splitlines()[0])
     simstudy curve: expected best score against tuning budget (EVP curves, +/- 1 SD) of your own results.
+    >>> text = command_help("curve")
+    >>> print("\\n".join(text.splitlines()[9:13]))  # the first key, required
+    Keys:
+      data                  a CSV/TSV (one score column, or model and score columns; header optional for
+                            one column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig,
+                            deberta_mnli, tdsa_fiesta [required]
     """
     from . import config, schema
 
