@@ -292,7 +292,7 @@ class ChunkStore:
         header = _canonical(_identity(self.fingerprint, cell, chunk, reps, arrays))
         with atomic_path(self.path(cell, chunk, reps)) as tmp:
             with open(tmp, "wb") as fh:
-                np.savez(fh, **arrays)
+                np.savez(fh, **arrays)  # type: ignore[arg-type]  # the stub fears a key "allow_pickle"; none is
             with zipfile.ZipFile(tmp, "a") as zf:
                 zf.comment = _CHUNK_TAG + header + _SHA_TAG + _digest(arrays, header).encode()
 
@@ -364,7 +364,7 @@ def _git_revision() -> str | None:
 
 def environment() -> dict[str, Any]:
     """Versions of Python, the platform, simstudy's dependencies and the git revision, for run metadata."""
-    packages = {}
+    packages: dict[str, str | None] = {}
     for name in (
         "simstudy",
         "numpy",
@@ -537,7 +537,7 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
                     age = time.time() - lock.stat().st_mtime
                 except FileNotFoundError:
                     continue
-                alive = age < _UNREADABLE_LOCK_SECONDS
+                alive: bool | None = age < _UNREADABLE_LOCK_SECONDS
             else:
                 alive = _alive(held)
             if alive is not False:
@@ -578,6 +578,8 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
 
 class RunDirClaim:
     """A run directory claimed by this process: see :func:`claim_run_dir`. :meth:`release` gives it up."""
+
+    lock: Path | None  # None once released
 
     def __init__(self, path: Path, lock: Path, marker_written: bool, removed: tuple[Path, ...]):
         self.path, self.lock, self.marker_written, self.removed = path, lock, marker_written, removed
@@ -689,7 +691,7 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     return RunDirClaim(path, lock, written, removed)
 
 
-def remove_stray_temporaries(path: str | os.PathLike) -> tuple[Path, ...]:
+def remove_stray_temporaries(path: str | os.PathLike[str]) -> tuple[Path, ...]:
     """Remove the temporary files of :func:`atomic_path` under ``path`` (an interrupted write's); only while
     holding the directory, when no other process can be writing one. Returns what was removed."""
     removed = []
