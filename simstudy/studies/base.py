@@ -73,7 +73,7 @@ class StudyResult:
 class ChunkedRun:
     """The chunks of a run, on disk, with the runner's report."""
 
-    store: io.ChunkStore
+    store: io.ChunkStore | None  # None: an exact study, without chunks
     tasks_by_cell: dict[str, list[Task]]
     report: RunReport
     fingerprint: str
@@ -94,6 +94,7 @@ class ChunkedRun:
     def chunks(self, cell: str) -> Iterator[tuple[Task, dict[str, np.ndarray]]]:
         """A cell's chunk results, in chunk order."""
         for task in self.tasks_by_cell[cell]:
+            assert self.store is not None  # a run with chunks has their store
             yield task, self.store.read(task.cell, task.chunk, task.reps)
 
     def total(self, cell: str, name: str) -> np.ndarray:
@@ -101,6 +102,7 @@ class ChunkedRun:
         total = None
         for _, arrays in self.chunks(cell):
             total = arrays[name] if total is None else total + arrays[name]
+        assert total is not None  # every cell has a chunk (reps >= 1)
         return total
 
     def stacked(self, cell: str, name: str) -> np.ndarray:
