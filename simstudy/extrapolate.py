@@ -44,7 +44,7 @@ import pandas as pd
 from . import bands, io
 from .distributions import InvalidParameter
 from .parametric_fit import FIT_VERSION, MIN_TAIL, FitResult, Threshold, _curves, bootstrap_chunk, fit
-from .runner import Task, chunk_tasks, run_tasks, stable_hash, task_seed
+from .runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ class Extrapolation:
     curves: pd.DataFrame
     fits: pd.DataFrame
     simulation: pd.DataFrame
-    report: object
+    report: RunReport
 
 
 def budgets(n: int, k_max: int, extra=()) -> np.ndarray:
