@@ -1036,7 +1036,8 @@ def leader_summary(k, leaders, what: str) -> str:
     k, leaders = np.asarray(k), np.asarray(leaders, dtype=object)
     keep = leaders != ""
     k, leaders = k[keep], leaders[keep]
-    parts, start = [], 0
+    parts: list[str] = []
+    start = 0
     for i in range(1, len(k) + 1):
         if i == len(k) or leaders[i] != leaders[start]:
             where = f"{k[start]:g}" if i - 1 == start else f"{k[start]:g}..{k[i - 1]:g}"

@@ -353,7 +353,7 @@ def _write_entry(path: Path, ld: LDIntervals) -> None:
     header = _canonical(_entry_header(ld.n, ld.confidence, ld.kind, ld.pointwise))
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+            np.savez(fh, **arrays)  # type: ignore[arg-type]  # the stub fears a key "allow_pickle"; none is
         with zipfile.ZipFile(tmp, "a") as zf:
             zf.comment = _CACHE_TAG + header + _SHA_TAG + _digest(arrays, header).encode()
 

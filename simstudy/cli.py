@@ -24,6 +24,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any, NoReturn
 
 import hydra
 import numpy as np
@@ -156,7 +157,7 @@ class _Refused(SystemExit):
 _API_MODE = contextvars.ContextVar("simstudy_api_mode", default=False)
 
 
-def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> None:
+def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> NoReturn:
     """Report bad input in one line and exit, removing the run directory if this run only created it."""
     if out_dir is not None:
         _remove_if_empty(out_dir)
@@ -177,9 +178,9 @@ def _one_line(exc: Exception) -> str:
     if isinstance(exc, MissingMandatoryValue):
         return f"{exc.full_key} is required: set it with {exc.full_key}=..."
     lines = [line.strip() for line in str(exc).split("Config search path")[0].splitlines() if line.strip()]
-    if getattr(exc, "missing_cfg_file", None):  # an unknown config option: say which ones exist
+    if missing := getattr(exc, "missing_cfg_file", None):  # an unknown config option: say which ones exist
         message = lines[0].removeprefix("In 'config': ").rstrip(".")
-        group = Path(_config_dir()) / exc.missing_cfg_file.rsplit("/", 1)[0]
+        group = Path(_config_dir()) / missing.rsplit("/", 1)[0]
         options = getattr(exc, "options", None) or sorted(p.stem for p in group.glob("*.yaml"))
         return f"{message}; available options: {', '.join(options)}"
     return " ".join(line for line in lines if not line.startswith(("full_key:", "object_type=")))
@@ -267,8 +268,8 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                 None,
             )
         key = override.get_key_element()
-        if key in ("hydra.run.dir", "hydra.sweep.dir") and isinstance(override.value(), str):
-            _check_dir_override(key, override.value())
+        if key in ("hydra.run.dir", "hydra.sweep.dir") and isinstance(directory := override.value(), str):
+            _check_dir_override(key, directory)
         if not override.is_sweep_override():
             composed.append(arg)
         elif not multirun and _API_MODE.get():
@@ -315,7 +316,7 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                     "extrapolate": parse_extrapolate,
                 }
                 try:
-                    validate[config_name](resolved)
+                    validate[config_name](resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
                 except ConfigError as exc:
                     _fail(str(exc), None)
 
@@ -415,7 +416,7 @@ def _terminate_as_interrupt():
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
-def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path):
+def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
     """Resolve the config and validate it with ``parser``; bad input exits in one line (status 2)."""
     from .datasets import DataError
 
@@ -436,7 +437,7 @@ def _run_study(cfg: DictConfig, out_dir: Path):
     if "design" in cfg:
         return _run_design(cfg, out_dir)
     config = _parse_or_fail(parse, cfg, out_dir)
-    _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)
+    _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)  # type: ignore[arg-type]  # of a DictConfig: a dict
     log.info("study %s -> %s", config.study.name, out_dir)
     with _config_written(cfg, out_dir):
         return _run_and_report(config, out_dir)
@@ -463,7 +464,7 @@ def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict
     base = {k: v for k, v in resolved.items() if k != "design"}
     for key, values in design.items():
         *parents, leaf = str(key).split(".")
-        node = base
+        node: Any = base  # a config value: a mapping, or anything else on a wrong key
         for part in parents:
             node = node.get(part) if isinstance(node, dict) else None
         if key == "design" or not isinstance(node, dict) or leaf not in node:
@@ -596,7 +597,7 @@ def _with_study_defaults(old: dict) -> dict:
     before a study option existed (or was listed) still matches the same run now."""
     from . import registry, schema
 
-    study = old.get("study")
+    study: Any = old.get("study")  # as stored: a mapping, or anything (a TypeError below)
     try:
         options = registry.study(study["kind"]).options
     except (KeyError, TypeError):
@@ -1200,7 +1201,7 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     sweeper = str(OmegaConf.select(h, "sweeper._target_", default=""))
     if not sweeper.endswith("BasicSweeper"):
         raise _NoPlan(f"its sweeper is {sweeper or 'not named'} (only the basic sweeper's jobs are listed)")
-    subdir = OmegaConf.to_container(h.sweep, resolve=False).get("subdir")
+    subdir = OmegaConf.to_container(h.sweep, resolve=False).get("subdir")  # type: ignore[union-attr]  # of a DictConfig: a dict
     if subdir != _SWEEP_SUBDIR:
         raise _NoPlan(f"hydra.sweep.subdir={subdir} is not simstudy's {_SWEEP_SUBDIR}")
     params = OmegaConf.select(h, "sweeper.params", default=None) or {}
@@ -1217,7 +1218,7 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
         return o.get_key_element().lstrip("+~")
 
     swept = [column(o) for o in overrides if o.is_sweep_override() and o.key_or_group not in exclude]
-    jobs = {}
+    jobs: dict[str, Job] = {}
     for batch in batches:
         job = parser.parse_overrides(batch)
         name = _dirname(get_overrides_dirname(job, exclude, named.item_sep, named.kv_sep))
@@ -1277,7 +1278,7 @@ def _unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:
 try:
     from hydra.experimental.callback import Callback as _Callback
 except ImportError:  # pragma: no cover -- Hydra < 1.1 has no callbacks
-    _Callback = object
+    _Callback = object  # type: ignore[misc, assignment]  # the fallback base class mypy cannot follow
 
 
 class SweepCallback(_Callback):
@@ -1313,7 +1314,7 @@ def _collect_sweep(sweep_dir: Path) -> None:
     _setup_logging()
     try:
         if stored.is_file():
-            swept, jobs = _sweep_plan(OmegaConf.load(stored))
+            swept, jobs = _sweep_plan(OmegaConf.load(stored))  # type: ignore[arg-type]  # a list fails inside: unreadable
         else:
             from .sweeps import Job
 

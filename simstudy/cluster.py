@@ -10,6 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # dask is optional: the name is for the annotation only
+    import distributed
 
 __all__ = ["dask_client", "local_workers", "ClusterUnavailable"]
 
@@ -57,7 +61,7 @@ def local_workers(n_jobs: int) -> int:
 
 
 @contextlib.contextmanager
-def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> Iterator[distributed.Client]:  # noqa: F821
+def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> Iterator[distributed.Client]:
     """A dask.distributed client for one run, closed (with any cluster it started) on exit.
 
     dask is imported only when the context is entered, so calling this function never needs the optional

@@ -694,9 +694,10 @@ def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> Distributi
             f"{prefix}.params must be a mapping of parameters (e.g. '{prefix}.params={{a: 5, b: 2}}'), got {params!r}"
         )
     try:
-        dist = distributions.ScipyDistribution(d.get("name"), params)
+        dist = distributions.ScipyDistribution(d.get("name"), params)  # type: ignore[arg-type]  # checked there
     except distributions.InvalidParameter as exc:
         raise ConfigError(f"{prefix}.{exc}") from None
+    assert dist.name is not None  # __post_init__ sets it (to dist by default)
     return DistributionConfig(name or dist.name, "scipy", (("dist", dist.dist), ("params", dist.params)))
 
 
@@ -705,7 +706,7 @@ def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConf
 
     if "_target_" in d:
         return _target_distribution(d, prefix, name)
-    registered = plugins.registered_distribution(d.get("kind"))
+    registered = plugins.registered_distribution(d.get("kind"))  # type: ignore[arg-type]  # None: not registered
     if registered is not None:  # a kind a plug-in registered: its class, as if named by _target_
         return _target_distribution(
             {**{k: v for k, v in d.items() if k != "kind"}, "_target_": registered}, prefix, name
@@ -820,7 +821,7 @@ def _estimators(d: Any) -> tuple[EstimatorConfig, ...]:
                 )
             out.append(_plugin_estimator(name, spec, spec["_target_"], spec.get("per_sample", False)))
             continue
-        registered = plugins.registered_estimator(spec.get("method"))
+        registered = plugins.registered_estimator(spec.get("method"))  # type: ignore[arg-type]  # None: not registered
         if registered is not None:
             out.append(_plugin_estimator(name, spec, registered[0], spec.get("per_sample", registered[1])))
             continue

@@ -18,7 +18,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -335,7 +335,7 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
     delimiter = _delimiter(lines, suffix)
     if delimiter not in text and '"' not in text:
         # one unquoted column: its lines are its fields; no list per row makes a million rows load 5x faster
-        numbers = [i + 1 for i, line in enumerate(lines) if line.strip()]
+        numbers: Sequence[int] = [i + 1 for i, line in enumerate(lines) if line.strip()]
         fields = [lines[i - 1] for i in numbers]
         headerless = _looks_like_score(fields[0].strip())
         header = ["score" if headerless else fields[0].strip()]
@@ -351,7 +351,7 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
         )
     reader = csv.reader(lines, delimiter=delimiter)
     try:
-        rows = list(reader)
+        rows: Sequence[Sequence[str]] = list(reader)
         if reader.line_num == len(rows):  # one row per line: row i is on line i + 1
             numbers = range(1, len(rows) + 1)
         else:  # a quoted field spans lines: read again, noting each row's line
@@ -481,6 +481,7 @@ def _numeric_columns(table: _Table) -> tuple[list[str], list[str]]:
 def _columns_iv(table: _Table, score_column: str | None, model_column: str | None, name: str) -> tuple[str, str | None]:
     columns = table.columns
     listing = f"(columns: {', '.join(columns)})"
+    score: str | None
     if len(columns) == 1 and (score_column is None or table.headerless):
         score = columns[0]
     else:

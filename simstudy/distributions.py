@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -272,6 +273,10 @@ class _BoundedContinuous:
     @property
     def is_discrete(self) -> bool:
         return False
+
+    if TYPE_CHECKING:  # each subclass defines it
+
+        def cdf(self, x) -> np.ndarray: ...
 
     def cdf_left(self, x) -> np.ndarray:
         return self.cdf(x)
@@ -766,7 +771,7 @@ class KDEWithAtoms(_BoundedContinuous):
             return self.continuous.pdf(x)
         return self.continuous_share * self.continuous.pdf(x)
 
-    def _mixed(self, x, side: str) -> np.ndarray:
+    def _mixed(self, x, side: Literal["left", "right"]) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
         below = self._cum[np.searchsorted(self.atoms, x, side=side)]
         out = np.clip(below + self.continuous_share * self.continuous.cdf(x), 0.0, 1.0)
@@ -1177,6 +1182,7 @@ def _fit_scores(
     read = {k: v for k, v in options.items() if k in _READ_OPTIONS}
     if set(options) - set(read):
         raise InvalidParameter(sorted(set(options) - set(read))[0], "is not an option of a score file", None)
+    assert path is not None  # exactly one of dataset and path: dataset returned above
     by_model = datasets.read_scores(path, low=low, high=high, **read).scores
     model = model or next(iter(by_model))
     if model not in by_model:
@@ -1242,7 +1248,7 @@ from .parametric import NoisyQuadratic, Quadratic  # noqa: E402
 CONTINUOUS_KINDS = ("truncnorm", "kde", "kde_atoms", "scipy", "quadratic", "noisy_quadratic")
 
 #: Distribution kinds a config can name, with the builders the config's parameters are passed to.
-KINDS = {
+KINDS: dict[str, Callable[..., Any]] = {
     "truncnorm_bag": _seeded_truncnorm_bag,
     "truncnorm": TruncatedNormal,
     "bag": Bag,

@@ -36,14 +36,15 @@ import logging
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import bands, io
 from .distributions import InvalidParameter
-from .parametric_fit import FIT_VERSION, MIN_TAIL, Threshold, _curves, bootstrap_chunk, fit
-from .runner import Task, chunk_tasks, run_tasks, stable_hash, task_seed
+from .parametric_fit import FIT_VERSION, MIN_TAIL, FitResult, Threshold, _curves, bootstrap_chunk, fit
+from .runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +182,7 @@ class Analysis:
     """
 
     sample: Sample
-    fit: object  # FitResult
+    fit: FitResult
     cell: str
     ks: np.ndarray
 
@@ -219,7 +220,7 @@ class Extrapolation:
     curves: pd.DataFrame
     fits: pd.DataFrame
     simulation: pd.DataFrame
-    report: object
+    report: RunReport
 
 
 def budgets(n: int, k_max: int, extra=()) -> np.ndarray:
@@ -372,7 +373,7 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
                 f"starts there; give k_max >= {s.total} (or leave it out: 100 n)"
             )
         _tail_iv(s, opts, source)
-    constraints = {"c": list(opts.c)} if opts.c else {}
+    constraints: dict[str, Any] = {"c": list(opts.c)} if opts.c else {}
     if opts.data.high is not None:  # an accuracy cannot exceed its top: neither can b, the best score possible
         constraints["b"] = (None, float(opts.data.high))
     out = []
@@ -510,7 +511,7 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
             f"{f.where}: {f.error.splitlines()[0]}"
         )
     curves, fits, sims = [], [], []
-    by_model = {}
+    by_model: dict[str, list[Analysis]] = {}
     for a in analyses:
         by_model.setdefault(a.sample.model, []).append(a)
     for a in analyses:

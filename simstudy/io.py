@@ -573,7 +573,7 @@ class ChunkStore:
         header = _canonical(_identity(self.fingerprint, cell, chunk, reps, arrays))
         with atomic_path(self.path(cell, chunk, reps)) as tmp:
             with open(tmp, "wb") as fh:
-                np.savez(fh, **arrays)
+                np.savez(fh, **arrays)  # type: ignore[arg-type]  # the stub fears a key "allow_pickle"; none is
             with zipfile.ZipFile(tmp, "a") as zf:
                 zf.comment = _CHUNK_TAG + header + _SHA_TAG + _digest(arrays, header).encode()
 
@@ -660,7 +660,7 @@ def environment() -> dict[str, Any]:
     >>> sorted(env), sorted(env["packages"])[:3]
     (['git_revision', 'packages', 'platform', 'python'], ['hydra-core', 'joblib', 'matplotlib'])
     """
-    packages = {}
+    packages: dict[str, str | None] = {}
     for name in (
         "simstudy",
         "numpy",
@@ -869,7 +869,7 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
                     age = time.time() - lock.stat().st_mtime
                 except FileNotFoundError:
                     continue
-                alive = age < _UNREADABLE_LOCK_SECONDS
+                alive: bool | None = age < _UNREADABLE_LOCK_SECONDS
             else:
                 alive = _alive(held)
             if alive is not False:
@@ -936,6 +936,8 @@ class RunDirClaim:
     .simstudy-lock True ()
     None
     """
+
+    lock: Path | None  # None once released
 
     def __init__(self, path: Path, lock: Path, marker_written: bool, removed: tuple[Path, ...]):
         self.path, self.lock, self.marker_written, self.removed = path, lock, marker_written, removed
@@ -1053,7 +1055,7 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     return RunDirClaim(path, lock, written, removed)
 
 
-def remove_stray_temporaries(path: str | os.PathLike) -> tuple[Path, ...]:
+def remove_stray_temporaries(path: str | os.PathLike[str]) -> tuple[Path, ...]:
     """Remove the temporary files of :func:`atomic_path` under ``path`` (an interrupted write's).
 
     Call it only while holding the directory (:func:`claim_run_dir`, unsharded, does), when no other process

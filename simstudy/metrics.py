@@ -251,7 +251,7 @@ def performance(G: np.ndarray, truth: np.ndarray) -> Performance:
     }
 
     pairs = tuple((e, f) for f, e in combinations(range(E), 2))
-    paired = {k: ([], []) for k in ("bias", "variance", "mse")}
+    paired: dict[str, tuple] = {k: ([], []) for k in ("bias", "variance", "mse")}
     for e, f in pairs:
         le, lf, se_, sf = lin[e], lin[f], sq[e], sq[f]
         # bias: d_e - d_f

@@ -123,6 +123,7 @@ class Threshold:
         samples = np.atleast_2d(samples)
         if self.score is not None:
             return np.full(samples.shape[0], float(self.score))
+        assert self.quantile is not None  # exactly one of quantile and score (__post_init__)
         k = int(np.floor(float(self.quantile) * samples.shape[1]))
         if k == 0:
             return np.full(samples.shape[0], -np.inf)

@@ -56,7 +56,7 @@ def _method(method: str) -> str:
     return METHOD_LABELS.get(method, method)
 
 
-def _band(ax, frame: pd.DataFrame, x: str, label: str, color, *, low=None, high=None, **kwargs) -> None:
+def _band(ax, frame: pd.DataFrame, x: str, label: str | None, color, *, low=None, high=None, **kwargs) -> None:
     frame = frame.sort_values(x)
     lo = frame[low] if low else frame["estimate"] - _Z * frame["mcse"]
     hi = frame[high] if high else frame["estimate"] + _Z * frame["mcse"]
@@ -448,7 +448,7 @@ def evp_curves_figure(
         c = curves[curves["model"] == model].sort_values(x)
         ax.plot(c[x], c["expected_max"], color=palette[model], lw=1.8, label=model)
         ax.fill_between(c[x], c["band_low"], c["band_high"], color=palette[model], alpha=0.2, lw=0)
-    extra = [_shade("±1 SD (clipped to observed scores)", alpha=0.25)]
+    extra: list[Patch | Line2D] = [_shade("±1 SD (clipped to observed scores)", alpha=0.25)]
     if target is not None:
         ax.axhline(target, color="black", ls=":", lw=1)
         extra.append(
@@ -1677,7 +1677,7 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
         ("ci_low", "ci_high"): [_shade("95% Clopper–Pearson interval")],
     }.get(band, [])
     if len(styles) > 1:
-        shade += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]
+        shade += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]  # type: ignore[misc]  # legend handles: patches, then lines
     _legend(axes.flat[0], extra=shade, fontsize=7)
     _suptitle(fig, title or f"{ylabel} by {', '.join(swept) or 'job'}")
     return fig

@@ -238,7 +238,7 @@ def source_hash(path: str, *, directory: str | None = None) -> str:
     obj = import_target(path, directory=directory)
     module = sys.modules.get(getattr(obj, "__module__", None) or "") or inspect.getmodule(obj)
     try:
-        with open(inspect.getsourcefile(module), "rb") as f:
+        with open(inspect.getsourcefile(module), "rb") as f:  # type: ignore[arg-type]  # None: TypeError, caught
             return hashlib.sha256(f.read()).hexdigest()[:16]
     except (TypeError, OSError):
         return ""
@@ -1089,6 +1089,7 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
     ):
         raise PluginError(f"{key} must be one of {', '.join(names)} or an import path module.function, got {name!r}")
     plugin = selection_algorithm(name, kind)
+    assert isinstance(plugin, SelectionPlugin)  # built-in names returned above
     prefix = f"{key}={name}" + (f" ({plugin.target})" if registered else "")
     try:
         _ = plugin.function  # the import, so that its failure names the key
@@ -1505,6 +1506,7 @@ def check_band_method(method: Any, key: str) -> str:
             f"{key} must be one of {', '.join(band_method_names())} or an import path module.function, got {method!r}"
         )
     band = band_method(method)
+    assert isinstance(band, PluginBand)  # built-in methods returned above
     prefix = f"{key}={method}" + (f" (registered as {band.target})" if method in _BAND_REGISTRY else "")
     try:
         fn = import_target(band.target, directory=band.directory, key=key)

@@ -31,7 +31,7 @@ _LEVELS = np.array([0.02, 0.16, 0.5, 0.84, 0.98])
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(6)
 
 
-def posterior(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray):
+def posterior(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The t posterior of each arm's mean from sufficient statistics.
 
     Under a Gaussian model with a uniform prior on (mu, sigma), ``mu = mean + sqrt(S / (T (T - 2))) t_{T-2}``

@@ -34,6 +34,7 @@ import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 __all__ = [
@@ -363,6 +364,6 @@ def load_plugins() -> list[str]:
         from .plugins import _on_path
 
         _on_path(os.getcwd())
-        _load_one(f"{module} (from {PLUGINS_ENV})", lambda m=module: importlib.import_module(m))
+        _load_one(f"{module} (from {PLUGINS_ENV})", partial(importlib.import_module, module))
         loaded.append(module)
     return loaded

@@ -356,10 +356,10 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         f"fitted law (the bootstrap's replicates), each refitted by the same rule: the predicted median curve "
         f"erred at k = n by {_pct(sim.loc[1, 'mean_abs_rel_error'])} on average and at k = "
         f"{_multiple(int(max(sim.index)))} by "
-        f"{_pct(worst['mean_abs_rel_error'])} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "
-        f"{_pct(worst['bias_rel'])} ± {_pct(worst['bias_rel_mcse'])}), the relative error being "
+        f"{_pct(worst['mean_abs_rel_error'])} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "  # type: ignore[index]  # None only if sim is empty, when sim.loc[1] has failed
+        f"{_pct(worst['bias_rel'])} ± {_pct(worst['bias_rel_mcse'])}), the relative error being "  # type: ignore[index]
         f"|predicted(k) − true(k)| / (true(k) − true(1)): a share of what search gains over a single run's "
-        f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "
+        f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "  # type: ignore[index]
         "coverage of the bootstrap bands is not simulated here (it needs a bootstrap per simulated search): "
         "the `parametric_audit` study measures it.",
         "",

@@ -630,8 +630,8 @@ def _check(check: Check, summary: pd.DataFrame, run: dict) -> Outcome:
     if check.kind == "count":
         low, high = int(s.get("at_least", 0)), s.get("at_most")
         ok = low <= len(rows) and (high is None or len(rows) <= int(high))
-        paper = f">= {low} rows" if high is None else f"{low} to {high} rows"
-        return Outcome(check.label, paper, f"{len(rows)} rows", None if check.info else ok, check.reason)
+        paper_text = f">= {low} rows" if high is None else f"{low} to {high} rows"
+        return Outcome(check.label, paper_text, f"{len(rows)} rows", None if check.info else ok, check.reason)
     est, mcse = rows["estimate"].to_numpy(dtype=float), _mcse(rows)
     if check.kind == "value":
         paper = _by_value(s["paper_by"], rows) if "paper_by" in s else np.full(len(rows), float(s["paper"]))
@@ -649,7 +649,7 @@ def _check(check: Check, summary: pd.DataFrame, run: dict) -> Outcome:
             bound = rows[s["bound"]].to_numpy(dtype=float)
         else:
             bound = np.full(len(rows), float(s["bound"]))
-        ok = np.all(est - k * mcse > bound) if check.kind == "above" else np.all(est + k * mcse < bound)
+        ok = bool(np.all(est - k * mcse > bound) if check.kind == "above" else np.all(est + k * mcse < bound))
         word = ">" if check.kind == "above" else "<"
         paper_text = (
             f"{word} {s['bound']}"
@@ -986,9 +986,10 @@ def _small_png(src: Path, dst: Path, width: int = 900) -> None:
     """A copy of a figure at most ``width`` pixels wide, for the repository."""
     from PIL import Image  # matplotlib's own dependency
 
+    image: Image.Image  # a file's image, then its resized and quantized copies
     with Image.open(src) as image:
         if image.width > width:
-            image = image.resize((width, round(image.height * width / image.width)), Image.LANCZOS)
+            image = image.resize((width, round(image.height * width / image.width)), Image.LANCZOS)  # type: ignore[attr-defined]  # set at import, by a loop over Image.Resampling
         image = image.convert("RGB").quantize(colors=128)  # line art: a palette keeps it a few tens of kB
         with io.atomic_path(dst) as tmp:
             image.save(tmp, format="PNG", optimize=True)

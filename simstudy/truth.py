@@ -35,7 +35,7 @@ def _quad(fn, dist: ScoreDistribution, low: float, high: float):
     """``int_low^high fn(x) dx`` by adaptive quadrature, split at the distribution's atoms (where F jumps)."""
     breaks = None
     if getattr(dist, "has_atoms", False):
-        inside = dist.atoms[(dist.atoms > low) & (dist.atoms < high)]
+        inside = dist.atoms[(dist.atoms > low) & (dist.atoms < high)]  # type: ignore[attr-defined]  # has_atoms: has atoms
         breaks = inside.tolist() or None
     return integrate.quad_vec(fn, low, high, points=breaks, **_QUAD)
 
@@ -81,13 +81,13 @@ def _bag_order_statistic_means(v: np.ndarray, F: np.ndarray, B: int) -> np.ndarr
             below += pmf @ gaps
             out[r] = below
         return v[0] + out
-    r = np.arange(B, dtype=np.float64)[:, None]
-    log_choose = special.gammaln(B + 1) - special.gammaln(r + 1) - special.gammaln(B - r + 1)
+    r_col = np.arange(B, dtype=np.float64)[:, None]
+    log_choose = special.gammaln(B + 1) - special.gammaln(r_col + 1) - special.gammaln(B - r_col + 1)
     out[:] = v[0]
     step = max(1, _BLOCK // B)  # bounds the (B x atoms) matrices
     for s in range(0, p.size, step):
         pj = p[s : s + step]
-        pmf = np.exp(log_choose + r * np.log(pj)[None, :] + (B - r) * np.log1p(-pj)[None, :])
+        pmf = np.exp(log_choose + r_col * np.log(pj)[None, :] + (B - r_col) * np.log1p(-pj)[None, :])
         out += np.cumsum(pmf, axis=0) @ gaps[s : s + step]
     return out
 

@@ -40,9 +40,10 @@ selections at once, vectorized across runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -201,7 +202,8 @@ def halving_schedule(
     else:  # drop ceil(|S| / 2): as many rounds as halvings down to one arm
         rounds, per = int(np.floor(np.log2(candidates))), "rounds"
     over = f"{n_arms} arms" if candidates == n_arms else f"the first {candidates} of {n_arms} arms"
-    schedule, alive = [], candidates
+    schedule: list[tuple[int, int]] = []
+    alive = candidates
     while alive > 1:
         each = budget // (alive * rounds)
         if each < 1:
@@ -460,7 +462,8 @@ def sequential_halving_runs(
     alive = np.tile(np.arange(schedule[0][0]), (runs, 1))
     rows = np.arange(runs)[:, None]
     for r, (_, each) in enumerate(schedule):
-        got, n = _draw_sums(arms, alive, each, rng), each
+        got = _draw_sums(arms, alive, each, rng)
+        n: int | np.ndarray = each
         if extra and r == len(schedule) - 1:  # the leftover: equally, the remainder one each at random
             base, rem = divmod(extra, alive.shape[1])
             if base:
@@ -535,7 +538,7 @@ def non_adaptive_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.
 
 #: Sequential halving and its named variants (the Moss et al. Figure 4 hypotheses in the module docstring): each
 #: name's options of :func:`sequential_halving_runs`.
-HALVING_VARIANTS = {
+HALVING_VARIANTS: dict[str, dict[str, Any]] = {
     "sequential_halving": {},
     "sequential_halving_spend_all": {"leftover": "final_round"},
     "sequential_halving_last_round_means": {"means": "last_round"},
@@ -544,7 +547,7 @@ HALVING_VARIANTS = {
 }
 
 #: The built-in fixed-budget algorithms by name: their vectorized runs (the contract in :mod:`simstudy.selection`).
-FIXED_BUDGET_RUNS = {
+FIXED_BUDGET_RUNS: dict[str, Callable[..., Any]] = {
     "sequential_halving": sequential_halving_runs,
     "non_adaptive": non_adaptive_runs,
     **{name: partial(sequential_halving_runs, **options) for name, options in HALVING_VARIANTS.items() if options},

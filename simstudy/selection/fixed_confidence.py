@@ -156,7 +156,7 @@ def _transform(values: np.ndarray, logit: bool, arm) -> np.ndarray:
     return special.logit(values)
 
 
-def _confidence_iv(arms, delta, initial, max_evaluations, batch=1, pi_method="quadrature", mc_draws=1):
+def _confidence_iv(arms, delta, initial, max_evaluations, batch=1, pi_method="quadrature", mc_draws=1) -> np.ndarray:
     """Validate the shared arguments; return them normalised."""
     n = len(arms_iv(arms))
     if n < 2:
@@ -237,8 +237,8 @@ def _select(
         if counts.sum() + picks.sum() > max_evaluations:
             capped = True
             break
-        for m in np.flatnonzero(picks):
-            add(int(m), int(picks[m]))
+        for j in np.flatnonzero(picks):
+            add(int(j), int(picks[j]))
     chosen = int(best_of(pi, rng, 1)[0])
     return ConfidenceResult(
         chosen, counts, float(pi[chosen]), capped, raw / counts, np.array(trace), np.array(totals, dtype=np.int64)
@@ -717,7 +717,11 @@ def propose_thompson(
 
 
 #: The built-in proposals by algorithm name (``batch_thompson`` takes ``batch=``).
-FIXED_CONFIDENCE_PROPOSALS = {"ttts": propose_top_two, "non_adaptive": propose_all, "batch_thompson": propose_thompson}
+FIXED_CONFIDENCE_PROPOSALS: dict[str, Callable[..., np.ndarray]] = {
+    "ttts": propose_top_two,
+    "non_adaptive": propose_all,
+    "batch_thompson": propose_thompson,
+}
 # The generator of the probe call that reads a proposal's width before a run (never the run's own stream).
 _PROBE_SEED = 0x5E1EC7
 
@@ -832,7 +836,7 @@ _SCREEN_MARGIN = 1e-3
 
 def fixed_confidence_runs(
     arms: Sequence,
-    deltas: Sequence[float],
+    deltas: Sequence[float] | np.ndarray,
     runs: int,
     *,
     algorithm: str | Callable,

@@ -24,6 +24,7 @@ reported with a Clopper-Pearson interval at ``study.ci_level``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -78,7 +79,8 @@ class _Work:
     methods: tuple
     levels: tuple
     quantile: float
-    plugins: dict  # plug-in method -> plugins.PluginBand (pickled by import path)
+    # plug-in method -> plugins.PluginBand (pickled by import path)
+    plugins: dict[str, Callable[[np.ndarray, float], tuple[np.ndarray, np.ndarray]]]
 
 
 # Per-sample bounds: a comparison of F^-1(bound) with Y_(i) is decided by the CDF, F(Y_(i)) against the bound,
@@ -98,6 +100,7 @@ def _need(dist, bound: np.ndarray, steps: np.ndarray, other: float, margin: np.n
     """
     if bound.ndim == 1:  # the precomputed path: the quantile function at every i, as it always was
         return np.where(steps, dist.ppf(np.clip(bound, 0, 1)), other)
+    assert margin is not None  # bounds with one row per sample come with their margins
     need = np.where(steps & (margin <= _TIE), -other, other)
     tie = steps & (np.abs(margin) <= _TIE)
     need[tie] = dist.ppf(np.clip(bound[tie], 0, 1))
@@ -259,7 +262,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells[key] = _Cell(
             key,
             spec.name,
-            {(m, v): _prepare(dists[spec.name], *band[m].bounds(n, v), q) for m in builtin for v in levels},
+            {(m, v): _prepare(dists[spec.name], *band[m].bounds(n, v), q) for m in builtin for v in levels},  # type: ignore[union-attr, call-arg]  # builtin: BuiltinBand methods only
         )
     prepare_seconds = time.perf_counter() - t0
 

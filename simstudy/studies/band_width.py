@@ -266,7 +266,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     for n in sizes:
         for kind in kinds:
             for m in builtin:  # the point curve with each built-in method, as it always was
-                plans[(n, m, kind)] = _plan({**_cdfs(*band[m].bounds(n, confidence)), "point": _point_cdf(n)}, kind, ks)
+                plans[(n, m, kind)] = _plan({**_cdfs(*band[m].bounds(n, confidence)), "point": _point_cdf(n)}, kind, ks)  # type: ignore[union-attr]  # builtin: BuiltinBand methods only
             plans[(n, "point", kind)] = _plan({"point": _point_cdf(n)}, kind, ks)
     cells = {base.cell_key(distribution=spec.key, n=n): (spec.name, n) for spec in config.distributions for n in sizes}
     # Each distribution's own support: the bands reach its ends (infinite for an unbounded law).
@@ -328,6 +328,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                         )
                     )
                 elif kind == "median":  # a plug-in's: the average over rounds of each sample's budget
+                    assert trivial is not None  # work.plugins: this method
                     mean = trivial[m, 0] / R
                     var = max((trivial[m, 1] - R * mean**2) / (R - 1), 0.0) if np.isfinite(mean) else np.nan
                     rows.append(

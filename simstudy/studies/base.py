@@ -164,7 +164,7 @@ class ChunkedRun:
     ([5.0, 6.0], [2.0, 0.0, 2.0, 2.0, 1.0, 4.0])
     """
 
-    store: io.ChunkStore
+    store: io.ChunkStore | None  # None: an exact study, without chunks
     tasks_by_cell: dict[str, list[Task]]
     report: RunReport
     fingerprint: str
@@ -185,6 +185,7 @@ class ChunkedRun:
     def chunks(self, cell: str) -> Iterator[tuple[Task, dict[str, np.ndarray]]]:
         """A cell's chunk results, in chunk order."""
         for task in self.tasks_by_cell[cell]:
+            assert self.store is not None  # a run with chunks has their store
             yield task, self.store.read(task.cell, task.chunk, task.reps)
 
     def total(self, cell: str, name: str) -> np.ndarray:
@@ -192,6 +193,7 @@ class ChunkedRun:
         total = None
         for _, arrays in self.chunks(cell):
             total = arrays[name] if total is None else total + arrays[name]
+        assert total is not None  # every cell has a chunk (reps >= 1)
         return total
 
     def stacked(self, cell: str, name: str) -> np.ndarray:

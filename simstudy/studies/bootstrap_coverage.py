@@ -174,13 +174,13 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     for key, cell in run_.succeeded(cells).items():
         covered = run_.total(key, "covered")
         low, high = clopper_pearson(covered, reps, ci_level)
-        for e, spec in enumerate(specs):
+        for e, est_spec in enumerate(specs):
             p = covered[e] / reps
             rows += [
                 dict(
                     cell=key,
                     distribution=cell.distribution,
-                    estimator=spec.name,
+                    estimator=est_spec.name,
                     k=int(k),
                     nominal=confidence,
                     truth=float(cell.truth[k - 1]),

@@ -116,7 +116,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     }
     gram = np.zeros((N, 1 + 2 * E, 1 + 2 * E))
     plugin = np.zeros((2, N))  # sums of the plug-in variance of the max and of its square (bootstraps only)
-    kept = [] if work.save_replicates else None
+    kept: list[np.ndarray] | None = [] if work.save_replicates else None
     est_buf, sq_buf = _workspace((2, N * E, _BLOCK_REPS), threading.get_ident())
     for start in range(0, task.reps, _BLOCK_REPS):
         xb = x[start : start + _BLOCK_REPS]

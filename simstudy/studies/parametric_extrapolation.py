@@ -108,7 +108,7 @@ NQ_A, NQ_B = 0.5, 0.9
 _NQ = re.compile(r"nq_c(\d+)_r(\d+(?:\.\d*)?(?:e-?\d+)?)")
 #: The misspecified laws: the specs of configs/distribution/kde_reuters.yaml, kde_deberta_mnli.yaml (matched)
 #: and truncnorm_bag.yaml (its seed fixed at 0: one population for every run).
-_NAMED = {
+_NAMED: dict[str, tuple[str, dict[str, Any]]] = {
     "kde_reuters_mlp": (
         "kde",
         {"dataset": "reuters_hedwig", "model": "mlp", "bw_factor": 0.0125, "bw_of": "reflected"},

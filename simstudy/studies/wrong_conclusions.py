@@ -33,7 +33,7 @@ import pandas as pd
 
 from .. import estimators, schema, truth
 from ..config import Config, ConfigError, StudyOptions, check_budget_memory, chunk_reps_option, reps_option
-from ..distributions import describe, sample_sorted
+from ..distributions import ScoreDistribution, describe, sample_sorted
 from ..metrics import clopper_pearson
 from ..registry import Headline, Study, register_study
 from ..runner import Task, stable_hash, task_seed
@@ -55,8 +55,8 @@ class _Cell:
 @dataclass(frozen=True)
 class _Work:
     seed: int
-    a: object
-    b: object
+    a: ScoreDistribution
+    b: ScoreDistribution
     cells: dict
     estimators: tuple
     plugins: dict = dataclasses.field(default_factory=dict)  # e -> simstudy.plugins.PluginEstimator
