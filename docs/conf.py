@@ -49,6 +49,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"simstudy {release}"

@@ -22,11 +22,11 @@ An entry that differs may list ``hypotheses``: concrete things the paper may hav
 does not (another budget grid, rounding, model set, counting convention), each a full ``simstudy`` command
 judged by the same checks (or its own, where the entry's cannot select its rows). The verdicts:
 
-=============  ==============================================================================================
+==============  =============================================================================================
 ``reproduced``  every judged check of the entry's own run passes
 ``explained``   the entry's run differs, and some hypothesis passes every check: the gap has a mechanism
 ``differs``     neither; the report names the best hypothesis (most checks passed, then nearest the paper)
-=============  ==============================================================================================
+==============  =============================================================================================
 
 The runs themselves are the CLI's business (:mod:`simstudy.cli`); this module reads their outputs and writes
 the report.
