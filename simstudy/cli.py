@@ -35,6 +35,9 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 from . import io
 from .config import ConfigError, parse, parse_bands, parse_curve
 
+# The command is the public name; api_run and api_compose are simstudy.api's way in, documented there.
+__all__ = ["main"]
+
 log = logging.getLogger("simstudy")
 
 EXIT_BAD_INPUT = 2
@@ -1590,8 +1593,35 @@ def _help(argv: list[str]) -> str | None:
 
 
 def main() -> None:
-    """Console entry point: ``simstudy [experiment=...] ...`` runs a study; ``simstudy curve ...`` draws curves;
-    ``simstudy collect``/``replay`` work on an existing run directory; ``simstudy --help`` lists them all."""
+    """The ``simstudy`` command: read ``sys.argv``, run what it asks for, and exit with its status.
+
+    ``simstudy [experiment=NAME] [key=value ...]`` runs a study; ``simstudy COMMAND ...`` runs one of the
+    commands (``curve``, ``bands``, ``audit``, ``extrapolate``, ``collect``, ``replay``, ``reproduce``);
+    ``simstudy --help`` lists them all and ``simstudy COMMAND --help`` explains each key. From Python,
+    :func:`simstudy.run` and :func:`simstudy.compose` are the same code path without the exit.
+
+    Returns
+    -------
+    None
+        Returns after a ``--help`` page; otherwise it exits: status 0 when the run finished, 1 when it could
+        not finish (failed or missing chunks, a full disk), 2 for bad input (one line naming the key, or the
+        file, row and value, and nothing written), 130 on Ctrl-C (finished chunks are kept: the same
+        command resumes).
+
+    Examples
+    --------
+    >>> import sys
+    >>> from unittest import mock
+    >>> with mock.patch.object(sys, "argv", ["simstudy", "--help"]):
+    ...     main()  # doctest: +ELLIPSIS
+    simstudy: Monte Carlo simulation studies for the statistics of hyperparameter tuning.
+    ...
+    >>> with mock.patch.object(sys, "argv", ["simstudy", "curve", "data=no_such_file.csv"]):
+    ...     main()
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
     try:
         _main(sys.argv[1:])
     except KeyboardInterrupt:
