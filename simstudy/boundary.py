@@ -193,6 +193,11 @@ def _intervals(n: int, kind: str, c: float, start=None):
     return np.minimum.accumulate(low[::-1])[::-1], np.maximum.accumulate(high)
 
 
+def _kind_iv(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"unknown LD interval kind {kind!r}; choose one of: {', '.join(KINDS)}")
+
+
 def ld_pointwise_level(n: int, confidence: float, kind: str = "highest_density") -> LDIntervals:
     """Solve for the pointwise coverage whose intervals hold simultaneously with probability ``confidence``.
 
@@ -208,12 +213,17 @@ def ld_pointwise_level(n: int, confidence: float, kind: str = "highest_density")
     confidence : float
         Simultaneous coverage ``1 - alpha``, in (0, 1). Not validated here.
     kind : {"highest_density", "equal_tailed"}, default "highest_density"
-        Which Beta intervals (any other value is read as ``"highest_density"``).
+        Which Beta intervals.
 
     Returns
     -------
     LDIntervals
         The pointwise level, the intervals for i = 1..n and the simultaneous coverage achieved.
+
+    Raises
+    ------
+    ValueError
+        On an unknown `kind` (the message lists the valid ones).
 
     References
     ----------
@@ -229,6 +239,7 @@ def ld_pointwise_level(n: int, confidence: float, kind: str = "highest_density")
     >>> round(ld.pointwise, 4), round(ld.achieved, 6)  # each interval covers 94.6%, all five 80%
     (0.9457, 0.8)
     """
+    _kind_iv(kind)
     alpha = 1.0 - confidence
     last = {"low": None}
 
@@ -506,6 +517,5 @@ def ld_intervals(n: int, confidence: float, kind: str = "highest_density") -> LD
         ...
     ValueError: unknown LD interval kind 'equal-tailed'; choose one of: equal_tailed, highest_density
     """
-    if kind not in KINDS:
-        raise ValueError(f"unknown LD interval kind {kind!r}; choose one of: {', '.join(KINDS)}")
+    _kind_iv(kind)
     return _ld_intervals_cached(int(n), float(confidence), kind, str(cache_dir()))

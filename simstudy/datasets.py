@@ -48,7 +48,7 @@ SUFFIXES = (".csv", ".json", ".jsonl", ".tsv")
 DATASETS: Mapping[str, str] = MappingProxyType(
     {
         "deberta_mnli": "DeBERTa/DeBERTaV3 on MultiNLI, 1,024 random-search runs each, validation accuracy "
-        "(Lourie, Cho & He 2023); models: deberta, debertav3",
+        "(Lourie, Cho & He 2024); models: deberta, debertav3",
         "reuters_hedwig": "hedwig document classifiers on Reuters, dev-set F1 (Tang et al. 2020); "
         "models: mlp (145 runs), lstm (152 runs)",
         "tdsa_fiesta": "12 target-dependent sentiment models, 500 runs each, test F1 (Moss et al. 2019)",

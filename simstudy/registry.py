@@ -233,20 +233,23 @@ def study(kind: str) -> Study:
     Raises
     ------
     KeyError
-        If no study of that kind is registered, even after loading the plug-ins.
+        If no study of that kind is registered, even after loading the plug-ins; the message lists the
+        registered kinds.
 
     Examples
     --------
     >>> study("band_coverage").kind
     'band_coverage'
-    >>> study("toy")
+    >>> study("toy")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    KeyError: 'toy'
+    KeyError: "no study kind 'toy'; the registered kinds are evp_accuracy, wrong_conclusions, ..."
     """
     _load_builtin()
     if kind not in _STUDIES:
         load_plugins()
+    if kind not in _STUDIES:
+        raise KeyError(f"no study kind {kind!r}; the registered kinds are {', '.join(_STUDIES)}")
     return _STUDIES[kind]
 
 

@@ -183,3 +183,9 @@ def test_fresh_entries_pass_their_own_checks(tmp_path, monkeypatch, kind, n, con
     np.testing.assert_array_equal(got.low, fresh.low)
     assert got.achieved == fresh.achieved
     boundary._ld_intervals_cached.cache_clear()
+
+
+def test_an_unknown_interval_kind_is_refused_by_the_solver_too():
+    # ld_pointwise_level read any kind but "equal_tailed" as highest-density, silently.
+    with pytest.raises(ValueError, match=r"unknown LD interval kind 'equal-tailed'; choose one of: equal_tailed"):
+        boundary.ld_pointwise_level(5, 0.8, "equal-tailed")

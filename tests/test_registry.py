@@ -150,3 +150,8 @@ def test_a_plugin_that_fails_to_load_is_one_line(tmp_path):
     assert proc.stderr.strip() == ("simstudy: error: plug-in broken_plugin (from SIMSTUDY_PLUGINS) failed to load: "
                                    "RuntimeError: no licence file")
     assert not (tmp_path / "outputs").exists()
+
+
+def test_an_unknown_study_kind_names_the_registered_ones():
+    with pytest.raises(KeyError, match=r"no study kind 'evp_acuracy'; the registered kinds are evp_accuracy, "):
+        registry.study("evp_acuracy")

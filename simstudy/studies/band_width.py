@@ -412,7 +412,7 @@ class Options(StudyOptions):
     sample_sizes: tuple = option(
         (6, 48),
         "the sample sizes n (one cell each per distribution)",
-        schema.listed(schema.integer(minimum=2), what="at least 1 sample sizes"),
+        schema.listed(schema.integer(minimum=2), what="at least one sample size"),
     )
     methods: tuple = option(
         ("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),

@@ -440,6 +440,8 @@ def finish(
     0  demo   c0  exact_mean      0.75
     >>> written
     ['run.json', 'summary.csv', 'summary.parquet']
+    >>> list(rows.columns)  # the frame passed in is left as it was
+    ['cell', 'measure', 'estimate']
     """
     if config.runner.shard is not None:  # an exact study has no chunks: its shards have nothing to do
         marker = shard_marker(out_dir, *config.runner.shard)
@@ -461,6 +463,8 @@ def finish(
             ]
         )
         summary = pd.concat([summary, rows], ignore_index=True) if len(summary) else rows
+    # A copy: the caller's frame stays as it was (inserting in place gave it a column, and a second call failed).
+    summary = summary.copy()
     summary.insert(0, "study", config.study.name)
     files = {
         "summary_parquet": out_dir / "summary.parquet",
