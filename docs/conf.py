@@ -43,6 +43,8 @@ extensions = [
     "myst_parser",
     "matplotlib.sphinxext.plot_directive",
     "sphinx_copybutton",
+    # MathJax served from the site itself, not a CDN: the formulas render offline and on closed networks.
+    "sphinx-mathjax-offline",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
