@@ -140,9 +140,10 @@ def _yaml(value) -> str:
 
 def _wrap(key: str, text: str, width: int = 100, indent: int = 24) -> str:
     head = f"  {key:<{indent - 3}} "
-    if len(head) > indent:
-        head = f"  {key}\n" + " " * indent
-    return textwrap.fill(text, width=width, initial_indent=head, subsequent_indent=" " * indent)
+    body = " " * indent
+    if len(head) > indent:  # the key on a line of its own; the text then wraps at the full width
+        return f"  {key}\n" + textwrap.fill(text, width=width, initial_indent=body, subsequent_indent=body)
+    return textwrap.fill(text, width=width, initial_indent=head, subsequent_indent=body)
 
 
 def _options(config_dir: Path, group: str) -> str:
@@ -250,19 +251,19 @@ def main_help(config_dir: Path) -> str:
         "simstudy: Monte Carlo simulation studies for the statistics of hyperparameter tuning.",
         "",
         "Usage:",
-        "  simstudy [experiment=NAME] [key=value ...]      run a simulation study (the paper presets, or your own)",
+        "  simstudy [experiment=NAME] [key=value ...]      run a study: a paper preset, or your own",
         "  simstudy -m [key=a,b ...]                       a sweep: one study per combination",
         "  simstudy COMMAND [key=value ...]                one of the commands below",
         "  simstudy COMMAND --help                         what COMMAND does and every key it takes",
         "",
         "Commands:",
-        *(f"  {name:<10} {text}" for name, text in COMMANDS.items()),
+        *(_wrap(name, text, indent=15) for name, text in COMMANDS.items()),
         "",
         "Study keys (simstudy experiment=NAME --help prints a preset's full resolved config):",
         *(_wrap(key, text) for key, text in STUDY_KEYS.items()),
         "",
-        "Experiments: " + _options(config_dir, "experiment"),
-        "Distributions: " + _options(config_dir, "distribution"),
+        textwrap.fill("Experiments: " + _options(config_dir, "experiment"), width=100, subsequent_indent="  "),
+        textwrap.fill("Distributions: " + _options(config_dir, "distribution"), width=100, subsequent_indent="  "),
         "",
         "Studies (study=KIND; simstudy study=KIND --help lists its options):",
         *_studies(),

@@ -19,11 +19,15 @@ def _help(capsys, monkeypatch, *argv):
     return capsys.readouterr().out
 
 
-def test_main_help_lists_every_command_with_one_line(capsys, monkeypatch):
+def test_main_help_lists_every_command_with_its_summary_in_lines_a_terminal_shows(capsys, monkeypatch):
     out = _help(capsys, monkeypatch, "--help")
+    flat = " ".join(out.split())
     for command in ("curve", "bands", "audit", "extrapolate", "reproduce", "collect", "replay"):
+        # The name, then its summary in a column of its own (extrapolate was once wider than the column).
         [line] = [ln for ln in out.splitlines() if ln.startswith(f"  {command} ")]
-        assert usage.COMMANDS[command] in line
+        assert line.index(usage.COMMANDS[command].split()[0]) == 15, line
+        assert f"{command} {usage.COMMANDS[command]}" in flat
+    assert [ln for ln in out.splitlines() if len(ln) > 100] == []  # lines fit a 100-column terminal
     for preset in ("dodge2021_fig1", "fiesta_table2", "lourie_fig5_exact_coverage"):
         assert preset in out
     assert _help(capsys, monkeypatch, "-h") == out
