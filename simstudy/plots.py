@@ -1038,7 +1038,7 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
         columns (``cell``, ``truth``, ``mcse``) are ignored.
     title : str, optional, keyword-only
         The figure's title (wrapped to its width). Default None: "95% percentile-bootstrap bands (shaded:
-        Clopper–Pearson intervals)" (the 95% is not read from ``nominal``).
+        Clopper–Pearson intervals)", the level read from ``nominal``.
 
     Returns
     -------
@@ -1066,6 +1066,12 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     >>> fig = bootstrap_coverage_figure(summary)
     >>> len(fig.axes), fig.axes[0].get_title()
     (1, 'uniform: n = 10, 200 rounds')
+    >>> fig.get_suptitle()
+    '95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals)'
+    >>> plt.close(fig)
+    >>> fig = bootstrap_coverage_figure(summary.assign(nominal=0.8))
+    >>> fig.get_suptitle()
+    '80% percentile-bootstrap bands (shaded: Clopper–Pearson intervals)'
     >>> plt.close(fig)
     """
     _theme()
@@ -1086,8 +1092,11 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
         _labels(ax, xlabel="k (point of the mean tuning curve)")
         ax.set_ylim(0, 1.02)
     _labels(axes[0, 0], ylabel="pointwise coverage")
-    _legend(axes[0, 0], extra=[_shade("95% Clopper–Pearson interval")], loc="lower left")
-    _suptitle(fig, title or "95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals)")
+    # The bands' level is the summary's nominal (study.confidence); the intervals' level, study.ci_level, is not
+    # in the summary, so the legend does not claim one.
+    _legend(axes[0, 0], extra=[_shade("Clopper–Pearson interval")], loc="lower left")
+    level = float(summary["nominal"].iloc[0])
+    _suptitle(fig, title or f"{level:.0%} percentile-bootstrap bands (shaded: Clopper–Pearson intervals)")
     return fig
 
 
