@@ -173,7 +173,7 @@ def test_legends_name_the_shaded_bands(summaries):
         "cdf_bands": plots.cdf_bands_figure(cdf_frame, low=0, high=1),
     }
     names = {"evp_accuracy": "95% Monte Carlo interval (±1.96 MCSE)",
-             "bootstrap_coverage": "95% Clopper–Pearson interval",
+             "bootstrap_coverage": "Clopper–Pearson interval",
              "model_selection": "95% Clopper–Pearson interval",
              "wrong_conclusions": "95% Clopper–Pearson interval", "fixed_confidence": "min–max over runs",
              "sample_disagreement": "± 1.96 MCSE",
