@@ -127,7 +127,8 @@ def budget_to_target(curves: pd.DataFrame, target: float) -> pd.DataFrame:
         As :func:`evp_curves` returns: columns ``model``, ``n``, ``expected_max`` and optionally ``time``,
         rows in ascending ``n`` within each model.
     target : float
-        The score to reach (score units); reached where ``expected_max >= target``.
+        The score to reach (score units); reached where ``expected_max >= target`` up to rounding (a few units
+        in the last place: a curve of [0.6, 0.7] at n = 1 is 0.6499999999999999 and reaches 0.65).
 
     Returns
     -------
@@ -148,10 +149,15 @@ def budget_to_target(curves: pd.DataFrame, target: float) -> pd.DataFrame:
       model  target    n  expected_max  time
     0     a    0.68  2.0        0.6889   4.0
     1     b    0.68  NaN           NaN   NaN
+    >>> budget_to_target(evp_curves({"b": [0.6, 0.7]}), 0.65)  # the mean, 0.65, is reached at n = 1
+      model  target  n  expected_max
+    0     b    0.65  1          0.65
     """
+    # The curve is a sum of rounded products: a target it equals exactly can come out a few ulps short.
+    reach = target - 4 * np.finfo(np.float64).eps * max(abs(target), 1.0)
     rows = []
     for model, c in curves.groupby("model", sort=False):
-        hit = c[c["expected_max"] >= target]
+        hit = c[c["expected_max"] >= reach]
         row = {"model": model, "target": target, "n": np.nan, "expected_max": np.nan}
         if "time" in c:
             row["time"] = np.nan

@@ -65,3 +65,11 @@ def test_std_is_the_plug_in_sd_of_the_max(scores):
     maxima = np.array([max(c) for c in product(x, repeat=2)])
     assert table.set_index("n").loc[2, "std"] == pytest.approx(maxima.std(), rel=1e-12)
     assert isinstance(table, pd.DataFrame)
+
+
+def test_a_target_the_curve_equals_is_reached_despite_rounding():
+    # E[max of 1] of [0.6, 0.7] is 0.65, computed as 0.6499999999999999: exact comparison reported n = 2.
+    c = curves.evp_curves({"b": [0.6, 0.7]})
+    assert c["expected_max"].iloc[0] < 0.65
+    assert curves.budget_to_target(c, 0.65)["n"].tolist() == [1]
+    assert np.isnan(curves.budget_to_target(c, 0.6750001)["n"].iloc[0])  # a target above the curve is not
