@@ -57,7 +57,7 @@ class Kumaraswamy:
 
     def __init__(self, a, b=2.0, name=None):
         for key, value in (("a", a), ("b", b)):
-            if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
                 raise ValueError(f"{key} must be a finite number > 0, got {value!r}")
         self.a, self.b, self.name = float(a), float(b), name or "kumaraswamy"
 
