@@ -183,6 +183,16 @@ def test_propose_greedy_breaks_ties_at_random_among_the_leaders(rng):
     assert set(which.tolist()) == {1, 2} and abs((which == 1).mean() - 0.5) < 4 * 0.5 / np.sqrt(400)
 
 
+@pytest.mark.parametrize("name, attr", sorted(NAMED))
+def test_each_example_has_the_numpydoc_sections_simstudy_s_public_names_have(name, attr):
+    numpydoc_validate = pytest.importorskip("numpydoc.validate")
+    from test_docstrings import REQUIRED  # the checks tests/test_docstrings.py applies to simstudy's own names
+
+    module(name)
+    errors = [(code, msg) for code, msg in numpydoc_validate.validate(f"{name}.{attr}")["errors"] if code in REQUIRED]
+    assert not errors, f"{name}.{attr}: " + "; ".join(f"{code} {msg}" for code, msg in errors)
+
+
 # --- the guide -----------------------------------------------------------------------------------------------
 
 
