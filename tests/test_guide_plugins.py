@@ -147,6 +147,15 @@ def test_a_bad_alpha_of_shrunk_is_one_config_error_naming_it():
         simstudy.compose("dodge2021_fig1", ["+estimators.top._target_=my_estimators.shrunk", "+estimators.top.alpha=2"])
 
 
+@pytest.mark.parametrize("n", [1, 5, 30])
+@pytest.mark.parametrize("confidence", [0.5, 0.95])
+def test_dkw_band_is_the_built_in_dkw_band(n, confidence):
+    lower, upper = module("my_bands").dkw_band(np.zeros((3, n)), confidence)
+    expected = plugins.BuiltinBand("dkw").bounds(n, confidence)
+    np.testing.assert_allclose(lower, expected[0], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(upper, expected[1], rtol=0, atol=1e-15)
+
+
 @pytest.mark.parametrize("K, budget", [(2, 2), (3, 12), (3, 30), (5, 7), (12, 48), (12, 204)])
 def test_successive_rejects_spends_at_most_the_budget_on_the_audibert_bubeck_schedule(K, budget, rng):
     arms = [Bag(np.array([0.1, 0.5, 0.9]) + 0.01 * i) for i in range(K)]
