@@ -1369,6 +1369,10 @@ def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] |
 
 _LOW_DOC = "the lowest score possible (0 for accuracy); scores below it are an error"
 _HIGH_DOC = "the highest score possible (1 for accuracy); scores above it are an error"
+_MINIMIZE_DOC = (
+    "true: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on "
+    "the lower tail, a target is reached at or below it"
+)
 
 
 @dataclass(frozen=True)
@@ -1416,6 +1420,9 @@ class DataOptions:
     high : float or None, default None
         The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
         unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
 
     Examples
     --------
@@ -1478,6 +1485,7 @@ class DataOptions:
     )
     low: float | None = option(None, _LOW_DOC, _bound)
     high: float | None = option(None, _HIGH_DOC, _bound)
+    minimize: bool = option(False, _MINIMIZE_DOC, schema.boolean())
 
 
 _SAMPLE_SEED_DOC = (
@@ -1533,6 +1541,9 @@ class CurveOptions(DataOptions):
     high : float or None, default None
         The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
         unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
     estimator : str, default "v"
         The expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w.
     target : float or None, default None
@@ -1620,6 +1631,9 @@ class BandsOptions(DataOptions):
     high : float or None, default None
         The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
         unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
     confidence : float, default 0.8
         The simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
     kind : str, default "median"
@@ -1709,6 +1723,9 @@ class AuditOptions(DataOptions):
     high : float or None, default 1.0
         The highest score possible: the fitted distribution lives on [low, high]. In score units; must be
         finite.
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
     bandwidth : float or None, default None
         The kernel SD of the fit, in score units (default: chosen by bw_method).
     bw_factor : float or None, default None
@@ -1862,6 +1879,9 @@ class ExtrapolateOptions(DataOptions):
     high : float or None, default None
         The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
         unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
     threshold : float or None, default None
         Censor the lowest share of the scores before fitting the tail: a quantile in [0, 1) (default 0.5 unless
         threshold_score is given). A share of the scores, in [0, 1).
@@ -1991,6 +2011,9 @@ class DataConfig:
     sample_seed : int or None, default None
         ``sample_seed``: with ``sample_size``, None keeps the first n runs, a seed draws a random subset of n
         runs per model (without replacement).
+    minimize : bool, default False
+        ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the
+        commands analyse the mirrored scores -x on [-high, -low] and mirror the results back).
 
     Examples
     --------
@@ -2012,6 +2035,7 @@ class DataConfig:
     missing: str | float = "error"  # failed runs: "error", "drop", or the score they count as
     scale: float = 1.0  # every score is multiplied by it (0.01 for percentages)
     sample_seed: int | None = None  # with sample_size: None keeps the first n runs, a seed a random subset
+    minimize: bool = False  # lower is better: the commands analyse -x and mirror the results back
 
 
 @dataclass(frozen=True)
@@ -2289,6 +2313,7 @@ def _data(o: DataOptions) -> DataConfig:
         missing=o.missing,
         scale=o.scale,
         sample_seed=seed,
+        minimize=o.minimize,
     )
 
 
@@ -2319,8 +2344,8 @@ def parse_curve(cfg: Mapping) -> CurveConfig:
     Traceback (most recent call last):
     ...
     simstudy.schema.ConfigError: estimatr is not a setting of simstudy curve (settings: data, model, models, \
-score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, estimator, target, \
-trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
+score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
+target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
     o = _command_iv("curve", cfg)
     return CurveConfig(

@@ -383,6 +383,7 @@ def evp_curves_figure(
     reached: pd.DataFrame | None = None,
     xscale: str = "log",
     xlabel: str | None = None,
+    ylabel: str | None = None,
     title: str | None = None,
 ):
     """Expected maximum against budget for each model, with +/- 1 SD shading (Dodge et al. 2019, Figs. 1-4).
@@ -404,6 +405,9 @@ def evp_curves_figure(
         The x axis' scale.
     xlabel : str, optional, keyword-only
         The x axis label. Default None: "hyperparameter assignments (trials)" for ``x="n"``, else ``x``.
+    ylabel : str, optional, keyword-only
+        The y axis label. Default None: "expected max validation score" (``simstudy curve minimize=true``
+        says "expected min").
     title : str, optional, keyword-only
         The title (wrapped to the figure's width). Default None: no title.
 
@@ -469,7 +473,7 @@ def evp_curves_figure(
     _labels(
         ax,
         xlabel=xlabel or ("hyperparameter assignments (trials)" if x == "n" else x),
-        ylabel="expected max validation score",
+        ylabel=ylabel or "expected max validation score",
     )
     _legend(fig, ax, extra, loc="outside lower center", ncols=2)
     if title:

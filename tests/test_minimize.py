@@ -1,0 +1,88 @@
+"""``minimize=true`` (issue 25): lower is better. Every result on losses ``1 - a`` with minimize=true is the
+mirror of the result on the accuracies ``a``: curves ``1 - c``, a band's edges swapped (``[1 - upper,
+1 - lower]``), the q-quantile of the minimum against the (1 - q)-quantile of the maximum, Monte Carlo numbers
+alike. ``1 - a`` is not exactly representable, so the comparisons are to 1e-12."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from _cli import simstudy
+
+TOL = 1e-12
+CSV_TOL = 1e-9  # the CSV files keep 10 significant digits (the parquet files every bit)
+
+
+@pytest.fixture
+def runs(tmp_path, rng):
+    """Two models' accuracies (three decimals: ties) and the same runs as losses, ``1 - a``."""
+    a = {"mlp": np.round(rng.beta(8, 3, size=30), 3), "lstm": np.round(rng.beta(6, 2, size=24), 3)}
+    rows = [(m, v) for m, x in a.items() for v in x]
+    pd.DataFrame(rows, columns=["model", "score"]).to_csv(tmp_path / "acc.csv", index=False)
+    pd.DataFrame([(m, 1 - v) for m, v in rows], columns=["model", "score"]).to_csv(tmp_path / "loss.csv", index=False)
+    return a
+
+
+def _run(tmp_path, command, data, out, *args):
+    return simstudy(command, f"data={data}", f"hydra.run.dir={out}", *args, cwd=tmp_path)
+
+
+def test_curve_of_losses_is_the_mirror_of_the_curve_of_accuracies(tmp_path, runs):
+    acc = _run(tmp_path, "curve", "acc.csv", "acc", "target=0.9")
+    loss = _run(tmp_path, "curve", "loss.csv", "loss", "target=0.1", "minimize=true")
+    a = pd.read_parquet(tmp_path / "acc" / "curves.parquet")
+    m = pd.read_parquet(tmp_path / "loss" / "curves.parquet")
+    assert "expected_max" not in m and list(m.model) == list(a.model) and list(m.n) == list(a.n)
+    np.testing.assert_allclose(m.expected_min, 1 - a.expected_max, rtol=0, atol=TOL)
+    np.testing.assert_allclose(m["std"], a["std"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(m.band_low, 1 - a.band_high, rtol=0, atol=TOL)
+    np.testing.assert_allclose(m.band_high, 1 - a.band_low, rtol=0, atol=TOL)
+    # the budget where the expected minimum loss first falls to 0.1 is where the expected max accuracy reaches 0.9
+    ta, tm = pd.read_csv(tmp_path / "acc" / "targets.csv"), pd.read_csv(tmp_path / "loss" / "targets.csv")
+    assert list(tm.target) == [0.1, 0.1] and tm.n.tolist() == ta.n.tolist()
+    np.testing.assert_allclose(tm.expected_min, 1 - ta.expected_max, rtol=0, atol=CSV_TOL)
+    assert "expected min first reaches 0.1 (at or below)" in loss.stdout
+    assert "expected max first reaches 0.9 at" in acc.stdout
+
+
+@pytest.mark.parametrize(
+    "kind, q, extra",
+    [("median", 0.5, ()), ("quantile", 0.8, ("method=ks",)), ("mean", 0.5, ("method=ld_equal_tailed",))],
+)
+def test_bands_of_losses_are_the_mirror_of_the_bands_of_accuracies(tmp_path, runs, kind, q, extra):
+    common = ("low=0", "high=1", "confidence=0.7", "max_k=40", f"kind={kind}", *extra)
+    acc = _run(tmp_path, "bands", "acc.csv", "acc", *common, f"quantile={1 - q}")
+    loss = _run(tmp_path, "bands", "loss.csv", "loss", *common, f"quantile={q}", "minimize=true")
+    a = pd.read_parquet(tmp_path / "acc" / "bands.parquet")
+    m = pd.read_parquet(tmp_path / "loss" / "bands.parquet")
+    assert list(m.model) == list(a.model) and list(m.k) == list(a.k)
+    for mine, theirs in (("point", "point"), ("lower", "upper"), ("upper", "lower"), ("u", "u"), ("v", "v")):
+        np.testing.assert_allclose(m[mine], 1 - a[theirs], rtol=0, atol=TOL, err_msg=mine)
+    assert (m.lower <= m.point).all() and (m.point <= m.upper).all()
+    if kind == "quantile":
+        assert set(m["quantile"]) == {q}
+    # the CDF of the losses: P(L <= 1 - a) = 1 - P(A < a), the band of A just below a (its previous score)
+    ca = pd.read_csv(tmp_path / "acc" / "cdf_bands.csv")
+    cm = pd.read_csv(tmp_path / "loss" / "cdf_bands.csv")
+    from simstudy import bands
+
+    for model, x in runs.items():
+        mine = cm[cm.model == model].reset_index(drop=True)
+        theirs = ca[ca.model == model].iloc[::-1].reset_index(drop=True)
+        np.testing.assert_allclose(mine.score, 1 - theirs.score, rtol=0, atol=CSV_TOL)
+        assert mine["count"].tolist() == theirs["count"].tolist()
+        below = theirs.shift(-1)  # the previous distinct accuracy (none below the smallest)
+        with warnings.catch_warnings():  # the ties' warning: the command logs it
+            warnings.simplefilter("ignore")
+            upper_below = bands.cdf_bands(x, 0.7, extra[0][7:] if extra else "ld_highest_density", low=0, high=1)
+        np.testing.assert_allclose(mine.ecdf, 1 - below.ecdf.fillna(0), rtol=0, atol=CSV_TOL)
+        np.testing.assert_allclose(mine.lower, 1 - below.upper.fillna(upper_below.upper_below), rtol=0, atol=CSV_TOL)
+        np.testing.assert_allclose(mine.upper, 1 - below.lower.fillna(0), rtol=0, atol=CSV_TOL)
+        assert mine.ecdf.iloc[-1] == 1 and mine.upper.iloc[-1] == 1
+    # "A beats B" is about the better model: the same leader and evidence on both scales
+    ea, em = pd.read_csv(tmp_path / "acc" / "evidence.csv"), pd.read_csv(tmp_path / "loss" / "evidence.csv")
+    pd.testing.assert_frame_equal(ea, em)
+    said = [[line for line in p.stdout.splitlines() if " ahead " in line or " is better" in line] for p in (acc, loss)]
+    assert said[0] == said[1] and said[0]
