@@ -1130,6 +1130,7 @@ def _extrapolate_summary(result) -> list[str]:
     med = result.curves[result.curves["curve"] == "median"]
     for _, f in result.fits.iterrows():
         n = int(f["runs"])
+        best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
         rows = med[(med["model"] == f["model"]) & (med["runs"] == n)].set_index("k")
         at = [k for k in (n, 10 * n, 100 * n) if k in rows.index]
         curve = "; ".join(
@@ -1139,12 +1140,12 @@ def _extrapolate_summary(result) -> list[str]:
         if not np.isfinite(f["b_lower"]):  # the fit of all the runs beside a held-out check: not bootstrapped
             curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g}" for k in at)
             lines.append(
-                f"{f['model']} (all {n:,} runs, not bootstrapped): b = {f['b']:.5g}, c = {int(f['c'])}; "
+                f"{f['model']} (all {n:,} runs, not bootstrapped): {best} = {f[best]:.5g}, c = {int(f['c'])}; "
                 f"median curve {curve}"
             )
             continue
         lines.append(
-            f"{f['model']} ({n:,} runs): b = {f['b']:.5g} [{f['b_lower']:.5g}, {f['b_upper']:.5g}], "
+            f"{f['model']} ({n:,} runs): {best} = {f[best]:.5g} [{f[f'{best}_lower']:.5g}, {f[f'{best}_upper']:.5g}], "
             f"c = {int(f['c'])}; median curve {curve}"
         )
     return lines

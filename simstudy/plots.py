@@ -1723,7 +1723,8 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         appearance), ``runs`` (n), ``total_runs`` (N, all the model's runs; > n with held-out runs), ``b``
         (the best score possible, score units), ``b_lower`` and ``b_upper`` (its bootstrap interval, score
         units), ``c`` (the effective number of hyperparameters, a positive integer) and ``o`` (the noise
-        scale, score units; 0 means noise-free).
+        scale, score units; 0 means noise-free); optionally ``convex`` (True with ``minimize=true``: the
+        convex law, whose best score possible is ``a``, with ``a_lower`` and ``a_upper``, drawn in b's place).
     title : str, optional, keyword-only
         The figure's title (wrapped to its width). Default None: no title.
 
@@ -1767,6 +1768,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
     for ax, model in zip(axes[0], models):
         f = fits[fits["model"] == model].sort_values("runs").iloc[0]  # the extrapolated fit (the fewest runs)
         n, total = int(f["runs"]), int(f["total_runs"])
+        best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
         c = curves[(curves["model"] == model) & (curves["runs"] == n) & (curves["curve"] == "median")].sort_values("k")
         level = float(c["level"].iloc[0]) if "level" in c and len(c) else 0.95
         k = c["k"].to_numpy()
@@ -1778,7 +1780,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
                 c["estimate"],
                 c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
                 c.loc[within, "np_point"].to_numpy(),
-                [f["b_lower"], f["b_upper"]],
+                [f[f"{best}_lower"], f[f"{best}_upper"]],
             ]
         )
         if "all_point" in c:
@@ -1787,14 +1789,14 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         span = (shown.max() - shown.min()) or 1.0
         bottom, top = shown.min() - 0.08 * span, shown.max() + 0.08 * span
         ax.axhspan(
-            f["b_lower"],
-            f["b_upper"],
+            f[f"{best}_lower"],
+            f[f"{best}_upper"],
             color="0.6",
             alpha=0.25,
             lw=0,
-            label=f"b, the best score possible without noise: {level:.0%} interval",
+            label=f"{best}, the best score possible without noise: {level:.0%} interval",
         )
-        ax.axhline(f["b"], color="0.45", lw=0.8, ls=":")
+        ax.axhline(f[best], color="0.45", lw=0.8, ls=":")
         cw = c[within]
         ax.fill_between(
             cw["k"],
@@ -1855,9 +1857,12 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         ax.set_ylim(bottom, top)
         ax.set_xlim(1, k.max())
         ax.set_xlabel("k (search iterations, log scale)")
-        ax.set_ylabel("median of the best score of k runs")
-        _title(ax, f"{model}: fitted to {n:,} runs; b = {f['b']:.4g} [{f['b_lower']:.4g}, {f['b_upper']:.4g}]")
-        ax.legend(frameon=True, fontsize=6.5, loc="lower right")
+        ax.set_ylabel(f"median of the best{' (lowest)' * (best == 'a')} score of k runs")
+        _title(
+            ax,
+            f"{model}: fitted to {n:,} runs; {best} = {f[best]:.4g} [{f[f'{best}_lower']:.4g}, {f[f'{best}_upper']:.4g}]",
+        )
+        ax.legend(frameon=True, fontsize=6.5, loc="upper right" if best == "a" else "lower right")
     if title:
         _suptitle(fig, title)
     return fig
