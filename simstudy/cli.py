@@ -1066,6 +1066,8 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
             missing=opts.data.missing,
             scale=opts.data.scale,
         )
+    if opts.data.minimize:  # lower is better: the KDE of x is fitted, the studies draw -x (the minimum's truths)
+        spec["minimize"] = True
     n = opts.sample_size or x.size
     log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
     result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)

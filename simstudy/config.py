@@ -374,6 +374,13 @@ class DistributionConfig:
         return {"kind": self.kind, "params": [list(p) for p in self.params]}
 
     @property
+    def minimize(self) -> bool:
+        """Whether lower is better (``minimize: true``): the distribution built draws ``-X``, so a study's best of
+        n is minus the lowest of n scores; the studies report in X's units
+        (``simstudy.studies.base.mirror_back``)."""
+        return dict(self.params).get("minimize", False) is True
+
+    @property
     def continuous(self) -> bool:
         """Whether the distribution has no atoms (a user's class says so by ``is_discrete``)."""
         if self.kind == "target":
@@ -702,6 +709,16 @@ def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> Distributi
 
 
 def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
+    """A distribution of the group; ``minimize: true`` (any kind: lower is better) makes it draw ``-X``
+    (:func:`simstudy.distributions.mirror`), a parameter only when true (the other specs' streams unchanged)."""
+    minimize = schema.boolean()(f"{prefix}.minimize", d.get("minimize", False))
+    spec = _distribution_of({k: v for k, v in d.items() if k != "minimize"}, prefix, name)
+    if not minimize:
+        return spec
+    return dataclasses.replace(spec, params=tuple(sorted((*spec.params, ("minimize", True)))))
+
+
+def _distribution_of(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
     from . import plugins
 
     if "_target_" in d:

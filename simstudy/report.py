@@ -150,7 +150,8 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     from . import kde as kde_mod
 
     kde = result.kde
-    _lo, hi = kde.support
+    lo, hi = kde.support
+    bound = lo if opts.data.minimize else hi  # the trivial band's end: the best score possible
     fit = kde_mod.ks_distance(scores, kde)
     atoms = pd.DataFrame(
         {
@@ -211,12 +212,14 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         "## Confidence bands",
         "",
-        f"**The {_pct(level)} `{method}` bands for the median tuning curve covered the whole curve (every k) in "
+        f"**The {_pct(level)} `{method}` bands for the median tuning curve"
+        + (" (of the minimum: lower is better)" if opts.data.minimize else "")
+        + f" covered the whole curve (every k) in "
         f"{_pct(row['estimate'])} of {int(row['reps']):,} simulated searches of {n} iterations "
         f"(99% Clopper–Pearson {_pct(row['ci_low'])}–{_pct(row['ci_high'])}): {verdict}.**",
         "",
-        f"With n = {n} the upper band is informative up to k ≈ {result.bounded_k:.1f} iterations (beyond, it is the "
-        f"bound {hi:g}). **To bound the curve up to k = {opts.target_k} at {_pct(level)} you need n ≥ "
+        f"With n = {n} the {'lower' if opts.data.minimize else 'upper'} band is informative up to k ≈ {result.bounded_k:.1f} iterations (beyond, it is the "
+        f"bound {bound:g}). **To bound the curve up to k = {opts.target_k} at {_pct(level)} you need n ≥ "
         f"{result.samples_for_target} scores.**",
         "",
         "![coverage](coverage.png)",

@@ -132,3 +132,78 @@ def test_extrapolate_on_losses_is_the_mirror_and_fits_the_convex_law(tmp_path, r
     assert "**a, the best score possible: " in page and "scores at or above -0.7 censored" in page
     assert "(the smallest observed score: " in page and "scores below it fitted" in page
     assert "mlp (20 runs): a = " in neg.stdout and "mlp (20 runs): b = " in acc.stdout
+
+
+def _evp(tmp_path, out, dist, reps=4000):
+    from simstudy import config
+    from simstudy.studies import evp_accuracy
+
+    cfg = config.parse({
+        "seed": 5,
+        "distribution": dist,
+        "budget": {"B": 12, "n": None},
+        "estimators": {m: {"method": m} for m in "uv"},
+        "study": {"name": out, "kind": "evp_accuracy", "reps": reps, "chunk_reps": reps, "save_replicates": False},
+        "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
+    })
+    return evp_accuracy.run(cfg, tmp_path / out).summary.set_index(["estimator", "n", "measure"])["estimate"], cfg
+
+
+@pytest.mark.parametrize("kind", ["file", "scipy"])
+def test_a_study_of_a_minimize_distribution_concerns_the_minimum(tmp_path, runs, kind):
+    if kind == "file":
+        acc_d = {"kind": "file", "path": str(tmp_path / "acc.csv"), "model": "mlp"}
+        loss_d = {"kind": "file", "path": str(tmp_path / "loss.csv"), "model": "mlp", "minimize": True}
+    else:  # 1 - Beta(8, 3) is Beta(3, 8)
+        acc_d = {"kind": "scipy", "name": "beta", "params": {"a": 8, "b": 3}}
+        loss_d = {"kind": "scipy", "name": "beta", "params": {"a": 3, "b": 8}, "minimize": True}
+    acc, acc_cfg = _evp(tmp_path, "acc", acc_d)
+    loss, loss_cfg = _evp(tmp_path, "loss", loss_d)
+    assert loss_cfg.distributions[0].minimize and not acc_cfg.distributions[0].minimize
+    assert dict(loss_cfg.distributions[0].params)["minimize"] is True and "minimize" not in dict(
+        acc_cfg.distributions[0].params
+    )
+    # exact: the truth is the expected minimum, 1 - the expected maximum of the accuracies; biases change sign
+    truth_acc, truth_loss = acc.loc["truth"], loss.loc["truth"]
+    np.testing.assert_allclose(truth_loss, 1 - truth_acc, rtol=0, atol=1e-9 if kind == "scipy" else TOL)
+    assert truth_loss.is_monotonic_decreasing and (np.diff(truth_loss) < 0).all()  # more trials, a lower minimum
+    for e in "uv":
+        ea, el = acc.loc[e], loss.loc[e]
+        np.testing.assert_allclose(el.xs("exact_mean", level="measure"), 1 - ea.xs("exact_mean", level="measure"),
+                                   rtol=0, atol=1e-9 if kind == "scipy" else TOL)
+        np.testing.assert_allclose(el.xs("exact_bias", level="measure"), -ea.xs("exact_bias", level="measure"),
+                                   rtol=0, atol=1e-9 if kind == "scipy" else TOL)
+    # Monte Carlo: the mean of the estimates is within a few MCSE of its exact value, on the minimum's scale
+    s = pd.read_csv(tmp_path / "loss" / "summary.csv")
+    for e in "uv":
+        mean = s[(s.estimator == e) & (s.measure == "mean")].set_index("n")
+        exact = s[(s.estimator == e) & (s.measure == "exact_mean")].set_index("n")
+        z = (mean.estimate - exact.estimate) / mean.mcse
+        assert (z.abs() < 4.5).all(), z
+        assert (mean.estimate < 0.5).all()  # losses of about 0.27, not minus them
+
+
+def test_audit_of_losses_simulates_the_minimum(tmp_path, runs):
+    small = ("model=mlp", "rounds=64", "bootstrap_rounds=8", "resamples=50", "evp_reps=400", "target_k=3",
+             "bandwidth=0.03", "n_jobs=1")
+    acc = _run(tmp_path, "audit", "acc.csv", "acc", *small)
+    loss = _run(tmp_path, "audit", "loss.csv", "loss", *small, "minimize=true")
+    truths = {}
+    for d in ("acc", "loss"):
+        s = pd.read_csv(tmp_path / d / "accuracy" / "summary.csv")
+        truths[d] = s[s.measure.isin(["expected_max", "exact_bias"])].set_index(["estimator", "n", "measure"])
+        mean = s[s.measure == "mean"].set_index(["estimator", "n"])
+        exact = s[s.measure == "exact_mean"].set_index(["estimator", "n"])
+        assert ((mean.estimate - exact.estimate).abs() < 4.5 * mean.mcse).all()
+    # the fitted KDE of 1 - a (same bandwidth, reflected at 0 and 1) is the mirror of that of a: the truth of the
+    # minimum is 1 - the truth of the maximum, the exact biases change sign (up to the quadrature's error)
+    a, m = truths["acc"].estimate, truths["loss"].estimate
+    np.testing.assert_allclose(m.xs("expected_max", level="measure"), 1 - a.xs("expected_max", level="measure"),
+                               rtol=0, atol=1e-8)
+    np.testing.assert_allclose(m.xs("exact_bias", level="measure"), -a.xs("exact_bias", level="measure"),
+                               rtol=0, atol=1e-8)
+    text = (tmp_path / "loss" / "AUDIT.md").read_text()
+    assert "median tuning curve (of the minimum: lower is better) covered" in text
+    assert "the lower band is informative" in text and "it is the bound 0)" in text
+    assert "the upper band is informative" in (tmp_path / "acc" / "AUDIT.md").read_text()
+    assert "covered the whole curve" in loss.stdout and "covered the whole curve" in acc.stdout

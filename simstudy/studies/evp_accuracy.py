@@ -432,7 +432,10 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         mc += _mc_rows(cell, metrics.performance(run_.total(key, "gram"), cell.truth), specs)
         if any(s.method == "bootstrap" for s in specs):
             mc += _bootstrap_rows(cell, run_.total(key, "plugin_variance"), config.study.reps, specs)
-    summary = pd.DataFrame(exact + mc)
+    # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too)
+    summary = base.mirror_back(
+        pd.DataFrame(exact + mc), config, ("expected_max", "mean", "bias", "exact_mean", "exact_bias")
+    )
     summary_seconds = time.perf_counter() - t0
 
     files, written = {}, {}
