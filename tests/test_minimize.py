@@ -134,7 +134,7 @@ def test_extrapolate_on_losses_is_the_mirror_and_fits_the_convex_law(tmp_path, r
     assert "mlp (20 runs): a = " in neg.stdout and "mlp (20 runs): b = " in acc.stdout
 
 
-def _evp(tmp_path, out, dist, reps=4000):
+def _evp(tmp_path, out, dist, reps=4000, save=False):
     from simstudy import config
     from simstudy.studies import evp_accuracy
 
@@ -143,7 +143,7 @@ def _evp(tmp_path, out, dist, reps=4000):
         "distribution": dist,
         "budget": {"B": 12, "n": None},
         "estimators": {m: {"method": m} for m in "uv"},
-        "study": {"name": out, "kind": "evp_accuracy", "reps": reps, "chunk_reps": reps, "save_replicates": False},
+        "study": {"name": out, "kind": "evp_accuracy", "reps": reps, "chunk_reps": reps, "save_replicates": save},
         "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
     })
     return evp_accuracy.run(cfg, tmp_path / out).summary.set_index(["estimator", "n", "measure"])["estimate"], cfg
@@ -158,7 +158,7 @@ def test_a_study_of_a_minimize_distribution_concerns_the_minimum(tmp_path, runs,
         acc_d = {"kind": "scipy", "name": "beta", "params": {"a": 8, "b": 3}}
         loss_d = {"kind": "scipy", "name": "beta", "params": {"a": 3, "b": 8}, "minimize": True}
     acc, acc_cfg = _evp(tmp_path, "acc", acc_d)
-    loss, loss_cfg = _evp(tmp_path, "loss", loss_d)
+    loss, loss_cfg = _evp(tmp_path, "loss", loss_d, save=True)
     assert loss_cfg.distributions[0].minimize and not acc_cfg.distributions[0].minimize
     assert dict(loss_cfg.distributions[0].params)["minimize"] is True and "minimize" not in dict(
         acc_cfg.distributions[0].params
@@ -181,6 +181,10 @@ def test_a_study_of_a_minimize_distribution_concerns_the_minimum(tmp_path, runs,
         z = (mean.estimate - exact.estimate) / mean.mcse
         assert (z.abs() < 4.5).all(), z
         assert (mean.estimate < 0.5).all()  # losses of about 0.27, not minus them
+    # the replicates are estimates of the minimum too: their average is the summary's mean
+    reps = pd.read_parquet(tmp_path / "loss" / "replicates.parquet").groupby(["estimator", "n"]).estimate.mean()
+    for e in "uv":
+        np.testing.assert_allclose(reps.loc[e], loss.loc[e].xs("mean", level="measure"), rtol=0, atol=TOL)
 
 
 def test_audit_of_losses_simulates_the_minimum(tmp_path, runs):
