@@ -1031,6 +1031,12 @@ def parse(cfg: Mapping) -> Config:
             f"estimators.{plugged[0]}: plug-in estimators join the {' and '.join(takers)} "
             f"studies; a {study.kind} study takes only {', '.join(estimators.CLOSED_FORM)}"
         )
+    mirrored = [d.name for d in dists if d.minimize]
+    if mirrored and study.kind not in MINIMIZE_STUDIES:
+        raise ConfigError(
+            f"distribution.{mirrored[0]}.minimize=true: a {study.kind} study does not report the minimum yet "
+            f"(its numbers would be those of -x); studies that do: {', '.join(MINIMIZE_STUDIES)}"
+        )
     if spec.check is not None:
         spec.check(config)
     check_chunk_memory(config, cells=len(config.distributions))  # a cell per distribution at least
@@ -1983,6 +1989,10 @@ class ExtrapolateOptions(DataOptions):
     )
     n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
 
+
+#: The studies that take a distribution with ``minimize: true`` (lower is better): it draws -x, and they report
+#: their numbers about the minimum (the rates are the same either way; means, biases and gaps are mirrored back).
+MINIMIZE_STUDIES = ("evp_accuracy", "wrong_conclusions", "band_coverage", "bootstrap_coverage")
 
 #: Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it).
 COMMAND_OPTIONS = {

@@ -211,3 +211,52 @@ def test_audit_of_losses_simulates_the_minimum(tmp_path, runs):
     assert "the lower band is informative" in text and "it is the bound 0)" in text
     assert "the upper band is informative" in (tmp_path / "acc" / "AUDIT.md").read_text()
     assert "covered the whole curve" in loss.stdout and "covered the whole curve" in acc.stdout
+
+
+def _pair(tmp_path, which, minimize=(False, False)):
+    return {m: {"kind": "file", "path": str(tmp_path / f"{which}.csv"), "model": m, "minimize": z}
+            for m, z in zip(("mlp", "lstm"), minimize)}
+
+
+def _study(tmp_path, out, dist, kind="wrong_conclusions", reps=2000):
+    from simstudy import config, registry
+
+    cfg = config.parse({
+        "seed": 9,
+        "distribution": dist,
+        "budget": {"B": [3, 10], "n": None},
+        "estimators": {m: {"method": m} for m in "uv"},
+        "study": {"name": out, "kind": kind, "reps": reps, "chunk_reps": reps},
+        "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
+    })
+    return registry.study(kind).run(cfg, tmp_path / out).summary.set_index(["B", "estimator", "measure"])
+
+
+def test_wrong_conclusions_on_losses_say_lower_is_better(tmp_path, runs):
+    acc = _study(tmp_path, "acc", _pair(tmp_path, "acc"))
+    loss = _study(tmp_path, "loss", _pair(tmp_path, "loss", (True, True)))
+    truth_a, truth_l = acc.xs("truth", level="estimator").estimate, loss.xs("truth", level="estimator").estimate
+    for measure in ("expected_max_a", "expected_max_b"):  # the expected minimum of each model's losses
+        np.testing.assert_allclose(truth_l.xs(measure, level="measure"), 1 - truth_a.xs(measure, level="measure"),
+                                   rtol=0, atol=TOL)
+    np.testing.assert_allclose(truth_l.xs("true_gap", level="measure"), -truth_a.xs("true_gap", level="measure"),
+                               rtol=0, atol=TOL)
+    # the model that is better on accuracy is better on loss: the rates agree within their Monte Carlo error
+    for measure in ("wrong_rate", "a_wins_rate", "tie_rate"):
+        a, m = acc.xs(measure, level="measure"), loss.xs(measure, level="measure")
+        z = (m.estimate - a.estimate) / np.sqrt(m.mcse**2 + a.mcse**2).clip(lower=1e-12)
+        assert (z.abs() < 4.5).all(), (measure, z)
+    a, m = acc.xs("mean_gap", level="measure"), loss.xs("mean_gap", level="measure")
+    assert ((m.estimate + a.estimate).abs() < 4.5 * np.hypot(m.mcse, a.mcse)).all()
+
+
+def test_minimize_is_refused_where_a_study_would_report_minus_x(tmp_path, runs):
+    from simstudy import config
+
+    with pytest.raises(config.ConfigError, match=r"distribution.lstm.minimize=false but distribution.mlp.minimize=true"):
+        _study(tmp_path, "mixed", _pair(tmp_path, "loss", (True, False)))
+    with pytest.raises(config.ConfigError, match=r"distribution.minimize must be"):
+        _study(tmp_path, "bad", {**_pair(tmp_path, "loss")["mlp"], "minimize": "yes"}, kind="evp_accuracy")
+    with pytest.raises(config.ConfigError, match=r"a band_width study does not report the minimum yet"):
+        _study(tmp_path, "width", {"kind": "scipy", "name": "beta", "params": {"a": 3, "b": 8}, "minimize": True},
+               kind="band_width")

@@ -434,8 +434,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         if any(s.method == "bootstrap" for s in specs):
             mc += _bootstrap_rows(cell, run_.total(key, "plugin_variance"), config.study.reps, specs)
     # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too)
+    mirrored = [d.name for d in config.distributions if d.minimize]
     summary = base.mirror_back(
-        pd.DataFrame(exact + mc), config, ("expected_max", "mean", "bias", "exact_mean", "exact_bias")
+        pd.DataFrame(exact + mc), mirrored, ("expected_max", "mean", "bias", "exact_mean", "exact_bias")
     )
     summary_seconds = time.perf_counter() - t0
 
