@@ -962,7 +962,12 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     label += " (lower is better: the best is the minimum)" * (sign < 0)
     method = bands.METHOD_LABELS[opts.method]
     fig_curve = plots.tuning_curve_bands_figure(
-        curves, low=low, high=high, xscale=opts.xscale, title=f"{source}: {opts.confidence:.0%} {method} bands, {label}"
+        curves,
+        low=low,
+        high=high,
+        xscale=opts.xscale,
+        title=f"{source}: {opts.confidence:.0%} {method} bands, {label}",
+        minimize=sign < 0,
     )
     fig_cdf = plots.cdf_bands_figure(
         cdfs, low=low, high=high, title=f"{source}: {opts.confidence:.0%} {method} bands for the CDF of scores"

@@ -481,14 +481,17 @@ def evp_curves_figure(
     return fig
 
 
-def _trivial_runs(c: pd.DataFrame, low: float, high: float):
+def _trivial_runs(c: pd.DataFrame, low: float, high: float, minimize: bool = False):
     """Where one model's bands say nothing: the first k from which the upper band is at ``high`` (or +inf)
-    and the last k up to which the lower band is at ``low`` (or -inf), each as ``(k, bound)``, else None."""
+    and the last k up to which the lower band is at ``low`` (or -inf), each as ``(k, bound)``, else None.
+    ``minimize``: the curve of the minimum falls with k, so the last k up to which the upper band is trivial and
+    the first k from which the lower one is."""
     k = c["k"].to_numpy()
     up = c["upper"].to_numpy() >= high  # +inf >= high always
     down = c["lower"].to_numpy() <= low
-    upper = (k[up].min(), high) if up.any() else None
-    lower = (k[down].max(), low) if down.any() else None
+    first, last = (np.max, np.min) if minimize else (np.min, np.max)
+    upper = (first(k[up]), high) if up.any() else None
+    lower = (last(k[down]), low) if down.any() else None
     return upper, lower
 
 
@@ -587,6 +590,7 @@ def tuning_curve_bands_figure(
     high: float = np.inf,
     xscale: str = "linear",
     title: str | None = None,
+    minimize: bool = False,
 ):
     """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al. 2024, Figs. 2-3).
 
@@ -613,6 +617,9 @@ def tuning_curve_bands_figure(
         The k axis' scale.
     title : str, optional, keyword-only
         Wrapped to the figure's width. Default None: no title (with the point-estimate panel, a panel title).
+    minimize : bool, keyword-only, default False
+        True: the curves are of the minimum (lower is better; ``simstudy bands minimize=true``), so they fall
+        with k: the upper band is trivial up to a budget, the lower one from a budget on.
 
     Returns
     -------
@@ -676,10 +683,13 @@ def tuning_curve_bands_figure(
             lw=0,
             step="post",
         )
-        upper, lower = _trivial_runs(c, low, high)
+        upper, lower = _trivial_runs(c, low, high, minimize)
         k_max, k_min = float(c["k"].max()), float(c["k"].min())
+        up_from, down_to = ("≤", "≥") if minimize else ("≥", "≤")  # the minimum's curve falls with k
         if upper is not None:
-            ax.hlines(cap_top, upper[0], k_max, color=palette[model], ls=":", lw=1.6)
+            ax.hlines(
+                cap_top, *((k_min, upper[0]) if minimize else (upper[0], k_max)), color=palette[model], ls=":", lw=1.6
+            )
             extra.append(
                 Line2D(
                     [],
@@ -687,11 +697,17 @@ def tuning_curve_bands_figure(
                     color=palette[model],
                     ls=":",
                     lw=1.6,
-                    label=f"{model}: upper band trivial (= {_bound_text(high)}) for k ≥ {upper[0]:g}",
+                    label=f"{model}: upper band trivial (= {_bound_text(high)}) for k {up_from} {upper[0]:g}",
                 )
             )
         if lower is not None:
-            ax.hlines(cap_bottom, k_min, lower[0], color=palette[model], ls=":", lw=1.6)
+            ax.hlines(
+                cap_bottom,
+                *((lower[0], k_max) if minimize else (k_min, lower[0])),
+                color=palette[model],
+                ls=":",
+                lw=1.6,
+            )
             extra.append(
                 Line2D(
                     [],
@@ -699,7 +715,7 @@ def tuning_curve_bands_figure(
                     color=palette[model],
                     ls=":",
                     lw=1.6,
-                    label=f"{model}: lower band trivial (= {_bound_text(low)}) for k ≤ {lower[0]:g}",
+                    label=f"{model}: lower band trivial (= {_bound_text(low)}) for k {down_to} {lower[0]:g}",
                 )
             )
     for value, in_view, where in ((high, high_in_view, "top"), (low, low_in_view, "bottom")):
