@@ -296,7 +296,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
     n, model, level = int(fit["runs"]), fit["model"], opts.level
     # minimize=true: the convex law, whose a is the best score possible; the tail fitted is the lowest scores
     convex = bool(fit.get("convex", False))
-    best, worst = ("a", "b") if convex else ("b", "a")
+    best, other = ("a", "b") if convex else ("b", "a")
     observed = "the smallest observed score" if convex else "the largest observed score"
     mine = curves[(curves["model"] == model) & (curves["runs"] == n)]
     med = mine[mine["curve"] == "median"].set_index("k")
@@ -315,7 +315,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         f"{_g(fit['min_score' if convex else 'max_score'], 5)}).",
         f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
         f"{_c_shares(fit)}).",
-        f"- {noise}; {worst} = {_g(fit[worst], 4)} {_interval(fit[f'{worst}_lower'], fit[f'{worst}_upper'])}.",
+        f"- {noise}; {other} = {_g(fit[other], 4)} {_interval(fit[f'{other}_lower'], fit[f'{other}_upper'])}.",
         f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores "
         f"{'below' if convex else 'above'} it fitted, the rest censored"
         + ("" if fit["converged"] else " (**the optimizer did not meet its tolerance**)")

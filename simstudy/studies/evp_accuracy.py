@@ -443,8 +443,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     files, written = {}, {}
     if config.study.save_replicates:
         files["replicates"] = out_dir / "replicates.parquet"
-        mirrored = frozenset(d.name for d in config.distributions if d.minimize)
-        written = _replicates(run_, run_.succeeded(cells), specs, files["replicates"], mirrored)
+        written = _replicates(run_, run_.succeeded(cells), specs, files["replicates"], frozenset(mirrored))
     metadata = {
         "cells": {k: {"distribution": c.distribution, "B": c.B, "n": c.n} for k, c in cells.items()},
         "distributions": {name: describe(d) for name, d in dists.items()},
