@@ -1031,12 +1031,7 @@ def parse(cfg: Mapping) -> Config:
             f"estimators.{plugged[0]}: plug-in estimators join the {' and '.join(takers)} "
             f"studies; a {study.kind} study takes only {', '.join(estimators.CLOSED_FORM)}"
         )
-    mirrored = [d.name for d in dists if d.minimize]
-    if mirrored and study.kind not in MINIMIZE_STUDIES:
-        raise ConfigError(
-            f"distribution.{mirrored[0]}.minimize=true: a {study.kind} study does not report the minimum yet "
-            f"(its numbers would be those of -x); studies that do: {', '.join(MINIMIZE_STUDIES)}"
-        )
+    _minimize_iv(study, dists)
     if spec.check is not None:
         spec.check(config)
     check_chunk_memory(config, cells=len(config.distributions))  # a cell per distribution at least
@@ -1992,7 +1987,45 @@ class ExtrapolateOptions(DataOptions):
 
 #: The studies that take a distribution with ``minimize: true`` (lower is better): it draws -x, and they report
 #: their numbers about the minimum (the rates are the same either way; means, biases and gaps are mirrored back).
-MINIMIZE_STUDIES = ("evp_accuracy", "wrong_conclusions", "band_coverage", "bootstrap_coverage")
+MINIMIZE_STUDIES = (
+    "evp_accuracy",
+    "wrong_conclusions",
+    "band_coverage",
+    "bootstrap_coverage",
+    "band_triviality",
+    "sample_disagreement",
+    "model_selection",
+)
+#: Of those, the studies whose distributions are separate cells (the others compare them: all or none minimize).
+_SEPARATE_CELLS = ("evp_accuracy", "band_coverage", "bootstrap_coverage", "band_triviality")
+
+
+def _minimize_iv(study: StudyConfig, dists: tuple[DistributionConfig, ...]) -> None:
+    """Refuse, in one line, a ``minimize: true`` distribution where the study's numbers would be those of -x:
+    a study that does not mirror them back, a quantile other than the median (the q-quantile of the minimum is
+    the (1 - q)-quantile of the maximum of -x), or models compared of which only some minimize."""
+    mirrored = [d.name for d in dists if d.minimize]
+    if not mirrored:
+        return
+    first = f"distribution{'' if len(dists) == 1 else f'.{mirrored[0]}'}.minimize=true"
+    if study.kind not in MINIMIZE_STUDIES:
+        raise ConfigError(
+            f"{first}: a {study.kind} study does not report the minimum yet (its numbers would be those of -x); "
+            f"studies that do: {', '.join(MINIMIZE_STUDIES)}"
+        )
+    q = getattr(study.options, "quantile", 0.5)
+    if q != 0.5:
+        raise ConfigError(
+            f"study.quantile={q:g} with {first}: a {study.kind} study of the minimum takes the median only "
+            f"(study.quantile=0.5)"
+        )
+    others = [d.name for d in dists if not d.minimize]
+    if others and study.kind not in _SEPARATE_CELLS:
+        raise ConfigError(
+            f"distribution.{others[0]}.minimize=false but {first}: the models a {study.kind} study compares "
+            f"must agree on whether lower is better"
+        )
+
 
 #: Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it).
 COMMAND_OPTIONS = {

@@ -218,7 +218,7 @@ def _pair(tmp_path, which, minimize=(False, False)):
             for m, z in zip(("mlp", "lstm"), minimize)}
 
 
-def _study(tmp_path, out, dist, kind="wrong_conclusions", reps=2000):
+def _study(tmp_path, out, dist, kind="wrong_conclusions", reps=2000, **options):
     from simstudy import config, registry
 
     cfg = config.parse({
@@ -226,10 +226,11 @@ def _study(tmp_path, out, dist, kind="wrong_conclusions", reps=2000):
         "distribution": dist,
         "budget": {"B": [3, 10], "n": None},
         "estimators": {m: {"method": m} for m in "uv"},
-        "study": {"name": out, "kind": kind, "reps": reps, "chunk_reps": reps},
+        "study": {"name": out, "kind": kind, "reps": reps, "chunk_reps": reps, **options},
         "runner": {"n_jobs": 1, "backend": "sequential", "progress": False},
     })
-    return registry.study(kind).run(cfg, tmp_path / out).summary.set_index(["B", "estimator", "measure"])
+    summary = registry.study(kind).run(cfg, tmp_path / out).summary
+    return summary.set_index(["B", "estimator", "measure"]) if kind == "wrong_conclusions" else summary
 
 
 def test_wrong_conclusions_on_losses_say_lower_is_better(tmp_path, runs):
@@ -253,8 +254,14 @@ def test_wrong_conclusions_on_losses_say_lower_is_better(tmp_path, runs):
 def test_minimize_is_refused_where_a_study_would_report_minus_x(tmp_path, runs):
     from simstudy import config
 
-    with pytest.raises(config.ConfigError, match=r"distribution.lstm.minimize=false but distribution.mlp.minimize=true"):
+    with pytest.raises(config.ConfigError, match=r"^distribution.lstm.minimize=false but distribution.mlp.minimize=true: "
+                       r"the models a wrong_conclusions study compares must agree on whether lower is better$"):
         _study(tmp_path, "mixed", _pair(tmp_path, "loss", (True, False)))
+    with pytest.raises(config.ConfigError, match=r"study.quantile=0.9 with distribution.minimize=true: a band_coverage"):
+        _study(tmp_path, "q", {"kind": "scipy", "name": "beta", "params": {"a": 3, "b": 8}, "minimize": True},
+               kind="band_coverage", reps=10, quantile=0.9)
+    _pair_both = _pair(tmp_path, "loss", (True, False))  # separate cells: each distribution its own question
+    _study(tmp_path, "cells", _pair_both, kind="evp_accuracy", reps=10)
     with pytest.raises(config.ConfigError, match=r"distribution.minimize must be"):
         _study(tmp_path, "bad", {**_pair(tmp_path, "loss")["mlp"], "minimize": "yes"}, kind="evp_accuracy")
     with pytest.raises(config.ConfigError, match=r"a band_width study does not report the minimum yet"):
@@ -305,3 +312,24 @@ def test_extrapolate_fit_of_one_minus_accuracy_is_the_mirror(tmp_path, runs):
     for mine, theirs in (("estimate", "estimate"), ("np_point", "np_point"), ("np_lower", "np_upper"),
                          ("np_upper", "np_lower")):
         np.testing.assert_allclose(cm[mine], 1 - ca[theirs], rtol=0, atol=TOL, err_msg=mine)
+
+
+@pytest.mark.parametrize(
+    "kind, options, measures",
+    [
+        ("sample_disagreement", {"sample_sizes": [6, 12]}, ("p_overtakes", "p_disagree")),
+        ("model_selection", {"budgets": [12, 24]}, ("p_correct",)),
+    ],
+)
+def test_comparisons_of_losses_pick_the_lower(tmp_path, runs, kind, options, measures):
+    """Which model is better, or overtakes, is the same question on accuracies and on losses with minimize:
+    the rates agree within their Monte Carlo error (the random streams differ: they are keyed by the files)."""
+    acc = _study(tmp_path, "acc", _pair(tmp_path, "acc"), kind=kind, reps=3000, **options)
+    loss = _study(tmp_path, "loss", _pair(tmp_path, "loss", (True, True)), kind=kind, reps=3000, **options)
+    for measure in measures:
+        a = acc[acc.measure == measure].reset_index(drop=True)
+        m = loss[loss.measure == measure].reset_index(drop=True)
+        assert len(a) == len(m) > 0
+        z = (m.estimate - a.estimate) / np.hypot(m.mcse, a.mcse).clip(lower=1e-3)
+        assert (z.abs() < 4.5).all(), (measure, z.tolist())
+        assert (a.estimate > 0.05).any()  # not a vacuous comparison

@@ -265,7 +265,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     summary = pd.DataFrame(rows)[
         ["cell", "distribution", "B", "estimator", "n", "measure", "estimate", "mcse", "ci_low", "ci_high", "reps"]
     ]
-    if spec_a.minimize:  # both draw -X (checked): a "wins" with the lower scores; the gaps and truths back in X
+    if spec_a.minimize:  # both draw -X (config.parse checks): a "wins" with the lower scores; gaps, truths in X
         pair = summary["distribution"].unique()
         summary = base.mirror_back(summary, pair, ("mean_gap", "expected_max_a", "expected_max_b", "true_gap"))
     metadata = {
@@ -364,12 +364,6 @@ def _check(config: Config) -> None:
         raise ConfigError(
             f"a wrong_conclusions study compares two models: distribution must name exactly two, "
             f"got {len(dists)} ({', '.join(d.name for d in dists)})"
-        )
-    if dists[0].minimize != dists[1].minimize:
-        raise ConfigError(
-            f"distribution.{dists[1].name}.minimize={str(dists[1].minimize).lower()} but "
-            f"distribution.{dists[0].name}.minimize={str(dists[0].minimize).lower()}: the two models must agree "
-            f"on whether lower is better"
         )
     check_budget_memory(config, cells=len(config.budget.B), samples_per_replicate=2)
 
