@@ -333,3 +333,14 @@ def test_comparisons_of_losses_pick_the_lower(tmp_path, runs, kind, options, mea
         z = (m.estimate - a.estimate) / np.hypot(m.mcse, a.mcse).clip(lower=1e-3)
         assert (z.abs() < 4.5).all(), (measure, z.tolist())
         assert (a.estimate > 0.05).any()  # not a vacuous comparison
+
+
+@pytest.mark.parametrize("command", ["curve", "bands", "audit", "extrapolate"])
+def test_minimize_is_a_documented_key_of_every_data_command_and_checked_before_any_compute(tmp_path, runs, command):
+    from _cli import one_line_error
+
+    helped = simstudy(command, "--help", cwd=tmp_path).stdout
+    assert "minimize" in helped and "lower scores are better" in helped
+    proc = simstudy(command, "data=loss.csv", "minimize=maybe", "hydra.run.dir=bad", cwd=tmp_path, check=False)
+    one_line_error(proc, "minimize must be true or false, got 'maybe'")
+    assert not (tmp_path / "bad").exists()
