@@ -816,6 +816,22 @@ def _load_scores(opts) -> dict:
     return scores
 
 
+def _sign(data) -> int:
+    """-1 with ``minimize=true`` (lower is better), else 1: the analyses maximise ``sign * x``."""
+    return -1 if data.minimize else 1
+
+
+def _mirror_scores(scores: dict, sign: int) -> dict:
+    """Each model's scores times ``sign``: with ``minimize=true`` every analysis runs unchanged on ``-x``
+    (maximising it minimises x), and the results are mirrored back before they are reported."""
+    return scores if sign > 0 else {m: -x for m, x in scores.items()}
+
+
+def _bounds(data, sign: int) -> dict:
+    """``low`` and ``high`` of the analysed scores ``sign * x``: ``[-high, -low]`` with ``minimize=true``."""
+    return {"low": data.low, "high": data.high} if sign > 0 else {"low": -data.high, "high": -data.low}
+
+
 def _log_scores(command: str, scores: dict, out_dir: Path) -> None:
     log.info("%s of %s -> %s", command, ", ".join(f"{m} ({x.size} scores)" for m, x in scores.items()), out_dir)
 
@@ -828,11 +844,20 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     from . import curves, plots
 
     trial_time = dict(opts.trial_time) if isinstance(opts.trial_time, tuple) else opts.trial_time
+    sign = _sign(opts.data)
     try:
-        table = curves.evp_curves(scores, method=opts.estimator, trial_time=trial_time)
+        table = curves.evp_curves(_mirror_scores(scores, sign), method=opts.estimator, trial_time=trial_time)
     except ValueError as exc:
         _fail(str(exc), out_dir)
-    reached = curves.budget_to_target(table, opts.target) if opts.target is not None else None
+    reached = curves.budget_to_target(table, sign * opts.target) if opts.target is not None else None
+    if sign < 0:  # back to the scores' own units: the expected minimum, its band and the target reached at or below
+        table = table.assign(
+            expected_max=-table["expected_max"], band_low=-table["band_high"], band_high=-table["band_low"]
+        )
+        if reached is not None:
+            reached = reached.assign(target=opts.target, expected_max=-reached["expected_max"])
+    best = "expected min" if sign < 0 else "expected max"
+    named = {"expected_max": best.replace(" ", "_")}  # the tables name what the column holds
     x = "time" if trial_time is not None else "n"
     xlabel = (
         f"time ({opts.time_unit}), {'log scale' if opts.xscale == 'log' else ''}".rstrip(", ") if x == "time" else None
@@ -844,23 +869,24 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
         reached=reached,
         xscale=opts.xscale,
         xlabel=xlabel,
-        title=f"{Path(opts.data.data).name}: expected max ({opts.estimator.upper()}) ± 1 SD",
+        ylabel=f"{best} validation score" if sign < 0 else None,
+        title=f"{Path(opts.data.data).name}: {best} ({opts.estimator.upper()}) ± 1 SD",
     )
     for suffix in ("png", "pdf"):
         io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
-    io.write_parquet(table, out_dir / "curves.parquet")
-    io.write_csv(table, out_dir / "curves.csv")
+    io.write_parquet(table.rename(columns=named), out_dir / "curves.parquet")
+    io.write_csv(table.rename(columns=named), out_dir / "curves.csv")
     _write_config(cfg, out_dir)
     print(_curve_table(table))
     if reached is not None:
-        io.write_csv(reached, out_dir / "targets.csv")
+        io.write_csv(reached.rename(columns=named), out_dir / "targets.csv")
         for _, row in reached.iterrows():
             where = (
                 f"n = {int(row['n'])}" + (f" ({row['time']:.3g} {opts.time_unit})" if x == "time" else "")
                 if row["n"] == row["n"]
                 else "not reached within its trials"
             )
-            print(f"{row['model']}: expected max first reaches {opts.target} at {where}")
+            print(f"{row['model']}: {best} first reaches {opts.target}{' (at or below)' * (sign < 0)} at {where}")
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
@@ -892,12 +918,17 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     low, high = opts.data.low, opts.data.high
     max_k = opts.max_k or max(x.size for x in scores.values())
     ks = np.arange(1, max_k + 1, dtype=np.float64)
+    # minimize=true: the bands of -x on [-high, -low]; the q-quantile of the minimum is minus the (1 - q)-quantile
+    # of the maximum of -x, and a band's lower and upper edges trade places when mirrored back.
+    sign = _sign(opts.data)
+    analysed = _mirror_scores(scores, sign)
+    quantile = opts.quantile if sign > 0 else 1 - opts.quantile
     results, curve_rows, cdf_rows = {}, [], []
-    for model, x in scores.items():
+    for model, x in analysed.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             tc = bands.tuning_curve_bands(
-                x, opts.confidence, opts.kind, opts.method, ks=ks, quantile=opts.quantile, low=low, high=high
+                x, opts.confidence, opts.kind, opts.method, ks=ks, quantile=quantile, **_bounds(opts.data, sign)
             )
         for w in caught:
             log.warning("%s: %s", model, w.message)
@@ -907,11 +938,12 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         point = {e: np.full(ks.size, np.nan) for e in ("u", "v")}
         for e in point:
             m = min(x.size, ks.size)
-            point[e][:m] = estimators.expected_max(x, e, n=np.arange(1, m + 1))
+            point[e][:m] = sign * estimators.expected_max(x, e, n=np.arange(1, m + 1))
+        lower, upper = (tc.lower, tc.upper) if sign > 0 else (-tc.upper, -tc.lower)
         curve_rows.append(
-            pd.DataFrame({"model": model, "k": ks, "point": tc.point, "lower": tc.lower, "upper": tc.upper, **point})
+            pd.DataFrame({"model": model, "k": ks, "point": sign * tc.point, "lower": lower, "upper": upper, **point})
         )
-        cdf_rows.append(_distinct_scores(model, tc.cdf, x.size))
+        cdf_rows.append(_distinct_scores(model, tc.cdf, x.size, sign))
     curves = pd.concat(curve_rows, ignore_index=True)
     for col, value in (
         ("kind", opts.kind),
@@ -927,9 +959,15 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     io.write_csv(curves, out_dir / "bands.csv")
     io.write_csv(cdfs, out_dir / "cdf_bands.csv")
     label = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
+    label += " (lower is better: the best is the minimum)" * (sign < 0)
     method = bands.METHOD_LABELS[opts.method]
     fig_curve = plots.tuning_curve_bands_figure(
-        curves, low=low, high=high, xscale=opts.xscale, title=f"{source}: {opts.confidence:.0%} {method} bands, {label}"
+        curves,
+        low=low,
+        high=high,
+        xscale=opts.xscale,
+        title=f"{source}: {opts.confidence:.0%} {method} bands, {label}",
+        minimize=sign < 0,
     )
     fig_cdf = plots.cdf_bands_figure(
         cdfs, low=low, high=high, title=f"{source}: {opts.confidence:.0%} {method} bands for the CDF of scores"
@@ -945,7 +983,9 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         evidence = bands.evidence_table(a, b, name_a, name_b)
         by_model = {m: c.sort_values("k") for m, c in curves.groupby("model", sort=False)}
         for e in ("u", "v"):  # which model the point estimates of the mean tuning curve put ahead at each k
-            evidence[f"{e}_leader"] = bands.leader_names(by_model[name_a][e], by_model[name_b][e], name_a, name_b)
+            evidence[f"{e}_leader"] = bands.leader_names(
+                sign * by_model[name_a][e], sign * by_model[name_b][e], name_a, name_b
+            )
         io.write_csv(evidence, out_dir / "evidence.csv")
         for line in bands.evidence_summary(evidence):
             print(line)
@@ -955,20 +995,37 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
-def _distinct_scores(model: str, cdf, n: int):
+def _distinct_scores(model: str, cdf, n: int, sign: int = 1):
     """The CDF band at each distinct score, one row per score: with ties, the eCDF and the bands at a score are
-    those after its last copy (the band arrays hold one entry per sorted draw)."""
+    those after its last copy (the band arrays hold one entry per sorted draw).
+
+    ``sign=-1``: ``cdf`` is the band of the mirrored scores ``y = -x``, and the rows are the band of the CDF of
+    x, ``P(X <= s) = 1 - P(Y < -s)``: at ``s = -y_j``, one minus the band of Y just below ``y_j`` (at the
+    previous distinct score, or ``[0, upper_below]`` below the first)."""
     import pandas as pd
 
     last = np.flatnonzero(np.append(np.diff(cdf.y) > 0, True))  # the last copy of each distinct score
+    count = np.diff(np.append(-1, last))
+    if sign > 0:
+        return pd.DataFrame(
+            {
+                "model": model,
+                "score": cdf.y[last],
+                "count": count,
+                "ecdf": (last + 1) / n,
+                "lower": cdf.lower[last],
+                "upper": cdf.upper[last],
+            }
+        )
+    below = np.append(-1, last[:-1])  # the last copy of the previous distinct score (-1: none)
     return pd.DataFrame(
         {
             "model": model,
-            "score": cdf.y[last],
-            "count": np.diff(np.append(-1, last)),
-            "ecdf": (last + 1) / n,
-            "lower": cdf.lower[last],
-            "upper": cdf.upper[last],
+            "score": -cdf.y[last][::-1],
+            "count": count[::-1],
+            "ecdf": (1 - (below + 1) / n)[::-1],
+            "lower": 1 - np.where(below >= 0, cdf.upper[below], cdf.upper_below)[::-1],
+            "upper": 1 - np.where(below >= 0, cdf.lower[below], 0.0)[::-1],
         }
     )
 
@@ -1014,6 +1071,8 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
             missing=opts.data.missing,
             scale=opts.data.scale,
         )
+    if opts.data.minimize:  # lower is better: the KDE of x is fitted, the studies draw -x (the minimum's truths)
+        spec["minimize"] = True
     n = opts.sample_size or x.size
     log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
     result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
@@ -1078,6 +1137,7 @@ def _extrapolate_summary(result) -> list[str]:
     med = result.curves[result.curves["curve"] == "median"]
     for _, f in result.fits.iterrows():
         n = int(f["runs"])
+        best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
         rows = med[(med["model"] == f["model"]) & (med["runs"] == n)].set_index("k")
         at = [k for k in (n, 10 * n, 100 * n) if k in rows.index]
         curve = "; ".join(
@@ -1087,12 +1147,12 @@ def _extrapolate_summary(result) -> list[str]:
         if not np.isfinite(f["b_lower"]):  # the fit of all the runs beside a held-out check: not bootstrapped
             curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g}" for k in at)
             lines.append(
-                f"{f['model']} (all {n:,} runs, not bootstrapped): b = {f['b']:.5g}, c = {int(f['c'])}; "
+                f"{f['model']} (all {n:,} runs, not bootstrapped): {best} = {f[best]:.5g}, c = {int(f['c'])}; "
                 f"median curve {curve}"
             )
             continue
         lines.append(
-            f"{f['model']} ({n:,} runs): b = {f['b']:.5g} [{f['b_lower']:.5g}, {f['b_upper']:.5g}], "
+            f"{f['model']} ({n:,} runs): {best} = {f[best]:.5g} [{f[f'{best}_lower']:.5g}, {f[f'{best}_upper']:.5g}], "
             f"c = {int(f['c'])}; median curve {curve}"
         )
     return lines

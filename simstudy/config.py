@@ -374,6 +374,13 @@ class DistributionConfig:
         return {"kind": self.kind, "params": [list(p) for p in self.params]}
 
     @property
+    def minimize(self) -> bool:
+        """Whether lower is better (``minimize: true``): the distribution built draws ``-X``, so a study's best of
+        n is minus the lowest of n scores; the studies report in X's units
+        (``simstudy.studies.base.mirror_back``)."""
+        return dict(self.params).get("minimize", False) is True
+
+    @property
     def continuous(self) -> bool:
         """Whether the distribution has no atoms (a user's class says so by ``is_discrete``)."""
         if self.kind == "target":
@@ -702,6 +709,16 @@ def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> Distributi
 
 
 def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
+    """A distribution of the group; ``minimize: true`` (any kind: lower is better) makes it draw ``-X``
+    (:func:`simstudy.distributions.mirror`), a parameter only when true (the other specs' streams unchanged)."""
+    minimize = schema.boolean()(f"{prefix}.minimize", d.get("minimize", False))
+    spec = _distribution_of({k: v for k, v in d.items() if k != "minimize"}, prefix, name)
+    if not minimize:
+        return spec
+    return dataclasses.replace(spec, params=tuple(sorted((*spec.params, ("minimize", True)))))
+
+
+def _distribution_of(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
     from . import plugins
 
     if "_target_" in d:
@@ -1014,6 +1031,7 @@ def parse(cfg: Mapping) -> Config:
             f"estimators.{plugged[0]}: plug-in estimators join the {' and '.join(takers)} "
             f"studies; a {study.kind} study takes only {', '.join(estimators.CLOSED_FORM)}"
         )
+    _minimize_iv(study, dists)
     if spec.check is not None:
         spec.check(config)
     check_chunk_memory(config, cells=len(config.distributions))  # a cell per distribution at least
@@ -1369,6 +1387,10 @@ def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] |
 
 _LOW_DOC = "the lowest score possible (0 for accuracy); scores below it are an error"
 _HIGH_DOC = "the highest score possible (1 for accuracy); scores above it are an error"
+_MINIMIZE_DOC = (
+    "true: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on "
+    "the lower tail, a target is reached at or below it"
+)
 
 
 @dataclass(frozen=True)
@@ -1416,6 +1438,9 @@ class DataOptions:
     high : float or None, default None
         The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
         unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
 
     Examples
     --------
@@ -1478,6 +1503,7 @@ class DataOptions:
     )
     low: float | None = option(None, _LOW_DOC, _bound)
     high: float | None = option(None, _HIGH_DOC, _bound)
+    minimize: bool = option(False, _MINIMIZE_DOC, schema.boolean())
 
 
 _SAMPLE_SEED_DOC = (
@@ -1533,6 +1559,9 @@ class CurveOptions(DataOptions):
     high : float or None, default None
         The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
         unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
     estimator : str, default "v"
         The expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w.
     target : float or None, default None
@@ -1620,6 +1649,9 @@ class BandsOptions(DataOptions):
     high : float or None, default None
         The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
         unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
     confidence : float, default 0.8
         The simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
     kind : str, default "median"
@@ -1709,6 +1741,9 @@ class AuditOptions(DataOptions):
     high : float or None, default 1.0
         The highest score possible: the fitted distribution lives on [low, high]. In score units; must be
         finite.
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
     bandwidth : float or None, default None
         The kernel SD of the fit, in score units (default: chosen by bw_method).
     bw_factor : float or None, default None
@@ -1862,6 +1897,9 @@ class ExtrapolateOptions(DataOptions):
     high : float or None, default None
         The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
         unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
     threshold : float or None, default None
         Censor the lowest share of the scores before fitting the tail: a quantile in [0, 1) (default 0.5 unless
         threshold_score is given). A share of the scores, in [0, 1).
@@ -1947,6 +1985,48 @@ class ExtrapolateOptions(DataOptions):
     n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
 
 
+#: The studies that take a distribution with ``minimize: true`` (lower is better): it draws -x, and they report
+#: their numbers about the minimum (the rates are the same either way; means, biases and gaps are mirrored back).
+MINIMIZE_STUDIES = (
+    "evp_accuracy",
+    "wrong_conclusions",
+    "band_coverage",
+    "bootstrap_coverage",
+    "band_triviality",
+    "sample_disagreement",
+    "model_selection",
+)
+#: Of those, the studies whose distributions are separate cells (the others compare them: all or none minimize).
+_SEPARATE_CELLS = ("evp_accuracy", "band_coverage", "bootstrap_coverage", "band_triviality")
+
+
+def _minimize_iv(study: StudyConfig, dists: tuple[DistributionConfig, ...]) -> None:
+    """Refuse, in one line, a ``minimize: true`` distribution where the study's numbers would be those of -x:
+    a study that does not mirror them back, a quantile other than the median (the q-quantile of the minimum is
+    the (1 - q)-quantile of the maximum of -x), or models compared of which only some minimize."""
+    mirrored = [d.name for d in dists if d.minimize]
+    if not mirrored:
+        return
+    first = f"distribution{'' if len(dists) == 1 else f'.{mirrored[0]}'}.minimize=true"
+    if study.kind not in MINIMIZE_STUDIES:
+        raise ConfigError(
+            f"{first}: a {study.kind} study does not report the minimum yet (its numbers would be those of -x); "
+            f"studies that do: {', '.join(MINIMIZE_STUDIES)}"
+        )
+    q = getattr(study.options, "quantile", 0.5)
+    if q != 0.5:
+        raise ConfigError(
+            f"study.quantile={q:g} with {first}: a {study.kind} study of the minimum takes the median only "
+            f"(study.quantile=0.5)"
+        )
+    others = [d.name for d in dists if not d.minimize]
+    if others and study.kind not in _SEPARATE_CELLS:
+        raise ConfigError(
+            f"distribution.{others[0]}.minimize=false but {first}: the models a {study.kind} study compares "
+            f"must agree on whether lower is better"
+        )
+
+
 #: Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it).
 COMMAND_OPTIONS = {
     "curve": CurveOptions,
@@ -1991,6 +2071,9 @@ class DataConfig:
     sample_seed : int or None, default None
         ``sample_seed``: with ``sample_size``, None keeps the first n runs, a seed draws a random subset of n
         runs per model (without replacement).
+    minimize : bool, default False
+        ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the
+        commands analyse the mirrored scores -x on [-high, -low] and mirror the results back).
 
     Examples
     --------
@@ -2012,6 +2095,7 @@ class DataConfig:
     missing: str | float = "error"  # failed runs: "error", "drop", or the score they count as
     scale: float = 1.0  # every score is multiplied by it (0.01 for percentages)
     sample_seed: int | None = None  # with sample_size: None keeps the first n runs, a seed a random subset
+    minimize: bool = False  # lower is better: the commands analyse -x and mirror the results back
 
 
 @dataclass(frozen=True)
@@ -2289,6 +2373,7 @@ def _data(o: DataOptions) -> DataConfig:
         missing=o.missing,
         scale=o.scale,
         sample_seed=seed,
+        minimize=o.minimize,
     )
 
 
@@ -2319,8 +2404,8 @@ def parse_curve(cfg: Mapping) -> CurveConfig:
     Traceback (most recent call last):
     ...
     simstudy.schema.ConfigError: estimatr is not a setting of simstudy curve (settings: data, model, models, \
-score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, estimator, target, \
-trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
+score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
+target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
     o = _command_iv("curve", cfg)
     return CurveConfig(

@@ -41,6 +41,8 @@ __all__ = [
     "Quadratic",
     "NoisyQuadratic",
     "truncnorm_bag",
+    "Mirrored",
+    "mirror",
     "from_spec",
     "parameters",
     "sample_sorted",
@@ -1026,6 +1028,106 @@ def truncnorm_bag(
     return Bag(pool[rng.integers(0, population, size=size)], name=name)
 
 
+@dataclass(frozen=True, eq=False)
+class Mirrored:
+    """The distribution of ``-X`` for a distribution of X: what a distribution with ``minimize: true`` draws.
+
+    Lower is better for X (a loss, an error rate), so the studies, which maximise, draw ``-X``: the best of n
+    draws of ``-X`` is minus the best (lowest) of n draws of X. :func:`mirror` makes one (a :class:`Bag` is
+    mirrored as a bag, for its exact truths).
+
+    Parameters
+    ----------
+    dist : ScoreDistribution
+        The distribution of X.
+    name : str or None, optional
+        A label; default the name of `dist`.
+
+    Examples
+    --------
+    >>> m = Mirrored(TruncatedNormal(0.2, 0.05))
+    >>> m.support, round(float(m.cdf(-0.2)), 4), round(float(m.ppf(0.5)), 4)
+    ((-1.0, -0.0), 0.5, -0.2)
+    >>> np.round(m.sample(3, rng=np.random.default_rng(0)), 4).tolist()
+    [-0.2175, -0.1693, -0.113]
+    """
+
+    dist: Any
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is None:
+            object.__setattr__(self, "name", getattr(self.dist, "name", type(self.dist).__name__))
+
+    @property
+    def support(self) -> tuple[float, float]:
+        low, high = self.dist.support
+        return -high, -low
+
+    @property
+    def is_discrete(self) -> bool:
+        return bool(self.dist.is_discrete)
+
+    @property
+    def has_atoms(self) -> bool:
+        """Whether X has atoms (quadrature then splits at them, :mod:`simstudy.truth`)."""
+        return bool(getattr(self.dist, "has_atoms", False))
+
+    @property
+    def atoms(self) -> np.ndarray:
+        """The atoms of ``-X``, ascending."""
+        return -np.asarray(getattr(self.dist, "atoms", ()), dtype=np.float64)[::-1]
+
+    def sample(self, size: int | tuple[int, ...], *, rng: np.random.Generator) -> np.ndarray:
+        """``-X`` for draws X of the distribution (the same generator calls)."""
+        return -self.dist.sample(size, rng=rng)
+
+    def cdf(self, x) -> np.ndarray:
+        """``P(-X <= x) = 1 - P(X < -x)``."""
+        return 1.0 - self.dist.cdf_left(-np.asarray(x, dtype=np.float64))
+
+    def cdf_left(self, x) -> np.ndarray:
+        """``P(-X < x) = 1 - P(X <= -x)``."""
+        return 1.0 - self.dist.cdf(-np.asarray(x, dtype=np.float64))
+
+    def ppf(self, q) -> np.ndarray:
+        """``-F^-1(1 - q)``: the quantile function of ``-X`` (exact where F is continuous; at an atom's jump it
+        can differ only at the jump's edge, a set of probability zero)."""
+        return -self.dist.ppf(1.0 - np.asarray(q, dtype=np.float64))
+
+    def describe(self) -> dict[str, Any]:
+        """For :func:`describe`: ``minimize`` and the description of X's distribution."""
+        return {"minimize": True, "of": describe(self.dist)}
+
+
+def mirror(dist):
+    """The distribution of ``-X``: a :class:`Bag` of the negated values, else a :class:`Mirrored`.
+
+    What :func:`from_spec` returns for ``minimize: true`` (lower is better): the studies maximise, so they draw
+    ``-X``, and a bag stays a bag (its truths exact sums).
+
+    Parameters
+    ----------
+    dist : ScoreDistribution
+        The distribution of X.
+
+    Returns
+    -------
+    ScoreDistribution
+        The distribution of ``-X``, with the name of `dist`.
+
+    Examples
+    --------
+    >>> mirror(Bag([0.1, 0.3, 0.3], name="loss")), mirror(Bag([0.1, 0.3, 0.3])).values.tolist()
+    (Bag(name='loss', size=3, unique=2), [-0.3, -0.3, -0.1])
+    >>> mirror(TruncatedNormal(0.2, 0.05)).support
+    (-1.0, -0.0)
+    """
+    if isinstance(dist, Bag):
+        return Bag(-dist.values, name=dist.name)
+    return Mirrored(dist)
+
+
 def _seeded_truncnorm_bag(*, seed: int = 0, **params: Any) -> Bag:
     """:func:`truncnorm_bag` drawn from ``numpy.random.default_rng(seed)``: a config names a seed, not a generator."""
     return truncnorm_bag(rng=np.random.default_rng(seed), **params)
@@ -1311,7 +1413,8 @@ def from_spec(kind: str, params: dict[str, Any]):
         A key of :data:`KINDS`: ``truncnorm_bag``, ``truncnorm``, ``bag``, ``empirical``, ``file``, ``kde``,
         ``kde_atoms``, ``scipy``, ``target``, ``quadratic`` or ``noisy_quadratic``.
     params : dict of str to object
-        The keyword arguments of the kind's builder (see :func:`parameters`).
+        The keyword arguments of the kind's builder (see :func:`parameters`), and optionally ``minimize``
+        (any kind): True builds the distribution of ``-X`` (:func:`mirror`; lower is better).
 
     Returns
     -------
@@ -1331,6 +1434,8 @@ def from_spec(kind: str, params: dict[str, Any]):
     TruncatedNormal(mean=0.7, sd=0.05, low=0.0, high=1.0, name='truncnorm')
     >>> from_spec("truncnorm_bag", {"seed": 0, "population": 1000, "size": 100})
     Bag(name='truncnorm_bag', size=100, unique=96)
+    >>> from_spec("bag", {"values": [0.1, 0.3], "minimize": True}).values.tolist()
+    [-0.3, -0.1]
     >>> from_spec("normal", {})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
@@ -1338,4 +1443,9 @@ def from_spec(kind: str, params: dict[str, Any]):
     """
     if kind not in KINDS:
         raise InvalidParameter("kind", f"must be one of {', '.join(sorted(KINDS))}", kind)
-    return KINDS[kind](**params)
+    params = dict(params)
+    minimize = params.pop("minimize", False)
+    if not isinstance(minimize, (bool, np.bool_)):
+        raise InvalidParameter("minimize", "must be true or false", minimize)
+    dist = KINDS[kind](**params)
+    return mirror(dist) if minimize else dist

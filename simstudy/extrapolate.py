@@ -30,6 +30,7 @@ The tidy result is :class:`Extrapolation`; the CLI writes it (:func:`simstudy.re
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import logging
@@ -269,8 +270,9 @@ def _describe_rule(opts) -> str:
     )
 
 
-def _tail_iv(sample: Sample, opts, source: str) -> None:
-    """Refuse, naming the model and the fix, a sample with fewer than MIN_TAIL scores above the threshold."""
+def _tail_iv(sample: Sample, opts, source: str, sign: int = 1) -> None:
+    """Refuse, naming the model and the fix, a sample with fewer than MIN_TAIL scores above the threshold
+    (below it in the scores' own units with minimize=true, ``sign=-1``: the sample holds ``-x``)."""
     x = np.sort(sample.scores)
     rule = _rule(opts)
     t = float(rule.of(x[None, :])[0])
@@ -284,15 +286,31 @@ def _tail_iv(sample: Sample, opts, source: str) -> None:
             f"threshold: give more scores"
         )
     fix = (
-        "lower threshold_score"
+        ("lower" if sign > 0 else "raise") + " threshold_score"
         if opts.threshold_score is not None
         else f"lower threshold (at most {np.floor(100 * (sample.runs - MIN_TAIL) / sample.runs) / 100:g} for "
         f"{sample.runs} distinct scores)"
     )
     raise TailTooShort(
-        f"{where}: {_describe_rule(opts)} leaves {n_tail} of {sample.runs} scores above it "
-        f"({t:.6g}); fitting the tail needs at least {MIN_TAIL}: {fix}"
+        f"{where}: {_describe_rule(_analysed(opts, sign))} leaves {n_tail} of {sample.runs} scores "
+        f"{'above' if sign > 0 else 'below'} it ({sign * t:.6g}); fitting the tail needs at least {MIN_TAIL}: {fix}"
     )
+
+
+def _sign(opts) -> int:
+    """-1 with ``minimize=true`` (lower is better: the fits and bootstrap run on ``-x``), else 1."""
+    return -1 if getattr(opts.data, "minimize", False) else 1
+
+
+def _analysed(opts, sign: int):
+    """The options of the scores analysed, ``sign * x``: mirroring (``sign=-1``) maps the bounds to ``[-high,
+    -low]`` and ``threshold_score`` to its negative (censoring ``x >= t`` is censoring ``-x <= -t``); it is its
+    own inverse."""
+    if sign > 0:
+        return opts
+    t = opts.threshold_score
+    data = dataclasses.replace(opts.data, low=-opts.data.high, high=-opts.data.low)
+    return dataclasses.replace(opts, data=data, threshold_score=None if t is None else -t)
 
 
 def _digest(x: np.ndarray) -> str:
@@ -311,7 +329,7 @@ def _settings(opts) -> dict:
         "c": list(opts.c) if opts.c else None,
         "k_max": opts.k_max,
         "mean": opts.mean,
-        "high": opts.data.high,
+        "high": opts.data.high,  # of the scores analysed: minimize=true changes the chunks only through them
     }
 
 
@@ -354,9 +372,11 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
     >>> [(a.sample.runs, a.sample.total, a.sample.reference) for a in prepare({"mlp": ys}, opts, "scores.csv")]
     [(30, 48, False), (48, 48, True)]
     """
+    sign = _sign(opts)  # minimize=true: fit -x (its concave law is the convex law of x), mirror back in run()
+    opts = _analysed(opts, sign)
     samples = []
     for model, x in scores.items():
-        x = np.asarray(x, dtype=np.float64)
+        x = sign * np.asarray(x, dtype=np.float64)
         m = opts.sample_size or x.size
         if m > x.size:
             raise BadSample(
@@ -372,7 +392,7 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
                 f"k_max={opts.k_max} is below the {s.total} runs of model {s.model}: the extrapolation "
                 f"starts there; give k_max >= {s.total} (or leave it out: 100 n)"
             )
-        _tail_iv(s, opts, source)
+        _tail_iv(s, opts, source, sign)
     constraints: dict[str, Any] = {"c": list(opts.c)} if opts.c else {}
     if opts.data.high is not None:  # an accuracy cannot exceed its top: neither can b, the best score possible
         constraints["b"] = (None, float(opts.data.high))
@@ -476,6 +496,8 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     >>> result.report.computed, again.report.resumed, result.fits["n_boot"].tolist()
     (1, 1, [2])
     """
+    sign = _sign(opts)
+    user, opts = opts, _analysed(opts, sign)
     settings = _settings(opts)
     fingerprint = stable_hash(settings)[:16]
     store = io.ChunkStore(Path(out_dir) / "chunks", fingerprint)
@@ -525,9 +547,50 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
         fits.append(_fit_row(a, rep, opts))
         if not a.sample.reference:
             sims.append(_simulation_rows(a, rep))
-    return Extrapolation(
+    result = Extrapolation(
         pd.concat(curves, ignore_index=True), pd.DataFrame(fits), pd.concat(sims, ignore_index=True), report
     )
+    return result if sign > 0 else _mirrored(result, user)
+
+
+def _flip(frame: pd.DataFrame, *columns: str, swap: tuple[tuple[str, str], ...] = ()) -> dict:
+    """New columns of ``frame``: each of ``columns`` negated; each pair of ``swap`` (an interval) negated with
+    its ends exchanged, ``[lo, hi] -> [-hi, -lo]``."""
+    out = {c: -frame[c] for c in columns}
+    for lo, hi in swap:
+        out[lo], out[hi] = -frame[hi], -frame[lo]
+    return out
+
+
+def _mirrored(result: Extrapolation, opts) -> Extrapolation:
+    """The results on ``-x`` back in the scores' own units (minimize=true). The curves are negated and their bands'
+    ends exchanged; the law fitted to ``-x``, concave(a, b, c, o), is the convex law of x, convex(-b, -a, c, o),
+    whose ``a`` is the best score possible (:mod:`simstudy.parametric`); the errors in simulation relative to the
+    gain are unchanged (both negate)."""
+    curves = result.curves.assign(
+        **_flip(
+            result.curves,
+            "estimate",
+            "np_point",
+            "all_point",
+            swap=(("lower", "upper"), ("np_lower", "np_upper")),
+        )
+    )
+    f = result.fits
+    fits = f.assign(
+        a=-f["b"],
+        b=-f["a"],
+        a_lower=-f["b_upper"],
+        a_upper=-f["b_lower"],
+        b_lower=-f["a_upper"],
+        b_upper=-f["a_lower"],
+        threshold=-f["threshold"],
+        rule=_rule(opts).describe(),
+        max_score=-f["max_score"],
+        convex=True,
+    ).rename(columns={"max_score": "min_score"})
+    simulation = result.simulation.assign(**_flip(result.simulation, "true", "gain"))
+    return Extrapolation(curves, fits, simulation, result.report)
 
 
 def _law_curves(law, ks: np.ndarray, mean: bool):

@@ -383,6 +383,7 @@ def evp_curves_figure(
     reached: pd.DataFrame | None = None,
     xscale: str = "log",
     xlabel: str | None = None,
+    ylabel: str | None = None,
     title: str | None = None,
 ):
     """Expected maximum against budget for each model, with +/- 1 SD shading (Dodge et al. 2019, Figs. 1-4).
@@ -404,6 +405,9 @@ def evp_curves_figure(
         The x axis' scale.
     xlabel : str, optional, keyword-only
         The x axis label. Default None: "hyperparameter assignments (trials)" for ``x="n"``, else ``x``.
+    ylabel : str, optional, keyword-only
+        The y axis label. Default None: "expected max validation score" (``simstudy curve minimize=true``
+        says "expected min").
     title : str, optional, keyword-only
         The title (wrapped to the figure's width). Default None: no title.
 
@@ -469,7 +473,7 @@ def evp_curves_figure(
     _labels(
         ax,
         xlabel=xlabel or ("hyperparameter assignments (trials)" if x == "n" else x),
-        ylabel="expected max validation score",
+        ylabel=ylabel or "expected max validation score",
     )
     _legend(fig, ax, extra, loc="outside lower center", ncols=2)
     if title:
@@ -477,14 +481,17 @@ def evp_curves_figure(
     return fig
 
 
-def _trivial_runs(c: pd.DataFrame, low: float, high: float):
+def _trivial_runs(c: pd.DataFrame, low: float, high: float, minimize: bool = False):
     """Where one model's bands say nothing: the first k from which the upper band is at ``high`` (or +inf)
-    and the last k up to which the lower band is at ``low`` (or -inf), each as ``(k, bound)``, else None."""
+    and the last k up to which the lower band is at ``low`` (or -inf), each as ``(k, bound)``, else None.
+    ``minimize``: the curve of the minimum falls with k, so the last k up to which the upper band is trivial and
+    the first k from which the lower one is."""
     k = c["k"].to_numpy()
     up = c["upper"].to_numpy() >= high  # +inf >= high always
     down = c["lower"].to_numpy() <= low
-    upper = (k[up].min(), high) if up.any() else None
-    lower = (k[down].max(), low) if down.any() else None
+    first, last = (np.max, np.min) if minimize else (np.min, np.max)
+    upper = (first(k[up]), high) if up.any() else None
+    lower = (last(k[down]), low) if down.any() else None
     return upper, lower
 
 
@@ -583,6 +590,7 @@ def tuning_curve_bands_figure(
     high: float = np.inf,
     xscale: str = "linear",
     title: str | None = None,
+    minimize: bool = False,
 ):
     """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al. 2024, Figs. 2-3).
 
@@ -609,6 +617,9 @@ def tuning_curve_bands_figure(
         The k axis' scale.
     title : str, optional, keyword-only
         Wrapped to the figure's width. Default None: no title (with the point-estimate panel, a panel title).
+    minimize : bool, keyword-only, default False
+        True: the curves are of the minimum (lower is better; ``simstudy bands minimize=true``), so they fall
+        with k: the upper band is trivial up to a budget, the lower one from a budget on.
 
     Returns
     -------
@@ -672,10 +683,13 @@ def tuning_curve_bands_figure(
             lw=0,
             step="post",
         )
-        upper, lower = _trivial_runs(c, low, high)
+        upper, lower = _trivial_runs(c, low, high, minimize)
         k_max, k_min = float(c["k"].max()), float(c["k"].min())
+        up_from, down_to = ("≤", "≥") if minimize else ("≥", "≤")  # the minimum's curve falls with k
         if upper is not None:
-            ax.hlines(cap_top, upper[0], k_max, color=palette[model], ls=":", lw=1.6)
+            ax.hlines(
+                cap_top, *((k_min, upper[0]) if minimize else (upper[0], k_max)), color=palette[model], ls=":", lw=1.6
+            )
             extra.append(
                 Line2D(
                     [],
@@ -683,11 +697,17 @@ def tuning_curve_bands_figure(
                     color=palette[model],
                     ls=":",
                     lw=1.6,
-                    label=f"{model}: upper band trivial (= {_bound_text(high)}) for k ≥ {upper[0]:g}",
+                    label=f"{model}: upper band trivial (= {_bound_text(high)}) for k {up_from} {upper[0]:g}",
                 )
             )
         if lower is not None:
-            ax.hlines(cap_bottom, k_min, lower[0], color=palette[model], ls=":", lw=1.6)
+            ax.hlines(
+                cap_bottom,
+                *((lower[0], k_max) if minimize else (k_min, lower[0])),
+                color=palette[model],
+                ls=":",
+                lw=1.6,
+            )
             extra.append(
                 Line2D(
                     [],
@@ -695,7 +715,7 @@ def tuning_curve_bands_figure(
                     color=palette[model],
                     ls=":",
                     lw=1.6,
-                    label=f"{model}: lower band trivial (= {_bound_text(low)}) for k ≤ {lower[0]:g}",
+                    label=f"{model}: lower band trivial (= {_bound_text(low)}) for k {down_to} {lower[0]:g}",
                 )
             )
     for value, in_view, where in ((high, high_in_view, "top"), (low, low_in_view, "bottom")):
@@ -1719,7 +1739,8 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         appearance), ``runs`` (n), ``total_runs`` (N, all the model's runs; > n with held-out runs), ``b``
         (the best score possible, score units), ``b_lower`` and ``b_upper`` (its bootstrap interval, score
         units), ``c`` (the effective number of hyperparameters, a positive integer) and ``o`` (the noise
-        scale, score units; 0 means noise-free).
+        scale, score units; 0 means noise-free); optionally ``convex`` (True with ``minimize=true``: the
+        convex law, whose best score possible is ``a``, with ``a_lower`` and ``a_upper``, drawn in b's place).
     title : str, optional, keyword-only
         The figure's title (wrapped to its width). Default None: no title.
 
@@ -1763,6 +1784,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
     for ax, model in zip(axes[0], models):
         f = fits[fits["model"] == model].sort_values("runs").iloc[0]  # the extrapolated fit (the fewest runs)
         n, total = int(f["runs"]), int(f["total_runs"])
+        best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
         c = curves[(curves["model"] == model) & (curves["runs"] == n) & (curves["curve"] == "median")].sort_values("k")
         level = float(c["level"].iloc[0]) if "level" in c and len(c) else 0.95
         k = c["k"].to_numpy()
@@ -1774,7 +1796,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
                 c["estimate"],
                 c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
                 c.loc[within, "np_point"].to_numpy(),
-                [f["b_lower"], f["b_upper"]],
+                [f[f"{best}_lower"], f[f"{best}_upper"]],
             ]
         )
         if "all_point" in c:
@@ -1783,14 +1805,14 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         span = (shown.max() - shown.min()) or 1.0
         bottom, top = shown.min() - 0.08 * span, shown.max() + 0.08 * span
         ax.axhspan(
-            f["b_lower"],
-            f["b_upper"],
+            f[f"{best}_lower"],
+            f[f"{best}_upper"],
             color="0.6",
             alpha=0.25,
             lw=0,
-            label=f"b, the best score possible without noise: {level:.0%} interval",
+            label=f"{best}, the best score possible without noise: {level:.0%} interval",
         )
-        ax.axhline(f["b"], color="0.45", lw=0.8, ls=":")
+        ax.axhline(f[best], color="0.45", lw=0.8, ls=":")
         cw = c[within]
         ax.fill_between(
             cw["k"],
@@ -1851,9 +1873,12 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         ax.set_ylim(bottom, top)
         ax.set_xlim(1, k.max())
         ax.set_xlabel("k (search iterations, log scale)")
-        ax.set_ylabel("median of the best score of k runs")
-        _title(ax, f"{model}: fitted to {n:,} runs; b = {f['b']:.4g} [{f['b_lower']:.4g}, {f['b_upper']:.4g}]")
-        ax.legend(frameon=True, fontsize=6.5, loc="lower right")
+        ax.set_ylabel(f"median of the best{' (lowest)' * (best == 'a')} score of k runs")
+        _title(
+            ax,
+            f"{model}: fitted to {n:,} runs; {best} = {f[best]:.4g} [{f[f'{best}_lower']:.4g}, {f[f'{best}_upper']:.4g}]",
+        )
+        ax.legend(frameon=True, fontsize=6.5, loc="upper right" if best == "a" else "lower right")
     if title:
         _suptitle(fig, title)
     return fig

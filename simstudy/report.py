@@ -150,7 +150,8 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     from . import kde as kde_mod
 
     kde = result.kde
-    _lo, hi = kde.support
+    lo, hi = kde.support
+    bound = lo if opts.data.minimize else hi  # the trivial band's end: the best score possible
     fit = kde_mod.ks_distance(scores, kde)
     atoms = pd.DataFrame(
         {
@@ -211,12 +212,14 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         "## Confidence bands",
         "",
-        f"**The {_pct(level)} `{method}` bands for the median tuning curve covered the whole curve (every k) in "
+        f"**The {_pct(level)} `{method}` bands for the median tuning curve"
+        + (" (of the minimum: lower is better)" if opts.data.minimize else "")
+        + f" covered the whole curve (every k) in "
         f"{_pct(row['estimate'])} of {int(row['reps']):,} simulated searches of {n} iterations "
         f"(99% Clopper–Pearson {_pct(row['ci_low'])}–{_pct(row['ci_high'])}): {verdict}.**",
         "",
-        f"With n = {n} the upper band is informative up to k ≈ {result.bounded_k:.1f} iterations (beyond, it is the "
-        f"bound {hi:g}). **To bound the curve up to k = {opts.target_k} at {_pct(level)} you need n ≥ "
+        f"With n = {n} the {'lower' if opts.data.minimize else 'upper'} band is informative up to k ≈ {result.bounded_k:.1f} iterations (beyond, it is the "
+        f"bound {bound:g}). **To bound the curve up to k = {opts.target_k} at {_pct(level)} you need n ≥ "
         f"{result.samples_for_target} scores.**",
         "",
         "![coverage](coverage.png)",
@@ -291,6 +294,10 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
     """One model's part of EXTRAPOLATE.md: the fit, the predictions at n..100n with their simulated error, and
     (with held-out runs) the check against them."""
     n, model, level = int(fit["runs"]), fit["model"], opts.level
+    # minimize=true: the convex law, whose a is the best score possible; the tail fitted is the lowest scores
+    convex = bool(fit.get("convex", False))
+    best, other = ("a", "b") if convex else ("b", "a")
+    observed = "the smallest observed score" if convex else "the largest observed score"
     mine = curves[(curves["model"] == model) & (curves["runs"] == n)]
     med = mine[mine["curve"] == "median"].set_index("k")
     avg = mine[mine["curve"] == "mean"].set_index("k")
@@ -303,22 +310,23 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
     lines = [
         f"## {model}: fitted to {'the first ' if fit['total_runs'] > n else ''}{n:,} runs",
         "",
-        f"- **b, the best score possible: {_g(fit['b'], 5)}**, {_lvl(level)} interval "
-        f"**{_interval(fit['b_lower'], fit['b_upper'], 5)}** (the largest observed score: "
-        f"{_g(fit['max_score'], 5)}).",
+        f"- **{best}, the best score possible: {_g(fit[best], 5)}**, {_lvl(level)} interval "
+        f"**{_interval(fit[f'{best}_lower'], fit[f'{best}_upper'], 5)}** ({observed}: "
+        f"{_g(fit['min_score' if convex else 'max_score'], 5)}).",
         f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
         f"{_c_shares(fit)}).",
-        f"- {noise}; a = {_g(fit['a'], 4)} {_interval(fit['a_lower'], fit['a_upper'])}.",
-        f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores above "
-        f"it fitted, the rest censored"
+        f"- {noise}; {other} = {_g(fit[other], 4)} {_interval(fit[f'{other}_lower'], fit[f'{other}_upper'])}.",
+        f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores "
+        f"{'below' if convex else 'above'} it fitted, the rest censored"
         + ("" if fit["converged"] else " (**the optimizer did not meet its tolerance**)")
         + ".",
         *(
             [
-                "- **Warning: the fitted b lies outside its bootstrap interval**: refits of samples from the fitted law "
-                "land elsewhere, so the fit is unstable at this n (more runs, another threshold, or c= may help)."
+                f"- **Warning: the fitted {best} lies outside its bootstrap interval**: refits of samples from the "
+                "fitted law land elsewhere, so the fit is unstable at this n (more runs, another threshold, or c= "
+                "may help)."
             ]
-            if np.isfinite(fit["b_lower"]) and not fit["b_lower"] <= fit["b"] <= fit["b_upper"]
+            if np.isfinite(fit[f"{best}_lower"]) and not fit[f"{best}_lower"] <= fit[best] <= fit[f"{best}_upper"]
             else []
         ),
         f"- Bootstrap: {int(fit['n_boot'])} replicates"
@@ -386,7 +394,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         inside = int(judged["inside_np"].sum())
         top = int(judged["k"].max()) if len(judged) else 0
         lines += [
-            f"Fitted to all {total:,} runs (not bootstrapped): b = {_g(full['b'], 5)}, c = {int(full['c'])}, "
+            f"Fitted to all {total:,} runs (not bootstrapped): {best} = {_g(full[best], 5)}, c = {int(full['c'])}, "
             f"o = {_g(full['o'], 3)}; its median curve lies inside the nonparametric {_lvl(level)} band of those runs "
             f"at **{inside} of {len(judged)}** budgets where that band is nontrivial (k ≤ {top:,}).",
             "",
@@ -463,10 +471,11 @@ def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
     fig = plots.extrapolation_figure(curves, fits)
     io.save_figure(fig, out_dir / "extrapolation.png", dpi=130)
     plt.close(fig)
+    worse = "above" if opts.data.minimize else "below"  # minimize=true: the highest scores are the worst, censored
     rule = (
-        f"scores at or below {opts.threshold_score:g} censored"
+        f"scores at or {worse} {opts.threshold_score:g} censored"
         if opts.threshold_score is not None
-        else f"the lowest {_pct(opts.threshold)} of each sample censored"
+        else f"the {'highest' if opts.data.minimize else 'lowest'} {_pct(opts.threshold)} of each sample censored"
     )
     lines = [
         f"# Extrapolated tuning curves: `{source}`",

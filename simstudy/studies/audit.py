@@ -42,7 +42,8 @@ class AuditResult:
         The validated spec of the fitted distribution (named ``your_scores``).
     kde : object
         The distribution it builds (a :class:`~simstudy.distributions.KDEWithAtoms` or
-        :class:`~simstudy.distributions.ReflectedKDE` for the ``simstudy audit`` command).
+        :class:`~simstudy.distributions.ReflectedKDE` for the ``simstudy audit`` command); with ``minimize:
+        true`` the fit to the scores themselves, not the mirror the studies draw from.
     n : int
         The sample size audited (scores per simulated search).
     coverage : simstudy.studies.base.StudyResult
@@ -248,9 +249,10 @@ def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> Aud
         out_dir / "accuracy",
     )
     spec = cfg_mod.parse({**base, "study": {"name": "x", "kind": "evp_accuracy"}}).distributions[0]
+    kde = spec.build()
     return AuditResult(
         distribution=spec,
-        kde=spec.build(),
+        kde=kde.dist if spec.minimize else kde,  # the fit is compared with the scores, in their own units
         n=n,
         coverage=coverage,
         bootstrap=bootstrap,

@@ -377,6 +377,21 @@ def _replay(chunk_fn: Callable[[Task], dict], tasks: list[Task], cell: str, chun
     raise ReplayDone(f"chunk {matches[0].cell}/{chunk} ran without error")
 
 
+def mirror_back(summary: pd.DataFrame, mirrored, measures: tuple[str, ...]) -> pd.DataFrame:
+    """The summary in the scores' own units for the distributions with ``minimize: true``.
+
+    Such a distribution draws ``-X`` (:func:`simstudy.distributions.mirror`), so the study's expected maxima,
+    means, biases and gaps are minus those of the minimum of X: the ``estimate`` of each row whose
+    ``distribution`` is in ``mirrored`` and whose ``measure`` is in ``measures`` (those that change sign with
+    the scores) is negated; spreads, MSEs, rates and MCSEs are the same either way.
+    """
+    mirrored = list(mirrored)
+    if not mirrored or summary.empty:
+        return summary
+    flip = summary["distribution"].isin(mirrored) & summary["measure"].isin(measures)
+    return summary.assign(estimate=summary["estimate"].where(~flip, -summary["estimate"]))
+
+
 def finish(
     config: Config,
     out_dir: Path,

@@ -251,8 +251,9 @@ def _bootstrap_rows(cell: _Cell, plugin: np.ndarray, reps: int, specs) -> list[d
     ]
 
 
-def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path) -> None:
-    """Stream the per-replicate estimates of every chunk into one parquet file (bounded memory)."""
+def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path, mirrored=frozenset()) -> None:
+    """Stream the per-replicate estimates of every chunk into one parquet file (bounded memory); those of the
+    ``mirrored`` distributions (``minimize: true``, drawing -X) negated, estimates of the minimum of X."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -273,7 +274,7 @@ def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path) -> None:
                             "replicate": np.repeat(task.first_rep + np.arange(reps), E * N),
                             "estimator": pa.array(np.tile(np.repeat(names, N), reps)).dictionary_encode(),
                             "n": np.tile(cell.n.astype(np.int32), reps * E),
-                            "estimate": est.ravel(),
+                            "estimate": -est.ravel() if cell.distribution in mirrored else est.ravel(),
                         }
                     )
                     if writer is None:
@@ -284,7 +285,7 @@ def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path) -> None:
                 writer.close()
 
 
-def _replicates(run: base.ChunkedRun, cells, specs, path: Path) -> dict:
+def _replicates(run: base.ChunkedRun, cells, specs, path: Path, mirrored=frozenset()) -> dict:
     """Write ``replicates.parquet`` unless it is already the file these chunks make: a rerun that computes
     nothing leaves a large file untouched. Its content is fixed by the chunks (their fingerprint and tasks),
     the cells' labels and the estimators' names; ``run.json`` records that key with the size and mtime of the
@@ -310,7 +311,7 @@ def _replicates(run: base.ChunkedRun, cells, specs, path: Path) -> dict:
             return before
     except (OSError, ValueError, AttributeError):
         pass
-    _write_replicates(run, cells, specs, path)
+    _write_replicates(run, cells, specs, path, mirrored)
     stat = path.stat()
     return {"key": key, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
@@ -432,13 +433,17 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         mc += _mc_rows(cell, metrics.performance(run_.total(key, "gram"), cell.truth), specs)
         if any(s.method == "bootstrap" for s in specs):
             mc += _bootstrap_rows(cell, run_.total(key, "plugin_variance"), config.study.reps, specs)
-    summary = pd.DataFrame(exact + mc)
+    # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too)
+    mirrored = [d.name for d in config.distributions if d.minimize]
+    summary = base.mirror_back(
+        pd.DataFrame(exact + mc), mirrored, ("expected_max", "mean", "bias", "exact_mean", "exact_bias")
+    )
     summary_seconds = time.perf_counter() - t0
 
     files, written = {}, {}
     if config.study.save_replicates:
         files["replicates"] = out_dir / "replicates.parquet"
-        written = _replicates(run_, run_.succeeded(cells), specs, files["replicates"])
+        written = _replicates(run_, run_.succeeded(cells), specs, files["replicates"], frozenset(mirrored))
     metadata = {
         "cells": {k: {"distribution": c.distribution, "B": c.B, "n": c.n} for k, c in cells.items()},
         "distributions": {name: describe(d) for name, d in dists.items()},

@@ -265,6 +265,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     summary = pd.DataFrame(rows)[
         ["cell", "distribution", "B", "estimator", "n", "measure", "estimate", "mcse", "ci_low", "ci_high", "reps"]
     ]
+    if spec_a.minimize:  # both draw -X (config.parse checks): a "wins" with the lower scores; gaps, truths in X
+        pair = summary["distribution"].unique()
+        summary = base.mirror_back(summary, pair, ("mean_gap", "expected_max_a", "expected_max_b", "true_gap"))
     metadata = {
         "pair": {"a": spec_a.name, "b": spec_b.name},
         "tie_tolerance": tie_tolerance,
