@@ -37,9 +37,8 @@ KERNEL_VERSIONS: dict[str, int] = {
     "bands.ld_equal_tailed": 1,
     "bands.ld_highest_density": 1,
     "kde": 1,
-    "parametric_fit": 1,
     "selection": 1,
-}
+}  # the noisy quadratic fit has its own: parametric_fit.FIT_VERSION, already in its studies' fingerprints
 
 #: What simstudy writes at the top of a run directory (the commands' outputs, and the chunks and
 #: subdirectories of resumable runs): :func:`move_aside` moves these and nothing else.
