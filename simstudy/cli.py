@@ -1053,9 +1053,11 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     x = scores[model]
     from . import datasets
 
+    one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
     spec = {
         "kind": "kde_atoms",
-        "model": model,
+        # a file's only model is named after the file: left unnamed, a renamed file keys the same streams
+        "model": None if one_of_a_file else model,
         "low": opts.data.low,
         "high": opts.data.high,
         "bw_of": opts.bw_of,

@@ -285,7 +285,8 @@ def test_a_rerun_with_another_config_in_the_same_directory_is_refused(run_cli, t
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "run").rglob("*")}
     status, _, err = run_cli(*small, "seed=4", "distribution.sd=0.1", "runner.n_jobs=2")
     assert_one_line(status, err, "run holds results of a different configuration (distribution.sd: 0.07 -> 0.1; "
-                                 "distribution.seed: 0 -> 4; seed: 0 -> 4); use another run directory")
+                                 "distribution.seed: 0 -> 4; seed: 0 -> 4); run into a new directory (hydra.run.dir=NEW), "
+                                 "or add overwrite=true")
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "run").rglob("*")} == before  # untouched
     assert run_cli(*small, "study.reps=300", "runner.n_jobs=1")[0] == 0  # more replicates extend the run
 
