@@ -372,12 +372,17 @@ def _check_identity(out_dir: Path, record: dict) -> None:
         _fail(str(exc), None)
 
 
+#: Settings of a data command that a rerun into the same directory may change: the worker count changes no
+#: number, and extrapolate's n_boot only adds chunks (level and method are read from them).
+_DATA_RERUN_MAY_CHANGE = {"extrapolate": ("n_boot", "level", "method")}
+
+
 def _data_record(command: str, cfg: DictConfig, opts) -> dict:
     """A data command's identity: its data by content, its settings (the data's path left out: a renamed
-    file with the same bytes is the same input; the worker count changes no number)."""
+    file with the same bytes is the same input; see :data:`_DATA_RERUN_MAY_CHANGE`)."""
     settings = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(settings, dict)  # a DictConfig's container
-    for key in ("data", "n_jobs", "runner"):
+    for key in ("data", "n_jobs", "runner", *_DATA_RERUN_MAY_CHANGE.get(command, ())):
         settings.pop(key, None)
     return _identity.record(command, inputs={"data": _identity.data_input(opts.data)}, plugins={}, settings=settings)
 
