@@ -317,8 +317,8 @@ def test_disk_full_midway_keeps_finished_chunks_but_no_half_written_or_summary_f
     status, _, err = run_cli(*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")
     assert_one_line(status, err, "chunk-000002-r100.npz: No space left on device", expected_status=1)
     files = sorted(p.name for p in (tmp_path / "run").rglob("*") if p.is_file())
-    assert files == [".simstudy-run.json", "chunk-000000-r100.npz", "chunk-000001-r100.npz", "config.json",
-                     "config.yaml"]
+    assert files == [".simstudy-identity.json", ".simstudy-run.json", "chunk-000000-r100.npz",
+                     "chunk-000001-r100.npz", "config.json", "config.yaml"]
     monkeypatch.setattr(io.ChunkStore, "write", real)  # space freed: the same command resumes
     assert run_cli(*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")[0] == 0
 
