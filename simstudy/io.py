@@ -365,8 +365,10 @@ class RunDirConflict(ValueError):
     """A run directory holding the chunks of a different configuration; the message names what differs.
 
     Raised by :meth:`ChunkStore.claim` before anything is written, so that results of one configuration are
-    never mixed with another's: rerun with the original settings, or into another run directory. The message
-    lists every differing config key as ``key: old -> new``.
+    never mixed with another's (and by the command's check of a run directory's identity record, when a
+    command, an input file, a plug-in or a kernel version differs): rerun with the original settings, into
+    another run directory, or with ``overwrite=true`` (the command moves the earlier results aside). The
+    one-line message names what differs (config keys as ``key: old -> new``, the first three) and the fixes.
 
     Examples
     --------
