@@ -575,6 +575,10 @@ def _run_design(cfg: DictConfig, out_dir: Path):
             configs.append(parse(cell))
         except ConfigError as exc:
             _fail(f"design cell {name}: {exc}", out_dir)
+    if _OVERWRITE.get():  # the stacked results aside; each cell's own are moved by its identity check below
+        moved = _identity.move_aside(out_dir)
+        if moved is not None:
+            log.warning("overwrite=true: moved the earlier results to %s", moved)
     _check_run_dir(resolved, out_dir)
     log.info("design of %d cells (%s) -> %s", len(cells), ", ".join(keys), out_dir)
     reports = []
