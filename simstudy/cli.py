@@ -485,6 +485,12 @@ def _run_study(cfg: DictConfig, out_dir: Path):
     if "design" in cfg:
         return _run_design(cfg, out_dir)
     config = _parse_or_fail(parse, cfg, out_dir)
+    if _OVERWRITE.get() and config.runner.shard is not None:  # each shard would move the others' fresh chunks
+        _fail(
+            "overwrite=true cannot be combined with runner.shard (each shard would move the others' results "
+            "aside): give the shards a new run directory (hydra.run.dir=NEW)",
+            out_dir,
+        )
     record = _identity.study_record(config, settings={})  # the settings: config.yaml's, compared next
     _check_identity(out_dir, record)
     _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)  # type: ignore[arg-type]  # of a DictConfig: a dict

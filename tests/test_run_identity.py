@@ -235,3 +235,11 @@ def test_a_study_directory_of_before_identity_records_is_still_known_as_a_study(
     one_line_error(simstudy("bands", "data=s.csv", "hydra.run.dir=run", cwd=tmp_path, check=False),
                    "it holds the results of a study, not of simstudy bands")
     assert files_of(tmp_path / "run") == before
+
+
+def test_overwrite_with_a_shard_is_refused_before_anything_moves(tmp_path):
+    simstudy(*STUDY, "hydra.run.dir=run", cwd=tmp_path)
+    before = files_of(tmp_path / "run")
+    one_line_error(simstudy(*STUDY, "runner.shard=1/2", "overwrite=true", "hydra.run.dir=run", cwd=tmp_path,
+                            check=False), "overwrite=true cannot be combined with runner.shard")
+    assert files_of(tmp_path / "run") == before
