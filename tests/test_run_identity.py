@@ -181,6 +181,14 @@ def test_source_hash_follows_the_users_imports_only(tmp_path):
     before = plugins.source_hash("my_top.f", directory=d)
     write(tmp_path, "my_low", "def h(s):\n    return 2 * s\n")  # two imports down
     assert plugins.source_hash("my_top.f", directory=d) != before
+    # a package's relative imports
+    (tmp_path / "my_pkg").mkdir()
+    (tmp_path / "my_pkg" / "__init__.py").write_text("")
+    write(tmp_path / "my_pkg", "est", "from .util import k\n\ndef f(s, n):\n    return k * s\n")
+    write(tmp_path / "my_pkg", "util", "k = 1\n")
+    before = plugins.source_hash("my_pkg.est.f", directory=d)
+    write(tmp_path / "my_pkg", "util", "k = 2\n")
+    assert plugins.source_hash("my_pkg.est.f", directory=d) != before
 
 
 def test_a_bumped_kernel_version_refuses_the_old_results(tmp_path, monkeypatch):
