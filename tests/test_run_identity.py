@@ -220,6 +220,11 @@ def test_curve_with_another_data_file_is_refused(tmp_path):
     one_line_error(simstudy("curve", "data=t.csv", "target=0.7", "hydra.run.dir=run", cwd=tmp_path, check=False),
                    "data file t.csv (was s.csv) changed since this run")
     assert files_of(tmp_path / "run") == before
+    simstudy("curve", "data=t.csv", "hydra.run.dir=run", "overwrite=true", cwd=tmp_path)  # no target= now
+    (moved,) = (tmp_path / "run" / "previous").iterdir()
+    assert (moved / "targets.csv").read_bytes() == before["targets.csv"]
+    assert not (tmp_path / "run" / "targets.csv").exists()  # the first file's targets are not left beside
+    assert set(pd.read_csv(tmp_path / "run" / "curves.csv").model) == {"b"}
 
 
 def test_curve_into_a_study_s_directory_is_refused_and_nothing_changes_there(tmp_path):
