@@ -32,7 +32,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from . import io
+from . import _identity, io
 from .config import ConfigError, parse, parse_bands, parse_curve
 
 # The command is the public name; api_run and api_compose are simstudy.api's way in, documented there.
@@ -342,6 +342,51 @@ def _check_arguments(argv: list[str]) -> None:
         _fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'", None)
 
 
+#: ``overwrite=true`` on the command line (or in :func:`simstudy.run`'s overrides): move a run directory's
+#: earlier results to ``previous/<time>/`` inside it instead of refusing other inputs or settings. Taken off the
+#: overrides before Hydra sees them: it changes no number, so neither the config nor the run directory's name.
+_OVERWRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("simstudy_overwrite", default=False)
+
+
+def _take_overwrite(args: list[str]) -> list[str]:
+    """The overrides without ``overwrite=...``, whose value (true or false) is set in :data:`_OVERWRITE`."""
+    rest, overwrite = [], False
+    for arg in args:
+        key, eq, value = arg.partition("=")
+        if eq and key.lstrip("+") == "overwrite":
+            if value.strip().lower() not in ("true", "false"):
+                _fail(f"overwrite must be true or false, got {value!r}", None)
+            overwrite = value.strip().lower() == "true"
+            continue
+        rest.append(arg)
+    _OVERWRITE.set(overwrite)
+    return rest
+
+
+def _check_identity(out_dir: Path, record: dict) -> None:
+    """Refuse (one line, exit 2, nothing written) a run whose command, inputs, plug-ins or settings differ
+    from those of the results in ``out_dir``; with overwrite=true, move those results aside instead."""
+    try:
+        _identity.check(out_dir, record, overwrite=_OVERWRITE.get(), warn=log.warning)
+    except io.RunDirConflict as exc:
+        _fail(str(exc), None)
+
+
+#: Settings of a data command that a rerun into the same directory may change: the worker count changes no
+#: number, and extrapolate's n_boot only adds chunks (level and method are read from them).
+_DATA_RERUN_MAY_CHANGE = {"extrapolate": ("n_boot", "level", "method")}
+
+
+def _data_record(command: str, cfg: DictConfig, opts) -> dict:
+    """A data command's identity: its data by content, its settings (the data's path left out: a renamed
+    file with the same bytes is the same input; see :data:`_DATA_RERUN_MAY_CHANGE`)."""
+    settings = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(settings, dict)  # a DictConfig's container
+    for key in ("data", "n_jobs", "runner", *_DATA_RERUN_MAY_CHANGE.get(command, ())):
+        settings.pop(key, None)
+    return _identity.record(command, inputs={"data": _identity.data_input(opts.data)}, plugins={}, settings=settings)
+
+
 def _check_dir_override(key: str, value: str) -> None:
     """A run directory that is (or lies under) an existing file cannot be created: one line, before Hydra."""
     if "${" in value:
@@ -440,9 +485,17 @@ def _run_study(cfg: DictConfig, out_dir: Path):
     if "design" in cfg:
         return _run_design(cfg, out_dir)
     config = _parse_or_fail(parse, cfg, out_dir)
+    if _OVERWRITE.get() and config.runner.shard is not None:  # each shard would move the others' fresh chunks
+        _fail(
+            "overwrite=true cannot be combined with runner.shard (each shard would move the others' results "
+            "aside): give the shards a new run directory (hydra.run.dir=NEW)",
+            out_dir,
+        )
+    record = _identity.study_record(config, settings={})  # the settings: config.yaml's, compared next
+    _check_identity(out_dir, record)
     _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)  # type: ignore[arg-type]  # of a DictConfig: a dict
     log.info("study %s -> %s", config.study.name, out_dir)
-    with _config_written(cfg, out_dir):
+    with _config_written(cfg, out_dir, record):
         return _run_and_report(config, out_dir)
 
 
@@ -528,6 +581,10 @@ def _run_design(cfg: DictConfig, out_dir: Path):
             configs.append(parse(cell))
         except ConfigError as exc:
             _fail(f"design cell {name}: {exc}", out_dir)
+    if _OVERWRITE.get():  # the stacked results aside; each cell's own are moved by its identity check below
+        moved = _identity.move_aside(out_dir)
+        if moved is not None:
+            log.warning("overwrite=true: moved the earlier results to %s", moved)
     _check_run_dir(resolved, out_dir)
     log.info("design of %d cells (%s) -> %s", len(cells), ", ".join(keys), out_dir)
     reports = []
@@ -539,9 +596,11 @@ def _run_design(cfg: DictConfig, out_dir: Path):
             except (io.NotARunDir, io.RunDirBusy) as exc:
                 _fail(str(exc), None)
             try:
+                record = _identity.study_record(config, settings={})
+                _check_identity(sub, record)
                 _check_run_dir(cell, sub)
                 log.info("design cell %s -> %s", name, sub)
-                with _config_written(OmegaConf.create(cell), sub):
+                with _config_written(OmegaConf.create(cell), sub, record):
                     reports.append(_run_and_report(config, sub).report)
             finally:
                 claim.release()
@@ -614,17 +673,26 @@ def _check_run_dir(resolved: dict, out_dir: Path) -> None:
     if not stored.is_file():
         return
     old = _with_study_defaults(_read_stored_config(stored))
-    diff = [d for d in io.config_diff(old, resolved) if not d.startswith(_RERUN_MAY_CHANGE)]
+    diff = [
+        d
+        for d in io.config_diff(old, resolved)
+        if not d.startswith(_RERUN_MAY_CHANGE) and not _is_data_path(d.partition(":")[0])
+    ]
     if diff:
-        _fail(
-            f"{out_dir} holds results of a different configuration ({'; '.join(diff)}); use another run "
-            f"directory (hydra.run.dir=...) or remove it",
-            None,
-        )
+        shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
+        _fail(f"{out_dir} holds results of a different configuration ({shown}); {io.RUN_DIR_FIXES}", None)
 
 
-def _write_config(cfg: DictConfig, out_dir: Path) -> None:
-    """Write the resolved config.yaml, under the run directory's claim; an unchanged one is left as it is."""
+def _is_data_path(key: str) -> bool:
+    """A distribution's data file path: its file is compared by content (the identity record), not by name."""
+    return key.startswith("distribution.") and key.endswith(".path")
+
+
+def _write_config(cfg: DictConfig, out_dir: Path, record: dict | None = None) -> None:
+    """Write the resolved config.yaml (and the run's identity record, if given) under the run directory's
+    claim; an unchanged one is left as it is."""
+    if record is not None:
+        _identity.write(out_dir, record)
     path = out_dir / "config.yaml"
     text = OmegaConf.to_yaml(cfg, resolve=True)
     if path.is_file() and path.read_text() == text:
@@ -633,21 +701,23 @@ def _write_config(cfg: DictConfig, out_dir: Path) -> None:
 
 
 @contextlib.contextmanager
-def _config_written(cfg: DictConfig, out_dir: Path):
-    """config.yaml written for the run inside; put back as it was if the run is refused (exit 2: e.g. the
-    directory holds chunks of another configuration), so that it keeps describing the results beside it."""
-    path = out_dir / "config.yaml"
-    before = path.read_bytes() if path.is_file() else None
-    _write_config(cfg, out_dir)
+def _config_written(cfg: DictConfig, out_dir: Path, record: dict | None = None):
+    """config.yaml (and the identity record) written for the run inside; put back as they were if the run is
+    refused (exit 2: e.g. the directory holds chunks of another configuration), so that they keep describing
+    the results beside them."""
+    paths = [out_dir / "config.yaml", out_dir / _identity.RECORD]
+    before = [path.read_bytes() if path.is_file() else None for path in paths]
+    _write_config(cfg, out_dir, record)
     try:
         yield
     except SystemExit as exc:
         if exc.code == EXIT_BAD_INPUT:
-            if before is None:
-                path.unlink(missing_ok=True)
-            elif path.read_bytes() != before:
-                with io.atomic_path(path) as tmp:
-                    tmp.write_bytes(before)
+            for path, old in zip(paths, before):
+                if old is None:
+                    path.unlink(missing_ok=True)
+                elif path.is_file() and path.read_bytes() != old:
+                    with io.atomic_path(path) as tmp:
+                        tmp.write_bytes(old)
         raise
 
 
@@ -839,6 +909,8 @@ def _log_scores(command: str, scores: dict, out_dir: Path) -> None:
 def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     opts = _parse_or_fail(parse_curve, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    record = _data_record("curve", cfg, opts.data)
+    _check_identity(out_dir, record)
     _log_scores("curve", scores, out_dir)
 
     from . import curves, plots
@@ -876,7 +948,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
         io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
     io.write_parquet(table.rename(columns=named), out_dir / "curves.parquet")
     io.write_csv(table.rename(columns=named), out_dir / "curves.csv")
-    _write_config(cfg, out_dir)
+    _write_config(cfg, out_dir, record)
     print(_curve_table(table))
     if reached is not None:
         io.write_csv(reached.rename(columns=named), out_dir / "targets.csv")
@@ -913,6 +985,8 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
 
     opts = _parse_or_fail(parse_bands, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    record = _data_record("bands", cfg, opts.data)
+    _check_identity(out_dir, record)
     _log_scores("bands", scores, out_dir)
 
     low, high = opts.data.low, opts.data.high
@@ -975,7 +1049,7 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     for suffix in ("png", "pdf"):
         io.save_figure(fig_curve, out_dir / f"tuning_curve.{suffix}", dpi=150)
         io.save_figure(fig_cdf, out_dir / f"cdf.{suffix}", dpi=150)
-    _write_config(cfg, out_dir)
+    _write_config(cfg, out_dir, record)
     shown = curves[curves["k"].isin([1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, max_k])]
     print(shown.pivot(index="k", columns="model", values=["lower", "point", "upper"]).round(4).to_string())
     if len(results) == 2:
@@ -1042,6 +1116,7 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
 
     opts = _parse_or_fail(parse_audit, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    record = _data_record("audit", cfg, opts.data)
     if opts.model is None and len(scores) > 1:
         _fail(f"{opts.data.data} holds several models ({', '.join(scores)}): choose one with model=", out_dir)
     model = opts.model or next(iter(scores))
@@ -1050,9 +1125,11 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     x = scores[model]
     from . import datasets
 
+    one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
     spec = {
         "kind": "kde_atoms",
-        "model": model,
+        # a file's only model is named after the file: left unnamed, a renamed file keys the same streams
+        "model": None if one_of_a_file else model,
         "low": opts.data.low,
         "high": opts.data.high,
         "bw_of": opts.bw_of,
@@ -1074,9 +1151,10 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     if opts.data.minimize:  # lower is better: the KDE of x is fitted, the studies draw -x (the minimum's truths)
         spec["minimize"] = True
     n = opts.sample_size or x.size
+    _check_identity(out_dir, record)
     log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
     result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
-    _write_config(cfg, out_dir)
+    _write_config(cfg, out_dir, record)
     path = report.write_audit(result, opts, x, out_dir)
     print(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip())
     log.info("wrote %s", path)
@@ -1095,12 +1173,14 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
 
     opts = _parse_or_fail(parse_extrapolate, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    record = _data_record("extrapolate", cfg, opts.data)
     source = opts.data.data if opts.data.data in _datasets() else Path(opts.data.data).name
     _log_scores("extrapolate", scores, out_dir)
     try:  # every fit before anything is written: a refused sample leaves nothing behind
         analyses = extrapolate.prepare(scores, opts, source)
     except extrapolate.BadSample as exc:
         _fail(str(exc), out_dir)
+    _check_identity(out_dir, record)
     try:
         result = extrapolate.run(analyses, opts, out_dir)
     except extrapolate.ExtrapolationFailed as exc:
@@ -1110,7 +1190,7 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     io.write_csv(result.fits, out_dir / "fit.csv")
     io.write_csv(result.simulation, out_dir / "simulation.csv")
     report.write_extrapolate(result, opts, source, out_dir)
-    _write_config(cfg, out_dir)
+    _write_config(cfg, out_dir, record)
     io.write_json(
         {
             "command": "extrapolate",
@@ -1462,7 +1542,7 @@ def api_compose(experiment, overrides):
     a refusal raises :class:`_Refused` with the command's one line."""
     token = _API_MODE.set(True)
     try:
-        return _api_compose(_api_args(experiment, overrides))[1]
+        return _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))[1]
     finally:
         _API_MODE.reset(token)
 
@@ -1474,7 +1554,7 @@ def api_run(experiment, overrides, out_dir):
     ``(study result or ShardDone, Config, run directory)``; a refusal raises :class:`_Refused`."""
     token = _API_MODE.set(True)
     try:
-        cfg, config, run_dir = _api_compose(_api_args(experiment, overrides))
+        cfg, config, run_dir = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
         out_dir = _abs(run_dir if out_dir is None else out_dir)
         _check_dir_override("out_dir", str(out_dir))
         _note_dirs(out_dir)
@@ -1731,12 +1811,15 @@ def _main(argv: list[str]) -> None:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             app, config_name = SUBCOMMANDS[argv[0]]
+            argv = [argv[0], *_take_overwrite(argv[1:])]
             sys.argv = [sys.argv[0], *argv[1:]]  # Hydra reads its overrides from sys.argv
             _register_commands()
             _check_overrides(argv[1:], config_name)
             app()
             return
         _register_studies()
+        argv = _take_overwrite(argv)
+        sys.argv = [sys.argv[0], *argv]
         _check_overrides(argv)
         _study_app()
     except OSError as exc:

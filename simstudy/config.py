@@ -9,6 +9,7 @@ receive these frozen dataclasses. Every check runs before any compute and fails 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -327,6 +328,10 @@ def check_memory(key: str, value: Any, nbytes: float, what: str, fix: str) -> No
         )
 
 
+#: Distribution kinds that read a data file named by their ``path`` parameter: keyed by its content.
+_FILE_KINDS = ("file", "kde", "kde_atoms")
+
+
 @dataclass(frozen=True)
 class DistributionConfig:
     """A named score distribution of the ``distribution`` group: its kind and parameters, validated and frozen.
@@ -370,8 +375,28 @@ class DistributionConfig:
 
     @property
     def key(self) -> dict:
-        """What determines the distribution's numbers (its name does not)."""
-        return {"kind": self.kind, "params": [list(p) for p in self.params]}
+        """What determines the distribution's numbers (its name does not): a data file by its content.
+
+        A kind that reads a file (``file``, ``kde``, ``kde_atoms``) is keyed by the SHA-256 of the file's bytes in place
+        of its path, so that a renamed or moved file gives the same cells and random streams (the same
+        numbers), and an edited one other cells: its old chunks are never read back as the new file's.
+        """
+        digests = self.inputs
+        return {
+            "kind": self.kind,
+            "params": [
+                [k, {"sha256": digests[v]}] if k == "path" and v in digests else list((k, v)) for k, v in self.params
+            ],
+        }
+
+    @functools.cached_property
+    def inputs(self) -> dict[str, str]:
+        """The SHA-256 (hex) of every file the distribution reads, by its path as given; read once."""
+        from . import io
+
+        if self.kind not in _FILE_KINDS:
+            return {}
+        return {v: io.sha256_file(v) for k, v in self.params if k == "path" and isinstance(v, str)}
 
     @property
     def minimize(self) -> bool:

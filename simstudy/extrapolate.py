@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import bands, io
+from . import _identity, bands, io
 from .distributions import InvalidParameter
 from .parametric_fit import FIT_VERSION, MIN_TAIL, FitResult, Threshold, _curves, bootstrap_chunk, fit
 from .runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
@@ -499,7 +499,8 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     sign = _sign(opts)
     user, opts = opts, _analysed(opts, sign)
     settings = _settings(opts)
-    fingerprint = stable_hash(settings)[:16]
+    kernels = _identity.kernel_versions()  # only versions bumped past 1: stored chunks of before keep resuming
+    fingerprint = stable_hash({**settings, "kernels": kernels} if kernels else settings)[:16]
     store = io.ChunkStore(Path(out_dir) / "chunks", fingerprint)
     store.claim(
         {

@@ -365,8 +365,10 @@ class RunDirConflict(ValueError):
     """A run directory holding the chunks of a different configuration; the message names what differs.
 
     Raised by :meth:`ChunkStore.claim` before anything is written, so that results of one configuration are
-    never mixed with another's: rerun with the original settings, or into another run directory. The message
-    lists every differing config key as ``key: old -> new``.
+    never mixed with another's (and by the command's check of a run directory's identity record, when a
+    command, an input file, a plug-in or a kernel version differs): rerun with the original settings, into
+    another run directory, or with ``overwrite=true`` (the command moves the earlier results aside). The
+    one-line message names what differs (config keys as ``key: old -> new``, the first three) and the fixes.
 
     Examples
     --------
@@ -378,8 +380,8 @@ class RunDirConflict(ValueError):
     ...     try:
     ...         ChunkStore(Path(d) / "chunks", "bbbb").claim({"reps": 200})
     ...     except RunDirConflict as exc:
-    ...         print(str(exc).split("(", 1)[1])
-    reps: 100 -> 200); use another run directory or remove it
+    ...         print(str(exc).split("(", 1)[1].split(";")[0])
+    reps: 100 -> 200)
     """
 
 
@@ -436,23 +438,42 @@ def _mismatch(found: dict, run: str, cell: str, chunk: int, reps: int) -> str | 
     return None
 
 
-def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+def _flatten(obj: Any, prefix: str = "", *, lists: bool = False) -> dict[str, Any]:
+    """Dotted keys of nested mappings; with ``lists``, also of lists of mappings (an item by its index)."""
     if isinstance(obj, dict):
         out: dict[str, Any] = {}
         for k, v in obj.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
+            out.update(_flatten(v, f"{prefix}{k}.", lists=lists))
+        return out
+    if lists and isinstance(obj, list) and obj and all(isinstance(v, dict) for v in obj):
+        out = {}
+        for i, v in enumerate(obj):
+            out.update(_flatten(v, f"{prefix}{i}.", lists=lists))
         return out
     return {prefix.rstrip("."): obj}
 
 
+def _shown(value: Any, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def config_diff(old: dict, new: dict) -> list[str]:
-    """``key: old -> new`` for every dotted key whose value differs between two nested mappings."""
-    a, b = _flatten(old), _flatten(new)
+    """``key: old -> new`` for every dotted key whose value differs between two nested mappings (lists of
+    mappings, such as a config's estimators, item by item; a long value cut short)."""
+    a, b = _flatten(old, lists=True), _flatten(new, lists=True)
     return [
-        f"{k}: {a.get(k, '(unset)')!r} -> {b.get(k, '(unset)')!r}"
+        f"{k}: {_shown(a.get(k, '(unset)'))} -> {_shown(b.get(k, '(unset)'))}"
         for k in sorted(a.keys() | b.keys())
         if a.get(k, "(unset)") != b.get(k, "(unset)")
     ]
+
+
+#: The two ways on from a run directory holding other results, said by every refusal.
+RUN_DIR_FIXES = (
+    "run into a new directory (hydra.run.dir=NEW), or add overwrite=true to move its results to "
+    "previous/<time>/ inside it and compute afresh"
+)
 
 
 class ChunkStore:
@@ -538,10 +559,10 @@ class ChunkStore:
                 diff = config_diff(old, config)
             except (OSError, ValueError):
                 diff = []
-            what = "; ".join(diff) if diff else "an earlier version of the study's chunk format"
+            what = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
+            what = what or "other input files, plug-in code or kernel versions, or an earlier chunk format"
             raise RunDirConflict(
-                f"{self.root.parent.parent} holds results of a different configuration ({what}); "
-                f"use another run directory or remove it"
+                f"{self.root.parent.parent} holds results of a different configuration ({what}); {RUN_DIR_FIXES}"
             )
         path = self.root / "config.json"
         if not path.is_file():

@@ -52,6 +52,7 @@ plug-in is a :class:`PluginBand`, called once per chunk on all its samples and p
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import inspect
@@ -204,11 +205,102 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
     raise PluginError(f"{key}={path}: no module named {parts[0]!r} in the working directory ({where}) or on sys.path")
 
 
-def source_hash(path: str, *, directory: str | None = None) -> str:
-    """A short digest of the source file of the module holding ``path``'s object.
+#: How deep :func:`source_hash` follows a plug-in's imports of the user's own modules (a bound, not a limit
+#: anyone meets: helpers of helpers of helpers).
+_IMPORT_DEPTH = 8
 
-    It joins a run's fingerprint, so that editing a plug-in never resumes the chunks its old code computed
-    (the run directory is refused instead, naming what changed).
+
+def _is_users(name: str) -> bool:
+    """Whether a top-level module name is the user's own: neither the standard library, nor simstudy, nor
+    a module of an installed distribution (those are versioned by their installation, not hashed)."""
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names or name == "simstudy":
+        return False
+    return name not in _installed_modules()
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_modules() -> frozenset[str]:
+    """Top-level module names of the installed distributions (read once: it scans every distribution)."""
+    import importlib.metadata
+
+    return frozenset(importlib.metadata.packages_distributions())
+
+
+def _imported_names(source: bytes, module: str, is_package: bool) -> list[str]:
+    """The absolute names of the modules a module's source imports (``import a.b``, ``from a import b``,
+    relative imports resolved against ``module``); a name may be a module's attribute, not a module."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    package = module if is_package else module.rpartition(".")[0]
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: max(len(package.split(".")) - node.level + 1, 0)] if package else []
+                stem = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                stem = node.module or ""
+            if stem:
+                names.append(stem)
+                names += [f"{stem}.{alias.name}" for alias in node.names if alias.name != "*"]
+    return names
+
+
+def _module_file(name: str) -> tuple[str, bool] | None:
+    """A module's source file and whether it is a package, without importing it; None if it has no source
+    (not found, a built-in, an extension) or its name is not importable."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):  # a parent that is not a package; "x.attr" of a module
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return spec.origin, spec.submodule_search_locations is not None
+
+
+def _local_sources(module: str, origin: str, is_package: bool) -> dict[str, bytes]:
+    """The source of ``module`` and of every module it imports, recursively, that is the user's own
+    (:func:`_is_users`), by module name; a static walk over the files' import statements, bounded by
+    :data:`_IMPORT_DEPTH`, each module read once (cycles end)."""
+    sources: dict[str, bytes] = {}
+    todo = [(module, origin, is_package, 0)]
+    while todo:
+        name, path, package, depth = todo.pop()
+        if name in sources:
+            continue
+        try:
+            with open(path, "rb") as f:
+                sources[name] = f.read()
+        except OSError:
+            continue
+        if depth >= _IMPORT_DEPTH:
+            continue
+        for imported in _imported_names(sources[name], name, package):
+            if imported in sources or not _is_users(imported.partition(".")[0]):
+                continue
+            found = _module_file(imported)
+            if found is not None:
+                todo.append((imported, *found, depth + 1))
+    return sources
+
+
+def source_hash(path: str, *, directory: str | None = None) -> str:
+    """A short digest of the source of the module holding ``path``'s object, and of the user's own modules it
+    imports.
+
+    It joins a run's fingerprint, so that editing a plug-in -- or a helper module it imports -- never resumes
+    the chunks its old code computed (the run directory is refused instead, naming what changed). The
+    imports are followed statically (the ``import`` statements of each file, recursively, to a bounded depth)
+    into every module that is neither the standard library, nor simstudy, nor part of an installed
+    distribution: those are the user's own files, which no version number tracks.
 
     Parameters
     ----------
@@ -220,8 +312,9 @@ def source_hash(path: str, *, directory: str | None = None) -> str:
     Returns
     -------
     str
-        16 hex digits of the SHA-256 of the module's source file; ``""`` if the source is unknown (a built-in
-        or extension module).
+        16 hex digits: of the SHA-256 of the module's source file when it imports none of the user's modules
+        (as before helpers were followed, so such a plug-in's runs resume), else of every such module's name
+        and source; ``""`` if the source is unknown (a built-in or extension module).
 
     Raises
     ------
@@ -238,10 +331,23 @@ def source_hash(path: str, *, directory: str | None = None) -> str:
     obj = import_target(path, directory=directory)
     module = sys.modules.get(getattr(obj, "__module__", None) or "") or inspect.getmodule(obj)
     try:
-        with open(inspect.getsourcefile(module), "rb") as f:  # type: ignore[arg-type]  # None: TypeError, caught
-            return hashlib.sha256(f.read()).hexdigest()[:16]
+        origin = inspect.getsourcefile(module)  # type: ignore[arg-type]  # None: TypeError, caught
+        with open(origin, "rb") as f:  # type: ignore[arg-type]  # None: TypeError, caught
+            own = f.read()
     except (TypeError, OSError):
         return ""
+    assert module is not None  # getsourcefile(None) raised TypeError above
+    name = module.__name__
+    if name.partition(".")[0] == "simstudy":  # versioned with the package: its imports are simstudy's own
+        return hashlib.sha256(own).hexdigest()[:16]
+    helpers = _local_sources(name, origin, hasattr(module, "__path__"))  # type: ignore[arg-type]  # str here
+    helpers.pop(name, None)
+    if not helpers:
+        return hashlib.sha256(own).hexdigest()[:16]
+    h = hashlib.sha256(own)
+    for helper in sorted(helpers):
+        h.update(b"\0" + helper.encode() + b"\0" + hashlib.sha256(helpers[helper]).digest())
+    return h.hexdigest()[:16]
 
 
 def _call_kwargs(fn: Callable) -> set[str]:

@@ -274,6 +274,8 @@ def main_help(config_dir: Path) -> str:
         "  simstudy -m experiment=dodge2021_fig1 distribution.sd=0.05,0.1",
         "  simstudy curve data=my_results.csv target=0.395",
         "Results go to outputs/<study>/<overrides>/; rerunning the same command resumes. See README.md.",
+        "A run directory keeps one command and its inputs (by content): overwrite=true moves earlier results",
+        "to previous/<time>/ inside it and computes afresh.",
     ]
     return "\n".join(lines)
 

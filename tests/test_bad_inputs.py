@@ -285,7 +285,8 @@ def test_a_rerun_with_another_config_in_the_same_directory_is_refused(run_cli, t
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "run").rglob("*")}
     status, _, err = run_cli(*small, "seed=4", "distribution.sd=0.1", "runner.n_jobs=2")
     assert_one_line(status, err, "run holds results of a different configuration (distribution.sd: 0.07 -> 0.1; "
-                                 "distribution.seed: 0 -> 4; seed: 0 -> 4); use another run directory")
+                                 "distribution.seed: 0 -> 4; seed: 0 -> 4); run into a new directory (hydra.run.dir=NEW), "
+                                 "or add overwrite=true")
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "run").rglob("*")} == before  # untouched
     assert run_cli(*small, "study.reps=300", "runner.n_jobs=1")[0] == 0  # more replicates extend the run
 
@@ -316,8 +317,8 @@ def test_disk_full_midway_keeps_finished_chunks_but_no_half_written_or_summary_f
     status, _, err = run_cli(*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")
     assert_one_line(status, err, "chunk-000002-r100.npz: No space left on device", expected_status=1)
     files = sorted(p.name for p in (tmp_path / "run").rglob("*") if p.is_file())
-    assert files == [".simstudy-run.json", "chunk-000000-r100.npz", "chunk-000001-r100.npz", "config.json",
-                     "config.yaml"]
+    assert files == [".simstudy-identity.json", ".simstudy-run.json", "chunk-000000-r100.npz",
+                     "chunk-000001-r100.npz", "config.json", "config.yaml"]
     monkeypatch.setattr(io.ChunkStore, "write", real)  # space freed: the same command resumes
     assert run_cli(*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")[0] == 0
 

@@ -227,7 +227,7 @@ def test_an_edited_plugin_never_resumes_the_old_code_s_chunks(tmp_path):
     write(tmp_path, "my_edited", ESTIMATORS.replace("sorted_scores[:, -1:]", "sorted_scores[:, -2:-1]"))
     del sys.modules["my_edited"]
     plugins._LOADED.clear()
-    one_line_error(simstudy(*args, cwd=tmp_path, check=False), "holds results of a different configuration")
+    one_line_error(simstudy(*args, cwd=tmp_path, check=False), "plug-in my_edited.best_of_all changed")
 
 
 # --- distributions ------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import io
+from .. import _identity, io
 from ..config import Config
 from ..runner import RunReport, Task, chunk_tasks, replay, run_tasks, shard, stable_hash
 
@@ -264,7 +264,9 @@ def run_chunks(
 
     Each cell's ``study.reps`` replicates are split into chunks of ``study.chunk_reps`` (the last possibly
     shorter); chunks already stored under the same fingerprint are resumed, not recomputed. The fingerprint
-    hashes ``scheme``, ``config.seed``, the distributions' keys, ``chunk_reps`` and ``settings``; ``study.reps``
+    hashes ``scheme``, ``config.seed``, the distributions' keys (a data file by its content), ``chunk_reps``,
+    ``settings`` and the kernels' algorithm versions bumped past 1 (``simstudy._identity.KERNEL_VERSIONS``);
+    ``study.reps``
     is not part of it, so a larger ``reps`` reuses the chunks done. Then the runner's modes apply
     (``runner.replay``, ``runner.shard``, ``runner.collect``), see Raises.
 
@@ -328,6 +330,8 @@ def run_chunks(
             "distributions": [d.key for d in config.distributions],
             "chunk_reps": config.study.chunk_reps,
             **settings,
+            # the kernels' algorithm versions, only those bumped past 1: stored chunks of before keep resuming
+            **({"kernels": kernels} if (kernels := _identity.kernel_versions()) else {}),
         }
     )[:16]
     store = io.ChunkStore(out_dir / "chunks", fingerprint)

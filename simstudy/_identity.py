@@ -1,0 +1,311 @@
+"""What a run directory's results were computed from, by content: its identity record, and the refusal of
+another identity in the same directory.
+
+A run directory holds the results of one command (a study, ``curve``, ``bands``, ``audit`` or
+``extrapolate``) on one set of inputs. :data:`RECORD` in the directory says which: the command, the SHA-256 of
+every data file it read (by role, with the file's name only as a label: a renamed file with the same bytes is
+the same input), the source digests of its plug-ins (:func:`simstudy.plugins.source_hash`, which follows the
+plug-in's imports of the user's own modules), the kernels' algorithm versions (:data:`KERNEL_VERSIONS`), and
+the command's settings. :func:`check` compares a new run's record with the stored one before anything is
+computed; a difference is refused in one line that names what changed and the two ways on: another run
+directory, or ``overwrite=true``, which moves the old results aside (:func:`move_aside`) and computes afresh.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from . import io
+
+#: The identity record's file name in a run directory (hidden: a run's listing leaves it out).
+RECORD = ".simstudy-identity.json"
+
+#: The algorithm version of each numerical kernel whose output a stored result depends on. Bump one when a
+#: kernel's numbers change (a fix, a new default): every stored chunk and record computed with the old
+#: version is then refused, never resumed. Versions at their initial value 1 are left out of fingerprints,
+#: so that results stored before this table existed keep resuming.
+KERNEL_VERSIONS: dict[str, int] = {
+    "estimators.u": 1,
+    "estimators.v": 1,
+    "estimators.w": 1,
+    "estimators.bootstrap": 1,
+    "bands.ks": 1,
+    "bands.ld_equal_tailed": 1,
+    "bands.ld_highest_density": 1,
+    "kde": 1,
+    "selection": 1,
+}  # the noisy quadratic fit has its own: parametric_fit.FIT_VERSION, already in its studies' fingerprints
+
+#: What simstudy writes at the top of a run directory (the commands' outputs, and the chunks and
+#: subdirectories of resumable runs): :func:`move_aside` moves these and nothing else.
+OUTPUTS = (
+    RECORD,
+    "config.yaml",
+    "run.json",
+    "chunks",
+    "shards",
+    "summary.parquet",
+    "summary.csv",
+    "replicates.parquet",
+    "figure.png",
+    "figure.pdf",
+    "curves.parquet",
+    "curves.csv",
+    "targets.csv",
+    "bands.parquet",
+    "bands.csv",
+    "cdf_bands.csv",
+    "evidence.csv",
+    "tuning_curve.png",
+    "tuning_curve.pdf",
+    "cdf.png",
+    "cdf.pdf",
+    "AUDIT.md",
+    "coverage",
+    "bootstrap",
+    "accuracy",
+    "extrapolation.csv",
+    "extrapolation.png",
+    "fit.csv",
+    "simulation.csv",
+    "EXTRAPOLATE.md",
+)
+
+#: The command whose outputs a run directory without a record holds (one written before records existed).
+_OUTPUT_OF = {
+    "chunks": "study",
+    "summary.parquet": "study",
+    "curves.parquet": "curve",
+    "bands.parquet": "bands",
+    "AUDIT.md": "audit",
+    "EXTRAPOLATE.md": "extrapolate",
+}
+
+#: The directory inside a run directory that ``overwrite=true`` moves earlier results into.
+PREVIOUS = "previous"
+
+
+def kernel_versions() -> dict[str, int]:
+    """The kernels whose version is not the initial 1 (empty today): joined into run fingerprints."""
+    return {k: v for k, v in KERNEL_VERSIONS.items() if v != 1}
+
+
+def file_input(path: str | os.PathLike) -> dict[str, str]:
+    """A data file as an input: its name (a label) and the SHA-256 of its bytes (its identity)."""
+    return {"file": Path(path).name, "sha256": io.sha256_file(path)}
+
+
+def dataset_input(name: str) -> dict[str, str]:
+    """A shipped data set as an input: its name, and one SHA-256 over its data files' names and digests."""
+    import hashlib
+    from importlib import resources
+
+    from .datasets import SUFFIXES
+
+    folder = Path(str(resources.files("simstudy") / "data" / name))
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES):
+        h.update(f"{path.name}\0{io.sha256_file(path)}\0".encode())
+    return {"file": name, "sha256": h.hexdigest()}
+
+
+def data_input(data: str) -> dict[str, str]:
+    """The input of a data command's ``data=``: a shipped data set by name, else a file."""
+    from .datasets import DATASETS
+
+    return dataset_input(data) if data in DATASETS else file_input(data)
+
+
+def record(command: str, *, inputs: dict, plugins: dict, settings: dict) -> dict:
+    """A run's identity record (plain values, as :func:`check` compares and :func:`write` stores it).
+
+    ``inputs`` maps a role (``data``, ``distribution NAME``) to :func:`file_input`; ``plugins`` an import
+    path to its source digest; ``settings`` the command's settings that fix its numbers (data paths left out:
+    the files are compared by content)."""
+    blob = {
+        "command": command,
+        "inputs": inputs,
+        "plugins": plugins,
+        "kernels": dict(KERNEL_VERSIONS),
+        "settings": settings,
+    }
+    return json.loads(json.dumps(blob, default=str))  # as it reads back
+
+
+def study_record(config, settings: dict) -> dict:
+    """The identity record of a study from its parsed :class:`~simstudy.config.Config`."""
+    inputs, plugins = {}, {}
+    for d in config.distributions:
+        # by its place in the config, not its label (a file's default label is its name: renaming is no change)
+        role = "distribution" if len(config.distributions) == 1 else f"distribution.{d.name}"
+        for path, digest in d.inputs.items():
+            inputs[role] = {"file": Path(path).name, "sha256": digest}
+        dataset = dict(d.params).get("dataset")
+        if isinstance(dataset, str):
+            inputs[role] = dataset_input(dataset)
+        if d.kind == "target":
+            params = dict(d.params)
+            plugins[params["_target_"]] = params.get("source", "")
+    for e in config.estimators:
+        if e.method == "plugin":
+            plugins[e.target] = e.source
+    return record("study", inputs=inputs, plugins=plugins, settings=settings)
+
+
+def read(out_dir: Path) -> dict | None:
+    """The stored record of a run directory; None if it has none (or an unreadable one)."""
+    try:
+        old = json.loads((out_dir / RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    return old if isinstance(old, dict) else None
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted keys of nested mappings and lists (a list's items by index), for a readable difference."""
+    if isinstance(obj, dict) and obj:
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out
+    if isinstance(obj, list) and obj and any(isinstance(v, (dict, list)) for v in obj):
+        out = {}
+        for i, v in enumerate(obj):
+            out.update(_flat(v, f"{prefix}{i}."))
+        return out
+    return {prefix.rstrip("."): obj}
+
+
+def changes(old: dict, new: dict) -> list[str]:
+    """What differs between two identity records, in words: the command, each input file (name and short
+    SHA-256, before -> after), each plug-in, each kernel version, each setting (``key: old -> new``)."""
+    out = []
+    if old.get("command") != new.get("command"):
+        out.append(f"it holds the results of {_command(old.get('command'))}, not of {_command(new.get('command'))}")
+        return out
+    old_in, new_in = old.get("inputs") or {}, new.get("inputs") or {}
+    for role in sorted(old_in.keys() | new_in.keys()):
+        a, b = old_in.get(role) or {}, new_in.get(role) or {}
+        if a.get("sha256") != b.get("sha256"):
+            name = b.get("file") or a.get("file")
+            renamed = f" (was {a.get('file')})" if a.get("file") and a.get("file") != name else ""
+            out.append(
+                f"{role} file {name}{renamed} changed since this run (sha256 "
+                f"{(a.get('sha256') or 'none')[:8]}… -> {(b.get('sha256') or 'none')[:8]}…)"
+            )
+    old_p, new_p = old.get("plugins") or {}, new.get("plugins") or {}
+    for target in sorted(old_p.keys() | new_p.keys()):
+        if old_p.get(target) != new_p.get(target):
+            out.append(
+                f"plug-in {target} changed"
+                if target in old_p and target in new_p
+                else f"plug-in {target} {'added' if target in new_p else 'removed'}"
+            )
+    old_k, new_k = old.get("kernels") or {}, new.get("kernels") or {}
+    for kernel in sorted(old_k.keys() | new_k.keys()):
+        if old_k.get(kernel, 1) != new_k.get(kernel, 1):
+            out.append(f"kernel {kernel}: version {old_k.get(kernel, 1)} -> {new_k.get(kernel, 1)}")
+    a, b = _flat(old.get("settings") or {}), _flat(new.get("settings") or {})
+    for key in sorted(a.keys() | b.keys()):
+        if a.get(key, "(unset)") != b.get(key, "(unset)"):
+            out.append(f"{key}: {_short(a.get(key, '(unset)'))} -> {_short(b.get(key, '(unset)'))}")
+    return out
+
+
+def _command(command: Any) -> str:
+    return "a study" if command == "study" else f"simstudy {command}"
+
+
+def refusal(out_dir: Path, what: list[str], limit: int = 3) -> str:
+    """The one-line refusal: what changed (the first ``limit`` differences) and the two fixes."""
+    shown = "; ".join(what[:limit]) + (f"; and {len(what) - limit} more" if len(what) > limit else "")
+    return f"{out_dir}: {shown}; {io.RUN_DIR_FIXES}"
+
+
+def inferred_command(out_dir: Path) -> str | None:
+    """The command whose outputs a run directory without a record holds (None: none, or nothing there)."""
+    for name, command in _OUTPUT_OF.items():
+        if (out_dir / name).exists():
+            return command
+    return None
+
+
+def check(out_dir: Path, new: dict, *, overwrite: bool, warn=None) -> Path | None:
+    """Refuse a run whose identity differs from the run directory's stored one, or move that one aside.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The run directory (claimed by this process).
+    new : dict
+        This run's :func:`record`.
+    overwrite : bool
+        ``overwrite=true``: on a difference (or always, when the directory holds results), move the earlier
+        results into ``previous/<UTC time>/`` (:func:`move_aside`) instead of refusing.
+    warn : callable, optional
+        Called with a one-line message when results were moved.
+
+    Returns
+    -------
+    pathlib.Path or None
+        Where earlier results were moved, if they were.
+
+    Raises
+    ------
+    simstudy.io.RunDirConflict
+        The directory holds results of another command, other inputs, plug-ins, kernels or settings (one
+        line naming them, and the fixes); nothing was written.
+    """
+    old = read(out_dir)
+    if old is None:
+        command = inferred_command(out_dir)
+        what = (
+            [f"it holds the results of {_command(command)}, not of {_command(new['command'])}"]
+            if command is not None and command != new["command"]
+            else []
+        )
+    else:
+        what = changes(old, new)
+    if overwrite and (what or any((out_dir / name).exists() for name in OUTPUTS)):
+        moved = move_aside(out_dir)
+        if moved is not None and warn is not None:
+            warn(f"overwrite=true: moved the earlier results to {moved}")
+        return moved
+    if what:
+        raise io.RunDirConflict(refusal(out_dir, what))
+    return None
+
+
+def write(out_dir: Path, new: dict) -> None:
+    """Store a run's identity record (atomically); an identical one is left as it is."""
+    if read(out_dir) != new:
+        io.write_json(new, out_dir / RECORD)
+
+
+def move_aside(out_dir: Path) -> Path | None:
+    """Move what simstudy wrote at the top of ``out_dir`` (:data:`OUTPUTS`) into ``previous/<UTC time>/``.
+
+    Nothing else is touched (a user's own file stays where it is). Returns the directory moved into, or None
+    if there was nothing to move."""
+    names = [name for name in OUTPUTS if (out_dir / name).exists()]
+    if not names:
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = out_dir / PREVIOUS / stamp
+    i = 1
+    while target.exists():  # two overwrites within one second
+        target = out_dir / PREVIOUS / f"{stamp}-{i}"
+        i += 1
+    target.mkdir(parents=True)
+    for name in names:
+        os.rename(out_dir / name, target / name)
+    return target
