@@ -1019,7 +1019,7 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
     _write_config(cfg, out_dir)
     path = report.write_audit(result, opts, x, out_dir)
-    print(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip())
+    print(report.plain(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip()))
     log.info("wrote %s", path)
 
 

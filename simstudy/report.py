@@ -10,11 +10,160 @@ import pandas as pd
 
 from . import io, plots
 
-__all__ = ["write_audit", "describe_fit", "write_extrapolate"]
+__all__ = [
+    "write_audit",
+    "describe_fit",
+    "write_extrapolate",
+    "format_estimate",
+    "format_number",
+    "plain",
+    "atom_notes",
+]
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
+
+
+def format_number(x: float, digits: int = 4) -> str:
+    """A number without a Monte Carlo error (a maximum of data, a fitted parameter) to ``digits`` significant digits.
+
+    Parameters
+    ----------
+    x : float
+        The number; NaN or infinite prints as an em dash.
+    digits : int, default 4
+        Significant digits.
+
+    Returns
+    -------
+    str
+        E.g. ``"0.8898"`` for 0.8898352881786101.
+
+    Examples
+    --------
+    >>> format_number(0.8898352881786101), format_number(1234567.0), format_number(float("nan"))
+    ('0.8898', '1.235e+06', '—')
+    """
+    return f"{x:.{digits}g}" if np.isfinite(x) else "—"
+
+
+def format_estimate(value: float, mcse: float, *, percent: bool = False) -> str:
+    """An estimate and its Monte Carlo standard error, both rounded to the digits the error supports.
+
+    The error keeps two significant digits when its first is a 1 (0.0015), else one (0.002); the estimate is
+    rounded to the same decimal place. Every report and log line that shows an MCSE goes through here.
+
+    Parameters
+    ----------
+    value : float
+        The estimate (NaN prints as an em dash).
+    mcse : float
+        Its Monte Carlo standard error, >= 0; zero or NaN: the estimate alone, by :func:`format_number`.
+    percent : bool, default False
+        Keyword-only. Show both as percentages (a proportion 0.462 as ``46.2%``).
+
+    Returns
+    -------
+    str
+        E.g. ``"0.998 ± 0.002"``.
+
+    Examples
+    --------
+    >>> format_estimate(0.998, 0.001998), format_estimate(0.99812, 0.00142), format_estimate(12.345, 3.2)
+    ('0.998 ± 0.002', '0.9981 ± 0.0014', '12 ± 3')
+    >>> format_estimate(0.4617, 0.0312, percent=True), format_estimate(0.5, 0.0)
+    ('46% ± 3%', '0.5')
+    """
+    scale, unit = (100.0, "%") if percent else (1.0, "")
+    v, s = value * scale, mcse * scale
+    if not np.isfinite(v):
+        return "—"
+    if not np.isfinite(s) or s <= 0:
+        return format_number(v) + unit
+    s = float(f"{s:.1e}")  # two significant digits first: 0.001998 -> 0.0020, whose first digit is a 2
+    exponent = int(np.floor(np.log10(s)))
+    decimals = (1 if s / 10.0**exponent < 2 else 0) - exponent
+    shown = max(decimals, 0)
+    return f"{round(v, decimals):.{shown}f}{unit} ± {round(s, decimals):.{shown}f}{unit}"
+
+
+def plain(text: str) -> str:
+    """Report text for a terminal: Markdown's bold markers (``**``) dropped.
+
+    Parameters
+    ----------
+    text : str
+        Markdown from a report page.
+
+    Returns
+    -------
+    str
+        The same text without ``**``.
+
+    Examples
+    --------
+    >>> plain("**The bands covered 80%**: consistent.")
+    'The bands covered 80%: consistent.'
+    """
+    return text.replace("**", "")
+
+
+def atom_notes(scores: dict) -> list[str]:
+    """Per model, in plain words, the values that many runs share exactly (failed or chance-level runs).
+
+    The values are :func:`simstudy.kde.find_atoms`'s (repeated beyond what a continuous score recorded at the
+    data's resolution allows), as the audit fits them; ``curve``, ``bands`` and ``extrapolate`` say the same.
+
+    Parameters
+    ----------
+    scores : dict of str to array_like of float
+        Each model's scores (score units).
+
+    Returns
+    -------
+    list of str
+        One line per atom, e.g. ``"mlp: 32% of the runs scored exactly 0.001, which looks like failed or
+        chance-level runs"``; empty when there are none.
+
+    Examples
+    --------
+    >>> x = np.concatenate([np.full(32, 0.001), np.linspace(0.5, 0.9, 68)])
+    >>> atom_notes({"mlp": x})
+    ['mlp: 32% of the runs scored exactly 0.001, which looks like failed or chance-level runs']
+    """
+    from .kde import find_atoms
+
+    lines = []
+    for model, x in scores.items():
+        x = np.asarray(x, dtype=np.float64)
+        x = x[np.isfinite(x)]
+        if x.size < 2:
+            continue
+        atoms = find_atoms(x)
+        lines += [f"{model}: {line}" for line in _atom_sentences(atoms.values, atoms.counts / x.size, x)]
+    return lines
+
+
+def _atom_sentences(values, shares, x: np.ndarray) -> list[str]:
+    """'32% of the runs scored exactly 0.001, which looks like failed or chance-level runs', per atom."""
+    return [
+        f"{_share(p)} of the runs scored exactly {format_number(v, 6)}, {_atom_words(v, x)}"
+        for v, p in zip(values, shares)
+    ]
+
+
+def _share(p: float) -> str:
+    """A share of runs in whole percent (one decimal below 10%)."""
+    return f"{100 * p:.1f}%" if p < 0.1 else f"{100 * p:.0f}%"
+
+
+def _atom_words(value: float, x: np.ndarray) -> str:
+    """What an atom looks like: below most other scores, failed or chance-level runs; else a repeated result."""
+    others = x[x != value]
+    if others.size == 0 or value < np.median(others):
+        return "which looks like failed or chance-level runs"
+    return "which looks like one result repeated (a configuration rerun, or a score capped there)"
 
 
 _METHODS = {"isj": "improved Sheather–Jones", "silverman": "Silverman's rule of thumb", "given": "given"}
@@ -202,6 +351,11 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         + (", with point masses for the scores repeated beyond chance" if getattr(kde, "has_atoms", False) else "")
         + "). Every number below is a simulation from that distribution, with its Monte Carlo error.",
         "",
+        *[
+            f"- {line}: the simulations draw them as they are."
+            for line in _atom_sentences(getattr(kde, "atoms", ()), getattr(kde, "shares", ()), scores)
+        ],
+        *([""] if getattr(kde, "has_atoms", False) else []),
         f"Fit: Kolmogorov–Smirnov distance {fit.distance:.3f} between your scores and the fitted distribution; "
         f"95% critical value {fit.critical:.3f} (for a distribution fixed in advance: a fitted one lies closer to "
         "its data, so this check is lenient) — "
@@ -213,24 +367,18 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         f"**The {_pct(level)} `{method}` bands for the median tuning curve covered the whole curve (every k) in "
         f"{_pct(row['estimate'])} of {int(row['reps']):,} simulated searches of {n} iterations "
-        f"(99% Clopper–Pearson {_pct(row['ci_low'])}–{_pct(row['ci_high'])}): {verdict}.**",
+        f"({_lvl(_ci_level(result.coverage, 0.99))} Clopper–Pearson interval {_pct(row['ci_low'])}–"
+        f"{_pct(row['ci_high'])}): {verdict}.**",
         "",
-        f"With n = {n} the upper band is informative up to k ≈ {result.bounded_k:.1f} iterations (beyond, it is the "
-        f"bound {hi:g}). **To bound the curve up to k = {opts.target_k} at {_pct(level)} you need n ≥ "
-        f"{result.samples_for_target} scores.**",
+        f"With n = {n} the upper band is informative up to k = {int(np.floor(result.bounded_k)):,} iterations "
+        f"(beyond, it is the bound {hi:g}). " + _samples_sentence(result, opts),
         "",
         "![coverage](coverage.png)",
         "",
         "## Bootstrap bands (pointwise)",
         "",
     ]
-    for est in ("u", "v"):
-        b = boot[boot["estimator"] == est].sort_values("k")
-        lines.append(
-            f"- {est.upper()}: 95% percentile-bootstrap bands covered the mean curve in "
-            f"{_pct(b['estimate'].iloc[0])} of rounds at k = 1 and {_pct(b['estimate'].iloc[-1])} at k = {n} "
-            f"(Clopper–Pearson {_pct(b['ci_low'].iloc[-1])}–{_pct(b['ci_high'].iloc[-1])})."
-        )
+    lines += _bootstrap_lines(boot, n, _ci_level(result.bootstrap))
     lines += [
         "",
         "![bootstrap](bootstrap.png)",
@@ -241,11 +389,8 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "| --- | --- | --- | --- |",
     ]
     for est in table.index:
-        lines.append(
-            f"| {est.upper()} | {table.loc[est, 'bias']:.3g} ± {mcse.loc[est, 'bias']:.1g} | "
-            f"{table.loc[est, 'empse']:.3g} ± {mcse.loc[est, 'empse']:.1g} | "
-            f"{table.loc[est, 'mse']:.3g} ± {mcse.loc[est, 'mse']:.1g} |"
-        )
+        cells = [format_estimate(table.loc[est, m], mcse.loc[est, m]) for m in ("bias", "empse", "mse")]
+        lines.append(f"| {est.upper()} | {' | '.join(cells)} |")
     lines += [
         "",
         "(± one Monte Carlo standard error; against the KDE's exact mean tuning curve.)",
@@ -255,6 +400,62 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "Subdirectories `coverage/`, `bootstrap/` and `accuracy/` hold each study's tidy summary and run.json.",
     ]
     return _write_page(out_dir / "AUDIT.md", lines)
+
+
+def _ci_level(study, default: float = 0.95) -> float:
+    """The level of a coverage study's Clopper-Pearson intervals, as its run.json records it."""
+    import json
+
+    try:
+        run = json.loads(Path(study.files["run"]).read_text())
+    except (KeyError, OSError, ValueError):
+        return default
+    found = run.get(
+        "ci_level", run.get("metadata", {}).get("ci_level") if isinstance(run.get("metadata"), dict) else None
+    )
+    return float(found) if found is not None else default
+
+
+def _samples_sentence(result, opts) -> str:
+    """How many scores bound the median curve up to target_k, or that the search's cap did not suffice."""
+    from .studies.audit import SAMPLES_LIMIT
+
+    level = _pct(opts.confidence)
+    if result.samples_for_target is None:
+        return (
+            f"**Not reached within n ≤ {SAMPLES_LIMIT:,}: no sample size up to {SAMPLES_LIMIT:,} scores bounds the "
+            f"curve up to k = {opts.target_k:,} at {level}** (the bounded budget grows about as n / 7)."
+        )
+    return f"**To bound the curve up to k = {opts.target_k:,} at {level} you need n ≥ {result.samples_for_target:,} scores.**"
+
+
+def _bootstrap_lines(boot: pd.DataFrame, n: int, ci_level: float) -> list[str]:
+    """Per estimator, the bootstrap bands' coverage at k = 1 and k = n, then a plain verdict at their worst k."""
+    lines = []
+    for est in ("u", "v"):
+        b = boot[boot["estimator"] == est].sort_values("k")
+        if not len(b):
+            continue
+        nominal = float(b["nominal"].iloc[0])
+        worst = b.loc[b["estimate"].idxmin()]
+        last = b.iloc[-1]
+        line = (
+            f"- {est.upper()}: the {_lvl(nominal)} percentile-bootstrap bands covered the mean curve in "
+            f"{_pct(b['estimate'].iloc[0])} of rounds at k = 1 and {_pct(last['estimate'])} at k = {n} "
+            f"({_lvl(ci_level)} Clopper–Pearson interval {_pct(last['ci_low'])}–{_pct(last['ci_high'])}, "
+            f"{int(last['reps']):,} rounds). "
+        )
+        if (b["ci_high"] < nominal).any():
+            line += (
+                f"**These intervals cover {100 * worst['estimate']:.0f}% at nominal {_lvl(nominal)} (k = "
+                f"{int(worst['k']):,}): do not use them at this n.**"
+            )
+        elif (b["ci_low"] > nominal).all():
+            line += "They cover more than nominal at every k (conservative)."
+        else:
+            line += "Consistent with their nominal level at every k."
+        lines.append(line)
+    return lines
 
 
 def _write_page(path: Path, lines: list[str]) -> Path:

@@ -27,7 +27,11 @@ from . import band_coverage, bootstrap_coverage, evp_accuracy
 from .band_triviality import trivial_budget
 from .base import StudyResult
 
-__all__ = ["AuditResult", "run", "samples_needed", "progress_chunk"]
+__all__ = ["AuditResult", "run", "samples_needed", "progress_chunk", "SAMPLES_LIMIT"]
+
+#: The largest sample size :func:`samples_needed` tries: the exact budget takes about 4 s at n = 4,096 and
+#: grows faster than n (14 s at 8,192), so the whole search stays within about half a minute.
+SAMPLES_LIMIT = 1 << 12
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,9 @@ class AuditResult:
         The :mod:`~simstudy.studies.evp_accuracy` study's result (subdirectory ``accuracy``).
     bounded_k : float
         The budget (search iterations) beyond which the upper median band at n is trivial (exact).
-    samples_for_target : int
-        The smallest n whose upper median band stays informative up to the target budget (:func:`samples_needed`).
+    samples_for_target : int or None
+        The smallest n whose upper median band stays informative up to the target budget (:func:`samples_needed`);
+        None when no n up to :data:`SAMPLES_LIMIT` does.
 
     Examples
     --------
@@ -70,13 +75,15 @@ class AuditResult:
     bootstrap: StudyResult
     accuracy: StudyResult
     bounded_k: float
-    samples_for_target: int
+    samples_for_target: int | None
 
 
-def samples_needed(target_k: float, confidence: float, method: str, *, limit: int = 1 << 16) -> int:
-    """The smallest sample size whose upper median band stays non-trivial up to ``target_k`` (exact).
+def samples_needed(target_k: float, confidence: float, method: str, *, limit: int = SAMPLES_LIMIT) -> int | None:
+    """The smallest sample size whose upper median band stays non-trivial up to ``target_k`` (exact), or None.
 
-    Doubles n from 2 until :func:`simstudy.bands.trivial_budget` reaches ``target_k``, then bisects.
+    Doubles n from 2 until :func:`simstudy.bands.trivial_budget` reaches ``target_k``, then bisects (to within
+    1% of n above 100, where each step costs seconds: the answer then suffices and is at most 1% above the
+    smallest). A cap that does not suffice is not an answer: beyond ``limit`` it returns None.
 
     Parameters
     ----------
@@ -86,13 +93,13 @@ def samples_needed(target_k: float, confidence: float, method: str, *, limit: in
         The bands' simultaneous coverage, in (0, 1).
     method : str
         A built-in CDF band method (:data:`simstudy.bands.METHODS`).
-    limit : int, default 65536
-        Keyword-only. The largest n searched; returned if even it does not suffice.
+    limit : int, default SAMPLES_LIMIT (4096)
+        Keyword-only. The largest n searched.
 
     Returns
     -------
-    int
-        The sample size n (scores), at most ``limit``.
+    int or None
+        The sample size n (scores), at most ``limit``; None when even ``limit`` does not suffice.
 
     References
     ----------
@@ -103,13 +110,15 @@ def samples_needed(target_k: float, confidence: float, method: str, *, limit: in
     --------
     >>> samples_needed(10, 0.8, "ld_highest_density")
     61
+    >>> samples_needed(10, 0.8, "ld_highest_density", limit=32) is None
+    True
     """
     lo, hi = 2, 2
     while trivial_budget(hi, confidence, method) < target_k:
-        lo, hi = hi, hi * 2
-        if hi > limit:
-            return limit
-    while hi - lo > 1:  # the budget grows with n: bisect
+        if hi >= limit:
+            return None
+        lo, hi = hi, min(hi * 2, limit)
+    while hi - lo > max(1, lo // 100):  # the budget grows with n: bisect
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if trivial_budget(mid, confidence, method) < target_k else (lo, mid)
     return hi
