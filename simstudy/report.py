@@ -505,10 +505,10 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         f"## {model}: fitted to {'the first ' if fit['total_runs'] > n else ''}{n:,} runs",
         "",
         f"- **b, the best score possible: {_g(fit['b'], 5)}**, {_lvl(level)} interval "
-        f"**{_interval(fit['b_lower'], fit['b_upper'], 5)}** (the largest observed score: "
-        f"{_g(fit['max_score'], 5)}).",
+        f"**{_interval(fit['b_lower'], fit['b_upper'], 5)}**. {_b_against_max(fit)}",
         f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
         f"{_c_shares(fit)}).",
+        *_law_warnings(fit, opts),
         f"- {noise}; a = {_g(fit['a'], 4)} {_interval(fit['a_lower'], fit['a_upper'])}.",
         f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores above "
         f"it fitted, the rest censored"
@@ -582,26 +582,123 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
             )
             + "."
         ]
-        allc = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
-        judged = allc[np.isfinite(allc["inside_np"])]
-        inside = int(judged["inside_np"].sum())
-        top = int(judged["k"].max()) if len(judged) else 0
         lines += [
             f"Fitted to all {total:,} runs (not bootstrapped): b = {_g(full['b'], 5)}, c = {int(full['c'])}, "
-            f"o = {_g(full['o'], 3)}; its median curve lies inside the nonparametric {_lvl(level)} band of those runs "
-            f"at **{inside} of {len(judged)}** budgets where that band is nontrivial (k ≤ {top:,}).",
+            f"o = {_g(full['o'], 3)}. " + _agreement_sentence(full, level),
+            *_law_warnings(full, opts, check_c=False),
             "",
         ]
     else:
-        judged = med[np.isfinite(med["inside_np"])]
-        if len(judged):
-            lines += [
-                f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
-                f"{int(judged['inside_np'].sum())} of {len(judged)} budgets where that band is nontrivial "
-                f"(k ≤ {int(judged.index.max()):,}); beyond, only the fit speaks.",
-                "",
-            ]
+        lines += [_agreement_sentence(fit, level), ""]
     return lines
+
+
+def _misfits(fit, level: float) -> list[str]:
+    """Why the law does not describe the scores it was fitted to (empty when nothing says so)."""
+    reasons = []
+    if fit.get("np_outside", 0) > 0:
+        reasons.append(
+            f"its median curve leaves the nonparametric {_lvl(level)} band of the scores at {int(fit['np_outside'])} "
+            f"of the budgets k = 1..{int(fit['np_checked']):,} (first at k = {int(fit['np_first_outside']):,})"
+        )
+    p = fit.get("p_best_at_most_observed", np.nan)
+    tail = (1.0 - level) / 2.0
+    if np.isfinite(p) and p < tail:
+        reasons.append(
+            f"its median curve at k = n = {int(fit['runs']):,} is {_g(fit['median_at_n'], 4)}, above the best score "
+            f"of the {int(fit['runs']):,} runs ({_g(fit['max_score'], 4)}): the law gives the best of n runs only "
+            f"{_chance(p)} chance of scoring that low"
+        )
+    elif np.isfinite(p) and p > 1.0 - tail:
+        reasons.append(
+            f"the best of the {int(fit['runs']):,} runs ({_g(fit['max_score'], 4)}) is above what the law allows: it "
+            f"gives the best of n runs only {_chance(1.0 - p)} chance of scoring that high (its median curve at "
+            f"k = n: {_g(fit['median_at_n'], 4)})"
+        )
+    return reasons
+
+
+def _misfit_banner(fits: pd.DataFrame, level: float) -> list[str]:
+    """The top of EXTRAPOLATE.md, per fit the law does not describe: say so plainly, and why."""
+    lines = []
+    for _, row in fits.iterrows():
+        reasons = _misfits(row, level)
+        if not reasons:
+            continue
+        whose = (
+            f"the first {int(row['runs']):,} runs of {row['model']}"
+            if row["total_runs"] > row["runs"]
+            else f"all {int(row['runs']):,} runs of {row['model']}"
+            if (fits["model"] == row["model"]).sum() > 1
+            else row["model"]
+        )
+        lines += [
+            f"> **The law does not describe the scores of {whose}: do not extrapolate these scores.** The fitted "
+            f"law: {'; '.join(reasons)}.",
+            "",
+        ]
+    return lines
+
+
+def _chance(p: float) -> str:
+    return "a 1 in 10,000 or smaller" if p < 1e-4 else f"a {100 * p:.2g}%"
+
+
+def _b_against_max(fit) -> str:
+    """b against the best observed score, in words: b is the noise-free law's best; the scores include noise."""
+    b, best = fit["b"], fit["max_score"]
+    if b < best:
+        return (
+            f"It is below the best observed score ({_g(best, 5)}): b is the best of the noise-free law, and an "
+            f"observed score adds run-to-run noise (o = {_g(fit['o'], 3)}), so the luckiest runs exceed it; b "
+            "is what the best configuration scores on average."
+        )
+    return (
+        f"The best observed score is {_g(best, 5)}: b is the best of the noise-free law (what the best "
+        "configuration scores on average), so more search can approach b but single runs also vary by the noise."
+    )
+
+
+def _law_warnings(fit, opts, *, check_c: bool = True) -> list[str]:
+    """Bullets for a fitted c at the edge of the values searched and a beyond the scale's floor."""
+    out = []
+    c, c_min, c_max = int(fit["c"]), fit.get("c_min", np.nan), fit.get("c_max", np.nan)
+    if check_c and np.isfinite(c_max) and c_min < c_max and (c == c_max or (c == c_min and c_min > 1)):
+        out.append(
+            f"- **Warning: c = {c} is at the edge of the values searched ({int(c_min)}..{int(c_max)})**: the best c "
+            "may lie beyond it, and b and the extrapolation with it; widen `c=` to check."
+        )
+    if fit.get("beyond_scale", False):
+        low, high = opts.data.low, opts.data.high
+        out.append(
+            f"- **Warning: a = {_g(fit['a'], 4)} lies below the scale's floor ({low:g})**: no score can, so the "
+            "quadratic basin fitted to the tail does not describe the rest of the search space."
+            if fit["a"] < low
+            else f"- **Warning: b = {_g(fit['b'], 4)} lies above the scale's top ({high:g})**: no score can, so the "
+            "quadratic basin fitted to the tail does not describe the rest of the search space."
+        )
+    return out
+
+
+def _agreement_sentence(fit, level: float) -> str:
+    """Where, within the data (every k = 1..n), the law's median curve lies inside the nonparametric band."""
+    checked = int(fit.get("np_checked", 0))
+    if not checked:
+        return ""
+    outside = int(fit["np_outside"])
+    trivial = fit["np_upper_trivial_from"]
+    above = (
+        f" (from k = {int(trivial):,} on the band's upper side is the scale's bound, so there it checks only "
+        "from below; the best observed score checks the top)"
+        if np.isfinite(trivial)
+        else ""
+    )
+    return (
+        f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
+        f"{checked - outside:,} of the {checked:,} budgets k = 1..{checked:,}{above}"
+        + (f"; it first leaves it at k = {int(fit['np_first_outside']):,}." if outside else ".")
+        + " Beyond n, only the law speaks."
+    )
 
 
 def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
@@ -683,6 +780,7 @@ def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
         "![extrapolation](extrapolation.png)",
         "",
     ]
+    lines[2:2] = _misfit_banner(fits, opts.level)
     for model in dict.fromkeys(fits["model"]):
         rows = fits[fits["model"] == model].sort_values("runs")
         fit = rows.iloc[0]
