@@ -618,8 +618,40 @@ def _misfits(fit, level: float) -> list[str]:
     return reasons
 
 
-def _misfit_banner(fits: pd.DataFrame, level: float) -> list[str]:
-    """The top of EXTRAPOLATE.md, per fit the law does not describe: say so plainly, and why."""
+def misfit_banner(fits: pd.DataFrame, level: float) -> list[str]:
+    """The top of ``EXTRAPOLATE.md``: per fit the law does not describe, a plain "do not extrapolate" and why.
+
+    The law does not describe a model's scores when its median curve leaves the nonparametric simultaneous
+    band anywhere in k = 1..n, or when the best of n runs under the law would beat (or fall short of) the
+    observed best with probability beyond the level's tails (``F(max)^n`` below ``(1 - level) / 2`` or above
+    ``1 - (1 - level) / 2``). The CLI prints the same lines.
+
+    Parameters
+    ----------
+    fits : pandas.DataFrame
+        ``fit.csv`` of :func:`simstudy.extrapolate.run` (its ``np_outside``, ``np_checked``,
+        ``np_first_outside``, ``median_at_n``, ``p_best_at_most_observed``, ``max_score``, ``runs``,
+        ``total_runs``, ``model`` columns).
+    level : float
+        The bands' level, in (0, 1).
+
+    Returns
+    -------
+    list of str
+        A Markdown quote and a blank line per fit that misfits; empty when the law describes every one.
+
+    Examples
+    --------
+    >>> fits = pd.DataFrame({"model": ["mlp"], "runs": [512], "total_runs": [512], "np_outside": [0],
+    ...     "np_checked": [512], "np_first_outside": [np.nan], "median_at_n": [0.7677],
+    ...     "p_best_at_most_observed": [1e-6], "max_score": [0.7489]})
+    >>> print(misfit_banner(fits, 0.95)[0])  # doctest: +NORMALIZE_WHITESPACE
+    > **The law does not describe the scores of mlp: do not extrapolate these scores.** The fitted law: its
+    median curve at k = n = 512 is 0.7677, above the best score of the 512 runs (0.7489): the law gives the best
+    of n runs only a 1 in 10,000 or smaller chance of scoring that low.
+    >>> misfit_banner(fits.assign(p_best_at_most_observed=0.3), 0.95)
+    []
+    """
     lines = []
     for _, row in fits.iterrows():
         reasons = _misfits(row, level)
@@ -780,7 +812,7 @@ def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
         "![extrapolation](extrapolation.png)",
         "",
     ]
-    lines[2:2] = _misfit_banner(fits, opts.level)
+    lines[2:2] = misfit_banner(fits, opts.level)
     for model in dict.fromkeys(fits["model"]):
         rows = fits[fits["model"] == model].sort_values("runs")
         fit = rows.iloc[0]
