@@ -573,7 +573,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         miss = held[held["covers_all"] == 0]
         lines += [
             f"**Held-out check.** The {_lvl(level)} band extrapolated from the first {n:,} runs covers the median "
-            f"tuning curve of all {total:,} runs (eCDF) at **{covered} of {len(held)}** budgets k = {n:,}..{total:,}"
+            f"tuning curve of all {total:,} runs (nonparametric) at **{covered} of {len(held)}** budgets k = {n:,}..{total:,}"
             + (
                 f"; it misses at k = {', '.join(f'{int(k):,}' for k in miss.index[:6])}"
                 + (" ..." if len(miss) > 6 else "")
