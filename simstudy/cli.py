@@ -774,7 +774,7 @@ def _describe(run_json: Path) -> list[str]:
 
 def _rounded(value):
     """A described value for a log line: floats (also in lists and dicts) to 4 significant digits."""
-    from .report import format_number
+    from .metrics import format_number
 
     if isinstance(value, float):
         return format_number(value)

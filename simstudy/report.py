@@ -9,13 +9,12 @@ import numpy as np
 import pandas as pd
 
 from . import io, plots
+from .metrics import format_estimate, format_number
 
 __all__ = [
     "write_audit",
     "describe_fit",
     "write_extrapolate",
-    "format_estimate",
-    "format_number",
     "plain",
     "atom_notes",
 ]
@@ -23,69 +22,6 @@ __all__ = [
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
-
-
-def format_number(x: float, digits: int = 4) -> str:
-    """A number without a Monte Carlo error (a maximum of data, a fitted parameter) to ``digits`` significant digits.
-
-    Parameters
-    ----------
-    x : float
-        The number; NaN or infinite prints as an em dash.
-    digits : int, default 4
-        Significant digits.
-
-    Returns
-    -------
-    str
-        E.g. ``"0.8898"`` for 0.8898352881786101.
-
-    Examples
-    --------
-    >>> format_number(0.8898352881786101), format_number(1234567.0), format_number(float("nan"))
-    ('0.8898', '1.235e+06', '—')
-    """
-    return f"{x:.{digits}g}" if np.isfinite(x) else "—"
-
-
-def format_estimate(value: float, mcse: float, *, percent: bool = False) -> str:
-    """An estimate and its Monte Carlo standard error, both rounded to the digits the error supports.
-
-    The error keeps two significant digits when its first is a 1 (0.0015), else one (0.002); the estimate is
-    rounded to the same decimal place. Every report and log line that shows an MCSE goes through here.
-
-    Parameters
-    ----------
-    value : float
-        The estimate (NaN prints as an em dash).
-    mcse : float
-        Its Monte Carlo standard error, >= 0; zero or NaN: the estimate alone, by :func:`format_number`.
-    percent : bool, default False
-        Keyword-only. Show both as percentages (a proportion 0.462 as ``46.2%``).
-
-    Returns
-    -------
-    str
-        E.g. ``"0.998 ± 0.002"``.
-
-    Examples
-    --------
-    >>> format_estimate(0.998, 0.001998), format_estimate(0.99812, 0.00142), format_estimate(12.345, 3.2)
-    ('0.998 ± 0.002', '0.9981 ± 0.0014', '12 ± 3')
-    >>> format_estimate(0.4617, 0.0312, percent=True), format_estimate(0.5, 0.0)
-    ('46% ± 3%', '0.5')
-    """
-    scale, unit = (100.0, "%") if percent else (1.0, "")
-    v, s = value * scale, mcse * scale
-    if not np.isfinite(v):
-        return "—"
-    if not np.isfinite(s) or s <= 0:
-        return format_number(v) + unit
-    s = float(f"{s:.1e}")  # two significant digits first: 0.001998 -> 0.0020, whose first digit is a 2
-    exponent = int(np.floor(np.log10(s)))
-    decimals = (1 if s / 10.0**exponent < 2 else 0) - exponent
-    shown = max(decimals, 0)
-    return f"{round(v, decimals):.{shown}f}{unit} ± {round(s, decimals):.{shown}f}{unit}"
 
 
 def plain(text: str) -> str:
@@ -545,9 +481,10 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
             if np.isfinite(r["np_point"])
             else "—"
         )
+        error = format_estimate(row["mean_abs_rel_error"], row["mean_abs_rel_error_mcse"], percent=True)
         lines.append(
             f"| {int(k):,} ({_multiple(int(m))}) | {_g(r['estimate'], 5)} {_interval(r['lower'], r['upper'], 5)} "
-            f"| {mean} | {nonpar} | {_pct(row['mean_abs_rel_error'])} ± {_pct(row['mean_abs_rel_error_mcse'])} |"
+            f"| {mean} | {nonpar} | {error} |"
         )
     R = int(sim["replicates"].iloc[0]) if len(sim) else 0
     worst = sim.loc[max(sim.index)] if len(sim) else None
@@ -558,7 +495,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         f"erred at k = n by {_pct(sim.loc[1, 'mean_abs_rel_error'])} on average and at k = "
         f"{_multiple(int(max(sim.index)))} by "
         f"{_pct(worst['mean_abs_rel_error'])} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "  # type: ignore[index]  # None only if sim is empty, when sim.loc[1] has failed
-        f"{_pct(worst['bias_rel'])} ± {_pct(worst['bias_rel_mcse'])}), the relative error being "  # type: ignore[index]
+        f"{format_estimate(worst['bias_rel'], worst['bias_rel_mcse'], percent=True)}), the relative error being "  # type: ignore[index]
         f"|predicted(k) − true(k)| / (true(k) − true(1)): a share of what search gains over a single run's "
         f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "  # type: ignore[index]
         "coverage of the bootstrap bands is not simulated here (it needs a bootstrap per simulated search): "

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from _cli import simstudy
-from simstudy import cli, config, extrapolate, report
+from simstudy import cli, config, extrapolate, metrics, report
 from simstudy.parametric import NoisyQuadratic
 from simstudy.studies import audit
 
@@ -33,7 +33,7 @@ from simstudy.studies import audit
     ],
 )
 def test_format_estimate_rounds_to_the_mcse(value, mcse, kwargs, shown):
-    assert report.format_estimate(value, mcse, **kwargs) == shown
+    assert metrics.format_estimate(value, mcse, **kwargs) == shown
 
 
 def test_described_distributions_are_rounded_in_the_log(tmp_path):
@@ -198,3 +198,14 @@ def test_audit_prints_no_markdown_bold(tmp_path):
                     "resamples=50", "evp_reps=50", "sample_size=20", "target_k=3", "n_jobs=1",
                     "hydra.run.dir=out", cwd=tmp_path)
     assert "covered the whole curve" in proc.stdout and "**" not in proc.stdout
+
+
+def test_extrapolate_report_rounds_errors_and_draws_user_text(tmp_path):
+    opts = config.parse_extrapolate({"data": r"x$\bad$.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1})
+    x = _law()
+    result = extrapolate.run(extrapolate.prepare({"budget $5_$": x}, opts, "x.csv"), opts, tmp_path, progress=False)
+    text = report.write_extrapolate(result, opts, r"x$\bad$.csv", tmp_path).read_text()  # the figure saved: no raise
+    assert (tmp_path / "extrapolation.png").stat().st_size > 0
+    sims = result.simulation.iloc[0]
+    shown = metrics.format_estimate(sims["mean_abs_rel_error"], sims["mean_abs_rel_error_mcse"], percent=True)
+    assert f"| {shown} |" in text and re.search(r"\| \d+(\.\d)?% ± \d+(\.\d)?% \|", text)
