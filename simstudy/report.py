@@ -544,12 +544,12 @@ def _misfits(fit, level: float) -> list[str]:
         reasons.append(
             f"its median curve at k = n = {int(fit['runs']):,} is {_g(fit['median_at_n'], 4)}, above the best score "
             f"of the {int(fit['runs']):,} runs ({_g(fit['max_score'], 4)}): the law gives the best of n runs only "
-            f"{_chance(p)} chance of scoring that low"
+            f"a chance of {_chance(p)} to score that low"
         )
     elif np.isfinite(p) and p > 1.0 - tail:
         reasons.append(
             f"the best of the {int(fit['runs']):,} runs ({_g(fit['max_score'], 4)}) is above what the law allows: it "
-            f"gives the best of n runs only {_chance(1.0 - p)} chance of scoring that high (its median curve at "
+            f"gives the best of n runs a chance of only {_chance(1.0 - p)} to score that high (its median curve at "
             f"k = n: {_g(fit['median_at_n'], 4)})"
         )
     return reasons
@@ -585,7 +585,7 @@ def misfit_banner(fits: pd.DataFrame, level: float) -> list[str]:
     >>> print(misfit_banner(fits, 0.95)[0])  # doctest: +NORMALIZE_WHITESPACE
     > **The law does not describe the scores of mlp: do not extrapolate these scores.** The fitted law: its
     median curve at k = n = 512 is 0.7677, above the best score of the 512 runs (0.7489): the law gives the best
-    of n runs only a 1 in 10,000 or smaller chance of scoring that low.
+    of n runs only a chance of less than 1 in 10,000 to score that low.
     >>> misfit_banner(fits.assign(p_best_at_most_observed=0.3), 0.95)
     []
     """
@@ -610,7 +610,8 @@ def misfit_banner(fits: pd.DataFrame, level: float) -> list[str]:
 
 
 def _chance(p: float) -> str:
-    return "a 1 in 10,000 or smaller" if p < 1e-4 else f"a {100 * p:.2g}%"
+    """A probability in words: '11%', 'less than 1 in 10,000' (two digits: it is a judgement, not a datum)."""
+    return "less than 1 in 10,000" if p < 1e-4 else f"{100 * p:.2g}%"
 
 
 def _b_against_max(fit) -> str:
@@ -656,9 +657,10 @@ def _agreement_sentence(fit, level: float) -> str:
         return ""
     outside = int(fit["np_outside"])
     trivial = fit["np_upper_trivial_from"]
+    p = fit["p_best_at_most_observed"]
     above = (
         f" (from k = {int(trivial):,} on the band's upper side is the scale's bound, so there it checks only "
-        "from below; the best observed score checks the top)"
+        "from below; the best observed score checks the top, next)"
         if np.isfinite(trivial)
         else ""
     )
@@ -666,7 +668,9 @@ def _agreement_sentence(fit, level: float) -> str:
         f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
         f"{checked - outside:,} of the {checked:,} budgets k = 1..{checked:,}{above}"
         + (f"; it first leaves it at k = {int(fit['np_first_outside']):,}." if outside else ".")
-        + " Beyond n, only the law speaks."
+        + f" At k = n = {int(fit['runs']):,} the law's median curve is {_g(fit['median_at_n'], 4)} against the best "
+        f"observed score {_g(fit['max_score'], 4)}: the law gives the best of n runs a chance of {_chance(p)} "
+        f"to score at most that. Beyond n, only the law speaks."
     )
 
 
