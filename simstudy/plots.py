@@ -1847,7 +1847,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
                 c["estimate"],
                 c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
                 c.loc[within, "np_point"].to_numpy(),
-                [f["b_lower"], f["b_upper"]],
+                [f["b_lower"], f["b_upper"], f.get("max_score", np.nan)],
             ]
         )
         if "all_point" in c:
@@ -1865,15 +1865,27 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         )
         ax.axhline(f["b"], color="0.45", lw=0.8, ls=":")
         cw = c[within]
+        # Shaded where both sides bound the curve (inside_np is NaN where the band is trivial); beyond, a shade up
+        # to the edge of the view would be a rectangle: the lower side alone is drawn as a thin line.
+        both = np.isfinite(cw["inside_np"]).to_numpy() if "inside_np" in cw else np.ones(len(cw), dtype=bool)
         ax.fill_between(
             cw["k"],
             np.clip(cw["np_lower"], bottom, top),
             np.clip(cw["np_upper"], bottom, top),
+            where=both,
             color="C0",
             alpha=0.25,
             lw=0,
             label=f"nonparametric {level:.0%} band (LD, simultaneous)",
         )
+        if not both.all():
+            ax.plot(
+                cw["k"],
+                np.where(both, np.nan, np.clip(cw["np_lower"], bottom, top)),
+                color="C0",
+                lw=0.8,
+                label="its lower side, where its upper side is trivial",
+            )
         ax.plot(
             cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n:,} runs (nonparametric)"
         )
@@ -1911,6 +1923,8 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
                     ref["k"], ref["estimate"], color="0.35", lw=1.0, ls="-.", label=f"law fitted to all {total:,} runs"
                 )
             ax.axvline(total, color="0.3", lw=0.8, ls=":")
+        if np.isfinite(f.get("max_score", np.nan)):  # what the law's median at k = n is judged against
+            ax.plot([n], [f["max_score"]], marker="*", ms=8, color="black", ls="none", label=f"best of the {n:,} runs")
         ax.axvline(n, color="black", lw=0.9, ls="--")
         ax.annotate(
             f"n = {n:,}",

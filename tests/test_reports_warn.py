@@ -209,3 +209,25 @@ def test_extrapolate_report_rounds_errors_and_draws_user_text(tmp_path):
     sims = result.simulation.iloc[0]
     shown = metrics.format_estimate(sims["mean_abs_rel_error"], sims["mean_abs_rel_error_mcse"], percent=True)
     assert f"| {shown} |" in text and re.search(r"\| \d+(\.\d)?% ± \d+(\.\d)?% \|", text)
+
+
+def test_extrapolation_figure_marks_the_observed_best_and_draws_no_rectangle(tmp_path):
+    import matplotlib.collections
+    import matplotlib.pyplot as plt
+
+    from simstudy import plots
+
+    opts = config.parse_extrapolate({"data": "s.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1,
+                                     "low": 0.0, "high": 1.0})
+    result = extrapolate.run(extrapolate.prepare({"mlp": _law()}, opts, "s.csv"), opts, tmp_path, progress=False)
+    fig = plots.extrapolation_figure(result.curves, result.fits)
+    ax = fig.axes[0]
+    assert "best of the 200 runs" in [t.get_text() for t in ax.get_legend().get_texts()]
+    (star,) = [line for line in ax.lines if line.get_label() == "best of the 200 runs"]
+    assert star.get_xydata().tolist() == [[200.0, result.fits["max_score"].iloc[0]]]
+    c = result.curves[(result.curves["curve"] == "median") & np.isfinite(result.curves["inside_np"])]
+    (np_fill,) = [f for f in ax.collections if isinstance(f, matplotlib.collections.PolyCollection)
+                  and "nonparametric" in f.get_label()]
+    ys = np.concatenate([p.vertices[:, 1] for p in np_fill.get_paths()])
+    assert ys.max() <= c["np_upper"].max() + 1e-12  # no shade up to the edge where the upper side is trivial
+    plt.close(fig)
