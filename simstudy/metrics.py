@@ -354,7 +354,7 @@ def format_number(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if np.isfinite(x) else "—"
 
 
-def format_estimate(value: float, mcse: float, *, percent: bool = False) -> str:
+def format_estimate(value: float, mcse: float, *, percent: bool = False, show_mcse: bool = True) -> str:
     """An estimate and its Monte Carlo standard error, both rounded to the digits the error supports.
 
     The error keeps two significant digits when its first is a 1 (0.0015), else one (0.002); the estimate is
@@ -368,11 +368,14 @@ def format_estimate(value: float, mcse: float, *, percent: bool = False) -> str:
         Its Monte Carlo standard error, >= 0; zero or NaN: the estimate alone, by :func:`format_number`.
     percent : bool, default False
         Keyword-only. Show both as percentages (a proportion 0.462 as ``46.2%``).
+    show_mcse : bool, default True
+        Keyword-only. False: the estimate alone, still rounded to the digits its MCSE supports (for a sentence
+        that gives the error another way, e.g. with a Clopper-Pearson interval).
 
     Returns
     -------
     str
-        E.g. ``"0.998 ± 0.002"``.
+        E.g. ``"0.998 ± 0.002"``; without the MCSE, ``"0.998"``.
 
     Examples
     --------
@@ -380,6 +383,9 @@ def format_estimate(value: float, mcse: float, *, percent: bool = False) -> str:
     ('0.998 ± 0.002', '0.9981 ± 0.0014', '12 ± 3')
     >>> format_estimate(0.4617, 0.0312, percent=True), format_estimate(0.5, 0.0)
     ('46% ± 3%', '0.5')
+    >>> format_estimate(0.725, 0.0706, percent=True, show_mcse=False)
+    '72%'
+
     """
     scale, unit = (100.0, "%") if percent else (1.0, "")
     v, s = value * scale, mcse * scale
@@ -391,4 +397,5 @@ def format_estimate(value: float, mcse: float, *, percent: bool = False) -> str:
     exponent = int(np.floor(np.log10(s)))
     decimals = (1 if s / 10.0**exponent < 2 else 0) - exponent
     shown = max(decimals, 0)
-    return f"{round(v, decimals):.{shown}f}{unit} ± {round(s, decimals):.{shown}f}{unit}"
+    estimate = f"{round(v, decimals):.{shown}f}{unit}"
+    return f"{estimate} ± {round(s, decimals):.{shown}f}{unit}" if show_mcse else estimate

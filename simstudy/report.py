@@ -301,10 +301,10 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         "## Confidence bands",
         "",
-        f"**The {_pct(level)} `{method}` bands for the median tuning curve covered the whole curve (every k) in "
-        f"{_pct(row['estimate'])} of {int(row['reps']):,} simulated searches of {n} iterations "
-        f"({_lvl(_ci_level(result.coverage, 0.99))} Clopper–Pearson interval {_pct(row['ci_low'])}–"
-        f"{_pct(row['ci_high'])}): {verdict}.**",
+        f"**The {_lvl(level)} `{method}` bands for the median tuning curve covered the whole curve (every k) in "
+        f"{_share_of(row['estimate'], row['reps'])} of {int(row['reps']):,} simulated searches of {n} iterations "
+        f"({_lvl(_ci_level(result.coverage, 0.99))} Clopper–Pearson interval "
+        f"{_share_of(row['ci_low'], row['reps'])}–{_share_of(row['ci_high'], row['reps'])}): {verdict}.**",
         "",
         f"With n = {n} the upper band is informative up to k = {int(np.floor(result.bounded_k)):,} iterations "
         f"(beyond, it is the bound {hi:g}). " + _samples_sentence(result, opts),
@@ -352,11 +352,19 @@ def _ci_level(study, default: float = 0.95) -> float:
     return float(found) if found is not None else default
 
 
+def _share_of(p: float, reps: int) -> str:
+    """A simulated proportion (a coverage) in percent, to the digits its MCSE ``sqrt(p (1 - p) / reps)`` supports
+    (a share of 0 or 1, whose MCSE is 0, as ``0%``/``100%``)."""
+    p = float(p)
+    mcse = np.sqrt(p * (1.0 - p) / reps) if 0.0 < p < 1.0 else 1.0 / reps
+    return format_estimate(p, mcse, percent=True, show_mcse=False)
+
+
 def _samples_sentence(result, opts) -> str:
     """How many scores bound the median curve up to target_k, or that the search's cap did not suffice."""
     from .studies.audit import SAMPLES_LIMIT
 
-    level = _pct(opts.confidence)
+    level = _lvl(opts.confidence)
     if result.samples_for_target is None:
         return (
             f"**Not reached within n ≤ {SAMPLES_LIMIT:,}: no sample size up to {SAMPLES_LIMIT:,} scores bounds the "
@@ -375,15 +383,17 @@ def _bootstrap_lines(boot: pd.DataFrame, n: int, ci_level: float) -> list[str]:
         nominal = float(b["nominal"].iloc[0])
         worst = b.loc[b["estimate"].idxmin()]
         last = b.iloc[-1]
+        reps = int(last["reps"])
         line = (
             f"- {est.upper()}: the {_lvl(nominal)} percentile-bootstrap bands covered the mean curve in "
-            f"{_pct(b['estimate'].iloc[0])} of rounds at k = 1 and {_pct(last['estimate'])} at k = {n} "
-            f"({_lvl(ci_level)} Clopper–Pearson interval {_pct(last['ci_low'])}–{_pct(last['ci_high'])}, "
+            f"{_share_of(b['estimate'].iloc[0], reps)} of rounds at k = 1 and {_share_of(last['estimate'], reps)} at "
+            f"k = {n} ({_lvl(ci_level)} Clopper–Pearson interval {_share_of(last['ci_low'], reps)}–"
+            f"{_share_of(last['ci_high'], reps)}, "
             f"{int(last['reps']):,} rounds). "
         )
         if (b["ci_high"] < nominal).any():
             line += (
-                f"**These intervals cover {100 * worst['estimate']:.0f}% at nominal {_lvl(nominal)} (k = "
+                f"**These intervals cover {_share_of(worst['estimate'], reps)} at nominal {_lvl(nominal)} (k = "
                 f"{int(worst['k']):,}): do not use them at this n.**"
             )
         elif (b["ci_low"] > nominal).all():
@@ -418,6 +428,11 @@ def _c_shares(fit) -> str:
     shares = {int(col.rsplit("_", 1)[1]): fit[col] for col in fit.index if str(col).startswith("c_share_")}
     shown = [f"c = {c}: {_pct(p)}" for c, p in sorted(shares.items(), key=lambda cp: -cp[1]) if p > 0]
     return ", ".join(shown[:4]) + (", ..." if len(shown) > 4 else "")
+
+
+def _mean_error(row) -> str:
+    """The mean absolute relative error of a simulation row, in percent to the digits its MCSE supports."""
+    return format_estimate(row["mean_abs_rel_error"], row["mean_abs_rel_error_mcse"], percent=True, show_mcse=False)
 
 
 def _multiple(m: int) -> str:
@@ -492,9 +507,8 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         "",
         f"**How far the extrapolation held up in simulation.** {R} searches of n = {n:,} runs simulated from the "
         f"fitted law (the bootstrap's replicates), each refitted by the same rule: the predicted median curve "
-        f"erred at k = n by {_pct(sim.loc[1, 'mean_abs_rel_error'])} on average and at k = "
-        f"{_multiple(int(max(sim.index)))} by "
-        f"{_pct(worst['mean_abs_rel_error'])} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "  # type: ignore[index]  # None only if sim is empty, when sim.loc[1] has failed
+        f"erred at k = n by {_mean_error(sim.loc[1])} on average and at k = {_multiple(int(max(sim.index)))} by "
+        f"{_mean_error(worst)} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "  # type: ignore[index]  # None only if sim is empty, when sim.loc[1] has failed
         f"{format_estimate(worst['bias_rel'], worst['bias_rel_mcse'], percent=True)}), the relative error being "  # type: ignore[index]
         f"|predicted(k) − true(k)| / (true(k) − true(1)): a share of what search gains over a single run's "
         f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "  # type: ignore[index]
