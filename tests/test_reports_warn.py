@@ -163,6 +163,9 @@ def test_audit_gives_plain_verdicts(audited):
     text = report.write_audit(result, opts, x, out).read_text()
     assert "10% of the runs scored exactly 0, which looks like failed or chance-level runs" in text
     assert f"informative up to k = {int(np.floor(result.bounded_k))} iterations" in text and "k ≈" not in text
+    band = text.split("## Confidence bands")[1].split("![coverage]")[0]
+    assert not re.search(r"\d\.\d%", band)  # 40 searches: whole percent (MCSE about 6%), not 72.5%
+    assert "The 80% `ld_highest_density` bands" in band
     boot = text.split("## Bootstrap bands")[1].split("![bootstrap]")[0]
     assert "95% Clopper–Pearson interval" in boot and "(Clopper–Pearson " not in boot
     # 20 rounds at n = 30: the percentile-bootstrap bands cover far below 95% (their interval's top below it)
