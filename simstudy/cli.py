@@ -889,7 +889,9 @@ def _curve_table(table) -> str:
     shown = sorted({n for n in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if n <= B} | {B})
     t = table[table["n"].isin(shown)].copy()
     t["cell"] = t["expected_max"].map("{:.4f}".format) + " ± " + t["std"].map("{:.4f}".format)
-    return t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
+    # Said above the table: the ± is the spread of the best of n runs, not the estimate's error.
+    head = "expected max of n trials ± its SD (the spread of the best of n runs; all n in curves.csv)"
+    return head + "\n" + t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="bands")

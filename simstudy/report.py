@@ -368,7 +368,7 @@ def _samples_sentence(result, opts) -> str:
     if result.samples_for_target is None:
         return (
             f"**Not reached within n ≤ {SAMPLES_LIMIT:,}: no sample size up to {SAMPLES_LIMIT:,} scores bounds the "
-            f"curve up to k = {opts.target_k:,} at {level}** (the bounded budget grows about as n / 7)."
+            f"curve up to k = {opts.target_k:,} at {level}** (the budget a band bounds grows about in proportion to n)."
         )
     return f"**To bound the curve up to k = {opts.target_k:,} at {level} you need n ≥ {result.samples_for_target:,} scores.**"
 
