@@ -493,6 +493,7 @@ def evp_curves_figure(
         ax.plot(c[x], c["expected_max"], color=palette[model], lw=1.8, label=model)
         ax.fill_between(c[x], c["band_low"], c["band_high"], color=palette[model], alpha=0.2, lw=0)
     extra: list[Patch | Line2D] = [_shade("±1 SD (clipped to observed scores)", alpha=0.25)]
+    never = [] if reached is None else list(reached.loc[reached[x].isna(), "model"])
     if target is not None:
         ax.axhline(target, color="black", ls=":", lw=1)
         extra.append(
@@ -503,7 +504,8 @@ def evp_curves_figure(
                 ls=":",
                 lw=1,
                 label=f"target {target:g}"
-                + (" (dotted drops: where each model reaches it)" if reached is not None else ""),
+                + (" (dotted drops: where each model reaches it)" if reached is not None else "")
+                + (f"; never reached by {', '.join(map(str, never))}" if never else ""),
             )
         )
         if reached is not None:

@@ -309,3 +309,11 @@ def test_user_text_with_dollars_is_drawn_as_typed(tmp_path):
         fig.savefig(tmp_path / "figure.png")  # mathtext raised here: "Unknown symbol: \bad"
         assert any(name in t.replace("\\$", "$") for t in _legend_texts(fig))
         plt.close(fig)
+
+
+def test_evp_curves_legend_names_the_model_that_never_reaches_the_target():
+    scores = {"cnn": 0.3 + 0.004 * np.arange(30), "lr": 0.36 + 0.001 * np.arange(20)}
+    table = curves.evp_curves(scores)
+    fig = plots.evp_curves_figure(table, target=0.395, reached=curves.budget_to_target(table, 0.395))
+    assert "target 0.395 (dotted drops: where each model reaches it); never reached by lr" in _legend_texts(fig)
+    plt.close(fig)
