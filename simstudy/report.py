@@ -303,7 +303,7 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         f"**The {_lvl(level)} `{method}` bands for the median tuning curve covered the whole curve (every k) in "
         f"{_share_of(row['estimate'], row['reps'])} of {int(row['reps']):,} simulated searches of {n} iterations "
-        f"({_lvl(_ci_level(result.coverage, 0.99))} Clopper–Pearson interval "
+        f"({_lvl(_ci_level(result.coverage))} Clopper–Pearson interval "
         f"{_share_of(row['ci_low'], row['reps'])}–{_share_of(row['ci_high'], row['reps'])}): {verdict}.**",
         "",
         f"With n = {n} the upper band is informative up to k = {int(np.floor(result.bounded_k)):,} iterations "
@@ -338,18 +338,11 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     return _write_page(out_dir / "AUDIT.md", lines)
 
 
-def _ci_level(study, default: float = 0.95) -> float:
-    """The level of a coverage study's Clopper-Pearson intervals, as its run.json records it."""
+def _ci_level(study) -> float:
+    """The level of a coverage study's Clopper-Pearson intervals, as its run.json records it (never assumed)."""
     import json
 
-    try:
-        run = json.loads(Path(study.files["run"]).read_text())
-    except (KeyError, OSError, ValueError):
-        return default
-    found = run.get(
-        "ci_level", run.get("metadata", {}).get("ci_level") if isinstance(run.get("metadata"), dict) else None
-    )
-    return float(found) if found is not None else default
+    return float(json.loads(Path(study.files["run"]).read_text())["ci_level"])
 
 
 def _share_of(p: float, reps: int) -> str:
