@@ -186,6 +186,14 @@ def test_bootstrap_consistent_with_nominal_gets_no_do_not_use():
     assert "Consistent with their nominal level" in line and "do not use" not in line
 
 
+@pytest.mark.parametrize("target", [3, 5, 10, 17])
+def test_samples_needed_is_the_smallest_n_below_100(target):
+    from simstudy.bands import trivial_budget
+
+    n = audit.samples_needed(target, 0.8, "ld_highest_density")
+    assert trivial_budget(n, 0.8, "ld_highest_density") >= target > trivial_budget(n - 1, 0.8, "ld_highest_density")
+
+
 def test_samples_needed_does_not_report_its_cap(audited):
     assert audit.samples_needed(10, 0.8, "ld_highest_density") == 61
     assert audit.samples_needed(1000, 0.8, "ld_highest_density", limit=64) is None
