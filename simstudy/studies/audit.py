@@ -84,7 +84,7 @@ def samples_needed(target_k: float, confidence: float, method: str, *, limit: in
     """The smallest sample size whose upper median band stays non-trivial up to ``target_k`` (exact), or None.
 
     Doubles n from 2 until :func:`simstudy.bands.trivial_budget` reaches ``target_k``, then narrows the
-    bracket by interpolation (the budget is nearly linear in n) to within 1% of n above 100, where each
+    bracket by interpolation (the budget is nearly linear in n) to within 1% of n from n = 200, where each
     evaluation costs seconds: the answer then suffices and is at most 1% above the smallest; exact below. A
     cap that does not suffice is not an answer: beyond ``limit`` it returns None.
 
