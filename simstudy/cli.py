@@ -837,8 +837,22 @@ def _describe(run_json: Path) -> list[str]:
 
     described = json.loads(run_json.read_text()).get("distributions", {})
     return [
-        f"{name}: " + ", ".join(f"{k}={v}" for k, v in desc.items() if k != "name") for name, desc in described.items()
+        f"{name}: " + ", ".join(f"{k}={_rounded(v)}" for k, v in desc.items() if k != "name")
+        for name, desc in described.items()
     ]
+
+
+def _rounded(value):
+    """A described value for a log line: floats (also in lists and dicts) to 4 significant digits."""
+    from .metrics import format_number
+
+    if isinstance(value, float):
+        return format_number(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(str(_rounded(v)) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_rounded(v)}" for k, v in value.items()) + "}"
+    return value
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="curve")
@@ -903,7 +917,12 @@ def _bounds(data, sign: int) -> dict:
 
 
 def _log_scores(command: str, scores: dict, out_dir: Path) -> None:
+    """The command's inputs, and the scores many runs share exactly (failed runs at 0), as the audit says them."""
+    from .report import atom_notes
+
     log.info("%s of %s -> %s", command, ", ".join(f"{m} ({x.size} scores)" for m, x in scores.items()), out_dir)
+    for line in atom_notes(scores):
+        log.warning("%s", line)
 
 
 def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
@@ -953,12 +972,16 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     if reached is not None:
         io.write_csv(reached.rename(columns=named), out_dir / "targets.csv")
         for _, row in reached.iterrows():
-            where = (
-                f"n = {int(row['n'])}" + (f" ({row['time']:.3g} {opts.time_unit})" if x == "time" else "")
-                if row["n"] == row["n"]
-                else "not reached within its trials"
+            if row["n"] != row["n"]:  # NaN: the curve never gets past the target up to the model's last trial
+                trials = int(table.loc[table["model"] == row["model"], "n"].max())
+                print(
+                    f"{row['model']}: {best} never reaches {opts.target:g}{' (at or below)' * (sign < 0)} within {trials:,} trials"
+                )
+                continue
+            when = f" ({row['time']:.3g} {opts.time_unit})" if x == "time" else ""
+            print(
+                f"{row['model']}: {best} first reaches {opts.target:g}{' (at or below)' * (sign < 0)} at n = {int(row['n']):,}{when}"
             )
-            print(f"{row['model']}: {best} first reaches {opts.target}{' (at or below)' * (sign < 0)} at {where}")
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
@@ -968,7 +991,9 @@ def _curve_table(table) -> str:
     shown = sorted({n for n in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if n <= B} | {B})
     t = table[table["n"].isin(shown)].copy()
     t["cell"] = t["expected_max"].map("{:.4f}".format) + " ± " + t["std"].map("{:.4f}".format)
-    return t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
+    # Said above the table: the ± is the spread of the best of n runs, not the estimate's error.
+    head = "expected max of n trials ± its SD (the spread of the best of n runs; all n in curves.csv)"
+    return head + "\n" + t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
 
 
 @hydra.main(version_base="1.3", config_path=_config_dir(), config_name="bands")
@@ -1156,7 +1181,7 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
     _write_config(cfg, out_dir, record)
     path = report.write_audit(result, opts, x, out_dir)
-    print(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip())
+    print(report.plain(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip()))
     log.info("wrote %s", path)
 
 
@@ -1200,7 +1225,7 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
         },
         out_dir / "run.json",
     )
-    for line in _extrapolate_summary(result):
+    for line in _extrapolate_summary(result, opts.level):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
@@ -1211,9 +1236,12 @@ def _datasets():
     return DATASETS
 
 
-def _extrapolate_summary(result) -> list[str]:
-    """A few lines for the terminal: each fit's b and c, and the median curve at n and 100 n."""
-    lines = []
+def _extrapolate_summary(result, level: float) -> list[str]:
+    """A few lines for the terminal: EXTRAPOLATE.md's warning where the law does not describe the scores, then each
+    fit's b and c, and the median curve at n and 100 n."""
+    from .report import misfit_banner, plain
+
+    lines = [plain(line.removeprefix("> ")) for line in misfit_banner(result.fits, level) if line]
     med = result.curves[result.curves["curve"] == "median"]
     for _, f in result.fits.iterrows():
         n = int(f["runs"])

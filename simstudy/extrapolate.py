@@ -215,7 +215,7 @@ class Extrapolation:
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     result = run(prepare({"mlp": ys}, opts, "scores.csv"), opts, tmp, progress=False)
     >>> result.curves.shape, result.fits.shape, result.simulation["multiple"].tolist()
-    ((53, 17), (1, 23), [1, 2, 5, 10])
+    ((53, 17), (1, 32), [1, 2, 5, 10])
     """
 
     curves: pd.DataFrame
@@ -545,7 +545,10 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
             curves.append(_curve_rows(a, rep, opts, full))
         for message in dict.fromkeys(str(w.message) for w in caught):
             log.warning("%s, %d runs: %s", a.sample.model, a.sample.runs, message)
-        fits.append(_fit_row(a, rep, opts))
+        with warnings.catch_warnings():  # the same ties warning again, already logged above
+            warnings.simplefilter("ignore")
+            agreement = _agreement(a, opts)
+        fits.append({**_fit_row(a, rep, opts), **agreement})
         if not a.sample.reference:
             sims.append(_simulation_rows(a, rep))
     result = Extrapolation(
@@ -588,6 +591,7 @@ def _mirrored(result: Extrapolation, opts) -> Extrapolation:
         threshold=-f["threshold"],
         rule=_rule(opts).describe(),
         max_score=-f["max_score"],
+        **({"median_at_n": -f["median_at_n"]} if "median_at_n" in f else {}),
         convex=True,
     ).rename(columns={"max_score": "min_score"})
     simulation = result.simulation.assign(**_flip(result.simulation, "true", "gain"))
@@ -695,6 +699,42 @@ def _fit_row(a: Analysis, rep: dict, opts) -> dict:
         row[f"c_share_{c}"] = float(np.mean(rep["c"][ok] == c)) if ok.any() else np.nan
     row.update(level=opts.level, n_boot=int(ok.size), failed=float(1.0 - ok.mean()) if ok.size else np.nan)
     return row
+
+
+def _agreement(a: Analysis, opts) -> dict:
+    """Whether the fitted law describes the scores it was fitted to: fit.csv's columns for EXTRAPOLATE.md's checks.
+
+    - ``np_checked``, ``np_outside``, ``np_first_outside``: at every k = 1..n, how often the law's median curve
+      leaves the nonparametric simultaneous band (a band trivial above still checks from below), and where
+      first (NaN: nowhere); ``np_upper_trivial_from``: the first k where that band's upper side is the bound;
+    - ``median_at_n`` and ``p_best_at_most_observed``: the law's median curve at k = n, and the law's
+      probability that the best of n runs scores at most the observed best, ``F(max)^n`` (near 0: the law
+      promises more than n runs gave; near 1: less);
+    - ``c_min``, ``c_max``: the values of c searched (a fitted c at the top of them may want more);
+    - ``beyond_scale``: the law's worst end (a; b for a convex law) lies beyond the scale's bound (below
+      ``low``; above ``high``), where no score can: the basin extended from the tail is implausible.
+    """
+    s, law = a.sample, a.fit.law
+    low, high = opts.data.low, opts.data.high
+    ks = np.arange(1, s.runs + 1, dtype=np.float64)
+    est = _law_curves(law, ks, False)[0]
+    _, np_lo, np_hi = _np_band(s.scores, ks, opts)
+    outside = (est < np_lo) | (est > np_hi)
+    trivial = ~(np_hi < high)
+    # The chance that the best of n runs is no better than the observed best (minimizing: no lower).
+    p_best = law.sf(s.scores.min()) if law.convex else law.cdf(s.scores.max())
+    beyond = (law.b > high) if law.convex else (law.a < low)
+    return {
+        "np_checked": int(ks.size),
+        "np_outside": int(outside.sum()),
+        "np_first_outside": float(ks[outside][0]) if outside.any() else np.nan,
+        "np_upper_trivial_from": float(ks[trivial][0]) if trivial.any() else np.nan,
+        "median_at_n": float(est[-1]),
+        "p_best_at_most_observed": float(np.clip(p_best, 0.0, 1.0) ** s.runs),
+        "c_min": int(min(a.fit.cs)),
+        "c_max": int(max(a.fit.cs)),
+        "beyond_scale": bool(beyond),
+    }
 
 
 def _simulation_rows(a: Analysis, rep: dict) -> pd.DataFrame:

@@ -36,7 +36,15 @@ from itertools import combinations
 
 import numpy as np
 
-__all__ = ["moment_gram", "centre_gram", "Performance", "performance", "clopper_pearson"]
+__all__ = [
+    "moment_gram",
+    "centre_gram",
+    "Performance",
+    "performance",
+    "clopper_pearson",
+    "format_estimate",
+    "format_number",
+]
 
 
 def moment_gram(errors: np.ndarray, *, scratch: np.ndarray | None = None) -> np.ndarray:
@@ -321,3 +329,73 @@ def clopper_pearson(successes, trials, confidence: float = 0.95) -> tuple[np.nda
         low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
         high = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
     return low, high
+
+
+def format_number(x: float, digits: int = 4) -> str:
+    """A number without a Monte Carlo error (a maximum of data, a fitted parameter) to ``digits`` significant digits.
+
+    Parameters
+    ----------
+    x : float
+        The number; NaN or infinite prints as an em dash.
+    digits : int, default 4
+        Significant digits.
+
+    Returns
+    -------
+    str
+        E.g. ``"0.8898"`` for 0.8898352881786101.
+
+    Examples
+    --------
+    >>> format_number(0.8898352881786101), format_number(1234567.0), format_number(float("nan"))
+    ('0.8898', '1.235e+06', '—')
+    """
+    return f"{x:.{digits}g}" if np.isfinite(x) else "—"
+
+
+def format_estimate(value: float, mcse: float, *, percent: bool = False, show_mcse: bool = True) -> str:
+    """An estimate and its Monte Carlo standard error, both rounded to the digits the error supports.
+
+    The error keeps two significant digits when its first is a 1 (0.0015), else one (0.002); the estimate is
+    rounded to the same decimal place. Every report (:mod:`simstudy.report`) and log line that shows an MCSE goes through here.
+
+    Parameters
+    ----------
+    value : float
+        The estimate (NaN prints as an em dash).
+    mcse : float
+        Its Monte Carlo standard error, >= 0; zero or NaN: the estimate alone, by :func:`format_number`.
+    percent : bool, default False
+        Keyword-only. Show both as percentages (a proportion 0.462 as ``46.2%``).
+    show_mcse : bool, default True
+        Keyword-only. False: the estimate alone, still rounded to the digits its MCSE supports (for a sentence
+        that gives the error another way, e.g. with a Clopper-Pearson interval).
+
+    Returns
+    -------
+    str
+        E.g. ``"0.998 ± 0.002"``; without the MCSE, ``"0.998"``.
+
+    Examples
+    --------
+    >>> format_estimate(0.998, 0.001998), format_estimate(0.99812, 0.00142), format_estimate(12.345, 3.2)
+    ('0.998 ± 0.002', '0.9981 ± 0.0014', '12 ± 3')
+    >>> format_estimate(0.4617, 0.0312, percent=True), format_estimate(0.5, 0.0)
+    ('46% ± 3%', '0.5')
+    >>> format_estimate(0.725, 0.0706, percent=True, show_mcse=False)
+    '72%'
+
+    """
+    scale, unit = (100.0, "%") if percent else (1.0, "")
+    v, s = value * scale, mcse * scale
+    if not np.isfinite(v):
+        return "—"
+    if not np.isfinite(s) or s <= 0:
+        return format_number(v) + unit
+    s = float(f"{s:.1e}")  # two significant digits first: 0.001998 -> 0.0020, whose first digit is a 2
+    exponent = int(np.floor(np.log10(s)))
+    decimals = (1 if s / 10.0**exponent < 2 else 0) - exponent
+    shown = max(decimals, 0)
+    estimate = f"{round(v, decimals):.{shown}f}{unit}"
+    return f"{estimate} ± {round(s, decimals):.{shown}f}{unit}" if show_mcse else estimate

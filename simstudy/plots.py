@@ -47,8 +47,43 @@ _XSCALES = ("linear", "log")
 
 
 def _label(estimator: str) -> str:
-    """U/V/W in the papers' notation; anything else as named."""
-    return f"${estimator.upper()}_n^B$" if estimator in ("u", "v", "w") else estimator
+    """U/V/W in the papers' notation; anything else as named (escaped: a plug-in's name is user text)."""
+    return f"${estimator.upper()}_n^B$" if estimator in ("u", "v", "w") else _plain(estimator)
+
+
+def _plain(text) -> str:
+    """User text (a model, file or distribution name) as drawn: matplotlib reads ``$...$`` as mathematics, so
+    a name such as ``budget $5_$`` would raise when the figure is saved; escaped, it is drawn as typed."""
+    return str(text).replace("$", r"\$")
+
+
+def _is_math(text: str) -> bool:
+    """A label :func:`_label` wrote in mathematical notation (kept as mathematics by the legend)."""
+    return text.startswith("$") and text.endswith("$") and text.count("$") == 2 and "_n^B" in text
+
+
+#: Estimators' colours: U, V and W as in every figure; any other (a bootstrap, a plug-in) from colours far from
+#: them (the colorblind palette's vermillion and brown sit next to V's orange).
+_ESTIMATOR_COLOURS = {"u": 0, "v": 1, "w": 2}
+_OTHER_COLOURS = (4, 9, 7, 6, 8, 3, 5)
+
+
+def _estimator_palette(names) -> dict:
+    """A colour per estimator name: U, V, W fixed; others in order from colours unlike theirs."""
+    base = sns.color_palette("colorblind", 10)
+    others = iter(_OTHER_COLOURS * (1 + len(list(names)) // len(_OTHER_COLOURS)))
+    return {n: base[_ESTIMATOR_COLOURS[n]] if n in _ESTIMATOR_COLOURS else base[next(others)] for n in names}
+
+
+#: Readable names for the shipped distributions' internal names (a user's own name is shown as given).
+_DISTRIBUTION_NAMES = {
+    "truncnorm_bag": "scores resampled from a truncated normal (Dodge et al. 2021)",
+    "truncnorm": "truncated normal",
+}
+
+
+def _distribution(name) -> str:
+    return _DISTRIBUTION_NAMES.get(str(name), str(name))  # escaped where drawn (_title)
 
 
 def _method(method: str) -> str:
@@ -115,14 +150,14 @@ def _panel_size(ax) -> tuple[float, float]:
 
 
 def _suptitle(fig, text: str, fontsize: float = 9) -> None:
-    fig.suptitle(_wrap(fig, text, 0.95 * fig.get_figwidth(), fontsize), fontsize=fontsize)
+    fig.suptitle(_wrap(fig, _plain(text), 0.95 * fig.get_figwidth(), fontsize), fontsize=fontsize)
 
 
 def _title(ax, text: str, fontsize: float = 9) -> None:
     # Centred on its axes, which the y label pushes right of the figure's centre: a title as wide as its
     # column would run off the right edge, so it gets 80% of the column.
     cols = ax.get_subplotspec().get_geometry()[1]
-    ax.set_title(_wrap(ax.figure, text, 0.8 * ax.figure.get_figwidth() / cols, fontsize), fontsize=fontsize)
+    ax.set_title(_wrap(ax.figure, _plain(text), 0.8 * ax.figure.get_figwidth() / cols, fontsize), fontsize=fontsize)
 
 
 def _labels(ax, xlabel: str | None = None, ylabel: str | None = None) -> None:
@@ -130,9 +165,9 @@ def _labels(ax, xlabel: str | None = None, ylabel: str | None = None) -> None:
     size = plt.rcParams["axes.labelsize"]
     size = FontProperties(size=size).get_size_in_points()
     if xlabel is not None:
-        ax.set_xlabel(_wrap(ax.figure, xlabel, 1.1 * width, size))
+        ax.set_xlabel(_wrap(ax.figure, _plain(xlabel), 1.1 * width, size))
     if ylabel is not None:
-        ax.set_ylabel(_wrap(ax.figure, ylabel, 1.1 * height, size))
+        ax.set_ylabel(_wrap(ax.figure, _plain(ylabel), 1.1 * height, size))
 
 
 def _legend(
@@ -157,7 +192,8 @@ def _legend(
     fig = where if isinstance(where, matplotlib.figure.Figure) else where.figure
     size = FontProperties(size=fontsize or plt.rcParams["legend.fontsize"]).get_size_in_points()
     width = share * fig.get_figwidth() if share else (0.92 * fig.get_figwidth() - 0.5 * ncols) / ncols
-    labels = [_wrap(fig, lb, width, size) for lb in labels]
+    # Labels are user text (model names) unless _label wrote them as mathematics; escaped once.
+    labels = [lb if _is_math(lb) else _wrap(fig, lb if "\\$" in lb else _plain(lb), width, size) for lb in labels]
     return where.legend(handles, labels, frameon=True, fontsize=size, ncols=ncols, **kwargs)
 
 
@@ -194,7 +230,8 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     reference : str, keyword-only, default "v"
         The closed-form estimator the bootstrap's excess MSE is relative to.
     title : str, optional, keyword-only
-        The figure's title (wrapped to its width). Default None: one naming the bands.
+        The figure's title (wrapped to its width). Default None: one saying what the panels show (the legend
+        names the bands).
 
     Returns
     -------
@@ -225,7 +262,7 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     _theme()
     cells = list(dict.fromkeys(summary["cell"]))
     singles = [e for e in dict.fromkeys(summary["estimator"]) if e != "truth" and "-" not in e]
-    palette = dict(zip(singles, sns.color_palette("colorblind", len(singles))))
+    palette = _estimator_palette(singles)
     excess = [
         e
         for e in singles
@@ -275,14 +312,21 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
             if c == 0:
                 _labels(ax, ylabel=ylabel)
         reps = int(s["reps"].max())
-        _title(axes[0, c], f"{s['distribution'].iloc[0]}, B = {int(s['B'].iloc[0])}, {reps:,} replicates")
+        _title(
+            axes[0, c], f"{_distribution(s['distribution'].iloc[0])}, B = {int(s['B'].iloc[0])}, {reps:,} replicates"
+        )
         _labels(axes[-1, c], xlabel="n (budget: number of trials)")
         axes[-1, c].set_xlim(truth["n"].min(), truth["n"].max())
     mc = _shade("95% Monte Carlo interval (±1.96 MCSE)")
     _legend(axes[0, 0], extra=[mc], loc="lower right")
     if excess:
         _legend(axes[-1, 0], extra=[mc], loc="upper left", fontsize=7)
-    _suptitle(fig, title or "Bands: 95% Monte Carlo intervals (±1.96 MCSE)")
+    _suptitle(
+        fig,
+        title
+        or "How well each estimator of the expected maximum of n scores does from one sample of B scores: its "
+        "average, variance and mean squared error against n, beside the exact value (dashed)",
+    )
     return fig
 
 
@@ -333,7 +377,7 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     _theme()
     rates = summary[summary["measure"] == "wrong_rate"]
     ests = list(dict.fromkeys(rates["estimator"]))
-    palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
+    palette = _estimator_palette(ests)
     fig, (top, bottom) = plt.subplots(
         2, 1, figsize=(5.5, 6.0), sharex=True, height_ratios=[2.2, 1], layout="constrained"
     )
@@ -453,6 +497,7 @@ def evp_curves_figure(
         ax.plot(c[x], c["expected_max"], color=palette[model], lw=1.8, label=model)
         ax.fill_between(c[x], c["band_low"], c["band_high"], color=palette[model], alpha=0.2, lw=0)
     extra: list[Patch | Line2D] = [_shade("±1 SD (clipped to observed scores)", alpha=0.25)]
+    never = [] if reached is None else list(reached.loc[reached[x].isna(), "model"])
     if target is not None:
         ax.axhline(target, color="black", ls=":", lw=1)
         extra.append(
@@ -463,7 +508,8 @@ def evp_curves_figure(
                 ls=":",
                 lw=1,
                 label=f"target {target:g}"
-                + (" (dotted drops: where each model reaches it)" if reached is not None else ""),
+                + (" (dotted drops: where each model reaches it)" if reached is not None else "")
+                + (f"; never reached by {', '.join(map(str, never))}" if never else ""),
             )
         )
         if reached is not None:
@@ -546,7 +592,7 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
     """
     _theme()
     ests = list(dict.fromkeys(summary["estimator"].dropna()))
-    palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
+    palette = _estimator_palette(ests)
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.8), layout="constrained")
     a, _, b = str(summary["distribution"].iloc[0]).partition(" vs ") if len(summary) else ("a", "", "b")
     panels = (
@@ -646,7 +692,7 @@ def tuning_curve_bands_figure(
     ... )
     >>> fig = tuning_curve_bands_figure(curves, low=0.0, high=1.0)
     >>> [t.get_text().replace("\\n", " ") for t in fig.legends[0].get_texts()]
-    ['a (eCDF)', 'simultaneous band', 'a: upper band trivial (= 1) for k ≥ 3']
+    ['a: tuning curve', 'simultaneous band', 'a: upper band trivial (= 1) for k ≥ 3', "thin line: the band's side that still bounds the curve"]
     >>> plt.close(fig)
     """
     _xscale_iv(xscale)
@@ -670,19 +716,44 @@ def tuning_curve_bands_figure(
     low_in_view = np.isfinite(low) and low >= bottom - 0.15 * span
     cap_top = high if high_in_view else top  # where a trivial upper band is drawn to
     cap_bottom = low if low_in_view else bottom
+    kind = curves["kind"].iloc[0] if "kind" in curves else None
+    curve_name = f"{kind} tuning curve" if kind else "tuning curve"
     extra = []
+    one_sided = False
     for model in models:
         c = curves[curves["model"] == model].sort_values("k")
-        ax.plot(c["k"], c["point"], color=palette[model], lw=1.8, label=f"{model} (eCDF)", drawstyle="steps-post")
+        ax.plot(
+            c["k"], c["point"], color=palette[model], lw=1.8, label=f"{model}: {curve_name}", drawstyle="steps-post"
+        )
+        # Shaded only where both sides bound the curve: where a side is trivial (at the bound) a shade up to the
+        # edge of the view would be a rectangle hiding the other models' bands; the side that still bounds the
+        # curve is drawn as a thin line, and the trivial one as a dotted line at the edge (below).
+        lo_trivial = ~(c["lower"] > low).to_numpy()
+        hi_trivial = ~(c["upper"] < high).to_numpy()
+        both = ~(lo_trivial | hi_trivial)
+        # A step drawn post runs through the next k: there, hold the last bounded values (no spike to the cap).
+        through = both | np.append(False, both[:-1])
+        held = pd.DataFrame({"lower": c["lower"].where(both), "upper": c["upper"].where(both)}).ffill()
         ax.fill_between(
             c["k"],
-            np.clip(c["lower"], cap_bottom, cap_top),
-            np.clip(c["upper"], cap_bottom, cap_top),
+            np.clip(held["lower"], cap_bottom, cap_top),
+            np.clip(held["upper"], cap_bottom, cap_top),
+            where=through,
             color=palette[model],
             alpha=0.22,
             lw=0,
             step="post",
         )
+        for side, trivial in ((c["lower"], lo_trivial), (c["upper"], hi_trivial)):
+            alone = ~trivial & (lo_trivial | hi_trivial)
+            ax.plot(
+                c["k"],
+                np.where(alone, np.clip(side, cap_bottom, cap_top), np.nan),
+                color=palette[model],
+                lw=0.9,
+                drawstyle="steps-post",
+            )
+            one_sided = one_sided or bool(alone.any())
         upper, lower = _trivial_runs(c, low, high, minimize)
         k_max, k_min = float(c["k"].max()), float(c["k"].min())
         up_from, down_to = ("≤", "≥") if minimize else ("≥", "≤")  # the minimum's curve falls with k
@@ -753,9 +824,12 @@ def tuning_curve_bands_figure(
     band = "simultaneous band"
     if "confidence" in curves and "method" in curves:
         band = f"{float(curves['confidence'].iloc[0]):.0%} simultaneous band ({_method(curves['method'].iloc[0])})"
+    if one_sided:
+        extra.append(
+            Line2D([], [], color="0.3", lw=0.9, label="thin line: the band's side that still bounds the curve")
+        )
     _legend(fig, ax, [_shade(band, alpha=0.22), *extra], loc="outside lower center", ncols=2)
     if estimates:
-        kind = curves["kind"].iloc[0] if "kind" in curves else None
         _title(ax, f"confidence bands for the {kind} tuning curve" if kind else "confidence bands")
         if title:
             _suptitle(fig, title)
@@ -846,7 +920,7 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
             where="post",
             color=palette[model],
             lw=1.5,
-            label=f"{model} (eCDF)",
+            label=f"{model}: empirical CDF of the scores",
         )
         ax.fill_between(
             x[1:],
@@ -1097,7 +1171,7 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     _theme()
     dists = list(dict.fromkeys(summary["distribution"]))
     ests = list(dict.fromkeys(summary["estimator"]))
-    palette = dict(zip(ests, sns.color_palette("colorblind", len(ests))))
+    palette = _estimator_palette(ests)
     fig, axes = plt.subplots(
         1, len(dists), figsize=(max(4.2 * len(dists), 5.0), 3.8), squeeze=False, sharey=True, layout="constrained"
     )
@@ -1264,15 +1338,16 @@ def kde_fit_figure(
         lw=1.6,
         label="fitted density" + (" (continuous part)" if atoms is not None else ""),
     )
-    right.step(y, np.arange(1, y.size + 1) / y.size, where="post", color="0.4", label="eCDF of the scores")
+    right.step(y, np.arange(1, y.size + 1) / y.size, where="post", color="0.4", label="empirical CDF of the scores")
     right.plot(curve["x"], curve["cdf"], color="C0", lw=1.4, label="fitted CDF")
     if atoms is not None:
         for i, (value, share) in enumerate(zip(atoms["value"], atoms["share"])):
-            label = "atoms (point masses)" if i == 0 else None
+            label = "atoms (point masses: share of runs at exactly that score)" if i == 0 else None
             left.axvline(value, color="C3", ls="--", lw=1.2, label=label)
+            # Each label a row lower than the last: atoms a few resolution steps apart would overprint.
             left.annotate(
-                f"{100 * share:.1f}%",
-                (value, 0.95),
+                f"{100 * share:.1f}% at {value:.4g}",
+                (value, 0.95 - 0.1 * (i % 6)),
                 xycoords=("data", "axes fraction"),
                 color="C3",
                 fontsize=7,
@@ -1715,11 +1790,11 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
 def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str | None = None):
     """Each model's tuning curve extrapolated past its n runs (``simstudy extrapolate``), one panel per model.
 
-    Up to n: the nonparametric median tuning curve of the scores (eCDF) with its simultaneous band (capped at the
+    Up to n: the nonparametric median tuning curve of the scores with its simultaneous band (capped at the
     top of the view where it is trivial). Over every k (log scale): the fitted noisy quadratic law's median curve
     (dashed within the data, solid past n) with its parametric bootstrap band past n. A vertical line marks n, a
     grey horizontal band the interval for b (the best score possible). With held-out runs, the median curve of
-    all N runs (eCDF) is drawn in black up to N for comparison, and the law fitted to all N runs dash-dotted.
+    all N runs is drawn in black up to N for comparison, and the law fitted to all N runs dash-dotted.
 
     Parameters
     ----------
@@ -1785,6 +1860,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         f = fits[fits["model"] == model].sort_values("runs").iloc[0]  # the extrapolated fit (the fewest runs)
         n, total = int(f["runs"]), int(f["total_runs"])
         best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
+        observed_best = f.get("min_score" if best == "a" else "max_score", np.nan)
         c = curves[(curves["model"] == model) & (curves["runs"] == n) & (curves["curve"] == "median")].sort_values("k")
         level = float(c["level"].iloc[0]) if "level" in c and len(c) else 0.95
         k = c["k"].to_numpy()
@@ -1796,7 +1872,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
                 c["estimate"],
                 c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
                 c.loc[within, "np_point"].to_numpy(),
-                [f[f"{best}_lower"], f[f"{best}_upper"]],
+                [f[f"{best}_lower"], f[f"{best}_upper"], observed_best],
             ]
         )
         if "all_point" in c:
@@ -1814,16 +1890,30 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         )
         ax.axhline(f[best], color="0.45", lw=0.8, ls=":")
         cw = c[within]
+        # Shaded where both sides bound the curve (inside_np is NaN where the band is trivial); beyond, a shade up
+        # to the edge of the view would be a rectangle: the lower side alone is drawn as a thin line.
+        both = np.isfinite(cw["inside_np"]).to_numpy() if "inside_np" in cw else np.ones(len(cw), dtype=bool)
         ax.fill_between(
             cw["k"],
             np.clip(cw["np_lower"], bottom, top),
             np.clip(cw["np_upper"], bottom, top),
+            where=both,
             color="C0",
             alpha=0.25,
             lw=0,
             label=f"nonparametric {level:.0%} band (LD, simultaneous)",
         )
-        ax.plot(cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n:,} runs (eCDF)")
+        if not both.all():
+            ax.plot(
+                cw["k"],
+                np.where(both, np.nan, np.clip(cw["np_lower"], bottom, top)),
+                color="C0",
+                lw=0.8,
+                label="its lower side, where its upper side is trivial",
+            )
+        ax.plot(
+            cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n:,} runs (nonparametric)"
+        )
         cp = c[past]
         ax.fill_between(
             cp["k"],
@@ -1849,7 +1939,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
                 ca["all_point"],
                 color="black",
                 lw=1.0,
-                label=f"median tuning curve of all {total:,} runs (eCDF)",
+                label=f"median tuning curve of all {total:,} runs (nonparametric)",
             )
             ref = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
             if len(ref):
@@ -1858,6 +1948,8 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
                     ref["k"], ref["estimate"], color="0.35", lw=1.0, ls="-.", label=f"law fitted to all {total:,} runs"
                 )
             ax.axvline(total, color="0.3", lw=0.8, ls=":")
+        if np.isfinite(observed_best):  # what the law's median at k = n is judged against
+            ax.plot([n], [observed_best], marker="*", ms=8, color="black", ls="none", label=f"best of the {n:,} runs")
         ax.axvline(n, color="black", lw=0.9, ls="--")
         ax.annotate(
             f"n = {n:,}",

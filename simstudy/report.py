@@ -9,12 +9,97 @@ import numpy as np
 import pandas as pd
 
 from . import io, plots
+from .metrics import format_estimate, format_number
 
-__all__ = ["write_audit", "describe_fit", "write_extrapolate"]
+__all__ = [
+    "write_audit",
+    "describe_fit",
+    "write_extrapolate",
+    "plain",
+    "atom_notes",
+]
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
+
+
+def plain(text: str) -> str:
+    """Report text for a terminal: Markdown's bold markers (``**``) dropped.
+
+    Parameters
+    ----------
+    text : str
+        Markdown from a report page.
+
+    Returns
+    -------
+    str
+        The same text without ``**``.
+
+    Examples
+    --------
+    >>> plain("**The bands covered 80%**: consistent.")
+    'The bands covered 80%: consistent.'
+    """
+    return text.replace("**", "")
+
+
+def atom_notes(scores: dict) -> list[str]:
+    """Per model, in plain words, the values that many runs share exactly (failed or chance-level runs).
+
+    The values are :func:`simstudy.kde.find_atoms`'s (repeated beyond what a continuous score recorded at the
+    data's resolution allows), as the audit fits them; ``curve``, ``bands`` and ``extrapolate`` say the same.
+
+    Parameters
+    ----------
+    scores : dict of str to array_like of float
+        Each model's scores (score units).
+
+    Returns
+    -------
+    list of str
+        One line per atom, e.g. ``"mlp: 32% of the runs scored exactly 0.001, which looks like failed or
+        chance-level runs"``; empty when there are none.
+
+    Examples
+    --------
+    >>> x = np.concatenate([np.full(32, 0.001), np.linspace(0.5, 0.9, 68)])
+    >>> atom_notes({"mlp": x})
+    ['mlp: 32% of the runs scored exactly 0.001, which looks like failed or chance-level runs']
+    """
+    from .kde import find_atoms
+
+    lines = []
+    for model, x in scores.items():
+        x = np.asarray(x, dtype=np.float64)
+        x = x[np.isfinite(x)]
+        if x.size < 2:
+            continue
+        atoms = find_atoms(x)
+        lines += [f"{model}: {line}" for line in _atom_sentences(atoms.values, atoms.counts / x.size, x)]
+    return lines
+
+
+def _atom_sentences(values, shares, x: np.ndarray) -> list[str]:
+    """'32% of the runs scored exactly 0.001, which looks like failed or chance-level runs', per atom."""
+    return [
+        f"{_share(p)} of the runs scored exactly {format_number(v, 6)}, {_atom_words(v, x)}"
+        for v, p in zip(values, shares)
+    ]
+
+
+def _share(p: float) -> str:
+    """A share of runs in whole percent (one decimal below 10%)."""
+    return f"{100 * p:.1f}%" if p < 0.1 else f"{100 * p:.0f}%"
+
+
+def _atom_words(value: float, x: np.ndarray) -> str:
+    """What an atom looks like: below most other scores, failed or chance-level runs; else a repeated result."""
+    others = x[x != value]
+    if others.size == 0 or value < np.median(others):
+        return "which looks like failed or chance-level runs"
+    return "which looks like one result repeated (a configuration rerun, or a score capped there)"
 
 
 _METHODS = {"isj": "improved Sheather–Jones", "silverman": "Silverman's rule of thumb", "given": "given"}
@@ -203,6 +288,11 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         + (", with point masses for the scores repeated beyond chance" if getattr(kde, "has_atoms", False) else "")
         + "). Every number below is a simulation from that distribution, with its Monte Carlo error.",
         "",
+        *[
+            f"- {line}: the simulations draw them as they are."
+            for line in _atom_sentences(getattr(kde, "atoms", ()), getattr(kde, "shares", ()), scores)
+        ],
+        *([""] if getattr(kde, "has_atoms", False) else []),
         f"Fit: Kolmogorov–Smirnov distance {fit.distance:.3f} between your scores and the fitted distribution; "
         f"95% critical value {fit.critical:.3f} (for a distribution fixed in advance: a fitted one lies closer to "
         "its data, so this check is lenient) — "
@@ -212,28 +302,23 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         "## Confidence bands",
         "",
-        f"**The {_pct(level)} `{method}` bands for the median tuning curve"
+        f"**The {_lvl(level)} `{method}` bands for the median tuning curve"
         + (" (of the minimum: lower is better)" if opts.data.minimize else "")
         + f" covered the whole curve (every k) in "
-        f"{_pct(row['estimate'])} of {int(row['reps']):,} simulated searches of {n} iterations "
-        f"(99% Clopper–Pearson {_pct(row['ci_low'])}–{_pct(row['ci_high'])}): {verdict}.**",
+        f"{_share_of(row['estimate'], row['reps'])} of {int(row['reps']):,} simulated searches of {n} iterations "
+        f"({_lvl(_ci_level(result.coverage))} Clopper–Pearson interval "
+        f"{_share_of(row['ci_low'], row['reps'])}–{_share_of(row['ci_high'], row['reps'])}): {verdict}.**",
         "",
-        f"With n = {n} the {'lower' if opts.data.minimize else 'upper'} band is informative up to k ≈ {result.bounded_k:.1f} iterations (beyond, it is the "
-        f"bound {bound:g}). **To bound the curve up to k = {opts.target_k} at {_pct(level)} you need n ≥ "
-        f"{result.samples_for_target} scores.**",
+        f"With n = {n} the {'lower' if opts.data.minimize else 'upper'} band is informative up to "
+        f"k = {int(np.floor(result.bounded_k)):,} iterations (beyond, it is the bound {bound:g}). "
+        + _samples_sentence(result, opts),
         "",
         "![coverage](coverage.png)",
         "",
         "## Bootstrap bands (pointwise)",
         "",
     ]
-    for est in ("u", "v"):
-        b = boot[boot["estimator"] == est].sort_values("k")
-        lines.append(
-            f"- {est.upper()}: 95% percentile-bootstrap bands covered the mean curve in "
-            f"{_pct(b['estimate'].iloc[0])} of rounds at k = 1 and {_pct(b['estimate'].iloc[-1])} at k = {n} "
-            f"(Clopper–Pearson {_pct(b['ci_low'].iloc[-1])}–{_pct(b['ci_high'].iloc[-1])})."
-        )
+    lines += _bootstrap_lines(boot, n, _ci_level(result.bootstrap))
     lines += [
         "",
         "![bootstrap](bootstrap.png)",
@@ -244,11 +329,8 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "| --- | --- | --- | --- |",
     ]
     for est in table.index:
-        lines.append(
-            f"| {est.upper()} | {table.loc[est, 'bias']:.3g} ± {mcse.loc[est, 'bias']:.1g} | "
-            f"{table.loc[est, 'empse']:.3g} ± {mcse.loc[est, 'empse']:.1g} | "
-            f"{table.loc[est, 'mse']:.3g} ± {mcse.loc[est, 'mse']:.1g} |"
-        )
+        cells = [format_estimate(table.loc[est, m], mcse.loc[est, m]) for m in ("bias", "empse", "mse")]
+        lines.append(f"| {est.upper()} | {' | '.join(cells)} |")
     lines += [
         "",
         "(± one Monte Carlo standard error; against the KDE's exact mean tuning curve.)",
@@ -258,6 +340,65 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "Subdirectories `coverage/`, `bootstrap/` and `accuracy/` hold each study's tidy summary and run.json.",
     ]
     return _write_page(out_dir / "AUDIT.md", lines)
+
+
+def _ci_level(study) -> float:
+    """The level of a coverage study's Clopper-Pearson intervals, as its run.json records it (never assumed)."""
+    import json
+
+    return float(json.loads(Path(study.files["run"]).read_text())["ci_level"])
+
+
+def _share_of(p: float, reps: int) -> str:
+    """A simulated proportion (a coverage) in percent, to the digits its MCSE ``sqrt(p (1 - p) / reps)`` supports
+    (a share of 0 or 1, whose MCSE is 0, as ``0%``/``100%``)."""
+    p = float(p)
+    mcse = np.sqrt(p * (1.0 - p) / reps) if 0.0 < p < 1.0 else 1.0 / reps
+    return format_estimate(p, mcse, percent=True, show_mcse=False)
+
+
+def _samples_sentence(result, opts) -> str:
+    """How many scores bound the median curve up to target_k, or that the search's cap did not suffice."""
+    from .studies.audit import SAMPLES_LIMIT
+
+    level = _lvl(opts.confidence)
+    if result.samples_for_target is None:
+        return (
+            f"**Not reached within n ≤ {SAMPLES_LIMIT:,}: no sample size up to {SAMPLES_LIMIT:,} scores bounds the "
+            f"curve up to k = {opts.target_k:,} at {level}** (the budget a band bounds grows about in proportion to n)."
+        )
+    return f"**To bound the curve up to k = {opts.target_k:,} at {level} you need n ≥ {result.samples_for_target:,} scores.**"
+
+
+def _bootstrap_lines(boot: pd.DataFrame, n: int, ci_level: float) -> list[str]:
+    """Per estimator, the bootstrap bands' coverage at k = 1 and k = n, then a plain verdict at their worst k."""
+    lines = []
+    for est in ("u", "v"):
+        b = boot[boot["estimator"] == est].sort_values("k")
+        if not len(b):
+            continue
+        nominal = float(b["nominal"].iloc[0])
+        worst = b.loc[b["estimate"].idxmin()]
+        last = b.iloc[-1]
+        reps = int(last["reps"])
+        line = (
+            f"- {est.upper()}: the {_lvl(nominal)} percentile-bootstrap bands covered the mean curve in "
+            f"{_share_of(b['estimate'].iloc[0], reps)} of rounds at k = 1 and {_share_of(last['estimate'], reps)} at "
+            f"k = {n} ({_lvl(ci_level)} Clopper–Pearson interval {_share_of(last['ci_low'], reps)}–"
+            f"{_share_of(last['ci_high'], reps)}, "
+            f"{int(last['reps']):,} rounds). "
+        )
+        if (b["ci_high"] < nominal).any():
+            line += (
+                f"**These intervals cover {_share_of(worst['estimate'], reps)} at nominal {_lvl(nominal)} (k = "
+                f"{int(worst['k']):,}): do not use them at this n.**"
+            )
+        elif (b["ci_low"] > nominal).all():
+            line += "They cover more than nominal at every k (conservative)."
+        else:
+            line += "Consistent with their nominal level at every k."
+        lines.append(line)
+    return lines
 
 
 def _write_page(path: Path, lines: list[str]) -> Path:
@@ -286,6 +427,11 @@ def _c_shares(fit) -> str:
     return ", ".join(shown[:4]) + (", ..." if len(shown) > 4 else "")
 
 
+def _mean_error(row) -> str:
+    """The mean absolute relative error of a simulation row, in percent to the digits its MCSE supports."""
+    return format_estimate(row["mean_abs_rel_error"], row["mean_abs_rel_error_mcse"], percent=True, show_mcse=False)
+
+
 def _multiple(m: int) -> str:
     return "n" if m == 1 else f"{m}n"
 
@@ -311,10 +457,10 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         f"## {model}: fitted to {'the first ' if fit['total_runs'] > n else ''}{n:,} runs",
         "",
         f"- **{best}, the best score possible: {_g(fit[best], 5)}**, {_lvl(level)} interval "
-        f"**{_interval(fit[f'{best}_lower'], fit[f'{best}_upper'], 5)}** ({observed}: "
-        f"{_g(fit['min_score' if convex else 'max_score'], 5)}).",
+        f"**{_interval(fit[f'{best}_lower'], fit[f'{best}_upper'], 5)}**. {_best_against_observed(fit)}",
         f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
         f"{_c_shares(fit)}).",
+        *_law_warnings(fit, opts),
         f"- {noise}; {other} = {_g(fit[other], 4)} {_interval(fit[f'{other}_lower'], fit[f'{other}_upper'])}.",
         f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores "
         f"{'below' if convex else 'above'} it fitted, the rest censored"
@@ -352,9 +498,10 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
             if np.isfinite(r["np_point"])
             else "—"
         )
+        error = format_estimate(row["mean_abs_rel_error"], row["mean_abs_rel_error_mcse"], percent=True)
         lines.append(
             f"| {int(k):,} ({_multiple(int(m))}) | {_g(r['estimate'], 5)} {_interval(r['lower'], r['upper'], 5)} "
-            f"| {mean} | {nonpar} | {_pct(row['mean_abs_rel_error'])} ± {_pct(row['mean_abs_rel_error_mcse'])} |"
+            f"| {mean} | {nonpar} | {error} |"
         )
     R = int(sim["replicates"].iloc[0]) if len(sim) else 0
     worst = sim.loc[max(sim.index)] if len(sim) else None
@@ -362,10 +509,9 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         "",
         f"**How far the extrapolation held up in simulation.** {R} searches of n = {n:,} runs simulated from the "
         f"fitted law (the bootstrap's replicates), each refitted by the same rule: the predicted median curve "
-        f"erred at k = n by {_pct(sim.loc[1, 'mean_abs_rel_error'])} on average and at k = "
-        f"{_multiple(int(max(sim.index)))} by "
-        f"{_pct(worst['mean_abs_rel_error'])} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "  # type: ignore[index]  # None only if sim is empty, when sim.loc[1] has failed
-        f"{_pct(worst['bias_rel'])} ± {_pct(worst['bias_rel_mcse'])}), the relative error being "  # type: ignore[index]
+        f"erred at k = n by {_mean_error(sim.loc[1])} on average and at k = {_multiple(int(max(sim.index)))} by "
+        f"{_mean_error(worst)} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "  # type: ignore[index]  # None only if sim is empty, when sim.loc[1] has failed
+        f"{format_estimate(worst['bias_rel'], worst['bias_rel_mcse'], percent=True)}), the relative error being "  # type: ignore[index]
         f"|predicted(k) − true(k)| / (true(k) − true(1)): a share of what search gains over a single run's "
         f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "  # type: ignore[index]
         "coverage of the bootstrap bands is not simulated here (it needs a bootstrap per simulated search): "
@@ -380,7 +526,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         miss = held[held["covers_all"] == 0]
         lines += [
             f"**Held-out check.** The {_lvl(level)} band extrapolated from the first {n:,} runs covers the median "
-            f"tuning curve of all {total:,} runs (eCDF) at **{covered} of {len(held)}** budgets k = {n:,}..{total:,}"
+            f"tuning curve of all {total:,} runs (nonparametric) at **{covered} of {len(held)}** budgets k = {n:,}..{total:,}"
             + (
                 f"; it misses at k = {', '.join(f'{int(k):,}' for k in miss.index[:6])}"
                 + (" ..." if len(miss) > 6 else "")
@@ -389,26 +535,170 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
             )
             + "."
         ]
-        allc = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
-        judged = allc[np.isfinite(allc["inside_np"])]
-        inside = int(judged["inside_np"].sum())
-        top = int(judged["k"].max()) if len(judged) else 0
         lines += [
             f"Fitted to all {total:,} runs (not bootstrapped): {best} = {_g(full[best], 5)}, c = {int(full['c'])}, "
-            f"o = {_g(full['o'], 3)}; its median curve lies inside the nonparametric {_lvl(level)} band of those runs "
-            f"at **{inside} of {len(judged)}** budgets where that band is nontrivial (k ≤ {top:,}).",
+            f"o = {_g(full['o'], 3)}. " + _agreement_sentence(full, level),
+            *_law_warnings(full, opts, check_c=False),
             "",
         ]
     else:
-        judged = med[np.isfinite(med["inside_np"])]
-        if len(judged):
-            lines += [
-                f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
-                f"{int(judged['inside_np'].sum())} of {len(judged)} budgets where that band is nontrivial "
-                f"(k ≤ {int(judged.index.max()):,}); beyond, only the fit speaks.",
-                "",
-            ]
+        lines += [_agreement_sentence(fit, level), ""]
     return lines
+
+
+def _misfits(fit, level: float) -> list[str]:
+    """Why the law does not describe the scores it was fitted to (empty when nothing says so)."""
+    reasons = []
+    if fit.get("np_outside", 0) > 0:
+        reasons.append(
+            f"its median curve leaves the nonparametric {_lvl(level)} band of the scores at {int(fit['np_outside'])} "
+            f"of the budgets k = 1..{int(fit['np_checked']):,} (first at k = {int(fit['np_first_outside']):,})"
+        )
+    p = fit.get("p_best_at_most_observed", np.nan)
+    tail = (1.0 - level) / 2.0
+    convex = bool(fit.get("convex", False))  # minimize=true: the best is the lowest score
+    observed = fit["min_score"] if convex else fit["max_score"]
+    better, worse = ("below", "above") if convex else ("above", "below")
+    if np.isfinite(p) and p < tail:
+        reasons.append(
+            f"its median curve at k = n = {int(fit['runs']):,} is {_g(fit['median_at_n'], 4)}, {better} the best score "
+            f"of the {int(fit['runs']):,} runs ({_g(observed, 4)}): the law gives the best of n runs only "
+            f"a chance of {_chance(p)} to score {'that high' if convex else 'that low'}"
+        )
+    elif np.isfinite(p) and p > 1.0 - tail:
+        reasons.append(
+            f"the best of the {int(fit['runs']):,} runs ({_g(observed, 4)}) is {better} what the law allows: it "
+            f"gives the best of n runs a chance of only {_chance(1.0 - p)} to score {'that low' if convex else 'that high'} "
+            f"(its median curve at k = n: {_g(fit['median_at_n'], 4)})"
+        )
+    return reasons
+
+
+def misfit_banner(fits: pd.DataFrame, level: float) -> list[str]:
+    """The top of ``EXTRAPOLATE.md``: per fit the law does not describe, a plain "do not extrapolate" and why.
+
+    The law does not describe a model's scores when its median curve leaves the nonparametric simultaneous
+    band anywhere in k = 1..n, or when the best of n runs under the law would beat (or fall short of) the
+    observed best with probability beyond the level's tails (``F(max)^n`` below ``(1 - level) / 2`` or above
+    ``1 - (1 - level) / 2``). The CLI prints the same lines.
+
+    Parameters
+    ----------
+    fits : pandas.DataFrame
+        ``fit.csv`` of :func:`simstudy.extrapolate.run` (its ``np_outside``, ``np_checked``,
+        ``np_first_outside``, ``median_at_n``, ``p_best_at_most_observed``, ``max_score``, ``runs``,
+        ``total_runs``, ``model`` columns).
+    level : float
+        The bands' level, in (0, 1).
+
+    Returns
+    -------
+    list of str
+        A Markdown quote and a blank line per fit that misfits; empty when the law describes every one.
+
+    Examples
+    --------
+    >>> fits = pd.DataFrame({"model": ["mlp"], "runs": [512], "total_runs": [512], "np_outside": [0],
+    ...     "np_checked": [512], "np_first_outside": [np.nan], "median_at_n": [0.7677],
+    ...     "p_best_at_most_observed": [1e-6], "max_score": [0.7489]})
+    >>> print(misfit_banner(fits, 0.95)[0])  # doctest: +NORMALIZE_WHITESPACE
+    > **The law does not describe the scores of mlp: do not extrapolate these scores.** The fitted law: its
+    median curve at k = n = 512 is 0.7677, above the best score of the 512 runs (0.7489): the law gives the best
+    of n runs only a chance of less than 1 in 10,000 to score that low.
+    >>> misfit_banner(fits.assign(p_best_at_most_observed=0.3), 0.95)
+    []
+    """
+    lines = []
+    for _, row in fits.iterrows():
+        reasons = _misfits(row, level)
+        if not reasons:
+            continue
+        whose = (
+            f"the first {int(row['runs']):,} runs of {row['model']}"
+            if row["total_runs"] > row["runs"]
+            else f"all {int(row['runs']):,} runs of {row['model']}"
+            if (fits["model"] == row["model"]).sum() > 1
+            else row["model"]
+        )
+        lines += [
+            f"> **The law does not describe the scores of {whose}: do not extrapolate these scores.** The fitted "
+            f"law: {'; '.join(reasons)}.",
+            "",
+        ]
+    return lines
+
+
+def _chance(p: float) -> str:
+    """A probability in words: '11%', 'less than 1 in 10,000' (two digits: it is a judgement, not a datum)."""
+    return "less than 1 in 10,000" if p < 1e-4 else f"{100 * p:.2g}%"
+
+
+def _best_against_observed(fit) -> str:
+    """The law's best score possible against the best observed score, in words: the law's best is the noise-free
+    best (b; a for a convex law, minimize=true), and an observed score includes run-to-run noise."""
+    convex = bool(fit.get("convex", False))
+    name, observed = ("a", fit["min_score"]) if convex else ("b", fit["max_score"])
+    value = fit[name]
+    if (value > observed) if convex else (value < observed):
+        return (
+            f"It is {'above' if convex else 'below'} the best observed score ({_g(observed, 5)}): {name} is the best "
+            f"of the noise-free law, and an observed score adds run-to-run noise (o = {_g(fit['o'], 3)}), so the "
+            f"luckiest runs {'go below' if convex else 'exceed'} it; {name} is what the best configuration scores "
+            "on average."
+        )
+    return (
+        f"The best observed score is {_g(observed, 5)}: {name} is the best of the noise-free law (what the best "
+        f"configuration scores on average), so more search can approach {name} but single runs also vary by the "
+        "noise."
+    )
+
+
+def _law_warnings(fit, opts, *, check_c: bool = True) -> list[str]:
+    """Bullets for a fitted c at the edge of the values searched and a beyond the scale's floor."""
+    out = []
+    c, c_min, c_max = int(fit["c"]), fit.get("c_min", np.nan), fit.get("c_max", np.nan)
+    if check_c and np.isfinite(c_max) and c_min < c_max and (c == c_max or (c == c_min and c_min > 1)):
+        out.append(
+            f"- **Warning: c = {c} is at the edge of the values searched ({int(c_min)}..{int(c_max)})**: the best c "
+            "may lie beyond it, and b and the extrapolation with it; widen `c=` to check."
+        )
+    if fit.get("beyond_scale", False):
+        low, high = opts.data.low, opts.data.high
+        out.append(
+            f"- **Warning: a = {_g(fit['a'], 4)} lies below the scale's floor ({low:g})**: no score can, so the "
+            "quadratic basin fitted to the tail does not describe the rest of the search space."
+            if fit["a"] < low
+            else f"- **Warning: b = {_g(fit['b'], 4)} lies above the scale's top ({high:g})**: no score can, so the "
+            "quadratic basin fitted to the tail does not describe the rest of the search space."
+        )
+    return out
+
+
+def _agreement_sentence(fit, level: float) -> str:
+    """Where, within the data (every k = 1..n), the law's median curve lies inside the nonparametric band."""
+    checked = int(fit.get("np_checked", 0))
+    if not checked:
+        return ""
+    convex = bool(fit.get("convex", False))  # minimize=true: the band's lower side is the one that turns trivial
+    outside = int(fit["np_outside"])
+    trivial = fit["np_upper_trivial_from"]
+    p = fit["p_best_at_most_observed"]
+    side, other = ("lower", "above") if convex else ("upper", "below")
+    above = (
+        f" (from k = {int(trivial):,} on the band's {side} side is the scale's bound, so there it checks only "
+        f"from {other}; the best observed score checks the rest, next)"
+        if np.isfinite(trivial)
+        else ""
+    )
+    observed = fit["min_score"] if convex else fit["max_score"]
+    return (
+        f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
+        f"{checked - outside:,} of the {checked:,} budgets k = 1..{checked:,}{above}"
+        + (f"; it first leaves it at k = {int(fit['np_first_outside']):,}." if outside else ".")
+        + f" At k = n = {int(fit['runs']):,} the law's median curve is {_g(fit['median_at_n'], 4)} against the best "
+        f"observed score {_g(observed, 4)}: the law gives the best of n runs a chance of {_chance(p)} "
+        f"to score {'at least' if convex else 'at most'} that. Beyond n, only the law speaks."
+    )
 
 
 def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
@@ -491,6 +781,7 @@ def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
         "![extrapolation](extrapolation.png)",
         "",
     ]
+    lines[2:2] = misfit_banner(fits, opts.level)
     for model in dict.fromkeys(fits["model"]):
         rows = fits[fits["model"] == model].sort_values("runs")
         fit = rows.iloc[0]

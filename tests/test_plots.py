@@ -4,6 +4,7 @@ trivial bands and out-of-view bounds said in words, readable method names."""
 import importlib
 
 import matplotlib
+import matplotlib.collections
 import matplotlib.pyplot as plt
 import matplotlib.text
 import numpy as np
@@ -241,3 +242,78 @@ def test_method_names_are_readable(summaries):
     fig = plots.band_triviality_figure(summaries["band_triviality"])
     assert any(t.startswith("Kolmogorov–Smirnov:") for t in _legend_texts(fig))
     plt.close("all")
+
+
+# -- issue 25: every figure readable without the code ------------------------------------------------------------------
+
+
+def _overlapping(boxes) -> list:
+    return [(a, b) for i, (a, ea) in enumerate(boxes) for b, eb in boxes[i + 1:] if ea.overlaps(eb)]
+
+
+def test_atom_labels_of_the_fit_figure_do_not_overprint():
+    # Two atoms a resolution step apart (failed runs at 0 and at 0.001): their labels were drawn on top of each other
+    x = np.r_[np.zeros(32), np.full(10, 0.001), np.linspace(0.6, 0.9, 58)]
+    grid = np.sort(np.r_[np.linspace(0.0, 1.0, 201), 0.001])
+    fig = plots.kde_fit_figure(pd.DataFrame({"score": x}), pd.DataFrame({"x": grid, "pdf": 1.0, "cdf": grid}),
+                               atoms=pd.DataFrame({"value": [0.0, 0.001], "share": [0.32, 0.096]}))
+    renderer = fig.canvas.get_renderer()
+    fig.canvas.draw()
+    labels = [(t.get_text(), t.get_window_extent(renderer)) for t in fig.axes[0].texts]
+    assert [t for t, _ in labels] == ["32.0% at 0", "9.6% at 0.001"]
+    assert _overlapping(labels) == []
+    plt.close(fig)
+
+
+def test_a_trivial_upper_band_is_not_shaded_over_the_other_models():
+    curve_frame, _ = _band_frames()
+    fig = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1)
+    ax = fig.axes[0]
+    top_of_data = curve_frame.loc[curve_frame["upper"] < 1, "upper"].max()
+    fills = [c for c in ax.collections if isinstance(c, matplotlib.collections.PolyCollection)]
+    assert len(fills) == 2
+    for fill in fills:  # the shaded bands stop where the upper band turns trivial: no rectangle up to the cap
+        ys = np.concatenate([p.vertices[:, 1] for p in fill.get_paths()])
+        assert ys.max() <= top_of_data + 1e-12
+    texts = _legend_texts(fig)
+    assert not any("eCDF" in t for t in texts) and "deberta-base: tuning curve" in texts
+    plt.close(fig)
+
+
+def test_figure_1_says_what_it_shows_in_words():
+    rows = [("truth", "expected_max", n, 0.5 + 0.1 * n) for n in (1, 2, 3)]
+    rows += [(e, m, n, 0.5 + 0.1 * n) for e in ("u", "v", "w", "plug") for m in ("mean", "variance", "mse")
+             for n in (1, 2, 3)]
+    summary = pd.DataFrame(rows, columns=["estimator", "measure", "n", "estimate"])
+    summary = summary.assign(cell="truncnorm_bag, B = 30", distribution="truncnorm_bag", B=30, mcse=0.01, reps=100)
+    fig = plots.evp_accuracy_figure(summary)
+    title = fig._suptitle.get_text().replace("\n", " ")
+    legend = _legend_texts(fig)
+    assert "95% Monte Carlo interval" in " ".join(legend) and "Monte Carlo" not in title  # not the legend again
+    assert "truncnorm_bag" not in fig.axes[0].get_title() and "truncated normal" in fig.axes[0].get_title()
+    colours = {line.get_label(): np.array(matplotlib.colors.to_rgb(line.get_color())) for line in fig.axes[0].lines}
+    assert np.abs(colours["plug"] - colours["$V_n^B$"]).sum() > 0.6  # not vermillion beside V's orange
+    plt.close(fig)
+
+
+def test_user_text_with_dollars_is_drawn_as_typed(tmp_path):
+    name, title = "budget $5_$", r"x$\bad$.csv"
+    curve_frame, cdf_frame = _band_frames()
+    curve_frame["model"] = curve_frame["model"].str.replace("deberta-base", name)
+    cdf_frame["model"] = cdf_frame["model"].str.replace("deberta-base", name)
+    evp = curves.evp_curves({name: _scores()["deberta-base"]})
+    figs = [plots.tuning_curve_bands_figure(curve_frame, low=0, high=1, title=title),
+            plots.cdf_bands_figure(cdf_frame, low=0, high=1, title=title),
+            plots.evp_curves_figure(evp, title=title)]
+    for fig in figs:
+        fig.savefig(tmp_path / "figure.png")  # mathtext raised here: "Unknown symbol: \bad"
+        assert any(name in t.replace("\\$", "$") for t in _legend_texts(fig))
+        plt.close(fig)
+
+
+def test_evp_curves_legend_names_the_model_that_never_reaches_the_target():
+    scores = {"cnn": 0.3 + 0.004 * np.arange(30), "lr": 0.36 + 0.001 * np.arange(20)}
+    table = curves.evp_curves(scores)
+    fig = plots.evp_curves_figure(table, target=0.395, reached=curves.budget_to_target(table, 0.395))
+    assert "target 0.395 (dotted drops: where each model reaches it); never reached by lr" in _legend_texts(fig)
+    plt.close(fig)

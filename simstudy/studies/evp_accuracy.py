@@ -41,6 +41,7 @@ from ..config import (
     save_replicates_option,
 )
 from ..distributions import describe, sample_sorted
+from ..metrics import format_estimate
 from ..registry import Headline, Study, register_study
 from ..runner import Task, stable_hash, task_seed
 from . import base
@@ -508,8 +509,9 @@ def headline(summary: pd.DataFrame) -> str:
     -------
     str
         One line per (cell, estimator, measure) of the ``bias``, ``variance`` and ``mse`` rows at the cell's
-        largest n, estimates in scientific notation (score units, squared for variance and MSE) with their
-        MCSEs; paired differences (estimator ``"v-u"`` etc.) included.
+        largest n, each estimate ± its MCSE rounded to the digits the MCSE supports
+        (:func:`simstudy.metrics.format_estimate`; score units, squared for variance and MSE); paired
+        differences (estimator ``"v-u"`` etc.) included.
 
     Examples
     --------
@@ -518,8 +520,8 @@ def headline(summary: pd.DataFrame) -> str:
     ...     "cell": "c1", "distribution": "bag", "B": 30, "estimator": ["v", "v"], "n": 30,
     ...     "measure": ["bias", "mse"], "estimate": [-0.0123, 0.000456], "mcse": [0.0004, 0.00002]})
     >>> print(headline(summary))
-    bag B=30 n=30 v        bias     -1.230e-02 (MCSE 4.0e-04)
-    bag B=30 n=30 v        mse       4.560e-04 (MCSE 2.0e-05)
+    bag B=30 n=30 v        bias     -0.0123 ± 0.0004
+    bag B=30 n=30 v        mse      0.00046 ± 0.00002
     """
     lines = []
     for _, s in summary.groupby("cell", sort=False):
@@ -527,8 +529,8 @@ def headline(summary: pd.DataFrame) -> str:
         at = s[(s["n"] == n_max) & s["measure"].isin(["bias", "variance", "mse"])]
         for (est, measure), row in at.set_index(["estimator", "measure"]).iterrows():
             lines.append(
-                f"{row['distribution']} B={row['B']} n={n_max} {est:<8} {measure:<8} {row['estimate']: .3e} "
-                f"(MCSE {row['mcse']:.1e})"
+                f"{row['distribution']} B={row['B']} n={n_max} {est:<8} {measure:<8} "
+                f"{format_estimate(row['estimate'], row['mcse'])}"
             )
     return "\n".join(lines)
 

@@ -44,6 +44,7 @@ import pandas as pd
 from .. import estimators, schema
 from ..config import Config, ConfigError, StudyOptions, check_chunk_memory, check_memory, chunk_reps_option, reps_option
 from ..distributions import Bag, describe, sample_sorted
+from ..metrics import format_estimate
 from ..registry import Headline, Study, register_study
 from ..runner import Task, task_seed
 from ..schema import option
@@ -366,7 +367,8 @@ def headline(summary: pd.DataFrame) -> str:
     -------
     str
         A title line naming the pair, then one row per (sample_size, estimator) with ``p_disagree`` and
-        ``p_overtakes`` as ``estimate ± MCSE`` (4 decimals).
+        ``p_overtakes`` as ``estimate ± MCSE``, rounded to the digits the MCSE supports
+        (:func:`simstudy.metrics.format_estimate`).
 
     Examples
     --------
@@ -381,7 +383,7 @@ def headline(summary: pd.DataFrame) -> str:
     25          v          0.4940 ± 0.0003  0.5500 ± 0.0016
     """
     s = summary[summary["measure"].isin(["p_overtakes", "p_disagree"])].copy()
-    s["value"] = s["estimate"].map("{:.4f}".format) + " ± " + s["mcse"].map("{:.4f}".format)
+    s["value"] = [format_estimate(e, m) for e, m in zip(s["estimate"], s["mcse"])]
     table = s.pivot(index=["sample_size", "estimator"], columns="measure", values="value")
     pair = s["distribution"].iloc[0] if len(s) else ""
     return (
