@@ -443,7 +443,6 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
     # minimize=true: the convex law, whose a is the best score possible; the tail fitted is the lowest scores
     convex = bool(fit.get("convex", False))
     best, other = ("a", "b") if convex else ("b", "a")
-    observed = "the smallest observed score" if convex else "the largest observed score"
     mine = curves[(curves["model"] == model) & (curves["runs"] == n)]
     med = mine[mine["curve"] == "median"].set_index("k")
     avg = mine[mine["curve"] == "mean"].set_index("k")
@@ -558,7 +557,7 @@ def _misfits(fit, level: float) -> list[str]:
     tail = (1.0 - level) / 2.0
     convex = bool(fit.get("convex", False))  # minimize=true: the best is the lowest score
     observed = fit["min_score"] if convex else fit["max_score"]
-    better, worse = ("below", "above") if convex else ("above", "below")
+    better = "below" if convex else "above"
     if np.isfinite(p) and p < tail:
         reasons.append(
             f"its median curve at k = n = {int(fit['runs']):,} is {_g(fit['median_at_n'], 4)}, {better} the best score "
