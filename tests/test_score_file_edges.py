@@ -1,0 +1,104 @@
+"""Issue 25: score files read exactly as written, numbers that keep their digits, options that apply.
+
+Every file is written byte for byte; every array read is compared with the literal scores, every refusal with
+its one line; numbers are compared with exact answers."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from simstudy import datasets
+from simstudy.datasets import DataError, read_scores
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+# -- blank lines and "" fields of a one-column file are failed runs -------------------------------------------
+
+
+def pandas_column(with_header: bool) -> str:
+    """What ``pd.Series([nan, .5, nan, .7, .6], name="score").to_csv(index=False)`` writes: NaN as ``""``."""
+    return ("score\n" if with_header else "") + '""\n0.5\n""\n0.7\n0.6\n'
+
+
+@pytest.mark.parametrize(
+    "text, rows",
+    [
+        (pandas_column(True), [2, 4]),
+        (pandas_column(False), [1, 3]),
+        ("score\n0.5\n\n0.7\n\n0.6\n\n\n", [3, 5]),  # blank lines among the scores; the trailing ones are not data
+        ("0.5\n \n0.7\n\n0.6\n", [2, 4]),  # headerless, unquoted; a line of spaces is an empty field too
+        ("0.5,\n\n0.7,\n\n0.6,\n", [2, 4]),  # a trailing delimiter on every score line
+    ],
+)
+def test_one_column_blank_lines_are_missing_scores(tmp_path, text, rows):
+    path = write(tmp_path, "runs.csv", text)
+    with pytest.raises(DataError) as info:
+        read_scores(path)  # missing="error" is the default: never a silent loss
+    assert str(info.value).startswith(f"{path}: row {rows[0]}: score")
+    assert "is missing (a failed run?): pass missing=drop" in str(info.value)
+    dropped = read_scores(path, missing="drop")
+    np.testing.assert_array_equal(dropped.scores["runs"], [0.5, 0.7, 0.6])
+    assert dropped.dropped == {"runs": 2}
+    replaced = read_scores(path, missing=0.0)
+    expected = np.array([0.5, 0.7, 0.6] + [0.0, 0.0])
+    got = replaced.scores["runs"]
+    assert got.size == 5 and replaced.replaced == {"runs": 2}
+    np.testing.assert_array_equal(np.sort(got), np.sort(expected))
+
+
+def test_blank_lines_before_a_header_and_after_the_scores_are_not_data(tmp_path):
+    path = write(tmp_path, "runs.csv", "\n\nscore\n0.5\n0.7\n\n\n")
+    np.testing.assert_array_equal(read_scores(path).scores["runs"], [0.5, 0.7])
+
+
+def test_512_runs_written_by_pandas_with_3_failures_keep_their_count(tmp_path):
+    pd = pytest.importorskip("pandas")
+    x = np.linspace(0.1, 0.9, 512)
+    x[[7, 100, 400]] = np.nan
+    path = tmp_path / "runs.csv"
+    pd.Series(x, name="score").to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"row 9: score is missing"):
+        read_scores(path)
+    result = read_scores(path, missing="drop")
+    assert result.dropped == {"runs": 3}
+    np.testing.assert_array_equal(result.scores["runs"], x[~np.isnan(x)])
+
+
+# -- numbers are numbers as a file means them ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["score\n0.5\n1_0\n", "model,score\na,0.5\na,1_0\n"])
+def test_an_underscore_is_not_a_digit_separator(tmp_path, text):
+    path = write(tmp_path, "runs.csv", text)
+    with pytest.raises(DataError) as info:
+        read_scores(path)
+    assert str(info.value) == f"{path}: row 3: score is not a number: '1_0'"
+
+
+def test_json_names_are_exact(tmp_path):
+    path = write(tmp_path, "runs.json", '{"a": [0.1, 0.2], "a ": [0.3, 0.4]}')
+    scores = read_scores(path).scores
+    assert list(scores) == ["a", "a "]
+    np.testing.assert_array_equal(scores["a"], [0.1, 0.2])
+    np.testing.assert_array_equal(scores["a "], [0.3, 0.4])
+
+
+def test_load_models_of_a_file_names_load_scores():
+    with pytest.raises(ValueError) as info:
+        datasets.load_models("my.csv")
+    assert str(info.value) == "'my.csv' is a score file, not a shipped data set: read it with load_scores('my.csv')"
+    with pytest.raises(ValueError, match="load_scores"):
+        datasets.load_dataset("runs.JSONL", "a")
+
+
+def test_no_warning_when_nothing_is_missing(tmp_path):
+    path = write(tmp_path, "runs.csv", "score\n0.5\n0.7\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        datasets.load_scores(path)
