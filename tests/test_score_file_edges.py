@@ -102,3 +102,54 @@ def test_no_warning_when_nothing_is_missing(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         datasets.load_scores(path)
+
+
+# -- numbers keep their digits ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["v", "u", "w"])
+@pytest.mark.parametrize("offset", [1e9, -(2.0**40)])
+def test_an_offset_does_not_cost_digits(method, offset):
+    from simstudy.estimators import expected_max
+
+    # multiples of 1/8 are exact at both offsets, so the exact answer is the estimate at 0 plus the offset,
+    # rounded once: within one unit in the last place (the plain weighted sum was 2-3 units off at 1e9)
+    x = np.random.default_rng(2501).integers(0, 800, size=1000) / 8.0
+    at_offset = expected_max(x + offset, method)
+    np.testing.assert_array_less(np.abs(at_offset - (expected_max(x, method) + offset)), np.spacing(abs(offset)) * 1.01)
+    # a batch mixing a sample far from 0 with one near it: each is summed as it needs
+    batch = expected_max(np.stack([x + offset, x]), method)
+    np.testing.assert_array_less(np.abs(batch[0] - (expected_max(x, method) + offset)), np.spacing(abs(offset)) * 1.01)
+    np.testing.assert_allclose(batch[1], expected_max(x, method), rtol=1e-14)
+
+
+def test_a_constant_sample_is_its_value_at_every_budget():
+    from simstudy.estimators import expected_max
+
+    for method in ("v", "u", "w"):
+        np.testing.assert_array_equal(expected_max(np.full(7, 0.7), method), np.full(7, 0.7))
+
+
+def test_huge_finite_scores_keep_a_finite_sd():
+    from simstudy.curves import evp_curves
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow on the way
+        c = evp_curves({"a": [0.0, 1e200], "b": [-1e308, 1e308]})
+    # the max of n draws from {lo, hi} (equally likely) is hi with probability 1 - 2**-n: SD (hi - lo) sqrt(p(1-p))
+    for model, (lo, hi) in {"a": (0.0, 1e200), "b": (-1e308, 1e308)}.items():
+        rows = c[c["model"] == model]
+        p = 1 - 0.5 ** rows["n"].to_numpy()
+        half = hi / 2 - lo / 2  # (hi - lo) / 2 without overflow
+        np.testing.assert_allclose(rows["std"], half * (2 * np.sqrt(p * (1 - p))), rtol=1e-12)
+        np.testing.assert_allclose(rows["expected_max"], lo + half * (2 * p), rtol=1e-12)
+
+
+def test_write_csv_keeps_every_digit(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from simstudy import io
+
+    values = [1e9 + 0.7, 1 / 3, 0.1 + 0.2, 1e-300]
+    io.write_csv(pd.DataFrame({"x": values}), tmp_path / "t.csv")
+    assert (tmp_path / "t.csv").read_text() == "x\n1000000000.7\n0.3333333333333333\n0.30000000000000004\n1e-300\n"
+    assert pd.read_csv(tmp_path / "t.csv")["x"].tolist() == values
