@@ -153,3 +153,100 @@ def test_write_csv_keeps_every_digit(tmp_path):
     io.write_csv(pd.DataFrame({"x": values}), tmp_path / "t.csv")
     assert (tmp_path / "t.csv").read_text() == "x\n1000000000.7\n0.3333333333333333\n0.30000000000000004\n1e-300\n"
     assert pd.read_csv(tmp_path / "t.csv")["x"].tolist() == values
+
+
+# -- options that do not apply are refused, not ignored (simstudy curve / bands / audit) ----------------------
+
+
+@pytest.fixture
+def run_cli(tmp_path, monkeypatch, capsys):
+    """``run_cli(*argv) -> (status, stdout, stderr)`` for ``simstudy *argv`` in ``tmp_path``, in this process."""
+    import logging
+    import os
+    import sys
+
+    from simstudy import cli
+
+    monkeypatch.chdir(tmp_path)
+    for key in [k for k in os.environ if k.startswith("HYDRA")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
+
+    def run(*argv):
+        monkeypatch.setattr(sys, "argv", ["simstudy", *argv])
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        capsys.readouterr()
+        try:
+            cli.main()
+            status = 0
+        except SystemExit as exc:
+            status = exc.code
+        finally:  # Hydra's job logging rebinds the root logger
+            root.handlers[:] = handlers
+            root.setLevel(level)
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+@pytest.mark.parametrize(
+    "command, args, message",
+    [
+        ("curve", ["data=s.csv", "split=matched"], "split=matched applies to deberta_mnli's splits only; s.csv has "
+         "none: drop split="),
+        ("bands", ["data=s.csv", "reduce=final"], "reduce=final applies to deberta_mnli's learning curves only; "
+         "s.csv has none: drop reduce="),
+        ("curve", ["data=reuters_hedwig", "split=mismatched"], "split=mismatched applies to deberta_mnli's splits "
+         "only; reuters_hedwig has none: drop split="),
+        ("curve", ["data=tdsa_fiesta", "score_column=f1"], "score_column=f1 applies to score files only; "
+         "tdsa_fiesta is a shipped data set whose columns are fixed: drop score_column="),
+        ("audit", ["data=reuters_hedwig", "model=mlp", "model_column=name"], "model_column=name applies to score "
+         "files only"),
+        ("curve", ["data=reuters_hedwig", "models=[mlp,mlp]"], "models=['mlp', 'mlp'] names mlp more than once: "
+         "give each model once"),
+        ("curve", ["data=reuters_hedwig", "trial_time={mlp: 1, lstn: 2}"], "trial_time gives no time for model(s) "
+         "lstm"),
+        ("curve", ["data=reuters_hedwig", "trial_time={mlp: 1, lstm: 2, cnn: 3}"], "trial_time names model(s) cnn "
+         "not among the models drawn (mlp, lstm): drop or rename them"),
+        ("curve", ["data=reuters_hedwig", "models=[mlp]", "trial_time={mlp: 1, lstm: 2}"], "trial_time names "
+         "model(s) lstm not among the models drawn (mlp)"),
+        ("curve", ["data=s.csv", "missing=5", "low=0", "high=1"], "missing=5 is outside [low, high] = [0, 1]; it is "
+         "the score a failed run counts as"),
+        ("bands", ["data=s.csv", "missing=-1", "low=0", "high=1"], "missing=-1 is outside [low, high] = [0, 1]"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else v,
+)
+def test_options_that_do_not_apply_are_one_line(run_cli, tmp_path, command, args, message):
+    (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
+    status, _, err = run_cli(command, *args)
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1 and lines[0].startswith("simstudy: error: "), err
+    assert message in lines[0], lines[0]
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_deberta_mnli_still_takes_its_options():
+    from simstudy.config import parse_curve
+
+    assert parse_curve({"data": "deberta_mnli", "split": "mismatched"}).data.options == (
+        ("reduce", "best"),
+        ("split", "mismatched"),
+    )
+    assert parse_curve({"data": "deberta_mnli"}).data.options == (("reduce", "best"), ("split", "matched"))
+
+
+def test_curves_csv_at_offset_1e9_keeps_its_digits(run_cli, tmp_path):
+    pd = pytest.importorskip("pandas")
+    from simstudy.estimators import expected_max
+
+    scores = 1e9 + np.array([0.5, 0.625, 0.75, 0.875])  # exact at 1e9: the V curve is exact to one rounding
+    (tmp_path / "s.csv").write_text("score\n" + "".join(f"{float(x)!r}\n" for x in scores))
+    status, _, err = run_cli("curve", "data=s.csv", "hydra.run.dir=run")
+    assert status == 0, err
+    written = pd.read_csv(tmp_path / "run" / "curves.csv")["expected_max"].to_numpy()
+    exact = expected_max(scores - 1e9, "v") + 1e9
+    np.testing.assert_array_less(np.abs(written - exact), np.spacing(1e9) * 1.01)
+    assert written[0] == 1e9 + 0.6875  # the mean; %.10g wrote 1000000001
