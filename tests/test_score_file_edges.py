@@ -250,3 +250,78 @@ def test_curves_csv_at_offset_1e9_keeps_its_digits(run_cli, tmp_path):
     exact = expected_max(scores - 1e9, "v") + 1e9
     np.testing.assert_array_less(np.abs(written - exact), np.spacing(1e9) * 1.01)
     assert written[0] == 1e9 + 0.6875  # the mean; %.10g wrote 1000000001
+
+
+# -- degenerate estimates are exact zeros; complex estimates are refused ---------------------------------------
+
+
+def test_a_constant_estimator_has_exact_zero_variance_and_mcses():
+    from simstudy import metrics
+
+    rng = np.random.default_rng(2502)
+    truth = np.array([0.7123, 0.8, 0.9])
+    constant = np.broadcast_to(np.array([0.3, 0.55, 0.95])[:, None] - truth[:, None], (3, 1000))
+    noisy = rng.normal(size=(3, 1000))
+    tiny = 5.0 + 1e-3 * rng.normal(size=(3, 1000))  # a real variance 25 million times below E[d^2]: kept
+    G = metrics.moment_gram(np.stack([constant, noisy, tiny], axis=1))
+    p = metrics.performance(G[:, :, :], truth)
+    for measure in ("variance", "empse"):
+        np.testing.assert_array_equal(p.measures[measure][0][0], 0.0)  # were -1.8e-18 and NaN
+    for measure, (_, mcse) in p.measures.items():
+        np.testing.assert_array_equal(mcse[0], 0.0, err_msg=measure)  # were NaN
+    np.testing.assert_array_equal(p.measures["mean"][0][0], [0.3, 0.55, 0.95])
+    np.testing.assert_array_equal(p.degenerate, [[True] * 3, [False] * 3, [False] * 3])
+    assert np.all(p.measures["variance"][0][2] > 0.9e-6) and np.all(np.isfinite(p.measures["empse"][1]))
+    # paired with a constant, a difference varies as the other estimator does
+    (e, f) = p.pairs[0]
+    assert (e, f) == (1, 0)
+    np.testing.assert_allclose(p.paired["bias"][1][0], p.measures["bias"][1][1], rtol=1e-12)
+
+
+PLUGINS = """
+import numpy as np
+
+def constant(x, n):
+    return np.full((x.shape[0], len(n)), 0.5)
+
+def complex_v(x, n):
+    return np.repeat(x[:, -1:], len(n), axis=1) + 0.25j
+"""
+
+
+@pytest.fixture
+def plugin_dir(tmp_path, forget_plugins):
+    (tmp_path / "my_edge_plugins.py").write_text(PLUGINS)
+    return tmp_path
+
+
+def test_a_complex_plugin_is_one_line_and_exit_2(plugin_dir):
+    from _cli import FIG1, one_line_error, simstudy
+
+    proc = simstudy(*FIG1, "study.reps=200", "study.chunk_reps=100", "runner.n_jobs=1",
+                    "+estimators.c._target_=my_edge_plugins.complex_v", "hydra.run.dir=run", cwd=plugin_dir,
+                    check=False)
+    one_line_error(proc, "estimators.c._target_=my_edge_plugins.complex_v: returned complex numbers (e.g. "
+                         "(0.")
+    assert "estimates must be real: return floats" in proc.stderr
+    assert not (plugin_dir / "run" / "chunks").exists()
+
+
+def test_a_constant_plugin_gets_exact_zeros_and_a_note(plugin_dir):
+    import json
+
+    pd = pytest.importorskip("pandas")
+    from _cli import FIG1, simstudy
+
+    proc = simstudy(*FIG1, "study.reps=200", "study.chunk_reps=100", "runner.n_jobs=1", "budget.B=[5]",
+                    "study.save_replicates=false", "+estimators.k._target_=my_edge_plugins.constant",
+                    "hydra.run.dir=run", cwd=plugin_dir)
+    s = pd.read_parquet(plugin_dir / "run" / "summary.parquet")
+    k = s[s.estimator == "k"]
+    assert len(k) and np.isfinite(k.mcse).all()
+    assert (k[k.measure.isin(["variance", "empse"])].estimate == 0.0).all()
+    assert (k.mcse == 0.0).all()
+    notes = json.loads((plugin_dir / "run" / "run.json").read_text())["notes"]
+    assert len(notes) == 1 and "estimator k gave the same estimate in all 200 replicates at n = 1, 2, 3, 4, 5" \
+        in notes[0]
+    assert notes[0] in proc.stdout + proc.stderr
