@@ -1727,6 +1727,9 @@ class AuditOptions(DataOptions):
     bw_method : str, default "isj"
         How the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved Sheather-Jones,
         for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
+    find_atoms : bool, default True
+        True: scores repeated more often than a density allows (failed runs scored 0, a plateau) are fitted as
+        point masses, the rest as a KDE; false: one KDE of all the scores.
     confidence : float, default 0.8
         The simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
     method : str, default "ld_highest_density"
@@ -1781,6 +1784,12 @@ class AuditOptions(DataOptions):
         "(improved Sheather-Jones, for multimodal scores) or silverman (rule of thumb; "
         "over-smooths clusters)",
         schema.choice(("isj", "silverman")),
+    )
+    find_atoms: bool = option(
+        True,
+        "true: scores repeated more often than a density allows (failed runs scored 0, a plateau) are fitted as "
+        "point masses, the rest as a KDE; false: one KDE of all the scores",
+        schema.boolean(),
     )
     confidence: float = option(0.8, "the simultaneous coverage of the bands audited, e.g. 0.8", schema.level())
     method: str = option(
@@ -2147,6 +2156,8 @@ class AuditConfig:
         Sheather-Jones, for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
     confidence : float
         ``confidence``: the simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
+    find_atoms : bool, default True
+        ``find_atoms``: fit repeated scores as point masses (true) or one KDE of all the scores (false).
     method : str
         ``method``: the band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
     target_k : int
@@ -2188,6 +2199,7 @@ class AuditConfig:
     evp_reps: int
     seed: int
     n_jobs: int
+    find_atoms: bool = True  # repeated scores are point masses (false: one KDE of all)
 
 
 @dataclass(frozen=True)
@@ -2494,6 +2506,7 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
         evp_reps=o.evp_reps,
         seed=o.seed,
         n_jobs=o.n_jobs,
+        find_atoms=o.find_atoms,
     )
 
 

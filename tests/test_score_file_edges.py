@@ -325,3 +325,24 @@ def test_a_constant_plugin_gets_exact_zeros_and_a_note(plugin_dir):
     assert len(notes) == 1 and "estimator k gave the same estimate in all 200 replicates at n = 1, 2, 3, 4, 5" \
         in notes[0]
     assert notes[0] in proc.stdout + proc.stderr
+
+
+# -- the audit of repeated scores names what helps ---------------------------------------------------------
+
+
+def test_auditing_identical_scores_names_no_option_that_fails(run_cli, tmp_path):
+    (tmp_path / "s.csv").write_text("score\n0.7\n0.7\n0.7\n0.7\n0.7\n")
+    status, _, err = run_cli("audit", "data=s.csv")
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert "must hold at least two distinct scores to fit a density; all 5 are equal, got 0.7" in err
+    assert "find_atoms" not in err  # find_atoms=false cannot fit a density to one value either
+
+
+def test_the_audit_takes_the_option_its_message_names(run_cli, tmp_path):
+    (tmp_path / "t.csv").write_text("score\n0.7\n0.7\n0.7\n0.7\n0.7\n0.8\n")
+    status, _, err = run_cli("audit", "data=t.csv", "rounds=8", "bootstrap_rounds=4", "evp_reps=20", "resamples=4")
+    assert status == 2 and "give find_atoms=false to fit a KDE to all" in err, err
+    status, out, err = run_cli("audit", "data=t.csv", "find_atoms=false", "rounds=8", "bootstrap_rounds=4",
+                               "evp_reps=20", "resamples=4", "hydra.run.dir=run")
+    assert status == 0, err
+    assert (tmp_path / "run" / "AUDIT.md").exists()
