@@ -650,15 +650,16 @@ def read_scores(
         ``score``.
     model_column : str, optional
         Column of model names (matched likewise). Default: ``model`` if present, else one model named after
-        the file stem.
+        the file stem. A CSV/TSV name's surrounding spaces are padding; a JSON name is taken exactly.
     low, high : float
         Support of the scores in score units (after `scale`); default ``-inf`` and ``inf`` (no bound).
     min_scores : int
         Fewest scores a model may have (after dropping missing ones), ``>= 1``; default 2.
     missing : {"error", "drop"} or float
-        What to do with a missing score (empty, ``nan``, ``NA``, ``n/a``, ``null``, ``None``; a failed run):
-        raise, leave it out, or use this number instead (in ``[low, high]``; a numeric string is accepted).
-        Default ``"error"``.
+        What to do with a missing score (empty, ``nan``, ``NA``, ``n/a``, ``null``, ``None``; in a one-column
+        CSV/TSV also a blank line among the scores, though not one after the last; a failed run): raise, leave
+        it out, or use this number instead (in ``[low, high]``; a numeric string is accepted). Default
+        ``"error"``.
     scale : float
         Positive factor every score is multiplied by, e.g. 0.01 for percentages; default 1.0.
 
