@@ -2295,6 +2295,11 @@ def _applies_iv(o: DataOptions) -> None:
         if value is not None and o.data != "deberta_mnli":
             what = "splits" if key == "split" else "learning curves"
             raise ConfigError(f"{key}={value} applies to deberta_mnli's {what} only; {o.data} has none: drop {key}=")
+    if shipped and o.missing != "error":  # the shipped sets have a score for every run
+        raise ConfigError(
+            f"missing={o.missing if isinstance(o.missing, str) else f'{o.missing:g}'} applies to score files "
+            f"only; {o.data} has no missing scores: drop missing="
+        )
     for key in ("score_column", "model_column"):
         value = getattr(o, key)
         if value is not None and shipped:

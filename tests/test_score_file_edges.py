@@ -215,6 +215,9 @@ def run_cli(tmp_path, monkeypatch, capsys):
         ("curve", ["data=s.csv", "missing=5", "low=0", "high=1"], "missing=5 is outside [low, high] = [0, 1]; it is "
          "the score a failed run counts as"),
         ("bands", ["data=s.csv", "missing=-1", "low=0", "high=1"], "missing=-1 is outside [low, high] = [0, 1]"),
+        ("curve", ["data=reuters_hedwig", "missing=drop"], "missing=drop applies to score files only; "
+         "reuters_hedwig has no missing scores: drop missing="),
+        ("bands", ["data=tdsa_fiesta", "missing=0"], "missing=0 applies to score files only"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else v,
 )
