@@ -1407,11 +1407,11 @@ class DataOptions:
         Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
         with sample_seed). In runs (scores) per model.
     split : str or None, default None
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched; None: matched. Refused for other
-        data, which have no splits.
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
     reduce : str or None, default None
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final); None:
-        best. Refused for other data.
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default None
         The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
         unbounded (-inf).
@@ -1470,13 +1470,14 @@ class DataOptions:
     )
     split: str | None = option(
         None,
-        "deberta_mnli only: the MultiNLI validation split, matched (null: the default) or mismatched",
+        "deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; "
+        "null: matched",
         schema.optional(schema.choice(("matched", "mismatched"))),
     )
     reduce: str | None = option(
         None,
-        "deberta_mnli only: each run's best accuracy over its learning curve (best; null: the default) or its "
-        "last (final)",
+        "deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) "
+        "or its last (final); null: best",
         schema.optional(schema.choice(("best", "final"))),
     )
     low: float | None = option(None, _LOW_DOC, _bound)
@@ -1527,11 +1528,11 @@ class CurveOptions(DataOptions):
         Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
         with sample_seed). In runs (scores) per model.
     split : str or None, default None
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched; None: matched. Refused for other
-        data, which have no splits.
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
     reduce : str or None, default None
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final); None:
-        best. Refused for other data.
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default None
         The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
         unbounded (-inf).
@@ -1616,11 +1617,11 @@ class BandsOptions(DataOptions):
         Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
         with sample_seed). In runs (scores) per model.
     split : str or None, default None
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched; None: matched. Refused for other
-        data, which have no splits.
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
     reduce : str or None, default None
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final); None:
-        best. Refused for other data.
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default None
         The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
         unbounded (-inf).
@@ -1708,11 +1709,11 @@ class AuditOptions(DataOptions):
     sample_size : int or None, default None
         The number of scores n to audit (default: how many you have). In runs (scores) per model.
     split : str or None, default None
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched; None: matched. Refused for other
-        data, which have no splits.
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
     reduce : str or None, default None
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final); None:
-        best. Refused for other data.
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default 0.0
         The lowest score possible: the fitted distribution lives on [low, high]. In score units; must be finite.
     high : float or None, default 1.0
@@ -1871,11 +1872,11 @@ class ExtrapolateOptions(DataOptions):
         Fit only the first n scores of each model (random-search order); the model's other runs are then held
         out to check the extrapolation against (default: fit every score). In runs (scores) per model.
     split : str or None, default None
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched; None: matched. Refused for other
-        data, which have no splits.
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
     reduce : str or None, default None
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final); None:
-        best. Refused for other data.
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default None
         The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
         unbounded (-inf).
