@@ -1158,6 +1158,7 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
         "low": opts.data.low,
         "high": opts.data.high,
         "bw_of": opts.bw_of,
+        "find_atoms": opts.find_atoms,
         "bw_method": opts.bw_method,
         "bandwidth": opts.bandwidth,
         "bw_factor": opts.bw_factor,

@@ -1453,10 +1453,12 @@ class DataOptions:
     sample_size : int or None, default None
         Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
         with sample_seed). In runs (scores) per model.
-    split : str, default "matched"
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
-    reduce : str, default "best"
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default None
         The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
         unbounded (-inf).
@@ -1516,15 +1518,17 @@ class DataOptions:
         "(curve, bands: or a random n with sample_seed)",
         schema.optional(schema.integer(minimum=2)),
     )
-    split: str = option(
-        "matched",
-        "deberta_mnli only: the MultiNLI validation split, matched or mismatched",
-        schema.choice(("matched", "mismatched")),
+    split: str | None = option(
+        None,
+        "deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; "
+        "null: matched",
+        schema.optional(schema.choice(("matched", "mismatched"))),
     )
-    reduce: str = option(
-        "best",
-        "deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final)",
-        schema.choice(("best", "final")),
+    reduce: str | None = option(
+        None,
+        "deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) "
+        "or its last (final); null: best",
+        schema.optional(schema.choice(("best", "final"))),
     )
     low: float | None = option(None, _LOW_DOC, _bound)
     high: float | None = option(None, _HIGH_DOC, _bound)
@@ -1574,10 +1578,12 @@ class CurveOptions(DataOptions):
     sample_size : int or None, default None
         Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
         with sample_seed). In runs (scores) per model.
-    split : str, default "matched"
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
-    reduce : str, default "best"
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default None
         The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
         unbounded (-inf).
@@ -1664,10 +1670,12 @@ class BandsOptions(DataOptions):
     sample_size : int or None, default None
         Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
         with sample_seed). In runs (scores) per model.
-    split : str, default "matched"
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
-    reduce : str, default "best"
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default None
         The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
         unbounded (-inf).
@@ -1757,10 +1765,12 @@ class AuditOptions(DataOptions):
         True: the data must hold at least two models.
     sample_size : int or None, default None
         The number of scores n to audit (default: how many you have). In runs (scores) per model.
-    split : str, default "matched"
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
-    reduce : str, default "best"
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default 0.0
         The lowest score possible: the fitted distribution lives on [low, high]. In score units; must be finite.
     high : float or None, default 1.0
@@ -1778,6 +1788,9 @@ class AuditOptions(DataOptions):
     bw_method : str, default "isj"
         How the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved Sheather-Jones,
         for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
+    find_atoms : bool, default True
+        True: scores repeated more often than a density allows (failed runs scored 0, a plateau) are fitted as
+        point masses, the rest as a KDE; false: one KDE of all the scores.
     confidence : float, default 0.8
         The simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
     method : str, default "ld_highest_density"
@@ -1832,6 +1845,12 @@ class AuditOptions(DataOptions):
         "(improved Sheather-Jones, for multimodal scores) or silverman (rule of thumb; "
         "over-smooths clusters)",
         schema.choice(("isj", "silverman")),
+    )
+    find_atoms: bool = option(
+        True,
+        "true: scores repeated more often than a density allows (failed runs scored 0, a plateau) are fitted as "
+        "point masses, the rest as a KDE; false: one KDE of all the scores",
+        schema.boolean(),
     )
     confidence: float = option(0.8, "the simultaneous coverage of the bands audited, e.g. 0.8", schema.level())
     method: str = option(
@@ -1912,10 +1931,12 @@ class ExtrapolateOptions(DataOptions):
     sample_size : int or None, default None
         Fit only the first n scores of each model (random-search order); the model's other runs are then held
         out to check the extrapolation against (default: fit every score). In runs (scores) per model.
-    split : str, default "matched"
-        deberta_mnli only: the MultiNLI validation split, matched or mismatched.
-    reduce : str, default "best"
-        deberta_mnli only: each run's best accuracy over its learning curve (best) or its last (final).
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
     low : float or None, default None
         The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
         unbounded (-inf).
@@ -2080,7 +2101,7 @@ class DataConfig:
         ``model_column``: the column of model names; None: model if there is one.
     options : tuple of (str, str) pairs
         ``(("reduce", ...), ("split", ...))``: how the shipped deberta_mnli data is read (each run's best or
-        final accuracy; the matched or mismatched split).
+        final accuracy; the matched or mismatched split); empty for other data.
     low : float
         ``low``: the lowest score possible, in score units; -inf when not given.
     high : float
@@ -2105,14 +2126,14 @@ class DataConfig:
     >>> from simstudy.config import parse_curve
     >>> data = parse_curve({"data": "runs.csv", "models": ["mlp", "lstm"], "low": 0, "high": 1}).data
     >>> data.models, (data.low, data.high), data.min_models, data.options
-    (('mlp', 'lstm'), (0.0, 1.0), 1, (('reduce', 'best'), ('split', 'matched')))
+    (('mlp', 'lstm'), (0.0, 1.0), 1, ())
     """
 
     data: str
     models: tuple[str, ...] | None  # model=NAME or models=[a, b]: keep only these (None: every model)
     score_column: str | None
     model_column: str | None
-    options: tuple[tuple[str, str], ...]  # split / reduce, for the shipped deberta_mnli data
+    options: tuple[tuple[str, str], ...]  # split / reduce, for the shipped deberta_mnli data (else empty)
     low: float
     high: float
     min_models: int  # 2 for a comparison
@@ -2245,6 +2266,8 @@ class AuditConfig:
         Sheather-Jones, for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
     confidence : float
         ``confidence``: the simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
+    find_atoms : bool, default True
+        ``find_atoms``: fit repeated scores as point masses (true) or one KDE of all the scores (false).
     method : str
         ``method``: the band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
     target_k : int
@@ -2286,6 +2309,7 @@ class AuditConfig:
     evp_reps: int
     seed: int
     n_jobs: int
+    find_atoms: bool = True  # repeated scores are point masses (false: one KDE of all)
 
 
 @dataclass(frozen=True)
@@ -2371,14 +2395,49 @@ def _command_iv(command: str, cfg: Mapping) -> Any:
     return schema.parse(options, cfg)
 
 
+def _applies_iv(o: DataOptions) -> None:
+    """Options that do not apply to the data are refused, never ignored (before any data is read)."""
+    from .datasets import DATASETS  # here: importing config stays cheap
+
+    shipped = o.data in DATASETS
+    for key in ("split", "reduce"):
+        value = getattr(o, key)
+        if value is not None and o.data != "deberta_mnli":
+            what = "splits" if key == "split" else "learning curves"
+            raise ConfigError(f"{key}={value} applies to deberta_mnli's {what} only; {o.data} has none: drop {key}=")
+    if shipped and o.missing != "error":  # the shipped sets have a score for every run
+        raise ConfigError(
+            f"missing={o.missing if isinstance(o.missing, str) else f'{o.missing:g}'} applies to score files "
+            f"only; {o.data} has no missing scores: drop missing="
+        )
+    for key in ("score_column", "model_column"):
+        value = getattr(o, key)
+        if value is not None and shipped:
+            raise ConfigError(
+                f"{key}={value} applies to score files only; {o.data} is a shipped data set whose columns are "
+                f"fixed: drop {key}="
+            )
+    for key in ("model", "models"):
+        names = getattr(o, key)
+        twice = sorted({m for m in names if names.count(m) > 1}) if names else []
+        if twice:
+            raise ConfigError(f"{key}={list(names)} names {', '.join(twice)} more than once: give each model once")
+
+
 def _data(o: DataOptions) -> DataConfig:
-    """The data keys' cross-checks (model against models, low below high), frozen."""
+    """The data keys' cross-checks (model against models, low below high, options that apply), frozen."""
+    _applies_iv(o)
     if o.model is not None and o.models is not None and set(o.model) != set(o.models):
         raise ConfigError(f"model={o.model[0]} and models={list(o.models)} disagree: give one of them")
     low = -np.inf if o.low is None else o.low
     high = np.inf if o.high is None else o.high
     if not low < high:
         raise ConfigError(f"high must be greater than low={low}, got {high}")
+    if isinstance(o.missing, float) and not low <= o.missing <= high:
+        raise ConfigError(
+            f"missing={o.missing:g} is outside [low, high] = [{low:g}, {high:g}]; it is the score a failed run "
+            f"counts as, so it must lie within them (e.g. missing={min(max(0.0, low), high):g}) or be drop"
+        )
     seed = getattr(o, "sample_seed", None)  # simstudy curve and bands take it; audit does not
     if seed is not None and o.sample_size is None:
         raise ConfigError(
@@ -2390,7 +2449,7 @@ def _data(o: DataOptions) -> DataConfig:
         models=o.models or o.model,
         score_column=o.score_column,
         model_column=o.model_column,
-        options=(("reduce", o.reduce), ("split", o.split)),
+        options=(("reduce", o.reduce or "best"), ("split", o.split or "matched")) if o.data == "deberta_mnli" else (),
         low=low,
         high=high,
         min_models=2 if o.compare else 1,
@@ -2563,6 +2622,7 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
         evp_reps=o.evp_reps,
         seed=o.seed,
         n_jobs=o.n_jobs,
+        find_atoms=o.find_atoms,
     )
 
 

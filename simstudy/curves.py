@@ -25,6 +25,12 @@ def _trial_time_iv(trial_time, models) -> dict[str, float] | None:
         missing = [m for m in models if m not in trial_time]
         if missing:
             raise ValueError(f"trial_time gives no time for model(s) {', '.join(missing)}")
+        unknown = [str(m) for m in trial_time if m not in models]
+        if unknown:  # a typo's time would be ignored, and the model meant would have none or the wrong one
+            raise ValueError(
+                f"trial_time names model(s) {', '.join(unknown)} not among the models drawn ({', '.join(models)}): "
+                f"drop or rename them"
+            )
         times = {m: trial_time[m] for m in models}
     else:
         times = {m: trial_time for m in models}
@@ -60,7 +66,7 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
     ------
     ValueError
         On an unknown `method`; no models; a model's scores not a non-empty 1-d array; `trial_time` missing
-        a model or not a positive number.
+        a model, naming one not in `scores`, or not a positive number.
 
     Notes
     -----

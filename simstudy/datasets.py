@@ -189,6 +189,13 @@ def _read_scores_iv(
     return path, low, high, min_scores, float(missing), float(scale)
 
 
+def _float(text: str) -> float:
+    """``float(text)``, except that an underscore is refused: Python reads ``1_0`` as 10, a file means no number."""
+    if "_" in text:
+        raise ValueError(f"not a number: {text!r}")
+    return float(text)
+
+
 def _score(
     raw: Any, name: str, where: str, label: str, low: float, high: float, *, scale: float = 1.0, hint: str = ""
 ) -> float:
@@ -197,7 +204,7 @@ def _score(
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
         raise DataError(f"{name}: {where}: {label} is not a number: {raw!r}")
     try:
-        x = float(raw)
+        x = _float(raw) if isinstance(raw, str) else float(raw)
     except (ValueError, OverflowError):  # OverflowError: a JSON integer too large for a float
         if isinstance(raw, str) and _DECIMAL_COMMA.fullmatch(raw.strip()):
             raise DataError(
@@ -315,7 +322,7 @@ def _delimiter(lines: list[str], suffix: str) -> str:
 
 def _is_number(field: str) -> bool:
     try:
-        float(field)
+        _float(field)
     except ValueError:
         return False
     return True
@@ -330,17 +337,26 @@ def _clip(line: str) -> str:
     return repr(line if len(line) <= 60 else line[:57] + "...")
 
 
+def _single_column(first: Sequence[str], others: list[Sequence[str]]) -> bool:
+    """Whether a table's first non-blank row and its other non-blank rows make one column (an empty last field
+    on the first row or on every other row being a trailing delimiter)."""
+    width = len(first) - (len(first) > 1 and not first[-1].strip())
+    return width == 1 and all(len(r) == 1 or (len(r) == 2 and not r[-1].strip()) for r in others)
+
+
 def _csv_table(text: str, name: str, suffix: str) -> _Table:
     lines = text.split("\n")
     delimiter = _delimiter(lines, suffix)
     if delimiter not in text and '"' not in text:
-        # one unquoted column: its lines are its fields; no list per row makes a million rows load 5x faster
-        numbers: Sequence[int] = [i + 1 for i, line in enumerate(lines) if line.strip()]
-        fields = [lines[i - 1] for i in numbers]
-        headerless = _looks_like_score(fields[0].strip())
-        header = ["score" if headerless else fields[0].strip()]
-        if not headerless:
-            fields, numbers = fields[1:], numbers[1:]
+        # one unquoted column: its lines are its fields; no list per row makes a million rows load 5x faster.
+        # A blank line among the scores is a failed run's empty field (pandas writes NaN so), read under the
+        # missing= rule; blank lines after the last score (or before a header) are not data.
+        content = [i for i, line in enumerate(lines) if line.strip()]
+        headerless = _looks_like_score(lines[content[0]].strip())
+        start = 0 if headerless else content[0] + 1
+        numbers: Sequence[int] = range(start + 1, content[-1] + 2)
+        fields = lines[start : content[-1] + 1]
+        header = ["score" if headerless else lines[content[0]].strip()]
         return _Table(
             header,
             len(fields),
@@ -359,19 +375,27 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
             rows, numbers = zip(*((row, reader.line_num) for row in reader))
     except csv.Error as exc:
         raise DataError(f"{name}: row {reader.line_num + 1}: cannot parse: {exc}") from None
-    # numbers: each row's 1-based line in the file, for messages; skip blank lines and rows of empty fields
-    # (spreadsheet padding)
-    keep = [i for i, row in enumerate(rows) if "".join(row).strip()]
-    rows, numbers = [rows[i] for i in keep], [numbers[i] for i in keep]
-    if not rows:
+    # numbers: each row's 1-based line in the file, for messages
+    content = [i for i, row in enumerate(rows) if "".join(row).strip()]
+    if not content:
         raise DataError(f"{name}: no scores")
+    if _single_column(rows[content[0]], [rows[i] for i in content[1:]]):
+        # one column: a blank line or "" among the scores is a failed run's empty field (pandas writes NaN as
+        # ""), read under the missing= rule; blank lines after the last score (or before a header) are not data
+        first = 0 if _looks_like_score(rows[content[0]][0].strip()) else content[0]
+        keep: Sequence[int] = range(first, content[-1] + 1)
+    else:  # several columns: skip blank lines and rows of empty fields (spreadsheet padding; no model)
+        keep = content
+    rows, numbers = [rows[i] or [""] for i in keep], [numbers[i] for i in keep]
     header = [field.strip() for field in rows[0]]
     # an empty last field on the header or on every data row is a trailing delimiter, not a column
     trailing = len(header) > 1 and header[-1] == ""
     if trailing:
         header.pop()
     else:
-        trailing = len(rows) > 1 and all(len(r) == len(header) + 1 and not r[-1].strip() for r in rows[1:])
+        trailing = len(rows) > 1 and all(
+            (len(r) == len(header) + 1 and not r[-1].strip()) or not "".join(r).strip() for r in rows[1:]
+        )
     width = len(header)
     headerless = width == 1 and _looks_like_score(header[0])
     if headerless:  # a lone column whose first line is a score: that line is data too, not a header
@@ -418,7 +442,7 @@ def _value(raw: Any) -> tuple[float, int]:
         if raw.strip().lower() in _MISSING_TOKENS:
             return math.nan, _MISSING
         try:
-            x = float(raw)
+            x = _float(raw)
         except ValueError:
             return math.nan, _BAD
     elif raw is None:
@@ -437,7 +461,8 @@ def _value(raw: Any) -> tuple[float, int]:
 
 def _parse(raw: list, delimiter: str | None) -> tuple[np.ndarray, np.ndarray]:
     """Values (NaN where not a score) and kinds of a column's raw values."""
-    if delimiter is not None:  # CSV strings: numpy parses them as float() does, ten times faster
+    # CSV strings: numpy parses them as float() does, ten times faster (and as float() reads 1_0 as 10)
+    if delimiter is not None and "_" not in "".join(raw):
         try:
             x = np.array(raw, dtype=np.float64)
             return x, np.where(np.isnan(x), _MISSING, _OK).astype(np.int8)
@@ -542,12 +567,14 @@ def _scores(
         keys = None
     else:
         models = table.cells(model_column)
-        keys = ["" if m is None or m is _ABSENT else str(m).strip() for m in models]  # "mlp " is "mlp"
-        bad |= np.fromiter((k == "" for k in keys), bool, len(keys))
+        # A CSV field's spaces are padding ("mlp " is "mlp"); a JSON name is quoted, so "a" and "a " are two models
+        exact = table.delimiter is None
+        keys = ["" if m is None or m is _ABSENT else str(m) if exact else str(m).strip() for m in models]
+        bad |= np.fromiter((not k.strip() for k in keys), bool, len(keys))
     if bad.any():
         i = int(np.argmax(bad))  # the first bad row in the file
         where = table.where(i)
-        if keys is not None and keys[i] == "":
+        if keys is not None and not keys[i].strip():
             if models[i] is _ABSENT:
                 raise DataError(f"{name}: {where}: missing {model_column!r}")
             raise DataError(f"{name}: {where}: {model_column} is missing: {models[i]!r}")
@@ -623,15 +650,16 @@ def read_scores(
         ``score``.
     model_column : str, optional
         Column of model names (matched likewise). Default: ``model`` if present, else one model named after
-        the file stem.
+        the file stem. A CSV/TSV name's surrounding spaces are padding; a JSON name is taken exactly.
     low, high : float
         Support of the scores in score units (after `scale`); default ``-inf`` and ``inf`` (no bound).
     min_scores : int
         Fewest scores a model may have (after dropping missing ones), ``>= 1``; default 2.
     missing : {"error", "drop"} or float
-        What to do with a missing score (empty, ``nan``, ``NA``, ``n/a``, ``null``, ``None``; a failed run):
-        raise, leave it out, or use this number instead (in ``[low, high]``; a numeric string is accepted).
-        Default ``"error"``.
+        What to do with a missing score (empty, ``nan``, ``NA``, ``n/a``, ``null``, ``None``; in a one-column
+        CSV/TSV also a blank line among the scores, though not one after the last; a failed run): raise, leave
+        it out, or use this number instead (in ``[low, high]``; a numeric string is accepted). Default
+        ``"error"``.
     scale : float
         Positive factor every score is multiplied by, e.g. 0.01 for percentages; default 1.0.
 
@@ -888,6 +916,14 @@ def tdsa_fiesta() -> dict[str, np.ndarray]:
     return dict(_shipped_scores("tdsa_fiesta", "test_f1.json", "score", "model"))
 
 
+def _not_a_file_iv(name: Any) -> None:
+    """A score file handed to a shipped-data loader: say which function reads it."""
+    if isinstance(name, (str, os.PathLike)) and PurePath(name).suffix.lower() in SUFFIXES:
+        raise ValueError(
+            f"{str(name)!r} is a score file, not a shipped data set: read it with load_scores({str(name)!r})"
+        )
+
+
 def load_models(name: str, **options: str) -> dict[str, np.ndarray]:
     """Every model's scores of a shipped data set, by name (see :data:`DATASETS`).
 
@@ -906,7 +942,8 @@ def load_models(name: str, **options: str) -> dict[str, np.ndarray]:
     Raises
     ------
     ValueError
-        If `name` is unknown, or an option is given that the data set does not take.
+        If `name` is unknown (or a score file: :func:`load_scores` reads those), or an option is given that the
+        data set does not take.
 
     Examples
     --------
@@ -917,6 +954,7 @@ def load_models(name: str, **options: str) -> dict[str, np.ndarray]:
         ...
     ValueError: tdsa_fiesta takes no options, got: split
     """
+    _not_a_file_iv(name)
     name = _choice_iv("dataset", name, DATASETS)
     if name == "deberta_mnli":
         return {model: load_dataset(name, model, **options) for model in _DEBERTA_FILES}
@@ -957,6 +995,7 @@ def load_dataset(name: str, model: str, **options: str) -> np.ndarray:
         ...
     ValueError: unknown dataset 'reuters'; choose one of: deberta_mnli, reuters_hedwig, tdsa_fiesta
     """
+    _not_a_file_iv(name)
     name = _choice_iv("dataset", name, DATASETS)
     if name == "deberta_mnli":
         for option in options:

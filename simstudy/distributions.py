@@ -722,6 +722,12 @@ class KDEWithAtoms(_BoundedContinuous):
             raise InvalidParameter("bw_method", "must be one of isj, silverman", bw_method)
         found = kde.find_atoms(x) if find_atoms else kde.Atoms(np.empty(0), np.empty(0, dtype=np.int64), 0.0)
         rest = x[~np.isin(x, found.values)]
+        if x[0] == x[-1]:  # no option helps: say so rather than name one that would fail too
+            raise InvalidParameter(
+                "data",
+                f"must hold at least two distinct scores to fit a density; all {x.size} are equal",
+                float(x[0]),
+            )
         if np.unique(rest).size < 2:
             raise InvalidParameter(
                 "data",

@@ -59,6 +59,13 @@ _TAIL = 53 * np.log(2.0)
 
 # Bootstrap resamples are processed in blocks of about this many index draws to bound memory.
 _BOOTSTRAP_BLOCK = 4_000_000
+# A sample is summed centred on its maximum when its scores sit this far from 0 relative to their spread (1e9 +
+# a few tenths): a weighted sum of the raw scores would round at the offset's last bit, not the spread's. Below
+# it, at most 10 bits of the spread's precision can go, and results stay bit for bit those of the plain sum.
+_CENTRE_RATIO = 2.0**10
+# Scores beyond this in magnitude are scaled by a power of two (exact) before their squares are summed, which
+# would overflow near 1e154.
+_SQUARE_LIMIT = 2.0**500
 
 
 def _method_iv(method: str) -> str:
@@ -347,9 +354,16 @@ def expected_max(
     if method == "bootstrap":
         rng_iv(rng, "expected_max(method='bootstrap')")
     x = _sorted_iv(x, presorted)
-    if method == "bootstrap":
+    if method == "bootstrap":  # it picks scores, it does not sum them: no digits to lose
         return _bootstrap_expected_max(x, n_arr, resamples=resamples, rng=rng)
-    return _weighted_sums([x], B, method, n_arr)[0]
+    low, high = x[..., :1], x[..., -1:]
+    with np.errstate(over="ignore"):  # a spread beyond the largest float is inf: not far
+        far = np.maximum(np.abs(low), np.abs(high)) > _CENTRE_RATIO * (high - low)
+    if not far.any():
+        return _weighted_sums([x], B, method, n_arr)[0]
+    # centre the samples far from 0 on their maximum (the others on 0: bit for bit the plain sum), and add it back
+    centre = np.where(far, high, 0.0)
+    return _weighted_sums([x - centre], B, method, n_arr)[0] + centre
 
 
 def _bootstrap_expected_max(x_sorted, n, *, resamples, rng) -> np.ndarray:
@@ -429,7 +443,12 @@ def _v_mean_std(x_sorted: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.nda
     # right centre for the max of n (it concentrates there as n grows): 1e-14 relative where centring on the
     # sample mean lost 2e-11 (uniform scores, B = 700, against 80-bit sums).
     centre = x_sorted[..., -1:]
-    x = x_sorted - centre
+    # Huge finite scores (1e200) would square to inf and make the SD NaN: scale them by a power of two, exact
+    # (so other samples keep every bit), and differences stay finite even across -1e308..1e308.
+    top = float(np.max(np.abs(x_sorted[..., [0, -1]])))
+    e = int(np.frexp(top)[1]) if top > _SQUARE_LIMIT else 0  # scores / 2**e lie within [-1, 1]
+    x = x_sorted - centre if e == 0 else np.ldexp(x_sorted, -e) - np.ldexp(centre, -e)
     mean, second = _weighted_sums([x, x * x], x.shape[-1], "v", n)
     # Clip the tiny negative values rounding can leave when all the weight sits on one score.
-    return mean + centre, np.sqrt(np.clip(second - mean * mean, 0.0, None))
+    std = np.sqrt(np.clip(second - mean * mean, 0.0, None))
+    return (mean + centre, std) if e == 0 else (np.ldexp(mean, e) + centre, np.ldexp(std, e))

@@ -213,7 +213,8 @@ def write_parquet(frame, path: str | os.PathLike) -> None:
 def write_csv(frame, path: str | os.PathLike) -> None:
     """Write a pandas DataFrame as CSV, atomically (see :func:`atomic_path`).
 
-    The index is not written; floats are written with 10 significant digits (``%.10g``).
+    The index is not written; floats are written in full, as the shortest text that reads back as the same
+    float (1e9 + 0.7 is ``1000000000.7``, not ``1000000001``): a CSV holds the numbers computed, not a rounding.
 
     Parameters
     ----------
@@ -235,11 +236,11 @@ def write_csv(frame, path: str | os.PathLike) -> None:
     ...     write_csv(pd.DataFrame({"k": [1, 2], "estimate": [1 / 3, 0.75]}), Path(d) / "curve.csv")
     ...     print((Path(d) / "curve.csv").read_text(), end="")
     k,estimate
-    1,0.3333333333
+    1,0.3333333333333333
     2,0.75
     """
     with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False, float_format="%.10g")
+        frame.to_csv(tmp, index=False)  # no float_format: pandas writes repr(x), the shortest exact text
 
 
 def markdown_table(frame) -> str:

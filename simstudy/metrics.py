@@ -46,6 +46,9 @@ __all__ = [
     "format_number",
 ]
 
+# Relative rounding noise of a centred second moment (centre_gram's T G T^T: a few ulps of the raw moment).
+_NOISE = 64 * np.finfo(np.float64).eps
+
 
 def moment_gram(errors: np.ndarray, *, scratch: np.ndarray | None = None) -> np.ndarray:
     """Sufficient statistics of a chunk of replicates.
@@ -157,6 +160,12 @@ class Performance:
         minus estimator f.
     reps : int
         R, the number of replicates.
+    degenerate : ndarray of bool, shape (E, N), optional
+        True where an estimator gave the same estimate in every replicate (a constant estimator, or a budget
+        where it always picks the same score), as far as the Gram matrix can tell: a central second moment
+        within the rounding of centring (``64 eps`` of the mean squared error, i.e. an SD below about 1.2e-7 of
+        the RMS error). Its variance, empirical SE and every MCSE there are exact zeros, not rounding noise
+        (which had made them NaN or -1.8e-18). None: not known.
 
     References
     ----------
@@ -178,6 +187,7 @@ class Performance:
     paired: dict
     pairs: tuple
     reps: int
+    degenerate: np.ndarray | None = None
 
 
 def performance(G: np.ndarray, truth: np.ndarray) -> Performance:
@@ -196,7 +206,7 @@ def performance(G: np.ndarray, truth: np.ndarray) -> Performance:
     Performance
         ``measures`` (``mean``, ``bias``, ``variance``, ``empse``, ``mse``, each ``(estimate, mcse)`` of
         shape (E, N)), ``paired`` differences for every pair of estimators (shape (P, N), P = E (E - 1) / 2),
-        ``pairs`` and ``reps``.
+        ``pairs``, ``reps`` and ``degenerate`` (where an estimator's estimates were all equal: exact zeros).
 
     Raises
     ------
@@ -236,6 +246,15 @@ def performance(G: np.ndarray, truth: np.ndarray) -> Performance:
     E = (G.shape[-1] - 1) // 2
     lin, sq = 1 + 2 * np.arange(E), 2 + 2 * np.arange(E)
     C = centre_gram(G)
+    # Centring leaves rounding noise of a few ulps of E[d^2] (-1.8e-18 for a constant estimator, whose square
+    # root was NaN). A central second moment within that noise is an estimator whose estimates were all equal:
+    # its centred features (d - m, (d - m)^2) are 0 in every replicate, so their rows and columns of C are
+    # exactly 0.
+    flat = C[:, lin, lin] <= _NOISE * G[:, lin, lin]  # (N, E)
+    for e in range(E):
+        for i in (lin[e], sq[e]):
+            C[flat[:, e], i, :] = 0.0
+            C[flat[:, e], :, i] = 0.0
     raw = lambda i, j: G[:, i, j].T / R  # noqa: E731 -- (E, N) moment E[phi_i phi_j]
     cen = lambda i, j: C[:, i, j].T / R  # noqa: E731
 
@@ -246,7 +265,7 @@ def performance(G: np.ndarray, truth: np.ndarray) -> Performance:
     var_mcse = np.sqrt(np.clip(m4 - var**2 * (R - 3) / (R - 1), 0.0, None) / R)
     se_mean = np.sqrt(var / R)
     mse = raw(0, sq)
-    mse_var = (raw(sq, sq) - mse**2) * R / (R - 1)
+    mse_var = np.where(flat.T, 0.0, (raw(sq, sq) - mse**2) * R / (R - 1))  # d^2 is constant too
     empse = np.sqrt(var)
     with np.errstate(divide="ignore", invalid="ignore"):
         empse_mcse = np.where(empse > 0, var_mcse / (2 * empse), 0.0)
@@ -275,7 +294,7 @@ def performance(G: np.ndarray, truth: np.ndarray) -> Performance:
         _append(paired["mse"], w_mean, np.sqrt(np.clip(w_var, 0.0, None) / R))
     N = G.shape[0]
     paired = {k: (np.reshape(v[0], (len(pairs), N)), np.reshape(v[1], (len(pairs), N))) for k, v in paired.items()}
-    return Performance(measures=measures, paired=paired, pairs=pairs, reps=int(R))
+    return Performance(measures=measures, paired=paired, pairs=pairs, reps=int(R), degenerate=flat.T.copy())
 
 
 def _append(acc, est, mcse) -> None:

@@ -442,12 +442,12 @@ class PluginEstimator:
         n = np.array(n, dtype=np.int64)
         n.flags.writeable = False
         if self.per_sample:
-            rows = [np.asarray(fn(row, n, **kwargs), dtype=np.float64) for row in x]
+            rows = [_real(self.target, fn(row, n, **kwargs)) for row in x]
             for row in rows:
                 _check_shape(self.target, row, (n.size,), f"for one sample and {n.size} budgets")
             out = np.stack(rows) if rows else np.empty((0, n.size))
         else:
-            out = np.asarray(fn(x, n, **kwargs), dtype=np.float64)
+            out = _real(self.target, fn(x, n, **kwargs))
         _check_shape(self.target, out, (x.shape[0], n.size), f"for {x.shape[0]} samples and {n.size} budgets")
         bad = ~np.isfinite(out)
         if bad.any():
@@ -460,6 +460,19 @@ class PluginEstimator:
 
 # Functions imported in this process, by (path, directory).
 _LOADED: dict[tuple[str, str], Callable] = {}
+
+
+def _real(target: str, value: Any) -> np.ndarray:
+    """A plug-in's estimates as float64; complex ones are refused (float64 would silently drop the imaginary
+    part, with only a ComplexWarning)."""
+    out = np.asarray(value)
+    if np.iscomplexobj(out):
+        flat = out.ravel()
+        first = flat[np.flatnonzero(flat.imag)[0]] if np.any(flat.imag) else flat[0] if flat.size else "()"
+        raise PluginError(
+            f"_target_={target}: returned complex numbers (e.g. {first}); estimates must be real: return floats"
+        )
+    return np.asarray(out, dtype=np.float64)
 
 
 def _check_shape(target: str, out: np.ndarray, shape: tuple[int, ...], what: str) -> None:

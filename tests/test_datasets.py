@@ -105,7 +105,7 @@ def write(tmp_path, name, text):
 
 
 def test_csv_single_column_is_one_model_named_after_the_file(tmp_path):
-    path = write(tmp_path, "runs.csv", "acc\n0.5\n0.25\n\n0.75\n")
+    path = write(tmp_path, "runs.csv", "acc\n0.5\n0.25\n0.75\n\n")
     scores = load_scores(path)
     assert list(scores) == ["runs"]
     np.testing.assert_array_equal(scores["runs"], [0.5, 0.25, 0.75])
@@ -151,10 +151,11 @@ def test_json_mapping_and_list_of_objects(tmp_path):
      ["scores.csv: missing column 'f1' (columns: model_name, seed)"]),
     ("scores.csv", "a,b\n1,2\n3,4\n", {}, ["scores.csv: missing column 'score' (columns: a, b)"]),
     ("scores.csv", "score\n0.1\n0.2\nabc\n", {}, ["scores.csv: row 4: score is not a number: 'abc'"]),
-    ("scores.csv", "score\n0.1\n\n0.2\n0.3\nnan\n", {}, ["scores.csv: row 6: score nan is missing"]),
+    ("scores.csv", "score\n0.1\n\n0.2\n0.3\nnan\n", {}, ["scores.csv: row 3: score is missing"]),  # a blank line
+    ("scores.csv", "score\n0.1\n0.2\n0.3\nnan\n", {}, ["scores.csv: row 5: score nan is missing"]),
     ("scores.csv", "score\n0.1\ninf\n", {}, ["scores.csv: row 3: score inf is not finite"]),
     ("scores.csv", "score\n0.1\n-Infinity\n", {}, ["scores.csv: row 3: score -Infinity is not finite"]),
-    ("scores.csv", "score\n0.1\n0.2\n\n\n\n0.3\n1.7\n", {"low": 0, "high": 1},
+    ("scores.csv", "score\n0.1\n0.2\n\n\n\n0.3\n1.7\n", {"low": 0, "high": 1, "missing": "drop"},
      ["scores.csv: row 8: score 1.7 is outside the support [0, 1]"]),
     ("scores.csv", "model,score\nmlp,0.1\nlstm,0.2\nlstm,0.3\n", {},
      ["scores.csv: model 'mlp' has 1 score; at least 2 are needed"]),

