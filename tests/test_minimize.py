@@ -130,7 +130,7 @@ def test_extrapolate_on_losses_is_the_mirror_and_fits_the_convex_law(tmp_path, r
              same=("k", "mean_abs_rel_error", "bias_rel", "p90_abs_rel_error", "mean_abs_error", "replicates"))
     page = (tmp_path / "neg" / "EXTRAPOLATE.md").read_text()
     assert "**a, the best score possible: " in page and "scores at or above -0.7 censored" in page
-    assert "(the smallest observed score: " in page and "scores below it fitted" in page
+    assert "a is the best of the noise-free law" in page and "scores below it fitted" in page
     assert "mlp (20 runs): a = " in neg.stdout and "mlp (20 runs): b = " in acc.stdout
 
 
