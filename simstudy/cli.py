@@ -20,6 +20,7 @@ import errno
 import itertools
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -55,9 +56,31 @@ def _config_dir() -> str:
     raise RuntimeError(f"simstudy's configs not found beside {here}; reinstall the package")
 
 
+#: The characters of a run directory's name: safe to type in any shell unquoted, and on any file system.
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._=,+-]+")
+#: The suffix of a name made safe: a hyphen and 8 hex digits of the overrides' SHA-256.
+_HASHED = re.compile(r"-[0-9a-f]{8}")
+#: The longest name kept readable in full (file systems allow 255 bytes per name).
+_NAME_MAX = 120
+
+
 def _dirname(overrides: str) -> str:
-    """Run directory name from the command line's overrides ('default' when there are none)."""
-    return overrides.replace("/", "_") or "default"
+    """Run directory name from the command line's overrides (``'default'`` when there are none).
+
+    The overrides' text is the name where it is made of ``[A-Za-z0-9._=,+-]`` only, at most :data:`_NAME_MAX`
+    characters, and does not end like a hashed name; any other text has each run of other characters replaced by
+    ``_`` (``/``, spaces, braces, quotes), is shortened, and ends with ``-`` and 8 hex digits of the SHA-256 of
+    the exact text. So the mapping is injective (up to a hash collision): ``data=a/b.csv`` and ``data=a_b.csv``
+    name two directories, and every name can be typed unquoted."""
+    import hashlib
+
+    if not overrides:
+        return "default"
+    if _SAFE_NAME.fullmatch(overrides) and len(overrides) <= _NAME_MAX and not _HASHED.search(overrides[-9:]):
+        return overrides
+    digest = hashlib.sha256(overrides.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    readable = re.sub(r"[^A-Za-z0-9._=,+-]+", "_", overrides)[:_NAME_MAX]
+    return f"{readable}-{digest}"
 
 
 if not OmegaConf.has_resolver("simstudy_dirname"):
@@ -322,6 +345,33 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                     validate[config_name](resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
                 except ConfigError as exc:
                     _fail(str(exc), None)
+
+
+def _last_of_each_key(argv: list[str]) -> list[str]:
+    """The arguments with a key given more than once kept only at its last ``key=value`` (in that place), and a
+    one-line notice per such key (:func:`_notice`): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
+    with 20, in the directory named after 20 alone). Keys are compared as typed (``+key=1 key=2`` adds, then
+    sets); flags are kept as given."""
+    keys = [a.partition("=")[0] if "=" in a and not a.startswith("-") else None for a in argv]
+    kept = []
+    for i, (arg, key) in enumerate(zip(argv, keys)):
+        if key is not None and key in keys[i + 1 :]:
+            continue
+        given = [a for a, k in zip(argv[:i], keys[:i]) if key is not None and k == key]
+        if given:
+            times = "twice" if len(given) == 1 else f"{len(given) + 1} times"
+            _notice(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
+        kept.append(arg)
+    return kept
+
+
+def _notice(message: str) -> None:
+    """One line that is not an error (the command goes on): on stdout, with the run's log lines (stderr holds
+    errors only: a refusal stays one line), or as a log warning under the Python API."""
+    if _API_MODE.get():
+        log.warning("%s", message)
+    else:
+        print(f"simstudy: note: {message}", flush=True)
 
 
 def _check_arguments(argv: list[str]) -> None:
@@ -1111,6 +1161,8 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
                 + ")",
                 None,
             )
+        if key in opts:
+            _notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
         opts[key] = value
     for key in required:
         if not opts.get(key):
@@ -1375,7 +1427,7 @@ def _api_args(experiment, overrides) -> list[str]:
     flags = [a for a in args if a.startswith("-")]
     if flags:
         _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
-    return args
+    return _last_of_each_key(args)
 
 
 def _api_compose(args: list[str]):
@@ -1671,13 +1723,16 @@ def _main(argv: list[str]) -> None:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             app, config_name = SUBCOMMANDS[argv[0]]
-            sys.argv = [sys.argv[0], *argv[1:]]  # Hydra reads its overrides from sys.argv
+            args = _last_of_each_key(argv[1:])
+            sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
             _register_commands()
-            _check_overrides(argv[1:], config_name)
+            _check_overrides(args, config_name)
             app()
             return
+        args = _last_of_each_key(argv)
+        sys.argv = [sys.argv[0], *args]
         _register_studies()
-        _check_overrides(argv)
+        _check_overrides(args)
         _study_app()
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:

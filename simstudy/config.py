@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -1359,6 +1360,13 @@ def _missing(key: str, value: Any) -> str | float:
 _positive = schema.number(positive=True)
 #: A number (infinities included) or null.
 _bound = schema.optional(schema.number(what="a number or null"))
+#: A finite number or null: a score to reach (an infinite one is never reached, and says nothing).
+_finite_score = schema.optional(
+    schema.number(minimum=-sys.float_info.max, maximum=sys.float_info.max, what="a finite number (a score) or null")
+)
+#: The narrowest audit bandwidth accepted, as a share of high - low: below it each score is an atom of its own
+#: (the fit is the data, whatever the KDE), and the reflected kernels' grid cannot resolve it.
+_MIN_BANDWIDTH_SHARE = 1e-6
 
 
 def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] | None:
@@ -1563,7 +1571,9 @@ class CurveOptions(DataOptions):
         "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w",
         schema.choice(estimators.CLOSED_FORM),
     )
-    target: float | None = option(None, "a score to reach: report the budget where each curve first reaches it", _bound)
+    target: float | None = option(
+        None, "a score to reach: report the budget where each curve first reaches it", _finite_score
+    )
     trial_time: float | tuple | None = option(
         None,
         "the average duration of one trial, for every model (0.2) or per "
@@ -1816,7 +1826,13 @@ def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
             f"{key} must be an integer from 1 to 10 or a list of them (the effective numbers of "
             f"hyperparameters searched), e.g. {key}=[1,2,3], got {value!r}"
         )
-    return tuple(sorted(set(values)))
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:  # a typo (c=[1,1] for c=[1,2]?): the fit would search fewer values than typed
+        raise ConfigError(
+            f"{key} lists {', '.join(map(str, twice))} more than once, got {value!r}: give each number of "
+            f"hyperparameters once, e.g. {key}=[1,2,3]"
+        )
+    return tuple(sorted(values))
 
 
 @dataclass(frozen=True)
@@ -2423,6 +2439,13 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
         )
     if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    if o.bandwidth is not None and o.bandwidth < _MIN_BANDWIDTH_SHARE * (data.high - data.low):
+        raise ConfigError(
+            f"bandwidth={cfg['bandwidth']} is too small for scores on [low, high] = [{data.low:g}, {data.high:g}]: "
+            f"a sensible bandwidth lies between {_MIN_BANDWIDTH_SHARE:g} (high - low) = "
+            f"{_MIN_BANDWIDTH_SHARE * (data.high - data.low):g} and high - low = {data.high - data.low:g}, on the "
+            f"scale of the scores' spread; or leave it unset (bw_method chooses one) or use bw_factor="
+        )
     if o.bandwidth is not None:
         # The reflected KDE keeps every image of each score's kernel within 10 bandwidths of [low, high]:
         # 2 (2 ceil(10 h / L) + 3) centres per score, each built in a few float64 temporaries.
