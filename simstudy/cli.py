@@ -43,8 +43,28 @@ log = logging.getLogger("simstudy")
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
-#: OS errors that are the environment's, not a bug: reported in one line.
-_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EIO}
+#: OS errors of a path the user gave (a name too long, a file where a directory must be): bad input, exit 2,
+#: with what would fix it.
+_PATH_ERRNOS = {
+    errno.ENAMETOOLONG: "a path or a name in it is too long: choose a shorter directory, e.g. hydra.run.dir=DIR",
+    errno.ENOTDIR: "a file lies where a directory must be: choose another directory",
+    errno.EISDIR: "a directory lies where a file must be: choose another path",
+    errno.ELOOP: "too many symbolic links on the path: choose another directory",
+}
+#: OS errors that are the environment's, not a bug (a full disk, a file-size limit such as ``ulimit -f``, no
+#: permission): the run could not finish, exit 1. With :data:`_PATH_ERRNOS`, reported in one line.
+_ENVIRONMENT_ERRNOS = {
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EFBIG,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EROFS,
+    errno.EIO,
+    errno.EMFILE,
+    errno.ENFILE,
+    *_PATH_ERRNOS,
+}
 
 
 def _config_dir() -> str:
@@ -195,8 +215,15 @@ def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> N
 
 
 def _os_error(exc: OSError) -> str:
+    """An OS error in one line: the file, the system's words, and for a bad path what would fix it."""
     where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}{exc.strerror or exc}"
+    hint = f" ({_PATH_ERRNOS[exc.errno]})" if exc.errno in _PATH_ERRNOS else ""
+    return f"{where}{exc.strerror or exc}{hint}"
+
+
+def _os_status(exc: OSError) -> int:
+    """Exit status of an OS error of :data:`_ENVIRONMENT_ERRNOS`: 2 for a bad path given, 1 for the environment."""
+    return EXIT_BAD_INPUT if exc.errno in _PATH_ERRNOS else EXIT_FAILED
 
 
 def _one_line(exc: Exception) -> str:
@@ -397,10 +424,26 @@ def _check_dir_override(key: str, value: str) -> None:
     if "${" in value:
         return  # resolved by Hydra later
     path = Path(value).expanduser()
+    longest = max(path.parts, key=lambda part: len(os.fsencode(part)), default="")
+    if len(os.fsencode(longest)) > _name_max(path):
+        _fail(
+            f"{key}={value}: a name on the path is {len(os.fsencode(longest))} bytes long, longer than the file "
+            f"system allows ({_name_max(path)}): choose a shorter directory",
+            None,
+        )
     for p in (path, *path.parents):
         if p.exists() and not p.is_dir():
             where = "is an existing file" if p == path else f"lies under {p}, an existing file"
             _fail(f"{key}={value} {where}, not a directory: choose a directory path", None)
+
+
+def _name_max(path: Path) -> int:
+    """The longest name (in bytes) the file system of ``path``'s nearest existing directory allows (255 if unknown)."""
+    existing = next((p for p in (_abs(path), *_abs(path).parents) if os.path.isdir(p)), Path("/"))  # no raise
+    try:
+        return os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows) or no such limit
+        return 255
 
 
 def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
@@ -425,7 +468,7 @@ def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
         _release(claim, out_dir)
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), out_dir, EXIT_FAILED)
+        _fail(_os_error(exc), out_dir, _os_status(exc))
     except BaseException:
         _release(claim, out_dir)
         raise
@@ -1221,7 +1264,7 @@ def _collect(argv: list[str]) -> None:
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, EXIT_FAILED)
+        _fail(_os_error(exc), None, _os_status(exc))
     finally:
         claim.release()
 
@@ -1391,7 +1434,7 @@ def _collect_sweep(sweep_dir: Path) -> None:
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, EXIT_FAILED)
+        _fail(_os_error(exc), None, _os_status(exc))
     if stacked.unfinished:
         _fail(_unfinished_message(sweep_dir, stacked.unfinished, len(jobs)), None, EXIT_FAILED)
 
@@ -1475,7 +1518,7 @@ def api_run(experiment, overrides, out_dir):
         except OSError as exc:
             if exc.errno not in _ENVIRONMENT_ERRNOS:
                 raise
-            _fail(_os_error(exc), out_dir, EXIT_FAILED)
+            _fail(_os_error(exc), out_dir, _os_status(exc))
         return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
     finally:
         _API_MODE.reset(token)
@@ -1518,6 +1561,7 @@ def _reproduce(argv: list[str]) -> None:
         _fail(f"n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}", None)
     runs = Path("outputs") / ("reproduce-quick" if quick else "reproduce")
     out = Path(opts.get("out", runs if quick else "."))
+    _check_dir_override("out", str(out))  # a file, or a path through one: refused before any run, not after
     # Before any run: refuse a report directory holding files simstudy did not write (a user's own report
     # or figures), and read the sections that this run will not regenerate, to keep them.
     figures = [
@@ -1674,6 +1718,10 @@ def main() -> None:
     ...
     SystemExit: 2
     """
+    if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
+        # A file-size limit (ulimit -f): the write raises EFBIG, said in one line, instead of the signal
+        # killing the process mid-write.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         _main(sys.argv[1:])
     except KeyboardInterrupt:
@@ -1737,7 +1785,7 @@ def _main(argv: list[str]) -> None:
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, EXIT_FAILED)
+        _fail(_os_error(exc), None, _os_status(exc))
 
 
 if __name__ == "__main__":

@@ -87,3 +87,70 @@ def test_values_that_mean_nothing_are_refused_in_one_line(tmp_path, args, messag
     proc = simstudy(*args, cwd=tmp_path, check=False)
     one_line_error(proc, message)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]
+
+
+# --- paths and the environment: one line, not an OSError traceback ----------------------------------------------
+
+
+def test_reproduce_out_naming_a_file_or_a_path_through_one_is_refused_before_any_run(tmp_path):
+    (tmp_path / "f").write_text("mine")
+    for out, message in [
+        ("f", "out=f is an existing file, not a directory"),
+        ("f/x", "out=f/x lies under f, an existing file"),
+        ("d" * 300, "a name on the path is 300 bytes long, longer than the file system allows (255)"),
+    ]:
+        proc = simstudy("reproduce", "--quick", "only=dodge2021_fig1", f"out={out}", cwd=tmp_path, check=False, timeout=60)
+        one_line_error(proc, message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"] and (tmp_path / "f").read_text() == "mine"
+
+
+def test_a_300_character_run_directory_is_one_line(tmp_path):
+    (tmp_path / "s.csv").write_text("score\n0.1\n0.2\n0.3\n")
+    proc = simstudy("curve", "data=s.csv", f"hydra.run.dir=a/{'d' * 300}/b", cwd=tmp_path, check=False)
+    one_line_error(proc, "a name on the path is 300 bytes long")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]
+
+
+@pytest.mark.parametrize(
+    "code, status, message",
+    [
+        (36, 2, "File name too long (a path or a name in it is too long: choose a shorter directory"),  # ENAMETOOLONG
+        (20, 2, "Not a directory (a file lies where a directory must be"),  # ENOTDIR
+        (27, 1, "File too large"),  # EFBIG
+    ],
+    ids=["ENAMETOOLONG", "ENOTDIR", "EFBIG"],
+)
+def test_os_errors_of_the_path_or_the_environment_are_one_line(tmp_path, monkeypatch, code, status, message):
+    """Hydra's own mkdir of the run directory fails (a path past PATH_MAX, a file swapped in, a size limit)."""
+    import errno
+    import os
+    from pathlib import Path
+
+    assert errno.errorcode[code] in ("ENAMETOOLONG", "ENOTDIR", "EFBIG")
+    real = Path.mkdir
+
+    def mkdir(self, *args, **kwargs):
+        if "outputs" in self.parts:
+            raise OSError(code, os.strerror(code), str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    (tmp_path / "s.csv").write_text("score\n0.1\n0.2\n0.3\n")
+    proc = simstudy("curve", "data=s.csv", cwd=tmp_path, check=False)
+    one_line_error(proc, f"outputs/curve/data=s.csv: {message}", status)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]
+
+
+def test_a_file_size_limit_is_one_line_not_a_signal(tmp_path):
+    """``ulimit -f``: the kernel sends SIGXFSZ, which would kill the process mid-write; simstudy ignores it, so the
+    write raises EFBIG, reported in one line (exit 1), and the chunk file is not left half-written."""
+    resource = pytest.importorskip("resource")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+    args = [*FIG1, "study.reps=200", "study.chunk_reps=100", "runner.n_jobs=1", "hydra.run.dir=run"]
+    proc = subprocess.run([sys.executable, "-m", "simstudy.cli", *args], cwd=tmp_path, env=clean_env(),
+                          preexec_fn=limit, capture_output=True, text=True, timeout=120)
+    one_line_error(proc, "chunk-000000-r100.npz: File too large", 1)
+    assert not list((tmp_path / "run").rglob("*.npz"))
