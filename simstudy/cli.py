@@ -353,6 +353,8 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                 cfg = compose(config_name, overrides=job, return_hydra_config=True)
                 if job is composed:  # the directories Hydra will make for this command line, noted before it does
                     _note_run_dir(cfg, multirun)
+                    if multirun and config_name == "config":
+                        _check_sweep_dir(cfg, argv)
                 with open_dict(cfg):
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -399,6 +401,42 @@ def _notice(message: str) -> None:
         log.warning("%s", message)
     else:
         print(f"simstudy: note: {message}", flush=True)
+
+
+def _sweep_key(override: str) -> bool:
+    """Whether an override changes a sweep's results (runner and Hydra settings change no number)."""
+    key = override.partition("=")[0].lstrip("+~")
+    return not key.startswith(("runner", "hydra.", "hydra/"))
+
+
+def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
+    """Refuse a sweep into a sweep directory that holds another sweep: Hydra would replace its ``multirun.yaml``,
+    and the callback its stacked ``summary.parquet`` and figure. The same sweep again (a resume, other runner
+    settings) goes on."""
+    try:
+        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
+    except Exception:  # resolved by Hydra later: nothing known to compare with
+        return
+    stored = sweep_dir / "multirun.yaml"
+    if not stored.is_file():
+        return
+    this = sorted(a for a in argv if _sweep_key(a))
+    try:
+        task = OmegaConf.select(OmegaConf.load(stored), "hydra.overrides.task", default=None)
+        earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # type: ignore[union-attr]  # a list, else unreadable
+    except Exception:
+        earlier = None
+    if earlier == this:
+        return
+    import hashlib
+
+    what = "an unreadable multirun.yaml" if earlier is None else f"another sweep ({' '.join(earlier)})"
+    own = f"{sweep_dir}-{hashlib.sha256(' '.join(this).encode()).hexdigest()[:8]}"  # no '=' nor ',': typeable
+    _fail(
+        f"{sweep_dir} holds {what}, whose multirun.yaml, summary.parquet and figure this sweep would replace: give "
+        f"this one its own directory, e.g. hydra.sweep.dir={own}",
+        None,
+    )
 
 
 def _check_arguments(argv: list[str]) -> None:

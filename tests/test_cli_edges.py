@@ -154,3 +154,26 @@ def test_a_file_size_limit_is_one_line_not_a_signal(tmp_path):
                           preexec_fn=limit, capture_output=True, text=True, timeout=120)
     one_line_error(proc, "chunk-000000-r100.npz: File too large", 1)
     assert not list((tmp_path / "run").rglob("*.npz"))
+
+
+# --- sweeps keep their frames ---------------------------------------------------------------------------------
+
+
+def test_a_second_sweep_into_the_same_directory_is_refused_and_the_first_keeps_its_frame(tmp_path):
+    first = ["-m", *FIG1, "study.reps=100", "seed=43", "budget.B=5,6"]
+    simstudy(*first, cwd=tmp_path)
+    sweep_dir = tmp_path / "outputs" / "multirun" / "dodge2021_fig1"
+    files = {p.relative_to(sweep_dir): p.read_bytes() for p in sweep_dir.rglob("*") if p.is_file()}
+    assert (sweep_dir / "summary.parquet").is_file()
+    proc = simstudy("-m", *FIG1, "study.reps=100", "seed=43", "distribution.sd=0.05,0.1", cwd=tmp_path, check=False)
+    line = one_line_error(proc, "outputs/multirun/dodge2021_fig1 holds another sweep (budget.B=5,6 ")
+    own = line.split("hydra.sweep.dir=")[1]  # the directory it proposes: free, and typeable
+    assert SAFE.fullmatch(own.rpartition("/")[2]) and not (tmp_path / own).exists()
+    after = {p.relative_to(sweep_dir): p.read_bytes() for p in sweep_dir.rglob("*") if p.is_file()}
+    assert after == files  # nothing replaced, nothing added
+    again = simstudy(*first, "runner.n_jobs=1", cwd=tmp_path)  # the same sweep (other runner settings): resumes
+    assert "holds another sweep" not in again.stderr and (sweep_dir / "summary.parquet").is_file()
+    proc = simstudy("-m", *FIG1, "study.reps=100", "seed=43", "distribution.sd=0.05,0.1", f"hydra.sweep.dir={own}",
+                    cwd=tmp_path)
+    assert (tmp_path / own / "summary.parquet").is_file() and (sweep_dir / "summary.parquet").read_bytes() == files[
+        sweep_dir.joinpath("summary.parquet").relative_to(sweep_dir)]
