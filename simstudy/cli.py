@@ -359,7 +359,7 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
             except Exception as exc:
-                _fail(_one_line(exc), None)
+                _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc), None)
             if multirun:
                 from .config import parse_audit, parse_extrapolate
 
@@ -401,6 +401,31 @@ def _notice(message: str) -> None:
         log.warning("%s", message)
     else:
         print(f"simstudy: note: {message}", flush=True)
+
+
+def _unknown_key(exc: Exception, compose, config_name: str, job: list[str]) -> str | None:
+    """For Hydra's "Could not override 'KEY'" (a typo, most often), the keys that exist where KEY was looked for
+    and the closest one; Hydra's own advice (``+KEY=...``) would add a key no command reads, a second error.
+    None when it is another error, or the keys cannot be listed."""
+    import difflib
+
+    m = re.match(r"Could not override '([^']+)'", str(exc))
+    if m is None:
+        return None
+    key = m.group(1)
+    parent, _, leaf = key.rpartition(".")
+    try:
+        cfg = compose(config_name, overrides=[a for a in job if a.partition("=")[0].lstrip("+~") != key])
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+    except Exception:
+        return None
+    if not isinstance(node, DictConfig):
+        return f"{key}: {parent} is a value, not a group of keys: set it with {parent}=..." if parent else None
+    prefix = f"{parent}." if parent else ""
+    leaves = sorted(str(k) for k in node.keys() if not str(k).startswith(("hydra", "_")))
+    close = [f"{prefix}{k}" for k in difflib.get_close_matches(leaf, leaves, n=1)]  # by the last part: rep, reps
+    keys = ", ".join(f"{prefix}{k}" for k in leaves)
+    return f"{key} is not a key: {f'did you mean {close[0]}? ' if close else ''}the keys there: {keys}"
 
 
 def _sweep_key(override: str) -> bool:
@@ -1707,6 +1732,24 @@ def _reproduce(argv: list[str]) -> None:
 PLAIN_COMMANDS = {"collect": _collect, "replay": _replay, "reproduce": _reproduce}
 
 
+@contextlib.contextmanager
+def _public_groups_only():
+    """Hydra's ``--help`` lists every config group it knows, also the schemas simstudy stores for each study kind
+    (``_schema/study``): inside, groups whose name has a part starting with ``_`` are not listed."""
+    from hydra._internal.hydra import Hydra
+
+    listed = Hydra.list_all_config_groups
+
+    def public(self, parent: str = ""):
+        return [g for g in listed(self, parent) if not any(part.startswith("_") for part in g.split("/"))]
+
+    Hydra.list_all_config_groups = public  # type: ignore[method-assign]  # restored below
+    try:
+        yield
+    finally:
+        Hydra.list_all_config_groups = listed  # type: ignore[method-assign]
+
+
 def _help(argv: list[str]) -> str | None:
     """The help asked for, if any: ``simstudy --help`` or ``simstudy COMMAND --help`` (a study's
     ``simstudy experiment=NAME --help`` is Hydra's, which prints the resolved config)."""
@@ -1792,9 +1835,44 @@ def _log_data_warnings() -> None:
     warnings.filterwarnings("once", category=DataWarning)  # a file is read more than once (checks, build)
 
 
+#: The flags simstudy passes to Hydra (each also in its ``--flag=value`` form); any other is refused in one line.
+_HYDRA_FLAGS = frozenset(
+    "-h --help --hydra-help -c --cfg --resolve -p --package -r --run -m --multirun -sc --shell-completion -cp "
+    "--config-path -cn --config-name -cd --config-dir --experimental-rerun -i --info".split()
+)
+
+
+def _check_flags(argv: list[str], command: str | None) -> None:
+    """A flag Hydra does not know (``simstudy curve --data x``) is most often a key typed as an option: one line
+    saying how keys are given, instead of Hydra's usage of its own flags."""
+    for i, arg in enumerate(argv):
+        flag, eq, value = arg.partition("=")
+        if not arg.startswith("-") or flag in _HYDRA_FLAGS:
+            continue
+        after = argv[i + 1] if i + 1 < len(argv) else ""
+        if not eq and after and "=" not in after and not after.startswith("-"):
+            value = after
+        name = flag.lstrip("-") or "KEY"
+        where = f"simstudy {command} --help" if command else "simstudy --help"
+        _fail(
+            f"{arg!r} is not an option of simstudy{' ' + command if command else ''}: keys are given as key=value, "
+            f"e.g. {name}={value or '...'} ({where} lists them)",
+            None,
+        )
+
+
+def _version(argv: list[str]) -> str | None:
+    """``simstudy --version`` (also after a command): simstudy's version, not Hydra's."""
+    if "--version" not in argv:
+        return None
+    from . import __version__
+
+    return f"simstudy {__version__}"
+
+
 def _main(argv: list[str]) -> None:
     _log_data_warnings()
-    text = _help(argv)
+    text = _version(argv) or _help(argv)
     if text is not None:
         print(text)
         sys.stdout.flush()  # inside main's BrokenPipeError guard
@@ -1809,17 +1887,20 @@ def _main(argv: list[str]) -> None:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             app, config_name = SUBCOMMANDS[argv[0]]
+            _check_flags(argv[1:], argv[0])
             args = _last_of_each_key(argv[1:])
             sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
             _register_commands()
             _check_overrides(args, config_name)
             app()
             return
+        _check_flags(argv, None)
         args = _last_of_each_key(argv)
         sys.argv = [sys.argv[0], *args]
         _register_studies()
         _check_overrides(args)
-        _study_app()
+        with _public_groups_only():  # --help: simstudy's groups, not the schemas it stores for them
+            _study_app()
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise

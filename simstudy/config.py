@@ -1640,8 +1640,8 @@ class BandsOptions(DataOptions):
         The CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
     max_k : int or None, default None
         Draw budgets k = 1..max_k (default: the largest sample size). In trials.
-    xscale : str, default "linear"
-        The tuning curve's x axis (k): linear or log.
+    xscale : str, default "log"
+        The tuning curve's x axis (k): log or linear (log, as simstudy curve).
     sample_seed : int or None, default None
         With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
         of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
@@ -1671,7 +1671,9 @@ class BandsOptions(DataOptions):
     max_k: int | None = option(
         None, "draw budgets k = 1..max_k (default: the largest sample size)", schema.optional(schema.integer(minimum=1))
     )
-    xscale: str = option("linear", "the tuning curve's x axis (k): linear or log", schema.choice(XSCALES))
+    xscale: str = option(
+        "log", "the tuning curve's x axis (k): log or linear (log, as simstudy curve)", schema.choice(XSCALES)
+    )
     sample_seed: int | None = _sample_seed_option()
 
 
@@ -2099,7 +2101,7 @@ class BandsConfig:
     max_k : int or None
         ``max_k``: draw budgets k = 1..max_k (default: the largest sample size). In trials.
     xscale : str
-        ``xscale``: the tuning curve's x axis (k): linear or log.
+        ``xscale``: the tuning curve's x axis (k): log or linear (log, as simstudy curve).
         For ``kind="median"`` it is 0.5.
 
     References

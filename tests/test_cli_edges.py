@@ -177,3 +177,69 @@ def test_a_second_sweep_into_the_same_directory_is_refused_and_the_first_keeps_i
                     cwd=tmp_path)
     assert (tmp_path / own / "summary.parquet").is_file() and (sweep_dir / "summary.parquet").read_bytes() == files[
         sweep_dir.joinpath("summary.parquet").relative_to(sweep_dir)]
+
+
+# --- the newcomer's small things --------------------------------------------------------------------------------
+
+
+def test_version_is_simstudys_not_hydras(tmp_path):
+    from simstudy import __version__
+
+    for args in (["--version"], ["curve", "--version"]):
+        proc = simstudy(*args, cwd=tmp_path)
+        assert proc.stdout.strip() == f"simstudy {__version__}" and "Hydra" not in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["curve", "--data", "x.csv"], "'--data' is not an option of simstudy curve: keys are given as key=value, "
+                                       "e.g. data=x.csv (simstudy curve --help lists them)"),
+        (["bands", "--data=x.csv"], "e.g. data=x.csv (simstudy bands --help lists them)"),
+        (["--seed", "3", *FIG1], "'--seed' is not an option of simstudy: keys are given as key=value, e.g. seed=3"),
+    ],
+    ids=["curve --data x", "bands --data=x", "--seed 3"],
+)
+def test_a_key_typed_as_a_flag_is_one_line_not_hydras_usage(tmp_path, args, message):
+    proc = simstudy(*args, cwd=tmp_path, check=False)
+    one_line_error(proc, message)
+    assert "usage:" not in proc.stdout + proc.stderr and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([*FIG1, "study.rep=100"], "study.rep is not a key: did you mean study.reps? the keys there: study.chunk_reps, "
+                                   "study.kind, study.name, study.reps, study.save_replicates"),
+        (["curve", "data=s.csv", "scal=0.01"], "scal is not a key: did you mean scale? the keys there: compare, data,"),
+        ([*FIG1, "seed.x=1"], "seed.x: seed is a value, not a group of keys: set it with seed=..."),
+    ],
+    ids=["study.rep", "curve scal", "seed.x"],
+)
+def test_a_mistyped_key_names_the_keys_there_not_hydras_plus_advice(tmp_path, args, message):
+    proc = simstudy(*args, cwd=tmp_path, check=False)
+    line = one_line_error(proc, message)
+    assert "+" not in line and list(tmp_path.iterdir()) == []
+
+
+def test_a_presets_help_names_every_command_and_no_internal_group(tmp_path):
+    out = simstudy("experiment=dodge2021_fig1", "--help", cwd=tmp_path).stdout
+    commands = out.split("Commands (each with --help):")[1].split("simstudy --help lists them")[0]
+    for command in ("curve", "bands", "audit", "extrapolate", "reproduce", "collect", "replay"):
+        assert command in commands, command
+    assert "_schema" not in out and "study: band_coverage" in out  # the group users choose, not its stored schema
+
+
+def test_reproduce_help_names_where_quick_runs_go():
+    from simstudy import usage
+
+    text = " ".join(usage.command_help("reproduce").split())
+    assert "with --quick, the runs and REPRODUCTION.md under outputs/reproduce-quick/" in text
+    assert "one run per entry under outputs/reproduce/ and REPRODUCTION.md in out= (default: here)" in text
+
+
+def test_bands_and_curve_draw_the_tuning_curve_on_the_same_x_scale():
+    from simstudy import config, schema
+
+    scales = {c: schema.defaults(config.COMMAND_OPTIONS[c])["xscale"] for c in ("curve", "bands")}
+    assert scales == {"curve": "log", "bands": "log"}
