@@ -1746,8 +1746,8 @@ class AuditOptions(DataOptions):
         Simulated searches for the bias, SD and MSE of U, V and W.
     seed : int, default 0
         The random seed: the same seed gives the same numbers.
-    n_jobs : int, default 1
-        Worker processes (-1: every core).
+    n_jobs : int, default -1
+        Worker processes (-1: every core); never changes a number.
 
     Examples
     --------
@@ -1755,7 +1755,7 @@ class AuditOptions(DataOptions):
     >>> from simstudy.config import AuditOptions
     >>> opts = schema.parse(AuditOptions, {"data": "scores.csv"})
     >>> opts.low, opts.high, opts.rounds, opts.n_jobs
-    (0.0, 1.0, 1024, 1)
+    (0.0, 1.0, 1024, -1)
     """
 
     model: tuple[str, ...] | None = option(None, "the model to audit (needed when the file holds several)", _names)
@@ -1805,7 +1805,7 @@ class AuditOptions(DataOptions):
         10000, "simulated searches for the bias, SD and MSE of U, V and W", schema.integer(minimum=2)
     )
     seed: int = option(0, "the random seed: the same seed gives the same numbers", schema.integer(minimum=0))
-    n_jobs: int = option(1, "worker processes (-1: every core)", schema.integer())
+    n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
 
 
 def _threshold(key: str, value: Any) -> float | None:
@@ -2169,7 +2169,7 @@ class AuditConfig:
     seed : int
         ``seed``: the random seed: the same seed gives the same numbers.
     n_jobs : int
-        ``n_jobs``: worker processes (-1: every core).
+        ``n_jobs``: worker processes (-1: every core); never changes a number.
 
     Examples
     --------

@@ -238,8 +238,9 @@ def test_reproduce_help_names_where_quick_runs_go():
     assert "one run per entry under outputs/reproduce/ and REPRODUCTION.md in out= (default: here)" in text
 
 
-def test_bands_and_curve_draw_the_tuning_curve_on_the_same_x_scale():
+def test_defaults_agree_across_commands():
     from simstudy import config, schema
 
-    scales = {c: schema.defaults(config.COMMAND_OPTIONS[c])["xscale"] for c in ("curve", "bands")}
-    assert scales == {"curve": "log", "bands": "log"}
+    defaults = {c: schema.defaults(options) for c, options in config.COMMAND_OPTIONS.items()}
+    assert {c: d["xscale"] for c, d in defaults.items() if "xscale" in d} == {"curve": "log", "bands": "log"}
+    assert {c: d["n_jobs"] for c, d in defaults.items() if "n_jobs" in d} == {"audit": -1, "extrapolate": -1}
