@@ -275,6 +275,7 @@ def main_help(config_dir: Path) -> str:
         "  simstudy -m experiment=dodge2021_fig1 distribution.sd=0.05,0.1",
         "  simstudy curve data=my_results.csv target=0.395",
         "Results go to outputs/<study>/<overrides>/; rerunning the same command resumes. See README.md.",
+        "A key given twice takes its last value (with a note). simstudy --version prints the version.",
     ]
     return "\n".join(lines)
 
