@@ -448,7 +448,7 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
     this = sorted(a for a in argv if _sweep_key(a))
     try:
         task = OmegaConf.select(OmegaConf.load(stored), "hydra.overrides.task", default=None)
-        earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # type: ignore[union-attr]  # a list, else unreadable
+        earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list: unreadable (below)
     except Exception:
         earlier = None
     if earlier == this:
@@ -1256,7 +1256,7 @@ def _extrapolate_summary(result) -> list[str]:
 
 def _key_values(argv: list[str], command: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
     """``key=value`` arguments of a command that takes no Hydra config; anything else fails in one line."""
-    opts = {}
+    opts: dict[str, str] = {}
     for arg in argv:
         key, sep, value = arg.partition("=")
         if not sep or key not in (*required, *optional):
@@ -1743,11 +1743,11 @@ def _public_groups_only():
     def public(self, parent: str = ""):
         return [g for g in listed(self, parent) if not any(part.startswith("_") for part in g.split("/"))]
 
-    Hydra.list_all_config_groups = public  # type: ignore[method-assign]  # restored below
+    Hydra.list_all_config_groups = public  # restored below
     try:
         yield
     finally:
-        Hydra.list_all_config_groups = listed  # type: ignore[method-assign]
+        Hydra.list_all_config_groups = listed
 
 
 def _help(argv: list[str]) -> str | None:
