@@ -46,7 +46,7 @@ EXIT_FAILED = 1
 #: OS errors of a path the user gave (a name too long, a file where a directory must be): bad input, exit 2,
 #: with what would fix it.
 _PATH_ERRNOS = {
-    errno.ENAMETOOLONG: "a path or a name in it is too long: choose a shorter directory, e.g. hydra.run.dir=DIR",
+    errno.ENAMETOOLONG: "a path or a name in it is too long: choose a shorter path",
     errno.ENOTDIR: "a file lies where a directory must be: choose another directory",
     errno.EISDIR: "a directory lies where a file must be: choose another path",
     errno.ELOOP: "too many symbolic links on the path: choose another directory",
@@ -1877,14 +1877,14 @@ def _main(argv: list[str]) -> None:
         print(text)
         sys.stdout.flush()  # inside main's BrokenPipeError guard
         return
-    if argv and argv[0] in PLAIN_COMMANDS:
-        PLAIN_COMMANDS[argv[0]](argv[1:])
-        return
     # Let exceptions out of Hydra's wrapper (it would print them in several lines and exit 1) so that an
     # environmental one -- an unwritable or full output directory, met while Hydra creates the run
     # directory -- is reported in one line; any other keeps its full traceback.
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     try:
+        if argv and argv[0] in PLAIN_COMMANDS:  # their paths too (run_dir= of 300 characters): one line
+            PLAIN_COMMANDS[argv[0]](argv[1:])
+            return
         if argv and argv[0] in SUBCOMMANDS:
             app, config_name = SUBCOMMANDS[argv[0]]
             _check_flags(argv[1:], argv[0])

@@ -114,7 +114,7 @@ def test_a_300_character_run_directory_is_one_line(tmp_path):
 @pytest.mark.parametrize(
     "code, status, message",
     [
-        (36, 2, "File name too long (a path or a name in it is too long: choose a shorter directory"),  # ENAMETOOLONG
+        (36, 2, "File name too long (a path or a name in it is too long: choose a shorter path)"),  # ENAMETOOLONG
         (20, 2, "Not a directory (a file lies where a directory must be"),  # ENOTDIR
         (27, 1, "File too large"),  # EFBIG
     ],
@@ -244,3 +244,12 @@ def test_defaults_agree_across_commands():
     defaults = {c: schema.defaults(options) for c, options in config.COMMAND_OPTIONS.items()}
     assert {c: d["xscale"] for c, d in defaults.items() if "xscale" in d} == {"curve": "log", "bands": "log"}
     assert {c: d["n_jobs"] for c, d in defaults.items() if "n_jobs" in d} == {"audit": -1, "extrapolate": -1}
+
+
+def test_the_plain_commands_say_a_path_too_long_in_one_line(tmp_path):
+    long = "d" * 300
+    for args in (["collect", f"run_dir={long}"], ["collect", f"sweep_dir={long}"],
+                 ["replay", f"run_dir={long}", "chunk=c0/1"]):
+        proc = simstudy(*args, cwd=tmp_path, check=False)
+        one_line_error(proc, "File name too long (a path or a name in it is too long: choose a shorter path)")
+    assert list(tmp_path.iterdir()) == []
