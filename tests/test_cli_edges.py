@@ -253,3 +253,14 @@ def test_the_plain_commands_say_a_path_too_long_in_one_line(tmp_path):
         proc = simstudy(*args, cwd=tmp_path, check=False)
         one_line_error(proc, "File name too long (a path or a name in it is too long: choose a shorter path)")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_python_api_takes_the_last_of_a_key_given_twice_with_a_warning(caplog):
+    import logging
+
+    import simstudy as ss
+
+    with caplog.at_level(logging.WARNING, logger="simstudy"):
+        config = ss.compose("dodge2021_fig1", ["study.reps=100", "study.reps=200"])
+    assert config.study.reps == 200
+    assert "study.reps given twice (study.reps=100 study.reps=200): the last is used, study.reps=200" in caplog.text
