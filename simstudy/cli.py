@@ -1735,19 +1735,35 @@ PLAIN_COMMANDS = {"collect": _collect, "replay": _replay, "reproduce": _reproduc
 @contextlib.contextmanager
 def _public_groups_only():
     """Hydra's ``--help`` lists every config group it knows, also the schemas simstudy stores for each study kind
-    (``_schema/study``): inside, groups whose name has a part starting with ``_`` are not listed."""
+    (``_schema/study``), each on one line however long: inside, groups whose name has a part starting with ``_``
+    are not listed, and each group's options are wrapped at 100 columns."""
+    import textwrap
+
     from hydra._internal.hydra import Hydra
 
-    listed = Hydra.list_all_config_groups
+    formatted = Hydra.format_config_groups
 
-    def public(self, parent: str = ""):
-        return [g for g in listed(self, parent) if not any(part.startswith("_") for part in g.split("/"))]
+    def public(self, predicate, compact: bool = True) -> str:
+        def shown(group: str) -> bool:
+            return predicate(group) and not any(part.startswith("_") for part in group.split("/"))
 
-    Hydra.list_all_config_groups = public  # restored below
+        if not compact:
+            return formatted(self, shown, compact)
+        lines = [
+            textwrap.fill(
+                f"{group}: {', '.join(sorted(self.config_loader.get_group_options(group)))}",
+                width=100,
+                subsequent_indent="  ",
+            )
+            for group in sorted(g for g in self.list_all_config_groups() if shown(g))
+        ]
+        return "".join(f"{line}\n" for line in lines)
+
+    Hydra.format_config_groups = public  # restored below
     try:
         yield
     finally:
-        Hydra.list_all_config_groups = listed
+        Hydra.format_config_groups = formatted
 
 
 def _help(argv: list[str]) -> str | None:

@@ -228,6 +228,8 @@ def test_a_presets_help_names_every_command_and_no_internal_group(tmp_path):
     for command in ("curve", "bands", "audit", "extrapolate", "reproduce", "collect", "replay"):
         assert command in commands, command
     assert "_schema" not in out and "study: band_coverage" in out  # the group users choose, not its stored schema
+    head = out.split("== Config (override")[0]  # the header and the groups (the resolved config is YAML's)
+    assert [line for line in head.splitlines() if len(line) > 100] == []
 
 
 def test_reproduce_help_names_where_quick_runs_go():
