@@ -2418,7 +2418,8 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     ------
     ConfigError
         One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
-        ``bandwidth`` whose reflected kernels would not fit in memory (:func:`check_memory`).
+        ``bandwidth`` below 1e-6 (high - low), or whose reflected kernels would not fit in memory
+        (:func:`check_memory`).
 
     Examples
     --------
@@ -2497,8 +2498,8 @@ def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
     Raises
     ------
     ConfigError
-        One line naming the first invalid key and its value; ``threshold`` and ``threshold_score`` both given;
-        ``n_jobs=0``.
+        One line naming the first invalid key and its value (``c`` listing a number twice, too); ``threshold``
+        and ``threshold_score`` both given; ``n_jobs=0``.
 
     Examples
     --------
