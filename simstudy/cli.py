@@ -20,6 +20,7 @@ import errno
 import itertools
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -42,8 +43,28 @@ log = logging.getLogger("simstudy")
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
-#: OS errors that are the environment's, not a bug: reported in one line.
-_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EIO}
+#: OS errors of a path the user gave (a name too long, a file where a directory must be): bad input, exit 2,
+#: with what would fix it.
+_PATH_ERRNOS = {
+    errno.ENAMETOOLONG: "a path or a name in it is too long: choose a shorter path",
+    errno.ENOTDIR: "a file lies where a directory must be: choose another directory",
+    errno.EISDIR: "a directory lies where a file must be: choose another path",
+    errno.ELOOP: "too many symbolic links on the path: choose another directory",
+}
+#: OS errors that are the environment's, not a bug (a full disk, a file-size limit such as ``ulimit -f``, no
+#: permission): the run could not finish, exit 1. With :data:`_PATH_ERRNOS`, reported in one line.
+_ENVIRONMENT_ERRNOS = {
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EFBIG,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EROFS,
+    errno.EIO,
+    errno.EMFILE,
+    errno.ENFILE,
+    *_PATH_ERRNOS,
+}
 
 
 def _config_dir() -> str:
@@ -55,9 +76,31 @@ def _config_dir() -> str:
     raise RuntimeError(f"simstudy's configs not found beside {here}; reinstall the package")
 
 
+#: The characters of a run directory's name: safe to type in any shell unquoted, and on any file system.
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._=,+-]+")
+#: The suffix of a name made safe: a hyphen and 8 hex digits of the overrides' SHA-256.
+_HASHED = re.compile(r"-[0-9a-f]{8}")
+#: The longest name kept readable in full (file systems allow 255 bytes per name).
+_NAME_MAX = 120
+
+
 def _dirname(overrides: str) -> str:
-    """Run directory name from the command line's overrides ('default' when there are none)."""
-    return overrides.replace("/", "_") or "default"
+    """Run directory name from the command line's overrides (``'default'`` when there are none).
+
+    The overrides' text is the name where it is made of ``[A-Za-z0-9._=,+-]`` only, at most :data:`_NAME_MAX`
+    characters, and does not end like a hashed name; any other text has each run of other characters replaced by
+    ``_`` (``/``, spaces, braces, quotes), is shortened, and ends with ``-`` and 8 hex digits of the SHA-256 of
+    the exact text. So the mapping is injective (up to a hash collision): ``data=a/b.csv`` and ``data=a_b.csv``
+    name two directories, and every name can be typed unquoted."""
+    import hashlib
+
+    if not overrides:
+        return "default"
+    if _SAFE_NAME.fullmatch(overrides) and len(overrides) <= _NAME_MAX and not _HASHED.search(overrides[-9:]):
+        return overrides
+    digest = hashlib.sha256(overrides.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    readable = re.sub(r"[^A-Za-z0-9._=,+-]+", "_", overrides)[:_NAME_MAX]
+    return f"{readable}-{digest}"
 
 
 if not OmegaConf.has_resolver("simstudy_dirname"):
@@ -172,8 +215,15 @@ def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> N
 
 
 def _os_error(exc: OSError) -> str:
+    """An OS error in one line: the file, the system's words, and for a bad path what would fix it."""
     where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}{exc.strerror or exc}"
+    hint = f" ({_PATH_ERRNOS[exc.errno]})" if exc.errno in _PATH_ERRNOS else ""
+    return f"{where}{exc.strerror or exc}{hint}"
+
+
+def _os_status(exc: OSError) -> int:
+    """Exit status of an OS error of :data:`_ENVIRONMENT_ERRNOS`: 2 for a bad path given, 1 for the environment."""
+    return EXIT_BAD_INPUT if exc.errno in _PATH_ERRNOS else EXIT_FAILED
 
 
 def _one_line(exc: Exception) -> str:
@@ -303,11 +353,13 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                 cfg = compose(config_name, overrides=job, return_hydra_config=True)
                 if job is composed:  # the directories Hydra will make for this command line, noted before it does
                     _note_run_dir(cfg, multirun)
+                    if multirun and config_name == "config":
+                        _check_sweep_dir(cfg, argv)
                 with open_dict(cfg):
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
             except Exception as exc:
-                _fail(_one_line(exc), None)
+                _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc), None)
             if multirun:
                 from .config import parse_audit, parse_extrapolate
 
@@ -322,6 +374,94 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                     validate[config_name](resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
                 except ConfigError as exc:
                     _fail(str(exc), None)
+
+
+def _last_of_each_key(argv: list[str]) -> list[str]:
+    """The arguments with a key given more than once kept only at its last ``key=value`` (in that place), and a
+    one-line notice per such key (:func:`_notice`): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
+    with 20, in the directory named after 20 alone). Keys are compared as typed (``+key=1 key=2`` adds, then
+    sets); flags are kept as given."""
+    keys = [a.partition("=")[0] if "=" in a and not a.startswith("-") else None for a in argv]
+    kept = []
+    for i, (arg, key) in enumerate(zip(argv, keys)):
+        if key is not None and key in keys[i + 1 :]:
+            continue
+        given = [a for a, k in zip(argv[:i], keys[:i]) if key is not None and k == key]
+        if given:
+            times = "twice" if len(given) == 1 else f"{len(given) + 1} times"
+            _notice(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
+        kept.append(arg)
+    return kept
+
+
+def _notice(message: str) -> None:
+    """One line that is not an error (the command goes on): on stdout, with the run's log lines (stderr holds
+    errors only: a refusal stays one line), or as a log warning under the Python API."""
+    if _API_MODE.get():
+        log.warning("%s", message)
+    else:
+        print(f"simstudy: note: {message}", flush=True)
+
+
+def _unknown_key(exc: Exception, compose, config_name: str, job: list[str]) -> str | None:
+    """For Hydra's "Could not override 'KEY'" (a typo, most often), the keys that exist where KEY was looked for
+    and the closest one; Hydra's own advice (``+KEY=...``) would add a key no command reads, a second error.
+    None when it is another error, or the keys cannot be listed."""
+    import difflib
+
+    m = re.match(r"Could not override '([^']+)'", str(exc))
+    if m is None:
+        return None
+    key = m.group(1)
+    parent, _, leaf = key.rpartition(".")
+    try:
+        cfg = compose(config_name, overrides=[a for a in job if a.partition("=")[0].lstrip("+~") != key])
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+    except Exception:
+        return None
+    if not isinstance(node, DictConfig):
+        return f"{key}: {parent} is a value, not a group of keys: set it with {parent}=..." if parent else None
+    prefix = f"{parent}." if parent else ""
+    leaves = sorted(str(k) for k in node.keys() if not str(k).startswith(("hydra", "_")))
+    close = [f"{prefix}{k}" for k in difflib.get_close_matches(leaf, leaves, n=1)]  # by the last part: rep, reps
+    keys = ", ".join(f"{prefix}{k}" for k in leaves)
+    return f"{key} is not a key: {f'did you mean {close[0]}? ' if close else ''}the keys there: {keys}"
+
+
+def _sweep_key(override: str) -> bool:
+    """Whether an override changes a sweep's results (runner and Hydra settings change no number)."""
+    key = override.partition("=")[0].lstrip("+~")
+    return not key.startswith(("runner", "hydra.", "hydra/"))
+
+
+def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
+    """Refuse a sweep into a sweep directory that holds another sweep: Hydra would replace its ``multirun.yaml``,
+    and the callback its stacked ``summary.parquet`` and figure. The same sweep again (a resume, other runner
+    settings) goes on."""
+    try:
+        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
+    except Exception:  # resolved by Hydra later: nothing known to compare with
+        return
+    stored = sweep_dir / "multirun.yaml"
+    if not stored.is_file():
+        return
+    this = sorted(a for a in argv if _sweep_key(a))
+    try:
+        task = OmegaConf.select(OmegaConf.load(stored), "hydra.overrides.task", default=None)
+        earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list: unreadable (below)
+    except Exception:
+        earlier = None
+    if earlier == this:
+        return
+    import hashlib
+
+    what = "an unreadable multirun.yaml" if earlier is None else f"another sweep ({' '.join(earlier)})"
+    own = f"{sweep_dir}-{hashlib.sha256(' '.join(this).encode()).hexdigest()[:8]}"  # no '=' nor ',': typeable
+    _fail(
+        f"{sweep_dir} holds {what}, whose multirun.yaml, summary.parquet and figure this sweep would replace: give "
+        f"this one its own directory, e.g. hydra.sweep.dir={own}",
+        None,
+    )
 
 
 def _check_arguments(argv: list[str]) -> None:
@@ -392,10 +532,26 @@ def _check_dir_override(key: str, value: str) -> None:
     if "${" in value:
         return  # resolved by Hydra later
     path = Path(value).expanduser()
+    longest = max(path.parts, key=lambda part: len(os.fsencode(part)), default="")
+    if len(os.fsencode(longest)) > _name_max(path):
+        _fail(
+            f"{key}={value}: a name on the path is {len(os.fsencode(longest))} bytes long, longer than the file "
+            f"system allows ({_name_max(path)}): choose a shorter directory",
+            None,
+        )
     for p in (path, *path.parents):
         if p.exists() and not p.is_dir():
             where = "is an existing file" if p == path else f"lies under {p}, an existing file"
             _fail(f"{key}={value} {where}, not a directory: choose a directory path", None)
+
+
+def _name_max(path: Path) -> int:
+    """The longest name (in bytes) the file system of ``path``'s nearest existing directory allows (255 if unknown)."""
+    existing = next((p for p in (_abs(path), *_abs(path).parents) if os.path.isdir(p)), Path("/"))  # no raise
+    try:
+        return os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows) or no such limit
+        return 255
 
 
 def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
@@ -420,7 +576,7 @@ def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
         _release(claim, out_dir)
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), out_dir, EXIT_FAILED)
+        _fail(_os_error(exc), out_dir, _os_status(exc))
     except BaseException:
         _release(claim, out_dir)
         raise
@@ -1269,7 +1425,7 @@ def _extrapolate_summary(result, level: float) -> list[str]:
 
 def _key_values(argv: list[str], command: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
     """``key=value`` arguments of a command that takes no Hydra config; anything else fails in one line."""
-    opts = {}
+    opts: dict[str, str] = {}
     for arg in argv:
         key, sep, value = arg.partition("=")
         if not sep or key not in (*required, *optional):
@@ -1280,6 +1436,8 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
                 + ")",
                 None,
             )
+        if key in opts:
+            _notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
         opts[key] = value
     for key in required:
         if not opts.get(key):
@@ -1338,7 +1496,7 @@ def _collect(argv: list[str]) -> None:
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, EXIT_FAILED)
+        _fail(_os_error(exc), None, _os_status(exc))
     finally:
         claim.release()
 
@@ -1508,7 +1666,7 @@ def _collect_sweep(sweep_dir: Path) -> None:
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, EXIT_FAILED)
+        _fail(_os_error(exc), None, _os_status(exc))
     if stacked.unfinished:
         _fail(_unfinished_message(sweep_dir, stacked.unfinished, len(jobs)), None, EXIT_FAILED)
 
@@ -1544,7 +1702,7 @@ def _api_args(experiment, overrides) -> list[str]:
     flags = [a for a in args if a.startswith("-")]
     if flags:
         _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
-    return args
+    return _last_of_each_key(args)
 
 
 def _api_compose(args: list[str]):
@@ -1592,7 +1750,7 @@ def api_run(experiment, overrides, out_dir):
         except OSError as exc:
             if exc.errno not in _ENVIRONMENT_ERRNOS:
                 raise
-            _fail(_os_error(exc), out_dir, EXIT_FAILED)
+            _fail(_os_error(exc), out_dir, _os_status(exc))
         return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
     finally:
         _API_MODE.reset(token)
@@ -1635,6 +1793,7 @@ def _reproduce(argv: list[str]) -> None:
         _fail(f"n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}", None)
     runs = Path("outputs") / ("reproduce-quick" if quick else "reproduce")
     out = Path(opts.get("out", runs if quick else "."))
+    _check_dir_override("out", str(out))  # a file, or a path through one: refused before any run, not after
     # Before any run: refuse a report directory holding files simstudy did not write (a user's own report
     # or figures), and read the sections that this run will not regenerate, to keep them.
     figures = [
@@ -1742,6 +1901,40 @@ def _reproduce(argv: list[str]) -> None:
 PLAIN_COMMANDS = {"collect": _collect, "replay": _replay, "reproduce": _reproduce}
 
 
+@contextlib.contextmanager
+def _public_groups_only():
+    """Hydra's ``--help`` lists every config group it knows, also the schemas simstudy stores for each study kind
+    (``_schema/study``), each on one line however long: inside, groups whose name has a part starting with ``_``
+    are not listed, and each group's options are wrapped at 100 columns."""
+    import textwrap
+
+    from hydra._internal.hydra import Hydra
+
+    formatted = Hydra.format_config_groups
+
+    def public(self, predicate, compact: bool = True) -> str:
+        def shown(group: str) -> bool:
+            return predicate(group) and not any(part.startswith("_") for part in group.split("/"))
+
+        if not compact:
+            return formatted(self, shown, compact)
+        lines = [
+            textwrap.fill(
+                f"{group}: {', '.join(sorted(self.config_loader.get_group_options(group)))}",
+                width=100,
+                subsequent_indent="  ",
+            )
+            for group in sorted(g for g in self.list_all_config_groups() if shown(g))
+        ]
+        return "".join(f"{line}\n" for line in lines)
+
+    Hydra.format_config_groups = public  # restored below
+    try:
+        yield
+    finally:
+        Hydra.format_config_groups = formatted
+
+
 def _help(argv: list[str]) -> str | None:
     """The help asked for, if any: ``simstudy --help`` or ``simstudy COMMAND --help`` (a study's
     ``simstudy experiment=NAME --help`` is Hydra's, which prints the resolved config)."""
@@ -1791,6 +1984,10 @@ def main() -> None:
     ...
     SystemExit: 2
     """
+    if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
+        # A file-size limit (ulimit -f): the write raises EFBIG, said in one line, instead of the signal
+        # killing the process mid-write.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         _main(sys.argv[1:])
     except KeyboardInterrupt:
@@ -1823,38 +2020,76 @@ def _log_data_warnings() -> None:
     warnings.filterwarnings("once", category=DataWarning)  # a file is read more than once (checks, build)
 
 
+#: The flags simstudy passes to Hydra (each also in its ``--flag=value`` form); any other is refused in one line.
+_HYDRA_FLAGS = frozenset(
+    "-h --help --hydra-help -c --cfg --resolve -p --package -r --run -m --multirun -sc --shell-completion -cp "
+    "--config-path -cn --config-name -cd --config-dir --experimental-rerun -i --info".split()
+)
+
+
+def _check_flags(argv: list[str], command: str | None) -> None:
+    """A flag Hydra does not know (``simstudy curve --data x``) is most often a key typed as an option: one line
+    saying how keys are given, instead of Hydra's usage of its own flags."""
+    for i, arg in enumerate(argv):
+        flag, eq, value = arg.partition("=")
+        if not arg.startswith("-") or flag in _HYDRA_FLAGS:
+            continue
+        after = argv[i + 1] if i + 1 < len(argv) else ""
+        if not eq and after and "=" not in after and not after.startswith("-"):
+            value = after
+        name = flag.lstrip("-") or "KEY"
+        where = f"simstudy {command} --help" if command else "simstudy --help"
+        _fail(
+            f"{arg!r} is not an option of simstudy{' ' + command if command else ''}: keys are given as key=value, "
+            f"e.g. {name}={value or '...'} ({where} lists them)",
+            None,
+        )
+
+
+def _version(argv: list[str]) -> str | None:
+    """``simstudy --version`` (also after a command): simstudy's version, not Hydra's."""
+    if "--version" not in argv:
+        return None
+    from . import __version__
+
+    return f"simstudy {__version__}"
+
+
 def _main(argv: list[str]) -> None:
     _log_data_warnings()
-    text = _help(argv)
+    text = _version(argv) or _help(argv)
     if text is not None:
         print(text)
         sys.stdout.flush()  # inside main's BrokenPipeError guard
-        return
-    if argv and argv[0] in PLAIN_COMMANDS:
-        PLAIN_COMMANDS[argv[0]](argv[1:])
         return
     # Let exceptions out of Hydra's wrapper (it would print them in several lines and exit 1) so that an
     # environmental one -- an unwritable or full output directory, met while Hydra creates the run
     # directory -- is reported in one line; any other keeps its full traceback.
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     try:
+        if argv and argv[0] in PLAIN_COMMANDS:  # their paths too (run_dir= of 300 characters): one line
+            PLAIN_COMMANDS[argv[0]](argv[1:])
+            return
         if argv and argv[0] in SUBCOMMANDS:
             app, config_name = SUBCOMMANDS[argv[0]]
-            argv = [argv[0], *_take_overwrite(argv[1:])]
-            sys.argv = [sys.argv[0], *argv[1:]]  # Hydra reads its overrides from sys.argv
+            _check_flags(argv[1:], argv[0])
+            args = _last_of_each_key(_take_overwrite(argv[1:]))
+            sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
             _register_commands()
-            _check_overrides(argv[1:], config_name)
+            _check_overrides(args, config_name)
             app()
             return
+        _check_flags(argv, None)
+        args = _last_of_each_key(_take_overwrite(argv))
+        sys.argv = [sys.argv[0], *args]
         _register_studies()
-        argv = _take_overwrite(argv)
-        sys.argv = [sys.argv[0], *argv]
-        _check_overrides(argv)
-        _study_app()
+        _check_overrides(args)
+        with _public_groups_only():  # --help: simstudy's groups, not the schemas it stores for them
+            _study_app()
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, EXIT_FAILED)
+        _fail(_os_error(exc), None, _os_status(exc))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -1402,6 +1403,13 @@ def _missing(key: str, value: Any) -> str | float:
 _positive = schema.number(positive=True)
 #: A number (infinities included) or null.
 _bound = schema.optional(schema.number(what="a number or null"))
+#: A finite number or null: a score to reach (an infinite one is never reached, and says nothing).
+_finite_score = schema.optional(
+    schema.number(minimum=-sys.float_info.max, maximum=sys.float_info.max, what="a finite number (a score) or null")
+)
+#: The narrowest audit bandwidth accepted, as a share of high - low: below it each score is an atom of its own
+#: (the fit is the data, whatever the KDE), and the reflected kernels' grid cannot resolve it.
+_MIN_BANDWIDTH_SHARE = 1e-6
 
 
 def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] | None:
@@ -1623,7 +1631,9 @@ class CurveOptions(DataOptions):
         "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w",
         schema.choice(estimators.CLOSED_FORM),
     )
-    target: float | None = option(None, "a score to reach: report the budget where each curve first reaches it", _bound)
+    target: float | None = option(
+        None, "a score to reach: report the budget where each curve first reaches it", _finite_score
+    )
     trial_time: float | tuple | None = option(
         None,
         "the average duration of one trial, for every model (0.2) or per "
@@ -1695,8 +1705,8 @@ class BandsOptions(DataOptions):
         The CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
     max_k : int or None, default None
         Draw budgets k = 1..max_k (default: the largest sample size). In trials.
-    xscale : str, default "linear"
-        The tuning curve's x axis (k): linear or log.
+    xscale : str, default "log"
+        The tuning curve's x axis (k): log or linear (log, as simstudy curve).
     sample_seed : int or None, default None
         With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
         of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
@@ -1726,7 +1736,9 @@ class BandsOptions(DataOptions):
     max_k: int | None = option(
         None, "draw budgets k = 1..max_k (default: the largest sample size)", schema.optional(schema.integer(minimum=1))
     )
-    xscale: str = option("linear", "the tuning curve's x axis (k): linear or log", schema.choice(XSCALES))
+    xscale: str = option(
+        "log", "the tuning curve's x axis (k): log or linear (log, as simstudy curve)", schema.choice(XSCALES)
+    )
     sample_seed: int | None = _sample_seed_option()
 
 
@@ -1807,8 +1819,8 @@ class AuditOptions(DataOptions):
         Simulated searches for the bias, SD and MSE of U, V and W.
     seed : int, default 0
         The random seed: the same seed gives the same numbers.
-    n_jobs : int, default 1
-        Worker processes (-1: every core).
+    n_jobs : int, default -1
+        Worker processes (-1: every core); never changes a number.
 
     Examples
     --------
@@ -1816,7 +1828,7 @@ class AuditOptions(DataOptions):
     >>> from simstudy.config import AuditOptions
     >>> opts = schema.parse(AuditOptions, {"data": "scores.csv"})
     >>> opts.low, opts.high, opts.rounds, opts.n_jobs
-    (0.0, 1.0, 1024, 1)
+    (0.0, 1.0, 1024, -1)
     """
 
     model: tuple[str, ...] | None = option(None, "the model to audit (needed when the file holds several)", _names)
@@ -1872,7 +1884,7 @@ class AuditOptions(DataOptions):
         10000, "simulated searches for the bias, SD and MSE of U, V and W", schema.integer(minimum=2)
     )
     seed: int = option(0, "the random seed: the same seed gives the same numbers", schema.integer(minimum=0))
-    n_jobs: int = option(1, "worker processes (-1: every core)", schema.integer())
+    n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
 
 
 def _threshold(key: str, value: Any) -> float | None:
@@ -1895,7 +1907,13 @@ def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
             f"{key} must be an integer from 1 to 10 or a list of them (the effective numbers of "
             f"hyperparameters searched), e.g. {key}=[1,2,3], got {value!r}"
         )
-    return tuple(sorted(set(values)))
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:  # a typo (c=[1,1] for c=[1,2]?): the fit would search fewer values than typed
+        raise ConfigError(
+            f"{key} lists {', '.join(map(str, twice))} more than once, got {value!r}: give each number of "
+            f"hyperparameters once, e.g. {key}=[1,2,3]"
+        )
+    return tuple(sorted(values))
 
 
 @dataclass(frozen=True)
@@ -2213,7 +2231,7 @@ class BandsConfig:
     max_k : int or None
         ``max_k``: draw budgets k = 1..max_k (default: the largest sample size). In trials.
     xscale : str
-        ``xscale``: the tuning curve's x axis (k): linear or log.
+        ``xscale``: the tuning curve's x axis (k): log or linear (log, as simstudy curve).
         For ``kind="median"`` it is 0.5.
 
     References
@@ -2283,7 +2301,7 @@ class AuditConfig:
     seed : int
         ``seed``: the random seed: the same seed gives the same numbers.
     n_jobs : int
-        ``n_jobs``: worker processes (-1: every core).
+        ``n_jobs``: worker processes (-1: every core); never changes a number.
 
     Examples
     --------
@@ -2569,7 +2587,8 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     ------
     ConfigError
         One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
-        ``bandwidth`` whose reflected kernels would not fit in memory (:func:`check_memory`).
+        ``bandwidth`` below 1e-6 (high - low), or whose reflected kernels would not fit in memory
+        (:func:`check_memory`).
 
     Examples
     --------
@@ -2592,6 +2611,13 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
         )
     if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    if o.bandwidth is not None and o.bandwidth < _MIN_BANDWIDTH_SHARE * (data.high - data.low):
+        raise ConfigError(
+            f"bandwidth={cfg['bandwidth']} is too small for scores on [low, high] = [{data.low:g}, {data.high:g}]: "
+            f"a sensible bandwidth lies between {_MIN_BANDWIDTH_SHARE:g} (high - low) = "
+            f"{_MIN_BANDWIDTH_SHARE * (data.high - data.low):g} and high - low = {data.high - data.low:g}, on the "
+            f"scale of the scores' spread; or leave it unset (bw_method chooses one) or use bw_factor="
+        )
     if o.bandwidth is not None:
         # The reflected KDE keeps every image of each score's kernel within 10 bandwidths of [low, high]:
         # 2 (2 ceil(10 h / L) + 3) centres per score, each built in a few float64 temporaries.
@@ -2642,8 +2668,8 @@ def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
     Raises
     ------
     ConfigError
-        One line naming the first invalid key and its value; ``threshold`` and ``threshold_score`` both given;
-        ``n_jobs=0``.
+        One line naming the first invalid key and its value (``c`` listing a number twice, too); ``threshold``
+        and ``threshold_score`` both given; ``n_jobs=0``.
 
     Examples
     --------

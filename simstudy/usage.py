@@ -69,8 +69,8 @@ _USAGE = {
             "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",
             "simstudy reproduce only=fiesta_table2 n_jobs=2",
         ],
-        "REPRODUCTION.md (in out=, default: here; --quick: outputs/reproduce-quick/) and one run per entry "
-        "under outputs/reproduce/",
+        "one run per entry under outputs/reproduce/ and REPRODUCTION.md in out= (default: here); with --quick, "
+        "the runs and REPRODUCTION.md under outputs/reproduce-quick/ (out= still chooses the report's directory)",
     ),
     "collect": (
         "simstudy collect run_dir=DIR | sweep_dir=DIR",
@@ -96,7 +96,8 @@ KEYS = {
         "--quick": "smoke scale: every entry and hypothesis at fewer replicates, written to outputs/reproduce-quick/",
         "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
         "n_jobs": "runs at a time, each a process on one core (-1: every core); a run's numbers do not depend on it",
-        "out": "the directory REPRODUCTION.md is written to",
+        "out": "the directory REPRODUCTION.md and reproduction/*.png are written to (default: here; --quick: "
+        "outputs/reproduce-quick/); an existing file there is refused",
     },
     "collect": {
         "run_dir": "the run directory the shards wrote into",
@@ -276,6 +277,7 @@ def main_help(config_dir: Path) -> str:
         "Results go to outputs/<study>/<overrides>/; rerunning the same command resumes. See README.md.",
         "A run directory keeps one command and its inputs (by content): overwrite=true moves earlier results",
         "to previous/<time>/ inside it and computes afresh.",
+        "A key given twice takes its last value (with a note). simstudy --version prints the version.",
     ]
     return "\n".join(lines)
 

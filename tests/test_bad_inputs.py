@@ -89,7 +89,7 @@ STUDY_CONFIG = [
     (["budget.n=[31]"], "budget.n must not exceed budget.B"),
     (["budget.n=[0]"], "budget.n must be an integer >= 1, got 0"),
     (["budget.n=[2.5]"], "budget.n must be an integer, got 2.5"),
-    (["budget.X=3"], "Could not override 'budget.X'"),
+    (["budget.X=3"], "budget.X is not a key: the keys there: budget.B, budget.n"),
     (["+budget.X=3"], "budget.X is not a setting (settings: B, n)"),
     # estimators
     (["estimators=[x]"], "Could not load 'estimators/x'; available options: bootstrap, u, v, w"),
@@ -507,8 +507,8 @@ def test_a_bad_memory_limit_is_one_line(run_cli, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-m", *FIG1, "sed=1,2"], "Could not override 'sed'. To append to your config use +sed=1"),
-    (["--multirun", *FIG1, "seed=1,2", "study.rep=5,6"], "Could not override 'study.rep'."),
+    (["-m", *FIG1, "sed=1,2"], "sed is not a key: did you mean seed? the keys there: budget, distribution,"),
+    (["--multirun", *FIG1, "seed=1,2", "study.rep=5,6"], "study.rep is not a key: did you mean study.reps?"),
     (["-m", *FIG1, "seed=range(1,3)", "budget.B=abc,30"], "budget.B must be an integer, got 'abc'"),
     (["curve", "data=my", "results.csv"],
      "argument 'results.csv' is not key=value; a path with spaces needs quotes: data='my results.csv'"),

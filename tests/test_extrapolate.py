@@ -138,7 +138,7 @@ def test_budgets_and_config():
     ks = extrapolate.budgets(48, 4800, [1024])
     assert ks[0] == 1 and ks[-1] == 4800 and {48, 96, 240, 480, 1024, 4800} <= set(ks)
     assert np.all(np.diff(ks) > 0) and np.all(ks == np.round(ks))
-    opts = config.parse_extrapolate({"data": "x.csv", "threshold_score": 0.8, "c": [3, 1, 3]})
+    opts = config.parse_extrapolate({"data": "x.csv", "threshold_score": 0.8, "c": [3, 1]})
     assert (opts.threshold, opts.threshold_score, opts.c) == (None, 0.8, (1, 3))
 
 

@@ -14,7 +14,7 @@ def _read(run_dir):
 
 
 def test_three_shards_then_collect_equal_one_process_bit_for_bit(tmp_path):
-    run_dir = tmp_path / "outputs" / "dodge2021_fig1" / "budget.B=[6,10],study.chunk_reps=200,study.reps=1400,study.save_replicates=true"
+    run_dir = tmp_path / "outputs" / "dodge2021_fig1" / "budget.B=_6,10_,study.chunk_reps=200,study.reps=1400,study.save_replicates=true-e420713a"
     for i in (1, 2, 3):
         proc = simstudy(*ARGS, f"runner.shard={i}/3", f"runner.n_jobs={2 if i == 1 else 1}", cwd=tmp_path)
         assert f"shard {i}/3 done" in proc.stdout
