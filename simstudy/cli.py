@@ -576,11 +576,47 @@ def _run_design(cfg: DictConfig, out_dir: Path):
 _RERUN_MAY_CHANGE = ("runner", "study.reps")
 
 
+#: A stored config.yaml (or multirun.yaml) larger than this, or nested deeper, is not one simstudy wrote: refused
+#: before it is parsed (a run directory may come from anyone).
+_STORED_YAML_BYTES = 1 << 20
+_STORED_YAML_DEPTH = 64
+
+
+def _load_stored_yaml(stored: Path):
+    """A stored YAML file as OmegaConf reads it, in bounded time and memory: a regular file (not a FIFO or a
+    device, which would block or never end), of bounded size and nesting, without YAML aliases (an alias bomb
+    expands a few lines into billions of nodes; OmegaConf never writes one). Anything else is one line."""
+    import stat
+
+    import yaml
+
+    try:
+        st = stored.stat()
+        if not stat.S_ISREG(st.st_mode):
+            _fail(f"{stored}: not a regular file; use another run directory", None)
+        if st.st_size > _STORED_YAML_BYTES:
+            _fail(
+                f"{stored}: {st.st_size} bytes, larger than any config simstudy writes; use another run directory", None
+            )
+        with open(stored, encoding="utf-8") as f:
+            text = f.read(_STORED_YAML_BYTES + 1)
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):  # events only: nothing is built or expanded
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                _fail(f"{stored}: holds a YAML alias, which simstudy never writes; use another run directory", None)
+            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+            if depth > _STORED_YAML_DEPTH:
+                _fail(f"{stored}: nested deeper than {_STORED_YAML_DEPTH} levels; use another run directory", None)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
+    return OmegaConf.create(text)
+
+
 def _read_stored_config(stored: Path) -> dict:
     """A run directory's config.yaml as written (never resolved: an interpolation such as ``${oc.env:...}`` in
     a stored config would read this machine's environment into the outputs); one that holds one is refused."""
     try:
-        old = OmegaConf.to_container(OmegaConf.load(stored), resolve=False)
+        old = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)
     except Exception as exc:
         _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
     if not isinstance(old, dict):
@@ -1118,8 +1154,17 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
     return opts
 
 
-def _load_run(run_dir: Path, **runner):
-    """The validated config of an existing run directory, with ``runner`` fields replaced."""
+def _trusted(opts: dict) -> tuple[str, ...]:
+    """The import paths of ``plugins=a.f,b.g``: the stored config's plug-ins the user vouches for."""
+    return tuple(p.strip() for p in opts.get("plugins", "").split(",") if p.strip())
+
+
+def _load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
+    """The validated config of an existing run directory, with ``runner`` fields replaced. The directory may
+    come from anyone: its config imports only the plug-ins in ``trusted`` (``plugins=...`` on the command line)
+    or registered ones; any other ``_target_`` is refused by name before its module is imported."""
+    from .plugins import _trusting_only
+
     stored = run_dir / "config.yaml"
     if not stored.is_file():
         _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)", None)
@@ -1131,7 +1176,8 @@ def _load_run(run_dir: Path, **runner):
             None,
         )
     try:
-        config = parse(old)
+        with _trusting_only(trusted):
+            config = parse(old)
     except ConfigError as exc:
         _fail(f"{stored}: {exc}", None)
     return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))
@@ -1147,7 +1193,7 @@ def _setup_logging() -> None:
 def _collect(argv: list[str]) -> None:
     """``simstudy collect run_dir=DIR``: the summary and figures of a sharded run, from its chunks only;
     ``simstudy collect sweep_dir=DIR``: a sweep's stacked summary and faceted figure, from its jobs' summaries."""
-    opts = _key_values(argv, "collect", (), ("run_dir", "sweep_dir"))
+    opts = _key_values(argv, "collect", (), ("run_dir", "sweep_dir", "plugins"))
     if "sweep_dir" in opts and "run_dir" not in opts:
         _collect_sweep(Path(opts["sweep_dir"]))
         return
@@ -1157,7 +1203,7 @@ def _collect(argv: list[str]) -> None:
             None,
         )
     run_dir = Path(opts["run_dir"])
-    config = _load_run(run_dir, collect=True, n_jobs=1, backend="sequential", progress=False)
+    config = _load_run(run_dir, _trusted(opts), collect=True, n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
     try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
         claim = io.claim_run_dir(run_dir, warn=log.warning)
@@ -1317,7 +1363,7 @@ def _collect_sweep(sweep_dir: Path) -> None:
     _setup_logging()
     try:
         if stored.is_file():
-            swept, jobs = _sweep_plan(OmegaConf.load(stored))  # type: ignore[arg-type]  # a list fails inside: unreadable
+            swept, jobs = _sweep_plan(_load_stored_yaml(stored))  # type: ignore[arg-type]  # a list fails inside: unreadable
         else:
             from .sweeps import Job
 
@@ -1349,7 +1395,7 @@ def _replay(argv: list[str]) -> None:
     from .registry import study
     from .studies.base import ReplayDone
 
-    opts = _key_values(argv, "replay", ("run_dir", "chunk"))
+    opts = _key_values(argv, "replay", ("run_dir", "chunk"), ("plugins",))
     cell, _, k = opts["chunk"].rpartition("/")
     if not cell or not k.isdigit():
         _fail(
@@ -1357,7 +1403,7 @@ def _replay(argv: list[str]) -> None:
             None,
         )
     run_dir = Path(opts["run_dir"])
-    config = _load_run(run_dir, replay=(cell, int(k)), n_jobs=1, backend="sequential", progress=False)
+    config = _load_run(run_dir, _trusted(opts), replay=(cell, int(k)), n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
     try:
         study(config.study.kind).run(config, run_dir)

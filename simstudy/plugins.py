@@ -52,6 +52,8 @@ plug-in is a :class:`PluginBand`, called once per chunk on all its samples and p
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import importlib
 import inspect
@@ -138,6 +140,39 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+#: The import paths a command may import from a config it did not compose itself (a run directory's stored
+#: config.yaml, read by ``collect`` and ``replay``): None (the default) when the config is the user's own.
+_TRUSTED: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("simstudy_trusted", default=None)
+
+
+def _registered_paths() -> set[str]:
+    """The import paths of every registered plug-in: code the user installed, which a config names by name."""
+    paths = {target for target, _ in _REGISTRY.values()} | set(_DISTRIBUTIONS.values())
+    paths |= {target for target, _ in _BAND_REGISTRY.values()}
+    paths |= {target for algorithms in _SELECTION_REGISTRY.values() for target, _ in algorithms.values()}
+    return paths
+
+
+@contextlib.contextmanager
+def _trusting_only(paths) -> Any:
+    """Inside, :func:`import_target` imports only ``paths`` and the registered plug-ins' paths (a stored
+    config's other ``_target_`` is refused by name, never imported: importing runs the module's code)."""
+    token = _TRUSTED.set(frozenset(paths))
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def _check_trusted(path: str, key: str) -> None:
+    trusted = _TRUSTED.get()
+    if trusted is not None and path not in trusted and path not in _registered_paths():
+        raise PluginError(
+            f"{key}={path}: a plug-in named by a stored config is imported (its code run) only when you name it "
+            f"too: add plugins={path} to the command if you trust that code"
+        )
+
+
 def import_target(path: str, *, directory: str | None = None, key: str = "_target_") -> Any:
     """Import the object a ``module.attr`` path names, with ``directory`` (default: the working directory)
     importable.
@@ -161,7 +196,9 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
     ------
     PluginError
         ``{key}={path}: ...`` with the reason: not a dotted path, no such module, an exception while
-        importing it, or no such attribute.
+        importing it, or no such attribute; or, while a command reads a run directory's stored config
+        (``simstudy collect``, ``replay``), a path neither given on its command line (``plugins=...``) nor
+        registered, refused before it is imported.
 
     Examples
     --------
@@ -176,6 +213,7 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
         raise PluginError(
             f"{key} must be an import path module.attribute (e.g. my_estimators.best_of_all), got {path!r}"
         )
+    _check_trusted(path, key)
     where = _search_dir(directory)
     _on_path(where)
     parts = path.split(".")
@@ -253,6 +291,7 @@ def _call_kwargs(fn: Callable) -> set[str]:
 
 def _function(target: str, directory: str | None, key: str) -> Callable:
     """The function an import path names, imported once per process and directory (a worker's first call)."""
+    _check_trusted(target, key)  # before the cache: imported earlier in this process is not trusted now
     cache = (target, _search_dir(directory))
     fn = _LOADED.get(cache)
     if fn is None:
