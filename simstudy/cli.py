@@ -693,6 +693,7 @@ def _run_and_report(config, out_dir: Path):
     :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
     # Imported after validation: a bad config fails fast, without paying for matplotlib.
     from .cluster import ClusterUnavailable
+    from .plugins import PluginExit
     from .registry import figure_function, study
     from .runner import MissingChunks
     from .studies.base import ShardDone
@@ -714,6 +715,8 @@ def _run_and_report(config, out_dir: Path):
         return done
     except MissingChunks as exc:
         _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
+    except PluginExit as exc:  # a plug-in called sys.exit outside the chunks (the truth, a figure ...)
+        _fail(str(exc), None)
     except io.RunDirConflict as exc:
         _fail(str(exc), None)
     except ClusterUnavailable as exc:
@@ -760,6 +763,9 @@ def _check_failures(report, config, out_dir: Path) -> None:
     failures = report.failures
     if not failures:
         return
+    exited = [f for f in failures if f.error.startswith(("PluginExit:", "SystemExit:"))]
+    if exited:  # the plug-in needs fixing, not a rerun: bad input, however few chunks it ended
+        _fail(f"chunk {exited[0].where}: {exited[0].error.splitlines()[0]}", None)
     fraction = len(failures) / report.tasks
     limit = config.runner.max_failure_fraction
     if fraction > limit:

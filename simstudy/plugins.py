@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
 import importlib
 import inspect
@@ -68,6 +69,7 @@ import numpy as np
 
 __all__ = [
     "PluginError",
+    "PluginExit",
     "import_target",
     "source_hash",
     "PluginEstimator",
@@ -122,6 +124,39 @@ class PluginError(ValueError):
     >>> issubclass(PluginError, ValueError)
     True
     """
+
+
+class PluginExit(PluginError):
+    """A plug-in that called ``sys.exit`` (or raised :class:`SystemExit`) instead of returning or raising.
+
+    Ending the program is never a plug-in's to decide: inside a run it would end the run with no summary (and,
+    through :func:`simstudy.run`, the caller's own program). It is turned into this error where the plug-in's
+    code is called (import, construction, every call); the command reports it in one line and exits with
+    status 2 (bad input: the plug-in needs fixing), and a run's chunks it failed are never summarised.
+
+    Examples
+    --------
+    >>> import sys
+    >>> with _no_exit("_target_=my.plugin"):
+    ...     sys.exit(3)
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginExit: _target_=my.plugin: called sys.exit(3); a plug-in returns its result or raises an exception, never ends the program
+    >>> issubclass(PluginExit, PluginError)
+    True
+    """
+
+
+@contextlib.contextmanager
+def _no_exit(where: str) -> Any:
+    """Run plug-in code with its ``sys.exit`` turned into :class:`PluginExit` naming ``where``."""
+    try:
+        yield
+    except SystemExit as exc:
+        raise PluginExit(
+            f"{where}: called sys.exit({exc.code!r}); a plug-in returns its result or raises an exception, never "
+            f"ends the program"
+        ) from None
 
 
 def _search_dir(directory: str | None) -> str:
@@ -222,7 +257,10 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
     for i in range(len(parts) - 1, 0, -1):  # the longest importable prefix is the module
         module_name = ".".join(parts[:i])
         try:
-            obj = importlib.import_module(module_name)
+            with _no_exit(f"{key}={path}: importing {module_name}"):
+                obj = importlib.import_module(module_name)
+        except PluginExit:
+            raise
         except ModuleNotFoundError as exc:
             if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
                 continue  # this prefix is not a module: try a shorter one
@@ -298,8 +336,20 @@ def _function(target: str, directory: str | None, key: str) -> Callable:
         fn = import_target(target, directory=directory, key=key)
         if not callable(fn):
             raise PluginError(f"{key}={target}: is a {type(fn).__name__}, not a function")
+        fn = _exit_checked(fn, f"{key}={target}")
         _LOADED[cache] = fn
     return fn
+
+
+def _exit_checked(fn: Callable, where: str) -> Callable:
+    """``fn`` with its ``sys.exit`` turned into :class:`PluginExit` (its signature kept: ``rng`` is looked up)."""
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        with _no_exit(where):
+            return fn(*args, **kwargs)
+
+    return checked
 
 
 @dataclass(frozen=True)
@@ -707,7 +757,10 @@ class PluginDistribution:
         if not callable(cls):
             raise PluginError(f"_target_={target}: is a {type(cls).__name__}, not a class")
         try:
-            self.dist = cls(**dict(self.kwargs))
+            with _no_exit(f"_target_={target}"):
+                self.dist = cls(**dict(self.kwargs))
+        except PluginExit:
+            raise
         except Exception as exc:
             args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs)
             raise PluginError(
@@ -742,18 +795,22 @@ class PluginDistribution:
         return bool(self.dist.is_discrete)
 
     def sample(self, size, *, rng: np.random.Generator) -> np.ndarray:
-        return np.asarray(self.dist.sample(size, rng=rng), dtype=np.float64)
+        with _no_exit(f"_target_={self.target}"):
+            return np.asarray(self.dist.sample(size, rng=rng), dtype=np.float64)
 
     def cdf(self, x) -> np.ndarray:
-        return np.asarray(self.dist.cdf(x), dtype=np.float64)
+        with _no_exit(f"_target_={self.target}"):
+            return np.asarray(self.dist.cdf(x), dtype=np.float64)
 
     def cdf_left(self, x) -> np.ndarray:
         if hasattr(self.dist, "cdf_left"):
-            return np.asarray(self.dist.cdf_left(x), dtype=np.float64)
+            with _no_exit(f"_target_={self.target}"):
+                return np.asarray(self.dist.cdf_left(x), dtype=np.float64)
         return self.cdf(x)
 
     def ppf(self, q) -> np.ndarray:
-        return np.asarray(self.dist.ppf(q), dtype=np.float64)
+        with _no_exit(f"_target_={self.target}"):
+            return np.asarray(self.dist.ppf(q), dtype=np.float64)
 
     def describe(self) -> dict:
         return {"target": self.target, "kwargs": {k: v for k, v in self.kwargs}}

@@ -403,7 +403,7 @@ def _execute(fn: Callable, shared: tuple, task: Task, main_pid: int):
         warnings.simplefilter("always")
         try:
             result = fn(*shared, task)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit in a task fails the task, never the worker or the run
             failure = Failure(
                 task.cell,
                 task.chunk,

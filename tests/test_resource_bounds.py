@@ -1,0 +1,59 @@
+"""Resource bounds and process safety (issue 25): a plug-in's ``sys.exit`` never ends the run silently nor the
+caller's program; sizes that cannot fit are refused by their estimate before anything is allocated; long
+kernels are vectorised or refused at once; concurrent Python API runs; no worker outlives a killed run."""
+
+import textwrap
+
+import pytest
+
+import simstudy
+from _cli import FIG1, one_line_error, simstudy as cli
+
+TINY = [*FIG1, "budget.B=[6]", "study.reps=400", "study.chunk_reps=100"]
+
+EXITING = """
+import sys
+
+calls = [0]
+
+def later(sorted_scores, n):
+    calls[0] += 1
+    if calls[0] > 2:  # the two start-up check calls pass; the run's first chunk exits
+        sys.exit(0)
+    return sorted_scores[:, n - 1]
+
+def at_once(sorted_scores, n):
+    sys.exit(3)
+"""
+
+
+def _exiting(tmp_path, module):
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(EXITING))
+
+
+@pytest.mark.parametrize("backend", ["sequential", "loky"])
+def test_a_plugin_calling_sys_exit_mid_run_is_one_line_exit_2(tmp_path, backend):
+    module = f"exiting_{backend}"
+    _exiting(tmp_path, module)
+    proc = cli(*TINY, f"+estimators.e._target_={module}.later", f"runner.backend={backend}", "runner.n_jobs=2",
+               "hydra.run.dir=run", cwd=tmp_path, check=False, subprocess_=backend == "loky")
+    one_line_error(proc, f"PluginExit: _target_={module}.later: called sys.exit(0)")
+
+
+def test_a_plugin_calling_sys_exit_in_the_start_up_check_is_one_line_exit_2(tmp_path):
+    _exiting(tmp_path, "exiting_check")
+    proc = cli(*TINY, "+estimators.e._target_=exiting_check.at_once", "hydra.run.dir=run", cwd=tmp_path,
+               check=False)
+    one_line_error(proc, "estimators.e._target_=exiting_check.at_once: called sys.exit(3)")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_plugin_calling_sys_exit_through_the_python_api_raises_a_simstudy_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _exiting(tmp_path, "exiting_api")
+    with pytest.raises(simstudy.ConfigError, match=r"exiting_api\.later: called sys\.exit\(0\)"):
+        simstudy.run("dodge2021_fig1", ["budget.B=[6]", "study.reps=400", "study.chunk_reps=100",
+                                        "runner.progress=false", "runner.backend=sequential",
+                                        "+estimators.e._target_=exiting_api.later"], out_dir=tmp_path / "run")
+    with pytest.raises(simstudy.ConfigError, match=r"exiting_api\.at_once: called sys\.exit\(3\)"):
+        simstudy.compose("dodge2021_fig1", ["+estimators.e._target_=exiting_api.at_once"])
