@@ -490,6 +490,11 @@ class BudgetConfig:
         """The budgets of the cell of sample size ``B``: ``n`` if given, else ``1..B`` (in trials)."""
         return tuple(range(1, B + 1)) if self.n is None else self.n
 
+    def n_count(self, B: int) -> int:
+        """How many budgets the cell of sample size ``B`` has, ``len(n_for(B))`` without building them (the
+        memory checks run before anything is allocated: ``B = 10**9`` must not build a tuple of 10**9 first)."""
+        return B if self.n is None else len(self.n)
+
 
 @dataclass(frozen=True)
 class StudyConfig:
@@ -1263,8 +1268,8 @@ def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: in
     if samples_per_replicate == 1:
         # The stacked weights of every cell (budgets x estimators x B) and the cached matrix of each method.
         E, closed = len(config.estimators), len({e.method for e in config.estimators} & set(estimators.CLOSED_FORM))
-        nbytes = sum(8 * len(budget.n_for(b)) * b * (len(config.distributions) * E + closed) for b in budget.B)
-        N = len(budget.n_for(B))
+        nbytes = sum(8 * budget.n_count(b) * b * (len(config.distributions) * E + closed) for b in budget.B)
+        N = budget.n_count(B)
         check_memory(
             "budget.B",
             B,
@@ -1294,7 +1299,7 @@ def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: in
     if study.save_replicates and samples_per_replicate == 1:
         # replicates.parquet is written a chunk at a time: one row (about 200 bytes in the Arrow table and
         # its label columns) per replicate, estimator and budget.
-        rows = study.chunk_reps * len(config.estimators) * len(budget.n_for(B))
+        rows = study.chunk_reps * len(config.estimators) * budget.n_count(B)
         check_memory(
             "study.save_replicates",
             "true",

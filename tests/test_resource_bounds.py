@@ -57,3 +57,23 @@ def test_a_plugin_calling_sys_exit_through_the_python_api_raises_a_simstudy_erro
                                         "+estimators.e._target_=exiting_api.later"], out_dir=tmp_path / "run")
     with pytest.raises(simstudy.ConfigError, match=r"exiting_api\.at_once: called sys\.exit\(3\)"):
         simstudy.compose("dodge2021_fig1", ["+estimators.e._target_=exiting_api.at_once"])
+
+
+def _address_space(gb):
+    """A subprocess's address space capped: an allocation beyond it fails at once instead of filling the
+    machine (the unfixed code built a tuple of 1..B here)."""
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (int(gb * 2**30), int(gb * 2**30)))
+
+    return cap
+
+
+def test_a_budget_of_1e9_is_refused_by_its_memory_estimate_before_anything_is_allocated(tmp_path):
+    from _cli import clean_env
+
+    proc = cli(*FIG1, "budget.B=1000000000", "hydra.run.dir=run", cwd=tmp_path, check=False, timeout=120,
+               env=clean_env(SIMSTUDY_MAX_MEMORY_GB="2"), preexec_fn=_address_space(4))
+    one_line_error(proc, "budget.B=1000000000 needs about 4.8e+07 TB (the weight matrices of 3 estimators")
+    assert not (tmp_path / "run").exists()
