@@ -2405,7 +2405,8 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     ------
     ConfigError
         One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
-        ``bandwidth`` whose reflected kernels would not fit in memory (:func:`check_memory`).
+        ``bandwidth`` whose reflected kernels would not fit in memory (:func:`check_memory`); a ``target_k``
+        no band bounds with the largest sample size the audit searches.
 
     Examples
     --------
@@ -2414,6 +2415,19 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     (20, None, (0.0, 1.0))
     """
     o = _command_iv("audit", cfg)
+    from .studies.audit import SAMPLES_LIMIT
+
+    # Any band with simultaneous coverage covers F(Y_(n)) >= l_n, so l_n <= (1 - confidence)^(1/n) (F(Y_(n)) is
+    # Beta(n, 1)), and its upper median band is informative at most up to k = n ln 2 / -ln(1 - confidence).
+    # A target_k beyond that for the largest n searched is refused at once (it searched every n up to the
+    # limit, minutes of band computations, and then reported the limit as if it were enough).
+    reach = SAMPLES_LIMIT * np.log(2.0) / -np.log1p(-o.confidence)
+    if o.target_k > reach:
+        raise ConfigError(
+            f"target_k={o.target_k} cannot be bounded with the up to {SAMPLES_LIMIT:,} scores the audit "
+            f"searches: at confidence={o.confidence:g} no band bounds the median curve beyond "
+            f"k = {int(reach):,} with {SAMPLES_LIMIT:,} scores; lower target_k"
+        )
     data = _data(o)
     if data.models is not None and len(data.models) > 1:
         raise ConfigError(
@@ -2461,6 +2475,11 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     )
 
 
+#: The largest ``k_max`` of ``simstudy extrapolate``: its budgets are whole numbers held as float64 (exact below
+#: 2^53); the work does not grow with k_max (about 64 log-spaced budgets), so no larger bound is needed.
+_K_MAX = 10**15
+
+
 def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
     """Validate the ``simstudy extrapolate`` config (the keys of :class:`ExtrapolateOptions`).
 
@@ -2478,7 +2497,7 @@ def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
     ------
     ConfigError
         One line naming the first invalid key and its value; ``threshold`` and ``threshold_score`` both given;
-        ``n_jobs=0``.
+        ``n_jobs=0``; ``k_max`` above 10^15.
 
     Examples
     --------
@@ -2499,6 +2518,11 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         )
     if o.threshold_score is not None and not np.isfinite(o.threshold_score):
         raise ConfigError(f"threshold_score must be a finite number, got {o.threshold_score}")
+    if o.k_max is not None and o.k_max > _K_MAX:  # budgets are float64 (the curves' k): whole numbers up to 2^53
+        raise ConfigError(
+            f"k_max={o.k_max} is beyond the budgets the extrapolation computes exactly (at most {_K_MAX:.0e} runs); "
+            f"lower k_max"
+        )
     if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
     threshold = o.threshold if o.threshold is not None or o.threshold_score is not None else 0.5

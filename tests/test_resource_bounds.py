@@ -77,3 +77,32 @@ def test_a_budget_of_1e9_is_refused_by_its_memory_estimate_before_anything_is_al
                env=clean_env(SIMSTUDY_MAX_MEMORY_GB="2"), preexec_fn=_address_space(4))
     one_line_error(proc, "budget.B=1000000000 needs about 4.8e+07 TB (the weight matrices of 3 estimators")
     assert not (tmp_path / "run").exists()
+
+
+def test_audit_target_k_of_1e12_is_refused_at_once_in_one_line(tmp_path):
+    (tmp_path / "s.csv").write_text("score\n" + "\n".join(f"0.{i:02d}" for i in range(10, 58)) + "\n")
+    proc = cli("audit", "data=s.csv", "target_k=1000000000000", "hydra.run.dir=run", cwd=tmp_path, check=False,
+               timeout=60)
+    one_line_error(proc, "target_k=1000000000000 cannot be bounded with the up to 65,536 scores the audit searches: "
+                         "at confidence=0.8 no band bounds the median curve beyond k = 28,224")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("method", ["dkw", "ks", "ld_highest_density", "ld_equal_tailed"])
+@pytest.mark.parametrize("confidence", [0.5, 0.8, 0.95])
+def test_the_target_k_refusal_never_refuses_a_reachable_target(method, confidence):
+    """The refusal's bound, n >= k (-ln(1 - confidence)) / ln 2 scores for any band, holds for every method."""
+    import math
+
+    from simstudy.studies.audit import samples_needed
+
+    for k in (2, 10):
+        assert samples_needed(k, confidence, method) >= k * -math.log1p(-confidence) / math.log(2)
+
+
+def test_extrapolate_k_max_beyond_exact_budgets_is_one_line(tmp_path):
+    (tmp_path / "s.csv").write_text("score\n" + "\n".join(f"0.{i:02d}" for i in range(10, 58)) + "\n")
+    proc = cli("extrapolate", "data=s.csv", "k_max=1000000000000000000000", "hydra.run.dir=run", cwd=tmp_path,
+               check=False, timeout=60)
+    one_line_error(proc, "k_max=1000000000000000000000 is beyond the budgets the extrapolation computes exactly")
+    assert not (tmp_path / "run").exists()

@@ -73,7 +73,12 @@ class AuditResult:
     samples_for_target: int
 
 
-def samples_needed(target_k: float, confidence: float, method: str, *, limit: int = 1 << 16) -> int:
+#: The largest sample size :func:`samples_needed` searches (``simstudy audit`` refuses a ``target_k`` that no band
+#: bounds with this many scores).
+SAMPLES_LIMIT = 1 << 16
+
+
+def samples_needed(target_k: float, confidence: float, method: str, *, limit: int = SAMPLES_LIMIT) -> int:
     """The smallest sample size whose upper median band stays non-trivial up to ``target_k`` (exact).
 
     Doubles n from 2 until :func:`simstudy.bands.trivial_budget` reaches ``target_k``, then bisects.
