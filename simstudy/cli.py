@@ -89,8 +89,9 @@ class _DirsBefore:
 
 
 #: Set before each Hydra command runs (:func:`_check_overrides`, from the first job's own config; the API:
-#: :func:`api_run`); None: unknown, so nothing is removed.
-_DIRS_BEFORE: _DirsBefore | None = None
+#: :func:`api_run`); None: unknown, so nothing is removed. A context variable: two :func:`simstudy.run` calls in
+#: two threads each remove only what their own run created.
+_DIRS_BEFORE: contextvars.ContextVar[_DirsBefore | None] = contextvars.ContextVar("simstudy_dirs", default=None)
 
 
 def _abs(path) -> Path:
@@ -121,20 +122,19 @@ def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
 
 def _note_dirs(target, multirun: bool = False) -> None:
     """Note which directories making ``target`` (a run, or a sweep's, directory) would create."""
-    global _DIRS_BEFORE
     known = _prefixes(str(target))
     listed = {_abs(target)} if multirun else set()
     existed = {p for p in known if p.is_dir()}
     if multirun and _abs(target).is_dir():
         existed |= {_abs(p) for p in _abs(target).iterdir() if p.is_dir()}
         listed |= {p for p in existed if p.parent == _abs(target)}
-    _DIRS_BEFORE = _DirsBefore(frozenset(known), frozenset(listed), frozenset(existed))
+    _DIRS_BEFORE.set(_DirsBefore(frozenset(known), frozenset(listed), frozenset(existed)))
 
 
 def _remove_if_empty(out_dir: Path) -> None:
     """Remove the run directory and the directories above it that this run created, while they are empty (a
     directory that existed before the run, empty or not, is never removed)."""
-    before = _DIRS_BEFORE
+    before = _DIRS_BEFORE.get()
     if before is None:
         return
     path = _abs(out_dir)
@@ -242,8 +242,7 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     later, by Hydra); a ``hydra.run.dir`` that is an existing file is refused here. Other flags (``--help``,
     ``--cfg``, ``-cn`` ...) are left to Hydra itself.
     """
-    global _DIRS_BEFORE
-    _DIRS_BEFORE = None  # unknown until the first job is composed: a refusal before then removes nothing
+    _DIRS_BEFORE.set(None)  # unknown until the first job is composed: a refusal before then removes nothing
     multirun = any(arg in ("-m", "--multirun") for arg in argv)
     argv = [arg for arg in argv if arg not in ("-m", "--multirun")]
     if any(arg.startswith("-") for arg in argv):
@@ -1430,8 +1429,19 @@ def _api_args(experiment, overrides) -> list[str]:
     return args
 
 
+#: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.
+_HYDRA_LOCK = threading.RLock()
+
+
 def _api_compose(args: list[str]):
-    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory)."""
+    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory); under
+    :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose their own config
+    (a second thread's composition found GlobalHydra initialised, or the schema store half rewritten)."""
+    with _HYDRA_LOCK:
+        return _api_compose_locked(args)
+
+
+def _api_compose_locked(args: list[str]):
     from hydra import compose, initialize_config_dir
     from omegaconf import open_dict
 

@@ -106,3 +106,31 @@ def test_extrapolate_k_max_beyond_exact_budgets_is_one_line(tmp_path):
                check=False, timeout=60)
     one_line_error(proc, "k_max=1000000000000000000000 is beyond the budgets the extrapolation computes exactly")
     assert not (tmp_path / "run").exists()
+
+
+def test_two_python_api_runs_in_two_threads_both_succeed(tmp_path, monkeypatch):
+    """Hydra's composition is process-global: the second thread's composition failed ("Could not load
+    '_schema/study/evp_accuracy'", "GlobalHydra is already initialized"). Two rounds: the race was lost in
+    every round before the fix."""
+    import threading
+
+    monkeypatch.chdir(tmp_path)
+    args = ["study.reps=100", "budget.B=3", "runner.progress=false"]
+    want = simstudy.run("dodge2021_fig1", args, out_dir=tmp_path / "alone").summary
+    for round_ in range(2):
+        results, errors = {}, []
+
+        def run(i, round_=round_):
+            try:
+                results[i] = simstudy.run("dodge2021_fig1", args, out_dir=tmp_path / f"r{round_}-{i}").summary
+            except BaseException as exc:  # noqa: BLE001 -- any exception in a thread is the failure
+                errors.append(f"{type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert errors == [] and len(results) == 2
+        for got in results.values():  # the same numbers as the run alone: the threads shared nothing
+            assert got.equals(want)
