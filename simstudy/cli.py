@@ -929,6 +929,7 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     opts = _parse_or_fail(parse_bands, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
     _log_scores("bands", scores, out_dir)
+    _check_bands_cost(opts, scores, out_dir)
 
     low, high = opts.data.low, opts.data.high
     max_k = opts.max_k or max(x.size for x in scores.values())
@@ -994,6 +995,33 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         for e in ("v", "u"):
             print(bands.leader_summary(evidence["k"], evidence[f"{e}_leader"], e.upper()))
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
+
+
+def _check_bands_cost(opts, scores: dict, out_dir: Path) -> None:
+    """Refuse at once, with the estimates, bands that would not fit in memory or would compute for longer than
+    the time limit: the exact LD intervals cost about n^2 (10^6 scores: days), the other methods n log n."""
+    from . import config
+    from .boundary import _ld_seconds
+
+    n = max(x.size for x in scores.values())
+    max_k = opts.max_k or n
+    nbytes = config._BYTES_PER_K * max_k * len(scores)
+    try:
+        config.check_memory(
+            "max_k", max_k, nbytes, f"the bands at k = 1..{max_k:,} of {len(scores)} model(s)", "set max_k lower"
+        )
+        if opts.method.startswith("ld_"):
+            kind = opts.method.removeprefix("ld_")
+            seconds = sum(_ld_seconds(m, opts.confidence, kind) for m in {x.size for x in scores.values()})
+            config._check_time(
+                "method",
+                opts.method,
+                seconds,
+                f"the exact intervals for {n:,} scores, about n^2 work; memory about {config._size(nbytes)}",
+                "method=dkw or method=ks (closed forms, seconds), or sample_size=N for fewer scores",
+            )
+    except ConfigError as exc:
+        _fail(str(exc), out_dir)
 
 
 def _distinct_scores(model: str, cdf, n: int):

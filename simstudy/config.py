@@ -461,6 +461,38 @@ class EstimatorConfig:
         return out
 
 
+#: Environment variable: the minutes a command may plan to compute for, by its estimate (default 30): larger
+#: sizes are refused at once, with the estimate, instead of running for hours.
+TIME_ENV = "SIMSTUDY_MAX_MINUTES"
+_DEFAULT_MINUTES = 30.0
+
+
+def _duration(seconds: float) -> str:
+    for unit, scale in (("days", 86400.0), ("hours", 3600.0), ("min", 60.0)):
+        if seconds >= scale:
+            return f"{seconds / scale:.2g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def _check_time(key: str, value: Any, seconds: float, what: str, fix: str) -> None:
+    """Refuse at once a setting whose estimated compute time exceeds ``$SIMSTUDY_MAX_MINUTES`` (default 30), in
+    one line with the estimate, like :func:`check_memory` for memory."""
+    import os
+
+    raw = os.environ.get(TIME_ENV)
+    try:
+        minutes = _DEFAULT_MINUTES if raw is None else float(raw)
+    except ValueError:
+        minutes = float("nan")
+    if not (np.isfinite(minutes) and minutes > 0):
+        raise ConfigError(f"{TIME_ENV} must be a positive number of minutes, got {raw!r}")
+    if seconds > 60.0 * minutes:
+        source = f"{TIME_ENV}={raw}" if raw is not None else f"set {TIME_ENV} to change it"
+        raise ConfigError(
+            f"{key}={value} needs about {_duration(seconds)} ({what}); the limit is {minutes:g} min ({source}): {fix}"
+        )
+
+
 @dataclass(frozen=True)
 class BudgetConfig:
     """The ``budget`` group: sample sizes ``B`` (one cell each) and the budgets ``n`` estimated at.

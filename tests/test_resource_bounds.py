@@ -134,3 +134,26 @@ def test_two_python_api_runs_in_two_threads_both_succeed(tmp_path, monkeypatch):
         assert errors == [] and len(results) == 2
         for got in results.values():  # the same numbers as the run alone: the threads shared nothing
             assert got.equals(want)
+
+
+def test_bands_on_1e6_scores_are_refused_at_once_with_their_estimated_time_and_memory(tmp_path, monkeypatch):
+    monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path / "cache"))  # nothing solved before
+    (tmp_path / "big.csv").write_text("score\n" + "\n".join(str(i / 1e6) for i in range(1, 1_000_001)) + "\n")
+    proc = cli("bands", "data=big.csv", "hydra.run.dir=run", cwd=tmp_path, check=False, timeout=120,
+               subprocess_=True)  # bounded: the unfixed command ran for days
+    one_line_error(proc, "method=ld_highest_density needs about 4.9 days (the exact intervals for 1,000,000 "
+                         "scores, about n^2 work; memory about 256 MB); the limit is 30 min")
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_ld_cost_estimate_is_zero_once_solved_and_one_evaluation_from_disk(tmp_path, monkeypatch):
+    from simstudy import boundary
+
+    monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(boundary, "_SOLVED", set())
+    solve = boundary._ld_seconds(50, 0.8, "equal_tailed")
+    assert solve == pytest.approx(boundary._SOLVE_EVALUATIONS * boundary._NS_PER_N2 * 1e-9 * 50**2)
+    boundary.ld_intervals(50, 0.8, "equal_tailed")
+    assert boundary._ld_seconds(50, 0.8, "equal_tailed") == 0.0
+    boundary._SOLVED.clear()  # another process: the disk entry, read and checked
+    assert boundary._ld_seconds(50, 0.8, "equal_tailed") == pytest.approx(solve / boundary._SOLVE_EVALUATIONS)
