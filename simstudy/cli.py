@@ -370,6 +370,9 @@ def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
     except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
         _release(claim, out_dir)
         _fail(str(exc), None)
+    except io.CorruptChunk as exc:
+        _release(claim, out_dir)
+        _fail(_chunks_changed(exc), None, EXIT_FAILED)
     except OSError as exc:
         _release(claim, out_dir)
         if exc.errno not in _ENVIRONMENT_ERRNOS:
@@ -381,6 +384,12 @@ def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
     finally:
         _release(claim, None)
         restore()
+
+
+def _chunks_changed(exc: Exception) -> str:
+    """A chunk the run stored (and checked) that is gone or different when the summary reads it back: something
+    else changed the run directory meanwhile (say, ``chunks/`` deleted). Nothing is summarised from it."""
+    return f"chunks changed during the run ({exc}): rerun to recompute"
 
 
 def _release(claim, out_dir: Path | None) -> None:
@@ -716,6 +725,8 @@ def _run_and_report(config, out_dir: Path):
         _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
     except PluginExit as exc:  # a plug-in called sys.exit outside the chunks (the truth, a figure ...)
         _fail(str(exc), None)
+    except io.CorruptChunk as exc:
+        _fail(_chunks_changed(exc), None, EXIT_FAILED)
     except io.RunDirConflict as exc:
         _fail(str(exc), None)
     except ClusterUnavailable as exc:

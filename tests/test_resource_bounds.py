@@ -157,3 +157,27 @@ def test_the_ld_cost_estimate_is_zero_once_solved_and_one_evaluation_from_disk(t
     assert boundary._ld_seconds(50, 0.8, "equal_tailed") == 0.0
     boundary._SOLVED.clear()  # another process: the disk entry, read and checked
     assert boundary._ld_seconds(50, 0.8, "equal_tailed") == pytest.approx(solve / boundary._SOLVE_EVALUATIONS)
+
+
+DELETING = """
+import shutil
+from pathlib import Path
+
+calls = [0]
+
+def top(sorted_scores, n):
+    calls[0] += 1
+    if calls[0] == 4:  # the run's second chunk (after two start-up check calls and one chunk): chunks/ goes
+        shutil.rmtree(Path({run!r}) / "chunks", ignore_errors=True)
+    return sorted_scores[:, n - 1]
+"""
+
+
+def test_chunks_deleted_while_the_run_goes_on_is_one_line_at_summary_time(tmp_path):
+    run = tmp_path / "run"
+    (tmp_path / "deleting_chunks.py").write_text(textwrap.dedent(DELETING.format(run=str(run))))
+    simstudy_args = [*TINY, "+estimators.e._target_=deleting_chunks.top", "runner.backend=sequential",
+                     "hydra.run.dir=run"]
+    proc = cli(*simstudy_args, cwd=tmp_path, check=False)
+    line = one_line_error(proc, "chunks changed during the run (", status=1)
+    assert line.endswith("): rerun to recompute")
