@@ -2,6 +2,7 @@
 caller's program; sizes that cannot fit are refused by their estimate before anything is allocated; long
 kernels are vectorised or refused at once; concurrent Python API runs; no worker outlives a killed run."""
 
+import os
 import textwrap
 
 import pytest
@@ -181,3 +182,61 @@ def test_chunks_deleted_while_the_run_goes_on_is_one_line_at_summary_time(tmp_pa
     proc = cli(*simstudy_args, cwd=tmp_path, check=False)
     line = one_line_error(proc, "chunks changed during the run (", status=1)
     assert line.endswith("): rerun to recompute")
+
+
+def _children(pid: int) -> set[int]:
+    from pathlib import Path
+
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    from pathlib import Path
+
+    try:  # a zombie is dead: only its parent's wait is missing
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_killed_run_leaves_no_worker_processes_alive(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from _cli import clean_env
+
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "simstudy.cli", *FIG1, "study.reps=400000", "study.chunk_reps=2000",
+         "runner.n_jobs=2", "runner.backend=loky", "hydra.run.dir=run"],
+        cwd=tmp_path, env=clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while not list(run.glob("chunks/*/cell-*/*.npz")) and time.monotonic() < deadline:  # workers computing
+            time.sleep(0.2)
+        workers = _children(proc.pid)
+        assert workers and proc.poll() is None
+        proc.send_signal(signal.SIGKILL)  # no clean-up runs in the killed process
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        from pathlib import Path
+
+        alive = [w for w in workers if _alive(w)]
+        assert not alive, [Path(f"/proc/{w}/cmdline").read_bytes()[-60:] for w in alive]  # what lives on
+    finally:  # the processes this test started, by their ids
+        for pid in [proc.pid, *workers]:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
