@@ -154,8 +154,8 @@ def _path_iv(path: str | os.PathLike) -> Path:
         mode = path.stat().st_mode
     except OSError:
         return path  # missing or unreadable: the read says which, in one line
-    if not stat.S_ISREG(mode):
-        what = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a directory fails at once on reading, and says so
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
         raise DataError(f"{path}: {what}; give a score file (a regular file) instead")
     return path
 
