@@ -1407,7 +1407,7 @@ def _collect_sweep(sweep_dir: Path) -> None:
     _setup_logging()
     try:
         if stored.is_file():
-            swept, jobs = _sweep_plan(_load_stored_yaml(stored))  # type: ignore[arg-type]  # a list fails inside: unreadable
+            swept, jobs = _sweep_plan(_load_stored_yaml(stored))  # a list (not a mapping) fails inside: unreadable
         else:
             from .sweeps import Job
 
