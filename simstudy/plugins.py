@@ -766,7 +766,8 @@ class PluginDistribution:
             raise PluginError(
                 f"_target_={target}: {target.rsplit('.', 1)[-1]}({args}) raised {_one_line(exc)}"
             ) from None
-        missing = [a for a in _REQUIRED if not hasattr(self.dist, a)]
+        with _no_exit(f"_target_={target}"):  # hasattr runs a property's code
+            missing = [a for a in _REQUIRED if not hasattr(self.dist, a)]
         if missing:
             raise PluginError(
                 f"_target_={target}: the object has no {', '.join(missing)}; a score distribution "
@@ -787,12 +788,14 @@ class PluginDistribution:
 
     @property
     def support(self) -> tuple[float, float]:
-        low, high = self.dist.support
+        with _no_exit(f"_target_={self.target}"):
+            low, high = self.dist.support
         return float(low), float(high)
 
     @property
     def is_discrete(self) -> bool:
-        return bool(self.dist.is_discrete)
+        with _no_exit(f"_target_={self.target}"):
+            return bool(self.dist.is_discrete)
 
     def sample(self, size, *, rng: np.random.Generator) -> np.ndarray:
         with _no_exit(f"_target_={self.target}"):
