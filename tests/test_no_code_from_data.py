@@ -132,3 +132,14 @@ def test_score_files_nested_1e5_deep_are_one_line(tmp_path):
     for name, where in (("lists.json", ""), ("objects.json", ""), ("rows.jsonl", "row 2: ")):
         proc = simstudy("curve", f"data={name}", cwd=tmp_path, check=False, timeout=60)
         one_line_error(proc, f"{name}: {where}JSON nested deeper than")
+
+
+def test_a_study_refused_in_a_sent_directory_leaves_it_as_it_was(tmp_path):
+    """Another configuration's results: refused after the directory was claimed; the claim's marker went
+    only when nothing but it was left, so the sent directory kept it and later passed for one of ours."""
+    sent = _sent(tmp_path, "sent_plugin_d")
+    before = _listing(sent)
+    proc = simstudy(*FIG1, "budget.B=[7]", "study.reps=200", "study.chunk_reps=100", "hydra.run.dir=sent",
+                    cwd=tmp_path, check=False)
+    one_line_error(proc, "holds results of a different configuration")
+    assert _listing(sent) == before
