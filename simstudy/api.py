@@ -105,6 +105,12 @@ def _refusal(exc) -> Exception:
     return (ConfigError if exc.code == 2 else RunFailed)(exc.message)
 
 
+def _exited(exc: SystemExit) -> Exception:
+    """A ``sys.exit`` that is not simstudy's refusal (code a plug-in or a library ran): never the caller's
+    program's end, but the run's failure."""
+    return RunFailed(f"the run called sys.exit({exc.code!r}) (a plug-in's, or a library's code); it did not finish")
+
+
 def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
     """The validated, frozen config of ``simstudy [experiment=NAME] [overrides...]``, without running it.
 
@@ -146,6 +152,8 @@ def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
         return cli.api_compose(experiment, overrides)
     except cli._Refused as exc:
         raise _refusal(exc) from None
+    except SystemExit as exc:
+        raise _exited(exc) from None
 
 
 def run(
@@ -179,7 +187,8 @@ def run(
         configuration's results or someone else's files): the one line the command prints (exit status 2).
     RunFailed
         When the run cannot finish (more failed chunks than ``runner.max_failure_fraction``, a full disk):
-        the command's line for exit status 1.
+        the command's line for exit status 1; or when code it ran called ``sys.exit`` (never the end of the
+        caller's program). A plug-in's ``sys.exit`` is a :class:`ConfigError` naming its ``_target_``.
     TypeError
         If ``overrides`` is not a sequence of strings.
 
@@ -208,6 +217,8 @@ def run(
         done, config, where = cli.api_run(experiment, overrides, out_dir)
     except cli._Refused as exc:
         raise _refusal(exc) from None
+    except SystemExit as exc:
+        raise _exited(exc) from None
     summary = getattr(done, "summary", None)
     if summary is None:  # one shard of a sharded run: chunks stored, nothing summarised
         import pandas as pd

@@ -132,8 +132,9 @@ class _DirsBefore:
 
 
 #: Set before each Hydra command runs (:func:`_check_overrides`, from the first job's own config; the API:
-#: :func:`api_run`); None: unknown, so nothing is removed.
-_DIRS_BEFORE: _DirsBefore | None = None
+#: :func:`api_run`); None: unknown, so nothing is removed. A context variable: two :func:`simstudy.run` calls in
+#: two threads each remove only what their own run created.
+_DIRS_BEFORE: contextvars.ContextVar[_DirsBefore | None] = contextvars.ContextVar("simstudy_dirs", default=None)
 
 
 def _abs(path) -> Path:
@@ -164,20 +165,19 @@ def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
 
 def _note_dirs(target, multirun: bool = False) -> None:
     """Note which directories making ``target`` (a run, or a sweep's, directory) would create."""
-    global _DIRS_BEFORE
     known = _prefixes(str(target))
     listed = {_abs(target)} if multirun else set()
     existed = {p for p in known if p.is_dir()}
     if multirun and _abs(target).is_dir():
         existed |= {_abs(p) for p in _abs(target).iterdir() if p.is_dir()}
         listed |= {p for p in existed if p.parent == _abs(target)}
-    _DIRS_BEFORE = _DirsBefore(frozenset(known), frozenset(listed), frozenset(existed))
+    _DIRS_BEFORE.set(_DirsBefore(frozenset(known), frozenset(listed), frozenset(existed)))
 
 
 def _remove_if_empty(out_dir: Path) -> None:
     """Remove the run directory and the directories above it that this run created, while they are empty (a
     directory that existed before the run, empty or not, is never removed)."""
-    before = _DIRS_BEFORE
+    before = _DIRS_BEFORE.get()
     if before is None:
         return
     path = _abs(out_dir)
@@ -292,8 +292,7 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     later, by Hydra); a ``hydra.run.dir`` that is an existing file is refused here. Other flags (``--help``,
     ``--cfg``, ``-cn`` ...) are left to Hydra itself.
     """
-    global _DIRS_BEFORE
-    _DIRS_BEFORE = None  # unknown until the first job is composed: a refusal before then removes nothing
+    _DIRS_BEFORE.set(None)  # unknown until the first job is composed: a refusal before then removes nothing
     multirun = any(arg in ("-m", "--multirun") for arg in argv)
     argv = [arg for arg in argv if arg not in ("-m", "--multirun")]
     if any(arg.startswith("-") for arg in argv):
@@ -572,6 +571,9 @@ def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
     except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
         _release(claim, out_dir)
         _fail(str(exc), None)
+    except io.CorruptChunk as exc:
+        _release(claim, out_dir)
+        _fail(_chunks_changed(exc), None, EXIT_FAILED)
     except OSError as exc:
         _release(claim, out_dir)
         if exc.errno not in _ENVIRONMENT_ERRNOS:
@@ -583,6 +585,12 @@ def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
     finally:
         _release(claim, None)
         restore()
+
+
+def _chunks_changed(exc: Exception) -> str:
+    """A chunk the run stored (and checked) that is gone or different when the summary reads it back: something
+    else changed the run directory meanwhile (say, ``chunks/`` deleted). Nothing is summarised from it."""
+    return f"chunks changed during the run ({exc}): rerun to recompute"
 
 
 def _release(claim, out_dir: Path | None) -> None:
@@ -791,11 +799,53 @@ def _run_design(cfg: DictConfig, out_dir: Path):
 _RERUN_MAY_CHANGE = ("runner", "study.reps")
 
 
+#: A stored config.yaml (or multirun.yaml) larger than this (a config with a bag of 10^5 scores inline takes
+#: about 2 MB), or nested deeper, is not one simstudy wrote: refused before it is parsed (a run directory may
+#: come from anyone).
+_STORED_YAML_BYTES = 16 << 20
+_STORED_YAML_DEPTH = 64
+
+
+def _load_stored_yaml(stored: Path):
+    """A stored YAML file as OmegaConf reads it, in bounded time and memory: a regular file (not a FIFO or a
+    device, which would block or never end), of bounded size and nesting, without YAML aliases (an alias bomb
+    expands a few lines into billions of nodes; OmegaConf never writes one). Anything else is one line."""
+    import stat
+
+    import yaml
+
+    try:
+        st = stored.stat()
+        if not stat.S_ISREG(st.st_mode):
+            _fail(f"{stored}: not a regular file; use another run directory", None)
+        if st.st_size > _STORED_YAML_BYTES:
+            _fail(
+                f"{stored}: {st.st_size} bytes, over the {_STORED_YAML_BYTES >> 20} MB of a stored config; use another "
+                f"run directory",
+                None,
+            )
+        with open(stored, encoding="utf-8") as f:
+            text = f.read(_STORED_YAML_BYTES + 1)
+        depth = 0
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when installed: the same events, faster
+        for event in yaml.parse(text, Loader=loader):  # events only: nothing is built or expanded
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                _fail(f"{stored}: holds a YAML alias, which simstudy never writes; use another run directory", None)
+            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+            if depth > _STORED_YAML_DEPTH:
+                _fail(f"{stored}: nested deeper than {_STORED_YAML_DEPTH} levels; use another run directory", None)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        problem = getattr(exc, "problem", None)  # YAML's reason, e.g. libyaml's "exceeded maximum nesting depth"
+        why = f"{type(exc).__name__}: {problem}" if problem else type(exc).__name__
+        _fail(f"{stored}: unreadable ({why}); use another run directory or remove it", None)
+    return OmegaConf.create(text)
+
+
 def _read_stored_config(stored: Path) -> dict:
     """A run directory's config.yaml as written (never resolved: an interpolation such as ``${oc.env:...}`` in
     a stored config would read this machine's environment into the outputs); one that holds one is refused."""
     try:
-        old = OmegaConf.to_container(OmegaConf.load(stored), resolve=False)
+        old = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)
     except Exception as exc:
         _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
     if not isinstance(old, dict):
@@ -883,6 +933,7 @@ def _run_and_report(config, out_dir: Path):
     :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
     # Imported after validation: a bad config fails fast, without paying for matplotlib.
     from .cluster import ClusterUnavailable
+    from .plugins import PluginExit
     from .registry import figure_function, study
     from .runner import MissingChunks
     from .studies.base import ShardDone
@@ -904,6 +955,10 @@ def _run_and_report(config, out_dir: Path):
         return done
     except MissingChunks as exc:
         _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
+    except PluginExit as exc:  # a plug-in called sys.exit outside the chunks (the truth, a figure ...)
+        _fail(str(exc), None)
+    except io.CorruptChunk as exc:
+        _fail(_chunks_changed(exc), None, EXIT_FAILED)
     except io.RunDirConflict as exc:
         _fail(str(exc), None)
     except ClusterUnavailable as exc:
@@ -950,6 +1005,9 @@ def _check_failures(report, config, out_dir: Path) -> None:
     failures = report.failures
     if not failures:
         return
+    exited = [f for f in failures if f.error.startswith(("PluginExit:", "SystemExit:"))]
+    if exited:  # the plug-in needs fixing, not a rerun: bad input, however few chunks it ended
+        _fail(f"chunk {exited[0].where}: {exited[0].error.splitlines()[0]}", None)
     fraction = len(failures) / report.tasks
     limit = config.runner.max_failure_fraction
     if fraction > limit:
@@ -1169,6 +1227,7 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     record = _data_record("bands", cfg, opts.data)
     _check_identity(out_dir, record)
     _log_scores("bands", scores, out_dir)
+    _check_bands_cost(opts, scores, out_dir)
 
     low, high = opts.data.low, opts.data.high
     max_k = opts.max_k or max(x.size for x in scores.values())
@@ -1248,6 +1307,33 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         for e in ("v", "u"):
             print(bands.leader_summary(evidence["k"], evidence[f"{e}_leader"], e.upper()))
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
+
+
+def _check_bands_cost(opts, scores: dict, out_dir: Path) -> None:
+    """Refuse at once, with the estimates, bands that would not fit in memory or would compute for longer than
+    the time limit: the exact LD intervals cost about n^2 (10^6 scores: days), the other methods n log n."""
+    from . import config
+    from .boundary import _ld_seconds
+
+    n = max(x.size for x in scores.values())
+    max_k = opts.max_k or n
+    nbytes = config._BYTES_PER_K * max_k * len(scores)
+    try:
+        config.check_memory(
+            "max_k", max_k, nbytes, f"the bands at k = 1..{max_k:,} of {len(scores)} model(s)", "set max_k lower"
+        )
+        if opts.method.startswith("ld_"):
+            kind = opts.method.removeprefix("ld_")
+            seconds = sum(_ld_seconds(m, opts.confidence, kind) for m in {x.size for x in scores.values()})
+            config._check_time(
+                "method",
+                opts.method,
+                seconds,
+                f"the exact intervals for {n:,} scores, about n^2 work; memory about {config._size(nbytes)}",
+                "method=dkw or method=ks (closed forms, seconds), or sample_size=N for fewer scores",
+            )
+    except ConfigError as exc:
+        _fail(str(exc), out_dir)
 
 
 def _distinct_scores(model: str, cdf, n: int, sign: int = 1):
@@ -1445,8 +1531,17 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
     return opts
 
 
-def _load_run(run_dir: Path, **runner):
-    """The validated config of an existing run directory, with ``runner`` fields replaced."""
+def _trusted(opts: dict) -> tuple[str, ...]:
+    """The import paths of ``plugins=a.f,b.g``: the stored config's plug-ins the user vouches for."""
+    return tuple(p.strip() for p in opts.get("plugins", "").split(",") if p.strip())
+
+
+def _load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
+    """The validated config of an existing run directory, with ``runner`` fields replaced. The directory may
+    come from anyone: its config imports only the plug-ins in ``trusted`` (``plugins=...`` on the command line)
+    or registered ones; any other ``_target_`` is refused by name before its module is imported."""
+    from .plugins import _trusting_only
+
     stored = run_dir / "config.yaml"
     if not stored.is_file():
         _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)", None)
@@ -1458,7 +1553,8 @@ def _load_run(run_dir: Path, **runner):
             None,
         )
     try:
-        config = parse(old)
+        with _trusting_only(trusted):
+            config = parse(old)
     except ConfigError as exc:
         _fail(f"{stored}: {exc}", None)
     return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))
@@ -1474,7 +1570,7 @@ def _setup_logging() -> None:
 def _collect(argv: list[str]) -> None:
     """``simstudy collect run_dir=DIR``: the summary and figures of a sharded run, from its chunks only;
     ``simstudy collect sweep_dir=DIR``: a sweep's stacked summary and faceted figure, from its jobs' summaries."""
-    opts = _key_values(argv, "collect", (), ("run_dir", "sweep_dir"))
+    opts = _key_values(argv, "collect", (), ("run_dir", "sweep_dir", "plugins"))
     if "sweep_dir" in opts and "run_dir" not in opts:
         _collect_sweep(Path(opts["sweep_dir"]))
         return
@@ -1484,7 +1580,7 @@ def _collect(argv: list[str]) -> None:
             None,
         )
     run_dir = Path(opts["run_dir"])
-    config = _load_run(run_dir, collect=True, n_jobs=1, backend="sequential", progress=False)
+    config = _load_run(run_dir, _trusted(opts), collect=True, n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
     try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
         claim = io.claim_run_dir(run_dir, warn=log.warning)
@@ -1644,7 +1740,7 @@ def _collect_sweep(sweep_dir: Path) -> None:
     _setup_logging()
     try:
         if stored.is_file():
-            swept, jobs = _sweep_plan(OmegaConf.load(stored))  # type: ignore[arg-type]  # a list fails inside: unreadable
+            swept, jobs = _sweep_plan(_load_stored_yaml(stored))  # a list (not a mapping) fails inside: unreadable
         else:
             from .sweeps import Job
 
@@ -1676,7 +1772,7 @@ def _replay(argv: list[str]) -> None:
     from .registry import study
     from .studies.base import ReplayDone
 
-    opts = _key_values(argv, "replay", ("run_dir", "chunk"))
+    opts = _key_values(argv, "replay", ("run_dir", "chunk"), ("plugins",))
     cell, _, k = opts["chunk"].rpartition("/")
     if not cell or not k.isdigit():
         _fail(
@@ -1684,7 +1780,7 @@ def _replay(argv: list[str]) -> None:
             None,
         )
     run_dir = Path(opts["run_dir"])
-    config = _load_run(run_dir, replay=(cell, int(k)), n_jobs=1, backend="sequential", progress=False)
+    config = _load_run(run_dir, _trusted(opts), replay=(cell, int(k)), n_jobs=1, backend="sequential", progress=False)
     _setup_logging()
     try:
         study(config.study.kind).run(config, run_dir)
@@ -1705,8 +1801,19 @@ def _api_args(experiment, overrides) -> list[str]:
     return _last_of_each_key(args)
 
 
+#: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.
+_HYDRA_LOCK = threading.RLock()
+
+
 def _api_compose(args: list[str]):
-    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory)."""
+    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory); under
+    :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose their own config
+    (a second thread's composition found GlobalHydra initialised, or the schema store half rewritten)."""
+    with _HYDRA_LOCK:
+        return _api_compose_locked(args)
+
+
+def _api_compose_locked(args: list[str]):
     from hydra import compose, initialize_config_dir
     from omegaconf import open_dict
 

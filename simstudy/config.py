@@ -494,6 +494,38 @@ class EstimatorConfig:
         return out
 
 
+#: Environment variable: the minutes a command may plan to compute for, by its estimate (default 30): larger
+#: sizes are refused at once, with the estimate, instead of running for hours.
+TIME_ENV = "SIMSTUDY_MAX_MINUTES"
+_DEFAULT_MINUTES = 30.0
+
+
+def _duration(seconds: float) -> str:
+    for unit, scale in (("days", 86400.0), ("hours", 3600.0), ("min", 60.0)):
+        if seconds >= scale:
+            return f"{seconds / scale:.2g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def _check_time(key: str, value: Any, seconds: float, what: str, fix: str) -> None:
+    """Refuse at once a setting whose estimated compute time exceeds ``$SIMSTUDY_MAX_MINUTES`` (default 30), in
+    one line with the estimate, like :func:`check_memory` for memory."""
+    import os
+
+    raw = os.environ.get(TIME_ENV)
+    try:
+        minutes = _DEFAULT_MINUTES if raw is None else float(raw)
+    except ValueError:
+        minutes = float("nan")
+    if not (np.isfinite(minutes) and minutes > 0):
+        raise ConfigError(f"{TIME_ENV} must be a positive number of minutes, got {raw!r}")
+    if seconds > 60.0 * minutes:
+        source = f"{TIME_ENV}={raw}" if raw is not None else f"set {TIME_ENV} to change it"
+        raise ConfigError(
+            f"{key}={value} needs about {_duration(seconds)} ({what}); the limit is {minutes:g} min ({source}): {fix}"
+        )
+
+
 @dataclass(frozen=True)
 class BudgetConfig:
     """The ``budget`` group: sample sizes ``B`` (one cell each) and the budgets ``n`` estimated at.
@@ -522,6 +554,11 @@ class BudgetConfig:
     def n_for(self, B: int) -> tuple[int, ...]:
         """The budgets of the cell of sample size ``B``: ``n`` if given, else ``1..B`` (in trials)."""
         return tuple(range(1, B + 1)) if self.n is None else self.n
+
+    def n_count(self, B: int) -> int:
+        """How many budgets the cell of sample size ``B`` has, ``len(n_for(B))`` without building them (the
+        memory checks run before anything is allocated: ``B = 10**9`` must not build a tuple of 10**9 first)."""
+        return B if self.n is None else len(self.n)
 
 
 @dataclass(frozen=True)
@@ -1307,8 +1344,8 @@ def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: in
     if samples_per_replicate == 1:
         # The stacked weights of every cell (budgets x estimators x B) and the cached matrix of each method.
         E, closed = len(config.estimators), len({e.method for e in config.estimators} & set(estimators.CLOSED_FORM))
-        nbytes = sum(8 * len(budget.n_for(b)) * b * (len(config.distributions) * E + closed) for b in budget.B)
-        N = len(budget.n_for(B))
+        nbytes = sum(8 * budget.n_count(b) * b * (len(config.distributions) * E + closed) for b in budget.B)
+        N = budget.n_count(B)
         check_memory(
             "budget.B",
             B,
@@ -1338,7 +1375,7 @@ def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: in
     if study.save_replicates and samples_per_replicate == 1:
         # replicates.parquet is written a chunk at a time: one row (about 200 bytes in the Arrow table and
         # its label columns) per replicate, estimator and budget.
-        rows = study.chunk_reps * len(config.estimators) * len(budget.n_for(B))
+        rows = study.chunk_reps * len(config.estimators) * budget.n_count(B)
         check_memory(
             "study.save_replicates",
             "true",
@@ -2588,7 +2625,7 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     ConfigError
         One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
         ``bandwidth`` below 1e-6 (high - low), or whose reflected kernels would not fit in memory
-        (:func:`check_memory`).
+        (:func:`check_memory`); a ``target_k`` no band bounds with the largest sample size the audit searches.
 
     Examples
     --------
@@ -2597,6 +2634,19 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     (20, None, (0.0, 1.0))
     """
     o = _command_iv("audit", cfg)
+    from .studies.audit import SAMPLES_LIMIT
+
+    # Any band with simultaneous coverage covers F(Y_(n)) >= l_n, so l_n <= (1 - confidence)^(1/n) (F(Y_(n)) is
+    # Beta(n, 1)), and its upper median band is informative at most up to k = n ln 2 / -ln(1 - confidence).
+    # A target_k beyond that for the largest n searched is refused at once (it searched every n up to the
+    # limit, minutes of band computations, and then reported the limit as if it were enough).
+    reach = SAMPLES_LIMIT * np.log(2.0) / -np.log1p(-o.confidence)
+    if o.target_k > reach:
+        raise ConfigError(
+            f"target_k={o.target_k} cannot be bounded with the up to {SAMPLES_LIMIT:,} scores the audit "
+            f"searches: at confidence={o.confidence:g} no band bounds the median curve beyond "
+            f"k = {int(reach):,} with {SAMPLES_LIMIT:,} scores; lower target_k"
+        )
     data = _data(o)
     if data.models is not None and len(data.models) > 1:
         raise ConfigError(
@@ -2652,6 +2702,11 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     )
 
 
+#: The largest ``k_max`` of ``simstudy extrapolate``: its budgets are whole numbers held as float64 (exact below
+#: 2^53); the work does not grow with k_max (about 64 log-spaced budgets), so no larger bound is needed.
+_K_MAX = 10**15
+
+
 def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
     """Validate the ``simstudy extrapolate`` config (the keys of :class:`ExtrapolateOptions`).
 
@@ -2669,7 +2724,7 @@ def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
     ------
     ConfigError
         One line naming the first invalid key and its value (``c`` listing a number twice, too); ``threshold``
-        and ``threshold_score`` both given; ``n_jobs=0``.
+        and ``threshold_score`` both given; ``n_jobs=0``; ``k_max`` above 10^15.
 
     Examples
     --------
@@ -2690,6 +2745,11 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         )
     if o.threshold_score is not None and not np.isfinite(o.threshold_score):
         raise ConfigError(f"threshold_score must be a finite number, got {o.threshold_score}")
+    if o.k_max is not None and o.k_max > _K_MAX:  # budgets are float64 (the curves' k): whole numbers up to 2^53
+        raise ConfigError(
+            f"k_max={o.k_max} is beyond the budgets the extrapolation computes exactly (at most {_K_MAX:.0e} runs); "
+            f"lower k_max"
+        )
     if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
     threshold = o.threshold if o.threshold is not None or o.threshold_score is not None else 0.5

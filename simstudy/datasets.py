@@ -17,6 +17,8 @@ import json
 import math
 import os
 import re
+import stat
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -148,6 +150,13 @@ def _path_iv(path: str | os.PathLike) -> Path:
     path = Path(path).expanduser()
     if path.suffix.lower() not in SUFFIXES:
         raise DataError(f"{path}: unknown file type {path.suffix!r}; supported: {', '.join(SUFFIXES)}")
+    try:  # a FIFO or a device would block the read or never end: refused before it is opened
+        mode = path.stat().st_mode
+    except OSError:
+        return path  # missing or unreadable: the read says which, in one line
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a directory fails at once on reading, and says so
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise DataError(f"{path}: {what}; give a score file (a regular file) instead")
     return path
 
 
@@ -298,6 +307,11 @@ def _json(text: str, name: str, where: str | None) -> Any:
         obj = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise DataError(f"{name}: {where or f'row {exc.lineno}'}: not valid JSON ({exc.msg})") from None
+    except RecursionError:  # the C decoder stops at the recursion limit, at once and without building more
+        raise DataError(
+            f"{name}: {where + ': ' if where else ''}JSON nested deeper than {sys.getrecursionlimit()} levels; a "
+            f"score file is a list of records or an object of model -> scores"
+        ) from None
     except _DuplicateKey as exc:
         raise DataError(
             f"{name}: {where + ': ' if where else ''}duplicate key {exc.args[0]!r} "

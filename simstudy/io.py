@@ -964,18 +964,38 @@ class RunDirClaim:
     def __init__(self, path: Path, lock: Path, marker_written: bool, removed: tuple[Path, ...]):
         self.path, self.lock, self.marker_written, self.removed = path, lock, marker_written, removed
         self._pid = os.getpid()
+        self._found = _contents(path)
 
     def release(self) -> None:
         """Remove the lock (only in the process that took it); remove the marker too if this claim wrote it
-        and nothing else was written, so that a refused run leaves the directory as it found it."""
+        and nothing else was written, so that a refused run leaves the directory as it found it (a directory
+        someone sent, refused, is not taken for one of this machine's runs afterwards)."""
         if os.getpid() != self._pid or self.lock is None:
             return
         self.lock.unlink(missing_ok=True)
         self.lock = None
         if self.marker_written:
             with contextlib.suppress(OSError):
-                if {p.name for p in self.path.iterdir()} == {RUN_MARKER}:
+                if _contents(self.path) == self._found:
                     (self.path / RUN_MARKER).unlink()
+
+
+def _contents(path: Path) -> dict[str, tuple[int, int]]:
+    """What a run writes changes: each entry under ``path`` (files at the top; every directory, whose time
+    changes when an entry is added or removed in it) by its modification time and size, without the marker
+    and the locks (simstudy's own). Only directories are walked, so it is cheap beside a run's chunks."""
+    found: dict[str, tuple[int, int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path):
+            if entry.name == RUN_MARKER or entry.name.startswith(LOCK_NAME):
+                continue
+            st = entry.stat(follow_symlinks=False)
+            found[entry.name] = (st.st_mtime_ns, st.st_size)
+        for top, dirs, _ in os.walk(path):
+            for d in dirs:
+                st = os.stat(os.path.join(top, d), follow_symlinks=False)
+                found[os.path.relpath(os.path.join(top, d), path)] = (st.st_mtime_ns, st.st_size)
+    return found
 
 
 def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=None) -> RunDirClaim:

@@ -52,6 +52,8 @@ plug-in is a :class:`PluginBand`, called once per chunk on all its samples and p
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
 import importlib
@@ -67,6 +69,7 @@ import numpy as np
 
 __all__ = [
     "PluginError",
+    "PluginExit",
     "import_target",
     "source_hash",
     "PluginEstimator",
@@ -123,6 +126,39 @@ class PluginError(ValueError):
     """
 
 
+class PluginExit(PluginError):
+    """A plug-in that called ``sys.exit`` (or raised :class:`SystemExit`) instead of returning or raising.
+
+    Ending the program is never a plug-in's to decide: inside a run it would end the run with no summary (and,
+    through :func:`simstudy.run`, the caller's own program). It is turned into this error where the plug-in's
+    code is called (import, construction, every call); the command reports it in one line and exits with
+    status 2 (bad input: the plug-in needs fixing), and a run's chunks it failed are never summarised.
+
+    Examples
+    --------
+    >>> import sys
+    >>> with _no_exit("_target_=my.plugin"):
+    ...     sys.exit(3)
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginExit: _target_=my.plugin: called sys.exit(3); a plug-in returns its result or raises an exception, never ends the program
+    >>> issubclass(PluginExit, PluginError)
+    True
+    """
+
+
+@contextlib.contextmanager
+def _no_exit(where: str) -> Any:
+    """Run plug-in code with its ``sys.exit`` turned into :class:`PluginExit` naming ``where``."""
+    try:
+        yield
+    except SystemExit as exc:
+        raise PluginExit(
+            f"{where}: called sys.exit({exc.code!r}); a plug-in returns its result or raises an exception, never "
+            f"ends the program"
+        ) from None
+
+
 def _search_dir(directory: str | None) -> str:
     return os.path.abspath(directory if directory is not None else os.getcwd())
 
@@ -137,6 +173,39 @@ def _on_path(directory: str) -> None:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+#: The import paths a command may import from a config it did not compose itself (a run directory's stored
+#: config.yaml, read by ``collect`` and ``replay``): None (the default) when the config is the user's own.
+_TRUSTED: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("simstudy_trusted", default=None)
+
+
+def _registered_paths() -> set[str]:
+    """The import paths of every registered plug-in: code the user installed, which a config names by name."""
+    paths = {target for target, _ in _REGISTRY.values()} | set(_DISTRIBUTIONS.values())
+    paths |= {target for target, _ in _BAND_REGISTRY.values()}
+    paths |= {target for algorithms in _SELECTION_REGISTRY.values() for target, _ in algorithms.values()}
+    return paths
+
+
+@contextlib.contextmanager
+def _trusting_only(paths) -> Any:
+    """Inside, :func:`import_target` imports only ``paths`` and the registered plug-ins' paths (a stored
+    config's other ``_target_`` is refused by name, never imported: importing runs the module's code)."""
+    token = _TRUSTED.set(frozenset(paths))
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def _check_trusted(path: str, key: str) -> None:
+    trusted = _TRUSTED.get()
+    if trusted is not None and path not in trusted and path not in _registered_paths():
+        raise PluginError(
+            f"{key}={path}: a plug-in named by a stored config is imported (its code run) only when you name it "
+            f"too: add plugins={path} to the command if you trust that code"
+        )
 
 
 def import_target(path: str, *, directory: str | None = None, key: str = "_target_") -> Any:
@@ -162,7 +231,9 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
     ------
     PluginError
         ``{key}={path}: ...`` with the reason: not a dotted path, no such module, an exception while
-        importing it, or no such attribute.
+        importing it, or no such attribute; or, while a command reads a run directory's stored config
+        (``simstudy collect``, ``replay``), a path neither given on its command line (``plugins=...``) nor
+        registered, refused before it is imported.
 
     Examples
     --------
@@ -177,6 +248,7 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
         raise PluginError(
             f"{key} must be an import path module.attribute (e.g. my_estimators.best_of_all), got {path!r}"
         )
+    _check_trusted(path, key)
     where = _search_dir(directory)
     _on_path(where)
     parts = path.split(".")
@@ -185,7 +257,10 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
     for i in range(len(parts) - 1, 0, -1):  # the longest importable prefix is the module
         module_name = ".".join(parts[:i])
         try:
-            obj = importlib.import_module(module_name)
+            with _no_exit(f"{key}={path}: importing {module_name}"):
+                obj = importlib.import_module(module_name)
+        except PluginExit:
+            raise
         except ModuleNotFoundError as exc:
             if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
                 continue  # this prefix is not a module: try a shorter one
@@ -359,14 +434,27 @@ def _call_kwargs(fn: Callable) -> set[str]:
 
 def _function(target: str, directory: str | None, key: str) -> Callable:
     """The function an import path names, imported once per process and directory (a worker's first call)."""
+    _check_trusted(target, key)  # before the cache: imported earlier in this process is not trusted now
     cache = (target, _search_dir(directory))
     fn = _LOADED.get(cache)
     if fn is None:
         fn = import_target(target, directory=directory, key=key)
         if not callable(fn):
             raise PluginError(f"{key}={target}: is a {type(fn).__name__}, not a function")
+        fn = _exit_checked(fn, f"{key}={target}")
         _LOADED[cache] = fn
     return fn
+
+
+def _exit_checked(fn: Callable, where: str) -> Callable:
+    """``fn`` with its ``sys.exit`` turned into :class:`PluginExit` (its signature kept: ``rng`` is looked up)."""
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        with _no_exit(where):
+            return fn(*args, **kwargs)
+
+    return checked
 
 
 @dataclass(frozen=True)
@@ -787,13 +875,17 @@ class PluginDistribution:
         if not callable(cls):
             raise PluginError(f"_target_={target}: is a {type(cls).__name__}, not a class")
         try:
-            self.dist = cls(**dict(self.kwargs))
+            with _no_exit(f"_target_={target}"):
+                self.dist = cls(**dict(self.kwargs))
+        except PluginExit:
+            raise
         except Exception as exc:
             args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs)
             raise PluginError(
                 f"_target_={target}: {target.rsplit('.', 1)[-1]}({args}) raised {_one_line(exc)}"
             ) from None
-        missing = [a for a in _REQUIRED if not hasattr(self.dist, a)]
+        with _no_exit(f"_target_={target}"):  # hasattr runs a property's code
+            missing = [a for a in _REQUIRED if not hasattr(self.dist, a)]
         if missing:
             raise PluginError(
                 f"_target_={target}: the object has no {', '.join(missing)}; a score distribution "
@@ -814,26 +906,32 @@ class PluginDistribution:
 
     @property
     def support(self) -> tuple[float, float]:
-        low, high = self.dist.support
+        with _no_exit(f"_target_={self.target}"):
+            low, high = self.dist.support
         return float(low), float(high)
 
     @property
     def is_discrete(self) -> bool:
-        return bool(self.dist.is_discrete)
+        with _no_exit(f"_target_={self.target}"):
+            return bool(self.dist.is_discrete)
 
     def sample(self, size, *, rng: np.random.Generator) -> np.ndarray:
-        return np.asarray(self.dist.sample(size, rng=rng), dtype=np.float64)
+        with _no_exit(f"_target_={self.target}"):
+            return np.asarray(self.dist.sample(size, rng=rng), dtype=np.float64)
 
     def cdf(self, x) -> np.ndarray:
-        return np.asarray(self.dist.cdf(x), dtype=np.float64)
+        with _no_exit(f"_target_={self.target}"):
+            return np.asarray(self.dist.cdf(x), dtype=np.float64)
 
     def cdf_left(self, x) -> np.ndarray:
         if hasattr(self.dist, "cdf_left"):
-            return np.asarray(self.dist.cdf_left(x), dtype=np.float64)
+            with _no_exit(f"_target_={self.target}"):
+                return np.asarray(self.dist.cdf_left(x), dtype=np.float64)
         return self.cdf(x)
 
     def ppf(self, q) -> np.ndarray:
-        return np.asarray(self.dist.ppf(q), dtype=np.float64)
+        with _no_exit(f"_target_={self.target}"):
+            return np.asarray(self.dist.ppf(q), dtype=np.float64)
 
     def describe(self) -> dict:
         return {"target": self.target, "kwargs": {k: v for k, v in self.kwargs}}

@@ -390,6 +390,28 @@ def _pin_blas_threads(main_pid: int) -> None:
         _pinned_pid = pid
 
 
+#: How often a pool worker looks whether the run that started it is still there (seconds).
+_PARENT_POLL = 0.5
+
+
+def _exit_with_parent(main_pid: int) -> None:
+    """In a worker process the run's process started (loky), a daemon thread that ends the worker when that
+    process is gone: a run killed by SIGKILL (or the OOM killer) runs no clean-up, and its workers would live
+    on, computing, for loky's idle timeout (and keep its resource trackers alive). The loky pool's initializer
+    (:func:`_parallel`); not in a process of another parent."""
+    import threading
+
+    if os.getppid() != main_pid:
+        return
+
+    def watch() -> None:
+        while os.getppid() == main_pid:
+            time.sleep(_PARENT_POLL)
+        os._exit(1)  # orphaned: nothing to report to, nothing of ours to flush (chunks are written atomically)
+
+    threading.Thread(target=watch, name="simstudy-parent-watch", daemon=True).start()
+
+
 def _execute(fn: Callable, shared: tuple, task: Task, main_pid: int):
     """Worker side: run one task, returning its warnings, time and any exception instead of logging them.
 
@@ -403,7 +425,7 @@ def _execute(fn: Callable, shared: tuple, task: Task, main_pid: int):
         warnings.simplefilter("always")
         try:
             result = fn(*shared, task)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit in a task fails the task, never the worker or the run
             failure = Failure(
                 task.cell,
                 task.chunk,
@@ -624,6 +646,10 @@ _BATCHES_PER_WORKER = 8
 @contextlib.contextmanager
 def _parallel(backend: str, n_jobs: int, address: str | None, shared: tuple, n_tasks: int):
     """A :class:`joblib.Parallel` yielding results as they finish, on a dask cluster for ``backend="dask"``."""
+    if backend == "loky":  # each worker watches the run's process from its start, busy or idle
+        with joblib.parallel_config(backend="loky", initializer=_exit_with_parent, initargs=(os.getpid(),)):
+            yield joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+        return
     if backend != "dask":
         yield joblib.Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
         return

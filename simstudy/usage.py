@@ -73,7 +73,7 @@ _USAGE = {
         "the runs and REPRODUCTION.md under outputs/reproduce-quick/ (out= still chooses the report's directory)",
     ),
     "collect": (
-        "simstudy collect run_dir=DIR | sweep_dir=DIR",
+        "simstudy collect run_dir=DIR [plugins=PATH,...] | sweep_dir=DIR",
         [
             "simstudy collect run_dir=outputs/dodge2021_fig1/default",
             "simstudy collect sweep_dir=outputs/multirun/dodge2021_fig1",
@@ -83,7 +83,7 @@ _USAGE = {
         "jobs that did not finish",
     ),
     "replay": (
-        "simstudy replay run_dir=DIR chunk=CELL/K",
+        "simstudy replay run_dir=DIR chunk=CELL/K [plugins=PATH,...]",
         ["simstudy replay run_dir=outputs/dodge2021_fig1/default chunk=c0123abcd/3"],
         "nothing: it reruns the chunk and shows its traceback",
     ),
@@ -103,10 +103,14 @@ KEYS = {
         "run_dir": "the run directory the shards wrote into",
         "sweep_dir": "instead of run_dir: a sweep's directory (simstudy -m ...; outputs/multirun/<study>), "
         "whose jobs' summaries are stacked again",
+        "plugins": "comma-separated import paths (module.function) of plug-ins the run's config.yaml names that you "
+        "trust: a stored config imports no other plug-in than these and the registered ones (importing runs code)",
     },
     "replay": {
         "run_dir": "the run directory of the failed run",
         "chunk": "the failed chunk as CELL/K, as the failure message names it",
+        "plugins": "comma-separated import paths (module.function) of plug-ins the run's config.yaml names that you "
+        "trust: a stored config imports no other plug-in than these and the registered ones (importing runs code)",
     },
 }
 

@@ -92,7 +92,8 @@ def test_data_command_help_shows_schema_defaults_and_audit_overrides(capsys, mon
 
 
 @pytest.mark.parametrize("command, keys", [("reproduce", ("--quick", "only", "n_jobs", "out")),
-                                           ("collect", ("run_dir", "sweep_dir")), ("replay", ("run_dir", "chunk"))])
+                                           ("collect", ("run_dir", "sweep_dir", "plugins")),
+                                           ("replay", ("run_dir", "chunk", "plugins"))])
 def test_plain_commands_explain_their_keys(capsys, monkeypatch, command, keys):
     out = _help(capsys, monkeypatch, command, "--help")
     assert out.startswith(f"simstudy {command}: ") and "Usage: simstudy " + command in out
