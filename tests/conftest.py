@@ -48,3 +48,35 @@ def forget_plugins():
             del sys.modules[name]
     sys.path[:] = path
     plugins._LOADED.clear()
+
+
+@pytest.fixture
+def run_cli(tmp_path, monkeypatch, capsys):
+    """``run_cli(*argv) -> (status, stdout, stderr)`` for ``simstudy *argv`` in ``tmp_path``, in this process."""
+    import os
+    import sys
+
+    from simstudy import cli
+
+    monkeypatch.chdir(tmp_path)
+    for key in [k for k in os.environ if k.startswith("HYDRA")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")  # main() sets it; scoped to the test here
+
+    def run(*argv):
+        monkeypatch.setattr(sys, "argv", ["simstudy", *argv])
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        capsys.readouterr()
+        try:
+            cli.main()
+            status = 0
+        except SystemExit as exc:
+            status = exc.code
+        finally:  # Hydra's job logging rebinds the root logger to this test's captured stdout
+            root.handlers[:] = handlers
+            root.setLevel(level)
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run

@@ -8,7 +8,6 @@ read-only-directory cases run the real command as an unprivileged user in a subp
 """
 
 import errno
-import logging
 import os
 import pwd
 import shutil
@@ -19,36 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from simstudy import cli
 
 FIG1 = ["experiment=dodge2021_fig1", "runner.progress=false"]
-
-
-@pytest.fixture
-def run_cli(tmp_path, monkeypatch, capsys):
-    """``run_cli(*argv) -> (status, stdout, stderr)`` for ``simstudy *argv`` in ``tmp_path``."""
-    monkeypatch.chdir(tmp_path)
-    for key in [k for k in os.environ if k.startswith("HYDRA")]:
-        monkeypatch.delenv(key)
-    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")  # main() sets it; scoped to the test here
-
-    def run(*argv):
-        monkeypatch.setattr(sys, "argv", ["simstudy", *argv])
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        capsys.readouterr()
-        try:
-            cli.main()
-            status = 0
-        except SystemExit as exc:
-            status = exc.code
-        finally:  # Hydra's job logging rebinds the root logger to this test's captured stdout
-            root.handlers[:] = handlers
-            root.setLevel(level)
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 def assert_one_line(status, err, message, expected_status=2):

@@ -158,39 +158,6 @@ def test_write_csv_keeps_every_digit(tmp_path):
 # -- options that do not apply are refused, not ignored (simstudy curve / bands / audit) ----------------------
 
 
-@pytest.fixture
-def run_cli(tmp_path, monkeypatch, capsys):
-    """``run_cli(*argv) -> (status, stdout, stderr)`` for ``simstudy *argv`` in ``tmp_path``, in this process."""
-    import logging
-    import os
-    import sys
-
-    from simstudy import cli
-
-    monkeypatch.chdir(tmp_path)
-    for key in [k for k in os.environ if k.startswith("HYDRA")]:
-        monkeypatch.delenv(key)
-    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
-
-    def run(*argv):
-        monkeypatch.setattr(sys, "argv", ["simstudy", *argv])
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        capsys.readouterr()
-        try:
-            cli.main()
-            status = 0
-        except SystemExit as exc:
-            status = exc.code
-        finally:  # Hydra's job logging rebinds the root logger
-            root.handlers[:] = handlers
-            root.setLevel(level)
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
-
-
 @pytest.mark.parametrize(
     "command, args, message",
     [
