@@ -215,7 +215,7 @@ class Extrapolation:
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     result = run(prepare({"mlp": ys}, opts, "scores.csv"), opts, tmp, progress=False)
     >>> result.curves.shape, result.fits.shape, result.simulation["multiple"].tolist()
-    ((53, 17), (1, 32), [1, 2, 5, 10])
+    ((53, 17), (1, 33), [1, 2, 5, 10])
     """
 
     curves: pd.DataFrame
@@ -704,9 +704,13 @@ def _fit_row(a: Analysis, rep: dict, opts) -> dict:
 def _agreement(a: Analysis, opts) -> dict:
     """Whether the fitted law describes the scores it was fitted to: fit.csv's columns for EXTRAPOLATE.md's checks.
 
-    - ``np_checked``, ``np_outside``, ``np_first_outside``: at every k = 1..n, how often the law's median curve
-      leaves the nonparametric simultaneous band (a band trivial above still checks from below), and where
-      first (NaN: nowhere); ``np_upper_trivial_from``: the first k where that band's upper side is the bound;
+    - ``np_first_checked``, ``np_checked``, ``np_outside``, ``np_first_outside``: at every k from
+      ``np_first_checked`` to n, how often the law's median curve leaves the nonparametric simultaneous band (a
+      band trivial above still checks from below), and where first (NaN: nowhere). The check starts at the
+      first k whose median best score lies above the threshold, ``k >= ln 0.5 / ln(censored share)`` (k = 1 for
+      the default median threshold): below it the median curve lies among the censored scores, which the law
+      is not fitted to, so a law right about the tail is not faulted for them. ``np_upper_trivial_from``: the
+      first k where that band's upper side is the bound;
     - ``median_at_n`` and ``p_best_at_most_observed``: the law's median curve at k = n, and the law's
       probability that the best of n runs scores at most the observed best, ``F(max)^n`` (near 0: the law
       promises more than n runs gave; near 1: less);
@@ -716,16 +720,20 @@ def _agreement(a: Analysis, opts) -> dict:
     """
     s, law = a.sample, a.fit.law
     low, high = opts.data.low, opts.data.high
+    censored = 1.0 - a.fit.n_tail / s.runs
+    # the median of the best of k lies above the threshold once censored^k <= 1/2 (the 1e-9: k = 1 at exactly 1/2)
+    first = 1 if censored <= 0.5 else min(s.runs, int(np.ceil(np.log(0.5) / np.log(censored) - 1e-9)))
     ks = np.arange(1, s.runs + 1, dtype=np.float64)
     est = _law_curves(law, ks, False)[0]
     _, np_lo, np_hi = _np_band(s.scores, ks, opts)
-    outside = (est < np_lo) | (est > np_hi)
+    outside = ((est < np_lo) | (est > np_hi)) & (ks >= first)
     trivial = ~(np_hi < high)
     # The chance that the best of n runs is no better than the observed best (minimizing: no lower).
     p_best = law.sf(s.scores.min()) if law.convex else law.cdf(s.scores.max())
     beyond = (law.b > high) if law.convex else (law.a < low)
     return {
-        "np_checked": int(ks.size),
+        "np_first_checked": int(first),
+        "np_checked": int(ks.size - first + 1),
         "np_outside": int(outside.sum()),
         "np_first_outside": float(ks[outside][0]) if outside.any() else np.nan,
         "np_upper_trivial_from": float(ks[trivial][0]) if trivial.any() else np.nan,

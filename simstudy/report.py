@@ -551,7 +551,7 @@ def _misfits(fit, level: float) -> list[str]:
     if fit.get("np_outside", 0) > 0:
         reasons.append(
             f"its median curve leaves the nonparametric {_lvl(level)} band of the scores at {int(fit['np_outside'])} "
-            f"of the budgets k = 1..{int(fit['np_checked']):,} (first at k = {int(fit['np_first_outside']):,})"
+            f"of the budgets k = {_checked_range(fit)} (first at k = {int(fit['np_first_outside']):,})"
         )
     p = fit.get("p_best_at_most_observed", np.nan)
     tail = (1.0 - level) / 2.0
@@ -673,6 +673,14 @@ def _law_warnings(fit, opts, *, check_c: bool = True) -> list[str]:
     return out
 
 
+def _checked_range(fit) -> str:
+    """The budgets the agreement check judged, ``1..n``, or ``k0..n`` with why it starts at k0."""
+    first, n = int(fit.get("np_first_checked", 1)), int(fit["np_checked"]) + int(fit.get("np_first_checked", 1)) - 1
+    if first == 1:
+        return f"1..{n:,}"
+    return f"{first:,}..{n:,} (below k = {first:,} the median curve lies among the censored scores, not fitted)"
+
+
 def _agreement_sentence(fit, level: float) -> str:
     """Where, within the data (every k = 1..n), the law's median curve lies inside the nonparametric band."""
     checked = int(fit.get("np_checked", 0))
@@ -692,7 +700,7 @@ def _agreement_sentence(fit, level: float) -> str:
     observed = fit["min_score"] if convex else fit["max_score"]
     return (
         f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
-        f"{checked - outside:,} of the {checked:,} budgets k = 1..{checked:,}{above}"
+        f"{checked - outside:,} of the {checked:,} budgets k = {_checked_range(fit)}{above}"
         + (f"; it first leaves it at k = {int(fit['np_first_outside']):,}." if outside else ".")
         + f" At k = n = {int(fit['runs']):,} the law's median curve is {_g(fit['median_at_n'], 4)} against the best "
         f"observed score {_g(observed, 4)}: the law gives the best of n runs a chance of {_chance(p)} "

@@ -102,6 +102,23 @@ def test_a_law_that_describes_the_scores_raises_no_warning(tmp_path):
     assert "b is the best of the noise-free law" in text
 
 
+def test_the_censored_budgets_are_not_judged_against_the_band(tmp_path):
+    """Threshold at the 75% quantile: the law is fitted to the top quarter only, and the median of the best of
+    k < 3 runs lies among the censored scores (0.75^2 > 1/2). Here those are failed runs near 0.1 that the law
+    does not describe; a law right about the tail is not faulted for them (the check starts at k = 3)."""
+    x = np.sort(_law(seed=11, n=200))
+    cut = (x[149] + x[150]) / 2  # the top quarter kept as drawn: the censoring threshold below it
+    x[:150] = 0.1 + 0.001 * np.random.default_rng(12).random(150)  # the lower 75%: failed runs
+    fit, text, _ = _extrapolate(np.random.default_rng(13).permutation(x), tmp_path, low=0.0, high=1.0,
+                                threshold_score=float(cut), c=[3])
+    assert fit["np_first_checked"] == 3 and fit["np_checked"] == 198
+    assert fit["np_outside"] == 0, fit["np_first_outside"]
+    assert "budgets k = 3..200 (below k = 3 the median curve lies among the censored scores, not fitted)" in text
+    # judged from k = 1, the law's median at k = 2 (its 71% quantile, near 0.76) lies far
+    # above the scores' (failed runs near 0.1): the check would have said "do not extrapolate"
+    assert fit["median_at_n"] > 0.8
+
+
 def test_median_curve_above_the_observed_best_says_do_not_extrapolate(tmp_path):
     # c = 10 forced on scores of a c = 1 law: the law's best of n runs beats the observed best almost surely
     fit, text, summary = _extrapolate(_law(seed=9, a=0.7, c=1, o=0.0), tmp_path, c=[10])
