@@ -1416,8 +1416,11 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
             missing=opts.data.missing,
             scale=opts.data.scale,
         )
-    if opts.data.minimize:  # lower is better: the KDE of x is fitted, the studies draw -x (the minimum's truths)
+    if opts.data.minimize:  # lower is better: the KDE of -x is fitted and drawn (the minimum's truths)
         spec["minimize"] = True
+    # The random streams are the audit's, whatever the data (their content still joins the run's fingerprint):
+    # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
+    spec["stream"] = "audit"
     n = opts.sample_size or x.size
     _check_identity(out_dir, record)
     log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)

@@ -331,6 +331,8 @@ def check_memory(key: str, value: Any, nbytes: float, what: str, fix: str) -> No
 
 #: Distribution kinds that read a data file named by their ``path`` parameter: keyed by its content.
 _FILE_KINDS = ("file", "kde", "kde_atoms")
+#: The parameters that say which data a distribution is made of (left out of a named stream's key).
+_DATA_PARAMS = ("path", "dataset", "model", "score_column", "model_column", "missing", "scale", "split", "reduce")
 
 
 @dataclass(frozen=True)
@@ -376,10 +378,29 @@ class DistributionConfig:
 
     @property
     def key(self) -> dict:
-        """What determines the distribution's numbers (its name does not): a data file by its content.
+        """What keys the distribution's cells and random streams (its name does not): :attr:`identity`, or with
+        ``stream: NAME`` that name and the parameters other than the data's.
 
-        A kind that reads a file (``file``, ``kde``, ``kde_atoms``) is keyed by the SHA-256 of the file's bytes in place
-        of its path, so that a renamed or moved file gives the same cells and random streams (the same
+        A named stream gives common random numbers across data: two runs with the same stream and seed draw
+        the same random numbers whatever file they read, so an audit of losses ``1 - a`` with
+        ``minimize: true`` is the mirror of the audit of ``a`` draw for draw. The data still join the run's
+        fingerprint through :attr:`identity`.
+        """
+        params = dict(self.params)
+        if "stream" not in params:
+            return self.identity
+        return {
+            "kind": self.kind,
+            "stream": params["stream"],
+            "params": [[k, v] for k, v in self.params if k not in _DATA_PARAMS + ("minimize", "stream")],
+        }
+
+    @property
+    def identity(self) -> dict:
+        """What determines the distribution's numbers, for a run's fingerprint: a data file by its content.
+
+        A kind that reads a file (``file``, ``kde``, ``kde_atoms``) is identified by the SHA-256 of the file's bytes
+        in place of its path, so that a renamed or moved file gives the same cells and random streams (the same
         numbers), and an edited one other cells: its old chunks are never read back as the new file's.
         """
         digests = self.inputs
@@ -415,7 +436,7 @@ class DistributionConfig:
 
     def build(self):
         """The distribution object (a bag is re-drawn from its seed; deterministic)."""
-        params = {k: v for k, v in self.params if k != "source"}
+        params = {k: v for k, v in self.params if k not in ("source", "stream")}
         return distributions.from_spec(self.kind, {**params, "name": self.name})
 
 
@@ -775,10 +796,13 @@ def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConf
     """A distribution of the group; ``minimize: true`` (any kind: lower is better) makes it draw ``-X``
     (:func:`simstudy.distributions.mirror`), a parameter only when true (the other specs' streams unchanged)."""
     minimize = schema.boolean()(f"{prefix}.minimize", d.get("minimize", False))
-    spec = _distribution_of({k: v for k, v in d.items() if k != "minimize"}, prefix, name)
-    if not minimize:
+    # stream: NAME keys the random streams by that name, not the data (see DistributionConfig.key)
+    stream = schema.optional(schema.text())(f"{prefix}.stream", d.get("stream"))
+    spec = _distribution_of({k: v for k, v in d.items() if k not in ("minimize", "stream")}, prefix, name)
+    extra = (("minimize", True),) * minimize + (("stream", stream),) * (stream is not None)
+    if not extra:
         return spec
-    return dataclasses.replace(spec, params=tuple(sorted((*spec.params, ("minimize", True)))))
+    return dataclasses.replace(spec, params=tuple(sorted((*spec.params, *extra))))
 
 
 def _distribution_of(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:

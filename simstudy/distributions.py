@@ -1309,10 +1309,14 @@ def _kde(
     low: float = 0.0,
     high: float = 1.0,
     name: str | None = None,
+    minimize: bool = False,
     **options: Any,
 ) -> ReflectedKDE:
-    """A reflected KDE fitted to a shipped data set's model (``dataset``, ``model``, options) or a file."""
+    """A reflected KDE fitted to a shipped data set's model (``dataset``, ``model``, options) or a file;
+    ``minimize``: fitted to ``-x`` on ``[-high, -low]`` (the distribution of ``-X``)."""
     scores, label = _fit_scores(dataset, model, path, low, high, options)
+    if minimize:
+        scores, low, high = -scores, -high, -low
     return ReflectedKDE.fit(
         scores, bandwidth=bandwidth, bw_factor=bw_factor, bw_of=bw_of, low=low, high=high, name=name or f"kde:{label}"
     )
@@ -1331,10 +1335,14 @@ def _kde_atoms(
     low: float = 0.0,
     high: float = 1.0,
     name: str | None = None,
+    minimize: bool = False,
     **options: Any,
 ) -> KDEWithAtoms:
-    """Atoms plus a reflected KDE (:meth:`KDEWithAtoms.fit`) of a shipped data set's model or a file's scores."""
+    """Atoms plus a reflected KDE (:meth:`KDEWithAtoms.fit`) of a shipped data set's model or a file's scores;
+    ``minimize``: fitted to ``-x`` on ``[-high, -low]`` (the distribution of ``-X``)."""
     scores, label = _fit_scores(dataset, model, path, low, high, options)
+    if minimize:
+        scores, low, high = -scores, -high, -low
     return KDEWithAtoms.fit(
         scores,
         bw_method=bw_method,
@@ -1453,5 +1461,9 @@ def from_spec(kind: str, params: dict[str, Any]):
     minimize = params.pop("minimize", False)
     if not isinstance(minimize, (bool, np.bool_)):
         raise InvalidParameter("minimize", "must be true or false", minimize)
+    if minimize and kind in ("kde", "kde_atoms"):
+        # Fitted to -x on [-high, -low]: the same law as the mirror of the KDE of x (its kernel is symmetric),
+        # drawn along the path a KDE of scores -x takes, so that losses 1 - a mirror accuracies a draw for draw.
+        return KINDS[kind](**params, minimize=True)
     dist = KINDS[kind](**params)
     return mirror(dist) if minimize else dist

@@ -149,6 +149,24 @@ def _evp(tmp_path, out, dist, reps=4000, save=False):
     return evp_accuracy.run(cfg, tmp_path / out).summary.set_index(["estimator", "n", "measure"])["estimate"], cfg
 
 
+def test_a_named_stream_makes_a_study_of_losses_the_mirror_draw_for_draw(tmp_path, runs):
+    """distribution.stream=NAME keys the random streams by the name, not the file's content: the study of losses
+    1 - a (minimize) then draws a - 1 wherever the study of a draws a, and every number mirrors to rounding;
+    the files still join the run's fingerprint (another file in the same directory is refused)."""
+    acc_d = {"kind": "file", "path": str(tmp_path / "acc.csv"), "model": "mlp", "stream": "s"}
+    loss_d = {"kind": "file", "path": str(tmp_path / "loss.csv"), "model": "mlp", "minimize": True, "stream": "s"}
+    (acc, acc_cfg), (loss, loss_cfg) = _evp(tmp_path, "acc", acc_d, reps=500), _evp(tmp_path, "loss", loss_d, reps=500)
+    assert acc_cfg.distributions[0].key == loss_cfg.distributions[0].key  # the same cells and streams
+    assert acc_cfg.distributions[0].identity != loss_cfg.distributions[0].identity  # not the same data
+    how = acc.index.get_level_values("measure").map(
+        {"mean": "level", "exact_mean": "level", "expected_max": "level", "bias": "sign", "exact_bias": "sign"}
+    )
+    a = acc.to_numpy()
+    expected = np.select([how == "level", how == "sign"], [1 - a, -a], a)
+    np.testing.assert_allclose(loss.to_numpy(), expected, rtol=0, atol=1e-12)
+    assert not np.allclose(acc.xs("mean", level="measure"), 1 - acc.xs("mean", level="measure"))  # not trivial
+
+
 @pytest.mark.parametrize("kind", ["file", "scipy"])
 def test_a_study_of_a_minimize_distribution_concerns_the_minimum(tmp_path, runs, kind):
     if kind == "file":
@@ -192,20 +210,21 @@ def test_audit_of_losses_simulates_the_minimum(tmp_path, runs):
              "bandwidth=0.03", "n_jobs=1")
     acc = _run(tmp_path, "audit", "acc.csv", "acc", *small)
     loss = _run(tmp_path, "audit", "loss.csv", "loss", *small, "minimize=true")
-    truths = {}
-    for d in ("acc", "loss"):
-        s = pd.read_csv(tmp_path / d / "accuracy" / "summary.csv")
-        truths[d] = s[s.measure.isin(["expected_max", "exact_bias"])].set_index(["estimator", "n", "measure"])
-        mean = s[s.measure == "mean"].set_index(["estimator", "n"])
-        exact = s[s.measure == "exact_mean"].set_index(["estimator", "n"])
-        assert ((mean.estimate - exact.estimate).abs() < 4.5 * mean.mcse).all()
-    # the fitted KDE of 1 - a (same bandwidth, reflected at 0 and 1) is the mirror of that of a: the truth of the
-    # minimum is 1 - the truth of the maximum, the exact biases change sign (up to the quadrature's error)
-    a, m = truths["acc"].estimate, truths["loss"].estimate
-    np.testing.assert_allclose(m.xs("expected_max", level="measure"), 1 - a.xs("expected_max", level="measure"),
-                               rtol=0, atol=1e-8)
-    np.testing.assert_allclose(m.xs("exact_bias", level="measure"), -a.xs("exact_bias", level="measure"),
-                               rtol=0, atol=1e-8)
+    # The KDE of -(1 - a) = a - 1 is that of a shifted (same bandwidth, atoms, reflections), and the audit's
+    # streams do not depend on the data: every simulated score of the loss audit is a draw of the accuracy audit
+    # minus 1, so every number mirrors to rounding -- levels 1 - x, biases -x, spreads, rates and MCSEs equal.
+    mirrored = {"expected_max": "level", "exact_mean": "level", "mean": "level", "exact_bias": "sign", "bias": "sign"}
+    for study in ("accuracy", "coverage", "bootstrap"):
+        a, m = (pd.read_csv(tmp_path / d / study / "summary.csv") for d in ("acc", "loss"))
+        assert len(a) == len(m) > 0 and a["reps"].tolist() == m["reps"].tolist()
+        how = a["measure"].map(mirrored).fillna("same") if "measure" in a else pd.Series("same", index=a.index)
+        expected = np.select([how == "level", how == "sign"], [1 - a.estimate, -a.estimate], a.estimate)
+        np.testing.assert_allclose(m.estimate, expected, rtol=0, atol=1e-12, err_msg=study)
+        np.testing.assert_allclose(m.mcse, a.mcse, rtol=0, atol=1e-10, err_msg=study)
+    s = pd.read_csv(tmp_path / "acc" / "accuracy" / "summary.csv")
+    mean = s[s.measure == "mean"].set_index(["estimator", "n"])
+    exact = s[s.measure == "exact_mean"].set_index(["estimator", "n"])
+    assert ((mean.estimate - exact.estimate).abs() < 4.5 * mean.mcse).all()
     text = (tmp_path / "loss" / "AUDIT.md").read_text()
     assert "median tuning curve (of the minimum: lower is better) covered" in text
     assert "the lower band is informative" in text and "it is the bound 0)" in text

@@ -19,6 +19,7 @@ fit describes the scores (:func:`simstudy.kde.ks_distance`) is reported by :func
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -279,10 +280,12 @@ def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> Aud
         out_dir / "accuracy",
     )
     spec = cfg_mod.parse({**base, "study": {"name": "x", "kind": "evp_accuracy"}}).distributions[0]
-    kde = spec.build()
+    # The fit is compared with the scores in their own units: with minimize, the KDE of x (the studies drew
+    # from the KDE of -x, its mirror).
+    own = dataclasses.replace(spec, params=tuple(p for p in spec.params if p[0] != "minimize"))
     return AuditResult(
         distribution=spec,
-        kde=kde.dist if spec.minimize else kde,  # the fit is compared with the scores, in their own units
+        kde=own.build(),
         n=n,
         coverage=coverage,
         bootstrap=bootstrap,

@@ -264,7 +264,7 @@ def run_chunks(
 
     Each cell's ``study.reps`` replicates are split into chunks of ``study.chunk_reps`` (the last possibly
     shorter); chunks already stored under the same fingerprint are resumed, not recomputed. The fingerprint
-    hashes ``scheme``, ``config.seed``, the distributions' keys (a data file by its content), ``chunk_reps``,
+    hashes ``scheme``, ``config.seed``, the distributions' identities (a data file by its content), ``chunk_reps``,
     ``settings`` and the kernels' algorithm versions bumped past 1 (``simstudy._identity.KERNEL_VERSIONS``);
     ``study.reps``
     is not part of it, so a larger ``reps`` reuses the chunks done. Then the runner's modes apply
@@ -327,7 +327,7 @@ def run_chunks(
         {
             "scheme": scheme,
             "seed": config.seed,
-            "distributions": [d.key for d in config.distributions],
+            "distributions": [d.identity for d in config.distributions],
             "chunk_reps": config.study.chunk_reps,
             **settings,
             # the kernels' algorithm versions, only those bumped past 1: stored chunks of before keep resuming
