@@ -5,13 +5,10 @@ header, the percentage hint kept to accuracies, and find_atoms in n log n.
 Every file is written byte for byte and every refusal compared with its one line."""
 
 import os
-import time
 import warnings
 
-import numpy as np
 import pytest
 
-from simstudy import datasets, kde
 from simstudy.datasets import DataError, DataWarning, load_scores, read_scores
 
 
@@ -66,3 +63,104 @@ def test_cli_refuses_a_huge_sparse_file(tmp_path, monkeypatch, run_cli):
     assert "sparse.csv: 20,000,000 bytes; read as text" in err and "SIMSTUDY_MAX_MEMORY_GB" in err, err
     assert "Traceback" not in err
     assert sorted(os.listdir(tmp_path)) == before  # nothing left behind
+
+
+# -- 2. CSV model names that differ only in spaces ---------------------------------------------------------------
+
+
+def test_model_spellings_differing_in_spaces_are_refused(tmp_path):
+    path = write(tmp_path, "runs.csv", "model,score\na,0.5\nb,0.6\na,0.7\na ,0.8\nb,0.4\n")
+    assert refusal(path) == (
+        f"{path}: models 'a' (row 2) and 'a ' (row 5) differ only in surrounding spaces: spell them alike if "
+        f"they are one model, or rename one if they are two"
+    )
+    lead = write(tmp_path, "lead.tsv", "model\tscore\n a\t0.5\na\t0.7\nb\t0.6\nb\t0.4\n")
+    assert "models ' a' (row 2) and 'a' (row 3) differ only" in refusal(lead)
+
+
+def test_one_padded_spelling_throughout_is_the_model(tmp_path):
+    path = write(tmp_path, "runs.csv", "model , score\na ,0.5\n  b,0.6\na ,0.7\n  b,0.4\n")
+    assert {m: x.tolist() for m, x in read_scores(path).scores.items()} == {"a": [0.5, 0.7], "b": [0.6, 0.4]}
+
+
+def test_json_keeps_spellings_apart(tmp_path):
+    path = write(tmp_path, "runs.json", '{"a": [0.5, 0.7], "a ": [0.8, 0.9]}')
+    assert {m: x.tolist() for m, x in read_scores(path).scores.items()} == {"a": [0.5, 0.7], "a ": [0.8, 0.9]}
+
+
+# -- 3. a failed run's score: the worst, never the best ----------------------------------------------------------
+
+
+def test_missing_advice_with_minimize_is_the_worst_loss(tmp_path):
+    path = write(tmp_path, "lossm.csv", "model,score\na,0.5\na,\nb,0.25\nb,0.75\n")
+    assert refusal(path, minimize=True, low=0, high=10) == (
+        f"{path}: row 3: score is missing (a failed run?): pass missing=drop to leave such runs out or "
+        f"missing=10 to score them 10, the worst loss"
+    )
+    assert refusal(path, minimize=True) == (
+        f"{path}: row 3: score is missing (a failed run?): pass missing=drop to leave such runs out (or give "
+        f"high= and score them that: a failed run's loss is the worst)"
+    )
+    assert refusal(path) == (  # maximising: 0 as before
+        f"{path}: row 3: score is missing (a failed run?): pass missing=drop to leave such runs out or "
+        f"missing=0 to score them 0"
+    )
+
+
+def best_missing_warnings(path, **options) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_scores(path, **options)
+    return [str(w.message) for w in caught if w.category is DataWarning and "every score read" in str(w.message)]
+
+
+def test_a_missing_value_better_than_every_score_is_warned(tmp_path):
+    path = write(tmp_path, "lossm.csv", "model,score\na,0.5\na,\nb,0.25\nb,0.75\n")
+    assert best_missing_warnings(path, missing=0, minimize=True) == [
+        f"{path}: missing=0 scores failed runs below every score read (the best is 0.25, with minimize=true), so "
+        f"a failed run counts as the best run: pass missing=drop, or a score no better than the worst read (0.75)"
+    ]
+    assert best_missing_warnings(path, missing=1) == [
+        f"{path}: missing=1 scores failed runs above every score read (the best is 0.75), so a failed run counts "
+        f"as the best run: pass missing=drop, or a score no better than the worst read (0.25)"
+    ]
+    for options in ({"missing": 0}, {"missing": 0.25}, {"missing": 1, "minimize": True}, {"missing": 0.75}):
+        assert best_missing_warnings(path, **options) == [], options
+
+
+def test_cli_logs_the_best_missing_warning(tmp_path, run_cli):
+    write(tmp_path, "lossm.csv", "score\n" + "".join(f"{2 + i % 7 / 8}\n" for i in range(30)) + "\n3\n")
+    status, out, err = run_cli("curve", "data=lossm.csv", "minimize=true", "missing=0", "hydra.run.dir=run")
+    assert status == 0, err
+    assert "lossm.csv: missing=0 scores failed runs below every score read (the best is 2, with minimize=true)" in out
+    status, _, err = run_cli("curve", "data=lossm.csv", "minimize=true", "hydra.run.dir=run2")
+    assert status == 2 and "missing=0" not in err and "pass missing=drop to leave such runs out (or give high=" in err
+    assert not (tmp_path / "run2").exists()
+
+
+# -- 4. score_column= on a file without a header -----------------------------------------------------------------
+
+
+def test_score_column_on_a_headerless_file_is_refused(tmp_path):
+    path = write(tmp_path, "a_b.csv", "0.5\n0.6\n0.7\n")
+    assert refusal(path, score_column="zz") == (
+        f"{path}: missing column 'zz': the file has no header (its first line is a score), so its one column "
+        f"is the scores: leave out score_column= or add a header line"
+    )
+    assert read_scores(path).scores["a_b"].tolist() == [0.5, 0.6, 0.7]
+
+
+# -- 5. the percentage hint is for accuracies --------------------------------------------------------------------
+
+
+def test_perplexities_with_minimize_get_bounds_not_scale(tmp_path):
+    path = write(tmp_path, "ppl.csv", "score\n20.5\n35\n49.25\n")
+    assert refusal(path, low=0, high=1, minimize=True) == (
+        f"{path}: row 2: score 20.5 is outside the support [0, 1]; the scores lie in [20.5, 49.25]: pass low= "
+        f"and high= bounds that hold them"
+    )
+    assert refusal(path, low=0, high=1).endswith("these look like percentages: pass scale=0.01 (or high=100)")
+    big = write(tmp_path, "big.csv", "score\n120\n350\n")
+    assert refusal(big, low=0, high=1).endswith(
+        "the scores lie in [120, 350]: pass low= and high= bounds that hold them"
+    )
