@@ -5,10 +5,13 @@ header, the percentage hint kept to accuracies, and find_atoms in n log n.
 Every file is written byte for byte and every refusal compared with its one line."""
 
 import os
+import time
 import warnings
 
+import numpy as np
 import pytest
 
+from simstudy import kde
 from simstudy.datasets import DataError, DataWarning, load_scores, read_scores
 
 
@@ -164,3 +167,63 @@ def test_perplexities_with_minimize_get_bounds_not_scale(tmp_path):
     assert refusal(big, low=0, high=1).endswith(
         "the scores lie in [120, 350]: pass low= and high= bounds that hold them"
     )
+
+
+def test_perplexities_with_minimize_in_the_cli(tmp_path, run_cli):
+    write(tmp_path, "ppl.csv", "score\n20.5\n35\n49.25\n31\n")
+    status, _, err = run_cli("audit", "data=ppl.csv", "minimize=true", "hydra.run.dir=run")
+    assert status == 2 and "scale=0.01" not in err, err
+    assert (
+        "ppl.csv: row 2: score 20.5 is outside the support [0, 1]; the scores lie in [20.5, 49.25]: pass low= and "
+        in err
+    )
+
+
+# -- 6. find_atoms in n log n, with the answers of the scan it replaces --------------------------------------------
+
+
+def scan_atoms(x, alpha=kde.ATOM_ALPHA):
+    """find_atoms as it was: every repeated value scans all the scores (quadratic when values repeat)."""
+    from scipy import stats
+
+    x = np.sort(np.asarray(x, dtype=np.float64))
+    values, counts = np.unique(x, return_counts=True)
+    d = float(np.diff(values).min())
+    k_target = max(10, int(np.ceil(np.sqrt(x.size))))
+    found = []
+    for v, c in zip(values[counts >= 3], counts[counts >= 3]):
+        others = x[x != v]
+        k = min(k_target, others.size)
+        dist = np.abs(others - v)
+        r = np.partition(dist, k - 1)[k - 1]
+        lam = np.count_nonzero(dist <= r) * d / (2 * r)
+        if stats.poisson.sf(c - 1, lam) < alpha / values.size:
+            found.append((v, c))
+    v, c = (np.array([f[0] for f in found], np.float64), np.array([f[1] for f in found], np.int64))
+    return v, c, d
+
+
+def test_find_atoms_matches_the_scan_bit_for_bit():
+    rng = np.random.default_rng(2025)
+    n_atoms = 0
+    for case in range(150):
+        n = int(rng.integers(3, 300))
+        x = np.round(rng.beta(2, 5, n) * 10.0 ** int(rng.integers(-2, 3)), int(rng.integers(0, 4)))
+        if case % 2:  # failed runs at one value, or at both ends
+            x[: int(rng.integers(0, n // 3 + 1))] = x.min() if case % 4 == 1 else 0.0
+            x[-int(rng.integers(1, 4)) :] = x.max()
+        if np.unique(x).size < 2:
+            continue
+        got, want = kde.find_atoms(x), scan_atoms(x)
+        assert got.values.tobytes() == want[0].tobytes() and got.counts.tobytes() == want[1].tobytes(), case
+        assert got.resolution == want[2] and got.values.dtype == np.float64 and got.counts.dtype == np.int64
+        n_atoms += got.values.size
+    assert n_atoms > 20  # the cases hold atoms, not only empty answers
+
+
+def test_find_atoms_is_fast_when_values_repeat():
+    x = np.round(np.random.default_rng(7).beta(8, 3, 200_000), 4)  # 10,000 values, each repeated: the scan took 10 s
+    start = time.perf_counter()
+    atoms = kde.find_atoms(x)
+    assert time.perf_counter() - start < 3.0  # about 0.3 s
+    assert atoms.values.size == 0 and atoms.resolution == pytest.approx(1e-4)
