@@ -1095,6 +1095,7 @@ def _load_scores(opts) -> dict:
             high=opts.high,
             missing=opts.missing,
             scale=opts.scale,
+            minimize=opts.minimize,
         )
     if opts.models is not None:
         unknown = [m for m in opts.models if m not in scores]

@@ -66,6 +66,10 @@ _DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 _COMMA_NUMBER = re.compile(r"[+-]?\d+(,\d+)?")
 _OK, _MISSING, _BAD, _ABSENT_KIND = 0, 1, 2, 3  # kinds of raw value
 _ABSENT = object()  # the value of a column a JSON record lacks
+# Peak memory to read a file, per byte of it: the decoded text, its lines and their fields are Python strings
+# (about 50 bytes each beyond their characters, for fields of about 8): measured 37 for a two-column CSV, 13 for
+# one column
+_TEXT_COST = 40
 
 
 class DataError(ValueError):
@@ -246,9 +250,27 @@ class _Table:
     headerless: bool = False
 
 
+def _size_iv(source: Any, name: str) -> None:
+    """Refuse a file whose text would not fit in memory, from its size alone and before a byte is read."""
+    from .config import MEMORY_ENV, memory_limit  # here: config imports the distributions, which import this
+
+    try:
+        size = os.stat(source).st_size
+    except (OSError, TypeError):  # missing (the read says so) or a Traversable inside a package (shipped, small)
+        return
+    limit = memory_limit()
+    if size * _TEXT_COST > limit:
+        raise DataError(
+            f"{name}: {size:,} bytes; read as text it would take about {_TEXT_COST} times that, over the memory "
+            f"limit of {limit / 1e9:g} GB (files up to {limit / _TEXT_COST / 1e9:g} GB): give a smaller file "
+            f"(a score file holds one line per run) or raise {MEMORY_ENV}"
+        )
+
+
 def _records(source: Any, name: str) -> _Table:
     """Read a file (a Path or an importlib Traversable) into a :class:`_Table`."""
     suffix = PurePath(source.name).suffix.lower()
+    _size_iv(source, name)
     try:  # -sig: spreadsheet exports often start with a BOM; text mode turns CRLF into LF
         text = source.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -521,8 +543,13 @@ def _columns_iv(table: _Table, score_column: str | None, model_column: str | Non
     columns = table.columns
     listing = f"(columns: {', '.join(columns)})"
     score: str | None
-    if len(columns) == 1 and (score_column is None or table.headerless):
+    if len(columns) == 1 and score_column is None:
         score = columns[0]
+    elif table.headerless:  # its one column has no name to match: score_column= names nothing in it
+        raise DataError(
+            f"{name}: missing column {score_column!r}: the file has no header (its first line is a score), so "
+            f"its one column is the scores: leave out score_column= or add a header line"
+        )
     else:
         score = _match(columns, want := score_column or "score", name)
         if score is None:
@@ -553,6 +580,29 @@ def _columns_iv(table: _Table, score_column: str | None, model_column: str | Non
     return score, model
 
 
+def _spellings_iv(models: list, keys: list[str], table: _Table, name: str) -> None:
+    """Refuse two spellings of a CSV model name that differ only in surrounding spaces (``a`` and ``a ``): read
+    as padding they would merge into one model without a word, though they may be two (JSON keeps them apart).
+    One spelling used throughout (``a `` everywhere) is padding, and read as ``a``."""
+    codes, spellings = pd.factorize(np.asarray(models, dtype=object))
+    if len(spellings) == len(set(keys)):
+        return
+    first = np.unique(codes, return_index=True)[1]  # each spelling's first row (codes number them in file order)
+    seen: dict[str, int] = {}
+    for code, spelling in enumerate(spellings):
+        key = str(spelling).strip()
+        if not key:  # no name at all: the missing-model check says so
+            continue
+        if key in seen:
+            a = seen[key]
+            raise DataError(
+                f"{name}: models {spellings[a]!r} ({table.where(int(first[a]))}) and {spelling!r} "
+                f"({table.where(int(first[code]))}) differ only in surrounding spaces: spell them alike if they "
+                f"are one model, or rename one if they are two"
+            )
+        seen[key] = code
+
+
 def _scores(
     table: _Table,
     name: str,
@@ -565,6 +615,7 @@ def _scores(
     min_scores: int,
     missing: str | float = "error",
     scale: float = 1.0,
+    minimize: bool = False,
 ) -> ScoreFile:
     """Pick the score and model columns, validate every score and group them by model, in file order."""
     if not table.size:
@@ -584,6 +635,8 @@ def _scores(
         # A CSV field's spaces are padding ("mlp " is "mlp"); a JSON name is quoted, so "a" and "a " are two models
         exact = table.delimiter is None
         keys = ["" if m is None or m is _ABSENT else str(m) if exact else str(m).strip() for m in models]
+        if not exact:
+            _spellings_iv(models, keys, table, name)
         bad |= np.fromiter((not k.strip() for k in keys), bool, len(keys))
     if bad.any():
         i = int(np.argmax(bad))  # the first bad row in the file
@@ -596,22 +649,36 @@ def _scores(
             raise DataError(f"{name}: {where}: missing {score_column!r}")
         if kind[i] == _MISSING:
             shown = "null" if raw[i] is None else "NaN" if isinstance(raw[i], float) else raw[i].strip()
-            zero = min(max(0.0, low), high)
+            # a failed run scores the worst: 0 (within the support) for an accuracy, the upper bound for a loss
+            worst = min(max(0.0, low), high) if not minimize else high if math.isfinite(high) else None
+            instead = (
+                f" or missing={worst:g} to score them {worst:g}{', the worst loss' * minimize}"
+                if worst is not None
+                else " (or give high= and score them that: a failed run's loss is the worst)"
+            )
             raise DataError(
                 f"{name}: {where}: {score_column}{' ' * bool(shown)}{shown} is missing "
-                f"(a failed run?): pass missing=drop to leave such runs out or missing={zero:g} "
-                f"to score them {zero:g}"
+                f"(a failed run?): pass missing=drop to leave such runs out{instead}"
             )
         finite = x[(kind == _OK) & np.isfinite(x)]
         percent = (
-            scale == 1
+            not minimize  # losses and perplexities above 1 are the rule, not percentages
+            and scale == 1
             and high <= 1
             and finite.size
             and finite.min() >= 0
             and finite.max() <= 100
             and np.mean(finite > 1) >= 0.5
         )
-        hint = "; these look like percentages: pass scale=0.01 (or high=100)" if percent else ""
+        if percent:
+            hint = "; these look like percentages: pass scale=0.01 (or high=100)"
+        elif finite.size and np.mean((finite < low) | (finite > high)) > 0.5:
+            # most scores outside: the bounds are wrong, not the scores (one outlier is a data error, said alone)
+            hint = (
+                f"; the scores lie in [{finite.min():g}, {finite.max():g}]: pass low= and high= bounds that hold them"
+            )
+        else:
+            hint = ""
         _score(raw[i], name, where, score_column, low, high, scale=scale, hint=hint)
         raise AssertionError(f"{name}: {where}: failed validation but _score accepted {raw[i]!r}")
     if missing not in ("error", "drop"):
@@ -649,6 +716,7 @@ def read_scores(
     min_scores: int = 2,
     missing: str | float = "error",
     scale: float = 1.0,
+    minimize: bool = False,
 ) -> ScoreFile:
     """Read and validate scores from a researcher's own file, reporting what was done to failed runs.
 
@@ -664,7 +732,9 @@ def read_scores(
         ``score``.
     model_column : str, optional
         Column of model names (matched likewise). Default: ``model`` if present, else one model named after
-        the file stem. A CSV/TSV name's surrounding spaces are padding; a JSON name is taken exactly.
+        the file stem. A CSV/TSV name's surrounding spaces are padding when it is spelled one way throughout
+        (``a `` everywhere is ``a``); two spellings that differ only in spaces are refused. A JSON name is
+        taken exactly.
     low, high : float
         Support of the scores in score units (after `scale`); default ``-inf`` and ``inf`` (no bound).
     min_scores : int
@@ -676,6 +746,9 @@ def read_scores(
         ``"error"``.
     scale : float
         Positive factor every score is multiplied by, e.g. 0.01 for percentages; default 1.0.
+    minimize : bool
+        Whether lower scores are better (losses); default False. It only words the advice of a message: a
+        failed run's score to use is the worst, `high` for a loss.
 
     Returns
     -------
@@ -686,8 +759,10 @@ def read_scores(
     Raises
     ------
     DataError
-        Missing, unreadable, empty or unknown type of file; missing column; a row with the wrong number of
-        fields; a repeated JSON key; a missing score when ``missing="error"``; a value that is not a finite
+        Missing, unreadable, empty or unknown type of file, or one too large to read within
+        :func:`simstudy.config.memory_limit`; missing column (or `score_column` for a file without a header);
+        model names that differ only in surrounding spaces; a row with the wrong number of fields; a repeated
+        JSON key; a missing score when ``missing="error"``; a value that is not a finite
         number in ``[low, high]`` after scaling; a model with fewer than `min_scores` scores.
     ValueError
         Invalid `low`, `high`, `min_scores`, `missing` or `scale`.
@@ -718,6 +793,7 @@ def read_scores(
         min_scores=min_scores,
         missing=missing,
         scale=scale,
+        minimize=bool(minimize),
     )
 
 
@@ -731,6 +807,7 @@ def load_scores(
     min_scores: int = 2,
     missing: str | float = "error",
     scale: float = 1.0,
+    minimize: bool = False,
 ) -> dict[str, np.ndarray]:
     """Load and validate scores from a researcher's own file; :func:`read_scores` with a warning.
 
@@ -748,6 +825,9 @@ def load_scores(
         What to do with a failed run's missing score; default ``"error"``.
     scale : float, keyword-only
         Positive factor every score is multiplied by; default 1.0.
+    minimize : bool, keyword-only
+        Whether lower scores are better (losses); default False. Words the advice for failed runs and says
+        which ``missing`` number is better than every score.
 
     Returns
     -------
@@ -757,7 +837,9 @@ def load_scores(
     Warns
     -----
     DataWarning
-        Once, counting the missing scores per model, when some were dropped or replaced.
+        Once, counting the missing scores per model, when some were dropped or replaced; and once more when
+        the ``missing`` number is better than every score read (above all, or below all with `minimize`), so
+        that a failed run would count as the best.
 
     Raises
     ------
@@ -784,6 +866,7 @@ def load_scores(
         min_scores=min_scores,
         missing=missing,
         scale=scale,
+        minimize=minimize,
     )
     counts = result.dropped or result.replaced
     if counts:
@@ -792,7 +875,27 @@ def load_scores(
         done = f"dropped {done}" if result.dropped else f"scored {done} as {float(missing):g}"
         per_model = ", ".join(f"model {model}: {k}" for model, k in counts.items())
         warnings.warn(f"{result.path}: {done} ({per_model})", DataWarning, stacklevel=2)
+    if result.replaced:
+        _best_missing_warn(result, float(missing), bool(minimize))
     return result.scores
+
+
+def _best_missing_warn(result: ScoreFile, missing: float, minimize: bool) -> None:
+    """Warn when the number failed runs were scored is better than every score read: a failed run, the best."""
+    every = np.concatenate(list(result.scores.values()))
+    read = every[every != missing]  # the scores read, and the replaced ones, which are all exactly `missing`
+    if not read.size or every.size - read.size > sum(result.replaced.values()):
+        return  # nothing read, or a run read scored `missing` itself: it is then not better than every one
+    best, worst = (read.min(), read.max()) if minimize else (read.max(), read.min())
+    if (missing < best) if minimize else (missing > best):
+        side = "below" if minimize else "above"
+        warnings.warn(
+            f"{result.path}: missing={missing:g} scores failed runs {side} every score read (the best is "
+            f"{best:g}{', with minimize=true' * minimize}), so a failed run counts as the best run: pass "
+            f"missing=drop, or a score no better than the worst read ({worst:g})",
+            DataWarning,
+            stacklevel=3,
+        )
 
 
 @cache  # the DeBERTa files are parsed once for all split/reduce combinations

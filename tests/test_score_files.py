@@ -57,7 +57,8 @@ def test_headerless_two_columns_is_refused(tmp_path):
 
 def test_bom_crlf_and_spaces_around_fields_and_names(tmp_path):
     path = write(tmp_path, "runs.csv",
-                 "\ufeff Model , Score \r\n a , 0.5 \r\nb,0.25\r\n\r\na, 0.75\r\nb ,1\r\n")
+                 "\ufeff Model , Score \r\n a , 0.5 \r\nb ,0.25\r\n\r\n a , 0.75\r\nb ,1\r\n")
+    # each name spelled one way throughout (' a ' and 'a' would be refused: test_probe_files)
     assert_scores(load_scores(path), {"a": [0.5, 0.75], "b": [0.25, 1.0]})
 
 
