@@ -1645,6 +1645,7 @@ def _collect(argv: list[str]) -> None:
         claim = io.claim_run_dir(run_dir, warn=log.warning)
     except (io.NotARunDir, io.RunDirBusy) as exc:
         _fail(str(exc), None)
+    _note_files(run_dir)
     log.info("collecting %s", run_dir)
     try:
         _run_and_report(config, run_dir)

@@ -133,3 +133,12 @@ def test_the_wrote_line_lists_only_what_the_run_wrote_not_the_user_s_files(tmp_p
     # the same run again: its tables and figures rewritten; config.yaml, the same, is left as it is
     proc = simstudy("curve", "data=s.csv", "hydra.run.dir=E9", cwd=tmp_path)
     assert wrote(proc.stdout) == ["curves.csv", "curves.parquet", "figure.pdf", "figure.png"]
+
+
+def test_collect_lists_only_what_it_wrote(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    for i in (1, 2):
+        simstudy(*STUDY, "budget.B=5", f"runner.shard={i}/2", "hydra.run.dir=run", cwd=tmp_path)
+    (tmp_path / "run" / "notes.md").write_text("two shards, one per node\n")
+    proc = simstudy("collect", "run_dir=run", cwd=tmp_path, subprocess_=True)  # its log is set up on stdout
+    assert "notes.md" not in wrote(proc.stdout) and "summary.parquet" in wrote(proc.stdout)
