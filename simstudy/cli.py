@@ -2233,6 +2233,7 @@ def _main(argv: list[str]) -> None:
     # environmental one -- an unwritable or full output directory, met while Hydra creates the run
     # directory -- is reported in one line; any other keeps its full traceback.
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
+    _MULTIRUN.set(False)  # a plain command's refusals: not an earlier sweep's of this process (set again for Hydra's)
     try:
         if argv and argv[0] in PLAIN_COMMANDS:  # their paths too (run_dir= of 300 characters): one line
             PLAIN_COMMANDS[argv[0]](argv[1:])
