@@ -75,6 +75,11 @@ OUTPUTS = (
     "EXTRAPOLATE.md",
 )
 
+#: What simstudy (and Hydra, for it) writes at the top of a sweep's directory (``simstudy -m``): with
+#: ``overwrite=true`` these are moved aside (:func:`move_aside`) before the sweep rewrites them; each job's own
+#: directory moves its results itself.
+SWEEP_OUTPUTS = ("multirun.yaml", "summary.parquet", "summary.csv", "figure.png", "figure.pdf")
+
 #: The command whose outputs a run directory without a record holds (one written before records existed).
 _OUTPUT_OF = {
     "chunks": "study",
@@ -275,7 +280,7 @@ def check(out_dir: Path, new: dict, *, overwrite: bool, warn=None) -> Path | Non
         )
     else:
         what = changes(old, new)
-    if overwrite and (what or any((out_dir / name).exists() for name in OUTPUTS)):
+    if overwrite and (what or any(os.path.lexists(out_dir / name) for name in OUTPUTS)):
         moved = move_aside(out_dir)
         if moved is not None and warn is not None:
             warn(f"overwrite=true: moved the earlier results to {moved}")
@@ -291,21 +296,65 @@ def write(out_dir: Path, new: dict) -> None:
         io.write_json(new, out_dir / RECORD)
 
 
-def move_aside(out_dir: Path) -> Path | None:
+def _previous(out_dir: Path) -> Path:
+    """``out_dir/previous``, refused unless it is a directory of its own (or absent): a symlink there would
+    take the earlier results out of the run directory, wherever it points."""
+    previous = out_dir / PREVIOUS
+    if previous.is_symlink() or (os.path.lexists(previous) and not previous.is_dir()):
+        what = f"a symlink (to {os.readlink(previous)})" if previous.is_symlink() else "not a directory"
+        raise io.RunDirConflict(
+            f"{previous} is {what}: overwrite=true moves earlier results only into a directory {PREVIOUS}/ inside "
+            f"the run directory; move {previous} away, or run into a new directory (hydra.run.dir=NEW)"
+        )
+    return previous
+
+
+def move_aside(out_dir: Path, names: tuple[str, ...] = OUTPUTS) -> Path | None:
     """Move what simstudy wrote at the top of ``out_dir`` (:data:`OUTPUTS`) into ``previous/<UTC time>/``.
 
-    Nothing else is touched (a user's own file stays where it is). Returns the directory moved into, or None
-    if there was nothing to move."""
-    names = [name for name in OUTPUTS if (out_dir / name).exists()]
+    Nothing else is touched (a user's own file stays where it is), and nothing leaves ``out_dir``: an entry
+    that is a symlink is moved as the link (not what it points to), and a ``previous`` that is a symlink or a
+    file is refused before anything moves.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The run directory (or a sweep's directory).
+    names : tuple of str, optional
+        The names to move, where present; default :data:`OUTPUTS` (a sweep's: :data:`SWEEP_OUTPUTS`).
+
+    Returns
+    -------
+    pathlib.Path or None
+        The directory moved into; None if there was nothing to move.
+
+    Raises
+    ------
+    simstudy.io.RunDirConflict
+        ``out_dir/previous`` is a symlink or not a directory (one line naming it; nothing was moved).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "summary.csv").write_text("x\\n1\\n")
+    ...     _ = (Path(d) / "notes.md").write_text("mine")
+    ...     moved = move_aside(Path(d))
+    ...     print(moved.parent.name, sorted(p.name for p in moved.iterdir()), sorted(p.name for p in Path(d).iterdir()))
+    previous ['summary.csv'] ['notes.md', 'previous']
+    """
+    names = tuple(name for name in names if os.path.lexists(out_dir / name))
     if not names:
         return None
+    previous = _previous(out_dir)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    target = out_dir / PREVIOUS / stamp
+    target = previous / stamp
     i = 1
-    while target.exists():  # two overwrites within one second
-        target = out_dir / PREVIOUS / f"{stamp}-{i}"
+    while os.path.lexists(target):  # two overwrites within one second (or a name already taken, by anything)
+        target = previous / f"{stamp}-{i}"
         i += 1
-    target.mkdir(parents=True)
+    previous.mkdir(exist_ok=True)
+    target.mkdir()
     for name in names:
-        os.rename(out_dir / name, target / name)
+        os.rename(out_dir / name, target / name)  # a symlink is renamed as the link: nothing leaves out_dir
     return target

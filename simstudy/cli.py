@@ -202,12 +202,19 @@ class _Refused(SystemExit):
 #: Whether refusals raise :class:`_Refused` (the Python API) rather than print their line and exit.
 _API_MODE = contextvars.ContextVar("simstudy_api_mode", default=False)
 
+#: Whether the Hydra command being run is a multirun (``-m``): set by :func:`_check_overrides` for each command.
+#: A job's directory is then named by ``hydra.sweep.dir``, so a refusal's fix names that key, not
+#: ``hydra.run.dir`` (which a multirun ignores).
+_MULTIRUN = contextvars.ContextVar("simstudy_multirun", default=False)
+
 
 def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> NoReturn:
     """Report bad input in one line and exit, removing the run directory if this run only created it."""
     if out_dir is not None:
         _remove_if_empty(out_dir)
     first = message.strip().splitlines()[0] if message.strip() else message
+    if _MULTIRUN.get():  # "a new directory (hydra.run.dir=NEW)": under -m, the sweep's directory is the one to change
+        first = first.replace("hydra.run.dir=NEW", "hydra.sweep.dir=NEW")
     if _API_MODE.get():
         raise _Refused(first, status)
     print(f"simstudy: error: {first}", file=sys.stderr)
@@ -294,6 +301,8 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     """
     _DIRS_BEFORE.set(None)  # unknown until the first job is composed: a refusal before then removes nothing
     multirun = any(arg in ("-m", "--multirun") for arg in argv)
+    _MULTIRUN.set(multirun)
+    sweep_dir = None
     argv = [arg for arg in argv if arg not in ("-m", "--multirun")]
     if any(arg.startswith("-") for arg in argv):
         return
@@ -354,6 +363,9 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                     _note_run_dir(cfg, multirun)
                     if multirun and config_name == "config":
                         _check_sweep_dir(cfg, argv)
+                    if multirun:
+                        with contextlib.suppress(Exception):  # resolved by Hydra later: nothing known to move
+                            sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
                 with open_dict(cfg):
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -373,6 +385,20 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                     validate[config_name](resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
                 except ConfigError as exc:
                     _fail(str(exc), None)
+    if multirun and sweep_dir is not None and _OVERWRITE.get():
+        _move_sweep_aside(sweep_dir)
+
+
+def _move_sweep_aside(sweep_dir: Path) -> None:
+    """``overwrite=true`` on a sweep: move the sweep-level files of the earlier one (its ``multirun.yaml``, stacked
+    summary and figure) to ``previous/<time>/`` in the sweep's directory, after every job's config was checked and
+    before Hydra and :class:`SweepCallback` rewrite them; each job's directory moves its own results."""
+    try:
+        moved = _identity.move_aside(sweep_dir, _identity.SWEEP_OUTPUTS)
+    except io.RunDirConflict as exc:
+        _fail(str(exc), None)
+    if moved is not None:  # before Hydra's logging is set up: Python's last-resort handler says it on stderr
+        log.warning("overwrite=true: moved the earlier sweep's files to %s", moved)
 
 
 def _last_of_each_key(argv: list[str]) -> list[str]:
@@ -567,6 +593,7 @@ def _in_run_dir(run, cfg: DictConfig, out_dir: Path | None = None):
             claim = io.claim_run_dir(out_dir, shard=_shard_label(cfg), warn=log.warning)
         except (io.NotARunDir, io.RunDirBusy) as exc:
             _fail(str(exc), out_dir)
+        _note_files(out_dir)
         return run(cfg, out_dir)
     except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
         _release(claim, out_dir)
@@ -759,6 +786,7 @@ def _run_design(cfg: DictConfig, out_dir: Path):
                 claim = io.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
             except (io.NotARunDir, io.RunDirBusy) as exc:
                 _fail(str(exc), None)
+            _note_files(sub)
             try:
                 record = _identity.study_record(config, settings={})
                 _check_identity(sub, record)
@@ -981,9 +1009,37 @@ def _run_and_report(config, out_dir: Path):
     return result
 
 
+#: The files at the top of each run directory when this run claimed it (:func:`_note_files`), so that its
+#: "wrote ..." line lists what it wrote, not a user's notes beside it. A context variable: each thread's own runs.
+_FILES_BEFORE: contextvars.ContextVar[dict[Path, dict[str, tuple[int, int, int]]] | None] = contextvars.ContextVar(
+    "simstudy_files_before", default=None
+)
+
+
+def _files(out_dir: Path) -> dict[str, tuple[int, int, int]]:
+    """The visible files at the top of ``out_dir``, each by inode, modification time and size: a file written
+    since (atomically, :mod:`simstudy.io`: a new inode) differs, even with the same bytes."""
+    found = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(out_dir):
+            if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+                continue
+            st = entry.stat(follow_symlinks=False)
+            found[entry.name] = (st.st_ino, st.st_mtime_ns, st.st_size)
+    return found
+
+
+def _note_files(out_dir: Path) -> None:
+    """Note the files in ``out_dir`` before this run writes there (:func:`_listing` leaves them out unchanged)."""
+    _FILES_BEFORE.set({**(_FILES_BEFORE.get() or {}), _abs(out_dir): _files(out_dir)})
+
+
 def _listing(out_dir: Path) -> str:
-    """The files of a run directory, without simstudy's own marker and lock (hidden files)."""
-    return ", ".join(sorted(p.name for p in out_dir.iterdir() if p.is_file() and not p.name.startswith(".")))
+    """The files this run wrote at the top of its run directory: those new or rewritten since it claimed the
+    directory (:func:`_note_files`), without simstudy's own marker and lock (hidden files) and without files
+    of the user's or of an earlier run left as they were."""
+    before = (_FILES_BEFORE.get() or {}).get(_abs(out_dir), {})
+    return ", ".join(sorted(name for name, key in _files(out_dir).items() if before.get(name) != key))
 
 
 def _log_report(report) -> None:
@@ -1590,6 +1646,7 @@ def _collect(argv: list[str]) -> None:
         claim = io.claim_run_dir(run_dir, warn=log.warning)
     except (io.NotARunDir, io.RunDirBusy) as exc:
         _fail(str(exc), None)
+    _note_files(run_dir)
     log.info("collecting %s", run_dir)
     try:
         _run_and_report(config, run_dir)
@@ -2177,6 +2234,7 @@ def _main(argv: list[str]) -> None:
     # environmental one -- an unwritable or full output directory, met while Hydra creates the run
     # directory -- is reported in one line; any other keeps its full traceback.
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
+    _MULTIRUN.set(False)  # a plain command's refusals: not an earlier sweep's of this process (set again for Hydra's)
     try:
         if argv and argv[0] in PLAIN_COMMANDS:  # their paths too (run_dir= of 300 characters): one line
             PLAIN_COMMANDS[argv[0]](argv[1:])

@@ -1,0 +1,144 @@
+"""Run directories under ``overwrite=true`` and sweeps (issue 25, a hostile probe pass): the earlier results never
+leave the run directory (a ``previous`` that is a symlink is refused), a sweep's own files are moved aside as its
+jobs' are, a sweep job's refusal names the key that gives it a new directory, and the "wrote ..." line lists only
+what the run wrote."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from _cli import one_line_error, simstudy
+from simstudy import _identity
+
+pytestmark = pytest.mark.usefixtures("forget_plugins")  # tests/conftest.py: my_* modules forgotten after
+
+SCORES = "score\n" + "\n".join(f"{x:.3f}" for x in (0.61, 0.72, 0.55, 0.69, 0.80, 0.58, 0.66, 0.74, 0.63, 0.70,
+                                                      0.52, 0.77, 0.68, 0.59, 0.71, 0.65)) + "\n"
+# A tiny study of the file's scores (about a second a job).
+STUDY = ["distribution=file", "distribution.path=s.csv", "study.reps=40", "study.chunk_reps=20",
+         "runner.progress=false", "runner.n_jobs=1", "study.save_replicates=false"]
+SWEEP = ["-m", *STUDY, "hydra.sweep.dir=sw", "budget.B=5,10"]
+SWEEP_FILES = ("multirun.yaml", "summary.parquet", "summary.csv", "figure.png", "figure.pdf")
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (symlinks not followed), by relative path, with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def edit(path: Path) -> None:
+    """One byte changed: a score's last digit."""
+    path.write_text(path.read_text().replace("0.610", "0.611", 1))
+
+
+def curve_run(tmp_path: Path) -> Path:
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy("curve", "data=s.csv", "hydra.run.dir=E9", cwd=tmp_path)
+    return tmp_path / "E9"
+
+
+# --- 1. nothing leaves the run directory ---------------------------------------------------------------------
+
+def test_overwrite_refuses_a_previous_that_is_a_symlink_out_of_the_run_directory(tmp_path):
+    run = curve_run(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (run / "previous").symlink_to(outside, target_is_directory=True)  # as in a directory someone sent
+    before = files_of(run)
+    line = one_line_error(simstudy("curve", "data=s.csv", "hydra.run.dir=E9", "overwrite=true", cwd=tmp_path,
+                                   check=False), "previous is a symlink")
+    assert "inside the run directory" in line
+    assert list(outside.iterdir()) == []  # nothing went through the link
+    assert files_of(run) == before and (run / "previous").is_symlink()
+
+
+def test_overwrite_refuses_a_previous_that_is_a_file(tmp_path):
+    run = curve_run(tmp_path)
+    (run / "previous").write_text("my notes on the earlier run\n")
+    before = files_of(run)
+    one_line_error(simstudy("curve", "data=s.csv", "hydra.run.dir=E9", "overwrite=true", cwd=tmp_path, check=False),
+                   "previous is not a directory")
+    assert files_of(run) == before
+
+
+def test_a_time_stamped_name_taken_by_a_symlink_is_skipped_not_followed(tmp_path, monkeypatch):
+    run = curve_run(tmp_path)
+    monkeypatch.setattr(_identity.time, "strftime", lambda fmt, t: "20260101T000000Z")
+    (run / "previous").mkdir()
+    (run / "previous" / "20260101T000000Z").symlink_to(tmp_path / "outside")  # dangling: mkdir would fail on it
+    moved = _identity.move_aside(run)
+    assert moved == run / "previous" / "20260101T000000Z-1" and not moved.is_symlink()
+    assert not (tmp_path / "outside").exists() and (moved / "curves.csv").is_file()
+
+
+def test_an_output_that_is_a_symlink_is_moved_as_the_link(tmp_path):
+    run = curve_run(tmp_path)
+    (run / "curves.csv").unlink()
+    (run / "curves.csv").symlink_to(tmp_path / "gone.csv")  # dangling: its target is not there
+    moved = _identity.move_aside(run)
+    assert (moved / "curves.csv").is_symlink() and not (tmp_path / "gone.csv").exists()
+
+
+# --- 2. and 3. a sweep under overwrite=true, and a sweep job's refusal -----------------------------------------
+
+def test_overwrite_on_a_sweep_moves_the_sweep_s_own_files_aside_too(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy(*SWEEP, cwd=tmp_path)
+    sw = tmp_path / "sw"
+    old = {name: (sw / name).read_bytes() for name in SWEEP_FILES}  # all five were written
+    edit(tmp_path / "s.csv")
+    simstudy(*SWEEP, "overwrite=true", cwd=tmp_path)
+    (moved,) = (sw / "previous").iterdir()
+    assert {name: (moved / name).read_bytes() for name in SWEEP_FILES} == old
+    assert (sw / "summary.parquet").read_bytes() != old["summary.parquet"]  # the new sweep's, from the edited data
+    assert all((sw / name).is_file() for name in SWEEP_FILES)
+
+
+def test_a_refused_sweep_job_names_hydra_sweep_dir_as_the_fix(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy(*SWEEP, cwd=tmp_path)
+    before = files_of(tmp_path / "sw")
+    edit(tmp_path / "s.csv")
+    line = one_line_error(simstudy(*SWEEP, cwd=tmp_path, check=False), "distribution file s.csv changed")
+    assert "hydra.sweep.dir=NEW" in line and "hydra.run.dir" not in line and "overwrite=true" in line
+    assert files_of(tmp_path / "sw") == before
+
+
+def test_a_sweep_with_a_symlinked_previous_is_refused_before_anything_moves(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy(*SWEEP, cwd=tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "sw" / "previous").symlink_to(outside, target_is_directory=True)
+    before = files_of(tmp_path / "sw")
+    line = one_line_error(simstudy(*SWEEP, "overwrite=true", cwd=tmp_path, check=False), "previous is a symlink")
+    assert "hydra.sweep.dir=NEW" in line
+    assert list(outside.iterdir()) == [] and files_of(tmp_path / "sw") == before
+
+
+# --- 4. the "wrote ..." line ------------------------------------------------------------------------------------
+
+def wrote(stdout: str) -> list[str]:
+    (listed,) = re.findall(r"(?:^|\] - )wrote (.*) to ", stdout, re.MULTILINE)  # with or without Hydra's prefix
+    return listed.split(", ")
+
+
+def test_the_wrote_line_lists_only_what_the_run_wrote_not_the_user_s_files(tmp_path):
+    run = curve_run(tmp_path)
+    (run / "notes.md").write_text("why this run\n")
+    (run / "figure.svg").write_text("<svg/>\n")
+    proc = simstudy("curve", "data=s.csv", "hydra.run.dir=E9", "overwrite=true", cwd=tmp_path)
+    assert wrote(proc.stdout) == ["config.yaml", "curves.csv", "curves.parquet", "figure.pdf", "figure.png"]
+    # the same run again: its tables and figures rewritten; config.yaml, the same, is left as it is
+    proc = simstudy("curve", "data=s.csv", "hydra.run.dir=E9", cwd=tmp_path)
+    assert wrote(proc.stdout) == ["curves.csv", "curves.parquet", "figure.pdf", "figure.png"]
+
+
+def test_collect_lists_only_what_it_wrote(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    for i in (1, 2):
+        simstudy(*STUDY, "budget.B=5", f"runner.shard={i}/2", "hydra.run.dir=run", cwd=tmp_path)
+    (tmp_path / "run" / "notes.md").write_text("two shards, one per node\n")
+    proc = simstudy("collect", "run_dir=run", cwd=tmp_path, subprocess_=True)  # its log is set up on stdout
+    assert "notes.md" not in wrote(proc.stdout) and "summary.parquet" in wrote(proc.stdout)
