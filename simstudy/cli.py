@@ -1378,7 +1378,7 @@ def _audit_app(cfg: DictConfig) -> None:
 
 def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     from . import report
-    from .config import parse_audit
+    from .config import _audit_cost_iv, parse_audit
     from .studies import audit
 
     opts = _parse_or_fail(parse_audit, cfg, out_dir)
@@ -1422,9 +1422,13 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
     spec["stream"] = "audit"
     n = opts.sample_size or x.size
+    _parse_or_fail(lambda _: _audit_cost_iv(opts, n), cfg, out_dir)  # parse_audit checked the least n only
     _check_identity(out_dir, record)
     log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
-    result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
+    try:
+        result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
+    except audit.AuditFailed as exc:  # chunks kept: a rerun resumes the studies
+        _fail(str(exc), None, EXIT_FAILED)
     _write_config(cfg, out_dir, record)
     path = report.write_audit(result, opts, x, out_dir)
     print(report.plain(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip()))

@@ -1,0 +1,82 @@
+"""Issue 25, the hostile probe's follow-ups: sizes refused before any compute, the extrapolation's law outside
+[low, high] said plainly, the terminal's numbers and words, budgets given twice."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simstudy import config
+from simstudy.schema import ConfigError
+
+
+@pytest.fixture
+def limits(monkeypatch):
+    """Fixed limits, whatever the machine: 2 GB, 30 minutes, 2 workers."""
+    monkeypatch.setenv(config.MEMORY_ENV, "2")
+    monkeypatch.delenv(config.TIME_ENV, raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+
+
+@pytest.fixture
+def scores_csv(tmp_path):
+    rng = np.random.default_rng(25)
+    x = np.clip(0.9 + 0.03 * rng.standard_normal(30), 0, 1)
+    path = tmp_path / "acc.csv"
+    path.write_text("score\n" + "\n".join(f"{v:.4f}" for v in x) + "\n")
+    return path
+
+
+# 1. sizes beyond memory or the time limit: one line at parse time, nothing written
+
+
+def test_extrapolate_n_boot_beyond_memory_is_refused_at_parse(limits):
+    with pytest.raises(ConfigError, match=r"^n_boot=1000000000 needs about 1.\d+ TB .*: lower n_boot"):
+        config.parse_extrapolate({"data": "scores.csv", "n_boot": 10**9})
+
+
+def test_extrapolate_n_boot_beyond_the_time_limit_is_refused_at_parse(limits):
+    with pytest.raises(ConfigError, match=r"^n_boot=1000000 needs about .* hours .*the limit is 30 min"):
+        config.parse_extrapolate({"data": "scores.csv", "n_boot": 10**6})
+    assert config.parse_extrapolate({"data": "scores.csv", "n_boot": 1000}).n_boot == 1000  # seconds: accepted
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [("rounds", 10**10), ("resamples", 10**9), ("bootstrap_rounds", 10**8), ("evp_reps", 10**11)],
+)
+def test_audit_sizes_beyond_the_limits_are_refused_at_parse(limits, key, value):
+    with pytest.raises(ConfigError, match=rf"^{key}={value} needs about .*; the limit is .*: lower .*{key}"):
+        config.parse_audit({"data": "scores.csv", key: value})
+
+
+def test_audit_defaults_are_accepted(limits):
+    assert config.parse_audit({"data": "scores.csv"}).rounds == 1024
+
+
+def test_audit_cost_is_checked_again_with_the_scores_n(limits, monkeypatch, run_cli, scores_csv, tmp_path):
+    # 3e7 rounds pass the parse (2 scores: 15 s) but not with the file's 30 scores (3.8 min > 1 min)
+    monkeypatch.setenv(config.TIME_ENV, "1")
+    status, out, err = run_cli("audit", f"data={scores_csv}", "rounds=30000000", "hydra.run.dir=out")
+    assert status == 2
+    assert err.strip().splitlines()[-1].startswith("simstudy: error: rounds=30000000 needs about 3.8 min")
+    assert "30 scores per simulated search" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_audit_stops_in_one_line_when_a_study_has_failed_chunks():
+    # An empty coverage summary (every chunk failed: a MemoryError in a worker) reached the figure as a
+    # KeyError: 'distribution'; the audit now stops at the failed study instead.
+    import pandas as pd
+
+    from simstudy.runner import Failure, RunReport
+    from simstudy.studies import audit
+    from simstudy.studies.base import StudyResult
+
+    failure = Failure("ab12", 0, (1, 0), "MemoryError: Unable to allocate 12 GiB", "Traceback ...")
+    report = RunReport(
+        tasks=20, resumed=0, computed=0, wall_seconds=0.0, compute_seconds=0.0, warnings=(), failures=(failure,)
+    )
+    result = StudyResult(pd.DataFrame(), report, {}, "band_coverage")
+    with pytest.raises(audit.AuditFailed, match=r"^the band coverage: 1 of 20 chunks failed; first: chunk ab12/0: "):
+        audit._complete(result, "the band coverage")
