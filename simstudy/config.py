@@ -923,6 +923,16 @@ def _distributions(d: Any) -> tuple[DistributionConfig, ...]:
     return tuple(specs)
 
 
+def _once(key: str, values: tuple[int, ...]) -> None:
+    """A list naming a value twice is a typo (budget.n=[3,3,5] for [3,4,5]?), refused as models=[a,a] is:
+    kept, it would silently run fewer cells or budgets than typed."""
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:
+        raise ConfigError(
+            f"{key} lists {', '.join(map(str, twice))} more than once, got {list(values)}: give each value once"
+        )
+
+
 def _budget(d: Mapping) -> BudgetConfig:
     _unknown_keys("budget.", d, ("B", "n"))
     raw_B = d.get("B")
@@ -930,6 +940,7 @@ def _budget(d: Mapping) -> BudgetConfig:
     if not Bs:
         raise ConfigError("budget.B must be an integer >= 1 or a non-empty list of them, got []")
     Bs = tuple(_int("budget.B", B, minimum=1) for B in Bs)
+    _once("budget.B", Bs)
     raw_n = d.get("n")
     if raw_n is None:
         return BudgetConfig(Bs, None)
@@ -937,6 +948,7 @@ def _budget(d: Mapping) -> BudgetConfig:
     if not ns:
         raise ConfigError("budget.n must be null (all of 1..B) or a non-empty list of integers, got []")
     ns = tuple(_int("budget.n", n, minimum=1) for n in ns)
+    _once("budget.n", ns)
     if max(ns) > min(Bs):
         raise ConfigError(
             f"budget.n must not exceed budget.B (the estimators interpolate only): n={max(ns)} > B={min(Bs)}"

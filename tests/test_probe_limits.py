@@ -80,3 +80,15 @@ def test_audit_stops_in_one_line_when_a_study_has_failed_chunks():
     result = StudyResult(pd.DataFrame(), report, {}, "band_coverage")
     with pytest.raises(audit.AuditFailed, match=r"^the band coverage: 1 of 20 chunks failed; first: chunk ab12/0: "):
         audit._complete(result, "the band coverage")
+
+
+# 4. a budget given twice
+
+
+@pytest.mark.parametrize("key, value, twice", [("B", [10, 10], "10"), ("n", [3, 3, 5], "3")])
+def test_a_budget_listed_twice_is_refused(key, value, twice):
+    budget = {"B": 10, "n": None, key: value}
+    with pytest.raises(
+        ConfigError, match=rf"^budget\.{key} lists {twice} more than once, got \[.*give each value once"
+    ):
+        config._budget(budget)  # what parse() calls for the budget group
