@@ -1182,7 +1182,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     io.write_parquet(table.rename(columns=named), out_dir / "curves.parquet")
     io.write_csv(table.rename(columns=named), out_dir / "curves.csv")
     _write_config(cfg, out_dir, record)
-    print(_curve_table(table))
+    print(_curve_table(table, best))
     if reached is not None:
         io.write_csv(reached.rename(columns=named), out_dir / "targets.csv")
         for _, row in reached.iterrows():
@@ -1199,14 +1199,21 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
-def _curve_table(table) -> str:
-    """Expected max +/- SD per model at a readable set of budgets (all of them are in curves.csv)."""
+def _table_number(x: float) -> str:
+    """Four decimals for scores on a usual scale; four significant digits for large or tiny magnitudes (1e300
+    printed as 300 digits)."""
+    return f"{x:.4f}" if not np.isfinite(x) or x == 0 or 1e-3 <= abs(x) < 1e6 else f"{x:.4g}"
+
+
+def _curve_table(table, best: str = "expected max") -> str:
+    """Expected max (``best``: "expected min" with minimize=true) +/- SD per model at a readable set of budgets
+    (all of them are in curves.csv)."""
     B = int(table["n"].max())
     shown = sorted({n for n in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if n <= B} | {B})
     t = table[table["n"].isin(shown)].copy()
-    t["cell"] = t["expected_max"].map("{:.4f}".format) + " ± " + t["std"].map("{:.4f}".format)
+    t["cell"] = t["expected_max"].map(_table_number) + " ± " + t["std"].map(_table_number)
     # Said above the table: the ± is the spread of the best of n runs, not the estimate's error.
-    head = "expected max of n trials ± its SD (the spread of the best of n runs; all n in curves.csv)"
+    head = f"{best} of n trials ± its SD (the spread of the best of n runs; all n in curves.csv)"
     return head + "\n" + t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
 
 

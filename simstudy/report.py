@@ -409,8 +409,8 @@ def _write_page(path: Path, lines: list[str]) -> Path:
 
 
 def _lvl(x: float) -> str:
-    """A level as it is typed: 95%, 99.5%."""
-    return f"{100 * x:g}%"
+    """A level as it is typed: 95%, 99.5%, 99.99999% (never rounded to 100%: :g kept 6 digits)."""
+    return f"{round(100 * x, 10):.15g}%"  # rounded: 100 * 0.9999999 is 99.99999000000001
 
 
 def _g(x: float, digits: int = 4) -> str:

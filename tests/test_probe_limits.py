@@ -92,3 +92,46 @@ def test_a_budget_listed_twice_is_refused(key, value, twice):
         ConfigError, match=rf"^budget\.{key} lists {twice} more than once, got \[.*give each value once"
     ):
         config._budget(budget)  # what parse() calls for the budget group
+
+
+# 3. the terminal's numbers and words
+
+
+def test_curve_table_says_min_for_minimize_and_large_magnitudes_in_significant_digits():
+    import pandas as pd
+
+    from simstudy.cli import _curve_table
+
+    table = pd.DataFrame({"model": "m", "n": [1, 2], "expected_max": [1e300, 2.5e300], "std": [1e299, 0.0]})
+    text = _curve_table(table, "expected min")
+    assert text.splitlines()[0].startswith("expected min of n trials ± its SD")
+    assert "1e+300 ± 1e+299" in text and "2.5e+300 ± 0.0000" in text
+    assert max(len(line) for line in text.splitlines()) < 120
+
+
+def test_curve_terminal_header_says_min_with_minimize(run_cli, tmp_path):
+    (tmp_path / "loss.csv").write_text("loss\n" + "\n".join(str(0.1 * i) for i in range(1, 9)) + "\n")
+    status, out, err = run_cli("curve", "data=loss.csv", "minimize=true", "hydra.run.dir=out")
+    assert status == 0, err
+    assert "expected min of n trials" in out and "expected max" not in out
+
+
+@pytest.mark.parametrize("level, shown", [(0.9999999, "99.99999%"), (0.95, "95%"), (0.995, "99.5%"), (0.8, "80%")])
+def test_levels_are_printed_as_typed_never_rounded_to_100(level, shown):
+    from simstudy.report import _lvl
+
+    assert _lvl(level) == shown
+
+
+def test_extrapolate_fit_log_gives_the_reports_digits(caplog):
+    import logging
+
+    from simstudy import extrapolate
+    from simstudy.parametric import NoisyQuadratic
+
+    ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    opts = config.parse_extrapolate({"data": "scores.csv", "c": 3, "n_boot": 2, "mean": False, "n_jobs": 1})
+    with caplog.at_level(logging.INFO, logger="simstudy.extrapolate"):
+        (a,) = extrapolate.prepare({"mlp": ys}, opts, "scores.csv")
+    law = a.fit.law
+    assert f"b = {law.b:.5g}, c = 3, o = {law.o:.3g}, a = {law.a:.4g} (" in caplog.text
