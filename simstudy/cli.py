@@ -1482,7 +1482,7 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
         },
         out_dir / "run.json",
     )
-    for line in _extrapolate_summary(result, opts.level):
+    for line in _extrapolate_summary(result, opts.level, (opts.data.low, opts.data.high)):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
@@ -1493,10 +1493,11 @@ def _datasets():
     return DATASETS
 
 
-def _extrapolate_summary(result, level: float) -> list[str]:
+def _extrapolate_summary(result, level: float, bounds: tuple[float, float] = (-np.inf, np.inf)) -> list[str]:
     """A few lines for the terminal: EXTRAPOLATE.md's warning where the law does not describe the scores, then each
-    fit's b and c, and the median curve at n and 100 n."""
-    from .report import misfit_banner, plain
+    fit's b and c, and the median curve at n and 100 n; and, as EXTRAPOLATE.md says, where a curve leaves the
+    scale ``bounds`` = (low, high)."""
+    from .report import _beyond_bounds, misfit_banner, plain
 
     lines = [plain(line.removeprefix("> ")) for line in misfit_banner(result.fits, level) if line]
     med = result.curves[result.curves["curve"] == "median"]
@@ -1517,9 +1518,13 @@ def _extrapolate_summary(result, level: float) -> list[str]:
             )
             continue
         lines.append(
-            f"{f['model']} ({n:,} runs): {best} = {f[best]:.5g} [{f[f'{best}_lower']:.5g}, {f[f'{best}_upper']:.5g}], "
+            f"{f['model']} ({n:,} runs): {best} = {f[best] + 0.0:.5g} "  # + 0.0: the mirror of 0 prints 0, not -0
+            f"[{f[f'{best}_lower'] + 0.0:.5g}, {f[f'{best}_upper'] + 0.0:.5g}], "
             f"c = {int(f['c'])}; median curve {curve}"
         )
+        lines += [
+            f"{f['model']} ({n:,} runs): warning: {w}" for w in _beyond_bounds(result.curves, f["model"], n, *bounds)
+        ]
     return lines
 
 

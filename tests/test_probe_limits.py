@@ -135,3 +135,56 @@ def test_extrapolate_fit_log_gives_the_reports_digits(caplog):
         (a,) = extrapolate.prepare({"mlp": ys}, opts, "scores.csv")
     law = a.fit.law
     assert f"b = {law.b:.5g}, c = 3, o = {law.o:.3g}, a = {law.a:.4g} (" in caplog.text
+
+
+# 2. the law's curves beyond [low, high]: said plainly, in EXTRAPOLATE.md and on the terminal
+
+
+def _near_top(path, minimize=False):
+    rng = np.random.default_rng(3)
+    x = np.clip(0.93 + 0.03 * rng.standard_normal(40), 0, 1)
+    path.write_text(("loss" if minimize else "score") + "\n" + "\n".join(f"{1 - v if minimize else v:.4f}" for v in x))
+    return path
+
+
+@pytest.mark.parametrize("minimize", [False, True])
+def test_extrapolation_beyond_the_scale_is_said_plainly(run_cli, tmp_path, minimize):
+    data = _near_top(tmp_path / "s.csv", minimize)
+    args = ["extrapolate", f"data={data}", "low=0", "high=1", "n_boot=20", "n_jobs=1", "hydra.run.dir=out"]
+    status, out, err = run_cli(*args, *(["minimize=true"] if minimize else []))
+    assert status == 0, err
+    side = "below low=0" if minimize else "above high=1"
+    said = f"the law predicts scores {side}: the median curve from k = "
+    page = (tmp_path / "out" / "EXTRAPOLATE.md").read_text()
+    assert f"- **Warning: {said}" in page and f"Read the curves as capped at {0 if minimize else 1}:" in page
+    assert "the noise term o is unbounded" in page
+    assert f"s (40 runs): warning: {said}" in out
+    # what the sentence says is what extrapolation.csv holds: the first k past the bound
+    curves = __import__("pandas").read_csv(tmp_path / "out" / "extrapolation.csv")
+    med = curves[curves["curve"] == "median"].sort_values("k")
+    first = med[(med["estimate"] < 0) if minimize else (med["estimate"] > 1)]["k"].iloc[0]
+    assert f"the median curve from k = {int(first):,} (" in page or f"from k = {int(first) // 40}n (" in page
+
+
+def test_no_warning_when_the_curves_stay_within_the_scale():
+    import pandas as pd
+
+    from simstudy.report import _beyond_bounds
+
+    curves = pd.DataFrame(
+        {
+            "model": "m",
+            "runs": 10,
+            "curve": ["median"] * 3 + ["mean"] * 3,
+            "k": [10, 50, 100] * 2,
+            "estimate": [0.9, 0.95, 0.99, 0.9, 0.95, 0.99],
+            "lower": 0.85,
+            "upper": [0.95, 0.99, 1.02, 0.95, 0.99, 0.999],
+        }
+    )
+    assert _beyond_bounds(curves, "m", 10, 0.0, np.inf) == []
+    assert _beyond_bounds(curves, "m", 10, 0.0, 1.0) == [
+        "the law predicts scores above high=1: the median curve's band from k = 10n. Read the curves as capped at "
+        "1: the noise term o is unbounded, so the law's best of k runs passes any bound as k grows "
+        "(extrapolation.csv keeps the law's values)"
+    ]
