@@ -159,6 +159,7 @@ def test_extrapolation_beyond_the_scale_is_said_plainly(run_cli, tmp_path, minim
     assert f"- **Warning: {said}" in page and f"Read the curves as capped at {0 if minimize else 1}:" in page
     assert "the noise term o is unbounded" in page
     assert f"s (40 runs): warning: {said}" in out
+    assert "= -0 " not in out and "[-0," not in out  # the mirror of a best score of 0 prints 0
     # what the sentence says is what extrapolation.csv holds: the first k past the bound
     curves = __import__("pandas").read_csv(tmp_path / "out" / "extrapolation.csv")
     med = curves[curves["curve"] == "median"].sort_values("k")
