@@ -1239,7 +1239,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     io.write_parquet(table.rename(columns=named), out_dir / "curves.parquet")
     io.write_csv(table.rename(columns=named), out_dir / "curves.csv")
     _write_config(cfg, out_dir, record)
-    print(_curve_table(table))
+    print(_curve_table(table, best))
     if reached is not None:
         io.write_csv(reached.rename(columns=named), out_dir / "targets.csv")
         for _, row in reached.iterrows():
@@ -1256,14 +1256,21 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
-def _curve_table(table) -> str:
-    """Expected max +/- SD per model at a readable set of budgets (all of them are in curves.csv)."""
+def _table_number(x: float) -> str:
+    """Four decimals for scores on a usual scale; four significant digits for large or tiny magnitudes (1e300
+    printed as 300 digits)."""
+    return f"{x:.4f}" if not np.isfinite(x) or x == 0 or 1e-3 <= abs(x) < 1e6 else f"{x:.4g}"
+
+
+def _curve_table(table, best: str = "expected max") -> str:
+    """Expected max (``best``: "expected min" with minimize=true) +/- SD per model at a readable set of budgets
+    (all of them are in curves.csv)."""
     B = int(table["n"].max())
     shown = sorted({n for n in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if n <= B} | {B})
     t = table[table["n"].isin(shown)].copy()
-    t["cell"] = t["expected_max"].map("{:.4f}".format) + " ± " + t["std"].map("{:.4f}".format)
+    t["cell"] = t["expected_max"].map(_table_number) + " ± " + t["std"].map(_table_number)
     # Said above the table: the ± is the spread of the best of n runs, not the estimate's error.
-    head = "expected max of n trials ± its SD (the spread of the best of n runs; all n in curves.csv)"
+    head = f"{best} of n trials ± its SD (the spread of the best of n runs; all n in curves.csv)"
     return head + "\n" + t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
 
 
@@ -1435,7 +1442,7 @@ def _audit_app(cfg: DictConfig) -> None:
 
 def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     from . import report
-    from .config import parse_audit
+    from .config import _audit_cost_iv, parse_audit
     from .studies import audit
 
     opts = _parse_or_fail(parse_audit, cfg, out_dir)
@@ -1479,9 +1486,13 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
     spec["stream"] = "audit"
     n = opts.sample_size or x.size
+    _parse_or_fail(lambda _: _audit_cost_iv(opts, n), cfg, out_dir)  # parse_audit checked the least n only
     _check_identity(out_dir, record)
     log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
-    result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
+    try:
+        result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
+    except audit.AuditFailed as exc:  # chunks kept: a rerun resumes the studies
+        _fail(str(exc), None, EXIT_FAILED)
     _write_config(cfg, out_dir, record)
     path = report.write_audit(result, opts, x, out_dir)
     print(report.plain(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip()))
@@ -1528,7 +1539,7 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
         },
         out_dir / "run.json",
     )
-    for line in _extrapolate_summary(result, opts.level):
+    for line in _extrapolate_summary(result, opts.level, (opts.data.low, opts.data.high)):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
@@ -1539,10 +1550,11 @@ def _datasets():
     return DATASETS
 
 
-def _extrapolate_summary(result, level: float) -> list[str]:
+def _extrapolate_summary(result, level: float, bounds: tuple[float, float] = (-np.inf, np.inf)) -> list[str]:
     """A few lines for the terminal: EXTRAPOLATE.md's warning where the law does not describe the scores, then each
-    fit's b and c, and the median curve at n and 100 n."""
-    from .report import misfit_banner, plain
+    fit's b and c, and the median curve at n and 100 n; and, as EXTRAPOLATE.md says, where a curve leaves the
+    scale ``bounds`` = (low, high)."""
+    from .report import _beyond_bounds, misfit_banner, plain
 
     lines = [plain(line.removeprefix("> ")) for line in misfit_banner(result.fits, level) if line]
     med = result.curves[result.curves["curve"] == "median"]
@@ -1563,9 +1575,13 @@ def _extrapolate_summary(result, level: float) -> list[str]:
             )
             continue
         lines.append(
-            f"{f['model']} ({n:,} runs): {best} = {f[best]:.5g} [{f[f'{best}_lower']:.5g}, {f[f'{best}_upper']:.5g}], "
+            f"{f['model']} ({n:,} runs): {best} = {f[best] + 0.0:.5g} "  # + 0.0: the mirror of 0 prints 0, not -0
+            f"[{f[f'{best}_lower'] + 0.0:.5g}, {f[f'{best}_upper'] + 0.0:.5g}], "
             f"c = {int(f['c'])}; median curve {curve}"
         )
+        lines += [
+            f"{f['model']} ({n:,} runs): warning: {w}" for w in _beyond_bounds(result.curves, f["model"], n, *bounds)
+        ]
     return lines
 
 

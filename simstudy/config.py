@@ -547,6 +547,67 @@ def _check_time(key: str, value: Any, seconds: float, what: str, fix: str) -> No
         )
 
 
+#: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
+#: bounds: a run refused would surely take longer than the limit. An extrapolation's bootstrap replicate is a
+#: fit of n simulated scores (measured about 22 ms), whatever n; an audit's costs grow with the n scores drawn
+#: per simulated search: a round of band coverage (1 us per score in large chunks), a bootstrap resample (0.16 us per score),
+#: a replicate of the accuracy of U, V, W (0.4 us per score).
+_SECONDS_PER_BOOT = 8e-3
+_SECONDS_PER_COVERAGE_SCORE = 5e-7
+_SECONDS_PER_RESAMPLE_SCORE = 5e-8
+_SECONDS_PER_EVP_SCORE = 1.5e-7
+#: What the extrapolation holds per bootstrap replicate until its tables are built: the median and mean
+#: curves at about 64 budgets (float64) and the four parameters; its chunk's plan adds _BYTES_PER_CHUNK per 25.
+_BYTES_PER_BOOT = 2 * 8 * 64 + 4 * 8
+
+
+def _workers(n_jobs: int) -> int:
+    """The processes a command's ``n_jobs`` runs on (-1: every core), which divide its compute time."""
+    import os
+
+    cores = os.cpu_count() or 1
+    return cores if n_jobs < 0 else min(n_jobs, cores)
+
+
+def _audit_cost_iv(o: Any, n: int) -> None:
+    """Refuse audit sizes (``rounds``, ``bootstrap_rounds`` x ``resamples``, ``evp_reps``) whose studies would
+    compute for longer than the time limit (:func:`_check_time`) with ``n`` scores per simulated search, or
+    whose chunk of band-coverage rounds would not fit in memory, before anything is written."""
+    from .studies.audit import progress_chunk
+
+    workers = _workers(o.n_jobs)
+    on = f"on {workers} core{'s' * (workers > 1)}, {n:,} scores per simulated search"
+    check_memory(
+        "rounds",
+        o.rounds,
+        2 * 8.0 * n * progress_chunk(o.rounds),
+        f"a chunk of {progress_chunk(o.rounds):,} simulated searches of {n:,} scores each",
+        "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
+    )
+    _check_time(
+        "rounds",
+        o.rounds,
+        o.rounds * n * _SECONDS_PER_COVERAGE_SCORE / workers,
+        f"the band coverage, {on}",
+        "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
+    )
+    key = "resamples" if o.resamples / 1000 > o.bootstrap_rounds / 512 else "bootstrap_rounds"  # the larger
+    _check_time(
+        key,
+        getattr(o, key),
+        o.bootstrap_rounds * o.resamples * n * _SECONDS_PER_RESAMPLE_SCORE / workers,
+        f"bootstrap_rounds={o.bootstrap_rounds} x resamples={o.resamples} bootstrap resamples, {on}",
+        "lower bootstrap_rounds or resamples (512 x 1000 by default)",
+    )
+    _check_time(
+        "evp_reps",
+        o.evp_reps,
+        o.evp_reps * n * _SECONDS_PER_EVP_SCORE / workers,
+        f"the accuracy of U, V and W, {on}",
+        "lower evp_reps (10000 by default)",
+    )
+
+
 @dataclass(frozen=True)
 class BudgetConfig:
     """The ``budget`` group: sample sizes ``B`` (one cell each) and the budgets ``n`` estimated at.
@@ -862,6 +923,16 @@ def _distributions(d: Any) -> tuple[DistributionConfig, ...]:
     return tuple(specs)
 
 
+def _once(key: str, values: tuple[int, ...]) -> None:
+    """A list naming a value twice is a typo (budget.n=[3,3,5] for [3,4,5]?), refused as models=[a,a] is:
+    kept, it would silently run fewer cells or budgets than typed."""
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:
+        raise ConfigError(
+            f"{key} lists {', '.join(map(str, twice))} more than once, got {list(values)}: give each value once"
+        )
+
+
 def _budget(d: Mapping) -> BudgetConfig:
     _unknown_keys("budget.", d, ("B", "n"))
     raw_B = d.get("B")
@@ -869,6 +940,7 @@ def _budget(d: Mapping) -> BudgetConfig:
     if not Bs:
         raise ConfigError("budget.B must be an integer >= 1 or a non-empty list of them, got []")
     Bs = tuple(_int("budget.B", B, minimum=1) for B in Bs)
+    _once("budget.B", Bs)
     raw_n = d.get("n")
     if raw_n is None:
         return BudgetConfig(Bs, None)
@@ -876,6 +948,7 @@ def _budget(d: Mapping) -> BudgetConfig:
     if not ns:
         raise ConfigError("budget.n must be null (all of 1..B) or a non-empty list of integers, got []")
     ns = tuple(_int("budget.n", n, minimum=1) for n in ns)
+    _once("budget.n", ns)
     if max(ns) > min(Bs):
         raise ConfigError(
             f"budget.n must not exceed budget.B (the estimators interpolate only): n={max(ns)} > B={min(Bs)}"
@@ -2685,6 +2758,8 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
         )
     if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    # Before the scores are read, the least n an audit draws: the cost is checked again with the scores' n.
+    _audit_cost_iv(o, o.sample_size or 2)
     if o.bandwidth is not None and o.bandwidth < _MIN_BANDWIDTH_SHARE * (data.high - data.low):
         raise ConfigError(
             f"bandwidth={cfg['bandwidth']} is too small for scores on [low, high] = [{data.low:g}, {data.high:g}]: "
@@ -2776,6 +2851,22 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         )
     if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    # Every bootstrap replicate is kept until the tables are built, and each is a fit (milliseconds).
+    check_memory(
+        "n_boot",
+        o.n_boot,
+        o.n_boot * (_BYTES_PER_BOOT + _BYTES_PER_CHUNK / 25),
+        "the bootstrap replicates' curves, per model",
+        "lower n_boot (200 by default; 1000 for intervals at level 0.99)",
+    )
+    workers = _workers(o.n_jobs)
+    _check_time(
+        "n_boot",
+        o.n_boot,
+        o.n_boot * _SECONDS_PER_BOOT / workers,
+        f"{o.n_boot:,} bootstrap fits per model, on {workers} core{'s' * (workers > 1)}",
+        "lower n_boot (200 by default; 1000 for intervals at level 0.99)",
+    )
     threshold = o.threshold if o.threshold is not None or o.threshold_score is not None else 0.5
     return ExtrapolateConfig(
         data=data,

@@ -409,8 +409,8 @@ def _write_page(path: Path, lines: list[str]) -> Path:
 
 
 def _lvl(x: float) -> str:
-    """A level as it is typed: 95%, 99.5%."""
-    return f"{100 * x:g}%"
+    """A level as it is typed: 95%, 99.5%, 99.99999% (never rounded to 100%: :g kept 6 digits)."""
+    return f"{round(100 * x, 10):.15g}%"  # rounded: 100 * 0.9999999 is 99.99999000000001
 
 
 def _g(x: float, digits: int = 4) -> str:
@@ -460,6 +460,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
         f"{_c_shares(fit)}).",
         *_law_warnings(fit, opts),
+        *(f"- **Warning: {w}.**" for w in _beyond_bounds(curves, model, n, opts.data.low, opts.data.high)),
         f"- {noise}; {other} = {_g(fit[other], 4)} {_interval(fit[f'{other}_lower'], fit[f'{other}_upper'])}.",
         f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores "
         f"{'below' if convex else 'above'} it fitted, the rest censored"
@@ -671,6 +672,53 @@ def _law_warnings(fit, opts, *, check_c: bool = True) -> list[str]:
             "quadratic basin fitted to the tail does not describe the rest of the search space."
         )
     return out
+
+
+def _beyond_bounds(curves: pd.DataFrame, model: str, runs: int, low: float, high: float) -> list[str]:
+    """Where the law's predicted curves (estimates or bands) leave the scores' scale [low, high], in words.
+
+    The noise term o of the law is unbounded, so the best of k runs under it passes any bound as k grows: a
+    curve beyond ``high`` (below ``low`` with minimize=true) predicts scores no run can reach. The curves are
+    not clipped (extrapolation.csv keeps the law's values, as fitted); the report and the terminal say from
+    which k the values are to be read as capped at the bound. One sentence per side crossed.
+    """
+    mine = curves[(curves["model"] == model) & (curves["runs"] == runs)]
+    out = []
+    for side, key, bound, edge in (("above", "high", high, "upper"), ("below", "low", low, "lower")):
+        if not np.isfinite(bound):
+            continue
+        parts = []
+        for curve in ("median", "mean"):
+            c = mine[mine["curve"] == curve].sort_values("k")
+            if c.empty:
+                continue
+            beyond = (c["estimate"] > bound) if side == "above" else (c["estimate"] < bound)
+            band = (c[edge] > bound) if side == "above" else (c[edge] < bound)
+            if beyond.any():
+                first = c[beyond].iloc[0]
+                digits = 5  # enough digits to show the value past the bound (1.00002, not 1)
+                while (
+                    digits < 15 and (float(_g(first["estimate"], digits)) - bound) * (1 if side == "above" else -1) <= 0
+                ):
+                    digits += 1
+                parts.append(
+                    f"the {curve} curve from k = {_k_of(first['k'], runs)} ({_g(first['estimate'], digits)} there)"
+                )
+            elif band.any():
+                parts.append(f"the {curve} curve's band from k = {_k_of(c[band].iloc[0]['k'], runs)}")
+        if parts:
+            out.append(
+                f"the law predicts scores {side} {key}={bound:g}: {'; '.join(parts)}. Read the curves as capped at "
+                f"{bound:g}: the noise term o is unbounded, so the law's best of k runs passes any bound as k grows "
+                f"(extrapolation.csv keeps the law's values)"
+            )
+    return out
+
+
+def _k_of(k: float, n: int) -> str:
+    """A budget as a multiple of n where it is one (5n), else the number of runs."""
+    k = int(k)
+    return _multiple(k // n) if k % n == 0 else f"{k:,}"
 
 
 def _checked_range(fit) -> str:

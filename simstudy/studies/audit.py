@@ -30,11 +30,38 @@ from . import band_coverage, bootstrap_coverage, evp_accuracy
 from .band_triviality import trivial_budget
 from .base import StudyResult
 
-__all__ = ["AuditResult", "run", "samples_needed", "progress_chunk", "SAMPLES_LIMIT"]
+__all__ = ["AuditResult", "AuditFailed", "run", "samples_needed", "progress_chunk", "SAMPLES_LIMIT"]
 
 #: The largest sample size :func:`samples_needed` tries: the exact budget takes about 4 s at n = 4,096 and
 #: grows faster than n (14 s at 8,192), so the whole search stays within about half a minute.
 SAMPLES_LIMIT = 1 << 12
+
+
+class AuditFailed(RuntimeError):
+    """Chunks of one of the audit's studies failed (an exception in a worker); the message names the first.
+
+    Raised by :func:`run` as soon as a study has failed chunks, so that no report is made of a study with
+    missing rounds (its summary would lack them, or be empty); the chunks that succeeded stay stored, so a
+    rerun computes only the failed ones. The CLI exits with its "failed" code.
+
+    Examples
+    --------
+    >>> raise AuditFailed("the band coverage: 1 of 20 chunks failed; first: chunk abc/0: MemoryError")
+    Traceback (most recent call last):
+        ...
+    simstudy.studies.audit.AuditFailed: the band coverage: 1 of 20 chunks failed; first: chunk abc/0: MemoryError
+    """
+
+
+def _complete(result: StudyResult, what: str) -> StudyResult:
+    """``result`` if every chunk of the study succeeded, else :class:`AuditFailed` naming the first failure."""
+    failures = result.report.failures
+    if failures:
+        raise AuditFailed(
+            f"{what}: {len(failures)} of {result.report.tasks} chunks failed; first: chunk {failures[0].where}: "
+            f"{failures[0].error.splitlines()[0]}"
+        )
+    return result
 
 
 @dataclass(frozen=True)
@@ -240,18 +267,21 @@ def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> Aud
         "runner": {"n_jobs": opts.n_jobs, "backend": "loky", "progress": "auto"},
     }
     levels = sorted({0.5, 0.8, 0.9, 0.95, opts.confidence})
-    coverage = band_coverage.run(
-        _study(
-            base,
-            name="coverage",
-            kind="band_coverage",
-            reps=opts.rounds,
-            chunk_reps=progress_chunk(opts.rounds),
-            sample_size=n,
-            levels=levels,
-            methods=[opts.method],
+    coverage = _complete(
+        band_coverage.run(
+            _study(
+                base,
+                name="coverage",
+                kind="band_coverage",
+                reps=opts.rounds,
+                chunk_reps=progress_chunk(opts.rounds),
+                sample_size=n,
+                levels=levels,
+                methods=[opts.method],
+            ),
+            out_dir / "coverage",
         ),
-        out_dir / "coverage",
+        "the band coverage",
     )
     boot_cfg = cfg_mod.parse(
         {
@@ -267,17 +297,20 @@ def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> Aud
             },
         }
     )
-    bootstrap = bootstrap_coverage.run(boot_cfg, out_dir / "bootstrap")
-    accuracy = evp_accuracy.run(
-        _study(
-            base,
-            name="accuracy",
-            kind="evp_accuracy",
-            reps=opts.evp_reps,
-            chunk_reps=min(opts.evp_reps, 5000),
-            save_replicates=False,
+    bootstrap = _complete(bootstrap_coverage.run(boot_cfg, out_dir / "bootstrap"), "the bootstrap coverage")
+    accuracy = _complete(
+        evp_accuracy.run(
+            _study(
+                base,
+                name="accuracy",
+                kind="evp_accuracy",
+                reps=opts.evp_reps,
+                chunk_reps=min(opts.evp_reps, 5000),
+                save_replicates=False,
+            ),
+            out_dir / "accuracy",
         ),
-        out_dir / "accuracy",
+        "the accuracy of U, V and W",
     )
     spec = cfg_mod.parse({**base, "study": {"name": "x", "kind": "evp_accuracy"}}).distributions[0]
     # The fit is compared with the scores in their own units: with minimize, the KDE of x (the studies drew
