@@ -406,16 +406,22 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
         law = result.law
         # The digits EXTRAPOLATE.md and the summary give with the bootstrap intervals (b 5, a 4): six were more
         # than a point fit of tens of scores supports (b = 0.954179 beside its interval [0.898, 0.999]).
+        # In the scores' own units: with minimize the law of -x, concave(a, b), is the convex law of x with a = -b
+        # its best score, b = -a, and the tail below -threshold.
+        best, best_value, other, other_value = ("a", -law.b, "b", -law.a) if sign < 0 else ("b", law.b, "a", law.a)
         log.info(
-            "%s, %d runs: b = %.5g, c = %d, o = %.3g, a = %.4g (%d scores above %.4g%s)",
+            "%s, %d runs: %s = %.5g, c = %d, o = %.3g, %s = %.4g (%d scores %s %.4g%s)",
             s.model,
             s.runs,
-            law.b,
+            best,
+            best_value,
             law.c,
             law.o,
-            law.a,
+            other,
+            other_value,
             result.n_tail,
-            result.threshold,
+            "below" if sign < 0 else "above",
+            sign * result.threshold,
             "; noise-free fit" if result.hit_bound else "",
         )
         k_max = opts.k_max or 100 * s.runs
