@@ -253,19 +253,29 @@ def memory_limit() -> float:
     """
     import os
 
-    value = os.environ.get(MEMORY_ENV)
-    if value is not None:
-        try:
-            gb = float(value)
-        except ValueError:
-            gb = float("nan")
-        if not (np.isfinite(gb) and gb > 0):
-            raise ConfigError(f"{MEMORY_ENV} must be a positive number of GB, got {value!r}")
+    gb = _env_limit(MEMORY_ENV, "GB")
+    if gb is not None:
         return gb * 1e9
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2
     except (ValueError, OSError, AttributeError):  # no sysconf (Windows): a fixed, documented default
         return 8e9
+
+
+def _env_limit(name: str, unit: str) -> float | None:
+    """A limit set by the environment variable ``name`` (a positive finite number of ``unit``), or None when unset."""
+    import os
+
+    raw = os.environ.get(name)
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (np.isfinite(value) and value > 0):
+        raise ConfigError(f"{name} must be a positive number of {unit}, got {raw!r}")
+    return value
 
 
 def _size(nbytes: float) -> str:
@@ -534,12 +544,8 @@ def _check_time(key: str, value: Any, seconds: float, what: str, fix: str) -> No
     import os
 
     raw = os.environ.get(TIME_ENV)
-    try:
-        minutes = _DEFAULT_MINUTES if raw is None else float(raw)
-    except ValueError:
-        minutes = float("nan")
-    if not (np.isfinite(minutes) and minutes > 0):
-        raise ConfigError(f"{TIME_ENV} must be a positive number of minutes, got {raw!r}")
+    minutes = _env_limit(TIME_ENV, "minutes")
+    minutes = _DEFAULT_MINUTES if minutes is None else minutes
     if seconds > 60.0 * minutes:
         source = f"{TIME_ENV}={raw}" if raw is not None else f"set {TIME_ENV} to change it"
         raise ConfigError(
