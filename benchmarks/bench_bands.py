@@ -26,9 +26,9 @@ import tempfile
 import time
 
 import numpy as np
-
 from _timing import best_of
-from simstudy import bands, boundary
+
+from simstudy.stats import bands, boundary
 
 CONF, SIZES, OPDA_BUDGET = 0.8, (48, 200, 1024), 200.0  # seconds allowed for one opda cold start
 

@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-from simstudy import bands, boundary, config
+from simstudy import config
+from simstudy.stats import bands, boundary
 from simstudy.studies import band_coverage, bootstrap_coverage
 
 LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99]

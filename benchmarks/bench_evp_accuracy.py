@@ -23,12 +23,13 @@ import tracemalloc
 from math import comb
 
 import numpy as np
+from _timing import best_of
 from threadpoolctl import threadpool_limits
 
-from _timing import best_of
-from simstudy import config, estimators, metrics, truth
+from simstudy import config
 from simstudy.distributions import sample_sorted
-from simstudy.runner import chunk_tasks, task_seed
+from simstudy.engine.runner import chunk_tasks, task_seed
+from simstudy.stats import estimators, metrics, truth
 from simstudy.studies import evp_accuracy
 
 

@@ -1,4 +1,4 @@
-"""Benchmark: the memory and time of ``simstudy curve``'s computation (:func:`simstudy.curves.evp_curves`).
+"""Benchmark: the memory and time of ``simstudy curve``'s computation (:func:`simstudy.stats.curves.evp_curves`).
 
 Run from the repository root (about half a minute):
 
@@ -30,7 +30,7 @@ def _child(path: str, B: int, method: str) -> None:
 
     import numpy as np
 
-    from simstudy import curves, estimators
+    from simstudy.stats import curves, estimators
 
     x = np.random.default_rng(B).uniform(size=B)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

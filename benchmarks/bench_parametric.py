@@ -21,11 +21,10 @@ import time
 import warnings
 
 import numpy as np
-
-from simstudy import parametric_fit
-from simstudy.parametric import NoisyQuadratic
-
 from _timing import best_of
+
+from simstudy.distributions.parametric import NoisyQuadratic
+from simstudy.stats import parametric_fit
 
 LAWS = [NoisyQuadratic(0.0, 1.0, 3, 0.05), NoisyQuadratic(0.0, 1.0, 1, 0.01), NoisyQuadratic(0.0, 1.0, 2, 0.0),
         NoisyQuadratic(0.0, 1.0, 4, 0.2), NoisyQuadratic(0.5, 0.9, 2, 0.02)]

@@ -26,14 +26,14 @@ import textwrap
 import time
 from pathlib import Path
 
+from _timing import best_of
 from threadpoolctl import threadpool_limits
 
-from _timing import best_of
 from simstudy import config
 from simstudy.studies import evp_accuracy
 
 PLUGIN = """
-from simstudy.estimators import weights
+from simstudy.stats.estimators import weights
 
 def v(sorted_scores, n):
     return sorted_scores @ weights(sorted_scores.shape[1], "v", n).T

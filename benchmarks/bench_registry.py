@@ -21,8 +21,8 @@ import subprocess
 import sys
 
 # The study modules' third-party and simstudy imports, without the study modules themselves (which register).
-DEPENDENCIES = ("import simstudy.config, simstudy.cli, pandas, scipy.stats, simstudy.runner, simstudy.io, "
-                "simstudy.truth, simstudy.bands, simstudy.selection, simstudy.metrics, simstudy.estimators, "
+DEPENDENCIES = ("import simstudy.config, simstudy.cli, pandas, scipy.stats, simstudy.engine.runner, simstudy.io, "
+                "simstudy.stats.truth, simstudy.stats.bands, simstudy.stats.selection, simstudy.stats.metrics, simstudy.stats.estimators, "
                 "simstudy.distributions, simstudy.studies.base")
 REGISTRY = ("import simstudy.studies; from simstudy import registry, schema, cli; kinds = registry.study_kinds(); "
             "schema.parse(registry.study('band_coverage').options, {'reps': 100}, 'study.'); "

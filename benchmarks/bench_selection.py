@@ -24,7 +24,8 @@ import time
 
 import numpy as np
 
-from simstudy import config, posterior, selection
+from simstudy import config
+from simstudy.stats import posterior, selection
 from simstudy.studies import fixed_confidence, model_selection
 
 MODELS_12 = ["atae", "atae_50", "atae_200", "ian", "ian_50", "ian_200", "lstm", "lstm_50", "lstm_200", "tdlstm",
@@ -101,7 +102,7 @@ def main() -> int:
     ok &= t_table2 < 120
     # The stopping rule's screen (an exact upper bound on pi; the quadrature only where it reaches a bar): TTTS
     # with and without it, same seed, side by side; the decisions, hence every number, must be identical.
-    from simstudy.selection import fixed_confidence as fc
+    from simstudy.stats.selection import fixed_confidence as fc
 
     arms8 = [d.build() for d in cfg2.distributions]
     timings, results = {}, {}

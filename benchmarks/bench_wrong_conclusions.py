@@ -16,9 +16,10 @@ import time
 
 import numpy as np
 
-from simstudy import config, estimators, truth
+from simstudy import config
 from simstudy.distributions import sample_sorted
-from simstudy.runner import task_seed
+from simstudy.engine.runner import task_seed
+from simstudy.stats import estimators, truth
 from simstudy.studies import wrong_conclusions
 
 

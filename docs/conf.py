@@ -99,7 +99,7 @@ def _public_modules() -> list[str]:
 
 
 def _aliases() -> dict[str, str]:
-    """Re-exported names (``simstudy.selection.ttts``) mapped to where they are defined and documented in full."""
+    """Re-exported names (``simstudy.stats.selection.ttts``) mapped to where they are defined and documented in full."""
     import importlib
     import inspect
 

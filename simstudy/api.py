@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import ConfigError
+from simstudy.config import ConfigError
 
 __all__ = ["run", "compose", "RunResult", "RunFailed", "ConfigError"]
 
@@ -59,7 +59,7 @@ class RunResult:
         The files the study wrote, by name (``summary_parquet``, ``summary_csv``, ``run`` for run.json,
         ``replicates`` ...; for a shard only its ``shard_marker``). The figure (``figure.png`` and
         ``figure.pdf``) and ``config.yaml`` are in ``out_dir`` but not listed here.
-    report : simstudy.runner.RunReport
+    report : simstudy.engine.runner.RunReport
         The runner's report: chunks (``tasks``), how many were ``resumed`` from an earlier run and how many
         ``computed``, wall and compute seconds, warnings and failures.
     config : simstudy.config.Config
@@ -146,7 +146,7 @@ def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
     simstudy.schema.ConfigError: budget.B must be an integer >= 1, got 0
     """
     overrides = _iv(experiment, overrides)
-    from . import cli
+    from simstudy import cli
 
     try:
         return cli.api_compose(experiment, overrides)
@@ -211,7 +211,7 @@ def run(
     (1, 0, 100)
     """
     overrides = _iv(experiment, overrides)
-    from . import cli
+    from simstudy import cli
 
     try:
         done, config, where = cli.api_run(experiment, overrides, out_dir)

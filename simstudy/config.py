@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from . import distributions, estimators, schema
-from .schema import ConfigError, option
+from simstudy import distributions, schema
+from simstudy.schema import ConfigError, option
+from simstudy.stats import estimators
 
 __all__ = [
     "ConfigError",
@@ -205,7 +206,7 @@ class StudyOptions:
 
 def study_kinds() -> tuple[str, ...]:
     """The study kinds a config may name (:func:`simstudy.registry.study_kinds`)."""
-    from . import registry
+    from simstudy import registry
 
     return registry.study_kinds()
 
@@ -424,7 +425,7 @@ class DistributionConfig:
     @functools.cached_property
     def inputs(self) -> dict[str, str]:
         """The SHA-256 (hex) of every file the distribution reads, by its path as given; read once."""
-        from . import io
+        from simstudy import io
 
         if self.kind not in _FILE_KINDS:
             return {}
@@ -510,7 +511,7 @@ class EstimatorConfig:
         """The callable plug-in (:class:`simstudy.plugins.PluginEstimator`), picklable by import path."""
         import os
 
-        from . import plugins
+        from simstudy import plugins
 
         # The working directory now (in the main process) travels with it: a worker imports from there.
         return plugins.PluginEstimator(self.target, self.kwargs, self.per_sample, os.getcwd())
@@ -579,7 +580,7 @@ def _audit_cost_iv(o: Any, n: int) -> None:
     """Refuse audit sizes (``rounds``, ``bootstrap_rounds`` x ``resamples``, ``evp_reps``) whose studies would
     compute for longer than the time limit (:func:`_check_time`) with ``n`` scores per simulated search, or
     whose chunk of band-coverage rounds would not fit in memory, before anything is written."""
-    from .studies.audit import progress_chunk
+    from simstudy.studies.audit import progress_chunk
 
     workers = _workers(o.n_jobs)
     on = f"on {workers} core{'s' * (workers > 1)}, {n:,} scores per simulated search"
@@ -822,7 +823,7 @@ def _plain(value: Any) -> Any:
 
 def _target_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
     """A user's distribution class: ``_target_`` (module.Class) and keyword arguments next to it."""
-    from . import plugins
+    from simstudy import plugins
 
     if d.get("kind") is not None:
         raise ConfigError(
@@ -873,7 +874,7 @@ def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConf
 
 
 def _distribution_of(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
-    from . import plugins
+    from simstudy import plugins
 
     if "_target_" in d:
         return _target_distribution(d, prefix, name)
@@ -965,7 +966,7 @@ def _budget(d: Mapping) -> BudgetConfig:
 def _plugin_estimator(name: str, spec: Mapping, target: str, per_sample: Any) -> EstimatorConfig:
     """A plug-in estimator (``_target_``, or a method registered by :func:`simstudy.plugins.register_estimator`):
     imported and called on a tiny input now, before any compute (:func:`simstudy.plugins.check_estimator`)."""
-    from . import plugins
+    from simstudy import plugins
 
     key = f"estimators.{name}"
     per_sample = _bool(f"{key}.per_sample", per_sample)
@@ -980,7 +981,7 @@ def _plugin_estimator(name: str, spec: Mapping, target: str, per_sample: Any) ->
 
 
 def _estimators(d: Any) -> tuple[EstimatorConfig, ...]:
-    from . import plugins
+    from simstudy import plugins
 
     methods = tuple(plugins.estimator_methods())
     if not isinstance(d, Mapping) or not d:
@@ -1024,7 +1025,7 @@ def _log_plugin_costs(config: Config) -> None:
     cells = len(config.distributions) * len(config.budget.B)
     for e in config.estimators:
         if e.is_plugin and e.per_sample:
-            from . import plugins
+            from simstudy import plugins
 
             cost = plugins.estimator_cost(e.plugin(), B, n if config.study.kind == "evp_accuracy" else [B])
             total = cost * config.study.reps * cells * (2 if config.study.kind == "wrong_conclusions" else 1)
@@ -1045,7 +1046,7 @@ _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 
 
 def _study(d: Mapping) -> StudyConfig:
-    from . import registry
+    from simstudy import registry
 
     name = schema.text()("study.name", d.get("name"))
     if not _NAME.fullmatch(name):  # it names the run directory (outputs/<study.name>/...): never a path
@@ -1168,7 +1169,7 @@ def parse(cfg: Mapping) -> Config:
     ...
     simstudy.schema.ConfigError: budget.B must be an integer >= 1, got 0
     """
-    from . import registry
+    from simstudy import registry
 
     _unknown_keys("", cfg, _TOP_KEYS)
     seed = _int("seed", cfg.get("seed"), minimum=0)
@@ -1243,7 +1244,7 @@ def selection_algorithm_check(kind: str) -> schema.Check:
     """
 
     def check(key: str, value: Any) -> str:
-        from . import plugins
+        from simstudy import plugins
 
         try:
             return plugins.check_selection_algorithm(value, kind, key)
@@ -1256,7 +1257,7 @@ def selection_algorithm_check(kind: str) -> schema.Check:
 def band_method_check() -> schema.Check:
     """The check of one entry of a band study's ``study.methods``, for its schema.
 
-    Accepts a built-in CDF band method (:data:`simstudy.bands.METHODS`), a registered name or a plug-in's
+    Accepts a built-in CDF band method (:data:`simstudy.stats.bands.METHODS`), a registered name or a plug-in's
     import path, which is imported and called on a tiny input when the config is parsed
     (:func:`simstudy.plugins.check_band_method`).
 
@@ -1286,7 +1287,7 @@ def band_method_check() -> schema.Check:
     """
 
     def check(key: str, value: Any) -> str:
-        from . import plugins
+        from simstudy import plugins
 
         try:
             return plugins.check_band_method(value, key)
@@ -1498,7 +1499,7 @@ XSCALES = ("linear", "log")
 
 
 def _bands():
-    from . import bands  # only when a bands/audit key is checked: importing config stays cheap
+    from simstudy.stats import bands  # only when a bands/audit key is checked: importing config stays cheap
 
     return bands
 
@@ -2555,7 +2556,7 @@ def _command_iv(command: str, cfg: Mapping) -> Any:
 
 def _applies_iv(o: DataOptions) -> None:
     """Options that do not apply to the data are refused, never ignored (before any data is read)."""
-    from .datasets import DATASETS  # here: importing config stays cheap
+    from simstudy.datasets import DATASETS  # here: importing config stays cheap
 
     shipped = o.data in DATASETS
     for key in ("split", "reduce"):
@@ -2737,7 +2738,7 @@ def parse_audit(cfg: Mapping) -> AuditConfig:
     (20, None, (0.0, 1.0))
     """
     o = _command_iv("audit", cfg)
-    from .studies.audit import SAMPLES_LIMIT
+    from simstudy.studies.audit import SAMPLES_LIMIT
 
     # Any band with simultaneous coverage covers F(Y_(n)) >= l_n, so l_n <= (1 - confidence)^(1/n) (F(Y_(n)) is
     # Beta(n, 1)), and its upper median band is informative at most up to k = n ln 2 / -ln(1 - confidence).

@@ -252,7 +252,7 @@ class _Table:
 
 def _size_iv(source: Any, name: str) -> None:
     """Refuse a file whose text would not fit in memory, from its size alone and before a byte is read."""
-    from .config import MEMORY_ENV, memory_limit  # here: config imports the distributions, which import this
+    from simstudy.config import MEMORY_ENV, memory_limit  # here: config imports the distributions, which import this
 
     try:
         size = os.stat(source).st_size

@@ -1,15 +1,15 @@
 """Extrapolating a researcher's tuning curve past the runs they have: ``simstudy extrapolate``.
 
-Nonparametric bands for the median tuning curve (:mod:`simstudy.bands`) turn trivial beyond k of about n/6
+Nonparametric bands for the median tuning curve (:mod:`simstudy.stats.bands`) turn trivial beyond k of about n/6
 runs: they cannot say what more search would bring. Near the optimum the scores of random search follow the
-noisy quadratic law (Lourie, He & Cho 2025; :mod:`simstudy.parametric`), whose parameters mean something: b,
+noisy quadratic law (Lourie, He & Cho 2025; :mod:`simstudy.distributions.parametric`), whose parameters mean something: b,
 the best score possible, and c, the effective number of hyperparameters. For each model this module
 
-1. fits the law to the tail of the scores (:func:`simstudy.parametric_fit.fit`: scores at or below the
+1. fits the law to the tail of the scores (:func:`simstudy.stats.parametric_fit.fit`: scores at or below the
    threshold censored);
 2. runs the parametric bootstrap -- ``n_boot`` samples of n scores from the fitted law, the same threshold
-   rule, the whole fit again -- in chunks through the runner (:func:`simstudy.runner.run_tasks`), each chunk
-   seeded by its cell and index (:func:`simstudy.runner.task_seed`) and stored in a
+   rule, the whole fit again -- in chunks through the runner (:func:`simstudy.engine.runner.run_tasks`), each chunk
+   seeded by its cell and index (:func:`simstudy.engine.runner.task_seed`) and stored in a
    :class:`~simstudy.io.ChunkStore`, so an interrupted run resumes and the numbers are the same for any
    ``n_jobs``; percentile intervals for b (and a, o) and pointwise bands for the median and mean curves
    follow;
@@ -42,10 +42,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _identity, bands, io
-from .distributions import InvalidParameter
-from .parametric_fit import FIT_VERSION, MIN_TAIL, FitResult, Threshold, _curves, bootstrap_chunk, fit
-from .runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
+from simstudy import io
+from simstudy.distributions import InvalidParameter
+from simstudy.engine import identity as _identity
+from simstudy.engine.runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
+from simstudy.stats import bands
+from simstudy.stats.parametric_fit import FIT_VERSION, MIN_TAIL, FitResult, Threshold, _curves, bootstrap_chunk, fit
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +107,7 @@ class BadSample(ValueError):
 
 
 class TailTooShort(BadSample):
-    """Too few scores above the threshold to fit the tail (fewer than :data:`~simstudy.parametric_fit.MIN_TAIL`).
+    """Too few scores above the threshold to fit the tail (fewer than :data:`~simstudy.stats.parametric_fit.MIN_TAIL`).
 
     A :class:`BadSample` raised by :func:`prepare`; the message says how far to lower the threshold.
 
@@ -163,7 +165,7 @@ class Analysis:
     ----------
     sample : Sample
         The scores fitted.
-    fit : simstudy.parametric_fit.FitResult
+    fit : simstudy.stats.parametric_fit.FitResult
         The noisy quadratic law fitted to them.
     cell : str
         16 hex digits: a hash of the settings, the scores and the budgets, naming the bootstrap's chunks in
@@ -174,7 +176,7 @@ class Analysis:
     Examples
     --------
     >>> from simstudy import config
-    >>> from simstudy.parametric import NoisyQuadratic
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
     >>> opts = config.parse_extrapolate({"data": "scores.csv", "c": 3, "k_max": 480})
     >>> (a,) = prepare({"mlp": ys}, opts, "scores.csv")
@@ -200,14 +202,14 @@ class Extrapolation:
         ``fit.csv``: one row per model and runs fitted: the parameters, their intervals, c's bootstrap shares.
     simulation : DataFrame
         ``simulation.csv``: the extrapolation's error in simulation from the fitted law at k = n, 2n, ... 100n.
-    report : simstudy.runner.RunReport
+    report : simstudy.engine.runner.RunReport
         The runner's report (chunks computed and resumed).
 
     Examples
     --------
     >>> import tempfile
     >>> from simstudy import config
-    >>> from simstudy.parametric import NoisyQuadratic
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
     >>> opts = config.parse_extrapolate(
     ...     {"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1}
@@ -359,14 +361,14 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
         A sample with fewer than 8 scores above the threshold.
     BadSample
         ``sample_size`` beyond a model's scores, ``k_max`` below its runs, or a fit refused by
-        :func:`~simstudy.parametric_fit.fit`.
+        :func:`~simstudy.stats.parametric_fit.fit`.
 
     Examples
     --------
     With ``sample_size=30`` of 48 runs, the first 30 are fitted and all 48 as the held-out reference:
 
     >>> from simstudy import config
-    >>> from simstudy.parametric import NoisyQuadratic
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
     >>> opts = config.parse_extrapolate({"data": "scores.csv", "c": 3, "sample_size": 30})
     >>> [(a.sample.runs, a.sample.total, a.sample.reference) for a in prepare({"mlp": ys}, opts, "scores.csv")]
@@ -493,7 +495,7 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     --------
     >>> import tempfile
     >>> from simstudy import config
-    >>> from simstudy.parametric import NoisyQuadratic
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
     >>> opts = config.parse_extrapolate(
     ...     {"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1}
@@ -577,7 +579,7 @@ def _flip(frame: pd.DataFrame, *columns: str, swap: tuple[tuple[str, str], ...] 
 def _mirrored(result: Extrapolation, opts) -> Extrapolation:
     """The results on ``-x`` back in the scores' own units (minimize=true). The curves are negated and their bands'
     ends exchanged; the law fitted to ``-x``, concave(a, b, c, o), is the convex law of x, convex(-b, -a, c, o),
-    whose ``a`` is the best score possible (:mod:`simstudy.parametric`); the errors in simulation relative to the
+    whose ``a`` is the best score possible (:mod:`simstudy.distributions.parametric`); the errors in simulation relative to the
     gain are unchanged (both negate)."""
     curves = result.curves.assign(
         **_flip(

@@ -344,7 +344,7 @@ class CorruptChunk(Exception):
     file name says (another run's, cell's or chunk's); the message says what did not match.
 
     Raised by :meth:`ChunkStore.read` and :meth:`ChunkStore.verify`. The runner
-    (:func:`simstudy.runner.run_tasks`) catches it, warns and recomputes the chunk; such a file is never
+    (:func:`simstudy.engine.runner.run_tasks`) catches it, warns and recomputes the chunk; such a file is never
     returned as data. The one-line message names the file (relative to the run directory) and the mismatch.
 
     Examples
@@ -499,7 +499,7 @@ class ChunkStore:
         (nothing is created until the first write or :meth:`claim`).
     fingerprint : str
         Hex digest identifying the study's data-generating configuration (e.g. from
-        :func:`simstudy.runner.stable_hash`).
+        :func:`simstudy.engine.runner.stable_hash`).
 
     Attributes
     ----------
@@ -510,7 +510,7 @@ class ChunkStore:
 
     See Also
     --------
-    simstudy.runner.run_tasks : Runs the tasks not yet stored, and stores each result as it arrives.
+    simstudy.engine.runner.run_tasks : Runs the tasks not yet stored, and stores each result as it arrives.
 
     Examples
     --------

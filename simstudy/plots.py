@@ -21,7 +21,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .bands import METHOD_LABELS
+from simstudy.stats.bands import METHOD_LABELS
 
 __all__ = [
     "evp_accuracy_figure",
@@ -87,7 +87,7 @@ def _distribution(name) -> str:
 
 
 def _method(method: str) -> str:
-    """A band method's readable name (:data:`simstudy.bands.METHOD_LABELS`)."""
+    """A band method's readable name (:data:`simstudy.stats.bands.METHOD_LABELS`)."""
     return METHOD_LABELS.get(method, method)
 
 
@@ -976,7 +976,7 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
     summary : pandas.DataFrame
         The tidy summary of a ``band_coverage`` study (:mod:`simstudy.studies.band_coverage`), one row per
         distribution, method, check and nominal level: columns ``distribution``, ``method`` (a band method,
-        e.g. ``"ld_highest_density"``; named by :data:`simstudy.bands.METHOD_LABELS`), ``check``
+        e.g. ``"ld_highest_density"``; named by :data:`simstudy.stats.bands.METHOD_LABELS`), ``check``
         (``"curve"`` and ``"curve_integer_k"`` are drawn), ``nominal`` (the bands' confidence, in (0, 1)),
         ``estimate`` (the empirical coverage, a probability in [0, 1]), ``ci_low`` and ``ci_high`` (its
         Clopper-Pearson interval, used for ``"curve"``), ``n`` (scores per round) and ``reps`` (rounds).
@@ -1061,9 +1061,9 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
     ----------
     summary : pandas.DataFrame
         The tidy summary of a ``band_triviality`` study (:mod:`simstudy.studies.band_triviality`): columns
-        ``method`` (a band method, named by :data:`simstudy.bands.METHOD_LABELS`), ``measure``, ``n`` and
+        ``method`` (a band method, named by :data:`simstudy.stats.bands.METHOD_LABELS`), ``measure``, ``n`` and
         ``estimate``. Per method, rows with ``measure == "trivial_k"`` give the budget k* (search iterations,
-        real; :func:`simstudy.bands.trivial_budget`) at sample size ``n`` (scores); one row each of
+        real; :func:`simstudy.stats.bands.trivial_budget`) at sample size ``n`` (scores); one row each of
         ``"slope"`` (iterations per score), ``"intercept"`` (iterations), ``"r_squared"`` (in [0, 1]) and
         ``"samples_per_step"`` (scores per iteration) gives the linear fit of k* against n. Other columns
         (``cell``, ``distribution``, ``mcse``, ``reps``) are ignored.
@@ -1208,7 +1208,7 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     summary : pandas.DataFrame
         The tidy summary of a ``band_width`` study (:mod:`simstudy.studies.band_width`): columns
         ``distribution``, ``n`` (sample size, scores), ``kind`` (``"median"``, ``"mean"``), ``method`` (a band
-        method, named by :data:`simstudy.bands.METHOD_LABELS`, or ``"truth"``), ``k`` (search iterations),
+        method, named by :data:`simstudy.stats.bands.METHOD_LABELS`, or ``"truth"``), ``k`` (search iterations),
         ``measure`` and ``estimate``. Drawn are the rows with ``method == "truth"`` (the true curve, score
         units), ``measure`` ``"lower"`` and ``"upper"`` (the average band, score units) and, for the median,
         ``"trivial_k"`` (the budget k* beyond which the upper band is trivial, iterations). Other columns and

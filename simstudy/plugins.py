@@ -40,7 +40,7 @@ Band method contract
 (rows sorted ascending, read-only), ``confidence`` in (0, 1), and ``lower``, ``upper`` float arrays ``(reps,
 n)`` or ``(n,)`` in [0, 1], non-decreasing along the last axis, ``lower <= upper``: bounds on ``F(Y_(i))``
 and ``F(Y_(i)-)`` holding for every i at once with probability ``confidence``, exactly what
-:func:`simstudy.bands.pointwise_bounds` returns for the built-in methods (details in :mod:`simstudy.bands`).
+:func:`simstudy.stats.bands.pointwise_bounds` returns for the built-in methods (details in :mod:`simstudy.stats.bands`).
 
 ``study.methods`` of the ``band_coverage`` and ``band_width`` studies lists built-in methods, names given by
 :func:`register_band_method` and import paths ``module.function``; :func:`check_band_method` checks each on a
@@ -99,7 +99,7 @@ __all__ = [
     "distribution_kinds",
 ]
 
-#: Estimators simstudy computes with its own kernels (:mod:`simstudy.estimators`).
+#: Estimators simstudy computes with its own kernels (:mod:`simstudy.stats.estimators`).
 BUILTIN_ESTIMATORS = ("u", "v", "w", "bootstrap")
 
 # The check input: 3 sorted samples of B = 5 scores in (0, 1) from a fixed generator, budgets 1, 3 and 5.
@@ -398,7 +398,7 @@ def source_hash(path: str, *, directory: str | None = None) -> str:
 
     Examples
     --------
-    >>> len(source_hash("simstudy.estimators.expected_max"))
+    >>> len(source_hash("simstudy.stats.estimators.expected_max"))
     16
     >>> source_hash("math.sqrt")  # an extension module: no source
     ''
@@ -769,7 +769,7 @@ def register_distribution(kind: str, target: str | Callable) -> None:
     'simstudy.distributions.TruncatedNormal'
     >>> _ = _DISTRIBUTIONS.pop("my_truncnorm")
     """
-    from . import distributions
+    from simstudy import distributions
 
     if not isinstance(kind, str) or not kind.isidentifier():
         raise ValueError(f"a distribution kind must be an identifier, got {kind!r}")
@@ -1000,7 +1000,7 @@ def check_distribution(dist: PluginDistribution, key: str) -> None:
 # --- selection algorithms -----------------------------------------------------------------------------------
 
 #: The kinds of selection algorithm: fixed budget (the ``model_selection`` study) and fixed confidence (the
-#: ``fixed_confidence`` study). Their contracts are in :mod:`simstudy.selection`.
+#: ``fixed_confidence`` study). Their contracts are in :mod:`simstudy.stats.selection`.
 SELECTION_KINDS = ("fixed_budget", "fixed_confidence")
 # Registered selection algorithms: kind -> name -> (import path, keyword arguments).
 _SELECTION_REGISTRY: dict[str, dict[str, tuple[str, tuple[tuple[str, Any], ...]]]] = {k: {} for k in SELECTION_KINDS}
@@ -1017,7 +1017,7 @@ def _kind_iv(kind: str) -> str:
 
 
 def _builtin_selection(kind: str) -> dict[str, Callable]:
-    from . import selection  # not at import time: the registry must not slow down start-up
+    from simstudy.stats import selection  # not at import time: the registry must not slow down start-up
 
     return dict(selection.FIXED_BUDGET_RUNS if kind == "fixed_budget" else selection.FIXED_CONFIDENCE_PROPOSALS)
 
@@ -1040,7 +1040,7 @@ def register_selection_algorithm(kind: str, name: str, target: str | Callable, *
     Parameters
     ----------
     kind : {"fixed_budget", "fixed_confidence"}
-        Which contract the function follows (see :mod:`simstudy.selection`): whole vectorized runs
+        Which contract the function follows (see :mod:`simstudy.stats.selection`): whole vectorized runs
         ``f(arms, budget, runs, *, rng)`` or a proposal ``propose(loc, scale, df, *, rng)``.
     name : str
         The name; an identifier, not a built-in algorithm's name of that kind.
@@ -1058,9 +1058,9 @@ def register_selection_algorithm(kind: str, name: str, target: str | Callable, *
 
     Examples
     --------
-    >>> register_selection_algorithm("fixed_budget", "halving", "simstudy.selection.sequential_halving_runs")
+    >>> register_selection_algorithm("fixed_budget", "halving", "simstudy.stats.selection.sequential_halving_runs")
     >>> selection_algorithm_names("fixed_budget")["halving"]
-    'simstudy.selection.sequential_halving_runs'
+    'simstudy.stats.selection.sequential_halving_runs'
     >>> _ = _SELECTION_REGISTRY["fixed_budget"].pop("halving")
     """
     _kind_iv(kind)
@@ -1115,8 +1115,8 @@ class SelectionPlugin:
 
     Pickled as its fields (import path, kind, keyword arguments, directory): a worker imports the function on
     its first call, so a registered name or a module in the working directory works with any ``n_jobs``. A
-    fixed-budget plug-in's output is checked on every call (:func:`simstudy.selection.runs_problem`); a
-    fixed-confidence proposal is checked at every step by :func:`simstudy.selection.fixed_confidence_runs`.
+    fixed-budget plug-in's output is checked on every call (:func:`simstudy.stats.selection.runs_problem`); a
+    fixed-confidence proposal is checked at every step by :func:`simstudy.stats.selection.fixed_confidence_runs`.
     A broken call mid-run fails its chunk, which the runner records for replay.
 
     Calling it: ``plugin(arms, budget, runs, rng=rng) -> (picks, evaluations)`` for a fixed-budget one
@@ -1130,7 +1130,7 @@ class SelectionPlugin:
     target : str
         ``module.function``.
     kind : {"fixed_budget", "fixed_confidence"}
-        Which contract the function follows (:mod:`simstudy.selection`).
+        Which contract the function follows (:mod:`simstudy.stats.selection`).
     kwargs : tuple of (str, value) pairs, optional
         Keyword arguments passed on every call; default ``()``.
     directory : str, optional
@@ -1140,7 +1140,7 @@ class SelectionPlugin:
     --------
     >>> from simstudy.distributions import Bag
     >>> arms = [Bag(np.array([0.1, 0.2, 0.3, 0.4]), name="a"), Bag(np.array([0.5, 0.6, 0.7, 0.8]), name="b")]
-    >>> halving = SelectionPlugin("simstudy.selection.sequential_halving_runs", "fixed_budget")
+    >>> halving = SelectionPlugin("simstudy.stats.selection.sequential_halving_runs", "fixed_budget")
     >>> picks, evaluations = halving(arms, 8, 3, rng=np.random.default_rng(0))  # budget 8, 3 runs
     >>> picks.tolist(), evaluations.tolist()
     ([1, 1, 1], [[4, 4], [4, 4], [4, 4]])
@@ -1159,7 +1159,7 @@ class SelectionPlugin:
         out = self.function(*args, rng=rng, **dict(self.kwargs))
         if self.kind == "fixed_confidence":
             return np.asarray(out)
-        from .selection import runs_problem
+        from simstudy.stats.selection import runs_problem
 
         try:
             picks, evaluations = (np.asarray(x) for x in out)
@@ -1177,7 +1177,7 @@ class SelectionPlugin:
 
 def selection_algorithm(name: str, kind: str, *, directory: str | None = None) -> Callable:
     """The function behind an algorithm name of ``study.algorithms``: a built-in one (see
-    :data:`simstudy.selection.FIXED_BUDGET_RUNS` and :data:`~simstudy.selection.FIXED_CONFIDENCE_PROPOSALS`),
+    :data:`simstudy.stats.selection.FIXED_BUDGET_RUNS` and :data:`~simstudy.stats.selection.FIXED_CONFIDENCE_PROPOSALS`),
     or a :class:`SelectionPlugin` (picklable by import path) for a registered name or an import path.
 
     Parameters
@@ -1204,7 +1204,7 @@ def selection_algorithm(name: str, kind: str, *, directory: str | None = None) -
     --------
     >>> selection_algorithm("sequential_halving", "fixed_budget").__name__
     'sequential_halving_runs'
-    >>> selection_algorithm("simstudy.selection.sequential_halving_runs", "fixed_budget").kind
+    >>> selection_algorithm("simstudy.stats.selection.sequential_halving_runs", "fixed_budget").kind
     'fixed_budget'
     """
     builtin = _builtin_selection(_kind_iv(kind))
@@ -1239,7 +1239,7 @@ def selection_settings(name: str, kind: str) -> dict | None:
     --------
     >>> selection_settings("ttts", "fixed_confidence") is None
     True
-    >>> sorted(selection_settings("simstudy.selection.sequential_halving_runs", "fixed_budget"))
+    >>> sorted(selection_settings("simstudy.stats.selection.sequential_halving_runs", "fixed_budget"))
     ['kwargs', 'source', 'target']
     """
     algorithm = selection_algorithm(name, kind)
@@ -1286,16 +1286,16 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
     --------
     >>> check_selection_algorithm("sequential_halving", "fixed_budget")
     'sequential_halving'
-    >>> check_selection_algorithm("simstudy.selection.sequential_halving_runs", "fixed_budget")
-    'simstudy.selection.sequential_halving_runs'
+    >>> check_selection_algorithm("simstudy.stats.selection.sequential_halving_runs", "fixed_budget")
+    'simstudy.stats.selection.sequential_halving_runs'
     >>> check_selection_algorithm("successive_rejects", "fixed_budget")
     Traceback (most recent call last):
     ...
     simstudy.plugins.PluginError: study.algorithms must be one of sequential_halving, non_adaptive, sequential_halving_spend_all, sequential_halving_last_round_means, sequential_halving_drop_ceil, sequential_halving_first_8 or an import path module.function, got 'successive_rejects'
-    >>> check_selection_algorithm("simstudy.selection.propose_all", "fixed_budget")  # a fixed-confidence proposal
+    >>> check_selection_algorithm("simstudy.stats.selection.propose_all", "fixed_budget")  # a fixed-confidence proposal
     Traceback (most recent call last):
     ...
-    simstudy.plugins.PluginError: study.algorithms=simstudy.selection.propose_all: raised AttributeError: 'tuple' object has no attribute 'shape' on the check input (3 arms, budget=30, runs=4)
+    simstudy.plugins.PluginError: study.algorithms=simstudy.stats.selection.propose_all: raised AttributeError: 'tuple' object has no attribute 'shape' on the check input (3 arms, budget=30, runs=4)
     """
     names = selection_algorithm_names(kind)
     if name in names and names[name] is None:
@@ -1320,7 +1320,7 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
 
 
 def _check_arms() -> tuple:
-    from .distributions import Bag
+    from simstudy.distributions import Bag
 
     return tuple(Bag(np.array(v), name=f"arm{i}") for i, v in enumerate(_CHECK_ARMS))
 
@@ -1346,8 +1346,8 @@ def _check_fixed_budget(plugin: SelectionPlugin) -> str | None:
 
 
 def _check_fixed_confidence(plugin: SelectionPlugin) -> str | None:
-    from .posterior import posterior
-    from .selection import proposal_problem
+    from simstudy.stats.posterior import posterior
+    from simstudy.stats.selection import proposal_problem
 
     arms, gen = _check_arms(), np.random.default_rng(_CHECK_SEED)
     y = np.stack([a.sample((_CHECK_RUNS, 3), rng=gen) for a in arms], axis=1)  # (runs, arms, 3 evaluations)
@@ -1387,7 +1387,7 @@ def _first(mask: np.ndarray) -> tuple[int, int]:
 
 def _band_output(out: Any, reps: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The plug-in's ``(lower, upper)`` as float64 arrays, both ``(n,)`` or both ``(reps, n)``; raises
-    :class:`_BandContract` saying what breaks the contract (see :mod:`simstudy.bands`)."""
+    :class:`_BandContract` saying what breaks the contract (see :mod:`simstudy.stats.bands`)."""
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         what = f"a {type(out).__name__} of {len(out)}" if isinstance(out, (tuple, list)) else type(out).__name__
         raise _BandContract(f"returned {what}, not a pair of arrays (lower, upper)")
@@ -1438,7 +1438,7 @@ class PluginBand:
     """A plug-in CDF band method, called as ``band(sorted_scores, confidence) -> (lower, upper)``.
 
     Pickled as its fields (import path, keyword arguments, directory): a worker imports the function itself
-    on its first call. The output is checked on every call (see the contract in :mod:`simstudy.bands`): a
+    on its first call. The output is checked on every call (see the contract in :mod:`simstudy.stats.bands`): a
     plug-in that breaks it mid-run fails its chunk, which the runner records for replay.
 
     Calling it, ``band(sorted_scores, confidence)``: ``sorted_scores`` float ``(reps, n)``, rows sorted
@@ -1492,7 +1492,7 @@ class PluginBand:
 
 @dataclass(frozen=True)
 class BuiltinBand:
-    """A built-in band method through the same contract: :func:`simstudy.bands.pointwise_bounds`, one row ``(n,)``
+    """A built-in band method through the same contract: :func:`simstudy.stats.bands.pointwise_bounds`, one row ``(n,)``
     for every sample.
 
     ``band(sorted_scores, confidence)`` returns ``bounds(n, confidence)`` for ``n = sorted_scores.shape[-1]``:
@@ -1501,7 +1501,7 @@ class BuiltinBand:
     Parameters
     ----------
     method : str
-        One of :data:`simstudy.bands.METHODS` (``"dkw"``, ``"ks"``, ``"ld_equal_tailed"``,
+        One of :data:`simstudy.stats.bands.METHODS` (``"dkw"``, ``"ks"``, ``"ld_equal_tailed"``,
         ``"ld_highest_density"``).
 
     Examples
@@ -1515,7 +1515,7 @@ class BuiltinBand:
 
     def bounds(self, n: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
         """The bounds ``(n,)`` of every sample of n scores (they do not depend on the data)."""
-        from .bands import pointwise_bounds
+        from simstudy.stats.bands import pointwise_bounds
 
         lower, upper = pointwise_bounds(n, confidence, self.method)
         return np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
@@ -1529,7 +1529,7 @@ _BAND_REGISTRY: dict[str, tuple[str, tuple[tuple[str, Any], ...]]] = {}
 
 
 def _builtin_band_methods() -> tuple[str, ...]:
-    from .bands import METHODS
+    from simstudy.stats.bands import METHODS
 
     return METHODS
 
@@ -1540,10 +1540,10 @@ def register_band_method(name: str, target: str | Callable, *, kwargs: dict | No
     Parameters
     ----------
     name : str
-        The name (an identifier); not a built-in method (:data:`simstudy.bands.METHODS`).
+        The name (an identifier); not a built-in method (:data:`simstudy.stats.bands.METHODS`).
     target : str or callable
         The import path ``module.attr``, or a module-level function (its path is taken; it must be importable by
-        that path in worker processes). Its contract is in :mod:`simstudy.bands`.
+        that path in worker processes). Its contract is in :mod:`simstudy.stats.bands`.
     kwargs : dict, optional, keyword-only
         Keyword arguments passed on every call (e.g. the same function registered twice with two settings);
         default none.
@@ -1578,7 +1578,7 @@ def band_method_names() -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        :data:`simstudy.bands.METHODS`, then the names given by :func:`register_band_method`.
+        :data:`simstudy.stats.bands.METHODS`, then the names given by :func:`register_band_method`.
 
     Examples
     --------
@@ -1684,7 +1684,7 @@ def check_band_method(method: Any, key: str) -> str:
 
     A built-in method is returned as it is. A registered name or an import path is imported and called twice on
     3 sorted samples of n = 5 at confidence 0.8, and its output checked against the contract
-    (:mod:`simstudy.bands`).
+    (:mod:`simstudy.stats.bands`).
 
     Parameters
     ----------

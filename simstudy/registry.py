@@ -304,7 +304,7 @@ def figure_function(spec: Study) -> Callable:
     """
     if callable(spec.figure):
         return spec.figure
-    from .plugins import import_target
+    from simstudy.plugins import import_target
 
     return import_target(spec.figure, key=f"study {spec.kind}: figure")
 
@@ -316,7 +316,7 @@ def _entry_points() -> list:
 
 
 def _load_one(name: str, load: Callable[[], Any]) -> None:
-    from .plugins import PluginError, _one_line
+    from simstudy.plugins import PluginError, _one_line
 
     try:
         obj = load()
@@ -364,7 +364,7 @@ def load_plugins() -> list[str]:
         _load_one(f"{label} ({ep.value})", ep.load)
         loaded.append(label)
     for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
-        from .plugins import _on_path
+        from simstudy.plugins import _on_path
 
         _on_path(os.getcwd())
         _load_one(f"{module} (from {PLUGINS_ENV})", partial(importlib.import_module, module))

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import io, plots
-from .metrics import format_estimate, format_number
+from simstudy import io, plots
+from simstudy.stats.metrics import format_estimate, format_number
 
 __all__ = [
     "write_audit",
@@ -48,7 +48,7 @@ def plain(text: str) -> str:
 def atom_notes(scores: dict) -> list[str]:
     """Per model, in plain words, the values that many runs share exactly (failed or chance-level runs).
 
-    The values are :func:`simstudy.kde.find_atoms`'s (repeated beyond what a continuous score recorded at the
+    The values are :func:`simstudy.stats.kde.find_atoms`'s (repeated beyond what a continuous score recorded at the
     data's resolution allows), as the audit fits them; ``curve``, ``bands`` and ``extrapolate`` say the same.
 
     Parameters
@@ -68,7 +68,7 @@ def atom_notes(scores: dict) -> list[str]:
     >>> atom_notes({"mlp": x})
     ['mlp: 32% of the runs scored exactly 0.001, which looks like failed or chance-level runs']
     """
-    from .kde import find_atoms
+    from simstudy.stats.kde import find_atoms
 
     lines = []
     for model, x in scores.items():
@@ -174,7 +174,7 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     """Write the audit's figures and ``AUDIT.md``; return the markdown's path.
 
     AUDIT.md opens with how well the fitted truth describes the scores (the Kolmogorov-Smirnov distance and
-    its 95% critical value, :func:`simstudy.kde.ks_distance`) and, when the distance exceeds it, a warning
+    its 95% critical value, :func:`simstudy.stats.kde.ks_distance`) and, when the distance exceeds it, a warning
     that the simulations are about a different distribution. Then: the simultaneous coverage of the
     confidence bands at the audit's level with a 99% Clopper-Pearson interval and a verdict, the budget up to
     which the upper band is informative and the sample size needed for ``target_k``; the pointwise coverage
@@ -232,7 +232,7 @@ def write_audit(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         result = audit.run(opts, spec, opts.sample_size, out)  # from simstudy.studies import audit
         print(write_audit(result, opts, x, out).read_text())
     """
-    from . import kde as kde_mod
+    from simstudy.stats import kde as kde_mod
 
     kde = result.kde
     lo, hi = kde.support
@@ -359,7 +359,7 @@ def _share_of(p: float, reps: int) -> str:
 
 def _samples_sentence(result, opts) -> str:
     """How many scores bound the median curve up to target_k, or that the search's cap did not suffice."""
-    from .studies.audit import SAMPLES_LIMIT
+    from simstudy.studies.audit import SAMPLES_LIMIT
 
     level = _lvl(opts.confidence)
     if result.samples_for_target is None:
@@ -798,7 +798,7 @@ def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
     second, so this example runs only the fit and the options, without the bootstrap and the page):
 
     >>> from simstudy import config, extrapolate
-    >>> from simstudy.parametric import NoisyQuadratic
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> x = NoisyQuadratic(0.5, 0.9, 3, 0.01).sample(40, rng=np.random.default_rng(0))
     >>> opts = config.parse_extrapolate({"data": "scores.csv", "n_boot": 2, "k_max": 100, "c": [3]})
     >>> analyses = extrapolate.prepare({"mlp": x}, opts, "scores.csv")
@@ -852,6 +852,6 @@ def write_extrapolate(result, opts, source: str, out_dir: Path) -> Path:
 
 
 def bands_label(method: str) -> str:
-    from .bands import METHOD_LABELS
+    from simstudy.stats.bands import METHOD_LABELS
 
     return METHOD_LABELS.get(method, method)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .registry import Headline
+from simstudy.registry import Headline
 
 __all__ = ["Job", "Stacked", "Headline", "stack", "headline"]
 
@@ -76,7 +76,7 @@ class Stacked:
 
 def _headline_of(kind: str) -> Headline | None:
     """The registered study's sweep headline (``None`` for an unknown kind or one that declares none)."""
-    from . import registry
+    from simstudy import registry
 
     try:
         return registry.study(kind).sweep

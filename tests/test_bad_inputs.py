@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-
 FIG1 = ["experiment=dodge2021_fig1", "runner.progress=false"]
 
 
@@ -460,7 +459,7 @@ _LIMIT = "the limit is 12 GB (SIMSTUDY_MAX_MEMORY_GB=12)"
     ([*FIG1, "runner.backend=multiprocessing"],
      "runner.backend=multiprocessing is not supported (joblib's multiprocessing backend cannot hand back each "
      "chunk as it finishes); use loky, the process backend (backends: loky, threading, sequential, dask)"),
-    (["-m", *FIG1, "budget.B=30,100000"], f"budget.B=100000 needs about 480 GB"),
+    (["-m", *FIG1, "budget.B=30,100000"], "budget.B=100000 needs about 480 GB"),
 ], ids=["budget.B", "study.reps", "chunk_reps", "bands-max_k", "audit-bandwidth", "multiprocessing", "sweep"])
 def test_sizes_are_refused_before_compute(run_cli, tmp_path, monkeypatch, args, message):
     monkeypatch.setenv("SIMSTUDY_MAX_MEMORY_GB", "12")
@@ -530,7 +529,7 @@ def test_ctrl_c_is_one_line_and_the_same_command_resumes(run_cli, tmp_path, monk
 
 
 def test_ctrl_c_before_anything_is_written_leaves_nothing(run_cli, tmp_path, monkeypatch):
-    from simstudy import curves
+    from simstudy.stats import curves
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt

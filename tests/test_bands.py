@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy import bands
+from simstudy.stats import bands
 
 log = logging.getLogger(__name__)
 DIST = stats.beta(4, 2)  # a continuous score distribution on [0, 1]
@@ -157,7 +157,7 @@ def test_ties_warn():
 
 
 def test_ties_warning_points_at_the_callers_line():
-    # Both public entry points: the warning must name this file, not simstudy/bands.py.
+    # Both public entry points: the warning must name this file, not simstudy/stats/bands.py.
     for call in (lambda: bands.cdf_bands([0.5, 0.5, 0.7]), lambda: bands.tuning_curve_bands([0.5, 0.5, 0.7])):
         with pytest.warns(UserWarning, match="ties") as record:
             call()
@@ -221,7 +221,7 @@ def test_a_batch_of_samples_is_refused_not_pooled(shape):
 def test_ld_highest_density_at_a_confidence_next_to_one(n):
     # 0.999999999 solves pointwise levels within 1e-10 of 1, where an upper tail sits at the resolution of
     # s + c and the highest-density ends came out a hair out of order (a ValueError inside the solver).
-    from simstudy import boundary
+    from simstudy.stats import boundary
 
     intervals = boundary.ld_pointwise_level(n, 0.999999999, "highest_density")
     assert np.all(np.diff(intervals.low) >= 0) and np.all(np.diff(intervals.high) >= 0)

@@ -1,4 +1,4 @@
-"""Bring your own band method: a function with the contract of :mod:`simstudy.bands` joins the band_coverage and
+"""Bring your own band method: a function with the contract of :mod:`simstudy.stats.bands` joins the band_coverage and
 band_width studies, by import path or by a registered name, checked on a tiny input before any compute.
 
 The plug-in modules are written into the working directory (tmp_path) as a user would. Until the config layer
@@ -10,7 +10,6 @@ import json
 import pickle
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,7 +17,7 @@ import pytest
 from scipy import stats
 
 from simstudy import config, io, plugins
-from simstudy.runner import stable_hash
+from simstudy.engine.runner import stable_hash
 from simstudy.studies import band_coverage, band_width
 
 BANDS = """

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from simstudy import beta_intervals as bi
+from simstudy.stats import beta_intervals as bi
 
 
 @pytest.mark.parametrize("n", [2, 6, 48, 1024])

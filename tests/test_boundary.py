@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy import boundary
+from simstudy.stats import boundary
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 48, 140])

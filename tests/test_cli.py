@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _cli import FIG1, simstudy
 
 
@@ -158,7 +157,8 @@ def test_bands_command_random_samples_and_point_estimates_lourie_figure1(tmp_pat
     assert "V: mlp ahead at k = 1..25" in bottom.stdout and "U: mlp ahead at k = 1..25" in bottom.stdout
     first = simstudy(*args, "hydra.run.dir=first", cwd=tmp_path)  # no seed: the first 25 runs, as before
     table = pd.read_csv(tmp_path / "first" / "bands.csv")
-    from simstudy import datasets, estimators
+    from simstudy import datasets
+    from simstudy.stats import estimators
 
     runs = datasets.reuters_hedwig()
     for model in ("mlp", "lstm"):

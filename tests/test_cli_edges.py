@@ -233,7 +233,7 @@ def test_a_presets_help_names_every_command_and_no_internal_group(tmp_path):
 
 
 def test_reproduce_help_names_where_quick_runs_go():
-    from simstudy import usage
+    from simstudy.cli import usage
 
     text = " ".join(usage.command_help("reproduce").split())
     assert "with --quick, the runs and REPRODUCTION.md under outputs/reproduce-quick/" in text

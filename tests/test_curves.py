@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy import curves
+from simstudy.stats import curves
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ from functools import partial
 import numpy as np
 import pandas as pd
 import pytest
-
 from _cli import FIG1, simstudy
+
 from simstudy import config as cfg
+from simstudy.engine.runner import Task, chunk_tasks, run_tasks, task_seed
 from simstudy.io import ChunkStore
-from simstudy.runner import Task, chunk_tasks, run_tasks, task_seed
 
 distributed = pytest.importorskip("distributed")
 
@@ -127,7 +127,7 @@ def test_runner_dask_without_dask_installed_is_one_clear_error(monkeypatch):
 def test_an_unreachable_scheduler_is_one_clear_error():
     import socket
 
-    from simstudy.cluster import ClusterUnavailable, dask_client
+    from simstudy.engine.cluster import ClusterUnavailable, dask_client
 
     with socket.socket() as sock:  # a loopback port that nothing listens on
         sock.bind(("127.0.0.1", 0))

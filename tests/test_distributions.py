@@ -168,7 +168,7 @@ def test_mixture_with_an_atom_at_the_upper_bound():
 
 
 def test_mixture_sampling_is_exact(mixture):
-    from simstudy.metrics import clopper_pearson
+    from simstudy.stats.metrics import clopper_pearson
 
     m = 200_000
     x = mixture.sample(m, rng=np.random.default_rng(1705))

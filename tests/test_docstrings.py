@@ -77,7 +77,7 @@ def _raises(obj) -> bool:
 def test_the_public_api_is_not_empty():
     # A regression in public_names() (say, every obj.__module__ check failing) would pass the tests below vacuously.
     assert len(PUBLIC) > 100
-    assert "simstudy.estimators.expected_max" in dict(PUBLIC)
+    assert "simstudy.stats.estimators.expected_max" in dict(PUBLIC)
 
 
 @pytest.mark.parametrize("name", [name for name, _ in PUBLIC])

@@ -5,8 +5,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from simstudy import estimators
-from simstudy.estimators import expected_max, expected_max_std, weights
+from simstudy.stats import estimators
+from simstudy.stats.estimators import expected_max, expected_max_std, weights
 
 
 def exact_weight(method: str, B: int, n: int, i: int) -> Fraction:

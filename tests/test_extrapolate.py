@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from _cli import one_line_error, simstudy
+
 from simstudy import config, extrapolate
-from simstudy.parametric import NoisyQuadratic
+from simstudy.distributions.parametric import NoisyQuadratic
 
 SMALL = ["n_boot=20", "mean=false", "k_max=2000", "n_jobs=1"]
 

@@ -7,7 +7,6 @@ import json
 from functools import partial
 
 import pandas as pd
-
 from _cli import FIG1, clean_env, one_line_error, simstudy
 
 ARGS = [*FIG1, "budget.B=[5,7]", "study.reps=400", "study.chunk_reps=100", "study.save_replicates=false",

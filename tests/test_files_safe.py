@@ -259,7 +259,7 @@ def test_reproduce_only_updates_its_section_and_keeps_the_others(tmp_path):
     is new), the sixteen others kept as they were, their figures untouched."""
     import shutil
 
-    from simstudy import reproduce
+    from simstudy.commands import reproduce
 
     shutil.copy(REPO / "REPRODUCTION.md", tmp_path)
     shutil.copy(REPO / reproduce.MARKER, tmp_path)
@@ -297,7 +297,7 @@ def test_reproduce_out_refuses_a_users_report_or_figure(tmp_path):
 
 
 def test_reproduce_out_rewrites_only_its_own_unchanged_files(tmp_path):
-    from simstudy import reproduce
+    from simstudy.commands import reproduce
 
     args = ["reproduce", "only=dodge2019_fig3", "out=rep"]  # results without public data: nothing to run
     simstudy(*args, cwd=tmp_path)
@@ -313,7 +313,7 @@ def test_reproduce_out_rewrites_only_its_own_unchanged_files(tmp_path):
 def test_a_quick_report_never_replaces_the_paper_scale_one(tmp_path):
     import shutil
 
-    from simstudy import reproduce
+    from simstudy.commands import reproduce
 
     shutil.copy(REPO / "REPRODUCTION.md", tmp_path)
     shutil.copy(REPO / reproduce.MARKER, tmp_path)

@@ -15,10 +15,11 @@ import pytest
 from scipy import special
 
 import simstudy
-from simstudy import estimators, plugins, truth
+from simstudy import plugins
 from simstudy.config import ConfigError
 from simstudy.distributions import Bag
-from simstudy.selection import proposal_problem, runs_problem
+from simstudy.stats import estimators, truth
+from simstudy.stats.selection import proposal_problem, runs_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "plugins"

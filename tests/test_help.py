@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from simstudy import cli, config, schema, usage
+from simstudy import cli, config, schema
+from simstudy.cli import usage
 
 CONFIGS = Path(cli._config_dir())
 DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")

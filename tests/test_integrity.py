@@ -189,7 +189,7 @@ def test_an_untouched_chunk_reads_back_exactly(store):
 
 
 def test_a_run_directory_of_old_chunks_is_recomputed_in_a_few_lines(tmp_path):
-    from simstudy.runner import _MAX_CHUNK_WARNINGS, chunk_tasks, run_tasks, task_seed
+    from simstudy.engine.runner import _MAX_CHUNK_WARNINGS, chunk_tasks, run_tasks, task_seed
 
     def draw(task):
         return {"x": np.random.default_rng(task_seed(1302, task.cell, task.chunk)).normal(size=task.reps)}

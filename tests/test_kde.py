@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy import datasets, kde
+from simstudy import datasets
 from simstudy import distributions as D
+from simstudy.stats import kde
 
 
 def _bimodal_with_atom():

@@ -10,7 +10,6 @@ import time
 
 import pandas as pd
 import pytest
-
 from _cli import FIG1, clean_env, simstudy
 
 ARGS = [*FIG1, "budget.B=100", "study.reps=120000", "study.chunk_reps=2000", "study.save_replicates=false"]

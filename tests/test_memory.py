@@ -6,7 +6,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from simstudy import config, curves
+from simstudy import config
+from simstudy.stats import curves
 
 
 def test_curve_of_a_large_sample_needs_no_weight_matrix():

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from simstudy import metrics
+from simstudy.stats import metrics
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from _cli import simstudy
 
 TOL = 1e-12
@@ -66,7 +65,7 @@ def test_bands_of_losses_are_the_mirror_of_the_bands_of_accuracies(tmp_path, run
     # the CDF of the losses: P(L <= 1 - a) = 1 - P(A < a), the band of A just below a (its previous score)
     ca = pd.read_csv(tmp_path / "acc" / "cdf_bands.csv")
     cm = pd.read_csv(tmp_path / "loss" / "cdf_bands.csv")
-    from simstudy import bands
+    from simstudy.stats import bands
 
     for model, x in runs.items():
         mine = cm[cm.model == model].reset_index(drop=True)

@@ -10,7 +10,6 @@ import textwrap
 
 import pytest
 import yaml
-
 from _cli import FIG1, one_line_error, simstudy
 
 SHARD = [*FIG1, "budget.B=[6]", "study.reps=200", "study.chunk_reps=100", "runner.shard=1/1", "hydra.run.dir=run"]

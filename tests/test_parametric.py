@@ -1,12 +1,12 @@
-"""The quadratic and noisy quadratic laws (simstudy.parametric): against opda 0.8.0, a 30-digit mpmath
+"""The quadratic and noisy quadratic laws (simstudy.distributions.parametric): against opda 0.8.0, a 30-digit mpmath
 reference, their own closed forms and simulation."""
 
 import numpy as np
 import pytest
 from scipy import integrate
 
-from simstudy import truth
 from simstudy.distributions import InvalidParameter, NoisyQuadratic, Quadratic
+from simstudy.stats import truth
 
 RATIOS = (0.001, 0.01, 0.1, 1.0)  # o / (b - a)
 A, B = 0.6, 0.9

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy import parametric_fit as pf
 from simstudy.distributions import InvalidParameter
-from simstudy.parametric import NoisyQuadratic, Quadratic
+from simstudy.distributions.parametric import NoisyQuadratic, Quadratic
+from simstudy.stats import parametric_fit as pf
 
 
 def objective(ys, t, law):

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy import bands, config, curves, plots, registry
+from simstudy import config, plots, registry
+from simstudy.stats import bands, curves
 
 # The CLI's own title shape, with a long data file name (one "word" wider than the figure).
 LONG = ("80% ld_highest_density bands, median tuning curve: "

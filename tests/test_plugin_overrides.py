@@ -6,7 +6,6 @@ import textwrap
 
 import numpy as np
 import pandas as pd
-
 from _cli import one_line_error, simstudy
 
 BANDS = '''
@@ -30,7 +29,7 @@ import numpy as np
 def even_split(arms, budget, runs, *, rng):
     """Non-adaptive through the fixed-budget contract: budget // N draws of each arm, the best mean picked
     (ties uniformly at random) -- the built-in non_adaptive's draws, in its order."""
-    from simstudy.selection import non_adaptive_runs
+    from simstudy.stats.selection import non_adaptive_runs
     return non_adaptive_runs(arms, budget, runs, rng=rng)
 '''
 

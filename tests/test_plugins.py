@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from _cli import FIG1, one_line_error, simstudy
-from simstudy import config, plugins, truth
+
+from simstudy import config, plugins
 from simstudy.distributions import ScipyDistribution
+from simstudy.stats import truth
 
 SMALL = [*FIG1, "study.reps=2000", "study.chunk_reps=500", "study.save_replicates=false", "runner.n_jobs=1"]
 FIG2 = ["experiment=dodge2021_fig2", "runner.progress=false", "budget.B=[10,12]", "study.reps=3000",
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Plug-in estimators, each in its own module (a module name is imported once per process).
 ESTIMATORS = """
 import numpy as np
-from simstudy.estimators import weights
+from simstudy.stats.estimators import weights
 
 def best_of_all(sorted_scores, n):
     # the sample maximum, whatever the budget

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from simstudy import posterior
+from simstudy.stats import posterior
 
 
 def _pi_reference(loc, scale, df, m):

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-
 from _cli import one_line_error, simstudy
-from simstudy import _identity
+
+from simstudy.engine import identity as _identity
 
 pytestmark = pytest.mark.usefixtures("forget_plugins")  # tests/conftest.py: my_* modules forgotten after
 

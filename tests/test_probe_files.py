@@ -11,8 +11,8 @@ import warnings
 import numpy as np
 import pytest
 
-from simstudy import kde
 from simstudy.datasets import DataError, DataWarning, load_scores, read_scores
+from simstudy.stats import kde
 
 
 def write(tmp_path, name, text):

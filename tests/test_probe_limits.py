@@ -69,7 +69,7 @@ def test_audit_stops_in_one_line_when_a_study_has_failed_chunks():
     # KeyError: 'distribution'; the audit now stops at the failed study instead.
     import pandas as pd
 
-    from simstudy.runner import Failure, RunReport
+    from simstudy.engine.runner import Failure, RunReport
     from simstudy.studies import audit
     from simstudy.studies.base import StudyResult
 
@@ -127,7 +127,7 @@ def test_extrapolate_fit_log_gives_the_reports_digits(caplog):
     import logging
 
     from simstudy import extrapolate
-    from simstudy.parametric import NoisyQuadratic
+    from simstudy.distributions.parametric import NoisyQuadratic
 
     ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
     opts = config.parse_extrapolate({"data": "scores.csv", "c": 3, "n_boot": 2, "mean": False, "n_jobs": 1})

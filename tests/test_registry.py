@@ -13,7 +13,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from simstudy import cli, registry, schema, usage
+from simstudy import cli, registry, schema
+from simstudy.cli import usage
 from simstudy.config import ConfigError, StudyOptions
 
 # The example plug-in package (examples/plugin_package), installed here as pip installs any wheel.

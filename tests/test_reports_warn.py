@@ -9,12 +9,12 @@ import re
 
 import numpy as np
 import pytest
-
 from _cli import simstudy
-from simstudy import cli, config, extrapolate, metrics, report
-from simstudy.parametric import NoisyQuadratic
-from simstudy.studies import audit
 
+from simstudy import cli, config, extrapolate, report
+from simstudy.distributions.parametric import NoisyQuadratic
+from simstudy.stats import metrics
+from simstudy.studies import audit
 
 # -- rounding -------------------------------------------------------------------------------------------------------
 
@@ -205,7 +205,7 @@ def test_bootstrap_consistent_with_nominal_gets_no_do_not_use():
 
 @pytest.mark.parametrize("target", [3, 5, 10, 17])
 def test_samples_needed_is_the_smallest_n_below_100(target):
-    from simstudy.bands import trivial_budget
+    from simstudy.stats.bands import trivial_budget
 
     n = audit.samples_needed(target, 0.8, "ld_highest_density")
     assert trivial_budget(n, 0.8, "ld_highest_density") >= target > trivial_budget(n - 1, 0.8, "ld_highest_density")

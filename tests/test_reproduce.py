@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from _cli import simstudy
 
-from simstudy import reproduce
+from simstudy.commands import reproduce
 
 FRAME = pd.DataFrame({
     "measure": ["m"] * 6,

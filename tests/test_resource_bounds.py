@@ -6,9 +6,10 @@ import os
 import textwrap
 
 import pytest
+from _cli import FIG1, one_line_error
+from _cli import simstudy as cli
 
 import simstudy
-from _cli import FIG1, one_line_error, simstudy as cli
 
 TINY = [*FIG1, "budget.B=[6]", "study.reps=400", "study.chunk_reps=100"]
 
@@ -153,7 +154,7 @@ def test_bands_on_1e6_scores_are_refused_at_once_with_their_estimated_time_and_m
 
 
 def test_the_ld_cost_estimate_is_zero_once_solved_and_one_evaluation_from_disk(tmp_path, monkeypatch):
-    from simstudy import boundary
+    from simstudy.stats import boundary
 
     monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(boundary, "_SOLVED", set())

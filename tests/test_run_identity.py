@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from _cli import one_line_error, simstudy
-from simstudy import _identity, plugins
+
+from simstudy import plugins
+from simstudy.engine import identity as _identity
 
 pytestmark = pytest.mark.usefixtures("forget_plugins")  # tests/conftest.py: my_* modules forgotten after
 

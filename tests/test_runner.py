@@ -3,8 +3,8 @@ from functools import partial
 import numpy as np
 import pytest
 
+from simstudy.engine.runner import Task, chunk_tasks, run_tasks, stable_hash, task_seed
 from simstudy.io import ChunkStore
-from simstudy.runner import Task, chunk_tasks, run_tasks, stable_hash, task_seed
 
 
 def _draw(task: Task, fail_at: int | None = None) -> dict:
@@ -79,7 +79,7 @@ def _fails_on_odd(task: Task) -> dict:
 
 @pytest.mark.parametrize("backend", ["loky", "sequential"])
 def test_a_failing_task_is_returned_with_its_seed_key_and_the_rest_finish(tmp_path, backend):
-    from simstudy.runner import seed_key
+    from simstudy.engine.runner import seed_key
 
     tasks = chunk_tasks("0123456789abcdef", 50, 7)
     store = ChunkStore(tmp_path, "f")
@@ -95,7 +95,7 @@ def test_a_failing_task_is_returned_with_its_seed_key_and_the_rest_finish(tmp_pa
 
 
 def test_replay_reraises_with_the_full_traceback():
-    from simstudy.runner import replay
+    from simstudy.engine.runner import replay
 
     task = chunk_tasks("0123456789abcdef", 20, 7)[1]
     with pytest.raises(ArithmeticError, match="odd chunk 1") as info:
@@ -104,7 +104,7 @@ def test_replay_reraises_with_the_full_traceback():
 
 
 def test_shards_are_disjoint_cover_every_task_and_are_balanced():
-    from simstudy.runner import shard
+    from simstudy.engine.runner import shard
 
     tasks = chunk_tasks("0123456789abcdef", 100, 7) + chunk_tasks("fedcba9876543210", 30, 7)
     slices = [shard(tasks, i, 3) for i in (1, 2, 3)]
@@ -115,7 +115,7 @@ def test_shards_are_disjoint_cover_every_task_and_are_balanced():
 
 
 def test_require_complete_names_missing_tasks_and_computes_nothing(tmp_path):
-    from simstudy.runner import MissingChunks
+    from simstudy.engine.runner import MissingChunks
 
     tasks = chunk_tasks("0123456789abcdef", 50, 7)
     store = ChunkStore(tmp_path, "f")
@@ -177,12 +177,12 @@ def test_a_run_directory_of_another_configuration_is_refused_naming_what_differs
 
 
 def test_progress_without_a_terminal_is_a_log_line_every_tenth_or_ten_seconds(monkeypatch, caplog):
-    from simstudy import runner
+    from simstudy.engine import runner
 
     clock = iter([0.0] + [3.0 + i for i in range(100)])  # start, then one second per chunk after 3 s
     monkeypatch.setattr(runner.time, "perf_counter", lambda: next(clock))
     monkeypatch.setattr(runner.sys.stderr, "isatty", lambda: False, raising=False)
-    caplog.set_level("INFO", logger="simstudy.runner")
+    caplog.set_level("INFO", logger="simstudy.engine.runner")
     progress = runner._Progress(40, 0, "study", None)
     assert progress.bar is None  # no terminal: no bar
     for _ in range(40):
@@ -196,10 +196,10 @@ def test_progress_without_a_terminal_is_a_log_line_every_tenth_or_ten_seconds(mo
 
 
 def test_progress_quiet_for_short_runs_and_off_when_asked(monkeypatch, caplog):
-    from simstudy import runner
+    from simstudy.engine import runner
 
     monkeypatch.setattr(runner.sys.stderr, "isatty", lambda: False, raising=False)
-    caplog.set_level("INFO", logger="simstudy.runner")
+    caplog.set_level("INFO", logger="simstudy.engine.runner")
     for setting in (None, False):  # None: a run under 2 s says nothing; False: never a line or a bar
         progress = runner._Progress(10, 0, "quick", setting)
         for _ in range(10):

@@ -110,7 +110,7 @@ def test_no_warning_when_nothing_is_missing(tmp_path):
 @pytest.mark.parametrize("method", ["v", "u", "w"])
 @pytest.mark.parametrize("offset", [1e9, -(2.0**40)])
 def test_an_offset_does_not_cost_digits(method, offset):
-    from simstudy.estimators import expected_max
+    from simstudy.stats.estimators import expected_max
 
     # multiples of 1/8 are exact at both offsets, so the exact answer is the estimate at 0 plus the offset,
     # rounded once: within one unit in the last place (the plain weighted sum was 2-3 units off at 1e9)
@@ -124,14 +124,14 @@ def test_an_offset_does_not_cost_digits(method, offset):
 
 
 def test_a_constant_sample_is_its_value_at_every_budget():
-    from simstudy.estimators import expected_max
+    from simstudy.stats.estimators import expected_max
 
     for method in ("v", "u", "w"):
         np.testing.assert_array_equal(expected_max(np.full(7, 0.7), method), np.full(7, 0.7))
 
 
 def test_huge_finite_scores_keep_a_finite_sd():
-    from simstudy.curves import evp_curves
+    from simstudy.stats.curves import evp_curves
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow on the way
@@ -210,7 +210,7 @@ def test_deberta_mnli_still_takes_its_options():
 
 def test_curves_csv_at_offset_1e9_keeps_its_digits(run_cli, tmp_path):
     pd = pytest.importorskip("pandas")
-    from simstudy.estimators import expected_max
+    from simstudy.stats.estimators import expected_max
 
     scores = 1e9 + np.array([0.5, 0.625, 0.75, 0.875])  # exact at 1e9: the V curve is exact to one rounding
     (tmp_path / "s.csv").write_text("score\n" + "".join(f"{float(x)!r}\n" for x in scores))
@@ -226,7 +226,7 @@ def test_curves_csv_at_offset_1e9_keeps_its_digits(run_cli, tmp_path):
 
 
 def test_a_constant_estimator_has_exact_zero_variance_and_mcses():
-    from simstudy import metrics
+    from simstudy.stats import metrics
 
     rng = np.random.default_rng(2502)
     truth = np.array([0.7123, 0.8, 0.9])

@@ -7,7 +7,6 @@ import json
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 

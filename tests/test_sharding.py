@@ -3,7 +3,6 @@
 import json
 
 import pandas as pd
-
 from _cli import FIG1, one_line_error, simstudy
 
 ARGS = [*FIG1, "budget.B=[6,10]", "study.reps=1400", "study.chunk_reps=200", "study.save_replicates=true"]

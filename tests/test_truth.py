@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from simstudy import truth
 from simstudy.distributions import Bag, TruncatedNormal
+from simstudy.stats import truth
 
 
 def brute_force_order_stats(values, B):
@@ -31,7 +31,7 @@ def test_bag_order_statistics_by_enumeration():
 
 @pytest.mark.parametrize("method", ["u", "v", "w"])
 def test_estimator_mean_by_enumeration(method):
-    from simstudy.estimators import expected_max
+    from simstudy.stats.estimators import expected_max
 
     values = [0.1, 0.5, 0.5, 0.9]
     B = 4

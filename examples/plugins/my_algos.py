@@ -5,7 +5,7 @@ Copy this file into the directory you run ``simstudy`` from, then list a functio
     simstudy experiment=fiesta_fig4 'study.algorithms=[sequential_halving,my_algos.successive_rejects]'
     simstudy experiment=fiesta_table2 'study.algorithms=[ttts,my_algos.propose_greedy]'
 
-The contracts (``simstudy.selection``): a fixed-budget algorithm runs whole selections,
+The contracts (``simstudy.stats.selection``): a fixed-budget algorithm runs whole selections,
 ``f(arms, budget, runs, *, rng) -> (picks, evaluations)``; a fixed-confidence algorithm is one proposal step,
 ``propose(loc, scale, df, *, rng) -> which``, and simstudy keeps the posterior, the stopping rule and the cap.
 Every random number, the arms' evaluations included, comes from ``rng``.

@@ -4,7 +4,7 @@ Copy this file into the directory you run ``simstudy`` from, then list the funct
 
     simstudy experiment=lourie_fig5_exact_coverage 'study.methods=[ld_highest_density,my_bands.dkw_band]'
 
-The contract (``simstudy.bands``): ``f(sorted_scores, confidence) -> (lower, upper)``, bounds on the CDF at the
+The contract (``simstudy.stats.bands``): ``f(sorted_scores, confidence) -> (lower, upper)``, bounds on the CDF at the
 order statistics, ``lower[i] <= F(Y_(i))`` and ``F(Y_(i)-) <= upper[i]`` for all i at once with probability at
 least ``confidence``.
 """

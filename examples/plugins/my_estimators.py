@@ -12,7 +12,7 @@ result is the estimated expected maximum of ``n[j]`` scores from each sample, fi
 
 import numpy as np
 
-from simstudy.estimators import expected_max
+from simstudy.stats.estimators import expected_max
 
 __all__ = ["best_of_all", "shrunk"]
 

@@ -28,7 +28,7 @@ The built-in kinds, one module each:
 :mod:`~simstudy.studies.audit` composes three studies into ``simstudy audit``.
 """
 
-from . import (  # noqa: I001 -- the order --help lists the kinds in
+from simstudy.studies import (  # noqa: I001 -- the order --help lists the kinds in
     evp_accuracy,
     wrong_conclusions,
     band_coverage,

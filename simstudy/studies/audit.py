@@ -14,7 +14,7 @@ researcher's size n from it:
   (:func:`.band_triviality.trivial_budget`).
 
 Each part is an ordinary study run into its own subdirectory, so an interrupted audit resumes. How well the
-fit describes the scores (:func:`simstudy.kde.ks_distance`) is reported by :func:`simstudy.report.write_audit`.
+fit describes the scores (:func:`simstudy.stats.kde.ks_distance`) is reported by :func:`simstudy.report.write_audit`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import config as cfg_mod
-from . import band_coverage, bootstrap_coverage, evp_accuracy
-from .band_triviality import trivial_budget
-from .base import StudyResult
+from simstudy import config as cfg_mod
+from simstudy.studies import band_coverage, bootstrap_coverage, evp_accuracy
+from simstudy.studies.band_triviality import trivial_budget
+from simstudy.studies.base import StudyResult
 
 __all__ = ["AuditResult", "AuditFailed", "run", "samples_needed", "progress_chunk", "SAMPLES_LIMIT"]
 
@@ -112,7 +112,7 @@ class AuditResult:
 def samples_needed(target_k: float, confidence: float, method: str, *, limit: int = SAMPLES_LIMIT) -> int | None:
     """The smallest sample size whose upper median band stays non-trivial up to ``target_k`` (exact), or None.
 
-    Doubles n from 2 until :func:`simstudy.bands.trivial_budget` reaches ``target_k``, then narrows the
+    Doubles n from 2 until :func:`simstudy.stats.bands.trivial_budget` reaches ``target_k``, then narrows the
     bracket by interpolation (the budget is nearly linear in n) to within 1% of n from n = 200, where each
     evaluation costs seconds: the answer then suffices and is at most 1% above the smallest; exact below. A
     cap that does not suffice is not an answer: beyond ``limit`` it returns None.
@@ -124,7 +124,7 @@ def samples_needed(target_k: float, confidence: float, method: str, *, limit: in
     confidence : float
         The bands' simultaneous coverage, in (0, 1).
     method : str
-        A built-in CDF band method (:data:`simstudy.bands.METHODS`).
+        A built-in CDF band method (:data:`simstudy.stats.bands.METHODS`).
     limit : int, default SAMPLES_LIMIT (4096)
         Keyword-only. The largest n searched.
 
@@ -252,7 +252,7 @@ def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> Aud
     and its exact parts:
 
     >>> from simstudy import config
-    >>> from simstudy.bands import trivial_budget
+    >>> from simstudy.stats.bands import trivial_budget
     >>> opts = config.parse_audit({"data": "scores.csv", "rounds": 40, "bootstrap_rounds": 20, "target_k": 3})
     >>> opts.confidence, opts.method, progress_chunk(opts.rounds)
     (0.8, 'ld_highest_density', 2)

@@ -15,7 +15,7 @@ and records whether it covers the truth. Three checks, reported separately:
 
 The built-in bands' bounds on ``F(Y_(i))`` do not depend on the data, so every check reduces to comparisons
 of the sorted sample (or its CDF values) with vectors precomputed once, vectorized over rounds. A plug-in
-band method (the contract is in :mod:`simstudy.bands`) is called once per chunk and level on all the chunk's
+band method (the contract is in :mod:`simstudy.stats.bands`) is called once per chunk and level on all the chunk's
 samples; its bounds, one row per sample, give the same checks row by row, still vectorized over rounds (a
 plug-in returning one row for every sample gets the precomputed path, per chunk). Coverage is a proportion:
 reported with a Clopper-Pearson interval at ``study.ci_level``.
@@ -32,14 +32,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import bands, plugins, schema, truth
-from ..config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
-from ..distributions import describe, sample_sorted
-from ..metrics import clopper_pearson
-from ..registry import Headline, Study, register_study
-from ..runner import Task, task_seed
-from ..schema import option
-from . import base
+from simstudy import plugins, schema
+from simstudy.config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
+from simstudy.distributions import describe, sample_sorted
+from simstudy.engine.runner import Task, task_seed
+from simstudy.registry import Headline, Study, register_study
+from simstudy.schema import option
+from simstudy.stats import bands, truth
+from simstudy.stats.metrics import clopper_pearson
+from simstudy.studies import base
 
 __all__ = ["run", "CHECKS", "Options", "headline", "STUDY"]
 
@@ -202,7 +203,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         If a distribution is discrete (exact coverage needs a continuous one).
     simstudy.studies.base.ShardDone
         After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.
@@ -342,7 +343,7 @@ class Options(StudyOptions):
         dropped).
     methods : tuple of str, default ("ld_highest_density",)
         ``study.methods``: the CDF band methods, in order: ``dkw``, ``ks``, ``ld_equal_tailed``,
-        ``ld_highest_density`` or a plug-in band's import path (:mod:`simstudy.bands`).
+        ``ld_highest_density`` or a plug-in band's import path (:mod:`simstudy.stats.bands`).
     quantile : float, default 0.5
         ``study.quantile``: the tuning curve's quantile q in (0, 1) (0.5: the median tuning curve).
     ci_level : float, default 0.99

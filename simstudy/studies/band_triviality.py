@@ -17,15 +17,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .. import bands, schema
-from ..config import Config, StudyOptions
-from ..registry import Headline, Study, register_study
-from ..schema import option
-from . import base
+from simstudy import schema
+from simstudy.config import Config, StudyOptions
+from simstudy.registry import Headline, Study, register_study
+from simstudy.schema import option
+from simstudy.stats import bands
+from simstudy.studies import base
 
 __all__ = ["run", "trivial_budget", "Options", "headline", "STUDY"]
 
-# Moved to the library (simstudy.bands.trivial_budget); re-exported so existing imports keep working.
+# Moved to the library (simstudy.stats.bands.trivial_budget); re-exported so existing imports keep working.
 trivial_budget = bands.trivial_budget
 
 
@@ -35,7 +36,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     Exact and deterministic: no simulation, so ``study.reps``, the seed and the distributions play no part.
     For each method of ``study.methods`` and n of ``study.sample_sizes``, the budget k beyond which the upper
     band of the ``study.quantile`` tuning curve at confidence ``study.confidence`` is trivial
-    (:func:`simstudy.bands.trivial_budget`); then the least-squares line of k against n. This reproduces
+    (:func:`simstudy.stats.bands.trivial_budget`); then the least-squares line of k against n. This reproduces
     Lourie et al. (2024), §5.5, Figure 9 (preset ``lourie_fig9_sample_size``).
 
     Parameters
@@ -163,7 +164,7 @@ class Options(StudyOptions):
         ``study.sample_sizes``: the sample sizes n, each >= 2, at least two (for the fit); sorted, duplicates
         dropped.
     methods : tuple of str, default ("ld_highest_density",)
-        ``study.methods``: built-in CDF band methods (:data:`simstudy.bands.METHODS`), in order.
+        ``study.methods``: built-in CDF band methods (:data:`simstudy.stats.bands.METHODS`), in order.
     confidence : float, default 0.8
         ``study.confidence``: the bands' simultaneous coverage, in (0, 1).
     quantile : float, default 0.5

@@ -3,13 +3,13 @@
 For each distribution, sample size n and band method, rounds of n simulated scores give the average lower
 and upper band and the average width at each budget k, with MCSEs, beside the true curve -- the quantities
 Figures 6-8 and 12-15 of Lourie et al. show for single samples -- and, exactly, the budget beyond which the
-upper median band is trivial (:func:`~simstudy.bands.trivial_budget`).
+upper median band is trivial (:func:`~simstudy.stats.bands.trivial_budget`).
 
 Everything data-independent is precomputed: the CDF bands' bounds at the order statistics, hence which
 order statistic each median band takes at each k, and the probability each mean band puts on each order
 statistic at each k. A round's bands are then gathers and one matrix product, vectorized over rounds.
 
-A plug-in band method (the contract is in :mod:`simstudy.bands`) is called once per chunk on all the chunk's
+A plug-in band method (the contract is in :mod:`simstudy.stats.bands`) is called once per chunk on all the chunk's
 samples. Bounds with one row per sample give each sample's median bands by gathers and its mean bands by a
 product per sample (batched, no loop over rounds); bounds with one row for every sample take the
 precomputed path (per chunk). The budget where the upper median band becomes trivial, exact for a built-in
@@ -26,13 +26,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import bands, plugins, schema, truth
-from ..config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
-from ..distributions import describe, sample_sorted
-from ..registry import Headline, Study, register_study
-from ..runner import Task, task_seed
-from ..schema import option
-from . import base
+from simstudy import plugins, schema
+from simstudy.config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
+from simstudy.distributions import describe, sample_sorted
+from simstudy.engine.runner import Task, task_seed
+from simstudy.registry import Headline, Study, register_study
+from simstudy.schema import option
+from simstudy.stats import bands, truth
+from simstudy.studies import base
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -209,7 +210,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     ------
     simstudy.studies.base.ShardDone
         After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.
@@ -388,7 +389,7 @@ class Options(StudyOptions):
         ``study.sample_sizes``: the sample sizes n, each >= 2 (one cell each per distribution; sorted).
     methods : tuple of str, default ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
         ``study.methods``: the CDF band methods, in order, or a plug-in band's import path
-        (:mod:`simstudy.bands`).
+        (:mod:`simstudy.stats.bands`).
     kinds : tuple of str, default ("median", "mean")
         ``study.kinds``: which tuning curves get bands: ``"median"``, ``"mean"`` or both.
     confidence : float, default 0.8

@@ -13,7 +13,7 @@ rows; :func:`run_chunks` and :func:`finish` do the rest the same way for all of 
 
 The runner's modes also live here, so that every study gets them unchanged: a sharded run
 (``runner.shard=i/N``) stores its slice of the chunks and a marker, then stops with :class:`ShardDone`
-instead of summarising; ``runner.collect`` only reads chunks (:class:`~simstudy.runner.MissingChunks` names
+instead of summarising; ``runner.collect`` only reads chunks (:class:`~simstudy.engine.runner.MissingChunks` names
 any missing); ``runner.replay`` reruns one chunk in this process (:class:`ReplayDone` if it does not raise).
 
 A cell with a failed chunk is left out of the summary, not summarised from its other chunks: a failure may
@@ -33,9 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import _identity, io
-from ..config import Config
-from ..runner import RunReport, Task, chunk_tasks, replay, run_tasks, shard, stable_hash
+from simstudy import io
+from simstudy.config import Config
+from simstudy.engine import identity as _identity
+from simstudy.engine.runner import RunReport, Task, chunk_tasks, replay, run_tasks, shard, stable_hash
 
 __all__ = ["StudyResult", "ChunkedRun", "ShardDone", "ReplayDone", "run_chunks", "finish", "cell_key", "shard_marker"]
 
@@ -49,14 +50,14 @@ class ShardDone(Exception):
 
     Parameters
     ----------
-    report : simstudy.runner.RunReport
+    report : simstudy.engine.runner.RunReport
         The runner's report of this shard's tasks (counts; times in seconds).
     marker : pathlib.Path
         The shard's marker file, ``<out_dir>/shards/shard-i-of-N.json`` (:func:`shard_marker`).
 
     Examples
     --------
-    >>> from simstudy.runner import RunReport
+    >>> from simstudy.engine.runner import RunReport
     >>> report = RunReport(tasks=4, resumed=1, computed=3, wall_seconds=0.5, compute_seconds=0.4, warnings=())
     >>> done = ShardDone(report, shard_marker(Path("out"), 1, 2))
     >>> print(done)
@@ -106,7 +107,7 @@ class StudyResult:
         (``SUMMARY_COLUMNS``), the study's own keys (``estimator``, ``n``, ...), ``measure``, ``estimate``
         and its Monte Carlo standard error ``mcse`` (both in the measure's units) and ``reps``; a cell with
         failed chunks has one ``failed_chunks`` row instead.
-    report : simstudy.runner.RunReport
+    report : simstudy.engine.runner.RunReport
         What the runner did: tasks, resumed and computed chunks, wall and compute seconds, failures.
     files : dict of str to pathlib.Path
         The files written, by role: ``summary_parquet``, ``summary_csv``, ``run`` (``run.json``) and any the
@@ -140,9 +141,9 @@ class ChunkedRun:
     ----------
     store : simstudy.io.ChunkStore
         The run's chunk store, ``<out_dir>/chunks``, keyed by ``fingerprint``.
-    tasks_by_cell : dict of str to list of simstudy.runner.Task
+    tasks_by_cell : dict of str to list of simstudy.engine.runner.Task
         Each cell's chunks in order (``study.chunk_reps`` replicates each, the last possibly fewer).
-    report : simstudy.runner.RunReport
+    report : simstudy.engine.runner.RunReport
         The runner's report (tasks, resumed, computed, seconds, failures).
     fingerprint : str
         16 hex digits: the digest of what fixes the chunks' numbers.
@@ -265,7 +266,7 @@ def run_chunks(
     Each cell's ``study.reps`` replicates are split into chunks of ``study.chunk_reps`` (the last possibly
     shorter); chunks already stored under the same fingerprint are resumed, not recomputed. The fingerprint
     hashes ``scheme``, ``config.seed``, the distributions' identities (a data file by its content), ``chunk_reps``,
-    ``settings`` and the kernels' algorithm versions bumped past 1 (``simstudy._identity.KERNEL_VERSIONS``);
+    ``settings`` and the kernels' algorithm versions bumped past 1 (``simstudy.engine.identity.KERNEL_VERSIONS``);
     ``study.reps``
     is not part of it, so a larger ``reps`` reuses the chunks done. Then the runner's modes apply
     (``runner.replay``, ``runner.shard``, ``runner.collect``), see Raises.
@@ -283,9 +284,9 @@ def run_chunks(
         Cell keys (see :func:`cell_key`).
     chunk_fn : callable
         ``chunk_fn(task) -> dict[str, ndarray]``: the results of ``task.reps`` replicates of cell ``task.cell``
-        (a :class:`simstudy.runner.Task`), named arrays whose shapes do not depend on the chunk except along a
+        (a :class:`simstudy.engine.runner.Task`), named arrays whose shapes do not depend on the chunk except along a
         per-replicate last axis. Deterministic given the task (draw from
-        :func:`simstudy.runner.task_seed`), and picklable (a module-level function or a
+        :func:`simstudy.engine.runner.task_seed`), and picklable (a module-level function or a
         :func:`functools.partial` of one) for worker processes.
     settings : dict
         Everything else besides seed, distributions and chunk size that fixes a chunk's numbers (plain
@@ -300,7 +301,7 @@ def run_chunks(
     ------
     ShardDone
         After a sharded run (``runner.shard``) stored its chunks.
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored (nothing is computed).
     ReplayDone
         With ``runner.replay``, if the chunk ran without raising (its exception propagates otherwise).

@@ -2,7 +2,7 @@
 
 Tang et al. (2020) showed the bootstrap fails for tuning curves; Lourie et al. reproduce it for the U and V
 estimators. Each round draws ``study.sample_size`` scores from a continuous distribution with a known mean
-tuning curve (:func:`simstudy.truth.mean_tuning_curve`, by quadrature), resamples them ``study.resamples``
+tuning curve (:func:`simstudy.stats.truth.mean_tuning_curve`, by quadrature), resamples them ``study.resamples``
 times, and takes the ``(1 -/+ confidence) / 2`` percentiles of each estimator's curve over the resamples as
 a pointwise band. Coverage at each budget k is the fraction of rounds whose band contains the true curve
 there, with a Clopper-Pearson interval. It collapses as k grows: near k = n the estimates are driven by
@@ -22,14 +22,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import estimators, schema, truth
-from ..config import Config, StudyOptions, chunk_reps_option, reps_option
-from ..distributions import describe, sample_sorted
-from ..metrics import clopper_pearson
-from ..registry import Headline, Study, register_study
-from ..runner import Task, task_seed
-from ..schema import option
-from . import base
+from simstudy import schema
+from simstudy.config import Config, StudyOptions, chunk_reps_option, reps_option
+from simstudy.distributions import describe, sample_sorted
+from simstudy.engine.runner import Task, task_seed
+from simstudy.registry import Headline, Study, register_study
+from simstudy.schema import option
+from simstudy.stats import estimators, truth
+from simstudy.stats.metrics import clopper_pearson
+from simstudy.studies import base
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -107,7 +108,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     ------
     simstudy.studies.base.ShardDone
         After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import estimators, io, metrics, truth
-from ..config import (
+from simstudy import io
+from simstudy.config import (
     Config,
     EstimatorConfig,
     StudyOptions,
@@ -41,11 +41,12 @@ from ..config import (
     reps_option,
     save_replicates_option,
 )
-from ..distributions import describe, sample_sorted
-from ..metrics import format_estimate
-from ..registry import Headline, Study, register_study
-from ..runner import Task, stable_hash, task_seed
-from . import base
+from simstudy.distributions import describe, sample_sorted
+from simstudy.engine.runner import Task, stable_hash, task_seed
+from simstudy.registry import Headline, Study, register_study
+from simstudy.stats import estimators, metrics, truth
+from simstudy.stats.metrics import format_estimate
+from simstudy.studies import base
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -365,7 +366,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     ------
     simstudy.studies.base.ShardDone
         After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.
@@ -528,7 +529,7 @@ def headline(summary: pd.DataFrame) -> str:
     str
         One line per (cell, estimator, measure) of the ``bias``, ``variance`` and ``mse`` rows at the cell's
         largest n, each estimate ± its MCSE rounded to the digits the MCSE supports
-        (:func:`simstudy.metrics.format_estimate`; score units, squared for variance and MSE); paired
+        (:func:`simstudy.stats.metrics.format_estimate`; score units, squared for variance and MSE); paired
         differences (estimator ``"v-u"`` etc.) included.
 
     Examples

@@ -5,10 +5,10 @@ The arms are the study's distributions (for the paper, 8 TDSA models: one evalua
 replacement, from that model's 500 recorded F1 scores). The best arm has the highest population mean. Each
 algorithm -- top-two Thompson sampling, the non-adaptive baseline, batch Thompson sampling with each batch
 size, or a plug-in proposal (a name registered with :func:`simstudy.plugins.register_selection_algorithm` or
-an import path ``module.function``, the fixed-confidence contract of :mod:`simstudy.selection`) -- runs
+an import path ``module.function``, the fixed-confidence contract of :mod:`simstudy.stats.selection`) -- runs
 ``study.reps`` independent selections; each run is continued to the strictest confidence and its
 stopping point recorded for every ``delta`` on the way (the choices do not depend on delta; see
-:func:`simstudy.selection.fixed_confidence_runs`), so the levels share their runs and their results are
+:func:`simstudy.stats.selection.fixed_confidence_runs`), so the levels share their runs and their results are
 correlated, as the paper's would be if its runs were reused.
 
 Reported per algorithm and delta: the minimum, mean (with MCSE), median and maximum total evaluations; the
@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io, plugins, schema, selection
-from ..config import (
+from simstudy import io, plugins, schema
+from simstudy.config import (
     Config,
     ConfigError,
     StudyOptions,
@@ -45,11 +45,12 @@ from ..config import (
     reps_option,
     selection_algorithm_check,
 )
-from ..metrics import clopper_pearson
-from ..registry import Headline, Study, register_study
-from ..runner import Task, task_seed
-from ..schema import option
-from . import base
+from simstudy.engine.runner import Task, task_seed
+from simstudy.registry import Headline, Study, register_study
+from simstudy.schema import option
+from simstudy.stats import selection
+from simstudy.stats.metrics import clopper_pearson
+from simstudy.studies import base
 
 __all__ = ["run", "variants", "paper_table", "Options", "headline", "STUDY"]
 
@@ -343,7 +344,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     ------
     simstudy.studies.base.ShardDone
         After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.

@@ -3,10 +3,10 @@
 The arms are the study's distributions (e.g. the 12 TDSA models: one evaluation is one draw, with
 replacement, from that model's 500 recorded F1 scores -- the paper's protocol). The best arm is the one
 with the highest population mean. For each budget, ``study.reps`` independent selections are run with each
-algorithm (:func:`simstudy.selection.sequential_halving_runs`, :func:`~simstudy.selection.non_adaptive_runs`),
+algorithm (:func:`simstudy.stats.selection.sequential_halving_runs`, :func:`~simstudy.stats.selection.non_adaptive_runs`),
 each from its own random stream. Reported: the probability of selecting the best arm (Clopper-Pearson
 interval), how often each arm is chosen, and the mean unspent budget. The named variants of sequential halving
-(e.g. ``sequential_halving_spend_all``; :data:`simstudy.selection.HALVING_VARIANTS`) test what Moss et al. may
+(e.g. ``sequential_halving_spend_all``; :data:`simstudy.stats.selection.HALVING_VARIANTS`) test what Moss et al. may
 have run for Figure 4; they get the same budget checks before any compute.
 """
 
@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import plugins, schema, selection
-from ..config import (
+from simstudy import plugins, schema
+from simstudy.config import (
     Config,
     ConfigError,
     StudyOptions,
@@ -30,11 +30,12 @@ from ..config import (
     reps_option,
     selection_algorithm_check,
 )
-from ..metrics import clopper_pearson
-from ..registry import Headline, Study, register_study
-from ..runner import Task, task_seed
-from ..schema import option
-from . import base
+from simstudy.engine.runner import Task, task_seed
+from simstudy.registry import Headline, Study, register_study
+from simstudy.schema import option
+from simstudy.stats import selection
+from simstudy.stats.metrics import clopper_pearson
+from simstudy.studies import base
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -96,7 +97,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         config's check reports this as a :class:`~simstudy.schema.ConfigError` first.
     simstudy.studies.base.ShardDone
         After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.
@@ -215,7 +216,7 @@ class Options(StudyOptions):
         (only evp_accuracy writes replicates).
     algorithms : tuple of str, default ("sequential_halving", "non_adaptive")
         ``study.algorithms``: the fixed-budget algorithms compared, in order: ``sequential_halving``,
-        ``non_adaptive``, a named variant of sequential halving (:data:`simstudy.selection.HALVING_VARIANTS`),
+        ``non_adaptive``, a named variant of sequential halving (:data:`simstudy.stats.selection.HALVING_VARIANTS`),
         a registered name or a plug-in's import path ``module.function``.
     budgets : tuple of int, default (48, 72, 96, 120, 144, 168, 204, 240, 300, 360)
         ``study.budgets``: the budgets T (evaluations in all, each >= the number of arms; one cell each).

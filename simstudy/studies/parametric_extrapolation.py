@@ -1,7 +1,7 @@
 """How far the noisy quadratic law extrapolates random search: a simulation audit (Lourie, He & Cho 2025).
 
 For each true law and sample size n, every replicate draws n scores, fits the noisy quadratic law to their
-tail (:func:`simstudy.parametric_fit.fit_batch`: censoring at the ``study.threshold`` quantile, every c in
+tail (:func:`simstudy.stats.parametric_fit.fit_batch`: censoring at the ``study.threshold`` quantile, every c in
 1..10), predicts the median and mean tuning curves at budgets k on a grid of k/n up to 100, and compares them
 with the exact truth. A parametric bootstrap of each replicate's fit (``study.n_boot`` refits of samples of n
 from the fitted law, the same threshold rule, every c again) gives percentile intervals for the best score b
@@ -16,7 +16,7 @@ Laws (``study.laws``; one cell per law and n):
 - misspecified, with the shipped configs' specs (``configs/distribution``): ``kde_reuters_mlp``,
   ``kde_reuters_lstm`` (kde_reuters.yaml), ``kde_deberta``, ``kde_debertav3`` (kde_deberta_mnli.yaml, matched)
   and ``truncnorm_bag`` (truncnorm_bag.yaml with seed 0: a fixed population). Truths are
-  :func:`simstudy.truth.quantile_tuning_curve` and :func:`~simstudy.truth.mean_tuning_curve`. These laws have no
+  :func:`simstudy.stats.truth.quantile_tuning_curve` and :func:`~simstudy.stats.truth.mean_tuning_curve`. These laws have no
   true b: the b-interval rows (``b_coverage``, ``b_bias``, ``b_rmse``, ``p_c_correct``) are absent for them.
 
 The config's ``distribution`` is not used: the laws are the study's own.
@@ -45,7 +45,7 @@ measure              meaning (over the replicates whose fit succeeded, unless sa
 ``p_c_correct``      share of all replicates whose fitted c equals the true c (well specified)
 ``boot_fail``        mean share of a replicate's bootstrap fits that failed (MCSE between replicates)
 ``ld_trivial_k``     exact: the k beyond which the nonparametric LD highest-density band for the median curve,
-                     at the same n and confidence ``study.level``, is trivial (:func:`simstudy.bands.trivial_budget`;
+                     at the same n and confidence ``study.level``, is trivial (:func:`simstudy.stats.bands.trivial_budget`;
                      k_over_n holds k / n). That band is simultaneous, the bootstrap band pointwise.
 ===================  ==================================================================================
 
@@ -88,16 +88,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import bands, schema, truth
-from ..config import Config, ConfigError, StudyOptions, check_chunk_memory, check_memory, chunk_reps_option, reps_option
-from ..distributions import describe, from_spec, sample_sorted
-from ..metrics import clopper_pearson, moment_gram, performance
-from ..parametric import C_RANGE, NoisyQuadratic
-from ..parametric_fit import FIT_VERSION, MAX_TAIL, MIN_TAIL, Threshold, _curves, fit_batch
-from ..registry import Headline, Study, register_study
-from ..runner import Task, task_seed
-from ..schema import option
-from . import base
+from simstudy import schema
+from simstudy.config import (
+    Config,
+    ConfigError,
+    StudyOptions,
+    check_chunk_memory,
+    check_memory,
+    chunk_reps_option,
+    reps_option,
+)
+from simstudy.distributions import describe, from_spec, sample_sorted
+from simstudy.distributions.parametric import C_RANGE, NoisyQuadratic
+from simstudy.engine.runner import Task, task_seed
+from simstudy.registry import Headline, Study, register_study
+from simstudy.schema import option
+from simstudy.stats import bands, truth
+from simstudy.stats.metrics import clopper_pearson, moment_gram, performance
+from simstudy.stats.parametric_fit import FIT_VERSION, MAX_TAIL, MIN_TAIL, Threshold, _curves, fit_batch
+from simstudy.studies import base
 
 __all__ = ["run", "Options", "Law", "law", "LAW_NAMES", "budgets", "headline", "STUDY"]
 
@@ -493,7 +502,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     ------
     simstudy.studies.base.ShardDone
         After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.

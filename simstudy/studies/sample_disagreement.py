@@ -41,14 +41,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import estimators, schema
-from ..config import Config, ConfigError, StudyOptions, check_chunk_memory, check_memory, chunk_reps_option, reps_option
-from ..distributions import Bag, describe, sample_sorted
-from ..metrics import format_estimate
-from ..registry import Headline, Study, register_study
-from ..runner import Task, task_seed
-from ..schema import option
-from . import base
+from simstudy import schema
+from simstudy.config import (
+    Config,
+    ConfigError,
+    StudyOptions,
+    check_chunk_memory,
+    check_memory,
+    chunk_reps_option,
+    reps_option,
+)
+from simstudy.distributions import Bag, describe, sample_sorted
+from simstudy.engine.runner import Task, task_seed
+from simstudy.registry import Headline, Study, register_study
+from simstudy.schema import option
+from simstudy.stats import estimators
+from simstudy.stats.metrics import format_estimate
+from simstudy.studies import base
 
 __all__ = ["run", "Options", "headline", "draw_sorted", "overtakes", "p_disagree", "STUDY"]
 
@@ -111,7 +120,7 @@ def overtakes(xa: np.ndarray, xb: np.ndarray, method: str) -> np.ndarray:
     xb : ndarray of float, shape (reps, n)
         Samples of the second model (``b``), row by row with ``xa``, sorted likewise.
     method : {"u", "v", "w"}
-        The closed-form estimator of the mean tuning curve (:func:`simstudy.estimators.weights`).
+        The closed-form estimator of the mean tuning curve (:func:`simstudy.stats.estimators.weights`).
 
     Returns
     -------
@@ -213,7 +222,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     ------
     simstudy.studies.base.ShardDone
         After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.
@@ -368,7 +377,7 @@ def headline(summary: pd.DataFrame) -> str:
     str
         A title line naming the pair, then one row per (sample_size, estimator) with ``p_disagree`` and
         ``p_overtakes`` as ``estimate ± MCSE``, rounded to the digits the MCSE supports
-        (:func:`simstudy.metrics.format_estimate`).
+        (:func:`simstudy.stats.metrics.format_estimate`).
 
     Examples
     --------

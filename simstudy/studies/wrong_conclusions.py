@@ -5,7 +5,7 @@ maximum at n = B. For every budget B and estimator, this study draws ``study.rep
 and counts how often the estimates put the models in the wrong order.
 
 "Wrong" is judged against the *true* ranking at n = B -- the exact expected maxima of the two populations
-(:func:`simstudy.truth.expected_max`) -- not against any estimator's verdict on the full data. Where the true
+(:func:`simstudy.stats.truth.expected_max`) -- not against any estimator's verdict on the full data. Where the true
 gap ``|theta_a(B) - theta_b(B)|`` is at most ``study.tie_tolerance`` the budget is a true tie: no ranking is
 wrong there, and only the win and tie rates are reported. Identical estimates for the two models are
 counted as ties, never as right or wrong.
@@ -31,14 +31,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import estimators, schema, truth
-from ..config import Config, ConfigError, StudyOptions, check_budget_memory, chunk_reps_option, reps_option
-from ..distributions import ScoreDistribution, describe, sample_sorted
-from ..metrics import clopper_pearson
-from ..registry import Headline, Study, register_study
-from ..runner import Task, stable_hash, task_seed
-from ..schema import option
-from . import base
+from simstudy import schema
+from simstudy.config import Config, ConfigError, StudyOptions, check_budget_memory, chunk_reps_option, reps_option
+from simstudy.distributions import ScoreDistribution, describe, sample_sorted
+from simstudy.engine.runner import Task, stable_hash, task_seed
+from simstudy.registry import Headline, Study, register_study
+from simstudy.schema import option
+from simstudy.stats import estimators, truth
+from simstudy.stats.metrics import clopper_pearson
+from simstudy.studies import base
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -143,7 +144,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     ------
     simstudy.studies.base.ShardDone
         After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.runner.MissingChunks
+    simstudy.engine.runner.MissingChunks
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy import selection
 from simstudy.distributions import Bag, TruncatedNormal
+from simstudy.stats import selection
 
 
 def test_table_1_allocation():

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy import selection
 from simstudy.distributions import TruncatedNormal, from_spec
+from simstudy.stats import selection
 
 TDSA_8 = ["atae", "atae_50", "ian", "ian_50", "lstm", "lstm_50", "tdlstm", "tdlstm_50"]
 ALGORITHMS = [("ttts", 1), ("non_adaptive", 1), ("batch_thompson", 4)]
@@ -219,7 +219,7 @@ def test_rng_must_be_a_generator(rng):
 
 
 def test_common_numbers_streams_give_the_jth_score_whatever_the_order():
-    from simstudy.selection.fixed_confidence import _positions, _Streams
+    from simstudy.stats.selection.fixed_confidence import _positions, _Streams
     arms = tdsa_arms()[:3]
     late, early = _Streams(arms, 4, np.random.default_rng(5)), _Streams(arms, 4, np.random.default_rng(5))
     rows, which = np.arange(4)[:, None], np.array([[2, 0]] * 4)
@@ -254,7 +254,7 @@ def test_common_numbers_do_not_change_the_distribution(rng):
 
 
 def test_distinct_batches_are_drawn_from_pi_without_replacement(rng):
-    from simstudy.posterior import prob_best
+    from simstudy.stats.posterior import prob_best
     loc, scale, df = (np.broadcast_to(np.asarray(x, dtype=float), (3000, 4))
                       for x in ([0.70, 0.69, 0.68, 0.60], [0.01, 0.01, 0.02, 0.01], [3.0, 5.0, 4.0, 3.0]))
     which = selection.propose_thompson(loc, scale, df, rng=rng, batch=3, distinct=True)
@@ -269,7 +269,7 @@ def test_distinct_batches_are_drawn_from_pi_without_replacement(rng):
 
 
 def test_monte_carlo_stopping_rule(rng):
-    from simstudy.selection.fixed_confidence import _mc_leader
+    from simstudy.stats.selection.fixed_confidence import _mc_leader
     loc, scale, df = np.array([[0.5, 0.9, 0.1]]), np.full((1, 3), 1e-6), np.full((1, 3), 3.0)
     leader, pi = _mc_leader(loc, scale, df, 2500, rng)  # beyond one slice of draws
     assert leader[0] == 1 and pi[0] == 1.0

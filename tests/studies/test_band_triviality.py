@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from simstudy import bands, config
+from simstudy import config
+from simstudy.stats import bands
 from simstudy.studies import band_triviality
 
 

@@ -2,9 +2,10 @@
 
 import numpy as np
 
-from simstudy import bands, config
+from simstudy import config
 from simstudy.distributions import sample_sorted
-from simstudy.runner import task_seed
+from simstudy.engine.runner import task_seed
+from simstudy.stats import bands
 from simstudy.studies import band_width
 
 

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from simstudy import config, estimators
+from simstudy import config
 from simstudy.distributions import sample_sorted
-from simstudy.runner import task_seed
+from simstudy.engine.runner import task_seed
+from simstudy.stats import estimators
 from simstudy.studies import bootstrap_coverage
 
 

@@ -4,10 +4,10 @@ import json
 
 import pandas as pd
 import pytest
+from _cli import simstudy
 
 from simstudy import config
 from simstudy.studies import model_selection
-from _cli import simstudy
 
 
 def cfg_dict(**study):

@@ -9,9 +9,10 @@ import pytest
 import yaml
 from scipy import special
 
-from simstudy import bands, config, truth
+from simstudy import config
 from simstudy.config import ConfigError
-from simstudy.parametric import NoisyQuadratic
+from simstudy.distributions.parametric import NoisyQuadratic
+from simstudy.stats import bands, truth
 from simstudy.studies import parametric_extrapolation as pe
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

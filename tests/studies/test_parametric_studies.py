@@ -4,8 +4,9 @@ reports the law's closed-form truths (the pair and arm studies need two or more 
 import numpy as np
 import pytest
 
-from simstudy import config, truth
+from simstudy import config
 from simstudy.distributions import NoisyQuadratic
+from simstudy.stats import truth
 from simstudy.studies import band_coverage, band_width, bootstrap_coverage, evp_accuracy
 
 LAW = {"kind": "noisy_quadratic", "a": 0.6, "b": 0.9, "c": 3, "o": 0.01}

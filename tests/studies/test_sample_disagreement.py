@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy import config, estimators
+from simstudy import config
 from simstudy.config import ConfigError
-from simstudy.runner import chunk_tasks, task_seed
+from simstudy.engine.runner import chunk_tasks, task_seed
+from simstudy.stats import estimators
 from simstudy.studies import sample_disagreement
 from simstudy.studies.sample_disagreement import draw_sorted, overtakes, p_disagree
 

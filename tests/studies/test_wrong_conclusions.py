@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy import config, estimators, metrics, truth
+from simstudy import config
 from simstudy.distributions import sample_sorted
-from simstudy.runner import chunk_tasks, task_seed
+from simstudy.engine.runner import chunk_tasks, task_seed
+from simstudy.stats import estimators, metrics, truth
 from simstudy.studies import wrong_conclusions
 
 

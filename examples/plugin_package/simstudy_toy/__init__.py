@@ -12,12 +12,13 @@ from functools import partial
 
 import numpy as np
 
-from simstudy import schema, truth
+from simstudy import schema
 from simstudy.config import StudyOptions, chunk_reps_option, reps_option
+from simstudy.engine.runner import task_seed
 from simstudy.plugins import register_distribution, register_estimator
 from simstudy.registry import Headline, Study, register_study
-from simstudy.runner import task_seed
 from simstudy.schema import option
+from simstudy.stats import truth
 from simstudy.studies import base
 
 

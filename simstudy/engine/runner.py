@@ -15,7 +15,7 @@ the runner collects in the :class:`RunReport`. Nor do they crash the run: an exc
 caught in the worker and returned as a :class:`Failure` with the task's seed key, so the other tasks finish;
 :func:`replay` reruns one task in this process and lets the exception through with its full traceback.
 
-Beyond one process (see :mod:`simstudy.cluster`): ``backend="dask"`` sends the tasks through joblib's dask
+Beyond one process (see :mod:`simstudy.engine.cluster`): ``backend="dask"`` sends the tasks through joblib's dask
 backend to a dask.distributed cluster, a study's large fixed inputs scattered to every worker once;
 :func:`shard` slices the task list for array jobs; ``require_complete`` only reads (``simstudy collect``).
 """
@@ -40,7 +40,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from .io import ChunkStore, CorruptChunk
+from simstudy.io import ChunkStore, CorruptChunk
 
 log = logging.getLogger(__name__)
 
@@ -507,7 +507,7 @@ def run_tasks(
         ``backend="dask"``, the number of local workers to start when no ``address`` is given.
     backend : str, keyword-only
         The :class:`joblib.Parallel` backend, default ``"loky"``; ``"dask"`` runs on a dask.distributed
-        cluster (see :func:`simstudy.cluster.dask_client`).
+        cluster (see :func:`simstudy.engine.cluster.dask_client`).
     progress : bool or None, keyword-only
         ``True``: a progress bar; ``False``: none; ``None`` (default): a bar on a terminal, else (a log file, a
         pipe, a batch job) a log line every tenth of the chunks or every 10 s (none for a run under 2 s).
@@ -653,7 +653,7 @@ def _parallel(backend: str, n_jobs: int, address: str | None, shared: tuple, n_t
     if backend != "dask":
         yield joblib.Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
         return
-    from .cluster import dask_client
+    from simstudy.engine.cluster import dask_client
 
     with dask_client(address, n_jobs) as client:
         workers = max(1, sum(client.nthreads().values()))

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import io
+from simstudy import io
 
 #: The identity record's file name in a run directory (hidden: a run's listing leaves it out).
 RECORD = ".simstudy-identity.json"
@@ -109,7 +109,7 @@ def dataset_input(name: str) -> dict[str, str]:
     import hashlib
     from importlib import resources
 
-    from .datasets import SUFFIXES
+    from simstudy.datasets import SUFFIXES
 
     folder = Path(str(resources.files("simstudy") / "data" / name))
     h = hashlib.sha256()
@@ -120,7 +120,7 @@ def dataset_input(name: str) -> dict[str, str]:
 
 def data_input(data: str) -> dict[str, str]:
     """The input of a data command's ``data=``: a shipped data set by name, else a file."""
-    from .datasets import DATASETS
+    from simstudy.datasets import DATASETS
 
     return dataset_input(data) if data in DATASETS else file_input(data)
 

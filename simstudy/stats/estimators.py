@@ -40,7 +40,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import gammaln
 
-from ._rng import rng_iv
+from simstudy.stats._rng import rng_iv
 
 __all__ = ["METHODS", "CLOSED_FORM", "MATRIX_LIMIT", "BLOCK", "weights", "expected_max", "expected_max_std"]
 

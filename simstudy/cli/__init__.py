@@ -33,8 +33,9 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from . import _identity, io
-from .config import ConfigError, parse, parse_bands, parse_curve
+from simstudy import io
+from simstudy.config import ConfigError, parse, parse_bands, parse_curve
+from simstudy.engine import identity as _identity
 
 # The command is the public name; api_run and api_compose are simstudy.api's way in, documented there.
 __all__ = ["main"]
@@ -69,7 +70,7 @@ _ENVIRONMENT_ERRNOS = {
 
 def _config_dir() -> str:
     """The Hydra config directory: inside the package in a wheel, ``configs/`` at the top of a source tree."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the simstudy package (configs/ inside a wheel, beside it in a clone)
     for candidate in (here / "configs", here.parent / "configs"):
         if (candidate / "config.yaml").is_file():
             return str(candidate)
@@ -256,8 +257,8 @@ def _register_studies() -> None:
     YAML gets one made here: ``study=KIND`` works for it too. A plug-in that fails to load exits 2, one line."""
     from hydra.core.config_store import ConfigStore
 
-    from . import registry, schema
-    from .plugins import PluginError
+    from simstudy import registry, schema
+    from simstudy.plugins import PluginError
 
     try:
         kinds = registry.study_kinds()
@@ -281,7 +282,7 @@ def _register_commands() -> None:
     (:data:`simstudy.config.COMMAND_OPTIONS`) and every key is overridden without ``+``."""
     from hydra.core.config_store import ConfigStore
 
-    from . import config, schema
+    from simstudy import config, schema
 
     store = ConfigStore.instance()
     for command, options in config.COMMAND_OPTIONS.items():
@@ -372,7 +373,7 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
             except Exception as exc:
                 _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc), None)
             if multirun:
-                from .config import parse_audit, parse_extrapolate
+                from simstudy.config import parse_audit, parse_extrapolate
 
                 validate = {
                     "config": _parse_study,
@@ -657,7 +658,7 @@ def _terminate_as_interrupt():
 
 def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
     """Resolve the config and validate it with ``parser``; bad input exits in one line (status 2)."""
-    from .datasets import DataError
+    from simstudy.datasets import DataError
 
     try:
         return parser(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
@@ -761,8 +762,8 @@ def _run_design(cfg: DictConfig, out_dir: Path):
     ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
     their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
     figure, as a sweep's (:func:`_write_sweep`). Returns the stacked result."""
-    from .studies.base import StudyResult
-    from .sweeps import Job
+    from simstudy.studies.base import StudyResult
+    from simstudy.sweeps import Job
 
     resolved = _parse_or_fail(lambda r: r, cfg, out_dir)
     keys, cells = _parse_or_fail(_design_cells, cfg, out_dir)
@@ -891,7 +892,7 @@ def _read_stored_config(stored: Path) -> dict:
 def _with_study_defaults(old: dict) -> dict:
     """A stored config with its study's schema defaults filled in where it has no value: a run directory written
     before a study option existed (or was listed) still matches the same run now."""
-    from . import registry, schema
+    from simstudy import registry, schema
 
     study: Any = old.get("study")  # as stored: a mapping, or anything (a TypeError below)
     try:
@@ -960,11 +961,11 @@ def _run_and_report(config, out_dir: Path):
     Returns the :class:`~simstudy.studies.base.StudyResult`, or for a shard its
     :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
     # Imported after validation: a bad config fails fast, without paying for matplotlib.
-    from .cluster import ClusterUnavailable
-    from .plugins import PluginExit
-    from .registry import figure_function, study
-    from .runner import MissingChunks
-    from .studies.base import ShardDone
+    from simstudy.engine.cluster import ClusterUnavailable
+    from simstudy.engine.runner import MissingChunks
+    from simstudy.plugins import PluginExit
+    from simstudy.registry import figure_function, study
+    from simstudy.studies.base import ShardDone
 
     spec = study(config.study.kind)
     try:
@@ -1114,7 +1115,7 @@ def _describe(run_json: Path) -> list[str]:
 
 def _rounded(value):
     """A described value for a log line: floats (also in lists and dicts) to 4 significant digits."""
-    from .metrics import format_number
+    from simstudy.stats.metrics import format_number
 
     if isinstance(value, float):
         return format_number(value)
@@ -1132,7 +1133,7 @@ def _curve_app(cfg: DictConfig) -> None:
 
 def _load_scores(opts) -> dict:
     """Scores by model from a :class:`~simstudy.config.DataConfig`: a file or a shipped data set."""
-    from . import datasets
+    from simstudy import datasets
 
     if opts.data in datasets.DATASETS:
         options = dict(opts.options) if opts.data == "deberta_mnli" else {}
@@ -1189,7 +1190,7 @@ def _bounds(data, sign: int) -> dict:
 
 def _log_scores(command: str, scores: dict, out_dir: Path) -> None:
     """The command's inputs, and the scores many runs share exactly (failed runs at 0), as the audit says them."""
-    from .report import atom_notes
+    from simstudy.report import atom_notes
 
     log.info("%s of %s -> %s", command, ", ".join(f"{m} ({x.size} scores)" for m, x in scores.items()), out_dir)
     for line in atom_notes(scores):
@@ -1203,7 +1204,8 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     _check_identity(out_dir, record)
     _log_scores("curve", scores, out_dir)
 
-    from . import curves, plots
+    from simstudy import plots
+    from simstudy.stats import curves
 
     trial_time = dict(opts.trial_time) if isinstance(opts.trial_time, tuple) else opts.trial_time
     sign = _sign(opts.data)
@@ -1284,7 +1286,8 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
 
     import pandas as pd
 
-    from . import bands, estimators, plots
+    from simstudy import plots
+    from simstudy.stats import bands, estimators
 
     opts = _parse_or_fail(parse_bands, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
@@ -1376,8 +1379,8 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
 def _check_bands_cost(opts, scores: dict, out_dir: Path) -> None:
     """Refuse at once, with the estimates, bands that would not fit in memory or would compute for longer than
     the time limit: the exact LD intervals cost about n^2 (10^6 scores: days), the other methods n log n."""
-    from . import config
-    from .boundary import _ld_seconds
+    from simstudy import config
+    from simstudy.stats.boundary import _ld_seconds
 
     n = max(x.size for x in scores.values())
     max_k = opts.max_k or n
@@ -1441,9 +1444,9 @@ def _audit_app(cfg: DictConfig) -> None:
 
 
 def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
-    from . import report
-    from .config import _audit_cost_iv, parse_audit
-    from .studies import audit
+    from simstudy import report
+    from simstudy.config import _audit_cost_iv, parse_audit
+    from simstudy.studies import audit
 
     opts = _parse_or_fail(parse_audit, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
@@ -1454,7 +1457,7 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     if model not in scores:
         _fail(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})", out_dir)
     x = scores[model]
-    from . import datasets
+    from simstudy import datasets
 
     one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
     spec = {
@@ -1507,8 +1510,8 @@ def _extrapolate_app(cfg: DictConfig) -> None:
 def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     """``simstudy extrapolate``: fit the noisy quadratic law to each model's tail, bootstrap it through the runner
     (chunks stored in the run directory: a rerun resumes), write the tables, figure and EXTRAPOLATE.md."""
-    from . import extrapolate, report
-    from .config import parse_extrapolate
+    from simstudy import extrapolate, report
+    from simstudy.config import parse_extrapolate
 
     opts = _parse_or_fail(parse_extrapolate, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
@@ -1545,7 +1548,7 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
 
 
 def _datasets():
-    from .datasets import DATASETS
+    from simstudy.datasets import DATASETS
 
     return DATASETS
 
@@ -1554,7 +1557,7 @@ def _extrapolate_summary(result, level: float, bounds: tuple[float, float] = (-n
     """A few lines for the terminal: EXTRAPOLATE.md's warning where the law does not describe the scores, then each
     fit's b and c, and the median curve at n and 100 n; and, as EXTRAPOLATE.md says, where a curve leaves the
     scale ``bounds`` = (low, high)."""
-    from .report import _beyond_bounds, misfit_banner, plain
+    from simstudy.report import _beyond_bounds, misfit_banner, plain
 
     lines = [plain(line.removeprefix("> ")) for line in misfit_banner(result.fits, level) if line]
     med = result.curves[result.curves["curve"] == "median"]
@@ -1616,7 +1619,7 @@ def _load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
     """The validated config of an existing run directory, with ``runner`` fields replaced. The directory may
     come from anyone: its config imports only the plug-ins in ``trusted`` (``plugins=...`` on the command line)
     or registered ones; any other ``_target_`` is refused by name before its module is imported."""
-    from .plugins import _trusting_only
+    from simstudy.plugins import _trusting_only
 
     stored = run_dir / "config.yaml"
     if not stored.is_file():
@@ -1698,7 +1701,7 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from .sweeps import Job
+    from simstudy.sweeps import Job
 
     h = cfg.hydra
     sweeper = str(OmegaConf.select(h, "sweeper._target_", default=""))
@@ -1734,7 +1737,7 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
     the faceted ``figure.png``/``.pdf``; returns the :class:`~simstudy.sweeps.Stacked` (with the unfinished)."""
     import matplotlib.pyplot as plt
 
-    from . import plots, sweeps
+    from simstudy import plots, sweeps
 
     stacked = sweeps.stack(sweep_dir, jobs, swept)
     frame = stacked.frame
@@ -1819,7 +1822,7 @@ def _collect_sweep(sweep_dir: Path) -> None:
         if stored.is_file():
             swept, jobs = _sweep_plan(_load_stored_yaml(stored))  # a list (not a mapping) fails inside: unreadable
         else:
-            from .sweeps import Job
+            from simstudy.sweeps import Job
 
             stored = design
             swept, cells = _design_cells(_read_stored_config(design))
@@ -1846,8 +1849,8 @@ def _collect_sweep(sweep_dir: Path) -> None:
 
 def _replay(argv: list[str]) -> None:
     """``simstudy replay run_dir=DIR chunk=CELL/K``: rerun one chunk here; its exception propagates in full."""
-    from .registry import study
-    from .studies.base import ReplayDone
+    from simstudy.registry import study
+    from simstudy.studies.base import ReplayDone
 
     opts = _key_values(argv, "replay", ("run_dir", "chunk"), ("plugins",))
     cell, _, k = opts["chunk"].rpartition("/")
@@ -1957,7 +1960,7 @@ def _reproduce(argv: list[str]) -> None:
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from . import reproduce
+    from simstudy.commands import reproduce
 
     _setup_logging()
     quick = "--quick" in argv
@@ -2122,14 +2125,14 @@ def _public_groups_only():
 def _help(argv: list[str]) -> str | None:
     """The help asked for, if any: ``simstudy --help`` or ``simstudy COMMAND --help`` (a study's
     ``simstudy experiment=NAME --help`` is Hydra's, which prints the resolved config)."""
-    from . import usage
+    from simstudy.cli import usage
 
     wants = any(a in ("-h", "--help") for a in argv)
     if argv and argv[0] in ("-h", "--help"):
         return usage.main_help(Path(_config_dir()))
     kinds = [a.split("=", 1)[1] for a in argv if a.startswith("study=")]
     if wants and kinds and not any(a.startswith(("experiment=", "+experiment=")) for a in argv):
-        from . import registry
+        from simstudy import registry
 
         if kinds[-1] in registry.study_kinds():  # else Hydra's help names the unknown option
             return usage.study_help(kinds[-1])
@@ -2190,7 +2193,7 @@ def _log_data_warnings() -> None:
     log line, not as Python's two-line warning with a source line of simstudy's."""
     import warnings
 
-    from .datasets import DataWarning
+    from simstudy.datasets import DataWarning
 
     shown = warnings.showwarning
 
@@ -2234,7 +2237,7 @@ def _version(argv: list[str]) -> str | None:
     """``simstudy --version`` (also after a command): simstudy's version, not Hydra's."""
     if "--version" not in argv:
         return None
-    from . import __version__
+    from simstudy import __version__
 
     return f"simstudy {__version__}"
 

@@ -15,7 +15,7 @@ one with the highest mean score.
 - The arms of a study: :func:`arms_of` (built from distribution specifications, with their means),
   :func:`arms_metadata`.
 - The beliefs behind fixed confidence: :func:`posterior`, :func:`prob_best` (re-exported from
-  :mod:`simstudy.posterior`).
+  :mod:`simstudy.stats.posterior`).
 
 Plug-in contracts
 -----------------
@@ -87,9 +87,9 @@ and a fixed-budget plug-in that spends nothing and always picks the first arm:
 None
 """
 
-from ..posterior import posterior, prob_best, prob_best_mc, prob_leader
-from ._arms import arms_metadata, arms_of
-from .fixed_budget import (
+from simstudy.stats.posterior import posterior, prob_best, prob_best_mc, prob_leader
+from simstudy.stats.selection._arms import arms_metadata, arms_of
+from simstudy.stats.selection.fixed_budget import (
     FIXED_BUDGET_RUNS,
     HALVING_OPTIONS,
     HALVING_VARIANTS,
@@ -101,7 +101,7 @@ from .fixed_budget import (
     sequential_halving,
     sequential_halving_runs,
 )
-from .fixed_confidence import (
+from simstudy.stats.selection.fixed_confidence import (
     FIXED_CONFIDENCE_ALGORITHMS,
     FIXED_CONFIDENCE_PROPOSALS,
     PI_METHODS,

@@ -47,11 +47,11 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import rng_iv
-from ._arms import arms_iv
-from ._arms import best_of as _best
-from ._arms import draw_sums as _draw_sums
-from ._arms import evaluator as _evaluator
+from simstudy.stats._rng import rng_iv
+from simstudy.stats.selection._arms import arms_iv
+from simstudy.stats.selection._arms import best_of as _best
+from simstudy.stats.selection._arms import draw_sums as _draw_sums
+from simstudy.stats.selection._arms import evaluator as _evaluator
 
 __all__ = [
     "SelectionResult",
@@ -397,7 +397,7 @@ def sequential_halving_runs(
     """``runs`` independent sequential-halving selections at once (arms are distributions).
 
     The same algorithm as :func:`sequential_halving`, vectorized across runs; the fixed-budget contract of
-    :data:`FIXED_BUDGET_RUNS` (see :mod:`simstudy.selection`).
+    :data:`FIXED_BUDGET_RUNS` (see :mod:`simstudy.stats.selection`).
 
     Parameters
     ----------
@@ -484,7 +484,7 @@ def non_adaptive_runs(arms: Sequence, budget: int, runs: int, *, rng: np.random.
     """``runs`` independent equal-split selections at once: ``floor(budget / N)`` evaluations of every arm.
 
     :func:`non_adaptive` vectorized across runs; the fixed-budget contract of :data:`FIXED_BUDGET_RUNS`, and a
-    template for a plug-in (see :mod:`simstudy.selection`).
+    template for a plug-in (see :mod:`simstudy.stats.selection`).
 
     Parameters
     ----------
@@ -546,7 +546,7 @@ HALVING_VARIANTS: dict[str, dict[str, Any]] = {
     "sequential_halving_first_8": {"first_arms": 8},
 }
 
-#: The built-in fixed-budget algorithms by name: their vectorized runs (the contract in :mod:`simstudy.selection`).
+#: The built-in fixed-budget algorithms by name: their vectorized runs (the contract in :mod:`simstudy.stats.selection`).
 FIXED_BUDGET_RUNS: dict[str, Callable[..., Any]] = {
     "sequential_halving": sequential_halving_runs,
     "non_adaptive": non_adaptive_runs,

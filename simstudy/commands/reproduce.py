@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import io
+from simstudy import io
 
 #: Beside a report: the files ``simstudy reproduce`` wrote there, with their SHA-256. Only those, unchanged, are
 #: ever overwritten; any other file in their place (a user's own report or figure) is refused.
@@ -438,7 +438,7 @@ def catalogue_path() -> Path:
     >>> catalogue_path().name
     'reproduction.yaml'
     """
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the simstudy package
     for candidate in (here / "experiments" / "reproduction.yaml", here.parent / "experiments" / "reproduction.yaml"):
         if candidate.is_file():
             return candidate
@@ -463,7 +463,7 @@ def load_catalogue(path: str | Path | None = None) -> list[Entry]:
     Raises
     ------
     CatalogueError
-        (``simstudy.reproduce.CatalogueError``, a :class:`ValueError`) If the file is not a non-empty list of
+        (``simstudy.commands.reproduce.CatalogueError``, a :class:`ValueError`) If the file is not a non-empty list of
         entries, or an entry lacks a required key, has an unknown key or a repeated id, or has an invalid
         check or hypothesis; the message names the entry and the field.
     OSError
@@ -1061,7 +1061,7 @@ def check_out_dir(out_dir: str | Path, names, *, quick: bool) -> None:
     >>> _ = (d / "REPRODUCTION.md").write_text("my notes")
     >>> check_out_dir(d, ["REPRODUCTION.md"], quick=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    simstudy.reproduce.OutDirError: .../REPRODUCTION.md was not written by simstudy reproduce (or was changed ...
+    simstudy.commands.reproduce.OutDirError: .../REPRODUCTION.md was not written by simstudy reproduce (or was changed ...
     >>> tmp.cleanup()
     """
     out_dir = Path(out_dir)

@@ -11,7 +11,7 @@
   draw from the empirical distribution), so its exact bias is V's too.
 - :func:`quantile_tuning_curve`, :func:`mean_tuning_curve` -- the q-quantile and the mean of the best of k draws
   (the max, or the min with ``minimize=True``), for real k; a distribution's own closed forms where it has them
-  (:class:`~simstudy.parametric.NoisyQuadratic`), else from its quantile function, exact sums or quadrature.
+  (:class:`~simstudy.distributions.parametric.NoisyQuadratic`), else from its quantile function, exact sums or quadrature.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import integrate, special
 
-from . import estimators
-from .distributions import Bag, ScoreDistribution
+from simstudy.distributions import Bag, ScoreDistribution
+from simstudy.stats import estimators
 
 __all__ = ["expected_max", "order_statistic_means", "estimator_mean", "quantile_tuning_curve", "mean_tuning_curve"]
 
@@ -99,7 +99,7 @@ def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
     ----------
     dist : ScoreDistribution
         A :class:`Bag` (exact sum), a distribution with its own ``mean_tuning_curve`` (closed forms, e.g.
-        :class:`~simstudy.parametric.NoisyQuadratic`) or a continuous distribution (quadrature, absolute error
+        :class:`~simstudy.distributions.parametric.NoisyQuadratic`) or a continuous distribution (quadrature, absolute error
         ~1e-12).
     n : int or sequence of int
         Budgets (trials; any positive integers; no sample size limits them).
@@ -116,7 +116,7 @@ def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
 
     See Also
     --------
-    simstudy.estimators.expected_max : Its estimators from a sample.
+    simstudy.stats.estimators.expected_max : Its estimators from a sample.
 
     References
     ----------
@@ -242,7 +242,7 @@ def estimator_mean(dist: ScoreDistribution, B: int, method: str, n=None) -> np.n
     ------
     ValueError
         On an unknown `method`, `B` not an integer >= 1, or a budget outside 1..B (from
-        :func:`simstudy.estimators.weights`).
+        :func:`simstudy.stats.estimators.weights`).
 
     References
     ----------
@@ -275,7 +275,7 @@ def _ks_iv(ks) -> np.ndarray:
 
 
 def _own(dist: ScoreDistribution, method: str):
-    """The distribution's own tuning-curve method (closed forms, e.g. :class:`~simstudy.parametric.NoisyQuadratic`),
+    """The distribution's own tuning-curve method (closed forms, e.g. :class:`~simstudy.distributions.parametric.NoisyQuadratic`),
     or None: then the generic code here computes it from the CDF or quantile function."""
     fn = getattr(dist, method, None)
     return fn if callable(fn) else None

@@ -156,7 +156,7 @@ def _options(config_dir: Path, group: str) -> str:
 
 
 def _studies() -> list[str]:
-    from . import registry
+    from simstudy import registry
 
     return [_wrap(kind, registry.study(kind).summary or "(no summary)") for kind in registry.study_kinds()]
 
@@ -186,7 +186,7 @@ def study_help(kind: str) -> str:
 
     Examples
     --------
-    >>> from simstudy.usage import study_help
+    >>> from simstudy.cli.usage import study_help
     >>> text = study_help("evp_accuracy")
     >>> print(text.splitlines()[0])
     study evp_accuracy: bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1).
@@ -194,7 +194,7 @@ def study_help(kind: str) -> str:
       study.reps                simulated searches per cell (more: a smaller Monte Carlo error)
                                 [default: 10000]
     """
-    from . import registry, schema
+    from simstudy import registry, schema
 
     spec = registry.study(kind)
     lines = [
@@ -241,7 +241,7 @@ def main_help(config_dir: Path) -> str:
 
     >>> import tempfile
     >>> from pathlib import Path
-    >>> from simstudy.usage import main_help
+    >>> from simstudy.cli.usage import main_help
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     for group, name in [("experiment", "my_preset"), ("distribution", "truncnorm")]:
     ...         (Path(tmp) / group).mkdir()
@@ -319,7 +319,7 @@ def command_help(command: str) -> str:
                             one column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig,
                             deberta_mnli, tdsa_fiesta [required]
     """
-    from . import config, schema
+    from simstudy import config, schema
 
     usage, examples, writes = _USAGE[command]
     lines = [

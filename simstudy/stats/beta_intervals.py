@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._roots import safeguarded_newton
+from simstudy.stats._roots import safeguarded_newton
 
 __all__ = ["equal_tailed", "highest_density", "coverage_equal_tailed", "coverage_highest_density"]
 

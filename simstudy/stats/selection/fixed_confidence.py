@@ -1,7 +1,7 @@
 """Fixed-confidence model selection (Moss et al. 2019, §4.2-4.3 and Algorithm 2).
 
 Evaluate models until one is believed best with probability above ``1 - delta``, where the belief
-``pi_m = P(model m has the highest mean score)`` comes from the t posteriors of :mod:`simstudy.posterior`.
+``pi_m = P(model m has the highest mean score)`` comes from the t posteriors of :mod:`simstudy.stats.posterior`.
 Every algorithm first evaluates each model ``initial`` (three) times, then repeats *propose, evaluate,
 update pi* until ``max pi > 1 - delta`` and returns ``argmax pi``:
 
@@ -20,7 +20,7 @@ and records the stopping point of several confidence levels from one trajectory 
 choices do not depend on delta, only when they stop does, so a run continued to the strictest level passes
 every laxer level's stopping point on the way. It draws m ~ pi exactly by Thompson's device (the argmax of
 one joint posterior draw) instead of computing all of pi, and checks the stopping rule with
-:func:`~simstudy.posterior.prob_leader`; the algorithms are the same in distribution as the one-run
+:func:`~simstudy.stats.posterior.prob_leader`; the algorithms are the same in distribution as the one-run
 functions, which compute pi in full for their trace.
 """
 
@@ -32,9 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._rng import rng_iv
-from ..posterior import posterior, prob_best, prob_best_mc, prob_leader, prob_leader_upper
-from ._arms import _scores, arms_iv, best_of, draw, evaluator
+from simstudy.stats._rng import rng_iv
+from simstudy.stats.posterior import posterior, prob_best, prob_best_mc, prob_leader, prob_leader_upper
+from simstudy.stats.selection._arms import _scores, arms_iv, best_of, draw, evaluator
 
 __all__ = [
     "ConfidenceResult",
@@ -294,8 +294,8 @@ def ttts(
         lie strictly inside (0, 1).
     pi_method : {"quadrature", "mc"}, keyword-only, default "quadrature"
         pi (every model's probability of being best) by deterministic quadrature
-        (:func:`~simstudy.posterior.prob_best`), or by ``mc_draws`` Monte Carlo draws (the published package's
-        way, :func:`~simstudy.posterior.prob_best_mc`).
+        (:func:`~simstudy.stats.posterior.prob_best`), or by ``mc_draws`` Monte Carlo draws (the published package's
+        way, :func:`~simstudy.stats.posterior.prob_best_mc`).
     mc_draws : int, keyword-only, default 800_000
         Joint posterior draws per update with ``pi_method="mc"`` (>= 1); unused by the quadrature.
     callback : callable, optional, keyword-only
@@ -400,8 +400,8 @@ def non_adaptive_confidence(
         lie strictly inside (0, 1).
     pi_method : {"quadrature", "mc"}, keyword-only, default "quadrature"
         pi (every model's probability of being best) by deterministic quadrature
-        (:func:`~simstudy.posterior.prob_best`), or by ``mc_draws`` Monte Carlo draws (the published package's
-        way, :func:`~simstudy.posterior.prob_best_mc`).
+        (:func:`~simstudy.stats.posterior.prob_best`), or by ``mc_draws`` Monte Carlo draws (the published package's
+        way, :func:`~simstudy.stats.posterior.prob_best_mc`).
     mc_draws : int, keyword-only, default 800_000
         Joint posterior draws per update with ``pi_method="mc"`` (>= 1); unused by the quadrature.
     callback : callable, optional, keyword-only
@@ -496,8 +496,8 @@ def batch_thompson(
         lie strictly inside (0, 1).
     pi_method : {"quadrature", "mc"}, keyword-only, default "quadrature"
         pi (every model's probability of being best) by deterministic quadrature
-        (:func:`~simstudy.posterior.prob_best`), or by ``mc_draws`` Monte Carlo draws (the published package's
-        way, :func:`~simstudy.posterior.prob_best_mc`).
+        (:func:`~simstudy.stats.posterior.prob_best`), or by ``mc_draws`` Monte Carlo draws (the published package's
+        way, :func:`~simstudy.stats.posterior.prob_best_mc`).
     mc_draws : int, keyword-only, default 800_000
         Joint posterior draws per update with ``pi_method="mc"`` (>= 1); unused by the quadrature.
     callback : callable, optional, keyword-only
@@ -567,7 +567,7 @@ def propose_top_two(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: 
     """Top-two Thompson sampling's next model for every run.
 
     m1 is drawn from pi, m2 from pi without m1, and one of the two is chosen uniformly. A proposal of the
-    fixed-confidence contract (see :mod:`simstudy.selection`), the ``"ttts"`` step of
+    fixed-confidence contract (see :mod:`simstudy.stats.selection`), the ``"ttts"`` step of
     :func:`fixed_confidence_runs`. Each draw from pi is the argmax of one joint posterior draw (Thompson's
     device); m2 is redrawn until it differs from m1.
 
@@ -620,7 +620,7 @@ def propose_top_two(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: 
 def propose_all(loc: np.ndarray, scale: np.ndarray, df: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
     """The non-adaptive baseline's step: every model once in every run.
 
-    A proposal of the fixed-confidence contract (see :mod:`simstudy.selection`), the ``"non_adaptive"`` step of
+    A proposal of the fixed-confidence contract (see :mod:`simstudy.stats.selection`), the ``"non_adaptive"`` step of
     :func:`fixed_confidence_runs`.
 
     Parameters
@@ -660,14 +660,14 @@ def propose_thompson(
 ) -> np.ndarray:
     """Batch Thompson sampling's step: ``batch`` independent draws from pi per run.
 
-    A proposal of the fixed-confidence contract (see :mod:`simstudy.selection`), the ``"batch_thompson"`` step
+    A proposal of the fixed-confidence contract (see :mod:`simstudy.stats.selection`), the ``"batch_thompson"`` step
     of :func:`fixed_confidence_runs` (which passes ``batch``). Each draw from pi is the argmax of one joint
     posterior draw, so a model may repeat within a batch.
 
     With ``distinct=True`` the batch is drawn from pi without replacement instead (``min(batch, N)`` distinct
     models, as ``numpy.random.Generator.choice(N, batch, replace=False, p=pi)`` would: each next model from pi
     renormalised over the models not yet drawn), by the Gumbel top-k device on the full pi of
-    :func:`~simstudy.posterior.prob_best`; a batch of all N models is the non-adaptive step.
+    :func:`~simstudy.stats.posterior.prob_best`; a batch of all N models is the non-adaptive step.
 
     Parameters
     ----------
@@ -830,7 +830,7 @@ def _positions(counts: np.ndarray, which: np.ndarray) -> np.ndarray:
 
 
 #: How far below a stopping bar the exact upper bound on pi must stay for the quadrature to be skipped: 16 times
-#: the quadrature's largest error measured against a 7,000-node reference (6e-5; see simstudy.posterior).
+#: the quadrature's largest error measured against a 7,000-node reference (6e-5; see simstudy.stats.posterior).
 _SCREEN_MARGIN = 1e-3
 
 
@@ -853,7 +853,7 @@ def fixed_confidence_runs(
     The algorithms' choices do not depend on delta, only when they stop does, so each run is continued to the
     strictest level and records where it passes every laxer level's stopping rule ``P(leader is best) >
     1 - delta``. The proposal (the part in which the algorithms differ) is pluggable; see the contract in
-    :mod:`simstudy.selection`.
+    :mod:`simstudy.stats.selection`.
 
     Parameters
     ----------
@@ -865,7 +865,7 @@ def fixed_confidence_runs(
         How many independent selections R to run.
     algorithm : {"ttts", "non_adaptive", "batch_thompson"} or callable, keyword-only
         A built-in algorithm, or a proposal ``propose(loc, scale, df, *, rng) -> which`` of the contract in
-        :mod:`simstudy.selection` (its width k, the evaluations per step, is read from one call on the first
+        :mod:`simstudy.stats.selection` (its width k, the evaluations per step, is read from one call on the first
         run's initial posterior with a generator of its own, before the run, and must not change).
     rng : numpy.random.Generator, keyword-only
         Drives the algorithm, the tie-breaks and (without ``streams``) the evaluations.
@@ -886,7 +886,7 @@ def fixed_confidence_runs(
     mc_draws : int, optional, keyword-only
         The stopping rule's pi by this many Monte Carlo draws per step, as the published FIESTA package computes
         it (with 100,000 per model): stop when the largest estimated pi exceeds ``1 - delta`` and choose its
-        model. By default the leader's pi by quadrature (:func:`~simstudy.posterior.prob_leader`).
+        model. By default the leader's pi by quadrature (:func:`~simstudy.stats.posterior.prob_leader`).
 
     Returns
     -------

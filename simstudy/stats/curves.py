@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from . import estimators
+from simstudy.stats import estimators
 
 __all__ = ["evp_curves", "budget_to_target"]
 
@@ -49,7 +49,7 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
         Model name -> its B validation scores, shape (B,), score units (one per random-search trial; B may
         differ between models).
     method : {"v", "u", "w"}, keyword-only, default "v"
-        The estimator (:func:`simstudy.estimators.expected_max`); V is Dodge et al.'s and has the lowest MSE.
+        The estimator (:func:`simstudy.stats.estimators.expected_max`); V is Dodge et al.'s and has the lowest MSE.
     trial_time : float or mapping of str to float, keyword-only, optional
         Average duration of one trial (any unit, e.g. seconds or GPU hours), for all models or per model:
         adds a ``time`` column, ``n * trial_time``.
@@ -58,7 +58,7 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
     -------
     pandas.DataFrame
         Tidy, one row per (model, n), every n = 1..B, in the order of `scores`: ``model``, ``n``,
-        ``expected_max``, ``std`` (plug-in SD of the best of n, :func:`simstudy.estimators.expected_max_std`;
+        ``expected_max``, ``std`` (plug-in SD of the best of n, :func:`simstudy.stats.estimators.expected_max_std`;
         always from V's weights), ``band_low`` and ``band_high`` (``expected_max -/+ std`` clipped to the
         model's observed [min, max]), all in score units, and ``time`` (the unit of `trial_time`) when given.
 
@@ -70,7 +70,7 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
 
     Notes
     -----
-    Memory is O(B) and time O(B log B) per model (:mod:`simstudy.estimators` computes large curves in
+    Memory is O(B) and time O(B log B) per model (:mod:`simstudy.stats.estimators` computes large curves in
     windowed blocks, exact to within ``2**-53`` of the score range): 10^6 scores take seconds.
 
     References

@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from ._roots import safeguarded_newton
-from .distributions import InvalidParameter, _finite
+from simstudy.distributions import InvalidParameter, _finite
+from simstudy.stats._roots import safeguarded_newton
 
 __all__ = ["Quadratic", "NoisyQuadratic", "C_RANGE"]
 
@@ -362,7 +362,7 @@ class NoisyQuadratic:
     See Also
     --------
     Quadratic : The noise-free law.
-    simstudy.parametric_fit.fit : Fit the law to the tail of observed scores.
+    simstudy.stats.parametric_fit.fit : Fit the law to the tail of observed scores.
 
     References
     ----------
@@ -504,7 +504,7 @@ class NoisyQuadratic:
 
     @classmethod
     def fit(cls, ys, limits: tuple[float, float] | None = None, constraints=None) -> NoisyQuadratic:
-        """The law fitted to the tail of ``ys`` by maximum product of spacings (:func:`simstudy.parametric_fit.fit`,
+        """The law fitted to the tail of ``ys`` by maximum product of spacings (:func:`simstudy.stats.parametric_fit.fit`,
         which also reports the fit's objective, boundary and threshold).
 
         Parameters
@@ -525,7 +525,7 @@ class NoisyQuadratic:
         Raises
         ------
         ValueError
-            As :func:`simstudy.parametric_fit.fit` does: too few scores above the threshold, bad limits or
+            As :func:`simstudy.stats.parametric_fit.fit` does: too few scores above the threshold, bad limits or
             constraints.
 
         Examples
@@ -537,7 +537,7 @@ class NoisyQuadratic:
         >>> law.c, round(law.b, 2)
         (2, 0.98)
         """
-        from .parametric_fit import fit  # the fit builds on this module
+        from simstudy.stats.parametric_fit import fit  # the fit builds on this module
 
         return fit(ys, limits=limits, constraints=constraints).law
 

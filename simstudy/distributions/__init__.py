@@ -11,7 +11,7 @@ Every distribution has one interface, :class:`ScoreDistribution`:
 Two families cover the studies: a finite :class:`Bag` (a population of values drawn with replacement;
 this is also the empirical distribution of real scores, shipped or from a researcher's own file) and a
 continuous :class:`TruncatedNormal`; the parametric laws of random search near the optimum,
-:class:`Quadratic` and :class:`NoisyQuadratic` (Lourie, He & Cho 2025; :mod:`simstudy.parametric`), give
+:class:`Quadratic` and :class:`NoisyQuadratic` (Lourie, He & Cho 2025; :mod:`simstudy.distributions.parametric`), give
 scores with closed-form truths. Any continuous :mod:`scipy.stats` distribution joins them as a
 :class:`ScipyDistribution` (kind ``scipy``), and a user's own class with this interface by its import path
 (kind ``target``, :class:`simstudy.plugins.PluginDistribution`).
@@ -554,7 +554,7 @@ class ReflectedKDE(_BoundedContinuous):
 
     def ppf(self, q) -> np.ndarray:
         """The quantile function, to about 1e-12, by a vectorized safeguarded Newton iteration."""
-        from ._roots import safeguarded_newton
+        from simstudy.stats._roots import safeguarded_newton
 
         q = np.asarray(q, dtype=np.float64)
         flat = q.ravel()
@@ -669,7 +669,7 @@ class KDEWithAtoms(_BoundedContinuous):
         high: float = 1.0,
         name: str = "kde_atoms",
     ) -> KDEWithAtoms:
-        """Find the atoms of ``data`` (:func:`simstudy.kde.find_atoms`) and fit a reflected KDE to the rest.
+        """Find the atoms of ``data`` (:func:`simstudy.stats.kde.find_atoms`) and fit a reflected KDE to the rest.
 
         Parameters
         ----------
@@ -677,7 +677,7 @@ class KDEWithAtoms(_BoundedContinuous):
             At least two finite scores within [low, high] (score units); any shape, flattened.
         bw_method : {"isj", "silverman"}, keyword-only
             The continuous part's bandwidth when neither ``bandwidth`` nor ``bw_factor`` is given: the
-            improved Sheather-Jones bandwidth (:func:`simstudy.kde.isj_bandwidth`; Silverman's rule if its
+            improved Sheather-Jones bandwidth (:func:`simstudy.stats.kde.isj_bandwidth`; Silverman's rule if its
             equation has no root, said in :attr:`bw_method`) or Silverman's rule of thumb.
         bandwidth, bw_factor : float, optional, keyword-only
             As in :meth:`ReflectedKDE.fit`, applied to the continuous part's scores; they override
@@ -709,7 +709,7 @@ class KDEWithAtoms(_BoundedContinuous):
         >>> fit.atoms.tolist(), fit.shares.tolist(), float(fit.cdf(0.0)), float(fit.cdf_left(0.0))
         ([0.0], [0.2], 0.2, 0.0)
         """
-        from . import kde
+        from simstudy.stats import kde
 
         x = np.sort(np.asarray(data, dtype=np.float64).ravel())
         if x.size < 2 or not np.all(np.isfinite(x)):
@@ -837,7 +837,7 @@ def _scipy_continuous_names() -> list[str]:
 class ScipyDistribution(_BoundedContinuous):
     """Any continuous :mod:`scipy.stats` distribution, bounded or not, by name and parameters.
 
-    Truths come by quadrature (:mod:`simstudy.truth`): on ``[low, high]`` for a bounded support, through the
+    Truths come by quadrature (:mod:`simstudy.stats.truth`): on ``[low, high]`` for a bounded support, through the
     quantile function otherwise. The distribution must have a finite mean and variance (the expected maximum
     and the estimators' MSE exist only then).
 
@@ -967,7 +967,7 @@ def _scipy(*, dist: str, params: Any = (), name: str | None = None) -> ScipyDist
 
 def _target(*, _target_: str, kwargs: Any = (), name: str | None = None, directory: str | None = None):
     """A user's distribution class, imported by path (:class:`simstudy.plugins.PluginDistribution`)."""
-    from . import plugins
+    from simstudy import plugins
 
     return plugins.PluginDistribution(_target_, tuple(kwargs), name, directory)
 
@@ -1076,7 +1076,7 @@ class Mirrored:
 
     @property
     def has_atoms(self) -> bool:
-        """Whether X has atoms (quadrature then splits at them, :mod:`simstudy.truth`)."""
+        """Whether X has atoms (quadrature then splits at them, :mod:`simstudy.stats.truth`)."""
         return bool(getattr(self.dist, "has_atoms", False))
 
     @property
@@ -1141,7 +1141,7 @@ def _seeded_truncnorm_bag(*, seed: int = 0, **params: Any) -> Bag:
 
 def _dataset_bag(*, dataset: str, model: str, name: str | None = None, **options: Any) -> Bag:
     """The empirical distribution of a shipped data set's scores for one model."""
-    from . import datasets  # imported here: only empirical distributions need the data files
+    from simstudy import datasets  # imported here: only empirical distributions need the data files
 
     return Bag(datasets.load_dataset(dataset, model, **options), name=name or f"{dataset}:{model}")
 
@@ -1163,7 +1163,7 @@ def _file_bag(
     ``model`` picks one model when the file holds several; scores outside [low, high] are an error; failed runs
     (``missing``) and ``scale`` as in :func:`simstudy.datasets.read_scores`.
     """
-    from . import datasets
+    from simstudy import datasets
 
     # load_scores, not read_scores: dropped or replaced failed runs are said (a DataWarning the CLI logs)
     by_model = datasets.load_scores(
@@ -1277,7 +1277,7 @@ def _fit_scores(
     dataset: str | None, model: str | None, path: str | None, low: float, high: float, options: dict
 ) -> tuple[np.ndarray, str]:
     """The scores a KDE is fitted to (a shipped data set's model, or a file's) and a default label."""
-    from . import datasets
+    from simstudy import datasets
 
     if (dataset is None) == (path is None):
         raise InvalidParameter("dataset", "or path must be given (exactly one)", dataset)
@@ -1358,7 +1358,7 @@ def _kde_atoms(
 
 # At the end, not the top: parametric builds on InvalidParameter and _finite, defined above (an import cycle
 # otherwise). The parametric laws are part of this module's interface (kinds quadratic and noisy_quadratic).
-from .parametric import NoisyQuadratic, Quadratic  # noqa: E402
+from simstudy.distributions.parametric import NoisyQuadratic, Quadratic  # noqa: E402
 
 #: Kinds whose distributions are continuous (exact coverage of the KS and LD bands needs one).
 CONTINUOUS_KINDS = ("truncnorm", "kde", "kde_atoms", "scipy", "quadratic", "noisy_quadratic")

@@ -17,7 +17,7 @@ method                    band                                                  
 ========================  ======================================================================  ==========
 
 "Exact" needs continuous scores; with ties the KS and LD bands stay valid but conservative, and a warning
-says so. The LD levels are computed exactly (:mod:`simstudy.boundary`) and cached on disk.
+says so. The LD levels are computed exactly (:mod:`simstudy.stats.boundary`) and cached on disk.
 
 Band method contract (plug-ins)
 -------------------------------
@@ -62,7 +62,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import boundary
+from simstudy.stats import boundary
 
 __all__ = [
     "METHODS",
@@ -418,7 +418,7 @@ def pointwise_bounds(n: int, confidence: float, method: str) -> tuple[np.ndarray
         Simultaneous coverage ``1 - alpha``, in (0, 1). Not validated here (:func:`cdf_bands` does).
     method : str
         One of :data:`METHODS`. The LD methods are solved exactly and cached on disk
-        (:func:`simstudy.boundary.ld_intervals`).
+        (:func:`simstudy.stats.boundary.ld_intervals`).
 
     Returns
     -------

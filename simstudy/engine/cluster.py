@@ -27,11 +27,11 @@ class ClusterUnavailable(RuntimeError):
 
     Examples
     --------
-    >>> from simstudy.cluster import ClusterUnavailable
+    >>> from simstudy.engine.cluster import ClusterUnavailable
     >>> raise ClusterUnavailable("runner.address=tcp://10.0.0.5:8786: no dask scheduler answered within 30 s")
     Traceback (most recent call last):
     ...
-    simstudy.cluster.ClusterUnavailable: runner.address=tcp://10.0.0.5:8786: no dask scheduler answered within 30 s
+    simstudy.engine.cluster.ClusterUnavailable: runner.address=tcp://10.0.0.5:8786: no dask scheduler answered within 30 s
     """
 
 
@@ -50,7 +50,7 @@ def local_workers(n_jobs: int) -> int:
 
     Examples
     --------
-    >>> from simstudy.cluster import local_workers
+    >>> from simstudy.engine.cluster import local_workers
     >>> local_workers(4)
     4
     >>> import os
@@ -99,7 +99,7 @@ def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> I
     --------
     Calling the function only builds the context manager; the cluster is started or reached on entry:
 
-    >>> from simstudy.cluster import dask_client
+    >>> from simstudy.engine.cluster import dask_client
     >>> context = dask_client("tcp://127.0.0.1:8786", n_jobs=2, timeout=5.0)
     >>> hasattr(context, "__enter__") and hasattr(context, "__exit__")
     True

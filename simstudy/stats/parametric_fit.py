@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from .distributions import InvalidParameter
-from .parametric import _SQRT2PI, _WINDOW, C_RANGE, NoisyQuadratic, _nodes, _tanh_sinh
+from simstudy.distributions import InvalidParameter
+from simstudy.distributions.parametric import _SQRT2PI, _WINDOW, C_RANGE, NoisyQuadratic, _nodes, _tanh_sinh
 
 __all__ = [
     "Threshold",
@@ -417,7 +417,7 @@ class FitResult:
         The threshold rule, as the bootstrap re-applies it (a fixed score when ``limits`` were given);
         default ``Threshold()``, the lower half.
     cs : tuple of int, optional
-        The c values searched; default :data:`simstudy.parametric.C_RANGE` (1..10).
+        The c values searched; default :data:`simstudy.distributions.parametric.C_RANGE` (1..10).
     start : ndarray of float, shape (len(cs), 3), optional
         The optimum per c in (b, log(b - a), log o), score units, concave direction: the bootstrap's warm
         starts; default None (cold starts).
@@ -427,7 +427,7 @@ class FitResult:
 
     Examples
     --------
-    >>> from simstudy.parametric import NoisyQuadratic
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
     >>> res = fit(ys, constraints={"c": [2, 3, 4]})
     >>> res.law.c, round(res.law.b, 4), res.n, res.n_tail, round(res.threshold, 4)
@@ -528,7 +528,7 @@ def fit_batch(
     thresholds : ndarray of float, shape (R,)
         Per row, the scores at or below are censored (score units; ``-inf``: none).
     cs : sequence of int, keyword-only
-        The c values searched; default :data:`simstudy.parametric.C_RANGE` (1..10).
+        The c values searched; default :data:`simstudy.distributions.parametric.C_RANGE` (1..10).
     noise_free : bool, keyword-only
         Fix o = 0 (the quadratic law); default False.
     start : ndarray of float, shape (R, len(cs), 3), optional, keyword-only
@@ -553,7 +553,7 @@ def fit_batch(
     --------
     Two samples of 48 scores, each censored at its median, with c fixed at 3:
 
-    >>> from simstudy.parametric import NoisyQuadratic
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> x = np.sort(NoisyQuadratic(0.7, 0.9, 3, 0.01).sample((2, 48), rng=np.random.default_rng(0)), axis=1)
     >>> out = fit_batch(x, Threshold(quantile=0.5).of(x), cs=(3,))
     >>> sorted(out)
@@ -715,7 +715,7 @@ def fit(
     Returns
     -------
     FitResult
-        ``.law`` is the fitted :class:`~simstudy.parametric.NoisyQuadratic`; with the objective per c, the
+        ``.law`` is the fitted :class:`~simstudy.distributions.parametric.NoisyQuadratic`; with the objective per c, the
         threshold, ``n`` and ``n_tail``, and flags ``hit_bound`` and ``converged``.
 
     Raises
@@ -814,7 +814,7 @@ def _curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: b
 
     The best of k runs is the max for a concave law and the min for a convex one.
     """
-    from .parametric import _std_ppf
+    from simstudy.distributions.parametric import _std_ppf
 
     s = (b - a)[:, None]
     r = (o / (b - a))[:, None]
@@ -883,7 +883,7 @@ def bootstrap_chunk(
 
     Examples
     --------
-    >>> from simstudy.parametric import NoisyQuadratic
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> law = NoisyQuadratic(0.7, 0.9, 3, 0.01)
     >>> rep = bootstrap_chunk(law, 48, Threshold(), (3,), None, np.array([10.0, 100.0]), 3, 0, mean=False)
     >>> sorted(rep), rep["ok"].tolist(), rep["median"].shape
@@ -944,7 +944,7 @@ class BootstrapResult:
 
     Examples
     --------
-    >>> from simstudy.parametric import NoisyQuadratic
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
     >>> boot = parametric_bootstrap(fit(ys, constraints={"c": 3}), [10, 100], n_boot=3, mean=False)
     >>> boot.level, boot.failed, boot.median.round(4).tolist(), boot.median_band.shape

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .. import truth
-from ..distributions import describe
+from simstudy.distributions import describe
+from simstudy.stats import truth
 
 
 def evaluator(arm, index: int = 0) -> Callable[[int, np.random.Generator], np.ndarray]:
@@ -55,7 +55,7 @@ def arms_of(specs: Sequence) -> tuple[tuple, list[str], np.ndarray, int]:
     names : list of str
         Each arm's ``name``, in the same order.
     means : ndarray of float64, shape (N,)
-        Each arm's population mean score, in score units (exact, by :func:`simstudy.truth.mean_tuning_curve` at
+        Each arm's population mean score, in score units (exact, by :func:`simstudy.stats.truth.mean_tuning_curve` at
         n = 1).
     best : int
         Index of the arm with the highest mean (the first, if several tie).

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 from scipy import optimize, special
 
-from . import beta_intervals
+from simstudy.stats import beta_intervals
 
 __all__ = ["simultaneous_coverage", "LDIntervals", "ld_intervals", "ld_pointwise_level", "cache_dir", "CacheWarning"]
 
@@ -52,7 +52,7 @@ def simultaneous_coverage(low, high) -> float:
     """``P(low[i] <= U_(i) <= high[i] for all i)`` for the order statistics of ``len(low)`` uniforms.
 
     Bounds on uniform order statistics are bounds on ``F(Y_(i))`` for any continuous F, so this is the exact
-    simultaneous coverage of a CDF band given by :func:`simstudy.bands.pointwise_bounds`-style bounds.
+    simultaneous coverage of a CDF band given by :func:`simstudy.stats.bands.pointwise_bounds`-style bounds.
 
     Parameters
     ----------
@@ -358,7 +358,7 @@ def _entry_header(n: int, confidence: float, kind: str, pointwise: float) -> dic
 
 def _write_entry(path: Path, ld: LDIntervals) -> None:
     """Store ``ld`` atomically: its arrays, and in the zip comment its key, level and a SHA-256 over both."""
-    from .io import _canonical, _digest, atomic_path
+    from simstudy.io import _canonical, _digest, atomic_path
 
     arrays = {"low": np.asarray(ld.low), "high": np.asarray(ld.high)}
     header = _canonical(_entry_header(ld.n, ld.confidence, ld.kind, ld.pointwise))
@@ -377,7 +377,7 @@ def _read_entry(path: Path, n: int, confidence: float, kind: str) -> LDIntervals
     FileNotFoundError
         If there is no entry (not a reason to warn).
     """
-    from .io import _digest
+    from simstudy.io import _digest
 
     try:
         # Our own file object: np.load leaks the one it opens when the file is not a zip archive.

@@ -1,0 +1,5 @@
+"""``python -m simstudy``: the command line, as the ``simstudy`` script runs it."""
+
+from simstudy.cli import main
+
+main()
