@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,10 @@ from typing import Any
 import numpy as np
 
 from simstudy import distributions, schema
+
+# Upward for now (issue 26): audit's and extrapolate's schemas below extend the data keys; the import goes when
+# they move to simstudy.commands.
+from simstudy.commands._data import DataConfig, DataOptions, _bands, _bound, _command_iv, _data, _names, _positive
 from simstudy.schema import ConfigError, option
 from simstudy.stats import estimators
 
@@ -31,17 +34,7 @@ __all__ = [
     "RunnerConfig",
     "Config",
     "parse",
-    "REQUIRED",
-    "DataOptions",
-    "CurveOptions",
-    "BandsOptions",
     "AuditOptions",
-    "COMMAND_OPTIONS",
-    "DataConfig",
-    "CurveConfig",
-    "BandsConfig",
-    "parse_curve",
-    "parse_bands",
     "AuditConfig",
     "parse_audit",
     "ExtrapolateOptions",
@@ -1489,398 +1482,13 @@ def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: in
         )
 
 
-# The data commands (simstudy curve, bands, audit). Each command's keys are a schema (:mod:`simstudy.schema`):
-# the defaults, the words of `simstudy COMMAND --help` and the per-key checks live in its fields; the YAML
-# (configs/curve.yaml ...) holds only Hydra's settings, and the CLI stores the schema's defaults for Hydra.
+# The data commands (simstudy curve, bands, audit, extrapolate): their shared keys and checks live in
+# simstudy.commands._data, curve's and bands' own in simstudy.commands.curve and .bands (the old names below
+# import from there on first use: __getattr__). Audit's and extrapolate's keys are still here.
 
-#: The default of a key the user must give (OmegaConf's missing value: Hydra says "data is required").
-REQUIRED = "???"
-XSCALES = ("linear", "log")
-
-
-def _bands():
-    from simstudy.stats import bands  # only when a bands/audit key is checked: importing config stays cheap
-
-    return bands
-
-
-def _path(key: str, value: Any) -> str:
-    if value == REQUIRED:
-        raise ConfigError(f"{key} is required: set it with {key}=...")
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{key} must be a file path or a shipped data set name, got {value!r}")
-    return value
-
-
-def _names(key: str, value: Any) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    names = [value] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
-    if (
-        not isinstance(names, (list, tuple))
-        or not names
-        or not all(isinstance(m, (str, int)) and not isinstance(m, bool) and str(m).strip() for m in names)
-    ):
-        raise ConfigError(f"{key} must be a model name or a list of them, got {value!r}")
-    return tuple(str(m).strip() for m in names)
-
-
-def _optional_str(key: str, value: Any) -> str | None:
-    if value is not None and (not isinstance(value, str) or not value):
-        raise ConfigError(f"{key} must be a non-empty string or null, got {value!r}")
-    return value
-
-
-def _missing(key: str, value: Any) -> str | float:
-    if value in ("error", "drop"):
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-        raise ConfigError(
-            f"{key} must be error, drop or the score a failed run counts as (e.g. {key}=0), got {value!r}"
-        )
-    return float(value)
-
-
-_positive = schema.number(positive=True)
-#: A number (infinities included) or null.
-_bound = schema.optional(schema.number(what="a number or null"))
-#: A finite number or null: a score to reach (an infinite one is never reached, and says nothing).
-_finite_score = schema.optional(
-    schema.number(minimum=-sys.float_info.max, maximum=sys.float_info.max, what="a finite number (a score) or null")
-)
 #: The narrowest audit bandwidth accepted, as a share of high - low: below it each score is an atom of its own
 #: (the fit is the data, whatever the KDE), and the reflected kernels' grid cannot resolve it.
 _MIN_BANDWIDTH_SHARE = 1e-6
-
-
-def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] | None:
-    if isinstance(value, Mapping):  # per model, as hashable (model, time) pairs
-        return tuple((str(m), _positive(f"{key}.{m}", t)) for m, t in value.items())
-    return None if value is None else _positive(key, value)
-
-
-_LOW_DOC = "the lowest score possible (0 for accuracy); scores below it are an error"
-_HIGH_DOC = "the highest score possible (1 for accuracy); scores above it are an error"
-_MINIMIZE_DOC = (
-    "true: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on "
-    "the lower tail, a target is reached at or below it"
-)
-
-
-@dataclass(frozen=True)
-class DataOptions:
-    """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`).
-
-    The base of :class:`CurveOptions`, :class:`BandsOptions`, :class:`AuditOptions` and
-    :class:`ExtrapolateOptions`; each field is a ``key=value`` of the command line (``simstudy curve
-    data=runs.csv models=[mlp,lstm]``), its default and help text (``--help``) declared here. The checks run
-    in :func:`simstudy.schema.parse`; the cross-checks (``model`` against ``models``, ``low`` below ``high``) in
-    the commands' parsers.
-
-    Parameters
-    ----------
-    data : str, required
-        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
-        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
-    model : tuple of str or None, default None
-        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
-    models : tuple of str or None, default None
-        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
-    score_column : str or None, default None
-        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
-        score.
-    model_column : str or None, default None
-        The column of model names; default: model if there is one, else one model named after the file.
-    missing : str or float, default "error"
-        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
-        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
-        units.
-    scale : float, default 1.0
-        Multiply every score by this before use, e.g. scale=0.01 for percentages.
-    compare : bool, default False
-        True: the data must hold at least two models.
-    sample_size : int or None, default None
-        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
-        with sample_seed). In runs (scores) per model.
-    split : str or None, default None
-        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
-        matched.
-    reduce : str or None, default None
-        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
-        its last (final); None: best.
-    low : float or None, default None
-        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
-        unbounded (-inf).
-    high : float or None, default None
-        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
-        unbounded (+inf).
-    minimize : bool, default False
-        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
-        the lower tail, a target is reached at or below it.
-
-    Examples
-    --------
-    >>> from simstudy import schema
-    >>> from simstudy.config import DataOptions
-    >>> opts = schema.parse(DataOptions, {"data": "scores.csv", "models": "lstm", "scale": 0.01})
-    >>> opts.models, opts.scale, opts.missing
-    (('lstm',), 0.01, 'error')
-    >>> schema.parse(DataOptions, {})
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: data is required: set it with data=...
-    """
-
-    data: str = option(
-        REQUIRED,
-        "a CSV/TSV (one score column, or model and score columns; header optional for one "
-        "column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, "
-        "tdsa_fiesta",
-        _path,
-    )
-    model: tuple[str, ...] | None = option(
-        None, "use only this model of the file (model=NAME); same as models=[NAME]", _names
-    )
-    models: tuple[str, ...] | None = option(None, "use only these models, e.g. models=[mlp,lstm]", _names)
-    score_column: str | None = option(
-        None,
-        "the column of scores (case and surrounding spaces ignored); default: the only column, else one named score",
-        _optional_str,
-    )
-    model_column: str | None = option(
-        None,
-        "the column of model names; default: model if there is one, else one model named after the file",
-        _optional_str,
-    )
-    missing: str | float = option(
-        "error",
-        "failed runs (an empty field, nan, NA, null): error (stop and say where), "
-        "drop (leave them out, saying how many per model), or a number they count as, "
-        "e.g. missing=0",
-        _missing,
-    )
-    scale: float = option(1.0, "multiply every score by this before use, e.g. scale=0.01 for percentages", _positive)
-    compare: bool = option(False, "true: the data must hold at least two models", schema.boolean())
-    sample_size: int | None = option(
-        None,
-        "use only the first n scores of each model (random-search order), e.g. 48 "
-        "(curve, bands: or a random n with sample_seed)",
-        schema.optional(schema.integer(minimum=2)),
-    )
-    split: str | None = option(
-        None,
-        "deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; "
-        "null: matched",
-        schema.optional(schema.choice(("matched", "mismatched"))),
-    )
-    reduce: str | None = option(
-        None,
-        "deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) "
-        "or its last (final); null: best",
-        schema.optional(schema.choice(("best", "final"))),
-    )
-    low: float | None = option(None, _LOW_DOC, _bound)
-    high: float | None = option(None, _HIGH_DOC, _bound)
-    minimize: bool = option(False, _MINIMIZE_DOC, schema.boolean())
-
-
-_SAMPLE_SEED_DOC = (
-    "with sample_size: null keeps the first sample_size runs of each model; an integer draws a "
-    "random subset of sample_size runs per model instead (without replacement; the same seed, the "
-    "same runs), e.g. sample_seed=3"
-)
-
-
-def _sample_seed_option():
-    """The ``sample_seed`` key of ``simstudy curve`` and ``bands`` (a random sample of the runs)."""
-    return option(None, _SAMPLE_SEED_DOC, schema.optional(schema.integer(minimum=0)))
-
-
-@dataclass(frozen=True)
-class CurveOptions(DataOptions):
-    """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them): the data keys and the curve's own.
-
-    :func:`parse_curve` checks a mapping of them and returns a :class:`CurveConfig`.
-
-    Parameters
-    ----------
-    data : str, required
-        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
-        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
-    model : tuple of str or None, default None
-        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
-    models : tuple of str or None, default None
-        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
-    score_column : str or None, default None
-        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
-        score.
-    model_column : str or None, default None
-        The column of model names; default: model if there is one, else one model named after the file.
-    missing : str or float, default "error"
-        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
-        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
-        units.
-    scale : float, default 1.0
-        Multiply every score by this before use, e.g. scale=0.01 for percentages.
-    compare : bool, default False
-        True: the data must hold at least two models.
-    sample_size : int or None, default None
-        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
-        with sample_seed). In runs (scores) per model.
-    split : str or None, default None
-        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
-        matched.
-    reduce : str or None, default None
-        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
-        its last (final); None: best.
-    low : float or None, default None
-        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
-        unbounded (-inf).
-    high : float or None, default None
-        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
-        unbounded (+inf).
-    minimize : bool, default False
-        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
-        the lower tail, a target is reached at or below it.
-    estimator : str, default "v"
-        The expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w.
-    target : float or None, default None
-        A score to reach: report the budget where each curve first reaches it. In score units.
-    trial_time : float, tuple of (str, float) pairs, or None, default None
-        The average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr: 0.01}): puts time
-        on the x axis. In ``time_unit`` per trial; a per-model mapping is parsed to ``(model, time)`` pairs.
-    time_unit : str, default "hours"
-        The unit of trial_time, for the axis label (e.g. hours).
-    xscale : str, default "log"
-        The x axis: log or linear.
-    sample_seed : int or None, default None
-        With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
-        of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
-        sample_seed=3.
-
-    Examples
-    --------
-    >>> from simstudy import schema
-    >>> from simstudy.config import CurveOptions
-    >>> opts = schema.parse(CurveOptions, {"data": "runs.csv", "target": 0.4})
-    >>> opts.estimator, opts.target, opts.xscale
-    ('v', 0.4, 'log')
-    """
-
-    estimator: str = option(
-        "v",
-        "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w",
-        schema.choice(estimators.CLOSED_FORM),
-    )
-    target: float | None = option(
-        None, "a score to reach: report the budget where each curve first reaches it", _finite_score
-    )
-    trial_time: float | tuple | None = option(
-        None,
-        "the average duration of one trial, for every model (0.2) or per "
-        "model ({cnn: 0.2, lr: 0.01}): puts time on the x axis",
-        _trial_time,
-    )
-    time_unit: str = option("hours", "the unit of trial_time, for the axis label (e.g. hours)", schema.text())
-    xscale: str = option("log", "the x axis: log or linear", schema.choice(XSCALES))
-    sample_seed: int | None = _sample_seed_option()
-
-
-_CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
-
-
-@dataclass(frozen=True)
-class BandsOptions(DataOptions):
-    """The keys of ``simstudy bands`` (``configs/bands.yaml`` selects them): the data keys and the bands' own.
-
-    :func:`parse_bands` checks a mapping of them and returns a :class:`BandsConfig`. The bands are those of
-    Lourie, Cho & He (2024), "Show your work with confidence: confidence bands for tuning curves".
-
-    Parameters
-    ----------
-    data : str, required
-        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
-        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
-    model : tuple of str or None, default None
-        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
-    models : tuple of str or None, default None
-        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
-    score_column : str or None, default None
-        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
-        score.
-    model_column : str or None, default None
-        The column of model names; default: model if there is one, else one model named after the file.
-    missing : str or float, default "error"
-        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
-        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
-        units.
-    scale : float, default 1.0
-        Multiply every score by this before use, e.g. scale=0.01 for percentages.
-    compare : bool, default False
-        True: the data must hold at least two models.
-    sample_size : int or None, default None
-        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
-        with sample_seed). In runs (scores) per model.
-    split : str or None, default None
-        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
-        matched.
-    reduce : str or None, default None
-        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
-        its last (final); None: best.
-    low : float or None, default None
-        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
-        unbounded (-inf).
-    high : float or None, default None
-        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
-        unbounded (+inf).
-    minimize : bool, default False
-        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
-        the lower tail, a target is reached at or below it.
-    confidence : float, default 0.8
-        The simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
-    kind : str, default "median"
-        Which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
-    quantile : float, default 0.5
-        With kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
-    method : str, default "ld_highest_density"
-        The CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
-    max_k : int or None, default None
-        Draw budgets k = 1..max_k (default: the largest sample size). In trials.
-    xscale : str, default "log"
-        The tuning curve's x axis (k): log or linear (log, as simstudy curve).
-    sample_seed : int or None, default None
-        With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
-        of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
-        sample_seed=3.
-
-    Examples
-    --------
-    >>> from simstudy import schema
-    >>> from simstudy.config import BandsOptions
-    >>> opts = schema.parse(BandsOptions, {"data": "scores.csv", "confidence": 0.9})
-    >>> opts.confidence, opts.kind, opts.method
-    (0.9, 'median', 'ld_highest_density')
-    """
-
-    confidence: float = option(0.8, _CONFIDENCE_DOC, schema.level())
-    kind: str = option(
-        "median",
-        "which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high)",
-        schema.choice(lambda: _bands().KINDS),
-    )
-    quantile: float = option(0.5, "kind=quantile only: the quantile of the best score, e.g. 0.9", schema.level())
-    method: str = option(
-        "ld_highest_density",
-        "the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw",
-        schema.choice(lambda: _bands().METHODS),
-    )
-    max_k: int | None = option(
-        None, "draw budgets k = 1..max_k (default: the largest sample size)", schema.optional(schema.integer(minimum=1))
-    )
-    xscale: str = option(
-        "log", "the tuning curve's x axis (k): log or linear (log, as simstudy curve)", schema.choice(XSCALES)
-    )
-    sample_seed: int | None = _sample_seed_option()
 
 
 _KDE_BOUND = "the fitted distribution lives on [low, high]"
@@ -2232,171 +1840,6 @@ def _minimize_iv(study: StudyConfig, dists: tuple[DistributionConfig, ...]) -> N
         )
 
 
-#: Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it).
-COMMAND_OPTIONS = {
-    "curve": CurveOptions,
-    "bands": BandsOptions,
-    "audit": AuditOptions,
-    "extrapolate": ExtrapolateOptions,
-}
-
-
-@dataclass(frozen=True)
-class DataConfig:
-    """Score data for ``simstudy curve``, ``bands``, ``audit`` and ``extrapolate``: a file or a shipped data set.
-
-    The data keys of :class:`DataOptions`, cross-checked and frozen by the commands' parsers.
-
-    Parameters
-    ----------
-    data : str
-        ``data``: a CSV/TSV, JSON Lines or JSON file path, or a shipped data set (reuters_hedwig,
-        deberta_mnli, tdsa_fiesta).
-    models : tuple of str or None
-        ``model=NAME`` or ``models=[a, b]``: keep only these models; None: every model.
-    score_column : str or None
-        ``score_column``: the column of scores; None: the only column, else one named score.
-    model_column : str or None
-        ``model_column``: the column of model names; None: model if there is one.
-    options : tuple of (str, str) pairs
-        ``(("reduce", ...), ("split", ...))``: how the shipped deberta_mnli data is read (each run's best or
-        final accuracy; the matched or mismatched split); empty for other data.
-    low : float
-        ``low``: the lowest score possible, in score units; -inf when not given.
-    high : float
-        ``high``: the highest score possible, in score units; +inf when not given.
-    min_models : int
-        The fewest models the data must hold: 2 with ``compare=true`` (a comparison), else 1.
-    sample_size : int or None
-        ``sample_size``: keep the first n scores of each model (random-search order); None: all of them.
-    missing : str or float, default "error"
-        ``missing``: failed runs are an ``"error"``, are ``"drop"``-ped, or count as this score (score units).
-    scale : float, default 1.0
-        ``scale``: every score is multiplied by it (0.01 for percentages).
-    sample_seed : int or None, default None
-        ``sample_seed``: with ``sample_size``, None keeps the first n runs, a seed draws a random subset of n
-        runs per model (without replacement).
-    minimize : bool, default False
-        ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the
-        commands analyse the mirrored scores -x on [-high, -low] and mirror the results back).
-
-    Examples
-    --------
-    >>> from simstudy.config import parse_curve
-    >>> data = parse_curve({"data": "runs.csv", "models": ["mlp", "lstm"], "low": 0, "high": 1}).data
-    >>> data.models, (data.low, data.high), data.min_models, data.options
-    (('mlp', 'lstm'), (0.0, 1.0), 1, ())
-    """
-
-    data: str
-    models: tuple[str, ...] | None  # model=NAME or models=[a, b]: keep only these (None: every model)
-    score_column: str | None
-    model_column: str | None
-    options: tuple[tuple[str, str], ...]  # split / reduce, for the shipped deberta_mnli data (else empty)
-    low: float
-    high: float
-    min_models: int  # 2 for a comparison
-    sample_size: int | None  # keep the first n scores of each model (random-search order)
-    missing: str | float = "error"  # failed runs: "error", "drop", or the score they count as
-    scale: float = 1.0  # every score is multiplied by it (0.01 for percentages)
-    sample_seed: int | None = None  # with sample_size: None keeps the first n runs, a seed a random subset
-    minimize: bool = False  # lower is better: the commands analyse -x and mirror the results back
-
-
-@dataclass(frozen=True)
-class CurveConfig:
-    """``simstudy curve``: EVP curves of a researcher's own results (or a shipped data set), as parsed.
-
-    What :func:`parse_curve` returns: the expected best score against the tuning budget (expected validation
-    performance, Dodge et al. 2019; its estimators, Dodge et al. 2021).
-
-    Parameters
-    ----------
-    data : DataConfig
-        The scores and how to read them.
-    estimator : str
-        ``estimator``: the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et
-        al. 2020) or w.
-    target : float or None
-        ``target``: a score to reach: report the budget where each curve first reaches it. In score units.
-    trial_time : float, tuple of (str, float) pairs, or None
-        ``trial_time``: the average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr:
-        0.01}): puts time on the x axis. In ``time_unit`` per trial; a per-model mapping is parsed to ``(model,
-        time)`` pairs.
-    time_unit : str
-        ``time_unit``: the unit of trial_time, for the axis label (e.g. hours).
-    xscale : str
-        ``xscale``: the x axis: log or linear.
-
-    References
-    ----------
-    .. [1] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Show your work: improved reporting
-       of experimental results", EMNLP 2019.
-    .. [2] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Expected validation performance and
-       estimation of a random variable's maximum", 2021.
-
-    Examples
-    --------
-    >>> from simstudy.config import parse_curve
-    >>> config = parse_curve({"data": "runs.csv", "trial_time": {"cnn": 0.2, "lr": 0.01}})
-    >>> config.estimator, config.trial_time, config.time_unit
-    ('v', (('cnn', 0.2), ('lr', 0.01)), 'hours')
-    """
-
-    data: DataConfig
-    estimator: str
-    target: float | None
-    trial_time: float | tuple[tuple[str, float], ...] | None
-    time_unit: str
-    xscale: str
-
-
-@dataclass(frozen=True)
-class BandsConfig:
-    """``simstudy bands``: confidence bands for the CDF and tuning curve of each model's scores, as parsed.
-
-    What :func:`parse_bands` returns; the bands are those of Lourie, Cho & He (2024).
-
-    Parameters
-    ----------
-    data : DataConfig
-        The scores and how to read them.
-    confidence : float
-        ``confidence``: the simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
-    kind : str
-        ``kind``: which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
-    quantile : float
-        ``quantile``: kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
-    method : str
-        ``method``: the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
-    max_k : int or None
-        ``max_k``: draw budgets k = 1..max_k (default: the largest sample size). In trials.
-    xscale : str
-        ``xscale``: the tuning curve's x axis (k): log or linear (log, as simstudy curve).
-        For ``kind="median"`` it is 0.5.
-
-    References
-    ----------
-    .. [1] N. Lourie, K. Cho and H. He, "Show your work with confidence: confidence bands for tuning curves",
-       2024.
-
-    Examples
-    --------
-    >>> from simstudy.config import parse_bands
-    >>> config = parse_bands({"data": "scores.csv", "kind": "quantile", "quantile": 0.9})
-    >>> config.kind, config.quantile, config.confidence, config.method
-    ('quantile', 0.9, 0.8, 'ld_highest_density')
-    """
-
-    data: DataConfig
-    confidence: float
-    kind: str
-    quantile: float
-    method: str
-    max_k: int | None
-    xscale: str
-
-
 @dataclass(frozen=True)
 class AuditConfig:
     """``simstudy audit``: how trustworthy tuning-curve analyses are at a researcher's own sample size.
@@ -2538,177 +1981,6 @@ class ExtrapolateConfig:
     mean: bool
     seed: int
     n_jobs: int
-
-
-def _command_iv(command: str, cfg: Mapping) -> Any:
-    """The command's schema instance from its config: an unknown key (``+typo=1``) is an error, never a silent
-    run on everything, and each key passes its field's check."""
-    options = COMMAND_OPTIONS[command]
-    valid = [f.name for f in dataclasses.fields(options)]
-    for key in cfg:
-        if key not in valid:
-            raise ConfigError(
-                f"{key} is not a setting of simstudy {command} (settings: {', '.join(valid)}; "
-                f"simstudy {command} --help explains each)"
-            )
-    return schema.parse(options, cfg)
-
-
-def _applies_iv(o: DataOptions) -> None:
-    """Options that do not apply to the data are refused, never ignored (before any data is read)."""
-    from simstudy.datasets import DATASETS  # here: importing config stays cheap
-
-    shipped = o.data in DATASETS
-    for key in ("split", "reduce"):
-        value = getattr(o, key)
-        if value is not None and o.data != "deberta_mnli":
-            what = "splits" if key == "split" else "learning curves"
-            raise ConfigError(f"{key}={value} applies to deberta_mnli's {what} only; {o.data} has none: drop {key}=")
-    if shipped and o.missing != "error":  # the shipped sets have a score for every run
-        raise ConfigError(
-            f"missing={o.missing if isinstance(o.missing, str) else f'{o.missing:g}'} applies to score files "
-            f"only; {o.data} has no missing scores: drop missing="
-        )
-    for key in ("score_column", "model_column"):
-        value = getattr(o, key)
-        if value is not None and shipped:
-            raise ConfigError(
-                f"{key}={value} applies to score files only; {o.data} is a shipped data set whose columns are "
-                f"fixed: drop {key}="
-            )
-    for key in ("model", "models"):
-        names = getattr(o, key)
-        twice = sorted({m for m in names if names.count(m) > 1}) if names else []
-        if twice:
-            raise ConfigError(f"{key}={list(names)} names {', '.join(twice)} more than once: give each model once")
-
-
-def _data(o: DataOptions) -> DataConfig:
-    """The data keys' cross-checks (model against models, low below high, options that apply), frozen."""
-    _applies_iv(o)
-    if o.model is not None and o.models is not None and set(o.model) != set(o.models):
-        raise ConfigError(f"model={o.model[0]} and models={list(o.models)} disagree: give one of them")
-    low = -np.inf if o.low is None else o.low
-    high = np.inf if o.high is None else o.high
-    if not low < high:
-        raise ConfigError(f"high must be greater than low={low}, got {high}")
-    if isinstance(o.missing, float) and not low <= o.missing <= high:
-        raise ConfigError(
-            f"missing={o.missing:g} is outside [low, high] = [{low:g}, {high:g}]; it is the score a failed run "
-            f"counts as, so it must lie within them (e.g. missing={min(max(0.0, low), high):g}) or be drop"
-        )
-    seed = getattr(o, "sample_seed", None)  # simstudy curve and bands take it; audit does not
-    if seed is not None and o.sample_size is None:
-        raise ConfigError(
-            f"sample_seed={seed} draws a random sample of sample_size runs per model: set "
-            f"sample_size too (e.g. sample_size=25)"
-        )
-    return DataConfig(
-        data=o.data,
-        models=o.models or o.model,
-        score_column=o.score_column,
-        model_column=o.model_column,
-        options=(("reduce", o.reduce or "best"), ("split", o.split or "matched")) if o.data == "deberta_mnli" else (),
-        low=low,
-        high=high,
-        min_models=2 if o.compare else 1,
-        sample_size=o.sample_size,
-        missing=o.missing,
-        scale=o.scale,
-        sample_seed=seed,
-        minimize=o.minimize,
-    )
-
-
-def parse_curve(cfg: Mapping) -> CurveConfig:
-    """Validate the ``simstudy curve`` config (the keys of :class:`CurveOptions`).
-
-    Parameters
-    ----------
-    cfg : Mapping
-        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
-
-    Returns
-    -------
-    CurveConfig
-        The data (cross-checked: ``model`` against ``models``, ``low`` below ``high``, ``sample_seed`` only
-        with ``sample_size``) and the curve's settings.
-
-    Raises
-    ------
-    ConfigError
-        One line naming the first invalid key and its value.
-
-    Examples
-    --------
-    >>> parse_curve({"data": "reuters_hedwig", "models": "lstm", "target": 0.4}).data.models
-    ('lstm',)
-    >>> parse_curve({"data": "runs.csv", "estimatr": "u"})
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: estimatr is not a setting of simstudy curve (settings: data, model, models, \
-score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
-target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
-    """
-    o = _command_iv("curve", cfg)
-    return CurveConfig(
-        data=_data(o),
-        estimator=o.estimator,
-        target=o.target,
-        trial_time=o.trial_time,
-        time_unit=o.time_unit,
-        xscale=o.xscale,
-    )
-
-
-def parse_bands(cfg: Mapping) -> BandsConfig:
-    """Validate the ``simstudy bands`` config (the keys of :class:`BandsOptions`).
-
-    Parameters
-    ----------
-    cfg : Mapping
-        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
-
-    Returns
-    -------
-    BandsConfig
-        ``quantile`` is 0.5 for ``kind="median"``.
-
-    Raises
-    ------
-    ConfigError
-        One line naming the first invalid key and its value; ``kind=mean`` without finite ``low`` and ``high``;
-        a ``max_k`` whose bands would not fit in memory (:func:`check_memory`).
-
-    Examples
-    --------
-    >>> parse_bands({"data": "scores.csv", "low": 0, "high": 1, "kind": "mean"}).confidence
-    0.8
-    >>> parse_bands({"data": "scores.csv", "confidence": 1.5})
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: confidence must be a number strictly between 0 and 1, got 1.5
-    """
-    o = _command_iv("bands", cfg)
-    data = _data(o)
-    if o.kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
-        raise ConfigError(
-            "kind=mean needs finite low and high (e.g. low=0 high=1 for accuracy): without them "
-            "the mean tuning curve's band is vacuous"
-        )
-    if o.max_k is not None:
-        check_memory(
-            "max_k", o.max_k, _BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model", "lower max_k"
-        )
-    return BandsConfig(
-        data=data,
-        confidence=o.confidence,
-        kind=o.kind,
-        quantile=0.5 if o.kind == "median" else o.quantile,
-        method=o.method,
-        max_k=o.max_k,
-        xscale=o.xscale,
-    )
 
 
 def parse_audit(cfg: Mapping) -> AuditConfig:
@@ -2889,3 +2161,27 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         seed=o.seed,
         n_jobs=o.n_jobs,
     )
+
+
+#: Names that moved to :mod:`simstudy.commands` (issue 26): old name -> (module, name there). They import on
+#: first use, since this module sits below the commands.
+_MOVED_NAMES = {
+    "REQUIRED": ("simstudy.commands._data", "REQUIRED"),
+    "XSCALES": ("simstudy.commands._data", "XSCALES"),
+    "COMMAND_OPTIONS": ("simstudy.commands._data", "COMMAND_OPTIONS"),
+    "CurveOptions": ("simstudy.commands.curve", "CurveOptions"),
+    "CurveConfig": ("simstudy.commands.curve", "CurveConfig"),
+    "parse_curve": ("simstudy.commands.curve", "parse"),
+    "BandsOptions": ("simstudy.commands.bands", "BandsOptions"),
+    "BandsConfig": ("simstudy.commands.bands", "BandsConfig"),
+    "parse_bands": ("simstudy.commands.bands", "parse"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED_NAMES:
+        import importlib
+
+        module, new = _MOVED_NAMES[name]
+        return getattr(importlib.import_module(module), new)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

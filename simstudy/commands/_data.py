@@ -1,0 +1,486 @@
+"""What every data command shares: the data keys, their checks, and reading the scores.
+
+``simstudy curve``, ``bands``, ``audit`` and ``extrapolate`` read scores the same way: the keys of
+:class:`DataOptions` (a schema, :mod:`simstudy.schema`), cross-checked into a frozen :class:`DataConfig` by
+:func:`_data`, and loaded by :func:`_load_scores`. With ``minimize=true`` every analysis runs unchanged on the
+mirrored scores ``-x`` (:func:`_sign`, :func:`_mirror_scores`, :func:`_bounds`) and mirrors its results back.
+
+==========================  ========================================================================
+name                        what
+==========================  ========================================================================
+:class:`DataOptions`        the data keys of every data command, with defaults, help and checks
+:class:`DataConfig`         the data keys cross-checked and frozen
+:data:`COMMAND_OPTIONS`     each data command's schema (``simstudy COMMAND --help``, Hydra's defaults)
+:func:`_command_iv`         a command's schema instance from its config (unknown keys refused)
+:func:`_data`               the data keys' cross-checks, giving a :class:`DataConfig`
+:func:`_load_scores`        scores by model from a :class:`DataConfig`: a file or a shipped data set
+:func:`_log_scores`         the command's inputs and the scores many runs share, logged
+==========================  ========================================================================
+
+Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigError` (or the data reader's
+:class:`~simstudy.datasets.DataError`), and the command line says it in one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import logging
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simstudy import schema
+from simstudy.schema import ConfigError, option
+
+__all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig"]
+
+log = logging.getLogger("simstudy")
+
+
+# The data commands (simstudy curve, bands, audit). Each command's keys are a schema (:mod:`simstudy.schema`):
+# the defaults, the words of `simstudy COMMAND --help` and the per-key checks live in its fields; the YAML
+# (configs/curve.yaml ...) holds only Hydra's settings, and the CLI stores the schema's defaults for Hydra.
+
+#: The default of a key the user must give (OmegaConf's missing value: Hydra says "data is required").
+REQUIRED = "???"
+XSCALES = ("linear", "log")
+
+
+def _bands():
+    from simstudy.stats import bands  # only when a bands/audit key is checked: importing config stays cheap
+
+    return bands
+
+
+def _path(key: str, value: Any) -> str:
+    if value == REQUIRED:
+        raise ConfigError(f"{key} is required: set it with {key}=...")
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{key} must be a file path or a shipped data set name, got {value!r}")
+    return value
+
+
+def _names(key: str, value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = [value] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
+    if (
+        not isinstance(names, (list, tuple))
+        or not names
+        or not all(isinstance(m, (str, int)) and not isinstance(m, bool) and str(m).strip() for m in names)
+    ):
+        raise ConfigError(f"{key} must be a model name or a list of them, got {value!r}")
+    return tuple(str(m).strip() for m in names)
+
+
+def _optional_str(key: str, value: Any) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{key} must be a non-empty string or null, got {value!r}")
+    return value
+
+
+def _missing(key: str, value: Any) -> str | float:
+    if value in ("error", "drop"):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise ConfigError(
+            f"{key} must be error, drop or the score a failed run counts as (e.g. {key}=0), got {value!r}"
+        )
+    return float(value)
+
+
+_positive = schema.number(positive=True)
+#: A number (infinities included) or null.
+_bound = schema.optional(schema.number(what="a number or null"))
+#: A finite number or null: a score to reach (an infinite one is never reached, and says nothing).
+_finite_score = schema.optional(
+    schema.number(minimum=-sys.float_info.max, maximum=sys.float_info.max, what="a finite number (a score) or null")
+)
+
+
+def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] | None:
+    if isinstance(value, Mapping):  # per model, as hashable (model, time) pairs
+        return tuple((str(m), _positive(f"{key}.{m}", t)) for m, t in value.items())
+    return None if value is None else _positive(key, value)
+
+
+_LOW_DOC = "the lowest score possible (0 for accuracy); scores below it are an error"
+_HIGH_DOC = "the highest score possible (1 for accuracy); scores above it are an error"
+_MINIMIZE_DOC = (
+    "true: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on "
+    "the lower tail, a target is reached at or below it"
+)
+
+
+_CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
+
+
+@dataclass(frozen=True)
+class DataOptions:
+    """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`).
+
+    The base of :class:`~simstudy.commands.curve.CurveOptions`, :class:`~simstudy.commands.bands.BandsOptions`,
+    :class:`~simstudy.config.AuditOptions` and :class:`~simstudy.config.ExtrapolateOptions`; each field is a ``key=value`` of the command line (``simstudy curve
+    data=runs.csv models=[mlp,lstm]``), its default and help text (``--help``) declared here. The checks run
+    in :func:`simstudy.schema.parse`; the cross-checks (``model`` against ``models``, ``low`` below ``high``) in
+    the commands' parsers.
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
+        with sample_seed). In runs (scores) per model.
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
+    low : float or None, default None
+        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
+        unbounded (-inf).
+    high : float or None, default None
+        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
+        unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.commands._data import DataOptions
+    >>> opts = schema.parse(DataOptions, {"data": "scores.csv", "models": "lstm", "scale": 0.01})
+    >>> opts.models, opts.scale, opts.missing
+    (('lstm',), 0.01, 'error')
+    >>> schema.parse(DataOptions, {})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: data is required: set it with data=...
+    """
+
+    data: str = option(
+        REQUIRED,
+        "a CSV/TSV (one score column, or model and score columns; header optional for one "
+        "column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, "
+        "tdsa_fiesta",
+        _path,
+    )
+    model: tuple[str, ...] | None = option(
+        None, "use only this model of the file (model=NAME); same as models=[NAME]", _names
+    )
+    models: tuple[str, ...] | None = option(None, "use only these models, e.g. models=[mlp,lstm]", _names)
+    score_column: str | None = option(
+        None,
+        "the column of scores (case and surrounding spaces ignored); default: the only column, else one named score",
+        _optional_str,
+    )
+    model_column: str | None = option(
+        None,
+        "the column of model names; default: model if there is one, else one model named after the file",
+        _optional_str,
+    )
+    missing: str | float = option(
+        "error",
+        "failed runs (an empty field, nan, NA, null): error (stop and say where), "
+        "drop (leave them out, saying how many per model), or a number they count as, "
+        "e.g. missing=0",
+        _missing,
+    )
+    scale: float = option(1.0, "multiply every score by this before use, e.g. scale=0.01 for percentages", _positive)
+    compare: bool = option(False, "true: the data must hold at least two models", schema.boolean())
+    sample_size: int | None = option(
+        None,
+        "use only the first n scores of each model (random-search order), e.g. 48 "
+        "(curve, bands: or a random n with sample_seed)",
+        schema.optional(schema.integer(minimum=2)),
+    )
+    split: str | None = option(
+        None,
+        "deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; "
+        "null: matched",
+        schema.optional(schema.choice(("matched", "mismatched"))),
+    )
+    reduce: str | None = option(
+        None,
+        "deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) "
+        "or its last (final); null: best",
+        schema.optional(schema.choice(("best", "final"))),
+    )
+    low: float | None = option(None, _LOW_DOC, _bound)
+    high: float | None = option(None, _HIGH_DOC, _bound)
+    minimize: bool = option(False, _MINIMIZE_DOC, schema.boolean())
+
+
+_SAMPLE_SEED_DOC = (
+    "with sample_size: null keeps the first sample_size runs of each model; an integer draws a "
+    "random subset of sample_size runs per model instead (without replacement; the same seed, the "
+    "same runs), e.g. sample_seed=3"
+)
+
+
+def _sample_seed_option():
+    """The ``sample_seed`` key of ``simstudy curve`` and ``bands`` (a random sample of the runs)."""
+    return option(None, _SAMPLE_SEED_DOC, schema.optional(schema.integer(minimum=0)))
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Score data for ``simstudy curve``, ``bands``, ``audit`` and ``extrapolate``: a file or a shipped data set.
+
+    The data keys of :class:`DataOptions`, cross-checked and frozen by the commands' parsers.
+
+    Parameters
+    ----------
+    data : str
+        ``data``: a CSV/TSV, JSON Lines or JSON file path, or a shipped data set (reuters_hedwig,
+        deberta_mnli, tdsa_fiesta).
+    models : tuple of str or None
+        ``model=NAME`` or ``models=[a, b]``: keep only these models; None: every model.
+    score_column : str or None
+        ``score_column``: the column of scores; None: the only column, else one named score.
+    model_column : str or None
+        ``model_column``: the column of model names; None: model if there is one.
+    options : tuple of (str, str) pairs
+        ``(("reduce", ...), ("split", ...))``: how the shipped deberta_mnli data is read (each run's best or
+        final accuracy; the matched or mismatched split); empty for other data.
+    low : float
+        ``low``: the lowest score possible, in score units; -inf when not given.
+    high : float
+        ``high``: the highest score possible, in score units; +inf when not given.
+    min_models : int
+        The fewest models the data must hold: 2 with ``compare=true`` (a comparison), else 1.
+    sample_size : int or None
+        ``sample_size``: keep the first n scores of each model (random-search order); None: all of them.
+    missing : str or float, default "error"
+        ``missing``: failed runs are an ``"error"``, are ``"drop"``-ped, or count as this score (score units).
+    scale : float, default 1.0
+        ``scale``: every score is multiplied by it (0.01 for percentages).
+    sample_seed : int or None, default None
+        ``sample_seed``: with ``sample_size``, None keeps the first n runs, a seed draws a random subset of n
+        runs per model (without replacement).
+    minimize : bool, default False
+        ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the
+        commands analyse the mirrored scores -x on [-high, -low] and mirror the results back).
+
+    Examples
+    --------
+    >>> from simstudy.commands import curve
+    >>> data = curve.parse({"data": "runs.csv", "models": ["mlp", "lstm"], "low": 0, "high": 1}).data
+    >>> data.models, (data.low, data.high), data.min_models, data.options
+    (('mlp', 'lstm'), (0.0, 1.0), 1, ())
+    """
+
+    data: str
+    models: tuple[str, ...] | None  # model=NAME or models=[a, b]: keep only these (None: every model)
+    score_column: str | None
+    model_column: str | None
+    options: tuple[tuple[str, str], ...]  # split / reduce, for the shipped deberta_mnli data (else empty)
+    low: float
+    high: float
+    min_models: int  # 2 for a comparison
+    sample_size: int | None  # keep the first n scores of each model (random-search order)
+    missing: str | float = "error"  # failed runs: "error", "drop", or the score they count as
+    scale: float = 1.0  # every score is multiplied by it (0.01 for percentages)
+    sample_seed: int | None = None  # with sample_size: None keeps the first n runs, a seed a random subset
+    minimize: bool = False  # lower is better: the commands analyse -x and mirror the results back
+
+
+#: Where each data command's schema lives, in the order ``simstudy --help`` lists them: loaded by name when first
+#: asked for (:func:`_command_options`), since the commands' modules import this one.
+_COMMAND_SCHEMAS = {
+    "curve": ("simstudy.commands.curve", "CurveOptions"),
+    "bands": ("simstudy.commands.bands", "BandsOptions"),
+    "audit": ("simstudy.config", "AuditOptions"),
+    "extrapolate": ("simstudy.config", "ExtrapolateOptions"),
+}
+
+
+def _schema(command: str) -> type:
+    """The schema of one data command, imported by name (only that command's module)."""
+    module, name = _COMMAND_SCHEMAS[command]
+    return getattr(importlib.import_module(module), name)
+
+
+@functools.cache
+def _command_options() -> dict[str, type]:
+    """Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it)."""
+    return {command: _schema(command) for command in _COMMAND_SCHEMAS}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "COMMAND_OPTIONS":  # :data:`COMMAND_OPTIONS`: the schemas, imported on first use
+        return _command_options()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _command_iv(command: str, cfg: Mapping) -> Any:
+    """The command's schema instance from its config: an unknown key (``+typo=1``) is an error, never a silent
+    run on everything, and each key passes its field's check."""
+    options = _schema(command)
+    valid = [f.name for f in dataclasses.fields(options)]
+    for key in cfg:
+        if key not in valid:
+            raise ConfigError(
+                f"{key} is not a setting of simstudy {command} (settings: {', '.join(valid)}; "
+                f"simstudy {command} --help explains each)"
+            )
+    return schema.parse(options, cfg)
+
+
+def _applies_iv(o: DataOptions) -> None:
+    """Options that do not apply to the data are refused, never ignored (before any data is read)."""
+    from simstudy.datasets import DATASETS  # here: importing config stays cheap
+
+    shipped = o.data in DATASETS
+    for key in ("split", "reduce"):
+        value = getattr(o, key)
+        if value is not None and o.data != "deberta_mnli":
+            what = "splits" if key == "split" else "learning curves"
+            raise ConfigError(f"{key}={value} applies to deberta_mnli's {what} only; {o.data} has none: drop {key}=")
+    if shipped and o.missing != "error":  # the shipped sets have a score for every run
+        raise ConfigError(
+            f"missing={o.missing if isinstance(o.missing, str) else f'{o.missing:g}'} applies to score files "
+            f"only; {o.data} has no missing scores: drop missing="
+        )
+    for key in ("score_column", "model_column"):
+        value = getattr(o, key)
+        if value is not None and shipped:
+            raise ConfigError(
+                f"{key}={value} applies to score files only; {o.data} is a shipped data set whose columns are "
+                f"fixed: drop {key}="
+            )
+    for key in ("model", "models"):
+        names = getattr(o, key)
+        twice = sorted({m for m in names if names.count(m) > 1}) if names else []
+        if twice:
+            raise ConfigError(f"{key}={list(names)} names {', '.join(twice)} more than once: give each model once")
+
+
+def _data(o: DataOptions) -> DataConfig:
+    """The data keys' cross-checks (model against models, low below high, options that apply), frozen."""
+    _applies_iv(o)
+    if o.model is not None and o.models is not None and set(o.model) != set(o.models):
+        raise ConfigError(f"model={o.model[0]} and models={list(o.models)} disagree: give one of them")
+    low = -np.inf if o.low is None else o.low
+    high = np.inf if o.high is None else o.high
+    if not low < high:
+        raise ConfigError(f"high must be greater than low={low}, got {high}")
+    if isinstance(o.missing, float) and not low <= o.missing <= high:
+        raise ConfigError(
+            f"missing={o.missing:g} is outside [low, high] = [{low:g}, {high:g}]; it is the score a failed run "
+            f"counts as, so it must lie within them (e.g. missing={min(max(0.0, low), high):g}) or be drop"
+        )
+    seed = getattr(o, "sample_seed", None)  # simstudy curve and bands take it; audit does not
+    if seed is not None and o.sample_size is None:
+        raise ConfigError(
+            f"sample_seed={seed} draws a random sample of sample_size runs per model: set "
+            f"sample_size too (e.g. sample_size=25)"
+        )
+    return DataConfig(
+        data=o.data,
+        models=o.models or o.model,
+        score_column=o.score_column,
+        model_column=o.model_column,
+        options=(("reduce", o.reduce or "best"), ("split", o.split or "matched")) if o.data == "deberta_mnli" else (),
+        low=low,
+        high=high,
+        min_models=2 if o.compare else 1,
+        sample_size=o.sample_size,
+        missing=o.missing,
+        scale=o.scale,
+        sample_seed=seed,
+        minimize=o.minimize,
+    )
+
+
+def _load_scores(opts: DataConfig) -> dict:
+    """Scores by model from a :class:`DataConfig`: a file or a shipped data set (:mod:`simstudy.datasets`)."""
+    from simstudy import datasets
+
+    if opts.data in datasets.DATASETS:
+        options = dict(opts.options) if opts.data == "deberta_mnli" else {}
+        scores = {m: x * opts.scale for m, x in datasets.load_models(opts.data, **options).items()}
+        outside = {m: x for m, x in scores.items() if np.any((x < opts.low) | (x > opts.high))}
+        if outside:
+            m = next(iter(outside))
+            raise ConfigError(f"{opts.data}: model {m} has scores outside [low, high] = [{opts.low}, {opts.high}]")
+    else:
+        # failed runs dropped or replaced are said by a DataWarning, which _main routes to the log
+        scores = datasets.load_scores(
+            opts.data,
+            score_column=opts.score_column,
+            model_column=opts.model_column,
+            low=opts.low,
+            high=opts.high,
+            missing=opts.missing,
+            scale=opts.scale,
+            minimize=opts.minimize,
+        )
+    if opts.models is not None:
+        unknown = [m for m in opts.models if m not in scores]
+        if unknown:
+            raise ConfigError(
+                f"model{'s' * (len(unknown) > 1)} {', '.join(unknown)} not in {opts.data} (its models: "
+                f"{', '.join(scores)}): choose with model=NAME or models=[a,b]"
+            )
+        scores = {m: scores[m] for m in opts.models}
+    if len(scores) < opts.min_models:
+        raise ConfigError(f"compare=true needs at least two models, but {opts.data} has one: {', '.join(scores)}")
+    if opts.sample_size is not None:
+        try:  # the first sample_size runs, or a random subset keyed by sample_seed and the model
+            scores = datasets.sample_runs(scores, opts.sample_size, opts.sample_seed)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    return scores
+
+
+def _sign(data: DataConfig) -> int:
+    """-1 with ``minimize=true`` (lower is better), else 1: the analyses maximise ``sign * x``."""
+    return -1 if data.minimize else 1
+
+
+def _mirror_scores(scores: dict, sign: int) -> dict:
+    """Each model's scores times ``sign``: with ``minimize=true`` every analysis runs unchanged on ``-x``
+    (maximising it minimises x), and the results are mirrored back before they are reported."""
+    return scores if sign > 0 else {m: -x for m, x in scores.items()}
+
+
+def _bounds(data: DataConfig, sign: int) -> dict:
+    """``low`` and ``high`` of the analysed scores ``sign * x``: ``[-high, -low]`` with ``minimize=true``."""
+    return {"low": data.low, "high": data.high} if sign > 0 else {"low": -data.high, "high": -data.low}
+
+
+def _log_scores(command: str, scores: dict, out_dir: Path) -> None:
+    """The command's inputs, and the scores many runs share exactly (failed runs at 0), as the audit says them."""
+    from simstudy.report import atom_notes
+
+    log.info("%s of %s -> %s", command, ", ".join(f"{m} ({x.size} scores)" for m, x in scores.items()), out_dir)
+    for line in atom_notes(scores):
+        log.warning("%s", line)

@@ -1,0 +1,960 @@
+"""``simstudy bands``: confidence bands for the tuning curves and score CDFs of a researcher's own scores.
+
+For each model in a results file or a shipped data set: simultaneous confidence bands for the CDF of its scores
+and for its tuning curve (the median, a quantile or the mean of the best score after k iterations of random
+search), after Lourie, Cho & He (2024), with the U and V point estimates of the mean tuning curve beside them;
+for two models, the paper's weak/fair/strong evidence of which is ahead at each k. The command line
+(:mod:`simstudy.cli`) parses its ``key=value`` settings with :func:`parse`, calls :func:`run`, writes the files
+with :func:`write` and prints :func:`lines`; from Python the same steps give the same numbers::
+
+    from simstudy.commands import bands
+    result = bands.run({"data": "deberta_mnli", "sample_size": 48})
+    result.bands  # the frame of bands.csv
+
+=============================  ======================================================================
+name                           what
+=============================  ======================================================================
+:class:`BandsOptions`          the command's keys (a schema): defaults, ``--help`` text, checks
+:class:`BandsConfig`           the keys validated and frozen
+:func:`parse`                  a mapping of keys to a :class:`BandsConfig` (one-line ConfigError)
+:func:`run`                    the bands, CDF bands and evidence as a :class:`BandsResult`
+:func:`lines`                  the terminal summary: the bands at readable k, the evidence
+:func:`write`                  tuning_curve.png/pdf, cdf.png/pdf, bands.csv/parquet, cdf_bands.csv,
+                               evidence.csv
+:func:`tuning_curve_bands_figure`  the tuning curves with their bands (and the U, V estimates)
+:func:`cdf_bands_figure`       the empirical CDFs with their bands
+=============================  ======================================================================
+
+Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigError` or
+:class:`~simstudy.datasets.DataError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simstudy import config, io, schema
+from simstudy.commands._data import (
+    _CONFIDENCE_DOC,
+    XSCALES,
+    DataConfig,
+    DataOptions,
+    _bands,
+    _bounds,
+    _command_iv,
+    _data,
+    _load_scores,
+    _mirror_scores,
+    _sample_seed_option,
+    _sign,
+)
+from simstudy.schema import ConfigError, option
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "BandsOptions",
+    "BandsConfig",
+    "BandsResult",
+    "parse",
+    "run",
+    "lines",
+    "write",
+    "figures",
+    "tuning_curve_bands_figure",
+    "cdf_bands_figure",
+]
+
+log = logging.getLogger("simstudy")
+
+#: The budgets k at which the terminal shows the bands (all of them are in bands.csv), with the largest.
+_SHOWN_K = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class BandsOptions(DataOptions):
+    """The keys of ``simstudy bands`` (``configs/bands.yaml`` selects them): the data keys and the bands' own.
+
+    :func:`parse` checks a mapping of them and returns a :class:`BandsConfig`. The bands are those of
+    Lourie, Cho & He (2024), "Show your work with confidence: confidence bands for tuning curves".
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
+        with sample_seed). In runs (scores) per model.
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
+    low : float or None, default None
+        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
+        unbounded (-inf).
+    high : float or None, default None
+        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
+        unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
+    confidence : float, default 0.8
+        The simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
+    kind : str, default "median"
+        Which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
+    quantile : float, default 0.5
+        With kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
+    method : str, default "ld_highest_density"
+        The CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
+    max_k : int or None, default None
+        Draw budgets k = 1..max_k (default: the largest sample size). In trials.
+    xscale : str, default "log"
+        The tuning curve's x axis (k): log or linear (log, as simstudy curve).
+    sample_seed : int or None, default None
+        With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
+        of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
+        sample_seed=3.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.commands.bands import BandsOptions
+    >>> opts = schema.parse(BandsOptions, {"data": "scores.csv", "confidence": 0.9})
+    >>> opts.confidence, opts.kind, opts.method
+    (0.9, 'median', 'ld_highest_density')
+    """
+
+    confidence: float = option(0.8, _CONFIDENCE_DOC, schema.level())
+    kind: str = option(
+        "median",
+        "which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high)",
+        schema.choice(lambda: _bands().KINDS),
+    )
+    quantile: float = option(0.5, "kind=quantile only: the quantile of the best score, e.g. 0.9", schema.level())
+    method: str = option(
+        "ld_highest_density",
+        "the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw",
+        schema.choice(lambda: _bands().METHODS),
+    )
+    max_k: int | None = option(
+        None, "draw budgets k = 1..max_k (default: the largest sample size)", schema.optional(schema.integer(minimum=1))
+    )
+    xscale: str = option(
+        "log", "the tuning curve's x axis (k): log or linear (log, as simstudy curve)", schema.choice(XSCALES)
+    )
+    sample_seed: int | None = _sample_seed_option()
+
+
+@dataclass(frozen=True)
+class BandsConfig:
+    """``simstudy bands``: confidence bands for the CDF and tuning curve of each model's scores, as parsed.
+
+    What :func:`parse` returns; the bands are those of Lourie, Cho & He (2024).
+
+    Parameters
+    ----------
+    data : DataConfig
+        The scores and how to read them.
+    confidence : float
+        ``confidence``: the simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
+    kind : str
+        ``kind``: which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
+    quantile : float
+        ``quantile``: kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
+    method : str
+        ``method``: the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
+    max_k : int or None
+        ``max_k``: draw budgets k = 1..max_k (default: the largest sample size). In trials.
+    xscale : str
+        ``xscale``: the tuning curve's x axis (k): log or linear (log, as simstudy curve).
+        For ``kind="median"`` it is 0.5.
+
+    References
+    ----------
+    .. [1] N. Lourie, K. Cho and H. He, "Show your work with confidence: confidence bands for tuning curves",
+       2024.
+
+    Examples
+    --------
+    >>> from simstudy.commands.bands import parse
+    >>> config = parse({"data": "scores.csv", "kind": "quantile", "quantile": 0.9})
+    >>> config.kind, config.quantile, config.confidence, config.method
+    ('quantile', 0.9, 0.8, 'ld_highest_density')
+    """
+
+    data: DataConfig
+    confidence: float
+    kind: str
+    quantile: float
+    method: str
+    max_k: int | None
+    xscale: str
+
+
+def parse(cfg: Mapping) -> BandsConfig:
+    """Validate the ``simstudy bands`` config (the keys of :class:`BandsOptions`).
+
+    Parameters
+    ----------
+    cfg : Mapping
+        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
+
+    Returns
+    -------
+    BandsConfig
+        ``quantile`` is 0.5 for ``kind="median"``.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the first invalid key and its value; ``kind=mean`` without finite ``low`` and ``high``;
+        a ``max_k`` whose bands would not fit in memory (:func:`simstudy.config.check_memory`).
+
+    Examples
+    --------
+    >>> parse({"data": "scores.csv", "low": 0, "high": 1, "kind": "mean"}).confidence
+    0.8
+    >>> parse({"data": "scores.csv", "confidence": 1.5})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: confidence must be a number strictly between 0 and 1, got 1.5
+    """
+    o = _command_iv("bands", cfg)
+    data = _data(o)
+    if o.kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
+        raise ConfigError(
+            "kind=mean needs finite low and high (e.g. low=0 high=1 for accuracy): without them "
+            "the mean tuning curve's band is vacuous"
+        )
+    if o.max_k is not None:
+        config.check_memory(
+            "max_k", o.max_k, config._BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model", "lower max_k"
+        )
+    return BandsConfig(
+        data=data,
+        confidence=o.confidence,
+        kind=o.kind,
+        quantile=0.5 if o.kind == "median" else o.quantile,
+        method=o.method,
+        max_k=o.max_k,
+        xscale=o.xscale,
+    )
+
+
+@dataclass(frozen=True)
+class BandsResult:
+    """What :func:`run` returns: the frames ``simstudy bands`` writes, in the scores' own units.
+
+    Parameters
+    ----------
+    config : BandsConfig
+        The validated settings the bands were computed with.
+    bands : pandas.DataFrame
+        The frame of bands.csv: one row per model and k = 1..max_k, columns ``model``, ``k``, ``point`` (the
+        eCDF's tuning curve), ``lower``, ``upper`` (the simultaneous band), ``u``, ``v`` (the U and V estimates
+        of the mean tuning curve; NaN beyond the model's sample size), ``kind``, ``quantile``, ``confidence``,
+        ``method``.
+    cdfs : pandas.DataFrame
+        The frame of cdf_bands.csv: one row per model and distinct score, columns ``model``, ``score``,
+        ``count``, ``ecdf``, ``lower``, ``upper``, ``confidence``, ``method``.
+    evidence : pandas.DataFrame or None
+        The frame of evidence.csv for exactly two models (the paper's weak/fair/strong heuristic at each k, and
+        the model the U and V estimates put ahead: ``u_leader``, ``v_leader``); None otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.commands import bands
+    >>> result = bands.run({"data": "scores.csv", "method": "dkw"}, {"a": np.array([0.2, 0.4, 0.3])})
+    >>> result.bands[["k", "point", "u"]].round(4).values.tolist()
+    [[1.0, 0.3, 0.3], [2.0, 0.4, 0.3667], [3.0, 0.4, 0.4]]
+    >>> result.evidence is None
+    True
+    """
+
+    config: BandsConfig
+    bands: pd.DataFrame
+    cdfs: pd.DataFrame
+    evidence: pd.DataFrame | None
+
+
+def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None = None) -> BandsResult:
+    """Compute ``simstudy bands``: each model's tuning-curve and CDF bands, and the evidence between two models.
+
+    Parameters
+    ----------
+    config_ : BandsConfig or Mapping
+        The settings, parsed (:func:`parse`) or as a mapping of keys to raw values (parsed here).
+    scores : Mapping of str to numpy.ndarray, optional
+        Each model's scores, in score units (as the data keys would give them: scaled, sampled, within [low,
+        high]). Default None: read from ``config_.data``.
+
+    Returns
+    -------
+    BandsResult
+        The bands, the CDF bands and (for two models) the evidence, in the scores' own units.
+
+    Raises
+    ------
+    ConfigError
+        A setting is invalid, the data keys do not fit the data, or the bands would not fit in memory or
+        would compute for longer than the time limit (``SIMSTUDY_MAX_MEMORY_GB``, ``SIMSTUDY_MAX_MINUTES``).
+    DataError
+        The scores cannot be read.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.commands import bands
+    >>> scores = {"a": np.array([0.2, 0.4, 0.3, 0.5]), "b": np.array([0.1, 0.6, 0.35, 0.45])}
+    >>> result = bands.run({"data": "scores.csv", "low": 0, "high": 1, "method": "dkw"}, scores)
+    >>> list(result.evidence.columns[-2:])
+    ['u_leader', 'v_leader']
+    """
+    import pandas as pd
+
+    from simstudy.stats import bands, estimators
+
+    opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
+    if scores is None:
+        scores = _load_scores(opts.data)
+    _cost_iv(opts, scores)
+    max_k = opts.max_k or max(x.size for x in scores.values())
+    ks = np.arange(1, max_k + 1, dtype=np.float64)
+    # minimize=true: the bands of -x on [-high, -low]; the q-quantile of the minimum is minus the (1 - q)-quantile
+    # of the maximum of -x, and a band's lower and upper edges trade places when mirrored back.
+    sign = _sign(opts.data)
+    analysed = _mirror_scores(dict(scores), sign)
+    quantile = opts.quantile if sign > 0 else 1 - opts.quantile
+    results, curve_rows, cdf_rows = {}, [], []
+    for model, x in analysed.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tc = bands.tuning_curve_bands(
+                x, opts.confidence, opts.kind, opts.method, ks=ks, quantile=quantile, **_bounds(opts.data, sign)
+            )
+        for w in caught:
+            log.warning("%s: %s", model, w.message)
+        results[model] = tc
+        # Beside the bands, the U and V point estimates of the mean tuning curve (Lourie et al. Figure 1, left):
+        # the estimators interpolate only, so NaN beyond the model's sample size.
+        point = {e: np.full(ks.size, np.nan) for e in ("u", "v")}
+        for e in point:
+            m = min(x.size, ks.size)
+            point[e][:m] = sign * estimators.expected_max(x, e, n=np.arange(1, m + 1))
+        lower, upper = (tc.lower, tc.upper) if sign > 0 else (-tc.upper, -tc.lower)
+        curve_rows.append(
+            pd.DataFrame({"model": model, "k": ks, "point": sign * tc.point, "lower": lower, "upper": upper, **point})
+        )
+        cdf_rows.append(_distinct_scores(model, tc.cdf, x.size, sign))
+    curves = pd.concat(curve_rows, ignore_index=True)
+    for col, value in (
+        ("kind", opts.kind),
+        ("quantile", opts.quantile),
+        ("confidence", opts.confidence),
+        ("method", opts.method),
+    ):
+        curves[col] = value
+    cdfs = pd.concat(cdf_rows, ignore_index=True)
+    cdfs["confidence"], cdfs["method"] = opts.confidence, opts.method
+    evidence = None
+    if len(results) == 2:
+        (name_a, a), (name_b, b) = results.items()
+        evidence = bands.evidence_table(a, b, name_a, name_b)
+        by_model = {m: c.sort_values("k") for m, c in curves.groupby("model", sort=False)}
+        for e in ("u", "v"):  # which model the point estimates of the mean tuning curve put ahead at each k
+            evidence[f"{e}_leader"] = bands.leader_names(
+                sign * by_model[name_a][e], sign * by_model[name_b][e], name_a, name_b
+            )
+    return BandsResult(config=opts, bands=curves, cdfs=cdfs, evidence=evidence)
+
+
+def lines(result: BandsResult) -> list[str]:
+    """The terminal summary of ``simstudy bands``: the bands at readable k, then (two models) the evidence.
+
+    Parameters
+    ----------
+    result : BandsResult
+        What :func:`run` returned.
+
+    Returns
+    -------
+    list of str
+        The table of lower, point and upper by k and model (one string of several lines), then for two models
+        the evidence summary and which model the V and U estimates put ahead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.commands import bands
+    >>> result = bands.run({"data": "scores.csv", "method": "dkw"}, {"a": np.array([0.2, 0.4, 0.3])})
+    >>> print(lines(result)[0])  # doctest: +NORMALIZE_WHITESPACE
+          lower point upper
+    model     a     a     a
+    k
+    1.0    -inf   0.3   inf
+    2.0     0.2   0.4   inf
+    3.0     0.2   0.4   inf
+    """
+    from simstudy.stats import bands
+
+    curves, evidence = result.bands, result.evidence
+    max_k = int(curves["k"].max())
+    shown = curves[curves["k"].isin([*_SHOWN_K, max_k])]
+    out = [shown.pivot(index="k", columns="model", values=["lower", "point", "upper"]).round(4).to_string()]
+    if evidence is not None:
+        out += bands.evidence_summary(evidence)
+        out.append("point estimates of the mean tuning curve (the model ahead at each k):")
+        out += [bands.leader_summary(evidence["k"], evidence[f"{e}_leader"], e.upper()) for e in ("v", "u")]
+    return out
+
+
+def figures(result: BandsResult) -> dict:
+    """The figures ``simstudy bands`` writes: the tuning curves' bands and the CDFs' bands, titled.
+
+    Parameters
+    ----------
+    result : BandsResult
+        What :func:`run` returned.
+
+    Returns
+    -------
+    dict of str to matplotlib.figure.Figure
+        ``"tuning_curve"`` (:func:`tuning_curve_bands_figure`) and ``"cdf"`` (:func:`cdf_bands_figure`): the
+        files' stems.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from simstudy.commands import bands
+    >>> figs = figures(bands.run({"data": "scores.csv", "method": "dkw"}, {"a": np.array([0.2, 0.4, 0.3])}))
+    >>> figs["cdf"].axes[0].get_title()
+    'scores.csv: 80% DKW bands for the CDF of scores'
+    >>> for fig in figs.values():
+    ...     plt.close(fig)
+    """
+    from simstudy.stats import bands
+
+    opts = result.config
+    low, high, minimize = opts.data.low, opts.data.high, opts.data.minimize
+    source = Path(opts.data.data).name
+    label = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
+    label += " (lower is better: the best is the minimum)" * minimize
+    method = bands.METHOD_LABELS[opts.method]
+    return {
+        "tuning_curve": tuning_curve_bands_figure(
+            result.bands,
+            low=low,
+            high=high,
+            xscale=opts.xscale,
+            title=f"{source}: {opts.confidence:.0%} {method} bands, {label}",
+            minimize=minimize,
+        ),
+        "cdf": cdf_bands_figure(
+            result.cdfs,
+            low=low,
+            high=high,
+            title=f"{source}: {opts.confidence:.0%} {method} bands for the CDF of scores",
+        ),
+    }
+
+
+def write(result: BandsResult, out_dir: Path) -> list[Path]:
+    """Write the files of ``simstudy bands``: bands.parquet/csv, cdf_bands.csv, the figures, evidence.csv.
+
+    Parameters
+    ----------
+    result : BandsResult
+        What :func:`run` returned.
+    out_dir : pathlib.Path
+        An existing directory; each file is written atomically (:mod:`simstudy.io`).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written, in order (evidence.csv for two models only).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> from simstudy.commands import bands
+    >>> result = bands.run({"data": "scores.csv", "method": "dkw"}, {"a": np.array([0.2, 0.4, 0.3])})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in write(result, Path(d))]
+    ['bands.parquet', 'bands.csv', 'cdf_bands.csv', 'tuning_curve.png', 'cdf.png', 'tuning_curve.pdf', 'cdf.pdf']
+    """
+    import matplotlib.pyplot as plt
+
+    out_dir = Path(out_dir)
+    io.write_parquet(result.bands, out_dir / "bands.parquet")
+    io.write_csv(result.bands, out_dir / "bands.csv")
+    io.write_csv(result.cdfs, out_dir / "cdf_bands.csv")
+    written = [out_dir / "bands.parquet", out_dir / "bands.csv", out_dir / "cdf_bands.csv"]
+    figs = figures(result)
+    for suffix in ("png", "pdf"):
+        for stem, fig in figs.items():
+            io.save_figure(fig, out_dir / f"{stem}.{suffix}", dpi=150)
+            written.append(out_dir / f"{stem}.{suffix}")
+    for fig in figs.values():
+        plt.close(fig)
+    if result.evidence is not None:
+        io.write_csv(result.evidence, out_dir / "evidence.csv")
+        written.append(out_dir / "evidence.csv")
+    return written
+
+
+def _cost_iv(config_: BandsConfig, scores: Mapping[str, np.ndarray]) -> None:
+    """Refuse at once, with the estimates, bands that would not fit in memory or would compute for longer than
+    the time limit: the exact LD intervals cost about n^2 (10^6 scores: days), the other methods n log n."""
+    from simstudy.stats.boundary import _ld_seconds
+
+    n = max(x.size for x in scores.values())
+    max_k = config_.max_k or n
+    nbytes = config._BYTES_PER_K * max_k * len(scores)
+    config.check_memory(
+        "max_k", max_k, nbytes, f"the bands at k = 1..{max_k:,} of {len(scores)} model(s)", "set max_k lower"
+    )
+    if config_.method.startswith("ld_"):
+        kind = config_.method.removeprefix("ld_")
+        seconds = sum(_ld_seconds(m, config_.confidence, kind) for m in {x.size for x in scores.values()})
+        config._check_time(
+            "method",
+            config_.method,
+            seconds,
+            f"the exact intervals for {n:,} scores, about n^2 work; memory about {config._size(nbytes)}",
+            "method=dkw or method=ks (closed forms, seconds), or sample_size=N for fewer scores",
+        )
+
+
+def _distinct_scores(model: str, cdf, n: int, sign: int = 1):
+    """The CDF band at each distinct score, one row per score: with ties, the eCDF and the bands at a score are
+    those after its last copy (the band arrays hold one entry per sorted draw).
+
+    ``sign=-1``: ``cdf`` is the band of the mirrored scores ``y = -x``, and the rows are the band of the CDF of
+    x, ``P(X <= s) = 1 - P(Y < -s)``: at ``s = -y_j``, one minus the band of Y just below ``y_j`` (at the
+    previous distinct score, or ``[0, upper_below]`` below the first)."""
+    import pandas as pd
+
+    last = np.flatnonzero(np.append(np.diff(cdf.y) > 0, True))  # the last copy of each distinct score
+    count = np.diff(np.append(-1, last))
+    if sign > 0:
+        return pd.DataFrame(
+            {
+                "model": model,
+                "score": cdf.y[last],
+                "count": count,
+                "ecdf": (last + 1) / n,
+                "lower": cdf.lower[last],
+                "upper": cdf.upper[last],
+            }
+        )
+    below = np.append(-1, last[:-1])  # the last copy of the previous distinct score (-1: none)
+    return pd.DataFrame(
+        {
+            "model": model,
+            "score": -cdf.y[last][::-1],
+            "count": count[::-1],
+            "ecdf": (1 - (below + 1) / n)[::-1],
+            "lower": 1 - np.where(below >= 0, cdf.upper[below], cdf.upper_below)[::-1],
+            "upper": 1 - np.where(below >= 0, cdf.lower[below], 0.0)[::-1],
+        }
+    )
+
+
+def _trivial_runs(c: pd.DataFrame, low: float, high: float, minimize: bool = False):
+    """Where one model's bands say nothing: the first k from which the upper band is at ``high`` (or +inf)
+    and the last k up to which the lower band is at ``low`` (or -inf), each as ``(k, bound)``, else None.
+    ``minimize``: the curve of the minimum falls with k, so the last k up to which the upper band is trivial and
+    the first k from which the lower one is."""
+    k = c["k"].to_numpy()
+    up = c["upper"].to_numpy() >= high  # +inf >= high always
+    down = c["lower"].to_numpy() <= low
+    first, last = (np.max, np.min) if minimize else (np.min, np.max)
+    upper = (first(k[up]), high) if up.any() else None
+    lower = (last(k[down]), low) if down.any() else None
+    return upper, lower
+
+
+def _bound_text(value: float) -> str:
+    return f"{value:g}" if np.isfinite(value) else ("∞" if value > 0 else "−∞")
+
+
+def tuning_curve_bands_figure(
+    curves: pd.DataFrame,
+    *,
+    low: float = -np.inf,
+    high: float = np.inf,
+    xscale: str = "linear",
+    title: str | None = None,
+    minimize: bool = False,
+):
+    """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al. 2024, Figs. 2-3).
+
+    With columns ``u`` and ``v``, the point estimates of the mean tuning curve are drawn in a panel beside it
+    (Fig. 1). The y axis zooms on the informative part of the bands. Where a band is trivial -- the upper band
+    at ``high`` (or infinite), the lower at ``low``: the data cannot bound the curve there -- the figure says
+    so: a dotted line in the model's colour caps the band at the edge of the view and the legend gives the
+    budgets, e.g. "upper band trivial (= 1) for k ≥ 9". The bounds ``low``/``high`` are drawn as grey dotted
+    lines when they are in view and named at the edge when they are beyond it.
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        One row per model and k (iterations of random search): columns ``model``, ``k``, ``point``,
+        ``lower``, ``upper`` (score units; the bands may be infinite); optionally ``confidence`` (in (0, 1))
+        and ``method`` (named in the legend's band entry), ``kind`` (e.g. ``"median"``, named in the title),
+        and ``u`` and ``v``: the U- and V-statistic estimates of the mean tuning curve (NaN beyond the sample
+        size), drawn in a left panel as Lourie et al.'s Figure 1 does.
+    low : float, keyword-only, default -inf
+        Lower bound of the scores (may be infinite).
+    high : float, keyword-only, default inf
+        Upper bound of the scores (may be infinite).
+    xscale : {"linear", "log"}, keyword-only, default "linear"
+        The k axis' scale.
+    title : str, optional, keyword-only
+        Wrapped to the figure's width. Default None: no title (with the point-estimate panel, a panel title).
+    minimize : bool, keyword-only, default False
+        True: the curves are of the minimum (lower is better; ``simstudy bands minimize=true``), so they fall
+        with k: the upper band is trivial up to a budget, the lower one from a budget on.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes, or two with ``u`` and ``v`` (point estimates left, bands right); the legend below.
+
+    Raises
+    ------
+    ValueError
+        If ``xscale`` is neither ``"linear"`` nor ``"log"``.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> curves = pd.DataFrame(
+    ...     {"model": "a", "k": [1, 2, 3, 4], "point": [0.6, 0.7, 0.75, 0.78], "lower": [0.5, 0.6, 0.65, 0.7],
+    ...      "upper": [0.7, 0.8, 1.0, 1.0]}
+    ... )
+    >>> fig = tuning_curve_bands_figure(curves, low=0.0, high=1.0)
+    >>> [t.get_text().replace("\\n", " ") for t in fig.legends[0].get_texts()]
+    ['a: tuning curve', 'simultaneous band', 'a: upper band trivial (= 1) for k ≥ 3', "thin line: the band's side that still bounds the curve"]
+    >>> plt.close(fig)
+    """
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    import seaborn as sns
+    from matplotlib.lines import Line2D
+
+    from simstudy.plots import _labels, _legend, _method, _set_xscale, _shade, _suptitle, _theme, _title, _xscale_iv
+
+    _xscale_iv(xscale)
+    _theme()
+    models = list(dict.fromkeys(curves["model"]))
+    palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    estimates = {"u", "v"} <= set(curves.columns)
+    if estimates:
+        fig, (ax_point, ax) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
+        _point_estimates_panel(ax_point, curves, models, palette, xscale)
+    else:
+        fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
+    values = curves[["point", "lower", "upper"]].to_numpy()
+    finite = values[np.isfinite(values) & (values > low) & (values < high)]
+    if finite.size == 0:
+        finite = curves["point"].to_numpy()
+    span = finite.max() - finite.min() or 1.0
+    bottom, top = finite.min() - 0.05 * span, finite.max() + 0.05 * span
+    # A bound close to the data is shown as a line in view; a far one is named at the edge instead.
+    high_in_view = np.isfinite(high) and high <= top + 0.15 * span
+    low_in_view = np.isfinite(low) and low >= bottom - 0.15 * span
+    cap_top = high if high_in_view else top  # where a trivial upper band is drawn to
+    cap_bottom = low if low_in_view else bottom
+    kind = curves["kind"].iloc[0] if "kind" in curves else None
+    curve_name = f"{kind} tuning curve" if kind else "tuning curve"
+    extra = []
+    one_sided = False
+    for model in models:
+        c = curves[curves["model"] == model].sort_values("k")
+        ax.plot(
+            c["k"], c["point"], color=palette[model], lw=1.8, label=f"{model}: {curve_name}", drawstyle="steps-post"
+        )
+        # Shaded only where both sides bound the curve: where a side is trivial (at the bound) a shade up to the
+        # edge of the view would be a rectangle hiding the other models' bands; the side that still bounds the
+        # curve is drawn as a thin line, and the trivial one as a dotted line at the edge (below).
+        lo_trivial = ~(c["lower"] > low).to_numpy()
+        hi_trivial = ~(c["upper"] < high).to_numpy()
+        both = ~(lo_trivial | hi_trivial)
+        # A step drawn post runs through the next k: there, hold the last bounded values (no spike to the cap).
+        through = both | np.append(False, both[:-1])
+        held = pd.DataFrame({"lower": c["lower"].where(both), "upper": c["upper"].where(both)}).ffill()
+        ax.fill_between(
+            c["k"],
+            np.clip(held["lower"], cap_bottom, cap_top),
+            np.clip(held["upper"], cap_bottom, cap_top),
+            where=through,
+            color=palette[model],
+            alpha=0.22,
+            lw=0,
+            step="post",
+        )
+        for side, trivial in ((c["lower"], lo_trivial), (c["upper"], hi_trivial)):
+            alone = ~trivial & (lo_trivial | hi_trivial)
+            ax.plot(
+                c["k"],
+                np.where(alone, np.clip(side, cap_bottom, cap_top), np.nan),
+                color=palette[model],
+                lw=0.9,
+                drawstyle="steps-post",
+            )
+            one_sided = one_sided or bool(alone.any())
+        upper, lower = _trivial_runs(c, low, high, minimize)
+        k_max, k_min = float(c["k"].max()), float(c["k"].min())
+        up_from, down_to = ("≤", "≥") if minimize else ("≥", "≤")  # the minimum's curve falls with k
+        if upper is not None:
+            ax.hlines(
+                cap_top, *((k_min, upper[0]) if minimize else (upper[0], k_max)), color=palette[model], ls=":", lw=1.6
+            )
+            extra.append(
+                Line2D(
+                    [],
+                    [],
+                    color=palette[model],
+                    ls=":",
+                    lw=1.6,
+                    label=f"{model}: upper band trivial (= {_bound_text(high)}) for k {up_from} {upper[0]:g}",
+                )
+            )
+        if lower is not None:
+            ax.hlines(
+                cap_bottom,
+                *((lower[0], k_max) if minimize else (k_min, lower[0])),
+                color=palette[model],
+                ls=":",
+                lw=1.6,
+            )
+            extra.append(
+                Line2D(
+                    [],
+                    [],
+                    color=palette[model],
+                    ls=":",
+                    lw=1.6,
+                    label=f"{model}: lower band trivial (= {_bound_text(low)}) for k {down_to} {lower[0]:g}",
+                )
+            )
+    for value, in_view, where in ((high, high_in_view, "top"), (low, low_in_view, "bottom")):
+        if in_view:
+            ax.axhline(value, color="0.4", ls=(0, (1, 3)), lw=1)
+            ax.annotate(
+                f"{'upper' if where == 'top' else 'lower'} bound of the scores: {value:g}",
+                (0.01, value),
+                xycoords=("axes fraction", "data"),
+                va="bottom" if where == "top" else "top",
+                ha="left",
+                fontsize=7,
+                color="0.3",
+                xytext=(0, 2 if where == "top" else -2),
+                textcoords="offset points",
+            )
+        elif np.isfinite(value):
+            arrow = "↑" if where == "top" else "↓"
+            ax.annotate(
+                f"{arrow} bound {value:g} (beyond the view)",
+                (0.99, cap_top if where == "top" else cap_bottom),
+                xycoords=("axes fraction", "data"),
+                xytext=(0, -4 if where == "top" else 4),
+                textcoords="offset points",
+                ha="right",
+                va=where,
+                fontsize=7,
+                color="0.3",
+                bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none", alpha=0.8),
+            )
+    pad = 0.04 * span
+    ax.set_ylim(min(bottom, cap_bottom - pad), max(top, cap_top + pad))
+    _set_xscale(ax, xscale)
+    _labels(ax, xlabel="k (iterations of random search)", ylabel="best score after k iterations")
+    band = "simultaneous band"
+    if "confidence" in curves and "method" in curves:
+        band = f"{float(curves['confidence'].iloc[0]):.0%} simultaneous band ({_method(curves['method'].iloc[0])})"
+    if one_sided:
+        extra.append(
+            Line2D([], [], color="0.3", lw=0.9, label="thin line: the band's side that still bounds the curve")
+        )
+    _legend(fig, ax, [_shade(band, alpha=0.22), *extra], loc="outside lower center", ncols=2)
+    if estimates:
+        _title(ax, f"confidence bands for the {kind} tuning curve" if kind else "confidence bands")
+        if title:
+            _suptitle(fig, title)
+    elif title:
+        _title(ax, title)
+    return fig
+
+
+def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict, xscale: str) -> None:
+    """Lourie et al.'s Figure 1, left: each model's V (solid) and U (dashed) estimates of the mean tuning curve."""
+    from matplotlib.lines import Line2D
+
+    from simstudy.plots import _labels, _set_xscale, _title
+
+    for model in models:
+        c = curves[curves["model"] == model].sort_values("k")
+        for estimator, style in (("v", "-"), ("u", "--")):
+            ax.plot(c["k"], c[estimator], color=palette[model], ls=style, lw=1.6)
+    _set_xscale(ax, xscale)
+    _labels(ax, xlabel="k (iterations of random search)", ylabel="expected best score after k iterations")
+    _title(ax, "point estimates of the mean tuning curve")
+    styles = [
+        Line2D([], [], color="0.3", ls="-", lw=1.6, label="V-statistic (Dodge et al. 2019)"),
+        Line2D([], [], color="0.3", ls="--", lw=1.6, label="U-statistic (Tang et al. 2020)"),
+    ]
+    ax.legend(handles=styles, loc="lower right", fontsize=7, frameon=True)
+
+
+def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf, title: str | None = None):
+    """Empirical CDFs with their simultaneous confidence bands, all models on one plot.
+
+    The x axis zooms on the scores (a little beyond the smallest and largest); the bounds ``low``/``high``
+    are drawn as dotted lines when they fall in view and named at the edge when they lie beyond it.
+
+    Parameters
+    ----------
+    cdfs : pandas.DataFrame
+        One row per model and order statistic: columns ``model``, ``score`` (score units), ``ecdf``,
+        ``lower``, ``upper`` (probabilities in [0, 1]: the band values at each order statistic,
+        right-continuous); optionally ``confidence`` and ``method`` (named in the legend).
+    low : float, keyword-only, default -inf
+        Lower bound of the scores (may be infinite).
+    high : float, keyword-only, default inf
+        Upper bound of the scores (may be infinite).
+    title : str, optional, keyword-only
+        Wrapped to the figure's width. Default None: no title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes (score against cumulative probability), the legend below.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> cdfs = pd.DataFrame(
+    ...     {"model": "a", "score": [0.6, 0.7, 0.8], "ecdf": [1 / 3, 2 / 3, 1.0], "lower": [0.0, 0.1, 0.4],
+    ...      "upper": [0.6, 0.9, 1.0]}
+    ... )
+    >>> fig = cdf_bands_figure(cdfs, low=0.0, high=1.0)
+    >>> len(fig.axes), fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
+    (1, 'score', 'cumulative probability')
+    >>> plt.close(fig)
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from simstudy.plots import _labels, _legend, _method, _shade, _theme, _title
+
+    _theme()
+    models = list(dict.fromkeys(cdfs["model"]))
+    palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
+    s_min, s_max = float(cdfs["score"].min()), float(cdfs["score"].max())
+    pad = 0.05 * (s_max - s_min or abs(s_max) or 1.0)
+    left, right = s_min - pad, s_max + pad
+    # A bound near the scores is shown (a dotted line) rather than cut off just beyond the view.
+    low_in_view = bool(np.isfinite(low) and low >= s_min - 3 * pad)
+    high_in_view = bool(np.isfinite(high) and high <= s_max + 3 * pad)
+    if low_in_view:
+        left = low - 0.3 * pad
+    if high_in_view:
+        right = high + 0.3 * pad
+    for model in models:
+        c = cdfs[cdfs["model"] == model].sort_values("score")
+        # To the edges of the view: the eCDF is 0 left of the first score, the bands keep their last values.
+        x = np.concatenate(([left], c["score"], [right]))
+        ax.step(
+            x,
+            np.concatenate(([0.0], c["ecdf"], [1.0])),
+            where="post",
+            color=palette[model],
+            lw=1.5,
+            label=f"{model}: empirical CDF of the scores",
+        )
+        ax.fill_between(
+            x[1:],
+            np.append(c["lower"], c["lower"].iloc[-1]),
+            np.append(c["upper"], c["upper"].iloc[-1]),
+            step="post",
+            color=palette[model],
+            alpha=0.22,
+            lw=0,
+        )
+    for value, in_view, side in ((low, low_in_view, "left"), (high, high_in_view, "right")):
+        if in_view:
+            ax.axvline(value, color="0.4", ls=(0, (1, 3)), lw=1)
+        if np.isfinite(value):
+            text = (
+                f"bound {value:g}"
+                if in_view
+                else (f"← bound {value:g}" if side == "left" else f"bound {value:g} →") + " (beyond the view)"
+            )
+            # Upper left / lower right: where a CDF leaves room (it starts near 0 and ends near 1).
+            ax.text(
+                0.01 if side == "left" else 0.99,
+                0.98 if side == "left" else 0.02,
+                text,
+                transform=ax.transAxes,
+                ha=side,
+                va="top" if side == "left" else "bottom",
+                fontsize=7,
+                color="0.3",
+            )
+    ax.set_xlim(left, right)
+    ax.set_ylim(0, 1)
+    _labels(ax, xlabel="score", ylabel="cumulative probability")
+    band = "simultaneous confidence band"
+    if "confidence" in cdfs and "method" in cdfs:
+        band = f"{float(cdfs['confidence'].iloc[0]):.0%} simultaneous band ({_method(cdfs['method'].iloc[0])})"
+    _legend(fig, ax, [_shade(band, alpha=0.22)], loc="outside lower center", ncols=2)
+    if title:
+        _title(ax, title)
+    return fig

@@ -1,0 +1,610 @@
+"""``simstudy curve``: expected-validation-performance curves of a researcher's own scores, as a library.
+
+The expected best score against the tuning budget for each model in a results file or a shipped data set
+(expected validation performance, Dodge et al. 2019; its estimators, Dodge et al. 2021), with +/- 1 SD shading
+clipped to the observed scores, and where each curve first reaches a target score. The command line
+(:mod:`simstudy.cli`) parses its ``key=value`` settings with :func:`parse`, calls :func:`run`, writes the files
+with :func:`write` and prints :func:`lines`; from Python the same steps give the same numbers::
+
+    from simstudy.commands import curve
+    result = curve.run({"data": "reuters_hedwig", "target": 0.4})
+    result.curves  # the frame of curves.csv
+
+=========================  ==========================================================================
+name                       what
+=========================  ==========================================================================
+:class:`CurveOptions`      the command's keys (a schema): defaults, ``--help`` text, checks
+:class:`CurveConfig`       the keys validated and frozen
+:func:`parse`              a mapping of keys to a :class:`CurveConfig` (one-line ConfigError)
+:func:`run`                the curves (and targets reached) as a :class:`CurveResult`
+:func:`lines`              the terminal summary: the table at readable budgets, the targets reached
+:func:`write`              figure.png/pdf, curves.csv/parquet, targets.csv
+:func:`evp_curves_figure`  the figure of the curves
+=========================  ==========================================================================
+
+Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigError` or
+:class:`~simstudy.datasets.DataError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simstudy import io, schema
+from simstudy.commands._data import (
+    XSCALES,
+    DataConfig,
+    DataOptions,
+    _command_iv,
+    _data,
+    _finite_score,
+    _load_scores,
+    _mirror_scores,
+    _sample_seed_option,
+    _sign,
+    _trial_time,
+)
+from simstudy.datasets import DataError
+from simstudy.schema import option
+from simstudy.stats import estimators
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "CurveOptions",
+    "CurveConfig",
+    "CurveResult",
+    "parse",
+    "run",
+    "lines",
+    "write",
+    "figure",
+    "evp_curves_figure",
+]
+
+
+@dataclass(frozen=True)
+class CurveOptions(DataOptions):
+    """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them): the data keys and the curve's own.
+
+    :func:`parse` checks a mapping of them and returns a :class:`CurveConfig`.
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
+        with sample_seed). In runs (scores) per model.
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
+    low : float or None, default None
+        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
+        unbounded (-inf).
+    high : float or None, default None
+        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
+        unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
+    estimator : str, default "v"
+        The expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w.
+    target : float or None, default None
+        A score to reach: report the budget where each curve first reaches it. In score units.
+    trial_time : float, tuple of (str, float) pairs, or None, default None
+        The average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr: 0.01}): puts time
+        on the x axis. In ``time_unit`` per trial; a per-model mapping is parsed to ``(model, time)`` pairs.
+    time_unit : str, default "hours"
+        The unit of trial_time, for the axis label (e.g. hours).
+    xscale : str, default "log"
+        The x axis: log or linear.
+    sample_seed : int or None, default None
+        With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
+        of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
+        sample_seed=3.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.commands.curve import CurveOptions
+    >>> opts = schema.parse(CurveOptions, {"data": "runs.csv", "target": 0.4})
+    >>> opts.estimator, opts.target, opts.xscale
+    ('v', 0.4, 'log')
+    """
+
+    estimator: str = option(
+        "v",
+        "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w",
+        schema.choice(estimators.CLOSED_FORM),
+    )
+    target: float | None = option(
+        None, "a score to reach: report the budget where each curve first reaches it", _finite_score
+    )
+    trial_time: float | tuple | None = option(
+        None,
+        "the average duration of one trial, for every model (0.2) or per "
+        "model ({cnn: 0.2, lr: 0.01}): puts time on the x axis",
+        _trial_time,
+    )
+    time_unit: str = option("hours", "the unit of trial_time, for the axis label (e.g. hours)", schema.text())
+    xscale: str = option("log", "the x axis: log or linear", schema.choice(XSCALES))
+    sample_seed: int | None = _sample_seed_option()
+
+
+@dataclass(frozen=True)
+class CurveConfig:
+    """``simstudy curve``: EVP curves of a researcher's own results (or a shipped data set), as parsed.
+
+    What :func:`parse` returns: the expected best score against the tuning budget (expected validation
+    performance, Dodge et al. 2019; its estimators, Dodge et al. 2021).
+
+    Parameters
+    ----------
+    data : DataConfig
+        The scores and how to read them.
+    estimator : str
+        ``estimator``: the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et
+        al. 2020) or w.
+    target : float or None
+        ``target``: a score to reach: report the budget where each curve first reaches it. In score units.
+    trial_time : float, tuple of (str, float) pairs, or None
+        ``trial_time``: the average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr:
+        0.01}): puts time on the x axis. In ``time_unit`` per trial; a per-model mapping is parsed to ``(model,
+        time)`` pairs.
+    time_unit : str
+        ``time_unit``: the unit of trial_time, for the axis label (e.g. hours).
+    xscale : str
+        ``xscale``: the x axis: log or linear.
+
+    References
+    ----------
+    .. [1] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Show your work: improved reporting
+       of experimental results", EMNLP 2019.
+    .. [2] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Expected validation performance and
+       estimation of a random variable's maximum", 2021.
+
+    Examples
+    --------
+    >>> from simstudy.commands.curve import parse
+    >>> config = parse({"data": "runs.csv", "trial_time": {"cnn": 0.2, "lr": 0.01}})
+    >>> config.estimator, config.trial_time, config.time_unit
+    ('v', (('cnn', 0.2), ('lr', 0.01)), 'hours')
+    """
+
+    data: DataConfig
+    estimator: str
+    target: float | None
+    trial_time: float | tuple[tuple[str, float], ...] | None
+    time_unit: str
+    xscale: str
+
+
+def parse(cfg: Mapping) -> CurveConfig:
+    """Validate the ``simstudy curve`` config (the keys of :class:`CurveOptions`).
+
+    Parameters
+    ----------
+    cfg : Mapping
+        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
+
+    Returns
+    -------
+    CurveConfig
+        The data (cross-checked: ``model`` against ``models``, ``low`` below ``high``, ``sample_seed`` only
+        with ``sample_size``) and the curve's settings.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the first invalid key and its value.
+
+    Examples
+    --------
+    >>> parse({"data": "reuters_hedwig", "models": "lstm", "target": 0.4}).data.models
+    ('lstm',)
+    >>> parse({"data": "runs.csv", "estimatr": "u"})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: estimatr is not a setting of simstudy curve (settings: data, model, models, \
+score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
+target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
+    """
+    o = _command_iv("curve", cfg)
+    return CurveConfig(
+        data=_data(o),
+        estimator=o.estimator,
+        target=o.target,
+        trial_time=o.trial_time,
+        time_unit=o.time_unit,
+        xscale=o.xscale,
+    )
+
+
+@dataclass(frozen=True)
+class CurveResult:
+    """What :func:`run` returns: the curves ``simstudy curve`` writes, in the scores' own units.
+
+    Parameters
+    ----------
+    config : CurveConfig
+        The validated settings the curves were computed with.
+    curves : pandas.DataFrame
+        The frame of curves.csv: one row per model and budget, columns ``model``, ``n`` (trials),
+        ``expected_max`` (``expected_min`` with ``minimize=true``), ``std``, ``band_low``, ``band_high`` (the
+        +/- 1 SD shading, clipped to the observed scores) and, with ``trial_time``, ``time``.
+    targets : pandas.DataFrame or None
+        The frame of targets.csv (with ``target``): where each model's curve first reaches it (``n`` NaN:
+        never within its trials); None without a target.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.commands import curve
+    >>> result = curve.run({"data": "scores.csv"}, {"a": np.array([0.2, 0.4, 0.3])})
+    >>> result.best, result.curves["expected_max"].round(4).tolist()
+    ('expected max', [0.3, 0.3444, 0.3667])
+    """
+
+    config: CurveConfig
+    curves: pd.DataFrame
+    targets: pd.DataFrame | None
+
+    @property
+    def best(self) -> str:
+        """What the curves are: ``"expected max"``, or ``"expected min"`` with ``minimize=true``."""
+        return "expected min" if self.config.data.minimize else "expected max"
+
+    def _table(self) -> pd.DataFrame:
+        """The curves with their value in ``expected_max`` (the column the figure and the table read)."""
+        return self.curves.rename(columns={self.best.replace(" ", "_"): "expected_max"})
+
+
+def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None = None) -> CurveResult:
+    """Compute ``simstudy curve``: each model's expected best score against the tuning budget.
+
+    Parameters
+    ----------
+    config : CurveConfig or Mapping
+        The settings, parsed (:func:`parse`) or as a mapping of keys to raw values (parsed here).
+    scores : Mapping of str to numpy.ndarray, optional
+        Each model's scores, in score units (as the data keys would give them: scaled, sampled, within [low,
+        high]). Default None: read from ``config.data``.
+
+    Returns
+    -------
+    CurveResult
+        The curves and, with a target, where each first reaches it, in the scores' own units.
+
+    Raises
+    ------
+    ConfigError
+        A setting is invalid, or the data keys do not fit the data (an unknown model, ...).
+    DataError
+        The scores cannot be read, or cannot give a curve (e.g. a model missing from ``trial_time``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.commands import curve
+    >>> scores = {"a": np.array([0.2, 0.4, 0.3]), "b": np.array([0.1, 0.5])}
+    >>> result = curve.run({"data": "scores.csv", "target": 0.35}, scores)
+    >>> result.targets[["model", "n"]].to_dict("list")
+    {'model': ['a', 'b'], 'n': [3, 2]}
+    """
+    from simstudy.stats import curves
+
+    if not isinstance(config, CurveConfig):
+        config = parse(config)
+    if scores is None:
+        scores = _load_scores(config.data)
+    trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
+    sign = _sign(config.data)
+    try:
+        table = curves.evp_curves(_mirror_scores(dict(scores), sign), method=config.estimator, trial_time=trial_time)
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    reached = curves.budget_to_target(table, sign * config.target) if config.target is not None else None
+    if sign < 0:  # back to the scores' own units: the expected minimum, its band and the target reached at or below
+        table = table.assign(
+            expected_max=-table["expected_max"], band_low=-table["band_high"], band_high=-table["band_low"]
+        )
+        if reached is not None:
+            reached = reached.assign(target=config.target, expected_max=-reached["expected_max"])
+    named = {"expected_max": "expected_min" if sign < 0 else "expected_max"}  # the tables name what the column holds
+    return CurveResult(
+        config=config,
+        curves=table.rename(columns=named),
+        targets=None if reached is None else reached.rename(columns=named),
+    )
+
+
+def lines(result: CurveResult) -> list[str]:
+    """The terminal summary of ``simstudy curve``: the curves at readable budgets, then the targets reached.
+
+    Parameters
+    ----------
+    result : CurveResult
+        What :func:`run` returned.
+
+    Returns
+    -------
+    list of str
+        The table (one string of several lines), then one line per model with a target.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.commands import curve
+    >>> result = curve.run({"data": "scores.csv", "target": 0.45}, {"a": np.array([0.2, 0.4, 0.3])})
+    >>> print("\\n".join(lines(result)))  # doctest: +NORMALIZE_WHITESPACE
+    expected max of n trials ± its SD (the spread of the best of n runs; all n in curves.csv)
+    model                a
+    n
+    1      0.3000 ± 0.0816
+    2      0.3444 ± 0.0685
+    3      0.3667 ± 0.0544
+    a: expected max never reaches 0.45 within 3 trials
+    """
+    config, best, table, reached = result.config, result.best, result._table(), result.targets
+    sign = _sign(config.data)
+    out = [_curve_table(table, best)]
+    if reached is not None:
+        x = "time" if config.trial_time is not None else "n"
+        for _, row in reached.iterrows():
+            if row["n"] != row["n"]:  # NaN: the curve never gets past the target up to the model's last trial
+                trials = int(table.loc[table["model"] == row["model"], "n"].max())
+                out.append(
+                    f"{row['model']}: {best} never reaches {config.target:g}{' (at or below)' * (sign < 0)} within {trials:,} trials"
+                )
+                continue
+            when = f" ({row['time']:.3g} {config.time_unit})" if x == "time" else ""
+            out.append(
+                f"{row['model']}: {best} first reaches {config.target:g}{' (at or below)' * (sign < 0)} at n = {int(row['n']):,}{when}"
+            )
+    return out
+
+
+def figure(result: CurveResult):
+    """The figure ``simstudy curve`` writes (figure.png/pdf): :func:`evp_curves_figure` of the result, titled.
+
+    Parameters
+    ----------
+    result : CurveResult
+        What :func:`run` returned.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The curves against trials (or time, with ``trial_time``), the target and where each model reaches it.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from simstudy.commands import curve
+    >>> fig = figure(curve.run({"data": "scores.csv"}, {"a": np.array([0.2, 0.4, 0.3])}))
+    >>> fig.axes[0].get_title()
+    'scores.csv: expected max (V) ± 1 SD'
+    >>> plt.close(fig)
+    """
+    config, best = result.config, result.best
+    x = "time" if config.trial_time is not None else "n"
+    xlabel = (
+        f"time ({config.time_unit}), {'log scale' if config.xscale == 'log' else ''}".rstrip(", ")
+        if x == "time"
+        else None
+    )
+    return evp_curves_figure(
+        result._table(),
+        x=x,
+        target=config.target,
+        reached=result.targets,
+        xscale=config.xscale,
+        xlabel=xlabel,
+        ylabel=f"{best} validation score" if config.data.minimize else None,
+        title=f"{Path(config.data.data).name}: {best} ({config.estimator.upper()}) ± 1 SD",
+    )
+
+
+def write(result: CurveResult, out_dir: Path) -> list[Path]:
+    """Write the files of ``simstudy curve``: figure.png/pdf, curves.parquet/csv and, with a target, targets.csv.
+
+    Parameters
+    ----------
+    result : CurveResult
+        What :func:`run` returned.
+    out_dir : pathlib.Path
+        An existing directory; each file is written atomically (:mod:`simstudy.io`).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written, in order.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> from simstudy.commands import curve
+    >>> result = curve.run({"data": "scores.csv"}, {"a": np.array([0.2, 0.4, 0.3])})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in write(result, Path(d))]
+    ['figure.png', 'figure.pdf', 'curves.parquet', 'curves.csv']
+    """
+    import matplotlib.pyplot as plt
+
+    out_dir = Path(out_dir)
+    fig = figure(result)
+    written = []
+    for suffix in ("png", "pdf"):
+        io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
+        written.append(out_dir / f"figure.{suffix}")
+    plt.close(fig)
+    io.write_parquet(result.curves, out_dir / "curves.parquet")
+    io.write_csv(result.curves, out_dir / "curves.csv")
+    written += [out_dir / "curves.parquet", out_dir / "curves.csv"]
+    if result.targets is not None:
+        io.write_csv(result.targets, out_dir / "targets.csv")
+        written.append(out_dir / "targets.csv")
+    return written
+
+
+def _table_number(x: float) -> str:
+    """Four decimals for scores on a usual scale; four significant digits for large or tiny magnitudes (1e300
+    printed as 300 digits)."""
+    return f"{x:.4f}" if not np.isfinite(x) or x == 0 or 1e-3 <= abs(x) < 1e6 else f"{x:.4g}"
+
+
+def _curve_table(table, best: str = "expected max") -> str:
+    """Expected max (``best``: "expected min" with minimize=true) +/- SD per model at a readable set of budgets
+    (all of them are in curves.csv)."""
+    B = int(table["n"].max())
+    shown = sorted({n for n in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if n <= B} | {B})
+    t = table[table["n"].isin(shown)].copy()
+    t["cell"] = t["expected_max"].map(_table_number) + " ± " + t["std"].map(_table_number)
+    # Said above the table: the ± is the spread of the best of n runs, not the estimate's error.
+    head = f"{best} of n trials ± its SD (the spread of the best of n runs; all n in curves.csv)"
+    return head + "\n" + t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
+
+
+def evp_curves_figure(
+    curves: pd.DataFrame,
+    *,
+    x: str = "n",
+    target: float | None = None,
+    reached: pd.DataFrame | None = None,
+    xscale: str = "log",
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    title: str | None = None,
+):
+    """Expected maximum against budget for each model, with +/- 1 SD shading (Dodge et al. 2019, Figs. 1-4).
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        One row per model and budget: columns ``model``, ``n`` (trials), ``expected_max`` (score units),
+        ``std``, ``band_low``, ``band_high`` (the shading, already clipped to the observed range) and, for a
+        time axis, the column named by ``x``.
+    x : str, keyword-only, default "n"
+        The x column: ``"n"`` (trials) or a time column (e.g. seconds or hours of tuning).
+    target : float, optional, keyword-only
+        A score to reach: drawn as a dotted line, with dotted drops at each model's budget in ``reached``.
+    reached : pandas.DataFrame, optional, keyword-only
+        Columns ``model`` and the column named by ``x``: where each model's curve first reaches ``target``
+        (NaN: never).
+    xscale : {"log", "linear"}, keyword-only, default "log"
+        The x axis' scale.
+    xlabel : str, optional, keyword-only
+        The x axis label. Default None: "hyperparameter assignments (trials)" for ``x="n"``, else ``x``.
+    ylabel : str, optional, keyword-only
+        The y axis label. Default None: "expected max validation score" (``simstudy curve minimize=true``
+        says "expected min").
+    title : str, optional, keyword-only
+        The title (wrapped to the figure's width). Default None: no title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes, the legend below it.
+
+    Raises
+    ------
+    ValueError
+        If ``xscale`` is neither ``"log"`` nor ``"linear"``.
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2019). Show your work: Improved reporting
+    of experimental results. EMNLP 2019, arXiv:1909.03004.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> curves = pd.DataFrame(
+    ...     {"model": ["a"] * 3 + ["b"] * 3, "n": [1, 2, 4] * 2, "expected_max": [0.6, 0.65, 0.7, 0.55, 0.62, 0.72]}
+    ... )
+    >>> curves = curves.assign(std=0.05, band_low=curves.expected_max - 0.05, band_high=curves.expected_max + 0.05)
+    >>> fig = evp_curves_figure(curves, target=0.68, reached=pd.DataFrame({"model": ["a", "b"], "n": [3.0, 4.0]}))
+    >>> len(fig.axes), fig.axes[0].get_xscale()
+    (1, 'log')
+    >>> plt.close(fig)
+    >>> evp_curves_figure(curves, xscale="symlog")
+    Traceback (most recent call last):
+        ...
+    ValueError: xscale must be one of linear, log, got 'symlog'
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+    from matplotlib.lines import Line2D
+
+    from simstudy.plots import _labels, _legend, _set_xscale, _shade, _theme, _title, _xscale_iv  # matplotlib: lazily
+
+    _xscale_iv(xscale)
+    _theme()
+    models = list(dict.fromkeys(curves["model"]))
+    palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    fig, ax = plt.subplots(figsize=(5.5, 4.3), layout="constrained")
+    for model in models:
+        c = curves[curves["model"] == model].sort_values(x)
+        ax.plot(c[x], c["expected_max"], color=palette[model], lw=1.8, label=model)
+        ax.fill_between(c[x], c["band_low"], c["band_high"], color=palette[model], alpha=0.2, lw=0)
+    extra: list = [_shade("±1 SD (clipped to observed scores)", alpha=0.25)]
+    never = [] if reached is None else list(reached.loc[reached[x].isna(), "model"])
+    if target is not None:
+        ax.axhline(target, color="black", ls=":", lw=1)
+        extra.append(
+            Line2D(
+                [],
+                [],
+                color="black",
+                ls=":",
+                lw=1,
+                label=f"target {target:g}"
+                + (" (dotted drops: where each model reaches it)" if reached is not None else "")
+                + (f"; never reached by {', '.join(map(str, never))}" if never else ""),
+            )
+        )
+        if reached is not None:
+            for _, row in reached.dropna(subset=[x]).iterrows():
+                ax.axvline(row[x], color=palette[row["model"]], ls=":", lw=1)
+    _set_xscale(ax, xscale)
+    _labels(
+        ax,
+        xlabel=xlabel or ("hyperparameter assignments (trials)" if x == "n" else x),
+        ylabel=ylabel or "expected max validation score",
+    )
+    _legend(fig, ax, extra, loc="outside lower center", ncols=2)
+    if title:
+        _title(ax, title)
+    return fig
