@@ -9,6 +9,8 @@ from omegaconf import OmegaConf
 
 from simstudy import cli, config, schema
 from simstudy.cli import usage
+from simstudy.commands import bands, curve
+from simstudy.commands._data import COMMAND_OPTIONS, REQUIRED
 
 CONFIGS = Path(cli._config_dir())
 DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
@@ -36,14 +38,14 @@ def test_main_help_lists_every_command_with_its_summary_in_lines_a_terminal_show
 
 @pytest.mark.parametrize("command", DATA_COMMANDS)
 def test_every_key_of_a_data_command_is_explained_with_its_schema_default(capsys, monkeypatch, command):
-    fields = schema.docs(config.COMMAND_OPTIONS[command])
+    fields = schema.docs(COMMAND_OPTIONS[command])
     out = _help(capsys, monkeypatch, command, "--help")
     assert out.startswith(f"simstudy {command}: {usage.COMMANDS[command]}.")
     assert command not in usage.KEYS  # its words come from the schema only
     body = " ".join(out.split())  # the explanations are wrapped
     for key, (doc, default) in fields.items():
         assert doc, key  # no key without help
-        shown = "[required]" if default == config.REQUIRED else f"[default: {usage._yaml(default)}]"
+        shown = "[required]" if default == REQUIRED else f"[default: {usage._yaml(default)}]"
         assert f" {key} {' '.join(doc.split())} {shown}" in body, key
     keys = [line.split()[0] for line in out.split("Keys:\n")[1].splitlines() if line.startswith("  ") and
             not line.startswith("   ")]
@@ -56,7 +58,7 @@ def test_data_command_yaml_holds_no_default_of_its_own(command):
     # The schema is the one place of each default: the YAML selects it and holds only the required keys.
     own = {k: v for k, v in OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{command}.yaml")).items()
            if k not in ("defaults", "hydra")}
-    required = {k: v for k, v in schema.defaults(config.COMMAND_OPTIONS[command]).items() if v == config.REQUIRED}
+    required = {k: v for k, v in schema.defaults(COMMAND_OPTIONS[command]).items() if v == REQUIRED}
     assert own == required == {"data": "???"}
     assert OmegaConf.load(CONFIGS / f"{command}.yaml").defaults[0] == f"_schema/{command}@_here_"
 
@@ -74,10 +76,10 @@ def test_data_command_composes_schema_defaults_and_plain_overrides(command, over
     cli._register_commands()
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = OmegaConf.to_container(compose(command, overrides=overrides))  # no '+': every key is in the schema
-    defaults = schema.defaults(config.COMMAND_OPTIONS[command])
+    defaults = schema.defaults(COMMAND_OPTIONS[command])
     assert list(cfg) == list(defaults)  # every key, and only those
     assert cfg == {**defaults, "data": "x.csv", **expected}
-    parse = {"curve": config.parse_curve, "bands": config.parse_bands, "audit": config.parse_audit,
+    parse = {"curve": curve.parse, "bands": bands.parse, "audit": config.parse_audit,
              "extrapolate": config.parse_extrapolate}[command]
     parse(cfg)  # and the composed config is valid
 

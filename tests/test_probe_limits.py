@@ -100,7 +100,7 @@ def test_a_budget_listed_twice_is_refused(key, value, twice):
 def test_curve_table_says_min_for_minimize_and_large_magnitudes_in_significant_digits():
     import pandas as pd
 
-    from simstudy.cli import _curve_table
+    from simstudy.commands.curve import _curve_table
 
     table = pd.DataFrame({"model": "m", "n": [1, 2], "expected_max": [1e300, 2.5e300], "std": [1e299, 0.0]})
     text = _curve_table(table, "expected min")

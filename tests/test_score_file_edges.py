@@ -199,7 +199,7 @@ def test_options_that_do_not_apply_are_one_line(run_cli, tmp_path, command, args
 
 
 def test_deberta_mnli_still_takes_its_options():
-    from simstudy.config import parse_curve
+    from simstudy.commands.curve import parse as parse_curve
 
     assert parse_curve({"data": "deberta_mnli", "split": "mismatched"}).data.options == (
         ("reduce", "best"),
