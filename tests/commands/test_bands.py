@@ -1,0 +1,91 @@
+"""simstudy.commands.bands from Python: the numbers of the kernels, the files and lines of the command, and bad
+values refused at parse time in one line naming the key (no command line needed)."""
+
+from __future__ import annotations
+
+import os
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simstudy.commands import bands
+from simstudy.schema import ConfigError
+from simstudy.stats import bands as kernels
+from simstudy.stats import estimators
+
+SCORES = {"a": np.array([0.2, 0.4, 0.3, 0.7, 0.5, 0.45]), "b": np.array([0.1, 0.6, 0.35, 0.55, 0.5, 0.3])}
+BOUNDED = {"data": "scores.csv", "low": 0, "high": 1}
+
+
+@pytest.mark.parametrize("method", ["dkw", "ks", "ld_equal_tailed"])
+def test_run_gives_the_kernels_bands_and_the_u_v_curves_exactly(method):
+    result = bands.run({**BOUNDED, "method": method, "confidence": 0.7, "max_k": 8}, SCORES)
+    ks = np.arange(1, 9, dtype=np.float64)
+    for model, x in SCORES.items():
+        rows = result.bands[result.bands["model"] == model]
+        tc = kernels.tuning_curve_bands(x, 0.7, "median", method, ks=ks, low=0, high=1)
+        np.testing.assert_array_equal(rows["k"], ks)
+        for col in ("point", "lower", "upper"):
+            np.testing.assert_array_equal(rows[col], getattr(tc, col))
+        for e in ("u", "v"):  # the estimators interpolate only: NaN beyond the 6 scores
+            np.testing.assert_array_equal(rows[e].to_numpy()[:6], estimators.expected_max(x, e, n=np.arange(1, 7)))
+            assert rows[e].iloc[6:].isna().all()
+    assert set(result.bands[["kind", "quantile", "confidence", "method"]].drop_duplicates().itertuples(index=False)) \
+        == {("median", 0.5, 0.7, method)}
+    cdf = result.cdfs[result.cdfs["model"] == "a"]
+    np.testing.assert_array_equal(cdf["score"], np.sort(SCORES["a"]))
+    np.testing.assert_allclose(cdf["ecdf"], np.arange(1, 7) / 6)
+
+
+def test_two_models_have_evidence_and_one_has_none():
+    both = bands.run({**BOUNDED, "method": "dkw"}, SCORES)
+    assert list(both.evidence.columns[-2:]) == ["u_leader", "v_leader"]
+    assert both.evidence["k"].tolist() == both.bands["k"].drop_duplicates().tolist()
+    lines = bands.lines(both)
+    assert lines[-3] == "point estimates of the mean tuning curve (the model ahead at each k):"
+    one = bands.run({**BOUNDED, "method": "dkw"}, {"a": SCORES["a"]})
+    assert one.evidence is None and len(bands.lines(one)) == 1
+
+
+def test_minimize_mirrors_the_bands_of_minus_x_back():
+    up = bands.run({**BOUNDED, "method": "dkw"}, SCORES)
+    down = bands.run({**BOUNDED, "method": "dkw", "minimize": True}, {m: 1 - x for m, x in SCORES.items()})
+    np.testing.assert_allclose(down.bands["point"], 1 - up.bands["point"], atol=1e-15)
+    np.testing.assert_allclose(down.bands["lower"], 1 - up.bands["upper"], atol=1e-15)
+    np.testing.assert_allclose(down.bands["upper"], 1 - up.bands["lower"], atol=1e-15)
+
+
+def test_write_writes_the_commands_files(tmp_path):
+    result = bands.run({**BOUNDED, "method": "dkw"}, SCORES)
+    written = bands.write(result, tmp_path)
+    assert [p.name for p in written] == ["bands.parquet", "bands.csv", "cdf_bands.csv", "tuning_curve.png", "cdf.png",
+                                         "tuning_curve.pdf", "cdf.pdf", "evidence.csv"]
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "bands.parquet"), result.bands)
+
+
+@pytest.mark.parametrize("cfg, key", [
+    ({"confidence": 1.5}, "confidence"),
+    ({"kind": "mode"}, "kind"),
+    ({"kind": "mean", "low": None}, "kind=mean"),
+    ({"method": "bootstrap"}, "method"),
+    ({"quantile": 0}, "quantile"),
+    ({"max_k": 0}, "max_k"),
+    ({"xscale": "symlog"}, "xscale"),
+    ({"sample_size": 1}, "sample_size"),
+    ({"model": "a", "models": ["b"]}, "model=a"),
+    ({"confidense": 0.8}, "confidense"),
+])
+def test_a_bad_value_is_refused_in_one_line_naming_its_key(cfg, key):
+    with pytest.raises(ConfigError, match=key) as exc:
+        bands.parse({**BOUNDED, **cfg})
+    assert "\n" not in str(exc.value)
+    with pytest.raises(ConfigError, match=key):
+        bands.run({**BOUNDED, **cfg}, SCORES)
+
+
+def test_bands_beyond_the_memory_limit_are_refused_before_any_compute():
+    with mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "0.001"}):
+        with pytest.raises(ConfigError, match="max_k"):
+            bands.run({**BOUNDED, "method": "dkw", "max_k": 10**7}, SCORES)

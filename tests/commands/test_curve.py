@@ -1,0 +1,102 @@
+"""simstudy.commands.curve from Python: the numbers of the kernels, the files and lines of the command, and bad
+values refused at parse time in one line naming the key (no command line needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simstudy.commands import curve
+from simstudy.datasets import DataError
+from simstudy.schema import ConfigError
+from simstudy.stats import curves, estimators
+
+SCORES = {"a": np.array([0.2, 0.4, 0.3, 0.7, 0.5]), "b": np.array([0.1, 0.6, 0.35])}
+
+
+@pytest.mark.parametrize("method", ["u", "v", "w"])
+def test_run_gives_each_models_curve_of_the_estimator_exactly(method):
+    result = curve.run({"data": "scores.csv", "estimator": method}, SCORES)
+    assert list(result.curves.columns[:4]) == ["model", "n", "expected_max", "std"]
+    for model, x in SCORES.items():
+        rows = result.curves[result.curves["model"] == model]
+        assert rows["n"].tolist() == list(range(1, x.size + 1))
+        n = np.arange(1, x.size + 1)
+        # V and its SD come from one pass over the V weights: equal to the estimator's to the last place or so
+        exact = np.testing.assert_array_equal if method != "v" else lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-15)
+        exact(rows["expected_max"], estimators.expected_max(x, method, n=n))
+        np.testing.assert_allclose(rows["std"], estimators.expected_max_std(x, n=n), rtol=1e-14)
+    # the kernel's numbers, bit for bit
+    pd.testing.assert_frame_equal(result.curves, curves.evp_curves(SCORES, method=method))
+    assert result.targets is None and result.best == "expected max"
+
+
+def test_a_tiny_sample_has_the_known_v_curve():
+    # V of [0.2, 0.4, 0.3]: E[max of n draws with replacement] = sum_i ((i/3)^n - ((i-1)/3)^n) x_(i).
+    result = curve.run({"data": "scores.csv"}, {"a": np.array([0.2, 0.4, 0.3])})
+    expected = [0.9 / 3, (0.2 + 3 * 0.3 + 5 * 0.4) / 9, (0.2 + 7 * 0.3 + 19 * 0.4) / 27]
+    np.testing.assert_allclose(result.curves["expected_max"], expected, rtol=1e-15)
+
+
+def test_minimize_gives_the_expected_minimum_mirrored_back():
+    losses = {m: 1 - x for m, x in SCORES.items()}
+    up = curve.run({"data": "scores.csv", "target": 0.55}, SCORES)
+    down = curve.run({"data": "losses.csv", "minimize": True, "target": 0.45}, losses)
+    assert down.best == "expected min" and "expected_min" in down.curves and "expected_max" not in down.curves
+    np.testing.assert_allclose(down.curves["expected_min"], 1 - up.curves["expected_max"], atol=1e-15)
+    np.testing.assert_allclose(down.curves["band_low"], 1 - up.curves["band_high"], atol=1e-15)
+    np.testing.assert_array_equal(down.targets["n"], up.targets["n"])
+    assert down.targets["target"].tolist() == [0.45, 0.45]
+
+
+def test_targets_and_lines_say_where_each_curve_first_reaches_the_target():
+    result = curve.run({"data": "scores.csv", "target": 0.62}, SCORES)
+    reached = dict(zip(result.targets["model"], result.targets["n"]))
+    first = {m: next((n for n, v in zip(c["n"], c["expected_max"]) if v >= 0.62), None)
+             for m, c in result.curves.groupby("model")}
+    assert reached["a"] == first["a"] and first["b"] is None and np.isnan(reached["b"])
+    lines = curve.lines(result)
+    assert lines[0].startswith("expected max of n trials ± its SD")
+    assert lines[1:] == ["a: expected max first reaches 0.62 at n = 5", "b: expected max never reaches 0.62 within 3 trials"]
+
+
+def test_run_reads_the_data_keys_as_the_command_does(tmp_path):
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"model": ["a"] * 5 + ["b"] * 3, "score": np.concatenate(list(SCORES.values())) * 100}).to_csv(
+        path, index=False)
+    from_file = curve.run({"data": str(path), "scale": 0.01, "models": ["b", "a"]})
+    given = curve.run({"data": "scores.csv"}, {"b": SCORES["b"], "a": SCORES["a"]})
+    pd.testing.assert_frame_equal(from_file.curves, given.curves)
+
+
+def test_write_writes_the_commands_files(tmp_path):
+    result = curve.run({"data": "scores.csv", "target": 0.5, "trial_time": 0.5}, SCORES)
+    written = curve.write(result, tmp_path)
+    assert [p.name for p in written] == ["figure.png", "figure.pdf", "curves.parquet", "curves.csv", "targets.csv"]
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "curves.parquet"), result.curves)
+    assert "time" in pd.read_csv(tmp_path / "curves.csv")
+
+
+@pytest.mark.parametrize("cfg, key", [
+    ({"estimator": "z"}, "estimator"),
+    ({"xscale": "symlog"}, "xscale"),
+    ({"target": float("inf")}, "target"),
+    ({"trial_time": 0}, "trial_time"),
+    ({"sample_seed": 3}, "sample_seed"),
+    ({"scale": -1}, "scale"),
+    ({"low": 1, "high": 0}, "high"),
+    ({"estimatr": "u"}, "estimatr"),
+    ({"split": "matched"}, "split"),
+])
+def test_a_bad_value_is_refused_in_one_line_naming_its_key(cfg, key):
+    with pytest.raises(ConfigError, match=key) as exc:
+        curve.parse({"data": "scores.csv", **cfg})
+    assert "\n" not in str(exc.value)
+    with pytest.raises(ConfigError, match=key):
+        curve.run({"data": "scores.csv", **cfg}, SCORES)  # run parses a mapping first: nothing computed
+
+
+def test_data_that_cannot_give_a_curve_is_a_data_error():
+    with pytest.raises(DataError, match="trial_time"):
+        curve.run({"data": "scores.csv", "trial_time": {"a": 0.2}}, SCORES)  # b has no trial time
