@@ -126,8 +126,9 @@ class DataOptions:
     """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`).
 
     The base of :class:`~simstudy.commands.curve.CurveOptions`, :class:`~simstudy.commands.bands.BandsOptions`,
-    :class:`~simstudy.config.AuditOptions` and :class:`~simstudy.config.ExtrapolateOptions`; each field is a ``key=value`` of the command line (``simstudy curve
-    data=runs.csv models=[mlp,lstm]``), its default and help text (``--help``) declared here. The checks run
+    :class:`~simstudy.config.AuditOptions` and :class:`~simstudy.config.ExtrapolateOptions`; each field is a
+    ``key=value`` of the command line (``simstudy curve data=runs.csv models=[mlp,lstm]``), its default and help
+    text (``--help``) declared here. The checks run
     in :func:`simstudy.schema.parse`; the cross-checks (``model`` against ``models``, ``low`` below ``high``) in
     the commands' parsers.
 

@@ -314,8 +314,8 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     config_ : BandsConfig or Mapping
         The settings, parsed (:func:`parse`) or as a mapping of keys to raw values (parsed here).
     scores : Mapping of str to numpy.ndarray, optional
-        Each model's scores, in score units (as the data keys would give them: scaled, sampled, within [low,
-        high]). Default None: read from ``config_.data``.
+        Each model's scores, in score units, used as given (the data keys that read, select, scale and sample
+        them are not applied). Default None: read from ``config_.data``.
 
     Returns
     -------

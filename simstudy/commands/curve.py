@@ -295,8 +295,8 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
     config : CurveConfig or Mapping
         The settings, parsed (:func:`parse`) or as a mapping of keys to raw values (parsed here).
     scores : Mapping of str to numpy.ndarray, optional
-        Each model's scores, in score units (as the data keys would give them: scaled, sampled, within [low,
-        high]). Default None: read from ``config.data``.
+        Each model's scores, in score units, used as given (the data keys that read, select, scale and sample
+        them are not applied). Default None: read from ``config.data``.
 
     Returns
     -------
@@ -374,21 +374,17 @@ def lines(result: CurveResult) -> list[str]:
     a: expected max never reaches 0.45 within 3 trials
     """
     config, best, table, reached = result.config, result.best, result._table(), result.targets
-    sign = _sign(config.data)
     out = [_curve_table(table, best)]
     if reached is not None:
         x = "time" if config.trial_time is not None else "n"
+        goal = f"{config.target:g}{' (at or below)' * config.data.minimize}"
         for _, row in reached.iterrows():
             if row["n"] != row["n"]:  # NaN: the curve never gets past the target up to the model's last trial
                 trials = int(table.loc[table["model"] == row["model"], "n"].max())
-                out.append(
-                    f"{row['model']}: {best} never reaches {config.target:g}{' (at or below)' * (sign < 0)} within {trials:,} trials"
-                )
+                out.append(f"{row['model']}: {best} never reaches {goal} within {trials:,} trials")
                 continue
             when = f" ({row['time']:.3g} {config.time_unit})" if x == "time" else ""
-            out.append(
-                f"{row['model']}: {best} first reaches {config.target:g}{' (at or below)' * (sign < 0)} at n = {int(row['n']):,}{when}"
-            )
+            out.append(f"{row['model']}: {best} first reaches {goal} at n = {int(row['n']):,}{when}")
     return out
 
 
