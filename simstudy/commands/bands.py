@@ -313,7 +313,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     ----------
     config_ : BandsConfig or Mapping
         The settings, parsed (:func:`parse`) or as a mapping of keys to raw values (parsed here).
-    scores : Mapping of str to numpy.ndarray, optional
+    scores : Mapping of str to array_like, optional
         Each model's scores, in score units, used as given (the data keys that read, select, scale and sample
         them are not applied). Default None: read from ``config_.data``.
 
@@ -346,13 +346,15 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
     if scores is None:
         scores = _load_scores(opts.data)
+    # Arrays as they are (the command's own numbers); a list, e.g., as float64.
+    scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
     _cost_iv(opts, scores)
     max_k = opts.max_k or max(x.size for x in scores.values())
     ks = np.arange(1, max_k + 1, dtype=np.float64)
     # minimize=true: the bands of -x on [-high, -low]; the q-quantile of the minimum is minus the (1 - q)-quantile
     # of the maximum of -x, and a band's lower and upper edges trade places when mirrored back.
     sign = _sign(opts.data)
-    analysed = _mirror_scores(dict(scores), sign)
+    analysed = _mirror_scores(scores, sign)
     quantile = opts.quantile if sign > 0 else 1 - opts.quantile
     results, curve_rows, cdf_rows = {}, [], []
     for model, x in analysed.items():

@@ -294,7 +294,7 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
     ----------
     config : CurveConfig or Mapping
         The settings, parsed (:func:`parse`) or as a mapping of keys to raw values (parsed here).
-    scores : Mapping of str to numpy.ndarray, optional
+    scores : Mapping of str to array_like, optional
         Each model's scores, in score units, used as given (the data keys that read, select, scale and sample
         them are not applied). Default None: read from ``config.data``.
 
@@ -325,10 +325,12 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
         config = parse(config)
     if scores is None:
         scores = _load_scores(config.data)
+    # Arrays as they are (the command's own numbers); a list, e.g., as float64.
+    scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
     sign = _sign(config.data)
     try:
-        table = curves.evp_curves(_mirror_scores(dict(scores), sign), method=config.estimator, trial_time=trial_time)
+        table = curves.evp_curves(_mirror_scores(scores, sign), method=config.estimator, trial_time=trial_time)
     except ValueError as exc:
         raise DataError(str(exc)) from None
     reached = curves.budget_to_target(table, sign * config.target) if config.target is not None else None

@@ -66,7 +66,7 @@ def test_run_reads_the_data_keys_as_the_command_does(tmp_path):
     pd.DataFrame({"model": ["a"] * 5 + ["b"] * 3, "score": np.concatenate(list(SCORES.values())) * 100}).to_csv(
         path, index=False)
     from_file = curve.run({"data": str(path), "scale": 0.01, "models": ["b", "a"]})
-    given = curve.run({"data": "scores.csv"}, {"b": SCORES["b"], "a": SCORES["a"]})
+    given = curve.run({"data": "scores.csv"}, {"b": SCORES["b"].tolist(), "a": SCORES["a"]})
     pd.testing.assert_frame_equal(from_file.curves, given.curves)
 
 
