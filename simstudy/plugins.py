@@ -52,20 +52,29 @@ plug-in is a :class:`PluginBand`, called once per chunk on all its samples and p
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import functools
-import hashlib
-import importlib
-import inspect
-import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from simstudy import extend
+from simstudy._imports import (  # noqa: F401 -- _LOADED, _trusting_only: the CLI's and the tests' handles
+    _LOADED,
+    PluginError,
+    PluginExit,
+    _call_kwargs,
+    _function,
+    _import_path,
+    _no_exit,
+    _one_line,
+    _search_dir,
+    _trusting_only,
+    import_target,
+    source_hash,
+)
+from simstudy.schema import ConfigError
 
 __all__ = [
     "PluginError",
@@ -97,364 +106,16 @@ __all__ = [
     "register_distribution",
     "registered_distribution",
     "distribution_kinds",
+    "selection_algorithm_check",
+    "band_method_check",
 ]
 
 #: Estimators simstudy computes with its own kernels (:mod:`simstudy.stats.estimators`).
-BUILTIN_ESTIMATORS = ("u", "v", "w", "bootstrap")
+BUILTIN_ESTIMATORS = tuple(extend.estimators.builtins)
 
 # The check input: 3 sorted samples of B = 5 scores in (0, 1) from a fixed generator, budgets 1, 3 and 5.
 _CHECK_SEED = 20240514
 _CHECK_N = np.array([1, 3, 5], dtype=np.int64)
-
-
-class PluginError(ValueError):
-    """A plug-in that cannot be imported or breaks its contract; the message names its ``_target_``.
-
-    Raised when a config is parsed (by :func:`import_target` and the ``check_*`` functions, before any
-    compute: the CLI prints its one line and exits with status 2), and during a run by a plug-in's per-call
-    checks (:class:`PluginEstimator`, :class:`PluginBand`, :class:`SelectionPlugin`), which fail the chunk.
-    A subclass of :class:`ValueError`.
-
-    Examples
-    --------
-    >>> import_target("nomodule_xyz.f")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginError: _target_=nomodule_xyz.f: no module named 'nomodule_xyz' in the working directory (...) or on sys.path
-    >>> issubclass(PluginError, ValueError)
-    True
-    """
-
-
-class PluginExit(PluginError):
-    """A plug-in that called ``sys.exit`` (or raised :class:`SystemExit`) instead of returning or raising.
-
-    Ending the program is never a plug-in's to decide: inside a run it would end the run with no summary (and,
-    through :func:`simstudy.run`, the caller's own program). It is turned into this error where the plug-in's
-    code is called (import, construction, every call); the command reports it in one line and exits with
-    status 2 (bad input: the plug-in needs fixing), and a run's chunks it failed are never summarised.
-
-    Examples
-    --------
-    >>> import sys
-    >>> with _no_exit("_target_=my.plugin"):
-    ...     sys.exit(3)
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginExit: _target_=my.plugin: called sys.exit(3); a plug-in returns its result or raises an exception, never ends the program
-    >>> issubclass(PluginExit, PluginError)
-    True
-    """
-
-
-@contextlib.contextmanager
-def _no_exit(where: str) -> Any:
-    """Run plug-in code with its ``sys.exit`` turned into :class:`PluginExit` naming ``where``."""
-    try:
-        yield
-    except SystemExit as exc:
-        raise PluginExit(
-            f"{where}: called sys.exit({exc.code!r}); a plug-in returns its result or raises an exception, never "
-            f"ends the program"
-        ) from None
-
-
-def _search_dir(directory: str | None) -> str:
-    return os.path.abspath(directory if directory is not None else os.getcwd())
-
-
-def _on_path(directory: str) -> None:
-    """Put ``directory`` on ``sys.path`` (last: it never shadows an installed module) unless it is there."""
-    here = os.path.abspath(directory)
-    if not any(os.path.abspath(p or os.curdir) == here for p in sys.path):
-        sys.path.append(here)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-#: The import paths a command may import from a config it did not compose itself (a run directory's stored
-#: config.yaml, read by ``collect`` and ``replay``): None (the default) when the config is the user's own.
-_TRUSTED: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("simstudy_trusted", default=None)
-
-
-def _registered_paths() -> set[str]:
-    """The import paths of every registered plug-in: code the user installed, which a config names by name."""
-    paths = {target for target, _ in _REGISTRY.values()} | set(_DISTRIBUTIONS.values())
-    paths |= {target for target, _ in _BAND_REGISTRY.values()}
-    paths |= {target for algorithms in _SELECTION_REGISTRY.values() for target, _ in algorithms.values()}
-    return paths
-
-
-@contextlib.contextmanager
-def _trusting_only(paths) -> Any:
-    """Inside, :func:`import_target` imports only ``paths`` and the registered plug-ins' paths (a stored
-    config's other ``_target_`` is refused by name, never imported: importing runs the module's code)."""
-    token = _TRUSTED.set(frozenset(paths))
-    try:
-        yield
-    finally:
-        _TRUSTED.reset(token)
-
-
-def _check_trusted(path: str, key: str) -> None:
-    trusted = _TRUSTED.get()
-    if trusted is not None and path not in trusted and path not in _registered_paths():
-        raise PluginError(
-            f"{key}={path}: a plug-in named by a stored config is imported (its code run) only when you name it "
-            f"too: add plugins={path} to the command if you trust that code"
-        )
-
-
-def import_target(path: str, *, directory: str | None = None, key: str = "_target_") -> Any:
-    """Import the object a ``module.attr`` path names, with ``directory`` (default: the working directory)
-    importable.
-
-    Parameters
-    ----------
-    path : str
-        ``module.attr`` or ``package.module.attr`` (the attribute may be dotted, e.g. ``mod.Class.method``).
-    directory : str, optional
-        A directory put on ``sys.path`` (at the end, so it never shadows an installed module) if it is not
-        there. Default: the working directory.
-    key : str, optional
-        The config key that named ``path``, for the error message; default ``"_target_"``.
-
-    Returns
-    -------
-    object
-        The attribute (a function, a class, any object), imported.
-
-    Raises
-    ------
-    PluginError
-        ``{key}={path}: ...`` with the reason: not a dotted path, no such module, an exception while
-        importing it, or no such attribute; or, while a command reads a run directory's stored config
-        (``simstudy collect``, ``replay``), a path neither given on its command line (``plugins=...``) nor
-        registered, refused before it is imported.
-
-    Examples
-    --------
-    >>> import_target("math.sqrt")(9.0)
-    3.0
-    >>> import_target("math.nope", key="estimators.top._target_")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginError: estimators.top._target_=math.nope: math has no attribute 'nope'...
-    """
-    if not isinstance(path, str) or not all(p.isidentifier() for p in path.split(".")) or "." not in path:
-        raise PluginError(
-            f"{key} must be an import path module.attribute (e.g. my_estimators.best_of_all), got {path!r}"
-        )
-    _check_trusted(path, key)
-    where = _search_dir(directory)
-    _on_path(where)
-    parts = path.split(".")
-    if parts[0] not in sys.modules:
-        importlib.invalidate_caches()  # a module written since the directory was last listed
-    for i in range(len(parts) - 1, 0, -1):  # the longest importable prefix is the module
-        module_name = ".".join(parts[:i])
-        try:
-            with _no_exit(f"{key}={path}: importing {module_name}"):
-                obj = importlib.import_module(module_name)
-        except PluginExit:
-            raise
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
-                continue  # this prefix is not a module: try a shorter one
-            raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
-        except Exception as exc:
-            raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
-        for attr in parts[i:]:
-            try:
-                obj = getattr(obj, attr)
-            except AttributeError:
-                where_from = getattr(sys.modules[module_name], "__file__", None)
-                raise PluginError(
-                    f"{key}={path}: {module_name} has no attribute {'.'.join(parts[i:])!r}"
-                    + (f" (module file {where_from})" if where_from else "")
-                ) from None
-        return obj
-    raise PluginError(f"{key}={path}: no module named {parts[0]!r} in the working directory ({where}) or on sys.path")
-
-
-#: How deep :func:`source_hash` follows a plug-in's imports of the user's own modules (a bound, not a limit
-#: anyone meets: helpers of helpers of helpers).
-_IMPORT_DEPTH = 8
-
-
-def _is_users(name: str) -> bool:
-    """Whether a top-level module name is the user's own: neither the standard library, nor simstudy, nor
-    a module of an installed distribution (those are versioned by their installation, not hashed)."""
-    if name in sys.stdlib_module_names or name in sys.builtin_module_names or name == "simstudy":
-        return False
-    return name not in _installed_modules()
-
-
-@functools.lru_cache(maxsize=1)
-def _installed_modules() -> frozenset[str]:
-    """Top-level module names of the installed distributions (read once: it scans every distribution)."""
-    import importlib.metadata
-
-    return frozenset(importlib.metadata.packages_distributions())
-
-
-def _imported_names(source: bytes, module: str, is_package: bool) -> list[str]:
-    """The absolute names of the modules a module's source imports (``import a.b``, ``from a import b``,
-    relative imports resolved against ``module``); a name may be a module's attribute, not a module."""
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    package = module if is_package else module.rpartition(".")[0]
-    names = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: max(len(package.split(".")) - node.level + 1, 0)] if package else []
-                stem = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                stem = node.module or ""
-            if stem:
-                names.append(stem)
-                names += [f"{stem}.{alias.name}" for alias in node.names if alias.name != "*"]
-    return names
-
-
-def _module_file(name: str) -> tuple[str, bool] | None:
-    """A module's source file and whether it is a package, without importing it; None if it has no source
-    (not found, a built-in, an extension) or its name is not importable."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError, AttributeError):  # a parent that is not a package; "x.attr" of a module
-        return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    return spec.origin, spec.submodule_search_locations is not None
-
-
-def _local_sources(module: str, origin: str, is_package: bool) -> dict[str, bytes]:
-    """The source of ``module`` and of every module it imports, recursively, that is the user's own
-    (:func:`_is_users`), by module name; a static walk over the files' import statements, bounded by
-    :data:`_IMPORT_DEPTH`, each module read once (cycles end)."""
-    sources: dict[str, bytes] = {}
-    todo = [(module, origin, is_package, 0)]
-    while todo:
-        name, path, package, depth = todo.pop()
-        if name in sources:
-            continue
-        try:
-            with open(path, "rb") as f:
-                sources[name] = f.read()
-        except OSError:
-            continue
-        if depth >= _IMPORT_DEPTH:
-            continue
-        for imported in _imported_names(sources[name], name, package):
-            if imported in sources or not _is_users(imported.partition(".")[0]):
-                continue
-            found = _module_file(imported)
-            if found is not None:
-                todo.append((imported, *found, depth + 1))
-    return sources
-
-
-def source_hash(path: str, *, directory: str | None = None) -> str:
-    """A short digest of the source of the module holding ``path``'s object, and of the user's own modules it
-    imports.
-
-    It joins a run's fingerprint, so that editing a plug-in -- or a helper module it imports -- never resumes
-    the chunks its old code computed (the run directory is refused instead, naming what changed). The
-    imports are followed statically (the ``import`` statements of each file, recursively, to a bounded depth)
-    into every module that is neither the standard library, nor simstudy, nor part of an installed
-    distribution: those are the user's own files, which no version number tracks.
-
-    Parameters
-    ----------
-    path : str
-        The plug-in's import path ``module.attr``.
-    directory : str, optional
-        Where its module is imported from (default: the working directory).
-
-    Returns
-    -------
-    str
-        16 hex digits: of the SHA-256 of the module's source file when it imports none of the user's modules
-        (as before helpers were followed, so such a plug-in's runs resume), else of every such module's name
-        and source; ``""`` if the source is unknown (a built-in or extension module).
-
-    Raises
-    ------
-    PluginError
-        If ``path`` does not import (see :func:`import_target`).
-
-    Examples
-    --------
-    >>> len(source_hash("simstudy.stats.estimators.expected_max"))
-    16
-    >>> source_hash("math.sqrt")  # an extension module: no source
-    ''
-    """
-    obj = import_target(path, directory=directory)
-    module = sys.modules.get(getattr(obj, "__module__", None) or "") or inspect.getmodule(obj)
-    try:
-        origin = inspect.getsourcefile(module)  # type: ignore[arg-type]  # None: TypeError, caught
-        with open(origin, "rb") as f:  # type: ignore[arg-type]  # None: TypeError, caught
-            own = f.read()
-    except (TypeError, OSError):
-        return ""
-    assert module is not None  # getsourcefile(None) raised TypeError above
-    name = module.__name__
-    if name.partition(".")[0] == "simstudy":  # versioned with the package: its imports are simstudy's own
-        return hashlib.sha256(own).hexdigest()[:16]
-    helpers = _local_sources(name, origin, hasattr(module, "__path__"))  # type: ignore[arg-type]  # str here
-    helpers.pop(name, None)
-    if not helpers:
-        return hashlib.sha256(own).hexdigest()[:16]
-    h = hashlib.sha256(own)
-    for helper in sorted(helpers):
-        h.update(b"\0" + helper.encode() + b"\0" + hashlib.sha256(helpers[helper]).digest())
-    return h.hexdigest()[:16]
-
-
-def _call_kwargs(fn: Callable) -> set[str]:
-    try:
-        return set(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):  # a builtin or C function without a signature
-        return set()
-
-
-def _function(target: str, directory: str | None, key: str) -> Callable:
-    """The function an import path names, imported once per process and directory (a worker's first call)."""
-    _check_trusted(target, key)  # before the cache: imported earlier in this process is not trusted now
-    cache = (target, _search_dir(directory))
-    fn = _LOADED.get(cache)
-    if fn is None:
-        fn = import_target(target, directory=directory, key=key)
-        if not callable(fn):
-            raise PluginError(f"{key}={target}: is a {type(fn).__name__}, not a function")
-        fn = _exit_checked(fn, f"{key}={target}")
-        _LOADED[cache] = fn
-    return fn
-
-
-def _exit_checked(fn: Callable, where: str) -> Callable:
-    """``fn`` with its ``sys.exit`` turned into :class:`PluginExit` (its signature kept: ``rng`` is looked up)."""
-
-    @functools.wraps(fn)
-    def checked(*args: Any, **kwargs: Any) -> Any:
-        with _no_exit(where):
-            return fn(*args, **kwargs)
-
-    return checked
 
 
 @dataclass(frozen=True)
@@ -544,10 +205,6 @@ class PluginEstimator:
                 f"_target_={self.target}: returned {out[i, j]} (sample {i}, n={int(n[j])}); estimates must be finite"
             )
         return out
-
-
-# Functions imported in this process, by (path, directory).
-_LOADED: dict[tuple[str, str], Callable] = {}
 
 
 def _real(target: str, value: Any) -> np.ndarray:
@@ -668,10 +325,6 @@ def estimator_cost(plugin: PluginEstimator, B: int, n, reps: int = 64) -> float:
     return best / reps
 
 
-# Registered estimators: method name -> (import path, per_sample).
-_REGISTRY: dict[str, tuple[str, bool]] = {}
-
-
 def register_estimator(method: str, target: str | Callable, *, per_sample: bool = False) -> None:
     """Give a plug-in estimator a method name, so that a config may say ``method: NAME``.
 
@@ -702,16 +355,12 @@ def register_estimator(method: str, target: str | Callable, *, per_sample: bool 
     Traceback (most recent call last):
     ...
     ValueError: 'u' is a built-in estimator; choose another name
-    >>> _ = _REGISTRY.pop("clipped_rank")
+    >>> _ = extend.estimators.unregister("clipped_rank")
     """
     if not isinstance(method, str) or not method.isidentifier():
         raise ValueError(f"an estimator's method name must be an identifier, got {method!r}")
     target = _import_path(target, f"register_estimator({method!r}, ...)")
-    if method in BUILTIN_ESTIMATORS:
-        raise ValueError(f"{method!r} is a built-in estimator; choose another name")
-    if _REGISTRY.get(method, (target, per_sample)) != (target, per_sample):
-        raise ValueError(f"estimator {method!r} is already registered as {_REGISTRY[method][0]}")
-    _REGISTRY[method] = (target, bool(per_sample))
+    extend.estimators.register(method, (target, bool(per_sample)))
 
 
 def estimator_methods() -> dict[str, str | None]:
@@ -728,19 +377,17 @@ def estimator_methods() -> dict[str, str | None]:
     >>> list(estimator_methods())[:4]
     ['u', 'v', 'w', 'bootstrap']
     """
-    return {**dict.fromkeys(BUILTIN_ESTIMATORS), **{m: t for m, (t, _) in _REGISTRY.items()}}
+    return {**dict.fromkeys(BUILTIN_ESTIMATORS), **{m: t for m, (t, _) in extend.estimators.registered().items()}}
 
 
 def registered_estimator(method: str) -> tuple[str, bool] | None:
     """The import path and ``per_sample`` flag of a registered method (``None`` if it is not registered)."""
-    return _REGISTRY.get(method)
+    return extend.estimators.entry(method)
 
 
 # --- distributions ------------------------------------------------------------------------------------------
 
 _REQUIRED = ("support", "is_discrete", "sample", "cdf", "ppf")
-# Registered distribution classes: kind -> import path.
-_DISTRIBUTIONS: dict[str, str] = {}
 
 
 def register_distribution(kind: str, target: str | Callable) -> None:
@@ -767,18 +414,12 @@ def register_distribution(kind: str, target: str | Callable) -> None:
     >>> register_distribution("my_truncnorm", TruncatedNormal)  # a class: its import path is taken
     >>> registered_distribution("my_truncnorm")
     'simstudy.distributions.TruncatedNormal'
-    >>> _ = _DISTRIBUTIONS.pop("my_truncnorm")
+    >>> _ = extend.distributions.unregister("my_truncnorm")
     """
-    from simstudy import distributions
-
     if not isinstance(kind, str) or not kind.isidentifier():
         raise ValueError(f"a distribution kind must be an identifier, got {kind!r}")
     target = _import_path(target, f"register_distribution({kind!r}, ...)")
-    if kind in distributions.KINDS:
-        raise ValueError(f"{kind!r} is a built-in distribution kind; choose another name")
-    if _DISTRIBUTIONS.get(kind, target) != target:
-        raise ValueError(f"distribution kind {kind!r} is already registered as {_DISTRIBUTIONS[kind]}")
-    _DISTRIBUTIONS[kind] = target
+    extend.distributions.register(kind, target)
 
 
 def registered_distribution(kind: str) -> str | None:
@@ -800,7 +441,7 @@ def registered_distribution(kind: str) -> str | None:
     >>> registered_distribution("truncnorm") is None  # built in, not registered
     True
     """
-    return _DISTRIBUTIONS.get(kind)
+    return extend.distributions.entry(kind)
 
 
 def distribution_kinds() -> tuple[str, ...]:
@@ -816,9 +457,9 @@ def distribution_kinds() -> tuple[str, ...]:
     >>> register_distribution("my_truncnorm", "simstudy.distributions.TruncatedNormal")
     >>> "my_truncnorm" in distribution_kinds()
     True
-    >>> _ = _DISTRIBUTIONS.pop("my_truncnorm")
+    >>> _ = extend.distributions.unregister("my_truncnorm")
     """
-    return tuple(_DISTRIBUTIONS)
+    return tuple(extend.distributions.registered())
 
 
 class PluginDistribution:
@@ -1001,9 +642,8 @@ def check_distribution(dist: PluginDistribution, key: str) -> None:
 
 #: The kinds of selection algorithm: fixed budget (the ``model_selection`` study) and fixed confidence (the
 #: ``fixed_confidence`` study). Their contracts are in :mod:`simstudy.stats.selection`.
-SELECTION_KINDS = ("fixed_budget", "fixed_confidence")
+SELECTION_KINDS = extend.SELECTION_KINDS
 # Registered selection algorithms: kind -> name -> (import path, keyword arguments).
-_SELECTION_REGISTRY: dict[str, dict[str, tuple[str, tuple[tuple[str, Any], ...]]]] = {k: {} for k in SELECTION_KINDS}
 # The check input of a selection algorithm: 3 arms (bags of 4 scores, means 0.25, 0.45, 0.65), 4 runs, and a
 # budget of 30 evaluations (fixed budget) or the posteriors after 3 evaluations of each arm (fixed confidence).
 _CHECK_ARMS = ((0.1, 0.2, 0.3, 0.4), (0.3, 0.4, 0.5, 0.6), (0.5, 0.6, 0.7, 0.8))
@@ -1014,24 +654,6 @@ def _kind_iv(kind: str) -> str:
     if kind not in SELECTION_KINDS:
         raise ValueError(f"kind must be one of {', '.join(SELECTION_KINDS)}, got {kind!r}")
     return kind
-
-
-def _builtin_selection(kind: str) -> dict[str, Callable]:
-    from simstudy.stats import selection  # not at import time: the registry must not slow down start-up
-
-    return dict(selection.FIXED_BUDGET_RUNS if kind == "fixed_budget" else selection.FIXED_CONFIDENCE_PROPOSALS)
-
-
-def _import_path(target: str | Callable, who: str) -> str:
-    """``target`` itself, or the ``module.qualname`` of a module-level function."""
-    if not callable(target):
-        return target
-    module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
-    if not module or module == "__main__" or "<" in qualname:
-        raise ValueError(
-            f"{who}: {target!r} has no import path (define it in a module, not in __main__ or inside a function)"
-        )
-    return f"{module}.{qualname}"
 
 
 def register_selection_algorithm(kind: str, name: str, target: str | Callable, **kwargs: Any) -> None:
@@ -1061,7 +683,7 @@ def register_selection_algorithm(kind: str, name: str, target: str | Callable, *
     >>> register_selection_algorithm("fixed_budget", "halving", "simstudy.stats.selection.sequential_halving_runs")
     >>> selection_algorithm_names("fixed_budget")["halving"]
     'simstudy.stats.selection.sequential_halving_runs'
-    >>> _ = _SELECTION_REGISTRY["fixed_budget"].pop("halving")
+    >>> _ = extend.selection_algorithms["fixed_budget"].unregister("halving")
     """
     _kind_iv(kind)
     if not isinstance(name, str) or not name.isidentifier():
@@ -1072,13 +694,7 @@ def register_selection_algorithm(kind: str, name: str, target: str | Callable, *
             f"register_selection_algorithm({kind!r}, {name!r}, ...): target must be an import path "
             f"module.function or a module-level function, got {target!r}"
         )
-    if name in _builtin_selection(kind):
-        raise ValueError(f"{name!r} is a built-in {kind} algorithm; choose another name")
-    entry = (target, tuple(sorted(kwargs.items())))
-    registry = _SELECTION_REGISTRY[kind]
-    if registry.get(name, entry) != entry:
-        raise ValueError(f"{kind} algorithm {name!r} is already registered as {registry[name][0]}")
-    registry[name] = entry
+    extend.selection_algorithms[kind].register(name, (target, tuple(sorted(kwargs.items()))))
 
 
 def selection_algorithm_names(kind: str) -> dict[str, str | None]:
@@ -1105,8 +721,8 @@ def selection_algorithm_names(kind: str) -> dict[str, str | None]:
     >>> list(selection_algorithm_names("fixed_confidence"))
     ['ttts', 'non_adaptive', 'batch_thompson']
     """
-    _kind_iv(kind)
-    return {**dict.fromkeys(_builtin_selection(kind)), **{n: t for n, (t, _) in _SELECTION_REGISTRY[kind].items()}}
+    registry = extend.selection_algorithms[_kind_iv(kind)]
+    return {**dict.fromkeys(registry.builtins), **{n: t for n, (t, _) in registry.registered().items()}}
 
 
 @dataclass(frozen=True)
@@ -1207,10 +823,10 @@ def selection_algorithm(name: str, kind: str, *, directory: str | None = None) -
     >>> selection_algorithm("simstudy.stats.selection.sequential_halving_runs", "fixed_budget").kind
     'fixed_budget'
     """
-    builtin = _builtin_selection(_kind_iv(kind))
-    if name in builtin:
-        return builtin[name]
-    target, kwargs = _SELECTION_REGISTRY[kind].get(name, (name, ()))
+    registry = extend.selection_algorithms[_kind_iv(kind)]
+    if registry.is_builtin(name):
+        return registry.get(name)
+    target, kwargs = registry.entry(name) or (name, ())
     return SelectionPlugin(target, kind, kwargs, _search_dir(directory))
 
 
@@ -1524,16 +1140,6 @@ class BuiltinBand:
         return self.bounds(np.shape(sorted_scores)[-1], confidence)
 
 
-# Registered band methods: name -> (import path, keyword arguments).
-_BAND_REGISTRY: dict[str, tuple[str, tuple[tuple[str, Any], ...]]] = {}
-
-
-def _builtin_band_methods() -> tuple[str, ...]:
-    from simstudy.stats.bands import METHODS
-
-    return METHODS
-
-
 def register_band_method(name: str, target: str | Callable, *, kwargs: dict | None = None) -> None:
     """Give a plug-in CDF band method a name, so that ``study.methods`` may list it.
 
@@ -1559,17 +1165,12 @@ def register_band_method(name: str, target: str | Callable, *, kwargs: dict | No
     >>> register_band_method("wilson", "my_bands.wilson_band", kwargs={"z": 2.0})
     >>> band_method_names()
     ('dkw', 'ks', 'ld_equal_tailed', 'ld_highest_density', 'wilson')
-    >>> _ = _BAND_REGISTRY.pop("wilson")
+    >>> _ = extend.band_methods.unregister("wilson")
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"a band method's name must be an identifier, got {name!r}")
     target = _import_path(target, f"register_band_method({name!r}, ...)")
-    if name in _builtin_band_methods():
-        raise ValueError(f"{name!r} is a built-in band method; choose another name")
-    entry = (target, tuple(sorted((kwargs or {}).items())))
-    if _BAND_REGISTRY.get(name, entry) != entry:
-        raise ValueError(f"band method {name!r} is already registered as {_BAND_REGISTRY[name][0]}")
-    _BAND_REGISTRY[name] = entry
+    extend.band_methods.register(name, (target, tuple(sorted((kwargs or {}).items()))))
 
 
 def band_method_names() -> tuple[str, ...]:
@@ -1585,7 +1186,7 @@ def band_method_names() -> tuple[str, ...]:
     >>> band_method_names()
     ('dkw', 'ks', 'ld_equal_tailed', 'ld_highest_density')
     """
-    return (*_builtin_band_methods(), *_BAND_REGISTRY)
+    return extend.band_methods.names()
 
 
 def _is_path(method: str) -> bool:
@@ -1624,11 +1225,12 @@ def band_method(method: str, *, directory: str | None = None) -> BuiltinBand | P
     ...
     simstudy.plugins.PluginError: unknown band method 'wilson'; choose one of dkw, ks, ld_equal_tailed, ld_highest_density or an import path module.function
     """
-    if method in _builtin_band_methods():
+    if extend.band_methods.is_builtin(method):
         return BuiltinBand(method)
     directory = _search_dir(directory)
-    if method in _BAND_REGISTRY:
-        target, kwargs = _BAND_REGISTRY[method]
+    registered = extend.band_methods.entry(method)
+    if registered is not None:
+        target, kwargs = registered
         return PluginBand(target, kwargs, directory)
     if isinstance(method, str) and _is_path(method):
         return PluginBand(method, (), directory)
@@ -1716,19 +1318,20 @@ def check_band_method(method: Any, key: str) -> str:
     ...
     simstudy.plugins.PluginError: study.methods=numpy.add: returned ndarray, not a pair of arrays (lower, upper)
     """
-    if isinstance(method, str) and method in _builtin_band_methods():
+    if extend.band_methods.is_builtin(method):
         return method
-    if not isinstance(method, str) or (method not in _BAND_REGISTRY and not _is_path(method)):
+    registered = extend.band_methods.entry(method) is not None
+    if not isinstance(method, str) or (not registered and not _is_path(method)):
         raise PluginError(
             f"{key} must be one of {', '.join(band_method_names())} or an import path module.function, got {method!r}"
         )
     band = band_method(method)
     assert isinstance(band, PluginBand)  # built-in methods returned above
-    prefix = f"{key}={method}" + (f" (registered as {band.target})" if method in _BAND_REGISTRY else "")
+    prefix = f"{key}={method}" + (f" (registered as {band.target})" if registered else "")
     try:
         fn = import_target(band.target, directory=band.directory, key=key)
     except PluginError as exc:
-        raise PluginError(str(exc) if method not in _BAND_REGISTRY else f"{prefix}: {exc}") from None
+        raise PluginError(str(exc) if not registered else f"{prefix}: {exc}") from None
     if not callable(fn):
         raise PluginError(f"{prefix}: is a {type(fn).__name__}, not a function")
     x = _check_input()
@@ -1748,3 +1351,93 @@ def check_band_method(method: Any, key: str) -> str:
             f"{prefix}: returned different bounds for the same input called twice; a band method must be deterministic"
         )
     return method
+
+
+# --- the checks of a study schema's entries (the config layer's one-line ConfigError) ---------------------
+
+
+def selection_algorithm_check(kind: str) -> Callable[[str, Any], str]:
+    """The check of one entry of a selection study's ``study.algorithms``, for its schema.
+
+    Accepts a built-in algorithm, a registered name or a plug-in's import path, which is imported and called
+    on a tiny input when the config is parsed (:func:`simstudy.plugins.check_selection_algorithm`).
+
+    Parameters
+    ----------
+    kind : {"fixed_budget", "fixed_confidence"}
+        The selection setting (Moss et al. 2019): fixed-budget algorithms (model_selection) or
+        fixed-confidence proposals (fixed_confidence).
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``, returning the algorithm's canonical name (str); use it as the
+        ``item`` of :func:`simstudy.schema.listed`.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: the plug-in check's one line, for a name that is no
+        algorithm nor an import path, an import error or an algorithm failing its tiny run.
+
+    References
+    ----------
+    .. [1] Moss et al. (2019), "FIESTA: Fast IdEntification of State-of-The-Art models using adaptive bandit
+       algorithms", ACL 2019.
+
+    Examples
+    --------
+    >>> from simstudy.plugins import selection_algorithm_check
+    >>> check = selection_algorithm_check("fixed_budget")
+    >>> check("study.algorithms", "sequential_halving")
+    'sequential_halving'
+    """
+
+    def check(key: str, value: Any) -> str:
+        try:
+            return check_selection_algorithm(value, kind, key)
+        except PluginError as exc:
+            raise ConfigError(str(exc)) from None
+
+    return check
+
+
+def band_method_check() -> Callable[[str, Any], str]:
+    """The check of one entry of a band study's ``study.methods``, for its schema.
+
+    Accepts a built-in CDF band method (:data:`simstudy.stats.bands.METHODS`), a registered name or a plug-in's
+    import path, which is imported and called on a tiny input when the config is parsed
+    (:func:`simstudy.plugins.check_band_method`).
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``, returning the method's canonical name (str); use it as the ``item``
+        of :func:`simstudy.schema.listed`.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: the plug-in check's one line, for a name that is no
+        method nor an import path, an import error or a function whose bands break the contract.
+
+    Examples
+    --------
+    >>> from simstudy.plugins import band_method_check
+    >>> check = band_method_check()
+    >>> check("study.methods", "ks")
+    'ks'
+    >>> check("study.methods", "nope")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.methods must be one of dkw, ks, ld_equal_tailed, ld_highest_density or an
+    import path module.function, got 'nope'
+    """
+
+    def check(key: str, value: Any) -> str:
+        try:
+            return check_band_method(value, key)
+        except PluginError as exc:
+            raise ConfigError(str(exc)) from None
+
+    return check

@@ -33,14 +33,16 @@ import numpy as np
 import pandas as pd
 
 from simstudy import plugins, schema
-from simstudy.config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
+from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
+from simstudy.plugins import band_method_check
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
 from simstudy.stats import bands, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "CHECKS", "Options", "headline", "STUDY"]
 
@@ -432,6 +434,5 @@ STUDY = register_study(
         headline=headline,
         sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage"),
         continuous=True,
-        summary="coverage of simultaneous CDF and tuning-curve bands in simulation (Lourie et al. §5.2)",
     )
 )

@@ -18,11 +18,12 @@ import pandas as pd
 from scipy import stats
 
 from simstudy import schema
-from simstudy.config import Config, StudyOptions
+from simstudy.config import Config
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
 from simstudy.stats import bands
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions
 
 __all__ = ["run", "trivial_budget", "Options", "headline", "STUDY"]
 
@@ -236,6 +237,5 @@ STUDY = register_study(
         figure="simstudy.plots.band_triviality_figure",
         headline=headline,
         sweep=Headline({"measure": "trivial_k"}, "n", "method", "trivial budget"),
-        summary="the budget beyond which the upper tuning-curve band is trivial, against n (Lourie et al. §5.5; exact)",
     )
 )

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy import schema
-from simstudy.config import Config, StudyOptions, chunk_reps_option, reps_option
+from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
 from simstudy.registry import Headline, Study, register_study
@@ -31,6 +31,7 @@ from simstudy.schema import option
 from simstudy.stats import estimators, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -297,6 +298,5 @@ STUDY = register_study(
         headline=headline,
         sweep=Headline({}, "k", "estimator", "pointwise coverage"),
         continuous=True,
-        summary="pointwise coverage of percentile-bootstrap bands for the mean tuning curve (Lourie et al. §5.1)",
     )
 )

@@ -21,21 +21,15 @@ import numpy as np
 import pandas as pd
 
 from simstudy import plugins, schema
-from simstudy.config import (
-    Config,
-    ConfigError,
-    StudyOptions,
-    at_least_arms,
-    chunk_reps_option,
-    reps_option,
-    selection_algorithm_check,
-)
+from simstudy.config import Config
 from simstudy.engine.runner import Task, task_seed
+from simstudy.plugins import selection_algorithm_check
 from simstudy.registry import Headline, Study, register_study
-from simstudy.schema import option
+from simstudy.schema import ConfigError, option
 from simstudy.stats import selection
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, at_least_arms, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -322,6 +316,5 @@ STUDY = register_study(
         headline=headline,
         sweep=Headline({"measure": "p_correct"}, "budget", "algorithm", "P(best model selected)"),
         check=_check,
-        summary="fixed-budget model selection: how often each algorithm picks the best (Moss et al. §5.1)",
     )
 )
