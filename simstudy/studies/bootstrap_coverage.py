@@ -220,7 +220,7 @@ class Options(StudyOptions):
         ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
         the random streams (changing it changes the numbers).
     save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
         (only evp_accuracy writes replicates).
     sample_size : int, default 50
         ``study.sample_size``: scores per simulated search, n >= 2; the budgets are k = 1..n.

@@ -297,7 +297,7 @@ class Options(StudyOptions):
         ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
         the random streams (changing it changes the numbers).
     save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
         (only evp_accuracy writes replicates).
     tie_tolerance : float, default 1e-12
         ``study.tie_tolerance``: a true gap ``|theta_a(B) - theta_b(B)|`` at or below this (score units, >= 0)
