@@ -398,3 +398,14 @@ def _import_path(target: str | Callable, who: str) -> str:
             f"{who}: {target!r} has no import path (define it in a module, not in __main__ or inside a function)"
         )
     return f"{module}.{qualname}"
+
+
+#: The seed of every check's tiny input (a plug-in is called on the same input twice: it must agree).
+_CHECK_SEED = 20240514
+
+
+def _check_input(B: int = 5, reps: int = 3):
+    """The tiny input of the estimator and band checks: ``reps`` sorted samples of ``B`` scores in (0, 1)."""
+    import numpy as np
+
+    return np.sort(np.random.default_rng(_CHECK_SEED).random((reps, B)), axis=1)
