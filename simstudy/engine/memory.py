@@ -14,7 +14,7 @@ the measured costs the commands' size checks use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from simstudy._limits import (  # noqa: F401 -- _check_time and _env_limit: the commands' size checks
     MEMORY_ENV,
@@ -26,8 +26,9 @@ from simstudy._limits import (  # noqa: F401 -- _check_time and _env_limit: the 
 )
 from simstudy.stats import estimators
 
-if TYPE_CHECKING:
-    from simstudy.config import Config
+# The checks take a simstudy.config.Config, typed Any: config imports this module (importing it back, even for
+# types only, would be a cycle).
+Config = Any
 
 __all__ = [
     "MEMORY_ENV",
@@ -74,7 +75,7 @@ def check_chunk_memory(config: Config, cells: int) -> None:
 
     Parameters
     ----------
-    config : Config
+    config : simstudy.config.Config
         The parsed config (``study.reps`` and ``study.chunk_reps`` are read).
     cells : int
         The number of cells of the study (each of ``study.reps`` replicates).
@@ -130,7 +131,7 @@ def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: in
 
     Parameters
     ----------
-    config : Config
+    config : simstudy.config.Config
         The parsed config.
     cells : int
         The number of cells of the study.
