@@ -125,8 +125,12 @@ class Registry:
         (:meth:`describe` of the old entry).
     describe : callable, optional
         ``describe(entry) -> str`` for ``taken``; default :attr:`path_of`.
-    check : callable, optional
-        ``check(name, key) -> canonical name``: the point's tiny-input check (:meth:`check`).
+    check : str or callable, optional
+        The point's tiny-input check (:meth:`check`), ``check(name, key=key, **check_kwargs) -> canonical
+        name``, or its import path ``"module:attr"`` (imported on first use: the checks live above the
+        registries, in :mod:`simstudy.plugins`).
+    check_kwargs : dict, optional
+        More keyword arguments of ``check`` (e.g. the selection kind).
 
     Examples
     --------
@@ -155,7 +159,8 @@ class Registry:
         builtin_taken: str = "refuse",
         taken: str = "{noun} {name!r} is already registered as {old}",
         describe: Callable[[Any], str] | None = None,
-        check: Callable[[Any, str], str] | None = None,
+        check: str | Callable[..., str] | None = None,
+        check_kwargs: dict | None = None,
     ) -> None:
         self.noun = noun
         self.plural = plural or f"{noun}s"
@@ -167,6 +172,7 @@ class Registry:
         self._taken = taken
         self._describe = describe or path_of or repr
         self._check = check
+        self._check_kwargs = dict(check_kwargs or {})
         _PATH_SOURCES.append(self.paths)
 
     def __repr__(self) -> str:
@@ -276,7 +282,11 @@ class Registry:
         if self._check is None:
             self.get(name)
             return name
-        return self._check(name, key)
+        check = self._check
+        if isinstance(check, str):
+            module, _, attr = check.partition(":")
+            check = getattr(importlib.import_module(module), attr)
+        return check(name, key=key, **self._check_kwargs)
 
     def fingerprint(self, name: str) -> dict | None:
         """What of entry ``name`` joins a run's fingerprint: ``None`` for a built-in (its fingerprint never
@@ -445,6 +455,7 @@ band_methods = Registry(
         },
         "pointwise_bounds",
     ),
+    check="simstudy.plugin_bands:check_band_method",
 )
 
 #: The selection settings of Moss et al. (2019): fixed-budget algorithms and fixed-confidence proposals.
@@ -465,6 +476,8 @@ selection_algorithms: dict[str, Registry] = {
             },
             "FIXED_BUDGET_RUNS",
         ),
+        check="simstudy.plugin_selection:check_selection_algorithm",
+        check_kwargs={"kind": "fixed_budget"},
     ),
     "fixed_confidence": Registry(
         "fixed_confidence algorithm",
@@ -477,6 +490,8 @@ selection_algorithms: dict[str, Registry] = {
             },
             "FIXED_CONFIDENCE_PROPOSALS",
         ),
+        check="simstudy.plugin_selection:check_selection_algorithm",
+        check_kwargs={"kind": "fixed_confidence"},
     ),
 }
 

@@ -100,12 +100,23 @@ def test_a_builtin_and_a_plugin_band_method_share_one_path(tmp_path, monkeypatch
     # one check, one dispatch, one contract for both
     assert plugins.check_band_method("dkw", "study.methods") == "dkw"
     assert plugins.check_band_method("dkw_again", "study.methods") == "dkw_again"
+    assert extend.band_methods.check("dkw", "study.methods") == "dkw"
+    assert extend.band_methods.check("dkw_again", "study.methods") == "dkw_again"
+    with pytest.raises(plugins.PluginError, match="study.methods must be one of dkw, ks, "):
+        extend.band_methods.check("wilson", "study.methods")
     builtin, plugin = plugins.band_method("dkw"), plugins.band_method("dkw_again")
     for a, b in zip(builtin(x, 0.8), plugin(x, 0.8)):
         np.testing.assert_array_equal(a, b)
     assert extend.band_methods.fingerprint("dkw") is None
     assert sorted(extend.band_methods.fingerprint("dkw_again")) == ["kwargs", "source", "target"]
     assert plugins.band_fingerprint(["dkw", "dkw_again"])["dkw_again"] == extend.band_methods.fingerprint("dkw_again")
+
+
+def test_each_point_s_check_is_its_registry_s():
+    assert extend.selection_algorithms["fixed_budget"].check("non_adaptive", "study.algorithms") == "non_adaptive"
+    with pytest.raises(plugins.PluginError, match="study.algorithms must be one of ttts, non_adaptive, batch_thompson"):
+        extend.selection_algorithms["fixed_confidence"].check("nope", "study.algorithms")
+    assert extend.studies.check("evp_accuracy", "study.kind") == "evp_accuracy"
 
 
 def test_registered_paths_are_trusted_from_every_point(monkeypatch):
