@@ -32,7 +32,25 @@ input is a :class:`PluginError` naming the ``_target_`` and what was wrong, in o
 Registry
 --------
 :func:`register_estimator` gives a plug-in a method name (``method: top`` in a config then means it);
-:func:`estimator_methods` lists the built-in methods and the registered ones.
+:func:`estimator_methods` lists the built-in methods and the registered ones. Every point's names live in one
+generic registry each (:mod:`simstudy.extend`); the functions here are its per-point front doors.
+
+====================  ==========================================================================================
+point                 names (the band and selection ones defined in :mod:`simstudy.plugin_bands` and
+                      :mod:`simstudy.plugin_selection`, the shared ones in :mod:`simstudy._imports`)
+====================  ==========================================================================================
+estimators            :class:`PluginEstimator`, :func:`check_estimator`, :func:`register_estimator`,
+                      :func:`estimator_methods`
+distributions         :class:`PluginDistribution`, :func:`check_distribution`, :func:`register_distribution`,
+                      :func:`distribution_kinds`
+band methods          :class:`PluginBand`, :func:`band_method`, :func:`check_band_method`,
+                      :func:`register_band_method`
+selection algorithms  :class:`SelectionPlugin`, :func:`selection_algorithm`, :func:`check_selection_algorithm`,
+                      :func:`register_selection_algorithm`
+shared                :func:`import_target`, :func:`source_hash`, :class:`PluginError`, :class:`PluginExit`
+====================  ==========================================================================================
+
+The band and selection names are defined in their modules and re-exported here, their documented home.
 
 Band method contract
 --------------------
