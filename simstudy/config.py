@@ -95,6 +95,7 @@ _MOVED_NAMES = {
     "at_least_arms": "simstudy.studies.base",
     "selection_algorithm_check": "simstudy.plugins",
     "band_method_check": "simstudy.plugins",
+    "TIME_ENV": "simstudy._limits",
     "_env_limit": "simstudy._limits",
     "_size": "simstudy._limits",
     "_duration": "simstudy._limits",
