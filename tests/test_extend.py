@@ -140,6 +140,7 @@ def test_old_names_keep_importing():
     assert config.band_method_check is plugins.band_method_check
     assert config.at_least_arms is base.at_least_arms
     assert config.memory_limit is memory.memory_limit and config.check_chunk_memory is memory.check_chunk_memory
+    assert (config.MEMORY_ENV, config.TIME_ENV) == (memory.MEMORY_ENV, memory.TIME_ENV)
     assert registry.load_plugins is extend.load_plugins and registry.PLUGINS_ENV == "SIMSTUDY_PLUGINS"
     assert plugins.PluginError.__module__ == "simstudy.plugins"
     with pytest.raises(AttributeError):
