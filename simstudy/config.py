@@ -17,11 +17,23 @@ from typing import Any
 
 import numpy as np
 
-from simstudy import distributions, schema
+from simstudy import distributions, extend, schema
+from simstudy._limits import MEMORY_ENV, _check_time, check_memory, memory_limit
 
 # Upward for now (issue 26): audit's and extrapolate's schemas below extend the data keys; the import goes when
 # they move to simstudy.commands.
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _bound, _command_iv, _data, _names, _positive
+from simstudy.engine.memory import (
+    _BYTES_PER_BOOT,
+    _BYTES_PER_CHUNK,
+    _SECONDS_PER_BOOT,
+    _SECONDS_PER_COVERAGE_SCORE,
+    _SECONDS_PER_EVP_SCORE,
+    _SECONDS_PER_RESAMPLE_SCORE,
+    _workers,
+    check_budget_memory,
+    check_chunk_memory,
+)
 from simstudy.schema import ConfigError, option
 from simstudy.stats import estimators
 
@@ -40,15 +52,8 @@ __all__ = [
     "ExtrapolateOptions",
     "ExtrapolateConfig",
     "parse_extrapolate",
-    "StudyOptions",
-    "reps_option",
-    "chunk_reps_option",
-    "save_replicates_option",
     "check_chunk_memory",
     "check_budget_memory",
-    "at_least_arms",
-    "selection_algorithm_check",
-    "band_method_check",
     "BACKENDS",
     "MEMORY_ENV",
     "memory_limit",
@@ -65,272 +70,48 @@ _RUNNER_KEYS = ("n_jobs", "backend", "progress", "address", "shard", "max_failur
 _TOP_KEYS = ("seed", "distribution", "budget", "estimators", "study", "runner")
 
 
-_REPS_DOC = "simulated searches per cell (more: a smaller Monte Carlo error)"
-_CHUNK_REPS_DOC = (
-    "searches per chunk, the unit of resuming and of parallel work (part of the random streams: "
-    "changing it changes the numbers)"
-)
-
-
-def reps_option(default: int) -> Any:
-    """The ``reps`` field of a study schema (``study.reps``), with the kind's own default.
-
-    For a study kind's options (a subclass of :class:`StudyOptions`): the number of simulated searches per
-    cell, an integer >= 2, with the shared help text.
-
-    Parameters
-    ----------
-    default : int
-        The kind's default number of replicates (simulated searches) per cell.
-
-    Returns
-    -------
-    dataclasses.Field
-        A field made by :func:`simstudy.schema.option`, checked by ``schema.integer(minimum=2)``.
-
-    Examples
-    --------
-    >>> from dataclasses import dataclass
-    >>> from simstudy.config import StudyOptions, reps_option
-    >>> @dataclass(frozen=True)
-    ... class Options(StudyOptions):
-    ...     reps: int = reps_option(400)
-    >>> Options().reps
-    400
-    """
-    return option(default, _REPS_DOC, schema.integer(minimum=2))
-
-
-def chunk_reps_option(default: int) -> Any:
-    """The ``chunk_reps`` field of a study schema (``study.chunk_reps``), with the kind's own default.
-
-    The replicates per chunk: the unit of resuming and of parallel work, and part of the random streams
-    (changing it changes the numbers). An integer >= 1.
-
-    Parameters
-    ----------
-    default : int
-        The kind's default number of replicates per chunk.
-
-    Returns
-    -------
-    dataclasses.Field
-        A field made by :func:`simstudy.schema.option`, checked by ``schema.integer(minimum=1)``.
-
-    Examples
-    --------
-    >>> from dataclasses import dataclass
-    >>> from simstudy.config import StudyOptions, chunk_reps_option
-    >>> @dataclass(frozen=True)
-    ... class Options(StudyOptions):
-    ...     chunk_reps: int = chunk_reps_option(100)
-    >>> Options().chunk_reps
-    100
-    """
-    return option(default, _CHUNK_REPS_DOC, schema.integer(minimum=1))
-
-
-def save_replicates_option(default: bool) -> Any:
-    """The ``save_replicates`` field of a study schema (``study.save_replicates``), with the kind's own default.
-
-    Whether the study also writes every replicate's estimate to ``replicates.parquet`` (evp_accuracy does).
-
-    Parameters
-    ----------
-    default : bool
-        The kind's default.
-
-    Returns
-    -------
-    dataclasses.Field
-        A field made by :func:`simstudy.schema.option`, checked by ``schema.boolean()``.
-
-    Examples
-    --------
-    >>> from dataclasses import dataclass
-    >>> from simstudy.config import StudyOptions, save_replicates_option
-    >>> @dataclass(frozen=True)
-    ... class Options(StudyOptions):
-    ...     save_replicates: bool = save_replicates_option(True)
-    >>> Options().save_replicates
-    True
-    """
-    return option(
-        default, "also write every replicate's estimate to replicates.parquet (evp_accuracy)", schema.boolean()
-    )
-
-
-@dataclass(frozen=True)
-class StudyOptions:
-    """What every study kind's schema holds: the options under ``study.`` that every kind takes.
-
-    Subclass it (a frozen dataclass), adding the kind's own fields made by :func:`simstudy.schema.option`;
-    redeclare ``reps`` or ``chunk_reps`` with :func:`reps_option` / :func:`chunk_reps_option` to change their
-    defaults. :func:`parse` checks ``study.KEY=VALUE`` against the kind's registered subclass
-    (:attr:`simstudy.registry.Study.options`).
-
-    Parameters
-    ----------
-    reps : int, default 1000
-        ``study.reps``: simulated searches (replicates) per cell, >= 2; more give a smaller Monte Carlo error.
-    chunk_reps : int, default 1000
-        ``study.chunk_reps``: replicates per chunk, >= 1; the unit of resuming and of parallel work, and part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: also write every replicate's estimate to ``replicates.parquet``.
-
-    Examples
-    --------
-    >>> from dataclasses import dataclass
-    >>> from simstudy import schema
-    >>> from simstudy.config import StudyOptions, reps_option
-    >>> @dataclass(frozen=True)
-    ... class Options(StudyOptions):
-    ...     reps: int = reps_option(400)
-    ...     ns: tuple = schema.option((1, 4), "numbers of draws n", schema.listed(schema.integer(minimum=1)))
-    >>> schema.parse(Options, {"ns": [16, 4]}, "study.")
-    Options(reps=400, chunk_reps=1000, save_replicates=False, ns=(4, 16))
-    """
-
-    reps: int = reps_option(1000)
-    chunk_reps: int = chunk_reps_option(1000)
-    save_replicates: bool = save_replicates_option(False)
-
-
 def study_kinds() -> tuple[str, ...]:
     """The study kinds a config may name (:func:`simstudy.registry.study_kinds`)."""
-    from simstudy import registry
-
-    return registry.study_kinds()
-
-
-#: Environment variable: the memory (GB) one run may plan to hold at once. Default: half of the machine's
-#: physical memory (fixed for a machine, so a run is refused or not whatever else is running).
-MEMORY_ENV = "SIMSTUDY_MAX_MEMORY_GB"
-#: What one chunk costs the runner's plan (its task record, about 170 bytes, and the bookkeeping around it).
-_BYTES_PER_CHUNK = 500
-#: What ``simstudy bands`` holds per budget k and model (band arrays, the table, its CSV; about 180 measured).
-_BYTES_PER_K = 256
+    extend.load_plugins()
+    return extend.studies.names()
 
 
-def memory_limit() -> float:
-    """Bytes a run may plan to hold at once: ``$SIMSTUDY_MAX_MEMORY_GB`` if set, else half the physical memory.
-
-    The limit the memory checks (:func:`check_memory` and the study checks built on it) refuse a config
-    above, before any compute. Without the environment variable it is fixed for a machine (half of its
-    physical memory; 8 GB where the physical memory cannot be read), so whether a run is refused does not
-    depend on what else is running.
-
-    Returns
-    -------
-    float
-        The limit in bytes (the variable's GB times 1e9).
-
-    Raises
-    ------
-    ConfigError
-        If the environment variable is set but is not a positive finite number.
-
-    Examples
-    --------
-    >>> import os
-    >>> from unittest import mock
-    >>> limit = mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "2"})  # a fixed limit, 2 GB
-    >>> with limit:
-    ...     memory_limit()
-    2000000000.0
-    >>> with mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "lots"}):
-    ...     memory_limit()
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: SIMSTUDY_MAX_MEMORY_GB must be a positive number of GB, got 'lots'
-    """
-    import os
-
-    gb = _env_limit(MEMORY_ENV, "GB")
-    if gb is not None:
-        return gb * 1e9
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2
-    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): a fixed, documented default
-        return 8e9
+#: Names that moved out of this module (issue 26): old name -> (module, name there), imported on first use
+#: (this module sits below them). The studies' options and checks went to the studies, the plug-in checks next
+#: to their registry, the data commands' keys to :mod:`simstudy.commands`.
+_MOVED_NAMES = {
+    "StudyOptions": ("simstudy.studies.base", "StudyOptions"),
+    "reps_option": ("simstudy.studies.base", "reps_option"),
+    "chunk_reps_option": ("simstudy.studies.base", "chunk_reps_option"),
+    "save_replicates_option": ("simstudy.studies.base", "save_replicates_option"),
+    "at_least_arms": ("simstudy.studies.base", "at_least_arms"),
+    "selection_algorithm_check": ("simstudy.plugins", "selection_algorithm_check"),
+    "band_method_check": ("simstudy.plugins", "band_method_check"),
+    "TIME_ENV": ("simstudy._limits", "TIME_ENV"),
+    "_env_limit": ("simstudy._limits", "_env_limit"),
+    "_size": ("simstudy._limits", "_size"),
+    "_duration": ("simstudy._limits", "_duration"),
+    "_DEFAULT_MINUTES": ("simstudy._limits", "_DEFAULT_MINUTES"),
+    "REQUIRED": ("simstudy.commands._data", "REQUIRED"),
+    "XSCALES": ("simstudy.commands._data", "XSCALES"),
+    "COMMAND_OPTIONS": ("simstudy.commands._data", "COMMAND_OPTIONS"),
+    "CurveOptions": ("simstudy.commands.curve", "CurveOptions"),
+    "CurveConfig": ("simstudy.commands.curve", "CurveConfig"),
+    "parse_curve": ("simstudy.commands.curve", "parse"),
+    "BandsOptions": ("simstudy.commands.bands", "BandsOptions"),
+    "BandsConfig": ("simstudy.commands.bands", "BandsConfig"),
+    "parse_bands": ("simstudy.commands.bands", "parse"),
+}
 
 
-def _env_limit(name: str, unit: str) -> float | None:
-    """A limit set by the environment variable ``name`` (a positive finite number of ``unit``), or None when unset."""
-    import os
+def __getattr__(name: str) -> Any:
+    # importlib with a string: a static import would point up the layers (config is below the studies)
+    if name in _MOVED_NAMES:
+        import importlib
 
-    raw = os.environ.get(name)
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not (np.isfinite(value) and value > 0):
-        raise ConfigError(f"{name} must be a positive number of {unit}, got {raw!r}")
-    return value
-
-
-def _size(nbytes: float) -> str:
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{nbytes / 1e6:.2g} MB"
-
-
-def check_memory(key: str, value: Any, nbytes: float, what: str, fix: str) -> None:
-    """Refuse, before any compute, a setting whose estimated memory ``nbytes`` exceeds :func:`memory_limit`.
-
-    For a study kind's check (:attr:`simstudy.registry.Study.check`) or a command's parser: estimate the peak
-    memory a setting implies and call this, so that a run too large for the machine fails in one line before
-    it starts rather than swapping or being killed hours in.
-
-    Parameters
-    ----------
-    key : str
-        The setting to name, e.g. ``"budget.B"``.
-    value : Any
-        Its value, as the message shows it, e.g. 100000.
-    nbytes : float
-        The estimated peak memory, in bytes.
-    what : str
-        What takes that memory, e.g. ``"the 100000 x 100000 weight matrix"``.
-    fix : str
-        What to change, e.g. ``"lower budget.B or set budget.n to fewer budgets"``.
-
-    Raises
-    ------
-    ConfigError
-        If ``nbytes`` exceeds :func:`memory_limit`: ``budget.B=100000 needs about 240 GB (...); the limit is 12
-        GB (half the physical memory; set SIMSTUDY_MAX_MEMORY_GB to change it): lower budget.B ...``; or if
-        ``SIMSTUDY_MAX_MEMORY_GB`` is invalid (:func:`memory_limit`).
-
-    Examples
-    --------
-    >>> import os
-    >>> from unittest import mock
-    >>> limit = mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "2"})  # a fixed limit, 2 GB
-    >>> with limit:
-    ...     check_memory("max_k", 1000, 256e3, "the bands at k = 1..1000, per model", "lower max_k")
-    ...     check_memory("max_k", 10**9, 256e9, "the bands at k = 1..1e9, per model", "lower max_k")
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: max_k=1000000000 needs about 256 GB (the bands at k = 1..1e9, per model); the limit
-    is 2 GB (SIMSTUDY_MAX_MEMORY_GB=2): lower max_k
-    """
-    import os
-
-    limit = memory_limit()
-    if nbytes > limit:
-        source = (
-            f"{MEMORY_ENV}={os.environ[MEMORY_ENV]}"
-            if MEMORY_ENV in os.environ
-            else f"half the physical memory; set {MEMORY_ENV} to change it"
-        )
-        raise ConfigError(
-            f"{key}={value} needs about {_size(nbytes)} ({what}); the limit is {_size(limit)} ({source}): {fix}"
-        )
+        module, new = _MOVED_NAMES[name]
+        return getattr(importlib.import_module(module), new)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: Distribution kinds that read a data file named by their ``path`` parameter: keyed by its content.
@@ -441,6 +222,12 @@ class DistributionConfig:
     def build(self):
         """The distribution object (a bag is re-drawn from its seed; deterministic)."""
         params = {k: v for k, v in self.params if k not in ("source", "stream")}
+        if self.kind == "target":  # a user's class: built here, so that the distributions never import plug-ins
+            from simstudy import plugins
+
+            minimize = params.pop("minimize", False)
+            dist = plugins.PluginDistribution(params.pop("_target_"), tuple(params.pop("kwargs", ())), self.name)
+            return distributions.mirror(dist) if minimize else dist
         return distributions.from_spec(self.kind, {**params, "name": self.name})
 
 
@@ -517,56 +304,6 @@ class EstimatorConfig:
             for key in ("target", "kwargs", "per_sample", "source"):
                 del out[key]
         return out
-
-
-#: Environment variable: the minutes a command may plan to compute for, by its estimate (default 30): larger
-#: sizes are refused at once, with the estimate, instead of running for hours.
-TIME_ENV = "SIMSTUDY_MAX_MINUTES"
-_DEFAULT_MINUTES = 30.0
-
-
-def _duration(seconds: float) -> str:
-    for unit, scale in (("days", 86400.0), ("hours", 3600.0), ("min", 60.0)):
-        if seconds >= scale:
-            return f"{seconds / scale:.2g} {unit}"
-    return f"{seconds:.2g} s"
-
-
-def _check_time(key: str, value: Any, seconds: float, what: str, fix: str) -> None:
-    """Refuse at once a setting whose estimated compute time exceeds ``$SIMSTUDY_MAX_MINUTES`` (default 30), in
-    one line with the estimate, like :func:`check_memory` for memory."""
-    import os
-
-    raw = os.environ.get(TIME_ENV)
-    minutes = _env_limit(TIME_ENV, "minutes")
-    minutes = _DEFAULT_MINUTES if minutes is None else minutes
-    if seconds > 60.0 * minutes:
-        source = f"{TIME_ENV}={raw}" if raw is not None else f"set {TIME_ENV} to change it"
-        raise ConfigError(
-            f"{key}={value} needs about {_duration(seconds)} ({what}); the limit is {minutes:g} min ({source}): {fix}"
-        )
-
-
-#: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
-#: bounds: a run refused would surely take longer than the limit. An extrapolation's bootstrap replicate is a
-#: fit of n simulated scores (measured about 22 ms), whatever n; an audit's costs grow with the n scores drawn
-#: per simulated search: a round of band coverage (1 us per score in large chunks), a bootstrap resample (0.16 us per score),
-#: a replicate of the accuracy of U, V, W (0.4 us per score).
-_SECONDS_PER_BOOT = 8e-3
-_SECONDS_PER_COVERAGE_SCORE = 5e-7
-_SECONDS_PER_RESAMPLE_SCORE = 5e-8
-_SECONDS_PER_EVP_SCORE = 1.5e-7
-#: What the extrapolation holds per bootstrap replicate until its tables are built: the median and mean
-#: curves at about 64 budgets (float64) and the four parameters; its chunk's plan adds _BYTES_PER_CHUNK per 25.
-_BYTES_PER_BOOT = 2 * 8 * 64 + 4 * 8
-
-
-def _workers(n_jobs: int) -> int:
-    """The processes a command's ``n_jobs`` runs on (-1: every core), which divide its compute time."""
-    import os
-
-    cores = os.cpu_count() or 1
-    return cores if n_jobs < 0 else min(n_jobs, cores)
 
 
 def _audit_cost_iv(o: Any, n: int) -> None:
@@ -663,7 +400,7 @@ class StudyConfig:
         ``study.save_replicates``: also write every replicate's estimate to ``replicates.parquet``.
     options : object, default None
         The kind's typed options: an instance of its schema (:attr:`simstudy.registry.Study.options`, a
-        subclass of :class:`StudyOptions`) holding every ``study.KEY``.
+        subclass of :class:`simstudy.studies.base.StudyOptions`) holding every ``study.KEY``.
 
     Examples
     --------
@@ -1039,15 +776,15 @@ _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 
 
 def _study(d: Mapping) -> StudyConfig:
-    from simstudy import registry
-
     name = schema.text()("study.name", d.get("name"))
     if not _NAME.fullmatch(name):  # it names the run directory (outputs/<study.name>/...): never a path
         raise ConfigError(
             f"study.name must be a name (letters, digits, '_', '-', '.'; not starting with '.'), got {name!r}"
         )
     kind = _choice("study.kind", d.get("kind"), study_kinds())
-    options = schema.parse(registry.study(kind).options, d, "study.", ignore=("name", "kind"), what=f"the {kind} study")
+    options = schema.parse(
+        extend.studies.get(kind).options, d, "study.", ignore=("name", "kind"), what=f"the {kind} study"
+    )
     return StudyConfig(
         name=name,
         kind=kind,
@@ -1162,12 +899,10 @@ def parse(cfg: Mapping) -> Config:
     ...
     simstudy.schema.ConfigError: budget.B must be an integer >= 1, got 0
     """
-    from simstudy import registry
-
     _unknown_keys("", cfg, _TOP_KEYS)
     seed = _int("seed", cfg.get("seed"), minimum=0)
     study = _study(_section(cfg, "study"))
-    spec = registry.study(study.kind)
+    spec = extend.studies.get(study.kind)
     dists = _distributions(cfg.get("distribution"))
     if spec.continuous:
         discrete = [d.name for d in dists if not d.continuous]
@@ -1186,7 +921,7 @@ def parse(cfg: Mapping) -> Config:
     )
     plugged = [e.name for e in config.estimators if e.is_plugin]
     if plugged and not spec.plugin_estimators:
-        takers = [k for k in registry.study_kinds() if registry.study(k).plugin_estimators]
+        takers = [k for k in study_kinds() if extend.studies.get(k).plugin_estimators]
         raise ConfigError(
             f"estimators.{plugged[0]}: plug-in estimators join the {' and '.join(takers)} "
             f"studies; a {study.kind} study takes only {', '.join(estimators.CLOSED_FORM)}"
@@ -1197,289 +932,6 @@ def parse(cfg: Mapping) -> Config:
     check_chunk_memory(config, cells=len(config.distributions))  # a cell per distribution at least
     _log_plugin_costs(config)
     return config
-
-
-def selection_algorithm_check(kind: str) -> schema.Check:
-    """The check of one entry of a selection study's ``study.algorithms``, for its schema.
-
-    Accepts a built-in algorithm, a registered name or a plug-in's import path, which is imported and called
-    on a tiny input when the config is parsed (:func:`simstudy.plugins.check_selection_algorithm`).
-
-    Parameters
-    ----------
-    kind : {"fixed_budget", "fixed_confidence"}
-        The selection setting (Moss et al. 2019): fixed-budget algorithms (model_selection) or
-        fixed-confidence proposals (fixed_confidence).
-
-    Returns
-    -------
-    callable
-        The check, ``check(key, value)``, returning the algorithm's canonical name (str); use it as the
-        ``item`` of :func:`simstudy.schema.listed`.
-
-    Raises
-    ------
-    ConfigError
-        Raised by the returned check, not by this factory: the plug-in check's one line, for a name that is no
-        algorithm nor an import path, an import error or an algorithm failing its tiny run.
-
-    References
-    ----------
-    .. [1] Moss et al. (2019), "FIESTA: Fast IdEntification of State-of-The-Art models using adaptive bandit
-       algorithms", ACL 2019.
-
-    Examples
-    --------
-    >>> from simstudy.config import selection_algorithm_check
-    >>> check = selection_algorithm_check("fixed_budget")
-    >>> check("study.algorithms", "sequential_halving")
-    'sequential_halving'
-    """
-
-    def check(key: str, value: Any) -> str:
-        from simstudy import plugins
-
-        try:
-            return plugins.check_selection_algorithm(value, kind, key)
-        except plugins.PluginError as exc:
-            raise ConfigError(str(exc)) from None
-
-    return check
-
-
-def band_method_check() -> schema.Check:
-    """The check of one entry of a band study's ``study.methods``, for its schema.
-
-    Accepts a built-in CDF band method (:data:`simstudy.stats.bands.METHODS`), a registered name or a plug-in's
-    import path, which is imported and called on a tiny input when the config is parsed
-    (:func:`simstudy.plugins.check_band_method`).
-
-    Returns
-    -------
-    callable
-        The check, ``check(key, value)``, returning the method's canonical name (str); use it as the ``item``
-        of :func:`simstudy.schema.listed`.
-
-    Raises
-    ------
-    ConfigError
-        Raised by the returned check, not by this factory: the plug-in check's one line, for a name that is no
-        method nor an import path, an import error or a function whose bands break the contract.
-
-    Examples
-    --------
-    >>> from simstudy.config import band_method_check
-    >>> check = band_method_check()
-    >>> check("study.methods", "ks")
-    'ks'
-    >>> check("study.methods", "nope")
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: study.methods must be one of dkw, ks, ld_equal_tailed, ld_highest_density or an
-    import path module.function, got 'nope'
-    """
-
-    def check(key: str, value: Any) -> str:
-        from simstudy import plugins
-
-        try:
-            return plugins.check_band_method(value, key)
-        except plugins.PluginError as exc:
-            raise ConfigError(str(exc)) from None
-
-    return check
-
-
-def at_least_arms(config: Config) -> None:
-    """A selection study's check: at least two distributions (its arms).
-
-    For :attr:`simstudy.registry.Study.check` of model_selection and fixed_confidence, run by :func:`parse`.
-
-    Parameters
-    ----------
-    config : Config
-        The parsed config; its ``distributions`` are the arms.
-
-    Raises
-    ------
-    ConfigError
-        If ``config`` has fewer than two distributions.
-
-    Examples
-    --------
-    >>> import dataclasses
-    >>> from simstudy.config import parse
-    >>> config = parse({
-    ...     "seed": 0,
-    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
-    ...     "budget": {"B": 10},
-    ...     "estimators": {"v": {"method": "v"}},
-    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
-    ...     "runner": {"n_jobs": 1, "backend": "loky"},
-    ... })
-    >>> at_least_arms(dataclasses.replace(config, distributions=config.distributions * 2))  # two arms: passes
-    >>> at_least_arms(config)
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: a evp_accuracy study needs at least two arms in distribution, got 1
-    """
-    if len(config.distributions) < 2:
-        raise ConfigError(
-            f"a {config.study.kind} study needs at least two arms in distribution, got {len(config.distributions)}"
-        )
-
-
-def check_chunk_memory(config: Config, cells: int) -> None:
-    """Refuse a plan of chunks (``cells`` cells of ``study.reps`` replicates) too large for memory (one line).
-
-    The runner's plan holds a record of about 500 bytes per chunk; ``cells * ceil(reps / chunk_reps)`` chunks
-    are checked against :func:`memory_limit`. :func:`parse` runs it with a cell per distribution; a study
-    kind's check runs it with its own number of cells.
-
-    Parameters
-    ----------
-    config : Config
-        The parsed config (``study.reps`` and ``study.chunk_reps`` are read).
-    cells : int
-        The number of cells of the study (each of ``study.reps`` replicates).
-
-    Raises
-    ------
-    ConfigError
-        Naming ``study.reps`` if the plan would exceed :func:`memory_limit`.
-
-    Examples
-    --------
-    >>> import dataclasses
-    >>> from simstudy.config import parse
-    >>> config = parse({
-    ...     "seed": 0,
-    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
-    ...     "budget": {"B": 10},
-    ...     "estimators": {"v": {"method": "v"}},
-    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
-    ...     "runner": {"n_jobs": 1, "backend": "loky"},
-    ... })
-    >>> import os
-    >>> from unittest import mock
-    >>> limit = mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "2"})  # a fixed limit, 2 GB
-    >>> with limit:
-    ...     check_chunk_memory(config, cells=1)  # 2 chunks: passes
-    ...     check_chunk_memory(dataclasses.replace(config, study=dataclasses.replace(config.study, reps=10**10)), 1)
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: study.reps=10000000000 needs about 100 GB (a plan of 200,000,000 chunks of
-    study.chunk_reps=50 replicates); the limit is 2 GB (SIMSTUDY_MAX_MEMORY_GB=2): lower study.reps or raise
-    study.chunk_reps
-    """
-    study = config.study
-    chunks = cells * -(-study.reps // study.chunk_reps)
-    check_memory(
-        "study.reps",
-        study.reps,
-        chunks * _BYTES_PER_CHUNK,
-        f"a plan of {chunks:,} chunks of study.chunk_reps={study.chunk_reps} replicates",
-        "lower study.reps or raise study.chunk_reps",
-    )
-
-
-def check_budget_memory(config: Config, cells: int, *, samples_per_replicate: int = 1) -> None:
-    """A memory check for studies of the estimators at budgets (``budget.B``, ``budget.n``).
-
-    Estimates from the config, and refuses in one line above :func:`memory_limit`: the chunk plan of
-    ``cells`` cells (:func:`check_chunk_memory`), the estimators' weight matrices (8 bytes per budget and
-    score), the bootstrap's resamples, every worker's chunk of samples (``samples_per_replicate`` samples of
-    B scores each) and the rows of ``replicates.parquet``. evp_accuracy and wrong_conclusions call it from
-    their checks.
-
-    Parameters
-    ----------
-    config : Config
-        The parsed config.
-    cells : int
-        The number of cells of the study.
-    samples_per_replicate : int, keyword-only, default 1
-        Samples of B scores each replicate draws (2 for a comparison of two models); above 1 the weight
-        matrices and replicates.parquet are not checked.
-
-    Raises
-    ------
-    ConfigError
-        Naming the setting to lower (``study.reps``, ``budget.B``, ``estimators.NAME.resamples``,
-        ``study.chunk_reps`` or ``study.save_replicates``) if its estimate exceeds :func:`memory_limit`.
-
-    Examples
-    --------
-    >>> import dataclasses
-    >>> from simstudy.config import BudgetConfig
-    >>> from simstudy.config import parse
-    >>> config = parse({
-    ...     "seed": 0,
-    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
-    ...     "budget": {"B": 10},
-    ...     "estimators": {"v": {"method": "v"}},
-    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
-    ...     "runner": {"n_jobs": 1, "backend": "loky"},
-    ... })
-    >>> import os
-    >>> from unittest import mock
-    >>> limit = mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "2"})  # a fixed limit, 2 GB
-    >>> with limit:
-    ...     check_budget_memory(config, cells=1)  # B = 10: passes
-    ...     check_budget_memory(dataclasses.replace(config, budget=BudgetConfig((100000,), None)), cells=1)
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: budget.B=100000 needs about 160 GB (the weight matrices of 1 estimator, 100000
-    budgets x 100000 scores each); the limit is 2 GB (SIMSTUDY_MAX_MEMORY_GB=2): lower budget.B or set budget.n
-    to fewer budgets
-    """
-    import os
-
-    study, budget = config.study, config.budget
-    check_chunk_memory(config, cells)
-    B = max(budget.B)
-    if samples_per_replicate == 1:
-        # The stacked weights of every cell (budgets x estimators x B) and the cached matrix of each method.
-        E, closed = len(config.estimators), len({e.method for e in config.estimators} & set(estimators.CLOSED_FORM))
-        nbytes = sum(8 * budget.n_count(b) * b * (len(config.distributions) * E + closed) for b in budget.B)
-        N = budget.n_count(B)
-        check_memory(
-            "budget.B",
-            B,
-            nbytes,
-            f"the weight matrices of {E} estimator{'s' * (E > 1)}, {N} budgets x {B} scores each",
-            "lower budget.B or set budget.n to fewer budgets",
-        )
-        for e in config.estimators:
-            if e.method == "bootstrap":  # one replicate's resample indices (int32) and their running maxima
-                check_memory(
-                    f"estimators.{e.name}.resamples",
-                    e.resamples,
-                    8.0 * e.resamples * B,
-                    f"{e.resamples} resamples of {B} scores for each replicate",
-                    f"lower estimators.{e.name}.resamples or budget.B",
-                )
-    # Every worker holds a chunk of sorted samples (the draw and its sorted copy, per distribution compared).
-    workers = min(os.cpu_count() or 1, config.runner.n_jobs if config.runner.n_jobs > 0 else os.cpu_count() or 1)
-    per_chunk = 16.0 * study.chunk_reps * B * samples_per_replicate
-    check_memory(
-        "study.chunk_reps",
-        study.chunk_reps,
-        workers * per_chunk,
-        f"{workers} worker{'s' * (workers > 1)} each holding {study.chunk_reps} samples of B={B} scores",
-        "lower study.chunk_reps, budget.B or runner.n_jobs",
-    )
-    if study.save_replicates and samples_per_replicate == 1:
-        # replicates.parquet is written a chunk at a time: one row (about 200 bytes in the Arrow table and
-        # its label columns) per replicate, estimator and budget.
-        rows = study.chunk_reps * len(config.estimators) * budget.n_count(B)
-        check_memory(
-            "study.save_replicates",
-            "true",
-            200.0 * rows,
-            f"{rows:,} rows of replicates.parquet per chunk of study.chunk_reps={study.chunk_reps}",
-            "lower study.chunk_reps, set budget.n to fewer budgets, or study.save_replicates=false",
-        )
 
 
 # The data commands (simstudy curve, bands, audit, extrapolate): their shared keys and checks live in
@@ -2161,27 +1613,3 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         seed=o.seed,
         n_jobs=o.n_jobs,
     )
-
-
-#: Names that moved to :mod:`simstudy.commands` (issue 26): old name -> (module, name there). They import on
-#: first use, since this module sits below the commands.
-_MOVED_NAMES = {
-    "REQUIRED": ("simstudy.commands._data", "REQUIRED"),
-    "XSCALES": ("simstudy.commands._data", "XSCALES"),
-    "COMMAND_OPTIONS": ("simstudy.commands._data", "COMMAND_OPTIONS"),
-    "CurveOptions": ("simstudy.commands.curve", "CurveOptions"),
-    "CurveConfig": ("simstudy.commands.curve", "CurveConfig"),
-    "parse_curve": ("simstudy.commands.curve", "parse"),
-    "BandsOptions": ("simstudy.commands.bands", "BandsOptions"),
-    "BandsConfig": ("simstudy.commands.bands", "BandsConfig"),
-    "parse_bands": ("simstudy.commands.bands", "parse"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED_NAMES:
-        import importlib
-
-        module, new = _MOVED_NAMES[name]
-        return getattr(importlib.import_module(module), new)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

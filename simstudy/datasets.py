@@ -252,7 +252,7 @@ class _Table:
 
 def _size_iv(source: Any, name: str) -> None:
     """Refuse a file whose text would not fit in memory, from its size alone and before a byte is read."""
-    from simstudy.config import MEMORY_ENV, memory_limit  # here: config imports the distributions, which import this
+    from simstudy._limits import MEMORY_ENV, memory_limit
 
     try:
         size = os.stat(source).st_size
@@ -760,7 +760,7 @@ def read_scores(
     ------
     DataError
         Missing, unreadable, empty or unknown type of file, or one too large to read within
-        :func:`simstudy.config.memory_limit`; missing column (or `score_column` for a file without a header);
+        :func:`simstudy.engine.memory.memory_limit`; missing column (or `score_column` for a file without a header);
         model names that differ only in surrounding spaces; a row with the wrong number of fields; a repeated
         JSON key; a missing score when ``missing="error"``; a value that is not a finite
         number in ``[low, high]`` after scaling; a model with fewer than `min_scores` scores.

@@ -32,7 +32,25 @@ input is a :class:`PluginError` naming the ``_target_`` and what was wrong, in o
 Registry
 --------
 :func:`register_estimator` gives a plug-in a method name (``method: top`` in a config then means it);
-:func:`estimator_methods` lists the built-in methods and the registered ones.
+:func:`estimator_methods` lists the built-in methods and the registered ones. Every point's names live in one
+generic registry each (:mod:`simstudy.extend`); the functions here are its per-point front doors.
+
+====================  ==========================================================================================
+point                 names (the band and selection ones defined in :mod:`simstudy.plugin_bands` and
+                      :mod:`simstudy.plugin_selection`, the shared ones in :mod:`simstudy._imports`)
+====================  ==========================================================================================
+estimators            :class:`PluginEstimator`, :func:`check_estimator`, :func:`register_estimator`,
+                      :func:`estimator_methods`
+distributions         :class:`PluginDistribution`, :func:`check_distribution`, :func:`register_distribution`,
+                      :func:`distribution_kinds`
+band methods          :class:`PluginBand`, :func:`band_method`, :func:`check_band_method`,
+                      :func:`register_band_method`
+selection algorithms  :class:`SelectionPlugin`, :func:`selection_algorithm`, :func:`check_selection_algorithm`,
+                      :func:`register_selection_algorithm`
+shared                :func:`import_target`, :func:`source_hash`, :class:`PluginError`, :class:`PluginExit`
+====================  ==========================================================================================
+
+The band and selection names are defined in their modules and re-exported here, their documented home.
 
 Band method contract
 --------------------
@@ -52,20 +70,51 @@ plug-in is a :class:`PluginBand`, called once per chunk on all its samples and p
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import functools
-import hashlib
-import importlib
-import inspect
-import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from simstudy import extend
+from simstudy._imports import (  # noqa: F401 -- _LOADED, _trusting_only: the CLI's and the tests' handles
+    _CHECK_SEED,
+    _LOADED,
+    PluginError,
+    PluginExit,
+    _call_kwargs,
+    _check_input,
+    _function,
+    _import_path,
+    _no_exit,
+    _one_line,
+    _search_dir,
+    _trusting_only,
+    import_target,
+    source_hash,
+)
+from simstudy.plugin_bands import (
+    BuiltinBand,
+    PluginBand,
+    _band_output,  # noqa: F401 -- the tests check a band's output with it
+    band_fingerprint,
+    band_method,
+    band_method_check,
+    band_method_names,
+    check_band_method,
+    register_band_method,
+)
+from simstudy.plugin_selection import (
+    SELECTION_KINDS,
+    SelectionPlugin,
+    check_selection_algorithm,
+    register_selection_algorithm,
+    selection_algorithm,
+    selection_algorithm_check,
+    selection_algorithm_names,
+    selection_settings,
+)
 
 __all__ = [
     "PluginError",
@@ -97,364 +146,16 @@ __all__ = [
     "register_distribution",
     "registered_distribution",
     "distribution_kinds",
+    "selection_algorithm_check",
+    "band_method_check",
 ]
 
 #: Estimators simstudy computes with its own kernels (:mod:`simstudy.stats.estimators`).
-BUILTIN_ESTIMATORS = ("u", "v", "w", "bootstrap")
+BUILTIN_ESTIMATORS = tuple(extend.estimators.builtins)
 
-# The check input: 3 sorted samples of B = 5 scores in (0, 1) from a fixed generator, budgets 1, 3 and 5.
-_CHECK_SEED = 20240514
+# The check input: 3 sorted samples of B = 5 scores in (0, 1) from a fixed generator (_check_input), budgets 1,
+# 3 and 5.
 _CHECK_N = np.array([1, 3, 5], dtype=np.int64)
-
-
-class PluginError(ValueError):
-    """A plug-in that cannot be imported or breaks its contract; the message names its ``_target_``.
-
-    Raised when a config is parsed (by :func:`import_target` and the ``check_*`` functions, before any
-    compute: the CLI prints its one line and exits with status 2), and during a run by a plug-in's per-call
-    checks (:class:`PluginEstimator`, :class:`PluginBand`, :class:`SelectionPlugin`), which fail the chunk.
-    A subclass of :class:`ValueError`.
-
-    Examples
-    --------
-    >>> import_target("nomodule_xyz.f")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginError: _target_=nomodule_xyz.f: no module named 'nomodule_xyz' in the working directory (...) or on sys.path
-    >>> issubclass(PluginError, ValueError)
-    True
-    """
-
-
-class PluginExit(PluginError):
-    """A plug-in that called ``sys.exit`` (or raised :class:`SystemExit`) instead of returning or raising.
-
-    Ending the program is never a plug-in's to decide: inside a run it would end the run with no summary (and,
-    through :func:`simstudy.run`, the caller's own program). It is turned into this error where the plug-in's
-    code is called (import, construction, every call); the command reports it in one line and exits with
-    status 2 (bad input: the plug-in needs fixing), and a run's chunks it failed are never summarised.
-
-    Examples
-    --------
-    >>> import sys
-    >>> with _no_exit("_target_=my.plugin"):
-    ...     sys.exit(3)
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginExit: _target_=my.plugin: called sys.exit(3); a plug-in returns its result or raises an exception, never ends the program
-    >>> issubclass(PluginExit, PluginError)
-    True
-    """
-
-
-@contextlib.contextmanager
-def _no_exit(where: str) -> Any:
-    """Run plug-in code with its ``sys.exit`` turned into :class:`PluginExit` naming ``where``."""
-    try:
-        yield
-    except SystemExit as exc:
-        raise PluginExit(
-            f"{where}: called sys.exit({exc.code!r}); a plug-in returns its result or raises an exception, never "
-            f"ends the program"
-        ) from None
-
-
-def _search_dir(directory: str | None) -> str:
-    return os.path.abspath(directory if directory is not None else os.getcwd())
-
-
-def _on_path(directory: str) -> None:
-    """Put ``directory`` on ``sys.path`` (last: it never shadows an installed module) unless it is there."""
-    here = os.path.abspath(directory)
-    if not any(os.path.abspath(p or os.curdir) == here for p in sys.path):
-        sys.path.append(here)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-#: The import paths a command may import from a config it did not compose itself (a run directory's stored
-#: config.yaml, read by ``collect`` and ``replay``): None (the default) when the config is the user's own.
-_TRUSTED: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("simstudy_trusted", default=None)
-
-
-def _registered_paths() -> set[str]:
-    """The import paths of every registered plug-in: code the user installed, which a config names by name."""
-    paths = {target for target, _ in _REGISTRY.values()} | set(_DISTRIBUTIONS.values())
-    paths |= {target for target, _ in _BAND_REGISTRY.values()}
-    paths |= {target for algorithms in _SELECTION_REGISTRY.values() for target, _ in algorithms.values()}
-    return paths
-
-
-@contextlib.contextmanager
-def _trusting_only(paths) -> Any:
-    """Inside, :func:`import_target` imports only ``paths`` and the registered plug-ins' paths (a stored
-    config's other ``_target_`` is refused by name, never imported: importing runs the module's code)."""
-    token = _TRUSTED.set(frozenset(paths))
-    try:
-        yield
-    finally:
-        _TRUSTED.reset(token)
-
-
-def _check_trusted(path: str, key: str) -> None:
-    trusted = _TRUSTED.get()
-    if trusted is not None and path not in trusted and path not in _registered_paths():
-        raise PluginError(
-            f"{key}={path}: a plug-in named by a stored config is imported (its code run) only when you name it "
-            f"too: add plugins={path} to the command if you trust that code"
-        )
-
-
-def import_target(path: str, *, directory: str | None = None, key: str = "_target_") -> Any:
-    """Import the object a ``module.attr`` path names, with ``directory`` (default: the working directory)
-    importable.
-
-    Parameters
-    ----------
-    path : str
-        ``module.attr`` or ``package.module.attr`` (the attribute may be dotted, e.g. ``mod.Class.method``).
-    directory : str, optional
-        A directory put on ``sys.path`` (at the end, so it never shadows an installed module) if it is not
-        there. Default: the working directory.
-    key : str, optional
-        The config key that named ``path``, for the error message; default ``"_target_"``.
-
-    Returns
-    -------
-    object
-        The attribute (a function, a class, any object), imported.
-
-    Raises
-    ------
-    PluginError
-        ``{key}={path}: ...`` with the reason: not a dotted path, no such module, an exception while
-        importing it, or no such attribute; or, while a command reads a run directory's stored config
-        (``simstudy collect``, ``replay``), a path neither given on its command line (``plugins=...``) nor
-        registered, refused before it is imported.
-
-    Examples
-    --------
-    >>> import_target("math.sqrt")(9.0)
-    3.0
-    >>> import_target("math.nope", key="estimators.top._target_")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginError: estimators.top._target_=math.nope: math has no attribute 'nope'...
-    """
-    if not isinstance(path, str) or not all(p.isidentifier() for p in path.split(".")) or "." not in path:
-        raise PluginError(
-            f"{key} must be an import path module.attribute (e.g. my_estimators.best_of_all), got {path!r}"
-        )
-    _check_trusted(path, key)
-    where = _search_dir(directory)
-    _on_path(where)
-    parts = path.split(".")
-    if parts[0] not in sys.modules:
-        importlib.invalidate_caches()  # a module written since the directory was last listed
-    for i in range(len(parts) - 1, 0, -1):  # the longest importable prefix is the module
-        module_name = ".".join(parts[:i])
-        try:
-            with _no_exit(f"{key}={path}: importing {module_name}"):
-                obj = importlib.import_module(module_name)
-        except PluginExit:
-            raise
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
-                continue  # this prefix is not a module: try a shorter one
-            raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
-        except Exception as exc:
-            raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
-        for attr in parts[i:]:
-            try:
-                obj = getattr(obj, attr)
-            except AttributeError:
-                where_from = getattr(sys.modules[module_name], "__file__", None)
-                raise PluginError(
-                    f"{key}={path}: {module_name} has no attribute {'.'.join(parts[i:])!r}"
-                    + (f" (module file {where_from})" if where_from else "")
-                ) from None
-        return obj
-    raise PluginError(f"{key}={path}: no module named {parts[0]!r} in the working directory ({where}) or on sys.path")
-
-
-#: How deep :func:`source_hash` follows a plug-in's imports of the user's own modules (a bound, not a limit
-#: anyone meets: helpers of helpers of helpers).
-_IMPORT_DEPTH = 8
-
-
-def _is_users(name: str) -> bool:
-    """Whether a top-level module name is the user's own: neither the standard library, nor simstudy, nor
-    a module of an installed distribution (those are versioned by their installation, not hashed)."""
-    if name in sys.stdlib_module_names or name in sys.builtin_module_names or name == "simstudy":
-        return False
-    return name not in _installed_modules()
-
-
-@functools.lru_cache(maxsize=1)
-def _installed_modules() -> frozenset[str]:
-    """Top-level module names of the installed distributions (read once: it scans every distribution)."""
-    import importlib.metadata
-
-    return frozenset(importlib.metadata.packages_distributions())
-
-
-def _imported_names(source: bytes, module: str, is_package: bool) -> list[str]:
-    """The absolute names of the modules a module's source imports (``import a.b``, ``from a import b``,
-    relative imports resolved against ``module``); a name may be a module's attribute, not a module."""
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    package = module if is_package else module.rpartition(".")[0]
-    names = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: max(len(package.split(".")) - node.level + 1, 0)] if package else []
-                stem = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                stem = node.module or ""
-            if stem:
-                names.append(stem)
-                names += [f"{stem}.{alias.name}" for alias in node.names if alias.name != "*"]
-    return names
-
-
-def _module_file(name: str) -> tuple[str, bool] | None:
-    """A module's source file and whether it is a package, without importing it; None if it has no source
-    (not found, a built-in, an extension) or its name is not importable."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError, AttributeError):  # a parent that is not a package; "x.attr" of a module
-        return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    return spec.origin, spec.submodule_search_locations is not None
-
-
-def _local_sources(module: str, origin: str, is_package: bool) -> dict[str, bytes]:
-    """The source of ``module`` and of every module it imports, recursively, that is the user's own
-    (:func:`_is_users`), by module name; a static walk over the files' import statements, bounded by
-    :data:`_IMPORT_DEPTH`, each module read once (cycles end)."""
-    sources: dict[str, bytes] = {}
-    todo = [(module, origin, is_package, 0)]
-    while todo:
-        name, path, package, depth = todo.pop()
-        if name in sources:
-            continue
-        try:
-            with open(path, "rb") as f:
-                sources[name] = f.read()
-        except OSError:
-            continue
-        if depth >= _IMPORT_DEPTH:
-            continue
-        for imported in _imported_names(sources[name], name, package):
-            if imported in sources or not _is_users(imported.partition(".")[0]):
-                continue
-            found = _module_file(imported)
-            if found is not None:
-                todo.append((imported, *found, depth + 1))
-    return sources
-
-
-def source_hash(path: str, *, directory: str | None = None) -> str:
-    """A short digest of the source of the module holding ``path``'s object, and of the user's own modules it
-    imports.
-
-    It joins a run's fingerprint, so that editing a plug-in -- or a helper module it imports -- never resumes
-    the chunks its old code computed (the run directory is refused instead, naming what changed). The
-    imports are followed statically (the ``import`` statements of each file, recursively, to a bounded depth)
-    into every module that is neither the standard library, nor simstudy, nor part of an installed
-    distribution: those are the user's own files, which no version number tracks.
-
-    Parameters
-    ----------
-    path : str
-        The plug-in's import path ``module.attr``.
-    directory : str, optional
-        Where its module is imported from (default: the working directory).
-
-    Returns
-    -------
-    str
-        16 hex digits: of the SHA-256 of the module's source file when it imports none of the user's modules
-        (as before helpers were followed, so such a plug-in's runs resume), else of every such module's name
-        and source; ``""`` if the source is unknown (a built-in or extension module).
-
-    Raises
-    ------
-    PluginError
-        If ``path`` does not import (see :func:`import_target`).
-
-    Examples
-    --------
-    >>> len(source_hash("simstudy.stats.estimators.expected_max"))
-    16
-    >>> source_hash("math.sqrt")  # an extension module: no source
-    ''
-    """
-    obj = import_target(path, directory=directory)
-    module = sys.modules.get(getattr(obj, "__module__", None) or "") or inspect.getmodule(obj)
-    try:
-        origin = inspect.getsourcefile(module)  # type: ignore[arg-type]  # None: TypeError, caught
-        with open(origin, "rb") as f:  # type: ignore[arg-type]  # None: TypeError, caught
-            own = f.read()
-    except (TypeError, OSError):
-        return ""
-    assert module is not None  # getsourcefile(None) raised TypeError above
-    name = module.__name__
-    if name.partition(".")[0] == "simstudy":  # versioned with the package: its imports are simstudy's own
-        return hashlib.sha256(own).hexdigest()[:16]
-    helpers = _local_sources(name, origin, hasattr(module, "__path__"))  # type: ignore[arg-type]  # str here
-    helpers.pop(name, None)
-    if not helpers:
-        return hashlib.sha256(own).hexdigest()[:16]
-    h = hashlib.sha256(own)
-    for helper in sorted(helpers):
-        h.update(b"\0" + helper.encode() + b"\0" + hashlib.sha256(helpers[helper]).digest())
-    return h.hexdigest()[:16]
-
-
-def _call_kwargs(fn: Callable) -> set[str]:
-    try:
-        return set(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):  # a builtin or C function without a signature
-        return set()
-
-
-def _function(target: str, directory: str | None, key: str) -> Callable:
-    """The function an import path names, imported once per process and directory (a worker's first call)."""
-    _check_trusted(target, key)  # before the cache: imported earlier in this process is not trusted now
-    cache = (target, _search_dir(directory))
-    fn = _LOADED.get(cache)
-    if fn is None:
-        fn = import_target(target, directory=directory, key=key)
-        if not callable(fn):
-            raise PluginError(f"{key}={target}: is a {type(fn).__name__}, not a function")
-        fn = _exit_checked(fn, f"{key}={target}")
-        _LOADED[cache] = fn
-    return fn
-
-
-def _exit_checked(fn: Callable, where: str) -> Callable:
-    """``fn`` with its ``sys.exit`` turned into :class:`PluginExit` (its signature kept: ``rng`` is looked up)."""
-
-    @functools.wraps(fn)
-    def checked(*args: Any, **kwargs: Any) -> Any:
-        with _no_exit(where):
-            return fn(*args, **kwargs)
-
-    return checked
 
 
 @dataclass(frozen=True)
@@ -546,10 +247,6 @@ class PluginEstimator:
         return out
 
 
-# Functions imported in this process, by (path, directory).
-_LOADED: dict[tuple[str, str], Callable] = {}
-
-
 def _real(target: str, value: Any) -> np.ndarray:
     """A plug-in's estimates as float64; complex ones are refused (float64 would silently drop the imaginary
     part, with only a ComplexWarning)."""
@@ -566,10 +263,6 @@ def _real(target: str, value: Any) -> np.ndarray:
 def _check_shape(target: str, out: np.ndarray, shape: tuple[int, ...], what: str) -> None:
     if out.shape != shape:
         raise PluginError(f"_target_={target}: returned shape {out.shape} {what}; the contract is {shape}")
-
-
-def _check_input(B: int = 5, reps: int = 3) -> np.ndarray:
-    return np.sort(np.random.default_rng(_CHECK_SEED).random((reps, B)), axis=1)
 
 
 def check_estimator(plugin: PluginEstimator, key: str) -> None:
@@ -668,10 +361,6 @@ def estimator_cost(plugin: PluginEstimator, B: int, n, reps: int = 64) -> float:
     return best / reps
 
 
-# Registered estimators: method name -> (import path, per_sample).
-_REGISTRY: dict[str, tuple[str, bool]] = {}
-
-
 def register_estimator(method: str, target: str | Callable, *, per_sample: bool = False) -> None:
     """Give a plug-in estimator a method name, so that a config may say ``method: NAME``.
 
@@ -702,16 +391,12 @@ def register_estimator(method: str, target: str | Callable, *, per_sample: bool 
     Traceback (most recent call last):
     ...
     ValueError: 'u' is a built-in estimator; choose another name
-    >>> _ = _REGISTRY.pop("clipped_rank")
+    >>> _ = extend.estimators.unregister("clipped_rank")
     """
     if not isinstance(method, str) or not method.isidentifier():
         raise ValueError(f"an estimator's method name must be an identifier, got {method!r}")
     target = _import_path(target, f"register_estimator({method!r}, ...)")
-    if method in BUILTIN_ESTIMATORS:
-        raise ValueError(f"{method!r} is a built-in estimator; choose another name")
-    if _REGISTRY.get(method, (target, per_sample)) != (target, per_sample):
-        raise ValueError(f"estimator {method!r} is already registered as {_REGISTRY[method][0]}")
-    _REGISTRY[method] = (target, bool(per_sample))
+    extend.estimators.register(method, (target, bool(per_sample)))
 
 
 def estimator_methods() -> dict[str, str | None]:
@@ -728,19 +413,17 @@ def estimator_methods() -> dict[str, str | None]:
     >>> list(estimator_methods())[:4]
     ['u', 'v', 'w', 'bootstrap']
     """
-    return {**dict.fromkeys(BUILTIN_ESTIMATORS), **{m: t for m, (t, _) in _REGISTRY.items()}}
+    return {**dict.fromkeys(BUILTIN_ESTIMATORS), **{m: t for m, (t, _) in extend.estimators.registered().items()}}
 
 
 def registered_estimator(method: str) -> tuple[str, bool] | None:
     """The import path and ``per_sample`` flag of a registered method (``None`` if it is not registered)."""
-    return _REGISTRY.get(method)
+    return extend.estimators.entry(method)
 
 
 # --- distributions ------------------------------------------------------------------------------------------
 
 _REQUIRED = ("support", "is_discrete", "sample", "cdf", "ppf")
-# Registered distribution classes: kind -> import path.
-_DISTRIBUTIONS: dict[str, str] = {}
 
 
 def register_distribution(kind: str, target: str | Callable) -> None:
@@ -767,18 +450,12 @@ def register_distribution(kind: str, target: str | Callable) -> None:
     >>> register_distribution("my_truncnorm", TruncatedNormal)  # a class: its import path is taken
     >>> registered_distribution("my_truncnorm")
     'simstudy.distributions.TruncatedNormal'
-    >>> _ = _DISTRIBUTIONS.pop("my_truncnorm")
+    >>> _ = extend.distributions.unregister("my_truncnorm")
     """
-    from simstudy import distributions
-
     if not isinstance(kind, str) or not kind.isidentifier():
         raise ValueError(f"a distribution kind must be an identifier, got {kind!r}")
     target = _import_path(target, f"register_distribution({kind!r}, ...)")
-    if kind in distributions.KINDS:
-        raise ValueError(f"{kind!r} is a built-in distribution kind; choose another name")
-    if _DISTRIBUTIONS.get(kind, target) != target:
-        raise ValueError(f"distribution kind {kind!r} is already registered as {_DISTRIBUTIONS[kind]}")
-    _DISTRIBUTIONS[kind] = target
+    extend.distributions.register(kind, target)
 
 
 def registered_distribution(kind: str) -> str | None:
@@ -800,7 +477,7 @@ def registered_distribution(kind: str) -> str | None:
     >>> registered_distribution("truncnorm") is None  # built in, not registered
     True
     """
-    return _DISTRIBUTIONS.get(kind)
+    return extend.distributions.entry(kind)
 
 
 def distribution_kinds() -> tuple[str, ...]:
@@ -816,9 +493,9 @@ def distribution_kinds() -> tuple[str, ...]:
     >>> register_distribution("my_truncnorm", "simstudy.distributions.TruncatedNormal")
     >>> "my_truncnorm" in distribution_kinds()
     True
-    >>> _ = _DISTRIBUTIONS.pop("my_truncnorm")
+    >>> _ = extend.distributions.unregister("my_truncnorm")
     """
-    return tuple(_DISTRIBUTIONS)
+    return tuple(extend.distributions.registered())
 
 
 class PluginDistribution:
@@ -995,756 +672,3 @@ def check_distribution(dist: PluginDistribution, key: str) -> None:
         problem = f"ppf([0.1, 0.5, 0.9]) must lie within the support [{low}, {high}], got {q.tolist()}"
     if problem:
         raise PluginError(f"{prefix}: {problem}")
-
-
-# --- selection algorithms -----------------------------------------------------------------------------------
-
-#: The kinds of selection algorithm: fixed budget (the ``model_selection`` study) and fixed confidence (the
-#: ``fixed_confidence`` study). Their contracts are in :mod:`simstudy.stats.selection`.
-SELECTION_KINDS = ("fixed_budget", "fixed_confidence")
-# Registered selection algorithms: kind -> name -> (import path, keyword arguments).
-_SELECTION_REGISTRY: dict[str, dict[str, tuple[str, tuple[tuple[str, Any], ...]]]] = {k: {} for k in SELECTION_KINDS}
-# The check input of a selection algorithm: 3 arms (bags of 4 scores, means 0.25, 0.45, 0.65), 4 runs, and a
-# budget of 30 evaluations (fixed budget) or the posteriors after 3 evaluations of each arm (fixed confidence).
-_CHECK_ARMS = ((0.1, 0.2, 0.3, 0.4), (0.3, 0.4, 0.5, 0.6), (0.5, 0.6, 0.7, 0.8))
-_CHECK_BUDGET, _CHECK_RUNS = 30, 4
-
-
-def _kind_iv(kind: str) -> str:
-    if kind not in SELECTION_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(SELECTION_KINDS)}, got {kind!r}")
-    return kind
-
-
-def _builtin_selection(kind: str) -> dict[str, Callable]:
-    from simstudy.stats import selection  # not at import time: the registry must not slow down start-up
-
-    return dict(selection.FIXED_BUDGET_RUNS if kind == "fixed_budget" else selection.FIXED_CONFIDENCE_PROPOSALS)
-
-
-def _import_path(target: str | Callable, who: str) -> str:
-    """``target`` itself, or the ``module.qualname`` of a module-level function."""
-    if not callable(target):
-        return target
-    module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
-    if not module or module == "__main__" or "<" in qualname:
-        raise ValueError(
-            f"{who}: {target!r} has no import path (define it in a module, not in __main__ or inside a function)"
-        )
-    return f"{module}.{qualname}"
-
-
-def register_selection_algorithm(kind: str, name: str, target: str | Callable, **kwargs: Any) -> None:
-    """Give a plug-in selection algorithm a name, so that ``study.algorithms`` may list ``NAME``.
-
-    Parameters
-    ----------
-    kind : {"fixed_budget", "fixed_confidence"}
-        Which contract the function follows (see :mod:`simstudy.stats.selection`): whole vectorized runs
-        ``f(arms, budget, runs, *, rng)`` or a proposal ``propose(loc, scale, df, *, rng)``.
-    name : str
-        The name; an identifier, not a built-in algorithm's name of that kind.
-    target : str or callable
-        The import path ``module.function``, or a module-level function (its path is taken; it must be
-        importable by that path in worker processes).
-    **kwargs
-        Keyword arguments passed on every call (plain values: they join the run's fingerprint).
-
-    Raises
-    ------
-    ValueError
-        An unknown kind, a built-in name, a name registered to another target, or a function with no import
-        path.
-
-    Examples
-    --------
-    >>> register_selection_algorithm("fixed_budget", "halving", "simstudy.stats.selection.sequential_halving_runs")
-    >>> selection_algorithm_names("fixed_budget")["halving"]
-    'simstudy.stats.selection.sequential_halving_runs'
-    >>> _ = _SELECTION_REGISTRY["fixed_budget"].pop("halving")
-    """
-    _kind_iv(kind)
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"a selection algorithm's name must be an identifier, got {name!r}")
-    target = _import_path(target, f"register_selection_algorithm({kind!r}, {name!r}, ...)")
-    if not isinstance(target, str) or "." not in target or not all(p.isidentifier() for p in target.split(".")):
-        raise ValueError(
-            f"register_selection_algorithm({kind!r}, {name!r}, ...): target must be an import path "
-            f"module.function or a module-level function, got {target!r}"
-        )
-    if name in _builtin_selection(kind):
-        raise ValueError(f"{name!r} is a built-in {kind} algorithm; choose another name")
-    entry = (target, tuple(sorted(kwargs.items())))
-    registry = _SELECTION_REGISTRY[kind]
-    if registry.get(name, entry) != entry:
-        raise ValueError(f"{kind} algorithm {name!r} is already registered as {registry[name][0]}")
-    registry[name] = entry
-
-
-def selection_algorithm_names(kind: str) -> dict[str, str | None]:
-    """Every algorithm name of ``kind`` a study can list: built-in ones (``None``) and registered ones (their
-    import paths), in that order.
-
-    Parameters
-    ----------
-    kind : {"fixed_budget", "fixed_confidence"}
-        The kind of algorithm (:data:`SELECTION_KINDS`).
-
-    Returns
-    -------
-    dict of str to str or None
-        Name -> ``None`` for a built-in, the import path for a registered one.
-
-    Raises
-    ------
-    ValueError
-        If ``kind`` is not one of :data:`SELECTION_KINDS`.
-
-    Examples
-    --------
-    >>> list(selection_algorithm_names("fixed_confidence"))
-    ['ttts', 'non_adaptive', 'batch_thompson']
-    """
-    _kind_iv(kind)
-    return {**dict.fromkeys(_builtin_selection(kind)), **{n: t for n, (t, _) in _SELECTION_REGISTRY[kind].items()}}
-
-
-@dataclass(frozen=True)
-class SelectionPlugin:
-    """A plug-in selection algorithm, called with the arguments of its kind's contract.
-
-    Pickled as its fields (import path, kind, keyword arguments, directory): a worker imports the function on
-    its first call, so a registered name or a module in the working directory works with any ``n_jobs``. A
-    fixed-budget plug-in's output is checked on every call (:func:`simstudy.stats.selection.runs_problem`); a
-    fixed-confidence proposal is checked at every step by :func:`simstudy.stats.selection.fixed_confidence_runs`.
-    A broken call mid-run fails its chunk, which the runner records for replay.
-
-    Calling it: ``plugin(arms, budget, runs, rng=rng) -> (picks, evaluations)`` for a fixed-budget one
-    (``arms`` a sequence of N score distributions, ``budget`` evaluations per run, ``runs`` runs; ``picks``
-    int ``(runs,)`` in ``[0, N)``, ``evaluations`` int ``(runs, N)`` with rows summing to at most
-    ``budget``), or ``plugin(loc, scale, df, rng=rng) -> which`` for a fixed-confidence proposal (posteriors
-    ``(R, N)``; ``which`` int ``(R, k)``, returned as an array unchecked here).
-
-    Parameters
-    ----------
-    target : str
-        ``module.function``.
-    kind : {"fixed_budget", "fixed_confidence"}
-        Which contract the function follows (:mod:`simstudy.stats.selection`).
-    kwargs : tuple of (str, value) pairs, optional
-        Keyword arguments passed on every call; default ``()``.
-    directory : str, optional
-        Where the module was found from (default: the working directory).
-
-    Examples
-    --------
-    >>> from simstudy.distributions import Bag
-    >>> arms = [Bag(np.array([0.1, 0.2, 0.3, 0.4]), name="a"), Bag(np.array([0.5, 0.6, 0.7, 0.8]), name="b")]
-    >>> halving = SelectionPlugin("simstudy.stats.selection.sequential_halving_runs", "fixed_budget")
-    >>> picks, evaluations = halving(arms, 8, 3, rng=np.random.default_rng(0))  # budget 8, 3 runs
-    >>> picks.tolist(), evaluations.tolist()
-    ([1, 1, 1], [[4, 4], [4, 4], [4, 4]])
-    """
-
-    target: str
-    kind: str
-    kwargs: tuple[tuple[str, Any], ...] = ()
-    directory: str | None = None
-
-    @property
-    def function(self) -> Callable:
-        return _function(self.target, self.directory, "study.algorithms")
-
-    def __call__(self, *args: Any, rng: np.random.Generator) -> Any:
-        out = self.function(*args, rng=rng, **dict(self.kwargs))
-        if self.kind == "fixed_confidence":
-            return np.asarray(out)
-        from simstudy.stats.selection import runs_problem
-
-        try:
-            picks, evaluations = (np.asarray(x) for x in out)
-        except (TypeError, ValueError):
-            raise PluginError(
-                f"study.algorithms={self.target}: returned {type(out).__name__}; the contract is a "
-                f"pair (picks, evaluations)"
-            ) from None
-        arms, budget, runs = args
-        problem = runs_problem(picks, evaluations, runs, len(arms), budget)
-        if problem:
-            raise PluginError(f"study.algorithms={self.target}: {problem}")
-        return picks, evaluations
-
-
-def selection_algorithm(name: str, kind: str, *, directory: str | None = None) -> Callable:
-    """The function behind an algorithm name of ``study.algorithms``: a built-in one (see
-    :data:`simstudy.stats.selection.FIXED_BUDGET_RUNS` and :data:`~simstudy.stats.selection.FIXED_CONFIDENCE_PROPOSALS`),
-    or a :class:`SelectionPlugin` (picklable by import path) for a registered name or an import path.
-
-    Parameters
-    ----------
-    name : str
-        A canonical name (:func:`check_selection_algorithm`).
-    kind : {"fixed_budget", "fixed_confidence"}
-        The kind of algorithm (:data:`SELECTION_KINDS`).
-    directory : str, optional, keyword-only
-        Where a plug-in's module is found from (default: the working directory now, which travels with it).
-
-    Returns
-    -------
-    callable
-        The built-in function, or a :class:`SelectionPlugin` (any other name is taken as an import path; it is
-        not imported here).
-
-    Raises
-    ------
-    ValueError
-        If ``kind`` is not one of :data:`SELECTION_KINDS`.
-
-    Examples
-    --------
-    >>> selection_algorithm("sequential_halving", "fixed_budget").__name__
-    'sequential_halving_runs'
-    >>> selection_algorithm("simstudy.stats.selection.sequential_halving_runs", "fixed_budget").kind
-    'fixed_budget'
-    """
-    builtin = _builtin_selection(_kind_iv(kind))
-    if name in builtin:
-        return builtin[name]
-    target, kwargs = _SELECTION_REGISTRY[kind].get(name, (name, ()))
-    return SelectionPlugin(target, kind, kwargs, _search_dir(directory))
-
-
-def selection_settings(name: str, kind: str) -> dict | None:
-    """What fixes a plug-in algorithm's numbers besides its name, for a run's fingerprint.
-
-    Parameters
-    ----------
-    name : str
-        A canonical algorithm name (:func:`check_selection_algorithm`).
-    kind : {"fixed_budget", "fixed_confidence"}
-        The kind of algorithm (:data:`SELECTION_KINDS`).
-
-    Returns
-    -------
-    dict or None
-        ``{"target": path, "kwargs": [[key, value], ...], "source": digest}`` (:func:`source_hash`) for a
-        plug-in; ``None`` for a built-in (whose fingerprint never changes).
-
-    Raises
-    ------
-    PluginError
-        If a plug-in's module does not import.
-
-    Examples
-    --------
-    >>> selection_settings("ttts", "fixed_confidence") is None
-    True
-    >>> sorted(selection_settings("simstudy.stats.selection.sequential_halving_runs", "fixed_budget"))
-    ['kwargs', 'source', 'target']
-    """
-    algorithm = selection_algorithm(name, kind)
-    if not isinstance(algorithm, SelectionPlugin):
-        return None
-    return {
-        "target": algorithm.target,
-        "kwargs": [list(kv) for kv in algorithm.kwargs],
-        "source": source_hash(algorithm.target, directory=algorithm.directory),
-    }
-
-
-def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms") -> str:
-    """Check one entry of ``study.algorithms`` before any compute and return its canonical name.
-
-    A built-in name is returned as it is. A registered name or an import path ``module.function`` is imported
-    and called twice with the same generator on a tiny input: 3 arms (bags of 4 scores) and, for a
-    fixed-budget algorithm, ``f(arms, 30, 4, rng=...)``; for a fixed-confidence proposal, ``propose(loc, scale,
-    df, rng=...)`` on the posteriors of 4 runs after 3 evaluations of each arm (and on 2 of them, which must
-    give the same width).
-
-    Parameters
-    ----------
-    name : str
-        A built-in algorithm, a name given by :func:`register_selection_algorithm`, or ``module.function``.
-    kind : {"fixed_budget", "fixed_confidence"}
-        The contract it must follow (:data:`SELECTION_KINDS`).
-    key : str, optional
-        The config key that listed it, for the message; default ``"study.algorithms"``.
-
-    Returns
-    -------
-    str
-        ``name`` (built-in, registered or import path).
-
-    Raises
-    ------
-    PluginError
-        One line naming ``key`` and the target: a name that is none of these, an import error or missing
-        attribute, not a function, an exception on the check input, a wrong type, dtype or shape, a pick or
-        proposed index out of range, evaluations over the budget, or different output the second time.
-
-    Examples
-    --------
-    >>> check_selection_algorithm("sequential_halving", "fixed_budget")
-    'sequential_halving'
-    >>> check_selection_algorithm("simstudy.stats.selection.sequential_halving_runs", "fixed_budget")
-    'simstudy.stats.selection.sequential_halving_runs'
-    >>> check_selection_algorithm("successive_rejects", "fixed_budget")
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginError: study.algorithms must be one of sequential_halving, non_adaptive, sequential_halving_spend_all, sequential_halving_last_round_means, sequential_halving_drop_ceil, sequential_halving_first_8 or an import path module.function, got 'successive_rejects'
-    >>> check_selection_algorithm("simstudy.stats.selection.propose_all", "fixed_budget")  # a fixed-confidence proposal
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginError: study.algorithms=simstudy.stats.selection.propose_all: raised AttributeError: 'tuple' object has no attribute 'shape' on the check input (3 arms, budget=30, runs=4)
-    """
-    names = selection_algorithm_names(kind)
-    if name in names and names[name] is None:
-        return name
-    registered = name in names
-    if not registered and not (
-        isinstance(name, str) and "." in name and all(p.isidentifier() for p in name.split("."))
-    ):
-        raise PluginError(f"{key} must be one of {', '.join(names)} or an import path module.function, got {name!r}")
-    plugin = selection_algorithm(name, kind)
-    assert isinstance(plugin, SelectionPlugin)  # built-in names returned above
-    prefix = f"{key}={name}" + (f" ({plugin.target})" if registered else "")
-    try:
-        _ = plugin.function  # the import, so that its failure names the key
-    except PluginError as exc:
-        raise PluginError(f"{prefix}: {str(exc).split(': ', 1)[-1]}") from None
-    check = _check_fixed_budget if kind == "fixed_budget" else _check_fixed_confidence
-    problem = check(plugin)
-    if problem:
-        raise PluginError(f"{prefix}: {problem}")
-    return name
-
-
-def _check_arms() -> tuple:
-    from simstudy.distributions import Bag
-
-    return tuple(Bag(np.array(v), name=f"arm{i}") for i, v in enumerate(_CHECK_ARMS))
-
-
-def _check_fixed_budget(plugin: SelectionPlugin) -> str | None:
-    arms, outs = _check_arms(), []
-    for _ in range(2):
-        try:
-            outs.append(plugin(arms, _CHECK_BUDGET, _CHECK_RUNS, rng=np.random.default_rng(_CHECK_SEED)))
-        except PluginError as exc:
-            return str(exc).split(": ", 1)[-1]
-        except Exception as exc:
-            return (
-                f"raised {_one_line(exc)} on the check input ({len(arms)} arms, budget={_CHECK_BUDGET}, "
-                f"runs={_CHECK_RUNS})"
-            )
-    if not all(np.array_equal(a, b) for a, b in zip(outs[0], outs[1])):
-        return (
-            "returned different picks or evaluations for the same generator called twice; draw only from rng "
-            "(never from np.random or a generator of your own)"
-        )
-    return None
-
-
-def _check_fixed_confidence(plugin: SelectionPlugin) -> str | None:
-    from simstudy.stats.posterior import posterior
-    from simstudy.stats.selection import proposal_problem
-
-    arms, gen = _check_arms(), np.random.default_rng(_CHECK_SEED)
-    y = np.stack([a.sample((_CHECK_RUNS, 3), rng=gen) for a in arms], axis=1)  # (runs, arms, 3 evaluations)
-    loc, scale, df = posterior(y.sum(axis=-1), (y * y).sum(axis=-1), np.full(y.shape[:2], 3))
-    outs = []
-    for rows in (_CHECK_RUNS, _CHECK_RUNS, 2):
-        try:
-            outs.append(plugin(loc[:rows], scale[:rows], df[:rows], rng=np.random.default_rng(_CHECK_SEED)))
-        except Exception as exc:
-            return f"raised {_one_line(exc)} on the check input (the posteriors of {rows} runs over {len(arms)} models)"
-        problem = proposal_problem(outs[-1], rows, len(arms), np.shape(outs[0])[1] if len(outs) > 1 else None)
-        if problem:
-            return problem + (" (its width must not depend on the number of runs)" if len(outs) == 3 else "")
-    if not np.array_equal(outs[0], outs[1]):
-        return (
-            "returned different proposals for the same generator called twice; draw only from rng (never "
-            "from np.random or a generator of your own)"
-        )
-    return None
-
-
-# --- band methods -------------------------------------------------------------------------------------------
-
-# The band check input: 3 sorted samples of n = 5 scores in (0, 1) (the estimators' check input), at 80%.
-_BAND_CHECK_CONFIDENCE = 0.8
-
-
-class _BandContract(PluginError):
-    """A band plug-in's output that breaks the contract; the message says what (without the target)."""
-
-
-def _first(mask: np.ndarray) -> tuple[int, int]:
-    """The (sample, i) of the first True of a 2-d mask, i counted from 1 as in Y_(i)."""
-    r, i = (int(k) for k in np.argwhere(mask)[0])
-    return r, i + 1
-
-
-def _band_output(out: Any, reps: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The plug-in's ``(lower, upper)`` as float64 arrays, both ``(n,)`` or both ``(reps, n)``; raises
-    :class:`_BandContract` saying what breaks the contract (see :mod:`simstudy.stats.bands`)."""
-    if not isinstance(out, (tuple, list)) or len(out) != 2:
-        what = f"a {type(out).__name__} of {len(out)}" if isinstance(out, (tuple, list)) else type(out).__name__
-        raise _BandContract(f"returned {what}, not a pair of arrays (lower, upper)")
-    pair = []
-    for name, value in zip(("lower", "upper"), out):
-        try:
-            arr = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise _BandContract(f"returned a {name} that is not an array of numbers: {value!r:.60}") from None
-        if arr.shape not in ((reps, n), (n,)):
-            raise _BandContract(
-                f"returned {name} of shape {arr.shape} for {reps} samples of n={n}; the contract "
-                f"is ({reps}, {n}) or ({n},)"
-            )
-        pair.append(arr)
-    lower, upper = pair
-    if lower.ndim != upper.ndim:  # one row for every sample beside one per sample: broadcast the row
-        lower, upper = np.broadcast_to(lower, (reps, n)), np.broadcast_to(upper, (reps, n))
-    lo2, up2 = np.atleast_2d(lower), np.atleast_2d(upper)
-    for name, arr in (("lower", lo2), ("upper", up2)):
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            r, i = _first(bad)
-            raise _BandContract(f"returned {name} {arr[r, i - 1]} at Y_({i}) of sample {r}; bounds must be finite")
-        bad = (arr < 0) | (arr > 1)
-        if bad.any():
-            r, i = _first(bad)
-            raise _BandContract(f"returned {name} {arr[r, i - 1]} at Y_({i}) of sample {r}, outside [0, 1]")
-        bad = np.diff(arr, axis=1) < 0
-        if bad.any():
-            r, i = _first(bad)
-            raise _BandContract(
-                f"returned {name} decreasing from {arr[r, i - 1]} at Y_({i}) to {arr[r, i]} at "
-                f"Y_({i + 1}) of sample {r}; bounds must be non-decreasing along the sample"
-            )
-    bad = lo2 > up2
-    if bad.any():
-        r, i = _first(bad)
-        raise _BandContract(
-            f"returned lower {lo2[r, i - 1]} > upper {up2[r, i - 1]} at Y_({i}) of sample {r}; "
-            f"the contract needs lower <= upper"
-        )
-    return lower, upper
-
-
-@dataclass(frozen=True)
-class PluginBand:
-    """A plug-in CDF band method, called as ``band(sorted_scores, confidence) -> (lower, upper)``.
-
-    Pickled as its fields (import path, keyword arguments, directory): a worker imports the function itself
-    on its first call. The output is checked on every call (see the contract in :mod:`simstudy.stats.bands`): a
-    plug-in that breaks it mid-run fails its chunk, which the runner records for replay.
-
-    Calling it, ``band(sorted_scores, confidence)``: ``sorted_scores`` float ``(reps, n)``, rows sorted
-    ascending (passed read-only), ``confidence`` a probability in (0, 1); it returns float64 ``(lower,
-    upper)``, both ``(n,)`` (a band that does not depend on the data) or both ``(reps, n)``, in [0, 1],
-    non-decreasing along the last axis, ``lower <= upper``. Anything else raises :class:`PluginError`
-    ``band method {target}: ...`` saying what.
-
-    Parameters
-    ----------
-    target : str
-        ``module.attr`` of the function ``f(sorted_scores, confidence, **kwargs)``.
-    kwargs : tuple of (str, value) pairs, optional
-        Keyword arguments passed on every call; default ``()``.
-    directory : str, optional
-        Where the module was found from (put on ``sys.path`` in a worker); default the working directory.
-
-    See Also
-    --------
-    check_band_method : the parse-time check on a tiny input.
-
-    Examples
-    --------
-    >>> band = PluginBand("numpy.add")  # add(x, 0.8): one array, not (lower, upper)
-    >>> band(np.array([[0.1, 0.4, 0.9]]), 0.8)
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginError: band method numpy.add: returned ndarray, not a pair of arrays (lower, upper)
-    """
-
-    target: str
-    kwargs: tuple[tuple[str, Any], ...] = ()
-    directory: str | None = None
-
-    @property
-    def function(self) -> Callable:
-        return PluginEstimator(self.target, directory=self.directory).function
-
-    def _call(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-        x = np.asarray(sorted_scores, dtype=np.float64).view()
-        x.flags.writeable = False  # the samples are shared by every method of the study: never changed
-        out = self.function(x, float(confidence), **dict(self.kwargs))
-        return _band_output(out, *x.shape)
-
-    def __call__(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            return self._call(sorted_scores, confidence)
-        except _BandContract as exc:
-            raise PluginError(f"band method {self.target}: {exc}") from None
-
-
-@dataclass(frozen=True)
-class BuiltinBand:
-    """A built-in band method through the same contract: :func:`simstudy.stats.bands.pointwise_bounds`, one row ``(n,)``
-    for every sample.
-
-    ``band(sorted_scores, confidence)`` returns ``bounds(n, confidence)`` for ``n = sorted_scores.shape[-1]``:
-    built-in bands do not depend on the data, so a study precomputes them once.
-
-    Parameters
-    ----------
-    method : str
-        One of :data:`simstudy.stats.bands.METHODS` (``"dkw"``, ``"ks"``, ``"ld_equal_tailed"``,
-        ``"ld_highest_density"``).
-
-    Examples
-    --------
-    >>> lower, upper = BuiltinBand("dkw").bounds(4, 0.5)  # n = 4 scores, confidence 0.5
-    >>> np.round(lower, 4).tolist(), np.round(upper, 4).tolist()
-    ([0.0, 0.0837, 0.3337, 0.5837], [0.4163, 0.6663, 0.9163, 1.0])
-    """
-
-    method: str
-
-    def bounds(self, n: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-        """The bounds ``(n,)`` of every sample of n scores (they do not depend on the data)."""
-        from simstudy.stats.bands import pointwise_bounds
-
-        lower, upper = pointwise_bounds(n, confidence, self.method)
-        return np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
-
-    def __call__(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-        return self.bounds(np.shape(sorted_scores)[-1], confidence)
-
-
-# Registered band methods: name -> (import path, keyword arguments).
-_BAND_REGISTRY: dict[str, tuple[str, tuple[tuple[str, Any], ...]]] = {}
-
-
-def _builtin_band_methods() -> tuple[str, ...]:
-    from simstudy.stats.bands import METHODS
-
-    return METHODS
-
-
-def register_band_method(name: str, target: str | Callable, *, kwargs: dict | None = None) -> None:
-    """Give a plug-in CDF band method a name, so that ``study.methods`` may list it.
-
-    Parameters
-    ----------
-    name : str
-        The name (an identifier); not a built-in method (:data:`simstudy.stats.bands.METHODS`).
-    target : str or callable
-        The import path ``module.attr``, or a module-level function (its path is taken; it must be importable by
-        that path in worker processes). Its contract is in :mod:`simstudy.stats.bands`.
-    kwargs : dict, optional, keyword-only
-        Keyword arguments passed on every call (e.g. the same function registered twice with two settings);
-        default none.
-
-    Raises
-    ------
-    ValueError
-        A name that is not an identifier, a built-in name, a name registered to another target, or a function
-        with no import path.
-
-    Examples
-    --------
-    >>> register_band_method("wilson", "my_bands.wilson_band", kwargs={"z": 2.0})
-    >>> band_method_names()
-    ('dkw', 'ks', 'ld_equal_tailed', 'ld_highest_density', 'wilson')
-    >>> _ = _BAND_REGISTRY.pop("wilson")
-    """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"a band method's name must be an identifier, got {name!r}")
-    target = _import_path(target, f"register_band_method({name!r}, ...)")
-    if name in _builtin_band_methods():
-        raise ValueError(f"{name!r} is a built-in band method; choose another name")
-    entry = (target, tuple(sorted((kwargs or {}).items())))
-    if _BAND_REGISTRY.get(name, entry) != entry:
-        raise ValueError(f"band method {name!r} is already registered as {_BAND_REGISTRY[name][0]}")
-    _BAND_REGISTRY[name] = entry
-
-
-def band_method_names() -> tuple[str, ...]:
-    """Every band method a study can name without an import path: the built-in ones, then the registered ones.
-
-    Returns
-    -------
-    tuple of str
-        :data:`simstudy.stats.bands.METHODS`, then the names given by :func:`register_band_method`.
-
-    Examples
-    --------
-    >>> band_method_names()
-    ('dkw', 'ks', 'ld_equal_tailed', 'ld_highest_density')
-    """
-    return (*_builtin_band_methods(), *_BAND_REGISTRY)
-
-
-def _is_path(method: str) -> bool:
-    parts = method.split(".")
-    return len(parts) > 1 and all(p.isidentifier() for p in parts)
-
-
-def band_method(method: str, *, directory: str | None = None) -> BuiltinBand | PluginBand:
-    """The callable of a canonical band method (what :func:`check_band_method` returns), picklable by name or
-    import path: the one dispatch of the band studies.
-
-    Parameters
-    ----------
-    method : str
-        A built-in method, a registered name or an import path ``module.function``.
-    directory : str, optional, keyword-only
-        Where a plug-in's module is imported from, in every worker (default: the working directory now).
-
-    Returns
-    -------
-    BuiltinBand or PluginBand
-        ``band(sorted_scores, confidence) -> (lower, upper)``; a plug-in is not imported here.
-
-    Raises
-    ------
-    PluginError
-        If ``method`` is neither a built-in method, a registered name nor an import path.
-
-    Examples
-    --------
-    >>> lower, upper = band_method("dkw")(np.zeros((2, 4)), 0.5)  # 2 samples of n = 4: one row for both
-    >>> lower.shape
-    (4,)
-    >>> band_method("wilson")
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginError: unknown band method 'wilson'; choose one of dkw, ks, ld_equal_tailed, ld_highest_density or an import path module.function
-    """
-    if method in _builtin_band_methods():
-        return BuiltinBand(method)
-    directory = _search_dir(directory)
-    if method in _BAND_REGISTRY:
-        target, kwargs = _BAND_REGISTRY[method]
-        return PluginBand(target, kwargs, directory)
-    if isinstance(method, str) and _is_path(method):
-        return PluginBand(method, (), directory)
-    raise PluginError(
-        f"unknown band method {method!r}; choose one of {', '.join(band_method_names())} or an "
-        f"import path module.function"
-    )
-
-
-def band_fingerprint(methods) -> dict:
-    """What fixes the numbers of the plug-ins among ``methods``, for a run's fingerprint.
-
-    For each plug-in its import path, keyword arguments and :func:`source_hash` (an edited plug-in never
-    resumes old chunks). Empty when every method is built in, so that a built-in run's fingerprint stays what
-    it always was.
-
-    Parameters
-    ----------
-    methods : iterable of str
-        Canonical band methods (:func:`check_band_method`), e.g. ``study.methods``.
-
-    Returns
-    -------
-    dict
-        Plug-in method -> ``{"target": path, "kwargs": [[key, value], ...], "source": digest}``.
-
-    Raises
-    ------
-    PluginError
-        If a method is unknown or a plug-in's module does not import.
-
-    Examples
-    --------
-    >>> band_fingerprint(["ks", "dkw"])
-    {}
-    >>> sorted(band_fingerprint(["ks", "numpy.add"])["numpy.add"])
-    ['kwargs', 'source', 'target']
-    """
-    out = {}
-    for method in methods:
-        band = band_method(method)
-        if isinstance(band, PluginBand):
-            out[method] = {
-                "target": band.target,
-                "kwargs": [list(kv) for kv in band.kwargs],
-                "source": source_hash(band.target, directory=band.directory),
-            }
-    return out
-
-
-def check_band_method(method: Any, key: str) -> str:
-    """Check a band method named by a config, before any compute; return its canonical name.
-
-    A built-in method is returned as it is. A registered name or an import path is imported and called twice on
-    3 sorted samples of n = 5 at confidence 0.8, and its output checked against the contract
-    (:mod:`simstudy.stats.bands`).
-
-    Parameters
-    ----------
-    method : str
-        What the config says: a built-in method, a registered name (:func:`register_band_method`) or an
-        import path ``module.function``.
-    key : str
-        The config key (``study.methods``), for the message.
-
-    Returns
-    -------
-    str
-        The canonical method: the built-in or registered name, or the import path.
-
-    Raises
-    ------
-    PluginError
-        One line ``{key}={method}: ...``: not a method nor an import path, an import error or missing
-        attribute, not a function, an exception on the check input, not a pair, a wrong shape, a NaN or
-        infinite bound, a bound outside [0, 1], a decreasing bound, lower > upper, or different bounds the
-        second time.
-
-    Examples
-    --------
-    >>> check_band_method("ks", "study.methods")
-    'ks'
-    >>> check_band_method("numpy.add", "study.methods")  # add(x, 0.8): one array, not (lower, upper)
-    Traceback (most recent call last):
-    ...
-    simstudy.plugins.PluginError: study.methods=numpy.add: returned ndarray, not a pair of arrays (lower, upper)
-    """
-    if isinstance(method, str) and method in _builtin_band_methods():
-        return method
-    if not isinstance(method, str) or (method not in _BAND_REGISTRY and not _is_path(method)):
-        raise PluginError(
-            f"{key} must be one of {', '.join(band_method_names())} or an import path module.function, got {method!r}"
-        )
-    band = band_method(method)
-    assert isinstance(band, PluginBand)  # built-in methods returned above
-    prefix = f"{key}={method}" + (f" (registered as {band.target})" if method in _BAND_REGISTRY else "")
-    try:
-        fn = import_target(band.target, directory=band.directory, key=key)
-    except PluginError as exc:
-        raise PluginError(str(exc) if method not in _BAND_REGISTRY else f"{prefix}: {exc}") from None
-    if not callable(fn):
-        raise PluginError(f"{prefix}: is a {type(fn).__name__}, not a function")
-    x = _check_input()
-    outs = []
-    for _ in range(2):
-        try:
-            outs.append(band._call(x, _BAND_CHECK_CONFIDENCE))
-        except _BandContract as exc:
-            raise PluginError(f"{prefix}: {exc}") from None
-        except Exception as exc:
-            raise PluginError(
-                f"{prefix}: raised {_one_line(exc)} on the check input (3 sorted samples of n=5, "
-                f"confidence={_BAND_CHECK_CONFIDENCE})"
-            ) from None
-    if not all(np.array_equal(a, b) for a, b in zip(outs[0], outs[1])):
-        raise PluginError(
-            f"{prefix}: returned different bounds for the same input called twice; a band method must be deterministic"
-        )
-    return method

@@ -4,8 +4,9 @@ A study kind is one module that declares a :class:`Study` -- its typed options (
 :mod:`simstudy.schema`), its cross-checks, the function that runs it, the figure and the console headline --
 and calls :func:`register_study` once. Everything else finds it here: the config layer validates
 ``study.kind`` and the study's options against it, the CLI draws its figure and logs its headline, a sweep
-picks its headline measure (:class:`Headline`). The built-in kinds are the modules of
-:mod:`simstudy.studies`, imported the first time the registry is asked.
+picks its headline measure (:class:`Headline`). The kinds live in the registry :data:`simstudy.extend.studies`:
+the built-in ones are the modules of :mod:`simstudy.studies`, listed there by import path and imported only
+when a kind is asked for (``--help`` lists them without importing any).
 
 Third-party plug-ins
 --------------------
@@ -17,8 +18,9 @@ A package registers its studies, estimators, distributions and band methods thro
     my_package = "my_package.simstudy_plugin"
 
 Modules listed in the environment variable ``SIMSTUDY_PLUGINS`` (comma-separated, importable from the working
-directory) are loaded the same way, for plug-ins not packaged. :func:`load_plugins` loads both once per process;
-a plug-in that fails to load is a :class:`~simstudy.plugins.PluginError` naming it, in one line.
+directory) are loaded the same way, for plug-ins not packaged. :func:`load_plugins`
+(:func:`simstudy.extend.load_plugins`) loads both once per process; a plug-in that fails to load is a
+:class:`~simstudy.plugins.PluginError` naming it, in one line.
 
 Example
 -------
@@ -30,12 +32,11 @@ Example
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
+
+from simstudy import extend
+from simstudy.extend import ENTRY_POINT_GROUP, PLUGINS_ENV, load_plugins
 
 __all__ = [
     "Study",
@@ -48,11 +49,6 @@ __all__ = [
     "PLUGINS_ENV",
     "figure_function",
 ]
-
-#: The entry-point group through which installed packages register plug-ins.
-ENTRY_POINT_GROUP = "simstudy.plugins"
-#: Environment variable: comma-separated modules (importable from the working directory) loaded as plug-ins.
-PLUGINS_ENV = "SIMSTUDY_PLUGINS"
 
 
 @dataclass(frozen=True)
@@ -101,7 +97,7 @@ class Study:
     options : type
         Its schema: a frozen dataclass of :func:`simstudy.schema.option` fields, the defaults' only home.
         Every study's schema includes ``reps``, ``chunk_reps`` and ``save_replicates`` (subclass
-        :class:`simstudy.config.StudyOptions`).
+        :class:`simstudy.studies.base.StudyOptions`).
     run : callable
         ``run(config, out_dir) -> StudyResult``: ``config`` a validated :class:`simstudy.config.Config` (its
         options at ``config.study.options``), ``out_dir`` a :class:`pathlib.Path`; it returns what
@@ -124,7 +120,7 @@ class Study:
     plugin_estimators : bool, optional
         Takes plug-in estimators (``+estimators.NAME._target_=...``) beside the built-in ones; default ``False``.
     summary : str
-        One line for ``--help`` (default ``""``).
+        One line for ``--help``; default ``""``: a built-in kind's line in :data:`simstudy.extend.studies`.
 
     See Also
     --------
@@ -150,10 +146,6 @@ class Study:
     continuous: bool = False
     plugin_estimators: bool = False
     summary: str = ""
-
-
-_STUDIES: dict[str, Study] = {}
-_LOADED = {"builtin": False, "plugins": False}
 
 
 def register_study(spec: Study) -> Study:
@@ -199,25 +191,19 @@ def register_study(spec: Study) -> Study:
     }:
         raise ValueError(
             f"study {spec.kind}: options must be a dataclass schema subclassing "
-            f"simstudy.config.StudyOptions (fields reps, chunk_reps, ...), got {spec.options!r}"
+            f"simstudy.studies.base.StudyOptions (fields reps, chunk_reps, ...), got {spec.options!r}"
         )
-    old = _STUDIES.get(spec.kind)
-    if old is not None and (old.run, old.options) != (spec.run, spec.options):
-        raise ValueError(f"study kind {spec.kind!r} is already registered (by {old.run.__module__})")
-    _STUDIES[spec.kind] = spec
-    return spec
-
-
-def _load_builtin() -> None:
-    if not _LOADED["builtin"]:
-        _LOADED["builtin"] = True
-        importlib.import_module("simstudy.studies")  # each module registers itself
+    if not spec.summary and extend.studies.is_builtin(spec.kind):
+        spec = dataclasses.replace(spec, summary=extend.studies.summary(spec.kind))
+    return extend.studies.register(
+        spec.kind, spec, same=lambda old, new: (old.run, old.options) == (new.run, new.options)
+    )
 
 
 def study(kind: str) -> Study:
     """The registered study ``kind`` (built-in kinds and loaded plug-ins).
 
-    The built-in kinds are imported on the first call; an unknown kind loads the plug-ins
+    A built-in kind's module is imported on its first call; an unknown kind loads the plug-ins
     (:func:`load_plugins`) before giving up.
 
     Parameters
@@ -245,18 +231,13 @@ def study(kind: str) -> Study:
     ...
     KeyError: "no study kind 'toy'; the registered kinds are evp_accuracy, wrong_conclusions, ..."
     """
-    _load_builtin()
-    if kind not in _STUDIES:
-        load_plugins()
-    if kind not in _STUDIES:
-        raise KeyError(f"no study kind {kind!r}; the registered kinds are {', '.join(_STUDIES)}")
-    return _STUDIES[kind]
+    return extend.studies.get(kind)
 
 
 def study_kinds() -> tuple[str, ...]:
     """Every registered study kind, built-in ones first, in registration order.
 
-    Loads the built-in kinds and the plug-ins (:func:`load_plugins`) if they were not yet loaded.
+    Loads the plug-ins (:func:`load_plugins`) if they were not yet loaded; imports no built-in kind.
 
     Returns
     -------
@@ -271,9 +252,8 @@ def study_kinds() -> tuple[str, ...]:
     >>> "model_selection" in kinds
     True
     """
-    _load_builtin()
     load_plugins()
-    return tuple(_STUDIES)
+    return extend.studies.names()
 
 
 def figure_function(spec: Study) -> Callable:
@@ -304,69 +284,4 @@ def figure_function(spec: Study) -> Callable:
     """
     if callable(spec.figure):
         return spec.figure
-    from simstudy.plugins import import_target
-
-    return import_target(spec.figure, key=f"study {spec.kind}: figure")
-
-
-def _entry_points() -> list:
-    from importlib.metadata import entry_points
-
-    return list(entry_points(group=ENTRY_POINT_GROUP))
-
-
-def _load_one(name: str, load: Callable[[], Any]) -> None:
-    from simstudy.plugins import PluginError, _one_line
-
-    try:
-        obj = load()
-        if callable(obj) and not isinstance(obj, type):
-            obj()
-    except PluginError:
-        raise
-    except Exception as exc:
-        raise PluginError(f"plug-in {name} failed to load: {_one_line(exc)}") from None
-
-
-def load_plugins() -> list[str]:
-    """Load every plug-in of the ``simstudy.plugins`` entry-point group and of ``$SIMSTUDY_PLUGINS``, once.
-
-    Each entry point is loaded (a module: imported; a function: then called without arguments), then each
-    module of ``$SIMSTUDY_PLUGINS`` is imported with the working directory importable. :func:`study` and
-    :func:`study_kinds` call it, so a user rarely needs to.
-
-    Returns
-    -------
-    list of str
-        The plug-ins loaded by this call (entry points as ``distribution:name``, modules by name); empty if
-        they were loaded before.
-
-    Raises
-    ------
-    simstudy.plugins.PluginError
-        ``plug-in NAME failed to load: ...`` (one line) for the first one that raises while loading; a
-        :class:`~simstudy.plugins.PluginError` the plug-in raised itself propagates unchanged.
-
-    Examples
-    --------
-    >>> _ = load_plugins()  # the first call in a process loads them
-    >>> load_plugins()  # later calls do nothing
-    []
-    """
-    if _LOADED["plugins"]:
-        return []
-    _LOADED["plugins"] = True
-    _load_builtin()
-    loaded = []
-    for ep in _entry_points():
-        dist = getattr(getattr(ep, "dist", None), "name", None)
-        label = f"{dist}:{ep.name}" if dist else ep.name
-        _load_one(f"{label} ({ep.value})", ep.load)
-        loaded.append(label)
-    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
-        from simstudy.plugins import _on_path
-
-        _on_path(os.getcwd())
-        _load_one(f"{module} (from {PLUGINS_ENV})", partial(importlib.import_module, module))
-        loaded.append(module)
-    return loaded
+    return extend.studies.load(spec.figure, key=f"study {spec.kind}: figure")

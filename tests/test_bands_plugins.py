@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from simstudy import config, io, plugins
+from simstudy import config, extend, io, plugins
 from simstudy.engine.runner import stable_hash
 from simstudy.studies import band_coverage, band_width
 
@@ -62,7 +62,7 @@ def _plugin_dir(tmp_path, monkeypatch, forget_plugins):
     """The plug-in modules in the working directory, forgotten after the test (conftest's forget_plugins)."""
     (tmp_path / "my_bands.py").write_text(textwrap.dedent(BANDS))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(plugins, "_BAND_REGISTRY", {})
+    monkeypatch.setattr(extend.band_methods, "_entries", {})
 
 
 def with_methods(cfg: config.Config, methods) -> config.Config:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from _cli import FIG1, one_line_error, simstudy
 
-from simstudy import config, plugins
+from simstudy import config, extend, plugins
 from simstudy.distributions import ScipyDistribution
 from simstudy.stats import truth
 
@@ -208,7 +208,7 @@ def test_a_plugin_estimator_is_refused_by_studies_that_take_closed_forms_only(tm
 def test_a_registered_method_name_is_a_plugin(tmp_path, monkeypatch):
     write(tmp_path, "my_registered", ESTIMATORS)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(plugins, "_REGISTRY", {})
+    monkeypatch.setattr(extend.estimators, "_entries", {})
     plugins.register_estimator("maxall", "my_registered.best_of_all")
     assert plugins.estimator_methods() == {"u": None, "v": None, "w": None, "bootstrap": None,
                                            "maxall": "my_registered.best_of_all"}

@@ -15,7 +15,8 @@ from hydra.core.global_hydra import GlobalHydra
 
 from simstudy import cli, registry, schema
 from simstudy.cli import usage
-from simstudy.config import ConfigError, StudyOptions
+from simstudy.schema import ConfigError
+from simstudy.studies.base import StudyOptions
 
 # The example plug-in package (examples/plugin_package), installed here as pip installs any wheel.
 TOY = Path(__file__).resolve().parents[1] / "examples" / "plugin_package" / "simstudy_toy" / "__init__.py"

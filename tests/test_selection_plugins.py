@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simstudy import config, plugins
+from simstudy import config, extend, plugins
 from simstudy.studies import fixed_confidence, model_selection
 
 # The fiesta TDSA models: tdlstm has the highest mean, atae is not the best.
@@ -121,8 +121,9 @@ def _forget_plugins(tmp_path, monkeypatch, forget_plugins):
     (tmp_path / "my_broken.py").write_text(textwrap.dedent(BROKEN))
     monkeypatch.chdir(tmp_path)
     yield
-    for registry in plugins._SELECTION_REGISTRY.values():
-        registry.clear()
+    for registry in extend.selection_algorithms.values():
+        for name in list(registry.registered()):
+            registry.unregister(name)
 
 
 def make_config(kind: str, algorithms: tuple, *, models=MODELS, n_jobs: int = 1, seed: int = 11, **study):

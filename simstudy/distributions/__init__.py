@@ -965,13 +965,6 @@ def _scipy(*, dist: str, params: Any = (), name: str | None = None) -> ScipyDist
     return ScipyDistribution(dist, params, name)
 
 
-def _target(*, _target_: str, kwargs: Any = (), name: str | None = None, directory: str | None = None):
-    """A user's distribution class, imported by path (:class:`simstudy.plugins.PluginDistribution`)."""
-    from simstudy import plugins
-
-    return plugins.PluginDistribution(_target_, tuple(kwargs), name, directory)
-
-
 def truncnorm_bag(
     *,
     mean: float = 0.6,
@@ -1373,7 +1366,6 @@ KINDS: dict[str, Callable[..., Any]] = {
     "kde": _kde,
     "kde_atoms": _kde_atoms,
     "scipy": _scipy,
-    "target": _target,
     "quadratic": Quadratic,
     "noisy_quadratic": NoisyQuadratic,
 }
@@ -1425,7 +1417,8 @@ def from_spec(kind: str, params: dict[str, Any]):
     ----------
     kind : str
         A key of :data:`KINDS`: ``truncnorm_bag``, ``truncnorm``, ``bag``, ``empirical``, ``file``, ``kde``,
-        ``kde_atoms``, ``scipy``, ``target``, ``quadratic`` or ``noisy_quadratic``.
+        ``kde_atoms``, ``scipy``, ``quadratic`` or ``noisy_quadratic`` (a user's class, kind ``target``, is built
+        by the config layer: :meth:`simstudy.config.DistributionConfig.build`).
     params : dict of str to object
         The keyword arguments of the kind's builder (see :func:`parameters`), and optionally ``minimize``
         (any kind): True builds the distribution of ``-X`` (:func:`mirror`; lower is better).

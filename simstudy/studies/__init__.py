@@ -1,8 +1,9 @@
 """Studies: compositions of distributions, estimators and metrics run by the runner.
 
 Each study module declares its kind -- typed options, checks, ``run(config, out_dir) -> StudyResult``, figure
-and headline -- and registers it once with :func:`simstudy.registry.register_study`; importing this package
-registers the built-in kinds (in this order: the order ``--help`` lists them).
+and headline -- and registers it once with :func:`simstudy.registry.register_study`. The registry
+(:data:`simstudy.extend.studies`) lists the built-in kinds by import path, in the order ``--help`` lists them,
+and imports a kind's module only when it is asked for: importing this package imports none of them.
 
 The built-in kinds, one module each:
 
@@ -28,19 +29,6 @@ The built-in kinds, one module each:
 :mod:`~simstudy.studies.audit` composes three studies into ``simstudy audit``.
 """
 
-from simstudy.studies import (  # noqa: I001 -- the order --help lists the kinds in
-    evp_accuracy,
-    wrong_conclusions,
-    band_coverage,
-    band_triviality,
-    bootstrap_coverage,
-    band_width,
-    model_selection,
-    fixed_confidence,
-    sample_disagreement,
-    parametric_extrapolation,
-)
-
 __all__ = [
     "evp_accuracy",
     "wrong_conclusions",
@@ -53,3 +41,12 @@ __all__ = [
     "sample_disagreement",
     "parametric_extrapolation",
 ]
+
+
+def __getattr__(name: str):
+    # simstudy.studies.evp_accuracy etc. as attributes, imported on first use (not when the package is)
+    if name in __all__:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -33,14 +33,16 @@ import numpy as np
 import pandas as pd
 
 from simstudy import plugins, schema
-from simstudy.config import Config, StudyOptions, band_method_check, chunk_reps_option, reps_option
+from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
+from simstudy.plugins import band_method_check
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
 from simstudy.stats import bands, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "CHECKS", "Options", "headline", "STUDY"]
 
@@ -334,7 +336,7 @@ class Options(StudyOptions):
         ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
         the random streams (changing it changes the numbers).
     save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
         (only evp_accuracy writes replicates).
     sample_size : int, default 48
         ``study.sample_size``: scores per round, n >= 2.
@@ -432,6 +434,5 @@ STUDY = register_study(
         headline=headline,
         sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage"),
         continuous=True,
-        summary="coverage of simultaneous CDF and tuning-curve bands in simulation (Lourie et al. §5.2)",
     )
 )

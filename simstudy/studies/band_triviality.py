@@ -18,11 +18,12 @@ import pandas as pd
 from scipy import stats
 
 from simstudy import schema
-from simstudy.config import Config, StudyOptions
+from simstudy.config import Config
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
 from simstudy.stats import bands
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions
 
 __all__ = ["run", "trivial_budget", "Options", "headline", "STUDY"]
 
@@ -158,7 +159,7 @@ class Options(StudyOptions):
         ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
         the random streams (changing it changes the numbers).
     save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused
+        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused
         (only evp_accuracy writes replicates).
     sample_sizes : tuple of int, default (6, 12, 24, 48, 96, 192, 384, 768, 1024)
         ``study.sample_sizes``: the sample sizes n, each >= 2, at least two (for the fit); sorted, duplicates
@@ -236,6 +237,5 @@ STUDY = register_study(
         figure="simstudy.plots.band_triviality_figure",
         headline=headline,
         sweep=Headline({"measure": "trivial_k"}, "n", "method", "trivial budget"),
-        summary="the budget beyond which the upper tuning-curve band is trivial, against n (Lourie et al. §5.5; exact)",
     )
 )

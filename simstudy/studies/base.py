@@ -33,12 +33,199 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy import io
+from simstudy import io, schema
 from simstudy.config import Config
 from simstudy.engine import identity as _identity
 from simstudy.engine.runner import RunReport, Task, chunk_tasks, replay, run_tasks, shard, stable_hash
+from simstudy.schema import ConfigError, option
 
-__all__ = ["StudyResult", "ChunkedRun", "ShardDone", "ReplayDone", "run_chunks", "finish", "cell_key", "shard_marker"]
+__all__ = [
+    "StudyResult",
+    "ChunkedRun",
+    "ShardDone",
+    "ReplayDone",
+    "run_chunks",
+    "finish",
+    "cell_key",
+    "shard_marker",
+    "StudyOptions",
+    "reps_option",
+    "chunk_reps_option",
+    "save_replicates_option",
+    "at_least_arms",
+]
+
+
+# What every study kind's schema holds (``study.reps``, ``study.chunk_reps``, ``study.save_replicates``).
+_REPS_DOC = "simulated searches per cell (more: a smaller Monte Carlo error)"
+_CHUNK_REPS_DOC = (
+    "searches per chunk, the unit of resuming and of parallel work (part of the random streams: "
+    "changing it changes the numbers)"
+)
+
+
+def reps_option(default: int) -> Any:
+    """The ``reps`` field of a study schema (``study.reps``), with the kind's own default.
+
+    For a study kind's options (a subclass of :class:`StudyOptions`): the number of simulated searches per
+    cell, an integer >= 2, with the shared help text.
+
+    Parameters
+    ----------
+    default : int
+        The kind's default number of replicates (simulated searches) per cell.
+
+    Returns
+    -------
+    dataclasses.Field
+        A field made by :func:`simstudy.schema.option`, checked by ``schema.integer(minimum=2)``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy.studies.base import StudyOptions, reps_option
+    >>> @dataclass(frozen=True)
+    ... class Options(StudyOptions):
+    ...     reps: int = reps_option(400)
+    >>> Options().reps
+    400
+    """
+    return option(default, _REPS_DOC, schema.integer(minimum=2))
+
+
+def chunk_reps_option(default: int) -> Any:
+    """The ``chunk_reps`` field of a study schema (``study.chunk_reps``), with the kind's own default.
+
+    The replicates per chunk: the unit of resuming and of parallel work, and part of the random streams
+    (changing it changes the numbers). An integer >= 1.
+
+    Parameters
+    ----------
+    default : int
+        The kind's default number of replicates per chunk.
+
+    Returns
+    -------
+    dataclasses.Field
+        A field made by :func:`simstudy.schema.option`, checked by ``schema.integer(minimum=1)``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy.studies.base import StudyOptions, chunk_reps_option
+    >>> @dataclass(frozen=True)
+    ... class Options(StudyOptions):
+    ...     chunk_reps: int = chunk_reps_option(100)
+    >>> Options().chunk_reps
+    100
+    """
+    return option(default, _CHUNK_REPS_DOC, schema.integer(minimum=1))
+
+
+def save_replicates_option(default: bool) -> Any:
+    """The ``save_replicates`` field of a study schema (``study.save_replicates``), with the kind's own default.
+
+    Whether the study also writes every replicate's estimate to ``replicates.parquet`` (evp_accuracy does).
+
+    Parameters
+    ----------
+    default : bool
+        The kind's default.
+
+    Returns
+    -------
+    dataclasses.Field
+        A field made by :func:`simstudy.schema.option`, checked by ``schema.boolean()``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy.studies.base import StudyOptions, save_replicates_option
+    >>> @dataclass(frozen=True)
+    ... class Options(StudyOptions):
+    ...     save_replicates: bool = save_replicates_option(True)
+    >>> Options().save_replicates
+    True
+    """
+    return option(
+        default, "also write every replicate's estimate to replicates.parquet (evp_accuracy)", schema.boolean()
+    )
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    """What every study kind's schema holds: the options under ``study.`` that every kind takes.
+
+    Subclass it (a frozen dataclass), adding the kind's own fields made by :func:`simstudy.schema.option`;
+    redeclare ``reps`` or ``chunk_reps`` with :func:`reps_option` / :func:`chunk_reps_option` to change their
+    defaults. :func:`simstudy.config.parse` checks ``study.KEY=VALUE`` against the kind's registered subclass
+    (:attr:`simstudy.registry.Study.options`).
+
+    Parameters
+    ----------
+    reps : int, default 1000
+        ``study.reps``: simulated searches (replicates) per cell, >= 2; more give a smaller Monte Carlo error.
+    chunk_reps : int, default 1000
+        ``study.chunk_reps``: replicates per chunk, >= 1; the unit of resuming and of parallel work, and part of
+        the random streams (changing it changes the numbers).
+    save_replicates : bool, default False
+        ``study.save_replicates``: also write every replicate's estimate to ``replicates.parquet``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy import schema
+    >>> from simstudy.studies.base import StudyOptions, reps_option
+    >>> @dataclass(frozen=True)
+    ... class Options(StudyOptions):
+    ...     reps: int = reps_option(400)
+    ...     ns: tuple = schema.option((1, 4), "numbers of draws n", schema.listed(schema.integer(minimum=1)))
+    >>> schema.parse(Options, {"ns": [16, 4]}, "study.")
+    Options(reps=400, chunk_reps=1000, save_replicates=False, ns=(4, 16))
+    """
+
+    reps: int = reps_option(1000)
+    chunk_reps: int = chunk_reps_option(1000)
+    save_replicates: bool = save_replicates_option(False)
+
+
+def at_least_arms(config: Config) -> None:
+    """A selection study's check: at least two distributions (its arms).
+
+    For :attr:`simstudy.registry.Study.check` of model_selection and fixed_confidence, run by :func:`simstudy.config.parse`.
+
+    Parameters
+    ----------
+    config : Config
+        The parsed config; its ``distributions`` are the arms.
+
+    Raises
+    ------
+    ConfigError
+        If ``config`` has fewer than two distributions.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from simstudy.config import parse
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
+    ...     "runner": {"n_jobs": 1, "backend": "loky"},
+    ... })
+    >>> at_least_arms(dataclasses.replace(config, distributions=config.distributions * 2))  # two arms: passes
+    >>> at_least_arms(config)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: a evp_accuracy study needs at least two arms in distribution, got 1
+    """
+    if len(config.distributions) < 2:
+        raise ConfigError(
+            f"a {config.study.kind} study needs at least two arms in distribution, got {len(config.distributions)}"
+        )
 
 
 class ShardDone(Exception):

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy import schema
-from simstudy.config import Config, StudyOptions, chunk_reps_option, reps_option
+from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
 from simstudy.registry import Headline, Study, register_study
@@ -31,6 +31,7 @@ from simstudy.schema import option
 from simstudy.stats import estimators, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -219,7 +220,7 @@ class Options(StudyOptions):
         ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
         the random streams (changing it changes the numbers).
     save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
         (only evp_accuracy writes replicates).
     sample_size : int, default 50
         ``study.sample_size``: scores per simulated search, n >= 2; the budgets are k = 1..n.
@@ -297,6 +298,5 @@ STUDY = register_study(
         headline=headline,
         sweep=Headline({}, "k", "estimator", "pointwise coverage"),
         continuous=True,
-        summary="pointwise coverage of percentile-bootstrap bands for the mean tuning curve (Lourie et al. §5.1)",
     )
 )

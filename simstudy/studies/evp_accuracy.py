@@ -32,21 +32,15 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io
-from simstudy.config import (
-    Config,
-    EstimatorConfig,
-    StudyOptions,
-    check_budget_memory,
-    chunk_reps_option,
-    reps_option,
-    save_replicates_option,
-)
+from simstudy.config import Config, EstimatorConfig
 from simstudy.distributions import describe, sample_sorted
+from simstudy.engine.memory import check_budget_memory
 from simstudy.engine.runner import Task, stable_hash, task_seed
 from simstudy.registry import Headline, Study, register_study
 from simstudy.stats import estimators, metrics, truth
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option, save_replicates_option
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -568,6 +562,5 @@ STUDY = register_study(
         sweep=Headline({"measure": "mse"}, "n", "estimator", "MSE"),
         check=_check,
         plugin_estimators=True,
-        summary="bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1)",
     )
 )

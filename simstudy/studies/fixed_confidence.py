@@ -36,21 +36,15 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io, plugins, schema
-from simstudy.config import (
-    Config,
-    ConfigError,
-    StudyOptions,
-    at_least_arms,
-    chunk_reps_option,
-    reps_option,
-    selection_algorithm_check,
-)
+from simstudy.config import Config
 from simstudy.engine.runner import Task, task_seed
+from simstudy.plugins import selection_algorithm_check
 from simstudy.registry import Headline, Study, register_study
-from simstudy.schema import option
+from simstudy.schema import ConfigError, option
 from simstudy.stats import selection
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, at_least_arms, chunk_reps_option, reps_option
 
 __all__ = ["run", "variants", "paper_table", "Options", "headline", "STUDY"]
 
@@ -462,7 +456,7 @@ class Options(StudyOptions):
         ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
         the random streams (changing it changes the numbers).
     save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
         (only evp_accuracy writes replicates).
     algorithms : tuple of str, default ("ttts", "non_adaptive")
         ``study.algorithms``: ``ttts`` (top-two Thompson sampling), ``non_adaptive``, ``batch_thompson``, a
@@ -647,6 +641,5 @@ STUDY = register_study(
         headline=headline,
         sweep=Headline({"measure": "evaluations_mean"}, "confidence", "algorithm", "mean evaluations"),
         check=_check,
-        summary="fixed-confidence model selection: evaluations needed and % correct (Moss et al. §5.2)",
     )
 )

@@ -89,24 +89,18 @@ import numpy as np
 import pandas as pd
 
 from simstudy import schema
-from simstudy.config import (
-    Config,
-    ConfigError,
-    StudyOptions,
-    check_chunk_memory,
-    check_memory,
-    chunk_reps_option,
-    reps_option,
-)
+from simstudy.config import Config
 from simstudy.distributions import describe, from_spec, sample_sorted
 from simstudy.distributions.parametric import C_RANGE, NoisyQuadratic
+from simstudy.engine.memory import check_chunk_memory, check_memory
 from simstudy.engine.runner import Task, task_seed
 from simstudy.registry import Headline, Study, register_study
-from simstudy.schema import option
+from simstudy.schema import ConfigError, option
 from simstudy.stats import bands, truth
 from simstudy.stats.metrics import clopper_pearson, moment_gram, performance
 from simstudy.stats.parametric_fit import FIT_VERSION, MAX_TAIL, MIN_TAIL, Threshold, _curves, fit_batch
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "Law", "law", "LAW_NAMES", "budgets", "headline", "STUDY"]
 
@@ -696,7 +690,7 @@ class Options(StudyOptions):
         ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
         the random streams (changing it changes the numbers).
     save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
         (only evp_accuracy writes replicates).
     laws : tuple of str, default LAW_NAMES
         ``study.laws``: the true laws, one cell each per n (:func:`law`): ``nq_c<C>_r<R>`` (well specified)
@@ -882,7 +876,5 @@ STUDY = register_study(
         headline=headline,
         sweep=Headline({"measure": "band_coverage"}, "k_over_n", "distribution", "median-curve band coverage"),
         check=_check,
-        summary="how far the fitted noisy quadratic law extrapolates random search: error and bootstrap coverage of "
-        "its tuning curves up to k = 100 n, against the exact truth (Lourie, He & Cho 2025)",
     )
 )

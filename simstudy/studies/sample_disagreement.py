@@ -42,22 +42,16 @@ import numpy as np
 import pandas as pd
 
 from simstudy import schema
-from simstudy.config import (
-    Config,
-    ConfigError,
-    StudyOptions,
-    check_chunk_memory,
-    check_memory,
-    chunk_reps_option,
-    reps_option,
-)
+from simstudy.config import Config
 from simstudy.distributions import Bag, describe, sample_sorted
+from simstudy.engine.memory import check_chunk_memory, check_memory
 from simstudy.engine.runner import Task, task_seed
 from simstudy.registry import Headline, Study, register_study
-from simstudy.schema import option
+from simstudy.schema import ConfigError, option
 from simstudy.stats import estimators
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "draw_sorted", "overtakes", "p_disagree", "STUDY"]
 
@@ -329,7 +323,7 @@ class Options(StudyOptions):
         ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
         the random streams (changing it changes the numbers).
     save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
         (only evp_accuracy writes replicates).
     sample_sizes : tuple of int, default (25,)
         ``study.sample_sizes``: runs per model in each sample, n >= 1 (one cell each; sorted).
@@ -450,7 +444,5 @@ STUDY = register_study(
         headline=headline,
         sweep=Headline({"measure": "p_disagree"}, "sample_size", "estimator", "P(two samples disagree)"),
         check=_check,
-        summary="how often two random samples of a pair's runs disagree whether the second model ever beats the first "
-        "(Lourie et al. Figure 1)",
     )
 )

@@ -32,14 +32,16 @@ import numpy as np
 import pandas as pd
 
 from simstudy import schema
-from simstudy.config import Config, ConfigError, StudyOptions, check_budget_memory, chunk_reps_option, reps_option
+from simstudy.config import Config
 from simstudy.distributions import ScoreDistribution, describe, sample_sorted
+from simstudy.engine.memory import check_budget_memory
 from simstudy.engine.runner import Task, stable_hash, task_seed
 from simstudy.registry import Headline, Study, register_study
-from simstudy.schema import option
+from simstudy.schema import ConfigError, option
 from simstudy.stats import estimators, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "STUDY"]
 
@@ -295,7 +297,7 @@ class Options(StudyOptions):
         ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
         the random streams (changing it changes the numbers).
     save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.config.StudyOptions`; unused by this study
+        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
         (only evp_accuracy writes replicates).
     tie_tolerance : float, default 1e-12
         ``study.tie_tolerance``: a true gap ``|theta_a(B) - theta_b(B)|`` at or below this (score units, >= 0)
@@ -379,6 +381,5 @@ STUDY = register_study(
         sweep=Headline({"measure": "wrong_rate"}, "B", "estimator", "wrong-conclusion rate"),
         check=_check,
         plugin_estimators=True,
-        summary="how often each estimator ranks two models the wrong way round (Dodge et al. 2021, Figure 2)",
     )
 )
