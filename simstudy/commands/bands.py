@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simstudy import config, io, schema
+from simstudy import _limits, io, schema
 from simstudy.commands._data import (
     _CONFIDENCE_DOC,
     XSCALES,
@@ -55,6 +55,7 @@ from simstudy.commands._data import (
     _sample_seed_option,
     _sign,
 )
+from simstudy.engine import memory
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
@@ -255,8 +256,8 @@ def parse(cfg: Mapping) -> BandsConfig:
             "the mean tuning curve's band is vacuous"
         )
     if o.max_k is not None:
-        config.check_memory(
-            "max_k", o.max_k, config._BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model", "lower max_k"
+        _limits.check_memory(
+            "max_k", o.max_k, memory._BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model", "lower max_k"
         )
     return BandsConfig(
         data=data,
@@ -543,18 +544,18 @@ def _cost_iv(config_: BandsConfig, scores: Mapping[str, np.ndarray]) -> None:
 
     n = max(x.size for x in scores.values())
     max_k = config_.max_k or n
-    nbytes = config._BYTES_PER_K * max_k * len(scores)
-    config.check_memory(
+    nbytes = memory._BYTES_PER_K * max_k * len(scores)
+    _limits.check_memory(
         "max_k", max_k, nbytes, f"the bands at k = 1..{max_k:,} of {len(scores)} model(s)", "set max_k lower"
     )
     if config_.method.startswith("ld_"):
         kind = config_.method.removeprefix("ld_")
         seconds = sum(_ld_seconds(m, config_.confidence, kind) for m in {x.size for x in scores.values()})
-        config._check_time(
+        _limits._check_time(
             "method",
             config_.method,
             seconds,
-            f"the exact intervals for {n:,} scores, about n^2 work; memory about {config._size(nbytes)}",
+            f"the exact intervals for {n:,} scores, about n^2 work; memory about {_limits._size(nbytes)}",
             "method=dkw or method=ks (closed forms, seconds), or sample_size=N for fewer scores",
         )
 
