@@ -208,7 +208,8 @@ _WHITEGRID = {
 
 def _style() -> dict:
     """The rcParams of ``seaborn.set_theme(style="whitegrid", context="paper")``, the figures' theme: set with
-    matplotlib alone, since importing seaborn costs up to 0.7 s (it imports scipy.stats) and draws the same."""
+    matplotlib alone, since importing seaborn costs up to 0.7 s (it imports scipy.stats) and draws the same.
+    (seaborn also remaps the one-letter colours ``"b"``, ``"g"`` ... to its palette; no figure here uses them.)"""
     from cycler import cycler
     from matplotlib.colors import to_rgb
 
