@@ -130,8 +130,8 @@ class Study:
     Examples
     --------
     >>> spec = study("evp_accuracy")
-    >>> spec.kind, spec.options.__name__, spec.figure, spec.plugin_estimators
-    ('evp_accuracy', 'Options', 'simstudy.plots.evp_accuracy_figure', True)
+    >>> spec.kind, spec.options.__name__, spec.figure.__name__, spec.plugin_estimators
+    ('evp_accuracy', 'Options', 'evp_accuracy_figure', True)
     >>> spec.summary
     'bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1)'
     """

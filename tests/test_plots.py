@@ -2,6 +2,8 @@
 trivial bands and out-of-view bounds said in words, readable method names."""
 
 import importlib
+import subprocess
+import sys
 
 import matplotlib
 import matplotlib.collections
@@ -13,6 +15,17 @@ import pytest
 
 from simstudy import config, plots, registry
 from simstudy.stats import bands, curves
+from simstudy.studies import (
+    band_coverage,
+    band_triviality,
+    bootstrap_coverage,
+    evp_accuracy,
+    fixed_confidence,
+    model_selection,
+    sample_disagreement,
+    wrong_conclusions,
+)
+from simstudy.studies.parametric_extrapolation_figure import parametric_extrapolation_figure
 
 # The CLI's own title shape, with a long data file name (one "word" wider than the figure).
 LONG = ("80% ld_highest_density bands, median tuning curve: "
@@ -163,13 +176,13 @@ def test_legends_name_the_shaded_bands(summaries):
     curve_frame, cdf_frame = _band_frames()
     evp = curves.evp_curves(_scores())
     expected = {
-        "evp_accuracy": plots.evp_accuracy_figure(summaries["evp_accuracy"]),
-        "bootstrap_coverage": plots.bootstrap_coverage_figure(summaries["bootstrap_coverage"]),
-        "model_selection": plots.model_selection_figure(summaries["model_selection"]),
-        "wrong_conclusions": plots.wrong_conclusions_figure(summaries["wrong_conclusions"]),
-        "fixed_confidence": plots.fixed_confidence_figure(summaries["fixed_confidence"]),
-        "sample_disagreement": plots.sample_disagreement_figure(summaries["sample_disagreement"]),
-        "parametric_extrapolation": plots.parametric_extrapolation_figure(summaries["parametric_extrapolation"]),
+        "evp_accuracy": evp_accuracy.evp_accuracy_figure(summaries["evp_accuracy"]),
+        "bootstrap_coverage": bootstrap_coverage.bootstrap_coverage_figure(summaries["bootstrap_coverage"]),
+        "model_selection": model_selection.model_selection_figure(summaries["model_selection"]),
+        "wrong_conclusions": wrong_conclusions.wrong_conclusions_figure(summaries["wrong_conclusions"]),
+        "fixed_confidence": fixed_confidence.fixed_confidence_figure(summaries["fixed_confidence"]),
+        "sample_disagreement": sample_disagreement.sample_disagreement_figure(summaries["sample_disagreement"]),
+        "parametric_extrapolation": parametric_extrapolation_figure(summaries["parametric_extrapolation"]),
         "evp_curves": plots.evp_curves_figure(evp),
         "tuning_curve_bands": plots.tuning_curve_bands_figure(curve_frame, low=0, high=1),
         "cdf_bands": plots.cdf_bands_figure(cdf_frame, low=0, high=1),
@@ -236,11 +249,11 @@ def test_xscale():
 
 
 def test_method_names_are_readable(summaries):
-    fig = plots.band_coverage_figure(summaries["band_coverage"])
+    fig = band_coverage.band_coverage_figure(summaries["band_coverage"])
     texts = " | ".join(_legend_texts(fig))
     assert "LD highest-density" in texts and "Kolmogorov–Smirnov" in texts and "DKW" in texts
     assert "ld_highest_density" not in texts
-    fig = plots.band_triviality_figure(summaries["band_triviality"])
+    fig = band_triviality.band_triviality_figure(summaries["band_triviality"])
     assert any(t.startswith("Kolmogorov–Smirnov:") for t in _legend_texts(fig))
     plt.close("all")
 
@@ -287,7 +300,7 @@ def test_figure_1_says_what_it_shows_in_words():
              for n in (1, 2, 3)]
     summary = pd.DataFrame(rows, columns=["estimator", "measure", "n", "estimate"])
     summary = summary.assign(cell="truncnorm_bag, B = 30", distribution="truncnorm_bag", B=30, mcse=0.01, reps=100)
-    fig = plots.evp_accuracy_figure(summary)
+    fig = evp_accuracy.evp_accuracy_figure(summary)
     title = fig._suptitle.get_text().replace("\n", " ")
     legend = _legend_texts(fig)
     assert "95% Monte Carlo interval" in " ".join(legend) and "Monte Carlo" not in title  # not the legend again
@@ -318,3 +331,46 @@ def test_evp_curves_legend_names_the_model_that_never_reaches_the_target():
     fig = plots.evp_curves_figure(table, target=0.395, reached=curves.budget_to_target(table, 0.395))
     assert "target 0.395 (dotted drops: where each model reaches it); never reached by lr" in _legend_texts(fig)
     plt.close(fig)
+
+
+# -- issue 26: each study draws its own figure; matplotlib only when one is drawn ---------------------------------------
+
+
+def test_the_study_figures_keep_their_old_names_in_plots():
+    for name, module in plots._MOVED_FIGURES.items():
+        assert getattr(plots, name) is getattr(importlib.import_module(module), name)
+    for kind in registry.study_kinds():
+        assert getattr(plots, f"{kind}_figure") is registry.figure_function(registry.study(kind))
+    with pytest.raises(AttributeError, match="no attribute 'toy_figure'"):
+        plots.toy_figure  # noqa: B018
+
+
+def test_the_theme_is_seaborns_whitegrid_paper_theme():
+    # Set with matplotlib alone (seaborn imports scipy.stats); the pixels are the same only if every rcParam is.
+    sns = pytest.importorskip("seaborn")
+    with matplotlib.rc_context():
+        sns.set_theme(style="whitegrid", context="paper")
+        expected = dict(matplotlib.rcParams)
+    with matplotlib.rc_context():
+        plots._theme()
+        got = dict(matplotlib.rcParams)
+    expected.pop("image.cmap"), got.pop("image.cmap")  # seaborn's colormap: no figure draws an image
+    assert got == expected
+    assert plots._colorblind(12) == list(sns.color_palette("colorblind", 12))
+
+
+def test_no_matplotlib_until_a_figure_is_drawn():
+    code = (
+        "import sys\n"
+        "import simstudy.plots, simstudy.studies, simstudy.studies.parametric_extrapolation_figure\n"
+        "print(sorted(m for m in ('matplotlib', 'seaborn') if m in sys.modules))\n"
+        "import pandas as pd\n"
+        "from simstudy.studies import band_triviality\n"
+        "rows = [('trivial_k', n, n / 6) for n in (12, 24, 48)] + [('slope', 0, 1 / 6), ('intercept', 0, 0.0),\n"
+        "        ('r_squared', 0, 1.0), ('samples_per_step', 0, 6.0)]\n"
+        "summary = pd.DataFrame(rows, columns=['measure', 'n', 'estimate']).assign(method='ks')\n"
+        "band_triviality.band_triviality_figure(summary)\n"
+        "print(sorted(m for m in ('matplotlib', 'seaborn') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["[]", "['matplotlib']"]  # a study's figure never imports seaborn

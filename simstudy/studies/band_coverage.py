@@ -44,7 +44,7 @@ from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
-__all__ = ["run", "CHECKS", "Options", "headline", "STUDY"]
+__all__ = ["run", "CHECKS", "Options", "headline", "STUDY", "band_coverage_figure"]
 
 _SCHEME = "band_coverage/1"
 CHECKS = ("cdf", "curve", "curve_integer_k")
@@ -425,12 +425,109 @@ def headline(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Nominal vs empirical coverage of the simultaneous bands, a panel per distribution (Lourie et al. 2024, Fig. 5).
+
+    Lourie et al.'s Figures 5 and 11. Filled markers: how often the tuning-curve band covers the true curve for
+    every real k, with Clopper-Pearson error bars; open markers: how often it covers it at integer k only, a weaker
+    event that over-covers. Exact bands lie on the dashed line y = x. Methods at one nominal level are drawn a
+    little apart so that their error bars do not overlap. Rows of the ``cdf`` check are not drawn.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``band_coverage`` study (:mod:`simstudy.studies.band_coverage`), one row per
+        distribution, method, check and nominal level: columns ``distribution``, ``method`` (a band method,
+        e.g. ``"ld_highest_density"``; named by :data:`simstudy.stats.bands.METHOD_LABELS`), ``check``
+        (``"curve"`` and ``"curve_integer_k"`` are drawn), ``nominal`` (the bands' confidence, in (0, 1)),
+        ``estimate`` (the empirical coverage, a probability in [0, 1]), ``ci_low`` and ``ci_high`` (its
+        Clopper-Pearson interval, used for ``"curve"``), ``n`` (scores per round) and ``reps`` (rounds).
+        Other columns (``cell``, ``mcse``) are ignored.
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: one naming the bands and the error bars.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row of panels, one per distribution (sharing the y axis; both axes in [0, 1.02]), each titled
+        with the distribution, n and the rounds; the legend below them.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> rows = [(check, q, q + 0.01) for check in ("curve", "curve_integer_k") for q in (0.5, 0.8, 0.95)]
+    >>> summary = pd.DataFrame(rows, columns=["check", "nominal", "estimate"])
+    >>> summary = summary.assign(
+    ...     distribution="uniform", method="ld_highest_density", n=48, reps=1000,
+    ...     ci_low=summary.estimate - 0.03, ci_high=summary.estimate + 0.03,
+    ... )
+    >>> fig = band_coverage_figure(summary)
+    >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[0].get_xlabel()
+    (1, 'uniform (n = 48, 1,000 rounds)', 'nominal coverage')
+    >>> plt.close(fig)
+    """
+    from simstudy.plots import (
+        _colorblind,
+        _labels,
+        _legend,
+        _method,
+        _suptitle,
+        _theme,
+        _title,
+    )
+
+    plt = _theme()
+    dists = list(dict.fromkeys(summary["distribution"]))
+    methods = list(dict.fromkeys(summary["method"]))
+    palette = dict(zip(methods, _colorblind(len(methods))))
+    fig, axes = plt.subplots(
+        1, len(dists), figsize=(max(3.6 * len(dists), 5.0), 4.2), squeeze=False, sharey=True, layout="constrained"
+    )
+    for ax, dist in zip(axes[0], dists):
+        s = summary[summary["distribution"] == dist]
+        ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="nominal = empirical (exact)")
+        for j, method in enumerate(methods):
+            shift = (j - (len(methods) - 1) / 2) * 0.006  # keep overlapping error bars apart
+            for check, marker, fill in (("curve", "o", palette[method]), ("curve_integer_k", "o", "none")):
+                r = s[(s["method"] == method) & (s["check"] == check)].sort_values("nominal")
+                if r.empty:
+                    continue
+                yerr = [r["estimate"] - r["ci_low"], r["ci_high"] - r["estimate"]] if check == "curve" else None
+                ax.errorbar(
+                    r["nominal"] + shift,
+                    r["estimate"],
+                    yerr=yerr,
+                    fmt=marker,
+                    ms=3.5,
+                    color=palette[method],
+                    mfc=fill,
+                    lw=1,
+                    capsize=1.5,
+                    label=_method(method)
+                    + (" (every real k; bars: Clopper–Pearson)" if check == "curve" else ", integer k only"),
+                )
+        _title(ax, f"{dist} (n = {int(s['n'].iloc[0])}, {int(s['reps'].iloc[0]):,} rounds)", fontsize=8)
+        _labels(ax, xlabel="nominal coverage")
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
+    _labels(axes[0, 0], ylabel="empirical coverage")
+    _legend(fig, axes[0, -1], fontsize=7, loc="outside lower center", ncols=2)
+    _suptitle(fig, title or "Simultaneous coverage of the median tuning-curve bands (error bars: Clopper–Pearson)")
+    return fig
+
+
 STUDY = register_study(
     Study(
         kind="band_coverage",
         options=Options,
         run=run,
-        figure="simstudy.plots.band_coverage_figure",
+        figure=band_coverage_figure,
         headline=headline,
         sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage"),
         continuous=True,

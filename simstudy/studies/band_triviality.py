@@ -25,7 +25,7 @@ from simstudy.stats import bands
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions
 
-__all__ = ["run", "trivial_budget", "Options", "headline", "STUDY"]
+__all__ = ["run", "trivial_budget", "Options", "headline", "STUDY", "band_triviality_figure"]
 
 # Moved to the library (simstudy.stats.bands.trivial_budget); re-exported so existing imports keep working.
 trivial_budget = bands.trivial_budget
@@ -229,12 +229,86 @@ def headline(summary: pd.DataFrame) -> str:
     )
 
 
+def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """The budget where the upper median band turns trivial against n, with its linear fit (Lourie et al. 2024, Fig. 9).
+
+    Lourie et al.'s Figure 9, right. One colour per band method: its exact trivial budgets k*(n) as points and the
+    fitted line ``intercept + slope * n`` through them; the legend gives the samples per bounded iteration
+    (1 / slope) and the fit's R².
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``band_triviality`` study (:mod:`simstudy.studies.band_triviality`): columns
+        ``method`` (a band method, named by :data:`simstudy.stats.bands.METHOD_LABELS`), ``measure``, ``n`` and
+        ``estimate``. Per method, rows with ``measure == "trivial_k"`` give the budget k* (search iterations,
+        real; :func:`simstudy.stats.bands.trivial_budget`) at sample size ``n`` (scores); one row each of
+        ``"slope"`` (iterations per score), ``"intercept"`` (iterations), ``"r_squared"`` (in [0, 1]) and
+        ``"samples_per_step"`` (scores per iteration) gives the linear fit of k* against n. Other columns
+        (``cell``, ``distribution``, ``mcse``, ``reps``) are ignored.
+    title : str, optional, keyword-only
+        The axes' title (wrapped to its width). Default None: "Upper median tuning-curve band: iterations
+        bounded (exact)".
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes (k* against n), its legend inside.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> rows = [("trivial_k", n, n / 6) for n in (12, 24, 48)]
+    >>> rows += [("slope", 0, 1 / 6), ("intercept", 0, 0.0), ("r_squared", 0, 1.0), ("samples_per_step", 0, 6.0)]
+    >>> summary = pd.DataFrame(rows, columns=["measure", "n", "estimate"]).assign(method="ld_highest_density")
+    >>> fig = band_triviality_figure(summary)
+    >>> len(fig.axes), [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    (1, ['LD highest-density: 6.00 samples per step, R² = 1.0000'])
+    >>> plt.close(fig)
+    """
+    from simstudy.plots import (
+        _colorblind,
+        _labels,
+        _legend,
+        _method,
+        _theme,
+        _title,
+    )
+
+    plt = _theme()
+    methods = list(dict.fromkeys(summary["method"]))
+    palette = dict(zip(methods, _colorblind(len(methods))))
+    fig, ax = plt.subplots(figsize=(5.0, 4.2), layout="constrained")
+    for method in methods:
+        s = summary[summary["method"] == method]
+        pts = s[s["measure"] == "trivial_k"].sort_values("n")
+        fit = s.set_index("measure")["estimate"]
+        ax.plot(pts["n"], pts["estimate"], "o", ms=4, color=palette[method])
+        ax.plot(
+            pts["n"],
+            fit["intercept"] + fit["slope"] * pts["n"],
+            color=palette[method],
+            lw=1,
+            label=f"{_method(method)}: {fit['samples_per_step']:.2f} samples per step, R² = {fit['r_squared']:.4f}",
+        )
+    _labels(ax, xlabel="n (sample size)", ylabel="k where the upper band becomes trivial")
+    _legend(ax, share=0.6, fontsize=7)
+    _title(ax, title or "Upper median tuning-curve band: iterations bounded (exact)")
+    return fig
+
+
 STUDY = register_study(
     Study(
         kind="band_triviality",
         options=Options,
         run=run,
-        figure="simstudy.plots.band_triviality_figure",
+        figure=band_triviality_figure,
         headline=headline,
         sweep=Headline({"measure": "trivial_k"}, "n", "method", "trivial budget"),
     )

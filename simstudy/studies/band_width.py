@@ -37,7 +37,7 @@ from simstudy.stats import bands, truth
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
-__all__ = ["run", "Options", "headline", "STUDY"]
+__all__ = ["run", "Options", "headline", "STUDY", "band_width_figure"]
 
 _SCHEME = "band_width/1"
 _CURVES = ("lower", "point", "upper", "width")
@@ -473,12 +473,119 @@ def headline(summary: pd.DataFrame) -> str:
     )
 
 
+def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Average bands by method against k, beside the true curve (Lourie et al. 2024, Figures 6-8).
+
+    Only the first distribution of ``summary`` is drawn: a row of panels per sample size, a column per kind
+    of tuning curve (median, mean). Each method's average lower and upper band over the rounds is a step line
+    in its colour, the true curve black; in the median panels a dotted vertical line marks where a method's
+    upper band becomes trivial (when that is within the k drawn). The y axis runs from a little below the
+    true curve's minimum to 1, for scores at most 1 (accuracies).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``band_width`` study (:mod:`simstudy.studies.band_width`): columns
+        ``distribution``, ``n`` (sample size, scores), ``kind`` (``"median"``, ``"mean"``), ``method`` (a band
+        method, named by :data:`simstudy.stats.bands.METHOD_LABELS`, or ``"truth"``), ``k`` (search iterations),
+        ``measure`` and ``estimate``. Drawn are the rows with ``method == "truth"`` (the true curve, score
+        units), ``measure`` ``"lower"`` and ``"upper"`` (the average band, score units) and, for the median,
+        ``"trivial_k"`` (the budget k* beyond which the upper band is trivial, iterations). Other columns and
+        measures (``"point"``, ``"width"``, ``mcse``, ``reps``) are ignored.
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: "Average simultaneous bands over rounds
+        (Lourie et al. ablations)".
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A grid of axes, one row per sample size (increasing) by one column per kind, each titled with the
+        distribution, kind and n; the legend below.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> k = [1, 2, 3, 4]
+    >>> summary = pd.concat(
+    ...     [
+    ...         pd.DataFrame({"k": k, "estimate": [0.5, 0.67, 0.75, 0.8], "method": "truth", "measure": "curve"}),
+    ...         pd.DataFrame({"k": k, "estimate": [0.3, 0.5, 0.6, 0.65], "method": "dkw", "measure": "lower"}),
+    ...         pd.DataFrame({"k": k, "estimate": [0.7, 0.85, 1.0, 1.0], "method": "dkw", "measure": "upper"}),
+    ...         pd.DataFrame({"k": [0], "estimate": [2.5], "method": "dkw", "measure": "trivial_k"}),
+    ...     ]
+    ... ).assign(distribution="uniform", n=12, kind="median")
+    >>> fig = band_width_figure(summary)
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (1, 'uniform, median tuning curve, n = 12')
+    >>> plt.close(fig)
+    """
+    from matplotlib.lines import Line2D
+
+    from simstudy.plots import (
+        _colorblind,
+        _labels,
+        _legend,
+        _method,
+        _suptitle,
+        _theme,
+        _title,
+    )
+
+    plt = _theme()
+    dist = summary["distribution"].iloc[0]
+    s = summary[summary["distribution"] == dist]
+    sizes = sorted(s["n"].unique())
+    kinds = list(dict.fromkeys(s["kind"]))
+    methods = [m for m in dict.fromkeys(s["method"]) if m != "truth"]
+    palette = dict(zip(methods, _colorblind(len(methods))))
+    fig, axes = plt.subplots(
+        len(sizes), len(kinds), figsize=(4.4 * len(kinds), 3.2 * len(sizes) + 0.8), squeeze=False, layout="constrained"
+    )
+    dotted = False
+    for r, n in enumerate(sizes):
+        for c, kind in enumerate(kinds):
+            ax = axes[r, c]
+            t = s[(s["n"] == n) & (s["kind"] == kind)]
+            true = t[t["method"] == "truth"].sort_values("k")
+            ax.plot(true["k"], true["estimate"], color="black", lw=1.4, label="true curve")
+            for method in methods:
+                for curve in ("lower", "upper"):
+                    b = t[(t["method"] == method) & (t["measure"] == curve)].sort_values("k")
+                    ax.plot(
+                        b["k"],
+                        b["estimate"],
+                        color=palette[method],
+                        lw=1.2,
+                        drawstyle="steps-post",
+                        label=f"{_method(method)} (average band)" if curve == "lower" else None,
+                    )
+                if kind == "median":
+                    k_star = t[(t["method"] == method) & (t["measure"] == "trivial_k")]["estimate"]
+                    if len(k_star) and k_star.iloc[0] < true["k"].max():
+                        ax.axvline(k_star.iloc[0], color=palette[method], ls=":", lw=0.9)
+                        dotted = True
+            lo = float(true["estimate"].min())
+            ax.set_ylim(lo - 0.1 * (1.0 - lo), 1.0 + 0.02 * (1.0 - lo))
+            _title(ax, f"{dist}, {kind} tuning curve, n = {n}", fontsize=8)
+            _labels(ax, xlabel="k")
+    extra = [Line2D([], [], color="0.4", ls=":", lw=0.9, label="upper median band trivial beyond")] if dotted else []
+    _legend(fig, axes[0, 0], extra, fontsize=7, loc="outside lower center", ncols=2)
+    _suptitle(fig, title or "Average simultaneous bands over rounds (Lourie et al. ablations)")
+    return fig
+
+
 STUDY = register_study(
     Study(
         kind="band_width",
         options=Options,
         run=run,
-        figure="simstudy.plots.band_width_figure",
+        figure=band_width_figure,
         headline=headline,
         sweep=Headline({"measure": "width"}, "k", "method", "band width"),
         continuous=True,

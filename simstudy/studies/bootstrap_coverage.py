@@ -33,7 +33,7 @@ from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
-__all__ = ["run", "Options", "headline", "STUDY"]
+__all__ = ["run", "Options", "headline", "STUDY", "bootstrap_coverage_figure"]
 
 _SCHEME = "bootstrap_coverage/1"
 
@@ -289,12 +289,103 @@ def headline(summary: pd.DataFrame) -> str:
     )
 
 
+def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Pointwise coverage of percentile-bootstrap bands for the mean tuning curve against k (Lourie et al., Fig. 4).
+
+    A panel per distribution, a line per estimator (U, V) with its Clopper-Pearson interval shaded, and the
+    nominal level dashed. The bootstrap cannot exceed the sample maximum, so coverage collapses as k nears n.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``bootstrap_coverage`` study (:mod:`simstudy.studies.bootstrap_coverage`), one row
+        per distribution, estimator and k: columns ``distribution``, ``estimator`` (``"u"``, ``"v"``), ``k``
+        (the budget, search iterations 1..n), ``estimate`` (the pointwise coverage, a probability in [0, 1]),
+        ``ci_low`` and ``ci_high`` (its Clopper-Pearson interval), ``nominal`` (the bands' level, in (0, 1);
+        the first row's is drawn) and ``reps`` (rounds). A panel's title gives n as the largest ``k``. Other
+        columns (``cell``, ``truth``, ``mcse``) are ignored.
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: "95% percentile-bootstrap bands (shaded:
+        Clopper–Pearson intervals)", the level read from ``nominal``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row of panels, one per distribution (sharing the y axis, in [0, 1.02]); the legend in the first.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+    Tang, R., Lee, J., Xin, J., Liu, X., Yu, Y., & Lin, J. (2020). Showing your work doesn't always work.
+    ACL 2020.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame(
+    ...     {"estimator": ["u"] * 3 + ["v"] * 3, "k": [1, 5, 10] * 2, "estimate": [0.95, 0.9, 0.6, 0.94, 0.85, 0.4]}
+    ... )
+    >>> summary = summary.assign(
+    ...     distribution="uniform", nominal=0.95, reps=200, ci_low=summary.estimate - 0.04,
+    ...     ci_high=(summary.estimate + 0.04).clip(upper=1.0),
+    ... )
+    >>> fig = bootstrap_coverage_figure(summary)
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (1, 'uniform: n = 10, 200 rounds')
+    >>> fig.get_suptitle()
+    '95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals)'
+    >>> plt.close(fig)
+    >>> fig = bootstrap_coverage_figure(summary.assign(nominal=0.8))
+    >>> fig.get_suptitle()
+    '80% percentile-bootstrap bands (shaded: Clopper–Pearson intervals)'
+    >>> plt.close(fig)
+    """
+    from simstudy.plots import (
+        _band,
+        _estimator_palette,
+        _label,
+        _labels,
+        _legend,
+        _shade,
+        _suptitle,
+        _theme,
+        _title,
+    )
+
+    plt = _theme()
+    dists = list(dict.fromkeys(summary["distribution"]))
+    ests = list(dict.fromkeys(summary["estimator"]))
+    palette = _estimator_palette(ests)
+    fig, axes = plt.subplots(
+        1, len(dists), figsize=(max(4.2 * len(dists), 5.0), 3.8), squeeze=False, sharey=True, layout="constrained"
+    )
+    for ax, dist in zip(axes[0], dists):
+        s = summary[summary["distribution"] == dist]
+        for est in ests:
+            _band(ax, s[s["estimator"] == est], "k", _label(est), palette[est], low="ci_low", high="ci_high")
+        ax.axhline(
+            float(s["nominal"].iloc[0]), color="black", ls="--", lw=0.8, label="nominal" if ax is axes[0, 0] else None
+        )
+        _title(ax, f"{dist}: n = {int(s['k'].max())}, {int(s['reps'].iloc[0]):,} rounds", fontsize=8)
+        _labels(ax, xlabel="k (point of the mean tuning curve)")
+        ax.set_ylim(0, 1.02)
+    _labels(axes[0, 0], ylabel="pointwise coverage")
+    # The bands' level is the summary's nominal (study.confidence); the intervals' level, study.ci_level, is not
+    # in the summary, so the legend does not claim one.
+    _legend(axes[0, 0], extra=[_shade("Clopper–Pearson interval")], loc="lower left")
+    level = float(summary["nominal"].iloc[0])
+    _suptitle(fig, title or f"{level:.0%} percentile-bootstrap bands (shaded: Clopper–Pearson intervals)")
+    return fig
+
+
 STUDY = register_study(
     Study(
         kind="bootstrap_coverage",
         options=Options,
         run=run,
-        figure="simstudy.plots.bootstrap_coverage_figure",
+        figure=bootstrap_coverage_figure,
         headline=headline,
         sweep=Headline({}, "k", "estimator", "pointwise coverage"),
         continuous=True,

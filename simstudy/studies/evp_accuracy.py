@@ -42,7 +42,7 @@ from simstudy.stats.metrics import format_estimate
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option, save_replicates_option
 
-__all__ = ["run", "Options", "headline", "STUDY"]
+__all__ = ["run", "Options", "headline", "STUDY", "evp_accuracy_figure"]
 
 # Version of the chunk format and sampling scheme; bump it when either changes so old chunks are not reused.
 _SCHEME = "evp_accuracy/1"
@@ -552,12 +552,144 @@ def _check(config: Config) -> None:
     check_budget_memory(config, cells=len(config.distributions) * len(config.budget.B))
 
 
+def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: str | None = None):
+    """Mean, variance and MSE of each estimator against the budget n (Dodge et al. 2021, Figure 1).
+
+    One column per cell (distribution and B). When bootstrap estimators are present, a fourth row shows
+    each one's paired excess MSE over the ``reference`` closed form (Dodge et al. 2019, §3.2). Monte Carlo
+    estimates are drawn with a band of +/- 1.96 MCSE; the exact expected maximum as a dashed black line.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of an ``evp_accuracy`` study (:mod:`simstudy.studies.evp_accuracy`), one row per
+        cell, estimator, n and measure: columns ``cell``, ``distribution``, ``B`` (sample size, trials),
+        ``estimator`` (``"u"``, ``"v"``, ``"w"``, bootstrap names, ``"truth"`` and paired differences such as
+        ``"boot-v"``), ``n`` (budget, trials), ``measure`` (``"mean"``, ``"variance"``, ``"mse"``; for the
+        truth ``"expected_max"``; optionally ``"excess_mse_predicted"``), ``estimate`` (score units, squared
+        for variance and MSE), ``mcse`` (same units) and ``reps`` (replicates).
+    reference : str, keyword-only, default "v"
+        The closed-form estimator the bootstrap's excess MSE is relative to.
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: one saying what the panels show (the legend
+        names the bands).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A grid of 3 rows (4 with bootstrap estimators) by one column per cell; close it with
+        ``plt.close(fig)`` when done.
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2021). Expected validation performance and
+    estimation of a random variable's maximum. Findings of EMNLP 2021, arXiv:2110.00613.
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2019). Show your work: Improved reporting
+    of experimental results. EMNLP 2019, arXiv:1909.03004.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> rows = [("truth", "expected_max", n, 0.5 + 0.1 * n) for n in (1, 2, 3)]
+    >>> rows += [(e, m, n, 0.5 + 0.1 * n) for e in ("u", "v") for m in ("mean", "variance", "mse") for n in (1, 2, 3)]
+    >>> summary = pd.DataFrame(rows, columns=["estimator", "measure", "n", "estimate"])
+    >>> summary = summary.assign(cell="uniform, B = 5", distribution="uniform", B=5, mcse=0.01, reps=100)
+    >>> fig = evp_accuracy_figure(summary, title="U and V")
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (3, 'uniform, B = 5, 100 replicates')
+    >>> plt.close(fig)
+    """
+    from simstudy.plots import (
+        _band,
+        _distribution,
+        _estimator_palette,
+        _label,
+        _labels,
+        _legend,
+        _shade,
+        _suptitle,
+        _theme,
+        _title,
+    )
+
+    plt = _theme()
+    cells = list(dict.fromkeys(summary["cell"]))
+    singles = [e for e in dict.fromkeys(summary["estimator"]) if e != "truth" and "-" not in e]
+    palette = _estimator_palette(singles)
+    excess = [
+        e
+        for e in singles
+        if e != reference and f"{e}-{reference}" in set(summary["estimator"]) and e.startswith("boot")
+    ]
+    rows = [("mean", "expected value"), ("variance", "variance"), ("mse", "MSE")]
+    if excess:
+        rows.append(("excess", f"excess MSE over {reference.upper()} (%)"))
+    fig, axes = plt.subplots(
+        len(rows),
+        len(cells),
+        figsize=(4.6 * len(cells), 2.5 * len(rows) + 0.5),
+        sharex="col",
+        squeeze=False,
+        layout="constrained",
+    )
+    for c, cell in enumerate(cells):
+        s = summary[summary["cell"] == cell]
+        truth = s[(s["estimator"] == "truth") & (s["measure"] == "expected_max")].sort_values("n")
+        axes[0, c].plot(
+            truth["n"], truth["estimate"], color="black", lw=1.2, ls="--", label="true EVP (exact)", zorder=5
+        )  # on top: the unbiased U runs right along it
+        for r, (measure, ylabel) in enumerate(rows):
+            ax = axes[r, c]
+            if measure == "excess":
+                # Relative to V's MSE, on a linear scale: the excess shrinks like 1/K and never drops below 0
+                # beyond Monte Carlo error; dashed, its precise prediction E[plug-in variance] / K.
+                ref = s[(s["estimator"] == reference) & (s["measure"] == "mse")].set_index("n")["estimate"]
+                for est in excess:
+                    diff = s[(s["estimator"] == f"{est}-{reference}") & (s["measure"] == "mse")].set_index("n")
+                    rel = diff[["estimate", "mcse"]].div(ref, axis=0).mul(100).reset_index()
+                    _band(ax, rel, "n", est, palette[est])
+                    predicted = s[(s["estimator"] == est) & (s["measure"] == "excess_mse_predicted")].set_index("n")
+                    if len(predicted):
+                        ax.plot(
+                            predicted.index,
+                            100 * predicted["estimate"] / ref,
+                            color=palette[est],
+                            ls="--",
+                            lw=1,
+                            label=f"{est}: predicted" if c == 0 else None,
+                        )
+                ax.axhline(0, color="black", lw=0.8)
+            else:
+                for est in singles:
+                    _band(ax, s[(s["estimator"] == est) & (s["measure"] == measure)], "n", _label(est), palette[est])
+            if c == 0:
+                _labels(ax, ylabel=ylabel)
+        reps = int(s["reps"].max())
+        _title(
+            axes[0, c], f"{_distribution(s['distribution'].iloc[0])}, B = {int(s['B'].iloc[0])}, {reps:,} replicates"
+        )
+        _labels(axes[-1, c], xlabel="n (budget: number of trials)")
+        axes[-1, c].set_xlim(truth["n"].min(), truth["n"].max())
+    mc = _shade("95% Monte Carlo interval (±1.96 MCSE)")
+    _legend(axes[0, 0], extra=[mc], loc="lower right")
+    if excess:
+        _legend(axes[-1, 0], extra=[mc], loc="upper left", fontsize=7)
+    _suptitle(
+        fig,
+        title
+        or "How well each estimator of the expected maximum of n scores does from one sample of B scores: its "
+        "average, variance and mean squared error against n, beside the exact value (dashed)",
+    )
+    return fig
+
+
 STUDY = register_study(
     Study(
         kind="evp_accuracy",
         options=Options,
         run=run,
-        figure="simstudy.plots.evp_accuracy_figure",
+        figure=evp_accuracy_figure,
         headline=headline,
         sweep=Headline({"measure": "mse"}, "n", "estimator", "MSE"),
         check=_check,

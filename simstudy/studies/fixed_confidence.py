@@ -46,7 +46,7 @@ from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, at_least_arms, chunk_reps_option, reps_option
 
-__all__ = ["run", "variants", "paper_table", "Options", "headline", "STUDY"]
+__all__ = ["run", "variants", "paper_table", "Options", "headline", "STUDY", "fixed_confidence_figure"]
 
 _SCHEME = "fixed_confidence/1"
 # The sub-stream of the common score streams (variants use the one-number sub-streams 0, 1, ...).
@@ -632,12 +632,108 @@ def _check(config: Config) -> None:
                 )
 
 
+def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Evaluations needed and P(correct) against the confidence 1 - delta, one line per algorithm.
+
+    Moss et al. Tables 2-3 as a figure. Left: the mean total evaluations with +/- 2 MCSE error bars and the
+    min-max range over runs shaded (log scale). Right: P(best model selected) with Clopper-Pearson intervals,
+    beside the nominal 1 - delta.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``fixed_confidence`` study (:mod:`simstudy.studies.fixed_confidence`): columns
+        ``algorithm``, ``confidence`` (1 - delta, in (0.5, 1)), ``measure`` (``"evaluations_mean"``,
+        ``"evaluations_min"``, ``"evaluations_max"`` in model evaluations; ``"p_correct"`` a probability),
+        ``estimate``, ``mcse``, ``ci_low``, ``ci_high``, ``arm`` (the best model's name) and ``reps`` (runs).
+        Algorithms without an ``evaluations_mean`` row (differences between two) are not drawn.
+    title : str, optional, keyword-only
+        The figure's title. Default None: one naming the best model and the runs per algorithm.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels: evaluations (left) and P(correct) (right).
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> measures = {"evaluations_mean": 40, "evaluations_min": 20, "evaluations_max": 80, "p_correct": 0.95}
+    >>> rows = [(a, m, c, v) for a in ("ttts", "non_adaptive") for c in (0.9, 0.95) for m, v in measures.items()]
+    >>> summary = pd.DataFrame(rows, columns=["algorithm", "measure", "confidence", "estimate"])
+    >>> summary = summary.assign(mcse=1.0, ci_low=0.9, ci_high=0.99, reps=100, arm="b")
+    >>> fig = fixed_confidence_figure(summary, title="TTTS vs non-adaptive")
+    >>> len(fig.axes), fig.axes[0].get_yscale()
+    (2, 'log')
+    >>> plt.close(fig)
+    """
+    from simstudy.plots import (
+        _colorblind,
+        _labels,
+        _legend,
+        _shade,
+        _suptitle,
+        _theme,
+    )
+
+    plt = _theme()
+    # one line per algorithm (not per difference between two, see the study's differences option)
+    algorithms = list(dict.fromkeys(summary.loc[summary["measure"] == "evaluations_mean", "algorithm"]))
+    palette = dict(zip(algorithms, _colorblind(len(algorithms))))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4.0), layout="constrained")
+    for name in algorithms:
+        s = summary[summary["algorithm"] == name]
+        m = s[s["measure"] == "evaluations_mean"].sort_values("confidence")
+        lo = s[s["measure"] == "evaluations_min"].sort_values("confidence")
+        hi = s[s["measure"] == "evaluations_max"].sort_values("confidence")
+        label = name.replace("_", " ")
+        left.errorbar(
+            m["confidence"],
+            m["estimate"],
+            yerr=2 * m["mcse"],
+            color=palette[name],
+            marker="o",
+            ms=3,
+            capsize=2,
+            label=f"{label} (mean ± 2 MCSE)",
+        )
+        left.fill_between(m["confidence"], lo["estimate"], hi["estimate"], color=palette[name], alpha=0.12, lw=0)
+        p = s[s["measure"] == "p_correct"].sort_values("confidence")
+        right.errorbar(
+            p["confidence"],
+            p["estimate"],
+            yerr=[p["estimate"] - p["ci_low"], p["ci_high"] - p["estimate"]],
+            color=palette[name],
+            marker="o",
+            ms=3,
+            capsize=2,
+            label=f"{label} (bars: Clopper–Pearson)",
+        )
+    conf = np.sort(summary["confidence"].unique())
+    right.plot(conf, conf, color="0.4", ls="--", lw=1, label="nominal 1 − δ")
+    left.set_yscale("log")
+    _labels(left, xlabel="confidence 1 − δ", ylabel="total evaluations (shaded: min–max)")
+    _labels(right, xlabel="confidence 1 − δ", ylabel="P(best model selected)")
+    _legend(left, extra=[_shade("min–max over runs", alpha=0.15)], share=0.3, fontsize=7)
+    _legend(right, share=0.3, fontsize=7, loc="lower right")
+    reps = int(summary["reps"].max()) if len(summary) else 0
+    best = summary.loc[summary["measure"] == "p_correct", "arm"].iloc[0] if len(summary) else ""
+    _suptitle(fig, title or f"Fixed-confidence selection, best: {best}; {reps:,} runs per algorithm")
+    return fig
+
+
 STUDY = register_study(
     Study(
         kind="fixed_confidence",
         options=Options,
         run=run,
-        figure="simstudy.plots.fixed_confidence_figure",
+        figure=fixed_confidence_figure,
         headline=headline,
         sweep=Headline({"measure": "evaluations_mean"}, "confidence", "algorithm", "mean evaluations"),
         check=_check,

@@ -31,7 +31,7 @@ from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, at_least_arms, chunk_reps_option, reps_option
 
-__all__ = ["run", "Options", "headline", "STUDY"]
+__all__ = ["run", "Options", "headline", "STUDY", "model_selection_figure"]
 
 _SCHEME = "model_selection/1"
 
@@ -307,12 +307,85 @@ def _check(config: Config) -> None:
         )
 
 
+def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Probability of selecting the best model against the budget, one line per algorithm (Moss et al. Figure 4).
+
+    Each line has its 95% Clopper-Pearson band.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``model_selection`` study (:mod:`simstudy.studies.model_selection`); the rows
+        with ``measure == "p_correct"`` are drawn: columns ``algorithm``, ``budget`` (model evaluations),
+        ``estimate`` (a probability in [0, 1]), ``ci_low``, ``ci_high``, ``arm`` (the best model's name) and
+        ``reps`` (runs per budget).
+    title : str, optional, keyword-only
+        The axes' title. Default None: one naming the best model and the runs per budget.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes.
+
+    References
+    ----------
+    Moss, H. B., Moore, A., Leslie, D. S., & Rayson, P. (2019). FIESTA: Fast IdEntification of State-of-The-Art
+    models using adaptive bandit algorithms. ACL 2019, arXiv:1906.12230.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame(
+    ...     {"algorithm": ["sequential_halving"] * 2 + ["non_adaptive"] * 2, "budget": [24, 48] * 2,
+    ...      "estimate": [0.8, 0.9, 0.7, 0.85]}
+    ... ).assign(measure="p_correct", arm="b", reps=100)
+    >>> summary = summary.assign(ci_low=summary.estimate - 0.05, ci_high=summary.estimate + 0.05)
+    >>> fig = model_selection_figure(summary)
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (1, 'best: b; 100 runs per budget (bands: Clopper–Pearson)')
+    >>> plt.close(fig)
+    """
+    from simstudy.plots import (
+        _band,
+        _colorblind,
+        _labels,
+        _legend,
+        _shade,
+        _theme,
+        _title,
+    )
+
+    plt = _theme()
+    p = summary[summary["measure"] == "p_correct"]
+    algorithms = list(dict.fromkeys(p["algorithm"]))
+    palette = dict(zip(algorithms, _colorblind(len(algorithms))))
+    fig, ax = plt.subplots(figsize=(5.2, 4.0), layout="constrained")
+    for name in algorithms:
+        _band(
+            ax,
+            p[p["algorithm"] == name],
+            "budget",
+            name.replace("_", " "),
+            palette[name],
+            low="ci_low",
+            high="ci_high",
+            marker="o",
+            ms=3,
+        )
+    _labels(ax, xlabel="budget (model evaluations)", ylabel="P(best model selected)")
+    _legend(ax, extra=[_shade("95% Clopper–Pearson interval")], loc="lower right")
+    best = p["arm"].iloc[0] if len(p) else ""
+    _title(ax, title or f"best: {best}; {int(p['reps'].max()):,} runs per budget (bands: Clopper–Pearson)")
+    return fig
+
+
 STUDY = register_study(
     Study(
         kind="model_selection",
         options=Options,
         run=run,
-        figure="simstudy.plots.model_selection_figure",
+        figure=model_selection_figure,
         headline=headline,
         sweep=Headline({"measure": "p_correct"}, "budget", "algorithm", "P(best model selected)"),
         check=_check,

@@ -53,7 +53,16 @@ from simstudy.stats.metrics import format_estimate
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
-__all__ = ["run", "Options", "headline", "draw_sorted", "overtakes", "p_disagree", "STUDY"]
+__all__ = [
+    "run",
+    "Options",
+    "headline",
+    "draw_sorted",
+    "overtakes",
+    "p_disagree",
+    "STUDY",
+    "sample_disagreement_figure",
+]
 
 _SCHEME = "sample_disagreement/1"
 
@@ -435,12 +444,108 @@ def _check(config: Config) -> None:
     check_chunk_memory(config, cells=len(opts.sample_sizes))
 
 
+def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """How often samples' point estimates say one model overtakes another, against n (Lourie et al. 2024, Fig. 1).
+
+    One line per estimator, Lourie et al.'s Figure 1 in numbers. Left: p, the probability that one random sample's
+    estimated mean tuning curves say the challenger ``b`` beats ``a`` at some budget k <= n; right: 2p(1 - p), the
+    probability that two independent samples disagree about it (its maximum 1/2 dotted). Error bars are +/- 1.96
+    MCSE; estimators at one sample size are drawn a little apart so that their bars do not overlap.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``sample_disagreement`` study (:mod:`simstudy.studies.sample_disagreement`), one
+        row per sample size, estimator and measure: columns ``distribution`` (``"a vs b"``, the two models'
+        names: ``a`` the incumbent, ``b`` the challenger), ``sample_size`` (n, runs per model in a sample),
+        ``estimator`` (``"u"``, ``"v"``, ...), ``measure`` (``"p_overtakes"`` or ``"p_disagree"``),
+        ``estimate`` (a probability in [0, 1]; the unbiased ``p_disagree`` may slightly exceed 1/2), ``mcse``
+        (same units) and ``reps`` (random samples per n). Other columns (``cell``) are ignored.
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: one naming the models and the samples per n.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels side by side, n on both x axes: ``p_overtakes`` (left, y in [0, 1]) and ``p_disagree``
+        (right, y in [0, 0.55]); the legend in the left panel. Close it with ``plt.close(fig)`` when done.
+
+    References
+    ----------
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+    Tang, R., Lee, J., Xin, J., Liu, X., Yu, Y., & Lin, J. (2020). Showing your work doesn't always work.
+    ACL 2020.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame(
+    ...     {"measure": ["p_overtakes", "p_disagree"], "estimate": [0.3, 0.42], "mcse": [0.02, 0.01]}
+    ... ).assign(distribution="mlp vs lstm", sample_size=25, estimator="v", reps=500)
+    >>> fig = sample_disagreement_figure(summary)
+    >>> len(fig.axes), fig.get_suptitle()
+    (2, 'mlp vs lstm: 500 random samples per n')
+    >>> plt.close(fig)
+    """
+    from matplotlib.lines import Line2D
+
+    from simstudy.plots import (
+        _Z,
+        _estimator_palette,
+        _label,
+        _labels,
+        _legend,
+        _suptitle,
+        _theme,
+    )
+
+    plt = _theme()
+    ests = list(dict.fromkeys(summary["estimator"].dropna()))
+    palette = _estimator_palette(ests)
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.8), layout="constrained")
+    a, _, b = str(summary["distribution"].iloc[0]).partition(" vs ") if len(summary) else ("a", "", "b")
+    panels = (
+        ("p_overtakes", f"P(a sample's curves say {b} beats {a} at some k ≤ n)"),
+        ("p_disagree", "P(two samples disagree) = 2p(1 − p)"),
+    )
+    sizes = np.unique(summary["sample_size"].dropna().to_numpy(dtype=float))
+    step = float(np.diff(sizes).min()) if sizes.size > 1 else 1.0  # estimators side by side, a little apart
+    for ax, (measure, ylabel) in zip(axes, panels):
+        rows = summary[summary["measure"] == measure]
+        for i, est in enumerate(ests):
+            r = rows[rows["estimator"] == est].sort_values("sample_size")
+            ax.errorbar(
+                r["sample_size"] + 0.08 * step * (i - (len(ests) - 1) / 2),
+                r["estimate"],
+                yerr=_Z * r["mcse"],
+                color=palette[est],
+                marker="o",
+                ms=4,
+                capsize=3,
+                lw=1.4,
+                label=_label(est),
+            )
+        ax.set_ylim(0, 1 if measure == "p_overtakes" else 0.55)
+        if measure == "p_disagree":
+            ax.axhline(0.5, color="grey", ls=":", lw=1)  # its maximum, at p = 1/2
+        _labels(ax, xlabel="n (runs per model in a sample)", ylabel=ylabel)
+        if sizes.size == 1:
+            ax.set_xticks(sizes)
+            ax.set_xlim(sizes[0] - 0.5, sizes[0] + 0.5)
+    _legend(axes[0], extra=[Line2D([], [], color="0.3", marker="|", ls="none", label="± 1.96 MCSE")])
+    reps = int(summary["reps"].max()) if len(summary) else 0
+    _suptitle(fig, title or f"{a} vs {b}: {reps:,} random samples per n")
+    return fig
+
+
 STUDY = register_study(
     Study(
         kind="sample_disagreement",
         options=Options,
         run=run,
-        figure="simstudy.plots.sample_disagreement_figure",
+        figure=sample_disagreement_figure,
         headline=headline,
         sweep=Headline({"measure": "p_disagree"}, "sample_size", "estimator", "P(two samples disagree)"),
         check=_check,

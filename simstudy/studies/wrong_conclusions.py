@@ -43,7 +43,7 @@ from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
-__all__ = ["run", "Options", "headline", "STUDY"]
+__all__ = ["run", "Options", "headline", "STUDY", "wrong_conclusions_figure"]
 
 _SCHEME = "wrong_conclusions/1"
 
@@ -371,12 +371,112 @@ def _check(config: Config) -> None:
     check_budget_memory(config, cells=len(config.budget.B), samples_per_replicate=2)
 
 
+def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None):
+    """Wrong-conclusion rate against the budget B, one line per estimator (Dodge et al. 2021, Figure 2).
+
+    Bands are Clopper-Pearson intervals. A lower panel shows the true gap theta_a(B) - theta_b(B), so a
+    crossover of the true ranking is visible (a dotted vertical line where it flips); budgets that are true
+    ties are marked and have no rate.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of a ``wrong_conclusions`` study (:mod:`simstudy.studies.wrong_conclusions`):
+        columns ``distribution`` (``"a vs b"``, the two models' names), ``B`` (trials per model),
+        ``estimator``, ``measure``, ``estimate``, ``ci_low``, ``ci_high`` and ``reps``. Rate rows have
+        ``measure == "wrong_rate"`` (a probability in [0, 1] with its Clopper-Pearson interval); rows with
+        ``estimator == "truth"`` give, per B, ``"true_gap"`` (score units) and ``"true_tie"`` (0 or 1).
+    title : str, optional, keyword-only
+        The figure's title. Default None: one naming the models and the draws per budget.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels sharing the B axis: the rates (top) and the true gap (bottom).
+
+    References
+    ----------
+    Dodge, J., Gururangan, S., Card, D., Schwartz, R., & Smith, N. A. (2021). Expected validation performance and
+    estimation of a random variable's maximum. Findings of EMNLP 2021, arXiv:2110.00613.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> truth = pd.DataFrame(
+    ...     {"B": [2, 4, 8] * 2, "measure": ["true_gap"] * 3 + ["true_tie"] * 3,
+    ...      "estimate": [0.02, 0.01, -0.01, 0, 0, 0]}
+    ... ).assign(estimator="truth")
+    >>> rates = pd.DataFrame(
+    ...     {"B": [2, 4, 8], "estimate": [0.3, 0.4, 0.35], "ci_low": [0.25, 0.35, 0.3], "ci_high": [0.35, 0.45, 0.4]}
+    ... ).assign(estimator="u", measure="wrong_rate", reps=200)
+    >>> fig = wrong_conclusions_figure(pd.concat([rates, truth]).assign(distribution="a vs b"), title="a vs b")
+    >>> len(fig.axes)
+    2
+    >>> plt.close(fig)
+    """
+    from simstudy.plots import (
+        _band,
+        _estimator_palette,
+        _label,
+        _labels,
+        _legend,
+        _shade,
+        _suptitle,
+        _theme,
+    )
+
+    plt = _theme()
+    rates = summary[summary["measure"] == "wrong_rate"]
+    ests = list(dict.fromkeys(rates["estimator"]))
+    palette = _estimator_palette(ests)
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(5.5, 6.0), sharex=True, height_ratios=[2.2, 1], layout="constrained"
+    )
+    truth = summary[summary["estimator"] == "truth"].pivot_table(index="B", columns="measure", values="estimate")
+    # "Wrong" flips meaning where the true ranking flips: draw each run of budgets with one true winner apart.
+    side = np.sign(truth["true_gap"].where(truth["true_tie"] == 0, 0.0))
+    runs = (side != side.shift()).cumsum()
+    for est in ests:
+        r = rates[rates["estimator"] == est]
+        for k, run_budgets in enumerate(truth.index[side != 0].groupby(runs[side != 0]).values()):
+            _band(
+                top,
+                r[r["B"].isin(run_budgets)],
+                "B",
+                _label(est) if k == 0 else None,
+                palette[est],
+                low="ci_low",
+                high="ci_high",
+                marker="o",
+                ms=3,
+            )
+    for b_prev, b_next in zip(truth.index[:-1], truth.index[1:]):
+        if side[b_prev] * side[b_next] < 0:
+            for ax in (top, bottom):
+                ax.axvline((b_prev + b_next) / 2, color="grey", ls=":", lw=1)
+    _labels(top, ylabel="wrong-conclusion rate")
+    top.set_ylim(0, max(0.05, float(rates["ci_high"].max()) * 1.1) if len(rates) else 1)
+    _legend(top, extra=[_shade("95% Clopper–Pearson interval")])
+    bottom.plot(truth.index, truth["true_gap"], color="black", marker="o", ms=3)
+    bottom.axhline(0, color="grey", lw=0.8)
+    ties = truth.index[truth["true_tie"] > 0]
+    if len(ties):
+        bottom.plot(ties, truth.loc[ties, "true_gap"], "x", color="red", label="true tie (no rate)")
+        _legend(bottom)
+    a, b = str(summary["distribution"].iloc[0]).split(" vs ")
+    _labels(bottom, xlabel="B (trials per model; estimates compared at n = B)", ylabel=f"true gap\n{a} − {b}")
+    reps = int(rates["reps"].max()) if len(rates) else 0
+    _suptitle(fig, title or f"{a} vs {b}: {reps:,} draws per budget (bands: Clopper–Pearson)")
+    return fig
+
+
 STUDY = register_study(
     Study(
         kind="wrong_conclusions",
         options=Options,
         run=run,
-        figure="simstudy.plots.wrong_conclusions_figure",
+        figure=wrong_conclusions_figure,
         headline=headline,
         sweep=Headline({"measure": "wrong_rate"}, "B", "estimator", "wrong-conclusion rate"),
         check=_check,
