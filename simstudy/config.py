@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import re
 import sys
 from collections.abc import Mapping
@@ -35,18 +36,12 @@ __all__ = [
     "DataOptions",
     "CurveOptions",
     "BandsOptions",
-    "AuditOptions",
     "COMMAND_OPTIONS",
     "DataConfig",
     "CurveConfig",
     "BandsConfig",
     "parse_curve",
     "parse_bands",
-    "AuditConfig",
-    "parse_audit",
-    "ExtrapolateOptions",
-    "ExtrapolateConfig",
-    "parse_extrapolate",
     "StudyOptions",
     "reps_option",
     "chunk_reps_option",
@@ -554,65 +549,12 @@ def _check_time(key: str, value: Any, seconds: float, what: str, fix: str) -> No
         )
 
 
-#: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
-#: bounds: a run refused would surely take longer than the limit. An extrapolation's bootstrap replicate is a
-#: fit of n simulated scores (measured about 22 ms), whatever n; an audit's costs grow with the n scores drawn
-#: per simulated search: a round of band coverage (1 us per score in large chunks), a bootstrap resample (0.16 us per score),
-#: a replicate of the accuracy of U, V, W (0.4 us per score).
-_SECONDS_PER_BOOT = 8e-3
-_SECONDS_PER_COVERAGE_SCORE = 5e-7
-_SECONDS_PER_RESAMPLE_SCORE = 5e-8
-_SECONDS_PER_EVP_SCORE = 1.5e-7
-#: What the extrapolation holds per bootstrap replicate until its tables are built: the median and mean
-#: curves at about 64 budgets (float64) and the four parameters; its chunk's plan adds _BYTES_PER_CHUNK per 25.
-_BYTES_PER_BOOT = 2 * 8 * 64 + 4 * 8
-
-
 def _workers(n_jobs: int) -> int:
     """The processes a command's ``n_jobs`` runs on (-1: every core), which divide its compute time."""
     import os
 
     cores = os.cpu_count() or 1
     return cores if n_jobs < 0 else min(n_jobs, cores)
-
-
-def _audit_cost_iv(o: Any, n: int) -> None:
-    """Refuse audit sizes (``rounds``, ``bootstrap_rounds`` x ``resamples``, ``evp_reps``) whose studies would
-    compute for longer than the time limit (:func:`_check_time`) with ``n`` scores per simulated search, or
-    whose chunk of band-coverage rounds would not fit in memory, before anything is written."""
-    from simstudy.studies.audit import progress_chunk
-
-    workers = _workers(o.n_jobs)
-    on = f"on {workers} core{'s' * (workers > 1)}, {n:,} scores per simulated search"
-    check_memory(
-        "rounds",
-        o.rounds,
-        2 * 8.0 * n * progress_chunk(o.rounds),
-        f"a chunk of {progress_chunk(o.rounds):,} simulated searches of {n:,} scores each",
-        "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
-    )
-    _check_time(
-        "rounds",
-        o.rounds,
-        o.rounds * n * _SECONDS_PER_COVERAGE_SCORE / workers,
-        f"the band coverage, {on}",
-        "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
-    )
-    key = "resamples" if o.resamples / 1000 > o.bootstrap_rounds / 512 else "bootstrap_rounds"  # the larger
-    _check_time(
-        key,
-        getattr(o, key),
-        o.bootstrap_rounds * o.resamples * n * _SECONDS_PER_RESAMPLE_SCORE / workers,
-        f"bootstrap_rounds={o.bootstrap_rounds} x resamples={o.resamples} bootstrap resamples, {on}",
-        "lower bootstrap_rounds or resamples (512 x 1000 by default)",
-    )
-    _check_time(
-        "evp_reps",
-        o.evp_reps,
-        o.evp_reps * n * _SECONDS_PER_EVP_SCORE / workers,
-        f"the accuracy of U, V and W, {on}",
-        "lower evp_reps (10000 by default)",
-    )
 
 
 @dataclass(frozen=True)
@@ -1548,9 +1490,6 @@ _bound = schema.optional(schema.number(what="a number or null"))
 _finite_score = schema.optional(
     schema.number(minimum=-sys.float_info.max, maximum=sys.float_info.max, what="a finite number (a score) or null")
 )
-#: The narrowest audit bandwidth accepted, as a share of high - low: below it each score is an atom of its own
-#: (the fit is the data, whatever the KDE), and the reflected kernels' grid cannot resolve it.
-_MIN_BANDWIDTH_SHARE = 1e-6
 
 
 def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] | None:
@@ -1883,313 +1822,6 @@ class BandsOptions(DataOptions):
     sample_seed: int | None = _sample_seed_option()
 
 
-_KDE_BOUND = "the fitted distribution lives on [low, high]"
-
-
-@dataclass(frozen=True)
-class AuditOptions(DataOptions):
-    """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them): the data keys and the audit's own.
-
-    Some data keys mean more here: the model is one model, and the bounds are those of the fitted
-    distribution (finite; default [0, 1]). :func:`parse_audit` checks a mapping of them and returns an
-    :class:`AuditConfig`.
-
-    Parameters
-    ----------
-    data : str, required
-        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
-        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
-    model : tuple of str or None, default None
-        The model to audit (needed when the file holds several). Parsed to a one-element tuple.
-    models : tuple of str or None, default None
-        The model to audit, as a one-element list. A single name is parsed to a one-element tuple.
-    score_column : str or None, default None
-        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
-        score.
-    model_column : str or None, default None
-        The column of model names; default: model if there is one, else one model named after the file.
-    missing : str or float, default "error"
-        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
-        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
-        units.
-    scale : float, default 1.0
-        Multiply every score by this before use, e.g. scale=0.01 for percentages.
-    compare : bool, default False
-        True: the data must hold at least two models.
-    sample_size : int or None, default None
-        The number of scores n to audit (default: how many you have). In runs (scores) per model.
-    split : str or None, default None
-        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
-        matched.
-    reduce : str or None, default None
-        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
-        its last (final); None: best.
-    low : float or None, default 0.0
-        The lowest score possible: the fitted distribution lives on [low, high]. In score units; must be finite.
-    high : float or None, default 1.0
-        The highest score possible: the fitted distribution lives on [low, high]. In score units; must be
-        finite.
-    minimize : bool, default False
-        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
-        the lower tail, a target is reached at or below it.
-    bandwidth : float or None, default None
-        The kernel SD of the fit, in score units (default: chosen by bw_method).
-    bw_factor : float or None, default None
-        Or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
-    bw_of : str, default "reflected"
-        Which SD bw_factor multiplies: reflected (the data with its reflections) or data.
-    bw_method : str, default "isj"
-        How the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved Sheather-Jones,
-        for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
-    find_atoms : bool, default True
-        True: scores repeated more often than a density allows (failed runs scored 0, a plateau) are fitted as
-        point masses, the rest as a KDE; false: one KDE of all the scores.
-    confidence : float, default 0.8
-        The simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
-    method : str, default "ld_highest_density"
-        The band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
-    target_k : int, default 10
-        Report how many scores bound the median tuning curve up to this budget. In trials.
-    rounds : int, default 1024
-        Simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
-    bootstrap_rounds : int, default 512
-        Simulated searches for the bootstrap's coverage.
-    resamples : int, default 1000
-        Bootstrap resamples per simulated search.
-    evp_reps : int, default 10000
-        Simulated searches for the bias, SD and MSE of U, V and W.
-    seed : int, default 0
-        The random seed: the same seed gives the same numbers.
-    n_jobs : int, default -1
-        Worker processes (-1: every core); never changes a number.
-
-    Examples
-    --------
-    >>> from simstudy import schema
-    >>> from simstudy.config import AuditOptions
-    >>> opts = schema.parse(AuditOptions, {"data": "scores.csv"})
-    >>> opts.low, opts.high, opts.rounds, opts.n_jobs
-    (0.0, 1.0, 1024, -1)
-    """
-
-    model: tuple[str, ...] | None = option(None, "the model to audit (needed when the file holds several)", _names)
-    models: tuple[str, ...] | None = option(None, "the model to audit, as a one-element list", _names)
-    sample_size: int | None = option(
-        None, "the number of scores n to audit (default: how many you have)", schema.optional(schema.integer(minimum=2))
-    )
-    low: float | None = option(0.0, f"the lowest score possible: {_KDE_BOUND}", _bound)
-    high: float | None = option(1.0, f"the highest score possible: {_KDE_BOUND}", _bound)
-    bandwidth: float | None = option(
-        None, "the kernel SD of the fit, in score units (default: chosen by bw_method)", schema.optional(_positive)
-    )
-    bw_factor: float | None = option(
-        None,
-        "or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it",
-        schema.optional(_positive),
-    )
-    bw_of: str = option(
-        "reflected",
-        "which SD bw_factor multiplies: reflected (the data with its reflections) or data",
-        schema.choice(("reflected", "data")),
-    )
-    bw_method: str = option(
-        "isj",
-        "how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj "
-        "(improved Sheather-Jones, for multimodal scores) or silverman (rule of thumb; "
-        "over-smooths clusters)",
-        schema.choice(("isj", "silverman")),
-    )
-    find_atoms: bool = option(
-        True,
-        "true: scores repeated more often than a density allows (failed runs scored 0, a plateau) are fitted as "
-        "point masses, the rest as a KDE; false: one KDE of all the scores",
-        schema.boolean(),
-    )
-    confidence: float = option(0.8, "the simultaneous coverage of the bands audited, e.g. 0.8", schema.level())
-    method: str = option(
-        "ld_highest_density",
-        "the band audited: ld_highest_density, ld_equal_tailed, ks or dkw",
-        schema.choice(lambda: _bands().METHODS),
-    )
-    target_k: int = option(
-        10, "report how many scores bound the median tuning curve up to this budget", schema.integer(minimum=1)
-    )
-    rounds: int = option(
-        1024,
-        "simulated searches for the bands' coverage (more: a smaller Monte Carlo error)",
-        schema.integer(minimum=2),
-    )
-    bootstrap_rounds: int = option(512, "simulated searches for the bootstrap's coverage", schema.integer(minimum=2))
-    resamples: int = option(1000, "bootstrap resamples per simulated search", schema.integer(minimum=2))
-    evp_reps: int = option(
-        10000, "simulated searches for the bias, SD and MSE of U, V and W", schema.integer(minimum=2)
-    )
-    seed: int = option(0, "the random seed: the same seed gives the same numbers", schema.integer(minimum=0))
-    n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
-
-
-def _threshold(key: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ConfigError(
-            f"{key} must be a quantile in [0, 1) (the share of the lowest scores censored, e.g. "
-            f"{key}=0.5), or null; for a fixed score use threshold_score=, got {value!r}"
-        )
-    return float(value)
-
-
-def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
-    if value is None:
-        return None
-    values = value if isinstance(value, (list, tuple)) else [value]
-    if not values or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10 for v in values):
-        raise ConfigError(
-            f"{key} must be an integer from 1 to 10 or a list of them (the effective numbers of "
-            f"hyperparameters searched), e.g. {key}=[1,2,3], got {value!r}"
-        )
-    twice = sorted({v for v in values if values.count(v) > 1})
-    if twice:  # a typo (c=[1,1] for c=[1,2]?): the fit would search fewer values than typed
-        raise ConfigError(
-            f"{key} lists {', '.join(map(str, twice))} more than once, got {value!r}: give each number of "
-            f"hyperparameters once, e.g. {key}=[1,2,3]"
-        )
-    return tuple(sorted(values))
-
-
-@dataclass(frozen=True)
-class ExtrapolateOptions(DataOptions):
-    """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them).
-
-    The data keys and the extrapolation's own: the noisy quadratic law of Lourie et al. (2025) fitted to the
-    tail of each model's scores, with parametric bootstrap bands. :func:`parse_extrapolate` checks a mapping
-    of them and returns an :class:`ExtrapolateConfig`.
-
-    Parameters
-    ----------
-    data : str, required
-        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
-        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
-    model : tuple of str or None, default None
-        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
-    models : tuple of str or None, default None
-        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
-    score_column : str or None, default None
-        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
-        score.
-    model_column : str or None, default None
-        The column of model names; default: model if there is one, else one model named after the file.
-    missing : str or float, default "error"
-        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
-        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
-        units.
-    scale : float, default 1.0
-        Multiply every score by this before use, e.g. scale=0.01 for percentages.
-    compare : bool, default False
-        True: the data must hold at least two models.
-    sample_size : int or None, default None
-        Fit only the first n scores of each model (random-search order); the model's other runs are then held
-        out to check the extrapolation against (default: fit every score). In runs (scores) per model.
-    split : str or None, default None
-        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
-        matched.
-    reduce : str or None, default None
-        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
-        its last (final); None: best.
-    low : float or None, default None
-        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
-        unbounded (-inf).
-    high : float or None, default None
-        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
-        unbounded (+inf).
-    minimize : bool, default False
-        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
-        the lower tail, a target is reached at or below it.
-    threshold : float or None, default None
-        Censor the lowest share of the scores before fitting the tail: a quantile in [0, 1) (default 0.5 unless
-        threshold_score is given). A share of the scores, in [0, 1).
-    threshold_score : float or None, default None
-        Instead of threshold: censor the scores at or below this score, e.g. 0.85. In score units.
-    c : tuple of int or None, default None
-        The effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g. c=[1,2,3]
-        (default: 1..10).
-    n_boot : int, default 200
-        Parametric bootstrap replicates for the intervals and bands (each a fit of n simulated scores: the slow
-        part).
-    level : float, default 0.95
-        The coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A probability in (0,
-        1).
-    method : str, default "ld_highest_density"
-        The nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
-    k_max : int or None, default None
-        The largest budget k extrapolated to (default: 100 n). In trials.
-    mean : bool, default True
-        Also the mean tuning curve and its band (false: the median only, about twice as fast for small n).
-    seed : int, default 0
-        The random seed of the bootstrap: the same seed gives the same numbers.
-    n_jobs : int, default -1
-        Worker processes (-1: every core); never changes a number.
-
-    Examples
-    --------
-    >>> from simstudy import schema
-    >>> from simstudy.config import ExtrapolateOptions
-    >>> opts = schema.parse(ExtrapolateOptions, {"data": "scores.csv", "c": 3})
-    >>> opts.c, opts.n_boot, opts.level, opts.threshold
-    ((3,), 200, 0.95, None)
-    """
-
-    sample_size: int | None = option(
-        None,
-        "fit only the first n scores of each model (random-search order); the "
-        "model's other runs are then held out to check the extrapolation against "
-        "(default: fit every score)",
-        schema.optional(schema.integer(minimum=2)),
-    )
-    threshold: float | None = option(
-        None,
-        "censor the lowest share of the scores before fitting the tail: a "
-        "quantile in [0, 1) (default 0.5 unless threshold_score is given)",
-        _threshold,
-    )
-    threshold_score: float | None = option(
-        None,
-        "instead of threshold: censor the scores at or below this score, e.g. 0.85",
-        schema.optional(schema.number(what="a finite number")),
-    )
-    c: tuple[int, ...] | None = option(
-        None,
-        "the effective numbers of hyperparameters the fit searches: an integer "
-        "1..10 or a list, e.g. c=[1,2,3] (default: 1..10)",
-        _c_values,
-    )
-    n_boot: int = option(
-        200,
-        "parametric bootstrap replicates for the intervals and bands (each a fit of n simulated scores: the slow part)",
-        schema.integer(minimum=2),
-    )
-    level: float = option(
-        0.95, "the coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95", schema.level()
-    )
-    method: str = option(
-        "ld_highest_density",
-        "the nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw",
-        schema.choice(lambda: _bands().METHODS),
-    )
-    k_max: int | None = option(
-        None, "the largest budget k extrapolated to (default: 100 n)", schema.optional(schema.integer(minimum=1))
-    )
-    mean: bool = option(
-        True,
-        "also the mean tuning curve and its band (false: the median only, about twice as fast for small n)",
-        schema.boolean(),
-    )
-    seed: int = option(
-        0, "the random seed of the bootstrap: the same seed gives the same numbers", schema.integer(minimum=0)
-    )
-    n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
-
-
 #: The studies that take a distribution with ``minimize: true`` (lower is better): it draws -x, and they report
 #: their numbers about the minimum (the rates are the same either way; means, biases and gaps are mirrored back).
 MINIMIZE_STUDIES = (
@@ -2232,13 +1864,35 @@ def _minimize_iv(study: StudyConfig, dists: tuple[DistributionConfig, ...]) -> N
         )
 
 
+class _LazyOptions(Mapping):
+    """A command's schema by name; the commands' own modules (above config) load by name, when first asked for."""
+
+    def __init__(self, table: dict) -> None:
+        self._table = table
+
+    def __getitem__(self, command: str) -> type:
+        value = self._table[command]
+        if isinstance(value, str):
+            module, _, name = value.rpartition(".")
+            value = self._table[command] = getattr(importlib.import_module(module), name)
+        return value
+
+    def __iter__(self):
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
 #: Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it).
-COMMAND_OPTIONS = {
-    "curve": CurveOptions,
-    "bands": BandsOptions,
-    "audit": AuditOptions,
-    "extrapolate": ExtrapolateOptions,
-}
+COMMAND_OPTIONS: Mapping[str, type] = _LazyOptions(
+    {
+        "curve": CurveOptions,
+        "bands": BandsOptions,
+        "audit": "simstudy.commands.audit.AuditOptions",
+        "extrapolate": "simstudy.commands.extrapolate.ExtrapolateOptions",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -2395,149 +2049,6 @@ class BandsConfig:
     method: str
     max_k: int | None
     xscale: str
-
-
-@dataclass(frozen=True)
-class AuditConfig:
-    """``simstudy audit``: how trustworthy tuning-curve analyses are at a researcher's own sample size.
-
-    What :func:`parse_audit` returns: a distribution (a reflected KDE on [low, high]) is fitted to all the
-    scores, and searches of ``sample_size`` scores simulated from it to measure the bands' coverage, the
-    bootstrap's and the bias, SD and MSE of the expected-maximum estimators U, V and W.
-
-    Parameters
-    ----------
-    data : DataConfig
-        All the scores (the KDE is fitted to all of them; ``data.sample_size`` is None), with finite
-        ``low`` and ``high``.
-    sample_size : int or None
-        ``sample_size``: the number of scores n to audit, in runs; None: the number of scores.
-    model : str or None
-        ``model``: the one model audited; None when the data hold one model.
-    bandwidth : float or None
-        ``bandwidth``: the kernel SD of the fit, in score units (default: chosen by bw_method).
-    bw_factor : float or None
-        ``bw_factor``: or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
-    bw_of : str
-        ``bw_of``: which SD bw_factor multiplies: reflected (the data with its reflections) or data.
-    bw_method : str
-        ``bw_method``: how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved
-        Sheather-Jones, for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
-    confidence : float
-        ``confidence``: the simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
-    find_atoms : bool, default True
-        ``find_atoms``: fit repeated scores as point masses (true) or one KDE of all the scores (false).
-    method : str
-        ``method``: the band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
-    target_k : int
-        ``target_k``: report how many scores bound the median tuning curve up to this budget. In trials.
-    rounds : int
-        ``rounds``: simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
-    bootstrap_rounds : int
-        ``bootstrap_rounds``: simulated searches for the bootstrap's coverage.
-    resamples : int
-        ``resamples``: bootstrap resamples per simulated search.
-    evp_reps : int
-        ``evp_reps``: simulated searches for the bias, SD and MSE of U, V and W.
-    seed : int
-        ``seed``: the random seed: the same seed gives the same numbers.
-    n_jobs : int
-        ``n_jobs``: worker processes (-1: every core); never changes a number.
-
-    Examples
-    --------
-    >>> from simstudy.config import parse_audit
-    >>> config = parse_audit({"data": "scores.csv", "model": "lstm"})
-    >>> config.model, (config.data.low, config.data.high), config.rounds, config.bw_method
-    ('lstm', (0.0, 1.0), 1024, 'isj')
-    """
-
-    data: DataConfig  # all the scores (the KDE is fitted to all of them)
-    sample_size: int | None  # the n to audit (None: the number of scores)
-    model: str | None
-    bandwidth: float | None
-    bw_factor: float | None
-    bw_of: str
-    bw_method: str
-    confidence: float
-    method: str
-    target_k: int
-    rounds: int
-    bootstrap_rounds: int
-    resamples: int
-    evp_reps: int
-    seed: int
-    n_jobs: int
-    find_atoms: bool = True  # repeated scores are point masses (false: one KDE of all)
-
-
-@dataclass(frozen=True)
-class ExtrapolateConfig:
-    """``simstudy extrapolate``: the noisy quadratic law fitted to each model's tail of scores, extrapolated.
-
-    What :func:`parse_extrapolate` returns: the parametric tuning curve of Lourie, He & Cho (2025) fitted to
-    the scores above a threshold and extrapolated to budgets past n, with parametric bootstrap bands beside a
-    nonparametric band.
-
-    Parameters
-    ----------
-    data : DataConfig
-        Every score (``data.sample_size`` is None: the field below picks the scores fitted).
-    sample_size : int or None
-        ``sample_size``: fit the first n scores of each model (in runs); the rest are held out to check the
-        extrapolation against; None: fit all.
-    threshold : float or None
-        ``threshold``: the censored share of the lowest scores, in [0, 1); 0.5 unless ``threshold_score`` is
-        given (then None).
-    threshold_score : float or None
-        ``threshold_score``: instead of threshold: censor the scores at or below this score, e.g. 0.85. In score
-        units.
-    c : tuple of int or None
-        ``c``: the effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g.
-        c=[1,2,3] (default: 1..10).
-    n_boot : int
-        ``n_boot``: parametric bootstrap replicates for the intervals and bands (each a fit of n simulated
-        scores: the slow part).
-    level : float
-        ``level``: the coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A
-        probability in (0, 1).
-    method : str
-        ``method``: the nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
-    k_max : int or None
-        ``k_max``: the largest budget k extrapolated to (default: 100 n). In trials.
-    mean : bool
-        ``mean``: also the mean tuning curve and its band (false: the median only, about twice as fast for small
-        n).
-    seed : int
-        ``seed``: the random seed of the bootstrap: the same seed gives the same numbers.
-    n_jobs : int
-        ``n_jobs``: worker processes (-1: every core); never changes a number.
-
-    References
-    ----------
-    .. [1] N. Lourie, H. He and K. Cho, "Hyperparameter loss surfaces are simple near their optima", COLM 2025
-       (arXiv:2510.02721).
-
-    Examples
-    --------
-    >>> from simstudy.config import parse_extrapolate
-    >>> config = parse_extrapolate({"data": "scores.csv", "threshold_score": 0.85})
-    >>> config.threshold, config.threshold_score, config.n_boot, config.level
-    (None, 0.85, 200, 0.95)
-    """
-
-    data: DataConfig  # every score (sample_size moves to the field below)
-    sample_size: int | None  # fit the first n scores (None: all); the rest are held out
-    threshold: float | None  # the censored share (None with threshold_score)
-    threshold_score: float | None
-    c: tuple[int, ...] | None
-    n_boot: int
-    level: float
-    method: str
-    k_max: int | None
-    mean: bool
-    seed: int
-    n_jobs: int
 
 
 def _command_iv(command: str, cfg: Mapping) -> Any:
@@ -2711,181 +2222,36 @@ def parse_bands(cfg: Mapping) -> BandsConfig:
     )
 
 
-def parse_audit(cfg: Mapping) -> AuditConfig:
-    """Validate the ``simstudy audit`` config (the keys of :class:`AuditOptions`).
-
-    Parameters
-    ----------
-    cfg : Mapping
-        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
-
-    Returns
-    -------
-    AuditConfig
-        Its ``data`` keeps every score (``sample_size`` moves to the audit's own field).
-
-    Raises
-    ------
-    ConfigError
-        One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
-        ``bandwidth`` below 1e-6 (high - low), or whose reflected kernels would not fit in memory
-        (:func:`check_memory`); a ``target_k`` no band bounds with the largest sample size the audit searches.
-
-    Examples
-    --------
-    >>> opts = parse_audit({"data": "scores.csv", "sample_size": 20})
-    >>> opts.sample_size, opts.data.sample_size, (opts.data.low, opts.data.high)
-    (20, None, (0.0, 1.0))
-    """
-    o = _command_iv("audit", cfg)
-    from simstudy.studies.audit import SAMPLES_LIMIT
-
-    # Any band with simultaneous coverage covers F(Y_(n)) >= l_n, so l_n <= (1 - confidence)^(1/n) (F(Y_(n)) is
-    # Beta(n, 1)), and its upper median band is informative at most up to k = n ln 2 / -ln(1 - confidence).
-    # A target_k beyond that for the largest n searched is refused at once (it searched every n up to the
-    # limit, minutes of band computations, and then reported the limit as if it were enough).
-    reach = SAMPLES_LIMIT * np.log(2.0) / -np.log1p(-o.confidence)
-    if o.target_k > reach:
-        raise ConfigError(
-            f"target_k={o.target_k} cannot be bounded with the up to {SAMPLES_LIMIT:,} scores the audit "
-            f"searches: at confidence={o.confidence:g} no band bounds the median curve beyond "
-            f"k = {int(reach):,} with {SAMPLES_LIMIT:,} scores; lower target_k"
-        )
-    data = _data(o)
-    if data.models is not None and len(data.models) > 1:
-        raise ConfigError(
-            f"simstudy audit examines one model at a time, got models={list(data.models)}: "
-            f"run it once per model with model=NAME"
-        )
-    data = dataclasses.replace(data, sample_size=None)
-    if not (np.isfinite(data.low) and np.isfinite(data.high)):
-        raise ConfigError(
-            f"low and high must be finite bounds of the scores (the KDE lives on [low, high]), "
-            f"got low={data.low}, high={data.high}"
-        )
-    if o.n_jobs == 0:
-        raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
-    # Before the scores are read, the least n an audit draws: the cost is checked again with the scores' n.
-    _audit_cost_iv(o, o.sample_size or 2)
-    if o.bandwidth is not None and o.bandwidth < _MIN_BANDWIDTH_SHARE * (data.high - data.low):
-        raise ConfigError(
-            f"bandwidth={cfg['bandwidth']} is too small for scores on [low, high] = [{data.low:g}, {data.high:g}]: "
-            f"a sensible bandwidth lies between {_MIN_BANDWIDTH_SHARE:g} (high - low) = "
-            f"{_MIN_BANDWIDTH_SHARE * (data.high - data.low):g} and high - low = {data.high - data.low:g}, on the "
-            f"scale of the scores' spread; or leave it unset (bw_method chooses one) or use bw_factor="
-        )
-    if o.bandwidth is not None:
-        # The reflected KDE keeps every image of each score's kernel within 10 bandwidths of [low, high]:
-        # 2 (2 ceil(10 h / L) + 3) centres per score, each built in a few float64 temporaries.
-        copies = 2 * (2 * np.ceil(10 * o.bandwidth / (data.high - data.low)) + 3)
-        scores = o.sample_size or 1
-        check_memory(
-            "bandwidth",
-            cfg["bandwidth"],
-            24 * copies * scores,
-            f"{copies:,.0f} reflected kernel centres per score, for at least {scores} score{'s' * (scores > 1)}",
-            f"use a bandwidth on the scale of the scores' spread "
-            f"(high - low = {data.high - data.low:g}), or bw_factor=",
-        )
-    return AuditConfig(
-        data=data,
-        sample_size=o.sample_size,
-        model=None if data.models is None else data.models[0],
-        bandwidth=o.bandwidth,
-        bw_factor=o.bw_factor,
-        bw_of=o.bw_of,
-        bw_method=o.bw_method,
-        confidence=o.confidence,
-        method=o.method,
-        target_k=o.target_k,
-        rounds=o.rounds,
-        bootstrap_rounds=o.bootstrap_rounds,
-        resamples=o.resamples,
-        evp_reps=o.evp_reps,
-        seed=o.seed,
-        n_jobs=o.n_jobs,
-        find_atoms=o.find_atoms,
-    )
+#: Names that moved to the commands' own modules (issue 26): still importable from here, loaded when asked for.
+_MOVED_NAMES = {
+    "AuditOptions": "simstudy.commands.audit",
+    "AuditConfig": "simstudy.commands.audit",
+    "_audit_cost_iv": "simstudy.commands.audit",
+    "_KDE_BOUND": "simstudy.commands.audit",
+    "_MIN_BANDWIDTH_SHARE": "simstudy.commands.audit",
+    "_SECONDS_PER_COVERAGE_SCORE": "simstudy.commands.audit",
+    "_SECONDS_PER_RESAMPLE_SCORE": "simstudy.commands.audit",
+    "_SECONDS_PER_EVP_SCORE": "simstudy.commands.audit",
+    "ExtrapolateOptions": "simstudy.commands.extrapolate",
+    "ExtrapolateConfig": "simstudy.commands.extrapolate",
+    "_threshold": "simstudy.commands.extrapolate",
+    "_c_values": "simstudy.commands.extrapolate",
+    "_K_MAX": "simstudy.commands.extrapolate",
+    "_SECONDS_PER_BOOT": "simstudy.commands.extrapolate",
+    "_BYTES_PER_BOOT": "simstudy.commands.extrapolate",
+}
+#: Old parser names -> (module, name now).
+_MOVED_PARSERS = {
+    "parse_audit": ("simstudy.commands.audit", "parse"),
+    "parse_extrapolate": ("simstudy.commands.extrapolate", "parse"),
+}
 
 
-#: The largest ``k_max`` of ``simstudy extrapolate``: its budgets are whole numbers held as float64 (exact below
-#: 2^53); the work does not grow with k_max (about 64 log-spaced budgets), so no larger bound is needed.
-_K_MAX = 10**15
-
-
-def parse_extrapolate(cfg: Mapping) -> ExtrapolateConfig:
-    """Validate the ``simstudy extrapolate`` config (the keys of :class:`ExtrapolateOptions`).
-
-    Parameters
-    ----------
-    cfg : Mapping
-        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
-
-    Returns
-    -------
-    ExtrapolateConfig
-        ``threshold`` is 0.5 unless ``threshold_score`` is given; ``data`` keeps every score.
-
-    Raises
-    ------
-    ConfigError
-        One line naming the first invalid key and its value (``c`` listing a number twice, too); ``threshold``
-        and ``threshold_score`` both given; ``n_jobs=0``; ``k_max`` above 10^15.
-
-    Examples
-    --------
-    >>> parse_extrapolate({"data": "scores.csv"}).threshold
-    0.5
-    >>> parse_extrapolate({"data": "scores.csv", "threshold": 1.0})
-    Traceback (most recent call last):
-    ...
-    simstudy.schema.ConfigError: threshold must be a quantile in [0, 1) (the share of the lowest scores censored, \
-e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
-    """
-    o = _command_iv("extrapolate", cfg)
-    data = dataclasses.replace(_data(o), sample_size=None)
-    if o.threshold is not None and o.threshold_score is not None:
-        raise ConfigError(
-            f"threshold={o.threshold:g} and threshold_score={o.threshold_score:g} both set the "
-            f"threshold: give one of them"
-        )
-    if o.threshold_score is not None and not np.isfinite(o.threshold_score):
-        raise ConfigError(f"threshold_score must be a finite number, got {o.threshold_score}")
-    if o.k_max is not None and o.k_max > _K_MAX:  # budgets are float64 (the curves' k): whole numbers up to 2^53
-        raise ConfigError(
-            f"k_max={o.k_max} is beyond the budgets the extrapolation computes exactly (at most {_K_MAX:.0e} runs); "
-            f"lower k_max"
-        )
-    if o.n_jobs == 0:
-        raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
-    # Every bootstrap replicate is kept until the tables are built, and each is a fit (milliseconds).
-    check_memory(
-        "n_boot",
-        o.n_boot,
-        o.n_boot * (_BYTES_PER_BOOT + _BYTES_PER_CHUNK / 25),
-        "the bootstrap replicates' curves, per model",
-        "lower n_boot (200 by default; 1000 for intervals at level 0.99)",
-    )
-    workers = _workers(o.n_jobs)
-    _check_time(
-        "n_boot",
-        o.n_boot,
-        o.n_boot * _SECONDS_PER_BOOT / workers,
-        f"{o.n_boot:,} bootstrap fits per model, on {workers} core{'s' * (workers > 1)}",
-        "lower n_boot (200 by default; 1000 for intervals at level 0.99)",
-    )
-    threshold = o.threshold if o.threshold is not None or o.threshold_score is not None else 0.5
-    return ExtrapolateConfig(
-        data=data,
-        sample_size=o.sample_size,
-        threshold=threshold,
-        threshold_score=o.threshold_score,
-        c=o.c,
-        n_boot=o.n_boot,
-        level=o.level,
-        method=o.method,
-        k_max=o.k_max,
-        mean=o.mean,
-        seed=o.seed,
-        n_jobs=o.n_jobs,
-    )
+def __getattr__(name: str) -> Any:
+    # importlib, not an import statement: config lies below the commands (an import would point upward).
+    if name in _MOVED_NAMES:
+        return getattr(importlib.import_module(_MOVED_NAMES[name]), name)
+    if name in _MOVED_PARSERS:
+        module, new = _MOVED_PARSERS[name]
+        return getattr(importlib.import_module(module), new)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -34,12 +34,10 @@ __all__ = [
     "band_triviality_figure",
     "bootstrap_coverage_figure",
     "band_width_figure",
-    "kde_fit_figure",
     "model_selection_figure",
     "fixed_confidence_figure",
     "parametric_extrapolation_figure",
     "sweep_figure",
-    "extrapolation_figure",
 ]
 
 _Z = 1.96
@@ -1289,85 +1287,6 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     return fig
 
 
-def kde_fit_figure(
-    scores: pd.DataFrame, curve: pd.DataFrame, *, title: str | None = None, atoms: pd.DataFrame | None = None
-):
-    """A fitted distribution beside the scores: histogram and fitted density (left), eCDF and fitted CDF (right).
-
-    Atoms (point masses) of the fit, if any, are marked on both panels with their share of the mass.
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        The observed scores, column ``score`` (score units).
-    curve : pandas.DataFrame
-        The fit on a grid: columns ``x`` (score units), ``pdf`` (the continuous part's density) and ``cdf``
-        (in [0, 1]; an atom's x appears twice: the CDF just left of its jump, then at it).
-    title : str, optional, keyword-only
-        The figure's title. Default None: "Boundary-corrected KDE fitted to the scores".
-    atoms : pandas.DataFrame, optional, keyword-only
-        The fit's atoms: columns ``value`` (score units) and ``share`` (probability mass in [0, 1]). Default
-        None: no atoms.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Two panels: density (left) and CDF (right).
-
-    Examples
-    --------
-    >>> import matplotlib.pyplot as plt
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> x = np.linspace(0.0, 1.0, 5)
-    >>> scores = pd.DataFrame({"score": [0.2, 0.4, 0.5, 0.6, 0.8]})
-    >>> fig = kde_fit_figure(scores, pd.DataFrame({"x": x, "pdf": np.ones(5), "cdf": x}), title="uniform fit")
-    >>> len(fig.axes)
-    2
-    >>> plt.close(fig)
-    """
-    _theme()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
-    y = np.sort(scores["score"].to_numpy())
-    atoms = atoms if atoms is not None and len(atoms) else None
-    left.hist(y, bins="auto", density=True, color="0.75", edgecolor="white", label="scores (histogram)")
-    left.plot(
-        curve["x"],
-        curve["pdf"],
-        color="C0",
-        lw=1.6,
-        label="fitted density" + (" (continuous part)" if atoms is not None else ""),
-    )
-    right.step(y, np.arange(1, y.size + 1) / y.size, where="post", color="0.4", label="empirical CDF of the scores")
-    right.plot(curve["x"], curve["cdf"], color="C0", lw=1.4, label="fitted CDF")
-    if atoms is not None:
-        for i, (value, share) in enumerate(zip(atoms["value"], atoms["share"])):
-            label = "atoms (point masses: share of runs at exactly that score)" if i == 0 else None
-            left.axvline(value, color="C3", ls="--", lw=1.2, label=label)
-            # Each label a row lower than the last: atoms a few resolution steps apart would overprint.
-            left.annotate(
-                f"{100 * share:.1f}% at {value:.4g}",
-                (value, 0.95 - 0.1 * (i % 6)),
-                xycoords=("data", "axes fraction"),
-                color="C3",
-                fontsize=7,
-                ha="left",
-                va="top",
-                xytext=(2, 0),
-                textcoords="offset points",
-            )
-            at = curve[curve["x"] == value]["cdf"].to_numpy()
-            right.vlines(value, at.min(), at.max(), color="C3", lw=2.0, label=label)
-    left.set_xlabel("score")
-    left.set_ylabel("density")
-    left.legend(frameon=True, fontsize=7)
-    right.set_xlabel("score")
-    right.set_ylabel("cumulative probability")
-    right.legend(frameon=True, fontsize=7, loc="upper left")
-    _suptitle(fig, title or "Boundary-corrected KDE fitted to the scores")
-    return fig
-
-
 def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
     """Probability of selecting the best model against the budget, one line per algorithm (Moss et al. Figure 4).
 
@@ -1787,190 +1706,17 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
     return fig
 
 
-def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str | None = None):
-    """Each model's tuning curve extrapolated past its n runs (``simstudy extrapolate``), one panel per model.
+#: Figures that moved beside their command's page (issue 26): still importable from here, loaded when asked for.
+_MOVED_FIGURES = {
+    "kde_fit_figure": "simstudy.commands.audit_page",
+    "extrapolation_figure": "simstudy.commands.extrapolate_page",
+}
 
-    Up to n: the nonparametric median tuning curve of the scores with its simultaneous band (capped at the
-    top of the view where it is trivial). Over every k (log scale): the fitted noisy quadratic law's median curve
-    (dashed within the data, solid past n) with its parametric bootstrap band past n. A vertical line marks n, a
-    grey horizontal band the interval for b (the best score possible). With held-out runs, the median curve of
-    all N runs is drawn in black up to N for comparison, and the law fitted to all N runs dash-dotted.
 
-    Parameters
-    ----------
-    curves : pandas.DataFrame
-        :attr:`simstudy.extrapolate.Extrapolation.curves` (``extrapolation.csv``), one row per model, runs
-        fitted, k and curve. Read: ``model``, ``runs`` (scores the law was fitted to), ``curve`` (only
-        ``"median"`` rows are drawn), ``k`` (search iterations, >= 1), ``estimate`` (the fitted law's median
-        curve, score units), ``lower`` and ``upper`` (its pointwise bootstrap band, drawn for k >= n),
-        ``np_point``, ``np_lower`` and ``np_upper`` (the nonparametric median curve and its simultaneous band
-        of the n scores, drawn for k <= n; the band may be infinite), optionally ``all_point`` (the median
-        curve of all N runs, NaN beyond N) and ``level`` (the bands' level in (0, 1); default 0.95). Rows with
-        ``runs`` equal to the model's ``total_runs`` give the law fitted to all N runs. Other columns
-        (``region``, ``inside_np``, ``covers_all``, ``method``, ...) are ignored.
-    fits : pandas.DataFrame
-        :attr:`simstudy.extrapolate.Extrapolation.fits` (``fit.csv``), one row per model and runs fitted; the
-        row with the fewest runs is the extrapolated fit. Read: ``model`` (one panel each, in order of first
-        appearance), ``runs`` (n), ``total_runs`` (N, all the model's runs; > n with held-out runs), ``b``
-        (the best score possible, score units), ``b_lower`` and ``b_upper`` (its bootstrap interval, score
-        units), ``c`` (the effective number of hyperparameters, a positive integer) and ``o`` (the noise
-        scale, score units; 0 means noise-free); optionally ``convex`` (True with ``minimize=true``: the
-        convex law, whose best score possible is ``a``, with ``a_lower`` and ``a_upper``, drawn in b's place).
-    title : str, optional, keyword-only
-        The figure's title (wrapped to its width). Default None: no title.
+def __getattr__(name: str):
+    # importlib, not an import statement: the commands' pages lie above the figures (and import them).
+    if name in _MOVED_FIGURES:
+        import importlib
 
-    Returns
-    -------
-    matplotlib.figure.Figure
-        One row of axes, one per model (k on a log axis), each titled with the model, n and b's interval, its
-        legend inside.
-
-    References
-    ----------
-    Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima. COLM 2025,
-    arXiv:2510.02721.
-    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
-    NAACL 2024, arXiv:2311.09480.
-
-    Examples
-    --------
-    >>> import matplotlib.pyplot as plt
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> k = np.array([1, 2, 4, 8, 16])
-    >>> est = 0.9 - 0.2 / k
-    >>> within = np.where(k <= 4, 0.0, np.nan)  # the nonparametric curve stops at n = 4
-    >>> curves = pd.DataFrame(
-    ...     {"k": k, "estimate": est, "lower": est - 0.02, "upper": est + 0.02, "np_point": est + within,
-    ...      "np_lower": est - 0.1 + within, "np_upper": est + 0.1 + within}
-    ... ).assign(model="a", runs=4, curve="median", level=0.9)
-    >>> fits = pd.DataFrame(
-    ...     {"model": ["a"], "runs": [4], "total_runs": [4], "b": [0.9], "b_lower": [0.88], "b_upper": [0.93],
-    ...      "c": [2], "o": [0.0]}
-    ... )
-    >>> fig = extrapolation_figure(curves, fits)
-    >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[0].get_xscale()
-    (1, 'a: fitted to 4 runs; b = 0.9 [0.88, 0.93]', 'log')
-    >>> plt.close(fig)
-    """
-    _theme()
-    models = list(dict.fromkeys(fits["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(5.6 * len(models), 4.4), layout="constrained", squeeze=False)
-    for ax, model in zip(axes[0], models):
-        f = fits[fits["model"] == model].sort_values("runs").iloc[0]  # the extrapolated fit (the fewest runs)
-        n, total = int(f["runs"]), int(f["total_runs"])
-        best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
-        observed_best = f.get("min_score" if best == "a" else "max_score", np.nan)
-        c = curves[(curves["model"] == model) & (curves["runs"] == n) & (curves["curve"] == "median")].sort_values("k")
-        level = float(c["level"].iloc[0]) if "level" in c and len(c) else 0.95
-        k = c["k"].to_numpy()
-        within, past = k <= n, k >= n
-        # The view: the curves, the parametric band and the b interval; the nonparametric band is clipped to it
-        # (where it is wide or trivial -- at the bound, or infinite -- it runs off the view).
-        shown = np.concatenate(
-            [
-                c["estimate"],
-                c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
-                c.loc[within, "np_point"].to_numpy(),
-                [f[f"{best}_lower"], f[f"{best}_upper"], observed_best],
-            ]
-        )
-        if "all_point" in c:
-            shown = np.concatenate([shown, c["all_point"].to_numpy()])
-        shown = shown[np.isfinite(shown)]
-        span = (shown.max() - shown.min()) or 1.0
-        bottom, top = shown.min() - 0.08 * span, shown.max() + 0.08 * span
-        ax.axhspan(
-            f[f"{best}_lower"],
-            f[f"{best}_upper"],
-            color="0.6",
-            alpha=0.25,
-            lw=0,
-            label=f"{best}, the best score possible without noise: {level:.0%} interval",
-        )
-        ax.axhline(f[best], color="0.45", lw=0.8, ls=":")
-        cw = c[within]
-        # Shaded where both sides bound the curve (inside_np is NaN where the band is trivial); beyond, a shade up
-        # to the edge of the view would be a rectangle: the lower side alone is drawn as a thin line.
-        both = np.isfinite(cw["inside_np"]).to_numpy() if "inside_np" in cw else np.ones(len(cw), dtype=bool)
-        ax.fill_between(
-            cw["k"],
-            np.clip(cw["np_lower"], bottom, top),
-            np.clip(cw["np_upper"], bottom, top),
-            where=both,
-            color="C0",
-            alpha=0.25,
-            lw=0,
-            label=f"nonparametric {level:.0%} band (LD, simultaneous)",
-        )
-        if not both.all():
-            ax.plot(
-                cw["k"],
-                np.where(both, np.nan, np.clip(cw["np_lower"], bottom, top)),
-                color="C0",
-                lw=0.8,
-                label="its lower side, where its upper side is trivial",
-            )
-        ax.plot(
-            cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n:,} runs (nonparametric)"
-        )
-        cp = c[past]
-        ax.fill_between(
-            cp["k"],
-            cp["lower"],
-            cp["upper"],
-            color="C1",
-            alpha=0.25,
-            lw=0,
-            label=f"parametric {level:.0%} band (bootstrap, pointwise)",
-        )
-        ax.plot(k[within], c["estimate"].to_numpy()[within], color="C1", lw=1.4, ls="--")
-        ax.plot(
-            cp["k"],
-            cp["estimate"],
-            color="C1",
-            lw=1.8,
-            label=f"fitted law's median curve (c = {int(f['c'])}, {'noise-free' if f['o'] == 0 else 'noisy'})",
-        )
-        if total > n and "all_point" in c:
-            ca = c[np.isfinite(c["all_point"])]
-            ax.plot(
-                ca["k"],
-                ca["all_point"],
-                color="black",
-                lw=1.0,
-                label=f"median tuning curve of all {total:,} runs (nonparametric)",
-            )
-            ref = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
-            if len(ref):
-                ref = ref.sort_values("k")
-                ax.plot(
-                    ref["k"], ref["estimate"], color="0.35", lw=1.0, ls="-.", label=f"law fitted to all {total:,} runs"
-                )
-            ax.axvline(total, color="0.3", lw=0.8, ls=":")
-        if np.isfinite(observed_best):  # what the law's median at k = n is judged against
-            ax.plot([n], [observed_best], marker="*", ms=8, color="black", ls="none", label=f"best of the {n:,} runs")
-        ax.axvline(n, color="black", lw=0.9, ls="--")
-        ax.annotate(
-            f"n = {n:,}",
-            (n, 0.98),
-            xycoords=("data", "axes fraction"),
-            fontsize=7,
-            ha="right",
-            va="top",
-            xytext=(-3, 0),
-            textcoords="offset points",
-        )
-        ax.set_xscale("log")
-        ax.set_ylim(bottom, top)
-        ax.set_xlim(1, k.max())
-        ax.set_xlabel("k (search iterations, log scale)")
-        ax.set_ylabel(f"median of the best{' (lowest)' * (best == 'a')} score of k runs")
-        _title(
-            ax,
-            f"{model}: fitted to {n:,} runs; {best} = {f[best]:.4g} [{f[f'{best}_lower']:.4g}, {f[f'{best}_upper']:.4g}]",
-        )
-        ax.legend(frameon=True, fontsize=6.5, loc="upper right" if best == "a" else "lower right")
-    if title:
-        _suptitle(fig, title)
-    return fig
+        return getattr(importlib.import_module(_MOVED_FIGURES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
