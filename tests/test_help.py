@@ -9,6 +9,7 @@ from omegaconf import OmegaConf
 
 from simstudy import cli, config, schema
 from simstudy.cli import usage
+from simstudy.commands import audit, extrapolate
 
 CONFIGS = Path(cli._config_dir())
 DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
@@ -77,8 +78,8 @@ def test_data_command_composes_schema_defaults_and_plain_overrides(command, over
     defaults = schema.defaults(config.COMMAND_OPTIONS[command])
     assert list(cfg) == list(defaults)  # every key, and only those
     assert cfg == {**defaults, "data": "x.csv", **expected}
-    parse = {"curve": config.parse_curve, "bands": config.parse_bands, "audit": config.parse_audit,
-             "extrapolate": config.parse_extrapolate}[command]
+    parse = {"curve": config.parse_curve, "bands": config.parse_bands, "audit": audit.parse,
+             "extrapolate": extrapolate.parse}[command]
     parse(cfg)  # and the composed config is valid
 
 

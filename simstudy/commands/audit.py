@@ -565,7 +565,13 @@ def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditRes
 
     Examples
     --------
-    The studies take seconds even at a toy scale; see ``tests/commands/test_audit.py``.
+    The studies take seconds even at a toy scale (``tests/commands/test_audit.py`` runs them); here a refusal,
+    before anything runs:
+
+    >>> run({"mlp": np.linspace(0.5, 0.9, 30)}, parse({"data": "s.csv", "model": "lstm"}), "out")
+    Traceback (most recent call last):
+        ...
+    simstudy.schema.ConfigError: model 'lstm' is not in s.csv (models: mlp)
     """
     from simstudy.studies import audit
 
@@ -599,7 +605,13 @@ def write(result: AuditResult, opts: AuditConfig, scores: np.ndarray, out_dir: s
 
     Examples
     --------
-    ``write(run(plan, opts, out), opts, plan.scores, out)``; see ``tests/commands/test_audit.py``.
+    ``write(run(plan, opts, out), opts, plan.scores, out)`` after an audit (``tests/commands/test_audit.py``);
+    the page's wording of the fitted truth, for instance:
+
+    >>> from simstudy.commands.audit_page import describe_fit
+    >>> from simstudy.distributions import KDEWithAtoms
+    >>> describe_fit(KDEWithAtoms.fit(np.linspace(0.6, 0.9, 50), bandwidth=0.02))
+    'a Gaussian KDE reflected at [0, 1], bandwidth 0.02 (given)'
     """
     from simstudy.commands import audit_page
 
@@ -607,7 +619,7 @@ def write(result: AuditResult, opts: AuditConfig, scores: np.ndarray, out_dir: s
 
 
 def summary(page: Path) -> str:
-    """What ``simstudy audit`` prints of its page: the "Confidence bands" section in plain text.
+    r"""What ``simstudy audit`` prints of its page: the "Confidence bands" section in plain text.
 
     Parameters
     ----------

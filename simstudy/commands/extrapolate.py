@@ -16,17 +16,6 @@ Nothing here prints or exits: bad options raise :class:`~simstudy.schema.ConfigE
 be fitted to :class:`~simstudy.commands.extrapolate_fit.BadSample` (a :class:`~simstudy.datasets.DataError`).
 Importing this module stays cheap (the command line reads its schema for ``--help``): the analysis, pandas and
 matplotlib load when :func:`run` or :func:`write` is called.
-
-Examples
---------
->>> import tempfile
->>> from simstudy.distributions.parametric import NoisyQuadratic
->>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
->>> opts = parse({"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1})
->>> with tempfile.TemporaryDirectory() as tmp:
-...     result = run({"mlp": ys}, opts, tmp, progress=False)
->>> round(float(result.fits["b"].iloc[0]), 4), result.report.computed
-(0.9082, 1)
 """
 
 from __future__ import annotations
@@ -499,7 +488,14 @@ def run(
 
     Examples
     --------
-    See the module's example.
+    >>> import tempfile
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
+    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    >>> opts = parse({"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run({"mlp": ys}, opts, tmp, progress=False)
+    >>> round(float(result.fits["b"].iloc[0]), 4), result.report.computed
+    (0.9082, 1)
     """
     from simstudy.commands import extrapolate_fit
 
@@ -534,7 +530,16 @@ def write(result: ExtrapolateResult, opts: ExtrapolateConfig, out_dir: str | Pat
 
     Examples
     --------
-    ``write(run(scores, opts, out), opts, out)`` after the module's example (the figure takes about a second).
+    The figure takes about a second:
+
+    >>> import pathlib, tempfile
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
+    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    >>> opts = parse({"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     page = write(run({"mlp": ys}, opts, tmp, progress=False), opts, tmp)
+    ...     sorted(p.name for p in pathlib.Path(tmp).iterdir())
+    ['EXTRAPOLATE.md', 'chunks', 'extrapolation.csv', 'extrapolation.png', 'fit.csv', 'simulation.csv']
     """
     from simstudy import io
     from simstudy.commands import extrapolate_page

@@ -50,7 +50,7 @@ from simstudy.engine.runner import RunReport, Task, chunk_tasks, run_tasks, stab
 from simstudy.stats import bands
 from simstudy.stats.parametric_fit import FIT_VERSION, MIN_TAIL, FitResult, Threshold, _curves, bootstrap_chunk, fit
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("simstudy.extrapolate")  # its name before issue 26: log filters and the terminal keep it
 
 __all__ = [
     "CHUNK",

@@ -518,6 +518,23 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
 
 
 def bands_label(method: str) -> str:
+    """A CDF band method's name in words, as the page says it.
+
+    Parameters
+    ----------
+    method : str
+        A band method (``ld_highest_density``, ``ks`` ...; a plug-in's name is returned as is).
+
+    Returns
+    -------
+    str
+        Its label (:data:`simstudy.stats.bands.METHOD_LABELS`), else ``method``.
+
+    Examples
+    --------
+    >>> bands_label("my_band")
+    'my_band'
+    """
     from simstudy.stats.bands import METHOD_LABELS
 
     return METHOD_LABELS.get(method, method)
