@@ -2,14 +2,14 @@
 
 ``simstudy.report.X`` keeps working for the names it had, loaded when first asked for:
 
-========================  ==============================================================
-:func:`write_audit`       :func:`simstudy.commands.audit_page.write_page`
-:func:`describe_fit`      :func:`simstudy.commands.audit_page.describe_fit`
-:func:`write_extrapolate` :func:`simstudy.commands.extrapolate_page.write_page`
-:func:`misfit_banner`     :func:`simstudy.commands.extrapolate_page.misfit_banner`
-:func:`plain`             :func:`simstudy.commands._pages.plain`
-:func:`atom_notes`        :func:`simstudy.commands._pages.atom_notes`
-========================  ==============================================================
+==========================  ========================================================
+:func:`write_audit`         :func:`simstudy.commands.audit_page.write_page`
+:func:`describe_fit`        :func:`simstudy.commands.audit_page.describe_fit`
+:func:`write_extrapolate`   :func:`simstudy.commands.extrapolate_page.write_page`
+:func:`misfit_banner`       :func:`simstudy.commands.extrapolate_page.misfit_banner`
+:func:`plain`               :func:`simstudy.commands._pages.plain`
+:func:`atom_notes`          :func:`simstudy.commands._pages.atom_notes`
+==========================  ========================================================
 
 New code imports them from there.
 """

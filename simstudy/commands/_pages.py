@@ -1,10 +1,10 @@
 """What the pages of ``simstudy audit`` and ``simstudy extrapolate`` share: plain words for the terminal, atoms
 said in words, levels and numbers as typed, and the atomic page writer.
 
-======================  ====================================================================
-:func:`plain`           a page's Markdown for a terminal (bold markers dropped)
-:func:`atom_notes`      per model, the values many runs share exactly, in plain words
-======================  ====================================================================
+===================  =============================================================
+:func:`plain`        a page's Markdown for a terminal (bold markers dropped)
+:func:`atom_notes`   per model, the values many runs share exactly, in plain words
+===================  =============================================================
 """
 
 from __future__ import annotations

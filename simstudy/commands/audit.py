@@ -4,14 +4,15 @@ A distribution (point masses at the scores repeated beyond chance plus a boundar
 model's scores and searches of the researcher's size n simulated from it (the studies:
 :mod:`simstudy.studies.audit`); the page and figures it writes are :mod:`simstudy.commands.audit_page`'s.
 
-====================  ==============================================================================
-:class:`AuditOptions`  the command's keys, their checks, docs and defaults (``--help``, Hydra)
-:class:`AuditConfig`   the options as parsed and cross-checked
-:func:`parse`          a mapping of keys -> :class:`AuditConfig` (or :class:`ConfigError`)
-:func:`prepare`        the model audited, the distribution's spec and n -> :class:`Plan` (checks only)
-:func:`run`            the audit's studies into a run directory -> :class:`AuditResult`
-:func:`write`          the figures and ``AUDIT.md`` into the run directory
-====================  ==============================================================================
+======================  ===============================================================================
+:class:`AuditOptions`   the command's keys, their checks, docs and defaults (``--help``, Hydra)
+:class:`AuditConfig`    the options as parsed and cross-checked
+:func:`parse`           a mapping of keys -> :class:`AuditConfig` (or :class:`ConfigError`)
+:func:`prepare`         the model audited, the distribution's spec and n -> :class:`Plan` (checks only)
+:func:`run`             the audit's studies into a run directory -> :class:`AuditResult`
+:func:`write`           the figures and ``AUDIT.md`` into the run directory
+:func:`summary`         what the command prints of its page
+======================  ===============================================================================
 
 Nothing here prints or exits: bad options raise :class:`~simstudy.schema.ConfigError`. Importing this module
 stays cheap (the command line reads its schema for ``--help``): the studies, pandas and matplotlib load when

@@ -1,11 +1,11 @@
 """The page of ``simstudy audit``: ``AUDIT.md`` and its figures ``fit.png``, ``coverage.png``, ``bootstrap.png``
 and ``accuracy.png``.
 
-======================  ====================================================================
-:func:`write_page`      the figures and ``AUDIT.md`` of an audit's result
-:func:`describe_fit`    the fitted truth in words (bandwidth, how chosen, atoms)
-:func:`kde_fit_figure`  a fitted distribution beside the scores (density and CDF)
-======================  ====================================================================
+=======================  =========================================================
+:func:`write_page`       the figures and ``AUDIT.md`` of an audit's result
+:func:`describe_fit`     the fitted truth in words (bandwidth, how chosen, atoms)
+:func:`kde_fit_figure`   a fitted distribution beside the scores (density and CDF)
+=======================  =========================================================
 """
 
 from __future__ import annotations

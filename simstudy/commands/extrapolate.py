@@ -4,13 +4,15 @@ The noisy quadratic law of random search near the optimum (Lourie, He & Cho 2025
 model's scores and bootstrapped through the runner (the analysis: :mod:`simstudy.commands.extrapolate_fit`);
 the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 
-=========================  ==========================================================================
-:class:`ExtrapolateOptions` the command's keys, their checks, docs and defaults (``--help``, Hydra)
-:class:`ExtrapolateConfig`  the options as parsed and cross-checked
-:func:`parse`               a mapping of keys -> :class:`ExtrapolateConfig` (or :class:`ConfigError`)
-:func:`run`                 fit and bootstrap every model's scores -> :class:`ExtrapolateResult`
-:func:`write`               the tables, ``extrapolation.png`` and ``EXTRAPOLATE.md`` into a run directory
-=========================  ==========================================================================
+============================  =============================================================================
+:class:`ExtrapolateOptions`   the command's keys, their checks, docs and defaults (``--help``, Hydra)
+:class:`ExtrapolateConfig`    the options as parsed and cross-checked
+:func:`parse`                 a mapping of keys -> :class:`ExtrapolateConfig` (or :class:`ConfigError`)
+:func:`prepare`               every fit, checked and made before anything is written (run's first step)
+:func:`run`                   fit and bootstrap every model's scores -> :class:`ExtrapolateResult`
+:func:`write`                 the tables, ``extrapolation.png`` and ``EXTRAPOLATE.md`` into a run directory
+:func:`source_name`           the scores' name in messages and on the page
+============================  =============================================================================
 
 Nothing here prints or exits: bad options raise :class:`~simstudy.schema.ConfigError`, scores the law cannot
 be fitted to :class:`~simstudy.commands.extrapolate_fit.BadSample` (a :class:`~simstudy.datasets.DataError`).
@@ -54,6 +56,7 @@ __all__ = [
     "prepare",
     "run",
     "write",
+    "source_name",
 ]
 
 #: Measured compute cost on one core (2026, 2 cores; 30 scores), halved so that the estimate is a lower bound:

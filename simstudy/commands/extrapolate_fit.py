@@ -1,4 +1,5 @@
-"""Extrapolating a researcher's tuning curve past the runs they have: ``simstudy extrapolate``.
+"""The analysis of ``simstudy extrapolate`` (:mod:`simstudy.commands.extrapolate`): a researcher's tuning curve
+extrapolated past the runs they have.
 
 Nonparametric bands for the median tuning curve (:mod:`simstudy.stats.bands`) turn trivial beyond k of about n/6
 runs: they cannot say what more search would bring. Near the optimum the scores of random search follow the
@@ -25,7 +26,9 @@ the best score possible, and c, the effective number of hyperparameters. For eac
    bootstrapped) against their nonparametric band (``inside_np``): Lourie, He & Cho's observation that the
    fitted form stays inside the 95% bands.
 
-The tidy result is :class:`Extrapolation`; the CLI writes it (:func:`simstudy.commands.extrapolate_page.write_page`).
+The tidy result is :class:`Extrapolation` (:class:`simstudy.commands.extrapolate.ExtrapolateResult`);
+:func:`simstudy.commands.extrapolate.write` writes it. This module was ``simstudy.extrapolate`` (that path still
+imports it).
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """The page of ``simstudy extrapolate``: ``EXTRAPOLATE.md``, its figure ``extrapolation.png`` and the lines the
 command prints.
 
-=========================  ====================================================================
-:func:`write_page`         ``extrapolation.png`` and ``EXTRAPOLATE.md`` of an extrapolation's result
-:func:`misfit_banner`      the page's "do not extrapolate" warnings, per fit the law does not describe
-:func:`summary`            the terminal's lines: the warnings, b and c, the median curve at n and 100 n
-:func:`extrapolation_figure` each model's tuning curve extrapolated past its n runs
-:func:`bands_label`        a band method's name in words
-=========================  ====================================================================
+=============================  ============================================================================
+:func:`write_page`             ``extrapolation.png`` and ``EXTRAPOLATE.md`` of an extrapolation's result
+:func:`misfit_banner`          the page's "do not extrapolate" warnings, per fit the law does not describe
+:func:`summary`                the terminal's lines: the warnings, b and c, the median curve at n and 100 n
+:func:`extrapolation_figure`   each model's tuning curve extrapolated past its n runs
+:func:`bands_label`            a band method's name in words
+=============================  ============================================================================
 """
 
 from __future__ import annotations
