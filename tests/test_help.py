@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 
 from simstudy import cli, config, schema
 from simstudy.cli import usage
-from simstudy.commands import bands, curve
+from simstudy.commands import audit, bands, curve, extrapolate
 from simstudy.commands._data import COMMAND_OPTIONS, REQUIRED
 
 CONFIGS = Path(cli._config_dir())
@@ -79,8 +79,7 @@ def test_data_command_composes_schema_defaults_and_plain_overrides(command, over
     defaults = schema.defaults(COMMAND_OPTIONS[command])
     assert list(cfg) == list(defaults)  # every key, and only those
     assert cfg == {**defaults, "data": "x.csv", **expected}
-    parse = {"curve": curve.parse, "bands": bands.parse, "audit": config.parse_audit,
-             "extrapolate": config.parse_extrapolate}[command]
+    parse = {"curve": curve.parse, "bands": bands.parse, "audit": audit.parse, "extrapolate": extrapolate.parse}[command]
     parse(cfg)  # and the composed config is valid
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from simstudy import config, plots, registry
+from simstudy.commands import audit_page
 from simstudy.stats import bands, curves
 from simstudy.studies import (
     band_coverage,
@@ -146,7 +147,7 @@ def _all_figures(summaries, title):
     x = np.r_[np.zeros(10), np.linspace(0.6, 0.9, 40)]  # the audit's fit figure: an atom at 0 and a KDE
     grid = np.r_[0.0, np.linspace(0.0, 1.0, 201)]
     cdf = np.r_[0.0, 0.2 + 0.8 * np.clip((grid[1:] - 0.6) / 0.3, 0, 1)]
-    figs["kde_fit"] = plots.kde_fit_figure(pd.DataFrame({"score": x}), pd.DataFrame(
+    figs["kde_fit"] = audit_page.kde_fit_figure(pd.DataFrame({"score": x}), pd.DataFrame(
         {"x": grid, "pdf": np.where((grid > 0.6) & (grid < 0.9), 0.8 / 0.3, 0.0), "cdf": cdf}),
         atoms=pd.DataFrame({"value": [0.0], "share": [0.2]}), title=title)
     return figs
@@ -269,7 +270,7 @@ def test_atom_labels_of_the_fit_figure_do_not_overprint():
     # Two atoms a resolution step apart (failed runs at 0 and at 0.001): their labels were drawn on top of each other
     x = np.r_[np.zeros(32), np.full(10, 0.001), np.linspace(0.6, 0.9, 58)]
     grid = np.sort(np.r_[np.linspace(0.0, 1.0, 201), 0.001])
-    fig = plots.kde_fit_figure(pd.DataFrame({"score": x}), pd.DataFrame({"x": grid, "pdf": 1.0, "cdf": grid}),
+    fig = audit_page.kde_fit_figure(pd.DataFrame({"score": x}), pd.DataFrame({"x": grid, "pdf": 1.0, "cdf": grid}),
                                atoms=pd.DataFrame({"value": [0.0, 0.001], "share": [0.32, 0.096]}))
     renderer = fig.canvas.get_renderer()
     fig.canvas.draw()

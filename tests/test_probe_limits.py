@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from simstudy import config
+from simstudy.commands import audit, extrapolate
 from simstudy.schema import ConfigError
 
 
@@ -32,13 +33,13 @@ def scores_csv(tmp_path):
 
 def test_extrapolate_n_boot_beyond_memory_is_refused_at_parse(limits):
     with pytest.raises(ConfigError, match=r"^n_boot=1000000000 needs about 1.\d+ TB .*: lower n_boot"):
-        config.parse_extrapolate({"data": "scores.csv", "n_boot": 10**9})
+        extrapolate.parse({"data": "scores.csv", "n_boot": 10**9})
 
 
 def test_extrapolate_n_boot_beyond_the_time_limit_is_refused_at_parse(limits):
     with pytest.raises(ConfigError, match=r"^n_boot=1000000 needs about .* hours .*the limit is 30 min"):
-        config.parse_extrapolate({"data": "scores.csv", "n_boot": 10**6})
-    assert config.parse_extrapolate({"data": "scores.csv", "n_boot": 1000}).n_boot == 1000  # seconds: accepted
+        extrapolate.parse({"data": "scores.csv", "n_boot": 10**6})
+    assert extrapolate.parse({"data": "scores.csv", "n_boot": 1000}).n_boot == 1000  # seconds: accepted
 
 
 @pytest.mark.parametrize(
@@ -47,11 +48,11 @@ def test_extrapolate_n_boot_beyond_the_time_limit_is_refused_at_parse(limits):
 )
 def test_audit_sizes_beyond_the_limits_are_refused_at_parse(limits, key, value):
     with pytest.raises(ConfigError, match=rf"^{key}={value} needs about .*; the limit is .*: lower .*{key}"):
-        config.parse_audit({"data": "scores.csv", key: value})
+        audit.parse({"data": "scores.csv", key: value})
 
 
 def test_audit_defaults_are_accepted(limits):
-    assert config.parse_audit({"data": "scores.csv"}).rounds == 1024
+    assert audit.parse({"data": "scores.csv"}).rounds == 1024
 
 
 def test_audit_cost_is_checked_again_with_the_scores_n(limits, monkeypatch, run_cli, scores_csv, tmp_path):
@@ -118,7 +119,7 @@ def test_curve_terminal_header_says_min_with_minimize(run_cli, tmp_path):
 
 @pytest.mark.parametrize("level, shown", [(0.9999999, "99.99999%"), (0.95, "95%"), (0.995, "99.5%"), (0.8, "80%")])
 def test_levels_are_printed_as_typed_never_rounded_to_100(level, shown):
-    from simstudy.report import _lvl
+    from simstudy.commands._pages import _lvl
 
     assert _lvl(level) == shown
 
@@ -126,13 +127,13 @@ def test_levels_are_printed_as_typed_never_rounded_to_100(level, shown):
 def test_extrapolate_fit_log_gives_the_reports_digits(caplog):
     import logging
 
-    from simstudy import extrapolate
+    from simstudy.commands import extrapolate_fit
     from simstudy.distributions.parametric import NoisyQuadratic
 
     ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
-    opts = config.parse_extrapolate({"data": "scores.csv", "c": 3, "n_boot": 2, "mean": False, "n_jobs": 1})
+    opts = extrapolate.parse({"data": "scores.csv", "c": 3, "n_boot": 2, "mean": False, "n_jobs": 1})
     with caplog.at_level(logging.INFO, logger="simstudy.extrapolate"):
-        (a,) = extrapolate.prepare({"mlp": ys}, opts, "scores.csv")
+        (a,) = extrapolate_fit.prepare({"mlp": ys}, opts, "scores.csv")
     law = a.fit.law
     assert f"b = {law.b:.5g}, c = 3, o = {law.o:.3g}, a = {law.a:.4g} (" in caplog.text
 
@@ -170,7 +171,7 @@ def test_extrapolation_beyond_the_scale_is_said_plainly(run_cli, tmp_path, minim
 def test_no_warning_when_the_curves_stay_within_the_scale():
     import pandas as pd
 
-    from simstudy.report import _beyond_bounds
+    from simstudy.commands.extrapolate_page import _beyond_bounds
 
     curves = pd.DataFrame(
         {

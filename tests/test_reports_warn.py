@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 from _cli import simstudy
 
-from simstudy import cli, config, extrapolate, report
+from simstudy import cli
+from simstudy.commands import _pages, audit_page, extrapolate, extrapolate_fit, extrapolate_page
+from simstudy.commands import audit as audit_command
 from simstudy.distributions.parametric import NoisyQuadratic
 from simstudy.stats import metrics
 from simstudy.studies import audit
@@ -45,7 +47,7 @@ def test_described_distributions_are_rounded_in_the_log(tmp_path):
 
 
 def test_markdown_bold_is_not_for_terminals():
-    assert report.plain("**The bands covered 80%**: **BELOW** nominal.") == "The bands covered 80%: BELOW nominal."
+    assert _pages.plain("**The bands covered 80%**: **BELOW** nominal.") == "The bands covered 80%: BELOW nominal."
 
 
 # -- atoms in words -------------------------------------------------------------------------------------------------
@@ -53,10 +55,10 @@ def test_markdown_bold_is_not_for_terminals():
 
 def test_atom_notes_in_plain_words():
     x = np.concatenate([np.full(32, 0.001), np.linspace(0.5, 0.9, 68)])
-    assert report.atom_notes({"mlp": x}) == [
+    assert _pages.atom_notes({"mlp": x}) == [
         "mlp: 32% of the runs scored exactly 0.001, which looks like failed or chance-level runs"
     ]
-    assert report.atom_notes({"mlp": np.linspace(0.5, 0.9, 100)}) == []
+    assert _pages.atom_notes({"mlp": np.linspace(0.5, 0.9, 100)}) == []
 
 
 def test_curve_and_bands_say_what_the_audit_says_about_atoms(tmp_path):
@@ -82,12 +84,12 @@ def test_curve_says_never_reaches_within_its_trials(tmp_path):
 
 
 def _extrapolate(x, tmp_path, **options):
-    opts = config.parse_extrapolate(
+    opts = extrapolate.parse(
         {"data": "scores.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1, **options}
     )
-    result = extrapolate.run(extrapolate.prepare({"mlp": x}, opts, "scores.csv"), opts, tmp_path, progress=False)
-    text = report.write_extrapolate(result, opts, "scores.csv", tmp_path).read_text()
-    return result.fits.iloc[0], text, cli._extrapolate_summary(result, opts.level)
+    result = extrapolate_fit.run(extrapolate_fit.prepare({"mlp": x}, opts, "scores.csv"), opts, tmp_path, progress=False)
+    text = extrapolate_page.write_page(result, opts, "scores.csv", tmp_path).read_text()
+    return result.fits.iloc[0], text, extrapolate_page.summary(result, opts.level)
 
 
 def _law(seed=5, a=0.5, c=3, o=0.01, n=200):
@@ -166,7 +168,7 @@ def audited(tmp_path_factory):
     x = np.round(np.clip(x, 0, 1), 4)
     out = tmp_path_factory.mktemp("audit")
     (out / "runs.csv").write_text("score\n" + "\n".join(f"{v:.4f}" for v in x) + "\n")
-    opts = config.parse_audit({"data": str(out / "runs.csv"), "low": 0.0, "high": 1.0, "rounds": 40,
+    opts = audit_command.parse({"data": str(out / "runs.csv"), "low": 0.0, "high": 1.0, "rounds": 40,
                                "bootstrap_rounds": 20, "resamples": 100, "evp_reps": 200, "target_k": 5,
                                "sample_size": 30})
     spec = {"kind": "kde_atoms", "path": str(out / "runs.csv"), "low": 0.0, "high": 1.0, "bw_of": "reflected",
@@ -177,7 +179,7 @@ def audited(tmp_path_factory):
 
 def test_audit_gives_plain_verdicts(audited):
     result, opts, x, out = audited
-    text = report.write_audit(result, opts, x, out).read_text()
+    text = audit_page.write_page(result, opts, x, out).read_text()
     assert "10% of the runs scored exactly 0, which looks like failed or chance-level runs" in text
     assert f"informative up to k = {int(np.floor(result.bounded_k))} iterations" in text and "k ≈" not in text
     band = text.split("## Confidence bands")[1].split("![coverage]")[0]
@@ -199,7 +201,7 @@ def test_bootstrap_consistent_with_nominal_gets_no_do_not_use():
 
     boot = pd.DataFrame({"estimator": ["u", "u"], "k": [1, 30], "nominal": 0.95, "estimate": [0.95, 0.94],
                          "ci_low": [0.9, 0.88], "ci_high": [0.98, 0.97], "reps": 200})
-    (line,) = report._bootstrap_lines(boot, 30, 0.95)
+    (line,) = audit_page._bootstrap_lines(boot, 30, 0.95)
     assert "Consistent with their nominal level" in line and "do not use" not in line
 
 
@@ -215,7 +217,7 @@ def test_samples_needed_does_not_report_its_cap(audited):
     assert audit.samples_needed(10, 0.8, "ld_highest_density") == 61
     assert audit.samples_needed(1000, 0.8, "ld_highest_density", limit=64) is None
     result, opts, x, out = audited
-    text = report.write_audit(dataclasses.replace(result, samples_for_target=None), opts, x, out).read_text()
+    text = audit_page.write_page(dataclasses.replace(result, samples_for_target=None), opts, x, out).read_text()
     assert f"**Not reached within n ≤ {audit.SAMPLES_LIMIT:,}" in text and "you need n ≥" not in text
 
 
@@ -229,10 +231,10 @@ def test_audit_prints_no_markdown_bold(tmp_path):
 
 
 def test_extrapolate_report_rounds_errors_and_draws_user_text(tmp_path):
-    opts = config.parse_extrapolate({"data": r"x$\bad$.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1})
+    opts = extrapolate.parse({"data": r"x$\bad$.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1})
     x = _law()
-    result = extrapolate.run(extrapolate.prepare({"budget $5_$": x}, opts, "x.csv"), opts, tmp_path, progress=False)
-    text = report.write_extrapolate(result, opts, r"x$\bad$.csv", tmp_path).read_text()  # the figure saved: no raise
+    result = extrapolate_fit.run(extrapolate_fit.prepare({"budget $5_$": x}, opts, "x.csv"), opts, tmp_path, progress=False)
+    text = extrapolate_page.write_page(result, opts, r"x$\bad$.csv", tmp_path).read_text()  # the figure saved: no raise
     assert (tmp_path / "extrapolation.png").stat().st_size > 0
     sims = result.simulation.iloc[0]
     shown = metrics.format_estimate(sims["mean_abs_rel_error"], sims["mean_abs_rel_error_mcse"], percent=True)
@@ -243,12 +245,11 @@ def test_extrapolation_figure_marks_the_observed_best_and_draws_no_rectangle(tmp
     import matplotlib.collections
     import matplotlib.pyplot as plt
 
-    from simstudy import plots
 
-    opts = config.parse_extrapolate({"data": "s.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1,
+    opts = extrapolate.parse({"data": "s.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1,
                                      "low": 0.0, "high": 1.0})
-    result = extrapolate.run(extrapolate.prepare({"mlp": _law()}, opts, "s.csv"), opts, tmp_path, progress=False)
-    fig = plots.extrapolation_figure(result.curves, result.fits)
+    result = extrapolate_fit.run(extrapolate_fit.prepare({"mlp": _law()}, opts, "s.csv"), opts, tmp_path, progress=False)
+    fig = extrapolate_page.extrapolation_figure(result.curves, result.fits)
     ax = fig.axes[0]
     assert "best of the 200 runs" in [t.get_text() for t in ax.get_legend().get_texts()]
     (star,) = [line for line in ax.lines if line.get_label() == "best of the 200 runs"]

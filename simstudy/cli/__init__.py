@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import hydra
-import numpy as np
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
@@ -374,15 +373,14 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
             except Exception as exc:
                 _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc), None)
             if multirun:
-                from simstudy.commands import bands, curve
-                from simstudy.config import parse_audit, parse_extrapolate
+                from simstudy.commands import audit, bands, curve, extrapolate
 
                 validate = {
                     "config": _parse_study,
                     "curve": curve.parse,
                     "bands": bands.parse,
-                    "audit": parse_audit,
-                    "extrapolate": parse_extrapolate,
+                    "audit": audit.parse,
+                    "extrapolate": extrapolate.parse,
                 }
                 try:
                     validate[config_name](resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
@@ -1186,61 +1184,23 @@ def _audit_app(cfg: DictConfig) -> None:
 
 
 def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
-    from simstudy import report
-    from simstudy.config import _audit_cost_iv, parse_audit
-    from simstudy.studies import audit
+    """``simstudy audit``: :mod:`simstudy.commands.audit` into the run directory, its summary printed."""
+    from simstudy.commands import audit
+    from simstudy.studies.audit import AuditFailed
 
-    opts = _parse_or_fail(parse_audit, cfg, out_dir)
+    opts = _parse_or_fail(audit.parse, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
     record = _data_record("audit", cfg, opts.data)
-    if opts.model is None and len(scores) > 1:
-        _fail(f"{opts.data.data} holds several models ({', '.join(scores)}): choose one with model=", out_dir)
-    model = opts.model or next(iter(scores))
-    if model not in scores:
-        _fail(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})", out_dir)
-    x = scores[model]
-    from simstudy import datasets
-
-    one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
-    spec = {
-        "kind": "kde_atoms",
-        # a file's only model is named after the file: left unnamed, a renamed file keys the same streams
-        "model": None if one_of_a_file else model,
-        "low": opts.data.low,
-        "high": opts.data.high,
-        "bw_of": opts.bw_of,
-        "find_atoms": opts.find_atoms,
-        "bw_method": opts.bw_method,
-        "bandwidth": opts.bandwidth,
-        "bw_factor": opts.bw_factor,
-        "name": model,
-    }
-    if opts.data.data in datasets.DATASETS:
-        spec.update(dataset=opts.data.data, **(dict(opts.data.options) if opts.data.data == "deberta_mnli" else {}))
-    else:
-        spec.update(
-            path=opts.data.data,
-            score_column=opts.data.score_column,
-            model_column=opts.data.model_column,
-            missing=opts.data.missing,
-            scale=opts.data.scale,
-        )
-    if opts.data.minimize:  # lower is better: the KDE of -x is fitted and drawn (the minimum's truths)
-        spec["minimize"] = True
-    # The random streams are the audit's, whatever the data (their content still joins the run's fingerprint):
-    # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
-    spec["stream"] = "audit"
-    n = opts.sample_size or x.size
-    _parse_or_fail(lambda _: _audit_cost_iv(opts, n), cfg, out_dir)  # parse_audit checked the least n only
+    plan = _parse_or_fail(lambda _: audit.prepare(scores, opts), cfg, out_dir)
     _check_identity(out_dir, record)
-    log.info("auditing %s (%d scores) at n = %d -> %s", model, x.size, n, out_dir)
+    log.info("auditing %s (%d scores) at n = %d -> %s", plan.model, plan.scores.size, plan.n, out_dir)
     try:
-        result = _parse_or_fail(lambda _: audit.run(opts, spec, n, out_dir), cfg, out_dir)
-    except audit.AuditFailed as exc:  # chunks kept: a rerun resumes the studies
+        result = _parse_or_fail(lambda _: audit.run(plan, opts, out_dir), cfg, out_dir)
+    except AuditFailed as exc:  # chunks kept: a rerun resumes the studies
         _fail(str(exc), None, EXIT_FAILED)
     _write_config(cfg, out_dir, record)
-    path = report.write_audit(result, opts, x, out_dir)
-    print(report.plain(path.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip()))
+    path = audit.write(result, opts, plan.scores, out_dir)
+    print(audit.summary(path))
     log.info("wrote %s", path)
 
 
@@ -1251,29 +1211,27 @@ def _extrapolate_app(cfg: DictConfig) -> None:
 
 def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     """``simstudy extrapolate``: fit the noisy quadratic law to each model's tail, bootstrap it through the runner
-    (chunks stored in the run directory: a rerun resumes), write the tables, figure and EXTRAPOLATE.md."""
-    from simstudy import extrapolate, report
-    from simstudy.config import parse_extrapolate
+    (chunks stored in the run directory: a rerun resumes), write the tables, figure and EXTRAPOLATE.md
+    (:mod:`simstudy.commands.extrapolate`), print its summary."""
+    from simstudy.commands import extrapolate, extrapolate_page
+    from simstudy.commands.extrapolate_fit import BadSample, ExtrapolationFailed
 
-    opts = _parse_or_fail(parse_extrapolate, cfg, out_dir)
+    opts = _parse_or_fail(extrapolate.parse, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
     record = _data_record("extrapolate", cfg, opts.data)
-    source = opts.data.data if opts.data.data in _datasets() else Path(opts.data.data).name
+    source = extrapolate.source_name(opts)
     _log_scores("extrapolate", scores, out_dir)
     try:  # every fit before anything is written: a refused sample leaves nothing behind
         analyses = extrapolate.prepare(scores, opts, source)
-    except extrapolate.BadSample as exc:
+    except BadSample as exc:
         _fail(str(exc), out_dir)
     _check_identity(out_dir, record)
     try:
-        result = extrapolate.run(analyses, opts, out_dir)
-    except extrapolate.ExtrapolationFailed as exc:
+        result = extrapolate.run(analyses, opts, out_dir, source=source)
+    except ExtrapolationFailed as exc:
         _fail(str(exc), None, EXIT_FAILED)
     _log_report(result.report)
-    io.write_csv(result.curves, out_dir / "extrapolation.csv")
-    io.write_csv(result.fits, out_dir / "fit.csv")
-    io.write_csv(result.simulation, out_dir / "simulation.csv")
-    report.write_extrapolate(result, opts, source, out_dir)
+    extrapolate.write(result, opts, out_dir, source=source)
     _write_config(cfg, out_dir, record)
     io.write_json(
         {
@@ -1284,50 +1242,9 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
         },
         out_dir / "run.json",
     )
-    for line in _extrapolate_summary(result, opts.level, (opts.data.low, opts.data.high)):
+    for line in extrapolate_page.summary(result, opts.level, (opts.data.low, opts.data.high)):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
-
-
-def _datasets():
-    from simstudy.datasets import DATASETS
-
-    return DATASETS
-
-
-def _extrapolate_summary(result, level: float, bounds: tuple[float, float] = (-np.inf, np.inf)) -> list[str]:
-    """A few lines for the terminal: EXTRAPOLATE.md's warning where the law does not describe the scores, then each
-    fit's b and c, and the median curve at n and 100 n; and, as EXTRAPOLATE.md says, where a curve leaves the
-    scale ``bounds`` = (low, high)."""
-    from simstudy.report import _beyond_bounds, misfit_banner, plain
-
-    lines = [plain(line.removeprefix("> ")) for line in misfit_banner(result.fits, level) if line]
-    med = result.curves[result.curves["curve"] == "median"]
-    for _, f in result.fits.iterrows():
-        n = int(f["runs"])
-        best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
-        rows = med[(med["model"] == f["model"]) & (med["runs"] == n)].set_index("k")
-        at = [k for k in (n, 10 * n, 100 * n) if k in rows.index]
-        curve = "; ".join(
-            f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g} [{rows.loc[k, 'lower']:.4g}, {rows.loc[k, 'upper']:.4g}]"
-            for k in at
-        )
-        if not np.isfinite(f["b_lower"]):  # the fit of all the runs beside a held-out check: not bootstrapped
-            curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g}" for k in at)
-            lines.append(
-                f"{f['model']} (all {n:,} runs, not bootstrapped): {best} = {f[best]:.5g}, c = {int(f['c'])}; "
-                f"median curve {curve}"
-            )
-            continue
-        lines.append(
-            f"{f['model']} ({n:,} runs): {best} = {f[best] + 0.0:.5g} "  # + 0.0: the mirror of 0 prints 0, not -0
-            f"[{f[f'{best}_lower'] + 0.0:.5g}, {f[f'{best}_upper'] + 0.0:.5g}], "
-            f"c = {int(f['c'])}; median curve {curve}"
-        )
-        lines += [
-            f"{f['model']} ({n:,} runs): warning: {w}" for w in _beyond_bounds(result.curves, f["model"], n, *bounds)
-        ]
-    return lines
 
 
 def _key_values(argv: list[str], command: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:

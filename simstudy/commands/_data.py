@@ -318,8 +318,8 @@ class DataConfig:
 _COMMAND_SCHEMAS = {
     "curve": ("simstudy.commands.curve", "CurveOptions"),
     "bands": ("simstudy.commands.bands", "BandsOptions"),
-    "audit": ("simstudy.config", "AuditOptions"),
-    "extrapolate": ("simstudy.config", "ExtrapolateOptions"),
+    "audit": ("simstudy.commands.audit", "AuditOptions"),
+    "extrapolate": ("simstudy.commands.extrapolate", "ExtrapolateOptions"),
 }
 
 
@@ -480,7 +480,7 @@ def _bounds(data: DataConfig, sign: int) -> dict:
 
 def _log_scores(command: str, scores: dict, out_dir: Path) -> None:
     """The command's inputs, and the scores many runs share exactly (failed runs at 0), as the audit says them."""
-    from simstudy.report import atom_notes
+    from simstudy.commands._pages import atom_notes
 
     log.info("%s of %s -> %s", command, ", ".join(f"{m} ({x.size} scores)" for m, x in scores.items()), out_dir)
     for line in atom_notes(scores):

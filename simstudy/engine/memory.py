@@ -44,19 +44,6 @@ _BYTES_PER_CHUNK = 500
 #: What ``simstudy bands`` holds per budget k and model (band arrays, the table, its CSV; about 180 measured).
 _BYTES_PER_K = 256
 
-#: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
-#: bounds: a run refused would surely take longer than the limit. An extrapolation's bootstrap replicate is a
-#: fit of n simulated scores (measured about 22 ms), whatever n; an audit's costs grow with the n scores drawn
-#: per simulated search: a round of band coverage (1 us per score in large chunks), a bootstrap resample (0.16 us per score),
-#: a replicate of the accuracy of U, V, W (0.4 us per score).
-_SECONDS_PER_BOOT = 8e-3
-_SECONDS_PER_COVERAGE_SCORE = 5e-7
-_SECONDS_PER_RESAMPLE_SCORE = 5e-8
-_SECONDS_PER_EVP_SCORE = 1.5e-7
-#: What the extrapolation holds per bootstrap replicate until its tables are built: the median and mean
-#: curves at about 64 budgets (float64) and the four parameters; its chunk's plan adds _BYTES_PER_CHUNK per 25.
-_BYTES_PER_BOOT = 2 * 8 * 64 + 4 * 8
-
 
 def _workers(n_jobs: int) -> int:
     """The processes a command's ``n_jobs`` runs on (-1: every core), which divide its compute time."""

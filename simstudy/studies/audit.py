@@ -14,7 +14,7 @@ researcher's size n from it:
   (:func:`.band_triviality.trivial_budget`).
 
 Each part is an ordinary study run into its own subdirectory, so an interrupted audit resumes. How well the
-fit describes the scores (:func:`simstudy.stats.kde.ks_distance`) is reported by :func:`simstudy.report.write_audit`.
+fit describes the scores (:func:`simstudy.stats.kde.ks_distance`) is reported by :func:`simstudy.commands.audit_page.write_page`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def _complete(result: StudyResult, what: str) -> StudyResult:
 class AuditResult:
     """The audit's parts: the KDE spec and its object, the sample size, and each study's result.
 
-    Returned by :func:`run`; :func:`simstudy.report.write_audit` turns it into the audit's report.
+    Returned by :func:`run`; :func:`simstudy.commands.audit_page.write_page` turns it into the audit's report.
 
     Parameters
     ----------
@@ -205,7 +206,7 @@ def _study(base: dict, **study) -> cfg_mod.Config:
     return cfg_mod.parse({**base, "study": study})
 
 
-def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> AuditResult:
+def run(opts: Any, kde_spec: dict, n: int, out_dir: Path) -> AuditResult:
     """Run the audit's studies for the KDE ``kde_spec`` (a distribution config) at sample size ``n``.
 
     Treats the fitted distribution as the truth and runs, each into its own subdirectory of ``out_dir`` (so an
@@ -217,8 +218,8 @@ def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> Aud
 
     Parameters
     ----------
-    opts : simstudy.config.AuditConfig
-        The validated ``simstudy audit`` options (:func:`simstudy.config.parse_audit`).
+    opts : simstudy.commands.audit.AuditConfig
+        The validated ``simstudy audit`` options (:func:`simstudy.commands.audit.parse`).
     kde_spec : dict
         A distribution config (e.g. ``{"kind": "kde_atoms", "path": ..., "low": 0.0, "high": 1.0}``); any
         continuous kind works.
@@ -251,9 +252,9 @@ def run(opts: cfg_mod.AuditConfig, kde_spec: dict, n: int, out_dir: Path) -> Aud
     The three studies take about a second even at a toy scale, so here only the options an audit runs with
     and its exact parts:
 
-    >>> from simstudy import config
+    >>> from simstudy.commands import audit
     >>> from simstudy.stats.bands import trivial_budget
-    >>> opts = config.parse_audit({"data": "scores.csv", "rounds": 40, "bootstrap_rounds": 20, "target_k": 3})
+    >>> opts = audit.parse({"data": "scores.csv", "rounds": 40, "bootstrap_rounds": 20, "target_k": 3})
     >>> opts.confidence, opts.method, progress_chunk(opts.rounds)
     (0.8, 'ld_highest_density', 2)
     >>> round(trivial_budget(12, opts.confidence, opts.method), 4), samples_needed(opts.target_k, 0.8, opts.method)

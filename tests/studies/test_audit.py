@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from simstudy import config as cfg_mod
-from simstudy import report
+from simstudy.commands import audit as audit_command
+from simstudy.commands import audit_page
 from simstudy.studies import audit
 
 
@@ -18,12 +18,12 @@ def scores_file(tmp_path_factory):
 
 
 def _audit(path, x, kind, out_dir):
-    opts = cfg_mod.parse_audit({"data": str(path), "low": 0.0, "high": 1.0, "rounds": 40, "bootstrap_rounds": 20,
+    opts = audit_command.parse({"data": str(path), "low": 0.0, "high": 1.0, "rounds": 40, "bootstrap_rounds": 20,
                                 "resamples": 100, "evp_reps": 200, "target_k": 5, "sample_size": 30})
     spec = {"kind": kind, "path": str(path), "low": 0.0, "high": 1.0, "bw_of": "reflected", "bandwidth": None,
             "bw_factor": None, "name": "runs"}
     result = audit.run(opts, spec, 30, out_dir)
-    return result, report.write_audit(result, opts, x, out_dir).read_text()
+    return result, audit_page.write_page(result, opts, x, out_dir).read_text()
 
 
 def test_audit_with_atoms_describes_a_fit_that_passes(scores_file, tmp_path):

@@ -1,4 +1,5 @@
-"""Extrapolating a researcher's tuning curve past the runs they have: ``simstudy extrapolate``.
+"""The analysis of ``simstudy extrapolate`` (:mod:`simstudy.commands.extrapolate`): a researcher's tuning curve
+extrapolated past the runs they have.
 
 Nonparametric bands for the median tuning curve (:mod:`simstudy.stats.bands`) turn trivial beyond k of about n/6
 runs: they cannot say what more search would bring. Near the optimum the scores of random search follow the
@@ -25,7 +26,9 @@ the best score possible, and c, the effective number of hyperparameters. For eac
    bootstrapped) against their nonparametric band (``inside_np``): Lourie, He & Cho's observation that the
    fitted form stays inside the 95% bands.
 
-The tidy result is :class:`Extrapolation`; the CLI writes it (:func:`simstudy.report.write_extrapolate`).
+The tidy result is :class:`Extrapolation` (:class:`simstudy.commands.extrapolate.ExtrapolateResult`);
+:func:`simstudy.commands.extrapolate.write` writes it. This module was ``simstudy.extrapolate`` (that path still
+imports it).
 """
 
 from __future__ import annotations
@@ -43,13 +46,14 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io
+from simstudy.datasets import DataError
 from simstudy.distributions import InvalidParameter
 from simstudy.engine import identity as _identity
 from simstudy.engine.runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
 from simstudy.stats import bands
 from simstudy.stats.parametric_fit import FIT_VERSION, MIN_TAIL, FitResult, Threshold, _curves, bootstrap_chunk, fit
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("simstudy.extrapolate")  # its name before issue 26: log filters and the terminal keep it
 
 __all__ = [
     "CHUNK",
@@ -85,24 +89,24 @@ class ExtrapolationFailed(RuntimeError):
     >>> raise ExtrapolationFailed("1 of 8 bootstrap chunks failed; first: chunk abc/0: MemoryError")
     Traceback (most recent call last):
         ...
-    simstudy.extrapolate.ExtrapolationFailed: 1 of 8 bootstrap chunks failed; first: chunk abc/0: MemoryError
+    simstudy.commands.extrapolate_fit.ExtrapolationFailed: 1 of 8 bootstrap chunks failed; first: chunk abc/0: MemoryError
     """
 
 
-class BadSample(ValueError):
+class BadSample(DataError):
     """Scores the command cannot fit as asked; the one-line message names the model and the fix.
 
     Raised by :func:`prepare` before anything is written (``sample_size`` or ``k_max`` inconsistent with a
-    model's runs, or a fit refused); a :class:`ValueError`.
+    model's runs, or a fit refused); a :class:`~simstudy.datasets.DataError` (a :class:`ValueError`).
 
     Examples
     --------
-    >>> from simstudy import config
-    >>> opts = config.parse_extrapolate({"data": "scores.csv", "sample_size": 60})
+    >>> from simstudy.commands import extrapolate
+    >>> opts = extrapolate.parse({"data": "scores.csv", "sample_size": 60})
     >>> prepare({"mlp": np.linspace(0.5, 0.9, 48)}, opts, "scores.csv")
     Traceback (most recent call last):
         ...
-    simstudy.extrapolate.BadSample: sample_size=60 exceeds the 48 scores of model mlp in scores.csv: give sample_size <= 48
+    simstudy.commands.extrapolate_fit.BadSample: sample_size=60 exceeds the 48 scores of model mlp in scores.csv: give sample_size <= 48
     """
 
 
@@ -113,12 +117,12 @@ class TailTooShort(BadSample):
 
     Examples
     --------
-    >>> from simstudy import config
-    >>> opts = config.parse_extrapolate({"data": "scores.csv"})
+    >>> from simstudy.commands import extrapolate
+    >>> opts = extrapolate.parse({"data": "scores.csv"})
     >>> prepare({"mlp": np.linspace(0.5, 0.9, 10)}, opts, "scores.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    simstudy.extrapolate.TailTooShort: scores.csv: model mlp: threshold=0.5 leaves 5 of 10 scores above it ...
+    simstudy.commands.extrapolate_fit.TailTooShort: scores.csv: model mlp: threshold=0.5 leaves 5 of 10 scores above it ...
     """
 
 
@@ -175,10 +179,10 @@ class Analysis:
 
     Examples
     --------
-    >>> from simstudy import config
+    >>> from simstudy.commands import extrapolate
     >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
-    >>> opts = config.parse_extrapolate({"data": "scores.csv", "c": 3, "k_max": 480})
+    >>> opts = extrapolate.parse({"data": "scores.csv", "c": 3, "k_max": 480})
     >>> (a,) = prepare({"mlp": ys}, opts, "scores.csv")
     >>> a.sample.runs, a.fit.law.c, round(a.fit.law.b, 4), len(a.cell), a.ks.size
     (48, 3, 0.9082, 16, 53)
@@ -208,10 +212,10 @@ class Extrapolation:
     Examples
     --------
     >>> import tempfile
-    >>> from simstudy import config
+    >>> from simstudy.commands import extrapolate
     >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
-    >>> opts = config.parse_extrapolate(
+    >>> opts = extrapolate.parse(
     ...     {"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1}
     ... )
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -343,8 +347,8 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
     ----------
     scores : dict of str to array_like of float
         Each model's scores (score units, shape (runs,)), in random-search order.
-    opts : simstudy.config.ExtrapolateConfig
-        The validated options (:func:`simstudy.config.parse_extrapolate`): ``sample_size``, ``threshold`` or
+    opts : simstudy.commands.extrapolate.ExtrapolateConfig
+        The validated options (:func:`simstudy.commands.extrapolate.parse`): ``sample_size``, ``threshold`` or
         ``threshold_score``, ``c``, ``k_max``, ``data.high`` (a bound on b) and the bootstrap's settings.
     source : str
         The data's name for messages (a shipped data set or the file's name).
@@ -367,10 +371,10 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
     --------
     With ``sample_size=30`` of 48 runs, the first 30 are fitted and all 48 as the held-out reference:
 
-    >>> from simstudy import config
+    >>> from simstudy.commands import extrapolate
     >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
-    >>> opts = config.parse_extrapolate({"data": "scores.csv", "c": 3, "sample_size": 30})
+    >>> opts = extrapolate.parse({"data": "scores.csv", "c": 3, "sample_size": 30})
     >>> [(a.sample.runs, a.sample.total, a.sample.reference) for a in prepare({"mlp": ys}, opts, "scores.csv")]
     [(30, 48, False), (48, 48, True)]
     """
@@ -472,7 +476,7 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     ----------
     analyses : list of Analysis
         From :func:`prepare`.
-    opts : simstudy.config.ExtrapolateConfig
+    opts : simstudy.commands.extrapolate.ExtrapolateConfig
         The validated options (``n_boot``, ``seed``, ``n_jobs``, ``level``, ``method``, ``mean`` ...).
     out_dir : str or pathlib.Path
         The run directory.
@@ -494,10 +498,10 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     Examples
     --------
     >>> import tempfile
-    >>> from simstudy import config
+    >>> from simstudy.commands import extrapolate
     >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
-    >>> opts = config.parse_extrapolate(
+    >>> opts = extrapolate.parse(
     ...     {"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1}
     ... )
     >>> with tempfile.TemporaryDirectory() as tmp:

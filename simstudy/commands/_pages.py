@@ -1,0 +1,117 @@
+"""What the pages of ``simstudy audit`` and ``simstudy extrapolate`` share: plain words for the terminal, atoms
+said in words, levels and numbers as typed, and the atomic page writer.
+
+===================  =============================================================
+:func:`plain`        a page's Markdown for a terminal (bold markers dropped)
+:func:`atom_notes`   per model, the values many runs share exactly, in plain words
+===================  =============================================================
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from simstudy import io
+from simstudy.stats.metrics import format_number
+
+__all__ = ["plain", "atom_notes"]
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def plain(text: str) -> str:
+    """Report text for a terminal: Markdown's bold markers (``**``) dropped.
+
+    Parameters
+    ----------
+    text : str
+        Markdown from a report page.
+
+    Returns
+    -------
+    str
+        The same text without ``**``.
+
+    Examples
+    --------
+    >>> plain("**The bands covered 80%**: consistent.")
+    'The bands covered 80%: consistent.'
+    """
+    return text.replace("**", "")
+
+
+def atom_notes(scores: dict) -> list[str]:
+    """Per model, in plain words, the values that many runs share exactly (failed or chance-level runs).
+
+    The values are :func:`simstudy.stats.kde.find_atoms`'s (repeated beyond what a continuous score recorded at the
+    data's resolution allows), as the audit fits them; ``curve``, ``bands`` and ``extrapolate`` say the same.
+
+    Parameters
+    ----------
+    scores : dict of str to array_like of float
+        Each model's scores (score units).
+
+    Returns
+    -------
+    list of str
+        One line per atom, e.g. ``"mlp: 32% of the runs scored exactly 0.001, which looks like failed or
+        chance-level runs"``; empty when there are none.
+
+    Examples
+    --------
+    >>> x = np.concatenate([np.full(32, 0.001), np.linspace(0.5, 0.9, 68)])
+    >>> atom_notes({"mlp": x})
+    ['mlp: 32% of the runs scored exactly 0.001, which looks like failed or chance-level runs']
+    """
+    from simstudy.stats.kde import find_atoms
+
+    lines = []
+    for model, x in scores.items():
+        x = np.asarray(x, dtype=np.float64)
+        x = x[np.isfinite(x)]
+        if x.size < 2:
+            continue
+        atoms = find_atoms(x)
+        lines += [f"{model}: {line}" for line in _atom_sentences(atoms.values, atoms.counts / x.size, x)]
+    return lines
+
+
+def _atom_sentences(values, shares, x: np.ndarray) -> list[str]:
+    """'32% of the runs scored exactly 0.001, which looks like failed or chance-level runs', per atom."""
+    return [
+        f"{_share(p)} of the runs scored exactly {format_number(v, 6)}, {_atom_words(v, x)}"
+        for v, p in zip(values, shares)
+    ]
+
+
+def _share(p: float) -> str:
+    """A share of runs in whole percent (one decimal below 10%)."""
+    return f"{100 * p:.1f}%" if p < 0.1 else f"{100 * p:.0f}%"
+
+
+def _atom_words(value: float, x: np.ndarray) -> str:
+    """What an atom looks like: below most other scores, failed or chance-level runs; else a repeated result."""
+    others = x[x != value]
+    if others.size == 0 or value < np.median(others):
+        return "which looks like failed or chance-level runs"
+    return "which looks like one result repeated (a configuration rerun, or a score capped there)"
+
+
+def _write_page(path: Path, lines: list[str]) -> Path:
+    """Write a report page atomically (a crash leaves the old page or none, never half of one)."""
+    with io.atomic_path(path) as tmp:
+        tmp.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _lvl(x: float) -> str:
+    """A level as it is typed: 95%, 99.5%, 99.99999% (never rounded to 100%: :g kept 6 digits)."""
+    return f"{round(100 * x, 10):.15g}%"  # rounded: 100 * 0.9999999 is 99.99999000000001
+
+
+def _g(x: float, digits: int = 4) -> str:
+    return f"{x:.{digits}g}" if np.isfinite(x) else "—"

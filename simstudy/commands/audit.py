@@ -1,0 +1,636 @@
+"""``simstudy audit`` as a library: how far to trust tuning-curve analyses at a researcher's own sample size.
+
+A distribution (point masses at the scores repeated beyond chance plus a boundary-corrected KDE) is fitted to one
+model's scores and searches of the researcher's size n simulated from it (the studies:
+:mod:`simstudy.studies.audit`); the page and figures it writes are :mod:`simstudy.commands.audit_page`'s.
+
+======================  ===============================================================================
+:class:`AuditOptions`   the command's keys, their checks, docs and defaults (``--help``, Hydra)
+:class:`AuditConfig`    the options as parsed and cross-checked
+:func:`parse`           a mapping of keys -> :class:`AuditConfig` (or :class:`ConfigError`)
+:func:`prepare`         the model audited, the distribution's spec and n -> :class:`Plan` (checks only)
+:func:`run`             the audit's studies into a run directory -> :class:`AuditResult`
+:func:`write`           the figures and ``AUDIT.md`` into the run directory
+:func:`summary`         what the command prints of its page
+======================  ===============================================================================
+
+Nothing here prints or exits: bad options raise :class:`~simstudy.schema.ConfigError`. Importing this module
+stays cheap (the command line reads its schema for ``--help``): the studies, pandas and matplotlib load when
+:func:`run` or :func:`write` is called.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simstudy import schema
+from simstudy._limits import _check_time, check_memory
+from simstudy.commands._data import DataConfig, DataOptions, _bands, _bound, _command_iv, _data, _names, _positive
+from simstudy.engine.memory import _workers
+from simstudy.schema import ConfigError, option
+
+if TYPE_CHECKING:
+    from simstudy.studies.audit import AuditResult
+
+__all__ = [
+    "AuditOptions",
+    "AuditConfig",
+    "AuditResult",
+    "Plan",
+    "parse",
+    "prepare",
+    "run",
+    "write",
+    "summary",
+]
+
+#: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
+#: bounds: a run refused would surely take longer than the limit. They grow with the n scores drawn per
+#: simulated search: a round of band coverage (1 us per score in large chunks), a bootstrap resample (0.16 us
+#: per score), a replicate of the accuracy of U, V, W (0.4 us per score).
+_SECONDS_PER_COVERAGE_SCORE = 5e-7
+_SECONDS_PER_RESAMPLE_SCORE = 5e-8
+_SECONDS_PER_EVP_SCORE = 1.5e-7
+#: The narrowest audit bandwidth accepted, as a share of high - low: below it each score is an atom of its own
+#: (the fit is the data, whatever the KDE), and the reflected kernels' grid cannot resolve it.
+_MIN_BANDWIDTH_SHARE = 1e-6
+
+
+def _audit_cost_iv(o: Any, n: int) -> None:
+    """Refuse audit sizes (``rounds``, ``bootstrap_rounds`` x ``resamples``, ``evp_reps``) whose studies would
+    compute for longer than the time limit (:func:`simstudy.config._check_time`) with ``n`` scores per simulated search, or
+    whose chunk of band-coverage rounds would not fit in memory, before anything is written."""
+    from simstudy.studies.audit import progress_chunk
+
+    workers = _workers(o.n_jobs)
+    on = f"on {workers} core{'s' * (workers > 1)}, {n:,} scores per simulated search"
+    check_memory(
+        "rounds",
+        o.rounds,
+        2 * 8.0 * n * progress_chunk(o.rounds),
+        f"a chunk of {progress_chunk(o.rounds):,} simulated searches of {n:,} scores each",
+        "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
+    )
+    _check_time(
+        "rounds",
+        o.rounds,
+        o.rounds * n * _SECONDS_PER_COVERAGE_SCORE / workers,
+        f"the band coverage, {on}",
+        "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
+    )
+    key = "resamples" if o.resamples / 1000 > o.bootstrap_rounds / 512 else "bootstrap_rounds"  # the larger
+    _check_time(
+        key,
+        getattr(o, key),
+        o.bootstrap_rounds * o.resamples * n * _SECONDS_PER_RESAMPLE_SCORE / workers,
+        f"bootstrap_rounds={o.bootstrap_rounds} x resamples={o.resamples} bootstrap resamples, {on}",
+        "lower bootstrap_rounds or resamples (512 x 1000 by default)",
+    )
+    _check_time(
+        "evp_reps",
+        o.evp_reps,
+        o.evp_reps * n * _SECONDS_PER_EVP_SCORE / workers,
+        f"the accuracy of U, V and W, {on}",
+        "lower evp_reps (10000 by default)",
+    )
+
+
+_KDE_BOUND = "the fitted distribution lives on [low, high]"
+
+
+@dataclass(frozen=True)
+class AuditOptions(DataOptions):
+    """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them): the data keys and the audit's own.
+
+    Some data keys mean more here: the model is one model, and the bounds are those of the fitted
+    distribution (finite; default [0, 1]). :func:`parse` checks a mapping of them and returns an
+    :class:`AuditConfig`.
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        The model to audit (needed when the file holds several). Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        The model to audit, as a one-element list. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        The number of scores n to audit (default: how many you have). In runs (scores) per model.
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
+    low : float or None, default 0.0
+        The lowest score possible: the fitted distribution lives on [low, high]. In score units; must be finite.
+    high : float or None, default 1.0
+        The highest score possible: the fitted distribution lives on [low, high]. In score units; must be
+        finite.
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
+    bandwidth : float or None, default None
+        The kernel SD of the fit, in score units (default: chosen by bw_method).
+    bw_factor : float or None, default None
+        Or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
+    bw_of : str, default "reflected"
+        Which SD bw_factor multiplies: reflected (the data with its reflections) or data.
+    bw_method : str, default "isj"
+        How the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved Sheather-Jones,
+        for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
+    find_atoms : bool, default True
+        True: scores repeated more often than a density allows (failed runs scored 0, a plateau) are fitted as
+        point masses, the rest as a KDE; false: one KDE of all the scores.
+    confidence : float, default 0.8
+        The simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
+    method : str, default "ld_highest_density"
+        The band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
+    target_k : int, default 10
+        Report how many scores bound the median tuning curve up to this budget. In trials.
+    rounds : int, default 1024
+        Simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
+    bootstrap_rounds : int, default 512
+        Simulated searches for the bootstrap's coverage.
+    resamples : int, default 1000
+        Bootstrap resamples per simulated search.
+    evp_reps : int, default 10000
+        Simulated searches for the bias, SD and MSE of U, V and W.
+    seed : int, default 0
+        The random seed: the same seed gives the same numbers.
+    n_jobs : int, default -1
+        Worker processes (-1: every core); never changes a number.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.commands.audit import AuditOptions
+    >>> opts = schema.parse(AuditOptions, {"data": "scores.csv"})
+    >>> opts.low, opts.high, opts.rounds, opts.n_jobs
+    (0.0, 1.0, 1024, -1)
+    """
+
+    model: tuple[str, ...] | None = option(None, "the model to audit (needed when the file holds several)", _names)
+    models: tuple[str, ...] | None = option(None, "the model to audit, as a one-element list", _names)
+    sample_size: int | None = option(
+        None, "the number of scores n to audit (default: how many you have)", schema.optional(schema.integer(minimum=2))
+    )
+    low: float | None = option(0.0, f"the lowest score possible: {_KDE_BOUND}", _bound)
+    high: float | None = option(1.0, f"the highest score possible: {_KDE_BOUND}", _bound)
+    bandwidth: float | None = option(
+        None, "the kernel SD of the fit, in score units (default: chosen by bw_method)", schema.optional(_positive)
+    )
+    bw_factor: float | None = option(
+        None,
+        "or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it",
+        schema.optional(_positive),
+    )
+    bw_of: str = option(
+        "reflected",
+        "which SD bw_factor multiplies: reflected (the data with its reflections) or data",
+        schema.choice(("reflected", "data")),
+    )
+    bw_method: str = option(
+        "isj",
+        "how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj "
+        "(improved Sheather-Jones, for multimodal scores) or silverman (rule of thumb; "
+        "over-smooths clusters)",
+        schema.choice(("isj", "silverman")),
+    )
+    find_atoms: bool = option(
+        True,
+        "true: scores repeated more often than a density allows (failed runs scored 0, a plateau) are fitted as "
+        "point masses, the rest as a KDE; false: one KDE of all the scores",
+        schema.boolean(),
+    )
+    confidence: float = option(0.8, "the simultaneous coverage of the bands audited, e.g. 0.8", schema.level())
+    method: str = option(
+        "ld_highest_density",
+        "the band audited: ld_highest_density, ld_equal_tailed, ks or dkw",
+        schema.choice(lambda: _bands().METHODS),
+    )
+    target_k: int = option(
+        10, "report how many scores bound the median tuning curve up to this budget", schema.integer(minimum=1)
+    )
+    rounds: int = option(
+        1024,
+        "simulated searches for the bands' coverage (more: a smaller Monte Carlo error)",
+        schema.integer(minimum=2),
+    )
+    bootstrap_rounds: int = option(512, "simulated searches for the bootstrap's coverage", schema.integer(minimum=2))
+    resamples: int = option(1000, "bootstrap resamples per simulated search", schema.integer(minimum=2))
+    evp_reps: int = option(
+        10000, "simulated searches for the bias, SD and MSE of U, V and W", schema.integer(minimum=2)
+    )
+    seed: int = option(0, "the random seed: the same seed gives the same numbers", schema.integer(minimum=0))
+    n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """``simstudy audit``: how trustworthy tuning-curve analyses are at a researcher's own sample size.
+
+    What :func:`parse` returns: a distribution (a reflected KDE on [low, high]) is fitted to all the
+    scores, and searches of ``sample_size`` scores simulated from it to measure the bands' coverage, the
+    bootstrap's and the bias, SD and MSE of the expected-maximum estimators U, V and W.
+
+    Parameters
+    ----------
+    data : DataConfig
+        All the scores (the KDE is fitted to all of them; ``data.sample_size`` is None), with finite
+        ``low`` and ``high``.
+    sample_size : int or None
+        ``sample_size``: the number of scores n to audit, in runs; None: the number of scores.
+    model : str or None
+        ``model``: the one model audited; None when the data hold one model.
+    bandwidth : float or None
+        ``bandwidth``: the kernel SD of the fit, in score units (default: chosen by bw_method).
+    bw_factor : float or None
+        ``bw_factor``: or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
+    bw_of : str
+        ``bw_of``: which SD bw_factor multiplies: reflected (the data with its reflections) or data.
+    bw_method : str
+        ``bw_method``: how the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved
+        Sheather-Jones, for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
+    confidence : float
+        ``confidence``: the simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
+    find_atoms : bool, default True
+        ``find_atoms``: fit repeated scores as point masses (true) or one KDE of all the scores (false).
+    method : str
+        ``method``: the band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
+    target_k : int
+        ``target_k``: report how many scores bound the median tuning curve up to this budget. In trials.
+    rounds : int
+        ``rounds``: simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
+    bootstrap_rounds : int
+        ``bootstrap_rounds``: simulated searches for the bootstrap's coverage.
+    resamples : int
+        ``resamples``: bootstrap resamples per simulated search.
+    evp_reps : int
+        ``evp_reps``: simulated searches for the bias, SD and MSE of U, V and W.
+    seed : int
+        ``seed``: the random seed: the same seed gives the same numbers.
+    n_jobs : int
+        ``n_jobs``: worker processes (-1: every core); never changes a number.
+
+    Examples
+    --------
+    >>> from simstudy.commands.audit import parse
+    >>> config = parse({"data": "scores.csv", "model": "lstm"})
+    >>> config.model, (config.data.low, config.data.high), config.rounds, config.bw_method
+    ('lstm', (0.0, 1.0), 1024, 'isj')
+    """
+
+    data: DataConfig  # all the scores (the KDE is fitted to all of them)
+    sample_size: int | None  # the n to audit (None: the number of scores)
+    model: str | None
+    bandwidth: float | None
+    bw_factor: float | None
+    bw_of: str
+    bw_method: str
+    confidence: float
+    method: str
+    target_k: int
+    rounds: int
+    bootstrap_rounds: int
+    resamples: int
+    evp_reps: int
+    seed: int
+    n_jobs: int
+    find_atoms: bool = True  # repeated scores are point masses (false: one KDE of all)
+
+
+def parse(cfg: Mapping) -> AuditConfig:
+    """Validate the ``simstudy audit`` config (the keys of :class:`AuditOptions`).
+
+    Parameters
+    ----------
+    cfg : Mapping
+        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
+
+    Returns
+    -------
+    AuditConfig
+        Its ``data`` keeps every score (``sample_size`` moves to the audit's own field).
+
+    Raises
+    ------
+    ConfigError
+        One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
+        ``bandwidth`` below 1e-6 (high - low), or whose reflected kernels would not fit in memory
+        (:func:`check_memory`); a ``target_k`` no band bounds with the largest sample size the audit searches.
+
+    Examples
+    --------
+    >>> opts = parse({"data": "scores.csv", "sample_size": 20})
+    >>> opts.sample_size, opts.data.sample_size, (opts.data.low, opts.data.high)
+    (20, None, (0.0, 1.0))
+    """
+    o = _command_iv("audit", cfg)
+    from simstudy.studies.audit import SAMPLES_LIMIT  # here: importing the command stays cheap
+
+    # Any band with simultaneous coverage covers F(Y_(n)) >= l_n, so l_n <= (1 - confidence)^(1/n) (F(Y_(n)) is
+    # Beta(n, 1)), and its upper median band is informative at most up to k = n ln 2 / -ln(1 - confidence).
+    # A target_k beyond that for the largest n searched is refused at once (it searched every n up to the
+    # limit, minutes of band computations, and then reported the limit as if it were enough).
+    reach = SAMPLES_LIMIT * np.log(2.0) / -np.log1p(-o.confidence)
+    if o.target_k > reach:
+        raise ConfigError(
+            f"target_k={o.target_k} cannot be bounded with the up to {SAMPLES_LIMIT:,} scores the audit "
+            f"searches: at confidence={o.confidence:g} no band bounds the median curve beyond "
+            f"k = {int(reach):,} with {SAMPLES_LIMIT:,} scores; lower target_k"
+        )
+    data = _data(o)
+    if data.models is not None and len(data.models) > 1:
+        raise ConfigError(
+            f"simstudy audit examines one model at a time, got models={list(data.models)}: "
+            f"run it once per model with model=NAME"
+        )
+    data = dataclasses.replace(data, sample_size=None)
+    if not (np.isfinite(data.low) and np.isfinite(data.high)):
+        raise ConfigError(
+            f"low and high must be finite bounds of the scores (the KDE lives on [low, high]), "
+            f"got low={data.low}, high={data.high}"
+        )
+    if o.n_jobs == 0:
+        raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    # Before the scores are read, the least n an audit draws: the cost is checked again with the scores' n.
+    _audit_cost_iv(o, o.sample_size or 2)
+    if o.bandwidth is not None and o.bandwidth < _MIN_BANDWIDTH_SHARE * (data.high - data.low):
+        raise ConfigError(
+            f"bandwidth={cfg['bandwidth']} is too small for scores on [low, high] = [{data.low:g}, {data.high:g}]: "
+            f"a sensible bandwidth lies between {_MIN_BANDWIDTH_SHARE:g} (high - low) = "
+            f"{_MIN_BANDWIDTH_SHARE * (data.high - data.low):g} and high - low = {data.high - data.low:g}, on the "
+            f"scale of the scores' spread; or leave it unset (bw_method chooses one) or use bw_factor="
+        )
+    if o.bandwidth is not None:
+        # The reflected KDE keeps every image of each score's kernel within 10 bandwidths of [low, high]:
+        # 2 (2 ceil(10 h / L) + 3) centres per score, each built in a few float64 temporaries.
+        copies = 2 * (2 * np.ceil(10 * o.bandwidth / (data.high - data.low)) + 3)
+        scores = o.sample_size or 1
+        check_memory(
+            "bandwidth",
+            cfg["bandwidth"],
+            24 * copies * scores,
+            f"{copies:,.0f} reflected kernel centres per score, for at least {scores} score{'s' * (scores > 1)}",
+            f"use a bandwidth on the scale of the scores' spread "
+            f"(high - low = {data.high - data.low:g}), or bw_factor=",
+        )
+    return AuditConfig(
+        data=data,
+        sample_size=o.sample_size,
+        model=None if data.models is None else data.models[0],
+        bandwidth=o.bandwidth,
+        bw_factor=o.bw_factor,
+        bw_of=o.bw_of,
+        bw_method=o.bw_method,
+        confidence=o.confidence,
+        method=o.method,
+        target_k=o.target_k,
+        rounds=o.rounds,
+        bootstrap_rounds=o.bootstrap_rounds,
+        resamples=o.resamples,
+        evp_reps=o.evp_reps,
+        seed=o.seed,
+        n_jobs=o.n_jobs,
+        find_atoms=o.find_atoms,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # AuditResult is the studies' result class, loaded with the studies only when asked for.
+    if name == "AuditResult":
+        import importlib
+
+        return importlib.import_module("simstudy.studies.audit").AuditResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an audit simulates, checked before anything is written: the model, its scores, the spec, n.
+
+    Made by :func:`prepare`, consumed by :func:`run`.
+
+    Parameters
+    ----------
+    model : str
+        The model audited.
+    scores : numpy.ndarray of float, shape (N,)
+        Its scores (score units): the distribution is fitted to all of them.
+    spec : dict
+        The fitted distribution's config (kind ``kde_atoms``), as the studies take it.
+    n : int
+        The sample size audited (scores per simulated search).
+
+    Examples
+    --------
+    >>> plan = prepare({"mlp": np.linspace(0.5, 0.9, 30)}, parse({"data": "scores.csv"}))
+    >>> plan.model, plan.n, plan.spec["kind"], plan.spec["model"]
+    ('mlp', 30, 'kde_atoms', None)
+    """
+
+    model: str
+    scores: np.ndarray
+    spec: dict
+    n: int
+
+
+def prepare(scores: dict, opts: AuditConfig) -> Plan:
+    """The model to audit, the distribution's spec and n, with the audit's sizes checked against the limits.
+
+    Parameters
+    ----------
+    scores : dict of str to numpy.ndarray
+        Each model's scores (score units), as read from ``opts.data``.
+    opts : AuditConfig
+        The parsed options (:func:`parse`).
+
+    Returns
+    -------
+    Plan
+        The model (``opts.model``, or the data's only model), its scores, the spec of the distribution
+        fitted to them and n (``opts.sample_size``, or the number of scores).
+
+    Raises
+    ------
+    ConfigError
+        Several models and no ``model=``; a model not in the data; sizes that would compute for longer than
+        the time limit or not fit in memory at this n.
+
+    Examples
+    --------
+    >>> prepare({"a": np.ones(3), "b": np.ones(3)}, parse({"data": "scores.csv"}))
+    Traceback (most recent call last):
+        ...
+    simstudy.schema.ConfigError: scores.csv holds several models (a, b): choose one with model=
+    """
+    from simstudy import datasets
+
+    if opts.model is None and len(scores) > 1:
+        raise ConfigError(f"{opts.data.data} holds several models ({', '.join(scores)}): choose one with model=")
+    model = opts.model or next(iter(scores))
+    if model not in scores:
+        raise ConfigError(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})")
+    x = scores[model]
+    one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
+    spec = {
+        "kind": "kde_atoms",
+        # a file's only model is named after the file: left unnamed, a renamed file keys the same streams
+        "model": None if one_of_a_file else model,
+        "low": opts.data.low,
+        "high": opts.data.high,
+        "bw_of": opts.bw_of,
+        "find_atoms": opts.find_atoms,
+        "bw_method": opts.bw_method,
+        "bandwidth": opts.bandwidth,
+        "bw_factor": opts.bw_factor,
+        "name": model,
+    }
+    if opts.data.data in datasets.DATASETS:
+        spec.update(dataset=opts.data.data, **(dict(opts.data.options) if opts.data.data == "deberta_mnli" else {}))
+    else:
+        spec.update(
+            path=opts.data.data,
+            score_column=opts.data.score_column,
+            model_column=opts.data.model_column,
+            missing=opts.data.missing,
+            scale=opts.data.scale,
+        )
+    if opts.data.minimize:  # lower is better: the KDE of -x is fitted and drawn (the minimum's truths)
+        spec["minimize"] = True
+    # The random streams are the audit's, whatever the data (their content still joins the run's fingerprint):
+    # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
+    spec["stream"] = "audit"
+    n = opts.sample_size or x.size
+    _audit_cost_iv(opts, n)  # parse checked the least n only
+    return Plan(model, x, spec, n)
+
+
+def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditResult:
+    """Run (or resume) the audit's studies into ``out_dir``: the command's numbers.
+
+    Parameters
+    ----------
+    scores : dict of str to numpy.ndarray, or Plan
+        Each model's scores (score units), as read from ``opts.data``; or what :func:`prepare` made of them.
+    opts : AuditConfig
+        The parsed options (:func:`parse`).
+    out_dir : str or pathlib.Path
+        The run directory; the studies write into ``coverage``, ``bootstrap`` and ``accuracy`` below it.
+
+    Returns
+    -------
+    AuditResult
+        The fitted distribution, n, the three studies' results, ``bounded_k`` and ``samples_for_target``
+        (:class:`simstudy.studies.audit.AuditResult`).
+
+    Raises
+    ------
+    ConfigError
+        As :func:`prepare`; or a study's settings derived from the options are invalid.
+    simstudy.io.RunDirConflict
+        A subdirectory holds the chunks of a different configuration.
+    simstudy.studies.audit.AuditFailed
+        Chunks of a study failed (those that succeeded stay stored: a rerun resumes).
+
+    Examples
+    --------
+    The studies take seconds even at a toy scale (``tests/commands/test_audit.py`` runs them); here a refusal,
+    before anything runs:
+
+    >>> run({"mlp": np.linspace(0.5, 0.9, 30)}, parse({"data": "s.csv", "model": "lstm"}), "out")
+    Traceback (most recent call last):
+        ...
+    simstudy.schema.ConfigError: model 'lstm' is not in s.csv (models: mlp)
+    """
+    from simstudy.studies import audit
+
+    plan = prepare(scores, opts) if isinstance(scores, dict) else scores
+    return audit.run(opts, plan.spec, plan.n, Path(out_dir))
+
+
+def write(result: AuditResult, opts: AuditConfig, scores: np.ndarray, out_dir: str | Path) -> Path:
+    """Write the audit's figures and ``AUDIT.md`` (:func:`simstudy.commands.audit_page.write_page`).
+
+    Parameters
+    ----------
+    result : AuditResult
+        From :func:`run`.
+    opts : AuditConfig
+        The options it was run with.
+    scores : numpy.ndarray of float, shape (N,)
+        The audited model's scores (``Plan.scores``), for the fit check and figure.
+    out_dir : str or pathlib.Path
+        The run directory (it exists).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir / "AUDIT.md"``.
+
+    Raises
+    ------
+    OSError
+        If a file cannot be written.
+
+    Examples
+    --------
+    ``write(run(plan, opts, out), opts, plan.scores, out)`` after an audit (``tests/commands/test_audit.py``);
+    the page's wording of the fitted truth, for instance:
+
+    >>> from simstudy.commands.audit_page import describe_fit
+    >>> from simstudy.distributions import KDEWithAtoms
+    >>> describe_fit(KDEWithAtoms.fit(np.linspace(0.6, 0.9, 50), bandwidth=0.02))
+    'a Gaussian KDE reflected at [0, 1], bandwidth 0.02 (given)'
+    """
+    from simstudy.commands import audit_page
+
+    return audit_page.write_page(result, opts, scores, Path(out_dir))
+
+
+def summary(page: Path) -> str:
+    r"""What ``simstudy audit`` prints of its page: the "Confidence bands" section in plain text.
+
+    Parameters
+    ----------
+    page : pathlib.Path
+        ``AUDIT.md`` as :func:`write` wrote it.
+
+    Returns
+    -------
+    str
+        The section's text without its heading, figure and Markdown bold markers.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     page = pathlib.Path(tmp, "AUDIT.md")
+    ...     _ = page.write_text("# A\n## Confidence bands\n\n**Covered.**\n\n![coverage](coverage.png)\n")
+    ...     summary(page)
+    'Covered.'
+    """
+    from simstudy.commands._pages import plain
+
+    return plain(page.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip())

@@ -1,0 +1,546 @@
+"""``simstudy extrapolate`` as a library: the tuning curve past a researcher's n runs.
+
+The noisy quadratic law of random search near the optimum (Lourie, He & Cho 2025) is fitted to the tail of each
+model's scores and bootstrapped through the runner (the analysis: :mod:`simstudy.commands.extrapolate_fit`);
+the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
+
+============================  =============================================================================
+:class:`ExtrapolateOptions`   the command's keys, their checks, docs and defaults (``--help``, Hydra)
+:class:`ExtrapolateConfig`    the options as parsed and cross-checked
+:func:`parse`                 a mapping of keys -> :class:`ExtrapolateConfig` (or :class:`ConfigError`)
+:func:`prepare`               every fit, checked and made before anything is written (run's first step)
+:func:`run`                   fit and bootstrap every model's scores -> :class:`ExtrapolateResult`
+:func:`write`                 the tables, ``extrapolation.png`` and ``EXTRAPOLATE.md`` into a run directory
+:func:`source_name`           the scores' name in messages and on the page
+============================  =============================================================================
+
+Nothing here prints or exits: bad options raise :class:`~simstudy.schema.ConfigError`, scores the law cannot
+be fitted to :class:`~simstudy.commands.extrapolate_fit.BadSample` (a :class:`~simstudy.datasets.DataError`).
+Importing this module stays cheap (the command line reads its schema for ``--help``): the analysis, pandas and
+matplotlib load when :func:`run` or :func:`write` is called.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simstudy import schema
+from simstudy._limits import _check_time, check_memory
+from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data
+from simstudy.engine.memory import _BYTES_PER_CHUNK, _workers
+from simstudy.schema import ConfigError, option
+
+if TYPE_CHECKING:
+    from simstudy.commands.extrapolate_fit import Analysis
+    from simstudy.commands.extrapolate_fit import Extrapolation as ExtrapolateResult
+
+__all__ = [
+    "ExtrapolateOptions",
+    "ExtrapolateConfig",
+    "ExtrapolateResult",
+    "parse",
+    "prepare",
+    "run",
+    "write",
+    "source_name",
+]
+
+#: Measured compute cost on one core (2026, 2 cores; 30 scores), halved so that the estimate is a lower bound:
+#: a run refused would surely take longer than the limit. A bootstrap replicate is a fit of n simulated scores
+#: (measured about 22 ms), whatever n.
+_SECONDS_PER_BOOT = 8e-3
+#: What the extrapolation holds per bootstrap replicate until its tables are built: the median and mean
+#: curves at about 64 budgets (float64) and the four parameters; its chunk's plan adds _BYTES_PER_CHUNK per 25.
+_BYTES_PER_BOOT = 2 * 8 * 64 + 4 * 8
+
+
+def _threshold(key: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ConfigError(
+            f"{key} must be a quantile in [0, 1) (the share of the lowest scores censored, e.g. "
+            f"{key}=0.5), or null; for a fixed score use threshold_score=, got {value!r}"
+        )
+    return float(value)
+
+
+def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10 for v in values):
+        raise ConfigError(
+            f"{key} must be an integer from 1 to 10 or a list of them (the effective numbers of "
+            f"hyperparameters searched), e.g. {key}=[1,2,3], got {value!r}"
+        )
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:  # a typo (c=[1,1] for c=[1,2]?): the fit would search fewer values than typed
+        raise ConfigError(
+            f"{key} lists {', '.join(map(str, twice))} more than once, got {value!r}: give each number of "
+            f"hyperparameters once, e.g. {key}=[1,2,3]"
+        )
+    return tuple(sorted(values))
+
+
+@dataclass(frozen=True)
+class ExtrapolateOptions(DataOptions):
+    """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them).
+
+    The data keys and the extrapolation's own: the noisy quadratic law of Lourie et al. (2025) fitted to the
+    tail of each model's scores, with parametric bootstrap bands. :func:`parse` checks a mapping
+    of them and returns an :class:`ExtrapolateConfig`.
+
+    Parameters
+    ----------
+    data : str, required
+        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
+        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
+    model : tuple of str or None, default None
+        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
+    models : tuple of str or None, default None
+        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
+    score_column : str or None, default None
+        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
+        score.
+    model_column : str or None, default None
+        The column of model names; default: model if there is one, else one model named after the file.
+    missing : str or float, default "error"
+        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
+        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
+        units.
+    scale : float, default 1.0
+        Multiply every score by this before use, e.g. scale=0.01 for percentages.
+    compare : bool, default False
+        True: the data must hold at least two models.
+    sample_size : int or None, default None
+        Fit only the first n scores of each model (random-search order); the model's other runs are then held
+        out to check the extrapolation against (default: fit every score). In runs (scores) per model.
+    split : str or None, default None
+        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
+        matched.
+    reduce : str or None, default None
+        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
+        its last (final); None: best.
+    low : float or None, default None
+        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
+        unbounded (-inf).
+    high : float or None, default None
+        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
+        unbounded (+inf).
+    minimize : bool, default False
+        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
+        the lower tail, a target is reached at or below it.
+    threshold : float or None, default None
+        Censor the lowest share of the scores before fitting the tail: a quantile in [0, 1) (default 0.5 unless
+        threshold_score is given). A share of the scores, in [0, 1).
+    threshold_score : float or None, default None
+        Instead of threshold: censor the scores at or below this score, e.g. 0.85. In score units.
+    c : tuple of int or None, default None
+        The effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g. c=[1,2,3]
+        (default: 1..10).
+    n_boot : int, default 200
+        Parametric bootstrap replicates for the intervals and bands (each a fit of n simulated scores: the slow
+        part).
+    level : float, default 0.95
+        The coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A probability in (0,
+        1).
+    method : str, default "ld_highest_density"
+        The nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
+    k_max : int or None, default None
+        The largest budget k extrapolated to (default: 100 n). In trials.
+    mean : bool, default True
+        Also the mean tuning curve and its band (false: the median only, about twice as fast for small n).
+    seed : int, default 0
+        The random seed of the bootstrap: the same seed gives the same numbers.
+    n_jobs : int, default -1
+        Worker processes (-1: every core); never changes a number.
+
+    Examples
+    --------
+    >>> from simstudy import schema
+    >>> from simstudy.commands.extrapolate import ExtrapolateOptions
+    >>> opts = schema.parse(ExtrapolateOptions, {"data": "scores.csv", "c": 3})
+    >>> opts.c, opts.n_boot, opts.level, opts.threshold
+    ((3,), 200, 0.95, None)
+    """
+
+    sample_size: int | None = option(
+        None,
+        "fit only the first n scores of each model (random-search order); the "
+        "model's other runs are then held out to check the extrapolation against "
+        "(default: fit every score)",
+        schema.optional(schema.integer(minimum=2)),
+    )
+    threshold: float | None = option(
+        None,
+        "censor the lowest share of the scores before fitting the tail: a "
+        "quantile in [0, 1) (default 0.5 unless threshold_score is given)",
+        _threshold,
+    )
+    threshold_score: float | None = option(
+        None,
+        "instead of threshold: censor the scores at or below this score, e.g. 0.85",
+        schema.optional(schema.number(what="a finite number")),
+    )
+    c: tuple[int, ...] | None = option(
+        None,
+        "the effective numbers of hyperparameters the fit searches: an integer "
+        "1..10 or a list, e.g. c=[1,2,3] (default: 1..10)",
+        _c_values,
+    )
+    n_boot: int = option(
+        200,
+        "parametric bootstrap replicates for the intervals and bands (each a fit of n simulated scores: the slow part)",
+        schema.integer(minimum=2),
+    )
+    level: float = option(
+        0.95, "the coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95", schema.level()
+    )
+    method: str = option(
+        "ld_highest_density",
+        "the nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw",
+        schema.choice(lambda: _bands().METHODS),
+    )
+    k_max: int | None = option(
+        None, "the largest budget k extrapolated to (default: 100 n)", schema.optional(schema.integer(minimum=1))
+    )
+    mean: bool = option(
+        True,
+        "also the mean tuning curve and its band (false: the median only, about twice as fast for small n)",
+        schema.boolean(),
+    )
+    seed: int = option(
+        0, "the random seed of the bootstrap: the same seed gives the same numbers", schema.integer(minimum=0)
+    )
+    n_jobs: int = option(-1, "worker processes (-1: every core); never changes a number", schema.integer())
+
+
+@dataclass(frozen=True)
+class ExtrapolateConfig:
+    """``simstudy extrapolate``: the noisy quadratic law fitted to each model's tail of scores, extrapolated.
+
+    What :func:`parse` returns: the parametric tuning curve of Lourie, He & Cho (2025) fitted to
+    the scores above a threshold and extrapolated to budgets past n, with parametric bootstrap bands beside a
+    nonparametric band.
+
+    Parameters
+    ----------
+    data : DataConfig
+        Every score (``data.sample_size`` is None: the field below picks the scores fitted).
+    sample_size : int or None
+        ``sample_size``: fit the first n scores of each model (in runs); the rest are held out to check the
+        extrapolation against; None: fit all.
+    threshold : float or None
+        ``threshold``: the censored share of the lowest scores, in [0, 1); 0.5 unless ``threshold_score`` is
+        given (then None).
+    threshold_score : float or None
+        ``threshold_score``: instead of threshold: censor the scores at or below this score, e.g. 0.85. In score
+        units.
+    c : tuple of int or None
+        ``c``: the effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g.
+        c=[1,2,3] (default: 1..10).
+    n_boot : int
+        ``n_boot``: parametric bootstrap replicates for the intervals and bands (each a fit of n simulated
+        scores: the slow part).
+    level : float
+        ``level``: the coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A
+        probability in (0, 1).
+    method : str
+        ``method``: the nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
+    k_max : int or None
+        ``k_max``: the largest budget k extrapolated to (default: 100 n). In trials.
+    mean : bool
+        ``mean``: also the mean tuning curve and its band (false: the median only, about twice as fast for small
+        n).
+    seed : int
+        ``seed``: the random seed of the bootstrap: the same seed gives the same numbers.
+    n_jobs : int
+        ``n_jobs``: worker processes (-1: every core); never changes a number.
+
+    References
+    ----------
+    .. [1] N. Lourie, H. He and K. Cho, "Hyperparameter loss surfaces are simple near their optima", COLM 2025
+       (arXiv:2510.02721).
+
+    Examples
+    --------
+    >>> from simstudy.commands.extrapolate import parse
+    >>> config = parse({"data": "scores.csv", "threshold_score": 0.85})
+    >>> config.threshold, config.threshold_score, config.n_boot, config.level
+    (None, 0.85, 200, 0.95)
+    """
+
+    data: DataConfig  # every score (sample_size moves to the field below)
+    sample_size: int | None  # fit the first n scores (None: all); the rest are held out
+    threshold: float | None  # the censored share (None with threshold_score)
+    threshold_score: float | None
+    c: tuple[int, ...] | None
+    n_boot: int
+    level: float
+    method: str
+    k_max: int | None
+    mean: bool
+    seed: int
+    n_jobs: int
+
+
+#: The largest ``k_max`` of ``simstudy extrapolate``: its budgets are whole numbers held as float64 (exact below
+#: 2^53); the work does not grow with k_max (about 64 log-spaced budgets), so no larger bound is needed.
+_K_MAX = 10**15
+
+
+def parse(cfg: Mapping) -> ExtrapolateConfig:
+    """Validate the ``simstudy extrapolate`` config (the keys of :class:`ExtrapolateOptions`).
+
+    Parameters
+    ----------
+    cfg : Mapping
+        Key to raw value (missing keys take the schema's defaults; ``data`` is required).
+
+    Returns
+    -------
+    ExtrapolateConfig
+        ``threshold`` is 0.5 unless ``threshold_score`` is given; ``data`` keeps every score.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the first invalid key and its value (``c`` listing a number twice, too); ``threshold``
+        and ``threshold_score`` both given; ``n_jobs=0``; ``k_max`` above 10^15.
+
+    Examples
+    --------
+    >>> parse({"data": "scores.csv"}).threshold
+    0.5
+    >>> parse({"data": "scores.csv", "threshold": 1.0})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: threshold must be a quantile in [0, 1) (the share of the lowest scores censored, \
+e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
+    """
+    o = _command_iv("extrapolate", cfg)
+    data = dataclasses.replace(_data(o), sample_size=None)
+    if o.threshold is not None and o.threshold_score is not None:
+        raise ConfigError(
+            f"threshold={o.threshold:g} and threshold_score={o.threshold_score:g} both set the "
+            f"threshold: give one of them"
+        )
+    if o.threshold_score is not None and not np.isfinite(o.threshold_score):
+        raise ConfigError(f"threshold_score must be a finite number, got {o.threshold_score}")
+    if o.k_max is not None and o.k_max > _K_MAX:  # budgets are float64 (the curves' k): whole numbers up to 2^53
+        raise ConfigError(
+            f"k_max={o.k_max} is beyond the budgets the extrapolation computes exactly (at most {_K_MAX:.0e} runs); "
+            f"lower k_max"
+        )
+    if o.n_jobs == 0:
+        raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
+    # Every bootstrap replicate is kept until the tables are built, and each is a fit (milliseconds).
+    check_memory(
+        "n_boot",
+        o.n_boot,
+        o.n_boot * (_BYTES_PER_BOOT + _BYTES_PER_CHUNK / 25),
+        "the bootstrap replicates' curves, per model",
+        "lower n_boot (200 by default; 1000 for intervals at level 0.99)",
+    )
+    workers = _workers(o.n_jobs)
+    _check_time(
+        "n_boot",
+        o.n_boot,
+        o.n_boot * _SECONDS_PER_BOOT / workers,
+        f"{o.n_boot:,} bootstrap fits per model, on {workers} core{'s' * (workers > 1)}",
+        "lower n_boot (200 by default; 1000 for intervals at level 0.99)",
+    )
+    threshold = o.threshold if o.threshold is not None or o.threshold_score is not None else 0.5
+    return ExtrapolateConfig(
+        data=data,
+        sample_size=o.sample_size,
+        threshold=threshold,
+        threshold_score=o.threshold_score,
+        c=o.c,
+        n_boot=o.n_boot,
+        level=o.level,
+        method=o.method,
+        k_max=o.k_max,
+        mean=o.mean,
+        seed=o.seed,
+        n_jobs=o.n_jobs,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # ExtrapolateResult is the analysis's result class, loaded with pandas only when asked for.
+    if name == "ExtrapolateResult":
+        import importlib
+
+        return importlib.import_module("simstudy.commands.extrapolate_fit").Extrapolation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def source_name(opts: ExtrapolateConfig) -> str:
+    """The scores' name in messages and on the page: a shipped data set's name, else the file's name.
+
+    Parameters
+    ----------
+    opts : ExtrapolateConfig
+        The parsed options.
+
+    Returns
+    -------
+    str
+        ``opts.data.data`` for a shipped data set, else the file's name without its directories.
+
+    Examples
+    --------
+    >>> source_name(parse({"data": "runs/scores.csv"})), source_name(parse({"data": "deberta_mnli"}))
+    ('scores.csv', 'deberta_mnli')
+    """
+    from simstudy.datasets import DATASETS
+
+    return opts.data.data if opts.data.data in DATASETS else Path(opts.data.data).name
+
+
+def prepare(scores: dict, opts: ExtrapolateConfig, source: str = "scores") -> list[Analysis]:
+    """Every fit the command makes, checked and fitted before anything is written.
+
+    The first step of :func:`run`, separate so that a caller can refuse a sample before it touches a run
+    directory (the command line does); see :func:`simstudy.commands.extrapolate_fit.prepare`.
+
+    Parameters
+    ----------
+    scores : dict of str to array_like of float
+        Each model's scores (score units, shape (runs,)), in random-search order.
+    opts : ExtrapolateConfig
+        The parsed options (:func:`parse`).
+    source : str, optional
+        The scores' name in messages; default ``"scores"``.
+
+    Returns
+    -------
+    list of simstudy.commands.extrapolate_fit.Analysis
+        Per model, the fit of its first ``sample_size`` scores, then (when some are held out) that of all.
+
+    Raises
+    ------
+    simstudy.commands.extrapolate_fit.BadSample
+        A sample the law cannot be fitted to as asked (the message names the model and the fix).
+
+    Examples
+    --------
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
+    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    >>> [a.sample.runs for a in prepare({"mlp": ys}, parse({"data": "x.csv", "c": 3, "sample_size": 30}))]
+    [30, 48]
+    """
+    from simstudy.commands import extrapolate_fit
+
+    return extrapolate_fit.prepare(scores, opts, source)
+
+
+def run(
+    scores: dict | list,
+    opts: ExtrapolateConfig,
+    out_dir: str | Path,
+    *,
+    source: str = "scores",
+    progress: bool | None = None,
+) -> ExtrapolateResult:
+    """Fit the law to every model's tail and run (or resume) its bootstrap in ``out_dir``: the command's numbers.
+
+    Parameters
+    ----------
+    scores : dict of str to array_like of float, or list of Analysis
+        Each model's scores (score units), in random-search order; or what :func:`prepare` made of them.
+    opts : ExtrapolateConfig
+        The parsed options (:func:`parse`).
+    out_dir : str or pathlib.Path
+        The run directory: the bootstrap's chunks are stored under ``out_dir/chunks`` (a rerun resumes them).
+    source : str, optional, keyword-only
+        The scores' name in messages (:func:`source_name`); default ``"scores"``.
+    progress : bool or None, optional, keyword-only
+        Show a progress bar (None: when the output is a terminal); default None.
+
+    Returns
+    -------
+    ExtrapolateResult
+        The tidy tables ``curves``, ``fits`` and ``simulation`` and the runner's ``report``
+        (:class:`simstudy.commands.extrapolate_fit.Extrapolation`).
+
+    Raises
+    ------
+    simstudy.commands.extrapolate_fit.BadSample
+        Scores the law cannot be fitted to as asked.
+    simstudy.io.RunDirConflict
+        ``out_dir`` holds the chunks of other settings.
+    simstudy.commands.extrapolate_fit.ExtrapolationFailed
+        A bootstrap chunk raised in its worker (the others stay stored).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
+    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    >>> opts = parse({"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run({"mlp": ys}, opts, tmp, progress=False)
+    >>> round(float(result.fits["b"].iloc[0]), 4), result.report.computed
+    (0.9082, 1)
+    """
+    from simstudy.commands import extrapolate_fit
+
+    analyses = prepare(scores, opts, source) if isinstance(scores, dict) else scores
+    return extrapolate_fit.run(analyses, opts, Path(out_dir), progress=progress)
+
+
+def write(result: ExtrapolateResult, opts: ExtrapolateConfig, out_dir: str | Path, *, source: str = "scores") -> Path:
+    """Write what ``simstudy extrapolate`` writes of a result: ``extrapolation.csv``, ``fit.csv``,
+    ``simulation.csv``, ``extrapolation.png`` and ``EXTRAPOLATE.md`` (each atomically).
+
+    Parameters
+    ----------
+    result : ExtrapolateResult
+        From :func:`run`.
+    opts : ExtrapolateConfig
+        The options it was run with.
+    out_dir : str or pathlib.Path
+        The run directory (it exists).
+    source : str, optional, keyword-only
+        The scores' name in the page's title (:func:`source_name`); default ``"scores"``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir / "EXTRAPOLATE.md"``.
+
+    Raises
+    ------
+    OSError
+        If a file cannot be written.
+
+    Examples
+    --------
+    The figure takes about a second:
+
+    >>> import pathlib, tempfile
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
+    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
+    >>> opts = parse({"data": "scores.csv", "c": 3, "k_max": 480, "n_boot": 2, "mean": False, "n_jobs": 1})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     page = write(run({"mlp": ys}, opts, tmp, progress=False), opts, tmp)
+    ...     sorted(p.name for p in pathlib.Path(tmp).iterdir())
+    ['EXTRAPOLATE.md', 'chunks', 'extrapolation.csv', 'extrapolation.png', 'fit.csv', 'simulation.csv']
+    """
+    from simstudy import io
+    from simstudy.commands import extrapolate_page
+
+    out_dir = Path(out_dir)
+    io.write_csv(result.curves, out_dir / "extrapolation.csv")
+    io.write_csv(result.fits, out_dir / "fit.csv")
+    io.write_csv(result.simulation, out_dir / "simulation.csv")
+    return extrapolate_page.write_page(result, opts, source, out_dir)

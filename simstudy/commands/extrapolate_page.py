@@ -1,0 +1,731 @@
+"""The page of ``simstudy extrapolate``: ``EXTRAPOLATE.md``, its figure ``extrapolation.png`` and the lines the
+command prints.
+
+=============================  ============================================================================
+:func:`write_page`             ``extrapolation.png`` and ``EXTRAPOLATE.md`` of an extrapolation's result
+:func:`misfit_banner`          the page's "do not extrapolate" warnings, per fit the law does not describe
+:func:`summary`                the terminal's lines: the warnings, b and c, the median curve at n and 100 n
+:func:`extrapolation_figure`   each model's tuning curve extrapolated past its n runs
+:func:`bands_label`            a band method's name in words
+=============================  ============================================================================
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from simstudy import io
+from simstudy.commands._pages import _g, _lvl, _pct, _write_page, plain
+from simstudy.plots import _suptitle, _theme, _title
+from simstudy.stats.metrics import format_estimate
+
+__all__ = ["write_page", "misfit_banner", "summary", "extrapolation_figure", "bands_label"]
+
+
+def _interval(lo: float, hi: float, digits: int = 4) -> str:
+    return f"[{_g(lo, digits)}, {_g(hi, digits)}]"
+
+
+def _c_shares(fit) -> str:
+    shares = {int(col.rsplit("_", 1)[1]): fit[col] for col in fit.index if str(col).startswith("c_share_")}
+    shown = [f"c = {c}: {_pct(p)}" for c, p in sorted(shares.items(), key=lambda cp: -cp[1]) if p > 0]
+    return ", ".join(shown[:4]) + (", ..." if len(shown) > 4 else "")
+
+
+def _mean_error(row) -> str:
+    """The mean absolute relative error of a simulation row, in percent to the digits its MCSE supports."""
+    return format_estimate(row["mean_abs_rel_error"], row["mean_abs_rel_error_mcse"], percent=True, show_mcse=False)
+
+
+def _multiple(m: int) -> str:
+    return "n" if m == 1 else f"{m}n"
+
+
+def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, opts) -> list[str]:
+    """One model's part of EXTRAPOLATE.md: the fit, the predictions at n..100n with their simulated error, and
+    (with held-out runs) the check against them."""
+    n, model, level = int(fit["runs"]), fit["model"], opts.level
+    # minimize=true: the convex law, whose a is the best score possible; the tail fitted is the lowest scores
+    convex = bool(fit.get("convex", False))
+    best, other = ("a", "b") if convex else ("b", "a")
+    mine = curves[(curves["model"] == model) & (curves["runs"] == n)]
+    med = mine[mine["curve"] == "median"].set_index("k")
+    avg = mine[mine["curve"] == "mean"].set_index("k")
+    sim = sims[(sims["model"] == model) & (sims["runs"] == n)].set_index("multiple")
+    noise = (
+        "o = 0: the noise-free law fits best (**hit_bound**: the fit lies on the family's boundary)"
+        if fit["hit_bound"]
+        else f"o = {_g(fit['o'], 3)} {_interval(fit['o_lower'], fit['o_upper'], 3)} (run-to-run noise SD)"
+    )
+    lines = [
+        f"## {model}: fitted to {'the first ' if fit['total_runs'] > n else ''}{n:,} runs",
+        "",
+        f"- **{best}, the best score possible: {_g(fit[best], 5)}**, {_lvl(level)} interval "
+        f"**{_interval(fit[f'{best}_lower'], fit[f'{best}_upper'], 5)}**. {_best_against_observed(fit)}",
+        f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
+        f"{_c_shares(fit)}).",
+        *_law_warnings(fit, opts),
+        *(f"- **Warning: {w}.**" for w in _beyond_bounds(curves, model, n, opts.data.low, opts.data.high)),
+        f"- {noise}; {other} = {_g(fit[other], 4)} {_interval(fit[f'{other}_lower'], fit[f'{other}_upper'])}.",
+        f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores "
+        f"{'below' if convex else 'above'} it fitted, the rest censored"
+        + ("" if fit["converged"] else " (**the optimizer did not meet its tolerance**)")
+        + ".",
+        *(
+            [
+                f"- **Warning: the fitted {best} lies outside its bootstrap interval**: refits of samples from the "
+                "fitted law land elsewhere, so the fit is unstable at this n (more runs, another threshold, or c= "
+                "may help)."
+            ]
+            if np.isfinite(fit[f"{best}_lower"]) and not fit[f"{best}_lower"] <= fit[best] <= fit[f"{best}_upper"]
+            else []
+        ),
+        f"- Bootstrap: {int(fit['n_boot'])} replicates"
+        + (f", {_pct(fit['failed'])} of fits failed (left out)" if fit["failed"] > 0 else "")
+        + ".",
+        "",
+    ]
+    lines += [
+        f"| k | median tuning curve ({_lvl(level)} band) | mean tuning curve ({_lvl(level)} band) | "
+        f"nonparametric median ({_lvl(level)} band) | error in simulation: mean abs. relative (± MCSE) |",
+        "|---|---|---|---|---|",
+    ]
+    for m, row in sim.iterrows():
+        k = row["k"]
+        r = med.loc[k]
+        mean = (
+            f"{_g(avg.loc[k, 'estimate'], 5)} {_interval(avg.loc[k, 'lower'], avg.loc[k, 'upper'], 5)}"
+            if k in avg.index
+            else "—"
+        )
+        nonpar = (
+            f"{_g(r['np_point'], 5)} {_interval(r['np_lower'], r['np_upper'], 5)}"
+            if np.isfinite(r["np_point"])
+            else "—"
+        )
+        error = format_estimate(row["mean_abs_rel_error"], row["mean_abs_rel_error_mcse"], percent=True)
+        lines.append(
+            f"| {int(k):,} ({_multiple(int(m))}) | {_g(r['estimate'], 5)} {_interval(r['lower'], r['upper'], 5)} "
+            f"| {mean} | {nonpar} | {error} |"
+        )
+    R = int(sim["replicates"].iloc[0]) if len(sim) else 0
+    worst = sim.loc[max(sim.index)] if len(sim) else None
+    lines += [
+        "",
+        f"**How far the extrapolation held up in simulation.** {R} searches of n = {n:,} runs simulated from the "
+        f"fitted law (the bootstrap's replicates), each refitted by the same rule: the predicted median curve "
+        f"erred at k = n by {_mean_error(sim.loc[1])} on average and at k = {_multiple(int(max(sim.index)))} by "
+        f"{_mean_error(worst)} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "  # type: ignore[index]  # None only if sim is empty, when sim.loc[1] has failed
+        f"{format_estimate(worst['bias_rel'], worst['bias_rel_mcse'], percent=True)}), the relative error being "  # type: ignore[index]
+        f"|predicted(k) − true(k)| / (true(k) − true(1)): a share of what search gains over a single run's "
+        f"median score (true(k) − true(1) = {_g(worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "  # type: ignore[index]
+        "coverage of the bootstrap bands is not simulated here (it needs a bootstrap per simulated search): "
+        "the `parametric_audit` study measures it.",
+        "",
+    ]
+    if full is not None:
+        total = int(full["runs"])
+        held = med[(med["region"] == "held-out") | ((med["region"] == "observed") & (med.index >= n))]
+        held = held[np.isfinite(held["covers_all"])]
+        covered = int(held["covers_all"].sum())
+        miss = held[held["covers_all"] == 0]
+        lines += [
+            f"**Held-out check.** The {_lvl(level)} band extrapolated from the first {n:,} runs covers the median "
+            f"tuning curve of all {total:,} runs (nonparametric) at **{covered} of {len(held)}** budgets k = {n:,}..{total:,}"
+            + (
+                f"; it misses at k = {', '.join(f'{int(k):,}' for k in miss.index[:6])}"
+                + (" ..." if len(miss) > 6 else "")
+                if len(miss)
+                else ""
+            )
+            + "."
+        ]
+        lines += [
+            f"Fitted to all {total:,} runs (not bootstrapped): {best} = {_g(full[best], 5)}, c = {int(full['c'])}, "
+            f"o = {_g(full['o'], 3)}. " + _agreement_sentence(full, level),
+            *_law_warnings(full, opts, check_c=False),
+            "",
+        ]
+    else:
+        lines += [_agreement_sentence(fit, level), ""]
+    return lines
+
+
+def _misfits(fit, level: float) -> list[str]:
+    """Why the law does not describe the scores it was fitted to (empty when nothing says so)."""
+    reasons = []
+    if fit.get("np_outside", 0) > 0:
+        reasons.append(
+            f"its median curve leaves the nonparametric {_lvl(level)} band of the scores at {int(fit['np_outside'])} "
+            f"of the budgets k = {_checked_range(fit)} (first at k = {int(fit['np_first_outside']):,})"
+        )
+    p = fit.get("p_best_at_most_observed", np.nan)
+    tail = (1.0 - level) / 2.0
+    convex = bool(fit.get("convex", False))  # minimize=true: the best is the lowest score
+    observed = fit["min_score"] if convex else fit["max_score"]
+    better = "below" if convex else "above"
+    if np.isfinite(p) and p < tail:
+        reasons.append(
+            f"its median curve at k = n = {int(fit['runs']):,} is {_g(fit['median_at_n'], 4)}, {better} the best score "
+            f"of the {int(fit['runs']):,} runs ({_g(observed, 4)}): the law gives the best of n runs only "
+            f"a chance of {_chance(p)} to score {'that high' if convex else 'that low'}"
+        )
+    elif np.isfinite(p) and p > 1.0 - tail:
+        reasons.append(
+            f"the best of the {int(fit['runs']):,} runs ({_g(observed, 4)}) is {better} what the law allows: it "
+            f"gives the best of n runs a chance of only {_chance(1.0 - p)} to score {'that low' if convex else 'that high'} "
+            f"(its median curve at k = n: {_g(fit['median_at_n'], 4)})"
+        )
+    return reasons
+
+
+def misfit_banner(fits: pd.DataFrame, level: float) -> list[str]:
+    """The top of ``EXTRAPOLATE.md``: per fit the law does not describe, a plain "do not extrapolate" and why.
+
+    The law does not describe a model's scores when its median curve leaves the nonparametric simultaneous
+    band anywhere in k = 1..n, or when the best of n runs under the law would beat (or fall short of) the
+    observed best with probability beyond the level's tails (``F(max)^n`` below ``(1 - level) / 2`` or above
+    ``1 - (1 - level) / 2``). The CLI prints the same lines.
+
+    Parameters
+    ----------
+    fits : pandas.DataFrame
+        ``fit.csv`` of :func:`simstudy.commands.extrapolate_fit.run` (its ``np_outside``, ``np_checked``,
+        ``np_first_outside``, ``median_at_n``, ``p_best_at_most_observed``, ``max_score``, ``runs``,
+        ``total_runs``, ``model`` columns).
+    level : float
+        The bands' level, in (0, 1).
+
+    Returns
+    -------
+    list of str
+        A Markdown quote and a blank line per fit that misfits; empty when the law describes every one.
+
+    Examples
+    --------
+    >>> fits = pd.DataFrame({"model": ["mlp"], "runs": [512], "total_runs": [512], "np_outside": [0],
+    ...     "np_checked": [512], "np_first_outside": [np.nan], "median_at_n": [0.7677],
+    ...     "p_best_at_most_observed": [1e-6], "max_score": [0.7489]})
+    >>> print(misfit_banner(fits, 0.95)[0])  # doctest: +NORMALIZE_WHITESPACE
+    > **The law does not describe the scores of mlp: do not extrapolate these scores.** The fitted law: its
+    median curve at k = n = 512 is 0.7677, above the best score of the 512 runs (0.7489): the law gives the best
+    of n runs only a chance of less than 1 in 10,000 to score that low.
+    >>> misfit_banner(fits.assign(p_best_at_most_observed=0.3), 0.95)
+    []
+    """
+    lines = []
+    for _, row in fits.iterrows():
+        reasons = _misfits(row, level)
+        if not reasons:
+            continue
+        whose = (
+            f"the first {int(row['runs']):,} runs of {row['model']}"
+            if row["total_runs"] > row["runs"]
+            else f"all {int(row['runs']):,} runs of {row['model']}"
+            if (fits["model"] == row["model"]).sum() > 1
+            else row["model"]
+        )
+        lines += [
+            f"> **The law does not describe the scores of {whose}: do not extrapolate these scores.** The fitted "
+            f"law: {'; '.join(reasons)}.",
+            "",
+        ]
+    return lines
+
+
+def _chance(p: float) -> str:
+    """A probability in words: '11%', 'less than 1 in 10,000' (two digits: it is a judgement, not a datum)."""
+    return "less than 1 in 10,000" if p < 1e-4 else f"{100 * p:.2g}%"
+
+
+def _best_against_observed(fit) -> str:
+    """The law's best score possible against the best observed score, in words: the law's best is the noise-free
+    best (b; a for a convex law, minimize=true), and an observed score includes run-to-run noise."""
+    convex = bool(fit.get("convex", False))
+    name, observed = ("a", fit["min_score"]) if convex else ("b", fit["max_score"])
+    value = fit[name]
+    if (value > observed) if convex else (value < observed):
+        return (
+            f"It is {'above' if convex else 'below'} the best observed score ({_g(observed, 5)}): {name} is the best "
+            f"of the noise-free law, and an observed score adds run-to-run noise (o = {_g(fit['o'], 3)}), so the "
+            f"luckiest runs {'go below' if convex else 'exceed'} it; {name} is what the best configuration scores "
+            "on average."
+        )
+    return (
+        f"The best observed score is {_g(observed, 5)}: {name} is the best of the noise-free law (what the best "
+        f"configuration scores on average), so more search can approach {name} but single runs also vary by the "
+        "noise."
+    )
+
+
+def _law_warnings(fit, opts, *, check_c: bool = True) -> list[str]:
+    """Bullets for a fitted c at the edge of the values searched and a beyond the scale's floor."""
+    out = []
+    c, c_min, c_max = int(fit["c"]), fit.get("c_min", np.nan), fit.get("c_max", np.nan)
+    if check_c and np.isfinite(c_max) and c_min < c_max and (c == c_max or (c == c_min and c_min > 1)):
+        out.append(
+            f"- **Warning: c = {c} is at the edge of the values searched ({int(c_min)}..{int(c_max)})**: the best c "
+            "may lie beyond it, and b and the extrapolation with it; widen `c=` to check."
+        )
+    if fit.get("beyond_scale", False):
+        low, high = opts.data.low, opts.data.high
+        out.append(
+            f"- **Warning: a = {_g(fit['a'], 4)} lies below the scale's floor ({low:g})**: no score can, so the "
+            "quadratic basin fitted to the tail does not describe the rest of the search space."
+            if fit["a"] < low
+            else f"- **Warning: b = {_g(fit['b'], 4)} lies above the scale's top ({high:g})**: no score can, so the "
+            "quadratic basin fitted to the tail does not describe the rest of the search space."
+        )
+    return out
+
+
+def _beyond_bounds(curves: pd.DataFrame, model: str, runs: int, low: float, high: float) -> list[str]:
+    """Where the law's predicted curves (estimates or bands) leave the scores' scale [low, high], in words.
+
+    The noise term o of the law is unbounded, so the best of k runs under it passes any bound as k grows: a
+    curve beyond ``high`` (below ``low`` with minimize=true) predicts scores no run can reach. The curves are
+    not clipped (extrapolation.csv keeps the law's values, as fitted); the report and the terminal say from
+    which k the values are to be read as capped at the bound. One sentence per side crossed.
+    """
+    mine = curves[(curves["model"] == model) & (curves["runs"] == runs)]
+    out = []
+    for side, key, bound, edge in (("above", "high", high, "upper"), ("below", "low", low, "lower")):
+        if not np.isfinite(bound):
+            continue
+        parts = []
+        for curve in ("median", "mean"):
+            c = mine[mine["curve"] == curve].sort_values("k")
+            if c.empty:
+                continue
+            beyond = (c["estimate"] > bound) if side == "above" else (c["estimate"] < bound)
+            band = (c[edge] > bound) if side == "above" else (c[edge] < bound)
+            if beyond.any():
+                first = c[beyond].iloc[0]
+                digits = 5  # enough digits to show the value past the bound (1.00002, not 1)
+                while (
+                    digits < 15 and (float(_g(first["estimate"], digits)) - bound) * (1 if side == "above" else -1) <= 0
+                ):
+                    digits += 1
+                parts.append(
+                    f"the {curve} curve from k = {_k_of(first['k'], runs)} ({_g(first['estimate'], digits)} there)"
+                )
+            elif band.any():
+                parts.append(f"the {curve} curve's band from k = {_k_of(c[band].iloc[0]['k'], runs)}")
+        if parts:
+            out.append(
+                f"the law predicts scores {side} {key}={bound:g}: {'; '.join(parts)}. Read the curves as capped at "
+                f"{bound:g}: the noise term o is unbounded, so the law's best of k runs passes any bound as k grows "
+                f"(extrapolation.csv keeps the law's values)"
+            )
+    return out
+
+
+def _k_of(k: float, n: int) -> str:
+    """A budget as a multiple of n where it is one (5n), else the number of runs."""
+    k = int(k)
+    return _multiple(k // n) if k % n == 0 else f"{k:,}"
+
+
+def _checked_range(fit) -> str:
+    """The budgets the agreement check judged, ``1..n``, or ``k0..n`` with why it starts at k0."""
+    first, n = int(fit.get("np_first_checked", 1)), int(fit["np_checked"]) + int(fit.get("np_first_checked", 1)) - 1
+    if first == 1:
+        return f"1..{n:,}"
+    return f"{first:,}..{n:,} (below k = {first:,} the median curve lies among the censored scores, not fitted)"
+
+
+def _agreement_sentence(fit, level: float) -> str:
+    """Where, within the data (every k = 1..n), the law's median curve lies inside the nonparametric band."""
+    checked = int(fit.get("np_checked", 0))
+    if not checked:
+        return ""
+    convex = bool(fit.get("convex", False))  # minimize=true: the band's lower side is the one that turns trivial
+    outside = int(fit["np_outside"])
+    trivial = fit["np_upper_trivial_from"]
+    p = fit["p_best_at_most_observed"]
+    side, other = ("lower", "above") if convex else ("upper", "below")
+    above = (
+        f" (from k = {int(trivial):,} on the band's {side} side is the scale's bound, so there it checks only "
+        f"from {other}; the best observed score checks the rest, next)"
+        if np.isfinite(trivial)
+        else ""
+    )
+    observed = fit["min_score"] if convex else fit["max_score"]
+    return (
+        f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
+        f"{checked - outside:,} of the {checked:,} budgets k = {_checked_range(fit)}{above}"
+        + (f"; it first leaves it at k = {int(fit['np_first_outside']):,}." if outside else ".")
+        + f" At k = n = {int(fit['runs']):,} the law's median curve is {_g(fit['median_at_n'], 4)} against the best "
+        f"observed score {_g(observed, 4)}: the law gives the best of n runs a chance of {_chance(p)} "
+        f"to score {'at least' if convex else 'at most'} that. Beyond n, only the law speaks."
+    )
+
+
+def summary(result, level: float, bounds: tuple[float, float] = (-np.inf, np.inf)) -> list[str]:
+    """The lines ``simstudy extrapolate`` prints: the page's warnings where the law does not describe the scores,
+    then each fit's best score possible (b; a with minimize=true) and c, and its median curve at n, 10 n and 100 n;
+    and, as the page says, where a curve leaves the scale.
+
+    Parameters
+    ----------
+    result : simstudy.commands.extrapolate_fit.Extrapolation
+        The command's result (its ``fits`` and ``curves``).
+    level : float
+        The bands' level, in (0, 1).
+    bounds : tuple of float, optional
+        The scale ``(low, high)`` in score units; default unbounded.
+
+    Returns
+    -------
+    list of str
+        Plain text lines (no Markdown).
+
+    Examples
+    --------
+    >>> fits = pd.DataFrame({"model": ["mlp"], "runs": [2], "total_runs": [2], "np_outside": [0],
+    ...     "np_checked": [2], "median_at_n": [0.8], "p_best_at_most_observed": [0.5], "max_score": [0.8],
+    ...     "b": [0.9], "b_lower": [0.85], "b_upper": [0.95], "c": [2]})
+    >>> curves = pd.DataFrame({"model": "mlp", "runs": 2, "curve": "median", "k": [2.0, 200.0],
+    ...     "estimate": [0.8, 0.88], "lower": [0.78, 0.85], "upper": [0.82, 0.9]})
+    >>> summary(type("R", (), {"fits": fits, "curves": curves})(), 0.95)
+    ['mlp (2 runs): b = 0.9 [0.85, 0.95], c = 2; median curve k=2: 0.8 [0.78, 0.82]; k=200: 0.88 [0.85, 0.9]']
+    """
+    lines = [plain(line.removeprefix("> ")) for line in misfit_banner(result.fits, level) if line]
+    med = result.curves[result.curves["curve"] == "median"]
+    for _, f in result.fits.iterrows():
+        n = int(f["runs"])
+        best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
+        rows = med[(med["model"] == f["model"]) & (med["runs"] == n)].set_index("k")
+        at = [k for k in (n, 10 * n, 100 * n) if k in rows.index]
+        curve = "; ".join(
+            f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g} [{rows.loc[k, 'lower']:.4g}, {rows.loc[k, 'upper']:.4g}]"
+            for k in at
+        )
+        if not np.isfinite(f["b_lower"]):  # the fit of all the runs beside a held-out check: not bootstrapped
+            curve = "; ".join(f"k={int(k):,}: {rows.loc[k, 'estimate']:.4g}" for k in at)
+            lines.append(
+                f"{f['model']} (all {n:,} runs, not bootstrapped): {best} = {f[best]:.5g}, c = {int(f['c'])}; "
+                f"median curve {curve}"
+            )
+            continue
+        lines.append(
+            f"{f['model']} ({n:,} runs): {best} = {f[best] + 0.0:.5g} "  # + 0.0: the mirror of 0 prints 0, not -0
+            f"[{f[f'{best}_lower'] + 0.0:.5g}, {f[f'{best}_upper'] + 0.0:.5g}], "
+            f"c = {int(f['c'])}; median curve {curve}"
+        )
+        lines += [
+            f"{f['model']} ({n:,} runs): warning: {w}" for w in _beyond_bounds(result.curves, f["model"], n, *bounds)
+        ]
+    return lines
+
+
+def write_page(result, opts, source: str, out_dir: Path) -> Path:
+    """Write ``extrapolation.png`` and the one-page ``EXTRAPOLATE.md`` of ``simstudy extrapolate``; return its path.
+
+    For each model: the fitted law's parameters with their bootstrap intervals (b, the best score possible;
+    c, the effective number of hyperparameters; the noise o; a), the threshold, a table of the predicted
+    median and mean tuning curves at k = n, 2n, 5n, 10n, 100n with their bands beside the nonparametric band,
+    the extrapolation's error in simulation from the fitted law, and (with held-out runs) the check against
+    them. Both files are written atomically.
+
+    Parameters
+    ----------
+    result : simstudy.commands.extrapolate_fit.Extrapolation
+        The tidy results of :func:`simstudy.commands.extrapolate_fit.run` (``curves``, ``fits``, ``simulation``).
+    opts : simstudy.commands.extrapolate.ExtrapolateConfig
+        The command's options (:func:`simstudy.commands.extrapolate.parse`): ``threshold`` or
+        ``threshold_score``, ``c``, ``n_boot``, ``level`` and ``method`` are reported.
+    source : str
+        The scores' name as the title shows it (a data set's name or the file's name).
+    out_dir : pathlib.Path
+        The run directory (it exists).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir / "EXTRAPOLATE.md"``.
+
+    Raises
+    ------
+    OSError
+        If a file cannot be written.
+
+    References
+    ----------
+    Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima. COLM
+    2025, arXiv:2510.02721.
+
+    Examples
+    --------
+    ``simstudy extrapolate data=scores.csv`` calls this function. By hand (its figure alone takes about a
+    second, so this example runs only the fit and the options, without the bootstrap and the page):
+
+    >>> from simstudy.commands import extrapolate, extrapolate_fit
+    >>> from simstudy.distributions.parametric import NoisyQuadratic
+    >>> x = NoisyQuadratic(0.5, 0.9, 3, 0.01).sample(40, rng=np.random.default_rng(0))
+    >>> opts = extrapolate.parse({"data": "scores.csv", "n_boot": 2, "k_max": 100, "c": [3]})
+    >>> analyses = extrapolate_fit.prepare({"mlp": x}, opts, "scores.csv")
+    >>> [(a.sample.model, a.sample.runs) for a in analyses]
+    [('mlp', 40)]
+
+    Then, in an empty directory ``out``::
+
+        result = extrapolate_fit.run(analyses, opts, out)
+        print(write_page(result, opts, "scores.csv", out).read_text())
+    """
+    import matplotlib.pyplot as plt
+
+    curves, fits, sims = result.curves, result.fits, result.simulation
+    fig = extrapolation_figure(curves, fits)
+    io.save_figure(fig, out_dir / "extrapolation.png", dpi=130)
+    plt.close(fig)
+    worse = "above" if opts.data.minimize else "below"  # minimize=true: the highest scores are the worst, censored
+    rule = (
+        f"scores at or {worse} {opts.threshold_score:g} censored"
+        if opts.threshold_score is not None
+        else f"the {'highest' if opts.data.minimize else 'lowest'} {_pct(opts.threshold)} of each sample censored"
+    )
+    lines = [
+        f"# Extrapolated tuning curves: `{source}`",
+        "",
+        "The noisy quadratic law of random search near the optimum (Lourie, He & Cho 2025) fitted to the tail of "
+        f"each model's scores ({rule}; maximum product of spacings, c searched over "
+        f"{', '.join(map(str, opts.c)) if opts.c else '1..10'}), extrapolated to k = {_g(curves['k'].max(), 6)} "
+        f"search iterations. Intervals and bands: percentile, pointwise, from a parametric bootstrap of "
+        f"{opts.n_boot} refits at {_lvl(opts.level)}; the nonparametric band beside them is simultaneous "
+        f"({bands_label(opts.method)}) and exists only up to n. The extrapolation assumes the law holds past the "
+        "data: the held-up numbers below are simulations from the fitted law, not a test of it.",
+        "",
+        "![extrapolation](extrapolation.png)",
+        "",
+    ]
+    lines[2:2] = misfit_banner(fits, opts.level)
+    for model in dict.fromkeys(fits["model"]):
+        rows = fits[fits["model"] == model].sort_values("runs")
+        fit = rows.iloc[0]
+        full = rows.iloc[-1] if len(rows) > 1 else None
+        lines += _extrapolate_section(fit, curves, sims, full, opts)
+    lines += [
+        "Files: `extrapolation.csv` (every budget k: median and mean curves with their bands, the nonparametric "
+        "band, `inside_np` / `covers_all` flags), `fit.csv` (parameters, intervals, c's bootstrap shares), "
+        "`simulation.csv` (the errors above, with MCSE), `chunks/` (the bootstrap's replicates: a rerun "
+        "resumes), `run.json` (settings, timings, environment)."
+    ]
+    return _write_page(out_dir / "EXTRAPOLATE.md", lines)
+
+
+def bands_label(method: str) -> str:
+    """A CDF band method's name in words, as the page says it.
+
+    Parameters
+    ----------
+    method : str
+        A band method (``ld_highest_density``, ``ks`` ...; a plug-in's name is returned as is).
+
+    Returns
+    -------
+    str
+        Its label (:data:`simstudy.stats.bands.METHOD_LABELS`), else ``method``.
+
+    Examples
+    --------
+    >>> bands_label("my_band")
+    'my_band'
+    """
+    from simstudy.stats.bands import METHOD_LABELS
+
+    return METHOD_LABELS.get(method, method)
+
+
+def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str | None = None):
+    """Each model's tuning curve extrapolated past its n runs (``simstudy extrapolate``), one panel per model.
+
+    Up to n: the nonparametric median tuning curve of the scores with its simultaneous band (capped at the
+    top of the view where it is trivial). Over every k (log scale): the fitted noisy quadratic law's median curve
+    (dashed within the data, solid past n) with its parametric bootstrap band past n. A vertical line marks n, a
+    grey horizontal band the interval for b (the best score possible). With held-out runs, the median curve of
+    all N runs is drawn in black up to N for comparison, and the law fitted to all N runs dash-dotted.
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        :attr:`simstudy.commands.extrapolate_fit.Extrapolation.curves` (``extrapolation.csv``), one row per model, runs
+        fitted, k and curve. Read: ``model``, ``runs`` (scores the law was fitted to), ``curve`` (only
+        ``"median"`` rows are drawn), ``k`` (search iterations, >= 1), ``estimate`` (the fitted law's median
+        curve, score units), ``lower`` and ``upper`` (its pointwise bootstrap band, drawn for k >= n),
+        ``np_point``, ``np_lower`` and ``np_upper`` (the nonparametric median curve and its simultaneous band
+        of the n scores, drawn for k <= n; the band may be infinite), optionally ``all_point`` (the median
+        curve of all N runs, NaN beyond N) and ``level`` (the bands' level in (0, 1); default 0.95). Rows with
+        ``runs`` equal to the model's ``total_runs`` give the law fitted to all N runs. Other columns
+        (``region``, ``inside_np``, ``covers_all``, ``method``, ...) are ignored.
+    fits : pandas.DataFrame
+        :attr:`simstudy.commands.extrapolate_fit.Extrapolation.fits` (``fit.csv``), one row per model and runs fitted; the
+        row with the fewest runs is the extrapolated fit. Read: ``model`` (one panel each, in order of first
+        appearance), ``runs`` (n), ``total_runs`` (N, all the model's runs; > n with held-out runs), ``b``
+        (the best score possible, score units), ``b_lower`` and ``b_upper`` (its bootstrap interval, score
+        units), ``c`` (the effective number of hyperparameters, a positive integer) and ``o`` (the noise
+        scale, score units; 0 means noise-free); optionally ``convex`` (True with ``minimize=true``: the
+        convex law, whose best score possible is ``a``, with ``a_lower`` and ``a_upper``, drawn in b's place).
+    title : str, optional, keyword-only
+        The figure's title (wrapped to its width). Default None: no title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row of axes, one per model (k on a log axis), each titled with the model, n and b's interval, its
+        legend inside.
+
+    References
+    ----------
+    Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their optima. COLM 2025,
+    arXiv:2510.02721.
+    Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: Confidence bands for tuning curves.
+    NAACL 2024, arXiv:2311.09480.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> k = np.array([1, 2, 4, 8, 16])
+    >>> est = 0.9 - 0.2 / k
+    >>> within = np.where(k <= 4, 0.0, np.nan)  # the nonparametric curve stops at n = 4
+    >>> curves = pd.DataFrame(
+    ...     {"k": k, "estimate": est, "lower": est - 0.02, "upper": est + 0.02, "np_point": est + within,
+    ...      "np_lower": est - 0.1 + within, "np_upper": est + 0.1 + within}
+    ... ).assign(model="a", runs=4, curve="median", level=0.9)
+    >>> fits = pd.DataFrame(
+    ...     {"model": ["a"], "runs": [4], "total_runs": [4], "b": [0.9], "b_lower": [0.88], "b_upper": [0.93],
+    ...      "c": [2], "o": [0.0]}
+    ... )
+    >>> fig = extrapolation_figure(curves, fits)
+    >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[0].get_xscale()
+    (1, 'a: fitted to 4 runs; b = 0.9 [0.88, 0.93]', 'log')
+    >>> plt.close(fig)
+    """
+    import matplotlib.pyplot as plt  # simstudy.plots, imported above, chose the backend
+
+    _theme()
+    models = list(dict.fromkeys(fits["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(5.6 * len(models), 4.4), layout="constrained", squeeze=False)
+    for ax, model in zip(axes[0], models):
+        f = fits[fits["model"] == model].sort_values("runs").iloc[0]  # the extrapolated fit (the fewest runs)
+        n, total = int(f["runs"]), int(f["total_runs"])
+        best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
+        observed_best = f.get("min_score" if best == "a" else "max_score", np.nan)
+        c = curves[(curves["model"] == model) & (curves["runs"] == n) & (curves["curve"] == "median")].sort_values("k")
+        level = float(c["level"].iloc[0]) if "level" in c and len(c) else 0.95
+        k = c["k"].to_numpy()
+        within, past = k <= n, k >= n
+        # The view: the curves, the parametric band and the b interval; the nonparametric band is clipped to it
+        # (where it is wide or trivial -- at the bound, or infinite -- it runs off the view).
+        shown = np.concatenate(
+            [
+                c["estimate"],
+                c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
+                c.loc[within, "np_point"].to_numpy(),
+                [f[f"{best}_lower"], f[f"{best}_upper"], observed_best],
+            ]
+        )
+        if "all_point" in c:
+            shown = np.concatenate([shown, c["all_point"].to_numpy()])
+        shown = shown[np.isfinite(shown)]
+        span = (shown.max() - shown.min()) or 1.0
+        bottom, top = shown.min() - 0.08 * span, shown.max() + 0.08 * span
+        ax.axhspan(
+            f[f"{best}_lower"],
+            f[f"{best}_upper"],
+            color="0.6",
+            alpha=0.25,
+            lw=0,
+            label=f"{best}, the best score possible without noise: {level:.0%} interval",
+        )
+        ax.axhline(f[best], color="0.45", lw=0.8, ls=":")
+        cw = c[within]
+        # Shaded where both sides bound the curve (inside_np is NaN where the band is trivial); beyond, a shade up
+        # to the edge of the view would be a rectangle: the lower side alone is drawn as a thin line.
+        both = np.isfinite(cw["inside_np"]).to_numpy() if "inside_np" in cw else np.ones(len(cw), dtype=bool)
+        ax.fill_between(
+            cw["k"],
+            np.clip(cw["np_lower"], bottom, top),
+            np.clip(cw["np_upper"], bottom, top),
+            where=both,
+            color="C0",
+            alpha=0.25,
+            lw=0,
+            label=f"nonparametric {level:.0%} band (LD, simultaneous)",
+        )
+        if not both.all():
+            ax.plot(
+                cw["k"],
+                np.where(both, np.nan, np.clip(cw["np_lower"], bottom, top)),
+                color="C0",
+                lw=0.8,
+                label="its lower side, where its upper side is trivial",
+            )
+        ax.plot(
+            cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n:,} runs (nonparametric)"
+        )
+        cp = c[past]
+        ax.fill_between(
+            cp["k"],
+            cp["lower"],
+            cp["upper"],
+            color="C1",
+            alpha=0.25,
+            lw=0,
+            label=f"parametric {level:.0%} band (bootstrap, pointwise)",
+        )
+        ax.plot(k[within], c["estimate"].to_numpy()[within], color="C1", lw=1.4, ls="--")
+        ax.plot(
+            cp["k"],
+            cp["estimate"],
+            color="C1",
+            lw=1.8,
+            label=f"fitted law's median curve (c = {int(f['c'])}, {'noise-free' if f['o'] == 0 else 'noisy'})",
+        )
+        if total > n and "all_point" in c:
+            ca = c[np.isfinite(c["all_point"])]
+            ax.plot(
+                ca["k"],
+                ca["all_point"],
+                color="black",
+                lw=1.0,
+                label=f"median tuning curve of all {total:,} runs (nonparametric)",
+            )
+            ref = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
+            if len(ref):
+                ref = ref.sort_values("k")
+                ax.plot(
+                    ref["k"], ref["estimate"], color="0.35", lw=1.0, ls="-.", label=f"law fitted to all {total:,} runs"
+                )
+            ax.axvline(total, color="0.3", lw=0.8, ls=":")
+        if np.isfinite(observed_best):  # what the law's median at k = n is judged against
+            ax.plot([n], [observed_best], marker="*", ms=8, color="black", ls="none", label=f"best of the {n:,} runs")
+        ax.axvline(n, color="black", lw=0.9, ls="--")
+        ax.annotate(
+            f"n = {n:,}",
+            (n, 0.98),
+            xycoords=("data", "axes fraction"),
+            fontsize=7,
+            ha="right",
+            va="top",
+            xytext=(-3, 0),
+            textcoords="offset points",
+        )
+        ax.set_xscale("log")
+        ax.set_ylim(bottom, top)
+        ax.set_xlim(1, k.max())
+        ax.set_xlabel("k (search iterations, log scale)")
+        ax.set_ylabel(f"median of the best{' (lowest)' * (best == 'a')} score of k runs")
+        _title(
+            ax,
+            f"{model}: fitted to {n:,} runs; {best} = {f[best]:.4g} [{f[f'{best}_lower']:.4g}, {f[f'{best}_upper']:.4g}]",
+        )
+        ax.legend(frameon=True, fontsize=6.5, loc="upper right" if best == "a" else "lower right")
+    if title:
+        _suptitle(fig, title)
+    return fig
