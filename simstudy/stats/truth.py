@@ -16,13 +16,41 @@
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import numpy as np
 from scipy import integrate, special
 
-from simstudy.distributions import Bag, ScoreDistribution
 from simstudy.stats import estimators
 
 __all__ = ["expected_max", "order_statistic_means", "estimator_mean", "quantile_tuning_curve", "mean_tuning_curve"]
+
+
+class ScoreDistribution(Protocol):
+    """What these truths call on a distribution (duck-typed; :class:`simstudy.distributions.ScoreDistribution`).
+
+    ``support`` (``(low, high)``), ``cdf(x)`` and ``ppf(q)``; optionally ``has_atoms`` and ``atoms`` (where the
+    CDF jumps: quadrature splits there) and its own ``mean_tuning_curve`` / ``quantile_tuning_curve`` (closed
+    forms, used instead). A finite population whose class sets ``exact_atoms = True`` (a
+    :class:`~simstudy.distributions.Bag`) also gives ``atoms`` (ascending) and ``cum_prob``
+    (``P(X <= atoms[j])``, the last exactly 1): its truths are exact sums.
+    """
+
+    @property
+    def support(self) -> tuple[float, float]: ...
+
+    def cdf(self, x: Any) -> np.ndarray: ...
+
+    def ppf(self, q: Any) -> np.ndarray: ...
+
+
+def _finite_atoms(dist: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(atoms, cum_prob)`` of a finite population (exact sums), else None. Asked of the class, so that a
+    wrapper forwarding attributes (a plug-in's) is not taken for one."""
+    if getattr(type(dist), "exact_atoms", False):
+        return dist.atoms, dist.cum_prob
+    return None
+
 
 _QUAD = dict(epsabs=1e-13, epsrel=1e-11, limit=400)
 # Tail probability left out of the order statistics' quadrature window on an unbounded support.
@@ -134,9 +162,10 @@ def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
     [0.5, 0.75, 0.875]
     """
     n_arr = _n_iv(n)
-    if isinstance(dist, Bag):
+    finite = _finite_atoms(dist)
+    if finite is not None:
         # Summation by parts: sum_j v_j (F_j^n - F_{j-1}^n) = v_k - sum_{j<k} (v_{j+1} - v_j) F_j^n.
-        v, F = dist.atoms, dist.cum_prob
+        v, F = finite
         return v[-1] - _tail_sums(F[:-1], n_arr, np.diff(v))
     nn = n_arr.astype(np.float64)
     own = _own(dist, "mean_tuning_curve")
@@ -192,8 +221,9 @@ def order_statistic_means(dist: ScoreDistribution, B: int) -> np.ndarray:
         raise ValueError(f"B must be an integer >= 1, got {B!r}")
     B = int(B)
     i = np.arange(1, B + 1, dtype=np.float64)
-    if isinstance(dist, Bag):
-        return _bag_order_statistic_means(dist.atoms, dist.cum_prob, B)
+    finite = _finite_atoms(dist)
+    if finite is not None:
+        return _bag_order_statistic_means(*finite, B)
     low, high = dist.support
     a, b = i, B - i + 1
     if np.isfinite(low) and np.isfinite(high):
@@ -386,8 +416,9 @@ def mean_tuning_curve(dist: ScoreDistribution, ks, *, minimize: bool = False) ->
     """
     ks = _ks_iv(ks)
     flat = ks.ravel()
-    if isinstance(dist, Bag):
-        v, F = dist.atoms, dist.cum_prob
+    finite = _finite_atoms(dist)
+    if finite is not None:
+        v, F = finite
         # Summation by parts over the atoms: P(max <= v_j) = F_j^k, P(min > v_j) = (1 - F_j)^k.
         if minimize:
             out = v[0] + ((1.0 - F[None, :-1]) ** flat[:, None]) @ np.diff(v)

@@ -12,8 +12,8 @@ one with the highest mean score.
   :func:`batch_thompson`.
 - Vectorized runs for simulation studies: :func:`sequential_halving_runs`, :func:`non_adaptive_runs`,
   :func:`fixed_confidence_runs`.
-- The arms of a study: :func:`arms_of` (built from distribution specifications, with their means),
-  :func:`arms_metadata`.
+- The arms of a study: :func:`arms_of` (built from distribution specifications, with their means);
+  :func:`simstudy.distributions.generic.arms_metadata` describes them (still importable from here).
 - The beliefs behind fixed confidence: :func:`posterior`, :func:`prob_best` (re-exported from
   :mod:`simstudy.stats.posterior`).
 
@@ -88,7 +88,7 @@ None
 """
 
 from simstudy.stats.posterior import posterior, prob_best, prob_best_mc, prob_leader
-from simstudy.stats.selection._arms import arms_metadata, arms_of
+from simstudy.stats.selection._arms import arms_of
 from simstudy.stats.selection.fixed_budget import (
     FIXED_BUDGET_RUNS,
     HALVING_OPTIONS,
@@ -137,7 +137,6 @@ __all__ = [
     "prob_best_mc",
     "prob_leader",
     "arms_of",
-    "arms_metadata",
     "FIXED_BUDGET_RUNS",
     "runs_problem",
     "HALVING_OPTIONS",
@@ -148,3 +147,13 @@ __all__ = [
     "propose_thompson",
     "proposal_problem",
 ]
+
+
+def __getattr__(name: str):
+    # arms_metadata moved up to simstudy.distributions.generic (it describes distributions): imported on use,
+    # by name, since an import statement here would point up the layers.
+    if name == "arms_metadata":
+        import importlib
+
+        return importlib.import_module("simstudy.distributions.generic").arms_metadata
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
