@@ -36,6 +36,7 @@ MOVED: dict[str, str] = {
     "simstudy._identity": "simstudy.engine.identity",
     "simstudy.usage": "simstudy.cli.usage",
     "simstudy.reproduce": "simstudy.commands.reproduce",
+    "simstudy.stats.curves": "simstudy.tables",
 }
 
 
