@@ -8,7 +8,7 @@ one with the highest mean score.
 
 - Fixed budget (:mod:`.fixed_budget`): :func:`sequential_halving` (and its named variants,
   :data:`HALVING_VARIANTS`: what Moss et al. may have run for Figure 4), :func:`non_adaptive`.
-- Fixed confidence (:mod:`.fixed_confidence`): :func:`ttts`, :func:`non_adaptive_confidence`,
+- Fixed confidence (:mod:`.fixed_confidence`, many runs at once in :mod:`.fixed_confidence_runs`): :func:`ttts`, :func:`non_adaptive_confidence`,
   :func:`batch_thompson`.
 - Vectorized runs for simulation studies: :func:`sequential_halving_runs`, :func:`non_adaptive_runs`,
   :func:`fixed_confidence_runs`.
@@ -103,18 +103,20 @@ from simstudy.stats.selection.fixed_budget import (
 )
 from simstudy.stats.selection.fixed_confidence import (
     FIXED_CONFIDENCE_ALGORITHMS,
-    FIXED_CONFIDENCE_PROPOSALS,
     PI_METHODS,
     ConfidenceResult,
-    ConfidenceRuns,
     batch_thompson,
-    fixed_confidence_runs,
     non_adaptive_confidence,
+    ttts,
+)
+from simstudy.stats.selection.fixed_confidence_runs import (
+    FIXED_CONFIDENCE_PROPOSALS,
+    ConfidenceRuns,
+    fixed_confidence_runs,
     proposal_problem,
     propose_all,
     propose_thompson,
     propose_top_two,
-    ttts,
 )
 
 __all__ = [
