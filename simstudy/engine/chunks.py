@@ -30,7 +30,7 @@ import numpy as np
 
 from simstudy.io import _canonical, _digest, _json_default, atomic_path, write_json
 
-__all__ = ["ChunkStore", "CorruptChunk", "RunDirConflict", "config_diff", "RUN_DIR_FIXES"]
+__all__ = ["ChunkStore", "CorruptChunk", "RunDirConflict"]
 
 
 class CorruptChunk(Exception):
