@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from simstudy.distributions.base import InvalidParameter, _finite
 from simstudy.stats.quadratic import _TS_LOG_U, _TS_W, C_RANGE, _c_iv, _ks_iv, _std_cdf_sf, _std_pdf, _std_ppf
@@ -207,6 +206,8 @@ class NoisyQuadratic:
 
         Closed forms without noise; with noise, tanh-sinh quadrature of ``E = int_0^1 F^-1(u^(1/k)) du``.
         """
+        from scipy import special  # imported on use (0.2 s at every start)
+
         ks = _ks_iv(ks)
         width, g = self.b - self.a, 2.0 / self.c
         if self.o == 0:

@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from simstudy.stats._roots import safeguarded_newton
 from simstudy.stats.errors import InvalidParameter
@@ -161,6 +160,8 @@ def _integer_moment(mu: np.ndarray, r: np.ndarray, j: int) -> np.ndarray:
     g(0) [k = 0] - g(1))`` from ``J_0 = Phi((1 - mu)/r) - Phi(-mu/r)``: two normal CDFs and two densities,
     no quadrature.
     """
+    from scipy import special  # imported on use: 0.2 s, and distributions load this module
+
     lo, hi = -mu / r, (1.0 - mu) / r
     # Phi(hi) - Phi(lo) from the side where the two are small (no cancellation near 1).
     j0 = np.where(lo > 0, special.ndtr(-lo) - special.ndtr(-hi), special.ndtr(hi) - special.ndtr(lo))
@@ -176,6 +177,8 @@ def _integer_moment(mu: np.ndarray, r: np.ndarray, j: int) -> np.ndarray:
 
 def _std_cdf_sf(z, c, r) -> tuple[np.ndarray, np.ndarray]:
     """CDF and survival function of the standard concave law (a = 0, b = 1, noise ratio r >= 0)."""
+    from scipy import special  # imported on use: 0.2 s, and distributions load this module
+
     z, c, r = np.broadcast_arrays(np.asarray(z, float), np.asarray(c, float), np.asarray(r, float))
     noisy = r > 0
     # Noise-free: closed form (also where r > 0, harmlessly replaced below).
@@ -206,6 +209,8 @@ def _std_pdf(z, c, r) -> np.ndarray:
 def _std_cdf_sf_pdf(z: np.ndarray, c: np.ndarray, r: np.ndarray):
     """CDF, survival function and PDF of the standard concave law, r > 0, 1-d arrays: both moments from one
     pass of exponentials (what a quantile's Newton step needs)."""
+    from scipy import special  # imported on use: 0.2 s, and distributions load this module
+
     mu = 1.0 - z
     m_cdf, m_pdf = np.zeros(z.size), np.zeros(z.size)
     live = np.flatnonzero((mu + _WINDOW * r > 0) & (mu - _WINDOW * r < 1))
@@ -237,6 +242,8 @@ def _std_cdf_sf_pdf(z: np.ndarray, c: np.ndarray, r: np.ndarray):
 
 def _std_ppf(p, c, r, *, upper: np.ndarray | None = None) -> np.ndarray:
     """Quantiles of the standard concave law at probabilities ``p`` (``upper = 1 - p``, given for accuracy)."""
+    from scipy import special  # imported on use: 0.2 s, and distributions load this module
+
     p = np.asarray(p, float)
     upper = 1.0 - p if upper is None else np.asarray(upper, float)
     p, upper, c, r = np.broadcast_arrays(p, upper, np.asarray(c, float), np.asarray(r, float))
