@@ -1,13 +1,13 @@
 """The protocol every score distribution follows, and what the distribution kinds share.
 
-========================  =================================================================================
-name                      what it is
-========================  =================================================================================
-:class:`ScoreDistribution`  the interface (support, is_discrete, sample, cdf, cdf_left, ppf)
-:class:`InvalidParameter`   a parameter out of its domain (defined with the kernels, :mod:`simstudy.stats.errors`)
+==============================  ======================================================================================
+name                            what it is
+==============================  ======================================================================================
+:class:`ScoreDistribution`      the interface (support, is_discrete, sample, cdf, cdf_left, ppf)
+:class:`InvalidParameter`       a parameter out of its domain (defined with the kernels, :mod:`simstudy.stats.errors`)
 ``_finite``, ``_positive_int``  parameter checks raising it
-``_BoundedContinuous``      the base of the continuous kinds on a bounded support
-========================  =================================================================================
+``_BoundedContinuous``          the base of the continuous kinds on a bounded support
+==============================  ======================================================================================
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """The distribution kinds a config names, and building one from its kind and parameters.
 
-=====================  ==========================================================================
-name                   what it is
-=====================  ==========================================================================
-:data:`KINDS`          kind name -> builder
+========================  ========================================================
+name                      what it is
+========================  ========================================================
+:data:`KINDS`             kind name -> builder
 :data:`CONTINUOUS_KINDS`  the kinds whose distributions are continuous
-:func:`parameters`     the parameter names a kind takes
-:func:`from_spec`      build a distribution from a kind name and its parameters
-=====================  ==========================================================================
+:func:`parameters`        the parameter names a kind takes
+:func:`from_spec`         build a distribution from a kind name and its parameters
+========================  ========================================================
 """
 
 from __future__ import annotations

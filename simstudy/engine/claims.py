@@ -1,15 +1,15 @@
 """Run directories: what simstudy wrote, and who is writing (a run's marker and its lock).
 
-=================================  ===========================================================================
-name                               what it is
-=================================  ===========================================================================
-:func:`claim_run_dir`              claim a directory for a run (marker, lock; stray temporaries removed)
-:class:`RunDirClaim`               the claim, released when the run ends
-:func:`check_run_dir`              refuse a directory that is not simstudy's, before anything is written
-:func:`remove_stray_temporaries`   the temporaries a killed writer left
-:class:`NotARunDir`, :class:`RunDirBusy`   the refusals
-:data:`RUN_MARKER`, :data:`LOCK_NAME`      the marker's and the lock's file names
-=================================  ===========================================================================
+========================================  =====================================================================
+name                                      what it is
+========================================  =====================================================================
+:func:`claim_run_dir`                     claim a directory for a run (marker, lock; stray temporaries removed)
+:class:`RunDirClaim`                      the claim, released when the run ends
+:func:`check_run_dir`                     refuse a directory that is not simstudy's, before anything is written
+:func:`remove_stray_temporaries`          the temporaries a killed writer left
+:class:`NotARunDir`, :class:`RunDirBusy`  the refusals
+:data:`RUN_MARKER`, :data:`LOCK_NAME`     the marker's and the lock's file names
+========================================  =====================================================================
 
 Moved from :mod:`simstudy.io` (where the names still import).
 """

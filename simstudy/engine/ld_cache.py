@@ -8,14 +8,14 @@ reading its intervals must pass the kernel's checks (``boundary._checked``: thos
 give, of exact simultaneous coverage; about 20 ms at n = 1,024, against 300 ms to solve). An entry failing
 any check is recomputed and rewritten, with a :class:`CacheWarning` naming the file.
 
-===================  ===============================================================
-name                 what it is
-===================  ===============================================================
-:func:`cache_dir`    where the entries live
+=====================  ============================================================================
+name                   what it is
+=====================  ============================================================================
+:func:`cache_dir`      where the entries live
 :class:`CacheWarning`  an entry failed its checks and was recomputed
-:class:`DiskStore`   the store the kernel calls (``where``, ``has``, ``get``, ``put``)
-:func:`install`      put a :class:`DiskStore` in the kernel's slot (done on import of the engine)
-===================  ===============================================================
+:class:`DiskStore`     the store the kernel calls (``where``, ``has``, ``get``, ``put``)
+:func:`install`        put a :class:`DiskStore` in the kernel's slot (done on import of the engine)
+=====================  ============================================================================
 
 The scipy-heavy kernel is imported on first use, so importing the engine stays fast.
 """

@@ -7,15 +7,17 @@ device (the argmax of one joint posterior draw) instead of computing all of pi, 
 with :func:`~simstudy.stats.posterior.prob_leader`; the algorithms are the same in distribution as the one-run
 functions of :mod:`simstudy.stats.selection.fixed_confidence` (which re-exports these names).
 
-===================================  ===================================================================
-name                                 what it is
-===================================  ===================================================================
-:func:`fixed_confidence_runs`        many runs of one algorithm, stopped at each level
-:class:`ConfidenceRuns`              what it returns
-:data:`FIXED_CONFIDENCE_PROPOSALS`   the built-in proposal rules (the plug-in contract's)
-:func:`propose_top_two`, :func:`propose_all`, :func:`propose_thompson`   the rules
-:func:`proposal_problem`             a plug-in rule checked on a tiny input
-===================================  ===================================================================
+==================================  ====================================================
+name                                what it is
+==================================  ====================================================
+:func:`fixed_confidence_runs`       many runs of one algorithm, stopped at each level
+:class:`ConfidenceRuns`             what it returns
+:data:`FIXED_CONFIDENCE_PROPOSALS`  the built-in proposal rules (the plug-in contract's)
+:func:`propose_top_two`             top-two Thompson
+:func:`propose_all`                 every model
+:func:`propose_thompson`            batch Thompson
+:func:`proposal_problem`            a plug-in rule checked on a tiny input
+==================================  ====================================================
 """
 
 from __future__ import annotations
