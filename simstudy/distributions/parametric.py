@@ -260,7 +260,7 @@ class NoisyQuadratic:
         >>> law.c, round(law.b, 2)
         (2, 0.98)
         """
-        from simstudy.stats.parametric_fit import _fit_one
+        from simstudy.stats.parametric_fit import _fit_one  # imported on use: the fit loads scipy
 
         return cls._fitted(_fit_one(ys, limits, constraints))
 
