@@ -2,8 +2,25 @@
 
 Every writer goes through :func:`atomic_path`: write to a temporary name in the target's directory, flush
 and fsync, then :func:`os.replace` onto the target (atomic on POSIX). Readers therefore see either the old
-file or the whole new one. :class:`ChunkStore` keeps the results of finished chunks so that an interrupted
-run resumes from them.
+file or the whole new one.
+
+=========================  =========================================================================
+name                       what it does
+=========================  =========================================================================
+:func:`atomic_path`        a temporary path renamed onto the target when its block ends normally
+:func:`write_json`         JSON, indented, keys sorted
+:func:`write_parquet`      a frame as parquet
+:func:`write_csv`          a frame as CSV
+:func:`write_text`         a string
+:func:`markdown_table`     a frame as a Markdown table (a string)
+:func:`save_figure`        a matplotlib figure
+:func:`environment`        Python, platform, package versions and git revision, for ``run.json``
+:func:`sha256_file`        a file's SHA-256
+=========================  =========================================================================
+
+The chunk store (:class:`~simstudy.engine.chunks.ChunkStore`, which keeps the results of finished chunks so
+that an interrupted run resumes from them) and run directories (:mod:`simstudy.engine.claims`) are the
+engine's; their names still import from here.
 """
 
 from __future__ import annotations
