@@ -102,3 +102,36 @@ def test_the_import_graph_agrees():
         if not (i == "simstudy.stats" or i.startswith("simstudy.stats."))
     }
     assert not upward, sorted(upward)
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("simstudy.stats.bands:evidence_table", "simstudy.tables:evidence_table"),
+        ("simstudy.stats.boundary:cache_dir", "simstudy.engine.ld_cache:cache_dir"),
+        ("simstudy.stats.boundary:CacheWarning", "simstudy.engine.ld_cache:CacheWarning"),
+        ("simstudy.stats.parametric_fit:fit", "simstudy.distributions.fitting:fit"),
+        ("simstudy.stats.parametric_fit:FitResult", "simstudy.distributions.fitting:FitResult"),
+        ("simstudy.stats.parametric_fit:parametric_bootstrap", "simstudy.distributions.fitting:parametric_bootstrap"),
+        ("simstudy.stats.parametric_fit:BootstrapResult", "simstudy.distributions.fitting:BootstrapResult"),
+        ("simstudy.stats.selection:arms_metadata", "simstudy.distributions.generic:arms_metadata"),
+        ("simstudy.stats.selection._arms:arms_metadata", "simstudy.distributions.generic:arms_metadata"),
+        (
+            "simstudy.stats.selection.fixed_confidence:fixed_confidence_runs",
+            "simstudy.stats.selection.fixed_confidence_runs:fixed_confidence_runs",
+        ),
+        ("simstudy.stats.curves:evp_curves", "simstudy.tables:evp_curves"),
+        ("simstudy.io:ChunkStore", "simstudy.engine.chunks:ChunkStore"),
+        ("simstudy.io:RunDirConflict", "simstudy.engine.chunks:RunDirConflict"),
+        ("simstudy.io:claim_run_dir", "simstudy.engine.claims:claim_run_dir"),
+        ("simstudy.datasets:read_scores", "simstudy.score_files:read_scores"),
+        ("simstudy.distributions:InvalidParameter", "simstudy.stats.errors:InvalidParameter"),
+    ],
+)
+def test_a_name_that_moved_still_imports_from_its_old_module(old, new):
+    import importlib
+
+    (old_module, old_name), (new_module, new_name) = (s.split(":") for s in (old, new))
+    assert getattr(importlib.import_module(old_module), old_name) is getattr(
+        importlib.import_module(new_module), new_name
+    )
