@@ -37,6 +37,7 @@ MOVED: dict[str, str] = {
     "simstudy.usage": "simstudy.cli.usage",
     "simstudy.reproduce": "simstudy.commands.reproduce",
     "simstudy.extrapolate": "simstudy.commands.extrapolate_fit",
+    "simstudy.stats.curves": "simstudy.tables",
 }
 
 

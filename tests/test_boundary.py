@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from simstudy.engine import ld_cache
 from simstudy.stats import boundary
 
 
@@ -73,14 +74,14 @@ def cache(tmp_path, monkeypatch):
     boundary._ld_intervals_cached.cache_clear()
     fresh = boundary.ld_intervals(N, CONF)
     boundary._ld_intervals_cached.cache_clear()
-    yield boundary._cache_path(N, CONF, "highest_density"), fresh
+    yield ld_cache._cache_path(N, CONF, "highest_density"), fresh
     boundary._ld_intervals_cached.cache_clear()
 
 
 def signed(path, ld, **changes):
     """Rewrite the entry as the current writer would (valid checksum), with some fields changed."""
     fields = {f: getattr(ld, f) for f in ("n", "confidence", "kind", "pointwise", "low", "high", "achieved")}
-    boundary._write_entry(path, boundary.LDIntervals(**{**fields, **changes}))
+    ld_cache._write_entry(path, boundary.LDIntervals(**{**fields, **changes}))
 
 
 def flip(path, offset):
@@ -139,14 +140,14 @@ def test_a_bad_cache_entry_is_recomputed_with_a_warning_and_rewritten(cache, how
     tamper, reason = TAMPERING[how]
     tamper(path, fresh)
     boundary._ld_intervals_cached.cache_clear()
-    with pytest.warns(boundary.CacheWarning) as record:
+    with pytest.warns(ld_cache.CacheWarning) as record:
         again = boundary.ld_intervals(N, CONF)
     assert len(record) == 1 and record[0].filename == __file__  # points at the caller
     message = str(record[0].message)
     assert message.startswith(f"LD interval cache {path}: ") and message.endswith("; recomputed and rewrote it")
     assert "\n" not in message
     assert re.search(reason, message), message
-    for got in (again, boundary._read_entry(path, N, CONF, "highest_density")):  # returned, and rewritten
+    for got in (again, ld_cache._read_entry(path, N, CONF, "highest_density")):  # returned, and rewritten
         np.testing.assert_array_equal(got.low, fresh.low)
         np.testing.assert_array_equal(got.high, fresh.high)
         assert (got.pointwise, got.achieved) == (fresh.pointwise, fresh.achieved)
@@ -155,7 +156,7 @@ def test_a_bad_cache_entry_is_recomputed_with_a_warning_and_rewritten(cache, how
 def test_an_entry_of_another_algorithm_version_is_recomputed(cache, monkeypatch):
     path, fresh = cache
     monkeypatch.setattr(boundary, "_ALGORITHM_VERSION", boundary._ALGORITHM_VERSION + 1)
-    with pytest.warns(boundary.CacheWarning, match=rf"\(algorithm {boundary._ALGORITHM_VERSION - 1} not "):
+    with pytest.warns(ld_cache.CacheWarning, match=rf"\(algorithm {boundary._ALGORITHM_VERSION - 1} not "):
         again = boundary.ld_intervals(N, CONF)
     np.testing.assert_array_equal(again.high, fresh.high)
 
@@ -179,7 +180,7 @@ def test_fresh_entries_pass_their_own_checks(tmp_path, monkeypatch, kind, n, con
     monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path))
     boundary._ld_intervals_cached.cache_clear()
     fresh = boundary.ld_intervals(n, confidence, kind)
-    got = boundary._read_entry(boundary._cache_path(n, confidence, kind), n, confidence, kind)
+    got = ld_cache._read_entry(ld_cache._cache_path(n, confidence, kind), n, confidence, kind)
     np.testing.assert_array_equal(got.low, fresh.low)
     assert got.achieved == fresh.achieved
     boundary._ld_intervals_cached.cache_clear()

@@ -6,7 +6,7 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from simstudy import datasets
+from simstudy import datasets, score_files
 from simstudy.datasets import DataError, load_scores
 
 DATA = resources.files("simstudy") / "data"
@@ -214,7 +214,7 @@ def test_hedwig_style_message(tmp_path):
 ])
 def test_shipped_deberta_goes_through_the_same_validation(monkeypatch, curve, message):
     records = [{"learning_curves": {"matched": [[1000, 0.5]]}}, {"learning_curves": {"matched": curve}}]
-    table = datasets._records_table(records, ["row 1", "row 2"])
+    table = score_files._records_table(records, ["row 1", "row 2"])
     monkeypatch.setattr(datasets, "_shipped", lambda folder, file: table)
     datasets._deberta.cache_clear()  # keep the fake rows out of the real cache, and vice versa
     try:

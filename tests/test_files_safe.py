@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 from _cli import FIG1, clean_env, one_line_error, simstudy
 
-from simstudy import io
+from simstudy.engine import claims
 
 SMALL = [*FIG1, "study.reps=200", "study.chunk_reps=100", "budget.B=5"]
 
@@ -103,25 +103,25 @@ def test_the_root_directory_is_refused(tmp_path, monkeypatch):
 
 def test_a_run_directory_of_an_earlier_version_is_resumed(tmp_path):
     simstudy(*SMALL, "hydra.run.dir=run", cwd=tmp_path)
-    (tmp_path / "run" / io.RUN_MARKER).unlink()  # as an earlier simstudy left it: config.yaml, run.json, chunks/
+    (tmp_path / "run" / claims.RUN_MARKER).unlink()  # as an earlier simstudy left it: config.yaml, run.json, chunks/
     summary = (tmp_path / "run" / "summary.parquet").read_bytes()
     proc = simstudy(*SMALL, "hydra.run.dir=run", cwd=tmp_path)
     assert "2 chunks (2 resumed)" in proc.stdout
-    assert (tmp_path / "run" / io.RUN_MARKER).is_file()
+    assert (tmp_path / "run" / claims.RUN_MARKER).is_file()
     assert (tmp_path / "run" / "summary.parquet").read_bytes() == summary
 
 
 # --- one run at a time in a directory ---------------------------------------------------------------------------
 
 def _start(pid: int) -> str | None:
-    return io._process_start(pid)
+    return claims._process_start(pid)
 
 
 def test_a_live_runs_lock_refuses_a_second_run_and_a_dead_ones_is_taken_over(tmp_path):
     simstudy(*SMALL, "hydra.run.dir=run", cwd=tmp_path)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        lock = tmp_path / "run" / io.LOCK_NAME
+        lock = tmp_path / "run" / claims.LOCK_NAME
         lock.write_text(json.dumps({"pid": sleeper.pid, "host": socket.gethostname(), "start": _start(sleeper.pid),
                                     "since": "2024-01-01 00:00:00", "token": "t"}))
         before = tree(tmp_path)
@@ -168,7 +168,7 @@ def test_two_runs_into_one_directory_one_is_refused_and_sigterm_cleans_up(tmp_pa
             first.kill()
             first.wait()
     assert first.returncode != 0, "the first run finished before it could be stopped"
-    assert not (run_dir / io.LOCK_NAME).exists()  # released
+    assert not (run_dir / claims.LOCK_NAME).exists()  # released
     assert not list(run_dir.rglob("*.part")) and not (run_dir / "summary.parquet").exists()
     assert len(list(run_dir.rglob("*.npz"))) >= 2  # finished chunks kept for the resume
 
@@ -178,7 +178,7 @@ def test_sigterm_right_after_the_claim_leaves_no_directory(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "simstudy.cli", *LONG, f"hydra.run.dir={run_dir}"], cwd=tmp_path,
                             env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait(lambda: (run_dir / io.LOCK_NAME).exists(), proc)
+        _wait(lambda: (run_dir / claims.LOCK_NAME).exists(), proc)
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
     finally:
@@ -187,7 +187,7 @@ def test_sigterm_right_after_the_claim_leaves_no_directory(tmp_path):
             proc.wait()
     assert proc.returncode != 0
     if run_dir.exists():  # the signal came after config.yaml was written: that stays, the lock does not
-        assert not (run_dir / io.LOCK_NAME).exists() and (run_dir / "config.yaml").is_file(), tree(tmp_path)
+        assert not (run_dir / claims.LOCK_NAME).exists() and (run_dir / "config.yaml").is_file(), tree(tmp_path)
     else:
         assert tree(tmp_path) == {}  # a/ and a/run/ were this run's: both gone
 
@@ -330,7 +330,7 @@ def test_an_interrupt_during_the_claim_leaves_neither_lock_nor_marker(tmp_path, 
     def interrupted(path):
         raise KeyboardInterrupt("signal 15")
 
-    monkeypatch.setattr(io, "remove_stray_temporaries", interrupted)
+    monkeypatch.setattr(claims, "remove_stray_temporaries", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        io.claim_run_dir(tmp_path / "run")
+        claims.claim_run_dir(tmp_path / "run")
     assert tree(tmp_path / "run") == {}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy.distributions import InvalidParameter
+from simstudy.distributions import InvalidParameter, fitting
 from simstudy.distributions.parametric import NoisyQuadratic, Quadratic
 from simstudy.stats import parametric_fit as pf
 
@@ -24,7 +24,7 @@ def objective(ys, t, law):
 def test_fit_recovers_the_law_from_a_large_sample(c, o, seed):
     true = NoisyQuadratic(0.5, 0.9, c, o)
     ys = true.sample(2000, rng=np.random.default_rng(seed))
-    law = pf.fit(ys).law
+    law = fitting.fit(ys).law
     # Noise small beside b - a = 0.4 (ratios 0.01-0.025): c and b are well identified at n = 2000 (with a
     # ratio of 0.125, c = 4 fits as 5 and b is 0.06 off: the law's parameters trade off, the curve does not).
     assert law.c == c
@@ -35,15 +35,15 @@ def test_fit_recovers_the_law_from_a_large_sample(c, o, seed):
 
 def test_fit_is_location_scale_equivariant_and_mirrors_for_convex_laws():
     ys = NoisyQuadratic(0.0, 1.0, 2, 0.05).sample(300, rng=np.random.default_rng(21))
-    base = pf.fit(ys).law
-    moved = pf.fit(3.0 + 2.0 * ys).law
+    base = fitting.fit(ys).law
+    moved = fitting.fit(3.0 + 2.0 * ys).law
     assert moved.c == base.c
     np.testing.assert_allclose([moved.a, moved.b, moved.o], [3 + 2 * base.a, 3 + 2 * base.b, 2 * base.o],
                                rtol=1e-4, atol=1e-4)
     # Minimizing: -Y is convex(-b, -a, c, o) when Y is concave(a, b, c, o).
     t = float(np.quantile(ys, 0.5))
-    mirrored = pf.fit(-ys, limits=(-np.inf, -t), constraints={"convex": True}).law
-    concave = pf.fit(ys, limits=(t, np.inf)).law
+    mirrored = fitting.fit(-ys, limits=(-np.inf, -t), constraints={"convex": True}).law
+    concave = fitting.fit(ys, limits=(t, np.inf)).law
     assert mirrored.convex and mirrored.c == concave.c
     np.testing.assert_allclose([mirrored.a, mirrored.b, mirrored.o], [-concave.b, -concave.a, concave.o],
                                rtol=1e-6, atol=1e-9)
@@ -52,7 +52,7 @@ def test_fit_is_location_scale_equivariant_and_mirrors_for_convex_laws():
 def test_the_fit_is_the_best_c_of_its_own_search_and_beats_the_truth():
     true = NoisyQuadratic(0.0, 1.0, 3, 0.02)
     ys = true.sample(400, rng=np.random.default_rng(22))
-    res = pf.fit(ys)
+    res = fitting.fit(ys)
     assert res.objective == pytest.approx(max(res.by_c.values()))
     assert res.by_c[res.law.c] == res.objective
     # The maximizer scores at least as well as the true parameters.
@@ -62,20 +62,20 @@ def test_the_fit_is_the_best_c_of_its_own_search_and_beats_the_truth():
 
 def test_noise_free_scores_fit_with_little_noise_and_o_can_be_fixed_at_zero():
     ys = Quadratic(0.0, 1.0, 2).sample(500, rng=np.random.default_rng(23))
-    res = pf.fit(ys)
+    res = fitting.fit(ys)
     assert res.law.c == 2 and res.law.o < 0.01  # a little noise may fit a sample better than none
-    fixed = pf.fit(ys, constraints={"o": 0, "c": [2]})
+    fixed = fitting.fit(ys, constraints={"o": 0, "c": [2]})
     assert fixed.law.o == 0.0 and not fixed.hit_bound
     assert fixed.objective <= res.objective + 1e-9  # the noise-free law is inside the noisy family
     assert abs(fixed.law.b - 1.0) < 0.01
-    on_boundary = pf.fit(Quadratic(0.0, 1.0, 2).sample(500, rng=np.random.default_rng(29)))
+    on_boundary = fitting.fit(Quadratic(0.0, 1.0, 2).sample(500, rng=np.random.default_rng(29)))
     assert on_boundary.hit_bound and on_boundary.law.o == 0.0
 
 
 def test_ties_and_a_fixed_score_threshold():
     ys = np.round(NoisyQuadratic(0.6, 0.9, 2, 0.01).sample(300, rng=np.random.default_rng(24)), 3)
     assert np.unique(ys).size < ys.size  # ties, as accuracies rounded to 3 digits have
-    res = pf.fit(ys, threshold=pf.Threshold(quantile=None, score=0.8))
+    res = fitting.fit(ys, threshold=pf.Threshold(quantile=None, score=0.8))
     assert res.threshold == 0.8 and res.n_tail == int((ys > 0.8).sum())
     assert np.isfinite(res.objective) and res.law.b > ys.max() - 0.02
 
@@ -91,13 +91,13 @@ def test_ties_and_a_fixed_score_threshold():
 def test_bad_input_is_one_line_naming_the_key(kwargs, key):
     ys = NoisyQuadratic(0.6, 0.9, 2, 0.01).sample(100, rng=np.random.default_rng(25))
     with pytest.raises(InvalidParameter) as info:
-        pf.fit(ys, **kwargs)
+        fitting.fit(ys, **kwargs)
     assert str(info.value).startswith(key) and "\n" not in str(info.value)
 
 
 def test_non_finite_scores_are_refused():
     with pytest.raises(InvalidParameter, match="^ys must all be finite"):
-        pf.fit([0.5, np.nan, 0.7] * 10)
+        fitting.fit([0.5, np.nan, 0.7] * 10)
 
 
 def test_threshold_rule_validates():
@@ -109,10 +109,10 @@ def test_threshold_rule_validates():
 
 def test_bootstrap_is_the_same_for_any_number_of_jobs():
     ys = NoisyQuadratic(0.0, 1.0, 2, 0.02).sample(60, rng=np.random.default_rng(26))
-    res = pf.fit(ys)
+    res = fitting.fit(ys)
     ks = np.array([1.0, 60.0, 6000.0])
-    one = pf.parametric_bootstrap(res, ks, n_boot=12, seed=3, chunk=4, n_jobs=1, mean=False)
-    two = pf.parametric_bootstrap(res, ks, n_boot=12, seed=3, chunk=4, n_jobs=2, mean=False)
+    one = fitting.parametric_bootstrap(res, ks, n_boot=12, seed=3, chunk=4, n_jobs=1, mean=False)
+    two = fitting.parametric_bootstrap(res, ks, n_boot=12, seed=3, chunk=4, n_jobs=2, mean=False)
     np.testing.assert_array_equal(one.replicates["b"], two.replicates["b"])
     np.testing.assert_array_equal(one.median_band, two.median_band)
     assert one.b_interval[0] <= res.law.b <= one.b_interval[1] or one.failed > 0
@@ -167,7 +167,7 @@ def test_same_result_as_opda_on_its_own_objective():
     parametric = pytest.importorskip("opda.parametric")
     ys = NoisyQuadratic(0.0, 1.0, 3, 0.05).sample(96, rng=np.random.default_rng(28))
     t = float(np.quantile(ys, 0.5))
-    ours = pf.fit(ys, limits=(t, np.inf)).law
+    ours = fitting.fit(ys, limits=(t, np.inf)).law
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = parametric.NoisyQuadraticDistribution.fit(ys, limits=(t, np.inf), constraints={"convex": False},
@@ -178,16 +178,16 @@ def test_same_result_as_opda_on_its_own_objective():
 
 def test_the_best_score_can_be_bounded_and_the_bootstrap_keeps_the_bound():
     ys = NoisyQuadratic(0.5, 0.9, 4, 0.03).sample(150, rng=np.random.default_rng(30))
-    free = pf.fit(ys)
+    free = fitting.fit(ys)
     cap = free.law.b - 0.05  # well below the free fit's b
-    bound = pf.fit(ys, constraints={"b": (None, cap)})
+    bound = fitting.fit(ys, constraints={"b": (None, cap)})
     assert bound.law.b <= cap + 1e-12
     assert bound.hit_bound == (bound.law.b >= cap - 1e-9)
     assert bound.objective <= free.objective + 1e-9
-    boot = pf.parametric_bootstrap(bound, [150.0], n_boot=10, seed=4, mean=False)
+    boot = fitting.parametric_bootstrap(bound, [150.0], n_boot=10, seed=4, mean=False)
     assert np.nanmax(boot.replicates["b"]) <= cap + 1e-12
     # A loss: the convex fit's best score a is bounded from below.
-    loss = pf.fit(-ys, limits=(-np.inf, -float(np.quantile(ys, 0.5))),
+    loss = fitting.fit(-ys, limits=(-np.inf, -float(np.quantile(ys, 0.5))),
                   constraints={"convex": True, "a": (-cap, None)})
     assert loss.law.a >= -cap - 1e-12
 
@@ -198,7 +198,7 @@ def test_the_best_score_can_be_bounded_and_the_bootstrap_keeps_the_bound():
 def test_only_the_best_score_can_be_bounded_and_from_one_side(constraints, key):
     ys = NoisyQuadratic(0.6, 0.9, 2, 0.01).sample(60, rng=np.random.default_rng(31))
     with pytest.raises(InvalidParameter) as info:
-        pf.fit(ys, constraints=constraints)
+        fitting.fit(ys, constraints=constraints)
     assert str(info.value).startswith(key)
 
 
@@ -206,7 +206,7 @@ def test_a_tail_too_large_for_memory_is_refused_before_fitting(monkeypatch):
     monkeypatch.setattr(pf, "MAX_TAIL", 100)
     ys = NoisyQuadratic(0.6, 0.9, 2, 0.01).sample(400, rng=np.random.default_rng(32))
     with pytest.raises(InvalidParameter, match="^threshold leaves 200 of 400 scores above it; a fit takes at most 100"):
-        pf.fit(ys)
+        fitting.fit(ys)
 
 
 def test_rows_beyond_the_memory_budget_are_fitted_in_blocks_with_the_same_numbers(monkeypatch):

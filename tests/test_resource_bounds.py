@@ -154,6 +154,7 @@ def test_bands_on_1e6_scores_are_refused_at_once_with_their_estimated_time_and_m
 
 
 def test_the_ld_cost_estimate_is_zero_once_solved_and_one_evaluation_from_disk(tmp_path, monkeypatch):
+    import simstudy.engine  # noqa: F401  # installs the disk cache, as every command's start does
     from simstudy.stats import boundary
 
     monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path))

@@ -5,3 +5,7 @@
 - :mod:`~simstudy.engine.cluster`: the dask and submitit backends.
 - :mod:`~simstudy.engine.identity`: a run directory's identity record (what its results were computed from).
 """
+
+from simstudy.engine import ld_cache as _ld_cache
+
+_ld_cache.install()  # the LD intervals' disk cache, for every study and command (the kernel keeps no files)

@@ -13,30 +13,30 @@ allowed window (a few ms at n = 1,024).
 :func:`ld_pointwise_level` inverts it: the pointwise coverage c whose equal-tailed or highest-density
 intervals hold simultaneously with probability exactly 1 - alpha -- the critical value of Learned-Miller and
 DeStefano's test statistic ``L_n = max_i B_i(F(Y_(i)))`` -- solved by Brent's method on log(1 - c). The
-intervals depend only on (n, confidence, kind), so :func:`ld_intervals` caches them in memory and on disk
-(``$SIMSTUDY_CACHE_DIR``, default ``~/.cache/simstudy``). A disk entry is never trusted blindly: it carries
-its key (n, confidence, kind), the algorithm's version and a SHA-256, and on reading its intervals must be
-finite, within [0, 1], non-decreasing, low < high, those of its stored pointwise level, and of exact
-simultaneous coverage equal to the confidence (about 20 ms at n = 1,024, against 300 ms to solve). An entry
-failing any check is recomputed and rewritten, with a :class:`CacheWarning` naming the file.
+intervals depend only on (n, confidence, kind), so :func:`ld_intervals` caches them in memory and, when a
+store is installed under ``"ld_intervals"`` (:mod:`simstudy.stats.stores`), there too: the engine installs the
+disk cache of :mod:`simstudy.engine.ld_cache` (``$SIMSTUDY_CACHE_DIR``, default ``~/.cache/simstudy``). A
+stored entry is used only if it is what a fresh solution would be (``_checked``: finite, within [0, 1],
+non-decreasing, low < high, those of its stored pointwise level, and of exact simultaneous coverage equal to
+the confidence); the numbers are the same with or without a store, only the time differs.
+
+The store is duck-typed: ``where()`` (a string naming its place, part of the in-memory key), ``has(n,
+confidence, kind)`` (an entry exists: one coverage evaluation to check it, for the cost estimate),
+``get(n, confidence, kind)`` (the checked :class:`LDIntervals`, or ``None``) and ``put(ld)`` (keep it; never
+raises on a read-only place).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import warnings
-import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
-from simstudy.stats import beta_intervals
+from simstudy.stats import beta_intervals, stores
 
-__all__ = ["simultaneous_coverage", "LDIntervals", "ld_intervals", "ld_pointwise_level", "cache_dir", "CacheWarning"]
+__all__ = ["simultaneous_coverage", "LDIntervals", "ld_intervals", "ld_pointwise_level"]
 
 KINDS = ("equal_tailed", "highest_density")
 
@@ -239,6 +239,8 @@ def ld_pointwise_level(n: int, confidence: float, kind: str = "highest_density")
     >>> round(ld.pointwise, 4), round(ld.achieved, 6)  # each interval covers 94.6%, all five 80%
     (0.9457, 0.8)
     """
+    from scipy import optimize  # imported on use: 0.2 s at a study's start, and only the LD bands solve
+
     _kind_iv(kind)
     alpha = 1.0 - confidence
     last = {"low": None}
@@ -264,75 +266,9 @@ def ld_pointwise_level(n: int, confidence: float, kind: str = "highest_density")
     return LDIntervals(n, confidence, kind, float(c), low, high, simultaneous_coverage(low, high))
 
 
-def cache_dir() -> Path:
-    """Where LD intervals are cached: ``$SIMSTUDY_CACHE_DIR``, else ``$XDG_CACHE_HOME/simstudy``, else
-    ``~/.cache/simstudy``.
-
-    Read at every call, so setting the variable redirects later :func:`ld_intervals` calls.
-
-    Returns
-    -------
-    pathlib.Path
-        The cache directory (entries go in its ``ld_intervals/`` subdirectory; it need not exist yet).
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> old = os.environ.get("SIMSTUDY_CACHE_DIR")
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     os.environ["SIMSTUDY_CACHE_DIR"] = d
-    ...     _ = ld_intervals(4, 0.9)
-    ...     print(cache_dir() == Path(d), sorted(p.name for p in (cache_dir() / "ld_intervals").iterdir()))
-    True ['highest_density-n4-c0.9.npz']
-    >>> if old is None:
-    ...     del os.environ["SIMSTUDY_CACHE_DIR"]
-    ... else:
-    ...     os.environ["SIMSTUDY_CACHE_DIR"] = old
-    """
-    if os.environ.get("SIMSTUDY_CACHE_DIR"):
-        return Path(os.environ["SIMSTUDY_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "simstudy"
-
-
-def _cache_path(n: int, confidence: float, kind: str) -> Path:
-    return cache_dir() / "ld_intervals" / f"{kind}-n{n}-c{confidence!r}.npz"
-
-
-class CacheWarning(UserWarning):
-    """A cached result that failed its checks on reading and was recomputed; the message names the file.
-
-    Issued by :func:`ld_intervals` when a disk entry is unreadable, damaged (checksum), of another key or
-    algorithm version, or its intervals fail the checks; the result is then computed afresh and the entry
-    rewritten, so the warning costs time, never correctness.
-
-    Examples
-    --------
-    >>> import os, tempfile, warnings
-    >>> old = os.environ.get("SIMSTUDY_CACHE_DIR")
-    >>> with tempfile.TemporaryDirectory() as d, warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     os.environ["SIMSTUDY_CACHE_DIR"] = d
-    ...     entry = cache_dir() / "ld_intervals" / "equal_tailed-n3-c0.7.npz"
-    ...     entry.parent.mkdir(parents=True)
-    ...     _ = entry.write_bytes(b"not an npz file")
-    ...     ld = ld_intervals(3, 0.7, "equal_tailed")
-    >>> [(w.category.__name__, str(w.message).endswith("recomputed and rewrote it")) for w in caught]
-    [('CacheWarning', True)]
-    >>> if old is None:
-    ...     del os.environ["SIMSTUDY_CACHE_DIR"]
-    ... else:
-    ...     os.environ["SIMSTUDY_CACHE_DIR"] = old
-    """
-
-
 #: Bump when simultaneous_coverage, beta_intervals or ld_pointwise_level change the numbers they give:
 #: entries of another version are recomputed.
 _ALGORITHM_VERSION = 1
-#: Version of a cache entry's layout (1: the unkeyed, unchecked files of earlier simstudy versions).
-_CACHE_FORMAT = 2
-_CACHE_TAG = b"simstudy-ld-intervals:"
-_SHA_TAG = b" sha256:"
 #: A valid entry's intervals reproduce from its pointwise level to this (the highest-density Newton solves
 #: stop within 3e-13 of each other from different starts, 7e-11 at confidence 1 - 1e-6), and its recomputed
 #: simultaneous coverage equals the confidence to this (the solver reaches 5e-15 for n <= 1000 and
@@ -343,74 +279,6 @@ _COVERAGE_TOL = 1e-11
 
 class _BadEntry(Exception):
     """Why a cache entry cannot be used (one line)."""
-
-
-def _entry_header(n: int, confidence: float, kind: str, pointwise: float) -> dict:
-    return {
-        "format": _CACHE_FORMAT,
-        "algorithm": _ALGORITHM_VERSION,
-        "n": n,
-        "confidence": confidence,
-        "kind": kind,
-        "pointwise": pointwise,
-    }
-
-
-def _write_entry(path: Path, ld: LDIntervals) -> None:
-    """Store ``ld`` atomically: its arrays, and in the zip comment its key, level and a SHA-256 over both."""
-    from simstudy.io import _canonical, _digest, atomic_path
-
-    arrays = {"low": np.asarray(ld.low), "high": np.asarray(ld.high)}
-    header = _canonical(_entry_header(ld.n, ld.confidence, ld.kind, ld.pointwise))
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)  # type: ignore[arg-type]  # the stub fears a key "allow_pickle"; none is
-        with zipfile.ZipFile(tmp, "a") as zf:
-            zf.comment = _CACHE_TAG + header + _SHA_TAG + _digest(arrays, header).encode()
-
-
-def _read_entry(path: Path, n: int, confidence: float, kind: str) -> LDIntervals:
-    """The cached intervals at ``path``, after every check; :class:`_BadEntry` says which one failed.
-
-    Raises
-    ------
-    FileNotFoundError
-        If there is no entry (not a reason to warn).
-    """
-    from simstudy.io import _digest
-
-    try:
-        # Our own file object: np.load leaks the one it opens when the file is not a zip archive.
-        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as f:
-            arrays = {k: f[k] for k in f.files}
-            comment = f.zip.comment
-    except FileNotFoundError:
-        raise
-    except Exception as exc:
-        raise _BadEntry(f"unreadable ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
-    if not comment.startswith(_CACHE_TAG):
-        raise _BadEntry("an older cache format without key or checksum")
-    header, _, stored = comment[len(_CACHE_TAG) :].rpartition(_SHA_TAG)
-    if stored.decode(errors="replace") != _digest(arrays, header):
-        raise _BadEntry("checksum mismatch (damaged)")
-    try:
-        meta = json.loads(header)
-        if not isinstance(meta, dict):
-            raise TypeError
-        pointwise = float(meta["pointwise"])
-        wanted = _entry_header(n, confidence, kind, meta["pointwise"])
-    except (ValueError, TypeError, KeyError):
-        raise _BadEntry("key unreadable") from None
-    if meta != wanted:
-        diff = ", ".join(
-            f"{k} {meta.get(k)!r} not {wanted.get(k)!r}"
-            for k in sorted(meta.keys() | wanted.keys())
-            if meta.get(k) != wanted.get(k)
-        )
-        raise _BadEntry(f"an entry for another key or algorithm ({diff})")
-    if sorted(arrays) != ["high", "low"]:
-        raise _BadEntry(f"arrays {sorted(arrays)}, not ['high', 'low']")
-    return _checked(n, confidence, kind, pointwise, arrays["low"], arrays["high"])
 
 
 def _checked(n: int, confidence: float, kind: str, pointwise: float, low, high) -> LDIntervals:
@@ -447,26 +315,29 @@ def _checked(n: int, confidence: float, kind: str, pointwise: float, low, high) 
 
 
 @lru_cache(maxsize=256)
-def _ld_intervals_cached(n: int, confidence: float, kind: str, directory: str) -> LDIntervals:
-    path = _cache_path(n, confidence, kind)
-    try:
-        return _read_entry(path, n, confidence, kind)
-    except FileNotFoundError:
-        pass  # not cached yet
-    except _BadEntry as exc:
-        # stacklevel 3: this function, then ld_intervals (lru_cache adds no Python frame), then its caller
-        warnings.warn(f"LD interval cache {path}: {exc}; recomputed and rewrote it", CacheWarning, stacklevel=3)
+def _ld_intervals_cached(n: int, confidence: float, kind: str, where: str) -> LDIntervals:
+    # ``where`` (the store's place, "" without one) is part of the key: a store moved elsewhere is read afresh.
+    store = stores.get_store("ld_intervals")
+    if store is not None:
+        kept = store.get(n, confidence, kind)
+        if kept is not None:
+            return kept
     result = ld_pointwise_level(n, confidence, kind)
+    if store is None:
+        return result
     try:
         # Only an entry that passes the read checks is stored: one that cannot would warn on every read.
         _checked(n, confidence, kind, result.pointwise, np.array(result.low), np.array(result.high))
     except _BadEntry:
         return result
-    try:
-        _write_entry(path, result)
-    except OSError:
-        pass  # a read-only cache directory costs speed, not correctness
+    store.put(result)
     return result
+
+
+def _where() -> str:
+    """The place of the installed LD-interval store (part of the in-memory cache's key), "" without one."""
+    store = stores.get_store("ld_intervals")
+    return "" if store is None else store.where()
 
 
 #: The cost model of :func:`ld_intervals` (for refusing a size at once, before it starts): one exact coverage
@@ -480,10 +351,11 @@ _SOLVE_EVALUATIONS = 17
 def _ld_seconds(n: int, confidence: float, kind: str) -> float:
     """Estimated seconds :func:`ld_intervals` takes for ``(n, confidence, kind)`` here: 0 when this process
     has them already, one coverage evaluation for a disk entry, a whole solve otherwise."""
-    key = (int(n), float(confidence), kind, str(cache_dir()))
+    key = (int(n), float(confidence), kind, _where())
     if key in _SOLVED:
         return 0.0
-    evaluations = 1 if _cache_path(*key[:3]).is_file() else _SOLVE_EVALUATIONS
+    store = stores.get_store("ld_intervals")
+    evaluations = 1 if store is not None and store.has(*key[:3]) else _SOLVE_EVALUATIONS
     return evaluations * _NS_PER_N2 * 1e-9 * float(n) ** 2
 
 
@@ -494,8 +366,8 @@ _SOLVED: set[tuple[int, float, str, str]] = set()
 def ld_intervals(n: int, confidence: float, kind: str = "highest_density") -> LDIntervals:
     """The LD intervals for n order statistics at simultaneous ``confidence`` (cached; see module doc).
 
-    The result of :func:`ld_pointwise_level`, kept in memory and in :func:`cache_dir` on disk; a disk entry
-    is checked (key, version, SHA-256, exact coverage) before it is used.
+    The result of :func:`ld_pointwise_level`, kept in memory and in the installed store (the engine's disk
+    cache, :mod:`simstudy.engine.ld_cache`); a stored entry is checked (exact coverage) before it is used.
 
     Parameters
     ----------
@@ -518,7 +390,7 @@ def ld_intervals(n: int, confidence: float, kind: str = "highest_density") -> LD
 
     Warns
     -----
-    CacheWarning
+    simstudy.engine.ld_cache.CacheWarning
         If the disk cache's entry failed its checks (it is recomputed and rewritten).
 
     References
@@ -540,7 +412,17 @@ def ld_intervals(n: int, confidence: float, kind: str = "highest_density") -> LD
     ValueError: unknown LD interval kind 'equal-tailed'; choose one of: equal_tailed, highest_density
     """
     _kind_iv(kind)
-    key = (int(n), float(confidence), kind, str(cache_dir()))
+    key = (int(n), float(confidence), kind, _where())
     result = _ld_intervals_cached(*key)
     _SOLVED.add(key)
     return result
+
+
+def __getattr__(name: str):
+    # The disk cache's names moved to the engine (kernels touch no files); imported on use, by name, since an
+    # import statement here would point up the layers.
+    if name in ("cache_dir", "CacheWarning"):
+        import importlib
+
+        return getattr(importlib.import_module("simstudy.engine.ld_cache"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

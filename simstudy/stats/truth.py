@@ -16,13 +16,41 @@
 
 from __future__ import annotations
 
-import numpy as np
-from scipy import integrate, special
+from typing import Any, Protocol
 
-from simstudy.distributions import Bag, ScoreDistribution
+import numpy as np
+from scipy import special
+
 from simstudy.stats import estimators
 
 __all__ = ["expected_max", "order_statistic_means", "estimator_mean", "quantile_tuning_curve", "mean_tuning_curve"]
+
+
+class ScoreDistribution(Protocol):
+    """What these truths call on a distribution (duck-typed; :class:`simstudy.distributions.ScoreDistribution`).
+
+    ``support`` (``(low, high)``), ``cdf(x)`` and ``ppf(q)``; optionally ``has_atoms`` and ``atoms`` (where the
+    CDF jumps: quadrature splits there) and its own ``mean_tuning_curve`` / ``quantile_tuning_curve`` (closed
+    forms, used instead). A finite population whose class sets ``exact_atoms = True`` (a
+    :class:`~simstudy.distributions.Bag`) also gives ``atoms`` (ascending) and ``cum_prob``
+    (``P(X <= atoms[j])``, the last exactly 1): its truths are exact sums.
+    """
+
+    @property
+    def support(self) -> tuple[float, float]: ...
+
+    def cdf(self, x: Any) -> np.ndarray: ...
+
+    def ppf(self, q: Any) -> np.ndarray: ...
+
+
+def _finite_atoms(dist: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(atoms, cum_prob)`` of a finite population (exact sums), else None. Asked of the class, so that a
+    wrapper forwarding attributes (a plug-in's) is not taken for one."""
+    if getattr(type(dist), "exact_atoms", False):
+        return dist.atoms, dist.cum_prob
+    return None
+
 
 _QUAD = dict(epsabs=1e-13, epsrel=1e-11, limit=400)
 # Tail probability left out of the order statistics' quadrature window on an unbounded support.
@@ -33,6 +61,8 @@ _BLOCK = 65_536  # elements: 512 KiB matrices stay in cache and out of mmap'd (p
 
 def _quad(fn, dist: ScoreDistribution, low: float, high: float):
     """``int_low^high fn(x) dx`` by adaptive quadrature, split at the distribution's atoms (where F jumps)."""
+    from scipy import integrate  # imported on use: 0.2 s at a study's start, and bags need no quadrature
+
     breaks = None
     if getattr(dist, "has_atoms", False):
         inside = dist.atoms[(dist.atoms > low) & (dist.atoms < high)]  # type: ignore[attr-defined]  # has_atoms: has atoms
@@ -133,10 +163,13 @@ def expected_max(dist: ScoreDistribution, n) -> np.ndarray:
     >>> expected_max(Bag([0.0, 1.0]), [1, 2, 3]).tolist()
     [0.5, 0.75, 0.875]
     """
+    from scipy import integrate  # imported on use: 0.2 s at a study's start, and bags need no quadrature
+
     n_arr = _n_iv(n)
-    if isinstance(dist, Bag):
+    finite = _finite_atoms(dist)
+    if finite is not None:
         # Summation by parts: sum_j v_j (F_j^n - F_{j-1}^n) = v_k - sum_{j<k} (v_{j+1} - v_j) F_j^n.
-        v, F = dist.atoms, dist.cum_prob
+        v, F = finite
         return v[-1] - _tail_sums(F[:-1], n_arr, np.diff(v))
     nn = n_arr.astype(np.float64)
     own = _own(dist, "mean_tuning_curve")
@@ -188,12 +221,15 @@ def order_statistic_means(dist: ScoreDistribution, B: int) -> np.ndarray:
     >>> round(float(1 / np.sqrt(np.pi)), 6)
     0.56419
     """
+    from scipy import integrate  # imported on use: 0.2 s at a study's start, and bags need no quadrature
+
     if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 1:
         raise ValueError(f"B must be an integer >= 1, got {B!r}")
     B = int(B)
     i = np.arange(1, B + 1, dtype=np.float64)
-    if isinstance(dist, Bag):
-        return _bag_order_statistic_means(dist.atoms, dist.cum_prob, B)
+    finite = _finite_atoms(dist)
+    if finite is not None:
+        return _bag_order_statistic_means(*finite, B)
     low, high = dist.support
     a, b = i, B - i + 1
     if np.isfinite(low) and np.isfinite(high):
@@ -384,10 +420,13 @@ def mean_tuning_curve(dist: ScoreDistribution, ks, *, minimize: bool = False) ->
     >>> mean_tuning_curve(bag, [1, 2]), mean_tuning_curve(bag, [1, 2], minimize=True)
     (array([0.5 , 0.75]), array([0.5 , 0.25]))
     """
+    from scipy import integrate  # imported on use: 0.2 s at a study's start, and bags need no quadrature
+
     ks = _ks_iv(ks)
     flat = ks.ravel()
-    if isinstance(dist, Bag):
-        v, F = dist.atoms, dist.cum_prob
+    finite = _finite_atoms(dist)
+    if finite is not None:
+        v, F = finite
         # Summation by parts over the atoms: P(max <= v_j) = F_j^k, P(min > v_j) = (1 - F_j)^k.
         if minimize:
             out = v[0] + ((1.0 - F[None, :-1]) ** flat[:, None]) @ np.diff(v)

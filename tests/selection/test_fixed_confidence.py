@@ -219,7 +219,7 @@ def test_rng_must_be_a_generator(rng):
 
 
 def test_common_numbers_streams_give_the_jth_score_whatever_the_order():
-    from simstudy.stats.selection.fixed_confidence import _positions, _Streams
+    from simstudy.stats.selection.fixed_confidence_runs import _positions, _Streams
     arms = tdsa_arms()[:3]
     late, early = _Streams(arms, 4, np.random.default_rng(5)), _Streams(arms, 4, np.random.default_rng(5))
     rows, which = np.arange(4)[:, None], np.array([[2, 0]] * 4)
@@ -269,7 +269,7 @@ def test_distinct_batches_are_drawn_from_pi_without_replacement(rng):
 
 
 def test_monte_carlo_stopping_rule(rng):
-    from simstudy.stats.selection.fixed_confidence import _mc_leader
+    from simstudy.stats.selection.fixed_confidence_runs import _mc_leader
     loc, scale, df = np.array([[0.5, 0.9, 0.1]]), np.full((1, 3), 1e-6), np.full((1, 3), 3.0)
     leader, pi = _mc_leader(loc, scale, df, 2500, rng)  # beyond one slice of draws
     assert leader[0] == 1 and pi[0] == 1.0

@@ -8,12 +8,12 @@ one with the highest mean score.
 
 - Fixed budget (:mod:`.fixed_budget`): :func:`sequential_halving` (and its named variants,
   :data:`HALVING_VARIANTS`: what Moss et al. may have run for Figure 4), :func:`non_adaptive`.
-- Fixed confidence (:mod:`.fixed_confidence`): :func:`ttts`, :func:`non_adaptive_confidence`,
+- Fixed confidence (:mod:`.fixed_confidence`, many runs at once in :mod:`.fixed_confidence_runs`): :func:`ttts`, :func:`non_adaptive_confidence`,
   :func:`batch_thompson`.
 - Vectorized runs for simulation studies: :func:`sequential_halving_runs`, :func:`non_adaptive_runs`,
   :func:`fixed_confidence_runs`.
-- The arms of a study: :func:`arms_of` (built from distribution specifications, with their means),
-  :func:`arms_metadata`.
+- The arms of a study: :func:`arms_of` (built from distribution specifications, with their means);
+  :func:`simstudy.distributions.generic.arms_metadata` describes them (still importable from here).
 - The beliefs behind fixed confidence: :func:`posterior`, :func:`prob_best` (re-exported from
   :mod:`simstudy.stats.posterior`).
 
@@ -88,7 +88,7 @@ None
 """
 
 from simstudy.stats.posterior import posterior, prob_best, prob_best_mc, prob_leader
-from simstudy.stats.selection._arms import arms_metadata, arms_of
+from simstudy.stats.selection._arms import arms_of
 from simstudy.stats.selection.fixed_budget import (
     FIXED_BUDGET_RUNS,
     HALVING_OPTIONS,
@@ -103,18 +103,20 @@ from simstudy.stats.selection.fixed_budget import (
 )
 from simstudy.stats.selection.fixed_confidence import (
     FIXED_CONFIDENCE_ALGORITHMS,
-    FIXED_CONFIDENCE_PROPOSALS,
     PI_METHODS,
     ConfidenceResult,
-    ConfidenceRuns,
     batch_thompson,
-    fixed_confidence_runs,
     non_adaptive_confidence,
+    ttts,
+)
+from simstudy.stats.selection.fixed_confidence_runs import (
+    FIXED_CONFIDENCE_PROPOSALS,
+    ConfidenceRuns,
+    fixed_confidence_runs,
     proposal_problem,
     propose_all,
     propose_thompson,
     propose_top_two,
-    ttts,
 )
 
 __all__ = [
@@ -137,7 +139,6 @@ __all__ = [
     "prob_best_mc",
     "prob_leader",
     "arms_of",
-    "arms_metadata",
     "FIXED_BUDGET_RUNS",
     "runs_problem",
     "HALVING_OPTIONS",
@@ -148,3 +149,13 @@ __all__ = [
     "propose_thompson",
     "proposal_problem",
 ]
+
+
+def __getattr__(name: str):
+    # arms_metadata moved up to simstudy.distributions.generic (it describes distributions): imported on use,
+    # by name, since an import statement here would point up the layers.
+    if name == "arms_metadata":
+        import importlib
+
+        return importlib.import_module("simstudy.distributions.generic").arms_metadata
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from simstudy.distributions import describe
 from simstudy.stats import truth
 
 
@@ -74,42 +73,6 @@ def arms_of(specs: Sequence) -> tuple[tuple, list[str], np.ndarray, int]:
     return arms, [s.name for s in specs], means, int(np.argmax(means))
 
 
-def arms_metadata(arms: Sequence, names: Sequence[str], means: np.ndarray, best: int) -> dict:
-    """What a selection study's ``run.json`` records about its arms: the best arm, the means, the distributions.
-
-    Parameters
-    ----------
-    arms : sequence of N distributions
-        The built score distributions (the first output of :func:`arms_of`).
-    names : sequence of str, length N
-        Their names.
-    means : ndarray of float64, shape (N,)
-        Their population mean scores, in score units.
-    best : int
-        Index of the best arm.
-
-    Returns
-    -------
-    dict
-        ``"best_arm"`` (the best arm's name), ``"arm_means"`` (name to mean, floats) and ``"distributions"``
-        (name to :func:`simstudy.distributions.describe` of the distribution), all JSON-serialisable.
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> from simstudy.distributions import Bag
-    >>> specs = [SimpleNamespace(name=n, build=lambda v=v: Bag(v)) for n, v in (("a", [0.1, 0.3]), ("b", [0.5, 0.9]))]
-    >>> meta = arms_metadata(*arms_of(specs))
-    >>> meta["best_arm"], meta["arm_means"], meta["distributions"]["b"]["mean"]
-    ('b', {'a': 0.2, 'b': 0.7}, 0.7)
-    """
-    return {
-        "best_arm": names[best],
-        "arm_means": dict(zip(names, means.tolist())),
-        "distributions": {n: describe(a) for n, a in zip(names, arms)},
-    }
-
-
 def arms_iv(arms) -> Sequence:
     """The arms as a sequence (a one-line error for anything else)."""
     if isinstance(arms, (str, bytes)) or not hasattr(arms, "__len__") or not hasattr(arms, "__getitem__"):
@@ -144,3 +107,13 @@ def draw(arms: Sequence, which: np.ndarray, rng: np.random.Generator) -> np.ndar
         if k:
             out[mask] = _scores(arm.sample(k, rng=rng), (k,), a, "sample(size, rng=rng)")
     return out
+
+
+def __getattr__(name: str):
+    # arms_metadata describes each distribution (simstudy.distributions.describe), so it lives there now:
+    # imported on use, by name, since an import statement here would point up the layers.
+    if name == "arms_metadata":
+        import importlib
+
+        return importlib.import_module("simstudy.distributions.generic").arms_metadata
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,8 @@
-"""Expected-validation-performance curves for a researcher's own tuning results (Dodge et al. 2019).
+"""Tidy tables (pandas) of the kernels' results: EVP curves of a researcher's own scores, and the evidence
+between two models' bands. Above the kernels (:mod:`simstudy.stats` builds no frames); was
+``simstudy.stats.curves``, which still imports (as this module).
+
+Expected-validation-performance curves for a researcher's own tuning results (Dodge et al. 2019):
 
 :func:`evp_curves` turns each model's scores into its curve of expected best score against budget, with
 the plug-in standard deviation of the best score (the +/- 1 SD band of Dodge et al.'s figures, clipped to
@@ -9,13 +13,26 @@ the range of scores actually observed, as they recommend), optionally against ti
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from simstudy.stats import estimators
+from simstudy.stats.evidence import evidence, leader_names
 
-__all__ = ["evp_curves", "budget_to_target"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from simstudy.stats.bands import TuningCurveBands
+
+__all__ = ["evp_curves", "budget_to_target", "evidence_table"]
+
+
+def _pandas():
+    """pandas, imported on first use (half a second: the kernels and a CLI start do without it)."""
+    import pandas
+
+    return pandas
 
 
 def _trial_time_iv(trial_time, models) -> dict[str, float] | None:
@@ -108,7 +125,7 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
         mean, std = estimators._v_mean_std(x, np.arange(1, x.size + 1))
         if method != "v":
             mean = estimators.expected_max(x, method, presorted=True)
-        frame = pd.DataFrame(
+        frame = _pandas().DataFrame(
             {
                 "model": model,
                 "n": np.arange(1, x.size + 1),
@@ -121,7 +138,7 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
         if times is not None:
             frame["time"] = frame["n"] * times[model]
         frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    return _pandas().concat(frames, ignore_index=True)
 
 
 def budget_to_target(curves: pd.DataFrame, target: float) -> pd.DataFrame:
@@ -173,4 +190,47 @@ def budget_to_target(curves: pd.DataFrame, target: float) -> pd.DataFrame:
             if "time" in c:
                 row["time"] = float(first["time"])
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _pandas().DataFrame(rows)
+
+
+def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b: str):
+    """:func:`~simstudy.stats.evidence.evidence` as a table: one row per budget, the level and the name of the model ahead.
+
+    Parameters
+    ----------
+    a, b : TuningCurveBands
+        Two models' bands at the same budgets ``ks``.
+    name_a, name_b : str
+        The models' names.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``k`` (float), ``evidence`` (one of :data:`~simstudy.stats.evidence.EVIDENCE_LEVELS`) and ``leader`` (``name_a``,
+        ``name_b``, or ``"tie"`` where the point estimates are equal).
+
+    Raises
+    ------
+    ValueError
+        If the bands are not at the same budgets.
+
+    Examples
+    --------
+    >>> from simstudy.stats.bands import tuning_curve_bands
+    >>> ks = np.arange(1, 4)
+    >>> a = tuning_curve_bands(np.linspace(0.80, 0.90, 20), 0.8, ks=ks, low=0, high=1)
+    >>> b = tuning_curve_bands(np.linspace(0.10, 0.20, 20), 0.8, ks=ks, low=0, high=1)
+    >>> evidence_table(a, b, "a", "b")
+         k evidence leader
+    0  1.0   strong      a
+    1  2.0   strong      a
+    2  3.0   strong      a
+    """
+    level, _leader = evidence(a, b)
+    return _pandas().DataFrame(
+        {
+            "k": np.asarray(a.ks, dtype=np.float64),
+            "evidence": level.astype(object),
+            "leader": leader_names(a.point, b.point, name_a, name_b),
+        }
+    )

@@ -1,0 +1,145 @@
+"""The distribution kinds a config names, and building one from its kind and parameters.
+
+========================  ========================================================
+name                      what it is
+========================  ========================================================
+:data:`KINDS`             kind name -> builder
+:data:`CONTINUOUS_KINDS`  the kinds whose distributions are continuous
+:func:`parameters`        the parameter names a kind takes
+:func:`from_spec`         build a distribution from a kind name and its parameters
+========================  ========================================================
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from simstudy.distributions.base import InvalidParameter
+from simstudy.distributions.files import _dataset_bag, _file_bag, _kde, _kde_atoms
+from simstudy.distributions.generic import mirror
+from simstudy.distributions.laws import Bag, ScipyDistribution, TruncatedNormal, truncnorm_bag
+from simstudy.distributions.parametric import NoisyQuadratic, Quadratic
+
+__all__ = ["KINDS", "CONTINUOUS_KINDS", "parameters", "from_spec"]
+
+
+def _scipy(*, dist: str, params: Any = (), name: str | None = None) -> ScipyDistribution:
+    return ScipyDistribution(dist, params, name)
+
+
+def _seeded_truncnorm_bag(*, seed: int = 0, **params: Any) -> Bag:
+    """:func:`truncnorm_bag` drawn from ``numpy.random.default_rng(seed)``: a config names a seed, not a generator."""
+    return truncnorm_bag(rng=np.random.default_rng(seed), **params)
+
+
+#: Kinds whose distributions are continuous (exact coverage of the KS and LD bands needs one).
+CONTINUOUS_KINDS = ("truncnorm", "kde", "kde_atoms", "scipy", "quadratic", "noisy_quadratic")
+
+#: Distribution kinds a config can name, with the builders the config's parameters are passed to.
+KINDS: dict[str, Callable[..., Any]] = {
+    "truncnorm_bag": _seeded_truncnorm_bag,
+    "truncnorm": TruncatedNormal,
+    "bag": Bag,
+    "empirical": _dataset_bag,
+    "file": _file_bag,
+    "kde": _kde,
+    "kde_atoms": _kde_atoms,
+    "scipy": _scipy,
+    "quadratic": Quadratic,
+    "noisy_quadratic": NoisyQuadratic,
+}
+
+
+def parameters(kind: str) -> tuple[str, ...] | None:
+    """The parameter names a config may give a distribution kind (``None``: any, passed on as options).
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`KINDS`, e.g. ``"truncnorm"``.
+
+    Returns
+    -------
+    tuple of str or None
+        The builder's keyword names (for ``truncnorm_bag``: ``seed`` in place of ``rng``), or ``None`` when
+        the builder takes arbitrary options (``**options``: the shipped-data and KDE kinds).
+
+    Raises
+    ------
+    KeyError
+        If `kind` is not a key of :data:`KINDS`.
+
+    Examples
+    --------
+    >>> parameters("truncnorm")
+    ('mean', 'sd', 'low', 'high', 'name')
+    >>> parameters("truncnorm_bag")
+    ('seed', 'mean', 'sd', 'low', 'high', 'population', 'size', 'name')
+    >>> parameters("kde") is None
+    True
+    """
+    if kind == "truncnorm_bag":
+        return ("seed", *(p for p in inspect.signature(truncnorm_bag).parameters if p != "rng"))
+    params = inspect.signature(KINDS[kind]).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    return tuple(params)
+
+
+def from_spec(kind: str, params: dict[str, Any]):
+    """Build a distribution from a kind name (one of :data:`KINDS`) and its parameters (deterministic).
+
+    This is what the config layer calls with a ``distribution`` group: kind ``truncnorm_bag`` takes a
+    ``seed`` (not a generator), so the same parameters always give the same distribution.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`KINDS`: ``truncnorm_bag``, ``truncnorm``, ``bag``, ``empirical``, ``file``, ``kde``,
+        ``kde_atoms``, ``scipy``, ``quadratic`` or ``noisy_quadratic`` (a user's class, kind ``target``, is built
+        by the config layer: :meth:`simstudy.config.DistributionConfig.build`).
+    params : dict of str to object
+        The keyword arguments of the kind's builder (see :func:`parameters`), and optionally ``minimize``
+        (any kind): True builds the distribution of ``-X`` (:func:`mirror`; lower is better).
+
+    Returns
+    -------
+    ScoreDistribution
+        The distribution built.
+
+    Raises
+    ------
+    InvalidParameter
+        If `kind` is unknown, or the builder rejects a parameter's value.
+    TypeError
+        If a parameter is not one the builder takes (the config layer checks names with :func:`parameters`).
+
+    Examples
+    --------
+    >>> from_spec("truncnorm", {"mean": 0.7, "sd": 0.05})
+    TruncatedNormal(mean=0.7, sd=0.05, low=0.0, high=1.0, name='truncnorm')
+    >>> from_spec("truncnorm_bag", {"seed": 0, "population": 1000, "size": 100})
+    Bag(name='truncnorm_bag', size=100, unique=96)
+    >>> from_spec("bag", {"values": [0.1, 0.3], "minimize": True}).values.tolist()
+    [-0.3, -0.1]
+    >>> from_spec("normal", {})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    simstudy.stats.errors.InvalidParameter: kind must be one of bag, ..., truncnorm_bag, got 'normal'
+    """
+    if kind not in KINDS:
+        raise InvalidParameter("kind", f"must be one of {', '.join(sorted(KINDS))}", kind)
+    params = dict(params)
+    minimize = params.pop("minimize", False)
+    if not isinstance(minimize, (bool, np.bool_)):
+        raise InvalidParameter("minimize", "must be true or false", minimize)
+    if minimize and kind in ("kde", "kde_atoms"):
+        # Fitted to -x on [-high, -low]: the same law as the mirror of the KDE of x (its kernel is symmetric),
+        # drawn along the path a KDE of scores -x takes, so that losses 1 - a mirror accuracies a draw for draw.
+        return KINDS[kind](**params, minimize=True)
+    dist = KINDS[kind](**params)
+    return mirror(dist) if minimize else dist
