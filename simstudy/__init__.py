@@ -4,7 +4,7 @@ Modules, bottom up: :mod:`~simstudy.distributions` (score distributions), :mod:`
 (expected-maximum estimators), :mod:`~simstudy.stats.truth` (exact truths), :mod:`~simstudy.stats.metrics` (Monte Carlo
 summaries with MCSEs), :mod:`~simstudy.datasets` (shipped and user score data), :mod:`~simstudy.engine.runner`
 (chunked, resumable joblib execution), :mod:`~simstudy.io` (atomic outputs), :mod:`~simstudy.studies`,
-:mod:`~simstudy.plots`, :mod:`~simstudy.sweeps` (a sweep's jobs in one frame), and :mod:`~simstudy.cli` (the only
+:mod:`~simstudy.figures`, :mod:`~simstudy.sweeps` (a sweep's jobs in one frame), and :mod:`~simstudy.cli` (the only
 module that imports Hydra).
 
 For notebooks, :func:`simstudy.run` runs a study as the command would and :func:`simstudy.compose` returns its

@@ -38,6 +38,7 @@ MOVED: dict[str, str] = {
     "simstudy.reproduce": "simstudy.commands.reproduce",
     "simstudy.extrapolate": "simstudy.commands.extrapolate_fit",
     "simstudy.stats.curves": "simstudy.tables",
+    "simstudy.plots": "simstudy.figures",
 }
 
 

@@ -15,10 +15,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import io, plots
+from simstudy import io
 from simstudy.commands._pages import _atom_sentences, _lvl, _pct, _write_page
-from simstudy.plots import _suptitle, _theme
+from simstudy.figures import _suptitle, _theme
 from simstudy.stats.metrics import format_estimate
+from simstudy.studies.band_coverage import band_coverage_figure
+from simstudy.studies.bootstrap_coverage import bootstrap_coverage_figure
+from simstudy.studies.evp_accuracy import evp_accuracy_figure
 
 __all__ = ["write_page", "describe_fit", "kde_fit_figure"]
 
@@ -169,9 +172,9 @@ def write_page(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
     )
     figures = {
         "fit": kde_fit_figure(pd.DataFrame({"score": scores}), _fit_curve(kde), title=title, atoms=atoms),
-        "coverage": plots.band_coverage_figure(result.coverage.summary),
-        "bootstrap": plots.bootstrap_coverage_figure(result.bootstrap.summary),
-        "accuracy": plots.evp_accuracy_figure(result.accuracy.summary),
+        "coverage": band_coverage_figure(result.coverage.summary),
+        "bootstrap": bootstrap_coverage_figure(result.bootstrap.summary),
+        "accuracy": evp_accuracy_figure(result.accuracy.summary),
     }
     for name, fig in figures.items():
         io.save_figure(fig, out_dir / f"{name}.png", dpi=120)
@@ -357,7 +360,7 @@ def kde_fit_figure(
     2
     >>> plt.close(fig)
     """
-    import matplotlib.pyplot as plt  # simstudy.plots, imported above, chose the backend
+    import matplotlib.pyplot as plt  # simstudy.figures, imported above, chose the backend
 
     _theme()
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")

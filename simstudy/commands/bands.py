@@ -681,15 +681,25 @@ def tuning_curve_bands_figure(
     """
     import matplotlib.pyplot as plt
     import pandas as pd
-    import seaborn as sns
     from matplotlib.lines import Line2D
 
-    from simstudy.plots import _labels, _legend, _method, _set_xscale, _shade, _suptitle, _theme, _title, _xscale_iv
+    from simstudy.figures import (
+        _colorblind,
+        _labels,
+        _legend,
+        _method,
+        _set_xscale,
+        _shade,
+        _suptitle,
+        _theme,
+        _title,
+        _xscale_iv,
+    )
 
     _xscale_iv(xscale)
     _theme()
     models = list(dict.fromkeys(curves["model"]))
-    palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    palette = dict(zip(models, _colorblind(len(models))))
     estimates = {"u", "v"} <= set(curves.columns)
     if estimates:
         fig, (ax_point, ax) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
@@ -833,7 +843,7 @@ def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict
     """Lourie et al.'s Figure 1, left: each model's V (solid) and U (dashed) estimates of the mean tuning curve."""
     from matplotlib.lines import Line2D
 
-    from simstudy.plots import _labels, _set_xscale, _title
+    from simstudy.figures import _labels, _set_xscale, _title
 
     for model in models:
         c = curves[curves["model"] == model].sort_values("k")
@@ -892,13 +902,12 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
     >>> plt.close(fig)
     """
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
-    from simstudy.plots import _labels, _legend, _method, _shade, _theme, _title
+    from simstudy.figures import _colorblind, _labels, _legend, _method, _shade, _theme, _title
 
     _theme()
     models = list(dict.fromkeys(cdfs["model"]))
-    palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    palette = dict(zip(models, _colorblind(len(models))))
     fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
     s_min, s_max = float(cdfs["score"].min()), float(cdfs["score"].max())
     pad = 0.05 * (s_max - s_min or abs(s_max) or 1.0)

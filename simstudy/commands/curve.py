@@ -563,15 +563,23 @@ def evp_curves_figure(
     ValueError: xscale must be one of linear, log, got 'symlog'
     """
     import matplotlib.pyplot as plt
-    import seaborn as sns
     from matplotlib.lines import Line2D
 
-    from simstudy.plots import _labels, _legend, _set_xscale, _shade, _theme, _title, _xscale_iv  # matplotlib: lazily
+    from simstudy.figures import (  # matplotlib: lazily
+        _colorblind,
+        _labels,
+        _legend,
+        _set_xscale,
+        _shade,
+        _theme,
+        _title,
+        _xscale_iv,
+    )
 
     _xscale_iv(xscale)
     _theme()
     models = list(dict.fromkeys(curves["model"]))
-    palette = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    palette = dict(zip(models, _colorblind(len(models))))
     fig, ax = plt.subplots(figsize=(5.5, 4.3), layout="constrained")
     for model in models:
         c = curves[curves["model"] == model].sort_values(x)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from simstudy import io
 from simstudy.commands._pages import _g, _lvl, _pct, _write_page, plain
-from simstudy.plots import _suptitle, _theme, _title
+from simstudy.figures import _suptitle, _theme, _title
 from simstudy.stats.metrics import format_estimate
 
 __all__ = ["write_page", "misfit_banner", "summary", "extrapolation_figure", "bands_label"]
@@ -606,7 +606,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
     (1, 'a: fitted to 4 runs; b = 0.9 [0.88, 0.93]', 'log')
     >>> plt.close(fig)
     """
-    import matplotlib.pyplot as plt  # simstudy.plots, imported above, chose the backend
+    import matplotlib.pyplot as plt  # simstudy.figures, imported above, chose the backend
 
     _theme()
     models = list(dict.fromkeys(fits["model"]))

@@ -472,7 +472,7 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'uniform (n = 48, 1,000 rounds)', 'nominal coverage')
     >>> plt.close(fig)
     """
-    from simstudy.plots import (
+    from simstudy.figures import (
         _colorblind,
         _labels,
         _legend,

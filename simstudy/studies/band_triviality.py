@@ -272,7 +272,7 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, ['LD highest-density: 6.00 samples per step, R² = 1.0000'])
     >>> plt.close(fig)
     """
-    from simstudy.plots import (
+    from simstudy.figures import (
         _colorblind,
         _labels,
         _legend,

@@ -527,7 +527,7 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.plots import (
+    from simstudy.figures import (
         _colorblind,
         _labels,
         _legend,

@@ -342,7 +342,7 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     '80% percentile-bootstrap bands (shaded: Clopper–Pearson intervals)'
     >>> plt.close(fig)
     """
-    from simstudy.plots import (
+    from simstudy.figures import (
         _band,
         _estimator_palette,
         _label,

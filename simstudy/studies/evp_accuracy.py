@@ -600,7 +600,7 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     (3, 'uniform, B = 5, 100 replicates')
     >>> plt.close(fig)
     """
-    from simstudy.plots import (
+    from simstudy.figures import (
         _band,
         _distribution,
         _estimator_palette,

@@ -673,7 +673,7 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     (2, 'log')
     >>> plt.close(fig)
     """
-    from simstudy.plots import (
+    from simstudy.figures import (
         _colorblind,
         _labels,
         _legend,

@@ -346,7 +346,7 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'best: b; 100 runs per budget (bands: Clopper–Pearson)')
     >>> plt.close(fig)
     """
-    from simstudy.plots import (
+    from simstudy.figures import (
         _band,
         _colorblind,
         _labels,

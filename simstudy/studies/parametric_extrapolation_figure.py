@@ -75,7 +75,7 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
     import matplotlib.ticker
     from matplotlib.lines import Line2D
 
-    from simstudy.plots import (
+    from simstudy.figures import (
         _colorblind,
         _labels,
         _legend,

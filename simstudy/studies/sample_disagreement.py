@@ -491,7 +491,7 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.plots import (
+    from simstudy.figures import (
         _Z,
         _estimator_palette,
         _label,

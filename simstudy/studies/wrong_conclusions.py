@@ -415,7 +415,7 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     2
     >>> plt.close(fig)
     """
-    from simstudy.plots import (
+    from simstudy.figures import (
         _band,
         _estimator_palette,
         _label,

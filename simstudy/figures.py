@@ -6,7 +6,7 @@ legend. Every figure uses the constrained layout, and long titles, labels and le
 space they have, so nothing is cut off when the figure is saved as is (:func:`simstudy.io.save_figure`).
 
 Each study kind draws its own figure, in its module (:mod:`simstudy.studies`), and names it when it registers
-(:class:`simstudy.registry.Study`); the old names here (``simstudy.plots.evp_accuracy_figure`` ...) still
+(:class:`simstudy.registry.Study`); the old names here (``simstudy.figures.evp_accuracy_figure`` ...) still
 import. matplotlib is imported when a figure is first drawn, not with this module (it costs about 0.4 s, and a
 run that fails its checks, a shard, ``--help`` never draw).
 
@@ -35,15 +35,13 @@ from simstudy.stats.bands import METHOD_LABELS
 
 if TYPE_CHECKING:
     import matplotlib.pyplot as plt
-    import seaborn as sns
-    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
 __all__ = [
     "sweep_figure",
 ]
 
-#: The study figures that moved to their study's module (issue 26) -> that module; ``simstudy.plots.NAME``
+#: The study figures that moved to their study's module (issue 26) -> that module; ``simstudy.figures.NAME``
 #: still imports them (:func:`__getattr__`), and their API pages are their modules'.
 _MOVED_FIGURES = {
     "evp_accuracy_figure": "simstudy.studies.evp_accuracy",
@@ -370,12 +368,9 @@ class _OnFirstUse:
         return self._load()(*args, **kwargs)
 
 
-# The module-level names the command figures below draw with, imported when first used (this module imports
-# no matplotlib). They move to simstudy/commands/ (issue 26), and these lines go with them.
+# pyplot for the helpers below, imported when first used: importing this module imports no matplotlib.
 if not TYPE_CHECKING:
     plt = _OnFirstUse(lambda: importlib.import_module("matplotlib.pyplot"))
-    sns = _OnFirstUse(lambda: importlib.import_module("seaborn"))
-    Line2D = _OnFirstUse(lambda: importlib.import_module("matplotlib.lines").Line2D)
 
 
 def _trivial_runs(c: pd.DataFrame, low: float, high: float, minimize: bool = False):
