@@ -23,7 +23,7 @@ MOVED: dict[str, str] = {
     "simstudy.beta_intervals": "simstudy.stats.beta_intervals",
     "simstudy.posterior": "simstudy.stats.posterior",
     "simstudy.metrics": "simstudy.stats.metrics",
-    "simstudy.curves": "simstudy.stats.curves",
+    "simstudy.curves": "simstudy.tables",
     "simstudy.kde": "simstudy.stats.kde",
     "simstudy.parametric_fit": "simstudy.stats.parametric_fit",
     "simstudy.selection": "simstudy.stats.selection",

@@ -549,7 +549,7 @@ def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditRes
     ------
     ConfigError
         As :func:`prepare`; or a study's settings derived from the options are invalid.
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         A subdirectory holds the chunks of a different configuration.
     simstudy.studies.audit.AuditFailed
         Chunks of a study failed (those that succeeded stay stored: a rerun resumes).

@@ -476,7 +476,7 @@ def run(
     ------
     simstudy.commands.extrapolate_fit.BadSample
         Scores the law cannot be fitted to as asked.
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         ``out_dir`` holds the chunks of other settings.
     simstudy.commands.extrapolate_fit.ExtrapolationFailed
         A bootstrap chunk raised in its worker (the others stay stored).

@@ -6,12 +6,12 @@ runs: they cannot say what more search would bring. Near the optimum the scores 
 noisy quadratic law (Lourie, He & Cho 2025; :mod:`simstudy.distributions.parametric`), whose parameters mean something: b,
 the best score possible, and c, the effective number of hyperparameters. For each model this module
 
-1. fits the law to the tail of the scores (:func:`simstudy.stats.parametric_fit.fit`: scores at or below the
+1. fits the law to the tail of the scores (:func:`simstudy.distributions.fitting.fit`: scores at or below the
    threshold censored);
 2. runs the parametric bootstrap -- ``n_boot`` samples of n scores from the fitted law, the same threshold
    rule, the whole fit again -- in chunks through the runner (:func:`simstudy.engine.runner.run_tasks`), each chunk
    seeded by its cell and index (:func:`simstudy.engine.runner.task_seed`) and stored in a
-   :class:`~simstudy.io.ChunkStore`, so an interrupted run resumes and the numbers are the same for any
+   :class:`~simstudy.engine.chunks.ChunkStore`, so an interrupted run resumes and the numbers are the same for any
    ``n_jobs``; percentile intervals for b (and a, o) and pointwise bands for the median and mean curves
    follow;
 3. reports how far the extrapolation held up *in simulation from the fitted law at the user's n*: the
@@ -45,13 +45,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy import io
 from simstudy.datasets import DataError
 from simstudy.distributions import InvalidParameter
+from simstudy.distributions.fitting import FitResult, fit
+from simstudy.engine import chunks
 from simstudy.engine import identity as _identity
 from simstudy.engine.runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
 from simstudy.stats import bands
-from simstudy.stats.parametric_fit import FIT_VERSION, MIN_TAIL, FitResult, Threshold, _curves, bootstrap_chunk, fit
+from simstudy.stats.parametric_fit import FIT_VERSION, MIN_TAIL, Threshold, _curves, bootstrap_chunk
 
 log = logging.getLogger("simstudy.extrapolate")  # its name before issue 26: log filters and the terminal keep it
 
@@ -169,7 +170,7 @@ class Analysis:
     ----------
     sample : Sample
         The scores fitted.
-    fit : simstudy.stats.parametric_fit.FitResult
+    fit : simstudy.distributions.fitting.FitResult
         The noisy quadratic law fitted to them.
     cell : str
         16 hex digits: a hash of the settings, the scores and the budgets, naming the bootstrap's chunks in
@@ -365,7 +366,7 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
         A sample with fewer than 8 scores above the threshold.
     BadSample
         ``sample_size`` beyond a model's scores, ``k_max`` below its runs, or a fit refused by
-        :func:`~simstudy.stats.parametric_fit.fit`.
+        :func:`~simstudy.distributions.fitting.fit`.
 
     Examples
     --------
@@ -448,7 +449,7 @@ def bootstrap_task(cells: dict, seed: int, task: Task) -> dict:
     return bootstrap_chunk(law, n, rule, cs, start, ks, task.reps, task_seed(seed, task.cell, task.chunk), mean, b_max)
 
 
-def _reps(store: io.ChunkStore, tasks: list[Task]) -> dict:
+def _reps(store: chunks.ChunkStore, tasks: list[Task]) -> dict:
     parts = [store.read(t.cell, t.chunk, t.reps) for t in tasks]  # task order: the same for any n_jobs
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
@@ -490,7 +491,7 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
 
     Raises
     ------
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         ``out_dir`` holds the chunks of other settings (another seed, threshold, data ...).
     ExtrapolationFailed
         A chunk raised in its worker.
@@ -515,7 +516,7 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     settings = _settings(opts)
     kernels = _identity.kernel_versions()  # only versions bumped past 1: stored chunks of before keep resuming
     fingerprint = stable_hash({**settings, "kernels": kernels} if kernels else settings)[:16]
-    store = io.ChunkStore(Path(out_dir) / "chunks", fingerprint)
+    store = chunks.ChunkStore(Path(out_dir) / "chunks", fingerprint)
     store.claim(
         {
             **settings,

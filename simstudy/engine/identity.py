@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from simstudy import io
+from simstudy.engine import chunks
 
 #: The identity record's file name in a run directory (hidden: a run's listing leaves it out).
 RECORD = ".simstudy-identity.json"
@@ -233,7 +234,7 @@ def _command(command: Any) -> str:
 def refusal(out_dir: Path, what: list[str], limit: int = 3) -> str:
     """The one-line refusal: what changed (the first ``limit`` differences) and the two fixes."""
     shown = "; ".join(what[:limit]) + (f"; and {len(what) - limit} more" if len(what) > limit else "")
-    return f"{out_dir}: {shown}; {io.RUN_DIR_FIXES}"
+    return f"{out_dir}: {shown}; {chunks.RUN_DIR_FIXES}"
 
 
 def inferred_command(out_dir: Path) -> str | None:
@@ -266,7 +267,7 @@ def check(out_dir: Path, new: dict, *, overwrite: bool, warn=None) -> Path | Non
 
     Raises
     ------
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         The directory holds results of another command, other inputs, plug-ins, kernels or settings (one
         line naming them, and the fixes); nothing was written.
     """
@@ -286,7 +287,7 @@ def check(out_dir: Path, new: dict, *, overwrite: bool, warn=None) -> Path | Non
             warn(f"overwrite=true: moved the earlier results to {moved}")
         return moved
     if what:
-        raise io.RunDirConflict(refusal(out_dir, what))
+        raise chunks.RunDirConflict(refusal(out_dir, what))
     return None
 
 
@@ -302,7 +303,7 @@ def _previous(out_dir: Path) -> Path:
     previous = out_dir / PREVIOUS
     if previous.is_symlink() or (os.path.lexists(previous) and not previous.is_dir()):
         what = f"a symlink (to {os.readlink(previous)})" if previous.is_symlink() else "not a directory"
-        raise io.RunDirConflict(
+        raise chunks.RunDirConflict(
             f"{previous} is {what}: overwrite=true moves earlier results only into a directory {PREVIOUS}/ inside "
             f"the run directory; move {previous} away, or run into a new directory (hydra.run.dir=NEW)"
         )
@@ -330,7 +331,7 @@ def move_aside(out_dir: Path, names: tuple[str, ...] = OUTPUTS) -> Path | None:
 
     Raises
     ------
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         ``out_dir/previous`` is a symlink or not a directory (one line naming it; nothing was moved).
 
     Examples

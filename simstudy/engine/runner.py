@@ -2,7 +2,7 @@
 
 It knows nothing about statistics. A study hands it :class:`Task` objects and a picklable function
 ``fn(task) -> dict[str, ndarray]``; the runner skips tasks whose results are already in the
-:class:`~simstudy.io.ChunkStore` (resume), runs the rest in parallel, and writes each result atomically the
+:class:`~simstudy.engine.chunks.ChunkStore` (resume), runs the rest in parallel, and writes each result atomically the
 moment it arrives, so an interrupted run loses at most the chunks in flight.
 
 Reproducibility does not depend on scheduling: every task draws its random numbers from

@@ -239,7 +239,7 @@ def run(opts: Any, kde_spec: dict, n: int, out_dir: Path) -> AuditResult:
     simstudy.schema.ConfigError
         If ``kde_spec`` or a study's settings derived from ``opts`` are invalid (e.g. a discrete
         distribution).
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         If a subdirectory holds the chunks of a different configuration.
 
     References

@@ -209,7 +209,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
 
     References

@@ -35,6 +35,7 @@ import pandas as pd
 
 from simstudy import io, schema
 from simstudy.config import Config
+from simstudy.engine import chunks
 from simstudy.engine import identity as _identity
 from simstudy.engine.runner import RunReport, Task, chunk_tasks, replay, run_tasks, shard, stable_hash
 from simstudy.schema import ConfigError, option
@@ -326,7 +327,7 @@ class ChunkedRun:
 
     Parameters
     ----------
-    store : simstudy.io.ChunkStore
+    store : simstudy.engine.chunks.ChunkStore
         The run's chunk store, ``<out_dir>/chunks``, keyed by ``fingerprint``.
     tasks_by_cell : dict of str to list of simstudy.engine.runner.Task
         Each cell's chunks in order (``study.chunk_reps`` replicates each, the last possibly fewer).
@@ -352,7 +353,7 @@ class ChunkedRun:
     ([5.0, 6.0], [2.0, 0.0, 2.0, 2.0, 1.0, 4.0])
     """
 
-    store: io.ChunkStore | None  # None: an exact study, without chunks
+    store: chunks.ChunkStore | None  # None: an exact study, without chunks
     tasks_by_cell: dict[str, list[Task]]
     report: RunReport
     fingerprint: str
@@ -492,7 +493,7 @@ def run_chunks(
         With ``runner.collect``, if any chunk is not stored (nothing is computed).
     ReplayDone
         With ``runner.replay``, if the chunk ran without raising (its exception propagates otherwise).
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
     ValueError
         With ``runner.replay``, if the chunk named is not one of this study's (the message lists the cells).
@@ -522,7 +523,7 @@ def run_chunks(
             **({"kernels": kernels} if (kernels := _identity.kernel_versions()) else {}),
         }
     )[:16]
-    store = io.ChunkStore(out_dir / "chunks", fingerprint)
+    store = chunks.ChunkStore(out_dir / "chunks", fingerprint)
     tasks_by_cell = {key: chunk_tasks(key, config.study.reps, config.study.chunk_reps) for key in cells}
     tasks = [t for tasks in tasks_by_cell.values() for t in tasks]
     runner = config.runner

@@ -37,6 +37,7 @@ import pandas as pd
 
 from simstudy import io, plugins, schema
 from simstudy.config import Config
+from simstudy.distributions import generic
 from simstudy.engine.runner import Task, task_seed
 from simstudy.plugins import selection_algorithm_check
 from simstudy.registry import Headline, Study, register_study
@@ -342,7 +343,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
 
     References
@@ -426,7 +427,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     files = {"table_csv": out_dir / "table.csv", "table_md": out_dir / "table.md"}
     io.write_csv(table, files["table_csv"])
     io.write_text(io.markdown_table(table), files["table_md"])
-    metadata = selection.arms_metadata(arms, names, means, best)
+    metadata = generic.arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 

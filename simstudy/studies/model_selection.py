@@ -22,6 +22,7 @@ import pandas as pd
 
 from simstudy import plugins, schema
 from simstudy.config import Config
+from simstudy.distributions import generic
 from simstudy.engine.runner import Task, task_seed
 from simstudy.plugins import selection_algorithm_check
 from simstudy.registry import Headline, Study, register_study
@@ -95,7 +96,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         With ``runner.collect``, if any chunk is not stored.
     simstudy.studies.base.ReplayDone
         With ``runner.replay``, if the replayed chunk ran without raising.
-    simstudy.io.RunDirConflict
+    simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
 
     References
@@ -186,7 +187,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                 )
                 for m in range(len(arms))
             ]
-    metadata = selection.arms_metadata(arms, names, means, best)
+    metadata = generic.arms_metadata(arms, names, means, best)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
 
