@@ -1,0 +1,545 @@
+"""Run a study into its run directory: the path that the command line and the Python API share.
+
+``simstudy [experiment=NAME] key=value ...`` and :func:`simstudy.run` both come here: the config is composed
+and validated (:mod:`simstudy.overrides`), the run directory claimed (:mod:`simstudy.engine.rundir`), its
+identity checked against the results already there, config.yaml written, the study run (resuming finished
+chunks), and its report logged and figure drawn. Nothing here prints or exits: a refusal raises
+:class:`~simstudy.engine.rundir.Refused`, which :mod:`simstudy.cli` prints and :mod:`simstudy.api` turns into
+an exception of its own.
+
+======================  ===========================================================================================
+:func:`api_compose`     the validated frozen Config of an experiment and overrides (:func:`simstudy.compose`)
+:func:`api_run`         run an experiment with overrides into a run directory (:func:`simstudy.run`)
+``_run_study``          run a composed study (or design) config in a claimed run directory
+``_run_design``         a ``design:`` block: each cell as its own study, their summaries stacked
+``_run_and_report``     run the study, log its report, draw its figure
+``_check_identity``     refuse a run directory holding another run's results (or move them aside)
+``_config_written``     config.yaml written for the run inside, put back if it is refused
+======================  ===========================================================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from simstudy import io
+from simstudy.engine import identity as _identity
+from simstudy.engine.rundir import (
+    _ENVIRONMENT_ERRNOS,
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    _abs,
+    _check_dir_override,
+    _chunks_changed,
+    _fail,
+    _in_run_dir,
+    _listing,
+    _note_dirs,
+    _note_files,
+    _os_error,
+    _os_status,
+    _read_stored_config,
+    _shard_label,
+)
+from simstudy.overrides import (
+    _API_MODE,
+    _OVERWRITE,
+    _check_overrides,
+    _config_dir,
+    _design_cells,
+    _last_of_each_key,
+    _one_line,
+    _parse_study,
+    _register_studies,
+    _take_overwrite,
+)
+from simstudy.schema import ConfigError
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+__all__ = ["api_compose", "api_run"]
+
+log = logging.getLogger("simstudy")
+
+
+def _check_identity(out_dir: Path, record: dict) -> None:
+    """Refuse (one line, exit 2, nothing written) a run whose command, inputs, plug-ins or settings differ
+    from those of the results in ``out_dir``; with overwrite=true, move those results aside instead."""
+    try:
+        _identity.check(out_dir, record, overwrite=_OVERWRITE.get(), warn=log.warning)
+    except io.RunDirConflict as exc:
+        _fail(str(exc), None)
+
+
+#: Settings of a data command that a rerun into the same directory may change: the worker count changes no
+#: number, and extrapolate's n_boot only adds chunks (level and method are read from them).
+_DATA_RERUN_MAY_CHANGE = {"extrapolate": ("n_boot", "level", "method")}
+
+
+def _data_record(command: str, cfg: DictConfig, opts) -> dict:
+    """A data command's identity: its data by content, its settings (the data's path left out: a renamed
+    file with the same bytes is the same input; see :data:`_DATA_RERUN_MAY_CHANGE`)."""
+    from omegaconf import OmegaConf
+
+    settings = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(settings, dict)  # a DictConfig's container
+    for key in ("data", "n_jobs", "runner", *_DATA_RERUN_MAY_CHANGE.get(command, ())):
+        settings.pop(key, None)
+    return _identity.record(command, inputs={"data": _identity.data_input(opts.data)}, plugins={}, settings=settings)
+
+
+def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
+    """Resolve the config and validate it with ``parser``; bad input exits in one line (status 2)."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from simstudy.datasets import DataError
+
+    try:
+        return parser(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
+    except (ConfigError, DataError) as exc:
+        _fail(str(exc), out_dir)
+    except OmegaConfBaseException as exc:
+        _fail(_one_line(exc), out_dir)
+
+
+def _run_study(cfg: DictConfig, out_dir: Path):
+    """Run a composed study config (or each cell of its ``design:`` block) in ``out_dir``, claimed already."""
+    from omegaconf import OmegaConf
+
+    from simstudy.config import parse
+
+    if "design" in cfg:
+        return _run_design(cfg, out_dir)
+    config = _parse_or_fail(parse, cfg, out_dir)
+    if _OVERWRITE.get() and config.runner.shard is not None:  # each shard would move the others' fresh chunks
+        _fail(
+            "overwrite=true cannot be combined with runner.shard (each shard would move the others' results "
+            "aside): give the shards a new run directory (hydra.run.dir=NEW)",
+            out_dir,
+        )
+    record = _identity.study_record(config, settings={})  # the settings: config.yaml's, compared next
+    _check_identity(out_dir, record)
+    _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)  # type: ignore[arg-type]  # of a DictConfig: a dict
+    log.info("study %s -> %s", config.study.name, out_dir)
+    with _config_written(cfg, out_dir, record):
+        return _run_and_report(config, out_dir)
+
+
+def _run_design(cfg: DictConfig, out_dir: Path):
+    """A config with a ``design:`` block: each cell (one combination of its values) runs as its own study in
+    ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
+    their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
+    figure, as a sweep's (:func:`_write_sweep`). Returns the stacked result."""
+    from omegaconf import OmegaConf
+
+    from simstudy.config import parse
+    from simstudy.studies.base import StudyResult
+    from simstudy.sweeps import Job, _unfinished_message, _write_sweep
+
+    resolved = _parse_or_fail(lambda r: r, cfg, out_dir)
+    keys, cells = _parse_or_fail(_design_cells, cfg, out_dir)
+    configs = []
+    for name, _, cell in cells:  # every cell validated before any compute
+        try:
+            configs.append(parse(cell))
+        except ConfigError as exc:
+            _fail(f"design cell {name}: {exc}", out_dir)
+    if _OVERWRITE.get():  # the stacked results aside; each cell's own are moved by its identity check below
+        moved = _identity.move_aside(out_dir)
+        if moved is not None:
+            log.warning("overwrite=true: moved the earlier results to %s", moved)
+    _check_run_dir(resolved, out_dir)
+    log.info("design of %d cells (%s) -> %s", len(cells), ", ".join(keys), out_dir)
+    reports = []
+    with _config_written(cfg, out_dir):
+        for (name, _, cell), config in zip(cells, configs):
+            sub = out_dir / name
+            try:
+                claim = io.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
+            except (io.NotARunDir, io.RunDirBusy) as exc:
+                _fail(str(exc), None)
+            _note_files(sub)
+            try:
+                record = _identity.study_record(config, settings={})
+                _check_identity(sub, record)
+                _check_run_dir(cell, sub)
+                log.info("design cell %s -> %s", name, sub)
+                with _config_written(OmegaConf.create(cell), sub, record):
+                    reports.append(_run_and_report(config, sub).report)
+            finally:
+                claim.release()
+        stacked = _write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
+    if stacked.unfinished:
+        log.warning(
+            "%s",
+            _unfinished_message(out_dir, stacked.unfinished, len(cells)).replace(
+                "rerun the sweep's command", "rerun the command"
+            ),
+        )
+    report = dataclasses.replace(
+        reports[0],
+        **{
+            f: sum(getattr(r, f) for r in reports)
+            for f in ("tasks", "resumed", "computed", "wall_seconds", "compute_seconds")
+        },
+        warnings=tuple(w for r in reports for w in r.warnings),
+        failures=tuple(f for r in reports for f in r.failures),
+    )
+    files = {
+        "summary_parquet": out_dir / "summary.parquet",
+        "summary_csv": out_dir / "summary.csv",
+        "figure_png": out_dir / "figure.png",
+        "figure_pdf": out_dir / "figure.pdf",
+    }
+    return StudyResult(summary=stacked.frame, report=report, files=files, kind=stacked.kind)
+
+
+#: Keys that may differ between runs in one directory: the runner's change no number, and a larger
+#: study.reps extends the same streams (the chunks already done are reused).
+_RERUN_MAY_CHANGE = ("runner", "study.reps")
+
+
+#: A stored config.yaml (or multirun.yaml) larger than this (a config with a bag of 10^5 scores inline takes
+#: about 2 MB), or nested deeper, is not one simstudy wrote: refused before it is parsed (a run directory may
+
+
+def _with_study_defaults(old: dict) -> dict:
+    """A stored config with its study's schema defaults filled in where it has no value: a run directory written
+    before a study option existed (or was listed) still matches the same run now."""
+    from simstudy import registry, schema
+
+    study: Any = old.get("study")  # as stored: a mapping, or anything (a TypeError below)
+    try:
+        options = registry.study(study["kind"]).options
+    except (KeyError, TypeError):
+        return old
+    return {**old, "study": {**schema.defaults(options), **study}}
+
+
+def _check_run_dir(resolved: dict, out_dir: Path) -> None:
+    """Refuse to run into a directory holding another configuration's results, naming what differs."""
+    stored = out_dir / "config.yaml"
+    if not stored.is_file():
+        return
+    old = _with_study_defaults(_read_stored_config(stored))
+    diff = [
+        d
+        for d in io.config_diff(old, resolved)
+        if not d.startswith(_RERUN_MAY_CHANGE) and not _is_data_path(d.partition(":")[0])
+    ]
+    if diff:
+        shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
+        _fail(f"{out_dir} holds results of a different configuration ({shown}); {io.RUN_DIR_FIXES}", None)
+
+
+def _is_data_path(key: str) -> bool:
+    """A distribution's data file path: its file is compared by content (the identity record), not by name."""
+    return key.startswith("distribution.") and key.endswith(".path")
+
+
+def _write_config(cfg: DictConfig, out_dir: Path, record: dict | None = None) -> None:
+    """Write the resolved config.yaml (and the run's identity record, if given) under the run directory's
+    claim; an unchanged one is left as it is."""
+    from omegaconf import OmegaConf
+
+    if record is not None:
+        _identity.write(out_dir, record)
+    path = out_dir / "config.yaml"
+    text = OmegaConf.to_yaml(cfg, resolve=True)
+    if path.is_file() and path.read_text() == text:
+        return
+    io.write_text(text, path)
+
+
+@contextlib.contextmanager
+def _config_written(cfg: DictConfig, out_dir: Path, record: dict | None = None):
+    """config.yaml (and the identity record) written for the run inside; put back as they were if the run is
+    refused (exit 2: e.g. the directory holds chunks of another configuration), so that they keep describing
+    the results beside them."""
+    paths = [out_dir / "config.yaml", out_dir / _identity.RECORD]
+    before = [path.read_bytes() if path.is_file() else None for path in paths]
+    _write_config(cfg, out_dir, record)
+    try:
+        yield
+    except SystemExit as exc:
+        if exc.code == EXIT_BAD_INPUT:
+            for path, old in zip(paths, before):
+                if old is None:
+                    path.unlink(missing_ok=True)
+                elif path.is_file() and path.read_bytes() != old:
+                    with io.atomic_path(path) as tmp:
+                        tmp.write_bytes(old)
+        raise
+
+
+def _run_and_report(config, out_dir: Path):
+    """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here.
+    Returns the :class:`~simstudy.studies.base.StudyResult`, or for a shard its
+    :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
+    # Imported after validation: a bad config fails fast, without paying for matplotlib.
+    from simstudy.engine.cluster import ClusterUnavailable
+    from simstudy.engine.runner import MissingChunks
+    from simstudy.plugins import PluginExit
+    from simstudy.registry import figure_function, study
+    from simstudy.studies.base import ShardDone
+
+    spec = study(config.study.kind)
+    try:
+        result = spec.run(config, out_dir)
+    except ShardDone as done:
+        i, n = config.runner.shard
+        _log_report(done.report)
+        log.info(
+            "shard %d/%d done (%s); when every shard is done: simstudy collect run_dir=%s",
+            i,
+            n,
+            done.marker.name,
+            out_dir,
+        )
+        _check_failures(done.report, config, out_dir)
+        return done
+    except MissingChunks as exc:
+        _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
+    except PluginExit as exc:  # a plug-in called sys.exit outside the chunks (the truth, a figure ...)
+        _fail(str(exc), None)
+    except io.CorruptChunk as exc:
+        _fail(_chunks_changed(exc), None, EXIT_FAILED)
+    except io.RunDirConflict as exc:
+        _fail(str(exc), None)
+    except ClusterUnavailable as exc:
+        _fail(str(exc), None, EXIT_FAILED)
+
+    _log_report(result.report)
+    for line in _describe(result.files["run"]):
+        log.info("distribution %s", line)
+    shown = (
+        result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else result.summary
+    )
+    if len(shown):
+        fig = figure_function(spec)(shown)
+        for suffix in ("png", "pdf"):
+            io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
+        if spec.headline is not None:
+            log.info("%s", spec.headline(shown))
+    log.info("wrote %s to %s", _listing(out_dir), out_dir)
+    _check_failures(result.report, config, out_dir)
+    return result
+
+
+def _log_report(report) -> None:
+    log.info(
+        "%d chunks (%d resumed) in %.2f s wall, %.2f s compute",
+        report.tasks,
+        report.resumed,
+        report.wall_seconds,
+        report.compute_seconds,
+    )
+    for message in report.warnings:
+        log.warning("worker: %s", message)
+    for f in report.failures:
+        log.warning("chunk %s (seed key %s) failed: %s", f.where, f.seed_key, f.error.splitlines()[0])
+
+
+def _check_failures(report, config, out_dir: Path) -> None:
+    """Exit non-zero, in one line naming the first failure and how to replay it, if too many chunks failed."""
+    failures = report.failures
+    if not failures:
+        return
+    exited = [f for f in failures if f.error.startswith(("PluginExit:", "SystemExit:"))]
+    if exited:  # the plug-in needs fixing, not a rerun: bad input, however few chunks it ended
+        _fail(f"chunk {exited[0].where}: {exited[0].error.splitlines()[0]}", None)
+    fraction = len(failures) / report.tasks
+    limit = config.runner.max_failure_fraction
+    if fraction > limit:
+        first = failures[0]
+        _fail(
+            f"{len(failures)} of {report.tasks} chunks failed ({fraction:.1%} > runner.max_failure_fraction="
+            f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: simstudy "
+            f"replay run_dir={out_dir} chunk={first.where}",
+            None,
+            EXIT_FAILED,
+        )
+    log.warning(
+        "%d of %d chunks failed (within runner.max_failure_fraction=%g); their cells are not summarised",
+        len(failures),
+        report.tasks,
+        limit,
+    )
+
+
+def _missing_message(exc, out_dir: Path, limit: int = 50) -> str:
+    """Which chunks are missing (cell/chunk), and which shards should have written them."""
+    import re
+
+    missing = [f"{t.cell}/{t.chunk}" for t in exc.missing]
+    listed = ", ".join(missing[:limit]) + (f" (and {len(missing) - limit} more)" if len(missing) > limit else "")
+    counts = {
+        int(m.group(1))
+        for p in (out_dir / "shards").glob("shard-*-of-*.json")
+        if (m := re.fullmatch(r"shard-\d+-of-(\d+)\.json", p.name))
+    }
+    hint = ""
+    if len(counts) == 1:
+        n = counts.pop()
+        shards = sorted({pos % n + 1 for pos in exc.positions})
+        hint = f"; rerun shard(s) {', '.join(f'{i}/{n}' for i in shards)}"
+    return f"{out_dir}: {len(missing)} of {exc.total} chunks missing (cell/chunk): {listed}{hint}"
+
+
+def _describe(run_json: Path) -> list[str]:
+    import json
+
+    described = json.loads(run_json.read_text()).get("distributions", {})
+    return [
+        f"{name}: " + ", ".join(f"{k}={_rounded(v)}" for k, v in desc.items() if k != "name")
+        for name, desc in described.items()
+    ]
+
+
+def _rounded(value):
+    """A described value for a log line: floats (also in lists and dicts) to 4 significant digits."""
+    from simstudy.stats.metrics import format_number
+
+    if isinstance(value, float):
+        return format_number(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(str(_rounded(v)) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_rounded(v)}" for k, v in value.items()) + "}"
+    return value
+
+
+def _api_args(experiment, overrides) -> list[str]:
+    """The command line of :func:`api_compose`/:func:`api_run`: ``experiment=NAME`` first, as typed."""
+    args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
+    flags = [a for a in args if a.startswith("-")]
+    if flags:
+        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
+    return _last_of_each_key(args)
+
+
+#: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.
+_HYDRA_LOCK = threading.RLock()
+
+
+def _api_compose(args: list[str]):
+    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory); under
+    :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose their own config
+    (a second thread's composition found GlobalHydra initialised, or the schema store half rewritten)."""
+    with _HYDRA_LOCK:
+        return _api_compose_locked(args)
+
+
+def _api_compose_locked(args: list[str]):
+    from hydra import compose, initialize_config_dir
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf, open_dict
+
+    _register_studies()
+    _check_overrides(args)  # the command's own one-line refusals (unknown key, unparsable value, a sweep)
+    try:
+        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+            cfg = compose("config", overrides=args, return_hydra_config=True)
+        HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
+        run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
+    except Exception as exc:
+        _fail(_one_line(exc), None)
+    with open_dict(cfg):
+        del cfg["hydra"]  # the study's config, as Hydra hands it to a job
+    return cfg, _parse_or_fail(_parse_study, cfg, None), run_dir
+
+
+def api_compose(experiment, overrides):
+    """The validated frozen Config of ``simstudy [experiment=NAME] overrides...``, as the command composes it.
+
+    :func:`simstudy.compose` calls this and turns a refusal into its own exception.
+
+    Parameters
+    ----------
+    experiment : str or None
+        A preset of ``configs/experiment``; None: the default config.
+    overrides : sequence of str
+        ``key=value`` overrides, as on the command line (one value per key).
+
+    Returns
+    -------
+    simstudy.config.Config
+        The validated, frozen config (of a design: of its first cell).
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        For bad input: the one line the command prints, and its exit status (2).
+
+    Examples
+    --------
+    >>> config = api_compose("dodge2021_fig1", ["study.reps=3000"])
+    >>> config.study.name, config.study.reps
+    ('dodge2021_fig1', 3000)
+    """
+    token = _API_MODE.set(True)
+    try:
+        return _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))[1]
+    finally:
+        _API_MODE.reset(token)
+
+
+def api_run(experiment, overrides, out_dir):
+    """Run ``simstudy [experiment=NAME] overrides...`` in this process, on the command's path.
+
+    The same checks, config.yaml, run directory claim, resume, files and log lines as the command;
+    :func:`simstudy.run` calls this and turns a refusal into its own exception.
+
+    Parameters
+    ----------
+    experiment : str or None
+        A preset of ``configs/experiment``; None: the default config.
+    overrides : sequence of str
+        ``key=value`` overrides, as on the command line (one value per key).
+    out_dir : str or path-like or None
+        The run directory; None: the command's own, ``outputs/<study>/<overrides>`` under the working directory.
+
+    Returns
+    -------
+    tuple
+        ``(result, config, run_dir)``: the :class:`~simstudy.studies.base.StudyResult` (for one shard of a
+        sharded run its :class:`~simstudy.studies.base.ShardDone`), the frozen Config, and the absolute run
+        directory.
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        For bad input (status 2), or a run that could not finish (status 1): the command's one line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     result, config, run_dir = api_run(
+    ...         "dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out
+    ...     )
+    >>> result.report.tasks, config.study.reps
+    (1, 100)
+    """
+    token = _API_MODE.set(True)
+    try:
+        cfg, config, run_dir = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
+        out_dir = _abs(run_dir if out_dir is None else out_dir)
+        _check_dir_override("out_dir", str(out_dir))
+        _note_dirs(out_dir)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno not in _ENVIRONMENT_ERRNOS:
+                raise
+            _fail(_os_error(exc), out_dir, _os_status(exc))
+        return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
+    finally:
+        _API_MODE.reset(token)
