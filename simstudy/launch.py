@@ -28,17 +28,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simstudy import io
+from simstudy.commands.study import _run_and_report
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     _ENVIRONMENT_ERRNOS,
     EXIT_BAD_INPUT,
-    EXIT_FAILED,
     _abs,
     _check_dir_override,
-    _chunks_changed,
     _fail,
     _in_run_dir,
-    _listing,
     _note_dirs,
     _note_files,
     _os_error,
@@ -206,10 +204,6 @@ def _run_design(cfg: DictConfig, out_dir: Path):
 _RERUN_MAY_CHANGE = ("runner", "study.reps")
 
 
-#: A stored config.yaml (or multirun.yaml) larger than this (a config with a bag of 10^5 scores inline takes
-#: about 2 MB), or nested deeper, is not one simstudy wrote: refused before it is parsed (a run directory may
-
-
 def _with_study_defaults(old: dict) -> dict:
     """A stored config with its study's schema defaults filled in where it has no value: a run directory written
     before a study option existed (or was listed) still matches the same run now."""
@@ -277,143 +271,6 @@ def _config_written(cfg: DictConfig, out_dir: Path, record: dict | None = None):
                     with io.atomic_path(path) as tmp:
                         tmp.write_bytes(old)
         raise
-
-
-def _run_and_report(config, out_dir: Path):
-    """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here.
-    Returns the :class:`~simstudy.studies.base.StudyResult`, or for a shard its
-    :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
-    # Imported after validation: a bad config fails fast, without paying for matplotlib.
-    from simstudy.engine.cluster import ClusterUnavailable
-    from simstudy.engine.runner import MissingChunks
-    from simstudy.plugins import PluginExit
-    from simstudy.registry import figure_function, study
-    from simstudy.studies.base import ShardDone
-
-    spec = study(config.study.kind)
-    try:
-        result = spec.run(config, out_dir)
-    except ShardDone as done:
-        i, n = config.runner.shard
-        _log_report(done.report)
-        log.info(
-            "shard %d/%d done (%s); when every shard is done: simstudy collect run_dir=%s",
-            i,
-            n,
-            done.marker.name,
-            out_dir,
-        )
-        _check_failures(done.report, config, out_dir)
-        return done
-    except MissingChunks as exc:
-        _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
-    except PluginExit as exc:  # a plug-in called sys.exit outside the chunks (the truth, a figure ...)
-        _fail(str(exc), None)
-    except io.CorruptChunk as exc:
-        _fail(_chunks_changed(exc), None, EXIT_FAILED)
-    except io.RunDirConflict as exc:
-        _fail(str(exc), None)
-    except ClusterUnavailable as exc:
-        _fail(str(exc), None, EXIT_FAILED)
-
-    _log_report(result.report)
-    for line in _describe(result.files["run"]):
-        log.info("distribution %s", line)
-    shown = (
-        result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else result.summary
-    )
-    if len(shown):
-        fig = figure_function(spec)(shown)
-        for suffix in ("png", "pdf"):
-            io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
-        if spec.headline is not None:
-            log.info("%s", spec.headline(shown))
-    log.info("wrote %s to %s", _listing(out_dir), out_dir)
-    _check_failures(result.report, config, out_dir)
-    return result
-
-
-def _log_report(report) -> None:
-    log.info(
-        "%d chunks (%d resumed) in %.2f s wall, %.2f s compute",
-        report.tasks,
-        report.resumed,
-        report.wall_seconds,
-        report.compute_seconds,
-    )
-    for message in report.warnings:
-        log.warning("worker: %s", message)
-    for f in report.failures:
-        log.warning("chunk %s (seed key %s) failed: %s", f.where, f.seed_key, f.error.splitlines()[0])
-
-
-def _check_failures(report, config, out_dir: Path) -> None:
-    """Exit non-zero, in one line naming the first failure and how to replay it, if too many chunks failed."""
-    failures = report.failures
-    if not failures:
-        return
-    exited = [f for f in failures if f.error.startswith(("PluginExit:", "SystemExit:"))]
-    if exited:  # the plug-in needs fixing, not a rerun: bad input, however few chunks it ended
-        _fail(f"chunk {exited[0].where}: {exited[0].error.splitlines()[0]}", None)
-    fraction = len(failures) / report.tasks
-    limit = config.runner.max_failure_fraction
-    if fraction > limit:
-        first = failures[0]
-        _fail(
-            f"{len(failures)} of {report.tasks} chunks failed ({fraction:.1%} > runner.max_failure_fraction="
-            f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: simstudy "
-            f"replay run_dir={out_dir} chunk={first.where}",
-            None,
-            EXIT_FAILED,
-        )
-    log.warning(
-        "%d of %d chunks failed (within runner.max_failure_fraction=%g); their cells are not summarised",
-        len(failures),
-        report.tasks,
-        limit,
-    )
-
-
-def _missing_message(exc, out_dir: Path, limit: int = 50) -> str:
-    """Which chunks are missing (cell/chunk), and which shards should have written them."""
-    import re
-
-    missing = [f"{t.cell}/{t.chunk}" for t in exc.missing]
-    listed = ", ".join(missing[:limit]) + (f" (and {len(missing) - limit} more)" if len(missing) > limit else "")
-    counts = {
-        int(m.group(1))
-        for p in (out_dir / "shards").glob("shard-*-of-*.json")
-        if (m := re.fullmatch(r"shard-\d+-of-(\d+)\.json", p.name))
-    }
-    hint = ""
-    if len(counts) == 1:
-        n = counts.pop()
-        shards = sorted({pos % n + 1 for pos in exc.positions})
-        hint = f"; rerun shard(s) {', '.join(f'{i}/{n}' for i in shards)}"
-    return f"{out_dir}: {len(missing)} of {exc.total} chunks missing (cell/chunk): {listed}{hint}"
-
-
-def _describe(run_json: Path) -> list[str]:
-    import json
-
-    described = json.loads(run_json.read_text()).get("distributions", {})
-    return [
-        f"{name}: " + ", ".join(f"{k}={_rounded(v)}" for k, v in desc.items() if k != "name")
-        for name, desc in described.items()
-    ]
-
-
-def _rounded(value):
-    """A described value for a log line: floats (also in lists and dicts) to 4 significant digits."""
-    from simstudy.stats.metrics import format_number
-
-    if isinstance(value, float):
-        return format_number(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(str(_rounded(v)) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_rounded(v)}" for k, v in value.items()) + "}"
-    return value
 
 
 def _api_args(experiment, overrides) -> list[str]:

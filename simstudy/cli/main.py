@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 
 from simstudy.engine import rundir as _rundir
-from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _MULTIRUN, Refused, _fail, _os_error, _os_status
+from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _MULTIRUN, EXIT_BAD_INPUT, Refused, _fail, _os_error, _os_status
 from simstudy.overrides import (
     _check_overrides,
     _config_dir,
@@ -35,6 +35,7 @@ from simstudy.overrides import (
     _register_studies,
     _take_overwrite,
 )
+from simstudy.schema import ConfigError
 
 __all__ = ["main"]
 
@@ -52,6 +53,10 @@ def _in_run_dir(run, cfg, out_dir: Path | None = None):
 
         out_dir = Path(HydraConfig.get().runtime.output_dir)
     return _rundir._in_run_dir(run, cfg, out_dir)
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else message
 
 
 def _study_task(cfg) -> None:
@@ -163,6 +168,9 @@ def main() -> None:
     except Refused as exc:  # the one place a refusal met anywhere below becomes its line and exit status
         print(f"simstudy: error: {exc.message}", file=sys.stderr)
         sys.exit(exc.status)
+    except ConfigError as exc:  # a command's bad input (simstudy.commands raise it, never exit)
+        print(f"simstudy: error: {_first_line(str(exc))}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         # Finished chunks are stored atomically and a partial one is discarded: the same command resumes.
         print("simstudy: interrupted; rerun the same command to resume", file=sys.stderr)

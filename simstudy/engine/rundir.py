@@ -186,12 +186,17 @@ class Refused(SystemExit):
     >>> exc = Refused("budget.B must be an integer >= 1, got 0", EXIT_BAD_INPUT)
     >>> exc.message, exc.status, exc.code
     ('budget.B must be an integer >= 1, got 0', 2, 2)
+    >>> str(exc)
+    'budget.B must be an integer >= 1, got 0'
     """
 
     def __init__(self, message: str, status: int):
         super().__init__(status)
         self.message = message
         self.status = status
+
+    def __str__(self) -> str:
+        return self.message
 
 
 #: Whether the Hydra command being run is a multirun (``-m``): set by :func:`_check_overrides` for each command.
