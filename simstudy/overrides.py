@@ -136,7 +136,7 @@ def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
     _note_dirs(target, multirun)
 
 
-def _check_overrides(argv: list[str], config_name: str = "config") -> None:
+def _check_overrides(argv: list[str], config_name: str = "config"):
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
     a value Hydra cannot parse, an argument that is not ``key=value``) fails in one line with exit status 2
     and no output directory.
@@ -146,6 +146,9 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     validation (memory estimates too), so a mistyped key or a bad value fails once, before any job. ``hydra.*`` overrides are parsed too (their values are resolved
     later, by Hydra); a ``hydra.run.dir`` that is an existing file is refused here. Other flags (``--help``,
     ``--cfg``, ``-cn`` ...) are left to Hydra itself.
+
+    Returns the composed config of a single run (Hydra's keys included), for the command to run without
+    composing it again; None for a multirun or a command line with flags (Hydra composes those itself).
     """
     _register_resolver()
     _DIRS_BEFORE.set(None)  # unknown until the first job is composed: a refusal before then removes nothing
@@ -154,8 +157,10 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
     sweep_dir = None
     argv = [arg for arg in argv if arg not in ("-m", "--multirun")]
     if any(arg.startswith("-") for arg in argv):
-        return
+        return None
     _check_arguments(argv)
+    import copy
+
     from hydra import compose, initialize_config_dir
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf, open_dict
@@ -212,6 +217,7 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                 cfg = compose(config_name, overrides=job, return_hydra_config=True)
                 if job is composed:  # the directories Hydra will make for this command line, noted before it does
                     _note_run_dir(cfg, multirun)
+                    first = None if multirun else copy.deepcopy(cfg)
                     if multirun and config_name == "config":
                         _check_sweep_dir(cfg, argv)
                     if multirun:
@@ -238,6 +244,7 @@ def _check_overrides(argv: list[str], config_name: str = "config") -> None:
                     _fail(str(exc), None)
     if multirun and sweep_dir is not None and _OVERWRITE.get():
         _move_sweep_aside(sweep_dir)
+    return first
 
 
 def _move_sweep_aside(sweep_dir: Path) -> None:

@@ -55,6 +55,33 @@ def _in_run_dir(run, cfg, out_dir: Path | None = None):
     return _rundir._in_run_dir(run, cfg, out_dir)
 
 
+def _run_job(cfg, task, config_name: str) -> None:
+    """Run one composed command line as Hydra's run mode does (``hydra.main`` without flags or ``-m``): its run
+    directory, its logging, its callbacks, then ``task`` on the config without Hydra's keys. The config is the
+    one :func:`~simstudy.overrides._check_overrides` composed to check the overrides, so a run composes it once
+    (Hydra's app would compose it again). An exception of the task propagates as under Hydra's app."""
+    from hydra._internal.callbacks import Callbacks
+    from hydra.core.utils import configure_log, run_job, setup_globals
+    from hydra.types import HydraContext, RunMode
+    from omegaconf import open_dict, read_write
+
+    setup_globals()
+    configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
+    with read_write(cfg.hydra), open_dict(cfg.hydra):
+        cfg.hydra.mode = RunMode.RUN
+    callbacks = Callbacks(cfg)
+    callbacks.on_run_start(config=cfg, config_name=config_name)
+    done = run_job(
+        task_function=task,
+        config=cfg,
+        job_dir_key="hydra.run.dir",
+        job_subdir_key=None,
+        hydra_context=HydraContext(config_loader=None, callbacks=callbacks),  # type: ignore[arg-type]  # a run uses none
+    )
+    callbacks.on_run_end(config=cfg, config_name=config_name, job_return=done)
+    _ = done.return_value  # the task's exception, raised again (as Hydra's app does)
+
+
 def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else message
 
@@ -260,14 +287,21 @@ def _main(argv: list[str]) -> None:
             args = _last_of_each_key(_take_overwrite(argv[1:]))
             sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
             _register_commands()
-            _check_overrides(args, config_name)
-            app()
+            composed = _check_overrides(args, config_name)
+            task = getattr(app, "__wrapped__", None)  # the app's task function (Hydra's and simstudy.cli's wrappers)
+            if composed is not None and task is not None:
+                _run_job(composed, task, config_name)
+            else:
+                app()
             return
         _check_flags(argv, None)
         args = _last_of_each_key(_take_overwrite(argv))
         sys.argv = [sys.argv[0], *args]
         _register_studies()
-        _check_overrides(args)
+        composed = _check_overrides(args)
+        if composed is not None:
+            _run_job(composed, _study_task, "config")
+            return
         with _public_groups_only():  # --help: simstudy's groups, not the schemas it stores for them
             _study_app()
     except OSError as exc:
