@@ -273,4 +273,3 @@ def _unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:
         f"{sweep_dir}: {len(unfinished)} of {total} jobs did not finish (no summary.parquet): "
         f"{'; '.join(unfinished)}; {then}"
     )
-

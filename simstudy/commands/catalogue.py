@@ -453,7 +453,7 @@ def load_catalogue(path: str | Path | None = None) -> list[Entry]:
     Raises
     ------
     CatalogueError
-        (``simstudy.commands.reproduce.CatalogueError``, a :class:`ValueError`) If the file is not a non-empty list of
+        (``simstudy.commands.catalogue.CatalogueError``, a :class:`ValueError`) If the file is not a non-empty list of
         entries, or an entry lacks a required key, has an unknown key or a repeated id, or has an invalid
         check or hypothesis; the message names the entry and the field.
     OSError

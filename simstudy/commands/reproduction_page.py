@@ -20,7 +20,7 @@ MARKER = ".simstudy-reproduce.json"
 _REPORT = "REPRODUCTION.md"
 _ANCHOR = re.compile(r'^<a id="([A-Za-z0-9_.-]+)"></a>$', flags=re.M)
 
-__all__ = ["MARKER", "OutDirError", "check_out_dir", "read_report", "write_report"]
+__all__ = ["MARKER", "OutDirError", "check_out_dir", "write_report"]
 
 
 def _small_png(src: Path, dst: Path, width: int = 900) -> None:
@@ -102,7 +102,7 @@ def check_out_dir(out_dir: str | Path, names, *, quick: bool) -> None:
     >>> _ = (d / "REPRODUCTION.md").write_text("my notes")
     >>> check_out_dir(d, ["REPRODUCTION.md"], quick=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    simstudy.commands.reproduce.OutDirError: .../REPRODUCTION.md was not written by simstudy reproduce (or was changed ...
+    simstudy.commands.reproduction_page.OutDirError: .../REPRODUCTION.md was not written by simstudy reproduce (or was changed ...
     >>> tmp.cleanup()
     """
     out_dir = Path(out_dir)
@@ -265,6 +265,7 @@ def write_report(
     Examples
     --------
     >>> import tempfile
+    >>> from simstudy.commands.catalogue import Outcome
     >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), ())
     >>> section = Section(entry, (Outcome("U at n = 20", "0.86", "0.86 ± 0.003", True),),
     ...                   "simstudy experiment=demo", 30.0, None)
