@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simstudy.config import ConfigError
+from simstudy.schema import ConfigError  # the class simstudy.config names too; schema imports no scipy
 
 __all__ = ["run", "compose", "RunResult", "RunFailed", "ConfigError"]
 
