@@ -5,8 +5,11 @@
 ``_replay``        ``simstudy replay run_dir=DIR chunk=CELL/K``: rerun one chunk here, with its full traceback
 ``_reproduce``     ``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: the papers' results
 ``_key_values``    a plain command's ``key=value`` arguments; anything else refused in one line
-``_load_run``      the validated config of an existing run directory, trusting only the plug-ins named
 =================  ===============================================================================================
+
+Each parses its arguments and calls its library function (:mod:`simstudy.commands.collect`,
+:mod:`simstudy.commands.replay`, :mod:`simstudy.commands.reproduce`); :func:`simstudy.cli.main` turns what
+they raise into one line and an exit status.
 """
 
 from __future__ import annotations
