@@ -50,8 +50,8 @@ from simstudy.schema import ConfigError
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
-# The command is the public name; the names below are the data commands' and the tests' way in.
-__all__ = ["main"]
+# The command, and the sweep callback that configs/config.yaml names (imported on first use: Hydra's).
+__all__ = ["main", "SweepCallback"]
 
 log = logging.getLogger("simstudy")
 
