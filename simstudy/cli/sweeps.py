@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-
-from omegaconf import DictConfig, OmegaConf
+from typing import TYPE_CHECKING
 
 from simstudy.engine.rundir import _dirname
 from simstudy.overrides import _one_line
-from simstudy.sweeps import _unfinished_message, _write_sweep
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 __all__ = ["SweepCallback"]
 
@@ -43,6 +44,7 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     from hydra._internal.config_loader_impl import get_overrides_dirname
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf
 
     from simstudy.sweeps import Job
 
@@ -93,6 +95,9 @@ class SweepCallback(_Callback):
     """
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
+        # Imported here: Hydra makes this callback when any run starts, and only a sweep's end needs pandas.
+        from simstudy.sweeps import _unfinished_message, _write_sweep
+
         sweep_dir = Path(str(config.hydra.sweep.dir))
         try:
             swept, jobs = _sweep_plan(config)
