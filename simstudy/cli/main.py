@@ -10,14 +10,13 @@
 :func:`main`              the ``simstudy`` command
 ``SUBCOMMANDS``           the data commands' Hydra apps by name (filled by :mod:`simstudy.cli`)
 ``_check_flags``          a flag Hydra does not know: one line saying how keys are given
-``_help``                 the help pages of simstudy (not Hydra's)
+``_run_job``              a composed command line run as Hydra's run mode does, without composing it again
 ``_in_run_dir``           run a Hydra job in its run directory (:func:`simstudy.engine.rundir._in_run_dir`)
 ========================  =========================================================================================
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
@@ -25,6 +24,7 @@ import sys
 import threading
 from pathlib import Path
 
+from simstudy.cli.usage import _help, _public_groups_only, _version
 from simstudy.engine import rundir as _rundir
 from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _MULTIRUN, EXIT_BAD_INPUT, Refused, _fail, _os_error, _os_status
 from simstudy.overrides import (
@@ -99,61 +99,8 @@ def _study_app() -> None:
     hydra.main(version_base="1.3", config_path=_config_dir(), config_name="config")(_study_task)()
 
 
-@contextlib.contextmanager
-def _public_groups_only():
-    """Hydra's ``--help`` lists every config group it knows, also the schemas simstudy stores for each study kind
-    (``_schema/study``), each on one line however long: inside, groups whose name has a part starting with ``_``
-    are not listed, and each group's options are wrapped at 100 columns."""
-    import textwrap
-
-    from hydra._internal.hydra import Hydra
-
-    formatted = Hydra.format_config_groups
-
-    def public(self, predicate, compact: bool = True) -> str:
-        def shown(group: str) -> bool:
-            return predicate(group) and not any(part.startswith("_") for part in group.split("/"))
-
-        if not compact:
-            return formatted(self, shown, compact)
-        lines = [
-            textwrap.fill(
-                f"{group}: {', '.join(sorted(self.config_loader.get_group_options(group)))}",
-                width=100,
-                subsequent_indent="  ",
-            )
-            for group in sorted(g for g in self.list_all_config_groups() if shown(g))
-        ]
-        return "".join(f"{line}\n" for line in lines)
-
-    Hydra.format_config_groups = public  # restored below
-    try:
-        yield
-    finally:
-        Hydra.format_config_groups = formatted
-
-
 #: The commands that take no Hydra config, and their functions in :mod:`simstudy.cli.plain`.
 PLAIN_COMMANDS = {"collect": "_collect", "replay": "_replay", "reproduce": "_reproduce"}
-
-
-def _help(argv: list[str]) -> str | None:
-    """The help asked for, if any: ``simstudy --help`` or ``simstudy COMMAND --help`` (a study's
-    ``simstudy experiment=NAME --help`` is Hydra's, which prints the resolved config)."""
-    from simstudy.cli import usage
-
-    wants = any(a in ("-h", "--help") for a in argv)
-    if argv and argv[0] in ("-h", "--help"):
-        return usage.main_help(Path(_config_dir()))
-    kinds = [a.split("=", 1)[1] for a in argv if a.startswith("study=")]
-    if wants and kinds and not any(a.startswith(("experiment=", "+experiment=")) for a in argv):
-        from simstudy import registry
-
-        if kinds[-1] in registry.study_kinds():  # else Hydra's help names the unknown option
-            return usage.study_help(kinds[-1])
-    if wants and argv[0] in usage.COMMANDS:
-        return usage.command_help(argv[0])
-    return None
 
 
 def main() -> None:
@@ -252,15 +199,6 @@ def _check_flags(argv: list[str], command: str | None) -> None:
             f"e.g. {name}={value or '...'} ({where} lists them)",
             None,
         )
-
-
-def _version(argv: list[str]) -> str | None:
-    """``simstudy --version`` (also after a command): simstudy's version, not Hydra's."""
-    if "--version" not in argv:
-        return None
-    from simstudy import __version__
-
-    return f"simstudy {__version__}"
 
 
 def _main(argv: list[str]) -> None:
