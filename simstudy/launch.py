@@ -13,40 +13,38 @@ an exception of its own.
 ``_run_study``          run a composed study (or design) config in a claimed run directory
 ``_run_design``         a ``design:`` block: each cell as its own study, their summaries stacked
 ``_run_and_report``     run the study, log its report, draw its figure
-``_check_identity``     refuse a run directory holding another run's results (or move them aside)
-``_config_written``     config.yaml written for the run inside, put back if it is refused
 ======================  ===========================================================================================
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from simstudy import io
 from simstudy.commands.study import _run_and_report
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     _ENVIRONMENT_ERRNOS,
-    EXIT_BAD_INPUT,
+    _OVERWRITE,
     _abs,
     _check_dir_override,
+    _check_identity,
+    _check_run_dir,
+    _config_written,
     _fail,
     _in_run_dir,
     _note_dirs,
     _note_files,
     _os_error,
     _os_status,
-    _read_stored_config,
     _shard_label,
 )
 from simstudy.overrides import (
     _API_MODE,
-    _OVERWRITE,
     _check_overrides,
     _config_dir,
     _design_cells,
@@ -64,15 +62,6 @@ if TYPE_CHECKING:
 __all__ = ["api_compose", "api_run"]
 
 log = logging.getLogger("simstudy")
-
-
-def _check_identity(out_dir: Path, record: dict) -> None:
-    """Refuse (one line, exit 2, nothing written) a run whose command, inputs, plug-ins or settings differ
-    from those of the results in ``out_dir``; with overwrite=true, move those results aside instead."""
-    try:
-        _identity.check(out_dir, record, overwrite=_OVERWRITE.get(), warn=log.warning)
-    except io.RunDirConflict as exc:
-        _fail(str(exc), None)
 
 
 #: Settings of a data command that a rerun into the same directory may change: the worker count changes no
@@ -199,80 +188,6 @@ def _run_design(cfg: DictConfig, out_dir: Path):
     return StudyResult(summary=stacked.frame, report=report, files=files, kind=stacked.kind)
 
 
-#: Keys that may differ between runs in one directory: the runner's change no number, and a larger
-#: study.reps extends the same streams (the chunks already done are reused).
-_RERUN_MAY_CHANGE = ("runner", "study.reps")
-
-
-def _with_study_defaults(old: dict) -> dict:
-    """A stored config with its study's schema defaults filled in where it has no value: a run directory written
-    before a study option existed (or was listed) still matches the same run now."""
-    from simstudy import registry, schema
-
-    study: Any = old.get("study")  # as stored: a mapping, or anything (a TypeError below)
-    try:
-        options = registry.study(study["kind"]).options
-    except (KeyError, TypeError):
-        return old
-    return {**old, "study": {**schema.defaults(options), **study}}
-
-
-def _check_run_dir(resolved: dict, out_dir: Path) -> None:
-    """Refuse to run into a directory holding another configuration's results, naming what differs."""
-    stored = out_dir / "config.yaml"
-    if not stored.is_file():
-        return
-    old = _with_study_defaults(_read_stored_config(stored))
-    diff = [
-        d
-        for d in io.config_diff(old, resolved)
-        if not d.startswith(_RERUN_MAY_CHANGE) and not _is_data_path(d.partition(":")[0])
-    ]
-    if diff:
-        shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
-        _fail(f"{out_dir} holds results of a different configuration ({shown}); {io.RUN_DIR_FIXES}", None)
-
-
-def _is_data_path(key: str) -> bool:
-    """A distribution's data file path: its file is compared by content (the identity record), not by name."""
-    return key.startswith("distribution.") and key.endswith(".path")
-
-
-def _write_config(cfg: DictConfig, out_dir: Path, record: dict | None = None) -> None:
-    """Write the resolved config.yaml (and the run's identity record, if given) under the run directory's
-    claim; an unchanged one is left as it is."""
-    from omegaconf import OmegaConf
-
-    if record is not None:
-        _identity.write(out_dir, record)
-    path = out_dir / "config.yaml"
-    text = OmegaConf.to_yaml(cfg, resolve=True)
-    if path.is_file() and path.read_text() == text:
-        return
-    io.write_text(text, path)
-
-
-@contextlib.contextmanager
-def _config_written(cfg: DictConfig, out_dir: Path, record: dict | None = None):
-    """config.yaml (and the identity record) written for the run inside; put back as they were if the run is
-    refused (exit 2: e.g. the directory holds chunks of another configuration), so that they keep describing
-    the results beside them."""
-    paths = [out_dir / "config.yaml", out_dir / _identity.RECORD]
-    before = [path.read_bytes() if path.is_file() else None for path in paths]
-    _write_config(cfg, out_dir, record)
-    try:
-        yield
-    except SystemExit as exc:
-        if exc.code == EXIT_BAD_INPUT:
-            for path, old in zip(paths, before):
-                if old is None:
-                    path.unlink(missing_ok=True)
-                elif path.is_file() and path.read_bytes() != old:
-                    with io.atomic_path(path) as tmp:
-                        tmp.write_bytes(old)
-        raise
-
-
 def _api_args(experiment, overrides) -> list[str]:
     """The command line of :func:`api_compose`/:func:`api_run`: ``experiment=NAME`` first, as typed."""
     args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
@@ -300,10 +215,13 @@ def _api_compose_locked(args: list[str]):
     from omegaconf import OmegaConf, open_dict
 
     _register_studies()
-    _check_overrides(args)  # the command's own one-line refusals (unknown key, unparsable value, a sweep)
+    # The command's own one-line refusals (unknown key, unparsable value, a sweep); the config it composed to
+    # check them is the one that runs (composed once).
+    cfg = _check_overrides(args)
     try:
-        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
-            cfg = compose("config", overrides=args, return_hydra_config=True)
+        if cfg is None:  # not composed there (a flag): never from the API, which refuses flags before
+            with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+                cfg = compose("config", overrides=args, return_hydra_config=True)
         HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
         run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
     except Exception as exc:

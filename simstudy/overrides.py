@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from simstudy import io
 from simstudy.engine import identity as _identity
-from simstudy.engine.rundir import _DIRS_BEFORE, _MULTIRUN, _check_dir_override, _dirname, _fail, _note_dirs
+from simstudy.engine.rundir import _DIRS_BEFORE, _MULTIRUN, _OVERWRITE, _check_dir_override, _dirname, _fail, _note_dirs
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
@@ -367,12 +367,6 @@ def _check_arguments(argv: list[str]) -> None:
                 break
             rest.append(a)
         _fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'", None)
-
-
-#: ``overwrite=true`` on the command line (or in :func:`simstudy.run`'s overrides): move a run directory's
-#: earlier results to ``previous/<time>/`` inside it instead of refusing other inputs or settings. Taken off the
-#: overrides before Hydra sees them: it changes no number, so neither the config nor the run directory's name.
-_OVERWRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("simstudy_overwrite", default=False)
 
 
 def _take_overwrite(args: list[str]) -> list[str]:

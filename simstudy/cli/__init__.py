@@ -37,9 +37,9 @@ from simstudy.cli import main as _main_module
 from simstudy.cli.main import _in_run_dir, main
 from simstudy.commands.study import _describe as _describe
 from simstudy.commands.study import _log_report
-from simstudy.engine.rundir import EXIT_FAILED, _fail, _listing
+from simstudy.engine.rundir import EXIT_FAILED, _check_identity, _fail, _listing, _write_config
 from simstudy.engine.rundir import _dirname as _dirname  # the tests' and the benchmarks' way in, as before
-from simstudy.launch import _check_identity, _data_record, _parse_or_fail, _write_config
+from simstudy.launch import _data_record, _parse_or_fail
 from simstudy.overrides import _config_dir
 from simstudy.overrides import _design_cells as _design_cells
 from simstudy.overrides import _last_of_each_key as _last_of_each_key

@@ -18,6 +18,9 @@ exits: a refusal raises :class:`Refused` (the one line and the exit status), whi
 ``_load_stored_yaml``          a stored YAML file, in bounded time and memory
 ``_read_stored_config``        a stored config.yaml, as written (never resolved)
 ``_note_files``/``_listing``   the files a run wrote at the top of its directory
+``_check_identity``            refuse a directory holding another run's results (``overwrite=true``: move them)
+``_check_run_dir``             refuse a directory whose config.yaml is another configuration's
+``_config_written``            config.yaml written for the run inside, put back as it was if the run is refused
 =============================  ==================================================================================
 """
 
@@ -33,9 +36,13 @@ import re
 import signal
 import threading
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from simstudy import io
+from simstudy.engine import identity as _identity
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 __all__ = ["Refused", "EXIT_BAD_INPUT", "EXIT_FAILED"]
 
@@ -426,3 +433,92 @@ def _listing(out_dir: Path) -> str:
     of the user's or of an earlier run left as they were."""
     before = (_FILES_BEFORE.get() or {}).get(_abs(out_dir), {})
     return ", ".join(sorted(name for name, key in _files(out_dir).items() if before.get(name) != key))
+
+
+#: ``overwrite=true`` on the command line (or in :func:`simstudy.run`'s overrides): move a run directory's
+#: earlier results to ``previous/<time>/`` inside it instead of refusing other inputs or settings. Taken off the
+#: overrides before Hydra sees them: it changes no number, so neither the config nor the run directory's name.
+_OVERWRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("simstudy_overwrite", default=False)
+
+
+def _check_identity(out_dir: Path, record: dict) -> None:
+    """Refuse (one line, exit 2, nothing written) a run whose command, inputs, plug-ins or settings differ
+    from those of the results in ``out_dir``; with overwrite=true, move those results aside instead."""
+    try:
+        _identity.check(out_dir, record, overwrite=_OVERWRITE.get(), warn=log.warning)
+    except io.RunDirConflict as exc:
+        _fail(str(exc), None)
+
+
+#: Keys that may differ between runs in one directory: the runner's change no number, and a larger
+#: study.reps extends the same streams (the chunks already done are reused).
+_RERUN_MAY_CHANGE = ("runner", "study.reps")
+
+
+def _with_study_defaults(old: dict) -> dict:
+    """A stored config with its study's schema defaults filled in where it has no value: a run directory written
+    before a study option existed (or was listed) still matches the same run now."""
+    from simstudy import registry, schema
+
+    study: Any = old.get("study")  # as stored: a mapping, or anything (a TypeError below)
+    try:
+        options = registry.study(study["kind"]).options
+    except (KeyError, TypeError):
+        return old
+    return {**old, "study": {**schema.defaults(options), **study}}
+
+
+def _check_run_dir(resolved: dict, out_dir: Path) -> None:
+    """Refuse to run into a directory holding another configuration's results, naming what differs."""
+    stored = out_dir / "config.yaml"
+    if not stored.is_file():
+        return
+    old = _with_study_defaults(_read_stored_config(stored))
+    diff = [
+        d
+        for d in io.config_diff(old, resolved)
+        if not d.startswith(_RERUN_MAY_CHANGE) and not _is_data_path(d.partition(":")[0])
+    ]
+    if diff:
+        shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
+        _fail(f"{out_dir} holds results of a different configuration ({shown}); {io.RUN_DIR_FIXES}", None)
+
+
+def _is_data_path(key: str) -> bool:
+    """A distribution's data file path: its file is compared by content (the identity record), not by name."""
+    return key.startswith("distribution.") and key.endswith(".path")
+
+
+def _write_config(cfg: DictConfig, out_dir: Path, record: dict | None = None) -> None:
+    """Write the resolved config.yaml (and the run's identity record, if given) under the run directory's
+    claim; an unchanged one is left as it is."""
+    from omegaconf import OmegaConf
+
+    if record is not None:
+        _identity.write(out_dir, record)
+    path = out_dir / "config.yaml"
+    text = OmegaConf.to_yaml(cfg, resolve=True)
+    if path.is_file() and path.read_text() == text:
+        return
+    io.write_text(text, path)
+
+
+@contextlib.contextmanager
+def _config_written(cfg: DictConfig, out_dir: Path, record: dict | None = None):
+    """config.yaml (and the identity record) written for the run inside; put back as they were if the run is
+    refused (exit 2: e.g. the directory holds chunks of another configuration), so that they keep describing
+    the results beside them."""
+    paths = [out_dir / "config.yaml", out_dir / _identity.RECORD]
+    before = [path.read_bytes() if path.is_file() else None for path in paths]
+    _write_config(cfg, out_dir, record)
+    try:
+        yield
+    except SystemExit as exc:
+        if exc.code == EXIT_BAD_INPUT:
+            for path, old in zip(paths, before):
+                if old is None:
+                    path.unlink(missing_ok=True)
+                elif path.is_file() and path.read_bytes() != old:
+                    with io.atomic_path(path) as tmp:
+                        tmp.write_bytes(old)
+        raise
