@@ -6,8 +6,8 @@ the same validation (a bad override raises :class:`~simstudy.config.ConfigError`
 prints), the same files in the run directory, the same resume from finished chunks, and the same numbers, bit
 for bit. Log lines go to the ``simstudy`` logger (``logging.basicConfig(level=logging.INFO)`` shows them).
 
-Hydra is imported only when one of these is called (through :mod:`simstudy.cli`), so ``import simstudy``
-stays fast.
+Hydra is imported only when one of these is called (through :mod:`simstudy.launch`, the path the command
+shares; this module never imports :mod:`simstudy.cli`), so ``import simstudy`` stays fast.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from simstudy.config import ConfigError
+from simstudy.schema import ConfigError  # the class simstudy.config names too; schema imports no scipy
 
 __all__ = ["run", "compose", "RunResult", "RunFailed", "ConfigError"]
 
@@ -146,11 +146,12 @@ def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
     simstudy.schema.ConfigError: budget.B must be an integer >= 1, got 0
     """
     overrides = _iv(experiment, overrides)
-    from simstudy import cli
+    from simstudy import launch
+    from simstudy.engine.rundir import Refused
 
     try:
-        return cli.api_compose(experiment, overrides)
-    except cli._Refused as exc:
+        return launch.api_compose(experiment, overrides)
+    except Refused as exc:
         raise _refusal(exc) from None
     except SystemExit as exc:
         raise _exited(exc) from None
@@ -211,11 +212,12 @@ def run(
     (1, 0, 100)
     """
     overrides = _iv(experiment, overrides)
-    from simstudy import cli
+    from simstudy import launch
+    from simstudy.engine.rundir import Refused
 
     try:
-        done, config, where = cli.api_run(experiment, overrides, out_dir)
-    except cli._Refused as exc:
+        done, config, where = launch.api_run(experiment, overrides, out_dir)
+    except Refused as exc:
         raise _refusal(exc) from None
     except SystemExit as exc:
         raise _exited(exc) from None

@@ -3,7 +3,9 @@
 A Hydra multirun (``simstudy -m key=a,b ...``) leaves one run directory per combination of swept values;
 :func:`stack` reads their ``summary.parquet`` files into one frame with a ``job`` column (the job's directory
 name) and one column per swept key holding that job's value (numbers as numbers). :func:`headline` picks, per
-study kind, the rows a sweep's faceted figure shows (:func:`simstudy.plots.sweep_figure`).
+study kind, the rows a sweep's faceted figure shows (:func:`simstudy.plots.sweep_figure`). ``_write_sweep``
+writes the stacked frame and that figure at the sweep directory (after a multirun, for a design, and for
+``simstudy collect sweep_dir=DIR``); ``_unfinished_message`` says which jobs have no summary yet.
 
 Which jobs a sweep has and what each one's values are is the CLI's business (it reads the sweep's
 ``multirun.yaml`` with Hydra's own parser); this module knows nothing of Hydra.
@@ -12,6 +14,7 @@ Which jobs a sweep has and what each one's values are is the CLI's business (it 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +23,8 @@ import pandas as pd
 from simstudy.registry import Headline
 
 __all__ = ["Job", "Stacked", "Headline", "stack", "headline"]
+
+log = logging.getLogger("simstudy")
 
 
 @dataclass(frozen=True)
@@ -219,3 +224,52 @@ def headline(frame: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, Headline]:
     if spec.hue == "estimator" and "estimator" in frame:  # the truth and paired differences are not estimators
         keep &= (frame["estimator"] != "truth") & ~frame["estimator"].astype(str).str.contains("-", regex=False)
     return frame[keep], spec
+
+
+def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
+    """Stack the finished jobs' summaries into ``summary.parquet``/``.csv`` at the sweep directory and draw
+    the faceted ``figure.png``/``.pdf``; returns the :class:`~simstudy.sweeps.Stacked` (with the unfinished)."""
+    import matplotlib.pyplot as plt
+
+    from simstudy import io, plots
+
+    stacked = stack(sweep_dir, jobs, swept)
+    frame = stacked.frame
+    if not len(frame):
+        return stacked
+    io.write_parquet(frame, sweep_dir / "summary.parquet")
+    io.write_csv(frame, sweep_dir / "summary.csv")
+    rows, spec = headline(frame, stacked.kind)
+    if len(rows):
+        study = f"{frame['study'].iloc[0]}: " if "study" in frame else ""
+        fig = plots.sweep_figure(
+            rows, swept, x=spec.x, hue=spec.hue, ylabel=spec.ylabel, title=f"{study}{spec.ylabel} by {', '.join(swept)}"
+        )
+        for suffix in ("png", "pdf"):
+            io.save_figure(fig, sweep_dir / f"figure.{suffix}", dpi=150)
+        plt.close(fig)
+    log.info(
+        "sweep: %d job(s) stacked into %s (%d rows; swept: %s)",
+        len(jobs) - len(stacked.unfinished),
+        sweep_dir / "summary.parquet",
+        len(frame),
+        ", ".join(swept),
+    )
+    return stacked
+
+
+def _unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:
+    """Which jobs have no summary, and what finishes them: a sharded job's run is collected, others resumed."""
+    sharded = all((sweep_dir / job / "shards").is_dir() for job in unfinished)
+    then = (
+        (
+            f"when their shards are done, simstudy collect run_dir={sweep_dir}/JOB for each, then simstudy collect "
+            f"sweep_dir={sweep_dir}"
+        )
+        if sharded
+        else "rerun the sweep's command to resume them"
+    )
+    return (
+        f"{sweep_dir}: {len(unfinished)} of {total} jobs did not finish (no summary.parquet): "
+        f"{'; '.join(unfinished)}; {then}"
+    )

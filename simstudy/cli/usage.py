@@ -3,10 +3,15 @@
 A data command's keys (``simstudy curve``, ``bands``, ``audit``), their explanations and defaults come from its
 schema (:data:`simstudy.config.COMMAND_OPTIONS`), a study's from its kind's schema; only the commands without a
 schema (reproduce, collect, replay) are explained by :data:`KEYS` here. A key cannot ship without its help.
+
+``_help`` picks the page a command line asks for (none: the command runs), ``_version`` answers ``--version``,
+and ``_public_groups_only`` keeps the schemas simstudy stores out of Hydra's own ``--help`` of a study.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import textwrap
 from pathlib import Path
 
@@ -158,7 +163,44 @@ def _options(config_dir: Path, group: str) -> str:
 def _studies() -> list[str]:
     from simstudy import registry
 
-    return [_wrap(kind, registry.study(kind).summary or "(no summary)") for kind in registry.study_kinds()]
+    listed = _builtin_summaries()
+    if (
+        listed is None
+        or registry._LOADED["builtin"]
+        or registry._entry_points()
+        or os.environ.get(registry.PLUGINS_ENV)
+    ):
+        listed = [(kind, registry.study(kind).summary) for kind in registry.study_kinds()]
+    return [_wrap(kind, summary or "(no summary)") for kind, summary in listed]
+
+
+def _builtin_summaries() -> list[tuple[str, str]] | None:
+    """The built-in study kinds and their summaries, in registration order, read from the sources of
+    :mod:`simstudy.studies` without importing them (``simstudy --help`` would otherwise import every study's
+    dependencies, scipy and pandas among them): each module's ``Study(kind="...", ..., summary="...")``. None
+    when a module declares its kind in another form: the help then imports the registry's kinds."""
+    import ast
+
+    package = Path(__file__).resolve().parents[1] / "studies"
+    try:
+        tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+        modules = [
+            alias.name
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.module == "simstudy.studies"
+            for alias in node.names
+        ]
+        listed = []
+        for module in modules:
+            source = ast.parse((package / f"{module}.py").read_text(encoding="utf-8"))
+            for node in ast.walk(source):
+                keys = {k.arg: k.value for k in getattr(node, "keywords", ())} if isinstance(node, ast.Call) else {}
+                if isinstance(keys.get("kind"), ast.Constant) and isinstance(keys.get("summary"), ast.Constant):
+                    listed.append((keys["kind"].value, keys["summary"].value))
+    except (OSError, SyntaxError):
+        return None
+    kinds = [kind for kind, _ in listed]
+    return listed if listed and len(set(kinds)) == len(kinds) else None
 
 
 def study_help(kind: str) -> str:
@@ -339,3 +381,65 @@ def command_help(command: str) -> str:
     else:
         lines += [_wrap(key, text) for key, text in KEYS[command].items()]
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _public_groups_only():
+    """Hydra's ``--help`` lists every config group it knows, also the schemas simstudy stores for each study kind
+    (``_schema/study``), each on one line however long: inside, groups whose name has a part starting with ``_``
+    are not listed, and each group's options are wrapped at 100 columns."""
+    import textwrap
+
+    from hydra._internal.hydra import Hydra
+
+    formatted = Hydra.format_config_groups
+
+    def public(self, predicate, compact: bool = True) -> str:
+        def shown(group: str) -> bool:
+            return predicate(group) and not any(part.startswith("_") for part in group.split("/"))
+
+        if not compact:
+            return formatted(self, shown, compact)
+        lines = [
+            textwrap.fill(
+                f"{group}: {', '.join(sorted(self.config_loader.get_group_options(group)))}",
+                width=100,
+                subsequent_indent="  ",
+            )
+            for group in sorted(g for g in self.list_all_config_groups() if shown(g))
+        ]
+        return "".join(f"{line}\n" for line in lines)
+
+    Hydra.format_config_groups = public  # restored below
+    try:
+        yield
+    finally:
+        Hydra.format_config_groups = formatted
+
+
+def _help(argv: list[str]) -> str | None:
+    """The help asked for, if any: ``simstudy --help`` or ``simstudy COMMAND --help`` (a study's
+    ``simstudy experiment=NAME --help`` is Hydra's, which prints the resolved config)."""
+    wants = any(a in ("-h", "--help") for a in argv)
+    if argv and argv[0] in ("-h", "--help"):
+        from simstudy.overrides import _config_dir
+
+        return main_help(Path(_config_dir()))
+    kinds = [a.split("=", 1)[1] for a in argv if a.startswith("study=")]
+    if wants and kinds and not any(a.startswith(("experiment=", "+experiment=")) for a in argv):
+        from simstudy import registry
+
+        if kinds[-1] in registry.study_kinds():  # else Hydra's help names the unknown option
+            return study_help(kinds[-1])
+    if wants and argv[0] in COMMANDS:
+        return command_help(argv[0])
+    return None
+
+
+def _version(argv: list[str]) -> str | None:
+    """``simstudy --version`` (also after a command): simstudy's version, not Hydra's."""
+    if "--version" not in argv:
+        return None
+    from simstudy import __version__
+
+    return f"simstudy {__version__}"

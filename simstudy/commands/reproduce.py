@@ -1,54 +1,57 @@
-"""Reproducing the papers: the catalogue of results, verdicts computed from the numbers, ``REPRODUCTION.md``.
+"""``simstudy reproduce``: rerun the papers' catalogued results and write ``REPRODUCTION.md`` with their verdicts.
 
-The catalogue (``experiments/reproduction.yaml``; inside the package in a wheel) lists one entry per paper
-result: the ``simstudy`` command that regenerates it, the overrides of a quick smoke-scale run, and checks
-that compare our tidy summary with the paper's published numbers or claims. A verdict is never written by
-hand: an entry is *reproduced* when every judged check passes and *differs* otherwise, each failed check
-carrying its reason when the cause is known (a stand-in data set, an unstated setting).
+:func:`run` runs every catalogued command (and its hypotheses') each in its own process, several at once, resuming
+what is done, then judges their outputs against the papers' numbers and writes the report. The catalogue and the
+verdicts are :mod:`simstudy.commands.catalogue`'s, the report :mod:`simstudy.commands.reproduction_page`'s; their
+names are importable from here too, as before.
 
-Check kinds, each on the summary rows selected by ``where`` (column -> value or list of values):
-
-- ``value``: every estimate within ``max(k * mcse, tol)`` of ``paper`` (or of ``paper_by[column][value]``);
-- ``above`` / ``below``: every ``estimate -/+ k * mcse`` beyond ``bound`` (a number, a column, or ``bound_by``);
-- ``increasing``: estimates strictly increase through the ``order`` selections, at every value of ``by``;
-- ``crosses``: the same order holds at some values of ``by`` and fails at others (curves cross);
-- ``covers``: ``ci_low <= column <= ci_high`` in at least ``min_fraction`` of the rows;
-- ``count``: between ``at_least`` and ``at_most`` rows match ``where``;
-- ``run_value``: the number at ``path`` in ``run.json`` within ``tol`` of ``paper``.
-
-``info: true`` shows a number beside the paper's without judging it.
-
-An entry that differs may list ``hypotheses``: concrete things the paper may have done that our reading of it
-does not (another budget grid, rounding, model set, counting convention), each a full ``simstudy`` command
-judged by the same checks (or its own, where the entry's cannot select its rows). The verdicts:
-
-==============  =============================================================================================
-``reproduced``  every judged check of the entry's own run passes
-``explained``   the entry's run differs, and some hypothesis passes every check: the gap has a mechanism
-``differs``     neither; the report names the best hypothesis (most checks passed, then nearest the paper)
-==============  =============================================================================================
-
-The runs themselves are the CLI's business (:mod:`simstudy.cli`); this module reads their outputs and writes
-the report.
+===================  ================================================================================================
+:func:`run`          run the catalogue (or some of its entries) and write the report
+:class:`Reproduced`  what :func:`run` returns: the report's path, its sections and how many runs failed
+===================  ================================================================================================
 """
 
 from __future__ import annotations
 
-import re
+import logging
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from simstudy import io
-
-#: Beside a report: the files ``simstudy reproduce`` wrote there, with their SHA-256. Only those, unchanged, are
-#: ever overwritten; any other file in their place (a user's own report or figure) is refused.
-MARKER = ".simstudy-reproduce.json"
-_REPORT = "REPRODUCTION.md"
-_ANCHOR = re.compile(r'^<a id="([A-Za-z0-9_.-]+)"></a>$', flags=re.M)
+from simstudy.commands.catalogue import (
+    CHECK_KINDS,
+    VERDICTS,
+    CatalogueError,
+    Check,
+    Entry,
+    Hypothesis,
+    HypothesisRun,
+    Outcome,
+    Section,
+    best_hypothesis,
+    catalogue_path,
+    evaluate,
+    hypothesis_dir,
+    load_catalogue,
+    read_hypothesis,
+    read_section,
+    section_seconds,
+    verdict,
+)
+from simstudy.commands.reproduction_page import (
+    MARKER,
+    OutDirError,
+    _small_png,
+    check_out_dir,
+    kept_section,
+    read_report,
+    record_full_run,
+    record_written,
+    write_report,
+)
+from simstudy.engine.rundir import _check_dir_override
+from simstudy.schema import ConfigError
 
 __all__ = [
     "CHECK_KINDS",
@@ -72,1357 +75,196 @@ __all__ = [
     "section_seconds",
     "verdict",
     "write_report",
+    "run",
+    "Reproduced",
 ]
 
-#: Every verdict, in the order the report counts them.
-VERDICTS = ("reproduced", "explained", "differs", "failed", "no data")
+# Names of the catalogue's and the report's modules that the tests and callers import from here, as before.
+_REEXPORTED = (hypothesis_dir, _small_png, kept_section, read_report, record_full_run, record_written)
 
-CHECK_KINDS = ("value", "above", "below", "increasing", "crosses", "covers", "count", "run_value")
-_ENTRY_KEYS = {
-    "id",
-    "title",
-    "paper",
-    "command",
-    "quick",
-    "checks",
-    "stand_in",
-    "figure",
-    "table",
-    "estimate",
-    "unavailable",
-    "hypotheses",
-}
-_HYPOTHESIS_KEYS = {"id", "label", "command", "quick", "checks"}
-_ID = re.compile(r"^[a-z0-9_]+$")
-_CHECK_KEYS = {
-    "label",
-    "kind",
-    "where",
-    "paper",
-    "paper_by",
-    "k",
-    "tol",
-    "bound",
-    "bound_by",
-    "order",
-    "by",
-    "column",
-    "min_fraction",
-    "at_least",
-    "at_most",
-    "path",
-    "info",
-    "reason",
-}
+log = logging.getLogger("simstudy")
+
+#: The commands that read a score file (``simstudy curve ...``): they take no runner keys.
+DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
 
 
-class CatalogueError(ValueError):
-    """An invalid reproduction catalogue (``experiments/reproduction.yaml`` or a file of the user's).
+@dataclass(frozen=True)
+class Reproduced:
+    """What :func:`run` did: the report written, its sections, and how many runs failed.
 
-    Raised by :func:`load_catalogue` before anything runs, with one line naming the entry, the key and the
-    value; ``simstudy reproduce`` prints it and exits with status 2. A :class:`ValueError`.
+    Parameters
+    ----------
+    path : pathlib.Path
+        The ``REPRODUCTION.md`` written.
+    sections : tuple of Section
+        One per entry reported, in catalogue order.
+    failed : int
+        The runs that failed (the entries' own, and the hypotheses' of the entries asked for); the command exits
+        with status 1 when it is not 0.
 
     Examples
     --------
-    >>> import tempfile
     >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = Path(d) / "catalogue.yaml"
-    ...     _ = path.write_text("[]\\n")
-    ...     try:
-    ...         load_catalogue(path)
-    ...     except CatalogueError as exc:
-    ...         print(exc)
-    the reproduction catalogue must be a non-empty list of entries
+    >>> Reproduced(Path("REPRODUCTION.md"), (), 0).failed
+    0
     """
 
+    path: Path
+    sections: tuple
+    failed: int
 
-@dataclass(frozen=True)
-class Check:
-    """One check of a catalogue entry: which summary rows it selects and what it requires of them.
 
-    Made by :func:`load_catalogue` from a ``checks`` item of ``experiments/reproduction.yaml``; the kinds and
-    their keys are listed in the module's docstring (:data:`CHECK_KINDS`).
+def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1, out=None) -> Reproduced:
+    """Run the catalogued paper results, each in its own process, and write ``REPRODUCTION.md`` with their verdicts.
 
     Parameters
     ----------
-    label : str
-        What the check says, as the report shows it (e.g. ``"U is unbiased (every n, within 4 MCSE)"``).
-    kind : str
-        One of :data:`CHECK_KINDS`.
-    spec : dict
-        The check's other keys: ``where`` (column -> value or list of values), ``paper`` or ``paper_by``,
-        ``k`` (MCSE multiple; default 3 for ``value``, else 0), ``tol`` (in the estimate's units), ``bound``
-        or ``bound_by``, ``order`` and ``by``, ``column`` and ``min_fraction``, ``at_least`` and ``at_most``,
-        ``path``.
-    info : bool
-        Show the number beside the paper's without judging it; default False.
-    reason : str
-        Why the check fails, when the cause is known (a stand-in data set, an unstated setting); default
-        ``""``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
-    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
-    >>> check = Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.87})
-    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), (check,))
-    >>> evaluate(entry, summary, {})[0]
-    Outcome(label='U at n = 20', paper='0.87', ours='0.86 ± 0.003', passed=False, reason='', excess=1.111111111111112)
-    """
-
-    label: str
-    kind: str
-    spec: dict
-    info: bool = False
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """Something the paper may have done that the entry's own command does not, as a full ``simstudy`` command.
-
-    An entry whose run differs from the paper lists hypotheses; each is run and judged like the entry, and
-    the entry's verdict is ``explained`` when one of them passes every check (:func:`verdict`).
-
-    Parameters
-    ----------
-    id : str
-        Lower-case letters, digits and ``_``, unique within the entry; it runs in ``<runs>/<entry>--<id>``.
-    label : str
-        What the paper may have done, in words.
-    command : tuple of str
-        The full ``simstudy`` command's arguments (e.g. ``("experiment=dodge2021_fig2",
-        "distribution=pair_truncnorm")``).
-    quick : tuple of str or None
-        Its overrides at quick scale; default None: the entry's (:meth:`Entry.quick_for`).
-    checks : tuple of Check or None
-        The checks that judge it; default None: the entry's own, so the same published numbers and tolerances
-        (:meth:`Entry.checks_for`).
-
-    Examples
-    --------
-    >>> h = Hypothesis("wider_gap", "the paper's gap was 0.02", ("experiment=demo", "gap=0.02"))
-    >>> entry = Entry("demo", "Figure 2", "A paper", ("experiment=demo",), ("study.reps=100",), (), hypotheses=(h,))
-    >>> entry.quick_for(h), entry.checks_for(h) == entry.checks
-    (('study.reps=100',), True)
-    """
-
-    id: str
-    label: str
-    command: tuple[str, ...]
-    quick: tuple[str, ...] | None = None
-    checks: tuple[Check, ...] | None = None
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One reproduced result: how to run it, at paper and quick scale, and how to judge it.
-
-    An entry of ``experiments/reproduction.yaml``, as :func:`load_catalogue` reads it (the YAML keys are the
-    parameters' names).
-
-    Parameters
-    ----------
-    id : str
-        The entry's id (the report's anchor, the figure's name ``reproduction/<id>.png``).
-    title : str
-        What the result shows.
-    paper : str
-        The paper and its figure, table or section (e.g. ``"Dodge et al. 2021, Figure 1"``).
-    command : tuple of str
-        Arguments of the ``simstudy`` command that regenerates the result at paper scale.
-    quick : tuple of str
-        Overrides appended for the quick (smoke-scale) run (``simstudy reproduce --quick``).
-    checks : tuple of Check
-        The checks that decide the verdict.
-    stand_in : str
-        Which public data stand in for the paper's, if any; default ``""``.
-    figure : str
-        The run's figure shown in the report, relative to its run directory; default ``"figure.png"``.
-    table : str
-        The run's tidy output the checks read (``.parquet`` or ``.csv``); default ``"summary.parquet"``.
-    estimate : str
-        Its column of point estimates; default ``"estimate"``.
-    unavailable : str
-        Why the result cannot be regenerated here (then nothing is run and the verdict is ``no data``);
-        default ``""``.
-    hypotheses : tuple of Hypothesis
-        What the paper may have done instead, each run and judged when the entry differs; default ``()``.
-
-    Examples
-    --------
-    >>> check = Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.87})
-    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), ("study.reps=100",), (check,))
-    >>> entry.table, entry.estimate, [c.label for c in entry.checks]
-    ('summary.parquet', 'estimate', ['U at n = 20'])
-    """
-
-    id: str
-    title: str
-    paper: str
-    command: tuple[str, ...]
-    quick: tuple[str, ...]
-    checks: tuple[Check, ...]
-    stand_in: str = ""
-    figure: str = "figure.png"
-    table: str = "summary.parquet"  # the run's tidy output the checks read
-    estimate: str = "estimate"  # its column of point estimates
-    unavailable: str = ""  # why the result cannot be regenerated here (then nothing is run)
-    hypotheses: tuple[Hypothesis, ...] = ()
-
-    def quick_for(self, hypothesis: Hypothesis) -> tuple[str, ...]:
-        """A hypothesis's quick-scale overrides: its own, else the entry's."""
-        return self.quick if hypothesis.quick is None else hypothesis.quick
-
-    def checks_for(self, hypothesis: Hypothesis) -> tuple[Check, ...]:
-        """The checks that judge a hypothesis: its own, else the entry's."""
-        return self.checks if hypothesis.checks is None else hypothesis.checks
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A check's result: the paper's number or claim, ours (with MCSE), and whether it passed (None: not judged).
-
-    Made by :func:`evaluate`, one per check; the report shows each as a row.
-
-    Parameters
-    ----------
-    label : str
-        The check's label.
-    paper : str
-        The paper's number(s) or claim, as shown (e.g. ``"0.87"``, ``"> 0.79"``).
-    ours : str
-        Our estimate(s) with ``± MCSE``, as shown (at most six, then ``(+N more)``).
-    passed : bool or None
-        Whether the check passed; None for an ``info`` check (shown, not judged).
-    reason : str
-        The check's known reason for failing; default ``""``.
-    excess : float
-        Value checks: the largest ``|ours - paper|`` over the allowed difference (at most 1 passes; 0 for an
-        exact match); NaN for other kinds (the default). :func:`best_hypothesis` ranks by it.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
-    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
-    >>> check = Check("V below 0.9", "below", {"where": {"estimator": "v"}, "bound": 0.9, "k": 3})
-    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), (check,))
-    >>> print(evaluate(entry, summary, {})[0])
-    Outcome(label='V below 0.9', paper='< 0.9 (by 3 MCSE)', ours='0.8 ± 0.004, 0.85 ± 0.003', passed=True, \
-reason='', excess=nan)
-    """
-
-    label: str
-    paper: str
-    ours: str
-    passed: bool | None
-    reason: str = ""
-    excess: float = float("nan")  # value checks: max |ours - paper| / allowed difference (<= 1 passes)
-
-
-@dataclass(frozen=True)
-class HypothesisRun:
-    """A hypothesis's run: its command as shown, its outcomes, wall time, and the error if it did not finish.
-
-    Made by :func:`read_hypothesis`. ``passed`` and ``judged`` count its judged checks, ``reproduces`` says
-    whether it passes every one (and finished).
-
-    Parameters
-    ----------
-    hypothesis : Hypothesis
-        The hypothesis run.
-    command : str
-        Its command line, as the report shows it.
-    outcomes : tuple of Outcome
-        Its checks' results (empty if it failed).
-    wall_seconds : float
-        Wall time of the run that computed it, in seconds.
-    error : str
-        The one-line error if the run did not finish; default ``""``.
-
-    Examples
-    --------
-    >>> h = Hypothesis("wider_gap", "the paper's gap was 0.02", ("experiment=demo", "gap=0.02"))
-    >>> run = HypothesisRun(h, "simstudy experiment=demo gap=0.02",
-    ...                     (Outcome("a", "1", "1", True), Outcome("b", "2", "3", False)), 12.5)
-    >>> run.passed, run.judged, run.reproduces
-    (1, 2, False)
-    """
-
-    hypothesis: Hypothesis
-    command: str
-    outcomes: tuple[Outcome, ...]
-    wall_seconds: float
-    error: str = ""
-
-    @property
-    def passed(self) -> int:
-        """How many of its judged checks pass."""
-        return sum(o.passed is True for o in self.outcomes)
-
-    @property
-    def judged(self) -> int:
-        return sum(o.passed is not None for o in self.outcomes)
-
-    @property
-    def reproduces(self) -> bool:
-        """Every judged check passes (and the run finished)."""
-        return not self.error and self.judged > 0 and self.passed == self.judged
-
-
-@dataclass(frozen=True)
-class Section:
-    """One entry's part of the report: its outcomes, command, wall time, figure and hypotheses' runs.
-
-    Made by :func:`read_section` from a finished run; :func:`verdict` judges it and :func:`write_report`
-    writes it.
-
-    Parameters
-    ----------
-    entry : Entry
-        The catalogue entry.
-    outcomes : tuple of Outcome
-        Its checks' results (empty if the run failed or the entry is unavailable).
-    command : str
-        The command line that regenerates it, as the report shows it.
-    wall_seconds : float
-        Wall time of the run that computed it, in seconds (its hypotheses' are in theirs).
-    figure : pathlib.Path or None
-        The run's figure, copied (shrunk) into the report; None for none.
-    error : str
-        The one-line error if the run did not finish; default ``""``.
-    kept : str
-        Its text in an earlier report, reused as it is (its run is not here to read again; ``simstudy
-        reproduce only=ID`` keeps the other entries' sections so); default ``""``.
-    hypotheses : tuple of HypothesisRun
-        Its hypotheses' runs; default ``()``.
-
-    Examples
-    --------
-    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), ())
-    >>> section = Section(entry, (Outcome("a", "1", "1", True),), "simstudy experiment=demo", 30.0, None)
-    >>> verdict(section), section_seconds(section)
-    ('reproduced', 30.0)
-    """
-
-    entry: Entry
-    outcomes: tuple[Outcome, ...]
-    command: str
-    wall_seconds: float
-    figure: Path | None
-    error: str = ""
-    kept: str = ""
-    hypotheses: tuple[HypothesisRun, ...] = ()
-
-
-def catalogue_path() -> Path:
-    """The path of the reproduction catalogue, ``reproduction.yaml``.
-
-    Inside the package (``simstudy/experiments/``) in a wheel, ``experiments/`` at the top of a source tree.
+    quick : bool, default False
+        Smoke scale: each entry's quick overrides, runs under ``outputs/reproduce-quick``, the report there too.
+    only : str, optional
+        Comma-separated entry ids to run; the others are reported from their earlier runs where those exist.
+    n_jobs : int or str, default -1
+        Runs at once (one core each); -1: every core.
+    out : str or path-like, optional
+        The report's directory; default the working directory (``outputs/reproduce-quick`` with ``quick``).
 
     Returns
     -------
-    pathlib.Path
-        The catalogue's absolute path.
+    Reproduced
+        The report's path, its sections, and how many runs failed.
 
     Raises
     ------
-    FileNotFoundError
-        If neither place holds it.
+    ConfigError
+        For an unknown entry, a bad ``n_jobs``, an unreadable catalogue, or a report directory holding files
+        simstudy did not write (nothing is run then).
 
     Examples
     --------
-    >>> catalogue_path().name
-    'reproduction.yaml'
-    """
-    here = Path(__file__).resolve().parents[1]  # the simstudy package
-    for candidate in (here / "experiments" / "reproduction.yaml", here.parent / "experiments" / "reproduction.yaml"):
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"the reproduction catalogue (experiments/reproduction.yaml) not found beside {here}")
-
-
-def load_catalogue(path: str | Path | None = None) -> list[Entry]:
-    """Read and validate the reproduction catalogue.
-
-    Parameters
-    ----------
-    path : str or pathlib.Path or None
-        A catalogue in YAML: a list of entries with the keys of :class:`Entry` (``id``, ``title``, ``paper``,
-        and ``command`` and ``checks``, or ``unavailable``). Default None: the shipped one
-        (:func:`catalogue_path`).
-
-    Returns
-    -------
-    list of Entry
-        The entries in file order.
-
-    Raises
-    ------
-    CatalogueError
-        (``simstudy.commands.reproduce.CatalogueError``, a :class:`ValueError`) If the file is not a non-empty list of
-        entries, or an entry lacks a required key, has an unknown key or a repeated id, or has an invalid
-        check or hypothesis; the message names the entry and the field.
-    OSError
-        If the file cannot be read.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = Path(d) / "catalogue.yaml"
-    ...     _ = path.write_text(
-    ...         "- id: demo\\n  title: Figure 1\\n  paper: A paper\\n  command: [experiment=demo]\\n"
-    ...         "  checks: [{label: U is unbiased, kind: value, where: {estimator: u}, paper: 0.0}]\\n"
-    ...     )
-    ...     entry = load_catalogue(path)[0]
-    ...     _ = path.write_text("- {id: demo, title: t, paper: p, command: [x], checks: [{kind: mean}]}\\n")
-    ...     try:
-    ...         load_catalogue(path)
-    ...     except ValueError as exc:
-    ...         print(exc)
-    entry demo: check kind must be one of value, above, below, increasing, crosses, covers, count, run_value, got 'mean'
-    >>> entry.command, entry.checks[0].spec
-    (('experiment=demo',), {'where': {'estimator': 'u'}, 'paper': 0.0})
-    """
-    import yaml  # PyYAML comes with hydra-core
-
-    raw = yaml.safe_load(Path(path or catalogue_path()).read_text())
-    if not isinstance(raw, list) or not raw:
-        raise CatalogueError("the reproduction catalogue must be a non-empty list of entries")
-    entries, seen = [], set()
-    for i, e in enumerate(raw):
-        name = e.get("id", f"#{i + 1}") if isinstance(e, dict) else f"#{i + 1}"
-        if (
-            not isinstance(e, dict)
-            or not {"id", "title", "paper"} <= set(e)
-            or not ({"command", "checks"} <= set(e) or "unavailable" in e)
-        ):
-            raise CatalogueError(f"entry {name}: needs id, title, paper, and command and checks (or unavailable)")
-        if set(e) - _ENTRY_KEYS:
-            raise CatalogueError(f"entry {name}: unknown keys {sorted(set(e) - _ENTRY_KEYS)}")
-        if name in seen:
-            raise CatalogueError(f"entry {name}: the id is used twice")
-        seen.add(name)
-        entries.append(
-            Entry(
-                name,
-                e["title"],
-                e["paper"],
-                tuple(e.get("command", ())),
-                tuple(e.get("quick", ())),
-                _checks(name, e.get("checks", ())),
-                e.get("stand_in", ""),
-                e.get("figure", "figure.png"),
-                e.get("table", "summary.parquet"),
-                e.get("estimate", "estimate"),
-                e.get("unavailable", ""),
-                _hypotheses(name, e.get("hypotheses", [])),
-            )
-        )
-    return entries
-
-
-def _checks(name: str, raw) -> tuple[Check, ...]:
-    checks = []
-    for c in raw or ():
-        if not isinstance(c, dict) or c.get("kind") not in CHECK_KINDS:
-            raise CatalogueError(
-                f"entry {name}: check kind must be one of {', '.join(CHECK_KINDS)}, "
-                f"got {c.get('kind') if isinstance(c, dict) else c!r}"
-            )
-        if set(c) - _CHECK_KEYS or "label" not in c:
-            raise CatalogueError(
-                f"entry {name}: check {c.get('label')!r} has unknown keys {sorted(set(c) - _CHECK_KEYS)} or no label"
-            )
-        spec = {k: v for k, v in c.items() if k not in ("label", "kind", "info", "reason")}
-        checks.append(Check(c["label"], c["kind"], spec, bool(c.get("info", False)), c.get("reason", "")))
-    return tuple(checks)
-
-
-def _hypotheses(name: str, raw) -> tuple[Hypothesis, ...]:
-    if not isinstance(raw, list):
-        raise CatalogueError(f"entry {name}: hypotheses must be a list, got {raw!r}")
-    out, seen = [], set()
-    for h in raw:
-        hid = h.get("id") if isinstance(h, dict) else None
-        if not isinstance(h, dict) or not {"id", "label", "command"} <= set(h):
-            raise CatalogueError(f"entry {name}: hypothesis {hid or repr(h)} needs id, label and command")
-        if set(h) - _HYPOTHESIS_KEYS:
-            raise CatalogueError(f"entry {name}: hypothesis {hid}: unknown keys {sorted(set(h) - _HYPOTHESIS_KEYS)}")
-        if not isinstance(hid, str) or not _ID.match(hid) or hid in seen:
-            raise CatalogueError(
-                f"entry {name}: hypothesis id {hid!r} must be lower-case letters, digits and _, unique within the entry"
-            )
-        if not isinstance(h["command"], list) or not h["command"]:
-            raise CatalogueError(f"entry {name}: hypothesis {hid}: command must be a non-empty list of arguments")
-        seen.add(hid)
-        out.append(
-            Hypothesis(
-                hid,
-                str(h["label"]),
-                tuple(str(a) for a in h["command"]),
-                None if h.get("quick") is None else tuple(str(a) for a in h["quick"]),
-                None if h.get("checks") is None else _checks(f"{name} (hypothesis {hid})", h["checks"]),
-            )
-        )
-    return tuple(out)
-
-
-# --- Checks ---------------------------------------------------------------------------------------------
-
-
-def _select(frame: pd.DataFrame, where: dict) -> pd.DataFrame:
-    mask = np.ones(len(frame), dtype=bool)
-    for column, value in where.items():
-        if column not in frame:
-            raise ValueError(f"no column {column!r} in the summary (columns: {', '.join(frame.columns)})")
-        values = value if isinstance(value, list) else [value]
-        col = frame[column]
-        if pd.api.types.is_numeric_dtype(col):
-            mask &= np.isclose(col.to_numpy(dtype=float)[:, None], np.asarray(values, dtype=float)[None, :]).any(1)
-        else:
-            mask &= col.isin([str(v) for v in values]).to_numpy()
-    rows = frame[mask]
-    if rows.empty:
-        raise KeyError(f"no summary rows match {where}")
-    return rows
-
-
-def _by_value(mapping: dict, rows: pd.DataFrame) -> np.ndarray:
-    """Per row, the value that ``mapping['values']`` gives for the row's ``mapping['column']``."""
-    keys = {float(k): float(v) for k, v in mapping["values"].items()}
-    return np.array([keys[min(keys, key=lambda k: abs(k - x))] for x in rows[mapping["column"]].astype(float)])
-
-
-def _mcse(rows: pd.DataFrame) -> np.ndarray:
-    return np.nan_to_num(rows["mcse"].to_numpy(dtype=float), nan=0.0) if "mcse" in rows else np.zeros(len(rows))
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
-
-
-def _ours(rows: pd.DataFrame) -> str:
-    est, mcse = rows["estimate"].to_numpy(dtype=float), _mcse(rows)
-    shown = [(_fmt(e) + (f" ± {_fmt(s)}" if s > 0 else "")) for e, s in zip(est[:6], mcse[:6])]
-    return ", ".join(shown) + (f" (+{len(est) - 6} more)" if len(est) > 6 else "")
-
-
-def _check(check: Check, summary: pd.DataFrame, run: dict) -> Outcome:
-    s = check.spec
-    k = float(s.get("k", 3 if check.kind == "value" else 0))
-    if check.kind == "run_value":
-        value: Any = run
-        for part in s["path"].split("."):
-            value = value[part]
-        ok = None if check.info else abs(float(value) - float(s["paper"])) <= float(s.get("tol", 0))
-        return Outcome(check.label, _fmt(s["paper"]), _fmt(float(value)), ok, check.reason)
-    try:
-        rows = _select(summary, s.get("where", {}))
-    except KeyError:
-        if check.kind != "count":
-            raise
-        rows = summary.iloc[:0]
-    if check.kind == "count":
-        low, high = int(s.get("at_least", 0)), s.get("at_most")
-        ok = low <= len(rows) and (high is None or len(rows) <= int(high))
-        paper_text = f">= {low} rows" if high is None else f"{low} to {high} rows"
-        return Outcome(check.label, paper_text, f"{len(rows)} rows", None if check.info else ok, check.reason)
-    est, mcse = rows["estimate"].to_numpy(dtype=float), _mcse(rows)
-    if check.kind == "value":
-        paper = _by_value(s["paper_by"], rows) if "paper_by" in s else np.full(len(rows), float(s["paper"]))
-        allowed = np.maximum(k * mcse, float(s.get("tol", 0)))
-        gap = np.abs(est - paper)
-        ok = bool(np.all(gap <= allowed))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            excess = float(np.max(np.where(gap == 0, 0.0, gap / allowed)))
-        paper_text = " / ".join(_fmt(p) for p in paper[:6])
-        return Outcome(check.label, paper_text, _ours(rows), None if check.info else ok, check.reason, excess)
-    if check.kind in ("above", "below"):
-        if "bound_by" in s:
-            bound = _by_value(s["bound_by"], rows)
-        elif isinstance(s["bound"], str):
-            bound = rows[s["bound"]].to_numpy(dtype=float)
-        else:
-            bound = np.full(len(rows), float(s["bound"]))
-        ok = bool(np.all(est - k * mcse > bound) if check.kind == "above" else np.all(est + k * mcse < bound))
-        word = ">" if check.kind == "above" else "<"
-        paper_text = (
-            f"{word} {s['bound']}"
-            if isinstance(s.get("bound"), str)
-            else f"{word} " + " / ".join(_fmt(b) for b in np.unique(bound))
-        )
-        if k:
-            paper_text += f" (by {k:g} MCSE)" if k > 0 else f" (within {-k:g} MCSE)"
-        return Outcome(check.label, paper_text, _ours(rows), None if check.info else bool(ok), check.reason)
-    if check.kind in ("increasing", "crosses"):
-        by = s.get("by")
-        parts = [_select(rows, o) for o in s["order"]]
-        if by:
-            table = pd.concat([p.groupby(by)["estimate"].mean() for p in parts], axis=1).dropna()
-        else:
-            table = pd.DataFrame([[p["estimate"].mean() for p in parts]])
-        holds = (np.diff(table.to_numpy(), axis=1) > 0).all(axis=1)
-        if check.kind == "increasing":
-            ok = bool(holds.all()) and not table.empty
-        else:
-            ok = bool(holds.any() and not holds.all())
-        names = " < ".join("/".join(str(v) for v in o.values()) for o in s["order"])
-        if check.kind == "crosses":
-            names = f"{names} at some {by}, not at others"
-        ours = f"holds at {int(holds.sum())} of {len(table)}" + (f" values of {by}" if by else "")
-        return Outcome(check.label, names, ours, None if check.info else ok, check.reason)
-    if check.kind == "covers":
-        inside = (rows["ci_low"] <= rows[s["column"]]) & (rows[s["column"]] <= rows["ci_high"])
-        fraction = float(inside.mean())
-        need = float(s.get("min_fraction", 1.0))
-        return Outcome(
-            check.label,
-            f"inside in >= {need:.0%}",
-            f"{inside.sum()} of {len(rows)} ({fraction:.1%})",
-            None if check.info else fraction >= need,
-            check.reason,
-        )
-    raise AssertionError(check.kind)
-
-
-def evaluate(
-    entry: Entry, summary: pd.DataFrame, run: dict, hypothesis: Hypothesis | None = None
-) -> tuple[Outcome, ...]:
-    """Every check of ``entry`` (or of one of its hypotheses) on a finished run's tidy output and ``run.json``.
-
-    Parameters
-    ----------
-    entry : Entry
-        The entry whose checks run (its ``estimate`` column is read as the estimates).
-    summary : pandas.DataFrame
-        The run's tidy output (``entry.table``): one row per estimate, with the ``where`` columns, the
-        estimate column and, for Monte Carlo estimates, ``mcse`` (in the estimate's units; a missing column or
-        NaN counts as 0); ``covers`` checks read ``ci_low`` and ``ci_high``.
-    run : dict
-        The run's ``run.json``, read by ``run_value`` checks; ``{}`` for commands without one.
-    hypothesis : Hypothesis or None
-        Judge this hypothesis's run with its checks (:meth:`Entry.checks_for`); default None: the entry's.
-
-    Returns
-    -------
-    tuple of Outcome
-        One per check, in the catalogue's order.
-
-    Raises
-    ------
-    KeyError
-        If a check's ``where`` selects no rows (except ``count`` checks), or a ``run_value`` path is not in
-        ``run``.
-    ValueError
-        If a ``where`` names a column the summary does not have.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
-    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
-    >>> checks = (Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.86, "k": 3}),
-    ...           Check("U grows with n", "increasing", {"where": {"estimator": "u"}, "order": [{"n": 10}, {"n": 20}]}),
-    ...           Check("reps", "run_value", {"path": "study.reps", "paper": 1000}))
-    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), checks)
-    >>> for o in evaluate(entry, summary, {"study": {"reps": 1000}}):
-    ...     print(o.label, "|", o.paper, "|", o.ours, "|", o.passed)
-    U at n = 20 | 0.86 | 0.86 ± 0.003 | True
-    U grows with n | 10 < 20 | holds at 1 of 1 | True
-    reps | 1000 | 1000 | True
-    """
-    summary = summary.rename(columns={entry.estimate: "estimate"})
-    checks = entry.checks if hypothesis is None else entry.checks_for(hypothesis)
-    return tuple(_check(c, summary, run) for c in checks)
-
-
-def hypothesis_dir(runs: str | Path, entry: Entry, hypothesis: Hypothesis) -> Path:
-    """Where a hypothesis runs: ``<runs>/<entry>--<hypothesis>``, beside the entry's own run.
-
-    Not in ``__all__``: the layout of ``simstudy reproduce``'s run directories, used by the CLI.
-
-    Parameters
-    ----------
-    runs : str or pathlib.Path
-        The directory of the runs (``outputs/reproduce``).
-    entry : Entry
-        The entry.
-    hypothesis : Hypothesis
-        One of its hypotheses.
-
-    Returns
-    -------
-    pathlib.Path
-        ``runs / f"{entry.id}--{hypothesis.id}"``.
-    """
-    return Path(runs) / f"{entry.id}--{hypothesis.id}"
-
-
-def _outcomes(entry: Entry, run_dir: Path, hypothesis: Hypothesis | None = None) -> tuple[Outcome, ...]:
-    import json
-
-    run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").is_file() else {}
-    table = run_dir / entry.table
-    frame = pd.read_csv(table) if table.suffix == ".csv" else pd.read_parquet(table)
-    return evaluate(entry, frame, run, hypothesis)
-
-
-def _wall_seconds(run_dir: Path, seconds: float | None) -> float:
-    """The wall time of the run that computed ``run_dir``: ``seconds`` (the run just made) is recorded in
-    ``reproduce.json`` whenever it computed something, so a later resumed run reports the computing run's
-    time rather than its own."""
-    import json
-
-    run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").is_file() else {}
-    timing = run_dir / "reproduce.json"
-    if seconds is not None and (run.get("runner", {}).get("computed", 1) > 0 or not timing.is_file()):
-        io.write_json({"wall_seconds": seconds}, timing)
-    return json.loads(timing.read_text())["wall_seconds"] if timing.is_file() else 0.0
-
-
-def read_hypothesis(
-    entry: Entry, hypothesis: Hypothesis, run_dir: Path, command: str, seconds: float | None, error: str = ""
-) -> HypothesisRun:
-    """A hypothesis's outcomes from its finished run in ``run_dir``.
-
-    Parameters
-    ----------
-    entry : Entry
-        The entry the hypothesis belongs to (its ``table`` and ``estimate`` say what to read).
-    hypothesis : Hypothesis
-        The hypothesis, judged by :meth:`Entry.checks_for`.
-    run_dir : pathlib.Path
-        Its run directory, holding ``entry.table`` and (for studies) ``run.json``.
-    command : str
-        Its command line, as the report shows it.
-    seconds : float or None
-        Wall time of the run just made, in seconds; None if none was made (see :func:`read_section`).
-    error : str
-        The run's one-line error if it did not finish (then ``run_dir`` is not read); default ``""``.
-
-    Returns
-    -------
-    HypothesisRun
-        Its outcomes and wall time.
-
-    Raises
-    ------
-    OSError
-        If ``run_dir`` lacks the table (FileNotFoundError), or ``reproduce.json`` cannot be written.
-    KeyError
-        If a check selects no rows (see :func:`evaluate`).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> import pandas as pd
-    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
-    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
-    >>> check = Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.87})
-    >>> h = Hypothesis("wider_gap", "the paper's gap was 0.02", ("experiment=demo", "gap=0.02"))
-    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), (check,), table="summary.csv",
-    ...               hypotheses=(h,))
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     summary.to_csv(Path(d) / "summary.csv", index=False)
-    ...     run = read_hypothesis(entry, h, Path(d), "simstudy experiment=demo gap=0.02", 12.5)
-    >>> run.wall_seconds, run.passed, run.judged
-    (12.5, 0, 1)
-    """
-    if error:
-        return HypothesisRun(hypothesis, command, (), seconds or 0.0, error)
-    seconds = _wall_seconds(run_dir, seconds)
-    return HypothesisRun(hypothesis, command, _outcomes(entry, run_dir, hypothesis), seconds)
-
-
-def read_section(
-    entry: Entry,
-    run_dir: Path,
-    command: str,
-    seconds: float | None,
-    error: str = "",
-    hypotheses: tuple[HypothesisRun, ...] = (),
-) -> Section:
-    """An entry's section from its finished run in ``run_dir`` and its hypotheses' runs.
-
-    ``seconds`` is the wall time of the run just made (None: none was made). It is kept in
-    ``reproduce.json`` whenever the run computed something, so that a later, resumed run reports the time of
-    the run that did the work rather than its own.
-
-    Parameters
-    ----------
-    entry : Entry
-        The catalogue entry (its ``table``, ``estimate`` and ``figure`` say what to read).
-    run_dir : pathlib.Path
-        The entry's run directory, holding ``entry.table`` and (for studies) ``run.json``.
-    command : str
-        The command line, as the report shows it.
-    seconds : float or None
-        Wall time of the run just made, in seconds; None if none was made (the recorded one is reported).
-    error : str
-        The run's one-line error if it did not finish (then ``run_dir`` is not read); default ``""``.
-    hypotheses : tuple of HypothesisRun
-        Its hypotheses' runs (:func:`read_hypothesis`); default ``()``.
-
-    Returns
-    -------
-    Section
-        With the checks' outcomes, the wall time and the figure (None if the run wrote none).
-
-    Raises
-    ------
-    OSError
-        If ``run_dir`` lacks the table (FileNotFoundError), or ``reproduce.json`` cannot be written.
-    KeyError
-        If a check selects no rows (see :func:`evaluate`).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> import pandas as pd
-    >>> summary = pd.DataFrame({"estimator": ["u", "u", "v", "v"], "n": [10, 20, 10, 20],
-    ...                         "estimate": [0.81, 0.86, 0.80, 0.85], "mcse": [0.004, 0.003, 0.004, 0.003]})
-    >>> check = Check("U at n = 20", "value", {"where": {"estimator": "u", "n": 20}, "paper": 0.86})
-    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), (check,), table="summary.csv")
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     summary.to_csv(Path(d) / "summary.csv", index=False)
-    ...     section = read_section(entry, Path(d), "simstudy experiment=demo", 30.0)
-    ...     resumed = read_section(entry, Path(d), "simstudy experiment=demo", None)  # the time on record
-    >>> verdict(section), section.wall_seconds, resumed.wall_seconds, section.figure
-    ('reproduced', 30.0, 30.0, None)
-    """
-    if entry.unavailable or error:
-        return Section(entry, (), command, seconds or 0.0, None, error, hypotheses=hypotheses)
-    seconds = _wall_seconds(run_dir, seconds)
-    figure = run_dir / entry.figure
-    return Section(
-        entry, _outcomes(entry, run_dir), command, seconds, figure if figure.is_file() else None, hypotheses=hypotheses
-    )
-
-
-def best_hypothesis(runs) -> HypothesisRun | None:
-    """The hypothesis nearest the paper: the most judged checks passed, then the smallest largest excess over
-    the allowed difference among its value checks (``Outcome.excess``), then the catalogue's order.
-
-    Parameters
-    ----------
-    runs : iterable of HypothesisRun
-        The entry's hypotheses' runs; those that failed (``error``) are left out.
-
-    Returns
-    -------
-    HypothesisRun or None
-        The nearest; None if no run finished.
-
-    Examples
-    --------
-    >>> def run(id, *excess):
-    ...     outcomes = tuple(Outcome("c", "1", "x", e <= 1, excess=e) for e in excess)
-    ...     return HypothesisRun(Hypothesis(id, id, ("x",)), "simstudy x", outcomes, 1.0)
-    >>> best_hypothesis([run("far", 0.5, 9.0), run("near", 0.5, 1.5), run("worse", 3.0, 2.0)]).hypothesis.id
-    'near'
-    >>> best_hypothesis([]) is None
-    True
-    """
-    finished = [h for h in runs if not h.error]
-    if not finished:
-        return None
-
-    def distance(h: HypothesisRun) -> float:
-        excess = [o.excess for o in h.outcomes if o.passed is not None and np.isfinite(o.excess)]
-        return max(excess, default=0.0)
-
-    return min(finished, key=lambda h: (-h.passed / max(h.judged, 1), distance(h)))
-
-
-def verdict(section: Section) -> str:
-    """The verdict of a section, computed from its outcomes (never written by hand).
-
-    One of :data:`VERDICTS`: ``no data`` (not runnable here), ``failed`` (the run did not finish),
-    ``reproduced`` (every judged check passed), ``explained`` (it did not, but a hypothesis passes every check
-    of its own) or ``differs``. A kept section (``Section.kept``) keeps the verdict its text states.
-
-    Parameters
-    ----------
-    section : Section
-        The entry's section.
-
-    Returns
-    -------
-    str
-        One of :data:`VERDICTS`.
-
-    Examples
-    --------
-    >>> entry = Entry("e", "t", "p", ("x",), (), (Check("c", "value", {}),))
-    >>> differs = Section(entry, (Outcome("c", "1", "2", False),), "simstudy x", 1.0, None)
-    >>> verdict(differs)
-    'differs'
-    >>> h = HypothesisRun(Hypothesis("h", "what the paper did", ("y",)), "simstudy y",
-    ...                   (Outcome("c", "1", "1", True),), 1.0)
-    >>> verdict(Section(entry, differs.outcomes, "simstudy x", 1.0, None, hypotheses=(h,)))
-    'explained'
-    """
-    if section.kept:
-        found = re.search(r"\*\*Verdict: ([a-z ]+)\.\*\*", section.kept)
-        return found.group(1) if found else "differs"
-    if section.entry.unavailable:
-        return "no data"
-    if section.error:
-        return "failed"
-    if all(o.passed is not False for o in section.outcomes):
-        return "reproduced"
-    return "explained" if any(h.reproduces for h in section.hypotheses) else "differs"
-
-
-# --- The report ------------------------------------------------------------------------------------------
-
-
-def _small_png(src: Path, dst: Path, width: int = 900) -> None:
-    """A copy of a figure at most ``width`` pixels wide, for the repository."""
-    from PIL import Image  # matplotlib's own dependency
-
-    image: Image.Image  # a file's image, then its resized and quantized copies
-    with Image.open(src) as image:
-        if image.width > width:
-            image = image.resize((width, round(image.height * width / image.width)), Image.LANCZOS)  # type: ignore[attr-defined]  # set at import, by a loop over Image.Resampling
-        image = image.convert("RGB").quantize(colors=128)  # line art: a palette keeps it a few tens of kB
-        with io.atomic_path(dst) as tmp:
-            image.save(tmp, format="PNG", optimize=True)
-
-
-class OutDirError(ValueError):
-    """A report directory holding files simstudy did not write (or that changed since), or a report of the
-    other scale; nothing was written.
-
-    Raised by :func:`check_out_dir` and :func:`write_report` before anything is written, so that a user's own
-    file named ``REPRODUCTION.md`` (or a figure) is never overwritten. The message names the file and what to
-    do.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     _ = (Path(d) / "REPRODUCTION.md").write_text("my notes")
-    ...     try:
-    ...         check_out_dir(d, ["REPRODUCTION.md"], quick=False)
-    ...     except OutDirError as exc:
-    ...         print(str(exc).split(": ")[1])
-    move it away or choose another out=DIR
-    """
-
-
-def _scale(quick: bool) -> str:
-    return "quick (smoke-scale) settings" if quick else "paper-scale settings"
-
-
-def _written(out_dir: Path) -> dict[str, str]:
-    """The files simstudy wrote in ``out_dir`` (relative name -> SHA-256), from its marker."""
-    import json
-
-    try:
-        files = json.loads((out_dir / MARKER).read_text()).get("files", {})
-    except (OSError, ValueError, AttributeError):
-        return {}
-    return files if isinstance(files, dict) else {}
-
-
-def check_out_dir(out_dir: str | Path, names, *, quick: bool) -> None:
-    """Refuse to write ``names`` (paths relative to ``out_dir``) over files simstudy did not write there.
-
-    A file may be overwritten only if the marker :data:`MARKER` lists it with its current SHA-256 (simstudy
-    wrote it, and nobody changed it since). An existing report of the other scale is refused too: merging
-    quick sections into a paper-scale report (or back) would mix them.
-
-    Parameters
-    ----------
-    out_dir : str or pathlib.Path
-        The report's directory (it need not exist).
-    names : iterable of str
-        The files to be written, relative to ``out_dir`` (``REPRODUCTION.md``, ``reproduction/<id>.png``).
-    quick : bool, keyword-only
-        Whether the report to be written is the quick one.
-
-    Raises
-    ------
-    OutDirError
-        Naming the first such file and what to do, or the existing report of the other scale.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> d = Path(tmp.name)
-    >>> check_out_dir(d, ["REPRODUCTION.md"], quick=False)  # nothing there yet: fine
-    >>> _ = (d / "REPRODUCTION.md").write_text("my notes")
-    >>> check_out_dir(d, ["REPRODUCTION.md"], quick=False)  # doctest: +ELLIPSIS
+    >>> run(only="no_such_entry")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    simstudy.commands.reproduce.OutDirError: .../REPRODUCTION.md was not written by simstudy reproduce (or was changed ...
-    >>> tmp.cleanup()
+    ...
+    simstudy.schema.ConfigError: only=no_such_entry: no entries no_such_entry (entries: ...)
     """
-    out_dir = Path(out_dir)
-    written = _written(out_dir)
-    for name in names:
-        path = out_dir / name
-        if path.exists() and (not path.is_file() or written.get(name) != io.sha256_file(path)):
-            raise OutDirError(
-                f"{path} was not written by simstudy reproduce (or was changed since): move it away or "
-                f"choose another out=DIR"
-            )
-    report = out_dir / _REPORT
-    if report.is_file() and f"regenerated at {_scale(not quick)}" in report.read_text():
-        raise OutDirError(f"{report} is the report at {_scale(not quick)}; write the other one to another out=DIR")
+    import collections
+    import subprocess
+    import time
+    from concurrent.futures import ThreadPoolExecutor
 
-
-def read_report(out_dir: str | Path) -> dict[str, str]:
-    """The sections of the report in ``out_dir`` by entry id (each from its anchor to the next), or ``{}``.
-
-    Not in ``__all__``: with :func:`kept_section`, how ``simstudy reproduce only=ID`` keeps the other
-    entries' sections of an earlier report.
-
-    Parameters
-    ----------
-    out_dir : str or pathlib.Path
-        The report's directory.
-
-    Returns
-    -------
-    dict of str to str
-        Entry id to the section's markdown; empty if there is no ``REPRODUCTION.md``.
-    """
-    path = Path(out_dir) / _REPORT
-    if not path.is_file():
-        return {}
-    text = path.read_text()
-    starts = list(_ANCHOR.finditer(text))
-    return {
-        m.group(1): text[m.start() : (starts[i + 1].start() if i + 1 < len(starts) else len(text))].rstrip("\n")
-        for i, m in enumerate(starts)
-    }
-
-
-def kept_section(entry: Entry, text: str) -> Section:
-    """An entry's section as an earlier report has it (its run is gone): text, verdict and wall time kept.
-
-    Not in ``__all__``: used by ``simstudy reproduce only=ID`` with :func:`read_report`.
-
-    Parameters
-    ----------
-    entry : Entry
-        The entry.
-    text : str
-        Its section's markdown in the earlier report.
-
-    Returns
-    -------
-    Section
-        With ``kept=text``, the command and wall time parsed from the text.
-    """
-    found = re.search(r"\(([0-9.]+) s\)\.", text)
-    command = re.search(r"Regenerate: `([^`]*)`", text)
-    return Section(
-        entry, (), command.group(1) if command else "", float(found.group(1)) if found else 0.0, None, kept=text
-    )
-
-
-_TIMING = "reproduce.json"  # beside the runs: the wall time of the last full regeneration
-
-
-def record_full_run(runs_dir: str | Path, run_dirs, seconds: float, workers: int, *, full: bool) -> dict | None:
-    """Record ``seconds`` as the wall time of a full regeneration if this invocation ran every run (``full``)
-    and none of ``run_dirs`` resumed anything (every study computed all its chunks now); return the
-    regeneration on record (or ``None``).
-
-    A rerun that resumes takes less time than the work it reports, so only a from-scratch run is recorded.
-    Not in ``__all__``: the CLI's bookkeeping of ``<runs>/reproduce.json``.
-
-    Parameters
-    ----------
-    runs_dir : str or pathlib.Path
-        The directory of the runs, where ``reproduce.json`` is kept.
-    run_dirs : iterable of path-like
-        Every run directory of this invocation.
-    seconds : float
-        This invocation's wall time, in seconds.
-    workers : int
-        Runs at a time.
-    full : bool, keyword-only
-        Whether this invocation ran every entry and hypothesis.
-
-    Returns
-    -------
-    dict or None
-        ``{"wall_seconds", "runs", "workers"}`` of the full regeneration on record, or None.
-    """
-    import json
-
-    runs_dir = Path(runs_dir)
-
-    def resumed(d: Path) -> bool:
-        try:
-            return json.loads((d / "run.json").read_text())["runner"].get("resumed", 0) > 0
-        except (OSError, ValueError, KeyError, TypeError):
-            return False  # a data command (no run.json) computes everything every time
-
-    run_dirs = list(run_dirs)
-    if full and not any(resumed(Path(d)) for d in run_dirs):
-        io.write_json({"wall_seconds": seconds, "runs": len(run_dirs), "workers": workers}, runs_dir / _TIMING)
     try:
-        return json.loads((runs_dir / _TIMING).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def write_report(
-    sections: list[Section],
-    out_dir: str | Path,
-    *,
-    quick: bool,
-    total_seconds: float,
-    cores: int,
-    full_run: dict | None = None,
-) -> Path:
-    """Write ``REPRODUCTION.md`` and its figures (``reproduction/<id>.png``) into ``out_dir``, with the marker.
-
-    The report opens with the verdicts counted and a table of every entry (verdict, wall time), then one
-    section per entry: its verdict and command, figure, the checks' table (paper, ours, ✓/✗), the known
-    reasons of failed checks and the hypotheses' table. Kept sections (``Section.kept``) are copied as they
-    are, their figures left untouched. The marker :data:`MARKER` lists the files written with their SHA-256,
-    so that a later report overwrites only those. Every file is written atomically.
-
-    Parameters
-    ----------
-    sections : list of Section
-        The entries' sections, in the report's order.
-    out_dir : str or pathlib.Path
-        The report's directory (created if missing).
-    quick : bool, keyword-only
-        Whether the runs were at quick (smoke) scale; the report says so, and a report of the other scale in
-        ``out_dir`` is refused.
-    total_seconds : float, keyword-only
-        The runs' own wall times added up, in seconds (e.g. the sum of :func:`section_seconds`).
-    cores : int, keyword-only
-        The machine's cores, as the headline reports them.
-    full_run : dict or None, keyword-only
-        The last full regeneration on record (``wall_seconds``, ``runs``, ``workers``), whose wall time the
-        headline reports instead; default None.
-
-    Returns
-    -------
-    pathlib.Path
-        ``out_dir / "REPRODUCTION.md"``.
-
-    Raises
-    ------
-    OutDirError
-        Before writing anything, if a file to be written is not simstudy's (:func:`check_out_dir`).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), ())
-    >>> section = Section(entry, (Outcome("U at n = 20", "0.86", "0.86 ± 0.003", True),),
-    ...                   "simstudy experiment=demo", 30.0, None)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = write_report([section], d, quick=True, total_seconds=30.0, cores=2)
-    ...     text = path.read_text()
-    ...     written = sorted(p.name for p in Path(d).iterdir())
-    >>> written
-    ['.simstudy-reproduce.json', 'REPRODUCTION.md']
-    >>> print(text.split("\\n")[2].split(":")[0])
-    The 1 results below were regenerated at quick (smoke-scale) settings by `simstudy reproduce --quick`
-    >>> print("\\n".join(line for line in text.split("\\n") if line.startswith("| ")))
-    | result | paper | verdict | wall time |
-    | --- | --- | --- | --- |
-    | [Figure 1](#demo) | A paper | reproduced | 30.0 s |
-    | check | paper | ours | verdict |
-    | --- | --- | --- | --- |
-    | U at n = 20 | 0.86 | 0.86 ± 0.003 | ✓ |
-    """
-    out_dir = Path(out_dir)
-    figures = {
-        f"reproduction/{s.entry.id}.png": s.figure
-        for s in sections
-        if not (s.kept or s.entry.unavailable or s.error) and s.figure is not None
-    }
-    check_out_dir(out_dir, [_REPORT, *figures], quick=quick)
-    counts = {v: sum(verdict(s) == v for s in sections) for v in VERDICTS}
-    explained = f", {counts['explained']} explained by a tested hypothesis" if counts["explained"] else ""
-    failed = f", {counts['failed']} failed" if counts["failed"] else ""
-    failed += f", {counts['no data']} without public data" if counts["no data"] else ""
-    scale = _scale(quick)
-    lines = [
-        "# Reproducing the papers with simstudy",
-        "",
-        f"The {len(sections)} results below were regenerated at {scale} by `simstudy reproduce"
-        f"{' --quick' if quick else ''}`: {counts['reproduced']} reproduced{explained}, "
-        f"{counts['differs']} {'differs' if counts['differs'] == 1 else 'differ'}{failed}. "
-        + (
-            f"A full regeneration, {full_run['runs']} runs from scratch, took **{full_run['wall_seconds'] / 60:.1f} "
-            f"minutes on {cores} cores** (wall time; {full_run['workers']} runs at a time, one core each); the "
-            f"runs' own wall times, recorded when each was computed, add up to {total_seconds / 60:.1f} minutes."
-            if full_run
-            else f"The runs took **{total_seconds / 60:.1f} minutes on {cores} cores** (their wall "
-            f"times added up, recorded when each was computed)."
-        ),
-        "",
-        "Each verdict is computed from the numbers by the checks in `experiments/reproduction.yaml`: "
-        "*reproduced* when every judged check passes, *differs* otherwise, with the reason where it is "
-        "known. Monte Carlo numbers are shown as estimate ± MCSE. The papers' seeds are unknown, so a "
-        "paper's number is matched within 3 MCSE unless a check says otherwise. Where our reading of a paper "
-        "differs, each hypothesis about what the paper did is run and judged by the same checks: *explained* "
-        "when one reproduces every checked number, *differs* otherwise, naming the nearest."
-        + (
-            " At quick scale the Monte Carlo errors are larger, so verdicts that hinge on small differences "
-            "can flip; the paper-scale report is `REPRODUCTION.md` at the top of the repository."
-            if quick
-            else ""
-        ),
-        "",
-        "| result | paper | verdict | wall time |",
-        "| --- | --- | --- | --- |",
+        entries = load_catalogue()
+    except (CatalogueError, OSError) as exc:
+        raise ConfigError(str(exc)) from None
+    wanted = only.split(",") if only is not None else [e.id for e in entries]
+    unknown = sorted(set(wanted) - {e.id for e in entries})
+    if unknown:
+        raise ConfigError(f"only={only}: no entries {', '.join(unknown)} (entries: {', '.join(e.id for e in entries)})")
+    n_jobs = str(n_jobs)
+    if not n_jobs.lstrip("-").isdigit() or int(n_jobs) == 0 or int(n_jobs) < -1:
+        raise ConfigError(f"n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}")
+    runs = Path("outputs") / ("reproduce-quick" if quick else "reproduce")
+    out = Path(out if out is not None else runs if quick else ".")
+    _check_dir_override("out", str(out))  # a file, or a path through one: refused before any run, not after
+    # Before any run: refuse a report directory holding files simstudy did not write (a user's own report
+    # or figures), and read the sections that this run will not regenerate, to keep them.
+    figures = [
+        f"reproduction/{e.id}.png"
+        for e in entries
+        if not e.unavailable and (e.id in wanted or (runs / e.id / e.table).is_file())
     ]
-    lines += [
-        f"| [{s.entry.title}](#{s.entry.id}) | {s.entry.paper} | {verdict(s)} | {section_seconds(s):.1f} s |"
-        for s in sections
-    ]
-    for s in sections:
-        if s.kept:
-            lines += ["", s.kept]
-            continue
-        lines += [
-            "",
-            f'<a id="{s.entry.id}"></a>',
-            f"## {s.entry.paper}: {s.entry.title}",
-            "",
-            f"**Verdict: {verdict(s)}.** Regenerate: `{s.command}` ({s.wall_seconds:.1f} s).",
-            "",
-        ]
-        if s.entry.unavailable:
-            lines[-2] = f"**Verdict: no data.** {s.entry.unavailable}"
-            continue
-        if s.entry.stand_in:
-            lines += [f"Data: {s.entry.stand_in}", ""]
-        if s.error:
-            lines += [f"The run failed: {s.error}", ""]
-            continue
-        if s.figure is not None:
-            lines += [f"![{s.entry.id}](reproduction/{s.entry.id}.png)", ""]
-        lines += ["| check | paper | ours | verdict |", "| --- | --- | --- | --- |"]
-        for o in s.outcomes:
-            mark = {True: "✓", False: "✗", None: "(not judged)"}[o.passed]
-            lines.append(f"| {o.label} | {o.paper} | {o.ours} | {mark} |")
-        reasons = [f"- {o.label}: {o.reason}" for o in s.outcomes if o.passed is False and o.reason]
-        if reasons:
-            lines += ["", "Why it differs:", *reasons]
-        if s.hypotheses:
-            lines += ["", *_hypothesis_table(s)]
-    previous = {
-        name: digest
-        for name, digest in _written(out_dir).items()
-        if (out_dir / name).is_file() and io.sha256_file(out_dir / name) == digest
-    }
-    for name, src in figures.items():
-        _small_png(src, out_dir / name)
-    path = out_dir / _REPORT
-    io.write_text("\n".join(lines) + "\n", path)
-    record_written(out_dir, [_REPORT, *figures], previous)
-    return path
+    try:
+        check_out_dir(out, ["REPRODUCTION.md", *figures], quick=quick)
+        earlier = read_report(out)
+    except (OutDirError, OSError) as exc:
+        raise ConfigError(str(exc)) from None
+    # Every run is a process of its own; `workers` of them run at once, one core each (a run's numbers do not
+    # depend on its runner.n_jobs), so the many short runs' start-up and single-threaded work overlap.
+    workers = (os.cpu_count() or 1) if int(n_jobs) == -1 else int(n_jobs)
 
-
-def section_seconds(section: Section) -> float:
-    """An entry's wall time: its own run's and its hypotheses', in seconds.
-
-    Parameters
-    ----------
-    section : Section
-        The entry's section.
-
-    Returns
-    -------
-    float
-        ``section.wall_seconds`` plus every hypothesis run's ``wall_seconds``.
-
-    Examples
-    --------
-    >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), ())
-    >>> h = HypothesisRun(Hypothesis("wider_gap", "the gap was 0.02", ("x",)), "simstudy x", (), 12.5)
-    >>> section_seconds(Section(entry, (), "simstudy experiment=demo", 30.0, None, hypotheses=(h,)))
-    42.5
-    """
-    return section.wall_seconds + sum(h.wall_seconds for h in section.hypotheses)
-
-
-def _hypothesis_table(s: Section) -> list[str]:
-    """The hypotheses' table: one row each (the entry's own run first), a column per judged check of the entry
-    with each run's number and mark, whether every check passes, and the verdict's sentence.
-
-    A hypothesis with checks of its own (other rows selected, e.g. another algorithm's name) fills the columns
-    by label, else by position: its checks are the entry's, in the entry's order, on its own rows."""
-    key = [o.label for o in s.outcomes if o.passed is not None]
-
-    def cells(outcomes) -> list[str]:
-        by_label = {o.label: o for o in outcomes}
-        judged = [o for o in outcomes if o.passed is not None]
-        row = []
-        for i, label in enumerate(key):
-            o = by_label.get(label, judged[i] if i < len(judged) and judged[i].label not in key else None)
-            row.append("—" if o is None else f"{o.ours} {'✓' if o.passed else '✗'}")
-        return row
-
-    def every(passed: int, judged: int) -> str:
-        return f"✓ {passed} of {judged}" if passed == judged and judged else f"✗ {passed} of {judged}"
-
-    own = sum(o.passed is True for o in s.outcomes), sum(o.passed is not None for o in s.outcomes)
-    papers = [o.paper for o in s.outcomes if o.passed is not None]
-    lines = [
-        "Hypotheses about what the paper did, each run and judged by the same checks:",
-        "",
-        "| hypothesis | command | " + " | ".join(key) + " | every check | wall time |",
-        "| --- | --- |" + " --- |" * len(key) + " --- | --- |",
-        "| *the paper* | | " + " | ".join(papers) + " | | |",
-        f"| *our reading (the run above)* | `{s.command}` | "
-        + " | ".join(cells(s.outcomes))
-        + f" | {every(*own)} | {s.wall_seconds:.1f} s |",
-    ]
-    for h in s.hypotheses:
-        if h.error:
-            lines.append(
-                f"| {h.hypothesis.label} | `{h.command}` | "
-                + " | ".join("—" for _ in key)
-                + f" | failed to run: {h.error} | {h.wall_seconds:.1f} s |"
-            )
-            continue
-        lines.append(
-            f"| {h.hypothesis.label} | `{h.command}` | "
-            + " | ".join(cells(h.outcomes))
-            + f" | {every(h.passed, h.judged)} | {h.wall_seconds:.1f} s |"
+    def shown(command_args, quick_args) -> tuple[list[str], str]:
+        """The arguments of one catalogued run, and the command as the report shows it (no runner keys)."""
+        runner = (
+            []
+            if command_args[:1] and command_args[0] in DATA_COMMANDS
+            else ["runner.n_jobs=1", "runner.progress=false"]
         )
-    winners = [h for h in s.hypotheses if h.reproduces]
-    best = best_hypothesis(s.hypotheses)
-    if winners:
-        lines += [
-            "",
-            "Explained by: "
-            + "; ".join(f"*{h.hypothesis.label}* (`{h.hypothesis.id}`)" for h in winners)
-            + ": every checked number reproduces.",
-        ]
-    elif best is not None:
-        lines += [
-            "",
-            f"No hypothesis reproduces every checked number. Nearest: *{best.hypothesis.label}* "
-            f"(`{best.hypothesis.id}`), {best.passed} of {best.judged} checks.",
-        ]
-    return lines
+        args = [*command_args, *(quick_args if quick else ()), *runner]
+        return args, "simstudy " + " ".join(a for a in args if not a.startswith("runner."))
 
+    def run_one(name: str, args: list[str], command: str, run_dir: Path) -> tuple[float, str]:
+        """Run one catalogued command in its own process: (seconds, error)."""
+        log.info("reproduce %s: %s", name, command)
+        started = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "simstudy.cli", *args, f"hydra.run.dir={run_dir}"], capture_output=True, text=True
+        )
+        seconds = time.perf_counter() - started
+        error = "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        if error:
+            log.warning("%s failed: %s", name, error)
+        return seconds, error
 
-def record_written(out_dir: str | Path, names, previous: dict | None = None) -> None:
-    """Write the marker :data:`MARKER` of ``out_dir``: ``names`` (just written) with their SHA-256, and the
-    ``previous`` entries still valid."""
-    out_dir = Path(out_dir)
-    files = {**(previous or {}), **{name: io.sha256_file(out_dir / name) for name in names}}
-    io.write_json({"written_by": "simstudy reproduce", "files": dict(sorted(files.items()))}, out_dir / MARKER)
+    # The runs to make, in catalogue order: each entry's own (hypothesis None), then its hypotheses'.
+    Run = collections.namedtuple("Run", "entry hypothesis args command dir")
+    plan = []
+    for entry in entries:
+        if entry.unavailable:
+            continue
+        plan.append(Run(entry, None, *shown(entry.command, entry.quick), runs / entry.id))
+        plan += [
+            Run(entry, h, *shown(h.command, entry.quick_for(h)), hypothesis_dir(runs, entry, h))
+            for h in entry.hypotheses
+        ]
+    asked = [r for r in plan if r.entry.id in wanted]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {
+            r.dir: pool.submit(
+                run_one,
+                r.entry.id + (f", hypothesis {r.hypothesis.id}" if r.hypothesis else ""),
+                r.args,
+                r.command,
+                r.dir,
+            )
+            for r in asked
+        }
+        done = {run_dir: future.result() for run_dir, future in futures.items()}  # (seconds, error) by directory
+    elapsed = time.perf_counter() - started
+    full_run = record_full_run(runs, [r.dir for r in plan], elapsed, workers, full=len(asked) == len(plan))
+
+    sections = []
+    for entry in entries:
+        run_dir = runs / entry.id
+        if not entry.unavailable and entry.id not in wanted and not (run_dir / entry.table).is_file():
+            if entry.id in earlier:  # not asked for, its run not here: the earlier report's section stays
+                sections.append(kept_section(entry, earlier[entry.id]))
+            continue
+        if entry.unavailable:
+            sections.append(read_section(entry, run_dir, "", None))
+            continue
+        own, *hypotheses = [r for r in plan if r.entry is entry]
+        seconds, error = done.get(own.dir, (None, ""))
+        tried = []
+        for r in hypotheses:
+            h_seconds, h_error = done.get(r.dir, (None, ""))
+            if h_seconds is None and not (r.dir / entry.table).is_file():
+                h_error = "not run yet (run it with only=" + entry.id + ")"
+            tried.append(read_hypothesis(entry, r.hypothesis, r.dir, r.command, h_seconds, h_error))
+        sections.append(read_section(entry, run_dir, own.command, seconds, error, tuple(tried)))
+        log.info("%s: %s", entry.id, verdict(sections[-1]) + (f" ({error})" if error else ""))
+    try:
+        path = write_report(
+            sections,
+            out,
+            quick=quick,
+            total_seconds=sum(section_seconds(s) for s in sections),
+            cores=os.cpu_count() or 1,
+            full_run=full_run,
+        )
+    except OutDirError as exc:  # a file appeared in the report's place while the runs ran
+        raise ConfigError(str(exc)) from None
+    log.info("wrote %s", path)
+    failed = sum(bool(s.error) for s in sections) + sum(
+        bool(h.error) and s.entry.id in wanted for s in sections for h in s.hypotheses
+    )
+    return Reproduced(path, tuple(sections), failed)

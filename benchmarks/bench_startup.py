@@ -1,0 +1,82 @@
+"""Benchmark of start-up latency (issue 26): ``simstudy --help``, ``import simstudy`` and a preset end to end.
+
+Run from the repository root:
+
+    python benchmarks/bench_startup.py [--baseline REV] [--repeat N]
+
+Each of the three is timed in fresh interpreters, best of 7 (``--repeat``), on this checkout and on a baseline
+checkout in the same run (default ``8f237ca``, the main before issue 26: checked out with
+``git worktree add --detach`` into a temporary directory, run with ``PYTHONPATH`` pointing there, and removed
+afterwards), and the ratios printed (this / baseline; below 1 is faster). The goals:
+
+- ``simstudy --help`` under 0.5 s (no Hydra, pandas, scipy or study module imported);
+- ``import simstudy`` under 0.5 s;
+- ``simstudy experiment=dodge2021_fig1`` (its preset scale) under 1.5 s on 2 cores, in a fresh directory each
+  time (nothing resumed).
+
+Wall times depend on the machine's load: compare the two checkouts within one run, not across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: What is timed: a name, and the arguments of a fresh interpreter.
+CASES = {
+    "simstudy --help": ["-m", "simstudy.cli", "--help"],
+    "import simstudy": ["-c", "import simstudy"],
+    "simstudy experiment=dodge2021_fig1": ["-m", "simstudy.cli", "experiment=dodge2021_fig1", "runner.progress=false"],
+}
+GOALS = {"simstudy --help": 0.5, "import simstudy": 0.5, "simstudy experiment=dodge2021_fig1": 1.5}
+
+
+def _seconds(tree: Path, args: list[str]) -> float:
+    """Wall seconds of one fresh interpreter running ``args`` with ``tree`` first on the path, in a new directory."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    with tempfile.TemporaryDirectory() as cwd:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, *args], cwd=cwd, env=env, check=True, capture_output=True)
+        return time.perf_counter() - started
+
+
+def _best(tree: Path, repeat: int) -> dict[str, float]:
+    return {name: min(_seconds(tree, args) for _ in range(repeat)) for name, args in CASES.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="8f237ca", help="git revision to compare with (default 8f237ca)")
+    parser.add_argument("--repeat", type=int, default=7, help="fresh interpreters per case; the best is kept")
+    opts = parser.parse_args()
+    here = _best(ROOT, opts.repeat)
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "baseline"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), opts.baseline],
+            check=True,
+            capture_output=True,
+        )
+        try:
+            before = _best(base, opts.repeat)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], capture_output=True)
+    print(f"best of {opts.repeat} fresh interpreters; baseline {opts.baseline}; {os.cpu_count()} cores")
+    print(f"{'':40s} {'this':>8s} {'baseline':>9s} {'ratio':>6s} {'goal':>6s}")
+    for name in CASES:
+        ok = "ok" if here[name] < GOALS[name] else "over"
+        print(
+            f"{name:40s} {here[name]:7.3f}s {before[name]:8.3f}s {here[name] / before[name]:6.2f} "
+            f"{GOALS[name]:5.1f}s {ok}"
+        )
+
+
+if __name__ == "__main__":
+    main()

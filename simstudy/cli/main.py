@@ -1,0 +1,252 @@
+"""The ``simstudy`` command's dispatch: which command runs, and the one place where exceptions become lines.
+
+:func:`main` reads ``sys.argv``: ``--help`` and ``--version`` are answered without Hydra; a plain command
+(``collect``, ``replay``, ``reproduce``) runs from :mod:`simstudy.cli.plain`; a data command (``curve``,
+``bands``, ``audit``, ``extrapolate``) and a study run as Hydra apps. A refusal met anywhere below
+(:class:`~simstudy.engine.rundir.Refused`) is printed here as ``simstudy: error: ...`` and exits with its status
+(2 bad input, 1 could not finish); Ctrl-C exits 130, and an OS error of the environment (a full disk) is one line.
+
+========================  =========================================================================================
+:func:`main`              the ``simstudy`` command
+``SUBCOMMANDS``           the data commands' Hydra apps by name (filled by :mod:`simstudy.cli`)
+``_check_flags``          a flag Hydra does not know: one line saying how keys are given
+``_run_job``              a composed command line run as Hydra's run mode does, without composing it again
+``_in_run_dir``           run a Hydra job in its run directory (:func:`simstudy.engine.rundir._in_run_dir`)
+========================  =========================================================================================
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from simstudy.cli.usage import _help, _public_groups_only, _version
+from simstudy.engine import rundir as _rundir
+from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _MULTIRUN, EXIT_BAD_INPUT, Refused, _fail, _os_error, _os_status
+from simstudy.overrides import (
+    _check_overrides,
+    _config_dir,
+    _last_of_each_key,
+    _register_commands,
+    _register_studies,
+    _take_overwrite,
+)
+from simstudy.schema import ConfigError
+
+__all__ = ["main"]
+
+log = logging.getLogger("simstudy")
+
+#: The data commands' Hydra apps and config names, by command (``simstudy curve ...``): filled by
+#: :mod:`simstudy.cli`, where the apps are defined.
+SUBCOMMANDS: dict = {}
+
+
+def _in_run_dir(run, cfg, out_dir: Path | None = None):
+    """:func:`simstudy.engine.rundir._in_run_dir` in Hydra's run directory of the job (``out_dir`` None)."""
+    if out_dir is None:
+        from hydra.core.hydra_config import HydraConfig
+
+        out_dir = Path(HydraConfig.get().runtime.output_dir)
+    return _rundir._in_run_dir(run, cfg, out_dir)
+
+
+def _run_job(cfg, task, config_name: str) -> None:
+    """Run one composed command line as Hydra's run mode does (``hydra.main`` without flags or ``-m``): its run
+    directory, its logging, its callbacks, then ``task`` on the config without Hydra's keys. The config is the
+    one :func:`~simstudy.overrides._check_overrides` composed to check the overrides, so a run composes it once
+    (Hydra's app would compose it again). An exception of the task propagates as under Hydra's app."""
+    from hydra._internal.callbacks import Callbacks
+    from hydra.core.utils import configure_log, run_job, setup_globals
+    from hydra.types import HydraContext, RunMode
+    from omegaconf import open_dict, read_write
+
+    setup_globals()
+    configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
+    with read_write(cfg.hydra), open_dict(cfg.hydra):
+        cfg.hydra.mode = RunMode.RUN
+    callbacks = Callbacks(cfg)
+    callbacks.on_run_start(config=cfg, config_name=config_name)
+    done = run_job(
+        task_function=task,
+        config=cfg,
+        job_dir_key="hydra.run.dir",
+        job_subdir_key=None,
+        hydra_context=HydraContext(config_loader=None, callbacks=callbacks),  # type: ignore[arg-type]  # a run uses none
+    )
+    callbacks.on_run_end(config=cfg, config_name=config_name, job_return=done)
+    _ = done.return_value  # the task's exception, raised again (as Hydra's app does)
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else message
+
+
+def _study_task(cfg) -> None:
+    from simstudy.launch import _run_study
+
+    _in_run_dir(_run_study, cfg)
+
+
+def _study_app() -> None:
+    """The study command as a Hydra app (Hydra imported only now: ``simstudy --help`` never needs it)."""
+    import hydra
+
+    hydra.main(version_base="1.3", config_path=_config_dir(), config_name="config")(_study_task)()
+
+
+#: The commands that take no Hydra config, and their functions in :mod:`simstudy.cli.plain`.
+PLAIN_COMMANDS = {"collect": "_collect", "replay": "_replay", "reproduce": "_reproduce"}
+
+
+def main() -> None:
+    """The ``simstudy`` command: read ``sys.argv``, run what it asks for, and exit with its status.
+
+    ``simstudy [experiment=NAME] [key=value ...]`` runs a study; ``simstudy COMMAND ...`` runs one of the
+    commands (``curve``, ``bands``, ``audit``, ``extrapolate``, ``collect``, ``replay``, ``reproduce``);
+    ``simstudy --help`` lists them all and ``simstudy COMMAND --help`` explains each key. From Python,
+    :func:`simstudy.run` and :func:`simstudy.compose` are the same code path without the exit.
+
+    Returns
+    -------
+    None
+        Returns after a ``--help`` page; otherwise it exits: status 0 when the run finished, 1 when it could
+        not finish (failed or missing chunks, a full disk), 2 for bad input (one line naming the key, or the
+        file, row and value, and nothing written), 130 on Ctrl-C (finished chunks are kept: the same
+        command resumes).
+
+    Examples
+    --------
+    >>> import sys
+    >>> from unittest import mock
+    >>> with mock.patch.object(sys, "argv", ["simstudy", "--help"]):
+    ...     main()  # doctest: +ELLIPSIS
+    simstudy: Monte Carlo simulation studies for the statistics of hyperparameter tuning.
+    ...
+    >>> with mock.patch.object(sys, "argv", ["simstudy", "curve", "data=no_such_file.csv"]):
+    ...     main()
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
+        # A file-size limit (ulimit -f): the write raises EFBIG, said in one line, instead of the signal
+        # killing the process mid-write.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        _main(sys.argv[1:])
+    except Refused as exc:  # the one place a refusal met anywhere below becomes its line and exit status
+        print(f"simstudy: error: {exc.message}", file=sys.stderr)
+        sys.exit(exc.status)
+    except ConfigError as exc:  # a command's bad input (simstudy.commands raise it, never exit)
+        print(f"simstudy: error: {_first_line(str(exc))}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        # Finished chunks are stored atomically and a partial one is discarded: the same command resumes.
+        print("simstudy: interrupted; rerun the same command to resume", file=sys.stderr)
+        sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (``simstudy --help | head``): no traceback. Point stdout at devnull so that the
+        # interpreter's final flush does not raise again (the recipe of Python's signal module docs).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+
+
+def _log_data_warnings() -> None:
+    """Say a :class:`~simstudy.datasets.DataWarning` (failed runs dropped or scored, as the user asked) once, as a
+    log line, not as Python's two-line warning with a source line of simstudy's."""
+    import warnings
+
+    from simstudy.datasets import DataWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, DataWarning):
+            log.warning("%s", message)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.filterwarnings("once", category=DataWarning)  # a file is read more than once (checks, build)
+
+
+#: The flags simstudy passes to Hydra (each also in its ``--flag=value`` form); any other is refused in one line.
+_HYDRA_FLAGS = frozenset(
+    "-h --help --hydra-help -c --cfg --resolve -p --package -r --run -m --multirun -sc --shell-completion -cp "
+    "--config-path -cn --config-name -cd --config-dir --experimental-rerun -i --info".split()
+)
+
+
+def _check_flags(argv: list[str], command: str | None) -> None:
+    """A flag Hydra does not know (``simstudy curve --data x``) is most often a key typed as an option: one line
+    saying how keys are given, instead of Hydra's usage of its own flags."""
+    for i, arg in enumerate(argv):
+        flag, eq, value = arg.partition("=")
+        if not arg.startswith("-") or flag in _HYDRA_FLAGS:
+            continue
+        after = argv[i + 1] if i + 1 < len(argv) else ""
+        if not eq and after and "=" not in after and not after.startswith("-"):
+            value = after
+        name = flag.lstrip("-") or "KEY"
+        where = f"simstudy {command} --help" if command else "simstudy --help"
+        _fail(
+            f"{arg!r} is not an option of simstudy{' ' + command if command else ''}: keys are given as key=value, "
+            f"e.g. {name}={value or '...'} ({where} lists them)",
+            None,
+        )
+
+
+def _main(argv: list[str]) -> None:
+    text = _version(argv) or _help(argv)
+    if text is not None:
+        print(text)
+        sys.stdout.flush()  # inside main's BrokenPipeError guard
+        return
+    _log_data_warnings()  # after the help: it imports the score files' module (pandas), which no help page needs
+    # Let exceptions out of Hydra's wrapper (it would print them in several lines and exit 1) so that an
+    # environmental one -- an unwritable or full output directory, met while Hydra creates the run
+    # directory -- is reported in one line; any other keeps its full traceback.
+    os.environ.setdefault("HYDRA_FULL_ERROR", "1")
+    _MULTIRUN.set(False)  # a plain command's refusals: not an earlier sweep's of this process (set again for Hydra's)
+    try:
+        if argv and argv[0] in PLAIN_COMMANDS:  # their paths too (run_dir= of 300 characters): one line
+            from simstudy.cli import plain
+
+            getattr(plain, PLAIN_COMMANDS[argv[0]])(argv[1:])
+            return
+        if argv and argv[0] in SUBCOMMANDS:
+            app, config_name = SUBCOMMANDS[argv[0]]
+            _check_flags(argv[1:], argv[0])
+            args = _last_of_each_key(_take_overwrite(argv[1:]))
+            sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
+            _register_commands()
+            composed = _check_overrides(args, config_name)
+            task = getattr(app, "__wrapped__", None)  # the app's task function (Hydra's and simstudy.cli's wrappers)
+            if composed is not None and task is not None:
+                _run_job(composed, task, config_name)
+            else:
+                app()
+            return
+        _check_flags(argv, None)
+        args = _last_of_each_key(_take_overwrite(argv))
+        sys.argv = [sys.argv[0], *args]
+        _register_studies()
+        composed = _check_overrides(args)
+        if composed is not None:
+            _run_job(composed, _study_task, "config")
+            return
+        with _public_groups_only():  # --help: simstudy's groups, not the schemas it stores for them
+            _study_app()
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _fail(_os_error(exc), None, _os_status(exc))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The commands that take no Hydra config: ``collect``, ``replay`` and ``reproduce``, from ``key=value`` arguments.
+
+=================  ===============================================================================================
+``_collect``       ``simstudy collect run_dir=DIR``: a sharded run's summary; ``sweep_dir=DIR``: a sweep's
+``_replay``        ``simstudy replay run_dir=DIR chunk=CELL/K``: rerun one chunk here, with its full traceback
+``_reproduce``     ``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: the papers' results
+``_key_values``    a plain command's ``key=value`` arguments; anything else refused in one line
+=================  ===============================================================================================
+
+Each parses its arguments and calls its library function (:mod:`simstudy.commands.collect`,
+:mod:`simstudy.commands.replay`, :mod:`simstudy.commands.reproduce`); :func:`simstudy.cli.main` turns what
+they raise into one line and an exit status.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from simstudy.commands.study import _trusted
+from simstudy.engine.rundir import (
+    EXIT_FAILED,
+    _fail,
+    _load_stored_yaml,
+    _read_stored_config,
+)
+from simstudy.overrides import _design_cells, _notice, _one_line
+
+log = logging.getLogger("simstudy")
+
+
+def _key_values(argv: list[str], command: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
+    """``key=value`` arguments of a command that takes no Hydra config; anything else fails in one line."""
+    opts: dict[str, str] = {}
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if not sep or key not in (*required, *optional):
+            _fail(
+                f"simstudy {command}: unexpected argument {arg!r} (usage: simstudy {command} "
+                + " ".join(f"{k}=..." for k in required)
+                + "".join(f" [{k}=...]" for k in optional)
+                + ")",
+                None,
+            )
+        if key in opts:
+            _notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
+        opts[key] = value
+    for key in required:
+        if not opts.get(key):
+            _fail(f"simstudy {command}: {key} is required: set it with {key}=...", None)
+    return opts
+
+
+def _setup_logging() -> None:
+    """The same stdout logging as the Hydra commands (configs/hydra/job_logging), for the plain commands."""
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stdout, format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"
+    )
+
+
+def _collect(argv: list[str]) -> None:
+    """``simstudy collect run_dir=DIR``: the summary and figures of a sharded run, from its chunks only;
+    ``simstudy collect sweep_dir=DIR``: a sweep's stacked summary and faceted figure, from its jobs' summaries."""
+    opts = _key_values(argv, "collect", (), ("run_dir", "sweep_dir", "plugins"))
+    if "sweep_dir" in opts and "run_dir" not in opts:
+        _collect_sweep(Path(opts["sweep_dir"]))
+        return
+    if not opts.get("run_dir") or opts.get("sweep_dir"):
+        _fail(
+            "simstudy collect: run_dir is required: set it with run_dir=... (or sweep_dir=... for a sweep, not both)",
+            None,
+        )
+    from simstudy.commands import collect
+
+    run_dir = Path(opts["run_dir"])
+    config = collect.load_config(run_dir, _trusted(opts))
+    _setup_logging()
+    collect.run(run_dir, config)
+
+
+def _collect_sweep(sweep_dir: Path) -> None:
+    """``simstudy collect sweep_dir=DIR``: rebuild the sweep's frame and figure from its finished jobs; exit 1,
+    in one line naming them, if some did not finish."""
+    from simstudy.cli.sweeps import _NoPlan, _sweep_plan
+    from simstudy.commands import collect
+    from simstudy.sweeps import _unfinished_message
+
+    stored = sweep_dir / "multirun.yaml"
+    design = sweep_dir / "config.yaml"
+    if not stored.is_file() and not (design.is_file() and "design" in _read_stored_config(design)):
+        _fail(
+            f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ..., nor "
+            f"of a design)",
+            None,
+        )
+    _setup_logging()
+    try:
+        if stored.is_file():
+            swept, jobs = _sweep_plan(_load_stored_yaml(stored))  # a list (not a mapping) fails inside: unreadable
+        else:
+            from simstudy.sweeps import Job
+
+            stored = design
+            swept, cells = _design_cells(_read_stored_config(design))
+            jobs = [Job(name, values) for name, values, _ in cells]
+    except _NoPlan as exc:
+        _fail(f"{stored}: cannot list the sweep's jobs: {exc}", None)
+    except Exception as exc:
+        _fail(f"{stored}: unreadable ({type(exc).__name__}: {_one_line(exc)}); rerun the sweep", None)
+    if not swept:
+        _fail(
+            f"{stored}: no swept key names its jobs' directories (only runner settings are swept): collect the "
+            f"run with simstudy collect run_dir=DIR",
+            None,
+        )
+    stacked = collect.stack(sweep_dir, swept, jobs)
+    if stacked.unfinished:
+        _fail(_unfinished_message(sweep_dir, stacked.unfinished, len(jobs)), None, EXIT_FAILED)
+
+
+def _replay(argv: list[str]) -> None:
+    """``simstudy replay run_dir=DIR chunk=CELL/K``: rerun one chunk here; its exception propagates in full."""
+    from simstudy.commands import replay
+
+    opts = _key_values(argv, "replay", ("run_dir", "chunk"), ("plugins",))
+    done = replay.run(opts["run_dir"], opts["chunk"], _trusted(opts), before=_setup_logging)
+    print(f"{done.message} (the failure did not reproduce)")
+
+
+def _reproduce(argv: list[str]) -> None:
+    """``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: run the catalogued paper results
+    (each in its own process, resuming what is done) and write REPRODUCTION.md with their verdicts. With
+    ``only``, the other entries are reported from their earlier runs where those exist."""
+    from simstudy.commands import reproduce
+
+    _setup_logging()
+    quick = "--quick" in argv
+    opts = _key_values([a for a in argv if a != "--quick"], "reproduce", (), ("only", "n_jobs", "out"))
+    done = reproduce.run(quick=quick, only=opts.get("only"), n_jobs=opts.get("n_jobs", "-1"), out=opts.get("out"))
+    if done.failed:
+        _fail(f"{done.failed} run(s) failed; see {done.path}", None, EXIT_FAILED)

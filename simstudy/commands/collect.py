@@ -1,0 +1,146 @@
+"""``simstudy collect``: the summary of a sharded run from its chunks, or a sweep's stacked summary.
+
+A run computed by shards (``runner.shard=i/N``) stores its chunks and summarises nothing; :func:`run` reads
+every chunk (none is computed) and writes the summary, the figure and run.json, holding the run directory like
+a run. A sweep's (or a design's) stacked summary is rebuilt by :func:`stack` from its finished jobs; which jobs
+a sweep has is read from its ``multirun.yaml`` by the command line (:mod:`simstudy.cli.sweeps`, Hydra's parser).
+
+=====================  ============================================================================================
+:func:`load_config`    the validated config of a sharded run directory, set to collect its chunks
+:func:`run`            summarise a sharded run from its chunks
+:func:`stack`          a sweep's stacked summary and faceted figure from its finished jobs
+=====================  ============================================================================================
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from simstudy import io
+from simstudy.commands.study import _load_run, _run_and_report
+from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _fail, _note_files, _os_error, _os_status
+
+__all__ = ["load_config", "run", "stack"]
+
+log = logging.getLogger("simstudy")
+
+
+def load_config(run_dir: str | Path, plugins: tuple[str, ...] = ()):
+    """The validated config of the run in ``run_dir``, set to collect its chunks in this process.
+
+    Parameters
+    ----------
+    run_dir : str or path-like
+        A run directory (its ``config.yaml`` names the study).
+    plugins : tuple of str, default ()
+        Import paths of plug-ins the stored config names that the caller trusts (``plugins=...``); a stored
+        config imports no other plug-in than these and the registered ones.
+
+    Returns
+    -------
+    simstudy.config.Config
+        The run's config, its runner set to collect (sequential, one worker, no progress bar, no shard).
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        If the directory holds no config.yaml, a design, or a config that does not validate (one line).
+
+    Examples
+    --------
+    >>> load_config("no/such/run")
+    Traceback (most recent call last):
+    ...
+    simstudy.engine.rundir.Refused: run_dir=no/such/run: no config.yaml there (not a simstudy run directory)
+    """
+    return _load_run(Path(run_dir), tuple(plugins), collect=True, n_jobs=1, backend="sequential", progress=False)
+
+
+def run(run_dir: str | Path, config):
+    """Summarise the sharded run in ``run_dir`` from its chunks: summary, figure and run.json written there.
+
+    Parameters
+    ----------
+    run_dir : str or path-like
+        The run directory, claimed while the summary is written (never beside a run still going on in it).
+    config : simstudy.config.Config
+        Its config, from :func:`load_config`.
+
+    Returns
+    -------
+    simstudy.studies.base.StudyResult
+        The summary, the runner's report and the files written.
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        If the directory is busy or not a run directory (status 2), chunks are missing (status 1, naming them
+        and the shards to rerun) or the disk is full (status 1).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy import launch
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     _ = launch.api_run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out)
+    ...     result = run(out, load_config(out))
+    >>> result.report.tasks, result.report.computed
+    (1, 0)
+    """
+    run_dir = Path(run_dir)
+    try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
+        claim = io.claim_run_dir(run_dir, warn=log.warning)
+    except (io.NotARunDir, io.RunDirBusy) as exc:
+        _fail(str(exc), None)
+    _note_files(run_dir)
+    log.info("collecting %s", run_dir)
+    try:
+        return _run_and_report(config, run_dir)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _fail(_os_error(exc), None, _os_status(exc))
+    finally:
+        claim.release()
+
+
+def stack(sweep_dir: str | Path, swept: list[str], jobs: list):
+    """Stack a sweep's finished jobs into ``summary.parquet``/``.csv`` and a faceted figure at ``sweep_dir``.
+
+    Parameters
+    ----------
+    sweep_dir : str or path-like
+        The sweep's (or design's) directory.
+    swept : list of str
+        The swept keys: one column each in the stacked frame.
+    jobs : list of simstudy.sweeps.Job
+        The jobs (directory names under ``sweep_dir`` and swept values).
+
+    Returns
+    -------
+    simstudy.sweeps.Stacked
+        The stacked frame, and the jobs that have no summary yet (``unfinished``).
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        If the disk is full or the directory cannot be written (one line; status 1, or 2 for a bad path).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.sweeps import Job
+    >>> with tempfile.TemporaryDirectory() as sweep:
+    ...     stacked = stack(sweep, ["budget.B"], [Job("budget.B=3", {"budget.B": 3})])
+    >>> stacked.unfinished
+    ('budget.B=3',)
+    """
+    from simstudy.sweeps import _write_sweep
+
+    try:
+        return _write_sweep(Path(sweep_dir), swept, jobs)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _fail(_os_error(exc), None, _os_status(exc))

@@ -1,0 +1,96 @@
+"""``simstudy replay``: rerun one chunk of a run in this process, so that its exception shows in full.
+
+A failed chunk is reported in one line (its cell and index, and the ``simstudy replay`` line that reruns it);
+:func:`run` reruns exactly that chunk, sequentially here, and lets its exception propagate with its traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from simstudy.commands.study import _load_run
+from simstudy.schema import ConfigError
+
+__all__ = ["run", "Replayed"]
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A replayed chunk that ran without raising (had it raised, its exception would have propagated).
+
+    Parameters
+    ----------
+    message : str
+        Which chunk ran: ``chunk CELL/INDEX ran without error``.
+
+    Examples
+    --------
+    >>> Replayed("chunk 2499044571cfe1a6/0 ran without error").message
+    'chunk 2499044571cfe1a6/0 ran without error'
+    """
+
+    message: str
+
+
+def _chunk_iv(chunk: str) -> tuple[str, int]:
+    cell, _, k = chunk.rpartition("/")
+    if not cell or not k.isdigit():
+        raise ConfigError(
+            f"chunk must be CELL/K (a cell key and a chunk number, as in the failure report), got {chunk!r}"
+        )
+    return cell, int(k)
+
+
+def run(run_dir: str | Path, chunk: str, plugins: tuple[str, ...] = (), *, before=None) -> Replayed:
+    """Rerun chunk ``CELL/K`` of the run in ``run_dir`` here, sequentially; its exception propagates in full.
+
+    Parameters
+    ----------
+    run_dir : str or path-like
+        The run directory (its ``config.yaml`` names the study).
+    chunk : str
+        ``CELL/K``: a cell key and a chunk number, as in the failure report.
+    plugins : tuple of str, default ()
+        Import paths of plug-ins the stored config names that the caller trusts.
+    before : callable, optional
+        Called without arguments once the run's config is validated, before the chunk runs (the command
+        line sets up its logging there).
+
+    Returns
+    -------
+    Replayed
+        When the chunk ran without raising.
+
+    Raises
+    ------
+    ConfigError
+        If ``chunk`` is not ``CELL/K``.
+    simstudy.engine.rundir.Refused
+        If the directory holds no valid run, or the chunk is not one of the study's (one line, status 2).
+
+    Examples
+    --------
+    >>> run("no/such/run", "abc")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: chunk must be CELL/K (a cell key and a chunk number, as in the failure report), got 'abc'
+    """
+    from simstudy.engine.rundir import _fail
+    from simstudy.registry import study
+    from simstudy.studies.base import ReplayDone
+
+    cell, k = _chunk_iv(chunk)
+    run_dir = Path(run_dir)
+    config = _load_run(run_dir, tuple(plugins), replay=(cell, k), n_jobs=1, backend="sequential", progress=False)
+    if before is not None:
+        before()
+    try:
+        study(config.study.kind).run(config, run_dir)
+    except ReplayDone as done:
+        return Replayed(str(done))
+    except ValueError as exc:
+        if "is not a chunk of this study" not in str(exc):
+            raise
+        _fail(str(exc), None)
+    raise AssertionError("a replayed chunk either raises or ends in ReplayDone")  # pragma: no cover

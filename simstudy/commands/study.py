@@ -1,0 +1,194 @@
+"""Running a validated study config in its claimed run directory, and what is said about the run.
+
+The study command's core, shared by ``simstudy [experiment=NAME] ...`` (through :mod:`simstudy.launch`),
+``simstudy collect`` (:mod:`simstudy.commands.collect`) and ``simstudy replay``
+(:mod:`simstudy.commands.replay`): the study runs, its report is logged, its figure drawn; a run that cannot
+finish raises :class:`~simstudy.engine.rundir.Refused` with its one line (never a print or an exit).
+
+=====================  ============================================================================================
+``_run_and_report``    run the study, log its report and draw its figure
+``_check_failures``    refuse (status 1) a run with more failed chunks than it allows
+``_load_run``          the validated config of an existing run directory, trusting only the plug-ins named
+``_trusted``           the import paths of ``plugins=a.f,b.g``
+``_describe``          the distributions' descriptions of a run.json, for the log
+=====================  ============================================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+
+from simstudy import io
+from simstudy.engine.rundir import EXIT_FAILED, _chunks_changed, _fail, _listing, _read_stored_config
+from simstudy.schema import ConfigError
+
+log = logging.getLogger("simstudy")
+
+
+def _run_and_report(config, out_dir: Path):
+    """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here.
+    Returns the :class:`~simstudy.studies.base.StudyResult`, or for a shard its
+    :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
+    # Imported after validation: a bad config fails fast, without paying for matplotlib.
+    from simstudy.engine.cluster import ClusterUnavailable
+    from simstudy.engine.runner import MissingChunks
+    from simstudy.plugins import PluginExit
+    from simstudy.registry import figure_function, study
+    from simstudy.studies.base import ShardDone
+
+    spec = study(config.study.kind)
+    try:
+        result = spec.run(config, out_dir)
+    except ShardDone as done:
+        i, n = config.runner.shard
+        _log_report(done.report)
+        log.info(
+            "shard %d/%d done (%s); when every shard is done: simstudy collect run_dir=%s",
+            i,
+            n,
+            done.marker.name,
+            out_dir,
+        )
+        _check_failures(done.report, config, out_dir)
+        return done
+    except MissingChunks as exc:
+        _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
+    except PluginExit as exc:  # a plug-in called sys.exit outside the chunks (the truth, a figure ...)
+        _fail(str(exc), None)
+    except io.CorruptChunk as exc:
+        _fail(_chunks_changed(exc), None, EXIT_FAILED)
+    except io.RunDirConflict as exc:
+        _fail(str(exc), None)
+    except ClusterUnavailable as exc:
+        _fail(str(exc), None, EXIT_FAILED)
+
+    _log_report(result.report)
+    for line in _describe(result.files["run"]):
+        log.info("distribution %s", line)
+    shown = (
+        result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else result.summary
+    )
+    if len(shown):
+        fig = figure_function(spec)(shown)
+        for suffix in ("png", "pdf"):
+            io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
+        if spec.headline is not None:
+            log.info("%s", spec.headline(shown))
+    log.info("wrote %s to %s", _listing(out_dir), out_dir)
+    _check_failures(result.report, config, out_dir)
+    return result
+
+
+def _log_report(report) -> None:
+    log.info(
+        "%d chunks (%d resumed) in %.2f s wall, %.2f s compute",
+        report.tasks,
+        report.resumed,
+        report.wall_seconds,
+        report.compute_seconds,
+    )
+    for message in report.warnings:
+        log.warning("worker: %s", message)
+    for f in report.failures:
+        log.warning("chunk %s (seed key %s) failed: %s", f.where, f.seed_key, f.error.splitlines()[0])
+
+
+def _check_failures(report, config, out_dir: Path) -> None:
+    """Exit non-zero, in one line naming the first failure and how to replay it, if too many chunks failed."""
+    failures = report.failures
+    if not failures:
+        return
+    exited = [f for f in failures if f.error.startswith(("PluginExit:", "SystemExit:"))]
+    if exited:  # the plug-in needs fixing, not a rerun: bad input, however few chunks it ended
+        _fail(f"chunk {exited[0].where}: {exited[0].error.splitlines()[0]}", None)
+    fraction = len(failures) / report.tasks
+    limit = config.runner.max_failure_fraction
+    if fraction > limit:
+        first = failures[0]
+        _fail(
+            f"{len(failures)} of {report.tasks} chunks failed ({fraction:.1%} > runner.max_failure_fraction="
+            f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: simstudy "
+            f"replay run_dir={out_dir} chunk={first.where}",
+            None,
+            EXIT_FAILED,
+        )
+    log.warning(
+        "%d of %d chunks failed (within runner.max_failure_fraction=%g); their cells are not summarised",
+        len(failures),
+        report.tasks,
+        limit,
+    )
+
+
+def _missing_message(exc, out_dir: Path, limit: int = 50) -> str:
+    """Which chunks are missing (cell/chunk), and which shards should have written them."""
+    import re
+
+    missing = [f"{t.cell}/{t.chunk}" for t in exc.missing]
+    listed = ", ".join(missing[:limit]) + (f" (and {len(missing) - limit} more)" if len(missing) > limit else "")
+    counts = {
+        int(m.group(1))
+        for p in (out_dir / "shards").glob("shard-*-of-*.json")
+        if (m := re.fullmatch(r"shard-\d+-of-(\d+)\.json", p.name))
+    }
+    hint = ""
+    if len(counts) == 1:
+        n = counts.pop()
+        shards = sorted({pos % n + 1 for pos in exc.positions})
+        hint = f"; rerun shard(s) {', '.join(f'{i}/{n}' for i in shards)}"
+    return f"{out_dir}: {len(missing)} of {exc.total} chunks missing (cell/chunk): {listed}{hint}"
+
+
+def _describe(run_json: Path) -> list[str]:
+    import json
+
+    described = json.loads(run_json.read_text()).get("distributions", {})
+    return [
+        f"{name}: " + ", ".join(f"{k}={_rounded(v)}" for k, v in desc.items() if k != "name")
+        for name, desc in described.items()
+    ]
+
+
+def _rounded(value):
+    """A described value for a log line: floats (also in lists and dicts) to 4 significant digits."""
+    from simstudy.stats.metrics import format_number
+
+    if isinstance(value, float):
+        return format_number(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(str(_rounded(v)) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_rounded(v)}" for k, v in value.items()) + "}"
+    return value
+
+
+def _trusted(opts: dict) -> tuple[str, ...]:
+    """The import paths of ``plugins=a.f,b.g``: the stored config's plug-ins the user vouches for."""
+    return tuple(p.strip() for p in opts.get("plugins", "").split(",") if p.strip())
+
+
+def _load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
+    """The validated config of an existing run directory, with ``runner`` fields replaced. The directory may
+    come from anyone: its config imports only the plug-ins in ``trusted`` (``plugins=...`` on the command line)
+    or registered ones; any other ``_target_`` is refused by name before its module is imported."""
+    from simstudy.config import parse
+    from simstudy.plugins import _trusting_only
+
+    stored = run_dir / "config.yaml"
+    if not stored.is_file():
+        _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)", None)
+    old = _read_stored_config(stored)
+    if "design" in old:
+        _fail(
+            f"run_dir={run_dir} holds a design (design: in its config.yaml): use one of its cells' directories, "
+            f"run_dir={run_dir}/CELL, and simstudy collect sweep_dir={run_dir} for the stacked summary",
+            None,
+        )
+    try:
+        with _trusting_only(trusted):
+            config = parse(old)
+    except ConfigError as exc:
+        _fail(f"{stored}: {exc}", None)
+    return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))

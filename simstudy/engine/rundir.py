@@ -1,0 +1,524 @@
+"""Run directories: claim, identity of what a run created, the stored config's reader, and one-line refusals.
+
+A run writes into a directory that may hold anything (a user's notes, another run's results, a live run): it
+is claimed for this process before anything is written, what the run created is noted so that a refused run
+removes only that, and a stored ``config.yaml`` is read in bounded time and memory. Nothing here prints or
+exits: a refusal raises :class:`Refused` (the one line and the exit status), which the command line
+(:mod:`simstudy.cli`) prints and exits with, and the Python API (:mod:`simstudy.api`) turns into
+:class:`~simstudy.config.ConfigError` or :class:`~simstudy.api.RunFailed`.
+
+=============================  ==================================================================================
+:class:`Refused`               a refusal: its one line and exit status (2 bad input, 1 could not finish)
+``_fail``                      raise :class:`Refused`, removing what the run created and left empty
+``_dirname``                   a run directory's name from the command line's overrides
+``_note_dirs``                 note the directories that making a run directory would create
+``_remove_if_empty``           remove those of them that the run left empty
+``_in_run_dir``                run in a claimed directory; release it and clean up however the run ends
+``_check_dir_override``        refuse a directory path that cannot be created
+``_load_stored_yaml``          a stored YAML file, in bounded time and memory
+``_read_stored_config``        a stored config.yaml, as written (never resolved)
+``_note_files``/``_listing``   the files a run wrote at the top of its directory
+``_check_identity``            refuse a directory holding another run's results (``overwrite=true``: move them)
+``_check_run_dir``             refuse a directory whose config.yaml is another configuration's
+``_config_written``            config.yaml written for the run inside, put back as it was if the run is refused
+=============================  ==================================================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import errno
+import logging
+import os
+import re
+import signal
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from simstudy import io
+from simstudy.engine import identity as _identity
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+__all__ = ["Refused", "EXIT_BAD_INPUT", "EXIT_FAILED"]
+
+log = logging.getLogger("simstudy")
+
+#: Exit status of bad input (one line naming the key, file or value; nothing written).
+EXIT_BAD_INPUT = 2
+#: Exit status of a run that could not finish (failed or missing chunks, a full disk).
+EXIT_FAILED = 1
+#: OS errors of a path the user gave (a name too long, a file where a directory must be): bad input, exit 2,
+#: with what would fix it.
+_PATH_ERRNOS = {
+    errno.ENAMETOOLONG: "a path or a name in it is too long: choose a shorter path",
+    errno.ENOTDIR: "a file lies where a directory must be: choose another directory",
+    errno.EISDIR: "a directory lies where a file must be: choose another path",
+    errno.ELOOP: "too many symbolic links on the path: choose another directory",
+}
+#: OS errors that are the environment's, not a bug (a full disk, a file-size limit such as ``ulimit -f``, no
+#: permission): the run could not finish, exit 1. With :data:`_PATH_ERRNOS`, reported in one line.
+_ENVIRONMENT_ERRNOS = {
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EFBIG,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EROFS,
+    errno.EIO,
+    errno.EMFILE,
+    errno.ENFILE,
+    *_PATH_ERRNOS,
+}
+
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._=,+-]+")
+#: The suffix of a name made safe: a hyphen and 8 hex digits of the overrides' SHA-256.
+_HASHED = re.compile(r"-[0-9a-f]{8}")
+#: The longest name kept readable in full (file systems allow 255 bytes per name).
+_NAME_MAX = 120
+
+
+def _dirname(overrides: str) -> str:
+    """Run directory name from the command line's overrides (``'default'`` when there are none).
+
+    The overrides' text is the name where it is made of ``[A-Za-z0-9._=,+-]`` only, at most :data:`_NAME_MAX`
+    characters, and does not end like a hashed name; any other text has each run of other characters replaced by
+    ``_`` (``/``, spaces, braces, quotes), is shortened, and ends with ``-`` and 8 hex digits of the SHA-256 of
+    the exact text. So the mapping is injective (up to a hash collision): ``data=a/b.csv`` and ``data=a_b.csv``
+    name two directories, and every name can be typed unquoted."""
+    import hashlib
+
+    if not overrides:
+        return "default"
+    if _SAFE_NAME.fullmatch(overrides) and len(overrides) <= _NAME_MAX and not _HASHED.search(overrides[-9:]):
+        return overrides
+    digest = hashlib.sha256(overrides.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    readable = re.sub(r"[^A-Za-z0-9._=,+-]+", "_", overrides)[:_NAME_MAX]
+    return f"{readable}-{digest}"
+
+
+@dataclasses.dataclass(frozen=True)
+class _DirsBefore:
+    """Which directories existed before Hydra made the run directory, so that a refused run removes only what
+    it created (never a user's empty ``results/keep``).
+
+    ``known``: paths whose existence was looked up; ``listed``: directories whose subdirectories were listed
+    (a sweep's directory: its jobs' directories are named only later); ``existed``: those found.
+    """
+
+    known: frozenset
+    listed: frozenset
+    existed: frozenset
+
+    def created(self, path: Path) -> bool:
+        """Whether this run created ``path`` (absolute, normalised): not there before, and known not to be."""
+        while path not in self.existed:
+            if path in self.known or path.parent in self.listed:
+                return True
+            if path.parent == path:
+                return False
+            path = path.parent  # inside a directory this run created, everything is this run's
+        return False
+
+
+#: Set before each Hydra command runs (:func:`_check_overrides`, from the first job's own config; the API:
+#: :func:`api_run`); None: unknown, so nothing is removed. A context variable: two :func:`simstudy.run` calls in
+#: two threads each remove only what their own run created.
+_DIRS_BEFORE: contextvars.ContextVar[_DirsBefore | None] = contextvars.ContextVar("simstudy_dirs", default=None)
+
+
+def _abs(path) -> Path:
+    return Path(os.path.normpath(os.path.abspath(path)))
+
+
+def _prefixes(path: str) -> set[Path]:
+    """Every directory that ``mkdir -p path`` may create: with ``..`` in the path, the lexical prefixes too
+    (``a/x/../b`` makes ``a/x``), and the ancestors of each."""
+    parts = Path(path).parts
+    out = set()
+    for i in range(1, len(parts) + 1):
+        p = _abs(Path(*parts[:i]))
+        out |= {p, *p.parents}
+    return out
+
+
+def _note_dirs(target, multirun: bool = False) -> None:
+    """Note which directories making ``target`` (a run, or a sweep's, directory) would create."""
+    known = _prefixes(str(target))
+    listed = {_abs(target)} if multirun else set()
+    existed = {p for p in known if p.is_dir()}
+    if multirun and _abs(target).is_dir():
+        existed |= {_abs(p) for p in _abs(target).iterdir() if p.is_dir()}
+        listed |= {p for p in existed if p.parent == _abs(target)}
+    _DIRS_BEFORE.set(_DirsBefore(frozenset(known), frozenset(listed), frozenset(existed)))
+
+
+def _remove_if_empty(out_dir: Path) -> None:
+    """Remove the run directory and the directories above it that this run created, while they are empty (a
+    directory that existed before the run, empty or not, is never removed)."""
+    before = _DIRS_BEFORE.get()
+    if before is None:
+        return
+    path = _abs(out_dir)
+    candidates = {p for p in (path, *path.parents) if before.created(p)}
+    candidates |= {p for p in before.known if before.created(p)}  # a/x of a/x/../b
+    for p in sorted(candidates, key=lambda p: len(p.parts), reverse=True):  # deepest first
+        with contextlib.suppress(OSError):
+            if p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+
+
+class Refused(SystemExit):
+    """A refusal: the one line the command prints (``simstudy: error: ...``) and its exit status.
+
+    A :class:`SystemExit`, so that every clean-up that a refused run runs (a claim released, config.yaml put
+    back, the directories it created removed) runs the same under the command line and the Python API; the
+    command line (:func:`simstudy.cli.main`) prints the line and exits with the status, the Python API turns
+    it into a :class:`~simstudy.config.ConfigError` (status 2) or :class:`~simstudy.api.RunFailed` (status 1).
+
+    Parameters
+    ----------
+    message : str
+        The refusal in one line.
+    status : int
+        The exit status: :data:`EXIT_BAD_INPUT` or :data:`EXIT_FAILED`.
+
+    Examples
+    --------
+    >>> exc = Refused("budget.B must be an integer >= 1, got 0", EXIT_BAD_INPUT)
+    >>> exc.message, exc.status, exc.code
+    ('budget.B must be an integer >= 1, got 0', 2, 2)
+    >>> str(exc)
+    'budget.B must be an integer >= 1, got 0'
+    """
+
+    def __init__(self, message: str, status: int):
+        super().__init__(status)
+        self.message = message
+        self.status = status
+
+    def __str__(self) -> str:
+        return self.message
+
+
+#: Whether the Hydra command being run is a multirun (``-m``): set by :func:`_check_overrides` for each command.
+#: A job's directory is then named by ``hydra.sweep.dir``, so a refusal's fix names that key, not
+#: ``hydra.run.dir`` (which a multirun ignores).
+_MULTIRUN = contextvars.ContextVar("simstudy_multirun", default=False)
+
+
+def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> NoReturn:
+    """Refuse in one line (:class:`Refused`), removing the run directory if this run only created it."""
+    if out_dir is not None:
+        _remove_if_empty(out_dir)
+    first = message.strip().splitlines()[0] if message.strip() else message
+    if _MULTIRUN.get():  # "a new directory (hydra.run.dir=NEW)": under -m, the sweep's directory is the one to change
+        first = first.replace("hydra.run.dir=NEW", "hydra.sweep.dir=NEW")
+    raise Refused(first, status)
+
+
+def _os_error(exc: OSError) -> str:
+    """An OS error in one line: the file, the system's words, and for a bad path what would fix it."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    hint = f" ({_PATH_ERRNOS[exc.errno]})" if exc.errno in _PATH_ERRNOS else ""
+    return f"{where}{exc.strerror or exc}{hint}"
+
+
+def _os_status(exc: OSError) -> int:
+    """Exit status of an OS error of :data:`_ENVIRONMENT_ERRNOS`: 2 for a bad path given, 1 for the environment."""
+    return EXIT_BAD_INPUT if exc.errno in _PATH_ERRNOS else EXIT_FAILED
+
+
+def _check_dir_override(key: str, value: str) -> None:
+    """A run directory that is (or lies under) an existing file cannot be created: one line, before Hydra."""
+    if "${" in value:
+        return  # resolved by Hydra later
+    path = Path(value).expanduser()
+    longest = max(path.parts, key=lambda part: len(os.fsencode(part)), default="")
+    if len(os.fsencode(longest)) > _name_max(path):
+        _fail(
+            f"{key}={value}: a name on the path is {len(os.fsencode(longest))} bytes long, longer than the file "
+            f"system allows ({_name_max(path)}): choose a shorter directory",
+            None,
+        )
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            where = "is an existing file" if p == path else f"lies under {p}, an existing file"
+            _fail(f"{key}={value} {where}, not a directory: choose a directory path", None)
+
+
+def _name_max(path: Path) -> int:
+    """The longest name (in bytes) the file system of ``path``'s nearest existing directory allows (255 if unknown)."""
+    existing = next((p for p in (_abs(path), *_abs(path).parents) if os.path.isdir(p)), Path("/"))  # no raise
+    try:
+        return os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows) or no such limit
+        return 255
+
+
+def _in_run_dir(run, cfg, out_dir: Path):
+    """Run a command in its run directory, claimed for this process (:func:`simstudy.io.claim_run_dir`):
+    a directory holding someone else's files is refused before anything is written, a live run in it too.
+    However the command ends (a refusal, an error, Ctrl-C or SIGTERM) the claim is released and the directories
+    this run created are removed if it left them empty (finished chunks stay, for a resume). Returns what
+    ``run`` returns (called as ``run(cfg, out_dir)``; ``cfg`` the composed config)."""
+    claim = None
+    restore = _terminate_as_interrupt()
+    try:
+        try:
+            claim = io.claim_run_dir(out_dir, shard=_shard_label(cfg), warn=log.warning)
+        except (io.NotARunDir, io.RunDirBusy) as exc:
+            _fail(str(exc), out_dir)
+        _note_files(out_dir)
+        return run(cfg, out_dir)
+    except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
+        _release(claim, out_dir)
+        _fail(str(exc), None)
+    except io.CorruptChunk as exc:
+        _release(claim, out_dir)
+        _fail(_chunks_changed(exc), None, EXIT_FAILED)
+    except OSError as exc:
+        _release(claim, out_dir)
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _fail(_os_error(exc), out_dir, _os_status(exc))
+    except BaseException:
+        _release(claim, out_dir)
+        raise
+    finally:
+        _release(claim, None)
+        restore()
+
+
+def _chunks_changed(exc: Exception) -> str:
+    """A chunk the run stored (and checked) that is gone or different when the summary reads it back: something
+    else changed the run directory meanwhile (say, ``chunks/`` deleted). Nothing is summarised from it."""
+    return f"chunks changed during the run ({exc}): rerun to recompute"
+
+
+def _release(claim, out_dir: Path | None) -> None:
+    """Give up the run directory; then remove what this run created and left empty (``out_dir`` given)."""
+    if claim is not None:
+        claim.release()
+    if out_dir is not None:
+        _remove_if_empty(out_dir)
+
+
+def _shard_label(cfg) -> str | None:
+    """``runner.shard`` of a composed config as given (validated later): shards share their run directory."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        shard = OmegaConf.select(cfg, "runner.shard", default=None, throw_on_missing=False)
+    except OmegaConfBaseException:  # the config's own error, reported in one line once it is parsed
+        return None
+    return None if shard is None else str(shard)
+
+
+def _terminate_as_interrupt():
+    """SIGTERM (a batch system's cancel, ``kill``) raises KeyboardInterrupt, like Ctrl-C, so that the same
+    clean-up runs; returns what puts the previous handler back. Only in the main thread (where Python
+    delivers signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    pid = os.getpid()
+
+    def interrupt(signum, frame):
+        if os.getpid() == pid:  # not in a forked worker that inherited the handler
+            raise KeyboardInterrupt(f"signal {signum}")
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+#: A stored config.yaml (or multirun.yaml) larger than this (a config with a bag of 10^5 scores inline takes
+#: about 2 MB), or nested deeper, is not one simstudy wrote: refused before it is parsed (a run directory may
+#: come from anyone).
+_STORED_YAML_BYTES = 16 << 20
+_STORED_YAML_DEPTH = 64
+
+
+def _load_stored_yaml(stored: Path):
+    """A stored YAML file as OmegaConf reads it, in bounded time and memory: a regular file (not a FIFO or a
+    device, which would block or never end), of bounded size and nesting, without YAML aliases (an alias bomb
+    expands a few lines into billions of nodes; OmegaConf never writes one). Anything else is one line."""
+    import stat
+
+    import yaml
+    from omegaconf import OmegaConf
+
+    try:
+        st = stored.stat()
+        if not stat.S_ISREG(st.st_mode):
+            _fail(f"{stored}: not a regular file; use another run directory", None)
+        if st.st_size > _STORED_YAML_BYTES:
+            _fail(
+                f"{stored}: {st.st_size} bytes, over the {_STORED_YAML_BYTES >> 20} MB of a stored config; use another "
+                f"run directory",
+                None,
+            )
+        with open(stored, encoding="utf-8") as f:
+            text = f.read(_STORED_YAML_BYTES + 1)
+        depth = 0
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when installed: the same events, faster
+        for event in yaml.parse(text, Loader=loader):  # events only: nothing is built or expanded
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                _fail(f"{stored}: holds a YAML alias, which simstudy never writes; use another run directory", None)
+            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+            if depth > _STORED_YAML_DEPTH:
+                _fail(f"{stored}: nested deeper than {_STORED_YAML_DEPTH} levels; use another run directory", None)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        problem = getattr(exc, "problem", None)  # YAML's reason, e.g. libyaml's "exceeded maximum nesting depth"
+        why = f"{type(exc).__name__}: {problem}" if problem else type(exc).__name__
+        _fail(f"{stored}: unreadable ({why}); use another run directory or remove it", None)
+    return OmegaConf.create(text)
+
+
+def _read_stored_config(stored: Path) -> dict:
+    """A run directory's config.yaml as written (never resolved: an interpolation such as ``${oc.env:...}`` in
+    a stored config would read this machine's environment into the outputs); one that holds one is refused."""
+    from omegaconf import OmegaConf
+
+    try:
+        old = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)
+    except Exception as exc:
+        _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
+    if not isinstance(old, dict):
+        _fail(f"{stored}: not a mapping of settings; use another run directory or remove it", None)
+    for key, value in io._flatten(old).items():
+        if isinstance(value, str) and "${" in value:
+            _fail(
+                f"{stored}: {key}={value!r} is an interpolation, which simstudy never writes (its configs are "
+                f"stored resolved); restore the file or remove the run directory",
+                None,
+            )
+    return old
+
+
+#: "wrote ..." line lists what it wrote, not a user's notes beside it. A context variable: each thread's own runs.
+_FILES_BEFORE: contextvars.ContextVar[dict[Path, dict[str, tuple[int, int, int]]] | None] = contextvars.ContextVar(
+    "simstudy_files_before", default=None
+)
+
+
+def _files(out_dir: Path) -> dict[str, tuple[int, int, int]]:
+    """The visible files at the top of ``out_dir``, each by inode, modification time and size: a file written
+    since (atomically, :mod:`simstudy.io`: a new inode) differs, even with the same bytes."""
+    found = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(out_dir):
+            if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+                continue
+            st = entry.stat(follow_symlinks=False)
+            found[entry.name] = (st.st_ino, st.st_mtime_ns, st.st_size)
+    return found
+
+
+def _note_files(out_dir: Path) -> None:
+    """Note the files in ``out_dir`` before this run writes there (:func:`_listing` leaves them out unchanged)."""
+    _FILES_BEFORE.set({**(_FILES_BEFORE.get() or {}), _abs(out_dir): _files(out_dir)})
+
+
+def _listing(out_dir: Path) -> str:
+    """The files this run wrote at the top of its run directory: those new or rewritten since it claimed the
+    directory (:func:`_note_files`), without simstudy's own marker and lock (hidden files) and without files
+    of the user's or of an earlier run left as they were."""
+    before = (_FILES_BEFORE.get() or {}).get(_abs(out_dir), {})
+    return ", ".join(sorted(name for name, key in _files(out_dir).items() if before.get(name) != key))
+
+
+#: ``overwrite=true`` on the command line (or in :func:`simstudy.run`'s overrides): move a run directory's
+#: earlier results to ``previous/<time>/`` inside it instead of refusing other inputs or settings. Taken off the
+#: overrides before Hydra sees them: it changes no number, so neither the config nor the run directory's name.
+_OVERWRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("simstudy_overwrite", default=False)
+
+
+def _check_identity(out_dir: Path, record: dict) -> None:
+    """Refuse (one line, exit 2, nothing written) a run whose command, inputs, plug-ins or settings differ
+    from those of the results in ``out_dir``; with overwrite=true, move those results aside instead."""
+    try:
+        _identity.check(out_dir, record, overwrite=_OVERWRITE.get(), warn=log.warning)
+    except io.RunDirConflict as exc:
+        _fail(str(exc), None)
+
+
+#: Keys that may differ between runs in one directory: the runner's change no number, and a larger
+#: study.reps extends the same streams (the chunks already done are reused).
+_RERUN_MAY_CHANGE = ("runner", "study.reps")
+
+
+def _with_study_defaults(old: dict) -> dict:
+    """A stored config with its study's schema defaults filled in where it has no value: a run directory written
+    before a study option existed (or was listed) still matches the same run now."""
+    from simstudy import registry, schema
+
+    study: Any = old.get("study")  # as stored: a mapping, or anything (a TypeError below)
+    try:
+        options = registry.study(study["kind"]).options
+    except (KeyError, TypeError):
+        return old
+    return {**old, "study": {**schema.defaults(options), **study}}
+
+
+def _check_run_dir(resolved: dict, out_dir: Path) -> None:
+    """Refuse to run into a directory holding another configuration's results, naming what differs."""
+    stored = out_dir / "config.yaml"
+    if not stored.is_file():
+        return
+    old = _with_study_defaults(_read_stored_config(stored))
+    diff = [
+        d
+        for d in io.config_diff(old, resolved)
+        if not d.startswith(_RERUN_MAY_CHANGE) and not _is_data_path(d.partition(":")[0])
+    ]
+    if diff:
+        shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
+        _fail(f"{out_dir} holds results of a different configuration ({shown}); {io.RUN_DIR_FIXES}", None)
+
+
+def _is_data_path(key: str) -> bool:
+    """A distribution's data file path: its file is compared by content (the identity record), not by name."""
+    return key.startswith("distribution.") and key.endswith(".path")
+
+
+def _write_config(cfg: DictConfig, out_dir: Path, record: dict | None = None) -> None:
+    """Write the resolved config.yaml (and the run's identity record, if given) under the run directory's
+    claim; an unchanged one is left as it is."""
+    from omegaconf import OmegaConf
+
+    if record is not None:
+        _identity.write(out_dir, record)
+    path = out_dir / "config.yaml"
+    text = OmegaConf.to_yaml(cfg, resolve=True)
+    if path.is_file() and path.read_text() == text:
+        return
+    io.write_text(text, path)
+
+
+@contextlib.contextmanager
+def _config_written(cfg: DictConfig, out_dir: Path, record: dict | None = None):
+    """config.yaml (and the identity record) written for the run inside; put back as they were if the run is
+    refused (exit 2: e.g. the directory holds chunks of another configuration), so that they keep describing
+    the results beside them."""
+    paths = [out_dir / "config.yaml", out_dir / _identity.RECORD]
+    before = [path.read_bytes() if path.is_file() else None for path in paths]
+    _write_config(cfg, out_dir, record)
+    try:
+        yield
+    except SystemExit as exc:
+        if exc.code == EXIT_BAD_INPUT:
+            for path, old in zip(paths, before):
+                if old is None:
+                    path.unlink(missing_ok=True)
+                elif path.is_file() and path.read_bytes() != old:
+                    with io.atomic_path(path) as tmp:
+                        tmp.write_bytes(old)
+        raise

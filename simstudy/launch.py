@@ -1,0 +1,320 @@
+"""Run a study into its run directory: the path that the command line and the Python API share.
+
+``simstudy [experiment=NAME] key=value ...`` and :func:`simstudy.run` both come here: the config is composed
+and validated (:mod:`simstudy.overrides`), the run directory claimed (:mod:`simstudy.engine.rundir`), its
+identity checked against the results already there, config.yaml written, the study run (resuming finished
+chunks), and its report logged and figure drawn. Nothing here prints or exits: a refusal raises
+:class:`~simstudy.engine.rundir.Refused`, which :mod:`simstudy.cli` prints and :mod:`simstudy.api` turns into
+an exception of its own.
+
+======================  ===========================================================================================
+:func:`api_compose`     the validated frozen Config of an experiment and overrides (:func:`simstudy.compose`)
+:func:`api_run`         run an experiment with overrides into a run directory (:func:`simstudy.run`)
+``_run_study``          run a composed study (or design) config in a claimed run directory
+``_run_design``         a ``design:`` block: each cell as its own study, their summaries stacked
+``_run_and_report``     run the study, log its report, draw its figure
+======================  ===========================================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from simstudy import io
+from simstudy.commands.study import _run_and_report
+from simstudy.engine import identity as _identity
+from simstudy.engine.rundir import (
+    _ENVIRONMENT_ERRNOS,
+    _OVERWRITE,
+    _abs,
+    _check_dir_override,
+    _check_identity,
+    _check_run_dir,
+    _config_written,
+    _fail,
+    _in_run_dir,
+    _note_dirs,
+    _note_files,
+    _os_error,
+    _os_status,
+    _shard_label,
+)
+from simstudy.overrides import (
+    _API_MODE,
+    _check_overrides,
+    _config_dir,
+    _design_cells,
+    _last_of_each_key,
+    _one_line,
+    _parse_study,
+    _register_studies,
+    _take_overwrite,
+)
+from simstudy.schema import ConfigError
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+__all__ = ["api_compose", "api_run"]
+
+log = logging.getLogger("simstudy")
+
+
+#: Settings of a data command that a rerun into the same directory may change: the worker count changes no
+#: number, and extrapolate's n_boot only adds chunks (level and method are read from them).
+_DATA_RERUN_MAY_CHANGE = {"extrapolate": ("n_boot", "level", "method")}
+
+
+def _data_record(command: str, cfg: DictConfig, opts) -> dict:
+    """A data command's identity: its data by content, its settings (the data's path left out: a renamed
+    file with the same bytes is the same input; see :data:`_DATA_RERUN_MAY_CHANGE`)."""
+    from omegaconf import OmegaConf
+
+    settings = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(settings, dict)  # a DictConfig's container
+    for key in ("data", "n_jobs", "runner", *_DATA_RERUN_MAY_CHANGE.get(command, ())):
+        settings.pop(key, None)
+    return _identity.record(command, inputs={"data": _identity.data_input(opts.data)}, plugins={}, settings=settings)
+
+
+def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
+    """Resolve the config and validate it with ``parser``; bad input exits in one line (status 2)."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from simstudy.datasets import DataError
+
+    try:
+        return parser(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
+    except (ConfigError, DataError) as exc:
+        _fail(str(exc), out_dir)
+    except OmegaConfBaseException as exc:
+        _fail(_one_line(exc), out_dir)
+
+
+def _run_study(cfg: DictConfig, out_dir: Path):
+    """Run a composed study config (or each cell of its ``design:`` block) in ``out_dir``, claimed already."""
+    from omegaconf import OmegaConf
+
+    from simstudy.config import parse
+
+    if "design" in cfg:
+        return _run_design(cfg, out_dir)
+    config = _parse_or_fail(parse, cfg, out_dir)
+    if _OVERWRITE.get() and config.runner.shard is not None:  # each shard would move the others' fresh chunks
+        _fail(
+            "overwrite=true cannot be combined with runner.shard (each shard would move the others' results "
+            "aside): give the shards a new run directory (hydra.run.dir=NEW)",
+            out_dir,
+        )
+    record = _identity.study_record(config, settings={})  # the settings: config.yaml's, compared next
+    _check_identity(out_dir, record)
+    _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)  # type: ignore[arg-type]  # of a DictConfig: a dict
+    log.info("study %s -> %s", config.study.name, out_dir)
+    with _config_written(cfg, out_dir, record):
+        return _run_and_report(config, out_dir)
+
+
+def _run_design(cfg: DictConfig, out_dir: Path):
+    """A config with a ``design:`` block: each cell (one combination of its values) runs as its own study in
+    ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
+    their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
+    figure, as a sweep's (:func:`_write_sweep`). Returns the stacked result."""
+    from omegaconf import OmegaConf
+
+    from simstudy.config import parse
+    from simstudy.studies.base import StudyResult
+    from simstudy.sweeps import Job, _unfinished_message, _write_sweep
+
+    resolved = _parse_or_fail(lambda r: r, cfg, out_dir)
+    keys, cells = _parse_or_fail(_design_cells, cfg, out_dir)
+    configs = []
+    for name, _, cell in cells:  # every cell validated before any compute
+        try:
+            configs.append(parse(cell))
+        except ConfigError as exc:
+            _fail(f"design cell {name}: {exc}", out_dir)
+    if _OVERWRITE.get():  # the stacked results aside; each cell's own are moved by its identity check below
+        moved = _identity.move_aside(out_dir)
+        if moved is not None:
+            log.warning("overwrite=true: moved the earlier results to %s", moved)
+    _check_run_dir(resolved, out_dir)
+    log.info("design of %d cells (%s) -> %s", len(cells), ", ".join(keys), out_dir)
+    reports = []
+    with _config_written(cfg, out_dir):
+        for (name, _, cell), config in zip(cells, configs):
+            sub = out_dir / name
+            try:
+                claim = io.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
+            except (io.NotARunDir, io.RunDirBusy) as exc:
+                _fail(str(exc), None)
+            _note_files(sub)
+            try:
+                record = _identity.study_record(config, settings={})
+                _check_identity(sub, record)
+                _check_run_dir(cell, sub)
+                log.info("design cell %s -> %s", name, sub)
+                with _config_written(OmegaConf.create(cell), sub, record):
+                    reports.append(_run_and_report(config, sub).report)
+            finally:
+                claim.release()
+        stacked = _write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
+    if stacked.unfinished:
+        log.warning(
+            "%s",
+            _unfinished_message(out_dir, stacked.unfinished, len(cells)).replace(
+                "rerun the sweep's command", "rerun the command"
+            ),
+        )
+    report = dataclasses.replace(
+        reports[0],
+        **{
+            f: sum(getattr(r, f) for r in reports)
+            for f in ("tasks", "resumed", "computed", "wall_seconds", "compute_seconds")
+        },
+        warnings=tuple(w for r in reports for w in r.warnings),
+        failures=tuple(f for r in reports for f in r.failures),
+    )
+    files = {
+        "summary_parquet": out_dir / "summary.parquet",
+        "summary_csv": out_dir / "summary.csv",
+        "figure_png": out_dir / "figure.png",
+        "figure_pdf": out_dir / "figure.pdf",
+    }
+    return StudyResult(summary=stacked.frame, report=report, files=files, kind=stacked.kind)
+
+
+def _api_args(experiment, overrides) -> list[str]:
+    """The command line of :func:`api_compose`/:func:`api_run`: ``experiment=NAME`` first, as typed."""
+    args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
+    flags = [a for a in args if a.startswith("-")]
+    if flags:
+        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
+    return _last_of_each_key(args)
+
+
+#: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.
+_HYDRA_LOCK = threading.RLock()
+
+
+def _api_compose(args: list[str]):
+    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory); under
+    :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose their own config
+    (a second thread's composition found GlobalHydra initialised, or the schema store half rewritten)."""
+    with _HYDRA_LOCK:
+        return _api_compose_locked(args)
+
+
+def _api_compose_locked(args: list[str]):
+    from hydra import compose, initialize_config_dir
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf, open_dict
+
+    _register_studies()
+    # The command's own one-line refusals (unknown key, unparsable value, a sweep); the config it composed to
+    # check them is the one that runs (composed once).
+    cfg = _check_overrides(args)
+    try:
+        if cfg is None:  # not composed there (a flag): never from the API, which refuses flags before
+            with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+                cfg = compose("config", overrides=args, return_hydra_config=True)
+        HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
+        run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
+    except Exception as exc:
+        _fail(_one_line(exc), None)
+    with open_dict(cfg):
+        del cfg["hydra"]  # the study's config, as Hydra hands it to a job
+    return cfg, _parse_or_fail(_parse_study, cfg, None), run_dir
+
+
+def api_compose(experiment, overrides):
+    """The validated frozen Config of ``simstudy [experiment=NAME] overrides...``, as the command composes it.
+
+    :func:`simstudy.compose` calls this and turns a refusal into its own exception.
+
+    Parameters
+    ----------
+    experiment : str or None
+        A preset of ``configs/experiment``; None: the default config.
+    overrides : sequence of str
+        ``key=value`` overrides, as on the command line (one value per key).
+
+    Returns
+    -------
+    simstudy.config.Config
+        The validated, frozen config (of a design: of its first cell).
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        For bad input: the one line the command prints, and its exit status (2).
+
+    Examples
+    --------
+    >>> config = api_compose("dodge2021_fig1", ["study.reps=3000"])
+    >>> config.study.name, config.study.reps
+    ('dodge2021_fig1', 3000)
+    """
+    token = _API_MODE.set(True)
+    try:
+        return _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))[1]
+    finally:
+        _API_MODE.reset(token)
+
+
+def api_run(experiment, overrides, out_dir):
+    """Run ``simstudy [experiment=NAME] overrides...`` in this process, on the command's path.
+
+    The same checks, config.yaml, run directory claim, resume, files and log lines as the command;
+    :func:`simstudy.run` calls this and turns a refusal into its own exception.
+
+    Parameters
+    ----------
+    experiment : str or None
+        A preset of ``configs/experiment``; None: the default config.
+    overrides : sequence of str
+        ``key=value`` overrides, as on the command line (one value per key).
+    out_dir : str or path-like or None
+        The run directory; None: the command's own, ``outputs/<study>/<overrides>`` under the working directory.
+
+    Returns
+    -------
+    tuple
+        ``(result, config, run_dir)``: the :class:`~simstudy.studies.base.StudyResult` (for one shard of a
+        sharded run its :class:`~simstudy.studies.base.ShardDone`), the frozen Config, and the absolute run
+        directory.
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        For bad input (status 2), or a run that could not finish (status 1): the command's one line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     result, config, run_dir = api_run(
+    ...         "dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out
+    ...     )
+    >>> result.report.tasks, config.study.reps
+    (1, 100)
+    """
+    token = _API_MODE.set(True)
+    try:
+        cfg, config, run_dir = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
+        out_dir = _abs(run_dir if out_dir is None else out_dir)
+        _check_dir_override("out_dir", str(out_dir))
+        _note_dirs(out_dir)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno not in _ENVIRONMENT_ERRNOS:
+                raise
+            _fail(_os_error(exc), out_dir, _os_status(exc))
+        return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
+    finally:
+        _API_MODE.reset(token)

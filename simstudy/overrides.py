@@ -1,0 +1,452 @@
+"""Composing a command's config with Hydra's compose API, and the checks of its overrides before anything runs.
+
+The command line and the Python API compose the same config the same way: an unknown key or option, a value
+Hydra cannot parse, a stray word, a sweep where one run is asked for, a run directory that cannot be made: each
+is refused in one line (:class:`~simstudy.engine.rundir.Refused`, exit status 2) before any directory exists.
+Hydra is imported inside the functions that need it, so that ``simstudy --help`` and ``import simstudy`` do
+not pay for it.
+
+============================  ===================================================================================
+``_config_dir``               the directory of simstudy's Hydra configs
+``_register_studies``         each study kind's schema defaults in Hydra's config store
+``_register_commands``        each data command's schema defaults in Hydra's config store
+``_check_overrides``          compose a command line once (a sweep: its first jobs), refusing bad input in one line
+``_last_of_each_key``         a key given twice: the last kept, and a notice
+``_take_overwrite``           ``overwrite=true|false`` taken off the overrides
+``_design_cells``             a config's ``design:`` block crossed into cells
+``_parse_study``              validate a study's config (each cell of a design)
+``_one_line``                 Hydra's and OmegaConf's several-line errors in one line
+============================  ===================================================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import itertools
+import logging
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from simstudy import io
+from simstudy.engine import identity as _identity
+from simstudy.engine.rundir import _DIRS_BEFORE, _MULTIRUN, _OVERWRITE, _check_dir_override, _dirname, _fail, _note_dirs
+from simstudy.schema import ConfigError
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+log = logging.getLogger("simstudy")
+
+
+def _config_dir() -> str:
+    """The Hydra config directory: inside the package in a wheel, ``configs/`` at the top of a source tree."""
+    here = Path(__file__).resolve().parent  # the simstudy package (configs/ inside a wheel, beside it in a clone)
+    for candidate in (here / "configs", here.parent / "configs"):
+        if (candidate / "config.yaml").is_file():
+            return str(candidate)
+    raise RuntimeError(f"simstudy's configs not found beside {here}; reinstall the package")
+
+
+def _register_resolver() -> None:
+    """The ``${simstudy_dirname:...}`` resolver of configs/config.yaml's run and sweep directories (:func:`_dirname`),
+    registered before a config is composed (OmegaConf's registry is process-wide: once)."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("simstudy_dirname"):
+        OmegaConf.register_new_resolver("simstudy_dirname", _dirname)
+
+
+#: Whether refusals and notices are the Python API's (:func:`simstudy.run`): a notice is then a log warning, not a
+#: printed line, and a sweep's several values are refused with the API's fix (a loop), not the command's (-m).
+_API_MODE = contextvars.ContextVar("simstudy_api_mode", default=False)
+
+
+def _one_line(exc: Exception) -> str:
+    """Hydra's composition errors span several lines (and a search path); keep what names the problem."""
+    from omegaconf.errors import MissingMandatoryValue
+
+    if isinstance(exc, MissingMandatoryValue):
+        return f"{exc.full_key} is required: set it with {exc.full_key}=..."
+    lines = [line.strip() for line in str(exc).split("Config search path")[0].splitlines() if line.strip()]
+    if missing := getattr(exc, "missing_cfg_file", None):  # an unknown config option: say which ones exist
+        message = lines[0].removeprefix("In 'config': ").rstrip(".")
+        group = Path(_config_dir()) / missing.rsplit("/", 1)[0]
+        options = getattr(exc, "options", None) or sorted(p.stem for p in group.glob("*.yaml"))
+        return f"{message}; available options: {', '.join(options)}"
+    return " ".join(line for line in lines if not line.startswith(("full_key:", "object_type=")))
+
+
+#: Values of each sweep that the pre-check composes and validates (a job with a later bad value fails alone).
+_SWEEP_CHECKS = 16
+
+
+def _register_studies() -> None:
+    """Put each registered study's schema defaults in Hydra's config store (``_schema/study/KIND``), which its
+    YAML (``configs/study/KIND.yaml``) selects, so the defaults live in the schema only. A plug-in study with no
+    YAML gets one made here: ``study=KIND`` works for it too. A plug-in that fails to load exits 2, one line."""
+    _register_resolver()
+    from hydra.core.config_store import ConfigStore
+
+    from simstudy import registry, schema
+    from simstudy.plugins import PluginError
+
+    try:
+        kinds = registry.study_kinds()
+    except PluginError as exc:
+        _fail(str(exc), None)
+    store = ConfigStore.instance()
+    files = {p.stem for p in (Path(_config_dir()) / "study").glob("*.yaml")}
+    for kind in kinds:
+        store.store(group="_schema/study", name=kind, node=schema.defaults(registry.study(kind).options))
+        if kind not in files:
+            store.store(
+                group="study",
+                name=kind,
+                node={"defaults": [f"/_schema/study/{kind}@_here_", "_self_"], "name": kind, "kind": kind},
+            )
+
+
+def _register_commands() -> None:
+    """Put each data command's schema defaults in Hydra's config store (``_schema/COMMAND``), which its YAML
+    (``configs/curve.yaml`` ...) selects first in its defaults list, so the defaults live in the schema only
+    (:data:`simstudy.config.COMMAND_OPTIONS`) and every key is overridden without ``+``."""
+    _register_resolver()
+    from hydra.core.config_store import ConfigStore
+
+    from simstudy import config, schema
+
+    store = ConfigStore.instance()
+    for command, options in config.COMMAND_OPTIONS.items():
+        store.store(group="_schema", name=command, node=schema.defaults(options))
+
+
+def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
+    """Note the directories of a composed command's run (or sweep) directory, resolved as Hydra will resolve it;
+    if it cannot be resolved here, nothing is known and a refused run removes no directory."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    try:
+        HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the directory's name; Hydra sets it again
+        target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
+    except Exception:
+        return
+    _note_dirs(target, multirun)
+
+
+def _check_overrides(argv: list[str], config_name: str = "config"):
+    """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
+    a value Hydra cannot parse, an argument that is not ``key=value``) fails in one line with exit status 2
+    and no output directory.
+
+    A multirun (``-m``) is checked job by job for its first job and for each of the first
+    :data:`_SWEEP_CHECKS` values of each sweep (the others at their first values), including the command's own
+    validation (memory estimates too), so a mistyped key or a bad value fails once, before any job. ``hydra.*`` overrides are parsed too (their values are resolved
+    later, by Hydra); a ``hydra.run.dir`` that is an existing file is refused here. Other flags (``--help``,
+    ``--cfg``, ``-cn`` ...) are left to Hydra itself.
+
+    Returns the composed config of a single run (Hydra's keys included), for the command to run without
+    composing it again; None for a multirun or a command line with flags (Hydra composes those itself).
+    """
+    _register_resolver()
+    _DIRS_BEFORE.set(None)  # unknown until the first job is composed: a refusal before then removes nothing
+    multirun = any(arg in ("-m", "--multirun") for arg in argv)
+    _MULTIRUN.set(multirun)
+    sweep_dir = None
+    argv = [arg for arg in argv if arg not in ("-m", "--multirun")]
+    if any(arg.startswith("-") for arg in argv):
+        return None
+    _check_arguments(argv)
+    import copy
+
+    from hydra import compose, initialize_config_dir
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf, open_dict
+
+    from simstudy.config import parse_bands, parse_curve
+
+    parser, composed, sweeps = OverridesParser.create(), [], []
+    for arg in argv:
+        try:
+            override = parser.parse_overrides([arg])[0]
+        except Exception as exc:
+            key, _, value = arg.partition("=")
+            reasons = [
+                line.strip()
+                for line in str(exc).splitlines()
+                if line.strip().startswith(("mismatched", "missing", "extraneous", "no viable", "token recognition"))
+            ]
+            why = f" ({reasons[0]})" if reasons else ""
+            _fail(
+                f"argument {arg!r} cannot be parsed{why}: a value with spaces, non-ASCII letters or any of ()[]{{}},:='\" "
+                f"needs quotes that reach simstudy: \"{key}='{value}'\"",
+                None,
+            )
+        key = override.get_key_element()
+        if key in ("hydra.run.dir", "hydra.sweep.dir") and isinstance(directory := override.value(), str):
+            _check_dir_override(key, directory)
+        if not override.is_sweep_override():
+            composed.append(arg)
+        elif not multirun and _API_MODE.get():
+            _fail(
+                f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
+                f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
+                None,
+            )
+        elif not multirun:
+            _fail(
+                f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
+                f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
+                None,
+            )
+        else:
+            try:
+                values = [f"{key}={v}" for v in itertools.islice(override.sweep_string_iterator(), _SWEEP_CHECKS)]
+            except Exception:
+                continue
+            sweeps.append((len(composed), values[1:]))
+            composed.append(values[0])
+    # The first job, then each further value of each sweep with the others at their first values: a job's bad
+    # value would otherwise stop the sweep after Hydra made its directories.
+    jobs = [composed] + [composed[:i] + [v] + composed[i + 1 :] for i, values in sweeps for v in values]
+    with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+        for job in jobs:
+            try:
+                cfg = compose(config_name, overrides=job, return_hydra_config=True)
+                if job is composed:  # the directories Hydra will make for this command line, noted before it does
+                    _note_run_dir(cfg, multirun)
+                    first = None if multirun else copy.deepcopy(cfg)
+                    if multirun and config_name == "config":
+                        _check_sweep_dir(cfg, argv)
+                    if multirun:
+                        with contextlib.suppress(Exception):  # resolved by Hydra later: nothing known to move
+                            sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
+                with open_dict(cfg):
+                    del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
+                resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+            except Exception as exc:
+                _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc), None)
+            if multirun:
+                from simstudy.config import parse_audit, parse_extrapolate
+
+                validate = {
+                    "config": _parse_study,
+                    "curve": parse_curve,
+                    "bands": parse_bands,
+                    "audit": parse_audit,
+                    "extrapolate": parse_extrapolate,
+                }
+                try:
+                    validate[config_name](resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
+                except ConfigError as exc:
+                    _fail(str(exc), None)
+    if multirun and sweep_dir is not None and _OVERWRITE.get():
+        _move_sweep_aside(sweep_dir)
+    return first
+
+
+def _move_sweep_aside(sweep_dir: Path) -> None:
+    """``overwrite=true`` on a sweep: move the sweep-level files of the earlier one (its ``multirun.yaml``, stacked
+    summary and figure) to ``previous/<time>/`` in the sweep's directory, after every job's config was checked and
+    before Hydra and :class:`SweepCallback` rewrite them; each job's directory moves its own results."""
+    try:
+        moved = _identity.move_aside(sweep_dir, _identity.SWEEP_OUTPUTS)
+    except io.RunDirConflict as exc:
+        _fail(str(exc), None)
+    if moved is not None:  # before Hydra's logging is set up: Python's last-resort handler says it on stderr
+        log.warning("overwrite=true: moved the earlier sweep's files to %s", moved)
+
+
+def _last_of_each_key(argv: list[str]) -> list[str]:
+    """The arguments with a key given more than once kept only at its last ``key=value`` (in that place), and a
+    one-line notice per such key (:func:`_notice`): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
+    with 20, in the directory named after 20 alone). Keys are compared as typed (``+key=1 key=2`` adds, then
+    sets); flags are kept as given."""
+    keys = [a.partition("=")[0] if "=" in a and not a.startswith("-") else None for a in argv]
+    kept = []
+    for i, (arg, key) in enumerate(zip(argv, keys)):
+        if key is not None and key in keys[i + 1 :]:
+            continue
+        given = [a for a, k in zip(argv[:i], keys[:i]) if key is not None and k == key]
+        if given:
+            times = "twice" if len(given) == 1 else f"{len(given) + 1} times"
+            _notice(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
+        kept.append(arg)
+    return kept
+
+
+def _notice(message: str) -> None:
+    """One line that is not an error (the command goes on): on stdout, with the run's log lines (stderr holds
+    errors only: a refusal stays one line), or as a log warning under the Python API."""
+    if _API_MODE.get():
+        log.warning("%s", message)
+    else:
+        print(f"simstudy: note: {message}", flush=True)
+
+
+def _unknown_key(exc: Exception, compose, config_name: str, job: list[str]) -> str | None:
+    """For Hydra's "Could not override 'KEY'" (a typo, most often), the keys that exist where KEY was looked for
+    and the closest one; Hydra's own advice (``+KEY=...``) would add a key no command reads, a second error.
+    None when it is another error, or the keys cannot be listed."""
+    import difflib
+
+    from omegaconf import DictConfig, OmegaConf
+
+    m = re.match(r"Could not override '([^']+)'", str(exc))
+    if m is None:
+        return None
+    key = m.group(1)
+    parent, _, leaf = key.rpartition(".")
+    try:
+        cfg = compose(config_name, overrides=[a for a in job if a.partition("=")[0].lstrip("+~") != key])
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+    except Exception:
+        return None
+    if not isinstance(node, DictConfig):
+        return f"{key}: {parent} is a value, not a group of keys: set it with {parent}=..." if parent else None
+    prefix = f"{parent}." if parent else ""
+    leaves = sorted(str(k) for k in node.keys() if not str(k).startswith(("hydra", "_")))
+    close = [f"{prefix}{k}" for k in difflib.get_close_matches(leaf, leaves, n=1)]  # by the last part: rep, reps
+    keys = ", ".join(f"{prefix}{k}" for k in leaves)
+    return f"{key} is not a key: {f'did you mean {close[0]}? ' if close else ''}the keys there: {keys}"
+
+
+def _sweep_key(override: str) -> bool:
+    """Whether an override changes a sweep's results (runner and Hydra settings change no number)."""
+    key = override.partition("=")[0].lstrip("+~")
+    return not key.startswith(("runner", "hydra.", "hydra/"))
+
+
+def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
+    """Refuse a sweep into a sweep directory that holds another sweep: Hydra would replace its ``multirun.yaml``,
+    and the callback its stacked ``summary.parquet`` and figure. The same sweep again (a resume, other runner
+    settings) goes on."""
+    from omegaconf import OmegaConf
+
+    try:
+        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
+    except Exception:  # resolved by Hydra later: nothing known to compare with
+        return
+    stored = sweep_dir / "multirun.yaml"
+    if not stored.is_file():
+        return
+    this = sorted(a for a in argv if _sweep_key(a))
+    try:
+        task = OmegaConf.select(OmegaConf.load(stored), "hydra.overrides.task", default=None)
+        earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list: unreadable (below)
+    except Exception:
+        earlier = None
+    if earlier == this:
+        return
+    import hashlib
+
+    what = "an unreadable multirun.yaml" if earlier is None else f"another sweep ({' '.join(earlier)})"
+    own = f"{sweep_dir}-{hashlib.sha256(' '.join(this).encode()).hexdigest()[:8]}"  # no '=' nor ',': typeable
+    _fail(
+        f"{sweep_dir} holds {what}, whose multirun.yaml, summary.parquet and figure this sweep would replace: give "
+        f"this one its own directory, e.g. hydra.sweep.dir={own}",
+        None,
+    )
+
+
+def _check_arguments(argv: list[str]) -> None:
+    """Every argument is ``key=value``: a stray word is most often the rest of an unquoted path with spaces
+    (``data=my results.csv`` reaches us as ``data=my`` and ``results.csv``)."""
+    for i, arg in enumerate(argv):
+        if "=" in arg or arg.startswith("~"):  # ~key deletes a key: Hydra's grammar, no value
+            continue
+        previous = next((a for a in reversed(argv[:i]) if "=" in a), None)
+        if previous is None:
+            _fail(f"argument {arg!r} is not key=value (e.g. data=FILE; simstudy --help lists the commands)", None)
+        key, _, value = previous.partition("=")
+        rest = [value]
+        for a in argv[argv.index(previous) + 1 :]:
+            if "=" in a:
+                break
+            rest.append(a)
+        _fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'", None)
+
+
+def _take_overwrite(args: list[str]) -> list[str]:
+    """The overrides without ``overwrite=...``, whose value (true or false) is set in :data:`_OVERWRITE`."""
+    rest, overwrite = [], False
+    for arg in args:
+        key, eq, value = arg.partition("=")
+        if eq and key.lstrip("+") == "overwrite":
+            if value.strip().lower() not in ("true", "false"):
+                _fail(f"overwrite must be true or false, got {value!r}", None)
+            overwrite = value.strip().lower() == "true"
+            continue
+        rest.append(arg)
+    _OVERWRITE.set(overwrite)
+    return rest
+
+
+def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]]]:
+    """A config's ``design:`` block crossed into cells: its keys, and per cell (directory name, its values by
+    key, its full config without the block). The block maps dotted keys of the config to lists of values::
+
+        design:
+          distribution.sd: [0.05, 0.1]
+          budget.B: [10, 30]
+
+    Raises ConfigError naming ``design.KEY`` for a key the config does not have or a value that is no list.
+    """
+    import copy
+    import json
+
+    design = resolved.get("design")
+    if not isinstance(design, dict) or not design:
+        raise ConfigError(
+            f"design must map config keys to lists of values, e.g. design={{budget.B: [10, 30]}}, got {design!r}"
+        )
+    base = {k: v for k, v in resolved.items() if k != "design"}
+    for key, values in design.items():
+        *parents, leaf = str(key).split(".")
+        node: Any = base  # a config value: a mapping, or anything else on a wrong key
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if key == "design" or not isinstance(node, dict) or leaf not in node:
+            raise ConfigError(f"design.{key}: the config has no key {key} (design crosses values of existing keys)")
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"design.{key} must be a non-empty list of values, got {values!r}")
+
+    def text(value) -> str:  # as it would be typed: 0.05, true, [10,30]
+        return json.dumps(value, separators=(",", ":")).strip('"') if not isinstance(value, str) else value
+
+    keys, cells = list(design), []
+    for combo in itertools.product(*design.values()):
+        cell = copy.deepcopy(base)
+        for key, value in zip(keys, combo):
+            *parents, leaf = key.split(".")
+            node = cell
+            for part in parents:
+                node = node[part]
+            node[leaf] = value
+        name = _dirname(",".join(sorted(f"{k}={text(v)}" for k, v in zip(keys, combo))))
+        cells.append((name, dict(zip(keys, combo)), cell))
+    names = [c[0] for c in cells]
+    if len(set(names)) != len(names):
+        raise ConfigError(
+            f"design lists a value twice: its cells {', '.join(n for n in names if names.count(n) > 1)} repeat"
+        )
+    return keys, cells
+
+
+def _parse_study(resolved: dict):
+    """:func:`simstudy.config.parse`, and for a config with a ``design:`` block each of its cells (all checked
+    before any compute, a bad one named); returns the Config of the config, or of its first cell."""
+    from simstudy.config import parse
+
+    if "design" not in resolved:
+        return parse(resolved)
+    first = None
+    for name, _, cell in _design_cells(resolved)[1]:
+        try:
+            config = parse(cell)
+        except ConfigError as exc:
+            raise ConfigError(f"design cell {name}: {exc}") from None
+        first = first or config
+    return first

@@ -1,0 +1,48 @@
+"""The Python API runs on simstudy.launch, beside the command line, never through it (issue 26's layers)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def _python(code: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, capture_output=True, text=True)
+
+
+def test_the_api_does_not_import_the_cli(tmp_path):
+    proc = _python(
+        """
+        import sys
+        import simstudy.api
+        assert "simstudy.cli" not in sys.modules, sorted(m for m in sys.modules if m.startswith("simstudy.cli"))
+        print("ok")
+        """,
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+def test_simstudy_run_works_without_the_cli_package(tmp_path):
+    # The cli package made unimportable: run and compose still work, and a refusal is still a ConfigError.
+    proc = _python(
+        """
+        import sys
+        sys.modules["simstudy.cli"] = None  # any import of it raises ImportError
+        import simstudy
+        result = simstudy.run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out_dir="run")
+        assert result.report.tasks == 1 and len(result.summary), result
+        try:
+            simstudy.compose("dodge2021_fig1", ["budget.B=0"])
+        except simstudy.ConfigError as exc:
+            print("refused:", exc)
+        print(sorted(m for m in sys.modules if m.startswith("simstudy.cli")))
+        """,
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "refused: budget.B must be an integer >= 1, got 0" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "['simstudy.cli']"  # only the None placed above
+    assert (tmp_path / "run" / "summary.parquet").is_file()
