@@ -43,7 +43,9 @@ __all__ = [
 #: "generator_unordered"``), which the runner needs to store each chunk at once; "loky" is the process backend.
 BACKENDS = ("loky", "threading", "sequential", "dask")
 #: Keys of the ``runner`` group.
-_RUNNER_KEYS = ("n_jobs", "backend", "progress", "address", "shard", "max_failure_fraction")
+_RUNNER_KEYS = ("n_jobs", "backend", "progress", "address", "shard", "max_failure_fraction", "figures")
+#: The formats a study's figure may be written in (``runner.figures``).
+FIGURE_FORMATS = ("png", "pdf", "svg")
 #: Top-level keys of a study config.
 _TOP_KEYS = ("seed", "distribution", "budget", "estimators", "study", "runner")
 
@@ -398,6 +400,9 @@ class RunnerConfig:
         jobs; then ``simstudy collect``); None: every chunk.
     max_failure_fraction : float, default 0.0
         ``runner.max_failure_fraction``: the share of chunks, in [0, 1], that may fail before the run fails.
+    figures : tuple of str, default ("png",)
+        ``runner.figures``: the formats of the study's figure (``figure.png``, ``figure.pdf``, ``figure.svg``),
+        any of :data:`FIGURE_FORMATS`; ``[]`` draws none. PNG alone by default: a PDF costs as much again.
     collect : bool, default False
         Set by ``simstudy collect``, not by config files: only read the chunks (and name any missing).
     replay : tuple of (str, int) or None, default None
@@ -417,7 +422,7 @@ class RunnerConfig:
     ... })
     >>> config.runner
     RunnerConfig(n_jobs=1, backend='loky', progress=None, address=None, shard=None, max_failure_fraction=0.0,
-                 collect=False, replay=None)
+                 figures=('png',), collect=False, replay=None)
     """
 
     n_jobs: int
@@ -426,6 +431,7 @@ class RunnerConfig:
     address: str | None = None  # dask scheduler address; None: a LocalCluster on 127.0.0.1
     shard: tuple[int, int] | None = None  # (i, N): run only the i-th of N slices of the tasks (1-based)
     max_failure_fraction: float = 0.0  # failed chunks / chunks above this make the run fail
+    figures: tuple[str, ...] = ("png",)  # the study figure's formats: never changes a number
     collect: bool = False
     replay: tuple[str, int] | None = None  # (cell, chunk)
 
@@ -802,6 +808,9 @@ def _runner(d: Mapping) -> RunnerConfig:
         address=address,
         shard=parse_shard(d.get("shard")),
         max_failure_fraction=fraction,
+        figures=schema.listed(schema.choice(FIGURE_FORMATS), minimum=0, what="figure formats", sort=False)(
+            "runner.figures", d.get("figures", ["png"])
+        ),
     )
 
 

@@ -16,7 +16,7 @@ from _cli import FIG1, simstudy
 
 
 def test_figure1_small_end_to_end(tmp_path):
-    proc = simstudy(*FIG1, "study.reps=400", "study.chunk_reps=150", cwd=tmp_path)
+    proc = simstudy(*FIG1, "study.reps=400", "study.chunk_reps=150", "runner.figures=[png,pdf]", cwd=tmp_path)
     out = tmp_path / "outputs" / "dodge2021_fig1" / "study.chunk_reps=150,study.reps=400"
     for name in ("summary.parquet", "summary.csv", "replicates.parquet", "figure.png", "figure.pdf",
                  "run.json", "config.yaml"):

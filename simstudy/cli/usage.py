@@ -161,46 +161,14 @@ def _options(config_dir: Path, group: str) -> str:
 
 
 def _studies() -> list[str]:
-    from simstudy import registry
+    """The study kinds and their summaries, as the registry lists them (:data:`simstudy.extend.studies`): the
+    built-ins' summaries are in its table, so no study module is imported (``simstudy --help`` would otherwise
+    import every study's dependencies, scipy and pandas among them); plug-ins are loaded only if there are any."""
+    from simstudy import extend
 
-    listed = _builtin_summaries()
-    if (
-        listed is None
-        or registry._LOADED["builtin"]
-        or registry._entry_points()
-        or os.environ.get(registry.PLUGINS_ENV)
-    ):
-        listed = [(kind, registry.study(kind).summary) for kind in registry.study_kinds()]
-    return [_wrap(kind, summary or "(no summary)") for kind, summary in listed]
-
-
-def _builtin_summaries() -> list[tuple[str, str]] | None:
-    """The built-in study kinds and their summaries, in registration order, read from the sources of
-    :mod:`simstudy.studies` without importing them (``simstudy --help`` would otherwise import every study's
-    dependencies, scipy and pandas among them): each module's ``Study(kind="...", ..., summary="...")``. None
-    when a module declares its kind in another form: the help then imports the registry's kinds."""
-    import ast
-
-    package = Path(__file__).resolve().parents[1] / "studies"
-    try:
-        tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
-        modules = [
-            alias.name
-            for node in tree.body
-            if isinstance(node, ast.ImportFrom) and node.module == "simstudy.studies"
-            for alias in node.names
-        ]
-        listed = []
-        for module in modules:
-            source = ast.parse((package / f"{module}.py").read_text(encoding="utf-8"))
-            for node in ast.walk(source):
-                keys = {k.arg: k.value for k in getattr(node, "keywords", ())} if isinstance(node, ast.Call) else {}
-                if isinstance(keys.get("kind"), ast.Constant) and isinstance(keys.get("summary"), ast.Constant):
-                    listed.append((keys["kind"].value, keys["summary"].value))
-    except (OSError, SyntaxError):
-        return None
-    kinds = [kind for kind, _ in listed]
-    return listed if listed and len(set(kinds)) == len(kinds) else None
+    if extend._entry_points() or os.environ.get(extend.PLUGINS_ENV):
+        extend.load_plugins()
+    return [_wrap(kind, extend.studies.summary(kind) or "(no summary)") for kind in extend.studies.names()]
 
 
 def study_help(kind: str) -> str:

@@ -71,9 +71,10 @@ def _run_and_report(config, out_dir: Path):
         result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else result.summary
     )
     if len(shown):
-        fig = figure_function(spec)(shown)
-        for suffix in ("png", "pdf"):
-            io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
+        if config.runner.figures:  # only the formats asked for: each costs about as much as drawing the figure
+            fig = figure_function(spec)(shown)
+            for suffix in config.runner.figures:
+                io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
         if spec.headline is not None:
             log.info("%s", spec.headline(shown))
     log.info("wrote %s to %s", _listing(out_dir), out_dir)

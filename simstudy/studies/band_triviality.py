@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from simstudy import schema
 from simstudy.config import Config
@@ -118,6 +117,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                     reps=0,
                 )
             )
+        from scipy import stats  # here: scipy.stats costs half a second at start-up
+
         fit = stats.linregress(ns, ks)
         for measure, value in (
             ("slope", fit.slope),

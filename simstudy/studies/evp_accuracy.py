@@ -262,6 +262,13 @@ def _bootstrap_rows(cell: _Cell, plugin: np.ndarray, reps: int, specs) -> list[d
     ]
 
 
+def _codes(codes: np.ndarray, values):
+    """A dictionary-encoded string column: ``values[codes]``, as ``pyarrow``'s ``dictionary_encode`` makes it."""
+    import pyarrow as pa
+
+    return pa.DictionaryArray.from_arrays(codes, pa.array([str(v) for v in values]))
+
+
 def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path, mirrored=frozenset()) -> None:
     """Stream the per-replicate estimates of every chunk into one parquet file (bounded memory); those of the
     ``mirrored`` distributions (``minimize: true``, drawing -X) negated, estimates of the minimum of X."""
@@ -277,13 +284,15 @@ def _write_replicates(run: base.ChunkedRun, cells, specs, path: Path, mirrored=f
                     est = arrays["estimates"]  # (N, E, reps)
                     est = est.transpose(2, 1, 0)  # rows ordered by replicate, then estimator, then n
                     reps, E, N = est.shape
+                    # The dictionary columns built from their codes: the same columns as dictionary-encoding
+                    # the repeated strings, without making est.size Python strings first.
                     table = pa.table(
                         {
-                            "cell": pa.array(np.full(est.size, key)).dictionary_encode(),
-                            "distribution": pa.array(np.full(est.size, cell.distribution)).dictionary_encode(),
+                            "cell": _codes(np.zeros(est.size, dtype=np.int32), [key]),
+                            "distribution": _codes(np.zeros(est.size, dtype=np.int32), [cell.distribution]),
                             "B": np.full(est.size, cell.B, dtype=np.int32),
                             "replicate": np.repeat(task.first_rep + np.arange(reps), E * N),
-                            "estimator": pa.array(np.tile(np.repeat(names, N), reps)).dictionary_encode(),
+                            "estimator": _codes(np.tile(np.repeat(np.arange(E, dtype=np.int32), N), reps), names),
                             "n": np.tile(cell.n.astype(np.int32), reps * E),
                             "estimate": -est.ravel() if cell.distribution in mirrored else est.ravel(),
                         }

@@ -1,0 +1,34 @@
+"""``runner.figures``: a study's figure is drawn in the formats asked for only (PNG by default), never changing
+a number; a bad format is one line naming the key."""
+
+import pandas as pd
+import pytest
+
+import simstudy as ss
+from simstudy import config
+
+RUNNER = {"n_jobs": 1, "backend": "sequential"}
+
+
+def test_png_alone_by_default_and_any_of_the_formats_in_the_order_given():
+    assert config._runner(RUNNER).figures == ("png",)
+    assert config._runner({**RUNNER, "figures": ["svg", "pdf", "svg"]}).figures == ("svg", "pdf")
+    assert config._runner({**RUNNER, "figures": []}).figures == ()
+
+
+@pytest.mark.parametrize("value", [["jpg"], "gif", [1]])
+def test_a_format_it_cannot_write_is_one_line_naming_the_key(value):
+    with pytest.raises(config.ConfigError, match=r"^runner\.figures must be one of png, pdf, svg, got"):
+        config._runner({**RUNNER, "figures": value})
+
+
+def test_the_formats_change_the_files_only(tmp_path):
+    small = ["study.reps=60", "study.chunk_reps=30", "budget.B=5"]
+    default = ss.run("dodge2021_fig1", overrides=small, out_dir=tmp_path / "default")
+    none = ss.run("dodge2021_fig1", overrides=[*small, "runner.figures=[]"], out_dir=tmp_path / "none")
+    both = ss.run("dodge2021_fig1", overrides=[*small, "runner.figures=[pdf,png]"], out_dir=tmp_path / "both")
+    assert sorted(p.name for p in (tmp_path / "default").glob("figure.*")) == ["figure.png"]
+    assert not list((tmp_path / "none").glob("figure.*"))
+    assert sorted(p.name for p in (tmp_path / "both").glob("figure.*")) == ["figure.pdf", "figure.png"]
+    pd.testing.assert_frame_equal(default.summary, none.summary, check_exact=True)
+    pd.testing.assert_frame_equal(default.summary, both.summary, check_exact=True)
