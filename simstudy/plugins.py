@@ -449,7 +449,7 @@ def register_distribution(kind: str, target: str | Callable) -> None:
     >>> from simstudy.distributions import TruncatedNormal
     >>> register_distribution("my_truncnorm", TruncatedNormal)  # a class: its import path is taken
     >>> registered_distribution("my_truncnorm")
-    'simstudy.distributions.TruncatedNormal'
+    'simstudy.distributions.laws.TruncatedNormal'
     >>> _ = extend.distributions.unregister("my_truncnorm")
     """
     if not isinstance(kind, str) or not kind.isidentifier():
