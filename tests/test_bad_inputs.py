@@ -377,6 +377,7 @@ def _run_as(user_kwargs, cwd, *args):
                           text=True, timeout=120, **user_kwargs)
 
 
+@pytest.mark.system
 def test_unreadable_data_file(shared_dir):
     who = _unprivileged()
     (shared_dir / "s.csv").write_text("score\n0.5\n0.6\n")
@@ -386,6 +387,7 @@ def test_unreadable_data_file(shared_dir):
     assert not (shared_dir / "outputs").exists()
 
 
+@pytest.mark.system
 def test_read_only_output_directory(shared_dir):
     who = _unprivileged()
     (shared_dir / "outputs").mkdir()

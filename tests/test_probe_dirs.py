@@ -135,6 +135,7 @@ def test_the_wrote_line_lists_only_what_the_run_wrote_not_the_user_s_files(tmp_p
     assert wrote(proc.stdout) == ["curves.csv", "curves.parquet", "figure.pdf", "figure.png"]
 
 
+@pytest.mark.system
 def test_collect_lists_only_what_it_wrote(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     for i in (1, 2):
