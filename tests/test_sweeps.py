@@ -122,6 +122,7 @@ def test_the_figure_names_the_line_style_of_each_cell_of_a_job():
     assert texts[-2:] == ["B = 2", "B = 3"] and len(texts) == 5
 
 
+@pytest.mark.system
 def test_a_sweep_of_sharded_runs_is_stacked_once_each_run_is_collected(tmp_path):
     simstudy("-m", *FIG1, "study.reps=200", "study.chunk_reps=100", "seed=47", "runner.shard=1/2,2/2", "budget.B=5,6",
              cwd=tmp_path)
