@@ -160,6 +160,7 @@ def test_a_file_size_limit_is_one_line_not_a_signal(tmp_path):
 # --- sweeps keep their frames ---------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_a_second_sweep_into_the_same_directory_is_refused_and_the_first_keeps_its_frame(tmp_path):
     first = ["-m", *FIG1, "study.reps=100", "seed=43", "budget.B=5,6"]
     simstudy(*first, cwd=tmp_path)

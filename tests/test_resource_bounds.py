@@ -116,6 +116,7 @@ def test_extrapolate_k_max_beyond_exact_budgets_is_one_line(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.system  # five whole runs, two pairs racing for Hydra's process-global state
 def test_two_python_api_runs_in_two_threads_both_succeed(tmp_path, monkeypatch):
     """Hydra's composition is process-global: the second thread's composition failed ("Could not load
     '_schema/study/evp_accuracy'", "GlobalHydra is already initialized"). Two rounds: the race was lost in
