@@ -115,3 +115,19 @@ def parse_refusal(*overrides) -> str | None:
     except config.ConfigError as exc:
         return str(exc)
     return None
+
+
+def parse_command_refusal(command: str, *overrides) -> str | None:
+    """The one-line :class:`~simstudy.config.ConfigError` of the data command's own parse function
+    (``simstudy.config.parse_<command>``) for ``simstudy command *overrides`` in the working directory (None if
+    it accepts them): each value as Hydra's override parser reads it, a ``+`` key as the key itself."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from simstudy import config
+
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
+    try:
+        getattr(config, f"parse_{command}")({o.key_or_group: o.value() for o in parsed})
+    except config.ConfigError as exc:
+        return str(exc)
+    return None

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from _cli import parse_refusal
+from _cli import parse_command_refusal, parse_refusal
 
 FIG1 = ["experiment=dodge2021_fig1", "runner.progress=false"]
 
@@ -132,7 +132,13 @@ STUDY_CONFIG = [
 #: would cost ~0.7 s; the check itself ~0.1 ms).
 THROUGH_THE_COMMAND = {"distribution=nope", "distribution=file", "budget.X=3", "estimators=[x]", "runner=nope",
                        "hydra.run.dir=a=b", "seed=-1", "+foo=1", "study.reps=abc", "runner.n_jobs=0",
-                       "experiment=dodge2021_fig2 study.confidence=1.5", "+runner.foo=1"}
+                       "experiment=dodge2021_fig2 study.confidence=1.5", "+runner.foo=1",
+                       # the data commands: what they read after the parse, and a pin of each command's line
+                       "data=single.csv compare=true", "data=bad.csv", "data=empty.csv", "data=reuters_hedwig models=[cnn]",
+                       "data=reuters_hedwig model=cnn", "data=s.csv low=0 high=0.5", "data=nan.csv",
+                       "data=s.csv compare=true", "data=s.csv sample_size=5", "data=s.csv sample_size=5 sample_seed=1",
+                       "data=two.csv", "data=two.csv model=c", "", "data=s.csv confidence=1.5",
+                       "data=two.csv model=a +bw=0.1"}
 
 
 def _ids(v):
@@ -199,7 +205,9 @@ def test_binary_file_and_directory_and_missing_file(run_cli, tmp_path):
     assert not (tmp_path / "outputs").exists()
 
 
-@pytest.mark.parametrize("args, message", [
+# (args, message) of `simstudy curve`: most are checked against config.parse_curve (the same message, no Hydra
+# start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
+CURVE = [
     (["data=single.csv", "compare=true"], "compare=true needs at least two models"),
     (["data=bad.csv"], "bad.csv: row 3: score is not a number: 'x'"),
     (["data=empty.csv"], "empty.csv: file is empty"),
@@ -214,7 +222,10 @@ def test_binary_file_and_directory_and_missing_file(run_cli, tmp_path):
     (["data=reuters_hedwig", "xscale=ln"], "xscale must be one of linear, log, got 'ln'"),
     (["data=reuters_hedwig", "missing=skip"], "missing must be error, drop or the score a failed run counts as"),
     (["data=reuters_hedwig", "scale=0"], "scale must be a positive number, got 0"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+]
+
+
+@pytest.mark.parametrize("args, message", [c for c in CURVE if _ids(c[0]) in THROUGH_THE_COMMAND], ids=_ids)
 def test_curve_command_bad_input(run_cli, tmp_path, args, message):
     (tmp_path / "single.csv").write_text("score\n0.5\n0.6\n")
     (tmp_path / "bad.csv").write_text("score\n0.5\nx\n")
@@ -223,7 +234,19 @@ def test_curve_command_bad_input(run_cli, tmp_path, args, message):
     assert not (tmp_path / "outputs").exists()
 
 
-@pytest.mark.parametrize("args, message", [
+@pytest.mark.parametrize("args, message", [c for c in CURVE if _ids(c[0]) not in THROUGH_THE_COMMAND],
+                         ids=_ids)
+def test_curve_command_bad_input_is_refused_by_parse(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "single.csv").write_text("score\n0.5\n0.6\n")
+    refusal = parse_command_refusal("curve", *args)
+    assert refusal is not None and "\n" not in refusal, refusal
+    assert message in refusal, refusal
+
+
+# (args, message) of `simstudy bands`: most are checked against config.parse_bands (the same message, no Hydra
+# start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
+BANDS = [
     (["data=s.csv", "kind=mean"], "kind=mean needs finite low and high"),
     (["data=s.csv", "confidence=1.5"], "confidence must be a number strictly between 0 and 1, got 1.5"),
     (["data=s.csv", "method=bootstrap"], "method must be one of dkw, ks, ld_equal_tailed, ld_highest_density"),
@@ -238,7 +261,10 @@ def test_curve_command_bad_input(run_cli, tmp_path, args, message):
                                       "sample_size too"),
     (["data=s.csv", "+methd=ks"], "methd is not a setting of simstudy bands (settings: data,"),
     (["data=s.csv", "xscale=loglog"], "xscale must be one of linear, log, got 'loglog'"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+]
+
+
+@pytest.mark.parametrize("args, message", [c for c in BANDS if _ids(c[0]) in THROUGH_THE_COMMAND], ids=_ids)
 def test_bands_command_bad_input(run_cli, tmp_path, args, message):
     (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
     (tmp_path / "nan.csv").write_text("score\n0.9\nnan\n")
@@ -246,7 +272,19 @@ def test_bands_command_bad_input(run_cli, tmp_path, args, message):
     assert not (tmp_path / "outputs").exists()
 
 
-@pytest.mark.parametrize("args, message", [
+@pytest.mark.parametrize("args, message", [c for c in BANDS if _ids(c[0]) not in THROUGH_THE_COMMAND],
+                         ids=_ids)
+def test_bands_command_bad_input_is_refused_by_parse(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
+    refusal = parse_command_refusal("bands", *args)
+    assert refusal is not None and "\n" not in refusal, refusal
+    assert message in refusal, refusal
+
+
+# (args, message) of `simstudy audit`: most are checked against config.parse_audit (the same message, no Hydra
+# start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
+AUDIT = [
     (["data=two.csv"], "holds several models (a, b): choose one with model="),
     (["data=two.csv", "model=c"], "model c not in two.csv (its models: a, b): choose with model=NAME"),
     (["data=two.csv", "models=[a,b]"], "simstudy audit examines one model at a time, got models=['a', 'b']"),
@@ -254,11 +292,24 @@ def test_bands_command_bad_input(run_cli, tmp_path, args, message):
     (["data=two.csv", "model=a", "high=inf"], "low and high must be finite bounds"),
     (["data=two.csv", "model=a", "bandwidth=-1"], "bandwidth must be a positive number, got -1"),
     (["data=two.csv", "model=a", "method=x"], "method must be one of dkw, ks"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+]
+
+
+@pytest.mark.parametrize("args, message", [c for c in AUDIT if _ids(c[0]) in THROUGH_THE_COMMAND], ids=_ids)
 def test_audit_command_bad_input(run_cli, tmp_path, args, message):
     (tmp_path / "two.csv").write_text("model,score\na,0.1\na,0.2\nb,0.3\nb,0.4\n")
     assert_one_line(*run_cli("audit", *args)[::2], message)
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("args, message", [c for c in AUDIT if _ids(c[0]) not in THROUGH_THE_COMMAND],
+                         ids=_ids)
+def test_audit_command_bad_input_is_refused_by_parse(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "two.csv").write_text("model,score\na,0.1\na,0.2\nb,0.3\nb,0.4\n")
+    refusal = parse_command_refusal("audit", *args)
+    assert refusal is not None and "\n" not in refusal, refusal
+    assert message in refusal, refusal
 
 
 @pytest.mark.parametrize("args, message", [
