@@ -40,8 +40,9 @@ PRESETS_JSON = HERE / "presets.json"
 CATALOGUE_JSON = HERE / "catalogue.json"
 #: Presets the catalogue has no quick scale for; a few replicates keep them to seconds.
 EXTRA_QUICK = {"parametric_audit": ["study.reps=8", "study.chunk_reps=8", "study.n_boot=20"]}
-#: Cells kept as ``float.hex`` per column (the hash covers every cell; these name the first differing one).
-ROWS = 50
+#: Cells kept as ``float.hex`` per column (the hash covers every cell; these name the first differing one): of
+#: a preset's summary, and of each summary the quick catalogue writes (34 of them: fewer rows keep the file small).
+ROWS, CATALOGUE_ROWS = 50, 10
 
 
 def presets(root: Path = ROOT) -> list[str]:
@@ -63,8 +64,8 @@ def _cell(value) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-def fingerprint(frame) -> dict:
-    """Per-column sha256 of the exact values (float64 bits for numbers) and the first ROWS cells as text."""
+def fingerprint(frame, rows: int = ROWS) -> dict:
+    """Per-column sha256 of the exact values (float64 bits for numbers) and the first ``rows`` cells as text."""
     columns = {}
     for name in frame.columns:
         values = frame[name].to_numpy()
@@ -73,7 +74,7 @@ def fingerprint(frame) -> dict:
             digest = hashlib.sha256(str(data.dtype).encode() + data.tobytes()).hexdigest()
         else:
             digest = hashlib.sha256("\x1f".join(map(_cell, values)).encode()).hexdigest()
-        columns[str(name)] = {"sha256": digest, "head": [_cell(v) for v in values[:ROWS]]}
+        columns[str(name)] = {"sha256": digest, "head": [_cell(v) for v in values[:rows]]}
     return {"rows": len(frame), "columns": columns}
 
 
@@ -90,7 +91,7 @@ def first_difference(expected: dict, actual: dict) -> str | None:
         for row, (w, g) in enumerate(zip(want["head"], got["head"])):
             if w != g:
                 return f"column {name!r}, row {row}: {g}, recorded {w}"
-        return f"column {name!r}: differs beyond the first {ROWS} rows"
+        return f"column {name!r}: differs beyond the first {len(want['head'])} rows"
     return None
 
 
@@ -127,7 +128,7 @@ def run_catalogue(root: Path = ROOT, env: dict | None = None) -> dict:
         subprocess.run([sys.executable, "-m", "simstudy.cli", "reproduce", "--quick", "n_jobs=2"], cwd=tmp,
                        env=env, check=True, capture_output=True, text=True, timeout=1800)
         out = Path(tmp) / "outputs" / "reproduce-quick"
-        summaries = {str(p.relative_to(out)): fingerprint(pd.read_parquet(p))
+        summaries = {str(p.relative_to(out)): fingerprint(pd.read_parquet(p), CATALOGUE_ROWS)
                      for p in sorted(out.rglob("summary.parquet"))}
         return {"numbers": report_numbers((out / "REPRODUCTION.md").read_text()), "summaries": summaries}
 
