@@ -180,12 +180,28 @@ BAD_FILES = [
 ]
 
 
-@pytest.mark.parametrize("name, text, message", BAD_FILES, ids=[f[0] for f in BAD_FILES])
+#: The data files that run the whole command (one line, exit 2, nothing written); the others are checked against
+#: config.parse, which reads the file (the same message, no Hydra start).
+FILES_THROUGH_THE_COMMAND = {"bad.csv", "empty.csv", "scores.txt"}
+
+
+@pytest.mark.parametrize("name, text, message", [f for f in BAD_FILES if f[0] in FILES_THROUGH_THE_COMMAND],
+                         ids=[f[0] for f in BAD_FILES if f[0] in FILES_THROUGH_THE_COMMAND])
 def test_bad_data_file_names_file_row_and_value(run_cli, tmp_path, name, text, message):
     (tmp_path / name).write_text(text)
     status, _, err = run_cli(*FIG1, "distribution=file", f"distribution.path={name}")
     assert_one_line(status, err, message)
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("name, text, message", [f for f in BAD_FILES if f[0] not in FILES_THROUGH_THE_COMMAND],
+                         ids=[f[0] for f in BAD_FILES if f[0] not in FILES_THROUGH_THE_COMMAND])
+def test_bad_data_file_is_refused_by_parse(tmp_path, monkeypatch, name, text, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(text)
+    refusal = parse_refusal(*FIG1, "distribution=file", f"distribution.path={name}")
+    assert refusal is not None and "\n" not in refusal, refusal
+    assert message in refusal, refusal
 
 
 def test_scores_outside_the_declared_support(run_cli, tmp_path):
