@@ -15,6 +15,10 @@ import pandas as pd
 import pytest
 from _cli import FIG1, simstudy
 
+# Each test runs the whole command end to end (a run directory, its files and figures, seconds each): the system
+# lane. The default lane keeps the command's path through test_api, test_run_identity and test_files_safe.
+pytestmark = pytest.mark.system
+
 
 def test_figure1_small_end_to_end(tmp_path):
     proc = simstudy(*FIG1, "study.reps=400", "study.chunk_reps=150", cwd=tmp_path)
@@ -40,7 +44,6 @@ def test_overrides_and_summaries_only(tmp_path):
     assert not (tmp_path / "run" / "replicates.parquet").exists()
 
 
-@pytest.mark.system
 def test_sweep(tmp_path):
     simstudy("-m", *FIG1, "study.reps=100", "budget.B=5,6", cwd=tmp_path)
     runs = sorted(p.name for p in (tmp_path / "outputs" / "multirun" / "dodge2021_fig1").iterdir() if p.is_dir())
@@ -57,7 +60,6 @@ def _chunks(run_dir: Path) -> list[Path]:
     return list((run_dir / "chunks").rglob("*.npz")) if (run_dir / "chunks").exists() else []
 
 
-@pytest.mark.system
 def test_interrupted_run_resumes_bit_identically_and_n_jobs_does_not_matter(tmp_path):
     """Ctrl-C midway keeps the finished chunks; the rerun resumes and matches an uninterrupted 2-worker run."""
     args = [*FIG1, "budget.B=100", "study.reps=200000", "study.chunk_reps=2000", "study.save_replicates=false"]
@@ -92,7 +94,6 @@ def test_interrupted_run_resumes_bit_identically_and_n_jobs_does_not_matter(tmp_
                                   pd.read_parquet(tmp_path / "reference" / "summary.parquet"), check_exact=True)
 
 
-@pytest.mark.system
 def test_console_script_is_installed():
     exe = shutil.which("simstudy", path=str(Path(sys.executable).parent))
     assert exe is not None, "the simstudy console script is not installed beside this Python"
