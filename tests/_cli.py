@@ -99,6 +99,7 @@ def parse_refusal(*overrides) -> str | None:
     (its own override parser and the same merge into the composed config)."""
     import copy
 
+    # Hydra's own step that puts overrides on a composed config (private, but hydra-core is pinned to 1.3.x)
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf
