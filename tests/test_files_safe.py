@@ -237,6 +237,7 @@ def test_stray_temporary_files_of_a_killed_run_are_removed_by_the_next_run(tmp_p
     assert (tmp_path / "run" / "notes.part").read_text() == "mine"
 
 
+@pytest.mark.system
 def test_a_rerun_that_computes_nothing_does_not_rewrite_replicates(tmp_path):
     args = [*SMALL, "study.save_replicates=true", "hydra.run.dir=run"]
     simstudy(*args, cwd=tmp_path)
