@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from _cli import parse_command_refusal, parse_refusal
 
 FIG1 = ["experiment=dodge2021_fig1", "runner.progress=false"]
 
@@ -125,11 +126,39 @@ STUDY_CONFIG = [
 ]
 
 
-@pytest.mark.parametrize("overrides, message", STUDY_CONFIG, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+#: The cases that run the whole command: Hydra's own refusals (a missing group option, a bad override), the
+#: command's checks before Hydra composes, and a handful of values that pin the one line, exit status 2 and
+#: nothing written. The others check the same message against config.parse directly (a Hydra start each
+#: would cost ~0.7 s; the check itself ~0.1 ms).
+THROUGH_THE_COMMAND = {"distribution=nope", "distribution=file", "budget.X=3", "estimators=[x]", "runner=nope",
+                       "hydra.run.dir=a=b", "seed=-1", "+foo=1", "study.reps=abc", "runner.n_jobs=0",
+                       "experiment=dodge2021_fig2 study.confidence=1.5", "+runner.foo=1",
+                       # the data commands: what they read after the parse, and a pin of each command's line
+                       "data=single.csv compare=true", "data=bad.csv", "data=empty.csv", "data=reuters_hedwig models=[cnn]",
+                       "data=reuters_hedwig model=cnn", "data=s.csv low=0 high=0.5", "data=nan.csv",
+                       "data=s.csv compare=true", "data=s.csv sample_size=5", "data=s.csv sample_size=5 sample_seed=1",
+                       "data=two.csv", "data=two.csv model=c", "", "data=s.csv confidence=1.5",
+                       "data=two.csv model=a +bw=0.1"}
+
+
+def _ids(v):
+    return " ".join(v) if isinstance(v, list) else ""
+
+
+@pytest.mark.parametrize("overrides, message", [c for c in STUDY_CONFIG if _ids(c[0]) in THROUGH_THE_COMMAND],
+                         ids=_ids)
 def test_bad_study_config(run_cli, tmp_path, overrides, message):
     status, _, err = run_cli(*FIG1, *overrides)
     assert_one_line(status, err, message)
     assert not (tmp_path / "outputs").exists() and not (tmp_path / "a=b").exists()
+
+
+@pytest.mark.parametrize("overrides, message", [c for c in STUDY_CONFIG if _ids(c[0]) not in THROUGH_THE_COMMAND],
+                         ids=_ids)
+def test_bad_study_config_is_refused_by_parse(overrides, message):
+    refusal = parse_refusal(*FIG1, *overrides)
+    assert refusal is not None and "\n" not in refusal, refusal
+    assert message in refusal, refusal
 
 
 # (file name, content, message): data files for distribution=file (the CLI's `curve`, `bands` and `audit` share
@@ -151,12 +180,28 @@ BAD_FILES = [
 ]
 
 
-@pytest.mark.parametrize("name, text, message", BAD_FILES, ids=[f[0] for f in BAD_FILES])
+#: The data files that run the whole command (one line, exit 2, nothing written); the others are checked against
+#: config.parse, which reads the file (the same message, no Hydra start).
+FILES_THROUGH_THE_COMMAND = {"bad.csv", "empty.csv", "scores.txt"}
+
+
+@pytest.mark.parametrize("name, text, message", [f for f in BAD_FILES if f[0] in FILES_THROUGH_THE_COMMAND],
+                         ids=[f[0] for f in BAD_FILES if f[0] in FILES_THROUGH_THE_COMMAND])
 def test_bad_data_file_names_file_row_and_value(run_cli, tmp_path, name, text, message):
     (tmp_path / name).write_text(text)
     status, _, err = run_cli(*FIG1, "distribution=file", f"distribution.path={name}")
     assert_one_line(status, err, message)
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("name, text, message", [f for f in BAD_FILES if f[0] not in FILES_THROUGH_THE_COMMAND],
+                         ids=[f[0] for f in BAD_FILES if f[0] not in FILES_THROUGH_THE_COMMAND])
+def test_bad_data_file_is_refused_by_parse(tmp_path, monkeypatch, name, text, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(text)
+    refusal = parse_refusal(*FIG1, "distribution=file", f"distribution.path={name}")
+    assert refusal is not None and "\n" not in refusal, refusal
+    assert message in refusal, refusal
 
 
 def test_scores_outside_the_declared_support(run_cli, tmp_path):
@@ -176,7 +221,9 @@ def test_binary_file_and_directory_and_missing_file(run_cli, tmp_path):
     assert not (tmp_path / "outputs").exists()
 
 
-@pytest.mark.parametrize("args, message", [
+# (args, message) of `simstudy curve`: most are checked against config.parse_curve (the same message, no Hydra
+# start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
+CURVE = [
     (["data=single.csv", "compare=true"], "compare=true needs at least two models"),
     (["data=bad.csv"], "bad.csv: row 3: score is not a number: 'x'"),
     (["data=empty.csv"], "empty.csv: file is empty"),
@@ -191,7 +238,10 @@ def test_binary_file_and_directory_and_missing_file(run_cli, tmp_path):
     (["data=reuters_hedwig", "xscale=ln"], "xscale must be one of linear, log, got 'ln'"),
     (["data=reuters_hedwig", "missing=skip"], "missing must be error, drop or the score a failed run counts as"),
     (["data=reuters_hedwig", "scale=0"], "scale must be a positive number, got 0"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+]
+
+
+@pytest.mark.parametrize("args, message", [c for c in CURVE if _ids(c[0]) in THROUGH_THE_COMMAND], ids=_ids)
 def test_curve_command_bad_input(run_cli, tmp_path, args, message):
     (tmp_path / "single.csv").write_text("score\n0.5\n0.6\n")
     (tmp_path / "bad.csv").write_text("score\n0.5\nx\n")
@@ -200,7 +250,19 @@ def test_curve_command_bad_input(run_cli, tmp_path, args, message):
     assert not (tmp_path / "outputs").exists()
 
 
-@pytest.mark.parametrize("args, message", [
+@pytest.mark.parametrize("args, message", [c for c in CURVE if _ids(c[0]) not in THROUGH_THE_COMMAND],
+                         ids=_ids)
+def test_curve_command_bad_input_is_refused_by_parse(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "single.csv").write_text("score\n0.5\n0.6\n")
+    refusal = parse_command_refusal("curve", *args)
+    assert refusal is not None and "\n" not in refusal, refusal
+    assert message in refusal, refusal
+
+
+# (args, message) of `simstudy bands`: most are checked against config.parse_bands (the same message, no Hydra
+# start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
+BANDS = [
     (["data=s.csv", "kind=mean"], "kind=mean needs finite low and high"),
     (["data=s.csv", "confidence=1.5"], "confidence must be a number strictly between 0 and 1, got 1.5"),
     (["data=s.csv", "method=bootstrap"], "method must be one of dkw, ks, ld_equal_tailed, ld_highest_density"),
@@ -215,7 +277,10 @@ def test_curve_command_bad_input(run_cli, tmp_path, args, message):
                                       "sample_size too"),
     (["data=s.csv", "+methd=ks"], "methd is not a setting of simstudy bands (settings: data,"),
     (["data=s.csv", "xscale=loglog"], "xscale must be one of linear, log, got 'loglog'"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+]
+
+
+@pytest.mark.parametrize("args, message", [c for c in BANDS if _ids(c[0]) in THROUGH_THE_COMMAND], ids=_ids)
 def test_bands_command_bad_input(run_cli, tmp_path, args, message):
     (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
     (tmp_path / "nan.csv").write_text("score\n0.9\nnan\n")
@@ -223,7 +288,19 @@ def test_bands_command_bad_input(run_cli, tmp_path, args, message):
     assert not (tmp_path / "outputs").exists()
 
 
-@pytest.mark.parametrize("args, message", [
+@pytest.mark.parametrize("args, message", [c for c in BANDS if _ids(c[0]) not in THROUGH_THE_COMMAND],
+                         ids=_ids)
+def test_bands_command_bad_input_is_refused_by_parse(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
+    refusal = parse_command_refusal("bands", *args)
+    assert refusal is not None and "\n" not in refusal, refusal
+    assert message in refusal, refusal
+
+
+# (args, message) of `simstudy audit`: most are checked against config.parse_audit (the same message, no Hydra
+# start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
+AUDIT = [
     (["data=two.csv"], "holds several models (a, b): choose one with model="),
     (["data=two.csv", "model=c"], "model c not in two.csv (its models: a, b): choose with model=NAME"),
     (["data=two.csv", "models=[a,b]"], "simstudy audit examines one model at a time, got models=['a', 'b']"),
@@ -231,11 +308,24 @@ def test_bands_command_bad_input(run_cli, tmp_path, args, message):
     (["data=two.csv", "model=a", "high=inf"], "low and high must be finite bounds"),
     (["data=two.csv", "model=a", "bandwidth=-1"], "bandwidth must be a positive number, got -1"),
     (["data=two.csv", "model=a", "method=x"], "method must be one of dkw, ks"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+]
+
+
+@pytest.mark.parametrize("args, message", [c for c in AUDIT if _ids(c[0]) in THROUGH_THE_COMMAND], ids=_ids)
 def test_audit_command_bad_input(run_cli, tmp_path, args, message):
     (tmp_path / "two.csv").write_text("model,score\na,0.1\na,0.2\nb,0.3\nb,0.4\n")
     assert_one_line(*run_cli("audit", *args)[::2], message)
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("args, message", [c for c in AUDIT if _ids(c[0]) not in THROUGH_THE_COMMAND],
+                         ids=_ids)
+def test_audit_command_bad_input_is_refused_by_parse(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "two.csv").write_text("model,score\na,0.1\na,0.2\nb,0.3\nb,0.4\n")
+    refusal = parse_command_refusal("audit", *args)
+    assert refusal is not None and "\n" not in refusal, refusal
+    assert message in refusal, refusal
 
 
 @pytest.mark.parametrize("args, message", [
@@ -354,6 +444,7 @@ def _run_as(user_kwargs, cwd, *args):
                           text=True, timeout=120, **user_kwargs)
 
 
+@pytest.mark.system
 def test_unreadable_data_file(shared_dir):
     who = _unprivileged()
     (shared_dir / "s.csv").write_text("score\n0.5\n0.6\n")
@@ -363,6 +454,7 @@ def test_unreadable_data_file(shared_dir):
     assert not (shared_dir / "outputs").exists()
 
 
+@pytest.mark.system
 def test_read_only_output_directory(shared_dir):
     who = _unprivileged()
     (shared_dir / "outputs").mkdir()

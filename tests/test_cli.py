@@ -12,7 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from _cli import FIG1, simstudy
+
+# Each test runs the whole command end to end (a run directory, its files and figures, seconds each): the system
+# lane. The default lane keeps the command's path through test_api, test_run_identity and test_files_safe.
+pytestmark = pytest.mark.system
 
 
 def test_figure1_small_end_to_end(tmp_path):

@@ -141,6 +141,7 @@ def test_os_errors_of_the_path_or_the_environment_are_one_line(tmp_path, monkeyp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]
 
 
+@pytest.mark.system
 def test_a_file_size_limit_is_one_line_not_a_signal(tmp_path):
     """``ulimit -f``: the kernel sends SIGXFSZ, which would kill the process mid-write; simstudy ignores it, so the
     write raises EFBIG, reported in one line (exit 1), and the chunk file is not left half-written."""
@@ -159,6 +160,7 @@ def test_a_file_size_limit_is_one_line_not_a_signal(tmp_path):
 # --- sweeps keep their frames ---------------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_a_second_sweep_into_the_same_directory_is_refused_and_the_first_keeps_its_frame(tmp_path):
     first = ["-m", *FIG1, "study.reps=100", "seed=43", "budget.B=5,6"]
     simstudy(*first, cwd=tmp_path)

@@ -70,6 +70,7 @@ def small_chunks(monkeypatch):
     monkeypatch.setattr(extrapolate_fit, "CHUNK", 4)
 
 
+@pytest.mark.system
 def test_same_numbers_for_any_n_jobs(tmp_path, bare, small_chunks):
     # three chunks (4 + 4 + 2 replicates), run by one process and by two workers
     runs = {}

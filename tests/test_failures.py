@@ -7,6 +7,7 @@ import json
 from functools import partial
 
 import pandas as pd
+import pytest
 from _cli import FIG1, clean_env, one_line_error, simstudy
 
 ARGS = [*FIG1, "budget.B=[5,7]", "study.reps=400", "study.chunk_reps=100", "study.save_replicates=false",
@@ -14,6 +15,7 @@ ARGS = [*FIG1, "budget.B=[5,7]", "study.reps=400", "study.chunk_reps=100", "stud
 FAILING = clean_env(FAIL_B="7", FAIL_CHUNKS="1")
 
 
+@pytest.mark.system
 def test_a_failing_chunk_fails_the_run_but_the_other_cells_are_summarised(tmp_path):
     proc = simstudy(*ARGS, cwd=tmp_path, plugin="failing_chunk.py", env=FAILING, check=False)
     line = one_line_error(proc, "1 of 8 chunks failed (12.5% > runner.max_failure_fraction=0); first: chunk ",
@@ -35,12 +37,14 @@ def test_a_failing_chunk_fails_the_run_but_the_other_cells_are_summarised(tmp_pa
     assert (tmp_path / "run" / "figure.png").stat().st_size > 0
 
 
+@pytest.mark.system
 def test_failures_within_max_failure_fraction_exit_zero_with_a_warning(tmp_path):
     proc = simstudy(*ARGS, "runner.max_failure_fraction=0.2", cwd=tmp_path, plugin="failing_chunk.py",
                     env=FAILING)
     assert "1 of 8 chunks failed (within runner.max_failure_fraction=0.2)" in proc.stdout
 
 
+@pytest.mark.system
 def test_replay_shows_the_full_traceback_and_a_fixed_rerun_matches_a_clean_run(tmp_path):
     proc = simstudy(*ARGS, cwd=tmp_path, plugin="failing_chunk.py", env=FAILING, check=False)
     cell = proc.stderr.split("first: chunk ")[1].split("/")[0]

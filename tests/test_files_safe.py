@@ -117,6 +117,7 @@ def _start(pid: int) -> str | None:
     return claims._process_start(pid)
 
 
+@pytest.mark.system
 def test_a_live_runs_lock_refuses_a_second_run_and_a_dead_ones_is_taken_over(tmp_path):
     simstudy(*SMALL, "hydra.run.dir=run", cwd=tmp_path)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -151,6 +152,7 @@ def _wait(predicate, proc, timeout=120):
         time.sleep(0.005)
 
 
+@pytest.mark.system
 def test_two_runs_into_one_directory_one_is_refused_and_sigterm_cleans_up(tmp_path):
     run_dir = tmp_path / "run"
     first = subprocess.Popen([sys.executable, "-m", "simstudy.cli", *LONG, "hydra.run.dir=run"], cwd=tmp_path,
@@ -173,6 +175,7 @@ def test_two_runs_into_one_directory_one_is_refused_and_sigterm_cleans_up(tmp_pa
     assert len(list(run_dir.rglob("*.npz"))) >= 2  # finished chunks kept for the resume
 
 
+@pytest.mark.system
 def test_sigterm_right_after_the_claim_leaves_no_directory(tmp_path):
     run_dir = tmp_path / "a" / "run"
     proc = subprocess.Popen([sys.executable, "-m", "simstudy.cli", *LONG, f"hydra.run.dir={run_dir}"], cwd=tmp_path,
@@ -234,6 +237,7 @@ def test_stray_temporary_files_of_a_killed_run_are_removed_by_the_next_run(tmp_p
     assert (tmp_path / "run" / "notes.part").read_text() == "mine"
 
 
+@pytest.mark.system
 def test_a_rerun_that_computes_nothing_does_not_rewrite_replicates(tmp_path):
     args = [*SMALL, "study.save_replicates=true", "hydra.run.dir=run"]
     simstudy(*args, cwd=tmp_path)
@@ -254,6 +258,7 @@ def test_a_rerun_that_computes_nothing_does_not_rewrite_replicates(tmp_path):
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.system
 def test_reproduce_only_updates_its_section_and_keeps_the_others(tmp_path):
     """As in the repository: the shipped report, its figures and its marker; one entry rerun (its run directory
     is new), the sixteen others kept as they were, their figures untouched."""

@@ -104,6 +104,7 @@ def test_plain_commands_explain_their_keys(capsys, monkeypatch, command, keys):
         assert f"\n  {key} " in out
 
 
+@pytest.mark.system
 def test_help_into_a_closed_pipe_prints_no_traceback(tmp_path):
     # The reader is gone before simstudy writes (as with `simstudy --help | head` on a long help): the write
     # raises BrokenPipeError, which must end the command quietly.

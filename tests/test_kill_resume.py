@@ -66,7 +66,7 @@ def runs():
         run.cleanup()
 
 
-@pytest.mark.slow
+@pytest.mark.system  # processes killed and rerun (CI's system lane)
 def test_killed_at_several_points_then_resumed_matches_an_uninterrupted_run(tmp_path, runs):
     run_dir = tmp_path / "killed"
     points = [

@@ -43,6 +43,7 @@ def _listing(path):
     return sorted((str(p.relative_to(path)), p.stat().st_mtime_ns) for p in path.rglob("*"))
 
 
+@pytest.mark.system
 def test_collect_refuses_a_stored_target_not_named_on_the_command_line_and_never_imports_it(tmp_path):
     sent = _sent(tmp_path, "sent_plugin_a")
     before = _listing(sent)
@@ -56,6 +57,7 @@ def test_collect_refuses_a_stored_target_not_named_on_the_command_line_and_never
     assert (tmp_path / "IMPORTED").exists() and (sent / "summary.parquet").is_file()
 
 
+@pytest.mark.system
 def test_replay_refuses_a_stored_target_not_named_on_the_command_line(tmp_path):
     sent = _sent(tmp_path, "sent_plugin_b")
     cell = next((sent / "chunks").glob("*/cell-*")).name.removeprefix("cell-")
@@ -124,6 +126,7 @@ def test_a_fifo_as_data_is_refused_without_opening_it(tmp_path):
     one_line_error(proc, "scores.csv: a FIFO; give a score file (a regular file) instead")
 
 
+@pytest.mark.system
 def test_score_files_nested_1e5_deep_are_one_line(tmp_path):
     (tmp_path / "lists.json").write_text("[" * 100_000 + "]" * 100_000)
     (tmp_path / "objects.json").write_text('{"a":' * 100_000 + "1" + "}" * 100_000)

@@ -107,6 +107,7 @@ def test_threshold_rule_validates():
         pf.Threshold(quantile=0.5, score=0.8)
 
 
+@pytest.mark.system
 def test_bootstrap_is_the_same_for_any_number_of_jobs():
     ys = NoisyQuadratic(0.0, 1.0, 2, 0.02).sample(60, rng=np.random.default_rng(26))
     res = fitting.fit(ys)

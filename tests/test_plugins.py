@@ -95,6 +95,7 @@ def test_a_plugin_computing_v_gives_the_built_in_numbers_and_passes_keyword_argu
                                0.5 * values(s, "v", "mean").estimate.to_numpy(), rtol=1e-12)
 
 
+@pytest.mark.system
 def test_plugin_results_are_identical_for_one_and_two_loky_workers(tmp_path):
     write(tmp_path, "my_estimators_jobs", ESTIMATORS)
     for jobs in (1, 2):
@@ -338,6 +339,7 @@ def test_a_bad_distribution_is_a_one_line_error_before_any_compute(tmp_path, arg
     assert not (tmp_path / "run" / "chunks").exists()
 
 
+@pytest.mark.system
 def test_the_worked_example_runs_through_figures_1_and_2(tmp_path):
     """examples/run_my_estimator.py at a tiny scale: both studies, the jackknife estimator beside u, v, w."""
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / "run_my_estimator.py"), "--reps", "400",

@@ -82,6 +82,7 @@ def test_an_output_that_is_a_symlink_is_moved_as_the_link(tmp_path):
 
 # --- 2. and 3. a sweep under overwrite=true, and a sweep job's refusal -----------------------------------------
 
+@pytest.mark.system  # sweeps end to end, run twice
 def test_overwrite_on_a_sweep_moves_the_sweep_s_own_files_aside_too(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     simstudy(*SWEEP, cwd=tmp_path)
@@ -95,6 +96,7 @@ def test_overwrite_on_a_sweep_moves_the_sweep_s_own_files_aside_too(tmp_path):
     assert all((sw / name).is_file() for name in SWEEP_FILES)
 
 
+@pytest.mark.system
 def test_a_refused_sweep_job_names_hydra_sweep_dir_as_the_fix(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     simstudy(*SWEEP, cwd=tmp_path)
@@ -105,6 +107,7 @@ def test_a_refused_sweep_job_names_hydra_sweep_dir_as_the_fix(tmp_path):
     assert files_of(tmp_path / "sw") == before
 
 
+@pytest.mark.system
 def test_a_sweep_with_a_symlinked_previous_is_refused_before_anything_moves(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     simstudy(*SWEEP, cwd=tmp_path)
@@ -135,6 +138,7 @@ def test_the_wrote_line_lists_only_what_the_run_wrote_not_the_user_s_files(tmp_p
     assert wrote(proc.stdout) == ["curves.csv", "curves.parquet", "figure.pdf", "figure.png"]
 
 
+@pytest.mark.system
 def test_collect_lists_only_what_it_wrote(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     for i in (1, 2):

@@ -122,6 +122,7 @@ print(json.dumps({"toy": toy.summary.to_dict("records"), "uniform": [*uniform.su
 """
 
 
+@pytest.mark.system
 def test_an_installed_package_registers_a_study_an_estimator_and_a_distribution_by_entry_point(tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--target",
@@ -143,6 +144,7 @@ def test_an_installed_package_registers_a_study_an_estimator_and_a_distribution_
     assert got["uniform"] == [0.2, 0.9, "toy_uniform"]  # distribution.kind=toy_uniform: the package's class
 
 
+@pytest.mark.system
 def test_a_plugin_that_fails_to_load_is_one_line(tmp_path):
     (tmp_path / "broken_plugin.py").write_text("raise RuntimeError('no licence file')\n")
     env = {**os.environ, registry.PLUGINS_ENV: "broken_plugin"}

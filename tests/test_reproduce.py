@@ -190,6 +190,7 @@ def _check_report(tmp_path, ids) -> str:
     return report
 
 
+@pytest.mark.system
 def test_reproduce_quick_some_entries_then_resume(tmp_path):
     simstudy("reproduce", "--quick", "n_jobs=2", f"only={','.join(SOME)}", cwd=tmp_path, timeout=240)
     report = _check_report(tmp_path, SOME)

@@ -33,7 +33,7 @@ def _exiting(tmp_path, module):
     (tmp_path / f"{module}.py").write_text(textwrap.dedent(EXITING))
 
 
-@pytest.mark.parametrize("backend", ["sequential", "loky"])
+@pytest.mark.parametrize("backend", ["sequential", pytest.param("loky", marks=pytest.mark.system)])  # loky: a process
 def test_a_plugin_calling_sys_exit_mid_run_is_one_line_exit_2(tmp_path, backend):
     module = f"exiting_{backend}"
     _exiting(tmp_path, module)
@@ -72,6 +72,7 @@ def _address_space(gb):
     return cap
 
 
+@pytest.mark.system
 def test_a_budget_of_1e9_is_refused_by_its_memory_estimate_before_anything_is_allocated(tmp_path):
     from _cli import clean_env
 
@@ -115,6 +116,7 @@ def test_extrapolate_k_max_beyond_exact_budgets_is_one_line(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.system  # five whole runs, two pairs racing for Hydra's process-global state
 def test_two_python_api_runs_in_two_threads_both_succeed(tmp_path, monkeypatch):
     """Hydra's composition is process-global: the second thread's composition failed ("Could not load
     '_schema/study/evp_accuracy'", "GlobalHydra is already initialized"). Two rounds: the race was lost in
@@ -143,6 +145,7 @@ def test_two_python_api_runs_in_two_threads_both_succeed(tmp_path, monkeypatch):
             assert got.equals(want)
 
 
+@pytest.mark.system
 def test_bands_on_1e6_scores_are_refused_at_once_with_their_estimated_time_and_memory(tmp_path, monkeypatch):
     monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path / "cache"))  # nothing solved before
     (tmp_path / "big.csv").write_text("score\n" + "\n".join(str(i / 1e6) for i in range(1, 1_000_001)) + "\n")
@@ -213,6 +216,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.system
 def test_a_killed_run_leaves_no_worker_processes_alive(tmp_path):
     import signal
     import subprocess

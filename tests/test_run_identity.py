@@ -61,6 +61,7 @@ def test_an_edited_file_behind_a_study_is_refused_naming_the_file_and_the_fixes(
     assert files_of(tmp_path / "run") == before  # nothing written, nothing lost
 
 
+@pytest.mark.system  # three whole runs into two directories
 def test_a_renamed_file_with_the_same_bytes_gives_the_same_numbers_and_resumes(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     (tmp_path / "sub").mkdir()
@@ -74,6 +75,7 @@ def test_a_renamed_file_with_the_same_bytes_gives_the_same_numbers_and_resumes(t
     pd.testing.assert_frame_equal(numbers(tmp_path / "a"), numbers(tmp_path / "b"))
 
 
+@pytest.mark.system  # three whole runs, one moved aside
 def test_overwrite_moves_the_old_results_to_previous_and_computes_afresh(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     (tmp_path / "run").mkdir()
@@ -107,6 +109,7 @@ def test_an_edited_file_behind_an_audit_is_refused(tmp_path):
     assert files_of(tmp_path / "run") == before
 
 
+@pytest.mark.system  # two whole audits (three studies each)
 def test_a_renamed_file_gives_an_audit_the_same_numbers(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     (tmp_path / "t.csv").write_text(SCORES)

@@ -77,7 +77,7 @@ def _fails_on_odd(task: Task) -> dict:
     return _draw(task)
 
 
-@pytest.mark.parametrize("backend", ["loky", "sequential"])
+@pytest.mark.parametrize("backend", [pytest.param("loky", marks=pytest.mark.system), "sequential"])  # loky: a pool
 def test_a_failing_task_is_returned_with_its_seed_key_and_the_rest_finish(tmp_path, backend):
     from simstudy.engine.runner import seed_key
 

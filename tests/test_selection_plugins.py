@@ -190,6 +190,7 @@ def test_fixed_confidence_plugins_reimplementing_ttts_and_non_adaptive_give_the_
     assert fingerprint(tmp_path / "built_in") == "0c25706b89892ca5"  # pinned before plug-ins existed
 
 
+@pytest.mark.system
 def test_a_registered_name_runs_by_import_path_in_workers(tmp_path):
     plugins.register_selection_algorithm("fixed_budget", "equal", "my_selection.equal_split")
     assert plugins.check_selection_algorithm("equal", "fixed_budget") == "equal"

@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 from _cli import FIG1, one_line_error, simstudy
 
 ARGS = [*FIG1, "budget.B=[6,10]", "study.reps=1400", "study.chunk_reps=200", "study.save_replicates=true"]
@@ -12,6 +13,7 @@ def _read(run_dir):
     return pd.read_parquet(run_dir / "summary.parquet"), pd.read_parquet(run_dir / "replicates.parquet")
 
 
+@pytest.mark.system
 def test_three_shards_then_collect_equal_one_process_bit_for_bit(tmp_path):
     run_dir = tmp_path / "outputs" / "dodge2021_fig1" / "budget.B=_6,10_,study.chunk_reps=200,study.reps=1400,study.save_replicates=true-e420713a"
     for i in (1, 2, 3):

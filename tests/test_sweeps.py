@@ -17,7 +17,8 @@ B_VALUES, SD_VALUES = (5, 6), (0.05, 0.1)
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    """A finished 2x2 sweep at tiny scale (about 3 s), shared read-only: tests that change it copy it."""
+    """A finished 2x2 sweep at tiny scale (about 3 s), shared read-only: tests that change it copy it. A sweep end
+    to end: the tests that use it are in the system lane."""
     cwd = tmp_path_factory.mktemp("sweep")
     simstudy("-m", *FIG1, "study.reps=100", "seed=41", "budget.B=5,6", "distribution.sd=0.05,0.1", cwd=cwd)
     return cwd / "outputs" / "multirun" / "dodge2021_fig1"
@@ -27,6 +28,7 @@ def _jobs(sweep_dir):
     return sorted(p for p in sweep_dir.iterdir() if p.is_dir())
 
 
+@pytest.mark.system
 def test_the_stacked_frame_holds_every_job_with_typed_swept_columns(sweep):
     frame = pd.read_parquet(sweep / "summary.parquet")
     jobs = _jobs(sweep)
@@ -47,6 +49,7 @@ def test_the_stacked_frame_holds_every_job_with_typed_swept_columns(sweep):
         assert (sweep / name).stat().st_size > 1000
 
 
+@pytest.mark.system
 def test_the_figure_has_one_panel_per_combination_with_the_mse_of_each_estimator(sweep):
     frame = pd.read_parquet(sweep / "summary.parquet")
     rows, spec = sweeps.headline(frame, "evp_accuracy")
@@ -58,6 +61,7 @@ def test_the_figure_has_one_panel_per_combination_with_the_mse_of_each_estimator
     assert all(len(ax.get_lines()) == 3 for ax in fig.axes)  # U, V, W in each panel
 
 
+@pytest.mark.system
 def test_collect_rebuilds_the_identical_frame(sweep, tmp_path):
     copy = tmp_path / "sweep"
     shutil.copytree(sweep, copy)
@@ -69,6 +73,7 @@ def test_collect_rebuilds_the_identical_frame(sweep, tmp_path):
     assert (copy / "figure.png").is_file() and (copy / "figure.pdf").is_file()
 
 
+@pytest.mark.system
 def test_collect_names_unfinished_jobs_in_one_line_and_exits_1(sweep, tmp_path):
     copy = tmp_path / "sweep"
     shutil.copytree(sweep, copy)
@@ -122,6 +127,7 @@ def test_the_figure_names_the_line_style_of_each_cell_of_a_job():
     assert texts[-2:] == ["B = 2", "B = 3"] and len(texts) == 5
 
 
+@pytest.mark.system
 def test_a_sweep_of_sharded_runs_is_stacked_once_each_run_is_collected(tmp_path):
     simstudy("-m", *FIG1, "study.reps=200", "study.chunk_reps=100", "seed=47", "runner.shard=1/2,2/2", "budget.B=5,6",
              cwd=tmp_path)
@@ -140,6 +146,7 @@ def test_a_sweep_of_sharded_runs_is_stacked_once_each_run_is_collected(tmp_path)
 DESIGN = "+design={distribution.sd: [0.05, 0.1], budget.B: [5, 6]}"
 
 
+@pytest.mark.system
 def test_a_design_block_gives_the_sweeps_frame_and_numbers_in_one_run(sweep, tmp_path):
     simstudy(*FIG1, "study.reps=100", "seed=41", DESIGN, "hydra.run.dir=design", cwd=tmp_path)
     design = pd.read_parquet(tmp_path / "design" / "summary.parquet")

@@ -84,6 +84,7 @@ def _summary(tmp_path, name, **overrides):
     return evp_accuracy.run(make_config(**overrides), tmp_path / name).summary
 
 
+@pytest.mark.system
 def test_bit_identical_for_any_n_jobs_and_backend(tmp_path):
     small = dict(study__reps=3000, study__chunk_reps=500)
     ref = _summary(tmp_path, "a", **small)

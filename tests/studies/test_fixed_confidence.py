@@ -21,6 +21,7 @@ def make_config(n_jobs=1, **study):
     })
 
 
+@pytest.mark.system
 def test_summary_table_and_bit_identical_for_any_n_jobs(tmp_path):
     one = fixed_confidence.run(make_config(), tmp_path / "one")
     two = fixed_confidence.run(make_config(n_jobs=2), tmp_path / "two")

@@ -32,6 +32,7 @@ def rows(summary, measure, curve="median"):
     return s[s.curve == curve] if curve is not None else s
 
 
+@pytest.mark.system
 def test_bit_identical_for_any_n_jobs(tmp_path):
     one = pe.run(make_config(seed=31), tmp_path / "one").summary
     two = pe.run(make_config(seed=31, n_jobs=2), tmp_path / "two").summary

@@ -117,6 +117,7 @@ def test_p_disagree_is_unbiased_and_its_mcse_is_the_u_statistics():
     assert (w * (est - q) ** 2).sum() == pytest.approx(var, rel=1e-9)
 
 
+@pytest.mark.system
 def test_bit_identical_for_any_n_jobs(tmp_path):
     one = sample_disagreement.run(make_config(bag(A_RUNS), bag(B_RUNS), sample_sizes=[2, 4], reps=900,
                                               chunk_reps=200), tmp_path / "one").summary
