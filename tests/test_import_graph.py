@@ -36,7 +36,6 @@ def _cycle(graph, modules) -> list[str] | None:
     return None
 
 
-@pytest.mark.xfail(strict=False, reason="restructure in flight (issue 26): the lead removes this mark at merge")
 def test_no_import_cycle_between_modules():
     grimp = pytest.importorskip("grimp")  # import-linter's graph builder: the dev extra (CI runs this file again)
     graph = grimp.build_graph("simstudy", include_external_packages=False)
