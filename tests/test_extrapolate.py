@@ -82,6 +82,7 @@ def test_same_numbers_for_any_n_jobs(tmp_path, bare, small_chunks):
     assert runs[1] == runs[2]
 
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_resume_reuses_stored_chunks(tmp_path, bare, small_chunks):
     args = ["extrapolate", "data=bare.csv", "mean=false", "k_max=400", "n_jobs=1", "hydra.run.dir=out"]
     simstudy(*args, "n_boot=4", cwd=tmp_path)

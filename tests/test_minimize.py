@@ -50,6 +50,7 @@ def test_curve_of_losses_is_the_mirror_of_the_curve_of_accuracies(tmp_path, runs
     "kind, q, extra",
     [("median", 0.5, ()), ("quantile", 0.8, ("method=ks",)), ("mean", 0.5, ("method=ld_equal_tailed",))],
 )
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_bands_of_losses_are_the_mirror_of_the_bands_of_accuracies(tmp_path, runs, kind, q, extra):
     common = ("low=0", "high=1", "confidence=0.7", "max_k=40", f"kind={kind}", *extra)
     acc = _run(tmp_path, "bands", "acc.csv", "acc", *common, f"quantile={1 - q}")
@@ -204,6 +205,7 @@ def test_a_study_of_a_minimize_distribution_concerns_the_minimum(tmp_path, runs,
         np.testing.assert_allclose(reps.loc[e], loss.loc[e].xs("mean", level="measure"), rtol=0, atol=TOL)
 
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_audit_of_losses_simulates_the_minimum(tmp_path, runs):
     small = ("model=mlp", "rounds=64", "bootstrap_rounds=8", "resamples=50", "evp_reps=400", "target_k=3",
              "bandwidth=0.03", "n_jobs=1")
@@ -287,6 +289,7 @@ def test_minimize_is_refused_where_a_study_would_report_minus_x(tmp_path, runs):
                kind="band_width")
 
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_the_bands_figure_of_losses_marks_the_lower_band_trivial_from_a_budget_on(tmp_path, runs):
     import matplotlib.pyplot as plt
 

@@ -154,6 +154,7 @@ def _all_figures(summaries, title):
     return figs
 
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 @pytest.mark.parametrize("title", [None, LONG], ids=["default-title", "long-title"])
 def test_no_text_is_cut_off(summaries, title, monkeypatch):
     for name, fig in _all_figures(summaries, title).items():

@@ -61,6 +61,7 @@ def test_atom_notes_in_plain_words():
     assert _pages.atom_notes({"mlp": np.linspace(0.5, 0.9, 100)}) == []
 
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_curve_and_bands_say_what_the_audit_says_about_atoms(tmp_path):
     x = np.concatenate([np.zeros(16), np.linspace(0.5, 0.9, 34)])
     (tmp_path / "runs.csv").write_text("score\n" + "\n".join(f"{v:.4f}" for v in x) + "\n")
@@ -221,6 +222,7 @@ def test_samples_needed_does_not_report_its_cap(audited):
     assert f"**Not reached within n ≤ {audit.SAMPLES_LIMIT:,}" in text and "you need n ≥" not in text
 
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_audit_prints_no_markdown_bold(tmp_path):
     x = np.concatenate([np.zeros(10), np.random.default_rng(3).normal(0.8, 0.02, 90)])
     (tmp_path / "runs.csv").write_text("score\n" + "\n".join(f"{v:.4f}" for v in x) + "\n")

@@ -99,6 +99,7 @@ def test_overwrite_moves_the_old_results_to_previous_and_computes_afresh(tmp_pat
 
 # --- the audit's data ------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_an_edited_file_behind_an_audit_is_refused(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     args = ["audit", "data=s.csv", *AUDIT, "hydra.run.dir=run"]

@@ -308,6 +308,7 @@ def test_auditing_identical_scores_names_no_option_that_fails(run_cli, tmp_path)
     assert "find_atoms" not in err  # find_atoms=false cannot fit a density to one value either
 
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_the_audit_takes_the_option_its_message_names(run_cli, tmp_path):
     (tmp_path / "t.csv").write_text("score\n0.7\n0.7\n0.7\n0.7\n0.7\n0.8\n")
     status, _, err = run_cli("audit", "data=t.csv", "rounds=8", "bootstrap_rounds=4", "evp_reps=20", "resamples=4")

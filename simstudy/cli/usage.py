@@ -136,6 +136,7 @@ STUDY_KEYS = {
     "runner.shard": "i/N: run only the i-th of N slices of the chunks (array jobs), then simstudy collect",
     "runner.progress": "true, false or auto (a bar on a terminal, log lines otherwise)",
     "runner.max_failure_fraction": "the share of chunks that may fail before the run exits 1 (default 0)",
+    "runner.figures": "the figure's formats: any of png, pdf, svg (default [png]; [] for none)",
     "+design": "cross values of keys into cells of one run, stacked into one summary and figure, e.g. "
     "'+design={distribution.sd: [0.05, 0.1], budget.B: [10, 30]}'",
 }

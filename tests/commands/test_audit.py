@@ -18,6 +18,7 @@ def scores_file(tmp_path):
     return path, x
 
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_run_and_write_from_python(scores_file, tmp_path):
     path, x = scores_file
     opts = audit.parse({"data": str(path), **TINY})

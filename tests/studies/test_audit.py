@@ -26,6 +26,7 @@ def _audit(path, x, kind, out_dir):
     return result, audit_page.write_page(result, opts, x, out_dir).read_text()
 
 
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
 def test_audit_with_atoms_describes_a_fit_that_passes(scores_file, tmp_path):
     path, x = scores_file
     result, text = _audit(path, x, "kde_atoms", tmp_path)
