@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 
 def _python(code: str, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, capture_output=True, text=True)
@@ -25,6 +27,7 @@ def test_the_api_does_not_import_the_cli(tmp_path):
     assert proc.stdout.strip() == "ok"
 
 
+@pytest.mark.system  # a fresh interpreter that runs a study
 def test_simstudy_run_works_without_the_cli_package(tmp_path):
     # The cli package made unimportable: run and compose still work, and a refusal is still a ConfigError.
     proc = _python(
