@@ -165,8 +165,6 @@ def _check_overrides(argv: list[str], config_name: str = "config"):
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf, open_dict
 
-    from simstudy.config import parse_bands, parse_curve
-
     parser, composed, sweeps = OverridesParser.create(), [], []
     for arg in argv:
         try:
@@ -229,14 +227,14 @@ def _check_overrides(argv: list[str], config_name: str = "config"):
             except Exception as exc:
                 _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc), None)
             if multirun:
-                from simstudy.config import parse_audit, parse_extrapolate
+                from simstudy.commands import audit, bands, curve, extrapolate
 
                 validate = {
                     "config": _parse_study,
-                    "curve": parse_curve,
-                    "bands": parse_bands,
-                    "audit": parse_audit,
-                    "extrapolate": parse_extrapolate,
+                    "curve": curve.parse,
+                    "bands": bands.parse,
+                    "audit": audit.parse,
+                    "extrapolate": extrapolate.parse,
                 }
                 try:
                     validate[config_name](resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict

@@ -319,7 +319,7 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
     >>> result.targets[["model", "n"]].to_dict("list")
     {'model': ['a', 'b'], 'n': [3, 2]}
     """
-    from simstudy.stats import curves
+    from simstudy import tables
 
     if not isinstance(config, CurveConfig):
         config = parse(config)
@@ -330,10 +330,10 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
     sign = _sign(config.data)
     try:
-        table = curves.evp_curves(_mirror_scores(scores, sign), method=config.estimator, trial_time=trial_time)
+        table = tables.evp_curves(_mirror_scores(scores, sign), method=config.estimator, trial_time=trial_time)
     except ValueError as exc:
         raise DataError(str(exc)) from None
-    reached = curves.budget_to_target(table, sign * config.target) if config.target is not None else None
+    reached = tables.budget_to_target(table, sign * config.target) if config.target is not None else None
     if sign < 0:  # back to the scores' own units: the expected minimum, its band and the target reached at or below
         table = table.assign(
             expected_max=-table["expected_max"], band_low=-table["band_high"], band_high=-table["band_low"]
