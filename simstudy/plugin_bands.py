@@ -5,16 +5,16 @@
 :mod:`simstudy.plugins`); the names live in :data:`simstudy.extend.band_methods`. Every public name here is
 re-exported by :mod:`simstudy.plugins`, their documented home.
 
-===========================  =============================================================================
-:func:`register_band_method`   give a plug-in band method a name
-:func:`band_method_names`      every name a study can list, built-in ones first
-:func:`band_method`            the one dispatch from a name to a callable band
-:class:`PluginBand`            a plug-in band, pickled by import path, its output checked on every call
-:class:`BuiltinBand`           a built-in band through the same contract (its bounds precomputed)
-:func:`band_fingerprint`       what of the plug-ins joins a run's fingerprint
-:func:`check_band_method`      the parse-time check on a tiny input
-:func:`band_method_check`      that check for a study's schema (a one-line ConfigError)
-===========================  =============================================================================
+============================  =============================================================================
+:func:`register_band_method`  give a plug-in band method a name
+:func:`band_method_names`     every name a study can list, built-in ones first
+:func:`band_method`           the one dispatch from a name to a callable band
+:class:`PluginBand`           a plug-in band, pickled by import path, its output checked on every call
+:class:`BuiltinBand`          a built-in band through the same contract (its bounds precomputed)
+:func:`band_fingerprint`      what of the plug-ins joins a run's fingerprint
+:func:`check_band_method`     the parse-time check on a tiny input
+:func:`band_method_check`     that check for a study's schema (a one-line ConfigError)
+============================  =============================================================================
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ names given by :func:`register_selection_algorithm` and import paths ``module.fu
 in :mod:`simstudy.stats.selection`); the names live in :data:`simstudy.extend.selection_algorithms`. Every
 public name here is re-exported by :mod:`simstudy.plugins`, their documented home.
 
-==================================  ======================================================================
+====================================  ======================================================================
 :func:`register_selection_algorithm`  give a plug-in algorithm a name
 :func:`selection_algorithm_names`     every name a study can list, built-in ones first
 :class:`SelectionPlugin`              a plug-in algorithm, pickled by import path, its output checked
@@ -13,7 +13,7 @@ public name here is re-exported by :mod:`simstudy.plugins`, their documented hom
 :func:`selection_settings`            what of a plug-in joins a run's fingerprint
 :func:`check_selection_algorithm`     the parse-time check on a tiny input
 :func:`selection_algorithm_check`     that check for a study's schema (a one-line ConfigError)
-==================================  ======================================================================
+====================================  ======================================================================
 """
 
 from __future__ import annotations

@@ -11,19 +11,19 @@ with :func:`write` and prints :func:`lines`; from Python the same steps give the
     result = bands.run({"data": "deberta_mnli", "sample_size": 48})
     result.bands  # the frame of bands.csv
 
-=============================  ======================================================================
-name                           what
-=============================  ======================================================================
-:class:`BandsOptions`          the command's keys (a schema): defaults, ``--help`` text, checks
-:class:`BandsConfig`           the keys validated and frozen
-:func:`parse`                  a mapping of keys to a :class:`BandsConfig` (one-line ConfigError)
-:func:`run`                    the bands, CDF bands and evidence as a :class:`BandsResult`
-:func:`lines`                  the terminal summary: the bands at readable k, the evidence
-:func:`write`                  tuning_curve.png/pdf, cdf.png/pdf, bands.csv/parquet, cdf_bands.csv,
-                               evidence.csv
-:func:`tuning_curve_bands_figure`  the tuning curves with their bands (and the U, V estimates)
-:func:`cdf_bands_figure`       the empirical CDFs with their bands
-=============================  ======================================================================
+==================================  ======================================================================
+name                                what
+==================================  ======================================================================
+:class:`BandsOptions`               the command's keys (a schema): defaults, ``--help`` text, checks
+:class:`BandsConfig`                the keys validated and frozen
+:func:`parse`                       a mapping of keys to a :class:`BandsConfig` (one-line ConfigError)
+:func:`run`                         the bands, CDF bands and evidence as a :class:`BandsResult`
+:func:`lines`                       the terminal summary: the bands at readable k, the evidence
+:func:`write`                       tuning_curve.png/pdf, cdf.png/pdf, bands.csv/parquet, cdf_bands.csv,
+                                    evidence.csv
+:func:`tuning_curve_bands_figure`   the tuning curves with their bands (and the U, V estimates)
+:func:`cdf_bands_figure`            the empirical CDFs with their bands
+==================================  ======================================================================
 
 Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigError` or
 :class:`~simstudy.datasets.DataError`.
