@@ -367,8 +367,8 @@ studies = Registry(
     describe=lambda spec: spec.run.__module__,
 )
 
-#: The commands (``simstudy COMMAND``), one module each in :mod:`simstudy.commands` (their summaries are
-#: :data:`simstudy.cli.usage.COMMANDS`' until the CLI reads them from here).
+#: The commands (``simstudy COMMAND``), one module each in :mod:`simstudy.commands`; ``simstudy --help`` lists
+#: them with these summaries (:data:`simstudy.cli.usage.COMMANDS`).
 commands = Registry(
     "command",
     {

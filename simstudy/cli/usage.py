@@ -15,19 +15,13 @@ import os
 import textwrap
 from pathlib import Path
 
+from simstudy import extend
+
 __all__ = ["COMMANDS", "KEYS", "main_help", "command_help", "study_help"]
 
-#: Subcommands and what each does, in one line (the study command itself has no name).
-COMMANDS = {
-    "curve": "expected best score against tuning budget (EVP curves, +/- 1 SD) of your own results",
-    "bands": "simultaneous confidence bands for the tuning curves and score CDFs of your own results",
-    "audit": "how far to trust these analyses at your sample size: simulate searches from a fit to your scores",
-    "extrapolate": "the tuning curve past your n runs: the noisy quadratic law fitted to your scores' tail, "
-    "with bootstrap bands",
-    "reproduce": "rerun every catalogued paper result and write REPRODUCTION.md with verdicts",
-    "collect": "summary and figures of a sharded run (runner.shard=i/N), or a sweep's stacked summary (-m)",
-    "replay": "rerun one failed chunk of a run here, with its full traceback",
-}
+#: Subcommands and what each does, in one line (the study command itself has no name): the commands'
+#: registry's own summaries (:data:`simstudy.extend.commands`), so they are written once.
+COMMANDS = {name: extend.commands.summary(name) for name in extend.commands.names()}
 
 _USAGE = {
     "curve": (
@@ -165,7 +159,6 @@ def _studies() -> list[str]:
     """The study kinds and their summaries, as the registry lists them (:data:`simstudy.extend.studies`): the
     built-ins' summaries are in its table, so no study module is imported (``simstudy --help`` would otherwise
     import every study's dependencies, scipy and pandas among them); plug-ins are loaded only if there are any."""
-    from simstudy import extend
 
     if extend._entry_points() or os.environ.get(extend.PLUGINS_ENV):
         extend.load_plugins()
