@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -121,11 +122,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix + ".part", dir=path.parent)
-    tmp_path = Path(tmp)
-    # Everything after mkstemp is inside the try: a SIGTERM (raised here as KeyboardInterrupt) arriving between
-    # the file's creation and the write still removes it (it once left a .part behind, in a test).
+    tmp_path: Path | None = None
+    # Ctrl-C and SIGTERM (raised as KeyboardInterrupt) are held while the temporary file is created and named,
+    # then delivered inside the try, which removes it: a signal landing inside mkstemp, after the file exists but
+    # before its name is known here, once left a .part behind (a SIGTERM test, under load).
+    held = _hold_interrupts()
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix + ".part", dir=path.parent)
+        tmp_path = Path(tmp)
+        _release_interrupts(held)
         os.close(fd)
         os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual permissions
         yield tmp_path
@@ -133,13 +138,35 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             os.fsync(fh.fileno())
         os.replace(tmp_path, path)
     except OSError as exc:
-        tmp_path.unlink(missing_ok=True)
+        if tmp_path is not None:
+            tmp_path.unlink(missing_ok=True)
         if exc.filename is None:  # a full disk met by fsync or a writer names no file: name the one we wrote
             raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise
     except BaseException:
-        tmp_path.unlink(missing_ok=True)
+        if tmp_path is not None:
+            tmp_path.unlink(missing_ok=True)
         raise
+    finally:
+        _release_interrupts(held)
+
+
+#: The signals :func:`atomic_path` holds while it creates its temporary file.
+_INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def _hold_interrupts() -> list:
+    """Block Ctrl-C and SIGTERM in this thread (where POSIX threads allow it); returns what releases them."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return []
+    return [signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)]
+
+
+def _release_interrupts(held: list) -> None:
+    """Put back the signal mask :func:`_hold_interrupts` changed, once; a signal that came meanwhile is then
+    delivered (its Python handler runs at the next bytecode)."""
+    if held:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held.pop())
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> None:

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -339,3 +340,28 @@ def test_an_interrupt_during_the_claim_leaves_neither_lock_nor_marker(tmp_path, 
     with pytest.raises(KeyboardInterrupt):
         claims.claim_run_dir(tmp_path / "run")
     assert tree(tmp_path / "run") == {}
+
+
+def test_a_sigterm_while_the_temporary_file_is_being_created_leaves_no_part_file(tmp_path, monkeypatch):
+    """SIGTERM (raised as KeyboardInterrupt, as a run does) arriving inside mkstemp, after the temporary file
+    exists but before atomic_path knows its name: the signal waits until the name is known, and the file goes."""
+    from simstudy import io
+
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp_then_sigterm(*args, **kwargs):
+        made = real_mkstemp(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)  # delivered at once unless held
+        return made
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    monkeypatch.setattr(io.tempfile, "mkstemp", mkstemp_then_sigterm)
+    try:
+        with pytest.raises(KeyboardInterrupt), io.atomic_path(tmp_path / "table.csv") as tmp:
+            tmp.write_text("a,b\n")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
