@@ -2,7 +2,10 @@
 
 A data command's keys (``simstudy curve``, ``bands``, ``audit``), their explanations and defaults come from its
 schema (:data:`simstudy.config.COMMAND_OPTIONS`), a study's from its kind's schema; only the commands without a
-schema (reproduce, collect, replay) are explained by :data:`KEYS` here. A key cannot ship without its help.
+schema (reproduce, collect, replay) are explained by :data:`KEYS` here, the keys :mod:`simstudy.cli.plain`
+parses. Each command's one-line summary is in the commands' registry (:data:`simstudy.extend.commands`), and its
+usage line, examples and outputs in its own module (``USAGE`` in :mod:`simstudy.commands.curve` ...). A key
+cannot ship without its help.
 
 ``_help`` picks the page a command line asks for (none: the command runs), ``_version`` answers ``--version``,
 and ``_public_groups_only`` keeps the schemas simstudy stores out of Hydra's own ``--help`` of a study.
@@ -22,71 +25,6 @@ __all__ = ["COMMANDS", "KEYS", "main_help", "command_help", "study_help"]
 #: Subcommands and what each does, in one line (the study command itself has no name): the commands'
 #: registry's own summaries (:data:`simstudy.extend.commands`), so they are written once.
 COMMANDS = {name: extend.commands.summary(name) for name in extend.commands.names()}
-
-_USAGE = {
-    "curve": (
-        "simstudy curve data=FILE|DATASET [key=value ...]",
-        [
-            "simstudy curve data=results.csv target=0.395",
-            "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
-            "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
-        ],
-        "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=)",
-    ),
-    "bands": (
-        "simstudy bands data=FILE|DATASET [key=value ...]",
-        [
-            "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
-            "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
-            "simstudy bands data=reuters_hedwig sample_size=25 sample_seed=30 confidence=0.5 low=0 high=1   # Figure 1, "
-            "top (sample_seed=0: bottom)",
-        ],
-        "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
-        "bands.csv/parquet, cdf_bands.csv, and for two models evidence.csv",
-    ),
-    "audit": (
-        "simstudy audit data=FILE|DATASET [model=NAME] [key=value ...]",
-        [
-            "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
-            "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
-        ],
-        "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it",
-    ),
-    "extrapolate": (
-        "simstudy extrapolate data=FILE|DATASET [model=NAME] [key=value ...]",
-        [
-            "simstudy extrapolate data=my_scores.csv threshold=0.5 n_boot=200",
-            "simstudy extrapolate data=deberta_mnli model=debertav3 sample_size=48   # check against the other 976 runs",
-            "simstudy extrapolate data=runs.csv model=lstm threshold_score=0.85 c=[1,2,3] k_max=10000",
-        ],
-        "outputs/extrapolate/<overrides>/: EXTRAPOLATE.md (one page), extrapolation.png, extrapolation.csv, fit.csv, "
-        "simulation.csv, chunks/ (the bootstrap: a rerun resumes)",
-    ),
-    "reproduce": (
-        "simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]",
-        [
-            "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",
-            "simstudy reproduce only=fiesta_table2 n_jobs=2",
-        ],
-        "one run per entry under outputs/reproduce/ and REPRODUCTION.md in out= (default: here); with --quick, "
-        "the runs and REPRODUCTION.md under outputs/reproduce-quick/ (out= still chooses the report's directory)",
-    ),
-    "collect": (
-        "simstudy collect run_dir=DIR [plugins=PATH,...] | sweep_dir=DIR",
-        [
-            "simstudy collect run_dir=outputs/dodge2021_fig1/default",
-            "simstudy collect sweep_dir=outputs/multirun/dodge2021_fig1",
-        ],
-        "run_dir: the run's summary and figures, exactly as an unsharded run would; sweep_dir: summary.parquet/csv "
-        "(every finished job's summary, a column per swept key) and a faceted figure.png/pdf, exit 1 naming the "
-        "jobs that did not finish",
-    ),
-    "replay": (
-        "simstudy replay run_dir=DIR chunk=CELL/K [plugins=PATH,...]",
-        ["simstudy replay run_dir=outputs/dodge2021_fig1/default chunk=c0123abcd/3"],
-        "nothing: it reruns the chunk and shows its traceback",
-    ),
-}
 
 #: The keys of the commands that have no schema, explained in words (the data commands' keys are explained by
 #: their schemas' field docs: :data:`simstudy.config.COMMAND_OPTIONS`).
@@ -323,9 +261,12 @@ def command_help(command: str) -> str:
                             one column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig,
                             deberta_mnli, tdsa_fiesta [required]
     """
+    import importlib
+
     from simstudy import config, schema
 
-    usage, examples, writes = _USAGE[command]
+    # the words live with the command (simstudy/commands/NAME.py: USAGE), imported only for its own --help
+    usage, examples, writes = importlib.import_module(f"simstudy.commands.{command}").USAGE
     lines = [
         f"simstudy {command}: {COMMANDS[command]}.",
         "",

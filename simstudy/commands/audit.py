@@ -50,6 +50,17 @@ __all__ = [
     "summary",
 ]
 
+
+#: What ``simstudy audit --help`` shows above the keys: the usage line, examples, and what it writes.
+USAGE = (
+    "simstudy audit data=FILE|DATASET [model=NAME] [key=value ...]",
+    [
+        "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
+        "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
+    ],
+    "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it",
+)
+
 #: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
 #: bounds: a run refused would surely take longer than the limit. They grow with the n scores drawn per
 #: simulated search: a round of band coverage (1 us per score in large chunks), a bootstrap resample (0.16 us

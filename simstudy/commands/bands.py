@@ -74,6 +74,20 @@ __all__ = [
     "cdf_bands_figure",
 ]
 
+
+#: What ``simstudy bands --help`` shows above the keys: the usage line, examples, and what it writes.
+USAGE = (
+    "simstudy bands data=FILE|DATASET [key=value ...]",
+    [
+        "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
+        "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
+        "simstudy bands data=reuters_hedwig sample_size=25 sample_seed=30 confidence=0.5 low=0 high=1   # Figure 1, "
+        "top (sample_seed=0: bottom)",
+    ],
+    "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
+    "bands.csv/parquet, cdf_bands.csv, and for two models evidence.csv",
+)
+
 log = logging.getLogger("simstudy")
 
 #: The budgets k at which the terminal shows the bands (all of them are in bands.csv), with the largest.

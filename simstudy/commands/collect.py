@@ -23,6 +23,19 @@ from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _fail, _note_files, _os_
 
 __all__ = ["load_config", "run", "stack"]
 
+
+#: What ``simstudy collect --help`` shows above the keys: the usage line, examples, and what it writes.
+USAGE = (
+    "simstudy collect run_dir=DIR [plugins=PATH,...] | sweep_dir=DIR",
+    [
+        "simstudy collect run_dir=outputs/dodge2021_fig1/default",
+        "simstudy collect sweep_dir=outputs/multirun/dodge2021_fig1",
+    ],
+    "run_dir: the run's summary and figures, exactly as an unsharded run would; sweep_dir: summary.parquet/csv "
+    "(every finished job's summary, a column per swept key) and a faceted figure.png/pdf, exit 1 naming the "
+    "jobs that did not finish",
+)
+
 log = logging.getLogger("simstudy")
 
 

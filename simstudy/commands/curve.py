@@ -69,6 +69,18 @@ __all__ = [
 ]
 
 
+#: What ``simstudy curve --help`` shows above the keys: the usage line, examples, and what it writes.
+USAGE = (
+    "simstudy curve data=FILE|DATASET [key=value ...]",
+    [
+        "simstudy curve data=results.csv target=0.395",
+        "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
+        "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
+    ],
+    "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=)",
+)
+
+
 @dataclass(frozen=True)
 class CurveOptions(DataOptions):
     """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them): the data keys and the curve's own.

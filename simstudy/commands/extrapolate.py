@@ -51,6 +51,19 @@ __all__ = [
     "source_name",
 ]
 
+
+#: What ``simstudy extrapolate --help`` shows above the keys: the usage line, examples, and what it writes.
+USAGE = (
+    "simstudy extrapolate data=FILE|DATASET [model=NAME] [key=value ...]",
+    [
+        "simstudy extrapolate data=my_scores.csv threshold=0.5 n_boot=200",
+        "simstudy extrapolate data=deberta_mnli model=debertav3 sample_size=48   # check against the other 976 runs",
+        "simstudy extrapolate data=runs.csv model=lstm threshold_score=0.85 c=[1,2,3] k_max=10000",
+    ],
+    "outputs/extrapolate/<overrides>/: EXTRAPOLATE.md (one page), extrapolation.png, extrapolation.csv, fit.csv, "
+    "simulation.csv, chunks/ (the bootstrap: a rerun resumes)",
+)
+
 #: Measured compute cost on one core (2026, 2 cores; 30 scores), halved so that the estimate is a lower bound:
 #: a run refused would surely take longer than the limit. A bootstrap replicate is a fit of n simulated scores
 #: (measured about 22 ms), whatever n.

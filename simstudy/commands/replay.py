@@ -15,6 +15,14 @@ from simstudy.schema import ConfigError
 __all__ = ["run", "Replayed"]
 
 
+#: What ``simstudy replay --help`` shows above the keys: the usage line, examples, and what it writes.
+USAGE = (
+    "simstudy replay run_dir=DIR chunk=CELL/K [plugins=PATH,...]",
+    ["simstudy replay run_dir=outputs/dodge2021_fig1/default chunk=c0123abcd/3"],
+    "nothing: it reruns the chunk and shows its traceback",
+)
+
+
 @dataclass(frozen=True)
 class Replayed:
     """A replayed chunk that ran without raising (had it raised, its exception would have propagated).

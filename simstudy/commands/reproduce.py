@@ -79,6 +79,18 @@ __all__ = [
     "Reproduced",
 ]
 
+
+#: What ``simstudy reproduce --help`` shows above the keys: the usage line, examples, and what it writes.
+USAGE = (
+    "simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]",
+    [
+        "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",
+        "simstudy reproduce only=fiesta_table2 n_jobs=2",
+    ],
+    "one run per entry under outputs/reproduce/ and REPRODUCTION.md in out= (default: here); with --quick, "
+    "the runs and REPRODUCTION.md under outputs/reproduce-quick/ (out= still chooses the report's directory)",
+)
+
 # Names of the catalogue's and the report's modules that the tests and callers import from here, as before.
 _REEXPORTED = (hypothesis_dir, _small_png, kept_section, read_report, record_full_run, record_written)
 
