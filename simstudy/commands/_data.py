@@ -121,20 +121,10 @@ _MINIMIZE_DOC = (
 _CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
 
 
-@dataclass(frozen=True)
-class DataOptions:
-    """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`).
-
-    The base of :class:`~simstudy.commands.curve.CurveOptions`, :class:`~simstudy.commands.bands.BandsOptions`,
-    :class:`~simstudy.config.AuditOptions` and :class:`~simstudy.config.ExtrapolateOptions`; each field is a
-    ``key=value`` of the command line (``simstudy curve data=runs.csv models=[mlp,lstm]``), its default and help
-    text (``--help``) declared here. The checks run
-    in :func:`simstudy.schema.parse`; the cross-checks (``model`` against ``models``, ``low`` below ``high``) in
-    the commands' parsers.
-
-    Parameters
-    ----------
-    data : str, required
+#: The data keys' entries of a numpydoc Parameters section, written once and filled into the docstrings of
+#: :class:`DataOptions` and the commands' schemas by :func:`data_keys_doc` (``{data_keys}``, or
+#: ``{data_keys_head}`` and ``{data_keys_tail}`` around a command's own ``sample_size``).
+_DATA_KEYS_HEAD = """    data : str, required
         A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
         JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
     model : tuple of str or None, default None
@@ -154,10 +144,12 @@ class DataOptions:
         Multiply every score by this before use, e.g. scale=0.01 for percentages.
     compare : bool, default False
         True: the data must hold at least two models.
-    sample_size : int or None, default None
+"""
+_DATA_KEYS_SAMPLE_SIZE = """    sample_size : int or None, default None
         Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
         with sample_seed). In runs (scores) per model.
-    split : str or None, default None
+"""
+_DATA_KEYS_TAIL = """    split : str or None, default None
         deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
         matched.
     reduce : str or None, default None
@@ -172,6 +164,35 @@ class DataOptions:
     minimize : bool, default False
         True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
         the lower tail, a target is reached at or below it.
+"""
+
+
+def data_keys_doc(cls: type) -> type:
+    """Fill the shared data keys into a schema's docstring (the text is written once, here)."""
+    cls.__doc__ = (
+        (cls.__doc__ or "")
+        .replace("    {data_keys}\n", _DATA_KEYS_HEAD + _DATA_KEYS_SAMPLE_SIZE + _DATA_KEYS_TAIL)
+        .replace("    {data_keys_head}\n", _DATA_KEYS_HEAD)
+        .replace("    {data_keys_tail}\n", _DATA_KEYS_TAIL)
+    )
+    return cls
+
+
+@data_keys_doc
+@dataclass(frozen=True)
+class DataOptions:
+    """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`).
+
+    The base of :class:`~simstudy.commands.curve.CurveOptions`, :class:`~simstudy.commands.bands.BandsOptions`,
+    :class:`~simstudy.config.AuditOptions` and :class:`~simstudy.config.ExtrapolateOptions`; each field is a
+    ``key=value`` of the command line (``simstudy curve data=runs.csv models=[mlp,lstm]``), its default and help
+    text (``--help``) declared here. The checks run
+    in :func:`simstudy.schema.parse`; the cross-checks (``model`` against ``models``, ``low`` below ``high``) in
+    the commands' parsers.
+
+    Parameters
+    ----------
+    {data_keys}
 
     Examples
     --------

@@ -48,6 +48,7 @@ from simstudy.commands._data import (
     _sample_seed_option,
     _sign,
     _trial_time,
+    data_keys_doc,
 )
 from simstudy.datasets import DataError
 from simstudy.schema import option
@@ -81,6 +82,7 @@ USAGE = (
 )
 
 
+@data_keys_doc
 @dataclass(frozen=True)
 class CurveOptions(DataOptions):
     """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them): the data keys and the curve's own.
@@ -89,44 +91,7 @@ class CurveOptions(DataOptions):
 
     Parameters
     ----------
-    data : str, required
-        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
-        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
-    model : tuple of str or None, default None
-        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
-    models : tuple of str or None, default None
-        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
-    score_column : str or None, default None
-        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
-        score.
-    model_column : str or None, default None
-        The column of model names; default: model if there is one, else one model named after the file.
-    missing : str or float, default "error"
-        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
-        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
-        units.
-    scale : float, default 1.0
-        Multiply every score by this before use, e.g. scale=0.01 for percentages.
-    compare : bool, default False
-        True: the data must hold at least two models.
-    sample_size : int or None, default None
-        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
-        with sample_seed). In runs (scores) per model.
-    split : str or None, default None
-        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
-        matched.
-    reduce : str or None, default None
-        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
-        its last (final); None: best.
-    low : float or None, default None
-        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
-        unbounded (-inf).
-    high : float or None, default None
-        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
-        unbounded (+inf).
-    minimize : bool, default False
-        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
-        the lower tail, a target is reached at or below it.
+    {data_keys}
     estimator : str, default "v"
         The expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w.
     target : float or None, default None

@@ -32,7 +32,7 @@ import numpy as np
 
 from simstudy import schema
 from simstudy._limits import _check_time, check_memory
-from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data
+from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data, data_keys_doc
 from simstudy.engine.memory import _BYTES_PER_CHUNK, _workers
 from simstudy.schema import ConfigError, option
 
@@ -102,6 +102,7 @@ def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
     return tuple(sorted(values))
 
 
+@data_keys_doc
 @dataclass(frozen=True)
 class ExtrapolateOptions(DataOptions):
     """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them).
@@ -112,44 +113,11 @@ class ExtrapolateOptions(DataOptions):
 
     Parameters
     ----------
-    data : str, required
-        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
-        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
-    model : tuple of str or None, default None
-        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
-    models : tuple of str or None, default None
-        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
-    score_column : str or None, default None
-        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
-        score.
-    model_column : str or None, default None
-        The column of model names; default: model if there is one, else one model named after the file.
-    missing : str or float, default "error"
-        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
-        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
-        units.
-    scale : float, default 1.0
-        Multiply every score by this before use, e.g. scale=0.01 for percentages.
-    compare : bool, default False
-        True: the data must hold at least two models.
+    {data_keys_head}
     sample_size : int or None, default None
         Fit only the first n scores of each model (random-search order); the model's other runs are then held
         out to check the extrapolation against (default: fit every score). In runs (scores) per model.
-    split : str or None, default None
-        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
-        matched.
-    reduce : str or None, default None
-        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
-        its last (final); None: best.
-    low : float or None, default None
-        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
-        unbounded (-inf).
-    high : float or None, default None
-        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
-        unbounded (+inf).
-    minimize : bool, default False
-        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
-        the lower tail, a target is reached at or below it.
+    {data_keys_tail}
     threshold : float or None, default None
         Censor the lowest share of the scores before fitting the tail: a quantile in [0, 1) (default 0.5 unless
         threshold_score is given). A share of the scores, in [0, 1).
