@@ -18,6 +18,7 @@ from simstudy import config as config_module
 ARGS = ["study.reps=200", "study.chunk_reps=100", "budget.B=6", "seed=43", "runner.progress=false"]
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_run_matches_the_command_bit_for_bit_and_writes_the_same_files(tmp_path):
     simstudy("experiment=dodge2021_fig1", *ARGS, "hydra.run.dir=cli", cwd=tmp_path)
     result = ss.run("dodge2021_fig1", ARGS, out_dir=tmp_path / "api")
@@ -33,6 +34,7 @@ def test_run_matches_the_command_bit_for_bit_and_writes_the_same_files(tmp_path)
     assert result.config.study.reps == 200 and result.config.budget.B == (6,)
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_a_second_run_resumes_and_the_command_resumes_the_apis_default_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     first = ss.run("dodge2021_fig1", ARGS)

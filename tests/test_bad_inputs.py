@@ -339,6 +339,7 @@ def test_collect_and_replay_bad_arguments(run_cli, args, message):
     assert_one_line(*run_cli(*args)[::2], message)
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_a_rerun_with_another_config_in_the_same_directory_is_refused(run_cli, tmp_path):
     small = [*FIG1, "study.reps=200", "study.chunk_reps=100", "budget.B=5", "hydra.run.dir=run"]
     assert run_cli(*small)[0] == 0

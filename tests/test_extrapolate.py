@@ -144,6 +144,7 @@ def test_budgets_and_config():
     assert (opts.threshold, opts.threshold_score, opts.c) == (None, 0.8, (1, 3))
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_held_out_runs_check_the_extrapolation(tmp_path, bare, small_chunks):
     # Fit the first 20 of 40 runs; the other 20 check it; the law fitted to all 40 is judged against its own band.
     proc = simstudy("extrapolate", "data=bare.csv", "sample_size=20", "n_boot=8", "k_max=400", "n_jobs=1",

@@ -22,6 +22,7 @@ def test_a_format_it_cannot_write_is_one_line_naming_the_key(value):
         config._runner({**RUNNER, "figures": value})
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_the_formats_change_the_files_only(tmp_path):
     small = ["study.reps=60", "study.chunk_reps=30", "budget.B=5"]
     default = ss.run("dodge2021_fig1", overrides=small, out_dir=tmp_path / "default")

@@ -102,6 +102,7 @@ def test_the_root_directory_is_refused(tmp_path, monkeypatch):
     assert sorted(os.listdir("/")) == before and tree(tmp_path) == {}
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_a_run_directory_of_an_earlier_version_is_resumed(tmp_path):
     simstudy(*SMALL, "hydra.run.dir=run", cwd=tmp_path)
     (tmp_path / "run" / claims.RUN_MARKER).unlink()  # as an earlier simstudy left it: config.yaml, run.json, chunks/
@@ -198,6 +199,7 @@ def test_sigterm_right_after_the_claim_leaves_no_directory(tmp_path):
 
 # --- config.yaml always describes the results beside it -------------------------------------------------------
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_a_refused_run_does_not_rewrite_config_yaml(tmp_path):
     simstudy(*SMALL, "hydra.run.dir=run", cwd=tmp_path)
     simstudy(*SMALL, "seed=4", "hydra.run.dir=other", cwd=tmp_path)
@@ -224,6 +226,7 @@ def test_collect_never_resolves_interpolations_in_a_stored_config(tmp_path):
 
 # --- what a killed run leaves, and what a rerun rewrites -------------------------------------------------------
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_stray_temporary_files_of_a_killed_run_are_removed_by_the_next_run(tmp_path):
     simstudy(*SMALL, "hydra.run.dir=run", cwd=tmp_path)
     cell = next((tmp_path / "run" / "chunks").glob("*/cell-*"))

@@ -212,6 +212,7 @@ def guide_commands():
     return [shlex.split(line) for block in blocks for line in block.splitlines() if line.startswith("simstudy ")]
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_every_command_of_the_guide_is_accepted_by_the_config_layer():
     commands = guide_commands()
     assert len(commands) >= 10  # the regular expression finds them (else the test would pass vacuously)

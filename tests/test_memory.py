@@ -10,6 +10,7 @@ from simstudy import config
 from simstudy.stats import curves
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_curve_of_a_large_sample_needs_no_weight_matrix():
     # 200,000 scores: the n x B weight matrix would be 320 GB; the windowed blocks keep the peak to a few
     # blocks of estimators.BLOCK entries (32 MB each) and the O(B) arrays.

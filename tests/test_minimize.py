@@ -105,6 +105,7 @@ def _mirrors(mine, theirs, negated=(), swapped=(), same=()):
         pd.testing.assert_series_equal(mine[c], theirs[c], check_names=False)
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_extrapolate_on_losses_is_the_mirror_and_fits_the_convex_law(tmp_path, runs):
     _negated(tmp_path, runs)
     common = ("c=3", "n_boot=4", "mean=false", "n_jobs=1", "sample_size=20", "k_max=300")

@@ -179,6 +179,7 @@ class _Numerical:
 
 @pytest.mark.parametrize("c, convex", [(c, convex) if c in (2, 3) else pytest.param(c, convex, marks=pytest.mark.heavy)
                                        for c in (1, 2, 3, 7, 10) for convex in (False, True)])
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_quadratic_mean_tuning_curve_closed_form_vs_numerical_integration(c, convex):
     law = Quadratic(A, B, c, convex=convex)
     ks = np.array([0.5, 1.0, 2.0, 7.0, 50.0])

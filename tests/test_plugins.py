@@ -80,6 +80,7 @@ def test_one_override_gives_a_plugin_estimator_everywhere_u_v_w_appear(tmp_path)
     assert "top" in set(csv.estimator)
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_a_plugin_computing_v_gives_the_built_in_numbers_and_passes_keyword_arguments(tmp_path):
     write(tmp_path, "my_estimators_v", ESTIMATORS)
     simstudy(*SMALL, "+estimators.vv._target_=my_estimators_v.v_again",
@@ -187,6 +188,7 @@ def test_plugin_estimators_join_the_wrong_conclusion_study(tmp_path):
     assert (tmp_path / "run" / "figure.png").stat().st_size > 0
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_adding_a_plugin_changes_no_other_estimator_s_numbers(tmp_path):
     """Beside a bootstrap (its own random stream keyed by its name) and the closed forms."""
     write(tmp_path, "my_estimators_add", ESTIMATORS)

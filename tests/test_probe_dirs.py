@@ -127,6 +127,7 @@ def wrote(stdout: str) -> list[str]:
     return listed.split(", ")
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_the_wrote_line_lists_only_what_the_run_wrote_not_the_user_s_files(tmp_path):
     run = curve_run(tmp_path)
     (run / "notes.md").write_text("why this run\n")

@@ -149,6 +149,7 @@ def _near_top(path, minimize=False):
 
 
 @pytest.mark.parametrize("minimize", [False, True])
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_extrapolation_beyond_the_scale_is_said_plainly(run_cli, tmp_path, minimize):
     data = _near_top(tmp_path / "s.csv", minimize)
     args = ["extrapolate", f"data={data}", "low=0", "high=1", "n_boot=20", "n_jobs=1", "hydra.run.dir=out"]

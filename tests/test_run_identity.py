@@ -232,6 +232,7 @@ def test_curve_with_another_data_file_is_refused(tmp_path):
     assert set(pd.read_csv(tmp_path / "run" / "curves.csv").model) == {"b"}
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_curve_into_a_study_s_directory_is_refused_and_nothing_changes_there(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     simstudy(*STUDY, "hydra.run.dir=run", cwd=tmp_path)

@@ -165,6 +165,7 @@ def test_bag_tuning_curves_of_the_max_and_min_by_enumeration(q):
             assert truth.quantile_tuning_curve(bag, [k], q, minimize=minimize)[0] == expected, (k, minimize)
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_minimizing_curves_of_a_continuous_law_mirror_the_maximizing_ones():
     """min X = -max(-X): the q-quantile of the min of X is minus the (1-q)-quantile of the max of -X."""
     x, mirrored = TruncatedNormal(0.6, 0.07, 0.0, 1.0), TruncatedNormal(-0.6, 0.07, -1.0, 0.0)

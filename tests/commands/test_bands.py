@@ -57,6 +57,7 @@ def test_minimize_mirrors_the_bands_of_minus_x_back():
     np.testing.assert_allclose(down.bands["upper"], 1 - up.bands["lower"], atol=1e-15)
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_write_writes_the_commands_files(tmp_path):
     result = bands.run({**BOUNDED, "method": "dkw"}, SCORES)
     written = bands.write(result, tmp_path)

@@ -64,6 +64,7 @@ def test_callback_arms_evaluate_real_models():
     assert result.chosen == 1 and sum(c for _, c in calls) == result.evaluations.sum()
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_vectorized_runs_agree_with_single_runs_in_distribution():
     arms = [TruncatedNormal(m, 0.02) for m in (0.60, 0.61, 0.62)]
     many, _ = selection.sequential_halving_runs(arms, 12, 3000, rng=np.random.default_rng(5))

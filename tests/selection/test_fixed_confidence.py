@@ -253,6 +253,7 @@ def test_common_numbers_do_not_change_the_distribution(rng):
     assert abs(a.mean() - b.mean()) < 4 * np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_distinct_batches_are_drawn_from_pi_without_replacement(rng):
     from simstudy.stats.posterior import prob_best
     loc, scale, df = (np.broadcast_to(np.asarray(x, dtype=float), (3000, 4))
@@ -268,6 +269,7 @@ def test_distinct_batches_are_drawn_from_pi_without_replacement(rng):
     np.testing.assert_array_equal(every, [[0, 1, 2, 3]] * 2)
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_monte_carlo_stopping_rule(rng):
     from simstudy.stats.selection.fixed_confidence_runs import _mc_leader
     loc, scale, df = np.array([[0.5, 0.9, 0.1]]), np.full((1, 3), 1e-6), np.full((1, 3), 3.0)

@@ -39,6 +39,7 @@ def test_audit_with_atoms_describes_a_fit_that_passes(scores_file, tmp_path):
     assert (tmp_path / "fit.png").stat().st_size > 0
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_audit_warns_when_the_fit_misses_the_scores(scores_file, tmp_path):
     path, x = scores_file
     _, text = _audit(path, x, "kde", tmp_path)  # Silverman's rule smooths the modes and the atom away

@@ -41,6 +41,7 @@ def test_summary_table_and_bit_identical_for_any_n_jobs(tmp_path):
     assert (tmp_path / "one" / "table.md").read_text().startswith("| algorithm | delta |")
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_rerun_resumes_and_more_reps_reuse_chunks(tmp_path):
     first = fixed_confidence.run(make_config(), tmp_path)
     again = fixed_confidence.run(make_config(), tmp_path)

@@ -30,6 +30,7 @@ def rows(summary, measure):
     return summary[summary.measure == measure].set_index(["B", "estimator"])
 
 
+@pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
 def test_counts_match_a_per_draw_brute_force(tmp_path):
     cfg = make_config(A, B_)
     result = wrong_conclusions.run(cfg, tmp_path)
