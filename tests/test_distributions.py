@@ -46,6 +46,36 @@ def test_truncnorm_sample_in_support(rng):
 
 
 @pytest.mark.parametrize(
+    ("mean", "sd", "low", "high"),
+    [
+        (0.6, 0.07, 0.0, 1.0),
+        (0.5, 0.5, 0.2, 0.6),
+        (0.0, 1.0, -np.inf, np.inf),
+        (0.999, 0.001, 0.0, 1.0),
+        (0.3, 5.0, 0.0, 1.0),
+    ],
+)
+@pytest.mark.parametrize("size", [1, 7, 100_000, (3, 4), ()])
+def test_truncnorm_draws_are_scipys_bit_for_bit(mean, sd, low, high, size):
+    # TruncatedNormal draws without scipy.stats when the mean lies inside its bounds (a 0.5-0.9 s import at a
+    # command's start); the draws, and so every preset's bag and numbers, must stay scipy's to the last bit.
+    a, b = (low - mean) / sd, (high - mean) / sd
+    ours = D.TruncatedNormal(mean, sd, low, high).sample(size, rng=np.random.default_rng(26))
+    scipys = stats.truncnorm(a, b, loc=mean, scale=sd).rvs(size=size, random_state=np.random.default_rng(26))
+    assert np.shape(ours) == np.shape(scipys)
+    assert np.asarray(ours).tobytes() == np.asarray(scipys).tobytes()
+
+
+def test_truncnorm_outside_its_bounds_mean_still_draws_from_scipy():
+    # The mean at or beyond a bound: scipy.stats draws (the tail cases of its inversion are not reimplemented).
+    tn = D.TruncatedNormal(1.2, 0.1, 0.0, 1.0)
+    ours = tn.sample(1000, rng=np.random.default_rng(27))
+    a, b = (0.0 - 1.2) / 0.1, (1.0 - 1.2) / 0.1
+    scipys = stats.truncnorm(a, b, loc=1.2, scale=0.1).rvs(size=1000, random_state=np.random.default_rng(27))
+    assert ours.tobytes() == scipys.tobytes()
+
+
+@pytest.mark.parametrize(
     "kind, params, message",
     [
         ("truncnorm", {"sd": 0}, "sd must be > 0, got 0"),
@@ -118,7 +148,7 @@ def test_kde_bad_parameters():
 
 def test_kde_silverman_rule():
     x = np.random.default_rng(3).normal(0.5, 0.05, size=500)
-    expected = 0.9 * min(x.std(ddof=1), np.subtract(*np.percentile(x, [75, 25])) / 1.34) * 500 ** -0.2
+    expected = 0.9 * min(x.std(ddof=1), np.subtract(*np.percentile(x, [75, 25])) / 1.34) * 500**-0.2
     assert D.ReflectedKDE.fit(x).bandwidth == pytest.approx(expected)
 
 
@@ -190,8 +220,9 @@ def test_mixture_without_atoms_is_exactly_its_kde():
     np.testing.assert_array_equal(fit.cdf(grid), plain.cdf(grid))
     np.testing.assert_array_equal(fit.cdf_left(grid), plain.cdf(grid))
     np.testing.assert_array_equal(fit.ppf(grid), plain.ppf(grid))
-    np.testing.assert_array_equal(fit.sample(100, rng=np.random.default_rng(1708)),
-                                  plain.sample(100, rng=np.random.default_rng(1708)))
+    np.testing.assert_array_equal(
+        fit.sample(100, rng=np.random.default_rng(1708)), plain.sample(100, rng=np.random.default_rng(1708))
+    )
     # Silverman on request is ReflectedKDE.fit's rule; a bw_factor overrides the method as for ReflectedKDE.
     assert D.KDEWithAtoms.fit(x, bw_method="silverman").bandwidth == D.ReflectedKDE.fit(x).bandwidth
     assert D.KDEWithAtoms.fit(x, bw_factor=0.05).bandwidth == D.ReflectedKDE.fit(x, bw_factor=0.05).bandwidth

@@ -200,6 +200,9 @@ class TruncatedNormal(_BoundedContinuous):
         return stats.truncnorm(a, b, loc=self.mean, scale=self.sd)
 
     def sample(self, size: int | tuple[int, ...], *, rng: np.random.Generator) -> np.ndarray:
+        a, b = (self.low - self.mean) / self.sd, (self.high - self.mean) / self.sd
+        if a < 0.0 < b:  # the mean inside the bounds: every preset, without importing scipy.stats
+            return _central_truncnorm_rvs(a, b, size, rng) * self.sd + self.mean
         return self._dist.rvs(size=size, random_state=rng)
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
@@ -207,6 +210,40 @@ class TruncatedNormal(_BoundedContinuous):
 
     def ppf(self, q: np.ndarray) -> np.ndarray:
         return self._dist.ppf(q)
+
+
+def _central_truncnorm_rvs(a: float, b: float, size, rng: np.random.Generator) -> np.ndarray:
+    """Draws of the standard normal truncated to [a, b], ``a < 0 < b``, by inverting its CDF in log space.
+
+    With U uniform on [0, 1), the draw x solves log Phi(x) = log(Phi(a) + U (Phi(b) - Phi(a))): the sum is
+    taken of logarithms (``logsumexp``), the mass as ``log1p(-Phi(a) - Phi(-b))`` (no cancellation when it is
+    near 1), and x from ``ndtri_exp``, all on arrays of ``size``. These are the same operations, in the same
+    order and on the same arrays, as ``scipy.stats.truncnorm(a, b).rvs(size, random_state=rng)`` (scipy
+    1.11 to 1.17), so the draws are bit-identical to scipy's (``tests/distributions/test_laws.py`` checks it)
+    while importing scipy.special only: scipy.stats costs 0.5-0.9 s at a command's start.
+
+    Parameters
+    ----------
+    a, b : float
+        The standardized bounds, ``a < 0 < b`` (either may be infinite).
+    size : int or tuple of int
+        The shape of the draws.
+    rng : numpy.random.Generator
+        The random stream; consumes one uniform per draw.
+
+    Returns
+    -------
+    numpy.ndarray
+        Draws of shape ``size``, in standard units.
+    """
+    from scipy import special  # on use: 0.2-0.3 s, and no other law needs it at import
+
+    u = rng.uniform(size=size)
+    lo, hi = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    lo, hi = np.broadcast_to(lo, u.shape), np.broadcast_to(hi, u.shape)
+    log_mass = special.log1p(-special.ndtr(lo) - special.ndtr(-hi))
+    log_phi = special.logsumexp([special.log_ndtr(lo), np.log(u) + log_mass], axis=0)
+    return special.ndtri_exp(log_phi)
 
 
 def _scipy_continuous_names() -> list[str]:
