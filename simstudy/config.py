@@ -117,16 +117,40 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _sizes(empty: str) -> schema.Check:
+    """Integers >= 1, one or a non-empty list, as a tuple; ``empty`` completes the message for ``[]``.
+
+    A list naming a value twice is a typo (budget.n=[3,3,5] for [3,4,5]?), refused as models=[a,a] is: kept, it
+    would silently run fewer cells or budgets than typed."""
+    whole = schema.integer(minimum=1)
+
+    def check(key: str, value: Any) -> tuple[int, ...]:
+        values = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+        if not values:
+            raise ConfigError(f"{key} must be {empty}, got []")
+        values = tuple(whole(key, v) for v in values)
+        twice = sorted({v for v in values if values.count(v) > 1})
+        if twice:
+            raise ConfigError(
+                f"{key} lists {', '.join(map(str, twice))} more than once, got {list(values)}: give each value once"
+            )
+        return values
+
+    return check
+
+
 @dataclass(frozen=True)
 class BudgetConfig:
     """The ``budget`` group: sample sizes ``B`` (one cell each) and the budgets ``n`` estimated at.
+
+    A schema (:func:`simstudy.schema.parse`); :func:`parse` also checks that no ``n`` exceeds ``min(B)``.
 
     Parameters
     ----------
     B : tuple of int
         ``budget.B``: the number of trials (scores) in one simulated search, >= 1; a list gives one cell per
-        value.
-    n : tuple of int or None
+        value. A config must give it (``configs/budget/default.yaml``: 30); the None default is refused.
+    n : tuple of int or None, default None
         ``budget.n``: the budgets (in trials) at which the estimators are evaluated, sorted and distinct,
         each at most ``min(B)``; None: every budget ``1..B`` of each cell (see :meth:`n_for`).
 
@@ -139,8 +163,16 @@ class BudgetConfig:
     (1, 5, 10)
     """
 
-    B: tuple[int, ...]
-    n: tuple[int, ...] | None
+    B: tuple[int, ...] = schema.option(
+        None,
+        "the number of trials in one simulated search (one value or a list)",
+        _sizes("an integer >= 1 or a non-empty list of them"),
+    )
+    n: tuple[int, ...] | None = schema.option(
+        None,
+        "the budgets n at which estimators are evaluated (null: 1..B)",
+        schema.optional(_sizes("null (all of 1..B) or a non-empty list of integers")),
+    )
 
     def n_for(self, B: int) -> tuple[int, ...]:
         """The budgets of the cell of sample size ``B``: ``n`` if given, else ``1..B`` (in trials)."""
@@ -371,37 +403,15 @@ def _section(cfg: Mapping, key: str) -> Mapping:
     return value
 
 
-def _once(key: str, values: tuple[int, ...]) -> None:
-    """A list naming a value twice is a typo (budget.n=[3,3,5] for [3,4,5]?), refused as models=[a,a] is:
-    kept, it would silently run fewer cells or budgets than typed."""
-    twice = sorted({v for v in values if values.count(v) > 1})
-    if twice:
-        raise ConfigError(
-            f"{key} lists {', '.join(map(str, twice))} more than once, got {list(values)}: give each value once"
-        )
-
-
 def _budget(d: Mapping) -> BudgetConfig:
-    schema.refuse_unknown(d, ("B", "n"), "budget.")
-    raw_B = d.get("B")
-    Bs = tuple(raw_B) if isinstance(raw_B, (list, tuple)) else (raw_B,)
-    if not Bs:
-        raise ConfigError("budget.B must be an integer >= 1 or a non-empty list of them, got []")
-    Bs = tuple(schema.integer(minimum=1)("budget.B", B) for B in Bs)
-    _once("budget.B", Bs)
-    raw_n = d.get("n")
-    if raw_n is None:
-        return BudgetConfig(Bs, None)
-    ns = tuple(raw_n) if isinstance(raw_n, (list, tuple)) else (raw_n,)
-    if not ns:
-        raise ConfigError("budget.n must be null (all of 1..B) or a non-empty list of integers, got []")
-    ns = tuple(schema.integer(minimum=1)("budget.n", n) for n in ns)
-    _once("budget.n", ns)
-    if max(ns) > min(Bs):
+    budget = schema.parse(BudgetConfig, d, "budget.")
+    if budget.n is None:
+        return budget
+    if max(budget.n) > min(budget.B):
         raise ConfigError(
-            f"budget.n must not exceed budget.B (the estimators interpolate only): n={max(ns)} > B={min(Bs)}"
+            f"budget.n must not exceed budget.B (the estimators interpolate only): n={max(budget.n)} > B={min(budget.B)}"
         )
-    return BudgetConfig(Bs, tuple(sorted(set(ns))))
+    return BudgetConfig(budget.B, tuple(sorted(set(budget.n))))
 
 
 #: A study name: it becomes a directory name, so no separators and no leading dot (no "..", no hidden dir).
