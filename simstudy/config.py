@@ -4,6 +4,20 @@ The CLI resolves its Hydra config to a plain ``dict`` (``OmegaConf.to_container(
 hands it to :func:`parse`; nothing below this module sees Hydra or OmegaConf, and joblib workers only ever
 receive these frozen dataclasses. Every check runs before any compute and fails with a one-line
 :class:`ConfigError` naming the key and the value, e.g. ``budget.B must be an integer >= 1, got 0``.
+
+This module holds the run-level config; the ``distribution`` and ``estimators`` groups are parsed by
+:mod:`simstudy.config_distributions` and :mod:`simstudy.config_estimators` (their classes re-exported here), a
+study kind's options by its own schema. Every key is declared once with :func:`simstudy.schema.option`.
+
+=============================  =====================================================================
+:func:`parse`                  a resolved config mapping as a validated, frozen :class:`Config`
+:class:`Config`                the whole run: seed, distributions, budget, estimators, study, runner
+:class:`BudgetConfig`          ``budget``: the sample sizes B and the budgets n (a schema)
+:class:`StudyConfig`           ``study``: the kind, replicates, chunking and the kind's options
+:class:`RunnerConfig`          ``runner``: workers, backend, shard, failures, figures (a schema)
+:class:`DistributionConfig`    one distribution of ``distribution`` (:mod:`simstudy.config_distributions`)
+:class:`EstimatorConfig`       one estimator column of ``estimators`` (:mod:`simstudy.config_estimators`)
+=============================  =====================================================================
 """
 
 from __future__ import annotations
@@ -55,8 +69,9 @@ def study_kinds() -> tuple[str, ...]:
 
 
 #: Names that moved out of this module (issue 26): old name -> (module, name there), imported on first use
-#: (this module sits below them). The studies' options and checks went to the studies, the plug-in checks next
-#: to their registry, the data commands' keys to :mod:`simstudy.commands`.
+#: (this module sits below most of them). The studies' options and checks went to the studies, the plug-in checks
+#: next to their registry, the data commands' keys to :mod:`simstudy.commands`, the distribution and estimator
+#: groups' parsing to :mod:`simstudy.config_distributions` and :mod:`simstudy.config_estimators`.
 _MOVED_NAMES = {
     "StudyOptions": ("simstudy.studies.base", "StudyOptions"),
     "reps_option": ("simstudy.studies.base", "reps_option"),
@@ -91,7 +106,6 @@ _MOVED_NAMES = {
     "_K_MAX": ("simstudy.commands.extrapolate", "_K_MAX"),
     "parse_audit": ("simstudy.commands.audit", "parse"),
     "parse_extrapolate": ("simstudy.commands.extrapolate", "parse"),
-    # the distribution and estimator groups' parsing went to their own modules, the helpers to simstudy.schema
     "_FILE_KINDS": ("simstudy.config_distributions", "_FILE_KINDS"),
     "_DATA_PARAMS": ("simstudy.config_distributions", "_DATA_PARAMS"),
     "_target_distribution": ("simstudy.config_distributions", "_target_distribution"),
