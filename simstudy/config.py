@@ -4,12 +4,24 @@ The CLI resolves its Hydra config to a plain ``dict`` (``OmegaConf.to_container(
 hands it to :func:`parse`; nothing below this module sees Hydra or OmegaConf, and joblib workers only ever
 receive these frozen dataclasses. Every check runs before any compute and fails with a one-line
 :class:`ConfigError` naming the key and the value, e.g. ``budget.B must be an integer >= 1, got 0``.
+
+This module holds the run-level config; the ``distribution`` and ``estimators`` groups are parsed by
+:mod:`simstudy.config_distributions` and :mod:`simstudy.config_estimators` (their classes re-exported here), a
+study kind's options by its own schema. Every key is declared once with :func:`simstudy.schema.option`.
+
+=============================  =====================================================================
+:func:`parse`                  a resolved config mapping as a validated, frozen :class:`Config`
+:class:`Config`                the whole run: seed, distributions, budget, estimators, study, runner
+:class:`BudgetConfig`          ``budget``: the sample sizes B and the budgets n (a schema)
+:class:`StudyConfig`           ``study``: the kind, replicates, chunking and the kind's options
+:class:`RunnerConfig`          ``runner``: workers, backend, shard, failures, figures (a schema)
+:class:`DistributionConfig`    one distribution of ``distribution`` (:mod:`simstudy.config_distributions`)
+:class:`EstimatorConfig`       one estimator column of ``estimators`` (:mod:`simstudy.config_estimators`)
+=============================  =====================================================================
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +29,8 @@ from typing import Any
 
 from simstudy import distributions, extend, schema
 from simstudy._limits import MEMORY_ENV, check_memory, memory_limit
+from simstudy.config_distributions import DistributionConfig, parse_distributions
+from simstudy.config_estimators import EstimatorConfig, log_plugin_costs, parse_estimators
 from simstudy.engine.memory import check_budget_memory, check_chunk_memory
 from simstudy.schema import ConfigError
 from simstudy.stats import estimators
@@ -42,8 +56,6 @@ __all__ = [
 #: "multiprocessing" backend is not one: it cannot stream results as they finish (``return_as=
 #: "generator_unordered"``), which the runner needs to store each chunk at once; "loky" is the process backend.
 BACKENDS = ("loky", "threading", "sequential", "dask")
-#: Keys of the ``runner`` group.
-_RUNNER_KEYS = ("n_jobs", "backend", "progress", "address", "shard", "max_failure_fraction", "figures")
 #: The formats a study's figure may be written in (``runner.figures``).
 FIGURE_FORMATS = ("png", "pdf", "svg")
 #: Top-level keys of a study config.
@@ -57,8 +69,9 @@ def study_kinds() -> tuple[str, ...]:
 
 
 #: Names that moved out of this module (issue 26): old name -> (module, name there), imported on first use
-#: (this module sits below them). The studies' options and checks went to the studies, the plug-in checks next
-#: to their registry, the data commands' keys to :mod:`simstudy.commands`.
+#: (this module sits below most of them). The studies' options and checks went to the studies, the plug-in checks
+#: next to their registry, the data commands' keys to :mod:`simstudy.commands`, the distribution and estimator
+#: groups' parsing to :mod:`simstudy.config_distributions` and :mod:`simstudy.config_estimators`.
 _MOVED_NAMES = {
     "StudyOptions": ("simstudy.studies.base", "StudyOptions"),
     "reps_option": ("simstudy.studies.base", "reps_option"),
@@ -93,11 +106,23 @@ _MOVED_NAMES = {
     "_K_MAX": ("simstudy.commands.extrapolate", "_K_MAX"),
     "parse_audit": ("simstudy.commands.audit", "parse"),
     "parse_extrapolate": ("simstudy.commands.extrapolate", "parse"),
+    "_FILE_KINDS": ("simstudy.config_distributions", "_FILE_KINDS"),
+    "_DATA_PARAMS": ("simstudy.config_distributions", "_DATA_PARAMS"),
+    "_target_distribution": ("simstudy.config_distributions", "_target_distribution"),
+    "_scipy_distribution": ("simstudy.config_distributions", "_scipy_distribution"),
+    "_distribution": ("simstudy.config_distributions", "_distribution"),
+    "_distribution_of": ("simstudy.config_distributions", "_distribution_of"),
+    "_distributions": ("simstudy.config_distributions", "parse_distributions"),
+    "_plugin_estimator": ("simstudy.config_estimators", "_plugin_estimator"),
+    "_estimators": ("simstudy.config_estimators", "parse_estimators"),
+    "_log_plugin_costs": ("simstudy.config_estimators", "log_plugin_costs"),
+    "_plain": ("simstudy.schema", "hashable"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    # importlib with a string: a static import would point up the layers (config is below the studies)
+    # importlib with a string: a static import would point up the layers (config is below the studies), and the
+    # names of this layer's modules are imported only by code that still asks for them here
     if name in _MOVED_NAMES:
         import importlib
 
@@ -106,208 +131,40 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: Distribution kinds that read a data file named by their ``path`` parameter: keyed by its content.
-_FILE_KINDS = ("file", "kde", "kde_atoms")
-#: The parameters that say which data a distribution is made of (left out of a named stream's key).
-_DATA_PARAMS = ("path", "dataset", "model", "score_column", "model_column", "missing", "scale", "split", "reduce")
+def _sizes(empty: str) -> schema.Check:
+    """Integers >= 1, one or a non-empty list, as a tuple; ``empty`` completes the message for ``[]``.
 
+    A list naming a value twice is a typo (budget.n=[3,3,5] for [3,4,5]?), refused as models=[a,a] is: kept, it
+    would silently run fewer cells or budgets than typed."""
+    whole = schema.integer(minimum=1)
 
-@dataclass(frozen=True)
-class DistributionConfig:
-    """A named score distribution of the ``distribution`` group: its kind and parameters, validated and frozen.
+    def check(key: str, value: Any) -> tuple[int, ...]:
+        values = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+        if not values:
+            raise ConfigError(f"{key} must be {empty}, got []")
+        values = tuple(whole(key, v) for v in values)
+        twice = sorted({v for v in values if values.count(v) > 1})
+        if twice:
+            raise ConfigError(
+                f"{key} lists {', '.join(map(str, twice))} more than once, got {list(values)}: give each value once"
+            )
+        return values
 
-    :func:`parse` makes one per distribution (``distribution.kind=...`` and its keys, or one per name of a
-    mapping ``distribution.NAME.kind=...``); :meth:`build` makes the distribution object the studies draw
-    scores from. ``params`` is a sorted tuple of ``(name, value)`` pairs so the object is hashable and its
-    hash stable: it keys the random streams, the name does not.
-
-    Parameters
-    ----------
-    name : str
-        The label in tables and figures (``distribution.name``, or the key of a named distribution; default
-        the kind's own label).
-    kind : str
-        The distribution kind (``distribution.kind``; one of :data:`simstudy.distributions.KINDS`, a kind a
-        plug-in registered, or ``"target"`` for a user's class named by ``_target_``).
-    params : tuple of (str, Any) pairs
-        The kind's parameters, sorted by name (lists made tuples), in score units where they are scores.
-        A ``scipy`` kind holds ``dist`` (the scipy name) and ``params``; a ``target`` kind holds
-        ``_target_``, ``kwargs`` and ``source``, a digest of its module's file, so that an edited class
-        never resumes the chunks of the old one.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from simstudy.config import DistributionConfig
-    >>> spec = DistributionConfig(
-    ...     "truncnorm", "truncnorm", (("high", 1.0), ("low", 0.0), ("mean", 0.5), ("sd", 0.1))
-    ... )
-    >>> spec.continuous
-    True
-    >>> dist = spec.build()
-    >>> np.round(dist.sample((2, 3), rng=np.random.default_rng(0)), 4).tolist()
-    [[0.535, 0.4387, 0.3261], [0.2869, 0.589, 0.6358]]
-    """
-
-    name: str
-    kind: str
-    params: tuple[tuple[str, Any], ...]
-
-    @property
-    def key(self) -> dict:
-        """What keys the distribution's cells and random streams (its name does not): :attr:`identity`, or with
-        ``stream: NAME`` that name and the parameters other than the data's.
-
-        A named stream gives common random numbers across data: two runs with the same stream and seed draw
-        the same random numbers whatever file they read, so an audit of losses ``1 - a`` with
-        ``minimize: true`` is the mirror of the audit of ``a`` draw for draw. The data still join the run's
-        fingerprint through :attr:`identity`.
-        """
-        params = dict(self.params)
-        if "stream" not in params:
-            return self.identity
-        return {
-            "kind": self.kind,
-            "stream": params["stream"],
-            "params": [[k, v] for k, v in self.params if k not in _DATA_PARAMS + ("minimize", "stream")],
-        }
-
-    @property
-    def identity(self) -> dict:
-        """What determines the distribution's numbers, for a run's fingerprint: a data file by its content.
-
-        A kind that reads a file (``file``, ``kde``, ``kde_atoms``) is identified by the SHA-256 of the file's bytes
-        in place of its path, so that a renamed or moved file gives the same cells and random streams (the same
-        numbers), and an edited one other cells: its old chunks are never read back as the new file's.
-        """
-        digests = self.inputs
-        return {
-            "kind": self.kind,
-            "params": [
-                [k, {"sha256": digests[v]}] if k == "path" and v in digests else list((k, v)) for k, v in self.params
-            ],
-        }
-
-    @functools.cached_property
-    def inputs(self) -> dict[str, str]:
-        """The SHA-256 (hex) of every file the distribution reads, by its path as given; read once."""
-        from simstudy import io
-
-        if self.kind not in _FILE_KINDS:
-            return {}
-        return {v: io.sha256_file(v) for k, v in self.params if k == "path" and isinstance(v, str)}
-
-    @property
-    def minimize(self) -> bool:
-        """Whether lower is better (``minimize: true``): the distribution built draws ``-X``, so a study's best of
-        n is minus the lowest of n scores; the studies report in X's units
-        (``simstudy.studies.base.mirror_back``)."""
-        return dict(self.params).get("minimize", False) is True
-
-    @property
-    def continuous(self) -> bool:
-        """Whether the distribution has no atoms (a user's class says so by ``is_discrete``)."""
-        if self.kind == "target":
-            return not self.build().is_discrete
-        return self.kind in distributions.CONTINUOUS_KINDS
-
-    def build(self):
-        """The distribution object (a bag is re-drawn from its seed; deterministic)."""
-        params = {k: v for k, v in self.params if k not in ("source", "stream")}
-        if self.kind == "target":  # a user's class: built here, so that the distributions never import plug-ins
-            from simstudy import plugins
-
-            minimize = params.pop("minimize", False)
-            dist = plugins.PluginDistribution(params.pop("_target_"), tuple(params.pop("kwargs", ())), self.name)
-            return distributions.mirror(dist) if minimize else dist
-        return distributions.from_spec(self.kind, {**params, "name": self.name})
-
-
-@dataclass(frozen=True)
-class EstimatorConfig:
-    """One estimator column of a study (``estimators.NAME``): a label, the method and its settings.
-
-    :func:`parse` makes one per entry of the ``estimators`` mapping. A plug-in (method ``"plugin"``) is named
-    by its import path ``target``, imported and called on a tiny input when the config is parsed.
-
-    Parameters
-    ----------
-    name : str
-        The label (the key ``NAME`` of ``estimators.NAME``); it must not contain ``-`` (paired differences
-        are labelled ``a-b``).
-    method : str
-        ``estimators.NAME.method``: ``"u"``, ``"v"``, ``"w"`` or ``"bootstrap"`` (the expected-maximum
-        estimators of Dodge et al. 2021 and the bootstrap of Dodge et al. 2019), or ``"plugin"``.
-    resamples : int, default 1000
-        ``estimators.NAME.resamples``: bootstrap resamples K per sample (bootstrap only), >= 1.
-    target : str or None, default None
-        A plug-in's import path ``module.function`` (``estimators.NAME._target_``, or the path a registered
-        method stands for); None for a built-in.
-    kwargs : tuple of (str, Any) pairs, default ()
-        A plug-in's keyword arguments (the other keys of ``estimators.NAME``), sorted by name.
-    per_sample : bool, default False
-        ``estimators.NAME.per_sample``: the plug-in is a function of one sample of shape (B,), looped over
-        the replicates in Python, rather than of the ``(reps, B)`` array.
-    source : str, default ""
-        A digest of the plug-in's module file, so that an edited plug-in never resumes the old one's chunks.
-
-    References
-    ----------
-    .. [1] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Show your work: improved reporting
-       of experimental results", EMNLP 2019.
-    .. [2] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Expected validation performance and
-       estimation of a random variable's maximum", 2021.
-
-    Examples
-    --------
-    >>> from simstudy.config import EstimatorConfig
-    >>> est = EstimatorConfig("boot", "bootstrap", resamples=500)
-    >>> est.is_plugin, est.settings
-    (False, {'name': 'boot', 'method': 'bootstrap', 'resamples': 500})
-    """
-
-    name: str
-    method: str
-    resamples: int = 1000
-    target: str | None = None
-    kwargs: tuple[tuple[str, Any], ...] = ()
-    per_sample: bool = False
-    source: str = ""
-
-    @property
-    def is_plugin(self) -> bool:
-        """Whether this is a plug-in estimator (method ``"plugin"``), called through :meth:`plugin`."""
-        return self.method == "plugin"
-
-    def plugin(self):
-        """The callable plug-in (:class:`simstudy.plugins.PluginEstimator`), picklable by import path."""
-        import os
-
-        from simstudy import plugins
-
-        # The working directory now (in the main process) travels with it: a worker imports from there.
-        return plugins.PluginEstimator(self.target, self.kwargs, self.per_sample, os.getcwd())
-
-    @property
-    def settings(self) -> dict:
-        """What fixes the estimator's numbers, for a run's fingerprint (a built-in's as it always was)."""
-        out = dataclasses.asdict(self)
-        if not self.is_plugin:
-            for key in ("target", "kwargs", "per_sample", "source"):
-                del out[key]
-        return out
+    return check
 
 
 @dataclass(frozen=True)
 class BudgetConfig:
     """The ``budget`` group: sample sizes ``B`` (one cell each) and the budgets ``n`` estimated at.
 
+    A schema (:func:`simstudy.schema.parse`); :func:`parse` also checks that no ``n`` exceeds ``min(B)``.
+
     Parameters
     ----------
     B : tuple of int
         ``budget.B``: the number of trials (scores) in one simulated search, >= 1; a list gives one cell per
-        value.
-    n : tuple of int or None
+        value. A config must give it (``configs/budget/default.yaml``: 30); the None default is refused.
+    n : tuple of int or None, default None
         ``budget.n``: the budgets (in trials) at which the estimators are evaluated, sorted and distinct,
         each at most ``min(B)``; None: every budget ``1..B`` of each cell (see :meth:`n_for`).
 
@@ -320,8 +177,16 @@ class BudgetConfig:
     (1, 5, 10)
     """
 
-    B: tuple[int, ...]
-    n: tuple[int, ...] | None
+    B: tuple[int, ...] = schema.option(
+        None,
+        "the number of trials in one simulated search (one value or a list)",
+        _sizes("an integer >= 1 or a non-empty list of them"),
+    )
+    n: tuple[int, ...] | None = schema.option(
+        None,
+        "the budgets n at which estimators are evaluated (null: 1..B)",
+        schema.optional(_sizes("null (all of 1..B) or a non-empty list of integers")),
+    )
 
     def n_for(self, B: int) -> tuple[int, ...]:
         """The budgets of the cell of sample size ``B``: ``n`` if given, else ``1..B`` (in trials)."""
@@ -378,20 +243,65 @@ class StudyConfig:
     options: Any = None  # the kind's typed options (its schema's instance; reps etc. are copied above)
 
 
+# The checks of the runner group that simstudy.schema has no factory for (each is the runner's alone).
+def _backend() -> schema.Check:
+    """One of :data:`BACKENDS`; joblib's multiprocessing backend refused with the reason and the way out."""
+    known = schema.choice(BACKENDS)
+
+    def check(key: str, value: Any) -> str:
+        if value == "multiprocessing":
+            raise ConfigError(
+                f"{key}=multiprocessing is not supported (joblib's multiprocessing backend cannot "
+                f"hand back each chunk as it finishes); use loky, the process backend (backends: "
+                f"{', '.join(BACKENDS)})"
+            )
+        return known(key, value)
+
+    return check
+
+
+def _progress() -> schema.Check:
+    """True, false or ``"auto"``, which is None (a bar on a terminal only)."""
+
+    def check(key: str, value: Any) -> bool | None:
+        if value not in (True, False, "auto"):
+            raise ConfigError(f"{key} must be true, false or auto, got {value!r}")
+        return None if value == "auto" else value
+
+    return check
+
+
+def _address() -> schema.Check:
+    """A dask scheduler's address (a non-blank string) or None."""
+
+    def check(key: str, value: Any) -> str | None:
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ConfigError(
+                f"{key} must be a dask scheduler address (e.g. tcp://10.0.0.5:8786) or null, got {value!r}"
+            )
+        return value
+
+    return check
+
+
 @dataclass(frozen=True)
 class RunnerConfig:
     """The ``runner`` group: how to run -- parallelism, sharding and failure tolerance; never changes a number.
 
+    A schema (:func:`simstudy.schema.parse`): each field a config sets is declared with its default (those of
+    ``configs/runner/local.yaml``), its help and its check; ``collect`` and ``replay`` are set by commands
+    only, and refused in a config as unknown keys.
+
     Parameters
     ----------
-    n_jobs : int
+    n_jobs : int, default 1
         ``runner.n_jobs``: worker processes, a positive number or -1 for one per core.
-    backend : str
+    backend : str, default "loky"
         ``runner.backend``: one of :data:`BACKENDS` (``"loky"``, ``"threading"``, ``"sequential"``,
         ``"dask"``; dask needs the extra ``simstudy[dask]``).
-    progress : bool or None
-        ``runner.progress``: true or false; None (``auto``, the default in the YAML) shows a bar only on a
-        terminal, log lines otherwise.
+    progress : bool or None, default None
+        ``runner.progress``: true or false; None (``auto``, the default) shows a bar only on a terminal, log
+        lines otherwise.
     address : str or None, default None
         ``runner.address``: a dask scheduler's address (``tcp://host:8786``); None starts a local cluster on
         127.0.0.1 for ``backend="dask"``.
@@ -425,15 +335,36 @@ class RunnerConfig:
                  figures=('png',), collect=False, replay=None)
     """
 
-    n_jobs: int
-    backend: str
-    progress: bool | None  # None: a bar only on a terminal
-    address: str | None = None  # dask scheduler address; None: a LocalCluster on 127.0.0.1
-    shard: tuple[int, int] | None = None  # (i, N): run only the i-th of N slices of the tasks (1-based)
-    max_failure_fraction: float = 0.0  # failed chunks / chunks above this make the run fail
-    figures: tuple[str, ...] = ("png",)  # the study figure's formats: never changes a number
-    collect: bool = False
-    replay: tuple[str, int] | None = None  # (cell, chunk)
+    n_jobs: int = schema.option(1, "worker processes (-1: every core); never changes a number", schema.workers())
+    backend: str = schema.option("loky", "joblib's backend: loky, threading, sequential or dask", _backend())
+    progress: bool | None = schema.option(
+        "auto", "true, false or auto (a bar on a terminal, log lines otherwise)", _progress()
+    )
+    address: str | None = schema.option(
+        None, "a dask scheduler, e.g. tcp://10.0.0.5:8786; null: a local cluster on 127.0.0.1", _address()
+    )
+    shard: tuple[int, int] | None = schema.option(
+        None,
+        "i/N: run only the i-th of N slices of the chunks (array jobs), then simstudy collect",
+        schema.optional(schema.shard()),
+    )
+    max_failure_fraction: float = schema.option(
+        0.0,
+        "the share of chunks that may fail before the run fails",
+        schema.number(minimum=0, maximum=1, what="a number in [0, 1]"),
+    )
+    figures: tuple[str, ...] = schema.option(
+        ("png",),
+        "the figure's formats: any of png, pdf, svg ([] for none)",
+        schema.listed(schema.choice(FIGURE_FORMATS), minimum=0, what="figure formats", sort=False),
+    )
+    collect: bool = schema.internal(False, "simstudy collect: only read the chunks")
+    replay: tuple[str, int] | None = schema.internal(None, "simstudy replay: the (cell, chunk) to rerun here")
+
+    def __post_init__(self) -> None:
+        # The default is the YAML's word (schema.defaults shows it); constructed directly, it means None too.
+        if self.progress == "auto":
+            object.__setattr__(self, "progress", None)
 
 
 @dataclass(frozen=True)
@@ -479,15 +410,6 @@ class Config:
     runner: RunnerConfig
 
 
-# The checks of simstudy.schema, called by key and value (one implementation of each kind of check).
-def _int(key: str, value: Any, *, minimum: int | None = None) -> int:
-    return schema.integer(minimum=minimum)(key, value)
-
-
-def _bool(key: str, value: Any) -> bool:
-    return schema.boolean()(key, value)
-
-
 def _section(cfg: Mapping, key: str) -> Mapping:
     value = cfg.get(key)
     if not isinstance(value, Mapping):
@@ -495,237 +417,15 @@ def _section(cfg: Mapping, key: str) -> Mapping:
     return value
 
 
-def _choice(key: str, value: Any, valid: tuple[str, ...]) -> str:
-    return schema.choice(valid)(key, value)
-
-
-def _plain(value: Any) -> Any:
-    """A config value made hashable: lists become tuples and mappings sorted tuples of pairs."""
-    if isinstance(value, Mapping):
-        return tuple(sorted((str(k), _plain(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return tuple(_plain(v) for v in value)
-    return value
-
-
-def _target_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
-    """A user's distribution class: ``_target_`` (module.Class) and keyword arguments next to it."""
-    from simstudy import plugins
-
-    if d.get("kind") is not None:
-        raise ConfigError(
-            f"{prefix} gives both kind={d['kind']} and _target_={d['_target_']}: select the group "
-            f"that takes a class (distribution=custom {prefix}._target_=...) or drop the kind"
-        )
-    label = name or schema.optional(schema.text())(f"{prefix}.name", d.get("name"))
-    kwargs = _plain({k: v for k, v in d.items() if k not in ("_target_", "name", "kind")})
-    try:
-        dist = plugins.PluginDistribution(d["_target_"], kwargs, label)
-        plugins.check_distribution(dist, prefix)
-        source = plugins.source_hash(d["_target_"])
-    except plugins.PluginError as exc:
-        message = str(exc)
-        raise ConfigError(message if message.startswith(prefix) else f"{prefix}.{message}") from None
-    return DistributionConfig(
-        dist.name, "target", (("_target_", d["_target_"]), ("kwargs", kwargs), ("source", source))
-    )
-
-
-def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
-    """``kind: scipy``: ``name`` (a continuous scipy.stats distribution) and ``params`` (its parameters)."""
-    _unknown_keys(f"{prefix}.", d, ("kind", "name", "params"))
-    params = d.get("params") or {}
-    if not isinstance(params, Mapping):
-        raise ConfigError(
-            f"{prefix}.params must be a mapping of parameters (e.g. '{prefix}.params={{a: 5, b: 2}}'), got {params!r}"
-        )
-    try:
-        dist = distributions.ScipyDistribution(d.get("name"), params)  # type: ignore[arg-type]  # checked there
-    except distributions.InvalidParameter as exc:
-        raise ConfigError(f"{prefix}.{exc}") from None
-    assert dist.name is not None  # __post_init__ sets it (to dist by default)
-    return DistributionConfig(name or dist.name, "scipy", (("dist", dist.dist), ("params", dist.params)))
-
-
-def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
-    """A distribution of the group; ``minimize: true`` (any kind: lower is better) makes it draw ``-X``
-    (:func:`simstudy.distributions.mirror`), a parameter only when true (the other specs' streams unchanged)."""
-    minimize = schema.boolean()(f"{prefix}.minimize", d.get("minimize", False))
-    # stream: NAME keys the random streams by that name, not the data (see DistributionConfig.key)
-    stream = schema.optional(schema.text())(f"{prefix}.stream", d.get("stream"))
-    spec = _distribution_of({k: v for k, v in d.items() if k not in ("minimize", "stream")}, prefix, name)
-    extra = (("minimize", True),) * minimize + (("stream", stream),) * (stream is not None)
-    if not extra:
-        return spec
-    return dataclasses.replace(spec, params=tuple(sorted((*spec.params, *extra))))
-
-
-def _distribution_of(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
-    from simstudy import plugins
-
-    if "_target_" in d:
-        return _target_distribution(d, prefix, name)
-    registered = plugins.registered_distribution(d.get("kind"))  # type: ignore[arg-type]  # None: not registered
-    if registered is not None:  # a kind a plug-in registered: its class, as if named by _target_
-        return _target_distribution(
-            {**{k: v for k, v in d.items() if k != "kind"}, "_target_": registered}, prefix, name
-        )
-    kind = _choice(
-        f"{prefix}.kind",
-        d.get("kind"),
-        tuple(k for k in sorted(distributions.KINDS) if k != "target") + plugins.distribution_kinds(),
-    )
-    if kind == "scipy":
-        return _scipy_distribution(d, prefix, name)
-    # Lists become tuples so the spec is hashable (its hash keys the random streams); the name is a label.
-    params = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k not in ("kind", "name")}
-    accepted = distributions.parameters(kind)
-    for key in params:
-        if accepted is not None and key not in accepted:
-            raise ConfigError(f"{prefix}.{key} is not a parameter of {kind} (parameters: {', '.join(accepted)})")
-    if accepted is not None and "seed" in accepted:
-        params["seed"] = _int(f"{prefix}.seed", params.get("seed", 0), minimum=0)
-    name = d.get("name") or name
-    if name is not None and not isinstance(name, str):
-        raise ConfigError(f"{prefix}.name must be a string, got {name!r}")
-    try:
-        # Validates every parameter (cheap next to the study); unnamed, it takes the kind's default label.
-        dist = distributions.from_spec(kind, params if name is None else {**params, "name": name})
-    except distributions.InvalidParameter as exc:
-        raise ConfigError(f"{prefix}.{exc}") from None
-    except ValueError as exc:  # data files and data-set names (the message names file, row and value)
-        raise ConfigError(f"{prefix}: {exc}") from None
-    return DistributionConfig(name or dist.name, kind, tuple(sorted(params.items())))
-
-
-def _distributions(d: Any) -> tuple[DistributionConfig, ...]:
-    """One distribution (a mapping with a ``kind``) or several, as a mapping from name to distribution."""
-    if not isinstance(d, Mapping) or not d:
-        raise ConfigError(f"distribution must be a distribution (with a kind) or a mapping of named ones, got {d!r}")
-    if "kind" in d or "_target_" in d:
-        return (_distribution(d, "distribution", None),)
-    specs = []
-    for name, sub in d.items():
-        if not isinstance(sub, Mapping):
-            raise ConfigError(
-                f"distribution.{name} must be a distribution (a mapping with a kind or a _target_), got {sub!r}"
-            )
-        specs.append(_distribution(sub, f"distribution.{name}", str(name)))
-    names = [s.name for s in specs]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"distribution names must differ, got {names}")
-    return tuple(specs)
-
-
-def _once(key: str, values: tuple[int, ...]) -> None:
-    """A list naming a value twice is a typo (budget.n=[3,3,5] for [3,4,5]?), refused as models=[a,a] is:
-    kept, it would silently run fewer cells or budgets than typed."""
-    twice = sorted({v for v in values if values.count(v) > 1})
-    if twice:
-        raise ConfigError(
-            f"{key} lists {', '.join(map(str, twice))} more than once, got {list(values)}: give each value once"
-        )
-
-
 def _budget(d: Mapping) -> BudgetConfig:
-    _unknown_keys("budget.", d, ("B", "n"))
-    raw_B = d.get("B")
-    Bs = tuple(raw_B) if isinstance(raw_B, (list, tuple)) else (raw_B,)
-    if not Bs:
-        raise ConfigError("budget.B must be an integer >= 1 or a non-empty list of them, got []")
-    Bs = tuple(_int("budget.B", B, minimum=1) for B in Bs)
-    _once("budget.B", Bs)
-    raw_n = d.get("n")
-    if raw_n is None:
-        return BudgetConfig(Bs, None)
-    ns = tuple(raw_n) if isinstance(raw_n, (list, tuple)) else (raw_n,)
-    if not ns:
-        raise ConfigError("budget.n must be null (all of 1..B) or a non-empty list of integers, got []")
-    ns = tuple(_int("budget.n", n, minimum=1) for n in ns)
-    _once("budget.n", ns)
-    if max(ns) > min(Bs):
+    budget = schema.parse(BudgetConfig, d, "budget.")
+    if budget.n is None:
+        return budget
+    if max(budget.n) > min(budget.B):
         raise ConfigError(
-            f"budget.n must not exceed budget.B (the estimators interpolate only): n={max(ns)} > B={min(Bs)}"
+            f"budget.n must not exceed budget.B (the estimators interpolate only): n={max(budget.n)} > B={min(budget.B)}"
         )
-    return BudgetConfig(Bs, tuple(sorted(set(ns))))
-
-
-def _plugin_estimator(name: str, spec: Mapping, target: str, per_sample: Any) -> EstimatorConfig:
-    """A plug-in estimator (``_target_``, or a method registered by :func:`simstudy.plugins.register_estimator`):
-    imported and called on a tiny input now, before any compute (:func:`simstudy.plugins.check_estimator`)."""
-    from simstudy import plugins
-
-    key = f"estimators.{name}"
-    per_sample = _bool(f"{key}.per_sample", per_sample)
-    kwargs = _plain({k: v for k, v in spec.items() if k not in ("_target_", "method", "per_sample")})
-    est = EstimatorConfig(str(name), "plugin", target=target, kwargs=kwargs, per_sample=per_sample)
-    try:
-        plugins.check_estimator(est.plugin(), key)
-        source = plugins.source_hash(target)
-    except plugins.PluginError as exc:
-        raise ConfigError(str(exc)) from None
-    return dataclasses.replace(est, source=source)
-
-
-def _estimators(d: Any) -> tuple[EstimatorConfig, ...]:
-    from simstudy import plugins
-
-    methods = tuple(plugins.estimator_methods())
-    if not isinstance(d, Mapping) or not d:
-        raise ConfigError(
-            f"estimators must select at least one of: {', '.join(methods)} (or name a plug-in: "
-            f"+estimators.NAME._target_=module.function), got {d!r}"
-        )
-    out = []
-    for name, spec in d.items():
-        if not isinstance(spec, Mapping):
-            raise ConfigError(f"estimators.{name} must be a mapping with a 'method' or a '_target_', got {spec!r}")
-        if "-" in str(name):  # paired differences are labelled "a-b"
-            raise ConfigError(
-                f"estimators.{name}: an estimator's name must not contain '-' (paired differences "
-                f"are labelled a-b); rename it, e.g. {str(name).replace('-', '_')}"
-            )
-        if "_target_" in spec:
-            if "method" in spec:
-                raise ConfigError(
-                    f"estimators.{name} gives both method={spec['method']} and _target_={spec['_target_']}: keep one"
-                )
-            out.append(_plugin_estimator(name, spec, spec["_target_"], spec.get("per_sample", False)))
-            continue
-        registered = plugins.registered_estimator(spec.get("method"))  # type: ignore[arg-type]  # None: not registered
-        if registered is not None:
-            out.append(_plugin_estimator(name, spec, registered[0], spec.get("per_sample", registered[1])))
-            continue
-        _unknown_keys(f"estimators.{name}.", spec, ("method", "resamples"))
-        method = _choice(f"estimators.{name}.method", spec.get("method"), plugins.BUILTIN_ESTIMATORS)
-        resamples = _int(f"estimators.{name}.resamples", spec.get("resamples", 1000), minimum=1)
-        out.append(EstimatorConfig(str(name), method, resamples))
-    return tuple(out)
-
-
-def _log_plugin_costs(config: Config) -> None:
-    """Say, once per parse, that a per-sample plug-in is looped over the replicates in Python and what that costs."""
-    import logging
-
-    B = max(config.budget.B)
-    n = config.budget.n_for(B)
-    cells = len(config.distributions) * len(config.budget.B)
-    for e in config.estimators:
-        if e.is_plugin and e.per_sample:
-            from simstudy import plugins
-
-            cost = plugins.estimator_cost(e.plugin(), B, n if config.study.kind == "evp_accuracy" else [B])
-            total = cost * config.study.reps * cells * (2 if config.study.kind == "wrong_conclusions" else 1)
-            logging.getLogger("simstudy.plugins").info(
-                "estimators.%s: %s is a per-sample function (per_sample: true), looped over the replicates in "
-                "Python: %.3g ms per replicate at B=%d, about %.3g s in all for this study (a vectorized "
-                "function of the (reps, B) array costs far less)",
-                e.name,
-                e.target,
-                1e3 * cost,
-                B,
-                total,
-            )
+    return BudgetConfig(budget.B, tuple(sorted(set(budget.n))))
 
 
 #: A study name: it becomes a directory name, so no separators and no leading dot (no "..", no hidden dir).
@@ -738,7 +438,7 @@ def _study(d: Mapping) -> StudyConfig:
         raise ConfigError(
             f"study.name must be a name (letters, digits, '_', '-', '.'; not starting with '.'), got {name!r}"
         )
-    kind = _choice("study.kind", d.get("kind"), study_kinds())
+    kind = schema.choice(study_kinds())("study.kind", d.get("kind"))
     options = schema.parse(
         extend.studies.get(kind).options, d, "study.", ignore=("name", "kind"), what=f"the {kind} study"
     )
@@ -752,22 +452,6 @@ def _study(d: Mapping) -> StudyConfig:
     )
 
 
-def _unknown_keys(prefix: str, d: Mapping, valid: tuple[str, ...]) -> None:
-    for key in d:
-        if key not in valid:
-            raise ConfigError(f"{prefix}{key} is not a setting (settings: {', '.join(valid)})")
-
-
-def parse_shard(value: Any) -> tuple[int, int] | None:
-    """``"i/N"`` (1 <= i <= N) as ``(i, N)``; ``None`` for an unsharded run."""
-    if value is None:
-        return None
-    parts = value.split("/") if isinstance(value, str) else []
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or not 1 <= int(parts[0]) <= int(parts[1]):
-        raise ConfigError(f"runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got {value!r}")
-    return int(parts[0]), int(parts[1])
-
-
 def _dask_available() -> bool:
     import importlib.util
 
@@ -775,43 +459,13 @@ def _dask_available() -> bool:
 
 
 def _runner(d: Mapping) -> RunnerConfig:
-    _unknown_keys("runner.", d, _RUNNER_KEYS)
-    n_jobs = _int("runner.n_jobs", d.get("n_jobs"))
-    if n_jobs == 0 or n_jobs < -1:
-        raise ConfigError(f"runner.n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}")
-    progress = d.get("progress", "auto")
-    if progress not in (True, False, "auto"):
-        raise ConfigError(f"runner.progress must be true, false or auto, got {progress!r}")
-    if d.get("backend") == "multiprocessing":
-        raise ConfigError(
-            f"runner.backend=multiprocessing is not supported (joblib's multiprocessing backend cannot "
-            f"hand back each chunk as it finishes); use loky, the process backend (backends: "
-            f"{', '.join(BACKENDS)})"
-        )
-    backend = _choice("runner.backend", d.get("backend"), BACKENDS)
-    address = d.get("address")  # checked first: a bad value is reported whether or not dask is installed
-    if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise ConfigError(
-            f"runner.address must be a dask scheduler address (e.g. tcp://10.0.0.5:8786) or null, got {address!r}"
-        )
-    if backend == "dask" and not _dask_available():
+    runner = schema.parse(RunnerConfig, d, "runner.")
+    # after the schema: a bad runner.address is reported whether or not dask is installed
+    if runner.backend == "dask" and not _dask_available():
         raise ConfigError(
             "runner.backend=dask needs dask.distributed, which is not installed: pip install 'simstudy[dask]'"
         )
-    fraction = schema.number(minimum=0, maximum=1, what="a number in [0, 1]")(
-        "runner.max_failure_fraction", d.get("max_failure_fraction", 0.0)
-    )
-    return RunnerConfig(
-        n_jobs=n_jobs,
-        backend=backend,
-        progress=None if progress == "auto" else progress,
-        address=address,
-        shard=parse_shard(d.get("shard")),
-        max_failure_fraction=fraction,
-        figures=schema.listed(schema.choice(FIGURE_FORMATS), minimum=0, what="figure formats", sort=False)(
-            "runner.figures", d.get("figures", ["png"])
-        ),
-    )
+    return runner
 
 
 def parse(cfg: Mapping) -> Config:
@@ -859,11 +513,11 @@ def parse(cfg: Mapping) -> Config:
     ...
     simstudy.schema.ConfigError: budget.B must be an integer >= 1, got 0
     """
-    _unknown_keys("", cfg, _TOP_KEYS)
-    seed = _int("seed", cfg.get("seed"), minimum=0)
+    schema.refuse_unknown(cfg, _TOP_KEYS)
+    seed = schema.integer(minimum=0)("seed", cfg.get("seed"))
     study = _study(_section(cfg, "study"))
     spec = extend.studies.get(study.kind)
-    dists = _distributions(cfg.get("distribution"))
+    dists = parse_distributions(cfg.get("distribution"))
     if spec.continuous:
         discrete = [d.name for d in dists if not d.continuous]
         if discrete:
@@ -875,7 +529,7 @@ def parse(cfg: Mapping) -> Config:
         seed=seed,
         distributions=dists,
         budget=_budget(_section(cfg, "budget")),
-        estimators=_estimators(cfg.get("estimators")),
+        estimators=parse_estimators(cfg.get("estimators")),
         study=study,
         runner=_runner(_section(cfg, "runner")),
     )
@@ -890,7 +544,7 @@ def parse(cfg: Mapping) -> Config:
     if spec.check is not None:
         spec.check(config)
     check_chunk_memory(config, cells=len(config.distributions))  # a cell per distribution at least
-    _log_plugin_costs(config)
+    log_plugin_costs(config)
     return config
 
 

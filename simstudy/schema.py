@@ -19,7 +19,13 @@ check                  accepts
 :func:`text`           a non-empty string
 :func:`listed`         a list (a scalar counts as a list of one) of values each checked
 :func:`optional`       null, or what the wrapped check accepts
+:func:`workers`        a number of worker processes: a positive int, or -1 (one per core)
+:func:`shard`          ``"i/N"`` with 1 <= i <= N (the i-th of N slices), as ``(i, N)``
 =====================  ===============================================================
+
+A field made by :func:`internal` is not a setting: code sets it, and a config naming it is refused as an
+unknown key (:func:`refuse_unknown`, which also serves groups that are not schemas). :func:`hashable` freezes a
+free-form config value (a plug-in's keyword arguments) so that it can key random streams.
 
 Example
 -------
@@ -59,6 +65,11 @@ __all__ = [
     "text",
     "listed",
     "optional",
+    "workers",
+    "shard",
+    "internal",
+    "refuse_unknown",
+    "hashable",
 ]
 
 Check = Callable[[str, Any], Any]
@@ -117,6 +128,43 @@ def option(default: Any, doc: str, check: Check | None = None) -> Any:
     (1000, 'simulated searches per cell')
     """
     return dataclasses.field(default=default, metadata={"doc": doc, "check": check})
+
+
+def internal(default: Any, doc: str) -> Any:
+    """A schema field that is not a setting: code sets it (:func:`dataclasses.replace`), a config may not.
+
+    :func:`parse` refuses its key as it refuses an unknown one and leaves the field at its default;
+    :func:`defaults` and :func:`docs` leave it out. E.g. ``collect`` of :class:`simstudy.config.RunnerConfig`,
+    which only ``simstudy collect`` sets.
+
+    Parameters
+    ----------
+    default : Any
+        The field's value unless code replaces it; immutable, as for :func:`option`.
+    doc : str
+        What the field means and who sets it, in a phrase.
+
+    Returns
+    -------
+    dataclasses.Field
+        A field whose ``metadata`` holds ``"doc"`` and ``"internal"`` (true).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from simstudy.schema import integer, internal, option, parse
+    >>> @dataclass(frozen=True)
+    ... class Opts:
+    ...     reps: int = option(1000, "simulated searches per cell", integer(minimum=2))
+    ...     resumed: bool = internal(False, "set by the runner on a resumed run")
+    >>> parse(Opts, {"reps": 50}, "study.")
+    Opts(reps=50, resumed=False)
+    >>> parse(Opts, {"resumed": True}, "study.")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.resumed is not a setting (settings: reps)
+    """
+    return dataclasses.field(default=default, metadata={"doc": doc, "internal": True})
 
 
 def _is_number(value: Any) -> bool:
@@ -461,10 +509,122 @@ def optional(inner: Check) -> Check:
     return check
 
 
+def workers() -> Check:
+    """A check that accepts a number of worker processes: a positive integer, or -1 for one per core.
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"runner.n_jobs"``), ``value`` the raw value from YAML or the command line; it returns the ``int``
+        unchanged.
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if the value is not an int (as :func:`integer`), is 0
+        or is below -1; the one-line message names the key and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import workers
+    >>> workers()("runner.n_jobs", -1)
+    -1
+    >>> workers()("runner.n_jobs", 0)
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: runner.n_jobs must be a positive number of workers or -1 (all cores), got 0
+    """
+    whole = integer()
+
+    def check(key: str, value: Any) -> int:
+        n = whole(key, value)
+        if n == 0 or n < -1:
+            raise ConfigError(f"{key} must be a positive number of workers or -1 (all cores), got {n}")
+        return n
+
+    return check
+
+
+def shard() -> Check:
+    """A check that accepts ``"i/N"`` with 1 <= i <= N, the i-th of N slices of a run (array jobs).
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"runner.shard"``), ``value`` the raw value from YAML or the command line; it returns ``(i, N)``, a
+        tuple of two ints (wrap it in :func:`optional` to accept null, an unsharded run).
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if the value is not a string of two whole numbers
+        ``i/N`` with 1 <= i <= N; the one-line message names the key and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import shard
+    >>> shard()("runner.shard", "2/8")
+    (2, 8)
+    >>> shard()("runner.shard", "9/8")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got '9/8'
+    """
+
+    def check(key: str, value: Any) -> tuple[int, int]:
+        parts = value.split("/") if isinstance(value, str) else []
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or not 1 <= int(parts[0]) <= int(parts[1]):
+            raise ConfigError(f"{key} must be i/N with 1 <= i <= N (e.g. 2/8), got {value!r}")
+        return int(parts[0]), int(parts[1])
+
+    return check
+
+
 def _fields(schema: type) -> tuple[dataclasses.Field, ...]:
+    """The schema's settings: its fields but those made by :func:`internal`."""
     if not dataclasses.is_dataclass(schema):
         raise TypeError(f"{schema!r} is not a schema (a dataclass whose fields are made by option())")
-    return dataclasses.fields(schema)
+    return tuple(f for f in dataclasses.fields(schema) if not f.metadata.get("internal"))
+
+
+def refuse_unknown(values: Mapping, valid: Iterable[str], prefix: str = "", *, what: str = "") -> None:
+    """Refuse, in one line, a key of ``values`` that is not one of ``valid``.
+
+    What :func:`parse` does first; also for a group whose keys are read one by one (``budget``, a built-in
+    estimator's keys).
+
+    Parameters
+    ----------
+    values : Mapping
+        Raw values by key (from YAML and the command line).
+    valid : iterable of str
+        The keys accepted, in the order the message lists them.
+    prefix : str, default ""
+        Prepended to a key in the message, e.g. ``"budget."``.
+    what : str, keyword-only, default ""
+        Names the settings' owner in the message, e.g. ``"the band_coverage study"``.
+
+    Raises
+    ------
+    ConfigError
+        ``{prefix}{key} is not a setting of {what} (settings: ...)`` for the first unknown key.
+
+    Examples
+    --------
+    >>> from simstudy.schema import refuse_unknown
+    >>> refuse_unknown({"B": 10}, ("B", "n"), "budget.")
+    >>> refuse_unknown({"B": 10, "m": 3}, ("B", "n"), "budget.")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: budget.m is not a setting (settings: B, n)
+    """
+    valid = tuple(valid)
+    for key in values:
+        if key not in valid:
+            owner = f" of {what}" if what else ""
+            raise ConfigError(f"{prefix}{key} is not a setting{owner} (settings: {', '.join(valid)})")
 
 
 def parse(schema: type, values: Mapping, prefix: str = "", *, ignore: Iterable[str] = (), what: str = "") -> Any:
@@ -474,7 +634,8 @@ def parse(schema: type, values: Mapping, prefix: str = "", *, ignore: Iterable[s
     Parameters
     ----------
     schema : type
-        A dataclass whose fields are made by :func:`option` (a field without a check takes any value).
+        A dataclass whose fields are made by :func:`option` (a field without a check takes any value) or
+        :func:`internal` (not a setting: refused, left at its default).
     values : Mapping
         Raw values by field name (from YAML and the command line).
     prefix : str, default ""
@@ -512,12 +673,7 @@ def parse(schema: type, values: Mapping, prefix: str = "", *, ignore: Iterable[s
     simstudy.schema.ConfigError: study.rep is not a setting of the toy study (settings: reps)
     """
     fields = _fields(schema)
-    names = [f.name for f in fields]
-    ignore = tuple(ignore)
-    for key in values:
-        if key not in names and key not in ignore:
-            owner = f" of {what}" if what else ""
-            raise ConfigError(f"{prefix}{key} is not a setting{owner} (settings: {', '.join((*ignore, *names))})")
+    refuse_unknown(values, (*ignore, *(f.name for f in fields)), prefix, what=what)
     out = {}
     for f in fields:
         value = values.get(f.name, f.default)
@@ -529,6 +685,36 @@ def parse(schema: type, values: Mapping, prefix: str = "", *, ignore: Iterable[s
 def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
+    return value
+
+
+def hashable(value: Any) -> Any:
+    """A free-form config value made hashable: lists become tuples, mappings sorted tuples of pairs.
+
+    For values no schema types, such as a plug-in's keyword arguments, which then key the random streams (a
+    frozen config's hash must be stable).
+
+    Parameters
+    ----------
+    value : Any
+        A plain value from YAML or the command line (scalars, lists, mappings, nested).
+
+    Returns
+    -------
+    Any
+        ``value`` with every list (nested ones too) a tuple and every mapping a tuple of ``(str(key), value)``
+        pairs sorted by key; scalars unchanged.
+
+    Examples
+    --------
+    >>> from simstudy.schema import hashable
+    >>> hashable({"b": [1, 2], "a": {"y": 0, "x": None}})
+    (('a', (('x', None), ('y', 0))), ('b', (1, 2)))
+    """
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(hashable(v) for v in value)
     return value
 
 
