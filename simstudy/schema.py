@@ -571,11 +571,20 @@ def shard() -> Check:
     Traceback (most recent call last):
     ...
     simstudy.schema.ConfigError: runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got '9/8'
+    >>> shard()("runner.shard", "²/3")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: runner.shard must be i/N with 1 <= i <= N (e.g. 2/8), got '²/3'
     """
 
     def check(key: str, value: Any) -> tuple[int, int]:
         parts = value.split("/") if isinstance(value, str) else []
-        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or not 1 <= int(parts[0]) <= int(parts[1]):
+        # ASCII digits only: str.isdigit() takes '²', which int() refuses (a traceback, not a line)
+        if (
+            len(parts) != 2
+            or not all(p.strip().isascii() and p.strip().isdigit() for p in parts)
+            or not 1 <= int(parts[0]) <= int(parts[1])
+        ):
             raise ConfigError(f"{key} must be i/N with 1 <= i <= N (e.g. 2/8), got {value!r}")
         return int(parts[0]), int(parts[1])
 
