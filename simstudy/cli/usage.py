@@ -58,7 +58,7 @@ STUDY_KEYS = {
     "distribution": "the score distribution(s) searches draw from: a group option (listed below) and its "
     "keys, e.g. distribution=truncnorm distribution.sd=0.1",
     "budget.B": "the number of trials in one simulated search (one value or a list)",
-    "budget.n": "the budgets n at which estimators are evaluated (default 1..B)",
+    "budget.n": "the budgets n at which estimators are evaluated (null: 1..B)",
     "estimators": "which estimators to compare: any of u, v, w, bootstrap, e.g. estimators=[u,v]",
     "study": "the study kind (listed below), e.g. study=band_coverage; its options are study.KEY=VALUE",
     "study.KEY": "an option of the study, e.g. study.reps=2000 (simstudy study=KIND --help lists every option of "
@@ -67,8 +67,8 @@ STUDY_KEYS = {
     "runner": "local (joblib) or dask (runner.address=tcp://host:8786 for a running scheduler)",
     "runner.shard": "i/N: run only the i-th of N slices of the chunks (array jobs), then simstudy collect",
     "runner.progress": "true, false or auto (a bar on a terminal, log lines otherwise)",
-    "runner.max_failure_fraction": "the share of chunks that may fail before the run exits 1 (default 0)",
-    "runner.figures": "the figure's formats: any of png, pdf, svg (default [png]; [] for none)",
+    "runner.max_failure_fraction": "the share of chunks that may fail before the run fails: exit status 1; default 0",
+    "runner.figures": "the figure's formats: any of png, pdf, svg ([] for none); default [png]",
     "+design": "cross values of keys into cells of one run, stacked into one summary and figure, e.g. "
     "'+design={distribution.sd: [0.05, 0.1], budget.B: [10, 30]}'",
 }
