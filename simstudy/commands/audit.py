@@ -177,9 +177,7 @@ class AuditOptions(DataOptions):
         schema.choice(lambda: _bands().METHODS),
     )
     target_k: int = option(
-        10,
-        "report how many scores bound the median tuning curve up to this budget",
-        schema.integer(minimum=1),
+        10, "report how many scores bound the median tuning curve up to this budget", schema.integer(minimum=1)
     )
     rounds: int = option(
         1024,

@@ -128,9 +128,7 @@ class BandsOptions(DataOptions):
         schema.choice(lambda: _bands().METHODS),
     )
     max_k: int | None = option(
-        None,
-        "draw budgets k = 1..max_k (default: the largest sample size)",
-        schema.optional(schema.integer(minimum=1)),
+        None, "draw budgets k = 1..max_k (default: the largest sample size)", schema.optional(schema.integer(minimum=1))
     )
     xscale: str = option(
         "log", "the tuning curve's x axis (k): log or linear (log, as simstudy curve)", schema.choice(XSCALES)
