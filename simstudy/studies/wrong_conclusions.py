@@ -311,7 +311,7 @@ class Options(StudyOptions):
     chunk_reps: int = chunk_reps_option(10000)
     tie_tolerance: float = option(
         1e-12,
-        "a true gap |theta_a(B) - theta_b(B)| at or below this (in score units) is a tie: no ranking is wrong there, "
+        "a true gap abs(theta_a(B) - theta_b(B)) at or below this (in score units) is a tie: no ranking is wrong there, "
         "and wrong_rate is not reported",
         schema.number(minimum=0),
     )
