@@ -4,7 +4,9 @@ Every setting a config can give (a study's options, a data command's keys) is de
 by :func:`option`: the default lives there and nowhere else (YAML files only select), the help text of
 ``--help`` is the field's ``doc``, and the field's ``check`` turns the raw value into the typed one or raises a
 one-line :class:`ConfigError` naming the key and the value. :func:`parse` applies a schema to a mapping;
-:func:`defaults` and :func:`docs` read it back for the CLI.
+:func:`defaults` and :func:`docs` read it back for the CLI, and :func:`parameters` for the schema's own docstring:
+the class decorator :func:`documented` writes its numpydoc Parameters entries from the fields (type, default,
+doc, and what the check accepts: the words each check carries as ``check.accepts``, set by :func:`accepting`).
 
 The checks are small factories shared by every schema, so one setting kind is validated one way everywhere:
 
