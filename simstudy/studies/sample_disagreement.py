@@ -351,7 +351,7 @@ class Options(StudyOptions):
         False,
         "false: each sample is n distinct runs of each model's finite set (the paper's "
         "subsets; needs bags of at least n runs); true: n draws with replacement (the runs' empirical "
-        "distribution; any distribution)",
+        "distribution; works for any distribution)",
         schema.boolean(),
     )
 
