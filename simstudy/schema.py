@@ -735,10 +735,14 @@ def parameters(schema: type, prefix: str = "") -> str:
         (sorted, repeats dropped).
     """
     lines = []
-    for f in _fields(schema):
+    _fields(schema)  # a dataclass, or TypeError
+    for f in dataclasses.fields(schema):  # every field of the class, as its signature has them
         head = f"{f.name} : {_type_doc(f)}, "
         lines.append(head + _default_doc(f.default, _WIDTH - 4 - len(head)))
-        text = f"``{prefix}{f.name}``: {f.metadata.get('doc', '')}".rstrip(".") + "."
+        if f.metadata.get("internal"):  # a field code sets, which no config may give: no key to name
+            text = f.metadata.get("doc", "").rstrip(".") + ". Set by code, not a setting of a config."
+        else:
+            text = f"``{prefix}{f.name}``: {f.metadata.get('doc', '')}".rstrip(".") + "."
         words = getattr(f.metadata.get("check"), "accepts", None)
         if words:  # a sentence of its own: a doc often has semicolons of its own
             text += f" {words[0].upper()}{words[1:]}."

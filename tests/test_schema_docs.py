@@ -118,6 +118,19 @@ def test_parameters_writes_types_defaults_and_what_each_check_accepts():
     assert ", ..., " in grid and 4 + len(grid) <= 116
 
 
+def test_parameters_lists_a_field_code_sets_without_a_key():
+    # a field no config may give (metadata "internal", as schema.internal makes it) is in the signature all the same
+    @dataclass(frozen=True)
+    class Opts:
+        reps: int = schema.option(10, "replicates", schema.integer(minimum=2))
+        resumed: bool = dataclasses.field(default=False, metadata={"doc": "set on a resumed run", "internal": True})
+
+    assert schema.parameters(Opts, "x.").splitlines()[2:] == [
+        "resumed : bool, default False",
+        "    set on a resumed run. Set by code, not a setting of a config.",
+    ]
+
+
 def test_documented_needs_its_placeholder():
     @dataclass(frozen=True)
     class Opts:
