@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import sys
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -805,8 +806,9 @@ def documented(prefix: str = "") -> Callable[[type], type]:
     """
 
     def fill(cls: type) -> type:
-        doc = cls.__doc__ or ""
-        lines = doc.split("\n")
+        if sys.flags.optimize >= 2:  # python -OO strips docstrings (dataclass writes the signature): nothing to fill
+            return cls
+        lines = (cls.__doc__ or "").split("\n")
         at = [i for i, line in enumerate(lines) if line.strip() == _PLACEHOLDER]
         if len(at) != 1:
             raise ValueError(f"{cls.__qualname__}'s docstring needs one line {_PLACEHOLDER} (its Parameters)")
