@@ -9,7 +9,8 @@ hook                required   what it does
 ==================  =========  ==========================================================================
 :class:`Options`    yes        the kind's ``study.*`` keys: a frozen dataclass of :func:`simstudy.schema.option`
                                fields, subclassing :class:`~simstudy.studies.base.StudyOptions`; the defaults'
-                               and the help texts' only home
+                               and the help texts' only home (``@schema.documented("study.")`` writes its
+                               docstring's Parameters from them)
 :func:`check`       no         cross-checks of the whole config, run at parse time before any compute (one-line
                                :class:`~simstudy.schema.ConfigError`; memory estimates with
                                :func:`simstudy.engine.memory.check_memory`)
