@@ -153,20 +153,17 @@ def _sizes(empty: str) -> schema.Check:
     return check
 
 
+@schema.documented("budget.")
 @dataclass(frozen=True)
 class BudgetConfig:
     """The ``budget`` group: sample sizes ``B`` (one cell each) and the budgets ``n`` estimated at.
 
-    A schema (:func:`simstudy.schema.parse`); :func:`parse` also checks that no ``n`` exceeds ``min(B)``.
+    A schema (:func:`simstudy.schema.parse`); :func:`parse` also checks that no ``n`` exceeds ``min(B)``. A
+    config must give ``B`` (``configs/budget/default.yaml``: 30): its None default is refused.
 
     Parameters
     ----------
-    B : tuple of int
-        ``budget.B``: the number of trials (scores) in one simulated search, >= 1; a list gives one cell per
-        value. A config must give it (``configs/budget/default.yaml``: 30); the None default is refused.
-    n : tuple of int or None, default None
-        ``budget.n``: the budgets (in trials) at which the estimators are evaluated, sorted and distinct,
-        each at most ``min(B)``; None: every budget ``1..B`` of each cell (see :meth:`n_for`).
+    %(parameters)s
 
     Examples
     --------
@@ -179,12 +176,13 @@ class BudgetConfig:
 
     B: tuple[int, ...] = schema.option(
         None,
-        "the number of trials in one simulated search (one value or a list)",
+        "the number of trials (scores) in one simulated search; a list gives one cell per value",
         _sizes("an integer >= 1 or a non-empty list of them"),
     )
     n: tuple[int, ...] | None = schema.option(
         None,
-        "the budgets n at which estimators are evaluated (null: 1..B)",
+        "the budgets n (in trials) at which estimators are evaluated, sorted, distinct, each at most min(B) "
+        "(null: every budget 1..B of each cell)",
         schema.optional(_sizes("null (all of 1..B) or a non-empty list of integers")),
     )
 
@@ -284,40 +282,19 @@ def _address() -> schema.Check:
     return check
 
 
+@schema.documented("runner.")
 @dataclass(frozen=True)
 class RunnerConfig:
     """The ``runner`` group: how to run -- parallelism, sharding and failure tolerance; never changes a number.
 
     A schema (:func:`simstudy.schema.parse`): each field a config sets is declared with its default (those of
     ``configs/runner/local.yaml``), its help and its check; ``collect`` and ``replay`` are set by commands
-    only, and refused in a config as unknown keys.
+    only, and refused in a config as unknown keys. ``progress`` is None for ``auto`` once parsed. The figure is
+    drawn in PNG alone by default: each further format costs about as much as drawing it.
 
     Parameters
     ----------
-    n_jobs : int, default 1
-        ``runner.n_jobs``: worker processes, a positive number or -1 for one per core.
-    backend : str, default "loky"
-        ``runner.backend``: one of :data:`BACKENDS` (``"loky"``, ``"threading"``, ``"sequential"``,
-        ``"dask"``; dask needs the extra ``simstudy[dask]``).
-    progress : bool or None, default None
-        ``runner.progress``: true or false; None (``auto``, the default) shows a bar only on a terminal, log
-        lines otherwise.
-    address : str or None, default None
-        ``runner.address``: a dask scheduler's address (``tcp://host:8786``); None starts a local cluster on
-        127.0.0.1 for ``backend="dask"``.
-    shard : tuple of (int, int) or None, default None
-        ``runner.shard=i/N`` as ``(i, N)``, 1 <= i <= N: run only the i-th of N slices of the chunks (array
-        jobs; then ``simstudy collect``); None: every chunk.
-    max_failure_fraction : float, default 0.0
-        ``runner.max_failure_fraction``: the share of chunks, in [0, 1], that may fail before the run fails.
-    figures : tuple of str, default ("png",)
-        ``runner.figures``: the formats of the study's figure (``figure.png``, ``figure.pdf``, ``figure.svg``),
-        any of :data:`FIGURE_FORMATS`; ``[]`` draws none. PNG alone by default: a PDF costs as much again.
-    collect : bool, default False
-        Set by ``simstudy collect``, not by config files: only read the chunks (and name any missing).
-    replay : tuple of (str, int) or None, default None
-        Set by ``simstudy replay``, not by config files: the ``(cell, chunk)`` to rerun in this process,
-        its exception let through.
+    %(parameters)s
 
     Examples
     --------
@@ -336,7 +313,11 @@ class RunnerConfig:
     """
 
     n_jobs: int = schema.option(1, "worker processes (-1: every core); never changes a number", schema.workers())
-    backend: str = schema.option("loky", "joblib's backend: loky, threading, sequential or dask", _backend())
+    backend: str = schema.option(
+        "loky",
+        "joblib's backend: loky, threading, sequential or dask (dask needs the extra simstudy[dask])",
+        _backend(),
+    )
     progress: bool | None = schema.option(
         "auto", "true, false or auto (a bar on a terminal, log lines otherwise)", _progress()
     )

@@ -87,9 +87,11 @@ def test_data_command_help_shows_schema_defaults_and_audit_overrides(capsys, mon
     body = " ".join(_help(capsys, monkeypatch, "bands", "--help").split())
     assert "e.g. 0.8 [default: 0.8]" in body and "[default: ld_highest_density]" in body
     assert "at least two models [default: false]" in body and "[default: null]" in body
-    assert "low the lowest score possible (0 for accuracy); scores below it are an error [default: null]" in body
+    assert ("low the lowest score possible, in score units (0 for accuracy; null: unbounded); scores below it are "
+            "an error [default: null]") in body
     audit = " ".join(_help(capsys, monkeypatch, "audit", "--help").split())
-    assert "low the lowest score possible: the fitted distribution lives on [low, high] [default: 0.0]" in audit
+    assert ("low the lowest score possible, in score units (finite): the fitted distribution lives on [low, high] "
+            "[default: 0.0]") in audit
     assert "model the model to audit (needed when the file holds several) [default: null]" in audit
 
 

@@ -57,8 +57,9 @@ STUDY_KEYS = {
     "seed": "the random seed: every number of a run follows from it",
     "distribution": "the score distribution(s) searches draw from: a group option (listed below) and its "
     "keys, e.g. distribution=truncnorm distribution.sd=0.1",
-    "budget.B": "the number of trials in one simulated search (one value or a list)",
-    "budget.n": "the budgets n at which estimators are evaluated (null: 1..B)",
+    "budget.B": "the number of trials (scores) in one simulated search; a list gives one cell per value",
+    "budget.n": "the budgets n (in trials) at which estimators are evaluated, sorted, distinct, each at most "
+    "min(B) (null: every budget 1..B of each cell)",
     "estimators": "which estimators to compare: any of u, v, w, bootstrap, e.g. estimators=[u,v]",
     "study": "the study kind (listed below), e.g. study=band_coverage; its options are study.KEY=VALUE",
     "study.KEY": "an option of the study, e.g. study.reps=2000 (simstudy study=KIND --help lists every option of "

@@ -58,6 +58,7 @@ def _bands():
     return bands
 
 
+@schema.accepting("a file path or a shipped data set name")
 def _path(key: str, value: Any) -> str:
     if value == REQUIRED:
         raise ConfigError(f"{key} is required: set it with {key}=...")
@@ -66,6 +67,7 @@ def _path(key: str, value: Any) -> str:
     return value
 
 
+@schema.accepting("a model name or a list of them")
 def _names(key: str, value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
@@ -79,6 +81,7 @@ def _names(key: str, value: Any) -> tuple[str, ...] | None:
     return tuple(str(m).strip() for m in names)
 
 
+@schema.accepting("a non-empty string or null")
 def _optional_str(key: str, value: Any) -> str | None:
     if value is not None and (not isinstance(value, str) or not value):
         raise ConfigError(f"{key} must be a non-empty string or null, got {value!r}")
@@ -104,14 +107,15 @@ _finite_score = schema.optional(
 )
 
 
+@schema.accepting("a positive number, a mapping of model to one, or null")
 def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] | None:
     if isinstance(value, Mapping):  # per model, as hashable (model, time) pairs
         return tuple((str(m), _positive(f"{key}.{m}", t)) for m, t in value.items())
     return None if value is None else _positive(key, value)
 
 
-_LOW_DOC = "the lowest score possible (0 for accuracy); scores below it are an error"
-_HIGH_DOC = "the highest score possible (1 for accuracy); scores above it are an error"
+_LOW_DOC = "the lowest score possible, in score units (0 for accuracy; null: unbounded); scores below it are an error"
+_HIGH_DOC = "the highest score possible, in score units (1 for accuracy; null: unbounded); scores above it are an error"
 _MINIMIZE_DOC = (
     "true: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on "
     "the lower tail, a target is reached at or below it"
@@ -121,64 +125,7 @@ _MINIMIZE_DOC = (
 _CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
 
 
-#: The data keys' entries of a numpydoc Parameters section, written once and filled into the docstrings of
-#: :class:`DataOptions` and the commands' schemas by :func:`data_keys_doc` (``{data_keys}``, or
-#: ``{data_keys_head}`` and ``{data_keys_tail}`` around a command's own ``sample_size``).
-_DATA_KEYS_HEAD = """    data : str, required
-        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
-        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
-    model : tuple of str or None, default None
-        Use only this model of the file (model=NAME); same as models=[NAME]. Parsed to a one-element tuple.
-    models : tuple of str or None, default None
-        Use only these models, e.g. models=[mlp,lstm]. A single name is parsed to a one-element tuple.
-    score_column : str or None, default None
-        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
-        score.
-    model_column : str or None, default None
-        The column of model names; default: model if there is one, else one model named after the file.
-    missing : str or float, default "error"
-        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
-        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
-        units.
-    scale : float, default 1.0
-        Multiply every score by this before use, e.g. scale=0.01 for percentages.
-    compare : bool, default False
-        True: the data must hold at least two models.
-"""
-_DATA_KEYS_SAMPLE_SIZE = """    sample_size : int or None, default None
-        Use only the first n scores of each model (random-search order), e.g. 48 (curve, bands: or a random n
-        with sample_seed). In runs (scores) per model.
-"""
-_DATA_KEYS_TAIL = """    split : str or None, default None
-        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
-        matched.
-    reduce : str or None, default None
-        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
-        its last (final); None: best.
-    low : float or None, default None
-        The lowest score possible (0 for accuracy); scores below it are an error. In score units; None:
-        unbounded (-inf).
-    high : float or None, default None
-        The highest score possible (1 for accuracy); scores above it are an error. In score units; None:
-        unbounded (+inf).
-    minimize : bool, default False
-        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
-        the lower tail, a target is reached at or below it.
-"""
-
-
-def data_keys_doc(cls: type) -> type:
-    """Fill the shared data keys into a schema's docstring (the text is written once, here)."""
-    cls.__doc__ = (
-        (cls.__doc__ or "")
-        .replace("    {data_keys}\n", _DATA_KEYS_HEAD + _DATA_KEYS_SAMPLE_SIZE + _DATA_KEYS_TAIL)
-        .replace("    {data_keys_head}\n", _DATA_KEYS_HEAD)
-        .replace("    {data_keys_tail}\n", _DATA_KEYS_TAIL)
-    )
-    return cls
-
-
-@data_keys_doc
+@schema.documented()
 @dataclass(frozen=True)
 class DataOptions:
     """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`).
@@ -192,7 +139,7 @@ class DataOptions:
 
     Parameters
     ----------
-    {data_keys}
+    %(parameters)s
 
     Examples
     --------
@@ -231,7 +178,7 @@ class DataOptions:
     missing: str | float = option(
         "error",
         "failed runs (an empty field, nan, NA, null): error (stop and say where), "
-        "drop (leave them out, saying how many per model), or a number they count as, "
+        "drop (leave them out, saying how many per model), or a number they count as, in score units, "
         "e.g. missing=0",
         _missing,
     )

@@ -115,6 +115,7 @@ def _audit_cost_iv(o: Any, n: int) -> None:
 _KDE_BOUND = "the fitted distribution lives on [low, high]"
 
 
+@schema.documented()
 @dataclass(frozen=True)
 class AuditOptions(DataOptions):
     """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them): the data keys and the audit's own.
@@ -125,72 +126,7 @@ class AuditOptions(DataOptions):
 
     Parameters
     ----------
-    data : str, required
-        A CSV/TSV (one score column, or model and score columns; header optional for one column), JSON Lines or
-        JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, tdsa_fiesta.
-    model : tuple of str or None, default None
-        The model to audit (needed when the file holds several). Parsed to a one-element tuple.
-    models : tuple of str or None, default None
-        The model to audit, as a one-element list. A single name is parsed to a one-element tuple.
-    score_column : str or None, default None
-        The column of scores (case and surrounding spaces ignored); default: the only column, else one named
-        score.
-    model_column : str or None, default None
-        The column of model names; default: model if there is one, else one model named after the file.
-    missing : str or float, default "error"
-        Failed runs (an empty field, nan, NA, null): error (stop and say where), drop (leave them out, saying
-        how many per model), or a number they count as, e.g. missing=0. A number is parsed to a float, in score
-        units.
-    scale : float, default 1.0
-        Multiply every score by this before use, e.g. scale=0.01 for percentages.
-    compare : bool, default False
-        True: the data must hold at least two models.
-    sample_size : int or None, default None
-        The number of scores n to audit (default: how many you have). In runs (scores) per model.
-    split : str or None, default None
-        deberta_mnli only (refused for other data): the MultiNLI validation split, matched or mismatched; None:
-        matched.
-    reduce : str or None, default None
-        deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) or
-        its last (final); None: best.
-    low : float or None, default 0.0
-        The lowest score possible: the fitted distribution lives on [low, high]. In score units; must be finite.
-    high : float or None, default 1.0
-        The highest score possible: the fitted distribution lives on [low, high]. In score units; must be
-        finite.
-    minimize : bool, default False
-        True: lower scores are better (losses, error rates, perplexities): expected minimum curves, bands on
-        the lower tail, a target is reached at or below it.
-    bandwidth : float or None, default None
-        The kernel SD of the fit, in score units (default: chosen by bw_method).
-    bw_factor : float or None, default None
-        Or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it.
-    bw_of : str, default "reflected"
-        Which SD bw_factor multiplies: reflected (the data with its reflections) or data.
-    bw_method : str, default "isj"
-        How the bandwidth is chosen when neither bandwidth nor bw_factor is given: isj (improved Sheather-Jones,
-        for multimodal scores) or silverman (rule of thumb; over-smooths clusters).
-    find_atoms : bool, default True
-        True: scores repeated more often than a density allows (failed runs scored 0, a plateau) are fitted as
-        point masses, the rest as a KDE; false: one KDE of all the scores.
-    confidence : float, default 0.8
-        The simultaneous coverage of the bands audited, e.g. 0.8. A probability in (0, 1).
-    method : str, default "ld_highest_density"
-        The band audited: ld_highest_density, ld_equal_tailed, ks or dkw.
-    target_k : int, default 10
-        Report how many scores bound the median tuning curve up to this budget. In trials.
-    rounds : int, default 1024
-        Simulated searches for the bands' coverage (more: a smaller Monte Carlo error).
-    bootstrap_rounds : int, default 512
-        Simulated searches for the bootstrap's coverage.
-    resamples : int, default 1000
-        Bootstrap resamples per simulated search.
-    evp_reps : int, default 10000
-        Simulated searches for the bias, SD and MSE of U, V and W.
-    seed : int, default 0
-        The random seed: the same seed gives the same numbers.
-    n_jobs : int, default -1
-        Worker processes (-1: every core); never changes a number.
+    %(parameters)s
 
     Examples
     --------
@@ -206,8 +142,8 @@ class AuditOptions(DataOptions):
     sample_size: int | None = option(
         None, "the number of scores n to audit (default: how many you have)", schema.optional(schema.integer(minimum=2))
     )
-    low: float | None = option(0.0, f"the lowest score possible: {_KDE_BOUND}", _bound)
-    high: float | None = option(1.0, f"the highest score possible: {_KDE_BOUND}", _bound)
+    low: float | None = option(0.0, f"the lowest score possible, in score units (finite): {_KDE_BOUND}", _bound)
+    high: float | None = option(1.0, f"the highest score possible, in score units (finite): {_KDE_BOUND}", _bound)
     bandwidth: float | None = option(
         None, "the kernel SD of the fit, in score units (default: chosen by bw_method)", schema.optional(_positive)
     )

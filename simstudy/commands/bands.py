@@ -54,7 +54,6 @@ from simstudy.commands._data import (
     _mirror_scores,
     _sample_seed_option,
     _sign,
-    data_keys_doc,
 )
 from simstudy.engine import memory
 from simstudy.schema import ConfigError, option
@@ -95,7 +94,7 @@ log = logging.getLogger("simstudy")
 _SHOWN_K = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
-@data_keys_doc
+@schema.documented()
 @dataclass(frozen=True)
 class BandsOptions(DataOptions):
     """The keys of ``simstudy bands`` (``configs/bands.yaml`` selects them): the data keys and the bands' own.
@@ -105,23 +104,7 @@ class BandsOptions(DataOptions):
 
     Parameters
     ----------
-    {data_keys}
-    confidence : float, default 0.8
-        The simultaneous coverage of the bands, e.g. 0.8. A probability in (0, 1).
-    kind : str, default "median"
-        Which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high).
-    quantile : float, default 0.5
-        With kind=quantile only: the quantile of the best score, e.g. 0.9. A probability in (0, 1).
-    method : str, default "ld_highest_density"
-        The CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw.
-    max_k : int or None, default None
-        Draw budgets k = 1..max_k (default: the largest sample size). In trials.
-    xscale : str, default "log"
-        The tuning curve's x axis (k): log or linear (log, as simstudy curve).
-    sample_seed : int or None, default None
-        With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
-        of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
-        sample_seed=3.
+    %(parameters)s
 
     Examples
     --------

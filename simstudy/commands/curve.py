@@ -48,7 +48,6 @@ from simstudy.commands._data import (
     _sample_seed_option,
     _sign,
     _trial_time,
-    data_keys_doc,
 )
 from simstudy.datasets import DataError
 from simstudy.schema import option
@@ -82,7 +81,7 @@ USAGE = (
 )
 
 
-@data_keys_doc
+@schema.documented()
 @dataclass(frozen=True)
 class CurveOptions(DataOptions):
     """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them): the data keys and the curve's own.
@@ -91,22 +90,7 @@ class CurveOptions(DataOptions):
 
     Parameters
     ----------
-    {data_keys}
-    estimator : str, default "v"
-        The expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w.
-    target : float or None, default None
-        A score to reach: report the budget where each curve first reaches it. In score units.
-    trial_time : float, tuple of (str, float) pairs, or None, default None
-        The average duration of one trial, for every model (0.2) or per model ({cnn: 0.2, lr: 0.01}): puts time
-        on the x axis. In ``time_unit`` per trial; a per-model mapping is parsed to ``(model, time)`` pairs.
-    time_unit : str, default "hours"
-        The unit of trial_time, for the axis label (e.g. hours).
-    xscale : str, default "log"
-        The x axis: log or linear.
-    sample_seed : int or None, default None
-        With sample_size: null keeps the first sample_size runs of each model; an integer draws a random subset
-        of sample_size runs per model instead (without replacement; the same seed, the same runs), e.g.
-        sample_seed=3.
+    %(parameters)s
 
     Examples
     --------
@@ -123,13 +107,14 @@ class CurveOptions(DataOptions):
         schema.choice(estimators.CLOSED_FORM),
     )
     target: float | None = option(
-        None, "a score to reach: report the budget where each curve first reaches it", _finite_score
+        None, "a score to reach, in score units: report the budget where each curve first reaches it", _finite_score
     )
     trial_time: float | tuple | None = option(
         None,
-        "the average duration of one trial, for every model (0.2) or per "
+        "the average duration of one trial, in time_unit, for every model (0.2) or per "
         "model ({cnn: 0.2, lr: 0.01}): puts time on the x axis",
         _trial_time,
+        type_doc="float, tuple of (model, time) pairs or None",
     )
     time_unit: str = option("hours", "the unit of trial_time, for the axis label (e.g. hours)", schema.text())
     xscale: str = option("log", "the x axis: log or linear", schema.choice(XSCALES))

@@ -32,7 +32,7 @@ import numpy as np
 
 from simstudy import schema
 from simstudy._limits import _check_time, check_memory
-from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data, data_keys_doc
+from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data
 from simstudy.engine.memory import _BYTES_PER_CHUNK, _workers
 from simstudy.schema import ConfigError, option
 
@@ -102,7 +102,7 @@ def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
     return tuple(sorted(values))
 
 
-@data_keys_doc
+@schema.documented()
 @dataclass(frozen=True)
 class ExtrapolateOptions(DataOptions):
     """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them).
@@ -113,35 +113,7 @@ class ExtrapolateOptions(DataOptions):
 
     Parameters
     ----------
-    {data_keys_head}
-    sample_size : int or None, default None
-        Fit only the first n scores of each model (random-search order); the model's other runs are then held
-        out to check the extrapolation against (default: fit every score). In runs (scores) per model.
-    {data_keys_tail}
-    threshold : float or None, default None
-        Censor the lowest share of the scores before fitting the tail: a quantile in [0, 1) (default 0.5 unless
-        threshold_score is given). A share of the scores, in [0, 1).
-    threshold_score : float or None, default None
-        Instead of threshold: censor the scores at or below this score, e.g. 0.85. In score units.
-    c : tuple of int or None, default None
-        The effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g. c=[1,2,3]
-        (default: 1..10).
-    n_boot : int, default 200
-        Parametric bootstrap replicates for the intervals and bands (each a fit of n simulated scores: the slow
-        part).
-    level : float, default 0.95
-        The coverage of the intervals and bands (parametric and nonparametric), e.g. 0.95. A probability in (0,
-        1).
-    method : str, default "ld_highest_density"
-        The nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw.
-    k_max : int or None, default None
-        The largest budget k extrapolated to (default: 100 n). In trials.
-    mean : bool, default True
-        Also the mean tuning curve and its band (false: the median only, about twice as fast for small n).
-    seed : int, default 0
-        The random seed of the bootstrap: the same seed gives the same numbers.
-    n_jobs : int, default -1
-        Worker processes (-1: every core); never changes a number.
+    %(parameters)s
 
     Examples
     --------
@@ -167,7 +139,7 @@ class ExtrapolateOptions(DataOptions):
     )
     threshold_score: float | None = option(
         None,
-        "instead of threshold: censor the scores at or below this score, e.g. 0.85",
+        "instead of threshold: censor the scores at or below this score (in score units), e.g. 0.85",
         schema.optional(schema.number(what="a finite number")),
     )
     c: tuple[int, ...] | None = option(
@@ -190,7 +162,9 @@ class ExtrapolateOptions(DataOptions):
         schema.choice(lambda: _bands().METHODS),
     )
     k_max: int | None = option(
-        None, "the largest budget k extrapolated to (default: 100 n)", schema.optional(schema.integer(minimum=1))
+        None,
+        "the largest budget k extrapolated to (default: 100 n)",
+        schema.optional(schema.integer(minimum=1)),
     )
     mean: bool = option(
         True,

@@ -45,14 +45,21 @@ _BLOCK_ELEMENTS = 2**21
 
 @dataclass(frozen=True)
 class OrderStatisticMoments:
-    """The exact moments of the order statistics of B draws from a finite population.
+    """The exact moments of the order statistics of B draws from a finite population (what
+    :func:`order_statistic_moments` returns).
 
-    Attributes
+    Parameters
     ----------
     mean : numpy.ndarray
         ``E[X_(i)]``, shape ``(B,)``, ascending, in score units.
     cov : numpy.ndarray
         ``Cov(X_(i), X_(j))``, shape ``(B, B)``, symmetric, in squared score units.
+
+    Examples
+    --------
+    >>> m = order_statistic_moments([0.0, 1.0], [0.5, 1.0], 1)  # one draw: a fair coin
+    >>> np.round(m.mean, 12).tolist(), np.round(m.cov, 12).tolist()
+    ([0.5], [[0.25]])
     """
 
     mean: np.ndarray

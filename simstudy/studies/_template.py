@@ -9,7 +9,8 @@ hook                required   what it does
 ==================  =========  ==========================================================================
 :class:`Options`    yes        the kind's ``study.*`` keys: a frozen dataclass of :func:`simstudy.schema.option`
                                fields, subclassing :class:`~simstudy.studies.base.StudyOptions`; the defaults'
-                               and the help texts' only home
+                               and the help texts' only home (``@schema.documented("study.")`` writes its
+                               docstring's Parameters from them)
 :func:`check`       no         cross-checks of the whole config, run at parse time before any compute (one-line
                                :class:`~simstudy.schema.ConfigError`; memory estimates with
                                :func:`simstudy.engine.memory.check_memory`)
@@ -78,20 +79,14 @@ __all__ = ["Options", "check", "cells", "chunk", "run", "summarise", "figure", "
 _SCHEME = "_template/1"
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a _template study, the keys ``study.*`` of its config.
 
     Parameters
     ----------
-    reps : int, default 400
-        ``study.reps``: simulated searches per cell, >= 2.
-    chunk_reps : int, default 100
-        ``study.chunk_reps``: searches per chunk, >= 1 (part of the random streams).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused.
-    ns : tuple of int, default (1, 4, 16)
-        ``study.ns``: the numbers of scores n whose best is compared with the distribution's best.
+    %(parameters)s
 
     Examples
     --------
@@ -101,7 +96,11 @@ class Options(StudyOptions):
 
     reps: int = reps_option(400)
     chunk_reps: int = chunk_reps_option(100)
-    ns: tuple[int, ...] = option((1, 4, 16), "numbers of scores n", schema.listed(schema.integer(minimum=1)))
+    ns: tuple[int, ...] = option(
+        (1, 4, 16),
+        "the numbers of scores n whose best is compared with the distribution's best",
+        schema.listed(schema.integer(minimum=1)),
+    )
 
 
 def check(config: Config) -> None:

@@ -320,6 +320,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a band_coverage study, the keys ``study.*`` of its config.
@@ -330,26 +331,7 @@ class Options(StudyOptions):
 
     Parameters
     ----------
-    reps : int, default 1024
-        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 1024
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
-        (only evp_accuracy writes replicates).
-    sample_size : int, default 48
-        ``study.sample_size``: scores per round, n >= 2.
-    levels : tuple of float, default (0.1, 0.2, ..., 0.9, 0.95, 0.98, 0.99)
-        ``study.levels``: the nominal simultaneous coverages checked, each in (0, 1) (sorted, duplicates
-        dropped).
-    methods : tuple of str, default ("ld_highest_density",)
-        ``study.methods``: the CDF band methods, in order: ``dkw``, ``ks``, ``ld_equal_tailed``,
-        ``ld_highest_density`` or a plug-in band's import path (:mod:`simstudy.stats.bands`).
-    quantile : float, default 0.5
-        ``study.quantile``: the tuning curve's quantile q in (0, 1) (0.5: the median tuning curve).
-    ci_level : float, default 0.99
-        ``study.ci_level``: the level of the coverages' Clopper-Pearson intervals, in (0, 1).
+    %(parameters)s
 
     Examples
     --------
@@ -366,17 +348,17 @@ class Options(StudyOptions):
     reps: int = reps_option(1024)
     chunk_reps: int = chunk_reps_option(1024)
     sample_size: int = option(48, "scores per round (n)", schema.integer(minimum=2))
-    levels: tuple = option(
+    levels: tuple[float, ...] = option(
         (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99),
-        "the nominal coverages to check",
+        "the nominal simultaneous coverages to check",
         schema.listed(schema.level(), what="at least one level"),
     )
-    methods: tuple = option(
+    methods: tuple[str, ...] = option(
         ("ld_highest_density",),
-        "the CDF band methods (dkw, ks, ld_equal_tailed, ld_highest_density, or a plug-in's import path)",
+        "the CDF band methods (dkw, ks, ld_equal_tailed, ld_highest_density, or a plug-in band's import path)",
         schema.listed(band_method_check(), what="at least one method", sort=False),
     )
-    quantile: float = option(0.5, "the tuning curve's quantile (0.5: the median)", schema.level())
+    quantile: float = option(0.5, "the tuning curve's quantile q (0.5: the median tuning curve)", schema.level())
     ci_level: float = option(0.99, "the level of the Clopper-Pearson intervals of the coverage", schema.level())
 
 

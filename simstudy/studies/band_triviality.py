@@ -143,6 +143,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     )
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a band_triviality study, the keys ``study.*`` of its config.
@@ -154,23 +155,7 @@ class Options(StudyOptions):
 
     Parameters
     ----------
-    reps : int, default 1000
-        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 1000
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused
-        (only evp_accuracy writes replicates).
-    sample_sizes : tuple of int, default (6, 12, 24, 48, 96, 192, 384, 768, 1024)
-        ``study.sample_sizes``: the sample sizes n, each >= 2, at least two (for the fit); sorted, duplicates
-        dropped.
-    methods : tuple of str, default ("ld_highest_density",)
-        ``study.methods``: built-in CDF band methods (:data:`simstudy.stats.bands.METHODS`), in order.
-    confidence : float, default 0.8
-        ``study.confidence``: the bands' simultaneous coverage, in (0, 1).
-    quantile : float, default 0.5
-        ``study.quantile``: the tuning curve's quantile q in (0, 1) (0.5: the median tuning curve).
+    %(parameters)s
 
     Examples
     --------
@@ -183,18 +168,18 @@ class Options(StudyOptions):
     simstudy.schema.ConfigError: study.sample_sizes must list at least 2 sample sizes, got [48]
     """
 
-    sample_sizes: tuple = option(
+    sample_sizes: tuple[int, ...] = option(
         (6, 12, 24, 48, 96, 192, 384, 768, 1024),
-        "the sample sizes n",
+        "the sample sizes n (at least two, for the fit)",
         schema.listed(schema.integer(minimum=2), minimum=2, what="at least 2 sample sizes"),
     )
-    methods: tuple = option(
+    methods: tuple[str, ...] = option(
         ("ld_highest_density",),
-        "the CDF band methods",
+        "the built-in CDF band methods: dkw, ks, ld_equal_tailed, ld_highest_density",
         schema.listed(schema.choice(lambda: bands.METHODS), what="at least one built-in method", sort=False),
     )
     confidence: float = option(0.8, "the simultaneous coverage of the bands", schema.level())
-    quantile: float = option(0.5, "the tuning curve's quantile (0.5: the median)", schema.level())
+    quantile: float = option(0.5, "the tuning curve's quantile q (0.5: the median tuning curve)", schema.level())
 
 
 def headline(summary: pd.DataFrame) -> str:

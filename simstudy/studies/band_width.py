@@ -369,6 +369,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a band_width study, the keys ``study.*`` of its config.
@@ -379,25 +380,7 @@ class Options(StudyOptions):
 
     Parameters
     ----------
-    reps : int, default 1024
-        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 512
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
-        (only evp_accuracy writes replicates).
-    sample_sizes : tuple of int, default (6, 48)
-        ``study.sample_sizes``: the sample sizes n, each >= 2 (one cell each per distribution; sorted).
-    methods : tuple of str, default ("dkw", "ks", "ld_equal_tailed", "ld_highest_density")
-        ``study.methods``: the CDF band methods, in order, or a plug-in band's import path
-        (:mod:`simstudy.stats.bands`).
-    kinds : tuple of str, default ("median", "mean")
-        ``study.kinds``: which tuning curves get bands: ``"median"``, ``"mean"`` or both.
-    confidence : float, default 0.8
-        ``study.confidence``: the bands' simultaneous coverage, in (0, 1).
-    max_k : int, default 48
-        ``study.max_k``: the budgets are k = 1..max_k (search iterations), max_k >= 2.
+    %(parameters)s
 
     Examples
     --------
@@ -412,23 +395,23 @@ class Options(StudyOptions):
 
     reps: int = reps_option(1024)
     chunk_reps: int = chunk_reps_option(512)
-    sample_sizes: tuple = option(
+    sample_sizes: tuple[int, ...] = option(
         (6, 48),
         "the sample sizes n (one cell each per distribution)",
         schema.listed(schema.integer(minimum=2), what="at least one sample size"),
     )
-    methods: tuple = option(
+    methods: tuple[str, ...] = option(
         ("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
-        "the CDF band methods (or a plug-in's import path)",
+        "the CDF band methods: dkw, ks, ld_equal_tailed, ld_highest_density or a plug-in band's import path",
         schema.listed(band_method_check(), what="at least one method", sort=False),
     )
-    kinds: tuple = option(
+    kinds: tuple[str, ...] = option(
         ("median", "mean"),
-        "which tuning curves: median, mean or both",
+        "which tuning curves get bands: median, mean or both",
         schema.listed(schema.choice(("median", "mean")), what="at least one of median, mean", sort=False),
     )
     confidence: float = option(0.8, "the simultaneous coverage of the bands", schema.level())
-    max_k: int = option(48, "budgets k = 1..max_k", schema.integer(minimum=2))
+    max_k: int = option(48, "budgets k = 1..max_k (search iterations)", schema.integer(minimum=2))
 
 
 def headline(summary: pd.DataFrame) -> str:

@@ -149,10 +149,13 @@ def save_replicates_option(default: bool) -> Any:
     True
     """
     return option(
-        default, "also write every replicate's estimate to replicates.parquet (evp_accuracy)", schema.boolean()
+        default,
+        "also write every replicate's estimate to replicates.parquet (evp_accuracy; the other kinds write none)",
+        schema.boolean(),
     )
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class StudyOptions:
     """What every study kind's schema holds: the options under ``study.`` that every kind takes.
@@ -164,13 +167,7 @@ class StudyOptions:
 
     Parameters
     ----------
-    reps : int, default 1000
-        ``study.reps``: simulated searches (replicates) per cell, >= 2; more give a smaller Monte Carlo error.
-    chunk_reps : int, default 1000
-        ``study.chunk_reps``: replicates per chunk, >= 1; the unit of resuming and of parallel work, and part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: also write every replicate's estimate to ``replicates.parquet``.
+    %(parameters)s
 
     Examples
     --------

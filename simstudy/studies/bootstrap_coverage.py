@@ -204,6 +204,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a bootstrap_coverage study, the keys ``study.*`` of its config.
@@ -214,22 +215,7 @@ class Options(StudyOptions):
 
     Parameters
     ----------
-    reps : int, default 4096
-        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 256
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
-        (only evp_accuracy writes replicates).
-    sample_size : int, default 50
-        ``study.sample_size``: scores per simulated search, n >= 2; the budgets are k = 1..n.
-    resamples : int, default 4096
-        ``study.resamples``: bootstrap resamples per search, >= 2.
-    confidence : float, default 0.95
-        ``study.confidence``: the pointwise level of the percentile-bootstrap bands, in (0, 1).
-    ci_level : float, default 0.95
-        ``study.ci_level``: the level of the coverages' Clopper-Pearson intervals, in (0, 1).
+    %(parameters)s
 
     Examples
     --------
@@ -245,7 +231,9 @@ class Options(StudyOptions):
 
     reps: int = reps_option(4096)
     chunk_reps: int = chunk_reps_option(256)
-    sample_size: int = option(50, "scores per simulated search (n)", schema.integer(minimum=2))
+    sample_size: int = option(
+        50, "scores per simulated search (n); the budgets are k = 1..n", schema.integer(minimum=2)
+    )
     resamples: int = option(4096, "bootstrap resamples per search", schema.integer(minimum=2))
     confidence: float = option(0.95, "the pointwise level of the percentile-bootstrap bands", schema.level())
     ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals of the coverage", schema.level())

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import io
+from simstudy import io, schema
 from simstudy.config import Config, EstimatorConfig
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.memory import check_budget_memory
@@ -476,25 +476,20 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of an evp_accuracy study, the keys ``study.*`` of its config.
 
     Only the options every study has: the estimators and the budgets are config groups of their own
-    (``estimators``, ``budget.B``, ``budget.n``). The dataclass holds the defaults; the values of a config are
+    (``estimators``, ``budget.B``, ``budget.n``). Its ``replicates.parquet`` (``study.save_replicates``, true
+    here) takes 8 bytes per estimate: reps x estimators x budgets per cell. The dataclass holds the defaults; the values of a config are
     checked by :func:`simstudy.schema.parse` (called by :func:`simstudy.config.parse`), which raises a
     :class:`~simstudy.schema.ConfigError` naming the key for an invalid one.
 
     Parameters
     ----------
-    reps : int, default 10000
-        ``study.reps``: simulated searches (replicates) per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 2500
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default True
-        ``study.save_replicates``: also write every replicate's estimate to ``replicates.parquet`` (8 bytes
-        per estimate: reps x estimators x budgets per cell).
+    %(parameters)s
 
     See Also
     --------

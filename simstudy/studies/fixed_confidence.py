@@ -431,6 +431,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 
+@schema.accepting("a number strictly between 0 and 0.5")
 def _delta(key: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 0.5:
         raise ConfigError(
@@ -439,6 +440,7 @@ def _delta(key: str, value) -> float:
     return float(value)
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a fixed_confidence study, the keys ``study.*`` of its config.
@@ -451,44 +453,7 @@ class Options(StudyOptions):
 
     Parameters
     ----------
-    reps : int, default 500
-        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 125
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
-        (only evp_accuracy writes replicates).
-    algorithms : tuple of str, default ("ttts", "non_adaptive")
-        ``study.algorithms``: ``ttts`` (top-two Thompson sampling), ``non_adaptive``, ``batch_thompson``, a
-        registered name or a plug-in proposal's import path ``module.function``, in order.
-    batch_sizes : tuple of int, default (4, 8)
-        ``study.batch_sizes``: models per batch (>= 1); batch_thompson runs once per size.
-    deltas : tuple of float, default (0.05, 0.1, 0.2)
-        ``study.deltas``: each run stops when one arm is best with probability > 1 - delta; each in (0, 0.5).
-    max_evaluations : int, default 10000
-        ``study.max_evaluations``: the cap of evaluations per run (>= 1); capped runs are counted and reported.
-    logit : bool, default False
-        ``study.logit``: model the logit of the scores (scores must lie in (0, 1)).
-    ci_level : float, default 0.95
-        ``study.ci_level``: the level of the Clopper-Pearson intervals, in (0, 1).
-    initial : tuple of int, default (3,)
-        ``study.initial``: evaluations of every model before the first update (>= 3): one value for every
-        algorithm, or one per algorithm in the order of ``algorithms``.
-    counted_initial : tuple of int or None, default None
-        ``study.counted_initial``: report counts as if each model's initial evaluations had been this many
-        (the authors' TTTS notebook evaluates 5 and counts 3); one value or one per algorithm; None counts
-        every evaluation.
-    distinct_batches : bool, default False
-        ``study.distinct_batches``: batch_thompson draws its batch without replacement (distinct models).
-    common_numbers : bool, default False
-        ``study.common_numbers``: every algorithm reads the same score streams, so differences are paired.
-    mc_draws : int or None, default None
-        ``study.mc_draws``: compute the stopping rule's probabilities by this many Monte Carlo draws per step
-        (>= 1; the FIESTA package's way); None: by quadrature.
-    differences : bool, default False
-        ``study.differences``: also report each algorithm's mean difference in evaluations from the first, its
-        SD and the runs needed to resolve it at 80% power (two-sided 5%).
+    %(parameters)s
 
     Examples
     --------
@@ -504,18 +469,18 @@ class Options(StudyOptions):
 
     reps: int = reps_option(500)
     chunk_reps: int = chunk_reps_option(125)
-    algorithms: tuple = option(
+    algorithms: tuple[str, ...] = option(
         ("ttts", "non_adaptive"),
-        "the algorithms compared: ttts, non_adaptive, "
+        "the algorithms compared: ttts (top-two Thompson sampling), non_adaptive, "
         "batch_thompson, a registered name or a plug-in proposal's import path module.function",
         schema.listed(selection_algorithm_check("fixed_confidence"), what="at least one algorithm", sort=False),
     )
-    batch_sizes: tuple = option(
+    batch_sizes: tuple[int, ...] = option(
         (4, 8),
-        "batch_thompson runs once per batch size",
+        "models per batch: batch_thompson runs once per batch size",
         schema.listed(schema.integer(minimum=1), what="at least one batch size"),
     )
-    deltas: tuple = option(
+    deltas: tuple[float, ...] = option(
         (0.05, 0.1, 0.2),
         "each run stops when one arm is best with probability > 1 - delta",
         schema.listed(_delta, what="at least one delta"),
@@ -525,13 +490,13 @@ class Options(StudyOptions):
     )
     logit: bool = option(False, "model the logit of the scores (scores must lie in (0, 1))", schema.boolean())
     ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals", schema.level())
-    initial: tuple = option(
+    initial: tuple[int, ...] = option(
         (3,),
         "evaluations of every model before the first update (>= 3): one value for every "
         "algorithm, or one per algorithm in the order of study.algorithms",
         schema.listed(schema.integer(minimum=3), what="at least one count", unique=False, sort=False),
     )
-    counted_initial: tuple | None = option(
+    counted_initial: tuple[int, ...] | None = option(
         None,
         "report counts as if every model's initial evaluations had been "
         "this many (the rest left out of the counts; the authors' TTTS "

@@ -191,6 +191,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a model_selection study, the keys ``study.*`` of its config.
@@ -201,22 +202,7 @@ class Options(StudyOptions):
 
     Parameters
     ----------
-    reps : int, default 10000
-        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 5000
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
-        (only evp_accuracy writes replicates).
-    algorithms : tuple of str, default ("sequential_halving", "non_adaptive")
-        ``study.algorithms``: the fixed-budget algorithms compared, in order: ``sequential_halving``,
-        ``non_adaptive``, a named variant of sequential halving (:data:`simstudy.stats.selection.HALVING_VARIANTS`),
-        a registered name or a plug-in's import path ``module.function``.
-    budgets : tuple of int, default (48, 72, 96, 120, 144, 168, 204, 240, 300, 360)
-        ``study.budgets``: the budgets T (evaluations in all, each >= the number of arms; one cell each).
-    ci_level : float, default 0.95
-        ``study.ci_level``: the level of the Clopper-Pearson intervals, in (0, 1).
+    %(parameters)s
 
     Examples
     --------
@@ -231,7 +217,7 @@ class Options(StudyOptions):
 
     reps: int = reps_option(10000)
     chunk_reps: int = chunk_reps_option(5000)
-    algorithms: tuple = option(
+    algorithms: tuple[str, ...] = option(
         ("sequential_halving", "non_adaptive"),
         "the fixed-budget algorithms compared: "
         "sequential_halving, non_adaptive, a named variant of sequential halving "
@@ -242,9 +228,9 @@ class Options(StudyOptions):
             selection_algorithm_check("fixed_budget"), what="at least one algorithm", unique=False, sort=False
         ),
     )
-    budgets: tuple = option(
+    budgets: tuple[int, ...] = option(
         (48, 72, 96, 120, 144, 168, 204, 240, 300, 360),
-        "the budgets T (evaluations in all; one cell each)",
+        "the budgets T (evaluations in all, each at least the number of arms; one cell each)",
         schema.listed(schema.integer(minimum=1), what="at least one budget"),
     )
     ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals", schema.level())

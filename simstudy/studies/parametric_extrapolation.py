@@ -262,10 +262,12 @@ def _law_check(key: str, value: Any) -> str:
     return value
 
 
+@schema.accepting("a ratio k/n > 0")
 def _ratio_check(key: str, value: Any) -> float:
     return schema.number(positive=True, what="a ratio k/n > 0")(key, value)
 
 
+@schema.accepting("0 (no bootstrap) or an integer >= 2")
 def _n_boot_check(key: str, value: Any) -> int:
     value = schema.integer(minimum=0)(key, value)
     if value == 1:
@@ -673,6 +675,7 @@ def _threshold_option(key: str, value: Any) -> float:
     return float(value)
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a parametric_extrapolation study, the keys ``study.*`` of its config.
@@ -684,32 +687,7 @@ class Options(StudyOptions):
 
     Parameters
     ----------
-    reps : int, default 100
-        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 10
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
-        (only evp_accuracy writes replicates).
-    laws : tuple of str, default LAW_NAMES
-        ``study.laws``: the true laws, one cell each per n (:func:`law`): ``nq_c<C>_r<R>`` (well specified)
-        or ``kde_reuters_mlp``, ``kde_reuters_lstm``, ``kde_deberta``, ``kde_debertav3``, ``truncnorm_bag``
-        (misspecified); the default is all 17 of :data:`LAW_NAMES`.
-    sample_sizes : tuple of int, default (48,)
-        ``study.sample_sizes``: scores per simulated search, n >= 2 (sorted).
-    k_over_n : tuple of float or None, default None
-        ``study.k_over_n``: the budgets as ratios k / n (> 0); None: 5 log-spaced points per decade from k = 1
-        to k = 100 n (:func:`budgets`).
-    threshold : float, default 0.5
-        ``study.threshold``: the fit censors the lowest floor(threshold n) scores; a quantile in [0, 1).
-    level : float, default 0.8
-        ``study.level``: the nominal level of the bootstrap intervals for b and the median curve (and the
-        confidence of the LD band whose trivial k is reported), in (0, 1).
-    n_boot : int, default 40
-        ``study.n_boot``: parametric bootstrap refits per replicate; 0 (no bootstrap, no coverage) or >= 2.
-    ci_level : float, default 0.95
-        ``study.ci_level``: the level of the proportions' Clopper-Pearson intervals, in (0, 1).
+    %(parameters)s
 
     Examples
     --------
@@ -725,19 +703,19 @@ class Options(StudyOptions):
 
     reps: int = reps_option(100)
     chunk_reps: int = chunk_reps_option(10)
-    laws: tuple = option(
+    laws: tuple[str, ...] = option(
         LAW_NAMES,
         "the true laws, one cell each per n: nq_c<C>_r<R> (noisy quadratic a=0.5, "
         "b=0.9, c=C, o/(b-a)=R: well specified), kde_reuters_mlp, kde_reuters_lstm, kde_deberta, "
         "kde_debertav3, truncnorm_bag (misspecified)",
         schema.listed(_law_check, what="at least one law", sort=False),
     )
-    sample_sizes: tuple = option(
+    sample_sizes: tuple[int, ...] = option(
         (48,),
         "the sample sizes n (scores per simulated search)",
         schema.listed(schema.integer(minimum=2), what="at least one sample size"),
     )
-    k_over_n: Any = option(
+    k_over_n: tuple[float, ...] | None = option(
         None,
         "the budgets as ratios k/n (> 0), e.g. [0.1, 1, 10, 100]; null: 5 log-spaced "
         "points per decade from k = 1 to k = 100 n, with k = n and 100 n",

@@ -315,6 +315,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a sample_disagreement study, the keys ``study.*`` of its config.
@@ -326,19 +327,7 @@ class Options(StudyOptions):
 
     Parameters
     ----------
-    reps : int, default 100000
-        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 10000
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
-        (only evp_accuracy writes replicates).
-    sample_sizes : tuple of int, default (25,)
-        ``study.sample_sizes``: runs per model in each sample, n >= 1 (one cell each; sorted).
-    replace : bool, default False
-        ``study.replace``: False draws n distinct runs of each model's finite set (the paper's subsets; needs
-        bags of at least n runs); True draws n runs with replacement (any distribution).
+    %(parameters)s
 
     Examples
     --------
@@ -353,7 +342,7 @@ class Options(StudyOptions):
 
     reps: int = reps_option(100000)
     chunk_reps: int = chunk_reps_option(10000)
-    sample_sizes: tuple = option(
+    sample_sizes: tuple[int, ...] = option(
         (25,),
         "the runs per model in each sample, n (one cell each), e.g. [25] (Lourie et al. Figure 1)",
         schema.listed(schema.integer(minimum=1), what="at least one sample size"),
@@ -361,7 +350,8 @@ class Options(StudyOptions):
     replace: bool = option(
         False,
         "false: each sample is n distinct runs of each model's finite set (the paper's "
-        "subsets); true: n draws with replacement (the runs' empirical distribution)",
+        "subsets; needs bags of at least n runs); true: n draws with replacement (the runs' empirical "
+        "distribution; works for any distribution)",
         schema.boolean(),
     )
 

@@ -280,6 +280,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
 
 
+@schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a wrong_conclusions study, the keys ``study.*`` of its config.
@@ -291,19 +292,7 @@ class Options(StudyOptions):
 
     Parameters
     ----------
-    reps : int, default 50000
-        ``study.reps``: simulated replicates per cell, >= 2; more gives a smaller Monte Carlo error.
-    chunk_reps : int, default 10000
-        ``study.chunk_reps``: replicates per chunk, >= 1, the unit of resuming and of parallel work; part of
-        the random streams (changing it changes the numbers).
-    save_replicates : bool, default False
-        ``study.save_replicates``: inherited from :class:`simstudy.studies.base.StudyOptions`; unused by this study
-        (only evp_accuracy writes replicates).
-    tie_tolerance : float, default 1e-12
-        ``study.tie_tolerance``: a true gap ``|theta_a(B) - theta_b(B)|`` at or below this (score units, >= 0)
-        is a tie, where no ranking is wrong and ``wrong_rate`` is not reported.
-    confidence : float, default 0.95
-        ``study.confidence``: the level of the rates' Clopper-Pearson intervals, in (0, 1).
+    %(parameters)s
 
     Examples
     --------
@@ -321,7 +310,10 @@ class Options(StudyOptions):
     reps: int = reps_option(50000)
     chunk_reps: int = chunk_reps_option(10000)
     tie_tolerance: float = option(
-        1e-12, "a true gap |a - b| at or below this is a tie: no ranking is wrong there", schema.number(minimum=0)
+        1e-12,
+        "a true gap abs(theta_a(B) - theta_b(B)) at or below this (in score units) is a tie: no ranking is wrong there, "
+        "and wrong_rate is not reported",
+        schema.number(minimum=0),
     )
     confidence: float = option(0.95, "the level of the Clopper-Pearson intervals of the rates", schema.level())
 
