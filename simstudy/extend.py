@@ -400,6 +400,10 @@ commands = Registry(
         "replay": Builtin(
             "simstudy.commands.replay:run", "rerun one failed chunk of a run here, with its full traceback"
         ),
+        "populations": Builtin(
+            "simstudy.commands.populations:run",
+            "public HPO benchmarks as score populations: list them, or export one random search and its exact truth",
+        ),
     },
     path_of=None,
 )
