@@ -440,6 +440,7 @@ distributions = Registry(
             "scipy": "a continuous scipy.stats distribution",
             "quadratic": "the quadratic law of random search (Lourie, He & Cho 2025)",
             "noisy_quadratic": "the noisy quadratic law of random search (Lourie, He & Cho 2025)",
+            "population": "a public HPO benchmark's every configuration and seed, weighted (simstudy[benchmarks])",
         },
         "KINDS",
     )

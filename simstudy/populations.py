@@ -365,6 +365,13 @@ def sha256(benchmark: str, dataset: str) -> str:
         If the names are unknown, or the extra is not installed (one line saying how to install it).
     simstudy.datasets.DataError
         If the file is missing or is not a population file.
+
+    Examples
+    --------
+    >>> sha256("nasbench201", "cifar1000")
+    Traceback (most recent call last):
+    ...
+    simstudy.populations._UnknownName: dataset must be one of cifar10, cifar100, imagenet (benchmark nasbench201), got 'cifar1000'
     """
     _check(benchmark, dataset, None)
     return _read(benchmark, dataset)[0]

@@ -16,6 +16,7 @@ truth beside it, so that what they estimate can be compared with what is true.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,11 @@ class Listed:
         :data:`DIVERGED` times the median; 0 for a maximized metric) and ``licence``.
     path : pathlib.Path or None
         The CSV written (``out``), or None.
+
+    Examples
+    --------
+    >>> Listed(listing(which=()).table).table.columns.tolist()[:6]
+    ['benchmark', 'dataset', 'metric', 'direction', 'configs', 'seeds']
     """
 
     table: Any
@@ -81,6 +87,14 @@ class Exported:
         ``median_best`` (the exact median tuning curve), the best being the minimum for a minimized metric.
     population : simstudy.populations.Population
         The population the trials were drawn from.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pop = populations.Population("b", "d", "acc", "maximize", np.array([0.6, 0.8]), np.array([1, 1]), "", "MIT")
+    >>> truth = pd.DataFrame({"k": [1], "expected_best": [0.7], "median_best": [0.6]})
+    >>> Exported(Path("d.csv"), Path("d.truth.csv"), np.array([0.8]), truth, pop).truth_path.name
+    'd.truth.csv'
     """
 
     path: Path
@@ -112,13 +126,32 @@ def _row(pop: populations.Population) -> dict[str, Any]:
     }
 
 
-def listing(out: str | Path | None = None) -> Listed:
-    """Every population of :data:`simstudy.populations.CATALOGUE`, described (its main metric).
+#: The columns of :func:`listing`'s table.
+COLUMNS = (
+    "benchmark",
+    "dataset",
+    "metric",
+    "direction",
+    "configs",
+    "seeds",
+    "runs",
+    "distinct",
+    "top_share",
+    "best",
+    "diverged",
+    "licence",
+)
+
+
+def listing(out: str | Path | None = None, *, which: Sequence[tuple[str, str]] = populations.CATALOGUE) -> Listed:
+    """Populations of the public HPO benchmarks, described (each by its main metric).
 
     Parameters
     ----------
     out : str or path-like, optional
         A CSV file to write the table to (atomically); default none.
+    which : sequence of (str, str), keyword-only
+        The populations, ``(benchmark, dataset)`` pairs; default all of :data:`simstudy.populations.CATALOGUE`.
 
     Returns
     -------
@@ -131,10 +164,15 @@ def listing(out: str | Path | None = None) -> Listed:
         If the optional extra is not installed (one line saying how to install it).
     simstudy.datasets.DataError
         If a population's file is missing or not a population file.
+
+    Examples
+    --------
+    >>> listing(which=()).table.columns.tolist()[-4:]
+    ['top_share', 'best', 'diverged', 'licence']
     """
     import pandas as pd
 
-    table = pd.DataFrame([_row(populations.load(b, d)) for b, d in populations.CATALOGUE])
+    table = pd.DataFrame([_row(populations.load(b, d)) for b, d in which], columns=list(COLUMNS))
     path = None
     if out is not None:
         from simstudy import io
@@ -191,6 +229,13 @@ def export(
         An unknown name or a bad value (one line naming the key), or the optional extra not installed.
     simstudy.datasets.DataError
         If the population's file is missing or not a population file.
+
+    Examples
+    --------
+    >>> export("hpobench", "mnist", 48)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.populations._UnknownName: dataset must be one of australian, ..., vehicle (benchmark hpobench), got 'mnist'
     """
     import pandas as pd
 
