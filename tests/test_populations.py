@@ -387,3 +387,34 @@ def test_the_real_populations(benchmark, dataset):
     for n in (1, 10, 100):
         want = atoms @ (F**n - np.r_[0.0, F[:-1]] ** n)
         np.testing.assert_allclose(truth.expected_max(bag, [n]), want, rtol=1e-9, atol=1e-12 * np.abs(atoms).max())
+
+
+def test_subsets_without_replacement_refuse_a_weighted_population(package):
+    import dataclasses
+
+    import simstudy
+    from simstudy.studies import sample_disagreement
+
+    population = (
+        "distribution.{m}.kind=population",
+        "+distribution.{m}.benchmark={b}",
+        "+distribution.{m}.dataset={d}",
+    )
+    overrides = [
+        "distribution=pair_truncnorm",
+        "study=sample_disagreement",
+        "study.sample_sizes=[3]",
+        "study.replace=true",
+    ]
+    for m, b, d in (("a", "nasbench201", "cifar10"), ("b", "hpobench", "australian")):
+        overrides += [o.format(m=m, b=b, d=d) for o in population]
+        overrides += [f"~distribution.{m}.{key}" for key in ("mean", "sd", "low", "high")]
+    config = simstudy.compose(overrides=overrides)  # with replacement: any population
+    assert [d.kind for d in config.distributions] == ["population", "population"]
+    options = dataclasses.replace(config.study.options, replace=False)
+    without = dataclasses.replace(config, study=dataclasses.replace(config.study, options=options))
+    with pytest.raises(
+        ConfigError,
+        match=r"^study.replace=false draws subsets of equally likely runs, but a.s runs are weighted .*: set study.replace=true$",
+    ):
+        sample_disagreement._check(without)
