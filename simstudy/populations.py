@@ -35,11 +35,11 @@ import importlib.util
 import io as _bytes_io
 import os
 import pickle
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -298,7 +298,7 @@ def _read_cache(path: Path, digest: str) -> dict[str, tuple[np.ndarray, np.ndarr
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files if k != "checksum"}
             checksum = str(npz["checksum"])
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
+    except Exception:  # unreadable or damaged (zip, header, array): not used, recomputed
         return None
     if io._digest(arrays, _header(digest)) != checksum:
         return None
@@ -313,12 +313,12 @@ def _read_cache(path: Path, digest: str) -> dict[str, tuple[np.ndarray, np.ndarr
 
 
 def _write_cache(path: Path, digest: str, decoded: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-    arrays = {}
+    arrays: dict[str, Any] = {}
     for metric, (values, seeds) in decoded.items():
         arrays[f"{metric}.values"], arrays[f"{metric}.seeds"] = values, seeds
     try:
         with io.atomic_path(path) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, checksum=np.array(io._digest(arrays, _header(digest))), **arrays)
+            np.savez(fh, **arrays, checksum=np.array(io._digest(arrays, _header(digest))))
     except OSError:  # a read-only or full cache costs time, never the load
         pass
 
@@ -328,7 +328,7 @@ def _metrics(path: str, mtime_ns: int, size: int) -> tuple[str, dict[str, tuple[
     """The pickle's SHA-256 and its decoded metrics, once per process and file version (path, mtime, size)."""
     data = Path(path).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    cached = _cache_file(*Path(path).parts[-2:-1], Path(path).stem, digest)
+    cached = _cache_file(Path(path).parent.name, Path(path).stem, digest)  # .../datasets/<benchmark>/<dataset>.pkl
     decoded = _read_cache(cached, digest)
     if decoded is None:  # first load, or a damaged or foreign entry: recomputed from the pickle
         decoded = _decode(Path(path), data)
