@@ -39,7 +39,7 @@ USAGE = (
         "simstudy curve data=hpobench_australian_n48_seed0.csv",
     ],
     "list: the table on the terminal (and out=FILE as CSV); export: a CSV of n trials (columns model, score; model "
-    "= the data set) and FILE.truth.csv beside it (k, expected_best, median_best: the exact truth for k = 1..n)",
+    "= the data set) and STEM.truth.csv beside it (k, expected_best, median_best: the exact truth for k = 1..n)",
 )
 
 #: A run whose loss is this many times the population's median has diverged (HPOLib's val_loss reaches 3e4).
