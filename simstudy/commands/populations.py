@@ -5,13 +5,13 @@ Every configuration of a real search space, several seeds each (:mod:`simstudy.p
 search of ``n`` trials as a score file the data commands read (``simstudy curve data=FILE``), with the exact
 truth beside it, so that what they estimate can be compared with what is true.
 
-================  ==============================================================================================
-:func:`run`       the command: ``action="list"`` (default) or ``"export"`` with its keys (strings accepted)
-:func:`listing`   every population's size, distinct values, ties, best score, direction and diverged runs
-:func:`export`    one random search of n trials, and the exact expected best of k and median tuning curve
-:class:`Listed`   what :func:`listing` returns
-:class:`Exported` what :func:`export` returns
-================  ==============================================================================================
+==================  ============================================================================================
+:func:`run`         the command: ``action="list"`` (default) or ``"export"`` with its keys (strings accepted)
+:func:`listing`     every population's size, distinct values, ties, best score, direction and diverged runs
+:func:`export`      one random search of n trials, and the exact expected best of k and median tuning curve
+:class:`Listed`     what :func:`listing` returns
+:class:`Exported`   what :func:`export` returns
+==================  ============================================================================================
 """
 
 from __future__ import annotations
