@@ -553,8 +553,9 @@ def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> Distributi
 def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
     """A distribution of the group; ``minimize: true`` (any kind: lower is better) makes it draw ``-X``
     (:func:`simstudy.distributions.mirror`), a parameter only when true (the other specs' streams unchanged)."""
-    raw = d.get("minimize", False)
-    if raw is None and d.get("kind") == "population":  # null: the metric's direction
+    population = d.get("kind") == "population"
+    raw = d.get("minimize", None if population else False)
+    if raw is None and population:  # unset or null: the metric's direction
         try:
             raw = distributions.kinds.default_minimize("population", d)
         except distributions.InvalidParameter as exc:

@@ -411,11 +411,12 @@ def test_subsets_without_replacement_refuse_a_weighted_population(package):
         "study.sample_sizes=[3]",
         "study.replace=true",
     ]
-    for m, b, d in (("a", "nasbench201", "cifar10"), ("b", "hpobench", "australian")):
+    for m, b, d in (("a", "nasbench201", "cifar10"), ("b", "hpolib", "naval_propulsion")):
         overrides += [o.format(m=m, b=b, d=d) for o in population]
         overrides += [f"~distribution.{m}.{key}" for key in ("mean", "sd", "low", "high")]
     config = simstudy.compose(overrides=overrides)  # with replacement: any population
     assert [d.kind for d in config.distributions] == ["population", "population"]
+    assert [d.minimize for d in config.distributions] == [False, True]  # no minimize key: the metric's direction
     options = dataclasses.replace(config.study.options, replace=False)
     without = dataclasses.replace(config, study=dataclasses.replace(config.study, options=options))
     with pytest.raises(
