@@ -254,6 +254,7 @@ def test_unknown_names_and_a_missing_extra_say_what_to_do_in_one_line(package, m
 
 def test_the_kind_in_a_config_takes_the_metrics_direction_and_the_pickles_digest(package):
     import simstudy
+    from simstudy import config
 
     spec = simstudy.compose(
         overrides=["distribution=population", "distribution.benchmark=hpolib", "distribution.dataset=naval_propulsion"]
@@ -269,6 +270,10 @@ def test_the_kind_in_a_config_takes_the_metrics_direction_and_the_pickles_digest
         ]
     ).distributions[0]
     assert not kept.minimize
+    # A config from Python without the key: the metric's direction too.
+    loss = {"kind": "population", "benchmark": "hpolib", "dataset": "naval_propulsion"}
+    assert config._distribution(loss, "distribution", None).minimize
+    assert not config._distribution({**loss, "minimize": False}, "distribution", None).minimize
     with pytest.raises(ConfigError, match=r"^distribution\.dataset must be one of australian, "):
         simstudy.compose(overrides=["distribution=population", "distribution.dataset=mnist"])
     with pytest.raises(ConfigError, match=r"^distribution\.benchmark must be one of "):
@@ -411,12 +416,11 @@ def test_subsets_without_replacement_refuse_a_weighted_population(package):
         "study.sample_sizes=[3]",
         "study.replace=true",
     ]
-    for m, b, d in (("a", "nasbench201", "cifar10"), ("b", "hpolib", "naval_propulsion")):
+    for m, b, d in (("a", "nasbench201", "cifar10"), ("b", "hpobench", "australian")):
         overrides += [o.format(m=m, b=b, d=d) for o in population]
         overrides += [f"~distribution.{m}.{key}" for key in ("mean", "sd", "low", "high")]
     config = simstudy.compose(overrides=overrides)  # with replacement: any population
     assert [d.kind for d in config.distributions] == ["population", "population"]
-    assert [d.minimize for d in config.distributions] == [False, True]  # no minimize key: the metric's direction
     options = dataclasses.replace(config.study.options, replace=False)
     without = dataclasses.replace(config, study=dataclasses.replace(config.study, options=options))
     with pytest.raises(
