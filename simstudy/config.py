@@ -108,8 +108,21 @@ def __getattr__(name: str) -> Any:
 
 #: Distribution kinds that read a data file named by their ``path`` parameter: keyed by its content.
 _FILE_KINDS = ("file", "kde", "kde_atoms")
-#: The parameters that say which data a distribution is made of (left out of a named stream's key).
-_DATA_PARAMS = ("path", "dataset", "model", "score_column", "model_column", "missing", "scale", "split", "reduce")
+#: The parameters that say which data a distribution is made of (left out of a named stream's key); the last
+#: two are a population's.
+_DATA_PARAMS = (
+    "path",
+    "dataset",
+    "model",
+    "score_column",
+    "model_column",
+    "missing",
+    "scale",
+    "split",
+    "reduce",
+    "benchmark",
+    "metric",
+)
 
 
 @dataclass(frozen=True)

@@ -274,6 +274,12 @@ def test_the_kind_in_a_config_takes_the_metrics_direction_and_the_pickles_digest
     loss = {"kind": "population", "benchmark": "hpolib", "dataset": "naval_propulsion"}
     assert config._distribution(loss, "distribution", None).minimize
     assert not config._distribution({**loss, "minimize": False}, "distribution", None).minimize
+    # A named stream: the same random numbers whatever population (benchmark, data set, metric: the data's).
+    streams = [
+        config._distribution({**spec, "stream": "s"}, "distribution", None).key
+        for spec in (loss, {"kind": "population", "benchmark": "hpobench", "dataset": "australian", "metric": "val_f1"})
+    ]
+    assert streams[0] == streams[1] == {"kind": "population", "stream": "s", "params": []}
     with pytest.raises(ConfigError, match=r"^distribution\.dataset must be one of australian, "):
         simstudy.compose(overrides=["distribution=population", "distribution.dataset=mnist"])
     with pytest.raises(ConfigError, match=r"^distribution\.benchmark must be one of "):
