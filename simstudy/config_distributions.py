@@ -28,7 +28,19 @@ __all__ = ["DistributionConfig", "parse_distributions"]
 #: Distribution kinds that read a data file named by their ``path`` parameter: keyed by its content.
 _FILE_KINDS = ("file", "kde", "kde_atoms")
 #: The parameters that say which data a distribution is made of (left out of a named stream's key).
-_DATA_PARAMS = ("path", "dataset", "model", "score_column", "model_column", "missing", "scale", "split", "reduce")
+_DATA_PARAMS = (
+    "path",
+    "dataset",
+    "model",
+    "score_column",
+    "model_column",
+    "missing",
+    "scale",
+    "split",
+    "reduce",
+    "benchmark",  # a population's (simstudy.populations)
+    "metric",
+)
 
 
 @dataclass(frozen=True)
@@ -100,18 +112,21 @@ class DistributionConfig:
         numbers), and an edited one other cells: its old chunks are never read back as the new file's.
         """
         digests = self.inputs
-        return {
-            "kind": self.kind,
-            "params": [
-                [k, {"sha256": digests[v]}] if k == "path" and v in digests else list((k, v)) for k, v in self.params
-            ],
-        }
+        params = [[k, {"sha256": digests[v]}] if k == "path" and v in digests else list((k, v)) for k, v in self.params]
+        if self.kind == "population":  # its benchmark's pickle, by content
+            params += [["sha256", digest] for digest in digests.values()]
+        return {"kind": self.kind, "params": params}
 
     @functools.cached_property
     def inputs(self) -> dict[str, str]:
         """The SHA-256 (hex) of every file the distribution reads, by its path as given; read once."""
         from simstudy import io
 
+        if self.kind == "population":
+            from simstudy import populations
+
+            p = dict(self.params)
+            return {f"{p['benchmark']}/{p['dataset']}.pkl": populations.sha256(p["benchmark"], p["dataset"])}
         if self.kind not in _FILE_KINDS:
             return {}
         return {v: io.sha256_file(v) for k, v in self.params if k == "path" and isinstance(v, str)}
@@ -184,7 +199,14 @@ def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> Distributi
 def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
     """A distribution of the group; ``minimize: true`` (any kind: lower is better) makes it draw ``-X``
     (:func:`simstudy.distributions.mirror`), a parameter only when true (the other specs' streams unchanged)."""
-    minimize = schema.boolean()(f"{prefix}.minimize", d.get("minimize", False))
+    population = d.get("kind") == "population"
+    raw = d.get("minimize", None if population else False)
+    if raw is None and population:  # unset or null: the metric's direction
+        try:
+            raw = distributions.kinds.default_minimize("population", d)
+        except distributions.InvalidParameter as exc:
+            raise ConfigError(f"{prefix}.{exc}") from None
+    minimize = schema.boolean()(f"{prefix}.minimize", raw)
     # stream: NAME keys the random streams by that name, not the data (see DistributionConfig.key)
     stream = schema.optional(schema.text())(f"{prefix}.stream", d.get("stream"))
     spec = _distribution_of({k: v for k, v in d.items() if k not in ("minimize", "stream")}, prefix, name)

@@ -400,6 +400,10 @@ commands = Registry(
         "replay": Builtin(
             "simstudy.commands.replay:run", "rerun one failed chunk of a run here, with its full traceback"
         ),
+        "populations": Builtin(
+            "simstudy.commands.populations:run",
+            "public HPO benchmarks as score populations: list them, or export one random search and its exact truth",
+        ),
     },
     path_of=None,
 )
@@ -436,6 +440,7 @@ distributions = Registry(
             "scipy": "a continuous scipy.stats distribution",
             "quadratic": "the quadratic law of random search (Lourie, He & Cho 2025)",
             "noisy_quadratic": "the noisy quadratic law of random search (Lourie, He & Cho 2025)",
+            "population": "a public HPO benchmark's every configuration and seed, weighted (simstudy[benchmarks])",
         },
         "KINDS",
     )

@@ -100,7 +100,12 @@ def _study_app() -> None:
 
 
 #: The commands that take no Hydra config, and their functions in :mod:`simstudy.cli.plain`.
-PLAIN_COMMANDS = {"collect": "_collect", "replay": "_replay", "reproduce": "_reproduce"}
+PLAIN_COMMANDS = {
+    "collect": "_collect",
+    "replay": "_replay",
+    "reproduce": "_reproduce",
+    "populations": "_populations",
+}
 
 
 def main() -> None:

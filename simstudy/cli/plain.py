@@ -4,11 +4,12 @@
 ``_collect``       ``simstudy collect run_dir=DIR``: a sharded run's summary; ``sweep_dir=DIR``: a sweep's
 ``_replay``        ``simstudy replay run_dir=DIR chunk=CELL/K``: rerun one chunk here, with its full traceback
 ``_reproduce``     ``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: the papers' results
+``_populations``   ``simstudy populations [export benchmark=B dataset=D n=N ...]``: the benchmarks' populations
 ``_key_values``    a plain command's ``key=value`` arguments; anything else refused in one line
 =================  ===============================================================================================
 
 Each parses its arguments and calls its library function (:mod:`simstudy.commands.collect`,
-:mod:`simstudy.commands.replay`, :mod:`simstudy.commands.reproduce`); :func:`simstudy.cli.main` turns what
+:mod:`simstudy.commands.replay`, :mod:`simstudy.commands.reproduce`, :mod:`simstudy.commands.populations`); :func:`simstudy.cli.main` turns what
 they raise into one line and an exit status.
 """
 
@@ -140,3 +141,34 @@ def _reproduce(argv: list[str]) -> None:
     done = reproduce.run(quick=quick, only=opts.get("only"), n_jobs=opts.get("n_jobs", "-1"), out=opts.get("out"))
     if done.failed:
         _fail(f"{done.failed} run(s) failed; see {done.path}", None, EXIT_FAILED)
+
+
+def _populations(argv: list[str]) -> None:
+    """``simstudy populations [out=FILE]``: every population of the public HPO benchmarks, described;
+    ``simstudy populations export benchmark=B dataset=D n=N [seed=S] [metric=M] [scale=X] [out=FILE]``: one
+    random search of n trials as a score file, and its exact truth beside it."""
+    from simstudy.commands import populations
+    from simstudy.datasets import DataError
+
+    if argv[:1] == ["export"]:
+        action = "export"
+        opts = _key_values(
+            argv[1:], "populations export", ("benchmark", "dataset", "n"), ("seed", "metric", "scale", "out")
+        )
+    else:
+        action = "list"
+        opts = _key_values(argv, "populations", (), ("out",))
+    try:
+        done = populations.run(action, **opts)
+    except DataError as exc:
+        _fail(str(exc), None)
+    if isinstance(done, populations.Exported):
+        pop = done.population
+        print(
+            f"wrote {done.path} ({done.scores.size} trials of {pop.benchmark}/{pop.dataset} {pop.metric}, "
+            f"{pop.direction}) and its exact truth {done.truth_path}"
+        )
+        return
+    print(done.table.to_string(index=False, float_format="{:.6g}".format))
+    if done.path is not None:
+        print(f"wrote {done.path}")

@@ -43,6 +43,17 @@ KEYS = {
         "plugins": "comma-separated import paths (module.function) of plug-ins the run's config.yaml names that you "
         "trust: a stored config imports no other plug-in than these and the registered ones (importing runs code)",
     },
+    "populations": {
+        "export": "first, to export one random search (without it: the list of every population)",
+        "benchmark": "export: hpobench, hpolib or nasbench201",
+        "dataset": "export: one of the benchmark's data sets, as the list names them (e.g. australian)",
+        "n": "export: the number of trials of the search",
+        "seed": "export: the random seed (default 0)",
+        "metric": "export: the metric (default the benchmark's main one: val_acc, val_loss, val_acc)",
+        "scale": "export: a factor for the scores (default 1; 0.01 for NAS-Bench-201's percentages)",
+        "out": "the CSV to write (export default: BENCHMARK_DATASET_nN_seedS.csv here, its truth beside it as "
+        "STEM.truth.csv; list: none, the table is printed)",
+    },
     "replay": {
         "run_dir": "the run directory of the failed run",
         "chunk": "the failed chunk as CELL/K, as the failure message names it",

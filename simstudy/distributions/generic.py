@@ -125,7 +125,7 @@ def mirror(dist):
     (-1.0, -0.0)
     """
     if isinstance(dist, Bag):
-        return Bag(-dist.values, name=dist.name)
+        return Bag(-dist.values, name=dist.name, weights=dist.weights)
     return Mirrored(dist)
 
 
@@ -211,7 +211,7 @@ def describe(dist: ScoreDistribution) -> dict[str, Any]:
             unique=int(dist.atoms.size),
             minimum=float(dist.atoms[0]),
             maximum=float(dist.atoms[-1]),
-            mean=float(dist.values.mean()),
+            mean=float(np.average(dist.values, weights=dist.weights)),  # weights None: values.mean()
         )
     elif isinstance(dist, ScipyDistribution):
         desc.update(dist=dist.dist, params=dict(dist.params))

@@ -1,30 +1,31 @@
 """The distribution kinds a config names, and building one from its kind and parameters.
 
-========================  ========================================================
+========================  ===========================================================================
 name                      what it is
-========================  ========================================================
+========================  ===========================================================================
 :data:`KINDS`             kind name -> builder
 :data:`CONTINUOUS_KINDS`  the kinds whose distributions are continuous
 :func:`parameters`        the parameter names a kind takes
 :func:`from_spec`         build a distribution from a kind name and its parameters
-========================  ========================================================
+:func:`default_minimize`  whether a kind draws ``-X`` when its config leaves ``minimize`` unset
+========================  ===========================================================================
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from simstudy.distributions.base import InvalidParameter
+from simstudy.distributions.base import InvalidParameter, _finite
 from simstudy.distributions.files import _dataset_bag, _file_bag, _kde, _kde_atoms
 from simstudy.distributions.generic import mirror
 from simstudy.distributions.laws import Bag, ScipyDistribution, TruncatedNormal, truncnorm_bag
 from simstudy.distributions.parametric import NoisyQuadratic, Quadratic
 
-__all__ = ["KINDS", "CONTINUOUS_KINDS", "parameters", "from_spec"]
+__all__ = ["KINDS", "CONTINUOUS_KINDS", "parameters", "from_spec", "default_minimize"]
 
 
 def _scipy(*, dist: str, params: Any = (), name: str | None = None) -> ScipyDistribution:
@@ -34,6 +35,65 @@ def _scipy(*, dist: str, params: Any = (), name: str | None = None) -> ScipyDist
 def _seeded_truncnorm_bag(*, seed: int = 0, **params: Any) -> Bag:
     """:func:`truncnorm_bag` drawn from ``numpy.random.default_rng(seed)``: a config names a seed, not a generator."""
     return truncnorm_bag(rng=np.random.default_rng(seed), **params)
+
+
+def _population(
+    *, benchmark: str, dataset: str, metric: str | None = None, scale: float = 1.0, name: str | None = None
+) -> Bag:
+    """A public HPO benchmark's population (:func:`simstudy.populations.load`) as a weighted bag, times ``scale``.
+
+    Each run weighs ``1 / (configs x seeds of its configuration)`` (integer frequency weights: exact draws and
+    truths); a population whose configurations all have the same number of seeds is the plain bag of its runs.
+    The label is ``benchmark:dataset`` (``:metric`` when not the main metric).
+    """
+    from simstudy import populations  # on use: only this kind reads the benchmarks' files
+
+    scale = _finite("scale", scale)
+    if not scale > 0:
+        raise InvalidParameter("scale", "must be > 0 (minimize: true says that lower is better)", scale)
+    pop = populations.load(benchmark, dataset, metric)
+    label = f"{benchmark}:{dataset}" + (
+        f":{pop.metric}" if metric not in (None, populations.BENCHMARKS[benchmark].main_metric) else ""
+    )
+    values = pop.values * scale if scale != 1.0 else pop.values
+    return Bag(values, name=name or label, weights=pop.multiplicities)
+
+
+def default_minimize(kind: str, params: Mapping[str, Any]) -> bool:
+    """Whether a distribution draws ``-X`` (lower is better) when its config leaves ``minimize`` unset (null).
+
+    A ``population`` follows its metric's direction (HPOLib's ``val_loss``: minimize); every other kind
+    maximizes.
+
+    Parameters
+    ----------
+    kind : str
+        The distribution kind.
+    params : mapping of str to object
+        Its parameters as configured (a population's ``benchmark`` and ``metric``).
+
+    Returns
+    -------
+    bool
+        True when lower is better by default.
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        If a population's benchmark or metric is unknown (one line listing the valid ones).
+
+    Examples
+    --------
+    >>> default_minimize("population", {"benchmark": "hpolib", "dataset": "naval_propulsion"})
+    True
+    >>> default_minimize("population", {"benchmark": "hpobench"}), default_minimize("truncnorm", {})
+    (False, False)
+    """
+    if kind != "population":
+        return False
+    from simstudy import populations
+
+    return populations.direction(params.get("benchmark"), params.get("metric")) == "minimize"  # type: ignore[arg-type]
 
 
 #: Kinds whose distributions are continuous (exact coverage of the KS and LD bands needs one).
@@ -51,6 +111,7 @@ KINDS: dict[str, Callable[..., Any]] = {
     "scipy": _scipy,
     "quadratic": Quadratic,
     "noisy_quadratic": NoisyQuadratic,
+    "population": _population,
 }
 
 
@@ -100,7 +161,7 @@ def from_spec(kind: str, params: dict[str, Any]):
     ----------
     kind : str
         A key of :data:`KINDS`: ``truncnorm_bag``, ``truncnorm``, ``bag``, ``empirical``, ``file``, ``kde``,
-        ``kde_atoms``, ``scipy``, ``quadratic`` or ``noisy_quadratic`` (a user's class, kind ``target``, is built
+        ``kde_atoms``, ``scipy``, ``quadratic``, ``noisy_quadratic`` or ``population`` (a user's class, kind ``target``, is built
         by the config layer: :meth:`simstudy.config.DistributionConfig.build`).
     params : dict of str to object
         The keyword arguments of the kind's builder (see :func:`parameters`), and optionally ``minimize``

@@ -3,7 +3,7 @@
 =============================  ============================================================================
 name                           what it is
 =============================  ============================================================================
-:class:`Bag`                   a finite population of scores drawn with replacement (exact truths)
+:class:`Bag`                   a finite population of scores drawn with replacement, optionally weighted (exact truths)
 :class:`TruncatedNormal`       a normal truncated to [low, high]
 :class:`ScipyDistribution`     a continuous :mod:`scipy.stats` law, truncated to [low, high]
 :func:`truncnorm_bag`          the bag of Dodge et al. (2021, §3.1)
@@ -33,11 +33,17 @@ class Bag:
         finite value; any shape, flattened. Scores are in the units of the metric (e.g. accuracy in [0, 1]).
     name : str, optional
         A label for tables and plots; default ``"bag"``.
+    weights : array_like of float, shape (m,), optional
+        Each value's relative weight (positive, finite; any scale): its probability is its weight / the total.
+        Integer weights are frequency weights, drawn and summed exactly (a population of configurations with
+        ragged seeds: :mod:`simstudy.populations`). Default (or all weights equal): every value counts once.
 
     Attributes
     ----------
     values : ndarray, shape (m,)
         The population, sorted ascending, read-only.
+    weights : ndarray, shape (m,), or None
+        The weights of :attr:`values` (in their order), read-only; None when every value counts once.
     atoms : ndarray, shape (k,)
         The distinct values, ascending.
     cum_prob : ndarray, shape (k,)
@@ -46,7 +52,8 @@ class Bag:
     Raises
     ------
     InvalidParameter
-        If `values` is empty or holds a non-finite value (the message starts with ``values``).
+        If `values` is empty or holds a non-finite value (the message starts with ``values``), or `weights` is
+        not one positive finite number per value (the message starts with ``weights``).
 
     See Also
     --------
@@ -61,34 +68,58 @@ class Bag:
     [0.9, 0.7, 0.7, 0.7, 0.7]
     >>> bag.cdf([0.7, 0.8]).tolist(), float(bag.cdf_left(0.7)), bag.ppf([0.25, 0.5, 0.9]).tolist()
     ([0.75, 0.75], 0.25, [0.6, 0.7, 0.9])
+
+    Two configurations, the first run with two seeds, the second with one: each configuration counts equally.
+
+    >>> weighted = Bag([0.6, 0.7, 0.9], weights=[1, 1, 2])
+    >>> weighted, weighted.cdf([0.6, 0.7]).tolist()
+    (Bag(name='bag', size=3, unique=3, weighted), [0.25, 0.5])
     """
 
     values: np.ndarray
     name: str = "bag"
+    weights: np.ndarray | None = None
     # Not a field: tells the kernels (simstudy.stats.truth) that atoms and cum_prob give exact sums.
     exact_atoms = True
     atoms: np.ndarray = field(init=False, repr=False)
     cum_prob: np.ndarray = field(init=False, repr=False)
+    _cum_weights: np.ndarray | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        values = np.sort(np.asarray(self.values, dtype=np.float64).ravel())
+        weights = _weights_iv(self.weights, np.size(self.values))
+        if weights is None:
+            values = np.sort(np.asarray(self.values, dtype=np.float64).ravel())
+        else:
+            values = np.asarray(self.values, dtype=np.float64).ravel()
+            order = np.argsort(values, kind="stable")
+            values, weights = values[order], weights[order]
         if values.size < 1:
             raise InvalidParameter("values", "must hold at least one score", values.size)
         if not np.all(np.isfinite(values)):
             bad = values[~np.isfinite(values)][0]
             raise InvalidParameter("values", "must all be finite", float(bad))
         values.flags.writeable = False
-        atoms, counts = np.unique(values, return_counts=True)
-        cum = np.cumsum(counts) / values.size
+        if weights is None:
+            atoms, counts = np.unique(values, return_counts=True)
+            cum = np.cumsum(counts) / values.size
+            cumw = None
+        else:
+            atoms, first = np.unique(values, return_index=True)
+            cumw = np.cumsum(weights)  # exact for integer weights (int64)
+            cum = cumw[np.append(first[1:], values.size) - 1] / cumw[-1]
+            cumw.flags.writeable = weights.flags.writeable = False
         cum[-1] = 1.0  # exact, so that F(max) ** n == 1 for every n
         for arr in (atoms, cum):
             arr.flags.writeable = False
         object.__setattr__(self, "values", values)
+        object.__setattr__(self, "weights", weights)
         object.__setattr__(self, "atoms", atoms)
         object.__setattr__(self, "cum_prob", cum)
+        object.__setattr__(self, "_cum_weights", cumw)
 
     def __repr__(self) -> str:
-        return f"Bag(name={self.name!r}, size={self.values.size}, unique={self.atoms.size})"
+        weighted = ", weighted" if self.weights is not None else ""
+        return f"Bag(name={self.name!r}, size={self.values.size}, unique={self.atoms.size}{weighted})"
 
     @property
     def support(self) -> tuple[float, float]:
@@ -103,9 +134,25 @@ class Bag:
         """Number of values in the population (with multiplicity)."""
         return int(self.values.size)
 
+    def _indices(self, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        """Indices into :attr:`values` of ``size`` draws with replacement, each with its value's probability.
+
+        Weighted, a draw is the value whose slice of the cumulative weights holds a uniform point: an integer
+        in ``[0, total)`` for integer weights (exact: a configuration uniformly, then one of its seeds, for a
+        population's frequency weights), a float in ``[0, total)`` otherwise.
+        """
+        cumw = self._cum_weights
+        if cumw is None:
+            return rng.integers(0, self.values.size, size=size)
+        if cumw.dtype.kind == "i":
+            point = rng.integers(0, cumw[-1], size=size)
+        else:
+            point = rng.random(size) * cumw[-1]
+        return np.minimum(np.searchsorted(cumw, point, side="right"), self.values.size - 1)
+
     def sample(self, size: int | tuple[int, ...], *, rng: np.random.Generator) -> np.ndarray:
         """Draw ``size`` scores with replacement, shape ``size``."""
-        return self.values[rng.integers(0, self.values.size, size=size)]
+        return self.values[self._indices(size, rng)]
 
     def sample_sorted(self, reps: int, B: int, *, rng: np.random.Generator) -> np.ndarray:
         """Draw ``reps`` samples of ``B`` scores, each row sorted ascending; shape (reps, B).
@@ -113,7 +160,7 @@ class Bag:
         Because :attr:`values` is sorted, sorting the drawn indices sorts the scores; this consumes the
         generator exactly as ``sample((reps, B))`` does, so both give the same multiset per row.
         """
-        idx = rng.integers(0, self.values.size, size=(reps, B))
+        idx = self._indices((reps, B), rng)
         idx.sort(axis=1)
         return self.values[idx]
 
@@ -132,6 +179,21 @@ class Bag:
         q = np.asarray(q, dtype=np.float64)
         j = np.searchsorted(self.cum_prob, q, side="left")
         return self.atoms[np.minimum(j, self.atoms.size - 1)]
+
+
+def _weights_iv(weights, m: int) -> np.ndarray | None:
+    """A bag's weights as an array (int64 when all are integers, else float64), or None when all are equal."""
+    if weights is None:
+        return None
+    w = np.asarray(weights).ravel()
+    if w.dtype.kind not in "iuf" or w.size != m:
+        raise InvalidParameter("weights", f"must be one number per value ({m})", f"{w.size} of dtype {w.dtype}")
+    if not np.all(np.isfinite(w)) or not np.all(w > 0):
+        raise InvalidParameter("weights", "must all be positive and finite", float(w[~(np.isfinite(w) & (w > 0))][0]))
+    if m and np.all(w == w[0]):
+        return None  # every value counts once: the unweighted bag, its numbers unchanged
+    integral = w.dtype.kind in "iu" or (np.all(w == np.round(w)) and w.sum() < 2.0**53)
+    return w.astype(np.int64) if integral else w.astype(np.float64)
 
 
 @dataclass(frozen=True, eq=False)

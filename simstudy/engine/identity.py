@@ -151,7 +151,7 @@ def study_record(config, settings: dict) -> dict:
         for path, digest in d.inputs.items():
             inputs[role] = {"file": Path(path).name, "sha256": digest}
         dataset = dict(d.params).get("dataset")
-        if isinstance(dataset, str):
+        if isinstance(dataset, str) and d.kind != "population":  # a population's input is its pickle (above)
             inputs[role] = dataset_input(dataset)
         if d.kind == "target":
             params = dict(d.params)

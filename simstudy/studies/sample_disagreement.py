@@ -417,6 +417,11 @@ def _check(config: Config) -> None:
                     f"{d.name} ({d.kind}) is not one (kinds empirical, file, bag): set "
                     f"study.replace=true to draw with replacement"
                 )
+            if dist.weights is not None:  # a population with ragged seeds: its runs are not equally likely
+                raise ConfigError(
+                    f"study.replace=false draws subsets of equally likely runs, but {d.name}'s runs are weighted "
+                    f"(configurations with different numbers of seeds): set study.replace=true"
+                )
             if dist.size < n:
                 raise ConfigError(
                     f"study.sample_sizes: {n} exceeds the {dist.size} runs of {d.name} (without "

@@ -1,0 +1,354 @@
+"""``simstudy populations``: the public HPO benchmarks' populations, listed, or one random search exported.
+
+Every configuration of a real search space, several seeds each (:mod:`simstudy.populations`, the optional extra
+``simstudy[benchmarks]``): :func:`listing` describes each population, :func:`export` writes one simulated random
+search of ``n`` trials as a score file the data commands read (``simstudy curve data=FILE``), with the exact
+truth beside it, so that what they estimate can be compared with what is true.
+
+==================  ============================================================================================
+:func:`run`         the command: ``action="list"`` (default) or ``"export"`` with its keys (strings accepted)
+:func:`listing`     every population's size, distinct values, ties, best score, direction and diverged runs
+:func:`export`      one random search of n trials, and the exact expected best of k and median tuning curve
+:class:`Listed`     what :func:`listing` returns
+:class:`Exported`   what :func:`export` returns
+==================  ============================================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simstudy import populations
+from simstudy.schema import ConfigError
+
+__all__ = ["run", "listing", "export", "Listed", "Exported"]
+
+
+#: What ``simstudy populations --help`` shows above the keys: the usage line, examples, and what it writes.
+USAGE = (
+    "simstudy populations [out=FILE] | simstudy populations export benchmark=B dataset=D n=N [seed=S] "
+    "[metric=M] [scale=X] [out=FILE]",
+    [
+        "simstudy populations",
+        "simstudy populations export benchmark=hpobench dataset=australian n=48 seed=0",
+        "simstudy curve data=hpobench_australian_n48_seed0.csv",
+    ],
+    "list: the table on the terminal (and out=FILE as CSV); export: a CSV of n trials (columns model, score; model "
+    "= the data set) and STEM.truth.csv beside it (k, expected_best, median_best: the exact truth for k = 1..n)",
+)
+
+#: A run whose loss is this many times the population's median has diverged (HPOLib's val_loss reaches 3e4).
+DIVERGED = 1e4
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What :func:`listing` returns: one row per population (its main metric).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Columns ``benchmark``, ``dataset``, ``metric``, ``direction``, ``configs``, ``seeds`` (per configuration:
+        ``5`` or a range ``2-3``), ``runs``, ``distinct`` (distinct values), ``top_share`` (share of runs at the
+        most common value), ``best`` (the best run's score), ``diverged`` (runs of a loss beyond
+        :data:`DIVERGED` times the median; 0 for a maximized metric) and ``licence``.
+    path : pathlib.Path or None
+        The CSV written (``out``), or None.
+
+    Examples
+    --------
+    >>> Listed(listing(which=()).table).table.columns.tolist()[:6]
+    ['benchmark', 'dataset', 'metric', 'direction', 'configs', 'seeds']
+    """
+
+    table: Any
+    path: Path | None = None
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What :func:`export` returns: one simulated random search and the exact truth of the population.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The score file written (columns ``model``, ``score``; one row per trial, in the order drawn).
+    truth_path : pathlib.Path
+        The truth written beside it (``<stem>.truth.csv``).
+    scores : ndarray of float64, shape (n,)
+        The n trials' scores (times ``scale``), in the order drawn.
+    truth : pandas.DataFrame
+        ``k`` (1..n), ``expected_best`` (the exact mean tuning curve: the expected best of k trials) and
+        ``median_best`` (the exact median tuning curve), the best being the minimum for a minimized metric.
+    population : simstudy.populations.Population
+        The population the trials were drawn from.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pop = populations.Population("b", "d", "acc", "maximize", np.array([0.6, 0.8]), np.array([1, 1]), "", "MIT")
+    >>> truth = pd.DataFrame({"k": [1], "expected_best": [0.7], "median_best": [0.6]})
+    >>> Exported(Path("d.csv"), Path("d.truth.csv"), np.array([0.8]), truth, pop).truth_path.name
+    'd.truth.csv'
+    """
+
+    path: Path
+    truth_path: Path
+    scores: np.ndarray
+    truth: Any
+    population: populations.Population
+
+
+def _row(pop: populations.Population) -> dict[str, Any]:
+    values, seeds = pop.values, pop.seeds_per_config
+    _, counts = np.unique(values, return_counts=True)
+    median = float(np.median(values))
+    diverged = int(np.sum(values > DIVERGED * median)) if pop.minimize and median > 0 else 0
+    low, high = int(seeds.min()), int(seeds.max())
+    return {
+        "benchmark": pop.benchmark,
+        "dataset": pop.dataset,
+        "metric": pop.metric,
+        "direction": pop.direction,
+        "configs": pop.configs,
+        "seeds": str(low) if low == high else f"{low}-{high}",
+        "runs": pop.runs,
+        "distinct": int(counts.size),
+        "top_share": float(counts.max() / values.size),
+        "best": float(values.min() if pop.minimize else values.max()),
+        "diverged": diverged,
+        "licence": pop.licence,
+    }
+
+
+#: The columns of :func:`listing`'s table.
+COLUMNS = (
+    "benchmark",
+    "dataset",
+    "metric",
+    "direction",
+    "configs",
+    "seeds",
+    "runs",
+    "distinct",
+    "top_share",
+    "best",
+    "diverged",
+    "licence",
+)
+
+
+def listing(out: str | Path | None = None, *, which: Sequence[tuple[str, str]] = populations.CATALOGUE) -> Listed:
+    """Populations of the public HPO benchmarks, described (each by its main metric).
+
+    Parameters
+    ----------
+    out : str or path-like, optional
+        A CSV file to write the table to (atomically); default none.
+    which : sequence of (str, str), keyword-only
+        The populations, ``(benchmark, dataset)`` pairs; default all of :data:`simstudy.populations.CATALOGUE`.
+
+    Returns
+    -------
+    Listed
+        The table (see :class:`Listed`) and the file written.
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        If the optional extra is not installed (one line saying how to install it).
+    simstudy.datasets.DataError
+        If a population's file is missing or not a population file.
+
+    Examples
+    --------
+    >>> listing(which=()).table.columns.tolist()[-4:]
+    ['top_share', 'best', 'diverged', 'licence']
+    """
+    import pandas as pd
+
+    table = pd.DataFrame([_row(populations.load(b, d)) for b, d in which], columns=list(COLUMNS))
+    path = None
+    if out is not None:
+        from simstudy import io
+
+        path = Path(out)
+        io.write_csv(table, path)
+    return Listed(table, path)
+
+
+def _truth_path(path: Path) -> Path:
+    return path.with_name(f"{path.stem}.truth.csv")
+
+
+def export(
+    benchmark: str,
+    dataset: str,
+    n: int,
+    *,
+    seed: int = 0,
+    metric: str | None = None,
+    scale: float = 1.0,
+    out: str | Path | None = None,
+) -> Exported:
+    """One simulated random search of ``n`` trials from a population, written as a score file, with its truth.
+
+    A trial draws a configuration uniformly, then one of its seeds uniformly (the weighted bag of kind
+    ``population``, from ``numpy.random.default_rng(seed)``). The truth is exact: the expected best and the
+    median best of k trials, k = 1..n, over the whole population.
+
+    Parameters
+    ----------
+    benchmark, dataset : str
+        The population (:data:`simstudy.populations.CATALOGUE`).
+    n : int
+        Trials, ``>= 1``.
+    seed : int, keyword-only, default 0
+        The random seed, ``>= 0``.
+    metric : str, keyword-only, optional
+        The metric; default the benchmark's main one.
+    scale : float, keyword-only, default 1.0
+        A factor for the scores (0.01: NAS-Bench-201's percentages as fractions), ``> 0``.
+    out : str or path-like, keyword-only, optional
+        The score file; default ``<benchmark>_<dataset>[_<metric>]_n<n>_seed<seed>.csv`` here. The truth goes
+        to ``<stem>.truth.csv`` beside it. Both are written atomically.
+
+    Returns
+    -------
+    Exported
+        The files, the scores and the truth.
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        An unknown name or a bad value (one line naming the key), or the optional extra not installed.
+    simstudy.datasets.DataError
+        If the population's file is missing or not a population file.
+
+    Examples
+    --------
+    >>> export("hpobench", "mnist", 48)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.populations._UnknownName: dataset must be one of australian, ..., vehicle (benchmark hpobench), got 'mnist'
+    """
+    import pandas as pd
+    from threadpoolctl import threadpool_limits
+
+    from simstudy import distributions, io
+    from simstudy.stats import truth
+
+    n = _int("n", n, 1)
+    seed = _int("seed", seed, 0)
+    scale = _scale(scale)
+    pop = populations.load(benchmark, dataset, metric)
+    try:
+        bag = distributions.from_spec(
+            "population", {"benchmark": benchmark, "dataset": dataset, "metric": metric, "scale": scale}
+        )
+    except distributions.InvalidParameter as exc:
+        raise ConfigError(str(exc)) from None
+    scores = bag.sample(n, rng=np.random.default_rng(seed))
+    ks = np.arange(1, n + 1)
+    # The expected best by running products (memory of one row of atoms, not n of them: 230,000 atoms for
+    # HPOLib), on one BLAS thread (its threads make each of the n dot products wait on a busy machine); the
+    # best of a minimized metric as minus the best of its mirror.
+    with threadpool_limits(1, user_api="blas"):
+        best = -truth.expected_max(distributions.mirror(bag), ks) if pop.minimize else truth.expected_max(bag, ks)
+    table = pd.DataFrame(
+        {
+            "k": ks,
+            "expected_best": best,
+            "median_best": truth.quantile_tuning_curve(bag, ks.astype(np.float64), 0.5, minimize=pop.minimize),
+        }
+    )
+    if out is None:
+        suffix = "" if metric is None else f"_{pop.metric}"
+        out = f"{benchmark}_{dataset}{suffix}_n{n}_seed{seed}.csv"
+    path = Path(out)
+    io.write_csv(pd.DataFrame({"model": dataset, "score": scores}), path)
+    io.write_csv(table, _truth_path(path))
+    return Exported(path, _truth_path(path), scores, table, pop)
+
+
+def _int(key: str, value: Any, minimum: int) -> int:
+    """An integer key, from Python or the command line (a string of digits)."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ConfigError(f"{key} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _scale(value: Any) -> float:
+    try:
+        scale = float(value)
+    except (TypeError, ValueError):
+        scale = float("nan")
+    if isinstance(value, bool) or not np.isfinite(scale) or scale <= 0:
+        raise ConfigError(f"scale must be a number > 0 (0.01 for percentages), got {value!r}")
+    return scale
+
+
+def run(action: str = "list", **keys: Any) -> Listed | Exported:
+    """``simstudy populations [list]`` or ``simstudy populations export ...``: :func:`listing` or :func:`export`.
+
+    Parameters
+    ----------
+    action : {"list", "export"}, default "list"
+        What to do.
+    **keys
+        The action's keys (strings from the command line are converted): ``out`` for the list; ``benchmark``,
+        ``dataset``, ``n`` (required), ``seed``, ``metric``, ``scale`` and ``out`` for the export.
+
+    Returns
+    -------
+    Listed or Exported
+        What the action returns.
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        An unknown action or key, a missing or bad value (one line), or the optional extra not installed.
+    simstudy.datasets.DataError
+        If a population's file is missing or not a population file.
+
+    Examples
+    --------
+    >>> run("show")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: simstudy populations: the action must be list or export, got 'show'
+    >>> run("export", benchmark="hpobench", dataset="australian")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: simstudy populations export: n is required: set it with n=...
+    """
+    if action == "list":
+        unknown = sorted(set(keys) - {"out"})
+        if unknown:
+            raise ConfigError(f"simstudy populations: unknown key {unknown[0]} (the list takes out=FILE only)")
+        return listing(keys.get("out"))
+    if action != "export":
+        raise ConfigError(f"simstudy populations: the action must be list or export, got {action!r}")
+    accepted = ("benchmark", "dataset", "n", "seed", "metric", "scale", "out")
+    unknown = sorted(set(keys) - set(accepted))
+    if unknown:
+        raise ConfigError(f"simstudy populations export: unknown key {unknown[0]} (keys: {', '.join(accepted)})")
+    for key in ("benchmark", "dataset", "n"):
+        if keys.get(key) in (None, ""):
+            raise ConfigError(f"simstudy populations export: {key} is required: set it with {key}=...")
+    return export(
+        keys["benchmark"],
+        keys["dataset"],
+        keys["n"],
+        seed=keys.get("seed", 0),
+        metric=keys.get("metric"),
+        scale=keys.get("scale", 1.0),
+        out=keys.get("out"),
+    )
