@@ -36,7 +36,7 @@ def main() -> None:
     args = parser.parse_args()
     ns = np.arange(1, args.nmax + 1)
     print(
-        f"{'population':<38} {'runs':>7} {'atoms':>7} {'cold s':>7} {'cached s':>8} {f'E[best n<={args.nmax}] ms':>18}"
+        f"{'population':<54} {'runs':>7} {'atoms':>7} {'cold s':>7} {'cached s':>8} {f'E[best n<={args.nmax}] ms':>18}"
     )
     with tempfile.TemporaryDirectory() as cache, threadpool_limits(1, user_api="blas"):
         os.environ["SIMSTUDY_CACHE_DIR"] = cache
@@ -55,7 +55,7 @@ def main() -> None:
             bag = from_spec("population", spec)
             (seconds,) = best_of(lambda bag=bag: truth.expected_max(bag, ns), number=1, repeat=3)
             label = f"{benchmark}/{dataset} {pop.metric} ({pop.direction})"
-            print(f"{label:<38} {pop.runs:>7} {bag.atoms.size:>7} {cold:>7.3f} {cached:>8.3f} {1e3 * seconds:>18.1f}")
+            print(f"{label:<54} {pop.runs:>7} {bag.atoms.size:>7} {cold:>7.3f} {cached:>8.3f} {1e3 * seconds:>18.1f}")
 
 
 if __name__ == "__main__":

