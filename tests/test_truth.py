@@ -201,3 +201,20 @@ def test_mean_tuning_curve_on_an_unbounded_support():
     assert truth.mean_tuning_curve(normal, [2.0])[0] == pytest.approx(0.6 + 0.07 / np.sqrt(np.pi), abs=1e-10)
     assert truth.mean_tuning_curve(normal, [2.0], minimize=True)[0] == pytest.approx(0.6 - 0.07 / np.sqrt(np.pi),
                                                                                     abs=1e-10)
+
+
+def test_windowed_tail_sums_leave_out_only_what_rounding_hides(monkeypatch):
+    # Large populations (atoms x budgets > 2**24) drop the atoms whose p^n < 2**-60; the result must equal the
+    # full running-product sum to within 2**-60 of the range, and the window must actually drop atoms.
+    from simstudy.stats import truth as T
+
+    rng = np.random.default_rng(2615)
+    p = np.sort(rng.random(20_000))
+    gaps = rng.random(20_000) / 20_000
+    n = np.arange(1, 601)
+    monkeypatch.setattr(T, "_WINDOW_FROM", 10**18)
+    full = T._tail_sums(p, n, gaps)
+    monkeypatch.setattr(T, "_WINDOW_FROM", 0)
+    windowed = T._tail_sums(p, n, gaps)
+    assert np.all(np.abs(windowed - full) <= 2.0**-60 * gaps.sum() + 4 * np.finfo(float).eps * np.abs(full))
+    assert np.searchsorted(p, 2.0 ** (-60.0 / 600)) > 10_000  # at n = 600 most atoms are out of the window
