@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from simstudy.distributions.base import InvalidParameter, _finite
-from simstudy.stats.quadratic import _TS_LOG_U, _TS_W, C_RANGE, _c_iv, _ks_iv, _std_cdf_sf, _std_pdf, _std_ppf
+from simstudy.stats.quadratic import _TS_LOG_U, _TS_W, C_RANGE, _c_iv, _ks_iv, _std_cdf, _std_pdf, _std_ppf
 
 __all__ = ["Quadratic", "NoisyQuadratic", "C_RANGE"]
 
@@ -146,15 +146,13 @@ class NoisyQuadratic:
 
     def cdf(self, x) -> np.ndarray:
         """``P(Y <= x)``; shape of ``x``."""
-        cdf, sf = _std_cdf_sf(self._z(x), self.c, self._r)
-        return sf if self.convex else cdf
+        return _std_cdf(self._z(x), self.c, self._r, upper=self.convex)
 
     cdf_left = cdf  # continuous: no atoms
 
     def sf(self, x) -> np.ndarray:
         """``P(Y > x)``, accurate in the upper tail; shape of ``x``."""
-        cdf, sf = _std_cdf_sf(self._z(x), self.c, self._r)
-        return cdf if self.convex else sf
+        return _std_cdf(self._z(x), self.c, self._r, upper=not self.convex)
 
     def pdf(self, x) -> np.ndarray:
         """The density (per score unit); shape of ``x``."""
