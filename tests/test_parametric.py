@@ -157,6 +157,11 @@ def test_cdf_sf_pdf_of_many_points_exact_to_1e_10():
                 assert max(errors) < 1e-10, (c, r, y, errors)
                 worst = [max(w, e) for w, e in zip(worst, errors, strict=True)]
     assert quadratic._table.cache_info().misses == 3 * 20  # the CDF's, survival function's and PDF's tables
+    # Beyond the table's reach as point by point: nan stays nan, the infinities are the limits, the PDF 0
+    law, odd = NoisyQuadratic(0.0, 1.0, 3, 0.01), np.concatenate(([np.nan, np.inf, -np.inf], filler))
+    np.testing.assert_array_equal(law.cdf(odd)[:3], [np.nan, 1.0, 0.0])
+    np.testing.assert_array_equal(law.sf(odd)[:3], [np.nan, 0.0, 1.0])
+    np.testing.assert_array_equal(law.pdf(odd)[:3], law.pdf(odd[:3]))
     print("largest errors (CDF, survival function, PDF):", worst)
 
 

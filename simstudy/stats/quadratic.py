@@ -11,7 +11,7 @@ name                       what it computes
 :data:`C_RANGE`            the effective dimensions c a law may have (and the fit searches)
 ``_nodes``                 Gauss-Legendre nodes on the window where the noise has mass
 ``_moment``                partial fractional moments of a normal (quadrature, closed forms)
-``_moment_fine``           the same for one law, to rounding (in the noise's variable away from 0)
+``_moment_far``            the same far from V = 0, in the noise's variable (no cancellation)
 ``_table``                 one law's CDF, survival function or PDF as piecewise polynomials (:class:`_Table`)
 ``_std_cdf``               CDF or survival function of the standard form (one law at many points: its table)
 ``_std_cdf_sf``            CDF and survival function of the standard form
@@ -76,11 +76,15 @@ def _nodes(mu: np.ndarray, r: np.ndarray, side: int = 24) -> tuple[np.ndarray, n
     return u, w
 
 
-def _moment(mu, r, m) -> np.ndarray:
+def _moment(mu, r, m, z=None, *, far_from: float = 1e4) -> np.ndarray:
     """``E[V^((m - 1)/2); 0 <= V <= 1]`` for ``V ~ Normal(mu, r)``, r > 0, elementwise over broadcast arrays.
 
     With ``V = U^2`` this is ``int_0^1 2 u^m phi((u^2 - mu)/r) / r du``: smooth in u for integer m >= 0, so
-    Gauss-Legendre on the window where the normal has mass (:func:`_nodes`) is accurate to 1e-10.
+    Gauss-Legendre on the window where the normal has mass (:func:`_nodes`) is accurate to 1e-10. From
+    ``mu >= far_from r`` on, where ``u^2 - mu`` cancels (its rounding, amplified by mu/r, passes 1e-12 at
+    the default 1e4; 1e-10 at r = 1e-6), it is integrated in the noise's variable instead
+    (:func:`_moment_far`). ``z = 1 - mu``, given, keeps its own last digits there (the standard form's score:
+    ``1 - mu`` would lose them).
     """
     mu, r, m = np.broadcast_arrays(np.asarray(mu, float), np.asarray(r, float), np.asarray(m, float))
     shape = mu.shape
@@ -88,6 +92,11 @@ def _moment(mu, r, m) -> np.ndarray:
     out = np.zeros(mu.size)
     # Only where the window meets [0, 1]; elsewhere the moment is 0 to rounding.
     in_window = (mu + _WINDOW * r > 0) & (mu - _WINDOW * r < 1)
+    far = in_window & (mu >= far_from * r)
+    if far.any():
+        z = 1.0 - mu if z is None else np.broadcast_to(np.asarray(z, float), shape).ravel()
+        out[far] = _moment_far(z[far], mu[far], r[far], m[far])
+        in_window &= ~far
     same_m = m.size > 0 and np.all(m == m[0])
     if same_m and m[0] % 2 == 1:  # an integer moment (c even): closed form where it is stable
         closed = in_window & (r <= _RECURRENCE_R)
@@ -114,31 +123,22 @@ def _moment(mu, r, m) -> np.ndarray:
     return out.reshape(shape)
 
 
-def _moment_fine(z: np.ndarray, mu: np.ndarray, r: float, m: int) -> np.ndarray:
-    """:func:`_moment` of one law at ``mu = 1 - z`` (1-d, both given to full relative precision), to rounding
-    where mu is many r above 0: the table's values.
-
-    There ``u^2 - mu`` in :func:`_moment` cancels (its rounding, amplified by ``mu/r``, reaches 1e-10 at
-    r = 1e-6), so from ``mu >= 15 r`` the moment is integrated in the noise's own variable instead,
-    ``int phi(w) (mu + r w)^((m - 1)/2) dw`` over the window up to ``V = 1``, that is ``w = z/r`` (from z, not
-    from mu: ``1 - mu`` would lose z's last digits), where the power is smooth (its singularity at ``V = 0``
-    lies a window's width away): two 32-node Gauss-Legendre panels split at the bell's peak.
+def _moment_far(z: np.ndarray, mu: np.ndarray, r: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """:func:`_moment` (1-d arrays, ``z = 1 - mu`` each to its own precision) where mu is many r above 0, to
+    rounding: ``int phi(w) (mu + r w)^((m - 1)/2) dw`` over the window up to ``V = 1``, that is ``w = z/r``;
+    the power is smooth there (its singularity at ``V = 0`` lies a window's width or more away). Two
+    32-node Gauss-Legendre panels split at the bell's peak.
     """
-    out = np.empty(z.size)
-    far = mu >= 2.0 * _WINDOW * r
-    out[~far] = _moment(mu[~far], r, m)
-    mu_f = mu[far]
-    lo = np.full(mu_f.size, -_WINDOW)
-    hi = np.clip(z[far] / r, lo, _WINDOW)
+    lo = np.full(z.size, -_WINDOW)
+    hi = np.clip(z / r, lo, _WINDOW)
     peak = np.clip(0.0, lo, hi)
     x, w = _GL[32]
-    total = np.zeros(mu_f.size)
+    total = np.zeros(z.size)
     for a, b in ((lo, peak), (peak, hi)):
         half = 0.5 * (b - a)
         t = (0.5 * (a + b))[:, None] + half[:, None] * x
-        total += (np.exp(-0.5 * t * t) * (mu_f[:, None] + r * t) ** (0.5 * (m - 1)) @ w) * half
-    out[far] = total / _SQRT2PI
-    return out
+        total += (np.exp(-0.5 * t * t) * (mu[:, None] + r[:, None] * t) ** (0.5 * (m[:, None] - 1.0)) @ w) * half
+    return total / _SQRT2PI
 
 
 # -- one law at many points: a table ----------------------------------------------------------------------------
@@ -148,6 +148,7 @@ _TABLE_STEP = 0.03  # its panels' width in t
 _TABLE_DEGREE = 8  # Chebyshev points per panel
 _TABLE_PANELS = 20_000  # at most (r below about 1e-130 would need more): quadrature per point beyond
 _TABLE_BLOCK = 1 << 14  # points per block of evaluation: its few temporaries stay in cache
+_TABLE_FAR = 2.0 * _WINDOW  # the table's values in the noise's variable from mu >= 15 r (see _moment): to rounding
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,7 @@ def _table(c: float, r: float, kind: str) -> _Table | None:
 
     Within 1e-12 of the law (tested against 30-digit quadrature, c = 1..10, r from 1e-6 to 30; the PDF
     relative to its size where over 1): each panel's polynomial interpolates the law at
-    :data:`_TABLE_DEGREE` Chebyshev points, from :func:`_moment_fine`. The CDF and survival function are
+    :data:`_TABLE_DEGREE` Chebyshev points, from :func:`_moment` (to rounding: :data:`_TABLE_FAR`). The CDF and survival function are
     tabulated apart, each with the relative precision of its own small tail.
     """
     from scipy import special  # imported on use: 0.2 s, and distributions load this module
@@ -219,11 +220,11 @@ def _table(c: float, r: float, kind: str) -> _Table | None:
     e = np.exp(t)
     z, mu = (1.0 + 2.0 * kr) * e / (1.0 + e) - kr, (1.0 + 2.0 * kr) / (1.0 + e) - kr
     if kind == "pdf":
-        values = 0.5 * c * _moment_fine(z, mu, r, int(c) - 1)
+        values = 0.5 * c * _moment(mu, r, c - 1.0, z, far_from=_TABLE_FAR)
     elif kind == "cdf":
-        values = special.ndtr(z / r) - _moment_fine(z, mu, r, int(c) + 1)
+        values = special.ndtr(z / r) - _moment(mu, r, c + 1.0, z, far_from=_TABLE_FAR)
     else:
-        values = special.ndtr(-z / r) + _moment_fine(z, mu, r, int(c) + 1)
+        values = special.ndtr(-z / r) + _moment(mu, r, c + 1.0, z, far_from=_TABLE_FAR)
     dct = np.cos(np.pi * np.outer(k, k + 0.5) / _TABLE_DEGREE).T * (2.0 / _TABLE_DEGREE)
     dct[:, 0] *= 0.5
     coef = values.reshape(panels, _TABLE_DEGREE) @ dct @ _CHEB_TO_MONOMIAL  # Chebyshev series, then powers
@@ -307,7 +308,7 @@ def _std_cdf_sf(z, c, r) -> tuple[np.ndarray, np.ndarray]:
     cdf = 1.0 - sf
     if noisy.any():
         rs = np.where(noisy, r, 1.0)
-        mom = _moment(1.0 - z, rs, c + 1.0)
+        mom = _moment(1.0 - z, rs, c + 1.0, z)
         cdf = np.where(noisy, special.ndtr(z / rs) - mom, cdf)
         sf = np.where(noisy, special.ndtr(-z / rs) + mom, sf)
     return np.clip(cdf, 0.0, 1.0), np.clip(sf, 0.0, 1.0)
@@ -328,7 +329,7 @@ def _std_pdf(z, c, r) -> np.ndarray:
         pdf = np.where(inside, 0.5 * c * np.where(inside, 1.0 - z, 1.0) ** (0.5 * c - 1.0), 0.0)
     if noisy.any():
         rs = np.where(noisy, r, 1.0)
-        pdf = np.where(noisy, 0.5 * c * _moment(1.0 - z, rs, c - 1.0), pdf)
+        pdf = np.where(noisy, 0.5 * c * _moment(1.0 - z, rs, c - 1.0, z), pdf)
     return pdf
 
 
