@@ -12,7 +12,7 @@ name                       what it computes
 ``_nodes``                 Gauss-Legendre nodes on the window where the noise has mass
 ``_moment``                partial fractional moments of a normal (quadrature, closed forms)
 ``_moment_far``            the same far from V = 0, in the noise's variable (no cancellation)
-``_table``                 one law's CDF, survival function or PDF as piecewise polynomials (:class:`_Table`)
+``_table``                 one law's CDF, survival function or PDF as piecewise polynomials (``_Table``)
 ``_std_cdf``               CDF or survival function of the standard form (one law at many points: its table)
 ``_std_cdf_sf``            CDF and survival function of the standard form
 ``_std_pdf``               its density
