@@ -10,7 +10,10 @@ name                       what it computes
 =========================  ==============================================================================
 :data:`C_RANGE`            the effective dimensions c a law may have (and the fit searches)
 ``_nodes``                 Gauss-Legendre nodes on the window where the noise has mass
-``_moment``                partial fractional moments of a normal (quadrature, closed forms, interpolation)
+``_moment``                partial fractional moments of a normal (quadrature, closed forms)
+``_moment_far``            the same far from V = 0, in the noise's variable (no cancellation)
+``_table``                 one law's CDF, survival function or PDF as piecewise polynomials (``_Table``)
+``_std_cdf``               CDF or survival function of the standard form (one law at many points: its table)
 ``_std_cdf_sf``            CDF and survival function of the standard form
 ``_std_pdf``               its density
 ``_std_ppf``               its quantile function (safeguarded Newton in an exact bracket)
@@ -21,6 +24,7 @@ name                       what it computes
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -71,11 +75,15 @@ def _nodes(mu: np.ndarray, r: np.ndarray, side: int = 24) -> tuple[np.ndarray, n
     return u, w
 
 
-def _moment(mu, r, m) -> np.ndarray:
+def _moment(mu, r, m, z=None, *, far_from: float = 1e4) -> np.ndarray:
     """``E[V^((m - 1)/2); 0 <= V <= 1]`` for ``V ~ Normal(mu, r)``, r > 0, elementwise over broadcast arrays.
 
     With ``V = U^2`` this is ``int_0^1 2 u^m phi((u^2 - mu)/r) / r du``: smooth in u for integer m >= 0, so
-    Gauss-Legendre on the window where the normal has mass (:func:`_nodes`) is accurate to 1e-10.
+    Gauss-Legendre on the window where the normal has mass (:func:`_nodes`) is accurate to 1e-10. From
+    ``mu >= far_from r`` on, where ``u^2 - mu`` cancels (its rounding, amplified by mu/r, passes 1e-12 at
+    the default 1e4; 1e-10 at r = 1e-6), it is integrated in the noise's variable instead
+    (:func:`_moment_far`). ``z = 1 - mu``, given, keeps its own last digits there (the standard form's score:
+    ``1 - mu`` would lose them).
     """
     mu, r, m = np.broadcast_arrays(np.asarray(mu, float), np.asarray(r, float), np.asarray(m, float))
     shape = mu.shape
@@ -83,9 +91,12 @@ def _moment(mu, r, m) -> np.ndarray:
     out = np.zeros(mu.size)
     # Only where the window meets [0, 1]; elsewhere the moment is 0 to rounding.
     in_window = (mu + _WINDOW * r > 0) & (mu - _WINDOW * r < 1)
+    far = in_window & (mu >= far_from * r)
+    if far.any():
+        z = 1.0 - mu if z is None else np.broadcast_to(np.asarray(z, float), shape).ravel()
+        out[far] = _moment_far(z[far], mu[far], r[far], m[far])
+        in_window &= ~far
     same_m = m.size > 0 and np.all(m == m[0])
-    if mu.size >= _INTERPOLATE_FROM and same_m and np.all(r == r[0]) and not m[0] % 2 == 1:
-        return _moment_interpolated(mu, float(r[0]), float(m[0])).reshape(shape)
     if same_m and m[0] % 2 == 1:  # an integer moment (c even): closed form where it is stable
         closed = in_window & (r <= _RECURRENCE_R)
         out[closed] = _integer_moment(mu[closed], r[closed], int(m[0]) // 2)
@@ -111,43 +122,132 @@ def _moment(mu, r, m) -> np.ndarray:
     return out.reshape(shape)
 
 
-_INTERPOLATE_FROM = 20_000  # points of one law: from here, interpolating the moment beats quadrature per point
-_CHEB = 20  # Chebyshev points per panel
-
-
-def _panels(r: float) -> np.ndarray:
-    """Breakpoints in mu over the window [-7.5 r, 1 + 7.5 r]: panels 2r wide near 0 and 1, where the moment
-    varies on the noise's scale r, widening to 0.3 of the distance to them inside, where it varies like mu^p."""
-    lo, hi = -_WINDOW * r, 1.0 + _WINDOW * r
-    points, x = [lo], lo
-    while x < hi:
-        x = min(hi, x + max(2.0 * r, 0.3 * min(abs(x), abs(1.0 - x))))
-        points.append(x)
-    return np.array(points)
-
-
-def _moment_interpolated(mu: np.ndarray, r: float, m: float) -> np.ndarray:
-    """:func:`_moment` of one law at many points: exact values at Chebyshev points of each panel
-    (:func:`_panels`), then Clenshaw's recurrence on their Chebyshev series (the moment is entire in mu, the
-    normal's smoothing of ``v^p`` on [0, 1]). Within 3e-11 of the quadrature at every point (tested, r from
-    1e-6 to 3 and every c), from a few thousand quadratures instead of one per point.
+def _moment_far(z: np.ndarray, mu: np.ndarray, r: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """:func:`_moment` (1-d arrays, ``z = 1 - mu`` each to its own precision) where mu is many r above 0, to
+    rounding: ``int phi(w) (mu + r w)^((m - 1)/2) dw`` over the window up to ``V = 1``, that is ``w = z/r``;
+    the power is smooth there (its singularity at ``V = 0`` lies a window's width or more away). Two
+    32-node Gauss-Legendre panels split at the bell's peak.
     """
-    edges = _panels(r)
-    a, b = edges[:-1], edges[1:]
-    k = np.arange(_CHEB)
-    t = np.cos(np.pi * (k + 0.5) / _CHEB)
-    nodes = (0.5 * (a + b))[:, None] + (0.5 * (b - a))[:, None] * t
-    values = _moment(nodes.ravel(), np.full(nodes.size, r), np.full(nodes.size, m)).reshape(nodes.shape)
-    coef = (2.0 / _CHEB) * values @ np.cos(np.pi * np.outer(k, k + 0.5) / _CHEB).T  # DCT-II: the series
-    coef[:, 0] *= 0.5
-    inside = (mu > edges[0]) & (mu < edges[-1])
-    idx = np.clip(np.searchsorted(edges, mu, side="right") - 1, 0, a.size - 1)
-    x = (2.0 * mu - a[idx] - b[idx]) / (b[idx] - a[idx])
-    two_x = 2.0 * x
-    b1, b2 = np.zeros_like(mu), np.zeros_like(mu)
-    for j in range(_CHEB - 1, 0, -1):
-        b1, b2 = coef[idx, j] + two_x * b1 - b2, b1
-    return np.where(inside, coef[idx, 0] + x * b1 - b2, 0.0)
+    lo = np.full(z.size, -_WINDOW)
+    hi = np.clip(z / r, lo, _WINDOW)
+    peak = np.clip(0.0, lo, hi)
+    x, w = _GL[32]
+    total = np.zeros(z.size)
+    for a, b in ((lo, peak), (peak, hi)):
+        half = 0.5 * (b - a)
+        t = (0.5 * (a + b))[:, None] + half[:, None] * x
+        total += (np.exp(-0.5 * t * t) * (mu[:, None] + r[:, None] * t) ** (0.5 * (m[:, None] - 1.0)) @ w) * half
+    return total / _SQRT2PI
+
+
+# -- one law at many points: a table ----------------------------------------------------------------------------
+_TABLE_FROM = 20_000  # points of one law: from here, building the law's table beats quadrature per point
+_TABLE_K = 10.0  # the table's coordinate t = log((z + K r) / (1 + K r - z)): K > 7.5 keeps the window finite
+_TABLE_STEP = 0.03  # its panels' width in t
+_TABLE_DEGREE = 8  # Chebyshev points per panel
+_TABLE_PANELS = 20_000  # at most (r below about 1e-130 would need more): quadrature per point beyond
+_TABLE_BLOCK = 1 << 14  # points per block of evaluation: its few temporaries stay in cache
+_TABLE_FAR = 2.0 * _WINDOW  # the table's values in the noise's variable from mu >= 15 r (_moment): to rounding
+
+
+class _Table:
+    """One function of the standard form's z (its CDF, survival function or PDF) at one law, as piecewise
+    polynomials of the coordinate ``t = log((z + K r) / (1 + K r - z))`` (:data:`_TABLE_K`) on the window
+    ``[-7.5 r, 1 + 7.5 r]``: panels uniform in t are geometric in z, narrow (a fraction of r) at the
+    window's ends and near z = 0 and 1, where the law changes on the noise's scale, wide inside, where it
+    changes like ``(1 - z)^(c/2)``; finding a point's panel is arithmetic, not a search."""
+
+    __slots__ = ("coef", "kr", "panels", "scale", "t0")  # a plain class: a dataclass costs 1 ms at import
+
+    def __init__(self, kr: float, t0: float, scale: float, panels: int, coef: np.ndarray) -> None:
+        self.kr = kr  # K r
+        self.t0 = t0  # t at the window's lower end
+        self.scale = scale  # panels per unit of t
+        self.panels = panels
+        self.coef = coef  # (degree, panels): monomial coefficients in the panel's x in [-1, 1], highest first
+
+    def __call__(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The function at z (1-d) and whether each z lies in the window (elsewhere its value is meaningless)."""
+        out, inside = np.empty(z.size), np.empty(z.size, dtype=bool)
+        top = np.nextafter(float(self.panels), 0.0)
+        lead, rows = self.coef[0], self.coef[1:]
+        for start in range(0, z.size, _TABLE_BLOCK):
+            zb = z[start : start + _TABLE_BLOCK]
+            s = 1.0 - zb  # exact near z = 1, where the law changes on the scale r
+            s += self.kr
+            with np.errstate(invalid="ignore", divide="ignore"):  # z outside (-K r, 1 + K r), or nan: masked
+                np.divide(zb + self.kr, s, out=s)
+                np.log(s, out=s)
+            s -= self.t0
+            s *= self.scale
+            at = np.fmax(s, 0.0)  # fmax and fmin drop nan, so that every point has a panel
+            np.fmin(at, top, out=at)
+            np.equal(at, s, out=inside[start : start + zb.size])
+            idx = at.astype(np.intp)
+            x = np.subtract(at, idx, out=s)
+            x *= 2.0
+            x -= 1.0
+            p = lead.take(idx, out=out[start : start + zb.size], mode="clip")  # in range: "clip" skips the check
+            term = np.empty(zb.size)
+            for row in rows:  # Horner's rule: the polynomials are short and their coefficients small
+                p *= x
+                p += row.take(idx, out=term, mode="clip")
+        return out, inside
+
+
+@lru_cache(maxsize=64)
+def _table(c: float, r: float, kind: str) -> _Table | None:
+    """The table (:class:`_Table`) of the standard law's ``"cdf"``, ``"sf"`` or ``"pdf"`` at c and r > 0; None
+    where it would need over :data:`_TABLE_PANELS` panels.
+
+    Within 1e-12 of the law (tested against independent adaptive quadrature, c = 1..10, r from 1e-6 to 30;
+    the PDF relative to its size where over 1): each panel's polynomial interpolates the law at
+    :data:`_TABLE_DEGREE` Chebyshev points, valued by :func:`_moment` to rounding (:data:`_TABLE_FAR`). The
+    CDF and survival function are tabulated apart, each with the relative precision of its own small tail.
+    """
+    from scipy import special  # imported on use: 0.2 s, and distributions load this module
+
+    kr = _TABLE_K * r
+    t0 = float(np.log((kr - _WINDOW * r) / (1.0 + kr + _WINDOW * r)))  # the window is symmetric in t
+    panels = int(np.ceil(-2.0 * t0 / _TABLE_STEP))
+    if panels > _TABLE_PANELS:
+        return None
+    step = -2.0 * t0 / panels
+    k = np.arange(_TABLE_DEGREE)
+    x = np.cos(np.pi * (k + 0.5) / _TABLE_DEGREE)
+    t = (t0 + step * (np.arange(panels)[:, None] + 0.5 * (1.0 + x))).ravel()
+    # z and 1 - z at the nodes, each to its own relative precision: near z = 1 the law changes on the scale
+    # r, and 1 - z from a rounded z would move the node by 1e-16 / r of a panel (the PDF off by 1e-9 at c = 1)
+    e = np.exp(t)
+    z, mu = (1.0 + 2.0 * kr) * e / (1.0 + e) - kr, (1.0 + 2.0 * kr) / (1.0 + e) - kr
+    if kind == "pdf":
+        values = 0.5 * c * _moment(mu, r, c - 1.0, z, far_from=_TABLE_FAR)
+    elif kind == "cdf":
+        values = special.ndtr(z / r) - _moment(mu, r, c + 1.0, z, far_from=_TABLE_FAR)
+    else:
+        values = special.ndtr(-z / r) + _moment(mu, r, c + 1.0, z, far_from=_TABLE_FAR)
+    dct = np.cos(np.pi * np.outer(k, k + 0.5) / _TABLE_DEGREE).T * (2.0 / _TABLE_DEGREE)
+    dct[:, 0] *= 0.5
+    coef = values.reshape(panels, _TABLE_DEGREE) @ dct @ _CHEB_TO_MONOMIAL  # Chebyshev series, then powers
+    return _Table(kr, t0, panels / (-2.0 * t0), panels, np.ascontiguousarray(coef[:, ::-1].T))
+
+
+# Row j: the monomial coefficients of the Chebyshev polynomial T_j (its recurrence T_(j+1) = 2x T_j - T_(j-1)).
+_CHEB_TO_MONOMIAL = np.zeros((_TABLE_DEGREE, _TABLE_DEGREE))
+_CHEB_TO_MONOMIAL[0, 0] = _CHEB_TO_MONOMIAL[1, 1] = 1.0
+for _j in range(2, _TABLE_DEGREE):
+    _CHEB_TO_MONOMIAL[_j, 1:] = 2.0 * _CHEB_TO_MONOMIAL[_j - 1, :-1]
+    _CHEB_TO_MONOMIAL[_j] -= _CHEB_TO_MONOMIAL[_j - 2]
+
+
+def _table_of(z: np.ndarray, c: np.ndarray, r: np.ndarray, kind: str) -> _Table | None:
+    """The table for z of the law that c and r hold (arrays, before broadcasting), or None: when z holds fewer
+    than :data:`_TABLE_FROM` points, c and r several laws, or no noise."""
+    if np.broadcast(z, c, r).size < _TABLE_FROM or c.size == 0:
+        return None
+    if not (np.all(c == c.flat[0]) and np.all(r == r.flat[0])) or not r.flat[0] > 0:
+        return None
+    return _table(float(c.flat[0]), float(r.flat[0]), kind)
 
 
 _RECURRENCE_R = 0.5  # up to here the recurrence's rounding stays below 1e-13 (|mu| <= 1 + 7.5 r, j <= 5)
@@ -175,11 +275,33 @@ def _integer_moment(mu: np.ndarray, r: np.ndarray, j: int) -> np.ndarray:
     return cur
 
 
+def _std_cdf(z, c, r, *, upper: bool = False) -> np.ndarray:
+    """CDF (or with ``upper`` the survival function) of the standard concave law (a = 0, b = 1, noise ratio
+    r >= 0): the one :func:`_std_cdf_sf` returns, alone (one law at many points: from its table)."""
+    from scipy import special  # imported on use: 0.2 s, and distributions load this module
+
+    z, c, r = np.asarray(z, float), np.asarray(c, float), np.asarray(r, float)
+    table = _table_of(z, c, r, "sf" if upper else "cdf")
+    if table is None:
+        return _std_cdf_sf(z, c, r)[1 if upper else 0]
+    shape = np.broadcast(z, c, r).shape
+    zf = np.broadcast_to(z, shape).ravel()
+    out, inside = table(zf)
+    if not inside.all():  # beyond the window the moment is 0 to rounding, as in _moment
+        outside = ~inside
+        zr = zf[outside] / r.flat[0]
+        out[outside] = special.ndtr(-zr if upper else zr)
+    return np.clip(out, 0.0, 1.0, out=out).reshape(shape)
+
+
 def _std_cdf_sf(z, c, r) -> tuple[np.ndarray, np.ndarray]:
     """CDF and survival function of the standard concave law (a = 0, b = 1, noise ratio r >= 0)."""
     from scipy import special  # imported on use: 0.2 s, and distributions load this module
 
-    z, c, r = np.broadcast_arrays(np.asarray(z, float), np.asarray(c, float), np.asarray(r, float))
+    z, c, r = np.asarray(z, float), np.asarray(c, float), np.asarray(r, float)
+    if _table_of(z, c, r, "cdf") is not None:
+        return _std_cdf(z, c, r), _std_cdf(z, c, r, upper=True)
+    z, c, r = np.broadcast_arrays(z, c, r)
     noisy = r > 0
     # Noise-free: closed form (also where r > 0, harmlessly replaced below).
     t = np.clip(1.0 - z, 0.0, 1.0)
@@ -187,7 +309,7 @@ def _std_cdf_sf(z, c, r) -> tuple[np.ndarray, np.ndarray]:
     cdf = 1.0 - sf
     if noisy.any():
         rs = np.where(noisy, r, 1.0)
-        mom = _moment(1.0 - z, rs, c + 1.0)
+        mom = _moment(1.0 - z, rs, c + 1.0, z)
         cdf = np.where(noisy, special.ndtr(z / rs) - mom, cdf)
         sf = np.where(noisy, special.ndtr(-z / rs) + mom, sf)
     return np.clip(cdf, 0.0, 1.0), np.clip(sf, 0.0, 1.0)
@@ -195,14 +317,20 @@ def _std_cdf_sf(z, c, r) -> tuple[np.ndarray, np.ndarray]:
 
 def _std_pdf(z, c, r) -> np.ndarray:
     """PDF of the standard concave law (a = 0, b = 1, noise ratio r >= 0)."""
-    z, c, r = np.broadcast_arrays(np.asarray(z, float), np.asarray(c, float), np.asarray(r, float))
+    z, c, r = np.asarray(z, float), np.asarray(c, float), np.asarray(r, float)
+    table = _table_of(z, c, r, "pdf")
+    if table is not None:
+        shape = np.broadcast(z, c, r).shape
+        p, inside = table(np.broadcast_to(z, shape).ravel())
+        return np.where(inside, np.maximum(p, 0.0), 0.0).reshape(shape)  # 0 beyond the window, as in _moment
+    z, c, r = np.broadcast_arrays(z, c, r)
     noisy = r > 0
     inside = (z > 0) & (z < 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         pdf = np.where(inside, 0.5 * c * np.where(inside, 1.0 - z, 1.0) ** (0.5 * c - 1.0), 0.0)
     if noisy.any():
         rs = np.where(noisy, r, 1.0)
-        pdf = np.where(noisy, 0.5 * c * _moment(1.0 - z, rs, c - 1.0), pdf)
+        pdf = np.where(noisy, 0.5 * c * _moment(1.0 - z, rs, c - 1.0, z), pdf)
     return pdf
 
 
