@@ -48,3 +48,14 @@ def test_import_simstudy_loads_nothing_heavy():
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                 timeout=60).stdout.split())
     assert not loaded & set(HEAVY), f"import simstudy loads {sorted(loaded & set(HEAVY))}"
+
+
+def test_no_module_is_over_a_thousand_lines():
+    # Issue 26: a module that grows past 1,000 lines is split by idea (CONTRIBUTING, "The house").
+    from pathlib import Path
+
+    import simstudy
+
+    root = Path(simstudy.__file__).parent
+    long = {str(p.relative_to(root)): n for p in root.rglob("*.py") if (n := len(p.read_text().splitlines())) > 1000}
+    assert not long, long
