@@ -159,11 +159,13 @@ def order_statistic_moments(atoms, cum_prob, B: int) -> OrderStatisticMoments:
     transitions = _Transitions(B)
     below = (np.arange(B + 1)[:, None] < np.arange(1, B + 1)[None, :]).astype(np.float64)  # 1{a < i}, (B+1, B)
     # Backwards over the thresholds, in blocks (each block's binomial laws and transition matrices at once):
-    # the means, the same-threshold covariances sum_t g_t^2 (P(N_t < min(i, j)) - s_i s_j), and the cross terms
-    # through H_t = P_t (g_{t+1} (1{N_{t+1} < j} - s_{t+1, j}) + H_{t+1}), H_{K-2} = 0.
-    mean_gaps = np.zeros(B)  # sum_t g_t P(N_t < i)
-    same_min = np.zeros(B)  # sum_t g_t^2 P(N_t < i)
-    same_outer = np.zeros((B, B))  # sum_t g_t^2 s_i s_j
+    # the means, the same-threshold covariances sum_t g_t^2 s_i u_j (i <= j, u = P(N_t >= j) = 1 - s_j summed
+    # from the upper tail: a huge gap, say a diverged loss, with s near 1 keeps its digits), and the cross terms
+    # through H_t = P_t (g_{t+1} phi_{t+1} + H_{t+1}), H_{K-2} = 0, with the centred indicator
+    # phi(a, j) = 1{a < j} - s_j written as u_j where a < j and -s_j elsewhere (no difference of near-equals).
+    mean_gaps = np.zeros(B)  # sum_t g_t P(N_t < i): E[X_(i)] = v_1 + this = v_K - the same over P(N_t >= i)
+    mean_gaps_top = np.zeros(B)
+    same = np.zeros((B, B))  # sum_t g_t^2 s_i u_j
     H = np.zeros((B + 1, B))
     A = np.zeros((B + 1, B))  # sum_t g_t pi_t(a) H_t[a, j]; its cumulative sum over a is the cross term
     X, term = np.empty((B + 1, B)), np.empty((B + 1, B))
@@ -174,26 +176,33 @@ def order_statistic_moments(atoms, cum_prob, B: int) -> OrderStatisticMoments:
         lo = max(0, hi - step)
         pi = _binomial_pmfs(B, F[lo:hi])  # (hi - lo, B+1): law of N_t
         s = np.cumsum(pi, axis=1)[:, :B]  # P(N_t < i), i = 1..B
+        at_least = np.cumsum(pi[:, ::-1], axis=1)[:, ::-1][:, 1:]  # P(N_t >= i), i = 1..B, from the top
         gb = g[lo:hi]
         mean_gaps += gb @ s
-        same_min += (gb * gb) @ s
-        same_outer += (s * (gb * gb)[:, None]).T @ s
+        mean_gaps_top += gb @ at_least
+        same += (s * (gb * gb)[:, None]).T @ at_least
         P = transitions(np.clip(p[lo:hi] / tail[lo:hi], 0.0, 1.0))  # P[u - lo]: from N_u to N_{u+1}
         for u in range(hi - 1, lo - 1, -1):
             if u + 1 < K - 1:  # H_u from H_{u+1} (H_{K-2} = 0)
-                s_up = s[u + 1 - lo] if u + 1 < hi else s_next
-                np.multiply(below, g[u + 1], out=X)
-                X -= g[u + 1] * s_up
+                s_up, u_up = (s[u + 1 - lo], at_least[u + 1 - lo]) if u + 1 < hi else s_next
+                np.multiply(g[u + 1], np.where(below, u_up, -s_up), out=X)
                 X += H
                 np.matmul(P[u - lo], X, out=H)
                 np.multiply(H, (g[u] * pi[u - lo])[:, None], out=term)
                 A += term
-        s_next = s[0]
+        s_next = (s[0], at_least[0])
         hi = lo
-    mean = v[0] + mean_gaps
-    cov = same_min[np.minimum.outer(np.arange(B), np.arange(B))] - same_outer
-    # sum_t g_t sum_{a < i} pi_t(a) H_t[a, j]: the centring of 1{N_t < i} drops out, since E[H_t(N_t)] = 0
-    M = np.cumsum(A, axis=0)[:B]
+    # From whichever end adds up less: the best of many draws from the top, so that a huge gap at the bottom (a
+    # diverged loss, mirrored) does not cost its digits.
+    mean = np.where(abs(v[0]) + mean_gaps <= abs(v[-1]) + mean_gaps_top, v[0] + mean_gaps, v[-1] - mean_gaps_top)
+    upper = np.triu(same)  # i <= j: Cov(1{N < i}, 1{N < j}) = s_i (1 - s_j)
+    cov = upper + np.triu(same, 1).T
+    # sum_t g_t sum_{a < i} pi_t(a) H_t[a, j]: the centring of 1{N_t < i} drops out, since E[H_t(N_t)] = 0 --
+    # which also makes it minus the sum over a >= i: of the two, the one that adds up less mass, to keep digits.
+    forward = np.cumsum(A, axis=0)[:B]
+    backward = -np.cumsum(A[::-1], axis=0)[::-1][1:]
+    mass = np.cumsum(np.abs(A), axis=0)
+    M = np.where(mass[:B] <= mass[-1] - mass[:B], forward, backward)
     cov = cov + M + M.T
     cov = 0.5 * (cov + cov.T)  # exactly symmetric (the products above are so only up to rounding)
     return OrderStatisticMoments(mean, cov)

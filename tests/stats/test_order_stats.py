@@ -81,3 +81,32 @@ def test_estimator_moments_u_is_unbiased_and_sds_match_a_simulation():
 def test_bad_populations_are_refused_naming_the_problem(atoms, cum_prob, B, message):
     with pytest.raises(ValueError, match=message):
         order_stats.order_statistic_moments(atoms, cum_prob, B)
+
+
+@pytest.mark.parametrize(
+    ("atoms", "probs"),
+    [
+        ([-3e4, -2e4, 0.5, 0.9], [0.01, 0.01, 0.5, 0.48]),  # diverged losses, mirrored: a huge gap at the bottom
+        ([0.1, 0.5, 0.9, 3e4], [0.3, 0.4, 0.28, 0.02]),  # and at the top
+    ],
+)
+def test_a_huge_gap_keeps_every_digit_of_the_best_of_n(atoms, probs):
+    # The variance of the best of B is a small difference of terms of the gap's size squared (1e9 here): summed
+    # naively, it lost every digit at B = 24 on HPOLib's losses. Against exact rational arithmetic.
+    from fractions import Fraction
+
+    B = 5
+    v, p = [Fraction(x) for x in atoms], [Fraction(x) for x in probs]
+    p = [x / sum(p) for x in p]
+    mean, second = Fraction(0), Fraction(0)
+    for draw in itertools.product(range(4), repeat=B):
+        w = np.prod([p[k] for k in draw])
+        best = max(v[k] for k in draw)
+        mean += w * best
+        second += w * best * best
+    exact_var = float(second - mean * mean)
+    F = np.cumsum(probs)
+    F[-1] = 1.0
+    m = order_stats.order_statistic_moments(np.array(atoms), F, B)
+    assert m.cov[-1, -1] == pytest.approx(exact_var, rel=1e-12)
+    assert m.mean[-1] == pytest.approx(float(mean), rel=1e-12)
