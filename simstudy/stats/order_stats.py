@@ -171,7 +171,7 @@ def order_statistic_moments(atoms, cum_prob, B: int) -> OrderStatisticMoments:
     X, term = np.empty((B + 1, B)), np.empty((B + 1, B))
     step = max(1, _BLOCK_ELEMENTS // (B + 1) ** 2)
     hi = K - 1  # thresholds lo..hi-1 per block
-    s_next = None  # s of the threshold just above the block
+    s_next: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))  # s and P(N >= i) just above the block
     while hi > 0:
         lo = max(0, hi - step)
         pi = _binomial_pmfs(B, F[lo:hi])  # (hi - lo, B+1): law of N_t
