@@ -290,9 +290,7 @@ def _prepare_cell(key: str, population: str, dist, n: int, opts: Options) -> _Ce
         lo, _ = plugins.band_method(_LD).bounds(n, level)  # type: ignore[union-attr]  # a built-in band
         top[level] = bands.quantile_thresholds(np.concatenate(([0.0], lo, [1.0])), _QUANTILE)
     ks = np.asarray(opts.horizons, dtype=np.float64) * n
-    curves = np.stack(
-        [truth.quantile_tuning_curve(dist, ks, _QUANTILE), truth.mean_tuning_curve(dist, ks)], axis=1
-    )
+    curves = np.stack([truth.quantile_tuning_curve(dist, ks, _QUANTILE), truth.mean_tuning_curve(dist, ks)], axis=1)
     return _Cell(key, population, n, checks, top, ks, curves, B_MAX[population.split("/")[0]])
 
 
@@ -362,7 +360,9 @@ def _rows(config: Config, run_: base.ChunkedRun, cell: _Cell, dist) -> list[dict
                 rmse = np.sqrt(mse)
                 # the MSE's MCSE from the spread of squared errors is not kept: bound it by the delta method on
                 # the bias and variance parts (conservative)
-                rmse_mcse = np.sqrt(var / good) if rmse == 0 else np.sqrt(var * (2 * var + 4 * mean**2) / good) / (2 * rmse)
+                rmse_mcse = (
+                    np.sqrt(var / good) if rmse == 0 else np.sqrt(var * (2 * var + 4 * mean**2) / good) / (2 * rmse)
+                )
                 row("q3", "bias", mean, np.sqrt(var / good), good, **extra)
                 row("q3", "rmse", rmse, rmse_mcse, good, **extra)
                 row("q3", "relative_rmse", rmse / scale, rmse_mcse / scale, good, **extra)
@@ -464,7 +464,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         },
     )
     rows: list[dict] = []
-    for key, cell in run_.succeeded(cells).items():
+    for cell in run_.succeeded(cells).values():
         rows += _rows(config, run_, cell, dists[cell.population])
     summary = pd.DataFrame(rows)
     metadata = {

@@ -114,7 +114,9 @@ def q1_figure(summary: pd.DataFrame, title: str | None = None):
     return fig
 
 
-q1_figure.__doc__ = "Q1: the exact relative RMSE of U, V, W at n' = n against n, one line per population.\n" + _FIGURE_DOC
+q1_figure.__doc__ = (
+    "Q1: the exact relative RMSE of U, V, W at n' = n against n, one line per population.\n" + _FIGURE_DOC
+)
 
 
 def q2_figure(summary: pd.DataFrame, title: str | None = None):
@@ -288,10 +290,11 @@ def _q2_section(summary: pd.DataFrame, ci_level: float, lines: list[str], checks
                     f"cells even with Bonferroni-adjusted intervals (it cannot for any law)."
                 )
             else:
-                checks.append(f"DKW at {level:.0%}, valid for any law, never covered significantly below nominal: passed.")
+                checks.append(
+                    f"DKW at {level:.0%}, valid for any law, never covered significantly below nominal: passed."
+                )
     text = "; ".join(words) + "." if words else "No coverage was measured."
     under = s[s["ci_high"] < s["level"]]
-    over = s[s["ci_low"] > s["level"]]
     chance = (1 - ci_level) / 2 * len(s)  # intervals below nominal expected by chance for exact bands
     text += (
         f" For bands exactly at their level, about {_g(chance, 2)} of these {len(s)} intervals would lie below "
@@ -330,7 +333,9 @@ def _q3_section(summary: pd.DataFrame, opts, lines: list[str]) -> None:
             row[label] = _pct(float(m["estimate"].iloc[0]), float(m["mcse"].iloc[0])) if len(m) else "—"
         for h in opts.horizons:
             r = c[(c["measure"] == "relative_rmse") & (c["curve"] == "median") & np.isclose(c["k"], h * n)]
-            row[f"RMSE k={h:g}n"] = format_estimate(float(r["estimate"].iloc[0]), float(r["mcse"].iloc[0])) if len(r) else "—"
+            row[f"RMSE k={h:g}n"] = (
+                format_estimate(float(r["estimate"].iloc[0]), float(r["mcse"].iloc[0])) if len(r) else "—"
+            )
             b = c[(c["measure"] == "band_coverage") & np.isclose(c["k"], h * n)]
             row[f"band k={h:g}n"] = _pct(float(b["estimate"].iloc[0]), float(b["mcse"].iloc[0])) if len(b) else "—"
         t = c[c["measure"] == "ld_trivial_k"]
@@ -364,7 +369,11 @@ def _q3_section(summary: pd.DataFrame, opts, lines: list[str]) -> None:
         text.append(
             f"The bootstrap band covered the median curve below its {opts.fit_level:.0%} level in {len(below)} of "
             f"{len(cov)} (cell, k) points (Clopper–Pearson interval below the level)"
-            + (": on real spaces, do not read it as a confidence band for extrapolation." if len(below) > len(cov) / 3 else ".")
+            + (
+                ": on real spaces, do not read it as a confidence band for extrapolation."
+                if len(below) > len(cov) / 3
+                else "."
+            )
         )
     rel = s[(s["measure"] == "relative_rmse") & (s["curve"] == "median")]
     if len(rel):
@@ -418,7 +427,9 @@ def _q4_section(summary: pd.DataFrame, lines: list[str]) -> None:
                 "tied spaces."
             )
         elif ws:
-            text.append(f"At {level:.0%} the data-free rule ({_g(ws[0][3])} samples per step) held on every population.")
+            text.append(
+                f"At {level:.0%} the data-free rule ({_g(ws[0][3])} samples per step) held on every population."
+            )
     if len(top):
         text.append(
             f"The sample's best was the population's best in {_g(100 * float(top['estimate'].min()), 2)}%-"
