@@ -428,6 +428,15 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     Lourie, N., Cho, K., & He, H. (2024). Show your work with confidence: confidence bands for tuning curves.
     NAACL 2024. Lourie, N., He, H., & Cho, K. (2025). Hyperparameter loss surfaces are simple near their
     optima. COLM 2025.
+
+    Examples
+    --------
+    The preset on two populations (its run needs the extra):
+
+    >>> import simstudy
+    >>> cfg = simstudy.compose("field_audit", overrides=["study.populations=[hpobench/car,hpolib/slice_localization]"])
+    >>> cfg.study.options.populations, cfg.study.options.sample_sizes, cfg.study.reps
+    (('hpobench/car', 'hpolib/slice_localization'), (12, 24, 48, 96), 400)
     """
     from simstudy import populations
     from simstudy.studies import field_audit_page

@@ -41,7 +41,31 @@ _FIGURE_DOC = """
     -------
     matplotlib.figure.Figure
         A panel per benchmark family present in the summary.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = {name}(_demo_summary())
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['hpobench', 'nasbench201']
+    >>> plt.close(fig)
 """
+
+
+def _demo_summary() -> pd.DataFrame:
+    """A made-up summary of two populations at n = 12 and 24, with a row of every measure the figures draw."""
+    rows = []
+    for pop, n in ((p, n) for p in ("hpobench/a", "nasbench201/b") for n in (12, 24)):
+        common = dict(distribution=pop, benchmark=pop.split("/")[0], n=n, mcse=0.01, reps=100)
+        for est, x in (("u", 0.2), ("v", 0.18), ("w", 0.19)):
+            rows.append(dict(common, question="q1", measure="relative_rmse", estimator=est, n_prime=n, estimate=x))
+        rows.append(dict(common, question="q2", measure="coverage", method="ks", level=0.8, estimate=0.82,
+                         ci_low=0.78, ci_high=0.86))  # fmt: skip
+        for h in (1, 10, 100):
+            rows.append(dict(common, question="q3", measure="relative_rmse", curve="median", k=h * n, estimate=0.1 * h))
+        rows.append(dict(common, question="q4", measure="informative_k", level=0.8, estimate=n / 7))
+        rows.append(dict(common, question="q4", measure="ld_trivial_k", level=0.8, estimate=n / 6))
+    return pd.DataFrame(rows)
 
 
 def _g(x: float, digits: int = 3) -> str:
@@ -115,7 +139,8 @@ def q1_figure(summary: pd.DataFrame, title: str | None = None):
 
 
 q1_figure.__doc__ = (
-    "Q1: the exact relative RMSE of U, V, W at n' = n against n, one line per population.\n" + _FIGURE_DOC
+    "Q1: the exact relative RMSE of U, V, W at n' = n against n, one per population.\n"
+    + _FIGURE_DOC.format(name="q1_figure")
 )
 
 
@@ -142,7 +167,9 @@ def q2_figure(summary: pd.DataFrame, title: str | None = None):
     return fig
 
 
-q2_figure.__doc__ = "Q2: coverage of the median curve against n at the lowest level, by method.\n" + _FIGURE_DOC
+q2_figure.__doc__ = "Q2: coverage of the median curve against n at the lowest level, by method.\n" + _FIGURE_DOC.format(
+    name="q2_figure"
+)
 
 
 def q3_figure(summary: pd.DataFrame, title: str | None = None):
@@ -168,7 +195,10 @@ def q3_figure(summary: pd.DataFrame, title: str | None = None):
     return fig
 
 
-q3_figure.__doc__ = "Q3: relative RMSE of the fitted median curve against k / n, per population and n.\n" + _FIGURE_DOC
+q3_figure.__doc__ = (
+    "Q3: relative RMSE of the fitted median curve against k / n, per population and n.\n"
+    + _FIGURE_DOC.format(name="q3_figure")
+)
 
 
 def q4_figure(summary: pd.DataFrame, title: str | None = None):
@@ -189,7 +219,9 @@ def q4_figure(summary: pd.DataFrame, title: str | None = None):
     return fig
 
 
-q4_figure.__doc__ = "Q4: the informative budget of the upper LD band against n, per population.\n" + _FIGURE_DOC
+q4_figure.__doc__ = "Q4: the informative budget of the upper LD band against n, per population.\n" + _FIGURE_DOC.format(
+    name="q4_figure"
+)
 
 
 def _slope_per_step(frame: pd.DataFrame) -> float:
@@ -458,6 +490,18 @@ def write_page(summary: pd.DataFrame, opts, out_dir: Path, *, reps: int, failed:
     -------
     dict of str to pathlib.Path
         ``field`` (``FIELD.md``) and ``q1`` .. ``q4`` (the figures; absent when the summary is empty).
+
+    Examples
+    --------
+    A run whose every cell failed: the page says so at the top.
+
+    >>> import tempfile
+    >>> from simstudy.studies.field_audit import Options
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     files = write_page(pd.DataFrame(), Options(), Path(tmp), reps=400, failed=["hpobench/car n=12"])
+    ...     page = files["field"].read_text()
+    >>> print(page.splitlines()[6])
+    - **CHECK FAILED**: cells left out (failed chunks): hpobench/car n=12.
     """
     checks: list[str] = []
     if failed:
