@@ -99,6 +99,14 @@ def _panels(summary: pd.DataFrame, title: str, ylabel: str, xlabel: str = "n (tr
     return fig, dict(zip(fams, axes[0]))
 
 
+def _n_axis(ax, ns) -> None:
+    """A log2 axis of sample sizes, ticked at the sizes themselves."""
+    ns = sorted(set(int(n) for n in ns))
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.minorticks_off()
+
+
 def _finish(fig, axes) -> None:
     from simstudy.figures import _legend
 
@@ -132,7 +140,7 @@ def q1_figure(summary: pd.DataFrame, title: str | None = None):
             for i, (_, p) in enumerate(r.groupby("distribution", sort=False)):
                 ax.plot(p["n"], p[est], color=color, lw=0.8, marker="o", ms=2.5, alpha=0.8,
                         label=_EST[est] if i == 0 else None)  # fmt: skip
-        ax.set_xscale("log", base=2)
+        _n_axis(ax, rmse["n"])
         ax.set_yscale("log")
     _finish(fig, axes)
     return fig
@@ -162,7 +170,7 @@ def q2_figure(summary: pd.DataFrame, title: str | None = None):
             ax.errorbar(x, m["estimate"], yerr=[m["estimate"] - m["ci_low"], m["ci_high"] - m["estimate"]], fmt="o",
                         ms=2.5, lw=0.7, color=colors[method], label=_method(method))  # fmt: skip
         ax.axhline(level, color="black", lw=0.8, ls="--")
-        ax.set_xscale("log", base=2)
+        _n_axis(ax, s["n"])
     _finish(fig, axes)
     return fig
 
@@ -214,7 +222,7 @@ def q4_figure(summary: pd.DataFrame, title: str | None = None):
             ax.errorbar(p["n"], p["estimate"], yerr=2 * p["mcse"], marker="o", ms=2.5, lw=0.8,
                         label=name.split("/")[1])  # fmt: skip
         ax.plot(nominal["n"], nominal["estimate"], color="black", ls="--", lw=1)
-        ax.set_xscale("log", base=2)
+        _n_axis(ax, s["n"])
         ax.legend(fontsize=6)
     return fig
 
