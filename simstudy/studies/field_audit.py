@@ -327,6 +327,7 @@ def _rows(config: Config, run_: base.ChunkedRun, cell: _Cell, dist) -> list[dict
     for j, k in enumerate(n_prime):
         row("q1", "truth", best[j], n_prime=int(k))
     row("q1", "iqr", iqr)
+    row("q1", "range", dist.support[1] - dist.support[0])
 
     # Q2: coverage of the median curve for every real k (band_coverage's check "curve")
     hits = run_.total(cell.key, "hits")[_bc.CHECKS.index("curve")]
