@@ -73,7 +73,7 @@ from simstudy.distributions import from_spec, sample_sorted
 from simstudy.engine.runner import Task, task_seed
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import ConfigError, option
-from simstudy.stats import bands, order_stats, truth
+from simstudy.stats import bands, estimators, order_stats, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.stats.parametric_fit import MIN_TAIL, Threshold
 from simstudy.stats.quadratic import _curves
@@ -152,7 +152,7 @@ class Options(StudyOptions):
     fit_reps: int = option(
         16, "rounds per cell fitted with the noisy quadratic law (Q3): the first ones", schema.integer(minimum=0)
     )
-    n_boot: int = option(20, "parametric bootstrap refits per fitted round (Q3; 0: no band)", schema.integer(minimum=0))
+    n_boot: int = option(20, "parametric bootstrap refits per fitted round (Q3; 0: no band)", _pe._n_boot_check)
     fit_level: float = option(0.8, "the level of the bootstrap band of Q3 (pointwise)", schema.level())
     horizons: tuple[float, ...] = option(
         (1.0, 10.0, 100.0), "the budgets of Q3 as multiples k / n", schema.listed(schema.number(positive=True))
@@ -196,12 +196,34 @@ def _spec(population: str) -> dict:
 
 
 def _q1(dist, n: int) -> dict[str, np.ndarray]:
-    """Exact mean and SD of U, V, W for the expected best of n' = 1..n from samples of n: (3, n) each."""
-    moments = order_stats.estimator_moments(dist.atoms, dist.cum_prob, n, np.arange(1, n + 1), methods=ESTIMATORS)
-    return {
-        "q1_mean": np.stack([moments[e][0] for e in ESTIMATORS]),
-        "q1_sd": np.stack([moments[e][1] for e in ESTIMATORS]),
-    }
+    """Exact mean and SD of U, V, W for the expected best of n' = 1..n from samples of n: (3, n) each.
+
+    The order statistics' moments are exact sums, but summed in rounded arithmetic: a gap g between atoms
+    enters the covariances through terms like ``g^2 P(1 - P)``, and where P is near 1 (a huge gap at the bottom,
+    under every order statistic: HPOLib's diverged losses, mirrored) ``1 - P`` loses every digit, which is an
+    error of about ``eps g^2`` (order 1 for a gap of 10^8), not a rounding of the answer. So when the long tail
+    is at the bottom, the moments are computed for the mirrored population, where that gap lies above every
+    order statistic but the last and its indicators are rare (``X_(i) = -Y_(n+1-i)`` for ``Y = -X``): the
+    same exact sums, without the cancellation.
+    """
+    atoms, cum = dist.atoms, dist.cum_prob
+    middle = float(dist.ppf(0.5))
+    flip = middle - atoms[0] > atoms[-1] - middle
+    if flip:
+        below = np.concatenate(([0.0], cum[:-1]))  # P(X < atom)
+        mirrored_cum = (1.0 - below)[::-1].copy()
+        mirrored_cum[-1] = 1.0
+        m = order_stats.order_statistic_moments(-atoms[::-1], mirrored_cum, n)
+        mean, cov = -m.mean[::-1], m.cov[::-1, ::-1]
+    else:
+        m = order_stats.order_statistic_moments(atoms, cum, n)
+        mean, cov = m.mean, m.cov
+    out: dict[str, list] = {"q1_mean": [], "q1_sd": []}
+    for method in ESTIMATORS:
+        W = estimators.weights(n, method, np.arange(1, n + 1))  # (n', n): linear in the order statistics
+        out["q1_mean"].append(W @ mean)
+        out["q1_sd"].append(np.sqrt(np.maximum(np.einsum("ji,ik,jk->j", W, cov, W), 0.0)))
+    return {k: np.stack(v) for k, v in out.items()}
 
 
 def _informative_k(cell: _Cell, z: np.ndarray, best: float) -> dict[float, np.ndarray]:

