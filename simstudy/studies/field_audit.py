@@ -84,7 +84,7 @@ from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["Options", "POPULATIONS", "B_MAX", "run", "headline", "STUDY"]
 
-_SCHEME = "field_audit/1"
+_SCHEME = "field_audit/2"  # 2: Q1 computed on the mirror when the long tail is at the bottom
 #: The estimators of Q1, the curves of Q3, the checks of Q2 (the band_coverage kernel's order).
 ESTIMATORS = ("u", "v", "w")
 CURVES = ("median", "mean")
