@@ -233,12 +233,17 @@ q4_figure.__doc__ = "Q4: the informative budget of the upper LD band against n, 
 )
 
 
-def _slope_per_step(frame: pd.DataFrame) -> float:
-    """Samples per bounded step: 1 / the least-squares slope of the budget against n (Figure 9's rule)."""
-    if frame["n"].nunique() < 2:
-        return float(frame["n"].iloc[0] / frame["estimate"].iloc[0]) if frame["estimate"].iloc[0] > 0 else np.nan
-    slope = np.polyfit(frame["n"].to_numpy(float), frame["estimate"].to_numpy(float), 1)[0]
-    return float(1 / slope) if slope > 0 else np.nan
+def _slope_per_step(frame: pd.DataFrame) -> tuple[float, float]:
+    """Samples per bounded step, 1 / the least-squares slope of the budget against n (Figure 9's rule), and its
+    MCSE: the slope is a fixed linear combination of the cells' independent means, ``sum c_i k_i``."""
+    n, k = frame["n"].to_numpy(float), frame["estimate"].to_numpy(float)
+    mcse = frame["mcse"].to_numpy(float) if "mcse" in frame else np.zeros_like(k)
+    if np.unique(n).size < 2:
+        c = np.array([1.0 / n[0]])  # one n: the ratio k / n
+    else:
+        c = (n - n.mean()) / ((n - n.mean()) ** 2).sum()
+    slope, se = float(c @ k), float(np.sqrt((c * c) @ (mcse * mcse)))
+    return (1 / slope, se / slope**2) if slope > 0 else (np.nan, np.nan)
 
 
 def _q1_section(summary: pd.DataFrame, lines: list[str], checks: list[str]) -> None:
@@ -450,13 +455,13 @@ def _q4_section(summary: pd.DataFrame, lines: list[str]) -> None:
     rows, words = [], []
     for level, lv in s.groupby("level", sort=False):
         nom = nominal[nominal["level"] == level].drop_duplicates("n")
-        rule = _slope_per_step(nom)
+        rule = _slope_per_step(nom)[0]
         for d, r in lv.groupby("distribution", sort=False):
             row = {"population": d, "level": f"{level:.0%}"}
             for n, k, m in zip(r["n"], r["estimate"], r["mcse"]):
                 row[f"k, n = {n}"] = format_estimate(k, m) if m > 1e-6 * k else _g(k)  # no spread: every round alike
-            per = _slope_per_step(r)
-            row["samples per step"] = _g(per)
+            per, per_mcse = _slope_per_step(r)
+            row["samples per step"] = format_estimate(per, per_mcse) if per_mcse > 1e-6 * per else _g(per)
             row["data-free rule"] = _g(rule)
             rows.append(row)
             words.append((level, d, per, rule))
