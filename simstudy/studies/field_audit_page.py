@@ -292,6 +292,15 @@ def _q1_section(summary: pd.DataFrame, lines: list[str], checks: list[str]) -> N
                 f" {_EST[e]}'s bias reached {_g(float(bias[e][where]))} IQR ({where[0]}, n = {where[1]}); "
                 f"its median over the cells is {_g(float(bias[e].median()))} IQR."
             )
+    worst = rmse[ests].idxmax(axis=1).value_counts()
+    top = rmse[ests].stack().idxmax()  # (population, n, estimator) of the largest relative RMSE
+    text += f" The largest RMSE was {_g(float(rmse[ests].stack().max()))} IQR ({_EST[top[2]]}, {top[0]}, n = {top[1]})."
+    for e in ests:
+        if counts.get(e, 0) == 0 and worst.get(e, 0) > cells / 2:
+            text += (
+                f" {_EST[e]} was never the most accurate and the least accurate in {int(worst[e])} of {cells} cells: "
+                f"on real spaces, prefer the others for the expected best of the whole sample."
+            )
     best, share = counts.index[0], counts.iloc[0] / cells
     if share >= 2 / 3:
         text += (
