@@ -82,7 +82,7 @@ from simstudy.studies import base
 from simstudy.studies import parametric_extrapolation as _pe
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
-__all__ = ["Options", "POPULATIONS", "B_MAX", "run", "headline", "STUDY"]
+__all__ = ["Options", "POPULATIONS", "B_MAX", "run", "headline", "field_audit_figure", "STUDY"]
 
 _SCHEME = "field_audit/2"  # 2: Q1 computed on the mirror when the long tail is at the bottom
 #: The estimators of Q1, the curves of Q3, the checks of Q2 (the band_coverage kernel's order).
@@ -535,8 +535,30 @@ def headline(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def figure(summary: pd.DataFrame, title: str | None = None):
-    """Q2's figure: coverage against n, a panel per family (the page draws all four: :mod:`field_audit_page`)."""
+def field_audit_figure(summary: pd.DataFrame, title: str | None = None):
+    """Q2's figure, the study's own: coverage against n, a panel per family (the page draws all four).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy summary of :func:`run`.
+    title : str, optional
+        The figure's title; default one naming the question and the level.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        :func:`simstudy.studies.field_audit_page.q2_figure` of the summary.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from simstudy.studies.field_audit_page import _demo_summary
+    >>> fig = field_audit_figure(_demo_summary())
+    >>> len(fig.axes)
+    2
+    >>> plt.close(fig)
+    """
     from simstudy.studies import field_audit_page
 
     return field_audit_page.q2_figure(summary, title=title)
@@ -547,7 +569,7 @@ STUDY = register_study(
         kind="field_audit",
         options=Options,
         run=run,
-        figure=figure,
+        figure=field_audit_figure,
         headline=headline,
         sweep=Headline({"question": "q2", "measure": "coverage"}, "n", "method", "coverage of the median curve"),
     )
