@@ -36,8 +36,8 @@ not use are NaN or ""). Measures:
 measure                  meaning
 =======================  =========================================================================================
 ``bias``, ``rmse``       Q1 (exact, mcse 0) and Q3 (over the fitted rounds, with MCSE), in score units
-``relative_bias``,       the same divided by the population's IQR (``F^-1(0.75) - F^-1(0.25)``, exact)
-``relative_rmse``
+``relative_*``           ``relative_bias``, ``relative_rmse``: the same divided by the population's IQR
+                         (``F^-1(0.75) - F^-1(0.25)``, exact)
 ``truth``                Q1: the exact expected best of n'; Q3: the exact median or mean curve at k
 ``coverage``             Q2: share of rounds whose band covers the median curve for every real k
 ``band_coverage``        Q3: share of fitted rounds whose bootstrap band covers the median curve at k
