@@ -358,6 +358,8 @@ studies = Registry(
             "parametric_extrapolation": "how far the fitted noisy quadratic law extrapolates random search: error "
             "and bootstrap coverage of its tuning curves up to k = 100 n, against the exact truth (Lourie, He & Cho "
             "2025)",
+            "field_audit": "tuning-curve estimators, bands and extrapolation on the 15 public benchmark populations: "
+            "exact bias, coverage, fit errors, samples per step (issue 27)",
         }.items()
     },
     plural="kinds",

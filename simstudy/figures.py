@@ -54,6 +54,7 @@ _MOVED_FIGURES = {
     "model_selection_figure": "simstudy.studies.model_selection",
     "fixed_confidence_figure": "simstudy.studies.fixed_confidence",
     "parametric_extrapolation_figure": "simstudy.studies.parametric_extrapolation_figure",
+    "field_audit_figure": "simstudy.studies.field_audit",
     "evp_curves_figure": "simstudy.commands.curve",
     "tuning_curve_bands_figure": "simstudy.commands.bands",
     "cdf_bands_figure": "simstudy.commands.bands",

@@ -24,6 +24,8 @@ The built-in kinds, one module each:
   the other (Lourie et al. 2024, Figure 1).
 - :mod:`~simstudy.studies.parametric_extrapolation`: how far the noisy quadratic law extrapolates random
   search (Lourie, He & Cho 2025).
+- :mod:`~simstudy.studies.field_audit`: estimators, bands, extrapolation and the sample-size rule on the
+  public benchmarks' populations (issue 27; its page: :mod:`~simstudy.studies.field_audit_page`).
 
 :mod:`~simstudy.studies.base` holds what every study shares (chunks through the runner, the finish), and
 :mod:`~simstudy.studies.audit` composes three studies into ``simstudy audit``.
@@ -40,6 +42,7 @@ __all__ = [
     "fixed_confidence",
     "sample_disagreement",
     "parametric_extrapolation",
+    "field_audit",
 ]
 
 
