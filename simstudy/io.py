@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
@@ -156,17 +157,37 @@ _INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 def _hold_interrupts() -> list:
-    """Block Ctrl-C and SIGTERM in this thread (where POSIX threads allow it); returns what releases them."""
-    if not hasattr(signal, "pthread_sigmask"):
-        return []
-    return [signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)]
+    """Hold Ctrl-C and SIGTERM until :func:`_release_interrupts`; returns what releases them.
+
+    Two holds, since the kernel may hand a process signal to any thread (loky's, tqdm's, a test runner's) and
+    Python then runs its handler in the main thread at the next bytecode: in the main thread the Python
+    handlers are swapped for a recorder (a handler that arrives is run on release), and the thread's own
+    signal mask blocks them where POSIX threads allow it (a handler-less SIGTERM would end the process).
+    """
+    held: list = []
+    if threading.current_thread() is threading.main_thread():
+        pending: list = []
+        previous = {s: h for s in _INTERRUPTS if callable(h := signal.getsignal(s))}
+        for s in previous:
+            signal.signal(s, lambda signum, frame: pending.append((signum, frame)))
+        held.append(("handlers", previous, pending))
+    if hasattr(signal, "pthread_sigmask"):
+        held.append(("mask", signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS), None))
+    return held
 
 
 def _release_interrupts(held: list) -> None:
-    """Put back the signal mask :func:`_hold_interrupts` changed, once; a signal that came meanwhile is then
-    delivered (its Python handler runs at the next bytecode)."""
-    if held:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held.pop())
+    """Undo :func:`_hold_interrupts`, once: the mask, then the handlers, which then run for any signal that
+    came meanwhile (a run's SIGTERM handler raises KeyboardInterrupt here, inside the caller's try)."""
+    while held:
+        kind, before, pending = held.pop()
+        if kind == "mask":
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+            continue
+        for s, handler in before.items():
+            signal.signal(s, handler)
+        for signum, frame in pending:
+            before[signum](signum, frame)
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> None:

@@ -111,12 +111,42 @@ def _run_study(cfg: DictConfig, out_dir: Path):
             "aside): give the shards a new run directory (hydra.run.dir=NEW)",
             out_dir,
         )
+    config = _replicates_as_stored(config, cfg, out_dir)
     record = _identity.study_record(config, settings={})  # the settings: config.yaml's, compared next
     _check_identity(out_dir, record)
     _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)  # type: ignore[arg-type]  # of a DictConfig: a dict
     log.info("study %s -> %s", config.study.name, out_dir)
     with _config_written(cfg, out_dir, record):
         return _run_and_report(config, out_dir)
+
+
+def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
+    """``study.save_replicates`` as the run directory was made, when it kept the replicates and this config
+    would not: evp_accuracy wrote replicates.parquet by default until issue 26 made it opt-in (a fast default),
+    so the same command rerun into a directory made before resumes its chunks (which hold the replicates)
+    rather than being refused as another configuration. ``cfg`` is updated too (config.yaml says what ran)."""
+    from omegaconf import OmegaConf, open_dict
+
+    stored = out_dir / "config.yaml"
+    if config.study.save_replicates or not stored.is_file():
+        return config
+    try:
+        old = OmegaConf.to_container(OmegaConf.load(stored), resolve=False)
+    except Exception:  # unreadable: the identity check next says so in one line
+        return config
+    study = old.get("study") if isinstance(old, dict) else None
+    if not (
+        isinstance(study, dict) and study.get("save_replicates") is True and study.get("kind") == config.study.kind
+    ):
+        return config
+    options = config.study.options
+    if options is None or not hasattr(options, "save_replicates"):
+        return config
+    log.info("study.save_replicates=true, as %s was made (its chunks hold every replicate): resuming them", out_dir)
+    with open_dict(cfg):
+        cfg.study.save_replicates = True
+    kept = dataclasses.replace(options, save_replicates=True)
+    return dataclasses.replace(config, study=dataclasses.replace(config.study, save_replicates=True, options=kept))
 
 
 def _run_design(cfg: DictConfig, out_dir: Path):

@@ -21,8 +21,9 @@ pytestmark = pytest.mark.system
 
 
 def test_figure1_small_end_to_end(tmp_path):
-    proc = simstudy(*FIG1, "study.reps=400", "study.chunk_reps=150", "runner.figures=[png,pdf]", cwd=tmp_path)
-    out = tmp_path / "outputs" / "dodge2021_fig1" / "study.chunk_reps=150,study.reps=400"
+    proc = simstudy(*FIG1, "study.reps=400", "study.chunk_reps=150", "runner.figures=[png,pdf]", "study.save_replicates=true",
+                    cwd=tmp_path)
+    out = tmp_path / "outputs" / "dodge2021_fig1" / "study.chunk_reps=150,study.reps=400,study.save_replicates=true"
     for name in ("summary.parquet", "summary.csv", "replicates.parquet", "figure.png", "figure.pdf",
                  "run.json", "config.yaml"):
         assert (out / name).stat().st_size > 0, name

@@ -49,3 +49,26 @@ def test_simstudy_run_works_without_the_cli_package(tmp_path):
     assert "refused: budget.B must be an integer >= 1, got 0" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "['simstudy.cli']"  # only the None placed above
     assert (tmp_path / "run" / "summary.parquet").is_file()
+
+
+def test_a_run_made_when_replicates_were_the_default_resumes(tmp_path, caplog):
+    # evp_accuracy wrote replicates.parquet by default until issue 26: a directory made then holds
+    # study.save_replicates: true in its config.yaml, and chunks that keep every replicate. The same command
+    # rerun now (save_replicates off by default) resumes them, and keeps writing the file, rather than being
+    # refused as another configuration.
+    import logging
+
+    import simstudy
+
+    small = ["study.reps=60", "study.chunk_reps=30", "budget.B=4", "runner.progress=false", "runner.figures=[]"]
+    made = simstudy.run("dodge2021_fig1", [*small, "study.save_replicates=true"], out_dir=tmp_path / "run")
+    assert made.report.computed == 2 and (tmp_path / "run" / "replicates.parquet").is_file()
+    with caplog.at_level(logging.INFO, logger="simstudy"):
+        again = simstudy.run("dodge2021_fig1", small, out_dir=tmp_path / "run")
+    assert again.report.computed == 0 and again.report.resumed == 2
+    assert "study.save_replicates=true, as" in caplog.text
+    assert again.summary.equals(made.summary)
+    # A new directory takes the new default: no replicates file.
+    fresh = simstudy.run("dodge2021_fig1", small, out_dir=tmp_path / "fresh")
+    assert not (tmp_path / "fresh" / "replicates.parquet").exists()
+    assert fresh.summary.equals(made.summary)

@@ -40,7 +40,7 @@ from simstudy.registry import Headline, Study, register_study
 from simstudy.stats import estimators, metrics, truth
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies import base
-from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option, save_replicates_option
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "STUDY", "evp_accuracy_figure"]
 
@@ -482,8 +482,9 @@ class Options(StudyOptions):
     """The options of an evp_accuracy study, the keys ``study.*`` of its config.
 
     Only the options every study has: the estimators and the budgets are config groups of their own
-    (``estimators``, ``budget.B``, ``budget.n``). Its ``replicates.parquet`` (``study.save_replicates``, true
-    here) takes 8 bytes per estimate: reps x estimators x budgets per cell. The dataclass holds the defaults; the values of a config are
+    (``estimators``, ``budget.B``, ``budget.n``). Its ``replicates.parquet`` (``study.save_replicates=true``; off by
+    default since writing it cost Figure 1's run a sixth of its time) takes 8 bytes per estimate: reps x
+    estimators x budgets per cell. The dataclass holds the defaults; the values of a config are
     checked by :func:`simstudy.schema.parse` (called by :func:`simstudy.config.parse`), which raises a
     :class:`~simstudy.schema.ConfigError` naming the key for an invalid one.
 
@@ -499,7 +500,7 @@ class Options(StudyOptions):
     --------
     >>> from simstudy import schema
     >>> Options()
-    Options(reps=10000, chunk_reps=2500, save_replicates=True)
+    Options(reps=10000, chunk_reps=2500, save_replicates=False)
     >>> schema.parse(Options, {"reps": 3000, "save_replicates": False}, "study.")
     Options(reps=3000, chunk_reps=2500, save_replicates=False)
     >>> schema.parse(Options, {"reps": 1}, "study.")
@@ -510,7 +511,6 @@ class Options(StudyOptions):
 
     reps: int = reps_option(10000)
     chunk_reps: int = chunk_reps_option(2500)
-    save_replicates: bool = save_replicates_option(True)
 
 
 def headline(summary: pd.DataFrame) -> str:
