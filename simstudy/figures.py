@@ -259,6 +259,9 @@ def _wrap(fig, text: str, width_in: float, fontsize: float) -> str:
 
     lines = []
     for paragraph in str(text).split("\n"):
+        if fits(paragraph):  # most labels: one measurement, not one per word (the same line the loop would make)
+            lines.append(paragraph)
+            continue
         line = ""
         for word in paragraph.split(" "):
             trial = f"{line} {word}" if line else word
