@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
 from simstudy.io import ChunkStore, CorruptChunk
 
@@ -592,14 +591,14 @@ class _Progress:
     def __init__(self, total: int, initial: int, description: str, progress: bool | None):
         self.total, self.done, self.description = total, initial, description
         self.bar = None
+        self.quiet = progress is False  # neither a bar nor log lines
         self.logging = progress is None and not sys.stderr.isatty()
-        if not self.logging:
+        if not (self.logging or self.quiet):
+            from tqdm.auto import tqdm  # here: a run without a bar (progress=false, a log) never imports it
+
+            # progress=true: a bar even off a terminal; auto (None), on a terminal: tqdm decides
             self.bar = tqdm(
-                total=total,
-                initial=initial,
-                desc=description,
-                unit="chunk",
-                disable=not progress if progress is not None else None,
+                total=total, initial=initial, desc=description, unit="chunk", disable=False if progress else None
             )
         self.start = self.last = time.perf_counter()
         self.said = False
@@ -607,6 +606,8 @@ class _Progress:
 
     def update(self, n: int = 1) -> None:
         self.done += n
+        if self.quiet:
+            return
         if self.bar is not None:
             self.bar.update(n)
             return
