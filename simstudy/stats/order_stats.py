@@ -18,10 +18,10 @@ Every closed-form estimator of the expected best of n trials is linear in the or
 (:mod:`simstudy.stats.estimators`: ``T = W @ X_(.)``), so its exact mean is ``W @ mean`` and its exact
 variance ``W @ cov @ W.T`` (:func:`estimator_moments`): exact bias and RMSE on a finite population.
 
-==============================  ==================================================================================
-:func:`order_statistic_moments`  ``E[X_(i)]`` and ``Cov(X_(i), X_(j))`` for a sample of B draws of a finite law
-:func:`estimator_moments`        exact mean and standard deviation of the U, V, W estimators of the best of n
-==============================  ==================================================================================
+=================================  ===============================================================================
+:func:`order_statistic_moments`    ``E[X_(i)]`` and ``Cov(X_(i), X_(j))`` for a sample of B draws of a finite law
+:func:`estimator_moments`          exact mean and standard deviation of the U, V, W estimators of the best of n
+=================================  ===============================================================================
 
 References
 ----------
