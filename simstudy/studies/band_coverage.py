@@ -172,6 +172,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     return {"hits": hits}
 
 
+@base.run_documented
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the band-coverage study for every distribution of ``config``.
 
@@ -203,12 +204,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     ------
     ValueError
         If a distribution is discrete (exact coverage needs a continuous one).
-    simstudy.studies.base.ShardDone
-        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.engine.runner.MissingChunks
-        With ``runner.collect``, if any chunk is not stored.
-    simstudy.studies.base.ReplayDone
-        With ``runner.replay``, if the replayed chunk ran without raising.
+    %(run_raises)s
     simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
 

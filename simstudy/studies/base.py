@@ -54,7 +54,62 @@ __all__ = [
     "chunk_reps_option",
     "save_replicates_option",
     "at_least_arms",
+    "run_documented",
 ]
+
+
+#: The exceptions every study's ``run`` lets through from :func:`run_chunks`: its docstring's shared Raises
+#: entries, filled in for a ``%(run_raises)s`` line by :func:`run_documented`.
+RUN_RAISES = """simstudy.studies.base.ShardDone
+    After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
+simstudy.engine.runner.MissingChunks
+    With ``runner.collect``, if any chunk is not stored.
+simstudy.studies.base.ReplayDone
+    With ``runner.replay``, if the replayed chunk ran without raising."""
+
+
+def run_documented(run: Callable) -> Callable:
+    """Fill the ``%(run_raises)s`` line of a study's ``run`` docstring with :data:`RUN_RAISES`, indented as it is.
+
+    Every study's ``run`` raises what :func:`run_chunks` raises for sharded, collected and replayed runs; the
+    entries are written once here rather than in each module.
+
+    Parameters
+    ----------
+    run : callable
+        A study's ``run(config, out_dir)``, its docstring's Raises section holding the placeholder line.
+
+    Returns
+    -------
+    callable
+        ``run`` itself, its ``__doc__`` filled (unchanged under ``python -OO``, which strips docstrings).
+
+    Raises
+    ------
+    ValueError
+        If the docstring has no placeholder line.
+
+    Examples
+    --------
+    >>> def run(config, out_dir):
+    ...     '''A toy study.
+    ...
+    ...     Raises
+    ...     ------
+    ...     %(run_raises)s
+    ...     '''
+    >>> print(run_documented(run).__doc__.split("------")[1].strip().splitlines()[0])
+    simstudy.studies.base.ShardDone
+    """
+    if run.__doc__ is None:
+        return run
+    lines = run.__doc__.split("\n")
+    at = [i for i, line in enumerate(lines) if line.strip() == "%(run_raises)s"]
+    if len(at) != 1:
+        raise ValueError(f"{run.__qualname__}'s docstring needs one line %(run_raises)s (its Raises)")
+    indent = lines[at[0]][: len(lines[at[0]]) - len(lines[at[0]].lstrip())]
+    run.__doc__ = "\n".join([*lines[: at[0]], *(indent + line for line in RUN_RAISES.split("\n")), *lines[at[0] + 1 :]])
+    return run
 
 
 # What every study kind's schema holds (``study.reps``, ``study.chunk_reps``, ``study.save_replicates``).

@@ -76,6 +76,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     return {"covered": covered}
 
 
+@base.run_documented
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the bootstrap-coverage study for every distribution of ``config``.
 
@@ -107,12 +108,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
     Raises
     ------
-    simstudy.studies.base.ShardDone
-        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.engine.runner.MissingChunks
-        With ``runner.collect``, if any chunk is not stored.
-    simstudy.studies.base.ReplayDone
-        With ``runner.replay``, if the replayed chunk ran without raising.
+    %(run_raises)s
     simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
 

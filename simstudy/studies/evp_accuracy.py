@@ -336,6 +336,7 @@ def _replicates(run: base.ChunkedRun, cells, specs, path: Path, mirrored=frozens
     return {"key": key, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
+@base.run_documented
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the estimator-accuracy study of ``config`` and write its outputs into ``out_dir``.
 
@@ -367,12 +368,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
     Raises
     ------
-    simstudy.studies.base.ShardDone
-        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.engine.runner.MissingChunks
-        With ``runner.collect``, if any chunk is not stored.
-    simstudy.studies.base.ReplayDone
-        With ``runner.replay``, if the replayed chunk ran without raising.
+    %(run_raises)s
     simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
 

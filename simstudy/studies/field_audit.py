@@ -413,6 +413,7 @@ def _rows(config: Config, run_: base.ChunkedRun, cell: _Cell, dist) -> list[dict
     return rows
 
 
+@base.run_documented
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the field audit for every population and sample size of ``config.study``.
 
@@ -438,12 +439,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
     Raises
     ------
-    simstudy.studies.base.ShardDone
-        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.engine.runner.MissingChunks
-        With ``runner.collect``, if any chunk is not stored.
-    simstudy.studies.base.ReplayDone
-        With ``runner.replay``, if the replayed chunk ran without raising.
+    %(run_raises)s
 
     References
     ----------

@@ -58,6 +58,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     return {"chosen": chosen, "unspent": unspent}
 
 
+@base.run_documented
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the fixed-budget selection study over the arms in ``config.distributions``.
 
@@ -90,12 +91,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     ValueError
         If sequential halving (or a named variant) cannot run at a budget (too small for its rounds); the
         config's check reports this as a :class:`~simstudy.schema.ConfigError` first.
-    simstudy.studies.base.ShardDone
-        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.engine.runner.MissingChunks
-        With ``runner.collect``, if any chunk is not stored.
-    simstudy.studies.base.ReplayDone
-        With ``runner.replay``, if the replayed chunk ran without raising.
+    %(run_raises)s
     simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
 

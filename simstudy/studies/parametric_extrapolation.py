@@ -466,6 +466,7 @@ def _truth(law_: Law, dist, ks: np.ndarray) -> np.ndarray:
     return np.stack([truth.quantile_tuning_curve(dist, ks), truth.mean_tuning_curve(dist, ks)], axis=1)
 
 
+@base.run_documented
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the extrapolation audit for every law and sample size of ``config.study``.
 
@@ -496,12 +497,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
     Raises
     ------
-    simstudy.studies.base.ShardDone
-        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.engine.runner.MissingChunks
-        With ``runner.collect``, if any chunk is not stored.
-    simstudy.studies.base.ReplayDone
-        With ``runner.replay``, if the replayed chunk ran without raising.
+    %(run_raises)s
     simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
 

