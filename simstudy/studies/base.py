@@ -590,6 +590,8 @@ def run_chunks(
     )
     if runner.shard is not None:
         tasks = shard(tasks, *runner.shard)
+    else:  # finish() records the environment: its git revision is read while the chunks run
+        io.prefetch_environment()
     report = run_tasks(
         chunk_fn,
         tasks,
