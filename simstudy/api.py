@@ -207,7 +207,7 @@ def run(
     >>> sorted(result.summary["estimator"].unique())
     ['truth', 'u', 'v', 'v-u', 'w', 'w-u', 'w-v']
     >>> sorted(result.files)
-    ['replicates', 'run', 'summary_csv', 'summary_parquet']
+    ['run', 'summary_csv', 'summary_parquet']
     >>> result.report.tasks, result.report.resumed, result.config.study.reps
     (1, 0, 100)
     """

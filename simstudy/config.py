@@ -230,7 +230,7 @@ class StudyConfig:
     ...     "runner": {"n_jobs": 1, "backend": "loky"},
     ... })
     >>> config.study.kind, config.study.reps, config.study.chunk_reps, config.study.save_replicates
-    ('evp_accuracy', 100, 50, True)
+    ('evp_accuracy', 100, 50, False)
     """
 
     name: str
