@@ -150,7 +150,9 @@ def test_a_file_size_limit_is_one_line_not_a_signal(tmp_path):
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
 
-    args = [*FIG1, "study.reps=200", "study.chunk_reps=100", "runner.n_jobs=1", "hydra.run.dir=run"]
+    # replicates kept: a chunk of 100 is then 72 KB, the first file over the limit
+    args = [*FIG1, "study.reps=200", "study.chunk_reps=100", "runner.n_jobs=1", "study.save_replicates=true",
+            "hydra.run.dir=run"]
     proc = subprocess.run([sys.executable, "-m", "simstudy.cli", *args], cwd=tmp_path, env=clean_env(),
                           preexec_fn=limit, capture_output=True, text=True, timeout=120)
     one_line_error(proc, "chunk-000000-r100.npz: File too large", 1)
