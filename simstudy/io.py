@@ -436,24 +436,18 @@ _PREFETCHED: list = []
 
 
 def prefetch_environment() -> None:
-    """Start reading the git revision of :func:`environment` in a thread, for the next call to use.
+    """Start reading :func:`environment` in a thread, for the next call to use.
 
-    The two ``git`` subprocesses take a few hundredths of a second that the run's own work can hide (the
-    thread waits on them without the GIL); a study calls this when its chunks start. The value is used
-    once, by the next :func:`environment` of this process, so a long session never reports a stale one.
+    Its two ``git`` subprocesses and the packages' metadata take a few hundredths of a second that the run's
+    own work can hide (the thread waits on git without the GIL, and numpy's loops release it); a study calls
+    this when its chunks start. The result is used once, by the next :func:`environment` of this process, so a
+    long session never reports a stale one.
     """
     import concurrent.futures
 
-    executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="simstudy-git")
-    _PREFETCHED[:] = [executor.submit(_git_revision)]
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="simstudy-environment")
+    _PREFETCHED[:] = [executor.submit(_environment)]
     executor.shutdown(wait=False)
-
-
-def _revision() -> str | None:
-    """The prefetched git revision if one is pending (taken: used once), else read now."""
-    if _PREFETCHED:
-        return _PREFETCHED.pop().result()
-    return _git_revision()
 
 
 def environment() -> dict[str, Any]:
@@ -473,6 +467,12 @@ def environment() -> dict[str, Any]:
     >>> sorted(env), sorted(env["packages"])[:3]
     (['git_revision', 'packages', 'platform', 'python'], ['hydra-core', 'joblib', 'matplotlib'])
     """
+    if _PREFETCHED:  # read in the background since the chunks started (prefetch_environment): taken once
+        return _PREFETCHED.pop().result()
+    return _environment()
+
+
+def _environment() -> dict[str, Any]:
     packages: dict[str, str | None] = {}
     for name in (
         "simstudy",
@@ -494,7 +494,7 @@ def environment() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": packages,
-        "git_revision": _revision(),
+        "git_revision": _git_revision(),
     }
 
 
