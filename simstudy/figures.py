@@ -28,7 +28,6 @@ import functools
 import importlib
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
 from simstudy.stats.bands import METHOD_LABELS
@@ -375,24 +374,6 @@ class _OnFirstUse:
 # pyplot for the helpers below, imported when first used: importing this module imports no matplotlib.
 if not TYPE_CHECKING:
     plt = _OnFirstUse(lambda: importlib.import_module("matplotlib.pyplot"))
-
-
-def _trivial_runs(c: pd.DataFrame, low: float, high: float, minimize: bool = False):
-    """Where one model's bands say nothing: the first k from which the upper band is at ``high`` (or +inf)
-    and the last k up to which the lower band is at ``low`` (or -inf), each as ``(k, bound)``, else None.
-    ``minimize``: the curve of the minimum falls with k, so the last k up to which the upper band is trivial and
-    the first k from which the lower one is."""
-    k = c["k"].to_numpy()
-    up = c["upper"].to_numpy() >= high  # +inf >= high always
-    down = c["lower"].to_numpy() <= low
-    first, last = (np.max, np.min) if minimize else (np.min, np.max)
-    upper = (first(k[up]), high) if up.any() else None
-    lower = (last(k[down]), low) if down.any() else None
-    return upper, lower
-
-
-def _bound_text(value: float) -> str:
-    return f"{value:g}" if np.isfinite(value) else ("∞" if value > 0 else "−∞")
 
 
 def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylabel: str, title: str | None = None):
