@@ -1,5 +1,5 @@
 """``python -m simstudy.cli``: the command line, as the ``simstudy`` script runs it."""
 
-from simstudy.cli import main
+from simstudy.__main__ import console
 
-main()
+console()

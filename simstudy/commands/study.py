@@ -20,7 +20,7 @@ import dataclasses
 import logging
 from pathlib import Path
 
-from simstudy import io
+from simstudy import io, painter
 from simstudy.engine.rundir import EXIT_FAILED, _chunks_changed, _fail, _listing, _read_stored_config
 from simstudy.schema import ConfigError
 
@@ -39,6 +39,8 @@ def _run_and_report(config, out_dir: Path):
     from simstudy.studies.base import ShardDone
 
     spec = study(config.study.kind)
+    if config.runner.figures and callable(spec.figure):  # the painter imports the figure's module meanwhile
+        painter.warm(spec.figure.__module__)
     try:
         result = spec.run(config, out_dir)
     except ShardDone as done:
@@ -72,9 +74,12 @@ def _run_and_report(config, out_dir: Path):
     )
     if len(shown):
         if config.runner.figures:  # only the formats asked for: each costs about as much as drawing the figure
-            fig = figure_function(spec)(shown)
-            for suffix in config.runner.figures:
-                io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
+            figure = figure_function(spec)
+            paths = [out_dir / f"figure.{suffix}" for suffix in config.runner.figures]
+            if not painter.paint(figure, shown, paths, dpi=150):  # drawn here without a painter (or if it failed)
+                fig = figure(shown)
+                for path in paths:
+                    io.save_figure(fig, path, dpi=150)
         if spec.headline is not None:
             log.info("%s", spec.headline(shown))
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
