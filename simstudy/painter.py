@@ -19,12 +19,13 @@ end of file, which the main process's exit closes. It ignores Ctrl-C (the main p
 figure being saved is written atomically either way), and its standard streams are ``/dev/null``, so a caller
 reading the main process's output never waits for it.
 
-======================  ===================================================================================
-:func:`start`           fork the painter (the ``simstudy`` script, before its heavy imports)
-:func:`warm`            ask it to import a figure function's module while the study runs
-:func:`paint`           draw a figure and save it in each path; ``False`` when the caller must draw it itself
-:func:`stop`            close the pipe (the painter exits)
-======================  ===================================================================================
+============================  ========================================================================================
+:func:`start`                 fork the painter (the ``simstudy`` script, before its heavy imports)
+:func:`warm`                  ask it to import a figure function's module while the study runs
+:func:`paint`                 draw a figure and save it in each path; ``False`` when the caller must draw it itself
+:func:`send`, :func:`done`    the same in two steps, for a caller with other work to do while it draws
+:func:`stop`                  close the pipe (the painter exits)
+============================  ========================================================================================
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["start", "warm", "paint", "stop", "running"]
+__all__ = ["start", "warm", "paint", "send", "done", "stop", "running"]
 
-#: Set ``SIMSTUDY_PAINTER=0`` to draw every figure in the main process.
+#: ``SIMSTUDY_PAINTER=0`` draws every figure in the main process; ``=1`` starts a painter even without an idle core.
 ENV = "SIMSTUDY_PAINTER"
 
 _HEADER = struct.Struct("<Q")
@@ -71,8 +72,9 @@ def start() -> bool:
     """Fork the painter, which imports matplotlib and waits for figures to draw.
 
     Call it early, before the heavy imports, from a process that will draw a figure (the ``simstudy`` script
-    does, for a study run). Nothing happens on a platform without ``os.fork``, with ``SIMSTUDY_PAINTER=0``, or
-    when a painter runs already.
+    does, for a study run). Nothing happens on a platform without ``os.fork``, with ``SIMSTUDY_PAINTER=0``,
+    without an idle core (one core only, or a load average above the cores less one; ``SIMSTUDY_PAINTER=1``
+    starts it anyway), or when a painter runs already.
 
     Returns
     -------
@@ -87,7 +89,8 @@ def start() -> bool:
     False
     """
     global _painter
-    if _painter is not None or not hasattr(os, "fork") or os.environ.get(ENV, "1") == "0":
+    wanted = os.environ.get(ENV, "")
+    if _painter is not None or not hasattr(os, "fork") or wanted == "0" or (wanted != "1" and not _idle_core()):
         return False
     request_r, request_w = os.pipe()
     reply_r, reply_w = os.pipe()
@@ -109,6 +112,20 @@ def start() -> bool:
     return True
 
 
+def _idle_core() -> bool:
+    """Whether a core is free for the painter: it imports what this process imports too (numpy, pandas), so on
+    a single core, or with every core busy, it would slow the run it is meant to speed up."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    return cores >= 2 and load <= cores - 1
+
+
 def warm(module: str) -> None:
     """Ask the painter to import ``module`` (a figure function's) now, while the study computes.
 
@@ -128,6 +145,8 @@ def warm(module: str) -> None:
 
 def paint(figure: Callable, frame: Any, paths: Sequence[str | os.PathLike], **savefig: Any) -> bool:
     """Draw ``figure(frame)`` in the painter and save it to every path (:func:`simstudy.io.save_figure`).
+
+    :func:`send` then :func:`done`: a caller with other work to do meanwhile calls those two itself.
 
     Parameters
     ----------
@@ -152,6 +171,34 @@ def paint(figure: Callable, frame: Any, paths: Sequence[str | os.PathLike], **sa
     >>> paint(print, None, [])  # no painter in this process
     False
     """
+    return send(figure, frame, paths, **savefig) and done()
+
+
+def send(figure: Callable, frame: Any, paths: Sequence[str | os.PathLike], **savefig: Any) -> bool:
+    """Ask the painter to draw ``figure(frame)`` into ``paths``, without waiting (:func:`done` waits).
+
+    Parameters
+    ----------
+    figure : callable
+        ``figure(frame) -> matplotlib.figure.Figure``, a module-level function (as for :func:`paint`).
+    frame : object
+        Its argument, sent pickled.
+    paths : sequence of str or os.PathLike
+        The files to write, each in the format of its suffix.
+    **savefig
+        Passed to :func:`simstudy.io.save_figure`.
+
+    Returns
+    -------
+    bool
+        Whether the request was sent; ``False`` (draw it yourself) without a painter or when the figure or
+        frame does not pickle.
+
+    Examples
+    --------
+    >>> send(print, None, [])  # no painter in this process
+    False
+    """
     if _painter is None:
         return False
     try:
@@ -160,6 +207,29 @@ def paint(figure: Callable, frame: Any, paths: Sequence[str | os.PathLike], **sa
         return False
     try:
         _write(_painter[1], request)
+    except OSError:
+        stop()
+        return False
+    return True
+
+
+def done() -> bool:
+    """Wait for the painter's answer to :func:`send`; emit its log lines and warnings here.
+
+    Returns
+    -------
+    bool
+        ``True`` when every file was written; ``False`` when the caller must draw the figure itself (the
+        painter failed or died, and is stopped).
+
+    Examples
+    --------
+    >>> done()  # no painter in this process
+    False
+    """
+    if _painter is None:
+        return False
+    try:
         reply = _read(_painter[2])
     except OSError:
         reply = None

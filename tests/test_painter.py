@@ -73,7 +73,7 @@ def test_painter_draws_the_same_bytes_and_falls_back(tmp_path):
     (tmp_path / "tests_painter_figures.py").write_text(_FIGURES)
     out = tmp_path / "out"
     out.mkdir()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), painter.ENV: "1"}
     done = subprocess.run(
         [sys.executable, "-c", _SCRIPT, str(out)], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path
     )
@@ -134,3 +134,12 @@ def test_a_python_caller_has_no_painter():
 )
 def test_only_a_study_run_starts_a_painter(argv, paints):
     assert entry._draws_study_figure(argv) is paints
+
+
+@pytest.mark.parametrize(("cores", "load", "idle"), [(1, 0.0, False), (2, 0.5, True), (2, 1.5, False), (8, 6.5, True)])
+def test_a_painter_only_with_an_idle_core(monkeypatch, cores, load, idle):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert painter._idle_core() is idle
+    monkeypatch.setenv(painter.ENV, "0")
+    assert painter.start() is False  # never forked in the test process

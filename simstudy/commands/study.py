@@ -76,12 +76,13 @@ def _run_and_report(config, out_dir: Path):
         if config.runner.figures:  # only the formats asked for: each costs about as much as drawing the figure
             figure = figure_function(spec)
             paths = [out_dir / f"figure.{suffix}" for suffix in config.runner.figures]
-            if not painter.paint(figure, shown, paths, dpi=150):  # drawn here without a painter (or if it failed)
-                fig = figure(shown)
-                for path in paths:
-                    io.save_figure(fig, path, dpi=150)
-        if spec.headline is not None:
+            sent = painter.send(figure, shown, paths, dpi=150)
+        if spec.headline is not None:  # while the painter draws
             log.info("%s", spec.headline(shown))
+        if config.runner.figures and not (sent and painter.done()):  # drawn here without a painter (or if it failed)
+            fig = figure(shown)
+            for path in paths:
+                io.save_figure(fig, path, dpi=150)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
     _check_failures(result.report, config, out_dir)
     return result
