@@ -200,7 +200,7 @@ def zip_plot(ax, position, side=None, *, nominal: float, ci_level: float = 0.95,
     return dict(reps=reps, covered=hits, coverage=coverage, ci_low=low, ci_high=high, drawn=int(drawn.size))
 
 
-def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300, max_panels: int = 12):
+def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300, max_panels: int = 16):
     """Zip plots of a coverage study: one panel per ``panel`` value of a tidy per-replicate frame.
 
     Parameters
@@ -215,7 +215,7 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
     most : int, keyword-only
         At most this many intervals drawn per panel (thinned by rank; ranks from all). Default 300.
     max_panels : int, keyword-only
-        At most this many panels, the first ones (the caption says how many were left out). Default 12.
+        At most this many panels, the first ones (the caption says how many were left out). Default 16.
 
     Returns
     -------
@@ -288,9 +288,16 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
         Line2D([], [], color="black", ls="--", label="nominal coverage"),
         Patch(facecolor="0.5", alpha=0.35, lw=0, label="Clopper–Pearson interval of the achieved coverage"),
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=7, frameon=True)
     note = POSITION_TEXT + (f" ({len(panels) - len(shown)} more panels not drawn)" if len(panels) > len(shown) else "")
-    fig.text(0.5, 0.0, _wrap(fig, note, 0.95 * fig.get_figwidth(), 6.5), ha="center", va="bottom", fontsize=6.5)
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=4,
+        fontsize=7,
+        frameon=True,
+        title=_wrap(fig, note, 0.9 * fig.get_figwidth(), 6.5),
+        title_fontsize=6.5,
+    )
     _suptitle(fig, title or "Zip plots (Morris et al. 2019): every replicate's interval, ranked")
     return fig
 
