@@ -94,7 +94,10 @@ def interval_position(low, high, truth) -> tuple[np.ndarray, np.ndarray]:
     gap = np.maximum(low - truth, truth - high)
     half = np.maximum((high - low) / 2.0, np.finfo(np.float64).tiny)
     side = np.where(low + high > 2.0 * truth, 1, -1).astype(np.int8)
-    return gap / half, side
+    with np.errstate(over="ignore", invalid="ignore"):  # a degenerate interval: +-inf outside
+        position = gap / half
+    # an infinite end: inf / inf, the sign of the gap (NaN only from NaN input, never counted as covered)
+    return np.where(np.isnan(position) & ~np.isnan(gap), np.sign(gap), position), side
 
 
 def zip_centiles(position) -> tuple[np.ndarray, np.ndarray]:

@@ -171,7 +171,7 @@ def _position(c: _Checks, F: np.ndarray, F_left: np.ndarray) -> tuple[np.ndarray
     above, below = c.low - F, F_left - c.high
     gap = np.maximum(above, below)
     half = (c.high - c.low) / 2.0
-    with np.errstate(invalid="ignore", divide="ignore"):  # an infinite bound: the sign of the difference
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # an infinite bound: the sign of the difference
         scaled = np.where(np.isfinite(half), gap / np.maximum(half, np.finfo(np.float64).tiny), np.sign(gap))
     worst = np.argmax(scaled, axis=1)
     rows = np.arange(scaled.shape[0])
