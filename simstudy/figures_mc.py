@@ -459,18 +459,20 @@ def nested_loop_figure(
     _labels(top, ylabel=ylabel or y)
     if hue:
         _legend(top, fontsize=7)
+    names = []
     for f in range(F):
         bottom.step(np.arange(1, C + 1), lanes[f], where="mid", color="0.25", lw=1.0)
-        # each level named where its run starts, for the outer factors (the inner ones' runs are too short)
+        # each level named where its run starts, unless the runs are too many (an inner factor): then the
+        # lane's label gives the range of its levels
         sorted_codes = codes[order, f]
         starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
         if starts.size <= 24:
+            names.append(_plain(factors[f]))
             for s in starts:
                 bottom.text(s + 0.6, lanes[f, s] + 0.05, _plain(levels[f][sorted_codes[s]]), fontsize=6, va="bottom")
-        else:  # too many runs to name each: the levels, lowest to highest, at the lane's end
-            text = ", ".join(_plain(v) for v in levels[f])
-            bottom.text(C + 0.6, F - 1 - f, f"({text})", fontsize=6, va="bottom", clip_on=False)
-    bottom.set_yticks(F - 1 - np.arange(F) + 0.35, [_plain(f) for f in factors])
+        else:
+            names.append(_plain(f"{factors[f]} ({levels[f][0]} .. {levels[f][-1]})"))
+    bottom.set_yticks(F - 1 - np.arange(F) + 0.35, names)
     bottom.set_ylim(-0.2, F)
     bottom.grid(False, axis="y")
     _labels(bottom, xlabel=f"cell (lexicographic: {', '.join(factors)}; first slowest)")
