@@ -226,6 +226,11 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
         A grid of up to four columns; each panel titled with its ``panel`` value, the achieved coverage and
         its interval; the legend and the definition of the axes below.
 
+    Raises
+    ------
+    ValueError
+        If a column of ``ZIP_COLUMNS`` is missing.
+
     References
     ----------
     Morris, T. P., White, I. R., & Crowther, M. J. (2019). Using simulation studies to evaluate statistical
