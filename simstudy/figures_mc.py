@@ -192,7 +192,7 @@ def zip_plot(ax, position, side=None, *, nominal: float, ci_level: float = 0.95,
         [np.stack([centre - 1.0, centile[drawn]], axis=1), np.stack([centre + 1.0, centile[drawn]], axis=1)], axis=1
     )
     colours = np.where(covered[drawn, None], [[0.0, 0.45, 0.70]], [[0.84, 0.15, 0.16]])
-    ax.add_collection(LineCollection(segments, colors=colours, linewidths=0.8))
+    ax.add_collection(LineCollection(list(segments), colors=colours, linewidths=0.8))
     ax.axhspan(100 * low, 100 * high, color="0.5", alpha=0.35, lw=0)
     ax.axhline(100 * nominal, color="black", ls="--", lw=0.9)
     ax.axvline(0.0, color="black", lw=0.8)
