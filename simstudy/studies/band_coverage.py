@@ -168,14 +168,16 @@ def _position(c: _Checks, F: np.ndarray, F_left: np.ndarray) -> tuple[np.ndarray
     exactly when the ``cdf`` check covers (each difference's sign is exact), else the worst violation in
     half-widths. Side: +1 where the worst point has the band above the truth (its lower bound the binding one).
     """
-    above, below = c.low - F, F_left - c.high
+    above, below = c.low - F, F_left - c.high  # (reps, n)
     gap = np.maximum(above, below)
-    half = (c.high - c.low) / 2.0
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # an infinite bound: the sign of the difference
-        scaled = np.where(np.isfinite(half), gap / np.maximum(half, np.finfo(np.float64).tiny), np.sign(gap))
+    half = np.maximum((c.high - c.low) / 2.0, np.finfo(np.float64).tiny)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = gap / half
+    if not np.all(np.isfinite(half)):  # an infinite bound (a plug-in's): the sign of the difference
+        scaled = np.where(np.isfinite(half), scaled, np.sign(gap))
     worst = np.argmax(scaled, axis=1)
     rows = np.arange(scaled.shape[0])
-    side = np.where(np.broadcast_to(above >= below, gap.shape)[rows, worst], 1, -1).astype(np.int8)
+    side = np.where(above[rows, worst] >= below[rows, worst], 1, -1).astype(np.int8)
     return scaled[rows, worst], side
 
 
