@@ -179,3 +179,32 @@ def test_an_old_run_dir_resumes_with_the_same_numbers_and_no_zip_plot(tmp_path, 
     assert "zip" not in resumed.files and not (tmp_path / "old" / "zip.parquet").exists()
     assert "no zip plot: this run directory's chunks were stored before" in caplog.text
     assert "zip" in fresh.files
+
+
+ROWS_PLUGIN = '''
+import numpy as np
+from simstudy import bands
+
+def builtin_rows(sorted_scores, confidence):
+    # the built-in DKW band, one (equal) row per sample: the studies' per-sample path
+    lower, upper = bands.pointwise_bounds(sorted_scores.shape[-1], confidence, "dkw")
+    return np.broadcast_to(lower, sorted_scores.shape).copy(), np.broadcast_to(upper, sorted_scores.shape).copy()
+'''
+
+
+def test_a_plug_in_band_s_positions_are_the_built_in_s(tmp_path, monkeypatch, forget_plugins):
+    import dataclasses
+
+    from simstudy import extend
+
+    (tmp_path / "my_zip_bands.py").write_text(ROWS_PLUGIN)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(extend.band_methods, "_entries", {})
+    cfg = band_config()
+    methods = tuple(plugins.check_band_method(m, "study.methods") for m in ("dkw", "my_zip_bands.builtin_rows"))
+    cfg = dataclasses.replace(cfg, study=dataclasses.replace(
+        cfg.study, options=dataclasses.replace(cfg.study.options, methods=methods)))
+    z = pd.read_parquet(band_coverage.run(cfg, tmp_path / "run").files["zip"])
+    builtin, plugin = (z[z.method == m].position.to_numpy() for m in methods)
+    assert builtin.size == plugin.size == 60 and (builtin > 0).any()
+    np.testing.assert_allclose(plugin, builtin, rtol=1e-12, atol=1e-15)
