@@ -136,7 +136,17 @@ def _thinned(count: int, most: int) -> np.ndarray:
     return np.unique(np.linspace(0, count - 1, most).round().astype(np.int64))
 
 
-def zip_plot(ax, position, side=None, *, nominal: float, ci_level: float = 0.95, most: int = 300) -> dict:
+def zip_plot(
+    ax,
+    position,
+    side=None,
+    *,
+    nominal: float,
+    ci_level: float = 0.95,
+    most: int = 300,
+    centile=None,
+    counts: tuple[int, int] | None = None,
+) -> dict:
     """Draw one zip plot on ``ax``: every replicate's interval, ranked, coloured by whether it covers.
 
     Parameters
@@ -155,12 +165,17 @@ def zip_plot(ax, position, side=None, *, nominal: float, ci_level: float = 0.95,
         covering and non-covering replicates. Default 0.95.
     most : int, keyword-only
         At most this many intervals are drawn, evenly thinned by rank (the ranks come from all R). Default 300.
+    centile : array_like of float, shape (R,), optional, keyword-only
+        The replicates' centiles when ``position`` holds a subset of them ranked among more
+        (:func:`zip_centiles` of all); then ``counts`` is required. Default None: ranked here.
+    counts : tuple of int, optional, keyword-only
+        ``(covered, reps)`` of all the replicates, with ``centile``.
 
     Returns
     -------
     dict
-        ``reps`` (R, NaN left out), ``covered`` (the count), ``coverage``, ``ci_low``, ``ci_high`` (proportions)
-        and ``drawn`` (the intervals drawn).
+        ``reps`` (R, NaN left out; or ``counts``'), ``covered`` (the count), ``coverage``, ``ci_low``, ``ci_high``
+        (proportions) and ``drawn`` (the intervals drawn).
 
     Examples
     --------
@@ -181,12 +196,18 @@ def zip_plot(ax, position, side=None, *, nominal: float, ci_level: float = 0.95,
     side = np.ones(position.size, np.int8) if side is None else np.asarray(side)
     keep = np.isfinite(position)
     position, side = position[keep], side[keep]
-    reps = position.size
     covered = position <= 0
-    hits = int(covered.sum())
+    if centile is None:
+        reps, hits = position.size, int(covered.sum())
+        centile, order = zip_centiles(position)
+    else:
+        if counts is None:
+            raise ValueError("zip_plot: centile= needs counts=(covered, reps) of all the replicates")
+        hits, reps = (int(v) for v in counts)
+        centile = np.asarray(centile, dtype=np.float64)[keep]
+        order = np.argsort(centile, kind="stable")
     low, high = (float(v) for v in clopper_pearson(hits, max(reps, 1), ci_level))
-    centile, order = zip_centiles(position)
-    drawn = order[_thinned(reps, most)]
+    drawn = order[_thinned(order.size, most)]
     centre = np.where(side[drawn] < 0, -1.0, 1.0) * (position[drawn] + 1.0)
     segments = np.stack(
         [np.stack([centre - 1.0, centile[drawn]], axis=1), np.stack([centre + 1.0, centile[drawn]], axis=1)], axis=1
@@ -212,7 +233,9 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
         One row per replicate and panel (what a coverage study writes to ``zip.parquet``): columns ``panel``
         (the panel's title, e.g. the distribution, method and level), ``position`` (:func:`interval_position`),
         ``side`` (+1/-1), ``nominal`` (the intervals' nominal coverage, in (0, 1)) and optionally ``ci_level``
-        (of the Clopper-Pearson interval; default 0.95). Panels keep the frame's order.
+        (of the Clopper-Pearson interval; default 0.95); with ``centile``, ``hits`` and ``reps`` the rows are a
+        subset of a panel's replicates, ranked among all ``reps`` of which ``hits`` cover (what a study writes
+        for more than 2,000 replicates). Panels keep the frame's order.
     title : str, optional, keyword-only
         The figure's title. Default None: "Zip plots (Morris et al. 2019)".
     most : int, keyword-only
@@ -268,6 +291,7 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
     for ax, panel in zip(axes.flat, shown):
         s = frame[frame["panel"] == panel]
         level = float(s["ci_level"].iloc[0]) if "ci_level" in s else 0.95
+        ranked = {"centile", "hits", "reps"} <= set(s)  # a subset of the replicates, ranked among all
         out = zip_plot(
             ax,
             s["position"].to_numpy(),
@@ -275,6 +299,8 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
             nominal=float(s["nominal"].iloc[0]),
             ci_level=level,
             most=most,
+            centile=s["centile"].to_numpy() if ranked else None,
+            counts=(int(s["hits"].iloc[0]), int(s["reps"].iloc[0])) if ranked else None,
         )
         _title(
             ax,

@@ -23,12 +23,24 @@ QUAD = {"kind": "quadratic", "a": 0.5, "b": 0.9, "c": 2}
 
 
 def band_config(reps=60, chunk_reps=25, seed=3):
-    return config.parse({
-        "seed": seed, "distribution": {"q": QUAD}, "budget": {"B": 2}, "estimators": {"v": {"method": "v"}},
-        "study": {"name": "z", "kind": "band_coverage", "reps": reps, "chunk_reps": chunk_reps, "sample_size": 8,
-                  "levels": [0.5, 0.9], "methods": ["ld_highest_density", "dkw"]},
-        "runner": R,
-    })
+    return config.parse(
+        {
+            "seed": seed,
+            "distribution": {"q": QUAD},
+            "budget": {"B": 2},
+            "estimators": {"v": {"method": "v"}},
+            "study": {
+                "name": "z",
+                "kind": "band_coverage",
+                "reps": reps,
+                "chunk_reps": chunk_reps,
+                "sample_size": 8,
+                "levels": [0.5, 0.9],
+                "methods": ["ld_highest_density", "dkw"],
+            },
+            "runner": R,
+        }
+    )
 
 
 def test_centiles_rank_by_position_ties_in_replicate_order():
@@ -101,13 +113,23 @@ def test_band_coverage_from_positions_equals_the_summary_exactly(tmp_path):
 
 
 def test_bootstrap_coverage_from_positions_equals_the_summary_exactly(tmp_path):
-    cfg = config.parse({
-        "seed": 1, "distribution": {"q": QUAD}, "budget": {"B": 2},
-        "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
-        "study": {"name": "z", "kind": "bootstrap_coverage", "reps": 24, "chunk_reps": 10, "sample_size": 8,
-                  "resamples": 40},
-        "runner": R,
-    })
+    cfg = config.parse(
+        {
+            "seed": 1,
+            "distribution": {"q": QUAD},
+            "budget": {"B": 2},
+            "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
+            "study": {
+                "name": "z",
+                "kind": "bootstrap_coverage",
+                "reps": 24,
+                "chunk_reps": 10,
+                "sample_size": 8,
+                "resamples": 40,
+            },
+            "runner": R,
+        }
+    )
     result = bootstrap_coverage.run(cfg, tmp_path)
     s = result.summary.set_index(["estimator", "k"])
     z = pd.read_parquet(result.files["zip"])
@@ -126,23 +148,40 @@ def test_bootstrap_coverage_from_positions_equals_the_summary_exactly(tmp_path):
 
 @pytest.mark.slow
 def test_parametric_coverage_from_positions_equals_the_summary_exactly(tmp_path):
-    cfg = config.parse({
-        "seed": 0, "distribution": {"q": QUAD}, "budget": {"B": 2}, "estimators": {"v": {"method": "v"}},
-        "study": {"name": "z", "kind": "parametric_extrapolation", "reps": 12, "chunk_reps": 6,
-                  "laws": ["nq_c2_r0.1", "kde_reuters_mlp"], "sample_sizes": [16], "n_boot": 4,
-                  "k_over_n": [1, 10]},
-        "runner": R,
-    })
+    cfg = config.parse(
+        {
+            "seed": 0,
+            "distribution": {"q": QUAD},
+            "budget": {"B": 2},
+            "estimators": {"v": {"method": "v"}},
+            "study": {
+                "name": "z",
+                "kind": "parametric_extrapolation",
+                "reps": 12,
+                "chunk_reps": 6,
+                "laws": ["nq_c2_r0.1", "kde_reuters_mlp"],
+                "sample_sizes": [16],
+                "n_boot": 4,
+                "k_over_n": [1, 10],
+            },
+            "runner": R,
+        }
+    )
     result = parametric_extrapolation.run(cfg, tmp_path)
     s = result.summary
     z = pd.read_parquet(result.files["zip"])
     assert list(dict.fromkeys(z.panel)) == [
-        "nq_c2_r0.1, n = 16: median at k = 10n", "nq_c2_r0.1, n = 16: b", "kde_reuters_mlp, n = 16: median at k = 10n"
+        "nq_c2_r0.1, n = 16: median at k = 10n",
+        "nq_c2_r0.1, n = 16: b",
+        "kde_reuters_mlp, n = 16: median at k = 10n",
     ]
     for (law, title), g in z.groupby(["distribution", "panel"]):
         rows = s[(s.distribution == law)]
-        row = rows[rows.measure == "b_coverage"] if title.endswith(": b") else rows[
-            (rows.measure == "band_coverage") & (rows.k == 160)]
+        row = (
+            rows[rows.measure == "b_coverage"]
+            if title.endswith(": b")
+            else rows[(rows.measure == "band_coverage") & (rows.k == 160)]
+        )
         assert len(g) == row.reps.item() and (g.position <= 0).sum() / len(g) == row.estimate.item()
     fig = zip_figure(z)
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 3
@@ -181,7 +220,7 @@ def test_an_old_run_dir_resumes_with_the_same_numbers_and_no_zip_plot(tmp_path, 
     assert "zip" in fresh.files
 
 
-ROWS_PLUGIN = '''
+ROWS_PLUGIN = """
 import numpy as np
 from simstudy import bands
 
@@ -189,7 +228,7 @@ def builtin_rows(sorted_scores, confidence):
     # the built-in DKW band, one (equal) row per sample: the studies' per-sample path
     lower, upper = bands.pointwise_bounds(sorted_scores.shape[-1], confidence, "dkw")
     return np.broadcast_to(lower, sorted_scores.shape).copy(), np.broadcast_to(upper, sorted_scores.shape).copy()
-'''
+"""
 
 
 def test_a_plug_in_band_s_positions_are_the_built_in_s(tmp_path, monkeypatch, forget_plugins):
@@ -202,9 +241,28 @@ def test_a_plug_in_band_s_positions_are_the_built_in_s(tmp_path, monkeypatch, fo
     monkeypatch.setattr(extend.band_methods, "_entries", {})
     cfg = band_config()
     methods = tuple(plugins.check_band_method(m, "study.methods") for m in ("dkw", "my_zip_bands.builtin_rows"))
-    cfg = dataclasses.replace(cfg, study=dataclasses.replace(
-        cfg.study, options=dataclasses.replace(cfg.study.options, methods=methods)))
+    cfg = dataclasses.replace(
+        cfg, study=dataclasses.replace(cfg.study, options=dataclasses.replace(cfg.study.options, methods=methods))
+    )
     z = pd.read_parquet(band_coverage.run(cfg, tmp_path / "run").files["zip"])
     builtin, plugin = (z[z.method == m].position.to_numpy() for m in methods)
     assert builtin.size == plugin.size == 60 and (builtin > 0).any()
     np.testing.assert_allclose(plugin, builtin, rtol=1e-12, atol=1e-15)
+
+
+def test_a_panel_of_many_replicates_keeps_2000_ranked_among_all():
+    from simstudy.studies import _zip
+
+    position = np.random.default_rng(5).normal(-0.5, 0.5, 5000)
+    rows = _zip.panel("p", position, np.ones(5000, np.int8), nominal=0.8, ci_level=0.95)
+    assert len(rows) == _zip.KEEP == 2000 and rows.replicate.is_monotonic_increasing
+    assert rows.hits.iloc[0] == (position <= 0).sum() and rows.reps.iloc[0] == 5000
+    full, _ = zip_centiles(position)
+    np.testing.assert_array_equal(rows.centile, full[rows.replicate])  # ranks from all 5,000
+    assert rows.centile.min() == 100 / 5000 and rows.centile.max() == 100.0  # the lowest and highest kept
+    fig, ax = plt.subplots()
+    out = zip_plot(ax, rows.position, rows.side, nominal=0.8, centile=rows.centile, counts=(rows.hits.iloc[0], 5000))
+    assert (out["reps"], out["covered"], out["drawn"]) == (5000, (position <= 0).sum(), 300)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="needs counts"):
+        zip_plot(ax, rows.position, nominal=0.8, centile=rows.centile)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,7 +37,7 @@ log = logging.getLogger("simstudy")
 POSITION, SIDE = "zip_position", "zip_side"
 
 
-def positions(run: ChunkedRun, cell: str) -> tuple[np.ndarray, np.ndarray] | None:
+def positions(run: ChunkedRun, cell: str, index: Any = ()) -> tuple[np.ndarray, np.ndarray] | None:
     """A cell's per-replicate positions and sides, its chunks joined in chunk order, or None.
 
     Parameters
@@ -46,11 +46,14 @@ def positions(run: ChunkedRun, cell: str) -> tuple[np.ndarray, np.ndarray] | Non
         The study's chunked run.
     cell : str
         The cell's key.
+    index : optional
+        The panels to keep, an index into the arrays' leading axes applied to each chunk before they are
+        joined (so only what is drawn is held for every replicate). Default ``()``: everything.
 
     Returns
     -------
     tuple of ndarray or None
-        ``(position, side)``, float64 and int8 of the chunks' leading shape and the cell's replicates on the
+        ``(position, side)``, float64 and int8 of the indexed leading shape and the cell's replicates on the
         last axis; None when a stored chunk has no such arrays (it was computed before they existed).
 
     Examples
@@ -64,17 +67,22 @@ def positions(run: ChunkedRun, cell: str) -> tuple[np.ndarray, np.ndarray] | Non
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     run = run_chunks(config, Path(tmp), scheme="demo/1", cells=["c0"], chunk_fn=chunk, settings={})
     ...     position, side = positions(run, "c0")
-    >>> position.shape, side.dtype.name
-    ((1, 3), 'int8')
+    ...     first = positions(run, "c0", 0)
+    >>> position.shape, side.dtype.name, first[0].shape
+    ((1, 3), 'int8', (3,))
     """
     parts = [arrays for _, arrays in run.chunks(cell)]
     if not all(POSITION in a and SIDE in a for a in parts):
         return None
-    return np.concatenate([a[POSITION] for a in parts], axis=-1), np.concatenate([a[SIDE] for a in parts], axis=-1)
+    return tuple(np.concatenate([a[name][index] for a in parts], axis=-1) for name in (POSITION, SIDE))  # type: ignore[return-value]
+
+
+#: A panel keeps at most this many replicates in ``zip.parquet``, evenly by rank (its centiles from all).
+KEEP = 2000
 
 
 def panel(title: str, position, side, *, nominal: float, ci_level: float, **keys) -> pd.DataFrame:
-    """One zip panel's rows: a row per replicate, in replicate order.
+    """One zip panel's rows: a row per replicate (at most :data:`KEEP`, evenly by rank), in replicate order.
 
     Parameters
     ----------
@@ -92,23 +100,35 @@ def panel(title: str, position, side, *, nominal: float, ci_level: float, **keys
     Returns
     -------
     pandas.DataFrame
-        Columns ``panel``, the ``keys``, ``replicate`` (0..R-1), ``position``, ``side``, ``nominal``, ``ci_level``.
+        Columns ``panel``, the ``keys``, ``replicate`` (its index in the cell, 0..R-1), ``position``, ``side``,
+        ``centile`` (its rank among all R, :func:`simstudy.figures_mc.zip_centiles`), ``hits`` (how many of all
+        R cover: position <= 0), ``reps`` (R), ``nominal``, ``ci_level``.
 
     Examples
     --------
-    >>> panel("v, k = 1", [-0.4, 0.3], [1, -1], nominal=0.95, ci_level=0.99, estimator="v").columns.tolist()
-    ['panel', 'estimator', 'replicate', 'position', 'side', 'nominal', 'ci_level']
+    >>> rows = panel("v, k = 1", [-0.4, 0.3, -0.9], [1, -1, 1], nominal=0.95, ci_level=0.99, estimator="v")
+    >>> rows.columns.tolist()
+    ['panel', 'estimator', 'replicate', 'position', 'side', 'centile', 'hits', 'reps', 'nominal', 'ci_level']
+    >>> rows.centile.round(1).tolist(), int(rows.hits.iloc[0])
+    ([66.7, 100.0, 33.3], 2)
     """
     import pandas as pd
 
+    from simstudy.figures_mc import _thinned, zip_centiles
+
     position = np.asarray(position, dtype=np.float64)
+    centile, order = zip_centiles(position)
+    kept = np.sort(order[_thinned(position.size, KEEP)])
     return pd.DataFrame(
         {
             "panel": title,
             **keys,
-            "replicate": np.arange(position.size),
-            "position": position,
-            "side": np.asarray(side, dtype=np.int8),
+            "replicate": kept,
+            "position": position[kept],
+            "side": np.asarray(side, dtype=np.int8)[kept],
+            "centile": centile[kept],
+            "hits": int(np.sum(position <= 0)),
+            "reps": position.size,
             "nominal": float(nominal),
             "ci_level": float(ci_level),
         }

@@ -320,14 +320,14 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     for key, cell in run_.succeeded(cells).items():
         hits = run_.total(key, "hits")
         reps = config.study.reps
-        stored = _zip.positions(run_, key)
+        stored = _zip.positions(run_, key, (slice(None), shown))  # (methods, rounds) at the level shown
         complete &= stored is not None
         for m, method in enumerate(methods if stored is not None else ()):
             zips.append(
                 _zip.panel(
                     f"{cell.distribution}, {bands.METHOD_LABELS.get(method, method)}, {levels[shown]:g}",
-                    stored[0][m, shown],  # type: ignore[index]  # not None in this loop
-                    stored[1][m, shown],  # type: ignore[index]
+                    stored[0][m],  # type: ignore[index]  # not None in this loop
+                    stored[1][m],  # type: ignore[index]
                     nominal=levels[shown],
                     ci_level=ci_level,
                     cell=key,

@@ -183,14 +183,14 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     shown = sorted({1, n // 2, n} - {0})  # the zip plot's budgets
     for key, cell in run_.succeeded(cells).items():
         covered = run_.total(key, "covered")
-        stored = _zip.positions(run_, key)
+        stored = _zip.positions(run_, key, (slice(None), [k - 1 for k in shown]))  # (E, budgets shown, rounds)
         complete &= stored is not None
         for e, est_spec in enumerate(specs if stored is not None else ()):
             zips += [
                 _zip.panel(
                     f"{cell.distribution}, {est_spec.name}, k = {k}",
-                    stored[0][e, k - 1],  # type: ignore[index]  # not None in this loop
-                    stored[1][e, k - 1],  # type: ignore[index]
+                    stored[0][e, j],  # type: ignore[index]  # not None in this loop
+                    stored[1][e, j],  # type: ignore[index]
                     nominal=confidence,
                     ci_level=ci_level,
                     cell=key,
@@ -198,7 +198,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                     estimator=est_spec.name,
                     k=k,
                 )
-                for k in shown
+                for j, k in enumerate(shown)
             ]
         low, high = clopper_pearson(covered, reps, ci_level)
         for e, est_spec in enumerate(specs):

@@ -575,7 +575,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     )
     rows, zips, complete = [], [], True
     for key, cell in run_.succeeded(cells).items():
-        stored = _zip.positions(run_, key) if opts.n_boot else None
+        stored = _zip.positions(run_, key, slice(-2, None)) if opts.n_boot else None  # the largest k, then b
         complete &= stored is not None or not opts.n_boot
         if stored is not None:
             zips += _zip_panels(cell, *stored, opts)
