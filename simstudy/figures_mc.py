@@ -177,6 +177,11 @@ def zip_plot(
         ``reps`` (R, NaN left out; or ``counts``'), ``covered`` (the count), ``coverage``, ``ci_low``, ``ci_high``
         (proportions) and ``drawn`` (the intervals drawn).
 
+    Raises
+    ------
+    ValueError
+        If ``centile`` is given without ``counts``.
+
     Examples
     --------
     >>> import matplotlib
