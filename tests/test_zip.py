@@ -266,3 +266,17 @@ def test_a_panel_of_many_replicates_keeps_2000_ranked_among_all():
     plt.close(fig)
     with pytest.raises(ValueError, match="needs counts"):
         zip_plot(ax, rows.position, nominal=0.8, centile=rows.centile)
+
+
+@pytest.mark.slow  # the command in-process: Hydra's composition and two figures, about 3 s
+def test_the_command_draws_zip_png_beside_the_figure(tmp_path):
+    from _cli import simstudy
+
+    proc = simstudy("experiment=lourie_fig4_bootstrap_coverage", "runner.progress=false", "study.reps=16",
+                    "study.chunk_reps=16", "study.resamples=100", "hydra.run.dir=run", cwd=tmp_path)
+    assert (tmp_path / "run" / "zip.png").read_bytes()[:4] == b"\x89PNG"
+    assert "zip.parquet, zip.png to" in proc.stdout + proc.stderr
+    again = simstudy("experiment=lourie_fig4_bootstrap_coverage", "runner.progress=false", "study.reps=16",
+                     "study.chunk_reps=16", "study.resamples=100", "runner.figures=[]", "hydra.run.dir=run2",
+                     cwd=tmp_path)
+    assert again.returncode == 0 and not (tmp_path / "run2" / "zip.png").exists()
