@@ -75,14 +75,15 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     position = np.zeros((E, work.n, task.reps))
     side = np.zeros((E, work.n, task.reps), dtype=np.int8)
     dtype = np.int8 if work.n <= 127 else np.int16
+    target = np.tile(cell.truth, E)  # the truth at every (estimator, k)
     for r, x in enumerate(samples):
         idx = boot_rng.integers(0, work.n, size=(work.resamples, work.n), dtype=dtype)
         idx.sort(axis=1, kind="stable")  # radix sort of small integers: the resample sorted
         curves = x[idx] @ work.weights.T  # (resamples, E * n)
         low, high = np.quantile(curves, [alpha, 1 - alpha], axis=0)
-        inside = (low <= np.tile(cell.truth, E)) & (np.tile(cell.truth, E) <= high)
+        inside = (low <= target) & (target <= high)
         covered += inside.reshape(E, work.n)
-        at, to = interval_position(low, high, np.tile(cell.truth, E))
+        at, to = interval_position(low, high, target)
         position[:, :, r], side[:, :, r] = at.reshape(E, work.n), to.reshape(E, work.n)
     return {"covered": covered, _zip.POSITION: position, _zip.SIDE: side}
 
