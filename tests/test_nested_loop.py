@@ -109,3 +109,13 @@ def test_the_nested_loop_plot_of_a_sweep_of_three_keys(tmp_path):
     rows, spec = sweeps.headline(frame, "")
     sweeps._nested_loop(tmp_path, rows, list(SWEPT), spec, "s: ")
     assert (tmp_path / "nested_loop.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow  # eight tiny studies in-process through the command line: about 6 s
+def test_a_design_of_three_keys_writes_nested_loop_png(tmp_path):
+    import simstudy
+
+    result = simstudy.run("dodge2021_fig1", ["study.reps=40", "study.chunk_reps=40", "runner.figures=[png]",
+                                             "+design={distribution.sd: [0.05, 0.1], budget.B: [4, 6], "
+                                             "distribution.mean: [0.6, 0.8]}"], out_dir=tmp_path / "design")
+    assert result.files["nested_loop_png"].read_bytes()[:4] == b"\x89PNG"
