@@ -62,10 +62,15 @@ _MOVED_FIGURES = {
 }
 
 
+#: Figures of a simulation's own performance, in :mod:`simstudy.figures_mc` (the same layer), reached from here
+#: as ``simstudy.plots.NAME`` by a sweep (:func:`simstudy.sweeps._write_sweep`) like :func:`sweep_figure`.
+_MC_FIGURES = {"zip_figure": "simstudy.figures_mc", "nested_loop_figure": "simstudy.figures_mc"}
+
+
 def __getattr__(name: str):
     # The studies sit above this module: a static import of theirs would point up the layers (and cycle).
-    if name in _MOVED_FIGURES:
-        return getattr(importlib.import_module(_MOVED_FIGURES[name]), name)
+    if name in _MOVED_FIGURES or name in _MC_FIGURES:
+        return getattr(importlib.import_module({**_MOVED_FIGURES, **_MC_FIGURES}[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -214,6 +214,11 @@ def _run_design(cfg: DictConfig, out_dir: Path):
         "summary_csv": out_dir / "summary.csv",
         "figure_png": out_dir / "figure.png",
         "figure_pdf": out_dir / "figure.pdf",
+        **(
+            {"nested_loop_png": out_dir / "nested_loop.png"}
+            if len(keys) >= 3 and (out_dir / "nested_loop.png").is_file()
+            else {}
+        ),
     }
     return StudyResult(summary=stacked.frame, report=report, files=files, kind=stacked.kind)
 

@@ -5,7 +5,9 @@ A Hydra multirun (``simstudy -m key=a,b ...``) leaves one run directory per comb
 name) and one column per swept key holding that job's value (numbers as numbers). :func:`headline` picks, per
 study kind, the rows a sweep's faceted figure shows (:func:`simstudy.plots.sweep_figure`). ``_write_sweep``
 writes the stacked frame and that figure at the sweep directory (after a multirun, for a design, and for
-``simstudy collect sweep_dir=DIR``); ``_unfinished_message`` says which jobs have no summary yet.
+``simstudy collect sweep_dir=DIR``), and for three or more swept keys a nested-loop plot, ``nested_loop.png``
+(Rücker & Schwarzer 2014; :func:`nested_loop_factors`, :func:`simstudy.plots.nested_loop_figure`);
+``_unfinished_message`` says which jobs have no summary yet.
 
 Which jobs a sweep has and what each one's values are is the CLI's business (it reads the sweep's
 ``multirun.yaml`` with Hydra's own parser); this module knows nothing of Hydra.
@@ -22,7 +24,7 @@ import pandas as pd
 
 from simstudy.registry import Headline
 
-__all__ = ["Job", "Stacked", "Headline", "stack", "headline"]
+__all__ = ["Job", "Stacked", "Headline", "stack", "headline", "nested_loop_factors"]
 
 log = logging.getLogger("simstudy")
 
@@ -248,6 +250,8 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
         for suffix in ("png", "pdf"):
             io.save_figure(fig, sweep_dir / f"figure.{suffix}", dpi=150)
         plt.close(fig)
+        if len(swept) >= 3:  # a factorial of three or more factors: every cell on one axis as well
+            _nested_loop(sweep_dir, rows, swept, spec, study)
     log.info(
         "sweep: %d job(s) stacked into %s (%d rows; swept: %s)",
         len(jobs) - len(stacked.unfinished),
@@ -256,6 +260,54 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
         ", ".join(swept),
     )
     return stacked
+
+
+def nested_loop_factors(rows: pd.DataFrame, swept: list[str], spec: Headline) -> list[str] | None:
+    """The factors of a sweep's nested-loop plot: the swept keys, then what else varies within a job.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        A sweep's headline rows (:func:`headline`).
+    swept : list of str
+        The swept keys (columns of ``rows``), the first the slowest loop.
+    spec : Headline
+        How the rows are drawn: ``spec.x`` (e.g. ``nominal`` or ``k``) and then ``distribution`` join as inner
+        loops when they vary within a job; ``spec.hue`` stays the lines.
+
+    Returns
+    -------
+    list of str or None
+        The factors, first the slowest; None when even these leave two rows of a line in one cell.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"B": [5, 5, 10, 10], "n": [1, 2, 1, 2], "estimator": "v", "estimate": 0.0})
+    >>> nested_loop_factors(rows, ["B"], Headline({}, "n", "estimator", "MSE"))
+    ['B', 'n']
+    """
+    factors = list(swept)
+    for column in (spec.x, "distribution"):
+        if rows.duplicated([*factors, spec.hue]).any() and column in rows and column not in factors:
+            factors.append(column)
+    return None if rows.duplicated([*factors, spec.hue]).any() else factors
+
+
+def _nested_loop(sweep_dir: Path, rows: pd.DataFrame, swept: list[str], spec: Headline, study: str) -> None:
+    """Draw ``nested_loop.png`` at the sweep directory (:func:`simstudy.figures_mc.nested_loop_figure`)."""
+    import matplotlib.pyplot as plt
+
+    from simstudy import io, plots
+
+    factors = nested_loop_factors(rows, swept, spec)
+    if factors is None:
+        log.info("sweep: no nested-loop plot (the swept keys and %s do not tell the headline rows apart)", spec.x)
+        return
+    fig = plots.nested_loop_figure(
+        rows, factors, hue=spec.hue, ylabel=spec.ylabel, title=f"{study}{spec.ylabel} over every cell (±2 MCSE)"
+    )
+    io.save_figure(fig, sweep_dir / "nested_loop.png", dpi=150)
+    plt.close(fig)
 
 
 def _unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:

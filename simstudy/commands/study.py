@@ -6,7 +6,7 @@ The study command's core, shared by ``simstudy [experiment=NAME] ...`` (through 
 finish raises :class:`~simstudy.engine.rundir.Refused` with its one line (never a print or an exit).
 
 =====================  ============================================================================================
-``_run_and_report``    run the study, log its report and draw its figure
+``_run_and_report``    run the study, log its report and draw its figure (and a coverage study's zip plot)
 ``_check_failures``    refuse (status 1) a run with more failed chunks than it allows
 ``_load_run``          the validated config of an existing run directory, trusting only the plug-ins named
 ``_trusted``           the import paths of ``plugins=a.f,b.g``
@@ -83,9 +83,25 @@ def _run_and_report(config, out_dir: Path):
             fig = figure(shown)
             for path in paths:
                 io.save_figure(fig, path, dpi=150)
+    if config.runner.figures and "zip" in result.files:  # a coverage study's replicates, ranked
+        _zip_figure(result.files["zip"], config.runner.figures)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
     _check_failures(result.report, config, out_dir)
     return result
+
+
+def _zip_figure(path: Path, suffixes) -> None:
+    """Draw ``zip.<suffix>`` beside ``zip.parquet`` (the per-replicate positions a coverage study wrote)."""
+    import pandas as pd
+
+    from simstudy.figures_mc import zip_figure
+
+    fig = zip_figure(pd.read_parquet(path))  # selects the Agg backend before pyplot is imported here
+    for suffix in suffixes:
+        io.save_figure(fig, path.with_suffix(f".{suffix}"), dpi=150)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
 
 
 def _log_report(report) -> None:

@@ -19,6 +19,14 @@ band method (the contract is in :mod:`simstudy.stats.bands`) is called once per 
 samples; its bounds, one row per sample, give the same checks row by row, still vectorized over rounds (a
 plug-in returning one row for every sample gets the precomputed path, per chunk). Coverage is a proportion:
 reported with a Clopper-Pearson interval at ``study.ci_level``.
+
+Zip plot. Each round also keeps the position of the truth relative to each band (chunk arrays ``zip_position``,
+``zip_side``, (methods, levels, rounds)): the largest over the order statistics i of
+``max(l_i - F(Y_(i)), F(Y_(i)-) - u_i) / h_i``, h_i = (u_i - l_i) / 2 the band's half-width there on the
+probability scale -- the worst violation of the true CDF outside the band in half-widths, <= 0 exactly when
+the ``cdf`` check (hence, by Prop. 1, the ``curve`` check) covers. ``zip.parquet`` holds them, per distribution
+and method at the level nearest 95%, and ``zip.png`` ranks them (:func:`simstudy.figures_mc.zip_figure`;
+Morris, White & Crowther 2019). A run directory whose chunks predate these arrays resumes without a zip plot.
 """
 
 from __future__ import annotations
@@ -41,13 +49,15 @@ from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
 from simstudy.stats import bands, truth
 from simstudy.stats.metrics import clopper_pearson
-from simstudy.studies import base
+from simstudy.studies import _zip, base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "CHECKS", "Options", "headline", "STUDY", "band_coverage_figure"]
 
 _SCHEME = "band_coverage/1"
 CHECKS = ("cdf", "curve", "curve_integer_k")
+#: The zip plot (``zip.png``) shows, per distribution and method, the level of ``study.levels`` nearest this.
+_ZIP_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -150,6 +160,27 @@ def _hits(c: _Checks, y: np.ndarray, z: np.ndarray, F: np.ndarray, F_left: np.nd
     return [int(np.sum(cdf)), int(np.sum(curve)), int(np.sum(np.all(on_grid, axis=1)))]
 
 
+def _position(c: _Checks, F: np.ndarray, F_left: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each sample's zip-plot position for the ``cdf`` check, and its side, both (reps,).
+
+    At each order statistic the band [l_i, u_i] is an interval for F(Y_(i)); the position is the largest over i
+    of ``max(l_i - F(Y_(i)), F(Y_(i)-) - u_i) / h_i`` (h_i = (u_i - l_i) / 2, the half-width there): <= 0
+    exactly when the ``cdf`` check covers (each difference's sign is exact), else the worst violation in
+    half-widths. Side: +1 where the worst point has the band above the truth (its lower bound the binding one).
+    """
+    above, below = c.low - F, F_left - c.high  # (reps, n)
+    gap = np.maximum(above, below)
+    half = np.maximum((c.high - c.low) / 2.0, np.finfo(np.float64).tiny)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = gap / half
+    if not np.all(np.isfinite(half)):  # an infinite bound (a plug-in's): the sign of the difference
+        scaled = np.where(np.isfinite(half), scaled, np.sign(gap))
+    worst = np.argmax(scaled, axis=1)
+    rows = np.arange(scaled.shape[0])
+    side = np.where(above[rows, worst] >= below[rows, worst], 1, -1).astype(np.int8)
+    return scaled[rows, worst], side
+
+
 def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     cell = work.cells[task.cell]
     dist = work.distributions[cell.distribution]
@@ -161,6 +192,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     lo, hi = dist.support
     z = np.concatenate([np.full((task.reps, 1), lo), y, np.full((task.reps, 1), hi)], axis=1)
     hits = np.zeros((len(CHECKS), len(work.methods), len(work.levels)), dtype=np.int64)
+    position = np.zeros((len(work.methods), len(work.levels), task.reps))
+    side = np.zeros((len(work.methods), len(work.levels), task.reps), dtype=np.int8)
     for m, method in enumerate(work.methods):
         band = work.plugins.get(method)
         for v, level in enumerate(work.levels):
@@ -169,7 +202,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
             else:  # one call for every sample of the chunk
                 c = _prepare(dist, *band(y, level), work.quantile, F, F_left)
             hits[:, m, v] = _hits(c, y, z, F, F_left)
-    return {"hits": hits}
+            position[m, v], side[m, v] = _position(c, F, F_left)
+    return {"hits": hits, _zip.POSITION: position, _zip.SIDE: side}
 
 
 @base.run_documented
@@ -281,10 +315,26 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             **({"band_plugins": plugin_sources} if plugin_sources else {}),
         },
     )
-    rows = []
+    rows, zips, complete = [], [], True
+    shown = int(np.argmin([abs(v - _ZIP_LEVEL) - 1e-9 * v for v in levels]))  # the level nearest 95% (higher on ties)
     for key, cell in run_.succeeded(cells).items():
         hits = run_.total(key, "hits")
         reps = config.study.reps
+        stored = _zip.positions(run_, key, (slice(None), shown))  # (methods, rounds) at the level shown
+        complete &= stored is not None
+        for m, method in enumerate(methods if stored is not None else ()):
+            zips.append(
+                _zip.panel(
+                    f"{cell.distribution}, {bands.METHOD_LABELS.get(method, method)}, {levels[shown]:g}",
+                    stored[0][m],  # type: ignore[index]  # not None in this loop
+                    stored[1][m],  # type: ignore[index]
+                    nominal=levels[shown],
+                    ci_level=ci_level,
+                    cell=key,
+                    distribution=cell.distribution,
+                    method=method,
+                )
+            )
         low, high = clopper_pearson(hits, reps, ci_level)
         for c, check in enumerate(CHECKS):
             for m, method in enumerate(methods):
@@ -313,7 +363,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "distributions": {name: describe(d) for name, d in dists.items()},
         "timings": {"prepare_seconds": prepare_seconds},
     }
-    return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
+    files = _zip.write(out_dir, zips, complete)
+    return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 
 @schema.documented("study.")

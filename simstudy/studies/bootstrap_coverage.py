@@ -10,6 +10,12 @@ the sample maximum, which the bootstrap cannot exceed.
 
 Resampled indices are small integers, so each resample is sorted by a radix sort of its indices (numpy's
 stable sort on 8/16-bit integers) and every estimator at every k is one matrix product per round.
+
+Zip plot. Each round also keeps, per estimator and k, the position of the truth relative to its band (chunk
+arrays ``zip_position``, ``zip_side``, (estimators, n, rounds); :func:`simstudy.figures_mc.interval_position`:
+``max(low - truth, truth - high)`` in half-widths, <= 0 exactly when the band covers). ``zip.parquet`` holds them
+at k = 1, n/2 and n, and ``zip.png`` ranks them (Morris, White & Crowther 2019). A run directory whose chunks
+predate these arrays resumes without a zip plot.
 """
 
 from __future__ import annotations
@@ -26,11 +32,12 @@ from simstudy import schema
 from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
+from simstudy.figures_mc import interval_position
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
 from simstudy.stats import estimators, truth
 from simstudy.stats.metrics import clopper_pearson
-from simstudy.studies import base
+from simstudy.studies import _zip, base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "STUDY", "bootstrap_coverage_figure"]
@@ -65,15 +72,20 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     E = work.weights.shape[0] // work.n
     alpha = (1 - work.confidence) / 2
     covered = np.zeros((E, work.n), dtype=np.int64)
+    position = np.zeros((E, work.n, task.reps))
+    side = np.zeros((E, work.n, task.reps), dtype=np.int8)
     dtype = np.int8 if work.n <= 127 else np.int16
-    for x in samples:
+    target = np.tile(cell.truth, E)  # the truth at every (estimator, k)
+    for r, x in enumerate(samples):
         idx = boot_rng.integers(0, work.n, size=(work.resamples, work.n), dtype=dtype)
         idx.sort(axis=1, kind="stable")  # radix sort of small integers: the resample sorted
         curves = x[idx] @ work.weights.T  # (resamples, E * n)
         low, high = np.quantile(curves, [alpha, 1 - alpha], axis=0)
-        inside = (low <= np.tile(cell.truth, E)) & (np.tile(cell.truth, E) <= high)
+        inside = (low <= target) & (target <= high)
         covered += inside.reshape(E, work.n)
-    return {"covered": covered}
+        at, to = interval_position(low, high, target)
+        position[:, :, r], side[:, :, r] = at.reshape(E, work.n), to.reshape(E, work.n)
+    return {"covered": covered, _zip.POSITION: position, _zip.SIDE: side}
 
 
 @base.run_documented
@@ -167,10 +179,28 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         chunk_fn=partial(_run_chunk, work),
         settings={"n": n, "resamples": resamples, "confidence": confidence, "estimators": [s.method for s in specs]},
     )
-    rows = []
+    rows, zips, complete = [], [], True
     reps = config.study.reps
+    shown = sorted({1, n // 2, n} - {0})  # the zip plot's budgets
     for key, cell in run_.succeeded(cells).items():
         covered = run_.total(key, "covered")
+        stored = _zip.positions(run_, key, (slice(None), [k - 1 for k in shown]))  # (E, budgets shown, rounds)
+        complete &= stored is not None
+        for e, est_spec in enumerate(specs if stored is not None else ()):
+            zips += [
+                _zip.panel(
+                    f"{cell.distribution}, {est_spec.name}, k = {k}",
+                    stored[0][e, j],  # type: ignore[index]  # not None in this loop
+                    stored[1][e, j],  # type: ignore[index]
+                    nominal=confidence,
+                    ci_level=ci_level,
+                    cell=key,
+                    distribution=cell.distribution,
+                    estimator=est_spec.name,
+                    k=k,
+                )
+                for j, k in enumerate(shown)
+            ]
         low, high = clopper_pearson(covered, reps, ci_level)
         for e, est_spec in enumerate(specs):
             p = covered[e] / reps
@@ -197,7 +227,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "ci_level": ci_level,
         "distributions": {name: describe(d) for name, d in dists.items()},
     }
-    return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
+    files = _zip.write(out_dir, zips, complete)
+    return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata, files=files)
 
 
 @schema.documented("study.")

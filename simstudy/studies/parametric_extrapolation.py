@@ -71,6 +71,12 @@ within its band 70-78% of the time at k = 100 n. On the misspecified laws the ba
 with a median-curve RMSE there of 0.011 (DeBERTa KDE) to 0.16 score units (Reuters LSTM KDE); no fit failed,
 19-73% landed on the boundary o = 0.
 
+Zip plot. Each replicate with a bootstrap band also keeps the truth's position in it (chunk arrays
+``zip_position``, ``zip_side``, (K + 1, replicates with a band): the median band at each k, then the b interval;
+:func:`simstudy.figures_mc.interval_position`, <= 0 exactly when the interval covers). ``zip.parquet`` holds
+the median band at the largest k and, for a well-specified law, the b interval; ``zip.png`` ranks them (Morris,
+White & Crowther 2019). A run directory whose chunks predate these arrays resumes without a zip plot.
+
 Streams: the samples of a chunk come from ``task_seed(seed, cell, chunk, 0)``, its bootstrap draws from
 ``task_seed(seed, cell, chunk, 1)``; chunk results are sums, added in chunk order, so the summary is
 bit-identical for any ``runner.n_jobs``.
@@ -94,12 +100,13 @@ from simstudy.distributions import describe, from_spec, sample_sorted
 from simstudy.distributions.parametric import C_RANGE, NoisyQuadratic
 from simstudy.engine.memory import check_chunk_memory, check_memory
 from simstudy.engine.runner import Task, task_seed
+from simstudy.figures_mc import interval_position
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import ConfigError, option
 from simstudy.stats import bands, truth
 from simstudy.stats.metrics import clopper_pearson, moment_gram, performance
 from simstudy.stats.parametric_fit import FIT_VERSION, MAX_TAIL, MIN_TAIL, Threshold, _curves, fit_batch
-from simstudy.studies import base
+from simstudy.studies import _zip, base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "Law", "law", "LAW_NAMES", "budgets", "headline", "STUDY"]
@@ -433,6 +440,10 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         "b_hits": np.zeros(1, np.int64),
         "b_w": np.zeros(2),
         "boot_fail": np.zeros(2),
+        # zip plot: per replicate with a band, the truth's position in the median band at each k, then in the b
+        # interval (NaN, side 0, for a law without a true b); the replicates on the last axis
+        _zip.POSITION: np.zeros((K + 1, 0)),
+        _zip.SIDE: np.zeros((K + 1, 0), np.int8),
     }
     if work.n_boot and good.size:
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1))
@@ -447,6 +458,10 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         wb = b_hi[have] - b_lo[have]
         res["b_w"] = np.array([wb.sum(), (wb * wb).sum()])
         res["boot_fail"] = np.array([failed.sum(), (failed * failed).sum()])
+        band_at, band_to = interval_position(lo[have], hi[have], tr)
+        b_at, b_to = interval_position(b_lo[have], b_hi[have], true_b)
+        res[_zip.POSITION] = np.concatenate([band_at.T, b_at[None] if specified else np.full((1, have.sum()), np.nan)])
+        res[_zip.SIDE] = np.concatenate([band_to.T, b_to[None] if specified else np.zeros((1, have.sum()), np.int8)])
     return res
 
 
@@ -558,8 +573,12 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "ks": {str(c.n): c.ks.tolist() for c in cells.values()},
         },
     )
-    rows = []
+    rows, zips, complete = [], [], True
     for key, cell in run_.succeeded(cells).items():
+        stored = _zip.positions(run_, key, slice(-2, None)) if opts.n_boot else None  # the largest k, then b
+        complete &= stored is not None or not opts.n_boot
+        if stored is not None:
+            zips += _zip_panels(cell, *stored, opts)
         total = {
             name: run_.total(key, name)
             for name in ("counts", "gram", "gram_b", "band_hits", "band_n", "band_w", "b_hits", "b_w", "boot_fail")
@@ -592,7 +611,20 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "distribution_unused": [d.name for d in config.distributions],
         "timings": {"truth_seconds": truth_seconds},
     }
-    return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
+    files = _zip.write(out_dir, zips, complete)
+    return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
+
+
+def _zip_panels(cell: _Cell, position: np.ndarray, side: np.ndarray, opts) -> list[pd.DataFrame]:
+    """A cell's zip panels: the median band at the largest k, and the b interval of a well-specified law."""
+    keys = dict(nominal=opts.level, ci_level=opts.ci_level, cell=cell.key, distribution=cell.law.name, n=cell.n)
+    k = float(cell.ks[-1])
+    panels = [
+        _zip.panel(f"{cell.law.name}, n = {cell.n}: median at k = {k / cell.n:g}n", position[-2], side[-2], **keys)
+    ]
+    if cell.law.specified:
+        panels.append(_zip.panel(f"{cell.law.name}, n = {cell.n}: b", position[-1], side[-1], **keys))
+    return panels
 
 
 def _rows(cell: _Cell, total: dict, gain: np.ndarray, opts, trivial_k: float) -> list[dict]:
