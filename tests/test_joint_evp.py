@@ -167,3 +167,13 @@ def test_minimize_negates_and_swaps_the_band_of_signed_measures(tmp_path):
     for frame in (plain, mirrored):
         rows = frame[frame.measure.isin(["bias", "mse"]) & frame.estimator.isin(["u", "v"])]
         assert (rows.lower_joint <= rows.estimate).all() and (rows.estimate <= rows.upper_joint).all()
+
+
+def test_the_correlation_comes_from_the_cells_first_1024_replicates(tmp_path):
+    cfg = make_config(reps=1500, chunk_reps=500)
+    result = evp_accuracy.run(cfg, tmp_path)
+    files = sorted(tmp_path.glob("chunks/*/cell-*/chunk-*.npz"))
+    held = [int(np.load(f)["cross_gram"][0, 0, 0]) if "cross_gram" in np.load(f).files else 0 for f in files]
+    assert held == [500, 500, 24]  # replicates 0..1023: the third chunk's first 24
+    s = result.summary
+    assert s[(s.measure == "bias") & (s.estimator == "v")][["lower_joint", "upper_joint"]].notna().all().all()

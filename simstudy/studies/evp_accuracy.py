@@ -19,9 +19,9 @@ Outputs in the run directory:
   estimator's measure lies inside it with probability 0.95, where ``estimate ± 1.96 mcse`` covers each point
   on its own (:func:`simstudy.stats.joint.sup_t_band`: ``estimate ± c mcse`` with the sup-t critical value
   c of the correlation across n of the measure's per-replicate influence values). The correlation comes
-  from the first :data:`_CROSS_REPS` replicates of each chunk (chunk array ``cross_gram``,
-  :func:`simstudy.stats.metrics.cross_gram`; c depends on it weakly, and the band's scale, the MCSE, still
-  uses every replicate). NaN on the other rows (exact values, the truth, paired differences, the predicted
+  from the cell's first 1,024 replicates (:data:`_CROSS_REPS`; chunk array ``cross_gram`` of the chunks
+  holding them, :func:`simstudy.stats.metrics.cross_gram`): c depends on it weakly, and the band's scale, the
+  MCSE, uses every replicate. NaN on the other rows (exact values, the truth, paired differences, the predicted
   excess), and on every row of a cell resumed from chunks written before the band existed (said in the log
   and ``run.json``'s ``notes``). ``run.json``'s ``joint`` records the level and method.
 - ``replicates.parquet`` (``study.save_replicates``) -- one row per (cell, replicate, estimator, n).
@@ -58,9 +58,10 @@ __all__ = ["run", "Options", "headline", "STUDY", "evp_accuracy_figure"]
 # Not bumped for the added array ``cross_gram``: the old arrays and numbers are unchanged, so chunks written
 # without it are still right (their cells get NaN joint bands) and old run directories resume.
 _SCHEME = "evp_accuracy/1"
-# Replicates per chunk (its first ones) whose cross-budget moments give a curve's correlation across n: all
-# replicates would cost a (2N + 1)^2 product per estimator and replicate, 60% of Figure 1's compute.
-_CROSS_REPS = 256
+# The cell's first replicates, whose cross-budget moments give a curve's correlation across n (array cross_gram
+# of the chunks holding them). All replicates would cost a (2N + 1)^2 product per estimator and replicate (60%
+# of Figure 1's compute) and 8x the chunk files; c depends on the correlation weakly. At most one block.
+_CROSS_REPS = 1024
 # Simultaneous coverage of the lower_joint/upper_joint bands (recorded in run.json).
 _JOINT_LEVEL = 0.95
 # The single-estimator measures that get a joint band.
@@ -132,7 +133,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     }
     gram = np.zeros((N, 1 + 2 * E, 1 + 2 * E))
     cross = None
-    cross_reps = min(task.reps, _CROSS_REPS)
+    cross_reps = min(task.reps, _CROSS_REPS - task.first_rep)  # of the cell's first _CROSS_REPS, those here
     plugin = np.zeros((2, N))  # sums of the plug-in variance of the max and of its square (bootstraps only)
     kept: list[np.ndarray] | None = [] if work.save_replicates else None
     est_buf, sq_buf = _workspace((2, N * E, _BLOCK_REPS), threading.get_ident())
@@ -154,10 +155,12 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
             kept.append(est.copy())
         est -= cell.truth[:, None, None]  # errors, in place
         gram += metrics.moment_gram(est, scratch=sq_buf.reshape(N, E, _BLOCK_REPS) if m == _BLOCK_REPS else None)
-        if cross is None:  # the first block holds the chunk's first cross_reps replicates (_CROSS_REPS <= block)
+        if start == 0 and cross_reps > 0:  # they are in the first block (_CROSS_REPS <= _BLOCK_REPS)
             features = _workspace((E, 1 + 2 * N, _CROSS_REPS), threading.get_ident())
             cross = metrics.cross_gram(est[:, :, :cross_reps], out=features)
-    out = {"gram": gram, "cross_gram": cross}
+    out = {"gram": gram}
+    if cross is not None:
+        out["cross_gram"] = cross
     if boot:
         out["plugin_variance"] = plugin
     if kept is not None:
@@ -208,12 +211,15 @@ def _exact_rows(dist, cell: _Cell, specs) -> list[dict]:
 
 def _cell_totals(run: base.ChunkedRun, key: str, names: tuple[str, ...]) -> dict[str, np.ndarray | None]:
     """The sums over a cell's chunks of the named arrays, read once and added in chunk order (as
-    :meth:`~simstudy.studies.base.ChunkedRun.total`, so bit-identical to it); None for an array some chunk
-    lacks (written by an earlier version, before the array existed)."""
+    :meth:`~simstudy.studies.base.ChunkedRun.total`, so bit-identical to it); ``cross_gram`` only from the
+    chunks that hold some of the cell's first :data:`_CROSS_REPS` replicates, and None if one of them lacks it
+    (written by an earlier version, before the array existed)."""
     totals: dict[str, np.ndarray | None] = {}
     missing: set[str] = set()
-    for _, arrays in run.chunks(key):
+    for task, arrays in run.chunks(key):
         for name in names:
+            if name == "cross_gram" and task.first_rep >= _CROSS_REPS:
+                continue
             if name not in arrays:
                 missing.add(name)
             else:
@@ -559,7 +565,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "joint": {
             "level": _JOINT_LEVEL,
             "method": "sup-t over n (simstudy.stats.joint.sup_t_band), per cell, estimator and measure",
-            "correlation_replicates_per_chunk": _CROSS_REPS,
+            "correlation_replicates": _CROSS_REPS,
         },
         **({"replicates": written} if written else {}),
         **({"notes": notes} if notes else {}),
