@@ -86,7 +86,7 @@ def test_joint_bands_cover_the_exact_curves_simultaneously():
             joint_hits[(measure, e)] += bool(np.all((band.lower <= want) & (want <= band.upper)))
             est, se = perf.measures[measure]
             pointwise_hits[(measure, e)] += bool(np.all(np.abs(est[e] - want) <= 1.96 * se[e]))
-    coverage = {k: (joint_hits[k] / runs, pointwise_hits[k] / runs) for k in keys}
+    coverage = {k: (joint_hits[k] / runs, pointwise_hits[k] / runs) for k in keys}  # (joint, pointwise)
     for e in (0, 1):
         low, high = clopper_pearson(joint_hits[("bias", e)], runs, 0.999)
         assert low <= 0.95 <= high, coverage

@@ -133,6 +133,11 @@ def sidak_critical(K: int, level: float = 0.95) -> float:
     float
         c, in standard errors; for K = 1 the normal quantile 1.96 (at 0.95).
 
+    Raises
+    ------
+    ValueError
+        If K is not an integer >= 1 or ``level`` is not in (0, 1).
+
     Examples
     --------
     >>> round(sidak_critical(1), 4), round(sidak_critical(10), 4)
