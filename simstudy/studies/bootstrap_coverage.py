@@ -8,12 +8,18 @@ a pointwise band. Coverage at each budget k is the fraction of rounds whose band
 there, with a Clopper-Pearson interval. It collapses as k grows: near k = n the estimates are driven by
 the sample maximum, which the bootstrap cannot exceed.
 
+Besides the pointwise Clopper-Pearson intervals, each estimator's coverage curve has a 95% simultaneous
+Monte Carlo band over k (``lower_joint``/``upper_joint``, :func:`simstudy.stats.joint.sup_t_band`), from the
+chunks' counts of rounds covered at both k and k' (``covered_pairs``): the whole true coverage curve lies
+inside it with probability 0.95.
+
 Resampled indices are small integers, so each resample is sorted by a radix sort of its indices (numpy's
 stable sort on 8/16-bit integers) and every estimator at every k is one matrix product per round.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -28,14 +34,16 @@ from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
-from simstudy.stats import estimators, truth
+from simstudy.stats import estimators, joint, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "STUDY", "bootstrap_coverage_figure"]
 
-_SCHEME = "bootstrap_coverage/1"
+_SCHEME = "bootstrap_coverage/1"  # not bumped for covered_pairs: old chunks stay right (their joint bands NaN)
+# Simultaneous coverage of the lower_joint/upper_joint bands over k (recorded in run.json).
+_JOINT_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     E = work.weights.shape[0] // work.n
     alpha = (1 - work.confidence) / 2
     covered = np.zeros((E, work.n), dtype=np.int64)
+    pairs = np.zeros((E, work.n, work.n), dtype=np.int64)  # rounds covered at both k and k': the joint band's
     dtype = np.int8 if work.n <= 127 else np.int16
     for x in samples:
         idx = boot_rng.integers(0, work.n, size=(work.resamples, work.n), dtype=dtype)
@@ -73,7 +82,33 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         low, high = np.quantile(curves, [alpha, 1 - alpha], axis=0)
         inside = (low <= np.tile(cell.truth, E)) & (np.tile(cell.truth, E) <= high)
         covered += inside.reshape(E, work.n)
-    return {"covered": covered}
+        pairs += _both(inside.reshape(E, work.n))
+    return {"covered": covered, "covered_pairs": pairs}
+
+
+def _both(inside: np.ndarray) -> np.ndarray:
+    """``inside[e, k] and inside[e, k']`` for every pair of budgets: shape (E, n, n), of one round."""
+    return inside[:, :, None] & inside[:, None, :]
+
+
+def _joint_columns(covered: np.ndarray, pairs: np.ndarray | None, reps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each estimator's simultaneous band over k for its coverage curve: ``lower, upper`` of shape (E, n).
+
+    The coverage at k is the mean of a round's indicator; the indicators' covariance across k comes from the
+    counts of rounds covered at both k and k' (``pairs``), so the band is the sup-t band
+    (:func:`simstudy.stats.joint.sup_t_band`) of level :data:`_JOINT_LEVEL`. NaN without ``pairs`` (chunks
+    written before the array existed).
+    """
+    if pairs is None:
+        nan = np.full(covered.shape, np.nan)
+        return nan, nan
+    lower, upper = np.empty(covered.shape), np.empty(covered.shape)
+    for e in range(covered.shape[0]):
+        p = covered[e] / reps
+        cov = (pairs[e] / reps - np.outer(p, p)) / reps
+        band = joint.sup_t_band(p, cov, level=_JOINT_LEVEL)
+        lower[e], upper[e] = band.lower, band.upper
+    return lower, upper
 
 
 @base.run_documented
@@ -103,7 +138,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         (cell, estimator, k) with columns ``cell``, ``distribution``, ``estimator``, ``k``, ``nominal``
         (``study.confidence``), ``truth`` (the true mean tuning curve at k, score units), ``estimate`` (the
         pointwise coverage, a proportion in [0, 1]), ``mcse``, ``ci_low``, ``ci_high`` (Clopper-Pearson at
-        ``study.ci_level``) and ``reps``; ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``)
+        ``study.ci_level``), ``reps``, and ``lower_joint``/``upper_joint`` (each estimator's 95% simultaneous
+        Monte Carlo band over k for its coverage curve: sup-t, from the counts of rounds covered at both k and
+        k'; NaN for a cell resumed from chunks written before the band existed); ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``)
         and ``kind``.
 
     Raises
@@ -169,9 +206,20 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     )
     rows = []
     reps = config.study.reps
+    joint_notes = []
     for key, cell in run_.succeeded(cells).items():
         covered = run_.total(key, "covered")
         low, high = clopper_pearson(covered, reps, ci_level)
+        chunks = [arrays for _, arrays in run_.chunks(key)]
+        if all("covered_pairs" in a for a in chunks):
+            pairs = np.sum([a["covered_pairs"] for a in chunks], axis=0)  # integer counts: exact in any order
+        else:
+            pairs = None
+            joint_notes.append(
+                f"cell {key}: chunks written before the joint bands existed: lower_joint/upper_joint NaN"
+            )
+            logging.getLogger(__name__).warning("%s", joint_notes[-1])
+        lower_joint, upper_joint = _joint_columns(covered, pairs, reps)
         for e, est_spec in enumerate(specs):
             p = covered[e] / reps
             rows += [
@@ -187,6 +235,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                     ci_low=float(low[e, k - 1]),
                     ci_high=float(high[e, k - 1]),
                     reps=reps,
+                    lower_joint=float(lower_joint[e, k - 1]),
+                    upper_joint=float(upper_joint[e, k - 1]),
                 )
                 for k in ks
             ]
@@ -196,6 +246,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "confidence": confidence,
         "ci_level": ci_level,
         "distributions": {name: describe(d) for name, d in dists.items()},
+        "joint": {"level": _JOINT_LEVEL, "method": "sup-t over k (simstudy.stats.joint.sup_t_band), per estimator"},
+        **({"notes": joint_notes} if joint_notes else {}),
     }
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
