@@ -209,22 +209,25 @@ def _exact_rows(dist, cell: _Cell, specs) -> list[dict]:
     return rows
 
 
-def _cell_totals(run: base.ChunkedRun, key: str, names: tuple[str, ...]) -> dict[str, np.ndarray | None]:
+def _cell_totals(
+    run: base.ChunkedRun, key: str, names: tuple[str, ...]
+) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     """The sums over a cell's chunks of the named arrays, read once and added in chunk order (as
-    :meth:`~simstudy.studies.base.ChunkedRun.total`, so bit-identical to it); ``cross_gram`` only from the
-    chunks that hold some of the cell's first :data:`_CROSS_REPS` replicates, and None if one of them lacks it
+    :meth:`~simstudy.studies.base.ChunkedRun.total`, so bit-identical to it); and the sum of ``cross_gram`` over
+    the chunks that hold some of the cell's first :data:`_CROSS_REPS` replicates, None if one of them lacks it
     (written by an earlier version, before the array existed)."""
-    totals: dict[str, np.ndarray | None] = {}
-    missing: set[str] = set()
+    totals: dict[str, np.ndarray] = {}
+    cross: np.ndarray | None = None
+    missing = False
     for task, arrays in run.chunks(key):
         for name in names:
-            if name == "cross_gram" and task.first_rep >= _CROSS_REPS:
-                continue
-            if name not in arrays:
-                missing.add(name)
+            totals[name] = arrays[name] if name not in totals else totals[name] + arrays[name]
+        if task.first_rep < _CROSS_REPS:
+            if "cross_gram" not in arrays:
+                missing = True
             else:
-                totals[name] = arrays[name] if totals.get(name) is None else totals[name] + arrays[name]
-    return {name: None if name in missing else totals.get(name) for name in names}
+                cross = arrays["cross_gram"] if cross is None else cross + arrays["cross_gram"]
+    return totals, None if missing else cross
 
 
 def _joint_bands(perf: metrics.Performance, cross: np.ndarray) -> dict[tuple[str, int], joint.JointBand]:
@@ -524,11 +527,10 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     t0 = time.perf_counter()
     mc, notes = [], []
     boot = any(s.method == "bootstrap" for s in specs)
-    names = ("gram", "cross_gram") + (("plugin_variance",) if boot else ())
+    names = ("gram",) + (("plugin_variance",) if boot else ())
     for key, cell in run_.succeeded(cells).items():
-        totals = _cell_totals(run_, key, names)
+        totals, cross = _cell_totals(run_, key, names)
         perf = metrics.performance(totals["gram"], cell.truth)
-        cross = totals["cross_gram"]
         if cross is None:
             notes.append(
                 f"cell {cell.key}: resumed from chunks written before the joint bands existed (no cross_gram): "
