@@ -177,3 +177,18 @@ def test_the_correlation_comes_from_the_cells_first_1024_replicates(tmp_path):
     assert held == [500, 500, 24]  # replicates 0..1023: the third chunk's first 24
     s = result.summary
     assert s[(s.measure == "bias") & (s.estimator == "v")][["lower_joint", "upper_joint"]].notna().all().all()
+
+
+def test_the_figure_says_which_band_it_shades(tmp_path):
+    import matplotlib.pyplot as plt
+
+    def legend(fig):
+        return [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+
+    s = evp_accuracy.run(make_config(), tmp_path).summary
+    fig = evp_accuracy.evp_accuracy_figure(s)
+    assert "shaded: 95% simultaneous (sup-t) Monte Carlo band over n" in legend(fig)
+    plt.close(fig)
+    fig = evp_accuracy.evp_accuracy_figure(s.drop(columns=["lower_joint", "upper_joint"]))  # an older summary
+    assert "95% Monte Carlo interval (±1.96 MCSE), pointwise" in legend(fig)
+    plt.close(fig)
