@@ -19,6 +19,7 @@ name                           what it computes
 :func:`sup_t_critical`         c for a correlation matrix and a level
 :func:`sidak_critical`         c for K independent points (the exact sup-t value there)
 :func:`sup_t_band`             the band ``estimate ± c sd`` from estimates and their covariance
+:func:`sup_t_band_scaled`      the same from estimates, their standard errors and their correlation
 :class:`JointBand`             its result: ``lower``, ``upper``, ``critical``, ``level``
 =============================  =========================================================================
 
@@ -61,7 +62,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-__all__ = ["JointBand", "sup_t_critical", "sidak_critical", "sup_t_band"]
+__all__ = ["JointBand", "sup_t_critical", "sidak_critical", "sup_t_band", "sup_t_band_scaled"]
 
 # Draws of the importance sampler (a first pass uses a quarter): c to about 1e-3 in 5 ms at K = 30 (single-threaded
 # BLAS: a caller on a busy machine should limit its threads, as the studies do; threads made it 6x slower).
@@ -291,21 +292,70 @@ def sup_t_band(estimate, cov, *, level: float = 0.95) -> JointBand:
     cov = np.asarray(cov, dtype=np.float64)
     if est.ndim != 1 or cov.shape != (est.size, est.size):
         raise ValueError(f"need estimate of shape (K,) and cov of shape (K, K), got {est.shape} and {cov.shape}")
-    var = np.diag(cov).copy() if est.size else np.zeros(0)
-    ok = np.isfinite(est) & np.isfinite(var)
+    var = np.diag(cov).copy()
+    ok = np.isfinite(var)
     sd = np.sqrt(np.clip(np.where(ok, var, 0.0), 0.0, None))
+    live = ok & (sd > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corr = np.where(np.outer(live, live), cov / np.outer(sd, sd), 0.0)
+    return sup_t_band_scaled(est, np.where(ok, sd, np.nan), corr, level=level)
+
+
+def sup_t_band_scaled(estimate, sd, corr, *, level: float = 0.95) -> JointBand:
+    """The simultaneous band ``estimate ± c sd`` from the standard errors and the correlation of the estimates.
+
+    :func:`sup_t_band` with its covariance given as ``sd`` and ``corr``: the form a study has when its standard
+    errors come from one computation and the correlation from another, and in which curves with one
+    correlation (a variance and its square root) share their critical value exactly.
+
+    Parameters
+    ----------
+    estimate : array_like of float, shape (K,)
+        The curve's estimates (any units).
+    sd : array_like of float, shape (K,)
+        Their standard errors (the MCSEs), >= 0, units of ``estimate``. A point with sd 0 gets the point itself,
+        one with a non-finite estimate or sd gets NaN; neither counts towards K.
+    corr : array_like of float, shape (K, K)
+        The estimates' correlation matrix (its entries of points that do not count are ignored).
+    level : float, default 0.95, keyword-only
+        Simultaneous coverage, in (0, 1).
+
+    Returns
+    -------
+    JointBand
+        As :func:`sup_t_band`.
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, ``corr`` is not finite where it counts, or ``level`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> band = sup_t_band_scaled([0.0, 1.0], [1.0, 2.0], [[1.0, 0.5], [0.5, 1.0]])
+    >>> round(band.critical, 3), band.upper.round(3).tolist()
+    (2.212, [2.212, 5.424])
+    """
+    level = _level_iv(level)
+    est = np.asarray(estimate, dtype=np.float64)
+    sd = np.asarray(sd, dtype=np.float64)
+    corr = np.asarray(corr, dtype=np.float64)
+    if est.ndim != 1 or sd.shape != est.shape or corr.shape != (est.size, est.size):
+        raise ValueError(
+            f"need estimate and sd of shape (K,) and corr of shape (K, K), got {est.shape}, {sd.shape} and {corr.shape}"
+        )
+    ok = np.isfinite(est) & np.isfinite(sd)
     live = ok & (sd > 0)
     idx = np.flatnonzero(live)
     z1 = float(-special.ndtri((1.0 - level) / 2))
     if idx.size <= 1:
         c = z1
     else:
-        sub = cov[np.ix_(idx, idx)]
+        sub = corr[np.ix_(idx, idx)]
         if not np.all(np.isfinite(sub)):
-            raise ValueError("cov must be finite where its diagonal is")
-        corr = np.clip(sub / np.outer(sd[idx], sd[idx]), -1.0, 1.0)
-        corr = (corr + corr.T) / 2
-        np.fill_diagonal(corr, 1.0)
-        c = _critical(corr.tobytes(), corr.shape[0], level)
-    half = np.where(ok, c * sd, np.nan)
+            raise ValueError("the correlation must be finite between points with a positive standard error")
+        sub = np.clip((sub + sub.T) / 2, -1.0, 1.0)
+        np.fill_diagonal(sub, 1.0)
+        c = _critical(np.ascontiguousarray(sub).tobytes(), idx.size, level)
+    half = np.where(ok, c * np.where(ok, sd, 0.0), np.nan)
     return JointBand(lower=est - half, upper=est + half, critical=c, level=level)

@@ -242,8 +242,7 @@ def _joint_bands(perf: metrics.Performance, cross: np.ndarray) -> dict[tuple[str
     for measure in _JOINT_MEASURES:
         est, se = perf.measures[measure]
         for e in range(est.shape[0]):
-            cov = corr[measure][e] * np.outer(se[e], se[e])
-            bands[(measure, e)] = joint.sup_t_band(est[e], cov, level=_JOINT_LEVEL)
+            bands[(measure, e)] = joint.sup_t_band_scaled(est[e], se[e], corr[measure][e], level=_JOINT_LEVEL)
     return bands
 
 
