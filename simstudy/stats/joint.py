@@ -151,10 +151,11 @@ def sidak_critical(K: int, level: float = 0.95) -> float:
 
 
 @lru_cache(maxsize=32)
-def _draws(M: int, r: int, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The sampler's fixed draws: normals (M, r), stratified uniforms (M,), balanced points k (M,)."""
+def _draws(M: int, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sampler's fixed draws: normals (M, K) (a rank-r factor uses the first r columns), stratified
+    uniforms (M,), balanced points k (M,)."""
     rng = np.random.default_rng(_SEED)
-    eta = rng.standard_normal((M, r))
+    eta = rng.standard_normal((M, K))
     u = (np.arange(M) + rng.random(M)) / M
     return eta, u, np.arange(M) % K
 
@@ -163,10 +164,10 @@ def _survival(L: np.ndarray, rho: np.ndarray, c0: float, M: int) -> tuple[np.nda
     """``max_k |Z_k|`` of M draws conditioned beyond c0, descending, and the weighted survival function
     ``P(max |Z| > m_j-)`` at each (cumulative weights), for c >= c0."""
     K, r = L.shape
-    eta, u, k = _draws(M, r, K)
+    eta, u, k = _draws(M, K)
     # float32 for the (M, K) work: thresholds near 3 need nothing like float64's digits, and it halves the
     # memory traffic, which is the cost here.
-    Y = (eta @ L.T).astype(np.float32)  # (M, K): Z without the conditioning
+    Y = (eta[:, :r] @ L.T).astype(np.float32)  # (M, K): Z without the conditioning
     tail = float(special.ndtr(-c0))
     t = -special.ndtri(u * tail)  # |Z_k| given |Z_k| > c0 (the sign is immaterial: Z and -Z count alike)
     shift = (t - Y[np.arange(M), k]).astype(np.float32)
