@@ -9,8 +9,8 @@ bias in the summary.
 Outputs in the run directory:
 
 - ``summary.parquet`` / ``summary.csv`` -- tidy, one row per (cell, estimator, n, measure) with ``estimate``,
-  ``mcse``, ``reps`` and ``lower_joint``/``upper_joint`` (below). Measures per estimator: ``mean``, ``bias``, ``variance``, ``empse``, ``mse`` (Monte
-  Carlo) and ``exact_mean``, ``exact_bias`` (exact: ``mcse`` 0, ``reps`` 0; not for a plug-in estimator, whose
+  ``mcse``, ``reps`` and ``lower_joint``/``upper_joint`` (below). Measures per estimator: ``mean``, ``bias``,
+  ``variance``, ``empse``, ``mse`` (Monte Carlo) and ``exact_mean``, ``exact_bias`` (exact: ``mcse`` 0, ``reps`` 0; not for a plug-in estimator, whose
   expectation has no closed form here: only the closed forms are linear in the order statistics); paired differences as estimator
   ``"v-u"`` etc. with measures ``bias``, ``variance``, ``mse``; the truth as estimator ``"truth"``, measure
   ``expected_max``.
