@@ -197,11 +197,11 @@ def test_legends_name_the_shaded_bands(summaries):
         "tuning_curve_bands": plots.tuning_curve_bands_figure(curve_frame, low=0, high=1),
         "cdf_bands": plots.cdf_bands_figure(cdf_frame, low=0, high=1),
     }
-    names = {"evp_accuracy": "95% Monte Carlo interval (±1.96 MCSE)",
+    names = {"evp_accuracy": "shaded: 95% simultaneous (sup-t) Monte Carlo band over n",
              "bootstrap_coverage": "Clopper–Pearson interval",
              "model_selection": "95% Clopper–Pearson interval",
              "wrong_conclusions": "95% Clopper–Pearson interval", "fixed_confidence": "min–max over runs",
-             "sample_disagreement": "± 1.96 MCSE",
+             "sample_disagreement": "95% simultaneous Monte Carlo band over n (Šidák)",
              "parametric_extrapolation": "95% Clopper–Pearson interval of the coverage",
              "evp_curves": "±1 SD (clipped to observed scores)",
              "tuning_curve_bands": "80% simultaneous band (LD highest-density)",

@@ -6,6 +6,7 @@ module                                 what it computes
 :mod:`~simstudy.stats.estimators`      expected-maximum (EVP) estimators U, V, W and the bootstrap
 :mod:`~simstudy.stats.truth`           exact expected maxima and tuning curves of a distribution
 :mod:`~simstudy.stats.metrics`         Monte Carlo summaries with their MCSEs
+:mod:`~simstudy.stats.joint`           simultaneous (sup-t) bands for a curve of Monte Carlo estimates
 :mod:`~simstudy.stats.bands`           confidence bands for the CDF and the tuning curve
 :mod:`~simstudy.stats.evidence`        Lourie et al.'s evidence between two models' bands
 :mod:`~simstudy.stats.boundary`        the Learned-Miller--DeStefano boundary of the bands

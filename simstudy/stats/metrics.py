@@ -23,6 +23,12 @@ measure        estimate                            MCSE
 ``mse``        mean(d^2)                            ``sqrt(var(d^2) / R)``
 =============  ==================================  =====================================================
 
+Across budgets (the joint Monte Carlo error of a curve over n, for simultaneous bands:
+:mod:`simstudy.stats.joint`): :func:`cross_gram` is the same Gram matrix with the budgets in place of the
+estimators, ``phi = (1, d_n1, d_n1^2, d_n2, d_n2^2, ...)`` per estimator, and :func:`curve_correlations` turns
+it into the correlation across n of each measure's per-replicate influence values (``d`` for ``mean`` and
+``bias``, ``(d - m)^2`` for ``variance`` and ``empse``, ``d^2`` for ``mse``).
+
 Paired differences ``e - f`` (same samples): ``bias`` (mean of ``d_e - d_f``), ``variance``
 (``S_e^2 - S_f^2``, MCSE from the per-replicate ``(d_e - m_e)^2 - (d_f - m_f)^2``) and ``mse`` (mean of
 ``d_e^2 - d_f^2``), each with the MCSE of its paired per-replicate quantity, which is much smaller than the
@@ -39,6 +45,8 @@ import numpy as np
 __all__ = [
     "moment_gram",
     "centre_gram",
+    "cross_gram",
+    "curve_correlations",
     "Performance",
     "performance",
     "clopper_pearson",
@@ -138,6 +146,97 @@ def centre_gram(G: np.ndarray) -> np.ndarray:
         T[:, sq, 0] = m[:, e] ** 2
         T[:, sq, lin] = -2.0 * m[:, e]
     return T @ G @ T.transpose(0, 2, 1)
+
+
+def cross_gram(errors: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """Sufficient statistics of a chunk across budgets: per estimator, the Gram matrix of every budget's features.
+
+    The layout of :func:`moment_gram` with the roles of budgets and estimators swapped, so that
+    :func:`centre_gram` applies; sums over chunks add. One batched matrix product (BLAS), E (2N + 1)^2
+    multiply-adds per replicate.
+
+    Parameters
+    ----------
+    errors : ndarray of float, shape (N, E, reps)
+        ``theta_hat - theta`` (score units) for N budgets, E estimators and ``reps`` replicates.
+    out : ndarray of float64, shape (E, 1 + 2N, reps'), keyword-only, optional
+        Scratch for the features (``reps' >= reps``; overwritten), to reuse memory on hot paths.
+
+    Returns
+    -------
+    ndarray of float64, shape (E, 1 + 2N, 1 + 2N)
+        ``X[e] = sum_r psi_{e,r} psi_{e,r}^T`` with ``psi_e = (1, d_{e,1}, d_{e,1}^2, ..., d_{e,N}, d_{e,N}^2)``;
+        ``X[e, 0, 0]`` is the number of replicates.
+
+    Examples
+    --------
+    Two budgets, one estimator, errors (1, -1) at the first and (2, 0) at the second:
+
+    >>> X = cross_gram(np.array([[[1.0, -1.0]], [[2.0, 0.0]]]))
+    >>> X.shape, X[0, 0].tolist(), float(X[0, 1, 3])  # count and sums; sum of d_1 d_2 = 1 * 2 + (-1) * 0
+    ((1, 5, 5), [2.0, 0.0, 2.0, 2.0, 4.0], 2.0)
+    """
+    N, E, reps = errors.shape
+    F = np.empty((E, 1 + 2 * N, reps)) if out is None else out[:, :, :reps]
+    F[:, 0] = 1.0
+    F[:, 1::2] = errors.transpose(1, 0, 2)
+    np.multiply(F[:, 1::2], F[:, 1::2], out=F[:, 2::2])
+    return np.matmul(F, F.transpose(0, 2, 1))
+
+
+def curve_correlations(X: np.ndarray) -> dict[str, np.ndarray]:
+    """The correlation across budgets of each measure's Monte Carlo error, from a summed :func:`cross_gram`.
+
+    A measure's estimate at n is (asymptotically) the mean of a per-replicate influence value, so the
+    estimates' joint error across n has the correlation of those values: ``d_n`` for ``mean`` and ``bias``,
+    ``(d_n - m_n)^2`` for ``variance`` (and ``empse``, a smooth function of it: the delta method keeps the
+    correlation), ``d_n^2`` for ``mse``. A budget whose influence value did not vary gets correlation 0 with
+    the others (the conservative choice: independence gives the widest simultaneous band).
+
+    Parameters
+    ----------
+    X : ndarray of float, shape (E, 1 + 2N, 1 + 2N)
+        :func:`cross_gram` summed over chunks (at least 2 replicates).
+
+    Returns
+    -------
+    dict of str to ndarray of float64, shape (E, N, N)
+        ``mean``, ``bias``, ``variance``, ``empse``, ``mse``: correlation matrices (ones on the diagonal).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=(1, 1, 4000))
+    >>> d = np.concatenate([z, z + rng.normal(size=(1, 1, 4000))])  # (N=2, E=1, R): correlation 1/sqrt(2) = 0.71
+    >>> r = curve_correlations(cross_gram(d))
+    >>> round(float(r["bias"][0, 0, 1]), 2), r["mse"].shape
+    (0.7, (1, 2, 2))
+    """
+    R = X[:, 0, 0][:, None, None]
+    lin, sq = slice(1, None, 2), slice(2, None, 2)
+    md, mq = X[:, 0, lin] / R[:, 0], X[:, 0, sq] / R[:, 0]
+    cov_d = X[:, lin, lin] / R - md[:, :, None] * md[:, None, :]
+    cov_q = X[:, sq, sq] / R - mq[:, :, None] * mq[:, None, :]
+    C = centre_gram(X)
+    m2 = C[:, 0, sq] / R[:, 0]  # central second moments
+    cov_v = C[:, sq, sq] / R - m2[:, :, None] * m2[:, None, :]
+    out = {}
+    for name, cov, second in (
+        ("bias", cov_d, X[:, lin, lin] / R),
+        ("variance", cov_v, C[:, sq, sq] / R),
+        ("mse", cov_q, X[:, sq, sq] / R),
+    ):
+        var = np.diagonal(cov, axis1=1, axis2=2)
+        # A variance within the rounding of its raw second moment: a constant influence value (cf. performance).
+        live = var > _NOISE * np.diagonal(second, axis1=1, axis2=2)
+        sd = np.sqrt(np.where(live, var, 1.0))
+        corr = np.where(live[:, :, None] & live[:, None, :], cov / (sd[:, :, None] * sd[:, None, :]), 0.0)
+        corr = np.clip((corr + corr.transpose(0, 2, 1)) / 2, -1.0, 1.0)
+        idx = np.arange(corr.shape[-1])
+        corr[:, idx, idx] = 1.0
+        out[name] = corr
+    out["mean"], out["empse"] = out["bias"], out["variance"]
+    return {k: out[k] for k in ("mean", "bias", "variance", "empse", "mse")}
 
 
 @dataclass(frozen=True)

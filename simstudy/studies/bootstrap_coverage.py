@@ -8,6 +8,11 @@ a pointwise band. Coverage at each budget k is the fraction of rounds whose band
 there, with a Clopper-Pearson interval. It collapses as k grows: near k = n the estimates are driven by
 the sample maximum, which the bootstrap cannot exceed.
 
+Besides the pointwise Clopper-Pearson intervals, each estimator's coverage curve has a 95% simultaneous
+Monte Carlo band over k (``lower_joint``/``upper_joint``, :func:`simstudy.stats.joint.sup_t_band`), from the
+chunks' counts of rounds covered at both k and k' (``covered_pairs``): the whole true coverage curve lies
+inside it with probability 0.95.
+
 Resampled indices are small integers, so each resample is sorted by a radix sort of its indices (numpy's
 stable sort on 8/16-bit integers) and every estimator at every k is one matrix product per round.
 
@@ -20,6 +25,7 @@ predate these arrays resumes without a zip plot.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -35,14 +41,16 @@ from simstudy.engine.runner import Task, task_seed
 from simstudy.figures_mc import interval_position
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
-from simstudy.stats import estimators, truth
+from simstudy.stats import estimators, joint, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.studies import _zip, base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "STUDY", "bootstrap_coverage_figure"]
 
-_SCHEME = "bootstrap_coverage/1"
+_SCHEME = "bootstrap_coverage/1"  # not bumped for covered_pairs: old chunks stay right (their joint bands NaN)
+# Simultaneous coverage of the lower_joint/upper_joint bands over k (recorded in run.json).
+_JOINT_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     covered = np.zeros((E, work.n), dtype=np.int64)
     position = np.zeros((E, work.n, task.reps))
     side = np.zeros((E, work.n, task.reps), dtype=np.int8)
+    pairs = np.zeros((E, work.n, work.n), dtype=np.int64)  # rounds covered at both k and k': the joint band's
     dtype = np.int8 if work.n <= 127 else np.int16
     target = np.tile(cell.truth, E)  # the truth at every (estimator, k)
     for r, x in enumerate(samples):
@@ -83,9 +92,35 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         low, high = np.quantile(curves, [alpha, 1 - alpha], axis=0)
         inside = (low <= target) & (target <= high)
         covered += inside.reshape(E, work.n)
+        pairs += _both(inside.reshape(E, work.n))
         at, to = interval_position(low, high, target)
         position[:, :, r], side[:, :, r] = at.reshape(E, work.n), to.reshape(E, work.n)
-    return {"covered": covered, _zip.POSITION: position, _zip.SIDE: side}
+    return {"covered": covered, "covered_pairs": pairs, _zip.POSITION: position, _zip.SIDE: side}
+
+
+def _both(inside: np.ndarray) -> np.ndarray:
+    """``inside[e, k] and inside[e, k']`` for every pair of budgets: shape (E, n, n), of one round."""
+    return inside[:, :, None] & inside[:, None, :]
+
+
+def _joint_columns(covered: np.ndarray, pairs: np.ndarray | None, reps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each estimator's simultaneous band over k for its coverage curve: ``lower, upper`` of shape (E, n).
+
+    The coverage at k is the mean of a round's indicator; the indicators' covariance across k comes from the
+    counts of rounds covered at both k and k' (``pairs``), so the band is the sup-t band
+    (:func:`simstudy.stats.joint.sup_t_band`) of level :data:`_JOINT_LEVEL`. NaN without ``pairs`` (chunks
+    written before the array existed).
+    """
+    if pairs is None:
+        nan = np.full(covered.shape, np.nan)
+        return nan, nan
+    lower, upper = np.empty(covered.shape), np.empty(covered.shape)
+    for e in range(covered.shape[0]):
+        p = covered[e] / reps
+        cov = (pairs[e] / reps - np.outer(p, p)) / reps
+        band = joint.sup_t_band(p, cov, level=_JOINT_LEVEL)
+        lower[e], upper[e] = band.lower, band.upper
+    return lower, upper
 
 
 @base.run_documented
@@ -115,7 +150,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         (cell, estimator, k) with columns ``cell``, ``distribution``, ``estimator``, ``k``, ``nominal``
         (``study.confidence``), ``truth`` (the true mean tuning curve at k, score units), ``estimate`` (the
         pointwise coverage, a proportion in [0, 1]), ``mcse``, ``ci_low``, ``ci_high`` (Clopper-Pearson at
-        ``study.ci_level``) and ``reps``; ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``)
+        ``study.ci_level``), ``reps``, and ``lower_joint``/``upper_joint`` (each estimator's 95% simultaneous
+        Monte Carlo band over k for its coverage curve: sup-t, from the counts of rounds covered at both k and
+        k'; NaN for a cell resumed from chunks written before the band existed); ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``)
         and ``kind``.
 
     Raises
@@ -182,6 +219,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     rows, zips, complete = [], [], True
     reps = config.study.reps
     shown = sorted({1, n // 2, n} - {0})  # the zip plot's budgets
+    joint_notes = []
     for key, cell in run_.succeeded(cells).items():
         covered = run_.total(key, "covered")
         stored = _zip.positions(run_, key, (slice(None), [k - 1 for k in shown]))  # (E, budgets shown, rounds)
@@ -202,6 +240,16 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                 for j, k in enumerate(shown)
             ]
         low, high = clopper_pearson(covered, reps, ci_level)
+        chunks = [arrays for _, arrays in run_.chunks(key)]
+        if all("covered_pairs" in a for a in chunks):
+            pairs = np.sum([a["covered_pairs"] for a in chunks], axis=0)  # integer counts: exact in any order
+        else:
+            pairs = None
+            joint_notes.append(
+                f"cell {key}: chunks written before the joint bands existed: lower_joint/upper_joint NaN"
+            )
+            logging.getLogger(__name__).warning("%s", joint_notes[-1])
+        lower_joint, upper_joint = _joint_columns(covered, pairs, reps)
         for e, est_spec in enumerate(specs):
             p = covered[e] / reps
             rows += [
@@ -217,6 +265,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                     ci_low=float(low[e, k - 1]),
                     ci_high=float(high[e, k - 1]),
                     reps=reps,
+                    lower_joint=float(lower_joint[e, k - 1]),
+                    upper_joint=float(upper_joint[e, k - 1]),
                 )
                 for k in ks
             ]
@@ -226,6 +276,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "confidence": confidence,
         "ci_level": ci_level,
         "distributions": {name: describe(d) for name, d in dists.items()},
+        "joint": {"level": _JOINT_LEVEL, "method": "sup-t over k (simstudy.stats.joint.sup_t_band), per estimator"},
+        **({"notes": joint_notes} if joint_notes else {}),
     }
     files = _zip.write(out_dir, zips, complete)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata, files=files)

@@ -9,11 +9,21 @@ bias in the summary.
 Outputs in the run directory:
 
 - ``summary.parquet`` / ``summary.csv`` -- tidy, one row per (cell, estimator, n, measure) with ``estimate``,
-  ``mcse`` and ``reps``. Measures per estimator: ``mean``, ``bias``, ``variance``, ``empse``, ``mse`` (Monte
-  Carlo) and ``exact_mean``, ``exact_bias`` (exact: ``mcse`` 0, ``reps`` 0; not for a plug-in estimator, whose
+  ``mcse``, ``reps`` and ``lower_joint``/``upper_joint`` (below). Measures per estimator: ``mean``, ``bias``,
+  ``variance``, ``empse``, ``mse`` (Monte Carlo) and ``exact_mean``, ``exact_bias`` (exact: ``mcse`` 0, ``reps`` 0; not for a plug-in estimator, whose
   expectation has no closed form here: only the closed forms are linear in the order statistics); paired differences as estimator
   ``"v-u"`` etc. with measures ``bias``, ``variance``, ``mse``; the truth as estimator ``"truth"``, measure
   ``expected_max``.
+- ``lower_joint``/``upper_joint``: on the Monte Carlo rows of each single estimator (``mean``, ``bias``,
+  ``variance``, ``empse``, ``mse``), a 95% *simultaneous* Monte Carlo band over n: the whole curve of the
+  estimator's measure lies inside it with probability 0.95, where ``estimate ± 1.96 mcse`` covers each point
+  on its own (:func:`simstudy.stats.joint.sup_t_band`: ``estimate ± c mcse`` with the sup-t critical value
+  c of the correlation across n of the measure's per-replicate influence values). The correlation comes
+  from the cell's first 1,024 replicates (:data:`_CROSS_REPS`; chunk array ``cross_gram`` of the chunks
+  holding them, :func:`simstudy.stats.metrics.cross_gram`): c depends on it weakly, and the band's scale, the
+  MCSE, uses every replicate. NaN on the other rows (exact values, the truth, paired differences, the predicted
+  excess), and on every row of a cell resumed from chunks written before the band existed (said in the log
+  and ``run.json``'s ``notes``). ``run.json``'s ``joint`` records the level and method.
 - ``replicates.parquet`` (``study.save_replicates``) -- one row per (cell, replicate, estimator, n).
 - ``run.json`` -- the resolved config, the distribution's description, environment, timings.
 """
@@ -37,7 +47,7 @@ from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.memory import check_budget_memory
 from simstudy.engine.runner import Task, stable_hash, task_seed
 from simstudy.registry import Headline, Study, register_study
-from simstudy.stats import estimators, metrics, truth
+from simstudy.stats import estimators, joint, metrics, truth
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
@@ -45,7 +55,17 @@ from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 __all__ = ["run", "Options", "headline", "STUDY", "evp_accuracy_figure"]
 
 # Version of the chunk format and sampling scheme; bump it when either changes so old chunks are not reused.
+# Not bumped for the added array ``cross_gram``: the old arrays and numbers are unchanged, so chunks written
+# without it are still right (their cells get NaN joint bands) and old run directories resume.
 _SCHEME = "evp_accuracy/1"
+# The cell's first replicates, whose cross-budget moments give a curve's correlation across n (array cross_gram
+# of the chunks holding them). All replicates would cost a (2N + 1)^2 product per estimator and replicate (60%
+# of Figure 1's compute) and 8x the chunk files; c depends on the correlation weakly. At most one block.
+_CROSS_REPS = 1024
+# Simultaneous coverage of the lower_joint/upper_joint bands (recorded in run.json).
+_JOINT_LEVEL = 0.95
+# The single-estimator measures that get a joint band.
+_JOINT_MEASURES = ("mean", "bias", "variance", "empse", "mse")
 # Above this B the quadrature for a continuous distribution's order statistics is skipped (slow, rarely asked).
 _EXACT_CONTINUOUS_MAX_B = 200
 # Replicates estimated and reduced at a time within a chunk (keeps the (N, E, block) temporaries in cache).
@@ -112,6 +132,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         if s.method == "bootstrap" or e in work.plugins
     }
     gram = np.zeros((N, 1 + 2 * E, 1 + 2 * E))
+    cross = None
+    cross_reps = min(task.reps, _CROSS_REPS - task.first_rep)  # of the cell's first _CROSS_REPS, those here
     plugin = np.zeros((2, N))  # sums of the plug-in variance of the max and of its square (bootstraps only)
     kept: list[np.ndarray] | None = [] if work.save_replicates else None
     est_buf, sq_buf = _workspace((2, N * E, _BLOCK_REPS), threading.get_ident())
@@ -133,7 +155,12 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
             kept.append(est.copy())
         est -= cell.truth[:, None, None]  # errors, in place
         gram += metrics.moment_gram(est, scratch=sq_buf.reshape(N, E, _BLOCK_REPS) if m == _BLOCK_REPS else None)
+        if start == 0 and cross_reps > 0:  # they are in the first block (_CROSS_REPS <= _BLOCK_REPS)
+            features = _workspace((E, 1 + 2 * N, _CROSS_REPS), threading.get_ident())
+            cross = metrics.cross_gram(est[:, :, :cross_reps], out=features)
     out = {"gram": gram}
+    if cross is not None:
+        out["cross_gram"] = cross
     if boot:
         out["plugin_variance"] = plugin
     if kept is not None:
@@ -182,11 +209,53 @@ def _exact_rows(dist, cell: _Cell, specs) -> list[dict]:
     return rows
 
 
-def _mc_rows(cell: _Cell, perf: metrics.Performance, specs) -> list[dict]:
+def _cell_totals(
+    run: base.ChunkedRun, key: str, names: tuple[str, ...]
+) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """The sums over a cell's chunks of the named arrays, read once and added in chunk order (as
+    :meth:`~simstudy.studies.base.ChunkedRun.total`, so bit-identical to it); and the sum of ``cross_gram`` over
+    the chunks that hold some of the cell's first :data:`_CROSS_REPS` replicates, None if one of them lacks it
+    (written by an earlier version, before the array existed)."""
+    totals: dict[str, np.ndarray] = {}
+    cross: np.ndarray | None = None
+    missing = False
+    for task, arrays in run.chunks(key):
+        for name in names:
+            totals[name] = arrays[name] if name not in totals else totals[name] + arrays[name]
+        if task.first_rep < _CROSS_REPS:
+            if "cross_gram" not in arrays:
+                missing = True
+            else:
+                cross = arrays["cross_gram"] if cross is None else cross + arrays["cross_gram"]
+    return totals, None if missing else cross
+
+
+def _joint_bands(perf: metrics.Performance, cross: np.ndarray) -> dict[tuple[str, int], joint.JointBand]:
+    """The simultaneous band over n of each single estimator's Monte Carlo measures: ``(measure, e) -> band``.
+
+    The scale is each point's MCSE (from every replicate); the correlation across n that of the measure's
+    influence values (:func:`simstudy.stats.metrics.curve_correlations`), so at a single budget the band is
+    ``estimate ± 1.96 mcse`` and it is never narrower than that anywhere.
+    """
+    corr = metrics.curve_correlations(cross)
+    bands = {}
+    for measure in _JOINT_MEASURES:
+        est, se = perf.measures[measure]
+        for e in range(est.shape[0]):
+            bands[(measure, e)] = joint.sup_t_band_scaled(est[e], se[e], corr[measure][e], level=_JOINT_LEVEL)
+    return bands
+
+
+def _mc_rows(cell: _Cell, perf: metrics.Performance, specs, bands: dict | None = None) -> list[dict]:
+    """The Monte Carlo rows; ``lower_joint``/``upper_joint`` from ``bands`` (``(measure, e) -> JointBand``),
+    NaN where there is none."""
     rows = []
     names = [s.name for s in specs]
+    nan = np.full(cell.n.size, np.nan)
     for measure, (est, se) in perf.measures.items():
         for e, name in enumerate(names):
+            band = (bands or {}).get((measure, e))
+            lower, upper = (nan, nan) if band is None else (band.lower, band.upper)
             rows += [
                 dict(
                     cell=cell.key,
@@ -198,8 +267,10 @@ def _mc_rows(cell: _Cell, perf: metrics.Performance, specs) -> list[dict]:
                     estimate=float(a),
                     mcse=float(b),
                     reps=perf.reps,
+                    lower_joint=float(lo),
+                    upper_joint=float(hi),
                 )
-                for k, a, b in zip(cell.n, est[e], se[e])
+                for k, a, b, lo, hi in zip(cell.n, est[e], se[e], lower, upper)
             ]
     for measure, (est, se) in perf.paired.items():
         for p, (e, f) in enumerate(perf.pairs):
@@ -233,6 +304,15 @@ def _degenerate_notes(cell: _Cell, perf: metrics.Performance, specs) -> list[str
             )
             logging.getLogger(__name__).warning("%s", notes[-1])
     return notes
+
+
+def _mirror_joint(summary: pd.DataFrame, mirrored, measures) -> pd.DataFrame:
+    """The joint bands of the rows :func:`~simstudy.studies.base.mirror_back` negated, negated too (ends swapped)."""
+    if not list(mirrored) or summary.empty:
+        return summary
+    flip = summary["distribution"].isin(list(mirrored)) & summary["measure"].isin(measures)
+    lower, upper = summary["lower_joint"], summary["upper_joint"]
+    return summary.assign(lower_joint=lower.where(~flip, -upper), upper_joint=upper.where(~flip, -lower))
 
 
 def _bootstrap_rows(cell: _Cell, plugin: np.ndarray, reps: int, specs) -> list[dict]:
@@ -445,17 +525,34 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
     t0 = time.perf_counter()
     mc, notes = [], []
+    boot = any(s.method == "bootstrap" for s in specs)
+    names = ("gram",) + (("plugin_variance",) if boot else ())
     for key, cell in run_.succeeded(cells).items():
-        perf = metrics.performance(run_.total(key, "gram"), cell.truth)
-        mc += _mc_rows(cell, perf, specs)
+        totals, cross = _cell_totals(run_, key, names)
+        perf = metrics.performance(totals["gram"], cell.truth)
+        if cross is None:
+            notes.append(
+                f"cell {cell.key}: resumed from chunks written before the joint bands existed (no cross_gram): "
+                "its lower_joint/upper_joint are NaN; a run into a new directory computes them"
+            )
+            logging.getLogger(__name__).warning("%s", notes[-1])
+        if cross is None:
+            bands = None
+        else:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(1, user_api="blas"):  # small products: threads only contend (6x slower)
+                bands = _joint_bands(perf, cross)
+        mc += _mc_rows(cell, perf, specs, bands)
         notes += _degenerate_notes(cell, perf, specs)
-        if any(s.method == "bootstrap" for s in specs):
-            mc += _bootstrap_rows(cell, run_.total(key, "plugin_variance"), config.study.reps, specs)
+        if boot:
+            mc += _bootstrap_rows(cell, totals["plugin_variance"], config.study.reps, specs)
     # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too)
     mirrored = [d.name for d in config.distributions if d.minimize]
-    summary = base.mirror_back(
-        pd.DataFrame(exact + mc), mirrored, ("expected_max", "mean", "bias", "exact_mean", "exact_bias")
-    )
+    signed = ("expected_max", "mean", "bias", "exact_mean", "exact_bias")
+    frame = pd.DataFrame(exact + mc)
+    frame = frame.assign(**{c: frame[c] if c in frame else np.nan for c in ("lower_joint", "upper_joint")})
+    summary = _mirror_joint(base.mirror_back(frame, mirrored, signed), mirrored, signed)
     summary_seconds = time.perf_counter() - t0
 
     files, written = {}, {}
@@ -466,6 +563,11 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "cells": {k: {"distribution": c.distribution, "B": c.B, "n": c.n} for k, c in cells.items()},
         "distributions": {name: describe(d) for name, d in dists.items()},
         "timings": {"truth_seconds": truth_seconds, "summary_seconds": summary_seconds},
+        "joint": {
+            "level": _JOINT_LEVEL,
+            "method": "sup-t over n (simstudy.stats.joint.sup_t_band), per cell, estimator and measure",
+            "correlation_replicates": _CROSS_REPS,
+        },
         **({"replicates": written} if written else {}),
         **({"notes": notes} if notes else {}),
     }
@@ -556,8 +658,11 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     """Mean, variance and MSE of each estimator against the budget n (Dodge et al. 2021, Figure 1).
 
     One column per cell (distribution and B). When bootstrap estimators are present, a fourth row shows
-    each one's paired excess MSE over the ``reference`` closed form (Dodge et al. 2019, §3.2). Monte Carlo
-    estimates are drawn with a band of +/- 1.96 MCSE; the exact expected maximum as a dashed black line.
+    each one's paired excess MSE over the ``reference`` closed form (Dodge et al. 2019, §3.2). Each Monte
+    Carlo curve is shaded with its 95% simultaneous (sup-t) Monte Carlo band over n (``lower_joint``,
+    ``upper_joint``: the whole curve lies inside with probability 0.95), or, where the summary has none (a
+    paired difference, an older summary), with the pointwise band ±1.96 MCSE; the legend says which. The
+    exact expected maximum is a dashed black line.
 
     Parameters
     ----------
@@ -567,7 +672,8 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
         ``estimator`` (``"u"``, ``"v"``, ``"w"``, bootstrap names, ``"truth"`` and paired differences such as
         ``"boot-v"``), ``n`` (budget, trials), ``measure`` (``"mean"``, ``"variance"``, ``"mse"``; for the
         truth ``"expected_max"``; optionally ``"excess_mse_predicted"``), ``estimate`` (score units, squared
-        for variance and MSE), ``mcse`` (same units) and ``reps`` (replicates).
+        for variance and MSE), ``mcse`` (same units) and ``reps`` (replicates); optionally ``lower_joint`` and
+        ``upper_joint`` (same units: the simultaneous band, NaN where there is none).
     reference : str, keyword-only, default "v"
         The closed-form estimator the bootstrap's excess MSE is relative to.
     title : str, optional, keyword-only
@@ -625,6 +731,7 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     rows = [("mean", "expected value"), ("variance", "variance"), ("mse", "MSE")]
     if excess:
         rows.append(("excess", f"excess MSE over {reference.upper()} (%)"))
+    drawn: set[str] = set()  # which bands shade the curves: "joint", "pointwise"
     fig, axes = plt.subplots(
         len(rows),
         len(cells),
@@ -662,7 +769,11 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
                 ax.axhline(0, color="black", lw=0.8)
             else:
                 for est in singles:
-                    _band(ax, s[(s["estimator"] == est) & (s["measure"] == measure)], "n", _label(est), palette[est])
+                    curve = s[(s["estimator"] == est) & (s["measure"] == measure)]
+                    joint_band = _has_joint(curve)
+                    drawn.add("joint" if joint_band else "pointwise")
+                    low, high = ("lower_joint", "upper_joint") if joint_band else (None, None)
+                    _band(ax, curve, "n", _label(est), palette[est], low=low, high=high)
             if c == 0:
                 _labels(ax, ylabel=ylabel)
         reps = int(s["reps"].max())
@@ -671,10 +782,16 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
         )
         _labels(axes[-1, c], xlabel="n (budget: number of trials)")
         axes[-1, c].set_xlim(truth["n"].min(), truth["n"].max())
-    mc = _shade("95% Monte Carlo interval (±1.96 MCSE)")
-    _legend(axes[0, 0], extra=[mc], loc="lower right")
+    pointwise = _shade("95% Monte Carlo interval (±1.96 MCSE), pointwise")
+    shade = {
+        frozenset({"joint"}): _shade("shaded: 95% simultaneous (sup-t) Monte Carlo band over n"),
+        frozenset({"joint", "pointwise"}): _shade(
+            "shaded: 95% simultaneous (sup-t) Monte Carlo band over n; pointwise ±1.96 MCSE where none"
+        ),
+    }.get(frozenset(drawn), pointwise)
+    _legend(axes[0, 0], extra=[shade], loc="lower right")
     if excess:
-        _legend(axes[-1, 0], extra=[mc], loc="upper left", fontsize=7)
+        _legend(axes[-1, 0], extra=[pointwise], loc="upper left", fontsize=7)
     _suptitle(
         fig,
         title
@@ -682,6 +799,15 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
         "average, variance and mean squared error against n, beside the exact value (dashed)",
     )
     return fig
+
+
+def _has_joint(curve: pd.DataFrame) -> bool:
+    """Whether a curve's rows carry a simultaneous band (every row: a band with holes is not simultaneous)."""
+    return (
+        "lower_joint" in curve
+        and len(curve) > 0
+        and bool(np.isfinite(curve["lower_joint"]).all() and np.isfinite(curve["upper_joint"]).all())
+    )
 
 
 STUDY = register_study(

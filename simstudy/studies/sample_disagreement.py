@@ -25,7 +25,12 @@ the runs' empirical distribution, the usual stand-in for a fresh search of the m
 distributions of the other studies do); it also takes continuous distributions. With 145 and 152 runs the two
 differ by a few points of p.
 
-Summary (tidy): one row per (sample_size, estimator, measure): ``estimate``, ``mcse``, ``reps``. Cells are the
+Summary (tidy): one row per (sample_size, estimator, measure): ``estimate``, ``mcse``, ``reps``, and
+``lower_joint``/``upper_joint``, a 95% *simultaneous* Monte Carlo band over the sample sizes for each
+(estimator, measure) curve: every sample size is its own cell with its own random streams, so the points of a
+curve are independent and the sup-t critical value is Šidák's, ``Phi^-1((1 + 0.95^(1/K)) / 2)`` for K points
+with a positive MCSE (:func:`simstudy.stats.joint.sidak_critical`; 1.96 for one sample size); the band is
+``estimate ± c mcse``. Cells are the
 sample sizes; each chunk's draws come from seeds keyed by the cell and the chunk, so numbers do not depend on
 ``runner.n_jobs``. Hot path: one (reps, m) array of random keys per model and chunk (``argpartition`` picks the
 subset), one matrix product per estimator; no loop over replicates.
@@ -48,7 +53,7 @@ from simstudy.engine.memory import check_chunk_memory, check_memory
 from simstudy.engine.runner import Task, task_seed
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import ConfigError, option
-from simstudy.stats import estimators
+from simstudy.stats import estimators, joint
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies import base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
@@ -65,6 +70,8 @@ __all__ = [
 ]
 
 _SCHEME = "sample_disagreement/1"
+# Simultaneous coverage of the lower_joint/upper_joint bands over the sample sizes (recorded in run.json).
+_JOINT_LEVEL = 0.95
 
 
 def draw_sorted(dist, reps: int, n: int, *, replace: bool, rng: np.random.Generator) -> np.ndarray:
@@ -302,13 +309,28 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                 )
             )
     columns = ["cell", "distribution", "sample_size", "estimator", "measure", "estimate", "mcse", "reps"]
-    summary = pd.DataFrame(rows, columns=columns)
+    summary = _joint_columns(pd.DataFrame(rows, columns=columns))
     metadata = {
+        "joint": {"level": _JOINT_LEVEL, "method": "Šidák over the sample sizes (independent cells)"},
         "pair": {"a": spec_a.name, "b": spec_b.name},
         "replace": opts.replace,
         "distributions": {spec_a.name: describe(a), spec_b.name: describe(b)},
     }
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
+
+
+def _joint_columns(summary: pd.DataFrame) -> pd.DataFrame:
+    """``lower_joint``/``upper_joint``: each (estimator, measure) curve's simultaneous band over the sample sizes.
+
+    The cells are independent, so the sup-t value is Šidák's for the K points with a positive MCSE (a point
+    whose MCSE is 0, p = 0 or 1, is exact and keeps itself).
+    """
+    half = np.zeros(len(summary))
+    for _, rows in summary.groupby(["estimator", "measure"], sort=False):
+        mcse = rows["mcse"].to_numpy(dtype=float)
+        K = int(np.sum(np.isfinite(mcse) & (mcse > 0)))
+        half[summary.index.get_indexer(rows.index)] = joint.sidak_critical(max(K, 1), _JOINT_LEVEL) * mcse
+    return summary.assign(lower_joint=summary["estimate"] - half, upper_joint=summary["estimate"] + half)
 
 
 @schema.documented("study.")
@@ -440,8 +462,10 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
 
     One line per estimator, Lourie et al.'s Figure 1 in numbers. Left: p, the probability that one random sample's
     estimated mean tuning curves say the challenger ``b`` beats ``a`` at some budget k <= n; right: 2p(1 - p), the
-    probability that two independent samples disagree about it (its maximum 1/2 dotted). Error bars are +/- 1.96
-    MCSE; estimators at one sample size are drawn a little apart so that their bars do not overlap.
+    probability that two independent samples disagree about it (its maximum 1/2 dotted). Error bars are each
+    curve's 95% simultaneous Monte Carlo band over n (``lower_joint``/``upper_joint``: Šidák's, the sample sizes
+    being independent), or +/- 1.96 MCSE for a summary without them; the legend says which. Estimators at one
+    sample size are drawn a little apart so that their bars do not overlap.
 
     Parameters
     ----------
@@ -451,7 +475,8 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
         names: ``a`` the incumbent, ``b`` the challenger), ``sample_size`` (n, runs per model in a sample),
         ``estimator`` (``"u"``, ``"v"``, ...), ``measure`` (``"p_overtakes"`` or ``"p_disagree"``),
         ``estimate`` (a probability in [0, 1]; the unbiased ``p_disagree`` may slightly exceed 1/2), ``mcse``
-        (same units) and ``reps`` (random samples per n). Other columns (``cell``) are ignored.
+        (same units) and ``reps`` (random samples per n); optionally ``lower_joint``/``upper_joint`` (the
+        simultaneous band). Other columns (``cell``) are ignored.
     title : str, optional, keyword-only
         The figure's title (wrapped to its width). Default None: one naming the models and the samples per n.
 
@@ -503,14 +528,16 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
     )
     sizes = np.unique(summary["sample_size"].dropna().to_numpy(dtype=float))
     step = float(np.diff(sizes).min()) if sizes.size > 1 else 1.0  # estimators side by side, a little apart
+    has_joint = "lower_joint" in summary and bool(np.isfinite(summary["lower_joint"]).all()) and len(summary) > 0
     for ax, (measure, ylabel) in zip(axes, panels):
         rows = summary[summary["measure"] == measure]
         for i, est in enumerate(ests):
             r = rows[rows["estimator"] == est].sort_values("sample_size")
+            yerr = [r["estimate"] - r["lower_joint"], r["upper_joint"] - r["estimate"]] if has_joint else _Z * r["mcse"]
             ax.errorbar(
                 r["sample_size"] + 0.08 * step * (i - (len(ests) - 1) / 2),
                 r["estimate"],
-                yerr=_Z * r["mcse"],
+                yerr=yerr,
                 color=palette[est],
                 marker="o",
                 ms=4,
@@ -525,7 +552,8 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
         if sizes.size == 1:
             ax.set_xticks(sizes)
             ax.set_xlim(sizes[0] - 0.5, sizes[0] + 0.5)
-    _legend(axes[0], extra=[Line2D([], [], color="0.3", marker="|", ls="none", label="± 1.96 MCSE")])
+    bars = "95% simultaneous Monte Carlo band over n (Šidák)" if has_joint else "± 1.96 MCSE, pointwise"
+    _legend(axes[0], extra=[Line2D([], [], color="0.3", marker="|", ls="none", label=bars)])
     reps = int(summary["reps"].max()) if len(summary) else 0
     _suptitle(fig, title or f"{a} vs {b}: {reps:,} random samples per n")
     return fig

@@ -51,6 +51,9 @@ EXTRA_QUICK = {
         "study.n_boot=5",
     ],
 }
+#: Columns a summary may have beyond the recorded ones (after them, in any order), added since the recording
+#: (issue 28): the recorded columns must still come first, in order, bit for bit; no other column may appear.
+ADDED_COLUMNS = ("lower_joint", "upper_joint", "target", "reached_precision")
 #: Cells kept as ``float.hex`` per column (the hash covers every cell; these name the first differing one): of
 #: a preset's summary, and of each summary the quick catalogue writes (34 of them: fewer rows keep the file small).
 ROWS, CATALOGUE_ROWS = 50, 10
@@ -90,11 +93,15 @@ def fingerprint(frame, rows: int = ROWS) -> dict:
 
 
 def first_difference(expected: dict, actual: dict) -> str | None:
-    """Where two fingerprints first differ (shape, column set, then the first cell), or None when equal."""
+    """Where two fingerprints first differ (shape, column set, then the first cell), or None when equal.
+
+    ``actual`` may have columns of :data:`ADDED_COLUMNS` after the recorded ones (not compared)."""
     if expected["rows"] != actual["rows"]:
         return f"{actual['rows']} rows, recorded {expected['rows']}"
-    if list(expected["columns"]) != list(actual["columns"]):
-        return f"columns {list(actual['columns'])}, recorded {list(expected['columns'])}"
+    recorded, got = list(expected["columns"]), list(actual["columns"])
+    added = got[len(recorded) :]
+    if got[: len(recorded)] != recorded or not set(added) <= set(ADDED_COLUMNS):
+        return f"columns {got}, recorded {recorded} (beyond them only {', '.join(ADDED_COLUMNS)} may follow)"
     for name, want in expected["columns"].items():
         got = actual["columns"][name]
         if got["sha256"] == want["sha256"]:

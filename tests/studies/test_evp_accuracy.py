@@ -75,7 +75,7 @@ def test_truth_is_exact_expected_max(fig1):
 
 def test_summary_is_tidy(fig1):
     assert list(fig1.columns) == ["study", "cell", "distribution", "B", "estimator", "n", "measure", "estimate",
-                                  "mcse", "reps"]
+                                  "mcse", "reps", "lower_joint", "upper_joint"]
     assert not fig1.duplicated(["cell", "estimator", "n", "measure"]).any()
     assert set(fig1[fig1.reps > 0].reps) == {10_000}
 

@@ -125,7 +125,7 @@ def test_bit_identical_for_any_n_jobs(tmp_path):
                                               chunk_reps=200, n_jobs=2), tmp_path / "two").summary
     pd.testing.assert_frame_equal(one, two)
     assert list(one.columns) == ["study", "cell", "distribution", "sample_size", "estimator", "measure", "estimate",
-                                 "mcse", "reps"]
+                                 "mcse", "reps", "lower_joint", "upper_joint"]
 
 
 def test_overtakes_is_any_budget():
