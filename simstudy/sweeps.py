@@ -248,6 +248,9 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
         for suffix in ("png", "pdf"):
             io.save_figure(fig, sweep_dir / f"figure.{suffix}", dpi=150)
         plt.close(fig)
+    from simstudy.report_html import _build_or_warn
+
+    _build_or_warn(sweep_dir, frame=frame, swept=swept, kind=stacked.kind)
     log.info(
         "sweep: %d job(s) stacked into %s (%d rows; swept: %s)",
         len(jobs) - len(stacked.unfinished),
