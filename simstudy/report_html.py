@@ -282,9 +282,11 @@ def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str
         tooltip.append({"field": "joint", "title": "joint band"})
     y = {"field": "estimate", "type": "quantitative", "title": ylabel, "scale": {"zero": False}}
     layers: list[dict] = [
-        {"mark": {"type": "rule", "opacity": 0.6}, "encoding": {"x": xenc, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, **color}},
-        {"mark": {"type": "line", "point": True}, "encoding": {"x": xenc, "y": y, **color, "tooltip": tooltip}},
+        {"mark": {"type": "line", "point": True}, "encoding": {"x": xenc, "y": y, **color, "tooltip": tooltip}}
     ]
+    if any("lo" in v for v in values):  # exact values (MCSE 0) have no bars
+        bars = {"x": xenc, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, **color}
+        layers.insert(0, {"mark": {"type": "rule", "opacity": 0.6}, "encoding": bars})
     if "coverage" in f"{title} {ylabel}".lower() and any("nominal" in v for v in values):
         if x == "nominal":  # coverage against the nominal level: the diagonal is the goal
             layers.append({"mark": {"type": "line", "strokeDash": [4, 4], "color": "gray"}, "encoding": {"x": xenc, "y": {**y, "field": "nominal"}}})
