@@ -151,7 +151,9 @@ def bundle() -> str | None:
         try:
             import vl_convert
         except ImportError:
-            log.warning("report.html without charts: vl-convert-python is not installed (pip install vl-convert-python)")
+            log.warning(
+                "report.html without charts: vl-convert-python is not installed (pip install vl-convert-python)"
+            )
             return None
         script = vl_convert.javascript_bundle().replace("</script", "<\\/script")
         digest = hashlib.sha256(script.encode()).hexdigest()
@@ -250,7 +252,11 @@ def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str
     with ``estimate ± MCSE``, one panel per facet value combination, the nominal level on coverage charts."""
     has_mcse = "mcse" in rows
     joint = "lower_joint" in rows and "upper_joint" in rows
-    columns = {c: rows[c].tolist() for c in {x, hue, "estimate", "mcse", "nominal", *facets, *(("lower_joint", "upper_joint") if joint else ())} if c in rows}
+    columns = {
+        c: rows[c].tolist()
+        for c in {x, hue, "estimate", "mcse", "nominal", *facets, *(("lower_joint", "upper_joint") if joint else ())}
+        if c in rows
+    }
     values = []
     for i, est in enumerate(columns["estimate"]):
         est = _plain(est)
@@ -289,22 +295,34 @@ def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str
         layers.insert(0, {"mark": {"type": "rule", "opacity": 0.6}, "encoding": bars})
     if "coverage" in f"{title} {ylabel}".lower() and any("nominal" in v for v in values):
         if x == "nominal":  # coverage against the nominal level: the diagonal is the goal
-            layers.append({"mark": {"type": "line", "strokeDash": [4, 4], "color": "gray"}, "encoding": {"x": xenc, "y": {**y, "field": "nominal"}}})
+            layers.append(
+                {
+                    "mark": {"type": "line", "strokeDash": [4, 4], "color": "gray"},
+                    "encoding": {"x": xenc, "y": {**y, "field": "nominal"}},
+                }
+            )
         else:
-            layers.append({"mark": {"type": "rule", "strokeDash": [4, 4], "color": "gray"}, "encoding": {"y": {**y, "field": "nominal"}}})
+            layers.append(
+                {
+                    "mark": {"type": "rule", "strokeDash": [4, 4], "color": "gray"},
+                    "encoding": {"y": {**y, "field": "nominal"}},
+                }
+            )
     size = {"width": 300, "height": 200}
     spec: dict[str, Any] = {"title": title, "data": {"values": values}}
     if facets:
-        spec.update(facet={"field": "panel", "type": "nominal", "title": ", ".join(facets)}, columns=3, spec={**size, "layer": layers})
+        spec.update(
+            facet={"field": "panel", "type": "nominal", "title": ", ".join(facets)},
+            columns=3,
+            spec={**size, "layer": layers},
+        )
     else:
         spec.update(size, layer=layers)
     return spec
 
 
-def _charts(frame, kind: str, swept: list[str]) -> list[dict]:
+def _charts(frame, kind: str, swept: list[str], headline) -> list[dict]:
     """The headline chart of the summary (or stacked frame), then one per other measure of it."""
-    from simstudy.sweeps import headline
-
     rows, spec = headline(frame, kind)
     if not len(rows) or spec.x not in rows:
         return []
@@ -404,10 +422,24 @@ def _provenance(run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...],
             pairs.append(("platform", html.escape(str(env["platform"]))))
     if identity:
         inputs = identity.get("inputs") or {}
-        pairs.append(("inputs (content hashes)", _code(json.dumps(inputs, indent=1, sort_keys=True)) if inputs else "none (no data files)"))
+        pairs.append(
+            (
+                "inputs (content hashes)",
+                _code(json.dumps(inputs, indent=1, sort_keys=True)) if inputs else "none (no data files)",
+            )
+        )
         for key in ("kernels", "plugins", "settings"):
             if identity.get(key):
-                pairs.append((key, html.escape(", ".join(f"{k} {v}" for k, v in identity[key].items()) if isinstance(identity[key], dict) else str(identity[key]))))
+                pairs.append(
+                    (
+                        key,
+                        html.escape(
+                            ", ".join(f"{k} {v}" for k, v in identity[key].items())
+                            if isinstance(identity[key], dict)
+                            else str(identity[key])
+                        ),
+                    )
+                )
     if runner:
         pairs.append(
             (
@@ -421,17 +453,23 @@ def _provenance(run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...],
     if "fingerprint" in run:
         verified = f"{chunks} stored chunk(s): checksum and identity verified now"
         if damaged:
-            verified = f"<strong>check failed for {len(damaged)} chunk(s)</strong> ({chunks} passed): " + "; ".join(html.escape(d) for d in damaged[:20])
+            verified = f"<strong>check failed for {len(damaged)} chunk(s)</strong> ({chunks} passed): " + "; ".join(
+                html.escape(d) for d in damaged[:20]
+            )
         pairs.append(("checksums", verified if damaged else html.escape(verified)))
     if "total_seconds" in timings:
-        pairs.append(("wall time", html.escape(f"{timings['total_seconds']:.2f} s (the study: truth, chunks and summary)")))
+        pairs.append(
+            ("wall time", html.escape(f"{timings['total_seconds']:.2f} s (the study: truth, chunks and summary)"))
+        )
     failures = runner.get("failures") or []
     if failures:
         lines = []
         for f in failures:
             where = f"{f.get('cell')}/{f.get('chunk')}"
             error = str(f.get("error", "")).splitlines()[0] if f.get("error") else ""
-            lines.append(f"<li>chunk {html.escape(where)}: {html.escape(error)}<br><code>simstudy replay run_dir={html.escape(str(run_dir))} chunk={html.escape(where)}</code></li>")
+            lines.append(
+                f"<li>chunk {html.escape(where)}: {html.escape(error)}<br><code>simstudy replay run_dir={html.escape(str(run_dir))} chunk={html.escape(where)}</code></li>"
+            )
         pairs.append(("failed chunks", f"<ul>{''.join(lines)}</ul>"))
     elif runner:
         pairs.append(("failed chunks", "none"))
@@ -507,7 +545,10 @@ specs.forEach(function(spec, i){
 
 
 def _html(title: str, sections: list[tuple[str, str]], charts: list[dict], script: str | None) -> str:
-    nav = " · ".join(f'<a href="#{sid}">{html.escape(name)}</a>' for sid, name in [(s[0].split("|")[0], s[0].split("|")[1]) for s in sections])
+    nav = " · ".join(
+        f'<a href="#{sid}">{html.escape(name)}</a>'
+        for sid, name in [(s[0].split("|")[0], s[0].split("|")[1]) for s in sections]
+    )
     body = "".join(f'<h2 id="{s[0].split("|")[0]}">{html.escape(s[0].split("|")[1])}</h2>{s[1]}' for s in sections)
     specs = json.dumps(charts, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     scripts = f'<script id="specs" type="application/json">{specs}</script>'
@@ -524,7 +565,9 @@ def _html(title: str, sections: list[tuple[str, str]], charts: list[dict], scrip
 def _build_iv(run_dir) -> Path:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        raise NotAReport(f"run_dir={run_dir}: no such directory (give a run directory, e.g. outputs/dodge2021_fig1/...)")
+        raise NotAReport(
+            f"run_dir={run_dir}: no such directory (give a run directory, e.g. outputs/dodge2021_fig1/...)"
+        )
     if not (run_dir / "summary.parquet").is_file() and not any((run_dir / p).is_file() for p in _PAGES):
         raise NotAReport(
             f"run_dir={run_dir}: no summary.parquet there (nor {', '.join(_PAGES)}): give a finished run's directory "
@@ -542,7 +585,7 @@ def _build_iv(run_dir) -> Path:
     return run_dir
 
 
-def build(run_dir, *, frame=None, swept=(), kind: str | None = None) -> Report:
+def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = None) -> Report:
     """Write ``report.html`` into a run (or sweep) directory, from what the directory holds.
 
     Parameters
@@ -550,6 +593,11 @@ def build(run_dir, *, frame=None, swept=(), kind: str | None = None) -> Report:
     run_dir : str or path-like
         A finished run's directory (``summary.parquet``, ``run.json``, ``config.yaml``, chunks), a sweep's
         or design's (its stacked ``summary.parquet``), or a command's with its page (``AUDIT.md``, ...).
+    headline : callable, optional
+        Keyword-only. ``headline(frame, kind) -> (rows, Headline)``: the rows the first chart draws and how
+        (:func:`simstudy.sweeps.headline`, which every caller passes; given here, not imported, as the sweeps
+        module writes its page through this one); each other measure of it gets a chart too. Default None:
+        no charts.
     frame : pandas.DataFrame, optional
         Keyword-only. The summary, when the caller has it in memory (else ``summary.parquet`` is read).
     swept : sequence of str, optional
@@ -571,13 +619,16 @@ def build(run_dir, *, frame=None, swept=(), kind: str | None = None) -> Report:
     Examples
     --------
     >>> import tempfile, pandas as pd
+    >>> from simstudy.sweeps import headline
     >>> with tempfile.TemporaryDirectory() as d:
     ...     pd.DataFrame({"n": [1, 2], "measure": "mse", "estimate": [0.1, 0.05], "mcse": [0.011, 0.004],
     ...                   "estimator": "u"}).to_parquet(Path(d) / "summary.parquet")
-    ...     done = build(d)
+    ...     done = build(d, headline=headline)
     ...     page = done.path.read_text(encoding="utf-8")
     >>> done.rows, "0.100" in page, "0.050" in page, "<script src" in page
     (2, True, True, False)
+    >>> done.charts == (0 if bundle() is None else 1)
+    True
     """
     start = time.perf_counter()
     run_dir = _build_iv(run_dir)
@@ -600,17 +651,29 @@ def build(run_dir, *, frame=None, swept=(), kind: str | None = None) -> Report:
     script = None
     if frame is not None:
         shown = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
-        charts = _charts(shown, kind, swept) if len(shown) and "estimate" in shown else []
+        drawn = headline is not None and len(shown) and "estimate" in shown
+        charts = _charts(shown, kind, swept, headline) if drawn else []
         script = bundle() if charts else None
         if charts:
-            note = "" if script is not None else '<p class="note">No interactive charts: vl-convert-python is not installed.</p>'
+            note = (
+                ""
+                if script is not None
+                else '<p class="note">No interactive charts: vl-convert-python is not installed.</p>'
+            )
             divs = "".join(f'<div class="chart" id="chart{i}"></div>' for i in range(len(charts)))
-            sections.append(("charts|Charts", note + "<p>Hover a point for its estimate ± MCSE; bars: ±2 MCSE.</p>" + divs))
+            sections.append(
+                ("charts|Charts", note + "<p>Hover a point for its estimate ± MCSE; bars: ±2 MCSE.</p>" + divs)
+            )
         table, rows = _table(frame)
         sections.append(("summary|Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
     for name in _PAGES:
         if (run_dir / name).is_file():
-            sections.append((f"page-{name.split('.')[0].lower()}|{name}", f'<div class="page">{_page(run_dir / name, run_dir)}</div>'))
+            sections.append(
+                (
+                    f"page-{name.split('.')[0].lower()}|{name}",
+                    f'<div class="page">{_page(run_dir / name, run_dir)}</div>',
+                )
+            )
     if swept and frame is not None and "job" in frame:
         jobs = [j for j in dict.fromkeys(frame["job"].astype(str)) if (run_dir / j / REPORT).is_file()]
         if jobs:
@@ -625,7 +688,9 @@ def build(run_dir, *, frame=None, swept=(), kind: str | None = None) -> Report:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     size = os.path.getsize(path)
-    return Report(path, len(charts) if script is not None else 0, rows, chunks, damaged, size, time.perf_counter() - start)
+    return Report(
+        path, len(charts) if script is not None else 0, rows, chunks, damaged, size, time.perf_counter() - start
+    )
 
 
 def _build_or_warn(run_dir, **kwargs) -> Report | None:
@@ -634,7 +699,9 @@ def _build_or_warn(run_dir, **kwargs) -> Report | None:
     try:
         return build(run_dir, **kwargs)
     except Exception as exc:  # the page is only a view of results already written
-        log.warning("report.html not written (%s: %s); retry: simstudy report run_dir=%s", type(exc).__name__, exc, run_dir)
+        log.warning(
+            "report.html not written (%s: %s); retry: simstudy report run_dir=%s", type(exc).__name__, exc, run_dir
+        )
         return None
 
 

@@ -250,7 +250,7 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
         plt.close(fig)
     from simstudy.report_html import _build_or_warn
 
-    _build_or_warn(sweep_dir, frame=frame, swept=swept, kind=stacked.kind)
+    _build_or_warn(sweep_dir, headline=headline, frame=frame, swept=swept, kind=stacked.kind)
     log.info(
         "sweep: %d job(s) stacked into %s (%d rows; swept: %s)",
         len(jobs) - len(stacked.unfinished),

@@ -96,7 +96,7 @@ def test_table_rounds_estimates_to_their_mcse(tmp_path):
         }
     )
     frame.to_parquet(tmp_path / "summary.parquet")
-    report_html.build(tmp_path)
+    report.run(tmp_path)
     page = _page(tmp_path)
     assert _column(page, "estimate") == ["0.998", "0.9981", "12", "0.8898"]
     assert _column(page, "mcse") == ["0.002", "0.0014", "3", "0"]
@@ -139,7 +139,7 @@ def test_damaged_chunk_is_named(fig1, tmp_path):
     shutil.copytree(run_dir, copy)
     chunk = sorted(copy.glob("chunks/*/cell-*/chunk-*.npz"))[0]
     chunk.write_bytes(chunk.read_bytes()[:-10])
-    done = report_html.build(copy)
+    done = report.run(copy)
     assert done.chunks == 1 and len(done.damaged) == 1 and chunk.name in done.damaged[0]
     assert "check failed for 1 chunk(s)" in _page(copy)
 
@@ -151,7 +151,7 @@ def test_failed_chunks_listed_with_their_replay_line(fig1, tmp_path):
     run = json.loads((copy / "run.json").read_text())
     run["runner"]["failures"] = [{"cell": "abc123", "chunk": 1, "seed_key": [0, 1], "error": "ValueError: boom\nmore"}]
     (copy / "run.json").write_text(json.dumps(run))
-    report_html.build(copy)
+    report.run(copy)
     assert f"simstudy replay run_dir={copy} chunk=abc123/1" in _page(copy)
     assert "ValueError: boom" in _page(copy)
 
@@ -168,7 +168,7 @@ def test_coverage_chart_has_the_nominal_line(tmp_path):
         }
     )
     frame.to_parquet(tmp_path / "summary.parquet")
-    report_html.build(tmp_path)
+    report.run(tmp_path)
     layers = _specs(_page(tmp_path))[0]["layer"]
     assert layers[-1]["mark"]["type"] == "rule" and layers[-1]["encoding"]["y"]["field"] == "nominal"
     assert all(v["nominal"] == 0.95 for v in _specs(_page(tmp_path))[0]["data"]["values"])
@@ -188,7 +188,7 @@ def test_sweep_facets_per_swept_value(tmp_path):
         }
     )
     frame.to_parquet(tmp_path / "summary.parquet")
-    report_html.build(tmp_path)  # the swept keys read from the stacked frame's columns
+    report.run(tmp_path)  # the swept keys read from the stacked frame's columns
     spec = _specs(_page(tmp_path))[0]
     assert spec["facet"]["field"] == "panel"
     assert {v["panel"] for v in spec["data"]["values"]} == {"sd=0.05", "sd=0.1"}
@@ -199,7 +199,7 @@ def test_joint_band_shown_where_the_summary_has_one(tmp_path):
         {"n": [1, 2], "estimator": "u", "measure": "mean", "estimate": [0.5, 0.6], "mcse": [0.01, 0.01]}
     ).assign(lower_joint=[0.4123, 0.5123], upper_joint=[0.6123, 0.7123])
     frame.to_parquet(tmp_path / "summary.parquet")
-    report_html.build(tmp_path)
+    report.run(tmp_path)
     page = _page(tmp_path)
     assert _column(page, "lower_joint") == ["0.412", "0.512"]  # to the MCSE's digits (0.010: a leading 1 keeps two)
     assert _specs(page)[0]["data"]["values"][0]["joint"] == "[0.412, 0.612]"
@@ -210,7 +210,7 @@ def test_command_page_as_html_with_its_figure_embedded(tmp_path):
     (tmp_path / "AUDIT.md").write_text(
         "# Audit\n\n| a | b |\n| --- | --- |\n| 1 | 2 |\n\n![coverage](coverage.png)\n\n<script>alert(1)</script>\n"
     )
-    done = report_html.build(tmp_path)
+    done = report.run(tmp_path)
     page = _page(tmp_path)
     assert done.rows == 0 and "<h1>Audit</h1>" in page and "<td>2</td>" in page
     assert 'src="data:image/png;base64,' in page and 'src="coverage.png"' not in page

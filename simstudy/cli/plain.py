@@ -140,9 +140,15 @@ def _report(argv: list[str]) -> None:
         done = report.run(opts["run_dir"])
     except ConfigError as exc:
         _fail(str(exc), None)
-    print(f"wrote {done.path} ({done.size / 1e6:.1f} MB, {done.charts} charts, {done.rows} rows, {done.chunks} chunks verified)")
+    print(
+        f"wrote {done.path} ({done.size / 1e6:.1f} MB, {done.charts} charts, {done.rows} rows, {done.chunks} chunks verified)"
+    )
     if done.damaged:
-        _fail(f"{len(done.damaged)} stored chunk(s) failed their check (the page lists them); first: {done.damaged[0]}", None, EXIT_FAILED)
+        _fail(
+            f"{len(done.damaged)} stored chunk(s) failed their check (the page lists them); first: {done.damaged[0]}",
+            None,
+            EXIT_FAILED,
+        )
 
 
 def _reproduce(argv: list[str]) -> None:

@@ -55,12 +55,14 @@ def run(run_dir: str | Path) -> Report:
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     run(d)
+    ...     run(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     simstudy.schema.ConfigError: run_dir=...: no summary.parquet there (nor FIELD.md, AUDIT.md, EXTRAPOLATE.md, REPRODUCTION.md): give a finished run's directory (or a sweep's, after simstudy collect sweep_dir=...)
     """
+    from simstudy.sweeps import headline  # pandas: not for --help
+
     try:
-        return build(run_dir)
+        return build(run_dir, headline=headline)
     except NotAReport as exc:
         raise ConfigError(str(exc)) from None

@@ -38,6 +38,7 @@ def _run_and_report(config, out_dir: Path):
     from simstudy.registry import figure_function, study
     from simstudy.report_html import _build_or_warn
     from simstudy.studies.base import ShardDone
+    from simstudy.sweeps import headline
 
     spec = study(config.study.kind)
     try:
@@ -78,7 +79,9 @@ def _run_and_report(config, out_dir: Path):
                 io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
         if spec.headline is not None:
             log.info("%s", spec.headline(shown))
-    _build_or_warn(out_dir, frame=result.summary, kind=spec.kind)  # report.html: json and templates, ~30 ms
+    _build_or_warn(
+        out_dir, headline=headline, frame=result.summary, kind=spec.kind
+    )  # report.html: json and templates, ~30 ms
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
     _check_failures(result.report, config, out_dir)
     return result
