@@ -242,7 +242,7 @@ def test_command_line(fig1, tmp_path):
 def test_bundle_cached_checked_and_rebuilt(tmp_path, monkeypatch):
     made = []
     fake = types.ModuleType("vl_convert")
-    fake.javascript_bundle = lambda: made.append(1) or "window.vegaEmbed = 1; // </script> inside"
+    fake.javascript_bundle = lambda snippet=None: made.append(1) or "window.vegaEmbed = 1; // </script> inside"
     monkeypatch.setitem(sys.modules, "vl_convert", fake)
     monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(report_html, "_BUNDLE", {})
