@@ -681,8 +681,15 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     if swept and frame is not None and "job" in frame:
         jobs = [j for j in dict.fromkeys(frame["job"].astype(str)) if (run_dir / j / REPORT).is_file()]
         if jobs:
-            links = "".join(f'<li><a href="{html.escape(j)}/{REPORT}">{html.escape(j)}</a></li>' for j in jobs)
+            from urllib.parse import quote
+
+            links = "".join(f'<li><a href="{quote(j)}/{REPORT}">{html.escape(j)}</a></li>' for j in jobs)
             sections.append(("jobs|Jobs", f"<p>Each job's own page (its provenance and chunks):</p><ul>{links}</ul>"))
+        if "environment" not in run:  # a sweep has no run.json: the versions its first job ran with
+            first = next((j for j in dict.fromkeys(frame["job"].astype(str))), None)
+            env = _read_json(run_dir / first / "run.json").get("environment") if first is not None else None
+            if env:
+                run = {**run, "environment": env}
     sections.append(("provenance|Provenance", _provenance(run_dir, run, chunks, damaged, swept)))
     named = run.get("study") or (
         frame["study"].iloc[0] if frame is not None and "study" in frame and len(frame) else ""
