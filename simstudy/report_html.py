@@ -36,6 +36,7 @@ A page never imports code named in the run directory: it reads ``summary.parquet
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import html
 import json
@@ -231,22 +232,28 @@ def _plain(value: Any) -> Any:
 
 def _shown(estimate: float, mcse: float | None, *, alone: bool = False) -> str:
     """``estimate ± mcse`` rounded to the digits the MCSE supports (``alone``: without the ``± mcse``)."""
+    return _formatted(float(estimate), float(mcse) if mcse is not None else float("nan"), not alone)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _formatted(estimate: float, mcse: float, show_mcse: bool) -> str:
+    """:func:`~simstudy.stats.metrics.format_estimate`, once per value: a chart's points are table rows too."""
     from simstudy.stats.metrics import format_estimate
 
-    return format_estimate(float(estimate), float(mcse) if mcse is not None else float("nan"), show_mcse=not alone)
+    return format_estimate(estimate, mcse, show_mcse=show_mcse)
 
 
-def _facets(rows, x: str, hue: str, swept: list[str]) -> list[str]:
-    """The keys one panel per value combination is drawn for: the swept factors, then any other key that
-    varies among the rows (a handful of values at most; results and cell keys are never facets)."""
+def _facets(rows, x: str, hue: str, swept: list[str], candidates: list[str]) -> list[str]:
+    """The keys one panel per value combination is drawn for: the swept factors, then any other key of
+    ``candidates`` (keys of the whole frame with a handful of values) that varies among the rows."""
     skip = {x, hue, "study", "cell", "job", "measure", *_RESULTS}
     keys = [k for k in swept if k in rows and k not in skip]
-    for column in rows.columns:
-        if column in skip or column in keys or rows[column].dtype.kind == "f":
-            continue
-        if 1 < rows[column].nunique() <= 12:
-            keys.append(column)
-    return keys
+    return keys + [c for c in candidates if c not in skip and c not in keys and rows[c].nunique() > 1]
+
+
+def _facet_candidates(frame) -> list[str]:
+    """Keys that could be facets: not floats (results), 2 to 12 distinct values in the whole frame."""
+    return [c for c in frame.columns if frame[c].dtype.kind != "f" and 1 < frame[c].nunique() <= 12]
 
 
 def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str) -> dict:
@@ -337,12 +344,13 @@ def _charts(frame, kind: str, swept: list[str], headline) -> list[dict]:
                 rest = rest[rest[column] == value]
         if spec.hue == "estimator" and "estimator" in rest:  # as headline: truth and paired differences left out
             rest = rest[(rest["estimator"] != "truth") & ~rest["estimator"].astype(str).str.contains("-", regex=False)]
-        for measure in dict.fromkeys(rest["measure"]):
+        for measure, group in rest.groupby("measure", sort=False):  # one pass, not a mask per measure
             if measure != "failed_chunks" and len(charts) < _MAX_CHARTS:
-                charts.append((rest[rest["measure"] == measure], str(measure)))
+                charts.append((group, str(measure)))
+    candidates = _facet_candidates(frame)
     out = []
     for rows, label in charts:
-        facets = _facets(rows, spec.x, spec.hue, swept)
+        facets = _facets(rows, spec.x, spec.hue, swept, candidates)
         out.append(_chart(rows, x=spec.x, hue=spec.hue, ylabel=label, facets=facets, title=label))
     return out
 
@@ -361,7 +369,7 @@ def _table(frame) -> tuple[str, int]:
     if has_mcse:
         estimate = [float(v) for v in shown["estimate"].tolist()]
         mcse = [float(v) if v is not None and math.isfinite(v) else 0.0 for v in shown["mcse"].tolist()]
-        pairs = [format_estimate(e, s).partition(" ± ") for e, s in zip(estimate, mcse)]
+        pairs = [_shown(e, s).partition(" ± ") for e, s in zip(estimate, mcse)]
     columns = []
     for column in shown.columns:
         values = shown[column].tolist()
