@@ -667,17 +667,16 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         charts = _charts(shown, kind, swept, headline) if drawn else []
         script = bundle() if charts else None
         if charts:
-            note = (
-                ""
-                if script is not None
-                else '<p class="note">No interactive charts: vl-convert-python is not installed.</p>'
-            )
-            divs = "".join(f'<div class="chart" id="chart{i}"></div>' for i in range(len(charts)))
-            sections.append(
-                ("charts|Charts", note + "<p>Hover a point for its estimate ± MCSE; bars: ±2 MCSE.</p>" + divs)
-            )
+            sections.append(("charts|Charts", _chart_divs(charts, script, "its estimate ± MCSE; bars: ±2 MCSE")))
         table, rows = _table(frame)
         sections.append(("summary|Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
+    extrapolated = run_dir / "extrapolation.csv"
+    if frame is None and (run_dir / "EXTRAPOLATE.md").is_file() and extrapolated.is_file():
+        chart = _extrapolation_chart(extrapolated)
+        if chart is not None:
+            charts.append(chart)
+            script = bundle()
+            sections.append(("charts|Charts", _chart_divs(charts, script, "the estimate and its band")))
     for name in _PAGES:
         if (run_dir / name).is_file():
             sections.append(
@@ -713,6 +712,60 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     return Report(
         path, len(charts) if script is not None else 0, rows, chunks, damaged, size, time.perf_counter() - start
     )
+
+
+def _chart_divs(charts: list[dict], script: str | None, hover: str) -> str:
+    note = (
+        "" if script is not None else '<p class="note">No interactive charts: vl-convert-python is not installed.</p>'
+    )
+    divs = "".join(f'<div class="chart" id="chart{i}"></div>' for i in range(len(charts)))
+    return f"{note}<p>Hover a point for {hover}.</p>{divs}"
+
+
+def _extrapolation_chart(path: Path) -> dict | None:
+    """``simstudy extrapolate``'s curves (extrapolation.csv): each curve's estimate against k (log scale) with
+    its band, one panel per model; the tooltip gives the estimate and the band's ends."""
+    import pandas as pd
+
+    try:
+        table = pd.read_csv(path)
+    except (OSError, ValueError):
+        return None
+    need = ("model", "k", "curve", "estimate", "lower", "upper")
+    if not set(need) <= set(table.columns) or not len(table):
+        return None
+    values = []
+    # one line per (curve, fit): the law fitted to the sample and, where the data had more, to all of them
+    fits = table["runs"].astype(str) + " runs" if "runs" in table else pd.Series("", index=table.index)
+    for model, k, curve, est, lo, hi, fit in zip(*(table[c].tolist() for c in need), fits.tolist()):
+        if _plain(est) is None or _plain(k) is None or k <= 0:
+            continue
+        hue = f"{curve}, {fit}" if fit else str(curve)
+        point = {"panel": str(model), "x": k, "hue": hue, "estimate": est, "shown": f"{est:.4g}"}
+        if _plain(lo) is not None and _plain(hi) is not None:
+            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
+        values.append(point)
+    x = {"field": "x", "type": "quantitative", "title": "k (search iterations)", "scale": {"type": "log"}}
+    y = {"field": "estimate", "type": "quantitative", "title": "best score of k runs", "scale": {"zero": False}}
+    color = {"field": "hue", "type": "nominal", "title": "curve"}
+    tooltip = [
+        {"field": "shown", "title": "estimate [band]"},
+        {"field": "x", "title": "k"},
+        {"field": "hue", "title": "curve"},
+    ]
+    band = {"x": x, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, "color": color}
+    layers = [
+        {"mark": {"type": "area", "opacity": 0.25}, "encoding": band},
+        {"mark": {"type": "line"}, "encoding": {"x": x, "y": y, "color": color}},
+        {"mark": {"type": "point", "opacity": 0, "size": 30}, "encoding": {"x": x, "y": y, "tooltip": tooltip}},
+    ]
+    return {
+        "title": "extrapolated tuning curves",
+        "data": {"values": values},
+        "facet": {"field": "panel", "type": "nominal", "title": "model"},
+        "columns": 2,
+        "spec": {"width": 420, "height": 260, "layer": layers},
+    }
 
 
 def _build_or_warn(run_dir, **kwargs) -> Report | None:

@@ -217,6 +217,26 @@ def test_command_page_as_html_with_its_figure_embedded(tmp_path):
     assert "<script>alert(1)</script>" not in page  # raw HTML in a page is shown, never run
 
 
+def test_extrapolate_page_gets_its_curves_as_a_chart(tmp_path):
+    (tmp_path / "EXTRAPOLATE.md").write_text("# Extrapolated tuning curves\n")
+    pd.DataFrame(
+        {
+            "model": "m",
+            "runs": 48,
+            "k": [1.0, 48.0, 480.0],
+            "curve": "median",
+            "estimate": [0.8, 0.9, 0.95],
+            "lower": [0.7, 0.85, float("nan")],
+            "upper": [0.85, 0.92, float("nan")],
+        }
+    ).to_csv(tmp_path / "extrapolation.csv", index=False)
+    done = report.run(tmp_path)
+    (spec,) = _specs(_page(tmp_path))
+    assert done.charts == 1 and spec["spec"]["layer"][0]["encoding"]["x"]["scale"] == {"type": "log"}
+    assert [v["shown"] for v in spec["data"]["values"]] == ["0.8 [0.7, 0.85]", "0.9 [0.85, 0.92]", "0.95"]
+    assert {v["hue"] for v in spec["data"]["values"]} == {"median, 48 runs"}
+
+
 def test_refuses_a_directory_with_nothing_to_report(tmp_path):
     with pytest.raises(ConfigError, match=r"run_dir=.*: no summary.parquet there"):
         report.run(tmp_path)
