@@ -17,7 +17,8 @@ provenance          the resolved config, simstudy's and its dependencies' versio
                     stored chunks' checksums were verified now, wall time, failed chunks with the
                     ``simstudy replay`` line that reruns each
 pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md`` and ``FIELD.md`` where the directory
-                    has them, as HTML (markdown-it-py), their figures embedded as ``data:`` URIs
+                    has them, as HTML (markdown-it-py; raw HTML in them escaped), their figures embedded as
+                    ``data:`` URIs; ``extrapolation.csv`` beside ``EXTRAPOLATE.md`` as an interactive chart
 ==================  ==========================================================================================
 
 Why Vega-Lite: the charts are Vega-Lite specs written as plain dicts (JSON; no Altair, whose import alone
@@ -26,8 +27,12 @@ costs hundreds of milliseconds), drawn in the browser by vega + vega-lite + vega
 4.8 MB, too close to the 5 MB limit for Figure 1's page with its table. The bundle takes about a second to
 make, so it is made once and cached on disk (:func:`bundle`, under ``$SIMSTUDY_CACHE_DIR``), written atomically
 with its SHA-256 and checked on every read (a damaged copy is rebuilt); the page inlines it, so nothing is
-loaded from the network. Building a page is json and string templates only: no pandas work beyond reading the
-summary (which a run already has in memory), so Figure 1's page costs a few tens of milliseconds.
+loaded from the network. Building a page is json and string templates on the summary the run already has in
+memory (no Altair, no Jinja), so Figure 1's page (1.3 MB at the preset's 10,000 replicates: 7 charts, 930 rows)
+costs about 30-40 ms of its run, the 4 chunks' checksums included.
+
+References: Satyanarayan, A., Moritz, D., Wongsuphasawat, K., & Heer, J. (2017). Vega-Lite: a grammar of
+interactive graphics. IEEE Transactions on Visualization and Computer Graphics 23(1), 341-350.
 
 A page never imports code named in the run directory: it reads ``summary.parquet``, ``run.json``,
 ``config.yaml``, the identity file and the pages as data, and verifies the chunks by their checksums only.
