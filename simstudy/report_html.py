@@ -227,12 +227,15 @@ def _verify_chunks(run_dir: Path, fingerprint: str | None) -> tuple[int, tuple[s
 
 
 def _plain(value: Any) -> Any:
-    """A frame's value as JSON: numpy scalars as Python ones, NaN as null."""
-    if hasattr(value, "item"):
+    """A frame's value as JSON: numpy scalars as Python ones, NaN as null, anything else (a list, a timestamp)
+    as its text."""
+    if hasattr(value, "item") and getattr(value, "size", 1) == 1:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    return value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
 
 
 def _shown(estimate: float, mcse: float | None, *, alone: bool = False) -> str:
@@ -391,7 +394,9 @@ def _table(frame) -> tuple[str, int]:
             data = [repr(v) if v is not None and math.isfinite(v) else "" for v in values]
             columns.append([f'<td class="n" data-v="{d}">{t}</td>' for d, t in zip(data, texts)])
         elif kind in "iu":
-            columns.append([f'<td class="n" data-v="{v}">{v}</td>' for v in values])
+            columns.append(
+                [f'<td class="n" data-v="{v}">{v}</td>' if isinstance(v, int) else "<td></td>" for v in values]
+            )  # a nullable integer column's missing values: empty
         else:
             columns.append([f"<td>{html.escape(str(v))}</td>" for v in values])
     rows = ["<tr>" + "".join(cells) + "</tr>" for cells in zip(*columns)]
