@@ -548,7 +548,8 @@ document.querySelectorAll("table#summary th").forEach(function(th, i){th.addEven
   var asc = !th.classList.contains("asc");
   table.querySelectorAll("th").forEach(function(h){h.classList.remove("asc", "desc");});
   th.classList.add(asc ? "asc" : "desc");
-  function key(r){var c = r.cells[i]; return c.dataset.v !== undefined && c.dataset.v !== "" ? parseFloat(c.dataset.v) : c.textContent;}
+  function key(r){var c = r.cells[i]; if (!c.classList.contains("n")) return c.textContent;
+    var v = parseFloat(c.dataset.v); return isNaN(v) ? Infinity : v;}  // a missing number: last
   rows.sort(function(a, b){var x = key(a), y = key(b);
     var d = (typeof x === "number" && typeof y === "number") ? x - y : String(x).localeCompare(String(y));
     return asc ? d : -d;});
