@@ -395,7 +395,10 @@ def _table(frame) -> tuple[str, int]:
             columns.append([f'<td class="n" data-v="{d}">{t}</td>' for d, t in zip(data, texts)])
         elif kind in "iu":
             columns.append(
-                [f'<td class="n" data-v="{v}">{v}</td>' if isinstance(v, int) else "<td></td>" for v in values]
+                [
+                    f'<td class="n" data-v="{v}">{v}</td>' if isinstance(v, int) else '<td class="n"></td>'
+                    for v in values
+                ]
             )  # a nullable integer column's missing values: empty
         else:
             columns.append([f"<td>{html.escape(str(v))}</td>" for v in values])
