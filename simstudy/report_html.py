@@ -392,13 +392,10 @@ def _table(frame) -> tuple[str, int]:
             else:
                 texts = [format_number(v) for v in values]
             data = [repr(v) if v is not None and math.isfinite(v) else "" for v in values]
-            columns.append([f'<td class="n" data-v="{d}">{t}</td>' for d, t in zip(data, texts)])
+            columns.append([f'<td data-v="{d}">{t}</td>' for d, t in zip(data, texts)])
         elif kind in "iu":
             columns.append(
-                [
-                    f'<td class="n" data-v="{v}">{v}</td>' if isinstance(v, int) else '<td class="n"></td>'
-                    for v in values
-                ]
+                [f'<td data-v="{v}">{v}</td>' if isinstance(v, int) else '<td data-v=""></td>' for v in values]
             )  # a nullable integer column's missing values: empty
         else:
             columns.append([f"<td>{html.escape(str(v))}</td>" for v in values])
@@ -539,7 +536,7 @@ h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-to
 .chart{display:inline-block;margin:.5em 1em .5em 0;vertical-align:top}
 table{border-collapse:collapse;font-size:.85em}td,th{border:1px solid #ddd;padding:2px 6px}
 th{background:#f4f4f4;cursor:pointer;position:sticky;top:0}th.asc:after{content:" \\25B2"}th.desc:after{content:" \\25BC"}
-td.n{text-align:right;font-variant-numeric:tabular-nums}.note{color:#a33}
+td[data-v]{text-align:right;font-variant-numeric:tabular-nums}.note{color:#a33}
 dt{font-weight:600;margin-top:.4em}pre{background:#f7f7f7;padding:.5em;overflow-x:auto;font-size:.85em}
 .page img{max-width:100%}.scroll{max-height:70vh;overflow:auto}
 """
@@ -551,7 +548,7 @@ document.querySelectorAll("table#summary th").forEach(function(th, i){th.addEven
   var asc = !th.classList.contains("asc");
   table.querySelectorAll("th").forEach(function(h){h.classList.remove("asc", "desc");});
   th.classList.add(asc ? "asc" : "desc");
-  function key(r){var c = r.cells[i]; if (!c.classList.contains("n")) return c.textContent;
+  function key(r){var c = r.cells[i]; if (!c.hasAttribute("data-v")) return c.textContent;
     var v = parseFloat(c.dataset.v); return isNaN(v) ? Infinity : v;}  // a missing number: last
   rows.sort(function(a, b){var x = key(a), y = key(b);
     var d = (typeof x === "number" && typeof y === "number") ? x - y : String(x).localeCompare(String(y));
