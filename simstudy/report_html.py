@@ -373,6 +373,14 @@ def _table(frame) -> tuple[str, int]:
     from simstudy.stats.metrics import format_estimate, format_number
 
     shown = frame.head(_MAX_ROWS)
+    # A key with one value in every row (the study, its one cell) is said once above the table, not per row.
+    same = [
+        c
+        for c in shown.columns
+        if c not in _RESULTS and len(shown) > 1 and shown[c].dtype.kind != "f" and shown[c].nunique(dropna=False) == 1
+    ]
+    constants = ", ".join(f"{c} = {html.escape(str(_plain(shown[c].iloc[0])))}" for c in same)
+    shown = shown.drop(columns=same)
     has_mcse = "estimate" in shown and "mcse" in shown
     if has_mcse:
         estimate = [float(v) for v in shown["estimate"].tolist()]
@@ -406,6 +414,8 @@ def _table(frame) -> tuple[str, int]:
         if len(frame) > _MAX_ROWS
         else ""
     )
+    if constants:
+        note += f"<p>In every row: {constants}.</p>"
     table = f'{note}<table id="summary"><thead><tr>{head}</tr></thead><tbody>\n' + "\n".join(rows)
     return table + "\n</tbody></table>", len(shown)
 

@@ -102,6 +102,8 @@ def test_table_rounds_estimates_to_their_mcse(tmp_path):
     assert _column(page, "mcse") == ["0.002", "0.0014", "3", "0"]
     # the full value stays in data-v, for sorting
     assert 'data-v="0.99812"' in page
+    # a key with one value in every row is said once, not in a column
+    assert "In every row: estimator = u, measure = mean." in page and ">estimator</th>" not in page
 
 
 def test_charts_show_each_measure_with_its_mcse(fig1):
