@@ -294,7 +294,9 @@ def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str
             point["joint"] = f"[{_shown(lower, mcse, alone=True)}, {_shown(upper, mcse, alone=True)}]"
         values.append(point)
     numeric = all(isinstance(v["x"], (int, float)) and not isinstance(v["x"], bool) for v in values)
-    xenc = {"field": "x", "type": "quantitative" if numeric else "ordinal", "title": x}
+    xenc: dict[str, Any] = {"field": "x", "type": "quantitative" if numeric else "ordinal", "title": x}
+    if numeric:
+        xenc["scale"] = {"zero": False}  # nominal levels 0.5..0.95, budgets from 1: not from 0
     color = {"color": {"field": "hue", "type": "nominal", "title": hue}} if any("hue" in v for v in values) else {}
     tooltip = [{"field": "shown", "title": "estimate ± MCSE"}, {"field": "x", "title": x}]
     if color:
