@@ -315,8 +315,34 @@ def _driver():
     return webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
 
 
+#: Per chart: how many data marks (points, lines, bars, bands) its SVG holds.
+MARKS = (
+    "return Array.from(document.querySelectorAll('.chart')).map(d => "
+    "d.querySelectorAll('g.role-mark path, g.role-mark line').length)"
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = _driver()
+    yield driver
+    driver.quit()
+
+
+def _open(driver, page, charts: int) -> None:
+    """Load the page; wait until every chart has drawn its marks; no console error or Vega warning."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get_log("browser")  # the earlier page's
+    driver.get(page.as_uri())
+    WebDriverWait(driver, 30).until(lambda d: len(d.execute_script(MARKS)) == charts and all(d.execute_script(MARKS)))
+    logged = driver.get_log("browser")  # errors, and Vega's warnings about a spec (e.g. an empty field)
+    assert [e for e in logged if e["level"] == "SEVERE" or "WARN" in e["message"]] == [], logged
+
+
 @pytest.mark.system
-def test_page_in_a_headless_browser(tmp_path):
+def test_page_in_a_headless_browser(browser, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -324,26 +350,45 @@ def test_page_in_a_headless_browser(tmp_path):
     api.run("dodge2021_fig1", TINY, out_dir=out)  # the real chart script (made once, then cached)
     charts = len(_specs(_page(out)))
     assert charts >= 3
-    driver = _driver()
-    try:
-        driver.get((out / "report.html").as_uri())
-        drawn = "return Array.from(document.querySelectorAll('.chart')).map(d => d.querySelectorAll('svg path, svg line, svg text').length)"
-        WebDriverWait(driver, 30).until(lambda d: all(n > 0 for n in d.execute_script(drawn)))
-        assert len(driver.execute_script(drawn)) == charts
-        marks = "return document.querySelectorAll('.chart svg .mark-symbol path, .chart svg .mark-line path').length"
-        assert driver.execute_script(marks) > 0
-        logged = driver.get_log("browser")  # errors, and Vega's warnings about a spec (e.g. an empty field)
-        assert [e for e in logged if e["level"] == "SEVERE" or "WARN" in e["message"]] == [], logged
-        header = driver.find_elements(By.CSS_SELECTOR, "table#summary th")
-        index = [h.text for h in header].index("estimate")
-        values = f"return Array.from(document.querySelectorAll('table#summary tbody tr')).map(r => parseFloat(r.cells[{index}].dataset.v))"
-        before = driver.execute_script(values)
-        assert before != sorted(before)  # the summary's own order: by measure, not by estimate
-        header[index].click()
-        up = driver.execute_script(values)
-        assert up == sorted(before)
-        header[index].click()
-        down = driver.execute_script(values)
-        assert down == sorted(before, reverse=True)
-    finally:
-        driver.quit()
+    _open(browser, out / "report.html", charts)
+    # hovering a point of the first chart shows its estimate ± MCSE
+    points = browser.find_elements(By.CSS_SELECTOR, "#chart0 g.role-mark.mark-symbol path")
+    point = points[len(points) // 2]
+    ActionChains(browser).move_to_element(point).perform()
+    tip = "var t = document.getElementById('vg-tooltip-element'); return t ? t.textContent : '';"
+    WebDriverWait(browser, 10).until(lambda d: "estimate ± MCSE" in d.execute_script(tip))
+    assert re.search(r"estimate ± MCSE\s*[-0-9.]+ ± [0-9.]+", browser.execute_script(tip))
+    # a click on a header sorts the rows by it, a second click the other way
+    header = browser.find_elements(By.CSS_SELECTOR, "table#summary th")
+    index = [h.text for h in header].index("estimate")
+    values = f"return Array.from(document.querySelectorAll('table#summary tbody tr')).map(r => parseFloat(r.cells[{index}].dataset.v))"
+    before = browser.execute_script(values)
+    assert before != sorted(before)  # the summary's own order: by measure, not by estimate
+    header[index].click()
+    assert browser.execute_script(values) == sorted(before)
+    header[index].click()
+    assert browser.execute_script(values) == sorted(before, reverse=True)
+
+
+@pytest.mark.system
+def test_sweep_coverage_page_in_a_headless_browser(browser, tmp_path):
+    # a stacked frame of two jobs: one panel each, coverage against the nominal level with its diagonal
+    frame = pd.DataFrame(
+        {
+            "job": ["sd=0.05"] * 4 + ["sd=0.1"] * 4,
+            "sd": [0.05] * 4 + [0.1] * 4,
+            "study": "s",
+            "method": ["ks", "ks", "ld", "ld"] * 2,
+            "nominal": [0.8, 0.95] * 4,
+            "measure": "coverage",
+            "estimate": [0.81, 0.96, 0.78, 0.94, 0.8, 0.95, 0.79, 0.93],
+            "mcse": 0.01,
+        }
+    )
+    frame.to_parquet(tmp_path / "summary.parquet")
+    report.run(tmp_path)
+    (spec,) = _specs(_page(tmp_path))
+    assert spec["spec"]["layer"][-1]["encoding"]["y"]["field"] == "nominal"  # the diagonal
+    _open(browser, tmp_path / "report.html", 1)
+    panels = "return document.querySelectorAll('#chart0 g.cell > g').length"
+    assert browser.execute_script(panels) == 2
