@@ -720,7 +720,11 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
             env = _read_json(run_dir / first / "run.json").get("environment") if first is not None else None
             if env:
                 run = {**run, "environment": env}
-    sections.append(("provenance|Provenance", _provenance(run_dir, run, chunks, damaged, swept)))
+    try:
+        provenance = _provenance(run_dir, run, chunks, damaged, swept)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a run.json edited by hand, or foreign
+        provenance = f'<p class="note">run.json unreadable as a run\'s record ({html.escape(repr(exc))})</p>'
+    sections.append(("provenance|Provenance", provenance))
     named = run.get("study") or (
         frame["study"].iloc[0] if frame is not None and "study" in frame and len(frame) else ""
     )
