@@ -18,7 +18,8 @@ provenance          the resolved config, simstudy's and its dependencies' versio
                     ``simstudy replay`` line that reruns each
 pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md`` and ``FIELD.md`` where the directory
                     has them, as HTML (markdown-it-py; raw HTML in them escaped), their figures embedded as
-                    ``data:`` URIs; ``extrapolation.csv`` beside ``EXTRAPOLATE.md`` as an interactive chart
+                    ``data:`` URIs; ``extrapolation.csv`` beside ``EXTRAPOLATE.md`` as an interactive chart,
+                    an audit's three studies (``coverage/``, ``bootstrap/``, ``accuracy/``) as charts too
 ==================  ==========================================================================================
 
 Why Vega-Lite: the charts are Vega-Lite specs written as plain dicts (JSON; no Altair, whose import alone
@@ -693,13 +694,14 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
             sections.append(("charts|Charts", _chart_divs(charts, script, "its estimate ± MCSE; bars: ±2 MCSE")))
         table, rows = _table(frame)
         sections.append(("summary|Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
-    extrapolated = run_dir / "extrapolation.csv"
-    if frame is None and (run_dir / "EXTRAPOLATE.md").is_file() and extrapolated.is_file():
-        chart = _extrapolation_chart(extrapolated)
-        if chart is not None:
-            charts.append(chart)
-            script = bundle()
-            sections.append(("charts|Charts", _chart_divs(charts, script, "the estimate and its band")))
+    if frame is None:  # a command's directory: its page, and charts of what it computed
+        charts, sub_chunks, sub_damaged = _command_charts(run_dir, headline)
+        chunks, damaged = chunks + sub_chunks, damaged + sub_damaged
+        script = bundle() if charts else None
+        if charts:
+            sections.append(
+                ("charts|Charts", _chart_divs(charts, script, "its estimate and its error (± MCSE or band)"))
+            )
     for name in _PAGES:
         if (run_dir / name).is_file():
             sections.append(
@@ -728,7 +730,8 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     named = run.get("study") or (
         frame["study"].iloc[0] if frame is not None and "study" in frame and len(frame) else ""
     )
-    title = f"simstudy report: {named or run.get('command') or 'run'} ({run_dir.name})"
+    command = run.get("command") or _read_json(run_dir / ".simstudy-identity.json").get("command")
+    title = f"simstudy report: {named or command or 'run'} ({run_dir.name})"
     text = _html(title, sections, charts, script)
     from simstudy.io import atomic_path
 
@@ -747,6 +750,36 @@ def _chart_divs(charts: list[dict], script: str | None, hover: str) -> str:
     )
     divs = "".join(f'<div class="chart" id="chart{i}"></div>' for i in range(len(charts)))
     return f"{note}<p>Hover a point for {hover}.</p>{divs}"
+
+
+#: The studies ``simstudy audit`` runs, each in its own subdirectory of the audit's (simstudy.commands.audit).
+_AUDIT_STUDIES = ("coverage", "bootstrap", "accuracy")
+
+
+def _command_charts(run_dir: Path, headline) -> tuple[list[dict], int, tuple[str, ...]]:
+    """The charts of a command's directory, and its sub-studies' chunks verified: ``simstudy extrapolate``'s
+    curves (extrapolation.csv); ``simstudy audit``'s three studies (each its headline and measures)."""
+    charts: list[dict] = []
+    chunks, damaged = 0, tuple[str, ...]()
+    if (run_dir / "EXTRAPOLATE.md").is_file() and (run_dir / "extrapolation.csv").is_file():
+        chart = _extrapolation_chart(run_dir / "extrapolation.csv")
+        charts += [chart] if chart is not None else []
+    if (run_dir / "AUDIT.md").is_file():
+        import pandas as pd
+
+        for name in _AUDIT_STUDIES:
+            sub = run_dir / name
+            if not (sub / "summary.parquet").is_file():
+                continue
+            run = _read_json(sub / "run.json")
+            ok, bad = _verify_chunks(sub, run.get("fingerprint"))
+            chunks, damaged = chunks + ok, damaged + bad
+            frame = pd.read_parquet(sub / "summary.parquet")
+            frame = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
+            if headline is not None and len(frame) and "estimate" in frame:
+                for chart in _charts(frame, str(run.get("kind", "")), [], headline)[:3]:
+                    charts.append({**chart, "title": f"{name}: {chart['title']}"})
+    return charts, chunks, damaged
 
 
 def _extrapolation_chart(path: Path) -> dict | None:

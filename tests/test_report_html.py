@@ -239,6 +239,18 @@ def test_extrapolate_page_gets_its_curves_as_a_chart(tmp_path):
     assert {v["hue"] for v in spec["data"]["values"]} == {"median, 48 runs"}
 
 
+def test_audit_page_gets_its_studies_charts(tmp_path):
+    (tmp_path / "AUDIT.md").write_text("# Audit of tuning-curve analyses\n")
+    (tmp_path / "coverage").mkdir()
+    pd.DataFrame(
+        {"method": "ks", "nominal": [0.8, 0.95], "measure": "coverage", "estimate": [0.79, 0.94], "mcse": 0.01}
+    ).to_parquet(tmp_path / "coverage" / "summary.parquet")
+    done = report.run(tmp_path)
+    (spec,) = _specs(_page(tmp_path))
+    assert done.charts == 1 and spec["title"] == "coverage: coverage"
+    assert [v["x"] for v in spec["data"]["values"]] == [0.8, 0.95]
+
+
 def test_refuses_a_directory_with_nothing_to_report(tmp_path):
     with pytest.raises(ConfigError, match=r"run_dir=.*: no summary.parquet there"):
         report.run(tmp_path)
