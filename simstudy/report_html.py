@@ -578,12 +578,11 @@ specs.forEach(function(spec, i){
 """
 
 
-def _html(title: str, sections: list[tuple[str, str]], charts: list[dict], script: str | None) -> str:
-    nav = " · ".join(
-        f'<a href="#{sid}">{html.escape(name)}</a>'
-        for sid, name in [(s[0].split("|")[0], s[0].split("|")[1]) for s in sections]
-    )
-    body = "".join(f'<h2 id="{s[0].split("|")[0]}">{html.escape(s[0].split("|")[1])}</h2>{s[1]}' for s in sections)
+def _html(title: str, sections: list[tuple[str, str, str]], charts: list[dict], script: str | None) -> str:
+    """The page: a title, a line of links to its sections (anchor, heading, body HTML), the charts' specs as
+    JSON, the inlined chart script and the table's sorting."""
+    nav = " · ".join(f'<a href="#{anchor}">{html.escape(name)}</a>' for anchor, name, _ in sections)
+    body = "".join(f'<h2 id="{anchor}">{html.escape(name)}</h2>{text}' for anchor, name, text in sections)
     specs = json.dumps(charts, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     scripts = f'<script id="specs" type="application/json">{specs}</script>'
     if script is not None and charts:
@@ -681,7 +680,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     if not kind and frame is not None and "job" in frame:
         kind = _job_kind(run_dir, frame)
     chunks, damaged = _verify_chunks(run_dir, run.get("fingerprint"))
-    sections: list[tuple[str, str]] = []
+    sections: list[tuple[str, str, str]] = []  # (anchor, heading, body HTML)
     charts: list[dict] = []
     rows = 0
     script = None
@@ -691,22 +690,23 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         charts = _charts(shown, kind, swept, headline) if drawn else []
         script = bundle() if charts else None
         if charts:
-            sections.append(("charts|Charts", _chart_divs(charts, script, "its estimate ± MCSE; bars: ±2 MCSE")))
+            sections.append(("charts", "Charts", _chart_divs(charts, script, "its estimate ± MCSE; bars: ±2 MCSE")))
         table, rows = _table(frame)
-        sections.append(("summary|Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
+        sections.append(("summary", "Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
     if frame is None:  # a command's directory: its page, and charts of what it computed
         charts, sub_chunks, sub_damaged = _command_charts(run_dir, headline)
         chunks, damaged = chunks + sub_chunks, damaged + sub_damaged
         script = bundle() if charts else None
         if charts:
             sections.append(
-                ("charts|Charts", _chart_divs(charts, script, "its estimate and its error (± MCSE or band)"))
+                ("charts", "Charts", _chart_divs(charts, script, "its estimate and its error (± MCSE or band)"))
             )
     for name in _PAGES:
         if (run_dir / name).is_file():
             sections.append(
                 (
-                    f"page-{name.split('.')[0].lower()}|{name}",
+                    f"page-{name.split('.')[0].lower()}",
+                    name,
                     f'<div class="page">{_page(run_dir / name, run_dir)}</div>',
                 )
             )
@@ -716,7 +716,9 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
             from urllib.parse import quote
 
             links = "".join(f'<li><a href="{quote(j)}/{REPORT}">{html.escape(j)}</a></li>' for j in jobs)
-            sections.append(("jobs|Jobs", f"<p>Each job's own page (its provenance and chunks):</p><ul>{links}</ul>"))
+            sections.append(
+                ("jobs", "Jobs", f"<p>Each job's own page (its provenance and chunks):</p><ul>{links}</ul>")
+            )
         if "environment" not in run:  # a sweep has no run.json: the versions its first job ran with
             first = next((j for j in dict.fromkeys(frame["job"].astype(str))), None)
             env = _read_json(run_dir / first / "run.json").get("environment") if first is not None else None
@@ -726,7 +728,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         provenance = _provenance(run_dir, run, chunks, damaged, swept)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a run.json edited by hand, or foreign
         provenance = f'<p class="note">run.json unreadable as a run\'s record ({html.escape(repr(exc))})</p>'
-    sections.append(("provenance|Provenance", provenance))
+    sections.append(("provenance", "Provenance", provenance))
     named = run.get("study") or (
         frame["study"].iloc[0] if frame is not None and "study" in frame and len(frame) else ""
     )
