@@ -406,6 +406,10 @@ commands = Registry(
             "simstudy.commands.populations:run",
             "public HPO benchmarks as score populations: list them, or export one random search and its exact truth",
         ),
+        "report": Builtin(
+            "simstudy.commands.report:run",
+            "rebuild a run's (or sweep's) offline report.html: interactive charts, sortable table, provenance",
+        ),
     },
     path_of=None,
 )

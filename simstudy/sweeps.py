@@ -252,6 +252,9 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
         plt.close(fig)
         if len(swept) >= 3:  # a factorial of three or more factors: every cell on one axis as well
             _nested_loop(sweep_dir, rows, swept, spec, study)
+    from simstudy.report_html import _build_or_warn
+
+    _build_or_warn(sweep_dir, headline=headline, frame=frame, swept=swept, kind=stacked.kind)
     log.info(
         "sweep: %d job(s) stacked into %s (%d rows; swept: %s)",
         len(jobs) - len(stacked.unfinished),

@@ -162,6 +162,7 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
         _fail(str(exc), None, EXIT_FAILED)
     _write_config(cfg, out_dir, record)
     path = audit.write(result, opts, plan.scores, out_dir)
+    _report(out_dir)
     print(audit.summary(path))
     log.info("wrote %s", path)
 
@@ -205,9 +206,18 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
         },
         out_dir / "run.json",
     )
+    _report(out_dir)
     for line in extrapolate_page.summary(result, opts.level, (opts.data.low, opts.data.high)):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
+
+
+def _report(out_dir: Path) -> None:
+    """report.html beside a command's page (AUDIT.md, EXTRAPOLATE.md); a failure to write it is a warning."""
+    from simstudy.report_html import _build_or_warn
+    from simstudy.sweeps import headline
+
+    _build_or_warn(out_dir, headline=headline)
 
 
 _main_module.SUBCOMMANDS.update(

@@ -5,6 +5,7 @@
 ``_replay``        ``simstudy replay run_dir=DIR chunk=CELL/K``: rerun one chunk here, with its full traceback
 ``_reproduce``     ``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: the papers' results
 ``_populations``   ``simstudy populations [export benchmark=B dataset=D n=N ...]``: the benchmarks' populations
+``_report``        ``simstudy report run_dir=DIR``: (re)build the directory's offline report.html
 ``_key_values``    a plain command's ``key=value`` arguments; anything else refused in one line
 =================  ===============================================================================================
 
@@ -127,6 +128,27 @@ def _replay(argv: list[str]) -> None:
     opts = _key_values(argv, "replay", ("run_dir", "chunk"), ("plugins",))
     done = replay.run(opts["run_dir"], opts["chunk"], _trusted(opts), before=_setup_logging)
     print(f"{done.message} (the failure did not reproduce)")
+
+
+def _report(argv: list[str]) -> None:
+    """``simstudy report run_dir=DIR``: (re)build the directory's report.html; nothing to report: exit 2."""
+    from simstudy.commands import report
+    from simstudy.schema import ConfigError
+
+    opts = _key_values(argv, "report", ("run_dir",))
+    try:
+        done = report.run(opts["run_dir"])
+    except ConfigError as exc:
+        _fail(str(exc), None)
+    print(
+        f"wrote {done.path} ({done.size / 1e6:.1f} MB, {done.charts} charts, {done.rows} rows, {done.chunks} chunks verified)"
+    )
+    if done.damaged:
+        _fail(
+            f"{len(done.damaged)} stored chunk(s) failed their check (the page lists them); first: {done.damaged[0]}",
+            None,
+            EXIT_FAILED,
+        )
 
 
 def _reproduce(argv: list[str]) -> None:

@@ -54,6 +54,10 @@ KEYS = {
         "out": "the CSV to write (export default: BENCHMARK_DATASET_nN_seedS.csv here, its truth beside it as "
         "STEM.truth.csv; list: none, the table is printed)",
     },
+    "report": {
+        "run_dir": "a run's directory (summary.parquet), a sweep's or design's, or audit's/extrapolate's: "
+        "report.html is written there (a report.html simstudy did not write is refused)",
+    },
     "replay": {
         "run_dir": "the run directory of the failed run",
         "chunk": "the failed chunk as CELL/K, as the failure message names it",

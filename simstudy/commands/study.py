@@ -36,7 +36,9 @@ def _run_and_report(config, out_dir: Path):
     from simstudy.engine.runner import MissingChunks
     from simstudy.plugins import PluginExit
     from simstudy.registry import figure_function, study
+    from simstudy.report_html import _build_or_warn
     from simstudy.studies.base import ShardDone
+    from simstudy.sweeps import headline
 
     spec = study(config.study.kind)
     if config.runner.figures and callable(spec.figure):  # the painter imports the figure's module meanwhile
@@ -72,6 +74,7 @@ def _run_and_report(config, out_dir: Path):
     shown = (
         result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else result.summary
     )
+    sent = False
     if len(shown):
         if config.runner.figures:  # only the formats asked for: each costs about as much as drawing the figure
             figure = figure_function(spec)
@@ -79,10 +82,11 @@ def _run_and_report(config, out_dir: Path):
             sent = painter.send(figure, shown, paths, dpi=150)
         if spec.headline is not None:  # while the painter draws
             log.info("%s", spec.headline(shown))
-        if config.runner.figures and not (sent and painter.done()):  # drawn here without a painter (or if it failed)
-            fig = figure(shown)
-            for path in paths:
-                io.save_figure(fig, path, dpi=150)
+    _build_or_warn(out_dir, headline=headline, frame=result.summary, kind=spec.kind)  # report.html, ~30 ms
+    if len(shown) and config.runner.figures and not (sent and painter.done()):  # drawn here without a painter
+        fig = figure(shown)
+        for path in paths:
+            io.save_figure(fig, path, dpi=150)
     if config.runner.figures and "zip" in result.files:  # a coverage study's replicates, ranked
         _zip_figure(result.files["zip"], config.runner.figures)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)

@@ -74,12 +74,13 @@ OUTPUTS = (
     "fit.csv",
     "simulation.csv",
     "EXTRAPOLATE.md",
+    "report.html",
 )
 
 #: What simstudy (and Hydra, for it) writes at the top of a sweep's directory (``simstudy -m``): with
 #: ``overwrite=true`` these are moved aside (:func:`move_aside`) before the sweep rewrites them; each job's own
 #: directory moves its results itself.
-SWEEP_OUTPUTS = ("multirun.yaml", "summary.parquet", "summary.csv", "figure.png", "figure.pdf")
+SWEEP_OUTPUTS = ("multirun.yaml", "summary.parquet", "summary.csv", "figure.png", "figure.pdf", "report.html")
 
 #: The command whose outputs a run directory without a record holds (one written before records existed).
 _OUTPUT_OF = {

@@ -1,0 +1,850 @@
+"""``report.html``: one self-contained, offline page per run directory and per sweep.
+
+Written beside a run's ``summary.parquet`` after every study run, beside a sweep's (or design's) stacked frame,
+and after ``simstudy audit`` / ``simstudy extrapolate``; ``simstudy report run_dir=DIR`` rebuilds it
+(:mod:`simstudy.commands.report`). The page holds:
+
+==================  ==========================================================================================
+interactive charts  the study's headline (:attr:`simstudy.registry.Study.sweep`) and each other measure of it:
+                    estimate against ``x``, one line per ``hue``, error bars of ±2 MCSE, a tooltip showing
+                    ``estimate ± MCSE`` (and the joint band where the summary has one), one facet per value of
+                    the swept factors (or of any other key that varies), the nominal level as a dashed line on
+                    coverage charts
+the summary table   every row, sortable by a click on a header, estimates and MCSEs rounded to the digits the
+                    MCSE supports (:func:`simstudy.stats.metrics.format_estimate`)
+provenance          the resolved config, simstudy's and its dependencies' versions, the inputs' content hashes
+                    and kernel versions (the run's identity), the fingerprint, the chunk count and how many
+                    stored chunks' checksums were verified now, wall time, failed chunks with the
+                    ``simstudy replay`` line that reruns each
+pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md`` and ``FIELD.md`` where the directory
+                    has them, as HTML (markdown-it-py; raw HTML in them escaped), their figures embedded as
+                    ``data:`` URIs; ``extrapolation.csv`` beside ``EXTRAPOLATE.md`` as an interactive chart,
+                    an audit's three studies (``coverage/``, ``bootstrap/``, ``accuracy/``) as charts too
+==================  ==========================================================================================
+
+Why Vega-Lite: the charts are Vega-Lite specs written as plain dicts (JSON; no Altair, whose import alone
+costs hundreds of milliseconds), drawn in the browser by vega + vega-lite + vega-embed, which
+``vl-convert-python`` (by the Vega team) bundles offline as one 0.9 MB script. Plotly's ``plotly.min.js`` is
+4.8 MB, too close to the 5 MB limit for Figure 1's page with its table. The bundle takes about a second to
+make, so it is made once and cached on disk (:func:`bundle`, under ``$SIMSTUDY_CACHE_DIR``), written atomically
+with its SHA-256 and checked on every read (a damaged copy is rebuilt); the page inlines it, so nothing is
+loaded from the network. Building a page is json and string templates on the summary the run already has in
+memory (no Altair, no Jinja), so Figure 1's page (1.3 MB at the preset's 10,000 replicates: 7 charts, 930 rows)
+costs about 30-40 ms of its run, the 4 chunks' checksums included.
+
+References: Satyanarayan, A., Moritz, D., Wongsuphasawat, K., & Heer, J. (2017). Vega-Lite: a grammar of
+interactive graphics. IEEE Transactions on Visualization and Computer Graphics 23(1), 341-350.
+
+A page never imports code named in the run directory: it reads ``summary.parquet``, ``run.json``,
+``config.yaml``, the identity file and the pages as data, and verifies the chunks by their checksums only.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import html
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Report", "build", "bundle", "NotAReport"]
+
+log = logging.getLogger("simstudy")
+
+#: The file written; a file of this name without :data:`_GENERATOR` in its head is not ours and never replaced.
+REPORT = "report.html"
+_GENERATOR = '<meta name="generator" content="simstudy report">'
+#: The pages of the commands (and the field audit) shown as HTML, in this order, with their headings.
+_PAGES = ("FIELD.md", "AUDIT.md", "EXTRAPOLATE.md", "REPRODUCTION.md")
+#: Rows shown in the table at most (the full frame is in summary.csv beside the page).
+_MAX_ROWS = 20_000
+#: Charts at most: the headline and the other measures of it.
+_MAX_CHARTS = 8
+#: Columns that are results, not keys: never facets.
+_RESULTS = ("estimate", "mcse", "reps", "lower_joint", "upper_joint", "lower", "upper")
+#: The bundle cache's layout version (its first line); another version is rebuilt.
+_BUNDLE_TAG = "/* simstudy-vega-bundle:1 sha256:"
+_BUNDLE: dict[str, str] = {}  # this process's copy, by cache path
+
+
+class NotAReport(ValueError):
+    """A directory with nothing to report (no ``summary.parquet`` and no page), or a ``report.html`` there
+    that simstudy did not write (never replaced); the message is one line naming the directory and the fix.
+
+    Examples
+    --------
+    >>> str(NotAReport("run_dir=x: no summary.parquet there"))
+    'run_dir=x: no summary.parquet there'
+    """
+
+
+@dataclass(frozen=True)
+class Report:
+    """A written ``report.html``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The page.
+    charts : int
+        Interactive charts on it (0 where the bundle could not be had: the page says so).
+    rows : int
+        Rows of the summary table.
+    chunks : int
+        Stored chunks whose checksums were verified while building it.
+    damaged : tuple of str
+        One line per stored chunk that failed its check (empty when all passed).
+    size : int
+        The page's size in bytes.
+    seconds : float
+        Time taken to build and write it.
+
+    Examples
+    --------
+    >>> Report(Path("report.html"), 3, 930, 4, (), 1_200_000, 0.03).charts
+    3
+    """
+
+    path: Path
+    charts: int
+    rows: int
+    chunks: int
+    damaged: tuple[str, ...]
+    size: int
+    seconds: float
+
+
+# --------------------------------------------------------------------------------------------- the JS bundle
+
+
+def _bundle_path() -> Path:
+    from simstudy.engine.ld_cache import cache_dir
+
+    return cache_dir() / "report" / "vega-bundle.js"
+
+
+def bundle() -> str | None:
+    """vega, vega-lite and vega-embed as one offline script, cached on disk and checked on every read.
+
+    The cache (``$SIMSTUDY_CACHE_DIR/report/vega-bundle.js``, else under ``$XDG_CACHE_HOME/simstudy`` or
+    ``~/.cache/simstudy``) holds the script after a first line with its SHA-256; a missing or damaged copy is
+    made again by :func:`vl_convert.javascript_bundle` (about a second) and written atomically.
+
+    Returns
+    -------
+    str or None
+        The script (about 0.9 MB), or None when there is no valid cached copy and ``vl-convert-python`` is
+        not installed (the page then has no interactive charts and says why).
+
+    Examples
+    --------
+    >>> script = bundle()
+    >>> script is None or "vegaEmbed" in script
+    True
+    """
+    path = _bundle_path()
+    key = str(path)
+    if key in _BUNDLE:
+        return _BUNDLE[key]
+    script = _read_bundle(path)
+    if script is None:
+        try:
+            import vl_convert
+        except ImportError:
+            log.warning(
+                "report.html without charts: vl-convert-python is not installed (pip install vl-convert-python)"
+            )
+            return None
+        # no snippet: the default one, which sets window.vegaEmbed (the stub marks the argument required)
+        script = vl_convert.javascript_bundle().replace("</script", "<\\/script")  # type: ignore[call-arg]
+        digest = hashlib.sha256(script.encode()).hexdigest()
+        try:
+            from simstudy.io import atomic_path
+
+            with atomic_path(path) as tmp:
+                tmp.write_text(f"{_BUNDLE_TAG}{digest} */\n{script}", encoding="utf-8")
+        except OSError as exc:  # a read-only cache costs a second per page, nothing else
+            log.warning("could not cache the charts' script at %s (%s)", path, exc)
+    _BUNDLE[key] = script
+    return script
+
+
+def _read_bundle(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    head, _, script = text.partition("\n")
+    if not head.startswith(_BUNDLE_TAG) or head[len(_BUNDLE_TAG) : -3] != hashlib.sha256(script.encode()).hexdigest():
+        if path.exists():
+            log.warning("the cached charts' script %s is damaged: made again", path)
+        return None
+    return script
+
+
+# ------------------------------------------------------------------------------------------------- reading
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _verify_chunks(run_dir: Path, fingerprint: str | None) -> tuple[int, tuple[str, ...]]:
+    """How many stored chunks of this fingerprint passed their checksum and identity check, and a line for
+    each that did not (by :meth:`simstudy.engine.chunks.ChunkStore.verify`, which reads data, never code)."""
+    import re
+
+    from simstudy.engine.chunks import ChunkStore, CorruptChunk
+
+    # A study's run.json names its fingerprint; a command's (extrapolate, audit) does not: every store there.
+    roots = [run_dir / "chunks" / fingerprint] if fingerprint else sorted((run_dir / "chunks").glob("*"))
+    ok, damaged = 0, []
+    for root in (r for r in roots if r.is_dir()):
+        store = ChunkStore(root.parent, root.name)
+        for path in sorted(root.glob("cell-*/chunk-*-r*.npz")):
+            m = re.fullmatch(r"chunk-(\d+)-r(\d+)\.npz", path.name)
+            if m is None:
+                continue
+            try:
+                store.verify(path.parent.name[len("cell-") :], int(m.group(1)), int(m.group(2)))
+                ok += 1
+            except CorruptChunk as exc:
+                damaged.append(str(exc))
+    return ok, tuple(damaged)
+
+
+# -------------------------------------------------------------------------------------------------- charts
+
+
+def _plain(value: Any) -> Any:
+    """A frame's value as JSON: numpy scalars as Python ones, NaN as null, anything else (a list, a timestamp)
+    as its text."""
+    if hasattr(value, "item") and getattr(value, "size", 1) == 1:
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def _shown(estimate: float, mcse: float | None, *, alone: bool = False) -> str:
+    """``estimate ± mcse`` rounded to the digits the MCSE supports (``alone``: without the ``± mcse``)."""
+    return _formatted(float(estimate), float(mcse) if mcse is not None else float("nan"), not alone)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _formatted(estimate: float, mcse: float, show_mcse: bool) -> str:
+    """:func:`~simstudy.stats.metrics.format_estimate`, once per value: a chart's points are table rows too."""
+    from simstudy.stats.metrics import format_estimate
+
+    return format_estimate(estimate, mcse, show_mcse=show_mcse)
+
+
+def _facets(rows, x: str, hue: str, swept: list[str], candidates: list[str]) -> list[str]:
+    """The keys one panel per value combination is drawn for: the swept factors, then any other key of
+    ``candidates`` (keys of the whole frame with a handful of values) that varies among the rows."""
+    skip = {x, hue, "study", "cell", "job", "measure", *_RESULTS}
+    keys = [k for k in swept if k in rows and k not in skip]
+    return keys + [c for c in candidates if c not in skip and c not in keys and rows[c].nunique() > 1]
+
+
+def _facet_candidates(frame) -> list[str]:
+    """Keys that could be facets: not floats (results), 2 to 12 distinct values in the whole frame."""
+    return [c for c in frame.columns if frame[c].dtype.kind != "f" and 1 < frame[c].nunique() <= 12]
+
+
+def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str) -> dict:
+    """One Vega-Lite spec (a dict): estimate against ``x``, one line per ``hue``, ±2 MCSE bars, a tooltip
+    with ``estimate ± MCSE``, one panel per facet value combination, the nominal level on coverage charts."""
+    has_mcse = "mcse" in rows
+    joint = "lower_joint" in rows and "upper_joint" in rows
+    columns = {
+        c: rows[c].tolist()
+        for c in {x, hue, "estimate", "mcse", "nominal", *facets, *(("lower_joint", "upper_joint") if joint else ())}
+        if c in rows
+    }
+    values = []
+    for i, est in enumerate(columns["estimate"]):
+        est = _plain(est)
+        if est is None:
+            continue
+        mcse = _plain(columns["mcse"][i]) if has_mcse else None
+        point = {"x": _plain(columns[x][i]), "estimate": est, "shown": _shown(est, mcse)}
+        if hue in columns:
+            point["hue"] = str(columns[hue][i])
+        if mcse:
+            point["lo"], point["hi"] = est - 2 * mcse, est + 2 * mcse
+        if facets:
+            point["panel"] = ", ".join(f"{k}={columns[k][i]}" for k in facets)
+        if "nominal" in columns and _plain(columns["nominal"][i]) is not None:
+            point["nominal"] = _plain(columns["nominal"][i])
+        if joint and _plain(columns["lower_joint"][i]) is not None:
+            lower, upper = columns["lower_joint"][i], columns["upper_joint"][i]
+            point["joint"] = f"[{_shown(lower, mcse, alone=True)}, {_shown(upper, mcse, alone=True)}]"
+        values.append(point)
+    numeric = all(isinstance(v["x"], (int, float)) and not isinstance(v["x"], bool) for v in values)
+    xenc: dict[str, Any] = {"field": "x", "type": "quantitative" if numeric else "ordinal", "title": x}
+    if numeric:
+        xenc["scale"] = {"zero": False}  # nominal levels 0.5..0.95, budgets from 1: not from 0
+    color = {"color": {"field": "hue", "type": "nominal", "title": hue}} if any("hue" in v for v in values) else {}
+    tooltip = [{"field": "shown", "title": "estimate ± MCSE"}, {"field": "x", "title": x}]
+    if color:
+        tooltip.append({"field": "hue", "title": hue})
+    if facets:
+        tooltip.append({"field": "panel", "title": ", ".join(facets)})
+    if joint:
+        tooltip.append({"field": "joint", "title": "joint band"})
+    y = {"field": "estimate", "type": "quantitative", "title": ylabel, "scale": {"zero": False}}
+    layers: list[dict] = [
+        {"mark": {"type": "line", "point": True}, "encoding": {"x": xenc, "y": y, **color, "tooltip": tooltip}}
+    ]
+    if any("lo" in v for v in values):  # exact values (MCSE 0) have no bars
+        bars = {"x": xenc, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, **color}
+        layers.insert(0, {"mark": {"type": "rule", "opacity": 0.6}, "encoding": bars})
+    if "coverage" in f"{title} {ylabel}".lower() and any("nominal" in v for v in values):
+        if x == "nominal":  # coverage against the nominal level: the diagonal is the goal
+            layers.append(
+                {
+                    "mark": {"type": "line", "strokeDash": [4, 4], "color": "gray"},
+                    "encoding": {"x": xenc, "y": {**y, "field": "nominal"}},
+                }
+            )
+        else:
+            layers.append(
+                {
+                    "mark": {"type": "rule", "strokeDash": [4, 4], "color": "gray"},
+                    "encoding": {"y": {**y, "field": "nominal"}},
+                }
+            )
+    size = {"width": 300, "height": 200}
+    spec: dict[str, Any] = {"title": title, "data": {"values": values}}
+    if facets:
+        spec.update(
+            facet={"field": "panel", "type": "nominal", "title": ", ".join(facets)},
+            columns=3,
+            spec={**size, "layer": layers},
+        )
+    else:
+        spec.update(size, layer=layers)
+    return spec
+
+
+def _charts(frame, kind: str, swept: list[str], headline) -> list[dict]:
+    """The headline chart of the summary (or stacked frame), then one per other measure of it."""
+    rows, spec = headline(frame, kind)
+    if not len(rows) or spec.x not in rows:
+        return []
+    charts = [(rows, spec.ylabel)]
+    where = dict(spec.where)
+    if "measure" in where and "measure" in frame:
+        rest = frame[frame["measure"] != where["measure"]]
+        for column, value in where.items():
+            if column != "measure" and column in rest:
+                rest = rest[rest[column] == value]
+        if spec.hue == "estimator" and "estimator" in rest:  # as headline: truth and paired differences left out
+            rest = rest[(rest["estimator"] != "truth") & ~rest["estimator"].astype(str).str.contains("-", regex=False)]
+        for measure, group in rest.groupby("measure", sort=False):  # one pass, not a mask per measure
+            if measure != "failed_chunks" and len(charts) < _MAX_CHARTS:
+                charts.append((group, str(measure)))
+    candidates = _facet_candidates(frame)
+    out = []
+    for rows, label in charts:
+        facets = _facets(rows, spec.x, spec.hue, swept, candidates)
+        out.append(_chart(rows, x=spec.x, hue=spec.hue, ylabel=label, facets=facets, title=label))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------- table
+
+
+def _table(frame) -> tuple[str, int]:
+    """The summary as a sortable HTML table: estimate and MCSE (and a joint band) rounded to the digits the
+    MCSE supports, other floats to 4 significant digits; each numeric cell keeps its value in ``data-v``.
+    Built column by column (a Python loop per row costs tens of milliseconds on Figure 1's 930 rows)."""
+    from simstudy.stats.metrics import format_estimate, format_number
+
+    shown = frame.head(_MAX_ROWS)
+    # A key with one value in every row (the study, its one cell) is said once above the table, not per row.
+    same = [
+        c
+        for c in shown.columns
+        if c not in _RESULTS and len(shown) > 1 and shown[c].dtype.kind != "f" and shown[c].nunique(dropna=False) == 1
+    ]
+    constants = ", ".join(f"{c} = {html.escape(str(_plain(shown[c].iloc[0])))}" for c in same)
+    shown = shown.drop(columns=same)
+    has_mcse = "estimate" in shown and "mcse" in shown
+    if has_mcse:
+        estimate = [float(v) for v in shown["estimate"].tolist()]
+        mcse = [float(v) if v is not None and math.isfinite(v) else 0.0 for v in shown["mcse"].tolist()]
+        pairs = [_shown(e, s).partition(" ± ") for e, s in zip(estimate, mcse)]
+    columns = []
+    for column in shown.columns:
+        values = shown[column].tolist()
+        kind = shown[column].dtype.kind
+        if kind == "f":
+            if has_mcse and column == "estimate":
+                texts = [p[0] for p in pairs]
+            elif has_mcse and column == "mcse":
+                texts = [p[2] or format_number(v) for p, v in zip(pairs, values)]
+            elif has_mcse and column in ("lower_joint", "upper_joint"):
+                texts = [format_estimate(v, s, show_mcse=False) for v, s in zip(values, mcse)]
+            else:
+                texts = [format_number(v) for v in values]
+            data = [repr(v) if v is not None and math.isfinite(v) else "" for v in values]
+            columns.append([f'<td data-v="{d}">{t}</td>' for d, t in zip(data, texts)])
+        elif kind in "iu":
+            columns.append(
+                [f'<td data-v="{v}">{v}</td>' if isinstance(v, int) else '<td data-v=""></td>' for v in values]
+            )  # a nullable integer column's missing values: empty
+        else:
+            columns.append([f"<td>{html.escape(str(v))}</td>" for v in values])
+    rows = ["<tr>" + "".join(cells) + "</tr>" for cells in zip(*columns)]
+    head = "".join(f'<th title="sort by {html.escape(str(c))}">{html.escape(str(c))}</th>' for c in shown.columns)
+    note = (
+        f'<p class="note">The first {_MAX_ROWS:,} of {len(frame):,} rows; every row is in summary.csv.</p>'
+        if len(frame) > _MAX_ROWS
+        else ""
+    )
+    if constants:
+        note += f"<p>In every row: {constants}.</p>"
+    table = f'{note}<table id="summary"><thead><tr>{head}</tr></thead><tbody>\n' + "\n".join(rows)
+    return table + "\n</tbody></table>", len(shown)
+
+
+# ---------------------------------------------------------------------------------------------- provenance
+
+
+def _dl(pairs: list[tuple[str, str]]) -> str:
+    return "<dl>" + "".join(f"<dt>{html.escape(k)}</dt><dd>{v}</dd>" for k, v in pairs) + "</dl>"
+
+
+def _code(text: str) -> str:
+    return f"<pre>{html.escape(text)}</pre>"
+
+
+def _provenance(run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...], swept: list[str]) -> str:
+    identity = _read_json(run_dir / ".simstudy-identity.json")
+    env = run.get("environment", {})
+    runner = run.get("runner", {})
+    timings = run.get("timings", {})
+    pairs = []
+    for key in ("study", "kind", "seed", "fingerprint"):
+        if key in run:
+            pairs.append((key, html.escape(str(run[key]))))
+    if swept:
+        pairs.append(("swept", html.escape(", ".join(swept))))
+    if env:
+        packages = env.get("packages", {})
+        versions = ", ".join(f"{k} {v}" for k, v in packages.items())
+        pairs.append(("versions", html.escape(f"Python {env.get('python', '?')}; {versions}")))
+        if env.get("git_revision"):
+            pairs.append(("git revision", html.escape(str(env["git_revision"]))))
+        if env.get("platform"):
+            pairs.append(("platform", html.escape(str(env["platform"]))))
+    if identity:
+        inputs = identity.get("inputs") or {}
+        pairs.append(
+            (
+                "inputs (content hashes)",
+                _code(json.dumps(inputs, indent=1, sort_keys=True)) if inputs else "none (no data files)",
+            )
+        )
+        for key in ("kernels", "plugins", "settings"):
+            if identity.get(key):
+                pairs.append(
+                    (
+                        key,
+                        html.escape(
+                            ", ".join(f"{k} {v}" for k, v in identity[key].items())
+                            if isinstance(identity[key], dict)
+                            else str(identity[key])
+                        ),
+                    )
+                )
+    if runner:
+        pairs.append(
+            (
+                "chunks",
+                html.escape(
+                    f"{runner.get('tasks', '?')} ({runner.get('computed', '?')} computed, {runner.get('resumed', '?')} resumed); "
+                    f"{runner.get('wall_seconds', float('nan')):.2f} s wall, {runner.get('compute_seconds', float('nan')):.2f} s compute"
+                ),
+            )
+        )
+    if chunks or damaged:
+        verified = f"{chunks} stored chunk(s): checksum and identity verified now"
+        if damaged:
+            verified = f"<strong>check failed for {len(damaged)} chunk(s)</strong> ({chunks} passed): " + "; ".join(
+                html.escape(d) for d in damaged[:20]
+            )
+        pairs.append(("checksums", verified if damaged else html.escape(verified)))
+    if "total_seconds" in timings:
+        pairs.append(
+            ("wall time", html.escape(f"{timings['total_seconds']:.2f} s (the study: truth, chunks and summary)"))
+        )
+    failures = runner.get("failures") or []
+    if failures:
+        lines = []
+        for f in failures:
+            where = f"{f.get('cell')}/{f.get('chunk')}"
+            error = str(f.get("error", "")).splitlines()[0] if f.get("error") else ""
+            lines.append(
+                f"<li>chunk {html.escape(where)}: {html.escape(error)}<br><code>simstudy replay run_dir={html.escape(str(run_dir))} chunk={html.escape(where)}</code></li>"
+            )
+        pairs.append(("failed chunks", f"<ul>{''.join(lines)}</ul>"))
+    elif runner:
+        pairs.append(("failed chunks", "none"))
+    if run.get("distributions"):
+        pairs.append(("distributions", _code(json.dumps(run["distributions"], indent=1, sort_keys=True))))
+    out = _dl(pairs)
+    config = run_dir / "config.yaml"
+    if config.is_file():
+        out += f"<h3>config.yaml (as resolved)</h3>{_code(config.read_text(errors='replace'))}"
+    if run.get("config"):
+        out += f"<details><summary>the validated config (run.json)</summary>{_code(json.dumps(run['config'], indent=1))}</details>"
+    return out
+
+
+# --------------------------------------------------------------------------------------------------- pages
+
+
+def _page(path: Path, run_dir: Path) -> str:
+    """A markdown page as HTML, its local images embedded as ``data:`` URIs (raw HTML in it is escaped)."""
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:
+        return _code(path.read_text(errors="replace"))
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = md.parse(path.read_text(errors="replace"))
+    root = run_dir.resolve()
+    for token in tokens:
+        for child in token.children or ():
+            src = child.attrGet("src") if child.type == "image" else None
+            if not isinstance(src, str) or ":" in src:
+                continue
+            image = (path.parent / src).resolve()
+            mime = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg"}.get(image.suffix.lower())
+            if mime and image.is_file() and image.is_relative_to(root):
+                child.attrSet("src", f"data:{mime};base64," + base64.b64encode(image.read_bytes()).decode())
+    return md.renderer.render(tokens, md.options, {})
+
+
+# ---------------------------------------------------------------------------------------------------- page
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+.chart{display:inline-block;margin:.5em 1em .5em 0;vertical-align:top}
+table{border-collapse:collapse;font-size:.85em}td,th{border:1px solid #ddd;padding:2px 6px}
+th{background:#f4f4f4;cursor:pointer;position:sticky;top:0}th.asc:after{content:" \\25B2"}th.desc:after{content:" \\25BC"}
+td[data-v]{text-align:right;font-variant-numeric:tabular-nums}.note{color:#a33}
+dt{font-weight:600;margin-top:.4em}pre{background:#f7f7f7;padding:.5em;overflow-x:auto;font-size:.85em}
+.page img{max-width:100%}.scroll{max-height:70vh;overflow:auto}
+"""
+
+# Sorting: a click on a header sorts the rows by that column (numbers by their data-v), again: descending.
+_SORT = """
+document.querySelectorAll("table#summary th").forEach(function(th, i){th.addEventListener("click", function(){
+  var table = th.closest("table"), body = table.tBodies[0], rows = Array.from(body.rows);
+  var asc = !th.classList.contains("asc");
+  table.querySelectorAll("th").forEach(function(h){h.classList.remove("asc", "desc");});
+  th.classList.add(asc ? "asc" : "desc");
+  function key(r){var c = r.cells[i]; if (!c.hasAttribute("data-v")) return c.textContent;
+    var v = parseFloat(c.dataset.v); return isNaN(v) ? Infinity : v;}  // a missing number: last
+  rows.sort(function(a, b){var x = key(a), y = key(b);
+    var d = (typeof x === "number" && typeof y === "number") ? x - y : String(x).localeCompare(String(y));
+    return asc ? d : -d;});
+  rows.forEach(function(r){body.appendChild(r);});
+});});
+"""
+
+_EMBED = """
+var specs = JSON.parse(document.getElementById("specs").textContent);
+specs.forEach(function(spec, i){
+  vegaEmbed("#chart" + i, spec, {actions: false, renderer: "svg"}).catch(function(e){console.error(e);});
+});
+"""
+
+
+def _html(title: str, sections: list[tuple[str, str, str]], charts: list[dict], script: str | None) -> str:
+    """The page: a title, a line of links to its sections (anchor, heading, body HTML), the charts' specs as
+    JSON, the inlined chart script and the table's sorting."""
+    nav = " · ".join(f'<a href="#{anchor}">{html.escape(name)}</a>' for anchor, name, _ in sections)
+    body = "".join(f'<h2 id="{anchor}">{html.escape(name)}</h2>{text}' for anchor, name, text in sections)
+    specs = json.dumps(charts, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    scripts = f'<script id="specs" type="application/json">{specs}</script>'
+    if script is not None and charts:
+        scripts += f"<script>{script}</script><script>{_EMBED}</script>"
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{_GENERATOR}'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body><h1>{html.escape(title)}</h1>"
+        f"<p>{nav}</p>{body}{scripts}<script>{_SORT}</script></body></html>\n"
+    )
+
+
+def _build_iv(run_dir) -> Path:
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise NotAReport(
+            f"run_dir={run_dir}: no such directory (give a run directory, e.g. outputs/dodge2021_fig1/...)"
+        )
+    if not (run_dir / "summary.parquet").is_file() and not any((run_dir / p).is_file() for p in _PAGES):
+        raise NotAReport(
+            f"run_dir={run_dir}: no summary.parquet there (nor {', '.join(_PAGES)}): give a finished run's directory "
+            f"(or a sweep's, after simstudy collect sweep_dir=...)"
+        )
+    existing = run_dir / REPORT
+    if existing.exists():
+        try:
+            with open(existing, encoding="utf-8", errors="replace") as fh:
+                head = fh.read(512)
+        except OSError:
+            head = ""
+        if _GENERATOR not in head:
+            raise NotAReport(f"{existing} exists and was not written by simstudy: move it away to write the report")
+    return run_dir
+
+
+def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = None) -> Report:
+    """Write ``report.html`` into a run (or sweep) directory, from what the directory holds.
+
+    Parameters
+    ----------
+    run_dir : str or path-like
+        A finished run's directory (``summary.parquet``, ``run.json``, ``config.yaml``, chunks), a sweep's
+        or design's (its stacked ``summary.parquet``), or a command's with its page (``AUDIT.md``, ...).
+    headline : callable, optional
+        Keyword-only. ``headline(frame, kind) -> (rows, Headline)``: the rows the first chart draws and how
+        (:func:`simstudy.sweeps.headline`, which every caller passes; given here, not imported, as the sweeps
+        module writes its page through this one); each other measure of it gets a chart too. Default None:
+        no charts.
+    frame : pandas.DataFrame, optional
+        Keyword-only. The summary, when the caller has it in memory (else ``summary.parquet`` is read).
+    swept : sequence of str, optional
+        Keyword-only. A sweep's swept keys: one facet per value combination. Default: none.
+    kind : str, optional
+        Keyword-only. The study kind (its headline chart); default from ``run.json``.
+
+    Returns
+    -------
+    Report
+        The page, its chart and row counts, the chunks verified, its size and the seconds it took.
+
+    Raises
+    ------
+    NotAReport
+        If the directory has no ``summary.parquet`` and no page, or holds a ``report.html`` simstudy did not
+        write (never replaced).
+
+    Examples
+    --------
+    Without ``headline`` (as here), the page has the table and provenance but no charts; the callers pass
+    :func:`simstudy.sweeps.headline`.
+
+    >>> import tempfile, pandas as pd
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     pd.DataFrame({"n": [1, 2], "measure": "mse", "estimate": [0.1, 0.05], "mcse": [0.011, 0.004],
+    ...                   "estimator": "u"}).to_parquet(Path(d) / "summary.parquet")
+    ...     done = build(d)
+    ...     page = done.path.read_text(encoding="utf-8")
+    >>> done.rows, "0.100" in page, "0.050" in page, "<script src" in page
+    (2, True, True, False)
+    >>> done.charts
+    0
+    """
+    start = time.perf_counter()
+    run_dir = _build_iv(run_dir)
+    run = _read_json(run_dir / "run.json")
+    swept = list(swept)
+    if frame is None and (run_dir / "summary.parquet").is_file():
+        import pandas as pd
+
+        frame = pd.read_parquet(run_dir / "summary.parquet")
+    if not swept and frame is not None and "job" in frame:  # a sweep's stacked frame: its keys follow "job"
+        columns = list(frame.columns)
+        swept = [c for c in columns[1 : columns.index("study")] if c != "cell"] if "study" in columns else []
+    kind = kind if kind is not None else str(run.get("kind", ""))
+    if not kind and frame is not None and "job" in frame:
+        kind = _job_kind(run_dir, frame)
+    chunks, damaged = _verify_chunks(run_dir, run.get("fingerprint"))
+    sections: list[tuple[str, str, str]] = []  # (anchor, heading, body HTML)
+    charts: list[dict] = []
+    rows = 0
+    script = None
+    if frame is not None:
+        shown = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
+        drawn = headline is not None and len(shown) and "estimate" in shown
+        charts = _charts(shown, kind, swept, headline) if drawn else []
+        script = bundle() if charts else None
+        if charts:
+            sections.append(("charts", "Charts", _chart_divs(charts, script, "its estimate ± MCSE; bars: ±2 MCSE")))
+        table, rows = _table(frame)
+        sections.append(("summary", "Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
+    if frame is None:  # a command's directory: its page, and charts of what it computed
+        charts, sub_chunks, sub_damaged = _command_charts(run_dir, headline)
+        chunks, damaged = chunks + sub_chunks, damaged + sub_damaged
+        script = bundle() if charts else None
+        if charts:
+            sections.append(
+                ("charts", "Charts", _chart_divs(charts, script, "its estimate and its error (± MCSE or band)"))
+            )
+    for name in _PAGES:
+        if (run_dir / name).is_file():
+            sections.append(
+                (
+                    f"page-{name.split('.')[0].lower()}",
+                    name,
+                    f'<div class="page">{_page(run_dir / name, run_dir)}</div>',
+                )
+            )
+    if swept and frame is not None and "job" in frame:
+        jobs = [j for j in dict.fromkeys(frame["job"].astype(str)) if (run_dir / j / REPORT).is_file()]
+        if jobs:
+            from urllib.parse import quote
+
+            links = "".join(f'<li><a href="{quote(j)}/{REPORT}">{html.escape(j)}</a></li>' for j in jobs)
+            sections.append(
+                ("jobs", "Jobs", f"<p>Each job's own page (its provenance and chunks):</p><ul>{links}</ul>")
+            )
+        if "environment" not in run:  # a sweep has no run.json: the versions its first job ran with
+            first = next((j for j in dict.fromkeys(frame["job"].astype(str))), None)
+            env = _read_json(run_dir / first / "run.json").get("environment") if first is not None else None
+            if env:
+                run = {**run, "environment": env}
+    try:
+        provenance = _provenance(run_dir, run, chunks, damaged, swept)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a run.json edited by hand, or foreign
+        provenance = f'<p class="note">run.json unreadable as a run\'s record ({html.escape(repr(exc))})</p>'
+    sections.append(("provenance", "Provenance", provenance))
+    named = run.get("study") or (
+        frame["study"].iloc[0] if frame is not None and "study" in frame and len(frame) else ""
+    )
+    command = run.get("command") or _read_json(run_dir / ".simstudy-identity.json").get("command")
+    title = f"simstudy report: {named or command or 'run'} ({run_dir.name})"
+    text = _html(title, sections, charts, script)
+    from simstudy.io import atomic_path
+
+    path = run_dir / REPORT
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    size = os.path.getsize(path)
+    return Report(
+        path, len(charts) if script is not None else 0, rows, chunks, damaged, size, time.perf_counter() - start
+    )
+
+
+def _chart_divs(charts: list[dict], script: str | None, hover: str) -> str:
+    note = (
+        "" if script is not None else '<p class="note">No interactive charts: vl-convert-python is not installed.</p>'
+    )
+    divs = "".join(f'<div class="chart" id="chart{i}"></div>' for i in range(len(charts)))
+    return f"{note}<p>Hover a point for {hover}.</p>{divs}"
+
+
+#: The studies ``simstudy audit`` runs, each in its own subdirectory of the audit's (simstudy.commands.audit).
+_AUDIT_STUDIES = ("coverage", "bootstrap", "accuracy")
+
+
+def _command_charts(run_dir: Path, headline) -> tuple[list[dict], int, tuple[str, ...]]:
+    """The charts of a command's directory, and its sub-studies' chunks verified: ``simstudy extrapolate``'s
+    curves (extrapolation.csv); ``simstudy audit``'s three studies (each its headline and measures)."""
+    charts: list[dict] = []
+    chunks, damaged = 0, tuple[str, ...]()
+    if (run_dir / "EXTRAPOLATE.md").is_file() and (run_dir / "extrapolation.csv").is_file():
+        chart = _extrapolation_chart(run_dir / "extrapolation.csv")
+        charts += [chart] if chart is not None else []
+    if (run_dir / "AUDIT.md").is_file():
+        import pandas as pd
+
+        for name in _AUDIT_STUDIES:
+            sub = run_dir / name
+            if not (sub / "summary.parquet").is_file():
+                continue
+            run = _read_json(sub / "run.json")
+            ok, bad = _verify_chunks(sub, run.get("fingerprint"))
+            chunks, damaged = chunks + ok, damaged + bad
+            frame = pd.read_parquet(sub / "summary.parquet")
+            frame = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
+            if headline is not None and len(frame) and "estimate" in frame:
+                for chart in _charts(frame, str(run.get("kind", "")), [], headline)[:3]:
+                    charts.append({**chart, "title": f"{name}: {chart['title']}"})
+    return charts, chunks, damaged
+
+
+def _extrapolation_chart(path: Path) -> dict | None:
+    """``simstudy extrapolate``'s curves (extrapolation.csv): each curve's estimate against k (log scale) with
+    its band, one panel per model; the tooltip gives the estimate and the band's ends."""
+    import pandas as pd
+
+    try:
+        table = pd.read_csv(path)
+    except (OSError, ValueError):
+        return None
+    need = ("model", "k", "curve", "estimate", "lower", "upper")
+    if not set(need) <= set(table.columns) or not len(table):
+        return None
+    values = []
+    # one line per (curve, fit): the law fitted to the sample and, where the data had more, to all of them
+    fits = table["runs"].astype(str) + " runs" if "runs" in table else pd.Series("", index=table.index)
+    for model, k, curve, est, lo, hi, fit in zip(*(table[c].tolist() for c in need), fits.tolist()):
+        if _plain(est) is None or _plain(k) is None or k <= 0:
+            continue
+        hue = f"{curve}, {fit}" if fit else str(curve)
+        point = {"panel": str(model), "x": k, "hue": hue, "estimate": est, "shown": f"{est:.4g}"}
+        if _plain(lo) is not None and _plain(hi) is not None:
+            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
+        values.append(point)
+    x = {"field": "x", "type": "quantitative", "title": "k (search iterations)", "scale": {"type": "log"}}
+    y = {"field": "estimate", "type": "quantitative", "title": "best score of k runs", "scale": {"zero": False}}
+    color = {"field": "hue", "type": "nominal", "title": "curve"}
+    tooltip = [
+        {"field": "shown", "title": "estimate [band]"},
+        {"field": "x", "title": "k"},
+        {"field": "hue", "title": "curve"},
+    ]
+    band = {"x": x, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, "color": color}
+    layers = [
+        {"mark": {"type": "area", "opacity": 0.25}, "encoding": band},
+        {"mark": {"type": "line"}, "encoding": {"x": x, "y": y, "color": color}},
+        {"mark": {"type": "point", "opacity": 0, "size": 30}, "encoding": {"x": x, "y": y, "tooltip": tooltip}},
+    ]
+    return {
+        "title": "extrapolated tuning curves",
+        "data": {"values": values},
+        "facet": {"field": "panel", "type": "nominal", "title": "model"},
+        "columns": 2,
+        "spec": {"width": 420, "height": 260, "layer": layers},
+    }
+
+
+def _build_or_warn(run_dir, **kwargs) -> Report | None:
+    """:func:`build` after a run: a page that cannot be written is a warning, never a failed run (the results
+    are all there; ``simstudy report run_dir=DIR`` retries)."""
+    try:
+        return build(run_dir, **kwargs)
+    except Exception as exc:  # the page is only a view of results already written
+        log.warning(
+            "report.html not written (%s: %s); retry: simstudy report run_dir=%s", type(exc).__name__, exc, run_dir
+        )
+        return None
+
+
+def _job_kind(run_dir: Path, frame) -> str:
+    for job in dict.fromkeys(frame["job"].astype(str)):
+        kind = _read_json(run_dir / job / "run.json").get("kind")
+        if kind:
+            return str(kind)
+    return ""

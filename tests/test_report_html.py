@@ -1,0 +1,406 @@
+"""report.html (issue 28, part 4): one self-contained page per run, sweep and command page.
+
+The fast lane checks the page as text (no network loads, the table rounded by the MCSE, the charts' specs,
+the provenance, refusals) with a stub in place of the 0.9 MB chart script (the real one costs a second to
+make the first time); the slow lane checks Figure 1's page at paper scale with the real script; the system
+lane opens the page in a real headless Chromium with the network blocked: every chart draws, the console
+stays clean, and a click on a header sorts the table.
+"""
+
+import html
+import json
+import re
+import shutil
+import sys
+import types
+
+import pandas as pd
+import pytest
+from _cli import one_line_error, simstudy
+
+import simstudy as api
+from simstudy import report_html
+from simstudy.commands import report
+from simstudy.schema import ConfigError
+from simstudy.stats.metrics import format_estimate
+
+TINY = ["runner.progress=false", "runner.figures=[]", "study.reps=200", "study.chunk_reps=100"]
+STUB = "window.vegaEmbed = function () { return Promise.resolve(); };"
+
+
+@pytest.fixture(autouse=True)
+def _stub_script(request, monkeypatch):
+    """The stub chart script, except where the real one is what is tested."""
+    if not (request.node.get_closest_marker("slow") or request.node.get_closest_marker("system")):
+        if not request.node.name.startswith("test_bundle"):
+            monkeypatch.setattr(report_html, "bundle", lambda: STUB)
+
+
+@pytest.fixture(scope="module")
+def fig1(tmp_path_factory):
+    """A run of the Figure 1 preset at 200 replicates (2 chunks); its page built with the stub script."""
+    out = tmp_path_factory.mktemp("fig1") / "run"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report_html, "bundle", lambda: STUB)
+        result = api.run("dodge2021_fig1", TINY, out_dir=out)
+    return out, result.summary
+
+
+def _page(run_dir) -> str:
+    return (run_dir / "report.html").read_text(encoding="utf-8")
+
+
+def _specs(page: str) -> list[dict]:
+    found = re.search(r'<script id="specs" type="application/json">(.*?)</script>', page, re.S)
+    assert found, "no specs block"
+    return json.loads(found.group(1))
+
+
+def _column(page: str, name: str) -> list[str]:
+    """The texts of column ``name`` of the summary table, top to bottom."""
+    head = re.search(r"<thead><tr>(.*?)</tr></thead>", page, re.S).group(1)
+    names = [html.unescape(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", head)]
+    body = re.search(r"<tbody>(.*?)</tbody>", page, re.S).group(1)
+    rows = re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    return [html.unescape(re.findall(r"<td[^>]*>(.*?)</td>", r)[names.index(name)]) for r in rows]
+
+
+def test_page_is_self_contained_and_offline(fig1):
+    run_dir, _ = fig1
+    page = _page(run_dir)
+    assert page.startswith("<!DOCTYPE html>") and report_html._GENERATOR in page
+    assert STUB in page  # the chart script inlined, not referenced
+    assert not re.search(r"<script[^>]*\bsrc=", page)
+    assert not re.search(r"<link\b", page)
+    assert not re.search(r"""\b(src|href)\s*=\s*["']?(https?:)?//""", page)  # no load from the network
+
+
+def test_table_has_every_row(fig1):
+    run_dir, summary = fig1
+    page = _page(run_dir)
+    assert len(_column(page, "estimate")) == len(summary)
+    assert _column(page, "measure") == summary["measure"].tolist()
+
+
+def test_table_rounds_estimates_to_their_mcse(tmp_path):
+    # format_estimate's documented cases: 0.998 ± 0.001998 -> 0.998 ± 0.002; 0.99812 ± 0.00142 -> 0.9981 ± 0.0014;
+    # 12.345 ± 3.2 -> 12 ± 3; an exact value (MCSE 0) keeps 4 significant digits.
+    frame = pd.DataFrame(
+        {
+            "n": [1, 2, 3, 4],
+            "estimator": "u",
+            "measure": "mean",
+            "estimate": [0.998, 0.99812, 12.345, 0.8898352881786101],
+            "mcse": [0.001998, 0.00142, 3.2, 0.0],
+            "reps": [100, 100, 100, 0],
+        }
+    )
+    frame.to_parquet(tmp_path / "summary.parquet")
+    report.run(tmp_path)
+    page = _page(tmp_path)
+    assert _column(page, "estimate") == ["0.998", "0.9981", "12", "0.8898"]
+    assert _column(page, "mcse") == ["0.002", "0.0014", "3", "0"]
+    # the full value stays in data-v, for sorting
+    assert 'data-v="0.99812"' in page
+    # a key with one value in every row is said once, not in a column
+    assert "In every row: estimator = u, measure = mean." in page and ">estimator</th>" not in page
+
+
+def test_charts_show_each_measure_with_its_mcse(fig1):
+    run_dir, summary = fig1
+    specs = _specs(_page(run_dir))
+    titles = [s["title"] for s in specs]
+    assert titles[0] == "MSE"  # the study's headline first
+    assert {"mean", "bias", "variance"} <= set(titles) and "mse" not in titles  # the others, once each
+    mse = specs[0]["data"]["values"]
+    rows = summary[(summary["measure"] == "mse") & summary["estimator"].isin(["u", "v", "w"])]
+    assert len(mse) == len(rows)  # the truth and paired differences are not estimators: not drawn
+    assert {v["hue"] for v in mse} == {"u", "v", "w"}
+    first = rows.iloc[-1]
+    point = next(v for v in mse if v["x"] == first["n"] and v["hue"] == first["estimator"])
+    assert point["shown"] == format_estimate(first["estimate"], first["mcse"])
+    assert point["lo"] == pytest.approx(first["estimate"] - 2 * first["mcse"])
+    tooltip = specs[0]["layer"][-1]["encoding"]["tooltip"]
+    assert tooltip[0] == {"field": "shown", "title": "estimate ± MCSE"}
+
+
+def test_provenance(fig1):
+    run_dir, _ = fig1
+    page = _page(run_dir)
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["fingerprint"] in page
+    assert f"numpy {run['environment']['packages']['numpy']}" in page
+    assert "2 stored chunk(s): checksum and identity verified now" in page
+    assert html.escape((run_dir / "config.yaml").read_text()) in page
+    assert "failed chunks</dt><dd>none" in page
+
+
+def test_damaged_chunk_is_named(fig1, tmp_path):
+    run_dir, _ = fig1
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    chunk = sorted(copy.glob("chunks/*/cell-*/chunk-*.npz"))[0]
+    chunk.write_bytes(chunk.read_bytes()[:-10])
+    done = report.run(copy)
+    assert done.chunks == 1 and len(done.damaged) == 1 and chunk.name in done.damaged[0]
+    assert "check failed for 1 chunk(s)" in _page(copy)
+
+
+def test_failed_chunks_listed_with_their_replay_line(fig1, tmp_path):
+    run_dir, _ = fig1
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    run = json.loads((copy / "run.json").read_text())
+    run["runner"]["failures"] = [{"cell": "abc123", "chunk": 1, "seed_key": [0, 1], "error": "ValueError: boom\nmore"}]
+    (copy / "run.json").write_text(json.dumps(run))
+    report.run(copy)
+    assert f"simstudy replay run_dir={copy} chunk=abc123/1" in _page(copy)
+    assert "ValueError: boom" in _page(copy)
+
+
+def test_coverage_chart_has_the_nominal_line(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "method": ["ks", "ks", "ld", "ld"],
+            "n": [5, 10, 5, 10],
+            "measure": "coverage",
+            "nominal": 0.95,
+            "estimate": [0.96, 0.95, 0.93, 0.94],
+            "mcse": 0.01,
+        }
+    )
+    frame.to_parquet(tmp_path / "summary.parquet")
+    report.run(tmp_path)
+    layers = _specs(_page(tmp_path))[0]["layer"]
+    assert layers[-1]["mark"]["type"] == "rule" and layers[-1]["encoding"]["y"]["field"] == "nominal"
+    assert all(v["nominal"] == 0.95 for v in _specs(_page(tmp_path))[0]["data"]["values"])
+
+
+def test_sweep_facets_per_swept_value(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "job": ["sd=0.05"] * 2 + ["sd=0.1"] * 2,
+            "sd": [0.05, 0.05, 0.1, 0.1],
+            "study": "s",
+            "estimator": "u",
+            "n": [1, 2, 1, 2],
+            "measure": "mse",
+            "estimate": [0.1, 0.2, 0.3, 0.4],
+            "mcse": 0.01,
+        }
+    )
+    frame.to_parquet(tmp_path / "summary.parquet")
+    report.run(tmp_path)  # the swept keys read from the stacked frame's columns
+    spec = _specs(_page(tmp_path))[0]
+    assert spec["facet"]["field"] == "panel"
+    assert {v["panel"] for v in spec["data"]["values"]} == {"sd=0.05", "sd=0.1"}
+
+
+def test_joint_band_shown_where_the_summary_has_one(tmp_path):
+    frame = pd.DataFrame(
+        {"n": [1, 2], "estimator": "u", "measure": "mean", "estimate": [0.5, 0.6], "mcse": [0.01, 0.01]}
+    ).assign(lower_joint=[0.4123, 0.5123], upper_joint=[0.6123, 0.7123])
+    frame.to_parquet(tmp_path / "summary.parquet")
+    report.run(tmp_path)
+    page = _page(tmp_path)
+    assert _column(page, "lower_joint") == ["0.412", "0.512"]  # to the MCSE's digits (0.010: a leading 1 keeps two)
+    assert _specs(page)[0]["data"]["values"][0]["joint"] == "[0.412, 0.612]"
+
+
+def test_command_page_as_html_with_its_figure_embedded(tmp_path):
+    (tmp_path / "coverage.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    (tmp_path / "AUDIT.md").write_text(
+        "# Audit\n\n| a | b |\n| --- | --- |\n| 1 | 2 |\n\n![coverage](coverage.png)\n\n<script>alert(1)</script>\n"
+    )
+    done = report.run(tmp_path)
+    page = _page(tmp_path)
+    assert done.rows == 0 and "<h1>Audit</h1>" in page and "<td>2</td>" in page
+    assert 'src="data:image/png;base64,' in page and 'src="coverage.png"' not in page
+    assert "<script>alert(1)</script>" not in page  # raw HTML in a page is shown, never run
+
+
+def test_extrapolate_page_gets_its_curves_as_a_chart(tmp_path):
+    (tmp_path / "EXTRAPOLATE.md").write_text("# Extrapolated tuning curves\n")
+    pd.DataFrame(
+        {
+            "model": "m",
+            "runs": 48,
+            "k": [1.0, 48.0, 480.0],
+            "curve": "median",
+            "estimate": [0.8, 0.9, 0.95],
+            "lower": [0.7, 0.85, float("nan")],
+            "upper": [0.85, 0.92, float("nan")],
+        }
+    ).to_csv(tmp_path / "extrapolation.csv", index=False)
+    done = report.run(tmp_path)
+    (spec,) = _specs(_page(tmp_path))
+    assert done.charts == 1 and spec["spec"]["layer"][0]["encoding"]["x"]["scale"] == {"type": "log"}
+    assert [v["shown"] for v in spec["data"]["values"]] == ["0.8 [0.7, 0.85]", "0.9 [0.85, 0.92]", "0.95"]
+    assert {v["hue"] for v in spec["data"]["values"]} == {"median, 48 runs"}
+
+
+def test_audit_page_gets_its_studies_charts(tmp_path):
+    (tmp_path / "AUDIT.md").write_text("# Audit of tuning-curve analyses\n")
+    (tmp_path / "coverage").mkdir()
+    pd.DataFrame(
+        {"method": "ks", "nominal": [0.8, 0.95], "measure": "coverage", "estimate": [0.79, 0.94], "mcse": 0.01}
+    ).to_parquet(tmp_path / "coverage" / "summary.parquet")
+    done = report.run(tmp_path)
+    (spec,) = _specs(_page(tmp_path))
+    assert done.charts == 1 and spec["title"] == "coverage: coverage"
+    assert [v["x"] for v in spec["data"]["values"]] == [0.8, 0.95]
+
+
+def test_refuses_a_directory_with_nothing_to_report(tmp_path):
+    with pytest.raises(ConfigError, match=r"run_dir=.*: no summary.parquet there"):
+        report.run(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_never_replaces_a_report_it_did_not_write(fig1, tmp_path):
+    pd.DataFrame({"estimate": [1.0]}).to_parquet(tmp_path / "summary.parquet")
+    (tmp_path / "report.html").write_text("<html>mine</html>")
+    with pytest.raises(ConfigError, match="was not written by simstudy"):
+        report.run(tmp_path)
+    assert (tmp_path / "report.html").read_text() == "<html>mine</html>"
+
+
+def test_command_line(fig1, tmp_path):
+    run_dir, _ = fig1
+    done = simstudy("report", f"run_dir={run_dir}", cwd=tmp_path)
+    assert "report.html" in done.stdout and "2 chunks verified" in done.stdout
+    one_line_error(simstudy("report", f"run_dir={tmp_path}", cwd=tmp_path, check=False), "no summary.parquet there")
+    one_line_error(simstudy("report", cwd=tmp_path, check=False), "run_dir is required")
+
+
+def test_bundle_cached_checked_and_rebuilt(tmp_path, monkeypatch):
+    made = []
+    fake = types.ModuleType("vl_convert")
+    fake.javascript_bundle = lambda snippet=None: made.append(1) or "window.vegaEmbed = 1; // </script> inside"
+    monkeypatch.setitem(sys.modules, "vl_convert", fake)
+    monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(report_html, "_BUNDLE", {})
+    first = report_html.bundle()
+    assert "</script" not in first and made == [1]  # escaped: it cannot end the page's script element
+    monkeypatch.setattr(report_html, "_BUNDLE", {})
+    assert report_html.bundle() == first and made == [1]  # read back from disk, checksum verified
+    path = tmp_path / "report" / "vega-bundle.js"
+    path.write_text(path.read_text().replace("vegaEmbed = 1", "vegaEmbed = 2"))  # damaged
+    monkeypatch.setattr(report_html, "_BUNDLE", {})
+    assert report_html.bundle() == first and made == [1, 1]  # made again
+
+
+@pytest.mark.slow
+def test_figure1_page_at_paper_scale_under_5_mb(tmp_path):
+    out = tmp_path / "run"
+    api.run("dodge2021_fig1", ["runner.progress=false", "runner.figures=[]"], out_dir=out)  # 10,000 replicates
+    page = _page(out)
+    size = (out / "report.html").stat().st_size
+    assert size < 5_000_000, size
+    assert "vegaEmbed" in page and len(_specs(page)) >= 3
+
+
+# ------------------------------------------------------------------------------------------ in a real browser
+
+
+def _driver():
+    """Headless Chromium through chromedriver, the network blocked; skip in one line without them."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    chromedriver = shutil.which("chromedriver")
+    if chromium is None or chromedriver is None:
+        pytest.skip("no chromium and chromedriver here (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (the test extra)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--proxy-server=127.0.0.1:9",  # nothing listens there: any request to the network fails
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    from selenium.webdriver.chrome.service import Service
+
+    return webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
+
+
+#: Per chart: how many data marks (points, lines, bars, bands) its SVG holds.
+MARKS = (
+    "return Array.from(document.querySelectorAll('.chart')).map(d => "
+    "d.querySelectorAll('g.role-mark path, g.role-mark line').length)"
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = _driver()
+    yield driver
+    driver.quit()
+
+
+def _open(driver, page, charts: int) -> None:
+    """Load the page; wait until every chart has drawn its marks; no console error or Vega warning."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get_log("browser")  # the earlier page's
+    driver.get(page.as_uri())
+    WebDriverWait(driver, 30).until(lambda d: len(d.execute_script(MARKS)) == charts and all(d.execute_script(MARKS)))
+    logged = driver.get_log("browser")  # errors, and Vega's warnings about a spec (e.g. an empty field)
+    assert [e for e in logged if e["level"] == "SEVERE" or "WARN" in e["message"]] == [], logged
+
+
+@pytest.mark.system
+def test_page_in_a_headless_browser(browser, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    out = tmp_path / "run"
+    api.run("dodge2021_fig1", TINY, out_dir=out)  # the real chart script (made once, then cached)
+    charts = len(_specs(_page(out)))
+    assert charts >= 3
+    _open(browser, out / "report.html", charts)
+    # hovering a point of the first chart shows its estimate ± MCSE
+    points = browser.find_elements(By.CSS_SELECTOR, "#chart0 g.role-mark.mark-symbol path")
+    point = points[len(points) // 2]
+    ActionChains(browser).move_to_element(point).perform()
+    tip = "var t = document.getElementById('vg-tooltip-element'); return t ? t.textContent : '';"
+    WebDriverWait(browser, 10).until(lambda d: "estimate ± MCSE" in d.execute_script(tip))
+    assert re.search(r"estimate ± MCSE\s*[-0-9.]+ ± [0-9.]+", browser.execute_script(tip))
+    # a click on a header sorts the rows by it, a second click the other way
+    header = browser.find_elements(By.CSS_SELECTOR, "table#summary th")
+    index = [h.text for h in header].index("estimate")
+    values = f"return Array.from(document.querySelectorAll('table#summary tbody tr')).map(r => parseFloat(r.cells[{index}].dataset.v))"
+    before = browser.execute_script(values)
+    assert before != sorted(before)  # the summary's own order: by measure, not by estimate
+    header[index].click()
+    assert browser.execute_script(values) == sorted(before)
+    header[index].click()
+    assert browser.execute_script(values) == sorted(before, reverse=True)
+
+
+@pytest.mark.system
+def test_sweep_coverage_page_in_a_headless_browser(browser, tmp_path):
+    # a stacked frame of two jobs: one panel each, coverage against the nominal level with its diagonal
+    frame = pd.DataFrame(
+        {
+            "job": ["sd=0.05"] * 4 + ["sd=0.1"] * 4,
+            "sd": [0.05] * 4 + [0.1] * 4,
+            "study": "s",
+            "method": ["ks", "ks", "ld", "ld"] * 2,
+            "nominal": [0.8, 0.95] * 4,
+            "measure": "coverage",
+            "estimate": [0.81, 0.96, 0.78, 0.94, 0.8, 0.95, 0.79, 0.93],
+            "mcse": 0.01,
+        }
+    )
+    frame.to_parquet(tmp_path / "summary.parquet")
+    report.run(tmp_path)
+    (spec,) = _specs(_page(tmp_path))
+    assert spec["spec"]["layer"][-1]["encoding"]["y"]["field"] == "nominal"  # the diagonal
+    _open(browser, tmp_path / "report.html", 1)
+    panels = "return document.querySelectorAll('#chart0 g.cell > g').length"
+    assert browser.execute_script(panels) == 2
