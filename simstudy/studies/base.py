@@ -210,6 +210,12 @@ def save_replicates_option(default: bool) -> Any:
     )
 
 
+def _unrepr(field: Any) -> Any:
+    """A schema field left out of the options' repr (the precision rule's, unset in most runs)."""
+    field.repr = False
+    return field
+
+
 @schema.documented("study.")
 @dataclass(frozen=True)
 class StudyOptions:
@@ -240,6 +246,34 @@ class StudyOptions:
     reps: int = reps_option(1000)
     chunk_reps: int = chunk_reps_option(1000)
     save_replicates: bool = save_replicates_option(False)
+    precision: tuple | None = _unrepr(
+        option(
+            None,
+            "a Monte Carlo precision target, the stopping rule: each cell runs until every measure's MCSE meets it "
+            "(0.001: an absolute MCSE; 1%: relative to |estimate|; {mse: 0.0001, bias: 2%}: per measure). "
+            "study.reps is then the pilot (best a whole number of chunks: all reused), study.max_reps the cap; a two-stage rule "
+            "(docs/guides/precision.md). null: study.reps replicates per cell",
+            schema.optional(schema.precision()),
+            type_doc="tuple of (str, float, bool) or None",
+        )
+    )
+    max_reps: int | None = _unrepr(
+        option(
+            None,
+            "with study.precision: the most replicates a cell may run (null: 100 x study.reps)",
+            schema.optional(schema.integer(minimum=2)),
+        )
+    )
+
+    def __post_init__(self) -> None:
+        # Cross-field checks of the precision rule, at parse time: refused before anything is computed.
+        if self.precision is None:
+            return
+        if self.max_reps is not None and self.max_reps < self.reps:
+            raise ConfigError(
+                f"study.max_reps={self.max_reps} must be at least study.reps={self.reps} (the pilot of "
+                f"study.precision): raise study.max_reps or lower study.reps"
+            )
 
 
 def at_least_arms(config: Config) -> None:
