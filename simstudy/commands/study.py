@@ -37,10 +37,11 @@ def _run_and_report(config, out_dir: Path):
     from simstudy.plugins import PluginExit
     from simstudy.registry import figure_function, study
     from simstudy.studies.base import ShardDone
+    from simstudy.studies.precision import run_study
 
     spec = study(config.study.kind)
     try:
-        result = spec.run(config, out_dir)
+        result = run_study(spec, config, out_dir)  # spec.run, under study.precision's rule if set
     except ShardDone as done:
         i, n = config.runner.shard
         _log_report(done.report)

@@ -284,7 +284,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     rows = []
     for key, cell in run_.succeeded(cells).items():
         hits = run_.total(key, "hits")
-        reps = config.study.reps
+        reps = run_.reps(key)
         low, high = clopper_pearson(hits, reps, ci_level)
         for c, check in enumerate(CHECKS):
             for m, method in enumerate(methods):

@@ -168,8 +168,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         settings={"n": n, "resamples": resamples, "confidence": confidence, "estimators": [s.method for s in specs]},
     )
     rows = []
-    reps = config.study.reps
     for key, cell in run_.succeeded(cells).items():
+        reps = run_.reps(key)  # study.reps, or the cell's own under study.precision
         covered = run_.total(key, "covered")
         low, high = clopper_pearson(covered, reps, ci_level)
         for e, est_spec in enumerate(specs):

@@ -450,7 +450,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         mc += _mc_rows(cell, perf, specs)
         notes += _degenerate_notes(cell, perf, specs)
         if any(s.method == "bootstrap" for s in specs):
-            mc += _bootstrap_rows(cell, run_.total(key, "plugin_variance"), config.study.reps, specs)
+            mc += _bootstrap_rows(cell, run_.total(key, "plugin_variance"), run_.reps(key), specs)
     # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too)
     mirrored = [d.name for d in config.distributions if d.minimize]
     summary = base.mirror_back(
