@@ -46,6 +46,7 @@ log = logging.getLogger("simstudy")
 #: The probability with which a cell's plan meets its targets (kappa's one-sided chi-square confidence).
 CONFIDENCE = 0.95
 
+
 @dataclass(frozen=True)
 class PrecisionPlan:
     """What a pilot planned: each targeted row's replicates and each cell's, under ``study.precision``.
@@ -251,7 +252,9 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
     rows = summary.loc[mc]
     keys = _keys(summary)
     target = _precision.absolute_targets(opts.precision, rows["measure"], rows["estimate"])
-    row_reps = pd.to_numeric(rows["reps"], errors="coerce").to_numpy(float) if "reps" in rows else np.full(len(rows), n0)
+    row_reps = (
+        pd.to_numeric(rows["reps"], errors="coerce").to_numpy(float) if "reps" in rows else np.full(len(rows), n0)
+    )
     need, capped = _precision.reps_needed(
         n0,
         rows["mcse"].to_numpy(float),
