@@ -126,7 +126,8 @@ def absolute_targets(precision, measures, estimates) -> np.ndarray:
 def reps_needed(pilot_reps: int, mcse, target, *, kappa, chunk_reps: int, max_reps: int):
     """Each row's replicates needed to meet its target, in whole chunks, within ``[pilot_reps, max_reps]``.
 
-    ``ceil(pilot_reps * (mcse / target)^2 * kappa)`` rounded up to a multiple of ``chunk_reps``, then clipped.
+    ``ceil(pilot_reps * (mcse / target)^2 * kappa)`` rounded up to a multiple of ``chunk_reps``, then clipped;
+    a row the pilot already meets needs exactly the pilot.
     A row without a target (NaN), or whose pilot MCSE is NaN, needs only the pilot; a zero target with a
     positive MCSE needs more than any cap.
 
@@ -171,4 +172,5 @@ def reps_needed(pilot_reps: int, mcse, target, *, kappa, chunk_reps: int, max_re
     raw = np.where(np.isnan(raw), pilot_reps, raw)  # untargeted, or no MCSE to plan from: the pilot
     capped = raw > max_reps
     whole = np.ceil(np.minimum(raw, max_reps) / chunk_reps) * chunk_reps
+    whole = np.where(raw <= pilot_reps, pilot_reps, whole)  # met by the pilot: not a replicate more
     return np.clip(whole, pilot_reps, max_reps).astype(np.int64), capped
