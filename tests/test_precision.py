@@ -11,6 +11,7 @@ import logging
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import FIG1, one_line_error, parse_refusal, simstudy
 from scipy import stats
 
 from simstudy import config as _config
@@ -178,7 +179,9 @@ def test_without_precision_nothing_changes(tmp_path):
     plain = _run(tmp_path, "plain")
     direct = registry.study("evp_accuracy").run(_config.parse(_raw()), tmp_path / "direct").summary
     pd.testing.assert_frame_equal(plain.summary, direct, check_exact=True)
-    assert "target" not in plain.summary and "precision" not in json.loads((tmp_path / "plain" / "run.json").read_text())
+    assert "target" not in plain.summary and "precision" not in json.loads(
+        (tmp_path / "plain" / "run.json").read_text()
+    )
 
 
 def test_plan_from_a_pilot_by_hand():
@@ -192,3 +195,49 @@ def test_plan_from_a_pilot_by_hand():
     # cell a: target 0.005, 200 * 4 * kappa -> whole chunks of 100; cell b: met by its pilot
     assert plan.cell_reps == {"a": int(np.ceil(np.ceil(800 * k) / 100) * 100), "b": 200}
     assert plan.capped_cells == ()
+
+
+# --- simstudy plan ----------------------------------------------------------------------------------------------
+
+
+def test_plan_runs_only_a_pilot_and_writes_nothing(tmp_path, monkeypatch):
+    import tempfile
+
+    from simstudy.commands import plan
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    cfg = _config.parse(_raw(precision={"bias": 0.0015}))
+    planned = plan.run(cfg)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["tmp"]  # its pilot's directory removed, nothing else
+    # the same plan as a run's: each cell's replicates, and the rows' targets
+    want = plan_precision(cfg, registry.study("evp_accuracy").run(cfg, tmp_path / "pilot").summary)
+    assert dict(zip(planned.table.cell, planned.table.cell_reps)) == want.cell_reps
+    pd.testing.assert_frame_equal(planned.table.drop(columns=["cell_reps", "est_seconds"]), want.table)
+    worst = planned.by_measure()
+    assert set(worst.measure) == {"bias"} and (worst.est_seconds >= 0).all()
+
+
+def test_plan_without_a_target_is_one_line(tmp_path):
+    from simstudy.commands import plan
+
+    with pytest.raises(ConfigError, match=r"^simstudy plan needs study.precision: an absolute MCSE"):
+        plan.run(_config.parse(_raw()))
+
+
+def test_plan_command_line_prints_the_plan_and_refuses_without_a_target(tmp_path):
+    args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100"]
+    proc = simstudy("plan", *args, "study.precision={bias: 0.002}", cwd=tmp_path)
+    assert "measure" in proc.stdout and "bias" in proc.stdout and "nothing written" in proc.stdout
+    assert list(tmp_path.iterdir()) == []
+    one_line_error(simstudy("plan", *args, cwd=tmp_path, check=False), "simstudy plan needs study.precision")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_precision_overrides_parse_as_the_command_reads_them():
+    assert parse_refusal("experiment=dodge2021_fig1", "study.precision=1%") is None
+    assert parse_refusal("experiment=dodge2021_fig1", "study.precision={mse: 0.0001, bias: 2%}") is None
+    assert "study.precision must be a positive number" in parse_refusal(
+        "experiment=dodge2021_fig1", "study.precision=-1"
+    )

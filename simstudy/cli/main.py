@@ -105,6 +105,7 @@ PLAIN_COMMANDS = {
     "replay": "_replay",
     "reproduce": "_reproduce",
     "populations": "_populations",
+    "plan": "_plan",
 }
 
 

@@ -54,6 +54,15 @@ KEYS = {
         "out": "the CSV to write (export default: BENCHMARK_DATASET_nN_seedS.csv here, its truth beside it as "
         "STEM.truth.csv; list: none, the table is printed)",
     },
+    "plan": {
+        "experiment": "a preset (as for a study run); with no experiment, the default study",
+        "study.precision": "the target: an absolute MCSE (0.001), a share of |estimate| (1%), or per measure "
+        "({mse: 0.0001, bias: 2%}) [required]",
+        "study.reps": "the pilot's replicates per cell (the precision rule's pilot; a whole number of chunks is "
+        "best: a run reuses all of them)",
+        "study.max_reps": "the cap on a cell's replicates (default 100 x study.reps)",
+        "key=value": "any other override of a study run (runner.n_jobs=N also scales the estimated seconds)",
+    },
     "replay": {
         "run_dir": "the run directory of the failed run",
         "chunk": "the failed chunk as CELL/K, as the failure message names it",
