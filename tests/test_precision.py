@@ -241,3 +241,72 @@ def test_precision_overrides_parse_as_the_command_reads_them():
     assert "study.precision must be a positive number" in parse_refusal(
         "experiment=dodge2021_fig1", "study.precision=-1"
     )
+
+
+# --- the rule's validity, on exact truths (slow lane) -------------------------------------------------------------
+
+
+def _clopper_pearson(k, n, level=0.999):
+    a = (1 - level) / 2
+    low = stats.beta.ppf(a, k, n - k + 1) if k > 0 else 0.0
+    high = stats.beta.ppf(1 - a, k + 1, n - k) if k < n else 1.0
+    return low, high
+
+
+def _many_runs(tmp_path, raw, kind, pick, runs):
+    """``runs`` precision-targeted runs with distinct seeds: each run's (estimate, mcse, target, reps) of one row."""
+    spec = registry.study(kind)
+    out = []
+    for seed in range(1, runs + 1):
+        s = run_study(spec, _config.parse({**raw, "seed": 7919 * seed}), tmp_path / str(seed)).summary
+        row = s[pick(s)]
+        assert len(row) == 1
+        out.append(row[["estimate", "mcse", "target", "reps"]].iloc[0].to_numpy(float))
+    return np.array(out)
+
+
+def _assert_valid(got, truth, pilot):
+    estimate, mcse, target, reps = got.T
+    runs = len(got)
+    assert (reps > pilot).mean() > 0.9 and len(np.unique(reps)) > 1  # the rule, not the pilot, decided
+    # The plan meets its target with probability about 0.95 (kappa), more with the rounding up to whole chunks:
+    # the share of runs that met it must not be significantly below 0.95 (without kappa, about 0.6 do).
+    met = int((mcse <= target).sum())
+    assert _clopper_pearson(met, runs)[1] >= 0.95, (met, runs)
+    # The final 95% Monte Carlo intervals cover the exact truth at 95% (no bias from the stopping rule).
+    covered = int((np.abs(estimate - truth) <= 1.96 * mcse).sum())
+    low, high = _clopper_pearson(covered, runs)
+    assert low <= 0.95 <= high, (covered, runs)
+
+
+@pytest.mark.slow
+def test_precision_runs_meet_the_target_and_cover_the_exact_bias_of_v(tmp_path):
+    # A bag of 30 values: V (the plug-in) is biased for B = 4, n = 4, its bias known exactly.
+    raw = {
+        "distribution": {"kind": "truncnorm_bag", "seed": 0, "size": 30},
+        "budget": {"B": 4, "n": [4]},
+        "estimators": {"v": {"method": "v"}},
+        "study": {"name": "bias", "kind": "evp_accuracy", "reps": 200, "chunk_reps": 50,
+                  "precision": {"bias": 0.0015}},
+        "runner": {"n_jobs": 1, "backend": "loky", "progress": False, "figures": []},
+    }  # fmt: skip
+    exact = run_study(registry.study("evp_accuracy"), _config.parse({**raw, "seed": 0}), tmp_path / "0").summary
+    truth = exact.loc[exact.measure == "exact_bias", "estimate"].item()
+    assert abs(truth) > 0.01  # a real bias, far from 0 in target units
+    got = _many_runs(tmp_path, raw, "evp_accuracy", lambda s: (s.measure == "bias") & (s.estimator == "v"), 250)
+    _assert_valid(got, truth, pilot=200)
+
+
+@pytest.mark.slow
+def test_precision_runs_meet_the_target_and_cover_the_nominal_coverage_of_an_exact_band(tmp_path):
+    # The exact KS band's simultaneous coverage of a continuous CDF is its nominal level, 0.8, exactly.
+    raw = {
+        "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+        "budget": {"B": 10},
+        "estimators": {"v": {"method": "v"}},
+        "study": {"name": "cov", "kind": "band_coverage", "reps": 256, "chunk_reps": 64, "sample_size": 10,
+                  "levels": [0.8], "methods": ["ks"], "precision": {"estimate": 0.012}},
+        "runner": {"n_jobs": 1, "backend": "loky", "progress": False, "figures": []},
+    }  # fmt: skip
+    got = _many_runs(tmp_path, raw, "band_coverage", lambda s: s.check == "cdf", 250)
+    _assert_valid(got, 0.8, pilot=256)

@@ -124,19 +124,18 @@ class PrecisionPlan:
         """
         summary = summary.copy()
         mc = _monte_carlo(summary)
-        present = set(summary.loc[mc, "measure"]) if "measure" in summary else set()
+        measure = _measure(summary)
+        present = set(measure[mc])
         precision = tuple(t for t in self.precision if t[0] == "*" or t[0] in present)
         target = np.full(len(summary), np.nan)
         if mc.any():
-            target[mc.to_numpy()] = _precision.absolute_targets(
-                precision, summary.loc[mc, "measure"], summary.loc[mc, "estimate"]
-            )
+            target[mc.to_numpy()] = _precision.absolute_targets(precision, measure[mc], summary.loc[mc, "estimate"])
         mcse = pd.to_numeric(summary["mcse"], errors="coerce").to_numpy(float) if "mcse" in summary else target
         with np.errstate(invalid="ignore"):
             reached = np.where(np.isnan(target), True, mcse <= target)
         capped = set(self.capped_cells)
         cells = summary["cell"].to_numpy() if "cell" in summary else np.array([""] * len(summary))
-        failed = (summary["measure"] == "failed_chunks").to_numpy() if "measure" in summary else False
+        failed = (measure == "failed_chunks").to_numpy()
         reached = reached & ~np.isin(cells, list(capped)) & ~failed
         summary["target"] = target
         summary["reached_precision"] = reached.astype(bool)
@@ -176,11 +175,19 @@ class PrecisionPlan:
 
 def _monte_carlo(summary: pd.DataFrame) -> pd.Series:
     """The rows estimated by simulation: positive reps and a finite MCSE (not exact, not failed_chunks)."""
-    if not {"measure", "mcse"} <= set(summary.columns):
+    if not {"estimate", "mcse"} <= set(summary.columns):
         return pd.Series(False, index=summary.index)
     mcse = pd.to_numeric(summary["mcse"], errors="coerce")
     reps = pd.to_numeric(summary["reps"], errors="coerce").fillna(0) if "reps" in summary else 1
-    return (reps > 0) & mcse.notna() & (summary["measure"] != "failed_chunks")
+    return (reps > 0) & mcse.notna() & (_measure(summary) != "failed_chunks")
+
+
+def _measure(summary: pd.DataFrame) -> pd.Series:
+    """Each row's measure; ``"estimate"`` for a study whose summary has no ``measure`` column (its estimate is
+    its one measure: band_coverage's and bootstrap_coverage's coverage), or for its rows without one."""
+    if "measure" not in summary:
+        return pd.Series("estimate", index=summary.index, dtype=object)
+    return summary["measure"].where(summary["measure"].notna(), "estimate")
 
 
 def _where(rows: pd.DataFrame) -> str:
@@ -195,7 +202,7 @@ def _where(rows: pd.DataFrame) -> str:
 def _keys(frame: pd.DataFrame) -> list[str]:
     """A summary's cell columns: those before ``measure`` (``cell``, ``distribution``, the study's keys)."""
     cols = list(frame.columns)
-    end = cols.index("measure") if "measure" in cols else 0
+    end = cols.index("measure") if "measure" in cols else cols.index("estimate") if "estimate" in cols else 0
     return [c for c in cols[:end] if c != "study"]
 
 
@@ -251,7 +258,8 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
     mc = _monte_carlo(summary)
     rows = summary.loc[mc]
     keys = _keys(summary)
-    target = _precision.absolute_targets(opts.precision, rows["measure"], rows["estimate"])
+    measure = _measure(rows)
+    target = _precision.absolute_targets(opts.precision, measure, rows["estimate"])
     row_reps = (
         pd.to_numeric(rows["reps"], errors="coerce").to_numpy(float) if "reps" in rows else np.full(len(rows), n0)
     )
@@ -266,7 +274,7 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
     table = pd.DataFrame(
         {
             **{k: rows[k].to_numpy() for k in keys},
-            "measure": rows["measure"].to_numpy(),
+            "measure": measure.to_numpy(),
             "pilot_estimate": rows["estimate"].to_numpy(float),
             "pilot_mcse": rows["mcse"].to_numpy(float),
             "pilot_reps": row_reps.astype(np.int64),
