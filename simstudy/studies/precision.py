@@ -148,7 +148,7 @@ class PrecisionPlan:
                 cell,
                 _where(rows),
                 self.max_reps,
-                ", ".join(rows["measure"].astype(str)),
+                ", ".join(dict.fromkeys(rows["measure"].astype(str))),
             )
         for cell in missed:
             log.warning(
@@ -203,7 +203,7 @@ def _keys(frame: pd.DataFrame) -> list[str]:
     """A summary's cell columns: those before ``measure`` (``cell``, ``distribution``, the study's keys)."""
     cols = list(frame.columns)
     end = cols.index("measure") if "measure" in cols else cols.index("estimate") if "estimate" in cols else 0
-    return [c for c in cols[:end] if c != "study"]
+    return [c for c in cols[:end] if c not in ("study", "reps", "estimate", "mcse")]
 
 
 def _max_reps(config) -> int:
