@@ -163,6 +163,14 @@ def test_two_shards_then_collect_equal_the_unsharded_run(targeted, tmp_path):
     pd.testing.assert_frame_equal(got.summary, targeted[0].summary, check_exact=True)
 
 
+@pytest.mark.system
+def test_two_workers_give_the_same_summary_bit_for_bit(targeted, tmp_path):
+    cfg = _config.parse(_raw(precision={"bias": 0.0015}))
+    pool = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, n_jobs=2))
+    got = run_study(registry.study("evp_accuracy"), pool, tmp_path)
+    pd.testing.assert_frame_equal(got.summary, targeted[0].summary, check_exact=True)
+
+
 def test_capped_cells_are_named_in_the_log_summary_and_run_json(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="simstudy"):
         result = _run(tmp_path, "run", precision=0.0001, max_reps=400)

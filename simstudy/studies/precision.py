@@ -303,6 +303,25 @@ def pilot(spec, config, out_dir: Path) -> StudyResult:
     -------
     StudyResult
         The pilot's summary and the runner's report; ``files`` is empty.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.config import parse
+    >>> from simstudy.registry import study
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10, "n": [10]},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 200, "chunk_reps": 100, "precision": 0.001},
+    ...     "runner": {"n_jobs": 1, "backend": "loky", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     first = pilot(study("evp_accuracy"), config, Path(tmp))
+    ...     written = sorted(p.name for p in Path(tmp).iterdir())
+    >>> first.report.tasks, first.files, written  # two chunks stored, nothing else written
+    (2, {}, ['chunks'])
     """
     config = dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, replay=None))
     token = base._STAGE.set(base._Stage(pilot=True))
@@ -340,6 +359,27 @@ def run_study(spec, config, out_dir: Path) -> Any:
         If ``study.precision`` names a measure the study does not report (after the pilot).
     RuntimeError
         If the study's summary names cells that are not its chunks' cells (a study kind the rule cannot plan).
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from simstudy.config import parse
+    >>> from simstudy.registry import study
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10, "n": [10]},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 200, "chunk_reps": 100,
+    ...               "precision": {"mean": 0.002}},
+    ...     "runner": {"n_jobs": 1, "backend": "loky", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run_study(study("evp_accuracy"), config, Path(tmp))
+    ...     block = json.loads((Path(tmp) / "run.json").read_text())["precision"]
+    >>> row = result.summary[result.summary.measure == "mean"].iloc[0]
+    >>> int(row.reps), float(row.target), bool(row.mcse <= row.target), block["pilot_reps"]
+    (700, 0.002, True, 200)
     """
     if getattr(config.study.options, "precision", None) is None:
         return spec.run(config, out_dir)
