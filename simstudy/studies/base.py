@@ -668,7 +668,7 @@ def run_chunks(
     )
     if runner.shard is not None:
         tasks = shard(tasks, *runner.shard)
-    else:  # finish() records the environment: its git revision is read while the chunks run
+    elif stage is None or not stage.pilot:  # finish() records the environment: read while the chunks run
         io.prefetch_environment()
     report = run_tasks(
         chunk_fn,
