@@ -318,3 +318,10 @@ def test_precision_runs_meet_the_target_and_cover_the_nominal_coverage_of_an_exa
     }  # fmt: skip
     got = _many_runs(tmp_path, raw, "band_coverage", lambda s: s.check == "cdf", 250)
     _assert_valid(got, 0.8, pilot=256)
+
+
+def test_unknown_measure_on_the_command_line_is_one_line_and_keeps_only_the_pilot_chunks(tmp_path):
+    args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100", "hydra.run.dir=run"]
+    proc = simstudy(*args, "study.precision={mde: 0.001}", cwd=tmp_path, check=False)
+    one_line_error(proc, "study.precision.mde is not a measure of this study (its measures: mean, bias, variance")
+    assert not (tmp_path / "run" / "config.yaml").exists() and not (tmp_path / "run" / "summary.parquet").exists()

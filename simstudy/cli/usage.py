@@ -153,7 +153,9 @@ def study_help(kind: str) -> str:
     >>> text = study_help("evp_accuracy")
     >>> print(text.splitlines()[0])
     study evp_accuracy: bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1).
-    >>> print("\\n".join(line for line in text.splitlines() if "study.reps" in line or "[default: 10000]" in line))
+    >>> lines = text.splitlines()
+    >>> at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("study.reps "))
+    >>> print("\\n".join(lines[at : at + 2]))
       study.reps                simulated searches per cell (more: a smaller Monte Carlo error)
                                 [default: 10000]
     """

@@ -64,6 +64,8 @@ def _run_and_report(config, out_dir: Path):
         _fail(str(exc), None)
     except ClusterUnavailable as exc:
         _fail(str(exc), None, EXIT_FAILED)
+    except ConfigError as exc:  # study.precision naming a measure the study lacks, known after its pilot
+        _fail(str(exc), None)
 
     _log_report(result.report)
     for line in _describe(result.files["run"]):
