@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -42,7 +41,6 @@ from simstudy.engine import identity as _identity
 from simstudy.engine.runner import RunReport, Task, chunk_tasks, replay, run_tasks, shard, stable_hash
 from simstudy.schema import ConfigError, option
 
-log = logging.getLogger("simstudy")
 __all__ = [
     "StudyResult",
     "ChunkedRun",
@@ -252,10 +250,10 @@ class StudyOptions:
     precision: tuple | None = _unrepr(
         option(
             None,
-            "a Monte Carlo precision target, the stopping rule: each cell runs until every measure's MCSE meets it "
-            "(0.001: an absolute MCSE; 1%: relative to |estimate|; {mse: 0.0001, bias: 2%}: per measure). "
-            "study.reps is then the pilot (best a whole number of chunks: all reused), study.max_reps the cap; a two-stage rule "
-            "(docs/guides/precision.md). null: study.reps replicates per cell",
+            "a Monte Carlo precision target, the stopping rule: each cell runs until every measure's MCSE meets "
+            "it (0.001: an absolute MCSE; 1%: relative to |estimate|; {mse: 0.0001, bias: 2%}: per measure). "
+            "study.reps is then the pilot (best a whole number of chunks: all reused), study.max_reps the cap; "
+            "a two-stage rule (docs/guides/precision.md). null: study.reps replicates per cell",
             schema.optional(schema.precision()),
             type_doc="tuple of (str, float, bool) or None",
         )
