@@ -231,6 +231,11 @@ class StudyOptions:
     ----------
     %(parameters)s
 
+    Raises
+    ------
+    ConfigError
+        If ``precision`` is set and ``max_reps`` is below ``reps`` (the pilot).
+
     Examples
     --------
     >>> from dataclasses import dataclass
@@ -251,7 +256,7 @@ class StudyOptions:
         option(
             None,
             "a Monte Carlo precision target, the stopping rule: each cell runs until every measure's MCSE meets "
-            "it (0.001: an absolute MCSE; 1%: relative to |estimate|; {mse: 0.0001, bias: 2%}: per measure). "
+            "it (0.001: an absolute MCSE; 1%: of the estimate's magnitude; {mse: 0.0001, bias: 2%}: per measure). "
             "study.reps is then the pilot (best a whole number of chunks: all reused), study.max_reps the cap; "
             "a two-stage rule (docs/guides/precision.md). null: study.reps replicates per cell",
             schema.optional(schema.precision()),
