@@ -139,7 +139,9 @@ class PrecisionPlan:
         reached = reached & ~np.isin(cells, list(capped)) & ~failed
         summary["target"] = target
         summary["reached_precision"] = reached.astype(bool)
-        missed = list(dict.fromkeys(c for c, ok, t in zip(cells, reached, target) if not ok and c not in capped))
+        with np.errstate(invalid="ignore"):
+            short = ~np.isnan(target) & ~(mcse <= target)  # a targeted row above its target
+        missed = list(dict.fromkeys(c for c, miss in zip(cells, short) if miss and c not in capped))
         for cell in capped:
             rows = self.table[(self.table["cell"] == cell) & self.table["capped"].astype(bool)]
             log.warning(
