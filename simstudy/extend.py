@@ -402,6 +402,10 @@ commands = Registry(
         "replay": Builtin(
             "simstudy.commands.replay:run", "rerun one failed chunk of a run here, with its full traceback"
         ),
+        "plan": Builtin(
+            "simstudy.commands.plan:run",
+            "replicates and time a precision target (study.precision) needs, per cell and measure, from a pilot",
+        ),
         "populations": Builtin(
             "simstudy.commands.populations:run",
             "public HPO benchmarks as score populations: list them, or export one random search and its exact truth",

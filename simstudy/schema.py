@@ -24,6 +24,7 @@ check                  accepts
 :func:`optional`       null, or what the wrapped check accepts
 :func:`workers`        a number of worker processes: a positive int, or -1 (one per core)
 :func:`shard`          ``"i/N"`` with 1 <= i <= N (the i-th of N slices), as ``(i, N)``
+:func:`precision`      a Monte Carlo precision target: an absolute MCSE, ``"X%"`` of the estimate, or per measure
 =====================  ===============================================================
 
 A field made by :func:`internal` is not a setting: code sets it, and a config naming it is refused as an
@@ -70,6 +71,7 @@ __all__ = [
     "optional",
     "workers",
     "shard",
+    "precision",
     "internal",
     "refuse_unknown",
     "hashable",
@@ -607,6 +609,71 @@ def shard() -> Check:
         return int(parts[0]), int(parts[1])
 
     return accepting("i/N with 1 <= i <= N (e.g. 2/8)")(check)
+
+
+def precision() -> Check:
+    """A check that accepts a Monte Carlo precision target (``study.precision``): for every measure, or per measure.
+
+    A positive number is an absolute target for the Monte Carlo standard error (in the measure's units); a
+    string ``"X%"`` (0 < X <= 100) a target relative to the magnitude of the estimate; a mapping of measure
+    names to either gives each listed measure its own target (the others are not targeted).
+
+    Returns
+    -------
+    callable
+        The check, ``check(key, value)``: ``key`` (str) is the setting's full name for the message (e.g.
+        ``"study.precision"``), ``value`` the raw value from YAML or the command line; it returns a tuple of
+        ``(measure, value, relative)`` triples sorted by measure: ``measure`` is ``"*"`` (every measure) for a
+        single target, ``value`` a float (for a relative target, the fraction: ``"1%"`` is 0.01), ``relative``
+        a bool. Wrap it in :func:`optional` to accept null (no target).
+
+    Raises
+    ------
+    ConfigError
+        Raised by the returned check, not by this factory: if the value (or a mapping's value) is neither a
+        positive finite number nor ``"X%"`` with 0 < X <= 100, or a mapping is empty; the one-line message
+        names the key (``study.precision.MEASURE`` for a mapping's entry) and the value.
+
+    Examples
+    --------
+    >>> from simstudy.schema import precision
+    >>> precision()("study.precision", 0.001)
+    (('*', 0.001, False),)
+    >>> precision()("study.precision", "1%")
+    (('*', 0.01, True),)
+    >>> precision()("study.precision", {"mse": 0.0001, "bias": "2%"})
+    (('bias', 0.02, True), ('mse', 0.0001, False))
+    >>> precision()("study.precision", "1 percent")
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: study.precision must be a positive number (an absolute Monte Carlo standard \
+error) or X% with 0 < X <= 100 (relative to the estimate), e.g. 0.001 or 1%, got '1 percent'
+    """
+    words = (
+        "a positive number (an absolute Monte Carlo standard error) or X% with 0 < X <= 100 (relative to the "
+        "estimate), e.g. 0.001 or 1%"
+    )
+
+    def one(key: str, value: Any) -> tuple[float, bool]:
+        if _is_number(value) and math.isfinite(value) and value > 0:
+            return float(value), False
+        if isinstance(value, str) and value.strip().endswith("%"):
+            try:
+                percent = float(value.strip()[:-1])
+            except ValueError:
+                percent = math.nan
+            if 0 < percent <= 100:
+                return percent / 100, True
+        raise ConfigError(f"{key} must be {words}, got {value!r}")
+
+    def check(key: str, value: Any) -> tuple:
+        if isinstance(value, Mapping):
+            if not value:
+                raise ConfigError(f"{key} must name at least one measure, e.g. {{mse: 0.0001, bias: 2%}}, got {{}}")
+            return tuple(sorted((str(m), *one(f"{key}.{m}", v)) for m, v in value.items()))
+        return (("*", *one(key, value)),)
+
+    return accepting(f"{words}; or a mapping of measure names to either, e.g. {{mse: 0.0001, bias: 2%}}")(check)
 
 
 def _fields(schema: type) -> tuple[dataclasses.Field, ...]:

@@ -106,6 +106,7 @@ PLAIN_COMMANDS = {
     "reproduce": "_reproduce",
     "populations": "_populations",
     "report": "_report",
+    "plan": "_plan",
 }
 
 

@@ -6,6 +6,7 @@
 ``_reproduce``     ``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: the papers' results
 ``_populations``   ``simstudy populations [export benchmark=B dataset=D n=N ...]``: the benchmarks' populations
 ``_report``        ``simstudy report run_dir=DIR``: (re)build the directory's offline report.html
+``_plan``          ``simstudy plan [experiment=NAME] study.precision=TARGET ...``: a precision target's cost, planned
 ``_key_values``    a plain command's ``key=value`` arguments; anything else refused in one line
 =================  ===============================================================================================
 
@@ -194,3 +195,36 @@ def _populations(argv: list[str]) -> None:
     print(done.table.to_string(index=False, float_format="{:.6g}".format))
     if done.path is not None:
         print(f"wrote {done.path}")
+
+
+def _plan(argv: list[str]) -> None:
+    """``simstudy plan [experiment=NAME] study.precision=TARGET [key=value ...]``: the precision rule's pilot in a
+    temporary directory, and per cell and measure the replicates the target needs and their estimated time; no
+    results written."""
+    from simstudy.commands import plan
+    from simstudy.launch import api_compose
+
+    _setup_logging()
+    flags = [a for a in argv if a.startswith("-")]
+    if flags:
+        _fail(f"simstudy plan: unexpected argument {flags[0]!r} (usage: {plan.USAGE[0]})", None)
+    experiment = None
+    overrides = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if key in ("experiment", "+experiment") and sep:
+            experiment = value
+        else:
+            overrides.append(arg)
+    done = plan.run(api_compose(experiment, overrides))
+    if done.table.empty:
+        print("no Monte Carlo measure: this study is exact, a run needs no more than its pilot")
+        return
+    print(done.by_measure().to_string(index=False, float_format="{:.4g}".format))
+    cells = done.table.drop_duplicates("cell")
+    print(
+        f"pilot {done.pilot_reps} per cell; {len(cells)} cells need {int(cells['cell_reps'].sum())} replicates in all "
+        f"(cap {done.max_reps} per cell{'; capped: ' + ', '.join(c[:8] for c in done.capped_cells) if done.capped_cells else ''}); "
+        f"about {done.total_seconds:.3g} s with {done.workers} worker(s) on this machine "
+        f"({done.seconds_per_rep:.3g} s of compute per replicate); nothing written"
+    )

@@ -58,6 +58,15 @@ KEYS = {
         "run_dir": "a run's directory (summary.parquet), a sweep's or design's, or audit's/extrapolate's: "
         "report.html is written there (a report.html simstudy did not write is refused)",
     },
+    "plan": {
+        "experiment": "a preset (as for a study run); with no experiment, the default study",
+        "study.precision": "the target: an absolute MCSE (0.001), a share of |estimate| (1%), or per measure "
+        "({mse: 0.0001, bias: 2%}) [required]",
+        "study.reps": "the pilot's replicates per cell (the precision rule's pilot; a whole number of chunks is "
+        "best: a run reuses all of them)",
+        "study.max_reps": "the cap on a cell's replicates (default 100 x study.reps)",
+        "key=value": "any other override of a study run (runner.n_jobs=N also scales the estimated seconds)",
+    },
     "replay": {
         "run_dir": "the run directory of the failed run",
         "chunk": "the failed chunk as CELL/K, as the failure message names it",
@@ -148,7 +157,9 @@ def study_help(kind: str) -> str:
     >>> text = study_help("evp_accuracy")
     >>> print(text.splitlines()[0])
     study evp_accuracy: bias, variance and MSE of expected-maximum estimators (Dodge et al. 2021, Figure 1).
-    >>> print("\\n".join(line for line in text.splitlines() if "study.reps" in line or "[default: 10000]" in line))
+    >>> lines = text.splitlines()
+    >>> at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("study.reps "))
+    >>> print("\\n".join(lines[at : at + 2]))
       study.reps                simulated searches per cell (more: a smaller Monte Carlo error)
                                 [default: 10000]
     """

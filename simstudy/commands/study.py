@@ -38,13 +38,14 @@ def _run_and_report(config, out_dir: Path):
     from simstudy.registry import figure_function, study
     from simstudy.report_html import _build_or_warn
     from simstudy.studies.base import ShardDone
+    from simstudy.studies.precision import run_study
     from simstudy.sweeps import headline
 
     spec = study(config.study.kind)
     if config.runner.figures and callable(spec.figure):  # the painter imports the figure's module meanwhile
         painter.warm(spec.figure.__module__)
     try:
-        result = spec.run(config, out_dir)
+        result = run_study(spec, config, out_dir)  # spec.run, under study.precision's rule if set
     except ShardDone as done:
         i, n = config.runner.shard
         _log_report(done.report)
@@ -67,6 +68,8 @@ def _run_and_report(config, out_dir: Path):
         _fail(str(exc), None)
     except ClusterUnavailable as exc:
         _fail(str(exc), None, EXIT_FAILED)
+    except ConfigError as exc:  # study.precision naming a measure the study lacks, known after its pilot
+        _fail(str(exc), None)
 
     _log_report(result.report)
     for line in _describe(result.files["run"]):

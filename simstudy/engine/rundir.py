@@ -451,8 +451,9 @@ def _check_identity(out_dir: Path, record: dict) -> None:
 
 
 #: Keys that may differ between runs in one directory: the runner's change no number, and a larger
-#: study.reps extends the same streams (the chunks already done are reused).
-_RERUN_MAY_CHANGE = ("runner", "study.reps")
+#: study.reps extends the same streams (the chunks already done are reused), as does a tighter
+#: study.precision or a higher study.max_reps.
+_RERUN_MAY_CHANGE = ("runner", "study.reps", "study.precision", "study.max_reps")
 
 
 def _with_study_defaults(old: dict) -> dict:

@@ -319,7 +319,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     shown = int(np.argmin([abs(v - _ZIP_LEVEL) - 1e-9 * v for v in levels]))  # the level nearest 95% (higher on ties)
     for key, cell in run_.succeeded(cells).items():
         hits = run_.total(key, "hits")
-        reps = config.study.reps
+        reps = run_.reps(key)  # study.reps, or the cell's own under study.precision
         stored = _zip.positions(run_, key, (slice(None), shown))  # (methods, rounds) at the level shown
         complete &= stored is not None
         for m, method in enumerate(methods if stored is not None else ()):

@@ -297,9 +297,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             **({"band_plugins": plugin_sources} if plugin_sources else {}),
         },
     )
-    R = config.study.reps
     rows = []
     for key, (name, n) in run_.succeeded(cells).items():
+        R = run_.reps(key)  # study.reps, or the cell's own under study.precision
         head = dict(cell=key, distribution=name, n=n, confidence=confidence)
         true = {
             "median": truth.quantile_tuning_curve(dists[name], ks),

@@ -23,6 +23,7 @@ depend on the data (an estimator raising on ties, say), so the surviving chunks 
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import time
 from collections.abc import Callable, Iterator
@@ -210,6 +211,12 @@ def save_replicates_option(default: bool) -> Any:
     )
 
 
+def _unrepr(field: Any) -> Any:
+    """A schema field left out of the options' repr (the precision rule's, unset in most runs)."""
+    field.repr = False
+    return field
+
+
 @schema.documented("study.")
 @dataclass(frozen=True)
 class StudyOptions:
@@ -223,6 +230,11 @@ class StudyOptions:
     Parameters
     ----------
     %(parameters)s
+
+    Raises
+    ------
+    ConfigError
+        If ``precision`` is set and ``max_reps`` is below ``reps`` (the pilot).
 
     Examples
     --------
@@ -240,6 +252,34 @@ class StudyOptions:
     reps: int = reps_option(1000)
     chunk_reps: int = chunk_reps_option(1000)
     save_replicates: bool = save_replicates_option(False)
+    precision: tuple | None = _unrepr(
+        option(
+            None,
+            "a Monte Carlo precision target, the stopping rule: each cell runs until every measure's MCSE meets "
+            "it (0.001: an absolute MCSE; 1%: of the estimate's magnitude; {mse: 0.0001, bias: 2%}: per measure). "
+            "study.reps is then the pilot (best a whole number of chunks: all reused), study.max_reps the cap; "
+            "a two-stage rule (docs/guides/precision.md). null: study.reps replicates per cell",
+            schema.optional(schema.precision()),
+            type_doc="tuple of (str, float, bool) or None",
+        )
+    )
+    max_reps: int | None = _unrepr(
+        option(
+            None,
+            "with study.precision: the most replicates a cell may run (null: 100 x study.reps)",
+            schema.optional(schema.integer(minimum=2)),
+        )
+    )
+
+    def __post_init__(self) -> None:
+        # Cross-field checks of the precision rule, at parse time: refused before anything is computed.
+        if self.precision is None:
+            return
+        if self.max_reps is not None and self.max_reps < self.reps:
+            raise ConfigError(
+                f"study.max_reps={self.max_reps} must be at least study.reps={self.reps} (the pilot of "
+                f"study.precision): raise study.max_reps or lower study.reps"
+            )
 
 
 def at_least_arms(config: Config) -> None:
@@ -423,6 +463,10 @@ class ChunkedRun:
         failed = self.failed_cells
         return {key: cell for key, cell in cells.items() if key not in failed}
 
+    def reps(self, cell: str) -> int:
+        """A cell's replicates: ``study.reps``, or under ``study.precision`` the number its pilot planned."""
+        return sum(t.reps for t in self.tasks_by_cell[cell])
+
     def chunks(self, cell: str) -> Iterator[tuple[Task, dict[str, np.ndarray]]]:
         """A cell's chunk results, in chunk order."""
         for task in self.tasks_by_cell[cell]:
@@ -496,6 +540,37 @@ def shard_marker(out_dir: Path, index: int, count: int) -> Path:
     'out/shards/shard-2-of-3.json'
     """
     return out_dir / "shards" / f"shard-{index}-of-{count}.json"
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """A stage of the precision rule (:mod:`simstudy.studies.precision`), read by :func:`run_chunks` and
+    :func:`finish`: the pilot (summarised, nothing written), or the planned run (each cell's own reps, the
+    precision columns and run.json block added by ``plan.annotate``, the pilot's report counted in)."""
+
+    pilot: bool = False
+    cell_reps: dict[str, int] = dataclasses.field(default_factory=dict)
+    plan: Any = None  # a simstudy.studies.precision.PrecisionPlan
+    pilot_report: RunReport | None = None
+    seen: set[str] = dataclasses.field(default_factory=set)  # the cells run_chunks was given (checked after)
+
+
+#: The precision rule's stage of the study running in this context (None: a plain run of study.reps per cell).
+_STAGE: contextvars.ContextVar[_Stage | None] = contextvars.ContextVar("simstudy_precision_stage", default=None)
+
+
+def _both_stages(pilot: RunReport, planned: RunReport) -> RunReport:
+    """One report of a precision run: the planned stage's tasks, its resumed pilot chunks counted as computed."""
+    done = pilot.computed - len(pilot.failures)  # the pilot's stored chunks, resumed by the planned stage
+    return RunReport(
+        tasks=planned.tasks,
+        resumed=max(planned.resumed - done, 0),
+        computed=planned.computed + min(done, planned.resumed),
+        wall_seconds=pilot.wall_seconds + planned.wall_seconds,
+        compute_seconds=pilot.compute_seconds + planned.compute_seconds,
+        warnings=tuple(dict.fromkeys(pilot.warnings + planned.warnings)),
+        failures=planned.failures,
+    )
 
 
 def run_chunks(
@@ -576,7 +651,13 @@ def run_chunks(
         }
     )[:16]
     store = chunks.ChunkStore(out_dir / "chunks", fingerprint)
-    tasks_by_cell = {key: chunk_tasks(key, config.study.reps, config.study.chunk_reps) for key in cells}
+    stage = _STAGE.get()
+    planned = stage.cell_reps if stage is not None else {}
+    if stage is not None:
+        stage.seen.update(cells)
+    tasks_by_cell = {
+        key: chunk_tasks(key, planned.get(key, config.study.reps), config.study.chunk_reps) for key in cells
+    }
     tasks = [t for tasks in tasks_by_cell.values() for t in tasks]
     runner = config.runner
     if runner.replay is not None:
@@ -590,7 +671,7 @@ def run_chunks(
     )
     if runner.shard is not None:
         tasks = shard(tasks, *runner.shard)
-    else:  # finish() records the environment: its git revision is read while the chunks run
+    elif stage is None or not stage.pilot:  # finish() records the environment: read while the chunks run
         io.prefetch_environment()
     report = run_tasks(
         chunk_fn,
@@ -705,6 +786,13 @@ def finish(
     >>> list(rows.columns)  # the frame passed in is left as it was
     ['cell', 'measure', 'estimate']
     """
+    stage = _STAGE.get()
+    if stage is not None and stage.pilot:  # the precision rule's pilot: its summary plans the run, nothing written
+        shown = summary.copy()
+        shown.insert(0, "study", config.study.name)
+        return StudyResult(summary=shown, report=run.report, files={}, kind=config.study.kind)
+    if stage is not None and stage.pilot_report is not None:
+        run = dataclasses.replace(run, report=_both_stages(stage.pilot_report, run.report))
     if config.runner.shard is not None:  # an exact study has no chunks: its shards have nothing to do
         marker = shard_marker(out_dir, *config.runner.shard)
         io.write_json(
@@ -728,6 +816,9 @@ def finish(
     # A copy: the caller's frame stays as it was (inserting in place gave it a column, and a second call failed).
     summary = summary.copy()
     summary.insert(0, "study", config.study.name)
+    if stage is not None and stage.plan is not None:  # the precision rule's columns and run.json block
+        summary, block = stage.plan.annotate(summary)
+        metadata = {**metadata, "precision": block}
     files = {
         "summary_parquet": out_dir / "summary.parquet",
         "summary_csv": out_dir / "summary.csv",

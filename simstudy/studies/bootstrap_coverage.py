@@ -217,10 +217,10 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         settings={"n": n, "resamples": resamples, "confidence": confidence, "estimators": [s.method for s in specs]},
     )
     rows, zips, complete = [], [], True
-    reps = config.study.reps
     shown = sorted({1, n // 2, n} - {0})  # the zip plot's budgets
     joint_notes = []
     for key, cell in run_.succeeded(cells).items():
+        reps = run_.reps(key)  # study.reps, or the cell's own under study.precision
         covered = run_.total(key, "covered")
         stored = _zip.positions(run_, key, (slice(None), [k - 1 for k in shown]))  # (E, budgets shown, rounds)
         complete &= stored is not None

@@ -546,7 +546,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         mc += _mc_rows(cell, perf, specs, bands)
         notes += _degenerate_notes(cell, perf, specs)
         if boot:
-            mc += _bootstrap_rows(cell, totals["plugin_variance"], config.study.reps, specs)
+            mc += _bootstrap_rows(cell, totals["plugin_variance"], run_.reps(key), specs)
     # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too)
     mirrored = [d.name for d in config.distributions if d.minimize]
     signed = ("expected_max", "mean", "bias", "exact_mean", "exact_bias")

@@ -322,7 +322,7 @@ def _iqr(dist) -> float:
 
 def _rows(config: Config, run_: base.ChunkedRun, cell: _Cell, dist) -> list[dict]:
     opts = config.study.options
-    n, reps, ci = cell.n, config.study.reps, opts.ci_level
+    n, reps, ci = cell.n, run_.reps(cell.key), opts.ci_level
     iqr = _iqr(dist)
     scale = iqr if iqr > 0 else np.nan
     common = {"cell": cell.key, "distribution": cell.population, "benchmark": cell.population.split("/")[0], "n": n}

@@ -407,7 +407,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         chunk_fn=partial(_run_chunk, work),
         settings={**settings, "plugins": sources} if sources else settings,
     )
-    R = config.study.reps
+    R = run_.reps(key)  # study.reps, or the cell's own under study.precision
     # a cell whose chunks failed is reported by base.finish, not summarised from part of its runs
     counted = None if opts.counted_initial is None else per_algorithm(opts.counted_initial, opts.algorithms, labels)
     uncounted = tuple(i - c for i, c in zip(initials, counted)) if counted else ()

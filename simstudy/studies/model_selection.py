@@ -145,9 +145,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         chunk_fn=partial(_run_chunk, _Work(config.seed, arms, cells, functions)),
         settings={**settings, "plugins": sources} if sources else settings,
     )
-    R = config.study.reps
     rows = []
     for key, budget in run_.succeeded(cells).items():
+        R = run_.reps(key)  # study.reps, or the cell's own under study.precision
         chosen, unspent = run_.total(key, "chosen"), run_.total(key, "unspent")
         for a, name in enumerate(algorithms):
             head = dict(cell=key, distribution="arms", algorithm=name, budget=budget, reps=R)

@@ -1,0 +1,416 @@
+"""Precision as the stopping rule (``study.precision``): a pilot, then each cell's planned number of replicates.
+
+With ``study.precision`` set, any study kind runs twice in one run directory (:func:`run_study`):
+
+1. **the pilot**: the study at ``study.reps`` replicates per cell, its chunks stored, its summary kept in memory
+   (nothing else written; a sharded run computes or finds the whole pilot in every shard, so every shard
+   plans the same);
+2. **the planned run**: each cell at the replicates its pilot planned (:func:`plan_precision`, the maths in
+   :mod:`simstudy.engine.precision`), reusing every pilot chunk (chunk keys do not depend on ``reps``); its
+   summary gets the columns ``target`` (each row's absolute MCSE target, NaN if untargeted) and
+   ``reached_precision`` (``mcse <= target``, False for every row of a cell that hit ``study.max_reps``), and
+   ``run.json`` a ``precision`` block (the rule, kappa's confidence, pilot reps, reps per cell, capped and missed
+   cells). The log names every cell that hit the cap or missed a target.
+
+A cell's replicates depend only on its pilot, which depends only on the seed and the config: the numbers are
+bit-identical for any ``runner.n_jobs``, backend and shard split, and a tighter target extends the run,
+reusing every chunk. Why the rule does not bias what it reports: :mod:`simstudy.engine.precision`.
+
+=========================  =========================================================================
+:func:`run_study`          run a study under its precision rule (or plainly, without one)
+:func:`pilot`              the pilot stage alone (``simstudy plan``)
+:func:`plan_precision`     the plan from a pilot's summary: each row's and each cell's replicates
+:class:`PrecisionPlan`     the plan; it annotates the final summary
+=========================  =========================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simstudy.engine import precision as _precision
+from simstudy.studies import base
+from simstudy.studies.base import StudyResult
+
+__all__ = ["CONFIDENCE", "PrecisionPlan", "plan_precision", "pilot", "run_study"]
+
+log = logging.getLogger("simstudy")
+
+#: The probability with which a cell's plan meets its targets (kappa's one-sided chi-square confidence).
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class PrecisionPlan:
+    """What a pilot planned: each targeted row's replicates and each cell's, under ``study.precision``.
+
+    Made by :func:`plan_precision`; :meth:`annotate` adds the rule's columns to the final summary.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per Monte Carlo row of the pilot's summary: ``cell``, ``distribution``, the study's keys,
+        ``measure``, ``pilot_estimate``, ``pilot_mcse``, ``pilot_reps``, ``target`` (absolute MCSE target, in the
+        measure's units; NaN untargeted), ``reps_needed`` (whole chunks, within [pilot, cap]) and ``capped``
+        (needs more than ``max_reps``).
+    cell_reps : dict of str to int
+        Each cell's replicates: the largest ``reps_needed`` of its rows (the pilot's if none is targeted).
+    precision : tuple of (str, float, bool)
+        ``study.precision`` (:func:`simstudy.schema.precision`).
+    pilot_reps : int
+        ``study.reps``, the pilot's replicates per cell.
+    max_reps : int
+        The cap (``study.max_reps``, or 100 x ``study.reps``).
+    chunk_reps : int
+        ``study.chunk_reps``.
+    confidence : float, optional
+        Kappa's confidence, :data:`CONFIDENCE`.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"cell": ["c0", "c0"], "measure": ["mean", "mse"], "reps_needed": [4000, 2000],
+    ...                       "capped": [False, False]})
+    >>> plan = PrecisionPlan(table, {"c0": 4000}, (("*", 0.01, False),), 1000, 100_000, 1000)
+    >>> plan.capped_cells
+    ()
+    >>> final = pd.DataFrame({"cell": ["c0", "c0"], "measure": ["mean", "mse"], "estimate": [0.5, 0.1],
+    ...                       "mcse": [0.008, 0.011], "reps": [4000, 4000]})
+    >>> summary, block = plan.annotate(final)
+    >>> summary[["measure", "target", "reached_precision"]]
+      measure  target  reached_precision
+    0    mean    0.01               True
+    1     mse    0.01              False
+    >>> block["reps"], block["missed"]
+    ({'c0': 4000}, ['c0'])
+    """
+
+    table: pd.DataFrame
+    cell_reps: dict[str, int]
+    precision: tuple
+    pilot_reps: int
+    max_reps: int
+    chunk_reps: int
+    confidence: float = CONFIDENCE
+
+    @property
+    def capped_cells(self) -> tuple[str, ...]:
+        """The cells some of whose targets need more than ``max_reps`` replicates."""
+        if self.table.empty:
+            return ()
+        return tuple(dict.fromkeys(self.table.loc[self.table["capped"].astype(bool), "cell"]))
+
+    def annotate(self, summary: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+        """The final summary with ``target`` and ``reached_precision``, and run.json's ``precision`` block.
+
+        Parameters
+        ----------
+        summary : pandas.DataFrame
+            The final tidy summary (``cell``, ``measure``, ``estimate``, ``mcse``, ``reps`` ...).
+
+        Returns
+        -------
+        summary : pandas.DataFrame
+            A copy with the float column ``target`` (relative targets taken of the final ``|estimate|``; NaN
+            for untargeted and exact rows) and the bool column ``reached_precision``.
+        block : dict
+            The rule, confidence, pilot and cap, reps per cell, and the capped and missed cells.
+        """
+        summary = summary.copy()
+        mc = _monte_carlo(summary)
+        measure = _measure(summary)
+        present = set(measure[mc])
+        precision = tuple(t for t in self.precision if t[0] == "*" or t[0] in present)
+        target = np.full(len(summary), np.nan)
+        if mc.any():
+            target[mc.to_numpy()] = _precision.absolute_targets(precision, measure[mc], summary.loc[mc, "estimate"])
+        mcse = pd.to_numeric(summary["mcse"], errors="coerce").to_numpy(float) if "mcse" in summary else target
+        with np.errstate(invalid="ignore"):
+            reached = np.where(np.isnan(target), True, mcse <= target)
+        capped = set(self.capped_cells)
+        cells = summary["cell"].to_numpy() if "cell" in summary else np.array([""] * len(summary))
+        failed = (measure == "failed_chunks").to_numpy()
+        reached = reached & ~np.isin(cells, list(capped)) & ~failed
+        summary["target"] = target
+        summary["reached_precision"] = reached.astype(bool)
+        with np.errstate(invalid="ignore"):
+            short = ~np.isnan(target) & ~(mcse <= target)  # a targeted row above its target
+        missed = list(dict.fromkeys(c for c, miss in zip(cells, short) if miss and c not in capped))
+        for cell in capped:
+            rows = self.table[(self.table["cell"] == cell) & self.table["capped"].astype(bool)]
+            log.warning(
+                "precision: cell %s%s hit study.max_reps=%d (%s would need more); its rows have "
+                "reached_precision=false",
+                cell,
+                _where(rows),
+                self.max_reps,
+                ", ".join(dict.fromkeys(rows["measure"].astype(str))),
+            )
+        for cell in missed:
+            log.warning(
+                "precision: cell %s missed its target at %d replicates (the plan meets it with probability "
+                "about %g); a rerun with a larger study.reps (the pilot) plans more",
+                cell,
+                self.cell_reps.get(cell, self.pilot_reps),
+                self.confidence,
+            )
+        block = {
+            "rule": "two-stage: a pilot of study.reps plans N = ceil(n0 (mcse0/target)^2 kappa) per cell, in whole "
+            "chunks, within [study.reps, study.max_reps]; kappa = (n0-1)/chi2_{1-confidence}(n0-1)",
+            "targets": [list(t) for t in self.precision],
+            "confidence": self.confidence,
+            "pilot_reps": self.pilot_reps,
+            "max_reps": self.max_reps,
+            "chunk_reps": self.chunk_reps,
+            "reps": dict(self.cell_reps),
+            "capped": list(capped),
+            "missed": missed,
+        }
+        return summary, block
+
+
+def _monte_carlo(summary: pd.DataFrame) -> pd.Series:
+    """The rows estimated by simulation: positive reps and a finite MCSE (not exact, not failed_chunks)."""
+    if not {"estimate", "mcse"} <= set(summary.columns):
+        return pd.Series(False, index=summary.index)
+    mcse = pd.to_numeric(summary["mcse"], errors="coerce")
+    reps = pd.to_numeric(summary["reps"], errors="coerce").fillna(0) if "reps" in summary else 1
+    return (reps > 0) & mcse.notna() & (_measure(summary) != "failed_chunks")
+
+
+def _measure(summary: pd.DataFrame) -> pd.Series:
+    """Each row's measure; ``"estimate"`` for a study whose summary has no ``measure`` column (its estimate is
+    its one measure: band_coverage's and bootstrap_coverage's coverage), or for its rows without one."""
+    if "measure" not in summary:
+        return pd.Series("estimate", index=summary.index, dtype=object)
+    return summary["measure"].where(summary["measure"].notna(), "estimate")
+
+
+def _where(rows: pd.DataFrame) -> str:
+    """A cell's description for the log: its distribution and keys."""
+    if rows.empty:
+        return ""
+    first = rows.iloc[0]
+    described = ", ".join(f"{k}={first[k]}" for k in _keys(rows) if k != "cell")
+    return f" ({described})" if described else ""
+
+
+def _keys(frame: pd.DataFrame) -> list[str]:
+    """A summary's cell columns: those before ``measure`` (``cell``, ``distribution``, the study's keys)."""
+    cols = list(frame.columns)
+    end = cols.index("measure") if "measure" in cols else cols.index("estimate") if "estimate" in cols else 0
+    return [c for c in cols[:end] if c not in ("study", "reps", "estimate", "mcse")]
+
+
+def _max_reps(config) -> int:
+    cap = getattr(config.study.options, "max_reps", None)
+    return int(cap) if cap is not None else 100 * config.study.reps
+
+
+def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
+    """The plan of a precision-targeted run from its pilot's summary.
+
+    Each Monte Carlo row (reps > 0, a finite MCSE) gets its absolute target
+    (:func:`simstudy.engine.precision.absolute_targets`, relative ones of the pilot's ``|estimate|``) and the
+    replicates that meet it (:func:`simstudy.engine.precision.reps_needed`, kappa from the row's own reps);
+    each cell takes the largest of its rows.
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        The run's config: ``study.precision``, ``study.reps`` (the pilot), ``study.chunk_reps``,
+        ``study.max_reps``.
+    summary : pandas.DataFrame
+        The pilot's tidy summary.
+
+    Returns
+    -------
+    PrecisionPlan
+        The rows' and the cells' replicates.
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        If ``study.precision`` names a measure the study does not report (the message lists its measures).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> opts = SimpleNamespace(precision=(("mean", 0.005, False),), max_reps=None)
+    >>> config = SimpleNamespace(study=SimpleNamespace(reps=1000, chunk_reps=500, options=opts))
+    >>> pilot = pd.DataFrame({"cell": ["c0", "c0", "c1"], "distribution": "d", "measure": ["mean", "sd", "mean"],
+    ...                       "estimate": [0.5, 0.2, 0.7], "mcse": [0.01, 0.004, 0.001], "reps": 1000})
+    >>> plan = plan_precision(config, pilot)
+    >>> plan.cell_reps
+    {'c0': 4500, 'c1': 1000}
+    >>> plan.table[["cell", "measure", "target", "reps_needed"]]
+      cell measure  target  reps_needed
+    0   c0    mean   0.005         4500
+    1   c0      sd     NaN         1000
+    2   c1    mean   0.005         1000
+    """
+    opts = config.study.options
+    n0, chunk_reps, cap = config.study.reps, config.study.chunk_reps, _max_reps(config)
+    mc = _monte_carlo(summary)
+    rows = summary.loc[mc]
+    keys = _keys(summary)
+    measure = _measure(rows)
+    target = _precision.absolute_targets(opts.precision, measure, rows["estimate"])
+    row_reps = (
+        pd.to_numeric(rows["reps"], errors="coerce").to_numpy(float) if "reps" in rows else np.full(len(rows), n0)
+    )
+    need, capped = _precision.reps_needed(
+        n0,
+        rows["mcse"].to_numpy(float),
+        target,
+        kappa=_precision.inflation(row_reps - 1, CONFIDENCE),
+        chunk_reps=chunk_reps,
+        max_reps=cap,
+    )
+    table = pd.DataFrame(
+        {
+            **{k: rows[k].to_numpy() for k in keys},
+            "measure": measure.to_numpy(),
+            "pilot_estimate": rows["estimate"].to_numpy(float),
+            "pilot_mcse": rows["mcse"].to_numpy(float),
+            "pilot_reps": row_reps.astype(np.int64),
+            "target": target,
+            "reps_needed": need,
+            "capped": capped,
+        }
+    )
+    cell_reps = {str(c): int(n) for c, n in table.groupby("cell", sort=False)["reps_needed"].max().items()}
+    return PrecisionPlan(table, cell_reps, tuple(opts.precision), n0, cap, chunk_reps)
+
+
+def pilot(spec, config, out_dir: Path) -> StudyResult:
+    """The pilot stage: the study at ``study.reps`` per cell, unsharded, its chunks stored, nothing else written.
+
+    Parameters
+    ----------
+    spec : simstudy.registry.Study
+        The study kind's spec (its ``run``).
+    config : simstudy.config.Config
+        The run's config (``runner.shard`` and ``runner.replay`` are ignored: every shard runs the whole pilot).
+    out_dir : pathlib.Path
+        The run directory (its ``chunks/`` receives the pilot's chunks).
+
+    Returns
+    -------
+    StudyResult
+        The pilot's summary and the runner's report; ``files`` is empty.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.config import parse
+    >>> from simstudy.registry import study
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10, "n": [10]},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 200, "chunk_reps": 100, "precision": 0.001},
+    ...     "runner": {"n_jobs": 1, "backend": "loky", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     first = pilot(study("evp_accuracy"), config, Path(tmp))
+    ...     written = sorted(p.name for p in Path(tmp).iterdir())
+    >>> first.report.tasks, first.files, written  # two chunks stored, nothing else written
+    (2, {}, ['chunks'])
+    """
+    config = dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, replay=None))
+    token = base._STAGE.set(base._Stage(pilot=True))
+    try:
+        return spec.run(config, out_dir)
+    finally:
+        base._STAGE.reset(token)
+
+
+def run_study(spec, config, out_dir: Path) -> Any:
+    """Run a study under its precision rule: the pilot, then each cell's planned replicates.
+
+    Without ``study.precision`` this is ``spec.run(config, out_dir)``. With it, the pilot (:func:`pilot`), the
+    plan (:func:`plan_precision`) and the planned run, whose summary carries ``target`` and
+    ``reached_precision`` and whose ``run.json`` a ``precision`` block (:meth:`PrecisionPlan.annotate`); its
+    report counts both stages.
+
+    Parameters
+    ----------
+    spec : simstudy.registry.Study
+        The study kind's spec.
+    config : simstudy.config.Config
+        The validated config.
+    out_dir : pathlib.Path
+        The run directory.
+
+    Returns
+    -------
+    StudyResult
+        What the study's ``run`` returns (a sharded run raises :class:`~simstudy.studies.base.ShardDone`).
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        If ``study.precision`` names a measure the study does not report (after the pilot).
+    RuntimeError
+        If the study's summary names cells that are not its chunks' cells (a study kind the rule cannot plan).
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from simstudy.config import parse
+    >>> from simstudy.registry import study
+    >>> config = parse({
+    ...     "seed": 0,
+    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...     "budget": {"B": 10, "n": [10]},
+    ...     "estimators": {"v": {"method": "v"}},
+    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 200, "chunk_reps": 100,
+    ...               "precision": {"mean": 0.002}},
+    ...     "runner": {"n_jobs": 1, "backend": "loky", "progress": False},
+    ... })
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = run_study(study("evp_accuracy"), config, Path(tmp))
+    ...     block = json.loads((Path(tmp) / "run.json").read_text())["precision"]
+    >>> row = result.summary[result.summary.measure == "mean"].iloc[0]
+    >>> int(row.reps), float(row.target), bool(row.mcse <= row.target), block["pilot_reps"]
+    (700, 0.002, True, 200)
+    """
+    if getattr(config.study.options, "precision", None) is None:
+        return spec.run(config, out_dir)
+    first = pilot(spec, config, out_dir)
+    if not _monte_carlo(first.summary).any():
+        log.info("study.precision: %s reports no Monte Carlo measure (it is exact): the precision is met", spec.kind)
+    plan = plan_precision(config, first.summary)
+    if plan.cell_reps:
+        log.info(
+            "study.precision: pilot of %d per cell; planned %s replicates per cell (cap %d)",
+            config.study.reps,
+            _range(plan.cell_reps.values()),
+            plan.max_reps,
+        )
+    stage = base._Stage(cell_reps=plan.cell_reps, plan=plan, pilot_report=first.report)
+    token = base._STAGE.set(stage)
+    try:
+        result = spec.run(config, out_dir)
+    finally:
+        base._STAGE.reset(token)
+    unknown = set(plan.cell_reps) - stage.seen
+    if unknown and stage.seen:
+        raise RuntimeError(
+            f"study kind {spec.kind}: its summary's cells ({', '.join(sorted(unknown)[:3])}) are not the cells of "
+            "its chunks, so study.precision cannot plan them"
+        )
+    return result
+
+
+def _range(values) -> str:
+    values = sorted(values)
+    return f"{values[0]}" if values[0] == values[-1] else f"{values[0]} to {values[-1]}"

@@ -1,0 +1,327 @@
+"""Precision as the stopping rule (study.precision): the planning maths, the options, the two-stage run, `plan`.
+
+The statistical validity of the rule (achieved MCSE, coverage of the final intervals on exact truths) is checked
+at the end, in the slow lane.
+"""
+
+import dataclasses
+import json
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+from _cli import FIG1, one_line_error, parse_refusal, simstudy
+from scipy import stats
+
+from simstudy import config as _config
+from simstudy import registry
+from simstudy.engine import precision as rule
+from simstudy.schema import ConfigError, precision
+from simstudy.studies import base
+from simstudy.studies.precision import plan_precision, run_study
+
+
+# --- the planning maths, against hand values ------------------------------------------------------------------
+
+
+def test_inflation_is_the_chi_square_upper_bound_ratio():
+    # kappa = dof / chi2_{0.05}(dof): 9 dof -> 9 / 3.32511 (the table's 5% point)
+    assert rule.inflation(9) == pytest.approx(9 / 3.325112843, rel=1e-9)
+    assert rule.inflation(99, 0.9) == pytest.approx(99 / stats.chi2.ppf(0.1, 99), rel=1e-12)
+    assert np.isnan(rule.inflation(0))
+    # a larger pilot is surer of its variance: kappa falls towards 1
+    k = rule.inflation([10, 100, 1000, 10_000])
+    assert np.all(np.diff(k) < 0) and np.all(k > 1) and k[-1] < 1.03
+
+
+def test_reps_needed_by_hand():
+    # (mcse0/target)^2 = 4, kappa 1.25: 1000 * 4 * 1.25 = 5000, already whole chunks of 1000
+    reps, capped = rule.reps_needed(1000, [0.02], [0.01], kappa=1.25, chunk_reps=1000, max_reps=10**6)
+    assert reps.tolist() == [5000] and capped.tolist() == [False]
+    # 1000 * 2.25 * 1 = 2250 -> whole chunks of 1000: 3000
+    assert rule.reps_needed(1000, [0.015], [0.01], kappa=1.0, chunk_reps=1000, max_reps=10**6)[0].tolist() == [3000]
+    # met by the pilot already (never fewer than the pilot); untargeted (NaN) rows need the pilot
+    assert rule.reps_needed(1000, [0.001, 0.5], [0.01, np.nan], kappa=2.0, chunk_reps=300, max_reps=5000)[
+        0
+    ].tolist() == [1000, 1000]
+    # beyond the cap: clipped and flagged; a zero (relative, estimate 0) target is always capped
+    reps, capped = rule.reps_needed(1000, [0.1, 0.1], [0.001, 0.0], kappa=1.0, chunk_reps=1000, max_reps=7500)
+    assert reps.tolist() == [7500, 7500] and capped.tolist() == [True, True]
+
+
+def test_absolute_targets_resolve_relative_and_per_measure():
+    spec = precision()("study.precision", {"mse": 0.001, "bias": "10%"})
+    got = rule.absolute_targets(spec, ["bias", "mse", "mean", "bias"], [-0.2, 0.5, 0.6, 0.0])
+    np.testing.assert_allclose(got, [0.02, 0.001, np.nan, 0.0])
+    everything = precision()("study.precision", "1%")
+    np.testing.assert_allclose(rule.absolute_targets(everything, ["a", "b"], [2.0, -3.0]), [0.02, 0.03])
+
+
+# --- the options ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (0, "study.precision must be a positive number (an absolute Monte Carlo standard error) or X% with"),
+        ("0%", "study.precision must be a positive number"),
+        ("150%", "got '150%'"),
+        (True, "got True"),
+        ({}, "study.precision must name at least one measure"),
+        ({"mse": -1}, "study.precision.mse must be a positive number"),
+    ],
+)
+def test_bad_precision_is_one_line_naming_key_and_value(value, message):
+    with pytest.raises(ConfigError) as err:
+        precision()("study.precision", value)
+    assert str(err.value).startswith("study.precision") and message in str(err.value) and "\n" not in str(err.value)
+
+
+def _raw(**study):
+    return {
+        "seed": 0,
+        "distribution": {"kind": "truncnorm_bag", "seed": 0, "size": 200},
+        "budget": {"B": [4, 8], "n": [4]},
+        "estimators": {"u": {"method": "u"}, "v": {"method": "v"}},
+        "study": {"name": "prec", "kind": "evp_accuracy", "reps": 200, "chunk_reps": 100, **study},
+        "runner": {"n_jobs": 1, "backend": "loky", "progress": False, "figures": []},
+    }
+
+
+def test_max_reps_below_the_pilot_is_refused_at_parse():
+    with pytest.raises(ConfigError, match=r"^study.max_reps=100 must be at least study.reps=200 \(the pilot"):
+        _config.parse(_raw(precision=0.001, max_reps=100))
+    assert _config.parse(_raw(max_reps=100)).study.options.max_reps == 100  # without a precision: unused
+
+
+def test_unknown_measure_is_refused_with_the_study_measures(tmp_path):
+    cfg = _config.parse(_raw(precision={"mde": 0.001}))
+    with pytest.raises(ConfigError, match=r"study.precision.mde is not a measure of this study \(its measures: "):
+        run_study(registry.study("evp_accuracy"), cfg, tmp_path)
+    assert not (tmp_path / "summary.parquet").exists()
+
+
+# --- the two-stage run ------------------------------------------------------------------------------------------
+
+
+def _run(tmp_path, name, **study):
+    cfg = _config.parse(_raw(**study))
+    return run_study(registry.study("evp_accuracy"), cfg, tmp_path / name)
+
+
+@pytest.fixture(scope="module")
+def targeted(tmp_path_factory):
+    """A precision-targeted run whose two cells (B = 4, 8) plan different replicates."""
+    tmp = tmp_path_factory.mktemp("targeted")
+    return _run(tmp, "run", precision={"bias": 0.0015}), tmp / "run"
+
+
+def test_targets_are_met_and_columns_added(targeted):
+    result, run_dir = targeted
+    s = result.summary
+    assert list(s.columns[-2:]) == ["target", "reached_precision"]
+    bias = s[s.measure == "bias"]
+    assert (bias.target == 0.0015).all() and bias.reached_precision.all() and (bias.mcse <= 0.0015).all()
+    assert s.loc[s.measure != "bias", "target"].isna().all()  # untargeted (and exact) rows
+    planned = json.loads((run_dir / "run.json").read_text())["precision"]
+    assert planned["pilot_reps"] == 200 and planned["capped"] == [] and planned["max_reps"] == 20_000
+    assert sorted(planned["reps"].values()) == sorted(bias.groupby("cell").reps.max().tolist())
+    assert len(set(planned["reps"].values())) == 2  # the cells differ: each runs to its own target
+    assert all(r % 100 == 0 and r > 200 for r in planned["reps"].values())  # whole chunks, beyond the pilot
+
+
+def test_each_cell_reduces_as_a_fixed_run_at_its_reps_bit_for_bit(targeted, tmp_path):
+    result, _ = targeted
+    s = result.summary
+    for cell, reps in s[s.reps > 0].groupby("cell").reps.max().items():
+        fixed = _run(tmp_path, f"fixed{reps}", reps=int(reps)).summary
+        got = s[s.cell == cell].drop(columns=["target", "reached_precision"]).reset_index(drop=True)
+        want = fixed[fixed.cell == cell].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def test_a_tighter_target_reuses_every_chunk(tmp_path):
+    first = _run(tmp_path, "run", precision={"bias": 0.004})
+    stored = sum(1 for _ in (tmp_path / "run" / "chunks").rglob("*.npz"))
+    again = _run(tmp_path, "run", precision={"bias": 0.004})
+    assert again.report.computed == 0 and again.report.resumed == stored == first.report.tasks
+    tighter = _run(tmp_path, "run", precision={"bias": 0.002})
+    assert tighter.report.resumed == stored and tighter.report.computed == tighter.report.tasks - stored > 0
+
+
+def test_two_shards_then_collect_equal_the_unsharded_run(targeted, tmp_path):
+    cfg = _config.parse(_raw(precision={"bias": 0.0015}))
+    spec = registry.study("evp_accuracy")
+    for i in (1, 2):
+        sharded = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, shard=(i, 2)))
+        with pytest.raises(base.ShardDone):
+            run_study(spec, sharded, tmp_path)
+    collect = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, collect=True))
+    got = run_study(spec, collect, tmp_path)
+    assert got.report.computed == 0
+    pd.testing.assert_frame_equal(got.summary, targeted[0].summary, check_exact=True)
+
+
+@pytest.mark.system
+def test_two_workers_give_the_same_summary_bit_for_bit(targeted, tmp_path):
+    cfg = _config.parse(_raw(precision={"bias": 0.0015}))
+    pool = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, n_jobs=2))
+    got = run_study(registry.study("evp_accuracy"), pool, tmp_path)
+    pd.testing.assert_frame_equal(got.summary, targeted[0].summary, check_exact=True)
+
+
+def test_capped_cells_are_named_in_the_log_summary_and_run_json(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="simstudy"):
+        result = _run(tmp_path, "run", precision=0.0001, max_reps=400)
+    s = result.summary
+    assert not s.reached_precision.any()  # every cell capped: none of its rows reached its precision
+    assert (s[s.reps > 0].reps == 400).all()
+    capped = json.loads((tmp_path / "run" / "run.json").read_text())["precision"]["capped"]
+    assert sorted(capped) == sorted(s.cell.unique())
+    for cell in capped:
+        assert any(f"cell {cell}" in r.message and "hit study.max_reps=400" in r.message for r in caplog.records)
+
+
+def test_without_precision_nothing_changes(tmp_path):
+    plain = _run(tmp_path, "plain")
+    direct = registry.study("evp_accuracy").run(_config.parse(_raw()), tmp_path / "direct").summary
+    pd.testing.assert_frame_equal(plain.summary, direct, check_exact=True)
+    assert "target" not in plain.summary and "precision" not in json.loads(
+        (tmp_path / "plain" / "run.json").read_text()
+    )
+
+
+def test_plan_from_a_pilot_by_hand():
+    cfg = _config.parse(_raw(precision={"mean": "1%"}, max_reps=5000))
+    pilot = pd.DataFrame(
+        {"cell": ["a", "a", "b"], "distribution": "d", "measure": ["mean", "mse", "mean"],
+         "estimate": [0.5, 0.1, 0.4], "mcse": [0.01, 0.002, 0.001], "reps": [200, 200, 200]}
+    )  # fmt: skip
+    plan = plan_precision(cfg, pilot)
+    k = rule.inflation(199)
+    # cell a: target 0.005, 200 * 4 * kappa -> whole chunks of 100; cell b: met by its pilot
+    assert plan.cell_reps == {"a": int(np.ceil(np.ceil(800 * k) / 100) * 100), "b": 200}
+    assert plan.capped_cells == ()
+
+
+# --- simstudy plan ----------------------------------------------------------------------------------------------
+
+
+def test_plan_runs_only_a_pilot_and_writes_nothing(tmp_path, monkeypatch):
+    import tempfile
+
+    from simstudy.commands import plan
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    cfg = _config.parse(_raw(precision={"bias": 0.0015}))
+    planned = plan.run(cfg)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["tmp"]  # its pilot's directory removed, nothing else
+    # the same plan as a run's: each cell's replicates, and the rows' targets
+    want = plan_precision(cfg, registry.study("evp_accuracy").run(cfg, tmp_path / "pilot").summary)
+    assert dict(zip(planned.table.cell, planned.table.cell_reps)) == want.cell_reps
+    pd.testing.assert_frame_equal(planned.table.drop(columns=["cell_reps", "est_seconds"]), want.table)
+    worst = planned.by_measure()
+    assert set(worst.measure) == {"bias"} and (worst.est_seconds >= 0).all()
+
+
+def test_plan_without_a_target_is_one_line(tmp_path):
+    from simstudy.commands import plan
+
+    with pytest.raises(ConfigError, match=r"^simstudy plan needs study.precision: an absolute MCSE"):
+        plan.run(_config.parse(_raw()))
+
+
+def test_plan_command_line_prints_the_plan_and_refuses_without_a_target(tmp_path):
+    args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100"]
+    proc = simstudy("plan", *args, "study.precision={bias: 0.002}", cwd=tmp_path)
+    assert "measure" in proc.stdout and "bias" in proc.stdout and "nothing written" in proc.stdout
+    assert list(tmp_path.iterdir()) == []
+    one_line_error(simstudy("plan", *args, cwd=tmp_path, check=False), "simstudy plan needs study.precision")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_precision_overrides_parse_as_the_command_reads_them():
+    assert parse_refusal("experiment=dodge2021_fig1", "study.precision=1%") is None
+    assert parse_refusal("experiment=dodge2021_fig1", "study.precision={mse: 0.0001, bias: 2%}") is None
+    assert "study.precision must be a positive number" in parse_refusal(
+        "experiment=dodge2021_fig1", "study.precision=-1"
+    )
+
+
+# --- the rule's validity, on exact truths (slow lane) -------------------------------------------------------------
+
+
+def _clopper_pearson(k, n, level=0.999):
+    a = (1 - level) / 2
+    low = stats.beta.ppf(a, k, n - k + 1) if k > 0 else 0.0
+    high = stats.beta.ppf(1 - a, k + 1, n - k) if k < n else 1.0
+    return low, high
+
+
+def _many_runs(tmp_path, raw, kind, pick, runs):
+    """``runs`` precision-targeted runs with distinct seeds: each run's (estimate, mcse, target, reps) of one row."""
+    spec = registry.study(kind)
+    out = []
+    for seed in range(1, runs + 1):
+        s = run_study(spec, _config.parse({**raw, "seed": 7919 * seed}), tmp_path / str(seed)).summary
+        row = s[pick(s)]
+        assert len(row) == 1
+        out.append(row[["estimate", "mcse", "target", "reps"]].iloc[0].to_numpy(float))
+    return np.array(out)
+
+
+def _assert_valid(got, truth, pilot):
+    estimate, mcse, target, reps = got.T
+    runs = len(got)
+    assert (reps > pilot).mean() > 0.9 and len(np.unique(reps)) > 1  # the rule, not the pilot, decided
+    # The plan meets its target with probability about 0.95 (kappa), more with the rounding up to whole chunks:
+    # the share of runs that met it must not be significantly below 0.95 (without kappa, about 0.6 do).
+    met = int((mcse <= target).sum())
+    assert _clopper_pearson(met, runs)[1] >= 0.95, (met, runs)
+    # The final 95% Monte Carlo intervals cover the exact truth at 95% (no bias from the stopping rule).
+    covered = int((np.abs(estimate - truth) <= 1.96 * mcse).sum())
+    low, high = _clopper_pearson(covered, runs)
+    assert low <= 0.95 <= high, (covered, runs)
+
+
+@pytest.mark.slow
+def test_precision_runs_meet_the_target_and_cover_the_exact_bias_of_v(tmp_path):
+    # A bag of 30 values: V (the plug-in) is biased for B = 4, n = 4, its bias known exactly.
+    raw = {
+        "distribution": {"kind": "truncnorm_bag", "seed": 0, "size": 30},
+        "budget": {"B": 4, "n": [4]},
+        "estimators": {"v": {"method": "v"}},
+        "study": {"name": "bias", "kind": "evp_accuracy", "reps": 200, "chunk_reps": 50,
+                  "precision": {"bias": 0.0015}},
+        "runner": {"n_jobs": 1, "backend": "loky", "progress": False, "figures": []},
+    }  # fmt: skip
+    exact = run_study(registry.study("evp_accuracy"), _config.parse({**raw, "seed": 0}), tmp_path / "0").summary
+    truth = exact.loc[exact.measure == "exact_bias", "estimate"].item()
+    assert abs(truth) > 0.01  # a real bias, far from 0 in target units
+    got = _many_runs(tmp_path, raw, "evp_accuracy", lambda s: (s.measure == "bias") & (s.estimator == "v"), 250)
+    _assert_valid(got, truth, pilot=200)
+
+
+@pytest.mark.slow
+def test_precision_runs_meet_the_target_and_cover_the_nominal_coverage_of_an_exact_band(tmp_path):
+    # The exact KS band's simultaneous coverage of a continuous CDF is its nominal level, 0.8, exactly.
+    raw = {
+        "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+        "budget": {"B": 10},
+        "estimators": {"v": {"method": "v"}},
+        "study": {"name": "cov", "kind": "band_coverage", "reps": 256, "chunk_reps": 64, "sample_size": 10,
+                  "levels": [0.8], "methods": ["ks"], "precision": {"estimate": 0.012}},
+        "runner": {"n_jobs": 1, "backend": "loky", "progress": False, "figures": []},
+    }  # fmt: skip
+    got = _many_runs(tmp_path, raw, "band_coverage", lambda s: s.check == "cdf", 250)
+    _assert_valid(got, 0.8, pilot=256)
+
+
+def test_unknown_measure_on_the_command_line_is_one_line_and_keeps_only_the_pilot_chunks(tmp_path):
+    args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100", "hydra.run.dir=run"]
+    proc = simstudy(*args, "study.precision={mde: 0.001}", cwd=tmp_path, check=False)
+    one_line_error(proc, "study.precision.mde is not a measure of this study (its measures: mean, bias, variance")
+    assert not (tmp_path / "run" / "config.yaml").exists() and not (tmp_path / "run" / "summary.parquet").exists()
