@@ -835,7 +835,7 @@ def defaults(schema: type) -> dict:
     >>> from simstudy.config import StudyOptions
     >>> from simstudy.schema import defaults
     >>> defaults(StudyOptions)
-    {'reps': 1000, 'chunk_reps': 1000, 'save_replicates': False}
+    {'reps': 1000, 'chunk_reps': 1000, 'save_replicates': False, 'precision': None, 'max_reps': None}
     """
     return {f.name: _plain(f.default) for f in _fields(schema)}
 

@@ -214,7 +214,7 @@ def test_a_key_typed_as_a_flag_is_one_line_not_hydras_usage(tmp_path, args, mess
     "args, message",
     [
         ([*FIG1, "study.rep=100"], "study.rep is not a key: did you mean study.reps? the keys there: study.chunk_reps, "
-                                   "study.kind, study.name, study.reps, study.save_replicates"),
+                                   "study.kind, study.max_reps, study.name, study.precision, study.reps, study.save_replicates"),
         (["curve", "data=s.csv", "scal=0.01"], "scal is not a key: did you mean scale? the keys there: compare, data,"),
         ([*FIG1, "seed.x=1"], "seed.x: seed is a value, not a group of keys: set it with seed=..."),
     ],
