@@ -73,7 +73,7 @@ def start() -> bool:
 
     Call it early, before the heavy imports, from a process that will draw a figure (the ``simstudy`` script
     does, for a study run). Nothing happens on a platform without ``os.fork``, with ``SIMSTUDY_PAINTER=0``,
-    without an idle core (one core only, or a load average above the cores less one; ``SIMSTUDY_PAINTER=1``
+    without an idle core (one core only, or a load average at the number of cores; ``SIMSTUDY_PAINTER=1``
     starts it anyway), or when a painter runs already.
 
     Returns
@@ -113,8 +113,10 @@ def start() -> bool:
 
 
 def _idle_core() -> bool:
-    """Whether a core is free for the painter: it imports what this process imports too (numpy, pandas), so on
-    a single core, or with every core busy, it would slow the run it is meant to speed up."""
+    """Whether a core is likely free for the painter: two cores or more, and a one-minute load average below
+    their number. The painter repeats this process's numpy and pandas imports, so on one core, or on a saturated
+    machine, it would slow the run it is meant to speed up. (An instantaneous count of running tasks was tried:
+    numpy's BLAS threads, which spin for a while after loading, made it flip at random.)"""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on every platform
@@ -123,7 +125,7 @@ def _idle_core() -> bool:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
         load = 0.0
-    return cores >= 2 and load <= cores - 1
+    return cores >= 2 and load < cores
 
 
 def warm(module: str) -> None:

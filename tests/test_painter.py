@@ -136,7 +136,7 @@ def test_only_a_study_run_starts_a_painter(argv, paints):
     assert entry._draws_study_figure(argv) is paints
 
 
-@pytest.mark.parametrize(("cores", "load", "idle"), [(1, 0.0, False), (2, 0.5, True), (2, 1.5, False), (8, 6.5, True)])
+@pytest.mark.parametrize(("cores", "load", "idle"), [(1, 0.0, False), (2, 1.5, True), (2, 2.5, False), (8, 6.5, True)])
 def test_a_painter_only_with_an_idle_core(monkeypatch, cores, load, idle):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
