@@ -408,6 +408,10 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     >>> fig.get_suptitle()
     '80% percentile-bootstrap bands (shaded: Clopper–Pearson intervals)'
     >>> plt.close(fig)
+    >>> fig = bootstrap_coverage_figure(summary.assign(lower_joint=summary.estimate - 0.06, upper_joint=1.0))
+    >>> fig.get_suptitle().replace(chr(10), " ")  # wrapped to the figure's width
+    '95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals; dotted: 95% simultaneous (sup-t) band over k)'
+    >>> plt.close(fig)
     """
     from simstudy.figures import (
         _band,
@@ -428,10 +432,16 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     fig, axes = plt.subplots(
         1, len(dists), figsize=(max(4.2 * len(dists), 5.0), 3.8), squeeze=False, sharey=True, layout="constrained"
     )
+    # The simultaneous band over k (lower_joint/upper_joint), where the chunks had the counts it needs.
+    joint = {"lower_joint", "upper_joint"} <= set(summary) and bool(summary["lower_joint"].notna().any())
     for ax, dist in zip(axes[0], dists):
         s = summary[summary["distribution"] == dist]
         for est in ests:
-            _band(ax, s[s["estimator"] == est], "k", _label(est), palette[est], low="ci_low", high="ci_high")
+            e = s[s["estimator"] == est]
+            _band(ax, e, "k", _label(est), palette[est], low="ci_low", high="ci_high")
+            if joint:
+                for edge in ("lower_joint", "upper_joint"):
+                    ax.plot(e["k"], e[edge], color=palette[est], ls=":", lw=0.9)
         ax.axhline(
             float(s["nominal"].iloc[0]), color="black", ls="--", lw=0.8, label="nominal" if ax is axes[0, 0] else None
         )
@@ -441,9 +451,15 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     _labels(axes[0, 0], ylabel="pointwise coverage")
     # The bands' level is the summary's nominal (study.confidence); the intervals' level, study.ci_level, is not
     # in the summary, so the legend does not claim one.
-    _legend(axes[0, 0], extra=[_shade("Clopper–Pearson interval")], loc="lower left")
+    extra = [_shade("Clopper–Pearson interval")]
+    if joint:
+        from matplotlib.lines import Line2D
+
+        extra.append(Line2D([], [], color="grey", ls=":", lw=0.9, label="95% simultaneous band over k"))
+    _legend(axes[0, 0], extra=extra, loc="lower left")
     level = float(summary["nominal"].iloc[0])
-    _suptitle(fig, title or f"{level:.0%} percentile-bootstrap bands (shaded: Clopper–Pearson intervals)")
+    shown = "shaded: Clopper–Pearson intervals" + ("; dotted: 95% simultaneous (sup-t) band over k" if joint else "")
+    _suptitle(fig, title or f"{level:.0%} percentile-bootstrap bands ({shown})")
     return fig
 
 
