@@ -276,6 +276,10 @@ def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1,
     except OutDirError as exc:  # a file appeared in the report's place while the runs ran
         raise ConfigError(str(exc)) from None
     log.info("wrote %s", path)
+    from simstudy.report_html import _build_or_warn
+    from simstudy.sweeps import headline
+
+    _build_or_warn(path.parent, headline=headline)  # report.html beside it: the page and its figures, offline
     failed = sum(bool(s.error) for s in sections) + sum(
         bool(h.error) and s.entry.id in wanted for s in sections for h in s.hypotheses
     )
