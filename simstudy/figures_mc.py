@@ -12,8 +12,8 @@ Position of an interval. For an interval [lo, hi] and truth θ with half-width h
 ``position = max(lo - θ, θ - hi) / h``: -1 when θ is at the centre, 0 at an edge, > 0 outside (the distance
 beyond the nearer edge in half-widths). It is computed so that ``position <= 0`` exactly when
 ``lo <= θ <= hi`` (the signs of the differences are exact in floating point), so the coverage counted from
-positions equals the studies' own count bit for bit. For a Wald interval estimate ± z·se it is |z_i| / z - 1,
-Morris et al.'s ranking by |z_i|. For a simultaneous band the position is the largest over the band's points
+positions equals the studies' own count bit for bit. For a Wald interval estimate ± z·se it is ``|z_i| / z - 1``,
+Morris et al.'s ranking by ``|z_i|``. For a simultaneous band the position is the largest over the band's points
 (covered exactly when every point is), each point's difference in units of the band's half-width there. A
 ``side`` (+1: the interval lies above the truth, -1: below; 0: unknown) places each line left or right of θ.
 
@@ -106,7 +106,7 @@ def zip_centiles(position) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     position : array_like of float, shape (R,)
-        Every replicate's position (:func:`interval_position`; any statistic ranked the same way, e.g. |z|).
+        Every replicate's position (:func:`interval_position`; any statistic ranked the same way, e.g. ``|z|``).
 
     Returns
     -------

@@ -5,7 +5,7 @@ interval ``estimate ± 1.96 MCSE`` at each of K points covers its own point with
 at once with less (about ``0.95 ** K`` for independent points). A *simultaneous* band covers the whole
 curve with the stated probability: with ``Z ~ N(0, Sigma)`` the estimators' joint Monte Carlo error (Sigma
 their covariance, already divided by the replicates) and ``sd = sqrt(diag Sigma)``, the sup-t critical
-value c solves
+value c solves ::
 
     P(max_k |Z_k| / sd_k <= c) = level,
 
