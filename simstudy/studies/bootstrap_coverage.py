@@ -451,7 +451,7 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     _labels(axes[0, 0], ylabel="pointwise coverage")
     # The bands' level is the summary's nominal (study.confidence); the intervals' level, study.ci_level, is not
     # in the summary, so the legend does not claim one.
-    extra = [_shade("Clopper–Pearson interval")]
+    extra: list = [_shade("Clopper–Pearson interval")]  # proxy artists: a patch, and a line for the joint band
     if joint:
         from matplotlib.lines import Line2D
 
