@@ -499,7 +499,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "timings": {"prepare_seconds": prepare_seconds},
     }
     missing = sorted({cells[k].population + f" n={cells[k].n}" for k in run_.failed_cells})
-    files = field_audit_page.write_page(summary, opts, out_dir, reps=config.study.reps, failed=missing)
+    counts = sorted({run_.reps(key) for key in cells})  # the cells' own: study.precision plans each
+    reps = counts[0] if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+    files = field_audit_page.write_page(summary, opts, out_dir, reps=reps, failed=missing)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 

@@ -513,7 +513,7 @@ def _q4_section(summary: pd.DataFrame, lines: list[str]) -> None:
     lines += [" ".join(text) or "Nothing measured.", ""]
 
 
-def write_page(summary: pd.DataFrame, opts, out_dir: Path, *, reps: int, failed: list[str]) -> dict[str, Path]:
+def write_page(summary: pd.DataFrame, opts, out_dir: Path, *, reps: int | str, failed: list[str]) -> dict[str, Path]:
     """Write ``FIELD.md`` and ``q1.png`` .. ``q4.png`` into ``out_dir``.
 
     Parameters
@@ -524,8 +524,9 @@ def write_page(summary: pd.DataFrame, opts, out_dir: Path, *, reps: int, failed:
         The study's options (levels, horizons, the bootstrap's level and size).
     out_dir : pathlib.Path
         The run directory.
-    reps : int, keyword-only
-        The rounds per cell.
+    reps : int or str, keyword-only
+        The rounds per cell, or their range as text (``"1,000 to 4,000"``) when the cells differ
+        (``study.precision``).
     failed : list of str, keyword-only
         The cells left out for failed chunks (said at the top of the page).
 
