@@ -70,8 +70,10 @@ def inflation(dof, confidence: float = 0.95) -> np.ndarray:
     from scipy import special
 
     dof = np.asarray(dof, dtype=float)
+    # One quantile per distinct dof: a summary's rows share their pilot's few replicate counts.
+    values, inverse = np.unique(dof, return_inverse=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        kappa = dof / special.chdtri(np.where(dof >= 1, dof, 1.0), confidence)
+        kappa = (values / special.chdtri(np.where(values >= 1, values, 1.0), confidence))[inverse.reshape(dof.shape)]
     return np.where(dof >= 1, kappa, np.nan)
 
 

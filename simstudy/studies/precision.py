@@ -125,17 +125,17 @@ class PrecisionPlan:
         summary = summary.copy()
         mc = _monte_carlo(summary)
         measure = _measure(summary)
-        present = set(measure[mc])
+        present = set(measure[mc].tolist())
         precision = tuple(t for t in self.precision if t[0] == "*" or t[0] in present)
         target = np.full(len(summary), np.nan)
         if mc.any():
-            target[mc.to_numpy()] = _precision.absolute_targets(precision, measure[mc], summary.loc[mc, "estimate"])
+            target[mc] = _precision.absolute_targets(precision, measure[mc], summary["estimate"].to_numpy(float)[mc])
         mcse = pd.to_numeric(summary["mcse"], errors="coerce").to_numpy(float) if "mcse" in summary else target
         with np.errstate(invalid="ignore"):
             reached = np.where(np.isnan(target), True, mcse <= target)
         capped = set(self.capped_cells)
-        cells = summary["cell"].to_numpy() if "cell" in summary else np.array([""] * len(summary))
-        failed = (measure == "failed_chunks").to_numpy()
+        cells = summary["cell"].to_numpy(dtype=object) if "cell" in summary else np.array([""] * len(summary))
+        failed = measure == "failed_chunks"
         reached = reached & ~np.isin(cells, list(capped)) & ~failed
         summary["target"] = target
         summary["reached_precision"] = reached.astype(bool)
@@ -175,21 +175,24 @@ class PrecisionPlan:
         return summary, block
 
 
-def _monte_carlo(summary: pd.DataFrame) -> pd.Series:
-    """The rows estimated by simulation: positive reps and a finite MCSE (not exact, not failed_chunks)."""
+def _monte_carlo(summary: pd.DataFrame) -> np.ndarray:
+    """The rows estimated by simulation, a bool array: positive reps and a finite MCSE (not exact, not
+    failed_chunks)."""
     if not {"estimate", "mcse"} <= set(summary.columns):
-        return pd.Series(False, index=summary.index)
-    mcse = pd.to_numeric(summary["mcse"], errors="coerce")
-    reps = pd.to_numeric(summary["reps"], errors="coerce").fillna(0) if "reps" in summary else 1
-    return (reps > 0) & mcse.notna() & (_measure(summary) != "failed_chunks")
+        return np.zeros(len(summary), bool)
+    mcse = pd.to_numeric(summary["mcse"], errors="coerce").to_numpy(float)
+    reps = pd.to_numeric(summary["reps"], errors="coerce").fillna(0).to_numpy(float) if "reps" in summary else 1.0
+    return (reps > 0) & ~np.isnan(mcse) & (_measure(summary) != "failed_chunks")
 
 
-def _measure(summary: pd.DataFrame) -> pd.Series:
-    """Each row's measure; ``"estimate"`` for a study whose summary has no ``measure`` column (its estimate is
-    its one measure: band_coverage's and bootstrap_coverage's coverage), or for its rows without one."""
+def _measure(summary: pd.DataFrame) -> np.ndarray:
+    """Each row's measure, an object array; ``"estimate"`` for a study whose summary has no ``measure`` column
+    (its estimate is its one measure: band_coverage's and bootstrap_coverage's coverage), or for its rows
+    without one."""
     if "measure" not in summary:
-        return pd.Series("estimate", index=summary.index, dtype=object)
-    return summary["measure"].where(summary["measure"].notna(), "estimate")
+        return np.full(len(summary), "estimate", dtype=object)
+    measure = summary["measure"].to_numpy(dtype=object, na_value=None)
+    return np.where(pd.isna(measure), "estimate", measure).astype(object)
 
 
 def _where(rows: pd.DataFrame) -> str:
@@ -261,7 +264,7 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
     rows = summary.loc[mc]
     keys = _keys(summary)
     measure = _measure(rows)
-    target = _precision.absolute_targets(opts.precision, measure, rows["estimate"])
+    target = _precision.absolute_targets(opts.precision, measure, rows["estimate"].to_numpy(float))
     row_reps = (
         pd.to_numeric(rows["reps"], errors="coerce").to_numpy(float) if "reps" in rows else np.full(len(rows), n0)
     )
@@ -276,7 +279,7 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
     table = pd.DataFrame(
         {
             **{k: rows[k].to_numpy() for k in keys},
-            "measure": measure.to_numpy(),
+            "measure": measure,
             "pilot_estimate": rows["estimate"].to_numpy(float),
             "pilot_mcse": rows["mcse"].to_numpy(float),
             "pilot_reps": row_reps.astype(np.int64),
