@@ -54,6 +54,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simstudy.engine.identity import RECORD
+
 __all__ = ["Report", "build", "bundle", "NotAReport"]
 
 log = logging.getLogger("simstudy")
@@ -203,8 +205,6 @@ def _read_json(path: Path) -> dict:
 def _verify_chunks(run_dir: Path, fingerprint: str | None) -> tuple[int, tuple[str, ...]]:
     """How many stored chunks of this fingerprint passed their checksum and identity check, and a line for
     each that did not (by :meth:`simstudy.engine.chunks.ChunkStore.verify`, which reads data, never code)."""
-    import re
-
     from simstudy.engine.chunks import ChunkStore, CorruptChunk
 
     # A study's run.json names its fingerprint; a command's (extrapolate, audit) does not: every store there.
@@ -212,12 +212,9 @@ def _verify_chunks(run_dir: Path, fingerprint: str | None) -> tuple[int, tuple[s
     ok, damaged = 0, []
     for root in (r for r in roots if r.is_dir()):
         store = ChunkStore(root.parent, root.name)
-        for path in sorted(root.glob("cell-*/chunk-*-r*.npz")):
-            m = re.fullmatch(r"chunk-(\d+)-r(\d+)\.npz", path.name)
-            if m is None:
-                continue
+        for cell, chunk, reps in store.stored():
             try:
-                store.verify(path.parent.name[len("cell-") :], int(m.group(1)), int(m.group(2)))
+                store.verify(cell, chunk, reps)
                 ok += 1
             except CorruptChunk as exc:
                 damaged.append(str(exc))
@@ -435,7 +432,7 @@ def _code(text: str) -> str:
 
 
 def _provenance(run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...], swept: list[str]) -> str:
-    identity = _read_json(run_dir / ".simstudy-identity.json")
+    identity = _read_json(run_dir / RECORD)
     env = run.get("environment", {})
     runner = run.get("runner", {})
     timings = run.get("timings", {})
@@ -732,7 +729,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     named = run.get("study") or (
         frame["study"].iloc[0] if frame is not None and "study" in frame and len(frame) else ""
     )
-    command = run.get("command") or _read_json(run_dir / ".simstudy-identity.json").get("command")
+    command = run.get("command") or _read_json(run_dir / RECORD).get("command")
     title = f"simstudy report: {named or command or 'run'} ({run_dir.name})"
     text = _html(title, sections, charts, script)
     from simstudy.io import atomic_path

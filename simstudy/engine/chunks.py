@@ -253,6 +253,27 @@ class ChunkStore:
         """The file of a chunk: ``<root>/cell-<cell>/chunk-<chunk, 6 digits>-r<reps>.npz`` (it may not exist)."""
         return self.root / f"cell-{cell}" / f"chunk-{chunk:06d}-r{reps}.npz"
 
+    def stored(self) -> list[tuple[str, int, int]]:
+        """Every chunk file under the store's root, as ``(cell, chunk, reps)`` (:meth:`path` read backwards),
+        sorted; files of other names are not chunks and are left out.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     store = ChunkStore(d, "f00d")
+        ...     store.write("ab12", 1, 50, {"x": np.zeros(3)})
+        ...     store.write("ab12", 0, 50, {"x": np.zeros(3)})
+        ...     store.stored()
+        [('ab12', 0, 50), ('ab12', 1, 50)]
+        """
+        found = []
+        for path in self.root.glob("cell-*/chunk-*-r*.npz"):
+            number, _, reps = path.stem[len("chunk-") :].partition("-r")
+            if number.isdigit() and reps.isdigit():
+                found.append((path.parent.name[len("cell-") :], int(number), int(reps)))
+        return sorted(found)
+
     def has(self, cell: str, chunk: int, reps: int) -> bool:
         """Whether the chunk's file exists (see :meth:`verify` for whether it is whole)."""
         return self.path(cell, chunk, reps).is_file()
