@@ -501,6 +501,7 @@ def sweep_figure(rows: pd.DataFrame, swept: list[str], *, x: str, hue: str, ylab
     }.get(band, [])
     if len(styles) > 1:
         shade += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]  # type: ignore[misc]  # legend handles: patches, then lines
-    _legend(axes.flat[0], extra=shade, fontsize=7)
+    # Below the panels: inside the first one it covered a curve wherever the curves fill the panel.
+    _legend(fig, axes.flat[0], shade, fontsize=7, loc="outside lower center", ncols=min(3, max(1, ncols)))
     _suptitle(fig, title or f"{ylabel} by {', '.join(swept) or 'job'}")
     return fig

@@ -493,8 +493,8 @@ def nested_loop_figure(
                 np.arange(1, C + 1), line - 2 * se, line + 2 * se, step="mid", color=palette[h], alpha=0.25, lw=0
             )
     _labels(top, ylabel=ylabel or y)
-    if hue:
-        _legend(top, fontsize=7)
+    if hue:  # beside the panels, not in the top one: the step lines run through the whole of its width
+        _legend(fig, top, fontsize=7, loc="outside right upper")
     names = []
     for f in range(F):
         bottom.step(np.arange(1, C + 1), lanes[f], where="mid", color="0.25", lw=1.0)

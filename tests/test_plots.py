@@ -384,3 +384,61 @@ def test_no_matplotlib_until_a_figure_is_drawn():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split("\n")[:2] == ["[]", "['matplotlib']"]  # a study's figure never imports seaborn
+
+
+def _extra_figures(summaries):
+    """Figures beyond ``_all_figures``: a design's sweep figure, a nested-loop plot, the audit's accuracy figure
+    (log n) and the field audit's questions."""
+    from simstudy.studies import field_audit_page
+
+    from simstudy import figures_mc
+
+    rng = np.random.default_rng(4712)
+    n = np.arange(1, 31)
+    rows = pd.DataFrame([{"distribution.sd": sd, "B": B, "n": k, "estimator": e,
+                          "estimate": (0.002 + 0.0004 * k * (1 + 0.3 * j)) * sd / 0.05, "mcse": 2e-5}
+                         for sd in (0.05, 0.1) for B in (10, 30) for j, e in enumerate("uvw") for k in n])
+    figs = {"design_sweep": plots.sweep_figure(rows, ["distribution.sd", "B"], x="n", hue="estimator", ylabel="MSE")}
+    cells = pd.DataFrame([(B, e, sd, rng.normal(0.1, 0.02)) for B in (10, 50) for e in "uvw" for sd in (0.1, 0.2)],
+                         columns=["B", "estimator", "sd", "estimate"]).assign(mcse=0.005)
+    figs["nested_loop"] = figures_mc.nested_loop_figure(cells, ["B", "sd"], hue="estimator", y="estimate",
+                                                        ylabel="MSE")
+    figs["evp_accuracy_log"] = evp_accuracy.evp_accuracy_figure(summaries["evp_accuracy"], xscale="log")
+    for q in ("q1", "q2", "q3", "q4"):
+        figs[f"field_{q}"] = getattr(field_audit_page, f"{q}_figure")(summaries["field_audit"])
+    return figs
+
+
+def test_no_legend_or_note_covers_the_data(summaries):
+    # Figure 1's legend sat on the curves at n = 1-4, the audit's fit legend on the density's peak, a design's
+    # legend on a curve, and "bound 1 (beyond the view)" on the tuning curve it caps: each a finding here.
+    from _figure_checks import covered
+
+    found = {}
+    for make in (_all_figures, lambda s, _: _extra_figures(s)):  # in two batches: at most 20 figures open
+        for name, fig in make(summaries, None).items():
+            if hits := covered(fig):
+                found[name] = hits
+            plt.close(fig)
+    assert found == {}
+
+
+def test_the_legend_check_can_fail():
+    from _figure_checks import covered
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    x = np.linspace(0, 1, 50)
+    ax.plot(x, x, label="a diagonal")
+    ax.legend(loc="center")  # on the line
+    ax.text(0.5, 0.5, "over the line")
+    hits = covered(fig)
+    assert any(h.startswith("legend covers") for h in hits) and any(h.startswith("text 'over") for h in hits)
+    plt.close(fig)
+
+
+def test_audit_accuracy_figure_reads_n_on_a_log_axis(summaries):
+    fig = evp_accuracy.evp_accuracy_figure(summaries["evp_accuracy"], xscale="log")
+    assert fig.axes[-1].get_xscale() == "log"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="xscale must be one of"):
+        evp_accuracy.evp_accuracy_figure(summaries["evp_accuracy"], xscale="symlog")

@@ -17,7 +17,7 @@ import pandas as pd
 
 from simstudy import io
 from simstudy.commands._pages import _atom_sentences, _lvl, _pct, _write_page
-from simstudy.figures import _suptitle, _theme
+from simstudy.figures import _legend, _suptitle, _theme
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies.band_coverage import band_coverage_figure
 from simstudy.studies.bootstrap_coverage import bootstrap_coverage_figure
@@ -174,7 +174,7 @@ def write_page(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "fit": kde_fit_figure(pd.DataFrame({"score": scores}), _fit_curve(kde), title=title, atoms=atoms),
         "coverage": band_coverage_figure(result.coverage.summary),
         "bootstrap": bootstrap_coverage_figure(result.bootstrap.summary),
-        "accuracy": evp_accuracy_figure(result.accuracy.summary),
+        "accuracy": evp_accuracy_figure(result.accuracy.summary, xscale="log"),  # n from 1 to the sample's size
     }
     for name, fig in figures.items():
         io.save_figure(fig, out_dir / f"{name}.png", dpi=120)
@@ -363,7 +363,7 @@ def kde_fit_figure(
     import matplotlib.pyplot as plt  # simstudy.figures, imported above, chose the backend
 
     _theme()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.9), layout="constrained")
     y = np.sort(scores["score"].to_numpy())
     atoms = atoms if atoms is not None and len(atoms) else None
     left.hist(y, bins="auto", density=True, color="0.75", edgecolor="white", label="scores (histogram)")
@@ -396,9 +396,11 @@ def kde_fit_figure(
             right.vlines(value, at.min(), at.max(), color="C3", lw=2.0, label=label)
     left.set_xlabel("score")
     left.set_ylabel("density")
-    left.legend(frameon=True, fontsize=7)
     right.set_xlabel("score")
     right.set_ylabel("cumulative probability")
-    right.legend(frameon=True, fontsize=7, loc="upper left")
+    # One legend below both panels: inside either, it hid the density's peak or the CDF's rise.
+    named = set(left.get_legend_handles_labels()[1])
+    extra = [h for h, lb in zip(*right.get_legend_handles_labels()) if lb not in named]
+    _legend(fig, left, extra, loc="outside lower center", ncols=2, fontsize=7)
     _suptitle(fig, title or "Boundary-corrected KDE fitted to the scores")
     return fig

@@ -767,21 +767,33 @@ def tuning_curve_bands_figure(
                 textcoords="offset points",
             )
         elif np.isfinite(value):
+            # Outside the cap line (above the top one, below the bottom one), in room the y limits keep for it:
+            # nothing is drawn beyond a cap, so the note never overprints a curve or a band.
             arrow = "↑" if where == "top" else "↓"
             ax.annotate(
                 f"{arrow} bound {value:g} (beyond the view)",
                 (0.99, cap_top if where == "top" else cap_bottom),
                 xycoords=("axes fraction", "data"),
-                xytext=(0, -4 if where == "top" else 4),
+                xytext=(0, 1.5 if where == "top" else -1.5),
                 textcoords="offset points",
                 ha="right",
-                va=where,
+                va="bottom" if where == "top" else "top",
                 fontsize=7,
                 color="0.3",
-                bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none", alpha=0.8),
             )
     pad = 0.04 * span
-    ax.set_ylim(min(bottom, cap_bottom - pad), max(top, cap_top + pad))
+    # A note's line of 7-point text, in data units: the axes are at least half the figure's height once the
+    # legend below has its room (constrained layout), so 12 points of it are at most this much of the view.
+    view = max(top, cap_top) - min(bottom, cap_bottom) + 2 * pad
+    room = view * 12.0 / (0.5 * fig.get_figheight() * 72.0) / (1 - 2 * 12.0 / (0.5 * fig.get_figheight() * 72.0))
+    noted = {
+        w: bool(np.isfinite(v) and not shown)
+        for v, shown, w in ((high, high_in_view, "top"), (low, low_in_view, "bottom"))
+    }
+    ax.set_ylim(
+        min(bottom, cap_bottom - (max(pad, room) if noted["bottom"] else pad)),
+        max(top, cap_top + (max(pad, room) if noted["top"] else pad)),
+    )
     _set_xscale(ax, xscale)
     _labels(ax, xlabel="k (iterations of random search)", ylabel="best score after k iterations")
     band = "simultaneous band"

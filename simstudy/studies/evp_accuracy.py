@@ -654,7 +654,9 @@ def _check(config: Config) -> None:
     check_budget_memory(config, cells=len(config.distributions) * len(config.budget.B))
 
 
-def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: str | None = None):
+def evp_accuracy_figure(
+    summary: pd.DataFrame, *, reference: str = "v", xscale: str = "linear", title: str | None = None
+):
     """Mean, variance and MSE of each estimator against the budget n (Dodge et al. 2021, Figure 1).
 
     One column per cell (distribution and B). When bootstrap estimators are present, a fourth row shows
@@ -676,9 +678,12 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
         ``upper_joint`` (same units: the simultaneous band, NaN where there is none).
     reference : str, keyword-only, default "v"
         The closed-form estimator the bootstrap's excess MSE is relative to.
+    xscale : {"linear", "log"}, keyword-only, default "linear"
+        The n axis: linear as in the paper's figure (n up to 30); ``"log"`` for budgets over orders of magnitude
+        (the audit's n up to the sample size), read as 1, 2, 5, 10, ...
     title : str, optional, keyword-only
-        The figure's title (wrapped to its width). Default None: one saying what the panels show (the legend
-        names the bands).
+        The figure's title (wrapped to its width). Default None: one saying what the panels show (the legend,
+        below the panels, names the bands).
 
     Returns
     -------
@@ -713,12 +718,15 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
         _label,
         _labels,
         _legend,
+        _set_xscale,
         _shade,
         _suptitle,
         _theme,
         _title,
+        _xscale_iv,
     )
 
+    _xscale_iv(xscale)
     plt = _theme()
     cells = list(dict.fromkeys(summary["cell"]))
     singles = [e for e in dict.fromkeys(summary["estimator"]) if e != "truth" and "-" not in e]
@@ -781,6 +789,7 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
             axes[0, c], f"{_distribution(s['distribution'].iloc[0])}, B = {int(s['B'].iloc[0])}, {reps:,} replicates"
         )
         _labels(axes[-1, c], xlabel="n (budget: number of trials)")
+        _set_xscale(axes[-1, c], xscale)
         axes[-1, c].set_xlim(truth["n"].min(), truth["n"].max())
     pointwise = _shade("95% Monte Carlo interval (±1.96 MCSE), pointwise")
     shade = {
@@ -789,7 +798,8 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
             "shaded: 95% simultaneous (sup-t) Monte Carlo band over n; pointwise ±1.96 MCSE where none"
         ),
     }.get(frozenset(drawn), pointwise)
-    _legend(axes[0, 0], extra=[shade], loc="lower right")
+    # Below the panels, not in one: at small n the curves rise through every corner of the top panel.
+    _legend(fig, axes[0, 0], extra=[shade], loc="outside lower center", ncols=min(3, 2 + len(cells)))
     if excess:
         _legend(axes[-1, 0], extra=[pointwise], loc="upper left", fontsize=7)
     _suptitle(

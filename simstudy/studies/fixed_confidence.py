@@ -635,6 +635,8 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     (2, 'log')
     >>> plt.close(fig)
     """
+    from matplotlib.lines import Line2D
+
     from simstudy.figures import (
         _colorblind,
         _labels,
@@ -648,7 +650,7 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     # one line per algorithm (not per difference between two, see the study's differences option)
     algorithms = list(dict.fromkeys(summary.loc[summary["measure"] == "evaluations_mean", "algorithm"]))
     palette = dict(zip(algorithms, _colorblind(len(algorithms))))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4.0), layout="constrained")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4.4), layout="constrained")
     for name in algorithms:
         s = summary[summary["algorithm"] == name]
         m = s[s["measure"] == "evaluations_mean"].sort_values("confidence")
@@ -663,7 +665,7 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
             marker="o",
             ms=3,
             capsize=2,
-            label=f"{label} (mean ± 2 MCSE)",
+            label=label,
         )
         left.fill_between(m["confidence"], lo["estimate"], hi["estimate"], color=palette[name], alpha=0.12, lw=0)
         p = s[s["measure"] == "p_correct"].sort_values("confidence")
@@ -675,15 +677,27 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
             marker="o",
             ms=3,
             capsize=2,
-            label=f"{label} (bars: Clopper–Pearson)",
         )
     conf = np.sort(summary["confidence"].unique())
-    right.plot(conf, conf, color="0.4", ls="--", lw=1, label="nominal 1 − δ")
+    right.plot(conf, conf, color="0.4", ls="--", lw=1)
     left.set_yscale("log")
     _labels(left, xlabel="confidence 1 − δ", ylabel="total evaluations (shaded: min–max)")
     _labels(right, xlabel="confidence 1 − δ", ylabel="P(best model selected)")
-    _legend(left, extra=[_shade("min–max over runs", alpha=0.15)], share=0.3, fontsize=7)
-    _legend(right, share=0.3, fontsize=7, loc="lower right")
+    # One legend below both panels: the error bars reach into every corner of either.
+    extra = [
+        _shade("min–max over runs", alpha=0.15),
+        Line2D([], [], color="0.4", ls="--", lw=1, label="nominal 1 − δ (right)"),
+        Line2D(
+            [],
+            [],
+            color="0.3",
+            marker="|",
+            ls="none",
+            ms=8,
+            label="bars: mean ± 2 MCSE (left), Clopper–Pearson (right)",
+        ),
+    ]
+    _legend(fig, left, extra, fontsize=7, loc="outside lower center", ncols=3)
     reps = int(summary["reps"].max()) if len(summary) else 0
     best = summary.loc[summary["measure"] == "p_correct", "arm"].iloc[0] if len(summary) else ""
     _suptitle(fig, title or f"Fixed-confidence selection, best: {best}; {reps:,} runs per algorithm")
