@@ -799,7 +799,7 @@ def evp_accuracy_figure(
         ),
     }.get(frozenset(drawn), pointwise)
     # Below the panels, not in one: at small n the curves rise through every corner of the top panel.
-    _legend(fig, axes[0, 0], extra=[shade], loc="outside lower center", ncols=min(3, 2 + len(cells)))
+    _legend(fig, axes[0, 0], extra=[shade], loc="outside lower center", ncols=2 if len(cells) == 1 else 3)
     if excess:
         _legend(axes[-1, 0], extra=[pointwise], loc="upper left", fontsize=7)
     _suptitle(
