@@ -568,9 +568,12 @@ document.querySelectorAll("table#summary th").forEach(function(th, i){th.addEven
 """
 
 _EMBED = """
+// Tick labels at least 6 px apart, the ones that would come closer dropped (Vega's default lets two labels
+// abut: "1,0002,000").
+var AXES = {axis: {labelOverlap: "greedy", labelSeparation: 6}};
 var specs = JSON.parse(document.getElementById("specs").textContent);
 specs.forEach(function(spec, i){
-  vegaEmbed("#chart" + i, spec, {actions: false, renderer: "svg"}).catch(function(e){console.error(e);});
+  vegaEmbed("#chart" + i, spec, {actions: false, renderer: "svg", config: AXES}).catch(function(e){console.error(e);});
 });
 """
 
@@ -813,8 +816,9 @@ def _extrapolation_chart(path: Path) -> dict | None:
         {"field": "hue", "title": "curve"},
     ]
     band = {"x": x, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, "color": color}
-    layers = [
-        {"mark": {"type": "area", "opacity": 0.25}, "encoding": band},
+    # the band's layer only where some point has one: an empty one has an infinite extent (a Vega warning)
+    layers = [{"mark": {"type": "area", "opacity": 0.25}, "encoding": band}] if any("lo" in v for v in values) else []
+    layers += [
         {"mark": {"type": "line"}, "encoding": {"x": x, "y": y, "color": color}},
         {"mark": {"type": "point", "opacity": 0, "size": 30}, "encoding": {"x": x, "y": y, "tooltip": tooltip}},
     ]

@@ -404,3 +404,42 @@ def test_sweep_coverage_page_in_a_headless_browser(browser, tmp_path):
     _open(browser, tmp_path / "report.html", 1)
     panels = "return document.querySelectorAll('#chart0 g.cell > g').length"
     assert browser.execute_script(panels) == 2
+
+
+#: Per chart and axis: the boxes of its tick labels, left to right or bottom to top.
+TICK_BOXES = """
+return Array.from(document.querySelectorAll('.chart g.role-axis')).map(function(axis){
+  return Array.from(axis.querySelectorAll('g.role-axis-label text'))
+    .filter(function(t){ return t.textContent && getComputedStyle(t).opacity !== '0' && t.getAttribute('opacity') !== '0'; })
+    .map(function(t){ var b = t.getBoundingClientRect(); return [t.textContent, b.left, b.right, b.top, b.bottom]; });
+});
+"""
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("page", ["extrapolate", "summary"])
+def test_tick_labels_never_touch(browser, tmp_path, page):
+    # budgets into the thousands: Vega printed labels 1,000 and 2,000 side by side as "1,0002,000"
+    k = [1.0, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 51200]
+    if page == "extrapolate":
+        (tmp_path / "EXTRAPOLATE.md").write_text("# Extrapolated tuning curves\n")
+        pd.DataFrame({"model": "m", "runs": 50, "k": k, "curve": "median",
+                      "estimate": [0.8 + 0.01 * i for i in range(len(k))], "lower": float("nan"),
+                      "upper": float("nan")}).to_csv(tmp_path / "extrapolation.csv", index=False)
+    else:  # a sweep's faceted chart: three narrow panels, n on a linear axis to 5,000
+        n = list(range(1, 5001, 50))
+        pd.DataFrame({"job": [f"B={b}" for b in (10, 20, 30) for _ in n], "B": [b for b in (10, 20, 30) for _ in n],
+                      "study": "s", "estimator": "u", "n": n * 3, "measure": "mse",
+                      "estimate": [1e-4 * i for i in range(3 * len(n))], "mcse": 1e-6}).to_parquet(
+            tmp_path / "summary.parquet")
+    report.run(tmp_path)
+    _open(browser, tmp_path / "report.html", 1)
+    touching, axes = [], browser.execute_script(TICK_BOXES)
+    axes = [boxes for boxes in axes if boxes]  # a facet's header axes have no labels
+    assert axes and all(len(boxes) >= 2 for boxes in axes)  # the check reads the labels it means to
+    for boxes in axes:
+        for (a, l1, r1, t1, b1), (b, l2, r2, t2, b2) in zip(boxes, boxes[1:]):
+            apart = max(l2 - r1, l1 - r2, t2 - b1, t1 - b2)  # the gap between two boxes, < 0 where they overlap
+            if apart < 2:
+                touching.append((a, b, round(apart, 1)))
+    assert touching == []
