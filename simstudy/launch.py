@@ -51,6 +51,7 @@ from simstudy.overrides import (
     _last_of_each_key,
     _one_line,
     _parse_study,
+    _quote_paths,
     _register_studies,
     _take_overwrite,
 )
@@ -229,7 +230,7 @@ def _api_args(experiment, overrides) -> list[str]:
     flags = [a for a in args if a.startswith("-")]
     if flags:
         _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
-    return _last_of_each_key(args)
+    return _quote_paths(_last_of_each_key(args))
 
 
 #: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.
