@@ -100,3 +100,48 @@ def test_a_bad_value_is_refused_in_one_line_naming_its_key(cfg, key):
 def test_data_that_cannot_give_a_curve_is_a_data_error():
     with pytest.raises(DataError, match="trial_time"):
         curve.run({"data": "scores.csv", "trial_time": {"a": 0.2}}, SCORES)  # b has no trial time
+
+
+_BEST = '''
+import numpy as np
+
+
+def best(sorted_scores, n):
+    """The sample's best score at every budget: each row's last (largest) score, N times."""
+    x = np.asarray(sorted_scores)
+    return np.repeat(x[:, -1:], len(n), axis=1)
+
+
+def wrong_shape(sorted_scores, n):
+    return np.zeros(3)
+'''
+
+
+def test_a_plugin_estimator_gives_the_curve_on_the_users_scores(tmp_path, monkeypatch, forget_plugins):
+    # A plug-in estimator, as in a study (estimators.NAME._target_), named by its import path: the curve is the
+    # plug-in's numbers (here the sample's best at every n, known exactly); the SD shading is the best of n's
+    # spread under the scores (V's), as for u, v and w; minimize=true mirrors it back (the sample's worst).
+    (tmp_path / "my_curve_est.py").write_text(_BEST)
+    monkeypatch.chdir(tmp_path)
+    result = curve.run({"data": "scores.csv", "estimator": "my_curve_est.best"}, SCORES)
+    for model, x in SCORES.items():
+        rows = result.curves[result.curves["model"] == model]
+        np.testing.assert_array_equal(rows["expected_max"], np.full(x.size, x.max()))
+        np.testing.assert_allclose(rows["std"], estimators.expected_max_std(x, n=np.arange(1, x.size + 1)), rtol=1e-14)
+        np.testing.assert_array_equal(rows["band_high"], np.full(x.size, x.max()))  # clipped to the observed best
+    low = curve.run({"data": "scores.csv", "estimator": "my_curve_est.best", "minimize": True}, SCORES)
+    np.testing.assert_array_equal(low.curves.loc[low.curves["model"] == "b", "expected_min"], np.full(3, 0.1))
+    assert "my_curve_est.best" in curve.figure(result).axes[0].get_title()
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("my_curve_est.wrong_shape", "estimator=my_curve_est.wrong_shape: returned shape (3,)"),
+    ("my_curve_est.absent", "estimator=my_curve_est.absent"),
+    ("x", "module.function"),
+])
+def test_a_plugin_estimator_that_fails_is_refused_at_parse_in_one_line(tmp_path, monkeypatch, forget_plugins, value, said):
+    (tmp_path / "my_curve_est.py").write_text(_BEST)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as exc:
+        curve.parse({"data": "scores.csv", "estimator": value})
+    assert said in str(exc.value) and "\n" not in str(exc.value)
