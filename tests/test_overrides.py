@@ -8,6 +8,7 @@ import pytest
 
 from simstudy.cli.plain import _key_values
 from simstudy.overrides import _quote_paths
+from _cli import simstudy
 
 
 @pytest.mark.parametrize("key", ["data", "distribution.path", "hydra.run.dir", "hydra.sweep.dir"])
@@ -28,3 +29,21 @@ def test_a_path_with_equals_and_commas_is_one_path_bare_or_quoted(tmp_path, monk
 def test_a_plain_commands_value_is_taken_quoted_or_not():
     for typed in ("outputs/curve/data=s.csv,low=0", "'outputs/curve/data=s.csv,low=0'", '"outputs/curve/data=s.csv,low=0"'):
         assert _key_values([f"run_dir={typed}"], "report", ("run_dir",)) == {"run_dir": "outputs/curve/data=s.csv,low=0"}
+
+
+@pytest.mark.slow
+def test_every_directory_simstudy_writes_can_be_passed_back_unquoted(tmp_path):
+    # curve names its run directory data=s.csv,low=0; that directory, and a file in it, go back to simstudy bare
+    # and quoted alike: report run_dir= (a plain command) and curve data= (a Hydra one)
+    (tmp_path / "s.csv").write_text("model,score\na,0.2\na,0.5\na,0.4\nb,0.3\nb,0.6\n")
+    simstudy("curve", "data=s.csv", "low=0", cwd=tmp_path)
+    run_dir = "outputs/curve/data=s.csv,low=0"
+    assert (tmp_path / run_dir / "curves.csv").is_file() and (tmp_path / run_dir / "report.html").is_file()
+    for typed in (run_dir, f"'{run_dir}'", f'"{run_dir}"'):
+        proc = simstudy("report", f"run_dir={typed}", cwd=tmp_path)
+        assert "wrote" in proc.stdout
+    written = []
+    for typed in (f"{run_dir}/curves.csv", f"'{run_dir}/curves.csv'", f'"{run_dir}/curves.csv"'):
+        proc = simstudy("curve", f"data={typed}", "score_column=expected_max", cwd=tmp_path)
+        written.append(proc.stdout.strip().splitlines()[-1].rsplit(" to ", 1)[1])
+    assert len(set(written)) == 1  # the same run each time: the same directory

@@ -20,7 +20,7 @@ name                                what
 :func:`run`                         the bands, CDF bands and evidence as a :class:`BandsResult`
 :func:`lines`                       the terminal summary: the bands at readable k, the evidence
 :func:`write`                       tuning_curve.png/pdf, cdf.png/pdf, bands.csv/parquet, cdf_bands.csv,
-                                    evidence.csv
+                                    evidence.csv, BANDS.md (report.html's page)
 :func:`tuning_curve_bands_figure`   the tuning curves with their bands (and the U, V estimates)
 :func:`cdf_bands_figure`            the empirical CDFs with their bands
 ==================================  ======================================================================
@@ -86,7 +86,7 @@ USAGE = (
         "top (sample_seed=0: bottom)",
     ],
     "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
-    "bands.csv/parquet, cdf_bands.csv, and for two models evidence.csv",
+    "bands.csv/parquet, cdf_bands.csv, for two models evidence.csv, BANDS.md and report.html (the offline page)",
 )
 
 log = logging.getLogger("simstudy")
@@ -476,7 +476,8 @@ def figures(result: BandsResult) -> dict:
 
 
 def write(result: BandsResult, out_dir: Path) -> list[Path]:
-    """Write the files of ``simstudy bands``: bands.parquet/csv, cdf_bands.csv, the figures, evidence.csv.
+    """Write the files of ``simstudy bands``: bands.parquet/csv, cdf_bands.csv, the figures, evidence.csv, and
+    BANDS.md, the page of its ``report.html`` (the command line builds that page next).
 
     Parameters
     ----------
@@ -499,7 +500,8 @@ def write(result: BandsResult, out_dir: Path) -> list[Path]:
     >>> result = bands.run({"data": "scores.csv", "method": "dkw"}, {"a": np.array([0.2, 0.4, 0.3])})
     >>> with tempfile.TemporaryDirectory() as d:
     ...     [p.name for p in write(result, Path(d))]
-    ['bands.parquet', 'bands.csv', 'cdf_bands.csv', 'tuning_curve.png', 'cdf.png', 'tuning_curve.pdf', 'cdf.pdf']
+    ['bands.parquet', 'bands.csv', 'cdf_bands.csv', 'tuning_curve.png', 'cdf.png', 'tuning_curve.pdf', 'cdf.pdf', \
+'BANDS.md']
     """
     import matplotlib.pyplot as plt
 
@@ -518,7 +520,25 @@ def write(result: BandsResult, out_dir: Path) -> list[Path]:
     if result.evidence is not None:
         io.write_csv(result.evidence, out_dir / "evidence.csv")
         written.append(out_dir / "evidence.csv")
+    written.append(_page(result, out_dir / "BANDS.md"))
     return written
+
+
+def _page(result: BandsResult, path: Path) -> Path:
+    """BANDS.md: the data and settings, the terminal's summary, the figures (report.html shows it)."""
+    from simstudy.commands._pages import _command_page, _lvl
+    from simstudy.stats import bands
+
+    opts = result.config
+    curve = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
+    about = [
+        f"Simultaneous {_lvl(opts.confidence)} confidence bands ({bands.METHOD_LABELS[opts.method]}; Lourie, Cho & "
+        f"He 2024) for the {curve} and the CDF of the scores of each model of `{opts.data.data}`, at k = 1 to "
+        f"{int(result.bands['k'].max()):,}; beside them the U and V point estimates of the mean tuning curve. "
+        f"Every k is in bands.csv, every score's CDF band in cdf_bands.csv.",
+    ]
+    title = f"simstudy bands: {Path(opts.data.data).name}"
+    return _command_page(path, title, about, lines(result), ["tuning_curve.png", "cdf.png"])
 
 
 def _point_estimate(x: np.ndarray, estimator: str, n: np.ndarray, model: str) -> np.ndarray:

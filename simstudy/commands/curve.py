@@ -18,7 +18,7 @@ name                       what
 :func:`parse`              a mapping of keys to a :class:`CurveConfig` (one-line ConfigError)
 :func:`run`                the curves (and targets reached) as a :class:`CurveResult`
 :func:`lines`              the terminal summary: the table at readable budgets, the targets reached
-:func:`write`              figure.png/pdf, curves.csv/parquet, targets.csv
+:func:`write`              figure.png/pdf, curves.csv/parquet, targets.csv, CURVE.md (report.html's page)
 :func:`evp_curves_figure`  the figure of the curves
 =========================  ==========================================================================
 
@@ -79,7 +79,8 @@ USAGE = (
         "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
         "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
     ],
-    "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=)",
+    "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=), CURVE.md and "
+    "report.html (the offline page)",
 )
 
 
@@ -403,7 +404,8 @@ def figure(result: CurveResult):
 
 
 def write(result: CurveResult, out_dir: Path) -> list[Path]:
-    """Write the files of ``simstudy curve``: figure.png/pdf, curves.parquet/csv and, with a target, targets.csv.
+    """Write the files of ``simstudy curve``: figure.png/pdf, curves.parquet/csv, with a target targets.csv, and
+    CURVE.md, the page of its ``report.html`` (the command line builds that page next).
 
     Parameters
     ----------
@@ -426,7 +428,7 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
     >>> result = curve.run({"data": "scores.csv"}, {"a": np.array([0.2, 0.4, 0.3])})
     >>> with tempfile.TemporaryDirectory() as d:
     ...     [p.name for p in write(result, Path(d))]
-    ['figure.png', 'figure.pdf', 'curves.parquet', 'curves.csv']
+    ['figure.png', 'figure.pdf', 'curves.parquet', 'curves.csv', 'CURVE.md']
     """
     import matplotlib.pyplot as plt
 
@@ -443,7 +445,23 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
     if result.targets is not None:
         io.write_csv(result.targets, out_dir / "targets.csv")
         written.append(out_dir / "targets.csv")
+    written.append(_page(result, out_dir / "CURVE.md"))
     return written
+
+
+def _page(result: CurveResult, path: Path) -> Path:
+    """CURVE.md: the data and settings, the terminal's summary, the figure (report.html shows it)."""
+    from simstudy.commands._pages import _command_page
+
+    config = result.config
+    models = sorted(set(result.curves["model"].astype(str)))
+    about = [
+        f"The {result.best} of n trials of random search (expected validation performance, Dodge et al. 2019) "
+        f"for {len(models)} model(s) of `{config.data.data}`, estimator `{_estimator_name(config.estimator)}`, "
+        f"n = 1 to each model's number of scores. The shading is ± 1 SD of the best of n runs (its spread, not "
+        f"the estimate's error), clipped to the observed scores. Every n is in curves.csv.",
+    ]
+    return _command_page(path, f"simstudy curve: {Path(config.data.data).name}", about, lines(result), ["figure.png"])
 
 
 def _estimator_name(estimator: str) -> str:

@@ -62,7 +62,7 @@ def test_write_writes_the_commands_files(tmp_path):
     result = bands.run({**BOUNDED, "method": "dkw"}, SCORES)
     written = bands.write(result, tmp_path)
     assert [p.name for p in written] == ["bands.parquet", "bands.csv", "cdf_bands.csv", "tuning_curve.png", "cdf.png",
-                                         "tuning_curve.pdf", "cdf.pdf", "evidence.csv"]
+                                         "tuning_curve.pdf", "cdf.pdf", "evidence.csv", "BANDS.md"]
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "bands.parquet"), result.bands)
 
 
@@ -128,3 +128,20 @@ def test_a_third_estimator_w_or_a_plugin_is_a_column_beside_u_and_v(tmp_path, mo
     assert "my_bands_est.best" in labels
     with pytest.raises(ConfigError, match="estimator=my_bands_est.absent"):
         bands.parse({**BOUNDED, "estimator": "my_bands_est.absent"})
+
+
+def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatch):
+    # The guide says every run writes report.html: bands writes BANDS.md (the terminal's summary, the figures)
+    from simstudy import io, report_html
+
+    monkeypatch.setattr(report_html, "bundle", lambda: "/* the chart script */")
+    result = bands.run({**BOUNDED, "method": "dkw", "max_k": 8}, SCORES)
+    io.write_csv(result.bands, tmp_path / "bands.csv")
+    bands._page(result, tmp_path / "BANDS.md")  # as write() does, without the figures' cost
+    done = report_html.build(tmp_path)
+    page = done.path.read_text(encoding="utf-8")
+    assert done.charts == 1 and ">BANDS.md<" in page and "tuning_curve.png" in page
+    assert bands.lines(result)[0].splitlines()[3] in page  # the terminal's table, as printed
+    (chart,), _, _ = report_html._command_charts(tmp_path, None)
+    drawn = [(p["hue"], p["x"], p["estimate"]) for p in chart["data"]["values"]]
+    assert drawn == [tuple(row) for row in result.bands[["model", "k", "point"]].itertuples(index=False)]

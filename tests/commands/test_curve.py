@@ -73,7 +73,9 @@ def test_run_reads_the_data_keys_as_the_command_does(tmp_path):
 def test_write_writes_the_commands_files(tmp_path):
     result = curve.run({"data": "scores.csv", "target": 0.5, "trial_time": 0.5}, SCORES)
     written = curve.write(result, tmp_path)
-    assert [p.name for p in written] == ["figure.png", "figure.pdf", "curves.parquet", "curves.csv", "targets.csv"]
+    assert [p.name for p in written] == [
+        "figure.png", "figure.pdf", "curves.parquet", "curves.csv", "targets.csv", "CURVE.md"
+    ]
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "curves.parquet"), result.curves)
     assert "time" in pd.read_csv(tmp_path / "curves.csv")
 
@@ -145,3 +147,36 @@ def test_a_plugin_estimator_that_fails_is_refused_at_parse_in_one_line(tmp_path,
     with pytest.raises(ConfigError) as exc:
         curve.parse({"data": "scores.csv", "estimator": value})
     assert said in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatch):
+    # The guide says every run writes report.html: curve writes CURVE.md (its page: the terminal's summary and
+    # the figure) and report.html shows it with the curves as an interactive chart.
+    from simstudy import io, report_html
+
+    monkeypatch.setattr(report_html, "bundle", lambda: "/* the chart script */")
+    result = curve.run({"data": "scores.csv", "target": 0.45}, SCORES)
+    io.write_csv(result.curves, tmp_path / "curves.csv")
+    curve._page(result, tmp_path / "CURVE.md")  # as write() does, without the figure's cost
+    done = report_html.build(tmp_path)
+    page = done.path.read_text(encoding="utf-8")
+    assert done.charts == 1 and ">CURVE.md<" in page
+    assert "expected max of n trials ± its SD" in page and "b: expected max first reaches 0.45 at n = 2" in page
+    (chart,), _, _ = report_html._command_charts(tmp_path, None)
+    drawn = [(p["hue"], p["x"], p["estimate"], p["lo"], p["hi"]) for p in chart["data"]["values"]]
+    table = result.curves[["model", "n", "expected_max", "band_low", "band_high"]]
+    assert drawn == [tuple(row) for row in table.itertuples(index=False)]
+
+
+def test_the_reports_chart_of_a_long_curve_is_thinned_and_says_so(tmp_path, rng):
+    from simstudy import report_html
+
+    from simstudy import io
+
+    result = curve.run({"data": "scores.csv"}, {"a": rng.uniform(size=5000)})
+    io.write_csv(result.curves, tmp_path / "curves.csv")
+    curve._page(result, tmp_path / "CURVE.md")
+    (chart,), _, _ = report_html._command_charts(tmp_path, None)
+    shown = [p["x"] for p in chart["data"]["values"]]
+    assert len(shown) <= report_html._MAX_CURVE_POINTS and shown[0] == 1 and shown[-1] == 5000
+    assert "budgets shown" in chart["title"]
