@@ -79,7 +79,24 @@ def _data_record(command: str, cfg: DictConfig, opts) -> dict:
     assert isinstance(settings, dict)  # a DictConfig's container
     for key in ("data", "n_jobs", "runner", *_DATA_RERUN_MAY_CHANGE.get(command, ())):
         settings.pop(key, None)
-    return _identity.record(command, inputs={"data": _identity.data_input(opts.data)}, plugins={}, settings=settings)
+    return _identity.record(
+        command,
+        inputs={"data": _identity.data_input(opts.data)},
+        plugins=_data_plugins(settings.get("estimator")),
+        settings=settings,
+    )
+
+
+def _data_plugins(estimator) -> dict:
+    """A data command's plug-in estimator (``curve``/``bands estimator=module.function``) by its source digest, as
+    a study's: an edited plug-in is another run, never the earlier one's directory rewritten as if the same."""
+    if not isinstance(estimator, str) or estimator in ("u", "v", "w"):
+        return {}
+    from simstudy import plugins
+
+    registered = plugins.registered_estimator(estimator)
+    target = registered[0] if registered is not None else estimator
+    return {target: plugins.source_hash(target)}
 
 
 def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
