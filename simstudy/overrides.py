@@ -446,7 +446,9 @@ def _quote_paths(argv: list[str]) -> list[str]:
         if eq and not arg.startswith("-") and key.lstrip("+") in _PATH_KEYS:
             value = _unquote(typed)
             one_path = value != typed or "=" in value or Path(value).expanduser().exists()
-            if not _GRAMMAR.search(value):
+            if value == typed and ("'" in value or '"' in value) and not Path(value).expanduser().exists():
+                pass  # quoted in parts by the user ('a=1/x.csv','b=2/y.csv': a sweep's values): as typed
+            elif not _GRAMMAR.search(value):
                 arg = f"{key}={value}"
             elif one_path and (quote := "'" if "'" not in value else '"' if '"' not in value else None):
                 arg = f"{key}={quote}{value}{quote}"
@@ -461,12 +463,12 @@ def _unquote(value: str) -> str:
 
     Examples
     --------
-    >>> _unquote("'outputs/curve/data=x.csv,low=0'"), _unquote('"a b"'), _unquote("it's")
-    ('outputs/curve/data=x.csv,low=0', 'a b', "it's")
+    >>> _unquote("'outputs/curve/data=x.csv,low=0'"), _unquote('"a b"'), _unquote("it's"), _unquote("'a','b'")
+    ('outputs/curve/data=x.csv,low=0', 'a b', "it's", "'a','b'")
     """
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" and value[0] not in value[1:-1]:
         return value[1:-1]
-    return value
+    return value  # not one quoted value: bare, or a list of quoted ones ('a=1/x.csv','b=2/y.csv', a sweep's)
 
 
 def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]]]:

@@ -24,6 +24,8 @@ def test_a_path_with_equals_and_commas_is_one_path_bare_or_quoted(tmp_path, monk
     # a bare comma in a path that does not exist is Hydra's: under -m, two values of a sweep
     assert _quote_paths([f"{key}=a.csv,b.csv"]) == [f"{key}=a.csv,b.csv"]
     assert _quote_paths(["low=0", "-m", f"{key}='plain.csv'"]) == ["low=0", "-m", f"{key}=plain.csv"]
+    # a sweep over paths with = quotes each value: left as typed, Hydra's list of two
+    assert _quote_paths([f"{key}='a=1/x.csv','b=2/y.csv'"]) == [f"{key}='a=1/x.csv','b=2/y.csv'"]
 
 
 def test_a_plain_commands_value_is_taken_quoted_or_not():
