@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -190,6 +191,23 @@ def _remember(spec: DistributionConfig, dist) -> None:
         _BUILT.popitem(last=False)
 
 
+#: A score file's fix names its keys as the data commands spell them (``pass scale=0.01 (or high=100)``); in a
+#: study they are the distribution's keys. Only a key after "pass", "or" or "and" is a fix (a file's name is not).
+_FIX_KEYS = re.compile(r"\b(pass|or|and) (scale|low|high|missing)=")
+
+
+def _keys_under(message: str, prefix: str) -> str:
+    """A score file's message with the keys of its fix under ``prefix``: ``pass scale=0.01`` is
+    ``pass distribution.scale=0.01`` in a study, where ``scale=0.01`` is not a key.
+
+    Examples
+    --------
+    >>> _keys_under("runs.csv: row 2: score 64.8 is outside [0, 1]; pass scale=0.01 (or high=100)", "distribution")
+    'runs.csv: row 2: score 64.8 is outside [0, 1]; pass distribution.scale=0.01 (or distribution.high=100)'
+    """
+    return _FIX_KEYS.sub(lambda m: f"{m.group(1)} {prefix}.{m.group(2)}=", message)
+
+
 def _target_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
     """A user's distribution class: ``_target_`` (module.Class) and keyword arguments next to it."""
     from simstudy import plugins
@@ -281,7 +299,7 @@ def _distribution_of(d: Mapping, prefix: str, name: str | None) -> DistributionC
     except distributions.InvalidParameter as exc:
         raise ConfigError(f"{prefix}.{exc}") from None
     except ValueError as exc:  # data files and data-set names (the message names file, row and value)
-        raise ConfigError(f"{prefix}: {exc}") from None
+        raise ConfigError(f"{prefix}: {_keys_under(str(exc), prefix)}") from None
     spec = DistributionConfig(name or dist.name, kind, tuple(sorted(params.items())))
     if kind in _BUILT_ONCE:  # the study's build() takes this one
         _remember(spec, dist)

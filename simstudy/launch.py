@@ -51,6 +51,7 @@ from simstudy.overrides import (
     _last_of_each_key,
     _one_line,
     _parse_study,
+    _quote_paths,
     _register_studies,
     _take_overwrite,
 )
@@ -78,7 +79,24 @@ def _data_record(command: str, cfg: DictConfig, opts) -> dict:
     assert isinstance(settings, dict)  # a DictConfig's container
     for key in ("data", "n_jobs", "runner", *_DATA_RERUN_MAY_CHANGE.get(command, ())):
         settings.pop(key, None)
-    return _identity.record(command, inputs={"data": _identity.data_input(opts.data)}, plugins={}, settings=settings)
+    return _identity.record(
+        command,
+        inputs={"data": _identity.data_input(opts.data)},
+        plugins=_data_plugins(settings.get("estimator")),
+        settings=settings,
+    )
+
+
+def _data_plugins(estimator) -> dict:
+    """A data command's plug-in estimator (``curve``/``bands estimator=module.function``) by its source digest, as
+    a study's: an edited plug-in is another run, never the earlier one's directory rewritten as if the same."""
+    if not isinstance(estimator, str) or estimator in ("u", "v", "w"):
+        return {}
+    from simstudy import plugins
+
+    registered = plugins.registered_estimator(estimator)
+    target = registered[0] if registered is not None else estimator
+    return {target: plugins.source_hash(target)}
 
 
 def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
@@ -229,7 +247,7 @@ def _api_args(experiment, overrides) -> list[str]:
     flags = [a for a in args if a.startswith("-")]
     if flags:
         _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
-    return _last_of_each_key(args)
+    return _quote_paths(_last_of_each_key(args))
 
 
 #: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.

@@ -13,6 +13,8 @@ not pay for it.
 ``_check_overrides``          compose a command line once (a sweep: its first jobs), refusing bad input in one line
 ``_last_of_each_key``         a key given twice: the last kept, and a notice
 ``_take_overwrite``           ``overwrite=true|false`` taken off the overrides
+``_quote_paths``              a path key's value taken as one path, quoted or not (``=`` and ``,`` in it)
+``_unquote``                  a plain command's value without the quotes around it
 ``_design_cells``             a config's ``design:`` block crossed into cells
 ``_parse_study``              validate a study's config (each cell of a design)
 ``_one_line``                 Hydra's and OmegaConf's several-line errors in one line
@@ -414,6 +416,59 @@ def _take_overwrite(args: list[str]) -> list[str]:
         rest.append(arg)
     _OVERWRITE.set(overwrite)
     return rest
+
+
+#: The keys of a Hydra command line whose value is a path. simstudy names its own directories with ``=`` and ``,``
+#: (``outputs/curve/data=x.csv,low=0``, a sweep's ``seed=1,n=2``), which Hydra's override grammar reads as a nested
+#: assignment or a list of sweep values: such a value is quoted here, so that a path is taken the same way quoted
+#: or not, as the plain commands take ``run_dir=`` (:func:`_unquote`).
+_PATH_KEYS = frozenset({"data", "distribution.path", "hydra.run.dir", "hydra.sweep.dir"})
+#: The characters of Hydra's override grammar that a value must quote (besides spaces).
+_GRAMMAR = re.compile(r"[=,()\[\]{}:'\"\s]")
+
+
+def _quote_paths(argv: list[str]) -> list[str]:
+    """The arguments with each path value (a key of :data:`_PATH_KEYS`) in one form, whether it was typed quoted
+    or not: quoted (single quotes) where Hydra's grammar would otherwise split or refuse it, else bare. A value
+    with ``=`` (never valid bare), or with another character of the grammar (``,`` ...) that was typed quoted or
+    names an existing file or directory, is one path. So a path typed bare, in single or in double quotes reaches
+    Hydra the same, and names the same run directory. A bare comma in a path that does not exist is left to
+    Hydra: under ``-m``, ``data=a.csv,b.csv`` sweeps over two files.
+
+    Examples
+    --------
+    >>> _quote_paths(["data=out/x=1,y=2/s.csv", 'data="a=b.csv"', "data='s.csv'", "-m", "data=a.csv,b.csv"])
+    ["data='out/x=1,y=2/s.csv'", "data='a=b.csv'", 'data=s.csv', '-m', 'data=a.csv,b.csv']
+    """
+    out = []
+    for arg in argv:
+        key, eq, typed = arg.partition("=")
+        if eq and not arg.startswith("-") and key.lstrip("+") in _PATH_KEYS:
+            value = _unquote(typed)
+            one_path = value != typed or "=" in value or Path(value).expanduser().exists()
+            if value == typed and ("'" in value or '"' in value) and not Path(value).expanduser().exists():
+                pass  # quoted in parts by the user ('a=1/x.csv','b=2/y.csv': a sweep's values): as typed
+            elif not _GRAMMAR.search(value):
+                arg = f"{key}={value}"
+            elif one_path and (quote := "'" if "'" not in value else '"' if '"' not in value else None):
+                arg = f"{key}={quote}{value}{quote}"
+            # else as typed: a comma list (a sweep), or a path holding both quotes (Hydra's message says how)
+        out.append(arg)
+    return out
+
+
+def _unquote(value: str) -> str:
+    """A value without one pair of matching quotes around it (``'x'`` or ``"x"``), as Hydra reads a quoted value:
+    the plain commands' paths (``run_dir='outputs/curve/data=x.csv,low=0'``) are taken quoted or not.
+
+    Examples
+    --------
+    >>> _unquote("'outputs/curve/data=x.csv,low=0'"), _unquote('"a b"'), _unquote("it's"), _unquote("'a','b'")
+    ('outputs/curve/data=x.csv,low=0', 'a b', "it's", "'a','b'")
+    """
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" and value[0] not in value[1:-1]:
+        return value[1:-1]
+    return value  # not one quoted value: bare, or a list of quoted ones ('a=1/x.csv','b=2/y.csv', a sweep's)
 
 
 def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]]]:

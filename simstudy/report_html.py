@@ -16,10 +16,12 @@ provenance          the resolved config, simstudy's and its dependencies' versio
                     and kernel versions (the run's identity), the fingerprint, the chunk count and how many
                     stored chunks' checksums were verified now, wall time, failed chunks with the
                     ``simstudy replay`` line that reruns each
-pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md`` and ``FIELD.md`` where the directory
-                    has them, as HTML (markdown-it-py; raw HTML in them escaped), their figures embedded as
-                    ``data:`` URIs; ``extrapolation.csv`` beside ``EXTRAPOLATE.md`` as an interactive chart,
-                    an audit's three studies (``coverage/``, ``bootstrap/``, ``accuracy/``) as charts too
+pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md``, ``FIELD.md``, ``CURVE.md`` and
+                    ``BANDS.md`` where the directory has them, as HTML (markdown-it-py; raw HTML in them
+                    escaped), their figures embedded as ``data:`` URIs; ``extrapolation.csv`` beside
+                    ``EXTRAPOLATE.md`` as an interactive chart, an audit's three studies (``coverage/``,
+                    ``bootstrap/``, ``accuracy/``) as charts too, and ``curves.csv`` / ``bands.csv`` beside
+                    ``CURVE.md`` / ``BANDS.md``
 ==================  ==========================================================================================
 
 Why Vega-Lite: the charts are Vega-Lite specs written as plain dicts (JSON; no Altair, whose import alone
@@ -64,7 +66,7 @@ log = logging.getLogger("simstudy")
 REPORT = "report.html"
 _GENERATOR = '<meta name="generator" content="simstudy report">'
 #: The pages of the commands (and the field audit) shown as HTML, in this order, with their headings.
-_PAGES = ("FIELD.md", "AUDIT.md", "EXTRAPOLATE.md", "REPRODUCTION.md")
+_PAGES = ("FIELD.md", "AUDIT.md", "EXTRAPOLATE.md", "REPRODUCTION.md", "CURVE.md", "BANDS.md")
 #: Rows shown in the table at most (the full frame is in summary.csv beside the page).
 _MAX_ROWS = 20_000
 #: Charts at most: the headline and the other measures of it.
@@ -766,6 +768,10 @@ def _command_charts(run_dir: Path, headline) -> tuple[list[dict], int, tuple[str
     if (run_dir / "EXTRAPOLATE.md").is_file() and (run_dir / "extrapolation.csv").is_file():
         chart = _extrapolation_chart(run_dir / "extrapolation.csv")
         charts += [chart] if chart is not None else []
+    for page, table, x, y, band, words in _CURVE_CHARTS:  # simstudy curve's and bands' curves, with their bands
+        if (run_dir / page).is_file() and (run_dir / table).is_file():
+            chart = _curve_chart(run_dir / table, x=x, y=y, band=band, words=words)
+            charts += [chart] if chart is not None else []
     if (run_dir / "AUDIT.md").is_file():
         import pandas as pd
 
@@ -828,6 +834,69 @@ def _extrapolation_chart(path: Path) -> dict | None:
         "facet": {"field": "panel", "type": "nominal", "title": "model"},
         "columns": 2,
         "spec": {"width": 420, "height": 260, "layer": layers},
+    }
+
+
+#: The charts of ``simstudy curve`` (curves.csv) and ``simstudy bands`` (bands.csv): page, table, the x column,
+#: the y column (the first present), the band's columns, and what the band is.
+_CURVE_CHARTS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, str], str], ...] = (
+    ("CURVE.md", "curves.csv", "n", ("expected_max", "expected_min"), ("band_low", "band_high"), "± 1 SD"),
+    ("BANDS.md", "bands.csv", "k", ("point",), ("lower", "upper"), "band"),
+)
+#: Points per model drawn at most (log-spaced budgets): a curve of 10^6 trials is 10^6 rows of its table.
+_MAX_CURVE_POINTS = 300
+
+
+def _curve_chart(path: Path, *, x: str, y: tuple[str, ...], band: tuple[str, str], words: str) -> dict | None:
+    """A data command's curves against the budget (log scale), one colour per model, the band shaded; the
+    tooltip gives the value and the band's ends. At most :data:`_MAX_CURVE_POINTS` budgets per model, spaced
+    evenly on the log scale (the title says so when the table has more)."""
+    import numpy as np
+    import pandas as pd
+
+    try:
+        table = pd.read_csv(path)
+    except (OSError, ValueError):
+        return None
+    value = next((c for c in y if c in table.columns), None)
+    if value is None or not {"model", x, *band} <= set(table.columns) or not len(table):
+        return None
+    budgets = table[x].to_numpy(dtype=float)
+    top = np.nanmax(budgets) if np.isfinite(budgets).any() else 0
+    kept = np.unique(np.round(np.geomspace(1, max(top, 1), _MAX_CURVE_POINTS)))
+    thinned = top > _MAX_CURVE_POINTS
+    if thinned:
+        table = table[np.isin(budgets, kept)]
+    values = []
+    for model, k, est, lo, hi in zip(*(table[c].tolist() for c in ("model", x, value, *band))):
+        if _plain(est) is None or _plain(k) is None or k <= 0:
+            continue
+        point = {"hue": str(model), "x": k, "estimate": est, "shown": f"{est:.4g}"}
+        if _plain(lo) is not None and _plain(hi) is not None:
+            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
+        values.append(point)
+    label = value.replace("_", " ")
+    xs = {"field": "x", "type": "quantitative", "title": f"{x} (trials)", "scale": {"type": "log"}}
+    ys = {"field": "estimate", "type": "quantitative", "title": label, "scale": {"zero": False}}
+    color = {"field": "hue", "type": "nominal", "title": "model"}
+    tooltip = [
+        {"field": "shown", "title": f"{label} [{words}]"},
+        {"field": "x", "title": x},
+        {"field": "hue", "title": "model"},
+    ]
+    return {
+        "title": f"{label} against {x}, shaded: {words}" + (f" ({len(kept)} budgets shown)" if thinned else ""),
+        "width": 520,
+        "height": 320,
+        "data": {"values": values},
+        "layer": [
+            {
+                "mark": {"type": "area", "opacity": 0.2},
+                "encoding": {"x": xs, "y": {**ys, "field": "lo"}, "y2": {"field": "hi"}, "color": color},
+            },
+            {"mark": {"type": "line"}, "encoding": {"x": xs, "y": ys, "color": color}},
+            {"mark": {"type": "point", "opacity": 0, "size": 30}, "encoding": {"x": xs, "y": ys, "tooltip": tooltip}},
+        ],
     }
 
 

@@ -262,3 +262,16 @@ def test_extrapolation_figure_marks_the_observed_best_and_draws_no_rectangle(tmp
     ys = np.concatenate([p.vertices[:, 1] for p in np_fill.get_paths()])
     assert ys.max() <= c["np_upper"].max() + 1e-12  # no shade up to the edge where the upper side is trivial
     plt.close(fig)
+
+
+def test_bootstrap_verdict_cites_the_k_already_named_when_its_coverage_reads_the_same():
+    # The worst coverage (59.9% at k = 511) reads as 60%, as the 60.05% at k = 512 named first: the verdict
+    # cites k = 512, not "60% at k = 512" then "cover 60% ... (k = 511)"; a distinctly lower k is cited itself.
+    import pandas as pd
+
+    boot = pd.DataFrame({"estimator": "u", "k": [1, 511, 512], "nominal": 0.95, "estimate": [0.9, 0.599, 0.6005],
+                         "ci_low": [0.85, 0.53, 0.53], "ci_high": [0.94, 0.67, 0.67], "reps": 200})
+    (line,) = audit_page._bootstrap_lines(boot, 512, 0.95)
+    assert "60% at k = 512" in line and "**These intervals cover 60% at nominal 95% (k = 512)" in line
+    (line,) = audit_page._bootstrap_lines(boot.assign(estimate=[0.9, 0.4, 0.6005]), 512, 0.95)
+    assert "**These intervals cover 40% at nominal 95% (k = 511)" in line

@@ -262,3 +262,16 @@ def test_overwrite_with_a_shard_is_refused_before_anything_moves(tmp_path):
     one_line_error(simstudy(*STUDY, "runner.shard=1/2", "overwrite=true", "hydra.run.dir=run", cwd=tmp_path,
                             check=False), "overwrite=true cannot be combined with runner.shard")
     assert files_of(tmp_path / "run") == before
+
+
+def test_a_data_commands_plugin_estimator_joins_its_identity(tmp_path, monkeypatch, forget_plugins):
+    # curve estimator=module.function: an edited plug-in is another run (as a study's), a built-in is none
+    from simstudy.launch import _data_plugins
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_ident_est.py").write_text("def best(x, n):\n    return x[:, -1:].repeat(len(n), axis=1)\n")
+    before = _data_plugins("my_ident_est.best")
+    (tmp_path / "my_ident_est.py").write_text("def best(x, n):\n    return x[:, :1].repeat(len(n), axis=1)\n")
+    after = _data_plugins("my_ident_est.best")
+    assert list(before) == list(after) == ["my_ident_est.best"] and before != after
+    assert _data_plugins("v") == _data_plugins(None) == {}

@@ -317,3 +317,25 @@ def test_the_audit_takes_the_option_its_message_names(run_cli, tmp_path):
                                "evp_reps=20", "resamples=4", "hydra.run.dir=run")
     assert status == 0, err
     assert (tmp_path / "run" / "AUDIT.md").exists()
+
+
+@pytest.mark.parametrize("spec, fix", [
+    ({"low": 0, "high": 1}, "pass distribution.nas.scale=0.01 (or distribution.nas.high=100)"),
+    ({}, "pass distribution.nas.missing=drop to leave such runs out or distribution.nas.missing=0"),
+])
+def test_a_score_files_fix_names_the_key_the_study_takes(tmp_path, spec, fix):
+    # A NAS-Bench-201 export is in percent; the command line's fix, scale=0.01, is no key of a study, whose file
+    # distribution takes distribution.NAME.scale=0.01: the fix names the key where the file was given. A file name
+    # with "low=" in it (a directory simstudy named) is left as it is.
+    from simstudy.config_distributions import parse_distributions
+    from simstudy.schema import ConfigError
+
+    folder = tmp_path / "data=x,low=0"
+    folder.mkdir()
+    path = folder / "nas.csv"
+    path.write_text("model,score\ncifar100,0.6482\ncifar100,0.701\ncifar100,\n" if not spec else
+                    "model,score\ncifar100,64.82\ncifar100,70.1\n")
+    with pytest.raises(ConfigError) as exc:
+        parse_distributions({"nas": {"kind": "file", "path": str(path), **spec}})
+    message = str(exc.value)
+    assert fix in message and f"{folder}" in message and "\n" not in message

@@ -107,6 +107,8 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
         _fail(str(exc), out_dir)
     curve.write(result, out_dir)
     _write_config(cfg, out_dir, record)
+    _run_record("curve", cfg, out_dir)
+    _report(out_dir)
     for line in curve.lines(result):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
@@ -134,6 +136,8 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
         _fail(str(exc), out_dir)
     bands.write(result, out_dir)
     _write_config(cfg, out_dir, record)
+    _run_record("bands", cfg, out_dir)
+    _report(out_dir)
     for line in bands.lines(result):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
@@ -212,8 +216,16 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 
 
+def _run_record(command: str, cfg: DictConfig, out_dir: Path) -> None:
+    """run.json of a data command without a runner (curve, bands): the command, its resolved config and the
+    environment, which its report.html's provenance shows."""
+    record = {"command": command, "config": OmegaConf.to_container(cfg, resolve=True), "environment": io.environment()}
+    io.write_json(record, out_dir / "run.json")
+
+
 def _report(out_dir: Path) -> None:
-    """report.html beside a command's page (AUDIT.md, EXTRAPOLATE.md); a failure to write it is a warning."""
+    """report.html beside a command's page (AUDIT.md, EXTRAPOLATE.md, CURVE.md, BANDS.md); a failure to write it
+    is a warning."""
     from simstudy.report_html import _build_or_warn
     from simstudy.sweeps import headline
 

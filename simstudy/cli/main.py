@@ -31,6 +31,7 @@ from simstudy.overrides import (
     _check_overrides,
     _config_dir,
     _last_of_each_key,
+    _quote_paths,
     _register_commands,
     _register_studies,
     _take_overwrite,
@@ -229,7 +230,7 @@ def _main(argv: list[str]) -> None:
         if argv and argv[0] in SUBCOMMANDS:
             app, config_name = SUBCOMMANDS[argv[0]]
             _check_flags(argv[1:], argv[0])
-            args = _last_of_each_key(_take_overwrite(argv[1:]))
+            args = _quote_paths(_last_of_each_key(_take_overwrite(argv[1:])))
             sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
             _register_commands()
             composed = _check_overrides(args, config_name)
@@ -240,7 +241,7 @@ def _main(argv: list[str]) -> None:
                 app()
             return
         _check_flags(argv, None)
-        args = _last_of_each_key(_take_overwrite(argv))
+        args = _quote_paths(_last_of_each_key(_take_overwrite(argv)))
         sys.argv = [sys.argv[0], *args]
         _register_studies()
         composed = _check_overrides(args)

@@ -28,16 +28,18 @@ from simstudy.engine.rundir import (
     _load_stored_yaml,
     _read_stored_config,
 )
-from simstudy.overrides import _design_cells, _notice, _one_line
+from simstudy.overrides import _design_cells, _notice, _one_line, _unquote
 
 log = logging.getLogger("simstudy")
 
 
 def _key_values(argv: list[str], command: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
-    """``key=value`` arguments of a command that takes no Hydra config; anything else fails in one line."""
+    """``key=value`` arguments of a command that takes no Hydra config; anything else fails in one line. A value
+    is taken quoted or not (``run_dir='outputs/curve/data=x.csv,low=0'``), as the Hydra commands take a path."""
     opts: dict[str, str] = {}
     for arg in argv:
         key, sep, value = arg.partition("=")
+        value = _unquote(value)
         if not sep or key not in (*required, *optional):
             _fail(
                 f"simstudy {command}: unexpected argument {arg!r} (usage: simstudy {command} "

@@ -4,6 +4,7 @@ said in words, levels and numbers as typed, and the atomic page writer.
 ===================  =============================================================
 :func:`plain`        a page's Markdown for a terminal (bold markers dropped)
 :func:`atom_notes`   per model, the values many runs share exactly, in plain words
+``_command_page``    ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
 ===================  =============================================================
 """
 
@@ -115,3 +116,12 @@ def _lvl(x: float) -> str:
 
 def _g(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if np.isfinite(x) else "—"
+
+
+def _command_page(path: Path, title: str, about: list[str], terminal: list[str], figures: list[str]) -> Path:
+    """A data command's page (``CURVE.md``, ``BANDS.md``) for its ``report.html``: what was computed from which
+    data, the terminal's summary as it was printed, and the figures (files beside it, embedded by the report).
+    A user string (a file or model name) sits in a code span or block, where Markdown reads no markup."""
+    lines = [f"# {title}", "", *about, "", "```text", *"\n".join(terminal).splitlines(), "```", ""]
+    lines += [f"![{name}]({name})" for name in figures]
+    return _write_page(path, lines)

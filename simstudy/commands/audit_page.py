@@ -311,9 +311,12 @@ def _bootstrap_lines(boot: pd.DataFrame, n: int, ci_level: float) -> list[str]:
             f"{int(last['reps']):,} rounds). "
         )
         if (b["ci_high"] < nominal).any():
+            # The k cited: the largest whose coverage reads as the worst's, so that a worst of 59.9% at k = 511
+            # after "60% at k = 512" is said at k = 512, not as a second k with the same number.
+            low = _share_of(worst["estimate"], reps)
+            k = max(int(k) for k, e in zip(b["k"], b["estimate"]) if _share_of(e, reps) == low)
             line += (
-                f"**These intervals cover {_share_of(worst['estimate'], reps)} at nominal {_lvl(nominal)} (k = "
-                f"{int(worst['k']):,}): do not use them at this n.**"
+                f"**These intervals cover {low} at nominal {_lvl(nominal)} (k = {k:,}): do not use them at this n.**"
             )
         elif (b["ci_low"] > nominal).all():
             line += "They cover more than nominal at every k (conservative)."

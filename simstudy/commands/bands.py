@@ -20,7 +20,7 @@ name                                what
 :func:`run`                         the bands, CDF bands and evidence as a :class:`BandsResult`
 :func:`lines`                       the terminal summary: the bands at readable k, the evidence
 :func:`write`                       tuning_curve.png/pdf, cdf.png/pdf, bands.csv/parquet, cdf_bands.csv,
-                                    evidence.csv
+                                    evidence.csv, BANDS.md (report.html's page)
 :func:`tuning_curve_bands_figure`   the tuning curves with their bands (and the U, V estimates)
 :func:`cdf_bands_figure`            the empirical CDFs with their bands
 ==================================  ======================================================================
@@ -50,6 +50,7 @@ from simstudy.commands._data import (
     _bounds,
     _command_iv,
     _data,
+    _estimator_iv,
     _load_scores,
     _mirror_scores,
     _sample_seed_option,
@@ -85,7 +86,7 @@ USAGE = (
         "top (sample_seed=0: bottom)",
     ],
     "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
-    "bands.csv/parquet, cdf_bands.csv, and for two models evidence.csv",
+    "bands.csv/parquet, cdf_bands.csv, for two models evidence.csv, BANDS.md and report.html (the offline page)",
 )
 
 log = logging.getLogger("simstudy")
@@ -134,6 +135,13 @@ class BandsOptions(DataOptions):
         "log", "the tuning curve's x axis (k): log or linear (log, as simstudy curve)", schema.choice(XSCALES)
     )
     sample_seed: int | None = _sample_seed_option()
+    estimator: str | None = option(
+        None,
+        "a third point estimate of the mean tuning curve beside U and V: w, or a plug-in as in a study (its import "
+        "path module.function or a name it registered); a column of bands.csv named as given",
+        schema.optional(lambda key, value: _estimator_iv(key, value, ("u", "v", "w"))),
+        type_doc="str or None",
+    )
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,9 @@ class BandsConfig:
     xscale : str
         ``xscale``: the tuning curve's x axis (k): log or linear (log, as simstudy curve).
         For ``kind="median"`` it is 0.5.
+    estimator : str or None, default None
+        ``estimator``: a third point estimate of the mean tuning curve beside U and V: ``"w"`` or a plug-in
+        (its import path ``module.function``, or a name it registered), tried on a tiny input when parsed.
 
     References
     ----------
@@ -180,6 +191,7 @@ class BandsConfig:
     method: str
     max_k: int | None
     xscale: str
+    estimator: str | None = None
 
 
 def parse(cfg: Mapping) -> BandsConfig:
@@ -229,6 +241,7 @@ def parse(cfg: Mapping) -> BandsConfig:
         method=o.method,
         max_k=o.max_k,
         xscale=o.xscale,
+        estimator=o.estimator,
     )
 
 
@@ -304,7 +317,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     """
     import pandas as pd
 
-    from simstudy.stats import bands, estimators
+    from simstudy.stats import bands
 
     opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
     if scores is None:
@@ -331,13 +344,22 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
         results[model] = tc
         # Beside the bands, the U and V point estimates of the mean tuning curve (Lourie et al. Figure 1, left):
         # the estimators interpolate only, so NaN beyond the model's sample size.
-        point = {e: np.full(ks.size, np.nan) for e in ("u", "v")}
+        point = {e: np.full(ks.size, np.nan) for e in ("u", "v", *([opts.estimator] if opts.estimator else []))}
+        m = min(x.size, ks.size)
         for e in point:
-            m = min(x.size, ks.size)
-            point[e][:m] = sign * estimators.expected_max(x, e, n=np.arange(1, m + 1))
+            point[e][:m] = sign * _point_estimate(x, e, np.arange(1, m + 1), model)
         lower, upper = (tc.lower, tc.upper) if sign > 0 else (-tc.upper, -tc.lower)
         curve_rows.append(
-            pd.DataFrame({"model": model, "k": ks, "point": sign * tc.point, "lower": lower, "upper": upper, **point})
+            pd.DataFrame(
+                {
+                    "model": model,
+                    "k": ks.astype(np.int64),
+                    "point": sign * tc.point,
+                    "lower": lower,
+                    "upper": upper,
+                    **point,
+                }
+            )
         )
         cdf_rows.append(_distinct_scores(model, tc.cdf, x.size, sign))
     curves = pd.concat(curve_rows, ignore_index=True)
@@ -385,9 +407,9 @@ def lines(result: BandsResult) -> list[str]:
           lower point upper
     model     a     a     a
     k
-    1.0    -inf   0.3   inf
-    2.0     0.2   0.4   inf
-    3.0     0.2   0.4   inf
+    1      -inf   0.3   inf
+    2       0.2   0.4   inf
+    3       0.2   0.4   inf
     """
     from simstudy.stats import bands
 
@@ -454,7 +476,8 @@ def figures(result: BandsResult) -> dict:
 
 
 def write(result: BandsResult, out_dir: Path) -> list[Path]:
-    """Write the files of ``simstudy bands``: bands.parquet/csv, cdf_bands.csv, the figures, evidence.csv.
+    """Write the files of ``simstudy bands``: bands.parquet/csv, cdf_bands.csv, the figures, evidence.csv, and
+    BANDS.md, the page of its ``report.html`` (the command line builds that page next).
 
     Parameters
     ----------
@@ -477,7 +500,8 @@ def write(result: BandsResult, out_dir: Path) -> list[Path]:
     >>> result = bands.run({"data": "scores.csv", "method": "dkw"}, {"a": np.array([0.2, 0.4, 0.3])})
     >>> with tempfile.TemporaryDirectory() as d:
     ...     [p.name for p in write(result, Path(d))]
-    ['bands.parquet', 'bands.csv', 'cdf_bands.csv', 'tuning_curve.png', 'cdf.png', 'tuning_curve.pdf', 'cdf.pdf']
+    ['bands.parquet', 'bands.csv', 'cdf_bands.csv', 'tuning_curve.png', 'cdf.png', 'tuning_curve.pdf', 'cdf.pdf', \
+'BANDS.md']
     """
     import matplotlib.pyplot as plt
 
@@ -496,7 +520,40 @@ def write(result: BandsResult, out_dir: Path) -> list[Path]:
     if result.evidence is not None:
         io.write_csv(result.evidence, out_dir / "evidence.csv")
         written.append(out_dir / "evidence.csv")
+    written.append(_page(result, out_dir / "BANDS.md"))
     return written
+
+
+def _page(result: BandsResult, path: Path) -> Path:
+    """BANDS.md: the data and settings, the terminal's summary, the figures (report.html shows it)."""
+    from simstudy.commands._pages import _command_page, _lvl
+    from simstudy.stats import bands
+
+    opts = result.config
+    curve = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
+    about = [
+        f"Simultaneous {_lvl(opts.confidence)} confidence bands ({bands.METHOD_LABELS[opts.method]}; Lourie, Cho & "
+        f"He 2024) for the {curve} and the CDF of the scores of each model of `{opts.data.data}`, at k = 1 to "
+        f"{int(result.bands['k'].max()):,}; beside them the U and V point estimates of the mean tuning curve. "
+        f"Every k is in bands.csv, every score's CDF band in cdf_bands.csv.",
+    ]
+    title = f"simstudy bands: {Path(opts.data.data).name}"
+    return _command_page(path, title, about, lines(result), ["tuning_curve.png", "cdf.png"])
+
+
+def _point_estimate(x: np.ndarray, estimator: str, n: np.ndarray, model: str) -> np.ndarray:
+    """An estimate of the expected best of each n (shape (N,), score units) from the scores ``x``: a built-in
+    (:func:`simstudy.stats.estimators.expected_max`) or a plug-in called on the one sorted sample."""
+    from simstudy.commands._data import _plugin
+    from simstudy.datasets import DataError
+    from simstudy.stats import estimators
+
+    if estimator in estimators.CLOSED_FORM:
+        return estimators.expected_max(x, estimator, n=n)
+    try:
+        return _plugin(estimator)(np.sort(x)[None, :], n)[0]
+    except Exception as exc:  # the plug-in's own failure on this data: one line naming it and the model
+        raise DataError(f"estimator={estimator}: failed on the scores of {model}: {exc}") from None
 
 
 def _cost_iv(config_: BandsConfig, scores: Mapping[str, np.ndarray]) -> None:
@@ -814,14 +871,18 @@ def tuning_curve_bands_figure(
 
 
 def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict, xscale: str) -> None:
-    """Lourie et al.'s Figure 1, left: each model's V (solid) and U (dashed) estimates of the mean tuning curve."""
+    """Lourie et al.'s Figure 1, left: each model's V (solid) and U (dashed) estimates of the mean tuning curve,
+    and the ``estimator`` asked for (dotted), a column after ``v`` and ``u``."""
     from matplotlib.lines import Line2D
 
     from simstudy.figures import _labels, _set_xscale, _title
 
+    columns = list(curves.columns)
+    extra = [c for c in columns[columns.index("v") + 1 : columns.index("kind")]] if "kind" in columns else []
+
     for model in models:
         c = curves[curves["model"] == model].sort_values("k")
-        for estimator, style in (("v", "-"), ("u", "--")):
+        for estimator, style in (("v", "-"), ("u", "--"), *((e, ":") for e in extra)):
             ax.plot(c["k"], c[estimator], color=palette[model], ls=style, lw=1.6)
     _set_xscale(ax, xscale)
     _labels(ax, xlabel="k (iterations of random search)", ylabel="expected best score after k iterations")
@@ -829,6 +890,7 @@ def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict
     styles = [
         Line2D([], [], color="0.3", ls="-", lw=1.6, label="V-statistic (Dodge et al. 2019)"),
         Line2D([], [], color="0.3", ls="--", lw=1.6, label="U-statistic (Tang et al. 2020)"),
+        *(Line2D([], [], color="0.3", ls=":", lw=1.6, label=e if e != "w" else "W-statistic") for e in extra),
     ]
     ax.legend(handles=styles, loc="lower right", fontsize=7, frameon=True)
 

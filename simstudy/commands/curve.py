@@ -18,7 +18,7 @@ name                       what
 :func:`parse`              a mapping of keys to a :class:`CurveConfig` (one-line ConfigError)
 :func:`run`                the curves (and targets reached) as a :class:`CurveResult`
 :func:`lines`              the terminal summary: the table at readable budgets, the targets reached
-:func:`write`              figure.png/pdf, curves.csv/parquet, targets.csv
+:func:`write`              figure.png/pdf, curves.csv/parquet, targets.csv, CURVE.md (report.html's page)
 :func:`evp_curves_figure`  the figure of the curves
 =========================  ==========================================================================
 
@@ -42,9 +42,11 @@ from simstudy.commands._data import (
     DataOptions,
     _command_iv,
     _data,
+    _estimator_iv,
     _finite_score,
     _load_scores,
     _mirror_scores,
+    _plugin,
     _sample_seed_option,
     _sign,
     _trial_time,
@@ -77,7 +79,8 @@ USAGE = (
         "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
         "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
     ],
-    "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=)",
+    "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=), CURVE.md and "
+    "report.html (the offline page)",
 )
 
 
@@ -103,8 +106,9 @@ class CurveOptions(DataOptions):
 
     estimator: str = option(
         "v",
-        "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020) or w",
-        schema.choice(estimators.CLOSED_FORM),
+        "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020), w, "
+        "or a plug-in as in a study: its import path module.function or a name it registered",
+        lambda key, value: _estimator_iv(key, value, estimators.CLOSED_FORM),
     )
     target: float | None = option(
         None, "a score to reach, in score units: report the budget where each curve first reaches it", _finite_score
@@ -134,7 +138,8 @@ class CurveConfig:
         The scores and how to read them.
     estimator : str
         ``estimator``: the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et
-        al. 2020) or w.
+        al. 2020), w, or a plug-in (its import path ``module.function``, or a name it registered), imported and
+        tried on a tiny input when parsed (:func:`simstudy.plugins.check_estimator`).
     target : float or None
         ``target``: a score to reach: report the budget where each curve first reaches it. In score units.
     trial_time : float, tuple of (str, float) pairs, or None
@@ -291,10 +296,14 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
     scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
     sign = _sign(config.data)
+    builtin = config.estimator in estimators.CLOSED_FORM
+    mirrored = _mirror_scores(scores, sign)
     try:
-        table = tables.evp_curves(_mirror_scores(scores, sign), method=config.estimator, trial_time=trial_time)
+        table = tables.evp_curves(mirrored, method=config.estimator if builtin else "v", trial_time=trial_time)
     except ValueError as exc:
         raise DataError(str(exc)) from None
+    if not builtin:  # the plug-in's curve; the SD shading is the best of n's spread under the scores, as for u, v, w
+        table = _plugin_curves(table, mirrored, config.estimator)
     reached = tables.budget_to_target(table, sign * config.target) if config.target is not None else None
     if sign < 0:  # back to the scores' own units: the expected minimum, its band and the target reached at or below
         table = table.assign(
@@ -390,12 +399,13 @@ def figure(result: CurveResult):
         xscale=config.xscale,
         xlabel=xlabel,
         ylabel=f"{best} validation score" if config.data.minimize else None,
-        title=f"{Path(config.data.data).name}: {best} ({config.estimator.upper()}) ± 1 SD",
+        title=f"{Path(config.data.data).name}: {best} ({_estimator_name(config.estimator)}) ± 1 SD",
     )
 
 
 def write(result: CurveResult, out_dir: Path) -> list[Path]:
-    """Write the files of ``simstudy curve``: figure.png/pdf, curves.parquet/csv and, with a target, targets.csv.
+    """Write the files of ``simstudy curve``: figure.png/pdf, curves.parquet/csv, with a target targets.csv, and
+    CURVE.md, the page of its ``report.html`` (the command line builds that page next).
 
     Parameters
     ----------
@@ -418,7 +428,7 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
     >>> result = curve.run({"data": "scores.csv"}, {"a": np.array([0.2, 0.4, 0.3])})
     >>> with tempfile.TemporaryDirectory() as d:
     ...     [p.name for p in write(result, Path(d))]
-    ['figure.png', 'figure.pdf', 'curves.parquet', 'curves.csv']
+    ['figure.png', 'figure.pdf', 'curves.parquet', 'curves.csv', 'CURVE.md']
     """
     import matplotlib.pyplot as plt
 
@@ -435,7 +445,52 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
     if result.targets is not None:
         io.write_csv(result.targets, out_dir / "targets.csv")
         written.append(out_dir / "targets.csv")
+    written.append(_page(result, out_dir / "CURVE.md"))
     return written
+
+
+def _page(result: CurveResult, path: Path) -> Path:
+    """CURVE.md: the data and settings, the terminal's summary, the figure (report.html shows it)."""
+    from simstudy.commands._pages import _command_page
+
+    config = result.config
+    models = sorted(set(result.curves["model"].astype(str)))
+    about = [
+        f"The {result.best} of n trials of random search (expected validation performance, Dodge et al. 2019) "
+        f"for {len(models)} model(s) of `{config.data.data}`, estimator `{_estimator_name(config.estimator)}`, "
+        f"n = 1 to each model's number of scores. The shading is ± 1 SD of the best of n runs (its spread, not "
+        f"the estimate's error), clipped to the observed scores. Every n is in curves.csv.",
+    ]
+    return _command_page(path, f"simstudy curve: {Path(config.data.data).name}", about, lines(result), ["figure.png"])
+
+
+def _estimator_name(estimator: str) -> str:
+    """A built-in estimator as the papers name it (V); a plug-in as the user named it."""
+    return estimator.upper() if estimator in estimators.CLOSED_FORM else estimator
+
+
+def _plugin_curves(table: pd.DataFrame, scores: Mapping[str, np.ndarray], estimator: str) -> pd.DataFrame:
+    """The curves of ``table`` (:func:`simstudy.tables.evp_curves`, V's) with ``expected_max`` the plug-in's
+    estimate at n = 1..B of each model's sorted sample, and the +/- 1 SD shading moved with it (clipped to the
+    observed scores, as for a built-in)."""
+    plugin = _plugin(estimator)
+    parts = []
+    for model, x in scores.items():
+        x = np.sort(np.asarray(x, dtype=np.float64))
+        try:
+            mean = plugin(x[None, :], np.arange(1, x.size + 1))[0]
+        except Exception as exc:  # the plug-in's own failure on this data: one line naming it
+            raise DataError(f"estimator={estimator}: failed on the scores of {model}: {exc}") from None
+        rows = table["model"] == model
+        part = table[rows].copy()
+        std = part["std"].to_numpy()
+        part["expected_max"] = mean
+        part["band_low"] = np.clip(mean - std, x.min(), x.max())
+        part["band_high"] = np.clip(mean + std, x.min(), x.max())
+        parts.append(part)
+    import pandas as pd
+
+    return pd.concat(parts, ignore_index=True)
 
 
 def _table_number(x: float) -> str:

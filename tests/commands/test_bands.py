@@ -62,7 +62,7 @@ def test_write_writes_the_commands_files(tmp_path):
     result = bands.run({**BOUNDED, "method": "dkw"}, SCORES)
     written = bands.write(result, tmp_path)
     assert [p.name for p in written] == ["bands.parquet", "bands.csv", "cdf_bands.csv", "tuning_curve.png", "cdf.png",
-                                         "tuning_curve.pdf", "cdf.pdf", "evidence.csv"]
+                                         "tuning_curve.pdf", "cdf.pdf", "evidence.csv", "BANDS.md"]
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "bands.parquet"), result.bands)
 
 
@@ -90,3 +90,58 @@ def test_bands_beyond_the_memory_limit_are_refused_before_any_compute():
     with mock.patch.dict(os.environ, {"SIMSTUDY_MAX_MEMORY_GB": "0.001"}):
         with pytest.raises(ConfigError, match="max_k"):
             bands.run({**BOUNDED, "method": "dkw", "max_k": 10**7}, SCORES)
+
+
+def test_the_budgets_k_are_whole_numbers_in_the_table_and_the_terminal():
+    # k counts iterations of random search: 1, 2, 3 in bands.csv and on the terminal, never 1.0, 2.0
+    result = bands.run({**BOUNDED, "method": "dkw", "max_k": 3}, SCORES)
+    assert result.bands["k"].dtype.kind == "i"
+    table = bands.lines(result)[0].splitlines()
+    assert [line.split()[0] for line in table[3:]] == ["1", "2", "3"]
+
+
+_BEST = '''
+import numpy as np
+
+
+def best(sorted_scores, n):
+    """The sample's best score at every budget (a toy plug-in with a known answer)."""
+    x = np.asarray(sorted_scores)
+    return np.repeat(x[:, -1:], len(n), axis=1)
+'''
+
+
+def test_a_third_estimator_w_or_a_plugin_is_a_column_beside_u_and_v(tmp_path, monkeypatch, forget_plugins):
+    (tmp_path / "my_bands_est.py").write_text(_BEST)
+    monkeypatch.chdir(tmp_path)
+    w = bands.run({**BOUNDED, "method": "dkw", "max_k": 8, "estimator": "w"}, SCORES)
+    plugin = bands.run({**BOUNDED, "method": "dkw", "max_k": 8, "estimator": "my_bands_est.best"}, SCORES)
+    for model, x in SCORES.items():
+        n = np.arange(1, x.size + 1)
+        rows = w.bands[w.bands["model"] == model]
+        np.testing.assert_array_equal(rows["w"].iloc[: x.size], estimators.expected_max(x, "w", n=n))
+        assert rows["w"].iloc[x.size :].isna().all()  # the estimators interpolate only, as u and v
+        rows = plugin.bands[plugin.bands["model"] == model]
+        np.testing.assert_array_equal(rows["my_bands_est.best"].iloc[: x.size], np.full(x.size, x.max()))
+    figure = bands.figures(plugin)["tuning_curve"]
+    labels = [t.get_text() for ax in figure.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert "my_bands_est.best" in labels
+    with pytest.raises(ConfigError, match="estimator=my_bands_est.absent"):
+        bands.parse({**BOUNDED, "estimator": "my_bands_est.absent"})
+
+
+def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatch):
+    # The guide says every run writes report.html: bands writes BANDS.md (the terminal's summary, the figures)
+    from simstudy import io, report_html
+
+    monkeypatch.setattr(report_html, "bundle", lambda: "/* the chart script */")
+    result = bands.run({**BOUNDED, "method": "dkw", "max_k": 8}, SCORES)
+    io.write_csv(result.bands, tmp_path / "bands.csv")
+    bands._page(result, tmp_path / "BANDS.md")  # as write() does, without the figures' cost
+    done = report_html.build(tmp_path)
+    page = done.path.read_text(encoding="utf-8")
+    assert done.charts == 1 and ">BANDS.md<" in page and "tuning_curve.png" in page
+    assert bands.lines(result)[0].splitlines()[3] in page  # the terminal's table, as printed
+    (chart,), _, _ = report_html._command_charts(tmp_path, None)
+    drawn = [(p["hue"], p["x"], p["estimate"]) for p in chart["data"]["values"]]
+    assert drawn == [tuple(row) for row in result.bands[["model", "k", "point"]].itertuples(index=False)]

@@ -73,7 +73,9 @@ def test_run_reads_the_data_keys_as_the_command_does(tmp_path):
 def test_write_writes_the_commands_files(tmp_path):
     result = curve.run({"data": "scores.csv", "target": 0.5, "trial_time": 0.5}, SCORES)
     written = curve.write(result, tmp_path)
-    assert [p.name for p in written] == ["figure.png", "figure.pdf", "curves.parquet", "curves.csv", "targets.csv"]
+    assert [p.name for p in written] == [
+        "figure.png", "figure.pdf", "curves.parquet", "curves.csv", "targets.csv", "CURVE.md"
+    ]
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "curves.parquet"), result.curves)
     assert "time" in pd.read_csv(tmp_path / "curves.csv")
 
@@ -100,3 +102,81 @@ def test_a_bad_value_is_refused_in_one_line_naming_its_key(cfg, key):
 def test_data_that_cannot_give_a_curve_is_a_data_error():
     with pytest.raises(DataError, match="trial_time"):
         curve.run({"data": "scores.csv", "trial_time": {"a": 0.2}}, SCORES)  # b has no trial time
+
+
+_BEST = '''
+import numpy as np
+
+
+def best(sorted_scores, n):
+    """The sample's best score at every budget: each row's last (largest) score, N times."""
+    x = np.asarray(sorted_scores)
+    return np.repeat(x[:, -1:], len(n), axis=1)
+
+
+def wrong_shape(sorted_scores, n):
+    return np.zeros(3)
+'''
+
+
+def test_a_plugin_estimator_gives_the_curve_on_the_users_scores(tmp_path, monkeypatch, forget_plugins):
+    # A plug-in estimator, as in a study (estimators.NAME._target_), named by its import path: the curve is the
+    # plug-in's numbers (here the sample's best at every n, known exactly); the SD shading is the best of n's
+    # spread under the scores (V's), as for u, v and w; minimize=true mirrors it back (the sample's worst).
+    (tmp_path / "my_curve_est.py").write_text(_BEST)
+    monkeypatch.chdir(tmp_path)
+    result = curve.run({"data": "scores.csv", "estimator": "my_curve_est.best"}, SCORES)
+    for model, x in SCORES.items():
+        rows = result.curves[result.curves["model"] == model]
+        np.testing.assert_array_equal(rows["expected_max"], np.full(x.size, x.max()))
+        np.testing.assert_allclose(rows["std"], estimators.expected_max_std(x, n=np.arange(1, x.size + 1)), rtol=1e-14)
+        np.testing.assert_array_equal(rows["band_high"], np.full(x.size, x.max()))  # clipped to the observed best
+    low = curve.run({"data": "scores.csv", "estimator": "my_curve_est.best", "minimize": True}, SCORES)
+    np.testing.assert_array_equal(low.curves.loc[low.curves["model"] == "b", "expected_min"], np.full(3, 0.1))
+    assert "my_curve_est.best" in curve.figure(result).axes[0].get_title()
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("my_curve_est.wrong_shape", "estimator=my_curve_est.wrong_shape: returned shape (3,)"),
+    ("my_curve_est.absent", "estimator=my_curve_est.absent"),
+    ("x", "module.function"),
+])
+def test_a_plugin_estimator_that_fails_is_refused_at_parse_in_one_line(tmp_path, monkeypatch, forget_plugins, value, said):
+    (tmp_path / "my_curve_est.py").write_text(_BEST)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as exc:
+        curve.parse({"data": "scores.csv", "estimator": value})
+    assert said in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatch):
+    # The guide says every run writes report.html: curve writes CURVE.md (its page: the terminal's summary and
+    # the figure) and report.html shows it with the curves as an interactive chart.
+    from simstudy import io, report_html
+
+    monkeypatch.setattr(report_html, "bundle", lambda: "/* the chart script */")
+    result = curve.run({"data": "scores.csv", "target": 0.45}, SCORES)
+    io.write_csv(result.curves, tmp_path / "curves.csv")
+    curve._page(result, tmp_path / "CURVE.md")  # as write() does, without the figure's cost
+    done = report_html.build(tmp_path)
+    page = done.path.read_text(encoding="utf-8")
+    assert done.charts == 1 and ">CURVE.md<" in page
+    assert "expected max of n trials ± its SD" in page and "b: expected max first reaches 0.45 at n = 2" in page
+    (chart,), _, _ = report_html._command_charts(tmp_path, None)
+    drawn = [(p["hue"], p["x"], p["estimate"], p["lo"], p["hi"]) for p in chart["data"]["values"]]
+    table = result.curves[["model", "n", "expected_max", "band_low", "band_high"]]
+    assert drawn == [tuple(row) for row in table.itertuples(index=False)]
+
+
+def test_the_reports_chart_of_a_long_curve_is_thinned_and_says_so(tmp_path, rng):
+    from simstudy import report_html
+
+    from simstudy import io
+
+    result = curve.run({"data": "scores.csv"}, {"a": rng.uniform(size=5000)})
+    io.write_csv(result.curves, tmp_path / "curves.csv")
+    curve._page(result, tmp_path / "CURVE.md")
+    (chart,), _, _ = report_html._command_charts(tmp_path, None)
+    shown = [p["x"] for p in chart["data"]["values"]]
+    assert len(shown) <= report_html._MAX_CURVE_POINTS and shown[0] == 1 and shown[-1] == 5000
+    assert "budgets shown" in chart["title"]
