@@ -760,8 +760,10 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     Raises
     ------
     NotAReport
-        If the directory has no ``summary.parquet`` and no page, or holds a ``report.html`` simstudy did not
-        write (never replaced).
+        If the directory has no ``summary.parquet`` and no page, holds a ``report.html`` simstudy did not write
+        or that is not a regular file (never replaced), or its ``summary.parquet`` is a link out of the
+        directory, not a regular file (a FIFO), or not a parquet table. Other files refused so are skipped
+        (:attr:`Report.skipped`, and a note at the page's top).
 
     Examples
     --------

@@ -481,6 +481,20 @@ def test_every_user_string_reaching_the_page_is_escaped(tmp_path):
     assert html.escape(EVIL[1]) in body and "<img" not in body
 
 
+def test_a_command_pages_strings_are_escaped_too(tmp_path):
+    """The extrapolation chart's models and curves, and an audit sub-study's estimators, as in the study's."""
+    (tmp_path / "EXTRAPOLATE.md").write_text(f"# {EVIL[1]}\n")
+    pd.DataFrame(
+        {"model": EVIL[0], "runs": 48, "k": [1.0, 48.0], "curve": EVIL[2], "estimate": [0.8, 0.9]}
+    ).assign(lower=[0.7, 0.85], upper=[0.85, 0.92]).to_csv(tmp_path / "extrapolation.csv", index=False)
+    done = report.run(tmp_path)
+    page = _page(tmp_path)
+    assert done.charts == 1
+    _scripts_are_only_ours(page)
+    values = _specs(page)[0]["data"]["values"]
+    assert {v["panel"] for v in values} == {EVIL[0]} and all(v["hue"].startswith(EVIL[2]) for v in values)
+
+
 def test_markdown_pages_have_no_raw_html_and_no_links_out(tmp_path):
     """Issue 34 §5: pages of a directory someone sent had raw HTML and remote images, which the "offline" page
     fetched when opened. Only the directory's own files are linked; its own images are embedded."""
@@ -615,3 +629,32 @@ def test_a_million_row_summary_makes_a_page_of_a_few_mb(tmp_path):
     size = (tmp_path / "report.html").stat().st_size
     assert size < 12_000_000, size
     assert "of 1,000,000 points drawn" in _page(tmp_path)
+
+
+@pytest.mark.system
+def test_a_run_under_a_capped_address_space_writes_its_page_with_charts(tmp_path):
+    """Issue 34 §5: under ``ulimit -v 12G`` (as clusters cap it) the first run with an empty cache died natively
+    making the bundle (V8 reserves 64-80 GB: "Fatal process out of memory", rc -5), with no report. The shipped
+    bundle needs no V8: the run finishes and its page has its charts."""
+    import resource
+    import subprocess
+
+    from _cli import FIG1, clean_env
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (12 << 30, 12 << 30))
+
+    env = clean_env(SIMSTUDY_CACHE_DIR=str(tmp_path / "cache"))  # empty: nothing cached to fall back on
+    args = [*FIG1, *TINY[1:], "hydra.run.dir=run"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "simstudy.cli", *args],
+        cwd=tmp_path,
+        env=env,
+        preexec_fn=cap,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    page = _page(tmp_path / "run")
+    assert "vegaEmbed" in page and len(_specs(page)) >= 3 and "No interactive charts" not in page
