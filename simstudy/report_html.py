@@ -589,9 +589,13 @@ def _own_file(files: _Files, page: Path, target: str) -> Path | None:
     if parts.scheme or parts.netloc or not parts.path or parts.path.startswith(("/", "\\")):
         return None
     path = page.parent / unquote(parts.path)
+    return path if _inside(files.root, path) else None
+
+
+def _inside(root: Path, path: Path) -> bool:
+    """Whether ``path``, every link resolved, is a regular file in ``root``."""
     real = Path(os.path.realpath(path))
-    root = Path(os.path.realpath(files.root))
-    return path if real.is_relative_to(root) and real.is_file() else None
+    return real.is_relative_to(Path(os.path.realpath(root))) and real.is_file()
 
 
 def _page(files: _Files, path: Path) -> str | None:
@@ -821,9 +825,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         if page is not None:
             sections.append((f"page-{name.split('.')[0].lower()}", name, f'<div class="page">{page}</div>'))
     if swept and frame is not None and "job" in frame:
-        jobs = [
-            j for j in dict.fromkeys(frame["job"].astype(str)) if _own_file(files, run_dir / REPORT, f"{j}/{REPORT}")
-        ]
+        jobs = [j for j in dict.fromkeys(frame["job"].astype(str)) if _inside(run_dir, run_dir / j / REPORT)]
         if jobs:
             from urllib.parse import quote
 
