@@ -440,7 +440,18 @@ def test_sweep_coverage_page_in_a_headless_browser(browser, tmp_path):
 
 #: What a hostile directory names its models, columns, facet values and measures: each would end the page's
 #: script element or put the parser in a script-escape state if it reached a script as itself.
-EVIL = ("<!--<script>", "</script><img src=x onerror=alert(1)>", "a&b>c\u2028\u2029")
+EVIL = ("<!--<script>", "</script><img src=x onerror=alert(1)>", "a&b>c\u2028\u2029\"'\\\x07")
+
+
+def _strings(value) -> list[str]:
+    """Every string in a JSON value (keys and values)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [t for v in value for t in _strings(v)]
+    return []
 
 
 def _scripts_are_only_ours(page: str) -> None:
@@ -453,9 +464,8 @@ def _scripts_are_only_ours(page: str) -> None:
     assert "\u2028" not in scripts and "\u2029" not in scripts
 
 
-def test_every_user_string_reaching_the_page_is_escaped(tmp_path):
-    """Issue 34 §5: a model, column, facet value or measure named ``<!--<script>`` made the specs swallow the
-    rest of the page. Every such string reaches the page, as data, and never as markup."""
+def _hostile(run_dir) -> None:
+    """A run directory whose every name is hostile (:data:`EVIL`), with a page that links and images out."""
     frame = pd.DataFrame(
         {
             "study": EVIL[0],
@@ -467,16 +477,25 @@ def test_every_user_string_reaching_the_page_is_escaped(tmp_path):
             "mcse": 0.01,
         }
     )
+    tmp_path = run_dir
     frame.to_parquet(tmp_path / "summary.parquet")
     (tmp_path / "run.json").write_text(json.dumps({"study": EVIL[1], "kind": EVIL[0], "seed": EVIL[2]}))
     (tmp_path / "config.yaml").write_text(f"study: {json.dumps(EVIL[1])}\n")
-    (tmp_path / "FIELD.md").write_text(f"# {EVIL[0]}\n\n{EVIL[1]} and `{EVIL[0]}`\n")
+    (tmp_path / "FIELD.md").write_text(
+        f"# {EVIL[0]}\n\n{EVIL[1]} and `{EVIL[0]}`\n\n![t](http://evil.example/track.png)\n"
+    )
+
+
+def test_every_user_string_reaching_the_page_is_escaped(tmp_path):
+    """Issue 34 §5: a model, column, facet value or measure named ``<!--<script>`` made the specs swallow the
+    rest of the page. Every such string reaches the page, as data, and never as markup."""
+    _hostile(tmp_path)
     done = report.run(tmp_path)
     page = _page(tmp_path)
     assert done.charts >= 1
     _scripts_are_only_ours(page)
-    specs = json.dumps(_specs(page), ensure_ascii=False)  # the data arrive, unescaped, in the browser
-    assert all(evil in specs for evil in EVIL)
+    strings = "\n".join(_strings(_specs(page)))  # the data arrive, unescaped, in the browser
+    assert all(evil in strings for evil in EVIL)
     body = page.split('<script id="specs"')[0]  # outside the scripts: as text, escaped
     assert html.escape(EVIL[1]) in body and "<img" not in body
 
@@ -658,3 +677,21 @@ def test_a_run_under_a_capped_address_space_writes_its_page_with_charts(tmp_path
     assert proc.returncode == 0, proc.stderr[-2000:]
     page = _page(tmp_path / "run")
     assert "vegaEmbed" in page and len(_specs(page)) >= 3 and "No interactive charts" not in page
+
+
+@pytest.mark.system
+def test_a_hostile_page_in_a_headless_browser(browser, tmp_path):
+    """Issue 34 §5 in a real browser: a directory with hostile names and a remote image draws every chart (its
+    scripts were not swallowed), sorts its table, loads nothing from anywhere and runs none of its strings."""
+    from selenium.webdriver.common.by import By
+
+    _hostile(tmp_path)
+    report.run(tmp_path)
+    _open(browser, tmp_path / "report.html", len(_specs(_page(tmp_path))))
+    sources = browser.execute_script("return Array.from(document.images).map(i => i.getAttribute('src'))")
+    assert all(src.startswith("data:") for src in sources), sources
+    assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
+    assert browser.find_elements(By.CSS_SELECTOR, "img[onerror]") == []
+    header = browser.find_elements(By.CSS_SELECTOR, "table#summary th")
+    header[0].click()  # the sorting script ran: it comes after the specs
+    assert "asc" in header[0].get_attribute("class")
