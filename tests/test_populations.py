@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from _populations import HPOBENCH, NB201
 
+from simstudy import io as simstudy_io
 from simstudy import populations
 from simstudy.commands import populations as command
 from simstudy.datasets import DataError
@@ -191,7 +192,42 @@ def test_the_decoded_population_is_cached_on_disk_reused_and_recomputed_when_dam
         with mock.patch.object(populations, "_decode", side_effect=AssertionError("decoded again")):
             populations.load("hpobench", "australian")  # the entry rewritten
     # Another pickle's entry under this name (its digest is in the checksum's header) is not used either.
-    assert populations._read_cache(cached[0], "0" * 64) is None
+    assert populations._read_cache(cached[0], "0" * 64, populations._cache_key()) is None
+
+
+def _forge(entry, digest: str, checksum) -> None:
+    """Overwrite the cache entry with hpobench/australian's val_acc all 0.99, its checksum by ``checksum``."""
+    with np.load(entry) as npz:
+        arrays = {k: npz[k] for k in npz.files if k != "checksum"}
+    arrays["val_acc.values"] = np.full_like(arrays["val_acc.values"], 0.99)
+    with open(entry, "wb") as fh:
+        np.savez(fh, **arrays, checksum=np.array(checksum(arrays)))
+
+
+def test_a_forged_cache_entry_is_never_used_as_the_population(package, tmp_path):
+    """Issue 34 §5: an entry whose checksum was recomputed (as anyone who can write a shared cache can) was
+    used as the population while the run's identity still named the real pickle. The checksum is now an HMAC
+    under a key only this user can read: forged entries, by the old recipe or under another key, are refused."""
+    truth = [v for values in HPOBENCH.values() for v in values]
+    digest = populations.sha256("hpobench", "australian")
+    (entry,) = (tmp_path / "cache" / "populations").glob("hpobench-australian-*.npz")
+    header = f"simstudy-population:1:{digest}".encode()  # the old, public recipe
+    recipes = (
+        lambda arrays: simstudy_io._digest(arrays, header),
+        lambda arrays: simstudy_io._digest(arrays, populations._header(digest)),
+        lambda arrays: populations._checksum(arrays, digest, b"k" * 32),  # another user's key
+    )
+    for checksum in recipes:
+        _forge(entry, digest, checksum)
+        populations._metrics.cache_clear()
+        assert populations.load("hpobench", "australian").values.tolist() == truth
+    key = tmp_path / "config" / "simstudy" / "cache.key"
+    assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
+    # A key others can read is no secret: no disk cache then (every load decodes the pickle).
+    key.chmod(0o644)
+    _forge(entry, digest, lambda arrays: populations._checksum(arrays, digest, key.read_bytes()))
+    populations._metrics.cache_clear()
+    assert populations.load("hpobench", "australian").values.tolist() == truth
 
 
 def test_a_changed_pickle_is_read_again_and_changes_the_digest(package):

@@ -7,12 +7,14 @@ lane opens the page in a real headless Chromium with the network blocked: every 
 stays clean, and a click on a header sorts the table.
 """
 
+import contextlib
+import hashlib
 import html
 import json
+import os
 import re
 import shutil
 import sys
-import types
 
 import pandas as pd
 import pytest
@@ -273,21 +275,49 @@ def test_command_line(fig1, tmp_path):
     one_line_error(simstudy("report", cwd=tmp_path, check=False), "run_dir is required")
 
 
-def test_bundle_cached_checked_and_rebuilt(tmp_path, monkeypatch):
-    made = []
-    fake = types.ModuleType("vl_convert")
-    fake.javascript_bundle = lambda snippet=None: made.append(1) or "window.vegaEmbed = 1; // </script> inside"
-    monkeypatch.setitem(sys.modules, "vl_convert", fake)
+def test_bundle_is_the_shipped_script_and_needs_no_v8(tmp_path, monkeypatch, caplog):
+    """Issue 34 §5: building the bundle starts V8 (64-80 GB of address space, fatal under ``ulimit -v``); the
+    shipped script is used, vl_convert never imported, nothing written to the cache."""
+    monkeypatch.setitem(sys.modules, "vl_convert", None)  # importing it raises ImportError
     monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(report_html, "_BUNDLE", {})
-    first = report_html.bundle()
-    assert "</script" not in first and made == [1]  # escaped: it cannot end the page's script element
-    monkeypatch.setattr(report_html, "_BUNDLE", {})
-    assert report_html.bundle() == first and made == [1]  # read back from disk, checksum verified
-    path = tmp_path / "report" / "vega-bundle.js"
-    path.write_text(path.read_text().replace("vegaEmbed = 1", "vegaEmbed = 2"))  # damaged
-    monkeypatch.setattr(report_html, "_BUNDLE", {})
-    assert report_html.bundle() == first and made == [1, 1]  # made again
+    script = report_html.bundle()
+    assert script is not None and "vegaEmbed" in script
+    assert hashlib.sha256(script.encode()).hexdigest() == report_html._BUNDLE_SHA256
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bundle_never_trusts_a_cache_that_vouches_for_itself(tmp_path, monkeypatch):
+    """Issue 34 §5: a replaced bundle in a shared ``$SIMSTUDY_CACHE_DIR`` with a matching self-hash header was
+    inlined into every page."""
+    forged = "window.vegaEmbed = function () { document.title = 'pwned'; };"
+    digest = hashlib.sha256(forged.encode()).hexdigest()
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "vega-bundle.js").write_text(f"/* simstudy-vega-bundle:1 sha256:{digest} */\n{forged}")
+    monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path))
+    script = report_html.bundle()
+    assert script is not None and "pwned" not in script
+    assert hashlib.sha256(script.encode()).hexdigest() == report_html._BUNDLE_SHA256
+
+
+def test_bundle_changed_in_the_package_is_refused_and_the_page_says_why(tmp_path, monkeypatch, caplog):
+    replaced = tmp_path / "vega-bundle.js"
+    replaced.write_text("window.vegaEmbed = function () { document.title = 'pwned'; };")
+    monkeypatch.setattr(report_html, "_BUNDLE_FILE", replaced)
+    assert report_html.bundle() is None
+    assert "fails its SHA-256 check" in caplog.text
+    pd.DataFrame({"n": [1, 2], "estimator": "u", "measure": "mse", "estimate": [0.1, 0.05], "mcse": 0.01}).to_parquet(
+        tmp_path / "summary.parquet"
+    )
+    done = report.run(tmp_path)
+    page = _page(tmp_path)
+    assert done.charts == 0 and "pwned" not in page and "No interactive charts: the chart script" in page
+
+
+def test_bundle_shipped_cannot_end_or_escape_its_script_element():
+    text = report_html._BUNDLE_FILE.read_text(encoding="utf-8").lower()
+    assert "</script" not in text and "<script" not in text and "<!--" not in text
+    licences = (report_html._BUNDLE_FILE.parent / "LICENSES.txt").read_text()
+    assert all(name in licences for name in ("vega ", "vega-lite", "vega-embed", "Redistribution and use"))
 
 
 @pytest.mark.slow
@@ -443,3 +473,264 @@ def test_tick_labels_never_touch(browser, tmp_path, page):
             if apart < 2:
                 touching.append((a, b, round(apart, 1)))
     assert touching == []
+
+
+# ------------------------------------------------------------------ issue 34 §5: a page that cannot be broken into
+
+#: What a hostile directory names its models, columns, facet values and measures: each would end the page's
+#: script element or put the parser in a script-escape state if it reached a script as itself.
+EVIL = ("<!--<script>", "</script><img src=x onerror=alert(1)>", "a&b>c\u2028\u2029\"'\\\x07")
+
+
+def _strings(value) -> list[str]:
+    """Every string in a JSON value (keys and values)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [t for v in value for t in _strings(v)]
+    return []
+
+
+def _scripts_are_only_ours(page: str) -> None:
+    """The page has exactly its own four script elements (specs, chart script, embed, sort), no ``<!--``, and
+    no JavaScript line terminator (U+2028, U+2029) inside a script (in HTML text they are harmless)."""
+    lower = page.lower()
+    assert (lower.count("<script"), lower.count("</script")) == (4, 4)
+    assert "<!--" not in page
+    scripts = "".join(re.findall(r"<script[^>]*>(.*?)</script>", page, re.S))
+    assert "\u2028" not in scripts and "\u2029" not in scripts
+
+
+def _hostile(run_dir) -> None:
+    """A run directory whose every name is hostile (:data:`EVIL`), with a page that links and images out."""
+    frame = pd.DataFrame(
+        {
+            "study": EVIL[0],
+            "n": [1, 2] * 6,
+            "estimator": [EVIL[0], EVIL[1]] * 6,
+            EVIL[1]: [v for v in EVIL for _ in range(4)],  # a key column with 3 values: a facet
+            "measure": [EVIL[2]] * 6 + ["mse"] * 6,
+            "estimate": [0.1 * (i + 1) for i in range(12)],
+            "mcse": 0.01,
+        }
+    )
+    tmp_path = run_dir
+    frame.to_parquet(tmp_path / "summary.parquet")
+    (tmp_path / "run.json").write_text(json.dumps({"study": EVIL[1], "kind": EVIL[0], "seed": EVIL[2]}))
+    (tmp_path / "config.yaml").write_text(f"study: {json.dumps(EVIL[1])}\n")
+    (tmp_path / "FIELD.md").write_text(
+        f"# {EVIL[0]}\n\n{EVIL[1]} and `{EVIL[0]}`\n\n![t](http://evil.example/track.png)\n"
+    )
+
+
+def test_every_user_string_reaching_the_page_is_escaped(tmp_path):
+    """Issue 34 §5: a model, column, facet value or measure named ``<!--<script>`` made the specs swallow the
+    rest of the page. Every such string reaches the page, as data, and never as markup."""
+    _hostile(tmp_path)
+    done = report.run(tmp_path)
+    page = _page(tmp_path)
+    assert done.charts >= 1
+    _scripts_are_only_ours(page)
+    strings = "\n".join(_strings(_specs(page)))  # the data arrive, unescaped, in the browser
+    assert all(evil in strings for evil in EVIL)
+    body = page.split('<script id="specs"')[0]  # outside the scripts: as text, escaped
+    assert html.escape(EVIL[1]) in body and "<img" not in body
+
+
+def test_a_command_pages_strings_are_escaped_too(tmp_path):
+    """The extrapolation chart's models and curves, and an audit sub-study's estimators, as in the study's."""
+    (tmp_path / "EXTRAPOLATE.md").write_text(f"# {EVIL[1]}\n")
+    pd.DataFrame(
+        {"model": EVIL[0], "runs": 48, "k": [1.0, 48.0], "curve": EVIL[2], "estimate": [0.8, 0.9]}
+    ).assign(lower=[0.7, 0.85], upper=[0.85, 0.92]).to_csv(tmp_path / "extrapolation.csv", index=False)
+    done = report.run(tmp_path)
+    page = _page(tmp_path)
+    assert done.charts == 1
+    _scripts_are_only_ours(page)
+    values = _specs(page)[0]["data"]["values"]
+    assert {v["panel"] for v in values} == {EVIL[0]} and all(v["hue"].startswith(EVIL[2]) for v in values)
+
+
+def test_markdown_pages_have_no_raw_html_and_no_links_out(tmp_path):
+    """Issue 34 §5: pages of a directory someone sent had raw HTML and remote images, which the "offline" page
+    fetched when opened. Only the directory's own files are linked; its own images are embedded."""
+    (tmp_path / "fig.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    (tmp_path / "summary.csv").write_text("a\n1\n")
+    (tmp_path / "AUDIT.md").write_text(
+        "# Audit\n\n<img src=x onerror=alert(1)>\n\n"
+        "![t](http://evil.example/track.png) ![p](//evil.example/p.png) ![a](/etc/hosts.png) "
+        "![d](data:image/png;base64,AAAA)\n\n"
+        "[w](http://evil.example/) [j](javascript:alert(1)) <http://evil.example/auto> [up](../outside.csv)\n\n"
+        "![own](fig.png) [the table](summary.csv) [top](#summary)\n"
+    )
+    report.run(tmp_path)
+    page = _page(tmp_path)
+    attributes = re.findall(r'(?:src|href)="([^"]*)"', page)
+    assert not [a for a in attributes if "evil" in a or "javascript" in a or a.startswith(("/", "..", "data:image/png;base64,AAAA"))]
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "[image not shown: t]" in page
+    assert 'src="data:image/png;base64,iVBORw0K' in page  # fig.png, embedded
+    assert 'href="summary.csv"' in page and 'href="#summary"' in page
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "run.json", "AUDIT.md", "FIELD.md", report_html.RECORD])
+def test_a_link_out_of_the_directory_is_never_read(tmp_path, name, caplog):
+    """Issue 34 §5: ``config.yaml``, ``run.json``, ``AUDIT.md``, ``FIELD.md`` (or the identity) linked to a
+    secret got its contents embedded in the page. The file is skipped, and the page says so at its top."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(json.dumps({"study": "TOPSECRET", "inputs": {"x": "TOPSECRET"}, "command": "TOPSECRET"}))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    pd.DataFrame({"n": [1, 2], "measure": "mse", "estimate": [0.1, 0.05], "mcse": 0.01}).to_parquet(
+        run_dir / "summary.parquet"
+    )
+    os.symlink(secret, run_dir / name)
+    done = report.run(run_dir)
+    page = _page(run_dir)
+    assert "TOPSECRET" not in page
+    assert len(done.skipped) == 1 and "a link out of" in done.skipped[0] and name in done.skipped[0]
+    assert page.index("Files not read") < page.index("Summary</h2>") and "a link out of" in caplog.text
+
+
+def test_a_summary_linked_out_or_garbage_is_one_line(tmp_path):
+    """Issue 34 §5 and §6: ``summary.parquet`` linked to another file is refused in one line; a garbage one
+    was an ``ArrowInvalid`` traceback. Exit 2, nothing written."""
+    outside = tmp_path / "elsewhere.parquet"
+    pd.DataFrame({"n": [1], "estimate": [0.5], "secret": "TOPSECRET"}).to_parquet(outside)
+    linked, garbage = tmp_path / "linked", tmp_path / "garbage"
+    linked.mkdir()
+    garbage.mkdir()
+    os.symlink(outside, linked / "summary.parquet")
+    (garbage / "summary.parquet").write_bytes(b"PAR1 this is not a parquet file PAR1")
+    one_line_error(simstudy("report", f"run_dir={linked}", cwd=tmp_path, check=False), "a link out of")
+    one_line_error(simstudy("report", f"run_dir={garbage}", cwd=tmp_path, check=False), "is not a parquet table")
+    assert sorted(p.name for p in linked.iterdir()) == ["summary.parquet"]
+    assert sorted(p.name for p in garbage.iterdir()) == ["summary.parquet"]
+
+
+def _within(seconds: float, fifos: list, call):
+    """``call()``'s result, or a failure if it is still blocked after ``seconds`` (a FIFO opened for reading
+    waits for a writer for ever: the FIFOs are then opened for writing once, so that the thread ends)."""
+    import threading
+
+    out: dict = {}
+
+    def target():
+        try:
+            out["value"] = call()
+        except BaseException as exc:  # handed to the test's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        for fifo in fifos:
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(seconds)
+        pytest.fail("blocked on a FIFO")
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def test_a_fifo_is_never_opened(fig1, tmp_path):
+    """Issue 34 §5: a FIFO as ``report.html``, ``run.json`` or a chunk made ``report`` hang."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(fig1[0], run_dir)
+    chunk = sorted(run_dir.glob("chunks/*/cell-*/chunk-000000-*.npz"))[0]
+    chunk.unlink()
+    os.mkfifo(chunk)
+    (run_dir / "run.json").unlink()
+    os.mkfifo(run_dir / "run.json")
+    fifos = [chunk, run_dir / "run.json"]
+    done = _within(20, fifos, lambda: report.run(run_dir))
+    assert any("FIFO" in line for line in done.damaged) and any("FIFO" in line for line in done.skipped)
+    (run_dir / "report.html").unlink()
+    os.mkfifo(run_dir / "report.html")
+    with pytest.raises(ConfigError, match="report.html exists and is not a regular file"):
+        _within(20, [run_dir / "report.html"], lambda: report.run(run_dir))
+
+
+def test_chart_points_are_capped_and_the_page_says_so(tmp_path, monkeypatch):
+    """Issue 34 §5: a 1,000,000-row summary made a 136 MB page (the table was capped, the charts' points not)."""
+    monkeypatch.setattr(report_html, "_MAX_POINTS", 50)
+    rows = 400
+    pd.DataFrame(
+        {"n": list(range(1, rows + 1)), "estimator": "u", "measure": "mse", "estimate": 0.5, "mcse": 0.01}
+    ).to_parquet(tmp_path / "summary.parquet")
+    report.run(tmp_path)
+    page = _page(tmp_path)
+    (spec,) = _specs(page)
+    assert 40 <= len(spec["data"]["values"]) <= 50
+    assert "Charts thinned" in page and f"of {rows} points drawn" in page
+    assert len(_column(page, "n")) == rows  # the table keeps every row
+
+
+@pytest.mark.slow
+def test_a_million_row_summary_makes_a_page_of_a_few_mb(tmp_path):
+    n = 1_000_000
+    pd.DataFrame(
+        {
+            "n": [1 + i % 1000 for i in range(n)],
+            "estimator": [f"e{i // 1000 % 4}" for i in range(n)],
+            "cell": [f"c{i // 4000}" for i in range(n)],
+            "measure": "mse",
+            "estimate": 0.5,
+            "mcse": 0.01,
+        }
+    ).to_parquet(tmp_path / "summary.parquet")
+    report.run(tmp_path)
+    size = (tmp_path / "report.html").stat().st_size
+    assert size < 12_000_000, size
+    assert "of 1,000,000 points drawn" in _page(tmp_path)
+
+
+@pytest.mark.system
+def test_a_run_under_a_capped_address_space_writes_its_page_with_charts(tmp_path):
+    """Issue 34 §5: under ``ulimit -v 12G`` (as clusters cap it) the first run with an empty cache died natively
+    making the bundle (V8 reserves 64-80 GB: "Fatal process out of memory", rc -5), with no report. The shipped
+    bundle needs no V8: the run finishes and its page has its charts."""
+    import resource
+    import subprocess
+
+    from _cli import FIG1, clean_env
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (12 << 30, 12 << 30))
+
+    env = clean_env(SIMSTUDY_CACHE_DIR=str(tmp_path / "cache"))  # empty: nothing cached to fall back on
+    args = [*FIG1, *TINY[1:], "hydra.run.dir=run"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "simstudy.cli", *args],
+        cwd=tmp_path,
+        env=env,
+        preexec_fn=cap,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    page = _page(tmp_path / "run")
+    assert "vegaEmbed" in page and len(_specs(page)) >= 3 and "No interactive charts" not in page
+
+
+@pytest.mark.system
+def test_a_hostile_page_in_a_headless_browser(browser, tmp_path):
+    """Issue 34 §5 in a real browser: a directory with hostile names and a remote image draws every chart (its
+    scripts were not swallowed), sorts its table, loads nothing from anywhere and runs none of its strings."""
+    from selenium.webdriver.common.by import By
+
+    _hostile(tmp_path)
+    report.run(tmp_path)
+    _open(browser, tmp_path / "report.html", len(_specs(_page(tmp_path))))
+    sources = browser.execute_script("return Array.from(document.images).map(i => i.getAttribute('src'))")
+    assert all(src.startswith("data:") for src in sources), sources
+    assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
+    assert browser.find_elements(By.CSS_SELECTOR, "img[onerror]") == []
+    header = browser.find_elements(By.CSS_SELECTOR, "table#summary th")
+    header[0].click()  # the sorting script ran: it comes after the specs
+    assert "asc" in header[0].get_attribute("class")

@@ -48,8 +48,9 @@ def run(run_dir: str | Path) -> Report:
     Raises
     ------
     simstudy.schema.ConfigError
-        If ``run_dir`` is not a directory, has nothing to report, or holds a ``report.html`` simstudy did not
-        write; the one line names the key, the value and the fix. Nothing is written.
+        If ``run_dir`` is not a directory, has nothing to report, holds a ``report.html`` simstudy did not
+        write (or one that is not a regular file), or its ``summary.parquet`` is a link out of it, a FIFO or
+        not a parquet table; the one line names the key, the value and the fix. Nothing is written.
 
     Examples
     --------

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from simstudy.io import _canonical, _digest, _json_default, atomic_path, write_json
+from simstudy.io import _canonical, _digest, _json_default, atomic_path, open_regular, write_json
 
 __all__ = ["ChunkStore", "CorruptChunk", "RunDirConflict"]
 
@@ -312,8 +312,9 @@ class ChunkStore:
         """
         path = self.path(cell, chunk, reps)
         try:
-            # Our own file object: np.load leaks the one it opens when the file is not a zip archive.
-            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
+            # Our own file object: np.load leaks the one it opens when the file is not a zip archive; opened by
+            # open_regular: a FIFO in place of a chunk is refused, never waited on for ever.
+            with open_regular(path) as fh, np.load(fh, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
                 comment = data.zip.comment
         except Exception as exc:

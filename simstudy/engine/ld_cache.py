@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simstudy.io import _canonical, _digest, atomic_path
+from simstudy.io import _canonical, _digest, atomic_path, open_regular
 from simstudy.stats import stores
 
 if TYPE_CHECKING:
@@ -144,8 +144,9 @@ def _read_entry(path: Path, n: int, confidence: float, kind: str) -> LDIntervals
     from simstudy.stats import boundary
 
     try:
-        # Our own file object: np.load leaks the one it opens when the file is not a zip archive.
-        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as f:
+        # Our own file object: np.load leaks the one it opens when the file is not a zip archive; open_regular:
+        # a FIFO put in a (shared) cache is an unreadable entry, recomputed, never a reader waiting for ever.
+        with open_regular(path) as fh, np.load(fh, allow_pickle=False) as f:
             arrays = {k: f[k] for k in f.files}
             comment = f.zip.comment
     except FileNotFoundError:
