@@ -7,6 +7,7 @@ at the end, in the slow lane.
 import dataclasses
 import json
 import logging
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,84 @@ def test_absolute_targets_resolve_relative_and_per_measure():
     np.testing.assert_allclose(got, [0.02, 0.001, np.nan, 0.0])
     everything = precision()("study.precision", "1%")
     np.testing.assert_allclose(rule.absolute_targets(everything, ["a", "b"], [2.0, -3.0]), [0.02, 0.03])
+
+
+def test_a_tiny_target_caps_without_a_numpy_warning():
+    # study.precision=1e-300: (mcse / target)^2 overflows to inf, which is simply beyond the cap
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reps, capped = rule.reps_needed(1000, [0.01], [1e-300], kappa=1.1, chunk_reps=100, max_reps=10**5)
+    assert reps.tolist() == [10**5] and capped.tolist() == [True]
+
+
+@pytest.mark.parametrize("n", [1, 7, 100, 1000])
+def test_rate_variance_bound_is_an_exact_one_sided_bound(n):
+    # P(bound < p (1 - p)) <= 0.05 for every p, summed exactly over the binomial law of the count
+    counts = np.arange(n + 1)
+    bound = rule.rate_variance_bound(counts, n)
+    for p in [0.001, 0.02, 0.1, 0.3, 0.45, 0.5, 0.7, 0.98]:
+        below = bound < p * (1 - p) * (1 - 1e-12)
+        assert stats.binom.pmf(counts, n, p)[below].sum() <= 0.05 + 1e-12, p
+    # no event in 100 or more: the one-sided 95% Clopper-Pearson bound 1 - 0.05^(1/n) (the far tail is nil); a
+    # count of n/2: 1/4; symmetric in the count; never 0
+    if n >= 100:
+        assert bound[0] == pytest.approx((1 - 0.05 ** (1 / n)) * 0.05 ** (1 / n), rel=1e-9)
+        assert bound[n // 2] == 0.25
+    np.testing.assert_allclose(bound, bound[::-1], rtol=1e-12)
+    assert np.all(bound > 0)
+
+
+def _rate_pilots(n0, p, *, ci=True):
+    """Every possible pilot of a rate ``p`` over ``n0`` rounds (one cell per count, the coverage studies' rows) and
+    each one's binomial probability."""
+    counts = np.arange(n0 + 1)
+    est = counts / n0
+    pilot = pd.DataFrame({"cell": [f"c{c}" for c in counts], "distribution": "d", "estimate": est,
+                          "mcse": np.sqrt(est * (1 - est) / n0), "reps": n0})  # fmt: skip
+    if ci:
+        pilot["ci_low"] = stats.beta.ppf(0.025, np.maximum(counts, 1e-9), n0 - counts + 1)
+    return pilot, stats.binom.pmf(counts, n0, p)
+
+
+def _plan_of(pilot, n0, target, chunk_reps=1):
+    opts = dataclasses.make_dataclass("Opts", ["precision", "max_reps"])((("*", target, False),), 10**9)
+    study = dataclasses.make_dataclass("Study", ["reps", "chunk_reps", "options"])(n0, chunk_reps, opts)
+    return plan_precision(dataclasses.make_dataclass("Config", ["study"])(study), pilot)
+
+
+@pytest.mark.parametrize("p", [0.02, 0.1, 0.98])
+@pytest.mark.parametrize("n0", [100, 1000])
+def test_a_rate_plan_meets_its_target_in_95_percent_of_runs_judged_by_the_true_se(p, n0):
+    # Exact over every pilot: the final N meets the target when the TRUE SE sqrt(p (1 - p) / N) is at most it.
+    # The chi-square plan from the pilot's MCSE met it in only 60-81% of runs here.
+    target = np.sqrt(p * (1 - p) / (4 * n0))  # a target that needs about four pilots
+    pilot, weight = _rate_pilots(n0, p)
+    plan = _plan_of(pilot, n0, target)
+    reps = pilot["cell"].map(plan.cell_reps).to_numpy(float)
+    met = p * (1 - p) / reps <= target**2 * (1 + 1e-9)
+    assert weight[met].sum() >= 0.95, weight[met].sum()
+    assert plan.table["rate"].all()
+
+
+def test_a_pilot_without_an_event_plans_from_a_positive_bound_not_mcse_0():
+    # 0 misses in 1,000 rounds: MCSE 0, yet the rate may be up to 0.003; the old plan stopped at the pilot
+    pilot, _ = _rate_pilots(1000, 0.0)
+    plan = _plan_of(pilot.iloc[[0, -1]], 1000, 0.0005)
+    bound = (1 - 0.05**0.001) * 0.05**0.001  # the one-sided 95% Clopper-Pearson bound's p (1 - p)
+    np.testing.assert_allclose(plan.table["mcse_bound"], np.sqrt(bound / 1000), rtol=1e-9)
+    assert list(plan.cell_reps.values()) == [int(np.ceil(bound / 0.0005**2))] * 2  # 11,967 rounds, not 1,000
+    # without a Clopper-Pearson interval, a rate measure is known from its other rows (0 < p < 1)
+    bare, _ = _rate_pilots(1000, 0.0, ci=False)
+    assert _plan_of(bare.iloc[[0, 5]].assign(measure="p_overtakes"), 1000, 0.0005).table["rate"].all()
+
+
+def test_an_exact_zero_is_not_a_rate():
+    # A constant estimator's variance and MSE (0, MCSE 0) and a mean that is not of 0/1 values are planned as before
+    pilot = pd.DataFrame({"cell": "c", "distribution": "d", "measure": ["variance", "mse", "mean"],
+                          "estimate": [0.0, 0.0, 0.3], "mcse": [0.0, 0.0, 0.01], "reps": 1000})  # fmt: skip
+    plan = _plan_of(pilot, 1000, 0.005, chunk_reps=500)
+    assert not plan.table["rate"].any()
+    assert plan.table["reps_needed"].tolist() == [1000, 1000, 4500]  # 1000 * 4 * kappa 1.078 -> whole chunks
 
 
 # --- the options ---------------------------------------------------------------------------------------------------
