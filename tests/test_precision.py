@@ -7,6 +7,7 @@ at the end, in the slow lane.
 import dataclasses
 import json
 import logging
+import re
 import warnings
 
 import numpy as np
@@ -262,6 +263,15 @@ def test_capped_cells_are_named_in_the_log_summary_and_run_json(tmp_path, caplog
         assert any(f"cell {cell}" in r.message and "hit study.max_reps=400" in r.message for r in caplog.records)
 
 
+def test_max_reps_without_precision_is_a_one_line_note(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="simstudy"):
+        result = _run(tmp_path, "run", max_reps=5000)
+    notes = [r.getMessage() for r in caplog.records if "study.max_reps" in r.getMessage()]
+    assert notes == ["study.max_reps=5000 has no effect without study.precision (it caps the precision rule's "
+                     "replicates); every cell runs study.reps=200"]  # fmt: skip
+    assert (result.summary.loc[result.summary.reps > 0, "reps"] == 200).all()
+
+
 def test_without_precision_nothing_changes(tmp_path):
     plain = _run(tmp_path, "plain")
     direct = registry.study("evp_accuracy").run(_config.parse(_raw()), tmp_path / "direct").summary
@@ -303,7 +313,11 @@ def test_plan_runs_only_a_pilot_and_writes_nothing(tmp_path, monkeypatch):
     assert dict(zip(planned.table.cell, planned.table.cell_reps)) == want.cell_reps
     pd.testing.assert_frame_equal(planned.table.drop(columns=["cell_reps", "est_seconds"]), want.table)
     worst = planned.by_measure()
-    assert set(worst.measure) == {"bias"} and (worst.est_seconds >= 0).all()
+    assert set(worst.measure) == {"bias"} and "est_seconds" not in worst  # a cell's seconds, not a row's
+    # the total is the fixed part plus every cell's replicates at the pilot's cost per replicate, over the workers
+    cells = planned.table.drop_duplicates("cell")
+    assert planned.total_seconds == pytest.approx(planned.fixed_seconds + cells.est_seconds.sum(), rel=1e-9)
+    assert planned.workers == 1 and planned.cores >= 1
 
 
 def test_plan_without_a_target_is_one_line(tmp_path):
@@ -319,6 +333,23 @@ def test_plan_command_line_prints_the_plan_and_refuses_without_a_target(tmp_path
     assert "measure" in proc.stdout and "bias" in proc.stdout and "nothing written" in proc.stdout
     assert list(tmp_path.iterdir()) == []
     one_line_error(simstudy("plan", *args, cwd=tmp_path, check=False), "simstudy plan needs study.precision")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plan_command_line_adds_up_its_seconds_names_idle_cores_and_notes_overwrite(tmp_path, monkeypatch, caplog):
+    from simstudy.commands import plan
+
+    monkeypatch.setattr(plan, "_cores", lambda: 2)  # a 2-core machine, runner.n_jobs=1
+    args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100", "study.precision={bias: 0.002}"]
+    with caplog.at_level(logging.WARNING, logger="simstudy"):
+        proc = simstudy("plan", *args, "overwrite=true", cwd=tmp_path)
+    assert "simstudy plan writes nothing: overwrite=true is ignored" in caplog.text
+    line = proc.stdout.strip().splitlines()[-1]
+    assert "1 worker(s)" not in line and "over 1 worker;" in line and "this machine has 2 cores: runner.n_jobs=2" in line
+    total, fixed, reps, per = (float(x) for x in re.search(
+        r"about (\S+) s on this machine = (\S+) s outside the replicates \(truth, reduction\) \+ (\d+) x (\S+) s", line
+    ).groups())  # fmt: skip
+    assert total == pytest.approx(fixed + reps * per, rel=0.01, abs=1e-3)  # the parts add up (3 digits printed)
     assert list(tmp_path.iterdir()) == []
 
 

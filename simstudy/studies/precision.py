@@ -377,7 +377,8 @@ def pilot(spec, config, out_dir: Path) -> StudyResult:
 def run_study(spec, config, out_dir: Path) -> Any:
     """Run a study under its precision rule: the pilot, then each cell's planned replicates.
 
-    Without ``study.precision`` this is ``spec.run(config, out_dir)``. With it, the pilot (:func:`pilot`), the
+    Without ``study.precision`` this is ``spec.run(config, out_dir)`` (with a one-line note if ``study.max_reps``
+    is set: it has no effect then). With it, the pilot (:func:`pilot`), the
     plan (:func:`plan_precision`) and the planned run, whose summary carries ``target`` and
     ``reached_precision`` and whose ``run.json`` a ``precision`` block (:meth:`PrecisionPlan.annotate`); its
     report counts both stages.
@@ -425,6 +426,14 @@ def run_study(spec, config, out_dir: Path) -> Any:
     (700, 0.002, True, 200)
     """
     if getattr(config.study.options, "precision", None) is None:
+        cap = getattr(config.study.options, "max_reps", None)
+        if cap is not None:  # the cap of a rule that is off: say so rather than let it look obeyed
+            log.warning(
+                "study.max_reps=%d has no effect without study.precision (it caps the precision rule's replicates); "
+                "every cell runs study.reps=%d",
+                cap,
+                config.study.reps,
+            )
         return spec.run(config, out_dir)
     first = pilot(spec, config, out_dir)
     if not _monte_carlo(first.summary).any():
