@@ -103,6 +103,20 @@ def _plan_of(pilot, n0, target, chunk_reps=1):
     return plan_precision(dataclasses.make_dataclass("Config", ["study"])(study), pilot)
 
 
+def test_inflation_for_a_kurtosis_has_the_effective_degrees_of_freedom():
+    # Satterthwaite: the variance of n replicates of kurtosis k is a scaled chi-square with 2n / (k - (n-3)/(n-1))
+    # degrees of freedom; k = 3 (and unknown, NaN, or below 3) is the normal bound with n - 1 exactly
+    nu = 2 * 1000 / (9 - 997 / 999)
+    assert rule.inflation(999, kurtosis=9.0) == pytest.approx(nu / stats.chi2.ppf(0.05, nu), rel=1e-9)
+    np.testing.assert_array_equal(rule.inflation(999, kurtosis=[3.0, np.nan, 1.8]), [rule.inflation(999)] * 3)
+    assert np.all(np.diff(rule.inflation(99, kurtosis=[3, 5, 20, 100])) > 0)  # a heavier tail: a larger kappa
+    # a pilot summary's kurtosis column reaches the plan: 4 x 1000 x kappa(k = 9) = 4664.5 -> 4665
+    pilot = pd.DataFrame({"cell": ["a", "b"], "distribution": "d", "measure": "mean", "estimate": 1.0,
+                          "mcse": 0.01, "reps": 1000, "kurtosis": [9.0, np.nan]})  # fmt: skip
+    plan = _plan_of(pilot, 1000, 0.005)
+    assert plan.cell_reps == {"a": int(np.ceil(4000 * rule.inflation(999, kurtosis=9.0))), "b": 4313}
+
+
 @pytest.mark.parametrize("p", [0.02, 0.1, 0.98])
 @pytest.mark.parametrize("n0", [100, 1000])
 def test_a_rate_plan_meets_its_target_in_95_percent_of_runs_judged_by_the_true_se(p, n0):
@@ -448,9 +462,10 @@ _CASES = {  # case -> (mean, variance, rate?, draw(rng, size))
 }
 
 
-def _rule_validity(case, n0, runs, rng):
+def _rule_validity(case, n0, runs, rng, *, kurtosis=False):
     """``runs`` runs of the rule on ``case`` with a pilot of ``n0``: (runs that met the target by the true SE, runs,
-    mean final N, the final estimate's mean error in targets, its MCSE)."""
+    mean final N, the final estimate's mean error in targets, its MCSE). ``kurtosis``: the pilot's summary row
+    carries the pilot's kurtosis (as a study that knows it would report it)."""
     mean, variance, rate, draw = _CASES[case]
     target = np.sqrt(variance / (4 * n0))
     first = draw(rng, (runs, n0)).astype(float)
@@ -460,6 +475,9 @@ def _rule_validity(case, n0, runs, rng):
                           "mcse": sd / np.sqrt(n0), "reps": n0})  # fmt: skip
     if rate:  # the coverage studies' rows carry their Clopper-Pearson interval
         pilot["ci_low"] = stats.beta.ppf(0.025, np.maximum(est * n0, 1e-9), n0 - est * n0 + 1)
+    if kurtosis:
+        centred = first - est[:, None]
+        pilot["kurtosis"] = (centred**4).mean(axis=1) / (centred**2).mean(axis=1) ** 2
     plan = _plan_of(pilot, n0, target)
     reps = pilot["cell"].map(plan.cell_reps).to_numpy(np.int64)
     rest = np.array([draw(rng, n - n0).astype(float).sum() for n in reps])  # the planned replicates after the pilot
@@ -479,6 +497,18 @@ def test_the_rule_meets_its_target_in_95_percent_of_runs_by_the_true_se(case, n0
     met, runs, _, bias, bias_mcse = _rule_validity(case, n0, 2000, rng)
     assert _clopper_pearson(met, runs)[1] >= 0.95, (met, runs)
     assert abs(bias) <= 1 / 3 + 4 * bias_mcse, (bias, bias_mcse)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n0", [100, 1000])
+def test_a_pilot_kurtosis_makes_the_plan_of_a_skewed_mean_meet_its_target_more_often(n0, rng):
+    # The lognormal (kurtosis 25) met its target in about two thirds of runs with the normal plan. Given the
+    # pilot's kurtosis, kappa's effective degrees of freedom fall and it meets it far more often (about 0.8 and
+    # 0.87), though still not in 95%: the pilot underestimates a heavy tail (docs/guides/precision.md).
+    plain, runs = _rule_validity("lognormal 0.75", n0, 2000, rng)[:2]
+    aware = _rule_validity("lognormal 0.75", n0, 2000, rng, kurtosis=True)[0]
+    assert _clopper_pearson(plain, runs)[1] < _clopper_pearson(aware, runs)[0], (plain, aware, runs)
+    assert _clopper_pearson(aware, runs)[1] >= 0.75
 
 
 def test_unknown_measure_on_the_command_line_is_one_line_and_keeps_only_the_pilot_chunks(tmp_path):

@@ -52,12 +52,17 @@ from simstudy.schema import ConfigError
 __all__ = ["inflation", "rate_variance_bound", "absolute_targets", "reps_needed"]
 
 
-def inflation(dof, confidence: float = 0.95) -> np.ndarray:
-    """The chi-square inflation ``kappa`` of a plan made from a variance with ``dof`` degrees of freedom.
+def inflation(dof, confidence: float = 0.95, kurtosis=3.0) -> np.ndarray:
+    """The inflation ``kappa`` of a plan made from a variance with ``dof`` degrees of freedom.
 
-    ``kappa = dof / chi2_{1 - confidence}(dof)``: the one-sided upper ``confidence`` bound on a normal variance,
-    as a multiple of its estimate. A plan ``n0 (mcse0 / target)^2 kappa`` then reaches the target with
-    probability about ``confidence``.
+    ``kappa = nu / chi2_{1 - confidence}(nu)``: the one-sided upper ``confidence`` bound on a variance, as a
+    multiple of its estimate, with ``nu`` the variance's effective degrees of freedom (Satterthwaite): the
+    estimate of ``n = dof + 1`` replicates of kurtosis ``k`` has relative variance ``(k - (n-3)/(n-1)) / n``,
+    that of a scaled chi-square with ``nu = 2 n / (k - (n-3)/(n-1))`` degrees of freedom. For normal replicates
+    (``k = 3``) ``nu = dof`` exactly, the classical bound; a heavier tail has fewer effective degrees of freedom
+    and a larger ``kappa``. A plan ``n0 (mcse0 / target)^2 kappa`` then reaches the target with probability
+    about ``confidence``, as long as the pilot's kurtosis is not far below the truth (a tail the pilot did not
+    see is not in it). Kurtosis below 3 (or NaN: unknown) counts as 3, so the bound is never below the normal one.
 
     Parameters
     ----------
@@ -65,24 +70,33 @@ def inflation(dof, confidence: float = 0.95) -> np.ndarray:
         Degrees of freedom of the pilot's variance, ``n0 - 1`` for ``n0`` replicates.
     confidence : float, default 0.95
         In (0, 1).
+    kurtosis : float or array_like of float, default 3.0
+        The pilot's kurtosis of each row's replicates (``m4 / m2^2``, 3 for a normal law); broadcast with
+        ``dof``.
 
     Returns
     -------
     numpy.ndarray
-        Float array of ``dof``'s shape, each >= 1; NaN where ``dof < 1``.
+        Float array of the broadcast shape, each >= 1; NaN where ``dof < 1``.
 
     Examples
     --------
     >>> print(np.round(inflation([9, 99, 999]), 4))
     [2.7067 1.2849 1.0781]
+    >>> print(np.round(inflation(999, kurtosis=[3.0, 9.0, 30.0]), 4))  # heavier tails, fewer effective dof
+    [1.0781 1.1661 1.3563]
     """
     from scipy import special
 
-    dof = np.asarray(dof, dtype=float)
-    # One quantile per distinct dof: a summary's rows share their pilot's few replicate counts.
-    values, inverse = np.unique(dof, return_inverse=True)
+    dof, kurtosis = np.broadcast_arrays(np.asarray(dof, dtype=float), np.asarray(kurtosis, dtype=float))
+    n = dof + 1
+    k = np.where(np.isnan(kurtosis), 3.0, np.maximum(kurtosis, 3.0))
     with np.errstate(invalid="ignore", divide="ignore"):
-        kappa = (values / special.chdtri(np.where(values >= 1, values, 1.0), confidence))[inverse.reshape(dof.shape)]
+        nu = np.where(k == 3.0, dof, 2 * n / (k - (n - 3) / (n - 1)))  # k = 3: exactly dof, not by rounding
+    # One quantile per distinct nu: a summary's rows share their pilot's few replicate counts.
+    values, inverse = np.unique(nu, return_inverse=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = (values / special.chdtri(np.where(values > 0, values, 1.0), confidence))[inverse.reshape(nu.shape)]
     return np.where(dof >= 1, kappa, np.nan)
 
 

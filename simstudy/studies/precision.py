@@ -60,7 +60,8 @@ class PrecisionPlan:
         One row per Monte Carlo row of the pilot's summary: ``cell``, ``distribution``, the study's keys,
         ``measure``, ``pilot_estimate``, ``pilot_mcse``, ``pilot_reps``, ``target`` (absolute MCSE target, in the
         measure's units; NaN untargeted), ``rate`` (a mean of 0/1 replicates), ``mcse_bound`` (the upper
-        ``confidence`` bound on the pilot's MCSE the plan uses: ``pilot_mcse sqrt(kappa)``, or a rate's from its
+        ``confidence`` bound on the pilot's MCSE the plan uses: ``pilot_mcse sqrt(kappa)`` (kappa for the row's
+        ``kurtosis`` where the pilot's summary has that column), or a rate's from its
         exact bound on ``p (1 - p)``), ``reps_needed`` (whole chunks, within [pilot, cap]) and ``capped``
         (needs more than ``max_reps``).
     cell_reps : dict of str to int
@@ -254,7 +255,8 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
     Each Monte Carlo row (reps > 0, a finite MCSE) gets its absolute target
     (:func:`simstudy.engine.precision.absolute_targets`, relative ones of the pilot's ``|estimate|``) and the
     replicates that meet it (:func:`simstudy.engine.precision.reps_needed`) planned from an upper ``confidence``
-    bound on its MCSE: the pilot's MCSE times ``sqrt(kappa)`` (kappa from the row's own reps), or for a rate (a
+    bound on its MCSE: the pilot's MCSE times ``sqrt(kappa)`` (kappa from the row's own reps, and from its
+    kurtosis where the pilot's summary has a ``kurtosis`` column; normal otherwise), or for a rate (a
     row whose MCSE is ``sqrt(p (1 - p) / reps)``: a mean of 0/1 replicates) the exact binomial bound
     (:func:`simstudy.engine.precision.rate_variance_bound`), which is positive even when the pilot saw no event;
     each cell takes the largest of its rows.
@@ -307,7 +309,10 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
     # The MCSE the plan assumes, an upper confidence bound: a rate's from the exact bound on p (1 - p) (never 0,
     # valid near 0 and 1), any other row's the pilot's MCSE times sqrt(kappa) (a normal variance's bound).
     rate = _rates(rows, measure)
-    bound = mcse * np.sqrt(_precision.inflation(row_reps - 1, CONFIDENCE))
+    # A study that knows its rows' kurtosis (a `kurtosis` column in the pilot's summary) gets kappa for it; NaN or
+    # no column: a normal-like variance estimate is assumed (docs/guides/precision.md says what that costs).
+    kurtosis = pd.to_numeric(rows["kurtosis"], errors="coerce").to_numpy(float) if "kurtosis" in rows else 3.0
+    bound = mcse * np.sqrt(_precision.inflation(row_reps - 1, CONFIDENCE, kurtosis))
     if rate.any():
         count = np.round(estimate[rate] * row_reps[rate])
         bound[rate] = np.sqrt(_precision.rate_variance_bound(count, row_reps[rate], CONFIDENCE) / row_reps[rate])
