@@ -286,6 +286,27 @@ def test_max_reps_without_precision_is_a_one_line_note(tmp_path, caplog):
     assert (result.summary.loc[result.summary.reps > 0, "reps"] == 200).all()
 
 
+def test_the_evp_pilot_reports_its_errors_kurtosis_and_the_final_summary_does_not(tmp_path, targeted):
+    from simstudy.studies.precision import pilot
+
+    cfg = _config.parse(_raw(precision={"bias": 0.0015}))
+    first = pilot(registry.study("evp_accuracy"), cfg, tmp_path).summary
+    # the kurtosis of the errors of U and V, by hand from their replicates (study.save_replicates)
+    saved = dataclasses.replace(cfg, study=dataclasses.replace(cfg.study, save_replicates=True))
+    saved = dataclasses.replace(saved, study=dataclasses.replace(saved.study, options=dataclasses.replace(
+        saved.study.options, precision=None)))  # fmt: skip
+    registry.study("evp_accuracy").run(saved, tmp_path / "fixed")
+    reps = pd.read_parquet(tmp_path / "fixed" / "replicates.parquet")
+    rows = first[first.measure.isin(["mean", "bias"]) & first.estimator.isin(["u", "v"])]
+    assert rows["kurtosis"].notna().all() and first.loc[~first.measure.isin(["mean", "bias"]), "kurtosis"].isna().all()
+    for _, row in rows.iterrows():
+        pick = (reps.cell == row["cell"]) & (reps.n == row["n"]) & (reps.estimator == row["estimator"])
+        x = reps.loc[pick, "estimate"].to_numpy(float)
+        assert len(x) == 200
+        assert row["kurtosis"] == pytest.approx(stats.kurtosis(x, fisher=False), rel=1e-6)
+    assert "kurtosis" not in targeted[0].summary  # the final summary is the study's as before
+
+
 def test_without_precision_nothing_changes(tmp_path):
     plain = _run(tmp_path, "plain")
     direct = registry.study("evp_accuracy").run(_config.parse(_raw()), tmp_path / "direct").summary
@@ -323,7 +344,10 @@ def test_plan_runs_only_a_pilot_and_writes_nothing(tmp_path, monkeypatch):
     planned = plan.run(cfg)
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["tmp"]  # its pilot's directory removed, nothing else
     # the same plan as a run's: each cell's replicates, and the rows' targets
-    want = plan_precision(cfg, registry.study("evp_accuracy").run(cfg, tmp_path / "pilot").summary)
+    # (from the pilot stage's summary, as a run plans: it carries the rows' kurtosis)
+    from simstudy.studies.precision import pilot
+
+    want = plan_precision(cfg, pilot(registry.study("evp_accuracy"), cfg, tmp_path / "pilot").summary)
     assert dict(zip(planned.table.cell, planned.table.cell_reps)) == want.cell_reps
     pd.testing.assert_frame_equal(planned.table.drop(columns=["cell_reps", "est_seconds"]), want.table)
     worst = planned.by_measure()

@@ -9,7 +9,9 @@ target; ``study.reps`` replicates are the pilot and ``study.max_reps`` the cap. 
 since an MCSE shrinks as ``1/sqrt(N)``; ``kappa`` inflates the plan for the pilot's own uncertainty about the
 variance: ``kappa = (n0 - 1) / chi2_{1 - confidence}(n0 - 1)``, the ratio of the one-sided upper
 ``confidence`` bound on a variance estimated from ``n0`` normal replicates to the estimate, so that the plan
-reaches the target with probability about ``confidence``. A cell takes the largest N of its targeted measures,
+reaches the target with probability about ``confidence``; where the pilot knows the kurtosis of a row's
+replicates, ``kappa`` uses the variance's effective degrees of freedom instead (:func:`inflation`), which is
+larger for heavier tails. A cell takes the largest N of its targeted measures,
 rounded up to whole chunks and clipped to ``[n0, max_reps]``; its final estimates use all N replicates (the
 pilot's chunks are reused).
 
@@ -31,7 +33,7 @@ reaches the target with probability at least ``confidence`` for every ``p``, wit
 pilot without an event still plans from ``U > 0``.
 
 ===========================  ==========================================================================
-:func:`inflation`            kappa, the chi-square inflation of a plan from a pilot of n0 replicates
+:func:`inflation`            kappa, the chi-square inflation of a plan from a pilot of n0 replicates (and a kurtosis)
 :func:`rate_variance_bound`  the exact upper confidence bound on a rate's variance p (1 - p) from its count
 :func:`absolute_targets`     each row's absolute MCSE target from ``study.precision`` (NaN: untargeted)
 :func:`reps_needed`          each row's replicates needed, in whole chunks, capped; and whether capped

@@ -292,6 +292,22 @@ def _mc_rows(cell: _Cell, perf: metrics.Performance, specs, bands: dict | None =
     return rows
 
 
+def _add_kurtosis(rows: list[dict], G: np.ndarray, cell: _Cell, specs) -> None:
+    """Give the ``mean`` and ``bias`` rows of each estimator the kurtosis of its errors, ``m4 / m2^2`` (NaN where
+    its estimates were all equal): the precision rule's pilot plans from it (the variance of a skewed estimator's
+    errors is estimated less surely than a normal one's). Only the pilot's summary carries it."""
+    C = metrics.centre_gram(G)  # (N, 1 + 2E, 1 + 2E): centred (1, d_e - m_e, (d_e - m_e)^2, ...)
+    E = len(specs)
+    lin, sq = 1 + 2 * np.arange(E), 2 + 2 * np.arange(E)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kurt = C[:, sq, sq] * C[:, 0, 0][:, None] / C[:, lin, lin] ** 2  # (N, E): (m4 / R) / (m2 / R)^2
+    at = {(s.name, int(k)): kurt[i, e] for e, s in enumerate(specs) for i, k in enumerate(cell.n)}
+    for row in rows:
+        if row["measure"] in ("mean", "bias") and (row["estimator"], row["n"]) in at:
+            value = at[(row["estimator"], row["n"])]
+            row["kurtosis"] = float(value) if np.isfinite(value) else np.nan
+
+
 def _degenerate_notes(cell: _Cell, perf: metrics.Performance, specs) -> list[str]:
     """Say (in the log and run.json) where an estimator's estimates were all equal: its zeros are exact."""
     notes = []
@@ -543,7 +559,11 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
             with threadpool_limits(1, user_api="blas"):  # small products: threads only contend (6x slower)
                 bands = _joint_bands(perf, cross)
-        mc += _mc_rows(cell, perf, specs, bands)
+        rows = _mc_rows(cell, perf, specs, bands)
+        stage = base._STAGE.get()
+        if stage is not None and stage.pilot:  # the precision rule's pilot plans a skewed mean from its kurtosis
+            _add_kurtosis(rows, totals["gram"], cell, specs)
+        mc += rows
         notes += _degenerate_notes(cell, perf, specs)
         if boot:
             mc += _bootstrap_rows(cell, totals["plugin_variance"], run_.reps(key), specs)

@@ -166,7 +166,8 @@ class PrecisionPlan:
             )
         block = {
             "rule": "two-stage: a pilot of study.reps plans N = ceil(n0 (mcse0/target)^2 kappa) per cell, in whole "
-            "chunks, within [study.reps, study.max_reps]; kappa = (n0-1)/chi2_{1-confidence}(n0-1); a rate (a mean "
+            "chunks, within [study.reps, study.max_reps]; kappa = nu/chi2_{1-confidence}(nu), nu = n0-1 or, for a "
+            "row with the pilot's kurtosis k, 2 n0/(k-(n0-3)/(n0-1)); a rate (a mean "
             "of 0/1 replicates) plans N = ceil(n0 U / (r target^2)), U the exact upper confidence bound on "
             "p(1-p) from its count of r",
             "targets": [list(t) for t in self.precision],
