@@ -365,29 +365,25 @@ def test_plan_without_a_target_is_one_line(tmp_path):
         plan.run(_config.parse(_raw()))
 
 
-def test_plan_command_line_prints_the_plan_and_refuses_without_a_target(tmp_path):
-    args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100"]
-    proc = simstudy("plan", *args, "study.precision={bias: 0.002}", cwd=tmp_path)
-    assert "measure" in proc.stdout and "bias" in proc.stdout and "nothing written" in proc.stdout
-    assert list(tmp_path.iterdir()) == []
-    one_line_error(simstudy("plan", *args, cwd=tmp_path, check=False), "simstudy plan needs study.precision")
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_plan_command_line_adds_up_its_seconds_names_idle_cores_and_notes_overwrite(tmp_path, monkeypatch, caplog):
+def test_plan_command_line_prints_the_plan_and_refuses_without_a_target(tmp_path, monkeypatch, caplog):
     from simstudy.commands import plan
 
     monkeypatch.setattr(plan, "_cores", lambda: 2)  # a 2-core machine, runner.n_jobs=1
-    args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100", "study.precision={bias: 0.002}"]
+    args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100"]
     with caplog.at_level(logging.WARNING, logger="simstudy"):
-        proc = simstudy("plan", *args, "overwrite=true", cwd=tmp_path)
+        proc = simstudy("plan", *args, "study.precision={bias: 0.002}", "overwrite=true", cwd=tmp_path)
+    assert "measure" in proc.stdout and "bias" in proc.stdout and "nothing written" in proc.stdout
+    assert list(tmp_path.iterdir()) == []
+    # overwrite= (a run's line copied) is noted, not silently accepted
     assert "simstudy plan writes nothing: overwrite=true is ignored" in caplog.text
+    # the seconds add up to the total, the workers are counted in words, the idle core is named
     line = proc.stdout.strip().splitlines()[-1]
     assert "1 worker(s)" not in line and "over 1 worker;" in line and "this machine has 2 cores: runner.n_jobs=2" in line
     total, fixed, reps, per = (float(x) for x in re.search(
         r"about (\S+) s on this machine = (\S+) s outside the replicates \(truth, reduction\) \+ (\d+) x (\S+) s", line
     ).groups())  # fmt: skip
-    assert total == pytest.approx(fixed + reps * per, rel=0.01, abs=1e-3)  # the parts add up (3 digits printed)
+    assert total == pytest.approx(fixed + reps * per, rel=0.01, abs=1e-3)  # 3 digits printed
+    one_line_error(simstudy("plan", *args, cwd=tmp_path, check=False), "simstudy plan needs study.precision")
     assert list(tmp_path.iterdir()) == []
 
 
