@@ -25,8 +25,8 @@ relative spread of the plan, far below the target for pilots of hundreds of repl
 checks the coverage of the final intervals on exact truths.
 
 A rate (a coverage, a rejection or a disagreement rate: the mean of 0/1 replicates) is planned differently,
-since its pilot variance ``p (1 - p)`` is far from a normal variance's chi-square law near 0 or 1 (rates of 0.02
-or 0.1 met the chi-square plan in only 65-84% of runs, and a pilot with no event has MCSE 0): its plan is
+since its pilot variance ``p (1 - p)`` is far from a normal variance's chi-square law near 0 or 1 (rates of 0.02,
+0.1 and 0.98 met the chi-square plan in only 60-82% of runs, and a pilot with no event has MCSE 0): its plan is
 ``N = ceil(n0 * U / (r * target^2))`` with ``U`` the exact one-sided ``confidence`` upper bound on ``p (1 - p)``
 from the pilot's count (:func:`rate_variance_bound`; ``r`` the row's trials in the pilot), so that the plan
 reaches the target with probability at least ``confidence`` for every ``p``, with no normal approximation, and a
@@ -110,7 +110,8 @@ def rate_variance_bound(successes, trials, confidence: float = 0.95) -> np.ndarr
     ``p_v`` (both tails: ``p_v`` and ``1 - p_v`` have the same variance). That tail probability falls as ``p_v``
     rises to 1/2, so ``P(p (1 - p) > bound) <= 1 - confidence`` for every ``p``: exact, with no normal
     approximation, and positive for a count of 0 or ``trials`` (where the pilot's MCSE is 0). Near 0 or 1 it is
-    the one-sided Clopper-Pearson bound's ``p (1 - p)``; it is 1/4 when the count is near ``trials / 2``.
+    the one-sided Clopper-Pearson bound's ``p (1 - p)`` (to many digits once the far tail is negligible, as for 100
+    trials or more); it is 1/4 when the count is near ``trials / 2``.
 
     Parameters
     ----------
