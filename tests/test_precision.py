@@ -7,6 +7,8 @@ at the end, in the slow lane.
 import dataclasses
 import json
 import logging
+import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -56,6 +58,98 @@ def test_absolute_targets_resolve_relative_and_per_measure():
     np.testing.assert_allclose(got, [0.02, 0.001, np.nan, 0.0])
     everything = precision()("study.precision", "1%")
     np.testing.assert_allclose(rule.absolute_targets(everything, ["a", "b"], [2.0, -3.0]), [0.02, 0.03])
+
+
+def test_a_tiny_target_caps_without_a_numpy_warning():
+    # study.precision=1e-300: (mcse / target)^2 overflows to inf, which is simply beyond the cap
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reps, capped = rule.reps_needed(1000, [0.01], [1e-300], kappa=1.1, chunk_reps=100, max_reps=10**5)
+    assert reps.tolist() == [10**5] and capped.tolist() == [True]
+
+
+@pytest.mark.parametrize("n", [1, 7, 100, 1000])
+def test_rate_variance_bound_is_an_exact_one_sided_bound(n):
+    # P(bound < p (1 - p)) <= 0.05 for every p, summed exactly over the binomial law of the count
+    counts = np.arange(n + 1)
+    bound = rule.rate_variance_bound(counts, n)
+    for p in [0.001, 0.02, 0.1, 0.3, 0.45, 0.5, 0.7, 0.98]:
+        below = bound < p * (1 - p) * (1 - 1e-12)
+        assert stats.binom.pmf(counts, n, p)[below].sum() <= 0.05 + 1e-12, p
+    # no event in 100 or more: the one-sided 95% Clopper-Pearson bound 1 - 0.05^(1/n) (the far tail is nil); a
+    # count of n/2: 1/4; symmetric in the count; never 0
+    if n >= 100:
+        assert bound[0] == pytest.approx((1 - 0.05 ** (1 / n)) * 0.05 ** (1 / n), rel=1e-9)
+        assert bound[n // 2] == 0.25
+    np.testing.assert_allclose(bound, bound[::-1], rtol=1e-12)
+    assert np.all(bound > 0)
+
+
+def _rate_pilots(n0, p, *, ci=True):
+    """Every possible pilot of a rate ``p`` over ``n0`` rounds (one cell per count, the coverage studies' rows) and
+    each one's binomial probability."""
+    counts = np.arange(n0 + 1)
+    est = counts / n0
+    pilot = pd.DataFrame({"cell": [f"c{c}" for c in counts], "distribution": "d", "estimate": est,
+                          "mcse": np.sqrt(est * (1 - est) / n0), "reps": n0})  # fmt: skip
+    if ci:
+        pilot["ci_low"] = stats.beta.ppf(0.025, np.maximum(counts, 1e-9), n0 - counts + 1)
+    return pilot, stats.binom.pmf(counts, n0, p)
+
+
+def _plan_of(pilot, n0, target, chunk_reps=1):
+    opts = dataclasses.make_dataclass("Opts", ["precision", "max_reps"])((("*", target, False),), 10**9)
+    study = dataclasses.make_dataclass("Study", ["reps", "chunk_reps", "options"])(n0, chunk_reps, opts)
+    return plan_precision(dataclasses.make_dataclass("Config", ["study"])(study), pilot)
+
+
+def test_inflation_for_a_kurtosis_has_the_effective_degrees_of_freedom():
+    # Satterthwaite: the variance of n replicates of kurtosis k is a scaled chi-square with 2n / (k - (n-3)/(n-1))
+    # degrees of freedom; k = 3 (and unknown, NaN, or below 3) is the normal bound with n - 1 exactly
+    nu = 2 * 1000 / (9 - 997 / 999)
+    assert rule.inflation(999, kurtosis=9.0) == pytest.approx(nu / stats.chi2.ppf(0.05, nu), rel=1e-9)
+    np.testing.assert_array_equal(rule.inflation(999, kurtosis=[3.0, np.nan, 1.8]), [rule.inflation(999)] * 3)
+    assert np.all(np.diff(rule.inflation(99, kurtosis=[3, 5, 20, 100])) > 0)  # a heavier tail: a larger kappa
+    # a pilot summary's kurtosis column reaches the plan: 4 x 1000 x kappa(k = 9) = 4664.5 -> 4665
+    pilot = pd.DataFrame({"cell": ["a", "b"], "distribution": "d", "measure": "mean", "estimate": 1.0,
+                          "mcse": 0.01, "reps": 1000, "kurtosis": [9.0, np.nan]})  # fmt: skip
+    plan = _plan_of(pilot, 1000, 0.005)
+    assert plan.cell_reps == {"a": int(np.ceil(4000 * rule.inflation(999, kurtosis=9.0))), "b": 4313}
+
+
+@pytest.mark.parametrize("p", [0.02, 0.1, 0.98])
+@pytest.mark.parametrize("n0", [100, 1000])
+def test_a_rate_plan_meets_its_target_in_95_percent_of_runs_judged_by_the_true_se(p, n0):
+    # Exact over every pilot: the final N meets the target when the TRUE SE sqrt(p (1 - p) / N) is at most it.
+    # The chi-square plan from the pilot's MCSE met it in only 60-81% of runs here.
+    target = np.sqrt(p * (1 - p) / (4 * n0))  # a target that needs about four pilots
+    pilot, weight = _rate_pilots(n0, p)
+    plan = _plan_of(pilot, n0, target)
+    reps = pilot["cell"].map(plan.cell_reps).to_numpy(float)
+    met = p * (1 - p) / reps <= target**2 * (1 + 1e-9)
+    assert weight[met].sum() >= 0.95, weight[met].sum()
+    assert plan.table["rate"].all()
+
+
+def test_a_pilot_without_an_event_plans_from_a_positive_bound_not_mcse_0():
+    # 0 misses in 1,000 rounds: MCSE 0, yet the rate may be up to 0.003; the old plan stopped at the pilot
+    pilot, _ = _rate_pilots(1000, 0.0)
+    plan = _plan_of(pilot.iloc[[0, -1]], 1000, 0.0005)
+    bound = (1 - 0.05**0.001) * 0.05**0.001  # the one-sided 95% Clopper-Pearson bound's p (1 - p)
+    np.testing.assert_allclose(plan.table["mcse_bound"], np.sqrt(bound / 1000), rtol=1e-9)
+    assert list(plan.cell_reps.values()) == [int(np.ceil(bound / 0.0005**2))] * 2  # 11,967 rounds, not 1,000
+    # without a Clopper-Pearson interval, a rate measure is known from its other rows (0 < p < 1)
+    bare, _ = _rate_pilots(1000, 0.0, ci=False)
+    assert _plan_of(bare.iloc[[0, 5]].assign(measure="p_overtakes"), 1000, 0.0005).table["rate"].all()
+
+
+def test_an_exact_zero_is_not_a_rate():
+    # A constant estimator's variance and MSE (0, MCSE 0) and a mean that is not of 0/1 values are planned as before
+    pilot = pd.DataFrame({"cell": "c", "distribution": "d", "measure": ["variance", "mse", "mean"],
+                          "estimate": [0.0, 0.0, 0.3], "mcse": [0.0, 0.0, 0.01], "reps": 1000})  # fmt: skip
+    plan = _plan_of(pilot, 1000, 0.005, chunk_reps=500)
+    assert not plan.table["rate"].any()
+    assert plan.table["reps_needed"].tolist() == [1000, 1000, 4500]  # 1000 * 4 * kappa 1.078 -> whole chunks
 
 
 # --- the options ---------------------------------------------------------------------------------------------------
@@ -183,6 +277,39 @@ def test_capped_cells_are_named_in_the_log_summary_and_run_json(tmp_path, caplog
         assert any(f"cell {cell}" in r.message and "hit study.max_reps=400" in r.message for r in caplog.records)
 
 
+def test_max_reps_without_precision_is_a_one_line_note(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="simstudy"):
+        result = _run(tmp_path, "run", max_reps=5000)
+    notes = [r.getMessage() for r in caplog.records if "study.max_reps" in r.getMessage()]
+    assert notes == ["study.max_reps=5000 has no effect without study.precision (it caps the precision rule's "
+                     "replicates); every cell runs study.reps=200"]  # fmt: skip
+    assert (result.summary.loc[result.summary.reps > 0, "reps"] == 200).all()
+
+
+def test_the_evp_pilot_reports_its_errors_kurtosis_and_the_final_summary_does_not(tmp_path, targeted):
+    from simstudy.studies.precision import pilot
+
+    cfg = _config.parse(_raw(precision={"bias": 0.0015}))
+    first = pilot(registry.study("evp_accuracy"), cfg, tmp_path).summary
+    # the kurtosis of the errors of U and V, by hand from their replicates (study.save_replicates)
+    saved = dataclasses.replace(cfg, study=dataclasses.replace(cfg.study, save_replicates=True))
+    saved = dataclasses.replace(saved, study=dataclasses.replace(saved.study, options=dataclasses.replace(
+        saved.study.options, precision=None)))  # fmt: skip
+    registry.study("evp_accuracy").run(saved, tmp_path / "fixed")
+    reps = pd.read_parquet(tmp_path / "fixed" / "replicates.parquet")
+    rows = first[first.measure.isin(["mean", "bias"]) & first.estimator.isin(["u", "v"])]
+    assert rows["kurtosis"].notna().all()
+    # squared errors: the kurtosis of a squared normal error (chi-square, 1 dof: 15); paired rows: none
+    squared = first.measure.isin(["variance", "empse", "mse"]) & first.estimator.isin(["u", "v"])
+    assert (first.loc[squared, "kurtosis"] == 15.0).all() and first.loc[first.estimator == "v-u", "kurtosis"].isna().all()
+    for _, row in rows.iterrows():
+        pick = (reps.cell == row["cell"]) & (reps.n == row["n"]) & (reps.estimator == row["estimator"])
+        x = reps.loc[pick, "estimate"].to_numpy(float)
+        assert len(x) == 200
+        assert row["kurtosis"] == pytest.approx(stats.kurtosis(x, fisher=False), rel=1e-6)
+    assert "kurtosis" not in targeted[0].summary  # the final summary is the study's as before
+
+
 def test_without_precision_nothing_changes(tmp_path):
     plain = _run(tmp_path, "plain")
     direct = registry.study("evp_accuracy").run(_config.parse(_raw()), tmp_path / "direct").summary
@@ -220,11 +347,18 @@ def test_plan_runs_only_a_pilot_and_writes_nothing(tmp_path, monkeypatch):
     planned = plan.run(cfg)
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["tmp"]  # its pilot's directory removed, nothing else
     # the same plan as a run's: each cell's replicates, and the rows' targets
-    want = plan_precision(cfg, registry.study("evp_accuracy").run(cfg, tmp_path / "pilot").summary)
+    # (from the pilot stage's summary, as a run plans: it carries the rows' kurtosis)
+    from simstudy.studies.precision import pilot
+
+    want = plan_precision(cfg, pilot(registry.study("evp_accuracy"), cfg, tmp_path / "pilot").summary)
     assert dict(zip(planned.table.cell, planned.table.cell_reps)) == want.cell_reps
     pd.testing.assert_frame_equal(planned.table.drop(columns=["cell_reps", "est_seconds"]), want.table)
     worst = planned.by_measure()
-    assert set(worst.measure) == {"bias"} and (worst.est_seconds >= 0).all()
+    assert set(worst.measure) == {"bias"} and "est_seconds" not in worst  # a cell's seconds, not a row's
+    # the total is the fixed part plus every cell's replicates at the pilot's cost per replicate, over the workers
+    cells = planned.table.drop_duplicates("cell")
+    assert planned.total_seconds == pytest.approx(planned.fixed_seconds + cells.est_seconds.sum(), rel=1e-9)
+    assert planned.workers == 1 and planned.cores >= 1
 
 
 def test_plan_without_a_target_is_one_line(tmp_path):
@@ -234,11 +368,24 @@ def test_plan_without_a_target_is_one_line(tmp_path):
         plan.run(_config.parse(_raw()))
 
 
-def test_plan_command_line_prints_the_plan_and_refuses_without_a_target(tmp_path):
+def test_plan_command_line_prints_the_plan_and_refuses_without_a_target(tmp_path, monkeypatch, caplog):
+    from simstudy.commands import plan
+
+    monkeypatch.setattr(plan, "_cores", lambda: 2)  # a 2-core machine, runner.n_jobs=1
     args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100"]
-    proc = simstudy("plan", *args, "study.precision={bias: 0.002}", cwd=tmp_path)
+    with caplog.at_level(logging.WARNING, logger="simstudy"):
+        proc = simstudy("plan", *args, "study.precision={bias: 0.002}", "overwrite=true", cwd=tmp_path)
     assert "measure" in proc.stdout and "bias" in proc.stdout and "nothing written" in proc.stdout
     assert list(tmp_path.iterdir()) == []
+    # overwrite= (a run's line copied) is noted, not silently accepted
+    assert "simstudy plan writes nothing: overwrite=true is ignored" in caplog.text
+    # the seconds add up to the total, the workers are counted in words, the idle core is named
+    line = proc.stdout.strip().splitlines()[-1]
+    assert "1 worker(s)" not in line and "over 1 worker;" in line and "this machine has 2 cores: runner.n_jobs=2" in line
+    total, fixed, reps, per = (float(x) for x in re.search(
+        r"about (\S+) s on this machine = (\S+) s outside the replicates \(truth, reduction\) \+ (\d+) x (\S+) s", line
+    ).groups())  # fmt: skip
+    assert total == pytest.approx(fixed + reps * per, rel=0.01, abs=1e-3)  # 3 digits printed
     one_line_error(simstudy("plan", *args, cwd=tmp_path, check=False), "simstudy plan needs study.precision")
     assert list(tmp_path.iterdir()) == []
 
@@ -318,6 +465,102 @@ def test_precision_runs_meet_the_target_and_cover_the_nominal_coverage_of_an_exa
     }  # fmt: skip
     got = _many_runs(tmp_path, raw, "band_coverage", lambda s: s.check == "cdf", 250)
     _assert_valid(got, 0.8, pilot=256)
+
+
+# The rule's own validity, judged by the TRUE standard error of each run's final estimate: a Monte Carlo of the
+# two stages (the pilot's summary row planned by plan_precision itself, then the rest of the replicates), each
+# case's law known exactly. The target needs about four pilots.
+_LOGNORMAL_SIGMA = 0.75
+_CASES = {  # case -> (mean, variance, rate?, draw(rng, size))
+    "bernoulli 0.02": (0.02, 0.02 * 0.98, True, lambda rng, size: rng.random(size) < 0.02),
+    "bernoulli 0.1": (0.1, 0.1 * 0.9, True, lambda rng, size: rng.random(size) < 0.1),
+    "bernoulli 0.98": (0.98, 0.98 * 0.02, True, lambda rng, size: rng.random(size) < 0.98),
+    "normal": (0.0, 1.0, False, lambda rng, size: rng.standard_normal(size)),
+    "lognormal 0.75": (
+        np.exp(_LOGNORMAL_SIGMA**2 / 2),
+        (np.exp(_LOGNORMAL_SIGMA**2) - 1) * np.exp(_LOGNORMAL_SIGMA**2),
+        False,
+        lambda rng, size: rng.lognormal(0.0, _LOGNORMAL_SIGMA, size),
+    ),
+}
+
+
+def _rule_validity(case, n0, runs, rng, *, kurtosis=False):
+    """``runs`` runs of the rule on ``case`` with a pilot of ``n0``: (runs that met the target by the true SE, runs,
+    mean final N, the final estimate's mean error in targets, its MCSE). ``kurtosis``: the pilot's summary row
+    carries the pilot's kurtosis (as a study that knows it would report it)."""
+    mean, variance, rate, draw = _CASES[case]
+    target = np.sqrt(variance / (4 * n0))
+    first = draw(rng, (runs, n0)).astype(float)
+    est = first.mean(axis=1)
+    sd = np.sqrt(est * (1 - est)) if rate else first.std(axis=1, ddof=1)
+    pilot = pd.DataFrame({"cell": [f"r{i}" for i in range(runs)], "distribution": case, "estimate": est,
+                          "mcse": sd / np.sqrt(n0), "reps": n0})  # fmt: skip
+    if rate:  # the coverage studies' rows carry their Clopper-Pearson interval
+        pilot["ci_low"] = stats.beta.ppf(0.025, np.maximum(est * n0, 1e-9), n0 - est * n0 + 1)
+    if kurtosis:
+        centred = first - est[:, None]
+        pilot["kurtosis"] = (centred**4).mean(axis=1) / (centred**2).mean(axis=1) ** 2
+    plan = _plan_of(pilot, n0, target)
+    reps = pilot["cell"].map(plan.cell_reps).to_numpy(np.int64)
+    rest = np.array([draw(rng, n - n0).astype(float).sum() for n in reps])  # the planned replicates after the pilot
+    final = (first.sum(axis=1) + rest) / reps
+    met = int((variance / reps <= target**2 * (1 + 1e-9)).sum())
+    error = (final - mean) / target
+    return met, runs, reps.mean(), error.mean(), error.std(ddof=1) / np.sqrt(runs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["bernoulli 0.02", "bernoulli 0.1", "bernoulli 0.98", "normal"])
+@pytest.mark.parametrize("n0", [100, 1000])
+def test_the_rule_meets_its_target_in_95_percent_of_runs_by_the_true_se(case, n0, rng):
+    # Not significantly below 95% (a very wide Clopper-Pearson interval); the chi-square plan from the pilot's
+    # MCSE met it in 60-81% of the Bernoulli runs. The final estimate's bias (N depends on the pilot) is a small
+    # share of the target: measured, and bounded here by a third of it.
+    met, runs, _, bias, bias_mcse = _rule_validity(case, n0, 2000, rng)
+    assert _clopper_pearson(met, runs)[1] >= 0.95, (met, runs)
+    assert abs(bias) <= 1 / 3 + 4 * bias_mcse, (bias, bias_mcse)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n0", [100, 1000])
+def test_a_pilot_kurtosis_makes_the_plan_of_a_skewed_mean_meet_its_target_more_often(n0, rng):
+    # The lognormal (kurtosis 25) met its target in about two thirds of runs with the normal plan. Given the
+    # pilot's kurtosis, kappa's effective degrees of freedom fall and it meets it far more often (about 0.8 and
+    # 0.87), though still not in 95%: the pilot underestimates a heavy tail (docs/guides/precision.md).
+    plain, runs = _rule_validity("lognormal 0.75", n0, 2000, rng)[:2]
+    aware = _rule_validity("lognormal 0.75", n0, 2000, rng, kurtosis=True)[0]
+    assert _clopper_pearson(plain, runs)[1] < _clopper_pearson(aware, runs)[0], (plain, aware, runs)
+    assert _clopper_pearson(aware, runs)[1] >= 0.75
+
+
+def _variance_row_validity(n0, runs, rng, kurtosis):
+    """The rule on the ``variance`` row of normal errors (its replicates are squared errors), the pilot's row as
+    evp_accuracy reports it: the share of ``runs`` whose N meets the target by the variance estimate's true SE."""
+    x = rng.standard_normal((runs, n0))
+    d = x - x.mean(axis=1, keepdims=True)
+    var = (d**2).sum(axis=1) / (n0 - 1)
+    mcse = np.sqrt(np.clip((d**4).mean(axis=1) - var**2 * (n0 - 3) / (n0 - 1), 0, None) / n0)  # metrics' MCSE
+
+    def true_se(n):  # of the sample variance of n standard normal errors: fourth moment 3
+        return np.sqrt((3.0 - (n - 3) / (n - 1)) / n)
+
+    target = true_se(4 * n0)
+    pilot = pd.DataFrame({"cell": [f"r{i}" for i in range(runs)], "distribution": "d", "measure": "variance",
+                          "estimate": var, "mcse": mcse, "reps": n0, "kurtosis": kurtosis})  # fmt: skip
+    reps = pilot["cell"].map(_plan_of(pilot, n0, target).cell_reps).to_numpy(float)
+    return int((true_se(reps) <= target * (1 + 1e-9)).sum()), runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n0", [100, 1000])
+def test_a_squared_error_row_of_normal_errors_meets_its_target_in_95_percent_of_runs(n0, rng):
+    # Planned as if its squared errors were normal (kurtosis 3, as on 5b8da2a) it met the target in about 66-72%
+    # of runs; with the kurtosis of a squared normal error (15, evp_accuracy's pilot) in about 96%.
+    met, runs = _variance_row_validity(n0, 4000, rng, kurtosis=15.0)
+    assert _clopper_pearson(met, runs)[1] >= 0.95, (met, runs)
+    plain = _variance_row_validity(n0, 4000, rng, kurtosis=3.0)[0]
+    assert _clopper_pearson(plain, runs)[1] < 0.95, (plain, runs)  # the normal plan is short: the case is real
 
 
 def test_unknown_measure_on_the_command_line_is_one_line_and_keeps_only_the_pilot_chunks(tmp_path):

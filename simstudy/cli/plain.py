@@ -216,6 +216,9 @@ def _plan(argv: list[str]) -> None:
         key, sep, value = arg.partition("=")
         if key in ("experiment", "+experiment") and sep:
             experiment = value
+        elif key.lstrip("+") == "overwrite" and sep:
+            # The run's line, copied with 'plan' in front: a plan writes nothing, so there is nothing to move.
+            log.warning("simstudy plan writes nothing: %s is ignored (it applies to the run itself)", arg)
         else:
             overrides.append(arg)
     done = plan.run(api_compose(experiment, overrides))
@@ -224,9 +227,16 @@ def _plan(argv: list[str]) -> None:
         return
     print(done.by_measure().to_string(index=False, float_format="{:.4g}".format))
     cells = done.table.drop_duplicates("cell")
+    reps = int(cells["cell_reps"].sum())
+    capped = "; capped: " + ", ".join(c[:8] for c in done.capped_cells) if done.capped_cells else ""
+    workers = f"{done.workers} worker{'s' if done.workers > 1 else ''}"
+    more = ""
+    if done.cores > done.workers:  # say what the idle cores would change, and how to use them
+        faster = done.fixed_seconds + reps * done.seconds_per_rep / done.cores
+        more = f"; this machine has {done.cores} cores: runner.n_jobs={done.cores} would take about {faster:.3g} s"
     print(
-        f"pilot {done.pilot_reps} per cell; {len(cells)} cells need {int(cells['cell_reps'].sum())} replicates in all "
-        f"(cap {done.max_reps} per cell{'; capped: ' + ', '.join(c[:8] for c in done.capped_cells) if done.capped_cells else ''}); "
-        f"about {done.total_seconds:.3g} s with {done.workers} worker(s) on this machine "
-        f"({done.seconds_per_rep:.3g} s of compute per replicate); nothing written"
+        f"pilot {done.pilot_reps} per cell; {len(cells)} cells need {reps} replicates in all "
+        f"(cap {done.max_reps} per cell{capped}); about {done.total_seconds:.3g} s on this machine = "
+        f"{done.fixed_seconds:.3g} s outside the replicates (truth, reduction) + {reps} x "
+        f"{done.seconds_per_rep:.3g} s of compute per replicate over {workers}{more}; nothing written"
     )

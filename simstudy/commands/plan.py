@@ -6,8 +6,10 @@ removes, and reports what a run with that target would do: per cell and measure,
 the absolute target, the replicates needed (whole chunks, within ``[study.reps, study.max_reps]``), whether the
 cap binds, and the estimated seconds on this machine. It writes no results.
 
-The estimate of seconds is the pilot's compute seconds per replicate (averaged over its cells), times the
-replicates, divided by the workers (``runner.n_jobs``; -1: every core): a guide, since cells may differ in cost.
+The estimate of seconds is the pilot's seconds outside its chunks (truth, reduction), plus its compute seconds
+per replicate (averaged over its cells) times the replicates of every cell, divided by the workers
+(``runner.n_jobs``; -1: every core): a guide, since cells may differ in cost. The two parts add up to the total
+the command prints, and it names the cores this machine offers when ``runner.n_jobs`` uses fewer.
 
 ==================  ===========================================================================================
 :func:`run`         the pilot, planned: a :class:`Planned`
@@ -53,7 +55,8 @@ class Planned:
         ``measure``, ``pilot_estimate``, ``pilot_mcse`` (the measure's units), ``pilot_reps``, ``target``
         (absolute MCSE target, NaN untargeted), ``reps_needed`` (this row's), ``cell_reps`` (the cell's: the
         largest of its rows), ``capped`` (needs more than ``max_reps``) and ``est_seconds`` (of ``cell_reps``
-        replicates of the cell, on this machine).
+        replicates of the cell, on this machine: the cell's share of ``total_seconds``, repeated on each of its
+        rows).
     pilot_reps : int
         ``study.reps``, the pilot per cell.
     max_reps : int
@@ -63,12 +66,16 @@ class Planned:
     workers : int
         The workers the estimate assumes (``runner.n_jobs``, -1 resolved to this machine's cores).
     total_seconds : float
-        The estimated wall seconds of the whole run (every cell at its ``cell_reps``): the pilot's seconds
-        outside its chunks (truth, reduction) plus the chunks' compute at ``seconds_per_rep`` over ``workers``.
+        The estimated wall seconds of the whole run (every cell at its ``cell_reps``): ``fixed_seconds`` plus
+        the chunks' compute at ``seconds_per_rep`` over ``workers``.
+    fixed_seconds : float
+        The pilot's seconds outside its chunks (truth, reduction), which more replicates do not change.
+    cores : int
+        The cores this process may use on this machine (what ``runner.n_jobs=-1`` would take).
 
     Examples
     --------
-    >>> planned = Planned(pd.DataFrame(), 1000, 100_000, 1e-5, 2, 0.0)
+    >>> planned = Planned(pd.DataFrame(), 1000, 100_000, 1e-5, 2, 0.0, 0.0, 2)
     >>> planned.pilot_reps, planned.capped_cells
     (1000, ())
     """
@@ -79,6 +86,8 @@ class Planned:
     seconds_per_rep: float
     workers: int
     total_seconds: float
+    fixed_seconds: float
+    cores: int
 
     @property
     def capped_cells(self) -> tuple[str, ...]:
@@ -94,7 +103,9 @@ class Planned:
         -------
         pandas.DataFrame
             The rows of :attr:`table` with the largest ``reps_needed`` of each (cell, measure), targeted
-            measures only, the cell key shortened to 8 digits and a column ``rows`` (the measure's rows).
+            measures only, the cell key shortened to 8 digits and a column ``rows`` (the measure's rows);
+            without ``est_seconds``, a cell's and not a row's (repeated per measure it would not add up to the
+            total).
         """
         table = self.table[self.table["target"].notna()]
         if table.empty:
@@ -102,11 +113,19 @@ class Planned:
         groups = table.groupby(["cell", "measure"], sort=False)
         worst = table.loc[groups["reps_needed"].idxmax()].copy()
         worst.insert(worst.columns.get_loc("measure") + 1, "rows", groups.size().to_numpy())
-        return worst.drop(columns=["pilot_reps"]).assign(cell=worst["cell"].str[:8]).reset_index(drop=True)
+        worst = worst.drop(columns=["pilot_reps", "est_seconds"], errors="ignore")
+        return worst.assign(cell=worst["cell"].str[:8]).reset_index(drop=True)
 
 
-def _workers(n_jobs: int) -> int:
-    cores = os.cpu_count() or 1
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one, else every core)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def _workers(n_jobs: int, cores: int) -> int:
     return cores if n_jobs == -1 else max(1, min(n_jobs, cores))
 
 
@@ -164,9 +183,10 @@ def run(config) -> Planned:
     plan = plan_precision(config, first.summary)
     cells = max(len(plan.cell_reps), 1)
     per_rep = first.report.compute_seconds / (config.study.reps * cells)
-    workers = _workers(config.runner.n_jobs)
+    cores = _cores()
+    workers = _workers(config.runner.n_jobs, cores)
     table = plan.table.copy()
     table["cell_reps"] = table["cell"].map(plan.cell_reps).astype("int64")
     table["est_seconds"] = table["cell_reps"] * per_rep / workers
     total = fixed + sum(plan.cell_reps.values()) * per_rep / workers
-    return Planned(table, config.study.reps, _max_reps(config), per_rep, workers, total)
+    return Planned(table, config.study.reps, _max_reps(config), per_rep, workers, total, fixed, cores)

@@ -292,6 +292,37 @@ def _mc_rows(cell: _Cell, perf: metrics.Performance, specs, bands: dict | None =
     return rows
 
 
+#: The kurtosis of a squared normal error, (d - m)^2 or d^2 for d ~ N(m, s^2) (chi-square with 1 dof: 3 + 12). The
+#: replicates of the squared-error measures are squares, far from normal even when the errors are normal; the
+#: pilot's Gram matrix has no eighth moment to estimate their kurtosis, so their plan assumes normal errors (a
+#: bias, d = b + e, makes d^2 less skewed: 15 is the most a normal error gives).
+_SQUARED_NORMAL_KURTOSIS = 15.0
+
+
+def _add_kurtosis(rows: list[dict], G: np.ndarray, cell: _Cell, specs) -> None:
+    """Give each estimator's Monte Carlo rows the kurtosis of their replicates, for the precision rule's pilot.
+
+    ``mean`` and ``bias``: that of the errors, ``m4 / m2^2`` from the Gram matrix (NaN where the estimates were
+    all equal); ``variance``, ``empse`` and ``mse``: :data:`_SQUARED_NORMAL_KURTOSIS` (their replicates are squared
+    errors). The rule plans a row from it (the variance of skewed replicates is estimated less surely than a
+    normal one's). Only the pilot's summary carries it; paired rows have none (normal assumed).
+    """
+    C = metrics.centre_gram(G)  # (N, 1 + 2E, 1 + 2E): centred (1, d_e - m_e, (d_e - m_e)^2, ...)
+    E = len(specs)
+    lin, sq = 1 + 2 * np.arange(E), 2 + 2 * np.arange(E)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kurt = C[:, sq, sq] * C[:, 0, 0][:, None] / C[:, lin, lin] ** 2  # (N, E): (m4 / R) / (m2 / R)^2
+    at = {(s.name, int(k)): kurt[i, e] for e, s in enumerate(specs) for i, k in enumerate(cell.n)}
+    for row in rows:
+        if (row["estimator"], row["n"]) not in at:
+            continue
+        if row["measure"] in ("mean", "bias"):
+            value = at[(row["estimator"], row["n"])]
+            row["kurtosis"] = float(value) if np.isfinite(value) else np.nan
+        elif row["measure"] in ("variance", "empse", "mse"):
+            row["kurtosis"] = _SQUARED_NORMAL_KURTOSIS
+
+
 def _degenerate_notes(cell: _Cell, perf: metrics.Performance, specs) -> list[str]:
     """Say (in the log and run.json) where an estimator's estimates were all equal: its zeros are exact."""
     notes = []
@@ -543,7 +574,11 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
 
             with threadpool_limits(1, user_api="blas"):  # small products: threads only contend (6x slower)
                 bands = _joint_bands(perf, cross)
-        mc += _mc_rows(cell, perf, specs, bands)
+        rows = _mc_rows(cell, perf, specs, bands)
+        stage = base._STAGE.get()
+        if stage is not None and stage.pilot:  # the precision rule's pilot plans a skewed mean from its kurtosis
+            _add_kurtosis(rows, totals["gram"], cell, specs)
+        mc += rows
         notes += _degenerate_notes(cell, perf, specs)
         if boot:
             mc += _bootstrap_rows(cell, totals["plugin_variance"], run_.reps(key), specs)

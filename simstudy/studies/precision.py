@@ -43,7 +43,8 @@ __all__ = ["CONFIDENCE", "PrecisionPlan", "plan_precision", "pilot", "run_study"
 
 log = logging.getLogger("simstudy")
 
-#: The probability with which a cell's plan meets its targets (kappa's one-sided chi-square confidence).
+#: The probability with which a cell's plan meets its targets (the confidence of the plan's upper bound on each
+#: row's MCSE: kappa's one-sided chi-square bound, a rate's exact binomial bound).
 CONFIDENCE = 0.95
 
 
@@ -58,7 +59,10 @@ class PrecisionPlan:
     table : pandas.DataFrame
         One row per Monte Carlo row of the pilot's summary: ``cell``, ``distribution``, the study's keys,
         ``measure``, ``pilot_estimate``, ``pilot_mcse``, ``pilot_reps``, ``target`` (absolute MCSE target, in the
-        measure's units; NaN untargeted), ``reps_needed`` (whole chunks, within [pilot, cap]) and ``capped``
+        measure's units; NaN untargeted), ``rate`` (a mean of 0/1 replicates), ``mcse_bound`` (the upper
+        ``confidence`` bound on the pilot's MCSE the plan uses: ``pilot_mcse sqrt(kappa)`` (kappa for the row's
+        ``kurtosis`` where the pilot's summary has that column), or a rate's from its
+        exact bound on ``p (1 - p)``), ``reps_needed`` (whole chunks, within [pilot, cap]) and ``capped``
         (needs more than ``max_reps``).
     cell_reps : dict of str to int
         Each cell's replicates: the largest ``reps_needed`` of its rows (the pilot's if none is targeted).
@@ -162,7 +166,10 @@ class PrecisionPlan:
             )
         block = {
             "rule": "two-stage: a pilot of study.reps plans N = ceil(n0 (mcse0/target)^2 kappa) per cell, in whole "
-            "chunks, within [study.reps, study.max_reps]; kappa = (n0-1)/chi2_{1-confidence}(n0-1)",
+            "chunks, within [study.reps, study.max_reps]; kappa = nu/chi2_{1-confidence}(nu), nu = n0-1 or, for a "
+            "row with the pilot's kurtosis k, 2 n0/(k-(n0-3)/(n0-1)); a rate (a mean "
+            "of 0/1 replicates) plans N = ceil(n0 U / (r target^2)), U the exact upper confidence bound on "
+            "p(1-p) from its count of r",
             "targets": [list(t) for t in self.precision],
             "confidence": self.confidence,
             "pilot_reps": self.pilot_reps,
@@ -211,6 +218,33 @@ def _keys(frame: pd.DataFrame) -> list[str]:
     return [c for c in cols[:end] if c not in ("study", "reps", "estimate", "mcse")]
 
 
+def _rates(rows: pd.DataFrame, measure: np.ndarray) -> np.ndarray:
+    """Which Monte Carlo rows are rates (means of 0/1 replicates), a bool array.
+
+    A rate's MCSE is ``sqrt(p (1 - p) / reps)`` of its estimate ``p``, a count over ``reps``: a row that meets
+    this identity to 1e-9 is one (no mean of other values does, except by a coincidence of every digit). A row at
+    0 or 1 with MCSE 0 meets it as any constant does, so it counts as a rate only if it carries a Clopper-Pearson
+    interval (``ci_low``: the coverage and rejection rows) or its measure is a rate in another row; a constant
+    estimator's exact zero variance is not a rate.
+    """
+    estimate = rows["estimate"].to_numpy(float)
+    mcse = rows["mcse"].to_numpy(float)
+    reps = pd.to_numeric(rows["reps"], errors="coerce").to_numpy(float) if "reps" in rows else np.full(len(rows), 1.0)
+    with np.errstate(invalid="ignore"):
+        count = estimate * reps
+        whole = (estimate >= 0) & (estimate <= 1) & (reps >= 1) & (np.abs(count - np.round(count)) <= 1e-6)
+        variance = estimate * (1 - estimate)
+        bernoulli = whole & (np.abs(mcse**2 * reps - variance) <= 1e-9 * variance)
+    interior = bernoulli & (variance > 0)
+    has_ci = (
+        pd.to_numeric(rows["ci_low"], errors="coerce").notna().to_numpy()
+        if "ci_low" in rows
+        else np.zeros(len(rows), bool)
+    )
+    rate_measures = np.isin(measure, list(set(measure[interior].tolist())))
+    return interior | (bernoulli & (has_ci | rate_measures))
+
+
 def _max_reps(config) -> int:
     cap = getattr(config.study.options, "max_reps", None)
     return int(cap) if cap is not None else 100 * config.study.reps
@@ -221,7 +255,11 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
 
     Each Monte Carlo row (reps > 0, a finite MCSE) gets its absolute target
     (:func:`simstudy.engine.precision.absolute_targets`, relative ones of the pilot's ``|estimate|``) and the
-    replicates that meet it (:func:`simstudy.engine.precision.reps_needed`, kappa from the row's own reps);
+    replicates that meet it (:func:`simstudy.engine.precision.reps_needed`) planned from an upper ``confidence``
+    bound on its MCSE: the pilot's MCSE times ``sqrt(kappa)`` (kappa from the row's own reps, and from its
+    kurtosis where the pilot's summary has a ``kurtosis`` column; normal otherwise), or for a rate (a
+    row whose MCSE is ``sqrt(p (1 - p) / reps)``: a mean of 0/1 replicates) the exact binomial bound
+    (:func:`simstudy.engine.precision.rate_variance_bound`), which is positive even when the pilot saw no event;
     each cell takes the largest of its rows.
 
     Parameters
@@ -268,14 +306,18 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
     row_reps = (
         pd.to_numeric(rows["reps"], errors="coerce").to_numpy(float) if "reps" in rows else np.full(len(rows), n0)
     )
-    need, capped = _precision.reps_needed(
-        n0,
-        rows["mcse"].to_numpy(float),
-        target,
-        kappa=_precision.inflation(row_reps - 1, CONFIDENCE),
-        chunk_reps=chunk_reps,
-        max_reps=cap,
-    )
+    estimate, mcse = rows["estimate"].to_numpy(float), rows["mcse"].to_numpy(float)
+    # The MCSE the plan assumes, an upper confidence bound: a rate's from the exact bound on p (1 - p) (never 0,
+    # valid near 0 and 1), any other row's the pilot's MCSE times sqrt(kappa) (a normal variance's bound).
+    rate = _rates(rows, measure)
+    # A study that knows its rows' kurtosis (a `kurtosis` column in the pilot's summary) gets kappa for it; NaN or
+    # no column: a normal-like variance estimate is assumed (docs/guides/precision.md says what that costs).
+    kurtosis = pd.to_numeric(rows["kurtosis"], errors="coerce").to_numpy(float) if "kurtosis" in rows else 3.0
+    bound = mcse * np.sqrt(_precision.inflation(row_reps - 1, CONFIDENCE, kurtosis))
+    if rate.any():
+        count = np.round(estimate[rate] * row_reps[rate])
+        bound[rate] = np.sqrt(_precision.rate_variance_bound(count, row_reps[rate], CONFIDENCE) / row_reps[rate])
+    need, capped = _precision.reps_needed(n0, bound, target, kappa=1.0, chunk_reps=chunk_reps, max_reps=cap)
     table = pd.DataFrame(
         {
             **{k: rows[k].to_numpy() for k in keys},
@@ -283,6 +325,8 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
             "pilot_estimate": rows["estimate"].to_numpy(float),
             "pilot_mcse": rows["mcse"].to_numpy(float),
             "pilot_reps": row_reps.astype(np.int64),
+            "rate": rate,
+            "mcse_bound": bound,
             "target": target,
             "reps_needed": need,
             "capped": capped,
@@ -339,7 +383,8 @@ def pilot(spec, config, out_dir: Path) -> StudyResult:
 def run_study(spec, config, out_dir: Path) -> Any:
     """Run a study under its precision rule: the pilot, then each cell's planned replicates.
 
-    Without ``study.precision`` this is ``spec.run(config, out_dir)``. With it, the pilot (:func:`pilot`), the
+    Without ``study.precision`` this is ``spec.run(config, out_dir)`` (with a one-line note if ``study.max_reps``
+    is set: it has no effect then). With it, the pilot (:func:`pilot`), the
     plan (:func:`plan_precision`) and the planned run, whose summary carries ``target`` and
     ``reached_precision`` and whose ``run.json`` a ``precision`` block (:meth:`PrecisionPlan.annotate`); its
     report counts both stages.
@@ -387,6 +432,14 @@ def run_study(spec, config, out_dir: Path) -> Any:
     (700, 0.002, True, 200)
     """
     if getattr(config.study.options, "precision", None) is None:
+        cap = getattr(config.study.options, "max_reps", None)
+        if cap is not None:  # the cap of a rule that is off: say so rather than let it look obeyed
+            log.warning(
+                "study.max_reps=%d has no effect without study.precision (it caps the precision rule's replicates); "
+                "every cell runs study.reps=%d",
+                cap,
+                config.study.reps,
+            )
         return spec.run(config, out_dir)
     first = pilot(spec, config, out_dir)
     if not _monte_carlo(first.summary).any():
