@@ -280,11 +280,11 @@ def _check_overrides(argv: list[str], config_name: str = "config"):
 
 
 def _move_sweep_aside(sweep_dir: Path) -> None:
-    """``overwrite=true`` on a sweep: move the sweep-level files of the earlier one (its ``multirun.yaml``, stacked
-    summary and figure) to ``previous/<time>/`` in the sweep's directory, after every job's config was checked and
-    before Hydra and :class:`SweepCallback` rewrite them; each job's directory moves its own results."""
+    """``overwrite=true`` on a sweep: move the earlier one (its ``multirun.yaml``, stacked summary and figure, and
+    its jobs' directories) to ``previous/<time>/`` in the sweep's directory, after every job's config was checked
+    and before Hydra and :class:`SweepCallback` write anew (:func:`simstudy.engine.identity.sweep_outputs`)."""
     try:
-        moved = _identity.move_aside(sweep_dir, _identity.SWEEP_OUTPUTS)
+        moved = _identity.move_aside(sweep_dir, _identity.sweep_outputs(sweep_dir))
     except io.RunDirConflict as exc:
         _fail(str(exc), None)
     if moved is not None:  # before Hydra's logging is set up: Python's last-resort handler says it on stderr
@@ -354,8 +354,12 @@ def _sweep_key(override: str) -> bool:
 def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
     """Refuse a sweep into a sweep directory that holds another sweep: Hydra would replace its ``multirun.yaml``,
     and the callback its stacked ``summary.parquet`` and figure. The same sweep again (a resume, other runner
-    settings) goes on."""
+    settings) goes on, and so does any sweep under ``overwrite=true``, which moves the earlier one's files aside
+    (:func:`_move_sweep_aside`) once every job's config is checked."""
     from omegaconf import OmegaConf
+
+    if _OVERWRITE.get():
+        return
 
     try:
         sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
@@ -377,8 +381,9 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
     what = "an unreadable multirun.yaml" if earlier is None else f"another sweep ({' '.join(earlier)})"
     own = f"{sweep_dir}-{hashlib.sha256(' '.join(this).encode()).hexdigest()[:8]}"  # no '=' nor ',': typeable
     _fail(
-        f"{sweep_dir} holds {what}, whose multirun.yaml, summary.parquet and figure this sweep would replace: give "
-        f"this one its own directory, e.g. hydra.sweep.dir={own}",
+        f"{sweep_dir} holds {what}, whose multirun.yaml, summary.parquet and figure this sweep would replace: add "
+        f"overwrite=true to move the earlier sweep's files aside, or give this one its own directory, e.g. "
+        f"hydra.sweep.dir={own}",
         None,
     )
 

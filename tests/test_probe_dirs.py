@@ -96,6 +96,25 @@ def test_overwrite_on_a_sweep_moves_the_sweep_s_own_files_aside_too(tmp_path):
     assert all((sw / name).is_file() for name in SWEEP_FILES)
 
 
+@pytest.mark.system  # issue 34: a sweep whose settings changed was refused as "holds another sweep"
+def test_overwrite_on_a_sweep_with_other_settings_moves_the_earlier_sweep_aside(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy(*SWEEP, cwd=tmp_path)
+    sw = tmp_path / "sw"
+    old = {name: (sw / name).read_bytes() for name in SWEEP_FILES}
+    line = one_line_error(simstudy(*SWEEP, "seed=7", cwd=tmp_path, check=False), "holds another sweep")
+    assert "add overwrite=true to move the earlier sweep's files aside" in line
+    simstudy(*SWEEP, "seed=7", "overwrite=true", cwd=tmp_path)
+    (moved,) = (sw / "previous").iterdir()
+    assert {name: (moved / name).read_bytes() for name in SWEEP_FILES} == old
+    assert "seed=7" in (sw / "multirun.yaml").read_text()
+    assert (sw / "summary.parquet").read_bytes() != old["summary.parquet"]  # the new seed's
+    jobs = sorted(p.name for p in moved.iterdir() if p.is_dir())  # the earlier jobs' directories moved too
+    assert len(jobs) == 2 and all((moved / job / "summary.parquet").is_file() for job in jobs)
+    now = sorted(p.name for p in sw.iterdir() if p.is_dir() and p.name != "previous")
+    assert len(now) == 2 and all("seed=7" in job for job in now)  # only this sweep's jobs at the top
+
+
 @pytest.mark.system
 def test_a_refused_sweep_job_names_hydra_sweep_dir_as_the_fix(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)

@@ -77,10 +77,42 @@ OUTPUTS = (
     "report.html",
 )
 
-#: What simstudy (and Hydra, for it) writes at the top of a sweep's directory (``simstudy -m``): with
-#: ``overwrite=true`` these are moved aside (:func:`move_aside`) before the sweep rewrites them; each job's own
-#: directory moves its results itself.
+#: What simstudy (and Hydra, for it) writes at the top of a sweep's directory (``simstudy -m``), besides its
+#: jobs' run directories: with ``overwrite=true`` these and the jobs' directories are moved aside
+#: (:func:`sweep_outputs`, :func:`move_aside`) before the sweep rewrites them.
 SWEEP_OUTPUTS = ("multirun.yaml", "summary.parquet", "summary.csv", "figure.png", "figure.pdf", "report.html")
+
+
+def sweep_outputs(sweep_dir: Path) -> tuple[str, ...]:
+    """What ``overwrite=true`` moves aside at the top of a sweep's directory: :data:`SWEEP_OUTPUTS` and every
+    job's run directory (a directory, not a link, carrying simstudy's marker): a sweep with other settings names
+    its jobs' directories otherwise, and the earlier sweep's would stay beside them as if they were this one's.
+
+    Raises
+    ------
+    simstudy.engine.chunks.RunDirConflict
+        A job's directory is in use by a live run (one line naming it); nothing was moved.
+    """
+    from simstudy.engine import claims
+
+    jobs = []
+    for entry in sorted(os.scandir(sweep_dir) if sweep_dir.is_dir() else [], key=lambda e: e.name):
+        if entry.name == PREVIOUS or not entry.is_dir(follow_symlinks=False):
+            continue
+        job = Path(entry.path)
+        if not (job / claims.RUN_MARKER).is_file():
+            continue
+        for lock in job.glob(claims.LOCK_NAME + "*"):
+            owner = claims._read_lock(lock)
+            if owner is not None and ".stale-" not in lock.name and (not owner or claims._alive(owner) is not False):
+                raise chunks.RunDirConflict(
+                    f"{job} is in use by a simstudy run ({claims._describe_owner(owner)}): overwrite=true moves a "
+                    f"sweep's jobs aside only when none runs; wait for it, or give this sweep a new directory "
+                    f"(hydra.sweep.dir=NEW)"
+                )
+        jobs.append(entry.name)
+    return (*SWEEP_OUTPUTS, *jobs)
+
 
 #: The command whose outputs a run directory without a record holds (one written before records existed).
 _OUTPUT_OF = {
