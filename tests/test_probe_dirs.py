@@ -3,6 +3,7 @@ leave the run directory (a ``previous`` that is a symlink is refused), a sweep's
 jobs' are, a sweep job's refusal names the key that gives it a new directory, and the "wrote ..." line lists only
 what the run wrote."""
 
+import os
 import re
 from pathlib import Path
 
@@ -137,6 +138,26 @@ def test_a_sweep_with_a_symlinked_previous_is_refused_before_anything_moves(tmp_
     line = one_line_error(simstudy(*SWEEP, "overwrite=true", cwd=tmp_path, check=False), "previous is a symlink")
     assert "hydra.sweep.dir=NEW" in line
     assert list(outside.iterdir()) == [] and files_of(tmp_path / "sw") == before
+
+
+# --- issue 34: a directory simstudy did not create is never written into ---------------------------------------
+
+@pytest.mark.parametrize("run_json", ['{"accuracy": 0.9}\n', '{"fingerprint": "f", "environment": {}}\n', None],
+                         ids=["another-tool", "no-simstudy-package", "fifo"])
+def test_another_tools_config_and_run_json_are_not_a_simstudy_run_directory(tmp_path, run_json):
+    (tmp_path / "s.csv").write_text(SCORES)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.yaml").write_text("lr: 0.1\nepochs: 30\n")
+    if run_json is None:
+        os.mkfifo(other / "run.json")  # never opened: a read would block
+    else:
+        (other / "run.json").write_text(run_json)
+    before = sorted(os.listdir(other)), (other / "config.yaml").read_bytes()
+    line = one_line_error(simstudy("curve", "data=s.csv", "hydra.run.dir=other", cwd=tmp_path, check=False),
+                          f"{other} is not empty and is not a simstudy run directory (it holds config.yaml, run.json)")
+    assert "choose another run directory" in line
+    assert (sorted(os.listdir(other)), (other / "config.yaml").read_bytes()) == before  # nothing written there
 
 
 # --- 4. the "wrote ..." line ------------------------------------------------------------------------------------
