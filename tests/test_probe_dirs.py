@@ -140,6 +140,78 @@ def test_a_sweep_with_a_symlinked_previous_is_refused_before_anything_moves(tmp_
     assert list(outside.iterdir()) == [] and files_of(tmp_path / "sw") == before
 
 
+# --- issue 34: no stale results beside new ones ------------------------------------------------------------------
+
+def top(run: Path) -> list[str]:
+    return sorted(p.name for p in run.iterdir() if not p.name.startswith("."))
+
+
+@pytest.mark.slow  # two tiny studies: about 2 s
+def test_a_rerun_moves_aside_the_files_it_no_longer_writes_and_keeps_the_user_s(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy(*STUDY, "budget.B=5", "runner.figures=[svg,png]", "hydra.run.dir=run", cwd=tmp_path)
+    run = tmp_path / "run"
+    svg = (run / "figure.svg").read_bytes()
+    (run / "notes.md").write_text("mine\n")
+    proc = simstudy(*STUDY, "budget.B=5", "study.reps=60", "hydra.run.dir=run", cwd=tmp_path)  # figures: png only
+    assert "moved figure.svg, written by an earlier run and not by this one" in proc.stdout
+    (moved,) = (run / "previous").iterdir()
+    assert top(moved) == ["figure.svg"] and (moved / "figure.svg").read_bytes() == svg  # moved, not lost
+    assert "figure.svg" not in top(run) and {"figure.png", "notes.md", "summary.parquet"} <= set(top(run))
+    proc = simstudy(*STUDY, "budget.B=5", "study.reps=60", "hydra.run.dir=run", cwd=tmp_path)  # the same again
+    assert "written by an earlier run" not in proc.stdout and len(list((run / "previous").iterdir())) == 1
+
+
+@pytest.mark.slow
+def test_overwrite_moves_every_file_the_earlier_run_wrote(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy(*STUDY, "budget.B=5", "runner.figures=[svg]", "hydra.run.dir=run", cwd=tmp_path)
+    run = tmp_path / "run"
+    (run / "notes.md").write_text("mine\n")
+    earlier = set(top(run)) - {"notes.md"}
+    assert "figure.svg" in earlier
+    edit(tmp_path / "s.csv")
+    simstudy(*STUDY, "budget.B=5", "hydra.run.dir=run", "overwrite=true", cwd=tmp_path)
+    (moved,) = (run / "previous").iterdir()
+    assert set(top(moved)) == earlier  # figure.svg with the rest: nothing of the earlier run left at the top
+    assert "figure.svg" not in top(run) and (run / "notes.md").read_text() == "mine\n"
+
+
+@pytest.mark.slow  # two designs of one cell each
+def test_overwrite_on_a_design_moves_its_cells_and_nested_loop_aside(tmp_path):
+    import simstudy as api
+
+    three = "+design={distribution.sd: [0.05], budget.B: [4], distribution.mean: [0.6]}"
+    api.run("dodge2021_fig1", ["study.reps=40", "study.chunk_reps=40", "runner.progress=false", three],
+            out_dir=tmp_path / "d")
+    run = tmp_path / "d"
+    (old_cell,) = [p.name for p in run.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert (run / "nested_loop.png").is_file()
+    one = "+design={budget.B: [6]}"
+    api.run("dodge2021_fig1", ["study.reps=40", "study.chunk_reps=40", "runner.progress=false", one, "overwrite=true"],
+            out_dir=run)
+    (moved,) = (run / "previous").iterdir()
+    assert {"nested_loop.png", old_cell} <= set(top(moved))
+    cells = [p.name for p in run.iterdir() if p.is_dir() and p.name not in ("previous",)]
+    assert cells == ["budget.B=6"] and not (run / "nested_loop.png").exists()
+
+
+def test_move_aside_moves_what_the_marker_lists_and_nothing_else(tmp_path):
+    from simstudy.engine import claims
+
+    run = tmp_path / "run"
+    claim = claims.claim_run_dir(run)
+    for name in ("zip.parquet", "zip.png", "figure.svg", "notes.md"):
+        (run / name).write_text(name)
+    (run / "cell").mkdir()
+    _identity.note_outputs(run, ["zip.parquet", "zip.png", "figure.svg", "cell", "../escape", ".hidden", "previous"])
+    claim.release()
+    assert _identity.outputs(run) == {"zip.parquet", "zip.png", "figure.svg", "cell"}  # plain names only
+    moved = _identity.move_aside(run)
+    assert top(moved) == ["cell", "figure.svg", "zip.parquet", "zip.png"] and top(run) == ["notes.md", "previous"]
+    assert _identity.outputs(run) == set()  # the list follows the files
+
+
 # --- issue 34: a directory simstudy did not create is never written into ---------------------------------------
 
 @pytest.mark.parametrize("run_json", ['{"accuracy": 0.9}\n', '{"fingerprint": "f", "environment": {}}\n', None],

@@ -42,7 +42,8 @@ KERNEL_VERSIONS: dict[str, int] = {
 }  # the noisy quadratic fit has its own: parametric_fit.FIT_VERSION, already in its studies' fingerprints
 
 #: What simstudy writes at the top of a run directory (the commands' outputs, and the chunks and
-#: subdirectories of resumable runs): :func:`move_aside` moves these and nothing else.
+#: subdirectories of resumable runs), whether or not the run marker lists them (:func:`outputs`: a directory
+#: made before the list existed): :func:`move_aside` moves these and the listed ones, nothing else.
 OUTPUTS = (
     RECORD,
     "config.yaml",
@@ -75,6 +76,10 @@ OUTPUTS = (
     "simulation.csv",
     "EXTRAPOLATE.md",
     "report.html",
+    "zip.parquet",
+    "zip.png",
+    "nested_loop.png",
+    "FIELD.md",
 )
 
 #: What simstudy (and Hydra, for it) writes at the top of a sweep's directory (``simstudy -m``), besides its
@@ -343,19 +348,74 @@ def _previous(out_dir: Path) -> Path:
     return previous
 
 
-def move_aside(out_dir: Path, names: tuple[str, ...] = OUTPUTS) -> Path | None:
-    """Move what simstudy wrote at the top of ``out_dir`` (:data:`OUTPUTS`) into ``previous/<UTC time>/``.
+#: The run marker's key (:data:`simstudy.engine.claims.RUN_MARKER`) listing every name simstudy wrote at the top
+#: of its run directory (files, and directories it created: a design's cells, an audit's figures' folders).
+_OUTPUTS_KEY = "outputs"
+
+
+def _plain_name(name: object) -> bool:
+    """A name an output list may hold: one entry at the top (no path), not hidden unless the identity record,
+    not ``previous`` (a marker in a directory someone sent may list anything: nothing leaves the directory)."""
+    return (
+        isinstance(name, str)
+        and name not in ("", ".", "..", PREVIOUS)
+        and "/" not in name
+        and "\\" not in name
+        and "\0" not in name
+        and (not name.startswith(".") or name == RECORD)
+    )
+
+
+def outputs(out_dir: Path) -> frozenset[str]:
+    """The names simstudy wrote at the top of a run directory, as its marker lists them (empty if none).
+
+    Every run adds what it wrote (:func:`note_outputs`, called as it releases the directory), so the list
+    covers the outputs of every earlier run kept there: ``overwrite=true`` moves them all (:func:`move_aside`),
+    and a rerun moves those it no longer writes (:func:`simstudy.engine.rundir._in_run_dir`)."""
+    from simstudy.engine import claims
+
+    try:
+        blob = json.loads((out_dir / claims.RUN_MARKER).read_text())
+    except (OSError, ValueError):
+        return frozenset()
+    names = blob.get(_OUTPUTS_KEY) if isinstance(blob, dict) else None
+    return frozenset(n for n in names if _plain_name(n)) if isinstance(names, list) else frozenset()
+
+
+def _store_outputs(out_dir: Path, names: frozenset[str]) -> None:
+    from simstudy.engine import claims
+
+    marker = out_dir / claims.RUN_MARKER
+    try:
+        blob = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return  # no marker (released meanwhile, or never simstudy's): nothing to note into
+    if not isinstance(blob, dict) or set(blob.get(_OUTPUTS_KEY) or ()) == names:
+        return
+    io.write_json({**blob, _OUTPUTS_KEY: sorted(names)}, marker)
+
+
+def note_outputs(out_dir: Path, names) -> None:
+    """Add ``names`` (written at the top of ``out_dir`` by this run) to the marker's list of outputs."""
+    _store_outputs(out_dir, outputs(out_dir) | {n for n in names if _plain_name(n)})
+
+
+def move_aside(out_dir: Path, names: tuple[str, ...] | None = None) -> Path | None:
+    """Move what simstudy wrote at the top of ``out_dir`` into ``previous/<UTC time>/``.
 
     Nothing else is touched (a user's own file stays where it is), and nothing leaves ``out_dir``: an entry
     that is a symlink is moved as the link (not what it points to), and a ``previous`` that is a symlink or a
-    file is refused before anything moves.
+    file is refused before anything moves. The names moved leave the marker's list of outputs
+    (:func:`outputs`).
 
     Parameters
     ----------
     out_dir : pathlib.Path
         The run directory (or a sweep's directory).
     names : tuple of str, optional
-        The names to move, where present; default :data:`OUTPUTS` (a sweep's: :data:`SWEEP_OUTPUTS`).
+        The names to move, where present; default every name simstudy wrote there: :data:`OUTPUTS` and the
+        marker's list (:func:`outputs`), so a file only an earlier run wrote (``figure.svg``, a design's cell)
+        moves too. A sweep's: :func:`sweep_outputs`.
 
     Returns
     -------
@@ -377,6 +437,9 @@ def move_aside(out_dir: Path, names: tuple[str, ...] = OUTPUTS) -> Path | None:
     ...     print(moved.parent.name, sorted(p.name for p in moved.iterdir()), sorted(p.name for p in Path(d).iterdir()))
     previous ['summary.csv'] ['notes.md', 'previous']
     """
+    listed = outputs(out_dir)
+    if names is None:
+        names = (*OUTPUTS, *sorted(listed - set(OUTPUTS)))
     names = tuple(name for name in names if os.path.lexists(out_dir / name))
     if not names:
         return None
@@ -391,4 +454,6 @@ def move_aside(out_dir: Path, names: tuple[str, ...] = OUTPUTS) -> Path | None:
     target.mkdir()
     for name in names:
         os.rename(out_dir / name, target / name)  # a symlink is renamed as the link: nothing leaves out_dir
+    if listed:
+        _store_outputs(out_dir, listed - set(names))
     return target
