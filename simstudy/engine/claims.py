@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from simstudy.io import write_json
+from simstudy.io import _hold_interrupts, _release_interrupts, write_json
 
 __all__ = [
     "RUN_MARKER",
@@ -409,9 +409,18 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     owner = _owner()
     name = LOCK_NAME if shard is None else f"{LOCK_NAME}.shard-{re.sub(r'[^0-9]+', '-', str(shard)).strip('-')}"
     lock = path / name
-    _take_lock(lock, owner, warn)
+    # Ctrl-C and SIGTERM are held while the lock is taken and delivered inside the try below, which removes it: a
+    # SIGTERM landing just after the lock was made, before the try, left a lock of a dead run (a system test, under
+    # load).
+    held = _hold_interrupts()
+    try:
+        _take_lock(lock, owner, warn)
+    except BaseException:
+        _release_interrupts(held)
+        raise
     written = False
     try:
+        _release_interrupts(held)
         check_run_dir(path)  # under the lock: a foreign file may have appeared since the first look
         others = sorted(
             p
