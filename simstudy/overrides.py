@@ -25,13 +25,23 @@ import contextlib
 import contextvars
 import itertools
 import logging
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simstudy import io
 from simstudy.engine import identity as _identity
-from simstudy.engine.rundir import _DIRS_BEFORE, _MULTIRUN, _OVERWRITE, _check_dir_override, _dirname, _fail, _note_dirs
+from simstudy.engine.rundir import (
+    _DIRS_BEFORE,
+    _MULTIRUN,
+    _OVERWRITE,
+    _check_dir_override,
+    _dirname,
+    _fail,
+    _load_stored_yaml,
+    _note_dirs,
+)
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
@@ -250,6 +260,8 @@ def _check_overrides(argv: list[str], config_name: str = "config"):
                 if job is composed:  # the directories Hydra will make for this command line, noted before it does
                     _note_run_dir(cfg, multirun)
                     first = None if multirun else copy.deepcopy(cfg)
+                    if multirun:
+                        _check_sweep_dir_is_simstudys(cfg)
                     if multirun and config_name == "config":
                         _check_sweep_dir(cfg, argv)
                     if multirun:
@@ -349,6 +361,38 @@ def _sweep_key(override: str) -> bool:
     """Whether an override changes a sweep's results (runner and Hydra settings change no number)."""
     key = override.partition("=")[0].lstrip("+~")
     return not key.startswith(("runner", "hydra.", "hydra/"))
+
+
+def _check_sweep_dir_is_simstudys(cfg: DictConfig) -> None:
+    """Refuse, before Hydra makes anything, a sweep directory that holds files and is not simstudy's: Hydra would
+    write its multirun.yaml there and the sweep its stacked summary.csv and figure over the user's own. simstudy's
+    is one whose multirun.yaml names its jobs with simstudy's ``simstudy_dirname`` resolver, or that holds only
+    simstudy's run directories (a sweep's jobs)."""
+    from omegaconf import OmegaConf
+
+    from simstudy.engine import claims
+
+    try:
+        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
+    except Exception:  # resolved by Hydra later: nothing known to check
+        return
+    if not sweep_dir.is_dir():
+        return
+    names = sorted(os.listdir(sweep_dir))
+    stored = sweep_dir / "multirun.yaml"
+    if not names or all((sweep_dir / n / claims.RUN_MARKER).is_file() for n in names if n != _identity.PREVIOUS):
+        return
+    if stored.is_file():
+        stored_cfg: Any = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)  # as written
+        subdir = ((stored_cfg.get("hydra") or {}).get("sweep") or {}) if isinstance(stored_cfg, dict) else {}
+        if isinstance(subdir, dict) and "${simstudy_dirname:" in str(subdir.get("subdir")):
+            return
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    _fail(
+        f"{sweep_dir} is not empty and is not a simstudy sweep directory (it holds {shown}); choose another sweep "
+        f"directory (hydra.sweep.dir=NEW) or an empty one",
+        None,
+    )
 
 
 def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:

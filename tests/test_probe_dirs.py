@@ -232,6 +232,21 @@ def test_another_tools_config_and_run_json_are_not_a_simstudy_run_directory(tmp_
     assert (sorted(os.listdir(other)), (other / "config.yaml").read_bytes()) == before  # nothing written there
 
 
+@pytest.mark.parametrize("mine", [{"summary.csv": "my summary\n", "notes.md": "mine\n"},
+                                  {"multirun.yaml": "hydra:\n  sweep:\n    subdir: ${hydra.job.num}\n"}],
+                         ids=["a-user-s-files", "another-hydra-app-s-sweep"])
+def test_a_sweep_into_a_directory_that_is_not_simstudy_s_is_refused_before_hydra_writes(tmp_path, mine):
+    (tmp_path / "s.csv").write_text(SCORES)
+    (tmp_path / "sw").mkdir()
+    for name, text in mine.items():
+        (tmp_path / "sw" / name).write_text(text)
+    before = files_of(tmp_path / "sw")
+    line = one_line_error(simstudy(*SWEEP, cwd=tmp_path, check=False),
+                          f"sw is not empty and is not a simstudy sweep directory (it holds {', '.join(sorted(mine))})")
+    assert "hydra.sweep.dir=NEW" in line
+    assert files_of(tmp_path / "sw") == before and sorted(os.listdir(tmp_path / "sw")) == sorted(mine)
+
+
 # --- 4. the "wrote ..." line ------------------------------------------------------------------------------------
 
 def wrote(stdout: str) -> list[str]:

@@ -412,15 +412,15 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     # Ctrl-C and SIGTERM are held while the lock is taken and delivered inside the try below, which removes it: a
     # SIGTERM landing just after the lock was made, before the try, left a lock of a dead run (a system test, under
     # load).
-    held = _hold_interrupts()
+    interrupts = _hold_interrupts()
     try:
         _take_lock(lock, owner, warn)
     except BaseException:
-        _release_interrupts(held)
+        _release_interrupts(interrupts)
         raise
     written = False
     try:
-        _release_interrupts(held)
+        _release_interrupts(interrupts)
         check_run_dir(path)  # under the lock: a foreign file may have appeared since the first look
         others = sorted(
             p
