@@ -319,7 +319,7 @@ def check(out_dir: Path, new: dict, *, overwrite: bool, warn=None) -> Path | Non
         )
     else:
         what = changes(old, new)
-    if overwrite and (what or any(os.path.lexists(out_dir / name) for name in OUTPUTS)):
+    if overwrite and (what or any(os.path.lexists(out_dir / name) for name in (*OUTPUTS, *outputs(out_dir)))):
         moved = move_aside(out_dir)
         if moved is not None and warn is not None:
             warn(f"overwrite=true: moved the earlier results to {moved}")
