@@ -41,6 +41,8 @@ from simstudy.engine.rundir import (
     _note_files,
     _os_error,
     _os_status,
+    _release,
+    _settle,
     _shard_label,
 )
 from simstudy.overrides import (
@@ -208,8 +210,9 @@ def _run_design(cfg: DictConfig, out_dir: Path):
                 log.info("design cell %s -> %s", name, sub)
                 with _config_written(OmegaConf.create(cell), sub, record):
                     reports.append(_run_and_report(config, sub).report)
+                _settle(sub, finished=config.runner.shard is None)
             finally:
-                claim.release()
+                _release(claim, None)
         stacked = _write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
     if stacked.unfinished:
         log.warning(

@@ -27,13 +27,23 @@ import contextlib
 import contextvars
 import itertools
 import logging
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simstudy import io
 from simstudy.engine import identity as _identity
-from simstudy.engine.rundir import _DIRS_BEFORE, _MULTIRUN, _OVERWRITE, _check_dir_override, _dirname, _fail, _note_dirs
+from simstudy.engine.rundir import (
+    _DIRS_BEFORE,
+    _MULTIRUN,
+    _OVERWRITE,
+    _check_dir_override,
+    _dirname,
+    _fail,
+    _load_stored_yaml,
+    _note_dirs,
+)
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
@@ -252,6 +262,8 @@ def _check_overrides(argv: list[str], config_name: str = "config"):
                 if job is composed:  # the directories Hydra will make for this command line, noted before it does
                     _note_run_dir(cfg, multirun)
                     first = None if multirun else copy.deepcopy(cfg)
+                    if multirun:
+                        _check_sweep_dir_is_simstudys(cfg)
                     if multirun and config_name == "config":
                         _check_sweep_dir(cfg, argv)
                     if multirun:
@@ -282,11 +294,11 @@ def _check_overrides(argv: list[str], config_name: str = "config"):
 
 
 def _move_sweep_aside(sweep_dir: Path) -> None:
-    """``overwrite=true`` on a sweep: move the sweep-level files of the earlier one (its ``multirun.yaml``, stacked
-    summary and figure) to ``previous/<time>/`` in the sweep's directory, after every job's config was checked and
-    before Hydra and :class:`SweepCallback` rewrite them; each job's directory moves its own results."""
+    """``overwrite=true`` on a sweep: move the earlier one (its ``multirun.yaml``, stacked summary and figure, and
+    its jobs' directories) to ``previous/<time>/`` in the sweep's directory, after every job's config was checked
+    and before Hydra and :class:`SweepCallback` write anew (:func:`simstudy.engine.identity.sweep_outputs`)."""
     try:
-        moved = _identity.move_aside(sweep_dir, _identity.SWEEP_OUTPUTS)
+        moved = _identity.move_aside(sweep_dir, _identity.sweep_outputs(sweep_dir))
     except io.RunDirConflict as exc:
         _fail(str(exc), None)
     if moved is not None:  # before Hydra's logging is set up: Python's last-resort handler says it on stderr
@@ -353,11 +365,47 @@ def _sweep_key(override: str) -> bool:
     return not key.startswith(("runner", "hydra.", "hydra/"))
 
 
+def _check_sweep_dir_is_simstudys(cfg: DictConfig) -> None:
+    """Refuse, before Hydra makes anything, a sweep directory that holds files and is not simstudy's: Hydra would
+    write its multirun.yaml there and the sweep its stacked summary.csv and figure over the user's own. simstudy's
+    is one whose multirun.yaml names its jobs with simstudy's ``simstudy_dirname`` resolver, or that holds only
+    simstudy's run directories (a sweep's jobs)."""
+    from omegaconf import OmegaConf
+
+    from simstudy.engine import claims
+
+    try:
+        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
+    except Exception:  # resolved by Hydra later: nothing known to check
+        return
+    if not sweep_dir.is_dir():
+        return
+    names = sorted(os.listdir(sweep_dir))
+    stored = sweep_dir / "multirun.yaml"
+    if not names or all((sweep_dir / n / claims.RUN_MARKER).is_file() for n in names if n != _identity.PREVIOUS):
+        return
+    if stored.is_file():
+        stored_cfg: Any = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)  # as written
+        subdir = ((stored_cfg.get("hydra") or {}).get("sweep") or {}) if isinstance(stored_cfg, dict) else {}
+        if isinstance(subdir, dict) and "${simstudy_dirname:" in str(subdir.get("subdir")):
+            return
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    _fail(
+        f"{sweep_dir} is not empty and is not a simstudy sweep directory (it holds {shown}); choose another sweep "
+        f"directory (hydra.sweep.dir=NEW) or an empty one",
+        None,
+    )
+
+
 def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
     """Refuse a sweep into a sweep directory that holds another sweep: Hydra would replace its ``multirun.yaml``,
     and the callback its stacked ``summary.parquet`` and figure. The same sweep again (a resume, other runner
-    settings) goes on."""
+    settings) goes on, and so does any sweep under ``overwrite=true``, which moves the earlier one's files aside
+    (:func:`_move_sweep_aside`) once every job's config is checked."""
     from omegaconf import OmegaConf
+
+    if _OVERWRITE.get():
+        return
 
     try:
         sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
@@ -379,8 +427,9 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
     what = "an unreadable multirun.yaml" if earlier is None else f"another sweep ({' '.join(earlier)})"
     own = f"{sweep_dir}-{hashlib.sha256(' '.join(this).encode()).hexdigest()[:8]}"  # no '=' nor ',': typeable
     _fail(
-        f"{sweep_dir} holds {what}, whose multirun.yaml, summary.parquet and figure this sweep would replace: give "
-        f"this one its own directory, e.g. hydra.sweep.dir={own}",
+        f"{sweep_dir} holds {what}, whose multirun.yaml, summary.parquet and figure this sweep would replace: add "
+        f"overwrite=true to move the earlier sweep's files aside, or give this one its own directory, e.g. "
+        f"hydra.sweep.dir={own}",
         None,
     )
 

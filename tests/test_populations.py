@@ -347,6 +347,7 @@ def test_export_writes_a_search_and_its_exact_truth(package, tmp_path):
     from simstudy.datasets import read_scores
 
     out = tmp_path / "exported" / "search.csv"
+    out.parent.mkdir()  # out= names a file in an existing directory (simstudy makes no directory for it)
     done = command.run("export", benchmark="nasbench201", dataset="cifar10", n="12", seed="3", scale="0.01", out=out)
     assert done.path == out and done.truth_path == out.with_name("search.truth.csv")
     assert read_scores(out).scores["cifar10"].tolist() == done.scores.tolist()  # every digit written
@@ -394,6 +395,82 @@ def test_the_command_line(package, tmp_path, monkeypatch, capsys):
     with mock.patch.object(sys, "argv", ["simstudy", "populations", "--help"]):
         main()
     assert "simstudy populations export benchmark=B dataset=D n=N" in capsys.readouterr().out
+
+
+# --- issue 34: nothing lost (a user's files never replaced; out= and n checked before anything is written) -------
+
+
+def _files(root) -> dict:
+    """The files and directories in ``root`` (the fake package's ``site`` and its ``cache`` left out)."""
+    return {p.name: p.read_bytes() if p.is_file() else None for p in sorted(root.iterdir())
+            if p.name not in ("site", "cache")}
+
+
+@pytest.mark.parametrize("mine", [("results.csv", "results.truth.csv"), ("results.truth.csv",), ("results.csv",)])
+def test_export_replaces_no_file_and_names_both_before_writing(package, tmp_path, mine):
+    for name in mine:
+        (tmp_path / name).write_text("my own results\n")
+    before = _files(tmp_path)
+    out = tmp_path / "results.csv"
+    with pytest.raises(ConfigError) as info:
+        command.run("export", benchmark="hpobench", dataset="australian", n="8", out=out)
+    message = str(info.value)
+    assert f"writes {out} and {tmp_path / 'results.truth.csv'} and replaces no file" in message, message
+    assert all(str(tmp_path / name) in message.split(" already exist")[0] for name in mine), message
+    assert _files(tmp_path) == before  # neither replaced nor written, no temporary file left
+
+
+def test_export_again_leaves_its_own_identical_files_and_refuses_another_search_over_them(package, tmp_path):
+    out = tmp_path / "search.csv"
+    command.run("export", benchmark="hpobench", dataset="australian", n="8", seed="1", out=out)
+    before = _files(tmp_path)
+    command.run("export", benchmark="hpobench", dataset="australian", n="8", seed="1", out=out)  # the same again
+    assert _files(tmp_path) == before
+    with pytest.raises(ConfigError, match=r"search\.csv already exists with other contents"):
+        command.run("export", benchmark="hpobench", dataset="australian", n="8", seed="2", out=out)
+    assert _files(tmp_path) == before
+
+
+def test_the_list_replaces_no_file_of_the_user(package, tmp_path):
+    (tmp_path / "table.csv").write_text("mine\n")
+    with pytest.raises(ConfigError, match=r"table\.csv already exists with other contents"):
+        command.listing(tmp_path / "table.csv", which=[("hpobench", "australian")])
+    assert (tmp_path / "table.csv").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(
+    "out, message",
+    [
+        ("afile/x.csv", "out=afile/x.csv: afile is a file, not a directory: choose a path in an existing directory"),
+        ("missing/x.csv", "out=missing/x.csv: the directory missing does not exist: create it first, or choose "
+                          "another out="),
+    ],
+)
+def test_out_through_a_file_or_in_a_missing_directory_is_one_line(package, tmp_path, run_cli, out, message):
+    (tmp_path / "afile").write_text("a file\n")
+    before = _files(tmp_path)
+    for argv in (["export", "benchmark=hpobench", "dataset=australian", "n=8"], []):
+        status, _, err = run_cli("populations", *argv, f"out={out}")
+        assert status == 2 and err.strip().splitlines() == [f"simstudy: error: {message}"]
+        assert _files(tmp_path) == before  # no directory made, nothing written
+
+
+def test_export_estimates_its_memory_before_drawing(package, tmp_path, monkeypatch):
+    monkeypatch.setenv("SIMSTUDY_MAX_MEMORY_GB", "0.001")
+    monkeypatch.chdir(tmp_path)
+    with mock.patch.object(Bag, "sample", side_effect=AssertionError("drew before the estimate")):
+        with pytest.raises(ConfigError, match=r"^n=100000 needs about 12\.8 MB \(100000 trials and their truth"):
+            command.export("hpobench", "australian", 100_000)
+    assert _files(tmp_path) == {}
+
+
+def test_a_mistyped_action_suggests_the_right_one(package, tmp_path, run_cli):
+    status, _, err = run_cli("populations", "exprot", "benchmark=hpobench", "dataset=australian", "n=8")
+    assert status == 2 and err.strip().splitlines() == [
+        "simstudy: error: simstudy populations: unknown action 'exprot': did you mean export? the actions are list "
+        "(the default) and export"
+    ]
+    assert _files(tmp_path) == {}
 
 
 @pytest.mark.heavy

@@ -3,6 +3,7 @@ leave the run directory (a ``previous`` that is a symlink is refused), a sweep's
 jobs' are, a sweep job's refusal names the key that gives it a new directory, and the "wrote ..." line lists only
 what the run wrote."""
 
+import os
 import re
 from pathlib import Path
 
@@ -96,6 +97,25 @@ def test_overwrite_on_a_sweep_moves_the_sweep_s_own_files_aside_too(tmp_path):
     assert all((sw / name).is_file() for name in SWEEP_FILES)
 
 
+@pytest.mark.system  # issue 34: a sweep whose settings changed was refused as "holds another sweep"
+def test_overwrite_on_a_sweep_with_other_settings_moves_the_earlier_sweep_aside(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy(*SWEEP, cwd=tmp_path)
+    sw = tmp_path / "sw"
+    old = {name: (sw / name).read_bytes() for name in SWEEP_FILES}
+    line = one_line_error(simstudy(*SWEEP, "seed=7", cwd=tmp_path, check=False), "holds another sweep")
+    assert "add overwrite=true to move the earlier sweep's files aside" in line
+    simstudy(*SWEEP, "seed=7", "overwrite=true", cwd=tmp_path)
+    (moved,) = (sw / "previous").iterdir()
+    assert {name: (moved / name).read_bytes() for name in SWEEP_FILES} == old
+    assert "seed=7" in (sw / "multirun.yaml").read_text()
+    assert (sw / "summary.parquet").read_bytes() != old["summary.parquet"]  # the new seed's
+    jobs = sorted(p.name for p in moved.iterdir() if p.is_dir())  # the earlier jobs' directories moved too
+    assert len(jobs) == 2 and all((moved / job / "summary.parquet").is_file() for job in jobs)
+    now = sorted(p.name for p in sw.iterdir() if p.is_dir() and p.name != "previous")
+    assert len(now) == 2 and all("seed=7" in job for job in now)  # only this sweep's jobs at the top
+
+
 @pytest.mark.system
 def test_a_refused_sweep_job_names_hydra_sweep_dir_as_the_fix(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
@@ -118,6 +138,113 @@ def test_a_sweep_with_a_symlinked_previous_is_refused_before_anything_moves(tmp_
     line = one_line_error(simstudy(*SWEEP, "overwrite=true", cwd=tmp_path, check=False), "previous is a symlink")
     assert "hydra.sweep.dir=NEW" in line
     assert list(outside.iterdir()) == [] and files_of(tmp_path / "sw") == before
+
+
+# --- issue 34: no stale results beside new ones ------------------------------------------------------------------
+
+def top(run: Path) -> list[str]:
+    return sorted(p.name for p in run.iterdir() if not p.name.startswith("."))
+
+
+@pytest.mark.slow  # two tiny studies: about 2 s
+def test_a_rerun_moves_aside_the_files_it_no_longer_writes_and_keeps_the_user_s(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy(*STUDY, "budget.B=5", "runner.figures=[svg,png]", "hydra.run.dir=run", cwd=tmp_path)
+    run = tmp_path / "run"
+    svg = (run / "figure.svg").read_bytes()
+    (run / "notes.md").write_text("mine\n")
+    proc = simstudy(*STUDY, "budget.B=5", "study.reps=60", "hydra.run.dir=run", cwd=tmp_path)  # figures: png only
+    assert "moved figure.svg, written by an earlier run and not by this one" in proc.stdout
+    (moved,) = (run / "previous").iterdir()
+    assert top(moved) == ["figure.svg"] and (moved / "figure.svg").read_bytes() == svg  # moved, not lost
+    assert "figure.svg" not in top(run) and {"figure.png", "notes.md", "summary.parquet"} <= set(top(run))
+    proc = simstudy(*STUDY, "budget.B=5", "study.reps=60", "hydra.run.dir=run", cwd=tmp_path)  # the same again
+    assert "written by an earlier run" not in proc.stdout and len(list((run / "previous").iterdir())) == 1
+
+
+@pytest.mark.slow
+def test_overwrite_moves_every_file_the_earlier_run_wrote(tmp_path):
+    (tmp_path / "s.csv").write_text(SCORES)
+    simstudy(*STUDY, "budget.B=5", "runner.figures=[svg]", "hydra.run.dir=run", cwd=tmp_path)
+    run = tmp_path / "run"
+    (run / "notes.md").write_text("mine\n")
+    earlier = set(top(run)) - {"notes.md"}
+    assert "figure.svg" in earlier
+    edit(tmp_path / "s.csv")
+    simstudy(*STUDY, "budget.B=5", "hydra.run.dir=run", "overwrite=true", cwd=tmp_path)
+    (moved,) = (run / "previous").iterdir()
+    assert set(top(moved)) == earlier  # figure.svg with the rest: nothing of the earlier run left at the top
+    assert "figure.svg" not in top(run) and (run / "notes.md").read_text() == "mine\n"
+
+
+@pytest.mark.slow  # two designs of one cell each
+def test_overwrite_on_a_design_moves_its_cells_and_nested_loop_aside(tmp_path):
+    import simstudy as api
+
+    three = "+design={distribution.sd: [0.05], budget.B: [4], distribution.mean: [0.6]}"
+    api.run("dodge2021_fig1", ["study.reps=40", "study.chunk_reps=40", "runner.progress=false", three],
+            out_dir=tmp_path / "d")
+    run = tmp_path / "d"
+    (old_cell,) = [p.name for p in run.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert (run / "nested_loop.png").is_file()
+    one = "+design={budget.B: [6]}"
+    api.run("dodge2021_fig1", ["study.reps=40", "study.chunk_reps=40", "runner.progress=false", one, "overwrite=true"],
+            out_dir=run)
+    (moved,) = (run / "previous").iterdir()
+    assert {"nested_loop.png", old_cell} <= set(top(moved))
+    cells = [p.name for p in run.iterdir() if p.is_dir() and p.name not in ("previous",)]
+    assert cells == ["budget.B=6"] and not (run / "nested_loop.png").exists()
+
+
+def test_move_aside_moves_what_the_marker_lists_and_nothing_else(tmp_path):
+    from simstudy.engine import claims
+
+    run = tmp_path / "run"
+    claim = claims.claim_run_dir(run)
+    for name in ("zip.parquet", "zip.png", "figure.svg", "notes.md"):
+        (run / name).write_text(name)
+    (run / "cell").mkdir()
+    _identity.note_outputs(run, ["zip.parquet", "zip.png", "figure.svg", "cell", "../escape", ".hidden", "previous"])
+    claim.release()
+    assert _identity.outputs(run) == {"zip.parquet", "zip.png", "figure.svg", "cell"}  # plain names only
+    moved = _identity.move_aside(run)
+    assert top(moved) == ["cell", "figure.svg", "zip.parquet", "zip.png"] and top(run) == ["notes.md", "previous"]
+    assert _identity.outputs(run) == set()  # the list follows the files
+
+
+# --- issue 34: a directory simstudy did not create is never written into ---------------------------------------
+
+@pytest.mark.parametrize("run_json", ['{"accuracy": 0.9}\n', '{"fingerprint": "f", "environment": {}}\n', None],
+                         ids=["another-tool", "no-simstudy-package", "fifo"])
+def test_another_tools_config_and_run_json_are_not_a_simstudy_run_directory(tmp_path, run_json):
+    (tmp_path / "s.csv").write_text(SCORES)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.yaml").write_text("lr: 0.1\nepochs: 30\n")
+    if run_json is None:
+        os.mkfifo(other / "run.json")  # never opened: a read would block
+    else:
+        (other / "run.json").write_text(run_json)
+    before = sorted(os.listdir(other)), (other / "config.yaml").read_bytes()
+    line = one_line_error(simstudy("curve", "data=s.csv", "hydra.run.dir=other", cwd=tmp_path, check=False),
+                          f"{other} is not empty and is not a simstudy run directory (it holds config.yaml, run.json)")
+    assert "choose another run directory" in line
+    assert (sorted(os.listdir(other)), (other / "config.yaml").read_bytes()) == before  # nothing written there
+
+
+@pytest.mark.parametrize("mine", [{"summary.csv": "my summary\n", "notes.md": "mine\n"},
+                                  {"multirun.yaml": "hydra:\n  sweep:\n    subdir: ${hydra.job.num}\n"}],
+                         ids=["a-user-s-files", "another-hydra-app-s-sweep"])
+def test_a_sweep_into_a_directory_that_is_not_simstudy_s_is_refused_before_hydra_writes(tmp_path, mine):
+    (tmp_path / "s.csv").write_text(SCORES)
+    (tmp_path / "sw").mkdir()
+    for name, text in mine.items():
+        (tmp_path / "sw" / name).write_text(text)
+    before = files_of(tmp_path / "sw")
+    line = one_line_error(simstudy(*SWEEP, cwd=tmp_path, check=False),
+                          f"sw is not empty and is not a simstudy sweep directory (it holds {', '.join(sorted(mine))})")
+    assert "hydra.sweep.dir=NEW" in line
+    assert files_of(tmp_path / "sw") == before and sorted(os.listdir(tmp_path / "sw")) == sorted(mine)
 
 
 # --- 4. the "wrote ..." line ------------------------------------------------------------------------------------

@@ -175,14 +175,24 @@ def _populations(argv: list[str]) -> None:
     from simstudy.commands import populations
     from simstudy.datasets import DataError
 
-    if argv[:1] == ["export"]:
+    word = argv[0] if argv and "=" not in argv[0] and not argv[0].startswith("-") else None
+    if word not in (None, "export", "list"):
+        import difflib
+
+        close = difflib.get_close_matches(word, ["export", "list"], n=1)
+        _fail(
+            f"simstudy populations: unknown action {word!r}: {f'did you mean {close[0]}? ' if close else ''}the actions "
+            f"are list (the default) and export",
+            None,
+        )
+    if word == "export":
         action = "export"
         opts = _key_values(
             argv[1:], "populations export", ("benchmark", "dataset", "n"), ("seed", "metric", "scale", "out")
         )
     else:
         action = "list"
-        opts = _key_values(argv, "populations", (), ("out",))
+        opts = _key_values(argv[1:] if word else argv, "populations", (), ("out",))
     try:
         done = populations.run(action, **opts)
     except DataError as exc:

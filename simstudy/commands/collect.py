@@ -19,7 +19,7 @@ from pathlib import Path
 
 from simstudy import io
 from simstudy.commands.study import _load_run, _run_and_report
-from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _fail, _note_files, _os_error, _os_status
+from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _fail, _note_files, _os_error, _os_status, _release
 
 __all__ = ["load_config", "run", "stack"]
 
@@ -115,7 +115,7 @@ def run(run_dir: str | Path, config):
             raise
         _fail(_os_error(exc), None, _os_status(exc))
     finally:
-        claim.release()
+        _release(claim, None)  # what it wrote noted in the run marker (overwrite=true moves it), then released
 
 
 def stack(sweep_dir: str | Path, swept: list[str], jobs: list):

@@ -16,6 +16,7 @@ truth beside it, so that what they estimate can be compared with what is true.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from simstudy import populations
+from simstudy._limits import check_memory
 from simstudy.schema import ConfigError
 
 __all__ = ["run", "listing", "export", "Listed", "Exported"]
@@ -39,11 +41,16 @@ USAGE = (
         "simstudy curve data=hpobench_australian_n48_seed0.csv",
     ],
     "list: the table on the terminal (and out=FILE as CSV); export: a CSV of n trials (columns model, score; model "
-    "= the data set) and STEM.truth.csv beside it (k, expected_best, median_best: the exact truth for k = 1..n)",
+    "= the data set) and STEM.truth.csv beside it (k, expected_best, median_best: the exact truth for k = 1..n). "
+    "out= names a file in an existing directory; neither file replaces one already there",
 )
 
 #: A run whose loss is this many times the population's median has diverged (HPOLib's val_loss reaches 3e4).
 DIVERGED = 1e4
+
+#: Peak memory of an export per trial, in bytes: measured with tracemalloc at 96 for n = 4e5 (the scores, the
+#: draws, k as integers and floats, the two truth columns and the frames written), rounded up.
+_BYTES_PER_TRIAL = 128
 
 
 @dataclass(frozen=True)
@@ -149,7 +156,8 @@ def listing(out: str | Path | None = None, *, which: Sequence[tuple[str, str]] =
     Parameters
     ----------
     out : str or path-like, optional
-        A CSV file to write the table to (atomically); default none.
+        A CSV file to write the table to (atomically), in an existing directory; an existing file is never
+        replaced (unless it holds the same bytes). Default none.
     which : sequence of (str, str), keyword-only
         The populations, ``(benchmark, dataset)`` pairs; default all of :data:`simstudy.populations.CATALOGUE`.
 
@@ -161,7 +169,8 @@ def listing(out: str | Path | None = None, *, which: Sequence[tuple[str, str]] =
     Raises
     ------
     simstudy.schema.ConfigError
-        If the optional extra is not installed (one line saying how to install it).
+        If the optional extra is not installed (one line saying how to install it), or ``out`` lies in a
+        missing directory or would replace a file with other contents.
     simstudy.datasets.DataError
         If a population's file is missing or not a population file.
 
@@ -172,18 +181,55 @@ def listing(out: str | Path | None = None, *, which: Sequence[tuple[str, str]] =
     """
     import pandas as pd
 
+    path = None if out is None else _out_iv(out)
     table = pd.DataFrame([_row(populations.load(b, d)) for b, d in which], columns=list(COLUMNS))
-    path = None
-    if out is not None:
-        from simstudy import io
-
-        path = Path(out)
-        io.write_csv(table, path)
+    if path is not None:
+        _write_new({path: table})
     return Listed(table, path)
 
 
 def _truth_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.truth.csv")
+
+
+def _out_iv(out: str | Path, *also: Path) -> Path:
+    """``out=`` as a path to write: its directory exists (simstudy makes none for a file the user names: a typo
+    would create directories anywhere), and neither it nor ``also`` (the truth beside it) is anything but a
+    regular file. Which of them already exist is judged once they are written (:func:`_write_new`)."""
+    path = Path(out)
+    parent = path.parent
+    for p in (parent, *parent.parents):
+        if p.exists() and not p.is_dir():
+            raise ConfigError(f"out={out}: {p} is a file, not a directory: choose a path in an existing directory")
+    if not parent.is_dir():
+        raise ConfigError(f"out={out}: the directory {parent} does not exist: create it first, or choose another out=")
+    for p in (path, *also):
+        if os.path.lexists(p) and (p.is_symlink() or not p.is_file()):
+            raise ConfigError(f"out={out}: {p} exists and is not a regular file: choose another out=")
+    return path
+
+
+def _write_new(frames: dict[Path, Any]) -> None:
+    """Write each frame as CSV to its path, all or none: each to a temporary file first, then, if no path holds
+    a file with other bytes (a file simstudy did not write, or another export's: never replaced), each renamed
+    into place (atomically). A path holding the same bytes (the same command again) is left as it was."""
+    import contextlib
+    import filecmp
+
+    from simstudy import io
+
+    with contextlib.ExitStack() as stack:
+        temporary = {path: stack.enter_context(io.atomic_path(path)) for path in frames}
+        for path, frame in frames.items():
+            frame.to_csv(temporary[path], index=False)  # as io.write_csv: every digit
+        taken = [p for p in frames if os.path.lexists(p) and not filecmp.cmp(p, temporary[p], shallow=False)]
+        if taken:
+            names = " and ".join(str(p) for p in frames)
+            raise ConfigError(
+                f"{', '.join(map(str, taken))} already exist{'s' if len(taken) == 1 else ''} with other contents: this "
+                f"command writes {names} and replaces no file: move {'it' if len(taken) == 1 else 'them'} away, or "
+                f"choose another out="
+            )
 
 
 def export(
@@ -215,8 +261,9 @@ def export(
     scale : float, keyword-only, default 1.0
         A factor for the scores (0.01: NAS-Bench-201's percentages as fractions), ``> 0``.
     out : str or path-like, keyword-only, optional
-        The score file; default ``<benchmark>_<dataset>[_<metric>]_n<n>_seed<seed>.csv`` here. The truth goes
-        to ``<stem>.truth.csv`` beside it. Both are written atomically.
+        The score file, in an existing directory; default ``<benchmark>_<dataset>[_<metric>]_n<n>_seed<seed>.csv``
+        here. The truth goes to ``<stem>.truth.csv`` beside it. Both are written atomically, or neither: a file
+        already at either path is never replaced (the same export again, with the same bytes, leaves them).
 
     Returns
     -------
@@ -226,7 +273,9 @@ def export(
     Raises
     ------
     simstudy.schema.ConfigError
-        An unknown name or a bad value (one line naming the key), or the optional extra not installed.
+        An unknown name or a bad value (one line naming the key), the optional extra not installed, ``n`` whose
+        estimated memory (128 bytes a trial) exceeds the limit (:func:`simstudy._limits.check_memory`), or
+        ``out`` in a missing directory or over a file with other contents (both files named).
     simstudy.datasets.DataError
         If the population's file is missing or not a population file.
 
@@ -240,13 +289,18 @@ def export(
     import pandas as pd
     from threadpoolctl import threadpool_limits
 
-    from simstudy import distributions, io
+    from simstudy import distributions
     from simstudy.stats import truth
 
     n = _int("n", n, 1)
     seed = _int("seed", seed, 0)
     scale = _scale(scale)
+    check_memory("n", n, _BYTES_PER_TRIAL * n, f"{n} trials and their truth at k = 1..n", "lower n")
     pop = populations.load(benchmark, dataset, metric)
+    if out is None:
+        suffix = "" if metric is None else f"_{pop.metric}"
+        out = f"{benchmark}_{dataset}{suffix}_n{n}_seed{seed}.csv"
+    path = _out_iv(out, _truth_path(Path(out)))
     try:
         bag = distributions.from_spec(
             "population", {"benchmark": benchmark, "dataset": dataset, "metric": metric, "scale": scale}
@@ -267,12 +321,7 @@ def export(
             "median_best": truth.quantile_tuning_curve(bag, ks.astype(np.float64), 0.5, minimize=pop.minimize),
         }
     )
-    if out is None:
-        suffix = "" if metric is None else f"_{pop.metric}"
-        out = f"{benchmark}_{dataset}{suffix}_n{n}_seed{seed}.csv"
-    path = Path(out)
-    io.write_csv(pd.DataFrame({"model": dataset, "score": scores}), path)
-    io.write_csv(table, _truth_path(path))
+    _write_new({path: pd.DataFrame({"model": dataset, "score": scores}), _truth_path(path): table})
     return Exported(path, _truth_path(path), scores, table, pop)
 
 

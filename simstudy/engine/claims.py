@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from simstudy.io import write_json
+from simstudy.io import _hold_interrupts, _release_interrupts, write_json
 
 __all__ = [
     "RUN_MARKER",
@@ -104,7 +104,31 @@ class RunDirBusy(RuntimeError):
 def _is_run_dir(path: Path, names: set[str]) -> bool:
     if RUN_MARKER in names or any(n == LOCK_NAME or n.startswith(LOCK_NAME + ".") for n in names):
         return True
-    return (path / "config.yaml").is_file() and any((path / n).exists() for n in _LEGACY_RESULTS)
+    if not (path / "config.yaml").is_file():
+        return False
+    return any((path / n).exists() for n in _LEGACY_RESULTS if n != "run.json") or _simstudy_run_json(path / "run.json")
+
+
+#: A run.json larger than this is not one simstudy wrote (its run.json holds the config and timings: kilobytes).
+_RUN_JSON_BYTES = 16 << 20
+
+
+def _simstudy_run_json(path: Path) -> bool:
+    """Whether ``path`` is a run.json simstudy wrote: a regular file of bounded size (never a FIFO, which would
+    block), a JSON object with the run's ``fingerprint`` and an ``environment`` naming simstudy among its
+    packages. Other tools write config.yaml and run.json too: theirs make no simstudy run directory."""
+    import stat
+
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _RUN_JSON_BYTES:
+            return False
+        blob = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    environment = blob.get("environment") if isinstance(blob, dict) else None
+    packages = environment.get("packages") if isinstance(environment, dict) else None
+    return "fingerprint" in blob and isinstance(packages, dict) and "simstudy" in packages
 
 
 def check_run_dir(path: str | os.PathLike) -> None:
@@ -119,8 +143,9 @@ def check_run_dir(path: str | os.PathLike) -> None:
     ------
     NotARunDir
         If ``path`` holds files and neither :data:`RUN_MARKER`, a lock, nor an earlier version's results
-        (``config.yaml`` with ``run.json`` or ``chunks/``...); the message names the directory and a few of its
-        files. Nothing is written either way.
+        (``config.yaml`` with simstudy's ``run.json`` or ``chunks/``...; another tool's ``config.yaml`` and
+        ``run.json`` are not simstudy's); the message names the directory and a few of its files. Nothing is
+        written either way.
 
     Examples
     --------
@@ -384,9 +409,18 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     owner = _owner()
     name = LOCK_NAME if shard is None else f"{LOCK_NAME}.shard-{re.sub(r'[^0-9]+', '-', str(shard)).strip('-')}"
     lock = path / name
-    _take_lock(lock, owner, warn)
+    # Ctrl-C and SIGTERM are held while the lock is taken and delivered inside the try below, which removes it: a
+    # SIGTERM landing just after the lock was made, before the try, left a lock of a dead run (a system test, under
+    # load).
+    interrupts = _hold_interrupts()
+    try:
+        _take_lock(lock, owner, warn)
+    except BaseException:
+        _release_interrupts(interrupts)
+        raise
     written = False
     try:
+        _release_interrupts(interrupts)
         check_run_dir(path)  # under the lock: a foreign file may have appeared since the first look
         others = sorted(
             p

@@ -42,7 +42,8 @@ KERNEL_VERSIONS: dict[str, int] = {
 }  # the noisy quadratic fit has its own: parametric_fit.FIT_VERSION, already in its studies' fingerprints
 
 #: What simstudy writes at the top of a run directory (the commands' outputs, and the chunks and
-#: subdirectories of resumable runs): :func:`move_aside` moves these and nothing else.
+#: subdirectories of resumable runs), whether or not the run marker lists them (:func:`outputs`: a directory
+#: made before the list existed): :func:`move_aside` moves these and the listed ones, nothing else.
 OUTPUTS = (
     RECORD,
     "config.yaml",
@@ -75,12 +76,48 @@ OUTPUTS = (
     "simulation.csv",
     "EXTRAPOLATE.md",
     "report.html",
+    "zip.parquet",
+    "zip.png",
+    "nested_loop.png",
+    "FIELD.md",
 )
 
-#: What simstudy (and Hydra, for it) writes at the top of a sweep's directory (``simstudy -m``): with
-#: ``overwrite=true`` these are moved aside (:func:`move_aside`) before the sweep rewrites them; each job's own
-#: directory moves its results itself.
+#: What simstudy (and Hydra, for it) writes at the top of a sweep's directory (``simstudy -m``), besides its
+#: jobs' run directories: with ``overwrite=true`` these and the jobs' directories are moved aside
+#: (:func:`sweep_outputs`, :func:`move_aside`) before the sweep rewrites them.
 SWEEP_OUTPUTS = ("multirun.yaml", "summary.parquet", "summary.csv", "figure.png", "figure.pdf", "report.html")
+
+
+def sweep_outputs(sweep_dir: Path) -> tuple[str, ...]:
+    """What ``overwrite=true`` moves aside at the top of a sweep's directory: :data:`SWEEP_OUTPUTS` and every
+    job's run directory (a directory, not a link, carrying simstudy's marker): a sweep with other settings names
+    its jobs' directories otherwise, and the earlier sweep's would stay beside them as if they were this one's.
+
+    Raises
+    ------
+    simstudy.engine.chunks.RunDirConflict
+        A job's directory is in use by a live run (one line naming it); nothing was moved.
+    """
+    from simstudy.engine import claims
+
+    jobs = []
+    for entry in sorted(os.scandir(sweep_dir) if sweep_dir.is_dir() else [], key=lambda e: e.name):
+        if entry.name == PREVIOUS or not entry.is_dir(follow_symlinks=False):
+            continue
+        job = Path(entry.path)
+        if not (job / claims.RUN_MARKER).is_file():
+            continue
+        for lock in job.glob(claims.LOCK_NAME + "*"):
+            owner = claims._read_lock(lock)
+            if owner is not None and ".stale-" not in lock.name and (not owner or claims._alive(owner) is not False):
+                raise chunks.RunDirConflict(
+                    f"{job} is in use by a simstudy run ({claims._describe_owner(owner)}): overwrite=true moves a "
+                    f"sweep's jobs aside only when none runs; wait for it, or give this sweep a new directory "
+                    f"(hydra.sweep.dir=NEW)"
+                )
+        jobs.append(entry.name)
+    return (*SWEEP_OUTPUTS, *jobs)
+
 
 #: The command whose outputs a run directory without a record holds (one written before records existed).
 _OUTPUT_OF = {
@@ -282,7 +319,7 @@ def check(out_dir: Path, new: dict, *, overwrite: bool, warn=None) -> Path | Non
         )
     else:
         what = changes(old, new)
-    if overwrite and (what or any(os.path.lexists(out_dir / name) for name in OUTPUTS)):
+    if overwrite and (what or any(os.path.lexists(out_dir / name) for name in (*OUTPUTS, *outputs(out_dir)))):
         moved = move_aside(out_dir)
         if moved is not None and warn is not None:
             warn(f"overwrite=true: moved the earlier results to {moved}")
@@ -311,19 +348,74 @@ def _previous(out_dir: Path) -> Path:
     return previous
 
 
-def move_aside(out_dir: Path, names: tuple[str, ...] = OUTPUTS) -> Path | None:
-    """Move what simstudy wrote at the top of ``out_dir`` (:data:`OUTPUTS`) into ``previous/<UTC time>/``.
+#: The run marker's key (:data:`simstudy.engine.claims.RUN_MARKER`) listing every name simstudy wrote at the top
+#: of its run directory (files, and directories it created: a design's cells, an audit's figures' folders).
+_OUTPUTS_KEY = "outputs"
+
+
+def _plain_name(name: object) -> bool:
+    """A name an output list may hold: one entry at the top (no path), not hidden unless the identity record,
+    not ``previous`` (a marker in a directory someone sent may list anything: nothing leaves the directory)."""
+    return (
+        isinstance(name, str)
+        and name not in ("", ".", "..", PREVIOUS)
+        and "/" not in name
+        and "\\" not in name
+        and "\0" not in name
+        and (not name.startswith(".") or name == RECORD)
+    )
+
+
+def outputs(out_dir: Path) -> frozenset[str]:
+    """The names simstudy wrote at the top of a run directory, as its marker lists them (empty if none).
+
+    Every run adds what it wrote (:func:`note_outputs`, called as it releases the directory), so the list
+    covers the outputs of every earlier run kept there: ``overwrite=true`` moves them all (:func:`move_aside`),
+    and a rerun moves those it no longer writes (:func:`simstudy.engine.rundir._in_run_dir`)."""
+    from simstudy.engine import claims
+
+    try:
+        blob = json.loads((out_dir / claims.RUN_MARKER).read_text())
+    except (OSError, ValueError):
+        return frozenset()
+    names = blob.get(_OUTPUTS_KEY) if isinstance(blob, dict) else None
+    return frozenset(n for n in names if _plain_name(n)) if isinstance(names, list) else frozenset()
+
+
+def _store_outputs(out_dir: Path, names: frozenset[str]) -> None:
+    from simstudy.engine import claims
+
+    marker = out_dir / claims.RUN_MARKER
+    try:
+        blob = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return  # no marker (released meanwhile, or never simstudy's): nothing to note into
+    if not isinstance(blob, dict) or set(blob.get(_OUTPUTS_KEY) or ()) == names:
+        return
+    io.write_json({**blob, _OUTPUTS_KEY: sorted(names)}, marker)
+
+
+def note_outputs(out_dir: Path, names) -> None:
+    """Add ``names`` (written at the top of ``out_dir`` by this run) to the marker's list of outputs."""
+    _store_outputs(out_dir, outputs(out_dir) | {n for n in names if _plain_name(n)})
+
+
+def move_aside(out_dir: Path, names: tuple[str, ...] | None = None) -> Path | None:
+    """Move what simstudy wrote at the top of ``out_dir`` into ``previous/<UTC time>/``.
 
     Nothing else is touched (a user's own file stays where it is), and nothing leaves ``out_dir``: an entry
     that is a symlink is moved as the link (not what it points to), and a ``previous`` that is a symlink or a
-    file is refused before anything moves.
+    file is refused before anything moves. The names moved leave the marker's list of outputs
+    (:func:`outputs`).
 
     Parameters
     ----------
     out_dir : pathlib.Path
         The run directory (or a sweep's directory).
     names : tuple of str, optional
-        The names to move, where present; default :data:`OUTPUTS` (a sweep's: :data:`SWEEP_OUTPUTS`).
+        The names to move, where present; default every name simstudy wrote there: :data:`OUTPUTS` and the
+        marker's list (:func:`outputs`), so a file only an earlier run wrote (``figure.svg``, a design's cell)
+        moves too. A sweep's: :func:`sweep_outputs`.
 
     Returns
     -------
@@ -345,6 +437,9 @@ def move_aside(out_dir: Path, names: tuple[str, ...] = OUTPUTS) -> Path | None:
     ...     print(moved.parent.name, sorted(p.name for p in moved.iterdir()), sorted(p.name for p in Path(d).iterdir()))
     previous ['summary.csv'] ['notes.md', 'previous']
     """
+    listed = outputs(out_dir)
+    if names is None:
+        names = (*OUTPUTS, *sorted(listed - set(OUTPUTS)))
     names = tuple(name for name in names if os.path.lexists(out_dir / name))
     if not names:
         return None
@@ -359,4 +454,6 @@ def move_aside(out_dir: Path, names: tuple[str, ...] = OUTPUTS) -> Path | None:
     target.mkdir()
     for name in names:
         os.rename(out_dir / name, target / name)  # a symlink is renamed as the link: nothing leaves out_dir
+    if listed:
+        _store_outputs(out_dir, listed - set(names))
     return target

@@ -18,6 +18,7 @@ exits: a refusal raises :class:`Refused` (the one line and the exit status), whi
 ``_load_stored_yaml``          a stored YAML file, in bounded time and memory
 ``_read_stored_config``        a stored config.yaml, as written (never resolved)
 ``_note_files``/``_listing``   the files a run wrote at the top of its directory
+``_settle``                    note them in the run marker; after a finished rerun, move aside what it no longer writes
 ``_check_identity``            refuse a directory holding another run's results (``overwrite=true``: move them)
 ``_check_run_dir``             refuse a directory whose config.yaml is another configuration's
 ``_config_written``            config.yaml written for the run inside, put back as it was if the run is refused
@@ -275,7 +276,9 @@ def _in_run_dir(run, cfg, out_dir: Path):
         except (io.NotARunDir, io.RunDirBusy) as exc:
             _fail(str(exc), out_dir)
         _note_files(out_dir)
-        return run(cfg, out_dir)
+        result = run(cfg, out_dir)
+        _settle(out_dir, finished=_shard_label(cfg) is None)
+        return result
     except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
         _release(claim, out_dir)
         _fail(str(exc), None)
@@ -302,8 +305,12 @@ def _chunks_changed(exc: Exception) -> str:
 
 
 def _release(claim, out_dir: Path | None) -> None:
-    """Give up the run directory; then remove what this run created and left empty (``out_dir`` given)."""
+    """Give up the run directory, noting what this run wrote there first (:func:`_settle`: a run cut short
+    wrote its files too); then remove what this run created and left empty (``out_dir`` given)."""
     if claim is not None:
+        if claim.lock is not None:
+            with contextlib.suppress(OSError):  # a full disk: the marker keeps its earlier list
+                _settle(claim.path, finished=False)
         claim.release()
     if out_dir is not None:
         _remove_if_empty(out_dir)
@@ -422,9 +429,75 @@ def _files(out_dir: Path) -> dict[str, tuple[int, int, int]]:
     return found
 
 
+def _dirs(out_dir: Path) -> frozenset[str]:
+    """The visible directories at the top of ``out_dir`` (not links), ``previous`` left out."""
+    with contextlib.suppress(OSError):
+        return frozenset(
+            e.name
+            for e in os.scandir(out_dir)
+            if not e.name.startswith(".") and e.name != _identity.PREVIOUS and e.is_dir(follow_symlinks=False)
+        )
+    return frozenset()
+
+
+#: The directories at the top of each run directory when this run claimed it (:func:`_note_files`).
+_DIRS_AT_CLAIM: contextvars.ContextVar[dict[Path, frozenset[str]] | None] = contextvars.ContextVar(
+    "simstudy_dirs_at_claim", default=None
+)
+
+
 def _note_files(out_dir: Path) -> None:
-    """Note the files in ``out_dir`` before this run writes there (:func:`_listing` leaves them out unchanged)."""
+    """Note the files in ``out_dir`` before this run writes there (:func:`_listing` leaves them out unchanged),
+    and its directories (:func:`_written`)."""
     _FILES_BEFORE.set({**(_FILES_BEFORE.get() or {}), _abs(out_dir): _files(out_dir)})
+    _DIRS_AT_CLAIM.set({**(_DIRS_AT_CLAIM.get() or {}), _abs(out_dir): _dirs(out_dir)})
+
+
+def _written(out_dir: Path) -> set[str]:
+    """What this run wrote at the top of ``out_dir`` since it claimed it: the files new or rewritten (a new
+    inode: every write is atomic), and the directories it created (a design's cells, an audit's folders)."""
+    key = _abs(out_dir)
+    files = (_FILES_BEFORE.get() or {}).get(key)
+    if files is None:  # never noted: nothing known to compare with
+        return set()
+    dirs = (_DIRS_AT_CLAIM.get() or {}).get(key, frozenset())
+    return {n for n, k in _files(out_dir).items() if files.get(n) != k} | set(_dirs(out_dir) - dirs)
+
+
+#: What a rerun that does not rewrite it still relies on (or leaves as it is on purpose when unchanged): never
+#: taken for an output it no longer writes.
+_KEPT_ON_RERUN = frozenset({_identity.RECORD, "config.yaml", "replicates.parquet", "chunks", "shards"})
+
+
+def _settle(out_dir: Path, *, finished: bool) -> None:
+    """Note in the run marker what this run wrote at the top of ``out_dir`` (:func:`simstudy.engine.identity.note_outputs`);
+    once it ``finished`` (unsharded, no error), first move aside the files an earlier run wrote there that this
+    one did not rewrite (``figure.svg`` after ``runner.figures=[png]``, a ``zip.parquet`` it no longer makes), so
+    that every file at the top is this run's: moved into ``previous/<time>/``, never deleted. Directories
+    (chunks, a design's cells) stay; ``overwrite=true`` moves them."""
+    written = _written(out_dir)
+    if finished:
+        stale = tuple(
+            sorted(
+                n
+                for n in _identity.outputs(out_dir) - written - _KEPT_ON_RERUN
+                if os.path.lexists(out_dir / n) and not (out_dir / n).is_dir()
+            )
+        )
+        if stale:
+            try:
+                moved = _identity.move_aside(out_dir, stale)
+            except io.RunDirConflict as exc:  # a previous that is a link or a file: the files stay, said
+                log.warning("%s", exc)
+            else:
+                log.warning(
+                    "%s: moved %s, written by an earlier run and not by this one, to %s",
+                    out_dir,
+                    ", ".join(stale),
+                    moved,
+                )
+    if written:
+        _identity.note_outputs(out_dir, written)
 
 
 def _listing(out_dir: Path) -> str:
