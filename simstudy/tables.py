@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simstudy.stats import estimators
-from simstudy.stats.evidence import evidence, leader_names
+from simstudy.stats.evidence import evidence
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -207,7 +207,8 @@ def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b
     -------
     pandas.DataFrame
         Columns ``k`` (float), ``evidence`` (one of :data:`~simstudy.stats.evidence.EVIDENCE_LEVELS`) and ``leader`` (``name_a``,
-        ``name_b``, or ``"tie"`` where the point estimates are equal).
+        ``name_b``, or ``"tie"`` where the point estimates are equal): the model whose point estimate is
+        higher, or lower for bands of the minimum (``minimize``).
 
     Raises
     ------
@@ -226,11 +227,11 @@ def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b
     1  2.0   strong      a
     2  3.0   strong      a
     """
-    level, _leader = evidence(a, b)
+    level, leader = evidence(a, b)
     return _pandas().DataFrame(
         {
             "k": np.asarray(a.ks, dtype=np.float64),
             "evidence": level.astype(object),
-            "leader": leader_names(a.point, b.point, name_a, name_b),
+            "leader": np.array([name_b, "tie", name_a], dtype=object)[leader + 1],  # evidence's: minimize-aware
         }
     )
