@@ -303,9 +303,10 @@ def test_wrong_conclusions_on_losses_say_lower_is_better(tmp_path, runs):
     acc = _study(tmp_path, "acc", _pair(tmp_path, "acc"))
     loss = _study(tmp_path, "loss", _pair(tmp_path, "loss", (True, True)))
     truth_a, truth_l = acc.xs("truth", level="estimator").estimate, loss.xs("truth", level="estimator").estimate
-    for measure in ("expected_max_a", "expected_max_b"):  # the expected minimum of each model's losses
-        np.testing.assert_allclose(truth_l.xs(measure, level="measure"), 1 - truth_a.xs(measure, level="measure"),
-                                   rtol=0, atol=TOL)
+    for side in ("a", "b"):  # the expected minimum of each model's losses, named so (issue 34)
+        np.testing.assert_allclose(truth_l.xs(f"expected_min_{side}", level="measure"),
+                                   1 - truth_a.xs(f"expected_max_{side}", level="measure"), rtol=0, atol=TOL)
+    assert not loss.index.get_level_values("measure").str.startswith("expected_max").any()
     np.testing.assert_allclose(truth_l.xs("true_gap", level="measure"), -truth_a.xs("true_gap", level="measure"),
                                rtol=0, atol=TOL)
     # the model that is better on accuracy is better on loss: the rates agree within their Monte Carlo error
@@ -315,6 +316,40 @@ def test_wrong_conclusions_on_losses_say_lower_is_better(tmp_path, runs):
         assert (z.abs() < 4.5).all(), (measure, z)
     a, m = acc.xs("mean_gap", level="measure"), loss.xs("mean_gap", level="measure")
     assert ((m.estimate + a.estimate).abs() < 4.5 * np.hypot(m.mcse, a.mcse)).all()
+
+
+def test_a_study_names_the_expected_minimum_of_a_minimize_distribution_by_what_it_is(tmp_path, runs):
+    """Issue 34: a minimize: true distribution's truth is the expected minimum, so its measure is expected_min in
+    summary.parquet (and so on report.html, which shows the measures); a maximized distribution of the same
+    study keeps expected_max."""
+    dist = {m: {**d, "minimize": m == "mlp"} for m, d in _pair(tmp_path, "loss").items()}
+    summary = _study(tmp_path, "named", dist, kind="evp_accuracy", reps=20)
+    written = pd.read_parquet(tmp_path / "named" / "summary.parquet")
+    for frame in (summary, written):
+        truth = frame[frame.estimator == "truth"]
+        assert set(truth[truth.distribution == "mlp"].measure) == {"expected_min"}
+        assert set(truth[truth.distribution == "lstm"].measure) == {"expected_max"}
+        # the expected minimum falls with n, and is an average of losses (about 0.27), not minus one
+        for _, cell in truth[truth.distribution == "mlp"].groupby("cell"):
+            mins = cell.sort_values("n").estimate
+            assert (np.diff(mins) < 0).all() and (mins > 0).all()
+
+
+@pytest.mark.parametrize("measure, label", [("expected_min", "true expected minimum (exact)"),
+                                            ("expected_max", "true EVP (exact)")])
+def test_the_evp_figure_names_the_truth_by_its_measure(measure, label):
+    import matplotlib.pyplot as plt
+
+    from simstudy.studies.evp_accuracy import evp_accuracy_figure
+
+    rows = [("truth", measure, n, 0.5 - 0.1 * n) for n in (1, 2, 3)]
+    rows += [("u", m, n, 0.5 - 0.1 * n) for m in ("mean", "variance", "mse") for n in (1, 2, 3)]
+    summary = pd.DataFrame(rows, columns=["estimator", "measure", "n", "estimate"])
+    summary = summary.assign(cell="losses, B = 5", distribution="losses", B=5, mcse=0.01, reps=100)
+    fig = evp_accuracy_figure(summary)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    plt.close(fig)
+    assert label in labels and len(fig.axes[0].get_lines()[0].get_xdata()) == 3
 
 
 def test_minimize_is_refused_where_a_study_would_report_minus_x(tmp_path, runs):

@@ -13,7 +13,8 @@ Outputs in the run directory:
   ``variance``, ``empse``, ``mse`` (Monte Carlo) and ``exact_mean``, ``exact_bias`` (exact: ``mcse`` 0, ``reps`` 0; not for a plug-in estimator, whose
   expectation has no closed form here: only the closed forms are linear in the order statistics); paired differences as estimator
   ``"v-u"`` etc. with measures ``bias``, ``variance``, ``mse``; the truth as estimator ``"truth"``, measure
-  ``expected_max``.
+  ``expected_max`` (``expected_min`` for a distribution with ``minimize: true``: every number of its cells is
+  then of the minimum, in the scores' own units).
 - ``lower_joint``/``upper_joint``: on the Monte Carlo rows of each single estimator (``mean``, ``bias``,
   ``variance``, ``empse``, ``mse``), a 95% *simultaneous* Monte Carlo band over n: the whole curve of the
   estimator's measure lies inside it with probability 0.95, where ``estimate ± 1.96 mcse`` covers each point
@@ -547,12 +548,13 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         notes += _degenerate_notes(cell, perf, specs)
         if boot:
             mc += _bootstrap_rows(cell, totals["plugin_variance"], run_.reps(key), specs)
-    # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too)
+    # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too); the
+    # truth's measure is then expected_min (mirror_back names it)
     mirrored = [d.name for d in config.distributions if d.minimize]
     signed = ("expected_max", "mean", "bias", "exact_mean", "exact_bias")
     frame = pd.DataFrame(exact + mc)
     frame = frame.assign(**{c: frame[c] if c in frame else np.nan for c in ("lower_joint", "upper_joint")})
-    summary = _mirror_joint(base.mirror_back(frame, mirrored, signed), mirrored, signed)
+    summary = base.mirror_back(_mirror_joint(frame, mirrored, signed), mirrored, signed)
     summary_seconds = time.perf_counter() - t0
 
     files, written = {}, {}
@@ -671,7 +673,8 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
         cell, estimator, n and measure: columns ``cell``, ``distribution``, ``B`` (sample size, trials),
         ``estimator`` (``"u"``, ``"v"``, ``"w"``, bootstrap names, ``"truth"`` and paired differences such as
         ``"boot-v"``), ``n`` (budget, trials), ``measure`` (``"mean"``, ``"variance"``, ``"mse"``; for the
-        truth ``"expected_max"``; optionally ``"excess_mse_predicted"``), ``estimate`` (score units, squared
+        truth ``"expected_max"``, or ``"expected_min"`` for a distribution with ``minimize: true``; optionally
+        ``"excess_mse_predicted"``), ``estimate`` (score units, squared
         for variance and MSE), ``mcse`` (same units) and ``reps`` (replicates); optionally ``lower_joint`` and
         ``upper_joint`` (same units: the simultaneous band, NaN where there is none).
     reference : str, keyword-only, default "v"
@@ -742,9 +745,16 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     )
     for c, cell in enumerate(cells):
         s = summary[summary["cell"] == cell]
-        truth = s[(s["estimator"] == "truth") & (s["measure"] == "expected_max")].sort_values("n")
+        truth = s[(s["estimator"] == "truth") & s["measure"].isin(["expected_max", "expected_min"])].sort_values("n")
+        minimum = (truth["measure"] == "expected_min").any()  # minimize: true, the exact expected minimum
         axes[0, c].plot(
-            truth["n"], truth["estimate"], color="black", lw=1.2, ls="--", label="true EVP (exact)", zorder=5
+            truth["n"],
+            truth["estimate"],
+            color="black",
+            lw=1.2,
+            ls="--",
+            label="true expected minimum (exact)" if minimum else "true EVP (exact)",
+            zorder=5,
         )  # on top: the unbiased U runs right along it
         for r, (measure, ylabel) in enumerate(rows):
             ax = axes[r, c]
