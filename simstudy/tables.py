@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simstudy.stats import estimators
-from simstudy.stats.evidence import evidence
+from simstudy.stats.evidence import evidence, leader_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -227,11 +227,14 @@ def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b
     1  2.0   strong      a
     2  3.0   strong      a
     """
-    level, leader = evidence(a, b)
+    level, _leader = evidence(a, b)
     return _pandas().DataFrame(
         {
             "k": np.asarray(a.ks, dtype=np.float64),
             "evidence": level.astype(object),
-            "leader": np.array([name_b, "tie", name_a], dtype=object)[leader + 1],  # evidence's: minimize-aware
+            # the better point estimate: the lower for bands of the minimum (evidence refused a mix of the two)
+            "leader": leader_names(-a.point, -b.point, name_a, name_b)
+            if getattr(a, "minimize", False)
+            else leader_names(a.point, b.point, name_a, name_b),
         }
     )

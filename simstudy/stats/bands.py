@@ -819,7 +819,7 @@ def builtin_only(methods, key: str) -> tuple[str, ...]:
     return methods
 
 
-def _kind_iv(kind: str, quantile: float, low: float, high: float, minimize) -> float:
+def _curve_iv(kind: str, quantile: float, low: float, high: float, minimize) -> float:
     if not isinstance(minimize, (bool, np.bool_)):
         raise TypeError(f"minimize must be True or False, got {minimize!r}")
     if kind not in KINDS:
@@ -927,7 +927,7 @@ def tuning_curve_bands(
     >>> np.round(t.point, 4).tolist(), np.round(t.lower, 4).tolist(), np.round(t.upper, 4).tolist()
     ([0.6154, 0.3837, 0.3102, 0.1243], [0.3578, 0.1243, 0.0, 0.0], [0.7215, 0.6505, 0.5254, 0.3889])
     """
-    quantile = _kind_iv(kind, quantile, float(low), float(high), minimize)
+    quantile = _curve_iv(kind, quantile, float(low), float(high), minimize)
     bands = _cdf_bands(scores, confidence, method, low, high)
     n = bands.y.size
     ks = np.arange(1, n + 1, dtype=np.float64) if ks is None else np.asarray(ks, dtype=np.float64)
