@@ -348,8 +348,11 @@ def test_the_evp_figure_names_the_truth_by_its_measure(measure, label):
     summary = summary.assign(cell="losses, B = 5", distribution="losses", B=5, mcse=0.01, reps=100)
     fig = evp_accuracy_figure(summary)
     labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    title = fig.get_suptitle()
     plt.close(fig)
     assert label in labels and len(fig.axes[0].get_lines()[0].get_xdata()) == 3
+    best = "minimum" if measure == "expected_min" else "maximum"
+    assert f"each estimator of the expected {best} of n scores" in title.replace("\n", " ")
 
 
 def test_minimize_is_refused_where_a_study_would_report_minus_x(tmp_path, runs):

@@ -724,6 +724,9 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
 
     plt = _theme()
     cells = list(dict.fromkeys(summary["cell"]))
+    # minimize: true throughout (the truth is expected_min in every cell): the estimators estimate the minimum
+    measures = set(summary.loc[summary["estimator"] == "truth", "measure"])
+    best = "minimum" if "expected_min" in measures and "expected_max" not in measures else "maximum"
     singles = [e for e in dict.fromkeys(summary["estimator"]) if e != "truth" and "-" not in e]
     palette = _estimator_palette(singles)
     excess = [
@@ -805,7 +808,7 @@ def evp_accuracy_figure(summary: pd.DataFrame, *, reference: str = "v", title: s
     _suptitle(
         fig,
         title
-        or "How well each estimator of the expected maximum of n scores does from one sample of B scores: its "
+        or f"How well each estimator of the expected {best} of n scores does from one sample of B scores: its "
         "average, variance and mean squared error against n, beside the exact value (dashed)",
     )
     return fig
