@@ -207,7 +207,8 @@ def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b
     -------
     pandas.DataFrame
         Columns ``k`` (float), ``evidence`` (one of :data:`~simstudy.stats.evidence.EVIDENCE_LEVELS`) and ``leader`` (``name_a``,
-        ``name_b``, or ``"tie"`` where the point estimates are equal).
+        ``name_b``, or ``"tie"`` where the point estimates are equal): the model whose point estimate is
+        higher, or lower for bands of the minimum (``minimize``).
 
     Raises
     ------
@@ -231,6 +232,9 @@ def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b
         {
             "k": np.asarray(a.ks, dtype=np.float64),
             "evidence": level.astype(object),
-            "leader": leader_names(a.point, b.point, name_a, name_b),
+            # the better point estimate: the lower for bands of the minimum (evidence refused a mix of the two)
+            "leader": leader_names(-a.point, -b.point, name_a, name_b)
+            if getattr(a, "minimize", False)
+            else leader_names(a.point, b.point, name_a, name_b),
         }
     )

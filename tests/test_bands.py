@@ -229,3 +229,69 @@ def test_ld_highest_density_at_a_confidence_next_to_one(n):
     y = np.random.default_rng(9600 + n).uniform(size=n)
     band = bands.cdf_bands(y, 0.999999999, "ld_highest_density", low=0, high=1)
     assert np.all(band.lower <= band.upper) and band.covers(lambda x: np.clip(x, 0, 1))
+
+
+def _opda_curves(x, q, kind, method, ks, minimize):
+    """opda's curves of its own CDF bands of ``x`` on [0, 1]: (point, lower, upper), the lower from the upper
+    CDF band (a larger CDF has the smaller quantiles, of the maximum and of the minimum alike)."""
+    opda = pytest.importorskip("opda.nonparametric")
+    with warnings.catch_warnings():  # opda's warning on ties
+        warnings.simplefilter("ignore")
+        lo, pt, hi = opda.EmpiricalDistribution.confidence_bands(x, 0.7, 0.0, 1.0, method=method)
+    if kind == "mean":
+        return [d.average_tuning_curve(ks, minimize=minimize) for d in (pt, hi, lo)]
+    return [d.quantile_tuning_curve(ks, q, minimize=minimize) for d in (pt, hi, lo)]
+
+
+@pytest.mark.parametrize("method", ["dkw", "ks"])
+@pytest.mark.parametrize("minimize", [True, False])
+def test_tuning_curve_bands_are_opdas_on_scores_with_atoms(rng, method, minimize):
+    """Issue 34: one convention for the quantiles of the best, the maximum's and the minimum's (opda's
+    left-continuous inverse). Scores with ties and n = 30, so that q^(1/k) or 1 - (1 - q)^(1/k) falls on the
+    empirical CDF's jumps (k = 1 at the median); the closed-form bands are opda's own to the bit."""
+    x = np.round(rng.beta(3, 8, size=30), 2)
+    ks = np.arange(1, 41, dtype=np.float64)
+    for kind, q in (("median", 0.5), ("quantile", 0.2), ("quantile", 0.8), ("mean", 0.5)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = bands.tuning_curve_bands(x, 0.7, kind, method, ks=ks, quantile=q, low=0, high=1, minimize=minimize)
+        assert t.minimize is minimize
+        for mine, theirs, what in zip((t.point, t.lower, t.upper), _opda_curves(x, q, kind, method, ks, minimize),
+                                      ("point", "lower", "upper")):
+            if kind == "mean":
+                np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12, err_msg=what)
+            else:
+                np.testing.assert_array_equal(mine, theirs, err_msg=f"{kind} {q} {what}")
+
+
+def test_the_median_of_the_minimum_of_four_scores_is_the_lower_atom():
+    """Issue 34's case: scores 0.1, 0.2, 0.3, 0.4; the median of the minimum of one falls on F = 0.5, so it is
+    0.2 (truth.quantile_tuning_curve, opda), not the mirror's 0.3; by k = 3 the minimum's median is 0.1."""
+    from simstudy.distributions import Bag
+    from simstudy.stats import truth
+
+    x = np.array([0.1, 0.2, 0.3, 0.4])
+    t = bands.tuning_curve_bands(x, 0.7, method="dkw", ks=[1, 2, 3], low=0, high=1, minimize=True)
+    assert t.point.tolist() == [0.2, 0.2, 0.1]
+    assert t.point.tolist() == truth.quantile_tuning_curve(Bag(x), [1, 2, 3], minimize=True).tolist()
+    assert (t.lower <= t.point).all() and (t.point <= t.upper).all()
+    assert bands.tuning_curve(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.25, 0.5, 0.75, 1.0]), [1], minimize=True) \
+        .tolist() == [0.2]
+
+
+def test_evidence_between_bands_of_the_minimum_puts_the_lower_model_ahead():
+    low_losses, high_losses = np.linspace(0.10, 0.20, 20), np.linspace(0.80, 0.90, 20)
+    a, b = (bands.tuning_curve_bands(x, 0.8, ks=[1, 2, 3], low=0, high=1, minimize=True)
+            for x in (low_losses, high_losses))
+    table = bands.evidence_table(a, b, "low", "high")
+    assert list(table["leader"]) == ["low"] * 3 and list(table["evidence"]) == ["strong"] * 3
+    level, leader = bands.evidence(b, a)
+    assert leader.tolist() == [-1, -1, -1]
+    maximum = bands.tuning_curve_bands(high_losses, 0.8, ks=[1, 2, 3], low=0, high=1)
+    with pytest.raises(ValueError, match="one model's bands are of the minimum and the other's of the maximum"):
+        bands.evidence(a, maximum)
+
+
+def test_minimize_must_be_a_bool():
+    with pytest.raises(TypeError, match="minimize must be True or False, got 'yes'"):
+        bands.tuning_curve_bands([0.1, 0.2, 0.3], minimize="yes")

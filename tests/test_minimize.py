@@ -1,7 +1,9 @@
 """``minimize=true`` (issue 25): lower is better. Every result on losses ``1 - a`` with minimize=true is the
 mirror of the result on the accuracies ``a``: curves ``1 - c``, a band's edges swapped (``[1 - upper,
-1 - lower]``), the q-quantile of the minimum against the (1 - q)-quantile of the maximum, Monte Carlo numbers
-alike. ``1 - a`` is not exactly representable, so the comparisons are to 1e-12."""
+1 - lower]``), Monte Carlo numbers alike; except the quantile curves of ``bands``, which take the quantile of the
+minimum as opda and the exact truths do (issue 34: the left-continuous inverse, not the mirror of the maximum's
+where the probability falls on an atom). ``1 - a`` is not exactly representable, so the comparisons are to
+1e-12."""
 
 import warnings
 
@@ -46,28 +48,71 @@ def test_curve_of_losses_is_the_mirror_of_the_curve_of_accuracies(tmp_path, runs
     assert "expected max first reaches 0.9 at" in acc.stdout
 
 
+def _opda_curves(cdf, ks, kind, q):
+    """opda's curves of the minimum (``minimize=True``) of the two step CDFs of a CDF band: (lower, upper), the
+    lower from the upper CDF band. Its own quantile convention (the left-continuous inverse) on our bands."""
+    from opda.nonparametric import EmpiricalDistribution
+
+    points = np.concatenate(([cdf.low], cdf.y, [cdf.high]))
+    out = []
+    for values in (np.concatenate(([cdf.upper_below], cdf.upper, [1.0])), np.concatenate(([0.0], cdf.lower, [1.0]))):
+        dist = EmpiricalDistribution(points, ws=np.diff(values, prepend=0.0), a=cdf.low, b=cdf.high)
+        out.append(dist.average_tuning_curve(ks, minimize=True) if kind == "mean"
+                   else dist.quantile_tuning_curve(ks, q, minimize=True))
+    return out
+
+
 @pytest.mark.parametrize(
     "kind, q, extra",
     [("median", 0.5, ()), ("quantile", 0.8, ("method=ks",)), ("mean", 0.5, ("method=ld_equal_tailed",))],
 )
 @pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
-def test_bands_of_losses_are_the_mirror_of_the_bands_of_accuracies(tmp_path, runs, kind, q, extra):
+def test_bands_of_losses_are_opdas_curves_of_the_minimum(tmp_path, runs, kind, q, extra):
+    """Issue 34: one convention. The bands of the minimum are the curves of the CDF bands of the losses in opda's
+    convention (the left-continuous inverse of the minimum's CDF), not the mirror of the bands of the
+    accuracies: on these scores with ties the two differ where the probability falls on a jump (the median of
+    one at k = 1: 12/24, 15/30). The CDF bands, U and V still mirror."""
+    pytest.importorskip("opda")
+    from opda.nonparametric import EmpiricalDistribution
+
+    from simstudy.stats import bands
+
     common = ("low=0", "high=1", "confidence=0.7", "max_k=40", f"kind={kind}", *extra)
     acc = _run(tmp_path, "bands", "acc.csv", "acc", *common, f"quantile={1 - q}")
     loss = _run(tmp_path, "bands", "loss.csv", "loss", *common, f"quantile={q}", "minimize=true")
     a = pd.read_parquet(tmp_path / "acc" / "bands.parquet")
     m = pd.read_parquet(tmp_path / "loss" / "bands.parquet")
     assert list(m.model) == list(a.model) and list(m.k) == list(a.k)
-    for mine, theirs in (("point", "point"), ("lower", "upper"), ("upper", "lower"), ("u", "u"), ("v", "v")):
-        np.testing.assert_allclose(m[mine], 1 - a[theirs], rtol=0, atol=TOL, err_msg=mine)
+    method = extra[0][7:] if extra else "ld_highest_density"
+    losses = pd.read_csv(tmp_path / "loss.csv")
+    for model in runs:
+        x = losses[losses.model == model].score.to_numpy()
+        mine = m[m.model == model]
+        ks = mine.k.to_numpy()
+        with warnings.catch_warnings():  # the ties' warning: the command logs it
+            warnings.simplefilter("ignore")
+            cdf = bands.cdf_bands(x, 0.7, method, low=0, high=1)
+        lower, upper = _opda_curves(cdf, ks, kind, q)
+        point = EmpiricalDistribution(x).average_tuning_curve(ks, minimize=True) if kind == "mean" \
+            else EmpiricalDistribution(x).quantile_tuning_curve(ks, q, minimize=True)
+        tol = TOL if kind == "mean" else 0
+        np.testing.assert_allclose(mine.point, point, rtol=0, atol=tol, err_msg=model)
+        np.testing.assert_allclose(mine.lower, lower, rtol=0, atol=tol, err_msg=model)
+        np.testing.assert_allclose(mine.upper, upper, rtol=0, atol=tol, err_msg=model)
+    if kind == "median":  # at k = 1 the median falls on the jump at the middle: the lower of the two middle losses
+        first = m[m.k == 1].set_index("model").point
+        mirrored = 1 - a[a.k == 1].set_index("model").point
+        for model, x in runs.items():
+            middle = np.sort(1 - x)[x.size // 2 - 1 : x.size // 2 + 1]
+            assert first[model] == pytest.approx(middle[0], abs=TOL) and mirrored[model] == pytest.approx(middle[1])
+    for col in ("u", "v"):
+        np.testing.assert_allclose(m[col], 1 - a[col], rtol=0, atol=TOL, err_msg=col)
     assert (m.lower <= m.point).all() and (m.point <= m.upper).all()
     if kind == "quantile":
         assert set(m["quantile"]) == {q}
     # the CDF of the losses: P(L <= 1 - a) = 1 - P(A < a), the band of A just below a (its previous score)
     ca = pd.read_csv(tmp_path / "acc" / "cdf_bands.csv")
     cm = pd.read_csv(tmp_path / "loss" / "cdf_bands.csv")
-    from simstudy.stats import bands
-
     for model, x in runs.items():
         mine = cm[cm.model == model].reset_index(drop=True)
         theirs = ca[ca.model == model].iloc[::-1].reset_index(drop=True)
@@ -76,16 +121,16 @@ def test_bands_of_losses_are_the_mirror_of_the_bands_of_accuracies(tmp_path, run
         below = theirs.shift(-1)  # the previous distinct accuracy (none below the smallest)
         with warnings.catch_warnings():  # the ties' warning: the command logs it
             warnings.simplefilter("ignore")
-            upper_below = bands.cdf_bands(x, 0.7, extra[0][7:] if extra else "ld_highest_density", low=0, high=1)
+            upper_below = bands.cdf_bands(x, 0.7, method, low=0, high=1)
         np.testing.assert_allclose(mine.ecdf, 1 - below.ecdf.fillna(0), rtol=0, atol=CSV_TOL)
         np.testing.assert_allclose(mine.lower, 1 - below.upper.fillna(upper_below.upper_below), rtol=0, atol=CSV_TOL)
         np.testing.assert_allclose(mine.upper, 1 - below.lower.fillna(0), rtol=0, atol=CSV_TOL)
         assert mine.ecdf.iloc[-1] == 1 and mine.upper.iloc[-1] == 1
-    # "A beats B" is about the better model: the same leader and evidence on both scales
-    ea, em = pd.read_csv(tmp_path / "acc" / "evidence.csv"), pd.read_csv(tmp_path / "loss" / "evidence.csv")
-    pd.testing.assert_frame_equal(ea, em)
-    said = [[line for line in p.stdout.splitlines() if " ahead " in line or " is better" in line] for p in (acc, loss)]
-    assert said[0] == said[1] and said[0]
+    # "A beats B" is about the better model: on losses the model whose curve is lower is ahead
+    em = pd.read_csv(tmp_path / "loss" / "evidence.csv")
+    mlp, lstm = (m[m.model == name].point.to_numpy() for name in ("mlp", "lstm"))
+    assert em.leader.tolist() == np.where(mlp < lstm, "mlp", np.where(lstm < mlp, "lstm", "tie")).tolist()
+    assert any(" ahead " in line or " is better" in line for line in loss.stdout.splitlines())
 
 
 def _negated(tmp_path, runs):
@@ -258,9 +303,10 @@ def test_wrong_conclusions_on_losses_say_lower_is_better(tmp_path, runs):
     acc = _study(tmp_path, "acc", _pair(tmp_path, "acc"))
     loss = _study(tmp_path, "loss", _pair(tmp_path, "loss", (True, True)))
     truth_a, truth_l = acc.xs("truth", level="estimator").estimate, loss.xs("truth", level="estimator").estimate
-    for measure in ("expected_max_a", "expected_max_b"):  # the expected minimum of each model's losses
-        np.testing.assert_allclose(truth_l.xs(measure, level="measure"), 1 - truth_a.xs(measure, level="measure"),
-                                   rtol=0, atol=TOL)
+    for side in ("a", "b"):  # the expected minimum of each model's losses, named so (issue 34)
+        np.testing.assert_allclose(truth_l.xs(f"expected_min_{side}", level="measure"),
+                                   1 - truth_a.xs(f"expected_max_{side}", level="measure"), rtol=0, atol=TOL)
+    assert not loss.index.get_level_values("measure").str.startswith("expected_max").any()
     np.testing.assert_allclose(truth_l.xs("true_gap", level="measure"), -truth_a.xs("true_gap", level="measure"),
                                rtol=0, atol=TOL)
     # the model that is better on accuracy is better on loss: the rates agree within their Monte Carlo error
@@ -270,6 +316,43 @@ def test_wrong_conclusions_on_losses_say_lower_is_better(tmp_path, runs):
         assert (z.abs() < 4.5).all(), (measure, z)
     a, m = acc.xs("mean_gap", level="measure"), loss.xs("mean_gap", level="measure")
     assert ((m.estimate + a.estimate).abs() < 4.5 * np.hypot(m.mcse, a.mcse)).all()
+
+
+def test_a_study_names_the_expected_minimum_of_a_minimize_distribution_by_what_it_is(tmp_path, runs):
+    """Issue 34: a minimize: true distribution's truth is the expected minimum, so its measure is expected_min in
+    summary.parquet (and so on report.html, which shows the measures); a maximized distribution of the same
+    study keeps expected_max."""
+    dist = {m: {**d, "minimize": m == "mlp"} for m, d in _pair(tmp_path, "loss").items()}
+    summary = _study(tmp_path, "named", dist, kind="evp_accuracy", reps=20)
+    written = pd.read_parquet(tmp_path / "named" / "summary.parquet")
+    for frame in (summary, written):
+        truth = frame[frame.estimator == "truth"]
+        assert set(truth[truth.distribution == "mlp"].measure) == {"expected_min"}
+        assert set(truth[truth.distribution == "lstm"].measure) == {"expected_max"}
+        # the expected minimum falls with n, and is an average of losses (about 0.27), not minus one
+        for _, cell in truth[truth.distribution == "mlp"].groupby("cell"):
+            mins = cell.sort_values("n").estimate
+            assert (np.diff(mins) < 0).all() and (mins > 0).all()
+
+
+@pytest.mark.parametrize("measure, label", [("expected_min", "true expected minimum (exact)"),
+                                            ("expected_max", "true EVP (exact)")])
+def test_the_evp_figure_names_the_truth_by_its_measure(measure, label):
+    import matplotlib.pyplot as plt
+
+    from simstudy.studies.evp_accuracy import evp_accuracy_figure
+
+    rows = [("truth", measure, n, 0.5 - 0.1 * n) for n in (1, 2, 3)]
+    rows += [("u", m, n, 0.5 - 0.1 * n) for m in ("mean", "variance", "mse") for n in (1, 2, 3)]
+    summary = pd.DataFrame(rows, columns=["estimator", "measure", "n", "estimate"])
+    summary = summary.assign(cell="losses, B = 5", distribution="losses", B=5, mcse=0.01, reps=100)
+    fig = evp_accuracy_figure(summary)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    title = fig.get_suptitle()
+    plt.close(fig)
+    assert label in labels and len(fig.axes[0].get_lines()[0].get_xdata()) == 3
+    best = "minimum" if measure == "expected_min" else "maximum"
+    assert f"each estimator of the expected {best} of n scores" in title.replace("\n", " ")
 
 
 def test_minimize_is_refused_where_a_study_would_report_minus_x(tmp_path, runs):

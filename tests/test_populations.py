@@ -313,7 +313,7 @@ def test_the_kind_runs_in_a_study_with_the_exact_truth(package, tmp_path):
         "runner.figures=[]",
     ]
     summary = simstudy.run(overrides=overrides, out_dir=tmp_path / "run").summary
-    got = summary[(summary.estimator == "truth") & (summary.measure == "expected_max")].sort_values("n")
+    got = summary[(summary.estimator == "truth") & (summary.measure == "expected_min")].sort_values("n")
     want = [_expected_best(HPOLIB, n, minimize=True) for n in (1, 2, 3, 4)]  # the best loss is the lowest
     np.testing.assert_allclose(got.estimate, want, rtol=1e-12)
     identity = (tmp_path / "run" / ".simstudy-identity.json").read_text()

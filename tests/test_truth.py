@@ -218,3 +218,28 @@ def test_windowed_tail_sums_leave_out_only_what_rounding_hides(monkeypatch):
     windowed = T._tail_sums(p, n, gaps)
     assert np.all(np.abs(windowed - full) <= 2.0**-60 * gaps.sum() + 4 * np.finfo(float).eps * np.abs(full))
     assert np.searchsorted(p, 2.0 ** (-60.0 / 600)) > 10_000  # at n = 600 most atoms are out of the window
+
+
+@pytest.mark.parametrize("n, j", [(4, 1), (4, 2), (4, 3), (15, 7), (22, 5), (33, 4)])
+def test_the_quantile_of_the_minimum_takes_the_atom_its_probability_falls_on(n, j):
+    """Issue 34: one convention, the left-continuous inverse (opda's). n equally likely scores and q = j / n =
+    P(X <= x_j) exactly: the q-quantile of the minimum of one draw is x_j (not the next score, as the mirror of
+    the maximum of -x, or a q rounded by the logs, would give), as it is for the maximum."""
+    values = np.arange(1, n + 1) / 10
+    bag, q = Bag(values), j / n
+    assert bag.cum_prob[j - 1] == q  # the probability falls exactly on the atom's edge
+    ks = np.arange(1, 9)  # an array of budgets: numpy's vector loops round the logs differently from scalars
+    assert truth.quantile_tuning_curve(bag, ks, q, minimize=True)[0] == values[j - 1]
+    assert truth.quantile_tuning_curve(bag, ks, q)[0] == values[j - 1]
+
+
+def test_the_quantile_tuning_curve_of_the_minimum_is_opdas():
+    """Four equally likely scores: the median of the minimum of one is 0.2 (issue 34's case), and at every
+    budget and quantile the curve is opda's."""
+    opda = pytest.importorskip("opda.nonparametric")
+    values = np.array([0.1, 0.2, 0.3, 0.4])
+    bag, ks = Bag(values), np.arange(1, 9)
+    assert truth.quantile_tuning_curve(bag, [1], 0.5, minimize=True)[0] == 0.2
+    for q in (0.1, 0.25, 0.3, 0.5, 0.6, 0.75, 0.9):
+        np.testing.assert_array_equal(truth.quantile_tuning_curve(bag, ks, q, minimize=True),
+                                      opda.EmpiricalDistribution(values).quantile_tuning_curve(ks, q, minimize=True))

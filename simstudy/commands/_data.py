@@ -2,8 +2,10 @@
 
 ``simstudy curve``, ``bands``, ``audit`` and ``extrapolate`` read scores the same way: the keys of
 :class:`DataOptions` (a schema, :mod:`simstudy.schema`), cross-checked into a frozen :class:`DataConfig` by
-:func:`_data`, and loaded by :func:`_load_scores`. With ``minimize=true`` every analysis runs unchanged on the
-mirrored scores ``-x`` (:func:`_sign`, :func:`_mirror_scores`, :func:`_bounds`) and mirrors its results back.
+:func:`_data`, and loaded by :func:`_load_scores`. With ``minimize=true`` the expected-maximum analyses run
+unchanged on the mirrored scores ``-x`` (:func:`_sign`, :func:`_mirror_scores`, :func:`_bounds`) and mirror
+their results back; ``bands`` computes the minimum's quantile curves on x itself, since a quantile of the
+minimum is the mirror of one of the maximum of -x only where no probability falls on an atom.
 
 ==========================  ========================================================================
 name                        what
@@ -256,7 +258,7 @@ class DataConfig:
         runs per model (without replacement).
     minimize : bool, default False
         ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the
-        commands analyse the mirrored scores -x on [-high, -low] and mirror the results back).
+        expected-maximum analyses run on the mirrored scores -x on [-high, -low] and mirror the results back).
 
     Examples
     --------

@@ -47,7 +47,6 @@ from simstudy.commands._data import (
     DataConfig,
     DataOptions,
     _bands,
-    _bounds,
     _command_iv,
     _data,
     _estimator_iv,
@@ -327,17 +326,25 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     _cost_iv(opts, scores)
     max_k = opts.max_k or max(x.size for x in scores.values())
     ks = np.arange(1, max_k + 1, dtype=np.float64)
-    # minimize=true: the bands of -x on [-high, -low]; the q-quantile of the minimum is minus the (1 - q)-quantile
-    # of the maximum of -x, and a band's lower and upper edges trade places when mirrored back.
+    # minimize=true: the bands of the minimum's curves, computed on x itself, so that the quantiles follow the one
+    # convention of truth.quantile_tuning_curve and opda (the left-continuous inverse: the mirror of the maximum
+    # of -x differs where the probability falls on an atom); U and V of the minimum are minus those of -x.
     sign = _sign(opts.data)
-    analysed = _mirror_scores(scores, sign)
-    quantile = opts.quantile if sign > 0 else 1 - opts.quantile
+    mirrored = _mirror_scores(scores, sign)
     results, curve_rows, cdf_rows = {}, [], []
-    for model, x in analysed.items():
+    for model, x in scores.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             tc = bands.tuning_curve_bands(
-                x, opts.confidence, opts.kind, opts.method, ks=ks, quantile=quantile, **_bounds(opts.data, sign)
+                x,
+                opts.confidence,
+                opts.kind,
+                opts.method,
+                ks=ks,
+                quantile=opts.quantile,
+                low=opts.data.low,
+                high=opts.data.high,
+                minimize=opts.data.minimize,
             )
         for w in caught:
             log.warning("%s: %s", model, w.message)
@@ -347,21 +354,20 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
         point = {e: np.full(ks.size, np.nan) for e in ("u", "v", *([opts.estimator] if opts.estimator else []))}
         m = min(x.size, ks.size)
         for e in point:
-            point[e][:m] = sign * _point_estimate(x, e, np.arange(1, m + 1), model)
-        lower, upper = (tc.lower, tc.upper) if sign > 0 else (-tc.upper, -tc.lower)
+            point[e][:m] = sign * _point_estimate(mirrored[model], e, np.arange(1, m + 1), model)
         curve_rows.append(
             pd.DataFrame(
                 {
                     "model": model,
                     "k": ks.astype(np.int64),
-                    "point": sign * tc.point,
-                    "lower": lower,
-                    "upper": upper,
+                    "point": tc.point,
+                    "lower": tc.lower,
+                    "upper": tc.upper,
                     **point,
                 }
             )
         )
-        cdf_rows.append(_distinct_scores(model, tc.cdf, x.size, sign))
+        cdf_rows.append(_distinct_scores(model, tc.cdf, x.size))
     curves = pd.concat(curve_rows, ignore_index=True)
     for col, value in (
         ("kind", opts.kind),
@@ -579,37 +585,21 @@ def _cost_iv(config_: BandsConfig, scores: Mapping[str, np.ndarray]) -> None:
         )
 
 
-def _distinct_scores(model: str, cdf, n: int, sign: int = 1):
+def _distinct_scores(model: str, cdf, n: int):
     """The CDF band at each distinct score, one row per score: with ties, the eCDF and the bands at a score are
-    those after its last copy (the band arrays hold one entry per sorted draw).
-
-    ``sign=-1``: ``cdf`` is the band of the mirrored scores ``y = -x``, and the rows are the band of the CDF of
-    x, ``P(X <= s) = 1 - P(Y < -s)``: at ``s = -y_j``, one minus the band of Y just below ``y_j`` (at the
-    previous distinct score, or ``[0, upper_below]`` below the first)."""
+    those after its last copy (the band arrays hold one entry per sorted draw)."""
     import pandas as pd
 
     last = np.flatnonzero(np.append(np.diff(cdf.y) > 0, True))  # the last copy of each distinct score
     count = np.diff(np.append(-1, last))
-    if sign > 0:
-        return pd.DataFrame(
-            {
-                "model": model,
-                "score": cdf.y[last],
-                "count": count,
-                "ecdf": (last + 1) / n,
-                "lower": cdf.lower[last],
-                "upper": cdf.upper[last],
-            }
-        )
-    below = np.append(-1, last[:-1])  # the last copy of the previous distinct score (-1: none)
     return pd.DataFrame(
         {
             "model": model,
-            "score": -cdf.y[last][::-1],
-            "count": count[::-1],
-            "ecdf": (1 - (below + 1) / n)[::-1],
-            "lower": 1 - np.where(below >= 0, cdf.upper[below], cdf.upper_below)[::-1],
-            "upper": 1 - np.where(below >= 0, cdf.lower[below], 0.0)[::-1],
+            "score": cdf.y[last],
+            "count": count,
+            "ecdf": (last + 1) / n,
+            "lower": cdf.lower[last],
+            "upper": cdf.upper[last],
         }
     )
 

@@ -264,6 +264,9 @@ class TuningCurveBands:
         The CDF band method, one of :data:`METHODS`.
     cdf : CDFBands
         The CDF bands the curve bands derive from.
+    minimize : bool, default False
+        Whether the curve is of the minimum (lower is better): it then falls with k, and a model is ahead
+        where its curve is lower (:func:`~simstudy.stats.evidence.evidence`).
 
     See Also
     --------
@@ -290,6 +293,7 @@ class TuningCurveBands:
     confidence: float
     method: str
     cdf: CDFBands
+    minimize: bool = False
 
 
 def _scores_iv(scores, low: float, high: float, *, min_n: int = 2) -> np.ndarray:
@@ -590,8 +594,15 @@ def _cdf_bands(scores, confidence, method, low, high) -> CDFBands:
     return CDFBands(y, np.asarray(l_i, dtype=np.float64), upper, float(u_i[0]), confidence, method, low, high)
 
 
-def tuning_curve(points: np.ndarray, cdf: np.ndarray, ks, *, kind: str = "median", quantile: float = 0.5):
+def tuning_curve(
+    points: np.ndarray, cdf: np.ndarray, ks, *, kind: str = "median", quantile: float = 0.5, minimize: bool = False
+):
     """The tuning curve of a step CDF: the quantile or mean of the best of k draws, for each k.
+
+    The best is the maximum, or the minimum with `minimize`. A quantile is the left-continuous inverse of the
+    best's CDF, ``min{points[j] : quantile <= P(best <= points[j])}``, either way (opda's convention): where
+    the probability falls on an atom, the q-quantile of the minimum is not minus the (1 - q)-quantile of the
+    maximum of the negated scores.
 
     Parameters
     ----------
@@ -607,6 +618,10 @@ def tuning_curve(points: np.ndarray, cdf: np.ndarray, ks, *, kind: str = "median
         ``"mean"``: ``sum_j points[j] (cdf[j]^k - cdf[j-1]^k)`` (Eq. 4); points without mass are skipped.
     quantile : float, keyword-only, default 0.5
         The quantile of the best of k draws, in (0, 1); ignored for ``kind="mean"``.
+    minimize : bool, keyword-only, default False
+        Whether the best is the minimum (lower is better: a loss). Its CDF is ``1 - (1 - cdf[j]) ** k``, so
+        the quantile curve is ``min{points[j] : quantile <= 1 - (1 - cdf[j]) ** k}`` and the mean
+        ``sum_j points[j] ((1 - cdf[j-1])^k - (1 - cdf[j])^k)``.
 
     Returns
     -------
@@ -628,8 +643,21 @@ def tuning_curve(points: np.ndarray, cdf: np.ndarray, ks, *, kind: str = "median
     [2.0, 2.0, 3.0]
     >>> tuning_curve(points, cdf, [1, 2, 3], kind="mean").tolist()
     [2.0, 2.375, 2.5625]
+
+    The minimum of k: its median is 1 from k = 3 on (``1 - 0.75 ** 3 >= 0.5``), its mean at k = 2 is
+    ``1 + 0.75 ** 2 + 0.25 ** 2``. Where the probability falls exactly on a jump of the CDF, the quantile is
+    the lower score: of four equally likely scores 0.1..0.4 the median of one is 0.2 (not 0.3):
+
+    >>> tuning_curve(points, cdf, [1, 2, 3], minimize=True).tolist()
+    [2.0, 2.0, 1.0]
+    >>> tuning_curve(points, cdf, [1, 2], kind="mean", minimize=True).tolist()
+    [2.0, 1.625]
+    >>> tuning_curve(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.25, 0.5, 0.75, 1.0]), [1], minimize=True)
+    array([0.2])
     """
     ks = np.asarray(ks, dtype=np.float64)
+    if minimize:
+        return _min_curve(points, cdf, ks.ravel(), kind, quantile).reshape(ks.shape)
     if kind == "mean":
         return _mean_curve(points, cdf, ks.ravel()).reshape(ks.shape)
     # cdf[j] ** k >= q  <=>  k <= log(q) / log(cdf[j]): a threshold that rises with j.
@@ -660,6 +688,29 @@ def _mean_curve(points: np.ndarray, cdf: np.ndarray, ks: np.ndarray) -> np.ndarr
         j0 = np.searchsorted(log_g, -_CUTOFF / block[0])
         out[order[start : start + 64]] = z[-1] - np.exp(np.multiply.outer(block, log_g[j0:])) @ dz[j0:]
     return out
+
+
+def _min_curve(points: np.ndarray, cdf: np.ndarray, ks: np.ndarray, kind: str, quantile: float) -> np.ndarray:
+    """:func:`tuning_curve` of the minimum of k draws at budgets ``ks`` (1-D)."""
+    if kind == "mean":
+        # E[min] = z_0 + sum_j (z_{j+1} - z_j) P(min > z_j), P(min > z_j) = (1 - G_j)^k, over the points with mass.
+        has_mass = np.diff(cdf, prepend=0.0) > 0
+        z, G = points[has_mass], cdf[has_mass]
+        if not np.all(np.isfinite(z)):  # mass at -inf makes the minimum -inf with positive probability
+            return np.full(ks.shape, -np.inf if z[0] == -np.inf else np.inf)
+        log_s = np.log1p(-G[:-1])  # G < 1 before the last point with mass
+        out = np.empty(ks.size)
+        for start in range(0, ks.size, 64):  # blocks bound the (budgets x points) matrix
+            block = ks[start : start + 64]
+            out[start : start + 64] = z[0] + np.exp(np.multiply.outer(block, log_s)) @ np.diff(z)
+        return out
+    # quantile <= 1 - (1 - G_j)^k  <=>  k >= log(1 - quantile) / log(1 - G_j): a threshold that falls with j
+    # (0 where G = 1, infinite where G = 0); equality (the probability on an atom) takes the atom, as opda does.
+    with np.errstate(divide="ignore"):
+        thr = np.where(cdf >= 1, 0.0, np.where(cdf <= 0, np.inf, np.log1p(-quantile) / np.log1p(-cdf)))
+    thr = np.minimum.accumulate(thr)  # non-increasing against rounding
+    first = thr.size - np.searchsorted(thr[::-1], ks, side="right")  # the first j with thr[j] <= k
+    return points[np.minimum(first, points.size - 1)]
 
 
 def quantile_thresholds(cdf: np.ndarray, quantile: float) -> np.ndarray:
@@ -768,7 +819,9 @@ def builtin_only(methods, key: str) -> tuple[str, ...]:
     return methods
 
 
-def _kind_iv(kind: str, quantile: float, low: float, high: float) -> float:
+def _curve_iv(kind: str, quantile: float, low: float, high: float, minimize) -> float:
+    if not isinstance(minimize, (bool, np.bool_)):
+        raise TypeError(f"minimize must be True or False, got {minimize!r}")
     if kind not in KINDS:
         raise ValueError(f"unknown tuning-curve kind {kind!r}; choose one of: {', '.join(KINDS)}")
     if kind == "median":
@@ -796,13 +849,17 @@ def tuning_curve_bands(
     quantile: float = 0.5,
     low: float = -np.inf,
     high: float = np.inf,
+    minimize: bool = False,
 ) -> TuningCurveBands:
     """Simultaneous confidence bands for the median (or any quantile) or mean tuning curve.
 
     The tuning curve at budget k is the median (quantile, mean) of the best score of k random-search
     iterations. Its bands are the curves of the CDF bands of :func:`cdf_bands` (the upper CDF band gives the
     lower curve band and vice versa), so they hold for every k at once with probability at least
-    ``confidence`` (Lourie, Cho & He 2024, Props. 1-2).
+    ``confidence`` (Lourie, Cho & He 2024, Props. 1-2). With `minimize` the best is the minimum, and the
+    curves are those of the same CDF bands (:func:`tuning_curve`, the left-continuous inverse, as
+    :func:`simstudy.stats.truth.quantile_tuning_curve` and opda take it): the upper CDF band still gives the
+    lower curve band, since a larger CDF has the smaller quantiles of the minimum too.
 
     Parameters
     ----------
@@ -822,15 +879,19 @@ def tuning_curve_bands(
         Known lower bound of the scores (e.g. 0 for accuracy).
     high : float, keyword-only, default inf
         Known upper bound of the scores (e.g. 1 for accuracy).
+    minimize : bool, keyword-only, default False
+        Whether lower is better (losses): the curve is of the minimum of k scores.
 
     Returns
     -------
     TuningCurveBands
         ``point``, ``lower`` and ``upper`` of shape ``(len(ks),)`` in score units, with the ``ks``, the
-        ``kind``, ``quantile``, ``confidence``, ``method`` and the underlying ``cdf`` bands.
+        ``kind``, ``quantile``, ``confidence``, ``method``, the underlying ``cdf`` bands and ``minimize``.
 
     Raises
     ------
+    TypeError
+        If `minimize` is not a bool.
     ValueError
         On an unknown `kind`; `quantile` not in (0, 1) for ``kind="quantile"``; ``kind="mean"`` without
         finite `low` and `high`; `ks` empty, non-finite or not > 0; and on the inputs :func:`cdf_bands`
@@ -858,8 +919,15 @@ def tuning_curve_bands(
     Traceback (most recent call last):
         ...
     ValueError: the mean tuning curve's band is vacuous without finite bounds on the scores: ...
+
+    Losses, lower is better: the median of the minimum of k falls with k (the true ``1 - 0.5 ** (1 / k)``
+    for uniform losses lies inside):
+
+    >>> t = tuning_curve_bands(rng.uniform(size=20), 0.9, ks=[1, 2, 4, 8], low=0, high=1, minimize=True)
+    >>> np.round(t.point, 4).tolist(), np.round(t.lower, 4).tolist(), np.round(t.upper, 4).tolist()
+    ([0.6154, 0.3837, 0.3102, 0.1243], [0.3578, 0.1243, 0.0, 0.0], [0.7215, 0.6505, 0.5254, 0.3889])
     """
-    quantile = _kind_iv(kind, quantile, float(low), float(high))
+    quantile = _curve_iv(kind, quantile, float(low), float(high), minimize)
     bands = _cdf_bands(scores, confidence, method, low, high)
     n = bands.y.size
     ks = np.arange(1, n + 1, dtype=np.float64) if ks is None else np.asarray(ks, dtype=np.float64)
@@ -872,7 +940,8 @@ def tuning_curve_bands(
     lower_cdf = np.concatenate(([0.0], bands.lower, [1.0]))
 
     def curve(cdf):
-        return tuning_curve(points, cdf, ks, kind="mean" if kind == "mean" else "quantile", quantile=quantile)
+        kind_ = "mean" if kind == "mean" else "quantile"
+        return tuning_curve(points, cdf, ks, kind=kind_, quantile=quantile, minimize=bool(minimize))
 
     return TuningCurveBands(
         ks=ks,
@@ -884,6 +953,7 @@ def tuning_curve_bands(
         confidence=bands.confidence,
         method=bands.method,
         cdf=bands,
+        minimize=bool(minimize),
     )
 
 

@@ -45,12 +45,13 @@ def evidence(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     level : ndarray of str, shape (m,)
         One of :data:`EVIDENCE_LEVELS` per budget.
     leader : ndarray of int, shape (m,)
-        +1 where ``a``'s point estimate is higher, -1 where ``b``'s is, 0 on a tie.
+        +1 where ``a``'s point estimate is better (higher; lower for bands of the minimum, ``minimize``),
+        -1 where ``b``'s is, 0 on a tie.
 
     Raises
     ------
     ValueError
-        If `a` and `b` are not at the same budgets ``ks``.
+        If `a` and `b` are not at the same budgets ``ks``, or only one of them is of the minimum.
 
     References
     ----------
@@ -69,13 +70,23 @@ def evidence(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     """
     if a.ks.shape != b.ks.shape or np.any(a.ks != b.ks):
         raise ValueError("the two bands must be evaluated at the same budgets ks")
+    minimize = _minimize(a, b)
     a_excludes = (b.point < a.lower) | (b.point > a.upper)
     b_excludes = (a.point < b.lower) | (a.point > b.upper)
     apart = (a.lower > b.upper) | (b.lower > a.upper)
     level = np.where(
         apart, "strong", np.where(a_excludes & b_excludes, "fair", np.where(a_excludes | b_excludes, "weak", "none"))
     )
-    return level, np.sign(a.point - b.point).astype(int)
+    return level, np.sign(b.point - a.point if minimize else a.point - b.point).astype(int)
+
+
+def _minimize(a: Any, b: Any) -> bool:
+    """Whether both bands are of the minimum (``minimize``; duck-typed bands without it maximise); refuses a
+    mix, where "ahead" would mean opposite things for the two models."""
+    mins = bool(getattr(a, "minimize", False)), bool(getattr(b, "minimize", False))
+    if mins[0] != mins[1]:
+        raise ValueError(f"one model's bands are of the minimum and the other's of the maximum (minimize={mins})")
+    return mins[0]
 
 
 def leader_names(a, b, name_a: str, name_b: str) -> np.ndarray:

@@ -349,9 +349,13 @@ def quantile_tuning_curve(dist: ScoreDistribution, ks, q: float = 0.5, *, minimi
 
     Maximizing, the best of k draws has CDF ``F^k`` (Lourie et al. Eq. 2), so its q-quantile is
     ``F^-1(q^(1/k))``. Minimizing, the best is the minimum, with CDF ``1 - (1 - F)^k``, and its q-quantile is
-    ``F^-1(1 - (1 - q)^(1/k))`` (the convention of opda's ``quantile_tuning_curve``; for the median the two
-    mirror each other). A distribution with its own ``quantile_tuning_curve`` method (a closed form) is asked
-    for it.
+    ``F^-1(1 - (1 - q)^(1/k))``. ``F^-1`` is the left-continuous inverse, ``F^-1(p) = min{x : p <= F(x)}``,
+    either way: the convention of opda's ``quantile_tuning_curve`` and of the bands
+    (:func:`simstudy.stats.bands.tuning_curve_bands` with ``minimize=True``, ``simstudy bands
+    minimize=true``). Where the probability falls on an atom, the quantile of the minimum is *not* minus the
+    (1 - q)-quantile of the maximum of -X: for four equally likely scores 0.1, 0.2, 0.3, 0.4 the median of
+    the minimum of one draw is 0.2, the mirror's 0.3. A distribution with its own ``quantile_tuning_curve``
+    method (a closed form) is asked for it.
 
     Parameters
     ----------
@@ -390,6 +394,8 @@ def quantile_tuning_curve(dist: ScoreDistribution, ks, q: float = 0.5, *, minimi
     >>> bag = Bag([1.0, 2.0, 3.0, 4.0])
     >>> quantile_tuning_curve(bag, [1, 2]), quantile_tuning_curve(bag, [1, 2], minimize=True)
     (array([2., 3.]), array([2., 2.]))
+    >>> quantile_tuning_curve(bag, [1, 2], 0.25, minimize=True)  # P(X <= 1) = 0.25: the atom 1 at k = 1
+    array([1., 1.])
     """
     if not 0 < q < 1:
         raise ValueError(f"q must be strictly between 0 and 1, got {q!r}")
@@ -399,7 +405,9 @@ def quantile_tuning_curve(dist: ScoreDistribution, ks, q: float = 0.5, *, minimi
         return np.asarray(own(ks, q, minimize=minimize), dtype=np.float64).reshape(ks.shape)
     if minimize:
         # 1 - (1 - q)^(1/k) by expm1: for large k it is tiny, and 1 - (a number near 1) would lose its digits.
-        return dist.ppf(-np.expm1(np.log1p(-q) / ks))
+        # At k = 1 it is q itself, exactly (the logs would round it, and a q on an atom's edge, F(x) = q, would
+        # then pass to the next atom: opda and the bands take the atom, and so does the maximum's q^(1/1)).
+        return dist.ppf(np.where(ks == 1, q, -np.expm1(np.log1p(-q) / ks)))
     return dist.ppf(q ** (1.0 / ks))
 
 

@@ -705,19 +705,30 @@ def _replay(chunk_fn: Callable[[Task], dict], tasks: list[Task], cell: str, chun
     raise ReplayDone(f"chunk {matches[0].cell}/{chunk} ran without error")
 
 
+#: The measures of a study that name the maximum, and their names for a distribution with ``minimize: true``,
+#: whose rows are of the minimum of X (:func:`mirror_back`).
+MINIMUM_NAMES = {"expected_max": "expected_min", "expected_max_a": "expected_min_a", "expected_max_b": "expected_min_b"}
+
+
 def mirror_back(summary: pd.DataFrame, mirrored, measures: tuple[str, ...]) -> pd.DataFrame:
     """The summary in the scores' own units for the distributions with ``minimize: true``.
 
     Such a distribution draws ``-X`` (:func:`simstudy.distributions.mirror`), so the study's expected maxima,
     means, biases and gaps are minus those of the minimum of X: the ``estimate`` of each row whose
     ``distribution`` is in ``mirrored`` and whose ``measure`` is in ``measures`` (those that change sign with
-    the scores) is negated; spreads, MSEs, rates and MCSEs are the same either way.
+    the scores) is negated; spreads, MSEs, rates and MCSEs are the same either way. The rows' measures that
+    name the maximum are renamed for what they hold (:data:`MINIMUM_NAMES`: ``expected_max`` is
+    ``expected_min``), so the summary, the figures and report.html say "min" where the best is the minimum.
     """
     mirrored = list(mirrored)
     if not mirrored or summary.empty:
         return summary
     flip = summary["distribution"].isin(mirrored) & summary["measure"].isin(measures)
-    return summary.assign(estimate=summary["estimate"].where(~flip, -summary["estimate"]))
+    renamed = summary["distribution"].isin(mirrored) & summary["measure"].isin(list(MINIMUM_NAMES))
+    return summary.assign(
+        estimate=summary["estimate"].where(~flip, -summary["estimate"]),
+        measure=summary["measure"].where(~renamed, summary["measure"].map(MINIMUM_NAMES)),
+    )
 
 
 def finish(

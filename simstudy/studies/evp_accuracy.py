@@ -13,7 +13,8 @@ Outputs in the run directory:
   ``variance``, ``empse``, ``mse`` (Monte Carlo) and ``exact_mean``, ``exact_bias`` (exact: ``mcse`` 0, ``reps`` 0; not for a plug-in estimator, whose
   expectation has no closed form here: only the closed forms are linear in the order statistics); paired differences as estimator
   ``"v-u"`` etc. with measures ``bias``, ``variance``, ``mse``; the truth as estimator ``"truth"``, measure
-  ``expected_max``.
+  ``expected_max`` (``expected_min`` for a distribution with ``minimize: true``: every number of its cells is
+  then of the minimum, in the scores' own units).
 - ``lower_joint``/``upper_joint``: on the Monte Carlo rows of each single estimator (``mean``, ``bias``,
   ``variance``, ``empse``, ``mse``), a 95% *simultaneous* Monte Carlo band over n: the whole curve of the
   estimator's measure lies inside it with probability 0.95, where ``estimate ± 1.96 mcse`` covers each point
@@ -582,12 +583,13 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         notes += _degenerate_notes(cell, perf, specs)
         if boot:
             mc += _bootstrap_rows(cell, totals["plugin_variance"], run_.reps(key), specs)
-    # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too)
+    # minimize: true: the draws are -X, so the truth, means and biases are those of -min X (paired ones too); the
+    # truth's measure is then expected_min (mirror_back names it)
     mirrored = [d.name for d in config.distributions if d.minimize]
     signed = ("expected_max", "mean", "bias", "exact_mean", "exact_bias")
     frame = pd.DataFrame(exact + mc)
     frame = frame.assign(**{c: frame[c] if c in frame else np.nan for c in ("lower_joint", "upper_joint")})
-    summary = _mirror_joint(base.mirror_back(frame, mirrored, signed), mirrored, signed)
+    summary = base.mirror_back(_mirror_joint(frame, mirrored, signed), mirrored, signed)
     summary_seconds = time.perf_counter() - t0
 
     files, written = {}, {}
@@ -708,7 +710,8 @@ def evp_accuracy_figure(
         cell, estimator, n and measure: columns ``cell``, ``distribution``, ``B`` (sample size, trials),
         ``estimator`` (``"u"``, ``"v"``, ``"w"``, bootstrap names, ``"truth"`` and paired differences such as
         ``"boot-v"``), ``n`` (budget, trials), ``measure`` (``"mean"``, ``"variance"``, ``"mse"``; for the
-        truth ``"expected_max"``; optionally ``"excess_mse_predicted"``), ``estimate`` (score units, squared
+        truth ``"expected_max"``, or ``"expected_min"`` for a distribution with ``minimize: true``; optionally
+        ``"excess_mse_predicted"``), ``estimate`` (score units, squared
         for variance and MSE), ``mcse`` (same units) and ``reps`` (replicates); optionally ``lower_joint`` and
         ``upper_joint`` (same units: the simultaneous band, NaN where there is none).
     reference : str, keyword-only, default "v"
@@ -764,6 +767,9 @@ def evp_accuracy_figure(
     _xscale_iv(xscale)
     plt = _theme()
     cells = list(dict.fromkeys(summary["cell"]))
+    # minimize: true throughout (the truth is expected_min in every cell): the estimators estimate the minimum
+    measures = set(summary.loc[summary["estimator"] == "truth", "measure"])
+    best = "minimum" if "expected_min" in measures and "expected_max" not in measures else "maximum"
     singles = [e for e in dict.fromkeys(summary["estimator"]) if e != "truth" and "-" not in e]
     palette = _estimator_palette(singles)
     excess = [
@@ -785,9 +791,16 @@ def evp_accuracy_figure(
     )
     for c, cell in enumerate(cells):
         s = summary[summary["cell"] == cell]
-        truth = s[(s["estimator"] == "truth") & (s["measure"] == "expected_max")].sort_values("n")
+        truth = s[(s["estimator"] == "truth") & s["measure"].isin(["expected_max", "expected_min"])].sort_values("n")
+        minimum = (truth["measure"] == "expected_min").any()  # minimize: true, the exact expected minimum
         axes[0, c].plot(
-            truth["n"], truth["estimate"], color="black", lw=1.2, ls="--", label="true EVP (exact)", zorder=5
+            truth["n"],
+            truth["estimate"],
+            color="black",
+            lw=1.2,
+            ls="--",
+            label="true expected minimum (exact)" if minimum else "true EVP (exact)",
+            zorder=5,
         )  # on top: the unbiased U runs right along it
         for r, (measure, ylabel) in enumerate(rows):
             ax = axes[r, c]
@@ -840,7 +853,7 @@ def evp_accuracy_figure(
     _suptitle(
         fig,
         title
-        or "How well each estimator of the expected maximum of n scores does from one sample of B scores: its "
+        or f"How well each estimator of the expected {best} of n scores does from one sample of B scores: its "
         "average, variance and mean squared error against n, beside the exact value (dashed)",
     )
     return fig

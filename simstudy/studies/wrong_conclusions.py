@@ -14,7 +14,8 @@ Summary (tidy, one row per (B, estimator, measure)): ``wrong_rate`` (absent at t
 ``tie_rate``, ``a_wins_rate``, ``b_wins_rate`` -- proportions of ``reps`` draws with Clopper-Pearson
 intervals in ``ci_low``/``ci_high`` (confidence ``study.confidence``) and binomial standard errors in
 ``mcse`` -- and ``mean_gap``, the mean estimated gap a - b with its MCSE. Estimator ``"truth"`` carries
-``expected_max_a``, ``expected_max_b``, ``true_gap`` and ``true_tie`` (1 or 0) per B.
+``expected_max_a``, ``expected_max_b``, ``true_gap`` and ``true_tie`` (1 or 0) per B; with ``minimize: true``
+(lower is better) the first two are ``expected_min_a``, ``expected_min_b``, and the gaps are of the minima.
 
 The paper's own pair (a CNN and a linear bag-of-embeddings on SST-5) is not public; the presets use the
 Reuters MLP vs LSTM runs of Tang et al. (2020), DeBERTa vs DeBERTaV3 on MultiNLI, and a synthetic pair.
@@ -140,8 +141,8 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         ``n`` (= B), ``measure``, ``estimate``, ``mcse``, ``ci_low``, ``ci_high`` and ``reps``: the rates
         ``wrong_rate`` (absent at a true tie), ``right_rate``, ``tie_rate``, ``a_wins_rate``, ``b_wins_rate``
         (proportions in [0, 1] with Clopper-Pearson intervals at ``study.confidence``), ``mean_gap`` (score
-        units) and, as estimator ``"truth"``, ``expected_max_a``, ``expected_max_b``, ``true_gap``,
-        ``true_tie``; ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``) and ``kind``.
+        units) and, as estimator ``"truth"``, ``expected_max_a``, ``expected_max_b`` (``expected_min_a``,
+        ``expected_min_b`` with ``minimize: true``), ``true_gap``, ``true_tie``; ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``) and ``kind``.
 
     Raises
     ------

@@ -49,12 +49,40 @@ def test_two_models_have_evidence_and_one_has_none():
     assert one.evidence is None and len(bands.lines(one)) == 1
 
 
-def test_minimize_mirrors_the_bands_of_minus_x_back():
-    up = bands.run({**BOUNDED, "method": "dkw"}, SCORES)
-    down = bands.run({**BOUNDED, "method": "dkw", "minimize": True}, {m: 1 - x for m, x in SCORES.items()})
-    np.testing.assert_allclose(down.bands["point"], 1 - up.bands["point"], atol=1e-15)
-    np.testing.assert_allclose(down.bands["lower"], 1 - up.bands["upper"], atol=1e-15)
-    np.testing.assert_allclose(down.bands["upper"], 1 - up.bands["lower"], atol=1e-15)
+def test_minimize_gives_the_kernels_bands_of_the_minimum_in_opdas_convention():
+    """Issue 34: ``bands minimize=true`` takes the quantiles of the minimum as truth.quantile_tuning_curve and opda
+    do (the left-continuous inverse), not as the mirror of the bands of -x: six scores put the median of the
+    minimum of one on the empirical CDF's jump (F = 3/6), where the two differ."""
+    opda = pytest.importorskip("opda.nonparametric")
+    losses = {m: 1 - x for m, x in SCORES.items()}
+    down = bands.run({**BOUNDED, "method": "dkw", "confidence": 0.7, "minimize": True}, losses)
+    ks = np.arange(1, 7, dtype=np.float64)
+    for model, x in losses.items():
+        rows = down.bands[down.bands["model"] == model]
+        lo, pt, hi = opda.EmpiricalDistribution.confidence_bands(x, 0.7, 0.0, 1.0, method="dkw")
+        for col, dist in (("point", pt), ("lower", hi), ("upper", lo)):
+            np.testing.assert_array_equal(rows[col], dist.quantile_tuning_curve(ks, 0.5, minimize=True), err_msg=col)
+        assert rows["point"].iloc[0] == np.sort(x)[2]  # the lower of the two middle scores, not the higher
+        for e in ("u", "v"):  # the expected minimum's estimates: minus those of the maximum of -x
+            np.testing.assert_array_equal(rows[e], -estimators.expected_max(-x, e, n=np.arange(1, 7)))
+    # the model ahead is the one with the lower median loss: b at k = 1 (0.5 against a's 0.55), then a
+    a, b = (down.bands[down.bands["model"] == m]["point"].to_numpy() for m in ("a", "b"))
+    assert a[0] == 0.55 and b[0] == 0.5
+    assert down.evidence["leader"].tolist() == np.where(a < b, "a", np.where(b < a, "b", "tie")).tolist()
+    assert down.evidence["leader"].tolist()[:2] == ["b", "b"] and "a" in down.evidence["leader"].tolist()
+
+
+def test_minimize_on_four_scores_gives_the_lower_atom_at_k_1():
+    """Issue 34's case: scores 0.1, 0.2, 0.3, 0.4, minimize: the median best of one is 0.2 (as
+    truth.quantile_tuning_curve says), not 0.3."""
+    from simstudy.distributions import Bag
+    from simstudy.stats import truth
+
+    x = np.array([0.1, 0.2, 0.3, 0.4])
+    result = bands.run({**BOUNDED, "method": "ks", "minimize": True}, {"loss": x})
+    assert result.bands["point"].tolist() == [0.2, 0.2, 0.1, 0.1]
+    assert result.bands["point"].tolist() == truth.quantile_tuning_curve(Bag(x), [1, 2, 3, 4], minimize=True).tolist()
+    assert result.cdfs["score"].tolist() == x.tolist() and result.cdfs["ecdf"].tolist() == [0.25, 0.5, 0.75, 1.0]
 
 
 @pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
