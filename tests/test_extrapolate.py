@@ -165,3 +165,18 @@ def test_held_out_runs_check_the_extrapolation(tmp_path, bare, small_chunks):
     text = (out / "EXTRAPOLATE.md").read_text()
     assert "**Held-out check.**" in text and "Fitted to all 40 runs (not bootstrapped)" in text
     assert "bare (all 40 runs, not bootstrapped): b = " in proc.stdout
+
+
+@pytest.mark.slow  # a whole command run in-process, seconds: CI's slow lane
+def test_a_fit_that_overshoots_its_best_says_so_first_on_the_page_and_the_terminal(tmp_path):
+    # issue 34 §1: the law's median best of 512 with its band above the best the 512 runs gave (p about 6%)
+    x = NoisyQuadratic(0.5, 0.9, 3, 0.0).sample(512, rng=np.random.default_rng(3417))
+    (tmp_path / "convnext.csv").write_text("score\n" + "\n".join(f"{v:.6f}" for v in x) + "\n")
+    proc = simstudy("extrapolate", "data=convnext.csv", "c=[4]", "n_boot=8", "mean=false", "n_jobs=1",
+                    "hydra.run.dir=out", cwd=tmp_path)
+    page = (tmp_path / "out" / "EXTRAPOLATE.md").read_text().splitlines()
+    assert page[0] == "# Extrapolated tuning curves: `convnext.csv`"
+    assert page[2].startswith("> **Failed check (convnext): the law promises more than the runs delivered.**")
+    assert "(p = 0.06" in page[2] and page[4].startswith("> **Scale assumed for convnext:**")
+    assert "Failed check (convnext): the law promises more than the runs delivered. The law: its median best of " \
+           "n = 512 runs" in proc.stdout
