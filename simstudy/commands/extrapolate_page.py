@@ -67,7 +67,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         f"**{_interval(fit[f'{best}_lower'], fit[f'{best}_upper'], 5)}**. {_best_against_observed(fit)}",
         f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
         f"{_c_shares(fit)}).",
-        *(f"- **Warning: {head}**{rest}" for head, rest in _warnings(fit, curves)),
+        *(f"- **Warning: {head}**{rest}" for head, rest in _warnings(fit, curves, level)),
         f"- {noise}; {other} = {_g(fit[other], 4)} {_interval(fit[f'{other}_lower'], fit[f'{other}_upper'])}.",
         f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores "
         f"{'below' if convex else 'above'} it fitted, the rest censored"
@@ -140,7 +140,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         lines += [
             f"Fitted to all {total:,} runs (not bootstrapped): {best} = {_g(full[best], 5)}, c = {int(full['c'])}, "
             f"o = {_g(full['o'], 3)}. " + _agreement_sentence(full, level),
-            *(f"- **Warning: {head}**{rest}" for head, rest in _warnings(full, curves, check_c=False)),
+            *(f"- **Warning: {head}**{rest}" for head, rest in _warnings(full, curves, level, check_c=False)),
             "",
         ]
     else:
@@ -182,12 +182,41 @@ _OVERSHOOT_FALSE_ALARMS = (
 )
 
 
+def _held_out_misses(fit) -> float:
+    """The share of the held-out budgets where the band extrapolated from the first n runs misses the median
+    curve of all of them (0 without held-out runs)."""
+    checked, covered = fit.get("held_out_checked", np.nan), fit.get("held_out_covered", np.nan)
+    return float((checked - covered) / checked) if np.isfinite(checked) and checked > 0 else 0.0
+
+
+#: How often the held-out check misses when the law is true, measured: 60 searches of 300 runs of a c = 3 law
+#: (o = 0.01), the first 48 extrapolated with 200 refits: 52 missed nowhere, 5 at up to half the budgets, 3 at
+#: more (the bootstrap's pointwise bands cover less than their level, and the curve of all the runs varies too).
+_HELD_OUT_BY_CHANCE = (
+    "with the law true, 8 of 60 simulated searches missed somewhere and 3 of 60 at more than half the budgets"
+)
+
+
+def _held_out_words(fit, level: float) -> str:
+    """Where the held-out band misses the median curve of all the runs, in words."""
+    n, total = int(fit["runs"]), int(fit["total_runs"])
+    first = fit.get("held_out_first_miss", np.nan)
+    return (
+        f"the {_lvl(level)} band extrapolated from the first {n:,} runs covers the median tuning curve of all "
+        f"{total:,} runs at only {int(fit['held_out_covered'])} of {int(fit['held_out_checked'])} budgets k = "
+        f"{n:,}..{total:,}"
+        + (f" (first missed at k = {int(first):,})" if np.isfinite(first) else "")
+        + f" ({_HELD_OUT_BY_CHANCE})"
+    )
+
+
 def _misfits(fit, level: float) -> list[str]:
     """The failed checks that say the law does not describe the scores (empty when nothing says so).
 
     Its median curve leaves the nonparametric band within the data; the observed best is beyond the level's
-    tails under the law; the held-out check misses at more budgets than the level allows by chance; the law
-    misfits the tail it was fitted to. (The overshoot check, :func:`_overshoot`, has its own line.)
+    tails under the law; the held-out band misses the median curve of all the runs at more than half the
+    budgets held out (missing at fewer is a warning, :func:`_warnings`); the law misfits the tail it was fitted
+    to. (The overshoot check, :func:`_overshoot`, has its own line.)
     """
     reasons = []
     if fit.get("np_outside", 0) > 0:
@@ -200,7 +229,6 @@ def _misfits(fit, level: float) -> list[str]:
     convex = bool(fit.get("convex", False))  # minimize=true: the best is the lowest score
     observed = fit["min_score"] if convex else fit["max_score"]
     better = "below" if convex else "above"
-    n = int(fit["runs"])
     if np.isfinite(p) and p < tail:
         reasons.append(
             f"its median curve at k = n = {int(fit['runs']):,} is {_g(fit['median_at_n'], 4)}, {better} the best score "
@@ -213,16 +241,8 @@ def _misfits(fit, level: float) -> list[str]:
             f"gives the best of n runs a chance of only {_chance(1.0 - p)} to score {'that low' if convex else 'that high'} "
             f"(its median curve at k = n: {_g(fit['median_at_n'], 4)})"
         )
-    checked, covered = fit.get("held_out_checked", np.nan), fit.get("held_out_covered", np.nan)
-    if np.isfinite(checked) and checked > 0 and checked - covered > (1.0 - level) * checked:
-        first = fit.get("held_out_first_miss", np.nan)
-        reasons.append(
-            f"the held-out check failed: the {_lvl(level)} band extrapolated from the first {n:,} runs covers the "
-            f"median tuning curve of all {int(fit['total_runs']):,} runs at only {int(covered)} of {int(checked)} "
-            f"budgets k = {n:,}..{int(fit['total_runs']):,}"
-            + (f" (first missed at k = {int(first):,})" if np.isfinite(first) else "")
-            + f", where a pointwise band misses about {_pct(1.0 - level)} of them by chance"
-        )
+    if _held_out_misses(fit) > 0.5:
+        reasons.append(f"the held-out check failed: {_held_out_words(fit, level)}")
     d, crit = fit.get("tail_ks", np.nan), fit.get("tail_ks_critical", np.nan)
     if np.isfinite(d) and np.isfinite(crit) and d > crit:
         reasons.append(
@@ -241,8 +261,9 @@ def misfit_banner(fits: pd.DataFrame, level: float, curves: pd.DataFrame | None 
     nonparametric simultaneous band anywhere in k = 1..n; its band of the median best of n runs lies wholly
     beyond the best score the n runs gave (whatever the p-value: with the p-value said in words); the best of n
     runs under the law would beat (or fall short of) the observed best with probability beyond the level's
-    tails (``F(max)^n`` below ``(1 - level) / 2`` or above ``1 - (1 - level) / 2``); the held-out check misses
-    at more budgets than the level allows by chance; the law misfits the tail it was fitted to (KS). Then,
+    tails (``F(max)^n`` below ``(1 - level) / 2`` or above ``1 - (1 - level) / 2``); the held-out band misses
+    the median curve of all the runs at more than half the budgets held out; the law misfits the tail it was
+    fitted to (KS). Then,
     with ``curves``, each warning of the body (c at the edge of its range, curves beyond the scale with their
     cause, an unstable fit) and the scale assumed for scores that look like accuracies. The CLI prints the
     same lines (:func:`summary`).
@@ -310,7 +331,7 @@ def misfit_banner(fits: pd.DataFrame, level: float, curves: pd.DataFrame | None 
         if _assumed(row) and row["runs"] == row["total_runs"]:  # once per model: its scale is every run's
             lines += [f"> **Scale assumed for {row['model']}:** {_scale_note(row)}", ""]
         check_c = bool(np.isfinite(row["b_lower"])) if "b_lower" in row else True
-        for head, rest in _warnings(row, curves, check_c=check_c):
+        for head, rest in _warnings(row, curves, level, check_c=check_c):
             lines += [f"> **Warning ({whose}): {head}**{rest}", ""]
     return lines
 
@@ -388,10 +409,11 @@ def _tail_sentence(fit, level: float) -> str:
     )
 
 
-def _warnings(fit, curves: pd.DataFrame, *, check_c: bool = True) -> list[tuple[str, str]]:
+def _warnings(fit, curves: pd.DataFrame, level: float, *, check_c: bool = True) -> list[tuple[str, str]]:
     """A fit's warnings, each as (headline, the rest): c at the edge of the values searched, the law's worst end
-    beyond the scale, its curves beyond the scale (:func:`_beyond_bounds`), an unstable fit. The page shows
-    ``**Warning: headline**rest`` in its body and at its top; the terminal the same words."""
+    beyond the scale, its curves beyond the scale (:func:`_beyond_bounds`), a held-out band that misses at up
+    to half the budgets, an unstable fit. The page shows ``**Warning: headline**rest`` in its body and at its
+    top; the terminal the same words."""
     out = []
     c, c_min, c_max = int(fit["c"]), fit.get("c_min", np.nan), fit.get("c_max", np.nan)
     if check_c and np.isfinite(c_max) and c_min < c_max and (c == c_max or (c == c_min and c_min > 1)):
@@ -412,6 +434,8 @@ def _warnings(fit, curves: pd.DataFrame, *, check_c: bool = True) -> list[tuple[
         else:
             out.append((f"b = {_g(fit['b'], 4)} lies above the scale's top ({high:g})", rest))
     out += [(f"{w}.", "") for w in _beyond_bounds(curves, fit["model"], int(fit["runs"]), low, high, fit)]
+    if 0 < _held_out_misses(fit) <= 0.5:
+        out.append(("the held-out band misses in places", f": {_held_out_words(fit, level)}."))
     convex = bool(fit.get("convex", False))
     best = "a" if convex else "b"
     if np.isfinite(fit[f"{best}_lower"]) and not fit[f"{best}_lower"] <= fit[best] <= fit[f"{best}_upper"]:
@@ -597,7 +621,7 @@ def summary(result, level: float) -> list[str]:
         check_c = bool(np.isfinite(f["b_lower"]))
         lines += [
             f"{f['model']} ({int(f['runs']):,} runs): warning: {plain(head + rest)}"
-            for head, rest in _warnings(f, result.curves, check_c=check_c)
+            for head, rest in _warnings(f, result.curves, level, check_c=check_c)
         ]
     med = result.curves[result.curves["curve"] == "median"]
     for _, f in fits.iterrows():
