@@ -173,11 +173,12 @@ def _overshoot(fit, level: float) -> str:
     )
 
 
-#: How often the overshoot check fails when the law is true, measured (searches of n = 200 runs of c = 3 laws
-#: with o = 0 and 0.01, fitted with their c: 0 of 200 with 200 refits, 9 of 120 with 20, whose bands are
-#: narrower); tests/test_extrapolate.py::test_overshoot_false_alarms_are_rare checks it (heavy lane).
+#: How often the overshoot check fails when the law is true, measured on searches of c = 3 laws with 200
+#: refits: 0 of 100 (n = 200, o = 0.01, c = 3 given), 0 of 100 (o = 0), 1 of 60 (n = 512, o = 0.005), 0 of 40
+#: (n = 200, c searched 1..10); with 20 refits, whose bands are narrower, 9 of 120.
+#: tests/test_extrapolate.py::test_overshoot_false_alarms_are_rare checks it (heavy lane).
 _OVERSHOOT_FALSE_ALARMS = (
-    "With the law true, this check failed in 0 of 200 simulated searches with 200 refits (about 1 in 13 with "
+    "With the law true, this check failed in 1 of 300 simulated searches with 200 refits (about 1 in 13 with "
     "n_boot=20): it seldom fails by chance, but it is a sign, not a proof."
 )
 
@@ -305,7 +306,7 @@ def misfit_banner(fits: pd.DataFrame, level: float, curves: pd.DataFrame | None 
     512 runs, 0.7677 (95% band [0.76, 0.78]), lies wholly above the best score the 512 runs gave (0.7489). If
     the law held, a best score this low or lower would come up in 4.5% of searches of 512 runs (p = 0.045):
     unusual, so the law likely overstates what search gains here. Every prediction past n rests on this law:
-    read them as optimistic. (With the law true, this check failed in 0 of 200 simulated searches with 200
+    read them as optimistic. (With the law true, this check failed in 1 of 300 simulated searches with 200
     refits (about 1 in 13 with n_boot=20): it seldom fails by chance, but it is a sign, not a proof.)
     >>> misfit_banner(fits.assign(p_best_at_most_observed=0.3), 0.95)
     []
