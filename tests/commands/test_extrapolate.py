@@ -185,7 +185,7 @@ def _failed_at_zero():
 
 def test_the_default_threshold_sets_failed_runs_aside_and_the_tail_fit_is_reported(tmp_path):
     x = _failed_at_zero()
-    result, _, _ = _fitted(x, tmp_path, k_max=5000)
+    result, _, _ = _fitted(x, tmp_path, k_max=5000, c=[3])
     f = result.fits.iloc[0]
     # the median of the 430 scores that did not fail, not of all 500 (which sits among the worse half of them)
     assert f["failed_runs"] == 70 and f["n_tail"] == 430 - 215
