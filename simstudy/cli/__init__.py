@@ -100,7 +100,7 @@ def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
     record = _data_record("curve", cfg, opts.data)
     _check_identity(out_dir, record)
-    _log_scores("curve", scores, out_dir)
+    _log_scores("curve", scores, out_dir, minimize=opts.data.minimize)
     try:
         result = curve.run(opts, scores)
     except (ConfigError, DataError) as exc:
@@ -129,7 +129,7 @@ def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
     record = _data_record("bands", cfg, opts.data)
     _check_identity(out_dir, record)
-    _log_scores("bands", scores, out_dir)
+    _log_scores("bands", scores, out_dir, minimize=opts.data.minimize)
     try:  # its first step refuses, with the estimates, bands beyond the memory or time limit
         result = bands.run(opts, scores)
     except (ConfigError, DataError) as exc:
@@ -188,7 +188,7 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
     record = _data_record("extrapolate", cfg, opts.data)
     source = extrapolate.source_name(opts)
-    _log_scores("extrapolate", scores, out_dir)
+    _log_scores("extrapolate", scores, out_dir, minimize=opts.data.minimize)
     try:  # every fit before anything is written: a refused sample leaves nothing behind
         analyses = extrapolate.prepare(scores, opts, source)
     except BadSample as exc:
@@ -211,7 +211,7 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
         out_dir / "run.json",
     )
     _report(out_dir)
-    for line in extrapolate_page.summary(result, opts.level, (opts.data.low, opts.data.high)):
+    for line in extrapolate_page.summary(result, opts.level):
         print(line)
     log.info("wrote %s to %s", _listing(out_dir), out_dir)
 

@@ -480,10 +480,11 @@ def _bounds(data: DataConfig, sign: int) -> dict:
     return {"low": data.low, "high": data.high} if sign > 0 else {"low": -data.high, "high": -data.low}
 
 
-def _log_scores(command: str, scores: dict, out_dir: Path) -> None:
-    """The command's inputs, and the scores many runs share exactly (failed runs at 0), as the audit says them."""
+def _log_scores(command: str, scores: dict, out_dir: Path, *, minimize: bool = False) -> None:
+    """The command's inputs, and the scores many runs share exactly (failed runs at 0; at the top of a loss with
+    ``minimize``), as the audit says them."""
     from simstudy.commands._pages import atom_notes
 
     log.info("%s of %s -> %s", command, ", ".join(f"{m} ({x.size} scores)" for m, x in scores.items()), out_dir)
-    for line in atom_notes(scores):
+    for line in atom_notes(scores, minimize=minimize):
         log.warning("%s", line)

@@ -5,6 +5,7 @@ said in words, levels and numbers as typed, and the atomic page writer.
 :func:`plain`        a page's Markdown for a terminal (bold markers dropped)
 :func:`atom_notes`   per model, the values many runs share exactly, in plain words
 ``_command_page``    ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
+:func:`failed_runs`  which scores are failed-run atoms (worse than most of the others)
 ===================  =============================================================
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 from simstudy import io
 from simstudy.stats.metrics import format_number
 
-__all__ = ["plain", "atom_notes"]
+__all__ = ["plain", "atom_notes", "failed_runs"]
 
 
 def _pct(x: float) -> str:
@@ -45,7 +46,7 @@ def plain(text: str) -> str:
     return text.replace("**", "")
 
 
-def atom_notes(scores: dict) -> list[str]:
+def atom_notes(scores: dict, *, minimize: bool = False) -> list[str]:
     """Per model, in plain words, the values that many runs share exactly (failed or chance-level runs).
 
     The values are :func:`simstudy.stats.kde.find_atoms`'s (repeated beyond what a continuous score recorded at the
@@ -55,6 +56,8 @@ def atom_notes(scores: dict) -> list[str]:
     ----------
     scores : dict of str to array_like of float
         Each model's scores (score units).
+    minimize : bool, optional, keyword-only
+        Lower scores are better (losses): an atom above the others' median is the failed runs; default False.
 
     Returns
     -------
@@ -67,6 +70,8 @@ def atom_notes(scores: dict) -> list[str]:
     >>> x = np.concatenate([np.full(32, 0.001), np.linspace(0.5, 0.9, 68)])
     >>> atom_notes({"mlp": x})
     ['mlp: 32% of the runs scored exactly 0.001, which looks like failed or chance-level runs']
+    >>> atom_notes({"mlp": 1 - x}, minimize=True)  # a loss: the failed runs are the highest scores
+    ['mlp: 32% of the runs scored exactly 0.999, which looks like failed or chance-level runs']
     """
     from simstudy.stats.kde import find_atoms
 
@@ -77,14 +82,56 @@ def atom_notes(scores: dict) -> list[str]:
         if x.size < 2:
             continue
         atoms = find_atoms(x)
-        lines += [f"{model}: {line}" for line in _atom_sentences(atoms.values, atoms.counts / x.size, x)]
+        lines += [f"{model}: {line}" for line in _atom_sentences(atoms.values, atoms.counts / x.size, x, minimize)]
     return lines
 
 
-def _atom_sentences(values, shares, x: np.ndarray) -> list[str]:
+def failed_runs(x: np.ndarray, *, minimize: bool = False) -> np.ndarray:
+    """Which scores are failed or chance-level runs: an atom (:func:`simstudy.stats.kde.find_atoms`) on the worse
+    side of the median of the other scores (below it; above it with ``minimize``).
+
+    Parameters
+    ----------
+    x : ndarray of float, shape (n,)
+        Finite scores (score units).
+    minimize : bool, optional, keyword-only
+        Lower scores are better (losses): failed runs are atoms above the others' median; default False.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True for each score of a failed-run atom.
+
+    Examples
+    --------
+    >>> x = np.concatenate([np.zeros(14), np.linspace(0.5, 0.9, 86)])
+    >>> int(failed_runs(x).sum()), int(failed_runs(1 - x, minimize=True).sum()), int(failed_runs(1 - x).sum())
+    (14, 14, 0)
+    """
+    from simstudy.stats.kde import find_atoms
+
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros(x.shape, dtype=bool)
+    if x.size < 2:
+        return out
+    for v in find_atoms(x).values:
+        if _worse_than_most(v, x, minimize):
+            out |= x == v
+    return out
+
+
+def _worse_than_most(value: float, x: np.ndarray, minimize: bool) -> bool:
+    """An atom on the worse side of the median of the other scores (every score an atom: it is, too)."""
+    others = x[x != value]
+    if others.size == 0:
+        return True
+    return bool(value > np.median(others)) if minimize else bool(value < np.median(others))
+
+
+def _atom_sentences(values, shares, x: np.ndarray, minimize: bool = False) -> list[str]:
     """'32% of the runs scored exactly 0.001, which looks like failed or chance-level runs', per atom."""
     return [
-        f"{_share(p)} of the runs scored exactly {format_number(v, 6)}, {_atom_words(v, x)}"
+        f"{_share(p)} of the runs scored exactly {format_number(v, 6)}, {_atom_words(v, x, minimize)}"
         for v, p in zip(values, shares)
     ]
 
@@ -94,10 +141,10 @@ def _share(p: float) -> str:
     return f"{100 * p:.1f}%" if p < 0.1 else f"{100 * p:.0f}%"
 
 
-def _atom_words(value: float, x: np.ndarray) -> str:
-    """What an atom looks like: below most other scores, failed or chance-level runs; else a repeated result."""
-    others = x[x != value]
-    if others.size == 0 or value < np.median(others):
+def _atom_words(value: float, x: np.ndarray, minimize: bool = False) -> str:
+    """What an atom looks like: worse than most other scores (below them; above with minimize), failed or
+    chance-level runs; else a repeated result."""
+    if _worse_than_most(value, x, minimize):
         return "which looks like failed or chance-level runs"
     return "which looks like one result repeated (a configuration rerun, or a score capped there)"
 

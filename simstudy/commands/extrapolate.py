@@ -134,7 +134,9 @@ class ExtrapolateOptions(DataOptions):
     threshold: float | None = option(
         None,
         "censor the lowest share of the scores before fitting the tail: a "
-        "quantile in [0, 1) (default 0.5 unless threshold_score is given)",
+        "quantile in [0, 1), taken among the runs that did not fail (failed "
+        "runs, an atom of scores below the rest, are censored first; default "
+        "0.5 unless threshold_score is given)",
         _threshold,
     )
     threshold_score: float | None = option(
@@ -193,8 +195,8 @@ class ExtrapolateConfig:
         ``sample_size``: fit the first n scores of each model (in runs); the rest are held out to check the
         extrapolation against; None: fit all.
     threshold : float or None
-        ``threshold``: the censored share of the lowest scores, in [0, 1); 0.5 unless ``threshold_score`` is
-        given (then None).
+        ``threshold``: the censored share of the lowest scores, in [0, 1), of the runs that did not fail (failed
+        runs, an atom below the rest, are censored first); 0.5 unless ``threshold_score`` is given (then None).
     threshold_score : float or None
         ``threshold_score``: instead of threshold: censor the scores at or below this score, e.g. 0.85. In score
         units.

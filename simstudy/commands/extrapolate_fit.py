@@ -142,6 +142,10 @@ class Sample:
     reference : bool, optional
         The fit of all the runs beside an extrapolation from the first ``sample_size`` (held-out check); it
         is fitted, not bootstrapped (its curve is compared with its own nonparametric band). Default False.
+    failed : int, optional
+        How many of the scores are failed runs (an atom below most of the others,
+        :func:`simstudy.commands._pages.failed_runs`), set aside before a quantile threshold is taken (they are
+        censored); default 0.
 
     Examples
     --------
@@ -154,6 +158,7 @@ class Sample:
     scores: np.ndarray
     total: int
     reference: bool = False
+    failed: int = 0
 
     @property
     def runs(self) -> int:
@@ -222,7 +227,7 @@ class Extrapolation:
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     result = run(prepare({"mlp": ys}, opts, "scores.csv"), opts, tmp, progress=False)
     >>> result.curves.shape, result.fits.shape, result.simulation["multiple"].tolist()
-    ((53, 17), (1, 33), [1, 2, 5, 10])
+    ((53, 17), (1, 45), [1, 2, 5, 10])
     """
 
     curves: pd.DataFrame
@@ -263,10 +268,21 @@ def budgets(n: int, k_max: int, extra=()) -> np.ndarray:
     return points[points <= k_max]
 
 
-def _rule(opts) -> Threshold:
+def _rule(opts, failed: int = 0, runs: int = 0) -> Threshold:
+    """The threshold rule of a sample of ``runs`` scores, ``failed`` of them failed runs.
+
+    A quantile threshold is taken among the scores that are not failed runs: the law holds near the optimum, and
+    a median over 14% of runs failed at 0 would fit scores far from the best. As a quantile of all the scores
+    that is ``(failed + floor(q (runs - failed)) + 1/2) / runs`` (the 1/2 keeps the floor of the rule's
+    ``quantile * runs`` off a rounding edge); the bootstrap applies it to samples of the fitted law, which have
+    no failed runs, so its replicates censor as many scores as the data's fit did.
+    """
     if opts.threshold_score is not None:
         return Threshold(quantile=None, score=float(opts.threshold_score))
-    return Threshold(quantile=float(opts.threshold))
+    q = float(opts.threshold)
+    if not 0 < failed < runs:
+        return Threshold(quantile=q)
+    return Threshold(quantile=(failed + np.floor(q * (runs - failed)) + 0.5) / runs)
 
 
 def _describe_rule(opts) -> str:
@@ -281,12 +297,13 @@ def _tail_iv(sample: Sample, opts, source: str, sign: int = 1) -> None:
     """Refuse, naming the model and the fix, a sample with fewer than MIN_TAIL scores above the threshold
     (below it in the scores' own units with minimize=true, ``sign=-1``: the sample holds ``-x``)."""
     x = np.sort(sample.scores)
-    rule = _rule(opts)
+    rule = _rule(opts, sample.failed, sample.runs)
     t = float(rule.of(x[None, :])[0])
     n_tail = int((x > t).sum())
     if n_tail >= MIN_TAIL:
         return
     where = f"{source}: model {sample.model}"
+    kept = sample.runs - sample.failed
     if sample.runs < MIN_TAIL:
         raise TailTooShort(
             f"{where} has {sample.runs} scores; fitting the tail needs at least {MIN_TAIL} above the "
@@ -295,13 +312,38 @@ def _tail_iv(sample: Sample, opts, source: str, sign: int = 1) -> None:
     fix = (
         ("lower" if sign > 0 else "raise") + " threshold_score"
         if opts.threshold_score is not None
-        else f"lower threshold (at most {np.floor(100 * (sample.runs - MIN_TAIL) / sample.runs) / 100:g} for "
-        f"{sample.runs} distinct scores)"
+        else f"lower threshold (at most {np.floor(100 * (kept - MIN_TAIL) / kept) / 100:g} for "
+        f"{kept} distinct scores{' besides the failed runs' if sample.failed else ''})"
     )
     raise TailTooShort(
         f"{where}: {_describe_rule(_analysed(opts, sign))} leaves {n_tail} of {sample.runs} scores "
         f"{'above' if sign > 0 else 'below'} it ({sign * t:.6g}); fitting the tail needs at least {MIN_TAIL}: {fix}"
     )
+
+
+def _failed(x: np.ndarray, opts) -> int:
+    """How many of the analysed scores ``x`` (higher is better) are failed runs set aside before a quantile
+    threshold (none with ``threshold_score``: a fixed score censors what it censors)."""
+    from simstudy.commands._pages import failed_runs
+
+    return 0 if opts.threshold_score is not None else int(failed_runs(x).sum())
+
+
+def _scale(opts, x: np.ndarray) -> tuple[float, float, str]:
+    """The scale ``(low, high)`` the checks judge the law's curves against, in the scores' own units, and what of
+    it is assumed: scores that all lie in [0, 1] look like accuracies or rates, so an unset ``low`` is taken as
+    0 and an unset ``high`` as 1 (``"low=0, high=1"``; empty when nothing is assumed). The fit and the
+    nonparametric band use only the bounds given."""
+    low, high = float(opts.data.low), float(opts.data.high)
+    assumed = []
+    if x.size and np.all((x >= 0) & (x <= 1)):
+        if not np.isfinite(low):
+            low = 0.0
+            assumed.append("low=0")
+        if not np.isfinite(high):
+            high = 1.0
+            assumed.append("high=1")
+    return low, high, ", ".join(assumed)
 
 
 def _sign(opts) -> int:
@@ -390,9 +432,9 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
                 f"sample_size={m} exceeds the {x.size} scores of model {model} in {source}: give "
                 f"sample_size <= {x.size}"
             )
-        samples.append(Sample(model, x[:m], x.size))
+        samples.append(Sample(model, x[:m], x.size, failed=_failed(x[:m], opts)))
         if m < x.size:
-            samples.append(Sample(model, x, x.size, reference=True))
+            samples.append(Sample(model, x, x.size, reference=True, failed=_failed(x, opts)))
     for s in samples:
         if opts.k_max is not None and opts.k_max < s.total:
             raise BadSample(
@@ -407,7 +449,7 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
     for s in samples:
         log.info("fitting %s: %d scores (%s)", s.model, s.runs, _describe_rule(opts))
         try:
-            result = fit(s.scores, constraints=constraints, threshold=_rule(opts))
+            result = fit(s.scores, constraints=constraints, threshold=_rule(opts, s.failed, s.runs))
         except InvalidParameter as exc:
             raise BadSample(f"{source}: model {s.model}: {exc}") from None
         law = result.law
@@ -435,9 +477,10 @@ def prepare(scores: dict, opts, source: str) -> list[Analysis]:
         # A reference fit (not bootstrapped) is judged against its nonparametric band at every integer k <= n.
         extra = np.arange(1, s.runs + 1) if s.reference else [s.total] if s.total > s.runs else []
         ks = budgets(s.runs, k_max, extra)
-        cell = stable_hash(
-            {**_settings(opts), "model": s.model, "runs": s.runs, "scores": _digest(s.scores), "ks": ks.tolist()}
-        )[:16]
+        key = {**_settings(opts), "model": s.model, "runs": s.runs, "scores": _digest(s.scores), "ks": ks.tolist()}
+        if s.failed:  # the rule set failed runs aside: chunks of the rule before it are not these
+            key["failed"] = s.failed
+        cell = stable_hash(key)[:16]
         out.append(Analysis(s, result, cell, ks))
     return out
 
@@ -555,6 +598,7 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
     for a in analyses:
         rep = _no_reps(a.ks.size) if a.sample.reference else _reps(store, tasks_by_cell[a.cell])
         full = by_model[a.sample.model][-1]  # the fit of every run (the same analysis when none is held out)
+        low, high, assumed = _scale(user, sign * full.sample.scores)  # in the scores' own units
         with warnings.catch_warnings(record=True) as caught:  # the bands' ties warning: a log line, once
             warnings.simplefilter("always")
             curves.append(_curve_rows(a, rep, opts, full))
@@ -562,8 +606,9 @@ def run(analyses: list[Analysis], opts, out_dir: Path, *, progress: bool | None 
             log.warning("%s, %d runs: %s", a.sample.model, a.sample.runs, message)
         with warnings.catch_warnings():  # the same ties warning again, already logged above
             warnings.simplefilter("ignore")
-            agreement = _agreement(a, opts)
-        fits.append({**_fit_row(a, rep, opts), **agreement})
+            agreement = _agreement(a, opts, (low, high) if sign > 0 else (-high, -low))
+        row = {**_fit_row(a, rep, opts), **agreement, "low": low, "high": high, "bounds_assumed": assumed}
+        fits.append({**row, **_held_out(curves[-1], a)})
         if not a.sample.reference:
             sims.append(_simulation_rows(a, rep))
     result = Extrapolation(
@@ -607,6 +652,8 @@ def _mirrored(result: Extrapolation, opts) -> Extrapolation:
         rule=_rule(opts).describe(),
         max_score=-f["max_score"],
         **({"median_at_n": -f["median_at_n"]} if "median_at_n" in f else {}),
+        median_at_n_lower=-f["median_at_n_upper"],
+        median_at_n_upper=-f["median_at_n_lower"],
         convex=True,
     ).rename(columns={"max_score": "min_score"})
     simulation = result.simulation.assign(**_flip(result.simulation, "true", "gain"))
@@ -707,16 +754,57 @@ def _fit_row(a: Analysis, rep: dict, opts) -> dict:
         "c": law.c,
         "o": law.o,
         "max_score": float(a.sample.scores.max()),
+        "failed_runs": a.sample.failed,
+        **_tail_fit(a, opts.level),
     }
     for name in ("a", "b", "o"):
         row[f"{name}_lower"], row[f"{name}_upper"] = interval(rep[name])
+    # The band of the law's median best of n runs, against the best of the n runs observed: a law whose band at
+    # k = n lies wholly above that best predicts more than the data's own search gave (a failed check).
+    at_n = int(np.searchsorted(a.ks, a.sample.runs))
+    row["median_at_n_lower"], row["median_at_n_upper"] = interval(rep["median"][:, at_n])
+    row["overshoots"] = bool(row["median_at_n_lower"] > row["max_score"])
     for c in f.cs:
         row[f"c_share_{c}"] = float(np.mean(rep["c"][ok] == c)) if ok.any() else np.nan
     row.update(level=opts.level, n_boot=int(ok.size), failed=float(1.0 - ok.mean()) if ok.size else np.nan)
     return row
 
 
-def _agreement(a: Analysis, opts) -> dict:
+def _tail_fit(a: Analysis, level: float) -> dict:
+    """How well the law fits the tail it was fitted to: the Kolmogorov-Smirnov distance between the scores above
+    the threshold and the law conditioned to lie above it (``tail_ks``), beside the distance a sample of the
+    law itself exceeds with probability ``1 - level`` (DKW, ``tail_ks_critical``). The law's parameters were
+    fitted to these scores, which pulls the distance down: a distance past the critical one is a misfit, one
+    below it only the absence of a gross one."""
+    law, t = a.fit.law, a.fit.threshold
+    tail = np.sort(a.sample.scores[a.sample.scores > t])
+    m = tail.size
+    above = float(law.sf(t)) if np.isfinite(t) else 1.0
+    g = 1.0 - np.asarray(law.sf(tail), dtype=np.float64) / above if above > 0 else np.ones(m)
+    i = np.arange(1, m + 1)
+    d = float(max(np.max(i / m - g), np.max(g - (i - 1) / m))) if m else np.nan
+    return {"tail_ks": d, "tail_ks_critical": float(np.sqrt(np.log(2.0 / (1.0 - level)) / (2.0 * m))) if m else np.nan}
+
+
+def _held_out(frame: pd.DataFrame, a: Analysis) -> dict:
+    """The held-out check in numbers (fit.csv's columns): at how many budgets k = n..N the band extrapolated
+    from the first n runs covers the median tuning curve of all N runs (``held_out_covered`` of
+    ``held_out_checked``), and the first budget it misses (NaN: none; every column NaN without held-out runs)."""
+    n = a.sample.runs
+    med = frame[frame["curve"] == "median"]
+    if a.sample.reference or a.sample.total <= n:
+        return {"held_out_checked": np.nan, "held_out_covered": np.nan, "held_out_first_miss": np.nan}
+    held = med[((med["region"] == "held-out") | ((med["region"] == "observed") & (med["k"] >= n)))]
+    held = held[np.isfinite(held["covers_all"])]
+    miss = held.loc[held["covers_all"] == 0, "k"]
+    return {
+        "held_out_checked": float(len(held)),
+        "held_out_covered": float(held["covers_all"].sum()),
+        "held_out_first_miss": float(miss.iloc[0]) if len(miss) else np.nan,
+    }
+
+
+def _agreement(a: Analysis, opts, bounds: tuple[float, float]) -> dict:
     """Whether the fitted law describes the scores it was fitted to: fit.csv's columns for EXTRAPOLATE.md's checks.
 
     - ``np_first_checked``, ``np_checked``, ``np_outside``, ``np_first_outside``: at every k from
@@ -731,10 +819,11 @@ def _agreement(a: Analysis, opts) -> dict:
       promises more than n runs gave; near 1: less);
     - ``c_min``, ``c_max``: the values of c searched (a fitted c at the top of them may want more);
     - ``beyond_scale``: the law's worst end (a; b for a convex law) lies beyond the scale's bound (below
-      ``low``; above ``high``), where no score can: the basin extended from the tail is implausible.
+      ``low``; above ``high``; ``bounds``, those of the analysed scores, assumed [0, 1] for accuracies), where no
+      score can: the basin extended from the tail is implausible.
     """
     s, law = a.sample, a.fit.law
-    low, high = opts.data.low, opts.data.high
+    high = opts.data.high  # the nonparametric band's top (as given), where it turns trivial
     censored = 1.0 - a.fit.n_tail / s.runs
     # the median of the best of k lies above the threshold once censored^k <= 1/2 (the 1e-9: k = 1 at exactly 1/2)
     first = 1 if censored <= 0.5 else min(s.runs, int(np.ceil(np.log(0.5) / np.log(censored) - 1e-9)))
@@ -745,7 +834,7 @@ def _agreement(a: Analysis, opts) -> dict:
     trivial = ~(np_hi < high)
     # The chance that the best of n runs is no better than the observed best (minimizing: no lower).
     p_best = law.sf(s.scores.min()) if law.convex else law.cdf(s.scores.max())
-    beyond = (law.b > high) if law.convex else (law.a < low)
+    beyond = (law.b > bounds[1]) if law.convex else (law.a < bounds[0])
     return {
         "np_first_checked": int(first),
         "np_checked": int(ks.size - first + 1),
