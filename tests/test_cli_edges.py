@@ -159,6 +159,17 @@ def test_a_file_size_limit_is_one_line_not_a_signal(tmp_path):
     assert not list((tmp_path / "run").rglob("*.npz"))
 
 
+@pytest.mark.parametrize("command", [[*FIG1, "study.reps=20"], ["curve", "data=s.csv"]], ids=["study", "curve"])
+def test_a_bad_mplbackend_is_one_line_naming_the_variable_before_any_run(tmp_path, monkeypatch, command):
+    # matplotlib raised "Key backend: ... is not a valid value" as a traceback when the figure was drawn, after
+    # the run; matplotlib is already imported here, so the check cannot rely on its import alone
+    (tmp_path / "s.csv").write_text("score\n0.1\n0.5\n0.7\n")
+    monkeypatch.setenv("MPLBACKEND", "no_such_backend")
+    proc = simstudy(*command, "hydra.run.dir=run", cwd=tmp_path, check=False)
+    one_line_error(proc, "MPLBACKEND='no_such_backend' is not a matplotlib backend: unset it")
+    assert not (tmp_path / "run").exists()
+
+
 # --- sweeps keep their frames ---------------------------------------------------------------------------------
 
 

@@ -215,6 +215,9 @@ def _main(argv: list[str]) -> None:
         sys.stdout.flush()  # inside main's BrokenPipeError guard
         return
     _log_data_warnings()  # after the help: it imports the score files' module (pandas), which no help page needs
+    from simstudy.figures import _check_backend
+
+    _check_backend()  # a bad MPLBACKEND: one line before any run, not matplotlib's traceback after it
     # Let exceptions out of Hydra's wrapper (it would print them in several lines and exit 1) so that an
     # environmental one -- an unwritable or full output directory, met while Hydra creates the run
     # directory -- is reported in one line; any other keeps its full traceback.
