@@ -68,17 +68,40 @@ USAGE = (
 _SECONDS_PER_COVERAGE_SCORE = 5e-7
 _SECONDS_PER_RESAMPLE_SCORE = 5e-8
 _SECONDS_PER_EVP_SCORE = 1.5e-7
+#: The page's fit check evaluates the fitted CDF (a sum over the kernels, about two per score with their
+#: reflections) at every score: N^2 work for N scores, 1.7e-7 s per N^2 measured (5,000 and 20,000 scores: 5 s
+#: and 69 s), halved as above.
+_SECONDS_PER_FIT_PAIR = 8e-8
 #: The narrowest audit bandwidth accepted, as a share of high - low: below it each score is an atom of its own
 #: (the fit is the data, whatever the KDE), and the reflected kernels' grid cannot resolve it.
 _MIN_BANDWIDTH_SHARE = 1e-6
 
 
-def _audit_cost_iv(o: Any, n: int) -> None:
+def _audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> None:
     """Refuse audit sizes (``rounds``, ``bootstrap_rounds`` x ``resamples``, ``evp_reps``) whose studies would
-    compute for longer than the time limit (:func:`simstudy.config._check_time`) with ``n`` scores per simulated search, or
-    whose chunk of band-coverage rounds would not fit in memory, before anything is written."""
+    compute for longer than the time limit (:func:`simstudy.config._check_time`) with ``n`` scores per simulated
+    search, or whose chunk of band-coverage rounds would not fit in memory, before anything is written; and, as
+    ``bands`` does, the check of a fit to ``fitted`` scores (about N^2 work, which no key shortens: first) and
+    the exact LD intervals at n (about n^2 work: 10^6 scores, days)."""
+    from simstudy.stats.boundary import _ld_seconds
     from simstudy.studies.audit import progress_chunk
 
+    if fitted is not None:
+        _check_time(
+            "data",
+            o.data.data,  # an AuditConfig's: the scores are read
+            _SECONDS_PER_FIT_PAIR * float(fitted) ** 2,
+            f"the check of the distribution fitted to {fitted:,} scores against each of them, about N^2 work",
+            "audit a random subset of the scores (a few thousand fit the distribution as well)",
+        )
+    if o.method.startswith("ld_"):
+        _check_time(
+            "method",
+            o.method,
+            _ld_seconds(n, o.confidence, o.method.removeprefix("ld_")),
+            f"the exact intervals of the bands audited at n = {n:,}, about n^2 work",
+            "method=dkw or method=ks (closed forms, seconds), or sample_size=N to audit a smaller n",
+        )
     workers = _workers(o.n_jobs)
     on = f"on {workers} core{'s' * (workers > 1)}, {n:,} scores per simulated search"
     check_memory(
@@ -422,8 +445,9 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     Raises
     ------
     ConfigError
-        Several models and no ``model=``; a model not in the data; sizes that would compute for longer than
-        the time limit or not fit in memory at this n.
+        Several models and no ``model=``; a model not in the data; scores all equal, or fewer than two distinct
+        beside the point masses found; sizes that would compute for longer than the time limit (the fit's
+        check to all the scores, the exact bands at n, the studies) or not fit in memory at this n.
 
     Examples
     --------
@@ -440,6 +464,7 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     if model not in scores:
         raise ConfigError(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})")
     x = scores[model]
+    _fit_iv(x, opts, model if len(scores) > 1 or opts.model else None)
     one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
     spec = {
         "kind": "kde_atoms",
@@ -470,8 +495,30 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
     spec["stream"] = "audit"
     n = opts.sample_size or x.size
-    _audit_cost_iv(opts, n)  # parse checked the least n only
+    _audit_cost_iv(opts, n, x.size)  # parse checked the least n only
     return Plan(model, x, spec, n)
+
+
+def _fit_iv(x: np.ndarray, opts: AuditConfig, model: str | None) -> None:
+    """Refuse scores no density can be fitted to, in the user's words (the file, the model, find_atoms=), before
+    anything runs: the studies would name their internal distribution's key instead."""
+    from simstudy.stats import kde
+
+    where = f"{opts.data.data}" + (f", model {model}," if model is not None else "")
+    if x.size and x.min() == x.max():
+        raise ConfigError(
+            f"{where} holds {x.size} scores all equal to {x[0]:g}: the audit fits a density to the scores and "
+            "needs at least two distinct ones"
+        )
+    if opts.find_atoms:
+        atoms = kde.find_atoms(x).values
+        rest = np.unique(x[~np.isin(x, atoms)])
+        if rest.size < 2:
+            raise ConfigError(
+                f"{where} holds {rest.size} distinct score{'s' * (rest.size != 1)} beside the values repeated "
+                f"beyond chance ({', '.join(f'{a:g}' for a in atoms)}), fitted as point masses: the density "
+                "needs at least two; give find_atoms=false to fit one density to all the scores"
+            )
 
 
 def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditResult:

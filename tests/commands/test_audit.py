@@ -67,3 +67,49 @@ def test_the_model_is_checked_before_anything_runs(tmp_path):
     with pytest.raises(ConfigError, match=r"^model 'c' is not in scores.csv \(models: a, b\)"):
         audit.prepare(two, audit.parse({"data": "scores.csv", "model": "c"}))
     assert not any(tmp_path.iterdir())
+
+
+def test_a_million_scores_are_refused_at_once_with_the_estimate_and_what_to_do(monkeypatch):
+    # 10^6 scores ran past 5 minutes: the fit's check is N^2 work and the exact LD bands at n = N are n^2 (days)
+    monkeypatch.delenv("SIMSTUDY_MAX_MINUTES", raising=False)
+    many = {"runs": np.linspace(0.1, 0.9, 10**6)}
+    with pytest.raises(ConfigError, match=r"^data=scores.csv needs about [0-9.]+ (hours|days) \(the check of the "
+                       r"distribution fitted to 1,000,000 scores .*\): audit a random subset of the scores"):
+        audit.prepare(many, audit.parse({"data": "scores.csv"}))
+    with pytest.raises(ConfigError, match=r"^method=ld_highest_density needs about [0-9.]+ (hours|days) \(the exact "
+                       r"intervals of the bands audited at n = 100,000.*: method=dkw or method=ks .* or sample_size="):
+        audit.parse({"data": "scores.csv", "sample_size": 10**5})
+    # a closed-form band at that n passes
+    assert audit.parse({"data": "scores.csv", "sample_size": 10**5, "method": "dkw"}).sample_size == 10**5
+
+
+@pytest.mark.parametrize(
+    ("x", "message"),
+    [
+        (np.full(30, 0.7), r"^scores.csv holds 30 scores all equal to 0.7: the audit fits a density to the scores"),
+        (np.r_[np.zeros(20), np.full(20, 0.5), 0.7], r"^scores.csv holds 1 distinct score beside the values repeated "
+         r"beyond chance \(0, 0.5\), fitted as point masses: .* give find_atoms=false"),
+    ],
+    ids=["all-equal", "one-beside-atoms"],
+)
+def test_scores_no_density_fits_are_refused_in_the_users_words(tmp_path, x, message):
+    # the studies' parse named the internal key distribution.your_scores.data
+    with pytest.raises(ConfigError, match=message) as refused:
+        audit.run({"runs": x}, audit.parse({"data": "scores.csv", **TINY}), tmp_path)
+    assert "your_scores" not in str(refused.value) and not any(tmp_path.iterdir())
+
+
+@pytest.mark.slow  # the three studies at a toy scale, seconds
+def test_a_bound_far_above_the_scores_audits_them_not_the_bound(scores_file, tmp_path):
+    # high=1e301: the truth's quadrature missed the scores (U's bias 0.95 at n = 40, bootstrap coverage 0%) or
+    # came out NaN (KeyError: 'bias' on the page); the reflection at 1e301 changes nothing in the fit
+    path, x = scores_file
+    results = {}
+    for high in (10.0, 1e301):  # a bound 10 is as far as 1e301 for these kernels: the same distribution
+        opts = audit.parse({"data": str(path), **TINY, "high": high, "bw_method": "silverman"})
+        result = audit.run({"runs": x}, opts, tmp_path / str(high))
+        results[high] = result.accuracy.summary.set_index(["n", "estimator", "measure"]).loc[(40, "u", "bias")]
+        page = audit.write(result, opts, x, tmp_path / str(high)).read_text()
+        assert "| U | " in page
+    far, near = results[1e301], results[10.0]  # different streams (the config differs): within their MCSE
+    assert abs(far["estimate"] - near["estimate"]) < 4 * np.hypot(far["mcse"], near["mcse"])
