@@ -30,6 +30,7 @@ from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     _ENVIRONMENT_ERRNOS,
     _OVERWRITE,
+    Refused,
     _abs,
     _check_dir_override,
     _check_identity,
@@ -37,6 +38,7 @@ from simstudy.engine.rundir import (
     _config_written,
     _fail,
     _in_run_dir,
+    _load_stored_yaml,
     _note_dirs,
     _note_files,
     _os_error,
@@ -130,9 +132,9 @@ def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
     stored = out_dir / "config.yaml"
     if config.study.save_replicates or not stored.is_file():
         return config
-    try:
-        old = OmegaConf.to_container(OmegaConf.load(stored), resolve=False)
-    except Exception:  # unreadable: the identity check next says so in one line
+    try:  # read in bounded time and memory (an alias bomb spun at 100% CPU), as every stored config
+        old = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)
+    except (Exception, Refused):  # unreadable: the identity check next says so in one line
         return config
     study = old.get("study") if isinstance(old, dict) else None
     if not (

@@ -31,7 +31,17 @@ from typing import TYPE_CHECKING, Any
 
 from simstudy import io
 from simstudy.engine import identity as _identity
-from simstudy.engine.rundir import _DIRS_BEFORE, _MULTIRUN, _OVERWRITE, _check_dir_override, _dirname, _fail, _note_dirs
+from simstudy.engine.rundir import (
+    _DIRS_BEFORE,
+    _MULTIRUN,
+    _OVERWRITE,
+    Refused,
+    _check_dir_override,
+    _dirname,
+    _fail,
+    _load_stored_yaml,
+    _note_dirs,
+)
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
@@ -365,10 +375,10 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
     if not stored.is_file():
         return
     this = sorted(a for a in argv if _sweep_key(a))
-    try:
-        task = OmegaConf.select(OmegaConf.load(stored), "hydra.overrides.task", default=None)
+    try:  # in bounded time and memory: an alias bomb is unreadable, not minutes of CPU
+        task = OmegaConf.select(_load_stored_yaml(stored), "hydra.overrides.task", default=None)
         earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list: unreadable (below)
-    except Exception:
+    except (Exception, Refused):
         earlier = None
     if earlier == this:
         return
