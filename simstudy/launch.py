@@ -52,6 +52,7 @@ from simstudy.overrides import (
     _design_cells,
     _last_of_each_key,
     _one_line,
+    _optional_keys,
     _parse_study,
     _register_studies,
     _take_overwrite,
@@ -231,7 +232,7 @@ def _api_args(experiment, overrides) -> list[str]:
     flags = [a for a in args if a.startswith("-")]
     if flags:
         _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
-    return _last_of_each_key(args)
+    return _last_of_each_key(_optional_keys(args))
 
 
 #: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.

@@ -346,6 +346,10 @@ def _unknown_key(exc: Exception, compose, config_name: str, job: list[str]) -> s
         node = OmegaConf.select(cfg, parent) if parent else cfg
     except Exception:
         return None
+    if node is None and parent:  # no such group here (runner.progress on curve, which runs no chunks)
+        command = "a study" if config_name == "config" else f"simstudy {config_name}"
+        helps = "simstudy --help" if config_name == "config" else f"simstudy {config_name} --help"
+        return f"{key} is not a key of {command}: it has no {parent.split('.')[0]} settings ({helps} lists its keys)"
     if not isinstance(node, DictConfig):
         return f"{key}: {parent} is a value, not a group of keys: set it with {parent}=..." if parent else None
     prefix = f"{parent}." if parent else ""
@@ -409,6 +413,18 @@ def _check_arguments(argv: list[str]) -> None:
                 break
             rest.append(a)
         _fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'", None)
+
+
+#: A distribution's optional keys, which no distribution config lists (their absence means "none"): typed as
+#: ``distribution.stream=NAME`` (as the guides spell them), they are added where absent, as ``++KEY`` would.
+_OPTIONAL_DISTRIBUTION_KEY = re.compile(r"distribution(\.[A-Za-z_][A-Za-z0-9_]*)?\.stream=")
+
+
+def _optional_keys(args: list[str]) -> list[str]:
+    """The overrides with ``distribution.stream=NAME`` (or ``distribution.a.stream=`` of a pair) as ``++`` keys:
+    set where the config has one, added where it has none. Hydra refused the spelling of the guides and the
+    CHANGELOG as "not a key"; only ``+distribution.stream=`` worked."""
+    return [f"++{arg}" if _OPTIONAL_DISTRIBUTION_KEY.match(arg) else arg for arg in args]
 
 
 def _take_overwrite(args: list[str]) -> list[str]:

@@ -90,6 +90,30 @@ def test_values_that_mean_nothing_are_refused_in_one_line(tmp_path, args, messag
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]
 
 
+def test_a_group_a_command_does_not_have_is_named_as_such(tmp_path):
+    # "runner is a value, not a group of keys": curve has no runner key at all
+    (tmp_path / "s.csv").write_text("score\n0.1\n0.5\n0.7\n")
+    proc = simstudy("curve", "data=s.csv", "runner.progress=false", cwd=tmp_path, check=False)
+    one_line_error(proc, "runner.progress is not a key of simstudy curve: it has no runner settings "
+                         "(simstudy curve --help lists its keys)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "streams"),
+    [(["distribution.stream=mine"], ["mine"]),
+     (["distribution=pair_truncnorm", "distribution.b.stream=mine"], [None, "mine"]),
+     (["+distribution.stream=mine", "distribution.stream=yours"], ["yours"])],
+    ids=["one", "pair", "added-then-set"],
+)
+def test_distribution_stream_is_taken_as_the_guides_spell_it(overrides, streams):
+    # refused as "not a key" (only +distribution.stream= worked), though the CHANGELOG and own-data guide say so
+    import simstudy as api
+
+    config = api.compose("dodge2021_fig1", overrides)
+    assert [dict(d.params).get("stream") for d in config.distributions] == streams
+
+
 # --- paths and the environment: one line, not an OSError traceback ----------------------------------------------
 
 

@@ -31,6 +31,7 @@ from simstudy.overrides import (
     _check_overrides,
     _config_dir,
     _last_of_each_key,
+    _optional_keys,
     _register_commands,
     _register_studies,
     _take_overwrite,
@@ -243,7 +244,7 @@ def _main(argv: list[str]) -> None:
                 app()
             return
         _check_flags(argv, None)
-        args = _last_of_each_key(_take_overwrite(argv))
+        args = _last_of_each_key(_optional_keys(_take_overwrite(argv)))
         sys.argv = [sys.argv[0], *args]
         _register_studies()
         composed = _check_overrides(args)
