@@ -9,6 +9,7 @@ model's scores and searches of the researcher's size n simulated from it (the st
 :class:`AuditConfig`    the options as parsed and cross-checked
 :func:`parse`           a mapping of keys -> :class:`AuditConfig` (or :class:`ConfigError`)
 :func:`prepare`         the model audited, the distribution's spec and n -> :class:`Plan` (checks only)
+:func:`plans`           a :class:`Plan` per model audited: ``model=``'s, or every model of the data
 :func:`run`             the audit's studies into a run directory -> :class:`AuditResult`
 :func:`write`           the figures and ``AUDIT.md`` into the run directory
 :func:`summary`         what the command prints of its page
@@ -45,6 +46,7 @@ __all__ = [
     "Plan",
     "parse",
     "prepare",
+    "plans",
     "run",
     "write",
     "summary",
@@ -53,12 +55,13 @@ __all__ = [
 
 #: What ``simstudy audit --help`` shows above the keys: the usage line, examples, and what it writes.
 USAGE = (
-    "simstudy audit data=FILE|DATASET [model=NAME] [key=value ...]",
+    "simstudy audit data=FILE|DATASET [model=NAME|models=[a,b]] [key=value ...]",
     [
         "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
         "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
     ],
-    "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it",
+    "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it; with several models, "
+    "one such page per model in model=NAME/ and an AUDIT.md that lists them",
 )
 
 #: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
@@ -143,8 +146,8 @@ _KDE_BOUND = "the fitted distribution lives on [low, high]"
 class AuditOptions(DataOptions):
     """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them): the data keys and the audit's own.
 
-    Some data keys mean more here: the model is one model, and the bounds are those of the fitted
-    distribution (finite; default [0, 1]). :func:`parse` checks a mapping of them and returns an
+    Some data keys mean more here: each model is audited on its own (every model of the data by default), and
+    the bounds are those of the fitted distribution (finite; default [0, 1]). :func:`parse` checks a mapping of them and returns an
     :class:`AuditConfig`.
 
     Parameters
@@ -160,8 +163,8 @@ class AuditOptions(DataOptions):
     (0.0, 1.0, 1024, -1)
     """
 
-    model: tuple[str, ...] | None = option(None, "the model to audit (needed when the file holds several)", _names)
-    models: tuple[str, ...] | None = option(None, "the model to audit, as a one-element list", _names)
+    model: tuple[str, ...] | None = option(None, "the model to audit (default: every model, each on its own)", _names)
+    models: tuple[str, ...] | None = option(None, "the models to audit, e.g. models=[mlp,lstm] (default: all)", _names)
     sample_size: int | None = option(
         None, "the number of scores n to audit (default: how many you have)", schema.optional(schema.integer(minimum=2))
     )
@@ -232,7 +235,8 @@ class AuditConfig:
     sample_size : int or None
         ``sample_size``: the number of scores n to audit, in runs; None: the number of scores.
     model : str or None
-        ``model``: the one model audited; None when the data hold one model.
+        ``model``: the one model audited; None when the data hold one model, or every model is audited (each on
+        its own: :func:`plans`).
     bandwidth : float or None
         ``bandwidth``: the kernel SD of the fit, in score units (default: chosen by bw_method).
     bw_factor : float or None
@@ -306,7 +310,7 @@ def parse(cfg: Mapping) -> AuditConfig:
     Raises
     ------
     ConfigError
-        One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
+        One line naming the first invalid key and its value; infinite bounds; ``n_jobs=0``; a
         ``bandwidth`` below 1e-6 (high - low), or whose reflected kernels would not fit in memory
         (:func:`check_memory`); a ``target_k`` no band bounds with the largest sample size the audit searches.
 
@@ -331,11 +335,6 @@ def parse(cfg: Mapping) -> AuditConfig:
             f"k = {int(reach):,} with {SAMPLES_LIMIT:,} scores; lower target_k"
         )
     data = _data(o)
-    if data.models is not None and len(data.models) > 1:
-        raise ConfigError(
-            f"simstudy audit examines one model at a time, got models={list(data.models)}: "
-            f"run it once per model with model=NAME"
-        )
     data = dataclasses.replace(data, sample_size=None)
     if not (np.isfinite(data.low) and np.isfinite(data.high)):
         raise ConfigError(
@@ -369,7 +368,7 @@ def parse(cfg: Mapping) -> AuditConfig:
     return AuditConfig(
         data=data,
         sample_size=o.sample_size,
-        model=None if data.models is None else data.models[0],
+        model=data.models[0] if data.models is not None and len(data.models) == 1 else None,
         bandwidth=o.bandwidth,
         bw_factor=o.bw_factor,
         bw_of=o.bw_of,
@@ -454,12 +453,15 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     >>> prepare({"a": np.ones(3), "b": np.ones(3)}, parse({"data": "scores.csv"}))
     Traceback (most recent call last):
         ...
-    simstudy.schema.ConfigError: scores.csv holds several models (a, b): choose one with model=
+    simstudy.schema.ConfigError: scores.csv holds several models (a, b): choose one with model=, or plan each with plans()
     """
     from simstudy import datasets
 
     if opts.model is None and len(scores) > 1:
-        raise ConfigError(f"{opts.data.data} holds several models ({', '.join(scores)}): choose one with model=")
+        raise ConfigError(
+            f"{opts.data.data} holds several models ({', '.join(scores)}): choose one with model=, or plan each "
+            "with plans()"
+        )
     model = opts.model or next(iter(scores))
     if model not in scores:
         raise ConfigError(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})")
@@ -497,6 +499,38 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     n = opts.sample_size or x.size
     _audit_cost_iv(opts, n, x.size)  # parse checked the least n only
     return Plan(model, x, spec, n)
+
+
+def plans(scores: dict, opts: AuditConfig) -> list[Plan]:
+    """A :class:`Plan` per model audited: ``opts.model``'s, or each model of ``scores`` (what ``simstudy audit``
+    does without ``model=``: every model, each on its own, with its own fitted distribution).
+
+    Parameters
+    ----------
+    scores : dict of str to numpy.ndarray
+        Each model's scores (score units), as read from ``opts.data`` (``models=`` keeps some of them).
+    opts : AuditConfig
+        The parsed options (:func:`parse`).
+
+    Returns
+    -------
+    list of Plan
+        In the data's order of models; every one checked (:func:`prepare`) before any runs.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`prepare`, for the first model refused.
+
+    Examples
+    --------
+    >>> two = {"a": np.linspace(0.5, 0.9, 30), "b": np.linspace(0.4, 0.8, 30)}
+    >>> [(plan.model, plan.spec["model"], plan.n) for plan in plans(two, parse({"data": "scores.csv"}))]
+    [('a', 'a', 30), ('b', 'b', 30)]
+    """
+    if opts.model is not None or len(scores) == 1:
+        return [prepare(scores, opts)]
+    return [prepare(scores, dataclasses.replace(opts, model=model)) for model in scores]
 
 
 def _fit_iv(x: np.ndarray, opts: AuditConfig, model: str | None) -> None:
@@ -626,5 +660,6 @@ def summary(page: Path) -> str:
     'Covered.'
     """
     from simstudy.commands._pages import plain
+    from simstudy.commands.audit_page import _bands_section
 
-    return plain(page.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip())
+    return plain(_bands_section(page.read_text()))

@@ -47,7 +47,6 @@ def test_run_and_write_from_python(scores_file, tmp_path):
         ({"confidence": 1.5}, r"^confidence must be a number strictly between 0 and 1, got 1.5"),
         ({"rounds": 1}, r"^rounds "),
         ({"low": None}, r"^low and high must be finite bounds of the scores"),
-        ({"models": ["a", "b"]}, r"^simstudy audit examines one model at a time"),
         ({"n_jobs": 0}, r"^n_jobs must be a positive number of workers"),
         ({"bandwidth": 1e-9}, r"^bandwidth=1e-09 is too small"),
         ({"target_k": 10**6}, r"^target_k=1000000 cannot be bounded"),
@@ -62,7 +61,7 @@ def test_bad_values_raise_a_config_error_naming_the_key(cfg, message):
 
 def test_the_model_is_checked_before_anything_runs(tmp_path):
     two = {"a": np.linspace(0.5, 0.9, 10), "b": np.linspace(0.5, 0.9, 10)}
-    with pytest.raises(ConfigError, match=r"^scores.csv holds several models \(a, b\): choose one with model="):
+    with pytest.raises(ConfigError, match=r"^scores.csv holds several models \(a, b\): choose one with model=, or plan"):
         audit.run(two, audit.parse({"data": "scores.csv"}), tmp_path)
     with pytest.raises(ConfigError, match=r"^model 'c' is not in scores.csv \(models: a, b\)"):
         audit.prepare(two, audit.parse({"data": "scores.csv", "model": "c"}))
@@ -113,3 +112,35 @@ def test_a_bound_far_above_the_scores_audits_them_not_the_bound(scores_file, tmp
         assert "| U | " in page
     far, near = results[1e301], results[10.0]  # different streams (the config differs): within their MCSE
     assert abs(far["estimate"] - near["estimate"]) < 4 * np.hypot(far["mcse"], near["mcse"])
+
+
+def test_every_model_is_planned_by_default_each_on_its_own():
+    # audit took one model at a time ("examines one model at a time", "holds several models: choose one")
+    three = {m: np.linspace(0.4, 0.9, 20 + 5 * i) for i, m in enumerate("abc")}
+    planned = audit.plans(three, audit.parse({"data": "scores.csv"}))
+    assert [(p.model, p.spec["model"], p.n) for p in planned] == [("a", "a", 20), ("b", "b", 25), ("c", "c", 30)]
+    some = audit.parse({"data": "scores.csv", "models": ["c", "a"]})
+    assert some.model is None and some.data.models == ("c", "a")
+    assert [p.model for p in audit.plans({m: three[m] for m in ("c", "a")}, some)] == ["c", "a"]
+    assert [p.model for p in audit.plans(three, audit.parse({"data": "scores.csv", "model": "b"}))] == ["b"]
+
+
+@pytest.mark.slow  # two audits at a toy scale through the command, seconds
+def test_the_command_audits_every_model_into_its_own_directory(tmp_path):
+    from _cli import simstudy
+
+    rng = np.random.default_rng(7)
+    rows = [f"{m},{v:.4f}" for m, a in (("mlp", 8), ("a/b c", 5)) for v in rng.beta(a, 2, 30)]
+    (tmp_path / "two.csv").write_text("model,score\n" + "\n".join(rows) + "\n")
+    tiny = [f"{k}={v}" for k, v in TINY.items()]
+    proc = simstudy("audit", "data=two.csv", *tiny, "hydra.run.dir=run", cwd=tmp_path)
+    run = tmp_path / "run"
+    subdirs = sorted(p.name for p in run.iterdir() if p.is_dir())
+    assert subdirs[1] == "model=mlp" and subdirs[0].startswith("model=a_b_c-")  # a name made safe to type
+    for sub in subdirs:
+        assert (run / sub / "AUDIT.md").read_text().startswith("# Audit of tuning-curve analyses at n = 30\n")
+    index = (run / "AUDIT.md").read_text()
+    assert index.startswith("# Audit of tuning-curve analyses: 2 models\n")
+    assert f"Its page: [{subdirs[1]}/AUDIT.md]({subdirs[1]}/AUDIT.md)" in index and "## Model `a/b c`" in index
+    printed = [line for line in proc.stdout.splitlines() if "bands for the median tuning curve" in line]
+    assert [line.split(":")[0] for line in printed] == ["mlp", "a/b c"]
