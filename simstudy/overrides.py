@@ -304,9 +304,10 @@ def _move_sweep_aside(sweep_dir: Path) -> None:
 def _last_of_each_key(argv: list[str]) -> list[str]:
     """The arguments with a key given more than once kept only at its last ``key=value`` (in that place), and a
     one-line notice per such key (:func:`_notice`): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
-    with 20, in the directory named after 20 alone). Keys are compared as typed (``+key=1 key=2`` adds, then
-    sets); flags are kept as given."""
-    keys = [a.partition("=")[0] if "=" in a and not a.startswith("-") else None for a in argv]
+    with 20, in the directory named after 20 alone). Keys are compared without their ``+``/``++``: ``+key=1
+    key=2`` is kept as ``++key=2`` (added or set); flags and ``~key`` deletions are kept as given."""
+    # A key is the same whatever its + or ++ (add, add or set): budget.B=5 ++budget.B=5 is a key given twice too.
+    keys = [a.partition("=")[0].lstrip("+") if "=" in a and not a.startswith(("-", "~")) else None for a in argv]
     kept = []
     for i, (arg, key) in enumerate(zip(argv, keys)):
         if key is not None and key in keys[i + 1 :]:
@@ -315,6 +316,8 @@ def _last_of_each_key(argv: list[str]) -> list[str]:
         if given:
             times = "twice" if len(given) == 1 else f"{len(given) + 1} times"
             _notice(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
+            if not arg.startswith("+") and any(a.startswith("+") for a in given):  # an earlier one added the key
+                arg = f"++{arg}"  # add it or set it, as the dropped ones and the last did together
         kept.append(arg)
     return kept
 

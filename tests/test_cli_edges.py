@@ -54,13 +54,25 @@ def test_a_design_listing_a_path_and_its_flattened_twin_is_two_cells():
 
 
 def test_last_of_each_key_keeps_the_last_value_in_its_place_with_one_notice(capsys):
-    args = ["-m", "study.reps=10", "seed=1", "study.reps=20", "study.reps=30", "+x=1", "x=2", "--help"]
-    assert cli._last_of_each_key(args) == ["-m", "seed=1", "study.reps=30", "+x=1", "x=2", "--help"]
+    args = ["-m", "study.reps=10", "seed=1", "study.reps=20", "study.reps=30", "+x=1", "x=2", "~y", "--help"]
+    assert cli._last_of_each_key(args) == ["-m", "seed=1", "study.reps=30", "++x=2", "~y", "--help"]
     out, err = capsys.readouterr()
     assert err == "" and out.splitlines() == [
         "simstudy: note: study.reps given 3 times (study.reps=10 study.reps=20 study.reps=30): the last is used, "
-        "study.reps=30"
+        "study.reps=30",
+        "simstudy: note: x given twice (+x=1 x=2): the last is used, x=2",
     ]
+
+
+@pytest.mark.parametrize(
+    ("args", "kept"),
+    [(["budget.B=5", "++budget.B=5"], ["++budget.B=5"]), (["++budget.B=5", "budget.B=6"], ["++budget.B=6"]),
+     (["+budget.x=5", "+budget.x=6"], ["+budget.x=6"])],
+)
+def test_a_key_given_twice_with_a_plus_gets_its_note_too(capsys, args, kept):
+    # compared as typed, budget.B=5 ++budget.B=5 was no key given twice: no note
+    assert cli._last_of_each_key(args) == kept
+    assert capsys.readouterr().out.startswith("simstudy: note: budget.")
 
 
 def test_a_key_given_twice_runs_with_the_last_value_in_the_directory_named_after_it(tmp_path):
