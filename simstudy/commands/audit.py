@@ -466,6 +466,8 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     if model not in scores:
         raise ConfigError(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})")
     x = scores[model]
+    n = opts.sample_size or x.size
+    _audit_cost_iv(opts, n, x.size)  # parse checked the least n only; first: the fit check below costs too
     _fit_iv(x, opts, model if len(scores) > 1 or opts.model else None)
     one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
     spec = {
@@ -496,8 +498,6 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     # The random streams are the audit's, whatever the data (their content still joins the run's fingerprint):
     # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
     spec["stream"] = "audit"
-    n = opts.sample_size or x.size
-    _audit_cost_iv(opts, n, x.size)  # parse checked the least n only
     return Plan(model, x, spec, n)
 
 
