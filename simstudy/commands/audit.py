@@ -80,20 +80,22 @@ _SECONDS_PER_FIT_PAIR = 8e-8
 _MIN_BANDWIDTH_SHARE = 1e-6
 
 
-def _audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> None:
+def _audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> float:
     """Refuse audit sizes (``rounds``, ``bootstrap_rounds`` x ``resamples``, ``evp_reps``) whose studies would
     compute for longer than the time limit (:func:`simstudy.config._check_time`) with ``n`` scores per simulated
     search, or whose chunk of band-coverage rounds would not fit in memory, before anything is written; and, as
     ``bands`` does, the check of a fit to ``fitted`` scores (about N^2 work, which no key shortens: first) and
-    the exact LD intervals at n (about n^2 work: 10^6 scores, days)."""
+    the exact LD intervals at n (about n^2 work: 10^6 scores, days). Returns the estimated seconds of all but the
+    LD intervals (computed once per n, whatever the number of models: :func:`plans` adds them)."""
     from simstudy.stats.boundary import _ld_seconds
     from simstudy.studies.audit import progress_chunk
 
+    fit = 0.0 if fitted is None else _SECONDS_PER_FIT_PAIR * float(fitted) ** 2
     if fitted is not None:
         _check_time(
             "data",
             o.data.data,  # an AuditConfig's: the scores are read
-            _SECONDS_PER_FIT_PAIR * float(fitted) ** 2,
+            fit,
             f"the check of the distribution fitted to {fitted:,} scores against each of them, about N^2 work",
             "audit a random subset of the scores (a few thousand fit the distribution as well)",
         )
@@ -136,6 +138,8 @@ def _audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> None:
         f"the accuracy of U, V and W, {on}",
         "lower evp_reps (10000 by default)",
     )
+    studies = o.rounds * _SECONDS_PER_COVERAGE_SCORE + o.bootstrap_rounds * o.resamples * _SECONDS_PER_RESAMPLE_SCORE
+    return fit + (studies + o.evp_reps * _SECONDS_PER_EVP_SCORE) * n / workers
 
 
 _KDE_BOUND = "the fitted distribution lives on [low, high]"
@@ -411,6 +415,8 @@ class Plan:
         The fitted distribution's config (kind ``kde_atoms``), as the studies take it.
     n : int
         The sample size audited (scores per simulated search).
+    seconds : float, default 0.0
+        The audit's estimated compute time at least, in seconds, but for the exact LD intervals at n.
 
     Examples
     --------
@@ -423,6 +429,7 @@ class Plan:
     scores: np.ndarray
     spec: dict
     n: int
+    seconds: float = 0.0
 
 
 def prepare(scores: dict, opts: AuditConfig) -> Plan:
@@ -467,7 +474,7 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
         raise ConfigError(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})")
     x = scores[model]
     n = opts.sample_size or x.size
-    _audit_cost_iv(opts, n, x.size)  # parse checked the least n only; first: the fit check below costs too
+    seconds = _audit_cost_iv(opts, n, x.size)  # parse checked the least n only; first: the fit check below costs too
     _fit_iv(x, opts, model if len(scores) > 1 or opts.model else None)
     one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
     spec = {
@@ -498,7 +505,7 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     # The random streams are the audit's, whatever the data (their content still joins the run's fingerprint):
     # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
     spec["stream"] = "audit"
-    return Plan(model, x, spec, n)
+    return Plan(model, x, spec, n, seconds)
 
 
 def plans(scores: dict, opts: AuditConfig) -> list[Plan]:
@@ -520,7 +527,8 @@ def plans(scores: dict, opts: AuditConfig) -> list[Plan]:
     Raises
     ------
     ConfigError
-        As :func:`prepare`, for the first model refused.
+        As :func:`prepare`, for the first model refused; or the models' audits together would compute for longer
+        than the time limit.
 
     Examples
     --------
@@ -530,7 +538,22 @@ def plans(scores: dict, opts: AuditConfig) -> list[Plan]:
     """
     if opts.model is not None or len(scores) == 1:
         return [prepare(scores, opts)]
-    return [prepare(scores, dataclasses.replace(opts, model=model)) for model in scores]
+    planned = [prepare(scores, dataclasses.replace(opts, model=model)) for model in scores]
+    # Each audit is within the limit; one after another, the models together must be too.
+    seconds = sum(plan.seconds for plan in planned)
+    if opts.method.startswith("ld_"):
+        from simstudy.stats.boundary import _ld_seconds
+
+        kind = opts.method.removeprefix("ld_")
+        seconds += sum(_ld_seconds(n, opts.confidence, kind) for n in {plan.n for plan in planned})
+    _check_time(
+        "models",
+        f"[{','.join(scores)}]" if len(scores) <= 5 else f"({len(scores)} models)",
+        seconds,
+        f"the audits of {len(planned)} models, one after another",
+        "audit fewer at a time: model=NAME or models=[a,b]",
+    )
+    return planned
 
 
 def _fit_iv(x: np.ndarray, opts: AuditConfig, model: str | None) -> None:

@@ -144,3 +144,15 @@ def test_the_command_audits_every_model_into_its_own_directory(tmp_path):
     assert f"Its page: [{subdirs[1]}/AUDIT.md]({subdirs[1]}/AUDIT.md)" in index and "## Model `a/b c`" in index
     printed = [line for line in proc.stdout.splitlines() if "bands for the median tuning curve" in line]
     assert [line.split(":")[0] for line in printed] == ["mlp", "a/b c"]
+
+
+def test_the_models_together_are_held_to_the_time_limit(monkeypatch):
+    # each audit of 3,000 scores is estimated at about 40 s on 2 workers: one is within a 1-minute limit, three
+    # one after another are not
+    monkeypatch.setenv("SIMSTUDY_MAX_MINUTES", "1")
+    three = {m: np.linspace(0.1, 0.9, 3000) for m in "abc"}
+    opts = audit.parse({"data": "scores.csv", "n_jobs": 2, "method": "dkw"})
+    assert [p.model for p in audit.plans({"a": three["a"]}, opts)] == ["a"]
+    with pytest.raises(ConfigError, match=r"^models=\[a,b,c\] needs about 2\.\d min \(the audits of 3 models, one "
+                       r"after another\); the limit is 1 min .*: audit fewer at a time: model=NAME or models=\[a,b\]"):
+        audit.plans(three, opts)
