@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from simstudy.schema import ConfigError
 from simstudy.stats.bands import METHOD_LABELS
 
 if TYPE_CHECKING:
@@ -220,10 +222,37 @@ def _style() -> dict:
     return {**sizes, **_WHITEGRID, "axes.prop_cycle": cycler("color", [to_rgb(c) for c in _DEEP])}
 
 
+def _check_backend() -> None:
+    """Refuse a ``MPLBACKEND`` that matplotlib cannot import with, in one line naming the variable.
+
+    matplotlib reads the variable when it is imported and raises a ``ValueError`` about its rc key ``backend``;
+    the command line calls this before a run starts (matplotlib imported only when the variable is set), so a
+    bad value costs no computation and leaves no directory.
+
+    Raises
+    ------
+    ConfigError
+        ``MPLBACKEND`` is set to a value matplotlib refuses.
+    """
+    backend = os.environ.get("MPLBACKEND")
+    if backend is None:
+        return
+    try:
+        import matplotlib.rcsetup  # a first import validates the variable (and raises) ...
+
+        matplotlib.rcsetup.validate_backend(backend)  # ... a later one does not
+    except ValueError:
+        raise ConfigError(
+            f"MPLBACKEND={backend!r} is not a matplotlib backend: unset it (simstudy saves its figures with "
+            "Agg) or set it to one, e.g. MPLBACKEND=agg"
+        ) from None
+
+
 @functools.cache
 def _agg() -> None:
     """Select the Agg backend, once, before pyplot draws its first figure (files only; no display is assumed:
     CI, clusters)."""
+    _check_backend()
     import matplotlib
 
     matplotlib.use("Agg")

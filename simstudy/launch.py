@@ -30,6 +30,7 @@ from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     _ENVIRONMENT_ERRNOS,
     _OVERWRITE,
+    Refused,
     _abs,
     _check_dir_override,
     _check_identity,
@@ -37,6 +38,7 @@ from simstudy.engine.rundir import (
     _config_written,
     _fail,
     _in_run_dir,
+    _load_stored_yaml,
     _note_dirs,
     _note_files,
     _os_error,
@@ -52,6 +54,7 @@ from simstudy.overrides import (
     _design_cells,
     _last_of_each_key,
     _one_line,
+    _optional_keys,
     _parse_study,
     _quote_paths,
     _register_studies,
@@ -150,9 +153,9 @@ def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
     stored = out_dir / "config.yaml"
     if config.study.save_replicates or not stored.is_file():
         return config
-    try:
-        old = OmegaConf.to_container(OmegaConf.load(stored), resolve=False)
-    except Exception:  # unreadable: the identity check next says so in one line
+    try:  # read in bounded time and memory (an alias bomb spun at 100% CPU), as every stored config
+        old = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)
+    except (Exception, Refused):  # unreadable: the identity check next says so in one line
         return config
     study = old.get("study") if isinstance(old, dict) else None
     if not (
@@ -250,7 +253,7 @@ def _api_args(experiment, overrides) -> list[str]:
     flags = [a for a in args if a.startswith("-")]
     if flags:
         _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
-    return _quote_paths(_last_of_each_key(args))
+    return _quote_paths(_last_of_each_key(_optional_keys(args)))
 
 
 #: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.

@@ -38,6 +38,7 @@ from simstudy.engine.rundir import (
     _DIRS_BEFORE,
     _MULTIRUN,
     _OVERWRITE,
+    Refused,
     _check_dir_override,
     _dirname,
     _fail,
@@ -308,9 +309,10 @@ def _move_sweep_aside(sweep_dir: Path) -> None:
 def _last_of_each_key(argv: list[str]) -> list[str]:
     """The arguments with a key given more than once kept only at its last ``key=value`` (in that place), and a
     one-line notice per such key (:func:`_notice`): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
-    with 20, in the directory named after 20 alone). Keys are compared as typed (``+key=1 key=2`` adds, then
-    sets); flags are kept as given."""
-    keys = [a.partition("=")[0] if "=" in a and not a.startswith("-") else None for a in argv]
+    with 20, in the directory named after 20 alone). Keys are compared without their ``+``/``++``: ``+key=1
+    key=2`` is kept as ``++key=2`` (added or set); flags and ``~key`` deletions are kept as given."""
+    # A key is the same whatever its + or ++ (add, add or set): budget.B=5 ++budget.B=5 is a key given twice too.
+    keys = [a.partition("=")[0].lstrip("+") if "=" in a and not a.startswith(("-", "~")) else None for a in argv]
     kept = []
     for i, (arg, key) in enumerate(zip(argv, keys)):
         if key is not None and key in keys[i + 1 :]:
@@ -319,6 +321,8 @@ def _last_of_each_key(argv: list[str]) -> list[str]:
         if given:
             times = "twice" if len(given) == 1 else f"{len(given) + 1} times"
             _notice(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
+            if not arg.startswith("+") and any(a.startswith("+") for a in given):  # an earlier one added the key
+                arg = f"++{arg}"  # add it or set it, as the dropped ones and the last did together
         kept.append(arg)
     return kept
 
@@ -350,6 +354,10 @@ def _unknown_key(exc: Exception, compose, config_name: str, job: list[str]) -> s
         node = OmegaConf.select(cfg, parent) if parent else cfg
     except Exception:
         return None
+    if node is None and parent:  # no such group here (runner.progress on curve, which runs no chunks)
+        command = "a study" if config_name == "config" else f"simstudy {config_name}"
+        helps = "simstudy --help" if config_name == "config" else f"simstudy {config_name} --help"
+        return f"{key} is not a key of {command}: it has no {parent.split('.')[0]} settings ({helps} lists its keys)"
     if not isinstance(node, DictConfig):
         return f"{key}: {parent} is a value, not a group of keys: set it with {parent}=..." if parent else None
     prefix = f"{parent}." if parent else ""
@@ -415,10 +423,10 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
     if not stored.is_file():
         return
     this = sorted(a for a in argv if _sweep_key(a))
-    try:
-        task = OmegaConf.select(OmegaConf.load(stored), "hydra.overrides.task", default=None)
+    try:  # in bounded time and memory: an alias bomb is unreadable, not minutes of CPU
+        task = OmegaConf.select(_load_stored_yaml(stored), "hydra.overrides.task", default=None)
         earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list: unreadable (below)
-    except Exception:
+    except (Exception, Refused):
         earlier = None
     if earlier == this:
         return
@@ -450,6 +458,18 @@ def _check_arguments(argv: list[str]) -> None:
                 break
             rest.append(a)
         _fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'", None)
+
+
+#: A distribution's optional keys, which no distribution config lists (their absence means "none"): typed as
+#: ``distribution.stream=NAME`` (as the guides spell them), they are added where absent, as ``++KEY`` would.
+_OPTIONAL_DISTRIBUTION_KEY = re.compile(r"distribution(\.[A-Za-z_][A-Za-z0-9_]*)?\.stream=")
+
+
+def _optional_keys(args: list[str]) -> list[str]:
+    """The overrides with ``distribution.stream=NAME`` (or ``distribution.a.stream=`` of a pair) as ``++`` keys:
+    set where the config has one, added where it has none. Hydra refused the spelling of the guides and the
+    CHANGELOG as "not a key"; only ``+distribution.stream=`` worked."""
+    return [f"++{arg}" if _OPTIONAL_DISTRIBUTION_KEY.match(arg) else arg for arg in args]
 
 
 def _take_overwrite(args: list[str]) -> list[str]:

@@ -10,8 +10,10 @@ one: everything is drawn in its own process, as before.
 The figure is the same either way: the same function of the same summary, saved by the same
 :func:`simstudy.io.save_figure`. Whenever the painter cannot draw it (no ``fork`` on this platform, a figure
 function that does not pickle by reference, as a plug-in's may not, an exception while drawing, a painter that
-died), :func:`paint` returns ``False`` and the caller draws it in its own process, where an error has its full
-traceback. The painter's log records and warnings are sent back with its answer and emitted by the main process,
+died, was stopped or gave no answer within :data:`TIMEOUT` seconds), :func:`paint` returns ``False`` and the
+caller draws it in its own process, where an error has its full traceback. The main process never blocks on the
+painter: it waits on the pipes in short ticks, checking each time that the painter still runs (a stopped or dead
+painter is given up at once, with one log line, and a stopped one is killed). The painter's log records and warnings are sent back with its answer and emitted by the main process,
 so the run's log holds them as before.
 
 The painter never outlives the run by more than its imports: it reads its requests from a pipe and exits at
@@ -33,9 +35,11 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import select
 import signal
 import struct
 import sys
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -46,7 +50,16 @@ __all__ = ["start", "warm", "paint", "send", "done", "stop", "running"]
 #: ``SIMSTUDY_PAINTER=0`` draws every figure in the main process; ``=1`` starts a painter even without an idle core.
 ENV = "SIMSTUDY_PAINTER"
 
+#: Seconds the main process waits for the painter to take a request or answer it; then it draws the figure itself.
+#: A figure takes about a second; the painter's own imports, done while the study ran, a few at most.
+TIMEOUT = 120.0
+
+# How often (seconds) a waiting main process checks that the painter still runs.
+_TICK = 0.1
+
 _HEADER = struct.Struct("<Q")
+
+log = logging.getLogger(__name__)
 
 # (pid, request pipe's write end, reply pipe's read end) of this process's painter, if it has one.
 _painter: tuple[int, int, int] | None = None
@@ -108,6 +121,7 @@ def start() -> bool:
             os._exit(0)  # never the parent's atexit handlers or buffered output
     os.close(request_r)
     os.close(reply_w)
+    os.set_blocking(request_w, False)  # a large frame is written in pieces, each awaited with a deadline
     _painter = (pid, request_w, reply_r)
     return True
 
@@ -209,8 +223,8 @@ def send(figure: Callable, frame: Any, paths: Sequence[str | os.PathLike], **sav
         return False
     try:
         _write(_painter[1], request)
-    except OSError:
-        stop()
+    except (OSError, _NoAnswer) as exc:
+        _give_up(exc)
         return False
     return True
 
@@ -222,7 +236,8 @@ def done() -> bool:
     -------
     bool
         ``True`` when every file was written; ``False`` when the caller must draw the figure itself (the
-        painter failed or died, and is stopped).
+        painter failed, died, was stopped or did not answer within :data:`TIMEOUT` seconds; it is then
+        stopped, and one line says why unless it failed while drawing).
 
     Examples
     --------
@@ -233,8 +248,9 @@ def done() -> bool:
         return False
     try:
         reply = _read(_painter[2])
-    except OSError:
-        reply = None
+    except (OSError, _NoAnswer) as exc:
+        _give_up(exc)
+        return False
     if reply is None:
         stop()
         return False
@@ -268,23 +284,77 @@ def stop() -> None:
             pass
 
 
+class _NoAnswer(Exception):
+    """The painter stopped, exited or did not answer in time: the main process draws the figure itself."""
+
+
+def _give_up(exc: BaseException) -> None:
+    """Stop using the painter after ``exc``; a painter that does not answer is killed (it is this process's child,
+    and a stopped one would never read the end of its pipe), then reaped."""
+    pid = _painter[0] if _painter is not None else None
+    stop()
+    if isinstance(exc, _NoAnswer):
+        log.warning("the painter %s: drawing the figure in this process", exc)
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:  # already gone and reaped
+                pass
+
+
+def _await(fd: int, writing: bool, deadline: float) -> None:
+    """Wait until ``fd`` can be read (or written), checking every tick that the painter still runs.
+
+    Raises
+    ------
+    _NoAnswer
+        The painter was stopped or exited, or ``deadline`` (a ``time.monotonic`` instant) passed.
+    """
+    pid = _painter[0] if _painter is not None else None
+    while True:
+        ready = select.select([], [fd], [], _TICK)[1] if writing else select.select([fd], [], [], _TICK)[0]
+        if ready:
+            return
+        if pid is not None:
+            try:
+                waited, status = os.waitpid(pid, os.WNOHANG | os.WUNTRACED)
+            except ChildProcessError:  # reaped elsewhere: it is gone
+                raise _NoAnswer("exited") from None
+            if waited and os.WIFSTOPPED(status):
+                raise _NoAnswer(f"was stopped ({signal.Signals(os.WSTOPSIG(status)).name})")
+            if waited:
+                raise _NoAnswer("exited")
+        if time.monotonic() > deadline:
+            raise _NoAnswer(f"gave no answer in {TIMEOUT:g} s")
+
+
 def _send(message: Any) -> None:
     assert _painter is not None
     try:
         _write(_painter[1], pickle.dumps(message, 5))
-    except OSError:
-        stop()
+    except (OSError, _NoAnswer) as exc:
+        _give_up(exc)
 
 
 def _write(fd: int, data: bytes) -> None:
     view = memoryview(_HEADER.pack(len(data)) + data)
+    deadline = time.monotonic() + TIMEOUT
     while view:
-        view = view[os.write(fd, view) :]
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:  # the pipe is full (a non-blocking end, the main process's): wait for the painter
+            if _painter is None or fd != _painter[1]:
+                raise
+            _await(fd, True, deadline)
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:
     parts, left = [], size
+    deadline = time.monotonic() + TIMEOUT
     while left:
+        if _painter is not None and fd == _painter[2]:  # the main process: never a read that may block forever
+            _await(fd, False, deadline)
         part = os.read(fd, min(left, 1 << 20))
         if not part:
             return None

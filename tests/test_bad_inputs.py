@@ -303,9 +303,7 @@ def test_bands_command_bad_input_is_refused_by_parse(tmp_path, monkeypatch, args
 # (args, message) of `simstudy audit`: most are checked against config.parse_audit (the same message, no Hydra
 # start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
 AUDIT = [
-    (["data=two.csv"], "holds several models (a, b): choose one with model="),
     (["data=two.csv", "model=c"], "model c not in two.csv (its models: a, b): choose with model=NAME"),
-    (["data=two.csv", "models=[a,b]"], "simstudy audit examines one model at a time, got models=['a', 'b']"),
     (["data=two.csv", "model=a", "+bw=0.1"], "bw is not a setting of simstudy audit (settings: data, model"),
     (["data=two.csv", "model=a", "high=inf"], "low and high must be finite bounds"),
     (["data=two.csv", "model=a", "bandwidth=-1"], "bandwidth must be a positive number, got -1"),

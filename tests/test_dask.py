@@ -3,6 +3,7 @@ module's tests: same numbers as one process, bit for bit, and the study's fixed 
 
 import dataclasses
 import os
+import re
 import sys
 from functools import partial
 
@@ -109,10 +110,16 @@ def test_cli_runner_dask_on_a_given_scheduler(tmp_path, cluster):
 
 
 @pytest.mark.slow
-def test_cli_runner_dask_starts_its_own_loopback_cluster(tmp_path):
+def test_cli_runner_dask_starts_its_own_loopback_cluster_and_stays_quiet(tmp_path):
     args = [*FIG1, "study.reps=2000", "study.chunk_reps=500", "budget.B=8", "study.save_replicates=false"]
-    simstudy(*args, "runner=dask", "runner.n_jobs=2", "hydra.run.dir=dask", cwd=tmp_path)
-    simstudy(*args, "hydra.run.dir=ref", cwd=tmp_path)
+    proc = simstudy(*args, "runner=dask", "runner.n_jobs=2", "hydra.run.dir=dask", cwd=tmp_path)
+    ref = simstudy(*args, "hydra.run.dir=ref", cwd=tmp_path)
+    # distributed's ~60 INFO lines (scheduler, nanny, worker start and stop) and the CommClosedError traceback of
+    # its teardown were on stdout: a successful run on dask prints what the same run on loky prints
+    noise = [line for line in (proc.stdout + proc.stderr).splitlines()
+             if re.search(r"Traceback|CommClosedError|[Nn]anny|[Ss]cheduler|[Ww]orker", line)]
+    assert noise == [] and proc.stderr == ""
+    assert len(proc.stdout.splitlines()) == len(ref.stdout.splitlines())
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "ref" / "summary.parquet"),
                                   pd.read_parquet(tmp_path / "dask" / "summary.parquet"), check_exact=True)
 

@@ -90,3 +90,23 @@ def test_wrong_conclusions_reports_a_failed_cell_and_summarises_the_others(tmp_p
     assert len(result.report.failures) == 2
     assert set(result.summary.dropna(subset=["B"]).B) == {3, 5}
     assert result.summary[result.summary.measure == "failed_chunks"].estimate.tolist() == [2.0]
+
+
+@pytest.mark.system
+def test_the_replay_line_of_a_plugin_run_runs_as_printed(tmp_path):
+    # it lacked plugins=, so replay refused the stored config's plug-in when the line was run as printed
+    (tmp_path / "my_broken.py").write_text(  # passes the check at compose (3 samples), fails on a chunk's 100
+        "def top(sorted_scores, n):\n"
+        "    if len(sorted_scores) > 3:\n"
+        "        raise FloatingPointError('my estimator diverged')\n"
+        "    return sorted_scores[:, n - 1]\n"
+    )
+    args = [*FIG1, "budget.B=[5]", "study.reps=200", "study.chunk_reps=100", "runner.n_jobs=1",
+            "+estimators.mine._target_=my_broken.top", "hydra.run.dir=run"]
+    proc = simstudy(*args, cwd=tmp_path, check=False)
+    line = one_line_error(proc, "2 of 2 chunks failed", status=1)
+    printed = line.split("its traceback: ")[1]
+    assert printed.startswith("simstudy replay run_dir=") and printed.endswith(" plugins=my_broken.top")
+    replayed = simstudy(*printed.split()[1:], cwd=tmp_path, check=False, subprocess_=True)
+    assert replayed.returncode == 1 and "Traceback (most recent call last)" in replayed.stderr
+    assert replayed.stderr.strip().endswith("FloatingPointError: my estimator diverged")

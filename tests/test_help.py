@@ -92,7 +92,7 @@ def test_data_command_help_shows_schema_defaults_and_audit_overrides(capsys, mon
     audit = " ".join(_help(capsys, monkeypatch, "audit", "--help").split())
     assert ("low the lowest score possible, in score units (finite): the fitted distribution lives on [low, high] "
             "[default: 0.0]") in audit
-    assert "model the model to audit (needed when the file holds several) [default: null]" in audit
+    assert "model the model to audit (default: every model, each on its own) [default: null]" in audit
 
 
 @pytest.mark.parametrize("command, keys", [("reproduce", ("--quick", "only", "n_jobs", "out")),

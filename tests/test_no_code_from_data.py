@@ -110,6 +110,26 @@ def test_a_yaml_alias_bomb_in_a_stored_config_is_refused_at_once(tmp_path):
     one_line_error(proc, "run/config.yaml: holds a YAML alias")
 
 
+@pytest.mark.system
+@pytest.mark.parametrize("where", ["run", "sweep"])
+def test_a_yaml_alias_bomb_met_on_a_rerun_is_refused_at_once(tmp_path, where):
+    # the resume path (config.yaml, read for the replicates it kept) and a sweep's multirun.yaml were read with
+    # plain OmegaConf.load, which expands the aliases: 100% CPU for as long as one waits
+    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    bomb += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]  # 9^10 strings expanded
+    if where == "run":
+        args = [*FIG1, "budget.B=[6]", "study.reps=100", "hydra.run.dir=run"]
+        simstudy(*args, cwd=tmp_path)
+        stored, message = tmp_path / "run" / "config.yaml", "run/config.yaml: holds a YAML alias"
+    else:
+        args = ["-m", *FIG1, "budget.B=6,8", "study.reps=100", "hydra.sweep.dir=sweep"]
+        (tmp_path / "sweep").mkdir()
+        stored, message = tmp_path / "sweep" / "multirun.yaml", "sweep holds an unreadable multirun.yaml"
+    stored.write_text("\n".join(bomb) + "\n")
+    proc = simstudy(*args, cwd=tmp_path, check=False, timeout=60, subprocess_=True)
+    one_line_error(proc, message)
+
+
 @pytest.mark.parametrize("depth", [100, 100_000])
 def test_a_stored_config_nested_deep_is_refused_at_once(tmp_path, depth):
     """Past 64 levels: refused by simstudy's check, or past 1,000 by libyaml's own (a RecursionError in pure

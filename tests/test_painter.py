@@ -143,3 +143,61 @@ def test_a_painter_only_with_an_idle_core(monkeypatch, cores, load, idle):
     assert painter._idle_core() is idle
     monkeypatch.setenv(painter.ENV, "0")
     assert painter.start() is False  # never forked in the test process
+
+
+_STUCK = textwrap.dedent(
+    """
+    import logging, os, signal, sys, time
+    from pathlib import Path
+    from simstudy import painter
+
+    out = Path(sys.argv[1])
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(name)s:%(message)s")
+    painter.TIMEOUT = 2.0
+    from tests_painter_figures import line, slow
+    import pandas as pd
+    frame = pd.DataFrame({"x": [1, 2, 3], "y": [0.1, 0.4, 0.2]})
+    big = pd.DataFrame({"x": range(10**6), "y": 0.5})  # megabytes: more than a pipe holds
+    for name, figure, data in (("stopped", line, frame), ("stopped-big", line, big), ("slow", slow, frame)):
+        assert painter.start()
+        pid = painter._painter[0]
+        if name.startswith("stopped"):
+            time.sleep(0.5)
+            os.kill(pid, signal.SIGSTOP)
+        began = time.monotonic()
+        drawn = painter.paint(figure, data, [out / f"{name}.png"], dpi=80)
+        waited = time.monotonic() - began
+        try:
+            os.kill(pid, 0)
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        print(name, drawn, painter.running(), alive, waited < 10)
+    """
+)
+
+
+@pytest.mark.system
+def test_a_stopped_or_silent_painter_is_given_up_with_one_line(tmp_path):
+    # A painter stopped by SIGSTOP (before or while the frame is written) or one that never answers: the main
+    # process waited forever on the pipe; it must give up within the deadline, say why, and kill the painter.
+    (tmp_path / "tests_painter_figures.py").write_text(
+        _FIGURES + "\n\ndef slow(frame):\n    import time\n    time.sleep(60)\n    return line(frame)\n"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), painter.ENV: "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _STUCK, str(out)], capture_output=True, text=True, env=env, timeout=90, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for name in ("stopped", "stopped-big", "slow"):
+        assert f"{name} False False False True" in lines, done.stdout
+    notes = [line for line in lines if line.startswith("simstudy.painter:")]
+    assert notes == [
+        "simstudy.painter:the painter was stopped (SIGSTOP): drawing the figure in this process",
+        "simstudy.painter:the painter was stopped (SIGSTOP): drawing the figure in this process",
+        "simstudy.painter:the painter gave no answer in 2 s: drawing the figure in this process",
+    ], done.stdout
+    assert not list(out.iterdir())

@@ -243,3 +243,28 @@ def test_the_quantile_tuning_curve_of_the_minimum_is_opdas():
     for q in (0.1, 0.25, 0.3, 0.5, 0.6, 0.75, 0.9):
         np.testing.assert_array_equal(truth.quantile_tuning_curve(bag, ks, q, minimize=True),
                                       opda.EmpiricalDistribution(values).quantile_tuning_curve(ks, q, minimize=True))
+
+
+def _max_of_two_kernels(x: np.ndarray, h: float) -> float:
+    """E[max(X1, X2)] for X1, X2 i.i.d. from the Gaussian mixture of kernels N(x_i, h^2) (no reflection): for
+    independent normals, E[max] = mu1 Phi(d / s) + mu2 Phi(-d / s) + s phi(d / s), d = mu1 - mu2, s = h sqrt 2."""
+    s = h * np.sqrt(2.0)
+    d = (x[:, None] - x[None, :]) / s
+    pair = x[:, None] * stats.norm.cdf(d) + x[None, :] * stats.norm.cdf(-d) + s * stats.norm.pdf(d)
+    return float(pair.mean())
+
+
+@pytest.mark.parametrize(("width", "high"), [(1e-4, 1.0), (1e-6, 1.0), (0.4, 1e4), (0.4, 1e301)])
+def test_a_narrow_mass_in_a_wide_support_is_integrated_not_missed(rng, width, high):
+    # Scores within 1e-4 of 0.5 on [0, 1], or accuracies under high=1e4 (an audit's high=1e301): the quadrature's
+    # first rule over [low, high] missed the mass and the truth came out as 0.5 or 0, with no error estimate.
+    from simstudy.distributions import ReflectedKDE
+
+    x = 0.5 + width * rng.uniform(size=30)
+    kde = ReflectedKDE(x, bandwidth=width / 8, low=0.0, high=high)  # kernels far inside: reflections add nothing
+    exact = np.array([x.mean(), _max_of_two_kernels(x, kde.bandwidth)])
+    np.testing.assert_allclose(truth.expected_max(kde, [1, 2]), exact, rtol=0, atol=1e-6 * width)
+    means = truth.order_statistic_means(kde, 2)  # E[X_(1)] + E[X_(2)] = 2 E[X], E[X_(2)] = E[max of 2]
+    np.testing.assert_allclose(means, [2 * exact[0] - exact[1], exact[1]], rtol=0, atol=1e-6 * width)
+    worst = truth.mean_tuning_curve(kde, [1, 2], minimize=True)  # E[min of 2] = 2 E[X] - E[max of 2]
+    np.testing.assert_allclose(worst, [exact[0], 2 * exact[0] - exact[1]], rtol=0, atol=1e-6 * width)

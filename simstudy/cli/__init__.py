@@ -157,17 +157,29 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     opts = _parse_or_fail(audit.parse, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
     record = _data_record("audit", cfg, opts.data)
-    plan = _parse_or_fail(lambda _: audit.prepare(scores, opts), cfg, out_dir)
+    plans = _parse_or_fail(lambda _: audit.plans(scores, opts), cfg, out_dir)  # every model checked first
     _check_identity(out_dir, record)
-    log.info("auditing %s (%d scores) at n = %d -> %s", plan.model, plan.scores.size, plan.n, out_dir)
-    try:
-        result = _parse_or_fail(lambda _: audit.run(plan, opts, out_dir), cfg, out_dir)
-    except AuditFailed as exc:  # chunks kept: a rerun resumes the studies
-        _fail(str(exc), None, EXIT_FAILED)
+    several = len(plans) > 1  # each model on its own, in model=NAME/ (a name made safe to type)
+    pages = []
+    for plan in plans:
+        where = out_dir / f"model={_dirname(plan.model)}" if several else out_dir
+        model_opts = dataclasses.replace(opts, model=plan.model) if several else opts
+        log.info("auditing %s (%d scores) at n = %d -> %s", plan.model, plan.scores.size, plan.n, where)
+        try:
+            result = _parse_or_fail(lambda _, plan=plan, o=model_opts, d=where: audit.run(plan, o, d), cfg, out_dir)
+        except AuditFailed as exc:  # chunks kept: a rerun resumes the studies
+            _fail(str(exc), None, EXIT_FAILED)
+        pages.append((plan.model, audit.write(result, model_opts, plan.scores, where)))
     _write_config(cfg, out_dir, record)
-    path = audit.write(result, opts, plan.scores, out_dir)
+    if several:
+        from simstudy.commands.audit_page import write_index
+
+        path = write_index(pages, opts, out_dir)
+    else:
+        path = pages[0][1]
     _report(out_dir)
-    print(audit.summary(path))
+    for model, page in pages:
+        print(f"{model}: {audit.summary(page)}" if several else audit.summary(page))
     log.info("wrote %s", path)
 
 

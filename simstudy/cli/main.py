@@ -31,6 +31,7 @@ from simstudy.overrides import (
     _check_overrides,
     _config_dir,
     _last_of_each_key,
+    _optional_keys,
     _quote_paths,
     _register_commands,
     _register_studies,
@@ -216,6 +217,9 @@ def _main(argv: list[str]) -> None:
         sys.stdout.flush()  # inside main's BrokenPipeError guard
         return
     _log_data_warnings()  # after the help: it imports the score files' module (pandas), which no help page needs
+    from simstudy.figures import _check_backend
+
+    _check_backend()  # a bad MPLBACKEND: one line before any run, not matplotlib's traceback after it
     # Let exceptions out of Hydra's wrapper (it would print them in several lines and exit 1) so that an
     # environmental one -- an unwritable or full output directory, met while Hydra creates the run
     # directory -- is reported in one line; any other keeps its full traceback.
@@ -241,7 +245,7 @@ def _main(argv: list[str]) -> None:
                 app()
             return
         _check_flags(argv, None)
-        args = _quote_paths(_last_of_each_key(_take_overwrite(argv)))
+        args = _quote_paths(_last_of_each_key(_optional_keys(_take_overwrite(argv))))
         sys.argv = [sys.argv[0], *args]
         _register_studies()
         composed = _check_overrides(args)

@@ -9,6 +9,7 @@ model's scores and searches of the researcher's size n simulated from it (the st
 :class:`AuditConfig`    the options as parsed and cross-checked
 :func:`parse`           a mapping of keys -> :class:`AuditConfig` (or :class:`ConfigError`)
 :func:`prepare`         the model audited, the distribution's spec and n -> :class:`Plan` (checks only)
+:func:`plans`           a :class:`Plan` per model audited: ``model=``'s, or every model of the data
 :func:`run`             the audit's studies into a run directory -> :class:`AuditResult`
 :func:`write`           the figures and ``AUDIT.md`` into the run directory
 :func:`summary`         what the command prints of its page
@@ -45,6 +46,7 @@ __all__ = [
     "Plan",
     "parse",
     "prepare",
+    "plans",
     "run",
     "write",
     "summary",
@@ -53,12 +55,13 @@ __all__ = [
 
 #: What ``simstudy audit --help`` shows above the keys: the usage line, examples, and what it writes.
 USAGE = (
-    "simstudy audit data=FILE|DATASET [model=NAME] [key=value ...]",
+    "simstudy audit data=FILE|DATASET [model=NAME|models=[a,b]] [key=value ...]",
     [
         "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
         "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
     ],
-    "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it",
+    "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it; with several models, "
+    "one such page per model in model=NAME/ and an AUDIT.md that lists them",
 )
 
 #: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
@@ -68,17 +71,42 @@ USAGE = (
 _SECONDS_PER_COVERAGE_SCORE = 5e-7
 _SECONDS_PER_RESAMPLE_SCORE = 5e-8
 _SECONDS_PER_EVP_SCORE = 1.5e-7
+#: The page's fit check evaluates the fitted CDF (a sum over the kernels, about two per score with their
+#: reflections) at every score: N^2 work for N scores, 1.7e-7 s per N^2 measured (5,000 and 20,000 scores: 5 s
+#: and 69 s), halved as above.
+_SECONDS_PER_FIT_PAIR = 8e-8
 #: The narrowest audit bandwidth accepted, as a share of high - low: below it each score is an atom of its own
 #: (the fit is the data, whatever the KDE), and the reflected kernels' grid cannot resolve it.
 _MIN_BANDWIDTH_SHARE = 1e-6
 
 
-def _audit_cost_iv(o: Any, n: int) -> None:
+def _audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> float:
     """Refuse audit sizes (``rounds``, ``bootstrap_rounds`` x ``resamples``, ``evp_reps``) whose studies would
-    compute for longer than the time limit (:func:`simstudy.config._check_time`) with ``n`` scores per simulated search, or
-    whose chunk of band-coverage rounds would not fit in memory, before anything is written."""
+    compute for longer than the time limit (:func:`simstudy.config._check_time`) with ``n`` scores per simulated
+    search, or whose chunk of band-coverage rounds would not fit in memory, before anything is written; and, as
+    ``bands`` does, the check of a fit to ``fitted`` scores (about N^2 work, which no key shortens: first) and
+    the exact LD intervals at n (about n^2 work: 10^6 scores, days). Returns the estimated seconds of all but the
+    LD intervals (computed once per n, whatever the number of models: :func:`plans` adds them)."""
+    from simstudy.stats.boundary import _ld_seconds
     from simstudy.studies.audit import progress_chunk
 
+    fit = 0.0 if fitted is None else _SECONDS_PER_FIT_PAIR * float(fitted) ** 2
+    if fitted is not None:
+        _check_time(
+            "data",
+            o.data.data,  # an AuditConfig's: the scores are read
+            fit,
+            f"the check of the distribution fitted to {fitted:,} scores against each of them, about N^2 work",
+            "audit a random subset of the scores (a few thousand fit the distribution as well)",
+        )
+    if o.method.startswith("ld_"):
+        _check_time(
+            "method",
+            o.method,
+            _ld_seconds(n, o.confidence, o.method.removeprefix("ld_")),
+            f"the exact intervals of the bands audited at n = {n:,}, about n^2 work",
+            "method=dkw or method=ks (closed forms, seconds), or sample_size=N to audit a smaller n",
+        )
     workers = _workers(o.n_jobs)
     on = f"on {workers} core{'s' * (workers > 1)}, {n:,} scores per simulated search"
     check_memory(
@@ -110,6 +138,8 @@ def _audit_cost_iv(o: Any, n: int) -> None:
         f"the accuracy of U, V and W, {on}",
         "lower evp_reps (10000 by default)",
     )
+    studies = o.rounds * _SECONDS_PER_COVERAGE_SCORE + o.bootstrap_rounds * o.resamples * _SECONDS_PER_RESAMPLE_SCORE
+    return fit + (studies + o.evp_reps * _SECONDS_PER_EVP_SCORE) * n / workers
 
 
 _KDE_BOUND = "the fitted distribution lives on [low, high]"
@@ -120,8 +150,8 @@ _KDE_BOUND = "the fitted distribution lives on [low, high]"
 class AuditOptions(DataOptions):
     """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them): the data keys and the audit's own.
 
-    Some data keys mean more here: the model is one model, and the bounds are those of the fitted
-    distribution (finite; default [0, 1]). :func:`parse` checks a mapping of them and returns an
+    Some data keys mean more here: each model is audited on its own (every model of the data by default), and
+    the bounds are those of the fitted distribution (finite; default [0, 1]). :func:`parse` checks a mapping of them and returns an
     :class:`AuditConfig`.
 
     Parameters
@@ -137,8 +167,8 @@ class AuditOptions(DataOptions):
     (0.0, 1.0, 1024, -1)
     """
 
-    model: tuple[str, ...] | None = option(None, "the model to audit (needed when the file holds several)", _names)
-    models: tuple[str, ...] | None = option(None, "the model to audit, as a one-element list", _names)
+    model: tuple[str, ...] | None = option(None, "the model to audit (default: every model, each on its own)", _names)
+    models: tuple[str, ...] | None = option(None, "the models to audit, e.g. models=[mlp,lstm] (default: all)", _names)
     sample_size: int | None = option(
         None, "the number of scores n to audit (default: how many you have)", schema.optional(schema.integer(minimum=2))
     )
@@ -209,7 +239,8 @@ class AuditConfig:
     sample_size : int or None
         ``sample_size``: the number of scores n to audit, in runs; None: the number of scores.
     model : str or None
-        ``model``: the one model audited; None when the data hold one model.
+        ``model``: the one model audited; None when the data hold one model, or every model is audited (each on
+        its own: :func:`plans`).
     bandwidth : float or None
         ``bandwidth``: the kernel SD of the fit, in score units (default: chosen by bw_method).
     bw_factor : float or None
@@ -283,7 +314,7 @@ def parse(cfg: Mapping) -> AuditConfig:
     Raises
     ------
     ConfigError
-        One line naming the first invalid key and its value; several models; infinite bounds; ``n_jobs=0``; a
+        One line naming the first invalid key and its value; infinite bounds; ``n_jobs=0``; a
         ``bandwidth`` below 1e-6 (high - low), or whose reflected kernels would not fit in memory
         (:func:`check_memory`); a ``target_k`` no band bounds with the largest sample size the audit searches.
 
@@ -308,11 +339,6 @@ def parse(cfg: Mapping) -> AuditConfig:
             f"k = {int(reach):,} with {SAMPLES_LIMIT:,} scores; lower target_k"
         )
     data = _data(o)
-    if data.models is not None and len(data.models) > 1:
-        raise ConfigError(
-            f"simstudy audit examines one model at a time, got models={list(data.models)}: "
-            f"run it once per model with model=NAME"
-        )
     data = dataclasses.replace(data, sample_size=None)
     if not (np.isfinite(data.low) and np.isfinite(data.high)):
         raise ConfigError(
@@ -346,7 +372,7 @@ def parse(cfg: Mapping) -> AuditConfig:
     return AuditConfig(
         data=data,
         sample_size=o.sample_size,
-        model=None if data.models is None else data.models[0],
+        model=data.models[0] if data.models is not None and len(data.models) == 1 else None,
         bandwidth=o.bandwidth,
         bw_factor=o.bw_factor,
         bw_of=o.bw_of,
@@ -389,6 +415,8 @@ class Plan:
         The fitted distribution's config (kind ``kde_atoms``), as the studies take it.
     n : int
         The sample size audited (scores per simulated search).
+    seconds : float, default 0.0
+        The audit's estimated compute time at least, in seconds, but for the exact LD intervals at n.
 
     Examples
     --------
@@ -401,6 +429,7 @@ class Plan:
     scores: np.ndarray
     spec: dict
     n: int
+    seconds: float = 0.0
 
 
 def prepare(scores: dict, opts: AuditConfig) -> Plan:
@@ -422,24 +451,31 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     Raises
     ------
     ConfigError
-        Several models and no ``model=``; a model not in the data; sizes that would compute for longer than
-        the time limit or not fit in memory at this n.
+        Several models and no ``model=``; a model not in the data; scores all equal, or fewer than two distinct
+        beside the point masses found; sizes that would compute for longer than the time limit (the fit's
+        check to all the scores, the exact bands at n, the studies) or not fit in memory at this n.
 
     Examples
     --------
     >>> prepare({"a": np.ones(3), "b": np.ones(3)}, parse({"data": "scores.csv"}))
     Traceback (most recent call last):
         ...
-    simstudy.schema.ConfigError: scores.csv holds several models (a, b): choose one with model=
+    simstudy.schema.ConfigError: scores.csv holds several models (a, b): choose one with model=, or plan each with plans()
     """
     from simstudy import datasets
 
     if opts.model is None and len(scores) > 1:
-        raise ConfigError(f"{opts.data.data} holds several models ({', '.join(scores)}): choose one with model=")
+        raise ConfigError(
+            f"{opts.data.data} holds several models ({', '.join(scores)}): choose one with model=, or plan each "
+            "with plans()"
+        )
     model = opts.model or next(iter(scores))
     if model not in scores:
         raise ConfigError(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})")
     x = scores[model]
+    n = opts.sample_size or x.size
+    seconds = _audit_cost_iv(opts, n, x.size)  # parse checked the least n only; first: the fit check below costs too
+    _fit_iv(x, opts, model if len(scores) > 1 or opts.model else None)
     one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
     spec = {
         "kind": "kde_atoms",
@@ -469,9 +505,77 @@ def prepare(scores: dict, opts: AuditConfig) -> Plan:
     # The random streams are the audit's, whatever the data (their content still joins the run's fingerprint):
     # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
     spec["stream"] = "audit"
-    n = opts.sample_size or x.size
-    _audit_cost_iv(opts, n)  # parse checked the least n only
-    return Plan(model, x, spec, n)
+    return Plan(model, x, spec, n, seconds)
+
+
+def plans(scores: dict, opts: AuditConfig) -> list[Plan]:
+    """A :class:`Plan` per model audited: ``opts.model``'s, or each model of ``scores`` (what ``simstudy audit``
+    does without ``model=``: every model, each on its own, with its own fitted distribution).
+
+    Parameters
+    ----------
+    scores : dict of str to numpy.ndarray
+        Each model's scores (score units), as read from ``opts.data`` (``models=`` keeps some of them).
+    opts : AuditConfig
+        The parsed options (:func:`parse`).
+
+    Returns
+    -------
+    list of Plan
+        In the data's order of models; every one checked (:func:`prepare`) before any runs.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`prepare`, for the first model refused; or the models' audits together would compute for longer
+        than the time limit.
+
+    Examples
+    --------
+    >>> two = {"a": np.linspace(0.5, 0.9, 30), "b": np.linspace(0.4, 0.8, 30)}
+    >>> [(plan.model, plan.spec["model"], plan.n) for plan in plans(two, parse({"data": "scores.csv"}))]
+    [('a', 'a', 30), ('b', 'b', 30)]
+    """
+    if opts.model is not None or len(scores) == 1:
+        return [prepare(scores, opts)]
+    planned = [prepare(scores, dataclasses.replace(opts, model=model)) for model in scores]
+    # Each audit is within the limit; one after another, the models together must be too.
+    seconds = sum(plan.seconds for plan in planned)
+    if opts.method.startswith("ld_"):
+        from simstudy.stats.boundary import _ld_seconds
+
+        kind = opts.method.removeprefix("ld_")
+        seconds += sum(_ld_seconds(n, opts.confidence, kind) for n in {plan.n for plan in planned})
+    _check_time(
+        "models",
+        f"[{','.join(scores)}]" if len(scores) <= 5 else f"({len(scores)} models)",
+        seconds,
+        f"the audits of {len(planned)} models, one after another",
+        "audit fewer at a time: model=NAME or models=[a,b]",
+    )
+    return planned
+
+
+def _fit_iv(x: np.ndarray, opts: AuditConfig, model: str | None) -> None:
+    """Refuse scores no density can be fitted to, in the user's words (the file, the model, find_atoms=), before
+    anything runs: the studies would name their internal distribution's key instead."""
+    from simstudy.stats import kde
+
+    where = f"{opts.data.data}" + (f", model {model}," if model is not None else "")
+    if x.size and x.min() == x.max():
+        raise ConfigError(
+            f"{where} holds {x.size} scores all equal to {x[0]:g}: the audit fits a density to the scores and "
+            "needs at least two distinct ones"
+        )
+    if opts.find_atoms:
+        atoms = kde.find_atoms(x).values
+        rest = np.unique(x[~np.isin(x, atoms)])
+        if rest.size < 2:
+            raise ConfigError(
+                f"{where} holds {rest.size} distinct score{'s' * (rest.size != 1)} beside the values repeated "
+                f"beyond chance ({', '.join(f'{a:g}' for a in atoms)}), fitted as point masses: the density "
+                "needs at least two; give find_atoms=false to fit one density to all the scores"
+            )
 
 
 def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditResult:
@@ -579,5 +683,6 @@ def summary(page: Path) -> str:
     'Covered.'
     """
     from simstudy.commands._pages import plain
+    from simstudy.commands.audit_page import _bands_section
 
-    return plain(page.read_text().split("## Confidence bands")[1].split("![coverage]")[0].strip())
+    return plain(_bands_section(page.read_text()))

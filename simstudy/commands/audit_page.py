@@ -3,6 +3,7 @@ and ``accuracy.png``.
 
 =======================  =========================================================
 :func:`write_page`       the figures and ``AUDIT.md`` of an audit's result
+:func:`write_index`      the ``AUDIT.md`` of several models' audits: each one's verdict
 :func:`describe_fit`     the fitted truth in words (bandwidth, how chosen, atoms)
 :func:`kde_fit_figure`   a fitted distribution beside the scores (density and CDF)
 =======================  =========================================================
@@ -23,7 +24,7 @@ from simstudy.studies.band_coverage import band_coverage_figure
 from simstudy.studies.bootstrap_coverage import bootstrap_coverage_figure
 from simstudy.studies.evp_accuracy import evp_accuracy_figure
 
-__all__ = ["write_page", "describe_fit", "kde_fit_figure"]
+__all__ = ["write_page", "write_index", "describe_fit", "kde_fit_figure"]
 
 
 _METHODS = {"isj": "improved Sheather–Jones", "silverman": "Silverman's rule of thumb", "given": "given"}
@@ -261,6 +262,66 @@ def write_page(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         "Subdirectories `coverage/`, `bootstrap/` and `accuracy/` hold each study's tidy summary and run.json.",
     ]
+    return _write_page(out_dir / "AUDIT.md", lines)
+
+
+def _bands_section(page: str) -> str:
+    """The "Confidence bands" section of an ``AUDIT.md`` (its Markdown, without heading and figure)."""
+    return page.split("## Confidence bands")[1].split("![coverage]")[0].strip()
+
+
+def write_index(pages: list[tuple[str, Path]], opts, out_dir: Path) -> Path:
+    r"""Write the ``AUDIT.md`` of an audit of several models: per model, its warnings, its bands' verdict and a
+    link to its own page (each model audited on its own, in its own directory).
+
+    Parameters
+    ----------
+    pages : list of (str, pathlib.Path)
+        Each model's name and its ``AUDIT.md`` (:func:`write_page`), in a directory below ``out_dir``.
+    opts : simstudy.commands.audit.AuditConfig
+        The audit's options (``data`` is named).
+    out_dir : pathlib.Path
+        The run directory (it exists).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir / "AUDIT.md"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.commands import audit
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = Path(tmp)
+    ...     (out / "model=a").mkdir()
+    ...     page = out / "model=a" / "AUDIT.md"
+    ...     _ = page.write_text("# Audit\n## Confidence bands\n\n**Covered.**\n\n![coverage](coverage.png)\n")
+    ...     print(write_index([("a", page)], audit.parse({"data": "s.csv"}), out).read_text().rstrip())  # doctest: +ELLIPSIS
+    # Audit of tuning-curve analyses: 1 model
+    <BLANKLINE>
+    Scores: `s.csv`. Each model is audited on its own: its own fitted distribution, and simulated searches of its own size n. ...
+    <BLANKLINE>
+    ## Model `a`
+    <BLANKLINE>
+    **Covered.**
+    <BLANKLINE>
+    Its page: [model=a/AUDIT.md](model=a/AUDIT.md)
+    """
+    lines = [
+        f"# Audit of tuning-curve analyses: {len(pages)} model{'s' * (len(pages) != 1)}",
+        "",
+        f"Scores: `{opts.data.data}`. Each model is audited on its own: its own fitted distribution, and simulated "
+        "searches of its own size n. A warning of a model's page is repeated here.",
+        "",
+    ]
+    for model, page in pages:
+        text = page.read_text()
+        link = page.relative_to(out_dir).as_posix()
+        warnings = [line for line in text.splitlines() if line.startswith("> **Warning")]
+        shown = model.replace("`", "'")  # inside a code span
+        lines += [f"## Model `{shown}`", "", *warnings, *([""] if warnings else [])]
+        lines += [_bands_section(text), "", f"Its page: [{link}]({link})", ""]
     return _write_page(out_dir / "AUDIT.md", lines)
 
 

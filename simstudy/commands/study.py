@@ -139,8 +139,8 @@ def _check_failures(report, config, out_dir: Path) -> None:
         first = failures[0]
         _fail(
             f"{len(failures)} of {report.tasks} chunks failed ({fraction:.1%} > runner.max_failure_fraction="
-            f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: simstudy "
-            f"replay run_dir={out_dir} chunk={first.where}",
+            f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: "
+            f"{_replay_line(config, out_dir, first.where)}",
             None,
             EXIT_FAILED,
         )
@@ -150,6 +150,16 @@ def _check_failures(report, config, out_dir: Path) -> None:
         report.tasks,
         limit,
     )
+
+
+def _replay_line(config, out_dir: Path, where: str) -> str:
+    """The ``simstudy replay`` line that reruns chunk ``where``, runnable as printed: with ``plugins=`` naming
+    the run's plug-ins that are not installed ones (replay imports a stored config's plug-in only when named)."""
+    from simstudy._imports import _registered_paths
+    from simstudy.engine.identity import plugin_sources
+
+    named = sorted(set(plugin_sources(config)) - _registered_paths())
+    return f"simstudy replay run_dir={out_dir} chunk={where}" + (f" plugins={','.join(named)}" if named else "")
 
 
 def _missing_message(exc, out_dir: Path, limit: int = 50) -> str:

@@ -196,7 +196,8 @@ class ReflectedKDE(_BoundedContinuous):
         x = np.asarray(x, dtype=np.float64)
         flat, out = x.ravel(), np.empty(x.size)
         for sl, z in self._blocks(flat):
-            out[sl] = np.exp(-0.5 * z * z).sum(axis=1)
+            with np.errstate(over="ignore"):  # z * z beyond the largest float: exp(-inf) = 0, as it should be
+                out[sl] = np.exp(-0.5 * z * z).sum(axis=1)
         out *= 1.0 / (self.data.size * self.bandwidth * np.sqrt(2 * np.pi))
         return np.where((flat >= self.low) & (flat <= self.high), out, 0.0).reshape(x.shape)
 

@@ -3,12 +3,19 @@
 :func:`dask_client` connects to a running scheduler, or starts a :class:`~dask.distributed.LocalCluster` of
 single-threaded worker processes on the loopback interface for the length of one run. Only the runner
 imports this module, and only for ``backend="dask"``, so dask stays optional.
+
+A run on dask is as quiet as one on loky: distributed's INFO lines (scheduler, nanny and worker start and stop,
+about sixty per run) are not the run's log, so its loggers say warnings only while the run computes, and
+nothing while the client and cluster close (a worker's comm closed under a closing scheduler is logged as a
+``CommClosedError`` traceback by distributed and tornado, after every result is in).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -60,6 +67,37 @@ def local_workers(n_jobs: int) -> int:
     return (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
 
 
+#: The loggers a dask run talks through: distributed's own, and the event loop's that report its comms' errors.
+_DASK_LOGGERS = ("distributed", "tornado", "asyncio")
+
+
+@contextlib.contextmanager
+def _dask_logs_at(level: int) -> Iterator[None]:
+    """Set :data:`_DASK_LOGGERS` to ``level`` for the block, then back to their own levels."""
+    loggers = [logging.getLogger(name) for name in _DASK_LOGGERS]
+    saved = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(level)
+    try:
+        yield
+    finally:
+        for logger, old in zip(loggers, saved):
+            logger.setLevel(old)
+
+
+@contextlib.contextmanager
+def _closed_quietly(*closables) -> Iterator[None]:
+    """Close each of ``closables`` (the client first, then the cluster it talks to) on exit, with dask's loggers
+    and warnings silenced: what a closing cluster says then is about its own teardown, not the run's results."""
+    try:
+        yield
+    finally:
+        with _dask_logs_at(logging.CRITICAL + 1), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for closable in closables:
+                closable.close()
+
+
 @contextlib.contextmanager
 def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> Iterator[distributed.Client]:
     """A dask.distributed client for one run, closed (with any cluster it started) on exit.
@@ -106,24 +144,28 @@ def dask_client(address: str | None, n_jobs: int, *, timeout: float = 30.0) -> I
     """
     from dask.distributed import Client, LocalCluster
 
-    if address is not None:
-        try:
-            client = Client(address, set_as_default=False, timeout=timeout)
-        except OSError as exc:  # TimeoutError and refused connections alike
-            raise ClusterUnavailable(
-                f"runner.address={address}: no dask scheduler answered within {timeout:g} s ({type(exc).__name__})"
-            ) from None
-        with client:
-            yield client
-        return
-    with (
-        LocalCluster(
+    with _dask_logs_at(logging.WARNING):
+        if address is not None:
+            try:
+                client = Client(address, set_as_default=False, timeout=timeout)
+            except OSError as exc:  # TimeoutError and refused connections alike
+                raise ClusterUnavailable(
+                    f"runner.address={address}: no dask scheduler answered within {timeout:g} s ({type(exc).__name__})"
+                ) from None
+            with _closed_quietly(client):
+                yield client
+            return
+        cluster = LocalCluster(
             n_workers=local_workers(n_jobs),
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
-        ) as cluster,
-        Client(cluster, set_as_default=False) as client,
-    ):
-        yield client
+        )
+        try:
+            client = Client(cluster, set_as_default=False)
+        except BaseException:
+            with _closed_quietly(cluster):
+                raise
+        with _closed_quietly(client, cluster):
+            yield client

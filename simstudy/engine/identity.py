@@ -180,9 +180,24 @@ def record(command: str, *, inputs: dict, plugins: dict, settings: dict) -> dict
     return json.loads(json.dumps(blob, default=str))  # as it reads back
 
 
+def plugin_sources(config) -> dict[str, str]:
+    """The import paths of a study's plug-ins (a distribution's ``_target_``, a plug-in estimator's) and their
+    source digests: the record's ``plugins``, and what ``simstudy collect`` or ``replay`` must be given as
+    ``plugins=`` to import them again from the stored config."""
+    plugins = {}
+    for d in config.distributions:
+        if d.kind == "target":
+            params = dict(d.params)
+            plugins[params["_target_"]] = params.get("source", "")
+    for e in config.estimators:
+        if e.method == "plugin":
+            plugins[e.target] = e.source
+    return plugins
+
+
 def study_record(config, settings: dict) -> dict:
     """The identity record of a study from its parsed :class:`~simstudy.config.Config`."""
-    inputs, plugins = {}, {}
+    inputs = {}
     for d in config.distributions:
         # by its place in the config, not its label (a file's default label is its name: renaming is no change)
         role = "distribution" if len(config.distributions) == 1 else f"distribution.{d.name}"
@@ -191,13 +206,7 @@ def study_record(config, settings: dict) -> dict:
         dataset = dict(d.params).get("dataset")
         if isinstance(dataset, str) and d.kind != "population":  # a population's input is its pickle (above)
             inputs[role] = dataset_input(dataset)
-        if d.kind == "target":
-            params = dict(d.params)
-            plugins[params["_target_"]] = params.get("source", "")
-    for e in config.estimators:
-        if e.method == "plugin":
-            plugins[e.target] = e.source
-    return record("study", inputs=inputs, plugins=plugins, settings=settings)
+    return record("study", inputs=inputs, plugins=plugin_sources(config), settings=settings)
 
 
 def read(out_dir: Path) -> dict | None:
