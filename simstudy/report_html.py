@@ -50,7 +50,6 @@ A page never imports code named in the run directory: it reads ``summary.parquet
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
 import html
@@ -64,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from simstudy.engine.identity import RECORD
+from simstudy.report_safe import CSP, Files, NotAReport, inside, markdown_page, plain_titles, script_json
 
 __all__ = ["Report", "build", "bundle", "NotAReport"]
 
@@ -89,17 +89,6 @@ _RESULTS = ("estimate", "mcse", "reps", "lower_joint", "upper_joint", "lower", "
 _BUNDLE_FILE = Path(__file__).parent / "_vendor" / "vega-bundle.js"
 _BUNDLE_SHA256 = "3425bd951a44d478d0505c6b5d1e8d57656b6e9a4da7bfe88a718ce61d76e572"
 _NO_BUNDLE = "the chart script shipped with simstudy is missing or fails its SHA-256 check"
-
-
-class NotAReport(ValueError):
-    """A directory with nothing to report (no ``summary.parquet`` and no page), or a ``report.html`` there
-    that simstudy did not write (never replaced); the message is one line naming the directory and the fix.
-
-    Examples
-    --------
-    >>> str(NotAReport("run_dir=x: no summary.parquet there"))
-    'run_dir=x: no summary.parquet there'
-    """
 
 
 @dataclass(frozen=True)
@@ -181,72 +170,6 @@ def bundle() -> str | None:
 
 
 # ------------------------------------------------------------------------------------------------- reading
-
-
-class _Files:
-    """The directory's files, read as data and only where they are its own: a file that is a link out of the
-    directory or not a regular file (a FIFO would block its reader for ever) is skipped, and :attr:`notes`
-    says so (the page shows them at its top, the terminal as warnings).
-
-    Parameters
-    ----------
-    root : pathlib.Path
-        The run (or sweep, or command) directory.
-    """
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.notes: list[str] = []
-
-    def read(self, path: Path) -> bytes | None:
-        """The file's bytes; None if it is missing, unreadable, or refused (with a note)."""
-        from simstudy.io import NotARegularFile, open_regular
-
-        try:
-            with open_regular(path, inside=self.root) as fh:
-                return fh.read()
-        except NotARegularFile as exc:
-            self.notes.append(str(exc))
-            log.warning("report.html: %s", exc)
-        except OSError:
-            pass
-        return None
-
-    def text(self, path: Path) -> str | None:
-        data = self.read(path)
-        return None if data is None else data.decode("utf-8", errors="replace")
-
-    def json(self, path: Path) -> dict:
-        """A JSON object's contents; {} if missing, refused, not JSON or not an object."""
-        text = self.text(path)
-        try:
-            data = json.loads(text) if text is not None else {}
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def parquet(self, path: Path, what: str):
-        """A summary as a frame; a file that is refused or not a parquet table raises :class:`NotAReport`."""
-        import pandas as pd
-        import pyarrow as pa
-
-        from simstudy.io import NotARegularFile, open_regular
-
-        try:
-            with open_regular(path, inside=self.root) as fh:
-                data = fh.read()
-        except NotARegularFile as exc:
-            raise NotAReport(f"{what}: {exc}: copy the file into the directory, or give another run_dir") from None
-        except OSError as exc:
-            raise NotAReport(f"{what}: {path} unreadable ({exc.strerror or exc})") from None
-        try:
-            return pd.read_parquet(pa.BufferReader(data))
-        except (pa.ArrowException, ValueError, OSError) as exc:
-            reason = " ".join(str(exc).split())[:200]
-            raise NotAReport(
-                f"{what}: {path} is not a parquet table ({type(exc).__name__}: {reason}): "
-                f"rerun the study, or simstudy collect sweep_dir=... for a sweep"
-            ) from None
 
 
 def _verify_chunks(
@@ -490,9 +413,7 @@ def _code(text: str) -> str:
     return f"<pre>{html.escape(text)}</pre>"
 
 
-def _provenance(
-    files: _Files, run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...], swept: list[str]
-) -> str:
+def _provenance(files: Files, run_dir: Path, run: dict, chunks: int, damaged: tuple[str, ...], swept: list[str]) -> str:
     identity = files.json(run_dir / RECORD)
     env = run.get("environment", {})
     runner = run.get("runner", {})
@@ -578,66 +499,6 @@ def _provenance(
 # --------------------------------------------------------------------------------------------------- pages
 
 
-#: The images a page may embed (from the run's own files), by suffix.
-_IMAGES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
-
-
-def _own_file(files: _Files, page: Path, target: str) -> Path | None:
-    """The file a page's link or image names, if it is a relative path to a regular file of the directory
-    (no scheme such as ``http:`` or ``javascript:``, no ``//host``, no absolute path, not a link out of it)."""
-    from urllib.parse import unquote, urlsplit
-
-    parts = urlsplit(target)
-    if parts.scheme or parts.netloc or not parts.path or parts.path.startswith(("/", "\\")):
-        return None
-    path = page.parent / unquote(parts.path)
-    return path if _inside(files.root, path) else None
-
-
-def _inside(root: Path, path: Path) -> bool:
-    """Whether ``path``, every link resolved, is a regular file in ``root``."""
-    real = Path(os.path.realpath(path))
-    return real.is_relative_to(Path(os.path.realpath(root))) and real.is_file()
-
-
-def _page(files: _Files, path: Path) -> str | None:
-    """A markdown page as HTML without raw HTML (escaped), its images of the directory's own files embedded
-    as ``data:`` URIs and its links kept only to the directory's own files; any other image is shown as its
-    alt text and any other link as its text, so that the offline page never loads or leads anywhere else.
-    None if the page was refused (a note says why)."""
-    text = files.text(path)
-    if text is None:
-        return None
-    try:
-        from markdown_it import MarkdownIt
-        from markdown_it.token import Token
-    except ImportError:
-        return _code(text)
-    md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    tokens = md.parse(text)
-    for token in tokens:
-        children = token.children or []
-        for i, child in enumerate(children):
-            if child.type == "image":
-                src = child.attrGet("src")
-                own = _own_file(files, path, src) if isinstance(src, str) else None
-                mime = _IMAGES.get(own.suffix.lower()) if own is not None else None
-                data = files.read(own) if own is not None and mime else None
-                if data is not None:
-                    child.attrSet("src", f"data:{mime};base64," + base64.b64encode(data).decode())
-                else:  # a remote or foreign image: its alt text, not a fetch when the page is opened
-                    children[i] = Token("text", "", 0, content=f"[image not shown: {child.content or src}]")
-            elif child.type == "link_open":
-                href = child.attrGet("href")
-                if not (isinstance(href, str) and (href.startswith("#") or _own_file(files, path, href))):
-                    children[i] = Token("text", "", 0, content="")
-                    for j in range(i + 1, len(children)):  # its closing token: the link's text stays, as text
-                        if children[j].type == "link_close" and children[j].level == child.level:
-                            children[j] = Token("text", "", 0, content="")
-                            break
-    return md.renderer.render(tokens, md.options, {})
-
-
 # ---------------------------------------------------------------------------------------------------- page
 
 _STYLE = """
@@ -678,60 +539,17 @@ specs.forEach(function(spec, i){
 """
 
 
-#: Characters that must not appear as themselves in JSON inside a script element: ``<`` (``</script``, ``<!--``
-#: and ``<script`` change the HTML parser's state), ``>`` and ``&`` (for good measure, as Django and Rails
-#: escape them), U+2028 and U+2029 (line terminators to older JavaScript). JSON allows ``\\uXXXX`` for each.
-_SCRIPT_UNSAFE = {ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"}
-
-
-def _script_json(value: Any) -> str:
-    """``value`` as JSON safe to put between ``<script type="application/json">`` and ``</script>``: the
-    characters of :data:`_SCRIPT_UNSAFE` as ``\\u`` escapes (only inside strings, the one place JSON has them),
-    so that no string of the data can end the element or put the parser in a script-escape state.
-
-    >>> _script_json(["<!--<script>", "a&b", "\\u2028"])
-    '["\\\\u003c!--\\\\u003cscript\\\\u003e","a\\\\u0026b","\\\\u2028"]'
-    """
-    return json.dumps(value, separators=(",", ":"), allow_nan=False).translate(_SCRIPT_UNSAFE)
-
-
-#: The page's Content-Security-Policy, a second wall behind the escaping: nothing is fetched from anywhere
-#: (images only as ``data:``, no connections, no frames, forms or base URL), and scripts and styles only inline.
-#: 'unsafe-eval': vega compiles its expressions with ``new Function``.
-_CSP = (
-    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
-    "style-src 'unsafe-inline'; script-src 'unsafe-inline' 'unsafe-eval'; base-uri 'none'; form-action 'none'\">"
-)
-
-
-def _plain_titles(spec: Any) -> Any:
-    """``spec`` with every ``title`` (a chart's, an axis', a legend's, a tooltip's: the user's names of keys and
-    measures) on one printable line: Vega-Lite writes titles into the expressions of its default tooltips,
-    where a U+2028 or a control character is a parse error that leaves the chart blank. Data are untouched."""
-    if isinstance(spec, list):
-        return [_plain_titles(v) for v in spec]
-    if not isinstance(spec, dict):
-        return spec
-    out = {}
-    for key, value in spec.items():
-        if key == "title" and isinstance(value, str):
-            out[key] = "".join(c if c.isprintable() else " " for c in value)
-        else:
-            out[key] = value if key == "data" else _plain_titles(value)
-    return out
-
-
 def _html(title: str, sections: list[tuple[str, str, str]], charts: list[dict], script: str | None) -> str:
     """The page: a title, a line of links to its sections (anchor, heading, body HTML), the charts' specs as
     JSON, the inlined chart script and the table's sorting."""
     nav = " · ".join(f'<a href="#{anchor}">{html.escape(name)}</a>' for anchor, name, _ in sections)
     body = "".join(f'<h2 id="{anchor}">{html.escape(name)}</h2>{text}' for anchor, name, text in sections)
-    specs = _script_json(_plain_titles(charts))
+    specs = script_json(plain_titles(charts))
     scripts = f'<script id="specs" type="application/json">{specs}</script>'
     if script is not None and charts:
         scripts += f"<script>{script}</script><script>{_EMBED}</script>"
     return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{_GENERATOR}{_CSP}'
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{_GENERATOR}{CSP}'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body><h1>{html.escape(title)}</h1>"
         f"<p>{nav}</p>{body}{scripts}<script>{_SORT}</script></body></html>\n"
@@ -818,7 +636,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     """
     start = time.perf_counter()
     run_dir = _build_iv(run_dir)
-    files = _Files(run_dir)
+    files = Files(run_dir)
     run = files.json(run_dir / "run.json")
     swept = list(swept)
     if frame is None and os.path.lexists(run_dir / "summary.parquet"):
@@ -852,11 +670,11 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
                 ("charts", "Charts", _chart_divs(charts, script, "its estimate and its error (± MCSE or band)"))
             )
     for name in _PAGES:
-        page = _page(files, run_dir / name) if os.path.lexists(run_dir / name) else None
+        page = markdown_page(files, run_dir / name) if os.path.lexists(run_dir / name) else None
         if page is not None:
             sections.append((f"page-{name.split('.')[0].lower()}", name, f'<div class="page">{page}</div>'))
     if swept and frame is not None and "job" in frame:
-        jobs = [j for j in dict.fromkeys(frame["job"].astype(str)) if _inside(run_dir, run_dir / j / REPORT)]
+        jobs = [j for j in dict.fromkeys(frame["job"].astype(str)) if inside(run_dir, run_dir / j / REPORT)]
         if jobs:
             from urllib.parse import quote
 
@@ -926,7 +744,7 @@ def _thinned(rows) -> tuple[Any, str | None]:
 _AUDIT_STUDIES = ("coverage", "bootstrap", "accuracy")
 
 
-def _command_charts(files: _Files, headline) -> tuple[list[dict], int, tuple[str, ...]]:
+def _command_charts(files: Files, headline) -> tuple[list[dict], int, tuple[str, ...]]:
     """The charts of a command's directory, and its sub-studies' chunks verified: ``simstudy extrapolate``'s
     curves (extrapolation.csv); ``simstudy audit``'s three studies (each its headline and measures)."""
     charts: list[dict] = []
@@ -960,7 +778,7 @@ def _command_charts(files: _Files, headline) -> tuple[list[dict], int, tuple[str
     return charts, chunks, damaged
 
 
-def _extrapolation_chart(files: _Files, path: Path) -> dict | None:
+def _extrapolation_chart(files: Files, path: Path) -> dict | None:
     """``simstudy extrapolate``'s curves (extrapolation.csv): each curve's estimate against k (log scale) with
     its band, one panel per model; the tooltip gives the estimate and the band's ends."""
     import io as _io
@@ -1025,7 +843,7 @@ _MAX_CURVE_POINTS = 300
 
 
 def _curve_chart(
-    files: _Files, path: Path, *, x: str, y: tuple[str, ...], band: tuple[str, str], words: str
+    files: Files, path: Path, *, x: str, y: tuple[str, ...], band: tuple[str, str], words: str
 ) -> dict | None:
     """A data command's curves against the budget (log scale), one colour per model, the band shaded; the
     tooltip gives the value and the band's ends. At most :data:`_MAX_CURVE_POINTS` budgets per model, spaced
@@ -1096,7 +914,7 @@ def _build_or_warn(run_dir, **kwargs) -> Report | None:
         return None
 
 
-def _job_kind(files: _Files, frame) -> str:
+def _job_kind(files: Files, frame) -> str:
     for job in dict.fromkeys(frame["job"].astype(str)):
         kind = files.json(files.root / job / "run.json").get("kind")
         if kind:

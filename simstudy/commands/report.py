@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simstudy.report_html import NotAReport, Report, build
+from simstudy.report_html import Report, build
+from simstudy.report_safe import NotAReport
 from simstudy.schema import ConfigError
 
 __all__ = ["run"]

@@ -170,6 +170,6 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
     page = done.path.read_text(encoding="utf-8")
     assert done.charts == 1 and ">BANDS.md<" in page and "tuning_curve.png" in page
     assert bands.lines(result)[0].splitlines()[3] in page  # the terminal's table, as printed
-    (chart,), _, _ = report_html._command_charts(report_html._Files(tmp_path), None)
+    (chart,), _, _ = report_html._command_charts(report_html.Files(tmp_path), None)
     drawn = [(p["hue"], p["x"], p["estimate"]) for p in chart["data"]["values"]]
     assert drawn == [tuple(row) for row in result.bands[["model", "k", "point"]].itertuples(index=False)]

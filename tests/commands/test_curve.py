@@ -162,7 +162,7 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
     page = done.path.read_text(encoding="utf-8")
     assert done.charts == 1 and ">CURVE.md<" in page
     assert "expected max of n trials ± its SD" in page and "b: expected max first reaches 0.45 at n = 2" in page
-    (chart,), _, _ = report_html._command_charts(report_html._Files(tmp_path), None)
+    (chart,), _, _ = report_html._command_charts(report_html.Files(tmp_path), None)
     drawn = [(p["hue"], p["x"], p["estimate"], p["lo"], p["hi"]) for p in chart["data"]["values"]]
     table = result.curves[["model", "n", "expected_max", "band_low", "band_high"]]
     assert drawn == [tuple(row) for row in table.itertuples(index=False)]
@@ -176,7 +176,7 @@ def test_the_reports_chart_of_a_long_curve_is_thinned_and_says_so(tmp_path, rng)
     result = curve.run({"data": "scores.csv"}, {"a": rng.uniform(size=5000)})
     io.write_csv(result.curves, tmp_path / "curves.csv")
     curve._page(result, tmp_path / "CURVE.md")
-    (chart,), _, _ = report_html._command_charts(report_html._Files(tmp_path), None)
+    (chart,), _, _ = report_html._command_charts(report_html.Files(tmp_path), None)
     shown = [p["x"] for p in chart["data"]["values"]]
     assert len(shown) <= report_html._MAX_CURVE_POINTS and shown[0] == 1 and shown[-1] == 5000
     assert "budgets shown" in chart["title"]
