@@ -475,12 +475,15 @@ def _provenance(files: Files, run_dir: Path, run: dict, chunks: int, damaged: tu
         )
     failures = runner.get("failures") or []
     if failures:
+        # runnable as printed: the run's plug-ins named (replay imports a stored config's plug-in only when named)
+        plugins = identity.get("plugins") if identity else None
+        named = f" plugins={','.join(sorted(plugins))}" if isinstance(plugins, dict) and plugins else ""
         lines = []
         for f in failures:
             where = f"{f.get('cell')}/{f.get('chunk')}"
             error = str(f.get("error", "")).splitlines()[0] if f.get("error") else ""
             lines.append(
-                f"<li>chunk {html.escape(where)}: {html.escape(error)}<br><code>simstudy replay run_dir={html.escape(str(run_dir))} chunk={html.escape(where)}</code></li>"
+                f"<li>chunk {html.escape(where)}: {html.escape(error)}<br><code>simstudy replay run_dir={html.escape(str(run_dir))} chunk={html.escape(where)}{html.escape(named)}</code></li>"
             )
         pairs.append(("failed chunks", f"<ul>{''.join(lines)}</ul>"))
     elif runner:

@@ -160,6 +160,24 @@ def test_failed_chunks_listed_with_their_replay_line(fig1, tmp_path):
     assert "ValueError: boom" in _page(copy)
 
 
+def test_the_replay_line_of_a_plugin_run_names_its_plugins(fig1, tmp_path):
+    # replay imports a stored config's plug-in only when named: the page's line must run as printed
+    from simstudy.engine.identity import RECORD
+
+    run_dir, _ = fig1
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    run = json.loads((copy / "run.json").read_text())
+    run["runner"]["failures"] = [{"cell": "abc123", "chunk": 1, "seed_key": [0, 1], "error": "ValueError: boom"}]
+    (copy / "run.json").write_text(json.dumps(run))
+    record = json.loads((copy / RECORD).read_text())
+    record["plugins"] = {"my_dists.skewed": "ab12", "my_estimators.best": "cd34"}
+    (copy / RECORD).write_text(json.dumps(record))
+    report.run(copy)
+    assert (f"simstudy replay run_dir={copy} chunk=abc123/1 plugins=my_dists.skewed,my_estimators.best"
+            in html.unescape(_page(copy)))
+
+
 def test_coverage_chart_has_the_nominal_line(tmp_path):
     frame = pd.DataFrame(
         {
