@@ -213,7 +213,9 @@ def write_page(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         *[
             f"- {line}: the simulations draw them as they are."
-            for line in _atom_sentences(getattr(kde, "atoms", ()), getattr(kde, "shares", ()), scores)
+            for line in _atom_sentences(
+                getattr(kde, "atoms", ()), getattr(kde, "shares", ()), scores, minimize=opts.data.minimize
+            )
         ],
         *([""] if getattr(kde, "has_atoms", False) else []),
         f"Fit: Kolmogorov–Smirnov distance {fit.distance:.3f} between your scores and the fitted distribution; "

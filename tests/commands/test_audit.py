@@ -156,3 +156,18 @@ def test_the_models_together_are_held_to_the_time_limit(monkeypatch):
     with pytest.raises(ConfigError, match=r"^models=\[a,b,c\] needs about 2\.\d min \(the audits of 3 models, one "
                        r"after another\); the limit is 1 min .*: audit fewer at a time: model=NAME or models=\[a,b\]"):
         audit.plans(three, opts)
+
+
+@pytest.mark.slow  # the three studies at a toy scale, seconds
+def test_a_losss_failed_runs_are_called_failed_runs_on_the_audit_page(tmp_path):
+    # 1 - accuracy with 14% of runs failed at 1.0: the page called them "one result repeated" (worded as if
+    # higher were better)
+    rng = np.random.default_rng(3434)
+    x = np.r_[np.ones(7), (1 - rng.beta(8, 2, 43)).round(4)]
+    path = tmp_path / "losses.csv"
+    path.write_text("score\n" + "\n".join(map(str, x)) + "\n")
+    opts = audit.parse({"data": str(path), **TINY, "minimize": True})
+    result = audit.run({"losses": x}, opts, tmp_path / "out")
+    page = audit.write(result, opts, x, tmp_path / "out").read_text()
+    line = next(s for s in page.splitlines() if "scored exactly 1" in s)
+    assert "failed" in line and "repeated" not in line, line
