@@ -183,7 +183,8 @@ def test_the_figure_says_which_band_it_shades(tmp_path):
     import matplotlib.pyplot as plt
 
     def legend(fig):
-        return [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+        legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+        return [t.get_text().replace("\n", " ") for leg in legends for t in leg.get_texts()]
 
     s = evp_accuracy.run(make_config(), tmp_path).summary
     fig = evp_accuracy.evp_accuracy_figure(s)

@@ -401,9 +401,10 @@ def test_the_command_line(package, tmp_path, monkeypatch, capsys):
 
 
 def _files(root) -> dict:
-    """The files and directories in ``root`` (the fake package's ``site`` and its ``cache`` left out)."""
+    """The files and directories in ``root`` (the fake package's ``site``, its ``cache`` and the cache key's
+    ``config`` left out)."""
     return {p.name: p.read_bytes() if p.is_file() else None for p in sorted(root.iterdir())
-            if p.name not in ("site", "cache")}
+            if p.name not in ("site", "cache", "config")}
 
 
 @pytest.mark.parametrize("mine", [("results.csv", "results.truth.csv"), ("results.truth.csv",), ("results.csv",)])

@@ -304,7 +304,8 @@ def test_auditing_identical_scores_names_no_option_that_fails(run_cli, tmp_path)
     (tmp_path / "s.csv").write_text("score\n0.7\n0.7\n0.7\n0.7\n0.7\n")
     status, _, err = run_cli("audit", "data=s.csv")
     assert status == 2 and len(err.strip().splitlines()) == 1, err
-    assert "must hold at least two distinct scores to fit a density; all 5 are equal, got 0.7" in err
+    assert "s.csv holds 5 scores all equal to 0.7: the audit fits a density to the scores and needs at least two " \
+        "distinct ones" in err and "distribution.your_scores" not in err
     assert "find_atoms" not in err  # find_atoms=false cannot fit a density to one value either
 
 

@@ -117,13 +117,13 @@ def _rows(x_values, estimators, seeds=(1, 2)):
 def test_the_figure_keeps_one_line_per_estimator_when_x_is_what_varies_within_a_job():
     fig = plots.sweep_figure(_rows([2, 3, 4], ["u", "v"]), ["seed"], x="B", hue="estimator", ylabel="rate")
     assert [len(ax.get_lines()) for ax in fig.axes] == [2, 2]
-    assert len(fig.axes[0].get_legend().get_texts()) == 3  # u, v and the interval's shading
+    assert len(fig.legends[0].get_texts()) == 3  # u, v and the interval's shading (below the panels)
 
 
 def test_the_figure_names_the_line_style_of_each_cell_of_a_job():
     fig = plots.sweep_figure(_rows([2, 3], ["u", "v"]), ["seed"], x="n", hue="estimator", ylabel="MSE")
     assert [len(ax.get_lines()) for ax in fig.axes] == [4, 4]  # 2 estimators x 2 cells (B = 2, 3)
-    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
     assert texts[-2:] == ["B = 2", "B = 3"] and len(texts) == 5
 
 

@@ -60,7 +60,7 @@ def run(run_dir: str | Path) -> Report:
     ...     run(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    simstudy.schema.ConfigError: run_dir=...: no summary.parquet there (nor FIELD.md, AUDIT.md, EXTRAPOLATE.md, REPRODUCTION.md): give a finished run's directory (or a sweep's, after simstudy collect sweep_dir=...)
+    simstudy.schema.ConfigError: run_dir=...: no summary.parquet there (nor FIELD.md, AUDIT.md, EXTRAPOLATE.md, REPRODUCTION.md, CURVE.md, BANDS.md): give a finished run's directory (or a sweep's, after simstudy collect sweep_dir=...)
     """
     from simstudy.sweeps import headline  # pandas: not for --help
 
