@@ -115,6 +115,20 @@ def _population_check(key: str, value: Any) -> str:
     return value
 
 
+_populations_listed = schema.listed(_population_check, what="at least one population", unique=False, sort=False)
+
+
+@schema.accepting(_populations_listed.accepts + ", each at most once")  # type: ignore[attr-defined]
+def _populations_check(key: str, value: Any) -> tuple[str, ...]:
+    # A population listed twice would be audited twice under one name: its cells (same population, same n)
+    # would share a key, and the page would count it twice. A typo, never a wish: refuse, naming it.
+    populations = _populations_listed(key, value)
+    for i, p in enumerate(populations):
+        if p in populations[:i]:
+            raise ConfigError(f"{key} lists {p!r} twice, got {value!r}: list each population once")
+    return populations
+
+
 @schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
@@ -136,7 +150,7 @@ class Options(StudyOptions):
     populations: tuple[str, ...] = option(
         POPULATIONS,
         "the populations audited, benchmark/dataset (default: all 15; a subset for a quick run)",
-        schema.listed(_population_check, what="at least one population", sort=False),
+        _populations_check,
     )
     sample_sizes: tuple[int, ...] = option(
         (12, 24, 48, 96), "the sample sizes n (trials of one search)", schema.listed(schema.integer(minimum=2))

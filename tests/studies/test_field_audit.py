@@ -147,6 +147,17 @@ def test_the_preset_composes():
         simstudy.compose("field_audit", overrides=["study.populations=[hpobench/mnist]"])
 
 
+def test_a_population_listed_twice_is_refused_naming_it():
+    # issue 34 §6: the same population twice was silently accepted (audited under one name, counted twice)
+    import simstudy
+
+    with pytest.raises(simstudy.ConfigError, match=r"study.populations lists 'hpobench/car' twice") as err:
+        simstudy.compose(
+            "field_audit", overrides=["study.populations=[hpobench/car,hpolib/naval_propulsion,hpobench/car]"]
+        )
+    assert "\n" not in str(err.value) and "list each population once" in str(err.value)
+
+
 def test_the_page_says_plainly_when_a_check_fails():
     # DKW covering 10% at 80% over 400 rounds is impossible for any law: the page must say so
     rows = [
