@@ -136,6 +136,52 @@ def test_q4_informative_budget_never_exceeds_the_data_free_one(package):
     assert res["q4_top"][0] > 0
 
 
+def test_q4_informative_budget_is_the_data_free_one_unless_the_sample_holds_the_best(package):
+    # Issue 34 §4: "the data-free rule held" follows by construction. Per round, from the band's definition:
+    # while the sample's best is below the population's, the informative budget is exactly the data-free one.
+    n, reps = 12, 200
+    dist = from_spec("population", field_audit._spec("hpobench/australian"))
+    cell = field_audit._prepare_cell("c", "hpobench/australian", dist, n, field_audit.Options(levels=(0.8,)))
+    y = dist.sample_sorted(reps, n, rng=np.random.default_rng(task_seed(0, "c", 1, 0)))
+    low, best = dist.support
+    z = np.concatenate([np.full((reps, 1), low), y, np.full((reps, 1), best)], axis=1)
+    k = field_audit._informative_k(cell, z, best)[0.8]
+    misses = y[:, -1] < best
+    assert 0 < misses.sum() < reps
+    np.testing.assert_allclose(k[misses], bands.trivial_budget(n, 0.8, "ld_highest_density"), rtol=1e-12)
+    assert np.all(k[~misses] < bands.trivial_budget(n, 0.8, "ld_highest_density"))
+
+
+@pytest.mark.parametrize("population", ["hpolib/naval_propulsion", "hpobench/australian"])
+def test_q4_upper_gap_is_the_upper_band_minus_the_exact_median_curve(package, population):
+    # The question the data answer (issue 34 §4): the upper LD band at k is the smallest support point whose
+    # lower CDF bound reaches 0.5^(1/k) (Lourie et al.'s quantile band), minus the exact median curve there.
+    n, reps, level = 24, 100, 0.8
+    dist, res = _chunk(population, n, reps, methods=("ld_highest_density",), levels=(level,))
+    y = dist.sample_sorted(reps, n, rng=np.random.default_rng(task_seed(0, "c", 1, 0)))
+    low, high = dist.support
+    z = np.concatenate([np.full((reps, 1), low), y, np.full((reps, 1), high)], axis=1)
+    lo, _ = bands.pointwise_bounds(n, level, "ld_highest_density")  # bounds on F(Y_(i)), data-free
+    L = np.concatenate(([0.0], lo, [1.0]))
+    k_star = bands.trivial_budget(n, level, "ld_highest_density")
+    for f, fraction in enumerate(field_audit.GAP_FRACTIONS):
+        k = fraction * k_star * (1 - 1e-12)  # just inside: the band jumps to the top right after k*
+        j = int(np.argmax(L >= 0.5 ** (1 / k)))
+        upper = z[:, j]
+        exact = truth.quantile_tuning_curve(dist, np.array([k]), 0.5)[0]
+        np.testing.assert_allclose(res["q4_gap"][0, f, 0], (upper - exact).sum(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(res["q4_gap"][0, f, 1], ((upper - exact) ** 2).sum(), rtol=1e-9, atol=1e-12)
+
+
+def test_the_page_says_q4_agrees_with_the_data_free_rule_by_construction_and_reports_the_gap():
+    lines: list[str] = []
+    field_audit_page._q4_section(field_audit_page._demo_summary(), lines)
+    page = "\n".join(lines)
+    assert "by construction" in page and "rarely hold the best" in page
+    assert "| gap k*/4 | gap k*/2 | gap k* |" in page and "IQR at k*" in page
+    assert "held on every population" not in page
+
+
 def test_the_preset_composes():
     import simstudy
 
