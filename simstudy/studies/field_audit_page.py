@@ -537,13 +537,13 @@ def _q4_section(summary: pd.DataFrame, lines: list[str]) -> None:
     if len(gap):
         level = float(gap["level"].min())
         g = gap[gap["level"] == level]
-        at = {name: g[np.isclose(g["k"], g.groupby(["distribution", "n"])["k"].transform("max") * f)]["estimate"]
+        by_budget = {name: g[np.isclose(g["k"], g.groupby(["distribution", "n"])["k"].transform("max") * f)]["estimate"]
               for name, f in zip(_GAP_NAMES, (0.25, 0.5, 1.0))}  # fmt: skip
         text.append(
             f"Where it bounds, the {level:.0%} upper band lay above the exact median curve by "
-            + ", ".join(f"{_g(float(v.median()))} IQR at {name}" for name, v in at.items() if len(v))
+            + ", ".join(f"{_g(float(v.median()))} IQR at {name}" for name, v in by_budget.items() if len(v))
             + " (medians over cells; at k*: "
-            + f"{_g(float(at['k*'].min()))} to {_g(float(at['k*'].max()))}): "
+            + f"{_g(float(by_budget['k*'].min()))} to {_g(float(by_budget['k*'].max()))}): "
             "the price of a distribution-free bound on each space."
         )
     lines += [" ".join(text) or "Nothing measured.", ""]
