@@ -15,7 +15,8 @@ Q2          CDF bands (``study.methods``) at the levels ``study.levels``: simult
             exact median tuning curve for every real k, by Monte Carlo (``study.reps`` rounds of n
             draws), with Clopper-Pearson intervals at ``study.ci_level`` (the check ``curve`` of
             :mod:`simstudy.studies.band_coverage`, its kernels reused)
-Q3          the noisy quadratic law fitted to the first ``study.fit_reps`` rounds (threshold at the
+Q3          the noisy quadratic law fitted to the first ``study.fit_reps`` rounds (every round when null,
+            so that ``study.precision`` on its measures plans each cell's fits; threshold at the
             median, every c in 1..10, b bounded by the metric's natural top: an accuracy 1, a percent
             100, a mirrored loss 0): error of the predicted median and mean tuning curves at
             k = ``study.horizons`` x n against the exact population curves, coverage of its parametric
@@ -172,8 +173,11 @@ class Options(StudyOptions):
         "the CDF band methods of Q2 (built-in: their bounds on F(Y_(i)) do not depend on the data)",
         schema.listed(schema.choice(bands.METHODS), what="at least one method", sort=False),
     )
-    fit_reps: int = option(
-        16, "rounds per cell fitted with the noisy quadratic law (Q3): the first ones", schema.integer(minimum=0)
+    fit_reps: int | None = option(
+        16,
+        "rounds per cell fitted with the noisy quadratic law (Q3): the first ones; null: every round, so that "
+        "study.precision on a Q3 measure (e.g. {relative_rmse: 0.02}) plans the fits of each cell",
+        schema.optional(schema.integer(minimum=0)),
     )
     n_boot: int = option(20, "parametric bootstrap refits per fitted round (Q3; 0: no band)", _pe._n_boot_check)
     fit_level: float = option(0.8, "the level of the bootstrap band of Q3 (pointwise)", schema.level())
@@ -204,7 +208,7 @@ class _Work:
     cells: dict
     methods: tuple
     levels: tuple
-    fit_reps: int
+    fit_reps: int | None  # None: every round
     boot: Any  # parametric_extrapolation._Work: what its bootstrap reads (quantile, level, n_boot)
 
 
@@ -317,7 +321,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         "q4_top": np.array([int((y[:, -1] >= best).sum())], np.int64),
         "q4_gap": np.stack([gap.sum(axis=0), (gap * gap).sum(axis=0)], axis=-1),  # (levels, F, [sum, squares])
     }
-    m = int(np.clip(work.fit_reps - task.first_rep, 0, task.reps))
+    m = task.reps if work.fit_reps is None else int(np.clip(work.fit_reps - task.first_rep, 0, task.reps))
     rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1))
     res.update(_fit_chunk(work, cell, y[:m], rng))
     if task.chunk == 0:  # exact, independent of the draws: once per cell, with its first chunk

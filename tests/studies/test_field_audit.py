@@ -182,6 +182,32 @@ def test_the_page_says_q4_agrees_with_the_data_free_rule_by_construction_and_rep
     assert "held on every population" not in page
 
 
+def test_the_page_says_how_uncertain_q3_is_and_how_to_set_its_precision():
+    # Issue 34 §4: Q3 rested on 16 fits per cell, errors correlated across k, with no word of it
+    lines: list[str] = []
+    field_audit_page._q3_section(field_audit_page._demo_summary(), field_audit.Options(), lines)
+    page = "\n".join(lines)
+    assert "come from 100 successful fits, the same fits at every k" in page
+    assert "RMSE is known to ± 10% (1 MCSE) at worst" in page  # the demo's worst: mcse 0.01 on 0.1
+    assert "study.fit_reps=null study.precision={relative_rmse: X}" in page
+
+
+@pytest.mark.slow
+def test_q3_runs_under_a_precision_target_fitting_every_round(package, tmp_path):
+    # study.fit_reps=null fits every round, so study.precision on relative_rmse plans each cell's fits
+    import simstudy
+
+    overrides = ["study.populations=[hpolib/naval_propulsion]", "study.sample_sizes=[24]", "study.reps=20",
+                 "study.chunk_reps=10", "study.fit_reps=null", "study.n_boot=0",
+                 "+study.precision={relative_rmse: 0.06}", "runner.progress=false", "runner.figures=[]"]  # fmt: skip
+    s = simstudy.run("field_audit", overrides=overrides, out_dir=tmp_path / "run").summary
+    q3 = s[(s.question == "q3") & (s.measure == "relative_rmse")]
+    assert len(q3) == 6 and q3.reached_precision.all() and (q3.mcse <= 0.06).all()
+    assert (q3.reps > 20).all()  # more fits than the pilot's 20 rounds: the target planned them
+    page = (tmp_path / "run" / "FIELD.md").read_text()
+    assert "every one of them fitted (Q3)" in page and f"come from {int(q3.reps.iloc[0])} successful fits" in page
+
+
 def test_the_preset_composes():
     import simstudy
 
