@@ -199,7 +199,7 @@ def test_q3_runs_under_a_precision_target_fitting_every_round(package, tmp_path)
 
     overrides = ["study.populations=[hpolib/naval_propulsion]", "study.sample_sizes=[24]", "study.reps=20",
                  "study.chunk_reps=10", "study.fit_reps=null", "study.n_boot=0",
-                 "+study.precision={relative_rmse: 0.06}", "runner.progress=false", "runner.figures=[]"]  # fmt: skip
+                 "study.precision={relative_rmse: 0.06}", "runner.progress=false", "runner.figures=[]"]  # fmt: skip
     s = simstudy.run("field_audit", overrides=overrides, out_dir=tmp_path / "run").summary
     q3 = s[(s.question == "q3") & (s.measure == "relative_rmse")]
     assert len(q3) == 6 and q3.reached_precision.all() and (q3.mcse <= 0.06).all()
