@@ -77,9 +77,9 @@ from scipy import special
 
 __all__ = ["JointBand", "sup_t_critical", "sidak_critical", "sup_t_band", "sup_t_band_scaled"]
 
-# Draws of one batch of the importance sampler (a first pass, to place c0, uses a sixteenth of one): c in 5 ms at
-# K = 30 (single-threaded BLAS: a caller on a busy machine should limit its threads, as the studies do; threads
-# made it 6x slower).
+# Draws of one batch of the importance sampler (a first pass, to place c0, uses a sixteenth of one): a batch takes
+# about 5 ms at K = 30, 20 ms at K = 100 (single-threaded BLAS: a caller on a busy machine should limit its
+# threads, as the studies do; threads made it 6x slower).
 _DRAWS = 8192
 # More batches are drawn while the sampler's own standard error of c is above _TARGET_SE, up to _MAX_BATCHES
 # (strongly correlated points need them: there the weights 1 / N_c0 vary from 1 / K to 1).
