@@ -551,6 +551,11 @@ def _q4_section(summary: pd.DataFrame, lines: list[str]) -> None:
                 f"was the population's best in {top[top['distribution'] == worst[1]]['estimate'].mean():.0%} of "
                 "rounds on average: there the band can say no more). On such tied spaces, plan samples by these "
                 "numbers, not by the data-free rule."
+                + (
+                    f" The other {len(ws) - len(more)} matched it by construction: their samples rarely held the best."
+                    if len(ws) > len(more)
+                    else ""
+                )
             )
         elif ws:
             text.append(
