@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 from studies.test_bootstrap_coverage import make_config
 
 from simstudy.engine.chunks import ChunkStore
@@ -17,10 +18,12 @@ def test_pair_counts_and_bands(tmp_path):
         np.testing.assert_array_equal(np.diagonal(pairs, axis1=1, axis2=2), covered)  # both at k and k: at k
         np.testing.assert_array_equal(pairs, pairs.transpose(0, 2, 1))
         assert np.all(pairs <= np.minimum(covered[:, :, None], covered[:, None, :]))
-    half = s.upper_joint - s.estimate
-    np.testing.assert_allclose(half, s.estimate - s.lower_joint, atol=1e-12)
-    assert (half >= 1.959 * s.mcse).all() and ((half == 0) == (s.mcse == 0)).all()
-    assert (half[s.mcse > 0] > 1.96 * s.mcse[s.mcse > 0]).all()
+    # a coverage is a probability: its joint band stays in [0, 1] and contains the pointwise CP interval
+    assert (
+        (0 <= s.lower_joint) & (s.lower_joint <= s.ci_low) & (s.ci_high <= s.upper_joint) & (s.upper_joint <= 1)
+    ).all()
+    inner = (s.estimate > 0.2) & (s.estimate < 0.8)  # where the normal approximation holds: wider than ±1.96 MCSE
+    assert (s.upper_joint - s.lower_joint)[inner].gt(2 * 1.96 * s.mcse[inner]).all()
 
 
 def test_joint_band_covers_a_known_coverage_curve_simultaneously():
@@ -35,13 +38,53 @@ def test_joint_band_covers_a_known_coverage_curve_simultaneously():
         inside = u[:, np.arange(q.size) % 2] <= q  # (R, K): even k from the first uniform, odd from the second
         covered = inside.sum(axis=0)[None]
         pairs = (inside.T.astype(np.int64) @ inside.astype(np.int64))[None]
-        lower, upper = bootstrap_coverage._joint_columns(covered, pairs, R)
+        lower, upper = bootstrap_coverage._joint_columns(covered, pairs, R, 0.95)
         joint_hits += bool(np.all((lower <= q) & (q <= upper)))
         p = covered[0] / R
         pointwise_hits += bool(np.all(np.abs(p - q) <= 1.96 * np.sqrt(p * (1 - p) / R)))
     low, high = clopper_pearson(joint_hits, runs, 0.999)
     assert low <= 0.95 <= high, (joint_hits / runs, pointwise_hits / runs)
     assert clopper_pearson(pointwise_hits, runs, 0.999)[1] < 0.9, pointwise_hits / runs
+
+
+def _counts(inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``covered`` (1, K) and ``covered_pairs`` (1, K, K) of rounds' indicators ``inside`` (R, K)."""
+    return inside.sum(axis=0)[None], (inside.T.astype(np.int64) @ inside.astype(np.int64))[None]
+
+
+def test_joint_band_of_a_coverage_near_one_stays_in_0_1_and_contains_the_pointwise_intervals():
+    """Issue 34 §6: on lourie_fig4_bootstrap_coverage 26 rows had a joint band above 1 (to 1.0221) and 16 a
+    lower_joint above the pointwise Clopper-Pearson bound. Coverages near 1, one of them 1 exactly (MCSE 0)."""
+    R = 150
+    u = np.random.default_rng(3407).random((R, 1))
+    q = np.array([0.9, 0.95, 0.97, 0.985, 0.993, 1.0])
+    inside = u <= q  # nested events: a round covered at k is covered at every later k
+    covered, pairs = _counts(inside)
+    assert covered[0, -1] == R and covered[0, 2] < R  # one point with p = 1, the others below
+    lower, upper = bootstrap_coverage._joint_columns(covered, pairs, R, 0.95)
+    low, high = clopper_pearson(covered[0], R, 0.95)
+    assert np.all((0 <= lower) & (lower <= low) & (high <= upper) & (upper <= 1)), (lower, upper)
+    assert np.all(lower < upper)  # p = 1 too: a Monte Carlo proportion of 1 is not exact
+    # a stricter pointwise level also lies inside: the band's level is at least ci_level
+    low99, high99 = clopper_pearson(covered[0], R, 0.99)
+    lower99, upper99 = bootstrap_coverage._joint_columns(covered, pairs, R, 0.99)
+    assert np.all((lower99 <= low99) & (high99 <= upper99))
+
+
+@pytest.mark.slow
+def test_joint_band_of_a_coverage_curve_near_one_covers_it_simultaneously():
+    """Skewed: coverages 0.9 to 0.995 from 200 rounds, where ``estimate ± c mcse`` fails (at p = 1 it is a point);
+    the band holds the whole curve in at least 95% of 400 runs (a one-sided 99.9% CP check)."""
+    q = np.array([0.9, 0.95, 0.97, 0.98, 0.99, 0.995])
+    R, runs = 200, 400
+    rng = np.random.default_rng(4099)
+    hits = 0
+    for _ in range(runs):
+        u = rng.random((R, 2))
+        covered, pairs = _counts(u[:, np.arange(q.size) % 2] <= q)
+        lower, upper = bootstrap_coverage._joint_columns(covered, pairs, R, 0.95)
+        hits += bool(np.all((lower <= q) & (q <= upper)))
+    assert clopper_pearson(hits, runs, 0.998)[1] >= 0.95, hits / runs
 
 
 def test_old_chunks_without_pair_counts_resume_with_nan_bands(tmp_path):
@@ -62,3 +105,18 @@ def test_old_chunks_without_pair_counts_resume_with_nan_bands(tmp_path):
     pd.testing.assert_frame_equal(again.summary[columns], fresh[columns])
     assert again.summary[["lower_joint", "upper_joint"]].isna().all().all()
     assert "lower_joint/upper_joint NaN" in (old / "run.json").read_text()
+
+
+@pytest.mark.slow
+def test_the_figure_4_preset_joint_bands_stay_in_0_1_and_contain_the_pointwise_ones(tmp_path):
+    """Issue 34 §6 on the preset itself, at 64 rounds (before: 27 of 200 rows outside [0, 1], up to 1.029, and
+    22 whose band did not contain the pointwise Clopper-Pearson interval)."""
+    import simstudy
+
+    overrides = ["study.reps=64", "study.chunk_reps=64", "study.resamples=400", "runner.progress=false",
+                 "runner.figures=[]", "runner.n_jobs=1"]  # fmt: skip
+    s = simstudy.run("lourie_fig4_bootstrap_coverage", overrides, out_dir=tmp_path).summary
+    assert (s.estimate > 0.95).any()  # the case that broke: near 1, few rounds
+    assert (
+        (0 <= s.lower_joint) & (s.lower_joint <= s.ci_low) & (s.ci_high <= s.upper_joint) & (s.upper_joint <= 1)
+    ).all()

@@ -9,9 +9,11 @@ there, with a Clopper-Pearson interval. It collapses as k grows: near k = n the 
 the sample maximum, which the bootstrap cannot exceed.
 
 Besides the pointwise Clopper-Pearson intervals, each estimator's coverage curve has a 95% simultaneous
-Monte Carlo band over k (``lower_joint``/``upper_joint``, :func:`simstudy.stats.joint.sup_t_band`), from the
-chunks' counts of rounds covered at both k and k' (``covered_pairs``): the whole true coverage curve lies
-inside it with probability 0.95.
+Monte Carlo band over k (``lower_joint``/``upper_joint``): the sup-t critical value c
+(:func:`simstudy.stats.joint.sup_t_band`) from the chunks' counts of rounds covered at both k and k'
+(``covered_pairs``), turned into Clopper-Pearson intervals at the pointwise level ``2 Phi(c) - 1`` (at least
+``study.ci_level``): the whole true coverage curve lies inside it with probability 0.95, and, a coverage being
+a probability, the band stays in [0, 1] and contains the pointwise intervals.
 
 Resampled indices are small integers, so each resample is sorted by a radix sort of its indices (numpy's
 stable sort on 8/16-bit integers) and every estimator at every k is one matrix product per round.
@@ -33,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from simstudy import schema
 from simstudy.config import Config
@@ -103,13 +106,19 @@ def _both(inside: np.ndarray) -> np.ndarray:
     return inside[:, :, None] & inside[:, None, :]
 
 
-def _joint_columns(covered: np.ndarray, pairs: np.ndarray | None, reps: int) -> tuple[np.ndarray, np.ndarray]:
+def _joint_columns(
+    covered: np.ndarray, pairs: np.ndarray | None, reps: int, ci_level: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Each estimator's simultaneous band over k for its coverage curve: ``lower, upper`` of shape (E, n).
 
     The coverage at k is the mean of a round's indicator; the indicators' covariance across k comes from the
-    counts of rounds covered at both k and k' (``pairs``), so the band is the sup-t band
-    (:func:`simstudy.stats.joint.sup_t_band`) of level :data:`_JOINT_LEVEL`. NaN without ``pairs`` (chunks
-    written before the array existed).
+    counts of rounds covered at both k and k' (``pairs``), which gives the sup-t critical value c of level
+    :data:`_JOINT_LEVEL` (:func:`simstudy.stats.joint.sup_t_band`). A coverage is a probability, so the band is
+    not ``estimate ± c mcse`` (which leaves [0, 1] near 1 and shrinks to a point where every round covers,
+    mcse 0) but the Clopper-Pearson interval at the pointwise level ``2 Phi(c) - 1`` whose normal quantile is
+    c: in [0, 1], the same width as the sup-t band where the normal approximation holds, conservative where it
+    does not. Its level is at least ``ci_level``, so the band contains the pointwise Clopper-Pearson
+    intervals of the summary. NaN without ``pairs`` (chunks written before the array existed).
     """
     if pairs is None:
         nan = np.full(covered.shape, np.nan)
@@ -118,8 +127,8 @@ def _joint_columns(covered: np.ndarray, pairs: np.ndarray | None, reps: int) -> 
     for e in range(covered.shape[0]):
         p = covered[e] / reps
         cov = (pairs[e] / reps - np.outer(p, p)) / reps
-        band = joint.sup_t_band(p, cov, level=_JOINT_LEVEL)
-        lower[e], upper[e] = band.lower, band.upper
+        c = joint.sup_t_band(p, cov, level=_JOINT_LEVEL).critical
+        lower[e], upper[e] = clopper_pearson(covered[e], reps, max(2 * float(special.ndtr(c)) - 1, ci_level))
     return lower, upper
 
 
@@ -151,8 +160,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         (``study.confidence``), ``truth`` (the true mean tuning curve at k, score units), ``estimate`` (the
         pointwise coverage, a proportion in [0, 1]), ``mcse``, ``ci_low``, ``ci_high`` (Clopper-Pearson at
         ``study.ci_level``), ``reps``, and ``lower_joint``/``upper_joint`` (each estimator's 95% simultaneous
-        Monte Carlo band over k for its coverage curve: sup-t, from the counts of rounds covered at both k and
-        k'; NaN for a cell resumed from chunks written before the band existed); ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``)
+        Monte Carlo band over k for its coverage curve: Clopper-Pearson at the level of the sup-t critical
+        value from the counts of rounds covered at both k and k', in [0, 1] and containing ``ci_low``/``ci_high``;
+        NaN for a cell resumed from chunks written before the band existed); ``report``, ``files`` (``summary_parquet``, ``summary_csv``, ``run``)
         and ``kind``.
 
     Raises
@@ -249,7 +259,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                 f"cell {key}: chunks written before the joint bands existed: lower_joint/upper_joint NaN"
             )
             logging.getLogger(__name__).warning("%s", joint_notes[-1])
-        lower_joint, upper_joint = _joint_columns(covered, pairs, reps)
+        lower_joint, upper_joint = _joint_columns(covered, pairs, reps, ci_level)
         for e, est_spec in enumerate(specs):
             p = covered[e] / reps
             rows += [
@@ -276,7 +286,11 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         "confidence": confidence,
         "ci_level": ci_level,
         "distributions": {name: describe(d) for name, d in dists.items()},
-        "joint": {"level": _JOINT_LEVEL, "method": "sup-t over k (simstudy.stats.joint.sup_t_band), per estimator"},
+        "joint": {
+            "level": _JOINT_LEVEL,
+            "method": "Clopper-Pearson at the pointwise level of the sup-t critical value over k "
+            "(simstudy.stats.joint.sup_t_band), per estimator",
+        },
         **({"notes": joint_notes} if joint_notes else {}),
     }
     files = _zip.write(out_dir, zips, complete)

@@ -15,7 +15,8 @@ Q2          CDF bands (``study.methods``) at the levels ``study.levels``: simult
             exact median tuning curve for every real k, by Monte Carlo (``study.reps`` rounds of n
             draws), with Clopper-Pearson intervals at ``study.ci_level`` (the check ``curve`` of
             :mod:`simstudy.studies.band_coverage`, its kernels reused)
-Q3          the noisy quadratic law fitted to the first ``study.fit_reps`` rounds (threshold at the
+Q3          the noisy quadratic law fitted to the first ``study.fit_reps`` rounds (every round when null,
+            so that ``study.precision`` on its measures plans each cell's fits; threshold at the
             median, every c in 1..10, b bounded by the metric's natural top: an accuracy 1, a percent
             100, a mirrored loss 0): error of the predicted median and mean tuning curves at
             k = ``study.horizons`` x n against the exact population curves, coverage of its parametric
@@ -24,7 +25,12 @@ Q3          the noisy quadratic law fitted to the first ``study.fit_reps`` round
             nonparametric LD band turns trivial
 Q4          the sample-size rule (Lourie et al. 2024, Figure 9) on real spaces: the largest budget whose
             upper LD highest-density band stays below the population's best score (informative), per
-            round, against the distribution-free budget at which the band reaches the top of the support
+            round, against the distribution-free budget at which the band reaches the top of the support.
+            The two differ only in rounds whose sample holds the population's best (``p_top``): otherwise
+            the upper band is at most the sample's best until it jumps to the top of the support, at a
+            budget that depends on n alone, so "the data-free rule held" restates a small ``p_top``. What
+            the data do answer: how far above the exact median curve the upper band lies where it bounds,
+            at 1/4, 1/2 and all of the data-free budget (``upper_gap``, relative to the IQR)
 ==========  ==========================================================================================
 
 Summary (tidy): one row per (population, n, question, measure, ...), with columns ``question`` (``q1``..``q4``),
@@ -47,6 +53,8 @@ measure                  meaning
 ``informative_k``        Q4: mean largest budget whose upper band lies below the population's best score
 ``samples_per_step``     Q4: n / ``informative_k`` (delta-method MCSE): scores needed per bounded iteration
 ``p_top``                Q4: share of rounds whose best score is the population's best
+``upper_gap``            Q4: mean of (upper LD band - exact median curve) / IQR at the budget ``k``, a fraction
+                         (:data:`GAP_FRACTIONS`) of the data-free budget ``ld_trivial_k``
 =======================  =========================================================================================
 
 Exact Q1 moments do not depend on the draws: they are computed with each cell's first chunk, so they run in
@@ -84,13 +92,15 @@ from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["Options", "POPULATIONS", "B_MAX", "run", "headline", "field_audit_figure", "STUDY"]
 
-_SCHEME = "field_audit/2"  # 2: Q1 computed on the mirror when the long tail is at the bottom
+_SCHEME = "field_audit/3"  # 2: Q1 computed on the mirror when the long tail is at the bottom; 3: Q4 upper_gap
 #: The estimators of Q1, the curves of Q3, the checks of Q2 (the band_coverage kernel's order).
 ESTIMATORS = ("u", "v", "w")
 CURVES = ("median", "mean")
 #: The band whose triviality Q3 and Q4 report (Lourie et al. recommend it; Figure 9 uses it).
 _LD = "ld_highest_density"
 _QUANTILE = 0.5  # the median tuning curve, and the fit's threshold at the median (as the paper)
+#: Q4's budgets, as fractions of the data-free budget beyond which the upper LD band is trivial.
+GAP_FRACTIONS = (0.25, 0.5, 1.0)
 
 
 def _catalogue() -> tuple[str, ...]:
@@ -115,6 +125,20 @@ def _population_check(key: str, value: Any) -> str:
     return value
 
 
+_populations_listed = schema.listed(_population_check, what="at least one population", unique=False, sort=False)
+
+
+@schema.accepting(_populations_listed.accepts + ", each at most once")  # type: ignore[attr-defined]
+def _populations_check(key: str, value: Any) -> tuple[str, ...]:
+    # A population listed twice would be audited twice under one name: its cells (same population, same n)
+    # would share a key, and the page would count it twice. A typo, never a wish: refuse, naming it.
+    populations = _populations_listed(key, value)
+    for i, p in enumerate(populations):
+        if p in populations[:i]:
+            raise ConfigError(f"{key} lists {p!r} twice, got {value!r}: list each population once")
+    return populations
+
+
 @schema.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
@@ -136,7 +160,7 @@ class Options(StudyOptions):
     populations: tuple[str, ...] = option(
         POPULATIONS,
         "the populations audited, benchmark/dataset (default: all 15; a subset for a quick run)",
-        schema.listed(_population_check, what="at least one population", sort=False),
+        _populations_check,
     )
     sample_sizes: tuple[int, ...] = option(
         (12, 24, 48, 96), "the sample sizes n (trials of one search)", schema.listed(schema.integer(minimum=2))
@@ -149,8 +173,11 @@ class Options(StudyOptions):
         "the CDF band methods of Q2 (built-in: their bounds on F(Y_(i)) do not depend on the data)",
         schema.listed(schema.choice(bands.METHODS), what="at least one method", sort=False),
     )
-    fit_reps: int = option(
-        16, "rounds per cell fitted with the noisy quadratic law (Q3): the first ones", schema.integer(minimum=0)
+    fit_reps: int | None = option(
+        16,
+        "rounds per cell fitted with the noisy quadratic law (Q3): the first ones; null: every round, so that "
+        "study.precision on a Q3 measure (e.g. {relative_rmse: 0.02}) plans the fits of each cell",
+        schema.optional(schema.integer(minimum=0)),
     )
     n_boot: int = option(20, "parametric bootstrap refits per fitted round (Q3; 0: no band)", _pe._n_boot_check)
     fit_level: float = option(0.8, "the level of the bootstrap band of Q3 (pointwise)", schema.level())
@@ -167,6 +194,8 @@ class _Cell:
     n: int
     checks: dict  # (method, level) -> band_coverage._Checks
     top_thresholds: dict  # level -> (n + 2,) the LD band's quantile thresholds over (low, Y_(1..n), high)
+    gap_index: dict  # level -> (F,) the index into (low, Y_(1..n), high) of the upper band at the Q4 budgets
+    gap_truth: np.ndarray  # (levels, F): the exact median curve at the Q4 budgets
     ks: np.ndarray  # Q3 budgets
     truth: np.ndarray  # (K, 2): exact median, mean curves at ks
     b_max: float
@@ -179,7 +208,7 @@ class _Work:
     cells: dict
     methods: tuple
     levels: tuple
-    fit_reps: int
+    fit_reps: int | None  # None: every round
     boot: Any  # parametric_extrapolation._Work: what its bootstrap reads (quantile, level, n_boot)
 
 
@@ -285,12 +314,14 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         for j, level in enumerate(work.levels):
             hits[:, i, j] = _bc._hits(cell.checks[(method, level)], y, z, F, F_left)
     k_inf = _informative_k(cell, z, best)
+    gap = np.stack([z[:, cell.gap_index[v]] for v in work.levels], axis=1) - cell.gap_truth  # (reps, levels, F)
     res: dict[str, np.ndarray] = {
         "hits": hits,
         "q4_k": np.array([[k_inf[v].sum(), (k_inf[v] ** 2).sum()] for v in work.levels]),
         "q4_top": np.array([int((y[:, -1] >= best).sum())], np.int64),
+        "q4_gap": np.stack([gap.sum(axis=0), (gap * gap).sum(axis=0)], axis=-1),  # (levels, F, [sum, squares])
     }
-    m = int(np.clip(work.fit_reps - task.first_rep, 0, task.reps))
+    m = task.reps if work.fit_reps is None else int(np.clip(work.fit_reps - task.first_rep, 0, task.reps))
     rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1))
     res.update(_fit_chunk(work, cell, y[:m], rng))
     if task.chunk == 0:  # exact, independent of the draws: once per cell, with its first chunk
@@ -306,13 +337,20 @@ def _prepare_cell(key: str, population: str, dist, n: int, opts: Options) -> _Ce
         band = plugins.band_method(method)
         for level in opts.levels:
             checks[(method, level)] = _bc._prepare(dist, *band.bounds(n, level), _QUANTILE)  # type: ignore[union-attr, call-arg]
-    top = {}
+    top, gap_index, gap_truth = {}, {}, []
     for level in opts.levels:
         lo, _ = plugins.band_method(_LD).bounds(n, level)  # type: ignore[union-attr]  # a built-in band
         top[level] = bands.quantile_thresholds(np.concatenate(([0.0], lo, [1.0])), _QUANTILE)
+        # the upper band at k is z_j for the smallest j whose threshold reaches k; at the data-free budget
+        # (thresholds[n]) that is the sample's best
+        budgets = np.asarray(GAP_FRACTIONS) * top[level][n]
+        gap_index[level] = np.searchsorted(top[level], budgets, side="left")
+        gap_truth.append(truth.quantile_tuning_curve(dist, budgets, _QUANTILE))
     ks = np.asarray(opts.horizons, dtype=np.float64) * n
     curves = np.stack([truth.quantile_tuning_curve(dist, ks, _QUANTILE), truth.mean_tuning_curve(dist, ks)], axis=1)
-    return _Cell(key, population, n, checks, top, ks, curves, B_MAX[population.split("/")[0]])
+    return _Cell(
+        key, population, n, checks, top, gap_index, np.array(gap_truth), ks, curves, B_MAX[population.split("/")[0]]
+    )
 
 
 def _iqr(dist) -> float:
@@ -410,6 +448,15 @@ def _rows(config: Config, run_: base.ChunkedRun, cell: _Cell, dist) -> list[dict
         row("q4", "informative_k", mean, se, reps, **extra)
         if mean > 0:
             row("q4", "samples_per_step", n / mean, n * se / mean**2, reps, **extra)
+    # Q4, the question the data answer: how far above the exact median curve the upper band lies where it bounds
+    gap = run_.total(cell.key, "q4_gap")
+    for j, level in enumerate(opts.levels):
+        for f, fraction in enumerate(GAP_FRACTIONS):
+            s, s2 = gap[j, f]
+            mean = s / reps
+            se = np.sqrt(max(s2 / reps - mean**2, 0.0) * reps / (reps - 1) / reps)
+            row("q4", "upper_gap", mean / scale, se / scale, reps, method=_LD, level=level,
+                k=float(fraction * cell.top_thresholds[level][n]), curve="median")  # fmt: skip
     return rows
 
 

@@ -323,14 +323,18 @@ def _joint_columns(summary: pd.DataFrame) -> pd.DataFrame:
     """``lower_joint``/``upper_joint``: each (estimator, measure) curve's simultaneous band over the sample sizes.
 
     The cells are independent, so the sup-t value is Šidák's for the K points with a positive MCSE (a point
-    whose MCSE is 0, p = 0 or 1, is exact and keeps itself).
+    whose MCSE is 0, p = 0 or 1, is exact and keeps itself). Both measures are probabilities: the band is cut
+    to [0, 1], where the truth lies (which keeps its coverage).
     """
     half = np.zeros(len(summary))
     for _, rows in summary.groupby(["estimator", "measure"], sort=False):
         mcse = rows["mcse"].to_numpy(dtype=float)
         K = int(np.sum(np.isfinite(mcse) & (mcse > 0)))
         half[summary.index.get_indexer(rows.index)] = joint.sidak_critical(max(K, 1), _JOINT_LEVEL) * mcse
-    return summary.assign(lower_joint=summary["estimate"] - half, upper_joint=summary["estimate"] + half)
+    return summary.assign(
+        lower_joint=(summary["estimate"] - half).clip(lower=0.0),
+        upper_joint=(summary["estimate"] + half).clip(upper=1.0),
+    )
 
 
 @schema.documented("study.")

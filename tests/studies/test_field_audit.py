@@ -136,6 +136,78 @@ def test_q4_informative_budget_never_exceeds_the_data_free_one(package):
     assert res["q4_top"][0] > 0
 
 
+def test_q4_informative_budget_is_the_data_free_one_unless_the_sample_holds_the_best(package):
+    # Issue 34 §4: "the data-free rule held" follows by construction. Per round, from the band's definition:
+    # while the sample's best is below the population's, the informative budget is exactly the data-free one.
+    n, reps = 12, 200
+    dist = from_spec("population", field_audit._spec("hpobench/australian"))
+    cell = field_audit._prepare_cell("c", "hpobench/australian", dist, n, field_audit.Options(levels=(0.8,)))
+    y = dist.sample_sorted(reps, n, rng=np.random.default_rng(task_seed(0, "c", 1, 0)))
+    low, best = dist.support
+    z = np.concatenate([np.full((reps, 1), low), y, np.full((reps, 1), best)], axis=1)
+    k = field_audit._informative_k(cell, z, best)[0.8]
+    misses = y[:, -1] < best
+    assert 0 < misses.sum() < reps
+    np.testing.assert_allclose(k[misses], bands.trivial_budget(n, 0.8, "ld_highest_density"), rtol=1e-12)
+    assert np.all(k[~misses] < bands.trivial_budget(n, 0.8, "ld_highest_density"))
+
+
+@pytest.mark.parametrize("population", ["hpolib/naval_propulsion", "hpobench/australian"])
+def test_q4_upper_gap_is_the_upper_band_minus_the_exact_median_curve(package, population):
+    # The question the data answer (issue 34 §4): the upper LD band at k is the smallest support point whose
+    # lower CDF bound reaches 0.5^(1/k) (Lourie et al.'s quantile band), minus the exact median curve there.
+    n, reps, level = 24, 100, 0.8
+    dist, res = _chunk(population, n, reps, methods=("ld_highest_density",), levels=(level,))
+    y = dist.sample_sorted(reps, n, rng=np.random.default_rng(task_seed(0, "c", 1, 0)))
+    low, high = dist.support
+    z = np.concatenate([np.full((reps, 1), low), y, np.full((reps, 1), high)], axis=1)
+    lo, _ = bands.pointwise_bounds(n, level, "ld_highest_density")  # bounds on F(Y_(i)), data-free
+    L = np.concatenate(([0.0], lo, [1.0]))
+    k_star = bands.trivial_budget(n, level, "ld_highest_density")
+    for f, fraction in enumerate(field_audit.GAP_FRACTIONS):
+        k = fraction * k_star * (1 - 1e-12)  # just inside: the band jumps to the top right after k*
+        j = int(np.argmax(L >= 0.5 ** (1 / k)))
+        upper = z[:, j]
+        exact = truth.quantile_tuning_curve(dist, np.array([k]), 0.5)[0]
+        np.testing.assert_allclose(res["q4_gap"][0, f, 0], (upper - exact).sum(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(res["q4_gap"][0, f, 1], ((upper - exact) ** 2).sum(), rtol=1e-9, atol=1e-12)
+
+
+def test_the_page_says_q4_agrees_with_the_data_free_rule_by_construction_and_reports_the_gap():
+    lines: list[str] = []
+    field_audit_page._q4_section(field_audit_page._demo_summary(), lines)
+    page = "\n".join(lines)
+    assert "by construction" in page and "rarely hold the best" in page
+    assert "| gap k*/4 | gap k*/2 | gap k* |" in page and "IQR at k*" in page
+    assert "held on every population" not in page
+
+
+def test_the_page_says_how_uncertain_q3_is_and_how_to_set_its_precision():
+    # Issue 34 §4: Q3 rested on 16 fits per cell, errors correlated across k, with no word of it
+    lines: list[str] = []
+    field_audit_page._q3_section(field_audit_page._demo_summary(), field_audit.Options(), lines)
+    page = "\n".join(lines)
+    assert "come from 100 successful fits, the same fits at every k" in page
+    assert "RMSE is known to ± 10% (1 MCSE) at worst" in page  # the demo's worst: mcse 0.01 on 0.1
+    assert "study.fit_reps=null study.precision={relative_rmse: X}" in page
+
+
+@pytest.mark.slow
+def test_q3_runs_under_a_precision_target_fitting_every_round(package, tmp_path):
+    # study.fit_reps=null fits every round, so study.precision on relative_rmse plans each cell's fits
+    import simstudy
+
+    overrides = ["study.populations=[hpolib/naval_propulsion]", "study.sample_sizes=[24]", "study.reps=20",
+                 "study.chunk_reps=10", "study.fit_reps=null", "study.n_boot=0",
+                 "study.precision={relative_rmse: 0.06}", "runner.progress=false", "runner.figures=[]"]  # fmt: skip
+    s = simstudy.run("field_audit", overrides=overrides, out_dir=tmp_path / "run").summary
+    q3 = s[(s.question == "q3") & (s.measure == "relative_rmse")]
+    assert len(q3) == 6 and q3.reached_precision.all() and (q3.mcse <= 0.06).all()
+    assert (q3.reps > 20).all()  # more fits than the pilot's 20 rounds: the target planned them
+    page = (tmp_path / "run" / "FIELD.md").read_text()
+    assert "every one of them fitted (Q3)" in page and f"come from {int(q3.reps.iloc[0])} successful fits" in page
+
+
 def test_the_preset_composes():
     import simstudy
 
@@ -145,6 +217,17 @@ def test_the_preset_composes():
     assert config.study.options.sample_sizes == (12, 24, 48, 96)
     with pytest.raises(simstudy.ConfigError, match="unknown population 'hpobench/mnist'"):
         simstudy.compose("field_audit", overrides=["study.populations=[hpobench/mnist]"])
+
+
+def test_a_population_listed_twice_is_refused_naming_it():
+    # issue 34 §6: the same population twice was silently accepted (audited under one name, counted twice)
+    import simstudy
+
+    with pytest.raises(simstudy.ConfigError, match=r"study.populations lists 'hpobench/car' twice") as err:
+        simstudy.compose(
+            "field_audit", overrides=["study.populations=[hpobench/car,hpolib/naval_propulsion,hpobench/car]"]
+        )
+    assert "\n" not in str(err.value) and "list each population once" in str(err.value)
 
 
 def test_the_page_says_plainly_when_a_check_fails():
