@@ -204,18 +204,20 @@ def absolute_targets(precision, measures, estimates) -> np.ndarray:
     return target
 
 
-def reps_needed(pilot_reps: int, mcse, target, *, kappa, chunk_reps: int, max_reps: int):
+def reps_needed(pilot_reps, mcse, target, *, kappa, chunk_reps: int, max_reps: int):
     """Each row's replicates needed to meet its target, in whole chunks, within ``[pilot_reps, max_reps]``.
 
     ``ceil(pilot_reps * (mcse / target)^2 * kappa)`` rounded up to a multiple of ``chunk_reps``, then clipped;
     a row the pilot already meets needs exactly the pilot.
     A row without a target (NaN), or whose pilot MCSE is NaN, needs only the pilot; a zero target with a
-    positive MCSE needs more than any cap.
+    positive MCSE needs more than any cap. The "pilot" is whatever replicates ``mcse`` was estimated from: the
+    rule's top-up re-plans each cell from its planned stage's replicates (per row, an array).
 
     Parameters
     ----------
-    pilot_reps : int
-        The cell's pilot replicates ``n0`` (``study.reps``).
+    pilot_reps : int or array_like of int, shape (rows,)
+        The replicates ``n0`` of the cell each MCSE was estimated from (``study.reps`` for the pilot, the planned
+        replicates for the top-up); at most ``max_reps``.
     mcse : array_like of float, shape (rows,)
         The pilot's MCSE of each row.
     target : array_like of float, shape (rows,)
@@ -245,7 +247,11 @@ def reps_needed(pilot_reps: int, mcse, target, *, kappa, chunk_reps: int, max_re
     ([4500, 1000, 1000], [False, False, False])
     >>> reps_needed(1000, [0.02], [0.001], kappa=1.1, chunk_reps=500, max_reps=100_000)[0].tolist()
     [100000]
+    >>> reps_needed([4500, 2000], [0.0101, 0.0101], [0.01, 0.01], kappa=1.1, chunk_reps=500,
+    ...             max_reps=100_000)[0].tolist()  # re-planned from each cell's own replicates
+    [5500, 2500]
     """
+    pilot_reps = np.asarray(pilot_reps, dtype=float)
     mcse = np.asarray(mcse, dtype=float)
     target = np.asarray(target, dtype=float)
     # A tiny target (1e-300) overflows the ratio to inf: capped, like any plan beyond the cap, without a warning.

@@ -576,7 +576,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                 bands = _joint_bands(perf, cross)
         rows = _mc_rows(cell, perf, specs, bands)
         stage = base._STAGE.get()
-        if stage is not None and stage.pilot:  # the precision rule's pilot plans a skewed mean from its kurtosis
+        if stage is not None and stage.planning:  # the precision rule plans a skewed mean from its kurtosis
             _add_kurtosis(rows, totals["gram"], cell, specs)
         mc += rows
         notes += _degenerate_notes(cell, perf, specs)
