@@ -257,6 +257,108 @@ def test_two_shards_then_collect_equal_the_unsharded_run(targeted, tmp_path):
     pd.testing.assert_frame_equal(got.summary, targeted[0].summary, check_exact=True)
 
 
+# Seed 2: the planned stage of cell B = 4 (800 replicates) re-plans it to 900, the other cell keeps its plan.
+_TOPPED = {"precision": {"bias": 0.0015}}
+
+
+def _topped_cfg():
+    return _config.parse({**_raw(**_TOPPED), "seed": 2})
+
+
+@pytest.fixture(scope="module")
+def topped(tmp_path_factory):
+    """A precision run whose planned stage calls for a top-up of one cell (unsharded, one worker)."""
+    tmp = tmp_path_factory.mktemp("topped")
+    return run_study(registry.study("evp_accuracy"), _topped_cfg(), tmp / "run"), tmp / "run"
+
+
+def test_a_top_up_runs_a_cell_past_its_plan_and_run_json_and_the_log_say_so(topped, tmp_path, caplog):
+    result, run_dir = topped
+    block = json.loads((run_dir / "run.json").read_text())["precision"]
+    (cell,) = block["topped_up"]
+    assert block["reps"][cell] > block["planned_reps"][cell] > 200  # the top-up ran beyond the planned stage
+    others = [c for c in block["reps"] if c != cell]
+    assert others and all(block["reps"][c] == block["planned_reps"][c] for c in others)
+    stages = block["stage_replicates"]
+    assert stages["pilot"] == 200 * len(block["reps"]) and stages["top_up"] == block["reps"][cell] - block[
+        "planned_reps"][cell]  # fmt: skip
+    assert sum(stages.values()) == sum(block["reps"].values())
+    s = result.summary
+    assert s.loc[s.reps > 0].groupby("cell").reps.max().to_dict() == block["reps"]
+    assert "kurtosis" not in s and s.loc[s.measure == "bias", "reached_precision"].all()
+    # the topped-up cell is a fixed run at its final replicates, bit for bit
+    fixed = _config.parse({**_raw(reps=block["reps"][cell]), "seed": 2})
+    want = registry.study("evp_accuracy").run(fixed, tmp_path / "fixed").summary
+    got = s[s.cell == cell].drop(columns=["target", "reached_precision"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, want[want.cell == cell].reset_index(drop=True), check_exact=True)
+    # a rerun resumes every chunk and logs the top-up
+    with caplog.at_level(logging.INFO, logger="simstudy"):
+        again = run_study(registry.study("evp_accuracy"), _topped_cfg(), run_dir)
+    assert again.report.computed == 0 and again.report.resumed == again.report.tasks
+    assert f"top-up: 1 of 2 cells re-planned from their planned replicates need more: {block['reps'][cell]}" in (
+        caplog.text
+    )
+
+
+def test_no_top_up_where_the_planned_stage_meets_every_bound(targeted, caplog):
+    _, run_dir = targeted
+    block = json.loads((run_dir / "run.json").read_text())["precision"]
+    assert block["topped_up"] == [] and block["reps"] == block["planned_reps"] and block["stage_replicates"][
+        "top_up"] == 0  # fmt: skip
+
+
+def test_the_top_up_replans_from_the_planned_stage_by_hand():
+    from simstudy.studies.precision import replan_precision
+
+    cfg = _config.parse(_raw(precision={"mean": 0.005}, max_reps=5000))
+    pilot = pd.DataFrame({"cell": ["a", "b"], "distribution": "d", "measure": "mean", "estimate": [0.5, 0.4],
+                          "mcse": [0.01, 0.01], "reps": 200})  # fmt: skip
+    plan = plan_precision(cfg, pilot)
+    n1 = int(np.ceil(np.ceil(800 * rule.inflation(199)) / 100) * 100)
+    assert plan.cell_reps == {"a": n1, "b": n1} and plan.topped_up == ()
+    # a's planned MCSE is its target (bound above it: more), b's far below (its plan stands); kappa of n1 - 1 dof
+    planned = pilot.assign(mcse=[0.005, 0.003], reps=n1)
+    final = replan_precision(cfg, plan, planned)
+    a = int(np.ceil(np.ceil(n1 * rule.inflation(n1 - 1)) / 100) * 100)
+    assert final.cell_reps == {"a": a, "b": n1} and final.topped_up == ("a",) and final.planned_reps == plan.cell_reps
+    # a cell the planned stage lost (failed chunks) keeps its plan
+    assert replan_precision(cfg, plan, planned[planned.cell == "b"]).cell_reps == {"a": n1, "b": n1}
+
+
+def test_two_shards_then_collect_twice_equal_the_unsharded_run_with_a_top_up(topped, tmp_path):
+    from simstudy.studies.precision import TopUpPending
+
+    cfg, spec = _topped_cfg(), registry.study("evp_accuracy")
+
+    def shards():
+        for i in (1, 2):
+            sharded = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, shard=(i, 2)))
+            with pytest.raises(base.ShardDone):
+                run_study(spec, sharded, tmp_path)
+
+    collect = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, collect=True))
+    shards()  # the pilot and the planned stage
+    with pytest.raises(TopUpPending) as pending:
+        run_study(spec, collect, tmp_path)
+    message = str(pending.value)
+    assert "\n" not in message and "run every shard once more" in message and "top-up of 1 cell(s)" in message
+    assert not (tmp_path / "summary.parquet").exists() and not (tmp_path / "run.json").exists()
+    shards()  # each finds the planned stage stored: it re-plans and runs its share of the top-up
+    got = run_study(spec, collect, tmp_path)
+    assert got.report.computed == 0
+    pd.testing.assert_frame_equal(got.summary, topped[0].summary, check_exact=True)
+    want = json.loads((topped[1] / "run.json").read_text())["precision"]
+    assert json.loads((tmp_path / "run.json").read_text())["precision"] == want
+
+
+@pytest.mark.system
+def test_two_workers_give_the_same_summary_with_a_top_up_bit_for_bit(topped, tmp_path):
+    cfg = _topped_cfg()
+    pool = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, n_jobs=2))
+    got = run_study(registry.study("evp_accuracy"), pool, tmp_path)
+    pd.testing.assert_frame_equal(got.summary, topped[0].summary, check_exact=True)
+
+
 @pytest.mark.system
 def test_two_workers_give_the_same_summary_bit_for_bit(targeted, tmp_path):
     cfg = _config.parse(_raw(precision={"bias": 0.0015}))
