@@ -12,15 +12,18 @@ variance: ``kappa = (n0 - 1) / chi2_{1 - confidence}(n0 - 1)``, the ratio of the
 reaches the target with probability about ``confidence``; where the pilot knows the kurtosis of a row's
 replicates, ``kappa`` uses the variance's effective degrees of freedom instead (:func:`inflation`), which is
 larger for heavier tails. A cell takes the largest N of its targeted measures,
-rounded up to whole chunks and clipped to ``[n0, max_reps]``; its final estimates use all N replicates (the
-pilot's chunks are reused).
+rounded up to whole chunks and clipped to ``[n0, max_reps]`` (the pilot's chunks are reused). A third stage, the
+top-up, plans again by the same bounds from the N replicates (``reps_needed`` with their count as ``n0``) and
+runs the cell on where that needs more: a pilot underestimates a heavy tail, a planned stage of several pilots
+less so (:mod:`simstudy.studies.precision` runs the stages). The final estimates use every replicate.
 
 Why the final estimate is not biased by the rule: N is a function of the pilot only, and the final mean is
 ``(n0 mean0 + (N - n0) mean1) / N`` with ``mean1`` independent of the pilot, so its bias is
 ``Cov(n0 / N, mean0)``. With absolute targets N depends on the pilot through its MCSE (a variance) alone: for
 normal replicates the sample mean and variance are independent, the covariance is zero and the design is Stein's
 (exactly unbiased); in general ``|bias| <= sd(mean0) sd(n0 / N)``, of the order of the pilot's MCSE times the
-relative spread of the plan, far below the target for pilots of hundreds of replicates. A relative target
+relative spread of the plan, far below the target for pilots of hundreds of replicates; the top-up's
+dependence on the planned stage's variance is of the same kind and order. A relative target
 (``1%``) also plans from the pilot's estimate, which adds a dependence of the same order. ``tests/test_precision.py``
 checks the coverage of the final intervals on exact truths.
 

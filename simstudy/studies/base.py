@@ -258,7 +258,7 @@ class StudyOptions:
             "a Monte Carlo precision target, the stopping rule: each cell runs until every measure's MCSE meets "
             "it (0.001: an absolute MCSE; 1%: of the estimate's magnitude; {mse: 0.0001, bias: 2%}: per measure). "
             "study.reps is then the pilot (best a whole number of chunks: all reused), study.max_reps the cap; "
-            "a two-stage rule (docs/guides/precision.md). null: study.reps replicates per cell",
+            "a pilot, a planned stage and a top-up (docs/guides/precision.md). null: study.reps replicates per cell",
             schema.optional(schema.precision()),
             type_doc="tuple of (str, float, bool) or None",
         )

@@ -1,25 +1,34 @@
 """Precision as the stopping rule (``study.precision``): a pilot, then each cell's planned number of replicates.
 
-With ``study.precision`` set, any study kind runs twice in one run directory (:func:`run_study`):
+With ``study.precision`` set, any study kind runs in three stages in one run directory (:func:`run_study`):
 
 1. **the pilot**: the study at ``study.reps`` replicates per cell, its chunks stored, its summary kept in memory
    (nothing else written; a sharded run computes or finds the whole pilot in every shard, so every shard
    plans the same);
-2. **the planned run**: each cell at the replicates its pilot planned (:func:`plan_precision`, the maths in
-   :mod:`simstudy.engine.precision`), reusing every pilot chunk (chunk keys do not depend on ``reps``); its
-   summary gets the columns ``target`` (each row's absolute MCSE target, NaN if untargeted) and
-   ``reached_precision`` (``mcse <= target``, False for every row of a cell that hit ``study.max_reps``), and
-   ``run.json`` a ``precision`` block (the rule, kappa's confidence, pilot reps, reps per cell, capped and missed
-   cells). The log names every cell that hit the cap or missed a target.
+2. **the planned stage**: each cell at the replicates its pilot planned (:func:`plan_precision`, the maths in
+   :mod:`simstudy.engine.precision`), reusing every pilot chunk (chunk keys do not depend on ``reps``);
+3. **the top-up**: the planned stage's summary re-plans each cell by the same bounds (:func:`replan_precision`);
+   a cell that needs more runs on to it, reusing every chunk. Where no cell does, the planned stage's summary is
+   the result, written at once (no second reduction).
 
-A cell's replicates depend only on its pilot, which depends only on the seed and the config: the numbers are
-bit-identical for any ``runner.n_jobs``, backend and shard split, and a tighter target extends the run,
-reusing every chunk. Why the rule does not bias what it reports: :mod:`simstudy.engine.precision`.
+The final summary gets the columns ``target`` (each row's absolute MCSE target, NaN if untargeted) and
+``reached_precision`` (``mcse <= target``, False for every row of a cell that hit ``study.max_reps``), and
+``run.json`` a ``precision`` block (the rule, kappa's confidence, the pilot, each cell's planned and final reps,
+the topped-up, capped and missed cells, the replicates of each stage). The log says whether a top-up ran and
+names every cell that hit the cap or missed a target.
+
+A cell's replicates depend only on its pilot and planned stage, which depend only on the seed and the config:
+the numbers are bit-identical for any ``runner.n_jobs``, backend and shard split. A shard tops up only once it
+finds every chunk of the planned stage stored; a collect that finds a top-up not yet run refuses
+(:class:`TopUpPending`): the shards run once more. A tighter target extends the run, reusing every chunk. Why
+the rule does not bias what it reports: :mod:`simstudy.engine.precision`.
 
 =========================  =========================================================================
 :func:`run_study`          run a study under its precision rule (or plainly, without one)
 :func:`pilot`              the pilot stage alone (``simstudy plan``)
 :func:`plan_precision`     the plan from a pilot's summary: each row's and each cell's replicates
+:func:`replan_precision`   the top-up's plan from the planned stage's summary
+:class:`TopUpPending`      a collect before the shards ran the top-up
 :class:`PrecisionPlan`     the plan; it annotates the final summary
 =========================  =========================================================================
 """
@@ -72,8 +81,9 @@ class PrecisionPlan:
     Parameters
     ----------
     table : pandas.DataFrame
-        One row per Monte Carlo row of the pilot's summary: ``cell``, ``distribution``, the study's keys,
-        ``measure``, ``pilot_estimate``, ``pilot_mcse``, ``pilot_reps``, ``target`` (absolute MCSE target, in the
+        One row per Monte Carlo row of the summary planned from (the pilot's; the planned stage's for the top-up):
+        ``cell``, ``distribution``, the study's keys, ``measure``, ``pilot_estimate``, ``pilot_mcse``,
+        ``pilot_reps`` (the replicates of that summary's row), ``target`` (absolute MCSE target, in the
         measure's units; NaN untargeted), ``rate`` (a mean of 0/1 replicates), ``mcse_bound`` (the upper
         ``confidence`` bound on the pilot's MCSE the plan uses: ``pilot_mcse sqrt(kappa)`` (kappa for the row's
         ``kurtosis`` where the pilot's summary has that column), or a rate's from its
@@ -477,13 +487,14 @@ def pilot(spec, config, out_dir: Path) -> StudyResult:
 
 
 def run_study(spec, config, out_dir: Path) -> Any:
-    """Run a study under its precision rule: the pilot, then each cell's planned replicates.
+    """Run a study under its precision rule: the pilot, each cell's planned replicates, then its top-up.
 
     Without ``study.precision`` this is ``spec.run(config, out_dir)`` (with a one-line note if ``study.max_reps``
-    is set: it has no effect then). With it, the pilot (:func:`pilot`), the
-    plan (:func:`plan_precision`) and the planned run, whose summary carries ``target`` and
-    ``reached_precision`` and whose ``run.json`` a ``precision`` block (:meth:`PrecisionPlan.annotate`); its
-    report counts both stages.
+    is set: it has no effect then). With it, the pilot (:func:`pilot`), the plan (:func:`plan_precision`), the
+    planned stage, the re-plan from its summary (:func:`replan_precision`) and, where a cell needs more, the
+    top-up. The final summary carries ``target`` and ``reached_precision`` and ``run.json`` a ``precision``
+    block (:meth:`PrecisionPlan.annotate`); its report counts every stage. A shard (``runner.shard``) runs its
+    share of the planned stage, or, once it finds every chunk of that stored, its share of the top-up.
 
     Parameters
     ----------
@@ -505,6 +516,10 @@ def run_study(spec, config, out_dir: Path) -> Any:
         If ``study.precision`` names a measure the study does not report (after the pilot).
     RuntimeError
         If the study's summary names cells that are not its chunks' cells (a study kind the rule cannot plan).
+    TopUpPending
+        With ``runner.collect``, if the stored planned stage calls for a top-up whose chunks are not stored.
+    simstudy.engine.runner.MissingChunks
+        With ``runner.collect``, if a chunk of the pilot or the planned stage is not stored.
 
     Examples
     --------
