@@ -356,6 +356,28 @@ def test_two_shards_then_collect_twice_equal_the_unsharded_run_with_a_top_up(top
 
 
 @pytest.mark.system
+def test_collect_before_the_top_up_is_one_line_exit_2_then_the_second_round_collects(tmp_path):
+    # Seed 1 at bias 0.002: the planned stage re-plans one of the two cells from 300 to 400 replicates.
+    args = [*FIG1, "budget.B=[4,8]", "budget.n=[4]", "study.reps=200", "study.chunk_reps=100", "seed=1",
+            "study.precision={bias: 0.002}", "runner.figures=[]"]  # fmt: skip
+    simstudy(*args, "hydra.run.dir=whole", cwd=tmp_path)
+    assert json.loads((tmp_path / "whole" / "run.json").read_text())["precision"]["topped_up"]
+
+    def shards():
+        for i in (1, 2):
+            assert f"shard {i}/2 done" in simstudy(*args, f"runner.shard={i}/2", "hydra.run.dir=run", cwd=tmp_path).stdout
+
+    shards()
+    line = one_line_error(simstudy("collect", "run_dir=run", cwd=tmp_path, check=False), "run every shard once more")
+    assert "calls for a top-up of 1 cell(s)" in line and "each computes only its share of the top-up" in line
+    assert not (tmp_path / "run" / "summary.parquet").exists()
+    shards()
+    simstudy("collect", "run_dir=run", cwd=tmp_path)
+    want, got = (pd.read_parquet(tmp_path / d / "summary.parquet") for d in ("whole", "run"))
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+@pytest.mark.system
 def test_two_workers_give_the_same_summary_with_a_top_up_bit_for_bit(topped, tmp_path):
     cfg = _topped_cfg()
     pool = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, n_jobs=2))
