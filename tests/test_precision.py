@@ -382,6 +382,7 @@ def test_two_workers_give_the_same_summary_with_a_top_up_bit_for_bit(topped, tmp
     cfg = _topped_cfg()
     pool = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, n_jobs=2))
     got = run_study(registry.study("evp_accuracy"), pool, tmp_path)
+    assert json.loads((tmp_path / "run.json").read_text())["precision"]["topped_up"]  # the pool ran a top-up
     pd.testing.assert_frame_equal(got.summary, topped[0].summary, check_exact=True)
 
 
