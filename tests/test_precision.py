@@ -97,10 +97,14 @@ def _rate_pilots(n0, p, *, ci=True):
     return pilot, stats.binom.pmf(counts, n0, p)
 
 
-def _plan_of(pilot, n0, target, chunk_reps=1):
+def _config_of(n0, target, chunk_reps=1):
     opts = dataclasses.make_dataclass("Opts", ["precision", "max_reps"])((("*", target, False),), 10**9)
     study = dataclasses.make_dataclass("Study", ["reps", "chunk_reps", "options"])(n0, chunk_reps, opts)
-    return plan_precision(dataclasses.make_dataclass("Config", ["study"])(study), pilot)
+    return dataclasses.make_dataclass("Config", ["study"])(study)
+
+
+def _plan_of(pilot, n0, target, chunk_reps=1):
+    return plan_precision(_config_of(n0, target, chunk_reps), pilot)
 
 
 def test_inflation_for_a_kurtosis_has_the_effective_degrees_of_freedom():
@@ -257,6 +261,131 @@ def test_two_shards_then_collect_equal_the_unsharded_run(targeted, tmp_path):
     pd.testing.assert_frame_equal(got.summary, targeted[0].summary, check_exact=True)
 
 
+# Seed 2: the planned stage of cell B = 4 (800 replicates) re-plans it to 900, the other cell keeps its plan.
+_TOPPED = {"precision": {"bias": 0.0015}}
+
+
+def _topped_cfg():
+    return _config.parse({**_raw(**_TOPPED), "seed": 2})
+
+
+@pytest.fixture(scope="module")
+def topped(tmp_path_factory):
+    """A precision run whose planned stage calls for a top-up of one cell (unsharded, one worker)."""
+    tmp = tmp_path_factory.mktemp("topped")
+    return run_study(registry.study("evp_accuracy"), _topped_cfg(), tmp / "run"), tmp / "run"
+
+
+def test_a_top_up_runs_a_cell_past_its_plan_and_run_json_and_the_log_say_so(topped, tmp_path, caplog):
+    result, run_dir = topped
+    block = json.loads((run_dir / "run.json").read_text())["precision"]
+    (cell,) = block["topped_up"]
+    assert block["reps"][cell] > block["planned_reps"][cell] > 200  # the top-up ran beyond the planned stage
+    others = [c for c in block["reps"] if c != cell]
+    assert others and all(block["reps"][c] == block["planned_reps"][c] for c in others)
+    stages = block["stage_replicates"]
+    assert stages["pilot"] == 200 * len(block["reps"]) and stages["top_up"] == block["reps"][cell] - block[
+        "planned_reps"][cell]  # fmt: skip
+    assert sum(stages.values()) == sum(block["reps"].values())
+    s = result.summary
+    assert s.loc[s.reps > 0].groupby("cell").reps.max().to_dict() == block["reps"]
+    assert "kurtosis" not in s and s.loc[s.measure == "bias", "reached_precision"].all()
+    # the topped-up cell is a fixed run at its final replicates, bit for bit
+    fixed = _config.parse({**_raw(reps=block["reps"][cell]), "seed": 2})
+    want = registry.study("evp_accuracy").run(fixed, tmp_path / "fixed").summary
+    got = s[s.cell == cell].drop(columns=["target", "reached_precision"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, want[want.cell == cell].reset_index(drop=True), check_exact=True)
+    # a rerun resumes every chunk and logs the top-up
+    with caplog.at_level(logging.INFO, logger="simstudy"):
+        again = run_study(registry.study("evp_accuracy"), _topped_cfg(), run_dir)
+    assert again.report.computed == 0 and again.report.resumed == again.report.tasks
+    assert f"top-up: 1 of 2 cells re-planned from their planned replicates need more: {block['reps'][cell]}" in (
+        caplog.text
+    )
+
+
+def test_no_top_up_where_the_planned_stage_meets_every_bound(targeted, caplog):
+    _, run_dir = targeted
+    block = json.loads((run_dir / "run.json").read_text())["precision"]
+    assert block["topped_up"] == [] and block["reps"] == block["planned_reps"] and block["stage_replicates"][
+        "top_up"] == 0  # fmt: skip
+
+
+def test_the_top_up_replans_from_the_planned_stage_by_hand():
+    from simstudy.studies.precision import replan_precision
+
+    cfg = _config.parse(_raw(precision={"mean": 0.005}, max_reps=5000))
+    pilot = pd.DataFrame({"cell": ["a", "b"], "distribution": "d", "measure": "mean", "estimate": [0.5, 0.4],
+                          "mcse": [0.01, 0.01], "reps": 200})  # fmt: skip
+    plan = plan_precision(cfg, pilot)
+    n1 = int(np.ceil(np.ceil(800 * rule.inflation(199)) / 100) * 100)
+    assert plan.cell_reps == {"a": n1, "b": n1} and plan.topped_up == ()
+    # a's planned MCSE is its target (bound above it: more), b's far below (its plan stands); kappa of n1 - 1 dof
+    planned = pilot.assign(mcse=[0.005, 0.003], reps=n1)
+    final = replan_precision(cfg, plan, planned)
+    a = int(np.ceil(np.ceil(n1 * rule.inflation(n1 - 1)) / 100) * 100)
+    assert final.cell_reps == {"a": a, "b": n1} and final.topped_up == ("a",) and final.planned_reps == plan.cell_reps
+    # a cell the planned stage lost (failed chunks) keeps its plan
+    assert replan_precision(cfg, plan, planned[planned.cell == "b"]).cell_reps == {"a": n1, "b": n1}
+
+
+def test_two_shards_then_collect_twice_equal_the_unsharded_run_with_a_top_up(topped, tmp_path):
+    from simstudy.studies.precision import TopUpPending
+
+    cfg, spec = _topped_cfg(), registry.study("evp_accuracy")
+
+    def shards():
+        for i in (1, 2):
+            sharded = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, shard=(i, 2)))
+            with pytest.raises(base.ShardDone):
+                run_study(spec, sharded, tmp_path)
+
+    collect = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, collect=True))
+    shards()  # the pilot and the planned stage
+    with pytest.raises(TopUpPending) as pending:
+        run_study(spec, collect, tmp_path)
+    message = str(pending.value)
+    assert "\n" not in message and "run every shard once more" in message and "top-up of 1 cell(s)" in message
+    assert not (tmp_path / "summary.parquet").exists() and not (tmp_path / "run.json").exists()
+    shards()  # each finds the planned stage stored: it re-plans and runs its share of the top-up
+    got = run_study(spec, collect, tmp_path)
+    assert got.report.computed == 0
+    pd.testing.assert_frame_equal(got.summary, topped[0].summary, check_exact=True)
+    want = json.loads((topped[1] / "run.json").read_text())["precision"]
+    assert json.loads((tmp_path / "run.json").read_text())["precision"] == want
+
+
+@pytest.mark.system
+def test_collect_before_the_top_up_is_one_line_exit_2_then_the_second_round_collects(tmp_path):
+    # Seed 1 at bias 0.002: the planned stage re-plans one of the two cells from 300 to 400 replicates.
+    args = [*FIG1, "budget.B=[4,8]", "budget.n=[4]", "study.reps=200", "study.chunk_reps=100", "seed=1",
+            "study.precision={bias: 0.002}", "runner.figures=[]"]  # fmt: skip
+    simstudy(*args, "hydra.run.dir=whole", cwd=tmp_path)
+    assert json.loads((tmp_path / "whole" / "run.json").read_text())["precision"]["topped_up"]
+
+    def shards():
+        for i in (1, 2):
+            assert f"shard {i}/2 done" in simstudy(*args, f"runner.shard={i}/2", "hydra.run.dir=run", cwd=tmp_path).stdout
+
+    shards()
+    line = one_line_error(simstudy("collect", "run_dir=run", cwd=tmp_path, check=False), "run every shard once more")
+    assert "calls for a top-up of 1 cell(s)" in line and "each computes only its share of the top-up" in line
+    assert not (tmp_path / "run" / "summary.parquet").exists()
+    shards()
+    simstudy("collect", "run_dir=run", cwd=tmp_path)
+    want, got = (pd.read_parquet(tmp_path / d / "summary.parquet") for d in ("whole", "run"))
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+@pytest.mark.system
+def test_two_workers_give_the_same_summary_with_a_top_up_bit_for_bit(topped, tmp_path):
+    cfg = _topped_cfg()
+    pool = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, n_jobs=2))
+    got = run_study(registry.study("evp_accuracy"), pool, tmp_path)
+    assert json.loads((tmp_path / "run.json").read_text())["precision"]["topped_up"]  # the pool ran a top-up
+    pd.testing.assert_frame_equal(got.summary, topped[0].summary, check_exact=True)
+
+
 @pytest.mark.system
 def test_two_workers_give_the_same_summary_bit_for_bit(targeted, tmp_path):
     cfg = _config.parse(_raw(precision={"bias": 0.0015}))
@@ -380,7 +509,8 @@ def test_plan_command_line_prints_the_plan_and_refuses_without_a_target(tmp_path
     # overwrite= (a run's line copied) is noted, not silently accepted
     assert "simstudy plan writes nothing: overwrite=true is ignored" in caplog.text
     # the seconds add up to the total, the workers are counted in words, the idle core is named
-    line = proc.stdout.strip().splitlines()[-1]
+    *_, line, note = proc.stdout.strip().splitlines()
+    assert note.startswith("this plan is the rule's first stage: a run re-plans each cell") and "top it up" in note
     assert "1 worker(s)" not in line and "over 1 worker;" in line and "this machine has 2 cores: runner.n_jobs=2" in line
     total, fixed, reps, per = (float(x) for x in re.search(
         r"about (\S+) s on this machine = (\S+) s outside the replicates \(truth, reduction\) \+ (\d+) x (\S+) s", line
@@ -485,41 +615,71 @@ _CASES = {  # case -> (mean, variance, rate?, draw(rng, size))
 }
 
 
-def _rule_validity(case, n0, runs, rng, *, kurtosis=False):
+def _summary_rows(samples, case, rate, kurtosis):
+    """The summary rows (one cell per run) a study reports of each run's replicates ``samples`` (a list of
+    arrays): estimate, MCSE, reps; a rate's Clopper-Pearson ``ci_low``; the replicates' ``kurtosis`` if asked."""
+    n = np.array([len(x) for x in samples], dtype=float)
+    est = np.array([x.mean() for x in samples])
+    sd = np.sqrt(est * (1 - est)) if rate else np.array([x.std(ddof=1) for x in samples])
+    rows = pd.DataFrame({"cell": [f"r{i}" for i in range(len(samples))], "distribution": case, "estimate": est,
+                         "mcse": sd / np.sqrt(n), "reps": n.astype(np.int64)})  # fmt: skip
+    if rate:  # the coverage studies' rows carry their Clopper-Pearson interval
+        rows["ci_low"] = stats.beta.ppf(0.025, np.maximum(est * n, 1e-9), n - est * n + 1)
+    if kurtosis:
+        rows["kurtosis"] = [((x - x.mean()) ** 4).mean() / ((x - x.mean()) ** 2).mean() ** 2 for x in samples]
+    return rows
+
+
+def _rule_validity(case, n0, runs, rng, *, kurtosis=False, top_up=False):
     """``runs`` runs of the rule on ``case`` with a pilot of ``n0``: (runs that met the target by the true SE, runs,
-    mean final N, the final estimate's mean error in targets, its MCSE). ``kurtosis``: the pilot's summary row
-    carries the pilot's kurtosis (as a study that knows it would report it)."""
+    mean final N, the final estimate's mean error in targets, its MCSE). ``kurtosis``: the summary rows carry their
+    replicates' kurtosis (as a study that knows it would report it); ``top_up``: the rule's third stage, each run
+    re-planned from its planned stage's replicates (``replan_precision``) and run on where it needs more."""
     mean, variance, rate, draw = _CASES[case]
     target = np.sqrt(variance / (4 * n0))
-    first = draw(rng, (runs, n0)).astype(float)
-    est = first.mean(axis=1)
-    sd = np.sqrt(est * (1 - est)) if rate else first.std(axis=1, ddof=1)
-    pilot = pd.DataFrame({"cell": [f"r{i}" for i in range(runs)], "distribution": case, "estimate": est,
-                          "mcse": sd / np.sqrt(n0), "reps": n0})  # fmt: skip
-    if rate:  # the coverage studies' rows carry their Clopper-Pearson interval
-        pilot["ci_low"] = stats.beta.ppf(0.025, np.maximum(est * n0, 1e-9), n0 - est * n0 + 1)
-    if kurtosis:
-        centred = first - est[:, None]
-        pilot["kurtosis"] = (centred**4).mean(axis=1) / (centred**2).mean(axis=1) ** 2
-    plan = _plan_of(pilot, n0, target)
-    reps = pilot["cell"].map(plan.cell_reps).to_numpy(np.int64)
-    rest = np.array([draw(rng, n - n0).astype(float).sum() for n in reps])  # the planned replicates after the pilot
-    final = (first.sum(axis=1) + rest) / reps
+    samples = list(draw(rng, (runs, n0)).astype(float))
+    plan = _plan_of(_summary_rows(samples, case, rate, kurtosis), n0, target)
+    reps = np.array([plan.cell_reps[f"r{i}"] for i in range(runs)], dtype=np.int64)
+    if top_up:
+        from simstudy.studies.precision import replan_precision
+
+        samples = [np.concatenate([x, draw(rng, n - n0).astype(float)]) for x, n in zip(samples, reps)]
+        final = replan_precision(_config_of(n0, target), plan, _summary_rows(samples, case, rate, kurtosis))
+        reps = np.array([final.cell_reps[f"r{i}"] for i in range(runs)], dtype=np.int64)
+    # the replicates after the last stage's
+    total = np.array([x.sum() + draw(rng, n - len(x)).astype(float).sum() for x, n in zip(samples, reps)])
+    final_mean = total / reps
     met = int((variance / reps <= target**2 * (1 + 1e-9)).sum())
-    error = (final - mean) / target
+    error = (final_mean - mean) / target
     return met, runs, reps.mean(), error.mean(), error.std(ddof=1) / np.sqrt(runs)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["bernoulli 0.02", "bernoulli 0.1", "bernoulli 0.98", "normal"])
+@pytest.mark.parametrize("case", ["bernoulli 0.02", "bernoulli 0.1", "bernoulli 0.98", "normal", "lognormal 0.75"])
 @pytest.mark.parametrize("n0", [100, 1000])
 def test_the_rule_meets_its_target_in_95_percent_of_runs_by_the_true_se(case, n0, rng):
-    # Not significantly below 95% (a very wide Clopper-Pearson interval); the chi-square plan from the pilot's
-    # MCSE met it in 60-81% of the Bernoulli runs. The final estimate's bias (N depends on the pilot) is a small
-    # share of the target: measured, and bounded here by a third of it.
-    met, runs, _, bias, bias_mcse = _rule_validity(case, n0, 2000, rng)
+    # The three stages (pilot, planned stage, top-up), the lognormal's rows carrying their kurtosis as
+    # evp_accuracy's do. Not significantly below 95% (a very wide Clopper-Pearson interval); the chi-square plan
+    # from the pilot's MCSE met it in 59-80% of the Bernoulli runs on 5b8da2a, the two stages the lognormal in 82%
+    # (pilot 100) and 88% (1,000). The final estimate's bias (N depends on the earlier stages) is a small share of
+    # the target: measured, and bounded here by a third of it.
+    if (case, n0) == ("lognormal 0.75", 100):
+        pytest.skip("measured short of 95% (0.940, 95% CI [0.935, 0.944]): the next test pins what it reaches")
+    met, runs, _, bias, bias_mcse = _rule_validity(case, n0, 2000, rng, kurtosis=case == "lognormal 0.75",
+                                                   top_up=True)  # fmt: skip
     assert _clopper_pearson(met, runs)[1] >= 0.95, (met, runs)
     assert abs(bias) <= 1 / 3 + 4 * bias_mcse, (bias, bias_mcse)
+
+
+@pytest.mark.slow
+def test_the_top_up_lifts_a_skewed_mean_from_a_pilot_of_100_close_to_95_percent(rng):
+    # The lognormal (sigma 0.75, kurtosis 26.5) from a pilot of 100: the two stages met the target in 82% of runs,
+    # the top-up in 94.0% (10,000 runs: 95% CI [0.935, 0.944]), still short of 95%: the planned stage's ~900
+    # replicates underestimate so heavy a tail's kurtosis (more top-ups reach only 0.95; docs/guides/precision.md).
+    two, runs = _rule_validity("lognormal 0.75", 100, 4000, rng, kurtosis=True)[:2]
+    three = _rule_validity("lognormal 0.75", 100, 4000, rng, kurtosis=True, top_up=True)[0]
+    assert _clopper_pearson(two, runs)[1] < _clopper_pearson(three, runs)[0], (two, three, runs)
+    assert _clopper_pearson(three, runs)[1] >= 0.93, (three, runs)
 
 
 @pytest.mark.slow

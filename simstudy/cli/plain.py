@@ -250,3 +250,7 @@ def _plan(argv: list[str]) -> None:
         f"{done.fixed_seconds:.3g} s outside the replicates (truth, reduction) + {reps} x "
         f"{done.seconds_per_rep:.3g} s of compute per replicate over {workers}{more}; nothing written"
     )
+    print(
+        "this plan is the rule's first stage: a run re-plans each cell from its planned replicates and may top it "
+        "up (a heavy-tailed measure may need more than planned here)"
+    )

@@ -4,7 +4,9 @@
 (:mod:`simstudy.studies.precision`: ``study.reps`` replicates per cell) in a temporary directory it creates and
 removes, and reports what a run with that target would do: per cell and measure, the pilot's estimate and MCSE,
 the absolute target, the replicates needed (whole chunks, within ``[study.reps, study.max_reps]``), whether the
-cap binds, and the estimated seconds on this machine. It writes no results.
+cap binds, and the estimated seconds on this machine. It writes no results. Its plan is the rule's first stage
+only: a run re-plans each cell from the planned stage's replicates and may top it up, which no pilot can foresee
+(the command says so).
 
 The estimate of seconds is the pilot's seconds outside its chunks (truth, reduction), plus its compute seconds
 per replicate (averaged over its cells) times the replicates of every cell, divided by the workers

@@ -38,7 +38,7 @@ def _run_and_report(config, out_dir: Path):
     from simstudy.registry import figure_function, study
     from simstudy.report_html import _build_or_warn
     from simstudy.studies.base import ShardDone
-    from simstudy.studies.precision import run_study
+    from simstudy.studies.precision import TopUpPending, run_study
     from simstudy.sweeps import headline
 
     spec = study(config.study.kind)
@@ -69,6 +69,8 @@ def _run_and_report(config, out_dir: Path):
     except ClusterUnavailable as exc:
         _fail(str(exc), None, EXIT_FAILED)
     except ConfigError as exc:  # study.precision naming a measure the study lacks, known after its pilot
+        _fail(str(exc), None)
+    except TopUpPending as exc:  # a collect before the shards ran the precision rule's top-up
         _fail(str(exc), None)
 
     _log_report(result.report)

@@ -12,15 +12,18 @@ variance: ``kappa = (n0 - 1) / chi2_{1 - confidence}(n0 - 1)``, the ratio of the
 reaches the target with probability about ``confidence``; where the pilot knows the kurtosis of a row's
 replicates, ``kappa`` uses the variance's effective degrees of freedom instead (:func:`inflation`), which is
 larger for heavier tails. A cell takes the largest N of its targeted measures,
-rounded up to whole chunks and clipped to ``[n0, max_reps]``; its final estimates use all N replicates (the
-pilot's chunks are reused).
+rounded up to whole chunks and clipped to ``[n0, max_reps]`` (the pilot's chunks are reused). A third stage, the
+top-up, plans again by the same bounds from the N replicates (``reps_needed`` with their count as ``n0``) and
+runs the cell on where that needs more: a pilot underestimates a heavy tail, a planned stage of several pilots
+less so (:mod:`simstudy.studies.precision` runs the stages). The final estimates use every replicate.
 
 Why the final estimate is not biased by the rule: N is a function of the pilot only, and the final mean is
 ``(n0 mean0 + (N - n0) mean1) / N`` with ``mean1`` independent of the pilot, so its bias is
 ``Cov(n0 / N, mean0)``. With absolute targets N depends on the pilot through its MCSE (a variance) alone: for
 normal replicates the sample mean and variance are independent, the covariance is zero and the design is Stein's
 (exactly unbiased); in general ``|bias| <= sd(mean0) sd(n0 / N)``, of the order of the pilot's MCSE times the
-relative spread of the plan, far below the target for pilots of hundreds of replicates. A relative target
+relative spread of the plan, far below the target for pilots of hundreds of replicates; the top-up's
+dependence on the planned stage's variance is of the same kind and order. A relative target
 (``1%``) also plans from the pilot's estimate, which adds a dependence of the same order. ``tests/test_precision.py``
 checks the coverage of the final intervals on exact truths.
 
@@ -204,18 +207,20 @@ def absolute_targets(precision, measures, estimates) -> np.ndarray:
     return target
 
 
-def reps_needed(pilot_reps: int, mcse, target, *, kappa, chunk_reps: int, max_reps: int):
+def reps_needed(pilot_reps, mcse, target, *, kappa, chunk_reps: int, max_reps: int):
     """Each row's replicates needed to meet its target, in whole chunks, within ``[pilot_reps, max_reps]``.
 
     ``ceil(pilot_reps * (mcse / target)^2 * kappa)`` rounded up to a multiple of ``chunk_reps``, then clipped;
     a row the pilot already meets needs exactly the pilot.
     A row without a target (NaN), or whose pilot MCSE is NaN, needs only the pilot; a zero target with a
-    positive MCSE needs more than any cap.
+    positive MCSE needs more than any cap. The "pilot" is whatever replicates ``mcse`` was estimated from: the
+    rule's top-up re-plans each cell from its planned stage's replicates (per row, an array).
 
     Parameters
     ----------
-    pilot_reps : int
-        The cell's pilot replicates ``n0`` (``study.reps``).
+    pilot_reps : int or array_like of int, shape (rows,)
+        The replicates ``n0`` of the cell each MCSE was estimated from (``study.reps`` for the pilot, the planned
+        replicates for the top-up); at most ``max_reps``.
     mcse : array_like of float, shape (rows,)
         The pilot's MCSE of each row.
     target : array_like of float, shape (rows,)
@@ -245,7 +250,11 @@ def reps_needed(pilot_reps: int, mcse, target, *, kappa, chunk_reps: int, max_re
     ([4500, 1000, 1000], [False, False, False])
     >>> reps_needed(1000, [0.02], [0.001], kappa=1.1, chunk_reps=500, max_reps=100_000)[0].tolist()
     [100000]
+    >>> reps_needed([4500, 2000], [0.0101, 0.0101], [0.01, 0.01], kappa=1.1, chunk_reps=500,
+    ...             max_reps=100_000)[0].tolist()  # re-planned from each cell's own replicates
+    [5500, 2500]
     """
+    pilot_reps = np.asarray(pilot_reps, dtype=float)
     mcse = np.asarray(mcse, dtype=float)
     target = np.asarray(target, dtype=float)
     # A tiny target (1e-300) overflows the ratio to inf: capped, like any plan beyond the cap, without a warning.

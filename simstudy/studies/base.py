@@ -258,7 +258,7 @@ class StudyOptions:
             "a Monte Carlo precision target, the stopping rule: each cell runs until every measure's MCSE meets "
             "it (0.001: an absolute MCSE; 1%: of the estimate's magnitude; {mse: 0.0001, bias: 2%}: per measure). "
             "study.reps is then the pilot (best a whole number of chunks: all reused), study.max_reps the cap; "
-            "a two-stage rule (docs/guides/precision.md). null: study.reps replicates per cell",
+            "a pilot, a planned stage and a top-up (docs/guides/precision.md). null: study.reps replicates per cell",
             schema.optional(schema.precision()),
             type_doc="tuple of (str, float, bool) or None",
         )
@@ -545,31 +545,42 @@ def shard_marker(out_dir: Path, index: int, count: int) -> Path:
 @dataclass(frozen=True)
 class _Stage:
     """A stage of the precision rule (:mod:`simstudy.studies.precision`), read by :func:`run_chunks` and
-    :func:`finish`: the pilot (summarised, nothing written), or the planned run (each cell's own reps, the
-    precision columns and run.json block added by ``plan.annotate``, the pilot's report counted in)."""
+    :func:`finish`: the pilot (summarised, nothing written); the planned stage (each cell's own reps, its summary
+    given to ``replan``, which returns the final plan to write it with, or None: a top-up follows, nothing
+    written); or the top-up (the precision columns and run.json block added by ``plan.annotate``). The earlier
+    stages' report is counted in the written one."""
 
     pilot: bool = False
     cell_reps: dict[str, int] = dataclasses.field(default_factory=dict)
     plan: Any = None  # a simstudy.studies.precision.PrecisionPlan
-    pilot_report: RunReport | None = None
+    earlier_report: RunReport | None = None
+    replan: Callable[[pd.DataFrame], Any] | None = None
     seen: set[str] = dataclasses.field(default_factory=set)  # the cells run_chunks was given (checked after)
+
+    @property
+    def planning(self) -> bool:
+        """Whether the rule plans from this stage's summary (the pilot, the planned stage): a study adds the
+        columns the plan reads (evp_accuracy's ``kurtosis``)."""
+        return self.pilot or self.replan is not None
 
 
 #: The precision rule's stage of the study running in this context (None: a plain run of study.reps per cell).
 _STAGE: contextvars.ContextVar[_Stage | None] = contextvars.ContextVar("simstudy_precision_stage", default=None)
 
 
-def _both_stages(pilot: RunReport, planned: RunReport) -> RunReport:
-    """One report of a precision run: the planned stage's tasks, its resumed pilot chunks counted as computed."""
-    done = pilot.computed - len(pilot.failures)  # the pilot's stored chunks, resumed by the planned stage
+def _both_stages(earlier: RunReport, last: RunReport) -> RunReport:
+    """One report of a precision run: the last stage's tasks, the chunks it resumed from the earlier stages
+    (``earlier``: the pilot's report, or the pilot's and planned stage's merged by this function) counted as
+    computed."""
+    done = earlier.computed - len(earlier.failures)  # the earlier stages' stored chunks, resumed by the last
     return RunReport(
-        tasks=planned.tasks,
-        resumed=max(planned.resumed - done, 0),
-        computed=planned.computed + min(done, planned.resumed),
-        wall_seconds=pilot.wall_seconds + planned.wall_seconds,
-        compute_seconds=pilot.compute_seconds + planned.compute_seconds,
-        warnings=tuple(dict.fromkeys(pilot.warnings + planned.warnings)),
-        failures=planned.failures,
+        tasks=last.tasks,
+        resumed=max(last.resumed - done, 0),
+        computed=last.computed + min(done, last.resumed),
+        wall_seconds=earlier.wall_seconds + last.wall_seconds,
+        compute_seconds=earlier.compute_seconds + last.compute_seconds,
+        warnings=tuple(dict.fromkeys(earlier.warnings + last.warnings)),
+        failures=last.failures,
     )
 
 
@@ -798,12 +809,16 @@ def finish(
     ['cell', 'measure', 'estimate']
     """
     stage = _STAGE.get()
-    if stage is not None and stage.pilot:  # the precision rule's pilot: its summary plans the run, nothing written
+    plan = stage.plan if stage is not None else None
+    if stage is not None and stage.planning:  # the precision rule plans from this summary
         shown = summary.copy()
         shown.insert(0, "study", config.study.name)
-        return StudyResult(summary=shown, report=run.report, files={}, kind=config.study.kind)
-    if stage is not None and stage.pilot_report is not None:
-        run = dataclasses.replace(run, report=_both_stages(stage.pilot_report, run.report))
+        plan = None if stage.pilot else stage.replan(shown)  # type: ignore[misc]
+        if plan is None:  # the pilot, or a planned stage a top-up follows: nothing written
+            return StudyResult(summary=shown, report=run.report, files={}, kind=config.study.kind)
+        summary = summary.drop(columns="kurtosis", errors="ignore")  # the plan's column, not a result
+    if stage is not None and stage.earlier_report is not None:
+        run = dataclasses.replace(run, report=_both_stages(stage.earlier_report, run.report))
     if config.runner.shard is not None:  # an exact study has no chunks: its shards have nothing to do
         marker = shard_marker(out_dir, *config.runner.shard)
         io.write_json(
@@ -827,8 +842,8 @@ def finish(
     # A copy: the caller's frame stays as it was (inserting in place gave it a column, and a second call failed).
     summary = summary.copy()
     summary.insert(0, "study", config.study.name)
-    if stage is not None and stage.plan is not None:  # the precision rule's columns and run.json block
-        summary, block = stage.plan.annotate(summary)
+    if plan is not None:  # the precision rule's columns and run.json block
+        summary, block = plan.annotate(summary)
         metadata = {**metadata, "precision": block}
     files = {
         "summary_parquet": out_dir / "summary.parquet",

@@ -301,12 +301,13 @@ _SQUARED_NORMAL_KURTOSIS = 15.0
 
 
 def _add_kurtosis(rows: list[dict], G: np.ndarray, cell: _Cell, specs) -> None:
-    """Give each estimator's Monte Carlo rows the kurtosis of their replicates, for the precision rule's pilot.
+    """Give each estimator's Monte Carlo rows the kurtosis of their replicates, for the precision rule's plans.
 
     ``mean`` and ``bias``: that of the errors, ``m4 / m2^2`` from the Gram matrix (NaN where the estimates were
     all equal); ``variance``, ``empse`` and ``mse``: :data:`_SQUARED_NORMAL_KURTOSIS` (their replicates are squared
     errors). The rule plans a row from it (the variance of skewed replicates is estimated less surely than a
-    normal one's). Only the pilot's summary carries it; paired rows have none (normal assumed).
+    normal one's). Only the summaries the rule plans from carry it (the pilot's and the planned stage's, for the
+    top-up), not the final one; paired rows have none (normal assumed).
     """
     C = metrics.centre_gram(G)  # (N, 1 + 2E, 1 + 2E): centred (1, d_e - m_e, (d_e - m_e)^2, ...)
     E = len(specs)
@@ -577,7 +578,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                 bands = _joint_bands(perf, cross)
         rows = _mc_rows(cell, perf, specs, bands)
         stage = base._STAGE.get()
-        if stage is not None and stage.pilot:  # the precision rule's pilot plans a skewed mean from its kurtosis
+        if stage is not None and stage.planning:  # the precision rule plans a skewed mean from its kurtosis
             _add_kurtosis(rows, totals["gram"], cell, specs)
         mc += rows
         notes += _degenerate_notes(cell, perf, specs)

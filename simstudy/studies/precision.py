@@ -1,25 +1,34 @@
 """Precision as the stopping rule (``study.precision``): a pilot, then each cell's planned number of replicates.
 
-With ``study.precision`` set, any study kind runs twice in one run directory (:func:`run_study`):
+With ``study.precision`` set, any study kind runs in three stages in one run directory (:func:`run_study`):
 
 1. **the pilot**: the study at ``study.reps`` replicates per cell, its chunks stored, its summary kept in memory
    (nothing else written; a sharded run computes or finds the whole pilot in every shard, so every shard
    plans the same);
-2. **the planned run**: each cell at the replicates its pilot planned (:func:`plan_precision`, the maths in
-   :mod:`simstudy.engine.precision`), reusing every pilot chunk (chunk keys do not depend on ``reps``); its
-   summary gets the columns ``target`` (each row's absolute MCSE target, NaN if untargeted) and
-   ``reached_precision`` (``mcse <= target``, False for every row of a cell that hit ``study.max_reps``), and
-   ``run.json`` a ``precision`` block (the rule, kappa's confidence, pilot reps, reps per cell, capped and missed
-   cells). The log names every cell that hit the cap or missed a target.
+2. **the planned stage**: each cell at the replicates its pilot planned (:func:`plan_precision`, the maths in
+   :mod:`simstudy.engine.precision`), reusing every pilot chunk (chunk keys do not depend on ``reps``);
+3. **the top-up**: the planned stage's summary re-plans each cell by the same bounds (:func:`replan_precision`);
+   a cell that needs more runs on to it, reusing every chunk. Where no cell does, the planned stage's summary is
+   the result, written at once (no second reduction).
 
-A cell's replicates depend only on its pilot, which depends only on the seed and the config: the numbers are
-bit-identical for any ``runner.n_jobs``, backend and shard split, and a tighter target extends the run,
-reusing every chunk. Why the rule does not bias what it reports: :mod:`simstudy.engine.precision`.
+The final summary gets the columns ``target`` (each row's absolute MCSE target, NaN if untargeted) and
+``reached_precision`` (``mcse <= target``, False for every row of a cell that hit ``study.max_reps``), and
+``run.json`` a ``precision`` block (the rule, kappa's confidence, the pilot, each cell's planned and final reps,
+the topped-up, capped and missed cells, the replicates of each stage). The log says whether a top-up ran and
+names every cell that hit the cap or missed a target.
+
+A cell's replicates depend only on its pilot and planned stage, which depend only on the seed and the config:
+the numbers are bit-identical for any ``runner.n_jobs``, backend and shard split. A shard tops up only once it
+finds every chunk of the planned stage stored; a collect that finds a top-up not yet run refuses
+(:class:`TopUpPending`): the shards run once more. A tighter target extends the run, reusing every chunk. Why
+the rule does not bias what it reports: :mod:`simstudy.engine.precision`.
 
 =========================  =========================================================================
 :func:`run_study`          run a study under its precision rule (or plainly, without one)
 :func:`pilot`              the pilot stage alone (``simstudy plan``)
 :func:`plan_precision`     the plan from a pilot's summary: each row's and each cell's replicates
+:func:`replan_precision`   the top-up's plan from the planned stage's summary
+:class:`TopUpPending`      a collect before the shards ran the top-up
 :class:`PrecisionPlan`     the plan; it annotates the final summary
 =========================  =========================================================================
 """
@@ -36,16 +45,31 @@ import numpy as np
 import pandas as pd
 
 from simstudy.engine import precision as _precision
+from simstudy.engine.runner import MissingChunks
 from simstudy.studies import base
 from simstudy.studies.base import StudyResult
 
-__all__ = ["CONFIDENCE", "PrecisionPlan", "plan_precision", "pilot", "run_study"]
+__all__ = ["CONFIDENCE", "PrecisionPlan", "TopUpPending", "plan_precision", "replan_precision", "pilot", "run_study"]
 
 log = logging.getLogger("simstudy")
 
 #: The probability with which a cell's plan meets its targets (the confidence of the plan's upper bound on each
 #: row's MCSE: kappa's one-sided chi-square bound, a rate's exact binomial bound).
 CONFIDENCE = 0.95
+
+
+class TopUpPending(Exception):
+    """``simstudy collect`` of a sharded run whose planned stage calls for a top-up the shards have not run yet.
+
+    The shards computed (or found) the pilot and the planned stage; the planned stage's summary re-plans some cells
+    to more replicates, whose chunks no shard has stored: the shards must run once more (each computes only its
+    share of the top-up) before the collect can summarise. The message is one line saying so.
+
+    Examples
+    --------
+    >>> str(TopUpPending("run: run every shard once more"))
+    'run: run every shard once more'
+    """
 
 
 @dataclass(frozen=True)
@@ -57,8 +81,9 @@ class PrecisionPlan:
     Parameters
     ----------
     table : pandas.DataFrame
-        One row per Monte Carlo row of the pilot's summary: ``cell``, ``distribution``, the study's keys,
-        ``measure``, ``pilot_estimate``, ``pilot_mcse``, ``pilot_reps``, ``target`` (absolute MCSE target, in the
+        One row per Monte Carlo row of the summary planned from (the pilot's; the planned stage's for the top-up):
+        ``cell``, ``distribution``, the study's keys, ``measure``, ``pilot_estimate``, ``pilot_mcse``,
+        ``pilot_reps`` (the replicates of that summary's row), ``target`` (absolute MCSE target, in the
         measure's units; NaN untargeted), ``rate`` (a mean of 0/1 replicates), ``mcse_bound`` (the upper
         ``confidence`` bound on the pilot's MCSE the plan uses: ``pilot_mcse sqrt(kappa)`` (kappa for the row's
         ``kurtosis`` where the pilot's summary has that column), or a rate's from its
@@ -76,6 +101,10 @@ class PrecisionPlan:
         ``study.chunk_reps``.
     confidence : float, optional
         Kappa's confidence, :data:`CONFIDENCE`.
+    planned_reps : dict of str to int, optional
+        The top-up's plan (:func:`replan_precision`): each cell's replicates in the planned stage, which its
+        ``table`` was planned from (its ``pilot_reps`` column: the replicates of each row's MCSE); None (default)
+        for the pilot's plan.
 
     Examples
     --------
@@ -102,6 +131,14 @@ class PrecisionPlan:
     max_reps: int
     chunk_reps: int
     confidence: float = CONFIDENCE
+    planned_reps: dict[str, int] | None = None
+
+    @property
+    def topped_up(self) -> tuple[str, ...]:
+        """The cells the top-up runs past their planned replicates (none for the pilot's plan)."""
+        if self.planned_reps is None:
+            return ()
+        return tuple(c for c, n in self.cell_reps.items() if n > self.planned_reps.get(c, n))
 
     @property
     def capped_cells(self) -> tuple[str, ...]:
@@ -164,18 +201,28 @@ class PrecisionPlan:
                 self.cell_reps.get(cell, self.pilot_reps),
                 self.confidence,
             )
+        planned = self.planned_reps if self.planned_reps is not None else self.cell_reps
+        cells = list(self.cell_reps)
         block = {
-            "rule": "two-stage: a pilot of study.reps plans N = ceil(n0 (mcse0/target)^2 kappa) per cell, in whole "
-            "chunks, within [study.reps, study.max_reps]; kappa = nu/chi2_{1-confidence}(nu), nu = n0-1 or, for a "
-            "row with the pilot's kurtosis k, 2 n0/(k-(n0-3)/(n0-1)); a rate (a mean "
-            "of 0/1 replicates) plans N = ceil(n0 U / (r target^2)), U the exact upper confidence bound on "
-            "p(1-p) from its count of r",
+            "rule": "three stages: a pilot of study.reps plans N1 = ceil(n0 (mcse0/target)^2 kappa) per cell, in "
+            "whole chunks, within [study.reps, study.max_reps]; kappa = nu/chi2_{1-confidence}(nu), nu = n0-1 or, "
+            "for a row with the pilot's kurtosis k, 2 n0/(k-(n0-3)/(n0-1)); a rate (a mean "
+            "of 0/1 replicates) plans N1 = ceil(n0 U / (r target^2)), U the exact upper confidence bound on "
+            "p(1-p) from its count of r; then the same plan from the N1 replicates' summary tops a cell up to "
+            "its N2 where N2 > N1",
             "targets": [list(t) for t in self.precision],
             "confidence": self.confidence,
             "pilot_reps": self.pilot_reps,
             "max_reps": self.max_reps,
             "chunk_reps": self.chunk_reps,
+            "planned_reps": dict(planned),
             "reps": dict(self.cell_reps),
+            "topped_up": list(self.topped_up),
+            "stage_replicates": {  # every cell's replicates run in each stage, summed
+                "pilot": self.pilot_reps * len(cells),
+                "planned": sum(planned[c] - self.pilot_reps for c in cells),
+                "top_up": sum(self.cell_reps[c] - planned[c] for c in cells),
+            },
             "capped": list(capped),
             "missed": missed,
         }
@@ -296,15 +343,74 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
     1   c0      sd     NaN         1000
     2   c1    mean   0.005         1000
     """
+    table, cell_reps = _plan(config, summary, {})
     opts = config.study.options
-    n0, chunk_reps, cap = config.study.reps, config.study.chunk_reps, _max_reps(config)
+    return PrecisionPlan(table, cell_reps, tuple(opts.precision), config.study.reps, _max_reps(config),
+                         config.study.chunk_reps)  # fmt: skip
+
+
+def replan_precision(config, plan: PrecisionPlan, summary: pd.DataFrame) -> PrecisionPlan:
+    """The top-up: each cell re-planned from its planned stage's replicates, never below its plan.
+
+    The same bounds as :func:`plan_precision` (a rate's exact bound, kappa from the row's replicates and
+    kurtosis), from the summary of the ``plan.cell_reps`` replicates each cell ran: a cell whose bound on its MCSE
+    at those replicates already meets every target keeps its plan; any other runs on to the replicates the
+    re-plan needs (whole chunks, within ``study.max_reps``). A cell missing from ``summary`` (its chunks failed)
+    keeps its plan.
+
+    Parameters
+    ----------
+    config : simstudy.config.Config
+        The run's config (as for :func:`plan_precision`).
+    plan : PrecisionPlan
+        The pilot's plan (:func:`plan_precision`), whose replicates ``summary`` reduces.
+    summary : pandas.DataFrame
+        The tidy summary of each cell at ``plan.cell_reps`` replicates.
+
+    Returns
+    -------
+    PrecisionPlan
+        The final plan: its ``table`` the re-plan's rows, its ``cell_reps`` the final replicates
+        (``max(planned, re-planned)``), its ``planned_reps`` the pilot plan's ``cell_reps``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> opts = SimpleNamespace(precision=(("mean", 0.005, False),), max_reps=None)
+    >>> config = SimpleNamespace(study=SimpleNamespace(reps=1000, chunk_reps=500, options=opts))
+    >>> pilot = pd.DataFrame({"cell": ["c0", "c1"], "distribution": "d", "measure": "mean",
+    ...                       "estimate": [0.5, 0.7], "mcse": [0.01, 0.01], "reps": 1000})
+    >>> plan = plan_precision(config, pilot)
+    >>> planned = pd.DataFrame({"cell": ["c0", "c1"], "distribution": "d", "measure": "mean",
+    ...                         "estimate": [0.5, 0.7], "mcse": [0.0045, 0.0052], "reps": 4500})
+    >>> final = replan_precision(config, plan, planned)
+    >>> plan.cell_reps, final.cell_reps, final.topped_up
+    ({'c0': 4500, 'c1': 4500}, {'c0': 4500, 'c1': 5500}, ('c1',))
+    """
+    table, needed = _plan(config, summary, plan.cell_reps)
+    cell_reps = {cell: max(reps, needed.get(cell, reps)) for cell, reps in plan.cell_reps.items()}
+    return dataclasses.replace(plan, table=table, cell_reps=cell_reps, planned_reps=dict(plan.cell_reps))
+
+
+def _plan(config, summary: pd.DataFrame, base_reps: dict[str, int]) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The plan's table and each cell's replicates, from ``summary`` of ``base_reps[cell]`` replicates per cell
+    (``study.reps`` for a cell not in it: the pilot)."""
+    opts = config.study.options
+    chunk_reps, cap = config.study.chunk_reps, _max_reps(config)
     mc = _monte_carlo(summary)
     rows = summary.loc[mc]
     keys = _keys(summary)
     measure = _measure(rows)
+    n0 = (
+        rows["cell"].map(lambda c: base_reps.get(str(c), config.study.reps)).to_numpy(np.int64)
+        if "cell" in rows and base_reps
+        else config.study.reps
+    )
     target = _precision.absolute_targets(opts.precision, measure, rows["estimate"].to_numpy(float))
     row_reps = (
-        pd.to_numeric(rows["reps"], errors="coerce").to_numpy(float) if "reps" in rows else np.full(len(rows), n0)
+        pd.to_numeric(rows["reps"], errors="coerce").to_numpy(float)
+        if "reps" in rows
+        else np.broadcast_to(np.asarray(n0, float), len(rows)).copy()
     )
     estimate, mcse = rows["estimate"].to_numpy(float), rows["mcse"].to_numpy(float)
     # The MCSE the plan assumes, an upper confidence bound: a rate's from the exact bound on p (1 - p) (never 0,
@@ -333,7 +439,7 @@ def plan_precision(config, summary: pd.DataFrame) -> PrecisionPlan:
         }
     )
     cell_reps = {str(c): int(n) for c, n in table.groupby("cell", sort=False)["reps_needed"].max().items()}
-    return PrecisionPlan(table, cell_reps, tuple(opts.precision), n0, cap, chunk_reps)
+    return table, cell_reps
 
 
 def pilot(spec, config, out_dir: Path) -> StudyResult:
@@ -381,13 +487,14 @@ def pilot(spec, config, out_dir: Path) -> StudyResult:
 
 
 def run_study(spec, config, out_dir: Path) -> Any:
-    """Run a study under its precision rule: the pilot, then each cell's planned replicates.
+    """Run a study under its precision rule: the pilot, each cell's planned replicates, then its top-up.
 
     Without ``study.precision`` this is ``spec.run(config, out_dir)`` (with a one-line note if ``study.max_reps``
-    is set: it has no effect then). With it, the pilot (:func:`pilot`), the
-    plan (:func:`plan_precision`) and the planned run, whose summary carries ``target`` and
-    ``reached_precision`` and whose ``run.json`` a ``precision`` block (:meth:`PrecisionPlan.annotate`); its
-    report counts both stages.
+    is set: it has no effect then). With it, the pilot (:func:`pilot`), the plan (:func:`plan_precision`), the
+    planned stage, the re-plan from its summary (:func:`replan_precision`) and, where a cell needs more, the
+    top-up. The final summary carries ``target`` and ``reached_precision`` and ``run.json`` a ``precision``
+    block (:meth:`PrecisionPlan.annotate`); its report counts every stage. A shard (``runner.shard``) runs its
+    share of the planned stage, or, once it finds every chunk of that stored, its share of the top-up.
 
     Parameters
     ----------
@@ -409,6 +516,10 @@ def run_study(spec, config, out_dir: Path) -> Any:
         If ``study.precision`` names a measure the study does not report (after the pilot).
     RuntimeError
         If the study's summary names cells that are not its chunks' cells (a study kind the rule cannot plan).
+    TopUpPending
+        With ``runner.collect``, if the stored planned stage calls for a top-up whose chunks are not stored.
+    simstudy.engine.runner.MissingChunks
+        With ``runner.collect``, if a chunk of the pilot or the planned stage is not stored.
 
     Examples
     --------
@@ -452,19 +563,69 @@ def run_study(spec, config, out_dir: Path) -> Any:
             _range(plan.cell_reps.values()),
             plan.max_reps,
         )
-    stage = base._Stage(cell_reps=plan.cell_reps, plan=plan, pilot_report=first.report)
-    token = base._STAGE.set(stage)
-    try:
-        result = spec.run(config, out_dir)
-    finally:
-        base._STAGE.reset(token)
-    unknown = set(plan.cell_reps) - stage.seen
-    if unknown and stage.seen:
+    sharded = config.runner.shard is not None
+    final: list[PrecisionPlan] = []
+
+    def replan(summary: pd.DataFrame) -> PrecisionPlan | None:
+        """The top-up's plan from the planned stage's summary; the plan to write it with if none follows."""
+        final.append(replan_precision(config, plan, summary))
+        return None if sharded or final[-1].topped_up else final[-1]
+
+    planned = base._Stage(cell_reps=plan.cell_reps, earlier_report=first.report, replan=replan)
+    if sharded:
+        # A shard tops up only once every chunk of the planned stage is stored (the summary the top-up is planned
+        # from); until then it runs its share of the planned stage and stops, as the collect will say.
+        whole = dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, collect=True))
+        try:
+            second = _staged(spec, whole, out_dir, planned)
+        except MissingChunks:
+            log.info("study.precision: this shard runs its share of the planned stage; a top-up, if the planned "
+                     "replicates call for one, runs when the shards run again")  # fmt: skip
+            _staged(spec, config, out_dir, dataclasses.replace(planned, replan=None, plan=plan))  # raises ShardDone
+            raise  # pragma: no cover (a sharded stage ends in ShardDone)
+    else:
+        second = _staged(spec, config, out_dir, planned)
+    unknown = set(plan.cell_reps) - planned.seen
+    if unknown and planned.seen:
         raise RuntimeError(
             f"study kind {spec.kind}: its summary's cells ({', '.join(sorted(unknown)[:3])}) are not the cells of "
             "its chunks, so study.precision cannot plan them"
         )
-    return result
+    last = final[-1]
+    if last.topped_up:
+        log.info(
+            "study.precision: top-up: %d of %d cells re-planned from their planned replicates need more: %s "
+            "replicates per cell (%d more in all)",
+            len(last.topped_up),
+            len(last.cell_reps),
+            _range(last.cell_reps[c] for c in last.topped_up),
+            sum(last.cell_reps[c] - plan.cell_reps[c] for c in last.topped_up),
+        )
+    elif plan.cell_reps:
+        log.info("study.precision: the planned replicates meet every target's bound: no top-up")
+    if not sharded and not last.topped_up:
+        return second  # the planned stage was written, with the final plan
+    earlier = base._both_stages(first.report, second.report)
+    top_up = base._Stage(cell_reps=last.cell_reps, plan=last, earlier_report=earlier)
+    try:
+        return _staged(spec, config, out_dir, top_up)
+    except MissingChunks as exc:
+        if not config.runner.collect:
+            raise
+        raise TopUpPending(
+            f"{out_dir}: the planned stage calls for a top-up of {len(last.topped_up)} cell(s) whose "
+            f"{len(exc.missing)} of {exc.total} chunks are not stored yet: run every shard once more (the same "
+            f"command lines: each computes only its share of the top-up), then simstudy collect run_dir={out_dir}"
+        ) from exc
+
+
+def _staged(spec, config, out_dir: Path, stage: base._Stage) -> Any:
+    """``spec.run`` in a stage of the rule."""
+    token = base._STAGE.set(stage)
+    try:
+        return spec.run(config, out_dir)
+    finally:
+        base._STAGE.reset(token)
 
 
 def _range(values) -> str:
