@@ -392,7 +392,7 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     Returns
     -------
     matplotlib.figure.Figure
-        One row of panels, one per distribution (sharing the y axis, in [0, 1.02]); the legend in the first.
+        One row of panels, one per distribution (sharing the y axis, in [0, 1.02]); the legend below them.
 
     References
     ----------
@@ -444,7 +444,7 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     ests = list(dict.fromkeys(summary["estimator"]))
     palette = _estimator_palette(ests)
     fig, axes = plt.subplots(
-        1, len(dists), figsize=(max(4.2 * len(dists), 5.0), 3.8), squeeze=False, sharey=True, layout="constrained"
+        1, len(dists), figsize=(max(4.2 * len(dists), 5.0), 4.3), squeeze=False, sharey=True, layout="constrained"
     )
     # The simultaneous band over k (lower_joint/upper_joint), where the chunks had the counts it needs.
     joint = {"lower_joint", "upper_joint"} <= set(summary) and bool(summary["lower_joint"].notna().any())
@@ -470,7 +470,8 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
         from matplotlib.lines import Line2D
 
         extra.append(Line2D([], [], color="grey", ls=":", lw=0.9, label="95% simultaneous band over k"))
-    _legend(axes[0, 0], extra=extra, loc="lower left")
+    # Below the panels: a coverage's joint band can reach down to 0 at small k, under any corner of a panel.
+    _legend(fig, axes[0, 0], extra, loc="outside lower center", ncols=2 if len(dists) == 1 else 4)
     level = float(summary["nominal"].iloc[0])
     shown = "shaded: Clopper–Pearson intervals" + ("; dotted: 95% simultaneous (sup-t) band over k" if joint else "")
     _suptitle(fig, title or f"{level:.0%} percentile-bootstrap bands ({shown})")
