@@ -124,7 +124,7 @@ def test_a_yaml_alias_bomb_met_on_a_rerun_is_refused_at_once(tmp_path, where):
     else:
         args = ["-m", *FIG1, "budget.B=6,8", "study.reps=100", "hydra.sweep.dir=sweep"]
         (tmp_path / "sweep").mkdir()
-        stored, message = tmp_path / "sweep" / "multirun.yaml", "sweep holds an unreadable multirun.yaml"
+        stored, message = tmp_path / "sweep" / "multirun.yaml", "sweep/multirun.yaml: holds a YAML alias"
     stored.write_text("\n".join(bomb) + "\n")
     proc = simstudy(*args, cwd=tmp_path, check=False, timeout=60, subprocess_=True)
     one_line_error(proc, message)
