@@ -37,6 +37,7 @@ pilot without an event still plans from ``U > 0``.
 
 ===========================  ==========================================================================
 :func:`inflation`            kappa, the chi-square inflation of a plan from a pilot of n0 replicates (and a kurtosis)
+:func:`heavy_tailed`         whether a kurtosis is too large for a normal sample of n replicates (the top-up's 99%)
 :func:`rate_variance_bound`  the exact upper confidence bound on a rate's variance p (1 - p) from its count
 :func:`absolute_targets`     each row's absolute MCSE target from ``study.precision`` (NaN: untargeted)
 :func:`reps_needed`          each row's replicates needed, in whole chunks, capped; and whether capped
@@ -54,7 +55,7 @@ import numpy as np
 
 from simstudy.schema import ConfigError
 
-__all__ = ["inflation", "rate_variance_bound", "absolute_targets", "reps_needed"]
+__all__ = ["inflation", "heavy_tailed", "rate_variance_bound", "absolute_targets", "reps_needed"]
 
 
 def inflation(dof, confidence: float = 0.95, kurtosis=3.0) -> np.ndarray:
@@ -103,6 +104,37 @@ def inflation(dof, confidence: float = 0.95, kurtosis=3.0) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         kappa = (values / special.chdtri(np.where(values > 0, values, 1.0), confidence))[inverse.reshape(nu.shape)]
     return np.where(dof >= 1, kappa, np.nan)
+
+
+def heavy_tailed(kurtosis, reps) -> np.ndarray:
+    """Whether a sample kurtosis shows a tail heavier than normal: above ``3 + 2 sqrt(24 / reps)``.
+
+    ``sqrt(24 / n)`` is the standard error of the kurtosis of ``n`` normal replicates, so a normal row is above
+    the threshold in about 2.5% of samples, and a heavy tail's row (a lognormal's, kurtosis 26.5, whose samples of
+    hundreds of replicates show 8 to 20) nearly always. The rule's top-up plans such a row at a higher confidence
+    (:data:`simstudy.studies.precision.HEAVY_TAIL_CONFIDENCE`): a sample underestimates a heavy tail's kurtosis,
+    and with it ``kappa`` (:func:`inflation`).
+
+    Parameters
+    ----------
+    kurtosis : float or array_like of float
+        Each row's sample kurtosis (``m4 / m2^2``); NaN (unknown) is not heavy-tailed.
+    reps : int or array_like of int
+        The replicates each kurtosis was computed from; broadcast with ``kurtosis``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Bool array of the broadcast shape.
+
+    Examples
+    --------
+    >>> heavy_tailed([3.0, 3.4, 3.6, 12.0, np.nan], 400).tolist()  # threshold 3 + 2 sqrt(24 / 400) = 3.49
+    [False, False, True, True, False]
+    """
+    kurtosis, reps = np.broadcast_arrays(np.asarray(kurtosis, dtype=float), np.asarray(reps, dtype=float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(kurtosis > 3.0 + 2.0 * np.sqrt(24.0 / reps))
 
 
 def rate_variance_bound(successes, trials, confidence: float = 0.95) -> np.ndarray:
