@@ -101,7 +101,8 @@ class PrecisionPlan:
         ``pilot_reps`` (the replicates of that summary's row), ``target`` (absolute MCSE target, in the
         measure's units; NaN untargeted), ``rate`` (a mean of 0/1 replicates), ``mcse_bound`` (the upper
         ``confidence`` bound on the pilot's MCSE the plan uses: ``pilot_mcse sqrt(kappa)`` (kappa for the row's
-        ``kurtosis`` where the pilot's summary has that column), or a rate's from its
+        ``kurtosis`` where the pilot's summary has that column; in the top-up, at :data:`HEAVY_TAIL_CONFIDENCE`
+        for a row whose sample kurtosis shows a heavy tail), or a rate's from its
         exact bound on ``p (1 - p)``), ``reps_needed`` (whole chunks, within [pilot, cap]) and ``capped``
         (needs more than ``max_reps``).
     cell_reps : dict of str to int
@@ -223,10 +224,12 @@ class PrecisionPlan:
             "whole chunks, within [study.reps, study.max_reps]; kappa = nu/chi2_{1-confidence}(nu), nu = n0-1 or, "
             "for a row with the pilot's kurtosis k, 2 n0/(k-(n0-3)/(n0-1)); a rate (a mean "
             "of 0/1 replicates) plans N1 = ceil(n0 U / (r target^2)), U the exact upper confidence bound on "
-            "p(1-p) from its count of r; then the same plan from the N1 replicates' summary tops a cell up to "
+            "p(1-p) from its count of r; then the same plan from the N1 replicates' summary (kappa at "
+            "heavy_tail_confidence for a row whose sample kurtosis exceeds 3 + 2 sqrt(24/N1)) tops a cell up to "
             "its N2 where N2 > N1",
             "targets": [list(t) for t in self.precision],
             "confidence": self.confidence,
+            "heavy_tail_confidence": HEAVY_TAIL_CONFIDENCE,
             "pilot_reps": self.pilot_reps,
             "max_reps": self.max_reps,
             "chunk_reps": self.chunk_reps,
@@ -439,6 +442,8 @@ def _plan(
     kurtosis = pd.to_numeric(rows["kurtosis"], errors="coerce").to_numpy(float) if "kurtosis" in rows else 3.0
     kappa = _precision.inflation(row_reps - 1, CONFIDENCE, kurtosis)
     heavy = _precision.heavy_tailed(kurtosis, row_reps) if top_up else np.zeros(len(rows), bool)
+    if "kurtosis_assumed" in rows:  # a law's kurtosis (a squared normal error's 15) is no sample's underestimate
+        heavy &= ~rows["kurtosis_assumed"].eq(True).to_numpy()
     if heavy.any():
         # The last look at a heavy tail: the planned stage's kurtosis is still too small (a sample of hundreds sees
         # little of the tail), so its kappa at 95% met the target in 94% of lognormal runs; normal rows keep 95%.
