@@ -15,7 +15,8 @@ larger for heavier tails. A cell takes the largest N of its targeted measures,
 rounded up to whole chunks and clipped to ``[n0, max_reps]`` (the pilot's chunks are reused). A third stage, the
 top-up, plans again by the same bounds from the N replicates (``reps_needed`` with their count as ``n0``) and
 runs the cell on where that needs more: a pilot underestimates a heavy tail, a planned stage of several pilots
-less so (:mod:`simstudy.studies.precision` runs the stages). The final estimates use every replicate.
+less so, though still too much at 95% (a row whose kurtosis shows a heavy tail, :func:`heavy_tailed`, is
+re-planned at 99%; :mod:`simstudy.studies.precision` runs the stages). The final estimates use every replicate.
 
 Why the final estimate is not biased by the rule: N is a function of the pilot only, and the final mean is
 ``(n0 mean0 + (N - n0) mean1) / N`` with ``mean1`` independent of the pilot, so its bias is

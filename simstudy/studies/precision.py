@@ -7,7 +7,8 @@ With ``study.precision`` set, any study kind runs in three stages in one run dir
    plans the same);
 2. **the planned stage**: each cell at the replicates its pilot planned (:func:`plan_precision`, the maths in
    :mod:`simstudy.engine.precision`), reusing every pilot chunk (chunk keys do not depend on ``reps``);
-3. **the top-up**: the planned stage's summary re-plans each cell by the same bounds (:func:`replan_precision`);
+3. **the top-up**: the planned stage's summary re-plans each cell by the same bounds (:func:`replan_precision`;
+   kappa at :data:`HEAVY_TAIL_CONFIDENCE` for a row whose kurtosis shows a heavy tail);
    a cell that needs more runs on to it, reusing every chunk. Where no cell does, the planned stage's summary is
    the result, written at once (no second reduction).
 
@@ -371,7 +372,8 @@ def replan_precision(config, plan: PrecisionPlan, summary: pd.DataFrame) -> Prec
     """The top-up: each cell re-planned from its planned stage's replicates, never below its plan.
 
     The same bounds as :func:`plan_precision` (a rate's exact bound, kappa from the row's replicates and
-    kurtosis), from the summary of the ``plan.cell_reps`` replicates each cell ran: a cell whose bound on its MCSE
+    kurtosis; kappa at :data:`HEAVY_TAIL_CONFIDENCE` for a row whose sample kurtosis shows a heavy tail,
+    :func:`simstudy.engine.precision.heavy_tailed`, unless its ``kurtosis_assumed`` is True), from the summary of the ``plan.cell_reps`` replicates each cell ran: a cell whose bound on its MCSE
     at those replicates already meets every target keeps its plan; any other runs on to the replicates the
     re-plan needs (whole chunks, within ``study.max_reps``). A cell missing from ``summary`` (its chunks failed)
     keeps its plan.
