@@ -560,7 +560,7 @@ class _Stage:
     @property
     def planning(self) -> bool:
         """Whether the rule plans from this stage's summary (the pilot, the planned stage): a study adds the
-        columns the plan reads (evp_accuracy's ``kurtosis``)."""
+        columns the plan reads (evp_accuracy's ``kurtosis``, ``kurtosis_assumed``)."""
         return self.pilot or self.replan is not None
 
 
@@ -816,7 +816,7 @@ def finish(
         plan = None if stage.pilot else stage.replan(shown)  # type: ignore[misc]
         if plan is None:  # the pilot, or a planned stage a top-up follows: nothing written
             return StudyResult(summary=shown, report=run.report, files={}, kind=config.study.kind)
-        summary = summary.drop(columns="kurtosis", errors="ignore")  # the plan's column, not a result
+        summary = summary.drop(columns=["kurtosis", "kurtosis_assumed"], errors="ignore")  # the plan's, not results
     if stage is not None and stage.earlier_report is not None:
         run = dataclasses.replace(run, report=_both_stages(stage.earlier_report, run.report))
     if config.runner.shard is not None:  # an exact study has no chunks: its shards have nothing to do

@@ -305,8 +305,9 @@ def _add_kurtosis(rows: list[dict], G: np.ndarray, cell: _Cell, specs) -> None:
 
     ``mean`` and ``bias``: that of the errors, ``m4 / m2^2`` from the Gram matrix (NaN where the estimates were
     all equal); ``variance``, ``empse`` and ``mse``: :data:`_SQUARED_NORMAL_KURTOSIS` (their replicates are squared
-    errors). The rule plans a row from it (the variance of skewed replicates is estimated less surely than a
-    normal one's). Only the summaries the rule plans from carry it (the pilot's and the planned stage's, for the
+    errors), marked ``kurtosis_assumed`` True: a law's kurtosis, not a sample's, so the top-up's heavy-tail check
+    (is a sample's kurtosis too large for a normal sample?) does not apply to it. The rule plans a row from it
+    (the variance of skewed replicates is estimated less surely than a normal one's). Only the summaries the rule plans from carry it (the pilot's and the planned stage's, for the
     top-up), not the final one; paired rows have none (normal assumed).
     """
     C = metrics.centre_gram(G)  # (N, 1 + 2E, 1 + 2E): centred (1, d_e - m_e, (d_e - m_e)^2, ...)
@@ -323,6 +324,7 @@ def _add_kurtosis(rows: list[dict], G: np.ndarray, cell: _Cell, specs) -> None:
             row["kurtosis"] = float(value) if np.isfinite(value) else np.nan
         elif row["measure"] in ("variance", "empse", "mse"):
             row["kurtosis"] = _SQUARED_NORMAL_KURTOSIS
+            row["kurtosis_assumed"] = True  # a law's, not a sample's: the top-up's heavy-tail check skips it
 
 
 def _degenerate_notes(cell: _Cell, perf: metrics.Performance, specs) -> list[str]:
