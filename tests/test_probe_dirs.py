@@ -260,10 +260,11 @@ def test_the_wrote_line_lists_only_what_the_run_wrote_not_the_user_s_files(tmp_p
     (run / "notes.md").write_text("why this run\n")
     (run / "figure.svg").write_text("<svg/>\n")
     proc = simstudy("curve", "data=s.csv", "hydra.run.dir=E9", "overwrite=true", cwd=tmp_path)
-    assert wrote(proc.stdout) == ["config.yaml", "curves.csv", "curves.parquet", "figure.pdf", "figure.png"]
-    # the same run again: its tables and figures rewritten; config.yaml, the same, is left as it is
+    outputs = ["CURVE.md", "curves.csv", "curves.parquet", "figure.pdf", "figure.png", "report.html", "run.json"]
+    assert wrote(proc.stdout) == sorted(["config.yaml", *outputs])
+    # the same run again: its tables, figures and pages rewritten; config.yaml, the same, is left as it is
     proc = simstudy("curve", "data=s.csv", "hydra.run.dir=E9", cwd=tmp_path)
-    assert wrote(proc.stdout) == ["curves.csv", "curves.parquet", "figure.pdf", "figure.png"]
+    assert wrote(proc.stdout) == outputs
 
 
 @pytest.mark.system

@@ -313,7 +313,7 @@ def test_auditing_identical_scores_names_no_option_that_fails(run_cli, tmp_path)
 def test_the_audit_takes_the_option_its_message_names(run_cli, tmp_path):
     (tmp_path / "t.csv").write_text("score\n0.7\n0.7\n0.7\n0.7\n0.7\n0.8\n")
     status, _, err = run_cli("audit", "data=t.csv", "rounds=8", "bootstrap_rounds=4", "evp_reps=20", "resamples=4")
-    assert status == 2 and "give find_atoms=false to fit a KDE to all" in err, err
+    assert status == 2 and "give find_atoms=false to fit one density to all the scores" in err, err
     status, out, err = run_cli("audit", "data=t.csv", "find_atoms=false", "rounds=8", "bootstrap_rounds=4",
                                "evp_reps=20", "resamples=4", "hydra.run.dir=run")
     assert status == 0, err
