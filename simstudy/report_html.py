@@ -784,15 +784,10 @@ def _command_charts(files: Files, headline) -> tuple[list[dict], int, tuple[str,
 def _extrapolation_chart(files: Files, path: Path) -> dict | None:
     """``simstudy extrapolate``'s curves (extrapolation.csv): each curve's estimate against k (log scale) with
     its band, one panel per model; the tooltip gives the estimate and the band's ends."""
-    import io as _io
 
     import pandas as pd
 
-    data = files.read(path)
-    try:
-        table = pd.read_csv(_io.BytesIO(data)) if data is not None else None
-    except (OSError, ValueError):
-        return None
+    table = files.csv(path)
     if table is None:
         return None
     need = ("model", "k", "curve", "estimate", "lower", "upper")
@@ -851,16 +846,10 @@ def _curve_chart(
     """A data command's curves against the budget (log scale), one colour per model, the band shaded; the
     tooltip gives the value and the band's ends. At most :data:`_MAX_CURVE_POINTS` budgets per model, spaced
     evenly on the log scale (the title says so when the table has more)."""
-    import io as _io
 
     import numpy as np
-    import pandas as pd
 
-    data = files.read(path)  # never through a link out of the directory, never a FIFO
-    try:
-        table = pd.read_csv(_io.BytesIO(data)) if data is not None else None
-    except (OSError, ValueError):
-        return None
+    table = files.csv(path)  # never through a link out of the directory, never a FIFO
     if table is None:
         return None
     value = next((c for c in y if c in table.columns), None)

@@ -7,7 +7,7 @@ A run directory may come from anyone: :class:`Files` reads its files as data and
 parser's state; :data:`CSP` is the page's Content-Security-Policy, a second wall behind the escaping.
 
 ======================  ================================================================================
-:class:`Files`          the directory's files read as data (``read``, ``text``, ``json``, ``parquet``)
+:class:`Files`          the directory's files read as data (``read``, ``text``, ``json``, ``csv``, ``parquet``)
 :func:`markdown_page`   a markdown page as HTML: no raw HTML, only the directory's own links and images
 :func:`script_json`     JSON safe inside ``<script type="application/json">``
 :func:`inside`          whether a path, every link resolved, is a regular file of a directory
@@ -95,6 +95,20 @@ class Files:
         except ValueError:
             return {}
         return data if isinstance(data, dict) else {}
+
+    def csv(self, path: Path):
+        """A table as a frame; None if it is missing, refused (with a note) or not a CSV table."""
+        import io
+
+        import pandas as pd
+
+        data = self.read(path)
+        if data is None:
+            return None
+        try:
+            return pd.read_csv(io.BytesIO(data))
+        except (OSError, ValueError):
+            return None
 
     def parquet(self, path: Path, what: str):
         """A summary as a frame; a file that is refused or not a parquet table raises :class:`NotAReport`."""
