@@ -144,6 +144,13 @@ class ExtrapolateOptions(DataOptions):
         "instead of threshold: censor the scores at or below this score (in score units), e.g. 0.85",
         schema.optional(schema.number(what="a finite number")),
     )
+    threshold_of: str = option(
+        "completed",
+        "the runs threshold's quantile is taken among: completed (failed runs, "
+        "an atom of scores below the rest, set aside first) or all (every run, "
+        "failed ones too: Lourie et al. 2025's rule)",
+        schema.choice(("completed", "all")),
+    )
     c: tuple[int, ...] | None = option(
         None,
         "the effective numbers of hyperparameters the fit searches: an integer "
@@ -200,6 +207,9 @@ class ExtrapolateConfig:
     threshold_score : float or None
         ``threshold_score``: instead of threshold: censor the scores at or below this score, e.g. 0.85. In score
         units.
+    threshold_of : {"completed", "all"}
+        ``threshold_of``: the runs ``threshold``'s quantile is taken among: the completed ones (failed runs set
+        aside first) or all of them (the rule of Lourie et al. 2025, the reproduction catalogue's).
     c : tuple of int or None
         ``c``: the effective numbers of hyperparameters the fit searches: an integer 1..10 or a list, e.g.
         c=[1,2,3] (default: 1..10).
@@ -238,6 +248,7 @@ class ExtrapolateConfig:
     sample_size: int | None  # fit the first n scores (None: all); the rest are held out
     threshold: float | None  # the censored share (None with threshold_score)
     threshold_score: float | None
+    threshold_of: str  # "completed" (failed runs set aside before the quantile) or "all"
     c: tuple[int, ...] | None
     n_boot: int
     level: float
@@ -320,6 +331,7 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         sample_size=o.sample_size,
         threshold=threshold,
         threshold_score=o.threshold_score,
+        threshold_of=o.threshold_of,
         c=o.c,
         n_boot=o.n_boot,
         level=o.level,

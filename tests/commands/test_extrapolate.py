@@ -222,3 +222,41 @@ def test_the_gain_of_a_loss_is_said_as_a_fall(tmp_path):
     gain = -result.simulation["gain"].iloc[-1]
     assert gain > 0 and f"(true(1) − true(k) = {gain:.3g} at 10n)" in section
     assert "/ (true(1) − true(k))" in section and "true(k) − true(1) = −" not in section
+
+
+def test_the_tail_fit_check_reads_rounded_scores_as_rounded_not_as_a_misfit():
+    # Accuracies on a finite validation set repeat: 1,024 draws of the law itself, recorded to a step of 0.005,
+    # read as a misfit point by point (each tie a jump of the eCDF the continuous law has not); the check sets
+    # each jump against the law's mass over its step, and still catches a law that does not fit.
+    from types import SimpleNamespace
+
+    from scipy import stats
+
+    from simstudy.commands.extrapolate_fit import _tail_fit
+
+    law = stats.norm(0.88, 0.01)
+    x = np.round(law.rvs(size=1024, random_state=np.random.default_rng(3451)) / 0.005) * 0.005
+    fitted = SimpleNamespace(fit=SimpleNamespace(law=law, threshold=-np.inf), sample=SimpleNamespace(scores=x))
+    row = _tail_fit(fitted, 0.95)
+    assert row["tail_ks"] < row["tail_ks_critical"]
+    values, counts = np.unique(x, return_counts=True)  # the point-by-point distance: over the critical one
+    point = np.max(np.abs(np.cumsum(counts) / x.size - law.cdf(values)))
+    assert max(point, np.max(np.abs(law.cdf(values) - (np.cumsum(counts) - counts) / x.size))) > row["tail_ks_critical"]
+    wrong = SimpleNamespace(fit=SimpleNamespace(law=stats.norm(0.885, 0.01), threshold=-np.inf),
+                            sample=SimpleNamespace(scores=x))
+    row = _tail_fit(wrong, 0.95)
+    assert row["tail_ks"] > row["tail_ks_critical"]
+
+
+def test_threshold_of_all_takes_the_quantile_among_every_run_as_the_paper_does():
+    # the reproduction of Lourie et al. (2025) takes the median of all 48 runs, failed ones too; the default sets
+    # the failed runs (an atom below the rest) aside first
+    rng = np.random.default_rng(3452)
+    x = np.r_[np.zeros(7), 0.8 + 0.1 * rng.beta(5, 2, 41)]
+    default = extrapolate.parse({"data": "scores.csv"})
+    paper = extrapolate.parse({"data": "scores.csv", "threshold_of": "all"})
+    assert (default.threshold_of, paper.threshold_of) == ("completed", "all")
+    assert extrapolate_fit._failed(x, default) == 7 and extrapolate_fit._failed(x, paper) == 0
+    assert extrapolate_fit._rule(paper, 0, x.size).quantile == 0.5
+    with pytest.raises(ConfigError, match="threshold_of"):
+        extrapolate.parse({"data": "scores.csv", "threshold_of": "some"})
