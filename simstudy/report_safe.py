@@ -277,7 +277,7 @@ CSP = (
 
 
 def plain_titles(spec: Any) -> Any:
-    """``spec`` with every ``title`` (a chart's, an axis', a legend's, a tooltip's: the user's names of keys and
+    r"""``spec`` with every ``title`` (a chart's, an axis', a legend's, a tooltip's: the user's names of keys and
     measures) on one printable line: Vega-Lite writes titles into the expressions of its default tooltips,
     where a U+2028 or a control character is a parse error that leaves the chart blank. Data are untouched.
 
