@@ -270,11 +270,17 @@ def _in_run_dir(run, cfg, out_dir: Path):
     ``run`` returns (called as ``run(cfg, out_dir)``; ``cfg`` the composed config)."""
     claim = None
     restore = _terminate_as_interrupt()
+    # Ctrl-C and SIGTERM held until the claim is in hand: one landing between the lock and the assignment (the
+    # claim's own bookkeeping, its return) left a lock and a marker of a dead run (a system test, under load).
+    # Released inside the try, where a held signal's KeyboardInterrupt finds the claim to release.
+    held = io._hold_interrupts()
     try:
         try:
             claim = io.claim_run_dir(out_dir, shard=_shard_label(cfg), warn=log.warning)
         except (io.NotARunDir, io.RunDirBusy) as exc:
+            io._release_interrupts(held)
             _fail(str(exc), out_dir)
+        io._release_interrupts(held)
         _note_files(out_dir)
         result = run(cfg, out_dir)
         _settle(out_dir, finished=_shard_label(cfg) is None)
@@ -294,8 +300,11 @@ def _in_run_dir(run, cfg, out_dir: Path):
         _release(claim, out_dir)
         raise
     finally:
-        _release(claim, None)
-        restore()
+        try:
+            io._release_interrupts(held)  # a no-op once released (held still only if the claim failed)
+        finally:
+            _release(claim, None)
+            restore()
 
 
 def _chunks_changed(exc: Exception) -> str:
