@@ -405,8 +405,13 @@ def _store_outputs(out_dir: Path, names: frozenset[str]) -> None:
 
 
 def note_outputs(out_dir: Path, names) -> None:
-    """Add ``names`` (written at the top of ``out_dir`` by this run) to the marker's list of outputs."""
-    _store_outputs(out_dir, outputs(out_dir) | {n for n in names if _plain_name(n)})
+    """Add ``names`` (written at the top of ``out_dir`` by this run) to the marker's list of outputs; the marker
+    is rewritten only when the list grows (a run notes its outputs when it finishes and again when it releases
+    the directory)."""
+    known = outputs(out_dir)
+    grown = known | {n for n in names if _plain_name(n)}
+    if grown != known:
+        _store_outputs(out_dir, grown)
 
 
 def move_aside(out_dir: Path, names: tuple[str, ...] | None = None) -> Path | None:
