@@ -29,6 +29,7 @@ def _in_process(args, cwd) -> subprocess.CompletedProcess:
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     saved_argv, saved_cwd = sys.argv, os.getcwd()
+    saved_modules, saved_path = set(sys.modules), list(sys.path)
     saved_env = {k: os.environ.pop(k) for k in [k for k in os.environ if k.startswith("HYDRA")]}
     os.environ["HYDRA_FULL_ERROR"] = "1"  # main() sets it as a subprocess would have it
     status = 0
@@ -47,6 +48,15 @@ def _in_process(args, cwd) -> subprocess.CompletedProcess:
         os.chdir(saved_cwd)
         os.environ.pop("HYDRA_FULL_ERROR", None)
         os.environ.update(saved_env)
+        # A subprocess's plug-ins die with it: forget the ones this run imported from its directory (my_bands.py
+        # of one test is not another's), and the directory it put on sys.path.
+        for name in set(sys.modules) - saved_modules:
+            if name.startswith("my_"):
+                del sys.modules[name]
+        sys.path[:] = saved_path
+        from simstudy import plugins
+
+        plugins._LOADED.clear()
     return subprocess.CompletedProcess(["simstudy", *args], status, out.getvalue(), err.getvalue())
 
 

@@ -176,7 +176,7 @@ def _overshoot(fit, level: float) -> str:
 #: How often the overshoot check fails when the law is true, measured on searches of c = 3 laws with 200
 #: refits: 0 of 100 (n = 200, o = 0.01, c = 3 given), 0 of 100 (o = 0), 1 of 60 (n = 512, o = 0.005), 0 of 40
 #: (n = 200, c searched 1..10); with 20 refits, whose bands are narrower, 9 of 120.
-#: tests/test_extrapolate.py::test_overshoot_false_alarms_are_rare checks it (heavy lane).
+#: tests/commands/test_extrapolate_runs.py::test_overshoot_false_alarms_are_rare checks it (heavy lane).
 _OVERSHOOT_FALSE_ALARMS = (
     "With the law true, this check failed in 1 of 300 simulated searches with 200 refits (about 1 in 13 with "
     "n_boot=20): it seldom fails by chance, but it is a sign, not a proof."

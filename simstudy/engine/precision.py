@@ -25,7 +25,7 @@ normal replicates the sample mean and variance are independent, the covariance i
 (exactly unbiased); in general ``|bias| <= sd(mean0) sd(n0 / N)``, of the order of the pilot's MCSE times the
 relative spread of the plan, far below the target for pilots of hundreds of replicates; the top-up's
 dependence on the planned stage's variance is of the same kind and order. A relative target
-(``1%``) also plans from the pilot's estimate, which adds a dependence of the same order. ``tests/test_precision.py``
+(``1%``) also plans from the pilot's estimate, which adds a dependence of the same order. ``tests/studies/test_precision.py``
 checks the coverage of the final intervals on exact truths.
 
 A rate (a coverage, a rejection or a disagreement rate: the mean of 0/1 replicates) is planned differently,

@@ -41,7 +41,7 @@ survival's standard error at c, from the differences of neighbouring strata, ove
 correlated points need them, as the weights 1 / N_c0 then range from 1 / K to 1), and it returns the
 estimate plus 3.5 of its standard errors, capped at Šidák's value (which no correlation exceeds). Measured
 against exact values over K in {2, 3, 5, 10, 20, 30, 50, 100}, levels 0.8, 0.9, 0.95, independent points
-(Šidák) and equicorrelated ones at 0.3, 0.6, 0.9, 0.97 (by 1-D quadrature; ``tests/test_joint.py``): c is
+(Šidák) and equicorrelated ones at 0.3, 0.6, 0.9, 0.97 (by 1-D quadrature; ``tests/stats/test_joint.py``): c is
 never below the exact value and at most 0.028 above it (at K = 100, correlation 0.97, level 0.8), so the
 band's exact simultaneous coverage lies between ``level`` and ``level + 0.01``. The former bare estimate
 (one batch, no margin) erred either way by up to 0.021 there (its standard error, 1e-3 for independent
