@@ -12,6 +12,8 @@ panels), :func:`to_vega` writes it as the Vega-Lite spec ``report.html`` embeds.
 :class:`Chart`          what a chart draws (title, axes, series, panels, marks, tooltips, rows, role)
 :class:`Interval`       the uncertainty around each point: what it is, drawn as a band or as bars
 :func:`estimates`       a summary's estimates against ``x``, one line per ``hue``, one panel per facet value
+:func:`estimate_text`   ``estimate ± MCSE`` rounded to the digits the MCSE supports (tooltips, the report's table)
+:func:`json_value`      a frame's value as JSON's (numpy scalars as Python ones, NaN as None)
 :func:`to_matplotlib`   the chart as a matplotlib figure (the PNG/PDF files)
 :func:`to_vega`         the chart as a Vega-Lite spec (a dict; ``report.html`` escapes it as it embeds it)
 ======================  ==========================================================================================
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.patches import Patch
 
-__all__ = ["Chart", "Interval", "estimates", "to_matplotlib", "to_vega"]
+__all__ = ["Chart", "Interval", "estimates", "estimate_text", "json_value", "to_matplotlib", "to_vega"]
 
 #: What a chart can be (:attr:`Chart.role`): a study's headline measure, another measure of it, a coverage (its
 #: nominal level drawn as a reference), a curve against a budget with its band.
@@ -170,9 +172,26 @@ class Chart:
 # ------------------------------------------------------------------------------------------- describing
 
 
-def _value(value: Any) -> Any:
-    """A table's value as a chart's: numpy scalars as Python ones, NaN as None, anything else (a list, a
-    timestamp) as its text."""
+def json_value(value: Any) -> Any:
+    """A table's value as a chart's (and JSON's): numpy scalars as Python ones, NaN as None, anything else (a
+    list, a timestamp) as its text.
+
+    Parameters
+    ----------
+    value : object
+        A cell of a frame (``Series.tolist()`` or ``.iloc``).
+
+    Returns
+    -------
+    bool, int, float, str or None
+        The value as JSON holds it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> json_value(np.float64(0.5)), json_value(float("nan")), json_value([1, 2])
+    (0.5, None, '[1, 2]')
+    """
     if hasattr(value, "item") and getattr(value, "size", 1) == 1:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -190,8 +209,29 @@ def _formatted(estimate: float, mcse: float, show_mcse: bool) -> str:
     return format_estimate(estimate, mcse, show_mcse=show_mcse)
 
 
-def _shown(estimate: float, mcse: float | None, *, alone: bool = False) -> str:
-    """``estimate ± mcse`` rounded to the digits the MCSE supports (``alone``: without the ``± mcse``)."""
+def estimate_text(estimate: float, mcse: float | None, *, alone: bool = False) -> str:
+    """``estimate ± mcse`` rounded to the digits the MCSE supports, as a chart's tooltip and the report's table
+    show it (:func:`simstudy.stats.metrics.format_estimate`, computed once per value).
+
+    Parameters
+    ----------
+    estimate : float
+        The estimate.
+    mcse : float or None
+        Its Monte Carlo standard error (None or NaN: unknown, 0: exact).
+    alone : bool, optional, keyword-only
+        The estimate alone, without ``± mcse`` (still rounded to the MCSE's digits). Default False.
+
+    Returns
+    -------
+    str
+        The text.
+
+    Examples
+    --------
+    >>> estimate_text(0.12345, 0.0021), estimate_text(0.12345, 0.0021, alone=True)
+    ('0.123 ± 0.002', '0.123')
+    """
     return _formatted(float(estimate), float(mcse) if mcse is not None else float("nan"), not alone)
 
 
@@ -269,15 +309,15 @@ def estimates(
     has_mcse, has_hue = "mcse" in columns, hue in columns
     out = []
     for i, est in enumerate(columns["estimate"]):
-        est = _value(est)
+        est = json_value(est)
         if est is None:
             continue
-        mcse = _value(columns["mcse"][i]) if has_mcse else None
-        point = {"x": _value(columns[x][i]), "estimate": est, "shown": _shown(est, mcse)}
+        mcse = json_value(columns["mcse"][i]) if has_mcse else None
+        point = {"x": json_value(columns[x][i]), "estimate": est, "shown": estimate_text(est, mcse)}
         if has_hue:
             point["hue"] = str(columns[hue][i])
         if use_ci:
-            lo, hi = _value(columns["ci_low"][i]), _value(columns["ci_high"][i])
+            lo, hi = json_value(columns["ci_low"][i]), json_value(columns["ci_high"][i])
             if lo is not None and hi is not None:
                 point["lo"], point["hi"] = lo, hi
         elif mcse:
@@ -286,11 +326,11 @@ def estimates(
             point["facet"] = tuple(str(columns[k][i]) for k in facets)
         if styles:
             point["style"] = ", ".join(f"{k} = {columns[k][i]}" for k in styles)
-        if "nominal" in columns and _value(columns["nominal"][i]) is not None:
-            point["nominal"] = _value(columns["nominal"][i])
-        if joint and _value(columns["lower_joint"][i]) is not None:
+        if "nominal" in columns and json_value(columns["nominal"][i]) is not None:
+            point["nominal"] = json_value(columns["nominal"][i])
+        if joint and json_value(columns["lower_joint"][i]) is not None:
             lower, upper = columns["lower_joint"][i], columns["upper_joint"][i]
-            point["joint"] = f"[{_shown(lower, mcse, alone=True)}, {_shown(upper, mcse, alone=True)}]"
+            point["joint"] = f"[{estimate_text(lower, mcse, alone=True)}, {estimate_text(upper, mcse, alone=True)}]"
         out.append(point)
     label = (
         "95% Clopper–Pearson interval"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from simstudy.charts import _colorblind, _theme, estimates, to_matplotlib
+from simstudy.charts import _colorblind, _theme, to_matplotlib
 from simstudy.stats.bands import METHOD_LABELS
 
 if TYPE_CHECKING:
@@ -147,8 +147,9 @@ def sweep_figure(
     line style per ``distribution``/``B`` that varies within a job, named in the legend), with its 95%
     interval: the Clopper-Pearson ``ci_low``/``ci_high`` where the rows have them, else ±1.96 ``mcse``, else
     none; on a coverage, the nominal level dashed. Panels keep the jobs' order; the y axes are not shared
-    (settings can differ in scale by orders of magnitude). Described by :func:`simstudy.charts.estimates`, as
-    the charts of ``report.html`` are, and drawn by :func:`simstudy.charts.to_matplotlib`.
+    (settings can differ in scale by orders of magnitude). Described by :func:`simstudy.sweeps.sweep_chart`
+    (with :func:`simstudy.charts.estimates`, as the charts of ``report.html`` are) and drawn by
+    :func:`simstudy.charts.to_matplotlib`.
 
     Parameters
     ----------
@@ -193,21 +194,6 @@ def sweep_figure(
     ['B = 5', 'B = 10']
     >>> plt.close(fig)
     """
-    varying = [c for c in ("distribution", "B") if c != x and c in rows]
-    if swept and varying:  # what varies within a job gets a line style; what the jobs differ in, a panel
-        job = rows[swept].astype(str).apply(tuple, axis=1)
-        varying = [c for c in varying if rows.groupby(job)[c].nunique().max() > 1]
-    elif varying:
-        varying = [c for c in varying if rows[c].nunique() > 1]
-    chart = estimates(
-        rows,
-        x=x,
-        hue=hue,
-        ylabel=ylabel,
-        title=title or f"{ylabel} by {', '.join(swept) or 'job'}",
-        facets=swept,
-        styles=varying,
-        role=role,
-        ci=True,
-    )
-    return to_matplotlib(chart)
+    from simstudy.sweeps import Headline, sweep_chart
+
+    return to_matplotlib(sweep_chart(rows, swept, Headline({}, x, hue, ylabel, role), title=title))

@@ -50,7 +50,6 @@ A page never imports code named in the run directory: it reads ``summary.parquet
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import html
 import json
@@ -58,10 +57,11 @@ import logging
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from simstudy.charts import Chart, Interval, estimate_text, estimates, json_value, to_vega
 from simstudy.engine.identity import RECORD
 from simstudy.report_safe import CSP, Files, NotAReport, inside, markdown_page, plain_titles, script_json
 
@@ -203,31 +203,6 @@ def _verify_chunks(
 # -------------------------------------------------------------------------------------------------- charts
 
 
-def _plain(value: Any) -> Any:
-    """A frame's value as JSON: numpy scalars as Python ones, NaN as null, anything else (a list, a timestamp)
-    as its text."""
-    if hasattr(value, "item") and getattr(value, "size", 1) == 1:
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
-def _shown(estimate: float, mcse: float | None, *, alone: bool = False) -> str:
-    """``estimate ± mcse`` rounded to the digits the MCSE supports (``alone``: without the ``± mcse``)."""
-    return _formatted(float(estimate), float(mcse) if mcse is not None else float("nan"), not alone)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _formatted(estimate: float, mcse: float, show_mcse: bool) -> str:
-    """:func:`~simstudy.stats.metrics.format_estimate`, once per value: a chart's points are table rows too."""
-    from simstudy.stats.metrics import format_estimate
-
-    return format_estimate(estimate, mcse, show_mcse=show_mcse)
-
-
 def _facets(rows, x: str, hue: str, swept: list[str], candidates: list[str]) -> list[str]:
     """The keys one panel per value combination is drawn for: the swept factors, then any other key of
     ``candidates`` (keys of the whole frame with a handful of values) that varies among the rows."""
@@ -241,91 +216,14 @@ def _facet_candidates(frame) -> list[str]:
     return [c for c in frame.columns if frame[c].dtype.kind != "f" and 1 < frame[c].nunique() <= 12]
 
 
-def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str) -> dict:
-    """One Vega-Lite spec (a dict): estimate against ``x``, one line per ``hue``, ±2 MCSE bars, a tooltip
-    with ``estimate ± MCSE``, one panel per facet value combination, the nominal level on coverage charts."""
-    rows, capped = _thinned(rows)
-    has_mcse = "mcse" in rows
-    joint = "lower_joint" in rows and "upper_joint" in rows
-    columns = {
-        c: rows[c].tolist()
-        for c in {x, hue, "estimate", "mcse", "nominal", *facets, *(("lower_joint", "upper_joint") if joint else ())}
-        if c in rows
-    }
-    values = []
-    for i, est in enumerate(columns["estimate"]):
-        est = _plain(est)
-        if est is None:
-            continue
-        mcse = _plain(columns["mcse"][i]) if has_mcse else None
-        point = {"x": _plain(columns[x][i]), "estimate": est, "shown": _shown(est, mcse)}
-        if hue in columns:
-            point["hue"] = str(columns[hue][i])
-        if mcse:
-            point["lo"], point["hi"] = est - 2 * mcse, est + 2 * mcse
-        if facets:
-            point["panel"] = ", ".join(f"{k}={columns[k][i]}" for k in facets)
-        if "nominal" in columns and _plain(columns["nominal"][i]) is not None:
-            point["nominal"] = _plain(columns["nominal"][i])
-        if joint and _plain(columns["lower_joint"][i]) is not None:
-            lower, upper = columns["lower_joint"][i], columns["upper_joint"][i]
-            point["joint"] = f"[{_shown(lower, mcse, alone=True)}, {_shown(upper, mcse, alone=True)}]"
-        values.append(point)
-    numeric = all(isinstance(v["x"], (int, float)) and not isinstance(v["x"], bool) for v in values)
-    xenc: dict[str, Any] = {"field": "x", "type": "quantitative" if numeric else "ordinal", "title": x}
-    if numeric:
-        xenc["scale"] = {"zero": False}  # nominal levels 0.5..0.95, budgets from 1: not from 0
-    color = {"color": {"field": "hue", "type": "nominal", "title": hue}} if any("hue" in v for v in values) else {}
-    tooltip = [{"field": "shown", "title": "estimate ± MCSE"}, {"field": "x", "title": x}]
-    if color:
-        tooltip.append({"field": "hue", "title": hue})
-    if facets:
-        tooltip.append({"field": "panel", "title": ", ".join(facets)})
-    if joint:
-        tooltip.append({"field": "joint", "title": "joint band"})
-    y = {"field": "estimate", "type": "quantitative", "title": ylabel, "scale": {"zero": False}}
-    layers: list[dict] = [
-        {"mark": {"type": "line", "point": True}, "encoding": {"x": xenc, "y": y, **color, "tooltip": tooltip}}
-    ]
-    if any("lo" in v for v in values):  # exact values (MCSE 0) have no bars
-        bars = {"x": xenc, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, **color}
-        layers.insert(0, {"mark": {"type": "rule", "opacity": 0.6}, "encoding": bars})
-    if "coverage" in f"{title} {ylabel}".lower() and any("nominal" in v for v in values):
-        if x == "nominal":  # coverage against the nominal level: the diagonal is the goal
-            layers.append(
-                {
-                    "mark": {"type": "line", "strokeDash": [4, 4], "color": "gray"},
-                    "encoding": {"x": xenc, "y": {**y, "field": "nominal"}},
-                }
-            )
-        else:
-            layers.append(
-                {
-                    "mark": {"type": "rule", "strokeDash": [4, 4], "color": "gray"},
-                    "encoding": {"y": {**y, "field": "nominal"}},
-                }
-            )
-    size = {"width": 300, "height": 200}
-    spec: dict[str, Any] = {"title": title, "data": {"values": values}}
-    if capped:  # usermeta: Vega-Lite's place for what it does not draw; the page states it above the charts
-        spec["usermeta"] = {"capped": capped}
-    if facets:
-        spec.update(
-            facet={"field": "panel", "type": "nominal", "title": ", ".join(facets)},
-            columns=3,
-            spec={**size, "layer": layers},
-        )
-    else:
-        spec.update(size, layer=layers)
-    return spec
-
-
-def _charts(frame, kind: str, swept: list[str], headline) -> list[dict]:
-    """The headline chart of the summary (or stacked frame), then one per other measure of it."""
+def _charts(frame, kind: str, swept: list[str], headline) -> list[Chart]:
+    """The headline chart of the summary (or stacked frame), then one per other measure of it: estimate against
+    x, one line per hue, ±2 MCSE bars, a tooltip with ``estimate ± MCSE``, one panel per facet value
+    combination; a coverage (the study's headline role, or a measure named so) with its nominal level."""
     rows, spec = headline(frame, kind)
     if not len(rows) or spec.x not in rows:
         return []
-    charts = [(rows, spec.ylabel)]
+    charts = [(rows, spec.ylabel, spec.role)]
     where = dict(spec.where)
     if "measure" in where and "measure" in frame:
         rest = frame[frame["measure"] != where["measure"]]
@@ -336,12 +234,17 @@ def _charts(frame, kind: str, swept: list[str], headline) -> list[dict]:
             rest = rest[(rest["estimator"] != "truth") & ~rest["estimator"].astype(str).str.contains("-", regex=False)]
         for measure, group in rest.groupby("measure", sort=False):  # one pass, not a mask per measure
             if measure != "failed_chunks" and len(charts) < _MAX_CHARTS:
-                charts.append((group, str(measure)))
+                # the frame's own key says what a measure is (never a chart's title)
+                charts.append((group, str(measure), "coverage" if "coverage" in str(measure).lower() else "measure"))
     candidates = _facet_candidates(frame)
     out = []
-    for rows, label in charts:
+    for rows, label, role in charts:
         facets = _facets(rows, spec.x, spec.hue, swept, candidates)
-        out.append(_chart(rows, x=spec.x, hue=spec.hue, ylabel=label, facets=facets, title=label))
+        rows, capped = _thinned(rows)
+        chart = estimates(
+            rows, x=spec.x, hue=spec.hue, ylabel=label, title=label, facets=facets, role=role, z=2.0, bars=True
+        )
+        out.append(replace(chart, note=capped) if capped else chart)
     return out
 
 
@@ -361,13 +264,13 @@ def _table(frame) -> tuple[str, int]:
         for c in shown.columns
         if c not in _RESULTS and len(shown) > 1 and shown[c].dtype.kind != "f" and shown[c].nunique(dropna=False) == 1
     ]
-    constants = ", ".join(f"{c} = {html.escape(str(_plain(shown[c].iloc[0])))}" for c in same)
+    constants = ", ".join(f"{c} = {html.escape(str(json_value(shown[c].iloc[0])))}" for c in same)
     shown = shown.drop(columns=same)
     has_mcse = "estimate" in shown and "mcse" in shown
     if has_mcse:
         estimate = [float(v) for v in shown["estimate"].tolist()]
         mcse = [float(v) if v is not None and math.isfinite(v) else 0.0 for v in shown["mcse"].tolist()]
-        pairs = [_shown(e, s).partition(" ± ") for e, s in zip(estimate, mcse)]
+        pairs = [estimate_text(e, s).partition(" ± ") for e, s in zip(estimate, mcse)]
     columns = []
     for column in shown.columns:
         values = shown[column].tolist()
@@ -658,7 +561,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     if frame is not None:
         shown = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
         drawn = headline is not None and len(shown) and "estimate" in shown
-        charts = _charts(shown, kind, swept, headline) if drawn else []
+        charts = [to_vega(c) for c in _charts(shown, kind, swept, headline)] if drawn else []
         script = bundle() if charts else None
         if charts:
             sections.append(("charts", "Charts", _chart_divs(charts, script, "its estimate ± MCSE; bars: ±2 MCSE")))
@@ -777,7 +680,7 @@ def _command_charts(files: Files, headline) -> tuple[list[dict], int, tuple[str,
             frame = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
             if headline is not None and len(frame) and "estimate" in frame:
                 for chart in _charts(frame, str(run.get("kind", "")), [], headline)[:3]:
-                    charts.append({**chart, "title": f"{name}: {chart['title']}"})
+                    charts.append(to_vega(replace(chart, title=f"{name}: {chart.title}")))
     return charts, chunks, damaged
 
 
@@ -794,40 +697,36 @@ def _extrapolation_chart(files: Files, path: Path) -> dict | None:
     if not set(need) <= set(table.columns) or not len(table):
         return None
     table, capped = _thinned(table)
-    values = []
+    rows = []
     # one line per (curve, fit): the law fitted to the sample and, where the data had more, to all of them
     fits = table["runs"].astype(str) + " runs" if "runs" in table else pd.Series("", index=table.index)
     for model, k, curve, est, lo, hi, fit in zip(*(table[c].tolist() for c in need), fits.tolist()):
-        if _plain(est) is None or _plain(k) is None or k <= 0:
+        if json_value(est) is None or json_value(k) is None or k <= 0:
             continue
         hue = f"{curve}, {fit}" if fit else str(curve)
-        point = {"panel": str(model), "x": k, "hue": hue, "estimate": est, "shown": f"{est:.4g}"}
-        if _plain(lo) is not None and _plain(hi) is not None:
+        point = {"facet": (str(model),), "x": k, "hue": hue, "estimate": est, "shown": f"{est:.4g}"}
+        if json_value(lo) is not None and json_value(hi) is not None:
             point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
-        values.append(point)
-    x = {"field": "x", "type": "quantitative", "title": "k (search iterations)", "scale": {"type": "log"}}
-    y = {"field": "estimate", "type": "quantitative", "title": "best score of k runs", "scale": {"zero": False}}
-    color = {"field": "hue", "type": "nominal", "title": "curve"}
-    tooltip = [
-        {"field": "shown", "title": "estimate [band]"},
-        {"field": "x", "title": "k"},
-        {"field": "hue", "title": "curve"},
-    ]
-    band = {"x": x, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, "color": color}
-    # the band's layer only where some point has one: an empty one has an infinite extent (a Vega warning)
-    layers = [{"mark": {"type": "area", "opacity": 0.25}, "encoding": band}] if any("lo" in v for v in values) else []
-    layers += [
-        {"mark": {"type": "line"}, "encoding": {"x": x, "y": y, "color": color}},
-        {"mark": {"type": "point", "opacity": 0, "size": 30}, "encoding": {"x": x, "y": y, "tooltip": tooltip}},
-    ]
-    return {
-        "title": "extrapolated tuning curves",
-        **({"usermeta": {"capped": capped}} if capped else {}),
-        "data": {"values": values},
-        "facet": {"field": "panel", "type": "nominal", "title": "model"},
-        "columns": 2,
-        "spec": {"width": 420, "height": 260, "layer": layers},
-    }
+        rows.append(point)
+    return to_vega(
+        Chart(
+            "extrapolated tuning curves",
+            tuple(rows),
+            x="k",
+            xlabel="k (search iterations)",
+            xscale="log",
+            ylabel="best score of k runs",
+            hue="curve",
+            facets=("model",),
+            panel_keys=False,
+            interval=Interval("band"),
+            text="estimate [band]",
+            role="curve",
+            columns=2,
+            size=(420, 260),
+            note=capped,
+        )
+    )
 
 
 #: The charts of ``simstudy curve`` (curves.csv) and ``simstudy bands`` (bands.csv): page, table, the x column,
@@ -861,37 +760,30 @@ def _curve_chart(
     thinned = top > _MAX_CURVE_POINTS
     if thinned:
         table = table[np.isin(budgets, kept)]
-    values = []
+    rows = []
     for model, k, est, lo, hi in zip(*(table[c].tolist() for c in ("model", x, value, *band))):
-        if _plain(est) is None or _plain(k) is None or k <= 0:
+        if json_value(est) is None or json_value(k) is None or k <= 0:
             continue
         point = {"hue": str(model), "x": k, "estimate": est, "shown": f"{est:.4g}"}
-        if _plain(lo) is not None and _plain(hi) is not None:
+        if json_value(lo) is not None and json_value(hi) is not None:
             point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
-        values.append(point)
+        rows.append(point)
     label = value.replace("_", " ")
-    xs = {"field": "x", "type": "quantitative", "title": f"{x} (trials)", "scale": {"type": "log"}}
-    ys = {"field": "estimate", "type": "quantitative", "title": label, "scale": {"zero": False}}
-    color = {"field": "hue", "type": "nominal", "title": "model"}
-    tooltip = [
-        {"field": "shown", "title": f"{label} [{words}]"},
-        {"field": "x", "title": x},
-        {"field": "hue", "title": "model"},
-    ]
-    return {
-        "title": f"{label} against {x}, shaded: {words}" + (f" ({len(kept)} budgets shown)" if thinned else ""),
-        "width": 520,
-        "height": 320,
-        "data": {"values": values},
-        "layer": [
-            {
-                "mark": {"type": "area", "opacity": 0.2},
-                "encoding": {"x": xs, "y": {**ys, "field": "lo"}, "y2": {"field": "hi"}, "color": color},
-            },
-            {"mark": {"type": "line"}, "encoding": {"x": xs, "y": ys, "color": color}},
-            {"mark": {"type": "point", "opacity": 0, "size": 30}, "encoding": {"x": xs, "y": ys, "tooltip": tooltip}},
-        ],
-    }
+    return to_vega(
+        Chart(
+            f"{label} against {x}, shaded: {words}" + (f" ({len(kept)} budgets shown)" if thinned else ""),
+            tuple(rows),
+            x=x,
+            xlabel=f"{x} (trials)",
+            xscale="log",
+            ylabel=label,
+            hue="model",
+            interval=Interval(words, opacity=0.2),
+            text=f"{label} [{words}]",
+            role="curve",
+            size=(520, 320),
+        )
+    )
 
 
 def _build_or_warn(run_dir, **kwargs) -> Report | None:

@@ -551,7 +551,7 @@ STUDY = register_study(
         run=run,
         figure=band_coverage_figure,
         headline=headline,
-        sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage"),
+        sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage", role="coverage"),
         continuous=True,
     )
 )

@@ -476,7 +476,7 @@ STUDY = register_study(
         run=run,
         figure=bootstrap_coverage_figure,
         headline=headline,
-        sweep=Headline({}, "k", "estimator", "pointwise coverage"),
+        sweep=Headline({}, "k", "estimator", "pointwise coverage", role="coverage"),
         continuous=True,
     )
 )
