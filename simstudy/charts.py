@@ -12,6 +12,7 @@ panels), :func:`to_vega` writes it as the Vega-Lite spec ``report.html`` embeds.
 :class:`Chart`          what a chart draws (title, axes, series, panels, marks, tooltips, rows, role)
 :class:`Interval`       the uncertainty around each point: what it is, drawn as a band or as bars
 :func:`estimates`       a summary's estimates against ``x``, one line per ``hue``, one panel per facet value
+:func:`curves`          a data command's curves against the budget (log scale), one per model, with their band
 :func:`estimate_text`   ``estimate ± MCSE`` rounded to the digits the MCSE supports (tooltips, the report's table)
 :func:`json_value`      a frame's value as JSON's (numpy scalars as Python ones, NaN as None)
 :func:`to_matplotlib`   the chart as a matplotlib figure (the PNG/PDF files)
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.patches import Patch
 
-__all__ = ["Chart", "Interval", "estimates", "estimate_text", "json_value", "to_matplotlib", "to_vega"]
+__all__ = ["Chart", "Interval", "estimates", "curves", "estimate_text", "json_value", "to_matplotlib", "to_vega"]
 
 #: What a chart can be (:attr:`Chart.role`): a study's headline measure, another measure of it, a coverage (its
 #: nominal level drawn as a reference), a curve against a budget with its band.
@@ -63,6 +64,11 @@ class Interval:
         Drawn as a shaded band along the line (default) or as a bar at each point.
     opacity : float, optional
         The band's (or bars') opacity, in (0, 1]. Default 0.25.
+
+    Raises
+    ------
+    ValueError
+        If ``mark`` is neither "band" nor "bars".
 
     Examples
     --------
@@ -130,6 +136,11 @@ class Chart:
         A panel's width and height in the report, in CSS pixels. Default (300, 200).
     note : str, optional
         What the chart leaves out (rows thinned), said above it. Default None.
+
+    Raises
+    ------
+    ValueError
+        If ``xscale``, ``role`` or ``marks`` is not one of those listed (the message names the key and value).
 
     Examples
     --------
@@ -351,6 +362,78 @@ def estimates(
         tooltips=(("joint", "joint band"),) if joint else (),
         styles=", ".join(styles) if styles else None,
         role=role,
+    )
+
+
+#: Budgets drawn per model at most by :func:`curves` (log-spaced): a curve of 10^6 trials is 10^6 rows.
+_MAX_CURVE_POINTS = 300
+
+
+def curves(table: pd.DataFrame, *, x: str, value: str, lower: str, upper: str, words: str) -> Chart | None:
+    """A data command's curves against the budget (log scale), one colour per model, the band shaded.
+
+    ``simstudy curve``'s expected best of n trials and ``simstudy bands``' tuning curves are drawn so in
+    ``report.html``. The tooltip gives the value and the band's ends. At most :data:`_MAX_CURVE_POINTS` budgets
+    per model, spaced evenly on the log scale (the title says so when the table has more).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The command's table (``curves.csv``, ``bands.csv``): columns ``model``, ``x``, ``value``, ``lower``,
+        ``upper``.
+    x : str, keyword-only
+        The budget's column (trials, >= 1; rows with x <= 0 are not drawn on the log axis).
+    value : str, keyword-only
+        The curve's column (its name, ``_`` as spaces, is the y axis title).
+    lower, upper : str, keyword-only
+        The band's columns (NaN: no band at that budget).
+    words : str, keyword-only
+        What the band is (e.g. "± 1 SD"), said in the title and the tooltip.
+
+    Returns
+    -------
+    Chart or None
+        The description; None when the table lacks a column or has no rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"model": "a", "n": [1, 2], "expected_max": [0.5, 0.6], "lo": 0.4, "hi": 0.7})
+    >>> chart = curves(table, x="n", value="expected_max", lower="lo", upper="hi", words="± 1 SD")
+    >>> chart.title, chart.rows[1]["shown"]
+    ('expected max against n, shaded: ± 1 SD', '0.6 [0.4, 0.7]')
+    """
+    import numpy as np
+
+    if not {"model", x, value, lower, upper} <= set(table.columns) or not len(table):
+        return None
+    budgets = table[x].to_numpy(dtype=float)
+    top = np.nanmax(budgets) if np.isfinite(budgets).any() else 0
+    kept = np.unique(np.round(np.geomspace(1, max(top, 1), _MAX_CURVE_POINTS)))
+    thinned = top > _MAX_CURVE_POINTS
+    if thinned:
+        table = table[np.isin(budgets, kept)]
+    rows = []
+    for model, k, est, lo, hi in zip(*(table[c].tolist() for c in ("model", x, value, lower, upper))):
+        if json_value(est) is None or json_value(k) is None or k <= 0:
+            continue
+        point = {"hue": str(model), "x": k, "estimate": est, "shown": f"{est:.4g}"}
+        if json_value(lo) is not None and json_value(hi) is not None:
+            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
+        rows.append(point)
+    label = value.replace("_", " ")
+    return Chart(
+        f"{label} against {x}, shaded: {words}" + (f" ({len(kept)} budgets shown)" if thinned else ""),
+        tuple(rows),
+        x=x,
+        xlabel=f"{x} (trials)",
+        xscale="log",
+        ylabel=label,
+        hue="model",
+        interval=Interval(words, opacity=0.2),
+        text=f"{label} [{words}]",
+        role="curve",
+        size=(520, 320),
     )
 
 

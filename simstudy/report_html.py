@@ -61,7 +61,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from simstudy.charts import Chart, Interval, estimate_text, estimates, json_value, to_vega
+from simstudy.charts import Chart, estimate_text, estimates, json_value, to_vega
 from simstudy.engine.identity import RECORD
 from simstudy.report_safe import CSP, Files, NotAReport, inside, markdown_page, plain_titles, script_json
 
@@ -491,7 +491,7 @@ def _build_iv(run_dir) -> Path:
     return run_dir
 
 
-def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = None) -> Report:
+def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = None, charts=None, studies=()) -> Report:
     """Write ``report.html`` into a run (or sweep) directory, from what the directory holds.
 
     Parameters
@@ -510,6 +510,14 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         Keyword-only. A sweep's swept keys: one facet per value combination. Default: none.
     kind : str, optional
         Keyword-only. The study kind (its headline chart); default from ``run.json``.
+    charts : callable, optional
+        Keyword-only. ``charts(files) -> list of simstudy.charts.Chart``: what a command directory's command
+        draws of it (its files read through ``files``, a :class:`simstudy.report_safe.Files`), handed by the
+        commands (:func:`simstudy.commands.report.charts`); the page knows no command's files. Default None:
+        none.
+    studies : sequence of str, optional
+        Keyword-only. Subdirectories holding study runs of a command (``simstudy audit``'s): each one's
+        headline and measures charted (``headline`` needed), its chunks verified. Default: none.
 
     Returns
     -------
@@ -541,6 +549,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     0
     """
     start = time.perf_counter()
+    describe = charts  # the name is the page's list of specs below
     run_dir = _build_iv(run_dir)
     files = Files(run_dir)
     run = files.json(run_dir / "run.json")
@@ -568,7 +577,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         table, rows = _table(frame)
         sections.append(("summary", "Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
     if frame is None:  # a command's directory: its page, and charts of what it computed
-        charts, sub_chunks, sub_damaged = _command_charts(files, headline)
+        charts, sub_chunks, sub_damaged = _command_charts(files, headline, describe, tuple(studies))
         chunks, damaged = chunks + sub_chunks, damaged + sub_damaged
         script = bundle() if charts else None
         if charts:
@@ -646,144 +655,42 @@ def _thinned(rows) -> tuple[Any, str | None]:
     return kept, f"{len(kept):,} of {len(rows):,} points drawn (every {step:,}th row); every row is in summary.csv"
 
 
-#: The studies ``simstudy audit`` runs, each in its own subdirectory of the audit's (simstudy.commands.audit).
-_AUDIT_STUDIES = ("coverage", "bootstrap", "accuracy")
-
-
-def _command_charts(files: Files, headline) -> tuple[list[dict], int, tuple[str, ...]]:
-    """The charts of a command's directory, and its sub-studies' chunks verified: ``simstudy extrapolate``'s
-    curves (extrapolation.csv); ``simstudy audit``'s three studies (each its headline and measures)."""
-    charts: list[dict] = []
+def _command_charts(
+    files: Files, headline, describe, studies: tuple[str, ...]
+) -> tuple[list[dict], int, tuple[str, ...]]:
+    """The charts of a command's directory, and its sub-studies' chunks verified: what the command describes
+    (``describe(files)``), then each sub-study's headline and measures (at most 3 each)."""
+    charts = [to_vega(_capped(chart)) for chart in describe(files)] if describe is not None else []
     chunks, damaged = 0, tuple[str, ...]()
     run_dir = files.root
-    if os.path.lexists(run_dir / "EXTRAPOLATE.md") and os.path.lexists(run_dir / "extrapolation.csv"):
-        chart = _extrapolation_chart(files, run_dir / "extrapolation.csv")
-        charts += [chart] if chart is not None else []
-    for page, table, x, y, band, words in _CURVE_CHARTS:  # simstudy curve's and bands' curves, with their bands
-        if os.path.lexists(run_dir / page) and os.path.lexists(run_dir / table):
-            chart = _curve_chart(files, run_dir / table, x=x, y=y, band=band, words=words)
-            charts += [chart] if chart is not None else []
-    if os.path.lexists(run_dir / "AUDIT.md"):
-        for name in _AUDIT_STUDIES:
-            sub = run_dir / name
-            if not os.path.lexists(sub / "summary.parquet"):
-                continue
-            try:
-                frame = files.parquet(sub / "summary.parquet", f"{name}/summary.parquet")
-            except NotAReport as exc:  # one sub-study the page cannot show: said at its top, the rest shown
-                files.notes.append(str(exc))
-                log.warning("report.html: %s", exc)
-                continue
-            run = files.json(sub / "run.json")
-            ok, bad = _verify_chunks(sub, run.get("fingerprint"), inside=run_dir)
-            chunks, damaged = chunks + ok, damaged + bad
-            frame = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
-            if headline is not None and len(frame) and "estimate" in frame:
-                for chart in _charts(frame, str(run.get("kind", "")), [], headline)[:3]:
-                    charts.append(to_vega(replace(chart, title=f"{name}: {chart.title}")))
+    for name in studies:
+        sub = run_dir / name
+        if not os.path.lexists(sub / "summary.parquet"):
+            continue
+        try:
+            frame = files.parquet(sub / "summary.parquet", f"{name}/summary.parquet")
+        except NotAReport as exc:  # one sub-study the page cannot show: said at its top, the rest shown
+            files.notes.append(str(exc))
+            log.warning("report.html: %s", exc)
+            continue
+        run = files.json(sub / "run.json")
+        ok, bad = _verify_chunks(sub, run.get("fingerprint"), inside=run_dir)
+        chunks, damaged = chunks + ok, damaged + bad
+        frame = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
+        if headline is not None and len(frame) and "estimate" in frame:
+            for chart in _charts(frame, str(run.get("kind", "")), [], headline)[:3]:
+                charts.append(to_vega(replace(chart, title=f"{name}: {chart.title}")))
     return charts, chunks, damaged
 
 
-def _extrapolation_chart(files: Files, path: Path) -> dict | None:
-    """``simstudy extrapolate``'s curves (extrapolation.csv): each curve's estimate against k (log scale) with
-    its band, one panel per model; the tooltip gives the estimate and the band's ends."""
-
-    import pandas as pd
-
-    table = files.csv(path)
-    if table is None:
-        return None
-    need = ("model", "k", "curve", "estimate", "lower", "upper")
-    if not set(need) <= set(table.columns) or not len(table):
-        return None
-    table, capped = _thinned(table)
-    rows = []
-    # one line per (curve, fit): the law fitted to the sample and, where the data had more, to all of them
-    fits = table["runs"].astype(str) + " runs" if "runs" in table else pd.Series("", index=table.index)
-    for model, k, curve, est, lo, hi, fit in zip(*(table[c].tolist() for c in need), fits.tolist()):
-        if json_value(est) is None or json_value(k) is None or k <= 0:
-            continue
-        hue = f"{curve}, {fit}" if fit else str(curve)
-        point = {"facet": (str(model),), "x": k, "hue": hue, "estimate": est, "shown": f"{est:.4g}"}
-        if json_value(lo) is not None and json_value(hi) is not None:
-            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
-        rows.append(point)
-    return to_vega(
-        Chart(
-            "extrapolated tuning curves",
-            tuple(rows),
-            x="k",
-            xlabel="k (search iterations)",
-            xscale="log",
-            ylabel="best score of k runs",
-            hue="curve",
-            facets=("model",),
-            panel_keys=False,
-            interval=Interval("band"),
-            text="estimate [band]",
-            role="curve",
-            columns=2,
-            size=(420, 260),
-            note=capped,
-        )
-    )
-
-
-#: The charts of ``simstudy curve`` (curves.csv) and ``simstudy bands`` (bands.csv): page, table, the x column,
-#: the y column (the first present), the band's columns, and what the band is.
-_CURVE_CHARTS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, str], str], ...] = (
-    ("CURVE.md", "curves.csv", "n", ("expected_max", "expected_min"), ("band_low", "band_high"), "± 1 SD"),
-    ("BANDS.md", "bands.csv", "k", ("point",), ("lower", "upper"), "band"),
-)
-#: Points per model drawn at most (log-spaced budgets): a curve of 10^6 trials is 10^6 rows of its table.
-_MAX_CURVE_POINTS = 300
-
-
-def _curve_chart(
-    files: Files, path: Path, *, x: str, y: tuple[str, ...], band: tuple[str, str], words: str
-) -> dict | None:
-    """A data command's curves against the budget (log scale), one colour per model, the band shaded; the
-    tooltip gives the value and the band's ends. At most :data:`_MAX_CURVE_POINTS` budgets per model, spaced
-    evenly on the log scale (the title says so when the table has more)."""
-
-    import numpy as np
-
-    table = files.csv(path)  # never through a link out of the directory, never a FIFO
-    if table is None:
-        return None
-    value = next((c for c in y if c in table.columns), None)
-    if value is None or not {"model", x, *band} <= set(table.columns) or not len(table):
-        return None
-    budgets = table[x].to_numpy(dtype=float)
-    top = np.nanmax(budgets) if np.isfinite(budgets).any() else 0
-    kept = np.unique(np.round(np.geomspace(1, max(top, 1), _MAX_CURVE_POINTS)))
-    thinned = top > _MAX_CURVE_POINTS
-    if thinned:
-        table = table[np.isin(budgets, kept)]
-    rows = []
-    for model, k, est, lo, hi in zip(*(table[c].tolist() for c in ("model", x, value, *band))):
-        if json_value(est) is None or json_value(k) is None or k <= 0:
-            continue
-        point = {"hue": str(model), "x": k, "estimate": est, "shown": f"{est:.4g}"}
-        if json_value(lo) is not None and json_value(hi) is not None:
-            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
-        rows.append(point)
-    label = value.replace("_", " ")
-    return to_vega(
-        Chart(
-            f"{label} against {x}, shaded: {words}" + (f" ({len(kept)} budgets shown)" if thinned else ""),
-            tuple(rows),
-            x=x,
-            xlabel=f"{x} (trials)",
-            xscale="log",
-            ylabel=label,
-            hue="model",
-            interval=Interval(words, opacity=0.2),
-            text=f"{label} [{words}]",
-            role="curve",
-            size=(520, 320),
-        )
-    )
+def _capped(chart: Chart) -> Chart:
+    """A handed chart with at most :data:`_MAX_POINTS` rows, evenly spaced, and a note of what was left out."""
+    if len(chart.rows) <= _MAX_POINTS:
+        return chart
+    step = -(-len(chart.rows) // _MAX_POINTS)
+    kept = chart.rows[::step]
+    note = f"{len(kept):,} of {len(chart.rows):,} points drawn (every {step:,}th row); every row is in its table"
+    return replace(chart, rows=kept, note=note)
 
 
 def _build_or_warn(run_dir, **kwargs) -> Report | None:

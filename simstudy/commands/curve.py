@@ -582,7 +582,7 @@ def evp_curves_figure(
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import (
+    from simstudy.charts import (  # matplotlib: lazily
         _colorblind,
         _labels,
         _legend,
@@ -591,7 +591,7 @@ def evp_curves_figure(
         _theme,
         _title,
         _xscale_iv,
-    )  # matplotlib: lazily
+    )
 
     _xscale_iv(xscale)
     _theme()
