@@ -500,7 +500,7 @@ def to_vega(chart: Chart) -> dict:
     )
     tooltip = [{"field": "shown", "title": chart.text}, {"field": "x", "title": chart.x}]
     if hued:
-        tooltip.append({"field": "hue", "title": chart.hue})
+        tooltip.append({"field": "hue", "title": str(chart.hue)})
     if chart.facets:
         tooltip.append({"field": "panel", "title": ", ".join(chart.facets)})
     tooltip += [{"field": key, "title": title} for key, title in chart.tooltips]
@@ -644,11 +644,11 @@ def to_matplotlib(chart: Chart):
             _set_xscale(ax, "log")
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
-    extra = [_shade(chart.interval.label)] if banded else []  # type: ignore[union-attr]
+    extra: list = [_shade(chart.interval.label)] if banded else []  # type: ignore[union-attr]  # legend handles
     if len(styles) > 1:
-        extra += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]  # type: ignore[misc]  # legend handles: patches, then lines
+        extra += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]
     if chart.rule is not None and chart.rule in rows and rows[chart.rule].notna().any():
-        extra += [Line2D([], [], color="0.45", lw=0.8, ls="--", label=chart.rule_label)]  # type: ignore[misc]
+        extra += [Line2D([], [], color="0.45", lw=0.8, ls="--", label=chart.rule_label)]
     if extra or any(h is not None for h in hues):
         _legend(fig, axes.flat[0], extra, fontsize=7, loc="outside lower center", ncols=min(3, max(1, ncols)))
     _suptitle(fig, chart.title)

@@ -549,7 +549,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     0
     """
     start = time.perf_counter()
-    describe = charts  # the name is the page's list of specs below
+    describe, studies = charts, tuple(studies)  # below, ``specs`` are the page's charts as Vega-Lite
     run_dir = _build_iv(run_dir)
     files = Files(run_dir)
     run = files.json(run_dir / "run.json")
@@ -564,25 +564,25 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         kind = _job_kind(files, frame)
     chunks, damaged = _verify_chunks(run_dir, run.get("fingerprint"))
     sections: list[tuple[str, str, str]] = []  # (anchor, heading, body HTML)
-    charts: list[dict] = []
+    specs: list[dict] = []
     rows = 0
     script = None
     if frame is not None:
         shown = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
         drawn = headline is not None and len(shown) and "estimate" in shown
-        charts = [to_vega(c) for c in _charts(shown, kind, swept, headline)] if drawn else []
-        script = bundle() if charts else None
-        if charts:
-            sections.append(("charts", "Charts", _chart_divs(charts, script, "its estimate ± MCSE; bars: ±2 MCSE")))
+        specs = [to_vega(c) for c in _charts(shown, kind, swept, headline)] if drawn else []
+        script = bundle() if specs else None
+        if specs:
+            sections.append(("charts", "Charts", _chart_divs(specs, script, "its estimate ± MCSE; bars: ±2 MCSE")))
         table, rows = _table(frame)
         sections.append(("summary", "Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
     if frame is None:  # a command's directory: its page, and charts of what it computed
-        charts, sub_chunks, sub_damaged = _command_charts(files, headline, describe, tuple(studies))
+        specs, sub_chunks, sub_damaged = _command_charts(files, headline, describe, studies)
         chunks, damaged = chunks + sub_chunks, damaged + sub_damaged
-        script = bundle() if charts else None
-        if charts:
+        script = bundle() if specs else None
+        if specs:
             sections.append(
-                ("charts", "Charts", _chart_divs(charts, script, "its estimate and its error (± MCSE or band)"))
+                ("charts", "Charts", _chart_divs(specs, script, "its estimate and its error (± MCSE or band)"))
             )
     for name in _PAGES:
         page = markdown_page(files, run_dir / name) if os.path.lexists(run_dir / name) else None
@@ -617,7 +617,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         sections.insert(
             0, ("skipped", "Not shown", f'<p class="note">Files not read:</p><ul class="note">{notes}</ul>')
         )
-    text = _html(title, sections, charts, script)
+    text = _html(title, sections, specs, script)
     from simstudy.io import atomic_path
 
     path = run_dir / REPORT
@@ -626,7 +626,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     size = os.path.getsize(path)
     return Report(
         path,
-        len(charts) if script is not None else 0,
+        len(specs) if script is not None else 0,
         rows,
         chunks,
         damaged,
