@@ -16,6 +16,7 @@ name                        what
 :func:`_command_iv`         a command's schema instance from its config (unknown keys refused)
 :func:`_data`               the data keys' cross-checks, giving a :class:`DataConfig`
 :func:`_load_scores`        scores by model from a :class:`DataConfig`: a file or a shipped data set
+:func:`select_scores`       the models and runs the data keys keep of scores read (or given as arrays)
 :func:`_log_scores`         the command's inputs and the scores many runs share, logged
 ==========================  ========================================================================
 
@@ -40,7 +41,7 @@ import numpy as np
 from simstudy import schema
 from simstudy.schema import ConfigError, option
 
-__all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig"]
+__all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig", "select_scores"]
 
 log = logging.getLogger("simstudy")
 
@@ -446,6 +447,42 @@ def _load_scores(opts: DataConfig) -> dict:
             scale=opts.scale,
             minimize=opts.minimize,
         )
+    return select_scores(scores, opts)
+
+
+def select_scores(scores: dict, opts: DataConfig) -> dict:
+    """The models the data keys keep (``model``/``models``), at least ``min_models`` of them, each cut to
+    ``sample_size`` runs: what every data command does to the scores it read (a file's, a shipped set's, or a
+    notebook's arrays, :mod:`simstudy.notebook`).
+
+    Parameters
+    ----------
+    scores : dict of str to numpy.ndarray
+        Each model's scores, in score units and random-search order.
+    opts : DataConfig
+        The data keys.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        The models kept, in the order of ``models`` (else of ``scores``).
+
+    Raises
+    ------
+    ConfigError
+        A model named that ``scores`` does not hold; one model with ``compare=true``; ``sample_size`` above a
+        model's runs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.commands import curve
+    >>> opts = curve.parse({"data": "runs.csv", "model": "b", "sample_size": 2}).data
+    >>> select_scores({"a": np.arange(3.0), "b": np.arange(4.0)}, opts)
+    {'b': array([0., 1.])}
+    """
+    from simstudy import datasets
+
     if opts.models is not None:
         unknown = [m for m in opts.models if m not in scores]
         if unknown:
