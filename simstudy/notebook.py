@@ -27,6 +27,7 @@ there (``scores.csv``), as the command reads a file.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 from collections.abc import Callable, Mapping
@@ -84,6 +85,7 @@ class Analysis:
     config: Any
     _figure: Callable[[str | None], Any] = field(repr=False)
     _write: Callable[[Path], list[Path]] = field(repr=False)
+    _html: str | None = field(default=None, repr=False)  # the page, when it was built before its files went
 
     def figure(self, which: str | None = None):
         """The command's figure (the same function draws it for the command's files).
@@ -130,6 +132,8 @@ class Analysis:
         str
             A self-contained HTML document.
         """
+        if self._html is not None:
+            return self._html
         with tempfile.TemporaryDirectory(prefix="simstudy-") as tmp:
             return self.write(tmp)[-1].read_text(encoding="utf-8")
 
@@ -303,6 +307,9 @@ def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:
 
     The studies run through the runner in ``out_dir`` (a rerun there resumes them), or in a temporary directory
     removed afterwards. Their scores are read from ``scores.csv`` written there, as the command reads a file.
+    The page needs the studies' files: without ``out_dir`` it is rendered before they go (``.to_html()``), and
+    ``.write(dir)`` runs the studies again there (the same streams: the same numbers); give ``out_dir`` to keep
+    them the first time.
 
     Parameters
     ----------
@@ -342,12 +349,21 @@ def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:
     """
     from simstudy.commands import audit as command
     from simstudy.commands._data import _load_scores
+    from simstudy.report_html import build
+    from simstudy.sweeps import headline
 
     _options_iv("audit", options)
     given = _scores_iv(scores, -np.inf, np.inf)  # bounds checked as the command reads the file, below
     if out_dir is None:
         with tempfile.TemporaryDirectory(prefix="simstudy-audit-") as tmp:
-            return _audit(command, _load_scores, given, options, Path(tmp))
+            done = _audit(command, _load_scores, given, options, Path(tmp))
+            # the page, while the studies' files exist (AUDIT.md is there: report.html is built around it)
+            html = build(tmp, headline=headline).path.read_text(encoding="utf-8")
+
+        def again(out: Path) -> list[Path]:  # the studies are gone: run them again where they are to stay
+            return audit(scores, out_dir=out, **options)._write(out)
+
+        return dataclasses.replace(done, _write=again, _html=html)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     return _audit(command, _load_scores, given, options, out_dir)
@@ -355,8 +371,6 @@ def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:
 
 def _audit(command, load, given: dict, options: Mapping, work: Path) -> Analysis:
     """The audit in ``work``: the scores as a CSV the studies read, then the command's own steps."""
-    import dataclasses
-
     import pandas as pd
 
     from simstudy import io
