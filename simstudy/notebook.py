@@ -274,7 +274,7 @@ def bands(scores, **options) -> Analysis:
     >>> simstudy.bands(x, method="dkw", low=0, high=1).frame[["k", "point", "lower", "upper"]].values.tolist()
     [[1.0, 0.3, 0.0, 1.0], [2.0, 0.4, 0.2, 1.0], [3.0, 0.5, 0.3, 1.0], [4.0, 0.5, 0.3, 1.0]]
     >>> simstudy.bands(x, method="dkw", low=0, high=1, minimize=True).frame["point"].tolist()
-    [0.3, 0.2, 0.2, 0.2]
+    [0.3, 0.3, 0.2, 0.2]
     >>> simstudy.bands(x, confidence=2)
     Traceback (most recent call last):
         ...
