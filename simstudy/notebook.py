@@ -69,6 +69,13 @@ class Analysis:
         :class:`~simstudy.commands.extrapolate_fit.Extrapolation`).
     config : object
         The command's parsed settings (:func:`simstudy.commands.curve.parse`, ...).
+    _figure : callable
+        ``_figure(which) -> Figure``: the command's own figure function on the result (:meth:`figure`).
+    _write : callable
+        ``_write(out_dir) -> list of Path``: the command's own ``write`` (:meth:`write` adds report.html).
+    _html : str or None, default None
+        The page already rendered (an audit whose studies' files were temporary); None: :meth:`to_html`
+        renders it.
 
     Examples
     --------
