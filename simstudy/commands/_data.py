@@ -2,10 +2,9 @@
 
 ``simstudy curve``, ``bands``, ``audit`` and ``extrapolate`` read scores the same way: the keys of
 :class:`DataOptions` (a schema, :mod:`simstudy.schema`), cross-checked into a frozen :class:`DataConfig` by
-:func:`_data`, and loaded by :func:`_load_scores`. With ``minimize=true`` the expected-maximum analyses run
-unchanged on the mirrored scores ``-x`` (:func:`_sign`, :func:`_mirror_scores`, :func:`_bounds`) and mirror
-their results back; ``bands`` computes the minimum's quantile curves on x itself, since a quantile of the
-minimum is the mirror of one of the maximum of -x only where no probability falls on an atom.
+:func:`_data`, and loaded by :func:`_load_scores`. With ``minimize=true`` the commands pass ``minimize`` to the kernels
+(:func:`simstudy.stats.estimators.expected_max`, :func:`simstudy.stats.bands.tuning_curve_bands`,
+:func:`simstudy.tables.evp_curves`, ...), which give the minimum's curves in the scores' own units.
 
 ==========================  ========================================================================
 name                        what
@@ -258,8 +257,8 @@ class DataConfig:
         ``sample_seed``: with ``sample_size``, None keeps the first n runs, a seed draws a random subset of n
         runs per model (without replacement).
     minimize : bool, default False
-        ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the
-        expected-maximum analyses run on the mirrored scores -x on [-high, -low] and mirror the results back).
+        ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the kernels
+        take ``minimize`` and answer in them).
 
     Examples
     --------
@@ -281,7 +280,7 @@ class DataConfig:
     missing: str | float = "error"  # failed runs: "error", "drop", or the score they count as
     scale: float = 1.0  # every score is multiplied by it (0.01 for percentages)
     sample_seed: int | None = None  # with sample_size: None keeps the first n runs, a seed a random subset
-    minimize: bool = False  # lower is better: the commands analyse -x and mirror the results back
+    minimize: bool = False  # lower is better: the kernels are called with minimize=True
 
 
 #: Where each data command's schema lives, in the order ``simstudy --help`` lists them: loaded by name when first
@@ -499,22 +498,6 @@ def select_scores(scores: dict, opts: DataConfig) -> dict:
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     return scores
-
-
-def _sign(data: DataConfig) -> int:
-    """-1 with ``minimize=true`` (lower is better), else 1: the analyses maximise ``sign * x``."""
-    return -1 if data.minimize else 1
-
-
-def _mirror_scores(scores: dict, sign: int) -> dict:
-    """Each model's scores times ``sign``: with ``minimize=true`` every analysis runs unchanged on ``-x``
-    (maximising it minimises x), and the results are mirrored back before they are reported."""
-    return scores if sign > 0 else {m: -x for m, x in scores.items()}
-
-
-def _bounds(data: DataConfig, sign: int) -> dict:
-    """``low`` and ``high`` of the analysed scores ``sign * x``: ``[-high, -low]`` with ``minimize=true``."""
-    return {"low": data.low, "high": data.high} if sign > 0 else {"low": -data.high, "high": -data.low}
 
 
 def _log_scores(command: str, scores: dict, out_dir: Path, *, minimize: bool = False) -> None:
