@@ -28,7 +28,6 @@ there (``scores.csv``), as the command reads a file.
 from __future__ import annotations
 
 import dataclasses
-import re
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -305,8 +304,11 @@ def bands(scores, **options) -> Analysis:
 
 
 def _model_dir(model: str) -> str:
-    """The subdirectory of one model of several, as ``simstudy audit`` names it: ``model=NAME``, made safe."""
-    return "model=" + re.sub(r"[^\w.+-]", "_", model)
+    """The subdirectory of one model of several, as ``simstudy audit`` names it: ``model=NAME``, made safe by the
+    run directories' one rule (a name of other characters shortened and hashed: two models never share one)."""
+    from simstudy.engine.rundir import _dirname
+
+    return f"model={_dirname(model)}"
 
 
 def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:

@@ -135,3 +135,16 @@ def test_audit_equals_the_command_line_and_leaves_no_directory(tmp_path, losses,
     kept = simstudy.audit(losses, minimize=True, out_dir=tmp_path / "kept", **small)
     assert (tmp_path / "kept" / "AUDIT.md").is_file() and (tmp_path / "kept" / "coverage").is_dir()
     pd.testing.assert_frame_equal(kept.frame, mine.frame)
+
+
+@pytest.mark.slow  # two audits' studies, seconds: CI's slow lane
+def test_audit_of_several_models_audits_each_in_its_directory(tmp_path, losses):
+    small = {"rounds": 32, "bootstrap_rounds": 4, "resamples": 20, "evp_reps": 100, "target_k": 3,
+             "bandwidth": 0.03, "n_jobs": 1}
+    result = simstudy.audit(losses, minimize=True, out_dir=tmp_path / "both", **small)
+    assert result.frame["model"].unique().tolist() == ["mlp", "lstm"]
+    assert [m for m, _, _ in result.result] == ["mlp", "lstm"]
+    for model in ("mlp", "lstm"):
+        assert (tmp_path / "both" / f"model={model}" / "AUDIT.md").is_file()
+    written = result.write(tmp_path / "again")
+    assert written[-1].name == "report.html" and (tmp_path / "again" / "model=lstm" / "AUDIT.md").is_file()
