@@ -64,7 +64,7 @@ class Analysis:
         ``model`` and ``study`` per row block), extrapolation.csv.
     result : object
         The command's own result (:class:`~simstudy.commands.curve.CurveResult`,
-        :class:`~simstudy.commands.bands.BandsResult`, a list of (model, plan, result) for the audit,
+        :class:`~simstudy.commands.bands.BandsResult`, a list of (model, scores, AuditResult) for the audit,
         :class:`~simstudy.commands.extrapolate_fit.Extrapolation`).
     config : object
         The command's parsed settings (:func:`simstudy.commands.curve.parse`, ...).
@@ -106,6 +106,11 @@ class Analysis:
         -------
         matplotlib.figure.Figure
             A new figure (close it with ``matplotlib.pyplot.close``).
+
+        Raises
+        ------
+        ValueError
+            If `which` names no figure of the command.
         """
         return self._figure(which)
 
@@ -294,13 +299,23 @@ def bands(scores, **options) -> Analysis:
     def figure(which):
         import matplotlib.pyplot as plt
 
+        which = _which(which, ("tuning_curve", "cdf"))
         figs = command.figures(result)
-        keep = figs.pop(which or "tuning_curve")
+        keep = figs.pop(which)
         for fig in figs.values():
             plt.close(fig)
         return keep
 
     return Analysis("bands", result.bands, result, config, figure, lambda out_dir: command.write(result, out_dir))
+
+
+def _which(which: str | None, names: tuple[str, ...]) -> str:
+    """A figure's name among ``names`` (None: the first, the command's headline figure)."""
+    if which is None:
+        return names[0]
+    if which not in names:
+        raise ValueError(f"which must be one of {', '.join(names)} (or None: {names[0]}), got {which!r}")
+    return which
 
 
 def _model_dir(model: str) -> str:
@@ -413,7 +428,7 @@ def _audit(command, load, given: dict, options: Mapping, work: Path) -> Analysis
             "bootstrap": lambda: bootstrap_coverage_figure(first.bootstrap.summary),
             "accuracy": lambda: evp_accuracy_figure(first.accuracy.summary, xscale="log"),
         }
-        return draw[which or "coverage"]()
+        return draw[_which(which, tuple(draw))]()
 
     def write(out: Path) -> list[Path]:
         pages = []
