@@ -108,6 +108,11 @@ def leader_names(a, b, name_a: str, name_b: str, *, minimize: bool = False) -> n
     ndarray of object, shape (m,)
         At each budget ``name_a``, ``name_b``, ``"tie"`` or ``""``.
 
+    Raises
+    ------
+    TypeError
+        If `minimize` is not a bool.
+
     Examples
     --------
     >>> leader_names([0.5, 0.6, 0.7, np.nan], [0.6, 0.6, 0.6, 0.6], "a", "b").tolist()
