@@ -49,7 +49,7 @@ FILE_KEYS = ("data", "score_column", "model_column", "missing", "scale", "split"
 SOURCE = "scores"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: a frame has no truth value to compare by
 class Analysis:
     """What :func:`curve`, :func:`bands`, :func:`audit` and :func:`extrapolate` return: a command's result in memory.
 
