@@ -51,9 +51,7 @@ from simstudy.commands._data import (
     _data,
     _estimator_iv,
     _load_scores,
-    _mirror_scores,
     _sample_seed_option,
-    _sign,
 )
 from simstudy.engine import memory
 from simstudy.schema import ConfigError, option
@@ -326,11 +324,9 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     _cost_iv(opts, scores)
     max_k = opts.max_k or max(x.size for x in scores.values())
     ks = np.arange(1, max_k + 1, dtype=np.float64)
-    # minimize=true: the bands of the minimum's curves, computed on x itself, so that the quantiles follow the one
-    # convention of truth.quantile_tuning_curve and opda (the left-continuous inverse: the mirror of the maximum
-    # of -x differs where the probability falls on an atom); U and V of the minimum are minus those of -x.
-    sign = _sign(opts.data)
-    mirrored = _mirror_scores(scores, sign)
+    # minimize=true: every kernel takes it (the quantile curves follow the one convention of
+    # truth.quantile_tuning_curve and opda, the left-continuous inverse; U and V of the minimum are minus those of -x)
+    minimize = opts.data.minimize
     results, curve_rows, cdf_rows = {}, [], []
     for model, x in scores.items():
         with warnings.catch_warnings(record=True) as caught:
@@ -344,7 +340,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
                 quantile=opts.quantile,
                 low=opts.data.low,
                 high=opts.data.high,
-                minimize=opts.data.minimize,
+                minimize=minimize,
             )
         for w in caught:
             log.warning("%s: %s", model, w.message)
@@ -354,7 +350,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
         point = {e: np.full(ks.size, np.nan) for e in ("u", "v", *([opts.estimator] if opts.estimator else []))}
         m = min(x.size, ks.size)
         for e in point:
-            point[e][:m] = sign * _point_estimate(mirrored[model], e, np.arange(1, m + 1), model)
+            point[e][:m] = _point_estimate(x, e, np.arange(1, m + 1), model, minimize)
         curve_rows.append(
             pd.DataFrame(
                 {
@@ -385,7 +381,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
         by_model = {m: c.sort_values("k") for m, c in curves.groupby("model", sort=False)}
         for e in ("u", "v"):  # which model the point estimates of the mean tuning curve put ahead at each k
             evidence[f"{e}_leader"] = bands.leader_names(
-                sign * by_model[name_a][e], sign * by_model[name_b][e], name_a, name_b
+                by_model[name_a][e], by_model[name_b][e], name_a, name_b, minimize=minimize
             )
     return BandsResult(config=opts, bands=curves, cdfs=cdfs, evidence=evidence)
 
@@ -547,16 +543,19 @@ def _page(result: BandsResult, path: Path) -> Path:
     return _command_page(path, title, about, lines(result), ["tuning_curve.png", "cdf.png"])
 
 
-def _point_estimate(x: np.ndarray, estimator: str, n: np.ndarray, model: str) -> np.ndarray:
+def _point_estimate(x: np.ndarray, estimator: str, n: np.ndarray, model: str, minimize: bool = False) -> np.ndarray:
     """An estimate of the expected best of each n (shape (N,), score units) from the scores ``x``: a built-in
-    (:func:`simstudy.stats.estimators.expected_max`) or a plug-in called on the one sorted sample."""
+    (:func:`simstudy.stats.estimators.expected_max`) or a plug-in called on the one sorted sample (of ``-x`` with
+    ``minimize``, its answer negated: a plug-in estimates a maximum)."""
     from simstudy.commands._data import _plugin
     from simstudy.datasets import DataError
     from simstudy.stats import estimators
 
     if estimator in estimators.CLOSED_FORM:
-        return estimators.expected_max(x, estimator, n=n)
+        return estimators.expected_max(x, estimator, n=n, minimize=minimize)
     try:
+        if minimize:
+            return -_plugin(estimator)(np.sort(-x)[None, :], n)[0]
         return _plugin(estimator)(np.sort(x)[None, :], n)[0]
     except Exception as exc:  # the plug-in's own failure on this data: one line naming it and the model
         raise DataError(f"estimator={estimator}: failed on the scores of {model}: {exc}") from None
