@@ -18,11 +18,15 @@ provenance          the resolved config, simstudy's and its dependencies' versio
                     ``simstudy replay`` line that reruns each
 pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md``, ``FIELD.md``, ``CURVE.md`` and
                     ``BANDS.md`` where the directory has them, as HTML (markdown-it-py; no raw HTML, links only
-                    to the directory's own files), their figures embedded as ``data:`` URIs;
-                    ``extrapolation.csv`` beside ``EXTRAPOLATE.md`` as an interactive chart, an audit's three
-                    studies (``coverage/``, ``bootstrap/``, ``accuracy/``) as charts too, and ``curves.csv`` /
-                    ``bands.csv`` beside ``CURVE.md`` / ``BANDS.md``
+                    to the directory's own files), their figures embedded as ``data:`` URIs; beside them the
+                    charts the command hands the page (``build(charts=...)``: ``simstudy extrapolate``'s,
+                    ``curve``'s and ``bands``' curves, :func:`simstudy.commands.report.charts`) and its studies
+                    (``build(studies=...)``: an audit's three) charted as studies
 ==================  ==========================================================================================
+
+Every chart is a :class:`simstudy.charts.Chart` description (the studies' by :func:`simstudy.charts.estimates`,
+as a sweep's ``figure.png`` is), written as Vega-Lite by :func:`simstudy.charts.to_vega`; the page knows no
+command's files and finds no chart by its title (a coverage says so: :attr:`simstudy.charts.Chart.role`).
 
 Why Vega-Lite: the charts are Vega-Lite specs written as plain dicts (JSON; no Altair, whose import alone
 costs hundreds of milliseconds), drawn in the browser by vega + vega-lite + vega-embed, bundled offline as one
