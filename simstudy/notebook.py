@@ -127,13 +127,12 @@ class Analysis:
         list of pathlib.Path
             The files written (the page and ``report.html`` last).
         """
-        from simstudy.report_html import build
-        from simstudy.sweeps import headline
+        from simstudy.commands import report  # the page with the charts the commands hand it
 
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         written = self._write(out_dir)
-        return [*written, build(out_dir, headline=headline).path]
+        return [*written, report.run(out_dir).path]
 
     def to_html(self) -> str:
         """The command's page as the offline HTML of its ``report.html``, written nowhere.
@@ -372,9 +371,8 @@ def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:
 (select, scale or clean the arrays before passing them)
     """
     from simstudy.commands import audit as command
+    from simstudy.commands import report
     from simstudy.commands._data import _load_scores
-    from simstudy.report_html import build
-    from simstudy.sweeps import headline
 
     _options_iv("audit", options)
     given = _scores_iv(scores, -np.inf, np.inf)  # bounds checked as the command reads the file, below
@@ -382,7 +380,7 @@ def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:
         with tempfile.TemporaryDirectory(prefix="simstudy-audit-") as tmp:
             done = _audit(command, _load_scores, given, options, Path(tmp))
             # the page, while the studies' files exist (AUDIT.md is there: report.html is built around it)
-            html = build(tmp, headline=headline).path.read_text(encoding="utf-8")
+            html = report.run(tmp).path.read_text(encoding="utf-8")
 
         def again(out: Path) -> list[Path]:  # the studies are gone: run them again where they are to stay
             return audit(scores, out_dir=out, **options)._write(out)

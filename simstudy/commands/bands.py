@@ -691,11 +691,10 @@ def tuning_curve_bands_figure(
     import pandas as pd
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (
+    from simstudy.charts import (
         _colorblind,
         _labels,
         _legend,
-        _method,
         _set_xscale,
         _shade,
         _suptitle,
@@ -703,6 +702,7 @@ def tuning_curve_bands_figure(
         _title,
         _xscale_iv,
     )
+    from simstudy.figures import _method
 
     _xscale_iv(xscale)
     _theme()
@@ -864,7 +864,7 @@ def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict
     and the ``estimator`` asked for (dotted), a column after ``v`` and ``u``."""
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import _labels, _set_xscale, _title
+    from simstudy.charts import _labels, _set_xscale, _title
 
     columns = list(curves.columns)
     extra = [c for c in columns[columns.index("v") + 1 : columns.index("kind")]] if "kind" in columns else []
@@ -928,7 +928,8 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
     """
     import matplotlib.pyplot as plt
 
-    from simstudy.figures import _colorblind, _labels, _legend, _method, _shade, _theme, _title
+    from simstudy.charts import _colorblind, _labels, _legend, _shade, _theme, _title
+    from simstudy.figures import _method
 
     _theme()
     models = list(dict.fromkeys(cdfs["model"]))

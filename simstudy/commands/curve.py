@@ -576,7 +576,7 @@ def evp_curves_figure(
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (  # matplotlib: lazily
+    from simstudy.charts import (  # matplotlib: lazily
         _colorblind,
         _labels,
         _legend,
