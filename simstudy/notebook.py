@@ -65,7 +65,7 @@ class Analysis:
     result : object
         The command's own result (:class:`~simstudy.commands.curve.CurveResult`,
         :class:`~simstudy.commands.bands.BandsResult`, a list of (model, scores, AuditResult) for the audit,
-        :class:`~simstudy.commands.extrapolate_fit.Extrapolation`).
+        :class:`~simstudy.extrapolation.Extrapolation`).
     config : object
         The command's parsed settings (:func:`simstudy.commands.curve.parse`, ...).
     _figure : callable
@@ -470,7 +470,7 @@ def extrapolate(scores, *, out_dir: str | Path | None = None, progress: bool | N
     ------
     ConfigError
         A key unknown or invalid (naming it and its value), a file's key, or scores not finite within [low, high].
-    simstudy.commands.extrapolate_fit.BadSample
+    simstudy.extrapolation.BadSample
         A sample the law cannot be fitted to as asked.
 
     Examples

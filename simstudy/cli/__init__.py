@@ -194,7 +194,7 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     (:mod:`simstudy.commands.extrapolate`), print its summary."""
     from simstudy.commands import extrapolate, extrapolate_page
     from simstudy.commands._data import _load_scores, _log_scores
-    from simstudy.commands.extrapolate_fit import BadSample, ExtrapolationFailed
+    from simstudy.extrapolation import BadSample, ExtrapolationFailed
 
     opts = _parse_or_fail(extrapolate.parse, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)

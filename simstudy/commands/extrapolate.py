@@ -1,7 +1,7 @@
 """``simstudy extrapolate`` as a library: the tuning curve past a researcher's n runs.
 
 The noisy quadratic law of random search near the optimum (Lourie, He & Cho 2025) is fitted to the tail of each
-model's scores and bootstrapped through the runner (the analysis: :mod:`simstudy.commands.extrapolate_fit`);
+model's scores and bootstrapped through the runner (the analysis: :mod:`simstudy.extrapolation`);
 the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 
 ============================  =============================================================================
@@ -17,7 +17,7 @@ the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 ============================  =============================================================================
 
 Nothing here prints or exits: bad options raise :class:`~simstudy.schema.ConfigError`, scores the law cannot
-be fitted to :class:`~simstudy.commands.extrapolate_fit.BadSample` (a :class:`~simstudy.datasets.DataError`).
+be fitted to :class:`~simstudy.extrapolation.BadSample` (a :class:`~simstudy.datasets.DataError`).
 Importing this module stays cheap (the command line reads its schema for ``--help``): the analysis, pandas and
 matplotlib load when :func:`run` or :func:`write` is called.
 """
@@ -42,8 +42,8 @@ from simstudy.schema import ConfigError, option
 if TYPE_CHECKING:
     import pandas as pd
 
-    from simstudy.commands.extrapolate_fit import Analysis
-    from simstudy.commands.extrapolate_fit import Extrapolation as ExtrapolateResult
+    from simstudy.extrapolation import Analysis
+    from simstudy.extrapolation import Extrapolation as ExtrapolateResult
 
 __all__ = [
     "ExtrapolateOptions",
@@ -355,7 +355,7 @@ def __getattr__(name: str) -> Any:
     if name == "ExtrapolateResult":
         import importlib
 
-        return importlib.import_module("simstudy.commands.extrapolate_fit").Extrapolation
+        return importlib.import_module("simstudy.extrapolation").Extrapolation
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -386,7 +386,7 @@ def prepare(scores: dict, opts: ExtrapolateConfig, source: str = "scores") -> li
     """Every fit the command makes, checked and fitted before anything is written.
 
     The first step of :func:`run`, separate so that a caller can refuse a sample before it touches a run
-    directory (the command line does); see :func:`simstudy.commands.extrapolate_fit.prepare`.
+    directory (the command line does); see :func:`simstudy.extrapolation.prepare`.
 
     Parameters
     ----------
@@ -399,12 +399,12 @@ def prepare(scores: dict, opts: ExtrapolateConfig, source: str = "scores") -> li
 
     Returns
     -------
-    list of simstudy.commands.extrapolate_fit.Analysis
+    list of simstudy.extrapolation.Analysis
         Per model, the fit of its first ``sample_size`` scores, then (when some are held out) that of all.
 
     Raises
     ------
-    simstudy.commands.extrapolate_fit.BadSample
+    simstudy.extrapolation.BadSample
         A sample the law cannot be fitted to as asked (the message names the model and the fix).
 
     Examples
@@ -414,9 +414,9 @@ def prepare(scores: dict, opts: ExtrapolateConfig, source: str = "scores") -> li
     >>> [a.sample.runs for a in prepare({"mlp": ys}, parse({"data": "x.csv", "c": 3, "sample_size": 30}))]
     [30, 48]
     """
-    from simstudy.commands import extrapolate_fit
+    from simstudy import extrapolation
 
-    return extrapolate_fit.prepare(scores, opts, source)
+    return extrapolation.prepare(scores, opts, source)
 
 
 def run(
@@ -446,15 +446,15 @@ def run(
     -------
     ExtrapolateResult
         The tidy tables ``curves``, ``fits`` and ``simulation`` and the runner's ``report``
-        (:class:`simstudy.commands.extrapolate_fit.Extrapolation`).
+        (:class:`simstudy.extrapolation.Extrapolation`).
 
     Raises
     ------
-    simstudy.commands.extrapolate_fit.BadSample
+    simstudy.extrapolation.BadSample
         Scores the law cannot be fitted to as asked.
     simstudy.engine.chunks.RunDirConflict
         ``out_dir`` holds the chunks of other settings.
-    simstudy.commands.extrapolate_fit.ExtrapolationFailed
+    simstudy.extrapolation.ExtrapolationFailed
         A bootstrap chunk raised in its worker (the others stay stored).
 
     Examples
@@ -468,10 +468,10 @@ def run(
     >>> round(float(result.fits["b"].iloc[0]), 4), result.report.computed
     (0.9082, 1)
     """
-    from simstudy.commands import extrapolate_fit
+    from simstudy import extrapolation
 
     analyses = prepare(scores, opts, source) if isinstance(scores, dict) else scores
-    return extrapolate_fit.run(analyses, opts, Path(out_dir), progress=progress)
+    return extrapolation.run(analyses, opts, Path(out_dir), progress=progress)
 
 
 def write(result: ExtrapolateResult, opts: ExtrapolateConfig, out_dir: str | Path, *, source: str = "scores") -> Path:
@@ -529,7 +529,7 @@ def extrapolation_chart(curves: pd.DataFrame) -> Chart | None:
     Parameters
     ----------
     curves : pandas.DataFrame
-        :attr:`simstudy.commands.extrapolate_fit.Extrapolation.curves` (``extrapolation.csv``): columns
+        :attr:`simstudy.extrapolation.Extrapolation.curves` (``extrapolation.csv``): columns
         ``model``, ``k``, ``curve``, ``estimate``, ``lower``, ``upper`` and optionally ``runs`` (the scores
         the law was fitted to: one line per fit).
 
