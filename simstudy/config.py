@@ -96,7 +96,7 @@ _MOVED_NAMES = {
     "parse_bands": ("simstudy.commands.bands", "parse"),
     "AuditOptions": ("simstudy.commands.audit", "AuditOptions"),
     "AuditConfig": ("simstudy.commands.audit", "AuditConfig"),
-    "_audit_cost_iv": ("simstudy.commands.audit", "_audit_cost_iv"),
+    "_audit_cost_iv": ("simstudy.studies.audit", "audit_cost_iv"),
     "_KDE_BOUND": ("simstudy.commands.audit", "_KDE_BOUND"),
     "_MIN_BANDWIDTH_SHARE": ("simstudy.commands.audit", "_MIN_BANDWIDTH_SHARE"),
     "ExtrapolateOptions": ("simstudy.commands.extrapolate", "ExtrapolateOptions"),

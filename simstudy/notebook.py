@@ -396,12 +396,13 @@ def _audit(command, load, given: dict, options: Mapping, work: Path) -> Analysis
     import pandas as pd
 
     from simstudy import io
+    from simstudy.studies.audit import plans as plan_audits
 
     csv = work / "scores.csv"
     models = np.repeat(list(given), [x.size for x in given.values()])
     io.write_csv(pd.DataFrame({"model": models, "score": np.concatenate(list(given.values()))}), csv)
     opts = command.parse({**options, "data": str(csv)})
-    plans = command.plans(load(opts.data), opts)
+    plans = plan_audits(load(opts.data), opts)
     several = len(plans) > 1
     done, frames = [], []
     for plan in plans:

@@ -153,11 +153,12 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     from simstudy.commands import audit
     from simstudy.commands._data import _load_scores
     from simstudy.studies.audit import AuditFailed
+    from simstudy.studies.audit import plans as plan_audits
 
     opts = _parse_or_fail(audit.parse, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
     record = _data_record("audit", cfg, opts.data)
-    plans = _parse_or_fail(lambda _: audit.plans(scores, opts), cfg, out_dir)  # every model checked first
+    plans = _parse_or_fail(lambda _: plan_audits(scores, opts), cfg, out_dir)  # every model checked first
     _check_identity(out_dir, record)
     several = len(plans) > 1  # each model on its own, in model=NAME/ (a name made safe to type)
     pages = []
