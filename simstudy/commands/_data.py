@@ -311,17 +311,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _plugin(estimator: str):
-    """The plug-in estimator a name stands for: a registered method's path, else the import path itself."""
-    import os
-
-    from simstudy import plugins
-
-    registered = plugins.registered_estimator(estimator)
-    target, per_sample = registered if registered is not None else (estimator, False)
-    return plugins.PluginEstimator(target, (), per_sample, os.getcwd())
-
-
 def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
     """``estimator``: a built-in (one of ``builtins``) as it is; a plug-in (an import path, or a name a plug-in registered),
     the same as in a study (``estimators.NAME._target_``): imported and called on a tiny input now, so that a
@@ -337,7 +326,7 @@ def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
             f"module.function (the contract of simstudy.plugins), got {value!r}"
         )
     try:
-        plugins.check_estimator(_plugin(value), key)
+        plugins.check_estimator(plugins.estimator_plugin(value), key)
     except plugins.PluginError as exc:
         raise ConfigError(str(exc).replace(f"{key}._target_=", f"{key}=", 1)) from None
     return value
