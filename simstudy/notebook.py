@@ -194,7 +194,7 @@ def _options_iv(command: str, options: Mapping) -> dict:
 
 def _prepared(command: str, scores, options: Mapping, parse):
     """The parsed settings and the scores the data keys keep (models, sample_size), checked."""
-    from simstudy.commands._data import select_scores
+    from simstudy.datasets import select_scores
 
     config = parse(_options_iv(command, options))
     data = config.data
@@ -372,13 +372,13 @@ def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:
     """
     from simstudy.commands import audit as command
     from simstudy.commands import report
-    from simstudy.commands._data import _load_scores
+    from simstudy.datasets import load_data
 
     _options_iv("audit", options)
     given = _scores_iv(scores, -np.inf, np.inf)  # bounds checked as the command reads the file, below
     if out_dir is None:
         with tempfile.TemporaryDirectory(prefix="simstudy-audit-") as tmp:
-            done = _audit(command, _load_scores, given, options, Path(tmp))
+            done = _audit(command, load_data, given, options, Path(tmp))
             # the page, while the studies' files exist (AUDIT.md is there: report.html is built around it)
             html = report.run(tmp).path.read_text(encoding="utf-8")
 
@@ -388,7 +388,7 @@ def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:
         return dataclasses.replace(done, _write=again, _html=html)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return _audit(command, _load_scores, given, options, out_dir)
+    return _audit(command, load_data, given, options, out_dir)
 
 
 def _audit(command, load, given: dict, options: Mapping, work: Path) -> Analysis:

@@ -93,11 +93,11 @@ def _curve_app(cfg: DictConfig) -> None:
 def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
     """``simstudy curve``: :func:`simstudy.commands.curve.run` into the run directory, its summary printed."""
     from simstudy.commands import curve
-    from simstudy.commands._data import _load_scores, _log_scores
-    from simstudy.datasets import DataError
+    from simstudy.commands._data import _log_scores
+    from simstudy.datasets import DataError, load_data
 
     opts = _parse_or_fail(curve.parse, cfg, out_dir)
-    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg, out_dir)
     record = _data_record("curve", cfg, opts.data)
     _check_identity(out_dir, record)
     _log_scores("curve", scores, out_dir, minimize=opts.data.minimize)
@@ -122,11 +122,11 @@ def _bands_app(cfg: DictConfig) -> None:
 def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
     """``simstudy bands``: :func:`simstudy.commands.bands.run` into the run directory, its summary printed."""
     from simstudy.commands import bands
-    from simstudy.commands._data import _load_scores, _log_scores
-    from simstudy.datasets import DataError
+    from simstudy.commands._data import _log_scores
+    from simstudy.datasets import DataError, load_data
 
     opts = _parse_or_fail(bands.parse, cfg, out_dir)
-    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg, out_dir)
     record = _data_record("bands", cfg, opts.data)
     _check_identity(out_dir, record)
     _log_scores("bands", scores, out_dir, minimize=opts.data.minimize)
@@ -151,12 +151,12 @@ def _audit_app(cfg: DictConfig) -> None:
 def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     """``simstudy audit``: :mod:`simstudy.commands.audit` into the run directory, its summary printed."""
     from simstudy.commands import audit
-    from simstudy.commands._data import _load_scores
+    from simstudy.datasets import load_data
     from simstudy.studies.audit import AuditFailed
     from simstudy.studies.audit import plans as plan_audits
 
     opts = _parse_or_fail(audit.parse, cfg, out_dir)
-    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg, out_dir)
     record = _data_record("audit", cfg, opts.data)
     plans = _parse_or_fail(lambda _: plan_audits(scores, opts), cfg, out_dir)  # every model checked first
     _check_identity(out_dir, record)
@@ -194,11 +194,12 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     (chunks stored in the run directory: a rerun resumes), write the tables, figure and EXTRAPOLATE.md
     (:mod:`simstudy.commands.extrapolate`), print its summary."""
     from simstudy.commands import extrapolate, extrapolate_page
-    from simstudy.commands._data import _load_scores, _log_scores
+    from simstudy.commands._data import _log_scores
+    from simstudy.datasets import load_data
     from simstudy.extrapolation import BadSample, ExtrapolationFailed
 
     opts = _parse_or_fail(extrapolate.parse, cfg, out_dir)
-    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg, out_dir)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg, out_dir)
     record = _data_record("extrapolate", cfg, opts.data)
     source = extrapolate.source_name(opts)
     _log_scores("extrapolate", scores, out_dir, minimize=opts.data.minimize)

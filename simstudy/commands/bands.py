@@ -48,7 +48,6 @@ from simstudy.commands._data import (
     _command_iv,
     _data,
     _estimator_iv,
-    _load_scores,
     _sample_seed_option,
 )
 from simstudy.engine import memory
@@ -309,10 +308,11 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     ['u_leader', 'v_leader']
     """
     from simstudy import tables
+    from simstudy.datasets import load_data
 
     opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
     if scores is None:
-        scores = _load_scores(opts.data)
+        scores = load_data(opts.data)
     # Arrays as they are (the command's own numbers); a list, e.g., as float64.
     scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
     _cost_iv(opts, scores)

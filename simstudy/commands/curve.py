@@ -44,11 +44,10 @@ from simstudy.commands._data import (
     _data,
     _estimator_iv,
     _finite_score,
-    _load_scores,
     _sample_seed_option,
     _trial_time,
 )
-from simstudy.datasets import DataError
+from simstudy.datasets import DataError, load_data
 from simstudy.schema import option
 from simstudy.stats import estimators
 
@@ -288,7 +287,7 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
     if not isinstance(config, CurveConfig):
         config = parse(config)
     if scores is None:
-        scores = _load_scores(config.data)
+        scores = load_data(config.data)
     # Arrays as they are (the command's own numbers); a list, e.g., as float64.
     scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
