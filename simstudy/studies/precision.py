@@ -757,18 +757,6 @@ def _workers(n_jobs: int, cores: int) -> int:
     return cores if n_jobs == -1 else max(1, min(n_jobs, cores))
 
 
-def _cores() -> int:
-    """The cores this process may run on (its CPU affinity where the platform has one, else every core)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
-def _workers(n_jobs: int, cores: int) -> int:
-    return cores if n_jobs == -1 else max(1, min(n_jobs, cores))
-
-
 def plan_run(config) -> Planned:
     """Run the precision rule's pilot of a study config in a temporary directory and plan its cells
     (``simstudy plan``).
