@@ -431,8 +431,8 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str], *, overwrite: bool = Fals
         return
     this = sorted(a for a in argv if _sweep_key(a))
     try:  # in bounded time and memory: an alias bomb is unreadable, not minutes of CPU
-        task = ((_load_stored_yaml(stored).get("hydra") or {}).get("overrides") or {}).get("task")  # as written
-        earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list: unreadable (below)
+        task: Any = ((_load_stored_yaml(stored).get("hydra") or {}).get("overrides") or {}).get("task")  # as written
+        earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list (or none): unreadable (below)
     except (Exception, Refused):
         earlier = None
     if earlier == this:

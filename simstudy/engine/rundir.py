@@ -20,7 +20,7 @@ exits: a refusal raises :class:`Refused` (the one line and the exit status), whi
 ``_load_stored_yaml``          a stored YAML file, in bounded time and memory, as plain Python values
 ``_read_stored_config``        a stored config.yaml, as written (never resolved)
 :class:`RunDir`                a claimed run directory, what was in it at the claim, and ``overwrite``
-``_note_files``/``_listing``   the files a run wrote at the top of its directory
+``_note_files``               the :class:`RunDir` of a directory just claimed (its files and directories then)
 ``_settle``                    note them in the run marker; after a finished rerun, move aside what it no longer writes
 ``_check_identity``            refuse a directory holding another run's results (``overwrite=true``: move them)
 ``_check_run_dir``             refuse a directory whose config.yaml is another configuration's

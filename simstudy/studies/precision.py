@@ -655,10 +655,14 @@ def _staged(spec, config, out_dir: Path, stage: base.Stage) -> Any:
     :func:`~simstudy.studies.base.finish` (what is written). A study whose ``run`` takes no ``stage=`` cannot run
     under the rule: one line saying so."""
     try:
-        parameters = inspect.signature(spec.run).parameters
+        parameters = dict(inspect.signature(spec.run).parameters)
     except (TypeError, ValueError):  # no signature to read (a builtin): let the call say what it takes
-        parameters = {"stage": None}
-    if "stage" not in parameters and not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        parameters = None
+    if (
+        parameters is not None
+        and "stage" not in parameters
+        and not any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    ):
         raise ConfigError(
             f"study.precision: study kind {spec.kind}'s run takes no stage= keyword, which the precision rule's "
             f"stages need (pass it to simstudy.studies.base.run_chunks; see simstudy/studies/_template.py), or "
