@@ -633,7 +633,8 @@ def _write_config(resolved: dict, out_dir: Path, record: dict | None = None) -> 
 def _config_yaml(resolved: dict) -> str:
     """config.yaml's text, byte for byte as ``OmegaConf.to_yaml`` wrote it until the engine stopped importing
     OmegaConf (a stored run is compared with, and an unchanged one left as, what it was): block style, keys in
-    their order, unicode kept, and a string that would read back as a bool or a number quoted (``'1e3'``).
+    their order, unicode kept, and a string that would read back as a bool or a number quoted (``'1e3'``; keys
+    too: ``'n'`` is a bool to YAML 1.1).
 
     Examples
     --------
@@ -645,7 +646,7 @@ def _config_yaml(resolved: dict) -> str:
       reps: 10
       tag: '1e3'
       'on': 'yes'
-    n:
+    'n':
     - 1
     - 2
     x: null
