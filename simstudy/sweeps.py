@@ -3,10 +3,10 @@
 A Hydra multirun (``simstudy -m key=a,b ...``) leaves one run directory per combination of swept values;
 :func:`stack` reads their ``summary.parquet`` files into one frame with a ``job`` column (the job's directory
 name) and one column per swept key holding that job's value (numbers as numbers). :func:`headline` picks, per
-study kind, the rows a sweep's faceted figure shows (:func:`simstudy.plots.sweep_figure`). ``_write_sweep``
+study kind, the rows a sweep's faceted figure shows (:func:`simstudy.figures.sweep_figure`). ``_write_sweep``
 writes the stacked frame and that figure at the sweep directory (after a multirun, for a design, and for
 ``simstudy collect sweep_dir=DIR``), and for three or more swept keys a nested-loop plot, ``nested_loop.png``
-(Rücker & Schwarzer 2014; :func:`nested_loop_factors`, :func:`simstudy.plots.nested_loop_figure`);
+(Rücker & Schwarzer 2014; :func:`nested_loop_factors`, :func:`simstudy.figures_mc.nested_loop_figure`);
 ``_unfinished_message`` says which jobs have no summary yet.
 
 Which jobs a sweep has and what each one's values are is the CLI's business (it reads the sweep's
@@ -233,7 +233,7 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
     the faceted ``figure.png``/``.pdf``; returns the :class:`~simstudy.sweeps.Stacked` (with the unfinished)."""
     import matplotlib.pyplot as plt
 
-    from simstudy import io, plots
+    from simstudy import figures, io
 
     stacked = stack(sweep_dir, jobs, swept)
     frame = stacked.frame
@@ -244,7 +244,7 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
     rows, spec = headline(frame, stacked.kind)
     if len(rows):
         study = f"{frame['study'].iloc[0]}: " if "study" in frame else ""
-        fig = plots.sweep_figure(
+        fig = figures.sweep_figure(
             rows, swept, x=spec.x, hue=spec.hue, ylabel=spec.ylabel, title=f"{study}{spec.ylabel} by {', '.join(swept)}"
         )
         for suffix in ("png", "pdf"):
@@ -300,13 +300,13 @@ def _nested_loop(sweep_dir: Path, rows: pd.DataFrame, swept: list[str], spec: He
     """Draw ``nested_loop.png`` at the sweep directory (:func:`simstudy.figures_mc.nested_loop_figure`)."""
     import matplotlib.pyplot as plt
 
-    from simstudy import io, plots
+    from simstudy import figures_mc, io
 
     factors = nested_loop_factors(rows, swept, spec)
     if factors is None:
         log.info("sweep: no nested-loop plot (the swept keys and %s do not tell the headline rows apart)", spec.x)
         return
-    fig = plots.nested_loop_figure(
+    fig = figures_mc.nested_loop_figure(
         rows, factors, hue=spec.hue, ylabel=spec.ylabel, title=f"{study}{spec.ylabel} over every cell (±2 MCSE)"
     )
     io.save_figure(fig, sweep_dir / "nested_loop.png", dpi=150)

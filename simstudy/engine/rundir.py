@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from simstudy import io
+from simstudy.engine import chunks, claims
 from simstudy.engine import identity as _identity
 
 if TYPE_CHECKING:
@@ -263,7 +264,7 @@ def _name_max(path: Path) -> int:
 
 
 def _in_run_dir(run, cfg, out_dir: Path):
-    """Run a command in its run directory, claimed for this process (:func:`simstudy.io.claim_run_dir`):
+    """Run a command in its run directory, claimed for this process (:func:`simstudy.engine.claims.claim_run_dir`):
     a directory holding someone else's files is refused before anything is written, a live run in it too.
     However the command ends (a refusal, an error, Ctrl-C or SIGTERM) the claim is released and the directories
     this run created are removed if it left them empty (finished chunks stay, for a resume). Returns what
@@ -276,8 +277,8 @@ def _in_run_dir(run, cfg, out_dir: Path):
     held = io._hold_interrupts()
     try:
         try:
-            claim = io.claim_run_dir(out_dir, shard=_shard_label(cfg), warn=log.warning)
-        except (io.NotARunDir, io.RunDirBusy) as exc:
+            claim = claims.claim_run_dir(out_dir, shard=_shard_label(cfg), warn=log.warning)
+        except (claims.NotARunDir, claims.RunDirBusy) as exc:
             io._release_interrupts(held)
             _fail(str(exc), out_dir)
         io._release_interrupts(held)
@@ -285,10 +286,10 @@ def _in_run_dir(run, cfg, out_dir: Path):
         result = run(cfg, out_dir)
         _settle(out_dir, finished=_shard_label(cfg) is None)
         return result
-    except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
+    except chunks.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
         _release(claim, out_dir)
         _fail(str(exc), None)
-    except io.CorruptChunk as exc:
+    except chunks.CorruptChunk as exc:
         _release(claim, out_dir)
         _fail(_chunks_changed(exc), None, EXIT_FAILED)
     except OSError as exc:
@@ -409,7 +410,7 @@ def _read_stored_config(stored: Path) -> dict:
         _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
     if not isinstance(old, dict):
         _fail(f"{stored}: not a mapping of settings; use another run directory or remove it", None)
-    for key, value in io._flatten(old).items():
+    for key, value in chunks._flatten(old).items():
         if isinstance(value, str) and "${" in value:
             _fail(
                 f"{stored}: {key}={value!r} is an interpolation, which simstudy never writes (its configs are "
@@ -496,7 +497,7 @@ def _settle(out_dir: Path, *, finished: bool) -> None:
         if stale:
             try:
                 moved = _identity.move_aside(out_dir, stale)
-            except io.RunDirConflict as exc:  # a previous that is a link or a file: the files stay, said
+            except chunks.RunDirConflict as exc:  # a previous that is a link or a file: the files stay, said
                 log.warning("%s", exc)
             else:
                 log.warning(
@@ -528,7 +529,7 @@ def _check_identity(out_dir: Path, record: dict) -> None:
     from those of the results in ``out_dir``; with overwrite=true, move those results aside instead."""
     try:
         _identity.check(out_dir, record, overwrite=_OVERWRITE.get(), warn=log.warning)
-    except io.RunDirConflict as exc:
+    except chunks.RunDirConflict as exc:
         _fail(str(exc), None)
 
 
@@ -559,12 +560,12 @@ def _check_run_dir(resolved: dict, out_dir: Path) -> None:
     old = _with_study_defaults(_read_stored_config(stored))
     diff = [
         d
-        for d in io.config_diff(old, resolved)
+        for d in chunks.config_diff(old, resolved)
         if not d.startswith(_RERUN_MAY_CHANGE) and not _is_data_path(d.partition(":")[0])
     ]
     if diff:
         shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
-        _fail(f"{out_dir} holds results of a different configuration ({shown}); {io.RUN_DIR_FIXES}", None)
+        _fail(f"{out_dir} holds results of a different configuration ({shown}); {chunks.RUN_DIR_FIXES}", None)
 
 
 def _is_data_path(key: str) -> bool:

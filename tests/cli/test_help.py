@@ -9,8 +9,10 @@ from omegaconf import OmegaConf
 
 from simstudy import cli, config, schema
 from simstudy.cli import usage
-from simstudy.commands import audit, bands, curve, extrapolate
-from simstudy.commands._data import COMMAND_OPTIONS, REQUIRED
+from simstudy.commands import audit, bands, curve, data_command_options, extrapolate
+from simstudy.commands._data import REQUIRED
+
+COMMAND_OPTIONS = data_command_options()
 
 CONFIGS = Path(cli._config_dir())
 DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
