@@ -427,6 +427,8 @@ def check(root: Path, config: Path | None = None) -> Verdict:
     package = _root_package(config)
     found = string_imports(root, package)
 
+    built = []
+
     class StringEdgesBuilder(GraphBuilder):
         """grimp's graph, plus an edge for every string import of the package's modules."""
 
@@ -434,7 +436,8 @@ def check(root: Path, config: Path | None = None) -> Verdict:
             self, root_package_names, cache_dir, include_external_packages=False, exclude_type_checking_imports=False
         ):
             graph = super().build(root_package_names, None, include_external_packages, exclude_type_checking_imports)
-            return with_string_edges(graph, found)
+            built.append(with_string_edges(graph, found))
+            return graph
 
     sys.path.insert(0, str(root))
     saved = {m: sys.modules.pop(m) for m in list(sys.modules) if m == package or m.startswith(package + ".")}
@@ -447,8 +450,9 @@ def check(root: Path, config: Path | None = None) -> Verdict:
             report = use_cases.create_report(use_cases.read_user_options(str(config)), cache_dir=None)
         finally:
             settings.configure(GRAPH_BUILDER=old.GRAPH_BUILDER)
-        graph = with_string_edges(grimp.build_graph(package, include_external_packages=False, cache_dir=None), found)
-        found_cycles = cycles(graph, graph.modules)
+        # the graph the contracts ran on (import-linter checks each contract on a copy of it)
+        graph = built[0] if built else with_string_edges(grimp.build_graph(package, cache_dir=None), found)
+        found_cycles = cycles(graph, {m for m in graph.modules if m == package or m.startswith(package + ".")})
     finally:
         sys.path.remove(str(root))
         for m in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
