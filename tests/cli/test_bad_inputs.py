@@ -614,8 +614,8 @@ def test_ctrl_c_is_one_line_and_the_same_command_resumes(run_cli, tmp_path, monk
     command = (*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")
     status, _, err = run_cli(*command)
     assert status == 130 and err.strip() == "simstudy: interrupted; rerun the same command to resume"
-    chunks = sorted(p.name for p in (tmp_path / "run").rglob("chunk-*"))
-    assert chunks == ["chunk-000000-r100.npz", "chunk-000001-r100.npz"]  # finished chunks kept, no partial one
+    kept = sorted(p.name for p in (tmp_path / "run").rglob("chunk-*"))
+    assert kept == ["chunk-000000-r100.npz", "chunk-000001-r100.npz"]  # finished chunks kept, no partial one
     monkeypatch.setattr(chunks.ChunkStore, "write", real)
     status, out, _ = run_cli(*command)
     assert status == 0 and "(2 resumed)" in out
