@@ -37,8 +37,7 @@ from simstudy.engine.memory import _BYTES_PER_CHUNK, _workers
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
-    from simstudy.commands.extrapolate_fit import Analysis
-    from simstudy.commands.extrapolate_fit import Extrapolation
+    from simstudy.commands.extrapolate_fit import Analysis, Extrapolation
 
 __all__ = [
     "ExtrapolateOptions",
