@@ -389,9 +389,8 @@ def test_no_matplotlib_until_a_figure_is_drawn():
 def _extra_figures(summaries):
     """Figures beyond ``_all_figures``: a design's sweep figure, a nested-loop plot, the audit's accuracy figure
     (log n) and the field audit's questions."""
-    from simstudy.studies import field_audit_page
-
     from simstudy import figures_mc
+    from simstudy.studies import field_audit_page
 
     rng = np.random.default_rng(4712)
     n = np.arange(1, 31)

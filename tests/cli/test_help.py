@@ -122,7 +122,7 @@ def test_help_into_a_closed_pipe_prints_no_traceback(tmp_path):
 def test_the_top_help_says_of_runner_and_budget_keys_what_their_schemas_say():
     # `simstudy --help` must not import the config (numpy, 0.2 s), so it keeps its own words for these keys;
     # they start with the schema's, which --help of a study kind and the docs print: the two cannot drift.
-    from simstudy import config, schema
+    from simstudy import schema
     from simstudy.cli.usage import STUDY_KEYS
 
     for prefix, options in (("runner.", config.RunnerConfig), ("budget.", config.BudgetConfig)):

@@ -170,9 +170,7 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
 
 
 def test_the_reports_chart_of_a_long_curve_is_thinned_and_says_so(tmp_path, rng):
-    from simstudy import report_html
-
-    from simstudy import io
+    from simstudy import io, report_html
 
     result = curve.run({"data": "scores.csv"}, {"a": rng.uniform(size=5000)})
     io.write_csv(result.curves, tmp_path / "curves.csv")
