@@ -56,7 +56,9 @@ class Headline:
     """What a sweep's faceted figure shows of a stacked summary (:func:`simstudy.sweeps.headline`).
 
     The rows matching every ``where`` pair are drawn: ``estimate`` against column ``x``, one line per value of
-    column ``hue``, the y-axis labelled ``ylabel``. A study declares it as :attr:`Study.sweep`.
+    column ``hue``, the y-axis labelled ``ylabel``; a coverage (``role="coverage"``) with its nominal level
+    dashed. A study declares it as :attr:`Study.sweep`; its charts (:func:`simstudy.charts.estimates`) carry the
+    role, so neither the figure nor ``report.html`` guesses it from the label.
 
     Parameters
     ----------
@@ -69,11 +71,14 @@ class Headline:
         The column whose values are the lines (e.g. ``"estimator"``).
     ylabel : str
         The y-axis label: the measure and its units (e.g. ``"MSE"``).
+    role : str, optional
+        What the measure is (:data:`simstudy.charts.ROLES`): ``"coverage"`` draws the rows' ``nominal`` level
+        as the reference. Default ``"measure"``.
 
     Examples
     --------
     >>> Headline({"measure": "mse"}, "n", "estimator", "MSE")
-    Headline(where={'measure': 'mse'}, x='n', hue='estimator', ylabel='MSE')
+    Headline(where={'measure': 'mse'}, x='n', hue='estimator', ylabel='MSE', role='measure')
     >>> study("evp_accuracy").sweep == Headline({"measure": "mse"}, "n", "estimator", "MSE")
     True
     """
@@ -82,6 +87,7 @@ class Headline:
     x: str
     hue: str
     ylabel: str
+    role: str = "measure"
 
 
 @dataclass(frozen=True)

@@ -238,10 +238,9 @@ def _run_record(command: str, cfg: DictConfig, out_dir: Path) -> None:
 def _report(out_dir: Path) -> None:
     """report.html beside a command's page (AUDIT.md, EXTRAPOLATE.md, CURVE.md, BANDS.md); a failure to write it
     is a warning."""
-    from simstudy.report_html import _build_or_warn
-    from simstudy.sweeps import headline
+    from simstudy.commands import report
 
-    _build_or_warn(out_dir, headline=headline)
+    report.write(out_dir)
 
 
 _main_module.SUBCOMMANDS.update(

@@ -51,6 +51,10 @@ __all__ = [
     "summary",
 ]
 
+#: The studies an audit runs, each in its own subdirectory of the run directory (:mod:`simstudy.studies.audit`
+#: writes them); ``report.html`` charts each as a study.
+STUDIES = ("coverage", "bootstrap", "accuracy")
+
 
 #: What ``simstudy audit --help`` shows above the keys: the usage line, examples, and what it writes.
 USAGE = (

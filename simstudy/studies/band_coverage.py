@@ -501,15 +501,8 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'uniform (n = 48, 1,000 rounds)', 'nominal coverage')
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _colorblind,
-        _labels,
-        _legend,
-        _method,
-        _suptitle,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _colorblind, _labels, _legend, _suptitle, _theme, _title
+    from simstudy.figures import _method
 
     plt = _theme()
     dists = list(dict.fromkeys(summary["distribution"]))
@@ -558,7 +551,7 @@ STUDY = register_study(
         run=run,
         figure=band_coverage_figure,
         headline=headline,
-        sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage"),
+        sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage", role="coverage"),
         continuous=True,
     )
 )

@@ -258,14 +258,8 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, ['LD highest-density: 6.00 samples per step, R² = 1.0000'])
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _colorblind,
-        _labels,
-        _legend,
-        _method,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _colorblind, _labels, _legend, _theme, _title
+    from simstudy.figures import _method
 
     plt = _theme()
     methods = list(dict.fromkeys(summary["method"]))

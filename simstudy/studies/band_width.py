@@ -506,15 +506,8 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (
-        _colorblind,
-        _labels,
-        _legend,
-        _method,
-        _suptitle,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _colorblind, _labels, _legend, _suptitle, _theme, _title
+    from simstudy.figures import _method
 
     plt = _theme()
     dist = summary["distribution"].iloc[0]

@@ -427,17 +427,8 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     '95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals; dotted: 95% simultaneous (sup-t) band over k)'
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _band,
-        _estimator_palette,
-        _label,
-        _labels,
-        _legend,
-        _shade,
-        _suptitle,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _band, _label, _labels, _legend, _shade, _suptitle, _theme, _title
+    from simstudy.figures import _estimator_palette
 
     plt = _theme()
     dists = list(dict.fromkeys(summary["distribution"]))
@@ -485,7 +476,7 @@ STUDY = register_study(
         run=run,
         figure=bootstrap_coverage_figure,
         headline=headline,
-        sweep=Headline({}, "k", "estimator", "pointwise coverage"),
+        sweep=Headline({}, "k", "estimator", "pointwise coverage", role="coverage"),
         continuous=True,
     )
 )

@@ -752,10 +752,8 @@ def evp_accuracy_figure(
     (3, 'uniform, B = 5, 100 replicates')
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
+    from simstudy.charts import (
         _band,
-        _distribution,
-        _estimator_palette,
         _label,
         _labels,
         _legend,
@@ -766,6 +764,7 @@ def evp_accuracy_figure(
         _title,
         _xscale_iv,
     )
+    from simstudy.figures import _distribution, _estimator_palette
 
     _xscale_iv(xscale)
     plt = _theme()

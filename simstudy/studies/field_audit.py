@@ -616,6 +616,8 @@ STUDY = register_study(
         run=run,
         figure=field_audit_figure,
         headline=headline,
-        sweep=Headline({"question": "q2", "measure": "coverage"}, "n", "method", "coverage of the median curve"),
+        sweep=Headline(
+            {"question": "q2", "measure": "coverage"}, "n", "method", "coverage of the median curve", role="coverage"
+        ),
     )
 )

@@ -637,14 +637,7 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (
-        _colorblind,
-        _labels,
-        _legend,
-        _shade,
-        _suptitle,
-        _theme,
-    )
+    from simstudy.charts import _colorblind, _labels, _legend, _shade, _suptitle, _theme
 
     plt = _theme()
     # one line per algorithm (not per difference between two, see the study's differences option)

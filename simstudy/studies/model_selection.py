@@ -329,15 +329,7 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'best: b; 100 runs per budget (bands: Clopper–Pearson)')
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _band,
-        _colorblind,
-        _labels,
-        _legend,
-        _shade,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _band, _colorblind, _labels, _legend, _shade, _theme, _title
 
     plt = _theme()
     p = summary[summary["measure"] == "p_correct"]

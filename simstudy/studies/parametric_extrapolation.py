@@ -880,7 +880,9 @@ STUDY = register_study(
         run=run,
         figure="simstudy.studies.parametric_extrapolation_figure.parametric_extrapolation_figure",
         headline=headline,
-        sweep=Headline({"measure": "band_coverage"}, "k_over_n", "distribution", "median-curve band coverage"),
+        sweep=Headline(
+            {"measure": "band_coverage"}, "k_over_n", "distribution", "median-curve band coverage", role="coverage"
+        ),
         check=_check,
     )
 )

@@ -511,15 +511,8 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (
-        _Z,
-        _estimator_palette,
-        _label,
-        _labels,
-        _legend,
-        _suptitle,
-        _theme,
-    )
+    from simstudy.charts import _Z, _label, _labels, _legend, _suptitle, _theme
+    from simstudy.figures import _estimator_palette
 
     plt = _theme()
     ests = list(dict.fromkeys(summary["estimator"].dropna()))

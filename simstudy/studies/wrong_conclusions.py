@@ -404,16 +404,8 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     2
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _band,
-        _estimator_palette,
-        _label,
-        _labels,
-        _legend,
-        _shade,
-        _suptitle,
-        _theme,
-    )
+    from simstudy.charts import _band, _label, _labels, _legend, _shade, _suptitle, _theme
+    from simstudy.figures import _estimator_palette
 
     plt = _theme()
     rates = summary[summary["measure"] == "wrong_rate"]
