@@ -61,6 +61,12 @@ def test_string_imports_of_simstudy_only_in_the_registry_and_the_package_root():
     assert not found, "imports by name outside extend.py's table and the package root:\n" + "\n".join(found)
 
 
+def test_each_pending_string_import_is_still_there():
+    # an entry of PENDING whose string import is gone would let a new one in unseen: it goes with it
+    loading = {s.module for s in string_imports(ROOT, "simstudy") if s.targets or not s.knowable}
+    assert not set(PENDING) - loading, f"remove from PENDING: {sorted(set(PENDING) - loading)}"
+
+
 def test_the_string_imports_found_are_the_known_ones():
     # the finder itself: it sees the registry's and the root's calls, and resolves the root's names to modules
     found = {s.module: s for s in string_imports(ROOT, "simstudy")}
