@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from simstudy import io
+from simstudy.engine import chunks
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     Refused,
@@ -156,14 +156,15 @@ def _store_lazily(store, group: str, name: str, options) -> None:
 def _register_commands() -> None:
     """Put each data command's schema defaults in Hydra's config store (``_schema/COMMAND``), which its YAML
     (``configs/curve.yaml`` ...) selects first in its defaults list, so the defaults live in the schema only
-    (:data:`simstudy.config.COMMAND_OPTIONS`) and every key is overridden without ``+``."""
+    (:func:`simstudy.commands.data_command_options`) and every key is overridden without ``+``."""
     _register_resolver()
     from hydra.core.config_store import ConfigStore
 
-    from simstudy import config, schema
+    from simstudy import schema
+    from simstudy.commands import data_command_options
 
     store = ConfigStore.instance()
-    for command, options in config.COMMAND_OPTIONS.items():
+    for command, options in data_command_options().items():
         store.store(group="_schema", name=command, node=schema.defaults(options))
 
 
@@ -308,7 +309,7 @@ def _move_sweep_aside(sweep_dir: Path) -> None:
     and before Hydra and :class:`SweepCallback` write anew (:func:`simstudy.engine.identity.sweep_outputs`)."""
     try:
         moved = _identity.move_aside(sweep_dir, _identity.sweep_outputs(sweep_dir))
-    except io.RunDirConflict as exc:
+    except chunks.RunDirConflict as exc:
         _fail(str(exc))
     if moved is not None:  # before Hydra's logging is set up: Python's last-resort handler says it on stderr
         log.warning("overwrite=true: moved the earlier sweep's files to %s", moved)
