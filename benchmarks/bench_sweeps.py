@@ -32,7 +32,7 @@ SWEEP = ["-m", "experiment=dodge2021_fig1", "runner.progress=false", "runner.n_j
 
 
 def main() -> None:
-    from simstudy import cli, plots  # noqa: F401 -- imported before timing, as in the sweep's own process
+    from simstudy import cli, figures  # noqa: F401 -- imported before timing, as in the sweep's own process
 
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "simstudy.cli", *SWEEP], cwd=tmp, check=True, capture_output=True)

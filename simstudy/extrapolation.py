@@ -26,10 +26,9 @@ the best score possible, and c, the effective number of hyperparameters. For eac
    bootstrapped) against their nonparametric band (``inside_np``): Lourie, He & Cho's observation that the
    fitted form stays inside the 95% bands.
 
-The tidy result is :class:`Extrapolation` (:class:`simstudy.commands.extrapolate.ExtrapolateResult`);
-:func:`simstudy.commands.extrapolate.write` writes it. No files, no pages: the library computation under the
-command (and :func:`simstudy.extrapolate`, the command on arrays). This module was ``simstudy.extrapolate`` before
-issue 26 and ``simstudy.commands.extrapolate_fit`` before issue 35.
+The tidy result is :class:`Extrapolation`; :func:`simstudy.commands.extrapolate.write` writes it. No files, no pages:
+the library computation under the command (and :func:`simstudy.extrapolate`, the command on arrays). This module
+was ``simstudy.extrapolate`` before issue 26 and ``simstudy.commands.extrapolate_fit`` before issue 35.
 """
 
 from __future__ import annotations

@@ -24,13 +24,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simstudy import io
 from simstudy.commands.study import _run_and_report
+from simstudy.engine import claims
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     _ENVIRONMENT_ERRNOS,
-    _OVERWRITE,
     Refused,
+    RunDir,
     _abs,
     _check_dir_override,
     _check_identity,
@@ -44,8 +44,8 @@ from simstudy.engine.rundir import (
     _os_error,
     _os_status,
     _release,
+    _remove_if_empty,
     _settle,
-    _shard_label,
 )
 from simstudy.overrides import (
     _API_MODE,
@@ -104,7 +104,28 @@ def _data_plugins(estimator) -> dict:
     return {target: plugins.source_hash(target)}
 
 
-def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
+def _resolved(cfg: DictConfig) -> dict:
+    """A composed config as the plain values the engine takes (config.yaml is written from them)."""
+    from omegaconf import OmegaConf
+
+    resolved = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    assert isinstance(resolved, dict)  # a DictConfig's container
+    return resolved
+
+
+def _shard_label(cfg) -> str | None:
+    """``runner.shard`` of a composed config as given (validated later): shards share their run directory."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        shard = OmegaConf.select(cfg, "runner.shard", default=None, throw_on_missing=False)
+    except OmegaConfBaseException:  # the config's own error, reported in one line once it is parsed
+        return None
+    return None if shard is None else str(shard)
+
+
+def _parse_or_fail(parser, cfg: DictConfig):
     """Resolve the config and validate it with ``parser``; bad input exits in one line (status 2)."""
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
@@ -114,33 +135,31 @@ def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
     try:
         return parser(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
     except (ConfigError, DataError) as exc:
-        _fail(str(exc), out_dir)
+        _fail(str(exc))
     except OmegaConfBaseException as exc:
-        _fail(_one_line(exc), out_dir)
+        _fail(_one_line(exc))
 
 
-def _run_study(cfg: DictConfig, out_dir: Path):
-    """Run a composed study config (or each cell of its ``design:`` block) in ``out_dir``, claimed already."""
-    from omegaconf import OmegaConf
-
+def _run_study(cfg: DictConfig, run_dir: RunDir):
+    """Run a composed study config (or each cell of its ``design:`` block) in ``run_dir``, claimed already."""
     from simstudy.config import parse
 
+    out_dir = run_dir.path
     if "design" in cfg:
-        return _run_design(cfg, out_dir)
-    config = _parse_or_fail(parse, cfg, out_dir)
-    if _OVERWRITE.get() and config.runner.shard is not None:  # each shard would move the others' fresh chunks
+        return _run_design(cfg, run_dir)
+    config = _parse_or_fail(parse, cfg)
+    if run_dir.overwrite and config.runner.shard is not None:  # each shard would move the others' fresh chunks
         _fail(
             "overwrite=true cannot be combined with runner.shard (each shard would move the others' results "
             "aside): give the shards a new run directory (hydra.run.dir=NEW)",
-            out_dir,
         )
     config = _replicates_as_stored(config, cfg, out_dir)
     record = _identity.study_record(config, settings={})  # the settings: config.yaml's, compared next
-    _check_identity(out_dir, record)
-    _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)  # type: ignore[arg-type]  # of a DictConfig: a dict
+    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
+    _check_run_dir(_resolved(cfg), out_dir)
     log.info("study %s -> %s", config.study.name, out_dir)
-    with _config_written(cfg, out_dir, record):
-        return _run_and_report(config, out_dir)
+    with _config_written(_resolved(cfg), out_dir, record):
+        return _run_and_report(config, run_dir)
 
 
 def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
@@ -148,13 +167,13 @@ def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
     would not: evp_accuracy wrote replicates.parquet by default until issue 26 made it opt-in (a fast default),
     so the same command rerun into a directory made before resumes its chunks (which hold the replicates)
     rather than being refused as another configuration. ``cfg`` is updated too (config.yaml says what ran)."""
-    from omegaconf import OmegaConf, open_dict
+    from omegaconf import open_dict
 
     stored = out_dir / "config.yaml"
     if config.study.save_replicates or not stored.is_file():
         return config
-    try:  # read in bounded time and memory (an alias bomb spun at 100% CPU), as every stored config
-        old = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)
+    try:  # read in bounded time and memory (an alias bomb spun at 100% CPU), as every stored config, as written
+        old = _load_stored_yaml(stored)
     except (Exception, Refused):  # unreadable: the identity check next says so in one line
         return config
     study = old.get("study") if isinstance(old, dict) else None
@@ -172,50 +191,49 @@ def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
     return dataclasses.replace(config, study=dataclasses.replace(config.study, save_replicates=True, options=kept))
 
 
-def _run_design(cfg: DictConfig, out_dir: Path):
+def _run_design(cfg: DictConfig, run_dir: RunDir):
     """A config with a ``design:`` block: each cell (one combination of its values) runs as its own study in
     ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
     their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
     figure, as a sweep's (:func:`_write_sweep`). Returns the stacked result."""
-    from omegaconf import OmegaConf
-
     from simstudy.config import parse
     from simstudy.studies.base import StudyResult
     from simstudy.sweeps import Job, _unfinished_message, _write_sweep
 
-    resolved = _parse_or_fail(lambda r: r, cfg, out_dir)
-    keys, cells = _parse_or_fail(_design_cells, cfg, out_dir)
+    out_dir = run_dir.path
+    resolved = _parse_or_fail(lambda r: r, cfg)
+    keys, cells = _parse_or_fail(_design_cells, cfg)
     configs = []
     for name, _, cell in cells:  # every cell validated before any compute
         try:
             configs.append(parse(cell))
         except ConfigError as exc:
-            _fail(f"design cell {name}: {exc}", out_dir)
-    if _OVERWRITE.get():  # the stacked results aside; each cell's own are moved by its identity check below
+            _fail(f"design cell {name}: {exc}")
+    if run_dir.overwrite:  # the stacked results aside; each cell's own are moved by its identity check below
         moved = _identity.move_aside(out_dir)
         if moved is not None:
             log.warning("overwrite=true: moved the earlier results to %s", moved)
     _check_run_dir(resolved, out_dir)
     log.info("design of %d cells (%s) -> %s", len(cells), ", ".join(keys), out_dir)
     reports = []
-    with _config_written(cfg, out_dir):
+    with _config_written(_resolved(cfg), out_dir):
         for (name, _, cell), config in zip(cells, configs):
             sub = out_dir / name
             try:
-                claim = io.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
-            except (io.NotARunDir, io.RunDirBusy) as exc:
-                _fail(str(exc), None)
-            _note_files(sub)
+                claim = claims.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
+            except (claims.NotARunDir, claims.RunDirBusy) as exc:
+                _fail(str(exc))
+            cell_dir = _note_files(sub, overwrite=run_dir.overwrite)
             try:
                 record = _identity.study_record(config, settings={})
-                _check_identity(sub, record)
+                _check_identity(sub, record, overwrite=run_dir.overwrite)
                 _check_run_dir(cell, sub)
                 log.info("design cell %s -> %s", name, sub)
-                with _config_written(OmegaConf.create(cell), sub, record):
-                    reports.append(_run_and_report(config, sub).report)
-                _settle(sub, finished=config.runner.shard is None)
+                with _config_written(cell, sub, record):
+                    reports.append(_run_and_report(config, cell_dir).report)
+                _settle(cell_dir, finished=config.runner.shard is None)
             finally:
-                _release(claim, None)
+                _release(claim, cell_dir)
         stacked = _write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
     if stacked.unfinished:
         log.warning(
@@ -252,7 +270,7 @@ def _api_args(experiment, overrides) -> list[str]:
     args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
     flags = [a for a in args if a.startswith("-")]
     if flags:
-        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
+        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only")
     return _quote_paths(_last_of_each_key(_optional_keys(args)))
 
 
@@ -276,7 +294,7 @@ def _api_compose_locked(args: list[str]):
     _register_studies()
     # The command's own one-line refusals (unknown key, unparsable value, a sweep); the config it composed to
     # check them is the one that runs (composed once).
-    cfg = _check_overrides(args)
+    cfg = _check_overrides(args).config
     try:
         if cfg is None:  # not composed there (a flag): never from the API, which refuses flags before
             with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
@@ -284,10 +302,10 @@ def _api_compose_locked(args: list[str]):
         HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
         run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
     except Exception as exc:
-        _fail(_one_line(exc), None)
+        _fail(_one_line(exc))
     with open_dict(cfg):
         del cfg["hydra"]  # the study's config, as Hydra hands it to a job
-    return cfg, _parse_or_fail(_parse_study, cfg, None), run_dir
+    return cfg, _parse_or_fail(_parse_study, cfg), run_dir
 
 
 def api_compose(experiment, overrides):
@@ -320,7 +338,8 @@ def api_compose(experiment, overrides):
     """
     token = _API_MODE.set(True)
     try:
-        return _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))[1]
+        args, _ = _take_overwrite(list(overrides))  # a composed config is the same with overwrite=true or not
+        return _api_compose(_api_args(experiment, args))[1]
     finally:
         _API_MODE.reset(token)
 
@@ -364,16 +383,19 @@ def api_run(experiment, overrides, out_dir):
     """
     token = _API_MODE.set(True)
     try:
-        cfg, config, run_dir = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
+        args, overwrite = _take_overwrite(list(overrides))
+        cfg, config, run_dir = _api_compose(_api_args(experiment, args))
         out_dir = _abs(run_dir if out_dir is None else out_dir)
         _check_dir_override("out_dir", str(out_dir))
-        _note_dirs(out_dir)
+        created = _note_dirs(out_dir)
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             if exc.errno not in _ENVIRONMENT_ERRNOS:
                 raise
-            _fail(_os_error(exc), out_dir, _os_status(exc))
-        return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
+            _remove_if_empty(out_dir, created)
+            _fail(_os_error(exc), status=_os_status(exc))
+        result = _in_run_dir(_run_study, cfg, out_dir, shard=_shard_label(cfg), overwrite=overwrite, created=created)
+        return result, config, out_dir
     finally:
         _API_MODE.reset(token)

@@ -105,9 +105,11 @@ class Study:
         Every study's schema includes ``reps``, ``chunk_reps`` and ``save_replicates`` (subclass
         :class:`simstudy.studies.base.StudyOptions`).
     run : callable
-        ``run(config, out_dir) -> StudyResult``: ``config`` a validated :class:`simstudy.config.Config` (its
-        options at ``config.study.options``), ``out_dir`` a :class:`pathlib.Path`; it returns what
-        :func:`simstudy.studies.base.finish` returns.
+        ``run(config, out_dir, *, stage=None) -> StudyResult``: ``config`` a validated
+        :class:`simstudy.config.Config` (its options at ``config.study.options``), ``out_dir`` a
+        :class:`pathlib.Path`, ``stage`` the precision rule's (``study.precision``), handed to
+        :func:`simstudy.studies.base.run_chunks`; it returns what :func:`simstudy.studies.base.finish` returns.
+        A ``run`` without ``stage`` runs, but not under ``study.precision``.
     figure : str or callable
         ``figure(summary, title=None) -> matplotlib Figure`` of the tidy summary, or its import path (resolved
         only when a figure is drawn, so the registry never imports matplotlib).

@@ -25,7 +25,6 @@ Hydra, OmegaConf and the config schemas are imported when a command runs, not wh
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,10 +34,10 @@ from simstudy.cli import main as _main_module
 from simstudy.cli.main import _in_run_dir, main
 from simstudy.commands.study import _describe as _describe
 from simstudy.commands.study import _log_report
-from simstudy.engine.rundir import EXIT_FAILED, _check_identity, _fail, _listing, _write_config
+from simstudy.engine.rundir import EXIT_FAILED, RunDir, _check_identity, _fail, _write_config
 from simstudy.engine.rundir import _dirname as _dirname  # the tests' and the benchmarks' way in, as before
-from simstudy.launch import _data_record, _parse_or_fail
-from simstudy.overrides import _config_dir
+from simstudy.launch import _data_record, _parse_or_fail, _resolved
+from simstudy.overrides import _config_dir as _config_dir  # the tests' way in, as before
 from simstudy.overrides import _design_cells as _design_cells
 from simstudy.overrides import _last_of_each_key as _last_of_each_key
 from simstudy.overrides import _register_commands as _register_commands
@@ -54,24 +53,6 @@ __all__ = ["main", "SweepCallback"]
 log = logging.getLogger("simstudy")
 
 
-class _LazyHydra:
-    """``hydra.main`` for the data commands' apps below, importing Hydra when an app runs rather than when this
-    package is imported (``simstudy --help`` and ``import simstudy.cli`` need no Hydra)."""
-
-    @staticmethod
-    def main(**kwargs):
-        def decorate(task):
-            @functools.wraps(task)
-            def app(*args, **kw):
-                import hydra as _hydra
-
-                return _hydra.main(**kwargs)(task)(*args, **kw)
-
-            return app
-
-        return decorate
-
-
 class _LazyOmegaConf:
     """``OmegaConf`` for the apps below, imported on first use."""
 
@@ -81,85 +62,84 @@ class _LazyOmegaConf:
         return getattr(_OmegaConf, name)
 
 
-hydra = _LazyHydra()
 OmegaConf = _LazyOmegaConf()
 
 
-@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="curve")
-def _curve_app(cfg: DictConfig) -> None:
-    _in_run_dir(_run_curve, cfg)
+def _curve_app(cfg: DictConfig, overwrite: bool, created) -> None:
+    _in_run_dir(_run_curve, cfg, overwrite, created)
 
 
-def _run_curve(cfg: DictConfig, out_dir: Path) -> None:
+def _run_curve(cfg: DictConfig, run_dir: RunDir) -> None:
     """``simstudy curve``: :func:`simstudy.commands.curve.run` into the run directory, its summary printed."""
     from simstudy.commands import curve
     from simstudy.commands._data import _log_scores
     from simstudy.datasets import DataError, load_data
 
-    opts = _parse_or_fail(curve.parse, cfg, out_dir)
-    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg, out_dir)
+    out_dir = run_dir.path
+    opts = _parse_or_fail(curve.parse, cfg)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg)
     record = _data_record("curve", cfg, opts.data)
-    _check_identity(out_dir, record)
+    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
     _log_scores("curve", scores, out_dir, minimize=opts.data.minimize)
     try:
         result = curve.run(opts, scores)
     except (ConfigError, DataError) as exc:
-        _fail(str(exc), out_dir)
+        _fail(str(exc))
     curve.write(result, out_dir)
-    _write_config(cfg, out_dir, record)
+    _write_config(_resolved(cfg), out_dir, record)
     _run_record("curve", cfg, out_dir)
     _report(out_dir)
     for line in curve.lines(result):
         print(line)
-    log.info("wrote %s to %s", _listing(out_dir), out_dir)
+    log.info("wrote %s to %s", run_dir.listing(), out_dir)
 
 
-@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="bands")
-def _bands_app(cfg: DictConfig) -> None:
-    _in_run_dir(_run_bands, cfg)
+def _bands_app(cfg: DictConfig, overwrite: bool, created) -> None:
+    _in_run_dir(_run_bands, cfg, overwrite, created)
 
 
-def _run_bands(cfg: DictConfig, out_dir: Path) -> None:
+def _run_bands(cfg: DictConfig, run_dir: RunDir) -> None:
     """``simstudy bands``: :func:`simstudy.commands.bands.run` into the run directory, its summary printed."""
     from simstudy.commands import bands
     from simstudy.commands._data import _log_scores
     from simstudy.datasets import DataError, load_data
 
-    opts = _parse_or_fail(bands.parse, cfg, out_dir)
-    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg, out_dir)
+    out_dir = run_dir.path
+    opts = _parse_or_fail(bands.parse, cfg)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg)
     record = _data_record("bands", cfg, opts.data)
-    _check_identity(out_dir, record)
+    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
     _log_scores("bands", scores, out_dir, minimize=opts.data.minimize)
     try:  # its first step refuses, with the estimates, bands beyond the memory or time limit
         result = bands.run(opts, scores)
     except (ConfigError, DataError) as exc:
-        _fail(str(exc), out_dir)
+        _fail(str(exc))
     bands.write(result, out_dir)
-    _write_config(cfg, out_dir, record)
+    _write_config(_resolved(cfg), out_dir, record)
     _run_record("bands", cfg, out_dir)
     _report(out_dir)
     for line in bands.lines(result):
         print(line)
-    log.info("wrote %s to %s", _listing(out_dir), out_dir)
+    log.info("wrote %s to %s", run_dir.listing(), out_dir)
 
 
-@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="audit")
-def _audit_app(cfg: DictConfig) -> None:
-    _in_run_dir(_run_audit, cfg)
+def _audit_app(cfg: DictConfig, overwrite: bool, created) -> None:
+    _in_run_dir(_run_audit, cfg, overwrite, created)
 
 
-def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
+def _run_audit(cfg: DictConfig, run_dir: RunDir) -> None:
     """``simstudy audit``: :mod:`simstudy.commands.audit` into the run directory, its summary printed."""
     from simstudy.commands import audit
     from simstudy.datasets import load_data
     from simstudy.studies.audit import AuditFailed
     from simstudy.studies.audit import plans as plan_audits
 
-    opts = _parse_or_fail(audit.parse, cfg, out_dir)
-    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg, out_dir)
+    out_dir = run_dir.path
+    opts = _parse_or_fail(audit.parse, cfg)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg)
     record = _data_record("audit", cfg, opts.data)
-    plans = _parse_or_fail(lambda _: plan_audits(scores, opts), cfg, out_dir)  # every model checked first
-    _check_identity(out_dir, record)
+    plans = _parse_or_fail(lambda _: plan_audits(scores, opts), cfg)  # every model checked first
+    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
     several = len(plans) > 1  # each model on its own, in model=NAME/ (a name made safe to type)
     pages = []
     for plan in plans:
@@ -167,11 +147,11 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
         model_opts = dataclasses.replace(opts, model=plan.model) if several else opts
         log.info("auditing %s (%d scores) at n = %d -> %s", plan.model, plan.scores.size, plan.n, where)
         try:
-            result = _parse_or_fail(lambda _, plan=plan, o=model_opts, d=where: audit.run(plan, o, d), cfg, out_dir)
+            result = _parse_or_fail(lambda _, plan=plan, o=model_opts, d=where: audit.run(plan, o, d), cfg)
         except AuditFailed as exc:  # chunks kept: a rerun resumes the studies
-            _fail(str(exc), None, EXIT_FAILED)
+            _fail(str(exc), status=EXIT_FAILED)
         pages.append((plan.model, audit.write(result, model_opts, plan.scores, where)))
-    _write_config(cfg, out_dir, record)
+    _write_config(_resolved(cfg), out_dir, record)
     if several:
         from simstudy.commands.audit_page import write_index
 
@@ -184,12 +164,11 @@ def _run_audit(cfg: DictConfig, out_dir: Path) -> None:
     log.info("wrote %s", path)
 
 
-@hydra.main(version_base="1.3", config_path=_config_dir(), config_name="extrapolate")
-def _extrapolate_app(cfg: DictConfig) -> None:
-    _in_run_dir(_run_extrapolate, cfg)
+def _extrapolate_app(cfg: DictConfig, overwrite: bool, created) -> None:
+    _in_run_dir(_run_extrapolate, cfg, overwrite, created)
 
 
-def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
+def _run_extrapolate(cfg: DictConfig, run_dir: RunDir) -> None:
     """``simstudy extrapolate``: fit the noisy quadratic law to each model's tail, bootstrap it through the runner
     (chunks stored in the run directory: a rerun resumes), write the tables, figure and EXTRAPOLATE.md
     (:mod:`simstudy.commands.extrapolate`), print its summary."""
@@ -198,23 +177,24 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     from simstudy.datasets import load_data
     from simstudy.extrapolation import BadSample, ExtrapolationFailed
 
-    opts = _parse_or_fail(extrapolate.parse, cfg, out_dir)
-    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg, out_dir)
+    out_dir = run_dir.path
+    opts = _parse_or_fail(extrapolate.parse, cfg)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg)
     record = _data_record("extrapolate", cfg, opts.data)
     source = extrapolate.source_name(opts)
     _log_scores("extrapolate", scores, out_dir, minimize=opts.data.minimize)
     try:  # every fit before anything is written: a refused sample leaves nothing behind
         analyses = extrapolate.prepare(scores, opts, source)
     except BadSample as exc:
-        _fail(str(exc), out_dir)
-    _check_identity(out_dir, record)
+        _fail(str(exc))
+    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
     try:
         result = extrapolate.run(analyses, opts, out_dir, source=source)
     except ExtrapolationFailed as exc:
-        _fail(str(exc), None, EXIT_FAILED)
+        _fail(str(exc), status=EXIT_FAILED)
     _log_report(result.report)
     extrapolate.write(result, opts, out_dir, source=source)
-    _write_config(cfg, out_dir, record)
+    _write_config(_resolved(cfg), out_dir, record)
     io.write_json(
         {
             "command": "extrapolate",
@@ -227,7 +207,7 @@ def _run_extrapolate(cfg: DictConfig, out_dir: Path) -> None:
     _report(out_dir)
     for line in extrapolate_page.summary(result, opts.level):
         print(line)
-    log.info("wrote %s to %s", _listing(out_dir), out_dir)
+    log.info("wrote %s to %s", run_dir.listing(), out_dir)
 
 
 def _run_record(command: str, cfg: DictConfig, out_dir: Path) -> None:
@@ -245,6 +225,7 @@ def _report(out_dir: Path) -> None:
     report.write(out_dir)
 
 
+# Each task runs as ``task(cfg, overwrite, created)``, bound by :func:`simstudy.cli.main._job`.
 _main_module.SUBCOMMANDS.update(
     {
         "curve": (_curve_app, "curve"),

@@ -8,15 +8,17 @@
 
 ========================  =========================================================================================
 :func:`main`              the ``simstudy`` command
-``SUBCOMMANDS``           the data commands' Hydra apps by name (filled by :mod:`simstudy.cli`)
+``SUBCOMMANDS``           the data commands' Hydra tasks by name (filled by :mod:`simstudy.cli`)
 ``_check_flags``          a flag Hydra does not know: one line saying how keys are given
 ``_run_job``              a composed command line run as Hydra's run mode does, without composing it again
+``_job``                  a Hydra task bound to what the command line asked of its run directory
 ``_in_run_dir``           run a Hydra job in its run directory (:func:`simstudy.engine.rundir._in_run_dir`)
 ========================  =========================================================================================
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -26,7 +28,15 @@ from pathlib import Path
 
 from simstudy.cli.usage import _help, _public_groups_only, _version
 from simstudy.engine import rundir as _rundir
-from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _MULTIRUN, EXIT_BAD_INPUT, Refused, _fail, _os_error, _os_status
+from simstudy.engine.rundir import (
+    _ENVIRONMENT_ERRNOS,
+    EXIT_BAD_INPUT,
+    Refused,
+    _DirsBefore,
+    _fail,
+    _os_error,
+    _os_status,
+)
 from simstudy.overrides import (
     _check_overrides,
     _config_dir,
@@ -43,18 +53,32 @@ __all__ = ["main"]
 
 log = logging.getLogger("simstudy")
 
-#: The data commands' Hydra apps and config names, by command (``simstudy curve ...``): filled by
-#: :mod:`simstudy.cli`, where the apps are defined.
+#: The data commands' Hydra tasks (``task(cfg, overwrite, created)``) and config names, by command
+#: (``simstudy curve ...``): filled by :mod:`simstudy.cli`, where the tasks are defined.
 SUBCOMMANDS: dict = {}
 
 
-def _in_run_dir(run, cfg, out_dir: Path | None = None):
-    """:func:`simstudy.engine.rundir._in_run_dir` in Hydra's run directory of the job (``out_dir`` None)."""
-    if out_dir is None:
-        from hydra.core.hydra_config import HydraConfig
+def _in_run_dir(run, cfg, overwrite: bool, created: _DirsBefore | None):
+    """:func:`simstudy.engine.rundir._in_run_dir` in Hydra's run directory of the job, with what the command line
+    asked: ``overwrite=true``, and the directories Hydra made for it (``created``, removed if left empty)."""
+    from hydra.core.hydra_config import HydraConfig
 
-        out_dir = Path(HydraConfig.get().runtime.output_dir)
-    return _rundir._in_run_dir(run, cfg, out_dir)
+    from simstudy.launch import _shard_label
+
+    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    return _rundir._in_run_dir(run, cfg, out_dir, shard=_shard_label(cfg), overwrite=overwrite, created=created)
+
+
+def _job(task, overwrite: bool, created: _DirsBefore | None):
+    """The Hydra task function of a command line: ``task(cfg, overwrite, created)`` with this command line's
+    ``overwrite=`` and the directories Hydra makes for it (every job of a sweep shares them). Wrapped
+    (``__wrapped__``), so that Hydra names the job after ``task``'s module, as it did before the binding."""
+
+    @functools.wraps(task)
+    def job(cfg):
+        return task(cfg, overwrite, created)
+
+    return job
 
 
 def _run_job(cfg, task, config_name: str) -> None:
@@ -88,17 +112,18 @@ def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else message
 
 
-def _study_task(cfg) -> None:
+def _study_task(cfg, overwrite: bool, created: _DirsBefore | None) -> None:
     from simstudy.launch import _run_study
 
-    _in_run_dir(_run_study, cfg)
+    _in_run_dir(_run_study, cfg, overwrite, created)
 
 
-def _study_app() -> None:
-    """The study command as a Hydra app (Hydra imported only now: ``simstudy --help`` never needs it)."""
+def _hydra_app(task, config_name: str) -> None:
+    """Run ``task`` as a Hydra app (Hydra imported only now: ``simstudy --help`` never needs it): a multirun, or a
+    command line with Hydra's flags (``--cfg``, ``--help`` ...)."""
     import hydra
 
-    hydra.main(version_base="1.3", config_path=_config_dir(), config_name="config")(_study_task)()
+    hydra.main(version_base="1.3", config_path=_config_dir(), config_name=config_name)(task)()
 
 
 #: The commands that take no Hydra config, and their functions in :mod:`simstudy.cli.plain`.
@@ -206,7 +231,6 @@ def _check_flags(argv: list[str], command: str | None) -> None:
         _fail(
             f"{arg!r} is not an option of simstudy{' ' + command if command else ''}: keys are given as key=value, "
             f"e.g. {name}={value or '...'} ({where} lists them)",
-            None,
         )
 
 
@@ -224,40 +248,51 @@ def _main(argv: list[str]) -> None:
     # environmental one -- an unwritable or full output directory, met while Hydra creates the run
     # directory -- is reported in one line; any other keeps its full traceback.
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
-    _MULTIRUN.set(False)  # a plain command's refusals: not an earlier sweep's of this process (set again for Hydra's)
+    sweep = False  # a multirun (-m): its refusals name hydra.sweep.dir, where a sweep's job directories are made
     try:
-        if argv and argv[0] in PLAIN_COMMANDS:  # their paths too (run_dir= of 300 characters): one line
-            from simstudy.cli import plain
+        try:
+            if argv and argv[0] in PLAIN_COMMANDS:  # their paths too (run_dir= of 300 characters): one line
+                from simstudy.cli import plain
 
-            getattr(plain, PLAIN_COMMANDS[argv[0]])(argv[1:])
-            return
-        if argv and argv[0] in SUBCOMMANDS:
-            app, config_name = SUBCOMMANDS[argv[0]]
-            _check_flags(argv[1:], argv[0])
-            args = _quote_paths(_last_of_each_key(_take_overwrite(argv[1:])))
-            sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
-            _register_commands()
-            composed = _check_overrides(args, config_name)
-            task = getattr(app, "__wrapped__", None)  # the app's task function (Hydra's and simstudy.cli's wrappers)
-            if composed is not None and task is not None:
-                _run_job(composed, task, config_name)
-            else:
-                app()
-            return
-        _check_flags(argv, None)
-        args = _quote_paths(_last_of_each_key(_optional_keys(_take_overwrite(argv))))
-        sys.argv = [sys.argv[0], *args]
-        _register_studies()
-        composed = _check_overrides(args)
-        if composed is not None:
-            _run_job(composed, _study_task, "config")
-            return
-        with _public_groups_only():  # --help: simstudy's groups, not the schemas it stores for them
-            _study_app()
-    except OSError as exc:
-        if exc.errno not in _ENVIRONMENT_ERRNOS:
+                getattr(plain, PLAIN_COMMANDS[argv[0]])(argv[1:])
+                return
+            if argv and argv[0] in SUBCOMMANDS:
+                task, config_name = SUBCOMMANDS[argv[0]]
+                _check_flags(argv[1:], argv[0])
+                args, overwrite = _take_overwrite(argv[1:])
+                args = _quote_paths(_last_of_each_key(args))
+                sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
+                _register_commands()
+                sweep = any(arg in ("-m", "--multirun") for arg in args)
+                checked = _check_overrides(args, config_name, overwrite=overwrite)
+                job = _job(task, overwrite, checked.created)
+                if checked.config is not None:
+                    _run_job(checked.config, job, config_name)
+                else:
+                    _hydra_app(job, config_name)
+                return
+            _check_flags(argv, None)
+            args, overwrite = _take_overwrite(argv)
+            args = _quote_paths(_last_of_each_key(_optional_keys(args)))
+            sys.argv = [sys.argv[0], *args]
+            _register_studies()
+            sweep = any(arg in ("-m", "--multirun") for arg in args)
+            checked = _check_overrides(args, overwrite=overwrite)
+            job = _job(_study_task, overwrite, checked.created)
+            if checked.config is not None:
+                _run_job(checked.config, job, "config")
+                return
+            with _public_groups_only():  # --help: simstudy's groups, not the schemas it stores for them
+                _hydra_app(job, "config")
+        except OSError as exc:
+            if exc.errno not in _ENVIRONMENT_ERRNOS:
+                raise
+            _fail(_os_error(exc), status=_os_status(exc))
+    except Refused as exc:
+        if not sweep or "hydra.run.dir=NEW" not in exc.message:
             raise
-        _fail(_os_error(exc), None, _os_status(exc))
+        # "a new directory (hydra.run.dir=NEW)": under -m, the sweep's directory is the one to change
+        raise Refused(exc.message.replace("hydra.run.dir=NEW", "hydra.sweep.dir=NEW"), exc.status) from None
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The words of ``simstudy --help`` and of each subcommand's ``--help``: what every command and key means.
 
 A data command's keys (``simstudy curve``, ``bands``, ``audit``), their explanations and defaults come from its
-schema (:data:`simstudy.config.COMMAND_OPTIONS`), a study's from its kind's schema; only the commands without a
+schema (:func:`simstudy.commands.data_command_options`), a study's from its kind's schema; only the commands without a
 schema (reproduce, collect, replay) are explained by :data:`KEYS` here, the keys :mod:`simstudy.cli.plain`
 parses. Each command's one-line summary is in the commands' registry (:data:`simstudy.extend.commands`), and its
 usage line, examples and outputs in its own module (``USAGE`` in :mod:`simstudy.commands.curve` ...). A key
@@ -27,7 +27,7 @@ __all__ = ["COMMANDS", "KEYS", "main_help", "command_help", "study_help"]
 COMMANDS = {name: extend.commands.summary(name) for name in extend.commands.names()}
 
 #: The keys of the commands that have no schema, explained in words (the data commands' keys are explained by
-#: their schemas' field docs: :data:`simstudy.config.COMMAND_OPTIONS`).
+#: their schemas' field docs: :func:`simstudy.commands.data_command_options`).
 KEYS = {
     "reproduce": {
         "--quick": "smoke scale: every entry and hypothesis at fewer replicates, written to outputs/reproduce-quick/",
@@ -257,7 +257,7 @@ def main_help(config_dir: Path) -> str:
 
 def command_help(command: str) -> str:
     """The text of ``simstudy COMMAND --help``: usage, examples, what it writes, and every key explained -- for a
-    data command with its default, generated from the command's schema (:data:`simstudy.config.COMMAND_OPTIONS`).
+    data command with its default, generated from the command's schema (:func:`simstudy.commands.data_command_options`).
 
     Parameters
     ----------
@@ -290,7 +290,9 @@ def command_help(command: str) -> str:
     """
     import importlib
 
-    from simstudy import config, schema
+    from simstudy import schema
+    from simstudy.commands import data_command_options
+    from simstudy.commands._data import REQUIRED
 
     # the words live with the command (simstudy/commands/NAME.py: USAGE), imported only for its own --help
     usage, examples, writes = importlib.import_module(f"simstudy.commands.{command}").USAGE
@@ -304,9 +306,10 @@ def command_help(command: str) -> str:
         "",
         "Keys:",
     ]
-    if command in config.COMMAND_OPTIONS:
-        for key, (text, default) in schema.docs(config.COMMAND_OPTIONS[command]).items():
-            text += " [required]" if default == config.REQUIRED else f" [default: {_yaml(default)}]"
+    options = data_command_options()
+    if command in options:
+        for key, (text, default) in schema.docs(options[command]).items():
+            text += " [required]" if default == REQUIRED else f" [default: {_yaml(default)}]"
             lines.append(_wrap(key, text))
     else:
         lines += [_wrap(key, text) for key, text in KEYS[command].items()]
@@ -370,6 +373,6 @@ def _version(argv: list[str]) -> str | None:
     """``simstudy --version`` (also after a command): simstudy's version, not Hydra's."""
     if "--version" not in argv:
         return None
-    from simstudy import __version__
+    from simstudy._version import __version__
 
     return f"simstudy {__version__}"

@@ -12,7 +12,6 @@ name                        what
 ==========================  ========================================================================
 :class:`DataOptions`        the data keys of every data command, with defaults, help and checks
 :class:`DataConfig`         the data keys cross-checked and frozen
-:data:`COMMAND_OPTIONS`     each data command's schema (``simstudy COMMAND --help``, Hydra's defaults)
 :func:`_command_iv`         a command's schema instance from its config (unknown keys refused)
 :func:`_data`               the data keys' cross-checks, giving a :class:`DataConfig`
 :func:`_log_scores`         the command's inputs and the scores many runs share, logged
@@ -25,8 +24,6 @@ Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigEr
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
 import logging
 import sys
 from collections.abc import Mapping
@@ -36,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.schema import ConfigError, option
 
 __all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig"]
@@ -126,13 +123,13 @@ _MINIMIZE_DOC = (
 _CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class DataOptions:
     """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`).
 
     The base of :class:`~simstudy.commands.curve.CurveOptions`, :class:`~simstudy.commands.bands.BandsOptions`,
-    :class:`~simstudy.config.AuditOptions` and :class:`~simstudy.config.ExtrapolateOptions`; each field is a
+    :class:`~simstudy.commands.audit.AuditOptions` and :class:`~simstudy.commands.extrapolate.ExtrapolateOptions`; each field is a
     ``key=value`` of the command line (``simstudy curve data=runs.csv models=[mlp,lstm]``), its default and help
     text (``--help``) declared here. The checks run
     in :func:`simstudy.schema.parse`; the cross-checks (``model`` against ``models``, ``low`` below ``high``) in
@@ -282,34 +279,6 @@ class DataConfig:
     minimize: bool = False  # lower is better: the kernels are called with minimize=True
 
 
-#: Where each data command's schema lives, in the order ``simstudy --help`` lists them: loaded by name when first
-#: asked for (:func:`_command_options`), since the commands' modules import this one.
-_COMMAND_SCHEMAS = {
-    "curve": ("simstudy.commands.curve", "CurveOptions"),
-    "bands": ("simstudy.commands.bands", "BandsOptions"),
-    "audit": ("simstudy.commands.audit", "AuditOptions"),
-    "extrapolate": ("simstudy.commands.extrapolate", "ExtrapolateOptions"),
-}
-
-
-def _schema(command: str) -> type:
-    """The schema of one data command, imported by name (only that command's module)."""
-    module, name = _COMMAND_SCHEMAS[command]
-    return getattr(importlib.import_module(module), name)
-
-
-@functools.cache
-def _command_options() -> dict[str, type]:
-    """Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it)."""
-    return {command: _schema(command) for command in _COMMAND_SCHEMAS}
-
-
-def __getattr__(name: str) -> Any:
-    if name == "COMMAND_OPTIONS":  # :data:`COMMAND_OPTIONS`: the schemas, imported on first use
-        return _command_options()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
     """``estimator``: a built-in (one of ``builtins``) as it is; a plug-in (an import path, or a name a plug-in registered),
     the same as in a study (``estimators.NAME._target_``): imported and called on a tiny input now, so that a
@@ -331,10 +300,9 @@ def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
     return value
 
 
-def _command_iv(command: str, cfg: Mapping) -> Any:
-    """The command's schema instance from its config: an unknown key (``+typo=1``) is an error, never a silent
-    run on everything, and each key passes its field's check."""
-    options = _schema(command)
+def _command_iv(options: type, command: str, cfg: Mapping) -> Any:
+    """The command's schema instance (of its schema ``options``) from its config: an unknown key (``+typo=1``) is
+    an error, never a silent run on everything, and each key passes its field's check."""
     valid = [f.name for f in dataclasses.fields(options)]
     for key in cfg:
         if key not in valid:

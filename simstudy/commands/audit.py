@@ -9,7 +9,7 @@ they simulate: :mod:`simstudy.studies.audit`'s :func:`~simstudy.studies.audit.pr
 :class:`AuditOptions`   the command's keys, their checks, docs and defaults (``--help``, Hydra)
 :class:`AuditConfig`    the options as parsed and cross-checked
 :func:`parse`           a mapping of keys -> :class:`AuditConfig` (or :class:`ConfigError`)
-:func:`run`             the audit's studies into a run directory -> :class:`AuditResult`
+:func:`run`             the audit's studies into a run directory -> :class:`~simstudy.studies.audit.AuditResult`
 :func:`write`           the figures and ``AUDIT.md`` into the run directory
 :func:`summary`         what the command prints of its page
 ======================  ===============================================================================
@@ -25,11 +25,11 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy._limits import check_memory
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _bound, _command_iv, _data, _names, _positive
 from simstudy.schema import ConfigError, option
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = [
     "AuditOptions",
     "AuditConfig",
-    "AuditResult",
     "parse",
     "run",
     "write",
@@ -71,7 +70,7 @@ _MIN_BANDWIDTH_SHARE = 1e-6
 _KDE_BOUND = "the fitted distribution lives on [low, high]"
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class AuditOptions(DataOptions):
     """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them): the data keys and the audit's own.
@@ -250,7 +249,7 @@ def parse(cfg: Mapping) -> AuditConfig:
     >>> opts.sample_size, opts.data.sample_size, (opts.data.low, opts.data.high)
     (20, None, (0.0, 1.0))
     """
-    o = _command_iv("audit", cfg)
+    o = _command_iv(AuditOptions, "audit", cfg)
     from simstudy.studies.audit import SAMPLES_LIMIT, audit_cost_iv  # here: importing the command stays cheap
 
     # Any band with simultaneous coverage covers F(Y_(n)) >= l_n, so l_n <= (1 - confidence)^(1/n) (F(Y_(n)) is
@@ -314,15 +313,6 @@ def parse(cfg: Mapping) -> AuditConfig:
         n_jobs=o.n_jobs,
         find_atoms=o.find_atoms,
     )
-
-
-def __getattr__(name: str) -> Any:
-    # AuditResult is the studies' result class, loaded with the studies only when asked for.
-    if name == "AuditResult":
-        import importlib
-
-        return importlib.import_module("simstudy.studies.audit").AuditResult
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditResult:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simstudy import _limits, io, schema
+from simstudy import _limits, io, schema, schema_docs
 from simstudy.commands._data import (
     _CONFIDENCE_DOC,
     XSCALES,
@@ -87,7 +87,7 @@ USAGE = (
 _SHOWN_K = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class BandsOptions(DataOptions):
     """The keys of ``simstudy bands`` (``configs/bands.yaml`` selects them): the data keys and the bands' own.
@@ -214,7 +214,7 @@ def parse(cfg: Mapping) -> BandsConfig:
     ...
     simstudy.schema.ConfigError: confidence must be a number strictly between 0 and 1, got 1.5
     """
-    o = _command_iv("bands", cfg)
+    o = _command_iv(BandsOptions, "bands", cfg)
     data = _data(o)
     if o.kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
         raise ConfigError(

@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from simstudy import io
 from simstudy.commands.study import _load_run, _run_and_report
+from simstudy.engine import claims
 from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _fail, _note_files, _os_error, _os_status, _release
 
 __all__ = ["load_config", "run", "stack"]
@@ -103,19 +103,19 @@ def run(run_dir: str | Path, config):
     """
     run_dir = Path(run_dir)
     try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
-        claim = io.claim_run_dir(run_dir, warn=log.warning)
-    except (io.NotARunDir, io.RunDirBusy) as exc:
-        _fail(str(exc), None)
-    _note_files(run_dir)
+        claim = claims.claim_run_dir(run_dir, warn=log.warning)
+    except (claims.NotARunDir, claims.RunDirBusy) as exc:
+        _fail(str(exc))
+    claimed = _note_files(run_dir)
     log.info("collecting %s", run_dir)
     try:
-        return _run_and_report(config, run_dir)
+        return _run_and_report(config, claimed)
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, _os_status(exc))
+        _fail(_os_error(exc), status=_os_status(exc))
     finally:
-        _release(claim, None)  # what it wrote noted in the run marker (overwrite=true moves it), then released
+        _release(claim, claimed)  # what it wrote noted in the run marker (overwrite=true moves it), then released
 
 
 def stack(sweep_dir: str | Path, swept: list[str], jobs: list):
@@ -156,4 +156,4 @@ def stack(sweep_dir: str | Path, swept: list[str], jobs: list):
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, _os_status(exc))
+        _fail(_os_error(exc), status=_os_status(exc))

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simstudy import io, schema
+from simstudy import io, schema, schema_docs
 from simstudy.commands._data import (
     XSCALES,
     DataConfig,
@@ -80,7 +80,7 @@ USAGE = (
 )
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class CurveOptions(DataOptions):
     """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them): the data keys and the curve's own.
@@ -200,7 +200,7 @@ def parse(cfg: Mapping) -> CurveConfig:
 score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
 target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
-    o = _command_iv("curve", cfg)
+    o = _command_iv(CurveOptions, "curve", cfg)
     return CurveConfig(
         data=_data(o),
         estimator=o.estimator,

@@ -9,7 +9,7 @@ the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 :class:`ExtrapolateConfig`    the options as parsed and cross-checked
 :func:`parse`                 a mapping of keys -> :class:`ExtrapolateConfig` (or :class:`ConfigError`)
 :func:`prepare`               every fit, checked and made before anything is written (run's first step)
-:func:`run`                   fit and bootstrap every model's scores -> :class:`ExtrapolateResult`
+:func:`run`                   fit and bootstrap every model's scores -> :class:`~simstudy.extrapolation.Extrapolation`
 :func:`write`                 the tables, ``extrapolation.png`` and ``EXTRAPOLATE.md`` into a run directory
 :func:`source_name`           the scores' name in messages and on the page
 :func:`extrapolation_chart`   the curves of ``extrapolation.csv`` as ``report.html`` charts them
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy._limits import _check_time, check_memory
 from simstudy.charts import Chart, Interval, json_value
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data
@@ -42,13 +42,11 @@ from simstudy.schema import ConfigError, option
 if TYPE_CHECKING:
     import pandas as pd
 
-    from simstudy.extrapolation import Analysis
-    from simstudy.extrapolation import Extrapolation as ExtrapolateResult
+    from simstudy.extrapolation import Analysis, Extrapolation
 
 __all__ = [
     "ExtrapolateOptions",
     "ExtrapolateConfig",
-    "ExtrapolateResult",
     "parse",
     "prepare",
     "run",
@@ -109,7 +107,7 @@ def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
     return tuple(sorted(values))
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class ExtrapolateOptions(DataOptions):
     """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them).
@@ -300,7 +298,7 @@ def parse(cfg: Mapping) -> ExtrapolateConfig:
     simstudy.schema.ConfigError: threshold must be a quantile in [0, 1) (the share of the lowest scores censored, \
 e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
     """
-    o = _command_iv("extrapolate", cfg)
+    o = _command_iv(ExtrapolateOptions, "extrapolate", cfg)
     data = dataclasses.replace(_data(o), sample_size=None)
     if o.threshold is not None and o.threshold_score is not None:
         raise ConfigError(
@@ -348,15 +346,6 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         seed=o.seed,
         n_jobs=o.n_jobs,
     )
-
-
-def __getattr__(name: str) -> Any:
-    # ExtrapolateResult is the analysis's result class, loaded with pandas only when asked for.
-    if name == "ExtrapolateResult":
-        import importlib
-
-        return importlib.import_module("simstudy.extrapolation").Extrapolation
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def source_name(opts: ExtrapolateConfig) -> str:
@@ -426,7 +415,7 @@ def run(
     *,
     source: str = "scores",
     progress: bool | None = None,
-) -> ExtrapolateResult:
+) -> Extrapolation:
     """Fit the law to every model's tail and run (or resume) its bootstrap in ``out_dir``: the command's numbers.
 
     Parameters
@@ -444,7 +433,7 @@ def run(
 
     Returns
     -------
-    ExtrapolateResult
+    Extrapolation
         The tidy tables ``curves``, ``fits`` and ``simulation`` and the runner's ``report``
         (:class:`simstudy.extrapolation.Extrapolation`).
 
@@ -474,13 +463,13 @@ def run(
     return extrapolation.run(analyses, opts, Path(out_dir), progress=progress)
 
 
-def write(result: ExtrapolateResult, opts: ExtrapolateConfig, out_dir: str | Path, *, source: str = "scores") -> Path:
+def write(result: Extrapolation, opts: ExtrapolateConfig, out_dir: str | Path, *, source: str = "scores") -> Path:
     """Write what ``simstudy extrapolate`` writes of a result: ``extrapolation.csv``, ``fit.csv``,
     ``simulation.csv``, ``extrapolation.png`` and ``EXTRAPOLATE.md`` (each atomically).
 
     Parameters
     ----------
-    result : ExtrapolateResult
+    result : Extrapolation
         From :func:`run`.
     opts : ExtrapolateConfig
         The options it was run with.

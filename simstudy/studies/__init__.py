@@ -1,9 +1,9 @@
 """Studies: compositions of distributions, estimators and metrics run by the runner.
 
-Each study module declares its kind -- typed options, checks, ``run(config, out_dir) -> StudyResult``, figure
-and headline -- and registers it once with :func:`simstudy.registry.register_study`. The registry
-(:data:`simstudy.extend.studies`) lists the built-in kinds by import path, in the order ``--help`` lists them,
-and imports a kind's module only when it is asked for: importing this package imports none of them.
+Each study module declares its kind -- typed options, checks, ``run(config, out_dir, *, stage=None) ->
+StudyResult``, figure and headline -- and registers it once with :func:`simstudy.registry.register_study`. The
+registry (:data:`simstudy.extend.studies`) lists the built-in kinds by import path, in the order ``--help`` lists
+them, and imports a kind's module only when it is asked for: importing this package imports none of them.
 
 The built-in kinds, one module each:
 
@@ -31,25 +31,6 @@ The built-in kinds, one module each:
 :mod:`~simstudy.studies.audit` composes three studies into ``simstudy audit``.
 """
 
-__all__ = [
-    "evp_accuracy",
-    "wrong_conclusions",
-    "band_coverage",
-    "band_triviality",
-    "bootstrap_coverage",
-    "band_width",
-    "model_selection",
-    "fixed_confidence",
-    "sample_disagreement",
-    "parametric_extrapolation",
-    "field_audit",
-]
-
-
-def __getattr__(name: str):
-    # simstudy.studies.evp_accuracy etc. as attributes, imported on first use (not when the package is)
-    if name in __all__:
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The kinds are modules, imported by name (``from simstudy.studies import evp_accuracy``) or through the registry:
+#: the package itself exports nothing, so that importing it imports none of them.
+__all__: list[str] = []

@@ -9,7 +9,7 @@ hook                required   what it does
 ==================  =========  ==========================================================================
 :class:`Options`    yes        the kind's ``study.*`` keys: a frozen dataclass of :func:`simstudy.schema.option`
                                fields, subclassing :class:`~simstudy.studies.base.StudyOptions`; the defaults'
-                               and the help texts' only home (``@schema.documented("study.")`` writes its
+                               and the help texts' only home (``@schema_docs.documented("study.")`` writes its
                                docstring's Parameters from them)
 :func:`check`       no         cross-checks of the whole config, run at parse time before any compute (one-line
                                :class:`~simstudy.schema.ConfigError`; memory estimates with
@@ -18,8 +18,9 @@ hook                required   what it does
                                (default: one per distribution)
 :func:`chunk`       yes        the work of ``task.reps`` replicates of one cell: named arrays, deterministic
                                given the task (draws from :func:`simstudy.engine.runner.task_seed`)
-:func:`run`         yes        builds the cells, runs their chunks (:func:`~simstudy.studies.base.run_chunks`)
-                               and returns :func:`~simstudy.studies.base.finish`
+:func:`run`         yes        builds the cells, runs their chunks (:func:`~simstudy.studies.base.run_chunks`,
+                               given the ``stage=`` of the precision rule that ``run`` takes) and returns
+                               :func:`~simstudy.studies.base.finish`
 :func:`summarise`   yes        one cell's chunks reduced to tidy rows (``measure``, ``estimate``, ``mcse``)
 :func:`figure`      no         ``figure(summary, title=None) -> matplotlib Figure`` (import matplotlib inside)
 :func:`headline`    no         the numbers a reader checks first, logged after the run
@@ -64,7 +65,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.engine.runner import Task, task_seed
 from simstudy.registry import Headline, Study
@@ -79,7 +80,7 @@ __all__ = ["Options", "check", "cells", "chunk", "run", "summarise", "figure", "
 _SCHEME = "_template/1"
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a _template study, the keys ``study.*`` of its config.
@@ -152,8 +153,9 @@ def summarise(config: Config, run_: base.ChunkedRun, key: str, name: str, high: 
     ]
 
 
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Run (or resume) the study into ``out_dir`` and write its summary."""
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
+    """Run (or resume) the study into ``out_dir`` and write its summary; ``stage`` (the precision rule's, when
+    ``study.precision`` is set) goes to :func:`~simstudy.studies.base.run_chunks` as it comes."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
     opts = config.study.options
@@ -167,6 +169,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=list(by_key),
         chunk_fn=partial(chunk, config.seed, dists[name], opts.ns),
         settings={"ns": list(opts.ns)},
+        stage=stage,
     )
     rows = []
     for key, label in run_.succeeded(by_key).items():

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import plugins, schema
+from simstudy import plugins, schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
@@ -207,7 +207,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the band-coverage study for every distribution of ``config``.
 
     For each distribution (one cell each), ``study.reps`` rounds draw ``study.sample_size`` scores, build
@@ -224,6 +224,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). Its distributions must be continuous (kinds of
         :data:`simstudy.distributions.CONTINUOUS_KINDS`; checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -314,6 +317,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "quantile": q,
             **({"band_plugins": plugin_sources} if plugin_sources else {}),
         },
+        stage=stage,
     )
     rows, zips, complete = [], [], True
     shown = int(np.argmin([abs(v - _ZIP_LEVEL) - 1e-9 * v for v in levels]))  # the level nearest 95% (higher on ties)
@@ -367,7 +371,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a band_coverage study, the keys ``study.*`` of its config.

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
@@ -30,7 +30,7 @@ __all__ = ["run", "trivial_budget", "Options", "headline", "STUDY", "band_trivia
 trivial_budget = bands.trivial_budget
 
 
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Compute the trivial budget for every sample size and method, and the linear fit per method.
 
     Exact and deterministic: no simulation, so ``study.reps``, the seed and the distributions play no part.
@@ -47,6 +47,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -132,7 +135,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                 )
             )
     summary = pd.DataFrame(rows)
-    run_ = base.ChunkedRun(store=None, tasks_by_cell={}, report=base.empty_report(), fingerprint="exact")
+    run_ = base.ChunkedRun(store=None, tasks_by_cell={}, report=base.empty_report(), fingerprint="exact", stage=stage)
     return base.finish(
         config,
         out_dir,
@@ -143,7 +146,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     )
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a band_triviality study, the keys ``study.*`` of its config.

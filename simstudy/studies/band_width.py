@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import plugins, schema
+from simstudy import plugins, schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
@@ -180,7 +180,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the band-width ablations for every distribution and sample size of ``config``.
 
     For each distribution and n of ``study.sample_sizes`` (one cell each), ``study.reps`` rounds of n scores
@@ -197,6 +197,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). Its distributions must be continuous (checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -296,6 +299,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "max_k": max_k,
             **({"band_plugins": plugin_sources} if plugin_sources else {}),
         },
+        stage=stage,
     )
     rows = []
     for key, (name, n) in run_.succeeded(cells).items():
@@ -365,7 +369,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a band_width study, the keys ``study.*`` of its config.

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
@@ -133,7 +133,7 @@ def _joint_columns(
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the bootstrap-coverage study for every distribution of ``config``.
 
     For each distribution (one cell each), ``study.reps`` rounds draw ``study.sample_size`` scores, resample
@@ -151,6 +151,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). Its distributions must be continuous (checked when the config is
         parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -225,6 +228,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=list(cells),
         chunk_fn=partial(_run_chunk, work),
         settings={"n": n, "resamples": resamples, "confidence": confidence, "estimators": [s.method for s in specs]},
+        stage=stage,
     )
     rows, zips, complete = [], [], True
     shown = sorted({1, n // 2, n} - {0})  # the zip plot's budgets
@@ -297,7 +301,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata, files=files)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a bootstrap_coverage study, the keys ``study.*`` of its config.

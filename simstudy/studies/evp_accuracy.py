@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import io, schema
+from simstudy import io, schema_docs
 from simstudy.config import Config, EstimatorConfig
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.memory import check_budget_memory
@@ -452,7 +452,7 @@ def _replicates(run: base.ChunkedRun, cells, specs, path: Path, mirrored=frozens
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the estimator-accuracy study of ``config`` and write its outputs into ``out_dir``.
 
     Every distribution of ``config.distributions`` meets every sample size B of ``config.budget.B`` (one cell
@@ -470,6 +470,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory; created if missing. Chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` only computes the new ones).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -556,6 +559,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "n": config.budget.n,
             "save_replicates": config.study.save_replicates,
         },
+        stage=stage,
     )
 
     t0 = time.perf_counter()
@@ -579,8 +583,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             with threadpool_limits(1, user_api="blas"):  # small products: threads only contend (6x slower)
                 bands = _joint_bands(perf, cross)
         rows = _mc_rows(cell, perf, specs, bands)
-        stage = base._STAGE.get()
-        if stage is not None and stage.planning:  # the precision rule plans a skewed mean from its kurtosis
+        if run_.stage is not None and run_.stage.planning:  # the precision rule plans a skewed mean from its kurtosis
             _add_kurtosis(rows, totals["gram"], cell, specs)
         mc += rows
         notes += _degenerate_notes(cell, perf, specs)
@@ -614,7 +617,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of an evp_accuracy study, the keys ``study.*`` of its config.

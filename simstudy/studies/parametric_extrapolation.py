@@ -94,7 +94,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import describe, from_spec, sample_sorted
 from simstudy.distributions.parametric import C_RANGE, NoisyQuadratic
@@ -482,7 +482,7 @@ def _truth(law_: Law, dist, ks: np.ndarray) -> np.ndarray:
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the extrapolation audit for every law and sample size of ``config.study``.
 
     For each law of ``study.laws`` and n of ``study.sample_sizes`` (one cell each), ``study.reps`` replicates
@@ -499,6 +499,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -572,6 +575,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "n_boot": opts.n_boot,
             "ks": {str(c.n): c.ks.tolist() for c in cells.values()},
         },
+        stage=stage,
     )
     rows, zips, complete = [], [], True
     for key, cell in run_.succeeded(cells).items():
@@ -703,7 +707,7 @@ def _threshold_option(key: str, value: Any) -> float:
     return float(value)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a parametric_extrapolation study, the keys ``study.*`` of its config.

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import Bag, describe, sample_sorted
 from simstudy.engine.memory import check_chunk_memory, check_memory
@@ -202,7 +202,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the sample-disagreement study for the two distributions of ``config``.
 
     For each n of ``study.sample_sizes`` (one cell each), ``study.reps`` times: draw a sample of n runs of
@@ -219,6 +219,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). It has exactly two distributions and closed-form estimators
         (checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -278,6 +281,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=list(sizes),
         chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, sizes, methods, opts.replace)),
         settings={"estimators": [e.settings for e in config.estimators], "replace": opts.replace},
+        stage=stage,
     )
     pair = f"{spec_a.name} vs {spec_b.name}"
     rows = []
@@ -337,7 +341,7 @@ def _joint_columns(summary: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a sample_disagreement study, the keys ``study.*`` of its config.

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import ScoreDistribution, describe, sample_sorted
 from simstudy.engine.memory import check_budget_memory
@@ -116,7 +116,7 @@ def _proportion_rows(row: dict, measure: str, k: np.ndarray, reps: int, confiden
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the wrong-conclusion study for the two distributions of ``config``.
 
     For every budget B of ``config.budget.B`` (one cell each), ``study.reps`` times: draw B scores from each of
@@ -132,6 +132,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). It has exactly two distributions (checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -210,6 +213,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=list(cells),
         chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, cells, specs, plugins)),
         settings={"estimators": [s.settings for s in specs]},
+        stage=stage,
     )
 
     pair = f"{spec_a.name} vs {spec_b.name}"
@@ -277,7 +281,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a wrong_conclusions study, the keys ``study.*`` of its config.

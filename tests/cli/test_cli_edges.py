@@ -293,9 +293,9 @@ def test_reproduce_help_names_where_quick_runs_go():
 
 def test_defaults_agree_across_commands():
     from simstudy import schema
-    from simstudy.commands._data import COMMAND_OPTIONS
+    from simstudy.commands import data_command_options
 
-    defaults = {c: schema.defaults(options) for c, options in COMMAND_OPTIONS.items()}
+    defaults = {c: schema.defaults(options) for c, options in data_command_options().items()}
     assert {c: d["xscale"] for c, d in defaults.items() if "xscale" in d} == {"curve": "log", "bands": "log"}
     assert {c: d["n_jobs"] for c, d in defaults.items() if "n_jobs" in d} == {"audit": -1, "extrapolate": -1}
 

@@ -20,7 +20,7 @@ def _scores():
 def test_run_from_python_gives_the_fit_and_its_bootstrap(tmp_path):
     opts = extrapolate.parse(SMALL)
     result = extrapolate.run({"mlp": _scores()}, opts, tmp_path, progress=False)
-    assert isinstance(result, extrapolate.ExtrapolateResult)
+    assert isinstance(result, extrapolation.Extrapolation)
     fit = result.fits.iloc[0]
     assert (fit["model"], fit["runs"], fit["c"], fit["n_boot"]) == ("mlp", 48, 3, 2)
     assert round(float(fit["b"]), 4) == 0.9082
