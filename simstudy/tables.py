@@ -5,12 +5,16 @@ Expected-validation-performance curves for a researcher's own tuning results (Do
 
 :func:`evp_curves` turns each model's scores into its curve of expected best score against budget, with
 the plug-in standard deviation of the best score (the +/- 1 SD band of Dodge et al.'s figures, clipped to
-the range of scores actually observed, as they recommend), optionally against time instead of trials.
-:func:`budget_to_target` finds where each curve first reaches a score.
+the range of scores actually observed, as they recommend), optionally against time instead of trials;
+:func:`plugin_curves` puts a plug-in estimator's curve in their place. :func:`budget_to_target` finds where each
+curve first reaches a score. :func:`bands_tables` is each model's tuning-curve and CDF bands (``simstudy bands``'s
+tables), with :func:`evidence_table` between two models.
 """
 
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -24,7 +28,9 @@ if TYPE_CHECKING:
 
     from simstudy.stats.bands import TuningCurveBands
 
-__all__ = ["evp_curves", "budget_to_target", "evidence_table"]
+__all__ = ["evp_curves", "plugin_curves", "budget_to_target", "bands_tables", "evidence_table"]
+
+log = logging.getLogger("simstudy")
 
 
 def _pandas():
@@ -259,5 +265,212 @@ def evidence_table(a: TuningCurveBands, b: TuningCurveBands, name_a: str, name_b
             "leader": leader_names(-a.point, -b.point, name_a, name_b)
             if getattr(a, "minimize", False)
             else leader_names(a.point, b.point, name_a, name_b),
+        }
+    )
+
+
+def plugin_curves(
+    table: pd.DataFrame, scores: Mapping[str, np.ndarray], estimator: str, minimize: bool = False
+) -> pd.DataFrame:
+    """The curves of ``table`` with ``expected_max`` a plug-in estimator's estimate at n = 1..B of each model's
+    sorted sample, and the +/- 1 SD shading moved with it (clipped to the observed scores, as for a built-in).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`evp_curves` of ``scores`` (V's), whose ``std`` gives the shading's width.
+    scores : Mapping of str to array_like of float
+        Each model's scores (score units), as given to :func:`evp_curves`.
+    estimator : str
+        The plug-in (:func:`simstudy.plugins.estimator_plugin`): a registered method or an import path.
+    minimize : bool, optional
+        The curves of the minimum (column ``expected_min``): minus the plug-in's estimate on ``-x`` (a plug-in
+        estimates a maximum); default False.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``table`` with the curve and ``band_low``, ``band_high`` replaced.
+
+    Raises
+    ------
+    simstudy.datasets.DataError
+        The plug-in failed on a model's scores (one line naming it and the model).
+
+    Examples
+    --------
+    >>> scores = {"a": np.array([0.2, 0.4, 0.3])}
+    >>> table = plugin_curves(evp_curves(scores, method="v"), scores, "numpy.minimum")  # a toy: min(x_(i), n_i)
+    >>> table["expected_max"].tolist()
+    [0.2, 0.3, 0.4]
+    """
+    from simstudy import plugins
+    from simstudy.datasets import DataError
+
+    plugin = plugins.estimator_plugin(estimator)
+    parts = []
+    for model, x in scores.items():
+        x = np.sort(np.asarray(x, dtype=np.float64))
+        try:
+            n = np.arange(1, x.size + 1)
+            mean = -plugin(np.sort(-x)[None, :], n)[0] if minimize else plugin(x[None, :], n)[0]
+        except Exception as exc:  # the plug-in's own failure on this data: one line naming it
+            raise DataError(f"estimator={estimator}: failed on the scores of {model}: {exc}") from None
+        rows = table["model"] == model
+        part = table[rows].copy()
+        std = part["std"].to_numpy()
+        part["expected_min" if minimize else "expected_max"] = mean
+        part["band_low"] = np.clip(mean - std, x.min(), x.max())
+        part["band_high"] = np.clip(mean + std, x.min(), x.max())
+        parts.append(part)
+    return _pandas().concat(parts, ignore_index=True)
+
+
+def bands_tables(
+    scores: Mapping[str, np.ndarray],
+    *,
+    confidence: float,
+    kind: str,
+    method: str,
+    quantile: float,
+    low: float = -np.inf,
+    high: float = np.inf,
+    estimator: str | None = None,
+    max_k: int | None = None,
+    minimize: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """Each model's tuning-curve and CDF bands as tables, and the evidence between two models: the numbers of
+    ``simstudy bands`` (``bands.csv``, ``cdf_bands.csv``, ``evidence.csv``).
+
+    Parameters
+    ----------
+    scores : Mapping of str to numpy.ndarray of float
+        Each model's scores (score units), as float64 arrays.
+    confidence : float
+        The simultaneous coverage of the bands, in (0, 1).
+    kind : str
+        The tuning curve: ``"median"``, ``"quantile"`` or ``"mean"`` (:func:`simstudy.stats.bands.tuning_curve_bands`).
+    method : str
+        The band method (a built-in or a registered plug-in band).
+    quantile : float
+        The quantile of the best score, for ``kind="quantile"``.
+    low, high : float, optional
+        The bounds of the scores (score units); default unbounded.
+    estimator : str or None, optional
+        A point estimate beside U and V (a built-in of :data:`simstudy.stats.estimators.CLOSED_FORM` or a plug-in,
+        :func:`simstudy.plugins.estimator_plugin`); default None.
+    max_k : int or None, optional
+        The budgets k = 1..max_k; default None: the largest sample size.
+    minimize : bool, optional
+        Lower scores are better: the bands and estimates of the minimum; default False.
+
+    Returns
+    -------
+    bands : pandas.DataFrame
+        One row per model and k: ``model``, ``k``, ``point``, ``lower``, ``upper``, ``u``, ``v`` (and the
+        estimator's; NaN beyond the model's sample size), ``kind``, ``quantile``, ``confidence``, ``method``.
+    cdfs : pandas.DataFrame
+        One row per model and distinct score: ``model``, ``score``, ``count``, ``ecdf``, ``lower``, ``upper``,
+        ``confidence``, ``method``.
+    evidence : pandas.DataFrame or None
+        For exactly two models, :func:`evidence_table` with ``u_leader`` and ``v_leader`` (the model the U and V
+        estimates put ahead at each k); None otherwise.
+
+    Raises
+    ------
+    simstudy.datasets.DataError
+        A plug-in estimator failed on a model's scores.
+
+    Examples
+    --------
+    >>> bands, cdfs, evidence = bands_tables(
+    ...     {"a": np.array([0.2, 0.4, 0.3])}, confidence=0.8, kind="median", method="dkw", quantile=0.5
+    ... )
+    >>> bands[["k", "point", "u"]].round(4).values.tolist(), evidence is None
+    ([[1.0, 0.3, 0.3], [2.0, 0.4, 0.3667], [3.0, 0.4, 0.4]], True)
+    """
+    from simstudy.stats.bands import tuning_curve_bands
+
+    pd = _pandas()
+    max_k = max_k or max(x.size for x in scores.values())
+    ks = np.arange(1, max_k + 1, dtype=np.float64)
+    # minimize=true: every kernel takes it (the quantile curves follow the one convention of
+    # truth.quantile_tuning_curve and opda, the left-continuous inverse; U and V of the minimum are minus those of -x)
+    results, curve_rows, cdf_rows = {}, [], []
+    for model, x in scores.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tc = tuning_curve_bands(
+                x, confidence, kind, method, ks=ks, quantile=quantile, low=low, high=high, minimize=minimize
+            )
+        for w in caught:
+            log.warning("%s: %s", model, w.message)
+        results[model] = tc
+        # Beside the bands, the U and V point estimates of the mean tuning curve (Lourie et al. Figure 1, left):
+        # the estimators interpolate only, so NaN beyond the model's sample size.
+        point = {e: np.full(ks.size, np.nan) for e in ("u", "v", *([estimator] if estimator else []))}
+        m = min(x.size, ks.size)
+        for e in point:
+            point[e][:m] = _point_estimate(x, e, np.arange(1, m + 1), model, minimize)
+        curve_rows.append(
+            pd.DataFrame(
+                {
+                    "model": model,
+                    "k": ks.astype(np.int64),
+                    "point": tc.point,
+                    "lower": tc.lower,
+                    "upper": tc.upper,
+                    **point,
+                }
+            )
+        )
+        cdf_rows.append(_distinct_scores(model, tc.cdf, x.size))
+    curves = pd.concat(curve_rows, ignore_index=True)
+    for col, value in (("kind", kind), ("quantile", quantile), ("confidence", confidence), ("method", method)):
+        curves[col] = value
+    cdfs = pd.concat(cdf_rows, ignore_index=True)
+    cdfs["confidence"], cdfs["method"] = confidence, method
+    evidence = None
+    if len(results) == 2:
+        (name_a, a), (name_b, b) = results.items()
+        evidence = evidence_table(a, b, name_a, name_b)
+        by_model = {m: c.sort_values("k") for m, c in curves.groupby("model", sort=False)}
+        for e in ("u", "v"):  # which model the point estimates of the mean tuning curve put ahead at each k
+            evidence[f"{e}_leader"] = leader_names(
+                by_model[name_a][e], by_model[name_b][e], name_a, name_b, minimize=minimize
+            )
+    return curves, cdfs, evidence
+
+
+def _point_estimate(x: np.ndarray, estimator: str, n: np.ndarray, model: str, minimize: bool = False) -> np.ndarray:
+    """An estimate of the expected best of each n (shape (N,), score units) from the scores ``x``: a built-in
+    (:func:`simstudy.stats.estimators.expected_max`) or a plug-in called on the one sorted sample (of ``-x`` with
+    ``minimize``, its answer negated: a plug-in estimates a maximum)."""
+    from simstudy import plugins
+    from simstudy.datasets import DataError
+
+    if estimator in estimators.CLOSED_FORM:
+        return estimators.expected_max(x, estimator, n=n, minimize=minimize)
+    try:
+        if minimize:
+            return -plugins.estimator_plugin(estimator)(np.sort(-x)[None, :], n)[0]
+        return plugins.estimator_plugin(estimator)(np.sort(x)[None, :], n)[0]
+    except Exception as exc:  # the plug-in's own failure on this data: one line naming it and the model
+        raise DataError(f"estimator={estimator}: failed on the scores of {model}: {exc}") from None
+
+
+def _distinct_scores(model: str, cdf, n: int):
+    """The CDF band at each distinct score, one row per score: with ties, the eCDF and the bands at a score are
+    those after its last copy (the band arrays hold one entry per sorted draw)."""
+    last = np.flatnonzero(np.append(np.diff(cdf.y) > 0, True))  # the last copy of each distinct score
+    count = np.diff(np.append(-1, last))
+    return _pandas().DataFrame(
+        {
+            "model": model,
+            "score": cdf.y[last],
+            "count": count,
+            "ecdf": (last + 1) / n,
+            "lower": cdf.lower[last],
+            "upper": cdf.upper[last],
         }
     )

@@ -268,6 +268,7 @@ def test_reproduce_only_updates_its_section_and_keeps_the_others(tmp_path):
     is new), the sixteen others kept as they were, their figures untouched."""
     import shutil
 
+    from simstudy import catalogue
     from simstudy.commands import reproduce
 
     shutil.copy(REPO / "REPRODUCTION.md", tmp_path)
@@ -277,7 +278,7 @@ def test_reproduce_only_updates_its_section_and_keeps_the_others(tmp_path):
     lines = len((tmp_path / "REPRODUCTION.md").read_text().splitlines())
     simstudy("reproduce", "only=dodge2019_fig1", "n_jobs=1", cwd=tmp_path, timeout=240)
     after = reproduce.read_report(tmp_path)
-    assert list(after) == list(sections) and len(sections) == len(reproduce.load_catalogue())
+    assert list(after) == list(sections) and len(sections) == len(catalogue.load_catalogue())
     assert {i for i in sections if after[i] != sections[i]} <= {"dodge2019_fig1"}  # only its wall time may change
     assert abs(len((tmp_path / "REPRODUCTION.md").read_text().splitlines()) - lines) <= 2
     now = tree(tmp_path)

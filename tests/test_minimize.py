@@ -399,7 +399,8 @@ def test_the_bands_figure_of_losses_marks_the_lower_band_trivial_from_a_budget_o
 def test_extrapolate_fit_of_one_minus_accuracy_is_the_mirror(tmp_path, runs):
     """On ``1 - a`` the bootstrap's streams differ (they are keyed by the scores), but the fit, its curves and
     the nonparametric band are the mirror of those on ``a`` to rounding."""
-    from simstudy.commands import extrapolate, extrapolate_fit
+    from simstudy import extrapolation
+    from simstudy.commands import extrapolate
 
     settings = {"data": "x.csv", "c": [2, 3], "n_boot": 2, "mean": False, "n_jobs": 1, "low": 0, "high": 1,
                 "k_max": 300, "threshold": 0.4}
@@ -407,7 +408,7 @@ def test_extrapolate_fit_of_one_minus_accuracy_is_the_mirror(tmp_path, runs):
     results = {}
     for name, scores, minimize in (("acc", a, False), ("loss", {m: 1 - x for m, x in a.items()}, True)):
         opts = extrapolate.parse({**settings, "minimize": minimize})
-        results[name] = extrapolate_fit.run(extrapolate_fit.prepare(scores, opts, "x"), opts, tmp_path / name, progress=False)
+        results[name] = extrapolation.run(extrapolation.prepare(scores, opts, "x"), opts, tmp_path / name, progress=False)
     fa, fm = results["acc"].fits, results["loss"].fits
     assert fm.c.tolist() == fa.c.tolist() and fm.n_tail.tolist() == fa.n_tail.tolist()
     for mine, theirs in (("a", "b"), ("b", "a"), ("threshold", "threshold"), ("min_score", "max_score")):

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from _cli import simstudy
 
-from simstudy import cli
-from simstudy.commands import _pages, audit_page, extrapolate, extrapolate_fit, extrapolate_page
+from simstudy import cli, extrapolation
+from simstudy.commands import _pages, audit_page, extrapolate, extrapolate_page
 from simstudy.commands import audit as audit_command
 from simstudy.distributions.parametric import NoisyQuadratic
 from simstudy.stats import metrics
@@ -88,7 +88,7 @@ def _extrapolate(x, tmp_path, **options):
     opts = extrapolate.parse(
         {"data": "scores.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1, **options}
     )
-    result = extrapolate_fit.run(extrapolate_fit.prepare({"mlp": x}, opts, "scores.csv"), opts, tmp_path, progress=False)
+    result = extrapolation.run(extrapolation.prepare({"mlp": x}, opts, "scores.csv"), opts, tmp_path, progress=False)
     text = extrapolate_page.write_page(result, opts, "scores.csv", tmp_path).read_text()
     return result.fits.iloc[0], text, extrapolate_page.summary(result, opts.level)
 
@@ -235,7 +235,7 @@ def test_audit_prints_no_markdown_bold(tmp_path):
 def test_extrapolate_report_rounds_errors_and_draws_user_text(tmp_path):
     opts = extrapolate.parse({"data": r"x$\bad$.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1})
     x = _law()
-    result = extrapolate_fit.run(extrapolate_fit.prepare({"budget $5_$": x}, opts, "x.csv"), opts, tmp_path, progress=False)
+    result = extrapolation.run(extrapolation.prepare({"budget $5_$": x}, opts, "x.csv"), opts, tmp_path, progress=False)
     text = extrapolate_page.write_page(result, opts, r"x$\bad$.csv", tmp_path).read_text()  # the figure saved: no raise
     assert (tmp_path / "extrapolation.png").stat().st_size > 0
     sims = result.simulation.iloc[0]
@@ -250,7 +250,7 @@ def test_extrapolation_figure_marks_the_observed_best_and_draws_no_rectangle(tmp
 
     opts = extrapolate.parse({"data": "s.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1,
                                      "low": 0.0, "high": 1.0})
-    result = extrapolate_fit.run(extrapolate_fit.prepare({"mlp": _law()}, opts, "s.csv"), opts, tmp_path, progress=False)
+    result = extrapolation.run(extrapolation.prepare({"mlp": _law()}, opts, "s.csv"), opts, tmp_path, progress=False)
     fig = extrapolate_page.extrapolation_figure(result.curves, result.fits)
     ax = fig.axes[0]
     assert "best of the 200 runs" in [t.get_text() for t in ax.get_legend().get_texts()]

@@ -72,12 +72,12 @@ def _curve_app(cfg: DictConfig, overwrite: bool, created) -> None:
 def _run_curve(cfg: DictConfig, run_dir: RunDir) -> None:
     """``simstudy curve``: :func:`simstudy.commands.curve.run` into the run directory, its summary printed."""
     from simstudy.commands import curve
-    from simstudy.commands._data import _load_scores, _log_scores
-    from simstudy.datasets import DataError
+    from simstudy.commands._data import _log_scores
+    from simstudy.datasets import DataError, load_data
 
     out_dir = run_dir.path
     opts = _parse_or_fail(curve.parse, cfg)
-    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg)
     record = _data_record("curve", cfg, opts.data)
     _check_identity(out_dir, record, overwrite=run_dir.overwrite)
     _log_scores("curve", scores, out_dir, minimize=opts.data.minimize)
@@ -101,12 +101,12 @@ def _bands_app(cfg: DictConfig, overwrite: bool, created) -> None:
 def _run_bands(cfg: DictConfig, run_dir: RunDir) -> None:
     """``simstudy bands``: :func:`simstudy.commands.bands.run` into the run directory, its summary printed."""
     from simstudy.commands import bands
-    from simstudy.commands._data import _load_scores, _log_scores
-    from simstudy.datasets import DataError
+    from simstudy.commands._data import _log_scores
+    from simstudy.datasets import DataError, load_data
 
     out_dir = run_dir.path
     opts = _parse_or_fail(bands.parse, cfg)
-    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg)
     record = _data_record("bands", cfg, opts.data)
     _check_identity(out_dir, record, overwrite=run_dir.overwrite)
     _log_scores("bands", scores, out_dir, minimize=opts.data.minimize)
@@ -130,14 +130,15 @@ def _audit_app(cfg: DictConfig, overwrite: bool, created) -> None:
 def _run_audit(cfg: DictConfig, run_dir: RunDir) -> None:
     """``simstudy audit``: :mod:`simstudy.commands.audit` into the run directory, its summary printed."""
     from simstudy.commands import audit
-    from simstudy.commands._data import _load_scores
+    from simstudy.datasets import load_data
     from simstudy.studies.audit import AuditFailed
+    from simstudy.studies.audit import plans as plan_audits
 
     out_dir = run_dir.path
     opts = _parse_or_fail(audit.parse, cfg)
-    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg)
     record = _data_record("audit", cfg, opts.data)
-    plans = _parse_or_fail(lambda _: audit.plans(scores, opts), cfg)  # every model checked first
+    plans = _parse_or_fail(lambda _: plan_audits(scores, opts), cfg)  # every model checked first
     _check_identity(out_dir, record, overwrite=run_dir.overwrite)
     several = len(plans) > 1  # each model on its own, in model=NAME/ (a name made safe to type)
     pages = []
@@ -172,12 +173,13 @@ def _run_extrapolate(cfg: DictConfig, run_dir: RunDir) -> None:
     (chunks stored in the run directory: a rerun resumes), write the tables, figure and EXTRAPOLATE.md
     (:mod:`simstudy.commands.extrapolate`), print its summary."""
     from simstudy.commands import extrapolate, extrapolate_page
-    from simstudy.commands._data import _load_scores, _log_scores
-    from simstudy.commands.extrapolate_fit import BadSample, ExtrapolationFailed
+    from simstudy.commands._data import _log_scores
+    from simstudy.datasets import load_data
+    from simstudy.extrapolation import BadSample, ExtrapolationFailed
 
     out_dir = run_dir.path
     opts = _parse_or_fail(extrapolate.parse, cfg)
-    scores = _parse_or_fail(lambda _: _load_scores(opts.data), cfg)
+    scores = _parse_or_fail(lambda _: load_data(opts.data), cfg)
     record = _data_record("extrapolate", cfg, opts.data)
     source = extrapolate.source_name(opts)
     _log_scores("extrapolate", scores, out_dir, minimize=opts.data.minimize)

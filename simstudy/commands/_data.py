@@ -2,7 +2,8 @@
 
 ``simstudy curve``, ``bands``, ``audit`` and ``extrapolate`` read scores the same way: the keys of
 :class:`DataOptions` (a schema, :mod:`simstudy.schema`), cross-checked into a frozen :class:`DataConfig` by
-:func:`_data`, and loaded by :func:`_load_scores`. With ``minimize=true`` the commands pass ``minimize`` to the kernels
+:func:`_data`, and loaded by :func:`simstudy.datasets.load_data` (the models and runs they keep:
+:func:`simstudy.datasets.select_scores`). With ``minimize=true`` the commands pass ``minimize`` to the kernels
 (:func:`simstudy.stats.estimators.expected_max`, :func:`simstudy.stats.bands.tuning_curve_bands`,
 :func:`simstudy.tables.evp_curves`, ...), which give the minimum's curves in the scores' own units.
 
@@ -13,8 +14,6 @@ name                        what
 :class:`DataConfig`         the data keys cross-checked and frozen
 :func:`_command_iv`         a command's schema instance from its config (unknown keys refused)
 :func:`_data`               the data keys' cross-checks, giving a :class:`DataConfig`
-:func:`_load_scores`        scores by model from a :class:`DataConfig`: a file or a shipped data set
-:func:`select_scores`       the models and runs the data keys keep of scores read (or given as arrays)
 :func:`_log_scores`         the command's inputs and the scores many runs share, logged
 ==========================  ========================================================================
 
@@ -37,7 +36,7 @@ import numpy as np
 from simstudy import schema, schema_docs
 from simstudy.schema import ConfigError, option
 
-__all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig", "select_scores"]
+__all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig"]
 
 log = logging.getLogger("simstudy")
 
@@ -280,17 +279,6 @@ class DataConfig:
     minimize: bool = False  # lower is better: the kernels are called with minimize=True
 
 
-def _plugin(estimator: str):
-    """The plug-in estimator a name stands for: a registered method's path, else the import path itself."""
-    import os
-
-    from simstudy import plugins
-
-    registered = plugins.registered_estimator(estimator)
-    target, per_sample = registered if registered is not None else (estimator, False)
-    return plugins.PluginEstimator(target, (), per_sample, os.getcwd())
-
-
 def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
     """``estimator``: a built-in (one of ``builtins``) as it is; a plug-in (an import path, or a name a plug-in registered),
     the same as in a study (``estimators.NAME._target_``): imported and called on a tiny input now, so that a
@@ -306,7 +294,7 @@ def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
             f"module.function (the contract of simstudy.plugins), got {value!r}"
         )
     try:
-        plugins.check_estimator(_plugin(value), key)
+        plugins.check_estimator(plugins.estimator_plugin(value), key)
     except plugins.PluginError as exc:
         raise ConfigError(str(exc).replace(f"{key}._target_=", f"{key}=", 1)) from None
     return value
@@ -389,83 +377,6 @@ def _data(o: DataOptions) -> DataConfig:
         sample_seed=seed,
         minimize=o.minimize,
     )
-
-
-def _load_scores(opts: DataConfig) -> dict:
-    """Scores by model from a :class:`DataConfig`: a file or a shipped data set (:mod:`simstudy.datasets`)."""
-    from simstudy import datasets
-
-    if opts.data in datasets.DATASETS:
-        options = dict(opts.options) if opts.data == "deberta_mnli" else {}
-        scores = {m: x * opts.scale for m, x in datasets.load_models(opts.data, **options).items()}
-        outside = {m: x for m, x in scores.items() if np.any((x < opts.low) | (x > opts.high))}
-        if outside:
-            m = next(iter(outside))
-            raise ConfigError(f"{opts.data}: model {m} has scores outside [low, high] = [{opts.low}, {opts.high}]")
-    else:
-        # failed runs dropped or replaced are said by a DataWarning, which _main routes to the log
-        scores = datasets.load_scores(
-            opts.data,
-            score_column=opts.score_column,
-            model_column=opts.model_column,
-            low=opts.low,
-            high=opts.high,
-            missing=opts.missing,
-            scale=opts.scale,
-            minimize=opts.minimize,
-        )
-    return select_scores(scores, opts)
-
-
-def select_scores(scores: dict, opts: DataConfig) -> dict:
-    """The models the data keys keep (``model``/``models``), at least ``min_models`` of them, each cut to
-    ``sample_size`` runs: what every data command does to the scores it read (a file's, a shipped set's, or a
-    notebook's arrays, :mod:`simstudy.notebook`).
-
-    Parameters
-    ----------
-    scores : dict of str to numpy.ndarray
-        Each model's scores, in score units and random-search order.
-    opts : DataConfig
-        The data keys.
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        The models kept, in the order of ``models`` (else of ``scores``).
-
-    Raises
-    ------
-    ConfigError
-        A model named that ``scores`` does not hold; one model with ``compare=true``; ``sample_size`` above a
-        model's runs.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from simstudy.commands import curve
-    >>> opts = curve.parse({"data": "runs.csv", "model": "b", "sample_size": 2}).data
-    >>> select_scores({"a": np.arange(3.0), "b": np.arange(4.0)}, opts)
-    {'b': array([0., 1.])}
-    """
-    from simstudy import datasets
-
-    if opts.models is not None:
-        unknown = [m for m in opts.models if m not in scores]
-        if unknown:
-            raise ConfigError(
-                f"model{'s' * (len(unknown) > 1)} {', '.join(unknown)} not in {opts.data} (its models: "
-                f"{', '.join(scores)}): choose with model=NAME or models=[a,b]"
-            )
-        scores = {m: scores[m] for m in opts.models}
-    if len(scores) < opts.min_models:
-        raise ConfigError(f"compare=true needs at least two models, but {opts.data} has one: {', '.join(scores)}")
-    if opts.sample_size is not None:
-        try:  # the first sample_size runs, or a random subset keyed by sample_seed and the model
-            scores = datasets.sample_runs(scores, opts.sample_size, opts.sample_seed)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-    return scores
 
 
 def _log_scores(command: str, scores: dict, out_dir: Path, *, minimize: bool = False) -> None:

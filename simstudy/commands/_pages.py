@@ -6,7 +6,6 @@ said in words, levels and numbers as typed, and the atomic page writer.
 :func:`atom_notes`   per model, the values many runs share exactly, in plain words
 ``_command_page``    ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
 :class:`CurvesChart` where ``curve``'s and ``bands``' chart in ``report.html`` comes from (``CURVE_CHART``, ...)
-:func:`failed_runs`  which scores are failed-run atoms (worse than most of the others)
 ===================  =============================================================
 """
 
@@ -21,7 +20,7 @@ import numpy as np
 from simstudy import io
 from simstudy.stats.metrics import format_number
 
-__all__ = ["plain", "atom_notes", "failed_runs", "CurvesChart"]
+__all__ = ["plain", "atom_notes", "CurvesChart"]
 
 
 def _pct(x: float) -> str:
@@ -89,48 +88,6 @@ def atom_notes(scores: dict, *, minimize: bool = False) -> list[str]:
     return lines
 
 
-def failed_runs(x: np.ndarray, *, minimize: bool = False) -> np.ndarray:
-    """Which scores are failed or chance-level runs: an atom (:func:`simstudy.stats.kde.find_atoms`) on the worse
-    side of the median of the other scores (below it; above it with ``minimize``).
-
-    Parameters
-    ----------
-    x : ndarray of float, shape (n,)
-        Finite scores (score units).
-    minimize : bool, optional, keyword-only
-        Lower scores are better (losses): failed runs are atoms above the others' median; default False.
-
-    Returns
-    -------
-    ndarray of bool, shape (n,)
-        True for each score of a failed-run atom.
-
-    Examples
-    --------
-    >>> x = np.concatenate([np.zeros(14), np.linspace(0.5, 0.9, 86)])
-    >>> int(failed_runs(x).sum()), int(failed_runs(1 - x, minimize=True).sum()), int(failed_runs(1 - x).sum())
-    (14, 14, 0)
-    """
-    from simstudy.stats.kde import find_atoms
-
-    x = np.asarray(x, dtype=np.float64)
-    out = np.zeros(x.shape, dtype=bool)
-    if x.size < 2:
-        return out
-    for v in find_atoms(x).values:
-        if _worse_than_most(v, x, minimize):
-            out |= x == v
-    return out
-
-
-def _worse_than_most(value: float, x: np.ndarray, minimize: bool) -> bool:
-    """An atom on the worse side of the median of the other scores (every score an atom: it is, too)."""
-    others = x[x != value]
-    if others.size == 0:
-        return True
-    return bool(value > np.median(others)) if minimize else bool(value < np.median(others))
-
-
 def _atom_sentences(values, shares, x: np.ndarray, minimize: bool = False) -> list[str]:
     """'32% of the runs scored exactly 0.001, which looks like failed or chance-level runs', per atom."""
     return [
@@ -147,7 +104,9 @@ def _share(p: float) -> str:
 def _atom_words(value: float, x: np.ndarray, minimize: bool = False) -> str:
     """What an atom looks like: worse than most other scores (below them; above with minimize), failed or
     chance-level runs; else a repeated result."""
-    if _worse_than_most(value, x, minimize):
+    from simstudy.stats.kde import worse_than_most
+
+    if worse_than_most(value, x, minimize=minimize):
         return "which looks like failed or chance-level runs"
     return "which looks like one result repeated (a configuration rerun, or a score capped there)"
 

@@ -1,15 +1,14 @@
 """``simstudy audit`` as a library: how far to trust tuning-curve analyses at a researcher's own sample size.
 
 A distribution (point masses at the scores repeated beyond chance plus a boundary-corrected KDE) is fitted to one
-model's scores and searches of the researcher's size n simulated from it (the studies:
-:mod:`simstudy.studies.audit`); the page and figures it writes are :mod:`simstudy.commands.audit_page`'s.
+model's scores and searches of the researcher's size n simulated from it (the studies, and the plan of what
+they simulate: :mod:`simstudy.studies.audit`'s :func:`~simstudy.studies.audit.prepare` and
+:func:`~simstudy.studies.audit.plans`); the page and figures it writes are :mod:`simstudy.commands.audit_page`'s.
 
 ======================  ===============================================================================
 :class:`AuditOptions`   the command's keys, their checks, docs and defaults (``--help``, Hydra)
 :class:`AuditConfig`    the options as parsed and cross-checked
 :func:`parse`           a mapping of keys -> :class:`AuditConfig` (or :class:`ConfigError`)
-:func:`prepare`         the model audited, the distribution's spec and n -> :class:`Plan` (checks only)
-:func:`plans`           a :class:`Plan` per model audited: ``model=``'s, or every model of the data
 :func:`run`             the audit's studies into a run directory -> :class:`~simstudy.studies.audit.AuditResult`
 :func:`write`           the figures and ``AUDIT.md`` into the run directory
 :func:`summary`         what the command prints of its page
@@ -26,26 +25,22 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simstudy import schema, schema_docs
-from simstudy._limits import _check_time, check_memory
+from simstudy._limits import check_memory
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _bound, _command_iv, _data, _names, _positive
-from simstudy.engine.memory import _workers
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
-    from simstudy.studies.audit import AuditResult
+    from simstudy.studies.audit import AuditResult, Plan
 
 __all__ = [
     "AuditOptions",
     "AuditConfig",
-    "Plan",
     "parse",
-    "prepare",
-    "plans",
     "run",
     "write",
     "summary",
@@ -67,82 +62,9 @@ USAGE = (
     "one such page per model in model=NAME/ and an AUDIT.md that lists them",
 )
 
-#: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
-#: bounds: a run refused would surely take longer than the limit. They grow with the n scores drawn per
-#: simulated search: a round of band coverage (1 us per score in large chunks), a bootstrap resample (0.16 us
-#: per score), a replicate of the accuracy of U, V, W (0.4 us per score).
-_SECONDS_PER_COVERAGE_SCORE = 5e-7
-_SECONDS_PER_RESAMPLE_SCORE = 5e-8
-_SECONDS_PER_EVP_SCORE = 1.5e-7
-#: The page's fit check evaluates the fitted CDF (a sum over the kernels, about two per score with their
-#: reflections) at every score: N^2 work for N scores, 1.7e-7 s per N^2 measured (5,000 and 20,000 scores: 5 s
-#: and 69 s), halved as above.
-_SECONDS_PER_FIT_PAIR = 8e-8
 #: The narrowest audit bandwidth accepted, as a share of high - low: below it each score is an atom of its own
 #: (the fit is the data, whatever the KDE), and the reflected kernels' grid cannot resolve it.
 _MIN_BANDWIDTH_SHARE = 1e-6
-
-
-def _audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> float:
-    """Refuse audit sizes (``rounds``, ``bootstrap_rounds`` x ``resamples``, ``evp_reps``) whose studies would
-    compute for longer than the time limit (:func:`simstudy.config._check_time`) with ``n`` scores per simulated
-    search, or whose chunk of band-coverage rounds would not fit in memory, before anything is written; and, as
-    ``bands`` does, the check of a fit to ``fitted`` scores (about N^2 work, which no key shortens: first) and
-    the exact LD intervals at n (about n^2 work: 10^6 scores, days). Returns the estimated seconds of all but the
-    LD intervals (computed once per n, whatever the number of models: :func:`plans` adds them)."""
-    from simstudy.stats.boundary import _ld_seconds
-    from simstudy.studies.audit import progress_chunk
-
-    fit = 0.0 if fitted is None else _SECONDS_PER_FIT_PAIR * float(fitted) ** 2
-    if fitted is not None:
-        _check_time(
-            "data",
-            o.data.data,  # an AuditConfig's: the scores are read
-            fit,
-            f"the check of the distribution fitted to {fitted:,} scores against each of them, about N^2 work",
-            "audit a random subset of the scores (a few thousand fit the distribution as well)",
-        )
-    if o.method.startswith("ld_"):
-        _check_time(
-            "method",
-            o.method,
-            _ld_seconds(n, o.confidence, o.method.removeprefix("ld_")),
-            f"the exact intervals of the bands audited at n = {n:,}, about n^2 work",
-            "method=dkw or method=ks (closed forms, seconds), or sample_size=N to audit a smaller n",
-        )
-    workers = _workers(o.n_jobs)
-    on = f"on {workers} core{'s' * (workers > 1)}, {n:,} scores per simulated search"
-    check_memory(
-        "rounds",
-        o.rounds,
-        2 * 8.0 * n * progress_chunk(o.rounds),
-        f"a chunk of {progress_chunk(o.rounds):,} simulated searches of {n:,} scores each",
-        "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
-    )
-    _check_time(
-        "rounds",
-        o.rounds,
-        o.rounds * n * _SECONDS_PER_COVERAGE_SCORE / workers,
-        f"the band coverage, {on}",
-        "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
-    )
-    key = "resamples" if o.resamples / 1000 > o.bootstrap_rounds / 512 else "bootstrap_rounds"  # the larger
-    _check_time(
-        key,
-        getattr(o, key),
-        o.bootstrap_rounds * o.resamples * n * _SECONDS_PER_RESAMPLE_SCORE / workers,
-        f"bootstrap_rounds={o.bootstrap_rounds} x resamples={o.resamples} bootstrap resamples, {on}",
-        "lower bootstrap_rounds or resamples (512 x 1000 by default)",
-    )
-    _check_time(
-        "evp_reps",
-        o.evp_reps,
-        o.evp_reps * n * _SECONDS_PER_EVP_SCORE / workers,
-        f"the accuracy of U, V and W, {on}",
-        "lower evp_reps (10000 by default)",
-    )
-    studies = o.rounds * _SECONDS_PER_COVERAGE_SCORE + o.bootstrap_rounds * o.resamples * _SECONDS_PER_RESAMPLE_SCORE
-    return fit + (studies + o.evp_reps * _SECONDS_PER_EVP_SCORE) * n / workers
 
 
 _KDE_BOUND = "the fitted distribution lives on [low, high]"
@@ -243,7 +165,7 @@ class AuditConfig:
         ``sample_size``: the number of scores n to audit, in runs; None: the number of scores.
     model : str or None
         ``model``: the one model audited; None when the data hold one model, or every model is audited (each on
-        its own: :func:`plans`).
+        its own: :func:`simstudy.studies.audit.plans`).
     bandwidth : float or None
         ``bandwidth``: the kernel SD of the fit, in score units (default: chosen by bw_method).
     bw_factor : float or None
@@ -328,7 +250,7 @@ def parse(cfg: Mapping) -> AuditConfig:
     (20, None, (0.0, 1.0))
     """
     o = _command_iv(AuditOptions, "audit", cfg)
-    from simstudy.studies.audit import SAMPLES_LIMIT  # here: importing the command stays cheap
+    from simstudy.studies.audit import SAMPLES_LIMIT, audit_cost_iv  # here: importing the command stays cheap
 
     # Any band with simultaneous coverage covers F(Y_(n)) >= l_n, so l_n <= (1 - confidence)^(1/n) (F(Y_(n)) is
     # Beta(n, 1)), and its upper median band is informative at most up to k = n ln 2 / -ln(1 - confidence).
@@ -351,7 +273,7 @@ def parse(cfg: Mapping) -> AuditConfig:
     if o.n_jobs == 0:
         raise ConfigError("n_jobs must be a positive number of workers or -1 (all cores), got 0")
     # Before the scores are read, the least n an audit draws: the cost is checked again with the scores' n.
-    _audit_cost_iv(o, o.sample_size or 2)
+    audit_cost_iv(o, o.sample_size or 2)
     if o.bandwidth is not None and o.bandwidth < _MIN_BANDWIDTH_SHARE * (data.high - data.low):
         raise ConfigError(
             f"bandwidth={cfg['bandwidth']} is too small for scores on [low, high] = [{data.low:g}, {data.high:g}]: "
@@ -393,192 +315,14 @@ def parse(cfg: Mapping) -> AuditConfig:
     )
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What an audit simulates, checked before anything is written: the model, its scores, the spec, n.
-
-    Made by :func:`prepare`, consumed by :func:`run`.
-
-    Parameters
-    ----------
-    model : str
-        The model audited.
-    scores : numpy.ndarray of float, shape (N,)
-        Its scores (score units): the distribution is fitted to all of them.
-    spec : dict
-        The fitted distribution's config (kind ``kde_atoms``), as the studies take it.
-    n : int
-        The sample size audited (scores per simulated search).
-    seconds : float, default 0.0
-        The audit's estimated compute time at least, in seconds, but for the exact LD intervals at n.
-
-    Examples
-    --------
-    >>> plan = prepare({"mlp": np.linspace(0.5, 0.9, 30)}, parse({"data": "scores.csv"}))
-    >>> plan.model, plan.n, plan.spec["kind"], plan.spec["model"]
-    ('mlp', 30, 'kde_atoms', None)
-    """
-
-    model: str
-    scores: np.ndarray
-    spec: dict
-    n: int
-    seconds: float = 0.0
-
-
-def prepare(scores: dict, opts: AuditConfig) -> Plan:
-    """The model to audit, the distribution's spec and n, with the audit's sizes checked against the limits.
-
-    Parameters
-    ----------
-    scores : dict of str to numpy.ndarray
-        Each model's scores (score units), as read from ``opts.data``.
-    opts : AuditConfig
-        The parsed options (:func:`parse`).
-
-    Returns
-    -------
-    Plan
-        The model (``opts.model``, or the data's only model), its scores, the spec of the distribution
-        fitted to them and n (``opts.sample_size``, or the number of scores).
-
-    Raises
-    ------
-    ConfigError
-        Several models and no ``model=``; a model not in the data; scores all equal, or fewer than two distinct
-        beside the point masses found; sizes that would compute for longer than the time limit (the fit's
-        check to all the scores, the exact bands at n, the studies) or not fit in memory at this n.
-
-    Examples
-    --------
-    >>> prepare({"a": np.ones(3), "b": np.ones(3)}, parse({"data": "scores.csv"}))
-    Traceback (most recent call last):
-        ...
-    simstudy.schema.ConfigError: scores.csv holds several models (a, b): choose one with model=, or plan each with plans()
-    """
-    from simstudy import datasets
-
-    if opts.model is None and len(scores) > 1:
-        raise ConfigError(
-            f"{opts.data.data} holds several models ({', '.join(scores)}): choose one with model=, or plan each "
-            "with plans()"
-        )
-    model = opts.model or next(iter(scores))
-    if model not in scores:
-        raise ConfigError(f"model {model!r} is not in {opts.data.data} (models: {', '.join(scores)})")
-    x = scores[model]
-    n = opts.sample_size or x.size
-    seconds = _audit_cost_iv(opts, n, x.size)  # parse checked the least n only; first: the fit check below costs too
-    _fit_iv(x, opts, model if len(scores) > 1 or opts.model else None)
-    one_of_a_file = opts.model is None and len(scores) == 1 and opts.data.data not in datasets.DATASETS
-    spec = {
-        "kind": "kde_atoms",
-        # a file's only model is named after the file: left unnamed, a renamed file keys the same streams
-        "model": None if one_of_a_file else model,
-        "low": opts.data.low,
-        "high": opts.data.high,
-        "bw_of": opts.bw_of,
-        "find_atoms": opts.find_atoms,
-        "bw_method": opts.bw_method,
-        "bandwidth": opts.bandwidth,
-        "bw_factor": opts.bw_factor,
-        "name": model,
-    }
-    if opts.data.data in datasets.DATASETS:
-        spec.update(dataset=opts.data.data, **(dict(opts.data.options) if opts.data.data == "deberta_mnli" else {}))
-    else:
-        spec.update(
-            path=opts.data.data,
-            score_column=opts.data.score_column,
-            model_column=opts.data.model_column,
-            missing=opts.data.missing,
-            scale=opts.data.scale,
-        )
-    if opts.data.minimize:  # lower is better: the KDE of -x is fitted and drawn (the minimum's truths)
-        spec["minimize"] = True
-    # The random streams are the audit's, whatever the data (their content still joins the run's fingerprint):
-    # the same seed draws the same numbers for any scores, so the audit of losses 1 - a mirrors that of a.
-    spec["stream"] = "audit"
-    return Plan(model, x, spec, n, seconds)
-
-
-def plans(scores: dict, opts: AuditConfig) -> list[Plan]:
-    """A :class:`Plan` per model audited: ``opts.model``'s, or each model of ``scores`` (what ``simstudy audit``
-    does without ``model=``: every model, each on its own, with its own fitted distribution).
-
-    Parameters
-    ----------
-    scores : dict of str to numpy.ndarray
-        Each model's scores (score units), as read from ``opts.data`` (``models=`` keeps some of them).
-    opts : AuditConfig
-        The parsed options (:func:`parse`).
-
-    Returns
-    -------
-    list of Plan
-        In the data's order of models; every one checked (:func:`prepare`) before any runs.
-
-    Raises
-    ------
-    ConfigError
-        As :func:`prepare`, for the first model refused; or the models' audits together would compute for longer
-        than the time limit.
-
-    Examples
-    --------
-    >>> two = {"a": np.linspace(0.5, 0.9, 30), "b": np.linspace(0.4, 0.8, 30)}
-    >>> [(plan.model, plan.spec["model"], plan.n) for plan in plans(two, parse({"data": "scores.csv"}))]
-    [('a', 'a', 30), ('b', 'b', 30)]
-    """
-    if opts.model is not None or len(scores) == 1:
-        return [prepare(scores, opts)]
-    planned = [prepare(scores, dataclasses.replace(opts, model=model)) for model in scores]
-    # Each audit is within the limit; one after another, the models together must be too.
-    seconds = sum(plan.seconds for plan in planned)
-    if opts.method.startswith("ld_"):
-        from simstudy.stats.boundary import _ld_seconds
-
-        kind = opts.method.removeprefix("ld_")
-        seconds += sum(_ld_seconds(n, opts.confidence, kind) for n in {plan.n for plan in planned})
-    _check_time(
-        "models",
-        f"[{','.join(scores)}]" if len(scores) <= 5 else f"({len(scores)} models)",
-        seconds,
-        f"the audits of {len(planned)} models, one after another",
-        "audit fewer at a time: model=NAME or models=[a,b]",
-    )
-    return planned
-
-
-def _fit_iv(x: np.ndarray, opts: AuditConfig, model: str | None) -> None:
-    """Refuse scores no density can be fitted to, in the user's words (the file, the model, find_atoms=), before
-    anything runs: the studies would name their internal distribution's key instead."""
-    from simstudy.stats import kde
-
-    where = f"{opts.data.data}" + (f", model {model}," if model is not None else "")
-    if x.size and x.min() == x.max():
-        raise ConfigError(
-            f"{where} holds {x.size} scores all equal to {x[0]:g}: the audit fits a density to the scores and "
-            "needs at least two distinct ones"
-        )
-    if opts.find_atoms:
-        atoms = kde.find_atoms(x).values
-        rest = np.unique(x[~np.isin(x, atoms)])
-        if rest.size < 2:
-            raise ConfigError(
-                f"{where} holds {rest.size} distinct score{'s' * (rest.size != 1)} beside the values repeated "
-                f"beyond chance ({', '.join(f'{a:g}' for a in atoms)}), fitted as point masses: the density "
-                "needs at least two; give find_atoms=false to fit one density to all the scores"
-            )
-
-
 def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditResult:
     """Run (or resume) the audit's studies into ``out_dir``: the command's numbers.
 
     Parameters
     ----------
     scores : dict of str to numpy.ndarray, or Plan
-        Each model's scores (score units), as read from ``opts.data``; or what :func:`prepare` made of them.
+        Each model's scores (score units), as read from ``opts.data``; or what
+        :func:`simstudy.studies.audit.prepare` made of them.
     opts : AuditConfig
         The parsed options (:func:`parse`).
     out_dir : str or pathlib.Path
@@ -593,7 +337,7 @@ def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditRes
     Raises
     ------
     ConfigError
-        As :func:`prepare`; or a study's settings derived from the options are invalid.
+        As :func:`simstudy.studies.audit.prepare`; or a study's settings derived from the options are invalid.
     simstudy.engine.chunks.RunDirConflict
         A subdirectory holds the chunks of a different configuration.
     simstudy.studies.audit.AuditFailed
@@ -611,7 +355,7 @@ def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditRes
     """
     from simstudy.studies import audit
 
-    plan = prepare(scores, opts) if isinstance(scores, dict) else scores
+    plan = audit.prepare(scores, opts) if isinstance(scores, dict) else scores
     return audit.run(opts, plan.spec, plan.n, Path(out_dir))
 
 

@@ -31,8 +31,6 @@ Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigEr
 
 from __future__ import annotations
 
-import logging
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +48,6 @@ from simstudy.commands._data import (
     _command_iv,
     _data,
     _estimator_iv,
-    _load_scores,
     _sample_seed_option,
 )
 from simstudy.engine import memory
@@ -85,8 +82,6 @@ USAGE = (
     "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
     "bands.csv/parquet, cdf_bands.csv, for two models evidence.csv, BANDS.md and report.html (the offline page)",
 )
-
-log = logging.getLogger("simstudy")
 
 #: The budgets k at which the terminal shows the bands (all of them are in bands.csv), with the largest.
 _SHOWN_K = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
@@ -312,78 +307,27 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     >>> list(result.evidence.columns[-2:])
     ['u_leader', 'v_leader']
     """
-    import pandas as pd
-
     from simstudy import tables
-    from simstudy.stats import bands
+    from simstudy.datasets import load_data
 
     opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
     if scores is None:
-        scores = _load_scores(opts.data)
+        scores = load_data(opts.data)
     # Arrays as they are (the command's own numbers); a list, e.g., as float64.
     scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
     _cost_iv(opts, scores)
-    max_k = opts.max_k or max(x.size for x in scores.values())
-    ks = np.arange(1, max_k + 1, dtype=np.float64)
-    # minimize=true: every kernel takes it (the quantile curves follow the one convention of
-    # truth.quantile_tuning_curve and opda, the left-continuous inverse; U and V of the minimum are minus those of -x)
-    minimize = opts.data.minimize
-    results, curve_rows, cdf_rows = {}, [], []
-    for model, x in scores.items():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            tc = bands.tuning_curve_bands(
-                x,
-                opts.confidence,
-                opts.kind,
-                opts.method,
-                ks=ks,
-                quantile=opts.quantile,
-                low=opts.data.low,
-                high=opts.data.high,
-                minimize=minimize,
-            )
-        for w in caught:
-            log.warning("%s: %s", model, w.message)
-        results[model] = tc
-        # Beside the bands, the U and V point estimates of the mean tuning curve (Lourie et al. Figure 1, left):
-        # the estimators interpolate only, so NaN beyond the model's sample size.
-        point = {e: np.full(ks.size, np.nan) for e in ("u", "v", *([opts.estimator] if opts.estimator else []))}
-        m = min(x.size, ks.size)
-        for e in point:
-            point[e][:m] = _point_estimate(x, e, np.arange(1, m + 1), model, minimize)
-        curve_rows.append(
-            pd.DataFrame(
-                {
-                    "model": model,
-                    "k": ks.astype(np.int64),
-                    "point": tc.point,
-                    "lower": tc.lower,
-                    "upper": tc.upper,
-                    **point,
-                }
-            )
-        )
-        cdf_rows.append(_distinct_scores(model, tc.cdf, x.size))
-    curves = pd.concat(curve_rows, ignore_index=True)
-    for col, value in (
-        ("kind", opts.kind),
-        ("quantile", opts.quantile),
-        ("confidence", opts.confidence),
-        ("method", opts.method),
-    ):
-        curves[col] = value
-    cdfs = pd.concat(cdf_rows, ignore_index=True)
-    cdfs["confidence"], cdfs["method"] = opts.confidence, opts.method
-    evidence = None
-    if len(results) == 2:
-        (name_a, a), (name_b, b) = results.items()
-        evidence = tables.evidence_table(a, b, name_a, name_b)
-        by_model = {m: c.sort_values("k") for m, c in curves.groupby("model", sort=False)}
-        for e in ("u", "v"):  # which model the point estimates of the mean tuning curve put ahead at each k
-            evidence[f"{e}_leader"] = bands.leader_names(
-                by_model[name_a][e], by_model[name_b][e], name_a, name_b, minimize=minimize
-            )
+    curves, cdfs, evidence = tables.bands_tables(
+        scores,
+        confidence=opts.confidence,
+        kind=opts.kind,
+        method=opts.method,
+        quantile=opts.quantile,
+        low=opts.data.low,
+        high=opts.data.high,
+        estimator=opts.estimator,
+        max_k=opts.max_k,
+        minimize=opts.data.minimize,
+    )
     return BandsResult(config=opts, bands=curves, cdfs=cdfs, evidence=evidence)
 
 
@@ -544,24 +488,6 @@ def _page(result: BandsResult, path: Path) -> Path:
     return _command_page(path, title, about, lines(result), ["tuning_curve.png", "cdf.png"])
 
 
-def _point_estimate(x: np.ndarray, estimator: str, n: np.ndarray, model: str, minimize: bool = False) -> np.ndarray:
-    """An estimate of the expected best of each n (shape (N,), score units) from the scores ``x``: a built-in
-    (:func:`simstudy.stats.estimators.expected_max`) or a plug-in called on the one sorted sample (of ``-x`` with
-    ``minimize``, its answer negated: a plug-in estimates a maximum)."""
-    from simstudy.commands._data import _plugin
-    from simstudy.datasets import DataError
-    from simstudy.stats import estimators
-
-    if estimator in estimators.CLOSED_FORM:
-        return estimators.expected_max(x, estimator, n=n, minimize=minimize)
-    try:
-        if minimize:
-            return -_plugin(estimator)(np.sort(-x)[None, :], n)[0]
-        return _plugin(estimator)(np.sort(x)[None, :], n)[0]
-    except Exception as exc:  # the plug-in's own failure on this data: one line naming it and the model
-        raise DataError(f"estimator={estimator}: failed on the scores of {model}: {exc}") from None
-
-
 def _cost_iv(config_: BandsConfig, scores: Mapping[str, np.ndarray]) -> None:
     """Refuse at once, with the estimates, bands that would not fit in memory or would compute for longer than
     the time limit: the exact LD intervals cost about n^2 (10^6 scores: days), the other methods n log n."""
@@ -583,25 +509,6 @@ def _cost_iv(config_: BandsConfig, scores: Mapping[str, np.ndarray]) -> None:
             f"the exact intervals for {n:,} scores, about n^2 work; memory about {_limits._size(nbytes)}",
             "method=dkw or method=ks (closed forms, seconds), or sample_size=N for fewer scores",
         )
-
-
-def _distinct_scores(model: str, cdf, n: int):
-    """The CDF band at each distinct score, one row per score: with ties, the eCDF and the bands at a score are
-    those after its last copy (the band arrays hold one entry per sorted draw)."""
-    import pandas as pd
-
-    last = np.flatnonzero(np.append(np.diff(cdf.y) > 0, True))  # the last copy of each distinct score
-    count = np.diff(np.append(-1, last))
-    return pd.DataFrame(
-        {
-            "model": model,
-            "score": cdf.y[last],
-            "count": count,
-            "ecdf": (last + 1) / n,
-            "lower": cdf.lower[last],
-            "upper": cdf.upper[last],
-        }
-    )
 
 
 def _trivial_runs(c: pd.DataFrame, low: float, high: float, minimize: bool = False):

@@ -44,12 +44,10 @@ from simstudy.commands._data import (
     _data,
     _estimator_iv,
     _finite_score,
-    _load_scores,
-    _plugin,
     _sample_seed_option,
     _trial_time,
 )
-from simstudy.datasets import DataError
+from simstudy.datasets import DataError, load_data
 from simstudy.schema import option
 from simstudy.stats import estimators
 
@@ -289,7 +287,7 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
     if not isinstance(config, CurveConfig):
         config = parse(config)
     if scores is None:
-        scores = _load_scores(config.data)
+        scores = load_data(config.data)
     # Arrays as they are (the command's own numbers); a list, e.g., as float64.
     scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
@@ -302,7 +300,7 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
     except ValueError as exc:
         raise DataError(str(exc)) from None
     if not builtin:  # the plug-in's curve; the SD shading is the best of n's spread under the scores, as for u, v, w
-        table = _plugin_curves(table, scores, config.estimator, minimize)
+        table = tables.plugin_curves(table, scores, config.estimator, minimize)
     reached = None
     if config.target is not None:
         reached = tables.budget_to_target(table, config.target, minimize=minimize)
@@ -457,34 +455,6 @@ def _page(result: CurveResult, path: Path) -> Path:
 def _estimator_name(estimator: str) -> str:
     """A built-in estimator as the papers name it (V); a plug-in as the user named it."""
     return estimator.upper() if estimator in estimators.CLOSED_FORM else estimator
-
-
-def _plugin_curves(
-    table: pd.DataFrame, scores: Mapping[str, np.ndarray], estimator: str, minimize: bool = False
-) -> pd.DataFrame:
-    """The curves of ``table`` (:func:`simstudy.tables.evp_curves`, V's) with ``expected_max`` the plug-in's
-    estimate at n = 1..B of each model's sorted sample, and the +/- 1 SD shading moved with it (clipped to the
-    observed scores, as for a built-in). With ``minimize`` (column ``expected_min``), minus the plug-in's estimate
-    on ``-x``: a plug-in estimates a maximum."""
-    plugin = _plugin(estimator)
-    parts = []
-    for model, x in scores.items():
-        x = np.sort(np.asarray(x, dtype=np.float64))
-        try:
-            n = np.arange(1, x.size + 1)
-            mean = -plugin(np.sort(-x)[None, :], n)[0] if minimize else plugin(x[None, :], n)[0]
-        except Exception as exc:  # the plug-in's own failure on this data: one line naming it
-            raise DataError(f"estimator={estimator}: failed on the scores of {model}: {exc}") from None
-        rows = table["model"] == model
-        part = table[rows].copy()
-        std = part["std"].to_numpy()
-        part["expected_min" if minimize else "expected_max"] = mean
-        part["band_low"] = np.clip(mean - std, x.min(), x.max())
-        part["band_high"] = np.clip(mean + std, x.min(), x.max())
-        parts.append(part)
-    import pandas as pd
-
-    return pd.concat(parts, ignore_index=True)
 
 
 def _table_number(x: float) -> str:

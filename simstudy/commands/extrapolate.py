@@ -1,7 +1,7 @@
 """``simstudy extrapolate`` as a library: the tuning curve past a researcher's n runs.
 
 The noisy quadratic law of random search near the optimum (Lourie, He & Cho 2025) is fitted to the tail of each
-model's scores and bootstrapped through the runner (the analysis: :mod:`simstudy.commands.extrapolate_fit`);
+model's scores and bootstrapped through the runner (the analysis: :mod:`simstudy.extrapolation`);
 the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 
 ============================  =============================================================================
@@ -9,7 +9,7 @@ the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 :class:`ExtrapolateConfig`    the options as parsed and cross-checked
 :func:`parse`                 a mapping of keys -> :class:`ExtrapolateConfig` (or :class:`ConfigError`)
 :func:`prepare`               every fit, checked and made before anything is written (run's first step)
-:func:`run`                   fit and bootstrap every model's scores -> :class:`~simstudy.commands.extrapolate_fit.Extrapolation`
+:func:`run`                   fit and bootstrap every model's scores -> :class:`~simstudy.extrapolation.Extrapolation`
 :func:`write`                 the tables, ``extrapolation.png`` and ``EXTRAPOLATE.md`` into a run directory
 :func:`source_name`           the scores' name in messages and on the page
 :func:`extrapolation_chart`   the curves of ``extrapolation.csv`` as ``report.html`` charts them
@@ -17,7 +17,7 @@ the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 ============================  =============================================================================
 
 Nothing here prints or exits: bad options raise :class:`~simstudy.schema.ConfigError`, scores the law cannot
-be fitted to :class:`~simstudy.commands.extrapolate_fit.BadSample` (a :class:`~simstudy.datasets.DataError`).
+be fitted to :class:`~simstudy.extrapolation.BadSample` (a :class:`~simstudy.datasets.DataError`).
 Importing this module stays cheap (the command line reads its schema for ``--help``): the analysis, pandas and
 matplotlib load when :func:`run` or :func:`write` is called.
 """
@@ -42,7 +42,7 @@ from simstudy.schema import ConfigError, option
 if TYPE_CHECKING:
     import pandas as pd
 
-    from simstudy.commands.extrapolate_fit import Analysis, Extrapolation
+    from simstudy.extrapolation import Analysis, Extrapolation
 
 __all__ = [
     "ExtrapolateOptions",
@@ -375,7 +375,7 @@ def prepare(scores: dict, opts: ExtrapolateConfig, source: str = "scores") -> li
     """Every fit the command makes, checked and fitted before anything is written.
 
     The first step of :func:`run`, separate so that a caller can refuse a sample before it touches a run
-    directory (the command line does); see :func:`simstudy.commands.extrapolate_fit.prepare`.
+    directory (the command line does); see :func:`simstudy.extrapolation.prepare`.
 
     Parameters
     ----------
@@ -388,12 +388,12 @@ def prepare(scores: dict, opts: ExtrapolateConfig, source: str = "scores") -> li
 
     Returns
     -------
-    list of simstudy.commands.extrapolate_fit.Analysis
+    list of simstudy.extrapolation.Analysis
         Per model, the fit of its first ``sample_size`` scores, then (when some are held out) that of all.
 
     Raises
     ------
-    simstudy.commands.extrapolate_fit.BadSample
+    simstudy.extrapolation.BadSample
         A sample the law cannot be fitted to as asked (the message names the model and the fix).
 
     Examples
@@ -403,9 +403,9 @@ def prepare(scores: dict, opts: ExtrapolateConfig, source: str = "scores") -> li
     >>> [a.sample.runs for a in prepare({"mlp": ys}, parse({"data": "x.csv", "c": 3, "sample_size": 30}))]
     [30, 48]
     """
-    from simstudy.commands import extrapolate_fit
+    from simstudy import extrapolation
 
-    return extrapolate_fit.prepare(scores, opts, source)
+    return extrapolation.prepare(scores, opts, source)
 
 
 def run(
@@ -435,15 +435,15 @@ def run(
     -------
     Extrapolation
         The tidy tables ``curves``, ``fits`` and ``simulation`` and the runner's ``report``
-        (:class:`simstudy.commands.extrapolate_fit.Extrapolation`).
+        (:class:`simstudy.extrapolation.Extrapolation`).
 
     Raises
     ------
-    simstudy.commands.extrapolate_fit.BadSample
+    simstudy.extrapolation.BadSample
         Scores the law cannot be fitted to as asked.
     simstudy.engine.chunks.RunDirConflict
         ``out_dir`` holds the chunks of other settings.
-    simstudy.commands.extrapolate_fit.ExtrapolationFailed
+    simstudy.extrapolation.ExtrapolationFailed
         A bootstrap chunk raised in its worker (the others stay stored).
 
     Examples
@@ -457,10 +457,10 @@ def run(
     >>> round(float(result.fits["b"].iloc[0]), 4), result.report.computed
     (0.9082, 1)
     """
-    from simstudy.commands import extrapolate_fit
+    from simstudy import extrapolation
 
     analyses = prepare(scores, opts, source) if isinstance(scores, dict) else scores
-    return extrapolate_fit.run(analyses, opts, Path(out_dir), progress=progress)
+    return extrapolation.run(analyses, opts, Path(out_dir), progress=progress)
 
 
 def write(result: Extrapolation, opts: ExtrapolateConfig, out_dir: str | Path, *, source: str = "scores") -> Path:
@@ -518,7 +518,7 @@ def extrapolation_chart(curves: pd.DataFrame) -> Chart | None:
     Parameters
     ----------
     curves : pandas.DataFrame
-        :attr:`simstudy.commands.extrapolate_fit.Extrapolation.curves` (``extrapolation.csv``): columns
+        :attr:`simstudy.extrapolation.Extrapolation.curves` (``extrapolation.csv``): columns
         ``model``, ``k``, ``curve``, ``estimate``, ``lower``, ``upper`` and optionally ``runs`` (the scores
         the law was fitted to: one line per fit).
 

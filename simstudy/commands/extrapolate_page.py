@@ -272,14 +272,14 @@ def misfit_banner(fits: pd.DataFrame, level: float, curves: pd.DataFrame | None 
     Parameters
     ----------
     fits : pandas.DataFrame
-        ``fit.csv`` of :func:`simstudy.commands.extrapolate_fit.run` (its ``np_outside``, ``np_checked``,
+        ``fit.csv`` of :func:`simstudy.extrapolation.run` (its ``np_outside``, ``np_checked``,
         ``np_first_outside``, ``median_at_n``, ``p_best_at_most_observed``, ``max_score``, ``runs``,
         ``total_runs``, ``model`` columns; ``overshoots``, ``median_at_n_lower``, ``median_at_n_upper``,
         ``held_out_*``, ``tail_ks*``, ``bounds_assumed`` where present).
     level : float
         The bands' level, in (0, 1).
     curves : pandas.DataFrame, optional
-        ``extrapolation.csv`` (:attr:`~simstudy.commands.extrapolate_fit.Extrapolation.curves`): with it, the
+        ``extrapolation.csv`` (:attr:`~simstudy.extrapolation.Extrapolation.curves`): with it, the
         warnings too; default None (the failed checks only).
 
     Returns
@@ -584,7 +584,7 @@ def summary(result, level: float) -> list[str]:
 
     Parameters
     ----------
-    result : simstudy.commands.extrapolate_fit.Extrapolation
+    result : simstudy.extrapolation.Extrapolation
         The command's result (its ``fits`` and ``curves``).
     level : float
         The bands' level, in (0, 1).
@@ -660,8 +660,8 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
 
     Parameters
     ----------
-    result : simstudy.commands.extrapolate_fit.Extrapolation
-        The tidy results of :func:`simstudy.commands.extrapolate_fit.run` (``curves``, ``fits``, ``simulation``).
+    result : simstudy.extrapolation.Extrapolation
+        The tidy results of :func:`simstudy.extrapolation.run` (``curves``, ``fits``, ``simulation``).
     opts : simstudy.commands.extrapolate.ExtrapolateConfig
         The command's options (:func:`simstudy.commands.extrapolate.parse`): ``threshold`` or
         ``threshold_score``, ``c``, ``n_boot``, ``level`` and ``method`` are reported.
@@ -690,17 +690,18 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
     ``simstudy extrapolate data=scores.csv`` calls this function. By hand (its figure alone takes about a
     second, so this example runs only the fit and the options, without the bootstrap and the page):
 
-    >>> from simstudy.commands import extrapolate, extrapolate_fit
+    >>> from simstudy import extrapolation
+    >>> from simstudy.commands import extrapolate
     >>> from simstudy.distributions.parametric import NoisyQuadratic
     >>> x = NoisyQuadratic(0.5, 0.9, 3, 0.01).sample(40, rng=np.random.default_rng(0))
     >>> opts = extrapolate.parse({"data": "scores.csv", "n_boot": 2, "k_max": 100, "c": [3]})
-    >>> analyses = extrapolate_fit.prepare({"mlp": x}, opts, "scores.csv")
+    >>> analyses = extrapolation.prepare({"mlp": x}, opts, "scores.csv")
     >>> [(a.sample.model, a.sample.runs) for a in analyses]
     [('mlp', 40)]
 
     Then, in an empty directory ``out``::
 
-        result = extrapolate_fit.run(analyses, opts, out)
+        result = extrapolation.run(analyses, opts, out)
         print(write_page(result, opts, "scores.csv", out).read_text())
     """
     import matplotlib.pyplot as plt
@@ -779,7 +780,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
     Parameters
     ----------
     curves : pandas.DataFrame
-        :attr:`simstudy.commands.extrapolate_fit.Extrapolation.curves` (``extrapolation.csv``), one row per model, runs
+        :attr:`simstudy.extrapolation.Extrapolation.curves` (``extrapolation.csv``), one row per model, runs
         fitted, k and curve. Read: ``model``, ``runs`` (scores the law was fitted to), ``curve`` (only
         ``"median"`` rows are drawn), ``k`` (search iterations, >= 1), ``estimate`` (the fitted law's median
         curve, score units), ``lower`` and ``upper`` (its pointwise bootstrap band, drawn for k >= n),
@@ -789,7 +790,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         ``runs`` equal to the model's ``total_runs`` give the law fitted to all N runs. Other columns
         (``region``, ``inside_np``, ``covers_all``, ``method``, ...) are ignored.
     fits : pandas.DataFrame
-        :attr:`simstudy.commands.extrapolate_fit.Extrapolation.fits` (``fit.csv``), one row per model and runs fitted; the
+        :attr:`simstudy.extrapolation.Extrapolation.fits` (``fit.csv``), one row per model and runs fitted; the
         row with the fewest runs is the extrapolated fit. Read: ``model`` (one panel each, in order of first
         appearance), ``runs`` (n), ``total_runs`` (N, all the model's runs; > n with held-out runs), ``b``
         (the best score possible, score units), ``b_lower`` and ``b_upper`` (its bootstrap interval, score

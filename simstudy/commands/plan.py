@@ -13,25 +13,21 @@ per replicate (averaged over its cells) times the replicates of every cell, divi
 (``runner.n_jobs``; -1: every core): a guide, since cells may differ in cost. The two parts add up to the total
 the command prints, and it names the cores this machine offers when ``runner.n_jobs`` uses fewer.
 
-==================  ===========================================================================================
-:func:`run`         the pilot, planned: a :class:`Planned`
-:class:`Planned`    the plan's table, per cell and measure, and its totals
-==================  ===========================================================================================
+The pilot and its plan are :func:`simstudy.studies.precision.plan_run`'s (a
+:class:`~simstudy.studies.precision.Planned`: the plan's table, per cell and measure, and its totals); :func:`run`
+checks the config asks for a precision, and the command line prints the plan.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-import time
-from dataclasses import dataclass
-from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from simstudy.schema import ConfigError
 
-__all__ = ["run", "Planned"]
+if TYPE_CHECKING:
+    from simstudy.studies.precision import Planned
+
+__all__ = ["run"]
 
 #: What ``simstudy plan --help`` shows above the keys: the usage line, examples, and what it writes.
 USAGE = (
@@ -46,93 +42,9 @@ USAGE = (
 )
 
 
-@dataclass(frozen=True)
-class Planned:
-    """What :func:`run` returns: the replicates a precision target needs, per cell and measure, and their time.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        One row per Monte Carlo row of the pilot's summary: ``cell``, ``distribution``, the study's keys,
-        ``measure``, ``pilot_estimate``, ``pilot_mcse`` (the measure's units), ``pilot_reps``, ``target``
-        (absolute MCSE target, NaN untargeted), ``reps_needed`` (this row's), ``cell_reps`` (the cell's: the
-        largest of its rows), ``capped`` (needs more than ``max_reps``) and ``est_seconds`` (of ``cell_reps``
-        replicates of the cell, on this machine: the cell's share of ``total_seconds``, repeated on each of its
-        rows).
-    pilot_reps : int
-        ``study.reps``, the pilot per cell.
-    max_reps : int
-        The cap.
-    seconds_per_rep : float
-        The pilot's compute seconds per replicate, averaged over its cells.
-    workers : int
-        The workers the estimate assumes (``runner.n_jobs``, -1 resolved to this machine's cores).
-    total_seconds : float
-        The estimated wall seconds of the whole run (every cell at its ``cell_reps``): ``fixed_seconds`` plus
-        the chunks' compute at ``seconds_per_rep`` over ``workers``.
-    fixed_seconds : float
-        The pilot's seconds outside its chunks (truth, reduction), which more replicates do not change.
-    cores : int
-        The cores this process may use on this machine (what ``runner.n_jobs=-1`` would take).
-
-    Examples
-    --------
-    >>> planned = Planned(pd.DataFrame(), 1000, 100_000, 1e-5, 2, 0.0, 0.0, 2)
-    >>> planned.pilot_reps, planned.capped_cells
-    (1000, ())
-    """
-
-    table: pd.DataFrame
-    pilot_reps: int
-    max_reps: int
-    seconds_per_rep: float
-    workers: int
-    total_seconds: float
-    fixed_seconds: float
-    cores: int
-
-    @property
-    def capped_cells(self) -> tuple[str, ...]:
-        """The cells whose targets need more than ``max_reps`` replicates."""
-        if self.table.empty:
-            return ()
-        return tuple(dict.fromkeys(self.table.loc[self.table["capped"], "cell"]))
-
-    def by_measure(self) -> pd.DataFrame:
-        """Per cell and measure, the row that needs the most replicates (what the command prints).
-
-        Returns
-        -------
-        pandas.DataFrame
-            The rows of :attr:`table` with the largest ``reps_needed`` of each (cell, measure), targeted
-            measures only, the cell key shortened to 8 digits and a column ``rows`` (the measure's rows);
-            without ``est_seconds``, a cell's and not a row's (repeated per measure it would not add up to the
-            total).
-        """
-        table = self.table[self.table["target"].notna()]
-        if table.empty:
-            return table
-        groups = table.groupby(["cell", "measure"], sort=False)
-        worst = table.loc[groups["reps_needed"].idxmax()].copy()
-        worst.insert(worst.columns.get_loc("measure") + 1, "rows", groups.size().to_numpy())
-        worst = worst.drop(columns=["pilot_reps", "est_seconds"], errors="ignore")
-        return worst.assign(cell=worst["cell"].str[:8]).reset_index(drop=True)
-
-
-def _cores() -> int:
-    """The cores this process may run on (its CPU affinity where the platform has one, else every core)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
-def _workers(n_jobs: int, cores: int) -> int:
-    return cores if n_jobs == -1 else max(1, min(n_jobs, cores))
-
-
 def run(config) -> Planned:
-    """Run the precision rule's pilot of a study config in a temporary directory and plan its cells.
+    """Run the precision rule's pilot of a study config in a temporary directory and plan its cells
+    (:func:`simstudy.studies.precision.plan_run`), once the config is known to set ``study.precision``.
 
     Parameters
     ----------
@@ -141,7 +53,7 @@ def run(config) -> Planned:
 
     Returns
     -------
-    Planned
+    simstudy.studies.precision.Planned
         The table per cell and measure, and the totals.
 
     Raises
@@ -152,43 +64,19 @@ def run(config) -> Planned:
     Examples
     --------
     >>> from simstudy.config import parse
-    >>> config = parse({
-    ...     "seed": 0,
-    ...     "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
-    ...     "budget": {"B": 10, "n": [10]},
-    ...     "estimators": {"v": {"method": "v"}},
-    ...     "study": {"name": "demo", "kind": "evp_accuracy", "reps": 200, "chunk_reps": 100,
-    ...               "precision": {"mean": 0.001}},
-    ...     "runner": {"n_jobs": 1, "backend": "loky", "progress": False},
-    ... })
-    >>> planned = run(config)
-    >>> print(planned.table.loc[planned.table.measure == "mean", ["measure", "pilot_mcse", "target", "reps_needed"]])
-      measure  pilot_mcse  target  reps_needed
-    0    mean    0.003392   0.001         2800
+    >>> config = parse({"seed": 0, "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    ...                 "budget": {"B": 10, "n": [10]}, "estimators": {"v": {"method": "v"}},
+    ...                 "study": {"name": "demo", "kind": "evp_accuracy"}, "runner": {"n_jobs": 1}})
+    >>> run(config)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: simstudy plan needs study.precision: an absolute MCSE (study.precision=0.001), ...
     """
-    import dataclasses
-
-    from simstudy.registry import study
-    from simstudy.studies.precision import _max_reps, pilot, plan_precision
+    from simstudy.studies.precision import plan_run
 
     if getattr(config.study.options, "precision", None) is None:
         raise ConfigError(
             "simstudy plan needs study.precision: an absolute MCSE (study.precision=0.001), a share of the "
             "estimate (study.precision=1%) or per measure (study.precision={mse: 0.0001, bias: 2%})"
         )
-    runner = dataclasses.replace(config.runner, figures=(), shard=None, collect=False, replay=None)
-    config = dataclasses.replace(config, runner=runner)
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="simstudy-plan-") as tmp:
-        first = pilot(study(config.study.kind), config, Path(tmp))
-    fixed = max(time.perf_counter() - started - first.report.wall_seconds, 0.0)  # truth, reduction: not per rep
-    plan = plan_precision(config, first.summary)
-    cells = max(len(plan.cell_reps), 1)
-    per_rep = first.report.compute_seconds / (config.study.reps * cells)
-    cores = _cores()
-    workers = _workers(config.runner.n_jobs, cores)
-    table = plan.table.copy()
-    table["cell_reps"] = table["cell"].map(plan.cell_reps).astype("int64")
-    table["est_seconds"] = table["cell_reps"] * per_rep / workers
-    total = fixed + sum(plan.cell_reps.values()) * per_rep / workers
-    return Planned(table, config.study.reps, _max_reps(config), per_rep, workers, total, fixed, cores)
+    return plan_run(config)

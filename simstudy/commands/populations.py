@@ -45,9 +45,6 @@ USAGE = (
     "out= names a file in an existing directory; neither file replaces one already there",
 )
 
-#: A run whose loss is this many times the population's median has diverged (HPOLib's val_loss reaches 3e4).
-DIVERGED = 1e4
-
 #: Peak memory of an export per trial, in bytes: measured with tracemalloc at 96 for n = 4e5 (the scores, the
 #: draws, k as integers and floats, the two truth columns and the frames written), rounded up.
 _BYTES_PER_TRIAL = 128
@@ -63,7 +60,7 @@ class Listed:
         Columns ``benchmark``, ``dataset``, ``metric``, ``direction``, ``configs``, ``seeds`` (per configuration:
         ``5`` or a range ``2-3``), ``runs``, ``distinct`` (distinct values), ``top_share`` (share of runs at the
         most common value), ``best`` (the best run's score), ``diverged`` (runs of a loss beyond
-        :data:`DIVERGED` times the median; 0 for a maximized metric) and ``licence``.
+        :data:`simstudy.populations.DIVERGED` times the median; 0 for a maximized metric) and ``licence``.
     path : pathlib.Path or None
         The CSV written (``out``), or None.
 
@@ -111,29 +108,7 @@ class Exported:
     population: populations.Population
 
 
-def _row(pop: populations.Population) -> dict[str, Any]:
-    values, seeds = pop.values, pop.seeds_per_config
-    _, counts = np.unique(values, return_counts=True)
-    median = float(np.median(values))
-    diverged = int(np.sum(values > DIVERGED * median)) if pop.minimize and median > 0 else 0
-    low, high = int(seeds.min()), int(seeds.max())
-    return {
-        "benchmark": pop.benchmark,
-        "dataset": pop.dataset,
-        "metric": pop.metric,
-        "direction": pop.direction,
-        "configs": pop.configs,
-        "seeds": str(low) if low == high else f"{low}-{high}",
-        "runs": pop.runs,
-        "distinct": int(counts.size),
-        "top_share": float(counts.max() / values.size),
-        "best": float(values.min() if pop.minimize else values.max()),
-        "diverged": diverged,
-        "licence": pop.licence,
-    }
-
-
-#: The columns of :func:`listing`'s table.
+#: The columns of :func:`listing`'s table (:meth:`simstudy.populations.Population.summary`'s keys).
 COLUMNS = (
     "benchmark",
     "dataset",
@@ -182,7 +157,7 @@ def listing(out: str | Path | None = None, *, which: Sequence[tuple[str, str]] =
     import pandas as pd
 
     path = None if out is None else _out_iv(out)
-    table = pd.DataFrame([_row(populations.load(b, d)) for b, d in which], columns=list(COLUMNS))
+    table = pd.DataFrame([populations.load(b, d).summary() for b, d in which], columns=list(COLUMNS))
     if path is not None:
         _write_new({path: table})
     return Listed(table, path)

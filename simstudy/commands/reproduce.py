@@ -2,7 +2,7 @@
 
 :func:`run` runs every catalogued command (and its hypotheses') each in its own process, several at once, resuming
 what is done, then judges their outputs against the papers' numbers and writes the report. The catalogue and the
-verdicts are :mod:`simstudy.commands.catalogue`'s, the report :mod:`simstudy.commands.reproduction_page`'s; their
+verdicts are :mod:`simstudy.catalogue`'s, the report :mod:`simstudy.commands.reproduction_page`'s; the report's
 names are importable from here too, as before.
 
 ===================  ================================================================================================
@@ -19,19 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from simstudy.commands.catalogue import (
-    CHECK_KINDS,
-    VERDICTS,
+from simstudy.catalogue import (
     CatalogueError,
-    Check,
-    Entry,
-    Hypothesis,
-    HypothesisRun,
-    Outcome,
-    Section,
-    best_hypothesis,
-    catalogue_path,
-    evaluate,
     hypothesis_dir,
     load_catalogue,
     read_hypothesis,
@@ -54,26 +43,9 @@ from simstudy.engine.rundir import _check_dir_override
 from simstudy.schema import ConfigError
 
 __all__ = [
-    "CHECK_KINDS",
     "MARKER",
-    "VERDICTS",
-    "Check",
-    "Entry",
-    "Hypothesis",
-    "HypothesisRun",
     "OutDirError",
-    "CatalogueError",
-    "Outcome",
-    "Section",
-    "best_hypothesis",
-    "catalogue_path",
     "check_out_dir",
-    "evaluate",
-    "load_catalogue",
-    "read_hypothesis",
-    "read_section",
-    "section_seconds",
-    "verdict",
     "write_report",
     "run",
     "Reproduced",
@@ -91,8 +63,8 @@ USAGE = (
     "the runs and REPRODUCTION.md under outputs/reproduce-quick/ (out= still chooses the report's directory)",
 )
 
-# Names of the catalogue's and the report's modules that the tests and callers import from here, as before.
-_REEXPORTED = (hypothesis_dir, _small_png, kept_section, read_report, record_full_run, record_written)
+# Names of the report's module that the tests and callers import from here, as before.
+_REEXPORTED = (_small_png, kept_section, read_report, record_full_run, record_written)
 
 log = logging.getLogger("simstudy")
 

@@ -1,6 +1,6 @@
 """``REPRODUCTION.md``: the report of ``simstudy reproduce``, its figures, and the files it may overwrite.
 
-:func:`write_report` writes the report from the sections that :mod:`simstudy.commands.catalogue` judged, with a
+:func:`write_report` writes the report from the sections that :mod:`simstudy.catalogue` judged, with a
 small copy of each entry's figure; :func:`check_out_dir` refuses, before any run, a report directory holding
 files simstudy did not write (the marker :data:`MARKER` lists those it did, with their SHA-256);
 :func:`read_report` and :func:`kept_section` keep the sections of entries this run does not regenerate.
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from simstudy import io
-from simstudy.commands.catalogue import VERDICTS, Entry, Section, best_hypothesis, section_seconds, verdict
+from simstudy.catalogue import VERDICTS, Entry, Section, best_hypothesis, section_seconds, verdict
 
 #: Beside a report: the files ``simstudy reproduce`` wrote there, with their SHA-256. Only those, unchanged, are
 #: ever overwritten; any other file in their place (a user's own report or figure) is refused.
@@ -265,7 +265,7 @@ def write_report(
     Examples
     --------
     >>> import tempfile
-    >>> from simstudy.commands.catalogue import Outcome
+    >>> from simstudy.catalogue import Outcome
     >>> entry = Entry("demo", "Figure 1", "A paper", ("experiment=demo",), (), ())
     >>> section = Section(entry, (Outcome("U at n = 20", "0.86", "0.86 ± 0.003", True),),
     ...                   "simstudy experiment=demo", 30.0, None)

@@ -1,9 +1,11 @@
 """Fitting a score distribution to real tuning results: atoms, a bandwidth for several modes, and the fit's check.
 
 Real score distributions are not smooth. Failed runs sit exactly at 0 or at chance accuracy, and good runs
-cluster far from them. Three tools let the audit fit such scores and say how well it did:
+cluster far from them. These tools let the audit fit such scores and say how well it did:
 
 - :func:`find_atoms` -- the values repeated more often than a continuous law with the data's resolution allows;
+- :func:`failed_runs` -- the atoms worse than most of the other scores (:func:`worse_than_most`): failed or
+  chance-level runs;
 - :func:`isj_bandwidth` -- the improved Sheather-Jones bandwidth of Botev, Grotowski & Kroese (2010), which
   resolves several modes where Silverman's rule of thumb smooths them into one;
 - :func:`ks_distance` -- the Kolmogorov-Smirnov distance between the scores and a fitted distribution with
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["find_atoms", "isj_bandwidth", "ks_distance", "Atoms", "KSFit"]
+__all__ = ["find_atoms", "failed_runs", "worse_than_most", "isj_bandwidth", "ks_distance", "Atoms", "KSFit"]
 
 #: Family-wise false-alarm rate of :func:`find_atoms` over all the distinct values of a sample.
 ATOM_ALPHA = 1e-3
@@ -134,6 +136,68 @@ def find_atoms(scores, *, alpha: float = ATOM_ALPHA) -> Atoms:
     lam = within * d / (2 * r)
     found = stats.poisson.sf(c - 1, lam) < alpha / values.size
     return Atoms(v[found].astype(np.float64), c[found].astype(np.int64), d)
+
+
+def failed_runs(x: np.ndarray, *, minimize: bool = False) -> np.ndarray:
+    """Which scores are failed or chance-level runs: an atom (:func:`find_atoms`) on the worse side of the
+    median of the other scores (below it; above it with ``minimize``).
+
+    Parameters
+    ----------
+    x : ndarray of float, shape (n,)
+        Finite scores (score units).
+    minimize : bool, optional, keyword-only
+        Lower scores are better (losses): failed runs are atoms above the others' median; default False.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True for each score of a failed-run atom.
+
+    Examples
+    --------
+    >>> x = np.concatenate([np.zeros(14), np.linspace(0.5, 0.9, 86)])
+    >>> int(failed_runs(x).sum()), int(failed_runs(1 - x, minimize=True).sum()), int(failed_runs(1 - x).sum())
+    (14, 14, 0)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros(x.shape, dtype=bool)
+    if x.size < 2:
+        return out
+    for v in find_atoms(x).values:
+        if worse_than_most(v, x, minimize=minimize):
+            out |= x == v
+    return out
+
+
+def worse_than_most(value: float, x: np.ndarray, *, minimize: bool = False) -> bool:
+    """Whether ``value`` lies on the worse side of the median of the other scores: what makes an atom a failed run.
+
+    Parameters
+    ----------
+    value : float
+        A score (score units), usually an atom of ``x`` (:func:`find_atoms`).
+    x : ndarray of float, shape (n,)
+        The scores (score units).
+    minimize : bool, optional, keyword-only
+        Lower scores are better (losses): worse is above the others' median; default False.
+
+    Returns
+    -------
+    bool
+        True when ``value`` is below the median of the scores other than it (above it with ``minimize``), or
+        when every score equals ``value``.
+
+    Examples
+    --------
+    >>> x = np.array([0.0, 0.0, 0.0, 0.6, 0.7, 0.8])
+    >>> worse_than_most(0.0, x), worse_than_most(0.0, x, minimize=True)
+    (True, False)
+    """
+    others = x[x != value]
+    if others.size == 0:
+        return True
+    return bool(value > np.median(others)) if minimize else bool(value < np.median(others))
 
 
 def _count_within(dist: Callable[[np.ndarray], np.ndarray], size: np.ndarray, r: np.ndarray) -> np.ndarray:

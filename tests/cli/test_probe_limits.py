@@ -127,13 +127,13 @@ def test_levels_are_printed_as_typed_never_rounded_to_100(level, shown):
 def test_extrapolate_fit_log_gives_the_reports_digits(caplog):
     import logging
 
-    from simstudy.commands import extrapolate_fit
+    from simstudy import extrapolation
     from simstudy.distributions.parametric import NoisyQuadratic
 
     ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
     opts = extrapolate.parse({"data": "scores.csv", "c": 3, "n_boot": 2, "mean": False, "n_jobs": 1})
     with caplog.at_level(logging.INFO, logger="simstudy.extrapolate"):
-        (a,) = extrapolate_fit.prepare({"mlp": ys}, opts, "scores.csv")
+        (a,) = extrapolation.prepare({"mlp": ys}, opts, "scores.csv")
     law = a.fit.law
     assert f"b = {law.b:.5g}, c = 3, o = {law.o:.3g}, a = {law.a:.4g} (" in caplog.text
 

@@ -6,7 +6,7 @@ import pytest
 from simstudy.commands import audit
 from simstudy.schema import ConfigError
 from simstudy.stats.bands import trivial_budget
-from simstudy.studies.audit import AuditResult
+from simstudy.studies.audit import AuditResult, plans, prepare
 
 TINY = {"rounds": 20, "bootstrap_rounds": 4, "resamples": 20, "evp_reps": 20, "n_jobs": 1, "target_k": 3}
 
@@ -23,7 +23,7 @@ def scores_file(tmp_path):
 def test_run_and_write_from_python(scores_file, tmp_path):
     path, x = scores_file
     opts = audit.parse({"data": str(path), **TINY})
-    plan = audit.prepare({"runs": x}, opts)
+    plan = prepare({"runs": x}, opts)
     assert (plan.model, plan.n, plan.spec["model"], plan.spec["path"]) == ("runs", 40, None, str(path))
     result = audit.run(plan, opts, tmp_path / "out")
     assert isinstance(result, AuditResult)
@@ -65,7 +65,7 @@ def test_the_model_is_checked_before_anything_runs(tmp_path):
     with pytest.raises(ConfigError, match=r"^scores.csv holds several models \(a, b\): choose one with model=, or plan"):
         audit.run(two, audit.parse({"data": "scores.csv"}), tmp_path)
     with pytest.raises(ConfigError, match=r"^model 'c' is not in scores.csv \(models: a, b\)"):
-        audit.prepare(two, audit.parse({"data": "scores.csv", "model": "c"}))
+        prepare(two, audit.parse({"data": "scores.csv", "model": "c"}))
     assert not any(tmp_path.iterdir())
 
 
@@ -75,7 +75,7 @@ def test_a_million_scores_are_refused_at_once_with_the_estimate_and_what_to_do(m
     many = {"runs": np.linspace(0.1, 0.9, 10**6)}
     with pytest.raises(ConfigError, match=r"^data=scores.csv needs about [0-9.]+ (hours|days) \(the check of the "
                        r"distribution fitted to 1,000,000 scores .*\): audit a random subset of the scores"):
-        audit.prepare(many, audit.parse({"data": "scores.csv"}))
+        prepare(many, audit.parse({"data": "scores.csv"}))
     with pytest.raises(ConfigError, match=r"^method=ld_highest_density needs about [0-9.]+ (hours|days) \(the exact "
                        r"intervals of the bands audited at n = 100,000.*: method=dkw or method=ks .* or sample_size="):
         audit.parse({"data": "scores.csv", "sample_size": 10**5})
@@ -118,12 +118,12 @@ def test_a_bound_far_above_the_scores_audits_them_not_the_bound(scores_file, tmp
 def test_every_model_is_planned_by_default_each_on_its_own():
     # audit took one model at a time ("examines one model at a time", "holds several models: choose one")
     three = {m: np.linspace(0.4, 0.9, 20 + 5 * i) for i, m in enumerate("abc")}
-    planned = audit.plans(three, audit.parse({"data": "scores.csv"}))
+    planned = plans(three, audit.parse({"data": "scores.csv"}))
     assert [(p.model, p.spec["model"], p.n) for p in planned] == [("a", "a", 20), ("b", "b", 25), ("c", "c", 30)]
     some = audit.parse({"data": "scores.csv", "models": ["c", "a"]})
     assert some.model is None and some.data.models == ("c", "a")
-    assert [p.model for p in audit.plans({m: three[m] for m in ("c", "a")}, some)] == ["c", "a"]
-    assert [p.model for p in audit.plans(three, audit.parse({"data": "scores.csv", "model": "b"}))] == ["b"]
+    assert [p.model for p in plans({m: three[m] for m in ("c", "a")}, some)] == ["c", "a"]
+    assert [p.model for p in plans(three, audit.parse({"data": "scores.csv", "model": "b"}))] == ["b"]
 
 
 @pytest.mark.slow  # two audits at a toy scale through the command, seconds
@@ -153,10 +153,10 @@ def test_the_models_together_are_held_to_the_time_limit(monkeypatch):
     monkeypatch.setenv("SIMSTUDY_MAX_MINUTES", "1")
     three = {m: np.linspace(0.1, 0.9, 3000) for m in "abc"}
     opts = audit.parse({"data": "scores.csv", "n_jobs": 2, "method": "dkw"})
-    assert [p.model for p in audit.plans({"a": three["a"]}, opts)] == ["a"]
+    assert [p.model for p in plans({"a": three["a"]}, opts)] == ["a"]
     with pytest.raises(ConfigError, match=r"^models=\[a,b,c\] needs about 2\.\d min \(the audits of 3 models, one "
                        r"after another\); the limit is 1 min .*: audit fewer at a time: model=NAME or models=\[a,b\]"):
-        audit.plans(three, opts)
+        plans(three, opts)
 
 
 @pytest.mark.slow  # the three studies at a toy scale, seconds

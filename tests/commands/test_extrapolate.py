@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy.commands import _pages, extrapolate, extrapolate_fit, extrapolate_page
-from simstudy.commands.extrapolate_fit import Extrapolation
+from simstudy import extrapolation
+from simstudy.commands import _pages, extrapolate, extrapolate_page
 from simstudy.datasets import DataError
 from simstudy.distributions.parametric import NoisyQuadratic
 from simstudy.schema import ConfigError
@@ -20,14 +20,14 @@ def _scores():
 def test_run_from_python_gives_the_fit_and_its_bootstrap(tmp_path):
     opts = extrapolate.parse(SMALL)
     result = extrapolate.run({"mlp": _scores()}, opts, tmp_path, progress=False)
-    assert isinstance(result, Extrapolation)
+    assert isinstance(result, extrapolation.Extrapolation)
     fit = result.fits.iloc[0]
     assert (fit["model"], fit["runs"], fit["c"], fit["n_boot"]) == ("mlp", 48, 3, 2)
     assert round(float(fit["b"]), 4) == 0.9082
     assert result.simulation["multiple"].tolist() == [1, 2, 5, 10]
     assert result.report.computed == 1
     # the same numbers as the analysis called step by step (what the command line does)
-    again = extrapolate_fit.run(extrapolate_fit.prepare({"mlp": _scores()}, opts, "s"), opts, tmp_path, progress=False)
+    again = extrapolation.run(extrapolation.prepare({"mlp": _scores()}, opts, "s"), opts, tmp_path, progress=False)
     assert again.report.resumed == 1 and again.fits.equals(result.fits) and again.curves.equals(result.curves)
 
 
@@ -211,7 +211,9 @@ def test_failed_runs_of_a_loss_are_called_failed_runs():
     assert _pages.atom_notes({"m": 1 - x}, minimize=True) == [
         "m: 14% of the runs scored exactly 1, which looks like failed or chance-level runs"
     ]
-    assert int(_pages.failed_runs(1 - x, minimize=True).sum()) == 14
+    from simstudy.stats.kde import failed_runs
+
+    assert int(failed_runs(1 - x, minimize=True).sum()) == 14
 
 
 def test_the_gain_of_a_loss_is_said_as_a_fall(tmp_path):
@@ -233,7 +235,7 @@ def test_the_tail_fit_check_reads_rounded_scores_as_rounded_not_as_a_misfit():
 
     from scipy import stats
 
-    from simstudy.commands.extrapolate_fit import _tail_fit
+    from simstudy.extrapolation import _tail_fit
 
     law = stats.norm(0.88, 0.01)
     x = np.round(law.rvs(size=1024, random_state=np.random.default_rng(3451)) / 0.005) * 0.005
@@ -257,7 +259,7 @@ def test_threshold_of_all_takes_the_quantile_among_every_run_as_the_paper_does()
     default = extrapolate.parse({"data": "scores.csv"})
     paper = extrapolate.parse({"data": "scores.csv", "threshold_of": "all"})
     assert (default.threshold_of, paper.threshold_of) == ("completed", "all")
-    assert extrapolate_fit._failed(x, default) == 7 and extrapolate_fit._failed(x, paper) == 0
-    assert extrapolate_fit._rule(paper, 0, x.size).quantile == 0.5
+    assert extrapolation._failed(x, default) == 7 and extrapolation._failed(x, paper) == 0
+    assert extrapolation._rule(paper, 0, x.size).quantile == 0.5
     with pytest.raises(ConfigError, match="threshold_of"):
         extrapolate.parse({"data": "scores.csv", "threshold_of": "some"})

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from _cli import one_line_error, simstudy
 
-from simstudy.commands import extrapolate, extrapolate_fit
+from simstudy import extrapolation
+from simstudy.commands import extrapolate
 from simstudy.distributions.parametric import NoisyQuadratic
 
 SMALL = ["n_boot=20", "mean=false", "k_max=2000", "n_jobs=1"]
@@ -67,7 +68,7 @@ def test_messy_file_end_to_end(tmp_path, messy):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of 4 replicates (the command runs in this process), so that a few replicates make several tasks."""
-    monkeypatch.setattr(extrapolate_fit, "CHUNK", 4)
+    monkeypatch.setattr(extrapolation, "CHUNK", 4)
 
 
 @pytest.mark.system
@@ -137,7 +138,7 @@ def test_help_explains_the_keys(tmp_path):
 
 
 def test_budgets_and_config():
-    ks = extrapolate_fit.budgets(48, 4800, [1024])
+    ks = extrapolation.budgets(48, 4800, [1024])
     assert ks[0] == 1 and ks[-1] == 4800 and {48, 96, 240, 480, 1024, 4800} <= set(ks)
     assert np.all(np.diff(ks) > 0) and np.all(ks == np.round(ks))
     opts = extrapolate.parse({"data": "x.csv", "threshold_score": 0.8, "c": [3, 1]})

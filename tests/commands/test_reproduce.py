@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from _cli import simstudy
 
+from simstudy import catalogue
 from simstudy.commands import reproduce
 
 FRAME = pd.DataFrame({
@@ -22,8 +23,8 @@ FRAME = pd.DataFrame({
 
 
 def outcome(kind, **spec):
-    entry = reproduce.Entry("e", "t", "p", ("x",), (), (reproduce.Check("label", kind, spec),))
-    return reproduce.evaluate(entry, FRAME, {"a": {"b": 9500}})[0]
+    entry = catalogue.Entry("e", "t", "p", ("x",), (), (catalogue.Check("label", kind, spec),))
+    return catalogue.evaluate(entry, FRAME, {"a": {"b": 9500}})[0]
 
 
 @pytest.mark.parametrize("kind, spec, passed", [
@@ -58,24 +59,24 @@ def test_unmatched_selection_is_an_error_not_a_pass():
 
 
 def test_verdicts_are_computed_from_the_outcomes():
-    entry = reproduce.Entry("e", "t", "p", ("x",), (), ())
-    ok = reproduce.Outcome("a", "1", "1", True)
-    bad = reproduce.Outcome("b", "1", "2", False, "why")
-    info = reproduce.Outcome("c", "1", "3", None)
-    assert reproduce.verdict(reproduce.Section(entry, (ok, info), "", 1.0, None)) == "reproduced"
-    assert reproduce.verdict(reproduce.Section(entry, (ok, bad), "", 1.0, None)) == "differs"
-    assert reproduce.verdict(reproduce.Section(entry, (), "", 1.0, None, "boom")) == "failed"
+    entry = catalogue.Entry("e", "t", "p", ("x",), (), ())
+    ok = catalogue.Outcome("a", "1", "1", True)
+    bad = catalogue.Outcome("b", "1", "2", False, "why")
+    info = catalogue.Outcome("c", "1", "3", None)
+    assert catalogue.verdict(catalogue.Section(entry, (ok, info), "", 1.0, None)) == "reproduced"
+    assert catalogue.verdict(catalogue.Section(entry, (ok, bad), "", 1.0, None)) == "differs"
+    assert catalogue.verdict(catalogue.Section(entry, (), "", 1.0, None, "boom")) == "failed"
 
 
 def test_a_hypothesis_that_reproduces_explains_and_one_that_does_not_leaves_differs(tmp_path):
     # The paper says model b's estimate at n = 2 is 0.25; the entry's own run (FRAME: 0.18 ± 0.01) differs.
     # Hypothesis "shifted" ran and got 0.24 ± 0.01 (within 3 MCSE of 0.25): it explains the gap. Hypothesis
     # "scaled" got 0.20 ± 0.01 (5 MCSE off): with it alone the entry still differs, and it is named as nearest.
-    check = reproduce.Check("b at n = 2", "value", {"where": {"model": "b", "n": 2}, "paper": 0.25, "k": 3})
-    shifted = reproduce.Hypothesis("shifted", "the paper shifted b", ("x", "shift=true"))
-    scaled = reproduce.Hypothesis("scaled", "the paper scaled b", ("x", "scale=true"))
-    entry = reproduce.Entry("e", "t", "p", ("x",), (), (check,), hypotheses=(shifted, scaled))
-    own = reproduce.evaluate(entry, FRAME, {})
+    check = catalogue.Check("b at n = 2", "value", {"where": {"model": "b", "n": 2}, "paper": 0.25, "k": 3})
+    shifted = catalogue.Hypothesis("shifted", "the paper shifted b", ("x", "shift=true"))
+    scaled = catalogue.Hypothesis("scaled", "the paper scaled b", ("x", "scale=true"))
+    entry = catalogue.Entry("e", "t", "p", ("x",), (), (check,), hypotheses=(shifted, scaled))
+    own = catalogue.evaluate(entry, FRAME, {})
     assert own[0].passed is False
 
     def frame_with(value):
@@ -84,16 +85,16 @@ def test_a_hypothesis_that_reproduces_explains_and_one_that_does_not_leaves_diff
         return frame
 
     def run(h, value):
-        return reproduce.HypothesisRun(h, "simstudy " + " ".join(h.command),
-                                       reproduce.evaluate(entry, frame_with(value), {}, h), 2.0)
+        return catalogue.HypothesisRun(h, "simstudy " + " ".join(h.command),
+                                       catalogue.evaluate(entry, frame_with(value), {}, h), 2.0)
 
-    explained = reproduce.Section(entry, own, "simstudy x", 1.0, None, hypotheses=(run(shifted, 0.24),
+    explained = catalogue.Section(entry, own, "simstudy x", 1.0, None, hypotheses=(run(shifted, 0.24),
                                                                                     run(scaled, 0.20)))
-    unexplained = reproduce.Section(entry, own, "simstudy x", 1.0, None, hypotheses=(run(scaled, 0.20),
+    unexplained = catalogue.Section(entry, own, "simstudy x", 1.0, None, hypotheses=(run(scaled, 0.20),
                                                                                       run(shifted, 0.10)))
-    assert reproduce.verdict(explained) == "explained"
-    assert reproduce.verdict(unexplained) == "differs"
-    assert reproduce.best_hypothesis(unexplained.hypotheses).hypothesis.id == "scaled"  # 0.20 is nearer 0.25
+    assert catalogue.verdict(explained) == "explained"
+    assert catalogue.verdict(unexplained) == "differs"
+    assert catalogue.best_hypothesis(unexplained.hypotheses).hypothesis.id == "scaled"  # 0.20 is nearer 0.25
     reproduce.write_report([explained], tmp_path / "a", quick=True, total_seconds=5.0, cores=2)
     text = (tmp_path / "a" / "REPRODUCTION.md").read_text()
     assert "**Verdict: explained.**" in text and "1 reproduced" not in text and "1 explained" in text
@@ -118,7 +119,7 @@ def test_only_a_full_regeneration_from_scratch_is_recorded_as_the_reports_time(t
         "wall_seconds": 420.0, "runs": 2, "workers": 2}
     (study / "run.json").write_text(json.dumps({"runner": {"resumed": 4, "computed": 0}}))
     assert reproduce.record_full_run(tmp_path, [study, data], 30.0, 2, full=True)["wall_seconds"] == 420.0
-    section = reproduce.Section(reproduce.Entry("e", "t", "p", ("x",), (), ()), (), "simstudy x", 1.0, None)
+    section = catalogue.Section(catalogue.Entry("e", "t", "p", ("x",), (), ()), (), "simstudy x", 1.0, None)
     reproduce.write_report([section], tmp_path / "r", quick=False, total_seconds=800.0, cores=2,
                            full_run={"wall_seconds": 420.0, "runs": 2, "workers": 2})
     text = (tmp_path / "r" / "REPRODUCTION.md").read_text()
@@ -127,7 +128,7 @@ def test_only_a_full_regeneration_from_scratch_is_recorded_as_the_reports_time(t
 
 
 def test_the_shipped_catalogue_is_valid_and_names_every_paper():
-    entries = reproduce.load_catalogue()
+    entries = catalogue.load_catalogue()
     papers = " ".join(e.paper for e in entries)
     for name in ("Dodge et al. 2021, Figure 1", "Dodge et al. 2021, Figure 2", "Dodge et al. 2021, Figure 3",
                  "Dodge et al. 2019, Figure 1", "section 3.2", "Lourie et al., Figures 5", "Lourie et al., Figure 4",
@@ -153,8 +154,8 @@ def test_the_shipped_catalogue_is_valid_and_names_every_paper():
 def test_catalogue_errors_name_the_entry(tmp_path, text, message):
     path = tmp_path / "c.yaml"
     path.write_text(text)
-    with pytest.raises(reproduce.CatalogueError, match=re.escape(message)):
-        reproduce.load_catalogue(path)
+    with pytest.raises(catalogue.CatalogueError, match=re.escape(message)):
+        catalogue.load_catalogue(path)
 
 
 #: The verdict of every catalogued result at quick scale (seeded, so exact; a changed verdict is a change to look
@@ -180,7 +181,7 @@ def _verdicts(report: str) -> dict:
 
 def _check_report(tmp_path, ids) -> str:
     report = (tmp_path / "outputs" / "reproduce-quick" / "REPRODUCTION.md").read_text()
-    entries = {e.id: e for e in reproduce.load_catalogue()}
+    entries = {e.id: e for e in catalogue.load_catalogue()}
     assert set(QUICK_VERDICTS) == set(entries)  # every catalogued result has its pinned verdict
     unavailable = {i for i, e in entries.items() if e.unavailable}
     assert _verdicts(report) == {i: QUICK_VERDICTS[i] for i in (*ids, *unavailable)}
@@ -204,7 +205,7 @@ def test_reproduce_quick_some_entries_then_resume(tmp_path):
 @pytest.mark.catalogue
 def test_reproduce_quick_runs_every_entry_with_its_verdict(tmp_path):
     simstudy("reproduce", "--quick", "n_jobs=2", cwd=tmp_path, timeout=900)
-    _check_report(tmp_path, [i for i, e in {e.id: e for e in reproduce.load_catalogue()}.items()
+    _check_report(tmp_path, [i for i, e in {e.id: e for e in catalogue.load_catalogue()}.items()
                              if not e.unavailable])
 
 

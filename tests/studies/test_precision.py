@@ -559,9 +559,9 @@ def test_plan_without_a_target_is_one_line(tmp_path):
 
 
 def test_plan_command_line_prints_the_plan_and_refuses_without_a_target(tmp_path, monkeypatch, caplog):
-    from simstudy.commands import plan
+    from simstudy.studies import precision as precision_rule
 
-    monkeypatch.setattr(plan, "_cores", lambda: 2)  # a 2-core machine, runner.n_jobs=1
+    monkeypatch.setattr(precision_rule, "_cores", lambda: 2)  # a 2-core machine, runner.n_jobs=1
     args = [*FIG1, "budget.B=3", "study.reps=200", "study.chunk_reps=100"]
     with caplog.at_level(logging.WARNING, logger="simstudy"):
         proc = simstudy("plan", *args, "study.precision={bias: 0.002}", "overwrite=true", cwd=tmp_path)

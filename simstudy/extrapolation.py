@@ -26,7 +26,9 @@ the best score possible, and c, the effective number of hyperparameters. For eac
    bootstrapped) against their nonparametric band (``inside_np``): Lourie, He & Cho's observation that the
    fitted form stays inside the 95% bands.
 
-The tidy result is :class:`Extrapolation`; :func:`simstudy.commands.extrapolate.write` writes it.
+The tidy result is :class:`Extrapolation`; :func:`simstudy.commands.extrapolate.write` writes it. No files, no pages:
+the library computation under the command (and :func:`simstudy.extrapolate`, the command on arrays). This module
+was ``simstudy.extrapolate`` before issue 26 and ``simstudy.commands.extrapolate_fit`` before issue 35.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from simstudy.engine import chunks
 from simstudy.engine import identity as _identity
 from simstudy.engine.runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
 from simstudy.stats import bands
+from simstudy.stats.kde import failed_runs
 from simstudy.stats.parametric_fit import FIT_VERSION, MIN_TAIL, Threshold, _curves, bootstrap_chunk
 
 log = logging.getLogger("simstudy.extrapolate")  # its name before issue 26: log filters and the terminal keep it
@@ -88,7 +91,7 @@ class ExtrapolationFailed(RuntimeError):
     >>> raise ExtrapolationFailed("1 of 8 bootstrap chunks failed; first: chunk abc/0: MemoryError")
     Traceback (most recent call last):
         ...
-    simstudy.commands.extrapolate_fit.ExtrapolationFailed: 1 of 8 bootstrap chunks failed; first: chunk abc/0: MemoryError
+    simstudy.extrapolation.ExtrapolationFailed: 1 of 8 bootstrap chunks failed; first: chunk abc/0: MemoryError
     """
 
 
@@ -105,7 +108,7 @@ class BadSample(DataError):
     >>> prepare({"mlp": np.linspace(0.5, 0.9, 48)}, opts, "scores.csv")
     Traceback (most recent call last):
         ...
-    simstudy.commands.extrapolate_fit.BadSample: sample_size=60 exceeds the 48 scores of model mlp in scores.csv: give sample_size <= 48
+    simstudy.extrapolation.BadSample: sample_size=60 exceeds the 48 scores of model mlp in scores.csv: give sample_size <= 48
     """
 
 
@@ -121,7 +124,7 @@ class TailTooShort(BadSample):
     >>> prepare({"mlp": np.linspace(0.5, 0.9, 10)}, opts, "scores.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    simstudy.commands.extrapolate_fit.TailTooShort: scores.csv: model mlp: threshold=0.5 leaves 5 of 10 scores above it ...
+    simstudy.extrapolation.TailTooShort: scores.csv: model mlp: threshold=0.5 leaves 5 of 10 scores above it ...
     """
 
 
@@ -142,7 +145,7 @@ class Sample:
         is fitted, not bootstrapped (its curve is compared with its own nonparametric band). Default False.
     failed : int, optional
         How many of the scores are failed runs (an atom below most of the others,
-        :func:`simstudy.commands._pages.failed_runs`), set aside before a quantile threshold is taken (they are
+        :func:`simstudy.stats.kde.failed_runs`), set aside before a quantile threshold is taken (they are
         censored); default 0.
 
     Examples
@@ -323,8 +326,6 @@ def _failed(x: np.ndarray, opts) -> int:
     """How many of the analysed scores ``x`` (higher is better) are failed runs set aside before a quantile
     threshold (none with ``threshold_score``, a fixed score censoring what it censors, nor with
     ``threshold_of=all``, the quantile of every run)."""
-    from simstudy.commands._pages import failed_runs
-
     if opts.threshold_score is not None or opts.threshold_of == "all":
         return 0
     return int(failed_runs(x).sum())

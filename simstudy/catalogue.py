@@ -428,7 +428,7 @@ def catalogue_path() -> Path:
     >>> catalogue_path().name
     'reproduction.yaml'
     """
-    here = Path(__file__).resolve().parents[1]  # the simstudy package
+    here = Path(__file__).resolve().parent  # the simstudy package
     for candidate in (here / "experiments" / "reproduction.yaml", here.parent / "experiments" / "reproduction.yaml"):
         if candidate.is_file():
             return candidate
@@ -453,7 +453,7 @@ def load_catalogue(path: str | Path | None = None) -> list[Entry]:
     Raises
     ------
     CatalogueError
-        (``simstudy.commands.catalogue.CatalogueError``, a :class:`ValueError`) If the file is not a non-empty list of
+        (``simstudy.catalogue.CatalogueError``, a :class:`ValueError`) If the file is not a non-empty list of
         entries, or an entry lacks a required key, has an unknown key or a repeated id, or has an invalid
         check or hypothesis; the message names the entry and the field.
     OSError
