@@ -87,7 +87,6 @@ _MOVED_NAMES = {
     "_DEFAULT_MINUTES": ("simstudy._limits", "_DEFAULT_MINUTES"),
     "REQUIRED": ("simstudy.commands._data", "REQUIRED"),
     "XSCALES": ("simstudy.commands._data", "XSCALES"),
-    "COMMAND_OPTIONS": ("simstudy.commands._data", "COMMAND_OPTIONS"),
     "CurveOptions": ("simstudy.commands.curve", "CurveOptions"),
     "CurveConfig": ("simstudy.commands.curve", "CurveConfig"),
     "parse_curve": ("simstudy.commands.curve", "parse"),

@@ -1,4 +1,4 @@
-"""Run a study into its run directory: the path that the command line and the Python API share.
+"""Run a study or a command into its run directory: the path that the command line and the Python API share.
 
 ``simstudy [experiment=NAME] key=value ...`` and :func:`simstudy.run` both come here: the config is composed
 and validated (:mod:`simstudy.overrides`), the run directory claimed (:mod:`simstudy.engine.rundir`), its
@@ -7,7 +7,12 @@ chunks), and its report logged and figure drawn. Nothing here prints or exits: a
 :class:`~simstudy.engine.rundir.Refused`, which :mod:`simstudy.cli` prints and :mod:`simstudy.api` turns into
 an exception of its own.
 
+A data command (``simstudy curve``, ``bands`` ...) runs through :func:`run`, its registered
+:class:`~simstudy.registry.Command` driving every step, whether the command line or :func:`simstudy.run` called.
+
 ======================  ===========================================================================================
+:func:`run`             run a data command's spec on a composed config in its claimed run directory
+:func:`api_command`     compose a data command from Python keywords and run it (:func:`simstudy.run`)
 :func:`api_compose`     the validated frozen Config of an experiment and overrides (:func:`simstudy.compose`)
 :func:`api_run`         run an experiment with overrides into a run directory (:func:`simstudy.run`)
 ``_run_study``          run a composed study (or design) config in a claimed run directory
@@ -25,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simstudy import io
-from simstudy.commands.study import _run_and_report
+from simstudy.commands.study import _log_report, _run_and_report
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     _ENVIRONMENT_ERRNOS,
@@ -38,6 +43,7 @@ from simstudy.engine.rundir import (
     _config_written,
     _fail,
     _in_run_dir,
+    _listing,
     _load_stored_yaml,
     _note_dirs,
     _note_files,
@@ -46,6 +52,7 @@ from simstudy.engine.rundir import (
     _release,
     _settle,
     _shard_label,
+    _write_config,
 )
 from simstudy.overrides import (
     _API_MODE,
@@ -60,12 +67,13 @@ from simstudy.overrides import (
     _register_studies,
     _take_overwrite,
 )
+from simstudy.registry import Command, Inputs
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
-__all__ = ["api_compose", "api_run"]
+__all__ = ["run", "CommandDone", "api_command", "api_compose", "api_run"]
 
 log = logging.getLogger("simstudy")
 
@@ -117,6 +125,119 @@ def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
         _fail(str(exc), out_dir)
     except OmegaConfBaseException as exc:
         _fail(_one_line(exc), out_dir)
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandDone:
+    """What :func:`run` returns: the command's result, and what the terminal is told of it.
+
+    Parameters
+    ----------
+    result : object
+        What the command's ``run`` returned (e.g. a :class:`~simstudy.commands.curve.CurveResult`).
+    config : object
+        The validated config it ran with (what the command's ``parse`` returned).
+    lines : tuple of str
+        The command's summary lines (its ``lines``), for the command line to print.
+    wrote : str or None
+        The closing log line naming the files written (None: the command's ``write`` said it).
+
+    Examples
+    --------
+    >>> CommandDone(None, None, ("a line",), None).lines
+    ('a line',)
+    """
+
+    result: object
+    config: object
+    lines: tuple[str, ...]
+    wrote: str | None
+
+
+def run(spec: Command, cfg: DictConfig, out_dir: Path) -> CommandDone:
+    """Run a data command on its composed config in its claimed run directory: the one path of the command line
+    and :func:`simstudy.run`.
+
+    The config is validated (``spec.parse``) and the scores read before anything is written; then the inputs
+    the scores make (``spec.prepare``) are checked, the run directory's identity too (the data by content, the
+    settings), the command runs (``spec.run``), writes its files (``spec.write``), config.yaml, run.json and
+    report.html. Nothing is printed (the caller prints :attr:`CommandDone.lines`).
+
+    Parameters
+    ----------
+    spec : simstudy.registry.Command
+        A data command (with ``options`` and ``parse``).
+    cfg : omegaconf.DictConfig
+        Its composed config, without Hydra's keys.
+    out_dir : pathlib.Path
+        The run directory, claimed (:func:`simstudy.engine.rundir._in_run_dir`).
+
+    Returns
+    -------
+    CommandDone
+        The result, the config and the summary lines.
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        Bad input (status 2: nothing of this run left behind), or a run that could not finish (status 1).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from omegaconf import OmegaConf
+    >>> from simstudy import registry, schema
+    >>> spec = registry.command("curve")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "s.csv").write_text("score\\n0.2\\n0.4\\n0.3\\n")
+    ...     cfg = OmegaConf.create({**schema.defaults(spec.options), "data": str(Path(tmp, "s.csv"))})
+    ...     done = run(spec, cfg, Path(tmp, "out"))
+    ...     print(sorted(p.name for p in Path(tmp, "out").iterdir())[:3])
+    ['CURVE.md', 'config.yaml', 'curves.csv']
+    """
+    from omegaconf import OmegaConf
+
+    from simstudy.commands._data import _load_scores, _log_scores
+    from simstudy.datasets import DataError
+
+    config = _parse_or_fail(spec.parse, cfg, out_dir)
+    scores = _parse_or_fail(lambda _: _load_scores(config.data), cfg, out_dir)
+    record = _data_record(spec.name, cfg, config.data)
+    if spec.log_scores:
+        _log_scores(spec.name, scores, out_dir, minimize=config.data.minimize)
+    # every check that needs the scores before the directory is touched: a refusal leaves nothing behind
+    prepared = scores if spec.prepare is None else _parse_or_fail(lambda _: spec.prepare(config, scores), cfg, out_dir)
+    _check_identity(out_dir, record)
+    try:  # a command's first step may refuse, with the estimates, a run beyond the memory or time limit
+        result = spec.run(config, Inputs(scores, prepared, out_dir))
+    except (ConfigError, DataError) as exc:
+        _fail(str(exc), out_dir)
+    if spec.runner:
+        _log_report(result.report)
+    if spec.write is not None:
+        spec.write(result, out_dir)
+    _write_config(cfg, out_dir, record)
+    if (
+        spec.record
+    ):  # run.json: the command, its resolved config (and runner), the environment: report.html's provenance
+        runner = {"runner": dataclasses.asdict(result.report)} if spec.runner else {}
+        settings = OmegaConf.to_container(cfg, resolve=True)
+        io.write_json(
+            {"command": spec.name, "config": settings, **runner, "environment": io.environment()}, out_dir / "run.json"
+        )
+    _report(out_dir)
+    lines = tuple(spec.lines(result)) if spec.lines is not None else ()
+    return CommandDone(result, config, lines, f"wrote {_listing(out_dir)} to {out_dir}" if spec.record else None)
+
+
+def _report(out_dir: Path) -> None:
+    """report.html beside a command's page (AUDIT.md, EXTRAPOLATE.md, CURVE.md, BANDS.md); a failure to write it
+    is a warning."""
+    from simstudy.report_html import _build_or_warn
+    from simstudy.sweeps import headline
+
+    _build_or_warn(out_dir, headline=headline)
 
 
 def _run_study(cfg: DictConfig, out_dir: Path):

@@ -9,7 +9,7 @@ not pay for it.
 ============================  ===================================================================================
 ``_config_dir``               the directory of simstudy's Hydra configs
 ``_register_studies``         each study kind's schema defaults in Hydra's config store
-``_register_commands``        each data command's schema defaults in Hydra's config store
+``_register_commands``        a data command's schema defaults (and config) in Hydra's config store
 ``_check_overrides``          compose a command line once (a sweep: its first jobs), refusing bad input in one line
 ``_last_of_each_key``         a key given twice: the last kept, and a notice
 ``_take_overwrite``           ``overwrite=true|false`` taken off the overrides
@@ -155,18 +155,38 @@ def _store_lazily(store, group: str, name: str, options) -> None:
     repo[f"{name}.yaml"] = _LazyNode()
 
 
-def _register_commands() -> None:
-    """Put each data command's schema defaults in Hydra's config store (``_schema/COMMAND``), which its YAML
+def _register_commands(spec=None) -> None:
+    """Put a data command's schema defaults in Hydra's config store (``_schema/NAME``), which its YAML
     (``configs/curve.yaml`` ...) selects first in its defaults list, so the defaults live in the schema only
-    (:data:`simstudy.config.COMMAND_OPTIONS`) and every key is overridden without ``+``."""
+    (:attr:`simstudy.registry.Command.options`) and every key is overridden without ``+``. A command with no YAML
+    (a plug-in's) gets its config made here, as a built-in's YAML reads. ``spec`` None: every built-in data
+    command (the tests compose them)."""
     _register_resolver()
     from hydra.core.config_store import ConfigStore
 
-    from simstudy import config, schema
+    from simstudy import registry, schema
 
     store = ConfigStore.instance()
-    for command, options in config.COMMAND_OPTIONS.items():
-        store.store(group="_schema", name=command, node=schema.defaults(options))
+    specs = [spec] if spec is not None else [registry.command(n) for n in ("curve", "bands", "audit", "extrapolate")]
+    for one in specs:
+        store.store(group="_schema", name=one.name, node=schema.defaults(one.options))
+        if not (Path(_config_dir()) / f"{one.name}.yaml").is_file():
+            store.store(name=one.name, node=_command_config(one.name))
+
+
+def _command_config(name: str) -> dict:
+    """The Hydra config of a data command that has no YAML: its schema's defaults, and the run directory
+    ``outputs/NAME/<overrides>`` (as ``configs/curve.yaml`` says for ``curve``)."""
+    dirname = "${simstudy_dirname:${hydra:job.override_dirname}}"
+    return {
+        "defaults": [f"_schema/{name}@_here_", "_self_", {"override hydra/job_logging": "stdout"}],
+        "hydra": {
+            "output_subdir": None,
+            "job": {"chdir": False},
+            "run": {"dir": f"outputs/{name}/{dirname}"},
+            "sweep": {"dir": f"outputs/multirun/{name}", "subdir": dirname},
+        },
+    }
 
 
 def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
@@ -276,17 +296,11 @@ def _check_overrides(argv: list[str], config_name: str = "config"):
             except Exception as exc:
                 _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc), None)
             if multirun:
-                from simstudy.commands import audit, bands, curve, extrapolate
+                from simstudy import registry
 
-                validate = {
-                    "config": _parse_study,
-                    "curve": curve.parse,
-                    "bands": bands.parse,
-                    "audit": audit.parse,
-                    "extrapolate": extrapolate.parse,
-                }
+                validate = _parse_study if config_name == "config" else registry.command(config_name).parse
                 try:
-                    validate[config_name](resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
+                    validate(resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
                 except ConfigError as exc:
                     _fail(str(exc), None)
     if multirun and sweep_dir is not None and _OVERWRITE.get():

@@ -1,17 +1,18 @@
 """The ``simstudy`` command's dispatch: which command runs, and the one place where exceptions become lines.
 
-:func:`main` reads ``sys.argv``: ``--help`` and ``--version`` are answered without Hydra; a plain command
-(``collect``, ``replay``, ``reproduce``) runs from :mod:`simstudy.cli.plain`; a data command (``curve``,
-``bands``, ``audit``, ``extrapolate``) and a study run as Hydra apps. A refusal met anywhere below
+:func:`main` reads ``sys.argv``: ``--help`` and ``--version`` are answered without Hydra; a registered command
+(:func:`simstudy.registry.command`) runs by its spec: a plain one (``collect``, ``replay``, ``reproduce`` ...) from
+:mod:`simstudy.cli.plain`, a data one (``curve``, ``bands``, ``audit``, ``extrapolate``) as a Hydra job over
+:func:`simstudy.launch.run`; a study runs as a Hydra app. A refusal met anywhere below
 (:class:`~simstudy.engine.rundir.Refused`) is printed here as ``simstudy: error: ...`` and exits with its status
 (2 bad input, 1 could not finish); Ctrl-C exits 130, and an OS error of the environment (a full disk) is one line.
 
 ========================  =========================================================================================
 :func:`main`              the ``simstudy`` command
-``SUBCOMMANDS``           the data commands' Hydra apps by name (filled by :mod:`simstudy.cli`)
 ``_check_flags``          a flag Hydra does not know: one line saying how keys are given
 ``_run_job``              a composed command line run as Hydra's run mode does, without composing it again
 ``_in_run_dir``           run a Hydra job in its run directory (:func:`simstudy.engine.rundir._in_run_dir`)
+``_run_command``          a data command's job: :func:`simstudy.launch.run` in its run directory, its lines printed
 ========================  =========================================================================================
 """
 
@@ -43,10 +44,6 @@ __all__ = ["main"]
 
 log = logging.getLogger("simstudy")
 
-#: The data commands' Hydra apps and config names, by command (``simstudy curve ...``): filled by
-#: :mod:`simstudy.cli`, where the apps are defined.
-SUBCOMMANDS: dict = {}
-
 
 def _in_run_dir(run, cfg, out_dir: Path | None = None):
     """:func:`simstudy.engine.rundir._in_run_dir` in Hydra's run directory of the job (``out_dir`` None)."""
@@ -57,12 +54,37 @@ def _in_run_dir(run, cfg, out_dir: Path | None = None):
     return _rundir._in_run_dir(run, cfg, out_dir)
 
 
+class _Callbacks:
+    """The config's ``hydra.callbacks``, made with Hydra's public :func:`hydra.utils.instantiate` and called as
+    Hydra's run mode calls them (the ends in reverse order), for :func:`_run_job`."""
+
+    def __init__(self, cfg) -> None:
+        from hydra.utils import instantiate
+
+        self._callbacks = [instantiate(c) for c in (cfg.hydra.get("callbacks") or {}).values()]
+
+    def _call(self, hook: str, reverse: bool = False, **kwargs) -> None:
+        for callback in reversed(self._callbacks) if reverse else self._callbacks:
+            getattr(callback, hook)(**kwargs)
+
+    def on_run_start(self, **kwargs) -> None:
+        self._call("on_run_start", **kwargs)
+
+    def on_job_start(self, **kwargs) -> None:
+        self._call("on_job_start", **kwargs)
+
+    def on_job_end(self, **kwargs) -> None:
+        self._call("on_job_end", reverse=True, **kwargs)
+
+    def on_run_end(self, **kwargs) -> None:
+        self._call("on_run_end", reverse=True, **kwargs)
+
+
 def _run_job(cfg, task, config_name: str) -> None:
     """Run one composed command line as Hydra's run mode does (``hydra.main`` without flags or ``-m``): its run
     directory, its logging, its callbacks, then ``task`` on the config without Hydra's keys. The config is the
     one :func:`~simstudy.overrides._check_overrides` composed to check the overrides, so a run composes it once
     (Hydra's app would compose it again). An exception of the task propagates as under Hydra's app."""
-    from hydra._internal.callbacks import Callbacks
     from hydra.core.utils import configure_log, run_job, setup_globals
     from hydra.types import HydraContext, RunMode
     from omegaconf import open_dict, read_write
@@ -71,7 +93,7 @@ def _run_job(cfg, task, config_name: str) -> None:
     configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
     with read_write(cfg.hydra), open_dict(cfg.hydra):
         cfg.hydra.mode = RunMode.RUN
-    callbacks = Callbacks(cfg)
+    callbacks = _Callbacks(cfg)
     callbacks.on_run_start(config=cfg, config_name=config_name)
     done = run_job(
         task_function=task,
@@ -94,22 +116,40 @@ def _study_task(cfg) -> None:
     _in_run_dir(_run_study, cfg)
 
 
-def _study_app() -> None:
-    """The study command as a Hydra app (Hydra imported only now: ``simstudy --help`` never needs it)."""
+def _app(task, config_name: str) -> None:
+    """A command line Hydra itself must run (a sweep, or flags such as ``--cfg job``): ``task`` as a Hydra app
+    (Hydra imported only now: ``simstudy --help`` never needs it)."""
     import hydra
 
-    hydra.main(version_base="1.3", config_path=_config_dir(), config_name="config")(_study_task)()
+    hydra.main(version_base="1.3", config_path=_config_dir(), config_name=config_name)(task)()
 
 
-#: The commands that take no Hydra config, and their functions in :mod:`simstudy.cli.plain`.
-PLAIN_COMMANDS = {
-    "collect": "_collect",
-    "replay": "_replay",
-    "reproduce": "_reproduce",
-    "populations": "_populations",
-    "report": "_report",
-    "plan": "_plan",
-}
+def _command_task(spec):
+    """A data command's Hydra task: :func:`_run_command` of ``spec`` in the job's run directory."""
+
+    def task(cfg) -> None:
+        _in_run_dir(lambda cfg, out_dir: _run_command(spec, cfg, out_dir), cfg)
+
+    return task
+
+
+def _run_command(spec, cfg, out_dir: Path) -> None:
+    """``simstudy NAME``: :func:`simstudy.launch.run` of the command's spec in its run directory, its summary
+    lines printed, then the files written said."""
+    from simstudy import launch
+
+    done = launch.run(spec, cfg, out_dir)
+    for line in done.lines:
+        print(line)
+    if done.wrote is not None:
+        log.info("%s", done.wrote)
+
+
+def _command(name: str):
+    """The registered command ``name``, or None: a study's command line (``key=value`` ...) names none."""
+    from simstudy import registry
+
+    return registry.command(name) if name in registry.command_names() else None
 
 
 def main() -> None:
@@ -226,23 +266,22 @@ def _main(argv: list[str]) -> None:
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     _MULTIRUN.set(False)  # a plain command's refusals: not an earlier sweep's of this process (set again for Hydra's)
     try:
-        if argv and argv[0] in PLAIN_COMMANDS:  # their paths too (run_dir= of 300 characters): one line
+        spec = _command(argv[0]) if argv else None
+        if spec is not None and spec.plain:  # their paths too (run_dir= of 300 characters): one line
             from simstudy.cli import plain
 
-            getattr(plain, PLAIN_COMMANDS[argv[0]])(argv[1:])
+            plain.run(spec, argv[1:])
             return
-        if argv and argv[0] in SUBCOMMANDS:
-            app, config_name = SUBCOMMANDS[argv[0]]
-            _check_flags(argv[1:], argv[0])
+        if spec is not None:
+            _check_flags(argv[1:], spec.name)
             args = _quote_paths(_last_of_each_key(_take_overwrite(argv[1:])))
             sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
-            _register_commands()
-            composed = _check_overrides(args, config_name)
-            task = getattr(app, "__wrapped__", None)  # the app's task function (Hydra's and simstudy.cli's wrappers)
-            if composed is not None and task is not None:
-                _run_job(composed, task, config_name)
+            _register_commands(spec)
+            composed = _check_overrides(args, spec.name)
+            if composed is not None:
+                _run_job(composed, _command_task(spec), spec.name)
             else:
-                app()
+                _app(_command_task(spec), spec.name)
             return
         _check_flags(argv, None)
         args = _quote_paths(_last_of_each_key(_optional_keys(_take_overwrite(argv))))
@@ -253,7 +292,7 @@ def _main(argv: list[str]) -> None:
             _run_job(composed, _study_task, "config")
             return
         with _public_groups_only():  # --help: simstudy's groups, not the schemas it stores for them
-            _study_app()
+            _app(_study_task, "config")
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise

@@ -8,6 +8,7 @@
 ``_report``        ``simstudy report run_dir=DIR``: (re)build the directory's offline report.html
 ``_plan``          ``simstudy plan [experiment=NAME] study.precision=TARGET ...``: a precision target's cost, planned
 ``_key_values``    a plain command's ``key=value`` arguments; anything else refused in one line
+:func:`run`        the plain command a registered spec names (:func:`simstudy.registry.command`), run
 =================  ===============================================================================================
 
 Each parses its arguments and calls its library function (:mod:`simstudy.commands.collect`,
@@ -55,6 +56,17 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
         if not opts.get(key):
             _fail(f"simstudy {command}: {key} is required: set it with {key}=...", None)
     return opts
+
+
+def run(spec, argv: list[str]) -> None:
+    """``simstudy NAME key=value ...`` for a plain command (a :class:`~simstudy.registry.Command` without options):
+    its arguments parsed and its library function called by this module's function of the same name."""
+    main = _MAINS.get(spec.name)
+    if main is None:
+        _fail(
+            f"simstudy {spec.name}: a command without options needs its key=value handling in simstudy.cli.plain", None
+        )
+    main(argv)
 
 
 def _setup_logging() -> None:
@@ -219,7 +231,7 @@ def _plan(argv: list[str]) -> None:
     _setup_logging()
     flags = [a for a in argv if a.startswith("-")]
     if flags:
-        _fail(f"simstudy plan: unexpected argument {flags[0]!r} (usage: {plan.USAGE[0]})", None)
+        _fail(f"simstudy plan: unexpected argument {flags[0]!r} (usage: {plan.COMMAND.usage})", None)
     experiment = None
     overrides = []
     for arg in argv:
@@ -254,3 +266,14 @@ def _plan(argv: list[str]) -> None:
         "this plan is the rule's first stage: a run re-plans each cell from its planned replicates and may top it "
         "up (a heavy-tailed measure may need more than planned here)"
     )
+
+
+#: Each plain command's ``key=value`` handling, by command name.
+_MAINS = {
+    "collect": _collect,
+    "replay": _replay,
+    "reproduce": _reproduce,
+    "populations": _populations,
+    "report": _report,
+    "plan": _plan,
+}

@@ -1,11 +1,10 @@
 """The words of ``simstudy --help`` and of each subcommand's ``--help``: what every command and key means.
 
-A data command's keys (``simstudy curve``, ``bands``, ``audit``), their explanations and defaults come from its
-schema (:data:`simstudy.config.COMMAND_OPTIONS`), a study's from its kind's schema; only the commands without a
-schema (reproduce, collect, replay) are explained by :data:`KEYS` here, the keys :mod:`simstudy.cli.plain`
-parses. Each command's one-line summary is in the commands' registry (:data:`simstudy.extend.commands`), and its
-usage line, examples and outputs in its own module (``USAGE`` in :mod:`simstudy.commands.curve` ...). A key
-cannot ship without its help.
+Every command's words come from its registered spec (:class:`simstudy.registry.Command`): a data command's keys
+(``simstudy curve``, ``bands``, ``audit``), their explanations and defaults from its schema (``options``), a plain
+command's keys from its ``keys``, its usage line, examples and outputs from ``usage``, ``examples`` and ``writes``,
+its one-line summary from the commands' registry (:data:`simstudy.extend.commands`). A study's keys come from its
+kind's schema. A key cannot ship without its help.
 
 ``_help`` picks the page a command line asks for (none: the command runs), ``_version`` answers ``--version``,
 and ``_public_groups_only`` keeps the schemas simstudy stores out of Hydra's own ``--help`` of a study.
@@ -20,60 +19,8 @@ from pathlib import Path
 
 from simstudy import extend
 
-__all__ = ["COMMANDS", "KEYS", "main_help", "command_help", "study_help"]
+__all__ = ["main_help", "command_help", "study_help"]
 
-#: Subcommands and what each does, in one line (the study command itself has no name): the commands'
-#: registry's own summaries (:data:`simstudy.extend.commands`), so they are written once.
-COMMANDS = {name: extend.commands.summary(name) for name in extend.commands.names()}
-
-#: The keys of the commands that have no schema, explained in words (the data commands' keys are explained by
-#: their schemas' field docs: :data:`simstudy.config.COMMAND_OPTIONS`).
-KEYS = {
-    "reproduce": {
-        "--quick": "smoke scale: every entry and hypothesis at fewer replicates, written to outputs/reproduce-quick/",
-        "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
-        "n_jobs": "runs at a time, each a process on one core (-1: every core); a run's numbers do not depend on it",
-        "out": "the directory REPRODUCTION.md and reproduction/*.png are written to (default: here; --quick: "
-        "outputs/reproduce-quick/); an existing file there is refused",
-    },
-    "collect": {
-        "run_dir": "the run directory the shards wrote into",
-        "sweep_dir": "instead of run_dir: a sweep's directory (simstudy -m ...; outputs/multirun/<study>), "
-        "whose jobs' summaries are stacked again",
-        "plugins": "comma-separated import paths (module.function) of plug-ins the run's config.yaml names that you "
-        "trust: a stored config imports no other plug-in than these and the registered ones (importing runs code)",
-    },
-    "populations": {
-        "export": "first, to export one random search (without it: the list of every population)",
-        "benchmark": "export: hpobench, hpolib or nasbench201",
-        "dataset": "export: one of the benchmark's data sets, as the list names them (e.g. australian)",
-        "n": "export: the number of trials of the search",
-        "seed": "export: the random seed (default 0)",
-        "metric": "export: the metric (default the benchmark's main one: val_acc, val_loss, val_acc)",
-        "scale": "export: a factor for the scores (default 1; 0.01 for NAS-Bench-201's percentages)",
-        "out": "the CSV to write (export default: BENCHMARK_DATASET_nN_seedS.csv here, its truth beside it as "
-        "STEM.truth.csv; list: none, the table is printed)",
-    },
-    "report": {
-        "run_dir": "a run's directory (summary.parquet), a sweep's or design's, or audit's/extrapolate's: "
-        "report.html is written there (a report.html simstudy did not write is refused)",
-    },
-    "plan": {
-        "experiment": "a preset (as for a study run); with no experiment, the default study",
-        "study.precision": "the target: an absolute MCSE (0.001), a share of |estimate| (1%), or per measure "
-        "({mse: 0.0001, bias: 2%}) [required]",
-        "study.reps": "the pilot's replicates per cell (the precision rule's pilot; a whole number of chunks is "
-        "best: a run reuses all of them)",
-        "study.max_reps": "the cap on a cell's replicates (default 100 x study.reps)",
-        "key=value": "any other override of a study run (runner.n_jobs=N also scales the estimated seconds)",
-    },
-    "replay": {
-        "run_dir": "the run directory of the failed run",
-        "chunk": "the failed chunk as CELL/K, as the failure message names it",
-        "plugins": "comma-separated import paths (module.function) of plug-ins the run's config.yaml names that you "
-        "trust: a stored config imports no other plug-in than these and the registered ones (importing runs code)",
-    },
-}
 
 #: The study command's main keys (the rest are listed by ``simstudy experiment=NAME --help``).
 STUDY_KEYS = {
@@ -189,7 +136,7 @@ def study_help(kind: str) -> str:
 def main_help(config_dir: Path) -> str:
     """The text of ``simstudy --help``: the subcommands, the study command and its main keys.
 
-    Lists the commands (:data:`COMMANDS`), the study command's main keys, the presets and distribution options
+    Lists the registered commands (:data:`simstudy.extend.commands`) with their summaries, the study command's main keys, the presets and distribution options
     found in ``config_dir``, the registered study kinds with their summaries, and a few example command lines.
 
     Parameters
@@ -231,7 +178,7 @@ def main_help(config_dir: Path) -> str:
         "  simstudy COMMAND --help                         what COMMAND does and every key it takes",
         "",
         "Commands:",
-        *(_wrap(name, text, indent=15) for name, text in COMMANDS.items()),
+        *(_wrap(name, extend.commands.summary(name), indent=15) for name in extend.commands.names()),
         "",
         "Study keys (simstudy experiment=NAME --help prints a preset's full resolved config):",
         *(_wrap(key, text) for key, text in STUDY_KEYS.items()),
@@ -257,13 +204,13 @@ def main_help(config_dir: Path) -> str:
 
 def command_help(command: str) -> str:
     """The text of ``simstudy COMMAND --help``: usage, examples, what it writes, and every key explained -- for a
-    data command with its default, generated from the command's schema (:data:`simstudy.config.COMMAND_OPTIONS`).
+    data command with its default, generated from the command's schema (:attr:`simstudy.registry.Command.options`).
 
     Parameters
     ----------
     command : str
-        One of the keys of :data:`COMMANDS` (``"curve"``, ``"bands"``, ``"audit"``, ``"extrapolate"``,
-        ``"reproduce"``, ``"collect"``, ``"replay"``).
+        A registered command (:func:`simstudy.registry.command_names`: ``"curve"``, ``"bands"``, ``"collect"``
+        ...).
 
     Returns
     -------
@@ -275,7 +222,7 @@ def command_help(command: str) -> str:
     Raises
     ------
     KeyError
-        If ``command`` is not one of :data:`COMMANDS`.
+        If no command of that name is registered.
 
     Examples
     --------
@@ -288,28 +235,26 @@ def command_help(command: str) -> str:
                             one column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig,
                             deberta_mnli, tdsa_fiesta [required]
     """
-    import importlib
+    from simstudy import registry, schema
+    from simstudy.commands._data import REQUIRED
 
-    from simstudy import config, schema
-
-    # the words live with the command (simstudy/commands/NAME.py: USAGE), imported only for its own --help
-    usage, examples, writes = importlib.import_module(f"simstudy.commands.{command}").USAGE
+    spec = registry.command(command)  # the words live with the command, imported only for its own --help
     lines = [
-        f"simstudy {command}: {COMMANDS[command]}.",
+        f"simstudy {command}: {spec.summary}.",
         "",
-        f"Usage: {usage}",
+        f"Usage: {spec.usage}",
         "Examples:",
-        *(f"  {e}" for e in examples),
-        f"Writes: {writes}",
+        *(f"  {e}" for e in spec.examples),
+        f"Writes: {spec.writes}",
         "",
         "Keys:",
     ]
-    if command in config.COMMAND_OPTIONS:
-        for key, (text, default) in schema.docs(config.COMMAND_OPTIONS[command]).items():
-            text += " [required]" if default == config.REQUIRED else f" [default: {_yaml(default)}]"
+    if spec.options is not None:
+        for key, (text, default) in schema.docs(spec.options).items():
+            text += " [required]" if default == REQUIRED else f" [default: {_yaml(default)}]"
             lines.append(_wrap(key, text))
     else:
-        lines += [_wrap(key, text) for key, text in KEYS[command].items()]
+        lines += [_wrap(key, text) for key, text in spec.keys.items()]
     return "\n".join(lines)
 
 
@@ -361,7 +306,7 @@ def _help(argv: list[str]) -> str | None:
 
         if kinds[-1] in registry.study_kinds():  # else Hydra's help names the unknown option
             return study_help(kinds[-1])
-    if wants and argv[0] in COMMANDS:
+    if wants and argv[0] in extend.commands.names():
         return command_help(argv[0])
     return None
 

@@ -12,7 +12,6 @@ name                        what
 ==========================  ========================================================================
 :class:`DataOptions`        the data keys of every data command, with defaults, help and checks
 :class:`DataConfig`         the data keys cross-checked and frozen
-:data:`COMMAND_OPTIONS`     each data command's schema (``simstudy COMMAND --help``, Hydra's defaults)
 :func:`_command_iv`         a command's schema instance from its config (unknown keys refused)
 :func:`_data`               the data keys' cross-checks, giving a :class:`DataConfig`
 :func:`_load_scores`        scores by model from a :class:`DataConfig`: a file or a shipped data set
@@ -26,8 +25,6 @@ Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigEr
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
 import logging
 import sys
 from collections.abc import Mapping
@@ -283,34 +280,6 @@ class DataConfig:
     minimize: bool = False  # lower is better: the commands analyse -x and mirror the results back
 
 
-#: Where each data command's schema lives, in the order ``simstudy --help`` lists them: loaded by name when first
-#: asked for (:func:`_command_options`), since the commands' modules import this one.
-_COMMAND_SCHEMAS = {
-    "curve": ("simstudy.commands.curve", "CurveOptions"),
-    "bands": ("simstudy.commands.bands", "BandsOptions"),
-    "audit": ("simstudy.commands.audit", "AuditOptions"),
-    "extrapolate": ("simstudy.commands.extrapolate", "ExtrapolateOptions"),
-}
-
-
-def _schema(command: str) -> type:
-    """The schema of one data command, imported by name (only that command's module)."""
-    module, name = _COMMAND_SCHEMAS[command]
-    return getattr(importlib.import_module(module), name)
-
-
-@functools.cache
-def _command_options() -> dict[str, type]:
-    """Each data command's schema (``simstudy COMMAND --help`` and Hydra's stored defaults are made from it)."""
-    return {command: _schema(command) for command in _COMMAND_SCHEMAS}
-
-
-def __getattr__(name: str) -> Any:
-    if name == "COMMAND_OPTIONS":  # :data:`COMMAND_OPTIONS`: the schemas, imported on first use
-        return _command_options()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _plugin(estimator: str):
     """The plug-in estimator a name stands for: a registered method's path, else the import path itself."""
     import os
@@ -343,10 +312,9 @@ def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
     return value
 
 
-def _command_iv(command: str, cfg: Mapping) -> Any:
-    """The command's schema instance from its config: an unknown key (``+typo=1``) is an error, never a silent
-    run on everything, and each key passes its field's check."""
-    options = _schema(command)
+def _command_iv(command: str, options: type, cfg: Mapping) -> Any:
+    """The command's schema instance (of ``options``) from its config: an unknown key (``+typo=1``) is an error,
+    never a silent run on everything, and each key passes its field's check."""
     valid = [f.name for f in dataclasses.fields(options)]
     for key in cfg:
         if key not in valid:

@@ -56,6 +56,7 @@ from simstudy.commands._data import (
     _sign,
 )
 from simstudy.engine import memory
+from simstudy.registry import Command, Inputs
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
@@ -74,19 +75,6 @@ __all__ = [
     "cdf_bands_figure",
 ]
 
-
-#: What ``simstudy bands --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy bands data=FILE|DATASET [key=value ...]",
-    [
-        "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
-        "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
-        "simstudy bands data=reuters_hedwig sample_size=25 sample_seed=30 confidence=0.5 low=0 high=1   # Figure 1, "
-        "top (sample_seed=0: bottom)",
-    ],
-    "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
-    "bands.csv/parquet, cdf_bands.csv, for two models evidence.csv, BANDS.md and report.html (the offline page)",
-)
 
 log = logging.getLogger("simstudy")
 
@@ -221,7 +209,7 @@ def parse(cfg: Mapping) -> BandsConfig:
     ...
     simstudy.schema.ConfigError: confidence must be a number strictly between 0 and 1, got 1.5
     """
-    o = _command_iv("bands", cfg)
+    o = _command_iv("bands", BandsOptions, cfg)
     data = _data(o)
     if o.kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
         raise ConfigError(
@@ -996,3 +984,29 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
     if title:
         _title(ax, title)
     return fig
+
+
+def _run(config: BandsConfig, inputs: Inputs) -> BandsResult:
+    """The command's step: :func:`run` on the scores read (the run directory is not used)."""
+    return run(config, inputs.scores)
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "bands",
+    run=_run,
+    options=BandsOptions,
+    parse=parse,
+    write=write,
+    lines=lines,
+    figure=figures,
+    usage="simstudy bands data=FILE|DATASET [key=value ...]",
+    examples=(
+        "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
+        "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
+        "simstudy bands data=reuters_hedwig sample_size=25 sample_seed=30 confidence=0.5 low=0 high=1   # Figure 1, "
+        "top (sample_seed=0: bottom)",
+    ),
+    writes="outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
+    "bands.csv/parquet, cdf_bands.csv, for two models evidence.csv, BANDS.md and report.html (the offline page)",
+)

@@ -52,6 +52,7 @@ from simstudy.commands._data import (
     _trial_time,
 )
 from simstudy.datasets import DataError
+from simstudy.registry import Command, Inputs
 from simstudy.schema import option
 from simstudy.stats import estimators
 
@@ -69,19 +70,6 @@ __all__ = [
     "figure",
     "evp_curves_figure",
 ]
-
-
-#: What ``simstudy curve --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy curve data=FILE|DATASET [key=value ...]",
-    [
-        "simstudy curve data=results.csv target=0.395",
-        "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
-        "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
-    ],
-    "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=), CURVE.md and "
-    "report.html (the offline page)",
-)
 
 
 @schema.documented()
@@ -204,7 +192,7 @@ def parse(cfg: Mapping) -> CurveConfig:
 score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
 target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
-    o = _command_iv("curve", cfg)
+    o = _command_iv("curve", CurveOptions, cfg)
     return CurveConfig(
         data=_data(o),
         estimator=o.estimator,
@@ -631,3 +619,28 @@ def evp_curves_figure(
     if title:
         _title(ax, title)
     return fig
+
+
+def _run(config: CurveConfig, inputs: Inputs) -> CurveResult:
+    """The command's step: :func:`run` on the scores read (the run directory is not used)."""
+    return run(config, inputs.scores)
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "curve",
+    run=_run,
+    options=CurveOptions,
+    parse=parse,
+    write=write,
+    lines=lines,
+    figure=figure,
+    usage="simstudy curve data=FILE|DATASET [key=value ...]",
+    examples=(
+        "simstudy curve data=results.csv target=0.395",
+        "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
+        "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
+    ),
+    writes="outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=), CURVE.md and "
+    "report.html (the offline page)",
+)
