@@ -55,15 +55,17 @@ from simstudy.engine.rundir import (
     _write_config,
 )
 from simstudy.overrides import (
-    _API_MODE,
+    _GRAMMAR,
     _check_overrides,
     _config_dir,
     _design_cells,
     _last_of_each_key,
+    _log_notice,
     _one_line,
     _optional_keys,
     _parse_study,
     _quote_paths,
+    _register_commands,
     _register_studies,
     _take_overwrite,
 )
@@ -374,7 +376,7 @@ def _api_args(experiment, overrides) -> list[str]:
     flags = [a for a in args if a.startswith("-")]
     if flags:
         _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
-    return _quote_paths(_last_of_each_key(_optional_keys(args)))
+    return _quote_paths(_last_of_each_key(_optional_keys(args), _log_notice))
 
 
 #: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.
@@ -397,7 +399,7 @@ def _api_compose_locked(args: list[str]):
     _register_studies()
     # The command's own one-line refusals (unknown key, unparsable value, a sweep); the config it composed to
     # check them is the one that runs (composed once).
-    cfg = _check_overrides(args)
+    cfg = _check_overrides(args, api=True)
     try:
         if cfg is None:  # not composed there (a flag): never from the API, which refuses flags before
             with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
@@ -439,11 +441,7 @@ def api_compose(experiment, overrides):
     >>> config.study.name, config.study.reps
     ('dodge2021_fig1', 3000)
     """
-    token = _API_MODE.set(True)
-    try:
-        return _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))[1]
-    finally:
-        _API_MODE.reset(token)
+    return _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))[1]
 
 
 def api_run(experiment, overrides, out_dir):
@@ -483,18 +481,120 @@ def api_run(experiment, overrides, out_dir):
     >>> result.report.tasks, config.study.reps
     (1, 100)
     """
-    token = _API_MODE.set(True)
+    cfg, config, run_dir = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
+    out_dir = _api_out_dir(run_dir if out_dir is None else out_dir)
+    return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
+
+
+def _api_out_dir(out_dir) -> Path:
+    """The run directory of :func:`simstudy.run`, absolute and made (a bad path refused in one line)."""
+    out_dir = _abs(out_dir)
+    _check_dir_override("out_dir", str(out_dir))
+    _note_dirs(out_dir)
     try:
-        cfg, config, run_dir = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
-        out_dir = _abs(run_dir if out_dir is None else out_dir)
-        _check_dir_override("out_dir", str(out_dir))
-        _note_dirs(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _fail(_os_error(exc), out_dir, _os_status(exc))
+    return out_dir
+
+
+def _override(key: str, value) -> str:
+    """A Python keyword as the command line's ``key=value`` (YAML as typed: ``true``, ``null``, ``[a,b]``, a string
+    quoted where Hydra's grammar would read it otherwise), so that it names the same run directory."""
+
+    def text(v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if v is None:
+            return "null"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ",".join(text(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ",".join(f"{k}:{text(x)}" for k, x in v.items()) + "}"
+        v = str(v)
+        return f"'{v}'" if _GRAMMAR.search(v) and "'" not in v else v
+
+    return f"{key}={text(value)}"
+
+
+def api_command(name: str, options, overrides, out_dir):
+    """Run ``simstudy NAME key=value ...`` (a data command) in this process, on the command's path.
+
+    :func:`simstudy.run` calls this for a command's name; the config is composed as the command composes it (its
+    schema's defaults, then ``options`` and ``overrides``), validated by the command's ``parse``, and run by
+    :func:`run` in its run directory: the same files, bytes and log lines (the summary lines are logged, not
+    printed).
+
+    Parameters
+    ----------
+    name : str
+        A registered data command (``"curve"``, ``"bands"``, ``"audit"``, ``"extrapolate"``, a plug-in's).
+    options : Mapping of str to object
+        Its keys as Python values (``data="scores.csv"``, ``minimize=True``, ``models=["a", "b"]``).
+    overrides : sequence of str
+        Further ``key=value`` strings, as on the command line.
+    out_dir : str or path-like or None
+        The run directory; None: the command's own, ``outputs/NAME/<overrides>`` under the working directory.
+
+    Returns
+    -------
+    tuple
+        ``(done, run_dir)``: the :class:`CommandDone` and the absolute run directory.
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        For bad input (status 2), or a run that could not finish (status 1): the command's one line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "s.csv").write_text("score\\n0.2\\n0.4\\n0.3\\n")
+    ...     done, run_dir = api_command("curve", {"data": str(Path(tmp, "s.csv"))}, [], Path(tmp, "out"))
+    >>> done.result.curves["expected_max"].round(4).tolist()
+    [0.3, 0.3444, 0.3667]
+    """
+    from omegaconf import OmegaConf, open_dict
+
+    from simstudy import registry
+
+    try:
+        spec = registry.command(name)
+    except KeyError as exc:
+        _fail(str(exc.args[0]), None)
+    if spec.plain:
+        _fail(
+            f"simstudy.run runs a study or a data command; {name} takes no options schema: call its library "
+            f"function, simstudy.commands.{name}.run",
+            None,
+        )
+    args = [_override(k, v) for k, v in options.items()] + list(overrides)
+    flags = [a for a in args if a.startswith("-")]
+    if flags:
+        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
+    args = _quote_paths(_last_of_each_key(_take_overwrite(args), _log_notice))
+    with _HYDRA_LOCK:
+        from hydra.core.hydra_config import HydraConfig
+
+        _register_commands(spec)
+        cfg = _check_overrides(args, name, api=True)
         try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            if exc.errno not in _ENVIRONMENT_ERRNOS:
-                raise
-            _fail(_os_error(exc), out_dir, _os_status(exc))
-        return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
-    finally:
-        _API_MODE.reset(token)
+            HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
+            run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
+        except Exception as exc:
+            _fail(_one_line(exc), None)
+        with open_dict(cfg):
+            del cfg["hydra"]  # the command's config, as Hydra hands it to a job
+    out_dir = _api_out_dir(run_dir if out_dir is None else out_dir)
+    done = _in_run_dir(lambda cfg, where: run(spec, cfg, where), cfg, out_dir)
+    for line in done.lines:
+        log.info("%s", line)
+    if done.wrote is not None:
+        log.info("%s", done.wrote)
+    return done, out_dir

@@ -24,11 +24,11 @@ not pay for it.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import itertools
 import logging
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,11 +69,6 @@ def _register_resolver() -> None:
 
     if not OmegaConf.has_resolver("simstudy_dirname"):
         OmegaConf.register_new_resolver("simstudy_dirname", _dirname)
-
-
-#: Whether refusals and notices are the Python API's (:func:`simstudy.run`): a notice is then a log warning, not a
-#: printed line, and a sweep's several values are refused with the API's fix (a loop), not the command's (-m).
-_API_MODE = contextvars.ContextVar("simstudy_api_mode", default=False)
 
 
 def _one_line(exc: Exception) -> str:
@@ -203,7 +198,7 @@ def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
     _note_dirs(target, multirun)
 
 
-def _check_overrides(argv: list[str], config_name: str = "config"):
+def _check_overrides(argv: list[str], config_name: str = "config", *, api: bool = False):
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
     a value Hydra cannot parse, an argument that is not ``key=value``) fails in one line with exit status 2
     and no output directory.
@@ -215,7 +210,9 @@ def _check_overrides(argv: list[str], config_name: str = "config"):
     ``--cfg``, ``-cn`` ...) are left to Hydra itself.
 
     Returns the composed config of a single run (Hydra's keys included), for the command to run without
-    composing it again; None for a multirun or a command line with flags (Hydra composes those itself).
+    composing it again; None for a multirun or a command line with flags (Hydra composes those itself). With
+    ``api`` (:func:`simstudy.run`), a key's several values are refused with the API's fix (a loop), not the
+    command's (``-m``).
     """
     _register_resolver()
     _DIRS_BEFORE.set(None)  # unknown until the first job is composed: a refusal before then removes nothing
@@ -254,7 +251,7 @@ def _check_overrides(argv: list[str], config_name: str = "config"):
             _check_dir_override(key, directory)
         if not override.is_sweep_override():
             composed.append(arg)
-        elif not multirun and _API_MODE.get():
+        elif not multirun and api:
             _fail(
                 f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
                 f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
@@ -320,9 +317,10 @@ def _move_sweep_aside(sweep_dir: Path) -> None:
         log.warning("overwrite=true: moved the earlier sweep's files to %s", moved)
 
 
-def _last_of_each_key(argv: list[str]) -> list[str]:
+def _last_of_each_key(argv: list[str], notice: Callable[[str], None] | None = None) -> list[str]:
     """The arguments with a key given more than once kept only at its last ``key=value`` (in that place), and a
-    one-line notice per such key (:func:`_notice`): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
+    one-line notice per such key, said by ``notice`` (default :func:`_print_notice`, the command line's; the
+    Python API's logs it): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
     with 20, in the directory named after 20 alone). Keys are compared without their ``+``/``++``: ``+key=1
     key=2`` is kept as ``++key=2`` (added or set); flags and ``~key`` deletions are kept as given."""
     # A key is the same whatever its + or ++ (add, add or set): budget.B=5 ++budget.B=5 is a key given twice too.
@@ -334,20 +332,22 @@ def _last_of_each_key(argv: list[str]) -> list[str]:
         given = [a for a, k in zip(argv[:i], keys[:i]) if key is not None and k == key]
         if given:
             times = "twice" if len(given) == 1 else f"{len(given) + 1} times"
-            _notice(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
+            (notice or _print_notice)(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
             if not arg.startswith("+") and any(a.startswith("+") for a in given):  # an earlier one added the key
                 arg = f"++{arg}"  # add it or set it, as the dropped ones and the last did together
         kept.append(arg)
     return kept
 
 
-def _notice(message: str) -> None:
+def _print_notice(message: str) -> None:
     """One line that is not an error (the command goes on): on stdout, with the run's log lines (stderr holds
-    errors only: a refusal stays one line), or as a log warning under the Python API."""
-    if _API_MODE.get():
-        log.warning("%s", message)
-    else:
-        print(f"simstudy: note: {message}", flush=True)
+    errors only: a refusal stays one line)."""
+    print(f"simstudy: note: {message}", flush=True)
+
+
+def _log_notice(message: str) -> None:
+    """A notice of the Python API (:func:`simstudy.run`): a warning of the ``simstudy`` logger."""
+    log.warning("%s", message)
 
 
 def _unknown_key(exc: Exception, compose, config_name: str, job: list[str]) -> str | None:

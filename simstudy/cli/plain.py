@@ -29,7 +29,7 @@ from simstudy.engine.rundir import (
     _load_stored_yaml,
     _read_stored_config,
 )
-from simstudy.overrides import _design_cells, _notice, _one_line, _unquote
+from simstudy.overrides import _design_cells, _one_line, _print_notice, _unquote
 
 log = logging.getLogger("simstudy")
 
@@ -50,7 +50,7 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
                 None,
             )
         if key in opts:
-            _notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
+            _print_notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
         opts[key] = value
     for key in required:
         if not opts.get(key):
