@@ -194,8 +194,10 @@ def run(spec: Command, cfg: DictConfig, out_dir: Path) -> CommandDone:
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     _ = Path(tmp, "s.csv").write_text("score\\n0.2\\n0.4\\n0.3\\n")
     ...     cfg = OmegaConf.create({**schema.defaults(spec.options), "data": str(Path(tmp, "s.csv"))})
-    ...     done = run(spec, cfg, Path(tmp, "out"))
-    ...     print(sorted(p.name for p in Path(tmp, "out").iterdir())[:3])
+    ...     out = Path(tmp, "out")
+    ...     out.mkdir()  # the caller claims it (simstudy.engine.rundir._in_run_dir)
+    ...     done = run(spec, cfg, out)
+    ...     print(sorted(p.name for p in out.iterdir() if not p.name.startswith("."))[:3])
     ['CURVE.md', 'config.yaml', 'curves.csv']
     """
     from omegaconf import OmegaConf
