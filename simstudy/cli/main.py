@@ -25,7 +25,7 @@ import sys
 import threading
 from pathlib import Path
 
-from simstudy.cli.usage import _help, _public_groups_only, _version
+from simstudy.cli.usage import _help, _version, preset_help
 from simstudy.engine import rundir as _rundir
 from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _MULTIRUN, EXIT_BAD_INPUT, Refused, _fail, _os_error, _os_status
 from simstudy.overrides import (
@@ -116,12 +116,18 @@ def _study_task(cfg) -> None:
     _in_run_dir(_run_study, cfg)
 
 
-def _app(task, config_name: str) -> None:
-    """A command line Hydra itself must run (a sweep, or flags such as ``--cfg job``): ``task`` as a Hydra app
-    (Hydra imported only now: ``simstudy --help`` never needs it)."""
+def _app(task, config_name: str, args: list[str]) -> None:
+    """A command line Hydra itself must run (a sweep, or flags such as ``--cfg job``): ``task`` as a Hydra app on
+    ``args`` (Hydra imported only now: ``simstudy --help`` never needs it). ``hydra.main`` takes its arguments
+    from ``sys.argv`` only, so they are put there for the app and the caller's put back after."""
     import hydra
 
-    hydra.main(version_base="1.3", config_path=_config_dir(), config_name=config_name)(task)()
+    given = sys.argv
+    sys.argv = [given[0] if given else "simstudy", *args]
+    try:
+        hydra.main(version_base="1.3", config_path=_config_dir(), config_name=config_name)(task)()
+    finally:
+        sys.argv = given
 
 
 def _command_task(spec):
@@ -275,24 +281,24 @@ def _main(argv: list[str]) -> None:
         if spec is not None:
             _check_flags(argv[1:], spec.name)
             args = _quote_paths(_last_of_each_key(_take_overwrite(argv[1:])))
-            sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
             _register_commands(spec)
             composed = _check_overrides(args, spec.name)
             if composed is not None:
                 _run_job(composed, _command_task(spec), spec.name)
             else:
-                _app(_command_task(spec), spec.name)
+                _app(_command_task(spec), spec.name, args)
             return
         _check_flags(argv, None)
         args = _quote_paths(_last_of_each_key(_optional_keys(_take_overwrite(argv))))
-        sys.argv = [sys.argv[0], *args]
         _register_studies()
         composed = _check_overrides(args)
         if composed is not None:
             _run_job(composed, _study_task, "config")
             return
-        with _public_groups_only():  # --help: simstudy's groups, not the schemas it stores for them
-            _app(_study_task, "config")
+        if any(a in ("-h", "--help") for a in args):  # a preset's help: its groups and composed config
+            print(preset_help([a for a in args if not a.startswith("-")], resolve="--resolve" in args))
+            return
+        _app(_study_task, "config", args)
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise

@@ -7,19 +7,19 @@ its one-line summary from the commands' registry (:data:`simstudy.extend.command
 kind's schema. A key cannot ship without its help.
 
 ``_help`` picks the page a command line asks for (none: the command runs), ``_version`` answers ``--version``,
-and ``_public_groups_only`` keeps the schemas simstudy stores out of Hydra's own ``--help`` of a study.
+and :func:`preset_help` is a study's (``simstudy experiment=NAME --help``: the config groups and the composed
+config, without the schemas simstudy stores for them).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import textwrap
 from pathlib import Path
 
 from simstudy import extend
 
-__all__ = ["main_help", "command_help", "study_help"]
+__all__ = ["main_help", "command_help", "study_help", "preset_help"]
 
 
 #: The study command's main keys (the rest are listed by ``simstudy experiment=NAME --help``).
@@ -258,38 +258,83 @@ def command_help(command: str) -> str:
     return "\n".join(lines)
 
 
-@contextlib.contextmanager
-def _public_groups_only():
-    """Hydra's ``--help`` lists every config group it knows, also the schemas simstudy stores for each study kind
-    (``_schema/study``), each on one line however long: inside, groups whose name has a part starting with ``_``
-    are not listed, and each group's options are wrapped at 100 columns."""
-    import textwrap
+def preset_help(overrides: list[str], *, resolve: bool = False) -> str:
+    """The text of ``simstudy [experiment=NAME] [key=value ...] --help``: configs/config.yaml's help template
+    (``hydra.help``) filled as Hydra's own ``--help`` fills it, through Hydra's public compose API: the config
+    groups simstudy offers (not the schemas it stores for them, ``_schema/...``; each wrapped at 100 columns),
+    and the composed config.
 
-    from hydra._internal.hydra import Hydra
+    Parameters
+    ----------
+    overrides : list of str
+        The command line's ``key=value`` overrides (no flags).
+    resolve : bool, optional, keyword-only
+        Show the config with its interpolations resolved (``--resolve``); default False.
 
-    formatted = Hydra.format_config_groups
+    Returns
+    -------
+    str
+        The help text.
 
-    def public(self, predicate, compact: bool = True) -> str:
-        def shown(group: str) -> bool:
-            return predicate(group) and not any(part.startswith("_") for part in group.split("/"))
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        An override Hydra cannot compose: its one line (status 2).
 
-        if not compact:
-            return formatted(self, shown, compact)
-        lines = [
-            textwrap.fill(
-                f"{group}: {', '.join(sorted(self.config_loader.get_group_options(group)))}",
-                width=100,
-                subsequent_indent="  ",
-            )
-            for group in sorted(g for g in self.list_all_config_groups() if shown(g))
-        ]
-        return "".join(f"{line}\n" for line in lines)
+    Examples
+    --------
+    >>> text = preset_help(["experiment=dodge2021_fig1"])
+    >>> [line for line in text.splitlines() if line.startswith("study: ")][0][:40]
+    'study: band_coverage, band_triviality, b'
+    >>> "_schema" in text
+    False
+    """
+    import copy
+    import string
 
-    Hydra.format_config_groups = public  # restored below
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.core.object_type import ObjectType
+    from omegaconf import OmegaConf, open_dict
+
+    from simstudy.engine.rundir import _fail
+    from simstudy.overrides import _config_dir, _one_line
+
+    def groups(loader, parent: str = "") -> list[str]:  # every group and subgroup, as Hydra's --help lists them
+        found = []
+        for group in loader.list_groups(parent):
+            name = f"{parent}/{group}" if parent else group
+            if loader.get_group_options(name, ObjectType.CONFIG):
+                found.append(name)
+            if loader.get_group_options(name, ObjectType.GROUP):
+                found += groups(loader, name)
+        return found
+
     try:
-        yield
-    finally:
-        Hydra.format_config_groups = formatted
+        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+            cfg = compose("config", overrides=overrides, return_hydra_config=True)
+            loader = GlobalHydra.instance().config_loader()
+            shown = [
+                g
+                for g in sorted(groups(loader))
+                if g != "hydra" and not any(p.startswith(("_", "hydra")) for p in g.split("/"))
+            ]
+            listing = "".join(
+                textwrap.fill(
+                    f"{g}: {', '.join(sorted(loader.get_group_options(g)))}", width=100, subsequent_indent="  "
+                )
+                + "\n"
+                for g in shown
+            )
+    except Exception as exc:
+        _fail(_one_line(exc), None)
+    HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the help's own text
+    clean = copy.deepcopy(cfg)
+    with open_dict(clean):
+        del clean["hydra"]
+    template = string.Template(cfg.hydra.help.template)
+    return template.safe_substitute(APP_CONFIG_GROUPS=listing, CONFIG=OmegaConf.to_yaml(clean, resolve=resolve))
 
 
 def _help(argv: list[str]) -> str | None:
