@@ -480,6 +480,7 @@ def command_names() -> tuple[str, ...]:
     Returns
     -------
     tuple of str
+        The names ``simstudy NAME`` takes.
 
     Examples
     --------

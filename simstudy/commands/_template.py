@@ -214,6 +214,7 @@ def lines(result: Result) -> list[str]:
     Returns
     -------
     list of str
+        One line per model.
 
     Examples
     --------

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from simstudy import cli, config, extend, registry, schema
+from simstudy import cli, extend, registry, schema
 from simstudy.cli import usage
 from simstudy.commands import audit, bands, curve, extrapolate
 from simstudy.commands._data import REQUIRED
