@@ -69,7 +69,7 @@ from simstudy.overrides import (
     _register_studies,
     _take_overwrite,
 )
-from simstudy.registry import Command, Inputs
+from simstudy.registry import Command
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ def run(spec: Command, cfg: DictConfig, out_dir: Path) -> CommandDone:
     prepared = scores if spec.prepare is None else _parse_or_fail(lambda _: spec.prepare(config, scores), cfg, out_dir)
     _check_identity(out_dir, record)
     try:  # a command's first step may refuse, with the estimates, a run beyond the memory or time limit
-        result = spec.run(config, Inputs(scores, prepared, out_dir))
+        result = spec.run(config, prepared, out_dir) if spec.chunks else spec.run(config, prepared)
     except (ConfigError, DataError) as exc:
         _fail(str(exc), out_dir)
     if spec.runner:

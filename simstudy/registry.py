@@ -39,15 +39,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from simstudy import extend
 from simstudy.extend import ENTRY_POINT_GROUP, PLUGINS_ENV, load_plugins
 
 __all__ = [
     "Command",
-    "Inputs",
     "command",
     "command_names",
     "register_command",
@@ -300,33 +297,6 @@ def figure_function(spec: Study) -> Callable:
 
 
 @dataclass(frozen=True)
-class Inputs:
-    """What a data command's :attr:`Command.run` is given besides its config: the scores, what
-    :attr:`Command.prepare` made of them, and the run directory its resumable chunks go to.
-
-    Parameters
-    ----------
-    scores : dict of str to numpy.ndarray
-        Each model's scores, in score units, as the data keys read them.
-    prepared : object
-        What :attr:`Command.prepare` returned (the scores themselves when the command has no ``prepare``).
-    out_dir : pathlib.Path
-        The claimed run directory (a command that runs chunks stores them there; others write nothing).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from pathlib import Path
-    >>> Inputs({"a": np.array([0.5])}, None, Path("out")).out_dir
-    PosixPath('out')
-    """
-
-    scores: dict
-    prepared: Any
-    out_dir: Path
-
-
-@dataclass(frozen=True)
 class Command:
     """A command (``simstudy NAME ...``): everything the command line, the launcher and the API know of it.
 
@@ -341,8 +311,9 @@ class Command:
     name : str
         ``simstudy NAME``; an identifier.
     run : callable
-        A data command's ``run(config, inputs) -> result``: ``config`` what ``parse`` returned, ``inputs`` an
-        :class:`Inputs`; a frozen result, nothing printed. A plain command's library function.
+        A data command's ``run(config, inputs) -> result``: ``config`` what ``parse`` returned, ``inputs`` the
+        scores by model (or what ``prepare`` made of them), and with ``chunks`` the run directory as a third
+        argument; a frozen result, nothing printed. A plain command's library function.
     usage : str
         The usage line of ``simstudy NAME --help``.
     examples : tuple of str
@@ -362,12 +333,13 @@ class Command:
         ``write(result, out_dir)``: the command's files.
     lines : callable or None, optional
         ``lines(result) -> list of str``: what the terminal shows at the end (the headline).
-    figure : callable or None, optional
-        ``figure(result) -> matplotlib Figure``: the command's figure, for a notebook.
     keys : Mapping of str to str, optional
         A plain command's keys, explained for ``--help`` (a data command's come from ``options``).
+    chunks : bool, optional
+        ``run`` stores resumable chunks in the run directory, given as ``run(config, inputs, out_dir)``; default
+        False.
     runner : bool, optional
-        The result has the runner's ``report`` (chunks run in the run directory): logged, and kept in run.json.
+        The result has the runner's ``report``: logged, and kept in run.json; default False.
     record : bool, optional
         run.json is written, and the run directory's files are listed at the end; default True (False: the
         command's ``write`` says what it wrote).
@@ -396,8 +368,8 @@ class Command:
     prepare: Callable | None = None
     write: Callable | None = None
     lines: Callable | None = None
-    figure: Callable | None = None
     keys: Mapping[str, str] = field(default_factory=dict)
+    chunks: bool = False
     runner: bool = False
     record: bool = True
     log_scores: bool = True

@@ -95,6 +95,7 @@ def test_import_simstudy_does_not_import_hydra():
 SCORES = "model,score\nm1,0.2\nm1,0.4\nm1,0.3\nm1,0.35\nm1,0.5\nm2,0.1\nm2,0.45\nm2,0.33\nm2,0.31\nm2,0.2\n"
 
 
+@pytest.mark.slow  # two command runs and three API runs, seconds each: CI's slow lane
 @pytest.mark.parametrize("command, options, args, tables", [
     ("curve", {"target": 0.4}, ["target=0.4"], ["curves.csv", "curves.parquet", "targets.csv", "CURVE.md"]),
     ("bands", {"minimize": True, "low": 0}, ["minimize=true", "low=0"],

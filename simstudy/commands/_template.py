@@ -13,7 +13,9 @@ hook                  required   what it does
                                  data keys); the defaults' and the ``--help`` words' only home
 :func:`parse`         yes        a mapping of keys -> a frozen config (one-line
                                  :class:`~simstudy.schema.ConfigError` naming the key and value)
-:func:`run`           yes        ``run(config, inputs) -> result``: a frozen result; no printing, no files
+:func:`run`           yes        ``run(config, scores) -> result``: a frozen result; no printing, no files (a
+                                 command storing resumable chunks is given the run directory too:
+                                 ``chunks=True``)
 :func:`write`         no         the command's files in the run directory (through :mod:`simstudy.io`)
 :func:`lines`         no         what the terminal shows at the end
 ====================  =========  ========================================================================
@@ -54,7 +56,7 @@ import numpy as np
 
 from simstudy import io, schema
 from simstudy.commands._data import DataConfig, DataOptions, _command_iv, _data
-from simstudy.registry import Command, Inputs
+from simstudy.registry import Command
 from simstudy.schema import option
 
 if TYPE_CHECKING:
@@ -144,7 +146,7 @@ class Result:
 
     Examples
     --------
-    >>> result = run(parse({"data": "x.csv"}), Inputs({"a": np.array([0.2, 0.4])}, None, Path(".")))
+    >>> result = run(parse({"data": "x.csv"}), {"a": np.array([0.2, 0.4])})
     >>> result.table["best"].tolist()
     [0.4]
     """
@@ -153,15 +155,15 @@ class Result:
     table: pd.DataFrame
 
 
-def run(config: Config, inputs: Inputs) -> Result:
+def run(config: Config, scores: Mapping[str, np.ndarray]) -> Result:
     """Each model's best and median score (the lowest with ``minimize=true``).
 
     Parameters
     ----------
     config : Config
         From :func:`parse`.
-    inputs : simstudy.registry.Inputs
-        The scores read (``inputs.scores``); the run directory is not used.
+    scores : Mapping of str to numpy.ndarray
+        Each model's scores, in score units, as the data keys read them.
 
     Returns
     -------
@@ -170,14 +172,14 @@ def run(config: Config, inputs: Inputs) -> Result:
 
     Examples
     --------
-    >>> run(parse({"data": "x.csv"}), Inputs({"a": np.array([0.5, 0.1, 0.3])}, None, Path("."))).table
+    >>> run(parse({"data": "x.csv"}), {"a": np.array([0.5, 0.1, 0.3])}).table
       model  runs  best  median
     0     a     3   0.5     0.3
     """
     import pandas as pd
 
     best = np.min if config.data.minimize else np.max
-    rows = [(m, x.size, float(best(x)), float(np.median(x))) for m, x in inputs.scores.items()]
+    rows = [(m, x.size, float(best(x)), float(np.median(x))) for m, x in scores.items()]
     return Result(config, pd.DataFrame(rows, columns=["model", "runs", "best", "median"]))
 
 
@@ -195,7 +197,7 @@ def write(result: Result, out_dir: Path) -> None:
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     write(run(parse({"data": "x.csv"}), Inputs({"a": np.array([0.5])}, None, Path(tmp))), Path(tmp))
+    ...     write(run(parse({"data": "x.csv"}), {"a": np.array([0.5])}), Path(tmp))
     ...     print(Path(tmp, "best.csv").read_text(), end="")
     model,runs,best,median
     a,1,0.5,0.5
@@ -218,7 +220,7 @@ def lines(result: Result) -> list[str]:
 
     Examples
     --------
-    >>> lines(run(parse({"data": "x.csv"}), Inputs({"a": np.array([0.5, 0.1])}, None, Path("."))))
+    >>> lines(run(parse({"data": "x.csv"}), {"a": np.array([0.5, 0.1])}))
     ['a: best 0.5000, median 0.3000 of 2 runs']
     """
     d = result.config.digits

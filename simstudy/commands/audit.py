@@ -35,7 +35,7 @@ from simstudy import schema
 from simstudy._limits import _check_time, check_memory
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _bound, _command_iv, _data, _names, _positive
 from simstudy.engine.memory import _workers
-from simstudy.registry import Command, Inputs
+from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
@@ -711,14 +711,14 @@ def _prepare(config: AuditConfig, scores: dict) -> list[Plan]:
     return plans(scores, config)
 
 
-def _run(config: AuditConfig, inputs: Inputs) -> Audited:
+def _run(config: AuditConfig, plans: list[Plan], out_dir: Path) -> Audited:
     """Each model's audit (resumable studies) and page, in ``model=NAME/`` when there are several."""
     from simstudy.engine.rundir import EXIT_FAILED, _dirname, _fail
     from simstudy.studies.audit import AuditFailed
 
-    out_dir, several = inputs.out_dir, len(inputs.prepared) > 1  # each model on its own, in a name safe to type
+    several = len(plans) > 1  # each model on its own, in model=NAME/ (a name made safe to type)
     pages = []
-    for plan in inputs.prepared:
+    for plan in plans:
         where = out_dir / f"model={_dirname(plan.model)}" if several else out_dir
         model_opts = dataclasses.replace(config, model=plan.model) if several else config
         log.info("auditing %s (%d scores) at n = %d -> %s", plan.model, plan.scores.size, plan.n, where)
@@ -754,6 +754,7 @@ COMMAND = Command(
     options=AuditOptions,
     parse=parse,
     prepare=_prepare,
+    chunks=True,
     write=_write,
     lines=_lines,
     record=False,

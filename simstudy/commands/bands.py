@@ -3,30 +3,25 @@
 For each model in a results file or a shipped data set: simultaneous confidence bands for the CDF of its scores
 and for its tuning curve (the median, a quantile or the mean of the best score after k iterations of random
 search), after Lourie, Cho & He (2024), with the U and V point estimates of the mean tuning curve beside them;
-for two models, the paper's weak/fair/strong evidence of which is ahead at each k. The command line
-(:mod:`simstudy.cli`) parses its ``key=value`` settings with :func:`parse`, calls :func:`run`, writes the files
-with :func:`write` and prints :func:`lines`; from Python the same steps give the same numbers::
+for two models, the paper's weak/fair/strong evidence of which is ahead at each k. The command runs its spec
+:data:`COMMAND` (:func:`parse`, :func:`run`, :func:`write`, :func:`lines`); from Python the same numbers::
 
     from simstudy.commands import bands
     result = bands.run({"data": "deberta_mnli", "sample_size": 48})
     result.bands  # the frame of bands.csv
 
 ==================================  ======================================================================
-name                                what
-==================================  ======================================================================
 :class:`BandsOptions`               the command's keys (a schema): defaults, ``--help`` text, checks
 :class:`BandsConfig`                the keys validated and frozen
 :func:`parse`                       a mapping of keys to a :class:`BandsConfig` (one-line ConfigError)
 :func:`run`                         the bands, CDF bands and evidence as a :class:`BandsResult`
 :func:`lines`                       the terminal summary: the bands at readable k, the evidence
-:func:`write`                       tuning_curve.png/pdf, cdf.png/pdf, bands.csv/parquet, cdf_bands.csv,
-                                    evidence.csv, BANDS.md (report.html's page)
+:func:`write`                       the figures, the tables and BANDS.md (report.html's page)
 :func:`tuning_curve_bands_figure`   the tuning curves with their bands (and the U, V estimates)
 :func:`cdf_bands_figure`            the empirical CDFs with their bands
 ==================================  ======================================================================
 
-Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigError` or
-:class:`~simstudy.datasets.DataError`.
+Nothing here prints or exits (bad input: :class:`~simstudy.schema.ConfigError`, :class:`~simstudy.datasets.DataError`).
 """
 
 from __future__ import annotations
@@ -56,7 +51,7 @@ from simstudy.commands._data import (
     _sign,
 )
 from simstudy.engine import memory
-from simstudy.registry import Command, Inputs
+from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
@@ -986,20 +981,13 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
     return fig
 
 
-def _run(config: BandsConfig, inputs: Inputs) -> BandsResult:
-    """The command's step: :func:`run` on the scores read (the run directory is not used)."""
-    return run(config, inputs.scores)
-
-
-#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "bands",
-    run=_run,
+    run=run,
     options=BandsOptions,
     parse=parse,
     write=write,
     lines=lines,
-    figure=figures,
     usage="simstudy bands data=FILE|DATASET [key=value ...]",
     examples=(
         "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",

@@ -52,7 +52,7 @@ from simstudy.commands._data import (
     _trial_time,
 )
 from simstudy.datasets import DataError
-from simstudy.registry import Command, Inputs
+from simstudy.registry import Command
 from simstudy.schema import option
 from simstudy.stats import estimators
 
@@ -621,20 +621,13 @@ def evp_curves_figure(
     return fig
 
 
-def _run(config: CurveConfig, inputs: Inputs) -> CurveResult:
-    """The command's step: :func:`run` on the scores read (the run directory is not used)."""
-    return run(config, inputs.scores)
-
-
-#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "curve",
-    run=_run,
+    run=run,
     options=CurveOptions,
     parse=parse,
     write=write,
     lines=lines,
-    figure=figure,
     usage="simstudy curve data=FILE|DATASET [key=value ...]",
     examples=(
         "simstudy curve data=results.csv target=0.395",

@@ -34,7 +34,7 @@ from simstudy import schema
 from simstudy._limits import _check_time, check_memory
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data
 from simstudy.engine.memory import _BYTES_PER_CHUNK, _workers
-from simstudy.registry import Command, Inputs
+from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
@@ -538,14 +538,14 @@ def _prepare(config: ExtrapolateConfig, scores: dict) -> list[Analysis]:
     return prepare(scores, config, source_name(config))
 
 
-def _run(config: ExtrapolateConfig, inputs: Inputs) -> Extrapolated:
+def _run(config: ExtrapolateConfig, analyses: list[Analysis], out_dir: Path) -> Extrapolated:
     """The bootstrap of every fit, its chunks stored in the run directory (a rerun resumes them)."""
     from simstudy.commands.extrapolate_fit import ExtrapolationFailed
     from simstudy.engine.rundir import EXIT_FAILED, _fail
 
     source = source_name(config)
     try:
-        result = run(inputs.prepared, config, inputs.out_dir, source=source)
+        result = run(analyses, config, out_dir, source=source)
     except ExtrapolationFailed as exc:
         _fail(str(exc), None, EXIT_FAILED)
     return Extrapolated(result, config, source)
@@ -570,6 +570,7 @@ COMMAND = Command(
     options=ExtrapolateOptions,
     parse=parse,
     prepare=_prepare,
+    chunks=True,
     write=_write,
     lines=_lines,
     runner=True,
