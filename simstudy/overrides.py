@@ -154,7 +154,7 @@ def _register_commands(spec=None) -> None:
     """Put a data command's schema defaults in Hydra's config store (``_schema/NAME``), which its YAML
     (``configs/curve.yaml`` ...) selects first in its defaults list, so the defaults live in the schema only
     (:attr:`simstudy.registry.Command.options`) and every key is overridden without ``+``. A command with no YAML
-    (a plug-in's) gets its config made here, as a built-in's YAML reads. ``spec`` None: every built-in data
+    (a plug-in's) gets its config made here, as a built-in's YAML reads. ``spec`` None: every registered data
     command (the tests compose them)."""
     _register_resolver()
     from hydra.core.config_store import ConfigStore
@@ -162,8 +162,10 @@ def _register_commands(spec=None) -> None:
     from simstudy import registry, schema
 
     store = ConfigStore.instance()
-    specs = [spec] if spec is not None else [registry.command(n) for n in ("curve", "bands", "audit", "extrapolate")]
+    specs = [spec] if spec is not None else [registry.command(n) for n in registry.command_names()]
     for one in specs:
+        if one.options is None:  # a plain command: no Hydra config
+            continue
         store.store(group="_schema", name=one.name, node=schema.defaults(one.options))
         if not (Path(_config_dir()) / f"{one.name}.yaml").is_file():
             store.store(name=one.name, node=_command_config(one.name))
@@ -296,6 +298,7 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, api: bool 
                 from simstudy import registry
 
                 validate = _parse_study if config_name == "config" else registry.command(config_name).parse
+                assert validate is not None  # a data command has its parse (register_command checks it)
                 try:
                     validate(resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
                 except ConfigError as exc:
