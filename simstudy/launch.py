@@ -57,7 +57,6 @@ from simstudy.engine.rundir import (
 from simstudy.overrides import (
     _GRAMMAR,
     _check_overrides,
-    _config_dir,
     _design_cells,
     _last_of_each_key,
     _log_notice,
@@ -385,34 +384,29 @@ def _api_args(experiment, overrides) -> list[str]:
 _HYDRA_LOCK = threading.RLock()
 
 
-def _api_compose(args: list[str]):
-    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory); under
-    :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose their own config
-    (a second thread's composition found GlobalHydra initialised, or the schema store half rewritten)."""
-    with _HYDRA_LOCK:
-        return _api_compose_locked(args)
-
-
-def _api_compose_locked(args: list[str]):
-    from hydra import compose, initialize_config_dir
+def _api_compose(args: list[str], spec: Command | None = None):
+    """Compose as the command does: (task config, CLI run directory) of a study (``spec`` None) or of a data
+    command. Under :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose their
+    own config (a second thread's composition found GlobalHydra initialised, or the schema store half rewritten)."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf, open_dict
 
-    _register_studies()
-    # The command's own one-line refusals (unknown key, unparsable value, a sweep); the config it composed to
-    # check them is the one that runs (composed once).
-    cfg = _check_overrides(args, api=True)
-    try:
-        if cfg is None:  # not composed there (a flag): never from the API, which refuses flags before
-            with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
-                cfg = compose("config", overrides=args, return_hydra_config=True)
-        HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
-        run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
-    except Exception as exc:
-        _fail(_one_line(exc), None)
-    with open_dict(cfg):
-        del cfg["hydra"]  # the study's config, as Hydra hands it to a job
-    return cfg, _parse_or_fail(_parse_study, cfg, None), run_dir
+    with _HYDRA_LOCK:
+        if spec is None:
+            _register_studies()
+        else:
+            _register_commands(spec)
+        # The command's own one-line refusals (unknown key, unparsable value, several values); the config it
+        # composed to check them is the one that runs (composed once; the API refuses the flags that skip it).
+        cfg = _check_overrides(args, "config" if spec is None else spec.name, api=True)
+        try:
+            HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
+            run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
+        except Exception as exc:
+            _fail(_one_line(exc), None)
+        with open_dict(cfg):
+            del cfg["hydra"]  # the config, as Hydra hands it to a job
+    return cfg, run_dir
 
 
 def api_compose(experiment, overrides):
@@ -443,7 +437,8 @@ def api_compose(experiment, overrides):
     >>> config.study.name, config.study.reps
     ('dodge2021_fig1', 3000)
     """
-    return _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))[1]
+    cfg, _ = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
+    return _parse_or_fail(_parse_study, cfg, None)
 
 
 def api_run(experiment, overrides, out_dir):
@@ -483,7 +478,8 @@ def api_run(experiment, overrides, out_dir):
     >>> result.report.tasks, config.study.reps
     (1, 100)
     """
-    cfg, config, run_dir = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
+    cfg, run_dir = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
+    config = _parse_or_fail(_parse_study, cfg, None)
     out_dir = _api_out_dir(run_dir if out_dir is None else out_dir)
     return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
 
@@ -562,8 +558,6 @@ def api_command(name: str, options, overrides, out_dir):
     >>> done.result.curves["expected_max"].round(4).tolist()
     [0.3, 0.3444, 0.3667]
     """
-    from omegaconf import OmegaConf, open_dict
-
     from simstudy import registry
 
     try:
@@ -577,22 +571,7 @@ def api_command(name: str, options, overrides, out_dir):
             None,
         )
     args = [_override(k, v) for k, v in options.items()] + list(overrides)
-    flags = [a for a in args if a.startswith("-")]
-    if flags:
-        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
-    args = _quote_paths(_last_of_each_key(_take_overwrite(args), _log_notice))
-    with _HYDRA_LOCK:
-        from hydra.core.hydra_config import HydraConfig
-
-        _register_commands(spec)
-        cfg = _check_overrides(args, name, api=True)
-        try:
-            HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
-            run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
-        except Exception as exc:
-            _fail(_one_line(exc), None)
-        with open_dict(cfg):
-            del cfg["hydra"]  # the command's config, as Hydra hands it to a job
+    cfg, run_dir = _api_compose(_api_args(None, _take_overwrite(args)), spec)
     out_dir = _api_out_dir(run_dir if out_dir is None else out_dir)
     done = _in_run_dir(lambda cfg, where: run(spec, cfg, where), cfg, out_dir)
     for line in done.lines:
