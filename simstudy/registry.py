@@ -447,7 +447,9 @@ def command(name: str) -> Command:
 
 
 def command_names() -> tuple[str, ...]:
-    """Every registered command, built-in ones first (in ``simstudy --help``'s order); imports none.
+    """Every registered command, built-in ones first (in ``simstudy --help``'s order).
+
+    Loads the plug-ins (:func:`load_plugins`) if they were not yet loaded; imports no built-in command.
 
     Returns
     -------
@@ -459,4 +461,5 @@ def command_names() -> tuple[str, ...]:
     >>> command_names()[:4]
     ('curve', 'bands', 'audit', 'extrapolate')
     """
+    load_plugins()
     return extend.commands.names()

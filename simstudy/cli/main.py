@@ -152,9 +152,12 @@ def _run_command(spec, cfg, out_dir: Path) -> None:
 
 
 def _command(name: str):
-    """The registered command ``name``, or None: a study's command line (``key=value`` ...) names none."""
+    """The registered command ``name`` (a plug-in's too), or None: a study's command line (``key=value`` ...)
+    names none."""
     from simstudy import registry
 
+    if "=" in name or name.startswith("-"):
+        return None
     return registry.command(name) if name in registry.command_names() else None
 
 

@@ -65,13 +65,17 @@ def _options(config_dir: Path, group: str) -> str:
     return ", ".join(sorted(p.stem for p in (config_dir / group).glob("*.yaml")))
 
 
-def _studies() -> list[str]:
-    """The study kinds and their summaries, as the registry lists them (:data:`simstudy.extend.studies`): the
-    built-ins' summaries are in its table, so no study module is imported (``simstudy --help`` would otherwise
-    import every study's dependencies, scipy and pandas among them); plug-ins are loaded only if there are any."""
-
+def _load_plugins() -> None:
+    """The plug-ins (their studies and commands), loaded only if there are any: the built-ins' summaries are in
+    the registries' tables, so ``simstudy --help`` imports no study or command module (it would otherwise import
+    every study's dependencies, scipy and pandas among them)."""
     if extend._entry_points() or os.environ.get(extend.PLUGINS_ENV):
         extend.load_plugins()
+
+
+def _studies() -> list[str]:
+    """The study kinds and their summaries, as the registry lists them (:data:`simstudy.extend.studies`)."""
+    _load_plugins()
     return [_wrap(kind, extend.studies.summary(kind) or "(no summary)") for kind in extend.studies.names()]
 
 
@@ -168,6 +172,7 @@ def main_help(config_dir: Path) -> str:
     >>> [line for line in text.splitlines() if line.startswith(("Experiments:", "Distributions:"))]
     ['Experiments: my_preset', 'Distributions: truncnorm']
     """
+    _load_plugins()  # a plug-in's commands are listed too
     lines = [
         "simstudy: Monte Carlo simulation studies for the statistics of hyperparameter tuning.",
         "",
@@ -351,8 +356,10 @@ def _help(argv: list[str]) -> str | None:
 
         if kinds[-1] in registry.study_kinds():  # else Hydra's help names the unknown option
             return study_help(kinds[-1])
-    if wants and argv[0] in extend.commands.names():
-        return command_help(argv[0])
+    if wants and "=" not in argv[0] and not argv[0].startswith("-"):
+        _load_plugins()  # a plug-in's command explains itself too
+        if argv[0] in extend.commands.names():
+            return command_help(argv[0])
     return None
 
 

@@ -49,3 +49,22 @@ def test_a_registered_command_explains_itself_and_refuses_a_bad_key_in_one_line(
     with pytest.raises(ss.ConfigError, match="digits must be an integer >= 0, got -1"):
         ss.run("toy", data="s.csv", digits=-1, out_dir=tmp_path / "api")
     assert not (tmp_path / "api").exists()
+
+
+@pytest.mark.system  # a process of its own: the plug-in is found through $SIMSTUDY_PLUGINS, as a user's would be
+def test_a_plugin_command_is_found_through_the_plugins_and_runs(tmp_path):
+    from _cli import clean_env
+
+    (tmp_path / "s.csv").write_text(SCORES)
+    (tmp_path / "my_command.py").write_text(
+        "import dataclasses\n"
+        "from simstudy import registry\n"
+        "from simstudy.commands import _template\n"
+        "registry.register_command(dataclasses.replace(_template.COMMAND, name='best', summary='best scores'))\n"
+    )
+    env = clean_env(SIMSTUDY_PLUGINS="my_command")
+    assert "  best " in simstudy("--help", cwd=tmp_path, env=env).stdout
+    assert simstudy("best", "--help", cwd=tmp_path, env=env).stdout.startswith("simstudy best: best scores.")
+    proc = simstudy("best", "data=s.csv", cwd=tmp_path, env=env)
+    assert "a: best 0.4000, median 0.3000 of 3 runs" in proc.stdout
+    assert (tmp_path / "outputs" / "best" / "data=s.csv" / "best.csv").is_file()
