@@ -154,11 +154,17 @@ def _run_command(spec, cfg, out_dir: Path) -> None:
 def _command(name: str):
     """The registered command ``name`` (a plug-in's too), or None: a study's command line (``key=value`` ...)
     names none."""
-    from simstudy import registry
+    from simstudy import extend, registry
+    from simstudy.plugins import PluginError
 
     if "=" in name or name.startswith("-"):
         return None
-    return registry.command(name) if name in registry.command_names() else None
+    if extend.commands.is_builtin(name):  # no plug-in loaded for a built-in command (as before plug-in commands)
+        return registry.command(name)
+    try:  # a plug-in that fails to load: one line, as a study's command line says it
+        return registry.command(name) if name in registry.command_names() else None
+    except PluginError as exc:
+        _fail(str(exc), None)
 
 
 def main() -> None:

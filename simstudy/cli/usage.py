@@ -357,7 +357,8 @@ def _help(argv: list[str]) -> str | None:
         if kinds[-1] in registry.study_kinds():  # else Hydra's help names the unknown option
             return study_help(kinds[-1])
     if wants and "=" not in argv[0] and not argv[0].startswith("-"):
-        _load_plugins()  # a plug-in's command explains itself too
+        if not extend.commands.is_builtin(argv[0]):
+            _load_plugins()  # a plug-in's command explains itself too
         if argv[0] in extend.commands.names():
             return command_help(argv[0])
     return None
