@@ -79,22 +79,18 @@ __all__ = ["run", "CommandDone", "api_command", "api_compose", "api_run"]
 log = logging.getLogger("simstudy")
 
 
-#: Settings of a data command that a rerun into the same directory may change: the worker count changes no
-#: number, and extrapolate's n_boot only adds chunks (level and method are read from them).
-_DATA_RERUN_MAY_CHANGE = {"extrapolate": ("n_boot", "level", "method")}
-
-
-def _data_record(command: str, cfg: DictConfig, opts) -> dict:
+def _data_record(spec: Command, cfg: DictConfig, opts) -> dict:
     """A data command's identity: its data by content, its settings (the data's path left out: a renamed
-    file with the same bytes is the same input; see :data:`_DATA_RERUN_MAY_CHANGE`)."""
+    file with the same bytes is the same input; nor the worker count, which changes no number, nor the
+    settings the command says a rerun may change, :attr:`~simstudy.registry.Command.rerun_may_change`)."""
     from omegaconf import OmegaConf
 
     settings = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(settings, dict)  # a DictConfig's container
-    for key in ("data", "n_jobs", "runner", *_DATA_RERUN_MAY_CHANGE.get(command, ())):
+    for key in ("data", "n_jobs", "runner", *spec.rerun_may_change):
         settings.pop(key, None)
     return _identity.record(
-        command,
+        spec.name,
         inputs={"data": _identity.data_input(opts.data)},
         plugins=_data_plugins(settings.get("estimator")),
         settings=settings,
@@ -206,7 +202,7 @@ def run(spec: Command, cfg: DictConfig, out_dir: Path) -> CommandDone:
 
     config = _parse_or_fail(spec.parse, cfg, out_dir)
     scores = _parse_or_fail(lambda _: _load_scores(config.data), cfg, out_dir)
-    record = _data_record(spec.name, cfg, config.data)
+    record = _data_record(spec, cfg, config.data)
     if spec.log_scores:
         _log_scores(spec.name, scores, out_dir, minimize=config.data.minimize)
     # every check that needs the scores before the directory is touched: a refusal leaves nothing behind

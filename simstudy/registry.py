@@ -346,6 +346,9 @@ class Command:
     log_scores : bool, optional
         The scores read are logged (per model, and the values many runs share); default True (False: the
         command logs what it does with them itself).
+    rerun_may_change : tuple of str, optional
+        Keys a rerun into the same run directory may change (not part of its identity), e.g. extrapolate's
+        ``n_boot``, which only adds chunks; default ``()``.
     summary : str, optional
         One line for ``--help``; default ``""``: a built-in's line in :data:`simstudy.extend.commands`.
 
@@ -373,6 +376,7 @@ class Command:
     runner: bool = False
     record: bool = True
     log_scores: bool = True
+    rerun_may_change: tuple[str, ...] = ()
     summary: str = ""
 
     @property

@@ -574,6 +574,7 @@ COMMAND = Command(
     write=_write,
     lines=_lines,
     runner=True,
+    rerun_may_change=("n_boot", "level", "method"),  # n_boot only adds chunks; level, method read them
     usage="simstudy extrapolate data=FILE|DATASET [model=NAME] [key=value ...]",
     examples=(
         "simstudy extrapolate data=my_scores.csv threshold=0.5 n_boot=200",

@@ -51,7 +51,7 @@ from simstudy.commands.reproduction_page import (
     write_report,
 )
 from simstudy.engine.rundir import _check_dir_override
-from simstudy.registry import Command
+from simstudy.registry import Command, command_names
 from simstudy.schema import ConfigError
 
 __all__ = [
@@ -85,9 +85,6 @@ __all__ = [
 _REEXPORTED = (hypothesis_dir, _small_png, kept_section, read_report, record_full_run, record_written)
 
 log = logging.getLogger("simstudy")
-
-#: The commands that read a score file (``simstudy curve ...``): they take no runner keys.
-DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
 
 
 @dataclass(frozen=True)
@@ -187,7 +184,7 @@ def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1,
         """The arguments of one catalogued run, and the command as the report shows it (no runner keys)."""
         runner = (
             []
-            if command_args[:1] and command_args[0] in DATA_COMMANDS
+            if command_args[:1] and command_args[0] in command_names()  # a command (not a study): no runner keys
             else ["runner.n_jobs=1", "runner.progress=false"]
         )
         args = [*command_args, *(quick_args if quick else ()), *runner]
