@@ -8,7 +8,9 @@ summaries with MCSEs), :mod:`~simstudy.datasets` (shipped and user score data), 
 module that imports Hydra).
 
 For notebooks, :func:`simstudy.run` runs a study as the command would and :func:`simstudy.compose` returns its
-validated config (:mod:`~simstudy.api`; imported on first use, so ``import simstudy`` stays fast).
+validated config (:mod:`~simstudy.api`); :func:`simstudy.curve`, :func:`simstudy.bands`, :func:`simstudy.audit` and
+:func:`simstudy.extrapolate` run the data commands on arrays and write nothing unless asked
+(:mod:`~simstudy.notebook`). All are imported on first use, so ``import simstudy`` stays fast.
 """
 
 from importlib import metadata as _metadata
@@ -33,6 +35,10 @@ _LAZY = {
     "RunResult": "api",
     "RunFailed": "api",
     "ConfigError": "config",
+    "curve": "notebook",
+    "bands": "notebook",
+    "audit": "notebook",
+    "extrapolate": "notebook",
 }
 
 
@@ -56,5 +62,9 @@ __all__ = [
     "RunResult",
     "RunFailed",
     "ConfigError",
+    "curve",
+    "bands",
+    "audit",
+    "extrapolate",
     "__version__",
 ]

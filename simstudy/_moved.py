@@ -1,7 +1,7 @@
 """Old module paths that keep working after the package took its layers (issue 26).
 
-``import simstudy.bands`` (or ``from simstudy import bands``) gives the module now at
-``simstudy.stats.bands``: the same module object, so attributes set on one are set on the other. A finder on
+``import simstudy.truth`` (or ``from simstudy import truth``) gives the module now at
+``simstudy.stats.truth``: the same module object, so attributes set on one are set on the other. A finder on
 :data:`sys.meta_path` does this for the names in :data:`MOVED` only; new code imports the new paths.
 """
 
@@ -18,7 +18,6 @@ MOVED: dict[str, str] = {
     "simstudy._roots": "simstudy.stats._roots",
     "simstudy.estimators": "simstudy.stats.estimators",
     "simstudy.truth": "simstudy.stats.truth",
-    "simstudy.bands": "simstudy.stats.bands",
     "simstudy.boundary": "simstudy.stats.boundary",
     "simstudy.beta_intervals": "simstudy.stats.beta_intervals",
     "simstudy.posterior": "simstudy.stats.posterior",
@@ -36,7 +35,6 @@ MOVED: dict[str, str] = {
     "simstudy._identity": "simstudy.engine.identity",
     "simstudy.usage": "simstudy.cli.usage",
     "simstudy.reproduce": "simstudy.commands.reproduce",
-    "simstudy.extrapolate": "simstudy.commands.extrapolate_fit",
     "simstudy.stats.curves": "simstudy.tables",
     "simstudy.plots": "simstudy.figures",
 }

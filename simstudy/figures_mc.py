@@ -280,7 +280,7 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from simstudy.figures import _labels, _suptitle, _theme, _title, _wrap
+    from simstudy.charts import _labels, _suptitle, _theme, _title, _wrap
 
     missing = [c for c in ZIP_COLUMNS if c not in frame]
     if missing:
@@ -448,7 +448,7 @@ def nested_loop_figure(
     ['B', 'estimator', 'sd']
     >>> plt.close(fig)
     """
-    from simstudy.figures import _colorblind, _label, _labels, _legend, _plain, _suptitle, _theme
+    from simstudy.charts import _colorblind, _label, _labels, _legend, _plain, _suptitle, _theme
 
     needed = [*factors, y, *([hue] if hue else [])]
     missing = [c for c in needed if c not in frame]

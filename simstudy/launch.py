@@ -34,8 +34,8 @@ from simstudy.commands.study import _log_report, _run_and_report
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     _ENVIRONMENT_ERRNOS,
-    _OVERWRITE,
     Refused,
+    RunDir,
     _abs,
     _check_dir_override,
     _check_identity,
@@ -43,15 +43,14 @@ from simstudy.engine.rundir import (
     _config_written,
     _fail,
     _in_run_dir,
-    _listing,
     _load_stored_yaml,
     _note_dirs,
     _note_files,
     _os_error,
     _os_status,
     _release,
+    _remove_if_empty,
     _settle,
-    _shard_label,
     _write_config,
 )
 from simstudy.overrides import (
@@ -109,7 +108,28 @@ def _data_plugins(estimator) -> dict:
     return {target: plugins.source_hash(target)}
 
 
-def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
+def _resolved(cfg: DictConfig) -> dict:
+    """A composed config as the plain values the engine takes (config.yaml is written from them)."""
+    from omegaconf import OmegaConf
+
+    resolved = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    assert isinstance(resolved, dict)  # a DictConfig's container
+    return resolved
+
+
+def _shard_label(cfg) -> str | None:
+    """``runner.shard`` of a composed config as given (validated later): shards share their run directory."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        shard = OmegaConf.select(cfg, "runner.shard", default=None, throw_on_missing=False)
+    except OmegaConfBaseException:  # the config's own error, reported in one line once it is parsed
+        return None
+    return None if shard is None else str(shard)
+
+
+def _parse_or_fail(parser, cfg: DictConfig):
     """Resolve the config and validate it with ``parser``; bad input exits in one line (status 2)."""
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
@@ -119,9 +139,9 @@ def _parse_or_fail(parser, cfg: DictConfig, out_dir: Path | None):
     try:
         return parser(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
     except (ConfigError, DataError) as exc:
-        _fail(str(exc), out_dir)
+        _fail(str(exc))
     except OmegaConfBaseException as exc:
-        _fail(_one_line(exc), out_dir)
+        _fail(_one_line(exc))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,7 +171,7 @@ class CommandDone:
     wrote: str | None
 
 
-def run(spec: Command, cfg: DictConfig, out_dir: Path) -> CommandDone:
+def run(spec: Command, cfg: DictConfig, run_dir: RunDir) -> CommandDone:
     """Run a data command on its composed config in its claimed run directory: the one path of the command line
     and :func:`simstudy.run`.
 
@@ -166,8 +186,8 @@ def run(spec: Command, cfg: DictConfig, out_dir: Path) -> CommandDone:
         A data command (with ``options`` and ``parse``).
     cfg : omegaconf.DictConfig
         Its composed config, without Hydra's keys.
-    out_dir : pathlib.Path
-        The run directory, claimed (:func:`simstudy.engine.rundir._in_run_dir`).
+    run_dir : simstudy.engine.rundir.RunDir
+        The run directory, claimed (:func:`simstudy.engine.rundir._in_run_dir`), and whether ``overwrite=true``.
 
     Returns
     -------
@@ -191,7 +211,7 @@ def run(spec: Command, cfg: DictConfig, out_dir: Path) -> CommandDone:
     ...     cfg = OmegaConf.create({**schema.defaults(spec.options), "data": str(Path(tmp, "s.csv"))})
     ...     out = Path(tmp, "out")
     ...     out.mkdir()  # the caller claims it (simstudy.engine.rundir._in_run_dir)
-    ...     done = run(spec, cfg, out)
+    ...     done = run(spec, cfg, _note_files(out))
     ...     print(sorted(p.name for p in out.iterdir() if not p.name.startswith("."))[:3])
     ['CURVE.md', 'config.yaml', 'curves.csv']
     """
@@ -200,23 +220,24 @@ def run(spec: Command, cfg: DictConfig, out_dir: Path) -> CommandDone:
     from simstudy.commands._data import _load_scores, _log_scores
     from simstudy.datasets import DataError
 
-    config = _parse_or_fail(spec.parse, cfg, out_dir)
-    scores = _parse_or_fail(lambda _: _load_scores(config.data), cfg, out_dir)
+    out_dir = run_dir.path
+    config = _parse_or_fail(spec.parse, cfg)
+    scores = _parse_or_fail(lambda _: _load_scores(config.data), cfg)
     record = _data_record(spec, cfg, config.data)
     if spec.log_scores:
         _log_scores(spec.name, scores, out_dir, minimize=config.data.minimize)
     # every check that needs the scores before the directory is touched: a refusal leaves nothing behind
-    prepared = scores if spec.prepare is None else _parse_or_fail(lambda _: spec.prepare(config, scores), cfg, out_dir)
-    _check_identity(out_dir, record)
+    prepared = scores if spec.prepare is None else _parse_or_fail(lambda _: spec.prepare(config, scores), cfg)
+    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
     try:  # a command's first step may refuse, with the estimates, a run beyond the memory or time limit
         result = spec.run(config, prepared, out_dir) if spec.chunks else spec.run(config, prepared)
     except (ConfigError, DataError) as exc:
-        _fail(str(exc), out_dir)
+        _fail(str(exc))
     if spec.runner:
         _log_report(result.report)
     if spec.write is not None:
         spec.write(result, out_dir)
-    _write_config(cfg, out_dir, record)
+    _write_config(_resolved(cfg), out_dir, record)
     if (
         spec.record
     ):  # run.json: the command, its resolved config (and runner), the environment: report.html's provenance
@@ -227,40 +248,37 @@ def run(spec: Command, cfg: DictConfig, out_dir: Path) -> CommandDone:
         )
     _report(out_dir)
     lines = tuple(spec.lines(result)) if spec.lines is not None else ()
-    return CommandDone(result, config, lines, f"wrote {_listing(out_dir)} to {out_dir}" if spec.record else None)
+    return CommandDone(result, config, lines, f"wrote {run_dir.listing()} to {out_dir}" if spec.record else None)
 
 
 def _report(out_dir: Path) -> None:
     """report.html beside a command's page (AUDIT.md, EXTRAPOLATE.md, CURVE.md, BANDS.md); a failure to write it
     is a warning."""
-    from simstudy.report_html import _build_or_warn
-    from simstudy.sweeps import headline
+    from simstudy.commands import report
 
-    _build_or_warn(out_dir, headline=headline)
+    report.write(out_dir)
 
 
-def _run_study(cfg: DictConfig, out_dir: Path):
-    """Run a composed study config (or each cell of its ``design:`` block) in ``out_dir``, claimed already."""
-    from omegaconf import OmegaConf
-
+def _run_study(cfg: DictConfig, run_dir: RunDir):
+    """Run a composed study config (or each cell of its ``design:`` block) in ``run_dir``, claimed already."""
     from simstudy.config import parse
 
+    out_dir = run_dir.path
     if "design" in cfg:
-        return _run_design(cfg, out_dir)
-    config = _parse_or_fail(parse, cfg, out_dir)
-    if _OVERWRITE.get() and config.runner.shard is not None:  # each shard would move the others' fresh chunks
+        return _run_design(cfg, run_dir)
+    config = _parse_or_fail(parse, cfg)
+    if run_dir.overwrite and config.runner.shard is not None:  # each shard would move the others' fresh chunks
         _fail(
             "overwrite=true cannot be combined with runner.shard (each shard would move the others' results "
             "aside): give the shards a new run directory (hydra.run.dir=NEW)",
-            out_dir,
         )
     config = _replicates_as_stored(config, cfg, out_dir)
     record = _identity.study_record(config, settings={})  # the settings: config.yaml's, compared next
-    _check_identity(out_dir, record)
-    _check_run_dir(OmegaConf.to_container(cfg, resolve=True), out_dir)  # type: ignore[arg-type]  # of a DictConfig: a dict
+    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
+    _check_run_dir(_resolved(cfg), out_dir)
     log.info("study %s -> %s", config.study.name, out_dir)
-    with _config_written(cfg, out_dir, record):
-        return _run_and_report(config, out_dir)
+    with _config_written(_resolved(cfg), out_dir, record):
+        return _run_and_report(config, run_dir)
 
 
 def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
@@ -268,13 +286,13 @@ def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
     would not: evp_accuracy wrote replicates.parquet by default until issue 26 made it opt-in (a fast default),
     so the same command rerun into a directory made before resumes its chunks (which hold the replicates)
     rather than being refused as another configuration. ``cfg`` is updated too (config.yaml says what ran)."""
-    from omegaconf import OmegaConf, open_dict
+    from omegaconf import open_dict
 
     stored = out_dir / "config.yaml"
     if config.study.save_replicates or not stored.is_file():
         return config
-    try:  # read in bounded time and memory (an alias bomb spun at 100% CPU), as every stored config
-        old = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)
+    try:  # read in bounded time and memory (an alias bomb spun at 100% CPU), as every stored config, as written
+        old = _load_stored_yaml(stored)
     except (Exception, Refused):  # unreadable: the identity check next says so in one line
         return config
     study = old.get("study") if isinstance(old, dict) else None
@@ -292,50 +310,49 @@ def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
     return dataclasses.replace(config, study=dataclasses.replace(config.study, save_replicates=True, options=kept))
 
 
-def _run_design(cfg: DictConfig, out_dir: Path):
+def _run_design(cfg: DictConfig, run_dir: RunDir):
     """A config with a ``design:`` block: each cell (one combination of its values) runs as its own study in
     ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
     their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
     figure, as a sweep's (:func:`_write_sweep`). Returns the stacked result."""
-    from omegaconf import OmegaConf
-
     from simstudy.config import parse
     from simstudy.studies.base import StudyResult
     from simstudy.sweeps import Job, _unfinished_message, _write_sweep
 
-    resolved = _parse_or_fail(lambda r: r, cfg, out_dir)
-    keys, cells = _parse_or_fail(_design_cells, cfg, out_dir)
+    out_dir = run_dir.path
+    resolved = _parse_or_fail(lambda r: r, cfg)
+    keys, cells = _parse_or_fail(_design_cells, cfg)
     configs = []
     for name, _, cell in cells:  # every cell validated before any compute
         try:
             configs.append(parse(cell))
         except ConfigError as exc:
-            _fail(f"design cell {name}: {exc}", out_dir)
-    if _OVERWRITE.get():  # the stacked results aside; each cell's own are moved by its identity check below
+            _fail(f"design cell {name}: {exc}")
+    if run_dir.overwrite:  # the stacked results aside; each cell's own are moved by its identity check below
         moved = _identity.move_aside(out_dir)
         if moved is not None:
             log.warning("overwrite=true: moved the earlier results to %s", moved)
     _check_run_dir(resolved, out_dir)
     log.info("design of %d cells (%s) -> %s", len(cells), ", ".join(keys), out_dir)
     reports = []
-    with _config_written(cfg, out_dir):
+    with _config_written(_resolved(cfg), out_dir):
         for (name, _, cell), config in zip(cells, configs):
             sub = out_dir / name
             try:
                 claim = io.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
             except (io.NotARunDir, io.RunDirBusy) as exc:
-                _fail(str(exc), None)
-            _note_files(sub)
+                _fail(str(exc))
+            cell_dir = _note_files(sub, overwrite=run_dir.overwrite)
             try:
                 record = _identity.study_record(config, settings={})
-                _check_identity(sub, record)
+                _check_identity(sub, record, overwrite=run_dir.overwrite)
                 _check_run_dir(cell, sub)
                 log.info("design cell %s -> %s", name, sub)
-                with _config_written(OmegaConf.create(cell), sub, record):
-                    reports.append(_run_and_report(config, sub).report)
-                _settle(sub, finished=config.runner.shard is None)
+                with _config_written(cell, sub, record):
+                    reports.append(_run_and_report(config, cell_dir).report)
+                _settle(cell_dir, finished=config.runner.shard is None)
             finally:
-                _release(claim, None)
+                _release(claim, cell_dir)
         stacked = _write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
     if stacked.unfinished:
         log.warning(
@@ -372,7 +389,7 @@ def _api_args(experiment, overrides) -> list[str]:
     args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
     flags = [a for a in args if a.startswith("-")]
     if flags:
-        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only", None)
+        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only")
     return _quote_paths(_last_of_each_key(_optional_keys(args), _log_notice))
 
 
@@ -394,12 +411,12 @@ def _api_compose(args: list[str], spec: Command | None = None):
             _register_commands(spec)
         # The command's own one-line refusals (unknown key, unparsable value, several values); the config it
         # composed to check them is the one that runs (composed once; the API refuses the flags that skip it).
-        cfg = _check_overrides(args, "config" if spec is None else spec.name, api=True)
+        cfg = _check_overrides(args, "config" if spec is None else spec.name, api=True).config
         try:
             HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
             run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
         except Exception as exc:
-            _fail(_one_line(exc), None)
+            _fail(_one_line(exc))
         with open_dict(cfg):
             del cfg["hydra"]  # the config, as Hydra hands it to a job
     return cfg, run_dir
@@ -433,8 +450,9 @@ def api_compose(experiment, overrides):
     >>> config.study.name, config.study.reps
     ('dodge2021_fig1', 3000)
     """
-    cfg, _ = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
-    return _parse_or_fail(_parse_study, cfg, None)
+    args, _ = _take_overwrite(list(overrides))  # a composed config is the same with overwrite=true or not
+    cfg, _ = _api_compose(_api_args(experiment, args))
+    return _parse_or_fail(_parse_study, cfg)
 
 
 def api_run(experiment, overrides, out_dir):
@@ -474,24 +492,28 @@ def api_run(experiment, overrides, out_dir):
     >>> result.report.tasks, config.study.reps
     (1, 100)
     """
-    cfg, run_dir = _api_compose(_api_args(experiment, _take_overwrite(list(overrides))))
-    config = _parse_or_fail(_parse_study, cfg, None)
-    out_dir = _api_out_dir(run_dir if out_dir is None else out_dir)
-    return _in_run_dir(_run_study, cfg, out_dir), config, out_dir
+    args, overwrite = _take_overwrite(list(overrides))
+    cfg, run_dir = _api_compose(_api_args(experiment, args))
+    config = _parse_or_fail(_parse_study, cfg)
+    out_dir, created = _api_out_dir(run_dir if out_dir is None else out_dir)
+    result = _in_run_dir(_run_study, cfg, out_dir, shard=_shard_label(cfg), overwrite=overwrite, created=created)
+    return result, config, out_dir
 
 
-def _api_out_dir(out_dir) -> Path:
-    """The run directory of :func:`simstudy.run`, absolute and made (a bad path refused in one line)."""
+def _api_out_dir(out_dir):
+    """The run directory of :func:`simstudy.run`, absolute and made (a bad path refused in one line), and the
+    directories making it created (removed again if the run is refused and leaves them empty)."""
     out_dir = _abs(out_dir)
     _check_dir_override("out_dir", str(out_dir))
-    _note_dirs(out_dir)
+    created = _note_dirs(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), out_dir, _os_status(exc))
-    return out_dir
+        _remove_if_empty(out_dir, created)
+        _fail(_os_error(exc), status=_os_status(exc))
+    return out_dir, created
 
 
 def _override(key: str, value) -> str:
@@ -559,17 +581,16 @@ def api_command(name: str, options, overrides, out_dir):
     try:
         spec = registry.command(name)
     except KeyError as exc:
-        _fail(str(exc.args[0]), None)
+        _fail(str(exc.args[0]))
     if spec.plain:
         _fail(
             f"simstudy.run runs a study or a data command; {name} takes no options schema: call its library "
-            f"function, simstudy.commands.{name}.run",
-            None,
+            f"function, simstudy.commands.{name}.run"
         )
-    args = [_override(k, v) for k, v in options.items()] + list(overrides)
-    cfg, run_dir = _api_compose(_api_args(None, _take_overwrite(args)), spec)
-    out_dir = _api_out_dir(run_dir if out_dir is None else out_dir)
-    done = _in_run_dir(lambda cfg, where: run(spec, cfg, where), cfg, out_dir)
+    args, overwrite = _take_overwrite([_override(k, v) for k, v in options.items()] + list(overrides))
+    cfg, run_dir = _api_compose(_api_args(None, args), spec)
+    out_dir, created = _api_out_dir(run_dir if out_dir is None else out_dir)
+    done = _in_run_dir(lambda cfg, where: run(spec, cfg, where), cfg, out_dir, overwrite=overwrite, created=created)
     for line in done.lines:
         log.info("%s", line)
     if done.wrote is not None:

@@ -30,17 +30,15 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from simstudy import io
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
-    _DIRS_BEFORE,
-    _MULTIRUN,
-    _OVERWRITE,
     Refused,
     _check_dir_override,
     _dirname,
+    _DirsBefore,
     _fail,
     _load_stored_yaml,
     _note_dirs,
@@ -103,7 +101,7 @@ def _register_studies() -> None:
     try:
         kinds = registry.study_kinds()
     except PluginError as exc:
-        _fail(str(exc), None)
+        _fail(str(exc))
     store = ConfigStore.instance()
     files = {p.stem for p in (Path(_config_dir()) / "study").glob("*.yaml")}
     for kind in kinds:
@@ -186,9 +184,10 @@ def _command_config(name: str) -> dict:
     }
 
 
-def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
-    """Note the directories of a composed command's run (or sweep) directory, resolved as Hydra will resolve it;
-    if it cannot be resolved here, nothing is known and a refused run removes no directory."""
+def _note_run_dir(cfg: DictConfig, multirun: bool) -> _DirsBefore | None:
+    """The directories that making a composed command's run (or sweep) directory would create, resolved as Hydra
+    will resolve it (:func:`~simstudy.engine.rundir._note_dirs`); None if it cannot be resolved here: nothing is
+    known, and a refused run removes no directory."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
@@ -196,11 +195,23 @@ def _note_run_dir(cfg: DictConfig, multirun: bool) -> None:
         HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the directory's name; Hydra sets it again
         target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
     except Exception:
-        return
-    _note_dirs(target, multirun)
+        return None
+    return _note_dirs(target, multirun)
 
 
-def _check_overrides(argv: list[str], config_name: str = "config", *, api: bool = False):
+class Checked(NamedTuple):
+    """What :func:`_check_overrides` found: ``config``, the composed config of a single run (Hydra's keys
+    included; None for a multirun or a command line with flags, which Hydra composes itself), and ``created``,
+    the directories Hydra will make for it (:func:`_note_run_dir`; None: unknown), which the run's owner of its
+    directory removes if the run is refused and leaves them empty."""
+
+    config: Any
+    created: _DirsBefore | None
+
+
+def _check_overrides(
+    argv: list[str], config_name: str = "config", *, overwrite: bool = False, api: bool = False
+) -> Checked:
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
     a value Hydra cannot parse, an argument that is not ``key=value``) fails in one line with exit status 2
     and no output directory.
@@ -211,19 +222,20 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, api: bool 
     later, by Hydra); a ``hydra.run.dir`` that is an existing file is refused here. Other flags (``--help``,
     ``--cfg``, ``-cn`` ...) are left to Hydra itself.
 
+    ``overwrite`` (``overwrite=true``, :func:`_take_overwrite`): a sweep into a sweep directory holding another is
+    not refused, and its earlier files are moved aside once every job is checked. ``api`` (:func:`simstudy.run`):
+    a key's several values are refused with the API's fix (a loop), not the command's (``-m``).
+
     Returns the composed config of a single run (Hydra's keys included), for the command to run without
-    composing it again; None for a multirun or a command line with flags (Hydra composes those itself). With
-    ``api`` (:func:`simstudy.run`), a key's several values are refused with the API's fix (a loop), not the
-    command's (``-m``).
+    composing it again, and the directories Hydra will make (:class:`Checked`).
     """
     _register_resolver()
-    _DIRS_BEFORE.set(None)  # unknown until the first job is composed: a refusal before then removes nothing
+    created = None  # unknown until the first job is composed: a refusal before then removes nothing
     multirun = any(arg in ("-m", "--multirun") for arg in argv)
-    _MULTIRUN.set(multirun)
     sweep_dir = None
     argv = [arg for arg in argv if arg not in ("-m", "--multirun")]
     if any(arg.startswith("-") for arg in argv):
-        return None
+        return Checked(None, None)
     _check_arguments(argv)
     import copy
 
@@ -246,7 +258,6 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, api: bool 
             _fail(
                 f"argument {arg!r} cannot be parsed{why}: a value with spaces, non-ASCII letters or any of ()[]{{}},:='\" "
                 f"needs quotes that reach simstudy: \"{key}='{value}'\"",
-                None,
             )
         key = override.get_key_element()
         if key in ("hydra.run.dir", "hydra.sweep.dir") and isinstance(directory := override.value(), str):
@@ -257,13 +268,11 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, api: bool 
             _fail(
                 f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
                 f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
-                None,
             )
         elif not multirun:
             _fail(
                 f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
                 f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
-                None,
             )
         else:
             try:
@@ -280,12 +289,12 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, api: bool 
             try:
                 cfg = compose(config_name, overrides=job, return_hydra_config=True)
                 if job is composed:  # the directories Hydra will make for this command line, noted before it does
-                    _note_run_dir(cfg, multirun)
+                    created = _note_run_dir(cfg, multirun)
                     first = None if multirun else copy.deepcopy(cfg)
                     if multirun:
                         _check_sweep_dir_is_simstudys(cfg)
                     if multirun and config_name == "config":
-                        _check_sweep_dir(cfg, argv)
+                        _check_sweep_dir(cfg, argv, overwrite=overwrite)
                     if multirun:
                         with contextlib.suppress(Exception):  # resolved by Hydra later: nothing known to move
                             sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
@@ -293,7 +302,7 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, api: bool 
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
             except Exception as exc:
-                _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc), None)
+                _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc))
             if multirun:
                 from simstudy import registry
 
@@ -302,10 +311,10 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, api: bool 
                 try:
                     validate(resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
                 except ConfigError as exc:
-                    _fail(str(exc), None)
-    if multirun and sweep_dir is not None and _OVERWRITE.get():
+                    _fail(str(exc))
+    if multirun and sweep_dir is not None and overwrite:
         _move_sweep_aside(sweep_dir)
-    return first
+    return Checked(first, created)
 
 
 def _move_sweep_aside(sweep_dir: Path) -> None:
@@ -315,7 +324,7 @@ def _move_sweep_aside(sweep_dir: Path) -> None:
     try:
         moved = _identity.move_aside(sweep_dir, _identity.sweep_outputs(sweep_dir))
     except io.RunDirConflict as exc:
-        _fail(str(exc), None)
+        _fail(str(exc))
     if moved is not None:  # before Hydra's logging is set up: Python's last-resort handler says it on stderr
         log.warning("overwrite=true: moved the earlier sweep's files to %s", moved)
 
@@ -410,7 +419,7 @@ def _check_sweep_dir_is_simstudys(cfg: DictConfig) -> None:
     if not names or all((sweep_dir / n / claims.RUN_MARKER).is_file() for n in names if n != _identity.PREVIOUS):
         return
     if stored.is_file():
-        stored_cfg: Any = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)  # as written
+        stored_cfg: Any = _load_stored_yaml(stored)  # as written
         subdir = ((stored_cfg.get("hydra") or {}).get("sweep") or {}) if isinstance(stored_cfg, dict) else {}
         if isinstance(subdir, dict) and "${simstudy_dirname:" in str(subdir.get("subdir")):
             return
@@ -418,18 +427,17 @@ def _check_sweep_dir_is_simstudys(cfg: DictConfig) -> None:
     _fail(
         f"{sweep_dir} is not empty and is not a simstudy sweep directory (it holds {shown}); choose another sweep "
         f"directory (hydra.sweep.dir=NEW) or an empty one",
-        None,
     )
 
 
-def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
+def _check_sweep_dir(cfg: DictConfig, argv: list[str], *, overwrite: bool = False) -> None:
     """Refuse a sweep into a sweep directory that holds another sweep: Hydra would replace its ``multirun.yaml``,
     and the callback its stacked ``summary.parquet`` and figure. The same sweep again (a resume, other runner
     settings) goes on, and so does any sweep under ``overwrite=true``, which moves the earlier one's files aside
-    (:func:`_move_sweep_aside`) once every job's config is checked."""
+    (:func:`_move_sweep_aside`) once every job's config is checked (``overwrite``)."""
     from omegaconf import OmegaConf
 
-    if _OVERWRITE.get():
+    if overwrite:
         return
 
     try:
@@ -441,8 +449,8 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
         return
     this = sorted(a for a in argv if _sweep_key(a))
     try:  # in bounded time and memory: an alias bomb is unreadable, not minutes of CPU
-        task = OmegaConf.select(_load_stored_yaml(stored), "hydra.overrides.task", default=None)
-        earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list: unreadable (below)
+        task: Any = ((_load_stored_yaml(stored).get("hydra") or {}).get("overrides") or {}).get("task")  # as written
+        earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list (or none): unreadable (below)
     except (Exception, Refused):
         earlier = None
     if earlier == this:
@@ -455,7 +463,6 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str]) -> None:
         f"{sweep_dir} holds {what}, whose multirun.yaml, summary.parquet and figure this sweep would replace: add "
         f"overwrite=true to move the earlier sweep's files aside, or give this one its own directory, e.g. "
         f"hydra.sweep.dir={own}",
-        None,
     )
 
 
@@ -467,14 +474,14 @@ def _check_arguments(argv: list[str]) -> None:
             continue
         previous = next((a for a in reversed(argv[:i]) if "=" in a), None)
         if previous is None:
-            _fail(f"argument {arg!r} is not key=value (e.g. data=FILE; simstudy --help lists the commands)", None)
+            _fail(f"argument {arg!r} is not key=value (e.g. data=FILE; simstudy --help lists the commands)")
         key, _, value = previous.partition("=")
         rest = [value]
         for a in argv[argv.index(previous) + 1 :]:
             if "=" in a:
                 break
             rest.append(a)
-        _fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'", None)
+        _fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'")
 
 
 #: A distribution's optional keys, which no distribution config lists (their absence means "none"): typed as
@@ -489,19 +496,21 @@ def _optional_keys(args: list[str]) -> list[str]:
     return [f"++{arg}" if _OPTIONAL_DISTRIBUTION_KEY.match(arg) else arg for arg in args]
 
 
-def _take_overwrite(args: list[str]) -> list[str]:
-    """The overrides without ``overwrite=...``, whose value (true or false) is set in :data:`_OVERWRITE`."""
+def _take_overwrite(args: list[str]) -> tuple[list[str], bool]:
+    """The overrides without ``overwrite=...``, and its value (true or false; false if not given): whether a run
+    directory's earlier results are moved to ``previous/<time>/`` inside it instead of refusing other inputs or
+    settings (:class:`~simstudy.engine.rundir.RunDir`). Taken off before Hydra sees them: it changes no number,
+    so neither the config nor the run directory's name."""
     rest, overwrite = [], False
     for arg in args:
         key, eq, value = arg.partition("=")
         if eq and key.lstrip("+") == "overwrite":
             if value.strip().lower() not in ("true", "false"):
-                _fail(f"overwrite must be true or false, got {value!r}", None)
+                _fail(f"overwrite must be true or false, got {value!r}")
             overwrite = value.strip().lower() == "true"
             continue
         rest.append(arg)
-    _OVERWRITE.set(overwrite)
-    return rest
+    return rest, overwrite
 
 
 #: The keys of a Hydra command line whose value is a path. simstudy names its own directories with ``=`` and ``,``

@@ -65,7 +65,9 @@ class Headline:
     """What a sweep's faceted figure shows of a stacked summary (:func:`simstudy.sweeps.headline`).
 
     The rows matching every ``where`` pair are drawn: ``estimate`` against column ``x``, one line per value of
-    column ``hue``, the y-axis labelled ``ylabel``. A study declares it as :attr:`Study.sweep`.
+    column ``hue``, the y-axis labelled ``ylabel``; a coverage (``role="coverage"``) with its nominal level
+    dashed. A study declares it as :attr:`Study.sweep`; its charts (:func:`simstudy.charts.estimates`) carry the
+    role, so neither the figure nor ``report.html`` guesses it from the label.
 
     Parameters
     ----------
@@ -78,11 +80,14 @@ class Headline:
         The column whose values are the lines (e.g. ``"estimator"``).
     ylabel : str
         The y-axis label: the measure and its units (e.g. ``"MSE"``).
+    role : str, optional
+        What the measure is (:data:`simstudy.charts.ROLES`): ``"coverage"`` draws the rows' ``nominal`` level
+        as the reference. Default ``"measure"``.
 
     Examples
     --------
     >>> Headline({"measure": "mse"}, "n", "estimator", "MSE")
-    Headline(where={'measure': 'mse'}, x='n', hue='estimator', ylabel='MSE')
+    Headline(where={'measure': 'mse'}, x='n', hue='estimator', ylabel='MSE', role='measure')
     >>> study("evp_accuracy").sweep == Headline({"measure": "mse"}, "n", "estimator", "MSE")
     True
     """
@@ -91,6 +96,7 @@ class Headline:
     x: str
     hue: str
     ylabel: str
+    role: str = "measure"
 
 
 @dataclass(frozen=True)
@@ -108,9 +114,11 @@ class Study:
         Every study's schema includes ``reps``, ``chunk_reps`` and ``save_replicates`` (subclass
         :class:`simstudy.studies.base.StudyOptions`).
     run : callable
-        ``run(config, out_dir) -> StudyResult``: ``config`` a validated :class:`simstudy.config.Config` (its
-        options at ``config.study.options``), ``out_dir`` a :class:`pathlib.Path`; it returns what
-        :func:`simstudy.studies.base.finish` returns.
+        ``run(config, out_dir, *, stage=None) -> StudyResult``: ``config`` a validated
+        :class:`simstudy.config.Config` (its options at ``config.study.options``), ``out_dir`` a
+        :class:`pathlib.Path`, ``stage`` the precision rule's (``study.precision``), handed to
+        :func:`simstudy.studies.base.run_chunks`; it returns what :func:`simstudy.studies.base.finish` returns.
+        A ``run`` without ``stage`` runs, but not under ``study.precision``.
     figure : str or callable
         ``figure(summary, title=None) -> matplotlib Figure`` of the tidy summary, or its import path (resolved
         only when a figure is drawn, so the registry never imports matplotlib).

@@ -18,11 +18,15 @@ provenance          the resolved config, simstudy's and its dependencies' versio
                     ``simstudy replay`` line that reruns each
 pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md``, ``FIELD.md``, ``CURVE.md`` and
                     ``BANDS.md`` where the directory has them, as HTML (markdown-it-py; no raw HTML, links only
-                    to the directory's own files), their figures embedded as ``data:`` URIs;
-                    ``extrapolation.csv`` beside ``EXTRAPOLATE.md`` as an interactive chart, an audit's three
-                    studies (``coverage/``, ``bootstrap/``, ``accuracy/``) as charts too, and ``curves.csv`` /
-                    ``bands.csv`` beside ``CURVE.md`` / ``BANDS.md``
+                    to the directory's own files), their figures embedded as ``data:`` URIs; beside them the
+                    charts the command hands the page (``build(charts=...)``: ``simstudy extrapolate``'s,
+                    ``curve``'s and ``bands``' curves, :func:`simstudy.commands.report.charts`) and its studies
+                    (``build(studies=...)``: an audit's three) charted as studies
 ==================  ==========================================================================================
+
+Every chart is a :class:`simstudy.charts.Chart` description (the studies' by :func:`simstudy.charts.estimates`,
+as a sweep's ``figure.png`` is), written as Vega-Lite by :func:`simstudy.charts.to_vega`; the page knows no
+command's files and finds no chart by its title (a coverage says so: :attr:`simstudy.charts.Chart.role`).
 
 Why Vega-Lite: the charts are Vega-Lite specs written as plain dicts (JSON; no Altair, whose import alone
 costs hundreds of milliseconds), drawn in the browser by vega + vega-lite + vega-embed, bundled offline as one
@@ -50,7 +54,6 @@ A page never imports code named in the run directory: it reads ``summary.parquet
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import html
 import json
@@ -58,10 +61,11 @@ import logging
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from simstudy.charts import Chart, estimate_text, estimates, json_value, to_vega
 from simstudy.engine.identity import RECORD
 from simstudy.report_safe import CSP, Files, NotAReport, inside, markdown_page, plain_titles, script_json
 
@@ -203,31 +207,6 @@ def _verify_chunks(
 # -------------------------------------------------------------------------------------------------- charts
 
 
-def _plain(value: Any) -> Any:
-    """A frame's value as JSON: numpy scalars as Python ones, NaN as null, anything else (a list, a timestamp)
-    as its text."""
-    if hasattr(value, "item") and getattr(value, "size", 1) == 1:
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
-def _shown(estimate: float, mcse: float | None, *, alone: bool = False) -> str:
-    """``estimate ± mcse`` rounded to the digits the MCSE supports (``alone``: without the ``± mcse``)."""
-    return _formatted(float(estimate), float(mcse) if mcse is not None else float("nan"), not alone)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _formatted(estimate: float, mcse: float, show_mcse: bool) -> str:
-    """:func:`~simstudy.stats.metrics.format_estimate`, once per value: a chart's points are table rows too."""
-    from simstudy.stats.metrics import format_estimate
-
-    return format_estimate(estimate, mcse, show_mcse=show_mcse)
-
-
 def _facets(rows, x: str, hue: str, swept: list[str], candidates: list[str]) -> list[str]:
     """The keys one panel per value combination is drawn for: the swept factors, then any other key of
     ``candidates`` (keys of the whole frame with a handful of values) that varies among the rows."""
@@ -241,91 +220,14 @@ def _facet_candidates(frame) -> list[str]:
     return [c for c in frame.columns if frame[c].dtype.kind != "f" and 1 < frame[c].nunique() <= 12]
 
 
-def _chart(rows, *, x: str, hue: str, ylabel: str, facets: list[str], title: str) -> dict:
-    """One Vega-Lite spec (a dict): estimate against ``x``, one line per ``hue``, ±2 MCSE bars, a tooltip
-    with ``estimate ± MCSE``, one panel per facet value combination, the nominal level on coverage charts."""
-    rows, capped = _thinned(rows)
-    has_mcse = "mcse" in rows
-    joint = "lower_joint" in rows and "upper_joint" in rows
-    columns = {
-        c: rows[c].tolist()
-        for c in {x, hue, "estimate", "mcse", "nominal", *facets, *(("lower_joint", "upper_joint") if joint else ())}
-        if c in rows
-    }
-    values = []
-    for i, est in enumerate(columns["estimate"]):
-        est = _plain(est)
-        if est is None:
-            continue
-        mcse = _plain(columns["mcse"][i]) if has_mcse else None
-        point = {"x": _plain(columns[x][i]), "estimate": est, "shown": _shown(est, mcse)}
-        if hue in columns:
-            point["hue"] = str(columns[hue][i])
-        if mcse:
-            point["lo"], point["hi"] = est - 2 * mcse, est + 2 * mcse
-        if facets:
-            point["panel"] = ", ".join(f"{k}={columns[k][i]}" for k in facets)
-        if "nominal" in columns and _plain(columns["nominal"][i]) is not None:
-            point["nominal"] = _plain(columns["nominal"][i])
-        if joint and _plain(columns["lower_joint"][i]) is not None:
-            lower, upper = columns["lower_joint"][i], columns["upper_joint"][i]
-            point["joint"] = f"[{_shown(lower, mcse, alone=True)}, {_shown(upper, mcse, alone=True)}]"
-        values.append(point)
-    numeric = all(isinstance(v["x"], (int, float)) and not isinstance(v["x"], bool) for v in values)
-    xenc: dict[str, Any] = {"field": "x", "type": "quantitative" if numeric else "ordinal", "title": x}
-    if numeric:
-        xenc["scale"] = {"zero": False}  # nominal levels 0.5..0.95, budgets from 1: not from 0
-    color = {"color": {"field": "hue", "type": "nominal", "title": hue}} if any("hue" in v for v in values) else {}
-    tooltip = [{"field": "shown", "title": "estimate ± MCSE"}, {"field": "x", "title": x}]
-    if color:
-        tooltip.append({"field": "hue", "title": hue})
-    if facets:
-        tooltip.append({"field": "panel", "title": ", ".join(facets)})
-    if joint:
-        tooltip.append({"field": "joint", "title": "joint band"})
-    y = {"field": "estimate", "type": "quantitative", "title": ylabel, "scale": {"zero": False}}
-    layers: list[dict] = [
-        {"mark": {"type": "line", "point": True}, "encoding": {"x": xenc, "y": y, **color, "tooltip": tooltip}}
-    ]
-    if any("lo" in v for v in values):  # exact values (MCSE 0) have no bars
-        bars = {"x": xenc, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, **color}
-        layers.insert(0, {"mark": {"type": "rule", "opacity": 0.6}, "encoding": bars})
-    if "coverage" in f"{title} {ylabel}".lower() and any("nominal" in v for v in values):
-        if x == "nominal":  # coverage against the nominal level: the diagonal is the goal
-            layers.append(
-                {
-                    "mark": {"type": "line", "strokeDash": [4, 4], "color": "gray"},
-                    "encoding": {"x": xenc, "y": {**y, "field": "nominal"}},
-                }
-            )
-        else:
-            layers.append(
-                {
-                    "mark": {"type": "rule", "strokeDash": [4, 4], "color": "gray"},
-                    "encoding": {"y": {**y, "field": "nominal"}},
-                }
-            )
-    size = {"width": 300, "height": 200}
-    spec: dict[str, Any] = {"title": title, "data": {"values": values}}
-    if capped:  # usermeta: Vega-Lite's place for what it does not draw; the page states it above the charts
-        spec["usermeta"] = {"capped": capped}
-    if facets:
-        spec.update(
-            facet={"field": "panel", "type": "nominal", "title": ", ".join(facets)},
-            columns=3,
-            spec={**size, "layer": layers},
-        )
-    else:
-        spec.update(size, layer=layers)
-    return spec
-
-
-def _charts(frame, kind: str, swept: list[str], headline) -> list[dict]:
-    """The headline chart of the summary (or stacked frame), then one per other measure of it."""
+def _charts(frame, kind: str, swept: list[str], headline) -> list[Chart]:
+    """The headline chart of the summary (or stacked frame), then one per other measure of it: estimate against
+    x, one line per hue, ±2 MCSE bars, a tooltip with ``estimate ± MCSE``, one panel per facet value
+    combination; a coverage (the study's headline role, or a measure named so) with its nominal level."""
     rows, spec = headline(frame, kind)
     if not len(rows) or spec.x not in rows:
         return []
-    charts = [(rows, spec.ylabel)]
+    charts = [(rows, spec.ylabel, spec.role)]
     where = dict(spec.where)
     if "measure" in where and "measure" in frame:
         rest = frame[frame["measure"] != where["measure"]]
@@ -336,12 +238,17 @@ def _charts(frame, kind: str, swept: list[str], headline) -> list[dict]:
             rest = rest[(rest["estimator"] != "truth") & ~rest["estimator"].astype(str).str.contains("-", regex=False)]
         for measure, group in rest.groupby("measure", sort=False):  # one pass, not a mask per measure
             if measure != "failed_chunks" and len(charts) < _MAX_CHARTS:
-                charts.append((group, str(measure)))
+                # the frame's own key says what a measure is (never a chart's title)
+                charts.append((group, str(measure), "coverage" if "coverage" in str(measure).lower() else "measure"))
     candidates = _facet_candidates(frame)
     out = []
-    for rows, label in charts:
+    for rows, label, role in charts:
         facets = _facets(rows, spec.x, spec.hue, swept, candidates)
-        out.append(_chart(rows, x=spec.x, hue=spec.hue, ylabel=label, facets=facets, title=label))
+        rows, capped = _thinned(rows)
+        chart = estimates(
+            rows, x=spec.x, hue=spec.hue, ylabel=label, title=label, facets=facets, role=role, z=2.0, bars=True
+        )
+        out.append(replace(chart, note=capped) if capped else chart)
     return out
 
 
@@ -361,13 +268,13 @@ def _table(frame) -> tuple[str, int]:
         for c in shown.columns
         if c not in _RESULTS and len(shown) > 1 and shown[c].dtype.kind != "f" and shown[c].nunique(dropna=False) == 1
     ]
-    constants = ", ".join(f"{c} = {html.escape(str(_plain(shown[c].iloc[0])))}" for c in same)
+    constants = ", ".join(f"{c} = {html.escape(str(json_value(shown[c].iloc[0])))}" for c in same)
     shown = shown.drop(columns=same)
     has_mcse = "estimate" in shown and "mcse" in shown
     if has_mcse:
         estimate = [float(v) for v in shown["estimate"].tolist()]
         mcse = [float(v) if v is not None and math.isfinite(v) else 0.0 for v in shown["mcse"].tolist()]
-        pairs = [_shown(e, s).partition(" ± ") for e, s in zip(estimate, mcse)]
+        pairs = [estimate_text(e, s).partition(" ± ") for e, s in zip(estimate, mcse)]
     columns = []
     for column in shown.columns:
         values = shown[column].tolist()
@@ -588,7 +495,7 @@ def _build_iv(run_dir) -> Path:
     return run_dir
 
 
-def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = None) -> Report:
+def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = None, charts=None, studies=()) -> Report:
     """Write ``report.html`` into a run (or sweep) directory, from what the directory holds.
 
     Parameters
@@ -607,6 +514,14 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         Keyword-only. A sweep's swept keys: one facet per value combination. Default: none.
     kind : str, optional
         Keyword-only. The study kind (its headline chart); default from ``run.json``.
+    charts : callable, optional
+        Keyword-only. ``charts(files) -> list of simstudy.charts.Chart``: what a command directory's command
+        draws of it (its files read through ``files``, a :class:`simstudy.report_safe.Files`), handed by the
+        commands (:func:`simstudy.commands.report.charts`); the page knows no command's files. Default None:
+        none.
+    studies : sequence of str, optional
+        Keyword-only. Subdirectories holding study runs of a command (``simstudy audit``'s): each one's
+        headline and measures charted (``headline`` needed), its chunks verified. Default: none.
 
     Returns
     -------
@@ -638,6 +553,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     0
     """
     start = time.perf_counter()
+    describe, studies = charts, tuple(studies)  # below, ``specs`` are the page's charts as Vega-Lite
     run_dir = _build_iv(run_dir)
     files = Files(run_dir)
     run = files.json(run_dir / "run.json")
@@ -652,25 +568,25 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         kind = _job_kind(files, frame)
     chunks, damaged = _verify_chunks(run_dir, run.get("fingerprint"))
     sections: list[tuple[str, str, str]] = []  # (anchor, heading, body HTML)
-    charts: list[dict] = []
+    specs: list[dict] = []
     rows = 0
     script = None
     if frame is not None:
         shown = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
         drawn = headline is not None and len(shown) and "estimate" in shown
-        charts = _charts(shown, kind, swept, headline) if drawn else []
-        script = bundle() if charts else None
-        if charts:
-            sections.append(("charts", "Charts", _chart_divs(charts, script, "its estimate ± MCSE; bars: ±2 MCSE")))
+        specs = [to_vega(c) for c in _charts(shown, kind, swept, headline)] if drawn else []
+        script = bundle() if specs else None
+        if specs:
+            sections.append(("charts", "Charts", _chart_divs(specs, script, "its estimate ± MCSE; bars: ±2 MCSE")))
         table, rows = _table(frame)
         sections.append(("summary", "Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
     if frame is None:  # a command's directory: its page, and charts of what it computed
-        charts, sub_chunks, sub_damaged = _command_charts(files, headline)
+        specs, sub_chunks, sub_damaged = _command_charts(files, headline, describe, studies)
         chunks, damaged = chunks + sub_chunks, damaged + sub_damaged
-        script = bundle() if charts else None
-        if charts:
+        script = bundle() if specs else None
+        if specs:
             sections.append(
-                ("charts", "Charts", _chart_divs(charts, script, "its estimate and its error (± MCSE or band)"))
+                ("charts", "Charts", _chart_divs(specs, script, "its estimate and its error (± MCSE or band)"))
             )
     for name in _PAGES:
         page = markdown_page(files, run_dir / name) if os.path.lexists(run_dir / name) else None
@@ -705,7 +621,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
         sections.insert(
             0, ("skipped", "Not shown", f'<p class="note">Files not read:</p><ul class="note">{notes}</ul>')
         )
-    text = _html(title, sections, charts, script)
+    text = _html(title, sections, specs, script)
     from simstudy.io import atomic_path
 
     path = run_dir / REPORT
@@ -714,7 +630,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     size = os.path.getsize(path)
     return Report(
         path,
-        len(charts) if script is not None else 0,
+        len(specs) if script is not None else 0,
         rows,
         chunks,
         damaged,
@@ -743,155 +659,42 @@ def _thinned(rows) -> tuple[Any, str | None]:
     return kept, f"{len(kept):,} of {len(rows):,} points drawn (every {step:,}th row); every row is in summary.csv"
 
 
-#: The studies ``simstudy audit`` runs, each in its own subdirectory of the audit's (simstudy.commands.audit).
-_AUDIT_STUDIES = ("coverage", "bootstrap", "accuracy")
-
-
-def _command_charts(files: Files, headline) -> tuple[list[dict], int, tuple[str, ...]]:
-    """The charts of a command's directory, and its sub-studies' chunks verified: ``simstudy extrapolate``'s
-    curves (extrapolation.csv); ``simstudy audit``'s three studies (each its headline and measures)."""
-    charts: list[dict] = []
+def _command_charts(
+    files: Files, headline, describe, studies: tuple[str, ...]
+) -> tuple[list[dict], int, tuple[str, ...]]:
+    """The charts of a command's directory, and its sub-studies' chunks verified: what the command describes
+    (``describe(files)``), then each sub-study's headline and measures (at most 3 each)."""
+    charts = [to_vega(_capped(chart)) for chart in describe(files)] if describe is not None else []
     chunks, damaged = 0, tuple[str, ...]()
     run_dir = files.root
-    if os.path.lexists(run_dir / "EXTRAPOLATE.md") and os.path.lexists(run_dir / "extrapolation.csv"):
-        chart = _extrapolation_chart(files, run_dir / "extrapolation.csv")
-        charts += [chart] if chart is not None else []
-    for page, table, x, y, band, words in _CURVE_CHARTS:  # simstudy curve's and bands' curves, with their bands
-        if os.path.lexists(run_dir / page) and os.path.lexists(run_dir / table):
-            chart = _curve_chart(files, run_dir / table, x=x, y=y, band=band, words=words)
-            charts += [chart] if chart is not None else []
-    if os.path.lexists(run_dir / "AUDIT.md"):
-        for name in _AUDIT_STUDIES:
-            sub = run_dir / name
-            if not os.path.lexists(sub / "summary.parquet"):
-                continue
-            try:
-                frame = files.parquet(sub / "summary.parquet", f"{name}/summary.parquet")
-            except NotAReport as exc:  # one sub-study the page cannot show: said at its top, the rest shown
-                files.notes.append(str(exc))
-                log.warning("report.html: %s", exc)
-                continue
-            run = files.json(sub / "run.json")
-            ok, bad = _verify_chunks(sub, run.get("fingerprint"), inside=run_dir)
-            chunks, damaged = chunks + ok, damaged + bad
-            frame = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
-            if headline is not None and len(frame) and "estimate" in frame:
-                for chart in _charts(frame, str(run.get("kind", "")), [], headline)[:3]:
-                    charts.append({**chart, "title": f"{name}: {chart['title']}"})
+    for name in studies:
+        sub = run_dir / name
+        if not os.path.lexists(sub / "summary.parquet"):
+            continue
+        try:
+            frame = files.parquet(sub / "summary.parquet", f"{name}/summary.parquet")
+        except NotAReport as exc:  # one sub-study the page cannot show: said at its top, the rest shown
+            files.notes.append(str(exc))
+            log.warning("report.html: %s", exc)
+            continue
+        run = files.json(sub / "run.json")
+        ok, bad = _verify_chunks(sub, run.get("fingerprint"), inside=run_dir)
+        chunks, damaged = chunks + ok, damaged + bad
+        frame = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
+        if headline is not None and len(frame) and "estimate" in frame:
+            for chart in _charts(frame, str(run.get("kind", "")), [], headline)[:3]:
+                charts.append(to_vega(replace(chart, title=f"{name}: {chart.title}")))
     return charts, chunks, damaged
 
 
-def _extrapolation_chart(files: Files, path: Path) -> dict | None:
-    """``simstudy extrapolate``'s curves (extrapolation.csv): each curve's estimate against k (log scale) with
-    its band, one panel per model; the tooltip gives the estimate and the band's ends."""
-
-    import pandas as pd
-
-    table = files.csv(path)
-    if table is None:
-        return None
-    need = ("model", "k", "curve", "estimate", "lower", "upper")
-    if not set(need) <= set(table.columns) or not len(table):
-        return None
-    table, capped = _thinned(table)
-    values = []
-    # one line per (curve, fit): the law fitted to the sample and, where the data had more, to all of them
-    fits = table["runs"].astype(str) + " runs" if "runs" in table else pd.Series("", index=table.index)
-    for model, k, curve, est, lo, hi, fit in zip(*(table[c].tolist() for c in need), fits.tolist()):
-        if _plain(est) is None or _plain(k) is None or k <= 0:
-            continue
-        hue = f"{curve}, {fit}" if fit else str(curve)
-        point = {"panel": str(model), "x": k, "hue": hue, "estimate": est, "shown": f"{est:.4g}"}
-        if _plain(lo) is not None and _plain(hi) is not None:
-            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
-        values.append(point)
-    x = {"field": "x", "type": "quantitative", "title": "k (search iterations)", "scale": {"type": "log"}}
-    y = {"field": "estimate", "type": "quantitative", "title": "best score of k runs", "scale": {"zero": False}}
-    color = {"field": "hue", "type": "nominal", "title": "curve"}
-    tooltip = [
-        {"field": "shown", "title": "estimate [band]"},
-        {"field": "x", "title": "k"},
-        {"field": "hue", "title": "curve"},
-    ]
-    band = {"x": x, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, "color": color}
-    # the band's layer only where some point has one: an empty one has an infinite extent (a Vega warning)
-    layers = [{"mark": {"type": "area", "opacity": 0.25}, "encoding": band}] if any("lo" in v for v in values) else []
-    layers += [
-        {"mark": {"type": "line"}, "encoding": {"x": x, "y": y, "color": color}},
-        {"mark": {"type": "point", "opacity": 0, "size": 30}, "encoding": {"x": x, "y": y, "tooltip": tooltip}},
-    ]
-    return {
-        "title": "extrapolated tuning curves",
-        **({"usermeta": {"capped": capped}} if capped else {}),
-        "data": {"values": values},
-        "facet": {"field": "panel", "type": "nominal", "title": "model"},
-        "columns": 2,
-        "spec": {"width": 420, "height": 260, "layer": layers},
-    }
-
-
-#: The charts of ``simstudy curve`` (curves.csv) and ``simstudy bands`` (bands.csv): page, table, the x column,
-#: the y column (the first present), the band's columns, and what the band is.
-_CURVE_CHARTS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, str], str], ...] = (
-    ("CURVE.md", "curves.csv", "n", ("expected_max", "expected_min"), ("band_low", "band_high"), "± 1 SD"),
-    ("BANDS.md", "bands.csv", "k", ("point",), ("lower", "upper"), "band"),
-)
-#: Points per model drawn at most (log-spaced budgets): a curve of 10^6 trials is 10^6 rows of its table.
-_MAX_CURVE_POINTS = 300
-
-
-def _curve_chart(
-    files: Files, path: Path, *, x: str, y: tuple[str, ...], band: tuple[str, str], words: str
-) -> dict | None:
-    """A data command's curves against the budget (log scale), one colour per model, the band shaded; the
-    tooltip gives the value and the band's ends. At most :data:`_MAX_CURVE_POINTS` budgets per model, spaced
-    evenly on the log scale (the title says so when the table has more)."""
-
-    import numpy as np
-
-    table = files.csv(path)  # never through a link out of the directory, never a FIFO
-    if table is None:
-        return None
-    value = next((c for c in y if c in table.columns), None)
-    if value is None or not {"model", x, *band} <= set(table.columns) or not len(table):
-        return None
-    budgets = table[x].to_numpy(dtype=float)
-    top = np.nanmax(budgets) if np.isfinite(budgets).any() else 0
-    kept = np.unique(np.round(np.geomspace(1, max(top, 1), _MAX_CURVE_POINTS)))
-    thinned = top > _MAX_CURVE_POINTS
-    if thinned:
-        table = table[np.isin(budgets, kept)]
-    values = []
-    for model, k, est, lo, hi in zip(*(table[c].tolist() for c in ("model", x, value, *band))):
-        if _plain(est) is None or _plain(k) is None or k <= 0:
-            continue
-        point = {"hue": str(model), "x": k, "estimate": est, "shown": f"{est:.4g}"}
-        if _plain(lo) is not None and _plain(hi) is not None:
-            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
-        values.append(point)
-    label = value.replace("_", " ")
-    xs = {"field": "x", "type": "quantitative", "title": f"{x} (trials)", "scale": {"type": "log"}}
-    ys = {"field": "estimate", "type": "quantitative", "title": label, "scale": {"zero": False}}
-    color = {"field": "hue", "type": "nominal", "title": "model"}
-    tooltip = [
-        {"field": "shown", "title": f"{label} [{words}]"},
-        {"field": "x", "title": x},
-        {"field": "hue", "title": "model"},
-    ]
-    return {
-        "title": f"{label} against {x}, shaded: {words}" + (f" ({len(kept)} budgets shown)" if thinned else ""),
-        "width": 520,
-        "height": 320,
-        "data": {"values": values},
-        "layer": [
-            {
-                "mark": {"type": "area", "opacity": 0.2},
-                "encoding": {"x": xs, "y": {**ys, "field": "lo"}, "y2": {"field": "hi"}, "color": color},
-            },
-            {"mark": {"type": "line"}, "encoding": {"x": xs, "y": ys, "color": color}},
-            {"mark": {"type": "point", "opacity": 0, "size": 30}, "encoding": {"x": xs, "y": ys, "tooltip": tooltip}},
-        ],
-    }
+def _capped(chart: Chart) -> Chart:
+    """A handed chart with at most :data:`_MAX_POINTS` rows, evenly spaced, and a note of what was left out."""
+    if len(chart.rows) <= _MAX_POINTS:
+        return chart
+    step = -(-len(chart.rows) // _MAX_POINTS)
+    kept = chart.rows[::step]
+    note = f"{len(kept):,} of {len(chart.rows):,} points drawn (every {step:,}th row); every row is in its table"
+    return replace(chart, rows=kept, note=note)
 
 
 def _build_or_warn(run_dir, **kwargs) -> Report | None:

@@ -3,7 +3,8 @@
 A Hydra multirun (``simstudy -m key=a,b ...``) leaves one run directory per combination of swept values;
 :func:`stack` reads their ``summary.parquet`` files into one frame with a ``job`` column (the job's directory
 name) and one column per swept key holding that job's value (numbers as numbers). :func:`headline` picks, per
-study kind, the rows a sweep's faceted figure shows (:func:`simstudy.plots.sweep_figure`). ``_write_sweep``
+study kind, the rows a sweep's faceted figure shows, and :func:`sweep_chart` describes that figure
+(:class:`simstudy.charts.Chart`; :func:`simstudy.figures.sweep_figure` draws it). ``_write_sweep``
 writes the stacked frame and that figure at the sweep directory (after a multirun, for a design, and for
 ``simstudy collect sweep_dir=DIR``), and for three or more swept keys a nested-loop plot, ``nested_loop.png``
 (Rücker & Schwarzer 2014; :func:`nested_loop_factors`, :func:`simstudy.plots.nested_loop_figure`);
@@ -22,9 +23,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from simstudy.charts import Chart, estimates, to_matplotlib
 from simstudy.registry import Headline
 
-__all__ = ["Job", "Stacked", "Headline", "stack", "headline", "nested_loop_factors"]
+__all__ = ["Job", "Stacked", "Headline", "stack", "headline", "sweep_chart", "nested_loop_factors"]
 
 log = logging.getLogger("simstudy")
 
@@ -185,7 +187,8 @@ def headline(frame: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, Headline]:
     :attr:`~simstudy.registry.Study.sweep`).
 
     A kind that declares none shows its first measure against the first of
-    ``n, k, B, budget, nominal, confidence`` it has, one line per ``estimator``, ``method`` or ``algorithm``.
+    ``n, k, B, budget, nominal, confidence`` it has, one line per ``estimator``, ``method`` or ``algorithm``
+    (a coverage, :attr:`~simstudy.registry.Headline.role`, when the measure's name says so).
 
     Parameters
     ----------
@@ -217,6 +220,8 @@ def headline(frame: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, Headline]:
             next((c for c in _X if c in frame), "job"),
             next((c for c in _HUE if c in frame), "job"),
             measures[0] if measures else "estimate",
+            # an unregistered kind's measure says what it is by its name (the frame's key, not a label)
+            "coverage" if measures and "coverage" in str(measures[0]).lower() else "measure",
         )
     keep = pd.Series(True, index=frame.index)
     for column, value in spec.where.items():
@@ -233,7 +238,7 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
     the faceted ``figure.png``/``.pdf``; returns the :class:`~simstudy.sweeps.Stacked` (with the unfinished)."""
     import matplotlib.pyplot as plt
 
-    from simstudy import io, plots
+    from simstudy import io
 
     stacked = stack(sweep_dir, jobs, swept)
     frame = stacked.frame
@@ -244,9 +249,7 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
     rows, spec = headline(frame, stacked.kind)
     if len(rows):
         study = f"{frame['study'].iloc[0]}: " if "study" in frame else ""
-        fig = plots.sweep_figure(
-            rows, swept, x=spec.x, hue=spec.hue, ylabel=spec.ylabel, title=f"{study}{spec.ylabel} by {', '.join(swept)}"
-        )
+        fig = to_matplotlib(sweep_chart(rows, swept, spec, title=f"{study}{spec.ylabel} by {', '.join(swept)}"))
         for suffix in ("png", "pdf"):
             io.save_figure(fig, sweep_dir / f"figure.{suffix}", dpi=150)
         plt.close(fig)
@@ -263,6 +266,55 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
         ", ".join(swept),
     )
     return stacked
+
+
+def sweep_chart(rows: pd.DataFrame, swept: list[str], spec: Headline, *, title: str | None = None) -> Chart:
+    """A sweep's headline figure, described (:func:`simstudy.charts.to_matplotlib` draws it as ``figure.png``).
+
+    One panel per combination of swept values (in the jobs' order), ``estimate`` against ``spec.x``, one line
+    per ``spec.hue``; where a job has several cells, one line style per ``distribution``/``B`` that varies
+    within a job; the 95% interval: the Clopper-Pearson ``ci_low``/``ci_high`` where the rows have them, else
+    ±1.96 ``mcse``, else none; on a coverage (``spec.role``), the nominal level dashed.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Headline rows of a stacked sweep frame (:func:`headline`): columns ``swept``, ``spec.x``, ``spec.hue``,
+        ``estimate`` and optionally ``distribution``, ``B``, ``mcse``, ``ci_low``, ``ci_high``, ``nominal``.
+    swept : list of str
+        The swept keys (columns of ``rows``): a panel's title names their values.
+    spec : Headline
+        What the rows are and how they are drawn (x, hue, y label, role).
+    title : str, optional, keyword-only
+        The chart's title. Default None: "<ylabel> by <swept keys>".
+
+    Returns
+    -------
+    simstudy.charts.Chart
+        The description.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"B": [5, 5, 10, 10], "n": [1, 2, 1, 2], "estimator": "v", "estimate": 0.1})
+    >>> chart = sweep_chart(rows, ["B"], Headline({}, "n", "estimator", "MSE"))
+    >>> chart.title, chart.facets, chart.rows[0]["facet"]
+    ('MSE by B', ('B',), ('5',))
+    """
+    varying = [c for c in ("distribution", "B") if c != spec.x and c in rows]
+    if varying:  # what varies within a job gets a line style; what the jobs differ in, a panel
+        job = rows[swept].astype(str).apply(tuple, axis=1) if swept else pd.Series(0, index=rows.index)
+        varying = [c for c in varying if rows.groupby(job)[c].nunique().max() > 1]
+    return estimates(
+        rows,
+        x=spec.x,
+        hue=spec.hue,
+        ylabel=spec.ylabel,
+        title=title or f"{spec.ylabel} by {', '.join(swept) or 'job'}",
+        facets=swept,
+        styles=varying,
+        role=spec.role,
+        ci=True,
+    )
 
 
 def nested_loop_factors(rows: pd.DataFrame, swept: list[str], spec: Headline) -> list[str] | None:

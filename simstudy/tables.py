@@ -57,8 +57,10 @@ def _trial_time_iv(trial_time, models) -> dict[str, float] | None:
     return {m: float(t) for m, t in times.items()}
 
 
-def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_time=None) -> pd.DataFrame:
-    """The expected maximum of n trials, n = 1..B, for each model.
+def evp_curves(
+    scores: Mapping[str, np.ndarray], *, method: str = "v", trial_time=None, minimize: bool = False
+) -> pd.DataFrame:
+    """The expected maximum (or, with `minimize`, minimum) of n trials, n = 1..B, for each model.
 
     Parameters
     ----------
@@ -70,12 +72,16 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
     trial_time : float or mapping of str to float, keyword-only, optional
         Average duration of one trial (any unit, e.g. seconds or GPU hours), for all models or per model:
         adds a ``time`` column, ``n * trial_time``.
+    minimize : bool, keyword-only, default False
+        Whether lower is better (losses): the curve is the expected minimum, in a column ``expected_min``
+        (:func:`simstudy.stats.estimators.expected_max` with ``minimize``: the curves of ``-x`` mirrored back,
+        negation being exact), its band the mirror of theirs.
 
     Returns
     -------
     pandas.DataFrame
         Tidy, one row per (model, n), every n = 1..B, in the order of `scores`: ``model``, ``n``,
-        ``expected_max``, ``std`` (plug-in SD of the best of n, :func:`simstudy.stats.estimators.expected_max_std`;
+        ``expected_max`` (``expected_min`` with `minimize`), ``std`` (plug-in SD of the best of n, :func:`simstudy.stats.estimators.expected_max_std`;
         always from V's weights), ``band_low`` and ``band_high`` (``expected_max -/+ std`` clipped to the
         model's observed [min, max]), all in score units, and ``time`` (the unit of `trial_time`) when given.
 
@@ -109,7 +115,14 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
     Traceback (most recent call last):
         ...
     ValueError: unknown estimator 'bootstrap'; choose one of: u, v, w
+
+    Losses, lower is better: the expected minimum of n falls with n.
+
+    >>> evp_curves({"a": [0.2, 0.5, 0.9]}, minimize=True)["expected_min"].round(4).tolist()
+    [0.5333, 0.3778, 0.3037]
     """
+    if not isinstance(minimize, (bool, np.bool_)):
+        raise ValueError(f"minimize must be True or False, got {minimize!r}")
     if method not in estimators.CLOSED_FORM:
         raise ValueError(f"unknown estimator {method!r}; choose one of: {', '.join(estimators.CLOSED_FORM)}")
     if not scores:
@@ -120,8 +133,9 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 1 or x.size == 0:
             raise ValueError(f"the scores of model {model} must be a non-empty 1-d array, got shape {x.shape}")
-        # One sort, and one pass over the V weights for the curve and its SD (bounded memory at any B).
-        x = np.sort(x)
+        # One sort, and one pass over the V weights for the curve and its SD (bounded memory at any B); the
+        # minimum's curve is the maximum's of -x, mirrored back below (negation and clipping are exact)
+        x = np.sort(-x if minimize else x)
         mean, std = estimators._v_mean_std(x, np.arange(1, x.size + 1))
         if method != "v":
             mean = estimators.expected_max(x, method, presorted=True)
@@ -135,14 +149,19 @@ def evp_curves(scores: Mapping[str, np.ndarray], *, method: str = "v", trial_tim
                 "band_high": np.clip(mean + std, x.min(), x.max()),
             }
         )
+        if minimize:
+            frame = frame.assign(
+                expected_max=-frame["expected_max"], band_low=-frame["band_high"], band_high=-frame["band_low"]
+            ).rename(columns={"expected_max": "expected_min"})
         if times is not None:
             frame["time"] = frame["n"] * times[model]
         frames.append(frame)
     return _pandas().concat(frames, ignore_index=True)
 
 
-def budget_to_target(curves: pd.DataFrame, target: float) -> pd.DataFrame:
-    """The smallest budget at which each model's expected maximum reaches ``target`` (Dodge et al. 2019, Fig. 1).
+def budget_to_target(curves: pd.DataFrame, target: float, *, minimize: bool = False) -> pd.DataFrame:
+    """The smallest budget at which each model's expected maximum reaches ``target`` (Dodge et al. 2019, Fig. 1);
+    with `minimize`, where its expected minimum falls to it.
 
     Parameters
     ----------
@@ -152,6 +171,9 @@ def budget_to_target(curves: pd.DataFrame, target: float) -> pd.DataFrame:
     target : float
         The score to reach (score units); reached where ``expected_max >= target`` up to rounding (a few units
         in the last place: a curve of [0.6, 0.7] at n = 1 is 0.6499999999999999 and reaches 0.65).
+    minimize : bool, keyword-only, default False
+        Whether the curves are of the minimum (:func:`evp_curves` with ``minimize``, column ``expected_min``):
+        reached where ``expected_min <= target``, up to the same rounding.
 
     Returns
     -------
@@ -176,17 +198,19 @@ def budget_to_target(curves: pd.DataFrame, target: float) -> pd.DataFrame:
       model  target  n  expected_max
     0     b    0.65  1          0.65
     """
-    # The curve is a sum of rounded products: a target it equals exactly can come out a few ulps short.
-    reach = target - 4 * np.finfo(np.float64).eps * max(abs(target), 1.0)
+    # The curve is a sum of rounded products: a target it equals exactly can come out a few ulps short (above it,
+    # for the minimum: -target - slack of the mirrored curve is exactly -(target + slack)).
+    slack = 4 * np.finfo(np.float64).eps * max(abs(target), 1.0)
+    column = "expected_min" if minimize else "expected_max"
     rows = []
     for model, c in curves.groupby("model", sort=False):
-        hit = c[c["expected_max"] >= reach]
-        row = {"model": model, "target": target, "n": np.nan, "expected_max": np.nan}
+        hit = c[c[column] <= target + slack] if minimize else c[c[column] >= target - slack]
+        row = {"model": model, "target": target, "n": np.nan, column: np.nan}
         if "time" in c:
             row["time"] = np.nan
         if len(hit):
             first = hit.iloc[0]
-            row.update(n=int(first["n"]), expected_max=float(first["expected_max"]))
+            row.update({"n": int(first["n"]), column: float(first[column])})
             if "time" in c:
                 row["time"] = float(first["time"])
         rows.append(row)

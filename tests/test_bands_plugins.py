@@ -22,7 +22,7 @@ from simstudy.studies import band_coverage, band_width
 
 BANDS = """
 import numpy as np
-from simstudy import bands
+from simstudy.stats import bands
 
 CALLS = []  # the shape of every call's samples
 

@@ -48,10 +48,10 @@ _SCRIPT = textwrap.dedent(
 _FIGURES = textwrap.dedent(
     """
     import logging, warnings
-    from simstudy import figures
+    from simstudy import charts
 
     def line(frame):
-        plt = figures._theme()
+        plt = charts._theme()
         fig, ax = plt.subplots(figsize=(2, 2), layout="constrained")
         ax.plot(frame["x"], frame["y"])
         ax.set_title(r"$\\hat{V}_n$ of 3")

@@ -11,6 +11,7 @@
 :func:`main`              the ``simstudy`` command
 ``_check_flags``          a flag Hydra does not know: one line saying how keys are given
 ``_run_job``              a composed command line run as Hydra's run mode does, without composing it again
+``_job``                  a Hydra task bound to what the command line asked of its run directory
 ``_in_run_dir``           run a Hydra job in its run directory (:func:`simstudy.engine.rundir._in_run_dir`)
 ``_run_command``          a data command's job: :func:`simstudy.launch.run` in its run directory, its lines printed
 ========================  =========================================================================================
@@ -18,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -27,7 +29,15 @@ from pathlib import Path
 
 from simstudy.cli.usage import _help, _version, preset_help
 from simstudy.engine import rundir as _rundir
-from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _MULTIRUN, EXIT_BAD_INPUT, Refused, _fail, _os_error, _os_status
+from simstudy.engine.rundir import (
+    _ENVIRONMENT_ERRNOS,
+    EXIT_BAD_INPUT,
+    Refused,
+    _DirsBefore,
+    _fail,
+    _os_error,
+    _os_status,
+)
 from simstudy.overrides import (
     _check_overrides,
     _config_dir,
@@ -45,13 +55,27 @@ __all__ = ["main"]
 log = logging.getLogger("simstudy")
 
 
-def _in_run_dir(run, cfg, out_dir: Path | None = None):
-    """:func:`simstudy.engine.rundir._in_run_dir` in Hydra's run directory of the job (``out_dir`` None)."""
-    if out_dir is None:
-        from hydra.core.hydra_config import HydraConfig
+def _in_run_dir(run, cfg, overwrite: bool, created: _DirsBefore | None):
+    """:func:`simstudy.engine.rundir._in_run_dir` in Hydra's run directory of the job, with what the command line
+    asked: ``overwrite=true``, and the directories Hydra made for it (``created``, removed if left empty)."""
+    from hydra.core.hydra_config import HydraConfig
 
-        out_dir = Path(HydraConfig.get().runtime.output_dir)
-    return _rundir._in_run_dir(run, cfg, out_dir)
+    from simstudy.launch import _shard_label
+
+    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    return _rundir._in_run_dir(run, cfg, out_dir, shard=_shard_label(cfg), overwrite=overwrite, created=created)
+
+
+def _job(task, overwrite: bool, created: _DirsBefore | None):
+    """The Hydra task function of a command line: ``task(cfg, overwrite, created)`` with this command line's
+    ``overwrite=`` and the directories Hydra makes for it (every job of a sweep shares them). Wrapped
+    (``__wrapped__``), so that Hydra names the job after ``task``'s module, as it did before the binding."""
+
+    @functools.wraps(task)
+    def job(cfg):
+        return task(cfg, overwrite, created)
+
+    return job
 
 
 class _Callbacks:
@@ -110,16 +134,16 @@ def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else message
 
 
-def _study_task(cfg) -> None:
+def _study_task(cfg, overwrite: bool, created: _DirsBefore | None) -> None:
     from simstudy.launch import _run_study
 
-    _in_run_dir(_run_study, cfg)
+    _in_run_dir(_run_study, cfg, overwrite, created)
 
 
-def _app(task, config_name: str, args: list[str]) -> None:
-    """A command line Hydra itself must run (a sweep, or flags such as ``--cfg job``): ``task`` as a Hydra app on
-    ``args`` (Hydra imported only now: ``simstudy --help`` never needs it). ``hydra.main`` takes its arguments
-    from ``sys.argv`` only, so they are put there for the app and the caller's put back after."""
+def _hydra_app(task, config_name: str, args: list[str]) -> None:
+    """Run ``task`` as a Hydra app on ``args`` (Hydra imported only now: ``simstudy --help`` never needs it): a
+    multirun, or a command line with Hydra's flags (``--cfg`` ...). ``hydra.main`` takes its arguments from
+    ``sys.argv`` only, so they are put there for the app and the caller's put back after."""
     import hydra
 
     given = sys.argv
@@ -131,20 +155,21 @@ def _app(task, config_name: str, args: list[str]) -> None:
 
 
 def _command_task(spec):
-    """A data command's Hydra task: :func:`_run_command` of ``spec`` in the job's run directory."""
+    """A data command's Hydra task, ``task(cfg, overwrite, created)``: :func:`_run_command` of ``spec`` in the
+    job's run directory."""
 
-    def task(cfg) -> None:
-        _in_run_dir(lambda cfg, out_dir: _run_command(spec, cfg, out_dir), cfg)
+    def task(cfg, overwrite: bool, created: _DirsBefore | None) -> None:
+        _in_run_dir(lambda cfg, run_dir: _run_command(spec, cfg, run_dir), cfg, overwrite, created)
 
     return task
 
 
-def _run_command(spec, cfg, out_dir: Path) -> None:
+def _run_command(spec, cfg, run_dir) -> None:
     """``simstudy NAME``: :func:`simstudy.launch.run` of the command's spec in its run directory, its summary
     lines printed, then the files written said."""
     from simstudy import launch
 
-    done = launch.run(spec, cfg, out_dir)
+    done = launch.run(spec, cfg, run_dir)
     for line in done.lines:
         print(line)
     if done.wrote is not None:
@@ -164,7 +189,7 @@ def _command(name: str):
     try:  # a plug-in that fails to load: one line, as a study's command line says it
         return registry.command(name) if name in registry.command_names() else None
     except PluginError as exc:
-        _fail(str(exc), None)
+        _fail(str(exc))
 
 
 def main() -> None:
@@ -261,7 +286,6 @@ def _check_flags(argv: list[str], command: str | None) -> None:
         _fail(
             f"{arg!r} is not an option of simstudy{' ' + command if command else ''}: keys are given as key=value, "
             f"e.g. {name}={value or '...'} ({where} lists them)",
-            None,
         )
 
 
@@ -272,46 +296,58 @@ def _main(argv: list[str]) -> None:
         sys.stdout.flush()  # inside main's BrokenPipeError guard
         return
     _log_data_warnings()  # after the help: it imports the score files' module (pandas), which no help page needs
-    from simstudy.figures import _check_backend
+    from simstudy.charts import _check_backend
 
     _check_backend()  # a bad MPLBACKEND: one line before any run, not matplotlib's traceback after it
     # Let exceptions out of Hydra's wrapper (it would print them in several lines and exit 1) so that an
     # environmental one -- an unwritable or full output directory, met while Hydra creates the run
     # directory -- is reported in one line; any other keeps its full traceback.
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
-    _MULTIRUN.set(False)  # a plain command's refusals: not an earlier sweep's of this process (set again for Hydra's)
+    sweep = False  # a multirun (-m): its refusals name hydra.sweep.dir, where a sweep's job directories are made
     try:
-        spec = _command(argv[0]) if argv else None
-        if spec is not None and spec.plain:  # their paths too (run_dir= of 300 characters): one line
-            from simstudy.cli import plain
+        try:
+            spec = _command(argv[0]) if argv else None
+            if spec is not None and spec.plain:  # their paths too (run_dir= of 300 characters): one line
+                from simstudy.cli import plain
 
-            plain.run(spec, argv[1:])
-            return
-        if spec is not None:
-            _check_flags(argv[1:], spec.name)
-            args = _quote_paths(_last_of_each_key(_take_overwrite(argv[1:])))
-            _register_commands(spec)
-            composed = _check_overrides(args, spec.name)
-            if composed is not None:
-                _run_job(composed, _command_task(spec), spec.name)
-            else:
-                _app(_command_task(spec), spec.name, args)
-            return
-        _check_flags(argv, None)
-        args = _quote_paths(_last_of_each_key(_optional_keys(_take_overwrite(argv))))
-        _register_studies()
-        composed = _check_overrides(args)
-        if composed is not None:
-            _run_job(composed, _study_task, "config")
-            return
-        if any(a in ("-h", "--help") for a in args):  # a preset's help: its groups and composed config
-            print(preset_help([a for a in args if not a.startswith("-")], resolve="--resolve" in args))
-            return
-        _app(_study_task, "config", args)
-    except OSError as exc:
-        if exc.errno not in _ENVIRONMENT_ERRNOS:
+                plain.run(spec, argv[1:])
+                return
+            if spec is not None:
+                _check_flags(argv[1:], spec.name)
+                args, overwrite = _take_overwrite(argv[1:])
+                args = _quote_paths(_last_of_each_key(args))
+                _register_commands(spec)
+                sweep = any(arg in ("-m", "--multirun") for arg in args)
+                checked = _check_overrides(args, spec.name, overwrite=overwrite)
+                job = _job(_command_task(spec), overwrite, checked.created)
+                if checked.config is not None:
+                    _run_job(checked.config, job, spec.name)
+                else:
+                    _hydra_app(job, spec.name, args)
+                return
+            _check_flags(argv, None)
+            args, overwrite = _take_overwrite(argv)
+            args = _quote_paths(_last_of_each_key(_optional_keys(args)))
+            _register_studies()
+            sweep = any(arg in ("-m", "--multirun") for arg in args)
+            checked = _check_overrides(args, overwrite=overwrite)
+            job = _job(_study_task, overwrite, checked.created)
+            if checked.config is not None:
+                _run_job(checked.config, job, "config")
+                return
+            if any(a in ("-h", "--help") for a in args):  # a preset's help: its groups and composed config
+                print(preset_help([a for a in args if not a.startswith("-")], resolve="--resolve" in args))
+                return
+            _hydra_app(job, "config", args)
+        except OSError as exc:
+            if exc.errno not in _ENVIRONMENT_ERRNOS:
+                raise
+            _fail(_os_error(exc), status=_os_status(exc))
+    except Refused as exc:
+        if not sweep or "hydra.run.dir=NEW" not in exc.message:
             raise
-        _fail(_os_error(exc), None, _os_status(exc))
+        # "a new directory (hydra.run.dir=NEW)": under -m, the sweep's directory is the one to change
+        raise Refused(exc.message.replace("hydra.run.dir=NEW", "hydra.sweep.dir=NEW"), exc.status) from None
 
 
 if __name__ == "__main__":

@@ -47,14 +47,13 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
                 + " ".join(f"{k}=..." for k in required)
                 + "".join(f" [{k}=...]" for k in optional)
                 + ")",
-                None,
             )
         if key in opts:
             _print_notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
         opts[key] = value
     for key in required:
         if not opts.get(key):
-            _fail(f"simstudy {command}: {key} is required: set it with {key}=...", None)
+            _fail(f"simstudy {command}: {key} is required: set it with {key}=...")
     return opts
 
 
@@ -63,9 +62,7 @@ def run(spec, argv: list[str]) -> None:
     its arguments parsed and its library function called by this module's function of the same name."""
     main = _MAINS.get(spec.name)
     if main is None:
-        _fail(
-            f"simstudy {spec.name}: a command without options needs its key=value handling in simstudy.cli.plain", None
-        )
+        _fail(f"simstudy {spec.name}: a command without options needs its key=value handling in simstudy.cli.plain")
     main(argv)
 
 
@@ -86,7 +83,6 @@ def _collect(argv: list[str]) -> None:
     if not opts.get("run_dir") or opts.get("sweep_dir"):
         _fail(
             "simstudy collect: run_dir is required: set it with run_dir=... (or sweep_dir=... for a sweep, not both)",
-            None,
         )
     from simstudy.commands import collect
 
@@ -109,12 +105,14 @@ def _collect_sweep(sweep_dir: Path) -> None:
         _fail(
             f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ..., nor "
             f"of a design)",
-            None,
         )
     _setup_logging()
     try:
         if stored.is_file():
-            swept, jobs = _sweep_plan(_load_stored_yaml(stored))  # a list (not a mapping) fails inside: unreadable
+            from omegaconf import OmegaConf
+
+            # as written (never resolved); a list (not a mapping) fails inside: unreadable
+            swept, jobs = _sweep_plan(OmegaConf.create(_load_stored_yaml(stored)))
         else:
             from simstudy.sweeps import Job
 
@@ -122,18 +120,17 @@ def _collect_sweep(sweep_dir: Path) -> None:
             swept, cells = _design_cells(_read_stored_config(design))
             jobs = [Job(name, values) for name, values, _ in cells]
     except _NoPlan as exc:
-        _fail(f"{stored}: cannot list the sweep's jobs: {exc}", None)
+        _fail(f"{stored}: cannot list the sweep's jobs: {exc}")
     except Exception as exc:
-        _fail(f"{stored}: unreadable ({type(exc).__name__}: {_one_line(exc)}); rerun the sweep", None)
+        _fail(f"{stored}: unreadable ({type(exc).__name__}: {_one_line(exc)}); rerun the sweep")
     if not swept:
         _fail(
             f"{stored}: no swept key names its jobs' directories (only runner settings are swept): collect the "
             f"run with simstudy collect run_dir=DIR",
-            None,
         )
     stacked = collect.stack(sweep_dir, swept, jobs)
     if stacked.unfinished:
-        _fail(_unfinished_message(sweep_dir, stacked.unfinished, len(jobs)), None, EXIT_FAILED)
+        _fail(_unfinished_message(sweep_dir, stacked.unfinished, len(jobs)), status=EXIT_FAILED)
 
 
 def _replay(argv: list[str]) -> None:
@@ -154,15 +151,14 @@ def _report(argv: list[str]) -> None:
     try:
         done = report.run(opts["run_dir"])
     except ConfigError as exc:
-        _fail(str(exc), None)
+        _fail(str(exc))
     print(
         f"wrote {done.path} ({done.size / 1e6:.1f} MB, {done.charts} charts, {done.rows} rows, {done.chunks} chunks verified)"
     )
     if done.damaged:
         _fail(
             f"{len(done.damaged)} stored chunk(s) failed their check (the page lists them); first: {done.damaged[0]}",
-            None,
-            EXIT_FAILED,
+            status=EXIT_FAILED,
         )
 
 
@@ -177,7 +173,7 @@ def _reproduce(argv: list[str]) -> None:
     opts = _key_values([a for a in argv if a != "--quick"], "reproduce", (), ("only", "n_jobs", "out"))
     done = reproduce.run(quick=quick, only=opts.get("only"), n_jobs=opts.get("n_jobs", "-1"), out=opts.get("out"))
     if done.failed:
-        _fail(f"{done.failed} run(s) failed; see {done.path}", None, EXIT_FAILED)
+        _fail(f"{done.failed} run(s) failed; see {done.path}", status=EXIT_FAILED)
 
 
 def _populations(argv: list[str]) -> None:
@@ -195,7 +191,6 @@ def _populations(argv: list[str]) -> None:
         _fail(
             f"simstudy populations: unknown action {word!r}: {f'did you mean {close[0]}? ' if close else ''}the actions "
             f"are list (the default) and export",
-            None,
         )
     if word == "export":
         action = "export"
@@ -208,7 +203,7 @@ def _populations(argv: list[str]) -> None:
     try:
         done = populations.run(action, **opts)
     except DataError as exc:
-        _fail(str(exc), None)
+        _fail(str(exc))
     if isinstance(done, populations.Exported):
         pop = done.population
         print(
@@ -231,7 +226,7 @@ def _plan(argv: list[str]) -> None:
     _setup_logging()
     flags = [a for a in argv if a.startswith("-")]
     if flags:
-        _fail(f"simstudy plan: unexpected argument {flags[0]!r} (usage: {plan.COMMAND.usage})", None)
+        _fail(f"simstudy plan: unexpected argument {flags[0]!r} (usage: {plan.COMMAND.usage})")
     experiment = None
     overrides = []
     for arg in argv:

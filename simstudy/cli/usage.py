@@ -333,7 +333,7 @@ def preset_help(overrides: list[str], *, resolve: bool = False) -> str:
                 for g in shown
             )
     except Exception as exc:
-        _fail(_one_line(exc), None)
+        _fail(_one_line(exc))
     HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the help's own text
     clean = copy.deepcopy(cfg)
     with open_dict(clean):

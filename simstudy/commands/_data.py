@@ -2,10 +2,9 @@
 
 ``simstudy curve``, ``bands``, ``audit`` and ``extrapolate`` read scores the same way: the keys of
 :class:`DataOptions` (a schema, :mod:`simstudy.schema`), cross-checked into a frozen :class:`DataConfig` by
-:func:`_data`, and loaded by :func:`_load_scores`. With ``minimize=true`` the expected-maximum analyses run
-unchanged on the mirrored scores ``-x`` (:func:`_sign`, :func:`_mirror_scores`, :func:`_bounds`) and mirror
-their results back; ``bands`` computes the minimum's quantile curves on x itself, since a quantile of the
-minimum is the mirror of one of the maximum of -x only where no probability falls on an atom.
+:func:`_data`, and loaded by :func:`_load_scores`. With ``minimize=true`` the commands pass ``minimize`` to the kernels
+(:func:`simstudy.stats.estimators.expected_max`, :func:`simstudy.stats.bands.tuning_curve_bands`,
+:func:`simstudy.tables.evp_curves`, ...), which give the minimum's curves in the scores' own units.
 
 ==========================  ========================================================================
 name                        what
@@ -15,6 +14,7 @@ name                        what
 :func:`_command_iv`         a command's schema instance from its config (unknown keys refused)
 :func:`_data`               the data keys' cross-checks, giving a :class:`DataConfig`
 :func:`_load_scores`        scores by model from a :class:`DataConfig`: a file or a shipped data set
+:func:`select_scores`       the models and runs the data keys keep of scores read (or given as arrays)
 :func:`_log_scores`         the command's inputs and the scores many runs share, logged
 ==========================  ========================================================================
 
@@ -37,7 +37,7 @@ import numpy as np
 from simstudy import schema
 from simstudy.schema import ConfigError, option
 
-__all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig"]
+__all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig", "select_scores"]
 
 log = logging.getLogger("simstudy")
 
@@ -254,8 +254,8 @@ class DataConfig:
         ``sample_seed``: with ``sample_size``, None keeps the first n runs, a seed draws a random subset of n
         runs per model (without replacement).
     minimize : bool, default False
-        ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the
-        expected-maximum analyses run on the mirrored scores -x on [-high, -low] and mirror the results back).
+        ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the kernels
+        take ``minimize`` and answer in them).
 
     Examples
     --------
@@ -277,7 +277,7 @@ class DataConfig:
     missing: str | float = "error"  # failed runs: "error", "drop", or the score they count as
     scale: float = 1.0  # every score is multiplied by it (0.01 for percentages)
     sample_seed: int | None = None  # with sample_size: None keeps the first n runs, a seed a random subset
-    minimize: bool = False  # lower is better: the commands analyse -x and mirror the results back
+    minimize: bool = False  # lower is better: the kernels are called with minimize=True
 
 
 def _plugin(estimator: str):
@@ -414,6 +414,42 @@ def _load_scores(opts: DataConfig) -> dict:
             scale=opts.scale,
             minimize=opts.minimize,
         )
+    return select_scores(scores, opts)
+
+
+def select_scores(scores: dict, opts: DataConfig) -> dict:
+    """The models the data keys keep (``model``/``models``), at least ``min_models`` of them, each cut to
+    ``sample_size`` runs: what every data command does to the scores it read (a file's, a shipped set's, or a
+    notebook's arrays, :mod:`simstudy.notebook`).
+
+    Parameters
+    ----------
+    scores : dict of str to numpy.ndarray
+        Each model's scores, in score units and random-search order.
+    opts : DataConfig
+        The data keys.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        The models kept, in the order of ``models`` (else of ``scores``).
+
+    Raises
+    ------
+    ConfigError
+        A model named that ``scores`` does not hold; one model with ``compare=true``; ``sample_size`` above a
+        model's runs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from simstudy.commands import curve
+    >>> opts = curve.parse({"data": "runs.csv", "model": "b", "sample_size": 2}).data
+    >>> select_scores({"a": np.arange(3.0), "b": np.arange(4.0)}, opts)
+    {'b': array([0., 1.])}
+    """
+    from simstudy import datasets
+
     if opts.models is not None:
         unknown = [m for m in opts.models if m not in scores]
         if unknown:
@@ -430,22 +466,6 @@ def _load_scores(opts: DataConfig) -> dict:
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     return scores
-
-
-def _sign(data: DataConfig) -> int:
-    """-1 with ``minimize=true`` (lower is better), else 1: the analyses maximise ``sign * x``."""
-    return -1 if data.minimize else 1
-
-
-def _mirror_scores(scores: dict, sign: int) -> dict:
-    """Each model's scores times ``sign``: with ``minimize=true`` every analysis runs unchanged on ``-x``
-    (maximising it minimises x), and the results are mirrored back before they are reported."""
-    return scores if sign > 0 else {m: -x for m, x in scores.items()}
-
-
-def _bounds(data: DataConfig, sign: int) -> dict:
-    """``low`` and ``high`` of the analysed scores ``sign * x``: ``[-high, -low]`` with ``minimize=true``."""
-    return {"low": data.low, "high": data.high} if sign > 0 else {"low": -data.high, "high": -data.low}
 
 
 def _log_scores(command: str, scores: dict, out_dir: Path, *, minimize: bool = False) -> None:

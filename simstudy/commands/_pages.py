@@ -5,12 +5,15 @@ said in words, levels and numbers as typed, and the atomic page writer.
 :func:`plain`        a page's Markdown for a terminal (bold markers dropped)
 :func:`atom_notes`   per model, the values many runs share exactly, in plain words
 ``_command_page``    ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
+:class:`CurvesChart` where ``curve``'s and ``bands``' chart in ``report.html`` comes from (``CURVE_CHART``, ...)
 :func:`failed_runs`  which scores are failed-run atoms (worse than most of the others)
 ===================  =============================================================
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +21,7 @@ import numpy as np
 from simstudy import io
 from simstudy.stats.metrics import format_number
 
-__all__ = ["plain", "atom_notes", "failed_runs"]
+__all__ = ["plain", "atom_notes", "failed_runs", "CurvesChart"]
 
 
 def _pct(x: float) -> str:
@@ -172,3 +175,68 @@ def _command_page(path: Path, title: str, about: list[str], terminal: list[str],
     lines = [f"# {title}", "", *about, "", "```text", *"\n".join(terminal).splitlines(), "```", ""]
     lines += [f"![{name}]({name})" for name in figures]
     return _write_page(path, lines)
+
+
+@dataclass(frozen=True)
+class CurvesChart:
+    """Where a data command's chart in ``report.html`` comes from: its page and table in the run directory, and
+    the table's columns drawn (:func:`simstudy.charts.curves`): :data:`CURVE_CHART` and :data:`BANDS_CHART`
+    beside their pages' writer; ``report.html`` knows no command's files.
+
+    Parameters
+    ----------
+    page : str
+        The command's page (``CURVE.md``): no chart where the directory lacks it.
+    table : str
+        The table drawn (``curves.csv``).
+    x : str
+        The budget's column.
+    values : tuple of str
+        The curve's column: the first the table has.
+    lower, upper : str
+        The band's columns.
+    words : str
+        What the band is (e.g. "± 1 SD").
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.report_safe import Files
+    >>> source = CurvesChart("CURVE.md", "curves.csv", "n", ("expected_max",), "band_low", "band_high", "± 1 SD")
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     source.charts(Files(Path(d)))  # neither page nor table there
+    []
+    """
+
+    page: str
+    table: str
+    x: str
+    values: tuple[str, ...]
+    lower: str
+    upper: str
+    words: str
+
+    def charts(self, files) -> list:
+        """The chart (a one-element list of :class:`simstudy.charts.Chart`), or none: no page or table there, a
+        table refused (a link out of the directory, a FIFO) or without the columns."""
+        from simstudy.charts import curves
+
+        root = files.root
+        if not (os.path.lexists(root / self.page) and os.path.lexists(root / self.table)):
+            return []
+        table = files.csv(root / self.table)  # never through a link out of the directory, never a FIFO
+        value = next((c for c in self.values if c in table.columns), None) if table is not None else None
+        chart = (
+            curves(table, x=self.x, value=value, lower=self.lower, upper=self.upper, words=self.words)
+            if value
+            else None
+        )
+        return [chart] if chart is not None else []
+
+
+#: ``simstudy curve``'s chart in its ``report.html``: the expected best of n trials, ± 1 SD shaded.
+CURVE_CHART = CurvesChart(
+    "CURVE.md", "curves.csv", "n", ("expected_max", "expected_min"), "band_low", "band_high", "± 1 SD"
+)
+#: ``simstudy bands``' chart in its ``report.html``: the tuning curves, their band shaded.
+BANDS_CHART = CurvesChart("BANDS.md", "bands.csv", "k", ("point",), "lower", "upper", "band")

@@ -56,6 +56,10 @@ __all__ = [
     "summary",
 ]
 
+#: The studies an audit runs, each in its own subdirectory of the run directory (:mod:`simstudy.studies.audit`
+#: writes them); ``report.html`` charts each as a study.
+STUDIES = ("coverage", "bootstrap", "accuracy")
+
 
 #: Measured compute costs on one core (2026, 2 cores; 30 scores), halved so that the estimates are lower
 #: bounds: a run refused would surely take longer than the limit. They grow with the n scores drawn per
@@ -725,7 +729,7 @@ def _run(config: AuditConfig, plans: list[Plan], out_dir: Path) -> Audited:
         try:
             result = run(plan, model_opts, where)
         except AuditFailed as exc:  # chunks kept: a rerun resumes the studies
-            _fail(str(exc), None, EXIT_FAILED)
+            _fail(str(exc), status=EXIT_FAILED)
         pages.append((plan.model, write(result, model_opts, plan.scores, where)))
     return Audited(tuple(pages), several, config)
 

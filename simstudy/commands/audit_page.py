@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io
+from simstudy.charts import _legend, _suptitle, _theme
 from simstudy.commands._pages import _atom_sentences, _lvl, _pct, _write_page
-from simstudy.figures import _legend, _suptitle, _theme
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies.band_coverage import band_coverage_figure
 from simstudy.studies.bootstrap_coverage import bootstrap_coverage_figure

@@ -46,9 +46,7 @@ from simstudy.commands._data import (
     _data,
     _estimator_iv,
     _load_scores,
-    _mirror_scores,
     _sample_seed_option,
-    _sign,
 )
 from simstudy.engine import memory
 from simstudy.registry import Command
@@ -309,11 +307,9 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     _cost_iv(opts, scores)
     max_k = opts.max_k or max(x.size for x in scores.values())
     ks = np.arange(1, max_k + 1, dtype=np.float64)
-    # minimize=true: the bands of the minimum's curves, computed on x itself, so that the quantiles follow the one
-    # convention of truth.quantile_tuning_curve and opda (the left-continuous inverse: the mirror of the maximum
-    # of -x differs where the probability falls on an atom); U and V of the minimum are minus those of -x.
-    sign = _sign(opts.data)
-    mirrored = _mirror_scores(scores, sign)
+    # minimize=true: every kernel takes it (the quantile curves follow the one convention of
+    # truth.quantile_tuning_curve and opda, the left-continuous inverse; U and V of the minimum are minus those of -x)
+    minimize = opts.data.minimize
     results, curve_rows, cdf_rows = {}, [], []
     for model, x in scores.items():
         with warnings.catch_warnings(record=True) as caught:
@@ -327,7 +323,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
                 quantile=opts.quantile,
                 low=opts.data.low,
                 high=opts.data.high,
-                minimize=opts.data.minimize,
+                minimize=minimize,
             )
         for w in caught:
             log.warning("%s: %s", model, w.message)
@@ -337,7 +333,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
         point = {e: np.full(ks.size, np.nan) for e in ("u", "v", *([opts.estimator] if opts.estimator else []))}
         m = min(x.size, ks.size)
         for e in point:
-            point[e][:m] = sign * _point_estimate(mirrored[model], e, np.arange(1, m + 1), model)
+            point[e][:m] = _point_estimate(x, e, np.arange(1, m + 1), model, minimize)
         curve_rows.append(
             pd.DataFrame(
                 {
@@ -368,7 +364,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
         by_model = {m: c.sort_values("k") for m, c in curves.groupby("model", sort=False)}
         for e in ("u", "v"):  # which model the point estimates of the mean tuning curve put ahead at each k
             evidence[f"{e}_leader"] = bands.leader_names(
-                sign * by_model[name_a][e], sign * by_model[name_b][e], name_a, name_b
+                by_model[name_a][e], by_model[name_b][e], name_a, name_b, minimize=minimize
             )
     return BandsResult(config=opts, bands=curves, cdfs=cdfs, evidence=evidence)
 
@@ -530,16 +526,19 @@ def _page(result: BandsResult, path: Path) -> Path:
     return _command_page(path, title, about, lines(result), ["tuning_curve.png", "cdf.png"])
 
 
-def _point_estimate(x: np.ndarray, estimator: str, n: np.ndarray, model: str) -> np.ndarray:
+def _point_estimate(x: np.ndarray, estimator: str, n: np.ndarray, model: str, minimize: bool = False) -> np.ndarray:
     """An estimate of the expected best of each n (shape (N,), score units) from the scores ``x``: a built-in
-    (:func:`simstudy.stats.estimators.expected_max`) or a plug-in called on the one sorted sample."""
+    (:func:`simstudy.stats.estimators.expected_max`) or a plug-in called on the one sorted sample (of ``-x`` with
+    ``minimize``, its answer negated: a plug-in estimates a maximum)."""
     from simstudy.commands._data import _plugin
     from simstudy.datasets import DataError
     from simstudy.stats import estimators
 
     if estimator in estimators.CLOSED_FORM:
-        return estimators.expected_max(x, estimator, n=n)
+        return estimators.expected_max(x, estimator, n=n, minimize=minimize)
     try:
+        if minimize:
+            return -_plugin(estimator)(np.sort(-x)[None, :], n)[0]
         return _plugin(estimator)(np.sort(x)[None, :], n)[0]
     except Exception as exc:  # the plug-in's own failure on this data: one line naming it and the model
         raise DataError(f"estimator={estimator}: failed on the scores of {model}: {exc}") from None
@@ -675,11 +674,10 @@ def tuning_curve_bands_figure(
     import pandas as pd
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (
+    from simstudy.charts import (
         _colorblind,
         _labels,
         _legend,
-        _method,
         _set_xscale,
         _shade,
         _suptitle,
@@ -687,6 +685,7 @@ def tuning_curve_bands_figure(
         _title,
         _xscale_iv,
     )
+    from simstudy.figures import _method
 
     _xscale_iv(xscale)
     _theme()
@@ -848,7 +847,7 @@ def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict
     and the ``estimator`` asked for (dotted), a column after ``v`` and ``u``."""
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import _labels, _set_xscale, _title
+    from simstudy.charts import _labels, _set_xscale, _title
 
     columns = list(curves.columns)
     extra = [c for c in columns[columns.index("v") + 1 : columns.index("kind")]] if "kind" in columns else []
@@ -912,7 +911,8 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
     """
     import matplotlib.pyplot as plt
 
-    from simstudy.figures import _colorblind, _labels, _legend, _method, _shade, _theme, _title
+    from simstudy.charts import _colorblind, _labels, _legend, _shade, _theme, _title
+    from simstudy.figures import _method
 
     _theme()
     models = list(dict.fromkeys(cdfs["model"]))

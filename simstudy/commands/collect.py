@@ -94,17 +94,17 @@ def run(run_dir: str | Path, config):
     try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
         claim = io.claim_run_dir(run_dir, warn=log.warning)
     except (io.NotARunDir, io.RunDirBusy) as exc:
-        _fail(str(exc), None)
-    _note_files(run_dir)
+        _fail(str(exc))
+    claimed = _note_files(run_dir)
     log.info("collecting %s", run_dir)
     try:
-        return _run_and_report(config, run_dir)
+        return _run_and_report(config, claimed)
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, _os_status(exc))
+        _fail(_os_error(exc), status=_os_status(exc))
     finally:
-        _release(claim, None)  # what it wrote noted in the run marker (overwrite=true moves it), then released
+        _release(claim, claimed)  # what it wrote noted in the run marker (overwrite=true moves it), then released
 
 
 def stack(sweep_dir: str | Path, swept: list[str], jobs: list):
@@ -145,7 +145,7 @@ def stack(sweep_dir: str | Path, swept: list[str], jobs: list):
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), None, _os_status(exc))
+        _fail(_os_error(exc), status=_os_status(exc))
 
 
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.

@@ -45,10 +45,8 @@ from simstudy.commands._data import (
     _estimator_iv,
     _finite_score,
     _load_scores,
-    _mirror_scores,
     _plugin,
     _sample_seed_option,
-    _sign,
     _trial_time,
 )
 from simstudy.datasets import DataError
@@ -283,28 +281,20 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
     # Arrays as they are (the command's own numbers); a list, e.g., as float64.
     scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
-    sign = _sign(config.data)
     builtin = config.estimator in estimators.CLOSED_FORM
-    mirrored = _mirror_scores(scores, sign)
+    minimize = config.data.minimize  # the expected minimum (column expected_min), a target reached at or below
     try:
-        table = tables.evp_curves(mirrored, method=config.estimator if builtin else "v", trial_time=trial_time)
+        table = tables.evp_curves(
+            scores, method=config.estimator if builtin else "v", trial_time=trial_time, minimize=minimize
+        )
     except ValueError as exc:
         raise DataError(str(exc)) from None
     if not builtin:  # the plug-in's curve; the SD shading is the best of n's spread under the scores, as for u, v, w
-        table = _plugin_curves(table, mirrored, config.estimator)
-    reached = tables.budget_to_target(table, sign * config.target) if config.target is not None else None
-    if sign < 0:  # back to the scores' own units: the expected minimum, its band and the target reached at or below
-        table = table.assign(
-            expected_max=-table["expected_max"], band_low=-table["band_high"], band_high=-table["band_low"]
-        )
-        if reached is not None:
-            reached = reached.assign(target=config.target, expected_max=-reached["expected_max"])
-    named = {"expected_max": "expected_min" if sign < 0 else "expected_max"}  # the tables name what the column holds
-    return CurveResult(
-        config=config,
-        curves=table.rename(columns=named),
-        targets=None if reached is None else reached.rename(columns=named),
-    )
+        table = _plugin_curves(table, scores, config.estimator, minimize)
+    reached = None
+    if config.target is not None:
+        reached = tables.budget_to_target(table, config.target, minimize=minimize)
+    return CurveResult(config=config, curves=table, targets=reached)
 
 
 def lines(result: CurveResult) -> list[str]:
@@ -457,22 +447,26 @@ def _estimator_name(estimator: str) -> str:
     return estimator.upper() if estimator in estimators.CLOSED_FORM else estimator
 
 
-def _plugin_curves(table: pd.DataFrame, scores: Mapping[str, np.ndarray], estimator: str) -> pd.DataFrame:
+def _plugin_curves(
+    table: pd.DataFrame, scores: Mapping[str, np.ndarray], estimator: str, minimize: bool = False
+) -> pd.DataFrame:
     """The curves of ``table`` (:func:`simstudy.tables.evp_curves`, V's) with ``expected_max`` the plug-in's
     estimate at n = 1..B of each model's sorted sample, and the +/- 1 SD shading moved with it (clipped to the
-    observed scores, as for a built-in)."""
+    observed scores, as for a built-in). With ``minimize`` (column ``expected_min``), minus the plug-in's estimate
+    on ``-x``: a plug-in estimates a maximum."""
     plugin = _plugin(estimator)
     parts = []
     for model, x in scores.items():
         x = np.sort(np.asarray(x, dtype=np.float64))
         try:
-            mean = plugin(x[None, :], np.arange(1, x.size + 1))[0]
+            n = np.arange(1, x.size + 1)
+            mean = -plugin(np.sort(-x)[None, :], n)[0] if minimize else plugin(x[None, :], n)[0]
         except Exception as exc:  # the plug-in's own failure on this data: one line naming it
             raise DataError(f"estimator={estimator}: failed on the scores of {model}: {exc}") from None
         rows = table["model"] == model
         part = table[rows].copy()
         std = part["std"].to_numpy()
-        part["expected_max"] = mean
+        part["expected_min" if minimize else "expected_max"] = mean
         part["band_low"] = np.clip(mean - std, x.min(), x.max())
         part["band_high"] = np.clip(mean + std, x.min(), x.max())
         parts.append(part)
@@ -570,7 +564,7 @@ def evp_curves_figure(
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (  # matplotlib: lazily
+    from simstudy.charts import (  # matplotlib: lazily
         _colorblind,
         _labels,
         _legend,

@@ -12,6 +12,8 @@ the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 :func:`run`                   fit and bootstrap every model's scores -> :class:`ExtrapolateResult`
 :func:`write`                 the tables, ``extrapolation.png`` and ``EXTRAPOLATE.md`` into a run directory
 :func:`source_name`           the scores' name in messages and on the page
+:func:`extrapolation_chart`   the curves of ``extrapolation.csv`` as ``report.html`` charts them
+:func:`report_charts`         the charts ``report.html`` draws of an extrapolation's directory
 ============================  =============================================================================
 
 Nothing here prints or exits: bad options raise :class:`~simstudy.schema.ConfigError`, scores the law cannot
@@ -32,12 +34,15 @@ import numpy as np
 
 from simstudy import schema
 from simstudy._limits import _check_time, check_memory
+from simstudy.charts import Chart, Interval, json_value
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data
 from simstudy.engine.memory import _BYTES_PER_CHUNK, _workers
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from simstudy.commands.extrapolate_fit import Analysis
     from simstudy.commands.extrapolate_fit import Extrapolation as ExtrapolateResult
 
@@ -50,6 +55,8 @@ __all__ = [
     "run",
     "write",
     "source_name",
+    "extrapolation_chart",
+    "report_charts",
 ]
 
 
@@ -504,6 +511,96 @@ def write(result: ExtrapolateResult, opts: ExtrapolateConfig, out_dir: str | Pat
     return extrapolate_page.write_page(result, opts, source, out_dir)
 
 
+def extrapolation_chart(curves: pd.DataFrame) -> Chart | None:
+    """The extrapolated curves as ``report.html`` charts them: each curve's estimate against k (log scale) with
+    its band, one line per curve and fit, one panel per model; the tooltip gives the estimate and the band's ends.
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        :attr:`simstudy.commands.extrapolate_fit.Extrapolation.curves` (``extrapolation.csv``): columns
+        ``model``, ``k``, ``curve``, ``estimate``, ``lower``, ``upper`` and optionally ``runs`` (the scores
+        the law was fitted to: one line per fit).
+
+    Returns
+    -------
+    simstudy.charts.Chart or None
+        The description; None when a column is missing or the table is empty.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> curves = pd.DataFrame({"model": "m", "runs": 48, "k": [1.0, 480.0], "curve": "median",
+    ...                        "estimate": [0.8, 0.95], "lower": [0.7, np.nan], "upper": [0.85, np.nan]})
+    >>> [(r["hue"], r["shown"]) for r in extrapolation_chart(curves).rows]
+    [('median, 48 runs', '0.8 [0.7, 0.85]'), ('median, 48 runs', '0.95')]
+    """
+    need = ("model", "k", "curve", "estimate", "lower", "upper")
+    if not set(need) <= set(curves.columns) or not len(curves):
+        return None
+    rows = []
+    # one line per (curve, fit): the law fitted to the sample and, where the data had more, to all of them
+    import pandas as pd
+
+    fits = curves["runs"].astype(str) + " runs" if "runs" in curves else pd.Series("", index=curves.index)
+    for model, k, curve, est, lo, hi, fit in zip(*(curves[c].tolist() for c in need), fits.tolist()):
+        if json_value(est) is None or json_value(k) is None or k <= 0:
+            continue
+        hue = f"{curve}, {fit}" if fit else str(curve)
+        point = {"facet": (str(model),), "x": k, "hue": hue, "estimate": est, "shown": f"{est:.4g}"}
+        if json_value(lo) is not None and json_value(hi) is not None:
+            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
+        rows.append(point)
+    return Chart(
+        "extrapolated tuning curves",
+        tuple(rows),
+        x="k",
+        xlabel="k (search iterations)",
+        xscale="log",
+        ylabel="best score of k runs",
+        hue="curve",
+        facets=("model",),
+        panel_keys=False,
+        interval=Interval("band"),
+        text="estimate [band]",
+        role="curve",
+        columns=2,
+        size=(420, 260),
+    )
+
+
+def report_charts(files) -> list[Chart]:
+    """The charts ``report.html`` draws of ``simstudy extrapolate``'s directory: its curves, where it has its page
+    and ``extrapolation.csv``.
+
+    Parameters
+    ----------
+    files : simstudy.report_safe.Files
+        The directory's files, read as data and only where they are its own.
+
+    Returns
+    -------
+    list of simstudy.charts.Chart
+        One chart, or none (no page or table there, or a table refused or without the columns).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.report_safe import Files
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     report_charts(Files(Path(d)))
+    []
+    """
+    import os
+
+    root = files.root
+    if not (os.path.lexists(root / "EXTRAPOLATE.md") and os.path.lexists(root / "extrapolation.csv")):
+        return []
+    table = files.csv(root / "extrapolation.csv")
+    chart = extrapolation_chart(table) if table is not None else None
+    return [chart] if chart is not None else []
+
+
 @dataclass(frozen=True)
 class Extrapolated:
     """What ``simstudy extrapolate`` made: the result, the settings and the scores' name it was made with.
@@ -547,7 +644,7 @@ def _run(config: ExtrapolateConfig, analyses: list[Analysis], out_dir: Path) -> 
     try:
         result = run(analyses, config, out_dir, source=source)
     except ExtrapolationFailed as exc:
-        _fail(str(exc), None, EXIT_FAILED)
+        _fail(str(exc), status=EXIT_FAILED)
     return Extrapolated(result, config, source)
 
 

@@ -27,8 +27,8 @@ the best score possible, and c, the effective number of hyperparameters. For eac
    fitted form stays inside the 95% bands.
 
 The tidy result is :class:`Extrapolation` (:class:`simstudy.commands.extrapolate.ExtrapolateResult`);
-:func:`simstudy.commands.extrapolate.write` writes it. This module was ``simstudy.extrapolate`` (that path still
-imports it).
+:func:`simstudy.commands.extrapolate.write` writes it. This module was ``simstudy.extrapolate`` (that name is now
+:func:`simstudy.extrapolate`, the command on arrays).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io
+from simstudy.charts import _suptitle, _theme, _title
 from simstudy.commands._pages import _g, _lvl, _pct, _write_page, plain
-from simstudy.figures import _suptitle, _theme, _title
 from simstudy.stats.metrics import format_estimate
 
 __all__ = ["write_page", "misfit_banner", "summary", "extrapolation_figure", "bands_label"]

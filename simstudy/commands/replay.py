@@ -93,7 +93,7 @@ def run(run_dir: str | Path, chunk: str, plugins: tuple[str, ...] = (), *, befor
     except ValueError as exc:
         if "is not a chunk of this study" not in str(exc):
             raise
-        _fail(str(exc), None)
+        _fail(str(exc))
     raise AssertionError("a replayed chunk either raises or ends in ReplayDone")  # pragma: no cover
 
 

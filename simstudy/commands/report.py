@@ -7,19 +7,26 @@ or run: the summary, run.json, config.yaml and pages are read as data, the chunk
 
 =================  ===========================================================================================
 :func:`run`        build ``DIR/report.html``; refuses (one line) a directory with nothing to report
+:func:`charts`     what the commands chart of their directories (each command declares its own)
+:func:`write`      build it after a command's run: a page that cannot be written is a warning
 =================  ===========================================================================================
+
+The page knows no command's files: each command describes its own charts
+(:class:`simstudy.charts.Chart`) and hands them over through :func:`charts`; ``simstudy audit``'s studies
+(:data:`simstudy.commands.audit.STUDIES`) are charted as studies.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from simstudy.registry import Command
-from simstudy.report_html import Report, build
+from simstudy.report_html import Report, _build_or_warn, build
 from simstudy.report_safe import NotAReport
 from simstudy.schema import ConfigError
 
-__all__ = ["run"]
+__all__ = ["run", "charts", "write"]
 
 
 def run(run_dir: str | Path) -> Report:
@@ -52,12 +59,72 @@ def run(run_dir: str | Path) -> Report:
     ...
     simstudy.schema.ConfigError: run_dir=...: no summary.parquet there (nor FIELD.md, AUDIT.md, EXTRAPOLATE.md, REPRODUCTION.md, CURVE.md, BANDS.md): give a finished run's directory (or a sweep's, after simstudy collect sweep_dir=...)
     """
-    from simstudy.sweeps import headline  # pandas: not for --help
-
     try:
-        return build(run_dir, headline=headline)
+        return build(run_dir, **_handed(run_dir))
     except NotAReport as exc:
         raise ConfigError(str(exc)) from None
+
+
+def write(run_dir: str | Path) -> Report | None:
+    """Build ``report.html`` in a directory a command (or study) just wrote; a page that cannot be written is a
+    warning naming the retry (``simstudy report run_dir=DIR``), never a failed run.
+
+    Parameters
+    ----------
+    run_dir : str or path-like
+        The run directory.
+
+    Returns
+    -------
+    simstudy.report_html.Report or None
+        The page written, or None (a warning said why).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     write(d) is None  # nothing to report there: a warning, no page
+    True
+    """
+    return _build_or_warn(run_dir, **_handed(run_dir))
+
+
+def charts(files) -> list:
+    """The charts the commands draw of a command's directory, each command's own: ``simstudy extrapolate``'s
+    curves (:func:`simstudy.commands.extrapolate.report_charts`), ``simstudy curve``'s and ``simstudy bands``'
+    (:data:`simstudy.commands._pages.CURVE_CHART`, ``BANDS_CHART``), where the directory has them.
+
+    Parameters
+    ----------
+    files : simstudy.report_safe.Files
+        The directory's files, read as data and only where they are its own.
+
+    Returns
+    -------
+    list of simstudy.charts.Chart
+        The charts, in that order (none for a directory none of them wrote).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.report_safe import Files
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     charts(Files(Path(d)))
+    []
+    """
+    from simstudy.commands import extrapolate
+    from simstudy.commands._pages import BANDS_CHART, CURVE_CHART
+
+    return [*extrapolate.report_charts(files), *CURVE_CHART.charts(files), *BANDS_CHART.charts(files)]
+
+
+def _handed(run_dir) -> dict:
+    """What the commands hand the page: the studies' headline, their charts, an audit's studies."""
+    from simstudy.commands.audit import STUDIES
+    from simstudy.sweeps import headline  # pandas: not for --help
+
+    studies = STUDIES if os.path.lexists(Path(run_dir) / "AUDIT.md") else ()
+    return {"headline": headline, "charts": charts, "studies": studies}
 
 
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.

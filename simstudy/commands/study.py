@@ -21,16 +21,16 @@ import logging
 from pathlib import Path
 
 from simstudy import io, painter
-from simstudy.engine.rundir import EXIT_FAILED, _chunks_changed, _fail, _listing, _read_stored_config
+from simstudy.engine.rundir import EXIT_FAILED, RunDir, _chunks_changed, _fail, _read_stored_config
 from simstudy.schema import ConfigError
 
 log = logging.getLogger("simstudy")
 
 
-def _run_and_report(config, out_dir: Path):
-    """Run the study, then log its report and draw its figure; sharded, collect and failing runs end here.
-    Returns the :class:`~simstudy.studies.base.StudyResult`, or for a shard its
-    :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
+def _run_and_report(config, run_dir: RunDir):
+    """Run the study in its claimed directory, then log its report (and what it wrote there) and draw its figure;
+    sharded, collect and failing runs end here. Returns the :class:`~simstudy.studies.base.StudyResult`, or for a
+    shard its :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
     # Imported after validation: a bad config fails fast, without paying for matplotlib.
     from simstudy.engine.cluster import ClusterUnavailable
     from simstudy.engine.runner import MissingChunks
@@ -41,6 +41,7 @@ def _run_and_report(config, out_dir: Path):
     from simstudy.studies.precision import TopUpPending, run_study
     from simstudy.sweeps import headline
 
+    out_dir = run_dir.path
     spec = study(config.study.kind)
     if config.runner.figures and callable(spec.figure):  # the painter imports the figure's module meanwhile
         painter.warm(spec.figure.__module__)
@@ -59,19 +60,19 @@ def _run_and_report(config, out_dir: Path):
         _check_failures(done.report, config, out_dir)
         return done
     except MissingChunks as exc:
-        _fail(_missing_message(exc, out_dir), None, EXIT_FAILED)
+        _fail(_missing_message(exc, out_dir), status=EXIT_FAILED)
     except PluginExit as exc:  # a plug-in called sys.exit outside the chunks (the truth, a figure ...)
-        _fail(str(exc), None)
+        _fail(str(exc))
     except io.CorruptChunk as exc:
-        _fail(_chunks_changed(exc), None, EXIT_FAILED)
+        _fail(_chunks_changed(exc), status=EXIT_FAILED)
     except io.RunDirConflict as exc:
-        _fail(str(exc), None)
+        _fail(str(exc))
     except ClusterUnavailable as exc:
-        _fail(str(exc), None, EXIT_FAILED)
+        _fail(str(exc), status=EXIT_FAILED)
     except ConfigError as exc:  # study.precision naming a measure the study lacks, known after its pilot
-        _fail(str(exc), None)
+        _fail(str(exc))
     except TopUpPending as exc:  # a collect before the shards ran the precision rule's top-up
-        _fail(str(exc), None)
+        _fail(str(exc))
 
     _log_report(result.report)
     for line in _describe(result.files["run"]):
@@ -94,7 +95,7 @@ def _run_and_report(config, out_dir: Path):
             io.save_figure(fig, path, dpi=150)
     if config.runner.figures and "zip" in result.files:  # a coverage study's replicates, ranked
         _zip_figure(result.files["zip"], config.runner.figures)
-    log.info("wrote %s to %s", _listing(out_dir), out_dir)
+    log.info("wrote %s to %s", run_dir.listing(), out_dir)
     _check_failures(result.report, config, out_dir)
     return result
 
@@ -134,7 +135,7 @@ def _check_failures(report, config, out_dir: Path) -> None:
         return
     exited = [f for f in failures if f.error.startswith(("PluginExit:", "SystemExit:"))]
     if exited:  # the plug-in needs fixing, not a rerun: bad input, however few chunks it ended
-        _fail(f"chunk {exited[0].where}: {exited[0].error.splitlines()[0]}", None)
+        _fail(f"chunk {exited[0].where}: {exited[0].error.splitlines()[0]}")
     fraction = len(failures) / report.tasks
     limit = config.runner.max_failure_fraction
     if fraction > limit:
@@ -143,8 +144,7 @@ def _check_failures(report, config, out_dir: Path) -> None:
             f"{len(failures)} of {report.tasks} chunks failed ({fraction:.1%} > runner.max_failure_fraction="
             f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: "
             f"{_replay_line(config, out_dir, first.where)}",
-            None,
-            EXIT_FAILED,
+            status=EXIT_FAILED,
         )
     log.warning(
         "%d of %d chunks failed (within runner.max_failure_fraction=%g); their cells are not summarised",
@@ -220,17 +220,16 @@ def _load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
 
     stored = run_dir / "config.yaml"
     if not stored.is_file():
-        _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)", None)
+        _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)")
     old = _read_stored_config(stored)
     if "design" in old:
         _fail(
             f"run_dir={run_dir} holds a design (design: in its config.yaml): use one of its cells' directories, "
             f"run_dir={run_dir}/CELL, and simstudy collect sweep_dir={run_dir} for the stacked summary",
-            None,
         )
     try:
         with _trusting_only(trusted):
             config = parse(old)
     except ConfigError as exc:
-        _fail(f"{stored}: {exc}", None)
+        _fail(f"{stored}: {exc}")
     return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))

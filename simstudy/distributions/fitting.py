@@ -99,6 +99,7 @@ def fit(
     constraints: Mapping[str, Any] | None = None,
     *,
     threshold: Threshold | None = None,
+    minimize: bool = False,
 ) -> FitResult:
     """Fit the noisy quadratic law to the tail of ``ys`` by maximum product of spacings.
 
@@ -116,6 +117,10 @@ def fit(
         ``b=(None, 1.0)`` (an accuracy), or for a convex fit ``a=(0.0, None)`` (a loss).
     threshold : Threshold, optional, keyword-only
         A threshold rule instead of ``limits``.
+    minimize : bool, keyword-only, default False
+        Whether lower is better (losses): the law is convex, its best score ``a`` the minimum, and the highest
+        scores are censored; the same as ``constraints={"convex": True}`` (the fit of ``-ys`` mirrored back:
+        ``a = -b`` and ``b = -a`` of it, exactly).
 
     Returns
     -------
@@ -128,7 +133,7 @@ def fit(
     InvalidParameter
         Fewer than 8 (:data:`MIN_TAIL`) or more than 50,000 (:data:`MAX_TAIL`) scores above the threshold,
         `ys` not one-dimensional or with non-finite scores, both `limits` and `threshold`, limits of the
-        wrong form, or bad constraints.
+        wrong form, or bad constraints (``convex`` false with ``minimize``), or `minimize` not a bool.
 
     References
     ----------
@@ -149,7 +154,22 @@ def fit(
     Traceback (most recent call last):
         ...
     simstudy.stats.errors.InvalidParameter: threshold leaves 5 of 10 scores above it; a fit needs at least 8 (lower the threshold), got 0.743794
+
+    Losses, lower is better: the convex law, the mirror of the fit of the negated scores.
+
+    >>> loss = fit(1 - ys, constraints={"c": [2, 3, 4]}, minimize=True)
+    >>> mirror = fit(-(1 - ys), constraints={"c": [2, 3, 4]})
+    >>> loss.law.convex, (loss.law.a, loss.law.b) == (-mirror.law.b, -mirror.law.a), round(loss.law.a, 4)
+    (True, True, 0.0918)
     """
+    if not isinstance(minimize, (bool, np.bool_)):
+        raise InvalidParameter("minimize", "must be true or false", minimize)
+    if minimize:  # the law of a minimized score is convex: one spelling of it, checked against the other
+        if constraints is not None and constraints.get("convex", True) is not True:
+            raise InvalidParameter(
+                "constraints.convex", "must be true (or left out) with minimize=True", constraints["convex"]
+            )
+        constraints = {**(constraints or {}), "convex": True}
     out = _fit_one(ys, limits, constraints, threshold)
     return FitResult(
         NoisyQuadratic._fitted(out),

@@ -2,22 +2,25 @@
 
 A run writes into a directory that may hold anything (a user's notes, another run's results, a live run): it
 is claimed for this process before anything is written, what the run created is noted so that a refused run
-removes only that, and a stored ``config.yaml`` is read in bounded time and memory. Nothing here prints or
+removes only that, and a stored ``config.yaml`` is read in bounded time and memory. What a run knows about
+its directory is passed explicitly (:class:`_DirsBefore` from :func:`_note_dirs`, :class:`RunDir` from the
+claim), never held in ambient state; configs are plain dicts (no OmegaConf here). Nothing here prints or
 exits: a refusal raises :class:`Refused` (the one line and the exit status), which the command line
 (:mod:`simstudy.cli`) prints and exits with, and the Python API (:mod:`simstudy.api`) turns into
 :class:`~simstudy.config.ConfigError` or :class:`~simstudy.api.RunFailed`.
 
 =============================  ==================================================================================
 :class:`Refused`               a refusal: its one line and exit status (2 bad input, 1 could not finish)
-``_fail``                      raise :class:`Refused`, removing what the run created and left empty
+``_fail``                      raise :class:`Refused` (its owner removes what the run created and left empty)
 ``_dirname``                   a run directory's name from the command line's overrides
-``_note_dirs``                 note the directories that making a run directory would create
+``_note_dirs``                 the directories that making a run directory would create (a :class:`_DirsBefore`)
 ``_remove_if_empty``           remove those of them that the run left empty
 ``_in_run_dir``                run in a claimed directory; release it and clean up however the run ends
 ``_check_dir_override``        refuse a directory path that cannot be created
-``_load_stored_yaml``          a stored YAML file, in bounded time and memory
+``_load_stored_yaml``          a stored YAML file, in bounded time and memory, as plain Python values
 ``_read_stored_config``        a stored config.yaml, as written (never resolved)
-``_note_files``/``_listing``   the files a run wrote at the top of its directory
+:class:`RunDir`                a claimed run directory, what was in it at the claim, and ``overwrite``
+``_note_files``               the :class:`RunDir` of a directory just claimed (its files and directories then)
 ``_settle``                    note them in the run marker; after a finished rerun, move aside what it no longer writes
 ``_check_identity``            refuse a directory holding another run's results (``overwrite=true``: move them)
 ``_check_run_dir``             refuse a directory whose config.yaml is another configuration's
@@ -28,7 +31,6 @@ exits: a refusal raises :class:`Refused` (the one line and the exit status), whi
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import dataclasses
 import errno
 import logging
@@ -37,15 +39,12 @@ import re
 import signal
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from simstudy import io
 from simstudy.engine import identity as _identity
 
-if TYPE_CHECKING:
-    from omegaconf import DictConfig
-
-__all__ = ["Refused", "EXIT_BAD_INPUT", "EXIT_FAILED"]
+__all__ = ["Refused", "RunDir", "EXIT_BAD_INPUT", "EXIT_FAILED"]
 
 log = logging.getLogger("simstudy")
 
@@ -127,12 +126,6 @@ class _DirsBefore:
         return False
 
 
-#: Set before each Hydra command runs (:func:`_check_overrides`, from the first job's own config; the API:
-#: :func:`api_run`); None: unknown, so nothing is removed. A context variable: two :func:`simstudy.run` calls in
-#: two threads each remove only what their own run created.
-_DIRS_BEFORE: contextvars.ContextVar[_DirsBefore | None] = contextvars.ContextVar("simstudy_dirs", default=None)
-
-
 def _abs(path) -> Path:
     return Path(os.path.normpath(os.path.abspath(path)))
 
@@ -148,21 +141,23 @@ def _prefixes(path: str) -> set[Path]:
     return out
 
 
-def _note_dirs(target, multirun: bool = False) -> None:
-    """Note which directories making ``target`` (a run, or a sweep's, directory) would create."""
+def _note_dirs(target, multirun: bool = False) -> _DirsBefore:
+    """Which directories making ``target`` (a run, or a sweep's, directory) would create: noted before Hydra (or
+    :func:`simstudy.run`) makes it, and given to :func:`_in_run_dir`, which removes them if the run leaves them
+    empty."""
     known = _prefixes(str(target))
     listed = {_abs(target)} if multirun else set()
     existed = {p for p in known if p.is_dir()}
     if multirun and _abs(target).is_dir():
         existed |= {_abs(p) for p in _abs(target).iterdir() if p.is_dir()}
         listed |= {p for p in existed if p.parent == _abs(target)}
-    _DIRS_BEFORE.set(_DirsBefore(frozenset(known), frozenset(listed), frozenset(existed)))
+    return _DirsBefore(frozenset(known), frozenset(listed), frozenset(existed))
 
 
-def _remove_if_empty(out_dir: Path) -> None:
-    """Remove the run directory and the directories above it that this run created, while they are empty (a
-    directory that existed before the run, empty or not, is never removed)."""
-    before = _DIRS_BEFORE.get()
+def _remove_if_empty(out_dir: Path, before: _DirsBefore | None) -> None:
+    """Remove the run directory and the directories above it that this run created (``before``: what existed
+    before it, :func:`_note_dirs`), while they are empty (a directory that existed before the run, empty or not,
+    is never removed). ``before`` None: unknown, nothing is removed."""
     if before is None:
         return
     path = _abs(out_dir)
@@ -207,19 +202,10 @@ class Refused(SystemExit):
         return self.message
 
 
-#: Whether the Hydra command being run is a multirun (``-m``): set by :func:`_check_overrides` for each command.
-#: A job's directory is then named by ``hydra.sweep.dir``, so a refusal's fix names that key, not
-#: ``hydra.run.dir`` (which a multirun ignores).
-_MULTIRUN = contextvars.ContextVar("simstudy_multirun", default=False)
-
-
-def _fail(message: str, out_dir: Path | None, status: int = EXIT_BAD_INPUT) -> NoReturn:
-    """Refuse in one line (:class:`Refused`), removing the run directory if this run only created it."""
-    if out_dir is not None:
-        _remove_if_empty(out_dir)
+def _fail(message: str, *, status: int = EXIT_BAD_INPUT) -> NoReturn:
+    """Refuse in one line (:class:`Refused`). What the run created and left empty is removed by the owner of its
+    directory (:func:`_in_run_dir`, :func:`simstudy.launch.api_run`), which catches the refusal on its way out."""
     first = message.strip().splitlines()[0] if message.strip() else message
-    if _MULTIRUN.get():  # "a new directory (hydra.run.dir=NEW)": under -m, the sweep's directory is the one to change
-        first = first.replace("hydra.run.dir=NEW", "hydra.sweep.dir=NEW")
     raise Refused(first, status)
 
 
@@ -245,12 +231,11 @@ def _check_dir_override(key: str, value: str) -> None:
         _fail(
             f"{key}={value}: a name on the path is {len(os.fsencode(longest))} bytes long, longer than the file "
             f"system allows ({_name_max(path)}): choose a shorter directory",
-            None,
         )
     for p in (path, *path.parents):
         if p.exists() and not p.is_dir():
             where = "is an existing file" if p == path else f"lies under {p}, an existing file"
-            _fail(f"{key}={value} {where}, not a directory: choose a directory path", None)
+            _fail(f"{key}={value} {where}, not a directory: choose a directory path")
 
 
 def _name_max(path: Path) -> int:
@@ -262,13 +247,18 @@ def _name_max(path: Path) -> int:
         return 255
 
 
-def _in_run_dir(run, cfg, out_dir: Path):
+def _in_run_dir(
+    run, cfg, out_dir: Path, *, shard: str | None = None, overwrite: bool = False, created: _DirsBefore | None = None
+):
     """Run a command in its run directory, claimed for this process (:func:`simstudy.io.claim_run_dir`):
     a directory holding someone else's files is refused before anything is written, a live run in it too.
     However the command ends (a refusal, an error, Ctrl-C or SIGTERM) the claim is released and the directories
-    this run created are removed if it left them empty (finished chunks stay, for a resume). Returns what
-    ``run`` returns (called as ``run(cfg, out_dir)``; ``cfg`` the composed config)."""
-    claim = None
+    this run created (``created``: what existed before, :func:`_note_dirs`; None: unknown, nothing removed) are
+    removed if it left them empty (finished chunks stay, for a resume). ``shard``: the run's ``runner.shard`` as
+    given (shards share their directory); ``overwrite``: ``overwrite=true`` was given (the :class:`RunDir`
+    carries it). Returns what ``run`` returns (called as ``run(cfg, run_dir)``; ``cfg`` the composed config,
+    passed through untouched, ``run_dir`` the :class:`RunDir`)."""
+    claim = run_dir = None
     restore = _terminate_as_interrupt()
     # Ctrl-C and SIGTERM held until the claim is in hand: one landing between the lock and the assignment (the
     # claim's own bookkeeping, its return) left a lock and a marker of a dead run (a system test, under load).
@@ -276,28 +266,28 @@ def _in_run_dir(run, cfg, out_dir: Path):
     held = io._hold_interrupts()
     try:
         try:
-            claim = io.claim_run_dir(out_dir, shard=_shard_label(cfg), warn=log.warning)
+            claim = io.claim_run_dir(out_dir, shard=shard, warn=log.warning)
         except (io.NotARunDir, io.RunDirBusy) as exc:
             io._release_interrupts(held)
-            _fail(str(exc), out_dir)
+            _fail(str(exc))
         io._release_interrupts(held)
-        _note_files(out_dir)
-        result = run(cfg, out_dir)
-        _settle(out_dir, finished=_shard_label(cfg) is None)
+        run_dir = _note_files(out_dir, overwrite=overwrite)
+        result = run(cfg, run_dir)
+        _settle(run_dir, finished=shard is None)
         return result
     except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
-        _release(claim, out_dir)
-        _fail(str(exc), None)
+        _release(claim, run_dir, out_dir, created)
+        _fail(str(exc))
     except io.CorruptChunk as exc:
-        _release(claim, out_dir)
-        _fail(_chunks_changed(exc), None, EXIT_FAILED)
+        _release(claim, run_dir, out_dir, created)
+        _fail(_chunks_changed(exc), status=EXIT_FAILED)
     except OSError as exc:
-        _release(claim, out_dir)
+        _release(claim, run_dir, out_dir, created)
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), out_dir, _os_status(exc))
-    except BaseException:
-        _release(claim, out_dir)
+        _fail(_os_error(exc), status=_os_status(exc))
+    except BaseException:  # a refusal (Refused) too: what this run created and left empty is removed
+        _release(claim, run_dir, out_dir, created)
         raise
     finally:
         try:
@@ -313,28 +303,17 @@ def _chunks_changed(exc: Exception) -> str:
     return f"chunks changed during the run ({exc}): rerun to recompute"
 
 
-def _release(claim, out_dir: Path | None) -> None:
-    """Give up the run directory, noting what this run wrote there first (:func:`_settle`: a run cut short
-    wrote its files too); then remove what this run created and left empty (``out_dir`` given)."""
+def _release(claim, run_dir: RunDir | None, out_dir: Path | None = None, created: _DirsBefore | None = None) -> None:
+    """Give up the run directory, noting what this run wrote there first (:func:`_settle` of ``run_dir``, what
+    the claim found: a run cut short wrote its files too); then remove what this run created and left empty
+    (``out_dir`` given, ``created`` what existed before, :func:`_remove_if_empty`)."""
     if claim is not None:
-        if claim.lock is not None:
+        if claim.lock is not None and run_dir is not None:
             with contextlib.suppress(OSError):  # a full disk: the marker keeps its earlier list
-                _settle(claim.path, finished=False)
+                _settle(run_dir, finished=False)
         claim.release()
     if out_dir is not None:
-        _remove_if_empty(out_dir)
-
-
-def _shard_label(cfg) -> str | None:
-    """``runner.shard`` of a composed config as given (validated later): shards share their run directory."""
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        shard = OmegaConf.select(cfg, "runner.shard", default=None, throw_on_missing=False)
-    except OmegaConfBaseException:  # the config's own error, reported in one line once it is parsed
-        return None
-    return None if shard is None else str(shard)
+        _remove_if_empty(out_dir, created)
 
 
 def _terminate_as_interrupt():
@@ -362,24 +341,24 @@ _STORED_YAML_BYTES = 16 << 20
 _STORED_YAML_DEPTH = 64
 
 
-def _load_stored_yaml(stored: Path):
-    """A stored YAML file as OmegaConf reads it, in bounded time and memory: a regular file (not a FIFO or a
+def _load_stored_yaml(stored: Path) -> Any:
+    """A stored YAML file as plain Python values (dicts, lists, scalars; interpolations left as their text), read
+    as OmegaConf reads it (:class:`_StoredLoader`), in bounded time and memory: a regular file (not a FIFO or a
     device, which would block or never end), of bounded size and nesting, without YAML aliases (an alias bomb
-    expands a few lines into billions of nodes; OmegaConf never writes one). Anything else is one line."""
+    expands a few lines into billions of nodes; OmegaConf never writes one). Anything else is one line. An empty
+    file is an empty mapping, a lone word a mapping of it to None, as OmegaConf makes them."""
     import stat
 
     import yaml
-    from omegaconf import OmegaConf
 
     try:
         st = stored.stat()
         if not stat.S_ISREG(st.st_mode):
-            _fail(f"{stored}: not a regular file; use another run directory", None)
+            _fail(f"{stored}: not a regular file; use another run directory")
         if st.st_size > _STORED_YAML_BYTES:
             _fail(
                 f"{stored}: {st.st_size} bytes, over the {_STORED_YAML_BYTES >> 20} MB of a stored config; use another "
                 f"run directory",
-                None,
             )
         with open(stored, encoding="utf-8") as f:
             text = f.read(_STORED_YAML_BYTES + 1)
@@ -387,42 +366,87 @@ def _load_stored_yaml(stored: Path):
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when installed: the same events, faster
         for event in yaml.parse(text, Loader=loader):  # events only: nothing is built or expanded
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-                _fail(f"{stored}: holds a YAML alias, which simstudy never writes; use another run directory", None)
+                _fail(f"{stored}: holds a YAML alias, which simstudy never writes; use another run directory")
             depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
             if depth > _STORED_YAML_DEPTH:
-                _fail(f"{stored}: nested deeper than {_STORED_YAML_DEPTH} levels; use another run directory", None)
+                _fail(f"{stored}: nested deeper than {_STORED_YAML_DEPTH} levels; use another run directory")
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         problem = getattr(exc, "problem", None)  # YAML's reason, e.g. libyaml's "exceeded maximum nesting depth"
         why = f"{type(exc).__name__}: {problem}" if problem else type(exc).__name__
-        _fail(f"{stored}: unreadable ({why}); use another run directory or remove it", None)
-    return OmegaConf.create(text)
+        _fail(f"{stored}: unreadable ({why}); use another run directory or remove it")
+    try:
+        value = yaml.load(text, Loader=_stored_loader())  # a SafeLoader: plain values only
+    except yaml.YAMLError as exc:  # a duplicate key (OmegaConf's rule), or what the events did not show
+        _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it")
+    if value is None:  # as OmegaConf.create reads an empty text
+        return {}
+    if isinstance(value, str):  # as OmegaConf.create reads a lone word
+        return {value: None}
+    return value
+
+
+def _stored_loader():
+    """YAML's safe loader with OmegaConf's rules (``omegaconf._utils.get_yaml_loader``, which wrote the stored
+    files): ``1e3`` is a float, a timestamp stays text, a key given twice is an error. Made once, on first use
+    (``import yaml`` only when a stored file is read)."""
+    global _STORED_LOADER
+    if _STORED_LOADER is None:
+        import yaml
+
+        class _StoredLoader(yaml.SafeLoader):
+            def construct_mapping(self, node, deep=False):
+                keys = set()
+                for key_node, _ in node.value:
+                    if key_node.tag != yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG:
+                        continue
+                    if key_node.value in keys:
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"found duplicate key {key_node.value}",
+                            key_node.start_mark,
+                        )
+                    keys.add(key_node.value)
+                return super().construct_mapping(node, deep=deep)
+
+        _StoredLoader.add_implicit_resolver(
+            "tag:yaml.org,2002:float",
+            re.compile(
+                r"""^(?:
+             [-+]?[0-9]+(?:_[0-9]+)*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+            |[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)
+            |\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?
+            |[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\.[0-9_]*
+            |[-+]?\.(?:inf|Inf|INF)
+            |\.(?:nan|NaN|NAN))$""",
+                re.X,
+            ),
+            list("-+0123456789."),
+        )
+        _StoredLoader.yaml_implicit_resolvers = {
+            key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+            for key, resolvers in _StoredLoader.yaml_implicit_resolvers.items()
+        }
+        _STORED_LOADER = _StoredLoader
+    return _STORED_LOADER
+
+
+_STORED_LOADER = None
 
 
 def _read_stored_config(stored: Path) -> dict:
     """A run directory's config.yaml as written (never resolved: an interpolation such as ``${oc.env:...}`` in
     a stored config would read this machine's environment into the outputs); one that holds one is refused."""
-    from omegaconf import OmegaConf
-
-    try:
-        old = OmegaConf.to_container(_load_stored_yaml(stored), resolve=False)
-    except Exception as exc:
-        _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it", None)
+    old = _load_stored_yaml(stored)
     if not isinstance(old, dict):
-        _fail(f"{stored}: not a mapping of settings; use another run directory or remove it", None)
+        _fail(f"{stored}: not a mapping of settings; use another run directory or remove it")
     for key, value in io._flatten(old).items():
         if isinstance(value, str) and "${" in value:
             _fail(
                 f"{stored}: {key}={value!r} is an interpolation, which simstudy never writes (its configs are "
                 f"stored resolved); restore the file or remove the run directory",
-                None,
             )
     return old
-
-
-#: "wrote ..." line lists what it wrote, not a user's notes beside it. A context variable: each thread's own runs.
-_FILES_BEFORE: contextvars.ContextVar[dict[Path, dict[str, tuple[int, int, int]]] | None] = contextvars.ContextVar(
-    "simstudy_files_before", default=None
-)
 
 
 def _files(out_dir: Path) -> dict[str, tuple[int, int, int]]:
@@ -449,28 +473,62 @@ def _dirs(out_dir: Path) -> frozenset[str]:
     return frozenset()
 
 
-#: The directories at the top of each run directory when this run claimed it (:func:`_note_files`).
-_DIRS_AT_CLAIM: contextvars.ContextVar[dict[Path, frozenset[str]] | None] = contextvars.ContextVar(
-    "simstudy_dirs_at_claim", default=None
-)
+@dataclasses.dataclass(frozen=True)
+class RunDir:
+    """A run directory claimed for this run (:func:`_in_run_dir`), and what was at its top when claimed.
+
+    Made by :func:`_note_files` right after the claim and passed to the run (``run(cfg, run_dir)``), so that its
+    "wrote ..." line lists what this run wrote, not a user's notes beside it (:meth:`listing`), and the run
+    marker notes what it created (:func:`_settle`).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The run directory.
+    files : dict of str to tuple of int
+        The visible files at its top when claimed, each by inode, modification time and size.
+    dirs : frozenset of str
+        The visible directories at its top when claimed (``previous`` left out).
+    overwrite : bool
+        ``overwrite=true`` was given (on the command line, or in :func:`simstudy.run`'s overrides): earlier results
+        are moved to ``previous/<time>/`` inside it instead of refusing other inputs or settings
+        (:func:`_check_identity`). Taken off the overrides before Hydra sees them: it changes no number, so
+        neither the config nor the run directory's name.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     (Path(d) / "notes.txt").write_text("mine")
+    ...     run_dir = _note_files(Path(d))
+    ...     (Path(d) / "summary.csv").write_text("x")
+    ...     print(run_dir.listing(), sorted(run_dir.written()))
+    4
+    1
+    summary.csv ['summary.csv']
+    """
+
+    path: Path
+    files: dict[str, tuple[int, int, int]]
+    dirs: frozenset[str]
+    overwrite: bool = False
+
+    def written(self) -> set[str]:
+        """What this run wrote at the top of its directory since it claimed it: the files new or rewritten (a new
+        inode: every write is atomic), and the directories it created (a design's cells, an audit's folders)."""
+        return {n for n, k in _files(self.path).items() if self.files.get(n) != k} | set(_dirs(self.path) - self.dirs)
+
+    def listing(self) -> str:
+        """The files this run wrote at the top of its run directory: those new or rewritten since it claimed the
+        directory, without simstudy's own marker and lock (hidden files) and without files of the user's or of
+        an earlier run left as they were."""
+        return ", ".join(sorted(name for name, key in _files(self.path).items() if self.files.get(name) != key))
 
 
-def _note_files(out_dir: Path) -> None:
-    """Note the files in ``out_dir`` before this run writes there (:func:`_listing` leaves them out unchanged),
-    and its directories (:func:`_written`)."""
-    _FILES_BEFORE.set({**(_FILES_BEFORE.get() or {}), _abs(out_dir): _files(out_dir)})
-    _DIRS_AT_CLAIM.set({**(_DIRS_AT_CLAIM.get() or {}), _abs(out_dir): _dirs(out_dir)})
-
-
-def _written(out_dir: Path) -> set[str]:
-    """What this run wrote at the top of ``out_dir`` since it claimed it: the files new or rewritten (a new
-    inode: every write is atomic), and the directories it created (a design's cells, an audit's folders)."""
-    key = _abs(out_dir)
-    files = (_FILES_BEFORE.get() or {}).get(key)
-    if files is None:  # never noted: nothing known to compare with
-        return set()
-    dirs = (_DIRS_AT_CLAIM.get() or {}).get(key, frozenset())
-    return {n for n, k in _files(out_dir).items() if files.get(n) != k} | set(_dirs(out_dir) - dirs)
+def _note_files(out_dir: Path, *, overwrite: bool = False) -> RunDir:
+    """The :class:`RunDir` of ``out_dir``, just claimed: the files and directories in it before this run writes
+    there."""
+    return RunDir(Path(out_dir), _files(out_dir), _dirs(out_dir), overwrite)
 
 
 #: What a rerun that does not rewrite it still relies on (or leaves as it is on purpose when unchanged): never
@@ -478,13 +536,14 @@ def _written(out_dir: Path) -> set[str]:
 _KEPT_ON_RERUN = frozenset({_identity.RECORD, "config.yaml", "replicates.parquet", "chunks", "shards"})
 
 
-def _settle(out_dir: Path, *, finished: bool) -> None:
-    """Note in the run marker what this run wrote at the top of ``out_dir`` (:func:`simstudy.engine.identity.note_outputs`);
+def _settle(run_dir: RunDir, *, finished: bool) -> None:
+    """Note in the run marker what this run wrote at the top of its directory (:meth:`RunDir.written`,
+    :func:`simstudy.engine.identity.note_outputs`);
     once it ``finished`` (unsharded, no error), first move aside the files an earlier run wrote there that this
     one did not rewrite (``figure.svg`` after ``runner.figures=[png]``, a ``zip.parquet`` it no longer makes), so
     that every file at the top is this run's: moved into ``previous/<time>/``, never deleted. Directories
     (chunks, a design's cells) stay; ``overwrite=true`` moves them."""
-    written = _written(out_dir)
+    out_dir, written = run_dir.path, run_dir.written()
     if finished:
         stale = tuple(
             sorted(
@@ -509,27 +568,14 @@ def _settle(out_dir: Path, *, finished: bool) -> None:
         _identity.note_outputs(out_dir, written)
 
 
-def _listing(out_dir: Path) -> str:
-    """The files this run wrote at the top of its run directory: those new or rewritten since it claimed the
-    directory (:func:`_note_files`), without simstudy's own marker and lock (hidden files) and without files
-    of the user's or of an earlier run left as they were."""
-    before = (_FILES_BEFORE.get() or {}).get(_abs(out_dir), {})
-    return ", ".join(sorted(name for name, key in _files(out_dir).items() if before.get(name) != key))
-
-
-#: ``overwrite=true`` on the command line (or in :func:`simstudy.run`'s overrides): move a run directory's
-#: earlier results to ``previous/<time>/`` inside it instead of refusing other inputs or settings. Taken off the
-#: overrides before Hydra sees them: it changes no number, so neither the config nor the run directory's name.
-_OVERWRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("simstudy_overwrite", default=False)
-
-
-def _check_identity(out_dir: Path, record: dict) -> None:
+def _check_identity(out_dir: Path, record: dict, *, overwrite: bool = False) -> None:
     """Refuse (one line, exit 2, nothing written) a run whose command, inputs, plug-ins or settings differ
-    from those of the results in ``out_dir``; with overwrite=true, move those results aside instead."""
+    from those of the results in ``out_dir``; with ``overwrite`` (``overwrite=true``, :attr:`RunDir.overwrite`),
+    move those results aside instead."""
     try:
-        _identity.check(out_dir, record, overwrite=_OVERWRITE.get(), warn=log.warning)
+        _identity.check(out_dir, record, overwrite=overwrite, warn=log.warning)
     except io.RunDirConflict as exc:
-        _fail(str(exc), None)
+        _fail(str(exc))
 
 
 #: Keys that may differ between runs in one directory: the runner's change no number, and a larger
@@ -564,7 +610,7 @@ def _check_run_dir(resolved: dict, out_dir: Path) -> None:
     ]
     if diff:
         shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
-        _fail(f"{out_dir} holds results of a different configuration ({shown}); {io.RUN_DIR_FIXES}", None)
+        _fail(f"{out_dir} holds results of a different configuration ({shown}); {io.RUN_DIR_FIXES}")
 
 
 def _is_data_path(key: str) -> bool:
@@ -572,28 +618,82 @@ def _is_data_path(key: str) -> bool:
     return key.startswith("distribution.") and key.endswith(".path")
 
 
-def _write_config(cfg: DictConfig, out_dir: Path, record: dict | None = None) -> None:
-    """Write the resolved config.yaml (and the run's identity record, if given) under the run directory's
-    claim; an unchanged one is left as it is."""
-    from omegaconf import OmegaConf
-
+def _write_config(resolved: dict, out_dir: Path, record: dict | None = None) -> None:
+    """Write config.yaml from the resolved config (plain values: the caller resolves its Hydra config; and the
+    run's identity record, if given) under the run directory's claim; an unchanged one is left as it is."""
     if record is not None:
         _identity.write(out_dir, record)
     path = out_dir / "config.yaml"
-    text = OmegaConf.to_yaml(cfg, resolve=True)
+    text = _config_yaml(resolved)
     if path.is_file() and path.read_text() == text:
         return
     io.write_text(text, path)
 
 
+def _config_yaml(resolved: dict) -> str:
+    """config.yaml's text, byte for byte as ``OmegaConf.to_yaml`` wrote it until the engine stopped importing
+    OmegaConf (a stored run is compared with, and an unchanged one left as, what it was): block style, keys in
+    their order, unicode kept, and a string that would read back as a bool or a number quoted (``'1e3'``; keys
+    too: ``'n'`` is a bool to YAML 1.1).
+
+    Examples
+    --------
+    >>> print(_config_yaml({"seed": 0, "study": {"name": "demo", "reps": 10, "tag": "1e3", "on": "yes"},
+    ...                     "n": [1, 2], "x": None}), end="")
+    seed: 0
+    study:
+      name: demo
+      reps: 10
+      tag: '1e3'
+      'on': 'yes'
+    'n':
+    - 1
+    - 2
+    x: null
+    """
+    import yaml
+
+    return yaml.dump(resolved, Dumper=_config_dumper(), default_flow_style=False, allow_unicode=True, sort_keys=False)
+
+
+#: The strings YAML 1.1 reads as a bool: quoted when written (``omegaconf._utils.YAML_BOOL_TYPES``).
+_YAML_BOOLS = frozenset("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF".split())
+
+
+def _config_dumper():
+    """PyYAML's Dumper with OmegaConf's rule for strings (``omegaconf._utils.OmegaConfDumper``): one that reads
+    back as a bool, an int or a float is single-quoted."""
+
+    import yaml
+
+    def number(text: str, kind) -> bool:
+        try:
+            kind(text)
+        except ValueError:
+            return False
+        return True
+
+    def represent_str(dumper, data: str):
+        quoted = data in _YAML_BOOLS or number(data, int) or number(data, float)
+        return dumper.represent_scalar(
+            yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG, data, style="'" if quoted else None
+        )
+
+    class _ConfigDumper(yaml.Dumper):
+        pass
+
+    _ConfigDumper.add_representer(str, represent_str)
+    return _ConfigDumper
+
+
 @contextlib.contextmanager
-def _config_written(cfg: DictConfig, out_dir: Path, record: dict | None = None):
+def _config_written(resolved: dict, out_dir: Path, record: dict | None = None):
     """config.yaml (and the identity record) written for the run inside; put back as they were if the run is
     refused (exit 2: e.g. the directory holds chunks of another configuration), so that they keep describing
     the results beside them."""
     paths = [out_dir / "config.yaml", out_dir / _identity.RECORD]
     before = [path.read_bytes() if path.is_file() else None for path in paths]
-    _write_config(cfg, out_dir, record)
+    _write_config(resolved, out_dir, record)
     try:
         yield
     except SystemExit as exc:

@@ -130,6 +130,9 @@ class CDFBands:
         Lower bound of the scores' support (may be ``-inf``): the CDF is 0 below it.
     high : float
         Upper bound of the scores' support (may be ``inf``): the CDF is 1 from it on.
+    minimize : bool, default False
+        Whether lower is better: the CDF is the scores' either way; the tuning curves taken from these bands
+        (:func:`tuning_curve_bands`) are then of the minimum.
 
     See Also
     --------
@@ -159,6 +162,7 @@ class CDFBands:
     method: str
     low: float
     high: float
+    minimize: bool = False
 
     def at(self, x) -> tuple[np.ndarray, np.ndarray]:
         """The bands' values at arbitrary points.
@@ -521,7 +525,13 @@ def trivial_budget(n: int, confidence: float, method: str, quantile: float = 0.5
 
 
 def cdf_bands(
-    scores, confidence: float = 0.95, method: str = "ld_highest_density", *, low: float = -np.inf, high: float = np.inf
+    scores,
+    confidence: float = 0.95,
+    method: str = "ld_highest_density",
+    *,
+    low: float = -np.inf,
+    high: float = np.inf,
+    minimize: bool = False,
 ) -> CDFBands:
     """Simultaneous confidence bands for the CDF of the scores.
 
@@ -540,15 +550,21 @@ def cdf_bands(
         Known lower bound of the scores' support (e.g. 0 for accuracy).
     high : float, keyword-only, default inf
         Known upper bound of the scores' support (e.g. 1 for accuracy).
+    minimize : bool, keyword-only, default False
+        Whether lower is better (losses). A CDF does not depend on it: the bands are the scores' CDF's either
+        way (the same numbers), recorded as bands whose best score is the minimum, as
+        :func:`tuning_curve_bands` takes them.
 
     Returns
     -------
     CDFBands
-        The sorted scores and the bands' values on them, with ``confidence``, ``method``, ``low`` and
-        ``high``.
+        The sorted scores and the bands' values on them, with ``confidence``, ``method``, ``low``, ``high``
+        and ``minimize``.
 
     Raises
     ------
+    TypeError
+        If `minimize` is not a bool.
     ValueError
         If `scores` is not 1-d, has fewer than 2 values, holds a NaN or infinity or a value outside [low,
         high]; if not ``low < high``; if `confidence` is not strictly between 0 and 1; or on an unknown
@@ -577,12 +593,20 @@ def cdf_bands(
     Traceback (most recent call last):
         ...
     ValueError: scores must be one sample (a 1-d array), got shape (1, 3): pass one sample at a time, e.g. scores[i]
+
+    Losses, lower is better: the same CDF, so the same bands, now of a minimized score.
+
+    >>> m = cdf_bands(rng.uniform(size=20), 0.9, "ks", low=0, high=1, minimize=True)
+    >>> m.minimize, m.upper_below == b.upper_below
+    (True, True)
     """
-    return _cdf_bands(scores, confidence, method, low, high)
+    return _cdf_bands(scores, confidence, method, low, high, minimize)
 
 
-def _cdf_bands(scores, confidence, method, low, high) -> CDFBands:
+def _cdf_bands(scores, confidence, method, low, high, minimize=False) -> CDFBands:
     """:func:`cdf_bands`, called directly by each public function so that a warning points at its caller."""
+    if not isinstance(minimize, (bool, np.bool_)):
+        raise TypeError(f"minimize must be True or False, got {minimize!r}")
     confidence, method = _confidence_iv(confidence), _method_iv(method)
     low, high = float(low), float(high)
     y = _scores_iv(scores, low, high)
@@ -591,7 +615,8 @@ def _cdf_bands(scores, confidence, method, low, high) -> CDFBands:
     # Monotonicity: the lower bound at Y_(i) holds on [Y_(i), Y_(i+1)), the upper bound at Y_(i+1) holds
     # on [Y_(i), Y_(i+1)); past the last score F <= 1.
     upper = np.append(u_i[1:], 1.0)
-    return CDFBands(y, np.asarray(l_i, dtype=np.float64), upper, float(u_i[0]), confidence, method, low, high)
+    lower = np.asarray(l_i, dtype=np.float64)
+    return CDFBands(y, lower, upper, float(u_i[0]), confidence, method, low, high, bool(minimize))
 
 
 def tuning_curve(
@@ -928,7 +953,7 @@ def tuning_curve_bands(
     ([0.6154, 0.3837, 0.3102, 0.1243], [0.3578, 0.1243, 0.0, 0.0], [0.7215, 0.6505, 0.5254, 0.3889])
     """
     quantile = _curve_iv(kind, quantile, float(low), float(high), minimize)
-    bands = _cdf_bands(scores, confidence, method, low, high)
+    bands = _cdf_bands(scores, confidence, method, low, high, minimize)
     n = bands.y.size
     ks = np.arange(1, n + 1, dtype=np.float64) if ks is None else np.asarray(ks, dtype=np.float64)
     if ks.size == 0 or not np.all(np.isfinite(ks)) or np.any(ks <= 0):
@@ -941,7 +966,7 @@ def tuning_curve_bands(
 
     def curve(cdf):
         kind_ = "mean" if kind == "mean" else "quantile"
-        return tuning_curve(points, cdf, ks, kind=kind_, quantile=quantile, minimize=bool(minimize))
+        return tuning_curve(points, cdf, ks, kind=kind_, quantile=quantile, minimize=bands.minimize)
 
     return TuningCurveBands(
         ks=ks,
@@ -953,7 +978,7 @@ def tuning_curve_bands(
         confidence=bands.confidence,
         method=bands.method,
         cdf=bands,
-        minimize=bool(minimize),
+        minimize=bands.minimize,
     )
 
 

@@ -192,6 +192,12 @@ def _scores_iv(scores, axis: int) -> np.ndarray:
     return x
 
 
+def _minimize_iv(minimize) -> bool:
+    if not isinstance(minimize, (bool, np.bool_)):
+        raise ValueError(f"minimize must be True or False, got {minimize!r}")
+    return bool(minimize)
+
+
 def _sorted_iv(x: np.ndarray, presorted: bool) -> np.ndarray:
     """Sort the sample axis, or check (in one pass) that ``presorted=True`` is true."""
     if not isinstance(presorted, (bool, np.bool_)):
@@ -281,8 +287,9 @@ def expected_max(
     presorted: bool = False,
     resamples: int = 1000,
     rng: np.random.Generator | None = None,
+    minimize: bool = False,
 ) -> np.ndarray:
-    """Estimate the expected maximum of ``n`` scores from a sample of ``B`` scores.
+    """Estimate the expected maximum (or, with `minimize`, minimum) of ``n`` scores from a sample of ``B`` scores.
 
     Parameters
     ----------
@@ -302,18 +309,23 @@ def expected_max(
     rng : numpy.random.Generator, optional
         Source of the bootstrap's resamples (required for ``method="bootstrap"``; no default, so that every
         result can be reproduced).
+    minimize : bool, keyword-only, default False
+        Whether lower is better (losses, error rates): the best of n is the minimum, and the estimate is that
+        of the expected minimum, ``-expected_max(-scores)`` (negation is exact, so bit for bit the maximum's
+        estimate of the mirrored scores, mirrored back). With `presorted`, the scores are still ascending.
 
     Returns
     -------
     ndarray, shape (..., len(n))
-        The estimated expected maximum for each budget, in score units; the sample axis is replaced by the
-        budget axis (last). ``n`` is a scalar -> that axis is kept with length 1.
+        The estimated expected maximum (minimum with `minimize`) for each budget, in score units; the sample
+        axis is replaced by the budget axis (last). ``n`` is a scalar -> that axis is kept with length 1.
 
     Raises
     ------
     ValueError
         On an unknown method, empty or non-finite scores, budgets outside 1..B, ``presorted=True`` on a
-        sample that is not ascending (naming it), or ``method="bootstrap"`` without a Generator ``rng``.
+        sample that is not ascending (naming it), ``method="bootstrap"`` without a Generator ``rng``, or
+        `minimize` not a bool.
 
     Notes
     -----
@@ -350,9 +362,20 @@ def expected_max(
     (2000, 1)
     >>> round(float(est.mean()), 4), round(5 / 6, 4)
     (0.8342, 0.8333)
+
+    Losses, lower is better: the expected minimum is the mirror of the expected maximum of the negated scores.
+
+    >>> expected_max([0.2, 0.5, 0.9], "v", minimize=True)
+    array([0.53333333, 0.37777778, 0.3037037 ])
+    >>> bool(np.array_equal(expected_max([0.2, 0.5, 0.9], minimize=True), -expected_max([-0.2, -0.5, -0.9])))
+    True
     """
     method = _method_iv(method)
     x = _scores_iv(scores, axis)
+    if _minimize_iv(minimize):  # the maximum of -x, mirrored back: negation is exact, so no bit changes
+        # -x of an ascending sample is descending: reversed, it is ascending again (the same values, in order)
+        mirrored = -x[..., ::-1] if presorted else -x
+        return -expected_max(mirrored, method, n=n, presorted=presorted, resamples=resamples, rng=rng)
     B, n_arr = _budget_iv(x.shape[-1], n)
     if method == "bootstrap":
         rng_iv(rng, "expected_max(method='bootstrap')")
@@ -395,8 +418,9 @@ def _bootstrap_expected_max(x_sorted, n, *, resamples, rng) -> np.ndarray:
     return out.reshape(*batch_shape, n.size)
 
 
-def expected_max_std(scores, *, n=None, axis: int = -1, presorted: bool = False) -> np.ndarray:
-    """Plug-in standard deviation of the maximum of ``n`` scores (Dodge et al. 2019, §3.3).
+def expected_max_std(scores, *, n=None, axis: int = -1, presorted: bool = False, minimize: bool = False) -> np.ndarray:
+    """Plug-in standard deviation of the maximum (or, with `minimize`, minimum) of ``n`` scores (Dodge et al.
+    2019, §3.3).
 
     The standard deviation of ``max(X_1..X_n)`` when the ``X_i`` are drawn from the empirical distribution of
     the sample: ``sqrt(sum_i w_{n,i} X_(i)^2 - (sum_i w_{n,i} X_(i))^2)`` with the V weights. It is the
@@ -413,6 +437,9 @@ def expected_max_std(scores, *, n=None, axis: int = -1, presorted: bool = False)
         The sample axis.
     presorted : bool, default False
         Skip sorting when the sample axis is already ascending (checked in one pass).
+    minimize : bool, keyword-only, default False
+        Whether lower is better: the SD of the minimum of n, which is that of the maximum of ``-scores``
+        (computed on them, so bit for bit the mirrored scores' answer).
 
     Returns
     -------
@@ -422,8 +449,8 @@ def expected_max_std(scores, *, n=None, axis: int = -1, presorted: bool = False)
     Raises
     ------
     ValueError
-        On empty or non-finite scores, budgets outside 1..B, or ``presorted=True`` on a sample that is not
-        ascending.
+        On empty or non-finite scores, budgets outside 1..B, ``presorted=True`` on a sample that is not
+        ascending, or `minimize` not a bool.
 
     References
     ----------
@@ -434,8 +461,12 @@ def expected_max_std(scores, *, n=None, axis: int = -1, presorted: bool = False)
     --------
     >>> expected_max_std([0.0, 1.0], n=[1, 2])      # the max of n fair coin flips: SD 1/2, then sqrt(3)/4
     array([0.5      , 0.4330127])
+    >>> expected_max_std([0.0, 1.0], n=[1, 2], minimize=True)  # the min of n flips: the same spread
+    array([0.5      , 0.4330127])
     """
     x = _scores_iv(scores, axis)
+    if _minimize_iv(minimize):
+        x, presorted = (-x[..., ::-1], presorted) if presorted else (-x, False)
     _B, n_arr = _budget_iv(x.shape[-1], n)
     return _v_mean_std(_sorted_iv(x, presorted), n_arr)[1]
 

@@ -89,9 +89,9 @@ def _minimize(a: Any, b: Any) -> bool:
     return mins[0]
 
 
-def leader_names(a, b, name_a: str, name_b: str) -> np.ndarray:
-    """Which of two curves is higher at each point: ``name_a``, ``name_b``, ``"tie"``, or ``""`` where either
-    is NaN (e.g. a point estimate beyond its sample size).
+def leader_names(a, b, name_a: str, name_b: str, *, minimize: bool = False) -> np.ndarray:
+    """Which of two curves is higher (lower with `minimize`) at each point: ``name_a``, ``name_b``, ``"tie"``, or
+    ``""`` where either is NaN (e.g. a point estimate beyond its sample size).
 
     Parameters
     ----------
@@ -99,19 +99,31 @@ def leader_names(a, b, name_a: str, name_b: str) -> np.ndarray:
         Two curves at the same budgets (score units; NaN where a curve has no value).
     name_a, name_b : str
         The curves' names, as they should appear in the result.
+    minimize : bool, keyword-only, default False
+        Whether lower is better (curves of the minimum): the lower curve leads, as the higher one of ``-a`` and
+        ``-b`` does (the same names, since ``-a - -b`` is exactly ``-(a - b)``).
 
     Returns
     -------
     ndarray of object, shape (m,)
         At each budget ``name_a``, ``name_b``, ``"tie"`` or ``""``.
 
+    Raises
+    ------
+    TypeError
+        If `minimize` is not a bool.
+
     Examples
     --------
     >>> leader_names([0.5, 0.6, 0.7, np.nan], [0.6, 0.6, 0.6, 0.6], "a", "b").tolist()
     ['b', 'tie', 'a', '']
+    >>> leader_names([0.5, 0.6, 0.7, np.nan], [0.6, 0.6, 0.6, 0.6], "a", "b", minimize=True).tolist()
+    ['a', 'tie', 'b', '']
     """
+    if not isinstance(minimize, (bool, np.bool_)):
+        raise TypeError(f"minimize must be True or False, got {minimize!r}")
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    sign = np.sign(np.nan_to_num(a - b)).astype(int)
+    sign = np.sign(np.nan_to_num(b - a if minimize else a - b)).astype(int)
     names = np.array([name_b, "tie", name_a], dtype=object)[sign + 1]  # sign is -1, 0 or +1
     names[np.isnan(a) | np.isnan(b)] = ""
     return names

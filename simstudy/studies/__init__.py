@@ -1,9 +1,9 @@
 """Studies: compositions of distributions, estimators and metrics run by the runner.
 
-Each study module declares its kind -- typed options, checks, ``run(config, out_dir) -> StudyResult``, figure
-and headline -- and registers it once with :func:`simstudy.registry.register_study`. The registry
-(:data:`simstudy.extend.studies`) lists the built-in kinds by import path, in the order ``--help`` lists them,
-and imports a kind's module only when it is asked for: importing this package imports none of them.
+Each study module declares its kind -- typed options, checks, ``run(config, out_dir, *, stage=None) ->
+StudyResult``, figure and headline -- and registers it once with :func:`simstudy.registry.register_study`. The
+registry (:data:`simstudy.extend.studies`) lists the built-in kinds by import path, in the order ``--help`` lists
+them, and imports a kind's module only when it is asked for: importing this package imports none of them.
 
 The built-in kinds, one module each:
 

@@ -18,8 +18,9 @@ hook                required   what it does
                                (default: one per distribution)
 :func:`chunk`       yes        the work of ``task.reps`` replicates of one cell: named arrays, deterministic
                                given the task (draws from :func:`simstudy.engine.runner.task_seed`)
-:func:`run`         yes        builds the cells, runs their chunks (:func:`~simstudy.studies.base.run_chunks`)
-                               and returns :func:`~simstudy.studies.base.finish`
+:func:`run`         yes        builds the cells, runs their chunks (:func:`~simstudy.studies.base.run_chunks`,
+                               given the ``stage=`` of the precision rule that ``run`` takes) and returns
+                               :func:`~simstudy.studies.base.finish`
 :func:`summarise`   yes        one cell's chunks reduced to tidy rows (``measure``, ``estimate``, ``mcse``)
 :func:`figure`      no         ``figure(summary, title=None) -> matplotlib Figure`` (import matplotlib inside)
 :func:`headline`    no         the numbers a reader checks first, logged after the run
@@ -152,8 +153,9 @@ def summarise(config: Config, run_: base.ChunkedRun, key: str, name: str, high: 
     ]
 
 
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
-    """Run (or resume) the study into ``out_dir`` and write its summary."""
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
+    """Run (or resume) the study into ``out_dir`` and write its summary; ``stage`` (the precision rule's, when
+    ``study.precision`` is set) goes to :func:`~simstudy.studies.base.run_chunks` as it comes."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
     opts = config.study.options
@@ -167,6 +169,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=list(by_key),
         chunk_fn=partial(chunk, config.seed, dists[name], opts.ns),
         settings={"ns": list(opts.ns)},
+        stage=stage,
     )
     rows = []
     for key, label in run_.succeeded(by_key).items():

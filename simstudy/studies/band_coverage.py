@@ -207,7 +207,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the band-coverage study for every distribution of ``config``.
 
     For each distribution (one cell each), ``study.reps`` rounds draw ``study.sample_size`` scores, build
@@ -224,6 +224,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). Its distributions must be continuous (kinds of
         :data:`simstudy.distributions.CONTINUOUS_KINDS`; checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -314,6 +317,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "quantile": q,
             **({"band_plugins": plugin_sources} if plugin_sources else {}),
         },
+        stage=stage,
     )
     rows, zips, complete = [], [], True
     shown = int(np.argmin([abs(v - _ZIP_LEVEL) - 1e-9 * v for v in levels]))  # the level nearest 95% (higher on ties)
@@ -501,15 +505,8 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'uniform (n = 48, 1,000 rounds)', 'nominal coverage')
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _colorblind,
-        _labels,
-        _legend,
-        _method,
-        _suptitle,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _colorblind, _labels, _legend, _suptitle, _theme, _title
+    from simstudy.figures import _method
 
     plt = _theme()
     dists = list(dict.fromkeys(summary["distribution"]))
@@ -558,7 +555,7 @@ STUDY = register_study(
         run=run,
         figure=band_coverage_figure,
         headline=headline,
-        sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage"),
+        sweep=Headline({"check": "curve"}, "nominal", "method", "empirical coverage", role="coverage"),
         continuous=True,
     )
 )

@@ -30,7 +30,7 @@ __all__ = ["run", "trivial_budget", "Options", "headline", "STUDY", "band_trivia
 trivial_budget = bands.trivial_budget
 
 
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Compute the trivial budget for every sample size and method, and the linear fit per method.
 
     Exact and deterministic: no simulation, so ``study.reps``, the seed and the distributions play no part.
@@ -47,6 +47,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -132,7 +135,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
                 )
             )
     summary = pd.DataFrame(rows)
-    run_ = base.ChunkedRun(store=None, tasks_by_cell={}, report=base.empty_report(), fingerprint="exact")
+    run_ = base.ChunkedRun(store=None, tasks_by_cell={}, report=base.empty_report(), fingerprint="exact", stage=stage)
     return base.finish(
         config,
         out_dir,
@@ -258,14 +261,8 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, ['LD highest-density: 6.00 samples per step, R² = 1.0000'])
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _colorblind,
-        _labels,
-        _legend,
-        _method,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _colorblind, _labels, _legend, _theme, _title
+    from simstudy.figures import _method
 
     plt = _theme()
     methods = list(dict.fromkeys(summary["method"]))

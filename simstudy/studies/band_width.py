@@ -180,7 +180,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the band-width ablations for every distribution and sample size of ``config``.
 
     For each distribution and n of ``study.sample_sizes`` (one cell each), ``study.reps`` rounds of n scores
@@ -197,6 +197,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). Its distributions must be continuous (checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -296,6 +299,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "max_k": max_k,
             **({"band_plugins": plugin_sources} if plugin_sources else {}),
         },
+        stage=stage,
     )
     rows = []
     for key, (name, n) in run_.succeeded(cells).items():
@@ -506,15 +510,8 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (
-        _colorblind,
-        _labels,
-        _legend,
-        _method,
-        _suptitle,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _colorblind, _labels, _legend, _suptitle, _theme, _title
+    from simstudy.figures import _method
 
     plt = _theme()
     dist = summary["distribution"].iloc[0]

@@ -23,7 +23,6 @@ depend on the data (an estimator raising on ties, say), so the surviving chunks 
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import time
 from collections.abc import Callable, Iterator
@@ -427,6 +426,9 @@ class ChunkedRun:
         The runner's report (tasks, resumed, computed, seconds, failures).
     fingerprint : str
         16 hex digits: the digest of what fixes the chunks' numbers.
+    stage : Stage or None, optional
+        The precision rule's stage the chunks were run in (``run_chunks(..., stage=)``), which :func:`finish`
+        follows; default None: a plain run.
 
     Examples
     --------
@@ -449,6 +451,7 @@ class ChunkedRun:
     tasks_by_cell: dict[str, list[Task]]
     report: RunReport
     fingerprint: str
+    stage: Stage | None = None
 
     @property
     def failed_cells(self) -> dict[str, int]:
@@ -543,9 +546,10 @@ def shard_marker(out_dir: Path, index: int, count: int) -> Path:
 
 
 @dataclass(frozen=True)
-class _Stage:
-    """A stage of the precision rule (:mod:`simstudy.studies.precision`), read by :func:`run_chunks` and
-    :func:`finish`: the pilot (summarised, nothing written); the planned stage (each cell's own reps, its summary
+class Stage:
+    """A stage of the precision rule (:mod:`simstudy.studies.precision`), passed to a study's ``run`` as
+    ``stage=``, which hands it to :func:`run_chunks`; :func:`finish` reads it from the :class:`ChunkedRun`
+    (``run.stage``). The pilot (summarised, nothing written); the planned stage (each cell's own reps, its summary
     given to ``replan``, which returns the final plan to write it with, or None: a top-up follows, nothing
     written); or the top-up (the precision columns and run.json block added by ``plan.annotate``). The earlier
     stages' report is counted in the written one."""
@@ -562,10 +566,6 @@ class _Stage:
         """Whether the rule plans from this stage's summary (the pilot, the planned stage): a study adds the
         columns the plan reads (evp_accuracy's ``kurtosis``, ``kurtosis_assumed``)."""
         return self.pilot or self.replan is not None
-
-
-#: The precision rule's stage of the study running in this context (None: a plain run of study.reps per cell).
-_STAGE: contextvars.ContextVar[_Stage | None] = contextvars.ContextVar("simstudy_precision_stage", default=None)
 
 
 def _both_stages(earlier: RunReport, last: RunReport) -> RunReport:
@@ -585,7 +585,14 @@ def _both_stages(earlier: RunReport, last: RunReport) -> RunReport:
 
 
 def run_chunks(
-    config: Config, out_dir: Path, *, scheme: str, cells: list[str], chunk_fn: Callable[[Task], dict], settings: dict
+    config: Config,
+    out_dir: Path,
+    *,
+    scheme: str,
+    cells: list[str],
+    chunk_fn: Callable[[Task], dict],
+    settings: dict,
+    stage: Stage | None = None,
 ) -> ChunkedRun:
     """Run (or resume) every cell's chunks of ``study.chunk_reps`` replicates.
 
@@ -617,11 +624,14 @@ def run_chunks(
     settings : dict
         Everything else besides seed, distributions and chunk size that fixes a chunk's numbers (plain
         values: they are hashed into the fingerprint and written into the store's claim).
+    stage : Stage or None, optional
+        The precision rule's stage, as the study's ``run`` was given it (``stage=``): each cell's replicates are
+        then the stage's (``stage.cell_reps``). Default None: a plain run of ``study.reps`` per cell.
 
     Returns
     -------
     ChunkedRun
-        The store, the tasks by cell, the runner's report and the fingerprint.
+        The store, the tasks by cell, the runner's report, the fingerprint and the stage (for :func:`finish`).
 
     Raises
     ------
@@ -662,7 +672,6 @@ def run_chunks(
         }
     )[:16]
     store = chunks.ChunkStore(out_dir / "chunks", fingerprint)
-    stage = _STAGE.get()
     planned = stage.cell_reps if stage is not None else {}
     if stage is not None:
         stage.seen.update(cells)
@@ -701,7 +710,7 @@ def run_chunks(
             {"shard": list(runner.shard), "fingerprint": fingerprint, "runner": dataclasses.asdict(report)}, marker
         )
         raise ShardDone(report, marker)
-    return ChunkedRun(store, tasks_by_cell, report, fingerprint)
+    return ChunkedRun(store, tasks_by_cell, report, fingerprint, stage)
 
 
 def _replay(chunk_fn: Callable[[Task], dict], tasks: list[Task], cell: str, chunk: int) -> None:
@@ -765,7 +774,9 @@ def finish(
     out_dir : pathlib.Path
         The run directory.
     run : ChunkedRun
-        What :func:`run_chunks` returned (an exact study passes one with ``empty_report()``).
+        What :func:`run_chunks` returned (an exact study passes one with ``empty_report()``). In a stage of the
+        precision rule (``run.stage``), the pilot's and a planned stage's summary are handed to the rule, not
+        written (unless it returns the final plan), and the final one gets the rule's columns.
     summary : pandas.DataFrame
         The study's tidy rows without the ``study`` column (inserted first here): ``cell``, ``distribution``,
         the study's keys, ``measure``, ``estimate``, ``mcse``, ``reps``.
@@ -808,7 +819,7 @@ def finish(
     >>> list(rows.columns)  # the frame passed in is left as it was
     ['cell', 'measure', 'estimate']
     """
-    stage = _STAGE.get()
+    stage = run.stage
     plan = stage.plan if stage is not None else None
     if stage is not None and stage.planning:  # the precision rule plans from this summary
         shown = summary.copy()

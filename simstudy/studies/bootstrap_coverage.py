@@ -133,7 +133,7 @@ def _joint_columns(
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the bootstrap-coverage study for every distribution of ``config``.
 
     For each distribution (one cell each), ``study.reps`` rounds draw ``study.sample_size`` scores, resample
@@ -151,6 +151,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). Its distributions must be continuous (checked when the config is
         parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -225,6 +228,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=list(cells),
         chunk_fn=partial(_run_chunk, work),
         settings={"n": n, "resamples": resamples, "confidence": confidence, "estimators": [s.method for s in specs]},
+        stage=stage,
     )
     rows, zips, complete = [], [], True
     shown = sorted({1, n // 2, n} - {0})  # the zip plot's budgets
@@ -427,17 +431,8 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     '95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals; dotted: 95% simultaneous (sup-t) band over k)'
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _band,
-        _estimator_palette,
-        _label,
-        _labels,
-        _legend,
-        _shade,
-        _suptitle,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _band, _label, _labels, _legend, _shade, _suptitle, _theme, _title
+    from simstudy.figures import _estimator_palette
 
     plt = _theme()
     dists = list(dict.fromkeys(summary["distribution"]))
@@ -485,7 +480,7 @@ STUDY = register_study(
         run=run,
         figure=bootstrap_coverage_figure,
         headline=headline,
-        sweep=Headline({}, "k", "estimator", "pointwise coverage"),
+        sweep=Headline({}, "k", "estimator", "pointwise coverage", role="coverage"),
         continuous=True,
     )
 )

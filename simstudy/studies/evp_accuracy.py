@@ -452,7 +452,7 @@ def _replicates(run: base.ChunkedRun, cells, specs, path: Path, mirrored=frozens
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the estimator-accuracy study of ``config`` and write its outputs into ``out_dir``.
 
     Every distribution of ``config.distributions`` meets every sample size B of ``config.budget.B`` (one cell
@@ -470,6 +470,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory; created if missing. Chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` only computes the new ones).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -556,6 +559,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "n": config.budget.n,
             "save_replicates": config.study.save_replicates,
         },
+        stage=stage,
     )
 
     t0 = time.perf_counter()
@@ -579,8 +583,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             with threadpool_limits(1, user_api="blas"):  # small products: threads only contend (6x slower)
                 bands = _joint_bands(perf, cross)
         rows = _mc_rows(cell, perf, specs, bands)
-        stage = base._STAGE.get()
-        if stage is not None and stage.planning:  # the precision rule plans a skewed mean from its kurtosis
+        if run_.stage is not None and run_.stage.planning:  # the precision rule plans a skewed mean from its kurtosis
             _add_kurtosis(rows, totals["gram"], cell, specs)
         mc += rows
         notes += _degenerate_notes(cell, perf, specs)
@@ -752,10 +755,8 @@ def evp_accuracy_figure(
     (3, 'uniform, B = 5, 100 replicates')
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
+    from simstudy.charts import (
         _band,
-        _distribution,
-        _estimator_palette,
         _label,
         _labels,
         _legend,
@@ -766,6 +767,7 @@ def evp_accuracy_figure(
         _title,
         _xscale_iv,
     )
+    from simstudy.figures import _distribution, _estimator_palette
 
     _xscale_iv(xscale)
     plt = _theme()

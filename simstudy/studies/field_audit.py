@@ -461,7 +461,7 @@ def _rows(config: Config, run_: base.ChunkedRun, cell: _Cell, dist) -> list[dict
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the field audit for every population and sample size of ``config.study``.
 
     For each population of ``study.populations`` and n of ``study.sample_sizes`` (one cell each), the four
@@ -477,6 +477,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -536,6 +539,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "horizons": list(opts.horizons),
             "b_max": B_MAX,
         },
+        stage=stage,
     )
     rows: list[dict] = []
     for cell in run_.succeeded(cells).values():
@@ -616,6 +620,8 @@ STUDY = register_study(
         run=run,
         figure=field_audit_figure,
         headline=headline,
-        sweep=Headline({"question": "q2", "measure": "coverage"}, "n", "method", "coverage of the median curve"),
+        sweep=Headline(
+            {"question": "q2", "measure": "coverage"}, "n", "method", "coverage of the median curve", role="coverage"
+        ),
     )
 )

@@ -89,7 +89,7 @@ def _families(summary: pd.DataFrame) -> list[str]:
 
 
 def _panels(summary: pd.DataFrame, title: str, ylabel: str, xlabel: str = "n (trials of one search)"):
-    from simstudy.figures import _labels, _suptitle, _theme, _title
+    from simstudy.charts import _labels, _suptitle, _theme, _title
 
     plt = _theme()
     fams = _families(summary)
@@ -111,7 +111,7 @@ def _n_axis(ax, ns) -> None:
 
 
 def _finish(fig, axes) -> None:
-    from simstudy.figures import _legend
+    from simstudy.charts import _legend
 
     ax = list(axes.values())[-1]
     if ax.get_legend_handles_labels()[0]:
@@ -130,7 +130,7 @@ def q1_figure(summary: pd.DataFrame, title: str | None = None):
         summary, title or "Q1: exact RMSE of the expected best of n' = n, relative to the population's IQR",
         "RMSE / IQR",
     )  # fmt: skip
-    from simstudy.figures import _colorblind
+    from simstudy.charts import _colorblind
 
     rmse = _at_full_budget(summary, "relative_rmse").reset_index()
     colors = dict(zip(_EST, _colorblind(3)))
@@ -156,7 +156,8 @@ q1_figure.__doc__ = (
 
 
 def q2_figure(summary: pd.DataFrame, title: str | None = None):
-    from simstudy.figures import _colorblind, _method
+    from simstudy.charts import _colorblind
+    from simstudy.figures import _method
 
     s = _q(summary, "q2", "coverage")
     level = float(s["level"].min()) if len(s) else 0.8
@@ -188,7 +189,7 @@ def q3_figure(summary: pd.DataFrame, title: str | None = None):
         summary, title or "Q3: error of the fitted noisy quadratic law's median tuning curve (relative to the IQR)",
         "RMSE / IQR", xlabel="k / n",
     )  # fmt: skip
-    from simstudy.figures import _colorblind
+    from simstudy.charts import _colorblind
 
     s = _q(summary, "q3", "relative_rmse")
     s = s[s["curve"] == "median"]

@@ -308,7 +308,7 @@ def _summary_rows(
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the fixed-confidence selection study over the arms in ``config.distributions``.
 
     Each distribution is an arm; the best has the highest population mean. Every variant (:func:`variants`)
@@ -324,6 +324,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). It has at least two distributions (checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -406,6 +409,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=[key],
         chunk_fn=partial(_run_chunk, work),
         settings={**settings, "plugins": sources} if sources else settings,
+        stage=stage,
     )
     R = run_.reps(key)  # study.reps, or the cell's own under study.precision
     # a cell whose chunks failed is reported by base.finish, not summarised from part of its runs
@@ -637,14 +641,7 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (
-        _colorblind,
-        _labels,
-        _legend,
-        _shade,
-        _suptitle,
-        _theme,
-    )
+    from simstudy.charts import _colorblind, _labels, _legend, _shade, _suptitle, _theme
 
     plt = _theme()
     # one line per algorithm (not per difference between two, see the study's differences option)

@@ -59,7 +59,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the fixed-budget selection study over the arms in ``config.distributions``.
 
     Each distribution is an arm (one evaluation is one draw); the best arm has the highest population mean.
@@ -75,6 +75,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). It has at least two distributions (checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -144,6 +147,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=list(cells),
         chunk_fn=partial(_run_chunk, _Work(config.seed, arms, cells, functions)),
         settings={**settings, "plugins": sources} if sources else settings,
+        stage=stage,
     )
     rows = []
     for key, budget in run_.succeeded(cells).items():
@@ -329,15 +333,7 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'best: b; 100 runs per budget (bands: Clopper–Pearson)')
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _band,
-        _colorblind,
-        _labels,
-        _legend,
-        _shade,
-        _theme,
-        _title,
-    )
+    from simstudy.charts import _band, _colorblind, _labels, _legend, _shade, _theme, _title
 
     plt = _theme()
     p = summary[summary["measure"] == "p_correct"]

@@ -482,7 +482,7 @@ def _truth(law_: Law, dist, ks: np.ndarray) -> np.ndarray:
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the extrapolation audit for every law and sample size of ``config.study``.
 
     For each law of ``study.laws`` and n of ``study.sample_sizes`` (one cell each), ``study.reps`` replicates
@@ -499,6 +499,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -572,6 +575,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
             "n_boot": opts.n_boot,
             "ks": {str(c.n): c.ks.tolist() for c in cells.values()},
         },
+        stage=stage,
     )
     rows, zips, complete = [], [], True
     for key, cell in run_.succeeded(cells).items():
@@ -880,7 +884,9 @@ STUDY = register_study(
         run=run,
         figure="simstudy.studies.parametric_extrapolation_figure.parametric_extrapolation_figure",
         headline=headline,
-        sweep=Headline({"measure": "band_coverage"}, "k_over_n", "distribution", "median-curve band coverage"),
+        sweep=Headline(
+            {"measure": "band_coverage"}, "k_over_n", "distribution", "median-curve band coverage", role="coverage"
+        ),
         check=_check,
     )
 )

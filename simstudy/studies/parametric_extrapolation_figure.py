@@ -75,16 +75,7 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
     import matplotlib.ticker
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (
-        _colorblind,
-        _labels,
-        _legend,
-        _shade,
-        _suptitle,
-        _theme,
-        _title,
-        _wrap,
-    )
+    from simstudy.charts import _colorblind, _labels, _legend, _shade, _suptitle, _theme, _title, _wrap
 
     plt = _theme()
     laws = list(dict.fromkeys(summary["distribution"].dropna()))

@@ -37,6 +37,7 @@ the rule does not bias what it reports: :mod:`simstudy.engine.precision`.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,7 @@ import pandas as pd
 
 from simstudy.engine import precision as _precision
 from simstudy.engine.runner import MissingChunks
+from simstudy.schema import ConfigError
 from simstudy.studies import base
 from simstudy.studies.base import StudyResult
 
@@ -510,11 +512,7 @@ def pilot(spec, config, out_dir: Path) -> StudyResult:
     (2, {}, ['chunks'])
     """
     config = dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, replay=None))
-    token = base._STAGE.set(base._Stage(pilot=True))
-    try:
-        return spec.run(config, out_dir)
-    finally:
-        base._STAGE.reset(token)
+    return _staged(spec, config, out_dir, base.Stage(pilot=True))
 
 
 def run_study(spec, config, out_dir: Path) -> Any:
@@ -544,7 +542,8 @@ def run_study(spec, config, out_dir: Path) -> Any:
     Raises
     ------
     simstudy.schema.ConfigError
-        If ``study.precision`` names a measure the study does not report (after the pilot).
+        If ``study.precision`` names a measure the study does not report (after the pilot), or the study's
+        ``run`` takes no ``stage=`` (before the pilot).
     RuntimeError
         If the study's summary names cells that are not its chunks' cells (a study kind the rule cannot plan).
     TopUpPending
@@ -602,7 +601,7 @@ def run_study(spec, config, out_dir: Path) -> Any:
         final.append(replan_precision(config, plan, summary))
         return None if sharded or final[-1].topped_up else final[-1]
 
-    planned = base._Stage(cell_reps=plan.cell_reps, earlier_report=first.report, replan=replan)
+    planned = base.Stage(cell_reps=plan.cell_reps, earlier_report=first.report, replan=replan)
     if sharded:
         # A shard tops up only once every chunk of the planned stage is stored (the summary the top-up is planned
         # from); until then it runs its share of the planned stage and stops, as the collect will say.
@@ -637,7 +636,7 @@ def run_study(spec, config, out_dir: Path) -> Any:
     if not sharded and not last.topped_up:
         return second  # the planned stage was written, with the final plan
     earlier = base._both_stages(first.report, second.report)
-    top_up = base._Stage(cell_reps=last.cell_reps, plan=last, earlier_report=earlier)
+    top_up = base.Stage(cell_reps=last.cell_reps, plan=last, earlier_report=earlier)
     try:
         return _staged(spec, config, out_dir, top_up)
     except MissingChunks as exc:
@@ -650,13 +649,26 @@ def run_study(spec, config, out_dir: Path) -> Any:
         ) from exc
 
 
-def _staged(spec, config, out_dir: Path, stage: base._Stage) -> Any:
-    """``spec.run`` in a stage of the rule."""
-    token = base._STAGE.set(stage)
+def _staged(spec, config, out_dir: Path, stage: base.Stage) -> Any:
+    """``spec.run`` in a stage of the rule: the study hands ``stage`` to :func:`~simstudy.studies.base.run_chunks`
+    (each cell's replicates), whose :class:`~simstudy.studies.base.ChunkedRun` carries it to
+    :func:`~simstudy.studies.base.finish` (what is written). A study whose ``run`` takes no ``stage=`` cannot run
+    under the rule: one line saying so."""
     try:
-        return spec.run(config, out_dir)
-    finally:
-        base._STAGE.reset(token)
+        parameters = dict(inspect.signature(spec.run).parameters)
+    except (TypeError, ValueError):  # no signature to read (a builtin): let the call say what it takes
+        parameters = None
+    if (
+        parameters is not None
+        and "stage" not in parameters
+        and not any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    ):
+        raise ConfigError(
+            f"study.precision: study kind {spec.kind}'s run takes no stage= keyword, which the precision rule's "
+            f"stages need (pass it to simstudy.studies.base.run_chunks; see simstudy/studies/_template.py), or "
+            f"run it without study.precision"
+        )
+    return spec.run(config, out_dir, stage=stage)
 
 
 def _range(values) -> str:

@@ -202,7 +202,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the sample-disagreement study for the two distributions of ``config``.
 
     For each n of ``study.sample_sizes`` (one cell each), ``study.reps`` times: draw a sample of n runs of
@@ -219,6 +219,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). It has exactly two distributions and closed-form estimators
         (checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -278,6 +281,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=list(sizes),
         chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, sizes, methods, opts.replace)),
         settings={"estimators": [e.settings for e in config.estimators], "replace": opts.replace},
+        stage=stage,
     )
     pair = f"{spec_a.name} vs {spec_b.name}"
     rows = []
@@ -511,15 +515,8 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.figures import (
-        _Z,
-        _estimator_palette,
-        _label,
-        _labels,
-        _legend,
-        _suptitle,
-        _theme,
-    )
+    from simstudy.charts import _Z, _label, _labels, _legend, _suptitle, _theme
+    from simstudy.figures import _estimator_palette
 
     plt = _theme()
     ests = list(dict.fromkeys(summary["estimator"].dropna()))

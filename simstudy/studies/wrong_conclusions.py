@@ -116,7 +116,7 @@ def _proportion_rows(row: dict, measure: str, k: np.ndarray, reps: int, confiden
 
 
 @base.run_documented
-def run(config: Config, out_dir: str | Path) -> base.StudyResult:
+def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None) -> base.StudyResult:
     """Run (or resume) the wrong-conclusion study for the two distributions of ``config``.
 
     For every budget B of ``config.budget.B`` (one cell each), ``study.reps`` times: draw B scores from each of
@@ -132,6 +132,9 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
     out_dir : str or path-like
         The run directory, created if missing; chunks already stored there for the same configuration are
         reused (a larger ``study.reps`` computes only the new ones). It has exactly two distributions (checked when the config is parsed).
+    stage : simstudy.studies.base.Stage or None, optional
+        The precision rule's stage (``study.precision``; :func:`simstudy.studies.precision.run_study` passes
+        it), handed to :func:`~simstudy.studies.base.run_chunks`. Default None: ``study.reps`` per cell.
 
     Returns
     -------
@@ -210,6 +213,7 @@ def run(config: Config, out_dir: str | Path) -> base.StudyResult:
         cells=list(cells),
         chunk_fn=partial(_run_chunk, _Work(config.seed, a, b, cells, specs, plugins)),
         settings={"estimators": [s.settings for s in specs]},
+        stage=stage,
     )
 
     pair = f"{spec_a.name} vs {spec_b.name}"
@@ -404,16 +408,8 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     2
     >>> plt.close(fig)
     """
-    from simstudy.figures import (
-        _band,
-        _estimator_palette,
-        _label,
-        _labels,
-        _legend,
-        _shade,
-        _suptitle,
-        _theme,
-    )
+    from simstudy.charts import _band, _label, _labels, _legend, _shade, _suptitle, _theme
+    from simstudy.figures import _estimator_palette
 
     plt = _theme()
     rates = summary[summary["measure"] == "wrong_rate"]

@@ -161,15 +161,19 @@ def test_a_third_estimator_w_or_a_plugin_is_a_column_beside_u_and_v(tmp_path, mo
 def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatch):
     # The guide says every run writes report.html: bands writes BANDS.md (the terminal's summary, the figures)
     from simstudy import io, report_html
+    from simstudy.charts import to_vega
+    from simstudy.commands import report
+    from simstudy.commands._pages import BANDS_CHART
+    from simstudy.report_safe import Files
 
     monkeypatch.setattr(report_html, "bundle", lambda: "/* the chart script */")
     result = bands.run({**BOUNDED, "method": "dkw", "max_k": 8}, SCORES)
     io.write_csv(result.bands, tmp_path / "bands.csv")
     bands._page(result, tmp_path / "BANDS.md")  # as write() does, without the figures' cost
-    done = report_html.build(tmp_path)
+    done = report.run(tmp_path)  # as the command's run and simstudy report do: the command hands its chart
     page = done.path.read_text(encoding="utf-8")
     assert done.charts == 1 and ">BANDS.md<" in page and "tuning_curve.png" in page
     assert bands.lines(result)[0].splitlines()[3] in page  # the terminal's table, as printed
-    (chart,), _, _ = report_html._command_charts(report_html.Files(tmp_path), None)
+    (chart,) = [to_vega(c) for c in BANDS_CHART.charts(Files(tmp_path))]
     drawn = [(p["hue"], p["x"], p["estimate"]) for p in chart["data"]["values"]]
     assert drawn == [tuple(row) for row in result.bands[["model", "k", "point"]].itertuples(index=False)]

@@ -295,3 +295,23 @@ def test_evidence_between_bands_of_the_minimum_puts_the_lower_model_ahead():
 def test_minimize_must_be_a_bool():
     with pytest.raises(TypeError, match="minimize must be True or False, got 'yes'"):
         bands.tuning_curve_bands([0.1, 0.2, 0.3], minimize="yes")
+
+
+@pytest.mark.parametrize("method", ["dkw", "ks", "ld_equal_tailed"])
+def test_cdf_bands_minimize_are_the_same_bands_of_a_minimized_score(rng, method):
+    # a CDF does not depend on which direction is better: the same numbers, recorded as of a minimized score
+    x = rng.uniform(size=15)
+    a, b = bands.cdf_bands(x, 0.8, method, low=0, high=1), bands.cdf_bands(x, 0.8, method, low=0, high=1, minimize=True)
+    assert (a.minimize, b.minimize) == (False, True)
+    for field in ("y", "lower", "upper"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    assert a.upper_below == b.upper_below
+    # the tuning-curve bands take the minimize of the one CDF band they derive from
+    t = bands.tuning_curve_bands(x, 0.8, method=method, low=0, high=1, minimize=True)
+    assert t.cdf.minimize is True and t.minimize is True
+    np.testing.assert_array_equal(t.cdf.lower, b.lower)
+
+
+def test_cdf_bands_minimize_must_be_a_bool():
+    with pytest.raises(TypeError, match="minimize must be True or False, got 'true'"):
+        bands.cdf_bands([0.1, 0.2, 0.3], minimize="true")

@@ -238,3 +238,38 @@ def test_std_is_accurate_where_the_max_concentrates():
     mean = w @ xl
     sd = np.sqrt(np.einsum("ij,ij->i", w, (xl[None, :] - mean[:, None]) ** 2)).astype(np.float64)
     np.testing.assert_allclose(expected_max_std(x), sd, rtol=1e-13)
+
+
+def test_minimize_is_the_expected_minimum_known_answers():
+    # U at n = 2 is the mean of the pairs' minima: (0.2 + 0.2 + 0.5) / 3; at n = 1 the sample mean
+    x = [0.9, 0.2, 0.5]
+    np.testing.assert_allclose(expected_max(x, "u", n=[1, 2, 3], minimize=True), [1.6 / 3, 0.3, 0.2], rtol=0, atol=1e-15)
+    # V at n = 3 from the exact weights P(min of 3 draws = X_(i)): (19 x 0.2 + 7 x 0.5 + 1 x 0.9) / 27
+    assert expected_max(x, "v", n=3, minimize=True)[0] == pytest.approx(8.2 / 27, abs=1e-15)
+
+
+@pytest.mark.parametrize("method", ["u", "v", "w"])
+def test_minimize_is_the_negated_maximum_bit_for_bit(rng, method):
+    x = rng.normal(size=(4, 37))
+    for presorted in (False, True):
+        sample = np.sort(x, axis=-1) if presorted else x
+        mine = expected_max(sample, method, minimize=True, presorted=presorted)
+        np.testing.assert_array_equal(mine, -expected_max(-x, method))
+        std = expected_max_std(sample, minimize=True, presorted=presorted)
+        np.testing.assert_array_equal(std, expected_max_std(-x))
+    # the minimum's curve falls with n; the maximum's rises
+    assert np.all(np.diff(expected_max(x[0], method, minimize=True)) <= 0)
+
+
+def test_minimize_bootstrap_draws_as_the_mirrored_scores():
+    x = np.array([0.3, 0.1, 0.7, 0.4, 0.9])
+    a = expected_max(x, "bootstrap", rng=np.random.default_rng(5), minimize=True)
+    b = -expected_max(-x, "bootstrap", rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_minimize_must_be_a_bool():
+    with pytest.raises(ValueError, match="minimize must be True or False, got 'yes'"):
+        expected_max([0.1, 0.2], minimize="yes")
+    with pytest.raises(ValueError, match="minimize must be True or False, got 1"):
+        expected_max_std([0.1, 0.2], minimize=1)

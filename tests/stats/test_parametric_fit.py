@@ -218,3 +218,22 @@ def test_rows_beyond_the_memory_budget_are_fitted_in_blocks_with_the_same_number
     blocks = pf.fit_batch(x, t, cs=(1, 2))
     for key in ("a", "b", "c", "o", "objective"):
         np.testing.assert_array_equal(whole[key], blocks[key])
+
+
+def test_fit_minimize_is_the_convex_fit_the_mirror_of_the_negated_scores(rng):
+    # losses near their optimum: the convex law with a = 0.1 the best (lowest) score possible
+    loss = NoisyQuadratic(0.1, 0.4, 3, 0.01, convex=True).sample(60, rng=rng)
+    mine = fitting.fit(loss, constraints={"c": 3}, minimize=True)
+    spelled = fitting.fit(loss, constraints={"c": 3, "convex": True})
+    mirror = fitting.fit(-loss, constraints={"c": 3})
+    assert mine.law.convex and (mine.law.a, mine.law.b, mine.law.o) == (spelled.law.a, spelled.law.b, spelled.law.o)
+    assert (mine.law.a, mine.law.b) == (-mirror.law.b, -mirror.law.a) and mine.threshold == -mirror.threshold
+    assert abs(mine.law.a - 0.1) < 0.05  # the best score recovered, from below the censored highest half
+
+
+def test_fit_minimize_refuses_a_concave_constraint_and_a_non_bool():
+    ys = np.linspace(0.1, 0.9, 40)
+    with pytest.raises(InvalidParameter, match="constraints.convex"):
+        fitting.fit(ys, constraints={"convex": False}, minimize=True)
+    with pytest.raises(InvalidParameter, match="minimize"):
+        fitting.fit(ys, minimize="yes")

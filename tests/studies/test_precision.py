@@ -480,6 +480,26 @@ def test_the_evp_pilot_reports_its_errors_kurtosis_and_the_final_summary_does_no
     assert not {"kurtosis", "kurtosis_assumed"} & set(targeted[0].summary)  # the final summary is the study's
 
 
+def test_the_stage_reaches_the_study_as_an_argument_and_a_run_without_it_is_refused(tmp_path):
+    """The rule's stage is the study run's ``stage=`` argument (no ambient state): a study kind whose ``run`` takes
+    none runs plainly, and is refused in one line under study.precision, before any compute."""
+    spec = registry.study("evp_accuracy")
+    seen = []
+
+    def run(config, out_dir, *, stage=None):
+        seen.append(stage)
+        return spec.run(config, out_dir, stage=stage)
+
+    staged = dataclasses.replace(spec, run=run)
+    run_study(staged, _config.parse(_raw(precision={"bias": 0.01})), tmp_path / "staged")
+    assert [s.pilot for s in seen[:1]] == [True] and all(isinstance(s, base.Stage) for s in seen) and len(seen) >= 2
+    legacy = dataclasses.replace(spec, run=lambda config, out_dir: spec.run(config, out_dir))
+    assert run_study(legacy, _config.parse(_raw()), tmp_path / "plain").summary is not None
+    with pytest.raises(ConfigError, match="run takes no stage= keyword"):
+        run_study(legacy, _config.parse(_raw(precision={"bias": 0.01})), tmp_path / "refused")
+    assert not (tmp_path / "refused").exists()
+
+
 def test_without_precision_nothing_changes(tmp_path):
     plain = _run(tmp_path, "plain")
     direct = registry.study("evp_accuracy").run(_config.parse(_raw()), tmp_path / "direct").summary

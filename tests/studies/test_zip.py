@@ -222,7 +222,7 @@ def test_an_old_run_dir_resumes_with_the_same_numbers_and_no_zip_plot(tmp_path, 
 
 ROWS_PLUGIN = """
 import numpy as np
-from simstudy import bands
+from simstudy.stats import bands
 
 def builtin_rows(sorted_scores, confidence):
     # the built-in DKW band, one (equal) row per sample: the studies' per-sample path

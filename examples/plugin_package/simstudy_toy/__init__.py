@@ -38,7 +38,7 @@ def _chunk(seed, dist, ns, task):
     return {"sums": np.stack([best.sum(axis=1), (best * best).sum(axis=1)])}
 
 
-def run(config, out_dir):
+def run(config, out_dir, *, stage=None):  # stage: the precision rule's (study.precision)
     import time
     from pathlib import Path
 
@@ -49,7 +49,8 @@ def run(config, out_dir):
     dist = spec.build()
     key = base.cell_key(distribution=spec.key)
     chunks = base.run_chunks(config, Path(out_dir), scheme="toy_max/1", cells=[key],
-                             chunk_fn=partial(_chunk, config.seed, dist, opts.ns), settings={"ns": opts.ns})
+                             chunk_fn=partial(_chunk, config.seed, dist, opts.ns), settings={"ns": opts.ns},
+                             stage=stage)
     R = config.study.reps
     rows = []
     if chunks.succeeded({key: 0}):
