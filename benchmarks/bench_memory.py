@@ -1,4 +1,4 @@
-"""Benchmark: the memory and time of ``simstudy curve``'s computation (:func:`simstudy.stats.curves.evp_curves`).
+"""Benchmark: the memory and time of ``simstudy curve``'s computation (:func:`simstudy.tables.evp_curves`).
 
 Run from the repository root (about half a minute):
 
@@ -30,13 +30,14 @@ def _child(path: str, B: int, method: str) -> None:
 
     import numpy as np
 
-    from simstudy.stats import curves, estimators
+    from simstudy import tables
+    from simstudy.stats import estimators
 
     x = np.random.default_rng(B).uniform(size=B)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
     if path == "windowed":
-        curves.evp_curves({"m": x}, method=method)
+        tables.evp_curves({"m": x}, method=method)
     else:  # the former evp_curves: one len(n) x B matrix for the curve, the V matrix again for the SD
         xs = np.sort(x)
         w = estimators._weights_cached(B, method, tuple(range(1, B + 1)))

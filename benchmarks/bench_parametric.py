@@ -27,6 +27,7 @@ from functools import partial
 import numpy as np
 from _timing import best_of
 
+from simstudy.distributions import fitting
 from simstudy.distributions.parametric import NoisyQuadratic
 from simstudy.stats import parametric_fit
 
@@ -92,7 +93,7 @@ def main() -> None:
         ys = true.sample(512, rng=np.random.default_rng(100 + i))
         t = float(np.quantile(ys, 0.5))
         start = time.perf_counter()
-        ours = parametric_fit.fit(ys, limits=(t, np.inf)).law
+        ours = fitting.fit(ys, limits=(t, np.inf)).law
         t_ours = time.perf_counter() - start
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -32,7 +32,7 @@ SWEEP = ["-m", "experiment=dodge2021_fig1", "runner.progress=false", "runner.n_j
 
 
 def main() -> None:
-    from simstudy import cli, plots, sweeps  # noqa: F401 -- imported before timing, as in the sweep's own process
+    from simstudy import cli, figures, sweeps  # noqa: F401 -- imported before timing, as in the sweep's own process
     from simstudy.cli.sweeps import _sweep_plan
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -13,23 +13,20 @@ validated config (:mod:`~simstudy.api`); :func:`simstudy.curve`, :func:`simstudy
 (:mod:`~simstudy.notebook`). All are imported on first use, so ``import simstudy`` stays fast.
 """
 
-from importlib import metadata as _metadata
+from simstudy._version import __version__
 
-from simstudy import _moved
+#: The modules reachable as attributes of the package -> where they live, imported on first use (so that
+#: ``import simstudy`` stays fast).
+_MODULES = {
+    "distributions": "simstudy.distributions",
+    "estimators": "simstudy.stats.estimators",
+    "metrics": "simstudy.stats.metrics",
+    "truth": "simstudy.stats.truth",
+}
 
-_moved.install()
-
-try:
-    __version__ = _metadata.version("simstudy")
-except _metadata.PackageNotFoundError:  # running from a source tree without an install
-    __version__ = "0+unknown"
-
-#: Imported on first use (Hydra, pandas and the studies load only when a study is composed or run).
+#: Names imported on first use -> their module (Hydra, pandas and the studies load only when a study is composed
+#: or run).
 _LAZY = {
-    "distributions": None,
-    "estimators": None,
-    "metrics": None,
-    "truth": None,
     "run": "api",
     "compose": "api",
     "RunResult": "api",
@@ -43,11 +40,11 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        from importlib import import_module
+    from importlib import import_module
 
-        if _LAZY[name] is None:  # a module: imported on first use, so that `import simstudy` stays fast
-            return import_module(f"{__name__}.{name}")
+    if name in _MODULES:
+        return import_module(_MODULES[name])
+    if name in _LAZY:
         return getattr(import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'simstudy' has no attribute {name!r}")
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from simstudy import distributions, extend, schema
+from simstudy import distributions, extend, schema, schema_docs
 from simstudy._limits import MEMORY_ENV, check_memory, memory_limit
 from simstudy.config_distributions import DistributionConfig, parse_distributions
 from simstudy.config_estimators import EstimatorConfig, log_plugin_costs, parse_estimators
@@ -68,68 +68,6 @@ def study_kinds() -> tuple[str, ...]:
     return extend.studies.names()
 
 
-#: Names that moved out of this module (issue 26): old name -> (module, name there), imported on first use
-#: (this module sits below most of them). The studies' options and checks went to the studies, the plug-in checks
-#: next to their registry, the data commands' keys to :mod:`simstudy.commands`, the distribution and estimator
-#: groups' parsing to :mod:`simstudy.config_distributions` and :mod:`simstudy.config_estimators`.
-_MOVED_NAMES = {
-    "StudyOptions": ("simstudy.studies.base", "StudyOptions"),
-    "reps_option": ("simstudy.studies.base", "reps_option"),
-    "chunk_reps_option": ("simstudy.studies.base", "chunk_reps_option"),
-    "save_replicates_option": ("simstudy.studies.base", "save_replicates_option"),
-    "at_least_arms": ("simstudy.studies.base", "at_least_arms"),
-    "selection_algorithm_check": ("simstudy.plugins", "selection_algorithm_check"),
-    "band_method_check": ("simstudy.plugins", "band_method_check"),
-    "TIME_ENV": ("simstudy._limits", "TIME_ENV"),
-    "_env_limit": ("simstudy._limits", "_env_limit"),
-    "_size": ("simstudy._limits", "_size"),
-    "_duration": ("simstudy._limits", "_duration"),
-    "_DEFAULT_MINUTES": ("simstudy._limits", "_DEFAULT_MINUTES"),
-    "REQUIRED": ("simstudy.commands._data", "REQUIRED"),
-    "XSCALES": ("simstudy.commands._data", "XSCALES"),
-    "CurveOptions": ("simstudy.commands.curve", "CurveOptions"),
-    "CurveConfig": ("simstudy.commands.curve", "CurveConfig"),
-    "parse_curve": ("simstudy.commands.curve", "parse"),
-    "BandsOptions": ("simstudy.commands.bands", "BandsOptions"),
-    "BandsConfig": ("simstudy.commands.bands", "BandsConfig"),
-    "parse_bands": ("simstudy.commands.bands", "parse"),
-    "AuditOptions": ("simstudy.commands.audit", "AuditOptions"),
-    "AuditConfig": ("simstudy.commands.audit", "AuditConfig"),
-    "_audit_cost_iv": ("simstudy.commands.audit", "_audit_cost_iv"),
-    "_KDE_BOUND": ("simstudy.commands.audit", "_KDE_BOUND"),
-    "_MIN_BANDWIDTH_SHARE": ("simstudy.commands.audit", "_MIN_BANDWIDTH_SHARE"),
-    "ExtrapolateOptions": ("simstudy.commands.extrapolate", "ExtrapolateOptions"),
-    "ExtrapolateConfig": ("simstudy.commands.extrapolate", "ExtrapolateConfig"),
-    "_threshold": ("simstudy.commands.extrapolate", "_threshold"),
-    "_c_values": ("simstudy.commands.extrapolate", "_c_values"),
-    "_K_MAX": ("simstudy.commands.extrapolate", "_K_MAX"),
-    "parse_audit": ("simstudy.commands.audit", "parse"),
-    "parse_extrapolate": ("simstudy.commands.extrapolate", "parse"),
-    "_FILE_KINDS": ("simstudy.config_distributions", "_FILE_KINDS"),
-    "_DATA_PARAMS": ("simstudy.config_distributions", "_DATA_PARAMS"),
-    "_target_distribution": ("simstudy.config_distributions", "_target_distribution"),
-    "_scipy_distribution": ("simstudy.config_distributions", "_scipy_distribution"),
-    "_distribution": ("simstudy.config_distributions", "_distribution"),
-    "_distribution_of": ("simstudy.config_distributions", "_distribution_of"),
-    "_distributions": ("simstudy.config_distributions", "parse_distributions"),
-    "_plugin_estimator": ("simstudy.config_estimators", "_plugin_estimator"),
-    "_estimators": ("simstudy.config_estimators", "parse_estimators"),
-    "_log_plugin_costs": ("simstudy.config_estimators", "log_plugin_costs"),
-    "_plain": ("simstudy.schema", "hashable"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    # importlib with a string: a static import would point up the layers (config is below the studies), and the
-    # names of this layer's modules are imported only by code that still asks for them here
-    if name in _MOVED_NAMES:
-        import importlib
-
-        module, new = _MOVED_NAMES[name]
-        return getattr(importlib.import_module(module), new)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _sizes(empty: str) -> schema.Check:
     """Integers >= 1, one or a non-empty list, as a tuple; ``empty`` completes the message for ``[]``.
 
@@ -152,7 +90,7 @@ def _sizes(empty: str) -> schema.Check:
     return check
 
 
-@schema.documented("budget.")
+@schema_docs.documented("budget.")
 @dataclass(frozen=True)
 class BudgetConfig:
     """The ``budget`` group: sample sizes ``B`` (one cell each) and the budgets ``n`` estimated at.
@@ -281,7 +219,7 @@ def _address() -> schema.Check:
     return check
 
 
-@schema.documented("runner.")
+@schema_docs.documented("runner.")
 @dataclass(frozen=True)
 class RunnerConfig:
     """The ``runner`` group: how to run -- parallelism, sharding and failure tolerance; never changes a number.

@@ -6,8 +6,7 @@ legend. Every figure uses the constrained layout, and long titles, labels and le
 space they have, so nothing is cut off when the figure is saved as is (:func:`simstudy.io.save_figure`).
 
 Each study kind draws its own figure, in its module (:mod:`simstudy.studies`), and names it when it registers
-(:class:`simstudy.registry.Study`); the old names here (``simstudy.figures.evp_accuracy_figure`` ...) still
-import. matplotlib is imported when a figure is first drawn, not with this module (it costs about 0.4 s, and a
+(:class:`simstudy.registry.Study`). matplotlib is imported when a figure is first drawn, not with this module (it costs about 0.4 s, and a
 run that fails its checks, a shard, ``--help`` never draw).
 
 =================================  ==========================================================================
@@ -36,39 +35,6 @@ if TYPE_CHECKING:
 __all__ = [
     "sweep_figure",
 ]
-
-#: The study figures that moved to their study's module (issue 26) -> that module; ``simstudy.figures.NAME``
-#: still imports them (:func:`__getattr__`), and their API pages are their modules'.
-_MOVED_FIGURES = {
-    "evp_accuracy_figure": "simstudy.studies.evp_accuracy",
-    "wrong_conclusions_figure": "simstudy.studies.wrong_conclusions",
-    "sample_disagreement_figure": "simstudy.studies.sample_disagreement",
-    "band_coverage_figure": "simstudy.studies.band_coverage",
-    "band_triviality_figure": "simstudy.studies.band_triviality",
-    "bootstrap_coverage_figure": "simstudy.studies.bootstrap_coverage",
-    "band_width_figure": "simstudy.studies.band_width",
-    "model_selection_figure": "simstudy.studies.model_selection",
-    "fixed_confidence_figure": "simstudy.studies.fixed_confidence",
-    "parametric_extrapolation_figure": "simstudy.studies.parametric_extrapolation_figure",
-    "field_audit_figure": "simstudy.studies.field_audit",
-    "evp_curves_figure": "simstudy.commands.curve",
-    "tuning_curve_bands_figure": "simstudy.commands.bands",
-    "cdf_bands_figure": "simstudy.commands.bands",
-    "kde_fit_figure": "simstudy.commands.audit_page",
-    "extrapolation_figure": "simstudy.commands.extrapolate_page",
-}
-
-
-#: Figures of a simulation's own performance, in :mod:`simstudy.figures_mc` (the same layer), reached from here
-#: as ``simstudy.plots.NAME`` by a sweep (:func:`simstudy.sweeps._write_sweep`) like :func:`sweep_figure`.
-_MC_FIGURES = {"zip_figure": "simstudy.figures_mc", "nested_loop_figure": "simstudy.figures_mc"}
-
-
-def __getattr__(name: str):
-    # The studies sit above this module: a static import of theirs would point up the layers (and cycle).
-    if name in _MOVED_FIGURES or name in _MC_FIGURES:
-        return getattr(importlib.import_module({**_MOVED_FIGURES, **_MC_FIGURES}[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: Estimators' colours: U, V and W as in every figure; any other (a bootstrap, a plug-in) from colours far from

@@ -21,7 +21,7 @@ name                       what it does
 
 The chunk store (:class:`~simstudy.engine.chunks.ChunkStore`, which keeps the results of finished chunks so
 that an interrupted run resumes from them) and run directories (:mod:`simstudy.engine.claims`) are the
-engine's; their names still import from here.
+engine's.
 """
 
 from __future__ import annotations
@@ -610,35 +610,3 @@ def open_regular(path: str | os.PathLike, *, inside: str | os.PathLike | None = 
     except BaseException:
         os.close(fd)
         raise
-
-
-#: Names that moved to the engine (the chunk store and run directories), still importable from here: imported on
-#: use, by name, since an import statement here would point up the layers.
-_MOVED_UP = {
-    **dict.fromkeys(
-        ("ChunkStore", "CorruptChunk", "RunDirConflict", "config_diff", "RUN_DIR_FIXES", "_flatten"),
-        "simstudy.engine.chunks",
-    ),
-    **dict.fromkeys(
-        (
-            "RUN_MARKER",
-            "LOCK_NAME",
-            "NotARunDir",
-            "RunDirBusy",
-            "RunDirClaim",
-            "check_run_dir",
-            "claim_run_dir",
-            "remove_stray_temporaries",
-            "_process_start",
-        ),
-        "simstudy.engine.claims",
-    ),
-}
-
-
-def __getattr__(name: str):
-    if name in _MOVED_UP:
-        import importlib
-
-        return getattr(importlib.import_module(_MOVED_UP[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from simstudy import io
 from simstudy.commands.study import _log_report, _run_and_report
+from simstudy.engine import claims
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     _ENVIRONMENT_ERRNOS,
@@ -339,8 +340,8 @@ def _run_design(cfg: DictConfig, run_dir: RunDir):
         for (name, _, cell), config in zip(cells, configs):
             sub = out_dir / name
             try:
-                claim = io.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
-            except (io.NotARunDir, io.RunDirBusy) as exc:
+                claim = claims.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
+            except (claims.NotARunDir, claims.RunDirBusy) as exc:
                 _fail(str(exc))
             cell_dir = _note_files(sub, overwrite=run_dir.overwrite)
             try:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from simstudy import io
+from simstudy.engine import chunks
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
     Refused,
@@ -323,7 +323,7 @@ def _move_sweep_aside(sweep_dir: Path) -> None:
     and before Hydra and :class:`SweepCallback` write anew (:func:`simstudy.engine.identity.sweep_outputs`)."""
     try:
         moved = _identity.move_aside(sweep_dir, _identity.sweep_outputs(sweep_dir))
-    except io.RunDirConflict as exc:
+    except chunks.RunDirConflict as exc:
         _fail(str(exc))
     if moved is not None:  # before Hydra's logging is set up: Python's last-resort handler says it on stderr
         log.warning("overwrite=true: moved the earlier sweep's files to %s", moved)

@@ -110,7 +110,7 @@ def option(default: Any, doc: str, check: Check | None = None, *, type_doc: str 
     ----------
     default : Any
         The setting's value when the config does not give it; immutable (a tuple, not a list), since the
-        dataclass shares it between instances. :data:`simstudy.config.REQUIRED` (``"???"``) marks a key the
+        dataclass shares it between instances. :data:`simstudy.commands._data.REQUIRED` (``"???"``) marks a key the
         user must give.
     doc : str
         The help text of ``--help``: what the setting means, in a phrase (units and an example value help).
@@ -832,7 +832,7 @@ def defaults(schema: type) -> dict:
 
     Examples
     --------
-    >>> from simstudy.config import StudyOptions
+    >>> from simstudy.studies.base import StudyOptions
     >>> from simstudy.schema import defaults
     >>> defaults(StudyOptions)
     {'reps': 1000, 'chunk_reps': 1000, 'save_replicates': False, 'precision': None, 'max_reps': None}
@@ -860,7 +860,7 @@ def docs(schema: type) -> dict[str, tuple[str, Any]]:
 
     Examples
     --------
-    >>> from simstudy.config import StudyOptions
+    >>> from simstudy.studies.base import StudyOptions
     >>> from simstudy.schema import docs
     >>> docs(StudyOptions)["reps"]
     ('simulated searches per cell (more: a smaller Monte Carlo error)', 1000)
@@ -899,13 +899,3 @@ def accepting(words: str) -> Callable[[Check], Check]:
         return check
 
     return label
-
-
-def __getattr__(name: str) -> Any:
-    """:func:`parameters` and :func:`documented` live in :mod:`simstudy.schema_docs` (it reads schemas, so it
-    imports this module): loaded on first use, by name, so that the import graph has no cycle."""
-    if name in ("parameters", "documented"):
-        import importlib
-
-        return getattr(importlib.import_module("simstudy.schema_docs"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,8 +2,8 @@
 
 Every option is declared once (:func:`simstudy.schema.option`: default, words, check); :func:`parameters` writes
 its numpydoc entry (type, default, the words, what the check accepts) and :func:`documented` fills the entries
-into a class docstring's ``%(parameters)s`` line. ``simstudy.schema.parameters`` and ``schema.documented`` are
-these functions (the schema module loads this one on first use).
+into a class docstring's ``%(parameters)s`` line. It reads schemas, so it sits above :mod:`simstudy.schema`:
+a schema is declared with ``@schema_docs.documented(prefix)``.
 
 =====================  ==============================================================================
 :func:`parameters`     a schema's Parameters entries, wrapped to the source width
@@ -27,7 +27,7 @@ __all__ = ["parameters", "documented"]
 
 #: The column the docstring lines of :func:`parameters` end by, counted in the source of a class (indented 4).
 _WIDTH = 116
-#: OmegaConf's missing value, the default of a key the user must give (:data:`simstudy.config.REQUIRED`).
+#: OmegaConf's missing value, the default of a key the user must give (:data:`simstudy.commands._data.REQUIRED`).
 _REQUIRED = "???"
 
 
@@ -105,7 +105,7 @@ def parameters(schema: type, prefix: str = "") -> str:
     Examples
     --------
     >>> from dataclasses import dataclass
-    >>> from simstudy.schema import integer, level, listed, option, parameters
+    >>> from simstudy.schema import integer, level, listed, option
     >>> @dataclass(frozen=True)
     ... class Opts:
     ...     size: int = option(48, "scores per sample", integer(minimum=2))
@@ -170,7 +170,7 @@ def documented(prefix: str = "") -> Callable[[type], type]:
     Examples
     --------
     >>> from dataclasses import dataclass
-    >>> from simstudy.schema import documented, integer, option
+    >>> from simstudy.schema import integer, option
     >>> @documented("study.")
     ... @dataclass(frozen=True)
     ... class Opts:

@@ -7,7 +7,7 @@ study kind, the rows a sweep's faceted figure shows, and :func:`sweep_chart` des
 (:class:`simstudy.charts.Chart`; :func:`simstudy.figures.sweep_figure` draws it). ``_write_sweep``
 writes the stacked frame and that figure at the sweep directory (after a multirun, for a design, and for
 ``simstudy collect sweep_dir=DIR``), and for three or more swept keys a nested-loop plot, ``nested_loop.png``
-(Rücker & Schwarzer 2014; :func:`nested_loop_factors`, :func:`simstudy.plots.nested_loop_figure`);
+(Rücker & Schwarzer 2014; :func:`nested_loop_factors`, :func:`simstudy.figures_mc.nested_loop_figure`);
 ``_unfinished_message`` says which jobs have no summary yet.
 
 Which jobs a sweep has and what each one's values are is the CLI's business (it reads the sweep's
@@ -352,13 +352,13 @@ def _nested_loop(sweep_dir: Path, rows: pd.DataFrame, swept: list[str], spec: He
     """Draw ``nested_loop.png`` at the sweep directory (:func:`simstudy.figures_mc.nested_loop_figure`)."""
     import matplotlib.pyplot as plt
 
-    from simstudy import io, plots
+    from simstudy import figures_mc, io
 
     factors = nested_loop_factors(rows, swept, spec)
     if factors is None:
         log.info("sweep: no nested-loop plot (the swept keys and %s do not tell the headline rows apart)", spec.x)
         return
-    fig = plots.nested_loop_figure(
+    fig = figures_mc.nested_loop_figure(
         rows, factors, hue=spec.hue, ylabel=spec.ylabel, title=f"{study}{spec.ylabel} over every cell (±2 MCSE)"
     )
     io.save_figure(fig, sweep_dir / "nested_loop.png", dpi=150)

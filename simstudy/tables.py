@@ -1,6 +1,5 @@
 """Tidy tables (pandas) of the kernels' results: EVP curves of a researcher's own scores, and the evidence
-between two models' bands. Above the kernels (:mod:`simstudy.stats` builds no frames); was
-``simstudy.stats.curves``, which still imports (as this module).
+between two models' bands. Above the kernels (:mod:`simstudy.stats` builds no frames).
 
 Expected-validation-performance curves for a researcher's own tuning results (Dodge et al. 2019):
 

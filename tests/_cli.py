@@ -130,15 +130,17 @@ def parse_refusal(*overrides) -> str | None:
 
 def parse_command_refusal(command: str, *overrides) -> str | None:
     """The one-line :class:`~simstudy.config.ConfigError` of the data command's own parse function
-    (``simstudy.config.parse_<command>``) for ``simstudy command *overrides`` in the working directory (None if
+    (``simstudy.commands.<command>.parse``) for ``simstudy command *overrides`` in the working directory (None if
     it accepts them): each value as Hydra's override parser reads it, a ``+`` key as the key itself."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     from simstudy import config
+    from simstudy.commands import audit, bands, curve, extrapolate
 
+    parse = {"curve": curve.parse, "bands": bands.parse, "audit": audit.parse, "extrapolate": extrapolate.parse}[command]
     parsed = OverridesParser.create().parse_overrides(list(overrides))
     try:
-        getattr(config, f"parse_{command}")({o.key_or_group: o.value() for o in parsed})
+        parse({o.key_or_group: o.value() for o in parsed})
     except config.ConfigError as exc:
         return str(exc)
     return None

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from simstudy import config, extend, io, plugins
+from simstudy import config, extend, plugins
+from simstudy.engine import chunks
 from simstudy.engine.runner import stable_hash
 from simstudy.studies import band_coverage, band_width
 
@@ -66,7 +67,7 @@ def _plugin_dir(tmp_path, monkeypatch, forget_plugins):
 
 
 def with_methods(cfg: config.Config, methods) -> config.Config:
-    """``cfg`` with ``study.methods`` checked and replaced, as the config layer does (config.band_method_check)."""
+    """``cfg`` with ``study.methods`` checked and replaced, as the config layer does (plugins.band_method_check)."""
     opts = dataclasses.replace(cfg.study.options,
                                methods=tuple(plugins.check_band_method(m, "study.methods") for m in methods))
     return dataclasses.replace(cfg, study=dataclasses.replace(cfg.study, options=opts))
@@ -157,7 +158,7 @@ def test_an_edited_plugin_never_resumes_the_old_chunks_and_built_in_fingerprints
     cfg = coverage_config(["my_bands.dkw_row"], seed=17, reps=20, chunk_reps=20)
     band_coverage.run(cfg, tmp_path / "run")
     (tmp_path / "my_bands.py").write_text(textwrap.dedent(BANDS).replace("- eps", "- 2 * eps"))
-    with pytest.raises(io.RunDirConflict):
+    with pytest.raises(chunks.RunDirConflict):
         band_coverage.run(cfg, tmp_path / "run")
     # a built-in run's fingerprint is what it was before plug-ins (its settings gained no key): old runs resume
     builtin = coverage_config(["dkw", "ks"], seed=17, reps=20, chunk_reps=20)

@@ -13,10 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy import config, registry
-from simstudy import figures as plots  # the old name of the module; its moved figures still import from it
+from simstudy import config, figures, registry, tables
 from simstudy.commands import audit_page
-from simstudy.stats import bands, curves
+from simstudy.commands.bands import cdf_bands_figure, tuning_curve_bands_figure
+from simstudy.commands.curve import evp_curves_figure
+from simstudy.stats import bands
 from simstudy.studies import (
     band_coverage,
     band_triviality,
@@ -139,19 +140,19 @@ def _cut_off(fig, monkeypatch) -> list[str]:
 
 def _all_figures(summaries, title):
     curve_frame, cdf_frame = _band_frames()
-    evp = curves.evp_curves(_scores())
+    evp = tables.evp_curves(_scores())
     figs = {kind: registry.figure_function(registry.study(kind))(summary, title=title)
             for kind, summary in summaries.items()}
-    figs["tuning_curve_bands"] = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1, title=title)
-    figs["tuning_curve_bands_log"] = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1, xscale="log",
+    figs["tuning_curve_bands"] = tuning_curve_bands_figure(curve_frame, low=0, high=1, title=title)
+    figs["tuning_curve_bands_log"] = tuning_curve_bands_figure(curve_frame, low=0, high=1, xscale="log",
                                                                      title=title)
-    figs["cdf_bands"] = plots.cdf_bands_figure(cdf_frame, low=0, high=1, title=title)
+    figs["cdf_bands"] = cdf_bands_figure(cdf_frame, low=0, high=1, title=title)
     unbounded_curves, unbounded_cdfs = _band_frames(low=-np.inf, high=np.inf)
-    figs["tuning_curve_bands_unbounded"] = plots.tuning_curve_bands_figure(unbounded_curves, title=title)
-    figs["cdf_bands_unbounded"] = plots.cdf_bands_figure(unbounded_cdfs, title=title)
-    figs["evp_curves"] = plots.evp_curves_figure(evp, target=0.85, reached=curves.budget_to_target(evp, 0.85),
+    figs["tuning_curve_bands_unbounded"] = tuning_curve_bands_figure(unbounded_curves, title=title)
+    figs["cdf_bands_unbounded"] = cdf_bands_figure(unbounded_cdfs, title=title)
+    figs["evp_curves"] = evp_curves_figure(evp, target=0.85, reached=tables.budget_to_target(evp, 0.85),
                                                  title=title)
-    figs["evp_curves_linear"] = plots.evp_curves_figure(evp, xscale="linear", title=title)
+    figs["evp_curves_linear"] = evp_curves_figure(evp, xscale="linear", title=title)
     x = np.r_[np.zeros(10), np.linspace(0.6, 0.9, 40)]  # the audit's fit figure: an atom at 0 and a KDE
     grid = np.r_[0.0, np.linspace(0.0, 1.0, 201)]
     cdf = np.r_[0.0, 0.2 + 0.8 * np.clip((grid[1:] - 0.6) / 0.3, 0, 1)]
@@ -184,7 +185,7 @@ def _legend_texts(fig):
 
 def test_legends_name_the_shaded_bands(summaries):
     curve_frame, cdf_frame = _band_frames()
-    evp = curves.evp_curves(_scores())
+    evp = tables.evp_curves(_scores())
     expected = {
         "evp_accuracy": evp_accuracy.evp_accuracy_figure(summaries["evp_accuracy"]),
         "bootstrap_coverage": bootstrap_coverage.bootstrap_coverage_figure(summaries["bootstrap_coverage"]),
@@ -193,9 +194,9 @@ def test_legends_name_the_shaded_bands(summaries):
         "fixed_confidence": fixed_confidence.fixed_confidence_figure(summaries["fixed_confidence"]),
         "sample_disagreement": sample_disagreement.sample_disagreement_figure(summaries["sample_disagreement"]),
         "parametric_extrapolation": parametric_extrapolation_figure(summaries["parametric_extrapolation"]),
-        "evp_curves": plots.evp_curves_figure(evp),
-        "tuning_curve_bands": plots.tuning_curve_bands_figure(curve_frame, low=0, high=1),
-        "cdf_bands": plots.cdf_bands_figure(cdf_frame, low=0, high=1),
+        "evp_curves": evp_curves_figure(evp),
+        "tuning_curve_bands": tuning_curve_bands_figure(curve_frame, low=0, high=1),
+        "cdf_bands": cdf_bands_figure(cdf_frame, low=0, high=1),
     }
     names = {"evp_accuracy": "shaded: 95% simultaneous (sup-t) Monte Carlo band over n",
              "bootstrap_coverage": "Clopper–Pearson interval",
@@ -213,7 +214,7 @@ def test_legends_name_the_shaded_bands(summaries):
 
 def test_trivial_upper_band_is_said_and_the_axis_zooms_on_the_data():
     curve_frame, _ = _band_frames()
-    fig = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1)
+    fig = tuning_curve_bands_figure(curve_frame, low=0, high=1)
     texts = _legend_texts(fig)
     for model, c in curve_frame.groupby("model", sort=False):
         k_star = c.loc[c["upper"] >= 1, "k"].min()
@@ -228,7 +229,7 @@ def test_trivial_upper_band_is_said_and_the_axis_zooms_on_the_data():
 
 def test_unbounded_scores_say_the_upper_band_is_infinite():
     curve_frame, _ = _band_frames(low=-np.inf, high=np.inf)
-    fig = plots.tuning_curve_bands_figure(curve_frame)
+    fig = tuning_curve_bands_figure(curve_frame)
     assert "deberta-base: upper band trivial (= ∞) for k ≥ 9" in _legend_texts(fig)
     assert np.all(np.isfinite(fig.axes[0].get_ylim()))
     plt.close(fig)
@@ -236,7 +237,7 @@ def test_unbounded_scores_say_the_upper_band_is_infinite():
 
 def test_cdf_figure_zooms_on_the_scores_and_names_the_bounds():
     _, cdf_frame = _band_frames()
-    fig = plots.cdf_bands_figure(cdf_frame, low=0, high=1)
+    fig = cdf_bands_figure(cdf_frame, low=0, high=1)
     left, right = fig.axes[0].get_xlim()
     s = cdf_frame["score"]
     assert s.min() - 0.1 * (s.max() - s.min()) < left < s.min() and s.max() < right
@@ -248,13 +249,13 @@ def test_cdf_figure_zooms_on_the_scores_and_names_the_bounds():
 
 def test_xscale():
     curve_frame, _ = _band_frames()
-    evp = curves.evp_curves(_scores())
-    assert plots.evp_curves_figure(evp).axes[0].get_xscale() == "log"  # today's default (was log_x=True)
-    assert plots.evp_curves_figure(evp, xscale="linear").axes[0].get_xscale() == "linear"
-    assert plots.tuning_curve_bands_figure(curve_frame).axes[0].get_xscale() == "linear"
-    assert plots.tuning_curve_bands_figure(curve_frame, xscale="log").axes[0].get_xscale() == "log"
+    evp = tables.evp_curves(_scores())
+    assert evp_curves_figure(evp).axes[0].get_xscale() == "log"  # today's default (was log_x=True)
+    assert evp_curves_figure(evp, xscale="linear").axes[0].get_xscale() == "linear"
+    assert tuning_curve_bands_figure(curve_frame).axes[0].get_xscale() == "linear"
+    assert tuning_curve_bands_figure(curve_frame, xscale="log").axes[0].get_xscale() == "log"
     with pytest.raises(ValueError, match="xscale must be one of linear, log, got 'symlog'"):
-        plots.tuning_curve_bands_figure(curve_frame, xscale="symlog")
+        tuning_curve_bands_figure(curve_frame, xscale="symlog")
     plt.close("all")
 
 
@@ -291,7 +292,7 @@ def test_atom_labels_of_the_fit_figure_do_not_overprint():
 
 def test_a_trivial_upper_band_is_not_shaded_over_the_other_models():
     curve_frame, _ = _band_frames()
-    fig = plots.tuning_curve_bands_figure(curve_frame, low=0, high=1)
+    fig = tuning_curve_bands_figure(curve_frame, low=0, high=1)
     ax = fig.axes[0]
     top_of_data = curve_frame.loc[curve_frame["upper"] < 1, "upper"].max()
     fills = [c for c in ax.collections if isinstance(c, matplotlib.collections.PolyCollection)]
@@ -325,10 +326,10 @@ def test_user_text_with_dollars_is_drawn_as_typed(tmp_path):
     curve_frame, cdf_frame = _band_frames()
     curve_frame["model"] = curve_frame["model"].str.replace("deberta-base", name)
     cdf_frame["model"] = cdf_frame["model"].str.replace("deberta-base", name)
-    evp = curves.evp_curves({name: _scores()["deberta-base"]})
-    figs = [plots.tuning_curve_bands_figure(curve_frame, low=0, high=1, title=title),
-            plots.cdf_bands_figure(cdf_frame, low=0, high=1, title=title),
-            plots.evp_curves_figure(evp, title=title)]
+    evp = tables.evp_curves({name: _scores()["deberta-base"]})
+    figs = [tuning_curve_bands_figure(curve_frame, low=0, high=1, title=title),
+            cdf_bands_figure(cdf_frame, low=0, high=1, title=title),
+            evp_curves_figure(evp, title=title)]
     for fig in figs:
         fig.savefig(tmp_path / "figure.png")  # mathtext raised here: "Unknown symbol: \bad"
         assert any(name in t.replace("\\$", "$") for t in _legend_texts(fig))
@@ -337,8 +338,8 @@ def test_user_text_with_dollars_is_drawn_as_typed(tmp_path):
 
 def test_evp_curves_legend_names_the_model_that_never_reaches_the_target():
     scores = {"cnn": 0.3 + 0.004 * np.arange(30), "lr": 0.36 + 0.001 * np.arange(20)}
-    table = curves.evp_curves(scores)
-    fig = plots.evp_curves_figure(table, target=0.395, reached=curves.budget_to_target(table, 0.395))
+    table = tables.evp_curves(scores)
+    fig = evp_curves_figure(table, target=0.395, reached=tables.budget_to_target(table, 0.395))
     assert "target 0.395 (dotted drops: where each model reaches it); never reached by lr" in _legend_texts(fig)
     plt.close(fig)
 
@@ -346,13 +347,12 @@ def test_evp_curves_legend_names_the_model_that_never_reaches_the_target():
 # -- issue 26: each study draws its own figure; matplotlib only when one is drawn ---------------------------------------
 
 
-def test_the_study_figures_keep_their_old_names_in_plots():
-    for name, module in plots._MOVED_FIGURES.items():
-        assert getattr(plots, name) is getattr(importlib.import_module(module), name)
+def test_each_study_figure_lives_in_its_study_module_only():
+    # issue 35: no second name for a figure in simstudy.figures (the shared style only)
     for kind in registry.study_kinds():
-        assert getattr(plots, f"{kind}_figure") is registry.figure_function(registry.study(kind))
-    with pytest.raises(AttributeError, match="no attribute 'toy_figure'"):
-        plots.toy_figure  # noqa: B018
+        function = registry.figure_function(registry.study(kind))
+        assert function.__module__.startswith("simstudy.studies."), (kind, function.__module__)
+        assert not hasattr(figures, f"{kind}_figure"), kind
 
 
 def test_the_theme_is_seaborns_whitegrid_paper_theme():
@@ -362,11 +362,11 @@ def test_the_theme_is_seaborns_whitegrid_paper_theme():
         sns.set_theme(style="whitegrid", context="paper")
         expected = dict(matplotlib.rcParams)
     with matplotlib.rc_context():
-        plots._theme()
+        figures._theme()
         got = dict(matplotlib.rcParams)
     expected.pop("image.cmap"), got.pop("image.cmap")  # seaborn's colormap: no figure draws an image
     assert got == expected
-    assert plots._colorblind(12) == list(sns.color_palette("colorblind", 12))
+    assert figures._colorblind(12) == list(sns.color_palette("colorblind", 12))
 
 
 def test_no_matplotlib_until_a_figure_is_drawn():
@@ -389,16 +389,15 @@ def test_no_matplotlib_until_a_figure_is_drawn():
 def _extra_figures(summaries):
     """Figures beyond ``_all_figures``: a design's sweep figure, a nested-loop plot, the audit's accuracy figure
     (log n) and the field audit's questions."""
-    from simstudy.studies import field_audit_page
-
     from simstudy import figures_mc
+    from simstudy.studies import field_audit_page
 
     rng = np.random.default_rng(4712)
     n = np.arange(1, 31)
     rows = pd.DataFrame([{"distribution.sd": sd, "B": B, "n": k, "estimator": e,
                           "estimate": (0.002 + 0.0004 * k * (1 + 0.3 * j)) * sd / 0.05, "mcse": 2e-5}
                          for sd in (0.05, 0.1) for B in (10, 30) for j, e in enumerate("uvw") for k in n])
-    figs = {"design_sweep": plots.sweep_figure(rows, ["distribution.sd", "B"], x="n", hue="estimator", ylabel="MSE")}
+    figs = {"design_sweep": figures.sweep_figure(rows, ["distribution.sd", "B"], x="n", hue="estimator", ylabel="MSE")}
     cells = pd.DataFrame([(B, e, sd, rng.normal(0.1, 0.02)) for B in (10, 50) for e in "uvw" for sd in (0.1, 0.2)],
                          columns=["B", "estimator", "sd", "estimate"]).assign(mcse=0.005)
     figs["nested_loop"] = figures_mc.nested_loop_figure(cells, ["B", "sd"], hue="estimator", y="estimate",

@@ -266,7 +266,7 @@ def test_unknown_names_and_a_missing_extra_say_what_to_do_in_one_line(package, m
 
 def test_the_kind_in_a_config_takes_the_metrics_direction_and_the_pickles_digest(package):
     import simstudy
-    from simstudy import config
+    from simstudy import config_distributions
 
     spec = simstudy.compose(
         overrides=["distribution=population", "distribution.benchmark=hpolib", "distribution.dataset=naval_propulsion"]
@@ -284,11 +284,11 @@ def test_the_kind_in_a_config_takes_the_metrics_direction_and_the_pickles_digest
     assert not kept.minimize
     # A config from Python without the key: the metric's direction too.
     loss = {"kind": "population", "benchmark": "hpolib", "dataset": "naval_propulsion"}
-    assert config._distribution(loss, "distribution", None).minimize
-    assert not config._distribution({**loss, "minimize": False}, "distribution", None).minimize
+    assert config_distributions._distribution(loss, "distribution", None).minimize
+    assert not config_distributions._distribution({**loss, "minimize": False}, "distribution", None).minimize
     # A named stream: the same random numbers whatever population (benchmark, data set, metric: the data's).
     streams = [
-        config._distribution({**spec, "stream": "s"}, "distribution", None).key
+        config_distributions._distribution({**spec, "stream": "s"}, "distribution", None).key
         for spec in (loss, {"kind": "population", "benchmark": "hpobench", "dataset": "australian", "metric": "val_f1"})
     ]
     assert streams[0] == streams[1] == {"kind": "population", "stream": "s", "params": []}

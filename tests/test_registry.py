@@ -103,7 +103,8 @@ def _wheel(path: Path) -> Path:
 SCRIPT = """
 import json, sys
 import simstudy
-from simstudy import registry, usage
+from simstudy import registry
+from simstudy.cli import usage
 from pathlib import Path
 out = Path(sys.argv[1])
 toy = simstudy.run(overrides=["study=toy_max", "distribution=truncnorm", "runner.n_jobs=1"], out_dir=out / "toy")

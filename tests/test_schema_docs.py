@@ -1,6 +1,6 @@
 """Every option schema's docstring lists exactly its fields, in order, with the defaults the dataclass holds.
 
-The Parameters sections are written from the fields by :func:`simstudy.schema.documented`; these tests make
+The Parameters sections are written from the fields by :func:`simstudy.schema_docs.documented`; these tests make
 sure every schema of the studies and the commands is written that way, so a new field cannot go undocumented
 and a removed one cannot linger in a hand-written copy.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from simstudy import registry, schema
+from simstudy import registry, schema, schema_docs
 from simstudy.commands import _data
 from simstudy.commands._data import REQUIRED
 from simstudy.studies import _template
@@ -101,7 +101,7 @@ def test_docstring_lists_exactly_the_fields_in_order_with_their_defaults(name):
 def test_docstring_is_written_from_the_schema_and_fits_the_source_width(name):
     cls, prefix = SCHEMAS[name]
     assert "%(parameters)s" not in cls.__doc__
-    assert f"Parameters\n----------\n{schema.parameters(cls, prefix)}\n\n" in inspect.cleandoc(cls.__doc__)
+    assert f"Parameters\n----------\n{schema_docs.parameters(cls, prefix)}\n\n" in inspect.cleandoc(cls.__doc__)
     section = inspect.cleandoc(cls.__doc__).split("Parameters\n----------\n")[1].split("\n\n")[0]
     assert [line for line in section.splitlines() if 4 + len(line) > 116] == []  # as the class's source shows it
 
@@ -116,7 +116,7 @@ def test_parameters_writes_types_defaults_and_what_each_check_accepts():
         pairs: float | tuple = schema.option(None, "per model or for all", type_doc="float or tuple of pairs")
         grid: tuple[float, ...] = schema.option(tuple(i / 10 for i in range(1, 40)), "levels", schema.number())
 
-    text = schema.parameters(Opts, "x.")
+    text = schema_docs.parameters(Opts, "x.")
     lines = text.splitlines()
     assert lines[:4] == [
         "data : str, required",
@@ -138,7 +138,7 @@ def test_parameters_lists_a_field_code_sets_without_a_key():
         reps: int = schema.option(10, "replicates", schema.integer(minimum=2))
         resumed: bool = dataclasses.field(default=False, metadata={"doc": "set on a resumed run", "internal": True})
 
-    assert schema.parameters(Opts, "x.").splitlines()[2:] == [
+    assert schema_docs.parameters(Opts, "x.").splitlines()[2:] == [
         "resumed : bool, default False",
         "    set on a resumed run. Set by code, not a setting of a config.",
     ]
@@ -152,4 +152,4 @@ def test_documented_needs_its_placeholder():
         reps: int = schema.option(10, "replicates", schema.integer(minimum=2))
 
     with pytest.raises(ValueError, match="needs one line"):
-        schema.documented("study.")(Opts)
+        schema_docs.documented("study.")(Opts)

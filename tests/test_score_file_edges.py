@@ -131,7 +131,7 @@ def test_a_constant_sample_is_its_value_at_every_budget():
 
 
 def test_huge_finite_scores_keep_a_finite_sd():
-    from simstudy.stats.curves import evp_curves
+    from simstudy.tables import evp_curves
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow on the way

@@ -10,7 +10,7 @@ from _cli import FIG1, one_line_error, simstudy
 from pandas.testing import assert_frame_equal
 
 import simstudy as ss
-from simstudy import plots, sweeps
+from simstudy import figures, sweeps
 
 B_VALUES, SD_VALUES = (5, 6), (0.05, 0.1)
 
@@ -54,7 +54,7 @@ def test_the_figure_has_one_panel_per_combination_with_the_mse_of_each_estimator
     frame = pd.read_parquet(sweep / "summary.parquet")
     rows, spec = sweeps.headline(frame, "evp_accuracy")
     assert set(rows["measure"]) == {"mse"} and set(rows["estimator"]) == {"u", "v", "w"}
-    fig = plots.sweep_figure(rows, ["budget.B", "distribution.sd"], x=spec.x, hue=spec.hue, ylabel=spec.ylabel)
+    fig = figures.sweep_figure(rows, ["budget.B", "distribution.sd"], x=spec.x, hue=spec.hue, ylabel=spec.ylabel)
     titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
     assert sorted(titles) == sorted(f"budget.B = {b}, distribution.sd = {sd}"
                                     for b, sd in itertools.product(B_VALUES, SD_VALUES))
@@ -115,13 +115,13 @@ def _rows(x_values, estimators, seeds=(1, 2)):
 
 
 def test_the_figure_keeps_one_line_per_estimator_when_x_is_what_varies_within_a_job():
-    fig = plots.sweep_figure(_rows([2, 3, 4], ["u", "v"]), ["seed"], x="B", hue="estimator", ylabel="rate")
+    fig = figures.sweep_figure(_rows([2, 3, 4], ["u", "v"]), ["seed"], x="B", hue="estimator", ylabel="rate")
     assert [len(ax.get_lines()) for ax in fig.axes] == [2, 2]
     assert len(fig.legends[0].get_texts()) == 3  # u, v and the interval's shading (below the panels)
 
 
 def test_the_figure_names_the_line_style_of_each_cell_of_a_job():
-    fig = plots.sweep_figure(_rows([2, 3], ["u", "v"]), ["seed"], x="n", hue="estimator", ylabel="MSE")
+    fig = figures.sweep_figure(_rows([2, 3], ["u", "v"]), ["seed"], x="n", hue="estimator", ylabel="MSE")
     assert [len(ax.get_lines()) for ax in fig.axes] == [4, 4]  # 2 estimators x 2 cells (B = 2, 3)
     texts = [t.get_text() for t in fig.legends[0].get_texts()]
     assert texts[-2:] == ["B = 2", "B = 3"] and len(texts) == 5

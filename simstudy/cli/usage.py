@@ -368,6 +368,6 @@ def _version(argv: list[str]) -> str | None:
     """``simstudy --version`` (also after a command): simstudy's version, not Hydra's."""
     if "--version" not in argv:
         return None
-    from simstudy import __version__
+    from simstudy._version import __version__
 
     return f"simstudy {__version__}"

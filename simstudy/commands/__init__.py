@@ -4,5 +4,6 @@
 :mod:`~simstudy.commands.bands` analyse a researcher's own scores (EVP curves; confidence bands for tuning
 curves), sharing the data keys of :mod:`~simstudy.commands._data`. Commands raise
 :class:`~simstudy.schema.ConfigError` or :class:`~simstudy.datasets.DataError` on bad input; they never print
-or exit (the command line, :mod:`simstudy.cli`, does that).
+or exit (the command line, :mod:`simstudy.cli`, does that). Each module declares its spec, ``COMMAND`` (a
+:class:`simstudy.registry.Command`), which :data:`simstudy.extend.commands` lists by name.
 """

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.schema import ConfigError, option
 
 __all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig", "select_scores"]
@@ -124,13 +124,13 @@ _MINIMIZE_DOC = (
 _CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class DataOptions:
     """The keys every data command takes: the scores and how to read them (a schema, :mod:`simstudy.schema`).
 
     The base of :class:`~simstudy.commands.curve.CurveOptions`, :class:`~simstudy.commands.bands.BandsOptions`,
-    :class:`~simstudy.config.AuditOptions` and :class:`~simstudy.config.ExtrapolateOptions`; each field is a
+    :class:`~simstudy.commands.audit.AuditOptions` and :class:`~simstudy.commands.extrapolate.ExtrapolateOptions`; each field is a
     ``key=value`` of the command line (``simstudy curve data=runs.csv models=[mlp,lstm]``), its default and help
     text (``--help``) declared here. The checks run
     in :func:`simstudy.schema.parse`; the cross-checks (``model`` against ``models``, ``low`` below ``high``) in
@@ -312,9 +312,9 @@ def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
     return value
 
 
-def _command_iv(command: str, options: type, cfg: Mapping) -> Any:
-    """The command's schema instance (of ``options``) from its config: an unknown key (``+typo=1``) is an error,
-    never a silent run on everything, and each key passes its field's check."""
+def _command_iv(options: type, command: str, cfg: Mapping) -> Any:
+    """The command's schema instance (of its schema ``options``) from its config: an unknown key (``+typo=1``) is
+    an error, never a silent run on everything, and each key passes its field's check."""
     valid = [f.name for f in dataclasses.fields(options)]
     for key in cfg:
         if key not in valid:

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simstudy import io, schema
+from simstudy import io, schema, schema_docs
 from simstudy.commands._data import DataConfig, DataOptions, _command_iv, _data
 from simstudy.registry import Command
 from simstudy.schema import option
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["Options", "Config", "Result", "parse", "run", "write", "lines"]
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class Options(DataOptions):
     """The command's keys: the data keys and its own (``simstudy NAME --help`` lists them from here).
@@ -129,7 +129,7 @@ def parse(cfg: Mapping) -> Config:
     ...
     simstudy.schema.ConfigError: digits must be an integer >= 0, got -1
     """
-    o = _command_iv("template", Options, cfg)
+    o = _command_iv(Options, "template", cfg)
     return Config(data=_data(o), digits=o.digits)
 
 

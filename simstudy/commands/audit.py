@@ -10,7 +10,7 @@ model's scores and searches of the researcher's size n simulated from it (the st
 :func:`parse`           a mapping of keys -> :class:`AuditConfig` (or :class:`ConfigError`)
 :func:`prepare`         the model audited, the distribution's spec and n -> :class:`Plan` (checks only)
 :func:`plans`           a :class:`Plan` per model audited: ``model=``'s, or every model of the data
-:func:`run`             the audit's studies into a run directory -> :class:`AuditResult`
+:func:`run`             the audit's studies into a run directory -> :class:`~simstudy.studies.audit.AuditResult`
 :func:`write`           the figures and ``AUDIT.md`` into the run directory
 :func:`summary`         what the command prints of its page
 ======================  ===============================================================================
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy._limits import _check_time, check_memory
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _bound, _command_iv, _data, _names, _positive
 from simstudy.engine.memory import _workers
@@ -46,7 +46,6 @@ log = logging.getLogger("simstudy")
 __all__ = [
     "AuditOptions",
     "AuditConfig",
-    "AuditResult",
     "Plan",
     "parse",
     "prepare",
@@ -142,7 +141,7 @@ def _audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> float:
 _KDE_BOUND = "the fitted distribution lives on [low, high]"
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class AuditOptions(DataOptions):
     """The keys of ``simstudy audit`` (``configs/audit.yaml`` selects them): the data keys and the audit's own.
@@ -321,7 +320,7 @@ def parse(cfg: Mapping) -> AuditConfig:
     >>> opts.sample_size, opts.data.sample_size, (opts.data.low, opts.data.high)
     (20, None, (0.0, 1.0))
     """
-    o = _command_iv("audit", AuditOptions, cfg)
+    o = _command_iv(AuditOptions, "audit", cfg)
     from simstudy.studies.audit import SAMPLES_LIMIT  # here: importing the command stays cheap
 
     # Any band with simultaneous coverage covers F(Y_(n)) >= l_n, so l_n <= (1 - confidence)^(1/n) (F(Y_(n)) is
@@ -385,15 +384,6 @@ def parse(cfg: Mapping) -> AuditConfig:
         n_jobs=o.n_jobs,
         find_atoms=o.find_atoms,
     )
-
-
-def __getattr__(name: str) -> Any:
-    # AuditResult is the studies' result class, loaded with the studies only when asked for.
-    if name == "AuditResult":
-        import importlib
-
-        return importlib.import_module("simstudy.studies.audit").AuditResult
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

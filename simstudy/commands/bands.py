@@ -3,8 +3,7 @@
 For each model in a results file or a shipped data set: simultaneous confidence bands for the CDF of its scores
 and for its tuning curve (the median, a quantile or the mean of the best score after k iterations of random
 search), after Lourie, Cho & He (2024), with the U and V point estimates of the mean tuning curve beside them;
-for two models, the paper's weak/fair/strong evidence of which is ahead at each k. The command runs its spec
-:data:`COMMAND` (:func:`parse`, :func:`run`, :func:`write`, :func:`lines`); from Python the same numbers::
+for two models, the paper's weak/fair/strong evidence of which is ahead at each k (the command: :data:`COMMAND`)::
 
     from simstudy.commands import bands
     result = bands.run({"data": "deberta_mnli", "sample_size": 48})
@@ -35,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simstudy import _limits, io, schema
+from simstudy import _limits, io, schema, schema_docs
 from simstudy.commands._data import (
     _CONFIDENCE_DOC,
     XSCALES,
@@ -75,7 +74,7 @@ log = logging.getLogger("simstudy")
 _SHOWN_K = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class BandsOptions(DataOptions):
     """The keys of ``simstudy bands`` (``configs/bands.yaml`` selects them): the data keys and the bands' own.
@@ -202,7 +201,7 @@ def parse(cfg: Mapping) -> BandsConfig:
     ...
     simstudy.schema.ConfigError: confidence must be a number strictly between 0 and 1, got 1.5
     """
-    o = _command_iv("bands", BandsOptions, cfg)
+    o = _command_iv(BandsOptions, "bands", cfg)
     data = _data(o)
     if o.kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
         raise ConfigError(
@@ -297,6 +296,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     """
     import pandas as pd
 
+    from simstudy import tables
     from simstudy.stats import bands
 
     opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
@@ -360,7 +360,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     evidence = None
     if len(results) == 2:
         (name_a, a), (name_b, b) = results.items()
-        evidence = bands.evidence_table(a, b, name_a, name_b)
+        evidence = tables.evidence_table(a, b, name_a, name_b)
         by_model = {m: c.sort_values("k") for m, c in curves.groupby("model", sort=False)}
         for e in ("u", "v"):  # which model the point estimates of the mean tuning curve put ahead at each k
             evidence[f"{e}_leader"] = bands.leader_names(

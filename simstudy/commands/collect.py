@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from simstudy import io
 from simstudy.commands.study import _load_run, _run_and_report
+from simstudy.engine import claims
 from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _fail, _note_files, _os_error, _os_status, _release
 from simstudy.registry import Command
 
@@ -92,8 +92,8 @@ def run(run_dir: str | Path, config):
     """
     run_dir = Path(run_dir)
     try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
-        claim = io.claim_run_dir(run_dir, warn=log.warning)
-    except (io.NotARunDir, io.RunDirBusy) as exc:
+        claim = claims.claim_run_dir(run_dir, warn=log.warning)
+    except (claims.NotARunDir, claims.RunDirBusy) as exc:
         _fail(str(exc))
     claimed = _note_files(run_dir)
     log.info("collecting %s", run_dir)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simstudy import io, schema
+from simstudy import io, schema, schema_docs
 from simstudy.commands._data import (
     XSCALES,
     DataConfig,
@@ -70,7 +70,20 @@ __all__ = [
 ]
 
 
-@schema.documented()
+#: What ``simstudy curve --help`` shows above the keys: the usage line, examples, and what it writes.
+USAGE = (
+    "simstudy curve data=FILE|DATASET [key=value ...]",
+    [
+        "simstudy curve data=results.csv target=0.395",
+        "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
+        "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
+    ],
+    "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=), CURVE.md and "
+    "report.html (the offline page)",
+)
+
+
+@schema_docs.documented()
 @dataclass(frozen=True)
 class CurveOptions(DataOptions):
     """The keys of ``simstudy curve`` (``configs/curve.yaml`` selects them): the data keys and the curve's own.
@@ -190,7 +203,7 @@ def parse(cfg: Mapping) -> CurveConfig:
 score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
 target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
-    o = _command_iv("curve", CurveOptions, cfg)
+    o = _command_iv(CurveOptions, "curve", cfg)
     return CurveConfig(
         data=_data(o),
         estimator=o.estimator,

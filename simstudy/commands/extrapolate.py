@@ -9,7 +9,7 @@ the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 :class:`ExtrapolateConfig`    the options as parsed and cross-checked
 :func:`parse`                 a mapping of keys -> :class:`ExtrapolateConfig` (or :class:`ConfigError`)
 :func:`prepare`               every fit, checked and made before anything is written (run's first step)
-:func:`run`                   fit and bootstrap every model's scores -> :class:`ExtrapolateResult`
+:func:`run`                   fit and bootstrap every model's scores -> :class:`~simstudy.commands.extrapolate_fit.Extrapolation`
 :func:`write`                 the tables, ``extrapolation.png`` and ``EXTRAPOLATE.md`` into a run directory
 :func:`source_name`           the scores' name in messages and on the page
 :func:`extrapolation_chart`   the curves of ``extrapolation.csv`` as ``report.html`` charts them
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy._limits import _check_time, check_memory
 from simstudy.charts import Chart, Interval, json_value
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data
@@ -43,13 +43,11 @@ from simstudy.schema import ConfigError, option
 if TYPE_CHECKING:
     import pandas as pd
 
-    from simstudy.commands.extrapolate_fit import Analysis
-    from simstudy.commands.extrapolate_fit import Extrapolation as ExtrapolateResult
+    from simstudy.commands.extrapolate_fit import Analysis, Extrapolation
 
 __all__ = [
     "ExtrapolateOptions",
     "ExtrapolateConfig",
-    "ExtrapolateResult",
     "parse",
     "prepare",
     "run",
@@ -98,7 +96,7 @@ def _c_values(key: str, value: Any) -> tuple[int, ...] | None:
     return tuple(sorted(values))
 
 
-@schema.documented()
+@schema_docs.documented()
 @dataclass(frozen=True)
 class ExtrapolateOptions(DataOptions):
     """The keys of ``simstudy extrapolate`` (``configs/extrapolate.yaml`` selects them).
@@ -289,7 +287,7 @@ def parse(cfg: Mapping) -> ExtrapolateConfig:
     simstudy.schema.ConfigError: threshold must be a quantile in [0, 1) (the share of the lowest scores censored, \
 e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
     """
-    o = _command_iv("extrapolate", ExtrapolateOptions, cfg)
+    o = _command_iv(ExtrapolateOptions, "extrapolate", cfg)
     data = dataclasses.replace(_data(o), sample_size=None)
     if o.threshold is not None and o.threshold_score is not None:
         raise ConfigError(
@@ -337,15 +335,6 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         seed=o.seed,
         n_jobs=o.n_jobs,
     )
-
-
-def __getattr__(name: str) -> Any:
-    # ExtrapolateResult is the analysis's result class, loaded with pandas only when asked for.
-    if name == "ExtrapolateResult":
-        import importlib
-
-        return importlib.import_module("simstudy.commands.extrapolate_fit").Extrapolation
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def source_name(opts: ExtrapolateConfig) -> str:
@@ -415,7 +404,7 @@ def run(
     *,
     source: str = "scores",
     progress: bool | None = None,
-) -> ExtrapolateResult:
+) -> Extrapolation:
     """Fit the law to every model's tail and run (or resume) its bootstrap in ``out_dir``: the command's numbers.
 
     Parameters
@@ -433,7 +422,7 @@ def run(
 
     Returns
     -------
-    ExtrapolateResult
+    Extrapolation
         The tidy tables ``curves``, ``fits`` and ``simulation`` and the runner's ``report``
         (:class:`simstudy.commands.extrapolate_fit.Extrapolation`).
 
@@ -463,13 +452,13 @@ def run(
     return extrapolate_fit.run(analyses, opts, Path(out_dir), progress=progress)
 
 
-def write(result: ExtrapolateResult, opts: ExtrapolateConfig, out_dir: str | Path, *, source: str = "scores") -> Path:
+def write(result: Extrapolation, opts: ExtrapolateConfig, out_dir: str | Path, *, source: str = "scores") -> Path:
     """Write what ``simstudy extrapolate`` writes of a result: ``extrapolation.csv``, ``fit.csv``,
     ``simulation.csv``, ``extrapolation.png`` and ``EXTRAPOLATE.md`` (each atomically).
 
     Parameters
     ----------
-    result : ExtrapolateResult
+    result : Extrapolation
         From :func:`run`.
     opts : ExtrapolateConfig
         The options it was run with.
@@ -607,7 +596,7 @@ class Extrapolated:
 
     Parameters
     ----------
-    result : ExtrapolateResult
+    result : simstudy.commands.extrapolate_fit.Extrapolation
         From :func:`run`.
     config : ExtrapolateConfig
         The parsed options.
@@ -620,7 +609,7 @@ class Extrapolated:
     ['result', 'config', 'source']
     """
 
-    result: ExtrapolateResult
+    result: Extrapolation
     config: ExtrapolateConfig
     source: str
 

@@ -26,9 +26,7 @@ the best score possible, and c, the effective number of hyperparameters. For eac
    bootstrapped) against their nonparametric band (``inside_np``): Lourie, He & Cho's observation that the
    fitted form stays inside the 95% bands.
 
-The tidy result is :class:`Extrapolation` (:class:`simstudy.commands.extrapolate.ExtrapolateResult`);
-:func:`simstudy.commands.extrapolate.write` writes it. This module was ``simstudy.extrapolate`` (that name is now
-:func:`simstudy.extrapolate`, the command on arrays).
+The tidy result is :class:`Extrapolation`; :func:`simstudy.commands.extrapolate.write` writes it.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import logging
 from pathlib import Path
 
 from simstudy import io, painter
+from simstudy.engine import chunks
 from simstudy.engine.rundir import EXIT_FAILED, RunDir, _chunks_changed, _fail, _read_stored_config
 from simstudy.schema import ConfigError
 
@@ -63,9 +64,9 @@ def _run_and_report(config, run_dir: RunDir):
         _fail(_missing_message(exc, out_dir), status=EXIT_FAILED)
     except PluginExit as exc:  # a plug-in called sys.exit outside the chunks (the truth, a figure ...)
         _fail(str(exc))
-    except io.CorruptChunk as exc:
+    except chunks.CorruptChunk as exc:
         _fail(_chunks_changed(exc), status=EXIT_FAILED)
-    except io.RunDirConflict as exc:
+    except chunks.RunDirConflict as exc:
         _fail(str(exc))
     except ClusterUnavailable as exc:
         _fail(str(exc), status=EXIT_FAILED)

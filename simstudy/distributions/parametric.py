@@ -87,7 +87,7 @@ class NoisyQuadratic:
     See Also
     --------
     Quadratic : The noise-free law.
-    simstudy.stats.parametric_fit.fit : Fit the law to the tail of observed scores.
+    simstudy.distributions.fitting.fit : Fit the law to the tail of observed scores.
 
     References
     ----------

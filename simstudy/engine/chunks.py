@@ -15,7 +15,7 @@ name                     what it is
 :data:`RUN_DIR_FIXES`    the two ways on from a run directory holding other results
 =======================  ===================================================================================
 
-Moved from :mod:`simstudy.io` (where the names still import).
+Moved from :mod:`simstudy.io` (issue 26); imported from here only (issue 35).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ name                                      what it is
 :data:`RUN_MARKER`, :data:`LOCK_NAME`     the marker's and the lock's file names
 ========================================  =====================================================================
 
-Moved from :mod:`simstudy.io` (where the names still import).
+Moved from :mod:`simstudy.io` (issue 26); imported from here only (issue 35).
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from simstudy import io
+from simstudy.engine import chunks, claims
 from simstudy.engine import identity as _identity
 
 __all__ = ["Refused", "RunDir", "EXIT_BAD_INPUT", "EXIT_FAILED"]
@@ -250,7 +251,7 @@ def _name_max(path: Path) -> int:
 def _in_run_dir(
     run, cfg, out_dir: Path, *, shard: str | None = None, overwrite: bool = False, created: _DirsBefore | None = None
 ):
-    """Run a command in its run directory, claimed for this process (:func:`simstudy.io.claim_run_dir`):
+    """Run a command in its run directory, claimed for this process (:func:`simstudy.claims.claim_run_dir`):
     a directory holding someone else's files is refused before anything is written, a live run in it too.
     However the command ends (a refusal, an error, Ctrl-C or SIGTERM) the claim is released and the directories
     this run created (``created``: what existed before, :func:`_note_dirs`; None: unknown, nothing removed) are
@@ -266,8 +267,8 @@ def _in_run_dir(
     held = io._hold_interrupts()
     try:
         try:
-            claim = io.claim_run_dir(out_dir, shard=shard, warn=log.warning)
-        except (io.NotARunDir, io.RunDirBusy) as exc:
+            claim = claims.claim_run_dir(out_dir, shard=shard, warn=log.warning)
+        except (claims.NotARunDir, claims.RunDirBusy) as exc:
             io._release_interrupts(held)
             _fail(str(exc))
         io._release_interrupts(held)
@@ -275,10 +276,10 @@ def _in_run_dir(
         result = run(cfg, run_dir)
         _settle(run_dir, finished=shard is None)
         return result
-    except io.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
+    except chunks.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
         _release(claim, run_dir, out_dir, created)
         _fail(str(exc))
-    except io.CorruptChunk as exc:
+    except chunks.CorruptChunk as exc:
         _release(claim, run_dir, out_dir, created)
         _fail(_chunks_changed(exc), status=EXIT_FAILED)
     except OSError as exc:
@@ -440,7 +441,7 @@ def _read_stored_config(stored: Path) -> dict:
     old = _load_stored_yaml(stored)
     if not isinstance(old, dict):
         _fail(f"{stored}: not a mapping of settings; use another run directory or remove it")
-    for key, value in io._flatten(old).items():
+    for key, value in chunks._flatten(old).items():
         if isinstance(value, str) and "${" in value:
             _fail(
                 f"{stored}: {key}={value!r} is an interpolation, which simstudy never writes (its configs are "
@@ -555,7 +556,7 @@ def _settle(run_dir: RunDir, *, finished: bool) -> None:
         if stale:
             try:
                 moved = _identity.move_aside(out_dir, stale)
-            except io.RunDirConflict as exc:  # a previous that is a link or a file: the files stay, said
+            except chunks.RunDirConflict as exc:  # a previous that is a link or a file: the files stay, said
                 log.warning("%s", exc)
             else:
                 log.warning(
@@ -574,7 +575,7 @@ def _check_identity(out_dir: Path, record: dict, *, overwrite: bool = False) -> 
     move those results aside instead."""
     try:
         _identity.check(out_dir, record, overwrite=overwrite, warn=log.warning)
-    except io.RunDirConflict as exc:
+    except chunks.RunDirConflict as exc:
         _fail(str(exc))
 
 
@@ -605,12 +606,12 @@ def _check_run_dir(resolved: dict, out_dir: Path) -> None:
     old = _with_study_defaults(_read_stored_config(stored))
     diff = [
         d
-        for d in io.config_diff(old, resolved)
+        for d in chunks.config_diff(old, resolved)
         if not d.startswith(_RERUN_MAY_CHANGE) and not _is_data_path(d.partition(":")[0])
     ]
     if diff:
         shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
-        _fail(f"{out_dir} holds results of a different configuration ({shown}); {io.RUN_DIR_FIXES}")
+        _fail(f"{out_dir} holds results of a different configuration ({shown}); {chunks.RUN_DIR_FIXES}")
 
 
 def _is_data_path(key: str) -> bool:

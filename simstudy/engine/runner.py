@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from simstudy.io import ChunkStore, CorruptChunk
+from simstudy.engine.chunks import ChunkStore, CorruptChunk
 
 log = logging.getLogger(__name__)
 

@@ -980,13 +980,3 @@ def tuning_curve_bands(
         cdf=bands,
         minimize=bands.minimize,
     )
-
-
-def __getattr__(name: str):
-    # evidence_table builds a pandas frame, which the kernels do not: it lives in simstudy.tables, imported on
-    # use by name (an import statement here would point up the layers).
-    if name == "evidence_table":
-        import importlib
-
-        return importlib.import_module("simstudy.tables").evidence_table
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

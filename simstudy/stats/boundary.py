@@ -416,13 +416,3 @@ def ld_intervals(n: int, confidence: float, kind: str = "highest_density") -> LD
     result = _ld_intervals_cached(*key)
     _SOLVED.add(key)
     return result
-
-
-def __getattr__(name: str):
-    # The disk cache's names moved to the engine (kernels touch no files); imported on use, by name, since an
-    # import statement here would point up the layers.
-    if name in ("cache_dir", "CacheWarning"):
-        import importlib
-
-        return getattr(importlib.import_module("simstudy.engine.ld_cache"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -476,7 +476,7 @@ def format_estimate(value: float, mcse: float, *, percent: bool = False, show_mc
     """An estimate and its Monte Carlo standard error, both rounded to the digits the error supports.
 
     The error keeps two significant digits when its first is a 1 (0.0015), else one (0.002); the estimate is
-    rounded to the same decimal place. Every report (:mod:`simstudy.report`) and log line that shows an MCSE goes through here.
+    rounded to the same decimal place. Every report page and log line that shows an MCSE goes through here.
 
     Parameters
     ----------

@@ -2,7 +2,7 @@
 
 The law-level functions, which return the fitted law itself (:func:`~simstudy.distributions.fitting.fit`,
 :func:`~simstudy.distributions.fitting.parametric_bootstrap` and their results), live in
-:mod:`simstudy.distributions.fitting` on top of these (still importable from here).
+:mod:`simstudy.distributions.fitting` on top of these.
 
 ==================  ========================================================================================
 step                what is done
@@ -781,16 +781,3 @@ def bootstrap_chunk(
         if mean:
             res["mean"][ok] = avg
     return res
-
-
-#: Names that moved up to :mod:`simstudy.distributions.fitting` (they build the law's class).
-_MOVED_UP = ("FitResult", "fit", "BootstrapResult", "parametric_bootstrap")
-
-
-def __getattr__(name: str):
-    # Imported on use, by name: an import statement here would point up the layers.
-    if name in _MOVED_UP:
-        import importlib
-
-        return getattr(importlib.import_module("simstudy.distributions.fitting"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,25 +31,6 @@ The built-in kinds, one module each:
 :mod:`~simstudy.studies.audit` composes three studies into ``simstudy audit``.
 """
 
-__all__ = [
-    "evp_accuracy",
-    "wrong_conclusions",
-    "band_coverage",
-    "band_triviality",
-    "bootstrap_coverage",
-    "band_width",
-    "model_selection",
-    "fixed_confidence",
-    "sample_disagreement",
-    "parametric_extrapolation",
-    "field_audit",
-]
-
-
-def __getattr__(name: str):
-    # simstudy.studies.evp_accuracy etc. as attributes, imported on first use (not when the package is)
-    if name in __all__:
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The kinds are modules, imported by name (``from simstudy.studies import evp_accuracy``) or through the registry:
+#: the package itself exports nothing, so that importing it imports none of them.
+__all__: list[str] = []

@@ -9,7 +9,7 @@ hook                required   what it does
 ==================  =========  ==========================================================================
 :class:`Options`    yes        the kind's ``study.*`` keys: a frozen dataclass of :func:`simstudy.schema.option`
                                fields, subclassing :class:`~simstudy.studies.base.StudyOptions`; the defaults'
-                               and the help texts' only home (``@schema.documented("study.")`` writes its
+                               and the help texts' only home (``@schema_docs.documented("study.")`` writes its
                                docstring's Parameters from them)
 :func:`check`       no         cross-checks of the whole config, run at parse time before any compute (one-line
                                :class:`~simstudy.schema.ConfigError`; memory estimates with
@@ -65,7 +65,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.engine.runner import Task, task_seed
 from simstudy.registry import Headline, Study
@@ -80,7 +80,7 @@ __all__ = ["Options", "check", "cells", "chunk", "run", "summarise", "figure", "
 _SCHEME = "_template/1"
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a _template study, the keys ``study.*`` of its config.

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import plugins, schema
+from simstudy import plugins, schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
@@ -371,7 +371,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a band_coverage study, the keys ``study.*`` of its config.

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
@@ -146,7 +146,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     )
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a band_triviality study, the keys ``study.*`` of its config.

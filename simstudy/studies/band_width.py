@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import plugins, schema
+from simstudy import plugins, schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
@@ -369,7 +369,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a band_width study, the keys ``study.*`` of its config.

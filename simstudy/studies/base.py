@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy import io, schema
+from simstudy import io, schema, schema_docs
 from simstudy.config import Config
 from simstudy.engine import chunks
 from simstudy.engine import identity as _identity
@@ -216,7 +216,7 @@ def _unrepr(field: Any) -> Any:
     return field
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class StudyOptions:
     """What every study kind's schema holds: the options under ``study.`` that every kind takes.

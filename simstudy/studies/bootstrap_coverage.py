@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
@@ -301,7 +301,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata, files=files)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a bootstrap_coverage study, the keys ``study.*`` of its config.

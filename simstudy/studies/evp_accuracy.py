@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import io, schema
+from simstudy import io, schema_docs
 from simstudy.config import Config, EstimatorConfig
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.memory import check_budget_memory
@@ -617,7 +617,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of an evp_accuracy study, the keys ``study.*`` of its config.

@@ -75,7 +75,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import from_spec, sample_sorted
 from simstudy.engine.runner import Task, task_seed
@@ -139,7 +139,7 @@ def _populations_check(key: str, value: Any) -> tuple[str, ...]:
     return populations
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a field_audit study, the keys ``study.*`` of its config.

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import io, plugins, schema
+from simstudy import io, plugins, schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import generic
 from simstudy.engine.runner import Task, task_seed
@@ -440,7 +440,7 @@ def _delta(key: str, value) -> float:
     return float(value)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a fixed_confidence study, the keys ``study.*`` of its config.

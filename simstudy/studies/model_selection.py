@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import plugins, schema
+from simstudy import plugins, schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import generic
 from simstudy.engine.runner import Task, task_seed
@@ -191,7 +191,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a model_selection study, the keys ``study.*`` of its config.

@@ -94,7 +94,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import describe, from_spec, sample_sorted
 from simstudy.distributions.parametric import C_RANGE, NoisyQuadratic
@@ -707,7 +707,7 @@ def _threshold_option(key: str, value: Any) -> float:
     return float(value)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a parametric_extrapolation study, the keys ``study.*`` of its config.

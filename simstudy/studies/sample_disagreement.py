@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import Bag, describe, sample_sorted
 from simstudy.engine.memory import check_chunk_memory, check_memory
@@ -341,7 +341,7 @@ def _joint_columns(summary: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a sample_disagreement study, the keys ``study.*`` of its config.

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simstudy import schema
+from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import ScoreDistribution, describe, sample_sorted
 from simstudy.engine.memory import check_budget_memory
@@ -281,7 +281,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata)
 
 
-@schema.documented("study.")
+@schema_docs.documented("study.")
 @dataclass(frozen=True)
 class Options(StudyOptions):
     """The options of a wrong_conclusions study, the keys ``study.*`` of its config.

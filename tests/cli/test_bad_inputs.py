@@ -223,7 +223,7 @@ def test_binary_file_and_directory_and_missing_file(run_cli, tmp_path):
     assert not (tmp_path / "outputs").exists()
 
 
-# (args, message) of `simstudy curve`: most are checked against config.parse_curve (the same message, no Hydra
+# (args, message) of `simstudy curve`: most are checked against simstudy.commands.curve.parse (the same message, no Hydra
 # start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
 CURVE = [
     (["data=single.csv", "compare=true"], "compare=true needs at least two models"),
@@ -262,7 +262,7 @@ def test_curve_command_bad_input_is_refused_by_parse(tmp_path, monkeypatch, args
     assert message in refusal, refusal
 
 
-# (args, message) of `simstudy bands`: most are checked against config.parse_bands (the same message, no Hydra
+# (args, message) of `simstudy bands`: most are checked against simstudy.commands.bands.parse (the same message, no Hydra
 # start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
 BANDS = [
     (["data=s.csv", "kind=mean"], "kind=mean needs finite low and high"),
@@ -300,7 +300,7 @@ def test_bands_command_bad_input_is_refused_by_parse(tmp_path, monkeypatch, args
     assert message in refusal, refusal
 
 
-# (args, message) of `simstudy audit`: most are checked against config.parse_audit (the same message, no Hydra
+# (args, message) of `simstudy audit`: most are checked against simstudy.commands.audit.parse (the same message, no Hydra
 # start); those in THROUGH_THE_COMMAND (the data read after the parse, and a few pins) run the command.
 AUDIT = [
     (["data=two.csv", "model=c"], "model c not in two.csv (its models: a, b): choose with model=NAME"),
@@ -364,9 +364,9 @@ def test_disk_full_at_the_first_write_leaves_nothing(run_cli, tmp_path, monkeypa
 
 
 def test_disk_full_midway_keeps_finished_chunks_but_no_half_written_or_summary_file(run_cli, tmp_path, monkeypatch):
-    from simstudy import io
+    from simstudy.engine import chunks
 
-    real, writes = io.ChunkStore.write, []
+    real, writes = chunks.ChunkStore.write, []
 
     def write(self, *args):
         if len(writes) == 2:
@@ -374,13 +374,13 @@ def test_disk_full_midway_keeps_finished_chunks_but_no_half_written_or_summary_f
         writes.append(args)
         return real(self, *args)
 
-    monkeypatch.setattr(io.ChunkStore, "write", write)
+    monkeypatch.setattr(chunks.ChunkStore, "write", write)
     status, _, err = run_cli(*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")
     assert_one_line(status, err, "chunk-000002-r100.npz: No space left on device", expected_status=1)
     files = sorted(p.name for p in (tmp_path / "run").rglob("*") if p.is_file())
     assert files == [".simstudy-identity.json", ".simstudy-run.json", "chunk-000000-r100.npz",
                      "chunk-000001-r100.npz", "config.json", "config.yaml"]
-    monkeypatch.setattr(io.ChunkStore, "write", real)  # space freed: the same command resumes
+    monkeypatch.setattr(chunks.ChunkStore, "write", real)  # space freed: the same command resumes
     assert run_cli(*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")[0] == 0
 
 
@@ -500,11 +500,11 @@ def test_a_run_into_a_directory_in_use_is_refused_naming_the_pid(run_cli, tmp_pa
     import json
     import socket
 
-    from simstudy import io
+    from simstudy.engine import claims
 
     small = [*FIG1, "study.reps=200", "study.chunk_reps=100", "budget.B=5", "hydra.run.dir=run"]
     assert run_cli(*small)[0] == 0
-    lock = tmp_path / "run" / io.LOCK_NAME
+    lock = tmp_path / "run" / claims.LOCK_NAME
     lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "start": None,
                                 "since": "2024-01-01 00:00:00"}))  # a live process: this one
     before = _tree(tmp_path)
@@ -600,9 +600,9 @@ def test_arguments_are_checked_before_hydra(run_cli, tmp_path, args, message):
 
 
 def test_ctrl_c_is_one_line_and_the_same_command_resumes(run_cli, tmp_path, monkeypatch):
-    from simstudy import io
+    from simstudy.engine import chunks
 
-    real, writes = io.ChunkStore.write, []
+    real, writes = chunks.ChunkStore.write, []
 
     def write(self, *args):
         if len(writes) == 2:
@@ -610,24 +610,24 @@ def test_ctrl_c_is_one_line_and_the_same_command_resumes(run_cli, tmp_path, monk
         writes.append(args)
         return real(self, *args)
 
-    monkeypatch.setattr(io.ChunkStore, "write", write)
+    monkeypatch.setattr(chunks.ChunkStore, "write", write)
     command = (*FIG1, "study.reps=500", "study.chunk_reps=100", "hydra.run.dir=run")
     status, _, err = run_cli(*command)
     assert status == 130 and err.strip() == "simstudy: interrupted; rerun the same command to resume"
-    chunks = sorted(p.name for p in (tmp_path / "run").rglob("chunk-*"))
-    assert chunks == ["chunk-000000-r100.npz", "chunk-000001-r100.npz"]  # finished chunks kept, no partial one
-    monkeypatch.setattr(io.ChunkStore, "write", real)
+    kept = sorted(p.name for p in (tmp_path / "run").rglob("chunk-*"))
+    assert kept == ["chunk-000000-r100.npz", "chunk-000001-r100.npz"]  # finished chunks kept, no partial one
+    monkeypatch.setattr(chunks.ChunkStore, "write", real)
     status, out, _ = run_cli(*command)
     assert status == 0 and "(2 resumed)" in out
 
 
 def test_ctrl_c_before_anything_is_written_leaves_nothing(run_cli, tmp_path, monkeypatch):
-    from simstudy.stats import curves
+    from simstudy import tables
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(curves, "evp_curves", interrupt)
+    monkeypatch.setattr(tables, "evp_curves", interrupt)
     (tmp_path / "s.csv").write_text("score\n0.9\n0.7\n0.8\n")
     status, _, err = run_cli("curve", "data=s.csv")
     assert status == 130 and err.strip() == "simstudy: interrupted; rerun the same command to resume"

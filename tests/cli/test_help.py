@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from simstudy import cli, extend, registry, schema
+from simstudy import cli, config, extend, registry, schema
 from simstudy.cli import usage
 from simstudy.commands import audit, bands, curve, extrapolate
 from simstudy.commands._data import REQUIRED
@@ -120,7 +120,7 @@ def test_help_into_a_closed_pipe_prints_no_traceback(tmp_path):
 def test_the_top_help_says_of_runner_and_budget_keys_what_their_schemas_say():
     # `simstudy --help` must not import the config (numpy, 0.2 s), so it keeps its own words for these keys;
     # they start with the schema's, which --help of a study kind and the docs print: the two cannot drift.
-    from simstudy import config, schema
+    from simstudy import schema
     from simstudy.cli.usage import STUDY_KEYS
 
     for prefix, options in (("runner.", config.RunnerConfig), ("budget.", config.BudgetConfig)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simstudy import config
+from simstudy import _limits, config
 from simstudy.commands import audit, extrapolate
 from simstudy.schema import ConfigError
 
@@ -14,8 +14,8 @@ from simstudy.schema import ConfigError
 @pytest.fixture
 def limits(monkeypatch):
     """Fixed limits, whatever the machine: 2 GB, 30 minutes, 2 workers."""
-    monkeypatch.setenv(config.MEMORY_ENV, "2")
-    monkeypatch.delenv(config.TIME_ENV, raising=False)
+    monkeypatch.setenv(_limits.MEMORY_ENV, "2")
+    monkeypatch.delenv(_limits.TIME_ENV, raising=False)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
 
 
@@ -57,7 +57,7 @@ def test_audit_defaults_are_accepted(limits):
 
 def test_audit_cost_is_checked_again_with_the_scores_n(limits, monkeypatch, run_cli, scores_csv, tmp_path):
     # 3e7 rounds pass the parse (2 scores: 15 s) but not with the file's 30 scores (3.8 min > 1 min)
-    monkeypatch.setenv(config.TIME_ENV, "1")
+    monkeypatch.setenv(_limits.TIME_ENV, "1")
     status, out, err = run_cli("audit", f"data={scores_csv}", "rounds=30000000", "hydra.run.dir=out")
     assert status == 2
     assert err.strip().splitlines()[-1].startswith("simstudy: error: rounds=30000000 needs about 3.8 min")

@@ -6,6 +6,7 @@ import pytest
 from simstudy.commands import audit
 from simstudy.schema import ConfigError
 from simstudy.stats.bands import trivial_budget
+from simstudy.studies.audit import AuditResult
 
 TINY = {"rounds": 20, "bootstrap_rounds": 4, "resamples": 20, "evp_reps": 20, "n_jobs": 1, "target_k": 3}
 
@@ -25,7 +26,7 @@ def test_run_and_write_from_python(scores_file, tmp_path):
     plan = audit.prepare({"runs": x}, opts)
     assert (plan.model, plan.n, plan.spec["model"], plan.spec["path"]) == ("runs", 40, None, str(path))
     result = audit.run(plan, opts, tmp_path / "out")
-    assert isinstance(result, audit.AuditResult)
+    assert isinstance(result, AuditResult)
     assert result.n == 40 and result.samples_for_target == 16
     assert result.bounded_k == trivial_budget(40, 0.8, "ld_highest_density")
     assert {"coverage", "bootstrap", "accuracy"} <= {p.name for p in (tmp_path / "out").iterdir()}

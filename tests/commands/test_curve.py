@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from simstudy import tables
 from simstudy.commands import curve
 from simstudy.datasets import DataError
 from simstudy.schema import ConfigError
-from simstudy.stats import curves, estimators
+from simstudy.stats import estimators
 
 SCORES = {"a": np.array([0.2, 0.4, 0.3, 0.7, 0.5]), "b": np.array([0.1, 0.6, 0.35])}
 
@@ -28,7 +29,7 @@ def test_run_gives_each_models_curve_of_the_estimator_exactly(method):
         exact(rows["expected_max"], estimators.expected_max(x, method, n=n))
         np.testing.assert_allclose(rows["std"], estimators.expected_max_std(x, n=n), rtol=1e-14)
     # the kernel's numbers, bit for bit
-    pd.testing.assert_frame_equal(result.curves, curves.evp_curves(SCORES, method=method))
+    pd.testing.assert_frame_equal(result.curves, tables.evp_curves(SCORES, method=method))
     assert result.targets is None and result.best == "expected max"
 
 

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from simstudy.commands import _pages, extrapolate, extrapolate_fit, extrapolate_page
+from simstudy.commands.extrapolate_fit import Extrapolation
 from simstudy.datasets import DataError
 from simstudy.distributions.parametric import NoisyQuadratic
 from simstudy.schema import ConfigError
@@ -19,7 +20,7 @@ def _scores():
 def test_run_from_python_gives_the_fit_and_its_bootstrap(tmp_path):
     opts = extrapolate.parse(SMALL)
     result = extrapolate.run({"mlp": _scores()}, opts, tmp_path, progress=False)
-    assert isinstance(result, extrapolate.ExtrapolateResult)
+    assert isinstance(result, Extrapolation)
     fit = result.fits.iloc[0]
     assert (fit["model"], fit["runs"], fit["c"], fit["n_boot"]) == ("mlp", 48, 3, 2)
     assert round(float(fit["b"]), 4) == 0.9082

@@ -13,8 +13,8 @@ import pytest
 from _cli import FIG1, simstudy
 
 from simstudy import config as cfg
+from simstudy.engine.chunks import ChunkStore
 from simstudy.engine.runner import Task, chunk_tasks, run_tasks, task_seed
-from simstudy.io import ChunkStore
 
 distributed = pytest.importorskip("distributed")
 

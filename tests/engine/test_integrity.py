@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from simstudy import config
-from simstudy.io import ChunkStore, CorruptChunk, _digest
+from simstudy.engine.chunks import ChunkStore, CorruptChunk
+from simstudy.io import _digest
 from simstudy.studies import evp_accuracy
 
 

@@ -6,8 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from simstudy import config
-from simstudy.stats import curves
+from simstudy import config, tables
 
 
 @pytest.mark.slow  # about a second or more: CI's slow lane keeps the README suite under 3 min
@@ -17,7 +16,7 @@ def test_curve_of_a_large_sample_needs_no_weight_matrix():
     x = np.random.default_rng(9401).uniform(size=200_000)
     tracemalloc.start()
     try:
-        table = curves.evp_curves({"big": x})
+        table = tables.evp_curves({"big": x})
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

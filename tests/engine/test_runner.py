@@ -3,8 +3,8 @@ from functools import partial
 import numpy as np
 import pytest
 
+from simstudy.engine.chunks import ChunkStore
 from simstudy.engine.runner import Task, chunk_tasks, run_tasks, stable_hash, task_seed
-from simstudy.io import ChunkStore
 
 
 def _draw(task: Task, fail_at: int | None = None) -> dict:
@@ -141,7 +141,7 @@ def _damage(path, how: str) -> None:
 
 @pytest.mark.parametrize("how", ["truncated", "empty", "flipped", "unsigned"])
 def test_a_damaged_chunk_is_never_read_back_and_is_recomputed(tmp_path, how):
-    from simstudy.io import CorruptChunk
+    from simstudy.engine.chunks import CorruptChunk
 
     tasks = chunk_tasks("0123456789abcdef", 50, 7)
     clean = ChunkStore(tmp_path / "clean", "f")
@@ -166,7 +166,7 @@ def test_chunks_stay_plain_npz_files(tmp_path):
 
 
 def test_a_run_directory_of_another_configuration_is_refused_naming_what_differs(tmp_path):
-    from simstudy.io import RunDirConflict
+    from simstudy.engine.chunks import RunDirConflict
 
     first = ChunkStore(tmp_path / "chunks", "aaaa")
     first.claim({"seed": 0, "study": {"reps": 10}})

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from simstudy import tables  # evidence_table: the frame of two models' bands, above the kernels
 from simstudy.stats import bands
 
 log = logging.getLogger(__name__)
@@ -187,7 +188,7 @@ def test_evidence_table_and_summary_runs():
     b = _bands_at(ks, [0.45] * 5, [0.5] * 5, [0.55] * 5)
     a = _bands_at(ks, [0.46, 0.52, 0.52, 0.54, 0.60], [0.52, 0.54, 0.54, 0.58, 0.70],
                   [0.56, 0.60, 0.60, 0.62, 0.80])
-    table = bands.evidence_table(a, b, "big", "small")
+    table = tables.evidence_table(a, b, "big", "small")
     assert list(table.columns) == ["k", "evidence", "leader"]
     assert list(table["evidence"]) == ["none", "weak", "weak", "fair", "strong"]
     assert list(table["leader"]) == ["big"] * 5
@@ -200,7 +201,7 @@ def test_evidence_table_and_summary_runs():
 def test_evidence_summary_names_ties_and_a_single_long_run():
     ks = [1, 2, 3]
     a = _bands_at(ks, [0.4] * 3, [0.5] * 3, [0.6] * 3)
-    table = bands.evidence_table(a, a, "a", "b")
+    table = tables.evidence_table(a, a, "a", "b")
     assert list(table["leader"]) == ["tie"] * 3
     assert bands.evidence_summary(table)[1:] == ["k = 1..3: no evidence either way"]
     with pytest.raises(ValueError, match="lacks column\\(s\\) leader"):
@@ -283,7 +284,7 @@ def test_evidence_between_bands_of_the_minimum_puts_the_lower_model_ahead():
     low_losses, high_losses = np.linspace(0.10, 0.20, 20), np.linspace(0.80, 0.90, 20)
     a, b = (bands.tuning_curve_bands(x, 0.8, ks=[1, 2, 3], low=0, high=1, minimize=True)
             for x in (low_losses, high_losses))
-    table = bands.evidence_table(a, b, "low", "high")
+    table = tables.evidence_table(a, b, "low", "high")
     assert list(table["leader"]) == ["low"] * 3 and list(table["evidence"]) == ["strong"] * 3
     level, leader = bands.evidence(b, a)
     assert leader.tolist() == [-1, -1, -1]

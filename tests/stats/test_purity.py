@@ -1,9 +1,7 @@
 """The kernels are pure (issue 26): every module of :mod:`simstudy.stats` imports only numpy, scipy, the standard
 library and other kernels -- nothing else of simstudy (no config, plug-ins, files or distributions) and no
-pandas, matplotlib or Hydra. Checked on the source (an AST walk), so imports inside functions count too.
-
-The one sanctioned way up is a module-level ``__getattr__`` that imports by name (``importlib.import_module``)
-to keep a name that moved up importable from its old place; no kernel function calls it.
+pandas, matplotlib or Hydra. Checked on the source (an AST walk), so imports inside functions count too, and no
+kernel imports by name (issue 35: no way up, not even a module ``__getattr__`` keeping an old name).
 """
 
 from __future__ import annotations
@@ -69,23 +67,13 @@ def test_a_kernel_imports_only_kernels_numpy_scipy_and_the_standard_library(path
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_module_name)
-def test_imports_by_name_only_in_a_module_getattr(path):
-    # importlib.import_module("simstudy....") is invisible to the import graph: allowed only to keep a moved
-    # name importable from its old place (a module-level __getattr__), never in a kernel's code.
-    tree = ast.parse(path.read_text(), str(path))
-    allowed = {
-        id(call)
-        for fn in tree.body
-        if isinstance(fn, ast.FunctionDef) and fn.name == "__getattr__"
-        for call in ast.walk(fn)
-    }
+def test_no_kernel_imports_by_name(path):
+    # importlib.import_module("simstudy....") and the like are invisible to the import graph: a kernel has none.
     calls = [
         node.lineno
-        for node in ast.walk(tree)
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
         if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "import_module"
-        and id(node) not in allowed
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "__import__", "find_spec")
     ]
     assert not calls, f"{_module_name(path)} imports by name at line(s) {calls}"
 
@@ -120,18 +108,15 @@ def test_the_import_graph_agrees():
             "simstudy.stats.selection.fixed_confidence:fixed_confidence_runs",
             "simstudy.stats.selection.fixed_confidence_runs:fixed_confidence_runs",
         ),
-        ("simstudy.stats.curves:evp_curves", "simstudy.tables:evp_curves"),
         ("simstudy.io:ChunkStore", "simstudy.engine.chunks:ChunkStore"),
         ("simstudy.io:RunDirConflict", "simstudy.engine.chunks:RunDirConflict"),
         ("simstudy.io:claim_run_dir", "simstudy.engine.claims:claim_run_dir"),
-        ("simstudy.datasets:read_scores", "simstudy.score_files:read_scores"),
-        ("simstudy.distributions:InvalidParameter", "simstudy.stats.errors:InvalidParameter"),
     ],
 )
-def test_a_name_that_moved_still_imports_from_its_old_module(old, new):
+def test_a_name_that_moved_lives_in_one_place(old, new):
+    # issue 35 removed the second names: the old module no longer answers for a name that lives above it
     import importlib
 
     (old_module, old_name), (new_module, new_name) = (s.split(":") for s in (old, new))
-    assert getattr(importlib.import_module(old_module), old_name) is getattr(
-        importlib.import_module(new_module), new_name
-    )
+    assert hasattr(importlib.import_module(new_module), new_name)
+    assert not hasattr(importlib.import_module(old_module), old_name), f"{old} still imports"

@@ -13,7 +13,7 @@ from functools import partial
 import numpy as np
 
 from simstudy import schema
-from simstudy.config import StudyOptions, chunk_reps_option, reps_option
+from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 from simstudy.engine.runner import task_seed
 from simstudy.plugins import register_distribution, register_estimator
 from simstudy.registry import Headline, Study, register_study

@@ -13,7 +13,7 @@ one with the highest mean score.
 - Vectorized runs for simulation studies: :func:`sequential_halving_runs`, :func:`non_adaptive_runs`,
   :func:`fixed_confidence_runs`.
 - The arms of a study: :func:`arms_of` (built from distribution specifications, with their means);
-  :func:`simstudy.distributions.generic.arms_metadata` describes them (still importable from here).
+  :func:`simstudy.distributions.generic.arms_metadata` describes them.
 - The beliefs behind fixed confidence: :func:`posterior`, :func:`prob_best` (re-exported from
   :mod:`simstudy.stats.posterior`).
 
@@ -149,13 +149,3 @@ __all__ = [
     "propose_thompson",
     "proposal_problem",
 ]
-
-
-def __getattr__(name: str):
-    # arms_metadata moved up to simstudy.distributions.generic (it describes distributions): imported on use,
-    # by name, since an import statement here would point up the layers.
-    if name == "arms_metadata":
-        import importlib
-
-        return importlib.import_module("simstudy.distributions.generic").arms_metadata
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

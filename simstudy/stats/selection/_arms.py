@@ -107,13 +107,3 @@ def draw(arms: Sequence, which: np.ndarray, rng: np.random.Generator) -> np.ndar
         if k:
             out[mask] = _scores(arm.sample(k, rng=rng), (k,), a, "sample(size, rng=rng)")
     return out
-
-
-def __getattr__(name: str):
-    # arms_metadata describes each distribution (simstudy.distributions.describe), so it lives there now:
-    # imported on use, by name, since an import statement here would point up the layers.
-    if name == "arms_metadata":
-        import importlib
-
-        return importlib.import_module("simstudy.distributions.generic").arms_metadata
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ A cap on the total evaluations ends a run that has not reached the confidence; s
 package's option for bounded metrics); scores must then lie strictly inside (0, 1).
 
 For simulation studies :func:`~simstudy.stats.selection.fixed_confidence_runs.fixed_confidence_runs` (in
-:mod:`simstudy.stats.selection.fixed_confidence_runs`, still importable from here) runs many selections at once, vectorized across runs,
+:mod:`simstudy.stats.selection.fixed_confidence_runs`) runs many selections at once, vectorized across runs,
 and records the stopping point of several confidence levels from one trajectory per run: the algorithms'
 choices do not depend on delta, only when they stop does, so a run continued to the strictest level passes
 every laxer level's stopping point on the way. It draws m ~ pi exactly by Thompson's device (the argmax of
@@ -506,25 +506,3 @@ def batch_thompson(
         callback=callback,
         batch=batch,
     )
-
-
-def __getattr__(name: str):
-    # The many-runs half moved to fixed_confidence_runs (which builds on this module's checks): imported on use,
-    # by name, since a static import back would make a cycle.
-    if name in _RUNS:
-        import importlib
-
-        return getattr(importlib.import_module("simstudy.stats.selection.fixed_confidence_runs"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-#: The names of :mod:`simstudy.stats.selection.fixed_confidence_runs`, still importable from here.
-_RUNS = (
-    "ConfidenceRuns",
-    "fixed_confidence_runs",
-    "FIXED_CONFIDENCE_PROPOSALS",
-    "propose_top_two",
-    "propose_all",
-    "propose_thompson",
-    "proposal_problem",
-)
