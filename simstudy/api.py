@@ -1,10 +1,13 @@
-"""The Python API for notebooks: :func:`run` a study and :func:`compose` its config, as the command would.
+"""The Python API for notebooks: :func:`run` a study or a data command and :func:`compose` a study's config, as
+the command would.
 
 ``simstudy.run("dodge2021_fig1", overrides=["study.reps=3000"], out_dir="runs/fig1")`` does what
 ``simstudy experiment=dodge2021_fig1 study.reps=3000 hydra.run.dir=runs/fig1`` does, on the same code path:
 the same validation (a bad override raises :class:`~simstudy.config.ConfigError` with the line the command
 prints), the same files in the run directory, the same resume from finished chunks, and the same numbers, bit
-for bit. Log lines go to the ``simstudy`` logger (``logging.basicConfig(level=logging.INFO)`` shows them).
+for bit. ``simstudy.run("bands", data="scores.csv", minimize=True)`` does what ``simstudy bands data=scores.csv
+minimize=true`` does, its keys as Python keywords. Log lines go to the ``simstudy`` logger
+(``logging.basicConfig(level=logging.INFO)`` shows them).
 
 Hydra is imported only when one of these is called (through :mod:`simstudy.launch`, the path the command
 shares; this module never imports :mod:`simstudy.cli`), so ``import simstudy`` stays fast.
@@ -63,9 +66,12 @@ class RunResult:
         The runner's report: chunks (``tasks``), how many were ``resumed`` from an earlier run and how many
         ``computed``, wall and compute seconds, warnings and failures.
     config : simstudy.config.Config
-        The validated frozen config that ran.
+        The validated frozen config that ran (of a command: what its ``parse`` returned).
     out_dir : pathlib.Path
         The run directory (absolute).
+    result : object, optional
+        A command's own result (e.g. :class:`~simstudy.commands.bands.BandsResult`), whose frames it wrote;
+        None for a study (its summary is :attr:`summary`).
 
     See Also
     --------
@@ -76,7 +82,7 @@ class RunResult:
     >>> import dataclasses
     >>> from simstudy.api import RunResult
     >>> [f.name for f in dataclasses.fields(RunResult)]
-    ['summary', 'files', 'report', 'config', 'out_dir']
+    ['summary', 'files', 'report', 'config', 'out_dir', 'result']
     """
 
     summary: object
@@ -84,6 +90,7 @@ class RunResult:
     report: object
     config: object
     out_dir: Path
+    result: object = None
 
 
 def _iv(experiment, overrides) -> list[str]:
@@ -158,23 +165,33 @@ def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
 
 
 def run(
-    experiment: str | None = None, overrides: Sequence[str] = (), out_dir: str | os.PathLike | None = None
+    experiment: str | None = None,
+    overrides: Sequence[str] = (),
+    out_dir: str | os.PathLike | None = None,
+    **options,
 ) -> RunResult:
-    """Run ``simstudy [experiment=NAME] [overrides...]`` in this process and return its result.
+    """Run ``simstudy [experiment=NAME] [overrides...]``, or a data command, in this process and return its result.
 
     The same code path as the command: the same checks, the same run directory files (config.yaml, run.json,
     the summary, the figure ...), the same resume (rerunning resumes from finished chunks; a larger
-    ``study.reps`` extends them), and the same numbers, bit for bit.
+    ``study.reps`` extends them), and the same numbers, bit for bit. ``run("bands", data="scores.csv",
+    minimize=True)`` runs ``simstudy bands data=scores.csv minimize=true``: a data command's name (``curve``,
+    ``bands``, ``audit``, ``extrapolate``, a plug-in's), its keys as keywords.
 
     Parameters
     ----------
     experiment : str or None, default None
-        A preset of ``configs/experiment`` (e.g. ``"dodge2021_fig1"``); None: the default config.
+        A preset of ``configs/experiment`` (e.g. ``"dodge2021_fig1"``), or a data command's name; None: the
+        default config.
     overrides : sequence of str, default ()
         ``key=value`` overrides, as on the command line. One value per key (no sweeps: loop in Python).
     out_dir : str or path-like, optional
-        The run directory; default the command's, ``outputs/<study.name>/<overrides>`` under the working
-        directory (so the command and this function share, and resume, one directory).
+        The run directory; default the command's, ``outputs/<study.name>/<overrides>`` (a command's
+        ``outputs/NAME/<overrides>``) under the working directory (so the command and this function share, and
+        resume, one directory).
+    **options
+        A data command's keys as Python values (``data="scores.csv"``, ``models=["a", "b"]``, ``low=0``),
+        validated by the command's own parse; refused for a study (its keys are ``overrides``).
 
     Returns
     -------
@@ -191,7 +208,7 @@ def run(
         the command's line for exit status 1; or when code it ran called ``sys.exit`` (never the end of the
         caller's program). A plug-in's ``sys.exit`` is a :class:`ConfigError` naming its ``_target_``.
     TypeError
-        If ``overrides`` is not a sequence of strings.
+        If ``overrides`` is not a sequence of strings, or keywords are given to a study.
 
     Examples
     --------
@@ -210,10 +227,29 @@ def run(
     ['run', 'summary_csv', 'summary_parquet']
     >>> result.report.tasks, result.report.resumed, result.config.study.reps
     (1, 0, 100)
+
+    A data command, on a score file of one model:
+
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     with open(f"{out}/scores.csv", "w") as f:
+    ...         _ = f.write("score\\n0.2\\n0.4\\n0.3\\n")
+    ...     result = simstudy.run("curve", data=f"{out}/scores.csv", out_dir=f"{out}/curve")
+    ...     written = sorted(result.files)
+    >>> result.summary["expected_max"].round(4).tolist()
+    [0.3, 0.3444, 0.3667]
+    >>> written[:4]
+    ['CURVE.md', 'config.yaml', 'curves.csv', 'curves.parquet']
     """
     overrides = _iv(experiment, overrides)
-    from simstudy import launch
+    from simstudy import extend, launch
     from simstudy.engine.rundir import Refused
+
+    if experiment is not None and experiment in extend.commands.names():
+        return _run_command(experiment, options, overrides, out_dir)
+    if options:
+        raise TypeError(
+            f"run() takes a study's keys as overrides (['key=value', ...]), not keywords: got {', '.join(options)}"
+        )
 
     try:
         done, config, where = launch.api_run(experiment, overrides, out_dir)
@@ -227,3 +263,30 @@ def run(
 
         return RunResult(pd.DataFrame(), {"shard_marker": done.marker}, done.report, config, where)
     return RunResult(summary, dict(done.files), done.report, config, where)
+
+
+def _run_command(name: str, options: dict, overrides: list[str], out_dir) -> RunResult:
+    """:func:`run` of a data command: :func:`simstudy.launch.api_command`, its refusals as this module's errors."""
+    from simstudy import launch
+    from simstudy.engine.rundir import Refused
+
+    try:
+        done, where = launch.api_command(name, options, overrides, out_dir)
+    except Refused as exc:
+        raise _refusal(exc) from None
+    except SystemExit as exc:
+        raise _exited(exc) from None
+    files = {p.name: p for p in sorted(where.iterdir()) if p.is_file() and not p.name.startswith(".")}
+    return RunResult(
+        _table(done.result), files, getattr(done.result, "report", None), done.config, where, result=done.result
+    )
+
+
+def _table(result):
+    """A command result's main frame (curve: its curves; bands: its bands; extrapolate: its curves), else None."""
+    inner = getattr(result, "result", result)  # extrapolate's result holds the analysis' own
+    for name in ("curves", "bands"):
+        frame = getattr(inner, name, None)
+        if frame is not None:
+            return frame
+    return None

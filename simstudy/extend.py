@@ -369,53 +369,33 @@ studies = Registry(
     describe=lambda spec: spec.run.__module__,
 )
 
-#: The commands (``simstudy COMMAND``), one module each in :mod:`simstudy.commands`; ``simstudy --help`` lists
-#: them with these summaries (:data:`simstudy.cli.usage.COMMANDS`).
+#: The commands (``simstudy COMMAND``), one module each in :mod:`simstudy.commands`, each module's ``COMMAND`` (a
+#: :class:`simstudy.registry.Command`, imported only when the command runs or explains itself); ``simstudy --help``
+#: lists them in this order with these summaries. A new command is its module plus one line here.
 commands = Registry(
     "command",
     {
-        "curve": Builtin(
-            "simstudy.commands.curve:run",
-            "expected best score against tuning budget (EVP curves, +/- 1 SD) of your own results",
-        ),
-        "bands": Builtin(
-            "simstudy.commands.bands:run",
-            "simultaneous confidence bands for the tuning curves and score CDFs of your own results",
-        ),
-        "audit": Builtin(
-            "simstudy.commands.audit:run",
-            "how far to trust these analyses at your sample size: simulate searches from a fit to your scores",
-        ),
-        "extrapolate": Builtin(
-            "simstudy.commands.extrapolate:run",
-            "the tuning curve past your n runs: the noisy quadratic law fitted to your scores' tail, "
+        name: Builtin(f"simstudy.commands.{name}:COMMAND", summary)
+        for name, summary in {
+            "curve": "expected best score against tuning budget (EVP curves, +/- 1 SD) of your own results",
+            "bands": "simultaneous confidence bands for the tuning curves and score CDFs of your own results",
+            "audit": "how far to trust these analyses at your sample size: simulate searches from a fit to your scores",
+            "extrapolate": "the tuning curve past your n runs: the noisy quadratic law fitted to your scores' tail, "
             "with bootstrap bands",
-        ),
-        "reproduce": Builtin(
-            "simstudy.commands.reproduce:run",
-            "rerun every catalogued paper result and write REPRODUCTION.md with verdicts",
-        ),
-        "collect": Builtin(
-            "simstudy.commands.collect:run",
-            "summary and figures of a sharded run (runner.shard=i/N), or a sweep's stacked summary (-m)",
-        ),
-        "replay": Builtin(
-            "simstudy.commands.replay:run", "rerun one failed chunk of a run here, with its full traceback"
-        ),
-        "plan": Builtin(
-            "simstudy.commands.plan:run",
-            "replicates and time a precision target (study.precision) needs, per cell and measure, from a pilot",
-        ),
-        "populations": Builtin(
-            "simstudy.commands.populations:run",
-            "public HPO benchmarks as score populations: list them, or export one random search and its exact truth",
-        ),
-        "report": Builtin(
-            "simstudy.commands.report:run",
-            "rebuild a run's (or sweep's) offline report.html: interactive charts, sortable table, provenance",
-        ),
+            "reproduce": "rerun every catalogued paper result and write REPRODUCTION.md with verdicts",
+            "collect": "summary and figures of a sharded run (runner.shard=i/N), or a sweep's stacked summary (-m)",
+            "replay": "rerun one failed chunk of a run here, with its full traceback",
+            "plan": "replicates and time a precision target (study.precision) needs, per cell and measure, from a "
+            "pilot",
+            "populations": "public HPO benchmarks as score populations: list them, or export one random search and "
+            "its exact truth",
+            "report": "rebuild a run's (or sweep's) offline report.html: interactive charts, sortable table, "
+            "provenance",
+        }.items()
     },
     path_of=None,
+    taken="{noun} {name!r} is already registered (by {old})",
+    describe=lambda spec: getattr(spec.run, "__module__", repr(spec)),
 )
 
 #: The expected-maximum estimators (``estimators.NAME.method``); a plug-in's entry is ``(path, per_sample)``.

@@ -1,4 +1,4 @@
-"""Run a study into its run directory: the path that the command line and the Python API share.
+"""Run a study or a command into its run directory: the path that the command line and the Python API share.
 
 ``simstudy [experiment=NAME] key=value ...`` and :func:`simstudy.run` both come here: the config is composed
 and validated (:mod:`simstudy.overrides`), the run directory claimed (:mod:`simstudy.engine.rundir`), its
@@ -7,7 +7,12 @@ chunks), and its report logged and figure drawn. Nothing here prints or exits: a
 :class:`~simstudy.engine.rundir.Refused`, which :mod:`simstudy.cli` prints and :mod:`simstudy.api` turns into
 an exception of its own.
 
+A data command (``simstudy curve``, ``bands`` ...) runs through :func:`run`, its registered
+:class:`~simstudy.registry.Command` driving every step, whether the command line or :func:`simstudy.run` called.
+
 ======================  ===========================================================================================
+:func:`run`             run a data command's spec on a composed config in its claimed run directory
+:func:`api_command`     compose a data command from Python keywords and run it (:func:`simstudy.run`)
 :func:`api_compose`     the validated frozen Config of an experiment and overrides (:func:`simstudy.compose`)
 :func:`api_run`         run an experiment with overrides into a run directory (:func:`simstudy.run`)
 ``_run_study``          run a composed study (or design) config in a claimed run directory
@@ -24,7 +29,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simstudy.commands.study import _run_and_report
+from simstudy import io
+from simstudy.commands.study import _log_report, _run_and_report
 from simstudy.engine import claims
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
@@ -46,46 +52,45 @@ from simstudy.engine.rundir import (
     _release,
     _remove_if_empty,
     _settle,
+    _write_config,
 )
 from simstudy.overrides import (
-    _API_MODE,
+    _GRAMMAR,
     _check_overrides,
-    _config_dir,
     _design_cells,
     _last_of_each_key,
+    _log_notice,
     _one_line,
     _optional_keys,
     _parse_study,
     _quote_paths,
+    _register_commands,
     _register_studies,
     _take_overwrite,
 )
+from simstudy.registry import Command
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
-__all__ = ["api_compose", "api_run"]
+__all__ = ["run", "CommandDone", "api_command", "api_compose", "api_run"]
 
 log = logging.getLogger("simstudy")
 
 
-#: Settings of a data command that a rerun into the same directory may change: the worker count changes no
-#: number, and extrapolate's n_boot only adds chunks (level and method are read from them).
-_DATA_RERUN_MAY_CHANGE = {"extrapolate": ("n_boot", "level", "method")}
-
-
-def _data_record(command: str, cfg: DictConfig, opts) -> dict:
+def _data_record(spec: Command, cfg: DictConfig, opts) -> dict:
     """A data command's identity: its data by content, its settings (the data's path left out: a renamed
-    file with the same bytes is the same input; see :data:`_DATA_RERUN_MAY_CHANGE`)."""
+    file with the same bytes is the same input; nor the worker count, which changes no number, nor the
+    settings the command says a rerun may change, :attr:`~simstudy.registry.Command.rerun_may_change`)."""
     from omegaconf import OmegaConf
 
     settings = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(settings, dict)  # a DictConfig's container
-    for key in ("data", "n_jobs", "runner", *_DATA_RERUN_MAY_CHANGE.get(command, ())):
+    for key in ("data", "n_jobs", "runner", *spec.rerun_may_change):
         settings.pop(key, None)
     return _identity.record(
-        command,
+        spec.name,
         inputs={"data": _identity.data_input(opts.data)},
         plugins=_data_plugins(settings.get("estimator")),
         settings=settings,
@@ -138,6 +143,121 @@ def _parse_or_fail(parser, cfg: DictConfig):
         _fail(str(exc))
     except OmegaConfBaseException as exc:
         _fail(_one_line(exc))
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandDone:
+    """What :func:`run` returns: the command's result, and what the terminal is told of it.
+
+    Parameters
+    ----------
+    result : object
+        What the command's ``run`` returned (e.g. a :class:`~simstudy.commands.curve.CurveResult`).
+    config : object
+        The validated config it ran with (what the command's ``parse`` returned).
+    lines : tuple of str
+        The command's summary lines (its ``lines``), for the command line to print.
+    wrote : str or None
+        The closing log line naming the files written (None: the command's ``write`` said it).
+
+    Examples
+    --------
+    >>> CommandDone(None, None, ("a line",), None).lines
+    ('a line',)
+    """
+
+    result: object
+    config: object
+    lines: tuple[str, ...]
+    wrote: str | None
+
+
+def run(spec: Command, cfg: DictConfig, run_dir: RunDir) -> CommandDone:
+    """Run a data command on its composed config in its claimed run directory: the one path of the command line
+    and :func:`simstudy.run`.
+
+    The config is validated (``spec.parse``) and the scores read before anything is written; then the inputs
+    the scores make (``spec.prepare``) are checked, the run directory's identity too (the data by content, the
+    settings), the command runs (``spec.run``), writes its files (``spec.write``), config.yaml, run.json and
+    report.html. Nothing is printed (the caller prints :attr:`CommandDone.lines`).
+
+    Parameters
+    ----------
+    spec : simstudy.registry.Command
+        A data command (with ``options`` and ``parse``).
+    cfg : omegaconf.DictConfig
+        Its composed config, without Hydra's keys.
+    run_dir : simstudy.engine.rundir.RunDir
+        The run directory, claimed (:func:`simstudy.engine.rundir._in_run_dir`), and whether ``overwrite=true``.
+
+    Returns
+    -------
+    CommandDone
+        The result, the config and the summary lines.
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        Bad input (status 2: nothing of this run left behind), or a run that could not finish (status 1).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from omegaconf import OmegaConf
+    >>> from simstudy import registry, schema
+    >>> spec = registry.command("curve")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "s.csv").write_text("score\\n0.2\\n0.4\\n0.3\\n")
+    ...     cfg = OmegaConf.create({**schema.defaults(spec.options), "data": str(Path(tmp, "s.csv"))})
+    ...     out = Path(tmp, "out")
+    ...     out.mkdir()  # the caller claims it (simstudy.engine.rundir._in_run_dir)
+    ...     done = run(spec, cfg, _note_files(out))
+    ...     print(sorted(p.name for p in out.iterdir() if not p.name.startswith("."))[:3])
+    ['CURVE.md', 'config.yaml', 'curves.csv']
+    """
+    from omegaconf import OmegaConf
+
+    from simstudy.commands._data import _log_scores
+    from simstudy.datasets import DataError, load_data
+
+    out_dir = run_dir.path
+    config = _parse_or_fail(spec.parse, cfg)
+    scores = _parse_or_fail(lambda _: load_data(config.data), cfg)
+    record = _data_record(spec, cfg, config.data)
+    if spec.log_scores:
+        _log_scores(spec.name, scores, out_dir, minimize=config.data.minimize)
+    # every check that needs the scores before the directory is touched: a refusal leaves nothing behind
+    prepared = scores if spec.prepare is None else _parse_or_fail(lambda _: spec.prepare(config, scores), cfg)
+    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
+    try:  # a command's first step may refuse, with the estimates, a run beyond the memory or time limit
+        result = spec.run(config, prepared, out_dir) if spec.chunks else spec.run(config, prepared)
+    except (ConfigError, DataError) as exc:
+        _fail(str(exc))
+    if spec.runner:
+        _log_report(result.report)
+    if spec.write is not None:
+        spec.write(result, out_dir)
+    _write_config(_resolved(cfg), out_dir, record)
+    if (
+        spec.record
+    ):  # run.json: the command, its resolved config (and runner), the environment: report.html's provenance
+        runner = {"runner": dataclasses.asdict(result.report)} if spec.runner else {}
+        settings = OmegaConf.to_container(cfg, resolve=True)
+        io.write_json(
+            {"command": spec.name, "config": settings, **runner, "environment": io.environment()}, out_dir / "run.json"
+        )
+    _report(out_dir)
+    lines = tuple(spec.lines(result)) if spec.lines is not None else ()
+    return CommandDone(result, config, lines, f"wrote {run_dir.listing()} to {out_dir}" if spec.record else None)
+
+
+def _report(out_dir: Path) -> None:
+    """report.html beside a command's page (AUDIT.md, EXTRAPOLATE.md, CURVE.md, BANDS.md); a failure to write it
+    is a warning."""
+    from simstudy.commands import report
+
+    report.write(out_dir)
 
 
 def _run_study(cfg: DictConfig, run_dir: RunDir):
@@ -271,41 +391,36 @@ def _api_args(experiment, overrides) -> list[str]:
     flags = [a for a in args if a.startswith("-")]
     if flags:
         _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only")
-    return _quote_paths(_last_of_each_key(_optional_keys(args)))
+    return _quote_paths(_last_of_each_key(_optional_keys(args), _log_notice))
 
 
 #: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.
 _HYDRA_LOCK = threading.RLock()
 
 
-def _api_compose(args: list[str]):
-    """Compose and validate as the study command does: (task config, frozen Config, CLI run directory); under
-    :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose their own config
-    (a second thread's composition found GlobalHydra initialised, or the schema store half rewritten)."""
-    with _HYDRA_LOCK:
-        return _api_compose_locked(args)
-
-
-def _api_compose_locked(args: list[str]):
-    from hydra import compose, initialize_config_dir
+def _api_compose(args: list[str], spec: Command | None = None):
+    """Compose as the command does: (task config, CLI run directory) of a study (``spec`` None) or of a data
+    command. Under :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose their
+    own config (a second thread's composition found GlobalHydra initialised, or the schema store half rewritten)."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf, open_dict
 
-    _register_studies()
-    # The command's own one-line refusals (unknown key, unparsable value, a sweep); the config it composed to
-    # check them is the one that runs (composed once).
-    cfg = _check_overrides(args).config
-    try:
-        if cfg is None:  # not composed there (a flag): never from the API, which refuses flags before
-            with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
-                cfg = compose("config", overrides=args, return_hydra_config=True)
-        HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
-        run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
-    except Exception as exc:
-        _fail(_one_line(exc))
-    with open_dict(cfg):
-        del cfg["hydra"]  # the study's config, as Hydra hands it to a job
-    return cfg, _parse_or_fail(_parse_study, cfg), run_dir
+    with _HYDRA_LOCK:
+        if spec is None:
+            _register_studies()
+        else:
+            _register_commands(spec)
+        # The command's own one-line refusals (unknown key, unparsable value, several values); the config it
+        # composed to check them is the one that runs (composed once; the API refuses the flags that skip it).
+        cfg = _check_overrides(args, "config" if spec is None else spec.name, api=True).config
+        try:
+            HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
+            run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
+        except Exception as exc:
+            _fail(_one_line(exc))
+        with open_dict(cfg):
+            del cfg["hydra"]  # the config, as Hydra hands it to a job
+    return cfg, run_dir
 
 
 def api_compose(experiment, overrides):
@@ -336,12 +451,9 @@ def api_compose(experiment, overrides):
     >>> config.study.name, config.study.reps
     ('dodge2021_fig1', 3000)
     """
-    token = _API_MODE.set(True)
-    try:
-        args, _ = _take_overwrite(list(overrides))  # a composed config is the same with overwrite=true or not
-        return _api_compose(_api_args(experiment, args))[1]
-    finally:
-        _API_MODE.reset(token)
+    args, _ = _take_overwrite(list(overrides))  # a composed config is the same with overwrite=true or not
+    cfg, _ = _api_compose(_api_args(experiment, args))
+    return _parse_or_fail(_parse_study, cfg)
 
 
 def api_run(experiment, overrides, out_dir):
@@ -381,21 +493,107 @@ def api_run(experiment, overrides, out_dir):
     >>> result.report.tasks, config.study.reps
     (1, 100)
     """
-    token = _API_MODE.set(True)
+    args, overwrite = _take_overwrite(list(overrides))
+    cfg, run_dir = _api_compose(_api_args(experiment, args))
+    config = _parse_or_fail(_parse_study, cfg)
+    out_dir, created = _api_out_dir(run_dir if out_dir is None else out_dir)
+    result = _in_run_dir(_run_study, cfg, out_dir, shard=_shard_label(cfg), overwrite=overwrite, created=created)
+    return result, config, out_dir
+
+
+def _api_out_dir(out_dir):
+    """The run directory of :func:`simstudy.run`, absolute and made (a bad path refused in one line), and the
+    directories making it created (removed again if the run is refused and leaves them empty)."""
+    out_dir = _abs(out_dir)
+    _check_dir_override("out_dir", str(out_dir))
+    created = _note_dirs(out_dir)
     try:
-        args, overwrite = _take_overwrite(list(overrides))
-        cfg, config, run_dir = _api_compose(_api_args(experiment, args))
-        out_dir = _abs(run_dir if out_dir is None else out_dir)
-        _check_dir_override("out_dir", str(out_dir))
-        created = _note_dirs(out_dir)
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            if exc.errno not in _ENVIRONMENT_ERRNOS:
-                raise
-            _remove_if_empty(out_dir, created)
-            _fail(_os_error(exc), status=_os_status(exc))
-        result = _in_run_dir(_run_study, cfg, out_dir, shard=_shard_label(cfg), overwrite=overwrite, created=created)
-        return result, config, out_dir
-    finally:
-        _API_MODE.reset(token)
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        _remove_if_empty(out_dir, created)
+        _fail(_os_error(exc), status=_os_status(exc))
+    return out_dir, created
+
+
+def _override(key: str, value) -> str:
+    """A Python keyword as the command line's ``key=value`` (YAML as typed: ``true``, ``null``, ``[a,b]``, a string
+    quoted where Hydra's grammar would read it otherwise), so that it names the same run directory."""
+
+    def text(v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if v is None:
+            return "null"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ",".join(text(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ",".join(f"{k}:{text(x)}" for k, x in v.items()) + "}"
+        v = str(v)
+        return f"'{v}'" if _GRAMMAR.search(v) and "'" not in v else v
+
+    return f"{key}={text(value)}"
+
+
+def api_command(name: str, options, overrides, out_dir):
+    """Run ``simstudy NAME key=value ...`` (a data command) in this process, on the command's path.
+
+    :func:`simstudy.run` calls this for a command's name; the config is composed as the command composes it (its
+    schema's defaults, then ``options`` and ``overrides``), validated by the command's ``parse``, and run by
+    :func:`run` in its run directory: the same files, bytes and log lines (the summary lines are logged, not
+    printed).
+
+    Parameters
+    ----------
+    name : str
+        A registered data command (``"curve"``, ``"bands"``, ``"audit"``, ``"extrapolate"``, a plug-in's).
+    options : Mapping of str to object
+        Its keys as Python values (``data="scores.csv"``, ``minimize=True``, ``models=["a", "b"]``).
+    overrides : sequence of str
+        Further ``key=value`` strings, as on the command line.
+    out_dir : str or path-like or None
+        The run directory; None: the command's own, ``outputs/NAME/<overrides>`` under the working directory.
+
+    Returns
+    -------
+    tuple
+        ``(done, run_dir)``: the :class:`CommandDone` and the absolute run directory.
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        For bad input (status 2), or a run that could not finish (status 1): the command's one line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "s.csv").write_text("score\\n0.2\\n0.4\\n0.3\\n")
+    ...     done, run_dir = api_command("curve", {"data": str(Path(tmp, "s.csv"))}, [], Path(tmp, "out"))
+    >>> done.result.curves["expected_max"].round(4).tolist()
+    [0.3, 0.3444, 0.3667]
+    """
+    from simstudy import registry
+
+    try:
+        spec = registry.command(name)
+    except KeyError as exc:
+        _fail(str(exc.args[0]))
+    if spec.plain:
+        _fail(
+            f"simstudy.run runs a study or a data command; {name} takes no options schema: call its library "
+            f"function, simstudy.commands.{name}.run"
+        )
+    args, overwrite = _take_overwrite([_override(k, v) for k, v in options.items()] + list(overrides))
+    cfg, run_dir = _api_compose(_api_args(None, args), spec)
+    out_dir, created = _api_out_dir(run_dir if out_dir is None else out_dir)
+    done = _in_run_dir(lambda cfg, where: run(spec, cfg, where), cfg, out_dir, overwrite=overwrite, created=created)
+    for line in done.lines:
+        log.info("%s", line)
+    if done.wrote is not None:
+        log.info("%s", done.wrote)
+    return done, out_dir

@@ -9,7 +9,7 @@ not pay for it.
 ============================  ===================================================================================
 ``_config_dir``               the directory of simstudy's Hydra configs
 ``_register_studies``         each study kind's schema defaults in Hydra's config store
-``_register_commands``        each data command's schema defaults in Hydra's config store
+``_register_commands``        a data command's schema defaults (and config) in Hydra's config store
 ``_check_overrides``          compose a command line once (a sweep: its first jobs), refusing bad input in one line
 ``_last_of_each_key``         a key given twice: the last kept, and a notice
 ``_take_overwrite``           ``overwrite=true|false`` taken off the overrides
@@ -24,11 +24,11 @@ not pay for it.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import itertools
 import logging
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -67,11 +67,6 @@ def _register_resolver() -> None:
 
     if not OmegaConf.has_resolver("simstudy_dirname"):
         OmegaConf.register_new_resolver("simstudy_dirname", _dirname)
-
-
-#: Whether refusals and notices are the Python API's (:func:`simstudy.run`): a notice is then a log warning, not a
-#: printed line, and a sweep's several values are refused with the API's fix (a loop), not the command's (-m).
-_API_MODE = contextvars.ContextVar("simstudy_api_mode", default=False)
 
 
 def _one_line(exc: Exception) -> str:
@@ -153,19 +148,40 @@ def _store_lazily(store, group: str, name: str, options) -> None:
     repo[f"{name}.yaml"] = _LazyNode()
 
 
-def _register_commands() -> None:
-    """Put each data command's schema defaults in Hydra's config store (``_schema/COMMAND``), which its YAML
+def _register_commands(spec=None) -> None:
+    """Put a data command's schema defaults in Hydra's config store (``_schema/NAME``), which its YAML
     (``configs/curve.yaml`` ...) selects first in its defaults list, so the defaults live in the schema only
-    (:func:`simstudy.commands.data_command_options`) and every key is overridden without ``+``."""
+    (:attr:`simstudy.registry.Command.options`) and every key is overridden without ``+``. A command with no YAML
+    (a plug-in's) gets its config made here, as a built-in's YAML reads. ``spec`` None: every registered data
+    command (the tests compose them)."""
     _register_resolver()
     from hydra.core.config_store import ConfigStore
 
-    from simstudy import schema
-    from simstudy.commands import data_command_options
+    from simstudy import registry, schema
 
     store = ConfigStore.instance()
-    for command, options in data_command_options().items():
-        store.store(group="_schema", name=command, node=schema.defaults(options))
+    specs = [spec] if spec is not None else [registry.command(n) for n in registry.command_names()]
+    for one in specs:
+        if one.options is None:  # a plain command: no Hydra config
+            continue
+        store.store(group="_schema", name=one.name, node=schema.defaults(one.options))
+        if not (Path(_config_dir()) / f"{one.name}.yaml").is_file():
+            store.store(name=one.name, node=_command_config(one.name))
+
+
+def _command_config(name: str) -> dict:
+    """The Hydra config of a data command that has no YAML: its schema's defaults, and the run directory
+    ``outputs/NAME/<overrides>`` (as ``configs/curve.yaml`` says for ``curve``)."""
+    dirname = "${simstudy_dirname:${hydra:job.override_dirname}}"
+    return {
+        "defaults": [f"_schema/{name}@_here_", "_self_", {"override hydra/job_logging": "stdout"}],
+        "hydra": {
+            "output_subdir": None,
+            "job": {"chdir": False},
+            "run": {"dir": f"outputs/{name}/{dirname}"},
+            "sweep": {"dir": f"outputs/multirun/{name}", "subdir": dirname},
+        },
+    }
 
 
 def _note_run_dir(cfg: DictConfig, multirun: bool) -> _DirsBefore | None:
@@ -193,7 +209,9 @@ class Checked(NamedTuple):
     created: _DirsBefore | None
 
 
-def _check_overrides(argv: list[str], config_name: str = "config", *, overwrite: bool = False) -> Checked:
+def _check_overrides(
+    argv: list[str], config_name: str = "config", *, overwrite: bool = False, api: bool = False
+) -> Checked:
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
     a value Hydra cannot parse, an argument that is not ``key=value``) fails in one line with exit status 2
     and no output directory.
@@ -205,7 +223,8 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, overwrite:
     ``--cfg``, ``-cn`` ...) are left to Hydra itself.
 
     ``overwrite`` (``overwrite=true``, :func:`_take_overwrite`): a sweep into a sweep directory holding another is
-    not refused, and its earlier files are moved aside once every job is checked.
+    not refused, and its earlier files are moved aside once every job is checked. ``api`` (:func:`simstudy.run`):
+    a key's several values are refused with the API's fix (a loop), not the command's (``-m``).
 
     Returns the composed config of a single run (Hydra's keys included), for the command to run without
     composing it again, and the directories Hydra will make (:class:`Checked`).
@@ -245,7 +264,7 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, overwrite:
             _check_dir_override(key, directory)
         if not override.is_sweep_override():
             composed.append(arg)
-        elif not multirun and _API_MODE.get():
+        elif not multirun and api:
             _fail(
                 f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
                 f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
@@ -285,17 +304,12 @@ def _check_overrides(argv: list[str], config_name: str = "config", *, overwrite:
             except Exception as exc:
                 _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc))
             if multirun:
-                from simstudy.commands import audit, bands, curve, extrapolate
+                from simstudy import registry
 
-                validate = {
-                    "config": _parse_study,
-                    "curve": curve.parse,
-                    "bands": bands.parse,
-                    "audit": audit.parse,
-                    "extrapolate": extrapolate.parse,
-                }
+                validate = _parse_study if config_name == "config" else registry.command(config_name).parse
+                assert validate is not None  # a data command has its parse (register_command checks it)
                 try:
-                    validate[config_name](resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
+                    validate(resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
                 except ConfigError as exc:
                     _fail(str(exc))
     if multirun and sweep_dir is not None and overwrite:
@@ -315,9 +329,10 @@ def _move_sweep_aside(sweep_dir: Path) -> None:
         log.warning("overwrite=true: moved the earlier sweep's files to %s", moved)
 
 
-def _last_of_each_key(argv: list[str]) -> list[str]:
+def _last_of_each_key(argv: list[str], notice: Callable[[str], None] | None = None) -> list[str]:
     """The arguments with a key given more than once kept only at its last ``key=value`` (in that place), and a
-    one-line notice per such key (:func:`_notice`): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
+    one-line notice per such key, said by ``notice`` (default :func:`_print_notice`, the command line's; the
+    Python API's logs it): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
     with 20, in the directory named after 20 alone). Keys are compared without their ``+``/``++``: ``+key=1
     key=2`` is kept as ``++key=2`` (added or set); flags and ``~key`` deletions are kept as given."""
     # A key is the same whatever its + or ++ (add, add or set): budget.B=5 ++budget.B=5 is a key given twice too.
@@ -329,20 +344,22 @@ def _last_of_each_key(argv: list[str]) -> list[str]:
         given = [a for a, k in zip(argv[:i], keys[:i]) if key is not None and k == key]
         if given:
             times = "twice" if len(given) == 1 else f"{len(given) + 1} times"
-            _notice(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
+            (notice or _print_notice)(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
             if not arg.startswith("+") and any(a.startswith("+") for a in given):  # an earlier one added the key
                 arg = f"++{arg}"  # add it or set it, as the dropped ones and the last did together
         kept.append(arg)
     return kept
 
 
-def _notice(message: str) -> None:
+def _print_notice(message: str) -> None:
     """One line that is not an error (the command goes on): on stdout, with the run's log lines (stderr holds
-    errors only: a refusal stays one line), or as a log warning under the Python API."""
-    if _API_MODE.get():
-        log.warning("%s", message)
-    else:
-        print(f"simstudy: note: {message}", flush=True)
+    errors only: a refusal stays one line)."""
+    print(f"simstudy: note: {message}", flush=True)
+
+
+def _log_notice(message: str) -> None:
+    """A notice of the Python API (:func:`simstudy.run`): a warning of the ``simstudy`` logger."""
+    log.warning("%s", message)
 
 
 def _unknown_key(exc: Exception, compose, config_name: str, job: list[str]) -> str | None:

@@ -1,4 +1,4 @@
-"""The registry of study kinds, and the loading of third-party plug-ins.
+"""The registry of study kinds and commands, and the loading of third-party plug-ins.
 
 A study kind is one module that declares a :class:`Study` -- its typed options (a schema, see
 :mod:`simstudy.schema`), its cross-checks, the function that runs it, the figure and the console headline --
@@ -7,6 +7,11 @@ and calls :func:`register_study` once. Everything else finds it here: the config
 picks its headline measure (:class:`Headline`). The kinds live in the registry :data:`simstudy.extend.studies`:
 the built-in ones are the modules of :mod:`simstudy.studies`, listed there by import path and imported only
 when a kind is asked for (``--help`` lists them without importing any).
+
+A command (``simstudy curve``, ``simstudy collect`` ...) is one module of :mod:`simstudy.commands` that declares a
+:class:`Command` as its ``COMMAND``: its options schema, parse, run, write and summary lines, and its help. The
+command line (:mod:`simstudy.cli`), :func:`simstudy.launch.run` and :func:`simstudy.run` find it in the registry
+:data:`simstudy.extend.commands` (:func:`command`), so a new command is its module plus one line there.
 
 Third-party plug-ins
 --------------------
@@ -32,13 +37,17 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from simstudy import extend
 from simstudy.extend import ENTRY_POINT_GROUP, PLUGINS_ENV, load_plugins
 
 __all__ = [
+    "Command",
+    "command",
+    "command_names",
+    "register_command",
     "Study",
     "Headline",
     "register_study",
@@ -293,3 +302,176 @@ def figure_function(spec: Study) -> Callable:
     if callable(spec.figure):
         return spec.figure
     return extend.studies.load(spec.figure, key=f"study {spec.kind}: figure")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command (``simstudy NAME ...``): everything the command line, the launcher and the API know of it.
+
+    A command module ends with ``COMMAND = Command(...)``; its line in :data:`simstudy.extend.commands` points
+    at it (``simstudy/commands/_template.py`` is one to copy). A *data* command (it has ``options``) reads
+    scores and runs from a Hydra config in its run directory (:func:`simstudy.launch.run`); a *plain* one
+    (no ``options``: ``collect``, ``replay``, ``reproduce``, ``populations``, ``report``, ``plan``) takes
+    ``key=value`` arguments, explained by ``keys``.
+
+    Parameters
+    ----------
+    name : str
+        ``simstudy NAME``; an identifier.
+    run : callable
+        A data command's ``run(config, inputs) -> result``: ``config`` what ``parse`` returned, ``inputs`` the
+        scores by model (or what ``prepare`` made of them), and with ``chunks`` the run directory as a third
+        argument; a frozen result, nothing printed. A plain command's library function.
+    usage : str
+        The usage line of ``simstudy NAME --help``.
+    examples : tuple of str
+        Example command lines for ``--help``.
+    writes : str
+        What it writes, for ``--help``.
+    options : type or None, optional
+        A data command's schema: a frozen dataclass of :func:`simstudy.schema.option` fields (subclassing
+        :class:`simstudy.commands._data.DataOptions`), its keys' only home (defaults, ``--help`` words, checks).
+        Default None: a plain command.
+    parse : callable or None, optional
+        ``parse(mapping) -> config``: the keys validated (a one-line :class:`~simstudy.schema.ConfigError`).
+    prepare : callable or None, optional
+        ``prepare(config, scores) -> prepared``: checks that need the scores, made before the run directory is
+        touched (a refusal leaves nothing behind). Default None: the scores as they are.
+    write : callable or None, optional
+        ``write(result, out_dir)``: the command's files.
+    lines : callable or None, optional
+        ``lines(result) -> list of str``: what the terminal shows at the end (the headline).
+    keys : Mapping of str to str, optional
+        A plain command's keys, explained for ``--help`` (a data command's come from ``options``).
+    chunks : bool, optional
+        ``run`` stores resumable chunks in the run directory, given as ``run(config, inputs, out_dir)``; default
+        False.
+    runner : bool, optional
+        The result has the runner's ``report``: logged, and kept in run.json; default False.
+    record : bool, optional
+        run.json is written, and the run directory's files are listed at the end; default True (False: the
+        command's ``write`` says what it wrote).
+    log_scores : bool, optional
+        The scores read are logged (per model, and the values many runs share); default True (False: the
+        command logs what it does with them itself).
+    rerun_may_change : tuple of str, optional
+        Keys a rerun into the same run directory may change (not part of its identity), e.g. extrapolate's
+        ``n_boot``, which only adds chunks; default ``()``.
+    summary : str, optional
+        One line for ``--help``; default ``""``: a built-in's line in :data:`simstudy.extend.commands`.
+
+    Examples
+    --------
+    >>> spec = command("curve")
+    >>> spec.name, spec.options.__name__, spec.plain
+    ('curve', 'CurveOptions', False)
+    >>> command("collect").plain, sorted(command("collect").keys)
+    (True, ['plugins', 'run_dir', 'sweep_dir'])
+    """
+
+    name: str
+    run: Callable
+    usage: str
+    examples: tuple[str, ...]
+    writes: str
+    options: type | None = None
+    parse: Callable | None = None
+    prepare: Callable | None = None
+    write: Callable | None = None
+    lines: Callable | None = None
+    keys: Mapping[str, str] = field(default_factory=dict)
+    chunks: bool = False
+    runner: bool = False
+    record: bool = True
+    log_scores: bool = True
+    rerun_may_change: tuple[str, ...] = ()
+    summary: str = ""
+
+    @property
+    def plain(self) -> bool:
+        """Whether it takes plain ``key=value`` arguments (no options schema, no Hydra config)."""
+        return self.options is None
+
+
+def register_command(spec: Command) -> Command:
+    """Register a command that is not built in (a plug-in's, or a test's): ``simstudy NAME`` then runs it.
+
+    Parameters
+    ----------
+    spec : Command
+        The command; a data command (with ``options`` and ``parse``) runs from the command line without a
+        YAML of its own (its Hydra config is made from the schema).
+
+    Returns
+    -------
+    Command
+        ``spec``.
+
+    Raises
+    ------
+    ValueError
+        If the name is not an identifier, a data command has no ``parse``, or the name is taken.
+
+    Examples
+    --------
+    >>> from simstudy import extend
+    >>> spec = Command("toy", run=print, usage="simstudy toy", examples=(), writes="nothing")
+    >>> register_command(spec) is spec
+    True
+    >>> _ = extend.commands.unregister("toy")
+    """
+    if not isinstance(spec.name, str) or not spec.name.isidentifier():
+        raise ValueError(f"a command name must be an identifier, got {spec.name!r}")
+    if spec.options is not None and spec.parse is None:
+        raise ValueError(f"command {spec.name}: a data command (options={spec.options.__name__}) needs parse")
+    return extend.commands.register(spec.name, spec)
+
+
+def command(name: str) -> Command:
+    """The registered command ``name`` (its module imported on first use).
+
+    Parameters
+    ----------
+    name : str
+        A command, e.g. ``"bands"`` (see :func:`command_names`).
+
+    Returns
+    -------
+    Command
+        Its spec.
+
+    Raises
+    ------
+    KeyError
+        If no command of that name is registered; the message lists them.
+
+    Examples
+    --------
+    >>> command("bands").options.__name__
+    'BandsOptions'
+    """
+    spec = extend.commands.get(name)
+    if not spec.summary and extend.commands.is_builtin(name):
+        import dataclasses
+
+        spec = dataclasses.replace(spec, summary=extend.commands.summary(name))
+    return spec
+
+
+def command_names() -> tuple[str, ...]:
+    """Every registered command, built-in ones first (in ``simstudy --help``'s order).
+
+    Loads the plug-ins (:func:`load_plugins`) if they were not yet loaded; imports no built-in command.
+
+    Returns
+    -------
+    tuple of str
+        The names ``simstudy NAME`` takes.
+
+    Examples
+    --------
+    >>> command_names()[:4]
+    ('curve', 'bands', 'audit', 'extrapolate')
+    """
+    load_plugins()
+    return extend.commands.names()

@@ -90,3 +90,41 @@ def test_import_simstudy_does_not_import_hydra():
     code = "import sys, simstudy; print('hydra' in sys.modules, 'simstudy.cli' in sys.modules, callable(simstudy.run))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "True"]
+
+
+SCORES = "model,score\nm1,0.2\nm1,0.4\nm1,0.3\nm1,0.35\nm1,0.5\nm2,0.1\nm2,0.45\nm2,0.33\nm2,0.31\nm2,0.2\n"
+
+
+@pytest.mark.slow  # two command runs and three API runs, seconds each: CI's slow lane
+@pytest.mark.parametrize("command, options, args, tables", [
+    ("curve", {"target": 0.4}, ["target=0.4"], ["curves.csv", "curves.parquet", "targets.csv", "CURVE.md"]),
+    ("bands", {"minimize": True, "low": 0}, ["minimize=true", "low=0"],
+     ["bands.csv", "bands.parquet", "cdf_bands.csv", "evidence.csv", "BANDS.md"]),
+])
+def test_run_of_a_data_command_writes_what_the_command_writes_byte_for_byte(tmp_path, monkeypatch, command, options,
+                                                                            args, tables):
+    # issue 35: simstudy.run("bands", data=..., minimize=True) is simstudy bands data=... minimize=true
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.csv").write_text(SCORES)
+    proc = simstudy(command, "data=s.csv", *args, "hydra.run.dir=cli", cwd=tmp_path)
+    result = ss.run(command, data="s.csv", out_dir=tmp_path / "api", **options)
+    assert isinstance(result, ss.RunResult) and result.out_dir == tmp_path / "api"
+    for name in [*tables, "config.yaml"]:
+        assert (tmp_path / "api" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert {p.name for p in (tmp_path / "api").iterdir()} == {p.name for p in (tmp_path / "cli").iterdir()}
+    assert_frame_equal(result.summary, pd.read_parquet(tmp_path / "cli" / tables[1]), check_exact=True)
+    # without out_dir, the command's own run directory (named after the same overrides)
+    default = ss.run(command, data="s.csv", **options)
+    assert default.out_dir == tmp_path / "outputs" / command / ",".join(sorted(["data=s.csv", *args]))
+    assert proc.stdout.splitlines()[-1].endswith(f"to {tmp_path / 'cli'}")  # "wrote FILES to DIR": the last line
+
+
+def test_run_of_a_command_refuses_as_the_command_does(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ss.ConfigError, match="confidence must be"):
+        ss.run("bands", data="s.csv", confidence=2)
+    with pytest.raises(ss.ConfigError, match="takes no options schema"):
+        ss.run("collect", run_dir="x")
+    with pytest.raises(TypeError, match="not keywords"):
+        ss.run("dodge2021_fig1", reps=3)
+    assert not (tmp_path / "outputs").exists()

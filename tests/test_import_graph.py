@@ -25,13 +25,12 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The modules that may import simstudy's own modules by name, and why.
 ALLOWED = {
     "simstudy": "the package root's lazy names (``simstudy.run``, ``simstudy.estimators``, ...)",
-    "simstudy.extend": 'the registry\'s table of built-ins (``Builtin("simstudy.commands.curve:run", ...)``)',
+    "simstudy.extend": 'the registry\'s table of built-ins (``Builtin("simstudy.commands.curve:COMMAND", ...)``)',
     "simstudy._imports": "a user's plug-in module, by the name the user gives",
 }
 
 #: String imports another part of issue 35 removes; each entry goes when that part is merged.
 PENDING = {
-    "simstudy.cli.usage": "issue 35, one spec per command: a command's USAGE from its registered spec",
     "simstudy.painter": "issue 35, the painter replaced",
 }
 

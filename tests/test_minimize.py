@@ -78,7 +78,7 @@ def test_bands_of_losses_are_opdas_curves_of_the_minimum(tmp_path, runs, kind, q
     from simstudy.stats import bands
 
     common = ("low=0", "high=1", "confidence=0.7", "max_k=40", f"kind={kind}", *extra)
-    acc = _run(tmp_path, "bands", "acc.csv", "acc", *common, f"quantile={1 - q}")
+    _run(tmp_path, "bands", "acc.csv", "acc", *common, f"quantile={1 - q}")
     loss = _run(tmp_path, "bands", "loss.csv", "loss", *common, f"quantile={q}", "minimize=true")
     a = pd.read_parquet(tmp_path / "acc" / "bands.parquet")
     m = pd.read_parquet(tmp_path / "loss" / "bands.parquet")

@@ -11,9 +11,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "simstudy"
 
 #: (module, variable) -> why it is still a context variable. Remove an entry with the variable.
 ALLOWED = {
-    # whether refusals and notices are the Python API's: removed by issue 35's command-spec branch (the caller
-    # says whether to print); delete this entry when that branch is merged
-    ("overrides.py", "_API_MODE"): "the API's notices as log lines",
     # which plug-in paths a stored config (collect, replay) may import: threading trusted= from config.parse down
     # to every import site (distributions, estimators, band and selection checks) is the follow-up
     ("_imports.py", "_TRUSTED"): "the trust of a stored config's plug-in paths",

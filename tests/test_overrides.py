@@ -5,10 +5,10 @@ quoted, the Hydra commands (data=, hydra.run.dir=) as the plain ones (run_dir=, 
 from __future__ import annotations
 
 import pytest
+from _cli import simstudy
 
 from simstudy.cli.plain import _key_values
 from simstudy.overrides import _quote_paths
-from _cli import simstudy
 
 
 @pytest.mark.parametrize("key", ["data", "distribution.path", "hydra.run.dir", "hydra.sweep.dir"])

@@ -1,18 +1,19 @@
 """The ``simstudy`` command's dispatch: which command runs, and the one place where exceptions become lines.
 
-:func:`main` reads ``sys.argv``: ``--help`` and ``--version`` are answered without Hydra; a plain command
-(``collect``, ``replay``, ``reproduce``) runs from :mod:`simstudy.cli.plain`; a data command (``curve``,
-``bands``, ``audit``, ``extrapolate``) and a study run as Hydra apps. A refusal met anywhere below
+:func:`main` reads ``sys.argv``: ``--help`` and ``--version`` are answered without Hydra; a registered command
+(:func:`simstudy.registry.command`) runs by its spec: a plain one (``collect``, ``replay``, ``reproduce`` ...) from
+:mod:`simstudy.cli.plain`, a data one (``curve``, ``bands``, ``audit``, ``extrapolate``) as a Hydra job over
+:func:`simstudy.launch.run`; a study runs as a Hydra app. A refusal met anywhere below
 (:class:`~simstudy.engine.rundir.Refused`) is printed here as ``simstudy: error: ...`` and exits with its status
 (2 bad input, 1 could not finish); Ctrl-C exits 130, and an OS error of the environment (a full disk) is one line.
 
 ========================  =========================================================================================
 :func:`main`              the ``simstudy`` command
-``SUBCOMMANDS``           the data commands' Hydra tasks by name (filled by :mod:`simstudy.cli`)
 ``_check_flags``          a flag Hydra does not know: one line saying how keys are given
 ``_run_job``              a composed command line run as Hydra's run mode does, without composing it again
 ``_job``                  a Hydra task bound to what the command line asked of its run directory
 ``_in_run_dir``           run a Hydra job in its run directory (:func:`simstudy.engine.rundir._in_run_dir`)
+``_run_command``          a data command's job: :func:`simstudy.launch.run` in its run directory, its lines printed
 ========================  =========================================================================================
 """
 
@@ -26,7 +27,7 @@ import sys
 import threading
 from pathlib import Path
 
-from simstudy.cli.usage import _help, _public_groups_only, _version
+from simstudy.cli.usage import _help, _version, preset_help
 from simstudy.engine import rundir as _rundir
 from simstudy.engine.rundir import (
     _ENVIRONMENT_ERRNOS,
@@ -53,10 +54,6 @@ __all__ = ["main"]
 
 log = logging.getLogger("simstudy")
 
-#: The data commands' Hydra tasks (``task(cfg, overwrite, created)``) and config names, by command
-#: (``simstudy curve ...``): filled by :mod:`simstudy.cli`, where the tasks are defined.
-SUBCOMMANDS: dict = {}
-
 
 def _in_run_dir(run, cfg, overwrite: bool, created: _DirsBefore | None):
     """:func:`simstudy.engine.rundir._in_run_dir` in Hydra's run directory of the job, with what the command line
@@ -81,12 +78,37 @@ def _job(task, overwrite: bool, created: _DirsBefore | None):
     return job
 
 
+class _Callbacks:
+    """The config's ``hydra.callbacks``, made with Hydra's public :func:`hydra.utils.instantiate` and called as
+    Hydra's run mode calls them (the ends in reverse order), for :func:`_run_job`."""
+
+    def __init__(self, cfg) -> None:
+        from hydra.utils import instantiate
+
+        self._callbacks = [instantiate(c) for c in (cfg.hydra.get("callbacks") or {}).values()]
+
+    def _call(self, hook: str, reverse: bool = False, **kwargs) -> None:
+        for callback in reversed(self._callbacks) if reverse else self._callbacks:
+            getattr(callback, hook)(**kwargs)
+
+    def on_run_start(self, **kwargs) -> None:
+        self._call("on_run_start", **kwargs)
+
+    def on_job_start(self, **kwargs) -> None:
+        self._call("on_job_start", **kwargs)
+
+    def on_job_end(self, **kwargs) -> None:
+        self._call("on_job_end", reverse=True, **kwargs)
+
+    def on_run_end(self, **kwargs) -> None:
+        self._call("on_run_end", reverse=True, **kwargs)
+
+
 def _run_job(cfg, task, config_name: str) -> None:
     """Run one composed command line as Hydra's run mode does (``hydra.main`` without flags or ``-m``): its run
     directory, its logging, its callbacks, then ``task`` on the config without Hydra's keys. The config is the
     one :func:`~simstudy.overrides._check_overrides` composed to check the overrides, so a run composes it once
     (Hydra's app would compose it again). An exception of the task propagates as under Hydra's app."""
-    from hydra._internal.callbacks import Callbacks
     from hydra.core.utils import configure_log, run_job, setup_globals
     from hydra.types import HydraContext, RunMode
     from omegaconf import open_dict, read_write
@@ -95,7 +117,7 @@ def _run_job(cfg, task, config_name: str) -> None:
     configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
     with read_write(cfg.hydra), open_dict(cfg.hydra):
         cfg.hydra.mode = RunMode.RUN
-    callbacks = Callbacks(cfg)
+    callbacks = _Callbacks(cfg)
     callbacks.on_run_start(config=cfg, config_name=config_name)
     done = run_job(
         task_function=task,
@@ -118,23 +140,56 @@ def _study_task(cfg, overwrite: bool, created: _DirsBefore | None) -> None:
     _in_run_dir(_run_study, cfg, overwrite, created)
 
 
-def _hydra_app(task, config_name: str) -> None:
-    """Run ``task`` as a Hydra app (Hydra imported only now: ``simstudy --help`` never needs it): a multirun, or a
-    command line with Hydra's flags (``--cfg``, ``--help`` ...)."""
+def _hydra_app(task, config_name: str, args: list[str]) -> None:
+    """Run ``task`` as a Hydra app on ``args`` (Hydra imported only now: ``simstudy --help`` never needs it): a
+    multirun, or a command line with Hydra's flags (``--cfg`` ...). ``hydra.main`` takes its arguments from
+    ``sys.argv`` only, so they are put there for the app and the caller's put back after."""
     import hydra
 
-    hydra.main(version_base="1.3", config_path=_config_dir(), config_name=config_name)(task)()
+    given = sys.argv
+    sys.argv = [given[0] if given else "simstudy", *args]
+    try:
+        hydra.main(version_base="1.3", config_path=_config_dir(), config_name=config_name)(task)()
+    finally:
+        sys.argv = given
 
 
-#: The commands that take no Hydra config, and their functions in :mod:`simstudy.cli.plain`.
-PLAIN_COMMANDS = {
-    "collect": "_collect",
-    "replay": "_replay",
-    "reproduce": "_reproduce",
-    "populations": "_populations",
-    "report": "_report",
-    "plan": "_plan",
-}
+def _command_task(spec):
+    """A data command's Hydra task, ``task(cfg, overwrite, created)``: :func:`_run_command` of ``spec`` in the
+    job's run directory."""
+
+    def task(cfg, overwrite: bool, created: _DirsBefore | None) -> None:
+        _in_run_dir(lambda cfg, run_dir: _run_command(spec, cfg, run_dir), cfg, overwrite, created)
+
+    return task
+
+
+def _run_command(spec, cfg, run_dir) -> None:
+    """``simstudy NAME``: :func:`simstudy.launch.run` of the command's spec in its run directory, its summary
+    lines printed, then the files written said."""
+    from simstudy import launch
+
+    done = launch.run(spec, cfg, run_dir)
+    for line in done.lines:
+        print(line)
+    if done.wrote is not None:
+        log.info("%s", done.wrote)
+
+
+def _command(name: str):
+    """The registered command ``name`` (a plug-in's too), or None: a study's command line (``key=value`` ...)
+    names none."""
+    from simstudy import extend, registry
+    from simstudy.plugins import PluginError
+
+    if "=" in name or name.startswith("-"):
+        return None
+    if extend.commands.is_builtin(name):  # no plug-in loaded for a built-in command (as before plug-in commands)
+        return registry.command(name)
+    try:  # a plug-in that fails to load: one line, as a study's command line says it
+        return registry.command(name) if name in registry.command_names() else None
+    except PluginError as exc:
+        _fail(str(exc))
 
 
 def main() -> None:
@@ -251,30 +306,28 @@ def _main(argv: list[str]) -> None:
     sweep = False  # a multirun (-m): its refusals name hydra.sweep.dir, where a sweep's job directories are made
     try:
         try:
-            if argv and argv[0] in PLAIN_COMMANDS:  # their paths too (run_dir= of 300 characters): one line
+            spec = _command(argv[0]) if argv else None
+            if spec is not None and spec.plain:  # their paths too (run_dir= of 300 characters): one line
                 from simstudy.cli import plain
 
-                getattr(plain, PLAIN_COMMANDS[argv[0]])(argv[1:])
+                plain.run(spec, argv[1:])
                 return
-            if argv and argv[0] in SUBCOMMANDS:
-                task, config_name = SUBCOMMANDS[argv[0]]
-                _check_flags(argv[1:], argv[0])
+            if spec is not None:
+                _check_flags(argv[1:], spec.name)
                 args, overwrite = _take_overwrite(argv[1:])
                 args = _quote_paths(_last_of_each_key(args))
-                sys.argv = [sys.argv[0], *args]  # Hydra reads its overrides from sys.argv
-                _register_commands()
+                _register_commands(spec)
                 sweep = any(arg in ("-m", "--multirun") for arg in args)
-                checked = _check_overrides(args, config_name, overwrite=overwrite)
-                job = _job(task, overwrite, checked.created)
+                checked = _check_overrides(args, spec.name, overwrite=overwrite)
+                job = _job(_command_task(spec), overwrite, checked.created)
                 if checked.config is not None:
-                    _run_job(checked.config, job, config_name)
+                    _run_job(checked.config, job, spec.name)
                 else:
-                    _hydra_app(job, config_name)
+                    _hydra_app(job, spec.name, args)
                 return
             _check_flags(argv, None)
             args, overwrite = _take_overwrite(argv)
             args = _quote_paths(_last_of_each_key(_optional_keys(args)))
-            sys.argv = [sys.argv[0], *args]
             _register_studies()
             sweep = any(arg in ("-m", "--multirun") for arg in args)
             checked = _check_overrides(args, overwrite=overwrite)
@@ -282,8 +335,10 @@ def _main(argv: list[str]) -> None:
             if checked.config is not None:
                 _run_job(checked.config, job, "config")
                 return
-            with _public_groups_only():  # --help: simstudy's groups, not the schemas it stores for them
-                _hydra_app(job, "config")
+            if any(a in ("-h", "--help") for a in args):  # a preset's help: its groups and composed config
+                print(preset_help([a for a in args if not a.startswith("-")], resolve="--resolve" in args))
+                return
+            _hydra_app(job, "config", args)
         except OSError as exc:
             if exc.errno not in _ENVIRONMENT_ERRNOS:
                 raise

@@ -8,6 +8,7 @@
 ``_report``        ``simstudy report run_dir=DIR``: (re)build the directory's offline report.html
 ``_plan``          ``simstudy plan [experiment=NAME] study.precision=TARGET ...``: a precision target's cost, planned
 ``_key_values``    a plain command's ``key=value`` arguments; anything else refused in one line
+:func:`run`        the plain command a registered spec names (:func:`simstudy.registry.command`), run
 =================  ===============================================================================================
 
 Each parses its arguments and calls its library function (:mod:`simstudy.commands.collect`,
@@ -28,7 +29,7 @@ from simstudy.engine.rundir import (
     _load_stored_yaml,
     _read_stored_config,
 )
-from simstudy.overrides import _design_cells, _notice, _one_line, _unquote
+from simstudy.overrides import _design_cells, _one_line, _print_notice, _unquote
 
 log = logging.getLogger("simstudy")
 
@@ -48,12 +49,21 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
                 + ")",
             )
         if key in opts:
-            _notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
+            _print_notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
         opts[key] = value
     for key in required:
         if not opts.get(key):
             _fail(f"simstudy {command}: {key} is required: set it with {key}=...")
     return opts
+
+
+def run(spec, argv: list[str]) -> None:
+    """``simstudy NAME key=value ...`` for a plain command (a :class:`~simstudy.registry.Command` without options):
+    its arguments parsed and its library function called by this module's function of the same name."""
+    main = _MAINS.get(spec.name)
+    if main is None:
+        _fail(f"simstudy {spec.name}: a command without options needs its key=value handling in simstudy.cli.plain")
+    main(argv)
 
 
 def _setup_logging() -> None:
@@ -216,7 +226,7 @@ def _plan(argv: list[str]) -> None:
     _setup_logging()
     flags = [a for a in argv if a.startswith("-")]
     if flags:
-        _fail(f"simstudy plan: unexpected argument {flags[0]!r} (usage: {plan.USAGE[0]})")
+        _fail(f"simstudy plan: unexpected argument {flags[0]!r} (usage: {plan.COMMAND.usage})")
     experiment = None
     overrides = []
     for arg in argv:
@@ -251,3 +261,14 @@ def _plan(argv: list[str]) -> None:
         "this plan is the rule's first stage: a run re-plans each cell from its planned replicates and may top it "
         "up (a heavy-tailed measure may need more than planned here)"
     )
+
+
+#: Each plain command's ``key=value`` handling, by command name.
+_MAINS = {
+    "collect": _collect,
+    "replay": _replay,
+    "reproduce": _reproduce,
+    "populations": _populations,
+    "report": _report,
+    "plan": _plan,
+}

@@ -35,14 +35,37 @@ def _typed(override):
     return value if value is None or isinstance(value, (bool, int, float, str)) else override.get_value_element_as_str()
 
 
+def _batches(overrides: list) -> list[list[str]]:
+    """The jobs of a basic sweep, each its list of ``key=value`` overrides: the product of each swept key's values
+    in the order given, as Hydra's basic sweeper makes them (``BasicSweeper.split_arguments``, which is not part of
+    Hydra's public API)."""
+    import itertools
+
+    values: dict[str, list[str]] = {}
+    for o in overrides:
+        key = o.get_key_element()
+        if not o.is_sweep_override():
+            values[key] = [f"{key}={o.get_value_element_as_str()}"]
+        elif o.is_discrete_sweep():
+            values[key] = [f"{key}={v}" for v in o.sweep_string_iterator()]
+        else:
+            raise _NoPlan(f"{key}: the basic sweeper sweeps lists of values only, not {o.value_type.name}")
+    return [list(job) for job in itertools.product(*values.values())]
+
+
+def _override_dirname(job: list, exclude: list[str], item_sep: str, kv_sep: str) -> str:
+    """``${hydra:job.override_dirname}`` of a job, as Hydra makes it (its own function is not public): the job's
+    overrides as typed, those of ``exclude`` left out, sorted and joined."""
+    lines = sorted(o.input_line for o in job if o.key_or_group not in exclude)
+    return item_sep.join(lines).replace("=", kv_sep)
+
+
 def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     """The swept keys and the jobs (directory name and swept values) of a multirun, from its config (the
     callback's, or the sweep directory's ``multirun.yaml``): the product of the sweep's values, as Hydra's basic
     sweeper builds it, named the way Hydra names their directories. Keys left out of the directory names
     (runner settings, e.g. a sweep over ``runner.shard``) are not swept columns: their jobs share a directory.
     """
-    from hydra._internal.config_loader_impl import get_overrides_dirname
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf
 
@@ -61,7 +84,7 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     exclude = list(named.exclude_keys)
     try:
         overrides = parser.parse_overrides([f"{k}={v}" for k, v in params.items()] + list(h.overrides.task))
-        batches = BasicSweeper.split_arguments(overrides, None)[0]
+        batches = _batches(overrides)
     except Exception as exc:
         raise _NoPlan(_one_line(exc)) from None
 
@@ -72,7 +95,7 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     jobs: dict[str, Job] = {}
     for batch in batches:
         job = parser.parse_overrides(batch)
-        name = _dirname(get_overrides_dirname(job, exclude, named.item_sep, named.kv_sep))
+        name = _dirname(_override_dirname(job, exclude, named.item_sep, named.kv_sep))
         jobs.setdefault(name, Job(name, {column(o): _typed(o) for o in job if column(o) in swept}))
     return swept, list(jobs.values())
 

@@ -1,79 +1,26 @@
 """The words of ``simstudy --help`` and of each subcommand's ``--help``: what every command and key means.
 
-A data command's keys (``simstudy curve``, ``bands``, ``audit``), their explanations and defaults come from its
-schema (:func:`simstudy.commands.data_command_options`), a study's from its kind's schema; only the commands without a
-schema (reproduce, collect, replay) are explained by :data:`KEYS` here, the keys :mod:`simstudy.cli.plain`
-parses. Each command's one-line summary is in the commands' registry (:data:`simstudy.extend.commands`), and its
-usage line, examples and outputs in its own module (``USAGE`` in :mod:`simstudy.commands.curve` ...). A key
-cannot ship without its help.
+Every command's words come from its registered spec (:class:`simstudy.registry.Command`): a data command's keys
+(``simstudy curve``, ``bands``, ``audit``), their explanations and defaults from its schema (``options``), a plain
+command's keys from its ``keys``, its usage line, examples and outputs from ``usage``, ``examples`` and ``writes``,
+its one-line summary from the commands' registry (:data:`simstudy.extend.commands`). A study's keys come from its
+kind's schema. A key cannot ship without its help.
 
 ``_help`` picks the page a command line asks for (none: the command runs), ``_version`` answers ``--version``,
-and ``_public_groups_only`` keeps the schemas simstudy stores out of Hydra's own ``--help`` of a study.
+and :func:`preset_help` is a study's (``simstudy experiment=NAME --help``: the config groups and the composed
+config, without the schemas simstudy stores for them).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import textwrap
 from pathlib import Path
 
 from simstudy import extend
 
-__all__ = ["COMMANDS", "KEYS", "main_help", "command_help", "study_help"]
+__all__ = ["main_help", "command_help", "study_help", "preset_help"]
 
-#: Subcommands and what each does, in one line (the study command itself has no name): the commands'
-#: registry's own summaries (:data:`simstudy.extend.commands`), so they are written once.
-COMMANDS = {name: extend.commands.summary(name) for name in extend.commands.names()}
-
-#: The keys of the commands that have no schema, explained in words (the data commands' keys are explained by
-#: their schemas' field docs: :func:`simstudy.commands.data_command_options`).
-KEYS = {
-    "reproduce": {
-        "--quick": "smoke scale: every entry and hypothesis at fewer replicates, written to outputs/reproduce-quick/",
-        "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
-        "n_jobs": "runs at a time, each a process on one core (-1: every core); a run's numbers do not depend on it",
-        "out": "the directory REPRODUCTION.md and reproduction/*.png are written to (default: here; --quick: "
-        "outputs/reproduce-quick/); an existing file there is refused",
-    },
-    "collect": {
-        "run_dir": "the run directory the shards wrote into",
-        "sweep_dir": "instead of run_dir: a sweep's directory (simstudy -m ...; outputs/multirun/<study>), "
-        "whose jobs' summaries are stacked again",
-        "plugins": "comma-separated import paths (module.function) of plug-ins the run's config.yaml names that you "
-        "trust: a stored config imports no other plug-in than these and the registered ones (importing runs code)",
-    },
-    "populations": {
-        "export": "first, to export one random search (without it: the list of every population)",
-        "benchmark": "export: hpobench, hpolib or nasbench201",
-        "dataset": "export: one of the benchmark's data sets, as the list names them (e.g. australian)",
-        "n": "export: the number of trials of the search",
-        "seed": "export: the random seed (default 0)",
-        "metric": "export: the metric (default the benchmark's main one: val_acc, val_loss, val_acc)",
-        "scale": "export: a factor for the scores (default 1; 0.01 for NAS-Bench-201's percentages)",
-        "out": "the CSV to write (export default: BENCHMARK_DATASET_nN_seedS.csv here, its truth beside it as "
-        "STEM.truth.csv; list: none, the table is printed)",
-    },
-    "report": {
-        "run_dir": "a run's directory (summary.parquet), a sweep's or design's, or audit's/extrapolate's: "
-        "report.html is written there (a report.html simstudy did not write is refused)",
-    },
-    "plan": {
-        "experiment": "a preset (as for a study run); with no experiment, the default study",
-        "study.precision": "the target: an absolute MCSE (0.001), a share of |estimate| (1%), or per measure "
-        "({mse: 0.0001, bias: 2%}) [required]",
-        "study.reps": "the pilot's replicates per cell (the precision rule's pilot; a whole number of chunks is "
-        "best: a run reuses all of them)",
-        "study.max_reps": "the cap on a cell's replicates (default 100 x study.reps)",
-        "key=value": "any other override of a study run (runner.n_jobs=N also scales the estimated seconds)",
-    },
-    "replay": {
-        "run_dir": "the run directory of the failed run",
-        "chunk": "the failed chunk as CELL/K, as the failure message names it",
-        "plugins": "comma-separated import paths (module.function) of plug-ins the run's config.yaml names that you "
-        "trust: a stored config imports no other plug-in than these and the registered ones (importing runs code)",
-    },
-}
 
 #: The study command's main keys (the rest are listed by ``simstudy experiment=NAME --help``).
 STUDY_KEYS = {
@@ -118,13 +65,17 @@ def _options(config_dir: Path, group: str) -> str:
     return ", ".join(sorted(p.stem for p in (config_dir / group).glob("*.yaml")))
 
 
-def _studies() -> list[str]:
-    """The study kinds and their summaries, as the registry lists them (:data:`simstudy.extend.studies`): the
-    built-ins' summaries are in its table, so no study module is imported (``simstudy --help`` would otherwise
-    import every study's dependencies, scipy and pandas among them); plug-ins are loaded only if there are any."""
-
+def _load_plugins() -> None:
+    """The plug-ins (their studies and commands), loaded only if there are any: the built-ins' summaries are in
+    the registries' tables, so ``simstudy --help`` imports no study or command module (it would otherwise import
+    every study's dependencies, scipy and pandas among them)."""
     if extend._entry_points() or os.environ.get(extend.PLUGINS_ENV):
         extend.load_plugins()
+
+
+def _studies() -> list[str]:
+    """The study kinds and their summaries, as the registry lists them (:data:`simstudy.extend.studies`)."""
+    _load_plugins()
     return [_wrap(kind, extend.studies.summary(kind) or "(no summary)") for kind in extend.studies.names()]
 
 
@@ -189,7 +140,7 @@ def study_help(kind: str) -> str:
 def main_help(config_dir: Path) -> str:
     """The text of ``simstudy --help``: the subcommands, the study command and its main keys.
 
-    Lists the commands (:data:`COMMANDS`), the study command's main keys, the presets and distribution options
+    Lists the registered commands (:data:`simstudy.extend.commands`) with their summaries, the study command's main keys, the presets and distribution options
     found in ``config_dir``, the registered study kinds with their summaries, and a few example command lines.
 
     Parameters
@@ -221,6 +172,7 @@ def main_help(config_dir: Path) -> str:
     >>> [line for line in text.splitlines() if line.startswith(("Experiments:", "Distributions:"))]
     ['Experiments: my_preset', 'Distributions: truncnorm']
     """
+    _load_plugins()  # a plug-in's commands are listed too
     lines = [
         "simstudy: Monte Carlo simulation studies for the statistics of hyperparameter tuning.",
         "",
@@ -231,7 +183,7 @@ def main_help(config_dir: Path) -> str:
         "  simstudy COMMAND --help                         what COMMAND does and every key it takes",
         "",
         "Commands:",
-        *(_wrap(name, text, indent=15) for name, text in COMMANDS.items()),
+        *(_wrap(name, extend.commands.summary(name), indent=15) for name in extend.commands.names()),
         "",
         "Study keys (simstudy experiment=NAME --help prints a preset's full resolved config):",
         *(_wrap(key, text) for key, text in STUDY_KEYS.items()),
@@ -257,13 +209,13 @@ def main_help(config_dir: Path) -> str:
 
 def command_help(command: str) -> str:
     """The text of ``simstudy COMMAND --help``: usage, examples, what it writes, and every key explained -- for a
-    data command with its default, generated from the command's schema (:func:`simstudy.commands.data_command_options`).
+    data command with its default, generated from the command's schema (:attr:`simstudy.registry.Command.options`).
 
     Parameters
     ----------
     command : str
-        One of the keys of :data:`COMMANDS` (``"curve"``, ``"bands"``, ``"audit"``, ``"extrapolate"``,
-        ``"reproduce"``, ``"collect"``, ``"replay"``).
+        A registered command (:func:`simstudy.registry.command_names`: ``"curve"``, ``"bands"``, ``"collect"``
+        ...).
 
     Returns
     -------
@@ -275,7 +227,7 @@ def command_help(command: str) -> str:
     Raises
     ------
     KeyError
-        If ``command`` is not one of :data:`COMMANDS`.
+        If no command of that name is registered.
 
     Examples
     --------
@@ -288,66 +240,106 @@ def command_help(command: str) -> str:
                             one column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig,
                             deberta_mnli, tdsa_fiesta [required]
     """
-    import importlib
-
-    from simstudy import schema
-    from simstudy.commands import data_command_options
+    from simstudy import registry, schema
     from simstudy.commands._data import REQUIRED
 
-    # the words live with the command (simstudy/commands/NAME.py: USAGE), imported only for its own --help
-    usage, examples, writes = importlib.import_module(f"simstudy.commands.{command}").USAGE
+    spec = registry.command(command)  # the words live with the command, imported only for its own --help
     lines = [
-        f"simstudy {command}: {COMMANDS[command]}.",
+        f"simstudy {command}: {spec.summary}.",
         "",
-        f"Usage: {usage}",
+        f"Usage: {spec.usage}",
         "Examples:",
-        *(f"  {e}" for e in examples),
-        f"Writes: {writes}",
+        *(f"  {e}" for e in spec.examples),
+        f"Writes: {spec.writes}",
         "",
         "Keys:",
     ]
-    options = data_command_options()
-    if command in options:
-        for key, (text, default) in schema.docs(options[command]).items():
+    if spec.options is not None:
+        for key, (text, default) in schema.docs(spec.options).items():
             text += " [required]" if default == REQUIRED else f" [default: {_yaml(default)}]"
             lines.append(_wrap(key, text))
     else:
-        lines += [_wrap(key, text) for key, text in KEYS[command].items()]
+        lines += [_wrap(key, text) for key, text in spec.keys.items()]
     return "\n".join(lines)
 
 
-@contextlib.contextmanager
-def _public_groups_only():
-    """Hydra's ``--help`` lists every config group it knows, also the schemas simstudy stores for each study kind
-    (``_schema/study``), each on one line however long: inside, groups whose name has a part starting with ``_``
-    are not listed, and each group's options are wrapped at 100 columns."""
-    import textwrap
+def preset_help(overrides: list[str], *, resolve: bool = False) -> str:
+    """The text of ``simstudy [experiment=NAME] [key=value ...] --help``: configs/config.yaml's help template
+    (``hydra.help``) filled as Hydra's own ``--help`` fills it, through Hydra's public compose API: the config
+    groups simstudy offers (not the schemas it stores for them, ``_schema/...``; each wrapped at 100 columns),
+    and the composed config.
 
-    from hydra._internal.hydra import Hydra
+    Parameters
+    ----------
+    overrides : list of str
+        The command line's ``key=value`` overrides (no flags).
+    resolve : bool, optional, keyword-only
+        Show the config with its interpolations resolved (``--resolve``); default False.
 
-    formatted = Hydra.format_config_groups
+    Returns
+    -------
+    str
+        The help text.
 
-    def public(self, predicate, compact: bool = True) -> str:
-        def shown(group: str) -> bool:
-            return predicate(group) and not any(part.startswith("_") for part in group.split("/"))
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        An override Hydra cannot compose: its one line (status 2).
 
-        if not compact:
-            return formatted(self, shown, compact)
-        lines = [
-            textwrap.fill(
-                f"{group}: {', '.join(sorted(self.config_loader.get_group_options(group)))}",
-                width=100,
-                subsequent_indent="  ",
-            )
-            for group in sorted(g for g in self.list_all_config_groups() if shown(g))
-        ]
-        return "".join(f"{line}\n" for line in lines)
+    Examples
+    --------
+    >>> text = preset_help(["experiment=dodge2021_fig1"])
+    >>> [line for line in text.splitlines() if line.startswith("study: ")][0][:40]
+    'study: band_coverage, band_triviality, b'
+    >>> "_schema" in text
+    False
+    """
+    import copy
+    import string
 
-    Hydra.format_config_groups = public  # restored below
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.core.object_type import ObjectType
+    from omegaconf import OmegaConf, open_dict
+
+    from simstudy.engine.rundir import _fail
+    from simstudy.overrides import _config_dir, _one_line
+
+    def groups(loader, parent: str = "") -> list[str]:  # every group and subgroup, as Hydra's --help lists them
+        found = []
+        for group in loader.list_groups(parent):
+            name = f"{parent}/{group}" if parent else group
+            if loader.get_group_options(name, ObjectType.CONFIG):
+                found.append(name)
+            if loader.get_group_options(name, ObjectType.GROUP):
+                found += groups(loader, name)
+        return found
+
     try:
-        yield
-    finally:
-        Hydra.format_config_groups = formatted
+        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+            cfg = compose("config", overrides=overrides, return_hydra_config=True)
+            loader = GlobalHydra.instance().config_loader()
+            shown = [
+                g
+                for g in sorted(groups(loader))
+                if g != "hydra" and not any(p.startswith(("_", "hydra")) for p in g.split("/"))
+            ]
+            listing = "".join(
+                textwrap.fill(
+                    f"{g}: {', '.join(sorted(loader.get_group_options(g)))}", width=100, subsequent_indent="  "
+                )
+                + "\n"
+                for g in shown
+            )
+    except Exception as exc:
+        _fail(_one_line(exc))
+    HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the help's own text
+    clean = copy.deepcopy(cfg)
+    with open_dict(clean):
+        del clean["hydra"]
+    template = string.Template(cfg.hydra.help.template)
+    return template.safe_substitute(APP_CONFIG_GROUPS=listing, CONFIG=OmegaConf.to_yaml(clean, resolve=resolve))
 
 
 def _help(argv: list[str]) -> str | None:
@@ -364,8 +356,11 @@ def _help(argv: list[str]) -> str | None:
 
         if kinds[-1] in registry.study_kinds():  # else Hydra's help names the unknown option
             return study_help(kinds[-1])
-    if wants and argv[0] in COMMANDS:
-        return command_help(argv[0])
+    if wants and "=" not in argv[0] and not argv[0].startswith("-"):
+        if not extend.commands.is_builtin(argv[0]):
+            _load_plugins()  # a plug-in's command explains itself too
+        if argv[0] in extend.commands.names():
+            return command_help(argv[0])
     return None
 
 

@@ -22,6 +22,7 @@ stays cheap (the command line reads its schema for ``--help``): the studies, pan
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +33,13 @@ import numpy as np
 from simstudy import schema, schema_docs
 from simstudy._limits import check_memory
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _bound, _command_iv, _data, _names, _positive
+from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
     from simstudy.studies.audit import AuditResult, Plan
+
+log = logging.getLogger("simstudy")
 
 __all__ = [
     "AuditOptions",
@@ -50,17 +54,6 @@ __all__ = [
 #: writes them); ``report.html`` charts each as a study.
 STUDIES = ("coverage", "bootstrap", "accuracy")
 
-
-#: What ``simstudy audit --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy audit data=FILE|DATASET [model=NAME|models=[a,b]] [key=value ...]",
-    [
-        "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
-        "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
-    ],
-    "outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it; with several models, "
-    "one such page per model in model=NAME/ and an AUDIT.md that lists them",
-)
 
 #: The narrowest audit bandwidth accepted, as a share of high - low: below it each score is an atom of its own
 #: (the fit is the data, whatever the KDE), and the reflected kernels' grid cannot resolve it.
@@ -424,3 +417,93 @@ def summary(page: Path) -> str:
     from simstudy.commands.audit_page import _bands_section
 
     return plain(_bands_section(page.read_text()))
+
+
+@dataclass(frozen=True)
+class Audited:
+    """What ``simstudy audit`` made in its run directory: each model's page, in the order audited.
+
+    Parameters
+    ----------
+    pages : tuple of (str, pathlib.Path) pairs
+        Each model audited and its ``AUDIT.md``.
+    several : bool
+        Several models, each audited on its own in ``model=NAME/`` (an index ``AUDIT.md`` lists them).
+    config : AuditConfig
+        The options the audit ran with.
+
+    Examples
+    --------
+    >>> done = Audited((("mlp", Path("AUDIT.md")),), False, parse({"data": "s.csv"}))
+    >>> done.pages[0][0], done.several
+    ('mlp', False)
+    """
+
+    pages: tuple[tuple[str, Path], ...]
+    several: bool
+    config: AuditConfig
+
+
+def _prepare(config: AuditConfig, scores: dict) -> list[Plan]:
+    """Every model's :class:`Plan`, checked before the run directory is touched."""
+    from simstudy.studies.audit import plans
+
+    return plans(scores, config)
+
+
+def _run(config: AuditConfig, plans: list[Plan], out_dir: Path) -> Audited:
+    """Each model's audit (resumable studies) and page, in ``model=NAME/`` when there are several."""
+    from simstudy.engine.rundir import EXIT_FAILED, _dirname, _fail
+    from simstudy.studies.audit import AuditFailed
+
+    several = len(plans) > 1  # each model on its own, in model=NAME/ (a name made safe to type)
+    pages = []
+    for plan in plans:
+        where = out_dir / f"model={_dirname(plan.model)}" if several else out_dir
+        model_opts = dataclasses.replace(config, model=plan.model) if several else config
+        log.info("auditing %s (%d scores) at n = %d -> %s", plan.model, plan.scores.size, plan.n, where)
+        try:
+            result = run(plan, model_opts, where)
+        except AuditFailed as exc:  # chunks kept: a rerun resumes the studies
+            _fail(str(exc), status=EXIT_FAILED)
+        pages.append((plan.model, write(result, model_opts, plan.scores, where)))
+    return Audited(tuple(pages), several, config)
+
+
+def _write(done: Audited, out_dir: Path) -> Path:
+    """The index of several models' pages (each page was written as its audit finished)."""
+    if done.several:
+        from simstudy.commands.audit_page import write_index
+
+        path = write_index(list(done.pages), done.config, out_dir)
+    else:
+        path = done.pages[0][1]
+    log.info("wrote %s", path)
+    return path
+
+
+def _lines(done: Audited) -> list[str]:
+    """What the terminal shows: each page's "Confidence bands" section (:func:`summary`)."""
+    return [f"{model}: {summary(page)}" if done.several else summary(page) for model, page in done.pages]
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "audit",
+    run=_run,
+    options=AuditOptions,
+    parse=parse,
+    prepare=_prepare,
+    chunks=True,
+    write=_write,
+    lines=_lines,
+    record=False,
+    log_scores=False,
+    usage="simstudy audit data=FILE|DATASET [model=NAME|models=[a,b]] [key=value ...]",
+    examples=(
+        "simstudy audit data=my_scores.csv confidence=0.8 target_k=10",
+        "simstudy audit data=reuters_hedwig model=lstm sample_size=50",
+    ),
+    writes="outputs/audit/<overrides>/AUDIT.md (one page with figures) and the studies behind it; with several models, "
+    "one such page per model in model=NAME/ and an AUDIT.md that lists them",
+)

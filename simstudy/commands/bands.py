@@ -3,30 +3,24 @@
 For each model in a results file or a shipped data set: simultaneous confidence bands for the CDF of its scores
 and for its tuning curve (the median, a quantile or the mean of the best score after k iterations of random
 search), after Lourie, Cho & He (2024), with the U and V point estimates of the mean tuning curve beside them;
-for two models, the paper's weak/fair/strong evidence of which is ahead at each k. The command line
-(:mod:`simstudy.cli`) parses its ``key=value`` settings with :func:`parse`, calls :func:`run`, writes the files
-with :func:`write` and prints :func:`lines`; from Python the same steps give the same numbers::
+for two models, the paper's weak/fair/strong evidence of which is ahead at each k (the command: :data:`COMMAND`)::
 
     from simstudy.commands import bands
     result = bands.run({"data": "deberta_mnli", "sample_size": 48})
     result.bands  # the frame of bands.csv
 
 ==================================  ======================================================================
-name                                what
-==================================  ======================================================================
 :class:`BandsOptions`               the command's keys (a schema): defaults, ``--help`` text, checks
 :class:`BandsConfig`                the keys validated and frozen
 :func:`parse`                       a mapping of keys to a :class:`BandsConfig` (one-line ConfigError)
 :func:`run`                         the bands, CDF bands and evidence as a :class:`BandsResult`
 :func:`lines`                       the terminal summary: the bands at readable k, the evidence
-:func:`write`                       tuning_curve.png/pdf, cdf.png/pdf, bands.csv/parquet, cdf_bands.csv,
-                                    evidence.csv, BANDS.md (report.html's page)
+:func:`write`                       the figures, the tables and BANDS.md (report.html's page)
 :func:`tuning_curve_bands_figure`   the tuning curves with their bands (and the U, V estimates)
 :func:`cdf_bands_figure`            the empirical CDFs with their bands
 ==================================  ======================================================================
 
-Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigError` or
-:class:`~simstudy.datasets.DataError`.
+Nothing here prints or exits (bad input: :class:`~simstudy.schema.ConfigError`, :class:`~simstudy.datasets.DataError`).
 """
 
 from __future__ import annotations
@@ -51,6 +45,7 @@ from simstudy.commands._data import (
     _sample_seed_option,
 )
 from simstudy.engine import memory
+from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
@@ -69,19 +64,6 @@ __all__ = [
     "cdf_bands_figure",
 ]
 
-
-#: What ``simstudy bands --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy bands data=FILE|DATASET [key=value ...]",
-    [
-        "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
-        "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
-        "simstudy bands data=reuters_hedwig sample_size=25 sample_seed=30 confidence=0.5 low=0 high=1   # Figure 1, "
-        "top (sample_seed=0: bottom)",
-    ],
-    "outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
-    "bands.csv/parquet, cdf_bands.csv, for two models evidence.csv, BANDS.md and report.html (the offline page)",
-)
 
 #: The budgets k at which the terminal shows the bands (all of them are in bands.csv), with the largest.
 _SHOWN_K = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
@@ -904,3 +886,22 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
     if title:
         _title(ax, title)
     return fig
+
+
+COMMAND = Command(
+    "bands",
+    run=run,
+    options=BandsOptions,
+    parse=parse,
+    write=write,
+    lines=lines,
+    usage="simstudy bands data=FILE|DATASET [key=value ...]",
+    examples=(
+        "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",
+        "simstudy bands data=deberta_mnli sample_size=48 confidence=0.8     # Lourie et al. Figure 2",
+        "simstudy bands data=reuters_hedwig sample_size=25 sample_seed=30 confidence=0.5 low=0 high=1   # Figure 1, "
+        "top (sample_seed=0: bottom)",
+    ),
+    writes="outputs/bands/<overrides>/: tuning_curve.png/pdf (U and V point estimates beside the bands), cdf.png/pdf, "
+    "bands.csv/parquet, cdf_bands.csv, for two models evidence.csv, BANDS.md and report.html (the offline page)",
+)

@@ -20,21 +20,10 @@ from pathlib import Path
 from simstudy.commands.study import _load_run, _run_and_report
 from simstudy.engine import claims
 from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _fail, _note_files, _os_error, _os_status, _release
+from simstudy.registry import Command
 
 __all__ = ["load_config", "run", "stack"]
 
-
-#: What ``simstudy collect --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy collect run_dir=DIR [plugins=PATH,...] | sweep_dir=DIR",
-    [
-        "simstudy collect run_dir=outputs/dodge2021_fig1/default",
-        "simstudy collect sweep_dir=outputs/multirun/dodge2021_fig1",
-    ],
-    "run_dir: the run's summary and figures, exactly as an unsharded run would; sweep_dir: summary.parquet/csv "
-    "(every finished job's summary, a column per swept key) and a faceted figure.png/pdf, exit 1 naming the "
-    "jobs that did not finish",
-)
 
 log = logging.getLogger("simstudy")
 
@@ -157,3 +146,25 @@ def stack(sweep_dir: str | Path, swept: list[str], jobs: list):
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             raise
         _fail(_os_error(exc), status=_os_status(exc))
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "collect",
+    run=run,
+    usage="simstudy collect run_dir=DIR [plugins=PATH,...] | sweep_dir=DIR",
+    examples=(
+        "simstudy collect run_dir=outputs/dodge2021_fig1/default",
+        "simstudy collect sweep_dir=outputs/multirun/dodge2021_fig1",
+    ),
+    writes="run_dir: the run's summary and figures, exactly as an unsharded run would; sweep_dir: summary.parquet/csv "
+    "(every finished job's summary, a column per swept key) and a faceted figure.png/pdf, exit 1 naming the "
+    "jobs that did not finish",
+    keys={
+        "run_dir": "the run directory the shards wrote into",
+        "sweep_dir": "instead of run_dir: a sweep's directory (simstudy -m ...; outputs/multirun/<study>), "
+        "whose jobs' summaries are stacked again",
+        "plugins": "comma-separated import paths (module.function) of plug-ins the run's config.yaml names that you "
+        "trust: a stored config imports no other plug-in than these and the registered ones (importing runs code)",
+    },
+)

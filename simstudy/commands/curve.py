@@ -48,6 +48,7 @@ from simstudy.commands._data import (
     _trial_time,
 )
 from simstudy.datasets import DataError, load_data
+from simstudy.registry import Command
 from simstudy.schema import option
 from simstudy.stats import estimators
 
@@ -65,19 +66,6 @@ __all__ = [
     "figure",
     "evp_curves_figure",
 ]
-
-
-#: What ``simstudy curve --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy curve data=FILE|DATASET [key=value ...]",
-    [
-        "simstudy curve data=results.csv target=0.395",
-        "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
-        "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
-    ],
-    "outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=), CURVE.md and "
-    "report.html (the offline page)",
-)
 
 
 @schema_docs.documented()
@@ -595,3 +583,21 @@ def evp_curves_figure(
     if title:
         _title(ax, title)
     return fig
+
+
+COMMAND = Command(
+    "curve",
+    run=run,
+    options=CurveOptions,
+    parse=parse,
+    write=write,
+    lines=lines,
+    usage="simstudy curve data=FILE|DATASET [key=value ...]",
+    examples=(
+        "simstudy curve data=results.csv target=0.395",
+        "simstudy curve data=reuters_hedwig trial_time=0.2 time_unit=hours",
+        "simstudy curve data=runs.csv missing=drop scale=0.01 models=[cnn,lr]",
+    ),
+    writes="outputs/curve/<overrides>/: figure.png/pdf, curves.csv/parquet, targets.csv (with target=), CURVE.md and "
+    "report.html (the offline page)",
+)

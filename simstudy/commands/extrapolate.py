@@ -37,6 +37,7 @@ from simstudy._limits import _check_time, check_memory
 from simstudy.charts import Chart, Interval, json_value
 from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data
 from simstudy.engine.memory import _BYTES_PER_CHUNK, _workers
+from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
@@ -56,18 +57,6 @@ __all__ = [
     "report_charts",
 ]
 
-
-#: What ``simstudy extrapolate --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy extrapolate data=FILE|DATASET [model=NAME] [key=value ...]",
-    [
-        "simstudy extrapolate data=my_scores.csv threshold=0.5 n_boot=200",
-        "simstudy extrapolate data=deberta_mnli model=debertav3 sample_size=48   # check against the other 976 runs",
-        "simstudy extrapolate data=runs.csv model=lstm threshold_score=0.85 c=[1,2,3] k_max=10000",
-    ],
-    "outputs/extrapolate/<overrides>/: EXTRAPOLATE.md (one page), extrapolation.png, extrapolation.csv, fit.csv, "
-    "simulation.csv, chunks/ (the bootstrap: a rerun resumes)",
-)
 
 #: Measured compute cost on one core (2026, 2 cores; 30 scores), halved so that the estimate is a lower bound:
 #: a run refused would surely take longer than the limit. A bootstrap replicate is a fit of n simulated scores
@@ -599,3 +588,85 @@ def report_charts(files) -> list[Chart]:
     table = files.csv(root / "extrapolation.csv")
     chart = extrapolation_chart(table) if table is not None else None
     return [chart] if chart is not None else []
+
+
+@dataclass(frozen=True)
+class Extrapolated:
+    """What ``simstudy extrapolate`` made: the result, the settings and the scores' name it was made with.
+
+    Parameters
+    ----------
+    result : simstudy.extrapolation.Extrapolation
+        From :func:`run`.
+    config : ExtrapolateConfig
+        The parsed options.
+    source : str
+        The scores' name (:func:`source_name`).
+
+    Examples
+    --------
+    >>> [f.name for f in dataclasses.fields(Extrapolated)]
+    ['result', 'config', 'source']
+    """
+
+    result: Extrapolation
+    config: ExtrapolateConfig
+    source: str
+
+    @property
+    def report(self):
+        """The runner's report of the bootstrap."""
+        return self.result.report
+
+
+def _prepare(config: ExtrapolateConfig, scores: dict) -> list[Analysis]:
+    """Every fit, made before the run directory is touched (a refused sample leaves nothing behind)."""
+    return prepare(scores, config, source_name(config))
+
+
+def _run(config: ExtrapolateConfig, analyses: list[Analysis], out_dir: Path) -> Extrapolated:
+    """The bootstrap of every fit, its chunks stored in the run directory (a rerun resumes them)."""
+    from simstudy.engine.rundir import EXIT_FAILED, _fail
+    from simstudy.extrapolation import ExtrapolationFailed
+
+    source = source_name(config)
+    try:
+        result = run(analyses, config, out_dir, source=source)
+    except ExtrapolationFailed as exc:
+        _fail(str(exc), status=EXIT_FAILED)
+    return Extrapolated(result, config, source)
+
+
+def _write(done: Extrapolated, out_dir: Path) -> Path:
+    """The tables, figure and EXTRAPOLATE.md (:func:`write`)."""
+    return write(done.result, done.config, out_dir, source=done.source)
+
+
+def _lines(done: Extrapolated) -> list[str]:
+    """What the terminal shows (:func:`simstudy.commands.extrapolate_page.summary`)."""
+    from simstudy.commands import extrapolate_page
+
+    return extrapolate_page.summary(done.result, done.config.level)
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "extrapolate",
+    run=_run,
+    options=ExtrapolateOptions,
+    parse=parse,
+    prepare=_prepare,
+    chunks=True,
+    write=_write,
+    lines=_lines,
+    runner=True,
+    rerun_may_change=("n_boot", "level", "method"),  # n_boot only adds chunks; level, method read them
+    usage="simstudy extrapolate data=FILE|DATASET [model=NAME] [key=value ...]",
+    examples=(
+        "simstudy extrapolate data=my_scores.csv threshold=0.5 n_boot=200",
+        "simstudy extrapolate data=deberta_mnli model=debertav3 sample_size=48   # check against the other 976 runs",
+        "simstudy extrapolate data=runs.csv model=lstm threshold_score=0.85 c=[1,2,3] k_max=10000",
+    ),
+    writes="outputs/extrapolate/<overrides>/: EXTRAPOLATE.md (one page), extrapolation.png, extrapolation.csv, fit.csv, "
+    "simulation.csv, chunks/ (the bootstrap: a rerun resumes)",
+)

@@ -22,24 +22,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from simstudy.registry import Command
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
     from simstudy.studies.precision import Planned
 
 __all__ = ["run"]
-
-#: What ``simstudy plan --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy plan [experiment=NAME] study.precision=TARGET [study.max_reps=N] [key=value ...]",
-    [
-        "simstudy plan experiment=dodge2021_fig1 study.precision=0.0005 study.reps=2500",
-        "simstudy plan experiment=lourie_fig4_bootstrap_coverage study.precision=1% study.reps=256 study.chunk_reps=64",
-        "simstudy plan experiment=dodge2021_fig1 'study.precision={mse: 0.00001, bias: 5%}'",
-    ],
-    "nothing: a table on the terminal (the pilot runs in a temporary directory, removed after); then run the "
-    "same command line without 'plan' to run to the target, reusing nothing of the plan's pilot",
-)
 
 
 def run(config) -> Planned:
@@ -80,3 +69,27 @@ def run(config) -> Planned:
             "estimate (study.precision=1%) or per measure (study.precision={mse: 0.0001, bias: 2%})"
         )
     return plan_run(config)
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "plan",
+    run=run,
+    usage="simstudy plan [experiment=NAME] study.precision=TARGET [study.max_reps=N] [key=value ...]",
+    examples=(
+        "simstudy plan experiment=dodge2021_fig1 study.precision=0.0005 study.reps=2500",
+        "simstudy plan experiment=lourie_fig4_bootstrap_coverage study.precision=1% study.reps=256 study.chunk_reps=64",
+        "simstudy plan experiment=dodge2021_fig1 'study.precision={mse: 0.00001, bias: 5%}'",
+    ),
+    writes="nothing: a table on the terminal (the pilot runs in a temporary directory, removed after); then run the "
+    "same command line without 'plan' to run to the target, reusing nothing of the plan's pilot",
+    keys={
+        "experiment": "a preset (as for a study run); with no experiment, the default study",
+        "study.precision": "the target: an absolute MCSE (0.001), a share of |estimate| (1%), or per measure "
+        "({mse: 0.0001, bias: 2%}) [required]",
+        "study.reps": "the pilot's replicates per cell (the precision rule's pilot; a whole number of chunks is "
+        "best: a run reuses all of them)",
+        "study.max_reps": "the cap on a cell's replicates (default 100 x study.reps)",
+        "key=value": "any other override of a study run (runner.n_jobs=N also scales the estimated seconds)",
+    },
+)

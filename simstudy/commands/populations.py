@@ -26,24 +26,12 @@ import numpy as np
 
 from simstudy import populations
 from simstudy._limits import check_memory
+from simstudy.registry import Command
 from simstudy.schema import ConfigError
 
 __all__ = ["run", "listing", "export", "Listed", "Exported"]
 
 
-#: What ``simstudy populations --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy populations [out=FILE] | simstudy populations export benchmark=B dataset=D n=N [seed=S] "
-    "[metric=M] [scale=X] [out=FILE]",
-    [
-        "simstudy populations",
-        "simstudy populations export benchmark=hpobench dataset=australian n=48 seed=0",
-        "simstudy curve data=hpobench_australian_n48_seed0.csv",
-    ],
-    "list: the table on the terminal (and out=FILE as CSV); export: a CSV of n trials (columns model, score; model "
-    "= the data set) and STEM.truth.csv beside it (k, expected_best, median_best: the exact truth for k = 1..n). "
-    "out= names a file in an existing directory; neither file replaces one already there",
-)
 
 #: Peak memory of an export per trial, in bytes: measured with tracemalloc at 96 for n = 4e5 (the scores, the
 #: draws, k as integers and floats, the two truth columns and the frames written), rounded up.
@@ -376,3 +364,31 @@ def run(action: str = "list", **keys: Any) -> Listed | Exported:
         scale=keys.get("scale", 1.0),
         out=keys.get("out"),
     )
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "populations",
+    run=run,
+    usage="simstudy populations [out=FILE] | simstudy populations export benchmark=B dataset=D n=N [seed=S] "
+    "[metric=M] [scale=X] [out=FILE]",
+    examples=(
+        "simstudy populations",
+        "simstudy populations export benchmark=hpobench dataset=australian n=48 seed=0",
+        "simstudy curve data=hpobench_australian_n48_seed0.csv",
+    ),
+    writes="list: the table on the terminal (and out=FILE as CSV); export: a CSV of n trials (columns model, score; model "
+    "= the data set) and STEM.truth.csv beside it (k, expected_best, median_best: the exact truth for k = 1..n). "
+    "out= names a file in an existing directory; neither file replaces one already there",
+    keys={
+        "export": "first, to export one random search (without it: the list of every population)",
+        "benchmark": "export: hpobench, hpolib or nasbench201",
+        "dataset": "export: one of the benchmark's data sets, as the list names them (e.g. australian)",
+        "n": "export: the number of trials of the search",
+        "seed": "export: the random seed (default 0)",
+        "metric": "export: the metric (default the benchmark's main one: val_acc, val_loss, val_acc)",
+        "scale": "export: a factor for the scores (default 1; 0.01 for NAS-Bench-201's percentages)",
+        "out": "the CSV to write (export default: BENCHMARK_DATASET_nN_seedS.csv here, its truth beside it as "
+        "STEM.truth.csv; list: none, the table is printed)",
+    },
+)

@@ -10,17 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simstudy.commands.study import _load_run
+from simstudy.registry import Command
 from simstudy.schema import ConfigError
 
 __all__ = ["run", "Replayed"]
-
-
-#: What ``simstudy replay --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy replay run_dir=DIR chunk=CELL/K [plugins=PATH,...]",
-    ["simstudy replay run_dir=outputs/dodge2021_fig1/default chunk=c0123abcd/3"],
-    "nothing: it reruns the chunk and shows its traceback",
-)
 
 
 @dataclass(frozen=True)
@@ -102,3 +95,19 @@ def run(run_dir: str | Path, chunk: str, plugins: tuple[str, ...] = (), *, befor
             raise
         _fail(str(exc))
     raise AssertionError("a replayed chunk either raises or ends in ReplayDone")  # pragma: no cover
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "replay",
+    run=run,
+    usage="simstudy replay run_dir=DIR chunk=CELL/K [plugins=PATH,...]",
+    examples=("simstudy replay run_dir=outputs/dodge2021_fig1/default chunk=c0123abcd/3",),
+    writes="nothing: it reruns the chunk and shows its traceback",
+    keys={
+        "run_dir": "the run directory of the failed run",
+        "chunk": "the failed chunk as CELL/K, as the failure message names it",
+        "plugins": "comma-separated import paths (module.function) of plug-ins the run's config.yaml names that you "
+        "trust: a stored config imports no other plug-in than these and the registered ones (importing runs code)",
+    },
+)

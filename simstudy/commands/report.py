@@ -21,22 +21,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from simstudy.registry import Command
 from simstudy.report_html import Report, _build_or_warn, build
 from simstudy.report_safe import NotAReport
 from simstudy.schema import ConfigError
 
 __all__ = ["run", "charts", "write"]
-
-#: What ``simstudy report --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy report run_dir=DIR",
-    [
-        "simstudy report run_dir=outputs/dodge2021_fig1/default",
-        "simstudy report run_dir=outputs/multirun/dodge2021_fig1",
-    ],
-    "DIR/report.html: one self-contained page (no network) with the interactive charts, the sortable summary "
-    "table and the run's provenance (config, versions, input hashes, chunks verified, failures)",
-)
 
 
 def run(run_dir: str | Path) -> Report:
@@ -135,3 +125,21 @@ def _handed(run_dir) -> dict:
 
     studies = STUDIES if os.path.lexists(Path(run_dir) / "AUDIT.md") else ()
     return {"headline": headline, "charts": charts, "studies": studies}
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "report",
+    run=run,
+    usage="simstudy report run_dir=DIR",
+    examples=(
+        "simstudy report run_dir=outputs/dodge2021_fig1/default",
+        "simstudy report run_dir=outputs/multirun/dodge2021_fig1",
+    ),
+    writes="DIR/report.html: one self-contained page (no network) with the interactive charts, the sortable summary "
+    "table and the run's provenance (config, versions, input hashes, chunks verified, failures)",
+    keys={
+        "run_dir": "a run's directory (summary.parquet), a sweep's or design's, or audit's/extrapolate's: "
+        "report.html is written there (a report.html simstudy did not write is refused)",
+    },
+)

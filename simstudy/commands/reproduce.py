@@ -40,6 +40,7 @@ from simstudy.commands.reproduction_page import (
     write_report,
 )
 from simstudy.engine.rundir import _check_dir_override
+from simstudy.registry import Command, command_names
 from simstudy.schema import ConfigError
 
 __all__ = [
@@ -52,24 +53,10 @@ __all__ = [
 ]
 
 
-#: What ``simstudy reproduce --help`` shows above the keys: the usage line, examples, and what it writes.
-USAGE = (
-    "simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]",
-    [
-        "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",
-        "simstudy reproduce only=fiesta_table2 n_jobs=2",
-    ],
-    "one run per entry under outputs/reproduce/ and REPRODUCTION.md in out= (default: here); with --quick, "
-    "the runs and REPRODUCTION.md under outputs/reproduce-quick/ (out= still chooses the report's directory)",
-)
-
 # Names of the report's module that the tests and callers import from here, as before.
 _REEXPORTED = (_small_png, kept_section, read_report, record_full_run, record_written)
 
 log = logging.getLogger("simstudy")
-
-#: The commands that read a score file (``simstudy curve ...``): they take no runner keys.
-DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
 
 
 @dataclass(frozen=True)
@@ -169,7 +156,7 @@ def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1,
         """The arguments of one catalogued run, and the command as the report shows it (no runner keys)."""
         runner = (
             []
-            if command_args[:1] and command_args[0] in DATA_COMMANDS
+            if command_args[:1] and command_args[0] in command_names()  # a command (not a study): no runner keys
             else ["runner.n_jobs=1", "runner.progress=false"]
         )
         args = [*command_args, *(quick_args if quick else ()), *runner]
@@ -256,3 +243,24 @@ def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1,
         bool(h.error) and s.entry.id in wanted for s in sections for h in s.hypotheses
     )
     return Reproduced(path, tuple(sections), failed)
+
+
+#: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
+COMMAND = Command(
+    "reproduce",
+    run=run,
+    usage="simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]",
+    examples=(
+        "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",
+        "simstudy reproduce only=fiesta_table2 n_jobs=2",
+    ),
+    writes="one run per entry under outputs/reproduce/ and REPRODUCTION.md in out= (default: here); with --quick, "
+    "the runs and REPRODUCTION.md under outputs/reproduce-quick/ (out= still chooses the report's directory)",
+    keys={
+        "--quick": "smoke scale: every entry and hypothesis at fewer replicates, written to outputs/reproduce-quick/",
+        "only": "comma-separated entry ids to (re)run; the others are read back from earlier runs",
+        "n_jobs": "runs at a time, each a process on one core (-1: every core); a run's numbers do not depend on it",
+        "out": "the directory REPRODUCTION.md and reproduction/*.png are written to (default: here; --quick: "
+        "outputs/reproduce-quick/); an existing file there is refused",
+    },
+)

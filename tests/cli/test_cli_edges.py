@@ -292,10 +292,10 @@ def test_reproduce_help_names_where_quick_runs_go():
 
 
 def test_defaults_agree_across_commands():
-    from simstudy import schema
-    from simstudy.commands import data_command_options
+    from simstudy import registry, schema
 
-    defaults = {c: schema.defaults(options) for c, options in data_command_options().items()}
+    data = [registry.command(c) for c in registry.command_names() if not registry.command(c).plain]
+    defaults = {spec.name: schema.defaults(spec.options) for spec in data}
     assert {c: d["xscale"] for c, d in defaults.items() if "xscale" in d} == {"curve": "log", "bands": "log"}
     assert {c: d["n_jobs"] for c, d in defaults.items() if "n_jobs" in d} == {"audit": -1, "extrapolate": -1}
 

@@ -7,12 +7,10 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from simstudy import cli, config, schema
+from simstudy import cli, config, extend, registry, schema
 from simstudy.cli import usage
-from simstudy.commands import audit, bands, curve, data_command_options, extrapolate
+from simstudy.commands import audit, bands, curve, extrapolate
 from simstudy.commands._data import REQUIRED
-
-COMMAND_OPTIONS = data_command_options()
 
 CONFIGS = Path(cli._config_dir())
 DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
@@ -30,8 +28,8 @@ def test_main_help_lists_every_command_with_its_summary_in_lines_a_terminal_show
     for command in ("curve", "bands", "audit", "extrapolate", "reproduce", "collect", "replay"):
         # The name, then its summary in a column of its own (extrapolate was once wider than the column).
         [line] = [ln for ln in out.splitlines() if ln.startswith(f"  {command} ")]
-        assert line.index(usage.COMMANDS[command].split()[0]) == 15, line
-        assert f"{command} {usage.COMMANDS[command]}" in flat
+        assert line.index(extend.commands.summary(command).split()[0]) == 15, line
+        assert f"{command} {extend.commands.summary(command)}" in flat
     assert [ln for ln in out.splitlines() if len(ln) > 100] == []  # lines fit a 100-column terminal
     for preset in ("dodge2021_fig1", "fiesta_table2", "lourie_fig5_exact_coverage"):
         assert preset in out
@@ -40,10 +38,10 @@ def test_main_help_lists_every_command_with_its_summary_in_lines_a_terminal_show
 
 @pytest.mark.parametrize("command", DATA_COMMANDS)
 def test_every_key_of_a_data_command_is_explained_with_its_schema_default(capsys, monkeypatch, command):
-    fields = schema.docs(COMMAND_OPTIONS[command])
+    fields = schema.docs(registry.command(command).options)
     out = _help(capsys, monkeypatch, command, "--help")
-    assert out.startswith(f"simstudy {command}: {usage.COMMANDS[command]}.")
-    assert command not in usage.KEYS  # its words come from the schema only
+    assert out.startswith(f"simstudy {command}: {extend.commands.summary(command)}.")
+    assert not registry.command(command).keys  # its words come from the schema only
     body = " ".join(out.split())  # the explanations are wrapped
     for key, (doc, default) in fields.items():
         assert doc, key  # no key without help
@@ -60,7 +58,7 @@ def test_data_command_yaml_holds_no_default_of_its_own(command):
     # The schema is the one place of each default: the YAML selects it and holds only the required keys.
     own = {k: v for k, v in OmegaConf.to_container(OmegaConf.load(CONFIGS / f"{command}.yaml")).items()
            if k not in ("defaults", "hydra")}
-    required = {k: v for k, v in schema.defaults(COMMAND_OPTIONS[command]).items() if v == REQUIRED}
+    required = {k: v for k, v in schema.defaults(registry.command(command).options).items() if v == REQUIRED}
     assert own == required == {"data": "???"}
     assert OmegaConf.load(CONFIGS / f"{command}.yaml").defaults[0] == f"_schema/{command}@_here_"
 
@@ -78,7 +76,7 @@ def test_data_command_composes_schema_defaults_and_plain_overrides(command, over
     cli._register_commands()
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = OmegaConf.to_container(compose(command, overrides=overrides))  # no '+': every key is in the schema
-    defaults = schema.defaults(COMMAND_OPTIONS[command])
+    defaults = schema.defaults(registry.command(command).options)
     assert list(cfg) == list(defaults)  # every key, and only those
     assert cfg == {**defaults, "data": "x.csv", **expected}
     parse = {"curve": curve.parse, "bands": bands.parse, "audit": audit.parse, "extrapolate": extrapolate.parse}[command]
@@ -103,7 +101,7 @@ def test_data_command_help_shows_schema_defaults_and_audit_overrides(capsys, mon
 def test_plain_commands_explain_their_keys(capsys, monkeypatch, command, keys):
     out = _help(capsys, monkeypatch, command, "--help")
     assert out.startswith(f"simstudy {command}: ") and "Usage: simstudy " + command in out
-    assert tuple(usage.KEYS[command]) == keys
+    assert tuple(registry.command(command).keys) == keys
     for key in keys:
         assert f"\n  {key} " in out
 

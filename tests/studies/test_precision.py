@@ -23,7 +23,6 @@ from simstudy.schema import ConfigError, precision
 from simstudy.studies import base
 from simstudy.studies.precision import plan_precision, run_study
 
-
 # --- the planning maths, against hand values ------------------------------------------------------------------
 
 
