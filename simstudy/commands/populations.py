@@ -32,7 +32,6 @@ from simstudy.schema import ConfigError
 __all__ = ["run", "listing", "export", "Listed", "Exported"]
 
 
-
 #: Peak memory of an export per trial, in bytes: measured with tracemalloc at 96 for n = 4e5 (the scores, the
 #: draws, k as integers and floats, the two truth columns and the frames written), rounded up.
 _BYTES_PER_TRIAL = 128
