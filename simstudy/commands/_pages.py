@@ -193,4 +193,3 @@ class CurvesChart:
             else None
         )
         return [chart] if chart is not None else []
-
