@@ -67,3 +67,21 @@ def test_a_registered_commands_charts_reach_its_report_with_no_line_in_report(tm
         assert report.charts(Files(tmp_path)) == [drawn]
     finally:
         extend.commands.unregister("toy_charts")
+
+
+def test_curves_png_draws_the_numbers_of_its_report_chart(tmp_path):
+    # The PNG keeps its own drawing (the target, where each model reaches it, a time axis: more than a Chart
+    # carries), but its lines are the report chart's rows: both are curves.csv.
+    import matplotlib.pyplot as plt
+
+    result = curve.run({"data": "scores.csv", "target": 0.5}, SCORES)
+    io.write_csv(result.curves, tmp_path / "curves.csv")
+    curve._page(result, tmp_path / "CURVE.md")
+    (chart,) = curve.CURVE_CHART.charts(Files(tmp_path))
+    fig = curve.figure(result)
+    try:
+        drawn = {ln.get_label(): list(zip(ln.get_xdata(), ln.get_ydata())) for ln in fig.axes[0].lines}
+    finally:
+        plt.close(fig)
+    for model in SCORES:
+        assert drawn[model] == [(p["x"], p["estimate"]) for p in chart.rows if p["hue"] == model]
