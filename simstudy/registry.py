@@ -341,6 +341,13 @@ class Command:
         ``write(result, out_dir)``: the command's files.
     lines : callable or None, optional
         ``lines(result) -> list of str``: what the terminal shows at the end (the headline).
+    charts : callable or None, optional
+        ``charts(files) -> list of simstudy.charts.Chart``: what ``report.html`` draws of the command's run
+        directory, described from the tables ``write`` left there (read through ``files``, a
+        :class:`simstudy.report_safe.Files`; none where the directory is not the command's), one description
+        per chart (:func:`simstudy.charts.to_vega` draws it on the page, :func:`simstudy.charts.to_matplotlib`
+        as a PNG). :func:`simstudy.commands.report.charts` asks the command the run's ``run.json`` names.
+        Default None: no chart.
     keys : Mapping of str to str, optional
         A plain command's keys, explained for ``--help`` (a data command's come from ``options``).
     chunks : bool, optional
@@ -379,6 +386,7 @@ class Command:
     prepare: Callable | None = None
     write: Callable | None = None
     lines: Callable | None = None
+    charts: Callable | None = None
     keys: Mapping[str, str] = field(default_factory=dict)
     chunks: bool = False
     runner: bool = False

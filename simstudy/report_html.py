@@ -19,8 +19,9 @@ provenance          the resolved config, simstudy's and its dependencies' versio
 pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md``, ``FIELD.md``, ``CURVE.md`` and
                     ``BANDS.md`` where the directory has them, as HTML (markdown-it-py; no raw HTML, links only
                     to the directory's own files), their figures embedded as ``data:`` URIs; beside them the
-                    charts the command hands the page (``build(charts=...)``: ``simstudy extrapolate``'s,
-                    ``curve``'s and ``bands``' curves, :func:`simstudy.commands.report.charts`) and its studies
+                    charts the command hands the page (``build(charts=...)``: its spec's ``charts`` hook,
+                    e.g. ``extrapolate``'s, ``curve``'s and ``bands``' curves, asked by
+                    :func:`simstudy.commands.report.charts`) and its studies
                     (``build(studies=...)``: an audit's three) charted as studies
 ==================  ==========================================================================================
 

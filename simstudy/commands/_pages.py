@@ -5,7 +5,7 @@ said in words, levels and numbers as typed, and the atomic page writer.
 :func:`plain`        a page's Markdown for a terminal (bold markers dropped)
 :func:`atom_notes`   per model, the values many runs share exactly, in plain words
 ``_command_page``    ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
-:class:`CurvesChart` where ``curve``'s and ``bands``' chart in ``report.html`` comes from (``CURVE_CHART``, ...)
+:class:`CurvesChart` where a data command's chart in ``report.html`` comes from (``curve.CURVE_CHART``, ...)
 ===================  =============================================================
 """
 
@@ -139,8 +139,10 @@ def _command_page(path: Path, title: str, about: list[str], terminal: list[str],
 @dataclass(frozen=True)
 class CurvesChart:
     """Where a data command's chart in ``report.html`` comes from: its page and table in the run directory, and
-    the table's columns drawn (:func:`simstudy.charts.curves`): :data:`CURVE_CHART` and :data:`BANDS_CHART`
-    beside their pages' writer; ``report.html`` knows no command's files.
+    the table's columns drawn (:func:`simstudy.charts.curves`): ``simstudy curve``'s
+    (:data:`simstudy.commands.curve.CURVE_CHART`) and ``simstudy bands``'
+    (:data:`simstudy.commands.bands.BANDS_CHART`), each its command's ``charts`` hook
+    (:attr:`simstudy.registry.Command.charts`); ``report.html`` knows no command's files.
 
     Parameters
     ----------
@@ -191,11 +193,3 @@ class CurvesChart:
             else None
         )
         return [chart] if chart is not None else []
-
-
-#: ``simstudy curve``'s chart in its ``report.html``: the expected best of n trials, ± 1 SD shaded.
-CURVE_CHART = CurvesChart(
-    "CURVE.md", "curves.csv", "n", ("expected_max", "expected_min"), "band_low", "band_high", "± 1 SD"
-)
-#: ``simstudy bands``' chart in its ``report.html``: the tuning curves, their band shaded.
-BANDS_CHART = CurvesChart("BANDS.md", "bands.csv", "k", ("point",), "lower", "upper", "band")

@@ -18,6 +18,10 @@ hook                  required   what it does
                                  ``chunks=True``)
 :func:`write`         no         the command's files in the run directory (through :mod:`simstudy.io`)
 :func:`lines`         no         what the terminal shows at the end
+``charts``            no         ``charts(files) -> list of Chart``: ``report.html``'s charts of the run
+                                 directory, described from the tables ``write`` left there, one
+                                 :class:`simstudy.charts.Chart` per chart (``simstudy curve``'s:
+                                 :data:`simstudy.commands.curve.CURVE_CHART`)
 ====================  =========  ========================================================================
 
 Then declare the spec at the end of the module, ``COMMAND = Command("NAME", run=run, options=Options, ...)``

@@ -18,6 +18,7 @@ for two models, the paper's weak/fair/strong evidence of which is ahead at each 
 :func:`write`                       the figures, the tables and BANDS.md (report.html's page)
 :func:`tuning_curve_bands_figure`   the tuning curves with their bands (and the U, V estimates)
 :func:`cdf_bands_figure`            the empirical CDFs with their bands
+:data:`BANDS_CHART`                 the chart of bands.csv in report.html (the command's ``charts``)
 ==================================  ======================================================================
 
 Nothing here prints or exits (bad input: :class:`~simstudy.schema.ConfigError`, :class:`~simstudy.datasets.DataError`).
@@ -44,6 +45,7 @@ from simstudy.commands._data import (
     _estimator_iv,
     _sample_seed_option,
 )
+from simstudy.commands._pages import CurvesChart
 from simstudy.engine import memory
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
@@ -888,6 +890,11 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
     return fig
 
 
+#: The chart of ``simstudy bands``' run directory in its ``report.html`` (the command's ``charts``): the tuning
+#: curves from bands.csv, one line per model, their band shaded.
+BANDS_CHART = CurvesChart("BANDS.md", "bands.csv", "k", ("point",), "lower", "upper", "band")
+
+
 COMMAND = Command(
     "bands",
     run=run,
@@ -895,6 +902,7 @@ COMMAND = Command(
     parse=parse,
     write=write,
     lines=lines,
+    charts=BANDS_CHART.charts,
     usage="simstudy bands data=FILE|DATASET [key=value ...]",
     examples=(
         "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",

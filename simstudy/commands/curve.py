@@ -20,6 +20,7 @@ name                       what
 :func:`lines`              the terminal summary: the table at readable budgets, the targets reached
 :func:`write`              figure.png/pdf, curves.csv/parquet, targets.csv, CURVE.md (report.html's page)
 :func:`evp_curves_figure`  the figure of the curves
+:data:`CURVE_CHART`        the chart of curves.csv in report.html (the command's ``charts``)
 =========================  ==========================================================================
 
 Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigError` or
@@ -47,6 +48,7 @@ from simstudy.commands._data import (
     _sample_seed_option,
     _trial_time,
 )
+from simstudy.commands._pages import CurvesChart
 from simstudy.datasets import DataError, load_data
 from simstudy.registry import Command
 from simstudy.schema import option
@@ -585,6 +587,13 @@ def evp_curves_figure(
     return fig
 
 
+#: The chart of ``simstudy curve``'s run directory in its ``report.html`` (the command's ``charts``): the expected
+#: best of n trials from curves.csv, one line per model, ± 1 SD shaded.
+CURVE_CHART = CurvesChart(
+    "CURVE.md", "curves.csv", "n", ("expected_max", "expected_min"), "band_low", "band_high", "± 1 SD"
+)
+
+
 COMMAND = Command(
     "curve",
     run=run,
@@ -592,6 +601,7 @@ COMMAND = Command(
     parse=parse,
     write=write,
     lines=lines,
+    charts=CURVE_CHART.charts,
     usage="simstudy curve data=FILE|DATASET [key=value ...]",
     examples=(
         "simstudy curve data=results.csv target=0.395",

@@ -659,6 +659,7 @@ COMMAND = Command(
     chunks=True,
     write=_write,
     lines=_lines,
+    charts=report_charts,
     runner=True,
     rerun_may_change=("n_boot", "level", "method"),  # n_boot only adds chunks; level, method read them
     usage="simstudy extrapolate data=FILE|DATASET [model=NAME] [key=value ...]",

@@ -7,13 +7,13 @@ or run: the summary, run.json, config.yaml and pages are read as data, the chunk
 
 =================  ===========================================================================================
 :func:`run`        build ``DIR/report.html``; refuses (one line) a directory with nothing to report
-:func:`charts`     what the commands chart of their directories (each command declares its own)
+:func:`charts`     what the run's command charts of its directory (its spec's ``charts`` hook)
 :func:`write`      build it after a command's run: a page that cannot be written is a warning
 =================  ===========================================================================================
 
-The page knows no command's files: each command describes its own charts
-(:class:`simstudy.charts.Chart`) and hands them over through :func:`charts`; ``simstudy audit``'s studies
-(:data:`simstudy.commands.audit.STUDIES`) are charted as studies.
+The page knows no command's files, and this module names no command's charts: each command describes its own
+(:class:`simstudy.charts.Chart`, its spec's ``charts`` hook) and :func:`charts` asks the run's command for them;
+``simstudy audit``'s studies (:data:`simstudy.commands.audit.STUDIES`) are charted as studies.
 """
 
 from __future__ import annotations
@@ -90,9 +90,12 @@ def write(run_dir: str | Path) -> Report | None:
 
 
 def charts(files) -> list:
-    """The charts the commands draw of a command's directory, each command's own: ``simstudy extrapolate``'s
-    curves (:func:`simstudy.commands.extrapolate.report_charts`), ``simstudy curve``'s and ``simstudy bands``'
-    (:data:`simstudy.commands._pages.CURVE_CHART`, ``BANDS_CHART``), where the directory has them.
+    """The charts a command draws of its run directory: its spec's ``charts`` hook
+    (:attr:`simstudy.registry.Command.charts`), asked for the command the directory's ``run.json`` names.
+
+    A directory whose ``run.json`` names no command (one made before run.json said which: curve's and bands'
+    before issue 35; a hand-made one) asks every registered command's hook; each recognises its own directory
+    by its page (``CURVE.md``, ``BANDS.md``, ``EXTRAPOLATE.md``) and draws nothing of another's.
 
     Parameters
     ----------
@@ -102,7 +105,7 @@ def charts(files) -> list:
     Returns
     -------
     list of simstudy.charts.Chart
-        The charts, in that order (none for a directory none of them wrote).
+        The charts (none for a directory no command charts).
 
     Examples
     --------
@@ -112,10 +115,12 @@ def charts(files) -> list:
     ...     charts(Files(Path(d)))
     []
     """
-    from simstudy.commands import extrapolate
-    from simstudy.commands._pages import BANDS_CHART, CURVE_CHART
+    from simstudy.registry import command, command_names
 
-    return [*extrapolate.report_charts(files), *CURVE_CHART.charts(files), *BANDS_CHART.charts(files)]
+    names = command_names()
+    named = files.json(files.root / "run.json").get("command")
+    hooks = [command(name).charts for name in ([named] if named in names else names)]
+    return [chart for hook in hooks if hook is not None for chart in hook(files)]
 
 
 def _handed(run_dir) -> dict:

@@ -163,7 +163,6 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
     from simstudy import io, report_html
     from simstudy.charts import to_vega
     from simstudy.commands import report
-    from simstudy.commands._pages import BANDS_CHART
     from simstudy.report_safe import Files
 
     monkeypatch.setattr(report_html, "bundle", lambda: "/* the chart script */")
@@ -174,6 +173,6 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
     page = done.path.read_text(encoding="utf-8")
     assert done.charts == 1 and ">BANDS.md<" in page and "tuning_curve.png" in page
     assert bands.lines(result)[0].splitlines()[3] in page  # the terminal's table, as printed
-    (chart,) = [to_vega(c) for c in BANDS_CHART.charts(Files(tmp_path))]
+    (chart,) = [to_vega(c) for c in bands.BANDS_CHART.charts(Files(tmp_path))]
     drawn = [(p["hue"], p["x"], p["estimate"]) for p in chart["data"]["values"]]
     assert drawn == [tuple(row) for row in result.bands[["model", "k", "point"]].itertuples(index=False)]

@@ -156,7 +156,6 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
     from simstudy import io, report_html
     from simstudy.charts import to_vega
     from simstudy.commands import report
-    from simstudy.commands._pages import CURVE_CHART
     from simstudy.report_safe import Files
 
     monkeypatch.setattr(report_html, "bundle", lambda: "/* the chart script */")
@@ -167,7 +166,7 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
     page = done.path.read_text(encoding="utf-8")
     assert done.charts == 1 and ">CURVE.md<" in page
     assert "expected max of n trials ± its SD" in page and "b: expected max first reaches 0.45 at n = 2" in page
-    (chart,) = [to_vega(c) for c in CURVE_CHART.charts(Files(tmp_path))]
+    (chart,) = [to_vega(c) for c in curve.CURVE_CHART.charts(Files(tmp_path))]
     drawn = [(p["hue"], p["x"], p["estimate"], p["lo"], p["hi"]) for p in chart["data"]["values"]]
     table = result.curves[["model", "n", "expected_max", "band_low", "band_high"]]
     assert drawn == [tuple(row) for row in table.itertuples(index=False)]
@@ -176,13 +175,12 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
 def test_the_reports_chart_of_a_long_curve_is_thinned_and_says_so(tmp_path, rng):
     from simstudy import charts, io
     from simstudy.charts import to_vega
-    from simstudy.commands._pages import CURVE_CHART
     from simstudy.report_safe import Files
 
     result = curve.run({"data": "scores.csv"}, {"a": rng.uniform(size=5000)})
     io.write_csv(result.curves, tmp_path / "curves.csv")
     curve._page(result, tmp_path / "CURVE.md")
-    (chart,) = [to_vega(c) for c in CURVE_CHART.charts(Files(tmp_path))]
+    (chart,) = [to_vega(c) for c in curve.CURVE_CHART.charts(Files(tmp_path))]
     shown = [p["x"] for p in chart["data"]["values"]]
     assert len(shown) <= charts._MAX_CURVE_POINTS and shown[0] == 1 and shown[-1] == 5000
     assert "budgets shown" in chart["title"]
