@@ -194,7 +194,7 @@ def test_parse_refuses_an_untrusted_path_at_every_plugin_point_before_importing_
     _plugin(tmp_path, "sent_point")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(__import__("sys").modules, "sent_point", raising=False)
-    with pytest.raises(ConfigError, match=f"^{key}=sent_point.top: a plug-in named by a stored config .* "
-                                          r"add plugins=sent_point.top to the command"):
+    refused = f"^{key}=sent_point.top: a plug-in named by a stored config .* add plugins=sent_point.top to the command"
+    with pytest.raises(ConfigError, match=refused):
         config.parse({**_OWN, **where}, trusted=frozenset({"other.f"}))
     assert not (tmp_path / "IMPORTED").exists()
