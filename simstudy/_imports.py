@@ -8,24 +8,23 @@ contract checks) build on; the public names are re-exported by :mod:`simstudy.pl
 :class:`PluginExit`    a plug-in that called ``sys.exit``
 :func:`import_target`  import the object a ``module.attr`` path names, the working directory importable
 :func:`source_hash`    a digest of a plug-in's source and of the user's modules it imports
-``_trusting_only``     while a stored config is read, import only the paths named or registered
+refuse_untrusted       refuse, by name, a path a stored config names that the user did not trust
 =====================  ===================================================================================
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import hashlib
 import importlib
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from typing import Any
 
-__all__ = ["PluginError", "PluginExit", "import_target", "source_hash"]
+__all__ = ["PluginError", "PluginExit", "import_target", "refuse_untrusted", "source_hash"]
 
 
 class PluginError(ValueError):
@@ -100,13 +99,8 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-#: The import paths a command may import from a config it did not compose itself (a run directory's stored
-#: config.yaml, read by ``collect`` and ``replay``): None (the default) when the config is the user's own.
-_TRUSTED: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("simstudy_trusted", default=None)
-
-
 #: Callables giving the import paths each registry holds (:class:`simstudy.extend.Registry` adds its own):
-#: what the user installed and a config names by name, trusted by :func:`_check_trusted`.
+#: what the user installed and a config names by name, trusted by :func:`refuse_untrusted`.
 _PATH_SOURCES: list[Callable[[], Any]] = []
 
 
@@ -115,19 +109,38 @@ def _registered_paths() -> set[str]:
     return {path for source in _PATH_SOURCES for path in source()}
 
 
-@contextlib.contextmanager
-def _trusting_only(paths) -> Any:
-    """Inside, :func:`import_target` imports only ``paths`` and the registered plug-ins' paths (a stored
-    config's other ``_target_`` is refused by name, never imported: importing runs the module's code)."""
-    token = _TRUSTED.set(frozenset(paths))
-    try:
-        yield
-    finally:
-        _TRUSTED.reset(token)
+def refuse_untrusted(path: str, key: str, trusted: Set[str] | None) -> None:
+    """Refuse, before it is imported, a plug-in path that a stored config names and the user did not trust.
 
+    A run directory's stored config may come from anyone (``simstudy collect``, ``replay``, a resume): importing
+    what it names runs that module's code. Its paths are imported only when the command line names them too
+    (``plugins=...``, the ``trusted`` set) or a registered plug-in has them (code the user installed).
 
-def _check_trusted(path: str, key: str) -> None:
-    trusted = _TRUSTED.get()
+    Parameters
+    ----------
+    path : str
+        The import path ``module.attr`` about to be imported.
+    key : str
+        The config key that named it, for the message (e.g. ``"estimators.top._target_"``).
+    trusted : set of str or None
+        The paths the user trusts while a stored config is read; ``None`` when the config is the user's own
+        (every path imports).
+
+    Raises
+    ------
+    PluginError
+        ``{key}={path}: a plug-in named by a stored config is imported ... only when you name it too: add
+        plugins={path} ...`` for a path in neither ``trusted`` nor a registry.
+
+    Examples
+    --------
+    >>> refuse_untrusted("my_plugins.top", "_target_", None)  # the user's own config
+    >>> refuse_untrusted("my_plugins.top", "_target_", {"my_plugins.top"})
+    >>> refuse_untrusted("my_plugins.top", "_target_", frozenset())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.plugins.PluginError: _target_=my_plugins.top: a plug-in named by a stored config is imported ...
+    """
     if trusted is not None and path not in trusted and path not in _registered_paths():
         raise PluginError(
             f"{key}={path}: a plug-in named by a stored config is imported (its code run) only when you name it "
@@ -135,7 +148,9 @@ def _check_trusted(path: str, key: str) -> None:
         )
 
 
-def import_target(path: str, *, directory: str | None = None, key: str = "_target_") -> Any:
+def import_target(
+    path: str, *, directory: str | None = None, key: str = "_target_", trusted: Set[str] | None = None
+) -> Any:
     """Import the object a ``module.attr`` path names, with ``directory`` (default: the working directory)
     importable.
 
@@ -148,6 +163,10 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
         there. Default: the working directory.
     key : str, optional
         The config key that named ``path``, for the error message; default ``"_target_"``.
+    trusted : set of str, optional
+        While a run directory's stored config is read: the paths the user trusts (``plugins=...``); any other
+        path that no registered plug-in has is refused before it is imported (:func:`refuse_untrusted`).
+        Default ``None``: the config is the user's own.
 
     Returns
     -------
@@ -158,9 +177,8 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
     ------
     PluginError
         ``{key}={path}: ...`` with the reason: not a dotted path, no such module, an exception while
-        importing it, or no such attribute; or, while a command reads a run directory's stored config
-        (``simstudy collect``, ``replay``), a path neither given on its command line (``plugins=...``) nor
-        registered, refused before it is imported.
+        importing it, or no such attribute; or a path neither in ``trusted`` nor registered, refused before
+        it is imported.
 
     Examples
     --------
@@ -175,7 +193,7 @@ def import_target(path: str, *, directory: str | None = None, key: str = "_targe
         raise PluginError(
             f"{key} must be an import path module.attribute (e.g. my_estimators.best_of_all), got {path!r}"
         )
-    _check_trusted(path, key)
+    refuse_untrusted(path, key, trusted)
     where = _search_dir(directory)
     _on_path(where)
     parts = path.split(".")
@@ -361,7 +379,6 @@ def _call_kwargs(fn: Callable) -> set[str]:
 
 def _function(target: str, directory: str | None, key: str) -> Callable:
     """The function an import path names, imported once per process and directory (a worker's first call)."""
-    _check_trusted(target, key)  # before the cache: imported earlier in this process is not trusted now
     cache = (target, _search_dir(directory))
     fn = _LOADED.get(cache)
     if fn is None:

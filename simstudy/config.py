@@ -23,7 +23,7 @@ study kind's options by its own schema. Every key is declared once with :func:`s
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -350,7 +350,7 @@ def _budget(d: Mapping) -> BudgetConfig:
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 
 
-def _study(d: Mapping) -> StudyConfig:
+def _study(d: Mapping, trusted: Set[str] | None = None) -> StudyConfig:
     name = schema.text()("study.name", d.get("name"))
     if not _NAME.fullmatch(name):  # it names the run directory (outputs/<study.name>/...): never a path
         raise ConfigError(
@@ -358,7 +358,12 @@ def _study(d: Mapping) -> StudyConfig:
         )
     kind = schema.choice(study_kinds())("study.kind", d.get("kind"))
     options = schema.parse(
-        extend.studies.get(kind).options, d, "study.", ignore=("name", "kind"), what=f"the {kind} study"
+        extend.studies.get(kind).options,
+        d,
+        "study.",
+        ignore=("name", "kind"),
+        what=f"the {kind} study",
+        trusted=trusted,
     )
     return StudyConfig(
         name=name,
@@ -386,7 +391,7 @@ def _runner(d: Mapping) -> RunnerConfig:
     return runner
 
 
-def parse(cfg: Mapping) -> Config:
+def parse(cfg: Mapping, *, trusted: Set[str] | None = None) -> Config:
     """Validate a resolved config mapping and freeze it.
 
     The CLI and :func:`simstudy.compose` call this on Hydra's resolved config; every check runs here, before
@@ -399,6 +404,11 @@ def parse(cfg: Mapping) -> Config:
     cfg : Mapping
         Keys ``seed``, ``distribution`` (one, or a mapping of named ones), ``budget``, ``estimators``,
         ``study``, ``runner`` (the layout of ``configs/config.yaml``), with interpolations already resolved.
+    trusted : set of str, optional, keyword-only
+        For a config read back from a run directory (which may come from anyone): the plug-in import paths the
+        user trusts (``plugins=...`` on the command line). Any other path it names (a ``_target_``, a band
+        method, a selection algorithm) that no registered plug-in has is refused by name before it is imported
+        (:func:`simstudy.plugins.refuse_untrusted`). Default ``None``: the config is the user's own.
 
     Returns
     -------
@@ -408,7 +418,7 @@ def parse(cfg: Mapping) -> Config:
     Raises
     ------
     ConfigError
-        On the first invalid value, in one line naming its key and value; an unknown key; a discrete
+        On the first invalid value, in one line naming its key and value; an untrusted plug-in; an unknown key; a discrete
         distribution for a continuous-only study; plug-in estimators for a study that takes none; a plan too
         large for memory (:func:`memory_limit`).
 
@@ -433,9 +443,9 @@ def parse(cfg: Mapping) -> Config:
     """
     schema.refuse_unknown(cfg, _TOP_KEYS)
     seed = schema.integer(minimum=0)("seed", cfg.get("seed"))
-    study = _study(_section(cfg, "study"))
+    study = _study(_section(cfg, "study"), trusted)
     spec = extend.studies.get(study.kind)
-    dists = parse_distributions(cfg.get("distribution"))
+    dists = parse_distributions(cfg.get("distribution"), trusted=trusted)
     if spec.continuous:
         discrete = [d.name for d in dists if not d.continuous]
         if discrete:
@@ -447,7 +457,7 @@ def parse(cfg: Mapping) -> Config:
         seed=seed,
         distributions=dists,
         budget=_budget(_section(cfg, "budget")),
-        estimators=parse_estimators(cfg.get("estimators")),
+        estimators=parse_estimators(cfg.get("estimators"), trusted=trusted),
         study=study,
         runner=_runner(_section(cfg, "runner")),
     )

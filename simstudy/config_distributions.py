@@ -18,7 +18,7 @@ import collections
 import dataclasses
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,7 +208,9 @@ def _keys_under(message: str, prefix: str) -> str:
     return _FIX_KEYS.sub(lambda m: f"{m.group(1)} {prefix}.{m.group(2)}=", message)
 
 
-def _target_distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
+def _target_distribution(
+    d: Mapping, prefix: str, name: str | None, trusted: Set[str] | None = None
+) -> DistributionConfig:
     """A user's distribution class: ``_target_`` (module.Class) and keyword arguments next to it."""
     from simstudy import plugins
 
@@ -220,7 +222,7 @@ def _target_distribution(d: Mapping, prefix: str, name: str | None) -> Distribut
     label = name or schema.optional(schema.text())(f"{prefix}.name", d.get("name"))
     kwargs = schema.hashable({k: v for k, v in d.items() if k not in ("_target_", "name", "kind")})
     try:
-        dist = plugins.PluginDistribution(d["_target_"], kwargs, label)
+        dist = plugins.PluginDistribution(d["_target_"], kwargs, label, trusted=trusted)
         plugins.check_distribution(dist, prefix)
         source = plugins.source_hash(d["_target_"])
     except plugins.PluginError as exc:
@@ -247,7 +249,7 @@ def _scipy_distribution(d: Mapping, prefix: str, name: str | None) -> Distributi
     return DistributionConfig(name or dist.name, "scipy", (("dist", dist.dist), ("params", dist.params)))
 
 
-def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
+def _distribution(d: Mapping, prefix: str, name: str | None, trusted: Set[str] | None = None) -> DistributionConfig:
     """A distribution of the group; ``minimize: true`` (any kind: lower is better) makes it draw ``-X``
     (:func:`simstudy.distributions.mirror`), a parameter only when true (the other specs' streams unchanged)."""
     population = d.get("kind") == "population"
@@ -260,22 +262,22 @@ def _distribution(d: Mapping, prefix: str, name: str | None) -> DistributionConf
     minimize = schema.boolean()(f"{prefix}.minimize", raw)
     # stream: NAME keys the random streams by that name, not the data (see DistributionConfig.key)
     stream = schema.optional(schema.text())(f"{prefix}.stream", d.get("stream"))
-    spec = _distribution_of({k: v for k, v in d.items() if k not in ("minimize", "stream")}, prefix, name)
+    spec = _distribution_of({k: v for k, v in d.items() if k not in ("minimize", "stream")}, prefix, name, trusted)
     extra = (("minimize", True),) * minimize + (("stream", stream),) * (stream is not None)
     if not extra:
         return spec
     return dataclasses.replace(spec, params=tuple(sorted((*spec.params, *extra))))
 
 
-def _distribution_of(d: Mapping, prefix: str, name: str | None) -> DistributionConfig:
+def _distribution_of(d: Mapping, prefix: str, name: str | None, trusted: Set[str] | None) -> DistributionConfig:
     from simstudy import plugins
 
     if "_target_" in d:
-        return _target_distribution(d, prefix, name)
+        return _target_distribution(d, prefix, name, trusted)
     registered = plugins.registered_distribution(d.get("kind"))  # type: ignore[arg-type]  # None: not registered
     if registered is not None:  # a kind a plug-in registered: its class, as if named by _target_
         return _target_distribution(
-            {**{k: v for k, v in d.items() if k != "kind"}, "_target_": registered}, prefix, name
+            {**{k: v for k, v in d.items() if k != "kind"}, "_target_": registered}, prefix, name, trusted
         )
     kind = schema.choice(tuple(k for k in sorted(distributions.KINDS) if k != "target") + plugins.distribution_kinds())(
         f"{prefix}.kind", d.get("kind")
@@ -306,7 +308,7 @@ def _distribution_of(d: Mapping, prefix: str, name: str | None) -> DistributionC
     return spec
 
 
-def parse_distributions(d: Any) -> tuple[DistributionConfig, ...]:
+def parse_distributions(d: Any, *, trusted: Set[str] | None = None) -> tuple[DistributionConfig, ...]:
     """The ``distribution`` group, validated: one distribution (a mapping with a ``kind`` or a ``_target_``) or
     several, as a mapping from name to distribution.
 
@@ -317,6 +319,9 @@ def parse_distributions(d: Any) -> tuple[DistributionConfig, ...]:
         names to such mappings (a selection study's arms, the pair a study compares). Each may also give
         ``minimize: true`` (lower is better: it draws ``-X``) and ``stream: NAME`` (random streams keyed by that
         name rather than by the data).
+    trusted : set of str, optional, keyword-only
+        While a run directory's stored config is read, the plug-in import paths the user trusts
+        (:func:`simstudy.plugins.refuse_untrusted`); default ``None``, the config is the user's own.
 
     Returns
     -------
@@ -345,14 +350,14 @@ def parse_distributions(d: Any) -> tuple[DistributionConfig, ...]:
     if not isinstance(d, Mapping) or not d:
         raise ConfigError(f"distribution must be a distribution (with a kind) or a mapping of named ones, got {d!r}")
     if "kind" in d or "_target_" in d:
-        return (_distribution(d, "distribution", None),)
+        return (_distribution(d, "distribution", None, trusted),)
     specs = []
     for name, sub in d.items():
         if not isinstance(sub, Mapping):
             raise ConfigError(
                 f"distribution.{name} must be a distribution (a mapping with a kind or a _target_), got {sub!r}"
             )
-        specs.append(_distribution(sub, f"distribution.{name}", str(name)))
+        specs.append(_distribution(sub, f"distribution.{name}", str(name), trusted))
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ConfigError(f"distribution names must differ, got {names}")

@@ -16,7 +16,7 @@ and called on a tiny input before any compute (:func:`simstudy.plugins.check_est
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,7 +135,9 @@ class BuiltinOptions:
     resamples: int = schema.option(1000, "bootstrap resamples per sample (bootstrap only)", schema.integer(minimum=1))
 
 
-def _plugin_estimator(name: str, spec: Mapping, target: str, per_sample: Any) -> EstimatorConfig:
+def _plugin_estimator(
+    name: str, spec: Mapping, target: str, per_sample: Any, trusted: Set[str] | None = None
+) -> EstimatorConfig:
     """A plug-in estimator (``_target_``, or a method registered by :func:`simstudy.plugins.register_estimator`):
     imported and called on a tiny input now, before any compute (:func:`simstudy.plugins.check_estimator`)."""
     from simstudy import plugins
@@ -145,14 +147,14 @@ def _plugin_estimator(name: str, spec: Mapping, target: str, per_sample: Any) ->
     kwargs = schema.hashable({k: v for k, v in spec.items() if k not in ("_target_", "method", "per_sample")})
     est = EstimatorConfig(str(name), "plugin", target=target, kwargs=kwargs, per_sample=per_sample)
     try:
-        plugins.check_estimator(est.plugin(), key)
+        plugins.check_estimator(est.plugin(), key, trusted=trusted)
         source = plugins.source_hash(target)
     except plugins.PluginError as exc:
         raise ConfigError(str(exc)) from None
     return dataclasses.replace(est, source=source)
 
 
-def parse_estimators(d: Any) -> tuple[EstimatorConfig, ...]:
+def parse_estimators(d: Any, *, trusted: Set[str] | None = None) -> tuple[EstimatorConfig, ...]:
     """The ``estimators`` group, validated: one :class:`EstimatorConfig` per entry, plug-ins imported and tried.
 
     Parameters
@@ -160,6 +162,9 @@ def parse_estimators(d: Any) -> tuple[EstimatorConfig, ...]:
     d : Any
         The group's value: a mapping from a label to the estimator's keys, ``method`` (a built-in, or one a
         plug-in registered) or ``_target_`` (a plug-in's import path ``module.function``) and its settings.
+    trusted : set of str, optional, keyword-only
+        While a run directory's stored config is read, the plug-in import paths the user trusts
+        (:func:`simstudy.plugins.refuse_untrusted`); default ``None``, the config is the user's own.
 
     Returns
     -------
@@ -205,11 +210,11 @@ def parse_estimators(d: Any) -> tuple[EstimatorConfig, ...]:
                 raise ConfigError(
                     f"estimators.{name} gives both method={spec['method']} and _target_={spec['_target_']}: keep one"
                 )
-            out.append(_plugin_estimator(name, spec, spec["_target_"], spec.get("per_sample", False)))
+            out.append(_plugin_estimator(name, spec, spec["_target_"], spec.get("per_sample", False), trusted))
             continue
         registered = plugins.registered_estimator(spec.get("method"))  # type: ignore[arg-type]  # None: not registered
         if registered is not None:
-            out.append(_plugin_estimator(name, spec, registered[0], spec.get("per_sample", registered[1])))
+            out.append(_plugin_estimator(name, spec, registered[0], spec.get("per_sample", registered[1]), trusted))
             continue
         options = schema.parse(BuiltinOptions, spec, f"estimators.{name}.")
         out.append(EstimatorConfig(str(name), options.method, options.resamples))

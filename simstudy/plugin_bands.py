@@ -19,7 +19,7 @@ re-exported by :mod:`simstudy.plugins`, their documented home.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ from simstudy._imports import (
     _search_dir,
     import_target,
 )
-from simstudy.schema import ConfigError
+from simstudy.schema import ConfigError, importing
 
 __all__ = [
     "PluginBand",
@@ -339,7 +339,7 @@ def band_fingerprint(methods) -> dict:
     return out
 
 
-def check_band_method(method: Any, key: str) -> str:
+def check_band_method(method: Any, key: str, *, trusted: Set[str] | None = None) -> str:
     """Check a band method named by a config, before any compute; return its canonical name.
 
     A built-in method is returned as it is. A registered name or an import path is imported and called twice on
@@ -353,6 +353,9 @@ def check_band_method(method: Any, key: str) -> str:
         import path ``module.function``.
     key : str
         The config key (``study.methods``), for the message.
+    trusted : set of str, optional, keyword-only
+        While a stored config is read, the import paths the user trusts
+        (:func:`~simstudy.plugins.refuse_untrusted`); default ``None``, the config is the user's own.
 
     Returns
     -------
@@ -387,7 +390,7 @@ def check_band_method(method: Any, key: str) -> str:
     assert isinstance(band, PluginBand)  # built-in methods returned above
     prefix = f"{key}={method}" + (f" (registered as {band.target})" if registered else "")
     try:
-        fn = import_target(band.target, directory=band.directory, key=key)
+        fn = import_target(band.target, directory=band.directory, key=key, trusted=trusted)
     except PluginError as exc:
         raise PluginError(str(exc) if not registered else f"{prefix}: {exc}") from None
     if not callable(fn):
@@ -443,9 +446,10 @@ def band_method_check() -> Callable[[str, Any], str]:
     import path module.function, got 'nope'
     """
 
-    def check(key: str, value: Any) -> str:
+    @importing
+    def check(key: str, value: Any, *, trusted: Set[str] | None = None) -> str:
         try:
-            return check_band_method(value, key)
+            return check_band_method(value, key, trusted=trusted)
         except PluginError as exc:
             raise ConfigError(str(exc)) from None
 

@@ -18,7 +18,7 @@ public name here is re-exported by :mod:`simstudy.plugins`, their documented hom
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,8 +32,9 @@ from simstudy._imports import (
     _import_path,
     _one_line,
     _search_dir,
+    refuse_untrusted,
 )
-from simstudy.schema import ConfigError
+from simstudy.schema import ConfigError, importing
 
 __all__ = [
     "SELECTION_KINDS",
@@ -271,7 +272,9 @@ def selection_settings(name: str, kind: str) -> dict | None:
     return extend.fingerprint(algorithm.target, algorithm.kwargs, algorithm.directory)
 
 
-def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms") -> str:
+def check_selection_algorithm(
+    name: str, kind: str, key: str = "study.algorithms", *, trusted: Set[str] | None = None
+) -> str:
     """Check one entry of ``study.algorithms`` before any compute and return its canonical name.
 
     A built-in name is returned as it is. A registered name or an import path ``module.function`` is imported
@@ -288,6 +291,9 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
         The contract it must follow (:data:`SELECTION_KINDS`).
     key : str, optional
         The config key that listed it, for the message; default ``"study.algorithms"``.
+    trusted : set of str, optional, keyword-only
+        While a stored config is read, the import paths the user trusts
+        (:func:`~simstudy.plugins.refuse_untrusted`); default ``None``, the config is the user's own.
 
     Returns
     -------
@@ -328,6 +334,7 @@ def check_selection_algorithm(name: str, kind: str, key: str = "study.algorithms
     assert isinstance(plugin, SelectionPlugin)  # built-in names returned above
     prefix = f"{key}={name}" + (f" ({plugin.target})" if registered else "")
     try:
+        refuse_untrusted(plugin.target, key, trusted)  # before the cache: imported earlier is not trusted now
         _ = plugin.function  # the import, so that its failure names the key
     except PluginError as exc:
         raise PluginError(f"{prefix}: {str(exc).split(': ', 1)[-1]}") from None
@@ -425,9 +432,10 @@ def selection_algorithm_check(kind: str) -> Callable[[str, Any], str]:
     'sequential_halving'
     """
 
-    def check(key: str, value: Any) -> str:
+    @importing
+    def check(key: str, value: Any, *, trusted: Set[str] | None = None) -> str:
         try:
-            return check_selection_algorithm(value, kind, key)
+            return check_selection_algorithm(value, kind, key, trusted=trusted)
         except PluginError as exc:
             raise ConfigError(str(exc)) from None
 

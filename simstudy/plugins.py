@@ -47,7 +47,8 @@ band methods          :class:`PluginBand`, :func:`band_method`, :func:`check_ban
                       :func:`register_band_method`
 selection algorithms  :class:`SelectionPlugin`, :func:`selection_algorithm`, :func:`check_selection_algorithm`,
                       :func:`register_selection_algorithm`
-shared                :func:`import_target`, :func:`source_hash`, :class:`PluginError`, :class:`PluginExit`
+shared                :func:`import_target`, :func:`refuse_untrusted`, :func:`source_hash`, :class:`PluginError`,
+                      :class:`PluginExit`
 ====================  ==========================================================================================
 
 The band and selection names are defined in their modules and re-exported here, their documented home.
@@ -71,14 +72,14 @@ plug-in is a :class:`PluginBand`, called once per chunk on all its samples and p
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from simstudy import extend
-from simstudy._imports import (  # noqa: F401 -- _LOADED, _trusting_only: the CLI's and the tests' handles
+from simstudy._imports import (  # noqa: F401 -- _LOADED: the CLI's and the tests' handle
     _CHECK_SEED,
     _LOADED,
     PluginError,
@@ -90,8 +91,8 @@ from simstudy._imports import (  # noqa: F401 -- _LOADED, _trusting_only: the CL
     _no_exit,
     _one_line,
     _search_dir,
-    _trusting_only,
     import_target,
+    refuse_untrusted,
     source_hash,
 )
 from simstudy.plugin_bands import (
@@ -120,6 +121,7 @@ __all__ = [
     "PluginError",
     "PluginExit",
     "import_target",
+    "refuse_untrusted",
     "source_hash",
     "PluginEstimator",
     "check_estimator",
@@ -266,7 +268,7 @@ def _check_shape(target: str, out: np.ndarray, shape: tuple[int, ...], what: str
         raise PluginError(f"_target_={target}: returned shape {out.shape} {what}; the contract is {shape}")
 
 
-def check_estimator(plugin: PluginEstimator, key: str) -> None:
+def check_estimator(plugin: PluginEstimator, key: str, *, trusted: Set[str] | None = None) -> None:
     """Import ``plugin`` and call it twice on 3 sorted samples of B = 5 (budgets 1, 3, 5), before any compute.
 
     The check input is fixed: 3 samples of B = 5 uniform scores in (0, 1), sorted, from a fixed seed, at
@@ -279,6 +281,9 @@ def check_estimator(plugin: PluginEstimator, key: str) -> None:
         The plug-in as the config built it (its target, keyword arguments and ``per_sample``).
     key : str
         The config key of the estimator (``estimators.top``), for the message.
+    trusted : set of str, optional, keyword-only
+        While a stored config is read, the import paths the user trusts (:func:`refuse_untrusted`); default
+        ``None``, the config is the user's own.
 
     Returns
     -------
@@ -302,6 +307,7 @@ def check_estimator(plugin: PluginEstimator, key: str) -> None:
     """
     prefix = f"{key}._target_={plugin.target}"
     try:
+        refuse_untrusted(plugin.target, "_target_", trusted)  # before the cache: imported earlier is not trusted now
         _ = plugin.function  # the import, so that its failure names the key
     except PluginError as exc:
         raise PluginError(f"{key}.{exc}") from None
@@ -550,11 +556,14 @@ class PluginDistribution:
         The label in tables and figures; default the object's ``name`` attribute, else the class name.
     directory : str, optional
         Where the module was found from (default: the working directory).
+    trusted : set of str, optional, keyword-only
+        While a stored config is read, the import paths the user trusts (:func:`refuse_untrusted`; not kept:
+        a built distribution was trusted); default ``None``, the config is the user's own.
 
     Raises
     ------
     PluginError
-        If ``target`` does not import, is not callable, raises when called with ``kwargs``, or builds an object
+        If ``target`` is not trusted, does not import, is not callable, raises when called with ``kwargs``, or builds an object
         missing one of ``support``, ``is_discrete``, ``sample``, ``cdf``, ``ppf``; the message names the target.
 
     See Also
@@ -576,9 +585,17 @@ class PluginDistribution:
     simstudy.plugins.PluginError: _target_=simstudy.distributions.Bag: Bag() raised TypeError: ...missing 1 required positional argument: 'values'
     """
 
-    def __init__(self, target: str, kwargs: tuple = (), name: str | None = None, directory: str | None = None):
+    def __init__(
+        self,
+        target: str,
+        kwargs: tuple = (),
+        name: str | None = None,
+        directory: str | None = None,
+        *,
+        trusted: Set[str] | None = None,
+    ):
         self.target, self.kwargs, self.directory = target, tuple(kwargs), _search_dir(directory)
-        cls = import_target(target, directory=self.directory)
+        cls = import_target(target, directory=self.directory, trusted=trusted)
         if not callable(cls):
             raise PluginError(f"_target_={target}: is a {type(cls).__name__}, not a class")
         try:

@@ -7,7 +7,8 @@ the field's ``doc``, and the field's ``check`` turns the raw value into the type
 :func:`docs` read it back for the CLI, and :func:`~simstudy.schema_docs.parameters` for the schema's own docstring:
 the class decorator :func:`~simstudy.schema_docs.documented` writes its numpydoc Parameters entries from the fields
 (type, default, doc, and what the check accepts: the words each check carries as ``check.accepts``, set by
-:func:`accepting`).
+:func:`accepting`). A check that imports a plug-in (a band method, a selection algorithm) is marked by
+:func:`importing`: :func:`parse` hands it the ``trusted`` import paths of a stored config it was given.
 
 The checks are small factories shared by every schema, so one setting kind is validated one way everywhere:
 
@@ -52,7 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 from typing import Any
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "refuse_unknown",
     "hashable",
     "accepting",
+    "importing",
 ]
 
 Check = Callable[[str, Any], Any]
@@ -474,17 +476,19 @@ def listed(
     simstudy.schema.ConfigError: study.ns must list at least one n, got []
     """
 
-    def check(key: str, value: Any) -> tuple:
+    def check(key: str, value: Any, **trust: Any) -> tuple:
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         if len(values) < minimum:
             raise ConfigError(f"{key} must list {what}, got {value!r}")
-        out = [item(key, v) for v in values]
+        out = [item(key, v, **trust) for v in values]
         if unique:
             out = list(dict.fromkeys(out))
         if len(out) < minimum:
             raise ConfigError(f"{key} must list {what} (distinct), got {value!r}")
         return tuple(sorted(out) if sort else out)
 
+    if getattr(item, "imports", False):  # its items import plug-ins: hand them the trust parse() is given
+        importing(check)
     words = getattr(item, "accepts", None)
     each = f", each {words}" if words else ""
     order = "sorted" if sort else "in the order given"
@@ -520,9 +524,11 @@ def optional(inner: Check) -> Check:
     (None, 10)
     """
 
-    def check(key: str, value: Any) -> Any:
-        return None if value is None else inner(key, value)
+    def check(key: str, value: Any, **trust: Any) -> Any:
+        return None if value is None else inner(key, value, **trust)
 
+    if getattr(inner, "imports", False):
+        importing(check)
     words = getattr(inner, "accepts", None)
     if words is None:
         return check
@@ -721,7 +727,15 @@ def refuse_unknown(values: Mapping, valid: Iterable[str], prefix: str = "", *, w
             raise ConfigError(f"{prefix}{key} is not a setting{owner} (settings: {', '.join(valid)})")
 
 
-def parse(schema: type, values: Mapping, prefix: str = "", *, ignore: Iterable[str] = (), what: str = "") -> Any:
+def parse(
+    schema: type,
+    values: Mapping,
+    prefix: str = "",
+    *,
+    ignore: Iterable[str] = (),
+    what: str = "",
+    trusted: Set[str] | None = None,
+) -> Any:
     """The schema's instance from a mapping of raw values: unknown keys refused, missing ones defaulted, each
     value checked.
 
@@ -738,6 +752,10 @@ def parse(schema: type, values: Mapping, prefix: str = "", *, ignore: Iterable[s
         Keys of ``values`` that belong to someone else (not refused, not read).
     what : str, keyword-only, default ""
         Names the setting's owner in the unknown-key message, e.g. ``"the band_coverage study"``.
+    trusted : set of str, keyword-only, optional
+        While a run directory's stored config is read, the plug-in import paths the user trusts, passed to the
+        checks marked by :func:`importing` (:func:`simstudy.plugins.refuse_untrusted`); default ``None``, the
+        values are the user's own.
 
     Returns
     -------
@@ -772,7 +790,12 @@ def parse(schema: type, values: Mapping, prefix: str = "", *, ignore: Iterable[s
     for f in fields:
         value = values.get(f.name, f.default)
         check = f.metadata.get("check")
-        out[f.name] = check(f"{prefix}{f.name}", value) if check is not None else value
+        if check is None:
+            out[f.name] = value
+        elif getattr(check, "imports", False):
+            out[f.name] = check(f"{prefix}{f.name}", value, trusted=trusted)
+        else:
+            out[f.name] = check(f"{prefix}{f.name}", value)
     return schema(**out)
 
 
@@ -899,3 +922,34 @@ def accepting(words: str) -> Callable[[Check], Check]:
         return check
 
     return label
+
+
+def importing(check: Check) -> Check:
+    """Mark a check that imports a plug-in, so that :func:`parse` passes it the trusted import paths.
+
+    A config read back from a run directory may come from anyone; the check of a value naming a plug-in must
+    refuse what the user did not trust (:func:`simstudy.plugins.refuse_untrusted`) before importing it. Such a
+    check takes ``check(key, value, *, trusted=None)``; :func:`listed` and :func:`optional` of it are marked too
+    and pass ``trusted`` on.
+
+    Parameters
+    ----------
+    check : callable
+        ``check(key, value, *, trusted=None)``.
+
+    Returns
+    -------
+    callable
+        ``check`` itself, its ``imports`` attribute set to True.
+
+    Examples
+    --------
+    >>> from simstudy.schema import importing, listed
+    >>> @importing
+    ... def plugin(key, value, *, trusted=None):
+    ...     return value if trusted is None or value in trusted else "refused"
+    >>> listed(plugin, sort=False)("study.methods", ["a.f", "b.g"], trusted={"a.f"})
+    ('a.f', 'refused')
+    """
+    check.imports = True  # type: ignore[attr-defined]  # an attribute of a function: mypy knows no such field
+    return check

@@ -125,10 +125,9 @@ def test_registered_paths_are_trusted_from_every_point(monkeypatch):
     monkeypatch.setattr(extend.estimators, "_entries", {})
     plugins.register_estimator("top_trusted", "numpy.take")
     assert "numpy.take" in _imports._registered_paths()
-    with _imports._trusting_only(()):
-        assert plugins.import_target("numpy.take") is np.take
-        with pytest.raises(plugins.PluginError, match="only when you name it too"):
-            plugins.import_target("numpy.put")
+    assert plugins.import_target("numpy.take", trusted=frozenset()) is np.take
+    with pytest.raises(plugins.PluginError, match="only when you name it too"):
+        plugins.import_target("numpy.put", trusted=frozenset())
 
 
 def test_a_moved_name_is_imported_from_where_it_lives():

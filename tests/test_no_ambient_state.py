@@ -1,20 +1,13 @@
 """No ambient context variables steer a run (issue 35): what a run needs is passed to it, so that a reader follows
-the flow from the call (the run directory's ``RunDir`` and ``created=``, the precision rule's ``stage=``).
+the flow from the call (the run directory's ``RunDir`` and ``created=``, the precision rule's ``stage=``, the
+plug-in paths a stored config may import: ``config.parse(cfg, trusted=...)``).
 
-Every ``ContextVar(`` in simstudy/ is listed below with the reason it is still there; a new one fails, and so does
-a listed one that is gone (the list only shrinks)."""
+No ``ContextVar(`` is left in simstudy/, and a new one fails."""
 
 import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "simstudy"
-
-#: (module, variable) -> why it is still a context variable. Remove an entry with the variable.
-ALLOWED = {
-    # which plug-in paths a stored config (collect, replay) may import: threading trusted= from config.parse down
-    # to every import site (distributions, estimators, band and selection checks) is the follow-up
-    ("_imports.py", "_TRUSTED"): "the trust of a stored config's plug-in paths",
-}
 
 _DEFINITION = re.compile(r"^\s*(\w+)\s*(?::[^=]*)?=\s*(?:contextvars\.)?ContextVar\(", re.M)
 
@@ -31,12 +24,9 @@ def _context_variables() -> dict[tuple[str, str], int]:
     return found
 
 
-def test_no_context_variable_steers_a_run_but_the_listed_ones():
-    found = _context_variables()
-    new = {f"{module}:{line} {name}" for (module, name), line in found.items() if (module, name) not in ALLOWED}
-    assert not new, f"context variables as hidden control flow: {sorted(new)}; pass the state as an argument"
-    gone = set(ALLOWED) - set(found)
-    assert not gone, f"listed but gone (remove them from ALLOWED): {sorted(gone)}"
+def test_no_context_variable_steers_a_run():
+    found = {f"{module}:{line} {name}" for (module, name), line in _context_variables().items()}
+    assert not found, f"context variables as hidden control flow: {sorted(found)}; pass the state as an argument"
 
 
 def test_the_check_finds_a_context_variable(tmp_path):

@@ -165,3 +165,36 @@ def test_a_study_refused_in_a_sent_directory_leaves_it_as_it_was(tmp_path):
                     cwd=tmp_path, check=False)
     one_line_error(proc, "holds results of a different configuration")
     assert _listing(sent) == before
+
+
+_OWN = {
+    "seed": 0,
+    "distribution": {"kind": "truncnorm", "mean": 0.5, "sd": 0.1, "low": 0, "high": 1},
+    "budget": {"B": 10},
+    "estimators": {"v": {"method": "v"}},
+    "study": {"name": "demo", "kind": "evp_accuracy", "reps": 100, "chunk_reps": 50},
+    "runner": {"n_jobs": 1, "backend": "loky"},
+}
+
+
+@pytest.mark.parametrize(
+    "where, key",
+    [
+        ({"distribution": {"_target_": "sent_point.top", "name": "x"}}, "distribution._target_"),
+        ({"estimators": {"mine": {"_target_": "sent_point.top"}}}, "estimators.mine._target_"),
+        ({"study": {"name": "demo", "kind": "band_coverage", "methods": ["sent_point.top"]}}, "study.methods"),
+        ({"study": {"name": "demo", "kind": "model_selection", "algorithms": ["sent_point.top"]}}, "study.algorithms"),
+    ],
+)
+def test_parse_refuses_an_untrusted_path_at_every_plugin_point_before_importing_it(tmp_path, monkeypatch, where, key):
+    # the trust is an argument of config.parse, handed down to each point's check (no ambient state)
+    from simstudy import config
+    from simstudy.schema import ConfigError
+
+    _plugin(tmp_path, "sent_point")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(__import__("sys").modules, "sent_point", raising=False)
+    refused = f"^{key}=sent_point.top: a plug-in named by a stored config .* add plugins=sent_point.top to the command"
+    with pytest.raises(ConfigError, match=refused):
+        config.parse({**_OWN, **where}, trusted=frozenset({"other.f"}))
+    assert not (tmp_path / "IMPORTED").exists()

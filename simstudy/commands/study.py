@@ -217,7 +217,6 @@ def _load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
     come from anyone: its config imports only the plug-ins in ``trusted`` (``plugins=...`` on the command line)
     or registered ones; any other ``_target_`` is refused by name before its module is imported."""
     from simstudy.config import parse
-    from simstudy.plugins import _trusting_only
 
     stored = run_dir / "config.yaml"
     if not stored.is_file():
@@ -229,8 +228,7 @@ def _load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
             f"run_dir={run_dir}/CELL, and simstudy collect sweep_dir={run_dir} for the stacked summary",
         )
     try:
-        with _trusting_only(trusted):
-            config = parse(old)
+        config = parse(old, trusted=frozenset(trusted))
     except ConfigError as exc:
         _fail(f"{stored}: {exc}")
     return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))
