@@ -268,19 +268,6 @@ def _theme():
     return plt
 
 
-def _warm_up() -> None:
-    """Pay what a first figure pays (matplotlib's imports, the theme, the fonts and the mathtext parser) with a
-    throwaway one: the painter (:mod:`simstudy.painter`) does it while the study computes. Drawing it changes
-    nothing in the figures drawn after it."""
-    from io import BytesIO
-
-    plt = _theme()
-    fig = plt.figure(figsize=(1, 1))
-    fig.text(0.1, 0.5, r"0.1 $\hat{U}_n$ V", fontsize=8)
-    fig.savefig(BytesIO(), format="png", dpi=20)
-    plt.close(fig)
-
-
 def _colorblind(n: int) -> list[tuple[float, float, float]]:
     """``n`` colours of :data:`_COLORBLIND` as RGB, cycling past ten (``seaborn.color_palette("colorblind", n)``)."""
     from matplotlib.colors import to_rgb
