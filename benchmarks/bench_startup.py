@@ -18,10 +18,10 @@ this / baseline (below 1 is faster). The goals:
   under 2.2 s on 2 cores. The goal was 1.5 s (issue 26), approached only with the painter: a process the script
   forked to import matplotlib while the study computed. Issue 35 removed it (one code path for every figure);
   a thread importing matplotlib meanwhile buys nothing, as the GIL runs its imports in turn with the run's.
-  Measured on a quiet 2-core machine (load average about 1; six rounds alternating, best of each): this tree
-  2.08 s, 0adac17 1.67 s with the painter (ratio 1.24: removing it costs about 0.4 s) and 2.06 s without it
-  (1.01); ``--help`` 0.19 s against 0.19-0.20 s. Under load the painter did not start (it needs an idle core)
-  and the three agree within the noise.
+  Measured by this script on 2 cores (issue 35, ``--repeat 5``, load average about 1.5): this tree 1.82 s,
+  0adac17 1.40 s with the painter (ratio 1.30: removing it costs about 0.4 s) and 1.90 s without it (0.96);
+  ``--help`` 0.124 s against 0.131 s (0.95), ``import simstudy`` 0.050 s against 0.052 s. Under a heavier load
+  the painter does not start (it needed an idle core) and the three agree within the noise.
 
 Wall times depend on the machine's load: compare the checkouts within one run, not across runs. It first
 waits (at most 90 s) for the one-minute load average to fall below 1, and byte-compiles both trees
