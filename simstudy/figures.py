@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from simstudy.charts import _colorblind, _theme, to_matplotlib
+from simstudy.charts import _colorblind, to_matplotlib
 from simstudy.stats.bands import METHOD_LABELS
 
 if TYPE_CHECKING:
@@ -64,19 +64,6 @@ def _distribution(name) -> str:
 def _method(method: str) -> str:
     """A band method's readable name (:data:`simstudy.stats.bands.METHOD_LABELS`)."""
     return METHOD_LABELS.get(method, method)
-
-
-def _warm_up() -> None:
-    """Pay what a first figure pays (matplotlib's imports, the theme, the fonts and the mathtext parser) with a
-    throwaway one: the painter (:mod:`simstudy.painter`) does it while the study computes. Drawing it changes
-    nothing in the figures drawn after it."""
-    from io import BytesIO
-
-    plt = _theme()
-    fig = plt.figure(figsize=(1, 1))
-    fig.text(0.1, 0.5, r"0.1 $\hat{U}_n$ V", fontsize=8)
-    fig.savefig(BytesIO(), format="png", dpi=20)
-    plt.close(fig)
 
 
 class _OnFirstUse:

@@ -20,7 +20,7 @@ import dataclasses
 import logging
 from pathlib import Path
 
-from simstudy import io, painter
+from simstudy import io
 from simstudy.engine import chunks
 from simstudy.engine.rundir import EXIT_FAILED, RunDir, _chunks_changed, _fail, _read_stored_config
 from simstudy.schema import ConfigError
@@ -44,8 +44,6 @@ def _run_and_report(config, run_dir: RunDir):
 
     out_dir = run_dir.path
     spec = study(config.study.kind)
-    if config.runner.figures and callable(spec.figure):  # the painter imports the figure's module meanwhile
-        painter.warm(spec.figure.__module__)
     try:
         result = run_study(spec, config, out_dir)  # spec.run, under study.precision's rule if set
     except ShardDone as done:
@@ -81,19 +79,16 @@ def _run_and_report(config, run_dir: RunDir):
     shown = (
         result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else result.summary
     )
-    sent = False
-    if len(shown):
-        if config.runner.figures:  # only the formats asked for: each costs about as much as drawing the figure
-            figure = figure_function(spec)
-            paths = [out_dir / f"figure.{suffix}" for suffix in config.runner.figures]
-            sent = painter.send(figure, shown, paths, dpi=150)
-        if spec.headline is not None:  # while the painter draws
-            log.info("%s", spec.headline(shown))
+    if len(shown) and spec.headline is not None:
+        log.info("%s", spec.headline(shown))
     _build_or_warn(out_dir, headline=headline, frame=result.summary, kind=spec.kind)  # report.html, ~30 ms
-    if len(shown) and config.runner.figures and not (sent and painter.done()):  # drawn here without a painter
-        fig = figure(shown)
-        for path in paths:
-            io.save_figure(fig, path, dpi=150)
+    # One code path for the command line and simstudy.run: drawn here, after the run. Warming matplotlib up in a
+    # thread while the study computes was measured (benchmarks/bench_startup.py) to buy nothing: the GIL runs its
+    # imports in turn with the run's own Python, not beside it.
+    if len(shown) and config.runner.figures:  # only the formats asked for: each costs about as much as the drawing
+        fig = figure_function(spec)(shown)
+        for suffix in config.runner.figures:
+            io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
     if config.runner.figures and "zip" in result.files:  # a coverage study's replicates, ranked
         _zip_figure(result.files["zip"], config.runner.figures)
     log.info("wrote %s to %s", run_dir.listing(), out_dir)
