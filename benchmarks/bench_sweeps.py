@@ -33,7 +33,7 @@ SWEEP = ["-m", "experiment=dodge2021_fig1", "runner.progress=false", "runner.n_j
 
 def main() -> None:
     from simstudy import cli, figures, sweeps  # noqa: F401 -- imported before timing, as in the sweep's own process
-    from simstudy.cli.sweeps import _sweep_plan
+    from simstudy.cli.sweeps import sweep_plan
 
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "simstudy.cli", *SWEEP], cwd=tmp, check=True, capture_output=True)
@@ -42,8 +42,8 @@ def main() -> None:
         assert len(jobs) == 6, jobs
 
         def aggregate():
-            swept, jobs = _sweep_plan(OmegaConf.load(sweep_dir / "multirun.yaml"))
-            sweeps._write_sweep(sweep_dir, swept, jobs)
+            swept, jobs = sweep_plan(OmegaConf.load(sweep_dir / "multirun.yaml"))
+            sweeps.write_sweep(sweep_dir, swept, jobs)
 
         [warm] = best_of(aggregate, number=1, repeat=5)
         started = time.perf_counter()

@@ -59,7 +59,7 @@ class PluginExit(PluginError):
     Examples
     --------
     >>> import sys
-    >>> with _no_exit("_target_=my.plugin"):
+    >>> with no_exit("_target_=my.plugin"):
     ...     sys.exit(3)
     Traceback (most recent call last):
     ...
@@ -72,7 +72,7 @@ class PluginExit(PluginError):
 
 
 @contextlib.contextmanager
-def _no_exit(where: str) -> Any:
+def no_exit(where: str) -> Any:
     """Run plug-in code with its ``sys.exit`` turned into :class:`PluginExit` naming ``where``."""
     try:
         yield
@@ -83,30 +83,30 @@ def _no_exit(where: str) -> Any:
         ) from None
 
 
-def _search_dir(directory: str | None) -> str:
+def search_dir(directory: str | None) -> str:
     return os.path.abspath(directory if directory is not None else os.getcwd())
 
 
-def _on_path(directory: str) -> None:
+def on_path(directory: str) -> None:
     """Put ``directory`` on ``sys.path`` (last: it never shadows an installed module) unless it is there."""
     here = os.path.abspath(directory)
     if not any(os.path.abspath(p or os.curdir) == here for p in sys.path):
         sys.path.append(here)
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 #: Callables giving the import paths each registry holds (:class:`simstudy.extend.Registry` adds its own):
 #: what the user installed and a config names by name, trusted by :func:`refuse_untrusted`.
-_PATH_SOURCES: list[Callable[[], Any]] = []
+PATH_SOURCES: list[Callable[[], Any]] = []
 
 
-def _registered_paths() -> set[str]:
+def registered_paths() -> set[str]:
     """The import paths of every registered plug-in: code the user installed, which a config names by name."""
-    return {path for source in _PATH_SOURCES for path in source()}
+    return {path for source in PATH_SOURCES for path in source()}
 
 
 def refuse_untrusted(path: str, key: str, trusted: Set[str] | None) -> None:
@@ -141,7 +141,7 @@ def refuse_untrusted(path: str, key: str, trusted: Set[str] | None) -> None:
     ...
     simstudy.plugins.PluginError: _target_=my_plugins.top: a plug-in named by a stored config is imported ...
     """
-    if trusted is not None and path not in trusted and path not in _registered_paths():
+    if trusted is not None and path not in trusted and path not in registered_paths():
         raise PluginError(
             f"{key}={path}: a plug-in named by a stored config is imported (its code run) only when you name it "
             f"too: add plugins={path} to the command if you trust that code"
@@ -194,24 +194,24 @@ def import_target(
             f"{key} must be an import path module.attribute (e.g. my_estimators.best_of_all), got {path!r}"
         )
     refuse_untrusted(path, key, trusted)
-    where = _search_dir(directory)
-    _on_path(where)
+    where = search_dir(directory)
+    on_path(where)
     parts = path.split(".")
     if parts[0] not in sys.modules:
         importlib.invalidate_caches()  # a module written since the directory was last listed
     for i in range(len(parts) - 1, 0, -1):  # the longest importable prefix is the module
         module_name = ".".join(parts[:i])
         try:
-            with _no_exit(f"{key}={path}: importing {module_name}"):
+            with no_exit(f"{key}={path}: importing {module_name}"):
                 obj = importlib.import_module(module_name)
         except PluginExit:
             raise
         except ModuleNotFoundError as exc:
             if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
                 continue  # this prefix is not a module: try a shorter one
-            raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
+            raise PluginError(f"{key}={path}: importing {module_name} failed: {one_line(exc)}") from None
         except Exception as exc:
-            raise PluginError(f"{key}={path}: importing {module_name} failed: {_one_line(exc)}") from None
+            raise PluginError(f"{key}={path}: importing {module_name} failed: {one_line(exc)}") from None
         for attr in parts[i:]:
             try:
                 obj = getattr(obj, attr)
@@ -370,23 +370,23 @@ def source_hash(path: str, *, directory: str | None = None) -> str:
     return h.hexdigest()[:16]
 
 
-def _call_kwargs(fn: Callable) -> set[str]:
+def call_kwargs(fn: Callable) -> set[str]:
     try:
         return set(inspect.signature(fn).parameters)
     except (TypeError, ValueError):  # a builtin or C function without a signature
         return set()
 
 
-def _function(target: str, directory: str | None, key: str) -> Callable:
+def function(target: str, directory: str | None, key: str) -> Callable:
     """The function an import path names, imported once per process and directory (a worker's first call)."""
-    cache = (target, _search_dir(directory))
-    fn = _LOADED.get(cache)
+    cache = (target, search_dir(directory))
+    fn = LOADED.get(cache)
     if fn is None:
         fn = import_target(target, directory=directory, key=key)
         if not callable(fn):
             raise PluginError(f"{key}={target}: is a {type(fn).__name__}, not a function")
         fn = _exit_checked(fn, f"{key}={target}")
-        _LOADED[cache] = fn
+        LOADED[cache] = fn
     return fn
 
 
@@ -395,17 +395,17 @@ def _exit_checked(fn: Callable, where: str) -> Callable:
 
     @functools.wraps(fn)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        with _no_exit(where):
+        with no_exit(where):
             return fn(*args, **kwargs)
 
     return checked
 
 
 # Functions imported in this process, by (path, directory).
-_LOADED: dict[tuple[str, str], Callable] = {}
+LOADED: dict[tuple[str, str], Callable] = {}
 
 
-def _import_path(target: str | Callable, who: str) -> str:
+def import_path(target: str | Callable, who: str) -> str:
     """``target`` itself, or the ``module.qualname`` of a module-level function."""
     if not callable(target):
         return target
@@ -418,11 +418,11 @@ def _import_path(target: str | Callable, who: str) -> str:
 
 
 #: The seed of every check's tiny input (a plug-in is called on the same input twice: it must agree).
-_CHECK_SEED = 20240514
+CHECK_SEED = 20240514
 
 
-def _check_input(B: int = 5, reps: int = 3):
+def check_input(B: int = 5, reps: int = 3):
     """The tiny input of the estimator and band checks: ``reps`` sorted samples of ``B`` scores in (0, 1)."""
     import numpy as np
 
-    return np.sort(np.random.default_rng(_CHECK_SEED).random((reps, B)), axis=1)
+    return np.sort(np.random.default_rng(CHECK_SEED).random((reps, B)), axis=1)

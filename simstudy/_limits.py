@@ -10,7 +10,7 @@ names too.
 :func:`memory_limit`   bytes a run may plan to hold at once
 :func:`check_memory`   refuse a setting whose estimated memory exceeds the limit, in one line
 :data:`TIME_ENV`       the environment variable of the time limit (minutes)
-``_check_time``        refuse a setting whose estimated compute time exceeds the limit, in one line
+``check_time``         refuse a setting whose estimated compute time exceeds the limit, in one line
 =====================  ===================================================================================
 """
 
@@ -64,7 +64,7 @@ def memory_limit() -> float:
     """
     import os
 
-    gb = _env_limit(MEMORY_ENV, "GB")
+    gb = env_limit(MEMORY_ENV, "GB")
     if gb is not None:
         return gb * 1e9
     try:
@@ -73,7 +73,7 @@ def memory_limit() -> float:
         return 8e9
 
 
-def _env_limit(name: str, unit: str) -> float | None:
+def env_limit(name: str, unit: str) -> float | None:
     """A limit set by the environment variable ``name`` (a positive finite number of ``unit``), or None when unset."""
     import os
 
@@ -89,7 +89,7 @@ def _env_limit(name: str, unit: str) -> float | None:
     return value
 
 
-def _size(nbytes: float) -> str:
+def size(nbytes: float) -> str:
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
         if nbytes >= scale:
             return f"{nbytes / scale:.3g} {unit}"
@@ -146,7 +146,7 @@ def check_memory(key: str, value: Any, nbytes: float, what: str, fix: str) -> No
             else f"half the physical memory; set {MEMORY_ENV} to change it"
         )
         raise ConfigError(
-            f"{key}={value} needs about {_size(nbytes)} ({what}); the limit is {_size(limit)} ({source}): {fix}"
+            f"{key}={value} needs about {size(nbytes)} ({what}); the limit is {size(limit)} ({source}): {fix}"
         )
 
 
@@ -163,13 +163,13 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2g} s"
 
 
-def _check_time(key: str, value: Any, seconds: float, what: str, fix: str) -> None:
+def check_time(key: str, value: Any, seconds: float, what: str, fix: str) -> None:
     """Refuse at once a setting whose estimated compute time exceeds ``$SIMSTUDY_MAX_MINUTES`` (default 30), in
     one line with the estimate, like :func:`check_memory` for memory."""
     import os
 
     raw = os.environ.get(TIME_ENV)
-    minutes = _env_limit(TIME_ENV, "minutes")
+    minutes = env_limit(TIME_ENV, "minutes")
     minutes = _DEFAULT_MINUTES if minutes is None else minutes
     if seconds > 60.0 * minutes:
         source = f"{TIME_ENV}={raw}" if raw is not None else f"set {TIME_ENV} to change it"

@@ -20,9 +20,9 @@ panels), :func:`to_vega` writes it as the Vega-Lite spec ``report.html`` embeds.
 ======================  ==========================================================================================
 
 The house style lives here too, below every figure (:mod:`simstudy.figures`, the studies' and commands'
-figures import it from here): ``_theme()`` sets it and returns pyplot; ``_colorblind(n)``, ``_band``,
-``_shade``, ``_title``, ``_suptitle``, ``_labels``, ``_legend`` (wrapped to the room they have by ``_wrap``),
-``_label``, ``_plain`` and ``_set_xscale`` draw in it. matplotlib is imported when a figure is first drawn,
+figures import it from here): ``theme()`` sets it and returns pyplot; ``colorblind(n)``, ``draw_band``,
+``shade_patch``, ``axes_title``, ``suptitle``, ``labels``, ``legend`` (wrapped to the room they have by ``wrap``),
+``estimator_label``, ``plain`` and ``set_xscale`` draw in it. matplotlib is imported when a figure is first drawn,
 never with this module (it costs about 0.4 s, and ``--help``, a shard or a run that fails its checks never
 draw); nor is pandas (only :func:`to_matplotlib` and :func:`estimates` use a frame).
 
@@ -346,7 +346,7 @@ def estimates(
     label = (
         "95% Clopper–Pearson interval"
         if use_ci
-        else f"{'95% Monte Carlo interval' if z == _Z else 'interval'} (±{z:g} MCSE)"
+        else f"{'95% Monte Carlo interval' if z == Z else 'interval'} (±{z:g} MCSE)"
     )
     return Chart(
         title,
@@ -591,7 +591,7 @@ def to_matplotlib(chart: Chart):
     import pandas as pd
     from matplotlib.lines import Line2D
 
-    plt = _theme()
+    plt = theme()
     rows = pd.DataFrame(list(chart.rows)) if chart.rows else pd.DataFrame({"x": [], "estimate": []})
     facet = rows["facet"] if "facet" in rows else pd.Series([()] * len(rows), index=rows.index, dtype=object)
     panels = list(dict.fromkeys(facet)) or [()]
@@ -599,7 +599,7 @@ def to_matplotlib(chart: Chart):
     ncols = n_last if 1 < n_last <= 5 and len(panels) % n_last == 0 else min(4, len(panels))
     nrows = -(-len(panels) // ncols)
     hues = list(dict.fromkeys(rows["hue"])) if "hue" in rows else [None]
-    palette = dict(zip(hues, _colorblind(len(hues))))
+    palette = dict(zip(hues, colorblind(len(hues))))
     hue = rows["hue"] if "hue" in rows else pd.Series(None, index=rows.index, dtype=object)
     style = rows["style"] if "style" in rows else pd.Series("", index=rows.index, dtype=object)
     styles = {c: ("-", "--", ":", "-.")[k % 4] for k, c in enumerate(dict.fromkeys(style))} or {"": "-"}
@@ -616,7 +616,7 @@ def to_matplotlib(chart: Chart):
                 line = s[(hue[s.index] == h if h is not None else True) & (style[s.index] == c)].sort_values("x")
                 if not len(line):
                     continue
-                label = _label(str(h)) if h is not None and i == 0 and c == first else None
+                label = estimator_label(str(h)) if h is not None and i == 0 and c == first else None
                 marker = {"marker": "o", "ms": 3} if "point" in chart.marks else {}
                 ax.plot(line["x"], line["estimate"], color=palette[h], label=label, lw=1.6, ls=ls, **marker)
                 if banded:
@@ -635,60 +635,60 @@ def to_matplotlib(chart: Chart):
                     ax.axhline(level, color="0.45", lw=0.8, ls="--")
         if chart.facets:
             named = [f"{k} = {v}" for k, v in zip(chart.facets, values)] if chart.panel_keys else list(values)
-            _title(ax, ", ".join(named))
+            axes_title(ax, ", ".join(named))
         if i % ncols == 0:
-            _labels(ax, ylabel=chart.ylabel)
+            labels(ax, ylabel=chart.ylabel)
         if i >= len(panels) - ncols:
-            _labels(ax, xlabel=chart.xlabel or chart.x)
+            labels(ax, xlabel=chart.xlabel or chart.x)
         if chart.xscale == "log":
-            _set_xscale(ax, "log")
+            set_xscale(ax, "log")
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
-    extra: list = [_shade(chart.interval.label)] if banded else []  # type: ignore[union-attr]  # legend handles
+    extra: list = [shade_patch(chart.interval.label)] if banded else []  # type: ignore[union-attr]  # legend handles
     if len(styles) > 1:
         extra += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]
     if chart.rule is not None and chart.rule in rows and rows[chart.rule].notna().any():
         extra += [Line2D([], [], color="0.45", lw=0.8, ls="--", label=chart.rule_label)]
     if extra or any(h is not None for h in hues):
-        _legend(fig, axes.flat[0], extra, fontsize=7, loc="outside lower center", ncols=min(3, max(1, ncols)))
-    _suptitle(fig, chart.title)
+        legend(fig, axes.flat[0], extra, fontsize=7, loc="outside lower center", ncols=min(3, max(1, ncols)))
+    suptitle(fig, chart.title)
     return fig
 
 
 # ---------------------------------------------------------------------------------------- the house style
 
 
-_Z = 1.96
+Z = 1.96
 
 
 _XSCALES = ("linear", "log")
 
 
-def _label(estimator: str) -> str:
+def estimator_label(estimator: str) -> str:
     """U/V/W in the papers' notation; anything else as named (escaped: a plug-in's name is user text)."""
-    return f"${estimator.upper()}_n^B$" if estimator in ("u", "v", "w") else _plain(estimator)
+    return f"${estimator.upper()}_n^B$" if estimator in ("u", "v", "w") else plain(estimator)
 
 
-def _plain(text) -> str:
+def plain(text) -> str:
     """User text (a model, file or distribution name) as drawn: matplotlib reads ``$...$`` as mathematics, so
     a name such as ``budget $5_$`` would raise when the figure is saved; escaped, it is drawn as typed."""
     return str(text).replace("$", r"\$")
 
 
 def _is_math(text: str) -> bool:
-    """A label :func:`_label` wrote in mathematical notation (kept as mathematics by the legend)."""
+    """A label :func:`estimator_label` wrote in mathematical notation (kept as mathematics by the legend)."""
     return text.startswith("$") and text.endswith("$") and text.count("$") == 2 and "_n^B" in text
 
 
-def _band(ax, frame: pd.DataFrame, x: str, label: str | None, color, *, low=None, high=None, **kwargs) -> None:
+def draw_band(ax, frame: pd.DataFrame, x: str, label: str | None, color, *, low=None, high=None, **kwargs) -> None:
     frame = frame.sort_values(x)
-    lo = frame[low] if low else frame["estimate"] - _Z * frame["mcse"]
-    hi = frame[high] if high else frame["estimate"] + _Z * frame["mcse"]
+    lo = frame[low] if low else frame["estimate"] - Z * frame["mcse"]
+    hi = frame[high] if high else frame["estimate"] + Z * frame["mcse"]
     ax.plot(frame[x], frame["estimate"], color=color, label=label, lw=1.6, **kwargs)
     ax.fill_between(frame[x], lo, hi, color=color, alpha=0.25, lw=0)
 
 
-def _shade(label: str, alpha: float = 0.3) -> Patch:
+def shade_patch(label: str, alpha: float = 0.3) -> Patch:
     """A legend entry for shaded bands (grey: it explains the shading of every colour)."""
     from matplotlib.patches import Patch
 
@@ -785,7 +785,7 @@ def _style() -> dict:
     return {**sizes, **_WHITEGRID, "axes.prop_cycle": cycler("color", [to_rgb(c) for c in _DEEP])}
 
 
-def _check_backend() -> None:
+def check_backend() -> None:
     """Refuse a ``MPLBACKEND`` that matplotlib cannot import with, in one line naming the variable.
 
     matplotlib reads the variable when it is imported and raises a ``ValueError`` about its rc key ``backend``;
@@ -815,13 +815,13 @@ def _check_backend() -> None:
 def _agg() -> None:
     """Select the Agg backend, once, before pyplot draws its first figure (files only; no display is assumed:
     CI, clusters)."""
-    _check_backend()
+    check_backend()
     import matplotlib
 
     matplotlib.use("Agg")
 
 
-def _theme():
+def theme():
     """Set the figures' theme (:func:`_style`) and return :mod:`matplotlib.pyplot`, imported on the first figure
     (with :func:`_agg`). Every figure starts here."""
     _agg()
@@ -831,14 +831,14 @@ def _theme():
     return plt
 
 
-def _colorblind(n: int) -> list[tuple[float, float, float]]:
+def colorblind(n: int) -> list[tuple[float, float, float]]:
     """``n`` colours of :data:`_COLORBLIND` as RGB, cycling past ten (``seaborn.color_palette("colorblind", n)``)."""
     from matplotlib.colors import to_rgb
 
     return [to_rgb(_COLORBLIND[i % len(_COLORBLIND)]) for i in range(n)]
 
 
-def _wrap(fig, text: str, width_in: float, fontsize: float) -> str:
+def wrap(fig, text: str, width_in: float, fontsize: float) -> str:
     """Break ``text`` into lines no wider than ``width_in`` inches at ``fontsize`` (points).
 
     Breaks at spaces; a single word wider than a line (a long file name) is cut where it must be. Widths are
@@ -884,18 +884,18 @@ def _panel_size(ax) -> tuple[float, float]:
     return box.width * ax.figure.get_figwidth(), box.height * ax.figure.get_figheight()
 
 
-def _suptitle(fig, text: str, fontsize: float = 9) -> None:
-    fig.suptitle(_wrap(fig, _plain(text), 0.95 * fig.get_figwidth(), fontsize), fontsize=fontsize)
+def suptitle(fig, text: str, fontsize: float = 9) -> None:
+    fig.suptitle(wrap(fig, plain(text), 0.95 * fig.get_figwidth(), fontsize), fontsize=fontsize)
 
 
-def _title(ax, text: str, fontsize: float = 9) -> None:
+def axes_title(ax, text: str, fontsize: float = 9) -> None:
     # Centred on its axes, which the y label pushes right of the figure's centre: a title as wide as its
     # column would run off the right edge, so it gets 80% of the column.
     cols = ax.get_subplotspec().get_geometry()[1]
-    ax.set_title(_wrap(ax.figure, _plain(text), 0.8 * ax.figure.get_figwidth() / cols, fontsize), fontsize=fontsize)
+    ax.set_title(wrap(ax.figure, plain(text), 0.8 * ax.figure.get_figwidth() / cols, fontsize), fontsize=fontsize)
 
 
-def _labels(ax, xlabel: str | None = None, ylabel: str | None = None) -> None:
+def labels(ax, xlabel: str | None = None, ylabel: str | None = None) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.font_manager import FontProperties
 
@@ -903,12 +903,12 @@ def _labels(ax, xlabel: str | None = None, ylabel: str | None = None) -> None:
     size = plt.rcParams["axes.labelsize"]
     size = FontProperties(size=size).get_size_in_points()
     if xlabel is not None:
-        ax.set_xlabel(_wrap(ax.figure, _plain(xlabel), 1.1 * width, size))
+        ax.set_xlabel(wrap(ax.figure, plain(xlabel), 1.1 * width, size))
     if ylabel is not None:
-        ax.set_ylabel(_wrap(ax.figure, _plain(ylabel), 1.1 * height, size))
+        ax.set_ylabel(wrap(ax.figure, plain(ylabel), 1.1 * height, size))
 
 
-def _legend(
+def legend(
     where,
     handles_from=None,
     extra=(),
@@ -934,12 +934,12 @@ def _legend(
     fig = where if isinstance(where, matplotlib.figure.Figure) else where.figure
     size = FontProperties(size=fontsize or plt.rcParams["legend.fontsize"]).get_size_in_points()
     width = share * fig.get_figwidth() if share else (0.92 * fig.get_figwidth() - 0.5 * ncols) / ncols
-    # Labels are user text (model names) unless _label wrote them as mathematics; escaped once.
-    labels = [lb if _is_math(lb) else _wrap(fig, lb if "\\$" in lb else _plain(lb), width, size) for lb in labels]
+    # Labels are user text (model names) unless estimator_label wrote them as mathematics; escaped once.
+    labels = [lb if _is_math(lb) else wrap(fig, lb if "\\$" in lb else plain(lb), width, size) for lb in labels]
     return where.legend(handles, labels, frameon=True, fontsize=size, ncols=ncols, **kwargs)
 
 
-def _set_xscale(ax, xscale: str) -> None:
+def set_xscale(ax, xscale: str) -> None:
     import matplotlib.ticker
 
     ax.set_xscale(xscale)
@@ -949,7 +949,7 @@ def _set_xscale(ax, xscale: str) -> None:
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
-def _xscale_iv(xscale: str) -> str:
+def xscale_iv(xscale: str) -> str:
     if xscale not in _XSCALES:
         raise ValueError(f"xscale must be one of {', '.join(_XSCALES)}, got {xscale!r}")
     return xscale

@@ -37,13 +37,13 @@ from simstudy.score_files import (
     DataError,
     DataWarning,
     ScoreFile,
-    _choice_iv,
-    _records,
-    _score,
-    _scores,
-    _Table,
+    Table,
+    choice_iv,
     load_scores,
     read_scores,
+    records,
+    score,
+    table_scores,
 )
 
 __all__ = [
@@ -78,13 +78,13 @@ _REDUCES = ("best", "final")
 
 
 @cache  # the DeBERTa files are parsed once for all split/reduce combinations
-def _shipped(folder: str, file: str) -> _Table:
-    return _records(resources.files("simstudy") / "data" / folder / file, file)
+def _shipped(folder: str, file: str) -> Table:
+    return records(resources.files("simstudy") / "data" / folder / file, file)
 
 
 @cache
 def _shipped_scores(folder: str, file: str, score_column: str, model_column: str) -> dict[str, np.ndarray]:
-    scores = _scores(
+    scores = table_scores(
         _shipped(folder, file),
         file,
         score_column=score_column,
@@ -136,7 +136,7 @@ def _deberta(model: str, split: str, reduce: str) -> np.ndarray:
             raise DataError(f"{file}: {where}: learning_curves.{split} is not a list of [step, accuracy]") from None
         if not accs:
             raise DataError(f"{file}: {where}: learning_curves.{split} is empty")
-        accs = [_score(a, file, where, f"{split} accuracy", 0.0, 1.0) for a in accs]
+        accs = [score(a, file, where, f"{split} accuracy", 0.0, 1.0) for a in accs]
         values.append(max(accs) if reduce == "best" else accs[-1])
     x = np.asarray(values, dtype=np.float64)
     x.flags.writeable = False
@@ -184,9 +184,9 @@ def deberta_mnli(model: str, *, split: str = "matched", reduce: str = "best") ->
     ValueError: unknown deberta_mnli model 'bert'; choose one of: deberta, debertav3
     """
     return _deberta(
-        _choice_iv("deberta_mnli model", model, _DEBERTA_FILES),
-        _choice_iv("split", split, _SPLITS),
-        _choice_iv("reduce", reduce, _REDUCES),
+        choice_iv("deberta_mnli model", model, _DEBERTA_FILES),
+        choice_iv("split", split, _SPLITS),
+        choice_iv("reduce", reduce, _REDUCES),
     )
 
 
@@ -251,7 +251,7 @@ def load_models(name: str, **options: str) -> dict[str, np.ndarray]:
     ValueError: tdsa_fiesta takes no options, got: split
     """
     _not_a_file_iv(name)
-    name = _choice_iv("dataset", name, DATASETS)
+    name = choice_iv("dataset", name, DATASETS)
     if name == "deberta_mnli":
         return {model: load_dataset(name, model, **options) for model in _DEBERTA_FILES}
     if options:
@@ -292,15 +292,15 @@ def load_dataset(name: str, model: str, **options: str) -> np.ndarray:
     ValueError: unknown dataset 'reuters'; choose one of: deberta_mnli, reuters_hedwig, tdsa_fiesta
     """
     _not_a_file_iv(name)
-    name = _choice_iv("dataset", name, DATASETS)
+    name = choice_iv("dataset", name, DATASETS)
     if name == "deberta_mnli":
         for option in options:
-            _choice_iv("deberta_mnli option", option, ("reduce", "split"))
+            choice_iv("deberta_mnli option", option, ("reduce", "split"))
         return deberta_mnli(model, **options)
     if options:
         raise ValueError(f"{name} takes no options, got: {', '.join(options)}")
     scores = reuters_hedwig() if name == "reuters_hedwig" else tdsa_fiesta()
-    return scores[_choice_iv(f"{name} model", model, scores)]
+    return scores[choice_iv(f"{name} model", model, scores)]
 
 
 def _sample_rng(seed: int, model: str) -> np.random.Generator:

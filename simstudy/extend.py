@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from simstudy._imports import _PATH_SOURCES, PluginError, _on_path, _one_line, import_target, source_hash
+from simstudy._imports import PATH_SOURCES, PluginError, import_target, on_path, one_line, source_hash
 
 __all__ = [
     "Registry",
@@ -173,7 +173,7 @@ class Registry:
         self._describe = describe or path_of or repr
         self._check = check
         self._check_kwargs = dict(check_kwargs or {})
-        _PATH_SOURCES.append(self.paths)
+        PATH_SOURCES.append(self.paths)
 
     def __repr__(self) -> str:
         return f"<Registry of {self.plural}: {', '.join(self.names())}>"
@@ -491,7 +491,7 @@ selection_algorithms: dict[str, Registry] = {
 }
 
 
-def _entry_points() -> list:
+def entry_points() -> list:
     from importlib.metadata import entry_points
 
     return list(entry_points(group=ENTRY_POINT_GROUP))
@@ -505,7 +505,7 @@ def _load_one(name: str, load: Callable[[], Any]) -> None:
     except PluginError:
         raise
     except Exception as exc:
-        raise PluginError(f"plug-in {name} failed to load: {_one_line(exc)}") from None
+        raise PluginError(f"plug-in {name} failed to load: {one_line(exc)}") from None
 
 
 _PLUGINS_LOADED = [False]
@@ -540,13 +540,13 @@ def load_plugins() -> list[str]:
         return []
     _PLUGINS_LOADED[0] = True
     loaded = []
-    for ep in _entry_points():
+    for ep in entry_points():
         dist = getattr(getattr(ep, "dist", None), "name", None)
         label = f"{dist}:{ep.name}" if dist else ep.name
         _load_one(f"{label} ({ep.value})", ep.load)
         loaded.append(label)
     for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
-        _on_path(os.getcwd())
+        on_path(os.getcwd())
         _load_one(f"{module} (from {PLUGINS_ENV})", partial(importlib.import_module, module))
         loaded.append(module)
     return loaded

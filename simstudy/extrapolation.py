@@ -53,7 +53,7 @@ from simstudy.engine import identity as _identity
 from simstudy.engine.runner import RunReport, Task, chunk_tasks, run_tasks, stable_hash, task_seed
 from simstudy.stats import bands
 from simstudy.stats.kde import failed_runs
-from simstudy.stats.parametric_fit import FIT_VERSION, MIN_TAIL, Threshold, _curves, bootstrap_chunk
+from simstudy.stats.parametric_fit import FIT_VERSION, MIN_TAIL, Threshold, bootstrap_chunk, curves
 
 log = logging.getLogger("simstudy.extrapolate")  # its name before issue 26: log filters and the terminal keep it
 
@@ -663,7 +663,7 @@ def _mirrored(result: Extrapolation, opts) -> Extrapolation:
 
 
 def _law_curves(law, ks: np.ndarray, mean: bool):
-    med, avg = _curves(
+    med, avg = curves(
         np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]), law.convex, ks, mean=mean
     )
     return med[0], (avg[0] if mean else None)

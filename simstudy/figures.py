@@ -11,8 +11,8 @@ run that fails its checks, a shard, ``--help`` never draw).
 
 =================================  ==========================================================================
 :func:`sweep_figure`               a sweep's faceted figure: one panel per job, one line per ``hue`` value
-``_estimator_palette``             a colour per estimator, U, V, W fixed
-``_distribution``, ``_method``     a shipped distribution's and a band method's readable names
+``estimator_palette``              a colour per estimator, U, V, W fixed
+``distribution``, ``method_label``   a shipped distribution's and a band method's readable names
 =================================  ==========================================================================
 
 The house style itself (the theme, the palette, wrapped titles, labels and legends, bands) lives in
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from simstudy.charts import _colorblind, to_matplotlib
+from simstudy.charts import colorblind, to_matplotlib
 from simstudy.stats.bands import METHOD_LABELS
 
 if TYPE_CHECKING:
@@ -43,9 +43,9 @@ _ESTIMATOR_COLOURS = {"u": 0, "v": 1, "w": 2}
 _OTHER_COLOURS = (4, 9, 7, 6, 8, 3, 5)
 
 
-def _estimator_palette(names) -> dict:
+def estimator_palette(names) -> dict:
     """A colour per estimator name: U, V, W fixed; others in order from colours unlike theirs."""
-    base = _colorblind(10)
+    base = colorblind(10)
     others = iter(_OTHER_COLOURS * (1 + len(list(names)) // len(_OTHER_COLOURS)))
     return {n: base[_ESTIMATOR_COLOURS[n]] if n in _ESTIMATOR_COLOURS else base[next(others)] for n in names}
 
@@ -57,11 +57,11 @@ _DISTRIBUTION_NAMES = {
 }
 
 
-def _distribution(name) -> str:
+def distribution(name) -> str:
     return _DISTRIBUTION_NAMES.get(str(name), str(name))  # escaped where drawn (_title)
 
 
-def _method(method: str) -> str:
+def method_label(method: str) -> str:
     """A band method's readable name (:data:`simstudy.stats.bands.METHOD_LABELS`)."""
     return METHOD_LABELS.get(method, method)
 

@@ -129,7 +129,7 @@ def zip_centiles(position) -> tuple[np.ndarray, np.ndarray]:
     return centile, order
 
 
-def _thinned(count: int, most: int) -> np.ndarray:
+def thinned(count: int, most: int) -> np.ndarray:
     """At most ``most`` ranks of 0..count-1, evenly spaced, the first and last always (deterministic)."""
     if count <= most:
         return np.arange(count)
@@ -212,7 +212,7 @@ def zip_plot(
         centile = np.asarray(centile, dtype=np.float64)[keep]
         order = np.argsort(centile, kind="stable")
     low, high = (float(v) for v in clopper_pearson(hits, max(reps, 1), ci_level))
-    drawn = order[_thinned(order.size, most)]
+    drawn = order[thinned(order.size, most)]
     centre = np.where(side[drawn] < 0, -1.0, 1.0) * (position[drawn] + 1.0)
     segments = np.stack(
         [np.stack([centre - 1.0, centile[drawn]], axis=1), np.stack([centre + 1.0, centile[drawn]], axis=1)], axis=1
@@ -280,12 +280,12 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from simstudy.charts import _labels, _suptitle, _theme, _title, _wrap
+    from simstudy.charts import axes_title, labels, suptitle, theme, wrap
 
     missing = [c for c in ZIP_COLUMNS if c not in frame]
     if missing:
         raise ValueError(f"a zip frame needs the columns {', '.join(ZIP_COLUMNS)}; missing {', '.join(missing)}")
-    plt = _theme()
+    plt = theme()
     panels = list(dict.fromkeys(frame["panel"]))
     shown = panels[:max_panels]
     ncols = min(4, len(shown))
@@ -307,7 +307,7 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
             centile=s["centile"].to_numpy() if ranked else None,
             counts=(int(s["hits"].iloc[0]), int(s["reps"].iloc[0])) if ranked else None,
         )
-        _title(
+        axes_title(
             ax,
             f"{panel}: coverage {out['coverage']:.3f} [{out['ci_low']:.3f}, {out['ci_high']:.3f}], "
             f"{out['reps']:,} reps",
@@ -318,9 +318,9 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
             ax.set_visible(False)
             continue
         if i % ncols == 0:
-            _labels(ax, ylabel="centile of the position")
+            labels(ax, ylabel="centile of the position")
         if i >= len(shown) - ncols:
-            _labels(ax, xlabel="interval / half-width (truth at 0)")
+            labels(ax, xlabel="interval / half-width (truth at 0)")
     handles = [
         Line2D([], [], color=(0.0, 0.45, 0.70), label="covers the truth"),
         Line2D([], [], color=(0.84, 0.15, 0.16), label="misses the truth"),
@@ -334,10 +334,10 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
         ncols=4,
         fontsize=7,
         frameon=True,
-        title=_wrap(fig, note, 0.9 * fig.get_figwidth(), 6.5),
+        title=wrap(fig, note, 0.9 * fig.get_figwidth(), 6.5),
         title_fontsize=6.5,
     )
-    _suptitle(fig, title or "Zip plots (Morris et al. 2019): every replicate's interval, ranked")
+    suptitle(fig, title or "Zip plots (Morris et al. 2019): every replicate's interval, ranked")
     return fig
 
 
@@ -448,7 +448,7 @@ def nested_loop_figure(
     ['B', 'estimator', 'sd']
     >>> plt.close(fig)
     """
-    from simstudy.charts import _colorblind, _label, _labels, _legend, _plain, _suptitle, _theme
+    from simstudy.charts import colorblind, estimator_label, labels, legend, plain, suptitle, theme
 
     needed = [*factors, y, *([hue] if hue else [])]
     missing = [c for c in needed if c not in frame]
@@ -468,7 +468,7 @@ def nested_loop_figure(
     order, lanes = nested_loop_layout(codes, [len(lv) for lv in levels])
     position = {cells[c]: x for x, c in enumerate(order)}
     xs = keys.map(position).to_numpy()
-    plt = _theme()
+    plt = theme()
     C, F = len(cells), len(factors)
     fig, (top, bottom) = plt.subplots(
         2,
@@ -479,22 +479,29 @@ def nested_loop_figure(
         layout="constrained",
     )
     hues = list(dict.fromkeys(frame[hue])) if hue else [None]
-    palette = dict(zip(hues, _colorblind(len(hues))))
+    palette = dict(zip(hues, colorblind(len(hues))))
     for h in hues:
         rows = frame[frame[hue] == h] if hue else frame
         at = xs[(frame[hue] == h).to_numpy()] if hue else xs
         line = np.full(C, np.nan)
         line[at] = rows[y].to_numpy(dtype=np.float64)
-        top.step(np.arange(1, C + 1), line, where="mid", color=palette[h], lw=1.4, label=_label(str(h)) if hue else y)
+        top.step(
+            np.arange(1, C + 1),
+            line,
+            where="mid",
+            color=palette[h],
+            lw=1.4,
+            label=estimator_label(str(h)) if hue else y,
+        )
         if "mcse" in rows:
             se = np.full(C, np.nan)
             se[at] = rows["mcse"].to_numpy(dtype=np.float64)
             top.fill_between(
                 np.arange(1, C + 1), line - 2 * se, line + 2 * se, step="mid", color=palette[h], alpha=0.25, lw=0
             )
-    _labels(top, ylabel=ylabel or y)
+    labels(top, ylabel=ylabel or y)
     if hue:  # beside the panels, not in the top one: the step lines run through the whole of its width
-        _legend(fig, top, fontsize=7, loc="outside right upper")
+        legend(fig, top, fontsize=7, loc="outside right upper")
     names = []
     for f in range(F):
         bottom.step(np.arange(1, C + 1), lanes[f], where="mid", color="0.25", lw=1.0)
@@ -503,15 +510,15 @@ def nested_loop_figure(
         sorted_codes = codes[order, f]
         starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
         if starts.size <= 24:
-            names.append(_plain(factors[f]))
+            names.append(plain(factors[f]))
             for s in starts:
-                bottom.text(s + 0.6, lanes[f, s] + 0.05, _plain(levels[f][sorted_codes[s]]), fontsize=6, va="bottom")
+                bottom.text(s + 0.6, lanes[f, s] + 0.05, plain(levels[f][sorted_codes[s]]), fontsize=6, va="bottom")
         else:
-            names.append(_plain(f"{factors[f]} ({levels[f][0]} .. {levels[f][-1]})"))
+            names.append(plain(f"{factors[f]} ({levels[f][0]} .. {levels[f][-1]})"))
     bottom.set_yticks(F - 1 - np.arange(F) + 0.35, names)
     bottom.set_ylim(-0.2, F)
     bottom.grid(False, axis="y")
-    _labels(bottom, xlabel=f"cell (lexicographic: {', '.join(factors)}; first slowest)")
+    labels(bottom, xlabel=f"cell (lexicographic: {', '.join(factors)}; first slowest)")
     bottom.set_xlim(0.5, C + 0.5)
-    _suptitle(fig, title or f"{ylabel or y} over the cells of {' x '.join(factors)} (shaded: ±2 MCSE)")
+    suptitle(fig, title or f"{ylabel or y} over the cells of {' x '.join(factors)} (shaded: ±2 MCSE)")
     return fig

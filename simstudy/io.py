@@ -130,11 +130,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     # Ctrl-C and SIGTERM (raised as KeyboardInterrupt) are held while the temporary file is created and named,
     # then delivered inside the try, which removes it: a signal landing inside mkstemp, after the file exists but
     # before its name is known here, once left a .part behind (a SIGTERM test, under load).
-    held = _hold_interrupts()
+    held = hold_interrupts()
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix + ".part", dir=path.parent)
         tmp_path = Path(tmp)
-        _release_interrupts(held)
+        release_interrupts(held)
         os.close(fd)
         os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual permissions
         yield tmp_path
@@ -152,15 +152,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp_path.unlink(missing_ok=True)
         raise
     finally:
-        _release_interrupts(held)
+        release_interrupts(held)
 
 
 #: The signals :func:`atomic_path` holds while it creates its temporary file.
 _INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
-def _hold_interrupts() -> list:
-    """Hold Ctrl-C and SIGTERM until :func:`_release_interrupts`; returns what releases them.
+def hold_interrupts() -> list:
+    """Hold Ctrl-C and SIGTERM until :func:`release_interrupts`; returns what releases them.
 
     Two holds, since the kernel may hand a process signal to any thread (loky's, tqdm's, a test runner's) and
     Python then runs its handler in the main thread at the next bytecode: in the main thread the Python
@@ -179,8 +179,8 @@ def _hold_interrupts() -> list:
     return held
 
 
-def _release_interrupts(held: list) -> None:
-    """Undo :func:`_hold_interrupts`, once: the mask, then the handlers, which then run for any signal that
+def release_interrupts(held: list) -> None:
+    """Undo :func:`hold_interrupts`, once: the mask, then the handlers, which then run for any signal that
     came meanwhile (a run's SIGTERM handler raises KeyboardInterrupt here, inside the caller's try)."""
     while held:
         kind, before, pending = held.pop()
@@ -228,10 +228,10 @@ def write_json(obj: Any, path: str | os.PathLike) -> None:
     }
     """
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=json_default) + "\n")
 
 
-def _json_default(obj: Any) -> Any:
+def json_default(obj: Any) -> Any:
     if isinstance(obj, (np.integer, np.floating)):
         return obj.item()
     if isinstance(obj, (np.ndarray, tuple, set)):
@@ -402,7 +402,7 @@ def save_figure(fig, path: str | os.PathLike, **kwargs: Any) -> None:
         fig.savefig(tmp, format=path.suffix.lstrip("."), **kwargs)
 
 
-def _digest(arrays: dict[str, np.ndarray], header: bytes = b"") -> str:
+def digest(arrays: dict[str, np.ndarray], header: bytes = b"") -> str:
     """SHA-256 over ``header`` then every array's name, dtype, shape and bytes (in name order)."""
     h = hashlib.sha256(header)
     for name in sorted(arrays):
@@ -412,7 +412,7 @@ def _digest(arrays: dict[str, np.ndarray], header: bytes = b"") -> str:
     return h.hexdigest()
 
 
-def _canonical(identity: dict) -> bytes:
+def canonical(identity: dict) -> bytes:
     return json.dumps(identity, sort_keys=True, separators=(",", ":")).encode()
 
 

@@ -15,9 +15,9 @@ A data command (``simstudy curve``, ``bands`` ...) runs through :func:`run`, its
 :func:`api_command`     compose a data command from Python keywords and run it (:func:`simstudy.run`)
 :func:`api_compose`     the validated frozen Config of an experiment and overrides (:func:`simstudy.compose`)
 :func:`api_run`         run an experiment with overrides into a run directory (:func:`simstudy.run`)
-``_run_study``          run a composed study (or design) config in a claimed run directory
+``run_study``           run a composed study (or design) config in a claimed run directory
 ``_run_design``         a ``design:`` block: each cell as its own study, their summaries stacked
-``_run_and_report``     run the study, log its report, draw its figure
+``run_and_report``      run the study, log its report, draw its figure
 ======================  ===========================================================================================
 """
 
@@ -30,43 +30,43 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simstudy import io
-from simstudy.commands.study import _log_report, _run_and_report
+from simstudy.commands.study import log_report, run_and_report
 from simstudy.engine import claims
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
-    _ENVIRONMENT_ERRNOS,
+    ENVIRONMENT_ERRNOS,
     Refused,
     RunDir,
-    _abs,
-    _check_dir_override,
-    _check_identity,
-    _check_run_dir,
-    _config_written,
-    _fail,
-    _in_run_dir,
-    _load_stored_yaml,
-    _note_dirs,
-    _note_files,
-    _os_error,
-    _os_status,
-    _release,
-    _remove_if_empty,
-    _settle,
-    _write_config,
+    absolute_path,
+    check_dir_override,
+    check_identity,
+    check_run_dir,
+    config_written,
+    fail,
+    in_run_dir,
+    load_stored_yaml,
+    note_dirs,
+    note_files,
+    os_error,
+    os_status,
+    release,
+    remove_if_empty,
+    settle,
+    write_config,
 )
 from simstudy.overrides import (
-    _GRAMMAR,
-    _check_overrides,
-    _design_cells,
-    _last_of_each_key,
-    _log_notice,
-    _one_line,
-    _optional_keys,
-    _parse_study,
-    _quote_paths,
-    _register_commands,
-    _register_studies,
-    _take_overwrite,
+    GRAMMAR,
+    check_overrides,
+    design_cells,
+    last_of_each_key,
+    log_notice,
+    one_line,
+    optional_keys,
+    parse_study,
+    quote_paths,
+    register_commands,
+    register_studies,
+    take_overwrite,
 )
 from simstudy.registry import Command
 from simstudy.schema import ConfigError
@@ -118,7 +118,7 @@ def _resolved(cfg: DictConfig) -> dict:
     return resolved
 
 
-def _shard_label(cfg) -> str | None:
+def shard_label(cfg) -> str | None:
     """``runner.shard`` of a composed config as given (validated later): shards share their run directory."""
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
@@ -140,9 +140,9 @@ def _parse_or_fail(parser, cfg: DictConfig):
     try:
         return parser(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True))
     except (ConfigError, DataError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except OmegaConfBaseException as exc:
-        _fail(_one_line(exc))
+        fail(one_line(exc))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,7 +188,7 @@ def run(spec: Command, cfg: DictConfig, run_dir: RunDir) -> CommandDone:
     cfg : omegaconf.DictConfig
         Its composed config, without Hydra's keys.
     run_dir : simstudy.engine.rundir.RunDir
-        The run directory, claimed (:func:`simstudy.engine.rundir._in_run_dir`), and whether ``overwrite=true``.
+        The run directory, claimed (:func:`simstudy.engine.rundir.in_run_dir`), and whether ``overwrite=true``.
 
     Returns
     -------
@@ -211,14 +211,14 @@ def run(spec: Command, cfg: DictConfig, run_dir: RunDir) -> CommandDone:
     ...     _ = Path(tmp, "s.csv").write_text("score\\n0.2\\n0.4\\n0.3\\n")
     ...     cfg = OmegaConf.create({**schema.defaults(spec.options), "data": str(Path(tmp, "s.csv"))})
     ...     out = Path(tmp, "out")
-    ...     out.mkdir()  # the caller claims it (simstudy.engine.rundir._in_run_dir)
-    ...     done = run(spec, cfg, _note_files(out))
+    ...     out.mkdir()  # the caller claims it (simstudy.engine.rundir.in_run_dir)
+    ...     done = run(spec, cfg, note_files(out))
     ...     print(sorted(p.name for p in out.iterdir() if not p.name.startswith("."))[:3])
     ['CURVE.md', 'config.yaml', 'curves.csv']
     """
     from omegaconf import OmegaConf
 
-    from simstudy.commands._data import _log_scores
+    from simstudy.commands._data import log_scores
     from simstudy.datasets import DataError, load_data
 
     out_dir = run_dir.path
@@ -226,19 +226,19 @@ def run(spec: Command, cfg: DictConfig, run_dir: RunDir) -> CommandDone:
     scores = _parse_or_fail(lambda _: load_data(config.data), cfg)
     record = _data_record(spec, cfg, config.data)
     if spec.log_scores:
-        _log_scores(spec.name, scores, out_dir, minimize=config.data.minimize)
+        log_scores(spec.name, scores, out_dir, minimize=config.data.minimize)
     # every check that needs the scores before the directory is touched: a refusal leaves nothing behind
     prepared = scores if spec.prepare is None else _parse_or_fail(lambda _: spec.prepare(config, scores), cfg)
-    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
+    check_identity(out_dir, record, overwrite=run_dir.overwrite)
     try:  # a command's first step may refuse, with the estimates, a run beyond the memory or time limit
         result = spec.run(config, prepared, out_dir) if spec.chunks else spec.run(config, prepared)
     except (ConfigError, DataError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if spec.runner:
-        _log_report(result.report)
+        log_report(result.report)
     if spec.write is not None:
         spec.write(result, out_dir)
-    _write_config(_resolved(cfg), out_dir, record)
+    write_config(_resolved(cfg), out_dir, record)
     if (
         spec.record
     ):  # run.json: the command, its resolved config (and runner), the environment: report.html's provenance
@@ -260,7 +260,7 @@ def _report(out_dir: Path) -> None:
     report.write(out_dir)
 
 
-def _run_study(cfg: DictConfig, run_dir: RunDir):
+def run_study(cfg: DictConfig, run_dir: RunDir):
     """Run a composed study config (or each cell of its ``design:`` block) in ``run_dir``, claimed already."""
     from simstudy.config import parse
 
@@ -269,17 +269,17 @@ def _run_study(cfg: DictConfig, run_dir: RunDir):
         return _run_design(cfg, run_dir)
     config = _parse_or_fail(parse, cfg)
     if run_dir.overwrite and config.runner.shard is not None:  # each shard would move the others' fresh chunks
-        _fail(
+        fail(
             "overwrite=true cannot be combined with runner.shard (each shard would move the others' results "
             "aside): give the shards a new run directory (hydra.run.dir=NEW)",
         )
     config = _replicates_as_stored(config, cfg, out_dir)
     record = _identity.study_record(config, settings={})  # the settings: config.yaml's, compared next
-    _check_identity(out_dir, record, overwrite=run_dir.overwrite)
-    _check_run_dir(_resolved(cfg), out_dir)
+    check_identity(out_dir, record, overwrite=run_dir.overwrite)
+    check_run_dir(_resolved(cfg), out_dir)
     log.info("study %s -> %s", config.study.name, out_dir)
-    with _config_written(_resolved(cfg), out_dir, record):
-        return _run_and_report(config, run_dir)
+    with config_written(_resolved(cfg), out_dir, record):
+        return run_and_report(config, run_dir)
 
 
 def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
@@ -293,7 +293,7 @@ def _replicates_as_stored(config, cfg: DictConfig, out_dir: Path):
     if config.study.save_replicates or not stored.is_file():
         return config
     try:  # read in bounded time and memory (an alias bomb spun at 100% CPU), as every stored config, as written
-        old = _load_stored_yaml(stored)
+        old = load_stored_yaml(stored)
     except (Exception, Refused):  # unreadable: the identity check next says so in one line
         return config
     study = old.get("study") if isinstance(old, dict) else None
@@ -315,50 +315,50 @@ def _run_design(cfg: DictConfig, run_dir: RunDir):
     """A config with a ``design:`` block: each cell (one combination of its values) runs as its own study in
     ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
     their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
-    figure, as a sweep's (:func:`_write_sweep`). Returns the stacked result."""
+    figure, as a sweep's (:func:`write_sweep`). Returns the stacked result."""
     from simstudy.config import parse
     from simstudy.studies.base import StudyResult
-    from simstudy.sweeps import Job, _unfinished_message, _write_sweep
+    from simstudy.sweeps import Job, unfinished_message, write_sweep
 
     out_dir = run_dir.path
     resolved = _parse_or_fail(lambda r: r, cfg)
-    keys, cells = _parse_or_fail(_design_cells, cfg)
+    keys, cells = _parse_or_fail(design_cells, cfg)
     configs = []
     for name, _, cell in cells:  # every cell validated before any compute
         try:
             configs.append(parse(cell))
         except ConfigError as exc:
-            _fail(f"design cell {name}: {exc}")
+            fail(f"design cell {name}: {exc}")
     if run_dir.overwrite:  # the stacked results aside; each cell's own are moved by its identity check below
         moved = _identity.move_aside(out_dir)
         if moved is not None:
             log.warning("overwrite=true: moved the earlier results to %s", moved)
-    _check_run_dir(resolved, out_dir)
+    check_run_dir(resolved, out_dir)
     log.info("design of %d cells (%s) -> %s", len(cells), ", ".join(keys), out_dir)
     reports = []
-    with _config_written(_resolved(cfg), out_dir):
+    with config_written(_resolved(cfg), out_dir):
         for (name, _, cell), config in zip(cells, configs):
             sub = out_dir / name
             try:
-                claim = claims.claim_run_dir(sub, shard=_shard_label(cfg), warn=log.warning)
+                claim = claims.claim_run_dir(sub, shard=shard_label(cfg), warn=log.warning)
             except (claims.NotARunDir, claims.RunDirBusy) as exc:
-                _fail(str(exc))
-            cell_dir = _note_files(sub, overwrite=run_dir.overwrite)
+                fail(str(exc))
+            cell_dir = note_files(sub, overwrite=run_dir.overwrite)
             try:
                 record = _identity.study_record(config, settings={})
-                _check_identity(sub, record, overwrite=run_dir.overwrite)
-                _check_run_dir(cell, sub)
+                check_identity(sub, record, overwrite=run_dir.overwrite)
+                check_run_dir(cell, sub)
                 log.info("design cell %s -> %s", name, sub)
-                with _config_written(cell, sub, record):
-                    reports.append(_run_and_report(config, cell_dir).report)
-                _settle(cell_dir, finished=config.runner.shard is None)
+                with config_written(cell, sub, record):
+                    reports.append(run_and_report(config, cell_dir).report)
+                settle(cell_dir, finished=config.runner.shard is None)
             finally:
-                _release(claim, cell_dir)
-        stacked = _write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
+                release(claim, cell_dir)
+        stacked = write_sweep(out_dir, keys, [Job(name, values) for name, values, _ in cells])
     if stacked.unfinished:
         log.warning(
             "%s",
-            _unfinished_message(out_dir, stacked.unfinished, len(cells)).replace(
+            unfinished_message(out_dir, stacked.unfinished, len(cells)).replace(
                 "rerun the sweep's command", "rerun the command"
             ),
         )
@@ -390,8 +390,8 @@ def _api_args(experiment, overrides) -> list[str]:
     args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
     flags = [a for a in args if a.startswith("-")]
     if flags:
-        _fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only")
-    return _quote_paths(_last_of_each_key(_optional_keys(args), _log_notice))
+        fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only")
+    return quote_paths(last_of_each_key(optional_keys(args), log_notice))
 
 
 #: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.
@@ -407,17 +407,17 @@ def _api_compose(args: list[str], spec: Command | None = None):
 
     with _HYDRA_LOCK:
         if spec is None:
-            _register_studies()
+            register_studies()
         else:
-            _register_commands(spec)
+            register_commands(spec)
         # The command's own one-line refusals (unknown key, unparsable value, several values); the config it
         # composed to check them is the one that runs (composed once; the API refuses the flags that skip it).
-        cfg = _check_overrides(args, "config" if spec is None else spec.name, api=True).config
+        cfg = check_overrides(args, "config" if spec is None else spec.name, api=True).config
         try:
             HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
             run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
         except Exception as exc:
-            _fail(_one_line(exc))
+            fail(one_line(exc))
         with open_dict(cfg):
             del cfg["hydra"]  # the config, as Hydra hands it to a job
     return cfg, run_dir
@@ -451,9 +451,9 @@ def api_compose(experiment, overrides):
     >>> config.study.name, config.study.reps
     ('dodge2021_fig1', 3000)
     """
-    args, _ = _take_overwrite(list(overrides))  # a composed config is the same with overwrite=true or not
+    args, _ = take_overwrite(list(overrides))  # a composed config is the same with overwrite=true or not
     cfg, _ = _api_compose(_api_args(experiment, args))
-    return _parse_or_fail(_parse_study, cfg)
+    return _parse_or_fail(parse_study, cfg)
 
 
 def api_run(experiment, overrides, out_dir):
@@ -493,27 +493,27 @@ def api_run(experiment, overrides, out_dir):
     >>> result.report.tasks, config.study.reps
     (1, 100)
     """
-    args, overwrite = _take_overwrite(list(overrides))
+    args, overwrite = take_overwrite(list(overrides))
     cfg, run_dir = _api_compose(_api_args(experiment, args))
-    config = _parse_or_fail(_parse_study, cfg)
+    config = _parse_or_fail(parse_study, cfg)
     out_dir, created = _api_out_dir(run_dir if out_dir is None else out_dir)
-    result = _in_run_dir(_run_study, cfg, out_dir, shard=_shard_label(cfg), overwrite=overwrite, created=created)
+    result = in_run_dir(run_study, cfg, out_dir, shard=shard_label(cfg), overwrite=overwrite, created=created)
     return result, config, out_dir
 
 
 def _api_out_dir(out_dir):
     """The run directory of :func:`simstudy.run`, absolute and made (a bad path refused in one line), and the
     directories making it created (removed again if the run is refused and leaves them empty)."""
-    out_dir = _abs(out_dir)
-    _check_dir_override("out_dir", str(out_dir))
-    created = _note_dirs(out_dir)
+    out_dir = absolute_path(out_dir)
+    check_dir_override("out_dir", str(out_dir))
+    created = note_dirs(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        if exc.errno not in _ENVIRONMENT_ERRNOS:
+        if exc.errno not in ENVIRONMENT_ERRNOS:
             raise
-        _remove_if_empty(out_dir, created)
-        _fail(_os_error(exc), status=_os_status(exc))
+        remove_if_empty(out_dir, created)
+        fail(os_error(exc), status=os_status(exc))
     return out_dir, created
 
 
@@ -533,7 +533,7 @@ def _override(key: str, value) -> str:
         if isinstance(v, dict):
             return "{" + ",".join(f"{k}:{text(x)}" for k, x in v.items()) + "}"
         v = str(v)
-        return f"'{v}'" if _GRAMMAR.search(v) and "'" not in v else v
+        return f"'{v}'" if GRAMMAR.search(v) and "'" not in v else v
 
     return f"{key}={text(value)}"
 
@@ -582,16 +582,16 @@ def api_command(name: str, options, overrides, out_dir):
     try:
         spec = registry.command(name)
     except KeyError as exc:
-        _fail(str(exc.args[0]))
+        fail(str(exc.args[0]))
     if spec.plain:
-        _fail(
+        fail(
             f"simstudy.run runs a study or a data command; {name} takes no options schema: call its library "
             f"function, simstudy.commands.{name}.run"
         )
-    args, overwrite = _take_overwrite([_override(k, v) for k, v in options.items()] + list(overrides))
+    args, overwrite = take_overwrite([_override(k, v) for k, v in options.items()] + list(overrides))
     cfg, run_dir = _api_compose(_api_args(None, args), spec)
     out_dir, created = _api_out_dir(run_dir if out_dir is None else out_dir)
-    done = _in_run_dir(lambda cfg, where: run(spec, cfg, where), cfg, out_dir, overwrite=overwrite, created=created)
+    done = in_run_dir(lambda cfg, where: run(spec, cfg, where), cfg, out_dir, overwrite=overwrite, created=created)
     for line in done.lines:
         log.info("%s", line)
     if done.wrote is not None:

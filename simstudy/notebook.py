@@ -320,9 +320,9 @@ def _which(which: str | None, names: tuple[str, ...]) -> str:
 def _model_dir(model: str) -> str:
     """The subdirectory of one model of several, as ``simstudy audit`` names it: ``model=NAME``, made safe by the
     run directories' one rule (a name of other characters shortened and hashed: two models never share one)."""
-    from simstudy.engine.rundir import _dirname
+    from simstudy.engine.rundir import dirname
 
-    return f"model={_dirname(model)}"
+    return f"model={dirname(model)}"
 
 
 def audit(scores, *, out_dir: str | Path | None = None, **options) -> Analysis:

@@ -7,17 +7,17 @@ Hydra is imported inside the functions that need it, so that ``simstudy --help``
 not pay for it.
 
 ============================  ===================================================================================
-``_config_dir``               the directory of simstudy's Hydra configs
-``_register_studies``         each study kind's schema defaults in Hydra's config store
-``_register_commands``        a data command's schema defaults (and config) in Hydra's config store
-``_check_overrides``          compose a command line once (a sweep: its first jobs), refusing bad input in one line
-``_last_of_each_key``         a key given twice: the last kept, and a notice
-``_take_overwrite``           ``overwrite=true|false`` taken off the overrides
-``_quote_paths``              a path key's value taken as one path, quoted or not (``=`` and ``,`` in it)
-``_unquote``                  a plain command's value without the quotes around it
-``_design_cells``             a config's ``design:`` block crossed into cells
-``_parse_study``              validate a study's config (each cell of a design)
-``_one_line``                 Hydra's and OmegaConf's several-line errors in one line
+``config_dir``                the directory of simstudy's Hydra configs
+``register_studies``          each study kind's schema defaults in Hydra's config store
+``register_commands``         a data command's schema defaults (and config) in Hydra's config store
+``check_overrides``           compose a command line once (a sweep: its first jobs), refusing bad input in one line
+``last_of_each_key``          a key given twice: the last kept, and a notice
+``take_overwrite``            ``overwrite=true|false`` taken off the overrides
+``quote_paths``               a path key's value taken as one path, quoted or not (``=`` and ``,`` in it)
+``unquote``                   a plain command's value without the quotes around it
+``design_cells``              a config's ``design:`` block crossed into cells
+``parse_study``               validate a study's config (each cell of a design)
+``one_line``                  Hydra's and OmegaConf's several-line errors in one line
 ============================  ===================================================================================
 """
 
@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from simstudy.engine import chunks
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
+    DirsBefore,
     Refused,
-    _check_dir_override,
-    _dirname,
-    _DirsBefore,
-    _fail,
-    _load_stored_yaml,
-    _note_dirs,
+    check_dir_override,
+    dirname,
+    fail,
+    load_stored_yaml,
+    note_dirs,
 )
 from simstudy.schema import ConfigError
 
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("simstudy")
 
 
-def _config_dir() -> str:
+def config_dir() -> str:
     """The Hydra config directory: inside the package in a wheel, ``configs/`` at the top of a source tree."""
     here = Path(__file__).resolve().parent  # the simstudy package (configs/ inside a wheel, beside it in a clone)
     for candidate in (here / "configs", here.parent / "configs"):
@@ -61,15 +61,15 @@ def _config_dir() -> str:
 
 
 def _register_resolver() -> None:
-    """The ``${simstudy_dirname:...}`` resolver of configs/config.yaml's run and sweep directories (:func:`_dirname`),
+    """The ``${simstudy_dirname:...}`` resolver of configs/config.yaml's run and sweep directories (:func:`dirname`),
     registered before a config is composed (OmegaConf's registry is process-wide: once)."""
     from omegaconf import OmegaConf
 
     if not OmegaConf.has_resolver("simstudy_dirname"):
-        OmegaConf.register_new_resolver("simstudy_dirname", _dirname)
+        OmegaConf.register_new_resolver("simstudy_dirname", dirname)
 
 
-def _one_line(exc: Exception) -> str:
+def one_line(exc: Exception) -> str:
     """Hydra's composition errors span several lines (and a search path); keep what names the problem."""
     from omegaconf.errors import MissingMandatoryValue
 
@@ -78,7 +78,7 @@ def _one_line(exc: Exception) -> str:
     lines = [line.strip() for line in str(exc).split("Config search path")[0].splitlines() if line.strip()]
     if missing := getattr(exc, "missing_cfg_file", None):  # an unknown config option: say which ones exist
         message = lines[0].removeprefix("In 'config': ").rstrip(".")
-        group = Path(_config_dir()) / missing.rsplit("/", 1)[0]
+        group = Path(config_dir()) / missing.rsplit("/", 1)[0]
         options = getattr(exc, "options", None) or sorted(p.stem for p in group.glob("*.yaml"))
         return f"{message}; available options: {', '.join(options)}"
     return " ".join(line for line in lines if not line.startswith(("full_key:", "object_type=")))
@@ -88,7 +88,7 @@ def _one_line(exc: Exception) -> str:
 _SWEEP_CHECKS = 16
 
 
-def _register_studies() -> None:
+def register_studies() -> None:
     """Put each registered study's schema defaults in Hydra's config store (``_schema/study/KIND``), which its
     YAML (``configs/study/KIND.yaml``) selects, so the defaults live in the schema only. A plug-in study with no
     YAML gets one made here: ``study=KIND`` works for it too. A plug-in that fails to load exits 2, one line."""
@@ -101,9 +101,9 @@ def _register_studies() -> None:
     try:
         kinds = registry.study_kinds()
     except PluginError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     store = ConfigStore.instance()
-    files = {p.stem for p in (Path(_config_dir()) / "study").glob("*.yaml")}
+    files = {p.stem for p in (Path(config_dir()) / "study").glob("*.yaml")}
     for kind in kinds:
         if kind in files and extend.studies.is_builtin(kind):  # its module imported only if a config selects it
             _store_lazily(store, "_schema/study", kind, lambda kind=kind: registry.study(kind).options)
@@ -148,7 +148,7 @@ def _store_lazily(store, group: str, name: str, options) -> None:
     repo[f"{name}.yaml"] = _LazyNode()
 
 
-def _register_commands(spec=None) -> None:
+def register_commands(spec=None) -> None:
     """Put a data command's schema defaults in Hydra's config store (``_schema/NAME``), which its YAML
     (``configs/curve.yaml`` ...) selects first in its defaults list, so the defaults live in the schema only
     (:attr:`simstudy.registry.Command.options`) and every key is overridden without ``+``. A command with no YAML
@@ -165,7 +165,7 @@ def _register_commands(spec=None) -> None:
         if one.options is None:  # a plain command: no Hydra config
             continue
         store.store(group="_schema", name=one.name, node=schema.defaults(one.options))
-        if not (Path(_config_dir()) / f"{one.name}.yaml").is_file():
+        if not (Path(config_dir()) / f"{one.name}.yaml").is_file():
             store.store(name=one.name, node=_command_config(one.name))
 
 
@@ -184,9 +184,9 @@ def _command_config(name: str) -> dict:
     }
 
 
-def _note_run_dir(cfg: DictConfig, multirun: bool) -> _DirsBefore | None:
+def _note_run_dir(cfg: DictConfig, multirun: bool) -> DirsBefore | None:
     """The directories that making a composed command's run (or sweep) directory would create, resolved as Hydra
-    will resolve it (:func:`~simstudy.engine.rundir._note_dirs`); None if it cannot be resolved here: nothing is
+    will resolve it (:func:`~simstudy.engine.rundir.note_dirs`); None if it cannot be resolved here: nothing is
     known, and a refused run removes no directory."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
@@ -196,20 +196,20 @@ def _note_run_dir(cfg: DictConfig, multirun: bool) -> _DirsBefore | None:
         target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
     except Exception:
         return None
-    return _note_dirs(target, multirun)
+    return note_dirs(target, multirun)
 
 
 class Checked(NamedTuple):
-    """What :func:`_check_overrides` found: ``config``, the composed config of a single run (Hydra's keys
+    """What :func:`check_overrides` found: ``config``, the composed config of a single run (Hydra's keys
     included; None for a multirun or a command line with flags, which Hydra composes itself), and ``created``,
     the directories Hydra will make for it (:func:`_note_run_dir`; None: unknown), which the run's owner of its
     directory removes if the run is refused and leaves them empty."""
 
     config: Any
-    created: _DirsBefore | None
+    created: DirsBefore | None
 
 
-def _check_overrides(
+def check_overrides(
     argv: list[str], config_name: str = "config", *, overwrite: bool = False, api: bool = False
 ) -> Checked:
     """Compose the config once before Hydra starts, so that a bad override (an unknown config option or key,
@@ -222,7 +222,7 @@ def _check_overrides(
     later, by Hydra); a ``hydra.run.dir`` that is an existing file is refused here. Other flags (``--help``,
     ``--cfg``, ``-cn`` ...) are left to Hydra itself.
 
-    ``overwrite`` (``overwrite=true``, :func:`_take_overwrite`): a sweep into a sweep directory holding another is
+    ``overwrite`` (``overwrite=true``, :func:`take_overwrite`): a sweep into a sweep directory holding another is
     not refused, and its earlier files are moved aside once every job is checked. ``api`` (:func:`simstudy.run`):
     a key's several values are refused with the API's fix (a loop), not the command's (``-m``).
 
@@ -255,22 +255,22 @@ def _check_overrides(
                 if line.strip().startswith(("mismatched", "missing", "extraneous", "no viable", "token recognition"))
             ]
             why = f" ({reasons[0]})" if reasons else ""
-            _fail(
+            fail(
                 f"argument {arg!r} cannot be parsed{why}: a value with spaces, non-ASCII letters or any of ()[]{{}},:='\" "
                 f"needs quotes that reach simstudy: \"{key}='{value}'\"",
             )
         key = override.get_key_element()
         if key in ("hydra.run.dir", "hydra.sweep.dir") and isinstance(directory := override.value(), str):
-            _check_dir_override(key, directory)
+            check_dir_override(key, directory)
         if not override.is_sweep_override():
             composed.append(arg)
         elif not multirun and api:
-            _fail(
+            fail(
                 f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
                 f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
             )
         elif not multirun:
-            _fail(
+            fail(
                 f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
                 f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
             )
@@ -284,7 +284,7 @@ def _check_overrides(
     # The first job, then each further value of each sweep with the others at their first values: a job's bad
     # value would otherwise stop the sweep after Hydra made its directories.
     jobs = [composed] + [composed[:i] + [v] + composed[i + 1 :] for i, values in sweeps for v in values]
-    with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         for job in jobs:
             try:
                 cfg = compose(config_name, overrides=job, return_hydra_config=True)
@@ -302,16 +302,16 @@ def _check_overrides(
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
             except Exception as exc:
-                _fail(_unknown_key(exc, compose, config_name, job) or _one_line(exc))
+                fail(_unknown_key(exc, compose, config_name, job) or one_line(exc))
             if multirun:
                 from simstudy import registry
 
-                validate = _parse_study if config_name == "config" else registry.command(config_name).parse
+                validate = parse_study if config_name == "config" else registry.command(config_name).parse
                 assert validate is not None  # a data command has its parse (register_command checks it)
                 try:
                     validate(resolved)  # type: ignore[arg-type]  # a DictConfig's container: a dict
                 except ConfigError as exc:
-                    _fail(str(exc))
+                    fail(str(exc))
     if multirun and sweep_dir is not None and overwrite:
         _move_sweep_aside(sweep_dir)
     return Checked(first, created)
@@ -324,14 +324,14 @@ def _move_sweep_aside(sweep_dir: Path) -> None:
     try:
         moved = _identity.move_aside(sweep_dir, _identity.sweep_outputs(sweep_dir))
     except chunks.RunDirConflict as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if moved is not None:  # before Hydra's logging is set up: Python's last-resort handler says it on stderr
         log.warning("overwrite=true: moved the earlier sweep's files to %s", moved)
 
 
-def _last_of_each_key(argv: list[str], notice: Callable[[str], None] | None = None) -> list[str]:
+def last_of_each_key(argv: list[str], notice: Callable[[str], None] | None = None) -> list[str]:
     """The arguments with a key given more than once kept only at its last ``key=value`` (in that place), and a
-    one-line notice per such key, said by ``notice`` (default :func:`_print_notice`, the command line's; the
+    one-line notice per such key, said by ``notice`` (default :func:`print_notice`, the command line's; the
     Python API's logs it): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
     with 20, in the directory named after 20 alone). Keys are compared without their ``+``/``++``: ``+key=1
     key=2`` is kept as ``++key=2`` (added or set); flags and ``~key`` deletions are kept as given."""
@@ -344,20 +344,20 @@ def _last_of_each_key(argv: list[str], notice: Callable[[str], None] | None = No
         given = [a for a, k in zip(argv[:i], keys[:i]) if key is not None and k == key]
         if given:
             times = "twice" if len(given) == 1 else f"{len(given) + 1} times"
-            (notice or _print_notice)(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
+            (notice or print_notice)(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
             if not arg.startswith("+") and any(a.startswith("+") for a in given):  # an earlier one added the key
                 arg = f"++{arg}"  # add it or set it, as the dropped ones and the last did together
         kept.append(arg)
     return kept
 
 
-def _print_notice(message: str) -> None:
+def print_notice(message: str) -> None:
     """One line that is not an error (the command goes on): on stdout, with the run's log lines (stderr holds
     errors only: a refusal stays one line)."""
     print(f"simstudy: note: {message}", flush=True)
 
 
-def _log_notice(message: str) -> None:
+def log_notice(message: str) -> None:
     """A notice of the Python API (:func:`simstudy.run`): a warning of the ``simstudy`` logger."""
     log.warning("%s", message)
 
@@ -419,12 +419,12 @@ def _check_sweep_dir_is_simstudys(cfg: DictConfig) -> None:
     if not names or all((sweep_dir / n / claims.RUN_MARKER).is_file() for n in names if n != _identity.PREVIOUS):
         return
     if stored.is_file():
-        stored_cfg: Any = _load_stored_yaml(stored)  # as written
+        stored_cfg: Any = load_stored_yaml(stored)  # as written
         subdir = ((stored_cfg.get("hydra") or {}).get("sweep") or {}) if isinstance(stored_cfg, dict) else {}
         if isinstance(subdir, dict) and "${simstudy_dirname:" in str(subdir.get("subdir")):
             return
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    _fail(
+    fail(
         f"{sweep_dir} is not empty and is not a simstudy sweep directory (it holds {shown}); choose another sweep "
         f"directory (hydra.sweep.dir=NEW) or an empty one",
     )
@@ -449,7 +449,7 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str], *, overwrite: bool = Fals
         return
     this = sorted(a for a in argv if _sweep_key(a))
     try:  # in bounded time and memory: an alias bomb is unreadable, not minutes of CPU
-        task: Any = ((_load_stored_yaml(stored).get("hydra") or {}).get("overrides") or {}).get("task")  # as written
+        task: Any = ((load_stored_yaml(stored).get("hydra") or {}).get("overrides") or {}).get("task")  # as written
         earlier = sorted(str(a) for a in task if _sweep_key(str(a)))  # not a list (or none): unreadable (below)
     except (Exception, Refused):
         earlier = None
@@ -459,7 +459,7 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str], *, overwrite: bool = Fals
 
     what = "an unreadable multirun.yaml" if earlier is None else f"another sweep ({' '.join(earlier)})"
     own = f"{sweep_dir}-{hashlib.sha256(' '.join(this).encode()).hexdigest()[:8]}"  # no '=' nor ',': typeable
-    _fail(
+    fail(
         f"{sweep_dir} holds {what}, whose multirun.yaml, summary.parquet and figure this sweep would replace: add "
         f"overwrite=true to move the earlier sweep's files aside, or give this one its own directory, e.g. "
         f"hydra.sweep.dir={own}",
@@ -474,14 +474,14 @@ def _check_arguments(argv: list[str]) -> None:
             continue
         previous = next((a for a in reversed(argv[:i]) if "=" in a), None)
         if previous is None:
-            _fail(f"argument {arg!r} is not key=value (e.g. data=FILE; simstudy --help lists the commands)")
+            fail(f"argument {arg!r} is not key=value (e.g. data=FILE; simstudy --help lists the commands)")
         key, _, value = previous.partition("=")
         rest = [value]
         for a in argv[argv.index(previous) + 1 :]:
             if "=" in a:
                 break
             rest.append(a)
-        _fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'")
+        fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'")
 
 
 #: A distribution's optional keys, which no distribution config lists (their absence means "none"): typed as
@@ -489,14 +489,14 @@ def _check_arguments(argv: list[str]) -> None:
 _OPTIONAL_DISTRIBUTION_KEY = re.compile(r"distribution(\.[A-Za-z_][A-Za-z0-9_]*)?\.stream=")
 
 
-def _optional_keys(args: list[str]) -> list[str]:
+def optional_keys(args: list[str]) -> list[str]:
     """The overrides with ``distribution.stream=NAME`` (or ``distribution.a.stream=`` of a pair) as ``++`` keys:
     set where the config has one, added where it has none. Hydra refused the spelling of the guides and the
     CHANGELOG as "not a key"; only ``+distribution.stream=`` worked."""
     return [f"++{arg}" if _OPTIONAL_DISTRIBUTION_KEY.match(arg) else arg for arg in args]
 
 
-def _take_overwrite(args: list[str]) -> tuple[list[str], bool]:
+def take_overwrite(args: list[str]) -> tuple[list[str], bool]:
     """The overrides without ``overwrite=...``, and its value (true or false; false if not given): whether a run
     directory's earlier results are moved to ``previous/<time>/`` inside it instead of refusing other inputs or
     settings (:class:`~simstudy.engine.rundir.RunDir`). Taken off before Hydra sees them: it changes no number,
@@ -506,7 +506,7 @@ def _take_overwrite(args: list[str]) -> tuple[list[str], bool]:
         key, eq, value = arg.partition("=")
         if eq and key.lstrip("+") == "overwrite":
             if value.strip().lower() not in ("true", "false"):
-                _fail(f"overwrite must be true or false, got {value!r}")
+                fail(f"overwrite must be true or false, got {value!r}")
             overwrite = value.strip().lower() == "true"
             continue
         rest.append(arg)
@@ -516,13 +516,13 @@ def _take_overwrite(args: list[str]) -> tuple[list[str], bool]:
 #: The keys of a Hydra command line whose value is a path. simstudy names its own directories with ``=`` and ``,``
 #: (``outputs/curve/data=x.csv,low=0``, a sweep's ``seed=1,n=2``), which Hydra's override grammar reads as a nested
 #: assignment or a list of sweep values: such a value is quoted here, so that a path is taken the same way quoted
-#: or not, as the plain commands take ``run_dir=`` (:func:`_unquote`).
+#: or not, as the plain commands take ``run_dir=`` (:func:`unquote`).
 _PATH_KEYS = frozenset({"data", "distribution.path", "hydra.run.dir", "hydra.sweep.dir"})
 #: The characters of Hydra's override grammar that a value must quote (besides spaces).
-_GRAMMAR = re.compile(r"[=,()\[\]{}:'\"\s]")
+GRAMMAR = re.compile(r"[=,()\[\]{}:'\"\s]")
 
 
-def _quote_paths(argv: list[str]) -> list[str]:
+def quote_paths(argv: list[str]) -> list[str]:
     """The arguments with each path value (a key of :data:`_PATH_KEYS`) in one form, whether it was typed quoted
     or not: quoted (single quotes) where Hydra's grammar would otherwise split or refuse it, else bare. A value
     with ``=`` (never valid bare), or with another character of the grammar (``,`` ...) that was typed quoted or
@@ -532,18 +532,18 @@ def _quote_paths(argv: list[str]) -> list[str]:
 
     Examples
     --------
-    >>> _quote_paths(["data=out/x=1,y=2/s.csv", 'data="a=b.csv"', "data='s.csv'", "-m", "data=a.csv,b.csv"])
+    >>> quote_paths(["data=out/x=1,y=2/s.csv", 'data="a=b.csv"', "data='s.csv'", "-m", "data=a.csv,b.csv"])
     ["data='out/x=1,y=2/s.csv'", "data='a=b.csv'", 'data=s.csv', '-m', 'data=a.csv,b.csv']
     """
     out = []
     for arg in argv:
         key, eq, typed = arg.partition("=")
         if eq and not arg.startswith("-") and key.lstrip("+") in _PATH_KEYS:
-            value = _unquote(typed)
+            value = unquote(typed)
             one_path = value != typed or "=" in value or Path(value).expanduser().exists()
             if value == typed and ("'" in value or '"' in value) and not Path(value).expanduser().exists():
                 pass  # quoted in parts by the user ('a=1/x.csv','b=2/y.csv': a sweep's values): as typed
-            elif not _GRAMMAR.search(value):
+            elif not GRAMMAR.search(value):
                 arg = f"{key}={value}"
             elif one_path and (quote := "'" if "'" not in value else '"' if '"' not in value else None):
                 arg = f"{key}={quote}{value}{quote}"
@@ -552,13 +552,13 @@ def _quote_paths(argv: list[str]) -> list[str]:
     return out
 
 
-def _unquote(value: str) -> str:
+def unquote(value: str) -> str:
     """A value without one pair of matching quotes around it (``'x'`` or ``"x"``), as Hydra reads a quoted value:
     the plain commands' paths (``run_dir='outputs/curve/data=x.csv,low=0'``) are taken quoted or not.
 
     Examples
     --------
-    >>> _unquote("'outputs/curve/data=x.csv,low=0'"), _unquote('"a b"'), _unquote("it's"), _unquote("'a','b'")
+    >>> unquote("'outputs/curve/data=x.csv,low=0'"), unquote('"a b"'), unquote("it's"), unquote("'a','b'")
     ('outputs/curve/data=x.csv,low=0', 'a b', "it's", "'a','b'")
     """
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" and value[0] not in value[1:-1]:
@@ -566,7 +566,7 @@ def _unquote(value: str) -> str:
     return value  # not one quoted value: bare, or a list of quoted ones ('a=1/x.csv','b=2/y.csv', a sweep's)
 
 
-def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]]]:
+def design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]]]:
     """A config's ``design:`` block crossed into cells: its keys, and per cell (directory name, its values by
     key, its full config without the block). The block maps dotted keys of the config to lists of values::
 
@@ -607,7 +607,7 @@ def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict
             for part in parents:
                 node = node[part]
             node[leaf] = value
-        name = _dirname(",".join(sorted(f"{k}={text(v)}" for k, v in zip(keys, combo))))
+        name = dirname(",".join(sorted(f"{k}={text(v)}" for k, v in zip(keys, combo))))
         cells.append((name, dict(zip(keys, combo)), cell))
     names = [c[0] for c in cells]
     if len(set(names)) != len(names):
@@ -617,7 +617,7 @@ def _design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict
     return keys, cells
 
 
-def _parse_study(resolved: dict):
+def parse_study(resolved: dict):
     """:func:`simstudy.config.parse`, and for a config with a ``design:`` block each of its cells (all checked
     before any compute, a bad one named); returns the Config of the config, or of its first cell."""
     from simstudy.config import parse
@@ -625,7 +625,7 @@ def _parse_study(resolved: dict):
     if "design" not in resolved:
         return parse(resolved)
     first = None
-    for name, _, cell in _design_cells(resolved)[1]:
+    for name, _, cell in design_cells(resolved)[1]:
         try:
             config = parse(cell)
         except ConfigError as exc:

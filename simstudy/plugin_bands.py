@@ -28,12 +28,12 @@ import numpy as np
 from simstudy import extend
 from simstudy._imports import (
     PluginError,
-    _check_input,
-    _function,
-    _import_path,
-    _one_line,
-    _search_dir,
+    check_input,
+    function,
+    import_path,
     import_target,
+    one_line,
+    search_dir,
 )
 from simstudy.schema import ConfigError, importing
 
@@ -63,7 +63,7 @@ def _first(mask: np.ndarray) -> tuple[int, int]:
     return r, i + 1
 
 
-def _band_output(out: Any, reps: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+def band_output(out: Any, reps: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The plug-in's ``(lower, upper)`` as float64 arrays, both ``(n,)`` or both ``(reps, n)``; raises
     :class:`_BandContract` saying what breaks the contract (see :mod:`simstudy.stats.bands`)."""
     if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -153,13 +153,13 @@ class PluginBand:
 
     @property
     def function(self) -> Callable:
-        return _function(self.target, self.directory, "_target_")
+        return function(self.target, self.directory, "_target_")
 
     def _call(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
         x = np.asarray(sorted_scores, dtype=np.float64).view()
         x.flags.writeable = False  # the samples are shared by every method of the study: never changed
         out = self.function(x, float(confidence), **dict(self.kwargs))
-        return _band_output(out, *x.shape)
+        return band_output(out, *x.shape)
 
     def __call__(self, sorted_scores: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
         try:
@@ -231,7 +231,7 @@ def register_band_method(name: str, target: str | Callable, *, kwargs: dict | No
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"a band method's name must be an identifier, got {name!r}")
-    target = _import_path(target, f"register_band_method({name!r}, ...)")
+    target = import_path(target, f"register_band_method({name!r}, ...)")
     extend.band_methods.register(name, (target, tuple(sorted((kwargs or {}).items()))))
 
 
@@ -289,7 +289,7 @@ def band_method(method: str, *, directory: str | None = None) -> BuiltinBand | P
     """
     if extend.band_methods.is_builtin(method):
         return BuiltinBand(method)
-    directory = _search_dir(directory)
+    directory = search_dir(directory)
     registered = extend.band_methods.entry(method)
     if registered is not None:
         target, kwargs = registered
@@ -395,7 +395,7 @@ def check_band_method(method: Any, key: str, *, trusted: Set[str] | None = None)
         raise PluginError(str(exc) if not registered else f"{prefix}: {exc}") from None
     if not callable(fn):
         raise PluginError(f"{prefix}: is a {type(fn).__name__}, not a function")
-    x = _check_input()
+    x = check_input()
     outs = []
     for _ in range(2):
         try:
@@ -404,7 +404,7 @@ def check_band_method(method: Any, key: str, *, trusted: Set[str] | None = None)
             raise PluginError(f"{prefix}: {exc}") from None
         except Exception as exc:
             raise PluginError(
-                f"{prefix}: raised {_one_line(exc)} on the check input (3 sorted samples of n=5, "
+                f"{prefix}: raised {one_line(exc)} on the check input (3 sorted samples of n=5, "
                 f"confidence={_BAND_CHECK_CONFIDENCE})"
             ) from None
     if not all(np.array_equal(a, b) for a, b in zip(outs[0], outs[1])):

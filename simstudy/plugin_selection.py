@@ -26,13 +26,13 @@ import numpy as np
 
 from simstudy import extend
 from simstudy._imports import (
-    _CHECK_SEED,
+    CHECK_SEED,
     PluginError,
-    _function,
-    _import_path,
-    _one_line,
-    _search_dir,
+    function,
+    import_path,
+    one_line,
     refuse_untrusted,
+    search_dir,
 )
 from simstudy.schema import ConfigError, importing
 
@@ -96,7 +96,7 @@ def register_selection_algorithm(kind: str, name: str, target: str | Callable, *
     _kind_iv(kind)
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"a selection algorithm's name must be an identifier, got {name!r}")
-    target = _import_path(target, f"register_selection_algorithm({kind!r}, {name!r}, ...)")
+    target = import_path(target, f"register_selection_algorithm({kind!r}, {name!r}, ...)")
     if not isinstance(target, str) or "." not in target or not all(p.isidentifier() for p in target.split(".")):
         raise ValueError(
             f"register_selection_algorithm({kind!r}, {name!r}, ...): target must be an import path "
@@ -177,7 +177,7 @@ class SelectionPlugin:
 
     @property
     def function(self) -> Callable:
-        return _function(self.target, self.directory, "study.algorithms")
+        return function(self.target, self.directory, "study.algorithms")
 
     def __call__(self, *args: Any, rng: np.random.Generator) -> Any:
         out = self.function(*args, rng=rng, **dict(self.kwargs))
@@ -235,7 +235,7 @@ def selection_algorithm(name: str, kind: str, *, directory: str | None = None) -
     if registry.is_builtin(name):
         return registry.get(name)
     target, kwargs = registry.entry(name) or (name, ())
-    return SelectionPlugin(target, kind, kwargs, _search_dir(directory))
+    return SelectionPlugin(target, kind, kwargs, search_dir(directory))
 
 
 def selection_settings(name: str, kind: str) -> dict | None:
@@ -355,12 +355,12 @@ def _check_fixed_budget(plugin: SelectionPlugin) -> str | None:
     arms, outs = _check_arms(), []
     for _ in range(2):
         try:
-            outs.append(plugin(arms, _CHECK_BUDGET, _CHECK_RUNS, rng=np.random.default_rng(_CHECK_SEED)))
+            outs.append(plugin(arms, _CHECK_BUDGET, _CHECK_RUNS, rng=np.random.default_rng(CHECK_SEED)))
         except PluginError as exc:
             return str(exc).split(": ", 1)[-1]
         except Exception as exc:
             return (
-                f"raised {_one_line(exc)} on the check input ({len(arms)} arms, budget={_CHECK_BUDGET}, "
+                f"raised {one_line(exc)} on the check input ({len(arms)} arms, budget={_CHECK_BUDGET}, "
                 f"runs={_CHECK_RUNS})"
             )
     if not all(np.array_equal(a, b) for a, b in zip(outs[0], outs[1])):
@@ -375,15 +375,15 @@ def _check_fixed_confidence(plugin: SelectionPlugin) -> str | None:
     from simstudy.stats.posterior import posterior
     from simstudy.stats.selection import proposal_problem
 
-    arms, gen = _check_arms(), np.random.default_rng(_CHECK_SEED)
+    arms, gen = _check_arms(), np.random.default_rng(CHECK_SEED)
     y = np.stack([a.sample((_CHECK_RUNS, 3), rng=gen) for a in arms], axis=1)  # (runs, arms, 3 evaluations)
     loc, scale, df = posterior(y.sum(axis=-1), (y * y).sum(axis=-1), np.full(y.shape[:2], 3))
     outs = []
     for rows in (_CHECK_RUNS, _CHECK_RUNS, 2):
         try:
-            outs.append(plugin(loc[:rows], scale[:rows], df[:rows], rng=np.random.default_rng(_CHECK_SEED)))
+            outs.append(plugin(loc[:rows], scale[:rows], df[:rows], rng=np.random.default_rng(CHECK_SEED)))
         except Exception as exc:
-            return f"raised {_one_line(exc)} on the check input (the posteriors of {rows} runs over {len(arms)} models)"
+            return f"raised {one_line(exc)} on the check input (the posteriors of {rows} runs over {len(arms)} models)"
         problem = proposal_problem(outs[-1], rows, len(arms), np.shape(outs[0])[1] if len(outs) > 1 else None)
         if problem:
             return problem + (" (its width must not depend on the number of runs)" if len(outs) == 3 else "")

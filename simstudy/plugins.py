@@ -79,30 +79,30 @@ from typing import Any
 import numpy as np
 
 from simstudy import extend
-from simstudy._imports import (  # noqa: F401 -- _LOADED: the CLI's and the tests' handle
-    _CHECK_SEED,
-    _LOADED,
+from simstudy._imports import (  # noqa: F401 -- LOADED: the CLI's and the tests' handle
+    CHECK_SEED,
+    LOADED,
     PluginError,
     PluginExit,
-    _call_kwargs,
-    _check_input,
-    _function,
-    _import_path,
-    _no_exit,
-    _one_line,
-    _search_dir,
+    call_kwargs,
+    check_input,
+    function,
+    import_path,
     import_target,
+    no_exit,
+    one_line,
     refuse_untrusted,
+    search_dir,
     source_hash,
 )
 from simstudy.plugin_bands import (
     BuiltinBand,
     PluginBand,
-    _band_output,  # noqa: F401 -- the tests check a band's output with it
     band_fingerprint,
     band_method,
     band_method_check,
     band_method_names,
+    band_output,  # noqa: F401 -- the tests check a band's output with it
     check_band_method,
     register_band_method,
 )
@@ -156,7 +156,7 @@ __all__ = [
 #: Estimators simstudy computes with its own kernels (:mod:`simstudy.stats.estimators`).
 BUILTIN_ESTIMATORS = tuple(extend.estimators.builtins)
 
-# The check input: 3 sorted samples of B = 5 scores in (0, 1) from a fixed generator (_check_input), budgets 1,
+# The check input: 3 sorted samples of B = 5 scores in (0, 1) from a fixed generator (check_input), budgets 1,
 # 3 and 5.
 _CHECK_N = np.array([1, 3, 5], dtype=np.int64)
 
@@ -219,11 +219,11 @@ class PluginEstimator:
 
     @property
     def function(self) -> Callable:
-        return _function(self.target, self.directory, "_target_")
+        return function(self.target, self.directory, "_target_")
 
     @property
     def takes_rng(self) -> bool:
-        return "rng" in _call_kwargs(self.function)
+        return "rng" in call_kwargs(self.function)
 
     def __call__(self, sorted_scores: np.ndarray, n: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         fn, kwargs = self.function, dict(self.kwargs)
@@ -311,16 +311,16 @@ def check_estimator(plugin: PluginEstimator, key: str, *, trusted: Set[str] | No
         _ = plugin.function  # the import, so that its failure names the key
     except PluginError as exc:
         raise PluginError(f"{key}.{exc}") from None
-    x = _check_input()
+    x = check_input()
     outs = []
     for _ in range(2):
         try:
-            outs.append(plugin(x, _CHECK_N, rng=np.random.default_rng(_CHECK_SEED)))
+            outs.append(plugin(x, _CHECK_N, rng=np.random.default_rng(CHECK_SEED)))
         except PluginError as exc:
             raise PluginError(f"{key}.{exc}") from None
         except Exception as exc:
             raise PluginError(
-                f"{prefix}: raised {_one_line(exc)} on the check input (3 sorted samples of B=5, "
+                f"{prefix}: raised {one_line(exc)} on the check input (3 sorted samples of B=5, "
                 f"n=[1, 3, 5]{', per sample' if plugin.per_sample else ''})"
             ) from None
     if not np.array_equal(outs[0], outs[1]):
@@ -358,12 +358,12 @@ def estimator_cost(plugin: PluginEstimator, B: int, n, reps: int = 64) -> float:
     >>> 0 < cost < 1
     True
     """
-    x = np.sort(np.random.default_rng(_CHECK_SEED).random((reps, B)), axis=1)
+    x = np.sort(np.random.default_rng(CHECK_SEED).random((reps, B)), axis=1)
     n = np.asarray(n, dtype=np.int64)
     best = np.inf
     for _ in range(3):
         start = time.perf_counter()
-        plugin(x, n, rng=np.random.default_rng(_CHECK_SEED))
+        plugin(x, n, rng=np.random.default_rng(CHECK_SEED))
         best = min(best, time.perf_counter() - start)
     return best / reps
 
@@ -402,7 +402,7 @@ def register_estimator(method: str, target: str | Callable, *, per_sample: bool 
     """
     if not isinstance(method, str) or not method.isidentifier():
         raise ValueError(f"an estimator's method name must be an identifier, got {method!r}")
-    target = _import_path(target, f"register_estimator({method!r}, ...)")
+    target = import_path(target, f"register_estimator({method!r}, ...)")
     extend.estimators.register(method, (target, bool(per_sample)))
 
 
@@ -490,7 +490,7 @@ def register_distribution(kind: str, target: str | Callable) -> None:
     """
     if not isinstance(kind, str) or not kind.isidentifier():
         raise ValueError(f"a distribution kind must be an identifier, got {kind!r}")
-    target = _import_path(target, f"register_distribution({kind!r}, ...)")
+    target = import_path(target, f"register_distribution({kind!r}, ...)")
     extend.distributions.register(kind, target)
 
 
@@ -594,21 +594,21 @@ class PluginDistribution:
         *,
         trusted: Set[str] | None = None,
     ):
-        self.target, self.kwargs, self.directory = target, tuple(kwargs), _search_dir(directory)
+        self.target, self.kwargs, self.directory = target, tuple(kwargs), search_dir(directory)
         cls = import_target(target, directory=self.directory, trusted=trusted)
         if not callable(cls):
             raise PluginError(f"_target_={target}: is a {type(cls).__name__}, not a class")
         try:
-            with _no_exit(f"_target_={target}"):
+            with no_exit(f"_target_={target}"):
                 self.dist = cls(**dict(self.kwargs))
         except PluginExit:
             raise
         except Exception as exc:
             args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs)
             raise PluginError(
-                f"_target_={target}: {target.rsplit('.', 1)[-1]}({args}) raised {_one_line(exc)}"
+                f"_target_={target}: {target.rsplit('.', 1)[-1]}({args}) raised {one_line(exc)}"
             ) from None
-        with _no_exit(f"_target_={target}"):  # hasattr runs a property's code
+        with no_exit(f"_target_={target}"):  # hasattr runs a property's code
             missing = [a for a in _REQUIRED if not hasattr(self.dist, a)]
         if missing:
             raise PluginError(
@@ -630,31 +630,31 @@ class PluginDistribution:
 
     @property
     def support(self) -> tuple[float, float]:
-        with _no_exit(f"_target_={self.target}"):
+        with no_exit(f"_target_={self.target}"):
             low, high = self.dist.support
         return float(low), float(high)
 
     @property
     def is_discrete(self) -> bool:
-        with _no_exit(f"_target_={self.target}"):
+        with no_exit(f"_target_={self.target}"):
             return bool(self.dist.is_discrete)
 
     def sample(self, size, *, rng: np.random.Generator) -> np.ndarray:
-        with _no_exit(f"_target_={self.target}"):
+        with no_exit(f"_target_={self.target}"):
             return np.asarray(self.dist.sample(size, rng=rng), dtype=np.float64)
 
     def cdf(self, x) -> np.ndarray:
-        with _no_exit(f"_target_={self.target}"):
+        with no_exit(f"_target_={self.target}"):
             return np.asarray(self.dist.cdf(x), dtype=np.float64)
 
     def cdf_left(self, x) -> np.ndarray:
         if hasattr(self.dist, "cdf_left"):
-            with _no_exit(f"_target_={self.target}"):
+            with no_exit(f"_target_={self.target}"):
                 return np.asarray(self.dist.cdf_left(x), dtype=np.float64)
         return self.cdf(x)
 
     def ppf(self, q) -> np.ndarray:
-        with _no_exit(f"_target_={self.target}"):
+        with no_exit(f"_target_={self.target}"):
             return np.asarray(self.dist.ppf(q), dtype=np.float64)
 
     def describe(self) -> dict:
@@ -695,16 +695,16 @@ def check_distribution(dist: PluginDistribution, key: str) -> None:
     try:
         low, high = dist.support
     except Exception as exc:
-        raise PluginError(f"{prefix}: support must be a pair (low, high), got {_one_line(exc)}") from None
+        raise PluginError(f"{prefix}: support must be a pair (low, high), got {one_line(exc)}") from None
     if not low < high:
         raise PluginError(f"{prefix}: support must be (low, high) with low < high, got ({low}, {high})")
     try:
-        draws = [dist.sample((3, 5), rng=np.random.default_rng(_CHECK_SEED)) for _ in range(2)]
+        draws = [dist.sample((3, 5), rng=np.random.default_rng(CHECK_SEED)) for _ in range(2)]
         x = np.sort(draws[0].ravel())
         F, q = dist.cdf(x), dist.ppf(np.array([0.1, 0.5, 0.9]))
     except Exception as exc:
         raise PluginError(
-            f"{prefix}: raised {_one_line(exc)} on the check input (sample((3, 5), rng=...), then cdf and ppf)"
+            f"{prefix}: raised {one_line(exc)} on the check input (sample((3, 5), rng=...), then cdf and ppf)"
         ) from None
     problem = None
     if draws[0].shape != (3, 5):

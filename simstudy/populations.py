@@ -357,7 +357,7 @@ def _checksum(arrays: dict[str, np.ndarray], digest: str, key: bytes) -> str:
     """HMAC-SHA-256 under the user's key of the arrays' digest, headed by the pickle's SHA-256."""
     import hmac
 
-    return hmac.new(key, io._digest(arrays, _header(digest)).encode(), hashlib.sha256).hexdigest()
+    return hmac.new(key, io.digest(arrays, _header(digest)).encode(), hashlib.sha256).hexdigest()
 
 
 def _read_cache(path: Path, digest: str, key: bytes) -> dict[str, tuple[np.ndarray, np.ndarray]] | None:

@@ -698,7 +698,7 @@ def _capped(chart: Chart) -> Chart:
     return replace(chart, rows=kept, note=note)
 
 
-def _build_or_warn(run_dir, **kwargs) -> Report | None:
+def build_or_warn(run_dir, **kwargs) -> Report | None:
     """:func:`build` after a run: a page that cannot be written is a warning, never a failed run (the results
     are all there; ``simstudy report run_dir=DIR`` retries)."""
     try:

@@ -682,7 +682,7 @@ error) or X% with 0 < X <= 100 (relative to the estimate), e.g. 0.001 or 1%, got
     return accepting(f"{words}; or a mapping of measure names to either, e.g. {{mse: 0.0001, bias: 2%}}")(check)
 
 
-def _fields(schema: type) -> tuple[dataclasses.Field, ...]:
+def setting_fields(schema: type) -> tuple[dataclasses.Field, ...]:
     """The schema's settings: its fields but those made by :func:`internal`."""
     if not dataclasses.is_dataclass(schema):
         raise TypeError(f"{schema!r} is not a schema (a dataclass whose fields are made by option())")
@@ -784,7 +784,7 @@ def parse(
     ...
     simstudy.schema.ConfigError: study.rep is not a setting of the toy study (settings: reps)
     """
-    fields = _fields(schema)
+    fields = setting_fields(schema)
     refuse_unknown(values, (*ignore, *(f.name for f in fields)), prefix, what=what)
     out = {}
     for f in fields:
@@ -860,7 +860,7 @@ def defaults(schema: type) -> dict:
     >>> defaults(StudyOptions)
     {'reps': 1000, 'chunk_reps': 1000, 'save_replicates': False, 'precision': None, 'max_reps': None}
     """
-    return {f.name: _plain(f.default) for f in _fields(schema)}
+    return {f.name: _plain(f.default) for f in setting_fields(schema)}
 
 
 def docs(schema: type) -> dict[str, tuple[str, Any]]:
@@ -888,7 +888,7 @@ def docs(schema: type) -> dict[str, tuple[str, Any]]:
     >>> docs(StudyOptions)["reps"]
     ('simulated searches per cell (more: a smaller Monte Carlo error)', 1000)
     """
-    return {f.name: (f.metadata.get("doc", ""), _plain(f.default)) for f in _fields(schema)}
+    return {f.name: (f.metadata.get("doc", ""), _plain(f.default)) for f in setting_fields(schema)}
 
 
 def accepting(words: str) -> Callable[[Check], Check]:

@@ -20,7 +20,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from simstudy.schema import _fields
+from simstudy.schema import setting_fields
 
 __all__ = ["parameters", "documented"]
 
@@ -118,7 +118,7 @@ def parameters(schema: type, prefix: str = "") -> str:
         (sorted, repeats dropped).
     """
     lines = []
-    _fields(schema)  # a dataclass, or TypeError
+    setting_fields(schema)  # a dataclass, or TypeError
     for f in dataclasses.fields(schema):  # every field of the class, as its signature has them
         head = f"{f.name} : {_type_doc(f)}, "
         lines.append(head + _default_doc(f.default, _WIDTH - 4 - len(head)))

@@ -4,7 +4,7 @@ Every loader returns float64 arrays of scores in file order and raises :class:`D
 message naming the file, the row and the offending value. No score is lost silently: a header-less column
 keeps its first line, a row of the wrong width is an error, and a failed run's missing score is an error
 unless the caller asks to drop or replace it (then counted, and warned about with :class:`DataWarning`).
-Files are checked column by column (vectorized); :func:`_score` words the message for a bad value. The shipped
+Files are checked column by column (vectorized); :func:`score` words the message for a bad value. The shipped
 data sets, read the same way, are in :mod:`simstudy.datasets` (which re-exports these names).
 
 =====================  ===========================================================================
@@ -121,7 +121,7 @@ class ScoreFile:
     replaced: dict[str, int]
 
 
-def _choice_iv(what: str, value: Any, valid: Iterable[str]) -> str:
+def choice_iv(what: str, value: Any, valid: Iterable[str]) -> str:
     valid = sorted(valid)
     if not isinstance(value, str) or value not in valid:
         raise ValueError(f"unknown {what} {value!r}; choose one of: {', '.join(valid)}")
@@ -187,7 +187,7 @@ def _float(text: str) -> float:
     return float(text)
 
 
-def _score(
+def score(
     raw: Any, name: str, where: str, label: str, low: float, high: float, *, scale: float = 1.0, hint: str = ""
 ) -> float:
     """Turn one raw value (a CSV string or a JSON value) into ``scale * value`` in [low, high], or raise."""
@@ -216,7 +216,7 @@ def _score(
 
 
 @dataclass(frozen=True)
-class _Table:
+class Table:
     """A file's rows, column by column: ``cells(column)`` lists the raw values in file order (strings for
     CSV/TSV; JSON values for JSON, or _ABSENT where a record lacks the key); ``where(i)`` names row i."""
 
@@ -245,8 +245,8 @@ def _size_iv(source: Any, name: str) -> None:
         )
 
 
-def _records(source: Any, name: str) -> _Table:
-    """Read a file (a Path or an importlib Traversable) into a :class:`_Table`."""
+def records(source: Any, name: str) -> Table:
+    """Read a file (a Path or an importlib Traversable) into a :class:`Table`."""
     suffix = PurePath(source.name).suffix.lower()
     _size_iv(source, name)
     try:  # -sig: spreadsheet exports often start with a BOM; text mode turns CRLF into LF
@@ -276,15 +276,15 @@ def _records(source: Any, name: str) -> _Table:
             cells["model"] += [model] * len(values)
             cells["score"] += values
             wheres += [f"item [{model!r}][{j}]" for j in range(len(values))]
-        return _Table(["model", "score"], len(wheres), cells.__getitem__, wheres.__getitem__)
+        return Table(["model", "score"], len(wheres), cells.__getitem__, wheres.__getitem__)
     if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
         raise DataError(f"{name}: expected an object of model -> scores or a list of objects, got {obj!r:.60}")
     return _records_table(obj, [f"item [{j}]" for j in range(len(obj))])
 
 
-def _records_table(records: list[dict], wheres: list[str]) -> _Table:
+def _records_table(records: list[dict], wheres: list[str]) -> Table:
     columns = list(dict.fromkeys(k for r in records for k in r))
-    return _Table(columns, len(records), lambda c: [r.get(c, _ABSENT) for r in records], wheres.__getitem__)
+    return Table(columns, len(records), lambda c: [r.get(c, _ABSENT) for r in records], wheres.__getitem__)
 
 
 class _DuplicateKey(Exception):
@@ -358,7 +358,7 @@ def _single_column(first: Sequence[str], others: list[Sequence[str]]) -> bool:
     return width == 1 and all(len(r) == 1 or (len(r) == 2 and not r[-1].strip()) for r in others)
 
 
-def _csv_table(text: str, name: str, suffix: str) -> _Table:
+def _csv_table(text: str, name: str, suffix: str) -> Table:
     lines = text.split("\n")
     delimiter = _delimiter(lines, suffix)
     if delimiter not in text and '"' not in text:
@@ -371,7 +371,7 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
         numbers: Sequence[int] = range(start + 1, content[-1] + 2)
         fields = lines[start : content[-1] + 1]
         header = ["score" if headerless else lines[content[0]].strip()]
-        return _Table(
+        return Table(
             header,
             len(fields),
             lambda c: fields,
@@ -437,7 +437,7 @@ def _csv_table(text: str, name: str, suffix: str) -> _Table:
                     f"{width} ({', '.join(header)}): {_clip(lines[numbers[i] - 1])}"
                 )
     columns = list(zip(*rows)) if rows else [() for _ in header]
-    return _Table(
+    return Table(
         header,
         len(rows),
         lambda c: list(columns[header.index(c)]),
@@ -505,7 +505,7 @@ def _match(columns: list[str], want: str, name: str) -> str | None:
     return found[0] if found else None
 
 
-def _numeric_columns(table: _Table) -> tuple[list[str], list[str]]:
+def _numeric_columns(table: Table) -> tuple[list[str], list[str]]:
     """Columns whose first 50 values are numbers (or missing), and those of them holding a fraction."""
     numeric, fractional = [], []
     for c in table.columns:
@@ -517,7 +517,7 @@ def _numeric_columns(table: _Table) -> tuple[list[str], list[str]]:
     return numeric, fractional
 
 
-def _columns_iv(table: _Table, score_column: str | None, model_column: str | None, name: str) -> tuple[str, str | None]:
+def _columns_iv(table: Table, score_column: str | None, model_column: str | None, name: str) -> tuple[str, str | None]:
     columns = table.columns
     listing = f"(columns: {', '.join(columns)})"
     score: str | None
@@ -558,7 +558,7 @@ def _columns_iv(table: _Table, score_column: str | None, model_column: str | Non
     return score, model
 
 
-def _spellings_iv(models: list, keys: list[str], table: _Table, name: str) -> None:
+def _spellings_iv(models: list, keys: list[str], table: Table, name: str) -> None:
     """Refuse two spellings of a CSV model name that differ only in surrounding spaces (``a`` and ``a ``): read
     as padding they would merge into one model without a word, though they may be two (JSON keeps them apart).
     One spelling used throughout (``a `` everywhere) is padding, and read as ``a``."""
@@ -583,8 +583,8 @@ def _spellings_iv(models: list, keys: list[str], table: _Table, name: str) -> No
         seen[key] = code
 
 
-def _scores(
-    table: _Table,
+def table_scores(
+    table: Table,
     name: str,
     *,
     score_column: str | None,
@@ -661,8 +661,8 @@ def _scores(
             )
         else:
             hint = ""
-        _score(raw[i], name, where, score_column, low, high, scale=scale, hint=hint)
-        raise AssertionError(f"{name}: {where}: failed validation but _score accepted {raw[i]!r}")
+        score(raw[i], name, where, score_column, low, high, scale=scale, hint=hint)
+        raise AssertionError(f"{name}: {where}: failed validation but score accepted {raw[i]!r}")
     if missing not in ("error", "drop"):
         x[missed] = missing
     codes, names = (
@@ -764,8 +764,8 @@ def read_scores(
     {'a': 1}
     """
     path, low, high, min_scores, missing, scale = _read_scores_iv(path, low, high, min_scores, missing, scale)
-    return _scores(
-        _records(path, str(path)),
+    return table_scores(
+        records(path, str(path)),
         str(path),
         score_column=score_column,
         model_column=model_column,

@@ -4,11 +4,11 @@ A Hydra multirun (``simstudy -m key=a,b ...``) leaves one run directory per comb
 :func:`stack` reads their ``summary.parquet`` files into one frame with a ``job`` column (the job's directory
 name) and one column per swept key holding that job's value (numbers as numbers). :func:`headline` picks, per
 study kind, the rows a sweep's faceted figure shows, and :func:`sweep_chart` describes that figure
-(:class:`simstudy.charts.Chart`; :func:`simstudy.figures.sweep_figure` draws it). ``_write_sweep``
+(:class:`simstudy.charts.Chart`; :func:`simstudy.figures.sweep_figure` draws it). ``write_sweep``
 writes the stacked frame and that figure at the sweep directory (after a multirun, for a design, and for
 ``simstudy collect sweep_dir=DIR``), and for three or more swept keys a nested-loop plot, ``nested_loop.png``
 (Rücker & Schwarzer 2014; :func:`nested_loop_factors`, :func:`simstudy.figures_mc.nested_loop_figure`);
-``_unfinished_message`` says which jobs have no summary yet.
+``unfinished_message`` says which jobs have no summary yet.
 
 Which jobs a sweep has and what each one's values are is the CLI's business (it reads the sweep's
 ``multirun.yaml`` with Hydra's own parser); this module knows nothing of Hydra.
@@ -233,7 +233,7 @@ def headline(frame: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, Headline]:
     return frame[keep], spec
 
 
-def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
+def write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
     """Stack the finished jobs' summaries into ``summary.parquet``/``.csv`` at the sweep directory and draw
     the faceted ``figure.png``/``.pdf``; returns the :class:`~simstudy.sweeps.Stacked` (with the unfinished)."""
     import matplotlib.pyplot as plt
@@ -255,9 +255,9 @@ def _write_sweep(sweep_dir: Path, swept: list[str], jobs: list):
         plt.close(fig)
         if len(swept) >= 3:  # a factorial of three or more factors: every cell on one axis as well
             _nested_loop(sweep_dir, rows, swept, spec, study)
-    from simstudy.report_html import _build_or_warn
+    from simstudy.report_html import build_or_warn
 
-    _build_or_warn(sweep_dir, headline=headline, frame=frame, swept=swept, kind=stacked.kind)
+    build_or_warn(sweep_dir, headline=headline, frame=frame, swept=swept, kind=stacked.kind)
     log.info(
         "sweep: %d job(s) stacked into %s (%d rows; swept: %s)",
         len(jobs) - len(stacked.unfinished),
@@ -365,7 +365,7 @@ def _nested_loop(sweep_dir: Path, rows: pd.DataFrame, swept: list[str], spec: He
     plt.close(fig)
 
 
-def _unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:
+def unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:
     """Which jobs have no summary, and what finishes them: a sharded job's run is collected, others resumed."""
     sharded = all((sweep_dir / job / "shards").is_dir() for job in unfinished)
     then = (

@@ -141,7 +141,7 @@ def evp_curves(
         # One sort, and one pass over the V weights for the curve and its SD (bounded memory at any B); the
         # minimum's curve is the maximum's of -x, mirrored back below (negation and clipping are exact)
         x = np.sort(-x if minimize else x)
-        mean, std = estimators._v_mean_std(x, np.arange(1, x.size + 1))
+        mean, std = estimators.v_mean_std(x, np.arange(1, x.size + 1))
         if method != "v":
             mean = estimators.expected_max(x, method, presorted=True)
         frame = _pandas().DataFrame(

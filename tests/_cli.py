@@ -56,7 +56,7 @@ def _in_process(args, cwd) -> subprocess.CompletedProcess:
         sys.path[:] = saved_path
         from simstudy import plugins
 
-        plugins._LOADED.clear()
+        plugins.LOADED.clear()
     return subprocess.CompletedProcess(["simstudy", *args], status, out.getvalue(), err.getvalue())
 
 

@@ -47,7 +47,7 @@ def forget_plugins():
         if name.startswith("my_"):
             del sys.modules[name]
     sys.path[:] = path
-    plugins._LOADED.clear()
+    plugins.LOADED.clear()
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from _cli import simstudy
 
 from simstudy.cli.plain import _key_values
-from simstudy.overrides import _quote_paths
+from simstudy.overrides import quote_paths
 
 
 @pytest.mark.parametrize("key", ["data", "distribution.path", "hydra.run.dir", "hydra.sweep.dir"])
@@ -18,14 +18,14 @@ def test_a_path_with_equals_and_commas_is_one_path_bare_or_quoted(tmp_path, monk
     (tmp_path / "sweep" / "seed=1,n=2" / "s.csv").write_text("score\n0.5\n")
     for path in ("sweep/seed=1,n=2", "sweep/seed=1,n=2/s.csv"):
         typed = [f"{key}={path}", f"{key}='{path}'", f'{key}="{path}"']
-        assert {tuple(_quote_paths([arg])) for arg in typed} == {(f"{key}='{path}'",)}  # one form: one directory
+        assert {tuple(quote_paths([arg])) for arg in typed} == {(f"{key}='{path}'",)}  # one form: one directory
     # = is never valid bare in Hydra's grammar: one path even where it does not exist yet (a new run directory)
-    assert _quote_paths([f"{key}=new/x=1"]) == [f"{key}='new/x=1'"]
+    assert quote_paths([f"{key}=new/x=1"]) == [f"{key}='new/x=1'"]
     # a bare comma in a path that does not exist is Hydra's: under -m, two values of a sweep
-    assert _quote_paths([f"{key}=a.csv,b.csv"]) == [f"{key}=a.csv,b.csv"]
-    assert _quote_paths(["low=0", "-m", f"{key}='plain.csv'"]) == ["low=0", "-m", f"{key}=plain.csv"]
+    assert quote_paths([f"{key}=a.csv,b.csv"]) == [f"{key}=a.csv,b.csv"]
+    assert quote_paths(["low=0", "-m", f"{key}='plain.csv'"]) == ["low=0", "-m", f"{key}=plain.csv"]
     # a sweep over paths with = quotes each value: left as typed, Hydra's list of two
-    assert _quote_paths([f"{key}='a=1/x.csv','b=2/y.csv'"]) == [f"{key}='a=1/x.csv','b=2/y.csv'"]
+    assert quote_paths([f"{key}='a=1/x.csv','b=2/y.csv'"]) == [f"{key}='a=1/x.csv','b=2/y.csv'"]
 
 
 def test_a_plain_commands_value_is_taken_quoted_or_not():

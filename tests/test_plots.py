@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy import config, figures, registry, tables
+from simstudy import charts, config, figures, registry, tables
 from simstudy.commands import audit_page
 from simstudy.commands.bands import cdf_bands_figure, tuning_curve_bands_figure
 from simstudy.commands.curve import evp_curves_figure
@@ -362,11 +362,11 @@ def test_the_theme_is_seaborns_whitegrid_paper_theme():
         sns.set_theme(style="whitegrid", context="paper")
         expected = dict(matplotlib.rcParams)
     with matplotlib.rc_context():
-        figures._theme()
+        charts.theme()
         got = dict(matplotlib.rcParams)
     expected.pop("image.cmap"), got.pop("image.cmap")  # seaborn's colormap: no figure draws an image
     assert got == expected
-    assert figures._colorblind(12) == list(sns.color_palette("colorblind", 12))
+    assert figures.colorblind(12) == list(sns.color_palette("colorblind", 12))
 
 
 def test_no_matplotlib_until_a_figure_is_drawn():

@@ -213,8 +213,8 @@ def test_a_forged_cache_entry_is_never_used_as_the_population(package, tmp_path)
     (entry,) = (tmp_path / "cache" / "populations").glob("hpobench-australian-*.npz")
     header = f"simstudy-population:1:{digest}".encode()  # the old, public recipe
     recipes = (
-        lambda arrays: simstudy_io._digest(arrays, header),
-        lambda arrays: simstudy_io._digest(arrays, populations._header(digest)),
+        lambda arrays: simstudy_io.digest(arrays, header),
+        lambda arrays: simstudy_io.digest(arrays, populations._header(digest)),
         lambda arrays: populations._checksum(arrays, digest, b"k" * 32),  # another user's key
     )
     for checksum in recipes:

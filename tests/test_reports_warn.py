@@ -43,7 +43,7 @@ def test_described_distributions_are_rounded_in_the_log(tmp_path):
         json.dumps({"distributions": {"bag": {"name": "bag", "size": 3, "maximum": 0.8898352881786101,
                                               "support": [0.5, 0.8898352881786101]}}})
     )
-    assert cli._describe(tmp_path / "run.json") == ["bag: size=3, maximum=0.8898, support=[0.5, 0.8898]"]
+    assert cli.describe(tmp_path / "run.json") == ["bag: size=3, maximum=0.8898, support=[0.5, 0.8898]"]
 
 
 def test_markdown_bold_is_not_for_terminals():

@@ -12,7 +12,7 @@
 ``_check_flags``          a flag Hydra does not know: one line saying how keys are given
 ``_run_job``              a composed command line run as Hydra's run mode does, without composing it again
 ``_job``                  a Hydra task bound to what the command line asked of its run directory
-``_in_run_dir``           run a Hydra job in its run directory (:func:`simstudy.engine.rundir._in_run_dir`)
+``in_run_dir``            run a Hydra job in its run directory (:func:`simstudy.engine.rundir.in_run_dir`)
 ``_run_command``          a data command's job: :func:`simstudy.launch.run` in its run directory, its lines printed
 ========================  =========================================================================================
 """
@@ -27,26 +27,26 @@ import sys
 import threading
 from pathlib import Path
 
-from simstudy.cli.usage import _help, _version, preset_help
+from simstudy.cli.usage import help_asked, preset_help, version
 from simstudy.engine import rundir as _rundir
 from simstudy.engine.rundir import (
-    _ENVIRONMENT_ERRNOS,
+    ENVIRONMENT_ERRNOS,
     EXIT_BAD_INPUT,
+    DirsBefore,
     Refused,
-    _DirsBefore,
-    _fail,
-    _os_error,
-    _os_status,
+    fail,
+    os_error,
+    os_status,
 )
 from simstudy.overrides import (
-    _check_overrides,
-    _config_dir,
-    _last_of_each_key,
-    _optional_keys,
-    _quote_paths,
-    _register_commands,
-    _register_studies,
-    _take_overwrite,
+    check_overrides,
+    config_dir,
+    last_of_each_key,
+    optional_keys,
+    quote_paths,
+    register_commands,
+    register_studies,
+    take_overwrite,
 )
 from simstudy.schema import ConfigError
 
@@ -55,18 +55,18 @@ __all__ = ["main"]
 log = logging.getLogger("simstudy")
 
 
-def _in_run_dir(run, cfg, overwrite: bool, created: _DirsBefore | None):
-    """:func:`simstudy.engine.rundir._in_run_dir` in Hydra's run directory of the job, with what the command line
+def _in_run_dir(run, cfg, overwrite: bool, created: DirsBefore | None):
+    """:func:`simstudy.engine.rundir.in_run_dir` in Hydra's run directory of the job, with what the command line
     asked: ``overwrite=true``, and the directories Hydra made for it (``created``, removed if left empty)."""
     from hydra.core.hydra_config import HydraConfig
 
-    from simstudy.launch import _shard_label
+    from simstudy.launch import shard_label
 
     out_dir = Path(HydraConfig.get().runtime.output_dir)
-    return _rundir._in_run_dir(run, cfg, out_dir, shard=_shard_label(cfg), overwrite=overwrite, created=created)
+    return _rundir.in_run_dir(run, cfg, out_dir, shard=shard_label(cfg), overwrite=overwrite, created=created)
 
 
-def _job(task, overwrite: bool, created: _DirsBefore | None):
+def _job(task, overwrite: bool, created: DirsBefore | None):
     """The Hydra task function of a command line: ``task(cfg, overwrite, created)`` with this command line's
     ``overwrite=`` and the directories Hydra makes for it (every job of a sweep shares them). Wrapped
     (``__wrapped__``), so that Hydra names the job after ``task``'s module, as it did before the binding."""
@@ -107,7 +107,7 @@ class _Callbacks:
 def _run_job(cfg, task, config_name: str) -> None:
     """Run one composed command line as Hydra's run mode does (``hydra.main`` without flags or ``-m``): its run
     directory, its logging, its callbacks, then ``task`` on the config without Hydra's keys. The config is the
-    one :func:`~simstudy.overrides._check_overrides` composed to check the overrides, so a run composes it once
+    one :func:`~simstudy.overrides.check_overrides` composed to check the overrides, so a run composes it once
     (Hydra's app would compose it again). An exception of the task propagates as under Hydra's app."""
     from hydra.core.utils import configure_log, run_job, setup_globals
     from hydra.types import HydraContext, RunMode
@@ -134,10 +134,10 @@ def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else message
 
 
-def _study_task(cfg, overwrite: bool, created: _DirsBefore | None) -> None:
-    from simstudy.launch import _run_study
+def _study_task(cfg, overwrite: bool, created: DirsBefore | None) -> None:
+    from simstudy.launch import run_study
 
-    _in_run_dir(_run_study, cfg, overwrite, created)
+    _in_run_dir(run_study, cfg, overwrite, created)
 
 
 def _hydra_app(task, config_name: str, args: list[str]) -> None:
@@ -149,7 +149,7 @@ def _hydra_app(task, config_name: str, args: list[str]) -> None:
     given = sys.argv
     sys.argv = [given[0] if given else "simstudy", *args]
     try:
-        hydra.main(version_base="1.3", config_path=_config_dir(), config_name=config_name)(task)()
+        hydra.main(version_base="1.3", config_path=config_dir(), config_name=config_name)(task)()
     finally:
         sys.argv = given
 
@@ -158,7 +158,7 @@ def _command_task(spec):
     """A data command's Hydra task, ``task(cfg, overwrite, created)``: :func:`_run_command` of ``spec`` in the
     job's run directory."""
 
-    def task(cfg, overwrite: bool, created: _DirsBefore | None) -> None:
+    def task(cfg, overwrite: bool, created: DirsBefore | None) -> None:
         _in_run_dir(lambda cfg, run_dir: _run_command(spec, cfg, run_dir), cfg, overwrite, created)
 
     return task
@@ -189,7 +189,7 @@ def _command(name: str):
     try:  # a plug-in that fails to load: one line, as a study's command line says it
         return registry.command(name) if name in registry.command_names() else None
     except PluginError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 def main() -> None:
@@ -283,22 +283,22 @@ def _check_flags(argv: list[str], command: str | None) -> None:
             value = after
         name = flag.lstrip("-") or "KEY"
         where = f"simstudy {command} --help" if command else "simstudy --help"
-        _fail(
+        fail(
             f"{arg!r} is not an option of simstudy{' ' + command if command else ''}: keys are given as key=value, "
             f"e.g. {name}={value or '...'} ({where} lists them)",
         )
 
 
 def _main(argv: list[str]) -> None:
-    text = _version(argv) or _help(argv)
+    text = version(argv) or help_asked(argv)
     if text is not None:
         print(text)
         sys.stdout.flush()  # inside main's BrokenPipeError guard
         return
     _log_data_warnings()  # after the help: it imports the score files' module (pandas), which no help page needs
-    from simstudy.charts import _check_backend
+    from simstudy.charts import check_backend
 
-    _check_backend()  # a bad MPLBACKEND: one line before any run, not matplotlib's traceback after it
+    check_backend()  # a bad MPLBACKEND: one line before any run, not matplotlib's traceback after it
     # Let exceptions out of Hydra's wrapper (it would print them in several lines and exit 1) so that an
     # environmental one -- an unwritable or full output directory, met while Hydra creates the run
     # directory -- is reported in one line; any other keeps its full traceback.
@@ -314,11 +314,11 @@ def _main(argv: list[str]) -> None:
                 return
             if spec is not None:
                 _check_flags(argv[1:], spec.name)
-                args, overwrite = _take_overwrite(argv[1:])
-                args = _quote_paths(_last_of_each_key(args))
-                _register_commands(spec)
+                args, overwrite = take_overwrite(argv[1:])
+                args = quote_paths(last_of_each_key(args))
+                register_commands(spec)
                 sweep = any(arg in ("-m", "--multirun") for arg in args)
-                checked = _check_overrides(args, spec.name, overwrite=overwrite)
+                checked = check_overrides(args, spec.name, overwrite=overwrite)
                 job = _job(_command_task(spec), overwrite, checked.created)
                 if checked.config is not None:
                     _run_job(checked.config, job, spec.name)
@@ -326,11 +326,11 @@ def _main(argv: list[str]) -> None:
                     _hydra_app(job, spec.name, args)
                 return
             _check_flags(argv, None)
-            args, overwrite = _take_overwrite(argv)
-            args = _quote_paths(_last_of_each_key(_optional_keys(args)))
-            _register_studies()
+            args, overwrite = take_overwrite(argv)
+            args = quote_paths(last_of_each_key(optional_keys(args)))
+            register_studies()
             sweep = any(arg in ("-m", "--multirun") for arg in args)
-            checked = _check_overrides(args, overwrite=overwrite)
+            checked = check_overrides(args, overwrite=overwrite)
             job = _job(_study_task, overwrite, checked.created)
             if checked.config is not None:
                 _run_job(checked.config, job, "config")
@@ -340,9 +340,9 @@ def _main(argv: list[str]) -> None:
                 return
             _hydra_app(job, "config", args)
         except OSError as exc:
-            if exc.errno not in _ENVIRONMENT_ERRNOS:
+            if exc.errno not in ENVIRONMENT_ERRNOS:
                 raise
-            _fail(_os_error(exc), status=_os_status(exc))
+            fail(os_error(exc), status=os_status(exc))
     except Refused as exc:
         if not sweep or "hydra.run.dir=NEW" not in exc.message:
             raise

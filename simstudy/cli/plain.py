@@ -22,14 +22,14 @@ import logging
 import sys
 from pathlib import Path
 
-from simstudy.commands.study import _trusted
+from simstudy.commands.study import trusted
 from simstudy.engine.rundir import (
     EXIT_FAILED,
-    _fail,
-    _load_stored_yaml,
-    _read_stored_config,
+    fail,
+    load_stored_yaml,
+    read_stored_config,
 )
-from simstudy.overrides import _design_cells, _one_line, _print_notice, _unquote
+from simstudy.overrides import design_cells, one_line, print_notice, unquote
 
 log = logging.getLogger("simstudy")
 
@@ -40,20 +40,20 @@ def _key_values(argv: list[str], command: str, required: tuple[str, ...], option
     opts: dict[str, str] = {}
     for arg in argv:
         key, sep, value = arg.partition("=")
-        value = _unquote(value)
+        value = unquote(value)
         if not sep or key not in (*required, *optional):
-            _fail(
+            fail(
                 f"simstudy {command}: unexpected argument {arg!r} (usage: simstudy {command} "
                 + " ".join(f"{k}=..." for k in required)
                 + "".join(f" [{k}=...]" for k in optional)
                 + ")",
             )
         if key in opts:
-            _print_notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
+            print_notice(f"{key} given twice ({key}={opts[key]} {arg}): the last is used, {arg}")
         opts[key] = value
     for key in required:
         if not opts.get(key):
-            _fail(f"simstudy {command}: {key} is required: set it with {key}=...")
+            fail(f"simstudy {command}: {key} is required: set it with {key}=...")
     return opts
 
 
@@ -62,7 +62,7 @@ def run(spec, argv: list[str]) -> None:
     its arguments parsed and its library function called by this module's function of the same name."""
     main = _MAINS.get(spec.name)
     if main is None:
-        _fail(f"simstudy {spec.name}: a command without options needs its key=value handling in simstudy.cli.plain")
+        fail(f"simstudy {spec.name}: a command without options needs its key=value handling in simstudy.cli.plain")
     main(argv)
 
 
@@ -81,13 +81,13 @@ def _collect(argv: list[str]) -> None:
         _collect_sweep(Path(opts["sweep_dir"]))
         return
     if not opts.get("run_dir") or opts.get("sweep_dir"):
-        _fail(
+        fail(
             "simstudy collect: run_dir is required: set it with run_dir=... (or sweep_dir=... for a sweep, not both)",
         )
     from simstudy.commands import collect
 
     run_dir = Path(opts["run_dir"])
-    config = collect.load_config(run_dir, _trusted(opts))
+    config = collect.load_config(run_dir, trusted(opts))
     _setup_logging()
     collect.run(run_dir, config)
 
@@ -95,14 +95,14 @@ def _collect(argv: list[str]) -> None:
 def _collect_sweep(sweep_dir: Path) -> None:
     """``simstudy collect sweep_dir=DIR``: rebuild the sweep's frame and figure from its finished jobs; exit 1,
     in one line naming them, if some did not finish."""
-    from simstudy.cli.sweeps import _NoPlan, _sweep_plan
+    from simstudy.cli.sweeps import NoPlan, sweep_plan
     from simstudy.commands import collect
-    from simstudy.sweeps import _unfinished_message
+    from simstudy.sweeps import unfinished_message
 
     stored = sweep_dir / "multirun.yaml"
     design = sweep_dir / "config.yaml"
-    if not stored.is_file() and not (design.is_file() and "design" in _read_stored_config(design)):
-        _fail(
+    if not stored.is_file() and not (design.is_file() and "design" in read_stored_config(design)):
+        fail(
             f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ..., nor "
             f"of a design)",
         )
@@ -112,25 +112,25 @@ def _collect_sweep(sweep_dir: Path) -> None:
             from omegaconf import OmegaConf
 
             # as written (never resolved); a list (not a mapping) fails inside: unreadable
-            swept, jobs = _sweep_plan(OmegaConf.create(_load_stored_yaml(stored)))
+            swept, jobs = sweep_plan(OmegaConf.create(load_stored_yaml(stored)))
         else:
             from simstudy.sweeps import Job
 
             stored = design
-            swept, cells = _design_cells(_read_stored_config(design))
+            swept, cells = design_cells(read_stored_config(design))
             jobs = [Job(name, values) for name, values, _ in cells]
-    except _NoPlan as exc:
-        _fail(f"{stored}: cannot list the sweep's jobs: {exc}")
+    except NoPlan as exc:
+        fail(f"{stored}: cannot list the sweep's jobs: {exc}")
     except Exception as exc:
-        _fail(f"{stored}: unreadable ({type(exc).__name__}: {_one_line(exc)}); rerun the sweep")
+        fail(f"{stored}: unreadable ({type(exc).__name__}: {one_line(exc)}); rerun the sweep")
     if not swept:
-        _fail(
+        fail(
             f"{stored}: no swept key names its jobs' directories (only runner settings are swept): collect the "
             f"run with simstudy collect run_dir=DIR",
         )
     stacked = collect.stack(sweep_dir, swept, jobs)
     if stacked.unfinished:
-        _fail(_unfinished_message(sweep_dir, stacked.unfinished, len(jobs)), status=EXIT_FAILED)
+        fail(unfinished_message(sweep_dir, stacked.unfinished, len(jobs)), status=EXIT_FAILED)
 
 
 def _replay(argv: list[str]) -> None:
@@ -138,7 +138,7 @@ def _replay(argv: list[str]) -> None:
     from simstudy.commands import replay
 
     opts = _key_values(argv, "replay", ("run_dir", "chunk"), ("plugins",))
-    done = replay.run(opts["run_dir"], opts["chunk"], _trusted(opts), before=_setup_logging)
+    done = replay.run(opts["run_dir"], opts["chunk"], trusted(opts), before=_setup_logging)
     print(f"{done.message} (the failure did not reproduce)")
 
 
@@ -151,12 +151,12 @@ def _report(argv: list[str]) -> None:
     try:
         done = report.run(opts["run_dir"])
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     print(
         f"wrote {done.path} ({done.size / 1e6:.1f} MB, {done.charts} charts, {done.rows} rows, {done.chunks} chunks verified)"
     )
     if done.damaged:
-        _fail(
+        fail(
             f"{len(done.damaged)} stored chunk(s) failed their check (the page lists them); first: {done.damaged[0]}",
             status=EXIT_FAILED,
         )
@@ -173,7 +173,7 @@ def _reproduce(argv: list[str]) -> None:
     opts = _key_values([a for a in argv if a != "--quick"], "reproduce", (), ("only", "n_jobs", "out"))
     done = reproduce.run(quick=quick, only=opts.get("only"), n_jobs=opts.get("n_jobs", "-1"), out=opts.get("out"))
     if done.failed:
-        _fail(f"{done.failed} run(s) failed; see {done.path}", status=EXIT_FAILED)
+        fail(f"{done.failed} run(s) failed; see {done.path}", status=EXIT_FAILED)
 
 
 def _populations(argv: list[str]) -> None:
@@ -188,7 +188,7 @@ def _populations(argv: list[str]) -> None:
         import difflib
 
         close = difflib.get_close_matches(word, ["export", "list"], n=1)
-        _fail(
+        fail(
             f"simstudy populations: unknown action {word!r}: {f'did you mean {close[0]}? ' if close else ''}the actions "
             f"are list (the default) and export",
         )
@@ -203,7 +203,7 @@ def _populations(argv: list[str]) -> None:
     try:
         done = populations.run(action, **opts)
     except DataError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if isinstance(done, populations.Exported):
         pop = done.population
         print(
@@ -226,7 +226,7 @@ def _plan(argv: list[str]) -> None:
     _setup_logging()
     flags = [a for a in argv if a.startswith("-")]
     if flags:
-        _fail(f"simstudy plan: unexpected argument {flags[0]!r} (usage: {plan.COMMAND.usage})")
+        fail(f"simstudy plan: unexpected argument {flags[0]!r} (usage: {plan.COMMAND.usage})")
     experiment = None
     overrides = []
     for arg in argv:

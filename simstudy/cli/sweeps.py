@@ -1,8 +1,8 @@
 """Hydra multiruns (``simstudy -m key=a,b ...``): which jobs a sweep has, and its stacked summary once they end.
 
-``_sweep_plan`` lists a sweep's jobs (directory names and swept values) from its config, with Hydra's own
+``sweep_plan`` lists a sweep's jobs (directory names and swept values) from its config, with Hydra's own
 parser and basic sweeper, the way Hydra names their directories; :class:`SweepCallback` (registered in
-configs/config.yaml) stacks their summaries when the multirun ends (:func:`simstudy.sweeps._write_sweep`).
+configs/config.yaml) stacks their summaries when the multirun ends (:func:`simstudy.sweeps.write_sweep`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simstudy.engine.rundir import _dirname
-from simstudy.overrides import _one_line
+from simstudy.engine.rundir import dirname
+from simstudy.overrides import one_line
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -25,7 +25,7 @@ log = logging.getLogger("simstudy")
 _SWEEP_SUBDIR = "${simstudy_dirname:${hydra:job.override_dirname}}"
 
 
-class _NoPlan(Exception):
+class NoPlan(Exception):
     """A sweep whose jobs cannot be listed (another sweeper, a custom subdir, an interval sweep)."""
 
 
@@ -49,7 +49,7 @@ def _batches(overrides: list) -> list[list[str]]:
         elif o.is_discrete_sweep():
             values[key] = [f"{key}={v}" for v in o.sweep_string_iterator()]
         else:
-            raise _NoPlan(f"{key}: the basic sweeper sweeps lists of values only, not {o.value_type.name}")
+            raise NoPlan(f"{key}: the basic sweeper sweeps lists of values only, not {o.value_type.name}")
     return [list(job) for job in itertools.product(*values.values())]
 
 
@@ -60,7 +60,7 @@ def _override_dirname(job: list, exclude: list[str], item_sep: str, kv_sep: str)
     return item_sep.join(lines).replace("=", kv_sep)
 
 
-def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
+def sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     """The swept keys and the jobs (directory name and swept values) of a multirun, from its config (the
     callback's, or the sweep directory's ``multirun.yaml``): the product of the sweep's values, as Hydra's basic
     sweeper builds it, named the way Hydra names their directories. Keys left out of the directory names
@@ -74,10 +74,10 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     h = cfg.hydra
     sweeper = str(OmegaConf.select(h, "sweeper._target_", default=""))
     if not sweeper.endswith("BasicSweeper"):
-        raise _NoPlan(f"its sweeper is {sweeper or 'not named'} (only the basic sweeper's jobs are listed)")
+        raise NoPlan(f"its sweeper is {sweeper or 'not named'} (only the basic sweeper's jobs are listed)")
     subdir = OmegaConf.to_container(h.sweep, resolve=False).get("subdir")  # type: ignore[union-attr]  # of a DictConfig: a dict
     if subdir != _SWEEP_SUBDIR:
-        raise _NoPlan(f"hydra.sweep.subdir={subdir} is not simstudy's {_SWEEP_SUBDIR}")
+        raise NoPlan(f"hydra.sweep.subdir={subdir} is not simstudy's {_SWEEP_SUBDIR}")
     params = OmegaConf.select(h, "sweeper.params", default=None) or {}
     parser = OverridesParser.create()
     named = h.job.config.override_dirname
@@ -86,7 +86,7 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
         overrides = parser.parse_overrides([f"{k}={v}" for k, v in params.items()] + list(h.overrides.task))
         batches = _batches(overrides)
     except Exception as exc:
-        raise _NoPlan(_one_line(exc)) from None
+        raise NoPlan(one_line(exc)) from None
 
     def column(o) -> str:
         return o.get_key_element().lstrip("+~")
@@ -95,7 +95,7 @@ def _sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
     jobs: dict[str, Job] = {}
     for batch in batches:
         job = parser.parse_overrides(batch)
-        name = _dirname(_override_dirname(job, exclude, named.item_sep, named.kv_sep))
+        name = dirname(_override_dirname(job, exclude, named.item_sep, named.kv_sep))
         jobs.setdefault(name, Job(name, {column(o): _typed(o) for o in job if column(o) in swept}))
     return swept, list(jobs.values())
 
@@ -108,7 +108,7 @@ except ImportError:  # pragma: no cover -- Hydra < 1.1 has no callbacks
 
 class SweepCallback(_Callback):
     """Registered in configs/config.yaml (``hydra.callbacks``): once every job of a multirun has ended, their
-    summaries are stacked into one frame and one faceted figure at the sweep directory (:func:`_write_sweep`);
+    summaries are stacked into one frame and one faceted figure at the sweep directory (:func:`write_sweep`);
     ``simstudy collect sweep_dir=DIR`` does the same later (for a sweep cut short, or sharded jobs).
 
     Examples
@@ -119,16 +119,16 @@ class SweepCallback(_Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
         # Imported here: Hydra makes this callback when any run starts, and only a sweep's end needs pandas.
-        from simstudy.sweeps import _unfinished_message, _write_sweep
+        from simstudy.sweeps import unfinished_message, write_sweep
 
         sweep_dir = Path(str(config.hydra.sweep.dir))
         try:
-            swept, jobs = _sweep_plan(config)
-        except _NoPlan as exc:
+            swept, jobs = sweep_plan(config)
+        except NoPlan as exc:
             log.info("sweep: no stacked summary: %s", exc)
             return
         if not swept:  # only runner settings swept (e.g. runner.shard): one run directory, nothing to stack
             return
-        stacked = _write_sweep(sweep_dir, swept, jobs)
+        stacked = write_sweep(sweep_dir, swept, jobs)
         if stacked.unfinished:  # e.g. shards: each job stored its chunks, and collect summarises them
-            log.warning("%s", _unfinished_message(sweep_dir, stacked.unfinished, len(jobs)))
+            log.warning("%s", unfinished_message(sweep_dir, stacked.unfinished, len(jobs)))

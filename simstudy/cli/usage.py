@@ -6,7 +6,7 @@ command's keys from its ``keys``, its usage line, examples and outputs from ``us
 its one-line summary from the commands' registry (:data:`simstudy.extend.commands`). A study's keys come from its
 kind's schema. A key cannot ship without its help.
 
-``_help`` picks the page a command line asks for (none: the command runs), ``_version`` answers ``--version``,
+``help_asked`` picks the page a command line asks for (none: the command runs), ``version`` answers ``--version``,
 and :func:`preset_help` is a study's (``simstudy experiment=NAME --help``: the config groups and the composed
 config, without the schemas simstudy stores for them).
 """
@@ -69,7 +69,7 @@ def _load_plugins() -> None:
     """The plug-ins (their studies and commands), loaded only if there are any: the built-ins' summaries are in
     the registries' tables, so ``simstudy --help`` imports no study or command module (it would otherwise import
     every study's dependencies, scipy and pandas among them)."""
-    if extend._entry_points() or os.environ.get(extend.PLUGINS_ENV):
+    if extend.entry_points() or os.environ.get(extend.PLUGINS_ENV):
         extend.load_plugins()
 
 
@@ -303,8 +303,8 @@ def preset_help(overrides: list[str], *, resolve: bool = False) -> str:
     from hydra.core.object_type import ObjectType
     from omegaconf import OmegaConf, open_dict
 
-    from simstudy.engine.rundir import _fail
-    from simstudy.overrides import _config_dir, _one_line
+    from simstudy.engine.rundir import fail
+    from simstudy.overrides import config_dir, one_line
 
     def groups(loader, parent: str = "") -> list[str]:  # every group and subgroup, as Hydra's --help lists them
         found = []
@@ -317,7 +317,7 @@ def preset_help(overrides: list[str], *, resolve: bool = False) -> str:
         return found
 
     try:
-        with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+        with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
             cfg = compose("config", overrides=overrides, return_hydra_config=True)
             loader = GlobalHydra.instance().config_loader()
             shown = [
@@ -333,7 +333,7 @@ def preset_help(overrides: list[str], *, resolve: bool = False) -> str:
                 for g in shown
             )
     except Exception as exc:
-        _fail(_one_line(exc))
+        fail(one_line(exc))
     HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the help's own text
     clean = copy.deepcopy(cfg)
     with open_dict(clean):
@@ -342,14 +342,14 @@ def preset_help(overrides: list[str], *, resolve: bool = False) -> str:
     return template.safe_substitute(APP_CONFIG_GROUPS=listing, CONFIG=OmegaConf.to_yaml(clean, resolve=resolve))
 
 
-def _help(argv: list[str]) -> str | None:
+def help_asked(argv: list[str]) -> str | None:
     """The help asked for, if any: ``simstudy --help`` or ``simstudy COMMAND --help`` (a study's
     ``simstudy experiment=NAME --help`` is Hydra's, which prints the resolved config)."""
     wants = any(a in ("-h", "--help") for a in argv)
     if argv and argv[0] in ("-h", "--help"):
-        from simstudy.overrides import _config_dir
+        from simstudy.overrides import config_dir
 
-        return main_help(Path(_config_dir()))
+        return main_help(Path(config_dir()))
     kinds = [a.split("=", 1)[1] for a in argv if a.startswith("study=")]
     if wants and kinds and not any(a.startswith(("experiment=", "+experiment=")) for a in argv):
         from simstudy import registry
@@ -364,7 +364,7 @@ def _help(argv: list[str]) -> str | None:
     return None
 
 
-def _version(argv: list[str]) -> str | None:
+def version(argv: list[str]) -> str | None:
     """``simstudy --version`` (also after a command): simstudy's version, not Hydra's."""
     if "--version" not in argv:
         return None

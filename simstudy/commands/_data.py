@@ -2,7 +2,7 @@
 
 ``simstudy curve``, ``bands``, ``audit`` and ``extrapolate`` read scores the same way: the keys of
 :class:`DataOptions` (a schema, :mod:`simstudy.schema`), cross-checked into a frozen :class:`DataConfig` by
-:func:`_data`, and loaded by :func:`simstudy.datasets.load_data` (the models and runs they keep:
+:func:`data_config`, and loaded by :func:`simstudy.datasets.load_data` (the models and runs they keep:
 :func:`simstudy.datasets.select_scores`). With ``minimize=true`` the commands pass ``minimize`` to the kernels
 (:func:`simstudy.stats.estimators.expected_max`, :func:`simstudy.stats.bands.tuning_curve_bands`,
 :func:`simstudy.tables.evp_curves`, ...), which give the minimum's curves in the scores' own units.
@@ -12,9 +12,9 @@ name                        what
 ==========================  ========================================================================
 :class:`DataOptions`        the data keys of every data command, with defaults, help and checks
 :class:`DataConfig`         the data keys cross-checked and frozen
-:func:`_command_iv`         a command's schema instance from its config (unknown keys refused)
-:func:`_data`               the data keys' cross-checks, giving a :class:`DataConfig`
-:func:`_log_scores`         the command's inputs and the scores many runs share, logged
+:func:`command_iv`          a command's schema instance from its config (unknown keys refused)
+:func:`data_config`         the data keys' cross-checks, giving a :class:`DataConfig`
+:func:`log_scores`          the command's inputs and the scores many runs share, logged
 ==========================  ========================================================================
 
 Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigError` (or the data reader's
@@ -50,7 +50,7 @@ REQUIRED = "???"
 XSCALES = ("linear", "log")
 
 
-def _bands():
+def bands():
     from simstudy.stats import bands  # only when a bands/audit key is checked: importing config stays cheap
 
     return bands
@@ -66,7 +66,7 @@ def _path(key: str, value: Any) -> str:
 
 
 @schema.accepting("a model name or a list of them")
-def _names(key: str, value: Any) -> tuple[str, ...] | None:
+def names(key: str, value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
     names = [value] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
@@ -96,20 +96,20 @@ def _missing(key: str, value: Any) -> str | float:
     return float(value)
 
 
-_positive = schema.number(positive=True)
+positive = schema.number(positive=True)
 #: A number (infinities included) or null.
-_bound = schema.optional(schema.number(what="a number or null"))
+bound = schema.optional(schema.number(what="a number or null"))
 #: A finite number or null: a score to reach (an infinite one is never reached, and says nothing).
-_finite_score = schema.optional(
+finite_score = schema.optional(
     schema.number(minimum=-sys.float_info.max, maximum=sys.float_info.max, what="a finite number (a score) or null")
 )
 
 
 @schema.accepting("a positive number, a mapping of model to one, or null")
-def _trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] | None:
+def parse_trial_time(key: str, value: Any) -> float | tuple[tuple[str, float], ...] | None:
     if isinstance(value, Mapping):  # per model, as hashable (model, time) pairs
-        return tuple((str(m), _positive(f"{key}.{m}", t)) for m, t in value.items())
-    return None if value is None else _positive(key, value)
+        return tuple((str(m), positive(f"{key}.{m}", t)) for m, t in value.items())
+    return None if value is None else positive(key, value)
 
 
 _LOW_DOC = "the lowest score possible, in score units (0 for accuracy; null: unbounded); scores below it are an error"
@@ -120,7 +120,7 @@ _MINIMIZE_DOC = (
 )
 
 
-_CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
+CONFIDENCE_DOC = "the simultaneous coverage of the bands, e.g. 0.8"
 
 
 @schema_docs.documented()
@@ -160,9 +160,9 @@ class DataOptions:
         _path,
     )
     model: tuple[str, ...] | None = option(
-        None, "use only this model of the file (model=NAME); same as models=[NAME]", _names
+        None, "use only this model of the file (model=NAME); same as models=[NAME]", names
     )
-    models: tuple[str, ...] | None = option(None, "use only these models, e.g. models=[mlp,lstm]", _names)
+    models: tuple[str, ...] | None = option(None, "use only these models, e.g. models=[mlp,lstm]", names)
     score_column: str | None = option(
         None,
         "the column of scores (case and surrounding spaces ignored); default: the only column, else one named score",
@@ -180,7 +180,7 @@ class DataOptions:
         "e.g. missing=0",
         _missing,
     )
-    scale: float = option(1.0, "multiply every score by this before use, e.g. scale=0.01 for percentages", _positive)
+    scale: float = option(1.0, "multiply every score by this before use, e.g. scale=0.01 for percentages", positive)
     compare: bool = option(False, "true: the data must hold at least two models", schema.boolean())
     sample_size: int | None = option(
         None,
@@ -200,8 +200,8 @@ class DataOptions:
         "or its last (final); null: best",
         schema.optional(schema.choice(("best", "final"))),
     )
-    low: float | None = option(None, _LOW_DOC, _bound)
-    high: float | None = option(None, _HIGH_DOC, _bound)
+    low: float | None = option(None, _LOW_DOC, bound)
+    high: float | None = option(None, _HIGH_DOC, bound)
     minimize: bool = option(False, _MINIMIZE_DOC, schema.boolean())
 
 
@@ -212,7 +212,7 @@ _SAMPLE_SEED_DOC = (
 )
 
 
-def _sample_seed_option():
+def sample_seed_option():
     """The ``sample_seed`` key of ``simstudy curve`` and ``bands`` (a random sample of the runs)."""
     return option(None, _SAMPLE_SEED_DOC, schema.optional(schema.integer(minimum=0)))
 
@@ -279,7 +279,7 @@ class DataConfig:
     minimize: bool = False  # lower is better: the kernels are called with minimize=True
 
 
-def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
+def estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
     """``estimator``: a built-in (one of ``builtins``) as it is; a plug-in (an import path, or a name a plug-in registered),
     the same as in a study (``estimators.NAME._target_``): imported and called on a tiny input now, so that a
     plug-in that fails does so in one line before any data is read. Only a plug-in the user names is imported."""
@@ -300,7 +300,7 @@ def _estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
     return value
 
 
-def _command_iv(options: type, command: str, cfg: Mapping) -> Any:
+def command_iv(options: type, command: str, cfg: Mapping) -> Any:
     """The command's schema instance (of its schema ``options``) from its config: an unknown key (``+typo=1``) is
     an error, never a silent run on everything, and each key passes its field's check."""
     valid = [f.name for f in dataclasses.fields(options)]
@@ -342,7 +342,7 @@ def _applies_iv(o: DataOptions) -> None:
             raise ConfigError(f"{key}={list(names)} names {', '.join(twice)} more than once: give each model once")
 
 
-def _data(o: DataOptions) -> DataConfig:
+def data_config(o: DataOptions) -> DataConfig:
     """The data keys' cross-checks (model against models, low below high, options that apply), frozen."""
     _applies_iv(o)
     if o.model is not None and o.models is not None and set(o.model) != set(o.models):
@@ -379,7 +379,7 @@ def _data(o: DataOptions) -> DataConfig:
     )
 
 
-def _log_scores(command: str, scores: dict, out_dir: Path, *, minimize: bool = False) -> None:
+def log_scores(command: str, scores: dict, out_dir: Path, *, minimize: bool = False) -> None:
     """The command's inputs, and the scores many runs share exactly (failed runs at 0; at the top of a loss with
     ``minimize``), as the audit says them."""
     from simstudy.commands._pages import atom_notes

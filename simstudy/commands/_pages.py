@@ -4,7 +4,7 @@ said in words, levels and numbers as typed, and the atomic page writer.
 ===================  =============================================================
 :func:`plain`        a page's Markdown for a terminal (bold markers dropped)
 :func:`atom_notes`   per model, the values many runs share exactly, in plain words
-``_command_page``    ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
+``command_page``     ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
 :class:`CurvesChart` where a data command's chart in ``report.html`` comes from (``curve.CURVE_CHART``, ...)
 ===================  =============================================================
 """
@@ -23,7 +23,7 @@ from simstudy.stats.metrics import format_number
 __all__ = ["plain", "atom_notes", "CurvesChart"]
 
 
-def _pct(x: float) -> str:
+def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
@@ -84,11 +84,11 @@ def atom_notes(scores: dict, *, minimize: bool = False) -> list[str]:
         if x.size < 2:
             continue
         atoms = find_atoms(x)
-        lines += [f"{model}: {line}" for line in _atom_sentences(atoms.values, atoms.counts / x.size, x, minimize)]
+        lines += [f"{model}: {line}" for line in atom_sentences(atoms.values, atoms.counts / x.size, x, minimize)]
     return lines
 
 
-def _atom_sentences(values, shares, x: np.ndarray, minimize: bool = False) -> list[str]:
+def atom_sentences(values, shares, x: np.ndarray, minimize: bool = False) -> list[str]:
     """'32% of the runs scored exactly 0.001, which looks like failed or chance-level runs', per atom."""
     return [
         f"{_share(p)} of the runs scored exactly {format_number(v, 6)}, {_atom_words(v, x, minimize)}"
@@ -111,29 +111,29 @@ def _atom_words(value: float, x: np.ndarray, minimize: bool = False) -> str:
     return "which looks like one result repeated (a configuration rerun, or a score capped there)"
 
 
-def _write_page(path: Path, lines: list[str]) -> Path:
+def write_page_atomically(path: Path, lines: list[str]) -> Path:
     """Write a report page atomically (a crash leaves the old page or none, never half of one)."""
     with io.atomic_path(path) as tmp:
         tmp.write_text("\n".join(lines) + "\n")
     return path
 
 
-def _lvl(x: float) -> str:
+def lvl(x: float) -> str:
     """A level as it is typed: 95%, 99.5%, 99.99999% (never rounded to 100%: :g kept 6 digits)."""
     return f"{round(100 * x, 10):.15g}%"  # rounded: 100 * 0.9999999 is 99.99999000000001
 
 
-def _g(x: float, digits: int = 4) -> str:
+def g(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if np.isfinite(x) else "—"
 
 
-def _command_page(path: Path, title: str, about: list[str], terminal: list[str], figures: list[str]) -> Path:
+def command_page(path: Path, title: str, about: list[str], terminal: list[str], figures: list[str]) -> Path:
     """A data command's page (``CURVE.md``, ``BANDS.md``) for its ``report.html``: what was computed from which
     data, the terminal's summary as it was printed, and the figures (files beside it, embedded by the report).
     A user string (a file or model name) sits in a code span or block, where Markdown reads no markup."""
     lines = [f"# {title}", "", *about, "", "```text", *"\n".join(terminal).splitlines(), "```", ""]
     lines += [f"![{name}]({name})" for name in figures]
-    return _write_page(path, lines)
+    return write_page_atomically(path, lines)
 
 
 @dataclass(frozen=True)

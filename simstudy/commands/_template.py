@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simstudy import io, schema, schema_docs
-from simstudy.commands._data import DataConfig, DataOptions, _command_iv, _data
+from simstudy.commands._data import DataConfig, DataOptions, command_iv, data_config
 from simstudy.registry import Command
 from simstudy.schema import option
 
@@ -133,8 +133,8 @@ def parse(cfg: Mapping) -> Config:
     ...
     simstudy.schema.ConfigError: digits must be an integer >= 0, got -1
     """
-    o = _command_iv(Options, "template", cfg)
-    return Config(data=_data(o), digits=o.digits)
+    o = command_iv(Options, "template", cfg)
+    return Config(data=data_config(o), digits=o.digits)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import numpy as np
 
 from simstudy import schema, schema_docs
 from simstudy._limits import check_memory
-from simstudy.commands._data import DataConfig, DataOptions, _bands, _bound, _command_iv, _data, _names, _positive
+from simstudy.commands._data import DataConfig, DataOptions, bands, bound, command_iv, data_config, names, positive
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
@@ -85,20 +85,20 @@ class AuditOptions(DataOptions):
     (0.0, 1.0, 1024, -1)
     """
 
-    model: tuple[str, ...] | None = option(None, "the model to audit (default: every model, each on its own)", _names)
-    models: tuple[str, ...] | None = option(None, "the models to audit, e.g. models=[mlp,lstm] (default: all)", _names)
+    model: tuple[str, ...] | None = option(None, "the model to audit (default: every model, each on its own)", names)
+    models: tuple[str, ...] | None = option(None, "the models to audit, e.g. models=[mlp,lstm] (default: all)", names)
     sample_size: int | None = option(
         None, "the number of scores n to audit (default: how many you have)", schema.optional(schema.integer(minimum=2))
     )
-    low: float | None = option(0.0, f"the lowest score possible, in score units (finite): {_KDE_BOUND}", _bound)
-    high: float | None = option(1.0, f"the highest score possible, in score units (finite): {_KDE_BOUND}", _bound)
+    low: float | None = option(0.0, f"the lowest score possible, in score units (finite): {_KDE_BOUND}", bound)
+    high: float | None = option(1.0, f"the highest score possible, in score units (finite): {_KDE_BOUND}", bound)
     bandwidth: float | None = option(
-        None, "the kernel SD of the fit, in score units (default: chosen by bw_method)", schema.optional(_positive)
+        None, "the kernel SD of the fit, in score units (default: chosen by bw_method)", schema.optional(positive)
     )
     bw_factor: float | None = option(
         None,
         "or a factor of the SD of the scores (atoms left out), as scipy's gaussian_kde takes it",
-        schema.optional(_positive),
+        schema.optional(positive),
     )
     bw_of: str = option(
         "reflected",
@@ -122,7 +122,7 @@ class AuditOptions(DataOptions):
     method: str = option(
         "ld_highest_density",
         "the band audited: ld_highest_density, ld_equal_tailed, ks or dkw",
-        schema.choice(lambda: _bands().METHODS),
+        schema.choice(lambda: bands().METHODS),
     )
     target_k: int = option(
         10, "report how many scores bound the median tuning curve up to this budget", schema.integer(minimum=1)
@@ -242,7 +242,7 @@ def parse(cfg: Mapping) -> AuditConfig:
     >>> opts.sample_size, opts.data.sample_size, (opts.data.low, opts.data.high)
     (20, None, (0.0, 1.0))
     """
-    o = _command_iv(AuditOptions, "audit", cfg)
+    o = command_iv(AuditOptions, "audit", cfg)
     from simstudy.studies.audit import SAMPLES_LIMIT, audit_cost_iv  # here: importing the command stays cheap
 
     # Any band with simultaneous coverage covers F(Y_(n)) >= l_n, so l_n <= (1 - confidence)^(1/n) (F(Y_(n)) is
@@ -256,7 +256,7 @@ def parse(cfg: Mapping) -> AuditConfig:
             f"searches: at confidence={o.confidence:g} no band bounds the median curve beyond "
             f"k = {int(reach):,} with {SAMPLES_LIMIT:,} scores; lower target_k"
         )
-    data = _data(o)
+    data = data_config(o)
     data = dataclasses.replace(data, sample_size=None)
     if not (np.isfinite(data.low) and np.isfinite(data.high)):
         raise ConfigError(
@@ -414,9 +414,9 @@ def summary(page: Path) -> str:
     'Covered.'
     """
     from simstudy.commands._pages import plain
-    from simstudy.commands.audit_page import _bands_section
+    from simstudy.commands.audit_page import bands_section
 
-    return plain(_bands_section(page.read_text()))
+    return plain(bands_section(page.read_text()))
 
 
 @dataclass(frozen=True)
@@ -453,19 +453,19 @@ def _prepare(config: AuditConfig, scores: dict) -> list[Plan]:
 
 def _run(config: AuditConfig, plans: list[Plan], out_dir: Path) -> Audited:
     """Each model's audit (resumable studies) and page, in ``model=NAME/`` when there are several."""
-    from simstudy.engine.rundir import EXIT_FAILED, _dirname, _fail
+    from simstudy.engine.rundir import EXIT_FAILED, dirname, fail
     from simstudy.studies.audit import AuditFailed
 
     several = len(plans) > 1  # each model on its own, in model=NAME/ (a name made safe to type)
     pages = []
     for plan in plans:
-        where = out_dir / f"model={_dirname(plan.model)}" if several else out_dir
+        where = out_dir / f"model={dirname(plan.model)}" if several else out_dir
         model_opts = dataclasses.replace(config, model=plan.model) if several else config
         log.info("auditing %s (%d scores) at n = %d -> %s", plan.model, plan.scores.size, plan.n, where)
         try:
             result = run(plan, model_opts, where)
         except AuditFailed as exc:  # chunks kept: a rerun resumes the studies
-            _fail(str(exc), status=EXIT_FAILED)
+            fail(str(exc), status=EXIT_FAILED)
         pages.append((plan.model, write(result, model_opts, plan.scores, where)))
     return Audited(tuple(pages), several, config)
 

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io
-from simstudy.charts import _legend, _suptitle, _theme
-from simstudy.commands._pages import _atom_sentences, _lvl, _pct, _write_page
+from simstudy.charts import legend, suptitle, theme
+from simstudy.commands._pages import atom_sentences, lvl, pct, write_page_atomically
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies.band_coverage import band_coverage_figure
 from simstudy.studies.bootstrap_coverage import bootstrap_coverage_figure
@@ -76,7 +76,7 @@ def describe_fit(kde, opts=None) -> str:
     lo, hi = kde.support
     smooth = f"a Gaussian KDE reflected at [{lo:g}, {hi:g}]"
     shares = zip(getattr(kde, "atoms", ()), getattr(kde, "shares", ()))
-    atoms = [f"atom at {a:.6g} ({_pct(p)} of runs)" for a, p in shares]
+    atoms = [f"atom at {a:.6g} ({pct(p)} of runs)" for a, p in shares]
     if atoms:
         smooth = f"{', '.join(atoms)} plus {smooth} of the other {kde.data.size} scores"
     return f"{smooth}, bandwidth {kde.bandwidth:.4g} ({_bw_method(kde, opts)})"
@@ -213,7 +213,7 @@ def write_page(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         *[
             f"- {line}: the simulations draw them as they are."
-            for line in _atom_sentences(
+            for line in atom_sentences(
                 getattr(kde, "atoms", ()), getattr(kde, "shares", ()), scores, minimize=opts.data.minimize
             )
         ],
@@ -227,11 +227,11 @@ def write_page(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         "## Confidence bands",
         "",
-        f"**The {_lvl(level)} `{method}` bands for the median tuning curve"
+        f"**The {lvl(level)} `{method}` bands for the median tuning curve"
         + (" (of the minimum: lower is better)" if opts.data.minimize else "")
         + f" covered the whole curve (every k) in "
         f"{_share_of(row['estimate'], row['reps'])} of {int(row['reps']):,} simulated searches of {n} iterations "
-        f"({_lvl(_ci_level(result.coverage))} Clopper–Pearson interval "
+        f"({lvl(_ci_level(result.coverage))} Clopper–Pearson interval "
         f"{_share_of(row['ci_low'], row['reps'])}–{_share_of(row['ci_high'], row['reps'])}): {verdict}.**",
         "",
         f"With n = {n} the {'lower' if opts.data.minimize else 'upper'} band is informative up to "
@@ -264,10 +264,10 @@ def write_page(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         "",
         "Subdirectories `coverage/`, `bootstrap/` and `accuracy/` hold each study's tidy summary and run.json.",
     ]
-    return _write_page(out_dir / "AUDIT.md", lines)
+    return write_page_atomically(out_dir / "AUDIT.md", lines)
 
 
-def _bands_section(page: str) -> str:
+def bands_section(page: str) -> str:
     """The "Confidence bands" section of an ``AUDIT.md`` (its Markdown, without heading and figure)."""
     return page.split("## Confidence bands")[1].split("![coverage]")[0].strip()
 
@@ -323,8 +323,8 @@ def write_index(pages: list[tuple[str, Path]], opts, out_dir: Path) -> Path:
         warnings = [line for line in text.splitlines() if line.startswith("> **Warning")]
         shown = model.replace("`", "'")  # inside a code span
         lines += [f"## Model `{shown}`", "", *warnings, *([""] if warnings else [])]
-        lines += [_bands_section(text), "", f"Its page: [{link}]({link})", ""]
-    return _write_page(out_dir / "AUDIT.md", lines)
+        lines += [bands_section(text), "", f"Its page: [{link}]({link})", ""]
+    return write_page_atomically(out_dir / "AUDIT.md", lines)
 
 
 def _ci_level(study) -> float:
@@ -346,7 +346,7 @@ def _samples_sentence(result, opts) -> str:
     """How many scores bound the median curve up to target_k, or that the search's cap did not suffice."""
     from simstudy.studies.audit import SAMPLES_LIMIT
 
-    level = _lvl(opts.confidence)
+    level = lvl(opts.confidence)
     if result.samples_for_target is None:
         return (
             f"**Not reached within n ≤ {SAMPLES_LIMIT:,}: no sample size up to {SAMPLES_LIMIT:,} scores bounds the "
@@ -367,9 +367,9 @@ def _bootstrap_lines(boot: pd.DataFrame, n: int, ci_level: float) -> list[str]:
         last = b.iloc[-1]
         reps = int(last["reps"])
         line = (
-            f"- {est.upper()}: the {_lvl(nominal)} percentile-bootstrap bands covered the mean curve in "
+            f"- {est.upper()}: the {lvl(nominal)} percentile-bootstrap bands covered the mean curve in "
             f"{_share_of(b['estimate'].iloc[0], reps)} of rounds at k = 1 and {_share_of(last['estimate'], reps)} at "
-            f"k = {n} ({_lvl(ci_level)} Clopper–Pearson interval {_share_of(last['ci_low'], reps)}–"
+            f"k = {n} ({lvl(ci_level)} Clopper–Pearson interval {_share_of(last['ci_low'], reps)}–"
             f"{_share_of(last['ci_high'], reps)}, "
             f"{int(last['reps']):,} rounds). "
         )
@@ -378,9 +378,7 @@ def _bootstrap_lines(boot: pd.DataFrame, n: int, ci_level: float) -> list[str]:
             # after "60% at k = 512" is said at k = 512, not as a second k with the same number.
             low = _share_of(worst["estimate"], reps)
             k = max(int(k) for k, e in zip(b["k"], b["estimate"]) if _share_of(e, reps) == low)
-            line += (
-                f"**These intervals cover {low} at nominal {_lvl(nominal)} (k = {k:,}): do not use them at this n.**"
-            )
+            line += f"**These intervals cover {low} at nominal {lvl(nominal)} (k = {k:,}): do not use them at this n.**"
         elif (b["ci_low"] > nominal).all():
             line += "They cover more than nominal at every k (conservative)."
         else:
@@ -428,7 +426,7 @@ def kde_fit_figure(
     """
     import matplotlib.pyplot as plt  # simstudy.figures, imported above, chose the backend
 
-    _theme()
+    theme()
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.9), layout="constrained")
     y = np.sort(scores["score"].to_numpy())
     atoms = atoms if atoms is not None and len(atoms) else None
@@ -467,6 +465,6 @@ def kde_fit_figure(
     # One legend below both panels: inside either, it hid the density's peak or the CDF's rise.
     named = set(left.get_legend_handles_labels()[1])
     extra = [h for h, lb in zip(*right.get_legend_handles_labels()) if lb not in named]
-    _legend(fig, left, extra, loc="outside lower center", ncols=2, fontsize=7)
-    _suptitle(fig, title or "Boundary-corrected KDE fitted to the scores")
+    legend(fig, left, extra, loc="outside lower center", ncols=2, fontsize=7)
+    suptitle(fig, title or "Boundary-corrected KDE fitted to the scores")
     return fig

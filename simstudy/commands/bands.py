@@ -35,15 +35,15 @@ import numpy as np
 
 from simstudy import _limits, io, schema, schema_docs
 from simstudy.commands._data import (
-    _CONFIDENCE_DOC,
+    CONFIDENCE_DOC,
     XSCALES,
     DataConfig,
     DataOptions,
-    _bands,
-    _command_iv,
-    _data,
-    _estimator_iv,
-    _sample_seed_option,
+    bands,
+    command_iv,
+    data_config,
+    estimator_iv,
+    sample_seed_option,
 )
 from simstudy.commands._pages import CurvesChart
 from simstudy.engine import memory
@@ -92,17 +92,17 @@ class BandsOptions(DataOptions):
     (0.9, 'median', 'ld_highest_density')
     """
 
-    confidence: float = option(0.8, _CONFIDENCE_DOC, schema.level())
+    confidence: float = option(0.8, CONFIDENCE_DOC, schema.level())
     kind: str = option(
         "median",
         "which tuning curve: median, quantile (with quantile=) or mean (needs finite low and high)",
-        schema.choice(lambda: _bands().KINDS),
+        schema.choice(lambda: bands().KINDS),
     )
     quantile: float = option(0.5, "kind=quantile only: the quantile of the best score, e.g. 0.9", schema.level())
     method: str = option(
         "ld_highest_density",
         "the CDF band: ld_highest_density (narrowest), ld_equal_tailed, ks or dkw",
-        schema.choice(lambda: _bands().METHODS),
+        schema.choice(lambda: bands().METHODS),
     )
     max_k: int | None = option(
         None, "draw budgets k = 1..max_k (default: the largest sample size)", schema.optional(schema.integer(minimum=1))
@@ -110,12 +110,12 @@ class BandsOptions(DataOptions):
     xscale: str = option(
         "log", "the tuning curve's x axis (k): log or linear (log, as simstudy curve)", schema.choice(XSCALES)
     )
-    sample_seed: int | None = _sample_seed_option()
+    sample_seed: int | None = sample_seed_option()
     estimator: str | None = option(
         None,
         "a third point estimate of the mean tuning curve beside U and V: w, or a plug-in as in a study (its import "
         "path module.function or a name it registered); a column of bands.csv named as given",
-        schema.optional(lambda key, value: _estimator_iv(key, value, ("u", "v", "w"))),
+        schema.optional(lambda key, value: estimator_iv(key, value, ("u", "v", "w"))),
         type_doc="str or None",
     )
 
@@ -198,8 +198,8 @@ def parse(cfg: Mapping) -> BandsConfig:
     ...
     simstudy.schema.ConfigError: confidence must be a number strictly between 0 and 1, got 1.5
     """
-    o = _command_iv(BandsOptions, "bands", cfg)
-    data = _data(o)
+    o = command_iv(BandsOptions, "bands", cfg)
+    data = data_config(o)
     if o.kind == "mean" and not (np.isfinite(data.low) and np.isfinite(data.high)):
         raise ConfigError(
             "kind=mean needs finite low and high (e.g. low=0 high=1 for accuracy): without them "
@@ -207,7 +207,7 @@ def parse(cfg: Mapping) -> BandsConfig:
         )
     if o.max_k is not None:
         _limits.check_memory(
-            "max_k", o.max_k, memory._BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model", "lower max_k"
+            "max_k", o.max_k, memory.BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model", "lower max_k"
         )
     return BandsConfig(
         data=data,
@@ -457,40 +457,40 @@ def write(result: BandsResult, out_dir: Path) -> list[Path]:
 
 def _page(result: BandsResult, path: Path) -> Path:
     """BANDS.md: the data and settings, the terminal's summary, the figures (report.html shows it)."""
-    from simstudy.commands._pages import _command_page, _lvl
+    from simstudy.commands._pages import command_page, lvl
     from simstudy.stats import bands
 
     opts = result.config
     curve = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
     about = [
-        f"Simultaneous {_lvl(opts.confidence)} confidence bands ({bands.METHOD_LABELS[opts.method]}; Lourie, Cho & "
+        f"Simultaneous {lvl(opts.confidence)} confidence bands ({bands.METHOD_LABELS[opts.method]}; Lourie, Cho & "
         f"He 2024) for the {curve} and the CDF of the scores of each model of `{opts.data.data}`, at k = 1 to "
         f"{int(result.bands['k'].max()):,}; beside them the U and V point estimates of the mean tuning curve. "
         f"Every k is in bands.csv, every score's CDF band in cdf_bands.csv.",
     ]
     title = f"simstudy bands: {Path(opts.data.data).name}"
-    return _command_page(path, title, about, lines(result), ["tuning_curve.png", "cdf.png"])
+    return command_page(path, title, about, lines(result), ["tuning_curve.png", "cdf.png"])
 
 
 def _cost_iv(config_: BandsConfig, scores: Mapping[str, np.ndarray]) -> None:
     """Refuse at once, with the estimates, bands that would not fit in memory or would compute for longer than
     the time limit: the exact LD intervals cost about n^2 (10^6 scores: days), the other methods n log n."""
-    from simstudy.stats.boundary import _ld_seconds
+    from simstudy.stats.boundary import ld_seconds
 
     n = max(x.size for x in scores.values())
     max_k = config_.max_k or n
-    nbytes = memory._BYTES_PER_K * max_k * len(scores)
+    nbytes = memory.BYTES_PER_K * max_k * len(scores)
     _limits.check_memory(
         "max_k", max_k, nbytes, f"the bands at k = 1..{max_k:,} of {len(scores)} model(s)", "set max_k lower"
     )
     if config_.method.startswith("ld_"):
         kind = config_.method.removeprefix("ld_")
-        seconds = sum(_ld_seconds(m, config_.confidence, kind) for m in {x.size for x in scores.values()})
-        _limits._check_time(
+        seconds = sum(ld_seconds(m, config_.confidence, kind) for m in {x.size for x in scores.values()})
+        _limits.check_time(
             "method",
             config_.method,
             seconds,
-            f"the exact intervals for {n:,} scores, about n^2 work; memory about {_limits._size(nbytes)}",
+            f"the exact intervals for {n:,} scores, about n^2 work; memory about {_limits.size(nbytes)}",
             "method=dkw or method=ks (closed forms, seconds), or sample_size=N for fewer scores",
         )
 
@@ -584,22 +584,22 @@ def tuning_curve_bands_figure(
     from matplotlib.lines import Line2D
 
     from simstudy.charts import (
-        _colorblind,
-        _labels,
-        _legend,
-        _set_xscale,
-        _shade,
-        _suptitle,
-        _theme,
-        _title,
-        _xscale_iv,
+        axes_title,
+        colorblind,
+        labels,
+        legend,
+        set_xscale,
+        shade_patch,
+        suptitle,
+        theme,
+        xscale_iv,
     )
-    from simstudy.figures import _method
+    from simstudy.figures import method_label
 
-    _xscale_iv(xscale)
-    _theme()
+    xscale_iv(xscale)
+    theme()
     models = list(dict.fromkeys(curves["model"]))
-    palette = dict(zip(models, _colorblind(len(models))))
+    palette = dict(zip(models, colorblind(len(models))))
     estimates = {"u", "v"} <= set(curves.columns)
     if estimates:
         fig, (ax_point, ax) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
@@ -732,22 +732,22 @@ def tuning_curve_bands_figure(
         min(bottom, cap_bottom - (max(pad, room) if noted["bottom"] else pad)),
         max(top, cap_top + (max(pad, room) if noted["top"] else pad)),
     )
-    _set_xscale(ax, xscale)
-    _labels(ax, xlabel="k (iterations of random search)", ylabel="best score after k iterations")
+    set_xscale(ax, xscale)
+    labels(ax, xlabel="k (iterations of random search)", ylabel="best score after k iterations")
     band = "simultaneous band"
     if "confidence" in curves and "method" in curves:
-        band = f"{float(curves['confidence'].iloc[0]):.0%} simultaneous band ({_method(curves['method'].iloc[0])})"
+        band = f"{float(curves['confidence'].iloc[0]):.0%} simultaneous band ({method_label(curves['method'].iloc[0])})"
     if one_sided:
         extra.append(
             Line2D([], [], color="0.3", lw=0.9, label="thin line: the band's side that still bounds the curve")
         )
-    _legend(fig, ax, [_shade(band, alpha=0.22), *extra], loc="outside lower center", ncols=2)
+    legend(fig, ax, [shade_patch(band, alpha=0.22), *extra], loc="outside lower center", ncols=2)
     if estimates:
-        _title(ax, f"confidence bands for the {kind} tuning curve" if kind else "confidence bands")
+        axes_title(ax, f"confidence bands for the {kind} tuning curve" if kind else "confidence bands")
         if title:
-            _suptitle(fig, title)
+            suptitle(fig, title)
     elif title:
-        _title(ax, title)
+        axes_title(ax, title)
     return fig
 
 
@@ -756,7 +756,7 @@ def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict
     and the ``estimator`` asked for (dotted), a column after ``v`` and ``u``."""
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import _labels, _set_xscale, _title
+    from simstudy.charts import axes_title, labels, set_xscale
 
     columns = list(curves.columns)
     extra = [c for c in columns[columns.index("v") + 1 : columns.index("kind")]] if "kind" in columns else []
@@ -765,9 +765,9 @@ def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict
         c = curves[curves["model"] == model].sort_values("k")
         for estimator, style in (("v", "-"), ("u", "--"), *((e, ":") for e in extra)):
             ax.plot(c["k"], c[estimator], color=palette[model], ls=style, lw=1.6)
-    _set_xscale(ax, xscale)
-    _labels(ax, xlabel="k (iterations of random search)", ylabel="expected best score after k iterations")
-    _title(ax, "point estimates of the mean tuning curve")
+    set_xscale(ax, xscale)
+    labels(ax, xlabel="k (iterations of random search)", ylabel="expected best score after k iterations")
+    axes_title(ax, "point estimates of the mean tuning curve")
     styles = [
         Line2D([], [], color="0.3", ls="-", lw=1.6, label="V-statistic (Dodge et al. 2019)"),
         Line2D([], [], color="0.3", ls="--", lw=1.6, label="U-statistic (Tang et al. 2020)"),
@@ -820,12 +820,12 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
     """
     import matplotlib.pyplot as plt
 
-    from simstudy.charts import _colorblind, _labels, _legend, _shade, _theme, _title
-    from simstudy.figures import _method
+    from simstudy.charts import axes_title, colorblind, labels, legend, shade_patch, theme
+    from simstudy.figures import method_label
 
-    _theme()
+    theme()
     models = list(dict.fromkeys(cdfs["model"]))
-    palette = dict(zip(models, _colorblind(len(models))))
+    palette = dict(zip(models, colorblind(len(models))))
     fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
     s_min, s_max = float(cdfs["score"].min()), float(cdfs["score"].max())
     pad = 0.05 * (s_max - s_min or abs(s_max) or 1.0)
@@ -880,13 +880,13 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
             )
     ax.set_xlim(left, right)
     ax.set_ylim(0, 1)
-    _labels(ax, xlabel="score", ylabel="cumulative probability")
+    labels(ax, xlabel="score", ylabel="cumulative probability")
     band = "simultaneous confidence band"
     if "confidence" in cdfs and "method" in cdfs:
-        band = f"{float(cdfs['confidence'].iloc[0]):.0%} simultaneous band ({_method(cdfs['method'].iloc[0])})"
-    _legend(fig, ax, [_shade(band, alpha=0.22)], loc="outside lower center", ncols=2)
+        band = f"{float(cdfs['confidence'].iloc[0]):.0%} simultaneous band ({method_label(cdfs['method'].iloc[0])})"
+    legend(fig, ax, [shade_patch(band, alpha=0.22)], loc="outside lower center", ncols=2)
     if title:
-        _title(ax, title)
+        axes_title(ax, title)
     return fig
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from simstudy.commands.study import _load_run, _run_and_report
+from simstudy.commands.study import load_run, run_and_report
 from simstudy.engine import claims
-from simstudy.engine.rundir import _ENVIRONMENT_ERRNOS, _fail, _note_files, _os_error, _os_status, _release
+from simstudy.engine.rundir import ENVIRONMENT_ERRNOS, fail, note_files, os_error, os_status, release
 from simstudy.registry import Command
 
 __all__ = ["load_config", "run", "stack"]
@@ -56,7 +56,7 @@ def load_config(run_dir: str | Path, plugins: tuple[str, ...] = ()):
     ...
     simstudy.engine.rundir.Refused: run_dir=no/such/run: no config.yaml there (not a simstudy run directory)
     """
-    return _load_run(Path(run_dir), tuple(plugins), collect=True, n_jobs=1, backend="sequential", progress=False)
+    return load_run(Path(run_dir), tuple(plugins), collect=True, n_jobs=1, backend="sequential", progress=False)
 
 
 def run(run_dir: str | Path, config):
@@ -94,17 +94,17 @@ def run(run_dir: str | Path, config):
     try:  # collect writes the summary: it holds the directory like a run (never beside one still running)
         claim = claims.claim_run_dir(run_dir, warn=log.warning)
     except (claims.NotARunDir, claims.RunDirBusy) as exc:
-        _fail(str(exc))
-    claimed = _note_files(run_dir)
+        fail(str(exc))
+    claimed = note_files(run_dir)
     log.info("collecting %s", run_dir)
     try:
-        return _run_and_report(config, claimed)
+        return run_and_report(config, claimed)
     except OSError as exc:
-        if exc.errno not in _ENVIRONMENT_ERRNOS:
+        if exc.errno not in ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), status=_os_status(exc))
+        fail(os_error(exc), status=os_status(exc))
     finally:
-        _release(claim, claimed)  # what it wrote noted in the run marker (overwrite=true moves it), then released
+        release(claim, claimed)  # what it wrote noted in the run marker (overwrite=true moves it), then released
 
 
 def stack(sweep_dir: str | Path, swept: list[str], jobs: list):
@@ -138,14 +138,14 @@ def stack(sweep_dir: str | Path, swept: list[str], jobs: list):
     >>> stacked.unfinished
     ('budget.B=3',)
     """
-    from simstudy.sweeps import _write_sweep
+    from simstudy.sweeps import write_sweep
 
     try:
-        return _write_sweep(Path(sweep_dir), swept, jobs)
+        return write_sweep(Path(sweep_dir), swept, jobs)
     except OSError as exc:
-        if exc.errno not in _ENVIRONMENT_ERRNOS:
+        if exc.errno not in ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), status=_os_status(exc))
+        fail(os_error(exc), status=os_status(exc))
 
 
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.

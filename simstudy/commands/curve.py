@@ -41,12 +41,12 @@ from simstudy.commands._data import (
     XSCALES,
     DataConfig,
     DataOptions,
-    _command_iv,
-    _data,
-    _estimator_iv,
-    _finite_score,
-    _sample_seed_option,
-    _trial_time,
+    command_iv,
+    data_config,
+    estimator_iv,
+    finite_score,
+    parse_trial_time,
+    sample_seed_option,
 )
 from simstudy.commands._pages import CurvesChart
 from simstudy.datasets import DataError, load_data
@@ -94,21 +94,21 @@ class CurveOptions(DataOptions):
         "v",
         "the expected-maximum estimator: v (Dodge et al. 2019, lowest MSE), u (unbiased, Tang et al. 2020), w, "
         "or a plug-in as in a study: its import path module.function or a name it registered",
-        lambda key, value: _estimator_iv(key, value, estimators.CLOSED_FORM),
+        lambda key, value: estimator_iv(key, value, estimators.CLOSED_FORM),
     )
     target: float | None = option(
-        None, "a score to reach, in score units: report the budget where each curve first reaches it", _finite_score
+        None, "a score to reach, in score units: report the budget where each curve first reaches it", finite_score
     )
     trial_time: float | tuple | None = option(
         None,
         "the average duration of one trial, in time_unit, for every model (0.2) or per "
         "model ({cnn: 0.2, lr: 0.01}): puts time on the x axis",
-        _trial_time,
+        parse_trial_time,
         type_doc="float, tuple of (model, time) pairs or None",
     )
     time_unit: str = option("hours", "the unit of trial_time, for the axis label (e.g. hours)", schema.text())
     xscale: str = option("log", "the x axis: log or linear", schema.choice(XSCALES))
-    sample_seed: int | None = _sample_seed_option()
+    sample_seed: int | None = sample_seed_option()
 
 
 @dataclass(frozen=True)
@@ -190,9 +190,9 @@ def parse(cfg: Mapping) -> CurveConfig:
 score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
 target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
-    o = _command_iv(CurveOptions, "curve", cfg)
+    o = command_iv(CurveOptions, "curve", cfg)
     return CurveConfig(
-        data=_data(o),
+        data=data_config(o),
         estimator=o.estimator,
         target=o.target,
         trial_time=o.trial_time,
@@ -429,7 +429,7 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
 
 def _page(result: CurveResult, path: Path) -> Path:
     """CURVE.md: the data and settings, the terminal's summary, the figure (report.html shows it)."""
-    from simstudy.commands._pages import _command_page
+    from simstudy.commands._pages import command_page
 
     config = result.config
     models = sorted(set(result.curves["model"].astype(str)))
@@ -439,7 +439,7 @@ def _page(result: CurveResult, path: Path) -> Path:
         f"n = 1 to each model's number of scores. The shading is ± 1 SD of the best of n runs (its spread, not "
         f"the estimate's error), clipped to the observed scores. Every n is in curves.csv.",
     ]
-    return _command_page(path, f"simstudy curve: {Path(config.data.data).name}", about, lines(result), ["figure.png"])
+    return command_page(path, f"simstudy curve: {Path(config.data.data).name}", about, lines(result), ["figure.png"])
 
 
 def _estimator_name(estimator: str) -> str:
@@ -537,26 +537,26 @@ def evp_curves_figure(
     from matplotlib.lines import Line2D
 
     from simstudy.charts import (  # matplotlib: lazily
-        _colorblind,
-        _labels,
-        _legend,
-        _set_xscale,
-        _shade,
-        _theme,
-        _title,
-        _xscale_iv,
+        axes_title,
+        colorblind,
+        labels,
+        legend,
+        set_xscale,
+        shade_patch,
+        theme,
+        xscale_iv,
     )
 
-    _xscale_iv(xscale)
-    _theme()
+    xscale_iv(xscale)
+    theme()
     models = list(dict.fromkeys(curves["model"]))
-    palette = dict(zip(models, _colorblind(len(models))))
+    palette = dict(zip(models, colorblind(len(models))))
     fig, ax = plt.subplots(figsize=(5.5, 4.3), layout="constrained")
     for model in models:
         c = curves[curves["model"] == model].sort_values(x)
         ax.plot(c[x], c["expected_max"], color=palette[model], lw=1.8, label=model)
         ax.fill_between(c[x], c["band_low"], c["band_high"], color=palette[model], alpha=0.2, lw=0)
-    extra: list = [_shade("±1 SD (clipped to observed scores)", alpha=0.25)]
+    extra: list = [shade_patch("±1 SD (clipped to observed scores)", alpha=0.25)]
     never = [] if reached is None else list(reached.loc[reached[x].isna(), "model"])
     if target is not None:
         ax.axhline(target, color="black", ls=":", lw=1)
@@ -575,15 +575,15 @@ def evp_curves_figure(
         if reached is not None:
             for _, row in reached.dropna(subset=[x]).iterrows():
                 ax.axvline(row[x], color=palette[row["model"]], ls=":", lw=1)
-    _set_xscale(ax, xscale)
-    _labels(
+    set_xscale(ax, xscale)
+    labels(
         ax,
         xlabel=xlabel or ("hyperparameter assignments (trials)" if x == "n" else x),
         ylabel=ylabel or "expected max validation score",
     )
-    _legend(fig, ax, extra, loc="outside lower center", ncols=2)
+    legend(fig, ax, extra, loc="outside lower center", ncols=2)
     if title:
-        _title(ax, title)
+        axes_title(ax, title)
     return fig
 
 

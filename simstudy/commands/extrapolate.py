@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simstudy import schema, schema_docs
-from simstudy._limits import _check_time, check_memory
+from simstudy._limits import check_memory, check_time
 from simstudy.charts import Chart, Interval, json_value
-from simstudy.commands._data import DataConfig, DataOptions, _bands, _command_iv, _data
-from simstudy.engine.memory import _BYTES_PER_CHUNK, _workers
+from simstudy.commands._data import DataConfig, DataOptions, bands, command_iv, data_config
+from simstudy.engine.memory import BYTES_PER_CHUNK, worker_count
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
@@ -63,7 +63,7 @@ __all__ = [
 #: (measured about 22 ms), whatever n.
 _SECONDS_PER_BOOT = 8e-3
 #: What the extrapolation holds per bootstrap replicate until its tables are built: the median and mean
-#: curves at about 64 budgets (float64) and the four parameters; its chunk's plan adds _BYTES_PER_CHUNK per 25.
+#: curves at about 64 budgets (float64) and the four parameters; its chunk's plan adds BYTES_PER_CHUNK per 25.
 _BYTES_PER_BOOT = 2 * 8 * 64 + 4 * 8
 
 
@@ -162,7 +162,7 @@ class ExtrapolateOptions(DataOptions):
     method: str = option(
         "ld_highest_density",
         "the nonparametric band drawn beside the fit: ld_highest_density, ld_equal_tailed, ks or dkw",
-        schema.choice(lambda: _bands().METHODS),
+        schema.choice(lambda: bands().METHODS),
     )
     k_max: int | None = option(
         None,
@@ -287,8 +287,8 @@ def parse(cfg: Mapping) -> ExtrapolateConfig:
     simstudy.schema.ConfigError: threshold must be a quantile in [0, 1) (the share of the lowest scores censored, \
 e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
     """
-    o = _command_iv(ExtrapolateOptions, "extrapolate", cfg)
-    data = dataclasses.replace(_data(o), sample_size=None)
+    o = command_iv(ExtrapolateOptions, "extrapolate", cfg)
+    data = dataclasses.replace(data_config(o), sample_size=None)
     if o.threshold is not None and o.threshold_score is not None:
         raise ConfigError(
             f"threshold={o.threshold:g} and threshold_score={o.threshold_score:g} both set the "
@@ -307,12 +307,12 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
     check_memory(
         "n_boot",
         o.n_boot,
-        o.n_boot * (_BYTES_PER_BOOT + _BYTES_PER_CHUNK / 25),
+        o.n_boot * (_BYTES_PER_BOOT + BYTES_PER_CHUNK / 25),
         "the bootstrap replicates' curves, per model",
         "lower n_boot (200 by default; 1000 for intervals at level 0.99)",
     )
-    workers = _workers(o.n_jobs)
-    _check_time(
+    workers = worker_count(o.n_jobs)
+    check_time(
         "n_boot",
         o.n_boot,
         o.n_boot * _SECONDS_PER_BOOT / workers,
@@ -626,14 +626,14 @@ def _prepare(config: ExtrapolateConfig, scores: dict) -> list[Analysis]:
 
 def _run(config: ExtrapolateConfig, analyses: list[Analysis], out_dir: Path) -> Extrapolated:
     """The bootstrap of every fit, its chunks stored in the run directory (a rerun resumes them)."""
-    from simstudy.engine.rundir import EXIT_FAILED, _fail
+    from simstudy.engine.rundir import EXIT_FAILED, fail
     from simstudy.extrapolation import ExtrapolationFailed
 
     source = source_name(config)
     try:
         result = run(analyses, config, out_dir, source=source)
     except ExtrapolationFailed as exc:
-        _fail(str(exc), status=EXIT_FAILED)
+        fail(str(exc), status=EXIT_FAILED)
     return Extrapolated(result, config, source)
 
 

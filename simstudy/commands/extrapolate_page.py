@@ -18,20 +18,20 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io
-from simstudy.charts import _suptitle, _theme, _title
-from simstudy.commands._pages import _g, _lvl, _pct, _write_page, plain
+from simstudy.charts import axes_title, suptitle, theme
+from simstudy.commands._pages import g, lvl, pct, plain, write_page_atomically
 from simstudy.stats.metrics import format_estimate
 
 __all__ = ["write_page", "misfit_banner", "summary", "extrapolation_figure", "bands_label"]
 
 
 def _interval(lo: float, hi: float, digits: int = 4) -> str:
-    return f"[{_g(lo, digits)}, {_g(hi, digits)}]"
+    return f"[{g(lo, digits)}, {g(hi, digits)}]"
 
 
 def _c_shares(fit) -> str:
     shares = {int(col.rsplit("_", 1)[1]): fit[col] for col in fit.index if str(col).startswith("c_share_")}
-    shown = [f"c = {c}: {_pct(p)}" for c, p in sorted(shares.items(), key=lambda cp: -cp[1]) if p > 0]
+    shown = [f"c = {c}: {pct(p)}" for c, p in sorted(shares.items(), key=lambda cp: -cp[1]) if p > 0]
     return ", ".join(shown[:4]) + (", ..." if len(shown) > 4 else "")
 
 
@@ -58,49 +58,47 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
     noise = (
         "o = 0: the noise-free law fits best (**hit_bound**: the fit lies on the family's boundary)"
         if fit["hit_bound"]
-        else f"o = {_g(fit['o'], 3)} {_interval(fit['o_lower'], fit['o_upper'], 3)} (run-to-run noise SD)"
+        else f"o = {g(fit['o'], 3)} {_interval(fit['o_lower'], fit['o_upper'], 3)} (run-to-run noise SD)"
     )
     lines = [
         f"## {model}: fitted to {'the first ' if fit['total_runs'] > n else ''}{n:,} runs",
         "",
-        f"- **{best}, the best score possible: {_g(fit[best], 5)}**, {_lvl(level)} interval "
+        f"- **{best}, the best score possible: {g(fit[best], 5)}**, {lvl(level)} interval "
         f"**{_interval(fit[f'{best}_lower'], fit[f'{best}_upper'], 5)}**. {_best_against_observed(fit)}",
         f"- **c, the effective number of hyperparameters: {int(fit['c'])}** (the bootstrap's fits chose "
         f"{_c_shares(fit)}).",
         *(f"- **Warning: {head}**{rest}" for head, rest in _warnings(fit, curves, level)),
-        f"- {noise}; {other} = {_g(fit[other], 4)} {_interval(fit[f'{other}_lower'], fit[f'{other}_upper'])}.",
-        f"- Threshold {_g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores "
+        f"- {noise}; {other} = {g(fit[other], 4)} {_interval(fit[f'{other}_lower'], fit[f'{other}_upper'])}.",
+        f"- Threshold {g(fit['threshold'], 5)} ({fit['rule']}): the {int(fit['n_tail'])} of {n:,} scores "
         f"{'below' if convex else 'above'} it fitted, the rest censored"
         + ("" if fit["converged"] else " (**the optimizer did not meet its tolerance**)")
         + "."
         + _threshold_sentence(fit, opts),
         f"- {_tail_sentence(fit, level)}",
         f"- Bootstrap: {int(fit['n_boot'])} replicates"
-        + (f", {_pct(fit['failed'])} of fits failed (left out)" if fit["failed"] > 0 else "")
+        + (f", {pct(fit['failed'])} of fits failed (left out)" if fit["failed"] > 0 else "")
         + ".",
         "",
     ]
     lines += [
-        f"| k | median tuning curve ({_lvl(level)} band) | mean tuning curve ({_lvl(level)} band) | "
-        f"nonparametric median ({_lvl(level)} band) | error in simulation: mean abs. relative (± MCSE) |",
+        f"| k | median tuning curve ({lvl(level)} band) | mean tuning curve ({lvl(level)} band) | "
+        f"nonparametric median ({lvl(level)} band) | error in simulation: mean abs. relative (± MCSE) |",
         "|---|---|---|---|---|",
     ]
     for m, row in sim.iterrows():
         k = row["k"]
         r = med.loc[k]
         mean = (
-            f"{_g(avg.loc[k, 'estimate'], 5)} {_interval(avg.loc[k, 'lower'], avg.loc[k, 'upper'], 5)}"
+            f"{g(avg.loc[k, 'estimate'], 5)} {_interval(avg.loc[k, 'lower'], avg.loc[k, 'upper'], 5)}"
             if k in avg.index
             else "—"
         )
         nonpar = (
-            f"{_g(r['np_point'], 5)} {_interval(r['np_lower'], r['np_upper'], 5)}"
-            if np.isfinite(r["np_point"])
-            else "—"
+            f"{g(r['np_point'], 5)} {_interval(r['np_lower'], r['np_upper'], 5)}" if np.isfinite(r["np_point"]) else "—"
         )
         error = format_estimate(row["mean_abs_rel_error"], row["mean_abs_rel_error_mcse"], percent=True)
         lines.append(
-            f"| {int(k):,} ({_multiple(int(m))}) | {_g(r['estimate'], 5)} {_interval(r['lower'], r['upper'], 5)} "
+            f"| {int(k):,} ({_multiple(int(m))}) | {g(r['estimate'], 5)} {_interval(r['lower'], r['upper'], 5)} "
             f"| {mean} | {nonpar} | {error} |"
         )
     R = int(sim["replicates"].iloc[0]) if len(sim) else 0
@@ -112,10 +110,10 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         f"**How far the extrapolation held up in simulation.** {R} searches of n = {n:,} runs simulated from the "
         f"fitted law (the bootstrap's replicates), each refitted by the same rule: the predicted median curve "
         f"erred at k = n by {_mean_error(sim.loc[1])} on average and at k = {_multiple(int(max(sim.index)))} by "
-        f"{_mean_error(worst)} (90% of searches within {_pct(worst['p90_abs_rel_error'])}; bias "  # type: ignore[index]  # None only if sim is empty, when sim.loc[1] has failed
+        f"{_mean_error(worst)} (90% of searches within {pct(worst['p90_abs_rel_error'])}; bias "  # type: ignore[index]  # None only if sim is empty, when sim.loc[1] has failed
         f"{format_estimate(worst['bias_rel'], worst['bias_rel_mcse'], percent=True)}), the relative error being "  # type: ignore[index]
         f"|predicted(k) − true(k)| / ({gain}): a share of what search gains over a single run's "
-        f"median score ({gain} = {_g(sign * worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "  # type: ignore[index]
+        f"median score ({gain} = {g(sign * worst['gain'], 3)} at {_multiple(int(max(sim.index)))}). This assumes the law holds; the "  # type: ignore[index]
         "coverage of the bootstrap bands is not simulated here (it needs a bootstrap per simulated search): "
         "the `parametric_audit` study measures it.",
         "",
@@ -127,7 +125,7 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
         covered = int(held["covers_all"].sum())
         miss = held[held["covers_all"] == 0]
         lines += [
-            f"**Held-out check.** The {_lvl(level)} band extrapolated from the first {n:,} runs covers the median "
+            f"**Held-out check.** The {lvl(level)} band extrapolated from the first {n:,} runs covers the median "
             f"tuning curve of all {total:,} runs (nonparametric) at **{covered} of {len(held)}** budgets k = {n:,}..{total:,}"
             + (
                 f"; it misses at k = {', '.join(f'{int(k):,}' for k in miss.index[:6])}"
@@ -138,8 +136,8 @@ def _extrapolate_section(fit, curves: pd.DataFrame, sims: pd.DataFrame, full, op
             + "."
         ]
         lines += [
-            f"Fitted to all {total:,} runs (not bootstrapped): {best} = {_g(full[best], 5)}, c = {int(full['c'])}, "
-            f"o = {_g(full['o'], 3)}. " + _agreement_sentence(full, level),
+            f"Fitted to all {total:,} runs (not bootstrapped): {best} = {g(full[best], 5)}, c = {int(full['c'])}, "
+            f"o = {g(full['o'], 3)}. " + _agreement_sentence(full, level),
             *(f"- **Warning: {head}**{rest}" for head, rest in _warnings(full, curves, level, check_c=False)),
             "",
         ]
@@ -160,9 +158,9 @@ def _overshoot(fit, level: float) -> str:
     n, observed = int(fit["runs"]), fit["min_score"] if convex else fit["max_score"]
     better, worse = ("below", "this high or higher") if convex else ("above", "this low or lower")
     return (
-        f"its median best of n = {n:,} runs, {_g(fit['median_at_n'], 4)} ({_lvl(level)} band "
+        f"its median best of n = {n:,} runs, {g(fit['median_at_n'], 4)} ({lvl(level)} band "
         f"{_interval(fit['median_at_n_lower'], fit['median_at_n_upper'])}), lies wholly {better} the best score "
-        f"the {n:,} runs gave ({_g(observed, 4)}). If the law held, a best score {worse} would come up in "
+        f"the {n:,} runs gave ({g(observed, 4)}). If the law held, a best score {worse} would come up in "
         f"{_chance(p)} of searches of {n:,} runs (p = {p:.2g}): "
         + (
             "unusual, so the law likely overstates what search gains here"
@@ -203,7 +201,7 @@ def _held_out_words(fit, level: float) -> str:
     n, total = int(fit["runs"]), int(fit["total_runs"])
     first = fit.get("held_out_first_miss", np.nan)
     return (
-        f"the {_lvl(level)} band extrapolated from the first {n:,} runs covers the median tuning curve of all "
+        f"the {lvl(level)} band extrapolated from the first {n:,} runs covers the median tuning curve of all "
         f"{total:,} runs at only {int(fit['held_out_covered'])} of {int(fit['held_out_checked'])} budgets k = "
         f"{n:,}..{total:,}"
         + (f" (first missed at k = {int(first):,})" if np.isfinite(first) else "")
@@ -222,7 +220,7 @@ def _misfits(fit, level: float) -> list[str]:
     reasons = []
     if fit.get("np_outside", 0) > 0:
         reasons.append(
-            f"its median curve leaves the nonparametric {_lvl(level)} band of the scores at {int(fit['np_outside'])} "
+            f"its median curve leaves the nonparametric {lvl(level)} band of the scores at {int(fit['np_outside'])} "
             f"of the budgets k = {_checked_range(fit)} (first at k = {int(fit['np_first_outside']):,})"
         )
     p = fit.get("p_best_at_most_observed", np.nan)
@@ -232,15 +230,15 @@ def _misfits(fit, level: float) -> list[str]:
     better = "below" if convex else "above"
     if np.isfinite(p) and p < tail:
         reasons.append(
-            f"its median curve at k = n = {int(fit['runs']):,} is {_g(fit['median_at_n'], 4)}, {better} the best score "
-            f"of the {int(fit['runs']):,} runs ({_g(observed, 4)}): the law gives the best of n runs only "
+            f"its median curve at k = n = {int(fit['runs']):,} is {g(fit['median_at_n'], 4)}, {better} the best score "
+            f"of the {int(fit['runs']):,} runs ({g(observed, 4)}): the law gives the best of n runs only "
             f"a chance of {_chance(p)} to score {'that high' if convex else 'that low'}"
         )
     elif np.isfinite(p) and p > 1.0 - tail:
         reasons.append(
-            f"the best of the {int(fit['runs']):,} runs ({_g(observed, 4)}) is {better} what the law allows: it "
+            f"the best of the {int(fit['runs']):,} runs ({g(observed, 4)}) is {better} what the law allows: it "
             f"gives the best of n runs a chance of only {_chance(1.0 - p)} to score {'that low' if convex else 'that high'} "
-            f"(its median curve at k = n: {_g(fit['median_at_n'], 4)})"
+            f"(its median curve at k = n: {g(fit['median_at_n'], 4)})"
         )
     if _held_out_misses(fit) > 0.5:
         reasons.append(f"the held-out check failed: {_held_out_words(fit, level)}")
@@ -248,9 +246,9 @@ def _misfits(fit, level: float) -> list[str]:
     if np.isfinite(d) and np.isfinite(crit) and d > crit:
         reasons.append(
             f"it misfits the tail it was fitted to: the {int(fit['n_tail']):,} scores "
-            f"{'below' if convex else 'above'} the threshold lie {_g(d, 2)} from the law (Kolmogorov–Smirnov "
-            f"distance), beyond the {_g(crit, 2)} a sample of the law itself exceeds with probability "
-            f"{_pct(1.0 - level)}"
+            f"{'below' if convex else 'above'} the threshold lie {g(d, 2)} from the law (Kolmogorov–Smirnov "
+            f"distance), beyond the {g(crit, 2)} a sample of the law itself exceeds with probability "
+            f"{pct(1.0 - level)}"
         )
     return reasons
 
@@ -368,13 +366,13 @@ def _best_against_observed(fit) -> str:
     value = fit[name]
     if (value > observed) if convex else (value < observed):
         return (
-            f"It is {'above' if convex else 'below'} the best observed score ({_g(observed, 5)}): {name} is the best "
-            f"of the noise-free law, and an observed score adds run-to-run noise (o = {_g(fit['o'], 3)}), so the "
+            f"It is {'above' if convex else 'below'} the best observed score ({g(observed, 5)}): {name} is the best "
+            f"of the noise-free law, and an observed score adds run-to-run noise (o = {g(fit['o'], 3)}), so the "
             f"luckiest runs {'go below' if convex else 'exceed'} it; {name} is what the best configuration scores "
             "on average."
         )
     return (
-        f"The best observed score is {_g(observed, 5)}: {name} is the best of the noise-free law (what the best "
+        f"The best observed score is {g(observed, 5)}: {name} is the best of the noise-free law (what the best "
         f"configuration scores on average), so more search can approach {name} but single runs also vary by the "
         "noise."
     )
@@ -388,7 +386,7 @@ def _threshold_sentence(fit, opts) -> str:
         return ""
     return (
         f" The {failed:,} failed runs (an atom of scores worse than most of the others) were set aside before the "
-        f"quantile: the threshold is the {_pct(opts.threshold)} quantile of the other {n - failed:,} scores, "
+        f"quantile: the threshold is the {pct(opts.threshold)} quantile of the other {n - failed:,} scores, "
         "since the law holds near the optimum."
     )
 
@@ -404,9 +402,9 @@ def _tail_sentence(fit, level: float) -> str:
         else "within it (the fitted parameters pull the distance down, so this rules out only a gross misfit)"
     )
     return (
-        f"Fit in the tail: the {int(fit['n_tail']):,} scores fitted lie {_g(d, 2)} from the law conditioned on the "
-        f"tail (Kolmogorov–Smirnov distance); a sample of the law exceeds {_g(crit, 2)} with probability "
-        f"{_pct(1.0 - level)}: {verdict}."
+        f"Fit in the tail: the {int(fit['n_tail']):,} scores fitted lie {g(d, 2)} from the law conditioned on the "
+        f"tail (Kolmogorov–Smirnov distance); a sample of the law exceeds {g(crit, 2)} with probability "
+        f"{pct(1.0 - level)}: {verdict}."
     )
 
 
@@ -431,9 +429,9 @@ def _warnings(fit, curves: pd.DataFrame, level: float, *, check_c: bool = True) 
             "space" + _assumed(fit, "low" if fit["a"] < low else "high") + "."
         )
         if fit["a"] < low:
-            out.append((f"a = {_g(fit['a'], 4)} lies below the scale's floor ({low:g})", rest))
+            out.append((f"a = {g(fit['a'], 4)} lies below the scale's floor ({low:g})", rest))
         else:
-            out.append((f"b = {_g(fit['b'], 4)} lies above the scale's top ({high:g})", rest))
+            out.append((f"b = {g(fit['b'], 4)} lies above the scale's top ({high:g})", rest))
     out += [(f"{w}.", "") for w in _beyond_bounds(curves, fit["model"], int(fit["runs"]), low, high, fit)]
     if 0 < _held_out_misses(fit) <= 0.5:
         out.append(("the held-out band misses in places", f": {_held_out_words(fit, level)}."))
@@ -488,11 +486,11 @@ def _beyond_bounds(curves: pd.DataFrame, model: str, runs: int, low: float, high
                 first = c[beyond].iloc[0]
                 digits = 5  # enough digits to show the value past the bound (1.00002, not 1)
                 while (
-                    digits < 15 and (float(_g(first["estimate"], digits)) - bound) * (1 if side == "above" else -1) <= 0
+                    digits < 15 and (float(g(first["estimate"], digits)) - bound) * (1 if side == "above" else -1) <= 0
                 ):
                     digits += 1
                 parts.append(
-                    f"the {curve} curve from k = {_k_of(first['k'], runs)} ({_g(first['estimate'], digits)} there)"
+                    f"the {curve} curve from k = {_k_of(first['k'], runs)} ({g(first['estimate'], digits)} there)"
                 )
             elif band.any():
                 parts.append(f"the {curve} curve's band from k = {_k_of(c[band].iloc[0]['k'], runs)}")
@@ -519,18 +517,18 @@ def _breach_cause(fit, side: str, key: str, bound: float) -> str:
     if worst:
         if past:
             return (
-                f"the law's worst score {end} = {_g(value, 4)} lies {side} {key}={bound:g}: the quadratic basin "
+                f"the law's worst score {end} = {g(value, 4)} lies {side} {key}={bound:g}: the quadratic basin "
                 "fitted to the tail, extended past the censored scores, puts the worst runs where no score can, "
                 "and the curves at small k weigh those runs"
             )
         if o > 0:
             return (
-                f"the noise term o = {_g(o, 3)} is unbounded, so single runs under the law fall {side} the bound, "
+                f"the noise term o = {g(o, 3)} is unbounded, so single runs under the law fall {side} the bound, "
                 "which the curves at small k weigh"
             )
         return f"the bootstrap's refits put the law's worst score {end} {side} {key}={bound:g}"
     if past:
-        return f"the law's best score possible {end} = {_g(value, 4)} lies {side} {key}={bound:g}"
+        return f"the law's best score possible {end} = {g(value, 4)} lies {side} {key}={bound:g}"
     if o > 0:
         return noise
     return f"the bootstrap's refits reach {side} {key}={bound:g} (the fit itself is noise-free, o = 0)"
@@ -568,11 +566,11 @@ def _agreement_sentence(fit, level: float) -> str:
     )
     observed = fit["min_score"] if convex else fit["max_score"]
     return (
-        f"Within the data the fitted median curve lies inside the nonparametric {_lvl(level)} band at "
+        f"Within the data the fitted median curve lies inside the nonparametric {lvl(level)} band at "
         f"{checked - outside:,} of the {checked:,} budgets k = {_checked_range(fit)}{above}"
         + (f"; it first leaves it at k = {int(fit['np_first_outside']):,}." if outside else ".")
-        + f" At k = n = {int(fit['runs']):,} the law's median curve is {_g(fit['median_at_n'], 4)} against the best "
-        f"observed score {_g(observed, 4)}: the law gives the best of n runs a chance of {_chance(p)} "
+        + f" At k = n = {int(fit['runs']):,} the law's median curve is {g(fit['median_at_n'], 4)} against the best "
+        f"observed score {g(observed, 4)}: the law gives the best of n runs a chance of {_chance(p)} "
         f"to score {'at least' if convex else 'at most'} that. Beyond n, only the law speaks."
     )
 
@@ -714,16 +712,16 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
     rule = (
         f"scores at or {worse} {opts.threshold_score:g} censored"
         if opts.threshold_score is not None
-        else f"the {'highest' if opts.data.minimize else 'lowest'} {_pct(opts.threshold)} of each sample censored"
+        else f"the {'highest' if opts.data.minimize else 'lowest'} {pct(opts.threshold)} of each sample censored"
     )
     lines = [
         f"# Extrapolated tuning curves: `{source}`",
         "",
         "The noisy quadratic law of random search near the optimum (Lourie, He & Cho 2025) fitted to the tail of "
         f"each model's scores ({rule}; maximum product of spacings, c searched over "
-        f"{', '.join(map(str, opts.c)) if opts.c else '1..10'}), extrapolated to k = {_g(curves['k'].max(), 6)} "
+        f"{', '.join(map(str, opts.c)) if opts.c else '1..10'}), extrapolated to k = {g(curves['k'].max(), 6)} "
         f"search iterations. Intervals and bands: percentile, pointwise, from a parametric bootstrap of "
-        f"{opts.n_boot} refits at {_lvl(opts.level)}; the nonparametric band beside them is simultaneous "
+        f"{opts.n_boot} refits at {lvl(opts.level)}; the nonparametric band beside them is simultaneous "
         f"({bands_label(opts.method)}) and exists only up to n. The extrapolation assumes the law holds past the "
         "data: the held-up numbers below are simulations from the fitted law, not a test of it.",
         "",
@@ -742,7 +740,7 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
         "`simulation.csv` (the errors above, with MCSE), `chunks/` (the bootstrap's replicates: a rerun "
         "resumes), `run.json` (settings, timings, environment)."
     ]
-    return _write_page(out_dir / "EXTRAPOLATE.md", lines)
+    return write_page_atomically(out_dir / "EXTRAPOLATE.md", lines)
 
 
 def bands_label(method: str) -> str:
@@ -836,7 +834,7 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
     """
     import matplotlib.pyplot as plt  # simstudy.figures, imported above, chose the backend
 
-    _theme()
+    theme()
     models = list(dict.fromkeys(fits["model"]))
     fig, axes = plt.subplots(1, len(models), figsize=(5.6 * len(models), 4.4), layout="constrained", squeeze=False)
     for ax, model in zip(axes[0], models):
@@ -949,11 +947,11 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
         ax.set_xlim(1, k.max())
         ax.set_xlabel("k (search iterations, log scale)")
         ax.set_ylabel(f"median of the best{' (lowest)' * (best == 'a')} score of k runs")
-        _title(
+        axes_title(
             ax,
             f"{model}: fitted to {n:,} runs; {best} = {f[best]:.4g} [{f[f'{best}_lower']:.4g}, {f[f'{best}_upper']:.4g}]",
         )
         ax.legend(frameon=True, fontsize=6.5, loc="upper right" if best == "a" else "lower right")
     if title:
-        _suptitle(fig, title)
+        suptitle(fig, title)
     return fig

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from simstudy.commands.study import _load_run
+from simstudy.commands.study import load_run
 from simstudy.registry import Command
 from simstudy.schema import ConfigError
 
@@ -77,13 +77,13 @@ def run(run_dir: str | Path, chunk: str, plugins: tuple[str, ...] = (), *, befor
     ...
     simstudy.schema.ConfigError: chunk must be CELL/K (a cell key and a chunk number, as in the failure report), got 'abc'
     """
-    from simstudy.engine.rundir import _fail
+    from simstudy.engine.rundir import fail
     from simstudy.registry import study
     from simstudy.studies.base import ReplayDone
 
     cell, k = _chunk_iv(chunk)
     run_dir = Path(run_dir)
-    config = _load_run(run_dir, tuple(plugins), replay=(cell, k), n_jobs=1, backend="sequential", progress=False)
+    config = load_run(run_dir, tuple(plugins), replay=(cell, k), n_jobs=1, backend="sequential", progress=False)
     if before is not None:
         before()
     try:
@@ -93,7 +93,7 @@ def run(run_dir: str | Path, chunk: str, plugins: tuple[str, ...] = (), *, befor
     except ValueError as exc:
         if "is not a chunk of this study" not in str(exc):
             raise
-        _fail(str(exc))
+        fail(str(exc))
     raise AssertionError("a replayed chunk either raises or ends in ReplayDone")  # pragma: no cover
 
 

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from simstudy.registry import Command
-from simstudy.report_html import Report, _build_or_warn, build
+from simstudy.report_html import Report, build, build_or_warn
 from simstudy.report_safe import NotAReport
 from simstudy.schema import ConfigError
 
@@ -86,7 +86,7 @@ def write(run_dir: str | Path) -> Report | None:
     ...     write(d) is None  # nothing to report there: a warning, no page
     True
     """
-    return _build_or_warn(run_dir, **_handed(run_dir))
+    return build_or_warn(run_dir, **_handed(run_dir))
 
 
 def charts(files) -> list:

@@ -31,15 +31,15 @@ from simstudy.catalogue import (
 from simstudy.commands.reproduction_page import (
     MARKER,
     OutDirError,
-    _small_png,
     check_out_dir,
     kept_section,
     read_report,
     record_full_run,
     record_written,
+    small_png,
     write_report,
 )
-from simstudy.engine.rundir import _check_dir_override
+from simstudy.engine.rundir import check_dir_override
 from simstudy.registry import Command, command_names
 from simstudy.schema import ConfigError
 
@@ -54,7 +54,7 @@ __all__ = [
 
 
 # Names of the report's module that the tests and callers import from here, as before.
-_REEXPORTED = (_small_png, kept_section, read_report, record_full_run, record_written)
+_REEXPORTED = (small_png, kept_section, read_report, record_full_run, record_written)
 
 log = logging.getLogger("simstudy")
 
@@ -135,7 +135,7 @@ def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1,
         raise ConfigError(f"n_jobs must be a positive number of workers or -1 (all cores), got {n_jobs}")
     runs = Path("outputs") / ("reproduce-quick" if quick else "reproduce")
     out = Path(out if out is not None else runs if quick else ".")
-    _check_dir_override("out", str(out))  # a file, or a path through one: refused before any run, not after
+    check_dir_override("out", str(out))  # a file, or a path through one: refused before any run, not after
     # Before any run: refuse a report directory holding files simstudy did not write (a user's own report
     # or figures), and read the sections that this run will not regenerate, to keep them.
     figures = [
@@ -235,10 +235,10 @@ def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1,
     except OutDirError as exc:  # a file appeared in the report's place while the runs ran
         raise ConfigError(str(exc)) from None
     log.info("wrote %s", path)
-    from simstudy.report_html import _build_or_warn
+    from simstudy.report_html import build_or_warn
     from simstudy.sweeps import headline
 
-    _build_or_warn(path.parent, headline=headline)  # report.html beside it: the page and its figures, offline
+    build_or_warn(path.parent, headline=headline)  # report.html beside it: the page and its figures, offline
     failed = sum(bool(s.error) for s in sections) + sum(
         bool(h.error) and s.entry.id in wanted for s in sections for h in s.hypotheses
     )

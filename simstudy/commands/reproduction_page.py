@@ -23,7 +23,7 @@ _ANCHOR = re.compile(r'^<a id="([A-Za-z0-9_.-]+)"></a>$', flags=re.M)
 __all__ = ["MARKER", "OutDirError", "check_out_dir", "write_report"]
 
 
-def _small_png(src: Path, dst: Path, width: int = 900) -> None:
+def small_png(src: Path, dst: Path, width: int = 900) -> None:
     """A copy of a figure at most ``width`` pixels wide, for the repository."""
     from PIL import Image  # matplotlib's own dependency
 
@@ -369,7 +369,7 @@ def write_report(
         if (out_dir / name).is_file() and io.sha256_file(out_dir / name) == digest
     }
     for name, src in figures.items():
-        _small_png(src, out_dir / name)
+        small_png(src, out_dir / name)
     path = out_dir / _REPORT
     io.write_text("\n".join(lines) + "\n", path)
     record_written(out_dir, [_REPORT, *figures], previous)

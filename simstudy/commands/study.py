@@ -6,11 +6,11 @@ The study command's core, shared by ``simstudy [experiment=NAME] ...`` (through 
 finish raises :class:`~simstudy.engine.rundir.Refused` with its one line (never a print or an exit).
 
 =====================  ============================================================================================
-``_run_and_report``    run the study, log its report and draw its figure (and a coverage study's zip plot)
+``run_and_report``     run the study, log its report and draw its figure (and a coverage study's zip plot)
 ``_check_failures``    refuse (status 1) a run with more failed chunks than it allows
-``_load_run``          the validated config of an existing run directory, trusting only the plug-ins named
-``_trusted``           the import paths of ``plugins=a.f,b.g``
-``_describe``          the distributions' descriptions of a run.json, for the log
+``load_run``           the validated config of an existing run directory, trusting only the plug-ins named
+``trusted``            the import paths of ``plugins=a.f,b.g``
+``describe``           the distributions' descriptions of a run.json, for the log
 =====================  ============================================================================================
 """
 
@@ -22,13 +22,13 @@ from pathlib import Path
 
 from simstudy import io
 from simstudy.engine import chunks
-from simstudy.engine.rundir import EXIT_FAILED, RunDir, _chunks_changed, _fail, _read_stored_config
+from simstudy.engine.rundir import EXIT_FAILED, RunDir, chunks_changed, fail, read_stored_config
 from simstudy.schema import ConfigError
 
 log = logging.getLogger("simstudy")
 
 
-def _run_and_report(config, run_dir: RunDir):
+def run_and_report(config, run_dir: RunDir):
     """Run the study in its claimed directory, then log its report (and what it wrote there) and draw its figure;
     sharded, collect and failing runs end here. Returns the :class:`~simstudy.studies.base.StudyResult`, or for a
     shard its :class:`~simstudy.studies.base.ShardDone` (report and marker)."""
@@ -37,7 +37,7 @@ def _run_and_report(config, run_dir: RunDir):
     from simstudy.engine.runner import MissingChunks
     from simstudy.plugins import PluginExit
     from simstudy.registry import figure_function, study
-    from simstudy.report_html import _build_or_warn
+    from simstudy.report_html import build_or_warn
     from simstudy.studies.base import ShardDone
     from simstudy.studies.precision import TopUpPending, run_study
     from simstudy.sweeps import headline
@@ -48,7 +48,7 @@ def _run_and_report(config, run_dir: RunDir):
         result = run_study(spec, config, out_dir)  # spec.run, under study.precision's rule if set
     except ShardDone as done:
         i, n = config.runner.shard
-        _log_report(done.report)
+        log_report(done.report)
         log.info(
             "shard %d/%d done (%s); when every shard is done: simstudy collect run_dir=%s",
             i,
@@ -59,29 +59,29 @@ def _run_and_report(config, run_dir: RunDir):
         _check_failures(done.report, config, out_dir)
         return done
     except MissingChunks as exc:
-        _fail(_missing_message(exc, out_dir), status=EXIT_FAILED)
+        fail(_missing_message(exc, out_dir), status=EXIT_FAILED)
     except PluginExit as exc:  # a plug-in called sys.exit outside the chunks (the truth, a figure ...)
-        _fail(str(exc))
+        fail(str(exc))
     except chunks.CorruptChunk as exc:
-        _fail(_chunks_changed(exc), status=EXIT_FAILED)
+        fail(chunks_changed(exc), status=EXIT_FAILED)
     except chunks.RunDirConflict as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except ClusterUnavailable as exc:
-        _fail(str(exc), status=EXIT_FAILED)
+        fail(str(exc), status=EXIT_FAILED)
     except ConfigError as exc:  # study.precision naming a measure the study lacks, known after its pilot
-        _fail(str(exc))
+        fail(str(exc))
     except TopUpPending as exc:  # a collect before the shards ran the precision rule's top-up
-        _fail(str(exc))
+        fail(str(exc))
 
-    _log_report(result.report)
-    for line in _describe(result.files["run"]):
+    log_report(result.report)
+    for line in describe(result.files["run"]):
         log.info("distribution %s", line)
     shown = (
         result.summary[result.summary["measure"] != "failed_chunks"] if "measure" in result.summary else result.summary
     )
     if len(shown) and spec.headline is not None:
         log.info("%s", spec.headline(shown))
-    _build_or_warn(out_dir, headline=headline, frame=result.summary, kind=spec.kind)  # report.html, ~30 ms
+    build_or_warn(out_dir, headline=headline, frame=result.summary, kind=spec.kind)  # report.html, ~30 ms
     # One code path for the command line and simstudy.run: drawn here, after the run. Warming matplotlib up in a
     # thread while the study computes was measured (benchmarks/bench_startup.py) to buy nothing: the GIL runs its
     # imports in turn with the run's own Python, not beside it.
@@ -110,7 +110,7 @@ def _zip_figure(path: Path, suffixes) -> None:
     plt.close(fig)
 
 
-def _log_report(report) -> None:
+def log_report(report) -> None:
     log.info(
         "%d chunks (%d resumed) in %.2f s wall, %.2f s compute",
         report.tasks,
@@ -131,12 +131,12 @@ def _check_failures(report, config, out_dir: Path) -> None:
         return
     exited = [f for f in failures if f.error.startswith(("PluginExit:", "SystemExit:"))]
     if exited:  # the plug-in needs fixing, not a rerun: bad input, however few chunks it ended
-        _fail(f"chunk {exited[0].where}: {exited[0].error.splitlines()[0]}")
+        fail(f"chunk {exited[0].where}: {exited[0].error.splitlines()[0]}")
     fraction = len(failures) / report.tasks
     limit = config.runner.max_failure_fraction
     if fraction > limit:
         first = failures[0]
-        _fail(
+        fail(
             f"{len(failures)} of {report.tasks} chunks failed ({fraction:.1%} > runner.max_failure_fraction="
             f"{limit:g}); first: chunk {first.where}: {first.error.splitlines()[0]}; its traceback: "
             f"{_replay_line(config, out_dir, first.where)}",
@@ -153,10 +153,10 @@ def _check_failures(report, config, out_dir: Path) -> None:
 def _replay_line(config, out_dir: Path, where: str) -> str:
     """The ``simstudy replay`` line that reruns chunk ``where``, runnable as printed: with ``plugins=`` naming
     the run's plug-ins that are not installed ones (replay imports a stored config's plug-in only when named)."""
-    from simstudy._imports import _registered_paths
+    from simstudy._imports import registered_paths
     from simstudy.engine.identity import plugin_sources
 
-    named = sorted(set(plugin_sources(config)) - _registered_paths())
+    named = sorted(set(plugin_sources(config)) - registered_paths())
     return f"simstudy replay run_dir={out_dir} chunk={where}" + (f" plugins={','.join(named)}" if named else "")
 
 
@@ -179,7 +179,7 @@ def _missing_message(exc, out_dir: Path, limit: int = 50) -> str:
     return f"{out_dir}: {len(missing)} of {exc.total} chunks missing (cell/chunk): {listed}{hint}"
 
 
-def _describe(run_json: Path) -> list[str]:
+def describe(run_json: Path) -> list[str]:
     import json
 
     described = json.loads(run_json.read_text()).get("distributions", {})
@@ -202,12 +202,12 @@ def _rounded(value):
     return value
 
 
-def _trusted(opts: dict) -> tuple[str, ...]:
+def trusted(opts: dict) -> tuple[str, ...]:
     """The import paths of ``plugins=a.f,b.g``: the stored config's plug-ins the user vouches for."""
     return tuple(p.strip() for p in opts.get("plugins", "").split(",") if p.strip())
 
 
-def _load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
+def load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
     """The validated config of an existing run directory, with ``runner`` fields replaced. The directory may
     come from anyone: its config imports only the plug-ins in ``trusted`` (``plugins=...`` on the command line)
     or registered ones; any other ``_target_`` is refused by name before its module is imported."""
@@ -215,15 +215,15 @@ def _load_run(run_dir: Path, trusted: tuple[str, ...] = (), **runner):
 
     stored = run_dir / "config.yaml"
     if not stored.is_file():
-        _fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)")
-    old = _read_stored_config(stored)
+        fail(f"run_dir={run_dir}: no config.yaml there (not a simstudy run directory)")
+    old = read_stored_config(stored)
     if "design" in old:
-        _fail(
+        fail(
             f"run_dir={run_dir} holds a design (design: in its config.yaml): use one of its cells' directories, "
             f"run_dir={run_dir}/CELL, and simstudy collect sweep_dir={run_dir} for the stacked summary",
         )
     try:
         config = parse(old, trusted=frozenset(trusted))
     except ConfigError as exc:
-        _fail(f"{stored}: {exc}")
+        fail(f"{stored}: {exc}")
     return dataclasses.replace(config, runner=dataclasses.replace(config.runner, shard=None, **runner))

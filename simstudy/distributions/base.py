@@ -5,8 +5,8 @@ name                            what it is
 ==============================  ======================================================================================
 :class:`ScoreDistribution`      the interface (support, is_discrete, sample, cdf, cdf_left, ppf)
 :class:`InvalidParameter`       a parameter out of its domain (defined with the kernels, :mod:`simstudy.stats.errors`)
-``_finite``, ``_positive_int``  parameter checks raising it
-``_BoundedContinuous``          the base of the continuous kinds on a bounded support
+``finite``, ``positive_int``    parameter checks raising it
+``BoundedContinuous``           the base of the continuous kinds on a bounded support
 ==============================  ======================================================================================
 """
 
@@ -74,7 +74,7 @@ class ScoreDistribution(Protocol):
     def ppf(self, q: np.ndarray) -> np.ndarray: ...
 
 
-def _finite(name: str, value: Any) -> float:
+def finite(name: str, value: Any) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -84,13 +84,13 @@ def _finite(name: str, value: Any) -> float:
     return x
 
 
-def _positive_int(name: str, value: Any) -> int:
+def positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InvalidParameter(name, "must be an integer >= 1", value)
     return int(value)
 
 
-class _BoundedContinuous:
+class BoundedContinuous:
     """Shared by the continuous distributions on [low, high]: no atoms, so P(X < x) = P(X <= x)."""
 
     low: float

@@ -18,14 +18,14 @@ from simstudy.distributions.laws import Bag
 __all__ = []
 
 
-def _dataset_bag(*, dataset: str, model: str, name: str | None = None, **options: Any) -> Bag:
+def dataset_bag(*, dataset: str, model: str, name: str | None = None, **options: Any) -> Bag:
     """The empirical distribution of a shipped data set's scores for one model."""
     from simstudy import datasets  # imported here: only empirical distributions need the data files
 
     return Bag(datasets.load_dataset(dataset, model, **options), name=name or f"{dataset}:{model}")
 
 
-def _file_bag(
+def file_bag(
     *,
     path: str,
     model: str | None = None,
@@ -86,7 +86,7 @@ def _fit_scores(
     return by_model[model], f"{Path(path).stem}:{model}"
 
 
-def _kde(
+def kde(
     *,
     dataset: str | None = None,
     model: str | None = None,
@@ -110,7 +110,7 @@ def _kde(
     )
 
 
-def _kde_atoms(
+def kde_atoms(
     *,
     dataset: str | None = None,
     model: str | None = None,

@@ -24,8 +24,8 @@ import numpy as np
 
 from simstudy.distributions.parametric import NoisyQuadratic
 from simstudy.stats.errors import InvalidParameter
-from simstudy.stats.parametric_fit import Threshold, _fit_one, bootstrap_chunk
-from simstudy.stats.quadratic import C_RANGE, _curves
+from simstudy.stats.parametric_fit import Threshold, bootstrap_chunk, fit_one
+from simstudy.stats.quadratic import C_RANGE, curves
 
 __all__ = ["FitResult", "fit", "BootstrapResult", "parametric_bootstrap"]
 
@@ -170,7 +170,7 @@ def fit(
                 "constraints.convex", "must be true (or left out) with minimize=True", constraints["convex"]
             )
         constraints = {**(constraints or {}), "convex": True}
-    out = _fit_one(ys, limits, constraints, threshold)
+    out = fit_one(ys, limits, constraints, threshold)
     return FitResult(
         NoisyQuadratic._fitted(out),
         out["objective"],
@@ -329,7 +329,7 @@ def parametric_bootstrap(
     alpha = (1.0 - level) / 2.0
     best = rep["a"] if law.convex else rep["b"]
     lo_hi = np.nanquantile(best[ok], [alpha, 1.0 - alpha]) if ok.any() else np.array([np.nan, np.nan])
-    med, avg = _curves(
+    med, avg = curves(
         np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]), law.convex, ks, mean=mean
     )
 

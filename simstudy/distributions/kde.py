@@ -15,13 +15,13 @@ from typing import Literal
 
 import numpy as np
 
-from simstudy.distributions.base import InvalidParameter, _BoundedContinuous, _finite
+from simstudy.distributions.base import BoundedContinuous, InvalidParameter, finite
 
 __all__ = ["ReflectedKDE", "KDEWithAtoms"]
 
 
 @dataclass(frozen=True, eq=False)
-class ReflectedKDE(_BoundedContinuous):
+class ReflectedKDE(BoundedContinuous):
     """A Gaussian kernel density estimate on [low, high] with reflection at the bounds (Jones 1993).
 
     The density is the kernel mixture folded onto the support: every kernel's mass beyond a bound is
@@ -82,7 +82,7 @@ class ReflectedKDE(_BoundedContinuous):
         low, high = float(self.low), float(self.high)
         if not (np.isfinite(low) and np.isfinite(high) and low < high):
             raise InvalidParameter("high", f"must be finite and greater than low={low}", self.high)
-        h = _finite("bandwidth", self.bandwidth)
+        h = finite("bandwidth", self.bandwidth)
         if not h > 0:
             raise InvalidParameter("bandwidth", "must be > 0", self.bandwidth)
         x = np.sort(np.asarray(self.data, dtype=np.float64).ravel())
@@ -171,7 +171,7 @@ class ReflectedKDE(_BoundedContinuous):
                 raise InvalidParameter("bandwidth", "cannot be chosen by rule for constant data; give one", None)
             bandwidth = 0.9 * spread * x.size**-0.2
         elif bandwidth is None:
-            factor = _finite("bw_factor", bw_factor)
+            factor = finite("bw_factor", bw_factor)
             if not factor > 0:
                 raise InvalidParameter("bw_factor", "must be > 0", bw_factor)
             if bw_of not in ("reflected", "data"):
@@ -240,7 +240,7 @@ class ReflectedKDE(_BoundedContinuous):
 
 
 @dataclass(frozen=True, eq=False)
-class KDEWithAtoms(_BoundedContinuous):
+class KDEWithAtoms(BoundedContinuous):
     """Point masses at some scores plus a reflected KDE of the other scores: ``sum_j p_j delta(a_j) + (1 - P) K``.
 
     Real tuning results have atoms -- failed runs at exactly 0 or at chance accuracy, one configuration

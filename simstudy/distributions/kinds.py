@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from simstudy.distributions.base import InvalidParameter, _finite
-from simstudy.distributions.files import _dataset_bag, _file_bag, _kde, _kde_atoms
+from simstudy.distributions.base import InvalidParameter, finite
+from simstudy.distributions.files import dataset_bag, file_bag, kde, kde_atoms
 from simstudy.distributions.generic import mirror
 from simstudy.distributions.laws import Bag, ScipyDistribution, TruncatedNormal, truncnorm_bag
 from simstudy.distributions.parametric import NoisyQuadratic, Quadratic
@@ -48,7 +48,7 @@ def _population(
     """
     from simstudy import populations  # on use: only this kind reads the benchmarks' files
 
-    scale = _finite("scale", scale)
+    scale = finite("scale", scale)
     if not scale > 0:
         raise InvalidParameter("scale", "must be > 0 (minimize: true says that lower is better)", scale)
     pop = populations.load(benchmark, dataset, metric)
@@ -104,10 +104,10 @@ KINDS: dict[str, Callable[..., Any]] = {
     "truncnorm_bag": _seeded_truncnorm_bag,
     "truncnorm": TruncatedNormal,
     "bag": Bag,
-    "empirical": _dataset_bag,
-    "file": _file_bag,
-    "kde": _kde,
-    "kde_atoms": _kde_atoms,
+    "empirical": dataset_bag,
+    "file": file_bag,
+    "kde": kde,
+    "kde_atoms": kde_atoms,
     "scipy": _scipy,
     "quadratic": Quadratic,
     "noisy_quadratic": NoisyQuadratic,

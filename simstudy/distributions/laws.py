@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from simstudy.distributions.base import InvalidParameter, _BoundedContinuous, _finite, _positive_int
+from simstudy.distributions.base import BoundedContinuous, InvalidParameter, finite, positive_int
 
 __all__ = ["Bag", "TruncatedNormal", "ScipyDistribution", "truncnorm_bag"]
 
@@ -197,7 +197,7 @@ def _weights_iv(weights, m: int) -> np.ndarray | None:
 
 
 @dataclass(frozen=True, eq=False)
-class TruncatedNormal(_BoundedContinuous):
+class TruncatedNormal(BoundedContinuous):
     """A normal distribution with mean ``mean`` and standard deviation ``sd``, truncated to [low, high].
 
     A thin wrapper of :data:`scipy.stats.truncnorm` with the parameters in score units. With the defaults it
@@ -244,8 +244,8 @@ class TruncatedNormal(_BoundedContinuous):
     name: str = "truncnorm"
 
     def __post_init__(self) -> None:
-        mean = _finite("mean", self.mean)
-        sd = _finite("sd", self.sd)
+        mean = finite("mean", self.mean)
+        sd = finite("sd", self.sd)
         low, high = float(self.low), float(self.high)
         if not sd > 0:
             raise InvalidParameter("sd", "must be > 0", self.sd)
@@ -315,7 +315,7 @@ def _scipy_continuous_names() -> list[str]:
 
 
 @dataclass(frozen=True, eq=False)
-class ScipyDistribution(_BoundedContinuous):
+class ScipyDistribution(BoundedContinuous):
     """Any continuous :mod:`scipy.stats` distribution, bounded or not, by name and parameters.
 
     Truths come by quadrature (:mod:`simstudy.stats.truth`): on ``[low, high]`` for a bounded support, through the
@@ -498,7 +498,7 @@ def truncnorm_bag(
     >>> bag, round(float(bag.values.max()), 4)
     (Bag(name='truncnorm_bag', size=100, unique=96), 0.7455)
     """
-    population = _positive_int("population", population)
-    size = _positive_int("size", size)
+    population = positive_int("population", population)
+    size = positive_int("size", size)
     pool = TruncatedNormal(mean, sd, low, high).sample(population, rng=rng)
     return Bag(pool[rng.integers(0, population, size=size)], name=name)

@@ -48,8 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from simstudy.distributions.base import InvalidParameter, _finite
-from simstudy.stats.quadratic import _TS_LOG_U, _TS_W, C_RANGE, _c_iv, _ks_iv, _std_cdf, _std_pdf, _std_ppf
+from simstudy.distributions.base import InvalidParameter, finite
+from simstudy.stats.quadratic import C_RANGE, TS_LOG_U, TS_W, c_iv, ks_iv, std_cdf, std_pdf, std_ppf
 
 __all__ = ["Quadratic", "NoisyQuadratic", "C_RANGE"]
 
@@ -119,15 +119,15 @@ class NoisyQuadratic:
     name: str = "noisy_quadratic"
 
     def __post_init__(self) -> None:
-        a, b = _finite("a", self.a), _finite("b", self.b)
+        a, b = finite("a", self.a), finite("b", self.b)
         if not a < b:
             raise InvalidParameter("b", f"must be greater than a={a:g}", self.b)
-        o = _finite("o", self.o)
+        o = finite("o", self.o)
         if o < 0:
             raise InvalidParameter("o", "must be >= 0 (the noise's standard deviation)", self.o)
         if not isinstance(self.convex, (bool, np.bool_)):
             raise InvalidParameter("convex", "must be true or false", self.convex)
-        for key, value in (("a", a), ("b", b), ("c", _c_iv(self.c)), ("o", o), ("convex", bool(self.convex))):
+        for key, value in (("a", a), ("b", b), ("c", c_iv(self.c)), ("o", o), ("convex", bool(self.convex))):
             object.__setattr__(self, key, value)
 
     # -- the protocol --------------------------------------------------------------------------------
@@ -150,25 +150,25 @@ class NoisyQuadratic:
 
     def cdf(self, x) -> np.ndarray:
         """``P(Y <= x)``; shape of ``x``."""
-        return _std_cdf(self._z(x), self.c, self._r, upper=self.convex)
+        return std_cdf(self._z(x), self.c, self._r, upper=self.convex)
 
     cdf_left = cdf  # continuous: no atoms
 
     def sf(self, x) -> np.ndarray:
         """``P(Y > x)``, accurate in the upper tail; shape of ``x``."""
-        return _std_cdf(self._z(x), self.c, self._r, upper=not self.convex)
+        return std_cdf(self._z(x), self.c, self._r, upper=not self.convex)
 
     def pdf(self, x) -> np.ndarray:
         """The density (per score unit); shape of ``x``."""
-        return _std_pdf(self._z(x), self.c, self._r) / (self.b - self.a)
+        return std_pdf(self._z(x), self.c, self._r) / (self.b - self.a)
 
     def ppf(self, q, *, upper=None) -> np.ndarray:
         """The quantile function at ``q`` (``upper = 1 - q`` may be given exactly, for the upper tail)."""
         q = np.asarray(q, dtype=np.float64)
         upper = 1.0 - q if upper is None else np.asarray(upper, dtype=np.float64)
         if self.convex:  # Y <= y  <=>  Z >= (b - y)/(b - a)
-            return self.b - (self.b - self.a) * _std_ppf(upper, self.c, self._r, upper=q)
-        return self.a + (self.b - self.a) * _std_ppf(q, self.c, self._r, upper=upper)
+            return self.b - (self.b - self.a) * std_ppf(upper, self.c, self._r, upper=q)
+        return self.a + (self.b - self.a) * std_ppf(q, self.c, self._r, upper=upper)
 
     def sample(self, size, *, rng: np.random.Generator) -> np.ndarray:
         """Exact draws ``Q + E`` (uniforms, then normals, from ``rng``); shape ``size``."""
@@ -195,7 +195,7 @@ class NoisyQuadratic:
         """
         if not 0 < q < 1:
             raise ValueError(f"q must be strictly between 0 and 1, got {q!r}")
-        ks = _ks_iv(ks)
+        ks = ks_iv(ks)
         if minimize:
             log_u = np.log1p(-q) / ks
             # (1 - q)^(1/k) is 1 - F at the quantile; F = -expm1(.) keeps its digits when k is large
@@ -210,7 +210,7 @@ class NoisyQuadratic:
         """
         from scipy import special  # imported on use (0.2 s at every start)
 
-        ks = _ks_iv(ks)
+        ks = ks_iv(ks)
         width, g = self.b - self.a, 2.0 / self.c
         if self.o == 0:
             towards_best = minimize == self.convex  # the max of a concave law, the min of a convex one
@@ -219,10 +219,10 @@ class NoisyQuadratic:
                 return self.a + gap if self.convex else self.b - gap
             gap = width * ks / (ks + g)
             return self.b - gap if not self.convex else self.a + gap
-        log_u = _TS_LOG_U[:, None] / ks.ravel()[None, :]  # log of u^(1/k), shape (nodes, len(ks))
+        log_u = TS_LOG_U[:, None] / ks.ravel()[None, :]  # log of u^(1/k), shape (nodes, len(ks))
         p, upper = np.exp(log_u), -np.expm1(log_u)
         x = self.ppf(upper, upper=p) if minimize else self.ppf(p, upper=upper)
-        return (_TS_W @ x).reshape(ks.shape)
+        return (TS_W @ x).reshape(ks.shape)
 
     def describe(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "c": self.c, "o": self.o, "convex": self.convex}
@@ -262,13 +262,13 @@ class NoisyQuadratic:
         >>> law.c, round(law.b, 2)
         (2, 0.98)
         """
-        from simstudy.stats.parametric_fit import _fit_one  # imported on use: the fit loads scipy
+        from simstudy.stats.parametric_fit import fit_one  # imported on use: the fit loads scipy
 
-        return cls._fitted(_fit_one(ys, limits, constraints))
+        return cls._fitted(fit_one(ys, limits, constraints))
 
     @staticmethod
     def _fitted(out: dict[str, Any]) -> NoisyQuadratic:
-        """The law of a fit's parameters (:func:`simstudy.stats.parametric_fit._fit_one`), in score units."""
+        """The law of a fit's parameters (:func:`simstudy.stats.parametric_fit.fit_one`), in score units."""
         return NoisyQuadratic(out["a"], out["b"], out["c"], out["o"], out["convex"])
 
 

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from simstudy.io import _canonical, _digest, _json_default, atomic_path, open_regular, write_json
+from simstudy.io import atomic_path, canonical, digest, json_default, open_regular, write_json
 
 __all__ = ["ChunkStore", "CorruptChunk", "RunDirConflict"]
 
@@ -119,17 +119,17 @@ def _mismatch(found: dict, run: str, cell: str, chunk: int, reps: int) -> str | 
     return None
 
 
-def _flatten(obj: Any, prefix: str = "", *, lists: bool = False) -> dict[str, Any]:
+def flatten(obj: Any, prefix: str = "", *, lists: bool = False) -> dict[str, Any]:
     """Dotted keys of nested mappings; with ``lists``, also of lists of mappings (an item by its index)."""
     if isinstance(obj, dict):
         out: dict[str, Any] = {}
         for k, v in obj.items():
-            out.update(_flatten(v, f"{prefix}{k}.", lists=lists))
+            out.update(flatten(v, f"{prefix}{k}.", lists=lists))
         return out
     if lists and isinstance(obj, list) and obj and all(isinstance(v, dict) for v in obj):
         out = {}
         for i, v in enumerate(obj):
-            out.update(_flatten(v, f"{prefix}{i}.", lists=lists))
+            out.update(flatten(v, f"{prefix}{i}.", lists=lists))
         return out
     return {prefix.rstrip("."): obj}
 
@@ -142,7 +142,7 @@ def _shown(value: Any, width: int = 60) -> str:
 def config_diff(old: dict, new: dict) -> list[str]:
     """``key: old -> new`` for every dotted key whose value differs between two nested mappings (lists of
     mappings, such as a config's estimators, item by item; a long value cut short)."""
-    a, b = _flatten(old, lists=True), _flatten(new, lists=True)
+    a, b = flatten(old, lists=True), flatten(new, lists=True)
     return [
         f"{k}: {_shown(a.get(k, '(unset)'))} -> {_shown(b.get(k, '(unset)'))}"
         for k in sorted(a.keys() | b.keys())
@@ -232,7 +232,7 @@ class ChunkStore:
             If the directory holds chunks of another fingerprint; the message names the config keys that
             differ (from that fingerprint's recorded config).
         """
-        config = json.loads(json.dumps(config, default=_json_default))  # as it will read back
+        config = json.loads(json.dumps(config, default=json_default))  # as it will read back
         others = [p for p in self.root.parent.glob("*") if p.is_dir() and p != self.root and any(p.rglob("*.npz"))]
         if others:
             try:
@@ -293,12 +293,12 @@ class ChunkStore:
             The results, by name; any shapes and numeric dtypes (no object arrays).
         """
         arrays = {name: np.asarray(a) for name, a in arrays.items()}
-        header = _canonical(_identity(self.fingerprint, cell, chunk, reps, arrays))
+        header = canonical(_identity(self.fingerprint, cell, chunk, reps, arrays))
         with atomic_path(self.path(cell, chunk, reps)) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez(fh, **arrays)  # type: ignore[arg-type]  # the stub fears a key "allow_pickle"; none is
             with zipfile.ZipFile(tmp, "a") as zf:
-                zf.comment = _CHUNK_TAG + header + _SHA_TAG + _digest(arrays, header).encode()
+                zf.comment = _CHUNK_TAG + header + _SHA_TAG + digest(arrays, header).encode()
 
     def read(self, cell: str, chunk: int, reps: int) -> dict[str, np.ndarray]:
         """The chunk's arrays, after checking its identity and checksum.
@@ -328,7 +328,7 @@ class ChunkStore:
             )
         header, _, stored = comment[len(_CHUNK_TAG) :].rpartition(_SHA_TAG)
         # The checksum first: the identity of a damaged file means nothing.
-        if stored.decode(errors="replace") != _digest(arrays, header):
+        if stored.decode(errors="replace") != digest(arrays, header):
             self._corrupt(path, ": checksum mismatch (damaged)")
         try:
             found = json.loads(header)

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from simstudy.io import _hold_interrupts, _release_interrupts, write_json
+from simstudy.io import hold_interrupts, release_interrupts, write_json
 
 __all__ = [
     "RUN_MARKER",
@@ -194,7 +194,7 @@ def _owner() -> dict:
     }
 
 
-def _alive(owner: dict) -> bool | None:
+def owner_alive(owner: dict) -> bool | None:
     """Whether a lock's owner runs: None when it cannot be told from here (another host)."""
     import socket
 
@@ -213,7 +213,7 @@ def _alive(owner: dict) -> bool | None:
     return start is None or owner.get("start") is None or start == owner["start"]
 
 
-def _read_lock(path: Path) -> dict | None:
+def read_lock(path: Path) -> dict | None:
     """A lock's owner; ``{}`` for a lock not yet (or never) written; None when the lock is gone."""
     try:
         text = path.read_text()
@@ -226,7 +226,7 @@ def _read_lock(path: Path) -> dict | None:
         return {}
 
 
-def _describe_owner(owner: dict) -> str:
+def describe_owner(owner: dict) -> str:
     if not owner:
         return "a run that is starting"
     return f"pid {owner.get('pid')} on {owner.get('host')}, since {owner.get('since')}"
@@ -239,7 +239,7 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            held = _read_lock(lock)
+            held = read_lock(lock)
             if held is None:
                 continue  # released meanwhile
             if held == {}:
@@ -249,11 +249,11 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
                     continue
                 alive: bool | None = age < _UNREADABLE_LOCK_SECONDS
             else:
-                alive = _alive(held)
+                alive = owner_alive(held)
             if alive is not False:
                 hint = "" if alive else f"; if that run is dead, remove {lock}"
                 raise RunDirBusy(
-                    f"{lock.parent} is in use by another simstudy run ({_describe_owner(held)}); wait "
+                    f"{lock.parent} is in use by another simstudy run ({describe_owner(held)}); wait "
                     f"for it to finish or use another run directory{hint}"
                 ) from None
             # Stale: move it aside under a name of our own (atomic: one process wins), check that what moved
@@ -263,7 +263,7 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
                 os.rename(lock, aside)
             except FileNotFoundError:
                 continue
-            if _read_lock(aside) != held:
+            if read_lock(aside) != held:
                 with contextlib.suppress(OSError):
                     os.link(aside, lock)  # a live lock: put it back (unless a third run took the name)
                 aside.unlink(missing_ok=True)
@@ -271,7 +271,7 @@ def _take_lock(lock: Path, owner: dict, warn) -> None:
             aside.unlink(missing_ok=True)
             warn(
                 f"{lock.parent}: took over the lock of a simstudy run that is no longer running "
-                f"({_describe_owner(held)})"
+                f"({describe_owner(held)})"
             )
             continue
         try:
@@ -412,15 +412,15 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
     # Ctrl-C and SIGTERM are held while the lock is taken and delivered inside the try below, which removes it: a
     # SIGTERM landing just after the lock was made, before the try, left a lock of a dead run (a system test, under
     # load).
-    interrupts = _hold_interrupts()
+    interrupts = hold_interrupts()
     try:
         _take_lock(lock, owner, warn)
     except BaseException:
-        _release_interrupts(interrupts)
+        release_interrupts(interrupts)
         raise
     written = False
     try:
-        _release_interrupts(interrupts)
+        release_interrupts(interrupts)
         check_run_dir(path)  # under the lock: a foreign file may have appeared since the first look
         others = sorted(
             p
@@ -428,17 +428,17 @@ def claim_run_dir(path: str | os.PathLike, *, shard: str | None = None, warn=Non
             if p != lock and ".stale-" not in p.name and (shard is None or p.name == LOCK_NAME)
         )
         for other in others:  # an unsharded run excludes every shard; a shard excludes an unsharded run
-            held = _read_lock(other)
+            held = read_lock(other)
             if held is None:
                 continue
-            alive = _alive(held) if held else True
+            alive = owner_alive(held) if held else True
             if alive is not False:
                 raise RunDirBusy(
-                    f"{path} is in use by another simstudy run ({_describe_owner(held)}); wait for it "
+                    f"{path} is in use by another simstudy run ({describe_owner(held)}); wait for it "
                     f"to finish or use another run directory"
                 )
             other.unlink(missing_ok=True)
-            warn(f"{path}: removed the lock of a simstudy run that is no longer running ({_describe_owner(held)})")
+            warn(f"{path}: removed the lock of a simstudy run that is no longer running ({describe_owner(held)})")
         written = not (path / RUN_MARKER).exists()
         if written:
             write_json({"simstudy": "run directory", "created": owner["since"]}, path / RUN_MARKER)

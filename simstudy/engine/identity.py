@@ -108,10 +108,14 @@ def sweep_outputs(sweep_dir: Path) -> tuple[str, ...]:
         if not (job / claims.RUN_MARKER).is_file():
             continue
         for lock in job.glob(claims.LOCK_NAME + "*"):
-            owner = claims._read_lock(lock)
-            if owner is not None and ".stale-" not in lock.name and (not owner or claims._alive(owner) is not False):
+            owner = claims.read_lock(lock)
+            if (
+                owner is not None
+                and ".stale-" not in lock.name
+                and (not owner or claims.owner_alive(owner) is not False)
+            ):
                 raise chunks.RunDirConflict(
-                    f"{job} is in use by a simstudy run ({claims._describe_owner(owner)}): overwrite=true moves a "
+                    f"{job} is in use by a simstudy run ({claims.describe_owner(owner)}): overwrite=true moves a "
                     f"sweep's jobs aside only when none runs; wait for it, or give this sweep a new directory "
                     f"(hydra.sweep.dir=NEW)"
                 )
@@ -380,7 +384,7 @@ def outputs(out_dir: Path) -> frozenset[str]:
 
     Every run adds what it wrote (:func:`note_outputs`, called as it releases the directory), so the list
     covers the outputs of every earlier run kept there: ``overwrite=true`` moves them all (:func:`move_aside`),
-    and a rerun moves those it no longer writes (:func:`simstudy.engine.rundir._in_run_dir`)."""
+    and a rerun moves those it no longer writes (:func:`simstudy.engine.rundir.in_run_dir`)."""
     from simstudy.engine import claims
 
     try:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simstudy.io import _canonical, _digest, atomic_path, open_regular
+from simstudy.io import atomic_path, canonical, digest, open_regular
 from simstudy.stats import stores
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def _entry_header(n: int, confidence: float, kind: str, pointwise: float) -> dic
 
     return {
         "format": _CACHE_FORMAT,
-        "algorithm": boundary._ALGORITHM_VERSION,
+        "algorithm": boundary.ALGORITHM_VERSION,
         "n": n,
         "confidence": confidence,
         "kind": kind,
@@ -125,16 +125,16 @@ def _entry_header(n: int, confidence: float, kind: str, pointwise: float) -> dic
 def _write_entry(path: Path, ld: LDIntervals) -> None:
     """Store ``ld`` atomically: its arrays, and in the zip comment its key, level and a SHA-256 over both."""
     arrays = {"low": np.asarray(ld.low), "high": np.asarray(ld.high)}
-    header = _canonical(_entry_header(ld.n, ld.confidence, ld.kind, ld.pointwise))
+    header = canonical(_entry_header(ld.n, ld.confidence, ld.kind, ld.pointwise))
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)  # type: ignore[arg-type]  # the stub fears a key "allow_pickle"; none is
         with zipfile.ZipFile(tmp, "a") as zf:
-            zf.comment = _CACHE_TAG + header + _SHA_TAG + _digest(arrays, header).encode()
+            zf.comment = _CACHE_TAG + header + _SHA_TAG + digest(arrays, header).encode()
 
 
 def _read_entry(path: Path, n: int, confidence: float, kind: str) -> LDIntervals:
-    """The cached intervals at ``path``, after every check; :class:`~simstudy.stats.boundary._BadEntry` says which one failed.
+    """The cached intervals at ``path``, after every check; :class:`~simstudy.stats.boundary.BadEntry` says which one failed.
 
     Raises
     ------
@@ -152,12 +152,12 @@ def _read_entry(path: Path, n: int, confidence: float, kind: str) -> LDIntervals
     except FileNotFoundError:
         raise
     except Exception as exc:
-        raise boundary._BadEntry(f"unreadable ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
+        raise boundary.BadEntry(f"unreadable ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
     if not comment.startswith(_CACHE_TAG):
-        raise boundary._BadEntry("an older cache format without key or checksum")
+        raise boundary.BadEntry("an older cache format without key or checksum")
     header, _, stored = comment[len(_CACHE_TAG) :].rpartition(_SHA_TAG)
-    if stored.decode(errors="replace") != _digest(arrays, header):
-        raise boundary._BadEntry("checksum mismatch (damaged)")
+    if stored.decode(errors="replace") != digest(arrays, header):
+        raise boundary.BadEntry("checksum mismatch (damaged)")
     try:
         meta = json.loads(header)
         if not isinstance(meta, dict):
@@ -165,17 +165,17 @@ def _read_entry(path: Path, n: int, confidence: float, kind: str) -> LDIntervals
         pointwise = float(meta["pointwise"])
         wanted = _entry_header(n, confidence, kind, meta["pointwise"])
     except (ValueError, TypeError, KeyError):
-        raise boundary._BadEntry("key unreadable") from None
+        raise boundary.BadEntry("key unreadable") from None
     if meta != wanted:
         diff = ", ".join(
             f"{k} {meta.get(k)!r} not {wanted.get(k)!r}"
             for k in sorted(meta.keys() | wanted.keys())
             if meta.get(k) != wanted.get(k)
         )
-        raise boundary._BadEntry(f"an entry for another key or algorithm ({diff})")
+        raise boundary.BadEntry(f"an entry for another key or algorithm ({diff})")
     if sorted(arrays) != ["high", "low"]:
-        raise boundary._BadEntry(f"arrays {sorted(arrays)}, not ['high', 'low']")
-    return boundary._checked(n, confidence, kind, pointwise, arrays["low"], arrays["high"])
+        raise boundary.BadEntry(f"arrays {sorted(arrays)}, not ['high', 'low']")
+    return boundary.checked(n, confidence, kind, pointwise, arrays["low"], arrays["high"])
 
 
 class DiskStore:
@@ -212,7 +212,7 @@ class DiskStore:
             return _read_entry(path, n, confidence, kind)
         except FileNotFoundError:
             return None  # not cached yet
-        except boundary._BadEntry as exc:
+        except boundary.BadEntry as exc:
             # stacklevel 4: this method, the kernel's cached solver, ld_intervals (lru_cache adds no Python
             # frame), then its caller
             warnings.warn(f"LD interval cache {path}: {exc}; recomputed and rewrote it", CacheWarning, stacklevel=4)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from simstudy._limits import (  # noqa: F401 -- _check_time and _env_limit: the commands' size checks
+from simstudy._limits import (  # noqa: F401 -- check_time and env_limit: the commands' size checks
     MEMORY_ENV,
     TIME_ENV,
-    _check_time,
-    _env_limit,
     check_memory,
+    check_time,
+    env_limit,
     memory_limit,
 )
 from simstudy.stats import estimators
@@ -40,12 +40,12 @@ __all__ = [
 ]
 
 #: What one chunk costs the runner's plan (its task record, about 170 bytes, and the bookkeeping around it).
-_BYTES_PER_CHUNK = 500
+BYTES_PER_CHUNK = 500
 #: What ``simstudy bands`` holds per budget k and model (band arrays, the table, its CSV; about 180 measured).
-_BYTES_PER_K = 256
+BYTES_PER_K = 256
 
 
-def _workers(n_jobs: int) -> int:
+def worker_count(n_jobs: int) -> int:
     """The processes a command's ``n_jobs`` runs on (-1: every core), which divide its compute time."""
     import os
 
@@ -101,7 +101,7 @@ def check_chunk_memory(config: Config, cells: int) -> None:
     check_memory(
         "study.reps",
         study.reps,
-        chunks * _BYTES_PER_CHUNK,
+        chunks * BYTES_PER_CHUNK,
         f"a plan of {chunks:,} chunks of study.chunk_reps={study.chunk_reps} replicates",
         "lower study.reps or raise study.chunk_reps",
     )

@@ -3,7 +3,7 @@
 A run writes into a directory that may hold anything (a user's notes, another run's results, a live run): it
 is claimed for this process before anything is written, what the run created is noted so that a refused run
 removes only that, and a stored ``config.yaml`` is read in bounded time and memory. What a run knows about
-its directory is passed explicitly (:class:`_DirsBefore` from :func:`_note_dirs`, :class:`RunDir` from the
+its directory is passed explicitly (:class:`DirsBefore` from :func:`note_dirs`, :class:`RunDir` from the
 claim), never held in ambient state; configs are plain dicts (no OmegaConf here). Nothing here prints or
 exits: a refusal raises :class:`Refused` (the one line and the exit status), which the command line
 (:mod:`simstudy.cli`) prints and exits with, and the Python API (:mod:`simstudy.api`) turns into
@@ -11,20 +11,20 @@ exits: a refusal raises :class:`Refused` (the one line and the exit status), whi
 
 =============================  ==================================================================================
 :class:`Refused`               a refusal: its one line and exit status (2 bad input, 1 could not finish)
-``_fail``                      raise :class:`Refused` (its owner removes what the run created and left empty)
-``_dirname``                   a run directory's name from the command line's overrides
-``_note_dirs``                 the directories that making a run directory would create (a :class:`_DirsBefore`)
-``_remove_if_empty``           remove those of them that the run left empty
-``_in_run_dir``                run in a claimed directory; release it and clean up however the run ends
-``_check_dir_override``        refuse a directory path that cannot be created
-``_load_stored_yaml``          a stored YAML file, in bounded time and memory, as plain Python values
-``_read_stored_config``        a stored config.yaml, as written (never resolved)
+``fail``                       raise :class:`Refused` (its owner removes what the run created and left empty)
+``dirname``                    a run directory's name from the command line's overrides
+``note_dirs``                  the directories that making a run directory would create (a :class:`DirsBefore`)
+``remove_if_empty``            remove those of them that the run left empty
+``in_run_dir``                 run in a claimed directory; release it and clean up however the run ends
+``check_dir_override``         refuse a directory path that cannot be created
+``load_stored_yaml``           a stored YAML file, in bounded time and memory, as plain Python values
+``read_stored_config``         a stored config.yaml, as written (never resolved)
 :class:`RunDir`                a claimed run directory, what was in it at the claim, and ``overwrite``
-``_note_files``               the :class:`RunDir` of a directory just claimed (its files and directories then)
-``_settle``                    note them in the run marker; after a finished rerun, move aside what it no longer writes
-``_check_identity``            refuse a directory holding another run's results (``overwrite=true``: move them)
-``_check_run_dir``             refuse a directory whose config.yaml is another configuration's
-``_config_written``            config.yaml written for the run inside, put back as it was if the run is refused
+``note_files``                the :class:`RunDir` of a directory just claimed (its files and directories then)
+``settle``                     note them in the run marker; after a finished rerun, move aside what it no longer writes
+``check_identity``             refuse a directory holding another run's results (``overwrite=true``: move them)
+``check_run_dir``              refuse a directory whose config.yaml is another configuration's
+``config_written``             config.yaml written for the run inside, put back as it was if the run is refused
 =============================  ==================================================================================
 """
 
@@ -63,7 +63,7 @@ _PATH_ERRNOS = {
 }
 #: OS errors that are the environment's, not a bug (a full disk, a file-size limit such as ``ulimit -f``, no
 #: permission): the run could not finish, exit 1. With :data:`_PATH_ERRNOS`, reported in one line.
-_ENVIRONMENT_ERRNOS = {
+ENVIRONMENT_ERRNOS = {
     errno.ENOSPC,
     errno.EDQUOT,
     errno.EFBIG,
@@ -84,7 +84,7 @@ _HASHED = re.compile(r"-[0-9a-f]{8}")
 _NAME_MAX = 120
 
 
-def _dirname(overrides: str) -> str:
+def dirname(overrides: str) -> str:
     """Run directory name from the command line's overrides (``'default'`` when there are none).
 
     The overrides' text is the name where it is made of ``[A-Za-z0-9._=,+-]`` only, at most :data:`_NAME_MAX`
@@ -104,7 +104,7 @@ def _dirname(overrides: str) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
-class _DirsBefore:
+class DirsBefore:
     """Which directories existed before Hydra made the run directory, so that a refused run removes only what
     it created (never a user's empty ``results/keep``).
 
@@ -127,7 +127,7 @@ class _DirsBefore:
         return False
 
 
-def _abs(path) -> Path:
+def absolute_path(path) -> Path:
     return Path(os.path.normpath(os.path.abspath(path)))
 
 
@@ -137,31 +137,31 @@ def _prefixes(path: str) -> set[Path]:
     parts = Path(path).parts
     out = set()
     for i in range(1, len(parts) + 1):
-        p = _abs(Path(*parts[:i]))
+        p = absolute_path(Path(*parts[:i]))
         out |= {p, *p.parents}
     return out
 
 
-def _note_dirs(target, multirun: bool = False) -> _DirsBefore:
+def note_dirs(target, multirun: bool = False) -> DirsBefore:
     """Which directories making ``target`` (a run, or a sweep's, directory) would create: noted before Hydra (or
-    :func:`simstudy.run`) makes it, and given to :func:`_in_run_dir`, which removes them if the run leaves them
+    :func:`simstudy.run`) makes it, and given to :func:`in_run_dir`, which removes them if the run leaves them
     empty."""
     known = _prefixes(str(target))
-    listed = {_abs(target)} if multirun else set()
+    listed = {absolute_path(target)} if multirun else set()
     existed = {p for p in known if p.is_dir()}
-    if multirun and _abs(target).is_dir():
-        existed |= {_abs(p) for p in _abs(target).iterdir() if p.is_dir()}
-        listed |= {p for p in existed if p.parent == _abs(target)}
-    return _DirsBefore(frozenset(known), frozenset(listed), frozenset(existed))
+    if multirun and absolute_path(target).is_dir():
+        existed |= {absolute_path(p) for p in absolute_path(target).iterdir() if p.is_dir()}
+        listed |= {p for p in existed if p.parent == absolute_path(target)}
+    return DirsBefore(frozenset(known), frozenset(listed), frozenset(existed))
 
 
-def _remove_if_empty(out_dir: Path, before: _DirsBefore | None) -> None:
+def remove_if_empty(out_dir: Path, before: DirsBefore | None) -> None:
     """Remove the run directory and the directories above it that this run created (``before``: what existed
-    before it, :func:`_note_dirs`), while they are empty (a directory that existed before the run, empty or not,
+    before it, :func:`note_dirs`), while they are empty (a directory that existed before the run, empty or not,
     is never removed). ``before`` None: unknown, nothing is removed."""
     if before is None:
         return
-    path = _abs(out_dir)
+    path = absolute_path(out_dir)
     candidates = {p for p in (path, *path.parents) if before.created(p)}
     candidates |= {p for p in before.known if before.created(p)}  # a/x of a/x/../b
     for p in sorted(candidates, key=lambda p: len(p.parts), reverse=True):  # deepest first
@@ -203,58 +203,60 @@ class Refused(SystemExit):
         return self.message
 
 
-def _fail(message: str, *, status: int = EXIT_BAD_INPUT) -> NoReturn:
+def fail(message: str, *, status: int = EXIT_BAD_INPUT) -> NoReturn:
     """Refuse in one line (:class:`Refused`). What the run created and left empty is removed by the owner of its
-    directory (:func:`_in_run_dir`, :func:`simstudy.launch.api_run`), which catches the refusal on its way out."""
+    directory (:func:`in_run_dir`, :func:`simstudy.launch.api_run`), which catches the refusal on its way out."""
     first = message.strip().splitlines()[0] if message.strip() else message
     raise Refused(first, status)
 
 
-def _os_error(exc: OSError) -> str:
+def os_error(exc: OSError) -> str:
     """An OS error in one line: the file, the system's words, and for a bad path what would fix it."""
     where = f"{exc.filename}: " if exc.filename else ""
     hint = f" ({_PATH_ERRNOS[exc.errno]})" if exc.errno in _PATH_ERRNOS else ""
     return f"{where}{exc.strerror or exc}{hint}"
 
 
-def _os_status(exc: OSError) -> int:
-    """Exit status of an OS error of :data:`_ENVIRONMENT_ERRNOS`: 2 for a bad path given, 1 for the environment."""
+def os_status(exc: OSError) -> int:
+    """Exit status of an OS error of :data:`ENVIRONMENT_ERRNOS`: 2 for a bad path given, 1 for the environment."""
     return EXIT_BAD_INPUT if exc.errno in _PATH_ERRNOS else EXIT_FAILED
 
 
-def _check_dir_override(key: str, value: str) -> None:
+def check_dir_override(key: str, value: str) -> None:
     """A run directory that is (or lies under) an existing file cannot be created: one line, before Hydra."""
     if "${" in value:
         return  # resolved by Hydra later
     path = Path(value).expanduser()
     longest = max(path.parts, key=lambda part: len(os.fsencode(part)), default="")
     if len(os.fsencode(longest)) > _name_max(path):
-        _fail(
+        fail(
             f"{key}={value}: a name on the path is {len(os.fsencode(longest))} bytes long, longer than the file "
             f"system allows ({_name_max(path)}): choose a shorter directory",
         )
     for p in (path, *path.parents):
         if p.exists() and not p.is_dir():
             where = "is an existing file" if p == path else f"lies under {p}, an existing file"
-            _fail(f"{key}={value} {where}, not a directory: choose a directory path")
+            fail(f"{key}={value} {where}, not a directory: choose a directory path")
 
 
 def _name_max(path: Path) -> int:
     """The longest name (in bytes) the file system of ``path``'s nearest existing directory allows (255 if unknown)."""
-    existing = next((p for p in (_abs(path), *_abs(path).parents) if os.path.isdir(p)), Path("/"))  # no raise
+    existing = next(
+        (p for p in (absolute_path(path), *absolute_path(path).parents) if os.path.isdir(p)), Path("/")
+    )  # no raise
     try:
         return os.pathconf(existing, "PC_NAME_MAX")
     except (OSError, ValueError, AttributeError):  # no pathconf (Windows) or no such limit
         return 255
 
 
-def _in_run_dir(
-    run, cfg, out_dir: Path, *, shard: str | None = None, overwrite: bool = False, created: _DirsBefore | None = None
+def in_run_dir(
+    run, cfg, out_dir: Path, *, shard: str | None = None, overwrite: bool = False, created: DirsBefore | None = None
 ):
     """Run a command in its run directory, claimed for this process (:func:`simstudy.claims.claim_run_dir`):
     a directory holding someone else's files is refused before anything is written, a live run in it too.
     However the command ends (a refusal, an error, Ctrl-C or SIGTERM) the claim is released and the directories
-    this run created (``created``: what existed before, :func:`_note_dirs`; None: unknown, nothing removed) are
+    this run created (``created``: what existed before, :func:`note_dirs`; None: unknown, nothing removed) are
     removed if it left them empty (finished chunks stay, for a resume). ``shard``: the run's ``runner.shard`` as
     given (shards share their directory); ``overwrite``: ``overwrite=true`` was given (the :class:`RunDir`
     carries it). Returns what ``run`` returns (called as ``run(cfg, run_dir)``; ``cfg`` the composed config,
@@ -264,57 +266,57 @@ def _in_run_dir(
     # Ctrl-C and SIGTERM held until the claim is in hand: one landing between the lock and the assignment (the
     # claim's own bookkeeping, its return) left a lock and a marker of a dead run (a system test, under load).
     # Released inside the try, where a held signal's KeyboardInterrupt finds the claim to release.
-    held = io._hold_interrupts()
+    held = io.hold_interrupts()
     try:
         try:
             claim = claims.claim_run_dir(out_dir, shard=shard, warn=log.warning)
         except (claims.NotARunDir, claims.RunDirBusy) as exc:
-            io._release_interrupts(held)
-            _fail(str(exc))
-        io._release_interrupts(held)
-        run_dir = _note_files(out_dir, overwrite=overwrite)
+            io.release_interrupts(held)
+            fail(str(exc))
+        io.release_interrupts(held)
+        run_dir = note_files(out_dir, overwrite=overwrite)
         result = run(cfg, run_dir)
-        _settle(run_dir, finished=shard is None)
+        settle(run_dir, finished=shard is None)
         return result
     except chunks.RunDirConflict as exc:  # e.g. an audit rerun with other settings into the same directory
-        _release(claim, run_dir, out_dir, created)
-        _fail(str(exc))
+        release(claim, run_dir, out_dir, created)
+        fail(str(exc))
     except chunks.CorruptChunk as exc:
-        _release(claim, run_dir, out_dir, created)
-        _fail(_chunks_changed(exc), status=EXIT_FAILED)
+        release(claim, run_dir, out_dir, created)
+        fail(chunks_changed(exc), status=EXIT_FAILED)
     except OSError as exc:
-        _release(claim, run_dir, out_dir, created)
-        if exc.errno not in _ENVIRONMENT_ERRNOS:
+        release(claim, run_dir, out_dir, created)
+        if exc.errno not in ENVIRONMENT_ERRNOS:
             raise
-        _fail(_os_error(exc), status=_os_status(exc))
+        fail(os_error(exc), status=os_status(exc))
     except BaseException:  # a refusal (Refused) too: what this run created and left empty is removed
-        _release(claim, run_dir, out_dir, created)
+        release(claim, run_dir, out_dir, created)
         raise
     finally:
         try:
-            io._release_interrupts(held)  # a no-op once released (held still only if the claim failed)
+            io.release_interrupts(held)  # a no-op once released (held still only if the claim failed)
         finally:
-            _release(claim, None)
+            release(claim, None)
             restore()
 
 
-def _chunks_changed(exc: Exception) -> str:
+def chunks_changed(exc: Exception) -> str:
     """A chunk the run stored (and checked) that is gone or different when the summary reads it back: something
     else changed the run directory meanwhile (say, ``chunks/`` deleted). Nothing is summarised from it."""
     return f"chunks changed during the run ({exc}): rerun to recompute"
 
 
-def _release(claim, run_dir: RunDir | None, out_dir: Path | None = None, created: _DirsBefore | None = None) -> None:
-    """Give up the run directory, noting what this run wrote there first (:func:`_settle` of ``run_dir``, what
+def release(claim, run_dir: RunDir | None, out_dir: Path | None = None, created: DirsBefore | None = None) -> None:
+    """Give up the run directory, noting what this run wrote there first (:func:`settle` of ``run_dir``, what
     the claim found: a run cut short wrote its files too); then remove what this run created and left empty
-    (``out_dir`` given, ``created`` what existed before, :func:`_remove_if_empty`)."""
+    (``out_dir`` given, ``created`` what existed before, :func:`remove_if_empty`)."""
     if claim is not None:
         if claim.lock is not None and run_dir is not None:
             with contextlib.suppress(OSError):  # a full disk: the marker keeps its earlier list
-                _settle(run_dir, finished=False)
+                settle(run_dir, finished=False)
         claim.release()
     if out_dir is not None:
-        _remove_if_empty(out_dir, created)
+        remove_if_empty(out_dir, created)
 
 
 def _terminate_as_interrupt():
@@ -342,7 +344,7 @@ _STORED_YAML_BYTES = 16 << 20
 _STORED_YAML_DEPTH = 64
 
 
-def _load_stored_yaml(stored: Path) -> Any:
+def load_stored_yaml(stored: Path) -> Any:
     """A stored YAML file as plain Python values (dicts, lists, scalars; interpolations left as their text), read
     as OmegaConf reads it (:class:`_StoredLoader`), in bounded time and memory: a regular file (not a FIFO or a
     device, which would block or never end), of bounded size and nesting, without YAML aliases (an alias bomb
@@ -355,9 +357,9 @@ def _load_stored_yaml(stored: Path) -> Any:
     try:
         st = stored.stat()
         if not stat.S_ISREG(st.st_mode):
-            _fail(f"{stored}: not a regular file; use another run directory")
+            fail(f"{stored}: not a regular file; use another run directory")
         if st.st_size > _STORED_YAML_BYTES:
-            _fail(
+            fail(
                 f"{stored}: {st.st_size} bytes, over the {_STORED_YAML_BYTES >> 20} MB of a stored config; use another "
                 f"run directory",
             )
@@ -367,18 +369,18 @@ def _load_stored_yaml(stored: Path) -> Any:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when installed: the same events, faster
         for event in yaml.parse(text, Loader=loader):  # events only: nothing is built or expanded
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-                _fail(f"{stored}: holds a YAML alias, which simstudy never writes; use another run directory")
+                fail(f"{stored}: holds a YAML alias, which simstudy never writes; use another run directory")
             depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
             if depth > _STORED_YAML_DEPTH:
-                _fail(f"{stored}: nested deeper than {_STORED_YAML_DEPTH} levels; use another run directory")
+                fail(f"{stored}: nested deeper than {_STORED_YAML_DEPTH} levels; use another run directory")
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         problem = getattr(exc, "problem", None)  # YAML's reason, e.g. libyaml's "exceeded maximum nesting depth"
         why = f"{type(exc).__name__}: {problem}" if problem else type(exc).__name__
-        _fail(f"{stored}: unreadable ({why}); use another run directory or remove it")
+        fail(f"{stored}: unreadable ({why}); use another run directory or remove it")
     try:
         value = yaml.load(text, Loader=_stored_loader())  # a SafeLoader: plain values only
     except yaml.YAMLError as exc:  # a duplicate key (OmegaConf's rule), or what the events did not show
-        _fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it")
+        fail(f"{stored}: unreadable ({type(exc).__name__}); use another run directory or remove it")
     if value is None:  # as OmegaConf.create reads an empty text
         return {}
     if isinstance(value, str):  # as OmegaConf.create reads a lone word
@@ -435,15 +437,15 @@ def _stored_loader():
 _STORED_LOADER = None
 
 
-def _read_stored_config(stored: Path) -> dict:
+def read_stored_config(stored: Path) -> dict:
     """A run directory's config.yaml as written (never resolved: an interpolation such as ``${oc.env:...}`` in
     a stored config would read this machine's environment into the outputs); one that holds one is refused."""
-    old = _load_stored_yaml(stored)
+    old = load_stored_yaml(stored)
     if not isinstance(old, dict):
-        _fail(f"{stored}: not a mapping of settings; use another run directory or remove it")
-    for key, value in chunks._flatten(old).items():
+        fail(f"{stored}: not a mapping of settings; use another run directory or remove it")
+    for key, value in chunks.flatten(old).items():
         if isinstance(value, str) and "${" in value:
-            _fail(
+            fail(
                 f"{stored}: {key}={value!r} is an interpolation, which simstudy never writes (its configs are "
                 f"stored resolved); restore the file or remove the run directory",
             )
@@ -476,11 +478,11 @@ def _dirs(out_dir: Path) -> frozenset[str]:
 
 @dataclasses.dataclass(frozen=True)
 class RunDir:
-    """A run directory claimed for this run (:func:`_in_run_dir`), and what was at its top when claimed.
+    """A run directory claimed for this run (:func:`in_run_dir`), and what was at its top when claimed.
 
-    Made by :func:`_note_files` right after the claim and passed to the run (``run(cfg, run_dir)``), so that its
+    Made by :func:`note_files` right after the claim and passed to the run (``run(cfg, run_dir)``), so that its
     "wrote ..." line lists what this run wrote, not a user's notes beside it (:meth:`listing`), and the run
-    marker notes what it created (:func:`_settle`).
+    marker notes what it created (:func:`settle`).
 
     Parameters
     ----------
@@ -493,7 +495,7 @@ class RunDir:
     overwrite : bool
         ``overwrite=true`` was given (on the command line, or in :func:`simstudy.run`'s overrides): earlier results
         are moved to ``previous/<time>/`` inside it instead of refusing other inputs or settings
-        (:func:`_check_identity`). Taken off the overrides before Hydra sees them: it changes no number, so
+        (:func:`check_identity`). Taken off the overrides before Hydra sees them: it changes no number, so
         neither the config nor the run directory's name.
 
     Examples
@@ -501,7 +503,7 @@ class RunDir:
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     (Path(d) / "notes.txt").write_text("mine")
-    ...     run_dir = _note_files(Path(d))
+    ...     run_dir = note_files(Path(d))
     ...     (Path(d) / "summary.csv").write_text("x")
     ...     print(run_dir.listing(), sorted(run_dir.written()))
     4
@@ -526,7 +528,7 @@ class RunDir:
         return ", ".join(sorted(name for name, key in _files(self.path).items() if self.files.get(name) != key))
 
 
-def _note_files(out_dir: Path, *, overwrite: bool = False) -> RunDir:
+def note_files(out_dir: Path, *, overwrite: bool = False) -> RunDir:
     """The :class:`RunDir` of ``out_dir``, just claimed: the files and directories in it before this run writes
     there."""
     return RunDir(Path(out_dir), _files(out_dir), _dirs(out_dir), overwrite)
@@ -537,7 +539,7 @@ def _note_files(out_dir: Path, *, overwrite: bool = False) -> RunDir:
 _KEPT_ON_RERUN = frozenset({_identity.RECORD, "config.yaml", "replicates.parquet", "chunks", "shards"})
 
 
-def _settle(run_dir: RunDir, *, finished: bool) -> None:
+def settle(run_dir: RunDir, *, finished: bool) -> None:
     """Note in the run marker what this run wrote at the top of its directory (:meth:`RunDir.written`,
     :func:`simstudy.engine.identity.note_outputs`);
     once it ``finished`` (unsharded, no error), first move aside the files an earlier run wrote there that this
@@ -569,14 +571,14 @@ def _settle(run_dir: RunDir, *, finished: bool) -> None:
         _identity.note_outputs(out_dir, written)
 
 
-def _check_identity(out_dir: Path, record: dict, *, overwrite: bool = False) -> None:
+def check_identity(out_dir: Path, record: dict, *, overwrite: bool = False) -> None:
     """Refuse (one line, exit 2, nothing written) a run whose command, inputs, plug-ins or settings differ
     from those of the results in ``out_dir``; with ``overwrite`` (``overwrite=true``, :attr:`RunDir.overwrite`),
     move those results aside instead."""
     try:
         _identity.check(out_dir, record, overwrite=overwrite, warn=log.warning)
     except chunks.RunDirConflict as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 #: Keys that may differ between runs in one directory: the runner's change no number, and a larger
@@ -598,12 +600,12 @@ def _with_study_defaults(old: dict) -> dict:
     return {**old, "study": {**schema.defaults(options), **study}}
 
 
-def _check_run_dir(resolved: dict, out_dir: Path) -> None:
+def check_run_dir(resolved: dict, out_dir: Path) -> None:
     """Refuse to run into a directory holding another configuration's results, naming what differs."""
     stored = out_dir / "config.yaml"
     if not stored.is_file():
         return
-    old = _with_study_defaults(_read_stored_config(stored))
+    old = _with_study_defaults(read_stored_config(stored))
     diff = [
         d
         for d in chunks.config_diff(old, resolved)
@@ -611,7 +613,7 @@ def _check_run_dir(resolved: dict, out_dir: Path) -> None:
     ]
     if diff:
         shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
-        _fail(f"{out_dir} holds results of a different configuration ({shown}); {chunks.RUN_DIR_FIXES}")
+        fail(f"{out_dir} holds results of a different configuration ({shown}); {chunks.RUN_DIR_FIXES}")
 
 
 def _is_data_path(key: str) -> bool:
@@ -619,7 +621,7 @@ def _is_data_path(key: str) -> bool:
     return key.startswith("distribution.") and key.endswith(".path")
 
 
-def _write_config(resolved: dict, out_dir: Path, record: dict | None = None) -> None:
+def write_config(resolved: dict, out_dir: Path, record: dict | None = None) -> None:
     """Write config.yaml from the resolved config (plain values: the caller resolves its Hydra config; and the
     run's identity record, if given) under the run directory's claim; an unchanged one is left as it is."""
     if record is not None:
@@ -688,13 +690,13 @@ def _config_dumper():
 
 
 @contextlib.contextmanager
-def _config_written(resolved: dict, out_dir: Path, record: dict | None = None):
+def config_written(resolved: dict, out_dir: Path, record: dict | None = None):
     """config.yaml (and the identity record) written for the run inside; put back as they were if the run is
     refused (exit 2: e.g. the directory holds chunks of another configuration), so that they keep describing
     the results beside them."""
     paths = [out_dir / "config.yaml", out_dir / _identity.RECORD]
     before = [path.read_bytes() if path.is_file() else None for path in paths]
-    _write_config(resolved, out_dir, record)
+    write_config(resolved, out_dir, record)
     try:
         yield
     except SystemExit as exc:

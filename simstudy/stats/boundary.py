@@ -16,7 +16,7 @@ DeStefano's test statistic ``L_n = max_i B_i(F(Y_(i)))`` -- solved by Brent's me
 intervals depend only on (n, confidence, kind), so :func:`ld_intervals` caches them in memory and, when a
 store is installed under ``"ld_intervals"`` (:mod:`simstudy.stats.stores`), there too: the engine installs the
 disk cache of :mod:`simstudy.engine.ld_cache` (``$SIMSTUDY_CACHE_DIR``, default ``~/.cache/simstudy``). A
-stored entry is used only if it is what a fresh solution would be (``_checked``: finite, within [0, 1],
+stored entry is used only if it is what a fresh solution would be (``checked``: finite, within [0, 1],
 non-decreasing, low < high, those of its stored pointwise level, and of exact simultaneous coverage equal to
 the confidence); the numbers are the same with or without a store, only the time differs.
 
@@ -268,7 +268,7 @@ def ld_pointwise_level(n: int, confidence: float, kind: str = "highest_density")
 
 #: Bump when simultaneous_coverage, beta_intervals or ld_pointwise_level change the numbers they give:
 #: entries of another version are recomputed.
-_ALGORITHM_VERSION = 1
+ALGORITHM_VERSION = 1
 #: A valid entry's intervals reproduce from its pointwise level to this (the highest-density Newton solves
 #: stop within 3e-13 of each other from different starts, 7e-11 at confidence 1 - 1e-6), and its recomputed
 #: simultaneous coverage equals the confidence to this (the solver reaches 5e-15 for n <= 1000 and
@@ -277,12 +277,12 @@ _INTERVAL_TOL = 1e-9
 _COVERAGE_TOL = 1e-11
 
 
-class _BadEntry(Exception):
+class BadEntry(Exception):
     """Why a cache entry cannot be used (one line)."""
 
 
-def _checked(n: int, confidence: float, kind: str, pointwise: float, low, high) -> LDIntervals:
-    """``LDIntervals`` from stored values, if they are what a fresh solution would be; else :class:`_BadEntry`.
+def checked(n: int, confidence: float, kind: str, pointwise: float, low, high) -> LDIntervals:
+    """``LDIntervals`` from stored values, if they are what a fresh solution would be; else :class:`BadEntry`.
 
     In order of cost: shape and dtype, finite, within [0, 1], non-decreasing, low < high, a pointwise level
     between its brackets; then the intervals recomputed from that level (one pass, ~4 ms at n = 1024) and
@@ -290,25 +290,25 @@ def _checked(n: int, confidence: float, kind: str, pointwise: float, low, high) 
     """
     for name, arr in (("low", low), ("high", high)):
         if arr.shape != (n,) or arr.dtype != np.float64:
-            raise _BadEntry(f"{name} has shape {arr.shape} and dtype {arr.dtype}, not ({n},) float64")
+            raise BadEntry(f"{name} has shape {arr.shape} and dtype {arr.dtype}, not ({n},) float64")
         if not np.all(np.isfinite(arr)):
-            raise _BadEntry(f"{name} holds non-finite values")
+            raise BadEntry(f"{name} holds non-finite values")
         if np.any(arr < 0) or np.any(arr > 1):
-            raise _BadEntry(f"{name} holds values outside [0, 1]")
+            raise BadEntry(f"{name} holds values outside [0, 1]")
         if np.any(np.diff(arr) < 0):
-            raise _BadEntry(f"{name} is not non-decreasing")
+            raise BadEntry(f"{name} is not non-decreasing")
     if np.any(low >= high):
-        raise _BadEntry(f"low >= high at i = {int(np.argmax(low >= high)) + 1}")
+        raise BadEntry(f"low >= high at i = {int(np.argmax(low >= high)) + 1}")
     alpha = 1.0 - confidence
     if not (np.isfinite(pointwise) and confidence - 1e-12 <= pointwise <= 1 - alpha / n + 1e-12):
-        raise _BadEntry(f"pointwise level {pointwise!r} outside [{confidence!r}, 1 - alpha/n]")
+        raise BadEntry(f"pointwise level {pointwise!r} outside [{confidence!r}, 1 - alpha/n]")
     fresh_low, fresh_high = _intervals(n, kind, pointwise, start=low.copy())
     gap = max(np.abs(fresh_low - low).max(), np.abs(fresh_high - high).max())
     if not gap <= _INTERVAL_TOL:
-        raise _BadEntry(f"intervals differ by {gap:.3g} from those at their pointwise level {pointwise!r}")
+        raise BadEntry(f"intervals differ by {gap:.3g} from those at their pointwise level {pointwise!r}")
     achieved = simultaneous_coverage(low, high)
     if not abs(achieved - confidence) <= _COVERAGE_TOL:
-        raise _BadEntry(f"simultaneous coverage {achieved!r}, not {confidence!r}")
+        raise BadEntry(f"simultaneous coverage {achieved!r}, not {confidence!r}")
     for arr in (low, high):
         arr.flags.writeable = False
     return LDIntervals(n, confidence, kind, pointwise, low, high, achieved)
@@ -327,8 +327,8 @@ def _ld_intervals_cached(n: int, confidence: float, kind: str, where: str) -> LD
         return result
     try:
         # Only an entry that passes the read checks is stored: one that cannot would warn on every read.
-        _checked(n, confidence, kind, result.pointwise, np.array(result.low), np.array(result.high))
-    except _BadEntry:
+        checked(n, confidence, kind, result.pointwise, np.array(result.low), np.array(result.high))
+    except BadEntry:
         return result
     store.put(result)
     return result
@@ -348,7 +348,7 @@ _NS_PER_N2 = 25.0
 _SOLVE_EVALUATIONS = 17
 
 
-def _ld_seconds(n: int, confidence: float, kind: str) -> float:
+def ld_seconds(n: int, confidence: float, kind: str) -> float:
     """Estimated seconds :func:`ld_intervals` takes for ``(n, confidence, kind)`` here: 0 when this process
     has them already, one coverage evaluation for a disk entry, a whole solve otherwise."""
     key = (int(n), float(confidence), kind, _where())

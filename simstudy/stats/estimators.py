@@ -468,10 +468,10 @@ def expected_max_std(scores, *, n=None, axis: int = -1, presorted: bool = False,
     if _minimize_iv(minimize):
         x, presorted = (-x[..., ::-1], presorted) if presorted else (-x, False)
     _B, n_arr = _budget_iv(x.shape[-1], n)
-    return _v_mean_std(_sorted_iv(x, presorted), n_arr)[1]
+    return v_mean_std(_sorted_iv(x, presorted), n_arr)[1]
 
 
-def _v_mean_std(x_sorted: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def v_mean_std(x_sorted: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The V estimate and the plug-in SD of the max at budgets ``n``, from one pass over the V weights."""
     # Variance is shift-invariant: centring first limits the cancellation in E[Y^2] - E[Y]^2. The maximum is the
     # right centre for the max of n (it concentrates there as n grows): 1e-14 relative where centring on the

@@ -46,7 +46,7 @@ import numpy as np
 from scipy import special
 
 from simstudy.stats.errors import InvalidParameter
-from simstudy.stats.quadratic import _SQRT2PI, _WINDOW, C_RANGE, _curves, _nodes
+from simstudy.stats.quadratic import C_RANGE, SQRT2PI, WINDOW, curves, nodes
 
 __all__ = [
     "Threshold",
@@ -159,8 +159,8 @@ def _cdf_grad(z: np.ndarray, c: np.ndarray, r: np.ndarray | None, side: int = 16
         return 1.0 - sf, sf, pdf, zero, g_zz, zero, zero
     mu = 1.0 - z
     finite = np.isfinite(z)
-    mu_f = np.where(finite, mu, 2.0 + _WINDOW * r)  # outside the window: every moment is 0
-    u, wts = _nodes(mu_f, r, side=side)
+    mu_f = np.where(finite, mu, 2.0 + WINDOW * r)  # outside the window: every moment is 0
+    u, wts = nodes(mu_f, r, side=side)
     u2 = u * u
     w = u2 - mu_f[..., None]
     w /= r[..., None]
@@ -180,7 +180,7 @@ def _cdf_grad(z: np.ndarray, c: np.ndarray, r: np.ndarray | None, side: int = 16
     if np.any(e & 8):
         p *= np.where(e & 8, u4 * u4, 1.0)
     p *= wts
-    scale = 2.0 / (r * _SQRT2PI)
+    scale = 2.0 / (r * SQRT2PI)
     a0 = p.sum(axis=-1) * scale
     t = p * w
     a1 = t.sum(axis=-1) * scale
@@ -201,7 +201,7 @@ def _cdf_grad(z: np.ndarray, c: np.ndarray, r: np.ndarray | None, side: int = 16
     g_zr = half_c * (a2 - a0) / r
     with np.errstate(invalid="ignore", over="ignore"):
         zf = np.where(finite, z, 0.0)
-        phi_z = np.where(finite, np.exp(-0.5 * zr * zr) / _SQRT2PI, 0.0)
+        phi_z = np.where(finite, np.exp(-0.5 * zr * zr) / SQRT2PI, 0.0)
         g_r = -zf / (r * r) * phi_z - (b2 - b0) / r
         g_rr = phi_z * (2.0 * zf / r**3 - zf**3 / r**5) - (b4 - 5.0 * b2 + 2.0 * b0) / (r * r)
     return cdf, sf, pdf, g_r, g_zz, g_zr, g_rr
@@ -625,7 +625,7 @@ def _ys_iv(ys) -> np.ndarray:
     return ys
 
 
-def _fit_one(
+def fit_one(
     ys,
     limits: tuple[float, float] | None = None,
     constraints: Mapping[str, Any] | None = None,
@@ -776,7 +776,7 @@ def bootstrap_chunk(
             a, b = -b, -a
         for key, val in (("a", a), ("b", b), ("c", out["c"]), ("o", out["o"])):
             res[key][ok] = val
-        med, avg = _curves(a, b, out["c"], out["o"], law.convex, ks, mean=mean)
+        med, avg = curves(a, b, out["c"], out["o"], law.convex, ks, mean=mean)
         res["median"][ok] = med
         if mean:
             res["mean"][ok] = avg

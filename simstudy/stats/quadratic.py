@@ -9,16 +9,16 @@ with the fit (:mod:`simstudy.stats.parametric_fit`).
 name                       what it computes
 =========================  ==============================================================================
 :data:`C_RANGE`            the effective dimensions c a law may have (and the fit searches)
-``_nodes``                 Gauss-Legendre nodes on the window where the noise has mass
+``nodes``                  Gauss-Legendre nodes on the window where the noise has mass
 ``_moment``                partial fractional moments of a normal (quadrature, closed forms)
 ``_moment_far``            the same far from V = 0, in the noise's variable (no cancellation)
 ``_table``                 one law's CDF, survival function or PDF as piecewise polynomials (``_Table``)
-``_std_cdf``               CDF or survival function of the standard form (one law at many points: its table)
+``std_cdf``                CDF or survival function of the standard form (one law at many points: its table)
 ``_std_cdf_sf``            CDF and survival function of the standard form
-``_std_pdf``               its density
-``_std_ppf``               its quantile function (safeguarded Newton in an exact bracket)
+``std_pdf``                its density
+``std_ppf``                its quantile function (safeguarded Newton in an exact bracket)
 ``_tanh_sinh``             the tanh-sinh rule for the mean tuning curve
-``_curves``                median and mean tuning curves of many laws at once (the bootstrap's)
+``curves``                 median and mean tuning curves of many laws at once (the bootstrap's)
 =========================  ==============================================================================
 """
 
@@ -37,15 +37,15 @@ __all__ = ["C_RANGE"]
 #: The effective dimensions c a law may have (and the fit searches).
 C_RANGE = tuple(range(1, 11))
 
-_WINDOW = 7.5  # normal SDs: the mass beyond is 6e-14, below the 1e-10 the CDF is held to
-_SQRT2PI = np.sqrt(2.0 * np.pi)
+WINDOW = 7.5  # normal SDs: the mass beyond is 6e-14, below the 1e-10 the CDF is held to
+SQRT2PI = np.sqrt(2.0 * np.pi)
 _CHUNK = 4096  # points per quadrature block: (4096 x 32) temporaries stay in cache
 
 
 _GL = {n: np.polynomial.legendre.leggauss(n) for n in (8, 16, 24, 32, 48)}
 
 
-def _nodes(mu: np.ndarray, r: np.ndarray, side: int = 24) -> tuple[np.ndarray, np.ndarray]:
+def nodes(mu: np.ndarray, r: np.ndarray, side: int = 24) -> tuple[np.ndarray, np.ndarray]:
     """Nodes u and weights (shape ``mu.shape + (2 side,)``) for ``int h(u) phi((u^2 - mu)/r) du`` over [0, 1].
 
     The window is where the normal has mass, ``u^2`` within ``mu +- 7.5 r`` and [0, 1]. It is split at the
@@ -57,8 +57,8 @@ def _nodes(mu: np.ndarray, r: np.ndarray, side: int = 24) -> tuple[np.ndarray, n
     """
     x1, w1 = _GL[side]
     x2, w2 = _GL[2 * side]
-    lo = np.sqrt(np.clip(mu - _WINDOW * r, 0.0, 1.0))
-    hi = np.sqrt(np.clip(mu + _WINDOW * r, 0.0, 1.0))
+    lo = np.sqrt(np.clip(mu - WINDOW * r, 0.0, 1.0))
+    hi = np.sqrt(np.clip(mu + WINDOW * r, 0.0, 1.0))
     peak = np.sqrt(np.clip(mu, lo * lo, hi * hi))
     single = (peak <= lo) | (peak >= hi)
     # Per point, each half of the nodes has a centre and a half-width: the two panels', or the one panel's.
@@ -79,7 +79,7 @@ def _moment(mu, r, m, z=None, *, far_from: float = 1e4) -> np.ndarray:
     """``E[V^((m - 1)/2); 0 <= V <= 1]`` for ``V ~ Normal(mu, r)``, r > 0, elementwise over broadcast arrays.
 
     With ``V = U^2`` this is ``int_0^1 2 u^m phi((u^2 - mu)/r) / r du``: smooth in u for integer m >= 0, so
-    Gauss-Legendre on the window where the normal has mass (:func:`_nodes`) is accurate to 1e-10. From
+    Gauss-Legendre on the window where the normal has mass (:func:`nodes`) is accurate to 1e-10. From
     ``mu >= far_from r`` on, where ``u^2 - mu`` cancels (its rounding, amplified by mu/r, passes 1e-12 at
     the default 1e4; 1e-10 at r = 1e-6), it is integrated in the noise's variable instead
     (:func:`_moment_far`). ``z = 1 - mu``, given, keeps its own last digits there (the standard form's score:
@@ -90,7 +90,7 @@ def _moment(mu, r, m, z=None, *, far_from: float = 1e4) -> np.ndarray:
     mu, r, m = mu.ravel(), r.ravel(), m.ravel()
     out = np.zeros(mu.size)
     # Only where the window meets [0, 1]; elsewhere the moment is 0 to rounding.
-    in_window = (mu + _WINDOW * r > 0) & (mu - _WINDOW * r < 1)
+    in_window = (mu + WINDOW * r > 0) & (mu - WINDOW * r < 1)
     far = in_window & (mu >= far_from * r)
     if far.any():
         z = 1.0 - mu if z is None else np.broadcast_to(np.asarray(z, float), shape).ravel()
@@ -105,7 +105,7 @@ def _moment(mu, r, m, z=None, *, far_from: float = 1e4) -> np.ndarray:
     for start in range(0, live.size, _CHUNK):
         idx = live[start : start + _CHUNK]
         mu_i, r_i = mu[idx], r[idx]
-        u, wts = _nodes(mu_i, r_i)
+        u, wts = nodes(mu_i, r_i)
         g = u * u
         g -= mu_i[:, None]
         g /= r_i[:, None]
@@ -118,7 +118,7 @@ def _moment(mu, r, m, z=None, *, far_from: float = 1e4) -> np.ndarray:
         else:
             g *= u ** m[idx, None]
         g *= wts
-        out[idx] = 2.0 * g.sum(axis=1) / (r_i * _SQRT2PI)
+        out[idx] = 2.0 * g.sum(axis=1) / (r_i * SQRT2PI)
     return out.reshape(shape)
 
 
@@ -128,8 +128,8 @@ def _moment_far(z: np.ndarray, mu: np.ndarray, r: np.ndarray, m: np.ndarray) -> 
     the power is smooth there (its singularity at ``V = 0`` lies a window's width or more away). Two
     32-node Gauss-Legendre panels split at the bell's peak.
     """
-    lo = np.full(z.size, -_WINDOW)
-    hi = np.clip(z / r, lo, _WINDOW)
+    lo = np.full(z.size, -WINDOW)
+    hi = np.clip(z / r, lo, WINDOW)
     peak = np.clip(0.0, lo, hi)
     x, w = _GL[32]
     total = np.zeros(z.size)
@@ -137,7 +137,7 @@ def _moment_far(z: np.ndarray, mu: np.ndarray, r: np.ndarray, m: np.ndarray) -> 
         half = 0.5 * (b - a)
         t = (0.5 * (a + b))[:, None] + half[:, None] * x
         total += (np.exp(-0.5 * t * t) * (mu[:, None] + r[:, None] * t) ** (0.5 * (m[:, None] - 1.0)) @ w) * half
-    return total / _SQRT2PI
+    return total / SQRT2PI
 
 
 # -- one law at many points: a table ----------------------------------------------------------------------------
@@ -147,7 +147,7 @@ _TABLE_STEP = 0.03  # its panels' width in t
 _TABLE_DEGREE = 8  # Chebyshev points per panel
 _TABLE_PANELS = 20_000  # at most (r below about 1e-130 would need more): quadrature per point beyond
 _TABLE_BLOCK = 1 << 14  # points per block of evaluation: its few temporaries stay in cache
-_TABLE_FAR = 2.0 * _WINDOW  # the table's values in the noise's variable from mu >= 15 r (_moment): to rounding
+_TABLE_FAR = 2.0 * WINDOW  # the table's values in the noise's variable from mu >= 15 r (_moment): to rounding
 
 
 class _Table:
@@ -208,7 +208,7 @@ def _table(c: float, r: float, kind: str) -> _Table | None:
     from scipy import special  # imported on use: 0.2 s, and distributions load this module
 
     kr = _TABLE_K * r
-    t0 = float(np.log((kr - _WINDOW * r) / (1.0 + kr + _WINDOW * r)))  # the window is symmetric in t
+    t0 = float(np.log((kr - WINDOW * r) / (1.0 + kr + WINDOW * r)))  # the window is symmetric in t
     panels = int(np.ceil(-2.0 * t0 / _TABLE_STEP))
     if panels > _TABLE_PANELS:
         return None
@@ -265,8 +265,8 @@ def _integer_moment(mu: np.ndarray, r: np.ndarray, j: int) -> np.ndarray:
     lo, hi = -mu / r, (1.0 - mu) / r
     # Phi(hi) - Phi(lo) from the side where the two are small (no cancellation near 1).
     j0 = np.where(lo > 0, special.ndtr(-lo) - special.ndtr(-hi), special.ndtr(hi) - special.ndtr(lo))
-    g0 = np.exp(-0.5 * lo * lo) / (_SQRT2PI * r)
-    g1 = np.exp(-0.5 * hi * hi) / (_SQRT2PI * r)
+    g0 = np.exp(-0.5 * lo * lo) / (SQRT2PI * r)
+    g1 = np.exp(-0.5 * hi * hi) / (SQRT2PI * r)
     r2 = r * r
     prev, cur = np.zeros_like(mu), j0
     for k in range(j):
@@ -275,7 +275,7 @@ def _integer_moment(mu: np.ndarray, r: np.ndarray, j: int) -> np.ndarray:
     return cur
 
 
-def _std_cdf(z, c, r, *, upper: bool = False) -> np.ndarray:
+def std_cdf(z, c, r, *, upper: bool = False) -> np.ndarray:
     """CDF (or with ``upper`` the survival function) of the standard concave law (a = 0, b = 1, noise ratio
     r >= 0): the one :func:`_std_cdf_sf` returns, alone (one law at many points: from its table)."""
     from scipy import special  # imported on use: 0.2 s, and distributions load this module
@@ -300,7 +300,7 @@ def _std_cdf_sf(z, c, r) -> tuple[np.ndarray, np.ndarray]:
 
     z, c, r = np.asarray(z, float), np.asarray(c, float), np.asarray(r, float)
     if _table_of(z, c, r, "cdf") is not None:
-        return _std_cdf(z, c, r), _std_cdf(z, c, r, upper=True)
+        return std_cdf(z, c, r), std_cdf(z, c, r, upper=True)
     z, c, r = np.broadcast_arrays(z, c, r)
     noisy = r > 0
     # Noise-free: closed form (also where r > 0, harmlessly replaced below).
@@ -315,7 +315,7 @@ def _std_cdf_sf(z, c, r) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(cdf, 0.0, 1.0), np.clip(sf, 0.0, 1.0)
 
 
-def _std_pdf(z, c, r) -> np.ndarray:
+def std_pdf(z, c, r) -> np.ndarray:
     """PDF of the standard concave law (a = 0, b = 1, noise ratio r >= 0)."""
     z, c, r = np.asarray(z, float), np.asarray(c, float), np.asarray(r, float)
     table = _table_of(z, c, r, "pdf")
@@ -341,11 +341,11 @@ def _std_cdf_sf_pdf(z: np.ndarray, c: np.ndarray, r: np.ndarray):
 
     mu = 1.0 - z
     m_cdf, m_pdf = np.zeros(z.size), np.zeros(z.size)
-    live = np.flatnonzero((mu + _WINDOW * r > 0) & (mu - _WINDOW * r < 1))
+    live = np.flatnonzero((mu + WINDOW * r > 0) & (mu - WINDOW * r < 1))
     for start in range(0, live.size, _CHUNK):
         idx = live[start : start + _CHUNK]
         mu_i, r_i, c_i = mu[idx], r[idx], c[idx]
-        u, wts = _nodes(mu_i, r_i)
+        u, wts = nodes(mu_i, r_i)
         u2 = u * u
         g = u2 - mu_i[:, None]
         g /= r_i[:, None]
@@ -358,7 +358,7 @@ def _std_cdf_sf_pdf(z: np.ndarray, c: np.ndarray, r: np.ndarray):
                 g *= u
         else:
             g *= u ** (c_i[:, None] - 1.0)
-        scale = 2.0 / (r_i * _SQRT2PI)
+        scale = 2.0 / (r_i * SQRT2PI)
         m_pdf[idx] = g.sum(axis=1) * scale
         g *= u2
         m_cdf[idx] = g.sum(axis=1) * scale
@@ -368,7 +368,7 @@ def _std_cdf_sf_pdf(z: np.ndarray, c: np.ndarray, r: np.ndarray):
     return cdf, sf, 0.5 * c * m_pdf
 
 
-def _std_ppf(p, c, r, *, upper: np.ndarray | None = None) -> np.ndarray:
+def std_ppf(p, c, r, *, upper: np.ndarray | None = None) -> np.ndarray:
     """Quantiles of the standard concave law at probabilities ``p`` (``upper = 1 - p``, given for accuracy)."""
     from scipy import special  # imported on use: 0.2 s, and distributions load this module
 
@@ -392,7 +392,7 @@ def _std_ppf(p, c, r, *, upper: np.ndarray | None = None) -> np.ndarray:
         def f(x, sel):
             if one_law:  # one law: each moment by its fastest path (closed form, interpolation)
                 cdf, sf = _std_cdf_sf(x, cc[sel], rr[sel])
-                dens = _std_pdf(x, cc[sel], rr[sel])
+                dens = std_pdf(x, cc[sel], rr[sel])
             else:  # many laws: both moments from one pass of exponentials
                 cdf, sf, dens = _std_cdf_sf_pdf(x, cc[sel], rr[sel])
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -424,17 +424,17 @@ def _tanh_sinh(h: float = 1.0 / 16, t_max: float = 3.2) -> tuple[np.ndarray, np.
     return log_u[keep], w[keep]
 
 
-_TS_LOG_U, _TS_W = _tanh_sinh()
+TS_LOG_U, TS_W = _tanh_sinh()
 
 
-def _ks_iv(ks) -> np.ndarray:
+def ks_iv(ks) -> np.ndarray:
     ks = np.asarray(ks, dtype=np.float64)
     if ks.size == 0 or not np.all(np.isfinite(ks)) or np.any(ks <= 0):
         raise ValueError(f"ks must be finite budgets > 0, got {ks.ravel()[:5].tolist()}")
     return ks
 
 
-def _c_iv(c: Any) -> int:
+def c_iv(c: Any) -> int:
     if (
         isinstance(c, bool)
         or not isinstance(c, (int, np.integer, float))
@@ -450,7 +450,7 @@ def _c_iv(c: Any) -> int:
 _FIT_TS_LOG_U, _FIT_TS_W = _tanh_sinh(h=1.0 / 8)
 
 
-def _curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: bool = True):
+def curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: bool = True):
     """Median (q) and mean tuning curves of many laws at once: (R,) parameters, ks (K,) -> (R, K) each.
 
     The best of k runs is the max for a concave law and the min for a convex one.
@@ -461,11 +461,11 @@ def _curves(a, b, c, o, convex: bool, ks: np.ndarray, *, q: float = 0.5, mean: b
     # Standard concave form (a convex law's -Y is concave): the best of k is the max there, whose q-quantile
     # is F^-1(q^(1/k)); a convex law's min is minus that max, so its q-quantile is the max's (1 - q)-quantile.
     log_p = np.log(1.0 - q if convex else q) / ks[None, :]
-    z = _std_ppf(np.exp(log_p), cc, r, upper=-np.expm1(log_p))
+    z = std_ppf(np.exp(log_p), cc, r, upper=-np.expm1(log_p))
     med = b[:, None] - s * (1.0 - z) if not convex else a[:, None] + s * (1.0 - z)
     if not mean:
         return med, None
     lu = _FIT_TS_LOG_U[None, None, :] / ks[None, :, None]
-    zm = _std_ppf(np.exp(lu), cc[..., None], r[..., None], upper=-np.expm1(lu)) @ _FIT_TS_W
+    zm = std_ppf(np.exp(lu), cc[..., None], r[..., None], upper=-np.expm1(lu)) @ _FIT_TS_W
     avg = b[:, None] - s * (1.0 - zm) if not convex else a[:, None] + s * (1.0 - zm)
     return med, avg

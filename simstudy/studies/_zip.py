@@ -114,11 +114,11 @@ def panel(title: str, position, side, *, nominal: float, ci_level: float, **keys
     """
     import pandas as pd
 
-    from simstudy.figures_mc import _thinned, zip_centiles
+    from simstudy.figures_mc import thinned, zip_centiles
 
     position = np.asarray(position, dtype=np.float64)
     centile, order = zip_centiles(position)
-    kept = np.sort(order[_thinned(position.size, KEEP)])
+    kept = np.sort(order[thinned(position.size, KEEP)])
     return pd.DataFrame(
         {
             "panel": title,

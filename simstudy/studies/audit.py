@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from simstudy import config as cfg_mod
-from simstudy._limits import _check_time, check_memory
-from simstudy.engine.memory import _workers
+from simstudy._limits import check_memory, check_time
+from simstudy.engine.memory import worker_count
 from simstudy.schema import ConfigError
 from simstudy.studies import band_coverage, bootstrap_coverage, evp_accuracy
 from simstudy.studies.band_triviality import trivial_budget
@@ -368,11 +368,11 @@ def audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> float:
     LD intervals (computed once per n, whatever the number of models: :func:`plans` adds them).
 
     Not in ``__all__``: shared by :func:`prepare` and the command's parse (:func:`simstudy.commands.audit.parse`)."""
-    from simstudy.stats.boundary import _ld_seconds
+    from simstudy.stats.boundary import ld_seconds
 
     fit = 0.0 if fitted is None else _SECONDS_PER_FIT_PAIR * float(fitted) ** 2
     if fitted is not None:
-        _check_time(
+        check_time(
             "data",
             o.data.data,  # an AuditConfig's: the scores are read
             fit,
@@ -380,14 +380,14 @@ def audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> float:
             "audit a random subset of the scores (a few thousand fit the distribution as well)",
         )
     if o.method.startswith("ld_"):
-        _check_time(
+        check_time(
             "method",
             o.method,
-            _ld_seconds(n, o.confidence, o.method.removeprefix("ld_")),
+            ld_seconds(n, o.confidence, o.method.removeprefix("ld_")),
             f"the exact intervals of the bands audited at n = {n:,}, about n^2 work",
             "method=dkw or method=ks (closed forms, seconds), or sample_size=N to audit a smaller n",
         )
-    workers = _workers(o.n_jobs)
+    workers = worker_count(o.n_jobs)
     on = f"on {workers} core{'s' * (workers > 1)}, {n:,} scores per simulated search"
     check_memory(
         "rounds",
@@ -396,7 +396,7 @@ def audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> float:
         f"a chunk of {progress_chunk(o.rounds):,} simulated searches of {n:,} scores each",
         "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
     )
-    _check_time(
+    check_time(
         "rounds",
         o.rounds,
         o.rounds * n * _SECONDS_PER_COVERAGE_SCORE / workers,
@@ -404,14 +404,14 @@ def audit_cost_iv(o: Any, n: int, fitted: int | None = None) -> float:
         "lower rounds (1024 gives a Monte Carlo error of about 0.01)",
     )
     key = "resamples" if o.resamples / 1000 > o.bootstrap_rounds / 512 else "bootstrap_rounds"  # the larger
-    _check_time(
+    check_time(
         key,
         getattr(o, key),
         o.bootstrap_rounds * o.resamples * n * _SECONDS_PER_RESAMPLE_SCORE / workers,
         f"bootstrap_rounds={o.bootstrap_rounds} x resamples={o.resamples} bootstrap resamples, {on}",
         "lower bootstrap_rounds or resamples (512 x 1000 by default)",
     )
-    _check_time(
+    check_time(
         "evp_reps",
         o.evp_reps,
         o.evp_reps * n * _SECONDS_PER_EVP_SCORE / workers,
@@ -568,11 +568,11 @@ def plans(scores: dict, opts: Any) -> list[Plan]:
     # Each audit is within the limit; one after another, the models together must be too.
     seconds = sum(plan.seconds for plan in planned)
     if opts.method.startswith("ld_"):
-        from simstudy.stats.boundary import _ld_seconds
+        from simstudy.stats.boundary import ld_seconds
 
         kind = opts.method.removeprefix("ld_")
-        seconds += sum(_ld_seconds(n, opts.confidence, kind) for n in {plan.n for plan in planned})
-    _check_time(
+        seconds += sum(ld_seconds(n, opts.confidence, kind) for n in {plan.n for plan in planned})
+    check_time(
         "models",
         f"[{','.join(scores)}]" if len(scores) <= 5 else f"({len(scores)} models)",
         seconds,

@@ -120,7 +120,7 @@ def _need(dist, bound: np.ndarray, steps: np.ndarray, other: float, margin: np.n
     return need
 
 
-def _prepare(
+def prepare(
     dist, lo_i: np.ndarray, hi_i: np.ndarray, q: float, F: np.ndarray | None = None, F_left: np.ndarray | None = None
 ) -> _Checks:
     """The checks of bounds ``lo_i``, ``hi_i``: both (n,), or both (reps, n) for one row per sample (then with
@@ -152,7 +152,7 @@ def _gather(z: np.ndarray, index: np.ndarray) -> np.ndarray:
     return z[:, index] if index.ndim == 1 else np.take_along_axis(z, index, axis=1)
 
 
-def _hits(c: _Checks, y: np.ndarray, z: np.ndarray, F: np.ndarray, F_left: np.ndarray) -> list[int]:
+def hit_counts(c: _Checks, y: np.ndarray, z: np.ndarray, F: np.ndarray, F_left: np.ndarray) -> list[int]:
     """How many samples (rows) each check covers: cdf, curve, curve_integer_k."""
     cdf = np.all((F >= c.low) & (F_left <= c.high), axis=1)
     curve = np.all(c.upper_need <= y, axis=1) & np.all(c.lower_need >= y, axis=1)
@@ -200,8 +200,8 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
             if band is None:
                 c = cell.checks[(method, level)]
             else:  # one call for every sample of the chunk
-                c = _prepare(dist, *band(y, level), work.quantile, F, F_left)
-            hits[:, m, v] = _hits(c, y, z, F, F_left)
+                c = prepare(dist, *band(y, level), work.quantile, F, F_left)
+            hits[:, m, v] = hit_counts(c, y, z, F, F_left)
             position[m, v], side[m, v] = _position(c, F, F_left)
     return {"hits": hits, _zip.POSITION: position, _zip.SIDE: side}
 
@@ -298,7 +298,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
         cells[key] = _Cell(
             key,
             spec.name,
-            {(m, v): _prepare(dists[spec.name], *band[m].bounds(n, v), q) for m in builtin for v in levels},  # type: ignore[union-attr, call-arg]  # builtin: BuiltinBand methods only
+            {(m, v): prepare(dists[spec.name], *band[m].bounds(n, v), q) for m in builtin for v in levels},  # type: ignore[union-attr, call-arg]  # builtin: BuiltinBand methods only
         )
     prepare_seconds = time.perf_counter() - t0
 
@@ -505,13 +505,13 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'uniform (n = 48, 1,000 rounds)', 'nominal coverage')
     >>> plt.close(fig)
     """
-    from simstudy.charts import _colorblind, _labels, _legend, _suptitle, _theme, _title
-    from simstudy.figures import _method
+    from simstudy.charts import axes_title, colorblind, labels, legend, suptitle, theme
+    from simstudy.figures import method_label
 
-    plt = _theme()
+    plt = theme()
     dists = list(dict.fromkeys(summary["distribution"]))
     methods = list(dict.fromkeys(summary["method"]))
-    palette = dict(zip(methods, _colorblind(len(methods))))
+    palette = dict(zip(methods, colorblind(len(methods))))
     fig, axes = plt.subplots(
         1, len(dists), figsize=(max(3.6 * len(dists), 5.0), 4.2), squeeze=False, sharey=True, layout="constrained"
     )
@@ -535,16 +535,16 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
                     mfc=fill,
                     lw=1,
                     capsize=1.5,
-                    label=_method(method)
+                    label=method_label(method)
                     + (" (every real k; bars: Clopper–Pearson)" if check == "curve" else ", integer k only"),
                 )
-        _title(ax, f"{dist} (n = {int(s['n'].iloc[0])}, {int(s['reps'].iloc[0]):,} rounds)", fontsize=8)
-        _labels(ax, xlabel="nominal coverage")
+        axes_title(ax, f"{dist} (n = {int(s['n'].iloc[0])}, {int(s['reps'].iloc[0]):,} rounds)", fontsize=8)
+        labels(ax, xlabel="nominal coverage")
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 1.02)
-    _labels(axes[0, 0], ylabel="empirical coverage")
-    _legend(fig, axes[0, -1], fontsize=7, loc="outside lower center", ncols=2)
-    _suptitle(fig, title or "Simultaneous coverage of the median tuning-curve bands (error bars: Clopper–Pearson)")
+    labels(axes[0, 0], ylabel="empirical coverage")
+    legend(fig, axes[0, -1], fontsize=7, loc="outside lower center", ncols=2)
+    suptitle(fig, title or "Simultaneous coverage of the median tuning-curve bands (error bars: Clopper–Pearson)")
     return fig
 
 

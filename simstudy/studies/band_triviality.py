@@ -261,12 +261,12 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, ['LD highest-density: 6.00 samples per step, R² = 1.0000'])
     >>> plt.close(fig)
     """
-    from simstudy.charts import _colorblind, _labels, _legend, _theme, _title
-    from simstudy.figures import _method
+    from simstudy.charts import axes_title, colorblind, labels, legend, theme
+    from simstudy.figures import method_label
 
-    plt = _theme()
+    plt = theme()
     methods = list(dict.fromkeys(summary["method"]))
-    palette = dict(zip(methods, _colorblind(len(methods))))
+    palette = dict(zip(methods, colorblind(len(methods))))
     fig, ax = plt.subplots(figsize=(5.0, 4.2), layout="constrained")
     for method in methods:
         s = summary[summary["method"] == method]
@@ -278,11 +278,11 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
             fit["intercept"] + fit["slope"] * pts["n"],
             color=palette[method],
             lw=1,
-            label=f"{_method(method)}: {fit['samples_per_step']:.2f} samples per step, R² = {fit['r_squared']:.4f}",
+            label=f"{method_label(method)}: {fit['samples_per_step']:.2f} samples per step, R² = {fit['r_squared']:.4f}",
         )
-    _labels(ax, xlabel="n (sample size)", ylabel="k where the upper band becomes trivial")
-    _legend(ax, share=0.6, fontsize=7)
-    _title(ax, title or "Upper median tuning-curve band: iterations bounded (exact)")
+    labels(ax, xlabel="n (sample size)", ylabel="k where the upper band becomes trivial")
+    legend(ax, share=0.6, fontsize=7)
+    axes_title(ax, title or "Upper median tuning-curve band: iterations bounded (exact)")
     return fig
 
 

@@ -510,16 +510,16 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import _colorblind, _labels, _legend, _suptitle, _theme, _title
-    from simstudy.figures import _method
+    from simstudy.charts import axes_title, colorblind, labels, legend, suptitle, theme
+    from simstudy.figures import method_label
 
-    plt = _theme()
+    plt = theme()
     dist = summary["distribution"].iloc[0]
     s = summary[summary["distribution"] == dist]
     sizes = sorted(s["n"].unique())
     kinds = list(dict.fromkeys(s["kind"]))
     methods = [m for m in dict.fromkeys(s["method"]) if m != "truth"]
-    palette = dict(zip(methods, _colorblind(len(methods))))
+    palette = dict(zip(methods, colorblind(len(methods))))
     fig, axes = plt.subplots(
         len(sizes), len(kinds), figsize=(4.4 * len(kinds), 3.2 * len(sizes) + 0.8), squeeze=False, layout="constrained"
     )
@@ -539,7 +539,7 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
                         color=palette[method],
                         lw=1.2,
                         drawstyle="steps-post",
-                        label=f"{_method(method)} (average band)" if curve == "lower" else None,
+                        label=f"{method_label(method)} (average band)" if curve == "lower" else None,
                     )
                 if kind == "median":
                     k_star = t[(t["method"] == method) & (t["measure"] == "trivial_k")]["estimate"]
@@ -548,11 +548,11 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
                         dotted = True
             lo = float(true["estimate"].min())
             ax.set_ylim(lo - 0.1 * (1.0 - lo), 1.0 + 0.02 * (1.0 - lo))
-            _title(ax, f"{dist}, {kind} tuning curve, n = {n}", fontsize=8)
-            _labels(ax, xlabel="k")
+            axes_title(ax, f"{dist}, {kind} tuning curve, n = {n}", fontsize=8)
+            labels(ax, xlabel="k")
     extra = [Line2D([], [], color="0.4", ls=":", lw=0.9, label="upper median band trivial beyond")] if dotted else []
-    _legend(fig, axes[0, 0], extra, fontsize=7, loc="outside lower center", ncols=2)
-    _suptitle(fig, title or "Average simultaneous bands over rounds (Lourie et al. ablations)")
+    legend(fig, axes[0, 0], extra, fontsize=7, loc="outside lower center", ncols=2)
+    suptitle(fig, title or "Average simultaneous bands over rounds (Lourie et al. ablations)")
     return fig
 
 

@@ -568,7 +568,7 @@ class Stage:
         return self.pilot or self.replan is not None
 
 
-def _both_stages(earlier: RunReport, last: RunReport) -> RunReport:
+def both_stages(earlier: RunReport, last: RunReport) -> RunReport:
     """One report of a precision run: the last stage's tasks, the chunks it resumed from the earlier stages
     (``earlier``: the pilot's report, or the pilot's and planned stage's merged by this function) counted as
     computed."""
@@ -829,7 +829,7 @@ def finish(
             return StudyResult(summary=shown, report=run.report, files={}, kind=config.study.kind)
         summary = summary.drop(columns=["kurtosis", "kurtosis_assumed"], errors="ignore")  # the plan's, not results
     if stage is not None and stage.earlier_report is not None:
-        run = dataclasses.replace(run, report=_both_stages(stage.earlier_report, run.report))
+        run = dataclasses.replace(run, report=both_stages(stage.earlier_report, run.report))
     if config.runner.shard is not None:  # an exact study has no chunks: its shards have nothing to do
         marker = shard_marker(out_dir, *config.runner.shard)
         io.write_json(

@@ -431,13 +431,13 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     '95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals; dotted: 95% simultaneous (sup-t) band over k)'
     >>> plt.close(fig)
     """
-    from simstudy.charts import _band, _label, _labels, _legend, _shade, _suptitle, _theme, _title
-    from simstudy.figures import _estimator_palette
+    from simstudy.charts import axes_title, draw_band, estimator_label, labels, legend, shade_patch, suptitle, theme
+    from simstudy.figures import estimator_palette
 
-    plt = _theme()
+    plt = theme()
     dists = list(dict.fromkeys(summary["distribution"]))
     ests = list(dict.fromkeys(summary["estimator"]))
-    palette = _estimator_palette(ests)
+    palette = estimator_palette(ests)
     fig, axes = plt.subplots(
         1, len(dists), figsize=(max(4.2 * len(dists), 5.0), 4.3), squeeze=False, sharey=True, layout="constrained"
     )
@@ -447,29 +447,29 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
         s = summary[summary["distribution"] == dist]
         for est in ests:
             e = s[s["estimator"] == est]
-            _band(ax, e, "k", _label(est), palette[est], low="ci_low", high="ci_high")
+            draw_band(ax, e, "k", estimator_label(est), palette[est], low="ci_low", high="ci_high")
             if joint:
                 for edge in ("lower_joint", "upper_joint"):
                     ax.plot(e["k"], e[edge], color=palette[est], ls=":", lw=0.9)
         ax.axhline(
             float(s["nominal"].iloc[0]), color="black", ls="--", lw=0.8, label="nominal" if ax is axes[0, 0] else None
         )
-        _title(ax, f"{dist}: n = {int(s['k'].max())}, {int(s['reps'].iloc[0]):,} rounds", fontsize=8)
-        _labels(ax, xlabel="k (point of the mean tuning curve)")
+        axes_title(ax, f"{dist}: n = {int(s['k'].max())}, {int(s['reps'].iloc[0]):,} rounds", fontsize=8)
+        labels(ax, xlabel="k (point of the mean tuning curve)")
         ax.set_ylim(0, 1.02)
-    _labels(axes[0, 0], ylabel="pointwise coverage")
+    labels(axes[0, 0], ylabel="pointwise coverage")
     # The bands' level is the summary's nominal (study.confidence); the intervals' level, study.ci_level, is not
     # in the summary, so the legend does not claim one.
-    extra: list = [_shade("Clopper–Pearson interval")]  # proxy artists: a patch, and a line for the joint band
+    extra: list = [shade_patch("Clopper–Pearson interval")]  # proxy artists: a patch, and a line for the joint band
     if joint:
         from matplotlib.lines import Line2D
 
         extra.append(Line2D([], [], color="grey", ls=":", lw=0.9, label="95% simultaneous band over k"))
     # Below the panels: a coverage's joint band can reach down to 0 at small k, under any corner of a panel.
-    _legend(fig, axes[0, 0], extra, loc="outside lower center", ncols=2 if len(dists) == 1 else 4)
+    legend(fig, axes[0, 0], extra, loc="outside lower center", ncols=2 if len(dists) == 1 else 4)
     level = float(summary["nominal"].iloc[0])
     shown = "shaded: Clopper–Pearson intervals" + ("; dotted: 95% simultaneous (sup-t) band over k" if joint else "")
-    _suptitle(fig, title or f"{level:.0%} percentile-bootstrap bands ({shown})")
+    suptitle(fig, title or f"{level:.0%} percentile-bootstrap bands ({shown})")
     return fig
 
 

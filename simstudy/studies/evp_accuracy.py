@@ -756,27 +756,27 @@ def evp_accuracy_figure(
     >>> plt.close(fig)
     """
     from simstudy.charts import (
-        _band,
-        _label,
-        _labels,
-        _legend,
-        _set_xscale,
-        _shade,
-        _suptitle,
-        _theme,
-        _title,
-        _xscale_iv,
+        axes_title,
+        draw_band,
+        estimator_label,
+        labels,
+        legend,
+        set_xscale,
+        shade_patch,
+        suptitle,
+        theme,
+        xscale_iv,
     )
-    from simstudy.figures import _distribution, _estimator_palette
+    from simstudy.figures import distribution, estimator_palette
 
-    _xscale_iv(xscale)
-    plt = _theme()
+    xscale_iv(xscale)
+    plt = theme()
     cells = list(dict.fromkeys(summary["cell"]))
     # minimize: true throughout (the truth is expected_min in every cell): the estimators estimate the minimum
     measures = set(summary.loc[summary["estimator"] == "truth", "measure"])
     best = "minimum" if "expected_min" in measures and "expected_max" not in measures else "maximum"
     singles = [e for e in dict.fromkeys(summary["estimator"]) if e != "truth" and "-" not in e]
-    palette = _estimator_palette(singles)
+    palette = estimator_palette(singles)
     excess = [
         e
         for e in singles
@@ -816,7 +816,7 @@ def evp_accuracy_figure(
                 for est in excess:
                     diff = s[(s["estimator"] == f"{est}-{reference}") & (s["measure"] == "mse")].set_index("n")
                     rel = diff[["estimate", "mcse"]].div(ref, axis=0).mul(100).reset_index()
-                    _band(ax, rel, "n", est, palette[est])
+                    draw_band(ax, rel, "n", est, palette[est])
                     predicted = s[(s["estimator"] == est) & (s["measure"] == "excess_mse_predicted")].set_index("n")
                     if len(predicted):
                         ax.plot(
@@ -834,28 +834,28 @@ def evp_accuracy_figure(
                     joint_band = _has_joint(curve)
                     drawn.add("joint" if joint_band else "pointwise")
                     low, high = ("lower_joint", "upper_joint") if joint_band else (None, None)
-                    _band(ax, curve, "n", _label(est), palette[est], low=low, high=high)
+                    draw_band(ax, curve, "n", estimator_label(est), palette[est], low=low, high=high)
             if c == 0:
-                _labels(ax, ylabel=ylabel)
+                labels(ax, ylabel=ylabel)
         reps = int(s["reps"].max())
-        _title(
-            axes[0, c], f"{_distribution(s['distribution'].iloc[0])}, B = {int(s['B'].iloc[0])}, {reps:,} replicates"
+        axes_title(
+            axes[0, c], f"{distribution(s['distribution'].iloc[0])}, B = {int(s['B'].iloc[0])}, {reps:,} replicates"
         )
-        _labels(axes[-1, c], xlabel="n (budget: number of trials)")
-        _set_xscale(axes[-1, c], xscale)
+        labels(axes[-1, c], xlabel="n (budget: number of trials)")
+        set_xscale(axes[-1, c], xscale)
         axes[-1, c].set_xlim(truth["n"].min(), truth["n"].max())
-    pointwise = _shade("95% Monte Carlo interval (±1.96 MCSE), pointwise")
+    pointwise = shade_patch("95% Monte Carlo interval (±1.96 MCSE), pointwise")
     shade = {
-        frozenset({"joint"}): _shade("shaded: 95% simultaneous (sup-t) Monte Carlo band over n"),
-        frozenset({"joint", "pointwise"}): _shade(
+        frozenset({"joint"}): shade_patch("shaded: 95% simultaneous (sup-t) Monte Carlo band over n"),
+        frozenset({"joint", "pointwise"}): shade_patch(
             "shaded: 95% simultaneous (sup-t) Monte Carlo band over n; pointwise ±1.96 MCSE where none"
         ),
     }.get(frozenset(drawn), pointwise)
     # Below the panels, not in one: at small n the curves rise through every corner of the top panel.
-    _legend(fig, axes[0, 0], extra=[shade], loc="outside lower center", ncols=2 if len(cells) == 1 else 3)
+    legend(fig, axes[0, 0], extra=[shade], loc="outside lower center", ncols=2 if len(cells) == 1 else 3)
     if excess:
-        _legend(axes[-1, 0], extra=[pointwise], loc="upper left", fontsize=7)
-    _suptitle(
+        legend(axes[-1, 0], extra=[pointwise], loc="upper left", fontsize=7)
+    suptitle(
         fig,
         title
         or f"How well each estimator of the expected {best} of n scores does from one sample of B scores: its "

@@ -84,7 +84,7 @@ from simstudy.schema import ConfigError, option
 from simstudy.stats import bands, estimators, order_stats, truth
 from simstudy.stats.metrics import clopper_pearson
 from simstudy.stats.parametric_fit import MIN_TAIL, Threshold
-from simstudy.stats.quadratic import _curves
+from simstudy.stats.quadratic import curves
 from simstudy.studies import band_coverage as _bc
 from simstudy.studies import base
 from simstudy.studies import parametric_extrapolation as _pe
@@ -179,7 +179,7 @@ class Options(StudyOptions):
         "study.precision on a Q3 measure (e.g. {relative_rmse: 0.02}) plans the fits of each cell",
         schema.optional(schema.integer(minimum=0)),
     )
-    n_boot: int = option(20, "parametric bootstrap refits per fitted round (Q3; 0: no band)", _pe._n_boot_check)
+    n_boot: int = option(20, "parametric bootstrap refits per fitted round (Q3; 0: no band)", _pe.n_boot_check)
     fit_level: float = option(0.8, "the level of the bootstrap band of Q3 (pointwise)", schema.level())
     horizons: tuple[float, ...] = option(
         (1.0, 10.0, 100.0), "the budgets of Q3 as multiples k / n", schema.listed(schema.number(positive=True))
@@ -284,9 +284,9 @@ def _fit_chunk(work: _Work, cell: _Cell, y: np.ndarray, rng: np.random.Generator
     ok = (y > t[:, None]).sum(axis=1) >= MIN_TAIL
     fits = {}
     if ok.any():
-        out = _pe._fit(y[ok], t[ok], b_max=cell.b_max)
-        med, avg = _curves(out["a"], out["b"], out["c"], out["o"], False, cell.ks)
-        good = _pe._finite_fit(out, (med, avg))
+        out = _pe.fit(y[ok], t[ok], b_max=cell.b_max)
+        med, avg = curves(out["a"], out["b"], out["c"], out["o"], False, cell.ks)
+        good = _pe.finite_fit(out, (med, avg))
         fits = {k: v[good] for k, v in out.items()}
         err = np.stack([med[good], avg[good]], axis=-1) - cell.truth[None]  # (g, K, 2)
         res["q3_err"] = np.stack([err.sum(axis=0), (err * err).sum(axis=0)], axis=-1)
@@ -294,7 +294,7 @@ def _fit_chunk(work: _Work, cell: _Cell, y: np.ndarray, rng: np.random.Generator
     g = fits["a"].size if fits else 0
     res["q3_counts"][1] = m - g
     if work.boot.n_boot and g:
-        _, _, lo, hi, have, _ = _pe._bootstrap(work.boot, fits, cell.n, cell.ks, rng, cell.b_max)
+        _, _, lo, hi, have, _ = _pe.bootstrap(work.boot, fits, cell.n, cell.ks, rng, cell.b_max)
         tr = cell.truth[:, 0]
         res["q3_hits"] = ((lo[have] <= tr) & (tr <= hi[have])).sum(axis=0).astype(np.int64)
         res["q3_counts"][3] = int(have.sum())
@@ -312,7 +312,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     hits = np.zeros((len(_bc.CHECKS), len(work.methods), len(work.levels)), dtype=np.int64)
     for i, method in enumerate(work.methods):
         for j, level in enumerate(work.levels):
-            hits[:, i, j] = _bc._hits(cell.checks[(method, level)], y, z, F, F_left)
+            hits[:, i, j] = _bc.hit_counts(cell.checks[(method, level)], y, z, F, F_left)
     k_inf = _informative_k(cell, z, best)
     gap = np.stack([z[:, cell.gap_index[v]] for v in work.levels], axis=1) - cell.gap_truth  # (reps, levels, F)
     res: dict[str, np.ndarray] = {
@@ -336,7 +336,7 @@ def _prepare_cell(key: str, population: str, dist, n: int, opts: Options) -> _Ce
     for method in opts.methods:
         band = plugins.band_method(method)
         for level in opts.levels:
-            checks[(method, level)] = _bc._prepare(dist, *band.bounds(n, level), _QUANTILE)  # type: ignore[union-attr, call-arg]
+            checks[(method, level)] = _bc.prepare(dist, *band.bounds(n, level), _QUANTILE)  # type: ignore[union-attr, call-arg]
     top, gap_index, gap_truth = {}, {}, []
     for level in opts.levels:
         lo, _ = plugins.band_method(_LD).bounds(n, level)  # type: ignore[union-attr]  # a built-in band
@@ -521,7 +521,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
             key = base.cell_key(population=p, sha256=digests[p], n=n)
             cells[key] = _prepare_cell(key, p, dists[p], n, opts)
     prepare_seconds = time.perf_counter() - t0
-    boot = _pe._Work(config.seed, {}, {}, _QUANTILE, opts.fit_level, opts.n_boot)
+    boot = _pe.Work(config.seed, {}, {}, _QUANTILE, opts.fit_level, opts.n_boot)
     work = _Work(config.seed, dists, cells, tuple(opts.methods), tuple(opts.levels), opts.fit_reps, boot)
     run_ = base.run_chunks(
         config,

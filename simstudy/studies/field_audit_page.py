@@ -89,16 +89,16 @@ def _families(summary: pd.DataFrame) -> list[str]:
 
 
 def _panels(summary: pd.DataFrame, title: str, ylabel: str, xlabel: str = "n (trials of one search)"):
-    from simstudy.charts import _labels, _suptitle, _theme, _title
+    from simstudy.charts import axes_title, labels, suptitle, theme
 
-    plt = _theme()
+    plt = theme()
     fams = _families(summary)
     fig, axes = plt.subplots(1, len(fams), figsize=(3.8 * len(fams), 3.8), squeeze=False, layout="constrained")
     for ax, fam in zip(axes[0], fams):
-        _title(ax, fam)
-        _labels(ax, xlabel=xlabel)
-    _labels(axes[0, 0], ylabel=ylabel)
-    _suptitle(fig, title)
+        axes_title(ax, fam)
+        labels(ax, xlabel=xlabel)
+    labels(axes[0, 0], ylabel=ylabel)
+    suptitle(fig, title)
     return fig, dict(zip(fams, axes[0]))
 
 
@@ -111,11 +111,11 @@ def _n_axis(ax, ns) -> None:
 
 
 def _finish(fig, axes) -> None:
-    from simstudy.charts import _legend
+    from simstudy.charts import legend
 
     ax = list(axes.values())[-1]
     if ax.get_legend_handles_labels()[0]:
-        _legend(fig, ax, fontsize=7, loc="outside lower center", ncols=4)
+        legend(fig, ax, fontsize=7, loc="outside lower center", ncols=4)
 
 
 def _at_full_budget(summary: pd.DataFrame, measure: str) -> pd.DataFrame:
@@ -130,10 +130,10 @@ def q1_figure(summary: pd.DataFrame, title: str | None = None):
         summary, title or "Q1: exact RMSE of the expected best of n' = n, relative to the population's IQR",
         "RMSE / IQR",
     )  # fmt: skip
-    from simstudy.charts import _colorblind
+    from simstudy.charts import colorblind
 
     rmse = _at_full_budget(summary, "relative_rmse").reset_index()
-    colors = dict(zip(_EST, _colorblind(3)))
+    colors = dict(zip(_EST, colorblind(3)))
     fam_of = summary.drop_duplicates("distribution").set_index("distribution")["benchmark"]
     for fam, ax in axes.items():
         r = rmse[rmse["distribution"].map(fam_of) == fam]
@@ -156,8 +156,8 @@ q1_figure.__doc__ = (
 
 
 def q2_figure(summary: pd.DataFrame, title: str | None = None):
-    from simstudy.charts import _colorblind
-    from simstudy.figures import _method
+    from simstudy.charts import colorblind
+    from simstudy.figures import method_label
 
     s = _q(summary, "q2", "coverage")
     level = float(s["level"].min()) if len(s) else 0.8
@@ -165,14 +165,14 @@ def q2_figure(summary: pd.DataFrame, title: str | None = None):
                         "(error bars: Clopper–Pearson)", "coverage")  # fmt: skip
     s = s[s["level"] == level]
     methods = list(dict.fromkeys(s["method"]))
-    colors = dict(zip(methods, _colorblind(len(methods))))
+    colors = dict(zip(methods, colorblind(len(methods))))
     for fam, ax in axes.items():
         r = s[s["benchmark"] == fam]
         for j, method in enumerate(methods):
             m = r[r["method"] == method]
             x = m["n"] * 2 ** ((j - (len(methods) - 1) / 2) * 0.08)  # methods a little apart
             ax.errorbar(x, m["estimate"], yerr=[m["estimate"] - m["ci_low"], m["ci_high"] - m["estimate"]], fmt="o",
-                        ms=2.5, lw=0.7, color=colors[method], label=_method(method))  # fmt: skip
+                        ms=2.5, lw=0.7, color=colors[method], label=method_label(method))  # fmt: skip
         ax.axhline(level, color="black", lw=0.8, ls="--")
         _n_axis(ax, s["n"])
     _finish(fig, axes)
@@ -189,12 +189,12 @@ def q3_figure(summary: pd.DataFrame, title: str | None = None):
         summary, title or "Q3: error of the fitted noisy quadratic law's median tuning curve (relative to the IQR)",
         "RMSE / IQR", xlabel="k / n",
     )  # fmt: skip
-    from simstudy.charts import _colorblind
+    from simstudy.charts import colorblind
 
     s = _q(summary, "q3", "relative_rmse")
     s = s[s["curve"] == "median"]
     ns = sorted(set(s["n"]))
-    colors = dict(zip(ns, _colorblind(max(len(ns), 1))))
+    colors = dict(zip(ns, colorblind(max(len(ns), 1))))
     for fam, ax in axes.items():
         r = s[s["benchmark"] == fam]
         for n in ns:

@@ -641,12 +641,12 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import _colorblind, _labels, _legend, _shade, _suptitle, _theme
+    from simstudy.charts import colorblind, labels, legend, shade_patch, suptitle, theme
 
-    plt = _theme()
+    plt = theme()
     # one line per algorithm (not per difference between two, see the study's differences option)
     algorithms = list(dict.fromkeys(summary.loc[summary["measure"] == "evaluations_mean", "algorithm"]))
-    palette = dict(zip(algorithms, _colorblind(len(algorithms))))
+    palette = dict(zip(algorithms, colorblind(len(algorithms))))
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4.4), layout="constrained")
     for name in algorithms:
         s = summary[summary["algorithm"] == name]
@@ -678,11 +678,11 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     conf = np.sort(summary["confidence"].unique())
     right.plot(conf, conf, color="0.4", ls="--", lw=1)
     left.set_yscale("log")
-    _labels(left, xlabel="confidence 1 − δ", ylabel="total evaluations (shaded: min–max)")
-    _labels(right, xlabel="confidence 1 − δ", ylabel="P(best model selected)")
+    labels(left, xlabel="confidence 1 − δ", ylabel="total evaluations (shaded: min–max)")
+    labels(right, xlabel="confidence 1 − δ", ylabel="P(best model selected)")
     # One legend below both panels: the error bars reach into every corner of either.
     extra = [
-        _shade("min–max over runs", alpha=0.15),
+        shade_patch("min–max over runs", alpha=0.15),
         Line2D([], [], color="0.4", ls="--", lw=1, label="nominal 1 − δ (right)"),
         Line2D(
             [],
@@ -694,10 +694,10 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
             label="bars: mean ± 2 MCSE (left), Clopper–Pearson (right)",
         ),
     ]
-    _legend(fig, left, extra, fontsize=7, loc="outside lower center", ncols=3)
+    legend(fig, left, extra, fontsize=7, loc="outside lower center", ncols=3)
     reps = int(summary["reps"].max()) if len(summary) else 0
     best = summary.loc[summary["measure"] == "p_correct", "arm"].iloc[0] if len(summary) else ""
-    _suptitle(fig, title or f"Fixed-confidence selection, best: {best}; {reps:,} runs per algorithm")
+    suptitle(fig, title or f"Fixed-confidence selection, best: {best}; {reps:,} runs per algorithm")
     return fig
 
 

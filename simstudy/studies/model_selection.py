@@ -333,15 +333,15 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'best: b; 100 runs per budget (bands: Clopper–Pearson)')
     >>> plt.close(fig)
     """
-    from simstudy.charts import _band, _colorblind, _labels, _legend, _shade, _theme, _title
+    from simstudy.charts import axes_title, colorblind, draw_band, labels, legend, shade_patch, theme
 
-    plt = _theme()
+    plt = theme()
     p = summary[summary["measure"] == "p_correct"]
     algorithms = list(dict.fromkeys(p["algorithm"]))
-    palette = dict(zip(algorithms, _colorblind(len(algorithms))))
+    palette = dict(zip(algorithms, colorblind(len(algorithms))))
     fig, ax = plt.subplots(figsize=(5.2, 4.0), layout="constrained")
     for name in algorithms:
-        _band(
+        draw_band(
             ax,
             p[p["algorithm"] == name],
             "budget",
@@ -352,10 +352,10 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
             marker="o",
             ms=3,
         )
-    _labels(ax, xlabel="budget (model evaluations)", ylabel="P(best model selected)")
-    _legend(ax, extra=[_shade("95% Clopper–Pearson interval")], loc="lower right")
+    labels(ax, xlabel="budget (model evaluations)", ylabel="P(best model selected)")
+    legend(ax, extra=[shade_patch("95% Clopper–Pearson interval")], loc="lower right")
     best = p["arm"].iloc[0] if len(p) else ""
-    _title(ax, title or f"best: {best}; {int(p['reps'].max()):,} runs per budget (bands: Clopper–Pearson)")
+    axes_title(ax, title or f"best: {best}; {int(p['reps'].max()):,} runs per budget (bands: Clopper–Pearson)")
     return fig
 
 

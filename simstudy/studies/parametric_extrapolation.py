@@ -105,7 +105,7 @@ from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import ConfigError, option
 from simstudy.stats import bands, truth
 from simstudy.stats.metrics import clopper_pearson, moment_gram, performance
-from simstudy.stats.parametric_fit import FIT_VERSION, MAX_TAIL, MIN_TAIL, Threshold, _curves, fit_batch
+from simstudy.stats.parametric_fit import FIT_VERSION, MAX_TAIL, MIN_TAIL, Threshold, curves, fit_batch
 from simstudy.studies import _zip, base
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
@@ -275,7 +275,7 @@ def _ratio_check(key: str, value: Any) -> float:
 
 
 @schema.accepting("0 (no bootstrap) or an integer >= 2")
-def _n_boot_check(key: str, value: Any) -> int:
+def n_boot_check(key: str, value: Any) -> int:
     value = schema.integer(minimum=0)(key, value)
     if value == 1:
         raise ConfigError(f"{key} must be 0 (no bootstrap) or an integer >= 2, got 1")
@@ -322,7 +322,7 @@ class _Cell:
 
 
 @dataclass(frozen=True)
-class _Work:
+class Work:
     seed: int
     cells: dict
     laws: dict  # name -> built distribution
@@ -331,7 +331,7 @@ class _Work:
     n_boot: int
 
 
-def _fit(samples: np.ndarray, thresholds: np.ndarray, start: np.ndarray | None = None, b_max: float = np.inf) -> dict:
+def fit(samples: np.ndarray, thresholds: np.ndarray, start: np.ndarray | None = None, b_max: float = np.inf) -> dict:
     """fit_batch on blocks of at most ``_MAX_SCORES_PER_FIT`` scores (a row's fit does not depend on the others)."""
     R, n = samples.shape
     step = max(1, _MAX_SCORES_PER_FIT // n)
@@ -349,14 +349,14 @@ def _fit(samples: np.ndarray, thresholds: np.ndarray, start: np.ndarray | None =
     return {k: np.concatenate([p[k] for p in parts]) for k in keys}
 
 
-def _finite_fit(out: dict, curves: tuple) -> np.ndarray:
+def finite_fit(out: dict, curves: tuple) -> np.ndarray:
     ok = np.isfinite(out["a"]) & np.isfinite(out["b"]) & np.isfinite(out["o"]) & np.isfinite(out["objective"])
     for c in curves:
         ok &= np.all(np.isfinite(c), axis=1)
     return ok
 
 
-def _bootstrap(work: _Work, fits: dict, n: int, ks: np.ndarray, rng: np.random.Generator, b_max: float = np.inf):
+def bootstrap(work: Work, fits: dict, n: int, ks: np.ndarray, rng: np.random.Generator, b_max: float = np.inf):
     """Percentile intervals for b and the median curve of every replicate in ``fits`` (m replicates).
 
     Returns ``b_lo, b_hi`` (m,), ``band_lo, band_hi`` (m, K), ``have`` (m,) (an interval needs 2 good
@@ -374,9 +374,9 @@ def _bootstrap(work: _Work, fits: dict, n: int, ks: np.ndarray, rng: np.random.G
     med = np.full((m * B, K), np.nan)
     if ok.any():
         start = np.repeat(fits["x"], B, axis=0)[ok]  # each replicate's own optimum per c
-        out = _fit(y[ok], t[ok], start, b_max)
-        curve, _ = _curves(out["a"], out["b"], out["c"], out["o"], False, ks, mean=False)
-        good = _finite_fit(out, (curve,))
+        out = fit(y[ok], t[ok], start, b_max)
+        curve, _ = curves(out["a"], out["b"], out["c"], out["o"], False, ks, mean=False)
+        good = finite_fit(out, (curve,))
         idx = np.flatnonzero(ok)[good]
         bs[idx], med[idx] = out["b"][good], curve[good]
     bs, med = bs.reshape(m, B), med.reshape(m, B, K)
@@ -393,7 +393,7 @@ def _bootstrap(work: _Work, fits: dict, n: int, ks: np.ndarray, rng: np.random.G
     return b_lo, b_hi, band_lo, band_hi, have, 1.0 - good.mean(axis=1)
 
 
-def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
+def _run_chunk(work: Work, task: Task) -> dict[str, np.ndarray]:
     cell = work.cells[task.cell]
     dist = work.laws[cell.law.name]
     n, ks, K = cell.n, cell.ks, cell.ks.size
@@ -410,12 +410,12 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     )
     pred = np.full((task.reps, K, 2), np.nan)
     if ok.any():
-        out = _fit(y[ok], t[ok], b_max=b_max)
-        med, avg = _curves(out["a"], out["b"], out["c"], out["o"], False, ks)
+        out = fit(y[ok], t[ok], b_max=b_max)
+        med, avg = curves(out["a"], out["b"], out["c"], out["o"], False, ks)
         for k in fits:
             fits[k][ok] = out[k]
         pred[ok, :, 0], pred[ok, :, 1] = med, avg
-        ok[ok] = _finite_fit(out, (med, avg))
+        ok[ok] = finite_fit(out, (med, avg))
     good = np.flatnonzero(ok)
     specified = cell.law.specified
     errors = np.ascontiguousarray((pred[good] - cell.truth[None]).transpose(1, 2, 0))  # (K, 2, reps_ok)
@@ -447,7 +447,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
     }
     if work.n_boot and good.size:
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1))
-        b_lo, b_hi, lo, hi, have, failed = _bootstrap(work, {k: v[good] for k, v in fits.items()}, n, ks, rng, b_max)
+        b_lo, b_hi, lo, hi, have, failed = bootstrap(work, {k: v[good] for k, v in fits.items()}, n, ks, rng, b_max)
         tr = cell.truth[:, 0]
         res["band_hits"] = ((lo[have] <= tr) & (tr <= hi[have])).sum(axis=0).astype(np.int64)
         res["band_n"] = np.array([have.sum()], np.int64)
@@ -561,7 +561,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
             gains[key] = cells[key].truth[-1] - _truth(lw, dists[lw.name], np.array([1.0]))[0]
     truth_seconds = time.perf_counter() - t0
     trivial = {n: bands.trivial_budget(n, opts.level, _BOUND_METHOD, 0.5) for n in opts.sample_sizes}
-    work = _Work(config.seed, cells, dists, opts.threshold, opts.level, opts.n_boot)
+    work = Work(config.seed, cells, dists, opts.threshold, opts.level, opts.n_boot)
     run_ = base.run_chunks(
         config,
         out_dir,
@@ -764,7 +764,7 @@ class Options(StudyOptions):
         "the confidence of the LD band whose trivial k is shown)",
         schema.level(),
     )
-    n_boot: int = option(40, "parametric bootstrap refits per replicate (0: no bootstrap, no coverage)", _n_boot_check)
+    n_boot: int = option(40, "parametric bootstrap refits per replicate (0: no bootstrap, no coverage)", n_boot_check)
     ci_level: float = option(0.95, "the level of the Clopper-Pearson intervals of the proportions", schema.level())
 
 

@@ -75,12 +75,12 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
     import matplotlib.ticker
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import _colorblind, _labels, _legend, _shade, _suptitle, _theme, _title, _wrap
+    from simstudy.charts import axes_title, colorblind, labels, legend, shade_patch, suptitle, theme, wrap
 
-    plt = _theme()
+    plt = theme()
     laws = list(dict.fromkeys(summary["distribution"].dropna()))
     sizes = sorted(summary["n"].dropna().unique())
-    palette = dict(zip(sizes, _colorblind(max(len(sizes), 1))))
+    palette = dict(zip(sizes, colorblind(max(len(sizes), 1))))
     ncols = max(1, min(len(laws), 3))
     rows = 2 * -(-len(laws) // ncols) if laws else 2
     fig, axes = plt.subplots(rows, ncols, figsize=(3.7 * ncols, 2.55 * rows + 1.3), squeeze=False, layout="constrained")
@@ -138,10 +138,10 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
         top.axhline(0.0, color="black", lw=0.7)
         bottom.axhline(nominal, color="black", ls="--", lw=0.9)
         bottom.set_ylim(0, 1.02)
-        _title(top, _law_label(law, specified), fontsize=8)
-        bottom.set_title(_wrap(fig, "; ".join(notes), 0.8 * fig.get_figwidth() / ncols, 7), fontsize=7)
-        _labels(top, ylabel="median-curve error (score units)")
-        _labels(bottom, xlabel="k / n (search budget ÷ sample size, log)", ylabel="band coverage")
+        axes_title(top, _law_label(law, specified), fontsize=8)
+        bottom.set_title(wrap(fig, "; ".join(notes), 0.8 * fig.get_figwidth() / ncols, 7), fontsize=7)
+        labels(top, ylabel="median-curve error (score units)")
+        labels(bottom, xlabel="k / n (search budget ÷ sample size, log)", ylabel="band coverage")
     for j in range(len(laws), (rows // 2) * ncols):  # empty slots of the last row
         axes[2 * (j // ncols), j % ncols].set_visible(False)
         axes[2 * (j // ncols) + 1, j % ncols].set_visible(False)
@@ -157,7 +157,7 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
             ms=2.5,
             label=f"coverage of the {nominal:.0%} bootstrap band (pointwise)",
         ),
-        _shade("95% Clopper–Pearson interval of the coverage"),
+        shade_patch("95% Clopper–Pearson interval of the coverage"),
         Line2D([], [], color="black", ls="--", lw=0.9, label=f"nominal level {nominal:.0%}"),
         Line2D(
             [],
@@ -169,8 +169,8 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
         ),
         Line2D([], [], color="0.55", lw=0.8, label="k = n"),
     ]
-    _legend(fig, axes[0, 0], extra=extra, fontsize=7, loc="outside lower center", ncols=3)
-    _suptitle(
+    legend(fig, axes[0, 0], extra=extra, fontsize=7, loc="outside lower center", ncols=3)
+    suptitle(
         fig,
         title
         or f"Extrapolating random search with the fitted noisy quadratic law: error of the "

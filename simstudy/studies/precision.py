@@ -640,7 +640,7 @@ def run_study(spec, config, out_dir: Path) -> Any:
         log.info("study.precision: the planned replicates meet every target's bound: no top-up")
     if not sharded and not last.topped_up:
         return second  # the planned stage was written, with the final plan
-    earlier = base._both_stages(first.report, second.report)
+    earlier = base.both_stages(first.report, second.report)
     top_up = base.Stage(cell_reps=last.cell_reps, plan=last, earlier_report=earlier)
     try:
         return _staged(spec, config, out_dir, top_up)

@@ -515,12 +515,12 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import _Z, _label, _labels, _legend, _suptitle, _theme
-    from simstudy.figures import _estimator_palette
+    from simstudy.charts import Z, estimator_label, labels, legend, suptitle, theme
+    from simstudy.figures import estimator_palette
 
-    plt = _theme()
+    plt = theme()
     ests = list(dict.fromkeys(summary["estimator"].dropna()))
-    palette = _estimator_palette(ests)
+    palette = estimator_palette(ests)
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.8), layout="constrained")
     a, _, b = str(summary["distribution"].iloc[0]).partition(" vs ") if len(summary) else ("a", "", "b")
     panels = (
@@ -534,7 +534,7 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
         rows = summary[summary["measure"] == measure]
         for i, est in enumerate(ests):
             r = rows[rows["estimator"] == est].sort_values("sample_size")
-            yerr = [r["estimate"] - r["lower_joint"], r["upper_joint"] - r["estimate"]] if has_joint else _Z * r["mcse"]
+            yerr = [r["estimate"] - r["lower_joint"], r["upper_joint"] - r["estimate"]] if has_joint else Z * r["mcse"]
             ax.errorbar(
                 r["sample_size"] + 0.08 * step * (i - (len(ests) - 1) / 2),
                 r["estimate"],
@@ -544,19 +544,19 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
                 ms=4,
                 capsize=3,
                 lw=1.4,
-                label=_label(est),
+                label=estimator_label(est),
             )
         ax.set_ylim(0, 1 if measure == "p_overtakes" else 0.55)
         if measure == "p_disagree":
             ax.axhline(0.5, color="grey", ls=":", lw=1)  # its maximum, at p = 1/2
-        _labels(ax, xlabel="n (runs per model in a sample)", ylabel=ylabel)
+        labels(ax, xlabel="n (runs per model in a sample)", ylabel=ylabel)
         if sizes.size == 1:
             ax.set_xticks(sizes)
             ax.set_xlim(sizes[0] - 0.5, sizes[0] + 0.5)
     bars = "95% simultaneous Monte Carlo band over n (Šidák)" if has_joint else "± 1.96 MCSE, pointwise"
-    _legend(axes[0], extra=[Line2D([], [], color="0.3", marker="|", ls="none", label=bars)])
+    legend(axes[0], extra=[Line2D([], [], color="0.3", marker="|", ls="none", label=bars)])
     reps = int(summary["reps"].max()) if len(summary) else 0
-    _suptitle(fig, title or f"{a} vs {b}: {reps:,} random samples per n")
+    suptitle(fig, title or f"{a} vs {b}: {reps:,} random samples per n")
     return fig
 
 

@@ -408,13 +408,13 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     2
     >>> plt.close(fig)
     """
-    from simstudy.charts import _band, _label, _labels, _legend, _shade, _suptitle, _theme
-    from simstudy.figures import _estimator_palette
+    from simstudy.charts import draw_band, estimator_label, labels, legend, shade_patch, suptitle, theme
+    from simstudy.figures import estimator_palette
 
-    plt = _theme()
+    plt = theme()
     rates = summary[summary["measure"] == "wrong_rate"]
     ests = list(dict.fromkeys(rates["estimator"]))
-    palette = _estimator_palette(ests)
+    palette = estimator_palette(ests)
     fig, (top, bottom) = plt.subplots(
         2, 1, figsize=(5.5, 6.0), sharex=True, height_ratios=[2.2, 1], layout="constrained"
     )
@@ -425,11 +425,11 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     for est in ests:
         r = rates[rates["estimator"] == est]
         for k, run_budgets in enumerate(truth.index[side != 0].groupby(runs[side != 0]).values()):
-            _band(
+            draw_band(
                 top,
                 r[r["B"].isin(run_budgets)],
                 "B",
-                _label(est) if k == 0 else None,
+                estimator_label(est) if k == 0 else None,
                 palette[est],
                 low="ci_low",
                 high="ci_high",
@@ -440,19 +440,19 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
         if side[b_prev] * side[b_next] < 0:
             for ax in (top, bottom):
                 ax.axvline((b_prev + b_next) / 2, color="grey", ls=":", lw=1)
-    _labels(top, ylabel="wrong-conclusion rate")
+    labels(top, ylabel="wrong-conclusion rate")
     top.set_ylim(0, max(0.05, float(rates["ci_high"].max()) * 1.1) if len(rates) else 1)
-    _legend(top, extra=[_shade("95% Clopper–Pearson interval")])
+    legend(top, extra=[shade_patch("95% Clopper–Pearson interval")])
     bottom.plot(truth.index, truth["true_gap"], color="black", marker="o", ms=3)
     bottom.axhline(0, color="grey", lw=0.8)
     ties = truth.index[truth["true_tie"] > 0]
     if len(ties):
         bottom.plot(ties, truth.loc[ties, "true_gap"], "x", color="red", label="true tie (no rate)")
-        _legend(bottom)
+        legend(bottom)
     a, b = str(summary["distribution"].iloc[0]).split(" vs ")
-    _labels(bottom, xlabel="B (trials per model; estimates compared at n = B)", ylabel=f"true gap\n{a} − {b}")
+    labels(bottom, xlabel="B (trials per model; estimates compared at n = B)", ylabel=f"true gap\n{a} − {b}")
     reps = int(rates["reps"].max()) if len(rates) else 0
-    _suptitle(fig, title or f"{a} vs {b}: {reps:,} draws per budget (bands: Clopper–Pearson)")
+    suptitle(fig, title or f"{a} vs {b}: {reps:,} draws per budget (bands: Clopper–Pearson)")
     return fig
 
 

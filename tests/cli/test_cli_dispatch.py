@@ -9,7 +9,7 @@ import simstudy.cli
 from simstudy import extend, registry
 from simstudy.cli import plain
 
-CONFIGS = Path(simstudy.cli._config_dir())
+CONFIGS = Path(simstudy.cli.config_dir())
 
 
 def test_every_registered_command_is_a_data_or_a_plain_command_with_its_config_or_its_function():

@@ -119,9 +119,9 @@ def test_curve_terminal_header_says_min_with_minimize(run_cli, tmp_path):
 
 @pytest.mark.parametrize("level, shown", [(0.9999999, "99.99999%"), (0.95, "95%"), (0.995, "99.5%"), (0.8, "80%")])
 def test_levels_are_printed_as_typed_never_rounded_to_100(level, shown):
-    from simstudy.commands._pages import _lvl
+    from simstudy.commands._pages import lvl
 
-    assert _lvl(level) == shown
+    assert lvl(level) == shown
 
 
 def test_extrapolate_fit_log_gives_the_reports_digits(caplog):

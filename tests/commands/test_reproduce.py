@@ -224,7 +224,7 @@ def test_small_png_is_small(tmp_path):
     ax.plot(np.arange(100), np.sin(np.arange(100) / 10))
     fig.savefig(tmp_path / "big.png")
     plt.close(fig)
-    reproduce._small_png(tmp_path / "big.png", tmp_path / "small.png")
+    reproduce.small_png(tmp_path / "big.png", tmp_path / "small.png")
     from PIL import Image
 
     with Image.open(tmp_path / "small.png") as image:

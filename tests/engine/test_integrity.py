@@ -15,7 +15,7 @@ import pytest
 
 from simstudy import config
 from simstudy.engine.chunks import ChunkStore, CorruptChunk
-from simstudy.io import _digest
+from simstudy.io import digest
 from simstudy.studies import evp_accuracy
 
 
@@ -112,7 +112,7 @@ def write_old_format(path):
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
     with zipfile.ZipFile(path, "a") as zf:
-        zf.comment = b"simstudy-sha256:" + _digest(arrays).encode()
+        zf.comment = b"simstudy-sha256:" + digest(arrays).encode()
 
 
 def test_an_old_format_chunk_is_recomputed_never_trusted(tmp_path, clean):

@@ -162,12 +162,12 @@ def test_the_ld_cost_estimate_is_zero_once_solved_and_one_evaluation_from_disk(t
 
     monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(boundary, "_SOLVED", set())
-    solve = boundary._ld_seconds(50, 0.8, "equal_tailed")
+    solve = boundary.ld_seconds(50, 0.8, "equal_tailed")
     assert solve == pytest.approx(boundary._SOLVE_EVALUATIONS * boundary._NS_PER_N2 * 1e-9 * 50**2)
     boundary.ld_intervals(50, 0.8, "equal_tailed")
-    assert boundary._ld_seconds(50, 0.8, "equal_tailed") == 0.0
+    assert boundary.ld_seconds(50, 0.8, "equal_tailed") == 0.0
     boundary._SOLVED.clear()  # another process: the disk entry, read and checked
-    assert boundary._ld_seconds(50, 0.8, "equal_tailed") == pytest.approx(solve / boundary._SOLVE_EVALUATIONS)
+    assert boundary.ld_seconds(50, 0.8, "equal_tailed") == pytest.approx(solve / boundary._SOLVE_EVALUATIONS)
 
 
 DELETING = """

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from simstudy.engine.rundir import Refused, _config_yaml, _load_stored_yaml, _note_files, _read_stored_config
+from simstudy.engine.rundir import Refused, _config_yaml, load_stored_yaml, note_files, read_stored_config
 
 #: Strings YAML 1.1 or OmegaConf's loader would read as something else, values and keys: each must be quoted.
 TRICKY = {
@@ -28,9 +28,9 @@ TRICKY = {
 
 def _presets() -> list[str]:
     """Every experiment preset's name, Figure 1's first."""
-    from simstudy.overrides import _config_dir
+    from simstudy.overrides import config_dir
 
-    names = sorted(p.stem for p in (Path(_config_dir()) / "experiment").glob("*.yaml"))
+    names = sorted(p.stem for p in (Path(config_dir()) / "experiment").glob("*.yaml"))
     return sorted(names, key=lambda name: name != "dodge2021_fig1")
 
 
@@ -40,10 +40,10 @@ def _compose(name: str):
     from hydra import compose, initialize_config_dir
 
     import simstudy
-    from simstudy.overrides import _config_dir
+    from simstudy.overrides import config_dir
 
     simstudy.compose("dodge2021_fig1", ["runner.progress=false"])  # the kinds' schemas in Hydra's store
-    with initialize_config_dir(config_dir=_config_dir(), version_base="1.3"):
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         return compose("config", overrides=[f"experiment={name}"])
 
 
@@ -71,10 +71,10 @@ def test_a_stored_config_reads_as_omegaconf_read_it(tmp_path):
         OmegaConf.to_yaml(TRICKY),
     ]:
         stored.write_text(text)
-        assert _load_stored_yaml(stored) == OmegaConf.to_container(OmegaConf.create(text), resolve=False)
+        assert load_stored_yaml(stored) == OmegaConf.to_container(OmegaConf.create(text), resolve=False)
     for text in ["", "word", "- a\n- b\n", "a: 1e3\nb: 2024-01-01\nc: yes\n"]:
         stored.write_text(text)
-        assert _load_stored_yaml(stored) == OmegaConf.to_container(OmegaConf.create(text), resolve=False), text
+        assert load_stored_yaml(stored) == OmegaConf.to_container(OmegaConf.create(text), resolve=False), text
 
 
 @pytest.mark.parametrize(
@@ -90,7 +90,7 @@ def test_a_damaged_stored_config_is_one_line(tmp_path, text, message):
     stored = tmp_path / "config.yaml"
     stored.write_text(text)
     with pytest.raises(Refused, match=message.replace("(", r"\(").replace(")", r"\)")) as refused:
-        _read_stored_config(stored)
+        read_stored_config(stored)
     assert refused.value.status == 2 and "\n" not in refused.value.message
 
 
@@ -98,10 +98,10 @@ def test_a_run_dir_lists_what_the_run_wrote_not_what_was_there(tmp_path):
     (tmp_path / "notes.txt").write_text("the user's")
     (tmp_path / "summary.csv").write_text("an earlier run's")
     (tmp_path / "cells").mkdir()
-    run_dir = _note_files(tmp_path, overwrite=True)
+    run_dir = note_files(tmp_path, overwrite=True)
     (tmp_path / "summary.csv").write_text("rewritten")  # atomically in a run: a new inode; here a new size
     (tmp_path / "figure.png").write_bytes(b"png")
     (tmp_path / "chunks").mkdir()
     assert run_dir.listing() == "figure.png, summary.csv"
     assert run_dir.written() == {"figure.png", "summary.csv", "chunks"}
-    assert run_dir.overwrite and _note_files(tmp_path).overwrite is False
+    assert run_dir.overwrite and note_files(tmp_path).overwrite is False

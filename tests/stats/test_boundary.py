@@ -183,8 +183,8 @@ def test_a_fifo_in_the_cache_is_an_unreadable_entry_not_a_hang(cache):
 
 def test_an_entry_of_another_algorithm_version_is_recomputed(cache, monkeypatch):
     path, fresh = cache
-    monkeypatch.setattr(boundary, "_ALGORITHM_VERSION", boundary._ALGORITHM_VERSION + 1)
-    with pytest.warns(ld_cache.CacheWarning, match=rf"\(algorithm {boundary._ALGORITHM_VERSION - 1} not "):
+    monkeypatch.setattr(boundary, "ALGORITHM_VERSION", boundary.ALGORITHM_VERSION + 1)
+    with pytest.warns(ld_cache.CacheWarning, match=rf"\(algorithm {boundary.ALGORITHM_VERSION - 1} not "):
         again = boundary.ld_intervals(N, CONF)
     np.testing.assert_array_equal(again.high, fresh.high)
 

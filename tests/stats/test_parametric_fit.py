@@ -124,18 +124,18 @@ def test_bootstrap_is_the_same_for_any_number_of_jobs():
 def test_bootstrap_curves_match_the_laws_own():
     law = NoisyQuadratic(0.2, 0.9, 3, 0.03)
     ks = np.array([1.0, 7.0, 300.0])
-    med, avg = pf._curves(np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]), False, ks)
+    med, avg = pf.curves(np.array([law.a]), np.array([law.b]), np.array([law.c]), np.array([law.o]), False, ks)
     np.testing.assert_allclose(med[0], law.quantile_tuning_curve(ks), atol=1e-10)
     np.testing.assert_allclose(avg[0], law.mean_tuning_curve(ks), atol=1e-10)
     convex = NoisyQuadratic(0.2, 0.9, 3, 0.03, convex=True)
-    med, avg = pf._curves(np.array([convex.a]), np.array([convex.b]), np.array([3]), np.array([0.03]), True, ks)
+    med, avg = pf.curves(np.array([convex.a]), np.array([convex.b]), np.array([3]), np.array([0.03]), True, ks)
     np.testing.assert_allclose(med[0], convex.quantile_tuning_curve(ks, minimize=True), atol=1e-10)
     np.testing.assert_allclose(avg[0], convex.mean_tuning_curve(ks, minimize=True), atol=1e-10)
     for q in (0.2, 0.9):  # away from the median, where q and 1 - q differ
-        med, _ = pf._curves(np.array([convex.a]), np.array([convex.b]), np.array([3]), np.array([0.03]), True, ks,
+        med, _ = pf.curves(np.array([convex.a]), np.array([convex.b]), np.array([3]), np.array([0.03]), True, ks,
                             q=q, mean=False)
         np.testing.assert_allclose(med[0], convex.quantile_tuning_curve(ks, q, minimize=True), atol=1e-10)
-        med, _ = pf._curves(np.array([law.a]), np.array([law.b]), np.array([3]), np.array([0.03]), False, ks,
+        med, _ = pf.curves(np.array([law.a]), np.array([law.b]), np.array([3]), np.array([0.03]), False, ks,
                             q=q, mean=False)
         np.testing.assert_allclose(med[0], law.quantile_tuning_curve(ks, q), atol=1e-10)
 

@@ -95,7 +95,7 @@ def _chunk(population: str, n: int, reps: int, methods=("dkw", "ld_highest_densi
     )
     dist = from_spec("population", field_audit._spec(population))
     cell = field_audit._prepare_cell("c", population, dist, n, opts)
-    boot = field_audit._pe._Work(0, {}, {}, 0.5, 0.8, 0)
+    boot = field_audit._pe.Work(0, {}, {}, 0.5, 0.8, 0)
     work = field_audit._Work(0, {population: dist}, {"c": cell}, methods, levels, 0, boot)
     return dist, field_audit._run_chunk(work, Task("c", chunk=1, reps=reps, first_rep=reps))
 

@@ -95,11 +95,11 @@ def _fake_sweep(root, keys):
 @pytest.mark.slow  # two sweep figures of 12 and 4 panels, png and pdf: about 3 s
 def test_a_sweep_of_three_keys_writes_nested_loop_png_and_of_two_does_not(tmp_path):
     (tmp_path / "three").mkdir()
-    sweeps._write_sweep(tmp_path / "three", list(SWEPT), _fake_sweep(tmp_path / "three", list(SWEPT)))
+    sweeps.write_sweep(tmp_path / "three", list(SWEPT), _fake_sweep(tmp_path / "three", list(SWEPT)))
     assert (tmp_path / "three" / "nested_loop.png").read_bytes()[:4] == b"\x89PNG"
     (tmp_path / "two").mkdir()
     two = ["budget.B", "distribution.sd"]
-    sweeps._write_sweep(tmp_path / "two", two, _fake_sweep(tmp_path / "two", two))
+    sweeps.write_sweep(tmp_path / "two", two, _fake_sweep(tmp_path / "two", two))
     assert (tmp_path / "two" / "figure.png").is_file() and not (tmp_path / "two" / "nested_loop.png").exists()
 
 

@@ -17,15 +17,15 @@ def evaluator(arm, index: int = 0) -> Callable[[int, np.random.Generator], np.nd
     """``evaluate(count, rng) -> ndarray of shape (count,)`` for a distribution or a callable arm; ``index``
     names the arm (its position in the list) in errors."""
     if hasattr(arm, "sample"):
-        return lambda count, rng: _scores(arm.sample(count, rng=rng), (count,), index, "sample(count, rng=rng)")
+        return lambda count, rng: scores(arm.sample(count, rng=rng), (count,), index, "sample(count, rng=rng)")
     if callable(arm):
-        return lambda count, rng: _scores(arm(count, rng), (count,), index, "evaluate(count, rng)")
+        return lambda count, rng: scores(arm(count, rng), (count,), index, "evaluate(count, rng)")
     raise TypeError(
         f"arm {index} must be a distribution (with .sample) or a callable evaluate(count, rng), got {arm!r}"
     )
 
 
-def _scores(values, shape: tuple[int, ...], index: int, call: str) -> np.ndarray:
+def scores(values, shape: tuple[int, ...], index: int, call: str) -> np.ndarray:
     """An arm's scores as float64 of the asked ``shape``, or a one-line error naming the arm."""
     try:
         y = np.asarray(values, dtype=np.float64)
@@ -94,7 +94,7 @@ def draw_sums(arms: Sequence, which: np.ndarray, each: int, rng: np.random.Gener
         mask = which == a
         k = int(mask.sum())
         if k:
-            out[mask] = _scores(arm.sample((k, each), rng=rng), (k, each), a, "sample(size, rng=rng)").sum(axis=1)
+            out[mask] = scores(arm.sample((k, each), rng=rng), (k, each), a, "sample(size, rng=rng)").sum(axis=1)
     return out
 
 
@@ -105,5 +105,5 @@ def draw(arms: Sequence, which: np.ndarray, rng: np.random.Generator) -> np.ndar
         mask = which == a
         k = int(mask.sum())
         if k:
-            out[mask] = _scores(arm.sample(k, rng=rng), (k,), a, "sample(size, rng=rng)")
+            out[mask] = scores(arm.sample(k, rng=rng), (k,), a, "sample(size, rng=rng)")
     return out

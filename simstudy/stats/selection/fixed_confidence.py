@@ -98,7 +98,7 @@ class ConfidenceResult:
     evaluations_trace: np.ndarray
 
 
-def _transform(values: np.ndarray, logit: bool, arm) -> np.ndarray:
+def transform(values: np.ndarray, logit: bool, arm) -> np.ndarray:
     if not np.all(np.isfinite(values)):
         bad = values[~np.isfinite(values)][0]
         raise ValueError(f"model {arm} returned a non-finite score {bad!r}")
@@ -112,7 +112,7 @@ def _transform(values: np.ndarray, logit: bool, arm) -> np.ndarray:
     return special.logit(values)
 
 
-def _confidence_iv(arms, delta, initial, max_evaluations, batch=1, pi_method="quadrature", mc_draws=1) -> np.ndarray:
+def confidence_iv(arms, delta, initial, max_evaluations, batch=1, pi_method="quadrature", mc_draws=1) -> np.ndarray:
     """Validate the shared arguments; return them normalised."""
     n = len(arms_iv(arms))
     if n < 2:
@@ -159,7 +159,7 @@ def _select(
     batch: int = 1,
 ) -> ConfidenceResult:
     """The loop shared by the one-run algorithms: ``propose(pi, rng) -> models to evaluate next``."""
-    _confidence_iv(arms, delta, initial, max_evaluations, batch, pi_method, mc_draws)
+    confidence_iv(arms, delta, initial, max_evaluations, batch, pi_method, mc_draws)
     rng_iv(rng, "the selection")
     evaluate = [evaluator(a, i) for i, a in enumerate(arms)]
     N = len(evaluate)
@@ -167,7 +167,7 @@ def _select(
 
     def add(m: int, count: int) -> None:
         values = evaluate[m](count, rng)
-        y = _transform(values, logit, m)
+        y = transform(values, logit, m)
         raw[m] += values.sum()
         sums[m] += y.sum()
         squares[m] += (y * y).sum()

@@ -29,8 +29,8 @@ import numpy as np
 
 from simstudy.stats._rng import rng_iv
 from simstudy.stats.posterior import posterior, prob_best, prob_leader, prob_leader_upper
-from simstudy.stats.selection._arms import _scores, best_of, draw
-from simstudy.stats.selection.fixed_confidence import FIXED_CONFIDENCE_ALGORITHMS, _confidence_iv, _transform
+from simstudy.stats.selection._arms import best_of, draw, scores
+from simstudy.stats.selection.fixed_confidence import FIXED_CONFIDENCE_ALGORITHMS, confidence_iv, transform
 
 __all__ = [
     "ConfidenceRuns",
@@ -333,7 +333,7 @@ class _Streams:
         while self.scores.shape[2] < need:
             block = np.stack(
                 [
-                    _scores(
+                    scores(
                         arm.sample((self.runs, _BLOCK), rng=self.rng), (self.runs, _BLOCK), a, "sample(size, rng=rng)"
                     )
                     for a, arm in enumerate(self.arms)
@@ -463,7 +463,7 @@ def fixed_confidence_runs(
     [[21, 30, 30, 12], [23, 25, 27, 16]]
     """
     propose = _proposal(algorithm, batch)
-    deltas = _confidence_iv(arms, deltas, initial, max_evaluations, batch, mc_draws=1 if mc_draws is None else mc_draws)
+    deltas = confidence_iv(arms, deltas, initial, max_evaluations, batch, mc_draws=1 if mc_draws is None else mc_draws)
     rng_iv(rng, "fixed_confidence_runs")
     N, D, R = len(arms), deltas.size, int(runs)
 
@@ -473,7 +473,7 @@ def fixed_confidence_runs(
         first = stream.take(np.arange(R)[:, None, None], np.arange(N)[:, None], np.arange(initial))
     else:
         first = draw(arms, np.broadcast_to(np.arange(N)[:, None], (R, N, initial)), rng)
-    y = _transform(first, logit, "any")
+    y = transform(first, logit, "any")
     sums, squares = y.sum(axis=-1), (y * y).sum(axis=-1)
     counts = np.full((R, N), initial, dtype=np.int64)
     step = _width(propose, *posterior(sums[:1], squares[:1], counts[:1]), N) if R else 1
@@ -519,7 +519,7 @@ def fixed_confidence_runs(
             if streams is not None
             else draw(arms, which, rng)
         )
-        y = _transform(scores, logit, "any")
+        y = transform(scores, logit, "any")
         flat = (np.arange(active.size)[:, None] * N + which).ravel()
         size = active.size * N
         sums[active] += np.bincount(flat, weights=y.ravel(), minlength=size).reshape(-1, N)
