@@ -348,6 +348,10 @@ class Command:
         per chart (:func:`simstudy.charts.to_vega` draws it on the page, :func:`simstudy.charts.to_matplotlib`
         as a PNG). :func:`simstudy.commands.report.charts` asks the command the run's ``run.json`` names.
         Default None: no chart.
+    page : str or None, optional
+        The page the command writes at the top of its run directory (``"CURVE.md"``): ``report.html`` shows it
+        (:func:`simstudy.commands.report.run` hands every command's page to :func:`simstudy.report_html.build`,
+        which knows no command's files). Default None: no page.
     keys : Mapping of str to str, optional
         A plain command's keys, explained for ``--help`` (a data command's come from ``options``).
     chunks : bool, optional
@@ -387,6 +391,7 @@ class Command:
     write: Callable | None = None
     lines: Callable | None = None
     charts: Callable | None = None
+    page: str | None = None
     keys: Mapping[str, str] = field(default_factory=dict)
     chunks: bool = False
     runner: bool = False

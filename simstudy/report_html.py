@@ -16,8 +16,8 @@ provenance          the resolved config, simstudy's and its dependencies' versio
                     and kernel versions (the run's identity), the fingerprint, the chunk count and how many
                     stored chunks' checksums were verified now, wall time, failed chunks with the
                     ``simstudy replay`` line that reruns each
-pages               ``AUDIT.md``, ``EXTRAPOLATE.md``, ``REPRODUCTION.md``, ``FIELD.md``, ``CURVE.md`` and
-                    ``BANDS.md`` where the directory has them, as HTML (markdown-it-py; no raw HTML, links only
+pages               the command's page (its spec's ``page``: ``CURVE.md``, ``AUDIT.md``, ...) or the field
+                    audit's ``FIELD.md`` where the directory has them, as HTML (markdown-it-py; no raw HTML, links only
                     to the directory's own files), their figures embedded as ``data:`` URIs; beside them the
                     charts the command hands the page (``build(charts=...)``: its spec's ``charts`` hook,
                     e.g. ``extrapolate``'s, ``curve``'s and ``bands``' curves, asked by
@@ -77,8 +77,9 @@ log = logging.getLogger("simstudy")
 #: The file written; a file of this name without :data:`_GENERATOR` in its head is not ours and never replaced.
 REPORT = "report.html"
 _GENERATOR = '<meta name="generator" content="simstudy report">'
-#: The pages of the commands (and the field audit) shown as HTML, in this order, with their headings.
-_PAGES = ("FIELD.md", "AUDIT.md", "EXTRAPOLATE.md", "REPRODUCTION.md", "CURVE.md", "BANDS.md")
+
+#: The page a study writes beside its summary (the field audit's); a command's page is handed by the command.
+_STUDY_PAGES = ("FIELD.md",)
 #: Rows shown in the table at most (the full frame is in summary.csv beside the page).
 _MAX_ROWS = 20_000
 #: Points drawn by one chart at most (every k-th row beyond; the page says so): 5,000 points are about 1 MB.
@@ -467,15 +468,22 @@ def _html(title: str, sections: list[tuple[str, str, str]], charts: list[dict], 
     )
 
 
-def _build_iv(run_dir) -> Path:
+def _command_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a command's run (its ``run.json`` names the command): a command without a page
+    still gets its provenance and charts."""
+    return isinstance(Files(run_dir).json(run_dir / "run.json").get("command"), str)
+
+
+def _build_iv(run_dir, pages: tuple[str, ...]) -> Path:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise NotAReport(
             f"run_dir={run_dir}: no such directory (give a run directory, e.g. outputs/dodge2021_fig1/...)"
         )
-    if not any(os.path.lexists(run_dir / p) for p in ("summary.parquet", *_PAGES)):
+    if not any(os.path.lexists(run_dir / p) for p in ("summary.parquet", *pages)) and not _command_run(run_dir):
         raise NotAReport(
-            f"run_dir={run_dir}: no summary.parquet there (nor {', '.join(_PAGES)}): give a finished run's directory "
+            f"run_dir={run_dir}: no summary.parquet there (nor {', '.join(pages)}, nor a command's run.json): give a "
+            "finished run's directory "
             f"(or a sweep's, after simstudy collect sweep_dir=...)"
         )
     existing = run_dir / REPORT
@@ -496,7 +504,9 @@ def _build_iv(run_dir) -> Path:
     return run_dir
 
 
-def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = None, charts=None, studies=()) -> Report:
+def build(
+    run_dir, *, headline=None, frame=None, swept=(), kind: str | None = None, charts=None, studies=(), pages=()
+) -> Report:
     """Write ``report.html`` into a run (or sweep) directory, from what the directory holds.
 
     Parameters
@@ -523,6 +533,10 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     studies : sequence of str, optional
         Keyword-only. Subdirectories holding study runs of a command (``simstudy audit``'s): each one's
         headline and measures charted (``headline`` needed), its chunks verified. Default: none.
+    pages : sequence of str, optional
+        Keyword-only. The pages a command may have written at the top of the directory (``CURVE.md``, ...;
+        :attr:`simstudy.registry.Command.page`, handed by :func:`simstudy.commands.report.run`), shown where
+        present, after a study's (``FIELD.md``). Default: none.
 
     Returns
     -------
@@ -555,7 +569,8 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
     """
     start = time.perf_counter()
     describe, studies = charts, tuple(studies)  # below, ``specs`` are the page's charts as Vega-Lite
-    run_dir = _build_iv(run_dir)
+    page_names = tuple(dict.fromkeys((*_STUDY_PAGES, *pages)))
+    run_dir = _build_iv(run_dir, page_names)
     files = Files(run_dir)
     run = files.json(run_dir / "run.json")
     swept = list(swept)
@@ -589,7 +604,7 @@ def build(run_dir, *, headline=None, frame=None, swept=(), kind: str | None = No
             sections.append(
                 ("charts", "Charts", _chart_divs(specs, script, "its estimate and its error (± MCSE or band)"))
             )
-    for name in _PAGES:
+    for name in page_names:
         page = markdown_page(files, run_dir / name) if os.path.lexists(run_dir / name) else None
         if page is not None:
             sections.append((f"page-{name.split('.')[0].lower()}", name, f'<div class="page">{page}</div>'))

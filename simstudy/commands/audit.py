@@ -490,6 +490,7 @@ def _lines(done: Audited) -> list[str]:
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "audit",
+    page="AUDIT.md",
     run=_run,
     options=AuditOptions,
     parse=parse,

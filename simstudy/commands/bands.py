@@ -897,6 +897,7 @@ BANDS_CHART = CurvesChart("BANDS.md", "bands.csv", "k", ("point",), "lower", "up
 
 COMMAND = Command(
     "bands",
+    page="BANDS.md",
     run=run,
     options=BandsOptions,
     parse=parse,

@@ -596,6 +596,7 @@ CURVE_CHART = CurvesChart(
 
 COMMAND = Command(
     "curve",
+    page="CURVE.md",
     run=run,
     options=CurveOptions,
     parse=parse,

@@ -652,6 +652,7 @@ def _lines(done: Extrapolated) -> list[str]:
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "extrapolate",
+    page="EXTRAPOLATE.md",
     run=_run,
     options=ExtrapolateOptions,
     parse=parse,

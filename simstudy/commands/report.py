@@ -57,7 +57,7 @@ def run(run_dir: str | Path) -> Report:
     ...     run(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    simstudy.schema.ConfigError: run_dir=...: no summary.parquet there (nor FIELD.md, AUDIT.md, EXTRAPOLATE.md, REPRODUCTION.md, CURVE.md, BANDS.md): give a finished run's directory (or a sweep's, after simstudy collect sweep_dir=...)
+    simstudy.schema.ConfigError: run_dir=...: no summary.parquet there (nor FIELD.md, CURVE.md, BANDS.md, AUDIT.md, EXTRAPOLATE.md, REPRODUCTION.md, nor a command's run.json): give a finished run's directory (or a sweep's, after simstudy collect sweep_dir=...)
     """
     try:
         return build(run_dir, **_handed(run_dir))
@@ -126,10 +126,12 @@ def charts(files) -> list:
 def _handed(run_dir) -> dict:
     """What the commands hand the page: the studies' headline, their charts, an audit's studies."""
     from simstudy.commands.audit import STUDIES
+    from simstudy.registry import command, command_names
     from simstudy.sweeps import headline  # pandas: not for --help
 
     studies = STUDIES if os.path.lexists(Path(run_dir) / "AUDIT.md") else ()
-    return {"headline": headline, "charts": charts, "studies": studies}
+    pages = tuple(page for name in command_names() if (page := command(name).page) is not None)
+    return {"headline": headline, "charts": charts, "studies": studies, "pages": pages}
 
 
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.

@@ -238,7 +238,9 @@ def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1,
     from simstudy.report_html import build_or_warn
     from simstudy.sweeps import headline
 
-    build_or_warn(path.parent, headline=headline)  # report.html beside it: the page and its figures, offline
+    build_or_warn(
+        path.parent, headline=headline, pages=(path.name,)
+    )  # report.html beside it: the page and its figures, offline
     failed = sum(bool(s.error) for s in sections) + sum(
         bool(h.error) and s.entry.id in wanted for s in sections for h in s.hypotheses
     )
@@ -248,6 +250,7 @@ def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1,
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "reproduce",
+    page="REPRODUCTION.md",
     run=run,
     usage="simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]",
     examples=(

@@ -29,6 +29,8 @@ def test_a_registered_command_runs_from_the_command_line_and_the_api_alike(tmp_p
     assert "b: best 0.50, median 0.30 of 2 runs" in proc.stdout
     cli_dir = tmp_path / "outputs" / "toy" / "data=s.csv,digits=2"
     assert (cli_dir / "best.csv").read_text() == "model,runs,best,median\na,3,0.4,0.3\nb,2,0.5,0.3\n"
+    # a command without a page still gets its report (report.html knows no command's files), and no warning
+    assert (cli_dir / "report.html").is_file() and "report.html not written" not in proc.stderr
     result = ss.run("toy", data="s.csv", digits=2)  # the command's own directory: resumed, not refused
     assert result.out_dir == cli_dir
     again = ss.run("toy", data="s.csv", digits=2, out_dir=tmp_path / "api")
