@@ -22,6 +22,8 @@ hook                  required   what it does
                                  directory, described from the tables ``write`` left there, one
                                  :class:`simstudy.charts.Chart` per chart (``simstudy curve``'s:
                                  :data:`simstudy.commands.curve.CURVE_CHART`)
+``page``              no         the Markdown page ``write`` leaves at the top of the run directory
+                                 (``"CURVE.md"``): ``report.html`` shows it
 ====================  =========  ========================================================================
 
 Then declare the spec at the end of the module, ``COMMAND = Command("NAME", run=run, options=Options, ...)``
