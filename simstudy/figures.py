@@ -9,11 +9,11 @@ Each study kind draws its own figure, in its module (:mod:`simstudy.studies`), a
 (:class:`simstudy.registry.Study`). matplotlib is imported when a figure is first drawn, not with this module (it costs about 0.4 s, and a
 run that fails its checks, a shard, ``--help`` never draw).
 
-=================================  ==========================================================================
-:func:`sweep_figure`               a sweep's faceted figure: one panel per job, one line per ``hue`` value
-``estimator_palette``              a colour per estimator, U, V, W fixed
+===================================  ========================================================================
+:func:`sweep_figure`                 a sweep's faceted figure: one panel per job, one line per ``hue`` value
+``estimator_palette``                a colour per estimator, U, V, W fixed
 ``distribution``, ``method_label``   a shipped distribution's and a band method's readable names
-=================================  ==========================================================================
+===================================  ========================================================================
 
 The house style itself (the theme, the palette, wrapped titles, labels and legends, bands) lives in
 :mod:`simstudy.charts`, below this module and ``report.html``, with the chart descriptions both draw.

@@ -1,12 +1,12 @@
 """What the pages of ``simstudy audit`` and ``simstudy extrapolate`` share: plain words for the terminal, atoms
 said in words, levels and numbers as typed, and the atomic page writer.
 
-===================  =============================================================
-:func:`plain`        a page's Markdown for a terminal (bold markers dropped)
-:func:`atom_notes`   per model, the values many runs share exactly, in plain words
-``command_page``     ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
-:class:`CurvesChart` where a data command's chart in ``report.html`` comes from (``curve.CURVE_CHART``, ...)
-===================  =============================================================
+====================  =======================================================================================
+:func:`plain`         a page's Markdown for a terminal (bold markers dropped)
+:func:`atom_notes`    per model, the values many runs share exactly, in plain words
+``command_page``      ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
+:class:`CurvesChart`  where a data command's chart in ``report.html`` comes from (``curve.CURVE_CHART``, ...)
+====================  =======================================================================================
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ exits: a refusal raises :class:`Refused` (the one line and the exit status), whi
 ``load_stored_yaml``           a stored YAML file, in bounded time and memory, as plain Python values
 ``read_stored_config``         a stored config.yaml, as written (never resolved)
 :class:`RunDir`                a claimed run directory, what was in it at the claim, and ``overwrite``
-``note_files``                the :class:`RunDir` of a directory just claimed (its files and directories then)
+``note_files``                 the :class:`RunDir` of a directory just claimed (its files and directories then)
 ``settle``                     note them in the run marker; after a finished rerun, move aside what it no longer writes
 ``check_identity``             refuse a directory holding another run's results (``overwrite=true``: move them)
 ``check_run_dir``              refuse a directory whose config.yaml is another configuration's
