@@ -353,7 +353,33 @@ class Command:
         (:func:`simstudy.commands.report.run` hands every command's page to :func:`simstudy.report_html.build`,
         which knows no command's files). Default None: no page.
     keys : Mapping of str to str, optional
-        A plain command's keys, explained for ``--help`` (a data command's come from ``options``).
+        A plain command's keys, explained for ``--help`` (a data command's come from ``options``); for the
+        command line (:func:`simstudy.cli.plain.run`), the keys it takes (a key starting with ``-`` is a flag,
+        given to ``parse`` as ``True`` under its name without dashes). A plain command's ``run(config) ->
+        result`` runs what its ``parse(mapping) -> config`` made of the arguments (a mapping of key to string;
+        without ``parse``, the mapping itself); nothing printed, no exit: ``lines(result)`` is what the terminal
+        shows, ``failure(result)`` the one line of a run that did not finish (exit status 1).
+    required : tuple of str, optional
+        A plain command's keys that must be given (the command line refuses it without them); default ``()``.
+    actions : Mapping of str to tuple, optional
+        A plain command's actions, taken as its first word (``simstudy populations export ...``): action ->
+        ``(required, optional)`` keys; the first is the default (no word). ``parse`` gets the action under
+        ``"action"``. Default ``{}``: no actions.
+    failure : callable or None, optional
+        ``failure(result) -> str or None``: a plain command's run that did not finish, in one line (the
+        command line exits 1 after ``lines``). Default None: none.
+    logs : {"", "first", "run"}, optional
+        A plain command's log lines shown on the terminal (the Hydra commands' format): ``"first"`` before its
+        arguments are parsed, ``"run"`` once they are; default ``""``: not set up.
+    composes_study : bool, optional
+        A plain command that takes a study's overrides (``experiment=NAME key=value ...``): any ``key=value``
+        argument is passed on (``parse`` gets them as ``{"argv": [...]}`` and returns ``(experiment,
+        overrides)``); the command line composes the study config (Hydra, only in :mod:`simstudy.cli`) and runs ``run(composed)``. Default
+        False.
+    reads_sweep : str, optional
+        A plain command's key naming a sweep's directory: when ``parse``'s config sets it (an attribute of that
+        name), the command line reads the sweep's jobs (Hydra's ``multirun.yaml``, only in :mod:`simstudy.cli`)
+        and gives them to ``run`` as ``run(config, swept, jobs)``. Default ``""``: none.
     chunks : bool, optional
         ``run`` stores resumable chunks in the run directory, given as ``run(config, inputs, out_dir)``; default
         False.
@@ -393,6 +419,12 @@ class Command:
     charts: Callable | None = None
     page: str | None = None
     keys: Mapping[str, str] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    actions: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    failure: Callable | None = None
+    logs: str = ""
+    composes_study: bool = False
+    reads_sweep: str = ""
     chunks: bool = False
     runner: bool = False
     record: bool = True
