@@ -321,7 +321,7 @@ class Command:
     run : callable
         A data command's ``run(config, inputs) -> result``: ``config`` what ``parse`` returned, ``inputs`` the
         scores by model (or what ``prepare`` made of them), and with ``chunks`` the run directory as a third
-        argument; a frozen result, nothing printed. A plain command's library function.
+        argument; a frozen result, nothing printed. A plain command's ``run(config) -> result`` (see ``keys``).
     usage : str
         The usage line of ``simstudy NAME --help``.
     examples : tuple of str
@@ -334,6 +334,7 @@ class Command:
         Default None: a plain command.
     parse : callable or None, optional
         ``parse(mapping) -> config``: the keys validated (a one-line :class:`~simstudy.schema.ConfigError`).
+        Optional for a plain command (default None: ``run`` gets the mapping).
     prepare : callable or None, optional
         ``prepare(config, scores) -> prepared``: checks that need the scores, made before the run directory is
         touched (a refusal leaves nothing behind). Default None: the scores as they are.
@@ -455,7 +456,8 @@ def register_command(spec: Command) -> Command:
     Raises
     ------
     ValueError
-        If the name is not an identifier, a data command has no ``parse``, or the name is taken.
+        If the name is not an identifier, a data command has no ``parse``, ``logs`` is not one of its values, or
+        the name is taken.
 
     Examples
     --------
@@ -469,6 +471,8 @@ def register_command(spec: Command) -> Command:
         raise ValueError(f"a command name must be an identifier, got {spec.name!r}")
     if spec.options is not None and spec.parse is None:
         raise ValueError(f"command {spec.name}: a data command (options={spec.options.__name__}) needs parse")
+    if spec.logs not in ("", "first", "run"):
+        raise ValueError(f"command {spec.name}: logs must be '', 'first' or 'run', got {spec.logs!r}")
     return extend.commands.register(spec.name, spec)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from simstudy.commands.study import load_run, run_and_report, trusted
 from simstudy.engine import claims
@@ -162,10 +163,15 @@ class Collect:
     sweep_dir : pathlib.Path or None
         A sweep's (or design's) directory (None for a run); its jobs are read by the command line
         (:attr:`simstudy.registry.Command.reads_sweep`) and handed to :func:`execute`.
+
+    Examples
+    --------
+    >>> Collect(sweep_dir=Path("outputs/multirun/x")).run_dir is None
+    True
     """
 
     run_dir: Path | None = None
-    config: object = None
+    config: Any = None
     sweep_dir: Path | None = None
 
 
@@ -181,11 +187,16 @@ class SweepCollected:
         Its number of jobs.
     stacked : simstudy.sweeps.Stacked
         The stacked frame and the unfinished jobs.
+
+    Examples
+    --------
+    >>> SweepCollected(Path("outputs/multirun/x"), 2, None).jobs
+    2
     """
 
     sweep_dir: Path
     jobs: int
-    stacked: object
+    stacked: Any
 
 
 def parse(keys) -> Collect:
@@ -235,10 +246,20 @@ def execute(collect: Collect, swept: list | None = None, jobs: list | None = Non
     -------
     simstudy.studies.base.StudyResult or SweepCollected
         What :func:`run` returns, or the sweep stacked.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.sweeps import Job
+    >>> with tempfile.TemporaryDirectory() as sweep:
+    ...     done = execute(Collect(sweep_dir=Path(sweep)), ["budget.B"], [Job("budget.B=3", {"budget.B": 3})])
+    >>> done.jobs, done.stacked.unfinished
+    (1, ('budget.B=3',))
     """
     if collect.sweep_dir is None:
-        return run(collect.run_dir, collect.config)
-    return SweepCollected(collect.sweep_dir, len(jobs), stack(collect.sweep_dir, swept, jobs))
+        return run(collect.run_dir or Path(), collect.config)  # parse set run_dir when it set no sweep_dir
+    jobs = jobs or []
+    return SweepCollected(collect.sweep_dir, len(jobs), stack(collect.sweep_dir, swept or [], jobs))
 
 
 def failure(done) -> str | None:
@@ -253,6 +274,15 @@ def failure(done) -> str | None:
     -------
     str or None
         The line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.sweeps import Job
+    >>> with tempfile.TemporaryDirectory() as sweep:
+    ...     done = execute(Collect(sweep_dir=Path(sweep)), ["budget.B"], [Job("budget.B=3", {"budget.B": 3})])
+    ...     print(failure(done))  # doctest: +ELLIPSIS
+    /...: 1 of 1 jobs did not finish (no summary.parquet): budget.B=3; rerun the sweep's command to resume them
     """
     if not isinstance(done, SweepCollected) or not done.stacked.unfinished:
         return None

@@ -119,6 +119,12 @@ def lines(done: Planned) -> list[str]:
     -------
     list of str
         The lines (the table's as one string).
+
+    Examples
+    --------
+    >>> import types, pandas as pd
+    >>> lines(types.SimpleNamespace(table=pd.DataFrame()))
+    ['no Monte Carlo measure: this study is exact, a run needs no more than its pilot']
     """
     if done.table.empty:
         return ["no Monte Carlo measure: this study is exact, a run needs no more than its pilot"]

@@ -377,6 +377,13 @@ def execute(keys) -> Listed | Exported:
     -------
     Listed or Exported
         What :func:`run` returns.
+
+    Examples
+    --------
+    >>> execute({"action": "export", "benchmark": "hpobench", "dataset": "australian"})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: simstudy populations export: n is required: set it with n=...
     """
     keys = dict(keys)
     return run(keys.pop("action", "list"), **keys)
@@ -394,6 +401,12 @@ def lines(done: Listed | Exported) -> list[str]:
     -------
     list of str
         The lines (the table's as one string).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> lines(Listed(pd.DataFrame({"benchmark": ["hpobench"], "trials": [100]}), Path("populations.csv")))[1:]
+    ['wrote populations.csv']
     """
     if isinstance(done, Exported):
         pop = done.population

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from simstudy.commands.study import load_run, trusted
 from simstudy.registry import Command
@@ -93,10 +94,15 @@ class Replay:
         The run directory.
     config : simstudy.config.Config
         Its config, set to replay the chunk here (sequentially, one worker, no progress bar).
+
+    Examples
+    --------
+    >>> Replay(Path("outputs/x"), None).run_dir
+    PosixPath('outputs/x')
     """
 
     run_dir: Path
-    config: object
+    config: Any
 
 
 def parse(keys) -> Replay:
@@ -149,6 +155,17 @@ def execute(replay: Replay) -> Replayed:
     ------
     simstudy.engine.rundir.Refused
         If the chunk is not one of the study's (one line, status 2).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy import launch
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     _ = launch.api_run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out)
+    ...     cell = next(Path(out, "chunks").glob("*/cell-*")).name.removeprefix("cell-")
+    ...     done = execute(parse({"run_dir": out, "chunk": f"{cell}/0"}))
+    >>> done.message.endswith("/0 ran without error")
+    True
     """
     from simstudy.engine.rundir import fail
     from simstudy.registry import study
@@ -167,6 +184,16 @@ def execute(replay: Replay) -> Replayed:
 
 def lines(done: Replayed) -> list[str]:
     """What the terminal shows of a chunk that ran without error.
+
+    Parameters
+    ----------
+    done : Replayed
+        From :func:`execute`.
+
+    Returns
+    -------
+    list of str
+        One line.
 
     Examples
     --------

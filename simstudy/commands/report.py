@@ -101,6 +101,15 @@ def execute(keys) -> Report:
     -------
     simstudy.report_html.Report
         What :func:`run` returns.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     execute({"run_dir": d})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: run_dir=...: no summary.parquet there ...
     """
     return run(keys["run_dir"])
 
@@ -117,6 +126,11 @@ def lines(done: Report) -> list[str]:
     -------
     list of str
         One line.
+
+    Examples
+    --------
+    >>> lines(Report(Path("r/report.html"), 2, 10, 4, (), 1_500_000, 0.1))
+    ['wrote r/report.html (1.5 MB, 2 charts, 10 rows, 4 chunks verified)']
     """
     return [
         f"wrote {done.path} ({done.size / 1e6:.1f} MB, {done.charts} charts, {done.rows} rows, {done.chunks} chunks "
@@ -136,6 +150,12 @@ def failure(done: Report) -> str | None:
     -------
     str or None
         The line, naming the first damaged chunk.
+
+    Examples
+    --------
+    >>> import types
+    >>> failure(types.SimpleNamespace(damaged=("c0/1",)))
+    '1 stored chunk(s) failed their check (the page lists them); first: c0/1'
     """
     if not done.damaged:
         return None

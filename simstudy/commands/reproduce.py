@@ -261,6 +261,13 @@ def execute(keys) -> Reproduced:
     -------
     Reproduced
         What :func:`run` returns.
+
+    Examples
+    --------
+    >>> execute({"only": "no_such_entry"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: only=no_such_entry: no entries no_such_entry (entries: ...)
     """
     return run(
         quick=bool(keys.get("quick")), only=keys.get("only"), n_jobs=keys.get("n_jobs", "-1"), out=keys.get("out")
@@ -269,6 +276,16 @@ def execute(keys) -> Reproduced:
 
 def failure(done: Reproduced) -> str | None:
     """The runs that failed, in one line naming the report (the command exits 1); None if none did.
+
+    Parameters
+    ----------
+    done : Reproduced
+        From :func:`run`.
+
+    Returns
+    -------
+    str or None
+        The line.
 
     Examples
     --------
