@@ -257,7 +257,8 @@ def execute(collect: Collect, swept: list | None = None, jobs: list | None = Non
     (1, ('budget.B=3',))
     """
     if collect.sweep_dir is None:
-        return run(collect.run_dir or Path(), collect.config)  # parse set run_dir when it set no sweep_dir
+        assert collect.run_dir is not None  # parse sets one of the two
+        return run(collect.run_dir, collect.config)
     jobs = jobs or []
     return SweepCollected(collect.sweep_dir, len(jobs), stack(collect.sweep_dir, swept or [], jobs))
 
