@@ -321,7 +321,7 @@ class Command:
     run : callable
         A data command's ``run(config, inputs) -> result``: ``config`` what ``parse`` returned, ``inputs`` the
         scores by model (or what ``prepare`` made of them), and with ``chunks`` the run directory as a third
-        argument; a frozen result, nothing printed. A plain command's library function.
+        argument; a frozen result, nothing printed. A plain command's ``run(config) -> result`` (see ``keys``).
     usage : str
         The usage line of ``simstudy NAME --help``.
     examples : tuple of str
@@ -334,6 +334,7 @@ class Command:
         Default None: a plain command.
     parse : callable or None, optional
         ``parse(mapping) -> config``: the keys validated (a one-line :class:`~simstudy.schema.ConfigError`).
+        Optional for a plain command (default None: ``run`` gets the mapping).
     prepare : callable or None, optional
         ``prepare(config, scores) -> prepared``: checks that need the scores, made before the run directory is
         touched (a refusal leaves nothing behind). Default None: the scores as they are.
@@ -353,7 +354,33 @@ class Command:
         (:func:`simstudy.commands.report.run` hands every command's page to :func:`simstudy.report_html.build`,
         which knows no command's files). Default None: no page.
     keys : Mapping of str to str, optional
-        A plain command's keys, explained for ``--help`` (a data command's come from ``options``).
+        A plain command's keys, explained for ``--help`` (a data command's come from ``options``); for the
+        command line (:func:`simstudy.cli.plain.run`), the keys it takes (a key starting with ``-`` is a flag,
+        given to ``parse`` as ``True`` under its name without dashes). A plain command's ``run(config) ->
+        result`` runs what its ``parse(mapping) -> config`` made of the arguments (a mapping of key to string;
+        without ``parse``, the mapping itself); nothing printed, no exit: ``lines(result)`` is what the terminal
+        shows, ``failure(result)`` the one line of a run that did not finish (exit status 1).
+    required : tuple of str, optional
+        A plain command's keys that must be given (the command line refuses it without them); default ``()``.
+    actions : Mapping of str to tuple, optional
+        A plain command's actions, taken as its first word (``simstudy populations export ...``): action ->
+        ``(required, optional)`` keys; the first is the default (no word). ``parse`` gets the action under
+        ``"action"``. Default ``{}``: no actions.
+    failure : callable or None, optional
+        ``failure(result) -> str or None``: a plain command's run that did not finish, in one line (the
+        command line exits 1 after ``lines``). Default None: none.
+    logs : {"", "first", "run"}, optional
+        A plain command's log lines shown on the terminal (the Hydra commands' format): ``"first"`` before its
+        arguments are parsed, ``"run"`` once they are; default ``""``: not set up.
+    composes_study : bool, optional
+        A plain command that takes a study's overrides (``experiment=NAME key=value ...``): any ``key=value``
+        argument is passed on (``parse`` gets them as ``{"argv": [...]}`` and returns ``(experiment,
+        overrides)``); the command line composes the study config (Hydra, only in :mod:`simstudy.cli`) and runs ``run(composed)``. Default
+        False.
+    reads_sweep : str, optional
+        A plain command's key naming a sweep's directory: when ``parse``'s config sets it (an attribute of that
+        name), the command line reads the sweep's jobs (Hydra's ``multirun.yaml``, only in :mod:`simstudy.cli`)
+        and gives them to ``run`` as ``run(config, swept, jobs)``. Default ``""``: none.
     chunks : bool, optional
         ``run`` stores resumable chunks in the run directory, given as ``run(config, inputs, out_dir)``; default
         False.
@@ -393,6 +420,12 @@ class Command:
     charts: Callable | None = None
     page: str | None = None
     keys: Mapping[str, str] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    actions: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    failure: Callable | None = None
+    logs: str = ""
+    composes_study: bool = False
+    reads_sweep: str = ""
     chunks: bool = False
     runner: bool = False
     record: bool = True
@@ -423,7 +456,8 @@ def register_command(spec: Command) -> Command:
     Raises
     ------
     ValueError
-        If the name is not an identifier, a data command has no ``parse``, or the name is taken.
+        If the name is not an identifier, a data command has no ``parse``, ``logs`` is not one of its values, or
+        the name is taken.
 
     Examples
     --------
@@ -437,6 +471,8 @@ def register_command(spec: Command) -> Command:
         raise ValueError(f"a command name must be an identifier, got {spec.name!r}")
     if spec.options is not None and spec.parse is None:
         raise ValueError(f"command {spec.name}: a data command (options={spec.options.__name__}) needs parse")
+    if spec.logs not in ("", "first", "run"):
+        raise ValueError(f"command {spec.name}: logs must be '', 'first' or 'run', got {spec.logs!r}")
     return extend.commands.register(spec.name, spec)
 
 

@@ -33,6 +33,13 @@ in :mod:`simstudy.cli` changes: ``simstudy NAME --help`` and ``simstudy NAME dat
 Hydra config is made from the schema when ``configs/NAME.yaml`` does not exist). :data:`COMMAND` below is the
 spec, unregistered.
 
+A *plain* command (``key=value`` arguments, no options schema and no Hydra config, like ``simstudy report``) is
+one file too: its spec has no ``options`` but ``keys`` (each explained for ``--help``; a ``-`` first makes it a
+flag), ``required`` (and ``actions`` for a first word), ``parse(mapping) -> config`` over the arguments' strings,
+``run(config) -> result``, ``lines(result)`` and ``failure(result)`` (one line, exit status 1); what only the
+command line may do is asked for by a flag (``logs``, ``composes_study``, ``reads_sweep``), and
+:func:`simstudy.cli.plain.run` runs it (:mod:`simstudy.commands.report` is a short one to copy).
+
 Examples
 --------
 >>> import dataclasses, tempfile

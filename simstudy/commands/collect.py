@@ -15,14 +15,16 @@ a sweep has is read from its ``multirun.yaml`` by the command line (:mod:`simstu
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from simstudy.commands.study import load_run, run_and_report
+from simstudy.commands.study import load_run, run_and_report, trusted
 from simstudy.engine import claims
 from simstudy.engine.rundir import ENVIRONMENT_ERRNOS, fail, note_files, os_error, os_status, release
 from simstudy.registry import Command
 
-__all__ = ["load_config", "run", "stack"]
+__all__ = ["load_config", "run", "stack", "Collect", "SweepCollected", "parse", "execute", "failure"]
 
 
 log = logging.getLogger("simstudy")
@@ -148,10 +150,156 @@ def stack(sweep_dir: str | Path, swept: list[str], jobs: list):
         fail(os_error(exc), status=os_status(exc))
 
 
+@dataclass(frozen=True)
+class Collect:
+    """What ``simstudy collect`` was asked to collect (what :func:`parse` returns): a run or a sweep.
+
+    Parameters
+    ----------
+    run_dir : pathlib.Path or None
+        A sharded run's directory (None for a sweep).
+    config : simstudy.config.Config or None
+        Its config, from :func:`load_config` (None for a sweep).
+    sweep_dir : pathlib.Path or None
+        A sweep's (or design's) directory (None for a run); its jobs are read by the command line
+        (:attr:`simstudy.registry.Command.reads_sweep`) and handed to :func:`execute`.
+
+    Examples
+    --------
+    >>> Collect(sweep_dir=Path("outputs/multirun/x")).run_dir is None
+    True
+    """
+
+    run_dir: Path | None = None
+    config: Any = None
+    sweep_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class SweepCollected:
+    """A sweep collected: where, how many jobs it has, and what :func:`stack` returned.
+
+    Parameters
+    ----------
+    sweep_dir : pathlib.Path
+        The sweep's directory.
+    jobs : int
+        Its number of jobs.
+    stacked : simstudy.sweeps.Stacked
+        The stacked frame and the unfinished jobs.
+
+    Examples
+    --------
+    >>> SweepCollected(Path("outputs/multirun/x"), 2, None).jobs
+    2
+    """
+
+    sweep_dir: Path
+    jobs: int
+    stacked: Any
+
+
+def parse(keys) -> Collect:
+    """``run_dir=DIR [plugins=PATH,...]`` (the run's config loaded and checked) or ``sweep_dir=DIR``, not both.
+
+    Parameters
+    ----------
+    keys : Mapping
+        ``run_dir`` or ``sweep_dir``; ``plugins``: comma-separated import paths the caller trusts.
+
+    Returns
+    -------
+    Collect
+        The run directory and its config, or the sweep's directory.
+
+    Raises
+    ------
+    simstudy.engine.rundir.Refused
+        If neither or both directories are given, or the run directory holds no valid run (one line).
+
+    Examples
+    --------
+    >>> parse({"sweep_dir": "outputs/multirun/x"}).sweep_dir
+    PosixPath('outputs/multirun/x')
+    """
+    if "sweep_dir" in keys and "run_dir" not in keys:
+        return Collect(sweep_dir=Path(keys["sweep_dir"]))
+    if not keys.get("run_dir") or keys.get("sweep_dir"):
+        fail(
+            "simstudy collect: run_dir is required: set it with run_dir=... (or sweep_dir=... for a sweep, not both)",
+        )
+    run_dir = Path(keys["run_dir"])
+    return Collect(run_dir=run_dir, config=load_config(run_dir, trusted(keys)))
+
+
+def execute(collect: Collect, swept: list | None = None, jobs: list | None = None):
+    """Collect what :func:`parse` named: the run (:func:`run`), or the sweep's ``jobs`` (:func:`stack`).
+
+    Parameters
+    ----------
+    collect : Collect
+        From :func:`parse`.
+    swept, jobs : list, optional
+        A sweep's swept keys and jobs (:func:`simstudy.sweeps.Job`), as its ``multirun.yaml`` lists them.
+
+    Returns
+    -------
+    simstudy.studies.base.StudyResult or SweepCollected
+        What :func:`run` returns, or the sweep stacked.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.sweeps import Job
+    >>> with tempfile.TemporaryDirectory() as sweep:
+    ...     done = execute(Collect(sweep_dir=Path(sweep)), ["budget.B"], [Job("budget.B=3", {"budget.B": 3})])
+    >>> done.jobs, done.stacked.unfinished
+    (1, ('budget.B=3',))
+    """
+    if collect.sweep_dir is None:
+        assert collect.run_dir is not None  # parse sets one of the two
+        return run(collect.run_dir, collect.config)
+    jobs = jobs or []
+    return SweepCollected(collect.sweep_dir, len(jobs), stack(collect.sweep_dir, swept or [], jobs))
+
+
+def failure(done) -> str | None:
+    """A sweep's jobs that did not finish, in one line naming them (the command exits 1); None otherwise.
+
+    Parameters
+    ----------
+    done : simstudy.studies.base.StudyResult or SweepCollected
+        From :func:`execute`.
+
+    Returns
+    -------
+    str or None
+        The line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.sweeps import Job
+    >>> with tempfile.TemporaryDirectory() as sweep:
+    ...     done = execute(Collect(sweep_dir=Path(sweep)), ["budget.B"], [Job("budget.B=3", {"budget.B": 3})])
+    ...     print(failure(done))  # doctest: +ELLIPSIS
+    /...: 1 of 1 jobs did not finish (no summary.parquet): budget.B=3; rerun the sweep's command to resume them
+    """
+    if not isinstance(done, SweepCollected) or not done.stacked.unfinished:
+        return None
+    from simstudy.sweeps import unfinished_message
+
+    return unfinished_message(done.sweep_dir, done.stacked.unfinished, done.jobs)
+
+
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "collect",
-    run=run,
+    run=execute,
+    parse=parse,
+    failure=failure,
+    logs="run",
+    reads_sweep="sweep_dir",
     usage="simstudy collect run_dir=DIR [plugins=PATH,...] | sweep_dir=DIR",
     examples=(
         "simstudy collect run_dir=outputs/dodge2021_fig1/default",

@@ -20,6 +20,7 @@ checks the config asks for a precision, and the command line prints the plan.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from simstudy.registry import Command
@@ -28,7 +29,42 @@ from simstudy.schema import ConfigError
 if TYPE_CHECKING:
     from simstudy.studies.precision import Planned
 
-__all__ = ["run"]
+__all__ = ["run", "parse", "lines"]
+
+log = logging.getLogger("simstudy")
+
+
+def parse(keys) -> tuple[str | None, list[str]]:
+    """The preset and the study's overrides of ``simstudy plan [experiment=NAME] key=value ...``.
+
+    Parameters
+    ----------
+    keys : Mapping
+        ``argv``: the command line's arguments after ``plan``.
+
+    Returns
+    -------
+    tuple
+        ``(experiment, overrides)``: the preset named (None: the default study) and every other argument, but
+        ``overwrite=...`` (logged as ignored: a plan writes nothing, so there is nothing to move).
+
+    Examples
+    --------
+    >>> parse({"argv": ["experiment=dodge2021_fig1", "study.precision=1%"]})
+    ('dodge2021_fig1', ['study.precision=1%'])
+    """
+    experiment = None
+    overrides = []
+    for arg in keys["argv"]:
+        key, sep, value = arg.partition("=")
+        if key in ("experiment", "+experiment") and sep:
+            experiment = value
+        elif key.lstrip("+") == "overwrite" and sep:
+            # The run's line, copied with 'plan' in front: a plan writes nothing, so there is nothing to move.
+            log.warning("simstudy plan writes nothing: %s is ignored (it applies to the run itself)", arg)
+        else:
+            overrides.append(arg)
+    return experiment, overrides
 
 
 def run(config) -> Planned:
@@ -71,10 +107,54 @@ def run(config) -> Planned:
     return plan_run(config)
 
 
+def lines(done: Planned) -> list[str]:
+    """What the terminal shows of a plan: the table per measure, the totals and what the plan cannot foresee.
+
+    Parameters
+    ----------
+    done : simstudy.studies.precision.Planned
+        From :func:`run`.
+
+    Returns
+    -------
+    list of str
+        The lines (the table's as one string).
+
+    Examples
+    --------
+    >>> import types, pandas as pd
+    >>> lines(types.SimpleNamespace(table=pd.DataFrame()))
+    ['no Monte Carlo measure: this study is exact, a run needs no more than its pilot']
+    """
+    if done.table.empty:
+        return ["no Monte Carlo measure: this study is exact, a run needs no more than its pilot"]
+    cells = done.table.drop_duplicates("cell")
+    reps = int(cells["cell_reps"].sum())
+    capped = "; capped: " + ", ".join(c[:8] for c in done.capped_cells) if done.capped_cells else ""
+    workers = f"{done.workers} worker{'s' if done.workers > 1 else ''}"
+    more = ""
+    if done.cores > done.workers:  # say what the idle cores would change, and how to use them
+        faster = done.fixed_seconds + reps * done.seconds_per_rep / done.cores
+        more = f"; this machine has {done.cores} cores: runner.n_jobs={done.cores} would take about {faster:.3g} s"
+    return [
+        done.by_measure().to_string(index=False, float_format="{:.4g}".format),
+        f"pilot {done.pilot_reps} per cell; {len(cells)} cells need {reps} replicates in all "
+        f"(cap {done.max_reps} per cell{capped}); about {done.total_seconds:.3g} s on this machine = "
+        f"{done.fixed_seconds:.3g} s outside the replicates (truth, reduction) + {reps} x "
+        f"{done.seconds_per_rep:.3g} s of compute per replicate over {workers}{more}; nothing written",
+        "this plan is the rule's first stage: a run re-plans each cell from its planned replicates and may top it "
+        "up (a heavy-tailed measure may need more than planned here)",
+    ]
+
+
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "plan",
     run=run,
+    parse=parse,
+    lines=lines,
+    logs="first",
+    composes_study=True,
     usage="simstudy plan [experiment=NAME] study.precision=TARGET [study.max_reps=N] [key=value ...]",
     examples=(
         "simstudy plan experiment=dodge2021_fig1 study.precision=0.0005 study.reps=2500",

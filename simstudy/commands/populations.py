@@ -29,7 +29,7 @@ from simstudy._limits import check_memory
 from simstudy.registry import Command
 from simstudy.schema import ConfigError
 
-__all__ = ["run", "listing", "export", "Listed", "Exported"]
+__all__ = ["run", "execute", "lines", "listing", "export", "Listed", "Exported"]
 
 
 #: Peak memory of an export per trial, in bytes: measured with tracemalloc at 96 for n = 4e5 (the scores, the
@@ -365,10 +365,65 @@ def run(action: str = "list", **keys: Any) -> Listed | Exported:
     )
 
 
+def execute(keys) -> Listed | Exported:
+    """``simstudy populations [export] key=value ...``: :func:`run` on the command line's action and keys.
+
+    Parameters
+    ----------
+    keys : Mapping
+        ``action`` (``"list"`` or ``"export"``) and the action's keys.
+
+    Returns
+    -------
+    Listed or Exported
+        What :func:`run` returns.
+
+    Examples
+    --------
+    >>> execute({"action": "export", "benchmark": "hpobench", "dataset": "australian"})
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: simstudy populations export: n is required: set it with n=...
+    """
+    keys = dict(keys)
+    return run(keys.pop("action", "list"), **keys)
+
+
+def lines(done: Listed | Exported) -> list[str]:
+    """What the terminal shows: the file exported and its truth, or the table listed (and the file written).
+
+    Parameters
+    ----------
+    done : Listed or Exported
+        From :func:`run`.
+
+    Returns
+    -------
+    list of str
+        The lines (the table's as one string).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> lines(Listed(pd.DataFrame({"benchmark": ["hpobench"], "trials": [100]}), Path("populations.csv")))[1:]
+    ['wrote populations.csv']
+    """
+    if isinstance(done, Exported):
+        pop = done.population
+        return [
+            f"wrote {done.path} ({done.scores.size} trials of {pop.benchmark}/{pop.dataset} {pop.metric}, "
+            f"{pop.direction}) and its exact truth {done.truth_path}"
+        ]
+    shown = [done.table.to_string(index=False, float_format="{:.6g}".format)]
+    return shown + ([f"wrote {done.path}"] if done.path is not None else [])
+
+
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "populations",
-    run=run,
+    run=execute,
+    lines=lines,
+    actions={"list": ((), ("out",)), "export": (("benchmark", "dataset", "n"), ("seed", "metric", "scale", "out"))},
     usage="simstudy populations [out=FILE] | simstudy populations export benchmark=B dataset=D n=N [seed=S] "
     "[metric=M] [scale=X] [out=FILE]",
     examples=(

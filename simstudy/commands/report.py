@@ -26,7 +26,7 @@ from simstudy.report_html import Report, build, build_or_warn
 from simstudy.report_safe import NotAReport
 from simstudy.schema import ConfigError
 
-__all__ = ["run", "charts", "write"]
+__all__ = ["run", "execute", "lines", "failure", "charts", "write"]
 
 
 def run(run_dir: str | Path) -> Report:
@@ -89,6 +89,79 @@ def write(run_dir: str | Path) -> Report | None:
     return build_or_warn(run_dir, **_handed(run_dir))
 
 
+def execute(keys) -> Report:
+    """``simstudy report run_dir=DIR``: :func:`run` on the command line's keys.
+
+    Parameters
+    ----------
+    keys : Mapping
+        ``run_dir`` (required).
+
+    Returns
+    -------
+    simstudy.report_html.Report
+        What :func:`run` returns.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     execute({"run_dir": d})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: run_dir=...: no summary.parquet there ...
+    """
+    return run(keys["run_dir"])
+
+
+def lines(done: Report) -> list[str]:
+    """What the terminal shows of the page written: its path, size and counts.
+
+    Parameters
+    ----------
+    done : simstudy.report_html.Report
+        From :func:`run`.
+
+    Returns
+    -------
+    list of str
+        One line.
+
+    Examples
+    --------
+    >>> lines(Report(Path("r/report.html"), 2, 10, 4, (), 1_500_000, 0.1))
+    ['wrote r/report.html (1.5 MB, 2 charts, 10 rows, 4 chunks verified)']
+    """
+    return [
+        f"wrote {done.path} ({done.size / 1e6:.1f} MB, {done.charts} charts, {done.rows} rows, {done.chunks} chunks "
+        f"verified)"
+    ]
+
+
+def failure(done: Report) -> str | None:
+    """The stored chunks that failed their check, in one line (the command exits 1); None if none did.
+
+    Parameters
+    ----------
+    done : simstudy.report_html.Report
+        From :func:`run`.
+
+    Returns
+    -------
+    str or None
+        The line, naming the first damaged chunk.
+
+    Examples
+    --------
+    >>> import types
+    >>> failure(types.SimpleNamespace(damaged=("c0/1",)))
+    '1 stored chunk(s) failed their check (the page lists them); first: c0/1'
+    """
+    if not done.damaged:
+        return None
+    return f"{len(done.damaged)} stored chunk(s) failed their check (the page lists them); first: {done.damaged[0]}"
+
+
 def charts(files) -> list:
     """The charts a command draws of its run directory: its spec's ``charts`` hook
     (:attr:`simstudy.registry.Command.charts`), asked for the command the directory's ``run.json`` names.
@@ -137,7 +210,10 @@ def _handed(run_dir) -> dict:
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "report",
-    run=run,
+    run=execute,
+    lines=lines,
+    failure=failure,
+    required=("run_dir",),
     usage="simstudy report run_dir=DIR",
     examples=(
         "simstudy report run_dir=outputs/dodge2021_fig1/default",

@@ -49,6 +49,8 @@ __all__ = [
     "check_out_dir",
     "write_report",
     "run",
+    "execute",
+    "failure",
     "Reproduced",
 ]
 
@@ -247,11 +249,59 @@ def run(*, quick: bool = False, only: str | None = None, n_jobs: int | str = -1,
     return Reproduced(path, tuple(sections), failed)
 
 
+def execute(keys) -> Reproduced:
+    """``simstudy reproduce [--quick] [only=ID,ID] [n_jobs=N] [out=DIR]``: :func:`run` on the command line's keys.
+
+    Parameters
+    ----------
+    keys : Mapping
+        ``quick`` (True with ``--quick``), ``only``, ``n_jobs`` and ``out``, all optional.
+
+    Returns
+    -------
+    Reproduced
+        What :func:`run` returns.
+
+    Examples
+    --------
+    >>> execute({"only": "no_such_entry"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simstudy.schema.ConfigError: only=no_such_entry: no entries no_such_entry (entries: ...)
+    """
+    return run(
+        quick=bool(keys.get("quick")), only=keys.get("only"), n_jobs=keys.get("n_jobs", "-1"), out=keys.get("out")
+    )
+
+
+def failure(done: Reproduced) -> str | None:
+    """The runs that failed, in one line naming the report (the command exits 1); None if none did.
+
+    Parameters
+    ----------
+    done : Reproduced
+        From :func:`run`.
+
+    Returns
+    -------
+    str or None
+        The line.
+
+    Examples
+    --------
+    >>> failure(Reproduced(Path("REPRODUCTION.md"), (), 2))
+    '2 run(s) failed; see REPRODUCTION.md'
+    """
+    return f"{done.failed} run(s) failed; see {done.path}" if done.failed else None
+
+
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.
 COMMAND = Command(
     "reproduce",
     page="REPRODUCTION.md",
-    run=run,
+    run=execute,
+    failure=failure,
+    logs="first",
     usage="simstudy reproduce [--quick] [only=ID,ID,...] [n_jobs=N] [out=DIR]",
     examples=(
         "simstudy reproduce --quick                 # smoke scale, every entry and hypothesis",

@@ -70,3 +70,55 @@ def test_a_plugin_command_is_found_through_the_plugins_and_runs(tmp_path):
     proc = simstudy("best", "data=s.csv", cwd=tmp_path, env=env)
     assert "a: best 0.4000, median 0.3000 of 3 runs" in proc.stdout
     assert (tmp_path / "outputs" / "best" / "data=s.csv" / "best.csv").is_file()
+
+
+# A plain command (key=value arguments, no Hydra config): its spec is all the command line needs -- its keys (and
+# flags), parse, run, lines and failure -- with nothing in simstudy.cli written for it.
+def _toy_parse(keys):
+    if not keys["n"].isdigit():
+        raise ss.ConfigError(f"n must be a whole number, got {keys['n']!r}")
+    return {"n": int(keys["n"]), "word": keys.get("word", "tick"), "loud": keys.get("loud", False)}
+
+
+def _toy_run(config):
+    return [config["word"].upper() if config["loud"] else config["word"]] * config["n"]
+
+
+@pytest.fixture
+def toy_plain():
+    spec = registry.register_command(
+        registry.Command(
+            "toy_plain",
+            run=_toy_run,
+            parse=_toy_parse,
+            lines=lambda words: [" ".join(words)],
+            failure=lambda words: "nothing to say" if not words else None,
+            usage="simstudy toy_plain n=N [word=W] [--loud]",
+            examples=("simstudy toy_plain n=3 word=tock",),
+            writes="nothing: a line on the terminal",
+            keys={"n": "how many words", "word": "the word (default tick)", "--loud": "in capitals"},
+            required=("n",),
+            summary="a toy plain command",
+        )
+    )
+    assert spec.plain
+    yield spec
+    extend.commands.unregister("toy_plain")
+
+
+def test_a_registered_plain_command_runs_from_the_command_line_with_nothing_in_the_cli(tmp_path, toy_plain):
+    assert simstudy("toy_plain", "n=2", "word=tock", "--loud", cwd=tmp_path).stdout == "TOCK TOCK\n"
+    assert simstudy("toy_plain", "n=3", cwd=tmp_path).stdout == "tick tick tick\n"
+    help_ = simstudy("toy_plain", "--help", cwd=tmp_path).stdout
+    assert help_.startswith("simstudy toy_plain: a toy plain command.") and "how many words" in help_
+    # refusals: the keys from the spec, the value from parse, the failure from the spec; one line each
+    proc = simstudy("toy_plain", "word=x", cwd=tmp_path, check=False)
+    assert one_line_error(proc, "simstudy toy_plain: n is required: set it with n=...")
+    proc = simstudy("toy_plain", "n=2", "colour=red", cwd=tmp_path, check=False)
+    assert one_line_error(
+        proc, "simstudy toy_plain: unexpected argument 'colour=red' (usage: simstudy toy_plain n=... [word=...])"
+    )
+    proc = simstudy("toy_plain", "n=two", cwd=tmp_path, check=False)
+    assert one_line_error(proc, "n must be a whole number, got 'two'")
+    proc = simstudy("toy_plain", "n=0", cwd=tmp_path, check=False)
+    assert one_line_error(proc, "nothing to say", status=1) and proc.stdout == "\n"
