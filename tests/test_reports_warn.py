@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from _cli import simstudy
 
-from simstudy import cli, extrapolation
-from simstudy.commands import _pages, audit_page, extrapolate, extrapolate_page
+from simstudy import extrapolation
+from simstudy.commands import _pages, audit_page, extrapolate, extrapolate_page, study
 from simstudy.commands import audit as audit_command
 from simstudy.distributions.parametric import NoisyQuadratic
 from simstudy.stats import metrics
@@ -43,7 +43,7 @@ def test_described_distributions_are_rounded_in_the_log(tmp_path):
         json.dumps({"distributions": {"bag": {"name": "bag", "size": 3, "maximum": 0.8898352881786101,
                                               "support": [0.5, 0.8898352881786101]}}})
     )
-    assert cli.describe(tmp_path / "run.json") == ["bag: size=3, maximum=0.8898, support=[0.5, 0.8898]"]
+    assert study.describe(tmp_path / "run.json") == ["bag: size=3, maximum=0.8898, support=[0.5, 0.8898]"]
 
 
 def test_markdown_bold_is_not_for_terminals():

@@ -25,13 +25,6 @@ Hydra, OmegaConf and the config schemas are imported when a command runs, not wh
 from __future__ import annotations
 
 from simstudy.cli.main import main
-from simstudy.commands.study import describe as describe
-from simstudy.engine.rundir import dirname as dirname  # the tests' and the benchmarks' way in, as before
-from simstudy.overrides import config_dir as config_dir
-from simstudy.overrides import design_cells as design_cells
-from simstudy.overrides import last_of_each_key as last_of_each_key
-from simstudy.overrides import register_commands as register_commands
-from simstudy.overrides import register_studies as register_studies
 
 __all__ = ["main"]
 

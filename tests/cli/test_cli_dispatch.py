@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import simstudy.cli
-from simstudy import extend, registry
+from simstudy import extend, overrides, registry
 
-CONFIGS = Path(simstudy.cli.config_dir())
+CONFIGS = Path(overrides.config_dir())
 
 
 def test_every_registered_command_is_a_data_or_a_plain_command_with_its_config_or_its_spec():

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from _cli import FIG1, clean_env, one_line_error, simstudy
 
-from simstudy import cli
+from simstudy import overrides
+from simstudy.engine import rundir
 
 SAFE = re.compile(r"[A-Za-z0-9._=,+-]+")
 
@@ -30,23 +31,23 @@ SAFE = re.compile(r"[A-Za-z0-9._=,+-]+")
     ids=["slash", "space", "braces", "hash-like", "long"],
 )
 def test_dirname_is_injective_on_pairs_that_collided(pair):
-    names = [cli.dirname(text) for text in pair]
+    names = [rundir.dirname(text) for text in pair]
     assert names[0] != names[1], names
     for name in names:
         assert SAFE.fullmatch(name) and len(name) <= 255, name
 
 
 def test_dirname_keeps_safe_names_and_hashes_the_rest_to_a_typeable_name():
-    assert cli.dirname("") == "default"
-    assert cli.dirname("study.reps=10,seed=1") == "study.reps=10,seed=1"  # readable where already safe
-    name = cli.dirname("distribution.params={a: 5, b: 2}")
+    assert rundir.dirname("") == "default"
+    assert rundir.dirname("study.reps=10,seed=1") == "study.reps=10,seed=1"  # readable where already safe
+    name = rundir.dirname("distribution.params={a: 5, b: 2}")
     assert re.fullmatch(r"distribution\.params=_a_5,_b_2_-[0-9a-f]{8}", name), name
-    assert cli.dirname("distribution.params={a: 5, b: 2}") == name  # a function of the text: reruns resume
+    assert rundir.dirname("distribution.params={a: 5, b: 2}") == name  # a function of the text: reruns resume
 
 
 def test_a_design_listing_a_path_and_its_flattened_twin_is_two_cells():
     base = {"seed": 0, "distribution": {"kind": "file", "path": "x.csv"}}
-    keys, cells = cli.design_cells({**base, "design": {"distribution.path": ["a/b.csv", "a_b.csv"]}})
+    keys, cells = overrides.design_cells({**base, "design": {"distribution.path": ["a/b.csv", "a_b.csv"]}})
     assert keys == ["distribution.path"] and len({name for name, _, _ in cells}) == 2
 
 
@@ -55,7 +56,7 @@ def test_a_design_listing_a_path_and_its_flattened_twin_is_two_cells():
 
 def test_last_of_each_key_keeps_the_last_value_in_its_place_with_one_notice(capsys):
     args = ["-m", "study.reps=10", "seed=1", "study.reps=20", "study.reps=30", "+x=1", "x=2", "~y", "--help"]
-    assert cli.last_of_each_key(args) == ["-m", "seed=1", "study.reps=30", "++x=2", "~y", "--help"]
+    assert overrides.last_of_each_key(args) == ["-m", "seed=1", "study.reps=30", "++x=2", "~y", "--help"]
     out, err = capsys.readouterr()
     assert err == "" and out.splitlines() == [
         "simstudy: note: study.reps given 3 times (study.reps=10 study.reps=20 study.reps=30): the last is used, "
@@ -71,7 +72,7 @@ def test_last_of_each_key_keeps_the_last_value_in_its_place_with_one_notice(caps
 )
 def test_a_key_given_twice_with_a_plus_gets_its_note_too(capsys, args, kept):
     # compared as typed, budget.B=5 ++budget.B=5 was no key given twice: no note
-    assert cli.last_of_each_key(args) == kept
+    assert overrides.last_of_each_key(args) == kept
     assert capsys.readouterr().out.startswith("simstudy: note: budget.")
 
 

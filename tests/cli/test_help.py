@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from simstudy import cli, config, extend, registry, schema
+from simstudy import cli, config, extend, overrides, registry, schema
 from simstudy.cli import usage
 from simstudy.commands import audit, bands, curve, extrapolate
 from simstudy.commands._data import REQUIRED
+from simstudy.overrides import register_commands
 
-CONFIGS = Path(cli.config_dir())
+CONFIGS = Path(overrides.config_dir())
 DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
 
 
@@ -73,7 +74,7 @@ def test_data_command_yaml_holds_no_default_of_its_own(command):
 def test_data_command_composes_schema_defaults_and_plain_overrides(command, overrides, expected):
     from hydra import compose, initialize_config_dir
 
-    cli.register_commands()
+    register_commands()
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = OmegaConf.to_container(compose(command, overrides=overrides))  # no '+': every key is in the schema
     defaults = schema.defaults(registry.command(command).options)
