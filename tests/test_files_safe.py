@@ -269,21 +269,21 @@ def test_reproduce_only_updates_its_section_and_keeps_the_others(tmp_path):
     import shutil
 
     from simstudy import catalogue
-    from simstudy.commands import reproduce
+    from simstudy.commands import reproduction_page
 
     shutil.copy(REPO / "REPRODUCTION.md", tmp_path)
-    shutil.copy(REPO / reproduce.MARKER, tmp_path)
+    shutil.copy(REPO / reproduction_page.MARKER, tmp_path)
     shutil.copytree(REPO / "reproduction", tmp_path / "reproduction")
-    sections, before = reproduce.read_report(tmp_path), tree(tmp_path)
+    sections, before = reproduction_page.read_report(tmp_path), tree(tmp_path)
     lines = len((tmp_path / "REPRODUCTION.md").read_text().splitlines())
     simstudy("reproduce", "only=dodge2019_fig1", "n_jobs=1", cwd=tmp_path, timeout=240)
-    after = reproduce.read_report(tmp_path)
+    after = reproduction_page.read_report(tmp_path)
     assert list(after) == list(sections) and len(sections) == len(catalogue.load_catalogue())
     assert {i for i in sections if after[i] != sections[i]} <= {"dodge2019_fig1"}  # only its wall time may change
     assert abs(len((tmp_path / "REPRODUCTION.md").read_text().splitlines()) - lines) <= 2
     now = tree(tmp_path)
     changed = {name for name, digest in before.items() if now.get(name) != digest}
-    assert changed <= {"REPRODUCTION.md", reproduce.MARKER, "reproduction/dodge2019_fig1.png"}
+    assert changed <= {"REPRODUCTION.md", reproduction_page.MARKER, "reproduction/dodge2019_fig1.png"}
     # and a second run trusts what it wrote: the report and its figure are simstudy's, unchanged since
     simstudy("reproduce", "only=dodge2019_fig1", "n_jobs=1", cwd=tmp_path, timeout=240)
 
@@ -307,12 +307,12 @@ def test_reproduce_out_refuses_a_users_report_or_figure(tmp_path):
 
 
 def test_reproduce_out_rewrites_only_its_own_unchanged_files(tmp_path):
-    from simstudy.commands import reproduce
+    from simstudy.commands import reproduction_page
 
     args = ["reproduce", "only=dodge2019_fig3", "out=rep"]  # results without public data: nothing to run
     simstudy(*args, cwd=tmp_path)
     report = tmp_path / "rep" / "REPRODUCTION.md"
-    assert "**Verdict: no data.**" in report.read_text() and (tmp_path / "rep" / reproduce.MARKER).is_file()
+    assert "**Verdict: no data.**" in report.read_text() and (tmp_path / "rep" / reproduction_page.MARKER).is_file()
     simstudy(*args, cwd=tmp_path)  # its own file, unchanged since: rewritten
     report.write_text(report.read_text() + "\nMy note.\n")
     before = tree(tmp_path)
@@ -323,10 +323,10 @@ def test_reproduce_out_rewrites_only_its_own_unchanged_files(tmp_path):
 def test_a_quick_report_never_replaces_the_paper_scale_one(tmp_path):
     import shutil
 
-    from simstudy.commands import reproduce
+    from simstudy.commands import reproduction_page
 
     shutil.copy(REPO / "REPRODUCTION.md", tmp_path)
-    shutil.copy(REPO / reproduce.MARKER, tmp_path)
+    shutil.copy(REPO / reproduction_page.MARKER, tmp_path)
     before = tree(tmp_path)
     proc = simstudy("reproduce", "--quick", "only=dodge2019_fig3", "out=.", cwd=tmp_path, check=False)
     one_line_error(proc, "REPRODUCTION.md is the report at paper-scale settings; write the other one to another "

@@ -29,14 +29,11 @@ from simstudy.catalogue import (
     verdict,
 )
 from simstudy.commands.reproduction_page import (
-    MARKER,
     OutDirError,
     check_out_dir,
     kept_section,
     read_report,
     record_full_run,
-    record_written,
-    small_png,
     write_report,
 )
 from simstudy.engine.rundir import check_dir_override
@@ -44,19 +41,12 @@ from simstudy.registry import Command, command_names
 from simstudy.schema import ConfigError
 
 __all__ = [
-    "MARKER",
-    "OutDirError",
-    "check_out_dir",
-    "write_report",
     "run",
     "execute",
     "failure",
     "Reproduced",
 ]
 
-
-# Names of the report's module that the tests and callers import from here, as before.
-_REEXPORTED = (small_png, kept_section, read_report, record_full_run, record_written)
 
 log = logging.getLogger("simstudy")
 

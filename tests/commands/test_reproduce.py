@@ -8,7 +8,7 @@ import pytest
 from _cli import simstudy
 
 from simstudy import catalogue
-from simstudy.commands import reproduce
+from simstudy.commands import reproduction_page
 
 FRAME = pd.DataFrame({
     "measure": ["m"] * 6,
@@ -95,14 +95,14 @@ def test_a_hypothesis_that_reproduces_explains_and_one_that_does_not_leaves_diff
     assert catalogue.verdict(explained) == "explained"
     assert catalogue.verdict(unexplained) == "differs"
     assert catalogue.best_hypothesis(unexplained.hypotheses).hypothesis.id == "scaled"  # 0.20 is nearer 0.25
-    reproduce.write_report([explained], tmp_path / "a", quick=True, total_seconds=5.0, cores=2)
+    reproduction_page.write_report([explained], tmp_path / "a", quick=True, total_seconds=5.0, cores=2)
     text = (tmp_path / "a" / "REPRODUCTION.md").read_text()
     assert "**Verdict: explained.**" in text and "1 reproduced" not in text and "1 explained" in text
     assert "| the paper shifted b | `simstudy x shift=true` | 0.24 ± 0.01 ✓ | ✓ 1 of 1 | 2.0 s |" in text
     assert "| *the paper* | | 0.25 | | |" in text  # the published number heads its column
     assert "Explained by: *the paper shifted b* (`shifted`)" in text
     assert "| e |" not in text and "| 5.0 s |" in text  # the entry's time includes its hypotheses' (1 + 2 + 2)
-    reproduce.write_report([unexplained], tmp_path / "b", quick=True, total_seconds=5.0, cores=2)
+    reproduction_page.write_report([unexplained], tmp_path / "b", quick=True, total_seconds=5.0, cores=2)
     text = (tmp_path / "b" / "REPRODUCTION.md").read_text()
     assert "**Verdict: differs.**" in text and "Nearest: *the paper scaled b* (`scaled`), 0 of 1 checks" in text
 
@@ -114,13 +114,13 @@ def test_only_a_full_regeneration_from_scratch_is_recorded_as_the_reports_time(t
     study, data = tmp_path / "study", tmp_path / "data"  # a study run (run.json) and a data command (none)
     study.mkdir(), data.mkdir()
     (study / "run.json").write_text(json.dumps({"runner": {"resumed": 0, "computed": 4}}))
-    assert reproduce.record_full_run(tmp_path, [study, data], 300.0, 2, full=False) is None
-    assert reproduce.record_full_run(tmp_path, [study, data], 420.0, 2, full=True) == {
+    assert reproduction_page.record_full_run(tmp_path, [study, data], 300.0, 2, full=False) is None
+    assert reproduction_page.record_full_run(tmp_path, [study, data], 420.0, 2, full=True) == {
         "wall_seconds": 420.0, "runs": 2, "workers": 2}
     (study / "run.json").write_text(json.dumps({"runner": {"resumed": 4, "computed": 0}}))
-    assert reproduce.record_full_run(tmp_path, [study, data], 30.0, 2, full=True)["wall_seconds"] == 420.0
+    assert reproduction_page.record_full_run(tmp_path, [study, data], 30.0, 2, full=True)["wall_seconds"] == 420.0
     section = catalogue.Section(catalogue.Entry("e", "t", "p", ("x",), (), ()), (), "simstudy x", 1.0, None)
-    reproduce.write_report([section], tmp_path / "r", quick=False, total_seconds=800.0, cores=2,
+    reproduction_page.write_report([section], tmp_path / "r", quick=False, total_seconds=800.0, cores=2,
                            full_run={"wall_seconds": 420.0, "runs": 2, "workers": 2})
     text = (tmp_path / "r" / "REPRODUCTION.md").read_text()
     assert "A full regeneration, 2 runs from scratch, took **7.0 minutes on 2 cores**" in text
@@ -224,7 +224,7 @@ def test_small_png_is_small(tmp_path):
     ax.plot(np.arange(100), np.sin(np.arange(100) / 10))
     fig.savefig(tmp_path / "big.png")
     plt.close(fig)
-    reproduce.small_png(tmp_path / "big.png", tmp_path / "small.png")
+    reproduction_page.small_png(tmp_path / "big.png", tmp_path / "small.png")
     from PIL import Image
 
     with Image.open(tmp_path / "small.png") as image:
