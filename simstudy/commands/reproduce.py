@@ -2,8 +2,7 @@
 
 :func:`run` runs every catalogued command (and its hypotheses') each in its own process, several at once, resuming
 what is done, then judges their outputs against the papers' numbers and writes the report. The catalogue and the
-verdicts are :mod:`simstudy.catalogue`'s, the report :mod:`simstudy.commands.reproduction_page`'s; the report's
-names are importable from here too, as before.
+verdicts are :mod:`simstudy.catalogue`'s, the report :mod:`simstudy.commands.reproduction_page`'s.
 
 ===================  ================================================================================================
 :func:`run`          run the catalogue (or some of its entries) and write the report
