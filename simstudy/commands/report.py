@@ -188,22 +188,28 @@ def charts(files) -> list:
     ...     charts(Files(Path(d)))
     []
     """
+    hooks = [spec.charts for spec in _specs(files)]
+    return [chart for hook in hooks if hook is not None for chart in hook(files)]
+
+
+def _specs(files) -> list:
+    """The specs of the command the directory's ``run.json`` names; every registered command's where it names
+    none (a directory from before run.json said which, or a hand-made one)."""
     from simstudy.registry import command, command_names
 
     names = command_names()
     named = files.json(files.root / "run.json").get("command")
-    hooks = [command(name).charts for name in ([named] if named in names else names)]
-    return [chart for hook in hooks if hook is not None for chart in hook(files)]
+    return [command(name) for name in ([named] if named in names else names)]
 
 
 def _handed(run_dir) -> dict:
-    """What the commands hand the page: the studies' headline, their charts, an audit's studies."""
+    """What the commands hand the page: the studies' headline, their charts and pages, an audit's studies."""
     from simstudy.commands.audit import STUDIES
-    from simstudy.registry import command, command_names
+    from simstudy.report_safe import Files
     from simstudy.sweeps import headline  # pandas: not for --help
 
     studies = STUDIES if os.path.lexists(Path(run_dir) / "AUDIT.md") else ()
-    pages = tuple(page for name in command_names() if (page := command(name).page) is not None)
+    pages = tuple(spec.page for spec in _specs(Files(Path(run_dir))) if spec.page is not None)
     return {"headline": headline, "charts": charts, "studies": studies, "pages": pages}
 
 
