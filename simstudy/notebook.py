@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simstudy.charts import to_matplotlib
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
@@ -248,7 +249,7 @@ module.function (the contract of simstudy.plugins), got 'z'
         result.curves,
         result,
         config,
-        lambda which: command.figure(result),
+        lambda which: to_matplotlib(command.chart(result)),
         lambda out_dir: command.write(result, out_dir),
     )
 
@@ -296,14 +297,7 @@ def bands(scores, **options) -> Analysis:
     result = command.run(config, chosen)
 
     def figure(which):
-        import matplotlib.pyplot as plt
-
-        which = _which(which, ("tuning_curve", "cdf"))
-        figs = command.figures(result)
-        keep = figs.pop(which)
-        for fig in figs.values():
-            plt.close(fig)
-        return keep
+        return to_matplotlib(command.charts(result)[_which(which, ("tuning_curve", "cdf"))])
 
     return Analysis("bands", result.bands, result, config, figure, lambda out_dir: command.write(result, out_dir))
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io
-from simstudy.charts import axes_title, suptitle, theme
+from simstudy.chart_style import axes_title, suptitle, theme
 from simstudy.commands._pages import g, lvl, pct, plain, write_page_atomically
 from simstudy.stats.metrics import format_estimate
 
