@@ -115,7 +115,8 @@ def to_vega(chart: Chart) -> dict:
                     "encoding": {"x": xenc, "y": {**y, "field": side}, **color},
                 }
             )
-    layers += [_vega_reference(chart, ref, xenc, y) for ref in chart.references]
+    # a reference is one mark of its own (one datum: not one rule per row of the chart's data)
+    refs = [(ref, {"data": {"values": [{}]}, **_vega_reference(chart, ref, xenc, y)}) for ref in chart.references]
     if chart.rule is not None and any(chart.rule in v for v in values):
         reference = {**y, "field": chart.rule}
         if chart.x == chart.rule:  # the estimate against its own reference level: the diagonal is the goal
@@ -137,15 +138,16 @@ def to_vega(chart: Chart) -> dict:
     spec["data"] = {"values": values}
     if chart.facets and chart.views:  # panels with their own ranges and y titles: one spec per panel
         panels = list(dict.fromkeys(v["panel"] for v in values))
-        spec.update(columns=chart.columns, concat=[_vega_panel(chart, p, layers, size) for p in panels])
-    elif chart.facets:
+        spec.update(columns=chart.columns, concat=[_vega_panel(chart, p, layers, refs, size) for p in panels])
+    elif chart.facets:  # a facet's layers take its data: a reference drawn in every panel
+        layers += [{k: v for k, v in layer.items() if k != "data"} for _, layer in refs]
         spec.update(
             facet={"field": "panel", "type": "nominal", "title": ", ".join(chart.facets)},
             columns=chart.columns,
             spec={**size, "layer": layers},
         )
     else:
-        spec.update(size, layer=_viewed(layers, next(iter(chart.views), None)))
+        spec.update(size, layer=_viewed(layers + [layer for _, layer in refs], next(iter(chart.views), None)))
     return spec
 
 
@@ -169,15 +171,15 @@ def _viewed(layers: list[dict], view: View | None, ylabel: str | None = None) ->
     return out
 
 
-def _vega_panel(chart: Chart, panel: str, layers: list[dict], size: dict) -> dict:
-    """One panel of a chart whose panels have their own :class:`View`: its rows, ranges and titles."""
+def _vega_panel(chart: Chart, panel: str, layers: list[dict], refs: list, size: dict) -> dict:
+    """One panel of a chart whose panels have their own :class:`View`: its rows, references, ranges and titles."""
     values = next((v for v in dict.fromkeys(r.get("facet", ()) for r in chart.rows) if _panel(chart, v) == panel), ())
     view = next((v for v in chart.views if tuple(v.panel) == tuple(values)), None)
     mine = [
         {**layer, "transform": [{"filter": {"field": "panel", "equal": panel}}, *layer.get("transform", [])]}
         for layer in layers
-        if in_panel(layer.get("usermeta", {}).get("panel"), values, True)
     ]
+    mine += [layer for ref, layer in refs if in_panel(ref.panel, values, True)]
     if view is not None and view.line is not None and view.line != chart.line:  # this panel's own line shape
         shape = {"interpolate": "step-after" if view.line == "step" else "linear"}
         mine = [
@@ -209,7 +211,4 @@ def _vega_reference(chart: Chart, ref: Reference, xenc: dict, y: dict) -> dict:
     else:
         grey = round(255 * ref.grey)
         mark["color"] = f"#{grey:02x}{grey:02x}{grey:02x}"
-    layer: dict[str, Any] = {"mark": mark, "encoding": encoding}
-    if ref.panel is not None:
-        layer["usermeta"] = {"panel": list(ref.panel)}
-    return layer
+    return {"mark": mark, "encoding": encoding}

@@ -608,7 +608,8 @@ def tuning_curve_chart(
                 style = _ESTIMATOR_WORDS.get(estimator, estimator)
                 for k, value in zip(c["k"].tolist(), c[estimator].tolist()):
                     if json_value(value) is not None:
-                        rows.append({"x": k, "estimate": value, "hue": str(model), "style": style, "facet": points})
+                        point = {"x": k, "estimate": value, "shown": f"{value:.4g}", "hue": str(model)}
+                        rows.append({**point, "style": style, "facet": points})
         lo_trivial = ~(c["lower"] > low).to_numpy()
         hi_trivial = ~(c["upper"] < high).to_numpy()
         for k, point, lo, hi, lo_t, hi_t in zip(
