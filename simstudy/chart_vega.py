@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simstudy.charts import DASHES, Chart, Reference, View, in_panel
+from simstudy.charts import DASHES, Chart, Reference, View, in_panel, series_colors
 
 __all__ = ["to_vega"]
 
@@ -71,6 +71,11 @@ def to_vega(chart: Chart) -> dict:
     y = {"field": "estimate", "type": "quantitative", "title": chart.ylabel, "scale": {"zero": False}}
     hued = chart.hue is not None and any("hue" in v for v in values)
     color = {"color": {"field": "hue", "type": "nominal", "title": chart.hue}} if hued else {}
+    if hued and chart.greys:  # the PNG's colours, so that a grey reference curve reads as one on the page too
+        hues = list(dict.fromkeys(v["hue"] for v in values if "hue" in v))
+        rgb = series_colors(chart, hues)
+        hexes = ["#" + "".join(f"{round(255 * c):02x}" for c in rgb[h]) for h in hues]
+        color["color"]["scale"] = {"domain": hues, "range": hexes}
     dash = (
         {"strokeDash": {"field": "style", "type": "nominal", "title": chart.styles}}
         if chart.styles and any("style" in v for v in values)

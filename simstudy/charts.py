@@ -304,6 +304,9 @@ class Chart:
         A panel's width and height in the PNG, in inches. Default (3.6, 2.8).
     legend_columns : int, optional
         The PNG's legend columns. Default None: as many as the panels' columns, at most 3.
+    greys : tuple of (str, float), optional
+        Series drawn in a grey (0 black to 1 white) rather than a colour of the palette: a reference curve beside
+        the estimates. Default none.
 
     Raises
     ------
@@ -345,6 +348,7 @@ class Chart:
     views: tuple[View, ...] = ()
     inches: tuple[float, float] = (3.6, 2.8)
     legend_columns: int | None = None
+    greys: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self):
         if self.xscale not in XSCALES:
@@ -576,6 +580,15 @@ def log_spaced(x, most: int) -> Any:
 # --------------------------------------------------------------------------------------------- matplotlib
 
 
+def series_colors(chart: Chart, hues: list) -> dict:
+    """Each series' colour as RGB: the colorblind palette in order of first appearance, a :attr:`Chart.greys`
+    series its grey (the palette skips it)."""
+    greys = dict(chart.greys)
+    coloured = [h for h in hues if h not in greys]
+    palette = dict(zip(coloured, colorblind(len(coloured))))
+    return {h: palette[h] if h in palette else (greys[h],) * 3 for h in hues}
+
+
 def in_panel(panel: tuple[str, ...] | None, values: tuple, first: bool) -> bool:
     """Whether a :class:`Reference`, :class:`Note` or :class:`View` of ``panel`` belongs in the panel of facet
     ``values`` (``panel`` None: every panel, or only the first where ``first`` says which it is)."""
@@ -626,7 +639,7 @@ def to_matplotlib(chart: Chart):
     ncols = n_last if 1 < n_last <= 5 and len(panels) % n_last == 0 else min(4, len(panels))
     nrows = -(-len(panels) // ncols)
     hues = list(dict.fromkeys(rows["hue"])) if "hue" in rows else [None]
-    palette = dict(zip(hues, colorblind(len(hues))))
+    palette = series_colors(chart, hues)
     hue = rows["hue"] if "hue" in rows else pd.Series(None, index=rows.index, dtype=object)
     style = rows["style"].fillna("") if "style" in rows else pd.Series("", index=rows.index, dtype=object)
     named = [c for c in dict.fromkeys(style) if c]

@@ -499,6 +499,10 @@ def extrapolate(scores, *, out_dir: str | Path | None = None, progress: bool | N
         result.curves,
         result,
         config,
-        lambda which: extrapolate_page.extrapolation_figure(result.curves, result.fits),
+        lambda which: to_matplotlib(
+            extrapolate_page.extrapolation_chart(
+                result.curves, result.fits, title=f"{SOURCE}: extrapolated tuning curves"
+            )
+        ),
         write,
     )
