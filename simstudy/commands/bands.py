@@ -380,14 +380,14 @@ def charts(result: BandsResult) -> dict:
     >>> described["cdf"].title
     'scores.csv: 80% DKW bands for the CDF of scores'
     """
-    from simstudy.stats import bands
+    from simstudy.figures import method_label
 
     opts = result.config
     low, high, minimize = opts.data.low, opts.data.high, opts.data.minimize
     source = Path(opts.data.data).name
     label = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
     label += " (lower is better: the best is the minimum)" * minimize
-    method = bands.METHOD_LABELS.get(opts.method, opts.method)
+    method = method_label(opts.method)
     out = {
         "tuning_curve": tuning_curve_chart(
             result.bands,

@@ -40,7 +40,6 @@ from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
-
     from simstudy.extrapolation import Analysis, Extrapolation
 
 __all__ = [

@@ -6,7 +6,6 @@ command prints.
 :func:`misfit_banner`          the page's "do not extrapolate" warnings, per fit the law does not describe
 :func:`summary`                the terminal's lines: the warnings, b and c, the median curve at n and 100 n
 :func:`extrapolation_chart`    each model's tuning curve extrapolated past its n runs: the PNG's and report's chart
-:func:`bands_label`            a band method's name in words
 =============================  ============================================================================
 """
 
@@ -20,9 +19,10 @@ import pandas as pd
 from simstudy import io
 from simstudy.charts import Chart, Interval, Reference, View, json_value
 from simstudy.commands._pages import g, lvl, pct, plain, write_page_atomically
+from simstudy.figures import method_label
 from simstudy.stats.metrics import format_estimate
 
-__all__ = ["write_page", "misfit_banner", "summary", "extrapolation_chart", "bands_label"]
+__all__ = ["write_page", "misfit_banner", "summary", "extrapolation_chart"]
 
 
 def _interval(lo: float, hi: float, digits: int = 4) -> str:
@@ -724,7 +724,7 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
         f"{', '.join(map(str, opts.c)) if opts.c else '1..10'}), extrapolated to k = {g(curves['k'].max(), 6)} "
         f"search iterations. Intervals and bands: percentile, pointwise, from a parametric bootstrap of "
         f"{opts.n_boot} refits at {lvl(opts.level)}; the nonparametric band beside them is simultaneous "
-        f"({bands_label(opts.method)}) and exists only up to n. The extrapolation assumes the law holds past the "
+        f"({method_label(opts.method)}) and exists only up to n. The extrapolation assumes the law holds past the "
         "data: the held-up numbers below are simulations from the fitted law, not a test of it.",
         "",
         "![extrapolation](extrapolation.png)",
@@ -743,29 +743,6 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
         "resumes), `run.json` (settings, timings, environment)."
     ]
     return write_page_atomically(out_dir / "EXTRAPOLATE.md", lines)
-
-
-def bands_label(method: str) -> str:
-    """A CDF band method's name in words, as the page says it.
-
-    Parameters
-    ----------
-    method : str
-        A band method (``ld_highest_density``, ``ks`` ...; a plug-in's name is returned as is).
-
-    Returns
-    -------
-    str
-        Its label (:data:`simstudy.stats.bands.METHOD_LABELS`), else ``method``.
-
-    Examples
-    --------
-    >>> bands_label("my_band")
-    'my_band'
-    """
-    from simstudy.stats.bands import METHOD_LABELS
-
-    return METHOD_LABELS.get(method, method)
 
 
 def extrapolation_chart(curves: pd.DataFrame, fits: pd.DataFrame | None = None, *, title: str = "") -> Chart | None:
