@@ -70,7 +70,9 @@ def to_vega(chart: Chart) -> dict:
         xenc["scale"] = {"zero": False}  # nominal levels 0.5..0.95, budgets from 1: not from 0
     y = {"field": "estimate", "type": "quantitative", "title": chart.ylabel, "scale": {"zero": False}}
     hued = chart.hue is not None and any("hue" in v for v in values)
-    color = {"color": {"field": "hue", "type": "nominal", "title": chart.hue}} if hued else {}
+    color: dict[str, dict[str, Any]] = (
+        {"color": {"field": "hue", "type": "nominal", "title": chart.hue}} if hued else {}
+    )
     if hued and chart.greys:  # the PNG's colours, so that a grey reference curve reads as one on the page too
         hues = list(dict.fromkeys(v["hue"] for v in values if "hue" in v))
         rgb = series_colors(chart, hues)

@@ -254,6 +254,17 @@ module.function (the contract of simstudy.plugins), got 'z'
     )
 
 
+def _extrapolation_figure(result):
+    """extrapolation.png's figure of a result: its chart (the run's own table has every column it reads)."""
+    from simstudy.commands import extrapolate_page
+
+    chart = extrapolate_page.extrapolation_chart(
+        result.curves, result.fits, title=f"{SOURCE}: extrapolated tuning curves"
+    )
+    assert chart is not None
+    return to_matplotlib(chart)
+
+
 def bands(scores, **options) -> Analysis:
     """``simstudy bands`` on arrays: simultaneous bands of each model's tuning curve and CDF.
 
@@ -479,7 +490,6 @@ def extrapolate(scores, *, out_dir: str | Path | None = None, progress: bool | N
     0.9082
     """
     from simstudy.commands import extrapolate as command
-    from simstudy.commands import extrapolate_page
 
     config, chosen = _prepared("extrapolate", scores, options, command.parse)
     analyses = command.prepare(chosen, config, SOURCE)
@@ -499,10 +509,6 @@ def extrapolate(scores, *, out_dir: str | Path | None = None, progress: bool | N
         result.curves,
         result,
         config,
-        lambda which: to_matplotlib(
-            extrapolate_page.extrapolation_chart(
-                result.curves, result.fits, title=f"{SOURCE}: extrapolated tuning curves"
-            )
-        ),
+        lambda which: _extrapolation_figure(result),
         write,
     )

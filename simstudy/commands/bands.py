@@ -598,7 +598,6 @@ def tuning_curve_chart(
     cap_bottom = low if low_in_view else bottom
     rows, references = [], []
     up_from, down_to = ("≤", "≥") if minimize else ("≥", "≤")  # the minimum's curve falls with k
-    where = {"panel": panel} if panel else {}
     for model in dict.fromkeys(curves["model"]):
         c = curves[curves["model"] == model].sort_values("k")
         if estimates:  # Lourie et al.'s Figure 1, left: each model's V and U estimates and the one asked for
@@ -631,7 +630,7 @@ def tuning_curve_chart(
                     width=1.6,
                     span=(k_min, float(upper[0])) if minimize else (float(upper[0]), k_max),
                     label=f"{model}: upper band trivial (= {_bound_text(high)}) for k {up_from} {upper[0]:g}",
-                    **where,
+                    panel=panel or None,
                 )
             )
         if lower is not None:
@@ -642,13 +641,15 @@ def tuning_curve_chart(
                     width=1.6,
                     span=(float(lower[0]), k_max) if minimize else (k_min, float(lower[0])),
                     label=f"{model}: lower band trivial (= {_bound_text(low)}) for k {down_to} {lower[0]:g}",
-                    **where,
+                    panel=panel or None,
                 )
             )
     notes = []
     for value, in_view, side in ((high, high_in_view, "upper"), (low, low_in_view, "lower")):
         if in_view:
-            references.append(Reference(value, grey=0.4, note=f"{side} bound of the scores: {value:g}", **where))
+            references.append(
+                Reference(value, grey=0.4, note=f"{side} bound of the scores: {value:g}", panel=panel or None)
+            )
         elif np.isfinite(value):
             arrow = "↑" if side == "upper" else "↓"
             notes.append(Note(f"{arrow} bound {value:g} (beyond the view)", f"{side} right", panel or None))
@@ -837,7 +838,7 @@ def report_charts(files) -> list[Chart]:
         return []
     if cdfs is None or not {"model", "score", "ecdf", "lower", "upper"} <= set(cdfs.columns) or not len(cdfs):
         cdfs = None
-    saved = BandsResult(config=config, bands=curves, cdfs=cdfs, evidence=None)  # type: ignore[arg-type]  # None: not saved
+    saved = BandsResult(config=config, bands=curves, cdfs=cdfs, evidence=None)  # None: not saved
     return list(charts(saved).values())
 
 

@@ -707,7 +707,9 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
     from simstudy.charts import to_matplotlib
 
     curves, fits, sims = result.curves, result.fits, result.simulation
-    fig = to_matplotlib(extrapolation_chart(curves, fits, title=f"{source}: extrapolated tuning curves"))
+    chart = extrapolation_chart(curves, fits, title=f"{source}: extrapolated tuning curves")
+    assert chart is not None  # the run's own table: every column, rows
+    fig = to_matplotlib(chart)
     io.save_figure(fig, out_dir / "extrapolation.png", dpi=130)
     plt.close(fig)
     worse = "above" if opts.data.minimize else "below"  # minimize=true: the highest scores are the worst, censored
