@@ -83,6 +83,8 @@ def to_vega(chart: Chart) -> dict:
         if chart.styles and any("style" in v for v in values)
         else {}
     )
+    if dash and not all("style" in v for v in values):  # the series without a style: no "undefined" entry
+        dash["strokeDash"]["legend"] = {"values": list(dict.fromkeys(v["style"] for v in values if "style" in v))}
     tooltip = [{"field": "shown", "title": chart.text}, {"field": "x", "title": chart.x}]
     if hued:
         tooltip.append({"field": "hue", "title": str(chart.hue)})
@@ -145,7 +147,13 @@ def to_vega(chart: Chart) -> dict:
     spec["data"] = {"values": values}
     if chart.facets and chart.views:  # panels with their own ranges and y titles: one spec per panel
         panels = list(dict.fromkeys(v["panel"] for v in values))
-        spec.update(columns=chart.columns, concat=[_vega_panel(chart, p, layers, refs, size) for p in panels])
+        drawn = [_vega_panel(chart, p, layers, refs, size, [v for v in values if v["panel"] == p]) for p in panels]
+        grid = [drawn[i : i + chart.columns] for i in range(0, len(drawn), chart.columns)]
+        # rows of hconcat (the page's Vega-Lite draws no general concat with columns)
+        if len(grid) == 1:
+            spec["hconcat"] = grid[0]
+        else:
+            spec["vconcat"] = [{"hconcat": row} for row in grid]
     elif chart.facets:  # a facet's layers take its data: a reference drawn in every panel
         layers += [{k: v for k, v in layer.items() if k != "data"} for _, layer in refs]
         spec.update(
@@ -178,13 +186,26 @@ def _viewed(layers: list[dict], view: View | None, ylabel: str | None = None) ->
     return out
 
 
-def _vega_panel(chart: Chart, panel: str, layers: list[dict], refs: list, size: dict) -> dict:
+def _drawn(layer: dict, rows: list[dict]) -> bool:
+    """Whether a layer has rows to draw: an interval's needs both ends, a side's alone line that side alone (an
+    empty layer has an infinite extent: a Vega warning)."""
+    side = layer["encoding"].get("y", {}).get("field")
+    if side not in ("lo", "hi"):
+        return True
+    other = "hi" if side == "lo" else "lo"
+    if "transform" in layer:  # the side alone
+        return any(side in r and other not in r for r in rows)
+    return any("lo" in r and "hi" in r for r in rows)
+
+
+def _vega_panel(chart: Chart, panel: str, layers: list[dict], refs: list, size: dict, rows: list[dict]) -> dict:
     """One panel of a chart whose panels have their own :class:`View`: its rows, references, ranges and titles."""
     values = next((v for v in dict.fromkeys(r.get("facet", ()) for r in chart.rows) if _panel(chart, v) == panel), ())
     view = next((v for v in chart.views if tuple(v.panel) == tuple(values)), None)
     mine = [
         {**layer, "transform": [{"filter": {"field": "panel", "equal": panel}}, *layer.get("transform", [])]}
         for layer in layers
+        if _drawn(layer, rows)
     ]
     mine += [layer for ref, layer in refs if in_panel(ref.panel, values, True)]
     if view is not None and view.line is not None and view.line != chart.line:  # this panel's own line shape

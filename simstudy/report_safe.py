@@ -304,6 +304,10 @@ def plain_titles(spec: Any) -> Any:
     for key, value in spec.items():
         if key == "title" and isinstance(value, str):
             out[key] = "".join(c if c.isprintable() else " " for c in value)
+        elif key == "title" and isinstance(value, dict):  # a title with a subtitle (a chart's notes): each line
+            out[key] = {k: plain_titles({"title": v})["title"] if k == "text" else v for k, v in value.items()}
+            if isinstance(value.get("subtitle"), list):
+                out[key]["subtitle"] = [plain_titles({"title": line})["title"] for line in value["subtitle"]]
         else:
             out[key] = value if key == "data" else plain_titles(value)
     return out
