@@ -78,7 +78,7 @@ def to_vega(chart: Chart) -> dict:
         rgb = series_colors(chart, hues)
         hexes = ["#" + "".join(f"{round(255 * c):02x}" for c in rgb[h]) for h in hues]
         color["color"]["scale"] = {"domain": hues, "range": hexes}
-    dash = (
+    dash: dict[str, dict[str, Any]] = (
         {"strokeDash": {"field": "style", "type": "nominal", "title": chart.styles}}
         if chart.styles and any("style" in v for v in values)
         else {}
