@@ -27,6 +27,16 @@ import sys
 import threading
 from pathlib import Path
 
+from simstudy.cli import plain
+from simstudy.cli.args import last_of_each_key, optional_keys, quote_paths, take_overwrite
+from simstudy.cli.compose import (
+    check_overrides,
+    config_dir,
+    register_commands,
+    register_studies,
+    shard_label,
+    to_plain,
+)
 from simstudy.cli.usage import help_asked, preset_help, version
 from simstudy.engine import rundir as _rundir
 from simstudy.engine.rundir import (
@@ -38,16 +48,6 @@ from simstudy.engine.rundir import (
     os_error,
     os_status,
 )
-from simstudy.overrides import (
-    check_overrides,
-    config_dir,
-    last_of_each_key,
-    optional_keys,
-    quote_paths,
-    register_commands,
-    register_studies,
-    take_overwrite,
-)
 from simstudy.schema import ConfigError
 
 __all__ = ["main"]
@@ -57,13 +57,20 @@ log = logging.getLogger("simstudy")
 
 def _in_run_dir(run, cfg, overwrite: bool, created: DirsBefore | None):
     """:func:`simstudy.engine.rundir.in_run_dir` in Hydra's run directory of the job, with what the command line
-    asked: ``overwrite=true``, and the directories Hydra made for it (``created``, removed if left empty)."""
+    asked: ``overwrite=true``, and the directories Hydra made for it (``created``, removed if left empty). ``run``
+    is given the config as plain resolved values (:func:`~simstudy.cli.compose.to_plain`), resolved inside the
+    claimed directory: a value that does not resolve is refused there, and the directories made are removed."""
     from hydra.core.hydra_config import HydraConfig
 
-    from simstudy.launch import shard_label
-
     out_dir = Path(HydraConfig.get().runtime.output_dir)
-    return _rundir.in_run_dir(run, cfg, out_dir, shard=shard_label(cfg), overwrite=overwrite, created=created)
+    return _rundir.in_run_dir(
+        lambda cfg, run_dir: run(to_plain(cfg), run_dir),
+        cfg,
+        out_dir,
+        shard=shard_label(cfg),
+        overwrite=overwrite,
+        created=created,
+    )
 
 
 def _job(task, overwrite: bool, created: DirsBefore | None):
@@ -107,7 +114,7 @@ class _Callbacks:
 def _run_job(cfg, task, config_name: str) -> None:
     """Run one composed command line as Hydra's run mode does (``hydra.main`` without flags or ``-m``): its run
     directory, its logging, its callbacks, then ``task`` on the config without Hydra's keys. The config is the
-    one :func:`~simstudy.overrides.check_overrides` composed to check the overrides, so a run composes it once
+    one :func:`~simstudy.cli.compose.check_overrides` composed to check the overrides, so a run composes it once
     (Hydra's app would compose it again). An exception of the task propagates as under Hydra's app."""
     from hydra.core.utils import configure_log, run_job, setup_globals
     from hydra.types import HydraContext, RunMode
@@ -159,17 +166,17 @@ def _command_task(spec):
     job's run directory."""
 
     def task(cfg, overwrite: bool, created: DirsBefore | None) -> None:
-        _in_run_dir(lambda cfg, run_dir: _run_command(spec, cfg, run_dir), cfg, overwrite, created)
+        _in_run_dir(lambda resolved, run_dir: _run_command(spec, resolved, run_dir), cfg, overwrite, created)
 
     return task
 
 
-def _run_command(spec, cfg, run_dir) -> None:
+def _run_command(spec, resolved: dict, run_dir) -> None:
     """``simstudy NAME``: :func:`simstudy.launch.run` of the command's spec in its run directory, its summary
     lines printed, then the files written said."""
     from simstudy import launch
 
-    done = launch.run(spec, cfg, run_dir)
+    done = launch.run(spec, resolved, run_dir)
     for line in done.lines:
         print(line)
     if done.wrote is not None:
@@ -308,14 +315,12 @@ def _main(argv: list[str]) -> None:
         try:
             spec = _command(argv[0]) if argv else None
             if spec is not None and spec.plain:  # their paths too (run_dir= of 300 characters): one line
-                from simstudy.cli import plain
-
                 plain.run(spec, argv[1:])
                 return
             if spec is not None:
                 _check_flags(argv[1:], spec.name)
                 args, overwrite = take_overwrite(argv[1:])
-                args = quote_paths(last_of_each_key(args))
+                args = quote_paths(last_of_each_key(args, plain.print_notice))
                 register_commands(spec)
                 sweep = any(arg in ("-m", "--multirun") for arg in args)
                 checked = check_overrides(args, spec.name, overwrite=overwrite)
@@ -327,7 +332,7 @@ def _main(argv: list[str]) -> None:
                 return
             _check_flags(argv, None)
             args, overwrite = take_overwrite(argv)
-            args = quote_paths(last_of_each_key(optional_keys(args)))
+            args = quote_paths(last_of_each_key(optional_keys(args), plain.print_notice))
             register_studies()
             sweep = any(arg in ("-m", "--multirun") for arg in args)
             checked = check_overrides(args, overwrite=overwrite)
