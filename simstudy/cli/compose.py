@@ -198,26 +198,22 @@ def _command_config(name: str) -> dict:
     }
 
 
-def _note_run_dir(cfg: DictConfig, multirun: bool) -> DirsBefore | None:
-    """The directories that making a composed command's run (or sweep) directory would create, resolved as Hydra
-    will resolve it (:func:`~simstudy.engine.rundir.note_dirs`); None if it cannot be resolved here: nothing is
-    known, and a refused run removes no directory."""
+def _hydra_dir(cfg: DictConfig, key: str) -> str:
+    """``hydra.run.dir`` or ``hydra.sweep.dir`` of a composed config, resolved as Hydra will resolve it (its
+    ``${hydra:job.override_dirname}`` too); raises what resolving it raised."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
-    try:
-        HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the directory's name; Hydra sets it again
-        target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
-    except Exception:
-        return None
-    return note_dirs(target, multirun)
+    HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the directory's name; Hydra sets it again
+    return str(OmegaConf.select(cfg, key))
 
 
 class Checked(NamedTuple):
     """What :func:`check_overrides` found: ``config``, the composed config of a single run (Hydra's keys
     included; None for a multirun or a command line with flags, which Hydra composes itself), and ``created``,
-    the directories Hydra will make for it (:func:`_note_run_dir`; None: unknown), which the run's owner of its
-    directory removes if the run is refused and leaves them empty."""
+    the directories Hydra will make for it (:func:`~simstudy.engine.rundir.note_dirs`; None: unknown, its name
+    does not resolve here), which the run's owner of its directory removes if the run is refused and leaves them
+    empty."""
 
     config: Any
     created: DirsBefore | None
@@ -303,15 +299,16 @@ def check_overrides(
             try:
                 cfg = compose(config_name, overrides=job, return_hydra_config=True)
                 if job is composed:  # the directories Hydra will make for this command line, noted before it does
-                    created = _note_run_dir(cfg, multirun)
+                    target = None  # not resolved here (Hydra resolves it later): nothing known to check or move
+                    with contextlib.suppress(Exception):
+                        target = _hydra_dir(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir")
+                    created = None if target is None else note_dirs(target, multirun)
                     first = None if multirun else copy.deepcopy(cfg)
-                    if multirun:
-                        _check_sweep_dir_is_simstudys(cfg)
-                    if multirun and config_name == "config":
-                        _check_sweep_dir(cfg, argv, overwrite=overwrite)
-                    if multirun:
-                        with contextlib.suppress(Exception):  # resolved by Hydra later: nothing known to move
-                            sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
+                    if multirun and target is not None:
+                        sweep_dir = Path(target)
+                        _check_sweep_dir_is_simstudys(sweep_dir)
+                        if config_name == "config":
+                            _check_sweep_dir(sweep_dir, argv, overwrite=overwrite)
                 with open_dict(cfg):
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -381,19 +378,13 @@ def _sweep_key(override: str) -> bool:
     return not key.startswith(("runner", "hydra.", "hydra/"))
 
 
-def _check_sweep_dir_is_simstudys(cfg: DictConfig) -> None:
+def _check_sweep_dir_is_simstudys(sweep_dir: Path) -> None:
     """Refuse, before Hydra makes anything, a sweep directory that holds files and is not simstudy's: Hydra would
     write its multirun.yaml there and the sweep its stacked summary.csv and figure over the user's own. simstudy's
     is one whose multirun.yaml names its jobs with simstudy's ``simstudy_dirname`` resolver, or that holds only
     simstudy's run directories (a sweep's jobs)."""
-    from omegaconf import OmegaConf
-
     from simstudy.engine import claims
 
-    try:
-        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
-    except Exception:  # resolved by Hydra later: nothing known to check
-        return
     if not sweep_dir.is_dir():
         return
     names = sorted(os.listdir(sweep_dir))
@@ -412,19 +403,12 @@ def _check_sweep_dir_is_simstudys(cfg: DictConfig) -> None:
     )
 
 
-def _check_sweep_dir(cfg: DictConfig, argv: list[str], *, overwrite: bool = False) -> None:
+def _check_sweep_dir(sweep_dir: Path, argv: list[str], *, overwrite: bool = False) -> None:
     """Refuse a sweep into a sweep directory that holds another sweep: Hydra would replace its ``multirun.yaml``,
     and the callback its stacked ``summary.parquet`` and figure. The same sweep again (a resume, other runner
     settings) goes on, and so does any sweep under ``overwrite=true``, which moves the earlier one's files aside
     (:func:`_move_sweep_aside`) once every job's config is checked (``overwrite``)."""
-    from omegaconf import OmegaConf
-
     if overwrite:
-        return
-
-    try:
-        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
-    except Exception:  # resolved by Hydra later: nothing known to compare with
         return
     stored = sweep_dir / "multirun.yaml"
     if not stored.is_file():
@@ -625,8 +609,7 @@ def _compose(args: list[str], spec=None) -> tuple[dict, str]:
     data command. Under :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose
     their own config (a second thread's composition found GlobalHydra initialised, or the schema store half
     rewritten)."""
-    from hydra.core.hydra_config import HydraConfig
-    from omegaconf import OmegaConf, open_dict
+    from omegaconf import open_dict
 
     with _HYDRA_LOCK:
         if spec is None:
@@ -637,8 +620,7 @@ def _compose(args: list[str], spec=None) -> tuple[dict, str]:
         # composed to check them is the one that runs (composed once; the API refuses the flags that skip it).
         cfg = check_overrides(args, "config" if spec is None else spec.name, api=True).config
         try:
-            HydraConfig.instance().set_config(cfg)  # ${hydra:job.override_dirname} in the run directory's name
-            run_dir = str(OmegaConf.select(cfg, "hydra.run.dir"))
+            run_dir = _hydra_dir(cfg, "hydra.run.dir")
         except Exception as exc:
             fail(one_line(exc))
         with open_dict(cfg):
