@@ -578,16 +578,19 @@ def design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]
     return keys, cells
 
 
-def parse_study(resolved: dict):
-    """:func:`simstudy.config.parse`, and for a config with a ``design:`` block each of its cells (all checked
-    before any compute, a bad one named); returns the Config of the config, or of its first cell."""
-    if "design" not in resolved:
-        return parse(resolved)
-    first = None
+def parse_cells(resolved: dict) -> list[Config]:
+    """The Config of each cell of a config's ``design:`` block (:func:`design_cells`), every cell checked before
+    any compute; a bad one is a ConfigError naming the cell."""
+    configs = []
     for name, _, cell in design_cells(resolved)[1]:
         try:
-            config = parse(cell)
+            configs.append(parse(cell))
         except ConfigError as exc:
             raise ConfigError(f"design cell {name}: {exc}") from None
-        first = first or config
-    return first
+    return configs
+
+
+def parse_study(resolved: dict) -> Config:
+    """:func:`parse`, and for a config with a ``design:`` block each of its cells (all checked before any compute, a
+    bad one named, :func:`parse_cells`); returns the Config of the config, or of its first cell."""
+    return parse(resolved) if "design" not in resolved else parse_cells(resolved)[0]

@@ -176,6 +176,7 @@ def run(spec: Command, resolved: dict, run_dir: RunDir) -> CommandDone:
     ...     print(sorted(p.name for p in out.iterdir() if not p.name.startswith("."))[:3])
     ['CURVE.md', 'config.yaml', 'curves.csv']
     """
+    from simstudy.commands import report
     from simstudy.commands._data import log_scores
     from simstudy.datasets import DataError, load_data
 
@@ -197,24 +198,14 @@ def run(spec: Command, resolved: dict, run_dir: RunDir) -> CommandDone:
     if spec.write is not None:
         spec.write(result, out_dir)
     write_config(resolved, out_dir, record)
-    if (
-        spec.record
-    ):  # run.json: the command, its resolved config (and runner), the environment: report.html's provenance
+    if spec.record:  # run.json: the command, its resolved config (and runner), the environment: the provenance
         runner = {"runner": dataclasses.asdict(result.report)} if spec.runner else {}
         io.write_json(
             {"command": spec.name, "config": resolved, **runner, "environment": io.environment()}, out_dir / "run.json"
         )
-    _report(out_dir)
+    report.write(out_dir)  # report.html beside the command's page; a failure to write it is a warning
     lines = tuple(spec.lines(result)) if spec.lines is not None else ()
     return CommandDone(result, config, lines, f"wrote {run_dir.listing()} to {out_dir}" if spec.record else None)
-
-
-def _report(out_dir: Path) -> None:
-    """report.html beside a command's page (AUDIT.md, EXTRAPOLATE.md, CURVE.md, BANDS.md); a failure to write it
-    is a warning."""
-    from simstudy.commands import report
-
-    report.write(out_dir)
 
 
 def run_study(resolved: dict, run_dir: RunDir):
@@ -271,18 +262,13 @@ def _run_design(resolved: dict, run_dir: RunDir):
     ``out_dir/<key=value,...>/``, exactly as ``simstudy -m`` would run that job (same numbers, same resume), and
     their summaries are stacked into ``out_dir/summary.parquet`` with one column per design key and a faceted
     figure, as a sweep's (:func:`write_sweep`). Returns the stacked result."""
-    from simstudy.config import design_cells, parse
+    from simstudy.config import design_cells, parse_cells
     from simstudy.studies.base import StudyResult
     from simstudy.sweeps import Job, unfinished_message, write_sweep
 
     out_dir = run_dir.path
     keys, cells = validate(design_cells, resolved)
-    configs = []
-    for name, _, cell in cells:  # every cell validated before any compute
-        try:
-            configs.append(parse(cell))
-        except ConfigError as exc:
-            fail(f"design cell {name}: {exc}")
+    configs = validate(parse_cells, resolved)  # every cell validated before any compute
     if run_dir.overwrite:  # the stacked results aside; each cell's own are moved by its identity check below
         moved = _identity.move_aside(out_dir)
         if moved is not None:
