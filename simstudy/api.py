@@ -19,6 +19,7 @@ A config is composed by :mod:`simstudy.cli.compose`, the command line's composit
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Sequence
@@ -116,14 +117,34 @@ def _iv(experiment, overrides) -> list[str]:
     return overrides
 
 
-def _refusal(exc) -> Exception:
-    return (ConfigError if exc.code == 2 else RunFailed)(exc.message)
+@contextlib.contextmanager
+def _refusals():
+    """A refusal met inside (:class:`~simstudy.engine.rundir.Refused`: the command's one line and exit status) as
+    this module's exception: :class:`ConfigError` for bad input (status 2), :class:`RunFailed` for a run that could
+    not finish (1). A ``sys.exit`` that is not simstudy's refusal (code a plug-in or a library ran) is never the
+    caller's program's end, but the run's failure."""
+    from simstudy.engine.rundir import Refused
+
+    try:
+        yield
+    except Refused as exc:
+        raise (ConfigError if exc.code == 2 else RunFailed)(exc.message) from None
+    except SystemExit as exc:
+        raise RunFailed(
+            f"the run called sys.exit({exc.code!r}) (a plug-in's, or a library's code); it did not finish"
+        ) from None
 
 
-def _exited(exc: SystemExit) -> Exception:
-    """A ``sys.exit`` that is not simstudy's refusal (code a plug-in or a library ran): never the caller's
-    program's end, but the run's failure."""
-    return RunFailed(f"the run called sys.exit({exc.code!r}) (a plug-in's, or a library's code); it did not finish")
+def _in_run_dir(run, composed, out_dir):
+    """``run(resolved, run_dir)`` of a composed config (:class:`simstudy.cli.compose.Composed`) in its run
+    directory, ``out_dir`` or the command line's, made and claimed as the command does
+    (:func:`simstudy.engine.rundir.in_run_dir`); returns what ``run`` returned and the directory (absolute)."""
+    from simstudy import launch
+    from simstudy.engine.rundir import in_run_dir
+
+    where, created = launch.out_dir(composed.run_dir if out_dir is None else out_dir)
+    shard = launch.shard_label(composed.config)
+    return in_run_dir(run, composed.config, where, shard=shard, overwrite=composed.overwrite, created=created), where
 
 
 def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
@@ -164,14 +185,9 @@ def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
     from simstudy import launch
     from simstudy.cli.compose import study
     from simstudy.config import parse_study
-    from simstudy.engine.rundir import Refused
 
-    try:
+    with _refusals():
         return launch.validate(parse_study, study(experiment, overrides).config)
-    except Refused as exc:
-        raise _refusal(exc) from None
-    except SystemExit as exc:
-        raise _exited(exc) from None
 
 
 def run(
@@ -254,7 +270,6 @@ def run(
     from simstudy import extend, launch
     from simstudy.cli.compose import study
     from simstudy.config import parse_study
-    from simstudy.engine.rundir import Refused, in_run_dir
 
     if experiment is not None and experiment in extend.commands.names():
         return _run_command(experiment, options, overrides, out_dir)
@@ -263,22 +278,10 @@ def run(
             f"run() takes a study's keys as overrides (['key=value', ...]), not keywords: got {', '.join(options)}"
         )
 
-    try:
+    with _refusals():
         composed = study(experiment, overrides)
         config = launch.validate(parse_study, composed.config)
-        where, created = launch.out_dir(composed.run_dir if out_dir is None else out_dir)
-        done = in_run_dir(
-            launch.run_study,
-            composed.config,
-            where,
-            shard=launch.shard_label(composed.config),
-            overwrite=composed.overwrite,
-            created=created,
-        )
-    except Refused as exc:
-        raise _refusal(exc) from None
-    except SystemExit as exc:
-        raise _exited(exc) from None
+        done, where = _in_run_dir(launch.run_study, composed, out_dir)
     summary = getattr(done, "summary", None)
     if summary is None:  # one shard of a sharded run: chunks stored, nothing summarised
         import pandas as pd
@@ -295,10 +298,10 @@ def _run_command(name: str, options: dict, overrides: list[str], out_dir) -> Run
 
     from simstudy import launch, registry
     from simstudy.cli import compose
-    from simstudy.engine.rundir import Refused, fail, in_run_dir
+    from simstudy.engine.rundir import fail
 
     log = logging.getLogger("simstudy")
-    try:
+    with _refusals():
         try:
             spec = registry.command(name)
         except KeyError as exc:
@@ -306,18 +309,7 @@ def _run_command(name: str, options: dict, overrides: list[str], out_dir) -> Run
         if spec.plain:
             return _run_plain(spec, options, overrides, out_dir)
         composed = compose.command(spec, options, overrides)
-        where, created = launch.out_dir(composed.run_dir if out_dir is None else out_dir)
-        done = in_run_dir(
-            lambda resolved, run_dir: launch.run(spec, resolved, run_dir),
-            composed.config,
-            where,
-            overwrite=composed.overwrite,
-            created=created,
-        )
-    except Refused as exc:
-        raise _refusal(exc) from None
-    except SystemExit as exc:
-        raise _exited(exc) from None
+        done, where = _in_run_dir(lambda resolved, run_dir: launch.run(spec, resolved, run_dir), composed, out_dir)
     for line in done.lines:
         log.info("%s", line)
     if done.wrote is not None:
