@@ -144,6 +144,11 @@ def test_run_of_a_plain_command_writes_returns_its_lines_and_prints_nothing(tmp_
     report = ss.run("report", run_dir="run")
     assert report.files == {"report.html": tmp_path / "run" / "report.html"}  # only what it wrote
     assert report.lines[0].startswith("wrote run/report.html (") and report.result.path.name == "report.html"
+    # a command that reads a sweep's jobs (here a design's): the same stacked summary
+    ss.run("dodge2021_fig1", [*ARGS, "+design={budget.B: [3, 4]}"], out_dir="design")
+    stacked = ss.run("collect", sweep_dir="design")
+    assert stacked.result.jobs == 2 and stacked.out_dir == tmp_path / "design"
+    assert {"summary.parquet", "summary.csv"} <= set(stacked.files)
     listed = ss.run("populations")  # the default action, nothing written
     assert listed.files == {} and listed.lines[0].split()[:2] == ["benchmark", "dataset"]
     assert capsys.readouterr().out == ""  # the lines are returned, never printed
