@@ -274,15 +274,11 @@ def check_overrides(
             check_dir_override(key, directory)
         if not override.is_sweep_override():
             composed.append(arg)
-        elif not multirun and api:
+        elif not multirun:  # the fix the caller can make: the API's a loop, the command's -m
+            what, fix = ("override", "run once per value (a loop)") if api else ("argument", "add -m to run each")
             fail(
-                f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
-                f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
-            )
-        elif not multirun:
-            fail(
-                f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
-                f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
+                f"{what} {arg!r} lists several values (a comma separates them): {fix}, or quote a value holding a "
+                f"comma: \"{key}='{arg.partition('=')[2]}'\"",
             )
         else:
             try:
