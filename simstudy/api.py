@@ -196,28 +196,31 @@ def run(
     out_dir: str | os.PathLike | None = None,
     **options,
 ) -> RunResult:
-    """Run ``simstudy [experiment=NAME] [overrides...]``, or a data command, in this process and return its result.
+    """Run ``simstudy [experiment=NAME] [overrides...]``, or any command, in this process and return its result.
 
     The same code path as the command: the same checks, the same run directory files (config.yaml, run.json,
     the summary, the figure ...), the same resume (rerunning resumes from finished chunks; a larger
     ``study.reps`` extends them), and the same numbers, bit for bit. ``run("bands", data="scores.csv",
-    minimize=True)`` runs ``simstudy bands data=scores.csv minimize=true``: a data command's name (``curve``,
-    ``bands``, ``audit``, ``extrapolate``, a plug-in's), its keys as keywords.
+    minimize=True)`` runs ``simstudy bands data=scores.csv minimize=true``: a command's name (``curve``,
+    ``bands``, ``audit``, ``extrapolate``, ``collect``, ``report``, ``populations``, ``plan`` ..., a plug-in's), its
+    keys as keywords. A plain command (one without an options schema: ``collect``, ``report`` ...) names its own
+    files; nothing is printed, what it would print is :attr:`RunResult.lines`.
 
     Parameters
     ----------
     experiment : str or None, default None
-        A preset of ``configs/experiment`` (e.g. ``"dodge2021_fig1"``), or a data command's name; None: the
-        default config.
+        A preset of ``configs/experiment`` (e.g. ``"dodge2021_fig1"``), or a command's name; None: the default
+        config.
     overrides : sequence of str, default ()
         ``key=value`` overrides, as on the command line. One value per key (no sweeps: loop in Python).
     out_dir : str or path-like, optional
         The run directory; default the command's, ``outputs/<study.name>/<overrides>`` (a command's
         ``outputs/NAME/<overrides>``) under the working directory (so the command and this function share, and
-        resume, one directory).
+        resume, one directory). Refused for a plain command, which names its own files.
     **options
-        A data command's keys as Python values (``data="scores.csv"``, ``models=["a", "b"]``, ``low=0``),
-        validated by the command's own parse; refused for a study (its keys are ``overrides``).
+        A command's keys as Python values (``data="scores.csv"``, ``models=["a", "b"]``, ``low=0``; a plain
+        command's flag as a bool, ``quick=True``, its first word as ``action=``), validated by the command's own
+        parse; refused for a study (its keys are ``overrides``).
 
     Returns
     -------
@@ -234,7 +237,8 @@ def run(
         the command's line for exit status 1; or when code it ran called ``sys.exit`` (never the end of the
         caller's program). A plug-in's ``sys.exit`` is a :class:`ConfigError` naming its ``_target_``.
     TypeError
-        If ``overrides`` is not a sequence of strings, or keywords are given to a study.
+        If ``overrides`` is not a sequence of strings, keywords are given to a study, or ``out_dir`` to a plain
+        command.
 
     Examples
     --------
