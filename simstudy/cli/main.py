@@ -137,7 +137,9 @@ def _first_line(message: str) -> str:
 def _hydra_app(task, config_name: str, args: list[str]) -> None:
     """Run ``task`` as a Hydra app on ``args`` (Hydra imported only now: ``simstudy --help`` never needs it): a
     multirun, or a command line with Hydra's flags (``--cfg`` ...). ``hydra.main`` takes its arguments from
-    ``sys.argv`` only, so they are put there for the app and the caller's put back after."""
+    ``sys.argv`` only (its app parses them with no arguments given; its one parameter, ``cfg_passthrough``, skips
+    Hydra's sweeps and flags altogether, and the function that takes arguments is in Hydra's private
+    ``_internal``), so they are put there for the app and the caller's put back after."""
     import hydra
 
     given = sys.argv
