@@ -107,6 +107,7 @@ import json, sys
 import simstudy
 from simstudy import registry
 from simstudy.cli import usage
+from simstudy.cli.compose import config_dir
 from pathlib import Path
 out = Path(sys.argv[1])
 toy = simstudy.run(overrides=["study=toy_max", "distribution=truncnorm", "runner.n_jobs=1"], out_dir=out / "toy")
