@@ -1,5 +1,5 @@
-"""Composing a config with Hydra's compose API, and the checks of its overrides before anything runs: the only
-module of simstudy, beside the rest of :mod:`simstudy.cli`, that imports Hydra or OmegaConf.
+"""Composing a config with Hydra's compose API, and the checks of its overrides before anything runs (Hydra and
+OmegaConf are imported in :mod:`simstudy.cli` only; this is the module of it that the Python API uses).
 
 The command line (:mod:`simstudy.cli.main`) and the Python API (:mod:`simstudy.api`, which imports this module of
 the command line and no other) compose the same config the same way: an unknown key or option, a value Hydra
