@@ -280,7 +280,7 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from simstudy.charts import axes_title, labels, suptitle, theme, wrap
+    from simstudy.chart_style import axes_title, labels, suptitle, theme, wrap
 
     missing = [c for c in ZIP_COLUMNS if c not in frame]
     if missing:
@@ -448,7 +448,7 @@ def nested_loop_figure(
     ['B', 'estimator', 'sd']
     >>> plt.close(fig)
     """
-    from simstudy.charts import colorblind, estimator_label, labels, legend, plain, suptitle, theme
+    from simstudy.chart_style import colorblind, estimator_label, labels, legend, plain, suptitle, theme
 
     needed = [*factors, y, *([hue] if hue else [])]
     missing = [c for c in needed if c not in frame]
