@@ -1,0 +1,223 @@
+"""Read tuning results where they live: :func:`sniff` names a file's format, :func:`read_source` reads it.
+
+Standard library only (``sqlite3``, ``json``) and numpy: no tuning framework is needed to read, and no pickle is
+ever opened. A SQLite file is opened read-only (``mode=ro``): a study still being written is never locked or
+changed, and a writer holding it past ``timeout`` seconds is one line, not a wait. Every bad input (a file that
+is no source, a corrupted or truncated database, a schema this reader does not know, a study that is not there,
+more rows than memory allows) is one :class:`~simstudy.score_files.DataError` line naming the file, the item and
+the value, and what would fix it; nothing is written.
+
+=====================  ======================================================================================
+name                   what it does
+=====================  ======================================================================================
+:func:`sniff`          the format of a file (one of :data:`~simstudy.sources.types.FORMATS`), or None
+:func:`read_source`    every study of a source (or one), as :class:`~simstudy.sources.types.Trials`
+=====================  ======================================================================================
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from pathlib import Path
+
+from simstudy.score_files import DataError
+from simstudy.sources import _mlflow, _optuna_journal, _optuna_rdb, _sqlite
+from simstudy.sources.types import FORMATS, Source
+
+__all__ = ["sniff", "read_source"]
+
+_SQLITE_URL = "sqlite:///"
+
+
+def _path_iv(path: str | os.PathLike) -> tuple[Path, str]:
+    """The file a path or ``sqlite:///`` URL names, and its name for messages; one line if it is no file."""
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if text.startswith(_SQLITE_URL):
+        text = text[len(_SQLITE_URL) :]  # sqlite:///rel.db is relative, sqlite:////abs.db absolute, as SQLAlchemy
+    elif "://" in text:
+        raise DataError(f"{text}: only files are read (a SQLite file or sqlite:///FILE); export the storage to one")
+    file = Path(text).expanduser()
+    try:
+        mode = file.stat().st_mode
+    except FileNotFoundError:
+        raise DataError(f"{text}: no such file") from None
+    except OSError as exc:
+        raise DataError(f"{text}: cannot read: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):  # a FIFO would block the read; a directory is no source (yet)
+        raise DataError(f"{text}: not a regular file; give an Optuna storage or journal, or an MLflow store")
+    return file, text
+
+
+def _sqlite_format(file: Path, name: str, timeout: float) -> str | None:
+    _sqlite.check_header(file, name)
+    con = _sqlite.connect(file, name, timeout)
+    try:
+        found = _sqlite.tables(con, name, timeout)
+    finally:
+        con.close()
+    if _optuna_rdb.TABLES <= found:
+        return "optuna-rdb"
+    if _mlflow.TABLES <= found:
+        return "mlflow-sqlite"
+    return None
+
+
+def _timeout_iv(timeout: float) -> float:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not (math.isfinite(timeout) and timeout >= 0)
+    ):
+        raise ValueError(f"timeout must be a finite number of seconds >= 0, got {timeout!r}")
+    return float(timeout)
+
+
+def sniff(path: str | os.PathLike, *, timeout: float = 5.0) -> str | None:
+    """The format of a tuning source, from its content (never its suffix), or None for a file of no known format.
+
+    A SQLite file is told by its tables (Optuna's ``studies`` and ``trials``, MLflow's ``experiments`` and
+    ``runs``), opened read-only; an Optuna journal by its first line (a JSON operation with an ``op_code``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, or a ``sqlite:///FILE`` URL as Optuna and MLflow take it.
+    timeout : float, keyword-only, default 5.0
+        Seconds to wait for a process writing a SQLite file to release its lock.
+
+    Returns
+    -------
+    str or None
+        ``"optuna-rdb"``, ``"optuna-journal"`` or ``"mlflow-sqlite"`` (:data:`~simstudy.sources.types.FORMATS`);
+        None for any other file (a CSV, garbage, another SQLite database).
+
+    Raises
+    ------
+    DataError
+        If the file is missing or not a regular file, or is a SQLite file that cannot be read (truncated,
+        corrupted, locked past ``timeout``).
+    ValueError
+        If ``timeout`` is not a finite number >= 0.
+
+    Examples
+    --------
+    >>> import pathlib, sqlite3, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     journal = pathlib.Path(tmp) / "journal.log"
+    ...     _ = journal.write_text('{"op_code": 0, "worker_id": "w", "study_name": "svm", "directions": [2]}\\n')
+    ...     other = pathlib.Path(tmp) / "other.db"
+    ...     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    ...     sniff(journal), sniff(other)
+    ('optuna-journal', None)
+    """
+    file, name = _path_iv(path)
+    return _sniff(file, name, _timeout_iv(timeout))
+
+
+def _sniff(file: Path, name: str, timeout: float) -> str | None:
+    if _sqlite.is_sqlite(file):
+        return _sqlite_format(file, name, timeout)
+    if _optuna_journal.looks_like_journal(file):
+        return "optuna-journal"
+    return None
+
+
+def read_source(
+    path: str | os.PathLike,
+    *,
+    study: str | None = None,
+    objective: int = 0,
+    metric: str | None = None,
+    timeout: float = 5.0,
+) -> Source:
+    """Every study (or the one named) of an Optuna storage or journal or an MLflow store, read without the framework.
+
+    Optuna's RDB storage in SQLite (``study.db`` or ``sqlite:///study.db``): each study's trials by trial number,
+    the chosen objective's values (+-inf as stored), its direction, and the traces its sampler left. Optuna's
+    JournalStorage file: its operations replayed as Optuna does. MLflow's SQLite tracking store: each active
+    experiment's runs by start time, the metric's latest value per run; MLflow records no direction.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, or a ``sqlite:///FILE`` URL.
+    study : str or None, keyword-only, default None
+        The one study (Optuna) or experiment (MLflow) to read, by its exact name (only ever a value, never SQL);
+        None reads them all.
+    objective : int, keyword-only, default 0
+        Which objective of a multi-objective Optuna study to read (0-based); ignored by MLflow.
+    metric : str or None, keyword-only, default None
+        The metric by name: MLflow's key (needed when an experiment logs several), or the name of an Optuna
+        objective where the study records its metric names (then it overrides ``objective``).
+    timeout : float, keyword-only, default 5.0
+        Seconds to wait for a process writing a SQLite file to release its lock before giving up in one line.
+
+    Returns
+    -------
+    Source
+        The format, the schema's version, and one :class:`~simstudy.sources.types.Trials` per study.
+
+    Raises
+    ------
+    DataError
+        In one line naming the file, the item and the value: a file missing or of no known format; a SQLite file
+        truncated, corrupted or locked past ``timeout``; a schema or journal operation this reader does not know;
+        no study ``study``; ``objective`` or ``metric`` not in a study; more rows than the memory limit allows
+        (:func:`simstudy._limits.memory_limit`).
+    ValueError
+        If ``objective`` is not an integer >= 0 or ``timeout`` not a finite number >= 0.
+
+    Examples
+    --------
+    An Optuna journal with one study of three trials, the second failed:
+
+    >>> import json, pathlib, tempfile
+    >>> ops = [{"op_code": 0, "study_name": "svm", "directions": [2]}]  # 2: maximize
+    >>> for i, (state, value) in enumerate([(1, 0.71), (3, None), (1, 0.75)]):  # 1: complete, 3: failed
+    ...     ops.append({"op_code": 4, "study_id": 0, "datetime_start": "2025-01-01T00:00:00"})
+    ...     ops.append({"op_code": 6, "trial_id": i, "state": state, "values": value and [value],
+    ...                 "datetime_complete": "2025-01-01T00:01:00"})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     journal = pathlib.Path(tmp) / "journal.log"
+    ...     _ = journal.write_text("".join(json.dumps({"worker_id": "w", **op}) + "\\n" for op in ops))
+    ...     source = read_source(journal)
+    >>> source.format, [t.name for t in source.studies]
+    ('optuna-journal', ['svm'])
+    >>> svm = source.studies[0]
+    >>> svm.values, svm.states, svm.direction
+    (array([0.71,  nan, 0.75]), ('complete', 'failed', 'complete'), 'maximize')
+    >>> svm.notes[0]
+    '3 trials: 2 complete, 1 failed'
+    >>> svm.provenance[0].split(":")[0]
+    'sampler not recorded'
+    """
+    if isinstance(objective, bool) or not isinstance(objective, int) or objective < 0:
+        raise ValueError(f"objective must be an integer >= 0, got {objective!r}")
+    if study is not None and not isinstance(study, str):
+        raise ValueError(f"study must be a name (a string) or None, got {study!r}")
+    if metric is not None and not isinstance(metric, str):
+        raise ValueError(f"metric must be a name (a string) or None, got {metric!r}")
+    file, name = _path_iv(path)
+    timeout = _timeout_iv(timeout)
+    kind = _sniff(file, name, timeout)
+    if kind is None:
+        raise DataError(
+            f"{name}: not a tuning source this reader knows ({'; '.join(FORMATS.values())}); a file of scores is "
+            f"read as data=FILE.csv"
+        )
+    if kind == "optuna-journal":
+        studies = _optuna_journal.read(file, name, study=study, objective=objective, metric=metric)
+        return Source(name, kind, None, studies)
+    con = _sqlite.connect(file, name, timeout)
+    try:
+        if kind == "optuna-rdb":
+            version, studies = _optuna_rdb.read(con, name, timeout, study=study, objective=objective, metric=metric)
+        else:
+            version, studies = _mlflow.read(con, name, timeout, study=study, metric=metric)
+    finally:
+        con.close()
+    return Source(name, kind, version, studies)
