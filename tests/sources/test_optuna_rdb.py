@@ -187,3 +187,22 @@ def test_an_unknown_state_is_one_line(spoil):
     con.close()
     with pytest.raises(DataError, match="trial 2: unknown state 'EXPLODED'"):
         read_source(path)
+
+
+def test_a_storage_with_an_interrupted_write_is_one_line_and_not_rolled_back(spoil, tmp_path):
+    path = spoil("optuna.db")
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA cache_size = 1")  # the change spills into the file: the journal holds the old pages
+    writer.execute("BEGIN")
+    writer.execute("UPDATE trials SET state = 'FAIL'")
+    crashed = tmp_path / "crashed"  # the files as a writer killed mid-transaction leaves them: a hot journal
+    crashed.mkdir()
+    for suffix in ("", "-journal"):
+        (crashed / f"optuna.db{suffix}").write_bytes(path.with_name(f"optuna.db{suffix}").read_bytes())
+    writer.execute("ROLLBACK")
+    writer.close()
+    before = {p.name: _digest(p) for p in crashed.iterdir()}
+    with pytest.raises(DataError, match="a write was interrupted and its journal .* must be rolled back") as caught:
+        read_source(crashed / "optuna.db")
+    _one_line(caught)
+    assert {p.name: _digest(p) for p in crashed.iterdir()} == before
