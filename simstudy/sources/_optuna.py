@@ -39,6 +39,10 @@ def choose_objective(
     name: str, study: str, n_objectives: int, metric_names: Sequence[str] | None, objective: int, metric: str | None
 ) -> int:
     """The index of the objective to read: ``metric`` by its recorded name, else ``objective``; one line if neither."""
+    if n_objectives == 0:
+        raise DataError(
+            f"{name}: study {study!r} records no objective (no direction): not a study Optuna finished creating"
+        )
     if metric is not None:
         if not metric_names:
             raise DataError(

@@ -206,3 +206,16 @@ def test_a_storage_with_an_interrupted_write_is_one_line_and_not_rolled_back(spo
         read_source(crashed / "optuna.db")
     _one_line(caught)
     assert {p.name: _digest(p) for p in crashed.iterdir()} == before
+
+
+def test_a_study_without_objectives_is_one_line(spoil):
+    path = spoil("optuna.db")
+    con = sqlite3.connect(path)
+    con.execute(
+        "DELETE FROM study_directions WHERE study_id = (SELECT study_id FROM studies WHERE study_name = 'grid')"
+    )
+    con.commit()
+    con.close()
+    with pytest.raises(DataError, match="study 'grid' records no objective"):
+        read_source(path)
+    assert read_source(path, study="random").studies[0].name == "random"  # the other studies read as ever
