@@ -1,6 +1,6 @@
 """Read tuning results where they live: :func:`sniff` names a file's format, :func:`read_source` reads it.
 
-Standard library only (``sqlite3``, ``json``) and numpy: no tuning framework is needed to read, and no pickle is
+Standard library only (``sqlite3``, ``json``, ``csv``, ``zipfile``) and numpy: no tuning framework is needed to read, and no pickle is
 ever opened. A SQLite file is opened read-only (``mode=ro``): a study still being written is never locked or
 changed, and a writer holding it past ``timeout`` seconds is one line, not a wait. Every bad input (a file that
 is no source, a corrupted or truncated database, a schema this reader does not know, a study that is not there,
@@ -23,8 +23,19 @@ import stat
 from pathlib import Path
 
 from simstudy.score_files import DataError
-from simstudy.sources import _mlflow, _optuna_journal, _optuna_rdb, _sqlite
-from simstudy.sources.types import FORMATS, Source
+from simstudy.sources import (
+    _bohb,
+    _files,
+    _mlflow,
+    _optuna_journal,
+    _optuna_rdb,
+    _ray,
+    _smac,
+    _sqlite,
+    _synetune,
+    _wandb,
+)
+from simstudy.sources.types import FORMATS, Source, Trials
 
 __all__ = ["sniff", "read_source"]
 
@@ -47,8 +58,8 @@ def _path_iv(path: str | os.PathLike) -> tuple[Path, str]:
         raise DataError(f"{text}: no such file") from None
     except OSError as exc:
         raise DataError(f"{text}: cannot read: {exc.strerror}") from None
-    if not stat.S_ISREG(mode):  # a FIFO would block the read; a directory is no source (yet)
-        raise DataError(f"{text}: not a regular file; give an Optuna storage or journal, or an MLflow store")
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a FIFO would block the read
+        raise DataError(f"{text}: not a regular file or a directory; give a tuning source's file or directory")
     return file, text
 
 
@@ -80,20 +91,27 @@ def sniff(path: str | os.PathLike, *, timeout: float = 5.0) -> str | None:
     """The format of a tuning source, from its content (never its suffix), or None for a file of no known format.
 
     A SQLite file is told by its tables (Optuna's ``studies`` and ``trials``, MLflow's ``experiments`` and
-    ``runs``), opened read-only; an Optuna journal by its first line (a JSON operation with an ``op_code``).
+    ``runs``), opened read-only; an Optuna journal by its first line (a JSON operation with an ``op_code``); a
+    Syne Tune zip by its CSV's ``trial_id`` and ``st_*`` columns; HpBandSter's files by their first line (a config
+    id of three integers); a SMAC runhistory by its opening ``{"stats"``/``{"data"`` and its ``configs``; a W&B
+    export by its header (``Name``, ``State`` and W&B's own columns). A directory is told by what it holds:
+    ``results.csv.zip`` (Syne Tune), ``configs.json`` and ``results.json`` (HpBandSter), ``runhistory.json``
+    (SMAC3), or trial directories with ``result.json``/``progress.csv`` or an ``experiment_state-*.json`` (Ray
+    Tune). One Ray trial's ``result.json`` or ``progress.csv`` is ``"ray-tune"`` too, so that it is never read as
+    a trial per iteration (:func:`read_source` asks for the experiment directory).
 
     Parameters
     ----------
     path : str or os.PathLike
-        The file, or a ``sqlite:///FILE`` URL as Optuna and MLflow take it.
+        The file or directory, or a ``sqlite:///FILE`` URL as Optuna and MLflow take it.
     timeout : float, keyword-only, default 5.0
         Seconds to wait for a process writing a SQLite file to release its lock.
 
     Returns
     -------
     str or None
-        ``"optuna-rdb"``, ``"optuna-journal"`` or ``"mlflow-sqlite"`` (:data:`~simstudy.sources.types.FORMATS`);
-        None for any other file (a CSV, garbage, another SQLite database).
+        One of :data:`~simstudy.sources.types.FORMATS` (``"optuna-rdb"``, ``"ray-tune"``, ...); None for any other
+        file or directory (a CSV of scores, garbage, another SQLite database).
 
     Raises
     ------
@@ -119,11 +137,83 @@ def sniff(path: str | os.PathLike, *, timeout: float = 5.0) -> str | None:
 
 
 def _sniff(file: Path, name: str, timeout: float) -> str | None:
+    if file.is_dir():
+        return _dir_format(file)
     if _sqlite.is_sqlite(file):
         return _sqlite_format(file, name, timeout)
     if _optuna_journal.looks_like_journal(file):
         return "optuna-journal"
+    if _synetune.looks_like_results(file):
+        return "syne-tune"
+    if _bohb.looks_like_results(file):
+        return "hpbandster"
+    if _smac.looks_like_runhistory(file):
+        return "smac3"
+    if _ray.looks_like_result(file) or _ray_progress(file):
+        return "ray-tune"  # one trial's reports: read_source names the experiment directory to give instead
+    if _wandb.looks_like_export(file):
+        return "wandb-csv"
     return None
+
+
+def _dir_format(folder: Path) -> str | None:
+    """A directory's format from the files in it (never a symlink), in the order a directory is least ambiguous."""
+
+    def has(*names: str) -> bool:
+        return all((folder / n).is_file() and not (folder / n).is_symlink() for n in names)
+
+    if has(_synetune.RESULTS) and _synetune.looks_like_results(folder / _synetune.RESULTS):
+        return "syne-tune"
+    if has(*_bohb.FILES) and _bohb.looks_like_results(folder / "results.json"):
+        return "hpbandster"
+    if has("runhistory.json") and _smac.looks_like_runhistory(folder / "runhistory.json"):
+        return "smac3"
+    if _ray.looks_like_experiment(folder):
+        return "ray-tune"
+    return None
+
+
+def _ray_progress(file: Path) -> bool:
+    """Whether a file is one Ray Tune trial's ``progress.csv`` (its header has ``trial_id`` and ``training_iteration``)."""
+    try:
+        with open(file, encoding="utf-8", errors="replace") as f:
+            header = f.readline(1 << 16).strip().split(",")
+    except OSError:
+        return False
+    return "trial_id" in header and "training_iteration" in header
+
+
+def _pick(studies: tuple[Trials, ...], study: str | None, name: str) -> tuple[Trials, ...]:
+    """The study named ``study`` of a one-study source (all of them for None); one line if it is not there."""
+    if study is None or any(t.name == study for t in studies):
+        return tuple(t for t in studies if study is None or t.name == study)
+    listed = ", ".join(repr(t.name) for t in studies)
+    raise DataError(f"{name}: no study {study!r}; the source holds {listed}")
+
+
+def _read_files(
+    kind: str, file: Path, name: str, study: str | None, objective: int, metric: str | None, reduce: str | None
+) -> Source:
+    """A source of the file-based formats (every one but SQLite's and Optuna's journal)."""
+    folder = file if file.is_dir() else file.parent
+    version = None
+    if kind == "ray-tune":
+        if not file.is_dir():
+            raise DataError(
+                f"{name}: one Ray Tune trial's reports (a line or row per training iteration, not a trial each): give "
+                f"the experiment directory ({folder.parent}), read as one score per trial"
+            )
+        studies = _ray.read(file, name, metric=metric, reduce=reduce)
+    elif kind == "wandb-csv":
+        studies = _wandb.read(file, name, study=study, metric=metric, reduce=reduce)
+    elif kind == "smac3":
+        history = file / "runhistory.json" if file.is_dir() else file
+        version, studies = _smac.read(history, name, objective=objective, metric=metric, reduce=reduce)
+    elif kind == "hpbandster":
+        studies = _bohb.read(folder, name, reduce=reduce)
+    else:
+        studies = _synetune.read(folder, name, objective=objective, metric=metric, reduce=reduce)
+    return Source(name, kind, version, _pick(studies, study, name))
 
 
 def read_source(
@@ -133,28 +223,42 @@ def read_source(
     objective: int = 0,
     metric: str | None = None,
     timeout: float = 5.0,
+    reduce: str | None = None,
 ) -> Source:
     """Every study (or the one named) of an Optuna storage or journal or an MLflow store, read without the framework.
 
     Optuna's RDB storage in SQLite (``study.db`` or ``sqlite:///study.db``): each study's trials by trial number,
     the chosen objective's values (+-inf as stored), its direction, and the traces its sampler left. Optuna's
     JournalStorage file: its operations replayed as Optuna does. MLflow's SQLite tracking store: each active
-    experiment's runs by start time, the metric's latest value per run; MLflow records no direction.
+    experiment's runs by start time, the metric's latest value per run; MLflow records no direction. A Ray Tune
+    experiment directory, a W&B CSV export, SMAC3's ``runhistory.json``, HpBandSter's ``configs.json`` and
+    ``results.json``, Syne Tune's ``results.csv.zip`` and ``metadata.json``: each trial one score, its repeated
+    reports (iterations, rows, runs on seeds or budgets) reduced by ``reduce`` or refused in one line, never
+    counted as trials (the modules ``simstudy.sources._ray``, ``_wandb``, ``_smac``, ``_bohb``, ``_synetune`` say
+    each format's rules; the notes say what was done).
 
     Parameters
     ----------
     path : str or os.PathLike
         The file, or a ``sqlite:///FILE`` URL.
     study : str or None, keyword-only, default None
-        The one study (Optuna) or experiment (MLflow) to read, by its exact name (only ever a value, never SQL);
+        The one study (Optuna), experiment (MLflow) or sweep (W&B; a one-study source: its name) to read, by its exact name (only ever a value, never SQL);
         None reads them all.
     objective : int, keyword-only, default 0
-        Which objective of a multi-objective Optuna study to read (0-based); ignored by MLflow.
+        Which objective of a multi-objective Optuna study, SMAC cost or Syne Tune metric list to read (0-based);
+        ignored by MLflow, Ray Tune and W&B.
     metric : str or None, keyword-only, default None
         The metric by name: MLflow's key (needed when an experiment logs several), or the name of an Optuna
-        objective where the study records its metric names (then it overrides ``objective``).
+        objective where the study records its metric names (then it overrides ``objective``); the metric of a Ray
+        Tune experiment, a W&B export or Syne Tune's results (needed where several are reported and none is
+        recorded), one of SMAC's scenario objectives.
     timeout : float, keyword-only, default 5.0
         Seconds to wait for a process writing a SQLite file to release its lock before giving up in one line.
+    reduce : {"last", "best", "max", "min", "mean"} or None, keyword-only, default None
+        How a trial's several reports become its one score: Ray Tune's iterations and Syne Tune's rows (None:
+        ``last``, said in the note), a SMAC configuration's runs on several instances or seeds, a W&B run on
+        several rows, an HpBandSter configuration's several results at one budget (None: refused in one line).
+        ``best`` follows the direction (one line where none is recorded); ``mean`` is SMAC's own aggregate.
 
     Returns
     -------
@@ -169,7 +273,8 @@ def read_source(
         no study ``study``; ``objective`` or ``metric`` not in a study; more rows than the memory limit allows
         (:func:`simstudy._limits.memory_limit`).
     ValueError
-        If ``objective`` is not an integer >= 0 or ``timeout`` not a finite number >= 0.
+        If ``objective`` is not an integer >= 0, ``timeout`` not a finite number >= 0, or ``reduce`` not one of
+        its values.
 
     Examples
     --------
@@ -201,6 +306,7 @@ def read_source(
         raise ValueError(f"study must be a name (a string) or None, got {study!r}")
     if metric is not None and not isinstance(metric, str):
         raise ValueError(f"metric must be a name (a string) or None, got {metric!r}")
+    reduce = _files.reduce_iv(reduce)
     file, name = _path_iv(path)
     timeout = _timeout_iv(timeout)
     kind = _sniff(file, name, timeout)
@@ -209,6 +315,8 @@ def read_source(
             f"{name}: not a tuning source this reader knows ({'; '.join(FORMATS.values())}); a file of scores is "
             f"read as data=FILE.csv"
         )
+    if kind not in ("optuna-rdb", "optuna-journal", "mlflow-sqlite"):
+        return _read_files(kind, file, name, study, objective, metric, reduce)
     if kind == "optuna-journal":
         studies = _optuna_journal.read(file, name, study=study, objective=objective, metric=metric)
         return Source(name, kind, None, studies)

@@ -34,6 +34,11 @@ FORMATS = {
     "optuna-rdb": "Optuna's RDB storage in a SQLite file (study.db, or the URL sqlite:///study.db)",
     "optuna-journal": "Optuna's JournalStorage log file (JSON lines of operations)",
     "mlflow-sqlite": "MLflow's tracking store in a SQLite file (mlflow.db): an experiment is a study",
+    "ray-tune": "a Ray Tune experiment directory (a trial directory each, with result.json or progress.csv)",
+    "wandb-csv": "W&B runs exported as CSV from the web UI: a sweep is a study",
+    "smac3": "SMAC3's runhistory.json (scenario.json beside it where present)",
+    "hpbandster": "HpBandSter's (BOHB's) configs.json and results.json, a directory or either file",
+    "syne-tune": "Syne Tune's results.csv.zip and metadata.json, a directory or the zip",
 }
 
 _DIRECTIONS = ("maximize", "minimize", None)
@@ -156,10 +161,12 @@ class Source:
     path : str
         The file, as named in messages.
     format : str
-        One of :data:`FORMATS` (``"optuna-rdb"``, ``"optuna-journal"``, ``"mlflow-sqlite"``).
+        One of :data:`FORMATS` (``"optuna-rdb"``, ``"optuna-journal"``, ``"mlflow-sqlite"``, ``"ray-tune"``,
+        ``"wandb-csv"``, ``"smac3"``, ``"hpbandster"``, ``"syne-tune"``).
     schema_version : str or None
         The schema's version as the file records it (Optuna's and MLflow's Alembic revision, ``"v3.2.0.a"``);
-        None for a format without one (Optuna's journal: its operation codes are checked instead).
+        None for a format without one (Optuna's journal: its operation codes are checked instead; the file-based
+        formats of Ray Tune, W&B, HpBandSter and Syne Tune); SMAC3's layout (``"SMAC 2.1+ (runs as objects)"``).
     studies : tuple of Trials
         Every study read (the one asked for with ``study=NAME``), in the source's order.
 

@@ -1,5 +1,6 @@
 """:func:`sniff` and :func:`read_source`: the format from the content, and one line for what is no source."""
 
+import os
 import sqlite3
 
 import numpy as np
@@ -27,7 +28,7 @@ def test_garbage_and_other_files_are_no_source(tmp_path, rng):
     sqlite3.connect(other).execute("CREATE TABLE studies (x)").connection.close()
     empty = tmp_path / "empty.log"
     empty.write_text("")
-    for path in (garbage, scores, other, empty):
+    for path in (garbage, scores, other, empty, tmp_path):
         assert sniff(path) is None
         with pytest.raises(DataError, match="not a tuning source this reader knows") as caught:
             read_source(path)
@@ -38,7 +39,7 @@ def test_garbage_and_other_files_are_no_source(tmp_path, rng):
     "where, words",
     [
         ("missing.db", "no such file"),
-        (".", "not a regular file"),
+        (".", "not a tuning source this reader knows"),  # a directory of nothing known
         ("postgresql://user@host/optuna", "only files are read"),
     ],
 )
@@ -67,3 +68,15 @@ def test_a_sqlite_url_names_the_file_in_messages(data):
     with pytest.raises(DataError) as caught:
         read_source(f"sqlite:///{data / 'optuna.db'}", study="nope")
     assert str(caught.value).startswith(f"{data / 'optuna.db'}: no study 'nope'")
+
+
+def test_a_fifo_is_refused_before_it_is_opened(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match="not a regular file or a directory"):
+        sniff(fifo)
+
+
+def test_reduce_is_a_value_error_naming_it(data):
+    with pytest.raises(ValueError, match="reduce must be one of last, best, max, min, mean .*got 'median'"):
+        read_source(data / "optuna.db", reduce="median")

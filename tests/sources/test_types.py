@@ -51,7 +51,16 @@ def test_trials_refuse_a_bad_record_in_one_line(change, words):
 def test_source_refuses_an_unknown_format():
     with pytest.raises(ValueError, match="'csv'"):
         Source("x", "csv", None, ())
-    assert set(FORMATS) == {"optuna-rdb", "optuna-journal", "mlflow-sqlite"}
+    assert set(FORMATS) == {
+        "optuna-rdb",
+        "optuna-journal",
+        "mlflow-sqlite",
+        "ray-tune",
+        "wandb-csv",
+        "smac3",
+        "hpbandster",
+        "syne-tune",
+    }
 
 
 def test_state_note_counts_in_the_order_of_states():
