@@ -162,7 +162,7 @@ def _dir_format(folder: Path) -> str | None:
     def has(*names: str) -> bool:
         return all((folder / n).is_file() and not (folder / n).is_symlink() for n in names)
 
-    if has(_synetune.RESULTS) and _synetune.looks_like_results(folder / _synetune.RESULTS):
+    if has(_synetune.RESULTS):  # by its name: a zip too damaged to open is Syne Tune's, and said so
         return "syne-tune"
     if has(*_bohb.FILES) and _bohb.looks_like_results(folder / "results.json"):
         return "hpbandster"
