@@ -1,6 +1,7 @@
 """Ray Tune experiment directories: one score per trial, never one per iteration.
 
-Hand-made fixtures following Ray Tune's documented layout (``ray/tune/logger/json.py``, ``csv.py``: a directory per
+``data/ray_exp`` is a real experiment written by Ray Tune 2.60 (``make_fixtures2.py``), read against what Ray
+reported of it (``data/expected2.json``). The other fixtures are hand-made following Ray Tune's documented layout (``ray/tune/logger/json.py``, ``csv.py``: a directory per
 trial named ``<trainable>_<trial id>_<index>_<params>_<date>`` with ``params.json``, ``result.json`` as JSON lines of
 reports carrying Ray's own keys, ``progress.csv``, ``error.txt`` for a trial that raised; ``experiment_state-*.json``
 and the search state files beside them); Ray Tune is not installed in the test environment.
@@ -8,6 +9,7 @@ and the search state files beside them); Ray Tune is not installed in the test e
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ from simstudy.score_files import DataError
 from simstudy.sources import read_source, sniff
 
 _START = 1_735_689_600  # 2025-01-01, seconds
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def _trial(root, index, reports, *, error=False, exp="a1b2c", trial_id=None):
@@ -201,3 +204,17 @@ def test_study_picks_the_experiment_by_its_name(experiment):
     assert read_source(experiment, study="tune_svm").studies[0].name == "tune_svm"
     with pytest.raises(DataError, match="no study 'other'; the source holds 'tune_svm'"):
         read_source(experiment, study="other")
+
+
+def test_a_real_experiment_is_what_ray_reported():
+    reported = json.loads((DATA / "expected2.json").read_text())["ray_exp"]
+    assert sniff(DATA / "ray_exp") == "ray-tune"
+    (trials,) = read_source(DATA / "ray_exp").studies
+    ids = sorted(reported)  # Ray's trial ids, counter last: the order Ray created the trials
+    assert trials.metric == "acc" and trials.direction is None  # TuneConfig's mode is only in tuner.pkl
+    np.testing.assert_array_equal(trials.values, [reported[i]["last"] for i in ids])
+    assert trials.states == tuple("failed" if reported[i]["error"] else "complete" for i in ids)
+    (best,) = read_source(DATA / "ray_exp", reduce="max").studies
+    np.testing.assert_array_equal(best.values, [max(reported[i]["acc"]) for i in ids])
+    assert "metric 'acc' as the experiment state records it" in trials.notes
+    assert trials.provenance[0].startswith("BasicVariantGenerator")

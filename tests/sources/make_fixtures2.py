@@ -1,0 +1,81 @@
+"""Write a real Ray Tune experiment directory for ``tests/sources`` (``data/ray_exp``), with Ray itself, and what
+Ray reports about it (``data/expected2.json``).
+
+Run it with a Python that has Ray Tune (never the package's own environment: simstudy reads these files with the
+standard library only)::
+
+    /work/venv-src/bin/pip install "ray[tune]"
+    /work/venv-src/bin/python tests/sources/make_fixtures2.py
+
+Written with ray 2.60.0 (``expected2.json`` records the version used). The values are deterministic functions of
+the sampled configurations; the files' bytes are not (wall-clock times, random ids). W&B, SMAC3, HpBandSter and
+Syne Tune are not written here: HpBandSter 0.7.4 installed but its BOHB run hung here (a worker's result never
+reached the dispatcher), the others were not installed; their tests use hand-made files following the documented
+layouts.
+
+Only the standard library is imported at module level: the test suite collects this file for doctests.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _ray_trainable(config):
+    """Three reports of a deterministic ``acc`` (the last not the best); a trial with ``x > 0.6`` reports once, then raises."""
+    from ray import tune
+
+    x = config["x"]
+    if x > 0.6:
+        tune.report({"acc": 0.1})
+        raise ValueError("x too large: this trial fails on purpose")
+    for step in range(3):
+        tune.report({"acc": round(x * (1 + step) / 3 - 0.05 * (step == 2), 6), "loss": round(1 - x, 6)})
+
+
+def _make_ray(expected: dict) -> None:
+    import ray
+    from ray import tune
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        tuner = tune.Tuner(
+            _ray_trainable,
+            param_space={"x": tune.uniform(0.0, 1.0)},
+            tune_config=tune.TuneConfig(num_samples=8, metric="acc", mode="max"),
+            run_config=tune.RunConfig(name="ray_exp", storage_path=tmp),
+        )
+        grid = tuner.fit()
+        trials = {}
+        for result in grid:
+            trial_id = result.metrics.get("trial_id") if result.metrics else None
+            history = result.metrics_dataframe
+            trials[str(trial_id or Path(result.path).name)] = {
+                "dir": Path(result.path).name,
+                "error": result.error is not None,
+                "acc": None if history is None or "acc" not in history else [float(v) for v in history["acc"]],
+                "last": None if not result.metrics or "acc" not in result.metrics else float(result.metrics["acc"]),
+            }
+        target = DATA / "ray_exp"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(Path(tmp) / "ray_exp", target)
+    ray.shutdown()
+    expected["ray_exp"] = trials
+
+
+def main() -> None:
+    import ray
+
+    expected: dict = {"versions": {"python": sys.version.split()[0], "ray": ray.__version__}}
+    _make_ray(expected)
+    (DATA / "expected2.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()
