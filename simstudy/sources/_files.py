@@ -142,6 +142,19 @@ def numeric_keys(records: Iterable[dict], exclude: Iterable[str]) -> list[str]:
     return [k for k, v in status.items() if v]
 
 
+def check_numeric(records: Sequence[dict], metric: str | None, name: str) -> None:
+    """Refuse a metric column with text in it (a CSV mixing metrics, or notes), naming the first such row."""
+    if metric is None:
+        return
+    for row, record in enumerate(records, 2):  # row 1 is the header
+        cell = record.get(metric)
+        if isinstance(cell, str) and cell.strip() and number(cell) is None:
+            raise DataError(
+                f"{name}: row {row}: {metric!r} is {cell!r:.40}, not a number: a column mixing metrics and text? "
+                f"choose a numeric column with metric=NAME"
+            )
+
+
 def choose_metric(name: str, where: str, candidates: Sequence[str], metric: str | None, recorded: str | None) -> str:
     """The metric to read: ``metric`` if given (one line if absent), else ``recorded``, else the only candidate."""
     listed = ", ".join(repr(c) for c in candidates[:12]) + (" ..." if len(candidates) > 12 else "")

@@ -115,7 +115,7 @@ def _state_file(
     entries: list[os.DirEntry], name: str, notes: list[str]
 ) -> tuple[dict[str, str], str | None, str | None]:
     """From the newest ``experiment_state-*.json``: trial id -> Ray status, and the metric and mode if recorded."""
-    states = sorted(e for e in entries if e.name.startswith("experiment_state") and e.name.endswith(".json"))
+    states = [e for e in entries if e.name.startswith("experiment_state") and e.name.endswith(".json")]
     statuses: dict[str, str] = {}
     if not states:
         return statuses, None, None
@@ -165,7 +165,7 @@ def _reports(trial_dir: Path, files: set[str], name: str, notes: list[str]) -> l
     if "progress.csv" in files:
         check_size(trial_dir / "progress.csv", f"{shown}/progress.csv")
         with open(trial_dir / "progress.csv", encoding="utf-8", newline="") as f:
-            header, rows = csv_rows(f, f"{shown}/progress.csv")  # type: ignore[arg-type]
+            header, rows = csv_rows(f, f"{shown}/progress.csv")
         return [dict(zip(header, row)) for row in rows]
     return []
 

@@ -187,7 +187,8 @@ def read(
     if several:
         notes.append(reduce_note(chosen, reduce or "last", "", "run") + " over instances and seeds")
     origins = doc.get("config_origins") or {}
-    study = scenario.get("name") if isinstance(scenario.get("name"), str) else path.parent.name or path.stem
+    named = scenario.get("name")
+    study = named if isinstance(named, str) else path.parent.name or path.stem
     return layout, (
         Trials(
             name=study,

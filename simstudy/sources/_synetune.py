@@ -24,6 +24,7 @@ import numpy as np
 from simstudy.score_files import DataError
 from simstudy.sources._files import (
     FILE_COST,
+    check_numeric,
     check_size,
     choose_metric,
     csv_rows,
@@ -96,6 +97,7 @@ def read(folder: Path, name: str, *, objective: int, metric: str | None, reduce:
         )
     recorded = names[objective] if metric is None and names else None
     exclude = {"trial_id"} | {c for c in header if c.startswith(("st_", "config_"))}
+    check_numeric(records, metric, shown)
     chosen = choose_metric(name, "the results", numeric_keys(records, exclude), metric, recorded)
     direction = None
     if chosen in names and names.index(chosen) < len(modes):

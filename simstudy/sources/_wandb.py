@@ -23,6 +23,7 @@ import numpy as np
 from simstudy.score_files import DataError
 from simstudy.sources._files import (
     REPEAT_KEYS,
+    check_numeric,
     check_size,
     choose_metric,
     csv_rows,
@@ -91,7 +92,7 @@ def read(path: Path, name: str, *, study: str | None, metric: str | None, reduce
     """The export's sweeps (``study``: that one only) as :class:`Trials`, metric ``metric``."""
     check_size(path, name)
     with open(path, encoding="utf-8-sig", newline="") as f:
-        header, rows = csv_rows(f, name)  # type: ignore[arg-type]
+        header, rows = csv_rows(f, name)
     twice = repeated(header)
     if twice is not None:
         raise DataError(f"{name}: the column {twice!r} appears twice in the header: not an export W&B wrote")
@@ -106,14 +107,7 @@ def read(path: Path, name: str, *, study: str | None, metric: str | None, reduce
         )
     method_col = next((c for c in METHOD_COLUMNS if c in col), None)
     skip = META | set(METHOD_COLUMNS) | set(REPEAT_KEYS)
-    if metric is not None and metric in col:
-        for r, record in enumerate(records, 2):
-            cell = record[metric]
-            if cell.strip() and number(cell) is None:
-                raise DataError(
-                    f"{name}: row {r}: {metric!r} is {cell!r:.40}, not a number: a column mixing metrics and text? "
-                    f"choose a numeric column with metric=NAME"
-                )
+    check_numeric(records, metric, name)
     chosen = choose_metric(name, "the export", numeric_keys(records, skip), metric, None)
     groups: dict[str, list[int]] = {}
     for i, record in enumerate(records):

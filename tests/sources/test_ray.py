@@ -218,3 +218,14 @@ def test_a_real_experiment_is_what_ray_reported():
     np.testing.assert_array_equal(best.values, [max(reported[i]["acc"]) for i in ids])
     assert "metric 'acc' as the experiment state records it" in trials.notes
     assert trials.provenance[0].startswith("BasicVariantGenerator")
+
+
+def test_reading_changes_nothing_in_the_directory():
+    def files():
+        found = sorted((DATA / "ray_exp").rglob("*"))
+        return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in found if p.is_file()}
+
+    before = files()
+    read_source(DATA / "ray_exp")
+    sniff(DATA / "ray_exp")
+    assert files() == before

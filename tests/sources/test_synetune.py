@@ -114,3 +114,9 @@ def test_a_huge_zip_is_refused_by_its_uncompressed_size(tmp_path, monkeypatch):
     monkeypatch.setenv("SIMSTUDY_MAX_MEMORY_GB", "1e-6")
     with pytest.raises(DataError, match="results.csv.zip: 1[0-9],[0-9]{3} bytes; read it would take about"):
         read_source(folder)
+
+
+def test_a_metric_column_with_text_is_one_line(tmp_path):
+    rows = [*_ROWS, "4,accuracy=0.3,1,1.0,CONTINUE,Completed,2.5,0.5"]
+    with pytest.raises(DataError, match=r"row 9: 'accuracy' is 'accuracy=0.3', not a number: a column mixing"):
+        read_source(_tuning(tmp_path, rows=rows), metric="accuracy")
