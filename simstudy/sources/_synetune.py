@@ -8,8 +8,11 @@ max, one or one per metric: the direction) and ``scheduler_name`` (the provenanc
 ``metric=`` names the column and no direction is known.
 
 A trial is one score: its rows reduced by ``reduce=`` (``last`` by default), never counted as trials. Trials are
-ordered by ``trial_id`` (Syne Tune numbers trials as it creates them); a trial's state is its last ``st_status``:
-Completed, Failed, InProgress (running), and Stopped or Paused, a trial stopped early by a scheduler (pruned).
+ordered by ``trial_id`` (Syne Tune numbers trials as it creates them). A row's ``st_status`` is the trial's status
+when the report arrived, not how it ended (Syne Tune 0.16 leaves ``InProgress`` on the last row of trials that
+then completed or failed; their end is only in ``tuner.dill``, a pickle never opened): a trial whose last row says
+Completed or InProgress is complete (the note counts the InProgress ones), Failed failed, and Stopped, Stopping or
+Paused, or a last ``st_decision`` of STOP or PAUSE, a trial stopped early by the scheduler (pruned).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ RESULTS, METADATA = "results.csv.zip", "metadata.json"
 STATUSES = {
     "Completed": "complete",
     "Failed": "failed",
-    "InProgress": "running",
+    "InProgress": "complete",  # the status when the row was written: see the module's docstring
     "Stopped": "pruned",
     "Stopping": "pruned",
     "Paused": "pruned",
@@ -111,6 +114,7 @@ def read(folder: Path, name: str, *, objective: int, metric: str | None, reduce:
         trials.setdefault(int(tid), []).append(record)
     ids = sorted(trials)
     values, states = [], []
+    in_progress = 0
     for tid in ids:
         own = trials[tid]
         series = [math.nan if (v := number(r[chosen])) is None else v for r in own]
@@ -119,8 +123,16 @@ def read(folder: Path, name: str, *, objective: int, metric: str | None, reduce:
         if status not in STATUSES:
             raise DataError(f"{shown}: trial {tid}: st_status {status!r:.40} is not one of Syne Tune's")
         state = STATUSES[status]
+        if state == "complete" and own[-1].get("st_decision", "").strip() in ("STOP", "PAUSE"):
+            state = "pruned"
+        in_progress += status == "InProgress" and state == "complete"
         states.append("failed" if state == "complete" and math.isnan(values[-1]) else state)
     facts = [state_note(states), reduce_note(chosen, how, "last", "row")]
+    if in_progress:
+        facts.append(
+            f"{in_progress} trial{'s' if in_progress != 1 else ''} whose last row says InProgress read as complete: "
+            f"the results record a status when a report arrives, not how the trial ended (failed or still running?)"
+        )
     if "st_status" not in header:
         facts.append("no st_status column: every trial with a value read as complete")
     return (

@@ -1,17 +1,17 @@
-"""Write a real Ray Tune experiment directory for ``tests/sources`` (``data/ray_exp``), with Ray itself, and what
-Ray reports about it (``data/expected2.json``).
+"""Write a real Ray Tune experiment directory and a real Syne Tune tuning for ``tests/sources`` (``data/ray_exp``,
+``data/st_tuning``), with the frameworks themselves, and what they report about them (``data/expected2.json``).
 
-Run it with a Python that has Ray Tune (never the package's own environment: simstudy reads these files with the
-standard library only)::
+Run it with a Python that has Ray Tune and Syne Tune (never the package's own environment: simstudy reads these
+files with the standard library only)::
 
-    /work/venv-src/bin/pip install "ray[tune]"
+    /work/venv-src/bin/pip install "ray[tune]" syne-tune
     /work/venv-src/bin/python tests/sources/make_fixtures2.py
 
-Written with ray 2.60.0 (``expected2.json`` records the version used). The values are deterministic functions of
-the sampled configurations; the files' bytes are not (wall-clock times, random ids). W&B, SMAC3, HpBandSter and
-Syne Tune are not written here: HpBandSter 0.7.4 installed but its BOHB run hung here (a worker's result never
-reached the dispatcher), the others were not installed; their tests use hand-made files following the documented
-layouts.
+Written with ray 2.60.0 and syne-tune 0.16.0 (``expected2.json`` records the versions used). The values are
+deterministic functions of the sampled configurations; the files' bytes are not (wall-clock times, random ids).
+W&B, SMAC3 and HpBandSter are not written here: HpBandSter 0.7.4 installed but its BOHB run hung here (a worker's
+result never reached the dispatcher), W&B's export needs its web UI, SMAC3 was not installed; their tests use
+hand-made files following the documented layouts.
 
 Only the standard library is imported at module level: the test suite collects this file for doctests.
 """
@@ -69,11 +69,69 @@ def _make_ray(expected: dict) -> None:
     expected["ray_exp"] = trials
 
 
+_SYNE_TUNE_SCRIPT = """
+import argparse
+import sys
+
+from syne_tune import Reporter
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--x", type=float)
+parser.add_argument("--epochs", type=int)
+args, _ = parser.parse_known_args()
+report = Reporter()
+if args.x > 0.7:
+    report(epoch=1, accuracy=0.1)
+    sys.exit(1)  # this trial fails on purpose
+for epoch in range(1, args.epochs + 1):
+    report(epoch=epoch, accuracy=round(args.x * epoch / args.epochs - 0.05 * (epoch == args.epochs), 6))
+"""
+
+
+def _make_syne_tune(expected: dict) -> None:
+    import os
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["SYNETUNE_FOLDER"] = tmp
+        from syne_tune import StoppingCriterion, Tuner
+        from syne_tune.backend import LocalBackend
+        from syne_tune.config_space import uniform
+        from syne_tune.experiments import load_experiment
+        from syne_tune.optimizer.baselines import RandomSearch
+
+        script = Path(tmp) / "train.py"
+        script.write_text(_SYNE_TUNE_SCRIPT)
+        tuner = Tuner(
+            trial_backend=LocalBackend(entry_point=str(script)),
+            scheduler=RandomSearch(
+                {"x": uniform(0.0, 1.0), "epochs": 3}, metrics=["accuracy"], do_minimize=False, random_seed=3
+            ),
+            stop_criterion=StoppingCriterion(max_num_trials_finished=6),
+            n_workers=1, sleep_time=0.2, results_update_interval=1.0, max_failures=10, tuner_name="st_tuning",
+            suffix_tuner_name=False, save_tuner=False,
+        )  # fmt: skip
+        tuner.run()
+        results = load_experiment("st_tuning").results
+        trials = {}
+        for trial_id, rows in results.groupby("trial_id"):
+            trials[str(int(trial_id))] = {
+                "accuracy": [float(v) for v in rows["accuracy"]],
+                "status": str(rows["st_status"].iloc[-1]),
+            }
+        target = DATA / "st_tuning"
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir()
+        for name in ("results.csv.zip", "metadata.json"):
+            shutil.copy(Path(tuner.tuner_path) / name, target / name)
+    expected["st_tuning"] = trials
+
+
 def main() -> None:
     import ray
 
     expected: dict = {"versions": {"python": sys.version.split()[0], "ray": ray.__version__}}
     _make_ray(expected)
+    _make_syne_tune(expected)
     (DATA / "expected2.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
 
 

@@ -1,13 +1,15 @@
 """Syne Tune's results.csv.zip and metadata.json: a row per report reduced to one score per trial, the mode as the
 direction, the scheduler as provenance, st_status as the state.
 
-Hand-made files following ``syne_tune.Tuner`` (``StoreResultsCallback`` writes the results dataframe zipped as
+``data/st_tuning`` is a real tuning written by Syne Tune 0.16 (``make_fixtures2.py``), read against what Syne Tune's
+``load_experiment`` reported of it (``data/expected2.json``). The other fixtures are hand-made following ``syne_tune.Tuner`` (``StoreResultsCallback`` writes the results dataframe zipped as
 ``results.csv.zip``, columns ``trial_id``, the metrics, ``st_*`` and ``config_*``; ``metadata.json`` holds
 ``metric_names``, ``metric_mode`` and ``scheduler_name``); Syne Tune is not installed in the test environment.
 """
 
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ _ROWS = [
     "2,,1,1.0,CONTINUE,Failed,2.3,0.3",
     "3,0.20,1,1.0,CONTINUE,InProgress,2.4,0.4",
 ]
+DATA = Path(__file__).resolve().parent / "data"
 _META = {"metric_names": ["accuracy"], "metric_mode": "max", "scheduler_name": "RandomSearch", "entrypoint": "t.py"}
 
 
@@ -46,12 +49,13 @@ def test_one_score_per_trial_its_last_row_by_default(tmp_path):
     (trials,) = source.studies
     assert trials.name == "st-tuning-2025" and trials.metric == "accuracy" and trials.direction == "maximize"
     np.testing.assert_array_equal(trials.values, [0.65, 0.45, np.nan, 0.20])
-    assert trials.states == ("complete", "pruned", "failed", "running")
+    assert trials.states == ("complete", "pruned", "failed", "complete")
     np.testing.assert_array_equal(trials.order, [0, 1, 2, 3])
     assert trials.notes[:2] == (
-        "4 trials: 1 complete, 1 failed, 1 pruned, 1 running",
+        "4 trials: 2 complete, 1 failed, 1 pruned",
         "one score per trial: the last of its rows of 'accuracy' (reduce=last, the default; reduce=last|best|max|min|mean)",
     )
+    assert trials.notes[2].startswith("1 trial whose last row says InProgress read as complete")
     assert trials.provenance == ("scheduler 'RandomSearch' (metadata.json): random search, as Syne Tune records it",)
 
 
@@ -120,3 +124,18 @@ def test_a_metric_column_with_text_is_one_line(tmp_path):
     rows = [*_ROWS, "4,accuracy=0.3,1,1.0,CONTINUE,Completed,2.5,0.5"]
     with pytest.raises(DataError, match=r"row 9: 'accuracy' is 'accuracy=0.3', not a number: a column mixing"):
         read_source(_tuning(tmp_path, rows=rows), metric="accuracy")
+
+
+def test_a_real_tuning_is_what_syne_tune_reported():
+    reported = json.loads((DATA / "expected2.json").read_text())["st_tuning"]
+    assert sniff(DATA / "st_tuning") == "syne-tune"
+    (trials,) = read_source(DATA / "st_tuning").studies
+    ids = sorted(reported, key=int)
+    assert trials.metric == "accuracy" and trials.direction == "maximize"
+    np.testing.assert_array_equal(trials.order, [int(i) for i in ids])
+    np.testing.assert_array_equal(trials.values, [reported[i]["accuracy"][-1] for i in ids])
+    (best,) = read_source(DATA / "st_tuning", reduce="best").studies
+    np.testing.assert_array_equal(best.values, [max(reported[i]["accuracy"]) for i in ids])
+    in_progress = sum(reported[i]["status"] == "InProgress" for i in ids)
+    assert trials.notes[2].startswith(f"{in_progress} trials whose last row says InProgress read as complete")
+    assert trials.provenance[0].startswith("scheduler 'RandomSearch'")
