@@ -1,17 +1,17 @@
-"""Write a real Ray Tune experiment directory and a real Syne Tune tuning for ``tests/sources`` (``data/ray_exp``,
-``data/st_tuning``), with the frameworks themselves, and what they report about them (``data/expected2.json``).
+"""Write a real Ray Tune experiment directory, a real Syne Tune tuning and a real BOHB run for ``tests/sources``
+(``data/ray_exp``, ``data/st_tuning``, ``data/bohb_run``), with the frameworks themselves, and what they report
+about them (``data/expected2.json``).
 
-Run it with a Python that has Ray Tune and Syne Tune (never the package's own environment: simstudy reads these
-files with the standard library only)::
+Run it with a Python that has Ray Tune, Syne Tune and HpBandSter (never the package's own environment: simstudy
+reads these files with the standard library only)::
 
-    /work/venv-src/bin/pip install "ray[tune]" syne-tune
+    /work/venv-src/bin/pip install "ray[tune]" syne-tune hpbandster
     /work/venv-src/bin/python tests/sources/make_fixtures2.py
 
-Written with ray 2.60.0 and syne-tune 0.16.0 (``expected2.json`` records the versions used). The values are
-deterministic functions of the sampled configurations; the files' bytes are not (wall-clock times, random ids).
-W&B, SMAC3 and HpBandSter are not written here: HpBandSter 0.7.4 installed but its BOHB run hung here (a worker's
-result never reached the dispatcher), W&B's export needs its web UI, SMAC3 was not installed; their tests use
-hand-made files following the documented layouts.
+Written with ray 2.60.0, syne-tune 0.16.0 and hpbandster 0.7.4 (``expected2.json`` records the versions used). The
+values are deterministic functions of the sampled configurations; the files' bytes are not (wall-clock times,
+random ids). W&B and SMAC3 are not written here (W&B's export needs its web UI; SMAC3 was not installed): their
+tests use hand-made files following the documented layouts.
 
 Only the standard library is imported at module level: the test suite collects this file for doctests.
 """
@@ -126,12 +126,61 @@ def _make_syne_tune(expected: dict) -> None:
     expected["st_tuning"] = trials
 
 
+def _make_bohb(expected: dict) -> None:
+    import ConfigSpace as CS
+    import hpbandster.core.nameserver as hpns
+    import hpbandster.core.result as hpres
+    import Pyro4
+    from hpbandster.core.worker import Worker
+    from hpbandster.optimizers import BOHB
+
+    # Pyro4's default serializer (serpent) hangs the run on ConfigSpace's numpy values: a job is dispatched and its
+    # result never returns. Pickle between these two local threads only, in this script, never in simstudy.
+    Pyro4.config.SERIALIZER = "pickle"
+    Pyro4.config.SERIALIZERS_ACCEPTED.add("pickle")
+
+    class _Worker(Worker):
+        def compute(self, config, budget, **kwargs):
+            x = float(config["x"])
+            if x > 0.9:
+                raise ValueError("x too large: this run fails on purpose")
+            return {"loss": round((x - 0.3) ** 2 + 1.0 / float(budget), 6), "info": {}}
+
+    space = CS.ConfigurationSpace(seed=1)
+    space.add(CS.UniformFloatHyperparameter("x", 0.0, 1.0))
+    target = DATA / "bohb_run"
+    shutil.rmtree(target, ignore_errors=True)
+    ns = hpns.NameServer(run_id="fixture", host="127.0.0.1", port=None)
+    host, port = ns.start()
+    worker = _Worker(nameserver=host, nameserver_port=port, run_id="fixture")
+    worker.run(background=True)
+    bohb = BOHB(
+        configspace=space, run_id="fixture", nameserver=host, nameserver_port=port, min_budget=1, max_budget=9,
+        result_logger=hpres.json_result_logger(directory=str(target), overwrite=True), min_points_in_model=4,
+    )  # fmt: skip
+    bohb.run(n_iterations=3)
+    bohb.shutdown(shutdown_workers=True)
+    ns.shutdown()
+    result = hpres.logged_results_to_HBS_result(str(target))  # what HpBandSter reads back from the files
+    configs = {}
+    for cid, info in result.get_id2config_mapping().items():
+        runs = result.get_runs_by_id(cid)
+        top = max(r.budget for r in runs)
+        configs[json.dumps(list(cid))] = {
+            "model_based_pick": info["config_info"]["model_based_pick"],
+            "budget": top,
+            "loss": [r.loss for r in runs if r.budget == top][-1],
+        }
+    expected["bohb_run"] = configs
+
+
 def main() -> None:
     import ray
 
     expected: dict = {"versions": {"python": sys.version.split()[0], "ray": ray.__version__}}
     _make_ray(expected)
     _make_syne_tune(expected)
+    _make_bohb(expected)
     (DATA / "expected2.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
 
 

@@ -1,11 +1,14 @@
 """HpBandSter's (BOHB's) configs.json and results.json: a configuration one trial at its largest budget, the loss
 minimised, ``model_based_pick`` as provenance.
 
-Hand-made files following ``hpbandster.core.result.json_result_logger`` (``configs.json``: ``[config_id, config,
+``data/bohb_run`` is a real BOHB run written by HpBandSter 0.7.4 (``make_fixtures2.py``), read against what
+HpBandSter's own ``logged_results_to_HBS_result`` reported of it (``data/expected2.json``). The other files are
+hand-made following ``hpbandster.core.result.json_result_logger`` (``configs.json``: ``[config_id, config,
 config_info]``; ``results.json``: ``[config_id, budget, time_stamps, result, exception]``, JSON lines).
 """
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ import pytest
 from simstudy.score_files import DataError
 from simstudy.sources import read_source, sniff
 
+DATA = Path(__file__).resolve().parent / "data"
 _CONFIGS = [([0, 0, 0], False), ([0, 0, 1], False), ([0, 0, 2], False), ([1, 0, 0], True), ([1, 0, 1], True)]
 _RESULTS = [  # (config id, budget, loss or None, exception)
     ([0, 0, 0], 1.0, 0.9, None),
@@ -105,3 +109,21 @@ def test_huge_files_are_refused_by_estimate(tmp_path, monkeypatch):
     monkeypatch.setenv("SIMSTUDY_MAX_MEMORY_GB", "1e-6")
     with pytest.raises(DataError, match="over the memory limit"):
         read_source(_run(tmp_path))
+
+
+def test_a_real_bohb_run_is_what_hpbandster_reported():
+    reported = json.loads((DATA / "expected2.json").read_text())["bohb_run"]
+    lines = (DATA / "bohb_run" / "configs.json").read_text().splitlines()
+    ids = [json.dumps(json.loads(line)[0]) for line in lines]  # sampling order
+    assert sorted(ids) == sorted(reported)
+    (trials,) = read_source(DATA / "bohb_run").studies
+    losses = [reported[i]["loss"] for i in ids]
+    np.testing.assert_array_equal(trials.values, [np.nan if v is None else v for v in losses])
+    assert trials.states == tuple("failed" if v is None else "complete" for v in losses)
+    picks = sum(reported[i]["model_based_pick"] for i in ids)
+    assert trials.provenance == (
+        f"model_based_pick true in {picks} of {len(ids)} configurations: proposed by BOHB's model, not random search",
+    )
+    top = max(r["budget"] for r in reported.values())
+    lower = sum(r["budget"] < top for r in reported.values())
+    assert trials.notes[1].endswith(f"{lower} configurations stopped below the largest budget {top:g}")
