@@ -63,8 +63,8 @@ def load_json(path: Path, name: str) -> Any:
 def json_lines(path: Path, name: str, notes: list[str]) -> Iterator[tuple[int, Any]]:
     """(line number, value) of each line of a JSON-lines file; a last line cut short is noted and left out.
 
-    A framework appends a line per report: a last line without its end (a write in progress, a copy cut short) is
-    left out with a note, as Optuna's journal is read; a bad line before the last is an error naming it.
+    A framework appends a line per report: a last line cut short (a write in progress, a copy cut short: not valid
+    JSON) is left out with a note, as Optuna's journal is read; a bad line before the last is an error naming it.
     """
     check_size(path, name)
     pending: tuple[int, str] | None = None
@@ -79,10 +79,7 @@ def json_lines(path: Path, name: str, notes: list[str]) -> Iterator[tuple[int, A
             except (ValueError, UnicodeDecodeError) as exc:
                 pending = (number, f"not valid JSON ({exc})")
                 continue
-            if not raw.endswith(b"\n"):
-                pending = (number, "no end of line")
-                continue
-            yield number, value
+            yield number, value  # a last line without its end of line but whole (an edited file) is kept
     if pending is not None:
         notes.append(f"{name}: its last line ({pending[0]}) is incomplete (a write in progress?): left out")
 

@@ -1,17 +1,17 @@
-"""Write a real Ray Tune experiment directory, a real Syne Tune tuning and a real BOHB run for ``tests/sources``
-(``data/ray_exp``, ``data/st_tuning``, ``data/bohb_run``), with the frameworks themselves, and what they report
-about them (``data/expected2.json``).
+"""Write a real Ray Tune experiment directory, a real Syne Tune tuning, a real BOHB run and a real SMAC3 run for
+``tests/sources`` (``data/ray_exp``, ``data/st_tuning``, ``data/bohb_run``, ``data/smac_run``), with the frameworks
+themselves, and what they report about them (``data/expected2.json``).
 
-Run it with a Python that has Ray Tune, Syne Tune and HpBandSter (never the package's own environment: simstudy
-reads these files with the standard library only)::
+Run it with a Python that has Ray Tune, Syne Tune, HpBandSter and SMAC3 (never the package's own environment:
+simstudy reads these files with the standard library only)::
 
-    /work/venv-src/bin/pip install "ray[tune]" syne-tune hpbandster
+    /work/venv-src/bin/pip install "ray[tune]" syne-tune hpbandster smac
     /work/venv-src/bin/python tests/sources/make_fixtures2.py
 
-Written with ray 2.60.0, syne-tune 0.16.0 and hpbandster 0.7.4 (``expected2.json`` records the versions used). The
-values are deterministic functions of the sampled configurations; the files' bytes are not (wall-clock times,
-random ids). W&B and SMAC3 are not written here (W&B's export needs its web UI; SMAC3 was not installed): their
-tests use hand-made files following the documented layouts.
+Written with ray 2.60.0, syne-tune 0.16.0, hpbandster 0.7.4 and smac 2.4.1 (``expected2.json`` records the versions
+used). The values are deterministic functions of the sampled configurations; the files' bytes are not (wall-clock
+times, random ids). W&B is not written here (its export comes from its web UI): its tests use hand-made exports
+following the UI's layout.
 
 Only the standard library is imported at module level: the test suite collects this file for doctests.
 """
@@ -174,13 +174,54 @@ def _make_bohb(expected: dict) -> None:
     expected["bohb_run"] = configs
 
 
+def _smac_target(config, seed: int = 0) -> float:
+    """A cost that depends a little on the seed (so a configuration's runs differ); large ``x`` crashes."""
+    x = float(config["x"])
+    if x > 0.9:
+        raise ValueError("x too large: this run crashes on purpose")
+    return round((x - 0.3) ** 2 + (seed % 7) / 1000, 6)
+
+
+def _make_smac(expected: dict) -> None:
+    from ConfigSpace import ConfigurationSpace, Float
+    from smac import HyperparameterOptimizationFacade, Scenario
+
+    space = ConfigurationSpace(seed=0)
+    space.add(Float("x", (0.0, 1.0)))
+    with tempfile.TemporaryDirectory() as tmp:
+        # crash_cost finite: SMAC 2.4.1's random forest refuses the default inf ("Input y contains NaN")
+        scenario = Scenario(
+            space, name="smac_run", output_directory=Path(tmp), deterministic=False, n_trials=16, seed=1,
+            crash_cost=5.0,
+        )  # fmt: skip
+        smac = HyperparameterOptimizationFacade(scenario, _smac_target, overwrite=True, logging_level=40)
+        smac.optimize()
+        history = smac.runhistory
+        configs = {}
+        for cid in range(1, len(history.get_configs()) + 1):  # SMAC numbers configurations from 1
+            config = history.get_config(cid)
+            configs[str(cid)] = {
+                "origin": config.origin,
+                "cost": history.get_cost(config),  # SMAC's own aggregate: the mean over the runs
+                "statuses": [int(v.status) for k, v in history.items() if k.config_id == cid],
+            }
+        target = DATA / "smac_run"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(Path(tmp) / "smac_run" / "1", target)
+    expected["smac_run"] = configs
+
+
 def main() -> None:
+    from importlib.metadata import version
+
     import ray
 
     expected: dict = {"versions": {"python": sys.version.split()[0], "ray": ray.__version__}}
+    expected["versions"].update({p: version(p) for p in ("syne-tune", "hpbandster", "smac")})
     _make_ray(expected)
     _make_syne_tune(expected)
     _make_bohb(expected)
+    _make_smac(expected)
     (DATA / "expected2.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
 
 

@@ -1,12 +1,15 @@
 """SMAC3's runhistory.json in its three layouts: a configuration one trial, its runs reduced or refused, costs
 minimised, config_origins as provenance.
 
-Hand-made runhistories following what SMAC's ``RunHistory.save`` writes (SMAC 2.1+: runs as objects, with
+``data/smac_run`` is a real run written by SMAC 2.4.1 (``make_fixtures2.py``: three seeds of some configurations,
+one crash), read against what SMAC's own ``RunHistory`` reported (``data/expected2.json``). The other runhistories
+are hand-made following what SMAC's ``RunHistory.save`` writes (SMAC 2.1+: runs as objects, with
 ``stats``; 2.0: runs as lists; 1.x: key and value pairs with ``{"__enum__": "StatusType.X"}``) and a
 ``scenario.json`` beside them; SMAC is not installed in the test environment.
 """
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +17,7 @@ import pytest
 from simstudy.score_files import DataError
 from simstudy.sources import read_source, sniff
 
+DATA = Path(__file__).resolve().parent / "data"
 # (config id, instance, seed, budget, cost, status: SMAC 2's StatusType, 1 SUCCESS, 2 CRASHED, 0 RUNNING)
 _RUNS = [
     (1, None, 7, 0.0, 0.5, 1),
@@ -141,3 +145,26 @@ def test_a_huge_runhistory_is_refused_by_estimate(tmp_path, monkeypatch):
     monkeypatch.setenv("SIMSTUDY_MAX_MEMORY_GB", "1e-6")
     with pytest.raises(DataError, match="over the memory limit"):
         read_source(_history(tmp_path))
+
+
+def test_a_real_run_is_what_smac_reported():
+    reported = json.loads((DATA / "expected2.json").read_text())["smac_run"]
+    ids = sorted(reported, key=int)
+    assert sniff(DATA / "smac_run") == "smac3"
+    several = [i for i in ids if len(reported[i]["statuses"]) > 1]
+    with pytest.raises(DataError, match=f"configuration {several[0]} has 3 successful runs at budget 0"):
+        read_source(DATA / "smac_run")
+    source = read_source(DATA / "smac_run", reduce="mean")  # SMAC's own aggregate
+    assert source.schema_version == "SMAC 2.1+ (runs as objects)"
+    (trials,) = source.studies
+    assert trials.name == "smac_run" and trials.direction == "minimize"
+    crashed = [all(s == 2 for s in reported[i]["statuses"]) for i in ids]  # 2: CRASHED, its crash cost left out
+    np.testing.assert_allclose(trials.values, [np.nan if c else reported[i]["cost"] for i, c in zip(ids, crashed)])
+    assert trials.states == tuple("failed" if c else "complete" for c in crashed)
+    np.testing.assert_array_equal(trials.order, [int(i) for i in ids])
+    origins = [reported[i]["origin"] for i in ids]
+    random = sum(o == "Random Search" for o in origins)
+    assert trials.provenance[1] == (
+        f"{len(ids) - random} of {len(ids)} configurations from an initial design or SMAC's model, not random draws: "
+        f"not random search"
+    )
