@@ -153,6 +153,17 @@ def _trial_state(item: Any) -> dict | None:
     return first if isinstance(first, dict) else None
 
 
+def _flat(report: dict, prefix: str = "") -> dict:
+    """A report with its nested metrics named as ``progress.csv`` names them (``val/acc``); ``config`` left as is."""
+    out: dict = {}
+    for key, value in report.items():
+        if isinstance(value, dict) and not (key == "config" and not prefix):
+            out.update(_flat(value, f"{prefix}{key}/"))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
 def _reports(trial_dir: Path, files: set[str], name: str, notes: list[str]) -> list[dict]:
     shown = f"{name}/{trial_dir.name}"
     if "result.json" in files:
@@ -160,7 +171,7 @@ def _reports(trial_dir: Path, files: set[str], name: str, notes: list[str]) -> l
         for line, value in json_lines(trial_dir / "result.json", f"{shown}/result.json", notes):
             if not isinstance(value, dict):
                 raise DataError(f"{shown}/result.json: line {line}: not a report (a JSON object): {value!s:.60}")
-            reports.append(value)
+            reports.append(_flat(value))
         return reports
     if "progress.csv" in files:
         check_size(trial_dir / "progress.csv", f"{shown}/progress.csv")
@@ -262,6 +273,12 @@ def read(root: Path, name: str, *, metric: str | None, reduce: str | None) -> tu
         states.append(state)
     rank = sorted(range(len(ids)), key=lambda i: (order[i], ids[i]))
     facts = [state_note([states[i] for i in rank]), reduce_note(chosen, how, "last")]
+    unseen = sorted(set(statuses) - set(ids))
+    if unseen:
+        facts.append(
+            f"{len(unseen)} trial{'s' if len(unseen) != 1 else ''} in the experiment state without a directory "
+            f"({', '.join(unseen[:3])}{' ...' if len(unseen) > 3 else ''}): not started, not read"
+        )
     if recorded and metric is None:
         facts.append(f"metric {recorded!r} as the experiment state records it")
     if sum(failed_files):

@@ -229,3 +229,20 @@ def test_reading_changes_nothing_in_the_directory():
     read_source(DATA / "ray_exp")
     sniff(DATA / "ray_exp")
     assert files() == before
+
+
+def test_nested_metrics_are_named_as_progress_csv_names_them(tmp_path):
+    root = tmp_path / "exp"
+    root.mkdir()
+    _trial(root, 0, [{"val": {"acc": 0.5, "loss": 1.0}}])
+    _trial(root, 1, [{"val": {"acc": 0.6, "loss": 2.0}}])
+    (trials,) = read_source(root, metric="val/acc").studies
+    assert trials.values.tolist() == [0.5, 0.6]
+
+
+def test_trials_the_state_knows_without_a_directory_are_said(experiment):
+    state = {"trial_data": [[json.dumps({"trial_id": "a1b2c_00011", "status": "PENDING"}), "{}"]]}
+    (experiment / "experiment_state-2025-01-01_00-00-00.json").write_text(json.dumps(state))
+    (trials,) = read_source(experiment).studies
+    assert trials.values.size == 5
+    assert "1 trial in the experiment state without a directory (a1b2c_00011): not started, not read" in trials.notes
