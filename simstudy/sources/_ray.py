@@ -12,7 +12,8 @@ A trial is one score: its reports of the metric reduced by ``reduce=`` (``last``
 ``get_best_result(scope="last")``). Trials are ordered by the counter in their trial id (``a1b2c_00007``: Ray
 numbers trials in the order its search created them); where an id has no counter, by the first report's
 ``timestamp``. A trial with ``error.txt``, or without reports, is failed. A symlink in the directory is never
-followed; one pointing out of it is refused in one line.
+followed; one pointing out of it is refused in one line. Ray's storage path (``~/ray_results``, a directory of
+experiments) is read as a study per experiment, named by its directory.
 """
 
 from __future__ import annotations
@@ -68,13 +69,13 @@ def looks_like_experiment(path: Path) -> bool:
     """Whether a directory is a Ray Tune experiment: an ``experiment_state-*.json``, or a trial directory with reports."""
     try:
         with os.scandir(path) as it:
-            entries = list(it)
+            found = list(it)
     except OSError:
         return False
-    for entry in entries:
+    for entry in found:
         if entry.name.startswith("experiment_state") and entry.name.endswith(".json"):
             return True
-    for entry in entries:
+    for entry in found:
         if entry.is_dir(follow_symlinks=False) and any(
             os.path.isfile(os.path.join(entry.path, r)) and not os.path.islink(os.path.join(entry.path, r))
             for r in REPORTS
@@ -93,7 +94,7 @@ def looks_like_result(path: Path) -> bool:
     return isinstance(obj, dict) and "trial_id" in obj and "training_iteration" in obj
 
 
-def _entries(directory: Path, root: Path, name: str) -> list[os.DirEntry]:
+def entries(directory: Path, root: Path, name: str) -> list[os.DirEntry]:
     """The entries of ``directory`` that are not symlinks; a symlink out of ``root`` is one line, others skipped."""
     out = []
     with os.scandir(directory) as it:
@@ -112,10 +113,10 @@ def _entries(directory: Path, root: Path, name: str) -> list[os.DirEntry]:
 
 
 def _state_file(
-    entries: list[os.DirEntry], name: str, notes: list[str]
+    listed: list[os.DirEntry], name: str, notes: list[str]
 ) -> tuple[dict[str, str], str | None, str | None]:
     """From the newest ``experiment_state-*.json``: trial id -> Ray status, and the metric and mode if recorded."""
-    states = [e for e in entries if e.name.startswith("experiment_state") and e.name.endswith(".json")]
+    states = [e for e in listed if e.name.startswith("experiment_state") and e.name.endswith(".json")]
     statuses: dict[str, str] = {}
     if not states:
         return statuses, None, None
@@ -205,14 +206,14 @@ def _provenance(names: list[str]) -> tuple[str, ...]:
 def read(root: Path, name: str, *, metric: str | None, reduce: str | None) -> tuple[Trials, ...]:
     """The experiment in directory ``root`` as one :class:`Trials` (the directory's name is the study's)."""
     root = Path(os.path.realpath(root))
-    entries = _entries(root, root, name)
+    listed = entries(root, root, name)
     notes: list[str] = []
-    statuses, recorded, mode = _state_file(entries, name, notes)
+    statuses, recorded, mode = _state_file(listed, name, notes)
     trial_dirs = []
-    for entry in entries:
+    for entry in listed:
         if not entry.is_dir(follow_symlinks=False):
             continue
-        files = {e.name for e in _entries(Path(entry.path), root, name) if e.is_file(follow_symlinks=False)}
+        files = {e.name for e in entries(Path(entry.path), root, name) if e.is_file(follow_symlinks=False)}
         if files & {*REPORTS, "params.json", "error.txt"}:
             trial_dirs.append((Path(entry.path), files))
     total = sum(os.path.getsize(d / r) for d, files in trial_dirs for r in REPORTS if r in files)
@@ -296,7 +297,7 @@ def read(root: Path, name: str, *, metric: str | None, reduce: str | None) -> tu
             states=tuple(states[i] for i in rank),
             order=np.array([order[i] for i in rank], dtype=np.int64),
             order_by=order_by,
-            provenance=_provenance([e.name for e in entries]),
+            provenance=_provenance([e.name for e in listed]),
             notes=tuple(facts) + tuple(notes),
         ),
     )

@@ -11,6 +11,7 @@ A configuration is one trial, in the order of its id (SMAC numbers configuration
 (instances, seeds, budgets) are never counted as trials: its score is its cost at its largest budget (the default,
 said in a note), and several runs there (instances or seeds) are reduced by ``reduce=`` (``mean`` is SMAC's own
 aggregate) or refused in one line. A crashed, timed-out or out-of-memory run is failed, its crash cost left out.
+SMAC's output of one scenario (``smac3_output/NAME``, a directory per seed) is a study per seed, ``NAME/SEED``.
 """
 
 from __future__ import annotations

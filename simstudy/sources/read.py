@@ -17,9 +17,11 @@ name                   what it does
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from simstudy.score_files import DataError
@@ -96,8 +98,8 @@ def sniff(path: str | os.PathLike, *, timeout: float = 5.0) -> str | None:
     id of three integers); a SMAC runhistory by its opening ``{"stats"``/``{"data"`` and its ``configs``; a W&B
     export by its header (``Name``, ``State`` and W&B's own columns). A directory is told by what it holds:
     ``results.csv.zip`` (Syne Tune), ``configs.json`` and ``results.json`` (HpBandSter), ``runhistory.json``
-    (SMAC3), or trial directories with ``result.json``/``progress.csv`` or an ``experiment_state-*.json`` (Ray
-    Tune). One Ray trial's ``result.json`` or ``progress.csv`` is ``"ray-tune"`` too, so that it is never read as
+    (SMAC3; or a directory per seed holding one), or trial directories with ``result.json``/``progress.csv`` or an
+    ``experiment_state-*.json`` (Ray Tune; or a directory of such experiments). One Ray trial's ``result.json`` or ``progress.csv`` is ``"ray-tune"`` too, so that it is never read as
     a trial per iteration (:func:`read_source` asks for the experiment directory).
 
     Parameters
@@ -164,13 +166,32 @@ def _dir_format(folder: Path) -> str | None:
 
     if has(_synetune.RESULTS):  # by its name: a zip too damaged to open is Syne Tune's, and said so
         return "syne-tune"
-    if has(*_bohb.FILES) and _bohb.looks_like_results(folder / "results.json"):
+    if has(*_bohb.FILES) and any(_bohb.looks_like_results(folder / f) for f in _bohb.FILES):  # results may be empty
         return "hpbandster"
     if has("runhistory.json") and _smac.looks_like_runhistory(folder / "runhistory.json"):
         return "smac3"
     if _ray.looks_like_experiment(folder):
         return "ray-tune"
+    if _children(folder, _smac_run):  # SMAC's output of one scenario: a directory per seed
+        return "smac3"
+    if _children(folder, _ray.looks_like_experiment):  # Ray's storage path (~/ray_results): an experiment each
+        return "ray-tune"
     return None
+
+
+def _smac_run(folder: Path) -> bool:
+    history = folder / "runhistory.json"
+    return history.is_file() and not history.is_symlink() and _smac.looks_like_runhistory(history)
+
+
+def _children(folder: Path, test: Callable[[Path], bool]) -> list[Path]:
+    """The subdirectories of ``folder`` that pass ``test``, by name; a symlink is never followed (nor tested)."""
+    try:
+        with os.scandir(folder) as it:
+            subs = sorted(Path(e.path) for e in it if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+    return [sub for sub in subs if test(sub)]
 
 
 def _ray_progress(file: Path) -> bool:
@@ -203,9 +224,23 @@ def _read_files(
                 f"{name}: one Ray Tune trial's reports (a line or row per training iteration, not a trial each): give "
                 f"the experiment directory ({folder.parent}), read as one score per trial"
             )
-        studies = _ray.read(file, name, metric=metric, reduce=reduce)
+        if _ray.looks_like_experiment(file):
+            studies = _ray.read(file, name, metric=metric, reduce=reduce)
+        else:  # a storage path of several experiments: each a study, named by its directory
+            root = Path(os.path.realpath(file))
+            _ray.entries(root, root, name)  # a symlink out of it is refused here too
+            subs = [s for s in _children(file, _ray.looks_like_experiment) if study is None or s.name == study]
+            studies = tuple(t for s in subs for t in _ray.read(s, f"{name}/{s.name}", metric=metric, reduce=reduce))
     elif kind == "wandb-csv":
         studies = _wandb.read(file, name, study=study, metric=metric, reduce=reduce)
+    elif kind == "smac3" and file.is_dir() and not _smac_run(file):  # a directory per seed: each run a study
+        found = []
+        for sub in _children(file, _smac_run):
+            version, (run,) = _smac.read(
+                sub / "runhistory.json", f"{name}/{sub.name}", objective=objective, metric=metric, reduce=reduce
+            )
+            found.append(dataclasses.replace(run, name=f"{run.name}/{sub.name}"))
+        studies = tuple(found)
     elif kind == "smac3":
         history = file / "runhistory.json" if file.is_dir() else file
         version, studies = _smac.read(history, name, objective=objective, metric=metric, reduce=reduce)

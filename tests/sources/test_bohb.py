@@ -127,3 +127,10 @@ def test_a_real_bohb_run_is_what_hpbandster_reported():
     top = max(r["budget"] for r in reported.values())
     lower = sum(r["budget"] < top for r in reported.values())
     assert trials.notes[1].endswith(f"{lower} configurations stopped below the largest budget {top:g}")
+
+
+def test_a_run_just_started_is_configurations_without_results(tmp_path):
+    folder = _run(tmp_path, results=[])
+    assert sniff(folder) == "hpbandster"
+    (trials,) = read_source(folder).studies
+    assert trials.states == ("running",) * 5 and np.isnan(trials.values).all()

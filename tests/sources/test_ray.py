@@ -246,3 +246,17 @@ def test_trials_the_state_knows_without_a_directory_are_said(experiment):
     (trials,) = read_source(experiment).studies
     assert trials.values.size == 5
     assert "1 trial in the experiment state without a directory (a1b2c_00011): not started, not read" in trials.notes
+
+
+def test_a_storage_path_of_several_experiments_gives_a_study_each(tmp_path):
+    storage = tmp_path / "ray_results"
+    for name, acc in (("exp_b", 0.2), ("exp_a", 0.1)):
+        (storage / name).mkdir(parents=True)
+        _trial(storage / name, 0, [{"acc": acc}])
+    assert sniff(storage) == "ray-tune"
+    source = read_source(storage)
+    assert [(t.name, t.values.tolist()) for t in source.studies] == [("exp_a", [0.1]), ("exp_b", [0.2])]
+    assert [t.name for t in read_source(storage, study="exp_b").studies] == ["exp_b"]
+    os.symlink(tmp_path, storage / "out")
+    with pytest.raises(DataError, match="out is a symlink out of the experiment directory"):
+        read_source(storage)

@@ -168,3 +168,15 @@ def test_a_real_run_is_what_smac_reported():
         f"{len(ids) - random} of {len(ids)} configurations from an initial design or SMAC's model, not random draws: "
         f"not random search"
     )
+
+
+def test_a_directory_per_seed_gives_a_study_each(tmp_path):
+    path = _history(tmp_path, scenario={"name": "svm"})
+    seeds = path.parent.parent  # smac3_output/svm: a directory per seed
+    (seeds / "1").mkdir()
+    for name in ("runhistory.json", "scenario.json"):
+        (seeds / "1" / name).write_bytes((path.parent / name).read_bytes())
+    assert sniff(seeds) == "smac3"
+    source = read_source(seeds, reduce="mean")
+    assert [t.name for t in source.studies] == ["svm/0", "svm/1"]
+    assert [t.name for t in read_source(seeds, reduce="mean", study="svm/1").studies] == ["svm/1"]
