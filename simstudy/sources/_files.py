@@ -160,6 +160,11 @@ def choose_metric(name: str, where: str, candidates: Sequence[str], metric: str 
             raise DataError(f"{name}: {where}: no numeric metric {metric!r}; its metrics are {listed or 'none'}")
         return metric
     if recorded is not None:
+        if recorded not in candidates:  # a metric named in metadata but never reported: no trial has a value
+            raise DataError(
+                f"{name}: {where}: the metric {recorded!r} its metadata names is never reported as a number; its "
+                f"metrics are {listed or 'none'}: choose one with metric=NAME"
+            )
         return recorded
     if len(candidates) == 1:
         return candidates[0]

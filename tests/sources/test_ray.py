@@ -260,3 +260,12 @@ def test_a_storage_path_of_several_experiments_gives_a_study_each(tmp_path):
     os.symlink(tmp_path, storage / "out")
     with pytest.raises(DataError, match="out is a symlink out of the experiment directory"):
         read_source(storage)
+
+
+def test_a_recorded_metric_that_no_trial_reports_is_one_line(experiment):
+    (experiment / "experiment_state-2025-01-01_00-00-00.json").write_text(
+        json.dumps({"runner_data": {"_metric": "f1"}})
+    )
+    with pytest.raises(DataError, match="the metric 'f1' its metadata names is never reported as a number"):
+        read_source(experiment)
+    assert read_source(experiment, metric="acc").studies[0].metric == "acc"
