@@ -292,7 +292,7 @@ def _in_order(x: np.ndarray, order, one: bool) -> np.ndarray:
     if missing is not None and missing.any():
         i, j = np.argwhere(missing)[0]
         raise InvalidParameter(
-            f"order[{j}]" if one else f"order[{i}, {j}]", "must be a position, not missing", pos[i, j]
+            f"order[{j}]" if one else f"order[{i}, {j}]", "must be a position, not missing", pos[i, j].item()
         )
     idx = np.argsort(pos, axis=1, kind="stable")
     sorted_pos = np.take_along_axis(pos, idx, axis=1)
