@@ -310,8 +310,9 @@ def test_a_toy_adaptive_search_of_100_trials_is_flagged(source, rng):
 def test_optunas_tpe_is_flagged_and_its_random_sampler_passes_at_100_trials():
     """Real searches (the issue's closing example): 20 studies of 100 trials with Optuna's TPESampler (defaults:
     10 random start-up trials) and 20 with its RandomSampler (seeds 0-19), on a noisy accuracy-like surface of
-    three hyperparameters. Measured with 100 studies each: TPE flagged 100/100 (median rho 0.55), random 2/100.
-    Here TPE 20 of 20, random 0 of 20; asserted: TPE at least 18 of 20, random at most 4 of 20 (a valid test exceeds that with probability 0.003)."""
+    three hyperparameters. Measured with 100 studies each (another noise draw): TPE flagged 100/100 (median rho
+    0.55), random 2/100; here TPE 20 of 20, random 0 of 20. Asserted: TPE at least 18 of 20, random at most 4 of
+    20 (a valid test exceeds that with probability 0.003)."""
     optuna = pytest.importorskip("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     noise = np.random.default_rng(36).normal(0, 0.01, size=(2, 20, 100))
