@@ -24,18 +24,18 @@ is valid for any number B of random orders (Phipson & Smyth 2010): Monte Carlo o
 less powerful, never anti-conservative.
 
 The statistic is Spearman's rank correlation of the scores with their trial position (Daniels' 1950 test for
-trend), the scores ranked with midranks (so ties are handled exactly) and oriented so that higher is better,
-and the test is one-sided toward improvement. Ranks make it invariant to any increasing transform (accuracy or
-error, a loss or its logarithm) and insensitive to outliers. Improvement in later trials is what adaptive
-searches produce, and their shrinking spread (fewer poor trials late) raises later ranks too, so one statistic
-sees both; a search that improves only slowly, or that is dependent in another way (a grid in a systematic
-order, a search that gets worse), may pass. Kendall's tau against trial number (the Mann-Kendall test) has the
-same alternative and nearly the same power, but Spearman's permutation distribution is a matrix product (the
-statistic of order ``s`` is ``sum_k s(k) r_k``), so 10,000 score sets of 100 trials against 9,999 random orders
-is one BLAS call; Kendall's needs O(n log n) work per order and set. scipy's own p-values do not do the job:
-:func:`scipy.stats.spearmanr` and :func:`scipy.stats.kendalltau` use large-sample approximations with ties
-(anti-conservative at small n), and :func:`scipy.stats.permutation_test` computes this very p-value (the tests
-check it does) but about two hundred times slower on many score sets.
+trend), the scores ranked with midranks (so ties are handled exactly) and oriented so that higher is better, and
+the test is one-sided toward improvement. Ranks make it invariant to any increasing transform (accuracy or error,
+a loss or its logarithm) and insensitive to outliers. Improvement in later trials is what adaptive searches
+produce, and their shrinking spread (fewer poor trials late) raises later ranks too, so one statistic sees both;
+a search that improves only slowly, or that is dependent in another way (a grid in a systematic order, a search
+that gets worse), may pass. Kendall's tau against trial number (the Mann-Kendall test) has the same alternative
+and asymptotically the same power (their relative efficiency is 1), but Spearman's permutation distribution is a
+matrix product (the statistic of order ``s`` is ``sum_k s(k) r_k``), so 10,000 score sets of 100 trials against
+9,999 random orders is one BLAS call; Kendall's needs O(n log n) work per order and set. scipy's own p-values do
+not do the job: :func:`scipy.stats.spearmanr` and :func:`scipy.stats.kendalltau` use large-sample approximations
+with ties (anti-conservative at small n), and :func:`scipy.stats.permutation_test` computes this very p-value
+(the tests check it does) but about two hundred times slower on many score sets.
 
 References
 ----------
@@ -157,8 +157,8 @@ def order_test(
         Keyword-only. Whether lower scores are better (a loss): improvement is then a downward trend.
     rng : int or numpy.random.Generator, optional
         Keyword-only. Seed or generator of the random orders, needed when n > :data:`EXACT_MAX_N` (Monte Carlo):
-        the same seed gives the same p-values, and a score set's p-value does not depend on the other rows.
-        Unused (and optional) when the test is exact.
+        the same seed gives the same p-values, and a score set's p-value does not depend on the other rows (a
+        Generator given is advanced by the draws). Unused (and optional) when the test is exact.
     alpha : float, default 0.05
         Keyword-only. The level, in (0, 1), at which the result's words read a p-value as "not random search".
     resamples : int, default 9999
