@@ -33,9 +33,10 @@ that gets worse), may pass. Kendall's tau against trial number (the Mann-Kendall
 and asymptotically the same power (their relative efficiency is 1), but Spearman's permutation distribution is a
 matrix product (the statistic of order ``s`` is ``sum_k s(k) r_k``), so 10,000 score sets of 100 trials against
 9,999 random orders is one BLAS call; Kendall's needs O(n log n) work per order and set. scipy's own p-values do
-not do the job: :func:`scipy.stats.spearmanr` and :func:`scipy.stats.kendalltau` use large-sample approximations
-with ties (anti-conservative at small n), and :func:`scipy.stats.permutation_test` computes this very p-value
-(the tests check it does) but about two hundred times slower on many score sets.
+not do the job: :func:`scipy.stats.spearmanr`'s is a t approximation (at n = 5 it flags 11.7% of the orders at
+level 0.10: anti-conservative), :func:`scipy.stats.kendalltau`'s a normal approximation whenever scores tie, and
+:func:`scipy.stats.permutation_test` computes this very p-value (the tests check it does) but about two hundred
+times slower on many score sets.
 
 References
 ----------
