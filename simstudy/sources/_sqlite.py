@@ -82,7 +82,7 @@ def failure(exc: sqlite3.Error, name: str, timeout: float) -> DataError:
             f"{name}: a write was interrupted and its journal ({name}-journal) must be rolled back before the file "
             f"can be read: open it once with its framework (or the sqlite3 shell), then read it again"
         )
-    if "no such table" or "no such column" in text:
+    if "no such table" in text or "no such column" in text:
         return DataError(f"{name}: not the schema this reader knows ({text}); was it written by another program?")
     return DataError(f"{name}: cannot read the SQLite file: {text}")
 
