@@ -100,7 +100,7 @@ def _zip_figure(path: Path, suffixes) -> None:
     """Draw ``zip.<suffix>`` beside ``zip.parquet`` (the per-replicate positions a coverage study wrote)."""
     import pandas as pd
 
-    from simstudy.figures_mc import zip_figure
+    from simstudy.studies.zip_plots import zip_figure
 
     fig = zip_figure(pd.read_parquet(path))  # selects the Agg backend before pyplot is imported here
     for suffix in suffixes:

@@ -13,8 +13,9 @@ from simstudy import config, plugins
 from simstudy.commands.study import _zip_figure
 from simstudy.distributions import sample_sorted
 from simstudy.engine.runner import task_seed
-from simstudy.figures_mc import interval_position, zip_centiles, zip_figure, zip_plot
+from simstudy.stats.metrics import interval_position, zip_centiles
 from simstudy.studies import band_coverage, base, bootstrap_coverage, parametric_extrapolation
+from simstudy.studies.zip_plots import zip_figure, zip_plot
 
 matplotlib.use("Agg")
 
@@ -251,11 +252,11 @@ def test_a_plug_in_band_s_positions_are_the_built_in_s(tmp_path, monkeypatch, fo
 
 
 def test_a_panel_of_many_replicates_keeps_2000_ranked_among_all():
-    from simstudy.studies import _zip
+    from simstudy.studies import zip_plots
 
     position = np.random.default_rng(5).normal(-0.5, 0.5, 5000)
-    rows = _zip.panel("p", position, np.ones(5000, np.int8), nominal=0.8, ci_level=0.95)
-    assert len(rows) == _zip.KEEP == 2000 and rows.replicate.is_monotonic_increasing
+    rows = zip_plots.panel("p", position, np.ones(5000, np.int8), nominal=0.8, ci_level=0.95)
+    assert len(rows) == zip_plots.KEEP == 2000 and rows.replicate.is_monotonic_increasing
     assert rows.hits.iloc[0] == (position <= 0).sum() and rows.reps.iloc[0] == 5000
     full, _ = zip_centiles(position)
     np.testing.assert_array_equal(rows.centile, full[rows.replicate])  # ranks from all 5,000
