@@ -13,6 +13,7 @@ name                        what
 :class:`DataOptions`        the data keys of every data command, with defaults, help and checks
 :class:`DataConfig`         the data keys cross-checked and frozen
 :func:`command_iv`          a command's schema instance from its config (unknown keys refused)
+:func:`command_config`      a command's frozen config from its schema instance, field by field
 :func:`data_config`         the data keys' cross-checks, giving a :class:`DataConfig`
 :func:`log_scores`          the command's inputs and the scores many runs share, logged
 ==========================  ========================================================================
@@ -311,6 +312,13 @@ def command_iv(options: type, command: str, cfg: Mapping) -> Any:
                 f"simstudy {command} --help explains each)"
             )
     return schema.parse(options, cfg)
+
+
+def command_config(config: type, o: DataOptions, data: DataConfig, **given) -> Any:
+    """The command's frozen ``config`` from its schema instance ``o``: ``data``, the ``given`` fields, and every
+    other field the key of the same name as it was checked (a key keeps its name from schema to config)."""
+    keys = {f.name: getattr(o, f.name) for f in dataclasses.fields(config) if f.name not in given and f.name != "data"}
+    return config(data=data, **keys, **given)
 
 
 def _applies_iv(o: DataOptions) -> None:

@@ -32,7 +32,17 @@ import numpy as np
 
 from simstudy import schema, schema_docs
 from simstudy._limits import check_memory
-from simstudy.commands._data import DataConfig, DataOptions, bands, bound, command_iv, data_config, names, positive
+from simstudy.commands._data import (
+    DataConfig,
+    DataOptions,
+    bands,
+    bound,
+    command_config,
+    command_iv,
+    data_config,
+    names,
+    positive,
+)
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
@@ -287,25 +297,8 @@ def parse(cfg: Mapping) -> AuditConfig:
             f"use a bandwidth on the scale of the scores' spread "
             f"(high - low = {data.high - data.low:g}), or bw_factor=",
         )
-    return AuditConfig(
-        data=data,
-        sample_size=o.sample_size,
-        model=data.models[0] if data.models is not None and len(data.models) == 1 else None,
-        bandwidth=o.bandwidth,
-        bw_factor=o.bw_factor,
-        bw_of=o.bw_of,
-        bw_method=o.bw_method,
-        confidence=o.confidence,
-        method=o.method,
-        target_k=o.target_k,
-        rounds=o.rounds,
-        bootstrap_rounds=o.bootstrap_rounds,
-        resamples=o.resamples,
-        evp_reps=o.evp_reps,
-        seed=o.seed,
-        n_jobs=o.n_jobs,
-        find_atoms=o.find_atoms,
-    )
+    model = data.models[0] if data.models is not None and len(data.models) == 1 else None
+    return command_config(AuditConfig, o, data, model=model)
 
 
 def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditResult:

@@ -40,6 +40,7 @@ from simstudy.commands._data import (
     DataConfig,
     DataOptions,
     bands,
+    command_config,
     command_iv,
     data_config,
     estimator_iv,
@@ -209,16 +210,7 @@ def parse(cfg: Mapping) -> BandsConfig:
         _limits.check_memory(
             "max_k", o.max_k, memory.BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model", "lower max_k"
         )
-    return BandsConfig(
-        data=data,
-        confidence=o.confidence,
-        kind=o.kind,
-        quantile=0.5 if o.kind == "median" else o.quantile,
-        method=o.method,
-        max_k=o.max_k,
-        xscale=o.xscale,
-        estimator=o.estimator,
-    )
+    return command_config(BandsConfig, o, data, quantile=0.5 if o.kind == "median" else o.quantile)
 
 
 @dataclass(frozen=True)

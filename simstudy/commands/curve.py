@@ -41,6 +41,7 @@ from simstudy.commands._data import (
     XSCALES,
     DataConfig,
     DataOptions,
+    command_config,
     command_iv,
     data_config,
     estimator_iv,
@@ -191,14 +192,7 @@ score_column, model_column, missing, scale, compare, sample_size, split, reduce,
 target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
     o = command_iv(CurveOptions, "curve", cfg)
-    return CurveConfig(
-        data=data_config(o),
-        estimator=o.estimator,
-        target=o.target,
-        trial_time=o.trial_time,
-        time_unit=o.time_unit,
-        xscale=o.xscale,
-    )
+    return command_config(CurveConfig, o, data_config(o))
 
 
 @dataclass(frozen=True)

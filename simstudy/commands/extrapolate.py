@@ -35,7 +35,7 @@ import numpy as np
 from simstudy import schema, schema_docs
 from simstudy._limits import check_memory, check_time
 from simstudy.charts import Chart, Interval, json_value
-from simstudy.commands._data import DataConfig, DataOptions, bands, command_iv, data_config
+from simstudy.commands._data import DataConfig, DataOptions, bands, command_config, command_iv, data_config
 from simstudy.engine.memory import BYTES_PER_CHUNK, worker_count
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
@@ -320,21 +320,7 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         "lower n_boot (200 by default; 1000 for intervals at level 0.99)",
     )
     threshold = o.threshold if o.threshold is not None or o.threshold_score is not None else 0.5
-    return ExtrapolateConfig(
-        data=data,
-        sample_size=o.sample_size,
-        threshold=threshold,
-        threshold_score=o.threshold_score,
-        threshold_of=o.threshold_of,
-        c=o.c,
-        n_boot=o.n_boot,
-        level=o.level,
-        method=o.method,
-        k_max=o.k_max,
-        mean=o.mean,
-        seed=o.seed,
-        n_jobs=o.n_jobs,
-    )
+    return command_config(ExtrapolateConfig, o, data, threshold=threshold)
 
 
 def source_name(opts: ExtrapolateConfig) -> str:
