@@ -45,6 +45,7 @@ from simstudy.commands._data import (
     data_config,
     estimator_iv,
     sample_seed_option,
+    scores_of,
 )
 from simstudy.commands._pages import CurvesChart
 from simstudy.engine import memory
@@ -284,13 +285,9 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     ['u_leader', 'v_leader']
     """
     from simstudy import tables
-    from simstudy.datasets import load_data
 
     opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
-    if scores is None:
-        scores = load_data(opts.data)
-    # Arrays as they are (the command's own numbers); a list, e.g., as float64.
-    scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
+    scores = scores_of(opts.data, scores)
     _cost_iv(opts, scores)
     curves, cdfs, evidence = tables.bands_tables(
         scores,
@@ -426,20 +423,14 @@ def write(result: BandsResult, out_dir: Path) -> list[Path]:
     ['bands.parquet', 'bands.csv', 'cdf_bands.csv', 'tuning_curve.png', 'cdf.png', 'tuning_curve.pdf', 'cdf.pdf', \
 'BANDS.md']
     """
-    import matplotlib.pyplot as plt
+    from simstudy.commands._pages import save_figures
 
     out_dir = Path(out_dir)
     io.write_parquet(result.bands, out_dir / "bands.parquet")
     io.write_csv(result.bands, out_dir / "bands.csv")
     io.write_csv(result.cdfs, out_dir / "cdf_bands.csv")
     written = [out_dir / "bands.parquet", out_dir / "bands.csv", out_dir / "cdf_bands.csv"]
-    figs = figures(result)
-    for suffix in ("png", "pdf"):
-        for stem, fig in figs.items():
-            io.save_figure(fig, out_dir / f"{stem}.{suffix}", dpi=150)
-            written.append(out_dir / f"{stem}.{suffix}")
-    for fig in figs.values():
-        plt.close(fig)
+    written += save_figures(figures(result), out_dir)
     if result.evidence is not None:
         io.write_csv(result.evidence, out_dir / "evidence.csv")
         written.append(out_dir / "evidence.csv")

@@ -48,9 +48,10 @@ from simstudy.commands._data import (
     finite_score,
     parse_trial_time,
     sample_seed_option,
+    scores_of,
 )
 from simstudy.commands._pages import CurvesChart
-from simstudy.datasets import DataError, load_data
+from simstudy.datasets import DataError
 from simstudy.registry import Command
 from simstudy.schema import option
 from simstudy.stats import estimators
@@ -270,10 +271,7 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
 
     if not isinstance(config, CurveConfig):
         config = parse(config)
-    if scores is None:
-        scores = load_data(config.data)
-    # Arrays as they are (the command's own numbers); a list, e.g., as float64.
-    scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
+    scores = scores_of(config.data, scores)
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
     builtin = config.estimator in estimators.CLOSED_FORM
     minimize = config.data.minimize  # the expected minimum (column expected_min), a target reached at or below
@@ -402,15 +400,10 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
     ...     [p.name for p in write(result, Path(d))]
     ['figure.png', 'figure.pdf', 'curves.parquet', 'curves.csv', 'CURVE.md']
     """
-    import matplotlib.pyplot as plt
+    from simstudy.commands._pages import save_figures
 
     out_dir = Path(out_dir)
-    fig = figure(result)
-    written = []
-    for suffix in ("png", "pdf"):
-        io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
-        written.append(out_dir / f"figure.{suffix}")
-    plt.close(fig)
+    written = save_figures({"figure": figure(result)}, out_dir)
     io.write_parquet(result.curves, out_dir / "curves.parquet")
     io.write_csv(result.curves, out_dir / "curves.csv")
     written += [out_dir / "curves.parquet", out_dir / "curves.csv"]
