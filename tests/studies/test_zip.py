@@ -13,7 +13,7 @@ from simstudy import config, plugins
 from simstudy.commands.study import _zip_figure
 from simstudy.distributions import sample_sorted
 from simstudy.engine.runner import task_seed
-from simstudy.stats.metrics import interval_position, zip_centiles
+from simstudy.stats.metrics import zip_centiles
 from simstudy.studies import band_coverage, base, bootstrap_coverage, parametric_extrapolation
 from simstudy.studies.zip_plots import zip_figure, zip_plot
 
@@ -42,30 +42,6 @@ def band_config(reps=60, chunk_reps=25, seed=3):
             "runner": R,
         }
     )
-
-
-def test_centiles_rank_by_position_ties_in_replicate_order():
-    centile, order = zip_centiles([0.3, -0.5, 0.3, -1.0])
-    assert order.tolist() == [3, 1, 0, 2]
-    assert centile.tolist() == [75.0, 50.0, 100.0, 25.0]
-
-
-def test_position_of_a_wald_interval_is_abs_z_over_z_minus_one():
-    z = np.array([-2.5, -1.0, 0.0, 0.5, 1.96, 3.0])
-    position, side = interval_position(z - 1.96, z + 1.96, 0.0)  # estimate z, se 1, truth 0
-    np.testing.assert_allclose(position, np.abs(z) / 1.96 - 1, atol=1e-15)
-    assert ((position <= 0) == (np.abs(z) <= 1.96)).all()
-    assert side.tolist() == [-1, -1, -1, 1, 1, 1]
-    # the ranking is Morris et al.'s, by |z|
-    assert zip_centiles(position)[1].tolist() == np.argsort(np.abs(z), kind="stable").tolist()
-
-
-def test_position_sign_is_exact_at_the_edges():
-    low = np.array([0.1, 0.1, np.nextafter(0.1, 0), np.nextafter(0.1, 1)])
-    high = np.array([0.3, 0.1, 0.3, 0.3])
-    position, _ = interval_position(low, high, 0.1)
-    assert (position <= 0).tolist() == ((low <= 0.1) & (0.1 <= high)).tolist() == [True, True, True, False]
-    assert position[3] > 0  # one ulp outside is outside
 
 
 def test_zip_plot_thins_the_drawing_not_the_ranks():
