@@ -10,7 +10,7 @@ Prints, best of 7 fresh interpreters each (one machine, one run):
 - B: the same, then the registry's work: importing ``simstudy.studies`` (every module registers itself),
   ``registry.study_kinds()`` (scanning the ``simstudy.plugins`` entry-point group), parsing a study's options
   through its schema, and storing every study's schema defaults in Hydra's config store (the CLI's
-  ``_register_studies``);
+  ``simstudy.cli.compose.register_studies``);
 - B - A: what the registry adds to start-up (goal: under 50 ms), and the entry-point scan alone.
 """
 
@@ -21,12 +21,12 @@ import subprocess
 import sys
 
 # The study modules' third-party and simstudy imports, without the study modules themselves (which register).
-DEPENDENCIES = ("import simstudy.config, simstudy.cli, pandas, scipy.stats, simstudy.engine.runner, simstudy.io, "
+DEPENDENCIES = ("import simstudy.config, simstudy.cli.main, pandas, scipy.stats, simstudy.engine.runner, simstudy.io, "
                 "simstudy.stats.truth, simstudy.stats.bands, simstudy.stats.selection, simstudy.stats.metrics, simstudy.stats.estimators, "
                 "simstudy.distributions, simstudy.studies.base")
-REGISTRY = ("import simstudy.studies; from simstudy import registry, schema, cli; kinds = registry.study_kinds(); "
+REGISTRY = ("import simstudy.studies; from simstudy import registry, schema; from simstudy.cli import compose; kinds = registry.study_kinds(); "
             "schema.parse(registry.study('band_coverage').options, {'reps': 100}, 'study.'); "
-            "cli._register_studies()")
+            "compose.register_studies()")
 SCAN = "from importlib.metadata import entry_points; entry_points(group='simstudy.plugins')"
 
 

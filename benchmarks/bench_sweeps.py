@@ -32,8 +32,9 @@ SWEEP = ["-m", "experiment=dodge2021_fig1", "runner.progress=false", "runner.n_j
 
 
 def main() -> None:
-    from simstudy import cli, figures, sweeps  # noqa: F401 -- imported before timing, as in the sweep's own process
-    from simstudy.cli.sweeps import sweep_plan
+    import simstudy.cli.main  # noqa: F401 -- imported before timing, as in the sweep's own process
+    from simstudy import figures, sweeps  # noqa: F401
+    from simstudy.cli.compose import sweep_plan
 
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "simstudy.cli", *SWEEP], cwd=tmp, check=True, capture_output=True)

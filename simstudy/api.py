@@ -6,15 +6,21 @@ the command would.
 the same validation (a bad override raises :class:`~simstudy.config.ConfigError` with the line the command
 prints), the same files in the run directory, the same resume from finished chunks, and the same numbers, bit
 for bit. ``simstudy.run("bands", data="scores.csv", minimize=True)`` does what ``simstudy bands data=scores.csv
-minimize=true`` does, its keys as Python keywords. Log lines go to the ``simstudy`` logger
+minimize=true`` does, its keys as Python keywords; so does every command (``simstudy.run("collect",
+run_dir="outputs/x")``, ``simstudy.run("populations", action="export", ...)``): what it would print is the
+result's ``lines``, nothing is printed and nothing exits. Log lines go to the ``simstudy`` logger
 (``logging.basicConfig(level=logging.INFO)`` shows them).
 
-Hydra is imported only when one of these is called (through :mod:`simstudy.launch`, the path the command
-shares; this module never imports :mod:`simstudy.cli`), so ``import simstudy`` stays fast.
+A config is composed by :mod:`simstudy.cli.compose`, the command line's composition (the one module of
+:mod:`simstudy.cli` imported here: it neither prints, nor exits, nor reads ``sys.argv``), and run by
+:mod:`simstudy.launch`, the path the command shares. Both are imported only when one of these is called, so
+``import simstudy`` stays fast (no Hydra).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -72,6 +78,8 @@ class RunResult:
     result : object, optional
         A command's own result (e.g. :class:`~simstudy.commands.bands.BandsResult`), whose frames it wrote;
         None for a study (its summary is :attr:`summary`).
+    lines : tuple of str, optional
+        What the command would print on the terminal (its summary lines); empty for a study.
 
     See Also
     --------
@@ -82,15 +90,16 @@ class RunResult:
     >>> import dataclasses
     >>> from simstudy.api import RunResult
     >>> [f.name for f in dataclasses.fields(RunResult)]
-    ['summary', 'files', 'report', 'config', 'out_dir', 'result']
+    ['summary', 'files', 'report', 'config', 'out_dir', 'result', 'lines']
     """
 
     summary: object
     files: dict
     report: object
     config: object
-    out_dir: Path
+    out_dir: Path | None
     result: object = None
+    lines: tuple[str, ...] = ()
 
 
 def _iv(experiment, overrides) -> list[str]:
@@ -108,14 +117,34 @@ def _iv(experiment, overrides) -> list[str]:
     return overrides
 
 
-def _refusal(exc) -> Exception:
-    return (ConfigError if exc.code == 2 else RunFailed)(exc.message)
+@contextlib.contextmanager
+def _refusals():
+    """A refusal met inside (:class:`~simstudy.engine.rundir.Refused`: the command's one line and exit status) as
+    this module's exception: :class:`ConfigError` for bad input (status 2), :class:`RunFailed` for a run that could
+    not finish (1). A ``sys.exit`` that is not simstudy's refusal (code a plug-in or a library ran) is never the
+    caller's program's end, but the run's failure."""
+    from simstudy.engine.rundir import Refused
+
+    try:
+        yield
+    except Refused as exc:
+        raise (ConfigError if exc.code == 2 else RunFailed)(exc.message) from None
+    except SystemExit as exc:
+        raise RunFailed(
+            f"the run called sys.exit({exc.code!r}) (a plug-in's, or a library's code); it did not finish"
+        ) from None
 
 
-def _exited(exc: SystemExit) -> Exception:
-    """A ``sys.exit`` that is not simstudy's refusal (code a plug-in or a library ran): never the caller's
-    program's end, but the run's failure."""
-    return RunFailed(f"the run called sys.exit({exc.code!r}) (a plug-in's, or a library's code); it did not finish")
+def _in_run_dir(run, composed, out_dir):
+    """``run(resolved, run_dir)`` of a composed config (:class:`simstudy.cli.compose.Composed`) in its run
+    directory, ``out_dir`` or the command line's, made and claimed as the command does
+    (:func:`simstudy.engine.rundir.in_run_dir`); returns what ``run`` returned and the directory (absolute)."""
+    from simstudy import launch
+    from simstudy.engine.rundir import in_run_dir
+
+    where, created = launch.out_dir(composed.run_dir if out_dir is None else out_dir)
+    shard = launch.shard_label(composed.config)
+    return in_run_dir(run, composed.config, where, shard=shard, overwrite=composed.overwrite, created=created), where
 
 
 def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
@@ -154,14 +183,11 @@ def compose(experiment: str | None = None, overrides: Sequence[str] = ()):
     """
     overrides = _iv(experiment, overrides)
     from simstudy import launch
-    from simstudy.engine.rundir import Refused
+    from simstudy.cli.compose import study
+    from simstudy.config import parse_study
 
-    try:
-        return launch.api_compose(experiment, overrides)
-    except Refused as exc:
-        raise _refusal(exc) from None
-    except SystemExit as exc:
-        raise _exited(exc) from None
+    with _refusals():
+        return launch.validate(parse_study, study(experiment, overrides).config)
 
 
 def run(
@@ -170,28 +196,31 @@ def run(
     out_dir: str | os.PathLike | None = None,
     **options,
 ) -> RunResult:
-    """Run ``simstudy [experiment=NAME] [overrides...]``, or a data command, in this process and return its result.
+    """Run ``simstudy [experiment=NAME] [overrides...]``, or any command, in this process and return its result.
 
     The same code path as the command: the same checks, the same run directory files (config.yaml, run.json,
     the summary, the figure ...), the same resume (rerunning resumes from finished chunks; a larger
     ``study.reps`` extends them), and the same numbers, bit for bit. ``run("bands", data="scores.csv",
-    minimize=True)`` runs ``simstudy bands data=scores.csv minimize=true``: a data command's name (``curve``,
-    ``bands``, ``audit``, ``extrapolate``, a plug-in's), its keys as keywords.
+    minimize=True)`` runs ``simstudy bands data=scores.csv minimize=true``: a command's name (``curve``,
+    ``bands``, ``audit``, ``extrapolate``, ``collect``, ``report``, ``populations``, ``plan`` ..., a plug-in's), its
+    keys as keywords. A plain command (one without an options schema: ``collect``, ``report`` ...) names its own
+    files; nothing is printed, what it would print is :attr:`RunResult.lines`.
 
     Parameters
     ----------
     experiment : str or None, default None
-        A preset of ``configs/experiment`` (e.g. ``"dodge2021_fig1"``), or a data command's name; None: the
-        default config.
+        A preset of ``configs/experiment`` (e.g. ``"dodge2021_fig1"``), or a command's name; None: the default
+        config.
     overrides : sequence of str, default ()
         ``key=value`` overrides, as on the command line. One value per key (no sweeps: loop in Python).
     out_dir : str or path-like, optional
         The run directory; default the command's, ``outputs/<study.name>/<overrides>`` (a command's
         ``outputs/NAME/<overrides>``) under the working directory (so the command and this function share, and
-        resume, one directory).
+        resume, one directory). Refused for a plain command, which names its own files.
     **options
-        A data command's keys as Python values (``data="scores.csv"``, ``models=["a", "b"]``, ``low=0``),
-        validated by the command's own parse; refused for a study (its keys are ``overrides``).
+        A command's keys as Python values (``data="scores.csv"``, ``models=["a", "b"]``, ``low=0``; a plain
+        command's flag as a bool, ``quick=True``, its first word as ``action=``), validated by the command's own
+        parse; refused for a study (its keys are ``overrides``).
 
     Returns
     -------
@@ -208,7 +237,8 @@ def run(
         the command's line for exit status 1; or when code it ran called ``sys.exit`` (never the end of the
         caller's program). A plug-in's ``sys.exit`` is a :class:`ConfigError` naming its ``_target_``.
     TypeError
-        If ``overrides`` is not a sequence of strings, or keywords are given to a study.
+        If ``overrides`` is not a sequence of strings, keywords are given to a study, or ``out_dir`` to a plain
+        command.
 
     Examples
     --------
@@ -242,7 +272,8 @@ def run(
     """
     overrides = _iv(experiment, overrides)
     from simstudy import extend, launch
-    from simstudy.engine.rundir import Refused
+    from simstudy.cli.compose import study
+    from simstudy.config import parse_study
 
     if experiment is not None and experiment in extend.commands.names():
         return _run_command(experiment, options, overrides, out_dir)
@@ -251,12 +282,10 @@ def run(
             f"run() takes a study's keys as overrides (['key=value', ...]), not keywords: got {', '.join(options)}"
         )
 
-    try:
-        done, config, where = launch.api_run(experiment, overrides, out_dir)
-    except Refused as exc:
-        raise _refusal(exc) from None
-    except SystemExit as exc:
-        raise _exited(exc) from None
+    with _refusals():
+        composed = study(experiment, overrides)
+        config = launch.validate(parse_study, composed.config)
+        done, where = _in_run_dir(launch.run_study, composed, out_dir)
     summary = getattr(done, "summary", None)
     if summary is None:  # one shard of a sharded run: chunks stored, nothing summarised
         import pandas as pd
@@ -266,20 +295,86 @@ def run(
 
 
 def _run_command(name: str, options: dict, overrides: list[str], out_dir) -> RunResult:
-    """:func:`run` of a data command: :func:`simstudy.launch.api_command`, its refusals as this module's errors."""
-    from simstudy import launch
-    from simstudy.engine.rundir import Refused
+    """:func:`run` of a command: composed by :mod:`simstudy.cli.compose`, run by :mod:`simstudy.launch` (a data
+    command by :func:`~simstudy.launch.run` in its run directory, a plain one by
+    :func:`~simstudy.launch.run_plain`), its refusals as this module's errors."""
+    import logging
 
-    try:
-        done, where = launch.api_command(name, options, overrides, out_dir)
-    except Refused as exc:
-        raise _refusal(exc) from None
-    except SystemExit as exc:
-        raise _exited(exc) from None
+    from simstudy import launch, registry
+    from simstudy.cli import compose
+    from simstudy.engine.rundir import fail
+
+    log = logging.getLogger("simstudy")
+    with _refusals():
+        try:
+            spec = registry.command(name)
+        except KeyError as exc:
+            fail(str(exc.args[0]))
+        if spec.plain:
+            return _run_plain(spec, options, overrides, out_dir)
+        composed = compose.command(spec, options, overrides)
+        done, where = _in_run_dir(lambda resolved, run_dir: launch.run(spec, resolved, run_dir), composed, out_dir)
+    for line in done.lines:
+        log.info("%s", line)
+    if done.wrote is not None:
+        log.info("%s", done.wrote)
     files = {p.name: p for p in sorted(where.iterdir()) if p.is_file() and not p.name.startswith(".")}
     return RunResult(
-        _table(done.result), files, getattr(done.result, "report", None), done.config, where, result=done.result
+        _table(done.result),
+        files,
+        getattr(done.result, "report", None),
+        done.config,
+        where,
+        result=done.result,
+        lines=done.lines,
     )
+
+
+def _run_plain(spec, options: dict, overrides: list[str], out_dir) -> RunResult:
+    """:func:`run` of a plain command (``collect``, ``report``, ``populations`` ...): its keywords checked as the
+    command line checks its arguments, parsed by its ``parse``, run by :func:`simstudy.launch.run_plain`. A run
+    that did not finish (the command line's exit status 1) raises :class:`RunFailed` with its line."""
+    from simstudy import launch
+    from simstudy.cli import compose
+    from simstudy.engine.rundir import fail, note_files
+    from simstudy.score_files import DataError
+
+    if out_dir is not None:
+        raise TypeError(
+            f"simstudy {spec.name} names its own files (its keys: {', '.join(spec.keys) or 'none'}): out_dir is for "
+            f"a study or a data command"
+        )
+    mapping = compose.plain(spec, options, overrides)
+    try:
+        config = spec.parse(mapping) if spec.parse is not None else mapping
+    except DataError as exc:
+        fail(str(exc))
+    named = [Path(v) for v in mapping.values() if isinstance(v, str) and v and Path(v).is_dir()]
+    before = {d.resolve(): note_files(d) for d in named}
+    done = launch.run_plain(
+        spec, config, compose_study=lambda e, o: compose.study(e, o).config, read_sweep=compose.read_sweep
+    )
+    if done.failure:
+        raise RunFailed(done.failure)
+    files, dirs = _written(done.result, before)
+    return RunResult(None, files, None, done.config, dirs[0] if dirs else None, result=done.result, lines=done.lines)
+
+
+def _written(result, before: dict) -> tuple[dict, list[Path]]:
+    """The files a plain command wrote, by name, and the directories it wrote in: each file its result names (a
+    path, or a mapping of paths), and in each directory its arguments or its result name, the files new or
+    rewritten since ``before`` (the :class:`~simstudy.engine.rundir.RunDir` of each directory its arguments named;
+    every file of a directory it made)."""
+    values = [getattr(result, f.name) for f in dataclasses.fields(result)] if dataclasses.is_dataclass(result) else []
+    values += [v for value in values if isinstance(value, dict) for v in value.values()]
+    paths = [Path(v).resolve() for v in values if isinstance(v, Path) and v.exists()]
+    files = {p.name: p for p in paths if p.is_file()}
+    dirs = list(dict.fromkeys([*before, *(p for p in paths if p.is_dir())]))
+    for d in dirs:
+        noted = before.get(d)
+        names = noted.written() if noted is not None else {p.name for p in d.iterdir()}
+        files.update({n: d / n for n in sorted(names) if (d / n).is_file() and not n.startswith(".")})
+    return dict(sorted(files.items())), dirs
 
 
 def _table(result):

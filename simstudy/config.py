@@ -11,6 +11,8 @@ study kind's options by its own schema. Every key is declared once with :func:`s
 
 =============================  =====================================================================
 :func:`parse`                  a resolved config mapping as a validated, frozen :class:`Config`
+:func:`parse_study`            :func:`parse`, and of a config with a ``design:`` block each of its cells
+:func:`design_cells`           a config's ``design:`` block crossed into cells
 :class:`Config`                the whole run: seed, distributions, budget, estimators, study, runner
 :class:`BudgetConfig`          ``budget``: the sample sizes B and the budgets n (a schema)
 :class:`StudyConfig`           ``study``: the kind, replicates, chunking and the kind's options
@@ -520,3 +522,75 @@ def _minimize_iv(study: StudyConfig, dists: tuple[DistributionConfig, ...]) -> N
             f"distribution.{others[0]}.minimize=false but {first}: the models a {study.kind} study compares "
             f"must agree on whether lower is better"
         )
+
+
+def design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]]]:
+    """A config's ``design:`` block crossed into cells: its keys, and per cell (directory name, its values by
+    key, its full config without the block). The block maps dotted keys of the config to lists of values::
+
+        design:
+          distribution.sd: [0.05, 0.1]
+          budget.B: [10, 30]
+
+    Raises ConfigError naming ``design.KEY`` for a key the config does not have or a value that is no list.
+    """
+    import copy
+    import itertools
+    import json
+
+    from simstudy.engine.rundir import dirname
+
+    design = resolved.get("design")
+    if not isinstance(design, dict) or not design:
+        raise ConfigError(
+            f"design must map config keys to lists of values, e.g. design={{budget.B: [10, 30]}}, got {design!r}"
+        )
+    base = {k: v for k, v in resolved.items() if k != "design"}
+    for key, values in design.items():
+        *parents, leaf = str(key).split(".")
+        node: Any = base  # a config value: a mapping, or anything else on a wrong key
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if key == "design" or not isinstance(node, dict) or leaf not in node:
+            raise ConfigError(f"design.{key}: the config has no key {key} (design crosses values of existing keys)")
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"design.{key} must be a non-empty list of values, got {values!r}")
+
+    def text(value) -> str:  # as it would be typed: 0.05, true, [10,30]
+        return json.dumps(value, separators=(",", ":")).strip('"') if not isinstance(value, str) else value
+
+    keys, cells = list(design), []
+    for combo in itertools.product(*design.values()):
+        cell = copy.deepcopy(base)
+        for key, value in zip(keys, combo):
+            *parents, leaf = key.split(".")
+            node = cell
+            for part in parents:
+                node = node[part]
+            node[leaf] = value
+        name = dirname(",".join(sorted(f"{k}={text(v)}" for k, v in zip(keys, combo))))
+        cells.append((name, dict(zip(keys, combo)), cell))
+    names = [c[0] for c in cells]
+    if len(set(names)) != len(names):
+        raise ConfigError(
+            f"design lists a value twice: its cells {', '.join(n for n in names if names.count(n) > 1)} repeat"
+        )
+    return keys, cells
+
+
+def parse_cells(resolved: dict) -> list[Config]:
+    """The Config of each cell of a config's ``design:`` block (:func:`design_cells`), every cell checked before
+    any compute; a bad one is a ConfigError naming the cell."""
+    configs = []
+    for name, _, cell in design_cells(resolved)[1]:
+        try:
+            configs.append(parse(cell))
+        except ConfigError as exc:
+            raise ConfigError(f"design cell {name}: {exc}") from None
+    return configs
+
+
+def parse_study(resolved: dict) -> Config:
+    """:func:`parse`, and for a config with a ``design:`` block each of its cells (all checked before any compute, a
+    bad one named, :func:`parse_cells`); returns the Config of the config, or of its first cell."""
+    return parse(resolved) if "design" not in resolved else parse_cells(resolved)[0]

@@ -23,7 +23,7 @@ def clean_env(**extra) -> dict:
 
 
 def _in_process(args, cwd) -> subprocess.CompletedProcess:
-    from simstudy import cli
+    from simstudy.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     root = logging.getLogger()
@@ -38,7 +38,7 @@ def _in_process(args, cwd) -> subprocess.CompletedProcess:
         sys.argv = ["simstudy", *map(str, args)]
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                cli.main()
+                main()
             except SystemExit as exc:
                 status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:  # Hydra's job logging rebinds the root logger to the redirected stdout: put it back

@@ -56,7 +56,7 @@ def run_cli(tmp_path, monkeypatch, capsys):
     import os
     import sys
 
-    from simstudy import cli
+    from simstudy.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     for key in [k for k in os.environ if k.startswith("HYDRA")]:
@@ -69,7 +69,7 @@ def run_cli(tmp_path, monkeypatch, capsys):
         handlers, level = root.handlers[:], root.level
         capsys.readouterr()
         try:
-            cli.main()
+            main()
             status = 0
         except SystemExit as exc:
             status = exc.code

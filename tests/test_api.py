@@ -123,8 +123,69 @@ def test_run_of_a_command_refuses_as_the_command_does(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ss.ConfigError, match="confidence must be"):
         ss.run("bands", data="s.csv", confidence=2)
-    with pytest.raises(ss.ConfigError, match="takes no options schema"):
-        ss.run("collect", run_dir="x")
+    with pytest.raises(ss.ConfigError, match="run_dir=x: no config.yaml there"):
+        ss.run("collect", run_dir="x")  # a plain command runs too, and refuses in its own words
     with pytest.raises(TypeError, match="not keywords"):
         ss.run("dodge2021_fig1", reps=3)
     assert not (tmp_path / "outputs").exists()
+
+
+# --- the plain commands (issue 35: simstudy.run for every command) ------------------------------------------------
+
+
+def test_run_of_a_plain_command_writes_returns_its_lines_and_prints_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    ss.run("dodge2021_fig1", ARGS, out_dir="run")
+    capsys.readouterr()
+    collected = ss.run("collect", run_dir="run")  # keys as keywords, as simstudy collect run_dir=run
+    assert collected.out_dir == tmp_path / "run" and collected.lines == ()
+    assert {"summary.parquet", "summary.csv", "run.json"} <= set(collected.files)
+    assert collected.files["summary.parquet"] == tmp_path / "run" / "summary.parquet"
+    report = ss.run("report", run_dir="run")
+    assert report.files == {"report.html": tmp_path / "run" / "report.html"}  # only what it wrote
+    assert report.lines[0].startswith("wrote run/report.html (") and report.result.path.name == "report.html"
+    # a command that reads a sweep's jobs (here a design's): the same stacked summary
+    ss.run("dodge2021_fig1", [*ARGS, "+design={budget.B: [3, 4]}"], out_dir="design")
+    stacked = ss.run("collect", sweep_dir="design")
+    assert stacked.result.jobs == 2 and stacked.out_dir == tmp_path / "design"
+    assert {"summary.parquet", "summary.csv"} <= set(stacked.files)
+    listed = ss.run("populations")  # the default action, nothing written
+    assert listed.files == {} and listed.lines[0].split()[:2] == ["benchmark", "dataset"]
+    assert capsys.readouterr().out == ""  # the lines are returned, never printed
+
+
+def test_run_of_a_plain_command_refuses_in_its_own_line_and_a_run_that_did_not_finish_is_run_failed(tmp_path,
+                                                                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ss.ConfigError, match="^simstudy collect: run_dir is required: set it with run_dir="):
+        ss.run("collect")
+    with pytest.raises(ss.ConfigError, match="unexpected argument 'rundir=x'"):
+        ss.run("collect", rundir="x")
+    with pytest.raises(ss.ConfigError, match="unknown action 'exprot': did you mean export"):
+        ss.run("populations", action="exprot")
+    with pytest.raises(ss.ConfigError, match="quick is a flag of simstudy reproduce"):
+        ss.run("reproduce", quick="yes")
+    with pytest.raises(TypeError, match="out_dir is for a study or a data command"):
+        ss.run("report", run_dir="x", out_dir="y")
+    # one shard of two: collect cannot finish, the command's status-1 line as RunFailed
+    ss.run("dodge2021_fig1", [*ARGS, "runner.shard=1/2"], out_dir="shard")
+    with pytest.raises(ss.RunFailed, match=r"^shard: 1 of 2 chunks missing \(cell/chunk\): "):
+        ss.run("collect", run_dir="shard")
+
+
+@pytest.mark.slow  # two processes of the command line beside the API
+def test_run_of_a_plain_command_is_the_command_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    keys = {"benchmark": "hpobench", "dataset": "australian", "n": 48, "seed": 0}
+    proc = simstudy("populations", "export", *(f"{k}={v}" for k, v in keys.items()), "out=cli.csv", cwd=tmp_path)
+    exported = ss.run("populations", action="export", out="api.csv", **keys)
+    assert (tmp_path / "api.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
+    assert set(exported.files) == {"api.csv", "api.truth.csv"}
+    assert [line.replace("cli.", "api.") for line in proc.stdout.splitlines()] == list(exported.lines)
+    # a command that composes a study (plan): its study overrides as overrides, its lines those it prints
+    plan = ["experiment=dodge2021_fig1", "study.precision=0.0005", "study.reps=2500"]
+    proc = simstudy("plan", *plan, cwd=tmp_path)
+    planned = ss.run("plan", plan)
+    printed = [line for line in proc.stdout.splitlines() if not line.startswith("[")]  # not its log lines
+    assert printed[-1] == planned.lines[-1] and len(printed) == sum(len(x.splitlines()) for x in planned.lines)
+    assert planned.files == {} and planned.out_dir is None

@@ -1,4 +1,5 @@
-"""The Python API runs on simstudy.launch, beside the command line, never through it (issue 26's layers)."""
+"""The Python API runs on simstudy.launch beside the command line, composing through simstudy.cli.compose alone (issue
+35: Hydra only in simstudy.cli), never through the modules that print, exit or read argv."""
 
 from __future__ import annotations
 
@@ -28,12 +29,14 @@ def test_the_api_does_not_import_the_cli(tmp_path):
 
 
 @pytest.mark.system  # a fresh interpreter that runs a study
-def test_simstudy_run_works_without_the_cli_package(tmp_path):
-    # The cli package made unimportable: run and compose still work, and a refusal is still a ConfigError.
+def test_simstudy_run_works_without_the_command_lines_own_modules(tmp_path):
+    # The modules that print, exit or read argv made unimportable: run and compose still work (through
+    # simstudy.cli.compose), and a refusal is still a ConfigError.
     proc = _python(
         """
         import sys
-        sys.modules["simstudy.cli"] = None  # any import of it raises ImportError
+        for name in ("main", "plain", "sweeps", "usage"):
+            sys.modules[f"simstudy.cli.{name}"] = None  # any import of it raises ImportError
         import simstudy
         result = simstudy.run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out_dir="run")
         assert result.report.tasks == 1 and len(result.summary), result
@@ -47,7 +50,8 @@ def test_simstudy_run_works_without_the_cli_package(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "refused: budget.B must be an integer >= 1, got 0" in proc.stdout
-    assert proc.stdout.strip().splitlines()[-1] == "['simstudy.cli']"  # only the None placed above
+    loaded = "['simstudy.cli', 'simstudy.cli.args', 'simstudy.cli.compose', 'simstudy.cli.main', 'simstudy.cli.plain', "
+    assert proc.stdout.strip().splitlines()[-1] == loaded + "'simstudy.cli.sweeps', 'simstudy.cli.usage']"  # the Nones
     assert (tmp_path / "run" / "summary.parquet").is_file()
 
 

@@ -13,8 +13,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from simstudy import cli, overrides, registry, schema
+from simstudy import registry, schema
 from simstudy.cli import usage
+from simstudy.cli.compose import config_dir, register_studies
+from simstudy.cli.main import main
 from simstudy.schema import ConfigError
 from simstudy.studies.base import StudyOptions
 
@@ -34,9 +36,9 @@ def test_every_option_is_documented_and_its_default_passes_its_check(kind):
 @pytest.mark.parametrize("kind", registry.study_kinds())
 def test_the_study_yaml_selects_the_schema_defaults_and_nothing_else(kind):
     # The composed study group is the schema's defaults plus name and kind: no default lives in a YAML file.
-    overrides.register_studies()
+    register_studies()
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=overrides.config_dir(), version_base="1.3"):
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         cfg = compose("config", overrides=[f"study={kind}"])
     study = dict(cfg.study)
     assert (study.pop("name"), study.pop("kind")) == (kind, kind)
@@ -53,7 +55,7 @@ def test_model_selection_budgets_are_the_papers_in_python_and_yaml_alike():
 
 def test_study_help_is_generated_from_the_schema(capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["simstudy", "study=band_width", "--help"])
-    cli.main()
+    main()
     body = " ".join(capsys.readouterr().out.split())
     for key, (doc, default) in schema.docs(registry.study("band_width").options).items():
         assert f"study.{key} {' '.join(doc.split())} [default: {usage._yaml(default)}]" in body
@@ -105,7 +107,7 @@ import json, sys
 import simstudy
 from simstudy import registry
 from simstudy.cli import usage
-from simstudy import overrides
+from simstudy.cli.compose import config_dir
 from pathlib import Path
 out = Path(sys.argv[1])
 toy = simstudy.run(overrides=["study=toy_max", "distribution=truncnorm", "runner.n_jobs=1"], out_dir=out / "toy")
@@ -119,7 +121,7 @@ uniform = simstudy.config.parse({"seed": 1,
 print(json.dumps({"toy": toy.summary.to_dict("records"), "uniform": [*uniform.support, uniform.name],
                   "top": evp.summary[(evp.summary.estimator == "top") & (evp.summary.measure == "mean")]
                          .to_dict("records"),
-                  "help": "toy_max" in usage.main_help(Path(overrides.config_dir())),
+                  "help": "toy_max" in usage.main_help(Path(config_dir())),
                   "figure": sorted(p.name for p in (out / "toy").iterdir())}))
 """
 

@@ -12,22 +12,17 @@ missing chunks at ``collect``, a full disk) exits with status 1 and one line.
 (``collect``, ``replay``, ``reproduce`` ...) from its ``key=value`` arguments.
 
 =======================  ==========================================================================================
-:mod:`.main`             :func:`main`: dispatch, and the one place exceptions become lines and exit statuses
+:mod:`.main`             :func:`~simstudy.cli.main.main`: dispatch, and the one place exceptions become lines and
+                         exit statuses
 :mod:`.plain`            the commands without a Hydra config
-:mod:`.sweeps`           a multirun's jobs, and :class:`~simstudy.cli.sweeps.SweepCallback`
+:mod:`.sweeps`           :class:`~simstudy.cli.sweeps.SweepCallback`, a multirun's stacked summary
 :mod:`.usage`            the help pages
+:mod:`.compose`          Hydra's composition and the checks of the overrides (the one module :mod:`simstudy.api`
+                         imports: it neither prints, nor exits, nor reads ``sys.argv``)
+:mod:`.args`             the ``key=value`` arguments as text (paths quoted, a key given twice, ``overwrite=``)
 =======================  ==========================================================================================
 
-Hydra, OmegaConf and the config schemas are imported when a command runs, not when this package is imported:
-``simstudy --help`` needs none of them.
+Hydra and OmegaConf are imported here only (``.importlinter`` forbids them elsewhere), when a command runs, not
+when this package is imported: ``simstudy --help`` needs neither. This package's ``__init__`` imports nothing, so
+that :mod:`simstudy.api` loads :mod:`.compose` without the command line's modules.
 """
-
-from __future__ import annotations
-
-from simstudy.cli.main import main
-
-__all__ = ["main"]
-
-
-if __name__ == "__main__":
-    main()

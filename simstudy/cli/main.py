@@ -11,15 +11,13 @@
 :func:`main`              the ``simstudy`` command
 ``_check_flags``          a flag Hydra does not know: one line saying how keys are given
 ``_run_job``              a composed command line run as Hydra's run mode does, without composing it again
-``_job``                  a Hydra task bound to what the command line asked of its run directory
-``in_run_dir``            run a Hydra job in its run directory (:func:`simstudy.engine.rundir.in_run_dir`)
-``_run_command``          a data command's job: :func:`simstudy.launch.run` in its run directory, its lines printed
+``_job``                  a Hydra task: a run in its claimed run directory, as the command line asked
+``_command_run``          a data command's run: :func:`simstudy.launch.run`, its lines printed
 ========================  =========================================================================================
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import signal
@@ -27,6 +25,16 @@ import sys
 import threading
 from pathlib import Path
 
+from simstudy.cli import plain
+from simstudy.cli.args import last_of_each_key, optional_keys, quote_paths, take_overwrite
+from simstudy.cli.compose import (
+    check_overrides,
+    config_dir,
+    register_commands,
+    register_studies,
+    shard_label,
+    to_plain,
+)
 from simstudy.cli.usage import help_asked, preset_help, version
 from simstudy.engine import rundir as _rundir
 from simstudy.engine.rundir import (
@@ -38,16 +46,6 @@ from simstudy.engine.rundir import (
     os_error,
     os_status,
 )
-from simstudy.overrides import (
-    check_overrides,
-    config_dir,
-    last_of_each_key,
-    optional_keys,
-    quote_paths,
-    register_commands,
-    register_studies,
-    take_overwrite,
-)
 from simstudy.schema import ConfigError
 
 __all__ = ["main"]
@@ -55,25 +53,27 @@ __all__ = ["main"]
 log = logging.getLogger("simstudy")
 
 
-def _in_run_dir(run, cfg, overwrite: bool, created: DirsBefore | None):
-    """:func:`simstudy.engine.rundir.in_run_dir` in Hydra's run directory of the job, with what the command line
-    asked: ``overwrite=true``, and the directories Hydra made for it (``created``, removed if left empty)."""
-    from hydra.core.hydra_config import HydraConfig
+def _job(run, overwrite: bool, created: DirsBefore | None):
+    """The Hydra task function of a command line: ``run(resolved, run_dir)`` in the job's run directory (Hydra's
+    ``runtime.output_dir``, claimed by :func:`simstudy.engine.rundir.in_run_dir`) with what the command line asked:
+    ``overwrite=true``, and the directories Hydra made for it (``created``, removed if left empty; every job of a
+    sweep shares them). ``run`` is given the config as plain resolved values
+    (:func:`~simstudy.cli.compose.to_plain`), resolved inside the claimed directory: a value that does not resolve
+    is refused there, and the directories made are removed. Defined here, so that Hydra names the job after this
+    module, as it always did."""
 
-    from simstudy.launch import shard_label
-
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
-    return _rundir.in_run_dir(run, cfg, out_dir, shard=shard_label(cfg), overwrite=overwrite, created=created)
-
-
-def _job(task, overwrite: bool, created: DirsBefore | None):
-    """The Hydra task function of a command line: ``task(cfg, overwrite, created)`` with this command line's
-    ``overwrite=`` and the directories Hydra makes for it (every job of a sweep shares them). Wrapped
-    (``__wrapped__``), so that Hydra names the job after ``task``'s module, as it did before the binding."""
-
-    @functools.wraps(task)
     def job(cfg):
-        return task(cfg, overwrite, created)
+        from hydra.core.hydra_config import HydraConfig
+
+        out_dir = Path(HydraConfig.get().runtime.output_dir)
+        return _rundir.in_run_dir(
+            lambda cfg, run_dir: run(to_plain(cfg), run_dir),
+            cfg,
+            out_dir,
+            shard=shard_label(cfg),
+            overwrite=overwrite,
+            created=created,
+        )
 
     return job
 
@@ -107,7 +107,7 @@ class _Callbacks:
 def _run_job(cfg, task, config_name: str) -> None:
     """Run one composed command line as Hydra's run mode does (``hydra.main`` without flags or ``-m``): its run
     directory, its logging, its callbacks, then ``task`` on the config without Hydra's keys. The config is the
-    one :func:`~simstudy.overrides.check_overrides` composed to check the overrides, so a run composes it once
+    one :func:`~simstudy.cli.compose.check_overrides` composed to check the overrides, so a run composes it once
     (Hydra's app would compose it again). An exception of the task propagates as under Hydra's app."""
     from hydra.core.utils import configure_log, run_job, setup_globals
     from hydra.types import HydraContext, RunMode
@@ -134,16 +134,12 @@ def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else message
 
 
-def _study_task(cfg, overwrite: bool, created: DirsBefore | None) -> None:
-    from simstudy.launch import run_study
-
-    _in_run_dir(run_study, cfg, overwrite, created)
-
-
 def _hydra_app(task, config_name: str, args: list[str]) -> None:
     """Run ``task`` as a Hydra app on ``args`` (Hydra imported only now: ``simstudy --help`` never needs it): a
     multirun, or a command line with Hydra's flags (``--cfg`` ...). ``hydra.main`` takes its arguments from
-    ``sys.argv`` only, so they are put there for the app and the caller's put back after."""
+    ``sys.argv`` only (its app parses them with no arguments given; its one parameter, ``cfg_passthrough``, skips
+    Hydra's sweeps and flags altogether, and the function that takes arguments is in Hydra's private
+    ``_internal``), so they are put there for the app and the caller's put back after."""
     import hydra
 
     given = sys.argv
@@ -154,26 +150,27 @@ def _hydra_app(task, config_name: str, args: list[str]) -> None:
         sys.argv = given
 
 
-def _command_task(spec):
-    """A data command's Hydra task, ``task(cfg, overwrite, created)``: :func:`_run_command` of ``spec`` in the
-    job's run directory."""
+def _run_study(resolved: dict, run_dir) -> None:
+    """``simstudy [experiment=NAME] ...``'s run: :func:`simstudy.launch.run_study` (imported once a run starts)."""
+    from simstudy.launch import run_study
 
-    def task(cfg, overwrite: bool, created: DirsBefore | None) -> None:
-        _in_run_dir(lambda cfg, run_dir: _run_command(spec, cfg, run_dir), cfg, overwrite, created)
-
-    return task
+    run_study(resolved, run_dir)
 
 
-def _run_command(spec, cfg, run_dir) -> None:
-    """``simstudy NAME``: :func:`simstudy.launch.run` of the command's spec in its run directory, its summary
-    lines printed, then the files written said."""
-    from simstudy import launch
+def _command_run(spec):
+    """``simstudy NAME``'s run, ``run(resolved, run_dir)``: :func:`simstudy.launch.run` of the command's spec in
+    its run directory, its summary lines printed, then the files written said."""
 
-    done = launch.run(spec, cfg, run_dir)
-    for line in done.lines:
-        print(line)
-    if done.wrote is not None:
-        log.info("%s", done.wrote)
+    def run(resolved: dict, run_dir) -> None:
+        from simstudy import launch
+
+        done = launch.run(spec, resolved, run_dir)
+        for line in done.lines:
+            print(line)
+        if done.wrote is not None:
+            log.info("%s", done.wrote)
+
+    return run
 
 
 def _command(name: str):
@@ -308,37 +305,25 @@ def _main(argv: list[str]) -> None:
         try:
             spec = _command(argv[0]) if argv else None
             if spec is not None and spec.plain:  # their paths too (run_dir= of 300 characters): one line
-                from simstudy.cli import plain
-
                 plain.run(spec, argv[1:])
                 return
-            if spec is not None:
-                _check_flags(argv[1:], spec.name)
-                args, overwrite = take_overwrite(argv[1:])
-                args = quote_paths(last_of_each_key(args))
-                register_commands(spec)
-                sweep = any(arg in ("-m", "--multirun") for arg in args)
-                checked = check_overrides(args, spec.name, overwrite=overwrite)
-                job = _job(_command_task(spec), overwrite, checked.created)
-                if checked.config is not None:
-                    _run_job(checked.config, job, spec.name)
-                else:
-                    _hydra_app(job, spec.name, args)
-                return
-            _check_flags(argv, None)
+            name, argv = ("config", argv) if spec is None else (spec.name, argv[1:])
+            _check_flags(argv, None if spec is None else spec.name)
             args, overwrite = take_overwrite(argv)
-            args = quote_paths(last_of_each_key(optional_keys(args)))
-            register_studies()
+            args = quote_paths(last_of_each_key(optional_keys(args) if spec is None else args, plain.print_notice))
+            if spec is None:
+                register_studies()
+            else:
+                register_commands(spec)
             sweep = any(arg in ("-m", "--multirun") for arg in args)
-            checked = check_overrides(args, overwrite=overwrite)
-            job = _job(_study_task, overwrite, checked.created)
+            checked = check_overrides(args, name, overwrite=overwrite)
+            job = _job(_run_study if spec is None else _command_run(spec), overwrite, checked.created)
             if checked.config is not None:
-                _run_job(checked.config, job, "config")
-                return
-            if any(a in ("-h", "--help") for a in args):  # a preset's help: its groups and composed config
+                _run_job(checked.config, job, name)
+            elif spec is None and any(a in ("-h", "--help") for a in args):  # a preset's help: groups and config
                 print(preset_help([a for a in args if not a.startswith("-")], resolve="--resolve" in args))
-                return
-            _hydra_app(job, "config", args)
+            else:
+                _hydra_app(job, name, args)
         except OSError as exc:
             if exc.errno not in ENVIRONMENT_ERRNOS:
                 raise

@@ -303,8 +303,8 @@ def preset_help(overrides: list[str], *, resolve: bool = False) -> str:
     from hydra.core.object_type import ObjectType
     from omegaconf import OmegaConf, open_dict
 
+    from simstudy.cli.compose import config_dir, one_line
     from simstudy.engine.rundir import fail
-    from simstudy.overrides import config_dir, one_line
 
     def groups(loader, parent: str = "") -> list[str]:  # every group and subgroup, as Hydra's --help lists them
         found = []
@@ -347,7 +347,7 @@ def help_asked(argv: list[str]) -> str | None:
     ``simstudy experiment=NAME --help`` is Hydra's, which prints the resolved config)."""
     wants = any(a in ("-h", "--help") for a in argv)
     if argv and argv[0] in ("-h", "--help"):
-        from simstudy.overrides import config_dir
+        from simstudy.cli.compose import config_dir
 
         return main_help(Path(config_dir()))
     kinds = [a.split("=", 1)[1] for a in argv if a.startswith("study=")]

@@ -85,9 +85,9 @@ def run(run_dir: str | Path, config):
     Examples
     --------
     >>> import tempfile
-    >>> from simstudy import launch
+    >>> import simstudy
     >>> with tempfile.TemporaryDirectory() as out:
-    ...     _ = launch.api_run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out)
+    ...     _ = simstudy.run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out_dir=out)
     ...     result = run(out, load_config(out))
     >>> result.report.tasks, result.report.computed
     (1, 0)

@@ -159,9 +159,9 @@ def execute(replay: Replay) -> Replayed:
     Examples
     --------
     >>> import tempfile
-    >>> from simstudy import launch
+    >>> import simstudy
     >>> with tempfile.TemporaryDirectory() as out:
-    ...     _ = launch.api_run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out)
+    ...     _ = simstudy.run("dodge2021_fig1", ["study.reps=100", "budget.B=3", "runner.progress=false"], out_dir=out)
     ...     cell = next(Path(out, "chunks").glob("*/cell-*")).name.removeprefix("cell-")
     ...     done = execute(parse({"run_dir": out, "chunk": f"{cell}/0"}))
     >>> done.message.endswith("/0 ran without error")

@@ -205,7 +205,7 @@ class Refused(SystemExit):
 
 def fail(message: str, *, status: int = EXIT_BAD_INPUT) -> NoReturn:
     """Refuse in one line (:class:`Refused`). What the run created and left empty is removed by the owner of its
-    directory (:func:`in_run_dir`, :func:`simstudy.launch.api_run`), which catches the refusal on its way out."""
+    directory (:func:`in_run_dir`, under the command line and :func:`simstudy.run`), which catches the refusal on its way out."""
     first = message.strip().splitlines()[0] if message.strip() else message
     raise Refused(first, status)
 

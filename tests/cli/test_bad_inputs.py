@@ -122,7 +122,7 @@ STUDY_CONFIG = [
     (["runner=nope"], "Could not find 'runner/nope'; available options: dask, local"),
     (["+runner.foo=1"], "runner.foo is not a setting (settings: n_jobs, backend, progress, address, shard"),
     # Hydra's own settings
-    # (a path with = is one path, quoted or not: tests/test_overrides.py; an unbalanced ] is not)
+    # (a path with = is one path, quoted or not: tests/cli/test_args.py; an unbalanced ] is not)
     (["hydra.run.dir=a]b"], "mismatched input ']'"),
 ]
 

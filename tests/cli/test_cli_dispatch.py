@@ -5,10 +5,11 @@
 import sys
 from pathlib import Path
 
-import simstudy.cli
-from simstudy import extend, overrides, registry
+from simstudy import extend, registry
+from simstudy.cli.compose import config_dir
+from simstudy.cli.main import main
 
-CONFIGS = Path(overrides.config_dir())
+CONFIGS = Path(config_dir())
 
 
 def test_every_registered_command_is_a_data_or_a_plain_command_with_its_config_or_its_spec():
@@ -24,7 +25,7 @@ def test_every_registered_command_is_a_data_or_a_plain_command_with_its_config_o
 
 def test_the_help_lists_every_registered_command(capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["simstudy", "--help"])
-    simstudy.cli.main()
+    main()
     out = capsys.readouterr().out
     listed = [line.split()[0] for line in out.split("Commands:\n")[1].split("\n\n")[0].splitlines()
               if line.startswith("  ") and not line.startswith("   ")]

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from _cli import FIG1, clean_env, one_line_error, simstudy
 
-from simstudy import overrides
+from simstudy.cli.args import last_of_each_key
+from simstudy.cli.plain import print_notice
+from simstudy.config import design_cells
 from simstudy.engine import rundir
 
 SAFE = re.compile(r"[A-Za-z0-9._=,+-]+")
@@ -47,7 +49,7 @@ def test_dirname_keeps_safe_names_and_hashes_the_rest_to_a_typeable_name():
 
 def test_a_design_listing_a_path_and_its_flattened_twin_is_two_cells():
     base = {"seed": 0, "distribution": {"kind": "file", "path": "x.csv"}}
-    keys, cells = overrides.design_cells({**base, "design": {"distribution.path": ["a/b.csv", "a_b.csv"]}})
+    keys, cells = design_cells({**base, "design": {"distribution.path": ["a/b.csv", "a_b.csv"]}})
     assert keys == ["distribution.path"] and len({name for name, _, _ in cells}) == 2
 
 
@@ -56,7 +58,7 @@ def test_a_design_listing_a_path_and_its_flattened_twin_is_two_cells():
 
 def test_last_of_each_key_keeps_the_last_value_in_its_place_with_one_notice(capsys):
     args = ["-m", "study.reps=10", "seed=1", "study.reps=20", "study.reps=30", "+x=1", "x=2", "~y", "--help"]
-    assert overrides.last_of_each_key(args) == ["-m", "seed=1", "study.reps=30", "++x=2", "~y", "--help"]
+    assert last_of_each_key(args, print_notice) == ["-m", "seed=1", "study.reps=30", "++x=2", "~y", "--help"]
     out, err = capsys.readouterr()
     assert err == "" and out.splitlines() == [
         "simstudy: note: study.reps given 3 times (study.reps=10 study.reps=20 study.reps=30): the last is used, "
@@ -72,7 +74,7 @@ def test_last_of_each_key_keeps_the_last_value_in_its_place_with_one_notice(caps
 )
 def test_a_key_given_twice_with_a_plus_gets_its_note_too(capsys, args, kept):
     # compared as typed, budget.B=5 ++budget.B=5 was no key given twice: no note
-    assert overrides.last_of_each_key(args) == kept
+    assert last_of_each_key(args, print_notice) == kept
     assert capsys.readouterr().out.startswith("simstudy: note: budget.")
 
 

@@ -7,19 +7,20 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from simstudy import cli, config, extend, overrides, registry, schema
+from simstudy import config, extend, registry, schema
 from simstudy.cli import usage
+from simstudy.cli.compose import config_dir, register_commands
+from simstudy.cli.main import main
 from simstudy.commands import audit, bands, curve, extrapolate
 from simstudy.commands._data import REQUIRED
-from simstudy.overrides import register_commands
 
-CONFIGS = Path(overrides.config_dir())
+CONFIGS = Path(config_dir())
 DATA_COMMANDS = ("curve", "bands", "audit", "extrapolate")
 
 
 def _help(capsys, monkeypatch, *argv):
     monkeypatch.setattr(sys, "argv", ["simstudy", *argv])
-    cli.main()
+    main()
     return capsys.readouterr().out
 
 

@@ -28,7 +28,7 @@ TRICKY = {
 
 def _presets() -> list[str]:
     """Every experiment preset's name, Figure 1's first."""
-    from simstudy.overrides import config_dir
+    from simstudy.cli.compose import config_dir
 
     names = sorted(p.stem for p in (Path(config_dir()) / "experiment").glob("*.yaml"))
     return sorted(names, key=lambda name: name != "dodge2021_fig1")
@@ -40,7 +40,7 @@ def _compose(name: str):
     from hydra import compose, initialize_config_dir
 
     import simstudy
-    from simstudy.overrides import config_dir
+    from simstudy.cli.compose import config_dir
 
     simstudy.compose("dodge2021_fig1", ["runner.progress=false"])  # the kinds' schemas in Hydra's store
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):

@@ -9,7 +9,7 @@ process (a worker process would import the unwrapped study).
 import os
 import sys
 
-from simstudy import cli
+from simstudy.cli.main import main
 from simstudy.studies import evp_accuracy
 
 _original = evp_accuracy._run_chunk
@@ -27,4 +27,4 @@ evp_accuracy._run_chunk = _failing_chunk
 
 if __name__ == "__main__":
     sys.argv[0] = "simstudy"
-    cli.main()
+    main()

@@ -1,22 +1,26 @@
-"""Composing a command's config with Hydra's compose API, and the checks of its overrides before anything runs.
+"""Composing a config with Hydra's compose API, and the checks of its overrides before anything runs (Hydra and
+OmegaConf are imported in :mod:`simstudy.cli` only; this is the module of it that the Python API uses).
 
-The command line and the Python API compose the same config the same way: an unknown key or option, a value
-Hydra cannot parse, a stray word, a sweep where one run is asked for, a run directory that cannot be made: each
-is refused in one line (:class:`~simstudy.engine.rundir.Refused`, exit status 2) before any directory exists.
-Hydra is imported inside the functions that need it, so that ``simstudy --help`` and ``import simstudy`` do
-not pay for it.
+The command line (:mod:`simstudy.cli.main`) and the Python API (:mod:`simstudy.api`, which imports this module of
+the command line and no other) compose the same config the same way: an unknown key or option, a value Hydra
+cannot parse, a stray word, a sweep where one run is asked for, a run directory that cannot be made: each is
+refused in one line (:class:`~simstudy.engine.rundir.Refused`, exit status 2) before any directory exists. What
+leaves this module is plain: a resolved ``dict`` (:func:`to_plain`), which :mod:`simstudy.launch` runs. Hydra is
+imported inside the functions that need it, so that ``simstudy --help`` and ``import simstudy`` do not pay for it.
+Nothing here prints or reads ``sys.argv``.
 
 ============================  ===================================================================================
 ``config_dir``                the directory of simstudy's Hydra configs
 ``register_studies``          each study kind's schema defaults in Hydra's config store
 ``register_commands``         a data command's schema defaults (and config) in Hydra's config store
 ``check_overrides``           compose a command line once (a sweep: its first jobs), refusing bad input in one line
-``last_of_each_key``          a key given twice: the last kept, and a notice
-``take_overwrite``            ``overwrite=true|false`` taken off the overrides
-``quote_paths``               a path key's value taken as one path, quoted or not (``=`` and ``,`` in it)
-``unquote``                   a plain command's value without the quotes around it
-``design_cells``              a config's ``design:`` block crossed into cells
-``parse_study``               validate a study's config (each cell of a design)
+``to_plain``                  a composed config as the plain resolved ``dict`` the launcher takes
+``shard_label``               ``runner.shard`` of a composed config, as given
+``study``                     a study's ``[experiment=NAME] key=value ...`` composed for the Python API
+``command``                   a data command's keywords and overrides composed for the Python API
+``plain``                     a plain command's keywords and overrides as the mapping its ``parse`` takes
+``sweep_plan``                a multirun's swept keys and jobs, named as Hydra names their directories
+``read_sweep``                the swept keys and jobs of a sweep's (or design's) directory
 ``one_line``                  Hydra's and OmegaConf's several-line errors in one line
 ============================  ===================================================================================
 """
@@ -28,10 +32,19 @@ import itertools
 import logging
 import os
 import re
-from collections.abc import Callable
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from simstudy.cli.args import (
+    as_override,
+    check_arguments,
+    last_of_each_key,
+    optional_keys,
+    plain_arguments,
+    quote_paths,
+    take_overwrite,
+)
 from simstudy.engine import chunks
 from simstudy.engine import identity as _identity
 from simstudy.engine.rundir import (
@@ -42,6 +55,7 @@ from simstudy.engine.rundir import (
     fail,
     load_stored_yaml,
     note_dirs,
+    read_stored_config,
 )
 from simstudy.schema import ConfigError
 
@@ -53,7 +67,7 @@ log = logging.getLogger("simstudy")
 
 def config_dir() -> str:
     """The Hydra config directory: inside the package in a wheel, ``configs/`` at the top of a source tree."""
-    here = Path(__file__).resolve().parent  # the simstudy package (configs/ inside a wheel, beside it in a clone)
+    here = Path(__file__).resolve().parents[1]  # the simstudy package (configs/ inside a wheel, beside it in a clone)
     for candidate in (here / "configs", here.parent / "configs"):
         if (candidate / "config.yaml").is_file():
             return str(candidate)
@@ -184,26 +198,22 @@ def _command_config(name: str) -> dict:
     }
 
 
-def _note_run_dir(cfg: DictConfig, multirun: bool) -> DirsBefore | None:
-    """The directories that making a composed command's run (or sweep) directory would create, resolved as Hydra
-    will resolve it (:func:`~simstudy.engine.rundir.note_dirs`); None if it cannot be resolved here: nothing is
-    known, and a refused run removes no directory."""
+def _hydra_dir(cfg: DictConfig, key: str) -> str:
+    """``hydra.run.dir`` or ``hydra.sweep.dir`` of a composed config, resolved as Hydra will resolve it (its
+    ``${hydra:job.override_dirname}`` too); raises what resolving it raised."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
-    try:
-        HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the directory's name; Hydra sets it again
-        target = str(OmegaConf.select(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir"))
-    except Exception:
-        return None
-    return note_dirs(target, multirun)
+    HydraConfig.instance().set_config(cfg)  # ${hydra:...} in the directory's name; Hydra sets it again
+    return str(OmegaConf.select(cfg, key))
 
 
 class Checked(NamedTuple):
     """What :func:`check_overrides` found: ``config``, the composed config of a single run (Hydra's keys
     included; None for a multirun or a command line with flags, which Hydra composes itself), and ``created``,
-    the directories Hydra will make for it (:func:`_note_run_dir`; None: unknown), which the run's owner of its
-    directory removes if the run is refused and leaves them empty."""
+    the directories Hydra will make for it (:func:`~simstudy.engine.rundir.note_dirs`; None: unknown, its name
+    does not resolve here), which the run's owner of its directory removes if the run is refused and leaves them
+    empty."""
 
     config: Any
     created: DirsBefore | None
@@ -236,7 +246,7 @@ def check_overrides(
     argv = [arg for arg in argv if arg not in ("-m", "--multirun")]
     if any(arg.startswith("-") for arg in argv):
         return Checked(None, None)
-    _check_arguments(argv)
+    check_arguments(argv)
     import copy
 
     from hydra import compose, initialize_config_dir
@@ -264,15 +274,11 @@ def check_overrides(
             check_dir_override(key, directory)
         if not override.is_sweep_override():
             composed.append(arg)
-        elif not multirun and api:
+        elif not multirun:  # the fix the caller can make: the API's a loop, the command's -m
+            what, fix = ("override", "run once per value (a loop)") if api else ("argument", "add -m to run each")
             fail(
-                f"override {arg!r} lists several values (a comma separates them): run once per value (a loop), "
-                f"or quote a value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
-            )
-        elif not multirun:
-            fail(
-                f"argument {arg!r} lists several values (a comma separates them): add -m to run each, or quote a "
-                f"value holding a comma: \"{key}='{arg.partition('=')[2]}'\"",
+                f"{what} {arg!r} lists several values (a comma separates them): {fix}, or quote a value holding a "
+                f"comma: \"{key}='{arg.partition('=')[2]}'\"",
             )
         else:
             try:
@@ -289,15 +295,16 @@ def check_overrides(
             try:
                 cfg = compose(config_name, overrides=job, return_hydra_config=True)
                 if job is composed:  # the directories Hydra will make for this command line, noted before it does
-                    created = _note_run_dir(cfg, multirun)
+                    target = None  # not resolved here (Hydra resolves it later): nothing known to check or move
+                    with contextlib.suppress(Exception):
+                        target = _hydra_dir(cfg, "hydra.sweep.dir" if multirun else "hydra.run.dir")
+                    created = None if target is None else note_dirs(target, multirun)
                     first = None if multirun else copy.deepcopy(cfg)
-                    if multirun:
-                        _check_sweep_dir_is_simstudys(cfg)
-                    if multirun and config_name == "config":
-                        _check_sweep_dir(cfg, argv, overwrite=overwrite)
-                    if multirun:
-                        with contextlib.suppress(Exception):  # resolved by Hydra later: nothing known to move
-                            sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
+                    if multirun and target is not None:
+                        sweep_dir = Path(target)
+                        _check_sweep_dir_is_simstudys(sweep_dir)
+                        if config_name == "config":
+                            _check_sweep_dir(sweep_dir, argv, overwrite=overwrite)
                 with open_dict(cfg):
                     del cfg["hydra"]  # its ${hydra:...} values exist only once Hydra runs the job
                 resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -305,6 +312,7 @@ def check_overrides(
                 fail(_unknown_key(exc, compose, config_name, job) or one_line(exc))
             if multirun:
                 from simstudy import registry
+                from simstudy.config import parse_study
 
                 validate = parse_study if config_name == "config" else registry.command(config_name).parse
                 assert validate is not None  # a data command has its parse (register_command checks it)
@@ -327,39 +335,6 @@ def _move_sweep_aside(sweep_dir: Path) -> None:
         fail(str(exc))
     if moved is not None:  # before Hydra's logging is set up: Python's last-resort handler says it on stderr
         log.warning("overwrite=true: moved the earlier sweep's files to %s", moved)
-
-
-def last_of_each_key(argv: list[str], notice: Callable[[str], None] | None = None) -> list[str]:
-    """The arguments with a key given more than once kept only at its last ``key=value`` (in that place), and a
-    one-line notice per such key, said by ``notice`` (default :func:`print_notice`, the command line's; the
-    Python API's logs it): the rule for a key given twice (``study.reps=10 study.reps=20`` runs
-    with 20, in the directory named after 20 alone). Keys are compared without their ``+``/``++``: ``+key=1
-    key=2`` is kept as ``++key=2`` (added or set); flags and ``~key`` deletions are kept as given."""
-    # A key is the same whatever its + or ++ (add, add or set): budget.B=5 ++budget.B=5 is a key given twice too.
-    keys = [a.partition("=")[0].lstrip("+") if "=" in a and not a.startswith(("-", "~")) else None for a in argv]
-    kept = []
-    for i, (arg, key) in enumerate(zip(argv, keys)):
-        if key is not None and key in keys[i + 1 :]:
-            continue
-        given = [a for a, k in zip(argv[:i], keys[:i]) if key is not None and k == key]
-        if given:
-            times = "twice" if len(given) == 1 else f"{len(given) + 1} times"
-            (notice or print_notice)(f"{key} given {times} ({' '.join([*given, arg])}): the last is used, {arg}")
-            if not arg.startswith("+") and any(a.startswith("+") for a in given):  # an earlier one added the key
-                arg = f"++{arg}"  # add it or set it, as the dropped ones and the last did together
-        kept.append(arg)
-    return kept
-
-
-def print_notice(message: str) -> None:
-    """One line that is not an error (the command goes on): on stdout, with the run's log lines (stderr holds
-    errors only: a refusal stays one line)."""
-    print(f"simstudy: note: {message}", flush=True)
-
-
-def log_notice(message: str) -> None:
-    """A notice of the Python API (:func:`simstudy.run`): a warning of the ``simstudy`` logger."""
-    log.warning("%s", message)
 
 
 def _unknown_key(exc: Exception, compose, config_name: str, job: list[str]) -> str | None:
@@ -399,19 +374,13 @@ def _sweep_key(override: str) -> bool:
     return not key.startswith(("runner", "hydra.", "hydra/"))
 
 
-def _check_sweep_dir_is_simstudys(cfg: DictConfig) -> None:
+def _check_sweep_dir_is_simstudys(sweep_dir: Path) -> None:
     """Refuse, before Hydra makes anything, a sweep directory that holds files and is not simstudy's: Hydra would
     write its multirun.yaml there and the sweep its stacked summary.csv and figure over the user's own. simstudy's
     is one whose multirun.yaml names its jobs with simstudy's ``simstudy_dirname`` resolver, or that holds only
     simstudy's run directories (a sweep's jobs)."""
-    from omegaconf import OmegaConf
-
     from simstudy.engine import claims
 
-    try:
-        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
-    except Exception:  # resolved by Hydra later: nothing known to check
-        return
     if not sweep_dir.is_dir():
         return
     names = sorted(os.listdir(sweep_dir))
@@ -430,19 +399,12 @@ def _check_sweep_dir_is_simstudys(cfg: DictConfig) -> None:
     )
 
 
-def _check_sweep_dir(cfg: DictConfig, argv: list[str], *, overwrite: bool = False) -> None:
+def _check_sweep_dir(sweep_dir: Path, argv: list[str], *, overwrite: bool = False) -> None:
     """Refuse a sweep into a sweep directory that holds another sweep: Hydra would replace its ``multirun.yaml``,
     and the callback its stacked ``summary.parquet`` and figure. The same sweep again (a resume, other runner
     settings) goes on, and so does any sweep under ``overwrite=true``, which moves the earlier one's files aside
     (:func:`_move_sweep_aside`) once every job's config is checked (``overwrite``)."""
-    from omegaconf import OmegaConf
-
     if overwrite:
-        return
-
-    try:
-        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
-    except Exception:  # resolved by Hydra later: nothing known to compare with
         return
     stored = sweep_dir / "multirun.yaml"
     if not stored.is_file():
@@ -466,169 +428,239 @@ def _check_sweep_dir(cfg: DictConfig, argv: list[str], *, overwrite: bool = Fals
     )
 
 
-def _check_arguments(argv: list[str]) -> None:
-    """Every argument is ``key=value``: a stray word is most often the rest of an unquoted path with spaces
-    (``data=my results.csv`` reaches us as ``data=my`` and ``results.csv``)."""
-    for i, arg in enumerate(argv):
-        if "=" in arg or arg.startswith("~"):  # ~key deletes a key: Hydra's grammar, no value
-            continue
-        previous = next((a for a in reversed(argv[:i]) if "=" in a), None)
-        if previous is None:
-            fail(f"argument {arg!r} is not key=value (e.g. data=FILE; simstudy --help lists the commands)")
-        key, _, value = previous.partition("=")
-        rest = [value]
-        for a in argv[argv.index(previous) + 1 :]:
-            if "=" in a:
-                break
-            rest.append(a)
-        fail(f"argument {arg!r} is not key=value; a path with spaces needs quotes: {key}='{' '.join(rest)}'")
+_SWEEP_SUBDIR = "${simstudy_dirname:${hydra:job.override_dirname}}"
 
 
-#: A distribution's optional keys, which no distribution config lists (their absence means "none"): typed as
-#: ``distribution.stream=NAME`` (as the guides spell them), they are added where absent, as ``++KEY`` would.
-_OPTIONAL_DISTRIBUTION_KEY = re.compile(r"distribution(\.[A-Za-z_][A-Za-z0-9_]*)?\.stream=")
+class NoPlan(Exception):
+    """A sweep whose jobs cannot be listed (another sweeper, a custom subdir, an interval sweep)."""
 
 
-def optional_keys(args: list[str]) -> list[str]:
-    """The overrides with ``distribution.stream=NAME`` (or ``distribution.a.stream=`` of a pair) as ``++`` keys:
-    set where the config has one, added where it has none. Hydra refused the spelling of the guides and the
-    CHANGELOG as "not a key"; only ``+distribution.stream=`` worked."""
-    return [f"++{arg}" if _OPTIONAL_DISTRIBUTION_KEY.match(arg) else arg for arg in args]
+def _typed(override):
+    """An override's value as the config holds it (numbers as numbers); a list or mapping as typed."""
+    value = override.value()
+    return value if value is None or isinstance(value, (bool, int, float, str)) else override.get_value_element_as_str()
 
 
-def take_overwrite(args: list[str]) -> tuple[list[str], bool]:
-    """The overrides without ``overwrite=...``, and its value (true or false; false if not given): whether a run
-    directory's earlier results are moved to ``previous/<time>/`` inside it instead of refusing other inputs or
-    settings (:class:`~simstudy.engine.rundir.RunDir`). Taken off before Hydra sees them: it changes no number,
-    so neither the config nor the run directory's name."""
-    rest, overwrite = [], False
-    for arg in args:
-        key, eq, value = arg.partition("=")
-        if eq and key.lstrip("+") == "overwrite":
-            if value.strip().lower() not in ("true", "false"):
-                fail(f"overwrite must be true or false, got {value!r}")
-            overwrite = value.strip().lower() == "true"
-            continue
-        rest.append(arg)
-    return rest, overwrite
+def _batches(overrides: list) -> list[list[str]]:
+    """The jobs of a basic sweep, each its list of ``key=value`` overrides: the product of each swept key's values
+    in the order given, as Hydra's basic sweeper makes them (``BasicSweeper.split_arguments``, which is not part of
+    Hydra's public API)."""
+    import itertools
+
+    values: dict[str, list[str]] = {}
+    for o in overrides:
+        key = o.get_key_element()
+        if not o.is_sweep_override():
+            values[key] = [f"{key}={o.get_value_element_as_str()}"]
+        elif o.is_discrete_sweep():
+            values[key] = [f"{key}={v}" for v in o.sweep_string_iterator()]
+        else:
+            raise NoPlan(f"{key}: the basic sweeper sweeps lists of values only, not {o.value_type.name}")
+    return [list(job) for job in itertools.product(*values.values())]
 
 
-#: The keys of a Hydra command line whose value is a path. simstudy names its own directories with ``=`` and ``,``
-#: (``outputs/curve/data=x.csv,low=0``, a sweep's ``seed=1,n=2``), which Hydra's override grammar reads as a nested
-#: assignment or a list of sweep values: such a value is quoted here, so that a path is taken the same way quoted
-#: or not, as the plain commands take ``run_dir=`` (:func:`unquote`).
-_PATH_KEYS = frozenset({"data", "distribution.path", "hydra.run.dir", "hydra.sweep.dir"})
-#: The characters of Hydra's override grammar that a value must quote (besides spaces).
-GRAMMAR = re.compile(r"[=,()\[\]{}:'\"\s]")
+def _override_dirname(job: list, exclude: list[str], item_sep: str, kv_sep: str) -> str:
+    """``${hydra:job.override_dirname}`` of a job, as Hydra makes it (its own function is not public): the job's
+    overrides as typed, those of ``exclude`` left out, sorted and joined."""
+    lines = sorted(o.input_line for o in job if o.key_or_group not in exclude)
+    return item_sep.join(lines).replace("=", kv_sep)
 
 
-def quote_paths(argv: list[str]) -> list[str]:
-    """The arguments with each path value (a key of :data:`_PATH_KEYS`) in one form, whether it was typed quoted
-    or not: quoted (single quotes) where Hydra's grammar would otherwise split or refuse it, else bare. A value
-    with ``=`` (never valid bare), or with another character of the grammar (``,`` ...) that was typed quoted or
-    names an existing file or directory, is one path. So a path typed bare, in single or in double quotes reaches
-    Hydra the same, and names the same run directory. A bare comma in a path that does not exist is left to
-    Hydra: under ``-m``, ``data=a.csv,b.csv`` sweeps over two files.
-
-    Examples
-    --------
-    >>> quote_paths(["data=out/x=1,y=2/s.csv", 'data="a=b.csv"', "data='s.csv'", "-m", "data=a.csv,b.csv"])
-    ["data='out/x=1,y=2/s.csv'", "data='a=b.csv'", 'data=s.csv', '-m', 'data=a.csv,b.csv']
+def sweep_plan(cfg: DictConfig) -> tuple[list[str], list]:
+    """The swept keys and the jobs (directory name and swept values) of a multirun, from its config (the
+    callback's, or the sweep directory's ``multirun.yaml``): the product of the sweep's values, as Hydra's basic
+    sweeper builds it, named the way Hydra names their directories. Keys left out of the directory names
+    (runner settings, e.g. a sweep over ``runner.shard``) are not swept columns: their jobs share a directory.
     """
-    out = []
-    for arg in argv:
-        key, eq, typed = arg.partition("=")
-        if eq and not arg.startswith("-") and key.lstrip("+") in _PATH_KEYS:
-            value = unquote(typed)
-            one_path = value != typed or "=" in value or Path(value).expanduser().exists()
-            if value == typed and ("'" in value or '"' in value) and not Path(value).expanduser().exists():
-                pass  # quoted in parts by the user ('a=1/x.csv','b=2/y.csv': a sweep's values): as typed
-            elif not GRAMMAR.search(value):
-                arg = f"{key}={value}"
-            elif one_path and (quote := "'" if "'" not in value else '"' if '"' not in value else None):
-                arg = f"{key}={quote}{value}{quote}"
-            # else as typed: a comma list (a sweep), or a path holding both quotes (Hydra's message says how)
-        out.append(arg)
-    return out
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf
+
+    from simstudy.sweeps import Job
+
+    h = cfg.hydra
+    sweeper = str(OmegaConf.select(h, "sweeper._target_", default=""))
+    if not sweeper.endswith("BasicSweeper"):
+        raise NoPlan(f"its sweeper is {sweeper or 'not named'} (only the basic sweeper's jobs are listed)")
+    subdir = OmegaConf.to_container(h.sweep, resolve=False).get("subdir")  # type: ignore[union-attr]  # of a DictConfig: a dict
+    if subdir != _SWEEP_SUBDIR:
+        raise NoPlan(f"hydra.sweep.subdir={subdir} is not simstudy's {_SWEEP_SUBDIR}")
+    params = OmegaConf.select(h, "sweeper.params", default=None) or {}
+    parser = OverridesParser.create()
+    named = h.job.config.override_dirname
+    exclude = list(named.exclude_keys)
+    try:
+        overrides = parser.parse_overrides([f"{k}={v}" for k, v in params.items()] + list(h.overrides.task))
+        batches = _batches(overrides)
+    except Exception as exc:
+        raise NoPlan(one_line(exc)) from None
+
+    def column(o) -> str:
+        return o.get_key_element().lstrip("+~")
+
+    swept = [column(o) for o in overrides if o.is_sweep_override() and o.key_or_group not in exclude]
+    jobs: dict[str, Job] = {}
+    for batch in batches:
+        job = parser.parse_overrides(batch)
+        name = dirname(_override_dirname(job, exclude, named.item_sep, named.kv_sep))
+        jobs.setdefault(name, Job(name, {column(o): _typed(o) for o in job if column(o) in swept}))
+    return swept, list(jobs.values())
 
 
-def unquote(value: str) -> str:
-    """A value without one pair of matching quotes around it (``'x'`` or ``"x"``), as Hydra reads a quoted value:
-    the plain commands' paths (``run_dir='outputs/curve/data=x.csv,low=0'``) are taken quoted or not.
+def read_sweep(sweep_dir: Path) -> tuple[list, list]:
+    """The swept keys and jobs of the sweep (Hydra's ``multirun.yaml``) or design (its ``config.yaml``) in
+    ``sweep_dir``, for a plain command that reads a sweep (``reads_sweep``, as ``collect sweep_dir=`` does); one
+    line if it has none."""
+    from simstudy.config import design_cells
 
-    Examples
-    --------
-    >>> unquote("'outputs/curve/data=x.csv,low=0'"), unquote('"a b"'), unquote("it's"), unquote("'a','b'")
-    ('outputs/curve/data=x.csv,low=0', 'a b', "it's", "'a','b'")
-    """
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" and value[0] not in value[1:-1]:
-        return value[1:-1]
-    return value  # not one quoted value: bare, or a list of quoted ones ('a=1/x.csv','b=2/y.csv', a sweep's)
-
-
-def design_cells(resolved: dict) -> tuple[list[str], list[tuple[str, dict, dict]]]:
-    """A config's ``design:`` block crossed into cells: its keys, and per cell (directory name, its values by
-    key, its full config without the block). The block maps dotted keys of the config to lists of values::
-
-        design:
-          distribution.sd: [0.05, 0.1]
-          budget.B: [10, 30]
-
-    Raises ConfigError naming ``design.KEY`` for a key the config does not have or a value that is no list.
-    """
-    import copy
-    import json
-
-    design = resolved.get("design")
-    if not isinstance(design, dict) or not design:
-        raise ConfigError(
-            f"design must map config keys to lists of values, e.g. design={{budget.B: [10, 30]}}, got {design!r}"
+    stored = sweep_dir / "multirun.yaml"
+    design = sweep_dir / "config.yaml"
+    if not stored.is_file() and not (design.is_file() and "design" in read_stored_config(design)):
+        fail(
+            f"sweep_dir={sweep_dir}: no multirun.yaml there (not the directory of a sweep, simstudy -m ..., nor "
+            f"of a design)",
         )
-    base = {k: v for k, v in resolved.items() if k != "design"}
-    for key, values in design.items():
-        *parents, leaf = str(key).split(".")
-        node: Any = base  # a config value: a mapping, or anything else on a wrong key
-        for part in parents:
-            node = node.get(part) if isinstance(node, dict) else None
-        if key == "design" or not isinstance(node, dict) or leaf not in node:
-            raise ConfigError(f"design.{key}: the config has no key {key} (design crosses values of existing keys)")
-        if not isinstance(values, list) or not values:
-            raise ConfigError(f"design.{key} must be a non-empty list of values, got {values!r}")
+    try:
+        if stored.is_file():
+            from omegaconf import OmegaConf
 
-    def text(value) -> str:  # as it would be typed: 0.05, true, [10,30]
-        return json.dumps(value, separators=(",", ":")).strip('"') if not isinstance(value, str) else value
+            # as written (never resolved); a list (not a mapping) fails inside: unreadable
+            swept, jobs = sweep_plan(OmegaConf.create(load_stored_yaml(stored)))
+        else:
+            from simstudy.sweeps import Job
 
-    keys, cells = list(design), []
-    for combo in itertools.product(*design.values()):
-        cell = copy.deepcopy(base)
-        for key, value in zip(keys, combo):
-            *parents, leaf = key.split(".")
-            node = cell
-            for part in parents:
-                node = node[part]
-            node[leaf] = value
-        name = dirname(",".join(sorted(f"{k}={text(v)}" for k, v in zip(keys, combo))))
-        cells.append((name, dict(zip(keys, combo)), cell))
-    names = [c[0] for c in cells]
-    if len(set(names)) != len(names):
-        raise ConfigError(
-            f"design lists a value twice: its cells {', '.join(n for n in names if names.count(n) > 1)} repeat"
+            stored = design
+            swept, cells = design_cells(read_stored_config(design))
+            jobs = [Job(name, values) for name, values, _ in cells]
+    except NoPlan as exc:
+        fail(f"{stored}: cannot list the sweep's jobs: {exc}")
+    except Exception as exc:
+        fail(f"{stored}: unreadable ({type(exc).__name__}: {one_line(exc)}); rerun the sweep")
+    if not swept:
+        fail(
+            f"{stored}: no swept key names its jobs' directories (only runner settings are swept): collect the "
+            f"run with simstudy collect run_dir=DIR",
         )
-    return keys, cells
+    return swept, jobs
 
 
-def parse_study(resolved: dict):
-    """:func:`simstudy.config.parse`, and for a config with a ``design:`` block each of its cells (all checked
-    before any compute, a bad one named); returns the Config of the config, or of its first cell."""
-    from simstudy.config import parse
+def to_plain(cfg: DictConfig) -> dict:
+    """A composed config (without Hydra's keys) as the plain values :mod:`simstudy.launch` takes, resolved
+    (``${...}`` interpolations); a value it cannot resolve (a missing ``???`` key, a bad interpolation) is refused
+    in one line."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
 
-    if "design" not in resolved:
-        return parse(resolved)
-    first = None
-    for name, _, cell in design_cells(resolved)[1]:
+    try:
+        resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True, enum_to_str=True)
+    except OmegaConfBaseException as exc:
+        fail(one_line(exc))
+    assert isinstance(resolved, dict)  # a DictConfig's container
+    return resolved
+
+
+def shard_label(cfg: DictConfig) -> str | None:
+    """``runner.shard`` of a composed config as given (validated later): shards share their run directory."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        shard = OmegaConf.select(cfg, "runner.shard", default=None, throw_on_missing=False)
+    except OmegaConfBaseException:  # the config's own error, reported in one line once it is parsed
+        return None
+    return None if shard is None else str(shard)
+
+
+# --- the Python API's composition (simstudy.run, simstudy.compose) ------------------------------------------------
+
+#: Hydra's composition is process-global (GlobalHydra, the config store, HydraConfig): one thread at a time.
+_HYDRA_LOCK = threading.RLock()
+
+
+class Composed(NamedTuple):
+    """A config composed for the Python API: ``config``, its plain resolved values (Hydra's keys left out, as
+    Hydra hands them to a job), ``run_dir``, the command line's run directory for it (``outputs/...``, relative),
+    and ``overwrite``, whether ``overwrite=true`` was given (taken off before Hydra sees it)."""
+
+    config: dict
+    run_dir: str
+    overwrite: bool
+
+
+def _log_notice(message: str) -> None:
+    """A notice of the Python API (a key given twice): a warning of the ``simstudy`` logger."""
+    log.warning("%s", message)
+
+
+def _api_args(experiment, overrides) -> list[str]:
+    """The command line of :func:`study`/:func:`command`: ``experiment=NAME`` first, as typed."""
+    args = ([] if experiment is None else [f"experiment={experiment}"]) + list(overrides)
+    flags = [a for a in args if a.startswith("-")]
+    if flags:
+        fail(f"override {flags[0]!r} is a command-line flag, not key=value: the Python API takes overrides only")
+    return quote_paths(last_of_each_key(optional_keys(args), _log_notice))
+
+
+def _compose(args: list[str], spec=None) -> tuple[dict, str]:
+    """Compose as the command does: (plain task config, CLI run directory) of a study (``spec`` None) or of a
+    data command. Under :data:`_HYDRA_LOCK`, so that :func:`simstudy.run` calls in several threads each compose
+    their own config (a second thread's composition found GlobalHydra initialised, or the schema store half
+    rewritten)."""
+    from omegaconf import open_dict
+
+    with _HYDRA_LOCK:
+        if spec is None:
+            register_studies()
+        else:
+            register_commands(spec)
+        # The command's own one-line refusals (unknown key, unparsable value, several values); the config it
+        # composed to check them is the one that runs (composed once; the API refuses the flags that skip it).
+        cfg = check_overrides(args, "config" if spec is None else spec.name, api=True).config
         try:
-            config = parse(cell)
-        except ConfigError as exc:
-            raise ConfigError(f"design cell {name}: {exc}") from None
-        first = first or config
-    return first
+            run_dir = _hydra_dir(cfg, "hydra.run.dir")
+        except Exception as exc:
+            fail(one_line(exc))
+        with open_dict(cfg):
+            del cfg["hydra"]  # the config, as Hydra hands it to a job
+        return to_plain(cfg), run_dir
+
+
+def study(experiment: str | None, overrides) -> Composed:
+    """``simstudy [experiment=NAME] overrides...`` composed as the command composes it, for the Python API
+    (:func:`simstudy.run`, :func:`simstudy.compose`) and ``simstudy plan``: one value per key, no flags.
+
+    Examples
+    --------
+    >>> composed = study("dodge2021_fig1", ["study.reps=3000", "overwrite=true"])
+    >>> composed.config["study"]["reps"], composed.run_dir, composed.overwrite
+    (3000, 'outputs/dodge2021_fig1/study.reps=3000', True)
+    """
+    args, overwrite = take_overwrite(list(overrides))
+    return Composed(*_compose(_api_args(experiment, args)), overwrite)
+
+
+def command(spec, options, overrides) -> Composed:
+    """``simstudy NAME key=value ...`` of a data command composed as the command composes it, from Python keywords
+    (``options``: ``minimize=True`` is ``minimize=true``, :func:`~simstudy.cli.args.as_override`) and further
+    ``key=value`` strings (``overrides``)."""
+    args, overwrite = take_overwrite([as_override(k, v) for k, v in options.items()] + list(overrides))
+    return Composed(*_compose(_api_args(None, args), spec), overwrite)
+
+
+def plain(spec, options, overrides) -> dict:
+    """A plain command's Python keywords (``run_dir="outputs/x"``, ``quick=True`` for the flag ``--quick``, a list
+    for a comma list: ``only=["a", "b"]``) and further ``key=value`` strings (``overrides``) as the mapping its
+    ``parse`` takes, checked as the command line checks its arguments (one line naming a bad one); a command that
+    composes a study (``simstudy plan``) takes the study's overrides (and ``experiment=``)."""
+    flags = {k.lstrip("-"): k for k in spec.keys if k.startswith("-")}
+    argv = [] if "action" not in options or spec.composes_study else [str(options["action"])]
+    for key, value in options.items():
+        if spec.composes_study:
+            argv.append(as_override(key, value))
+        elif key in flags:
+            if not isinstance(value, bool):
+                fail(f"{key} is a flag of simstudy {spec.name}: {key}=True or False, got {value!r}")
+            argv += [flags[key]] if value else []
+        elif key != "action":
+            text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+            argv.append(f"{key}={str(text).lower() if isinstance(text, bool) else text}")
+    return plain_arguments(spec, argv + list(overrides), _log_notice)

@@ -1,4 +1,4 @@
-"""simstudy.overrides: one rule for a path on the command line. simstudy names its own directories with ``=`` and
+"""simstudy.cli.args: one rule for a path on the command line. simstudy names its own directories with ``=`` and
 ``,`` (``outputs/curve/data=s.csv,low=0``, a sweep's ``seed=1,n=2``); every path key takes such a path bare or
 quoted, the Hydra commands (data=, hydra.run.dir=) as the plain ones (run_dir=, sweep_dir=, out=)."""
 
@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from _cli import simstudy
 
-from simstudy.cli.plain import _key_values
-from simstudy.overrides import quote_paths
+from simstudy.cli.args import _key_values, quote_paths
 
 
 @pytest.mark.parametrize("key", ["data", "distribution.path", "hydra.run.dir", "hydra.sweep.dir"])
@@ -30,7 +29,7 @@ def test_a_path_with_equals_and_commas_is_one_path_bare_or_quoted(tmp_path, monk
 
 def test_a_plain_commands_value_is_taken_quoted_or_not():
     for typed in ("outputs/curve/data=s.csv,low=0", "'outputs/curve/data=s.csv,low=0'", '"outputs/curve/data=s.csv,low=0"'):
-        assert _key_values([f"run_dir={typed}"], "report", ("run_dir",)) == {"run_dir": "outputs/curve/data=s.csv,low=0"}
+        assert _key_values([f"run_dir={typed}"], "report", print, ("run_dir",)) == {"run_dir": "outputs/curve/data=s.csv,low=0"}
 
 
 @pytest.mark.slow
