@@ -5,26 +5,27 @@ series (``hue``), the panels (``facets``), the marks (a line, its points, an :cl
 bars, a dashed reference level such as a nominal coverage), the tooltip's text (the estimate with its MCSE) and
 the rows it draws, as a tidy table (one dict per point). :func:`to_matplotlib` draws it in the house style (the
 theme of ``seaborn.set_theme(style="whitegrid", context="paper")``, set with matplotlib alone; legends below the
-panels), :func:`to_vega` writes it as the Vega-Lite spec ``report.html`` embeds. A chart says what it is
+panels), :func:`simstudy.chart_vega.to_vega` (the module above this one) writes it as the Vega-Lite spec
+``report.html`` embeds. A chart says what it is
 (:attr:`Chart.role`), so the page never guesses from its title.
 
 ======================  ==========================================================================================
 :class:`Chart`          what a chart draws (title, axes, series, panels, marks, tooltips, rows, role)
 :class:`Interval`       the uncertainty around each point: what it is, drawn as a band or as bars
+:class:`Reference`      a line or shaded range that is not a row (a target, the budget n, a bound of the scores)
+:class:`Note`           words in a panel's corner (a bound beyond the view)
+:class:`View`           a panel's ranges in view and its own y axis title
 :func:`estimates`       a summary's estimates against ``x``, one line per ``hue``, one panel per facet value
-:func:`curves`          a data command's curves against the budget (log scale), one per model, with their band
 :func:`estimate_text`   ``estimate ± MCSE`` rounded to the digits the MCSE supports (tooltips, the report's table)
 :func:`json_value`      a frame's value as JSON's (numpy scalars as Python ones, NaN as None)
 :func:`to_matplotlib`   the chart as a matplotlib figure (the PNG/PDF files)
-:func:`to_vega`         the chart as a Vega-Lite spec (a dict; ``report.html`` escapes it as it embeds it)
 ======================  ==========================================================================================
 
-The house style lives here too, below every figure (:mod:`simstudy.figures`, the studies' and commands'
-figures import it from here): ``theme()`` sets it and returns pyplot; ``colorblind(n)``, ``draw_band``,
-``shade_patch``, ``axes_title``, ``suptitle``, ``labels``, ``legend`` (wrapped to the room they have by ``wrap``),
-``estimator_label``, ``plain`` and ``set_xscale`` draw in it. matplotlib is imported when a figure is first drawn,
-never with this module (it costs about 0.4 s, and ``--help``, a shard or a run that fails its checks never
-draw); nor is pandas (only :func:`to_matplotlib` and :func:`estimates` use a frame).
+Every figure a command or a sweep writes is :func:`to_matplotlib` of the chart its ``report.html`` draws with
+:func:`~simstudy.chart_vega.to_vega`. The house style they draw in lives below, in :mod:`simstudy.chart_style`. matplotlib is
+imported when a figure is first drawn, never with this module (it costs about 0.4 s, and ``--help``, a shard or a
+run that fails its checks never draw); nor is pandas (only :func:`to_matplotlib` and :func:`estimates` use a
+frame).
 
 References: Satyanarayan, A., Moritz, D., Wongsuphasawat, K., & Heer, J. (2017). Vega-Lite: a grammar of
 interactive graphics. IEEE Transactions on Visualization and Computer Graphics 23(1), 341-350.
@@ -34,17 +35,39 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from simstudy.schema import ConfigError
+from simstudy.chart_style import (
+    XSCALES,
+    Z,
+    axes_title,
+    colorblind,
+    estimator_label,
+    labels,
+    legend,
+    plain,
+    set_xscale,
+    shade_patch,
+    suptitle,
+    theme,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
-    from matplotlib.patches import Patch
 
-__all__ = ["Chart", "Interval", "estimates", "curves", "estimate_text", "json_value", "to_matplotlib", "to_vega"]
+__all__ = [
+    "Chart",
+    "Interval",
+    "Reference",
+    "Note",
+    "View",
+    "estimates",
+    "log_spaced",
+    "estimate_text",
+    "json_value",
+    "to_matplotlib",
+]
 
 #: What a chart can be (:attr:`Chart.role`): a study's headline measure, another measure of it, a coverage (its
 #: nominal level drawn as a reference), a curve against a budget with its band.
@@ -85,9 +108,138 @@ class Interval:
             raise ValueError(f"Interval mark must be 'band' or 'bars', got {self.mark!r}")
 
 
+#: How a :class:`Reference` line is drawn (matplotlib's line style; Vega-Lite's ``strokeDash``).
+DASHES = {"solid": ("-", None), "dashed": ("--", [6, 4]), "dotted": (":", [1, 3]), "dashdot": ("-.", [6, 3, 1, 3])}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference line of a :class:`Chart` that is not a row of its table: a target score, the budget n of the
+    data, a bound of the scores, the edge past which a band is trivial, or a shaded range (an interval for b).
+
+    Parameters
+    ----------
+    value : float
+        Where it is: a y level (``axis="y"``) or an x position (``axis="x"``).
+    axis : {"y", "x"}, optional
+        ``"y"``: a horizontal line at y = ``value``; ``"x"``: a vertical one at x = ``value``. Default "y".
+    label : str, optional
+        Its legend entry (user text, escaped where it lands). Default None: not in the legend.
+    hue : str, optional
+        A series of the chart (a row's ``hue``): drawn in its colour. Default None: grey.
+    grey : float, optional
+        Without ``hue``, the grey it is drawn in, 0 (black) to 1 (white). Default 0.45.
+    dash : {"solid", "dashed", "dotted", "dashdot"}, optional
+        Its line style. Default "dotted".
+    width : float, optional
+        Its line width, in points. Default 1.
+    to : float, optional
+        A shaded range from ``value`` to ``to`` instead of a line (the same axis). Default None.
+    span : tuple of float, optional
+        Drawn only from ``span[0]`` to ``span[1]`` along the other axis. Default None: across the panel.
+    panel : tuple of str, optional
+        Drawn only in the panel of these facet values. Default None: in every panel.
+    note : str, optional
+        Words written at the line's left (a y line) or top (an x line) end. Default None.
+
+    Raises
+    ------
+    ValueError
+        If ``axis`` or ``dash`` is not one of those listed (the message names the key and value).
+
+    Examples
+    --------
+    >>> Reference(0.4, label="target 0.4").dash, Reference(48, axis="x", dash="dashed", note="n = 48").axis
+    ('dotted', 'x')
+    """
+
+    value: float
+    axis: str = "y"
+    label: str | None = None
+    hue: str | None = None
+    grey: float = 0.45
+    dash: str = "dotted"
+    width: float = 1.0
+    to: float | None = None
+    span: tuple[float, float] | None = None
+    panel: tuple[str, ...] | None = None
+    note: str | None = None
+
+    def __post_init__(self):
+        if self.axis not in ("x", "y"):
+            raise ValueError(f"Reference axis must be 'x' or 'y', got {self.axis!r}")
+        if self.dash not in DASHES:
+            raise ValueError(f"Reference dash must be one of {', '.join(DASHES)}, got {self.dash!r}")
+
+
+#: Where a :class:`Note` is written in its panel.
+CORNERS = ("upper left", "upper right", "lower left", "lower right")
+
+
+@dataclass(frozen=True)
+class Note:
+    """Words written in a corner of a :class:`Chart`'s panel: what the view leaves out (a bound beyond it).
+
+    Parameters
+    ----------
+    text : str
+        The words (user text, escaped where it lands).
+    corner : {"upper left", "upper right", "lower left", "lower right"}, optional
+        Where. Default "upper right".
+    panel : tuple of str, optional
+        The panel (its facet values). Default None: the first panel.
+
+    Raises
+    ------
+    ValueError
+        If ``corner`` is not one of those listed.
+
+    Examples
+    --------
+    >>> Note("bound 1 (beyond the view)").corner
+    'upper right'
+    """
+
+    text: str
+    corner: str = "upper right"
+    panel: tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        if self.corner not in CORNERS:
+            raise ValueError(f"Note corner must be one of {', '.join(CORNERS)}, got {self.corner!r}")
+
+
+@dataclass(frozen=True)
+class View:
+    """What one panel of a :class:`Chart` shows of its axes: the ranges in view and its own y axis title.
+
+    Parameters
+    ----------
+    panel : tuple of str, optional
+        The panel (its facet values). Default (): the chart's only panel.
+    x, y : tuple of float, optional
+        The axis' range in view (data units; a log axis' must be positive). Default None: what the data span.
+    ylabel : str, optional
+        This panel's y axis title. Default None: :attr:`Chart.ylabel` (on the first column's panels).
+    line : {"straight", "step"}, optional
+        How this panel's series join their points. Default None: :attr:`Chart.line`.
+
+    Examples
+    --------
+    >>> View(y=(0.0, 1.0)).y
+    (0.0, 1.0)
+    """
+
+    panel: tuple[str, ...] = ()
+    x: tuple[float, float] | None = None
+    y: tuple[float, float] | None = None
+    ylabel: str | None = None
+    line: str | None = None
+
+
 @dataclass(frozen=True)
 class Chart:
-    """What a chart draws, for both renderers (:func:`to_matplotlib`, :func:`to_vega`).
+    """What a chart draws, for both renderers (:func:`to_matplotlib`, :func:`~simstudy.chart_vega.to_vega`).
 
     Parameters
     ----------
@@ -96,7 +248,8 @@ class Chart:
     rows : tuple of dict
         The tidy table drawn, one dict per point: ``x`` and ``estimate`` (numbers; ``x`` may be text, then an
         ordinal axis), optionally ``shown`` (the tooltip's text, e.g. ``"0.101 ± 0.002"``), ``hue`` (the
-        series, text), ``lo`` and ``hi`` (the :attr:`interval`'s ends), ``facet`` (a tuple of text, one value
+        series, text), ``lo`` and ``hi`` (the :attr:`interval`'s ends: shaded where both are given, a side given
+        alone, which alone bounds the curve there, drawn as a thin line), ``facet`` (a tuple of text, one value
         per :attr:`facets` key), ``style`` (text: one line style per value), the :attr:`rule` key and the
         keys of :attr:`tooltips`.
     x : str
@@ -136,11 +289,30 @@ class Chart:
         A panel's width and height in the report, in CSS pixels. Default (300, 200).
     note : str, optional
         What the chart leaves out (rows thinned), said above it. Default None.
+    line : {"straight", "step"}, optional
+        How a series joins its points: straight, or as steps held until the next x (a right-continuous curve:
+        a tuning curve at integer budgets, an empirical CDF). Default "straight".
+    series : str, optional
+        Words after a series' name in the PNG's legend (``": median tuning curve"``). Default "".
+    references : tuple of Reference, optional
+        Lines and shaded ranges that are not rows (a target, the budget n, a bound). Default none.
+    notes : tuple of Note, optional
+        Words in a panel's corner (a bound beyond the view). Default none.
+    views : tuple of View, optional
+        A panel's ranges in view and y axis title. Default none: what the data span.
+    inches : tuple of float, optional
+        A panel's width and height in the PNG, in inches. Default (3.6, 2.8).
+    legend_columns : int, optional
+        The PNG's legend columns. Default None: as many as the panels' columns, at most 3.
+    greys : tuple of (str, float), optional
+        Series drawn in a grey (0 black to 1 white) rather than a colour of the palette: a reference curve beside
+        the estimates. Default none.
 
     Raises
     ------
     ValueError
-        If ``xscale``, ``role`` or ``marks`` is not one of those listed (the message names the key and value).
+        If ``xscale``, ``role``, ``marks`` or ``line`` is not one of those listed (the message names the key and
+        value).
 
     Examples
     --------
@@ -169,10 +341,20 @@ class Chart:
     columns: int = 3
     size: tuple[int, int] = (300, 200)
     note: str | None = None
+    line: str = "straight"
+    series: str = ""
+    references: tuple[Reference, ...] = ()
+    notes: tuple[Note, ...] = ()
+    views: tuple[View, ...] = ()
+    inches: tuple[float, float] = (3.6, 2.8)
+    legend_columns: int | None = None
+    greys: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self):
-        if self.xscale not in _XSCALES:
-            raise ValueError(f"Chart xscale must be one of {', '.join(_XSCALES)}, got {self.xscale!r}")
+        if self.xscale not in XSCALES:
+            raise ValueError(f"Chart xscale must be one of {', '.join(XSCALES)}, got {self.xscale!r}")
+        if self.line not in ("straight", "step"):
+            raise ValueError(f"Chart line must be 'straight' or 'step', got {self.line!r}")
         if self.role not in ROLES:
             raise ValueError(f"Chart role must be one of {', '.join(ROLES)}, got {self.role!r}")
         unknown = [m for m in self.marks if m not in _MARKS]
@@ -298,7 +480,7 @@ def estimates(
     Returns
     -------
     Chart
-        The description; :func:`to_matplotlib` and :func:`to_vega` draw it.
+        The description; :func:`to_matplotlib` and :func:`~simstudy.chart_vega.to_vega` draw it.
 
     Examples
     --------
@@ -365,197 +547,52 @@ def estimates(
     )
 
 
-#: Budgets drawn per model at most by :func:`curves` (log-spaced): a curve of 10^6 trials is 10^6 rows.
-_MAX_CURVE_POINTS = 300
-
-
-def curves(table: pd.DataFrame, *, x: str, value: str, lower: str, upper: str, words: str) -> Chart | None:
-    """A data command's curves against the budget (log scale), one colour per model, the band shaded.
-
-    ``simstudy curve``'s expected best of n trials and ``simstudy bands``' tuning curves are drawn so in
-    ``report.html``. The tooltip gives the value and the band's ends. At most :data:`_MAX_CURVE_POINTS` budgets
-    per model, spaced evenly on the log scale (the title says so when the table has more).
+def log_spaced(x, most: int) -> Any:
+    """Which of ``x`` (budgets >= 1) to draw: every value up to ``most``, beyond it only the integers nearest
+    ``most`` points spaced evenly on a log scale (a curve of 10^6 budgets is 10^6 rows; the eye sees a few hundred).
 
     Parameters
     ----------
-    table : pandas.DataFrame
-        The command's table (``curves.csv``, ``bands.csv``): columns ``model``, ``x``, ``value``, ``lower``,
-        ``upper``.
-    x : str, keyword-only
-        The budget's column (trials, >= 1; rows with x <= 0 are not drawn on the log axis).
-    value : str, keyword-only
-        The curve's column (its name, ``_`` as spaces, is the y axis title).
-    lower, upper : str, keyword-only
-        The band's columns (NaN: no band at that budget).
-    words : str, keyword-only
-        What the band is (e.g. "± 1 SD"), said in the title and the tooltip.
+    x : numpy.ndarray
+        The budgets, float (NaN never kept beyond ``most``).
+    most : int
+        How many log-spaced budgets to keep at most (per series: the same budgets in each).
 
     Returns
     -------
-    Chart or None
-        The description; None when the table lacks a column or has no rows.
+    numpy.ndarray of bool
+        True where a row is drawn.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> table = pd.DataFrame({"model": "a", "n": [1, 2], "expected_max": [0.5, 0.6], "lo": 0.4, "hi": 0.7})
-    >>> chart = curves(table, x="n", value="expected_max", lower="lo", upper="hi", words="± 1 SD")
-    >>> chart.title, chart.rows[1]["shown"]
-    ('expected max against n, shaded: ± 1 SD', '0.6 [0.4, 0.7]')
+    >>> import numpy as np
+    >>> int(log_spaced(np.arange(1.0, 1001.0), 10).sum())
+    10
     """
     import numpy as np
 
-    if not {"model", x, value, lower, upper} <= set(table.columns) or not len(table):
-        return None
-    budgets = table[x].to_numpy(dtype=float)
-    top = np.nanmax(budgets) if np.isfinite(budgets).any() else 0
-    kept = np.unique(np.round(np.geomspace(1, max(top, 1), _MAX_CURVE_POINTS)))
-    thinned = top > _MAX_CURVE_POINTS
-    if thinned:
-        table = table[np.isin(budgets, kept)]
-    rows = []
-    for model, k, est, lo, hi in zip(*(table[c].tolist() for c in ("model", x, value, lower, upper))):
-        if json_value(est) is None or json_value(k) is None or k <= 0:
-            continue
-        point = {"hue": str(model), "x": k, "estimate": est, "shown": f"{est:.4g}"}
-        if json_value(lo) is not None and json_value(hi) is not None:
-            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
-        rows.append(point)
-    label = value.replace("_", " ")
-    return Chart(
-        f"{label} against {x}, shaded: {words}" + (f" ({len(kept)} budgets shown)" if thinned else ""),
-        tuple(rows),
-        x=x,
-        xlabel=f"{x} (trials)",
-        xscale="log",
-        ylabel=label,
-        hue="model",
-        interval=Interval(words, opacity=0.2),
-        text=f"{label} [{words}]",
-        role="curve",
-        size=(520, 320),
-    )
-
-
-# ---------------------------------------------------------------------------------------------- Vega-Lite
-
-
-def _panel(chart: Chart, values: tuple) -> str:
-    if not chart.panel_keys:
-        return ", ".join(values)
-    return ", ".join(f"{k}={v}" for k, v in zip(chart.facets, values))
-
-
-def to_vega(chart: Chart) -> dict:
-    """The chart as a Vega-Lite spec (a dict of JSON values), as ``report.html`` embeds it.
-
-    The rows become the spec's inline data (a panel's label in ``panel``); the estimate is a line (with its
-    points, or with invisible points as hover targets), the interval a rule per point (``bars``) or an area
-    (``band``) under it, the reference level a dashed rule (or the diagonal), the tooltip the rows' ``shown``,
-    x, the series, the panel and :attr:`Chart.tooltips`. Strings are left as they are: the page escapes the
-    whole spec as it embeds it (:func:`simstudy.report_safe.script_json`).
-
-    Parameters
-    ----------
-    chart : Chart
-        What to draw.
-
-    Returns
-    -------
-    dict
-        A Vega-Lite (v5) spec: faceted (``facet``, ``columns``, ``spec``) when the chart has facets.
-
-    Examples
-    --------
-    >>> chart = Chart("MSE", ({"x": 1, "estimate": 0.1, "shown": "0.10 ± 0.01"},), x="n", ylabel="MSE")
-    >>> spec = to_vega(chart)
-    >>> spec["title"], spec["data"]["values"][0]["x"], [layer["mark"]["type"] for layer in spec["layer"]]
-    ('MSE', 1, ['line', 'point'])
-    >>> spec["layer"][1]["encoding"]["tooltip"][0]
-    {'field': 'shown', 'title': 'estimate'}
-    """
-    values = []
-    for row in chart.rows:
-        value = {k: v for k, v in row.items() if k != "facet"}
-        if chart.facets:
-            value["panel"] = _panel(chart, row.get("facet", ()))
-        values.append(value)
-    numeric = all(isinstance(v["x"], (int, float)) and not isinstance(v["x"], bool) for v in values)
-    xenc: dict[str, Any] = {
-        "field": "x",
-        "type": "quantitative" if numeric or chart.xscale == "log" else "ordinal",
-        "title": chart.xlabel or chart.x,
-    }
-    if chart.xscale == "log":
-        xenc["scale"] = {"type": "log"}
-    elif numeric:
-        xenc["scale"] = {"zero": False}  # nominal levels 0.5..0.95, budgets from 1: not from 0
-    y = {"field": "estimate", "type": "quantitative", "title": chart.ylabel, "scale": {"zero": False}}
-    hued = chart.hue is not None and any("hue" in v for v in values)
-    color = {"color": {"field": "hue", "type": "nominal", "title": chart.hue}} if hued else {}
-    dash = (
-        {"strokeDash": {"field": "style", "type": "nominal", "title": chart.styles}}
-        if chart.styles and any("style" in v for v in values)
-        else {}
-    )
-    tooltip = [{"field": "shown", "title": chart.text}, {"field": "x", "title": chart.x}]
-    if hued:
-        tooltip.append({"field": "hue", "title": str(chart.hue)})
-    if chart.facets:
-        tooltip.append({"field": "panel", "title": ", ".join(chart.facets)})
-    tooltip += [{"field": key, "title": title} for key, title in chart.tooltips]
-    if "point" in chart.marks:
-        layers: list[dict] = [
-            {
-                "mark": {"type": "line", "point": True},
-                "encoding": {"x": xenc, "y": y, **color, **dash, "tooltip": tooltip},
-            }
-        ]
-    else:  # invisible points: the hover targets of the tooltip
-        layers = [
-            {"mark": {"type": "line"}, "encoding": {"x": xenc, "y": y, **color, **dash}},
-            {"mark": {"type": "point", "opacity": 0, "size": 30}, "encoding": {"x": xenc, "y": y, "tooltip": tooltip}},
-        ]
-    # the interval's layer only where some point has one (an empty one has an infinite extent: a Vega warning;
-    # exact values, MCSE 0, have no bars)
-    if chart.interval is not None and any("lo" in v for v in values):
-        mark = (
-            {"type": "rule", "opacity": chart.interval.opacity}
-            if chart.interval.mark == "bars"
-            else {"type": "area", "opacity": chart.interval.opacity}
-        )
-        encoding = {"x": xenc, "y": {**y, "field": "lo"}, "y2": {"field": "hi"}, **color}
-        layers.insert(0, {"mark": mark, "encoding": encoding})
-    if chart.rule is not None and any(chart.rule in v for v in values):
-        reference = {**y, "field": chart.rule}
-        if chart.x == chart.rule:  # the estimate against its own reference level: the diagonal is the goal
-            layers.append(
-                {
-                    "mark": {"type": "line", "strokeDash": [4, 4], "color": "gray"},
-                    "encoding": {"x": xenc, "y": reference},
-                }
-            )
-        else:
-            layers.append(
-                {"mark": {"type": "rule", "strokeDash": [4, 4], "color": "gray"}, "encoding": {"y": reference}}
-            )
-    size = {"width": chart.size[0], "height": chart.size[1]}
-    spec: dict[str, Any] = {"title": chart.title}
-    if chart.note:  # usermeta: Vega-Lite's place for what it does not draw; the page states it above the charts
-        spec["usermeta"] = {"capped": chart.note}
-    spec["data"] = {"values": values}
-    if chart.facets:
-        spec.update(
-            facet={"field": "panel", "type": "nominal", "title": ", ".join(chart.facets)},
-            columns=chart.columns,
-            spec={**size, "layer": layers},
-        )
-    else:
-        spec.update(size, layer=layers)
-    return spec
+    top = np.nanmax(x) if np.isfinite(x).any() else 0
+    if top <= most:
+        return np.ones(len(x), dtype=bool)
+    return np.isin(x, np.unique(np.round(np.geomspace(1, top, most))))
 
 
 # --------------------------------------------------------------------------------------------- matplotlib
+
+
+def series_colors(chart: Chart, hues: list) -> dict:
+    """Each series' colour as RGB: the colorblind palette in order of first appearance, a :attr:`Chart.greys`
+    series its grey (the palette skips it)."""
+    greys = dict(chart.greys)
+    coloured = [h for h in hues if h not in greys]
+    palette = dict(zip(coloured, colorblind(len(coloured))))
+    return {h: palette[h] if h in palette else (greys[h],) * 3 for h in hues}
+
+
+def in_panel(panel: tuple[str, ...] | None, values: tuple, first: bool) -> bool:
+    """Whether a :class:`Reference`, :class:`Note` or :class:`View` of ``panel`` belongs in the panel of facet
+    ``values`` (``panel`` None: every panel, or only the first where ``first`` says which it is)."""
+    return (first if panel is None else tuple(panel) == tuple(values)) if values or panel else True
 
 
 def to_matplotlib(chart: Chart):
@@ -564,10 +601,12 @@ def to_matplotlib(chart: Chart):
     One axes per panel (:attr:`Chart.facets`' value combinations, in the rows' order) in a grid: as many columns
     as the last facet key has values when they are 2 to 5 and fill the rows, else up to 4; the y axes are not
     shared (panels can differ in scale by orders of magnitude). In each panel, one line per series in the
-    colorblind palette (estimators U, V, W in the papers' notation), one line style per :attr:`Chart.styles`
-    value, the interval shaded (or as bars), the reference level dashed. The legend sits below the panels
-    (inside one it covered a curve wherever the curves fill it), the title above them; titles, labels and
-    legend entries are wrapped to the room they have.
+    colorblind palette (estimators U, V, W in the papers' notation), straight or in steps (:attr:`Chart.line`), one
+    line style per :attr:`Chart.styles` value, the interval shaded where both its sides are given (or as bars; a
+    side given alone as a thin line), the reference level dashed, the :attr:`Chart.references` (lines, shaded
+    ranges, with their words at the line), the :attr:`Chart.notes` in their corners, the :attr:`Chart.views`'
+    ranges. The legend sits below the panels (inside one it covered a curve wherever the curves fill it), the
+    title above them; titles, labels and legend entries are wrapped to the room they have.
 
     Parameters
     ----------
@@ -588,6 +627,7 @@ def to_matplotlib(chart: Chart):
     ['B = 5', 'B = 10']
     >>> plt.close(fig)
     """
+    import numpy as np
     import pandas as pd
     from matplotlib.lines import Line2D
 
@@ -599,33 +639,67 @@ def to_matplotlib(chart: Chart):
     ncols = n_last if 1 < n_last <= 5 and len(panels) % n_last == 0 else min(4, len(panels))
     nrows = -(-len(panels) // ncols)
     hues = list(dict.fromkeys(rows["hue"])) if "hue" in rows else [None]
-    palette = dict(zip(hues, colorblind(len(hues))))
+    palette = series_colors(chart, hues)
     hue = rows["hue"] if "hue" in rows else pd.Series(None, index=rows.index, dtype=object)
-    style = rows["style"] if "style" in rows else pd.Series("", index=rows.index, dtype=object)
-    styles = {c: ("-", "--", ":", "-.")[k % 4] for k, c in enumerate(dict.fromkeys(style))} or {"": "-"}
-    banded = chart.interval is not None and "lo" in rows
+    style = rows["style"].fillna("") if "style" in rows else pd.Series("", index=rows.index, dtype=object)
+    named = [c for c in dict.fromkeys(style) if c]
+    styles = {"": "-", **{c: ("-", "--", ":", "-.")[k % 4] for k, c in enumerate(named)}}
+    for side in ("lo", "hi"):
+        if side not in rows:
+            rows[side] = np.nan
+    rows[["lo", "hi"]] = rows[["lo", "hi"]].astype(float)
+    banded = chart.interval is not None and bool((rows["lo"].notna() & rows["hi"].notna()).any())
+    width, height = chart.inches
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows + 0.6), sharex=True, squeeze=False, layout="constrained"
+        nrows,
+        ncols,
+        figsize=(width * ncols, height * nrows + 0.6),
+        sharex=not chart.views,
+        squeeze=False,
+        layout="constrained",
     )
-    first = next(iter(styles))
+    labelled: set = set()
+    one_sided = False
     for i, values in enumerate(panels):
         ax = axes.flat[i]
         s = rows[facet.map(lambda f, v=values: f == v)] if chart.facets else rows
+        view = next((v for v in chart.views if tuple(v.panel) == tuple(values)), None)
+        step = {"drawstyle": "steps-post"} if ((view and view.line) or chart.line) == "step" else {}
         for h in hues:
             for c, ls in styles.items():
                 line = s[(hue[s.index] == h if h is not None else True) & (style[s.index] == c)].sort_values("x")
                 if not len(line):
                     continue
-                label = estimator_label(str(h)) if h is not None and i == 0 and c == first else None
+                label = None
+                if h is not None and h not in labelled:
+                    labelled.add(h)
+                    label = estimator_label(str(h)) + plain(chart.series)
                 marker = {"marker": "o", "ms": 3} if "point" in chart.marks else {}
-                ax.plot(line["x"], line["estimate"], color=palette[h], label=label, lw=1.6, ls=ls, **marker)
-                if banded:
-                    lo, hi = line["lo"].astype(float), line["hi"].astype(float)
-                    opacity = chart.interval.opacity  # type: ignore[union-attr]  # banded: an interval
-                    if chart.interval.mark == "bars":  # type: ignore[union-attr]
-                        ax.vlines(line["x"], lo, hi, color=palette[h], alpha=opacity, lw=1)
-                    else:
-                        ax.fill_between(line["x"], lo, hi, color=palette[h], alpha=opacity, lw=0)
+                ax.plot(line["x"], line["estimate"], color=palette[h], label=label, lw=1.6, ls=ls, **marker, **step)
+                if chart.interval is None:
+                    continue
+                lo, hi = line["lo"], line["hi"]
+                both = lo.notna() & hi.notna()
+                if chart.interval.mark == "bars":
+                    ax.vlines(line["x"], lo, hi, color=palette[h], alpha=chart.interval.opacity, lw=1)
+                elif both.any():
+                    # a step is held through the next x: there, the last values both sides bounded
+                    where = both | (both.shift(1, fill_value=False) if step else False)
+                    ax.fill_between(
+                        line["x"],
+                        lo.where(both).ffill() if step else lo,
+                        hi.where(both).ffill() if step else hi,
+                        where=where.to_numpy(),
+                        color=palette[h],
+                        alpha=chart.interval.opacity,
+                        lw=0,
+                        step="post" if step else None,
+                    )
+                for side, other in ((lo, hi), (hi, lo)):  # a side that alone bounds the curve: a thin line
+                    alone = side.notna() & other.isna()
+                    if alone.any():
+                        one_sided = True
+                        ax.plot(line["x"], side.where(alone), color=palette[h], lw=0.9, **step)
         if chart.rule is not None and chart.rule in s and s[chart.rule].notna().any():
             if chart.x == chart.rule:  # the diagonal is the goal
                 level = s.dropna(subset=[chart.rule]).sort_values("x")
@@ -633,323 +707,109 @@ def to_matplotlib(chart: Chart):
             else:
                 for level in dict.fromkeys(s[chart.rule].dropna()):
                     ax.axhline(level, color="0.45", lw=0.8, ls="--")
+        for ref in chart.references:
+            if in_panel(ref.panel, values, True):
+                _draw_reference(ax, ref, palette)
+        for note in chart.notes:
+            if in_panel(note.panel, values, i == 0):
+                right, upper = note.corner.endswith("right"), note.corner.startswith("upper")
+                ax.text(
+                    0.99 if right else 0.01,
+                    0.98 if upper else 0.02,
+                    plain(note.text),
+                    transform=ax.transAxes,
+                    ha="right" if right else "left",
+                    va="top" if upper else "bottom",
+                    fontsize=7,
+                    color="0.3",
+                )
         if chart.facets:
-            named = [f"{k} = {v}" for k, v in zip(chart.facets, values)] if chart.panel_keys else list(values)
-            axes_title(ax, ", ".join(named))
-        if i % ncols == 0:
+            named_panel = [f"{k} = {v}" for k, v in zip(chart.facets, values)] if chart.panel_keys else list(values)
+            axes_title(ax, ", ".join(named_panel))
+        if view is not None and view.ylabel:
+            labels(ax, ylabel=view.ylabel)
+        elif i % ncols == 0:
             labels(ax, ylabel=chart.ylabel)
-        if i >= len(panels) - ncols:
+        if i >= len(panels) - ncols or chart.views:
             labels(ax, xlabel=chart.xlabel or chart.x)
         if chart.xscale == "log":
             set_xscale(ax, "log")
+        if view is not None and view.x is not None:
+            ax.set_xlim(*view.x)
+        if view is not None and view.y is not None:
+            ax.set_ylim(*view.y)
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
-    extra: list = [shade_patch(chart.interval.label)] if banded else []  # type: ignore[union-attr]  # legend handles
-    if len(styles) > 1:
-        extra += [Line2D([], [], color="0.3", ls=ls, label=c) for c, ls in styles.items()]
+    extra: list = []
+    for ax in axes.flat[1 : len(panels)]:  # series first drawn in a later panel
+        extra += [h for h, lb in zip(*ax.get_legend_handles_labels()) if lb and not lb.startswith("_")]
+    if banded:
+        extra.append(shade_patch(chart.interval.label))  # type: ignore[union-attr]  # banded: an interval
+    if named and (len(named) > 1 or ("" in styles and (style == "").any())):
+        extra += [Line2D([], [], color="0.3", ls=styles[c], label=c) for c in named]
     if chart.rule is not None and chart.rule in rows and rows[chart.rule].notna().any():
         extra += [Line2D([], [], color="0.45", lw=0.8, ls="--", label=chart.rule_label)]
+    extra += [_reference_handle(ref, palette) for ref in chart.references if ref.label]
+    if one_sided:
+        extra.append(
+            Line2D([], [], color="0.3", lw=0.9, label="thin line: the band's side that still bounds the curve")
+        )
     if extra or any(h is not None for h in hues):
-        legend(fig, axes.flat[0], extra, fontsize=7, loc="outside lower center", ncols=min(3, max(1, ncols)))
-    suptitle(fig, chart.title)
+        columns = chart.legend_columns or min(3, max(1, ncols))
+        legend(fig, axes.flat[0], extra, fontsize=7, loc="outside lower center", ncols=columns)
+    if chart.title:
+        suptitle(fig, chart.title)
     return fig
 
 
-# ---------------------------------------------------------------------------------------- the house style
+def _reference_color(ref: Reference, palette: dict):
+    return palette.get(ref.hue, str(ref.grey)) if ref.hue is not None else str(ref.grey)
 
 
-Z = 1.96
+def _draw_reference(ax, ref: Reference, palette: dict) -> None:
+    """One :class:`Reference` in its panel: a line (or a shaded range) and its words at the line's start."""
+    color, ls = _reference_color(ref, palette), DASHES[ref.dash][0]
+    if ref.to is not None:
+        span = ax.axhspan if ref.axis == "y" else ax.axvspan
+        span(ref.value, ref.to, color=color, alpha=0.25, lw=0)
+    elif ref.axis == "y" and ref.span is not None:
+        ax.hlines(ref.value, *ref.span, color=color, ls=ls, lw=ref.width)
+    elif ref.axis == "y":
+        ax.axhline(ref.value, color=color, ls=ls, lw=ref.width)
+    elif ref.span is not None:
+        ax.vlines(ref.value, *ref.span, color=color, ls=ls, lw=ref.width)
+    else:
+        ax.axvline(ref.value, color=color, ls=ls, lw=ref.width)
+    if ref.note:
+        if ref.axis == "y":  # at its left end, just above the line
+            where, xy, align = ("axes fraction", "data"), (0.01, ref.value), {"ha": "left", "va": "bottom"}
+            offset = (0, 2)
+        else:  # at its top, just left of the line
+            where, xy, align = ("data", "axes fraction"), (ref.value, 0.98), {"ha": "right", "va": "top"}
+            offset = (-3, 0)
+        ax.annotate(
+            plain(ref.note),
+            xy,
+            xycoords=where,
+            xytext=offset,
+            textcoords="offset points",
+            fontsize=7,
+            color="0.3",
+            **align,
+        )
 
 
-_XSCALES = ("linear", "log")
+def _reference_handle(ref: Reference, palette: dict):
+    """The legend entry of a labelled :class:`Reference`."""
+    from matplotlib.lines import Line2D
+
+    color = _reference_color(ref, palette)
+    if ref.to is not None:
+        return shade_patch(ref.label or "", alpha=0.25) if ref.hue is None else _patch(ref.label, color)
+    return Line2D([], [], color=color, ls=DASHES[ref.dash][0], lw=ref.width, label=ref.label)
 
 
-def estimator_label(estimator: str) -> str:
-    """U/V/W in the papers' notation; anything else as named (escaped: a plug-in's name is user text)."""
-    return f"${estimator.upper()}_n^B$" if estimator in ("u", "v", "w") else plain(estimator)
-
-
-def plain(text) -> str:
-    """User text (a model, file or distribution name) as drawn: matplotlib reads ``$...$`` as mathematics, so
-    a name such as ``budget $5_$`` would raise when the figure is saved; escaped, it is drawn as typed."""
-    return str(text).replace("$", r"\$")
-
-
-def _is_math(text: str) -> bool:
-    """A label :func:`estimator_label` wrote in mathematical notation (kept as mathematics by the legend)."""
-    return text.startswith("$") and text.endswith("$") and text.count("$") == 2 and "_n^B" in text
-
-
-def draw_band(ax, frame: pd.DataFrame, x: str, label: str | None, color, *, low=None, high=None, **kwargs) -> None:
-    frame = frame.sort_values(x)
-    lo = frame[low] if low else frame["estimate"] - Z * frame["mcse"]
-    hi = frame[high] if high else frame["estimate"] + Z * frame["mcse"]
-    ax.plot(frame[x], frame["estimate"], color=color, label=label, lw=1.6, **kwargs)
-    ax.fill_between(frame[x], lo, hi, color=color, alpha=0.25, lw=0)
-
-
-def shade_patch(label: str, alpha: float = 0.3) -> Patch:
-    """A legend entry for shaded bands (grey: it explains the shading of every colour)."""
+def _patch(label, color):
     from matplotlib.patches import Patch
 
-    return Patch(facecolor="0.45", alpha=alpha, lw=0, label=label)
-
-
-#: seaborn's colorblind palette (``seaborn.color_palette("colorblind")``), whose colours every figure draws in.
-_COLORBLIND = (
-    "#0173B2",
-    "#DE8F05",
-    "#029E73",
-    "#D55E00",
-    "#CC78BC",
-    "#CA9161",
-    "#FBAFE4",
-    "#949494",
-    "#ECE133",
-    "#56B4E9",
-)
-
-
-#: seaborn's "deep" palette: the colour cycle of the theme (lines drawn without a colour of their own).
-_DEEP = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C", "#CCB974", "#64B5CD")
-
-
-#: seaborn's ``paper`` context scales its ``notebook`` sizes (points) by 0.8.
-_PAPER = 0.8
-
-
-_NOTEBOOK_SIZES = {
-    "axes.linewidth": 1.25,
-    "grid.linewidth": 1,
-    "lines.linewidth": 1.5,
-    "lines.markersize": 6,
-    "patch.linewidth": 1,
-    "xtick.major.width": 1.25,
-    "ytick.major.width": 1.25,
-    "xtick.minor.width": 1,
-    "ytick.minor.width": 1,
-    "xtick.major.size": 6,
-    "ytick.major.size": 6,
-    "xtick.minor.size": 4,
-    "ytick.minor.size": 4,
-    "font.size": 12,
-    "axes.labelsize": 12,
-    "axes.titlesize": 12,
-    "xtick.labelsize": 11,
-    "ytick.labelsize": 11,
-    "legend.fontsize": 11,
-    "legend.title_fontsize": 12,
-}
-
-
-#: seaborn's ``whitegrid`` style with its default sans-serif font, as rcParams (its colormap, image.cmap, is
-#: left out: seaborn registers it on import, and no figure here draws an image).
-_WHITEGRID = {
-    "figure.facecolor": "white",
-    "axes.labelcolor": ".15",
-    "xtick.direction": "out",
-    "ytick.direction": "out",
-    "xtick.color": ".15",
-    "ytick.color": ".15",
-    "axes.axisbelow": True,
-    "grid.linestyle": "-",
-    "text.color": ".15",
-    "font.family": "sans-serif",
-    "font.sans-serif": ["Arial", "DejaVu Sans", "Liberation Sans", "Bitstream Vera Sans", "sans-serif"],
-    "lines.solid_capstyle": "round",
-    "patch.edgecolor": "w",
-    "patch.force_edgecolor": True,
-    "xtick.top": False,
-    "ytick.right": False,
-    "axes.grid": True,
-    "axes.facecolor": "white",
-    "axes.edgecolor": ".8",
-    "grid.color": ".8",
-    "axes.spines.left": True,
-    "axes.spines.bottom": True,
-    "axes.spines.right": True,
-    "axes.spines.top": True,
-    "xtick.bottom": False,
-    "ytick.left": False,
-}
-
-
-def _style() -> dict:
-    """The rcParams of ``seaborn.set_theme(style="whitegrid", context="paper")``, the figures' theme: set with
-    matplotlib alone, since importing seaborn costs up to 0.7 s (it imports scipy.stats) and draws the same.
-    (seaborn also remaps the one-letter colours ``"b"``, ``"g"`` ... to its palette; no figure here uses them.)"""
-    from cycler import cycler
-    from matplotlib.colors import to_rgb
-
-    sizes = {key: value * _PAPER for key, value in _NOTEBOOK_SIZES.items()}
-    return {**sizes, **_WHITEGRID, "axes.prop_cycle": cycler("color", [to_rgb(c) for c in _DEEP])}
-
-
-def check_backend() -> None:
-    """Refuse a ``MPLBACKEND`` that matplotlib cannot import with, in one line naming the variable.
-
-    matplotlib reads the variable when it is imported and raises a ``ValueError`` about its rc key ``backend``;
-    the command line calls this before a run starts (matplotlib imported only when the variable is set), so a
-    bad value costs no computation and leaves no directory.
-
-    Raises
-    ------
-    ConfigError
-        ``MPLBACKEND`` is set to a value matplotlib refuses.
-    """
-    backend = os.environ.get("MPLBACKEND")
-    if backend is None:
-        return
-    try:
-        import matplotlib.rcsetup  # a first import validates the variable (and raises) ...
-
-        matplotlib.rcsetup.validate_backend(backend)  # ... a later one does not
-    except ValueError:
-        raise ConfigError(
-            f"MPLBACKEND={backend!r} is not a matplotlib backend: unset it (simstudy saves its figures with "
-            "Agg) or set it to one, e.g. MPLBACKEND=agg"
-        ) from None
-
-
-@functools.cache
-def _agg() -> None:
-    """Select the Agg backend, once, before pyplot draws its first figure (files only; no display is assumed:
-    CI, clusters)."""
-    check_backend()
-    import matplotlib
-
-    matplotlib.use("Agg")
-
-
-def theme():
-    """Set the figures' theme (:func:`_style`) and return :mod:`matplotlib.pyplot`, imported on the first figure
-    (with :func:`_agg`). Every figure starts here."""
-    _agg()
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update(_style())
-    return plt
-
-
-def colorblind(n: int) -> list[tuple[float, float, float]]:
-    """``n`` colours of :data:`_COLORBLIND` as RGB, cycling past ten (``seaborn.color_palette("colorblind", n)``)."""
-    from matplotlib.colors import to_rgb
-
-    return [to_rgb(_COLORBLIND[i % len(_COLORBLIND)]) for i in range(n)]
-
-
-def wrap(fig, text: str, width_in: float, fontsize: float) -> str:
-    """Break ``text`` into lines no wider than ``width_in`` inches at ``fontsize`` (points).
-
-    Breaks at spaces; a single word wider than a line (a long file name) is cut where it must be. Widths are
-    measured with the figure's renderer, so the result fits at any dpi (text scales with it).
-    """
-    from matplotlib.font_manager import FontProperties
-
-    renderer = fig.canvas.get_renderer()
-    prop = FontProperties(size=fontsize)
-    limit = width_in * fig.dpi
-
-    def fits(s: str) -> bool:
-        return renderer.get_text_width_height_descent(s, prop, ismath=False)[0] <= limit
-
-    lines = []
-    for paragraph in str(text).split("\n"):
-        if fits(paragraph):  # most labels: one measurement, not one per word (the same line the loop would make)
-            lines.append(paragraph)
-            continue
-        line = ""
-        for word in paragraph.split(" "):
-            trial = f"{line} {word}" if line else word
-            if fits(trial):
-                line = trial
-                continue
-            if line:
-                lines.append(line)
-            while len(word) > 1 and not fits(word):
-                cut = 1
-                while cut < len(word) - 1 and fits(word[: cut + 1]):
-                    cut += 1
-                lines.append(word[:cut])
-                word = word[cut:]
-            line = word
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def _panel_size(ax) -> tuple[float, float]:
-    """The axes' width and height in inches before the layout runs (a lower bound on its final size: the
-    constrained layout only widens the default margins' axes)."""
-    box = ax.get_position()
-    return box.width * ax.figure.get_figwidth(), box.height * ax.figure.get_figheight()
-
-
-def suptitle(fig, text: str, fontsize: float = 9) -> None:
-    fig.suptitle(wrap(fig, plain(text), 0.95 * fig.get_figwidth(), fontsize), fontsize=fontsize)
-
-
-def axes_title(ax, text: str, fontsize: float = 9) -> None:
-    # Centred on its axes, which the y label pushes right of the figure's centre: a title as wide as its
-    # column would run off the right edge, so it gets 80% of the column.
-    cols = ax.get_subplotspec().get_geometry()[1]
-    ax.set_title(wrap(ax.figure, plain(text), 0.8 * ax.figure.get_figwidth() / cols, fontsize), fontsize=fontsize)
-
-
-def labels(ax, xlabel: str | None = None, ylabel: str | None = None) -> None:
-    import matplotlib.pyplot as plt
-    from matplotlib.font_manager import FontProperties
-
-    width, height = _panel_size(ax)
-    size = plt.rcParams["axes.labelsize"]
-    size = FontProperties(size=size).get_size_in_points()
-    if xlabel is not None:
-        ax.set_xlabel(wrap(ax.figure, plain(xlabel), 1.1 * width, size))
-    if ylabel is not None:
-        ax.set_ylabel(wrap(ax.figure, plain(ylabel), 1.1 * height, size))
-
-
-def legend(
-    where,
-    handles_from=None,
-    extra=(),
-    *,
-    share: float | None = None,
-    fontsize: float | None = None,
-    ncols: int = 1,
-    **kwargs,
-):
-    """A legend of the lines of ``handles_from`` (default: ``where``) plus ``extra`` proxy handles.
-
-    ``where`` is an axes or a figure (then ``loc="outside ..."``). Each label is wrapped to ``share`` of the
-    figure's width, by default to what one of ``ncols`` columns has once handles and spacing (about half an
-    inch per column) are taken off.
-    """
-    import matplotlib.figure
-    import matplotlib.pyplot as plt
-    from matplotlib.font_manager import FontProperties
-
-    source = where if handles_from is None else handles_from
-    handles, labels = source.get_legend_handles_labels()
-    handles, labels = [*handles, *extra], [*labels, *(h.get_label() for h in extra)]
-    fig = where if isinstance(where, matplotlib.figure.Figure) else where.figure
-    size = FontProperties(size=fontsize or plt.rcParams["legend.fontsize"]).get_size_in_points()
-    width = share * fig.get_figwidth() if share else (0.92 * fig.get_figwidth() - 0.5 * ncols) / ncols
-    # Labels are user text (model names) unless estimator_label wrote them as mathematics; escaped once.
-    labels = [lb if _is_math(lb) else wrap(fig, lb if "\\$" in lb else plain(lb), width, size) for lb in labels]
-    return where.legend(handles, labels, frameon=True, fontsize=size, ncols=ncols, **kwargs)
-
-
-def set_xscale(ax, xscale: str) -> None:
-    import matplotlib.ticker
-
-    ax.set_xscale(xscale)
-    if xscale == "log":  # budgets read as 1, 2, 5, 10, 20, ... rather than powers of ten
-        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-
-
-def xscale_iv(xscale: str) -> str:
-    if xscale not in _XSCALES:
-        raise ValueError(f"xscale must be one of {', '.join(_XSCALES)}, got {xscale!r}")
-    return xscale
+    return Patch(facecolor=color, alpha=0.25, lw=0, label=label)

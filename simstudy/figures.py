@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from simstudy.charts import colorblind, to_matplotlib
+from simstudy.chart_style import colorblind
+from simstudy.charts import to_matplotlib
 from simstudy.stats.bands import METHOD_LABELS
 
 if TYPE_CHECKING:

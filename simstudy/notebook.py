@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simstudy.charts import to_matplotlib
 from simstudy.schema import ConfigError
 
 if TYPE_CHECKING:
@@ -248,9 +249,20 @@ module.function (the contract of simstudy.plugins), got 'z'
         result.curves,
         result,
         config,
-        lambda which: command.figure(result),
+        lambda which: to_matplotlib(command.chart(result)),
         lambda out_dir: command.write(result, out_dir),
     )
+
+
+def _extrapolation_figure(result):
+    """extrapolation.png's figure of a result: its chart (the run's own table has every column it reads)."""
+    from simstudy.commands import extrapolate_page
+
+    chart = extrapolate_page.extrapolation_chart(
+        result.curves, result.fits, title=f"{SOURCE}: extrapolated tuning curves"
+    )
+    assert chart is not None
+    return to_matplotlib(chart)
 
 
 def bands(scores, **options) -> Analysis:
@@ -296,14 +308,7 @@ def bands(scores, **options) -> Analysis:
     result = command.run(config, chosen)
 
     def figure(which):
-        import matplotlib.pyplot as plt
-
-        which = _which(which, ("tuning_curve", "cdf"))
-        figs = command.figures(result)
-        keep = figs.pop(which)
-        for fig in figs.values():
-            plt.close(fig)
-        return keep
+        return to_matplotlib(command.charts(result)[_which(which, ("tuning_curve", "cdf"))])
 
     return Analysis("bands", result.bands, result, config, figure, lambda out_dir: command.write(result, out_dir))
 
@@ -487,7 +492,6 @@ def extrapolate(scores, *, out_dir: str | Path | None = None, progress: bool | N
     """
     from simstudy import extrapolation
     from simstudy.commands import extrapolate as command
-    from simstudy.commands import extrapolate_page
 
     config, chosen = _prepared("extrapolate", scores, options, command.parse)
     analyses = extrapolation.prepare(chosen, config, SOURCE)
@@ -507,6 +511,6 @@ def extrapolate(scores, *, out_dir: str | Path | None = None, progress: bool | N
         result.curves,
         result,
         config,
-        lambda which: extrapolate_page.extrapolation_figure(result.curves, result.fits),
+        lambda which: _extrapolation_figure(result),
         write,
     )

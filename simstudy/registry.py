@@ -346,7 +346,7 @@ class Command:
         ``charts(files) -> list of simstudy.charts.Chart``: what ``report.html`` draws of the command's run
         directory, described from the tables ``write`` left there (read through ``files``, a
         :class:`simstudy.report_safe.Files`; none where the directory is not the command's), one description
-        per chart (:func:`simstudy.charts.to_vega` draws it on the page, :func:`simstudy.charts.to_matplotlib`
+        per chart (:func:`simstudy.chart_vega.to_vega` draws it on the page, :func:`simstudy.charts.to_matplotlib`
         as a PNG). :func:`simstudy.commands.report.charts` asks the command the run's ``run.json`` names.
         Default None: no chart.
     page : str or None, optional

@@ -26,7 +26,7 @@ pages               the command's page (its spec's ``page``: ``CURVE.md``, ``AUD
 ==================  ==========================================================================================
 
 Every chart is a :class:`simstudy.charts.Chart` description (the studies' by :func:`simstudy.charts.estimates`,
-as a sweep's ``figure.png`` is), written as Vega-Lite by :func:`simstudy.charts.to_vega`; the page knows no
+as a sweep's ``figure.png`` is), written as Vega-Lite by :func:`simstudy.chart_vega.to_vega`; the page knows no
 command's files and finds no chart by its title (a coverage says so: :attr:`simstudy.charts.Chart.role`).
 
 Why Vega-Lite: the charts are Vega-Lite specs written as plain dicts (JSON; no Altair, whose import alone
@@ -66,7 +66,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from simstudy.charts import Chart, estimate_text, estimates, json_value, to_vega
+from simstudy.chart_vega import to_vega
+from simstudy.charts import Chart, estimate_text, estimates, json_value
 from simstudy.engine.identity import RECORD
 from simstudy.report_safe import CSP, Files, NotAReport, inside, markdown_page, plain_titles, script_json
 

@@ -295,15 +295,28 @@ def plain_titles(spec: Any) -> Any:
     --------
     >>> plain_titles({"title": "a\u2028b", "data": {"values": [{"title": "x\u2028"}]}})
     {'title': 'a b', 'data': {'values': [{'title': 'x\u2028'}]}}
+    >>> plain_titles({"title": {"text": "a\u2028b", "subtitle": ["c\u2028"]}})  # a chart's notes too
+    {'title': {'text': 'a b', 'subtitle': ['c ']}}
     """
     if isinstance(spec, list):
         return [plain_titles(v) for v in spec]
     if not isinstance(spec, dict):
         return spec
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in spec.items():
         if key == "title" and isinstance(value, str):
             out[key] = "".join(c if c.isprintable() else " " for c in value)
+        elif key == "title" and isinstance(value, dict):  # a title with a subtitle (a chart's notes): each line
+            lines = value.get("subtitle")
+            out[key] = {
+                **value,
+                "text": plain_titles({"title": value.get("text")})["title"],
+                **(
+                    {"subtitle": [plain_titles({"title": t})["title"] for t in lines]}
+                    if isinstance(lines, list)
+                    else {}
+                ),
+            }
         else:
             out[key] = value if key == "data" else plain_titles(value)
     return out

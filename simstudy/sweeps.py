@@ -486,7 +486,7 @@ def nested_loop_figure(
     ['B', 'estimator', 'sd']
     >>> plt.close(fig)
     """
-    from simstudy.charts import colorblind, estimator_label, labels, legend, plain, suptitle, theme
+    from simstudy.chart_style import colorblind, estimator_label, labels, legend, plain, suptitle, theme
 
     needed = [*factors, y, *([hue] if hue else [])]
     missing = [c for c in needed if c not in frame]

@@ -377,15 +377,16 @@ def test_minimize_is_refused_where_a_study_would_report_minus_x(tmp_path, runs):
 def test_the_bands_figure_of_losses_marks_the_lower_band_trivial_from_a_budget_on(tmp_path, runs):
     import matplotlib.pyplot as plt
 
-    from simstudy.commands.bands import tuning_curve_bands_figure
+    from simstudy.charts import to_matplotlib
+    from simstudy.commands.bands import tuning_curve_chart
 
     common = ("low=0", "high=1", "confidence=0.8", "max_k=60", "models=[mlp]")
     _run(tmp_path, "bands", "acc.csv", "acc", *common)
     _run(tmp_path, "bands", "loss.csv", "loss", *common, "minimize=true")
     labels = {}
     for d, minimize in (("acc", False), ("loss", True)):
-        fig = tuning_curve_bands_figure(pd.read_parquet(tmp_path / d / "bands.parquet"), low=0, high=1,
-                                              minimize=minimize)
+        fig = to_matplotlib(tuning_curve_chart(pd.read_parquet(tmp_path / d / "bands.parquet"), low=0, high=1,
+                                               minimize=minimize))
         labels[d] = [t.get_text() for legend in fig.legends + [a.get_legend() for a in fig.axes if a.get_legend()]
                      for t in legend.get_texts() if "trivial" in t.get_text()]
         plt.close(fig)

@@ -64,7 +64,7 @@ def test_nothing_is_written_unless_asked(tmp_path, monkeypatch):
     fig = result.figure("cdf")
     assert list(tmp_path.iterdir()) == []
     assert html.startswith("<!DOCTYPE html>") and "simstudy bands" in html
-    assert "CDF" in fig.axes[0].get_title()
+    assert "CDF" in fig.get_suptitle()
     written = result.write(tmp_path / "mine")
     assert [p.name for p in written][-2:] == ["BANDS.md", "report.html"] and all(p.is_file() for p in written)
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "mine" / "bands.parquet"), result.frame)

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy import charts, config, figures, registry, tables
-from simstudy.commands import audit_page
-from simstudy.commands.bands import cdf_bands_figure, tuning_curve_bands_figure
-from simstudy.commands.curve import evp_curves_figure
+from simstudy import chart_style, config, figures, registry
+from simstudy.charts import to_matplotlib
+from simstudy.commands import audit_page, curve
+from simstudy.commands.bands import cdf_chart, tuning_curve_chart
 from simstudy.stats import bands
 from simstudy.studies import (
     band_coverage,
@@ -102,6 +102,22 @@ def _scores():
     return {"deberta-v3-base (a long model name)": rng.beta(20, 3, size=48), "deberta-base": rng.beta(14, 4, size=48)}
 
 
+def tuning_curve_bands_figure(frame, *, title=None, **options):
+    """tuning_curve.png as `simstudy bands` draws it: its chart, drawn."""
+    return to_matplotlib(tuning_curve_chart(frame, title=title or "", **options))
+
+
+def cdf_bands_figure(frame, *, title=None, **options):
+    """cdf.png as `simstudy bands` draws it."""
+    return to_matplotlib(cdf_chart(frame, title=title or "", **options))
+
+
+def evp_curves_figure(scores=None, *, title=None, **options):
+    """figure.png as `simstudy curve data=TITLE ...` draws it (the title names the data)."""
+    result = curve.run({"data": title or "scores.csv", **options}, scores or _scores())
+    return to_matplotlib(curve.chart(result))
+
+
 def _band_frames(confidence=0.8, method="ld_highest_density", low=0, high=1):
     """The tidy frames `simstudy bands` builds (curves and CDF bands) for two models on [low, high]."""
     ks = np.arange(1, 49, dtype=np.float64)
@@ -140,7 +156,6 @@ def _cut_off(fig, monkeypatch) -> list[str]:
 
 def _all_figures(summaries, title):
     curve_frame, cdf_frame = _band_frames()
-    evp = tables.evp_curves(_scores())
     figs = {kind: registry.figure_function(registry.study(kind))(summary, title=title)
             for kind, summary in summaries.items()}
     figs["tuning_curve_bands"] = tuning_curve_bands_figure(curve_frame, low=0, high=1, title=title)
@@ -150,9 +165,8 @@ def _all_figures(summaries, title):
     unbounded_curves, unbounded_cdfs = _band_frames(low=-np.inf, high=np.inf)
     figs["tuning_curve_bands_unbounded"] = tuning_curve_bands_figure(unbounded_curves, title=title)
     figs["cdf_bands_unbounded"] = cdf_bands_figure(unbounded_cdfs, title=title)
-    figs["evp_curves"] = evp_curves_figure(evp, target=0.85, reached=tables.budget_to_target(evp, 0.85),
-                                                 title=title)
-    figs["evp_curves_linear"] = evp_curves_figure(evp, xscale="linear", title=title)
+    figs["evp_curves"] = evp_curves_figure(target=0.85, title=title)
+    figs["evp_curves_linear"] = evp_curves_figure(xscale="linear", title=title)
     x = np.r_[np.zeros(10), np.linspace(0.6, 0.9, 40)]  # the audit's fit figure: an atom at 0 and a KDE
     grid = np.r_[0.0, np.linspace(0.0, 1.0, 201)]
     cdf = np.r_[0.0, 0.2 + 0.8 * np.clip((grid[1:] - 0.6) / 0.3, 0, 1)]
@@ -185,7 +199,6 @@ def _legend_texts(fig):
 
 def test_legends_name_the_shaded_bands(summaries):
     curve_frame, cdf_frame = _band_frames()
-    evp = tables.evp_curves(_scores())
     expected = {
         "evp_accuracy": evp_accuracy.evp_accuracy_figure(summaries["evp_accuracy"]),
         "bootstrap_coverage": bootstrap_coverage.bootstrap_coverage_figure(summaries["bootstrap_coverage"]),
@@ -194,7 +207,7 @@ def test_legends_name_the_shaded_bands(summaries):
         "fixed_confidence": fixed_confidence.fixed_confidence_figure(summaries["fixed_confidence"]),
         "sample_disagreement": sample_disagreement.sample_disagreement_figure(summaries["sample_disagreement"]),
         "parametric_extrapolation": parametric_extrapolation_figure(summaries["parametric_extrapolation"]),
-        "evp_curves": evp_curves_figure(evp),
+        "evp_curves": evp_curves_figure(),
         "tuning_curve_bands": tuning_curve_bands_figure(curve_frame, low=0, high=1),
         "cdf_bands": cdf_bands_figure(cdf_frame, low=0, high=1),
     }
@@ -249,9 +262,8 @@ def test_cdf_figure_zooms_on_the_scores_and_names_the_bounds():
 
 def test_xscale():
     curve_frame, _ = _band_frames()
-    evp = tables.evp_curves(_scores())
-    assert evp_curves_figure(evp).axes[0].get_xscale() == "log"  # today's default (was log_x=True)
-    assert evp_curves_figure(evp, xscale="linear").axes[0].get_xscale() == "linear"
+    assert evp_curves_figure().axes[0].get_xscale() == "log"  # today's default (was log_x=True)
+    assert evp_curves_figure(xscale="linear").axes[0].get_xscale() == "linear"
     assert tuning_curve_bands_figure(curve_frame).axes[0].get_xscale() == "linear"
     assert tuning_curve_bands_figure(curve_frame, xscale="log").axes[0].get_xscale() == "log"
     with pytest.raises(ValueError, match="xscale must be one of linear, log, got 'symlog'"):
@@ -326,10 +338,9 @@ def test_user_text_with_dollars_is_drawn_as_typed(tmp_path):
     curve_frame, cdf_frame = _band_frames()
     curve_frame["model"] = curve_frame["model"].str.replace("deberta-base", name)
     cdf_frame["model"] = cdf_frame["model"].str.replace("deberta-base", name)
-    evp = tables.evp_curves({name: _scores()["deberta-base"]})
     figs = [tuning_curve_bands_figure(curve_frame, low=0, high=1, title=title),
             cdf_bands_figure(cdf_frame, low=0, high=1, title=title),
-            evp_curves_figure(evp, title=title)]
+            evp_curves_figure({name: _scores()["deberta-base"]}, title=title)]
     for fig in figs:
         fig.savefig(tmp_path / "figure.png")  # mathtext raised here: "Unknown symbol: \bad"
         assert any(name in t.replace("\\$", "$") for t in _legend_texts(fig))
@@ -338,8 +349,7 @@ def test_user_text_with_dollars_is_drawn_as_typed(tmp_path):
 
 def test_evp_curves_legend_names_the_model_that_never_reaches_the_target():
     scores = {"cnn": 0.3 + 0.004 * np.arange(30), "lr": 0.36 + 0.001 * np.arange(20)}
-    table = tables.evp_curves(scores)
-    fig = evp_curves_figure(table, target=0.395, reached=tables.budget_to_target(table, 0.395))
+    fig = evp_curves_figure(scores, target=0.395)
     assert "target 0.395 (dotted drops: where each model reaches it); never reached by lr" in _legend_texts(fig)
     plt.close(fig)
 
@@ -362,11 +372,11 @@ def test_the_theme_is_seaborns_whitegrid_paper_theme():
         sns.set_theme(style="whitegrid", context="paper")
         expected = dict(matplotlib.rcParams)
     with matplotlib.rc_context():
-        charts.theme()
+        chart_style.theme()
         got = dict(matplotlib.rcParams)
     expected.pop("image.cmap"), got.pop("image.cmap")  # seaborn's colormap: no figure draws an image
     assert got == expected
-    assert figures.colorblind(12) == list(sns.color_palette("colorblind", 12))
+    assert chart_style.colorblind(12) == list(sns.color_palette("colorblind", 12))
 
 
 def test_no_matplotlib_until_a_figure_is_drawn():

@@ -752,3 +752,29 @@ def test_a_hostile_page_in_a_headless_browser(browser, tmp_path):
     header = browser.find_elements(By.CSS_SELECTOR, "table#summary th")
     header[0].click()  # the sorting script ran: it comes after the specs
     assert "asc" in header[0].get_attribute("class")
+
+
+@pytest.mark.system
+def test_the_data_commands_charts_draw_in_a_headless_browser(browser, tmp_path):
+    """curve's chart (a target and its drops), bands' two (its panels of their own views, steps, trivial sides,
+    the CDF) and extrapolate's (references, ranges, grey series): every chart the PNGs are drawn from draws on the
+    page too, with no console error or Vega warning (an empty layer's infinite extent, an unknown property)."""
+    import numpy as np
+
+    from simstudy.commands import bands, curve
+
+    rng = np.random.default_rng(35)
+    scores = {"a": rng.beta(20, 3, size=30), "b": rng.beta(14, 4, size=30)}
+    for name, command, settings in (
+        ("curve", curve, {"data": "s.csv", "target": 0.85}),
+        ("bands", bands, {"data": "s.csv", "low": 0, "high": 1, "method": "ld_highest_density"}),
+        ("losses", bands, {"data": "s.csv", "low": 0, "high": 1, "minimize": True, "method": "dkw"}),
+    ):
+        out = tmp_path / name
+        out.mkdir()
+        command.write(command.run(settings, scores), out)
+        (out / "run.json").write_text(json.dumps({"command": command.COMMAND.name, "config": settings}))
+        report.run(out)
+        specs = _specs(_page(out))
+        assert len(specs) == (1 if command is curve else 2)
+        _open(browser, out / "report.html", len(specs))

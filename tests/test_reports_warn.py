@@ -244,23 +244,27 @@ def test_extrapolate_report_rounds_errors_and_draws_user_text(tmp_path):
 
 
 def test_extrapolation_figure_marks_the_observed_best_and_draws_no_rectangle(tmp_path):
-    import matplotlib.collections
     import matplotlib.pyplot as plt
 
+    from simstudy.charts import to_matplotlib
 
     opts = extrapolate.parse({"data": "s.csv", "n_boot": 8, "k_max": 1000, "mean": False, "n_jobs": 1,
                                      "low": 0.0, "high": 1.0})
     result = extrapolation.run(extrapolation.prepare({"mlp": _law()}, opts, "s.csv"), opts, tmp_path, progress=False)
-    fig = extrapolate_page.extrapolation_figure(result.curves, result.fits)
-    ax = fig.axes[0]
-    assert "best of the 200 runs" in [t.get_text() for t in ax.get_legend().get_texts()]
-    (star,) = [line for line in ax.lines if line.get_label() == "best of the 200 runs"]
-    assert star.get_xydata().tolist() == [[200.0, result.fits["max_score"].iloc[0]]]
+    chart = extrapolate_page.extrapolation_chart(result.curves, result.fits)
+    fig = to_matplotlib(chart)
+    assert "best of the 200 runs" in [t.get_text() for t in fig.legends[0].get_texts()]
+    (best,) = [r for r in chart.references if r.label == "best of the 200 runs"]
+    assert best.value == result.fits["max_score"].iloc[0] and best.span[0] < 200 < best.span[1]
+    (bar,) = [c for c in fig.axes[0].collections if c.get_linewidth()[0] == 2.5]  # drawn at n, at the best
+    assert bar.get_segments()[0][:, 1].tolist() == [best.value, best.value]
     c = result.curves[(result.curves["curve"] == "median") & np.isfinite(result.curves["inside_np"])]
-    (np_fill,) = [f for f in ax.collections if isinstance(f, matplotlib.collections.PolyCollection)
-                  and "nonparametric" in f.get_label()]
-    ys = np.concatenate([p.vertices[:, 1] for p in np_fill.get_paths()])
-    assert ys.max() <= c["np_upper"].max() + 1e-12  # no shade up to the edge where the upper side is trivial
+    shaded = [r for r in chart.rows if "nonparametric" in r["hue"] and "hi" in r]
+    assert shaded and max(r["hi"] for r in shaded) <= c["np_upper"].max() + 1e-12  # no shade up to the edge
+    trivial = result.curves[(result.curves["curve"] == "median") & ~np.isfinite(result.curves["inside_np"])
+                            & (result.curves["k"] <= 200)]
+    alone = [r for r in chart.rows if "nonparametric" in r["hue"] and "hi" not in r]
+    assert len(alone) == len(trivial)  # where the upper side is trivial: the lower side alone, a thin line
     plt.close(fig)
 
 

@@ -293,7 +293,7 @@ def _main(argv: list[str]) -> None:
         sys.stdout.flush()  # inside main's BrokenPipeError guard
         return
     _log_data_warnings()  # after the help: it imports the score files' module (pandas), which no help page needs
-    from simstudy.charts import check_backend
+    from simstudy.chart_style import check_backend
 
     check_backend()  # a bad MPLBACKEND: one line before any run, not matplotlib's traceback after it
     # Let exceptions out of Hydra's wrapper (it would print them in several lines and exit 1) so that an

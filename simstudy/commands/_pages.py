@@ -6,14 +6,13 @@ said in words, levels and numbers as typed, and the atomic page writer.
 :func:`atom_notes`    per model, the values many runs share exactly, in plain words
 ``command_page``      ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
 ``save_figures``      a command's figures saved in each format and closed
-:class:`CurvesChart`  where a data command's chart in ``report.html`` comes from (``curve.CURVE_CHART``, ...)
+:func:`saved_run`     a data command's settings and tables, read back from its run directory for its chart
 ====================  =======================================================================================
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy as np
 from simstudy import io
 from simstudy.stats.metrics import format_number
 
-__all__ = ["plain", "atom_notes", "CurvesChart"]
+__all__ = ["plain", "atom_notes", "saved_run"]
 
 
 def pct(x: float) -> str:
@@ -152,60 +151,37 @@ def command_page(path: Path, title: str, about: list[str], terminal: list[str], 
     return write_page_atomically(path, lines)
 
 
-@dataclass(frozen=True)
-class CurvesChart:
-    """Where a data command's chart in ``report.html`` comes from: its page and table in the run directory, and
-    the table's columns drawn (:func:`simstudy.charts.curves`): ``simstudy curve``'s
-    (:data:`simstudy.commands.curve.CURVE_CHART`) and ``simstudy bands``'
-    (:data:`simstudy.commands.bands.BANDS_CHART`), each its command's ``charts`` hook
-    (:attr:`simstudy.registry.Command.charts`); ``report.html`` knows no command's files.
+def saved_run(files, page: str, *tables: str) -> tuple[dict, list] | None:
+    """A data command's run directory as its ``report.html`` chart reads it: the settings it ran with and its
+    tables, so that the chart is drawn from the same description as the command's PNG.
 
     Parameters
     ----------
+    files : simstudy.report_safe.Files
+        The directory's files, read as data and only where they are its own.
     page : str
-        The command's page (``CURVE.md``): no chart where the directory lacks it.
-    table : str
-        The table drawn (``curves.csv``).
-    x : str
-        The budget's column.
-    values : tuple of str
-        The curve's column: the first the table has.
-    lower, upper : str
-        The band's columns.
-    words : str
-        What the band is (e.g. "± 1 SD").
+        The command's page (``CURVE.md``): nothing is read where the directory lacks it.
+    *tables : str
+        The tables read (``curves.csv``, ...); the first must be there.
+
+    Returns
+    -------
+    tuple of (dict, list) or None
+        ``run.json``'s settings (``{}`` where it has none) and each table as a frame (None: missing, refused, not
+        a table); None without the page or the first table.
 
     Examples
     --------
     >>> import tempfile
     >>> from simstudy.report_safe import Files
-    >>> source = CurvesChart("CURVE.md", "curves.csv", "n", ("expected_max",), "band_low", "band_high", "± 1 SD")
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     source.charts(Files(Path(d)))  # neither page nor table there
-    []
+    ...     saved_run(Files(Path(d)), "CURVE.md", "curves.csv") is None  # neither page nor table there
+    True
     """
-
-    page: str
-    table: str
-    x: str
-    values: tuple[str, ...]
-    lower: str
-    upper: str
-    words: str
-
-    def charts(self, files) -> list:
-        """The chart (a one-element list of :class:`simstudy.charts.Chart`), or none: no page or table there, a
-        table refused (a link out of the directory, a FIFO) or without the columns."""
-        from simstudy.charts import curves
-
-        root = files.root
-        if not (os.path.lexists(root / self.page) and os.path.lexists(root / self.table)):
-            return []
-        table = files.csv(root / self.table)  # never through a link out of the directory, never a FIFO
-        value = next((c for c in self.values if c in table.columns), None) if table is not None else None
-        chart = (
-            curves(table, x=self.x, value=value, lower=self.lower, upper=self.upper, words=self.words)
-            if value
-            else None
-        )
-        return [chart] if chart is not None else []
+    root = files.root
+    if not (os.path.lexists(root / page) and os.path.lexists(root / tables[0])):
+        return None
+    settings = files.json(root / "run.json").get("config")
+    # never through a link out of the directory, never a FIFO (Files refuses them)
+    frames = [files.csv(root / table) if os.path.lexists(root / table) else None for table in tables]
+    return (settings if isinstance(settings, dict) else {}), frames

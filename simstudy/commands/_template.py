@@ -21,7 +21,8 @@ hook                  required   what it does
 ``charts``            no         ``charts(files) -> list of Chart``: ``report.html``'s charts of the run
                                  directory, described from the tables ``write`` left there, one
                                  :class:`simstudy.charts.Chart` per chart (``simstudy curve``'s:
-                                 :data:`simstudy.commands.curve.CURVE_CHART`)
+                                 :func:`simstudy.commands.curve.report_charts`, the chart its
+                                 figure.png is drawn from)
 ``page``              no         the Markdown page ``write`` leaves at the top of the run directory
                                  (``"CURVE.md"``): ``report.html`` shows it
 ====================  =========  ========================================================================

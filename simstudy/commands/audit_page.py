@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io
-from simstudy.charts import legend, suptitle, theme
+from simstudy.chart_style import legend, suptitle, theme
 from simstudy.commands._pages import atom_sentences, lvl, pct, write_page_atomically
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies.band_coverage import band_coverage_figure

@@ -16,9 +16,10 @@ for two models, the paper's weak/fair/strong evidence of which is ahead at each 
 :func:`run`                         the bands, CDF bands and evidence as a :class:`BandsResult`
 :func:`lines`                       the terminal summary: the bands at readable k, the evidence
 :func:`write`                       the figures, the tables and BANDS.md (report.html's page)
-:func:`tuning_curve_bands_figure`   the tuning curves with their bands (and the U, V estimates)
-:func:`cdf_bands_figure`            the empirical CDFs with their bands
-:data:`BANDS_CHART`                 the chart of bands.csv in report.html (the command's ``charts``)
+:func:`charts`                      the charts: tuning_curve.png and cdf.png, and report.html's charts
+:func:`tuning_curve_chart`          the tuning curves with their bands (and the U, V estimates)
+:func:`cdf_chart`                   the empirical CDFs with their bands
+:func:`report_charts`               those charts of a run directory (the command's ``charts``)
 ==================================  ======================================================================
 
 Nothing here prints or exits (bad input: :class:`~simstudy.schema.ConfigError`, :class:`~simstudy.datasets.DataError`).
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simstudy import _limits, io, schema, schema_docs
+from simstudy.charts import Chart, Interval, Note, Reference, View, json_value
 from simstudy.commands._data import (
     CONFIDENCE_DOC,
     XSCALES,
@@ -47,7 +49,6 @@ from simstudy.commands._data import (
     sample_seed_option,
     scores_of,
 )
-from simstudy.commands._pages import CurvesChart
 from simstudy.engine import memory
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
@@ -63,9 +64,10 @@ __all__ = [
     "run",
     "lines",
     "write",
-    "figures",
-    "tuning_curve_bands_figure",
-    "cdf_bands_figure",
+    "charts",
+    "tuning_curve_chart",
+    "cdf_chart",
+    "report_charts",
 ]
 
 
@@ -344,55 +346,51 @@ def lines(result: BandsResult) -> list[str]:
     return out
 
 
-def figures(result: BandsResult) -> dict:
-    """The figures ``simstudy bands`` writes: the tuning curves' bands and the CDFs' bands, titled.
+def charts(result: BandsResult) -> dict:
+    """The charts of ``simstudy bands``: its PNGs (tuning_curve.png, cdf.png) and the charts of its
+    ``report.html``, titled with the data, level and method.
 
     Parameters
     ----------
     result : BandsResult
-        What :func:`run` returned.
+        What :func:`run` returned (or :func:`report_charts` read back from a run directory).
 
     Returns
     -------
-    dict of str to matplotlib.figure.Figure
-        ``"tuning_curve"`` (:func:`tuning_curve_bands_figure`) and ``"cdf"`` (:func:`cdf_bands_figure`): the
-        files' stems.
+    dict of str to simstudy.charts.Chart
+        ``"tuning_curve"`` (:func:`tuning_curve_chart`) and ``"cdf"`` (:func:`cdf_chart`; none where the
+        result has no ``cdfs``): the files' stems.
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
     >>> import numpy as np
     >>> from simstudy.commands import bands
-    >>> figs = figures(bands.run({"data": "scores.csv", "method": "dkw"}, {"a": np.array([0.2, 0.4, 0.3])}))
-    >>> figs["cdf"].axes[0].get_title()
+    >>> described = charts(bands.run({"data": "scores.csv", "method": "dkw"}, {"a": np.array([0.2, 0.4, 0.3])}))
+    >>> described["cdf"].title
     'scores.csv: 80% DKW bands for the CDF of scores'
-    >>> for fig in figs.values():
-    ...     plt.close(fig)
     """
-    from simstudy.stats import bands
+    from simstudy.figures import method_label
 
     opts = result.config
     low, high, minimize = opts.data.low, opts.data.high, opts.data.minimize
     source = Path(opts.data.data).name
     label = f"{opts.kind}{'' if opts.kind != 'quantile' else f' ({opts.quantile:g})'} tuning curve"
     label += " (lower is better: the best is the minimum)" * minimize
-    method = bands.METHOD_LABELS[opts.method]
-    return {
-        "tuning_curve": tuning_curve_bands_figure(
+    method = method_label(opts.method)
+    out = {
+        "tuning_curve": tuning_curve_chart(
             result.bands,
             low=low,
             high=high,
             xscale=opts.xscale,
             title=f"{source}: {opts.confidence:.0%} {method} bands, {label}",
             minimize=minimize,
-        ),
-        "cdf": cdf_bands_figure(
-            result.cdfs,
-            low=low,
-            high=high,
-            title=f"{source}: {opts.confidence:.0%} {method} bands for the CDF of scores",
-        ),
+        )
     }
+    if result.cdfs is not None:  # a run directory read back without its cdf_bands.csv has none
+        title = f"{source}: {opts.confidence:.0%} {method} bands for the CDF of scores"
+        out["cdf"] = cdf_chart(result.cdfs, low=low, high=high, title=title)
+    return out
 
 
 def write(result: BandsResult, out_dir: Path) -> list[Path]:
@@ -423,6 +421,7 @@ def write(result: BandsResult, out_dir: Path) -> list[Path]:
     ['bands.parquet', 'bands.csv', 'cdf_bands.csv', 'tuning_curve.png', 'cdf.png', 'tuning_curve.pdf', 'cdf.pdf', \
 'BANDS.md']
     """
+    from simstudy.charts import to_matplotlib
     from simstudy.commands._pages import save_figures
 
     out_dir = Path(out_dir)
@@ -430,7 +429,7 @@ def write(result: BandsResult, out_dir: Path) -> list[Path]:
     io.write_csv(result.bands, out_dir / "bands.csv")
     io.write_csv(result.cdfs, out_dir / "cdf_bands.csv")
     written = [out_dir / "bands.parquet", out_dir / "bands.csv", out_dir / "cdf_bands.csv"]
-    written += save_figures(figures(result), out_dir)
+    written += save_figures({stem: to_matplotlib(chart) for stem, chart in charts(result).items()}, out_dir)
     if result.evidence is not None:
         io.write_csv(result.evidence, out_dir / "evidence.csv")
         written.append(out_dir / "evidence.csv")
@@ -496,48 +495,48 @@ def _bound_text(value: float) -> str:
     return f"{value:g}" if np.isfinite(value) else ("∞" if value > 0 else "−∞")
 
 
-def tuning_curve_bands_figure(
+def tuning_curve_chart(
     curves: pd.DataFrame,
     *,
     low: float = -np.inf,
     high: float = np.inf,
     xscale: str = "linear",
-    title: str | None = None,
+    title: str = "",
     minimize: bool = False,
-):
-    """Tuning curves with simultaneous confidence bands, all models on one plot (Lourie et al. 2024, Figs. 2-3).
+) -> Chart:
+    """Tuning curves with simultaneous confidence bands, all models on one panel (Lourie et al. 2024, Figs. 2-3).
 
     With columns ``u`` and ``v``, the point estimates of the mean tuning curve are drawn in a panel beside it
-    (Fig. 1). The y axis zooms on the informative part of the bands. Where a band is trivial -- the upper band
-    at ``high`` (or infinite), the lower at ``low``: the data cannot bound the curve there -- the figure says
-    so: a dotted line in the model's colour caps the band at the edge of the view and the legend gives the
-    budgets, e.g. "upper band trivial (= 1) for k ≥ 9". The bounds ``low``/``high`` are drawn as grey dotted
-    lines when they are in view and named at the edge when they are beyond it.
+    (Fig. 1): V solid, U dashed, the ``estimator`` asked for (a column after ``v``) dotted. The bands' y axis
+    zooms on their informative part. Where a band is trivial -- the upper band at ``high`` (or infinite), the
+    lower at ``low``: the data cannot bound the curve there -- the chart says so: a dotted line in the model's
+    colour caps the band at the edge of the view and the legend gives the budgets, e.g. "upper band trivial (= 1)
+    for k ≥ 9"; the band is shaded only where both sides bound the curve, the side that still does drawn thin. The
+    bounds ``low``/``high`` are drawn as grey dotted lines when they are in view and named in a corner when they
+    are beyond it.
 
     Parameters
     ----------
     curves : pandas.DataFrame
         One row per model and k (iterations of random search): columns ``model``, ``k``, ``point``,
         ``lower``, ``upper`` (score units; the bands may be infinite); optionally ``confidence`` (in (0, 1))
-        and ``method`` (named in the legend's band entry), ``kind`` (e.g. ``"median"``, named in the title),
-        and ``u`` and ``v``: the U- and V-statistic estimates of the mean tuning curve (NaN beyond the sample
-        size), drawn in a left panel as Lourie et al.'s Figure 1 does.
-    low : float, keyword-only, default -inf
-        Lower bound of the scores (may be infinite).
-    high : float, keyword-only, default inf
-        Upper bound of the scores (may be infinite).
+        and ``method`` (named in the legend's band entry), ``kind`` (e.g. ``"median"``, named in the panel's
+        title), and ``u`` and ``v``: the U- and V-statistic estimates of the mean tuning curve (NaN beyond the
+        sample size).
+    low, high : float, keyword-only
+        The bounds of the scores (may be infinite). Default -inf and inf.
     xscale : {"linear", "log"}, keyword-only, default "linear"
         The k axis' scale.
     title : str, optional, keyword-only
-        Wrapped to the figure's width. Default None: no title (with the point-estimate panel, a panel title).
+        The chart's title. Default "".
     minimize : bool, keyword-only, default False
         True: the curves are of the minimum (lower is better; ``simstudy bands minimize=true``), so they fall
         with k: the upper band is trivial up to a budget, the lower one from a budget on.
 
     Returns
     -------
-    matplotlib.figure.Figure
-        One axes, or two with ``u`` and ``v`` (point estimates left, bands right); the legend below.
+    simstudy.charts.Chart
+        One panel, or two with ``u`` and ``v`` (point estimates left, bands right); steps held to the next k.
 
     Raises
     ------
@@ -551,219 +550,151 @@ def tuning_curve_bands_figure(
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
     >>> import pandas as pd
     >>> curves = pd.DataFrame(
     ...     {"model": "a", "k": [1, 2, 3, 4], "point": [0.6, 0.7, 0.75, 0.78], "lower": [0.5, 0.6, 0.65, 0.7],
     ...      "upper": [0.7, 0.8, 1.0, 1.0]}
     ... )
-    >>> fig = tuning_curve_bands_figure(curves, low=0.0, high=1.0)
-    >>> [t.get_text().replace("\\n", " ") for t in fig.legends[0].get_texts()]
-    ['a: tuning curve', 'simultaneous band', 'a: upper band trivial (= 1) for k ≥ 3', "thin line: the band's side that still bounds the curve"]
-    >>> plt.close(fig)
+    >>> chart = tuning_curve_chart(curves, low=0.0, high=1.0)
+    >>> [r.label for r in chart.references], [n.text for n in chart.notes]
+    (['a: upper band trivial (= 1) for k ≥ 3'], ['↑ bound 1 (beyond the view)', '↓ bound 0 (beyond the view)'])
     """
-    import matplotlib.pyplot as plt
-    import pandas as pd
-    from matplotlib.lines import Line2D
 
-    from simstudy.charts import (
-        axes_title,
-        colorblind,
-        labels,
-        legend,
-        set_xscale,
-        shade_patch,
-        suptitle,
-        theme,
-        xscale_iv,
-    )
     from simstudy.figures import method_label
 
-    xscale_iv(xscale)
-    theme()
-    models = list(dict.fromkeys(curves["model"]))
-    palette = dict(zip(models, colorblind(len(models))))
     estimates = {"u", "v"} <= set(curves.columns)
-    if estimates:
-        fig, (ax_point, ax) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
-        _point_estimates_panel(ax_point, curves, models, palette, xscale)
-    else:
-        fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
-    values = curves[["point", "lower", "upper"]].to_numpy()
-    finite = values[np.isfinite(values) & (values > low) & (values < high)]
-    if finite.size == 0:
-        finite = curves["point"].to_numpy()
-    span = finite.max() - finite.min() or 1.0
-    bottom, top = finite.min() - 0.05 * span, finite.max() + 0.05 * span
-    # A bound close to the data is shown as a line in view; a far one is named at the edge instead.
-    high_in_view = np.isfinite(high) and high <= top + 0.15 * span
-    low_in_view = np.isfinite(low) and low >= bottom - 0.15 * span
-    cap_top = high if high_in_view else top  # where a trivial upper band is drawn to
-    cap_bottom = low if low_in_view else bottom
     kind = curves["kind"].iloc[0] if "kind" in curves else None
     curve_name = f"{kind} tuning curve" if kind else "tuning curve"
-    extra = []
-    one_sided = False
-    for model in models:
+    points = ("point estimates of the mean tuning curve",)
+    panel = (f"confidence bands for the {kind} tuning curve" if kind else "confidence bands",) if estimates else ()
+    values = curves[["point", "lower", "upper"]].to_numpy(dtype=float)
+    finite = values[np.isfinite(values) & (values > low) & (values < high)]
+    if finite.size == 0:
+        finite = curves["point"].to_numpy(dtype=float)
+    span = finite.max() - finite.min() or 1.0
+    bottom, top = finite.min() - 0.05 * span, finite.max() + 0.05 * span
+    # A bound close to the data is shown as a line in view; a far one is named in a corner instead.
+    high_in_view = bool(np.isfinite(high) and high <= top + 0.15 * span)
+    low_in_view = bool(np.isfinite(low) and low >= bottom - 0.15 * span)
+    cap_top = high if high_in_view else top  # where a trivial upper band is drawn to
+    cap_bottom = low if low_in_view else bottom
+    rows, references = [], []
+    up_from, down_to = ("≤", "≥") if minimize else ("≥", "≤")  # the minimum's curve falls with k
+    for model in dict.fromkeys(curves["model"]):
         c = curves[curves["model"] == model].sort_values("k")
-        ax.plot(
-            c["k"], c["point"], color=palette[model], lw=1.8, label=f"{model}: {curve_name}", drawstyle="steps-post"
-        )
-        # Shaded only where both sides bound the curve: where a side is trivial (at the bound) a shade up to the
-        # edge of the view would be a rectangle hiding the other models' bands; the side that still bounds the
-        # curve is drawn as a thin line, and the trivial one as a dotted line at the edge (below).
+        if estimates:  # Lourie et al.'s Figure 1, left: each model's V and U estimates and the one asked for
+            columns = list(c.columns)
+            asked = columns[columns.index("v") + 1 : columns.index("kind")] if "kind" in columns else []
+            for estimator in ("v", "u", *asked):
+                style = _ESTIMATOR_WORDS.get(estimator, estimator)
+                for k, value in zip(c["k"].tolist(), c[estimator].tolist()):
+                    if json_value(value) is not None:
+                        point = {"x": k, "estimate": value, "shown": f"{value:.4g}", "hue": str(model)}
+                        rows.append({**point, "style": style, "facet": points})
         lo_trivial = ~(c["lower"] > low).to_numpy()
         hi_trivial = ~(c["upper"] < high).to_numpy()
-        both = ~(lo_trivial | hi_trivial)
-        # A step drawn post runs through the next k: there, hold the last bounded values (no spike to the cap).
-        through = both | np.append(False, both[:-1])
-        held = pd.DataFrame({"lower": c["lower"].where(both), "upper": c["upper"].where(both)}).ffill()
-        ax.fill_between(
-            c["k"],
-            np.clip(held["lower"], cap_bottom, cap_top),
-            np.clip(held["upper"], cap_bottom, cap_top),
-            where=through,
-            color=palette[model],
-            alpha=0.22,
-            lw=0,
-            step="post",
-        )
-        for side, trivial in ((c["lower"], lo_trivial), (c["upper"], hi_trivial)):
-            alone = ~trivial & (lo_trivial | hi_trivial)
-            ax.plot(
-                c["k"],
-                np.where(alone, np.clip(side, cap_bottom, cap_top), np.nan),
-                color=palette[model],
-                lw=0.9,
-                drawstyle="steps-post",
-            )
-            one_sided = one_sided or bool(alone.any())
+        for k, point, lo, hi, lo_t, hi_t in zip(
+            c["k"].tolist(), c["point"].tolist(), c["lower"].tolist(), c["upper"].tolist(), lo_trivial, hi_trivial
+        ):
+            row = {"x": k, "estimate": point, "hue": str(model), "shown": f"{point:.4g} [{lo:.4g}, {hi:.4g}]"}
+            if not lo_t:
+                row["lo"] = float(np.clip(lo, cap_bottom, cap_top))
+            if not hi_t:
+                row["hi"] = float(np.clip(hi, cap_bottom, cap_top))
+            rows.append({**row, "facet": panel} if panel else row)
         upper, lower = _trivial_runs(c, low, high, minimize)
         k_max, k_min = float(c["k"].max()), float(c["k"].min())
-        up_from, down_to = ("≤", "≥") if minimize else ("≥", "≤")  # the minimum's curve falls with k
         if upper is not None:
-            ax.hlines(
-                cap_top, *((k_min, upper[0]) if minimize else (upper[0], k_max)), color=palette[model], ls=":", lw=1.6
-            )
-            extra.append(
-                Line2D(
-                    [],
-                    [],
-                    color=palette[model],
-                    ls=":",
-                    lw=1.6,
+            references.append(
+                Reference(
+                    cap_top,
+                    hue=str(model),
+                    width=1.6,
+                    span=(k_min, float(upper[0])) if minimize else (float(upper[0]), k_max),
                     label=f"{model}: upper band trivial (= {_bound_text(high)}) for k {up_from} {upper[0]:g}",
+                    panel=panel or None,
                 )
             )
         if lower is not None:
-            ax.hlines(
-                cap_bottom,
-                *((lower[0], k_max) if minimize else (k_min, lower[0])),
-                color=palette[model],
-                ls=":",
-                lw=1.6,
-            )
-            extra.append(
-                Line2D(
-                    [],
-                    [],
-                    color=palette[model],
-                    ls=":",
-                    lw=1.6,
+            references.append(
+                Reference(
+                    cap_bottom,
+                    hue=str(model),
+                    width=1.6,
+                    span=(float(lower[0]), k_max) if minimize else (k_min, float(lower[0])),
                     label=f"{model}: lower band trivial (= {_bound_text(low)}) for k {down_to} {lower[0]:g}",
+                    panel=panel or None,
                 )
             )
-    for value, in_view, where in ((high, high_in_view, "top"), (low, low_in_view, "bottom")):
+    notes = []
+    for value, in_view, side in ((high, high_in_view, "upper"), (low, low_in_view, "lower")):
         if in_view:
-            ax.axhline(value, color="0.4", ls=(0, (1, 3)), lw=1)
-            ax.annotate(
-                f"{'upper' if where == 'top' else 'lower'} bound of the scores: {value:g}",
-                (0.01, value),
-                xycoords=("axes fraction", "data"),
-                va="bottom" if where == "top" else "top",
-                ha="left",
-                fontsize=7,
-                color="0.3",
-                xytext=(0, 2 if where == "top" else -2),
-                textcoords="offset points",
+            references.append(
+                Reference(value, grey=0.4, note=f"{side} bound of the scores: {value:g}", panel=panel or None)
             )
         elif np.isfinite(value):
-            # Outside the cap line (above the top one, below the bottom one), in room the y limits keep for it:
-            # nothing is drawn beyond a cap, so the note never overprints a curve or a band.
-            arrow = "↑" if where == "top" else "↓"
-            ax.annotate(
-                f"{arrow} bound {value:g} (beyond the view)",
-                (0.99, cap_top if where == "top" else cap_bottom),
-                xycoords=("axes fraction", "data"),
-                xytext=(0, 1.5 if where == "top" else -1.5),
-                textcoords="offset points",
-                ha="right",
-                va="bottom" if where == "top" else "top",
-                fontsize=7,
-                color="0.3",
-            )
+            arrow = "↑" if side == "upper" else "↓"
+            notes.append(Note(f"{arrow} bound {value:g} (beyond the view)", f"{side} right", panel or None))
     pad = 0.04 * span
     # A note's line of 7-point text, in data units: the axes are at least half the figure's height once the
-    # legend below has its room (constrained layout), so 12 points of it are at most this much of the view.
+    # legend below has its room, so 12 points of it are at most this much of the view (room kept for the note).
     view = max(top, cap_top) - min(bottom, cap_bottom) + 2 * pad
-    room = view * 12.0 / (0.5 * fig.get_figheight() * 72.0) / (1 - 2 * 12.0 / (0.5 * fig.get_figheight() * 72.0))
+    share = 12.0 / (0.5 * _INCHES[1] * 72.0)
+    room = view * share / (1 - 2 * share)
     noted = {
-        w: bool(np.isfinite(v) and not shown)
-        for v, shown, w in ((high, high_in_view, "top"), (low, low_in_view, "bottom"))
+        side: bool(np.isfinite(v) and not shown)
+        for v, shown, side in ((high, high_in_view, "top"), (low, low_in_view, "bottom"))
     }
-    ax.set_ylim(
+    y = (
         min(bottom, cap_bottom - (max(pad, room) if noted["bottom"] else pad)),
         max(top, cap_top + (max(pad, room) if noted["top"] else pad)),
     )
-    set_xscale(ax, xscale)
-    labels(ax, xlabel="k (iterations of random search)", ylabel="best score after k iterations")
     band = "simultaneous band"
     if "confidence" in curves and "method" in curves:
         band = f"{float(curves['confidence'].iloc[0]):.0%} simultaneous band ({method_label(curves['method'].iloc[0])})"
-    if one_sided:
-        extra.append(
-            Line2D([], [], color="0.3", lw=0.9, label="thin line: the band's side that still bounds the curve")
-        )
-    legend(fig, ax, [shade_patch(band, alpha=0.22), *extra], loc="outside lower center", ncols=2)
+    views = [View(panel, y=y, ylabel="best score after k iterations")]
     if estimates:
-        axes_title(ax, f"confidence bands for the {kind} tuning curve" if kind else "confidence bands")
-        if title:
-            suptitle(fig, title)
-    elif title:
-        axes_title(ax, title)
-    return fig
+        views.insert(0, View(points, ylabel="expected best score after k iterations", line="straight"))
+    return Chart(
+        title,
+        tuple(rows),
+        x="k",
+        xlabel="k (iterations of random search)",
+        xscale=xscale,
+        ylabel="best score after k iterations",
+        hue="model",
+        facets=("panel",) if estimates else (),
+        panel_keys=False,
+        interval=Interval(band, opacity=0.22),
+        text=f"{curve_name} [{band}]",
+        styles="estimator" if estimates else None,
+        role="curve",
+        columns=2,
+        size=(420, 300),
+        line="step",
+        series=f": {curve_name}",
+        references=tuple(references),
+        notes=tuple(notes),
+        views=tuple(views),
+        inches=(5.0, _INCHES[1]) if estimates else _INCHES,
+        legend_columns=2,
+    )
 
 
-def _point_estimates_panel(ax, curves: pd.DataFrame, models: list, palette: dict, xscale: str) -> None:
-    """Lourie et al.'s Figure 1, left: each model's V (solid) and U (dashed) estimates of the mean tuning curve,
-    and the ``estimator`` asked for (dotted), a column after ``v`` and ``u``."""
-    from matplotlib.lines import Line2D
+#: A panel of the bands' PNGs, in inches (the legend below adds its room).
+_INCHES = (5.5, 4.0)
 
-    from simstudy.charts import axes_title, labels, set_xscale
-
-    columns = list(curves.columns)
-    extra = [c for c in columns[columns.index("v") + 1 : columns.index("kind")]] if "kind" in columns else []
-
-    for model in models:
-        c = curves[curves["model"] == model].sort_values("k")
-        for estimator, style in (("v", "-"), ("u", "--"), *((e, ":") for e in extra)):
-            ax.plot(c["k"], c[estimator], color=palette[model], ls=style, lw=1.6)
-    set_xscale(ax, xscale)
-    labels(ax, xlabel="k (iterations of random search)", ylabel="expected best score after k iterations")
-    axes_title(ax, "point estimates of the mean tuning curve")
-    styles = [
-        Line2D([], [], color="0.3", ls="-", lw=1.6, label="V-statistic (Dodge et al. 2019)"),
-        Line2D([], [], color="0.3", ls="--", lw=1.6, label="U-statistic (Tang et al. 2020)"),
-        *(Line2D([], [], color="0.3", ls=":", lw=1.6, label=e if e != "w" else "W-statistic") for e in extra),
-    ]
-    ax.legend(handles=styles, loc="lower right", fontsize=7, frameon=True)
+#: The point estimates of the mean tuning curve, as the legend names them.
+_ESTIMATOR_WORDS = {"v": "V-statistic (Dodge et al. 2019)", "u": "U-statistic (Tang et al. 2020)", "w": "W-statistic"}
 
 
-def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf, title: str | None = None):
-    """Empirical CDFs with their simultaneous confidence bands, all models on one plot.
+def cdf_chart(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = np.inf, title: str = "") -> Chart:
+    """Empirical CDFs with their simultaneous confidence bands, all models on one panel.
 
-    The x axis zooms on the scores (a little beyond the smallest and largest); the bounds ``low``/``high``
-    are drawn as dotted lines when they fall in view and named at the edge when they lie beyond it.
+    The x axis zooms on the scores (a little beyond the smallest and largest); each CDF runs from 0 at the left
+    edge of the view to 1 at its right, in steps, its band held to the edges. The bounds ``low``/``high`` are
+    drawn as dotted lines when they fall in view and named in a corner (upper left, lower right: where a CDF
+    leaves room) either way.
 
     Parameters
     ----------
@@ -771,17 +702,15 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
         One row per model and order statistic: columns ``model``, ``score`` (score units), ``ecdf``,
         ``lower``, ``upper`` (probabilities in [0, 1]: the band values at each order statistic,
         right-continuous); optionally ``confidence`` and ``method`` (named in the legend).
-    low : float, keyword-only, default -inf
-        Lower bound of the scores (may be infinite).
-    high : float, keyword-only, default inf
-        Upper bound of the scores (may be infinite).
+    low, high : float, keyword-only
+        The bounds of the scores (may be infinite). Default -inf and inf.
     title : str, optional, keyword-only
-        Wrapped to the figure's width. Default None: no title.
+        The chart's title. Default "".
 
     Returns
     -------
-    matplotlib.figure.Figure
-        One axes (score against cumulative probability), the legend below.
+    simstudy.charts.Chart
+        One panel: score against cumulative probability.
 
     References
     ----------
@@ -790,26 +719,17 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
     >>> import pandas as pd
     >>> cdfs = pd.DataFrame(
     ...     {"model": "a", "score": [0.6, 0.7, 0.8], "ecdf": [1 / 3, 2 / 3, 1.0], "lower": [0.0, 0.1, 0.4],
     ...      "upper": [0.6, 0.9, 1.0]}
     ... )
-    >>> fig = cdf_bands_figure(cdfs, low=0.0, high=1.0)
-    >>> len(fig.axes), fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
-    (1, 'score', 'cumulative probability')
-    >>> plt.close(fig)
+    >>> chart = cdf_chart(cdfs, low=0.0, high=1.0)
+    >>> chart.xlabel, chart.ylabel, [n.text for n in chart.notes]
+    ('score', 'cumulative probability', ['← bound 0 (beyond the view)', 'bound 1 → (beyond the view)'])
     """
-    import matplotlib.pyplot as plt
-
-    from simstudy.charts import axes_title, colorblind, labels, legend, shade_patch, theme
     from simstudy.figures import method_label
 
-    theme()
-    models = list(dict.fromkeys(cdfs["model"]))
-    palette = dict(zip(models, colorblind(len(models))))
-    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
     s_min, s_max = float(cdfs["score"].min()), float(cdfs["score"].max())
     pad = 0.05 * (s_max - s_min or abs(s_max) or 1.0)
     left, right = s_min - pad, s_max + pad
@@ -820,62 +740,88 @@ def cdf_bands_figure(cdfs: pd.DataFrame, *, low: float = -np.inf, high: float = 
         left = low - 0.3 * pad
     if high_in_view:
         right = high + 0.3 * pad
-    for model in models:
+    rows = []
+    for model in dict.fromkeys(cdfs["model"]):
         c = cdfs[cdfs["model"] == model].sort_values("score")
-        # To the edges of the view: the eCDF is 0 left of the first score, the bands keep their last values.
-        x = np.concatenate(([left], c["score"], [right]))
-        ax.step(
-            x,
-            np.concatenate(([0.0], c["ecdf"], [1.0])),
-            where="post",
-            color=palette[model],
-            lw=1.5,
-            label=f"{model}: empirical CDF of the scores",
-        )
-        ax.fill_between(
-            x[1:],
-            np.append(c["lower"], c["lower"].iloc[-1]),
-            np.append(c["upper"], c["upper"].iloc[-1]),
-            step="post",
-            color=palette[model],
-            alpha=0.22,
-            lw=0,
-        )
+        rows.append({"x": left, "estimate": 0.0, "hue": str(model), "shown": "0"})
+        last = None
+        for score, ecdf, lo, hi in zip(*(c[k].tolist() for k in ("score", "ecdf", "lower", "upper"))):
+            last = {"lo": lo, "hi": hi}
+            rows.append(
+                {"x": score, "estimate": ecdf, "hue": str(model), "shown": f"{ecdf:.3g} [{lo:.3g}, {hi:.3g}]", **last}
+            )
+        # to the right edge: the eCDF is 1 there, the band keeps its last values
+        rows.append({"x": right, "estimate": 1.0, "hue": str(model), "shown": "1", **(last or {})})
+    references, notes = [], []
     for value, in_view, side in ((low, low_in_view, "left"), (high, high_in_view, "right")):
         if in_view:
-            ax.axvline(value, color="0.4", ls=(0, (1, 3)), lw=1)
+            references.append(Reference(value, axis="x", grey=0.4))
         if np.isfinite(value):
-            text = (
-                f"bound {value:g}"
-                if in_view
-                else (f"← bound {value:g}" if side == "left" else f"bound {value:g} →") + " (beyond the view)"
-            )
-            # Upper left / lower right: where a CDF leaves room (it starts near 0 and ends near 1).
-            ax.text(
-                0.01 if side == "left" else 0.99,
-                0.98 if side == "left" else 0.02,
-                text,
-                transform=ax.transAxes,
-                ha=side,
-                va="top" if side == "left" else "bottom",
-                fontsize=7,
-                color="0.3",
-            )
-    ax.set_xlim(left, right)
-    ax.set_ylim(0, 1)
-    labels(ax, xlabel="score", ylabel="cumulative probability")
+            beyond = f"← bound {value:g}" if side == "left" else f"bound {value:g} →"
+            text = f"bound {value:g}" if in_view else f"{beyond} (beyond the view)"
+            notes.append(Note(text, "upper left" if side == "left" else "lower right"))
     band = "simultaneous confidence band"
     if "confidence" in cdfs and "method" in cdfs:
         band = f"{float(cdfs['confidence'].iloc[0]):.0%} simultaneous band ({method_label(cdfs['method'].iloc[0])})"
-    legend(fig, ax, [shade_patch(band, alpha=0.22)], loc="outside lower center", ncols=2)
-    if title:
-        axes_title(ax, title)
-    return fig
+    return Chart(
+        title,
+        tuple(rows),
+        x="score",
+        ylabel="cumulative probability",
+        xlabel="score",
+        hue="model",
+        interval=Interval(band, opacity=0.22),
+        text=f"empirical CDF [{band}]",
+        role="curve",
+        size=(520, 320),
+        line="step",
+        series=": empirical CDF of the scores",
+        references=tuple(references),
+        notes=tuple(notes),
+        views=(View(x=(left, right), y=(0.0, 1.0)),),
+        inches=_INCHES,
+        legend_columns=2,
+    )
 
 
-#: The chart of ``simstudy bands``' run directory in its ``report.html`` (the command's ``charts``): the tuning
-#: curves from bands.csv, one line per model, their band shaded.
-BANDS_CHART = CurvesChart("BANDS.md", "bands.csv", "k", ("point",), "lower", "upper", "band")
+def report_charts(files) -> list[Chart]:
+    """The charts ``report.html`` draws of ``simstudy bands``' run directory: :func:`charts` of what it wrote.
+
+    Parameters
+    ----------
+    files : simstudy.report_safe.Files
+        The directory's files, read as data and only where they are its own.
+
+    Returns
+    -------
+    list of simstudy.charts.Chart
+        The tuning curves' chart and, where cdf_bands.csv is there, the CDFs'; none without BANDS.md or bands.csv
+        (or a table refused or without its columns).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.report_safe import Files
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     report_charts(Files(Path(d)))
+    []
+    """
+    from simstudy.commands._pages import saved_run
+
+    found = saved_run(files, "BANDS.md", "bands.csv", "cdf_bands.csv")
+    if found is None:
+        return []
+    settings, (curves, cdfs) = found
+    try:
+        config = parse(settings)
+    except ConfigError:  # a run of an older simstudy, or a plug-in estimator gone: its tables, drawn as saved
+        config = parse({"data": settings.get("data") or "scores"})
+    if curves is None or not {"model", "k", "point", "lower", "upper"} <= set(curves.columns) or not len(curves):
+        return []
+    if cdfs is None or not {"model", "score", "ecdf", "lower", "upper"} <= set(cdfs.columns) or not len(cdfs):
+        cdfs = None
+    saved = BandsResult(config=config, bands=curves, cdfs=cdfs, evidence=None)  # None: not saved
+    return list(charts(saved).values())
 
 
 COMMAND = Command(
@@ -886,7 +832,7 @@ COMMAND = Command(
     parse=parse,
     write=write,
     lines=lines,
-    charts=BANDS_CHART.charts,
+    charts=report_charts,
     usage="simstudy bands data=FILE|DATASET [key=value ...]",
     examples=(
         "simstudy bands data=scores.csv confidence=0.8 kind=median low=0 high=1",

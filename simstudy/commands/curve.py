@@ -19,8 +19,8 @@ name                       what
 :func:`run`                the curves (and targets reached) as a :class:`CurveResult`
 :func:`lines`              the terminal summary: the table at readable budgets, the targets reached
 :func:`write`              figure.png/pdf, curves.csv/parquet, targets.csv, CURVE.md (report.html's page)
-:func:`evp_curves_figure`  the figure of the curves
-:data:`CURVE_CHART`        the chart of curves.csv in report.html (the command's ``charts``)
+:func:`chart`              the chart of the curves: figure.png, and report.html's chart
+:func:`report_charts`      that chart of a run directory (the command's ``charts``)
 =========================  ==========================================================================
 
 Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigError` or
@@ -29,6 +29,7 @@ Nothing here prints or exits: bad input raises :class:`~simstudy.schema.ConfigEr
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simstudy import io, schema, schema_docs
+from simstudy.charts import Chart, Interval, Reference, json_value, log_spaced
 from simstudy.commands._data import (
     XSCALES,
     DataConfig,
@@ -50,10 +52,9 @@ from simstudy.commands._data import (
     sample_seed_option,
     scores_of,
 )
-from simstudy.commands._pages import CurvesChart
 from simstudy.datasets import DataError
 from simstudy.registry import Command
-from simstudy.schema import option
+from simstudy.schema import ConfigError, option
 from simstudy.stats import estimators
 
 if TYPE_CHECKING:
@@ -67,8 +68,8 @@ __all__ = [
     "run",
     "lines",
     "write",
-    "figure",
-    "evp_curves_figure",
+    "chart",
+    "report_charts",
 ]
 
 
@@ -331,48 +332,6 @@ def lines(result: CurveResult) -> list[str]:
     return out
 
 
-def figure(result: CurveResult):
-    """The figure ``simstudy curve`` writes (figure.png/pdf): :func:`evp_curves_figure` of the result, titled.
-
-    Parameters
-    ----------
-    result : CurveResult
-        What :func:`run` returned.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The curves against trials (or time, with ``trial_time``), the target and where each model reaches it.
-
-    Examples
-    --------
-    >>> import matplotlib.pyplot as plt
-    >>> import numpy as np
-    >>> from simstudy.commands import curve
-    >>> fig = figure(curve.run({"data": "scores.csv"}, {"a": np.array([0.2, 0.4, 0.3])}))
-    >>> fig.axes[0].get_title()
-    'scores.csv: expected max (V) ± 1 SD'
-    >>> plt.close(fig)
-    """
-    config, best = result.config, result.best
-    x = "time" if config.trial_time is not None else "n"
-    xlabel = (
-        f"time ({config.time_unit}), {'log scale' if config.xscale == 'log' else ''}".rstrip(", ")
-        if x == "time"
-        else None
-    )
-    return evp_curves_figure(
-        result._table(),
-        x=x,
-        target=config.target,
-        reached=result.targets,
-        xscale=config.xscale,
-        xlabel=xlabel,
-        ylabel=f"{best} validation score" if config.data.minimize else None,
-        title=f"{Path(config.data.data).name}: {best} ({_estimator_name(config.estimator)}) ± 1 SD",
-    )
-
-
 def write(result: CurveResult, out_dir: Path) -> list[Path]:
     """Write the files of ``simstudy curve``: figure.png/pdf, curves.parquet/csv, with a target targets.csv, and
     CURVE.md, the page of its ``report.html`` (the command line builds that page next).
@@ -400,10 +359,11 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
     ...     [p.name for p in write(result, Path(d))]
     ['figure.png', 'figure.pdf', 'curves.parquet', 'curves.csv', 'CURVE.md']
     """
+    from simstudy.charts import to_matplotlib
     from simstudy.commands._pages import save_figures
 
     out_dir = Path(out_dir)
-    written = save_figures({"figure": figure(result)}, out_dir)
+    written = save_figures({"figure": to_matplotlib(chart(result))}, out_dir)
     io.write_parquet(result.curves, out_dir / "curves.parquet")
     io.write_csv(result.curves, out_dir / "curves.csv")
     written += [out_dir / "curves.parquet", out_dir / "curves.csv"]
@@ -452,51 +412,24 @@ def _curve_table(table, best: str = "expected max") -> str:
     return head + "\n" + t.pivot(index="n", columns="model", values="cell").fillna("").to_string()
 
 
-def evp_curves_figure(
-    curves: pd.DataFrame,
-    *,
-    x: str = "n",
-    target: float | None = None,
-    reached: pd.DataFrame | None = None,
-    xscale: str = "log",
-    xlabel: str | None = None,
-    ylabel: str | None = None,
-    title: str | None = None,
-):
-    """Expected maximum against budget for each model, with +/- 1 SD shading (Dodge et al. 2019, Figs. 1-4).
+def chart(result: CurveResult) -> Chart:
+    """The chart of ``simstudy curve``: its figure.png, and the chart of its ``report.html``.
+
+    Each model's expected best of n trials (Dodge et al. 2019, Figs. 1-4) against the budget in trials (or time,
+    with ``trial_time``), ± 1 SD shaded (clipped to the observed scores); with a target, the target dotted, and
+    a dotted drop in the model's colour where each curve first reaches it (the legend names the models that never
+    do). At most :data:`MAX_BUDGETS` budgets per model, spaced evenly on a log scale (curves.csv has every n).
 
     Parameters
     ----------
-    curves : pandas.DataFrame
-        One row per model and budget: columns ``model``, ``n`` (trials), ``expected_max`` (score units),
-        ``std``, ``band_low``, ``band_high`` (the shading, already clipped to the observed range) and, for a
-        time axis, the column named by ``x``.
-    x : str, keyword-only, default "n"
-        The x column: ``"n"`` (trials) or a time column (e.g. seconds or hours of tuning).
-    target : float, optional, keyword-only
-        A score to reach: drawn as a dotted line, with dotted drops at each model's budget in ``reached``.
-    reached : pandas.DataFrame, optional, keyword-only
-        Columns ``model`` and the column named by ``x``: where each model's curve first reaches ``target``
-        (NaN: never).
-    xscale : {"log", "linear"}, keyword-only, default "log"
-        The x axis' scale.
-    xlabel : str, optional, keyword-only
-        The x axis label. Default None: "hyperparameter assignments (trials)" for ``x="n"``, else ``x``.
-    ylabel : str, optional, keyword-only
-        The y axis label. Default None: "expected max validation score" (``simstudy curve minimize=true``
-        says "expected min").
-    title : str, optional, keyword-only
-        The title (wrapped to the figure's width). Default None: no title.
+    result : CurveResult
+        What :func:`run` returned (or :func:`report_charts` read back from a run directory).
 
     Returns
     -------
-    matplotlib.figure.Figure
-        One axes, the legend below it.
-
-    Raises
-    ------
-    ValueError
-        If ``xscale`` is neither ``"log"`` nor ``"linear"``.
+    simstudy.charts.Chart
+        The description; :func:`simstudy.charts.to_matplotlib` draws the PNG, :func:`simstudy.chart_vega.to_vega`
+        the report's chart.
 
     References
     ----------
@@ -505,80 +438,112 @@ def evp_curves_figure(
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
-    >>> import pandas as pd
-    >>> curves = pd.DataFrame(
-    ...     {"model": ["a"] * 3 + ["b"] * 3, "n": [1, 2, 4] * 2, "expected_max": [0.6, 0.65, 0.7, 0.55, 0.62, 0.72]}
-    ... )
-    >>> curves = curves.assign(std=0.05, band_low=curves.expected_max - 0.05, band_high=curves.expected_max + 0.05)
-    >>> fig = evp_curves_figure(curves, target=0.68, reached=pd.DataFrame({"model": ["a", "b"], "n": [3.0, 4.0]}))
-    >>> len(fig.axes), fig.axes[0].get_xscale()
-    (1, 'log')
-    >>> plt.close(fig)
-    >>> evp_curves_figure(curves, xscale="symlog")
-    Traceback (most recent call last):
-        ...
-    ValueError: xscale must be one of linear, log, got 'symlog'
+    >>> import numpy as np
+    >>> from simstudy.commands import curve
+    >>> result = curve.run({"data": "scores.csv", "target": 0.35}, {"a": np.array([0.2, 0.4, 0.3])})
+    >>> described = chart(result)
+    >>> described.title, described.xscale, [r.label for r in described.references]
+    ('scores.csv: expected max (V) ± 1 SD', 'log', ['target 0.35 (dotted drops: where each model reaches it)', None])
+    >>> described.rows[0]["shown"]
+    '0.3 [0.2184, 0.3816]'
     """
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-
-    from simstudy.charts import (  # matplotlib: lazily
-        axes_title,
-        colorblind,
-        labels,
-        legend,
-        set_xscale,
-        shade_patch,
-        theme,
-        xscale_iv,
-    )
-
-    xscale_iv(xscale)
-    theme()
-    models = list(dict.fromkeys(curves["model"]))
-    palette = dict(zip(models, colorblind(len(models))))
-    fig, ax = plt.subplots(figsize=(5.5, 4.3), layout="constrained")
-    for model in models:
-        c = curves[curves["model"] == model].sort_values(x)
-        ax.plot(c[x], c["expected_max"], color=palette[model], lw=1.8, label=model)
-        ax.fill_between(c[x], c["band_low"], c["band_high"], color=palette[model], alpha=0.2, lw=0)
-    extra: list = [shade_patch("±1 SD (clipped to observed scores)", alpha=0.25)]
-    never = [] if reached is None else list(reached.loc[reached[x].isna(), "model"])
-    if target is not None:
-        ax.axhline(target, color="black", ls=":", lw=1)
-        extra.append(
-            Line2D(
-                [],
-                [],
-                color="black",
-                ls=":",
-                lw=1,
-                label=f"target {target:g}"
-                + (" (dotted drops: where each model reaches it)" if reached is not None else "")
-                + (f"; never reached by {', '.join(map(str, never))}" if never else ""),
+    config, best, table = result.config, result.best, result._table()
+    x = "time" if config.trial_time is not None else "n"
+    kept = log_spaced(table["n"].to_numpy(dtype=float), MAX_BUDGETS)
+    rows = []
+    for model, k, est, lo, hi in zip(
+        *(table[kept][c].tolist() for c in ("model", x, "expected_max", "band_low", "band_high"))
+    ):
+        if json_value(est) is None or json_value(k) is None or (config.xscale == "log" and k <= 0):
+            continue
+        point = {"hue": str(model), "x": k, "estimate": est, "shown": f"{est:.4g}"}
+        if json_value(lo) is not None and json_value(hi) is not None:
+            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
+        rows.append(point)
+    references = []
+    if config.target is not None:
+        reached = result.targets
+        never = [] if reached is None else [str(m) for m in reached.loc[reached[x].isna(), "model"]]
+        words = f"target {config.target:g}" + (
+            " (dotted drops: where each model reaches it)" if reached is not None else ""
+        )
+        references.append(
+            Reference(
+                config.target, label=words + (f"; never reached by {', '.join(never)}" if never else ""), grey=0.0
             )
         )
         if reached is not None:
-            for _, row in reached.dropna(subset=[x]).iterrows():
-                ax.axvline(row[x], color=palette[row["model"]], ls=":", lw=1)
-    set_xscale(ax, xscale)
-    labels(
-        ax,
-        xlabel=xlabel or ("hyperparameter assignments (trials)" if x == "n" else x),
-        ylabel=ylabel or "expected max validation score",
+            references += [
+                Reference(float(at), axis="x", hue=str(model))
+                for model, at in zip(reached["model"], reached[x])
+                if json_value(at) is not None
+            ]
+    scale = ", log scale" if config.xscale == "log" else ""
+    thinned = int(kept.size - kept.sum())
+    return Chart(
+        f"{Path(config.data.data).name}: {best} ({_estimator_name(config.estimator)}) ± 1 SD",
+        tuple(rows),
+        x=x,
+        xlabel=f"time ({config.time_unit}){scale}" if x == "time" else "hyperparameter assignments (trials)",
+        xscale=config.xscale,
+        ylabel=f"{best} validation score",
+        hue="model",
+        interval=Interval("±1 SD (clipped to observed scores)", opacity=0.2),
+        text=f"{best} [± 1 SD]",
+        role="curve",
+        size=(520, 320),
+        note=f"{thinned:,} of the budgets not drawn (log-spaced; curves.csv has them all)" if thinned else None,
+        references=tuple(references),
+        inches=(5.5, 3.7),
+        legend_columns=2,
     )
-    legend(fig, ax, extra, loc="outside lower center", ncols=2)
-    if title:
-        axes_title(ax, title)
-    return fig
 
 
-#: The chart of ``simstudy curve``'s run directory in its ``report.html`` (the command's ``charts``): the expected
-#: best of n trials from curves.csv, one line per model, ± 1 SD shaded.
-CURVE_CHART = CurvesChart(
-    "CURVE.md", "curves.csv", "n", ("expected_max", "expected_min"), "band_low", "band_high", "± 1 SD"
-)
+#: Budgets drawn per model at most (log-spaced): a curve of 10^6 trials is 10^6 rows, and the eye sees 300.
+MAX_BUDGETS = 300
+
+
+def report_charts(files) -> list[Chart]:
+    """The chart ``report.html`` draws of ``simstudy curve``'s run directory: :func:`chart` of what it wrote.
+
+    Parameters
+    ----------
+    files : simstudy.report_safe.Files
+        The directory's files, read as data and only where they are its own.
+
+    Returns
+    -------
+    list of simstudy.charts.Chart
+        One chart, or none (no CURVE.md or curves.csv there, or a table refused or without its columns).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from simstudy.report_safe import Files
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     report_charts(Files(Path(d)))
+    []
+    """
+    from simstudy.commands._pages import saved_run
+
+    found = saved_run(files, "CURVE.md", "curves.csv", "targets.csv")
+    if found is None:
+        return []
+    settings, (curves, targets) = found
+    try:
+        config = parse(settings)
+    except ConfigError:  # a run of an older simstudy, or a plug-in estimator gone: its table, drawn as saved
+        config = parse({"data": settings.get("data") or "scores"})
+    need = {"model", "n", "std", "band_low", "band_high"}
+    if curves is None or not need <= set(curves.columns) or not {"expected_max", "expected_min"} & set(curves.columns):
+        return []
+    if config.trial_time is not None and "time" not in curves.columns:
+        config = dataclasses.replace(config, trial_time=None)
+    minimize = "expected_min" in curves.columns
+    config = dataclasses.replace(config, data=dataclasses.replace(config.data, minimize=minimize))
+    if config.target is None or targets is None or not {"model", "n"} <= set(targets.columns):
+        targets = None
+    return [chart(CurveResult(config=config, curves=curves, targets=targets))]
 
 
 COMMAND = Command(
@@ -589,7 +554,7 @@ COMMAND = Command(
     parse=parse,
     write=write,
     lines=lines,
-    charts=CURVE_CHART.charts,
+    charts=report_charts,
     usage="simstudy curve data=FILE|DATASET [key=value ...]",
     examples=(
         "simstudy curve data=results.csv target=0.395",

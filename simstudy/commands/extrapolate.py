@@ -11,7 +11,6 @@ the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 :func:`run`                   fit and bootstrap every model's scores -> :class:`~simstudy.extrapolation.Extrapolation`
 :func:`write`                 the tables, ``extrapolation.png`` and ``EXTRAPOLATE.md`` into a run directory
 :func:`source_name`           the scores' name in messages and on the page
-:func:`extrapolation_chart`   the curves of ``extrapolation.csv`` as ``report.html`` charts them
 :func:`report_charts`         the charts ``report.html`` draws of an extrapolation's directory
 ============================  =============================================================================
 
@@ -33,15 +32,13 @@ import numpy as np
 
 from simstudy import schema, schema_docs
 from simstudy._limits import check_memory, check_time
-from simstudy.charts import Chart, Interval, json_value
+from simstudy.charts import Chart
 from simstudy.commands._data import DataConfig, DataOptions, bands, command_config, command_iv, data_config
 from simstudy.engine.memory import BYTES_PER_CHUNK, worker_count
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from simstudy.extrapolation import Analysis, Extrapolation
 
 __all__ = [
@@ -51,7 +48,6 @@ __all__ = [
     "run",
     "write",
     "source_name",
-    "extrapolation_chart",
     "report_charts",
 ]
 
@@ -448,67 +444,10 @@ def write(result: Extrapolation, opts: ExtrapolateConfig, out_dir: str | Path, *
     return extrapolate_page.write_page(result, opts, source, out_dir)
 
 
-def extrapolation_chart(curves: pd.DataFrame) -> Chart | None:
-    """The extrapolated curves as ``report.html`` charts them: each curve's estimate against k (log scale) with
-    its band, one line per curve and fit, one panel per model; the tooltip gives the estimate and the band's ends.
-
-    Parameters
-    ----------
-    curves : pandas.DataFrame
-        :attr:`simstudy.extrapolation.Extrapolation.curves` (``extrapolation.csv``): columns
-        ``model``, ``k``, ``curve``, ``estimate``, ``lower``, ``upper`` and optionally ``runs`` (the scores
-        the law was fitted to: one line per fit).
-
-    Returns
-    -------
-    simstudy.charts.Chart or None
-        The description; None when a column is missing or the table is empty.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> curves = pd.DataFrame({"model": "m", "runs": 48, "k": [1.0, 480.0], "curve": "median",
-    ...                        "estimate": [0.8, 0.95], "lower": [0.7, np.nan], "upper": [0.85, np.nan]})
-    >>> [(r["hue"], r["shown"]) for r in extrapolation_chart(curves).rows]
-    [('median, 48 runs', '0.8 [0.7, 0.85]'), ('median, 48 runs', '0.95')]
-    """
-    need = ("model", "k", "curve", "estimate", "lower", "upper")
-    if not set(need) <= set(curves.columns) or not len(curves):
-        return None
-    rows = []
-    # one line per (curve, fit): the law fitted to the sample and, where the data had more, to all of them
-    import pandas as pd
-
-    fits = curves["runs"].astype(str) + " runs" if "runs" in curves else pd.Series("", index=curves.index)
-    for model, k, curve, est, lo, hi, fit in zip(*(curves[c].tolist() for c in need), fits.tolist()):
-        if json_value(est) is None or json_value(k) is None or k <= 0:
-            continue
-        hue = f"{curve}, {fit}" if fit else str(curve)
-        point = {"facet": (str(model),), "x": k, "hue": hue, "estimate": est, "shown": f"{est:.4g}"}
-        if json_value(lo) is not None and json_value(hi) is not None:
-            point.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
-        rows.append(point)
-    return Chart(
-        "extrapolated tuning curves",
-        tuple(rows),
-        x="k",
-        xlabel="k (search iterations)",
-        xscale="log",
-        ylabel="best score of k runs",
-        hue="curve",
-        facets=("model",),
-        panel_keys=False,
-        interval=Interval("band"),
-        text="estimate [band]",
-        role="curve",
-        columns=2,
-        size=(420, 260),
-    )
-
-
 def report_charts(files) -> list[Chart]:
-    """The charts ``report.html`` draws of ``simstudy extrapolate``'s directory: its curves, where it has its page
-    and ``extrapolation.csv``.
+    """The chart ``report.html`` draws of ``simstudy extrapolate``'s directory, where it has its page and
+    ``extrapolation.csv``: :func:`simstudy.commands.extrapolate_page.extrapolation_chart` of it and ``fit.csv``,
+    the chart ``extrapolation.png`` is drawn from.
 
     Parameters
     ----------
@@ -528,13 +467,15 @@ def report_charts(files) -> list[Chart]:
     ...     report_charts(Files(Path(d)))
     []
     """
-    import os
+    from simstudy.commands._pages import saved_run
+    from simstudy.commands.extrapolate_page import extrapolation_chart
 
-    root = files.root
-    if not (os.path.lexists(root / "EXTRAPOLATE.md") and os.path.lexists(root / "extrapolation.csv")):
+    found = saved_run(files, "EXTRAPOLATE.md", "extrapolation.csv", "fit.csv")
+    if found is None or found[1][0] is None:
         return []
-    table = files.csv(root / "extrapolation.csv")
-    chart = extrapolation_chart(table) if table is not None else None
+    settings, (table, fits) = found
+    source = Path(str(settings.get("data") or "scores")).name  # as source_name names a file or data set
+    chart = extrapolation_chart(table, fits, title=f"{source}: extrapolated tuning curves")
     return [chart] if chart is not None else []
 
 

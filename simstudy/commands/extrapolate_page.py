@@ -5,8 +5,7 @@ command prints.
 :func:`write_page`             ``extrapolation.png`` and ``EXTRAPOLATE.md`` of an extrapolation's result
 :func:`misfit_banner`          the page's "do not extrapolate" warnings, per fit the law does not describe
 :func:`summary`                the terminal's lines: the warnings, b and c, the median curve at n and 100 n
-:func:`extrapolation_figure`   each model's tuning curve extrapolated past its n runs
-:func:`bands_label`            a band method's name in words
+:func:`extrapolation_chart`    each model's tuning curve extrapolated past its n runs: the PNG's and report's chart
 =============================  ============================================================================
 """
 
@@ -18,11 +17,12 @@ import numpy as np
 import pandas as pd
 
 from simstudy import io
-from simstudy.charts import axes_title, suptitle, theme
+from simstudy.charts import Chart, Interval, Reference, View, json_value
 from simstudy.commands._pages import g, lvl, pct, plain, write_page_atomically
+from simstudy.figures import method_label
 from simstudy.stats.metrics import format_estimate
 
-__all__ = ["write_page", "misfit_banner", "summary", "extrapolation_figure", "bands_label"]
+__all__ = ["write_page", "misfit_banner", "summary", "extrapolation_chart"]
 
 
 def _interval(lo: float, hi: float, digits: int = 4) -> str:
@@ -704,8 +704,12 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
     """
     import matplotlib.pyplot as plt
 
+    from simstudy.charts import to_matplotlib
+
     curves, fits, sims = result.curves, result.fits, result.simulation
-    fig = extrapolation_figure(curves, fits)
+    chart = extrapolation_chart(curves, fits, title=f"{source}: extrapolated tuning curves")
+    assert chart is not None  # the run's own table: every column, rows
+    fig = to_matplotlib(chart)
     io.save_figure(fig, out_dir / "extrapolation.png", dpi=130)
     plt.close(fig)
     worse = "above" if opts.data.minimize else "below"  # minimize=true: the highest scores are the worst, censored
@@ -722,7 +726,7 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
         f"{', '.join(map(str, opts.c)) if opts.c else '1..10'}), extrapolated to k = {g(curves['k'].max(), 6)} "
         f"search iterations. Intervals and bands: percentile, pointwise, from a parametric bootstrap of "
         f"{opts.n_boot} refits at {lvl(opts.level)}; the nonparametric band beside them is simultaneous "
-        f"({bands_label(opts.method)}) and exists only up to n. The extrapolation assumes the law holds past the "
+        f"({method_label(opts.method)}) and exists only up to n. The extrapolation assumes the law holds past the "
         "data: the held-up numbers below are simulations from the fitted law, not a test of it.",
         "",
         "![extrapolation](extrapolation.png)",
@@ -743,66 +747,38 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
     return write_page_atomically(out_dir / "EXTRAPOLATE.md", lines)
 
 
-def bands_label(method: str) -> str:
-    """A CDF band method's name in words, as the page says it.
+def extrapolation_chart(curves: pd.DataFrame, fits: pd.DataFrame | None = None, *, title: str = "") -> Chart | None:
+    """Each model's tuning curve extrapolated past its n runs (``simstudy extrapolate``), one panel per model: the
+    chart of ``extrapolation.png`` and of its ``report.html``.
 
-    Parameters
-    ----------
-    method : str
-        A band method (``ld_highest_density``, ``ks`` ...; a plug-in's name is returned as is).
-
-    Returns
-    -------
-    str
-        Its label (:data:`simstudy.stats.bands.METHOD_LABELS`), else ``method``.
-
-    Examples
-    --------
-    >>> bands_label("my_band")
-    'my_band'
-    """
-    from simstudy.stats.bands import METHOD_LABELS
-
-    return METHOD_LABELS.get(method, method)
-
-
-def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str | None = None):
-    """Each model's tuning curve extrapolated past its n runs (``simstudy extrapolate``), one panel per model.
-
-    Up to n: the nonparametric median tuning curve of the scores with its simultaneous band (capped at the
-    top of the view where it is trivial). Over every k (log scale): the fitted noisy quadratic law's median curve
-    (dashed within the data, solid past n) with its parametric bootstrap band past n. A vertical line marks n, a
-    grey horizontal band the interval for b (the best score possible). With held-out runs, the median curve of
-    all N runs is drawn in black up to N for comparison, and the law fitted to all N runs dash-dotted.
+    Over every k (log scale): the fitted noisy quadratic law's median curve (dashed within the data, solid past n)
+    with its parametric bootstrap band past n. With the fits (``fit.csv``), also: up to n, the nonparametric median
+    tuning curve of the scores with its simultaneous band (shaded where both sides bound it, the lower side alone
+    where the upper is trivial; clipped to the view); a vertical line at n, a grey range the interval for b (the
+    best score possible) with b dotted, the best of the n runs as a short black bar at n; with held-out runs, the
+    median curve of all N runs up to N and the law fitted to all N runs. Without them (a directory read back
+    without fit.csv), each curve and fit the table has, with its band.
 
     Parameters
     ----------
     curves : pandas.DataFrame
         :attr:`simstudy.extrapolation.Extrapolation.curves` (``extrapolation.csv``), one row per model, runs
-        fitted, k and curve. Read: ``model``, ``runs`` (scores the law was fitted to), ``curve`` (only
-        ``"median"`` rows are drawn), ``k`` (search iterations, >= 1), ``estimate`` (the fitted law's median
-        curve, score units), ``lower`` and ``upper`` (its pointwise bootstrap band, drawn for k >= n),
-        ``np_point``, ``np_lower`` and ``np_upper`` (the nonparametric median curve and its simultaneous band
-        of the n scores, drawn for k <= n; the band may be infinite), optionally ``all_point`` (the median
-        curve of all N runs, NaN beyond N) and ``level`` (the bands' level in (0, 1); default 0.95). Rows with
-        ``runs`` equal to the model's ``total_runs`` give the law fitted to all N runs. Other columns
-        (``region``, ``inside_np``, ``covers_all``, ``method``, ...) are ignored.
-    fits : pandas.DataFrame
+        fitted, k and curve. Read: ``model``, ``k`` (search iterations, >= 1), ``curve`` (with fits only
+        ``"median"`` is drawn), ``estimate`` (score units), ``lower`` and ``upper`` (its pointwise bootstrap band),
+        optionally ``runs``, ``np_point``, ``np_lower``, ``np_upper``, ``inside_np`` (NaN where the band is
+        trivial), ``all_point`` (the median curve of all N runs) and ``level`` (default 0.95).
+    fits : pandas.DataFrame, optional
         :attr:`simstudy.extrapolation.Extrapolation.fits` (``fit.csv``), one row per model and runs fitted; the
-        row with the fewest runs is the extrapolated fit. Read: ``model`` (one panel each, in order of first
-        appearance), ``runs`` (n), ``total_runs`` (N, all the model's runs; > n with held-out runs), ``b``
-        (the best score possible, score units), ``b_lower`` and ``b_upper`` (its bootstrap interval, score
-        units), ``c`` (the effective number of hyperparameters, a positive integer) and ``o`` (the noise
-        scale, score units; 0 means noise-free); optionally ``convex`` (True with ``minimize=true``: the
-        convex law, whose best score possible is ``a``, with ``a_lower`` and ``a_upper``, drawn in b's place).
+        row with the fewest runs is the extrapolated fit. Read: ``model``, ``runs`` (n), ``total_runs`` (N),
+        ``b``, ``b_lower``, ``b_upper``, ``c``, ``o``, ``max_score``; with ``convex`` True (``minimize=true``)
+        ``a``, ``a_lower``, ``a_upper``, ``min_score`` in b's place. Default None.
     title : str, optional, keyword-only
-        The figure's title (wrapped to its width). Default None: no title.
+        The chart's title. Default "".
 
     Returns
     -------
-    matplotlib.figure.Figure
-        One row of axes, one per model (k on a log axis), each titled with the model, n and b's interval, its
-        legend inside.
+    simstudy.charts.Chart or None
+        The description; None when a column is missing or the table is empty.
 
     References
     ----------
@@ -813,145 +789,148 @@ def extrapolation_figure(curves: pd.DataFrame, fits: pd.DataFrame, *, title: str
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> k = np.array([1, 2, 4, 8, 16])
+    >>> k = np.array([1.0, 2, 4, 8, 16])
     >>> est = 0.9 - 0.2 / k
     >>> within = np.where(k <= 4, 0.0, np.nan)  # the nonparametric curve stops at n = 4
     >>> curves = pd.DataFrame(
     ...     {"k": k, "estimate": est, "lower": est - 0.02, "upper": est + 0.02, "np_point": est + within,
-    ...      "np_lower": est - 0.1 + within, "np_upper": est + 0.1 + within}
+    ...      "np_lower": est - 0.1 + within, "np_upper": est + 0.1 + within, "inside_np": 1.0 + within}
     ... ).assign(model="a", runs=4, curve="median", level=0.9)
     >>> fits = pd.DataFrame(
     ...     {"model": ["a"], "runs": [4], "total_runs": [4], "b": [0.9], "b_lower": [0.88], "b_upper": [0.93],
-    ...      "c": [2], "o": [0.0]}
+    ...      "c": [2], "o": [0.0], "max_score": [0.85]}
     ... )
-    >>> fig = extrapolation_figure(curves, fits)
-    >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[0].get_xscale()
-    (1, 'a: fitted to 4 runs; b = 0.9 [0.88, 0.93]', 'log')
-    >>> plt.close(fig)
+    >>> chart = extrapolation_chart(curves, fits)
+    >>> chart.facets, sorted({r["facet"][0] for r in chart.rows}), chart.xscale
+    (('model',), ['a: fitted to 4 runs; b = 0.9 [0.88, 0.93]'], 'log')
+    >>> [r.label for r in chart.references if r.label]
+    ['b, the best score possible without noise: 90% interval', 'best of the 4 runs']
+    >>> extrapolation_chart(curves.drop(columns="estimate")) is None
+    True
     """
-    import matplotlib.pyplot as plt  # simstudy.figures, imported above, chose the backend
+    need = {"model", "k", "curve", "estimate", "lower", "upper"}
+    if not need <= set(curves.columns) or not len(curves):
+        return None
+    runs = curves["runs"] if "runs" in curves else pd.Series(np.nan, index=curves.index)
+    known = fits is not None and {"model", "runs", "total_runs", "b", "b_lower", "b_upper", "c", "o"} <= set(fits)
+    rows: list[dict] = []
+    references: list[Reference] = []
+    views: list[View] = []
+    levels = curves["level"].dropna() if "level" in curves else pd.Series(dtype=float)
+    level = float(levels.iloc[0]) if len(levels) else 0.95
+    past, inside = "the law's curve past the n runs", "the law's curve within the n runs (dashed)"
+    greys = {}
 
-    theme()
-    models = list(dict.fromkeys(fits["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(5.6 * len(models), 4.4), layout="constrained", squeeze=False)
-    for ax, model in zip(axes[0], models):
-        f = fits[fits["model"] == model].sort_values("runs").iloc[0]  # the extrapolated fit (the fewest runs)
+    def add(hue, c, value="estimate", band=True, style=None, facet=()):
+        for k, est, lo, hi in zip(c["k"].tolist(), c[value].tolist(), c["lower"].tolist(), c["upper"].tolist()):
+            if json_value(est) is None or json_value(k) is None or k <= 0:
+                continue
+            row = {"x": k, "estimate": est, "hue": hue, "shown": f"{est:.4g}", "facet": facet}
+            if band and json_value(lo) is not None and json_value(hi) is not None:
+                row.update(lo=lo, hi=hi, shown=f"{est:.4g} [{lo:.4g}, {hi:.4g}]")
+            rows.append({**row, "style": style} if style else row)
+
+    for model in dict.fromkeys(curves["model"]):
+        mine = curves[curves["model"] == model].sort_values("k")
+        fitted = fits[fits["model"] == model].sort_values("runs") if known else None  # type: ignore[index]
+        if fitted is None or not len(fitted):  # the table alone: each curve and fit it has, with its band
+            fit_runs = runs[mine.index]
+            for (curve, n), c in mine.groupby([mine["curve"].astype(str), fit_runs.astype(str)], sort=False):
+                add(f"{curve}, {n} runs" if n != "nan" else curve, c, facet=(str(model),))
+            continue
+        f = fitted.iloc[0]  # the extrapolated fit (the fewest runs)
         n, total = int(f["runs"]), int(f["total_runs"])
         best = "a" if f.get("convex", False) else "b"  # minimize=true: the convex law's a is the best score
         observed_best = f.get("min_score" if best == "a" else "max_score", np.nan)
-        c = curves[(curves["model"] == model) & (curves["runs"] == n) & (curves["curve"] == "median")].sort_values("k")
-        level = float(c["level"].iloc[0]) if "level" in c and len(c) else 0.95
-        k = c["k"].to_numpy()
-        within, past = k <= n, k >= n
-        # The view: the curves, the parametric band and the b interval; the nonparametric band is clipped to it
-        # (where it is wide or trivial -- at the bound, or infinite -- it runs off the view).
-        shown = np.concatenate(
-            [
-                c["estimate"],
-                c.loc[past, ["lower", "upper"]].to_numpy().ravel(),
-                c.loc[within, "np_point"].to_numpy(),
-                [f[f"{best}_lower"], f[f"{best}_upper"], observed_best],
-            ]
-        )
-        if "all_point" in c:
-            shown = np.concatenate([shown, c["all_point"].to_numpy()])
-        shown = shown[np.isfinite(shown)]
-        span = (shown.max() - shown.min()) or 1.0
-        bottom, top = shown.min() - 0.08 * span, shown.max() + 0.08 * span
-        ax.axhspan(
-            f[f"{best}_lower"],
-            f[f"{best}_upper"],
-            color="0.6",
-            alpha=0.25,
-            lw=0,
-            label=f"{best}, the best score possible without noise: {level:.0%} interval",
-        )
-        ax.axhline(f[best], color="0.45", lw=0.8, ls=":")
-        cw = c[within]
-        # Shaded where both sides bound the curve (inside_np is NaN where the band is trivial); beyond, a shade up
-        # to the edge of the view would be a rectangle: the lower side alone is drawn as a thin line.
-        both = np.isfinite(cw["inside_np"]).to_numpy() if "inside_np" in cw else np.ones(len(cw), dtype=bool)
-        ax.fill_between(
-            cw["k"],
-            np.clip(cw["np_lower"], bottom, top),
-            np.clip(cw["np_upper"], bottom, top),
-            where=both,
-            color="C0",
-            alpha=0.25,
-            lw=0,
-            label=f"nonparametric {level:.0%} band (LD, simultaneous)",
-        )
-        if not both.all():
-            ax.plot(
-                cw["k"],
-                np.where(both, np.nan, np.clip(cw["np_lower"], bottom, top)),
-                color="C0",
-                lw=0.8,
-                label="its lower side, where its upper side is trivial",
-            )
-        ax.plot(
-            cw["k"], cw["np_point"], color="C0", lw=1.6, label=f"median tuning curve of the {n:,} runs (nonparametric)"
-        )
-        cp = c[past]
-        ax.fill_between(
-            cp["k"],
-            cp["lower"],
-            cp["upper"],
-            color="C1",
-            alpha=0.25,
-            lw=0,
-            label=f"parametric {level:.0%} band (bootstrap, pointwise)",
-        )
-        ax.plot(k[within], c["estimate"].to_numpy()[within], color="C1", lw=1.4, ls="--")
-        ax.plot(
-            cp["k"],
-            cp["estimate"],
-            color="C1",
-            lw=1.8,
-            label=f"fitted law's median curve (c = {int(f['c'])}, {'noise-free' if f['o'] == 0 else 'noisy'})",
-        )
-        if total > n and "all_point" in c:
-            ca = c[np.isfinite(c["all_point"])]
-            ax.plot(
-                ca["k"],
-                ca["all_point"],
-                color="black",
-                lw=1.0,
-                label=f"median tuning curve of all {total:,} runs (nonparametric)",
-            )
-            ref = curves[(curves["model"] == model) & (curves["runs"] == total) & (curves["curve"] == "median")]
-            if len(ref):
-                ref = ref.sort_values("k")
-                ax.plot(
-                    ref["k"], ref["estimate"], color="0.35", lw=1.0, ls="-.", label=f"law fitted to all {total:,} runs"
-                )
-            ax.axvline(total, color="0.3", lw=0.8, ls=":")
-        if np.isfinite(observed_best):  # what the law's median at k = n is judged against
-            ax.plot([n], [observed_best], marker="*", ms=8, color="black", ls="none", label=f"best of the {n:,} runs")
-        ax.axvline(n, color="black", lw=0.9, ls="--")
-        ax.annotate(
-            f"n = {n:,}",
-            (n, 0.98),
-            xycoords=("data", "axes fraction"),
-            fontsize=7,
-            ha="right",
-            va="top",
-            xytext=(-3, 0),
-            textcoords="offset points",
-        )
-        ax.set_xscale("log")
-        ax.set_ylim(bottom, top)
-        ax.set_xlim(1, k.max())
-        ax.set_xlabel("k (search iterations, log scale)")
-        ax.set_ylabel(f"median of the best{' (lowest)' * (best == 'a')} score of k runs")
-        axes_title(
-            ax,
+        panel = (
             f"{model}: fitted to {n:,} runs; {best} = {f[best]:.4g} [{f[f'{best}_lower']:.4g}, {f[f'{best}_upper']:.4g}]",
         )
-        ax.legend(frameon=True, fontsize=6.5, loc="upper right" if best == "a" else "lower right")
-    if title:
-        suptitle(fig, title)
-    return fig
+        c = mine[(runs[mine.index] == n) & (mine["curve"] == "median")]
+        k = c["k"].to_numpy(dtype=float)
+        within, beyond = k <= n, k >= n
+        # The view: the curves, the parametric band and the b interval; the nonparametric band is clipped to it
+        # (where it is wide or trivial -- at the bound, or infinite -- it runs off the view).
+        shown = [c["estimate"], c.loc[beyond, ["lower", "upper"]].to_numpy().ravel()]
+        shown += [[f[f"{best}_lower"], f[f"{best}_upper"], observed_best]]
+        shown += [c.loc[within, col].to_numpy() for col in ("np_point", "all_point") if col in c]
+        values = np.concatenate([np.asarray(v, dtype=float) for v in shown])
+        values = values[np.isfinite(values)]
+        span = (values.max() - values.min()) or 1.0
+        bottom, top = values.min() - 0.08 * span, values.max() + 0.08 * span
+        if {"np_point", "np_lower", "np_upper"} <= set(c):
+            cw = c[within]
+            # shaded where both sides bound the curve (inside_np is NaN where the band is trivial); beyond, the
+            # lower side alone (a shade up to the edge of the view would be a rectangle)
+            both = np.isfinite(cw["inside_np"]).to_numpy() if "inside_np" in cw else np.ones(len(cw), dtype=bool)
+            hue = f"median tuning curve of the {n:,} runs (nonparametric; its band simultaneous, LD)"
+            for kk, point, lo, hi, whole in zip(cw["k"], cw["np_point"], cw["np_lower"], cw["np_upper"], both):
+                if json_value(point) is None:
+                    continue
+                row = {"x": kk, "estimate": point, "hue": hue, "facet": panel, "lo": float(np.clip(lo, bottom, top))}
+                row["shown"] = f"{point:.4g} [{lo:.4g}, {hi:.4g}]"
+                if whole:
+                    row["hi"] = float(np.clip(hi, bottom, top))
+                rows.append(row)
+        law = f"fitted law's median curve (c = {int(f['c'])}, {'noise-free' if f['o'] == 0 else 'noisy'})"
+        add(law, c[beyond], style=past, facet=panel)
+        add(law, c[within], band=False, style=inside, facet=panel)
+        if total > n and "all_point" in c:
+            ca = c[np.isfinite(c["all_point"])]
+            everything = f"median tuning curve of all {total:,} runs (nonparametric)"
+            add(everything, ca, "all_point", band=False, facet=panel)
+            ref = mine[(runs[mine.index] == total) & (mine["curve"] == "median")]
+            refitted = f"law fitted to all {total:,} runs"
+            add(refitted, ref, band=False, facet=panel)
+            greys.update({everything: 0.0, refitted: 0.55})  # the check, beside the estimates: black and grey
+            references.append(Reference(total, axis="x", grey=0.3, width=0.8, panel=panel))
+        references += [
+            Reference(
+                f[f"{best}_lower"],
+                to=f[f"{best}_upper"],
+                grey=0.6,
+                label=f"{best}, the best score possible without noise: {level:.0%} interval",
+                panel=panel,
+            ),
+            Reference(f[best], grey=0.45, width=0.8, panel=panel),
+            Reference(n, axis="x", grey=0.0, dash="dashed", width=0.9, note=f"n = {n:,}", panel=panel),
+        ]
+        if np.isfinite(observed_best):  # what the law's median at k = n is judged against
+            references.append(
+                Reference(
+                    observed_best,
+                    grey=0.0,
+                    dash="solid",
+                    width=2.5,
+                    span=(n / 1.25, n * 1.25),
+                    label=f"best of the {n:,} runs",
+                    panel=panel,
+                )
+            )
+        ylabel = f"median of the best{' (lowest)' * (best == 'a')} score of k runs"
+        views.append(View(panel, x=(1.0, float(k.max()) if len(k) else 1.0), y=(bottom, top), ylabel=ylabel))
+    return Chart(
+        title,
+        tuple(rows),
+        x="k",
+        xlabel="k (search iterations)",
+        xscale="log",
+        ylabel="best score of k runs",
+        hue="curve",
+        facets=("model",),
+        panel_keys=False,
+        interval=Interval(
+            f"shaded: {level:.0%} bands (nonparametric up to n; the law's, bootstrap, pointwise, past n)"
+            if known
+            else "band"
+        ),
+        text="estimate [band]",
+        styles="the law's median curve" if known else None,
+        role="curve",
+        columns=2,
+        size=(420, 260),
+        references=tuple(references),
+        views=tuple(views),
+        inches=(5.6, 4.4),
+        legend_columns=1 if len(views) < 2 else 2,
+        greys=tuple(greys.items()),
+    )

@@ -505,7 +505,7 @@ def band_coverage_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'uniform (n = 48, 1,000 rounds)', 'nominal coverage')
     >>> plt.close(fig)
     """
-    from simstudy.charts import axes_title, colorblind, labels, legend, suptitle, theme
+    from simstudy.chart_style import axes_title, colorblind, labels, legend, suptitle, theme
     from simstudy.figures import method_label
 
     plt = theme()

@@ -261,7 +261,7 @@ def band_triviality_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, ['LD highest-density: 6.00 samples per step, R² = 1.0000'])
     >>> plt.close(fig)
     """
-    from simstudy.charts import axes_title, colorblind, labels, legend, theme
+    from simstudy.chart_style import axes_title, colorblind, labels, legend, theme
     from simstudy.figures import method_label
 
     plt = theme()

@@ -510,7 +510,7 @@ def band_width_figure(summary: pd.DataFrame, *, title: str | None = None):
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import axes_title, colorblind, labels, legend, suptitle, theme
+    from simstudy.chart_style import axes_title, colorblind, labels, legend, suptitle, theme
     from simstudy.figures import method_label
 
     plt = theme()

@@ -430,7 +430,16 @@ def bootstrap_coverage_figure(summary: pd.DataFrame, *, title: str | None = None
     '95% percentile-bootstrap bands (shaded: Clopper–Pearson intervals; dotted: 95% simultaneous (sup-t) band over k)'
     >>> plt.close(fig)
     """
-    from simstudy.charts import axes_title, draw_band, estimator_label, labels, legend, shade_patch, suptitle, theme
+    from simstudy.chart_style import (
+        axes_title,
+        draw_band,
+        estimator_label,
+        labels,
+        legend,
+        shade_patch,
+        suptitle,
+        theme,
+    )
     from simstudy.figures import estimator_palette
 
     plt = theme()

@@ -755,7 +755,7 @@ def evp_accuracy_figure(
     (3, 'uniform, B = 5, 100 replicates')
     >>> plt.close(fig)
     """
-    from simstudy.charts import (
+    from simstudy.chart_style import (
         axes_title,
         draw_band,
         estimator_label,

@@ -89,7 +89,7 @@ def _families(summary: pd.DataFrame) -> list[str]:
 
 
 def _panels(summary: pd.DataFrame, title: str, ylabel: str, xlabel: str = "n (trials of one search)"):
-    from simstudy.charts import axes_title, labels, suptitle, theme
+    from simstudy.chart_style import axes_title, labels, suptitle, theme
 
     plt = theme()
     fams = _families(summary)
@@ -111,7 +111,7 @@ def _n_axis(ax, ns) -> None:
 
 
 def _finish(fig, axes) -> None:
-    from simstudy.charts import legend
+    from simstudy.chart_style import legend
 
     ax = list(axes.values())[-1]
     if ax.get_legend_handles_labels()[0]:
@@ -130,7 +130,7 @@ def q1_figure(summary: pd.DataFrame, title: str | None = None):
         summary, title or "Q1: exact RMSE of the expected best of n' = n, relative to the population's IQR",
         "RMSE / IQR",
     )  # fmt: skip
-    from simstudy.charts import colorblind
+    from simstudy.chart_style import colorblind
 
     rmse = _at_full_budget(summary, "relative_rmse").reset_index()
     colors = dict(zip(_EST, colorblind(3)))
@@ -156,7 +156,7 @@ q1_figure.__doc__ = (
 
 
 def q2_figure(summary: pd.DataFrame, title: str | None = None):
-    from simstudy.charts import colorblind
+    from simstudy.chart_style import colorblind
     from simstudy.figures import method_label
 
     s = _q(summary, "q2", "coverage")
@@ -189,7 +189,7 @@ def q3_figure(summary: pd.DataFrame, title: str | None = None):
         summary, title or "Q3: error of the fitted noisy quadratic law's median tuning curve (relative to the IQR)",
         "RMSE / IQR", xlabel="k / n",
     )  # fmt: skip
-    from simstudy.charts import colorblind
+    from simstudy.chart_style import colorblind
 
     s = _q(summary, "q3", "relative_rmse")
     s = s[s["curve"] == "median"]

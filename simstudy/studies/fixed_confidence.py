@@ -641,7 +641,7 @@ def fixed_confidence_figure(summary: pd.DataFrame, *, title: str | None = None):
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import colorblind, labels, legend, shade_patch, suptitle, theme
+    from simstudy.chart_style import colorblind, labels, legend, shade_patch, suptitle, theme
 
     plt = theme()
     # one line per algorithm (not per difference between two, see the study's differences option)

@@ -333,7 +333,7 @@ def model_selection_figure(summary: pd.DataFrame, *, title: str | None = None):
     (1, 'best: b; 100 runs per budget (bands: Clopper–Pearson)')
     >>> plt.close(fig)
     """
-    from simstudy.charts import axes_title, colorblind, draw_band, labels, legend, shade_patch, theme
+    from simstudy.chart_style import axes_title, colorblind, draw_band, labels, legend, shade_patch, theme
 
     plt = theme()
     p = summary[summary["measure"] == "p_correct"]

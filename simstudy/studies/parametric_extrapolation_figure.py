@@ -75,7 +75,7 @@ def parametric_extrapolation_figure(summary: pd.DataFrame, *, title: str | None 
     import matplotlib.ticker
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import axes_title, colorblind, labels, legend, shade_patch, suptitle, theme, wrap
+    from simstudy.chart_style import axes_title, colorblind, labels, legend, shade_patch, suptitle, theme, wrap
 
     plt = theme()
     laws = list(dict.fromkeys(summary["distribution"].dropna()))

@@ -515,7 +515,7 @@ def sample_disagreement_figure(summary: pd.DataFrame, *, title: str | None = Non
     """
     from matplotlib.lines import Line2D
 
-    from simstudy.charts import Z, estimator_label, labels, legend, suptitle, theme
+    from simstudy.chart_style import Z, estimator_label, labels, legend, suptitle, theme
     from simstudy.figures import estimator_palette
 
     plt = theme()

@@ -408,7 +408,7 @@ def wrong_conclusions_figure(summary: pd.DataFrame, *, title: str | None = None)
     2
     >>> plt.close(fig)
     """
-    from simstudy.charts import draw_band, estimator_label, labels, legend, shade_patch, suptitle, theme
+    from simstudy.chart_style import draw_band, estimator_label, labels, legend, shade_patch, suptitle, theme
     from simstudy.figures import estimator_palette
 
     plt = theme()

@@ -346,7 +346,7 @@ def zip_figure(frame: pd.DataFrame, *, title: str | None = None, most: int = 300
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from simstudy.charts import axes_title, labels, suptitle, theme, wrap
+    from simstudy.chart_style import axes_title, labels, suptitle, theme, wrap
 
     missing = [c for c in ZIP_COLUMNS if c not in frame]
     if missing:

@@ -151,8 +151,10 @@ def test_a_third_estimator_w_or_a_plugin_is_a_column_beside_u_and_v(tmp_path, mo
         assert rows["w"].iloc[x.size :].isna().all()  # the estimators interpolate only, as u and v
         rows = plugin.bands[plugin.bands["model"] == model]
         np.testing.assert_array_equal(rows["my_bands_est.best"].iloc[: x.size], np.full(x.size, x.max()))
-    figure = bands.figures(plugin)["tuning_curve"]
-    labels = [t.get_text() for ax in figure.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    from simstudy.charts import to_matplotlib
+
+    figure = to_matplotlib(bands.charts(plugin)["tuning_curve"])
+    labels = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
     assert "my_bands_est.best" in labels
     with pytest.raises(ConfigError, match="estimator=my_bands_est.absent"):
         bands.parse({**BOUNDED, "estimator": "my_bands_est.absent"})
@@ -161,7 +163,7 @@ def test_a_third_estimator_w_or_a_plugin_is_a_column_beside_u_and_v(tmp_path, mo
 def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatch):
     # The guide says every run writes report.html: bands writes BANDS.md (the terminal's summary, the figures)
     from simstudy import io, report_html
-    from simstudy.charts import to_vega
+    from simstudy.chart_vega import to_vega
     from simstudy.commands import report
     from simstudy.report_safe import Files
 
@@ -173,6 +175,7 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
     page = done.path.read_text(encoding="utf-8")
     assert done.charts == 1 and ">BANDS.md<" in page and "tuning_curve.png" in page
     assert bands.lines(result)[0].splitlines()[3] in page  # the terminal's table, as printed
-    (chart,) = [to_vega(c) for c in bands.BANDS_CHART.charts(Files(tmp_path))]
-    drawn = [(p["hue"], p["x"], p["estimate"]) for p in chart["data"]["values"]]
+    (chart,) = [to_vega(c) for c in bands.report_charts(Files(tmp_path))]  # no cdf_bands.csv: no CDF chart
+    bands_panel = [p for p in chart["data"]["values"] if "confidence bands" in p["panel"]]
+    drawn = [(p["hue"], p["x"], p["estimate"]) for p in bands_panel]
     assert drawn == [tuple(row) for row in result.bands[["model", "k", "point"]].itertuples(index=False)]

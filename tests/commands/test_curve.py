@@ -134,7 +134,7 @@ def test_a_plugin_estimator_gives_the_curve_on_the_users_scores(tmp_path, monkey
         np.testing.assert_array_equal(rows["band_high"], np.full(x.size, x.max()))  # clipped to the observed best
     low = curve.run({"data": "scores.csv", "estimator": "my_curve_est.best", "minimize": True}, SCORES)
     np.testing.assert_array_equal(low.curves.loc[low.curves["model"] == "b", "expected_min"], np.full(3, 0.1))
-    assert "my_curve_est.best" in curve.figure(result).axes[0].get_title()
+    assert "my_curve_est.best" in curve.chart(result).title
 
 
 @pytest.mark.parametrize(("value", "said"), [
@@ -154,7 +154,7 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
     # The guide says every run writes report.html: curve writes CURVE.md (its page: the terminal's summary and
     # the figure) and report.html shows it with the curves as an interactive chart.
     from simstudy import io, report_html
-    from simstudy.charts import to_vega
+    from simstudy.chart_vega import to_vega
     from simstudy.commands import report
     from simstudy.report_safe import Files
 
@@ -166,21 +166,52 @@ def test_the_run_gets_a_report_html_with_its_page_and_chart(tmp_path, monkeypatc
     page = done.path.read_text(encoding="utf-8")
     assert done.charts == 1 and ">CURVE.md<" in page
     assert "expected max of n trials ± its SD" in page and "b: expected max first reaches 0.45 at n = 2" in page
-    (chart,) = [to_vega(c) for c in curve.CURVE_CHART.charts(Files(tmp_path))]
+    (chart,) = [to_vega(c) for c in curve.report_charts(Files(tmp_path))]
     drawn = [(p["hue"], p["x"], p["estimate"], p["lo"], p["hi"]) for p in chart["data"]["values"]]
     table = result.curves[["model", "n", "expected_max", "band_low", "band_high"]]
     assert drawn == [tuple(row) for row in table.itertuples(index=False)]
 
 
 def test_the_reports_chart_of_a_long_curve_is_thinned_and_says_so(tmp_path, rng):
-    from simstudy import charts, io
-    from simstudy.charts import to_vega
+    from simstudy import io
+    from simstudy.chart_vega import to_vega
     from simstudy.report_safe import Files
 
     result = curve.run({"data": "scores.csv"}, {"a": rng.uniform(size=5000)})
     io.write_csv(result.curves, tmp_path / "curves.csv")
     curve._page(result, tmp_path / "CURVE.md")
-    (chart,) = [to_vega(c) for c in curve.CURVE_CHART.charts(Files(tmp_path))]
+    (chart,) = [to_vega(c) for c in curve.report_charts(Files(tmp_path))]
     shown = [p["x"] for p in chart["data"]["values"]]
-    assert len(shown) <= charts._MAX_CURVE_POINTS and shown[0] == 1 and shown[-1] == 5000
-    assert "budgets shown" in chart["title"]
+    assert len(shown) <= curve.MAX_BUDGETS and shown[0] == 1 and shown[-1] == 5000
+    assert "of the budgets not drawn" in chart["usermeta"]["capped"]
+
+
+def test_the_png_and_the_report_draw_one_chart(tmp_path):
+    # figure.png is to_matplotlib of curve.chart(result); report.html draws the chart it reads back from the run
+    # directory (its tables and run.json's settings): the same description, target and drops included.
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from simstudy import io
+    from simstudy.charts import to_matplotlib
+    from simstudy.report_safe import Files
+
+    settings = {"data": "scores.csv", "target": 0.55, "xscale": "linear"}
+    result = curve.run(settings, SCORES)
+    io.write_csv(result.curves, tmp_path / "curves.csv")
+    io.write_csv(result.targets, tmp_path / "targets.csv")
+    curve._page(result, tmp_path / "CURVE.md")
+    (tmp_path / "run.json").write_text(json.dumps({"command": "curve", "config": settings}))
+    (read,) = curve.report_charts(Files(tmp_path))
+    made = curve.chart(result)
+    assert read == made
+    (n_a,) = result.targets.loc[result.targets["model"] == "a", "n"]
+    assert [(r.axis, r.value, r.hue) for r in made.references] == [("y", 0.55, None), ("x", n_a, "a")]
+    fig = to_matplotlib(made)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "linear" and ax.get_xlabel() == "hyperparameter assignments (trials)"
+    assert fig.get_suptitle() == "scores.csv: expected max (V) ± 1 SD"
+    texts = [t.get_text().replace("\n", " ") for t in fig.legends[0].get_texts()]
+    assert "target 0.55 (dotted drops: where each model reaches it); never reached by b" in texts
+    plt.close(fig)

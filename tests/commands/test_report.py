@@ -29,8 +29,8 @@ def _both(tmp_path):
 
 
 def test_the_data_commands_declare_their_report_charts_in_their_spec():
-    assert registry.command("curve").charts == curve.CURVE_CHART.charts
-    assert registry.command("bands").charts == bands.BANDS_CHART.charts
+    assert registry.command("curve").charts is curve.report_charts
+    assert registry.command("bands").charts is bands.report_charts
     assert registry.command("extrapolate").charts is extrapolate.report_charts
     assert registry.command("collect").charts is None  # a plain command draws no chart of its own
 
@@ -40,10 +40,15 @@ def test_the_report_asks_the_command_its_run_json_names_and_draws_the_table_it_w
     curves, banded = _both(tmp_path)
     (tmp_path / "run.json").write_text(json.dumps({"command": command}))
     (chart,) = report.charts(Files(tmp_path))  # the other command's page and table beside it: not drawn
-    drawn = [(p["hue"], p["x"], p["estimate"], p.get("lo"), p.get("hi")) for p in chart.rows]
     if command == "curve":
+        drawn = [(p["hue"], p["x"], p["estimate"], p.get("lo"), p.get("hi")) for p in chart.rows]
         table = curves.curves[["model", "n", "expected_max", "band_low", "band_high"]]
-    else:
+    else:  # the bands' panel (beside the point estimates'): a trivial side (at low=0 or high=1) is not a band's end
+        drawn = [
+            (p["hue"], p["x"], p["estimate"], p.get("lo", 0.0), p.get("hi", 1.0))
+            for p in chart.rows
+            if "confidence bands" in p["facet"][0]
+        ]
         table = banded.bands[["model", "k", "point", "lower", "upper"]]
     assert drawn == [tuple(row) for row in table.itertuples(index=False)]  # the rows are the file's table
     assert chart == registry.command(command).charts(Files(tmp_path))[0]  # the one description, the spec's
@@ -53,7 +58,10 @@ def test_a_directory_whose_run_json_names_no_command_asks_every_command(tmp_path
     # curve's and bands' run.json named no command before issue 35: each command still recognises its page.
     _both(tmp_path)
     (tmp_path / "run.json").write_text(json.dumps({"command": ["not", "a", "name"]}))
-    assert sorted(c.ylabel for c in report.charts(Files(tmp_path))) == ["expected max", "point"]
+    assert sorted(c.ylabel for c in report.charts(Files(tmp_path))) == [
+        "best score after k iterations",
+        "expected max validation score",
+    ]
     (tmp_path / "run.json").write_text(json.dumps({"command": "collect"}))  # a command without charts: none
     assert report.charts(Files(tmp_path)) == []
 
@@ -70,15 +78,17 @@ def test_a_registered_commands_charts_reach_its_report_with_no_line_in_report(tm
 
 
 def test_curves_png_draws_the_numbers_of_its_report_chart(tmp_path):
-    # The PNG keeps its own drawing (the target, where each model reaches it, a time axis: more than a Chart
-    # carries), but its lines are the report chart's rows: both are curves.csv.
+    # The PNG is the report chart drawn by matplotlib (the target and where each model reaches it included): its
+    # lines are the chart's rows, both curves.csv.
     import matplotlib.pyplot as plt
+
+    from simstudy.charts import to_matplotlib
 
     result = curve.run({"data": "scores.csv", "target": 0.5}, SCORES)
     io.write_csv(result.curves, tmp_path / "curves.csv")
     curve._page(result, tmp_path / "CURVE.md")
-    (chart,) = curve.CURVE_CHART.charts(Files(tmp_path))
-    fig = curve.figure(result)
+    (chart,) = curve.report_charts(Files(tmp_path))
+    fig = to_matplotlib(curve.chart(result))
     try:
         drawn = {ln.get_label(): list(zip(ln.get_xdata(), ln.get_ydata())) for ln in fig.axes[0].lines}
     finally:
