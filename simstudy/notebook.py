@@ -401,6 +401,7 @@ def _audit(command, load, given: dict, options: Mapping, work: Path) -> Analysis
     import pandas as pd
 
     from simstudy import io
+    from simstudy.commands.audit_page import write_page
     from simstudy.studies.audit import plans as plan_audits
 
     csv = work / "scores.csv"
@@ -415,7 +416,7 @@ def _audit(command, load, given: dict, options: Mapping, work: Path) -> Analysis
         where.mkdir(exist_ok=True)
         model_opts = dataclasses.replace(opts, model=plan.model) if several else opts
         result = command.run(plan, model_opts, where)
-        command.write(result, model_opts, plan.scores, where)
+        write_page(result, model_opts, plan.scores, where)
         done.append((plan.model, plan.scores, result, model_opts))
         for study in ("coverage", "bootstrap", "accuracy"):
             frames.append(getattr(result, study).summary.assign(model=plan.model, study=study))
@@ -439,7 +440,7 @@ def _audit(command, load, given: dict, options: Mapping, work: Path) -> Analysis
         for model, x, result, model_opts in done:
             where = out / _model_dir(model) if several else out
             where.mkdir(exist_ok=True)
-            pages.append((model, command.write(result, model_opts, x, where)))
+            pages.append((model, write_page(result, model_opts, x, where)))
         if several:
             from simstudy.commands.audit_page import write_index
 
@@ -489,10 +490,11 @@ def extrapolate(scores, *, out_dir: str | Path | None = None, progress: bool | N
     >>> round(float(a.result.fits["b"].iloc[0]), 4)
     0.9082
     """
+    from simstudy import extrapolation
     from simstudy.commands import extrapolate as command
 
     config, chosen = _prepared("extrapolate", scores, options, command.parse)
-    analyses = command.prepare(chosen, config, SOURCE)
+    analyses = extrapolation.prepare(chosen, config, SOURCE)
     if out_dir is None:
         with tempfile.TemporaryDirectory(prefix="simstudy-extrapolate-") as tmp:
             result = command.run(analyses, config, tmp, source=SOURCE, progress=progress)

@@ -666,14 +666,15 @@ def _chart_divs(charts: list[dict], script: str | None, hover: str) -> str:
     return f"{note}<p>Hover a point for {hover}.</p>{divs}"
 
 
-def _thinned(rows) -> tuple[Any, str | None]:
-    """At most :data:`_MAX_POINTS` of a chart's rows, evenly spaced (every k-th, so every panel and line keeps
-    points), and what was left out; a million-row summary otherwise makes a page of 100+ MB."""
+def _thinned(rows, table: str = "summary.csv") -> tuple[Any, str | None]:
+    """At most :data:`_MAX_POINTS` of a chart's rows (a frame's or a handed chart's), evenly spaced (every k-th,
+    so every panel and line keeps points), and what was left out; a million-row summary otherwise makes a page of
+    100+ MB."""
     if len(rows) <= _MAX_POINTS:
         return rows, None
     step = -(-len(rows) // _MAX_POINTS)
-    kept = rows.iloc[::step]
-    return kept, f"{len(kept):,} of {len(rows):,} points drawn (every {step:,}th row); every row is in summary.csv"
+    kept = rows.iloc[::step] if hasattr(rows, "iloc") else rows[::step]
+    return kept, f"{len(kept):,} of {len(rows):,} points drawn (every {step:,}th row); every row is in {table}"
 
 
 def _command_charts(
@@ -705,13 +706,9 @@ def _command_charts(
 
 
 def _capped(chart: Chart) -> Chart:
-    """A handed chart with at most :data:`_MAX_POINTS` rows, evenly spaced, and a note of what was left out."""
-    if len(chart.rows) <= _MAX_POINTS:
-        return chart
-    step = -(-len(chart.rows) // _MAX_POINTS)
-    kept = chart.rows[::step]
-    note = f"{len(kept):,} of {len(chart.rows):,} points drawn (every {step:,}th row); every row is in its table"
-    return replace(chart, rows=kept, note=note)
+    """A handed chart with at most :data:`_MAX_POINTS` rows (:func:`_thinned`), and a note of what was left out."""
+    rows, note = _thinned(chart.rows, "its table")
+    return replace(chart, rows=rows, note=note) if note else chart
 
 
 def build_or_warn(run_dir, **kwargs) -> Report | None:

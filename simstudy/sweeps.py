@@ -7,8 +7,12 @@ study kind, the rows a sweep's faceted figure shows, and :func:`sweep_chart` des
 (:class:`simstudy.charts.Chart`; :func:`simstudy.figures.sweep_figure` draws it). ``write_sweep``
 writes the stacked frame and that figure at the sweep directory (after a multirun, for a design, and for
 ``simstudy collect sweep_dir=DIR``), and for three or more swept keys a nested-loop plot, ``nested_loop.png``
-(Rücker & Schwarzer 2014; :func:`nested_loop_factors`, :func:`simstudy.figures_mc.nested_loop_figure`);
+(Rücker & Schwarzer 2014; :func:`nested_loop_factors`, :func:`nested_loop_figure`);
 ``unfinished_message`` says which jobs have no summary yet.
+
+The nested-loop plot (Rücker & Schwarzer 2014) shows a factorial design on one axis: every cell of the factorial
+in lexicographic order (the first factor varies slowest), the estimate as a step line, and beneath it one step
+line per factor giving its level in each cell (:func:`nested_loop_layout` lays it out).
 
 Which jobs a sweep has and what each one's values are is the CLI's business (it reads the sweep's
 ``multirun.yaml`` with Hydra's own parser); this module knows nothing of Hydra.
@@ -18,15 +22,27 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from simstudy.charts import Chart, estimates, to_matplotlib
 from simstudy.registry import Headline
 
-__all__ = ["Job", "Stacked", "Headline", "stack", "headline", "sweep_chart", "nested_loop_factors"]
+__all__ = [
+    "Job",
+    "Stacked",
+    "Headline",
+    "stack",
+    "headline",
+    "sweep_chart",
+    "nested_loop_factors",
+    "nested_loop_layout",
+    "nested_loop_figure",
+]
 
 log = logging.getLogger("simstudy")
 
@@ -349,20 +365,201 @@ def nested_loop_factors(rows: pd.DataFrame, swept: list[str], spec: Headline) ->
 
 
 def _nested_loop(sweep_dir: Path, rows: pd.DataFrame, swept: list[str], spec: Headline, study: str) -> None:
-    """Draw ``nested_loop.png`` at the sweep directory (:func:`simstudy.figures_mc.nested_loop_figure`)."""
+    """Draw ``nested_loop.png`` at the sweep directory (:func:`nested_loop_figure`)."""
     import matplotlib.pyplot as plt
 
-    from simstudy import figures_mc, io
+    from simstudy import io
 
     factors = nested_loop_factors(rows, swept, spec)
     if factors is None:
         log.info("sweep: no nested-loop plot (the swept keys and %s do not tell the headline rows apart)", spec.x)
         return
-    fig = figures_mc.nested_loop_figure(
+    fig = nested_loop_figure(
         rows, factors, hue=spec.hue, ylabel=spec.ylabel, title=f"{study}{spec.ylabel} over every cell (±2 MCSE)"
     )
     io.save_figure(fig, sweep_dir / "nested_loop.png", dpi=150)
     plt.close(fig)
+
+
+def nested_loop_layout(codes, n_levels: Sequence[int], *, height: float = 0.7) -> tuple[np.ndarray, np.ndarray]:
+    """The nested-loop plot's kernel: the cells in lexicographic order and each factor's step line.
+
+    Parameters
+    ----------
+    codes : array_like of int, shape (C, F)
+        Each cell's level index (0-based) for each of F factors, the first factor the slowest loop.
+    n_levels : sequence of int, length F
+        How many levels each factor has.
+    height : float, keyword-only
+        How much of its lane (1 unit tall) a factor's step line spans, from its first level to its last.
+        Default 0.7.
+
+    Returns
+    -------
+    order : ndarray of int, shape (C,)
+        The cells (rows of ``codes``) sorted lexicographically, first factor slowest: cell ``order[x]`` is
+        drawn at x.
+    lanes : ndarray of float64, shape (F, C)
+        Factor f's step line: in lane ``F - 1 - f`` (the first factor on top), ``F - 1 - f + height * code /
+        (levels - 1)`` at each x (the lane's bottom for a factor of one level).
+
+    Examples
+    --------
+    A 2 x 3 x 2 factorial given in scrambled order:
+
+    >>> import itertools
+    >>> cells = np.array(list(itertools.product(range(2), range(3), range(2))))[::-1]
+    >>> order, lanes = nested_loop_layout(cells, [2, 3, 2], height=1.0)
+    >>> cells[order][:4].tolist()
+    [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1]]
+    >>> lanes.tolist()[0] == [2.0] * 6 + [3.0] * 6, lanes[1].tolist()[:6], lanes[2].tolist()[:4]
+    (True, [1.0, 1.0, 1.5, 1.5, 2.0, 2.0], [0.0, 1.0, 0.0, 1.0])
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    F = codes.shape[1]
+    order = np.lexsort(codes.T[::-1])  # lexsort's last key is the primary one
+    sorted_codes = codes[order].T.astype(np.float64)
+    spread = np.array([max(n - 1, 1) for n in n_levels], dtype=np.float64)[:, None]
+    lanes = (F - 1 - np.arange(F))[:, None] + height * sorted_codes / spread
+    return order, lanes
+
+
+def _levels(values: pd.Series) -> list:
+    """A factor's levels in order: numbers ascending, anything else in order of first appearance."""
+    unique = list(pd.unique(values))
+    return sorted(unique) if pd.api.types.is_numeric_dtype(values) else unique
+
+
+def nested_loop_figure(
+    frame: pd.DataFrame,
+    factors: Sequence[str],
+    *,
+    y: str = "estimate",
+    hue: str | None = None,
+    ylabel: str | None = None,
+    title: str | None = None,
+):
+    """A nested-loop plot (Rücker & Schwarzer 2014): ``y`` over every cell of a factorial, factors beneath.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Tidy rows: one per cell of the factorial (and ``hue`` value): columns ``factors``, ``y`` and optionally
+        ``hue`` and ``mcse`` (then ±2 MCSE is shaded; a Monte Carlo interval of about 95%).
+    factors : sequence of str
+        The factors, the first the slowest loop; each one's levels are ordered numerically for numbers, else
+        as they first appear.
+    y : str, keyword-only
+        The column drawn. Default ``"estimate"``.
+    hue : str, optional, keyword-only
+        A column telling lines apart (e.g. ``"estimator"``). Default None: one line.
+    ylabel : str, optional, keyword-only
+        What ``y`` is. Default: ``y``.
+    title : str, optional, keyword-only
+        The figure's title. Default: "<ylabel> over the cells of <factors>".
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes sharing x (the cell, 1..C in lexicographic order): the estimate's step lines on top, one
+        step line per factor beneath, labelled with the factor and its levels.
+
+    Raises
+    ------
+    ValueError
+        If a column is missing, or two rows share a cell and ``hue`` value (the factors do not identify a row).
+
+    References
+    ----------
+    Rücker, G., & Schwarzer, G. (2014). Presenting simulation results in a nested loop plot. BMC Medical
+    Research Methodology 14, 129.
+
+    Examples
+    --------
+    >>> import itertools
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> cells = list(itertools.product([10, 50], ["u", "v", "w"], [0.1, 0.2]))
+    >>> frame = pd.DataFrame(cells, columns=["B", "estimator", "sd"]).assign(estimate=np.arange(12.0), mcse=0.1)
+    >>> fig = nested_loop_figure(frame, ["B", "estimator", "sd"], ylabel="MSE")
+    >>> [t.get_text() for t in fig.axes[1].get_yticklabels()]
+    ['B', 'estimator', 'sd']
+    >>> plt.close(fig)
+    """
+    from simstudy.chart_style import colorblind, estimator_label, labels, legend, plain, suptitle, theme
+
+    needed = [*factors, y, *([hue] if hue else [])]
+    missing = [c for c in needed if c not in frame]
+    if missing:
+        raise ValueError(f"nested_loop_figure: column(s) {', '.join(missing)} not in the frame")
+    levels = [_levels(frame[f]) for f in factors]
+    keys = frame[list(factors)].apply(tuple, axis=1)
+    cells = list(dict.fromkeys(keys))
+    codes = np.array([[lv.index(v) for lv, v in zip(levels, cell)] for cell in cells], dtype=np.int64)
+    dup = frame.duplicated([*factors, *([hue] if hue else [])])
+    if dup.any():
+        raise ValueError(
+            f"nested_loop_figure: {int(dup.sum())} rows share a cell of {', '.join(factors)}"
+            + (f" and {hue}" if hue else "")
+            + ": give the factors that tell them apart"
+        )
+    order, lanes = nested_loop_layout(codes, [len(lv) for lv in levels])
+    position = {cells[c]: x for x, c in enumerate(order)}
+    xs = keys.map(position).to_numpy()
+    plt = theme()
+    C, F = len(cells), len(factors)
+    fig, (top, bottom) = plt.subplots(
+        2,
+        1,
+        figsize=(max(6.0, min(14.0, 0.12 * C + 4.0)), 4.0 + 0.45 * F),
+        sharex=True,
+        height_ratios=[3.0, 0.45 * F + 0.3],
+        layout="constrained",
+    )
+    hues = list(dict.fromkeys(frame[hue])) if hue else [None]
+    palette = dict(zip(hues, colorblind(len(hues))))
+    for h in hues:
+        rows = frame[frame[hue] == h] if hue else frame
+        at = xs[(frame[hue] == h).to_numpy()] if hue else xs
+        line = np.full(C, np.nan)
+        line[at] = rows[y].to_numpy(dtype=np.float64)
+        top.step(
+            np.arange(1, C + 1),
+            line,
+            where="mid",
+            color=palette[h],
+            lw=1.4,
+            label=estimator_label(str(h)) if hue else y,
+        )
+        if "mcse" in rows:
+            se = np.full(C, np.nan)
+            se[at] = rows["mcse"].to_numpy(dtype=np.float64)
+            top.fill_between(
+                np.arange(1, C + 1), line - 2 * se, line + 2 * se, step="mid", color=palette[h], alpha=0.25, lw=0
+            )
+    labels(top, ylabel=ylabel or y)
+    if hue:  # beside the panels, not in the top one: the step lines run through the whole of its width
+        legend(fig, top, fontsize=7, loc="outside right upper")
+    names = []
+    for f in range(F):
+        bottom.step(np.arange(1, C + 1), lanes[f], where="mid", color="0.25", lw=1.0)
+        # each level named where its run starts, unless the runs are too many (an inner factor): then the
+        # lane's label gives the range of its levels
+        sorted_codes = codes[order, f]
+        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+        if starts.size <= 24:
+            names.append(plain(factors[f]))
+            for s in starts:
+                bottom.text(s + 0.6, lanes[f, s] + 0.05, plain(levels[f][sorted_codes[s]]), fontsize=6, va="bottom")
+        else:
+            names.append(plain(f"{factors[f]} ({levels[f][0]} .. {levels[f][-1]})"))
+    bottom.set_yticks(F - 1 - np.arange(F) + 0.35, names)
+    bottom.set_ylim(-0.2, F)
+    bottom.grid(False, axis="y")
+    labels(bottom, xlabel=f"cell (lexicographic: {', '.join(factors)}; first slowest)")
+    bottom.set_xlim(0.5, C + 0.5)
+    suptitle(fig, title or f"{ylabel or y} over the cells of {' x '.join(factors)} (shaded: ±2 MCSE)")
+    return fig
 
 
 def unfinished_message(sweep_dir: Path, unfinished, total: int) -> str:

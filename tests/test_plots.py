@@ -399,7 +399,7 @@ def test_no_matplotlib_until_a_figure_is_drawn():
 def _extra_figures(summaries):
     """Figures beyond ``_all_figures``: a design's sweep figure, a nested-loop plot, the audit's accuracy figure
     (log n) and the field audit's questions."""
-    from simstudy import figures_mc
+    from simstudy import sweeps
     from simstudy.studies import field_audit_page
 
     rng = np.random.default_rng(4712)
@@ -410,8 +410,8 @@ def _extra_figures(summaries):
     figs = {"design_sweep": figures.sweep_figure(rows, ["distribution.sd", "B"], x="n", hue="estimator", ylabel="MSE")}
     cells = pd.DataFrame([(B, e, sd, rng.normal(0.1, 0.02)) for B in (10, 50) for e in "uvw" for sd in (0.1, 0.2)],
                          columns=["B", "estimator", "sd", "estimate"]).assign(mcse=0.005)
-    figs["nested_loop"] = figures_mc.nested_loop_figure(cells, ["B", "sd"], hue="estimator", y="estimate",
-                                                        ylabel="MSE")
+    figs["nested_loop"] = sweeps.nested_loop_figure(cells, ["B", "sd"], hue="estimator", y="estimate",
+                                                    ylabel="MSE")
     figs["evp_accuracy_log"] = evp_accuracy.evp_accuracy_figure(summaries["evp_accuracy"], xscale="log")
     for q in ("q1", "q2", "q3", "q4"):
         figs[f"field_{q}"] = getattr(field_audit_page, f"{q}_figure")(summaries["field_audit"])

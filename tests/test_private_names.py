@@ -103,7 +103,7 @@ def test_no_module_uses_another_modules_private_name():
         ("from simstudy import io\nio._hidden(b'')\n", 1),
         ("import simstudy.stats.quadratic as q\nq._hidden\n", 1),
         ("import simstudy.io\nsimstudy.io._hidden\n", 1),
-        ("from simstudy.studies import _zip\nfrom simstudy.commands._data import load_scores\n", 0),
+        ("from simstudy import _limits\nfrom simstudy.commands._data import load_scores\n", 0),
         ("from simstudy.io import write_json\nself._cache = 1\n", 0),
     ],
 )

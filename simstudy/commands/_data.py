@@ -13,7 +13,9 @@ name                        what
 :class:`DataOptions`        the data keys of every data command, with defaults, help and checks
 :class:`DataConfig`         the data keys cross-checked and frozen
 :func:`command_iv`          a command's schema instance from its config (unknown keys refused)
+:func:`command_config`      a command's frozen config from its schema instance, field by field
 :func:`data_config`         the data keys' cross-checks, giving a :class:`DataConfig`
+:func:`scores_of`           each model's scores, as given or read from the data keys
 :func:`log_scores`          the command's inputs and the scores many runs share, logged
 ==========================  ========================================================================
 
@@ -313,6 +315,13 @@ def command_iv(options: type, command: str, cfg: Mapping) -> Any:
     return schema.parse(options, cfg)
 
 
+def command_config(config: type, o: DataOptions, data: DataConfig, **given) -> Any:
+    """The command's frozen ``config`` from its schema instance ``o``: ``data``, the ``given`` fields, and every
+    other field the key of the same name as it was checked (a key keeps its name from schema to config)."""
+    keys = {f.name: getattr(o, f.name) for f in dataclasses.fields(config) if f.name not in given and f.name != "data"}
+    return config(data=data, **keys, **given)
+
+
 def _applies_iv(o: DataOptions) -> None:
     """Options that do not apply to the data are refused, never ignored (before any data is read)."""
     from simstudy.datasets import DATASETS  # here: importing config stays cheap
@@ -377,6 +386,16 @@ def data_config(o: DataOptions) -> DataConfig:
         sample_seed=seed,
         minimize=o.minimize,
     )
+
+
+def scores_of(data: DataConfig, scores: Mapping | None) -> dict[str, np.ndarray]:
+    """Each model's scores: as given (arrays as they are, the command's own numbers; a list as float64), or read
+    from ``data`` when None."""
+    from simstudy.datasets import load_data  # here: importing config stays cheap
+
+    if scores is None:
+        scores = load_data(data)
+    return {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
 
 
 def log_scores(command: str, scores: dict, out_dir: Path, *, minimize: bool = False) -> None:

@@ -5,6 +5,7 @@ said in words, levels and numbers as typed, and the atomic page writer.
 :func:`plain`         a page's Markdown for a terminal (bold markers dropped)
 :func:`atom_notes`    per model, the values many runs share exactly, in plain words
 ``command_page``      ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
+``save_figures``      a command's figures saved in each format and closed
 :func:`saved_run`     a data command's settings and tables, read back from its run directory for its chart
 ====================  =======================================================================================
 """
@@ -124,6 +125,21 @@ def lvl(x: float) -> str:
 
 def g(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if np.isfinite(x) else "—"
+
+
+def save_figures(figures: dict, out_dir: Path, suffixes=("png", "pdf"), *, dpi: int = 150) -> list[Path]:
+    """Save each figure as ``out_dir/STEM.SUFFIX`` (every stem in one format, then the next format), then close
+    them; return the files written, in that order."""
+    import matplotlib.pyplot as plt
+
+    written = []
+    for suffix in suffixes:
+        for stem, fig in figures.items():
+            io.save_figure(fig, out_dir / f"{stem}.{suffix}", dpi=dpi)
+            written.append(out_dir / f"{stem}.{suffix}")
+    for fig in figures.values():
+        plt.close(fig)
+    return written
 
 
 def command_page(path: Path, title: str, about: list[str], terminal: list[str], figures: list[str]) -> Path:

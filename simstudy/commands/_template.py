@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simstudy import io, schema, schema_docs
-from simstudy.commands._data import DataConfig, DataOptions, command_iv, data_config
+from simstudy.commands._data import DataConfig, DataOptions, command_config, command_iv, data_config
 from simstudy.registry import Command
 from simstudy.schema import option
 
@@ -144,7 +144,7 @@ def parse(cfg: Mapping) -> Config:
     simstudy.schema.ConfigError: digits must be an integer >= 0, got -1
     """
     o = command_iv(Options, "template", cfg)
-    return Config(data=data_config(o), digits=o.digits)
+    return command_config(Config, o, data_config(o))  # every other field: the key of the same name
 
 
 @dataclass(frozen=True)

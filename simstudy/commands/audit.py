@@ -10,13 +10,12 @@ they simulate: :mod:`simstudy.studies.audit`'s :func:`~simstudy.studies.audit.pr
 :class:`AuditConfig`    the options as parsed and cross-checked
 :func:`parse`           a mapping of keys -> :class:`AuditConfig` (or :class:`ConfigError`)
 :func:`run`             the audit's studies into a run directory -> :class:`~simstudy.studies.audit.AuditResult`
-:func:`write`           the figures and ``AUDIT.md`` into the run directory
 :func:`summary`         what the command prints of its page
 ======================  ===============================================================================
 
 Nothing here prints or exits: bad options raise :class:`~simstudy.schema.ConfigError`. Importing this module
 stays cheap (the command line reads its schema for ``--help``): the studies, pandas and matplotlib load when
-:func:`run` or :func:`write` is called.
+:func:`run` is called, or :func:`simstudy.commands.audit_page.write_page` writes the figures and ``AUDIT.md``.
 """
 
 from __future__ import annotations
@@ -32,7 +31,17 @@ import numpy as np
 
 from simstudy import schema, schema_docs
 from simstudy._limits import check_memory
-from simstudy.commands._data import DataConfig, DataOptions, bands, bound, command_iv, data_config, names, positive
+from simstudy.commands._data import (
+    DataConfig,
+    DataOptions,
+    bands,
+    bound,
+    command_config,
+    command_iv,
+    data_config,
+    names,
+    positive,
+)
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 
@@ -46,7 +55,6 @@ __all__ = [
     "AuditConfig",
     "parse",
     "run",
-    "write",
     "summary",
 ]
 
@@ -287,25 +295,8 @@ def parse(cfg: Mapping) -> AuditConfig:
             f"use a bandwidth on the scale of the scores' spread "
             f"(high - low = {data.high - data.low:g}), or bw_factor=",
         )
-    return AuditConfig(
-        data=data,
-        sample_size=o.sample_size,
-        model=data.models[0] if data.models is not None and len(data.models) == 1 else None,
-        bandwidth=o.bandwidth,
-        bw_factor=o.bw_factor,
-        bw_of=o.bw_of,
-        bw_method=o.bw_method,
-        confidence=o.confidence,
-        method=o.method,
-        target_k=o.target_k,
-        rounds=o.rounds,
-        bootstrap_rounds=o.bootstrap_rounds,
-        resamples=o.resamples,
-        evp_reps=o.evp_reps,
-        seed=o.seed,
-        n_jobs=o.n_jobs,
-        find_atoms=o.find_atoms,
-    )
+    model = data.models[0] if data.models is not None and len(data.models) == 1 else None
+    return command_config(AuditConfig, o, data, model=model)
 
 
 def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditResult:
@@ -352,52 +343,13 @@ def run(scores: dict | Plan, opts: AuditConfig, out_dir: str | Path) -> AuditRes
     return audit.run(opts, plan.spec, plan.n, Path(out_dir))
 
 
-def write(result: AuditResult, opts: AuditConfig, scores: np.ndarray, out_dir: str | Path) -> Path:
-    """Write the audit's figures and ``AUDIT.md`` (:func:`simstudy.commands.audit_page.write_page`).
-
-    Parameters
-    ----------
-    result : AuditResult
-        From :func:`run`.
-    opts : AuditConfig
-        The options it was run with.
-    scores : numpy.ndarray of float, shape (N,)
-        The audited model's scores (``Plan.scores``), for the fit check and figure.
-    out_dir : str or pathlib.Path
-        The run directory (it exists).
-
-    Returns
-    -------
-    pathlib.Path
-        ``out_dir / "AUDIT.md"``.
-
-    Raises
-    ------
-    OSError
-        If a file cannot be written.
-
-    Examples
-    --------
-    ``write(run(plan, opts, out), opts, plan.scores, out)`` after an audit (``tests/commands/test_audit.py``);
-    the page's wording of the fitted truth, for instance:
-
-    >>> from simstudy.commands.audit_page import describe_fit
-    >>> from simstudy.distributions import KDEWithAtoms
-    >>> describe_fit(KDEWithAtoms.fit(np.linspace(0.6, 0.9, 50), bandwidth=0.02))
-    'a Gaussian KDE reflected at [0, 1], bandwidth 0.02 (given)'
-    """
-    from simstudy.commands import audit_page
-
-    return audit_page.write_page(result, opts, scores, Path(out_dir))
-
-
 def summary(page: Path) -> str:
     r"""What ``simstudy audit`` prints of its page: the "Confidence bands" section in plain text.
 
     Parameters
     ----------
     page : pathlib.Path
-        ``AUDIT.md`` as :func:`write` wrote it.
+        ``AUDIT.md`` as :func:`simstudy.commands.audit_page.write_page` wrote it.
 
     Returns
     -------
@@ -453,6 +405,7 @@ def _prepare(config: AuditConfig, scores: dict) -> list[Plan]:
 
 def _run(config: AuditConfig, plans: list[Plan], out_dir: Path) -> Audited:
     """Each model's audit (resumable studies) and page, in ``model=NAME/`` when there are several."""
+    from simstudy.commands.audit_page import write_page
     from simstudy.engine.rundir import EXIT_FAILED, dirname, fail
     from simstudy.studies.audit import AuditFailed
 
@@ -466,7 +419,7 @@ def _run(config: AuditConfig, plans: list[Plan], out_dir: Path) -> Audited:
             result = run(plan, model_opts, where)
         except AuditFailed as exc:  # chunks kept: a rerun resumes the studies
             fail(str(exc), status=EXIT_FAILED)
-        pages.append((plan.model, write(result, model_opts, plan.scores, where)))
+        pages.append((plan.model, write_page(result, model_opts, plan.scores, where)))
     return Audited(tuple(pages), several, config)
 
 

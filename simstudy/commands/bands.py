@@ -42,10 +42,12 @@ from simstudy.commands._data import (
     DataConfig,
     DataOptions,
     bands,
+    command_config,
     command_iv,
     data_config,
     estimator_iv,
     sample_seed_option,
+    scores_of,
 )
 from simstudy.engine import memory
 from simstudy.registry import Command
@@ -211,16 +213,7 @@ def parse(cfg: Mapping) -> BandsConfig:
         _limits.check_memory(
             "max_k", o.max_k, memory.BYTES_PER_K * o.max_k, f"the bands at k = 1..{o.max_k}, per model", "lower max_k"
         )
-    return BandsConfig(
-        data=data,
-        confidence=o.confidence,
-        kind=o.kind,
-        quantile=0.5 if o.kind == "median" else o.quantile,
-        method=o.method,
-        max_k=o.max_k,
-        xscale=o.xscale,
-        estimator=o.estimator,
-    )
+    return command_config(BandsConfig, o, data, quantile=0.5 if o.kind == "median" else o.quantile)
 
 
 @dataclass(frozen=True)
@@ -294,13 +287,9 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     ['u_leader', 'v_leader']
     """
     from simstudy import tables
-    from simstudy.datasets import load_data
 
     opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
-    if scores is None:
-        scores = load_data(opts.data)
-    # Arrays as they are (the command's own numbers); a list, e.g., as float64.
-    scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
+    scores = scores_of(opts.data, scores)
     _cost_iv(opts, scores)
     curves, cdfs, evidence = tables.bands_tables(
         scores,
@@ -432,22 +421,15 @@ def write(result: BandsResult, out_dir: Path) -> list[Path]:
     ['bands.parquet', 'bands.csv', 'cdf_bands.csv', 'tuning_curve.png', 'cdf.png', 'tuning_curve.pdf', 'cdf.pdf', \
 'BANDS.md']
     """
-    import matplotlib.pyplot as plt
-
     from simstudy.charts import to_matplotlib
+    from simstudy.commands._pages import save_figures
 
     out_dir = Path(out_dir)
     io.write_parquet(result.bands, out_dir / "bands.parquet")
     io.write_csv(result.bands, out_dir / "bands.csv")
     io.write_csv(result.cdfs, out_dir / "cdf_bands.csv")
     written = [out_dir / "bands.parquet", out_dir / "bands.csv", out_dir / "cdf_bands.csv"]
-    figs = {stem: to_matplotlib(chart) for stem, chart in charts(result).items()}
-    for suffix in ("png", "pdf"):
-        for stem, fig in figs.items():
-            io.save_figure(fig, out_dir / f"{stem}.{suffix}", dpi=150)
-            written.append(out_dir / f"{stem}.{suffix}")
-    for fig in figs.values():
-        plt.close(fig)
+    written += save_figures({stem: to_matplotlib(chart) for stem, chart in charts(result).items()}, out_dir)
     if result.evidence is not None:
         io.write_csv(result.evidence, out_dir / "evidence.csv")
         written.append(out_dir / "evidence.csv")

@@ -43,14 +43,16 @@ from simstudy.commands._data import (
     XSCALES,
     DataConfig,
     DataOptions,
+    command_config,
     command_iv,
     data_config,
     estimator_iv,
     finite_score,
     parse_trial_time,
     sample_seed_option,
+    scores_of,
 )
-from simstudy.datasets import DataError, load_data
+from simstudy.datasets import DataError
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
 from simstudy.stats import estimators
@@ -192,14 +194,7 @@ score_column, model_column, missing, scale, compare, sample_size, split, reduce,
 target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
     o = command_iv(CurveOptions, "curve", cfg)
-    return CurveConfig(
-        data=data_config(o),
-        estimator=o.estimator,
-        target=o.target,
-        trial_time=o.trial_time,
-        time_unit=o.time_unit,
-        xscale=o.xscale,
-    )
+    return command_config(CurveConfig, o, data_config(o))
 
 
 @dataclass(frozen=True)
@@ -277,10 +272,7 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
 
     if not isinstance(config, CurveConfig):
         config = parse(config)
-    if scores is None:
-        scores = load_data(config.data)
-    # Arrays as they are (the command's own numbers); a list, e.g., as float64.
-    scores = {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
+    scores = scores_of(config.data, scores)
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
     builtin = config.estimator in estimators.CLOSED_FORM
     minimize = config.data.minimize  # the expected minimum (column expected_min), a target reached at or below
@@ -367,17 +359,11 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
     ...     [p.name for p in write(result, Path(d))]
     ['figure.png', 'figure.pdf', 'curves.parquet', 'curves.csv', 'CURVE.md']
     """
-    import matplotlib.pyplot as plt
-
     from simstudy.charts import to_matplotlib
+    from simstudy.commands._pages import save_figures
 
     out_dir = Path(out_dir)
-    fig = to_matplotlib(chart(result))
-    written = []
-    for suffix in ("png", "pdf"):
-        io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
-        written.append(out_dir / f"figure.{suffix}")
-    plt.close(fig)
+    written = save_figures({"figure": to_matplotlib(chart(result))}, out_dir)
     io.write_parquet(result.curves, out_dir / "curves.parquet")
     io.write_csv(result.curves, out_dir / "curves.csv")
     written += [out_dir / "curves.parquet", out_dir / "curves.csv"]

@@ -8,7 +8,6 @@ the page and figure it writes are :mod:`simstudy.commands.extrapolate_page`'s.
 :class:`ExtrapolateOptions`   the command's keys, their checks, docs and defaults (``--help``, Hydra)
 :class:`ExtrapolateConfig`    the options as parsed and cross-checked
 :func:`parse`                 a mapping of keys -> :class:`ExtrapolateConfig` (or :class:`ConfigError`)
-:func:`prepare`               every fit, checked and made before anything is written (run's first step)
 :func:`run`                   fit and bootstrap every model's scores -> :class:`~simstudy.extrapolation.Extrapolation`
 :func:`write`                 the tables, ``extrapolation.png`` and ``EXTRAPOLATE.md`` into a run directory
 :func:`source_name`           the scores' name in messages and on the page
@@ -34,7 +33,7 @@ import numpy as np
 from simstudy import schema, schema_docs
 from simstudy._limits import check_memory, check_time
 from simstudy.charts import Chart
-from simstudy.commands._data import DataConfig, DataOptions, bands, command_iv, data_config
+from simstudy.commands._data import DataConfig, DataOptions, bands, command_config, command_iv, data_config
 from simstudy.engine.memory import BYTES_PER_CHUNK, worker_count
 from simstudy.registry import Command
 from simstudy.schema import ConfigError, option
@@ -46,7 +45,6 @@ __all__ = [
     "ExtrapolateOptions",
     "ExtrapolateConfig",
     "parse",
-    "prepare",
     "run",
     "write",
     "source_name",
@@ -316,21 +314,7 @@ e.g. threshold=0.5), or null; for a fixed score use threshold_score=, got 1.0
         "lower n_boot (200 by default; 1000 for intervals at level 0.99)",
     )
     threshold = o.threshold if o.threshold is not None or o.threshold_score is not None else 0.5
-    return ExtrapolateConfig(
-        data=data,
-        sample_size=o.sample_size,
-        threshold=threshold,
-        threshold_score=o.threshold_score,
-        threshold_of=o.threshold_of,
-        c=o.c,
-        n_boot=o.n_boot,
-        level=o.level,
-        method=o.method,
-        k_max=o.k_max,
-        mean=o.mean,
-        seed=o.seed,
-        n_jobs=o.n_jobs,
-    )
+    return command_config(ExtrapolateConfig, o, data, threshold=threshold)
 
 
 def source_name(opts: ExtrapolateConfig) -> str:
@@ -356,43 +340,6 @@ def source_name(opts: ExtrapolateConfig) -> str:
     return opts.data.data if opts.data.data in DATASETS else Path(opts.data.data).name
 
 
-def prepare(scores: dict, opts: ExtrapolateConfig, source: str = "scores") -> list[Analysis]:
-    """Every fit the command makes, checked and fitted before anything is written.
-
-    The first step of :func:`run`, separate so that a caller can refuse a sample before it touches a run
-    directory (the command line does); see :func:`simstudy.extrapolation.prepare`.
-
-    Parameters
-    ----------
-    scores : dict of str to array_like of float
-        Each model's scores (score units, shape (runs,)), in random-search order.
-    opts : ExtrapolateConfig
-        The parsed options (:func:`parse`).
-    source : str, optional
-        The scores' name in messages; default ``"scores"``.
-
-    Returns
-    -------
-    list of simstudy.extrapolation.Analysis
-        Per model, the fit of its first ``sample_size`` scores, then (when some are held out) that of all.
-
-    Raises
-    ------
-    simstudy.extrapolation.BadSample
-        A sample the law cannot be fitted to as asked (the message names the model and the fix).
-
-    Examples
-    --------
-    >>> from simstudy.distributions.parametric import NoisyQuadratic
-    >>> ys = NoisyQuadratic(0.7, 0.9, 3, 0.01).sample(48, rng=np.random.default_rng(0))
-    >>> [a.sample.runs for a in prepare({"mlp": ys}, parse({"data": "x.csv", "c": 3, "sample_size": 30}))]
-    [30, 48]
-    """
-    from simstudy import extrapolation
-
-    return extrapolation.prepare(scores, opts, source)
-
-
 def run(
     scores: dict | list,
     opts: ExtrapolateConfig,
@@ -406,7 +353,8 @@ def run(
     Parameters
     ----------
     scores : dict of str to array_like of float, or list of Analysis
-        Each model's scores (score units), in random-search order; or what :func:`prepare` made of them.
+        Each model's scores (score units), in random-search order; or what
+        :func:`simstudy.extrapolation.prepare` made of them (every fit, checked before anything is written).
     opts : ExtrapolateConfig
         The parsed options (:func:`parse`).
     out_dir : str or pathlib.Path
@@ -444,7 +392,7 @@ def run(
     """
     from simstudy import extrapolation
 
-    analyses = prepare(scores, opts, source) if isinstance(scores, dict) else scores
+    analyses = extrapolation.prepare(scores, opts, source) if isinstance(scores, dict) else scores
     return extrapolation.run(analyses, opts, Path(out_dir), progress=progress)
 
 
@@ -562,7 +510,9 @@ class Extrapolated:
 
 def _prepare(config: ExtrapolateConfig, scores: dict) -> list[Analysis]:
     """Every fit, made before the run directory is touched (a refused sample leaves nothing behind)."""
-    return prepare(scores, config, source_name(config))
+    from simstudy import extrapolation
+
+    return extrapolation.prepare(scores, config, source_name(config))
 
 
 def _run(config: ExtrapolateConfig, analyses: list[Analysis], out_dir: Path) -> Extrapolated:

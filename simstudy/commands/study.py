@@ -20,7 +20,7 @@ import dataclasses
 import logging
 from pathlib import Path
 
-from simstudy import io
+from simstudy.commands._pages import save_figures
 from simstudy.engine import chunks
 from simstudy.engine.rundir import EXIT_FAILED, RunDir, chunks_changed, fail, read_stored_config
 from simstudy.schema import ConfigError
@@ -86,9 +86,7 @@ def run_and_report(config, run_dir: RunDir):
     # thread while the study computes was measured (benchmarks/bench_startup.py) to buy nothing: the GIL runs its
     # imports in turn with the run's own Python, not beside it.
     if len(shown) and config.runner.figures:  # only the formats asked for: each costs about as much as the drawing
-        fig = figure_function(spec)(shown)
-        for suffix in config.runner.figures:
-            io.save_figure(fig, out_dir / f"figure.{suffix}", dpi=150)
+        save_figures({"figure": figure_function(spec)(shown)}, out_dir, config.runner.figures)
     if config.runner.figures and "zip" in result.files:  # a coverage study's replicates, ranked
         _zip_figure(result.files["zip"], config.runner.figures)
     log.info("wrote %s to %s", run_dir.listing(), out_dir)
@@ -100,14 +98,10 @@ def _zip_figure(path: Path, suffixes) -> None:
     """Draw ``zip.<suffix>`` beside ``zip.parquet`` (the per-replicate positions a coverage study wrote)."""
     import pandas as pd
 
-    from simstudy.figures_mc import zip_figure
+    from simstudy.studies.zip_plots import zip_figure
 
-    fig = zip_figure(pd.read_parquet(path))  # selects the Agg backend before pyplot is imported here
-    for suffix in suffixes:
-        io.save_figure(fig, path.with_suffix(f".{suffix}"), dpi=150)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
+    # drawn first: zip_figure selects the Agg backend before save_figures imports pyplot
+    save_figures({"zip": zip_figure(pd.read_parquet(path))}, path.parent, suffixes)
 
 
 def log_report(report) -> None:

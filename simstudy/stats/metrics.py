@@ -33,6 +33,16 @@ Paired differences ``e - f`` (same samples): ``bias`` (mean of ``d_e - d_f``), `
 (``S_e^2 - S_f^2``, MCSE from the per-replicate ``(d_e - m_e)^2 - (d_f - m_f)^2``) and ``mse`` (mean of
 ``d_e^2 - d_f^2``), each with the MCSE of its paired per-replicate quantity, which is much smaller than the
 unpaired MCSEs combined when the estimators are correlated.
+
+Coverage replicate by replicate, for the zip plot (Morris et al. 2019, §5.2;
+:func:`simstudy.studies.zip_plots.zip_figure` draws it): :func:`interval_position` says where the truth sits
+relative to each replicate's interval, ``position = max(lo - θ, θ - hi) / h`` with half-width
+h = (hi - lo) / 2: -1 when θ is at the centre, 0 at an edge, > 0 outside (the distance beyond the nearer edge
+in half-widths). ``position <= 0`` exactly when ``lo <= θ <= hi`` (the signs of the differences are exact in
+floating point), so the coverage counted from positions equals the studies' own count bit for bit. For a Wald
+interval estimate ± z·se it is ``|z_i| / z - 1``, Morris et al.'s ranking by ``|z_i|``; for a simultaneous band
+it is the largest over the band's points (covered exactly when every point is). :func:`zip_centiles` ranks the
+replicates by it.
 """
 
 from __future__ import annotations
@@ -52,6 +62,8 @@ __all__ = [
     "clopper_pearson",
     "format_estimate",
     "format_number",
+    "interval_position",
+    "zip_centiles",
 ]
 
 # Relative rounding noise of a centred second moment (centre_gram's T G T^T: a few ulps of the raw moment).
@@ -517,3 +529,74 @@ def format_estimate(value: float, mcse: float, *, percent: bool = False, show_mc
     shown = max(decimals, 0)
     estimate = f"{round(v, decimals):.{shown}f}{unit}"
     return f"{estimate} ± {round(s, decimals):.{shown}f}{unit}" if show_mcse else estimate
+
+
+def interval_position(low, high, truth) -> tuple[np.ndarray, np.ndarray]:
+    """Where the truth sits relative to intervals [low, high]: the zip plot's position and side, elementwise.
+
+    Parameters
+    ----------
+    low, high : array_like of float
+        The intervals' ends (any units, ``low <= high``); any shapes, broadcast with ``truth``.
+    truth : array_like of float
+        The true value(s), in the same units.
+
+    Returns
+    -------
+    position : ndarray of float64
+        ``max(low - truth, truth - high) / h`` with h the half-width (floored at the smallest positive float,
+        which keeps the sign): -1 at the centre, 0 at an edge, > 0 outside. ``position <= 0`` exactly when
+        ``low <= truth <= high``.
+    side : ndarray of int8
+        +1 where the interval's centre lies above the truth, -1 below (or at it).
+
+    Examples
+    --------
+    >>> pos, side = interval_position([0.0, 1.0, -3.0], [2.0, 3.0, -1.0], 1.0)
+    >>> pos.tolist(), side.tolist()
+    ([-1.0, 0.0, 2.0], [-1, 1, -1])
+    """
+    low, high, truth = (np.asarray(v, dtype=np.float64) for v in (low, high, truth))
+    gap = np.maximum(low - truth, truth - high)
+    half = np.maximum((high - low) / 2.0, np.finfo(np.float64).tiny)
+    side = np.where(low + high > 2.0 * truth, 1, -1).astype(np.int8)
+    with np.errstate(over="ignore", invalid="ignore"):  # a degenerate interval: +-inf outside
+        position = gap / half
+    # an infinite end: inf / inf, the sign of the gap (NaN only from NaN input, never counted as covered)
+    return np.where(np.isnan(position) & ~np.isnan(gap), np.sign(gap), position), side
+
+
+def zip_centiles(position) -> tuple[np.ndarray, np.ndarray]:
+    """The zip plot's ranking: each replicate's fractional centile of its position, ties in replicate order.
+
+    Parameters
+    ----------
+    position : array_like of float, shape (R,)
+        Every replicate's position (:func:`interval_position`; any statistic ranked the same way, e.g. ``|z|``).
+
+    Returns
+    -------
+    centile : ndarray of float64, shape (R,)
+        ``100 * rank / R`` with rank 1..R ascending (a stable sort: ties keep the replicates' order), so the
+        covering replicates (position <= 0) fill (0, 100 * coverage].
+    order : ndarray of int, shape (R,)
+        The replicates by rank (``position[order]`` is sorted).
+
+    Examples
+    --------
+    >>> centile, order = zip_centiles([0.5, -1.0, -0.2, 2.0, -0.2])
+    >>> centile.tolist(), order.tolist()
+    ([80.0, 20.0, 40.0, 100.0, 60.0], [1, 2, 4, 0, 3])
+    """
+    position = np.asarray(position, dtype=np.float64)
+    order = np.argsort(position, kind="stable")
+    centile = np.empty(position.size)
+    centile[order] = 100.0 * np.arange(1, position.size + 1) / max(position.size, 1)
+    return centile, order
+
+
+def thinned(count: int, most: int) -> np.ndarray:
+    """At most ``most`` ranks of 0..count-1, evenly spaced, the first and last always (deterministic)."""
+    if count <= most:
+        return np.arange(count)
+    return np.unique(np.linspace(0, count - 1, most).round().astype(np.int64))

@@ -28,7 +28,8 @@ The built-in kinds, one module each:
   public benchmarks' populations (issue 27; its page: :mod:`~simstudy.studies.field_audit_page`).
 
 :mod:`~simstudy.studies.base` holds what every study shares (chunks through the runner, the finish), and
-:mod:`~simstudy.studies.audit` composes three studies into ``simstudy audit``.
+:mod:`~simstudy.studies.audit` composes three studies into ``simstudy audit``; :mod:`~simstudy.studies.zip_plots`
+holds the coverage studies' per-replicate positions and their zip plots.
 """
 
 #: The kinds are modules, imported by name (``from simstudy.studies import evp_accuracy``) or through the registry:

@@ -25,7 +25,7 @@ Zip plot. Each round also keeps the position of the truth relative to each band 
 ``max(l_i - F(Y_(i)), F(Y_(i)-) - u_i) / h_i``, h_i = (u_i - l_i) / 2 the band's half-width there on the
 probability scale -- the worst violation of the true CDF outside the band in half-widths, <= 0 exactly when
 the ``cdf`` check (hence, by Prop. 1, the ``curve`` check) covers. ``zip.parquet`` holds them, per distribution
-and method at the level nearest 95%, and ``zip.png`` ranks them (:func:`simstudy.figures_mc.zip_figure`;
+and method at the level nearest 95%, and ``zip.png`` ranks them (:func:`simstudy.studies.zip_plots.zip_figure`;
 Morris, White & Crowther 2019). A run directory whose chunks predate these arrays resumes without a zip plot.
 """
 
@@ -49,7 +49,7 @@ from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
 from simstudy.stats import bands, truth
 from simstudy.stats.metrics import clopper_pearson
-from simstudy.studies import _zip, base
+from simstudy.studies import base, zip_plots
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "CHECKS", "Options", "headline", "STUDY", "band_coverage_figure"]
@@ -203,7 +203,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
                 c = prepare(dist, *band(y, level), work.quantile, F, F_left)
             hits[:, m, v] = hit_counts(c, y, z, F, F_left)
             position[m, v], side[m, v] = _position(c, F, F_left)
-    return {"hits": hits, _zip.POSITION: position, _zip.SIDE: side}
+    return {"hits": hits, zip_plots.POSITION: position, zip_plots.SIDE: side}
 
 
 @base.run_documented
@@ -324,11 +324,11 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     for key, cell in run_.succeeded(cells).items():
         hits = run_.total(key, "hits")
         reps = run_.reps(key)  # study.reps, or the cell's own under study.precision
-        stored = _zip.positions(run_, key, (slice(None), shown))  # (methods, rounds) at the level shown
+        stored = zip_plots.positions(run_, key, (slice(None), shown))  # (methods, rounds) at the level shown
         complete &= stored is not None
         for m, method in enumerate(methods if stored is not None else ()):
             zips.append(
-                _zip.panel(
+                zip_plots.panel(
                     f"{cell.distribution}, {bands.METHOD_LABELS.get(method, method)}, {levels[shown]:g}",
                     stored[0][m],  # type: ignore[index]  # not None in this loop
                     stored[1][m],  # type: ignore[index]
@@ -367,7 +367,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
         "distributions": {name: describe(d) for name, d in dists.items()},
         "timings": {"prepare_seconds": prepare_seconds},
     }
-    files = _zip.write(out_dir, zips, complete)
+    files = zip_plots.write(out_dir, zips, complete)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 

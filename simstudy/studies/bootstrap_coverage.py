@@ -19,7 +19,7 @@ Resampled indices are small integers, so each resample is sorted by a radix sort
 stable sort on 8/16-bit integers) and every estimator at every k is one matrix product per round.
 
 Zip plot. Each round also keeps, per estimator and k, the position of the truth relative to its band (chunk
-arrays ``zip_position``, ``zip_side``, (estimators, n, rounds); :func:`simstudy.figures_mc.interval_position`:
+arrays ``zip_position``, ``zip_side``, (estimators, n, rounds); :func:`simstudy.stats.metrics.interval_position`:
 ``max(low - truth, truth - high)`` in half-widths, <= 0 exactly when the band covers). ``zip.parquet`` holds them
 at k = 1, n/2 and n, and ``zip.png`` ranks them (Morris, White & Crowther 2019). A run directory whose chunks
 predate these arrays resumes without a zip plot.
@@ -41,12 +41,11 @@ from simstudy import schema, schema_docs
 from simstudy.config import Config
 from simstudy.distributions import describe, sample_sorted
 from simstudy.engine.runner import Task, task_seed
-from simstudy.figures_mc import interval_position
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import option
 from simstudy.stats import estimators, joint, truth
-from simstudy.stats.metrics import clopper_pearson
-from simstudy.studies import _zip, base
+from simstudy.stats.metrics import clopper_pearson, interval_position
+from simstudy.studies import base, zip_plots
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "headline", "STUDY", "bootstrap_coverage_figure"]
@@ -98,7 +97,7 @@ def _run_chunk(work: _Work, task: Task) -> dict[str, np.ndarray]:
         pairs += _both(inside.reshape(E, work.n))
         at, to = interval_position(low, high, target)
         position[:, :, r], side[:, :, r] = at.reshape(E, work.n), to.reshape(E, work.n)
-    return {"covered": covered, "covered_pairs": pairs, _zip.POSITION: position, _zip.SIDE: side}
+    return {"covered": covered, "covered_pairs": pairs, zip_plots.POSITION: position, zip_plots.SIDE: side}
 
 
 def _both(inside: np.ndarray) -> np.ndarray:
@@ -236,11 +235,11 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     for key, cell in run_.succeeded(cells).items():
         reps = run_.reps(key)  # study.reps, or the cell's own under study.precision
         covered = run_.total(key, "covered")
-        stored = _zip.positions(run_, key, (slice(None), [k - 1 for k in shown]))  # (E, budgets shown, rounds)
+        stored = zip_plots.positions(run_, key, (slice(None), [k - 1 for k in shown]))  # (E, budgets shown, rounds)
         complete &= stored is not None
         for e, est_spec in enumerate(specs if stored is not None else ()):
             zips += [
-                _zip.panel(
+                zip_plots.panel(
                     f"{cell.distribution}, {est_spec.name}, k = {k}",
                     stored[0][e, j],  # type: ignore[index]  # not None in this loop
                     stored[1][e, j],  # type: ignore[index]
@@ -297,7 +296,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
         },
         **({"notes": joint_notes} if joint_notes else {}),
     }
-    files = _zip.write(out_dir, zips, complete)
+    files = zip_plots.write(out_dir, zips, complete)
     return base.finish(config, out_dir, run_, pd.DataFrame(rows), started=started, metadata=metadata, files=files)
 
 

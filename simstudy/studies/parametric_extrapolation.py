@@ -73,7 +73,7 @@ with a median-curve RMSE there of 0.011 (DeBERTa KDE) to 0.16 score units (Reute
 
 Zip plot. Each replicate with a bootstrap band also keeps the truth's position in it (chunk arrays
 ``zip_position``, ``zip_side``, (K + 1, replicates with a band): the median band at each k, then the b interval;
-:func:`simstudy.figures_mc.interval_position`, <= 0 exactly when the interval covers). ``zip.parquet`` holds
+:func:`simstudy.stats.metrics.interval_position`, <= 0 exactly when the interval covers). ``zip.parquet`` holds
 the median band at the largest k and, for a well-specified law, the b interval; ``zip.png`` ranks them (Morris,
 White & Crowther 2019). A run directory whose chunks predate these arrays resumes without a zip plot.
 
@@ -100,13 +100,12 @@ from simstudy.distributions import describe, from_spec, sample_sorted
 from simstudy.distributions.parametric import C_RANGE, NoisyQuadratic
 from simstudy.engine.memory import check_chunk_memory, check_memory
 from simstudy.engine.runner import Task, task_seed
-from simstudy.figures_mc import interval_position
 from simstudy.registry import Headline, Study, register_study
 from simstudy.schema import ConfigError, option
 from simstudy.stats import bands, truth
-from simstudy.stats.metrics import clopper_pearson, moment_gram, performance
+from simstudy.stats.metrics import clopper_pearson, interval_position, moment_gram, performance
 from simstudy.stats.parametric_fit import FIT_VERSION, MAX_TAIL, MIN_TAIL, Threshold, curves, fit_batch
-from simstudy.studies import _zip, base
+from simstudy.studies import base, zip_plots
 from simstudy.studies.base import StudyOptions, chunk_reps_option, reps_option
 
 __all__ = ["run", "Options", "Law", "law", "LAW_NAMES", "budgets", "headline", "STUDY"]
@@ -442,8 +441,8 @@ def _run_chunk(work: Work, task: Task) -> dict[str, np.ndarray]:
         "boot_fail": np.zeros(2),
         # zip plot: per replicate with a band, the truth's position in the median band at each k, then in the b
         # interval (NaN, side 0, for a law without a true b); the replicates on the last axis
-        _zip.POSITION: np.zeros((K + 1, 0)),
-        _zip.SIDE: np.zeros((K + 1, 0), np.int8),
+        zip_plots.POSITION: np.zeros((K + 1, 0)),
+        zip_plots.SIDE: np.zeros((K + 1, 0), np.int8),
     }
     if work.n_boot and good.size:
         rng = np.random.default_rng(task_seed(work.seed, task.cell, task.chunk, 1))
@@ -460,8 +459,12 @@ def _run_chunk(work: Work, task: Task) -> dict[str, np.ndarray]:
         res["boot_fail"] = np.array([failed.sum(), (failed * failed).sum()])
         band_at, band_to = interval_position(lo[have], hi[have], tr)
         b_at, b_to = interval_position(b_lo[have], b_hi[have], true_b)
-        res[_zip.POSITION] = np.concatenate([band_at.T, b_at[None] if specified else np.full((1, have.sum()), np.nan)])
-        res[_zip.SIDE] = np.concatenate([band_to.T, b_to[None] if specified else np.zeros((1, have.sum()), np.int8)])
+        res[zip_plots.POSITION] = np.concatenate(
+            [band_at.T, b_at[None] if specified else np.full((1, have.sum()), np.nan)]
+        )
+        res[zip_plots.SIDE] = np.concatenate(
+            [band_to.T, b_to[None] if specified else np.zeros((1, have.sum()), np.int8)]
+        )
     return res
 
 
@@ -579,7 +582,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
     )
     rows, zips, complete = [], [], True
     for key, cell in run_.succeeded(cells).items():
-        stored = _zip.positions(run_, key, slice(-2, None)) if opts.n_boot else None  # the largest k, then b
+        stored = zip_plots.positions(run_, key, slice(-2, None)) if opts.n_boot else None  # the largest k, then b
         complete &= stored is not None or not opts.n_boot
         if stored is not None:
             zips += _zip_panels(cell, *stored, opts)
@@ -615,7 +618,7 @@ def run(config: Config, out_dir: str | Path, *, stage: base.Stage | None = None)
         "distribution_unused": [d.name for d in config.distributions],
         "timings": {"truth_seconds": truth_seconds},
     }
-    files = _zip.write(out_dir, zips, complete)
+    files = zip_plots.write(out_dir, zips, complete)
     return base.finish(config, out_dir, run_, summary, started=started, metadata=metadata, files=files)
 
 
@@ -624,10 +627,10 @@ def _zip_panels(cell: _Cell, position: np.ndarray, side: np.ndarray, opts) -> li
     keys = dict(nominal=opts.level, ci_level=opts.ci_level, cell=cell.key, distribution=cell.law.name, n=cell.n)
     k = float(cell.ks[-1])
     panels = [
-        _zip.panel(f"{cell.law.name}, n = {cell.n}: median at k = {k / cell.n:g}n", position[-2], side[-2], **keys)
+        zip_plots.panel(f"{cell.law.name}, n = {cell.n}: median at k = {k / cell.n:g}n", position[-2], side[-2], **keys)
     ]
     if cell.law.specified:
-        panels.append(_zip.panel(f"{cell.law.name}, n = {cell.n}: b", position[-1], side[-1], **keys))
+        panels.append(zip_plots.panel(f"{cell.law.name}, n = {cell.n}: b", position[-1], side[-1], **keys))
     return panels
 
 

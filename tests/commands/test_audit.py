@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from simstudy.commands import audit
+from simstudy.commands import audit, audit_page
 from simstudy.schema import ConfigError
 from simstudy.stats.bands import trivial_budget
 from simstudy.studies.audit import AuditResult, plans, prepare
@@ -30,7 +30,7 @@ def test_run_and_write_from_python(scores_file, tmp_path):
     assert result.n == 40 and result.samples_for_target == 16
     assert result.bounded_k == trivial_budget(40, 0.8, "ld_highest_density")
     assert {"coverage", "bootstrap", "accuracy"} <= {p.name for p in (tmp_path / "out").iterdir()}
-    page = audit.write(result, opts, x, tmp_path / "out")
+    page = audit_page.write_page(result, opts, x, tmp_path / "out")
     assert page.read_text().startswith("# Audit of tuning-curve analyses at n = 40\n")
     text = audit.summary(page)
     assert text.startswith(
@@ -109,7 +109,7 @@ def test_a_bound_far_above_the_scores_audits_them_not_the_bound(scores_file, tmp
         opts = audit.parse({"data": str(path), **TINY, "high": high, "bw_method": "silverman"})
         result = audit.run({"runs": x}, opts, tmp_path / str(high))
         results[high] = result.accuracy.summary.set_index(["n", "estimator", "measure"]).loc[(40, "u", "bias")]
-        page = audit.write(result, opts, x, tmp_path / str(high)).read_text()
+        page = audit_page.write_page(result, opts, x, tmp_path / str(high)).read_text()
         assert "| U | " in page
     far, near = results[1e301], results[10.0]  # different streams (the config differs): within their MCSE
     assert abs(far["estimate"] - near["estimate"]) < 4 * np.hypot(far["mcse"], near["mcse"])
@@ -169,6 +169,6 @@ def test_a_losss_failed_runs_are_called_failed_runs_on_the_audit_page(tmp_path):
     path.write_text("score\n" + "\n".join(map(str, x)) + "\n")
     opts = audit.parse({"data": str(path), **TINY, "minimize": True})
     result = audit.run({"losses": x}, opts, tmp_path / "out")
-    page = audit.write(result, opts, x, tmp_path / "out").read_text()
+    page = audit_page.write_page(result, opts, x, tmp_path / "out").read_text()
     line = next(s for s in page.splitlines() if "scored exactly 1" in s)
     assert "failed" in line and "repeated" not in line, line

@@ -71,3 +71,30 @@ def test_mcse_is_calibrated(rng):
 def test_needs_two_replicates():
     with pytest.raises(ValueError, match=">= 2"):
         metrics.performance(metrics.moment_gram(np.zeros((2, 1, 1))), np.zeros(2))
+
+
+# The zip plot's kernels (Morris et al. 2019, §5.2): where the truth sits in each replicate's interval.
+
+
+def test_centiles_rank_by_position_ties_in_replicate_order():
+    centile, order = metrics.zip_centiles([0.3, -0.5, 0.3, -1.0])
+    assert order.tolist() == [3, 1, 0, 2]
+    assert centile.tolist() == [75.0, 50.0, 100.0, 25.0]
+
+
+def test_position_of_a_wald_interval_is_abs_z_over_z_minus_one():
+    z = np.array([-2.5, -1.0, 0.0, 0.5, 1.96, 3.0])
+    position, side = metrics.interval_position(z - 1.96, z + 1.96, 0.0)  # estimate z, se 1, truth 0
+    np.testing.assert_allclose(position, np.abs(z) / 1.96 - 1, atol=1e-15)
+    assert ((position <= 0) == (np.abs(z) <= 1.96)).all()
+    assert side.tolist() == [-1, -1, -1, 1, 1, 1]
+    # the ranking is Morris et al.'s, by |z|
+    assert metrics.zip_centiles(position)[1].tolist() == np.argsort(np.abs(z), kind="stable").tolist()
+
+
+def test_position_sign_is_exact_at_the_edges():
+    low = np.array([0.1, 0.1, np.nextafter(0.1, 0), np.nextafter(0.1, 1)])
+    high = np.array([0.3, 0.1, 0.3, 0.3])
+    position, _ = metrics.interval_position(low, high, 0.1)
+    assert (position <= 0).tolist() == ((low <= 0.1) & (0.1 <= high)).tolist() == [True, True, True, False]
+    assert position[3] > 0  # one ulp outside is outside

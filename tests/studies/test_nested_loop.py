@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from simstudy import sweeps
-from simstudy.figures_mc import nested_loop_figure, nested_loop_layout
 from simstudy.registry import Headline
+from simstudy.sweeps import nested_loop_figure, nested_loop_layout
 
 matplotlib.use("Agg")
 

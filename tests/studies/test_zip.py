@@ -13,8 +13,9 @@ from simstudy import config, plugins
 from simstudy.commands.study import _zip_figure
 from simstudy.distributions import sample_sorted
 from simstudy.engine.runner import task_seed
-from simstudy.figures_mc import interval_position, zip_centiles, zip_figure, zip_plot
+from simstudy.stats.metrics import zip_centiles
 from simstudy.studies import band_coverage, base, bootstrap_coverage, parametric_extrapolation
+from simstudy.studies.zip_plots import zip_figure, zip_plot
 
 matplotlib.use("Agg")
 
@@ -41,30 +42,6 @@ def band_config(reps=60, chunk_reps=25, seed=3):
             "runner": R,
         }
     )
-
-
-def test_centiles_rank_by_position_ties_in_replicate_order():
-    centile, order = zip_centiles([0.3, -0.5, 0.3, -1.0])
-    assert order.tolist() == [3, 1, 0, 2]
-    assert centile.tolist() == [75.0, 50.0, 100.0, 25.0]
-
-
-def test_position_of_a_wald_interval_is_abs_z_over_z_minus_one():
-    z = np.array([-2.5, -1.0, 0.0, 0.5, 1.96, 3.0])
-    position, side = interval_position(z - 1.96, z + 1.96, 0.0)  # estimate z, se 1, truth 0
-    np.testing.assert_allclose(position, np.abs(z) / 1.96 - 1, atol=1e-15)
-    assert ((position <= 0) == (np.abs(z) <= 1.96)).all()
-    assert side.tolist() == [-1, -1, -1, 1, 1, 1]
-    # the ranking is Morris et al.'s, by |z|
-    assert zip_centiles(position)[1].tolist() == np.argsort(np.abs(z), kind="stable").tolist()
-
-
-def test_position_sign_is_exact_at_the_edges():
-    low = np.array([0.1, 0.1, np.nextafter(0.1, 0), np.nextafter(0.1, 1)])
-    high = np.array([0.3, 0.1, 0.3, 0.3])
-    position, _ = interval_position(low, high, 0.1)
-    assert (position <= 0).tolist() == ((low <= 0.1) & (0.1 <= high)).tolist() == [True, True, True, False]
-    assert position[3] > 0  # one ulp outside is outside
 
 
 def test_zip_plot_thins_the_drawing_not_the_ranks():
@@ -251,11 +228,11 @@ def test_a_plug_in_band_s_positions_are_the_built_in_s(tmp_path, monkeypatch, fo
 
 
 def test_a_panel_of_many_replicates_keeps_2000_ranked_among_all():
-    from simstudy.studies import _zip
+    from simstudy.studies import zip_plots
 
     position = np.random.default_rng(5).normal(-0.5, 0.5, 5000)
-    rows = _zip.panel("p", position, np.ones(5000, np.int8), nominal=0.8, ci_level=0.95)
-    assert len(rows) == _zip.KEEP == 2000 and rows.replicate.is_monotonic_increasing
+    rows = zip_plots.panel("p", position, np.ones(5000, np.int8), nominal=0.8, ci_level=0.95)
+    assert len(rows) == zip_plots.KEEP == 2000 and rows.replicate.is_monotonic_increasing
     assert rows.hits.iloc[0] == (position <= 0).sum() and rows.reps.iloc[0] == 5000
     full, _ = zip_centiles(position)
     np.testing.assert_array_equal(rows.centile, full[rows.replicate])  # ranks from all 5,000
