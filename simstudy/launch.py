@@ -409,11 +409,14 @@ def run_plain(
 
     Examples
     --------
-    >>> from simstudy import registry
-    >>> spec = registry.command("populations")
-    >>> done = run_plain(spec, {"action": "list"}, compose_study=None, read_sweep=None)
-    >>> done.lines[0].split()[:2]
-    ['benchmark', 'dataset']
+    A plain command whose ``run`` greets the name it is given (a built-in's spec is used the same way):
+
+    >>> from simstudy.registry import Command
+    >>> spec = Command("hello", run=lambda config: config["name"], lines=lambda name: [f"hello, {name}"],
+    ...                usage="simstudy hello name=NAME", examples=(), writes="nothing", keys={"name": "who"})
+    >>> done = run_plain(spec, {"name": "you"}, compose_study=None, read_sweep=None)
+    >>> done.lines, done.failure
+    (('hello, you',), None)
     """
     from simstudy.score_files import DataError
 
