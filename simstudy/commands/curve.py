@@ -54,7 +54,7 @@ from simstudy.commands._data import (
 )
 from simstudy.datasets import DataError
 from simstudy.registry import Command
-from simstudy.schema import ConfigError, option
+from simstudy.schema import option
 from simstudy.stats import estimators
 
 if TYPE_CHECKING:
