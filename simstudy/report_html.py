@@ -566,26 +566,21 @@ def build(
         kind = _job_kind(files, frame)
     chunks, damaged = _verify_chunks(run_dir, run.get("fingerprint"))
     sections: list[tuple[str, str, str]] = []  # (anchor, heading, body HTML)
-    specs: list[dict] = []
     rows = 0
-    script = None
     if frame is not None:
         shown = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
         drawn = headline is not None and len(shown) and "estimate" in shown
         specs = [to_vega(c) for c in _charts(shown, kind, swept, headline)] if drawn else []
-        script = bundle() if specs else None
-        if specs:
-            sections.append(("charts", "Charts", _chart_divs(specs, script, "its estimate ± MCSE; bars: ±2 MCSE")))
+        hover = "its estimate ± MCSE; bars: ±2 MCSE"
         table, rows = _table(frame)
         sections.append(("summary", "Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
-    if frame is None:  # a command's directory: its page, and charts of what it computed
+    else:  # a command's directory: its page, and charts of what it computed
         specs, sub_chunks, sub_damaged = _command_charts(files, headline, describe, studies)
         chunks, damaged = chunks + sub_chunks, damaged + sub_damaged
-        script = bundle() if specs else None
-        if specs:
-            sections.append(
-                ("charts", "Charts", _chart_divs(specs, script, "its estimate and its error (± MCSE or band)"))
-            )
+        hover = "its estimate and its error (± MCSE or band)"
+    script = bundle() if specs else None
+    if specs:  # the charts first, before the summary table
+        sections.insert(0, ("charts", "Charts", _chart_divs(specs, script, hover)))
     for name in page_names:
         page = markdown_page(files, run_dir / name) if os.path.lexists(run_dir / name) else None
         if page is not None:
