@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -153,7 +154,7 @@ def command_page(path: Path, title: str, about: list[str], terminal: list[str], 
     return write_page_atomically(path, lines)
 
 
-def saved_run(files, page: str, *tables: str, parse=None) -> tuple[object, list] | None:
+def saved_run(files, page: str, *tables: str, parse=None) -> tuple[Any, list] | None:
     """A data command's run directory as its ``report.html`` chart reads it: the settings it ran with and its
     tables, so that the chart is drawn from the same description as the command's PNG.
 
