@@ -21,17 +21,11 @@ The house style itself (the theme, the palette, wrapped titles, labels and legen
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
-
 import pandas as pd
 
 from simstudy.chart_style import colorblind
 from simstudy.charts import to_matplotlib
 from simstudy.stats.bands import METHOD_LABELS
-
-if TYPE_CHECKING:
-    import matplotlib.pyplot as plt
 
 __all__ = [
     "sweep_figure",
@@ -65,24 +59,6 @@ def distribution(name) -> str:
 def method_label(method: str) -> str:
     """A band method's readable name (:data:`simstudy.stats.bands.METHOD_LABELS`)."""
     return METHOD_LABELS.get(method, method)
-
-
-class _OnFirstUse:
-    """A module, or a name in one, imported when first used: ``load()`` returns it."""
-
-    def __init__(self, load):
-        self._load = load
-
-    def __getattr__(self, name: str):
-        return getattr(self._load(), name)
-
-    def __call__(self, *args, **kwargs):
-        return self._load()(*args, **kwargs)
-
-
-# pyplot for the helpers below, imported when first used: importing this module imports no matplotlib.
-if not TYPE_CHECKING:
-    plt = _OnFirstUse(lambda: importlib.import_module("matplotlib.pyplot"))
 
 
 def sweep_figure(

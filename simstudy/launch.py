@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from simstudy import io
@@ -88,10 +88,15 @@ def _data_plugins(estimator) -> dict:
     return {target: plugins.source_hash(target)}
 
 
-def shard_label(resolved: dict) -> str | None:
-    """``runner.shard`` of a resolved config as given (validated later): shards share their run directory."""
-    runner = resolved.get("runner")
-    shard = runner.get("shard") if isinstance(runner, dict) else None
+def shard_label(config: Mapping) -> str | None:
+    """``runner.shard`` of a config as given (validated later): shards share their run directory. The config is
+    a mapping, resolved or as Hydra composed it: a value that does not resolve is None here (the config's own
+    error, said in one line once it is parsed)."""
+    try:
+        runner = config.get("runner")
+        shard = runner.get("shard") if isinstance(runner, Mapping) else None
+    except Exception:
+        return None
     return None if shard is None else str(shard)
 
 

@@ -329,48 +329,34 @@ def _provenance(files: Files, run_dir: Path, run: dict, chunks: int, damaged: tu
     runner = run.get("runner", {})
     timings = run.get("timings", {})
     pairs = []
+
+    def said(key: str, text) -> None:  # a pair whose value is plain text, escaped
+        pairs.append((key, html.escape(str(text))))
+
     for key in ("study", "kind", "seed", "fingerprint"):
         if key in run:
-            pairs.append((key, html.escape(str(run[key]))))
+            said(key, run[key])
     if swept:
-        pairs.append(("swept", html.escape(", ".join(swept))))
+        said("swept", ", ".join(swept))
     if env:
-        packages = env.get("packages", {})
-        versions = ", ".join(f"{k} {v}" for k, v in packages.items())
-        pairs.append(("versions", html.escape(f"Python {env.get('python', '?')}; {versions}")))
-        if env.get("git_revision"):
-            pairs.append(("git revision", html.escape(str(env["git_revision"]))))
-        if env.get("platform"):
-            pairs.append(("platform", html.escape(str(env["platform"]))))
+        versions = ", ".join(f"{k} {v}" for k, v in env.get("packages", {}).items())
+        said("versions", f"Python {env.get('python', '?')}; {versions}")
+        for key, name in (("git_revision", "git revision"), ("platform", "platform")):
+            if env.get(key):
+                said(name, env[key])
     if identity:
         inputs = identity.get("inputs") or {}
-        pairs.append(
-            (
-                "inputs (content hashes)",
-                _code(json.dumps(inputs, indent=1, sort_keys=True)) if inputs else "none (no data files)",
-            )
-        )
+        hashes = _code(json.dumps(inputs, indent=1, sort_keys=True)) if inputs else "none (no data files)"
+        pairs.append(("inputs (content hashes)", hashes))
         for key in ("kernels", "plugins", "settings"):
-            if identity.get(key):
-                pairs.append(
-                    (
-                        key,
-                        html.escape(
-                            ", ".join(f"{k} {v}" for k, v in identity[key].items())
-                            if isinstance(identity[key], dict)
-                            else str(identity[key])
-                        ),
-                    )
-                )
+            value = identity.get(key)
+            if value:
+                said(key, ", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict) else value)
     if runner:
-        pairs.append(
-            (
-                "chunks",
-                html.escape(
-                    f"{runner.get('tasks', '?')} ({runner.get('computed', '?')} computed, {runner.get('resumed', '?')} resumed); "
-                    f"{runner.get('wall_seconds', float('nan')):.2f} s wall, {runner.get('compute_seconds', float('nan')):.2f} s compute"
-                ),
-            )
+        said(
+            "chunks",
+            f"{runner.get('tasks', '?')} ({runner.get('computed', '?')} computed, {runner.get('resumed', '?')} resumed); "
+            f"{runner.get('wall_seconds', float('nan')):.2f} s wall, {runner.get('compute_seconds', float('nan')):.2f} s compute",
         )
     if chunks or damaged:
         verified = f"{chunks} stored chunk(s): checksum and identity verified now"
@@ -380,9 +366,7 @@ def _provenance(files: Files, run_dir: Path, run: dict, chunks: int, damaged: tu
             )
         pairs.append(("checksums", verified if damaged else html.escape(verified)))
     if "total_seconds" in timings:
-        pairs.append(
-            ("wall time", html.escape(f"{timings['total_seconds']:.2f} s (the study: truth, chunks and summary)"))
-        )
+        said("wall time", f"{timings['total_seconds']:.2f} s (the study: truth, chunks and summary)")
     failures = runner.get("failures") or []
     if failures:
         # runnable as printed: the run's plug-ins named (replay imports a stored config's plug-in only when named)
@@ -407,9 +391,6 @@ def _provenance(files: Files, run_dir: Path, run: dict, chunks: int, damaged: tu
     if run.get("config"):
         out += f"<details><summary>the validated config (run.json)</summary>{_code(json.dumps(run['config'], indent=1))}</details>"
     return out
-
-
-# --------------------------------------------------------------------------------------------------- pages
 
 
 # ---------------------------------------------------------------------------------------------------- page
@@ -585,26 +566,21 @@ def build(
         kind = _job_kind(files, frame)
     chunks, damaged = _verify_chunks(run_dir, run.get("fingerprint"))
     sections: list[tuple[str, str, str]] = []  # (anchor, heading, body HTML)
-    specs: list[dict] = []
     rows = 0
-    script = None
     if frame is not None:
         shown = frame[frame["measure"] != "failed_chunks"] if "measure" in frame else frame
         drawn = headline is not None and len(shown) and "estimate" in shown
         specs = [to_vega(c) for c in _charts(shown, kind, swept, headline)] if drawn else []
-        script = bundle() if specs else None
-        if specs:
-            sections.append(("charts", "Charts", _chart_divs(specs, script, "its estimate ± MCSE; bars: ±2 MCSE")))
+        hover = "its estimate ± MCSE; bars: ±2 MCSE"
         table, rows = _table(frame)
         sections.append(("summary", "Summary", f'<p>Click a header to sort.</p><div class="scroll">{table}</div>'))
-    if frame is None:  # a command's directory: its page, and charts of what it computed
+    else:  # a command's directory: its page, and charts of what it computed
         specs, sub_chunks, sub_damaged = _command_charts(files, headline, describe, studies)
         chunks, damaged = chunks + sub_chunks, damaged + sub_damaged
-        script = bundle() if specs else None
-        if specs:
-            sections.append(
-                ("charts", "Charts", _chart_divs(specs, script, "its estimate and its error (± MCSE or band)"))
-            )
+        hover = "its estimate and its error (± MCSE or band)"
+    script = bundle() if specs else None
+    if specs:  # the charts first, before the summary table
+        sections.insert(0, ("charts", "Charts", _chart_divs(specs, script, hover)))
     for name in page_names:
         page = markdown_page(files, run_dir / name) if os.path.lexists(run_dir / name) else None
         if page is not None:

@@ -15,7 +15,6 @@ Nothing here prints or reads ``sys.argv``.
 ``register_commands``         a data command's schema defaults (and config) in Hydra's config store
 ``check_overrides``           compose a command line once (a sweep: its first jobs), refusing bad input in one line
 ``to_plain``                  a composed config as the plain resolved ``dict`` the launcher takes
-``shard_label``               ``runner.shard`` of a composed config, as given
 ``study``                     a study's ``[experiment=NAME] key=value ...`` composed for the Python API
 ``command``                   a data command's keywords and overrides composed for the Python API
 ``plain``                     a plain command's keywords and overrides as the mapping its ``parse`` takes
@@ -556,18 +555,6 @@ def to_plain(cfg: DictConfig) -> dict:
         fail(one_line(exc))
     assert isinstance(resolved, dict)  # a DictConfig's container
     return resolved
-
-
-def shard_label(cfg: DictConfig) -> str | None:
-    """``runner.shard`` of a composed config as given (validated later): shards share their run directory."""
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        shard = OmegaConf.select(cfg, "runner.shard", default=None, throw_on_missing=False)
-    except OmegaConfBaseException:  # the config's own error, reported in one line once it is parsed
-        return None
-    return None if shard is None else str(shard)
 
 
 # --- the Python API's composition (simstudy.run, simstudy.compose) ------------------------------------------------

@@ -32,7 +32,6 @@ from simstudy.cli.compose import (
     config_dir,
     register_commands,
     register_studies,
-    shard_label,
     to_plain,
 )
 from simstudy.cli.usage import help_asked, preset_help, version
@@ -64,6 +63,8 @@ def _job(run, overwrite: bool, created: DirsBefore | None):
 
     def job(cfg):
         from hydra.core.hydra_config import HydraConfig
+
+        from simstudy.launch import shard_label
 
         out_dir = Path(HydraConfig.get().runtime.output_dir)
         return _rundir.in_run_dir(

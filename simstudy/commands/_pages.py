@@ -7,6 +7,7 @@ said in words, levels and numbers as typed, and the atomic page writer.
 ``command_page``      ``simstudy curve``'s and ``bands``' page (CURVE.md, BANDS.md)
 ``save_figures``      a command's figures saved in each format and closed
 :func:`saved_run`     a data command's settings and tables, read back from its run directory for its chart
+``has_columns``       whether a table read back has the columns its chart draws
 ====================  =======================================================================================
 """
 
@@ -14,10 +15,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from simstudy import io
+from simstudy.schema import ConfigError
 from simstudy.stats.metrics import format_number
 
 __all__ = ["plain", "atom_notes", "saved_run"]
@@ -151,7 +154,7 @@ def command_page(path: Path, title: str, about: list[str], terminal: list[str], 
     return write_page_atomically(path, lines)
 
 
-def saved_run(files, page: str, *tables: str) -> tuple[dict, list] | None:
+def saved_run(files, page: str, *tables: str, parse=None) -> tuple[Any, list] | None:
     """A data command's run directory as its ``report.html`` chart reads it: the settings it ran with and its
     tables, so that the chart is drawn from the same description as the command's PNG.
 
@@ -163,12 +166,16 @@ def saved_run(files, page: str, *tables: str) -> tuple[dict, list] | None:
         The command's page (``CURVE.md``): nothing is read where the directory lacks it.
     *tables : str
         The tables read (``curves.csv``, ...); the first must be there.
+    parse : callable or None, optional, keyword-only
+        The command's ``parse``: the settings are returned parsed by it, or, where it refuses them (a run of an
+        older simstudy, a plug-in estimator gone), parsed from their ``data`` alone, so that the tables are
+        drawn as saved. Default None: the settings as stored.
 
     Returns
     -------
-    tuple of (dict, list) or None
-        ``run.json``'s settings (``{}`` where it has none) and each table as a frame (None: missing, refused, not
-        a table); None without the page or the first table.
+    tuple of (object, list) or None
+        ``run.json``'s settings (``{}`` where it has none; parsed with ``parse``) and each table as a frame (None:
+        missing, refused, not a table); None without the page or the first table.
 
     Examples
     --------
@@ -182,6 +189,17 @@ def saved_run(files, page: str, *tables: str) -> tuple[dict, list] | None:
     if not (os.path.lexists(root / page) and os.path.lexists(root / tables[0])):
         return None
     settings = files.json(root / "run.json").get("config")
+    settings = settings if isinstance(settings, dict) else {}
     # never through a link out of the directory, never a FIFO (Files refuses them)
     frames = [files.csv(root / table) if os.path.lexists(root / table) else None for table in tables]
-    return (settings if isinstance(settings, dict) else {}), frames
+    if parse is None:
+        return settings, frames
+    try:
+        return parse(settings), frames
+    except ConfigError:
+        return parse({"data": settings.get("data") or "scores"}), frames
+
+
+def has_columns(frame, columns) -> bool:
+    """Whether a table read back (:func:`saved_run`; None where it was not) has every one of ``columns``."""
+    return frame is not None and set(columns) <= set(frame.columns)

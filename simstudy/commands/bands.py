@@ -806,19 +806,15 @@ def report_charts(files) -> list[Chart]:
     ...     report_charts(Files(Path(d)))
     []
     """
-    from simstudy.commands._pages import saved_run
+    from simstudy.commands._pages import has_columns, saved_run
 
-    found = saved_run(files, "BANDS.md", "bands.csv", "cdf_bands.csv")
+    found = saved_run(files, "BANDS.md", "bands.csv", "cdf_bands.csv", parse=parse)
     if found is None:
         return []
-    settings, (curves, cdfs) = found
-    try:
-        config = parse(settings)
-    except ConfigError:  # a run of an older simstudy, or a plug-in estimator gone: its tables, drawn as saved
-        config = parse({"data": settings.get("data") or "scores"})
-    if curves is None or not {"model", "k", "point", "lower", "upper"} <= set(curves.columns) or not len(curves):
+    config, (curves, cdfs) = found
+    if not has_columns(curves, ["model", "k", "point", "lower", "upper"]) or not len(curves):
         return []
-    if cdfs is None or not {"model", "score", "ecdf", "lower", "upper"} <= set(cdfs.columns) or not len(cdfs):
+    if not has_columns(cdfs, ["model", "score", "ecdf", "lower", "upper"]) or not len(cdfs):
         cdfs = None
     saved = BandsResult(config=config, bands=curves, cdfs=cdfs, evidence=None)  # None: not saved
     return list(charts(saved).values())

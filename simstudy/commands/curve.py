@@ -54,7 +54,7 @@ from simstudy.commands._data import (
 )
 from simstudy.datasets import DataError
 from simstudy.registry import Command
-from simstudy.schema import ConfigError, option
+from simstudy.schema import option
 from simstudy.stats import estimators
 
 if TYPE_CHECKING:
@@ -524,24 +524,20 @@ def report_charts(files) -> list[Chart]:
     ...     report_charts(Files(Path(d)))
     []
     """
-    from simstudy.commands._pages import saved_run
+    from simstudy.commands._pages import has_columns, saved_run
 
-    found = saved_run(files, "CURVE.md", "curves.csv", "targets.csv")
+    found = saved_run(files, "CURVE.md", "curves.csv", "targets.csv", parse=parse)
     if found is None:
         return []
-    settings, (curves, targets) = found
-    try:
-        config = parse(settings)
-    except ConfigError:  # a run of an older simstudy, or a plug-in estimator gone: its table, drawn as saved
-        config = parse({"data": settings.get("data") or "scores"})
-    need = {"model", "n", "std", "band_low", "band_high"}
-    if curves is None or not need <= set(curves.columns) or not {"expected_max", "expected_min"} & set(curves.columns):
+    config, (curves, targets) = found
+    minimize = has_columns(curves, ["expected_min"])
+    expected = "expected_min" if minimize else "expected_max"
+    if not has_columns(curves, ["model", "n", "std", "band_low", "band_high", expected]):
         return []
     if config.trial_time is not None and "time" not in curves.columns:
         config = dataclasses.replace(config, trial_time=None)
-    minimize = "expected_min" in curves.columns
     config = dataclasses.replace(config, data=dataclasses.replace(config.data, minimize=minimize))
-    if config.target is None or targets is None or not {"model", "n"} <= set(targets.columns):
+    if config.target is None or not has_columns(targets, ["model", "n"]):
         targets = None
     return [chart(CurveResult(config=config, curves=curves, targets=targets))]
 

@@ -481,26 +481,23 @@ def report_charts(files) -> list[Chart]:
 
 @dataclass(frozen=True)
 class Extrapolated:
-    """What ``simstudy extrapolate`` made: the result, the settings and the scores' name it was made with.
+    """What ``simstudy extrapolate`` made: the result and the settings it was made with.
 
     Parameters
     ----------
     result : simstudy.extrapolation.Extrapolation
         From :func:`run`.
     config : ExtrapolateConfig
-        The parsed options.
-    source : str
-        The scores' name (:func:`source_name`).
+        The parsed options (the scores' name is their :func:`source_name`).
 
     Examples
     --------
     >>> [f.name for f in dataclasses.fields(Extrapolated)]
-    ['result', 'config', 'source']
+    ['result', 'config']
     """
 
     result: Extrapolation
     config: ExtrapolateConfig
-    source: str
 
     @property
     def report(self):
@@ -520,17 +517,16 @@ def _run(config: ExtrapolateConfig, analyses: list[Analysis], out_dir: Path) -> 
     from simstudy.engine.rundir import EXIT_FAILED, fail
     from simstudy.extrapolation import ExtrapolationFailed
 
-    source = source_name(config)
     try:
-        result = run(analyses, config, out_dir, source=source)
+        result = run(analyses, config, out_dir, source=source_name(config))
     except ExtrapolationFailed as exc:
         fail(str(exc), status=EXIT_FAILED)
-    return Extrapolated(result, config, source)
+    return Extrapolated(result, config)
 
 
 def _write(done: Extrapolated, out_dir: Path) -> Path:
     """The tables, figure and EXTRAPOLATE.md (:func:`write`)."""
-    return write(done.result, done.config, out_dir, source=done.source)
+    return write(done.result, done.config, out_dir, source=source_name(done.config))
 
 
 def _lines(done: Extrapolated) -> list[str]:
