@@ -46,8 +46,8 @@ from simstudy.commands._data import (
     command_iv,
     data_config,
     estimator_iv,
+    read,
     sample_seed_option,
-    scores_of,
 )
 from simstudy.engine import memory
 from simstudy.registry import Command
@@ -289,7 +289,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     from simstudy import tables
 
     opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
-    scores = scores_of(opts.data, scores)
+    opts, scores = read(opts, scores)  # a tuning source's direction and i.i.d. check in opts.data
     _cost_iv(opts, scores)
     curves, cdfs, evidence = tables.bands_tables(
         scores,

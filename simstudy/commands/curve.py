@@ -49,8 +49,8 @@ from simstudy.commands._data import (
     estimator_iv,
     finite_score,
     parse_trial_time,
+    read,
     sample_seed_option,
-    scores_of,
 )
 from simstudy.datasets import DataError
 from simstudy.registry import Command
@@ -190,8 +190,8 @@ def parse(cfg: Mapping) -> CurveConfig:
     Traceback (most recent call last):
     ...
     simstudy.schema.ConfigError: estimatr is not a setting of simstudy curve (settings: data, model, models, \
-score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
-target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
+score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, objective, \
+metric, estimator, target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
     o = command_iv(CurveOptions, "curve", cfg)
     return command_config(CurveConfig, o, data_config(o))
@@ -272,7 +272,7 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
 
     if not isinstance(config, CurveConfig):
         config = parse(config)
-    scores = scores_of(config.data, scores)
+    config, scores = read(config, scores)  # a tuning source's direction and i.i.d. check in config.data
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
     builtin = config.estimator in estimators.CLOSED_FORM
     minimize = config.data.minimize  # the expected minimum (column expected_min), a target reached at or below

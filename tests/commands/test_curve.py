@@ -215,3 +215,69 @@ def test_the_png_and_the_report_draw_one_chart(tmp_path):
     texts = [t.get_text().replace("\n", " ") for t in fig.legends[0].get_texts()]
     assert "target 0.55 (dotted drops: where each model reaches it); never reached by b" in texts
     plt.close(fig)
+
+
+# --- data= a tuning source (issue 36): each study a model, its complete trials its scores, its direction read ---
+
+SOURCES = __import__("pathlib").Path(__file__).resolve().parents[1] / "sources" / "data"
+
+
+def _complete(study: str) -> tuple[np.ndarray, str]:
+    """A study's complete values in trial order and its direction, as Optuna itself reported them (expected.json)."""
+    import json
+
+    record = json.loads((SOURCES / "expected.json").read_text())["optuna.db"][study]
+    values = [v[0] for v, s in zip(record["values"], record["states"], strict=True) if s == "COMPLETE"]
+    return np.array(values, dtype=np.float64), record["directions"][0].lower()
+
+
+@pytest.mark.parametrize("study", ["random", "grid"])
+def test_a_study_of_an_optuna_storage_is_a_model_its_direction_read(study):
+    x, direction = _complete(study)
+    with pytest.warns(UserWarning) if study == "random" else __import__("contextlib").nullcontext():
+        result = curve.run({"data": str(SOURCES / "optuna.db"), "model": study, "estimator": "u"})
+    minimize = direction == "minimize"
+    assert result.config.data.minimize is minimize and result.best == f"expected {'min' if minimize else 'max'}"
+    column = "expected_min" if minimize else "expected_max"
+    np.testing.assert_array_equal(
+        result.curves[column], estimators.expected_max(x, "u", n=np.arange(1, x.size + 1), minimize=minimize)
+    )
+
+
+def test_a_sources_failed_trials_are_left_out_and_counted():
+    with pytest.warns(UserWarning, match=r"random: 3 \(2 failed, 1 pruned\)"):
+        result = curve.run({"data": str(SOURCES / "optuna.db"), "model": "random"})
+    (check,) = result.config.data.found.checks
+    assert check.left_out == "2 failed, 1 pruned" and check.n == 9 and check.order_by == "trial number"
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ({"model": "random", "minimize": True}, "minimize=true contradicts .*records direction maximize for random"),
+        ({"models": ["random", "grid"]}, r"differ in direction: random \(maximize\), grid \(minimize\)"),
+        ({"model": "random", "objective": 1}, "objective=1, but it has 1 objective"),
+        ({"model": "random", "metric": "f1"}, "f1"),
+        ({"model": "random", "score_column": "x"}, "score_column=x applies to score files only"),
+        ({"model": "random", "missing": 0}, "missing=0 applies to score files only"),
+        ({"model": "nope"}, "no study 'nope'"),
+    ],
+)
+def test_a_sources_keys_that_do_not_fit_are_one_line(keys, message):
+    with pytest.raises((ConfigError, DataError), match=message), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")
+        curve.run({"data": str(SOURCES / "optuna.db"), **keys})
+
+
+@pytest.mark.parametrize(("key", "value"), [("objective", 1), ("metric", "acc"), ("reduce", "last")])
+def test_a_sources_keys_on_a_score_file_are_refused(tmp_path, key, value):
+    file = tmp_path / "s.csv"
+    file.write_text("score\n0.2\n0.4\n0.3\n")
+    with pytest.raises(ConfigError, match=f"{key}={value} applies to .*tuning sources .*s.csv is a file of scores"):
+        curve.run({"data": str(file), key: value})
+
+
+@pytest.mark.parametrize(("key", "value"), [("objective", 0), ("metric", "f1")])
+def test_a_sources_keys_on_a_shipped_set_are_refused_at_parse(key, value):
+    with pytest.raises(ConfigError, match=f"{key}={value} applies to tuning sources only; reuters_hedwig"):
+        curve.parse({"data": "reuters_hedwig", key: value})
