@@ -560,13 +560,14 @@ class Found:
     minimize : bool
         Whether lower scores are better: the direction the source records where it does, else ``minimize=``.
     direction : str
-        Where that came from, in words (``"minimize, as optuna.db records it"``).
+        Which is better and where that came from, in words (``"lower is better, as optuna.db records it
+        (minimize)"``).
     checks : tuple of ModelCheck
         One per model kept, in the models' order.
 
     Examples
     --------
-    >>> Found(None, False, "maximize (minimize=false)", ()).source is None
+    >>> Found(None, False, "higher is better (minimize=false)", ()).source is None
     True
     """
 
@@ -647,7 +648,7 @@ def _direction(source, scores: dict, opts: Any) -> tuple[bool, str]:
     """``minimize`` and its origin in words: the direction the source records for the models kept, else the key."""
     from simstudy.schema import ConfigError
 
-    said = f"{'minimize' if opts.minimize else 'maximize'} (minimize={'true' if opts.minimize else 'false'})"
+    said = f"{'lower' if opts.minimize else 'higher'} is better (minimize={'true' if opts.minimize else 'false'})"
     if source is None:
         return opts.minimize, said
     recorded = {t.name: t.direction for t in source.studies if t.name in scores and t.direction is not None}
@@ -665,7 +666,8 @@ def _direction(source, scores: dict, opts: Any) -> tuple[bool, str]:
         raise ConfigError(
             f"minimize=true contradicts {opts.data}, which records direction maximize for {model}: drop minimize="
         )
-    return direction == "minimize", f"{direction}, as {opts.data} records it"
+    lower = direction == "minimize"
+    return lower, f"{'lower' if lower else 'higher'} is better, as {opts.data} records it ({direction})"
 
 
 _SQLITE_URL = "sqlite:///"

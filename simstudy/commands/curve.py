@@ -329,7 +329,9 @@ def lines(result: CurveResult) -> list[str]:
                 continue
             when = f" ({row['time']:.3g} {config.time_unit})" if x == "time" else ""
             out.append(f"{row['model']}: {best} first reaches {goal} at n = {int(row['n']):,}{when}")
-    return out
+    from simstudy.commands import _iid
+
+    return out + _iid.lines(config.data)  # whether the scores read as random search (issue 36)
 
 
 def write(result: CurveResult, out_dir: Path) -> list[Path]:
@@ -376,6 +378,7 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
 
 def _page(result: CurveResult, path: Path) -> Path:
     """CURVE.md: the data and settings, the terminal's summary, the figure (report.html shows it)."""
+    from simstudy.commands import _iid
     from simstudy.commands._pages import command_page
 
     config = result.config
@@ -386,6 +389,7 @@ def _page(result: CurveResult, path: Path) -> Path:
         f"n = 1 to each model's number of scores. The shading is ± 1 SD of the best of n runs (its spread, not "
         f"the estimate's error), clipped to the observed scores. Every n is in curves.csv.",
     ]
+    about += _iid.page(config.data)  # whether the scores read as random search (issue 36)
     return command_page(path, f"simstudy curve: {Path(config.data.data).name}", about, lines(result), ["figure.png"])
 
 

@@ -281,3 +281,28 @@ def test_a_sources_keys_on_a_score_file_are_refused(tmp_path, key, value):
 def test_a_sources_keys_on_a_shipped_set_are_refused_at_parse(key, value):
     with pytest.raises(ConfigError, match=f"{key}={value} applies to tuning sources only; reuters_hedwig"):
         curve.parse({"data": "reuters_hedwig", key: value})
+
+
+# --- the i.i.d. check (issue 36): provenance and the order test, per model, on the page and the terminal ---
+
+
+def test_the_page_and_lines_say_whether_each_model_is_random_search(tmp_path):
+    result = curve.run({"data": str(SOURCES / "optuna.db"), "models": ["grid", "multi"]})
+    said = curve.lines(result)[-2:]
+    assert said[0].startswith("i.i.d. check, grid: GridSampler (a grid search)") and "order test on 6 scores" in said[0]
+    assert said[1].startswith("i.i.d. check, multi: NSGAIISampler (a genetic algorithm)")
+    page = (tmp_path / "CURVE.md").read_text() if curve.write(result, tmp_path) else ""
+    top = page.split("```text")[0]  # near the top: before the terminal's block
+    assert "**Random search?**" in top and "lower is better, as" in top
+    assert "> **Not random search: `grid`, `multi`.** The numbers here then describe resampling these" in top
+
+
+def test_the_check_is_the_same_on_every_run_and_reads_a_shipped_set_in_file_order():
+    first, again = (curve.lines(curve.run({"data": "reuters_hedwig"}))[-2:] for _ in range(2))
+    assert first == again  # seeded by the model's name: a rerun writes the same page
+    assert all("not recorded" in line and "in the file's order" in line for line in first)
+
+
+def test_scores_given_as_arrays_have_no_check_to_say():
+    result = curve.run({"data": "scores.csv"}, SCORES)
+    assert result.config.data.found is None and not any("i.i.d." in line for line in curve.lines(result))
