@@ -19,6 +19,7 @@ name                     what it is
 :func:`select_scores`    the models and runs a data command's keys keep of scores read or given
 :func:`read_data`        :func:`load_data` with what reading found: the direction, each model's i.i.d. check
 :class:`Found`           what reading found, per model (:class:`ModelCheck`)
+:func:`check_model`      one model's i.i.d. check: its provenance and the order test, seeded by its name
 =======================  =========================================================================
 
 A tuning source (an Optuna storage, a Ray Tune directory, ...; :mod:`simstudy.sources`) is read as data too:
@@ -71,6 +72,7 @@ __all__ = [
     "read_data",
     "Found",
     "ModelCheck",
+    "check_model",
 ]
 
 DATASETS: Mapping[str, str] = MappingProxyType(
@@ -628,11 +630,42 @@ def read_data(opts: Any) -> tuple[dict, Found]:
         else:
             provenance, order_by = trials.provenance, trials.order_by
             left_out = ", ".join(f"{k} {s}" for s, k in trials.counts.items() if s != "complete")
-        checks.append(_check(model, np.asarray(x, dtype=np.float64), order_by, provenance, left_out, minimize))
+        checks.append(check_model(model, np.asarray(x, dtype=np.float64), order_by, provenance, left_out, minimize))
     return scores, Found(None if source is None else source.format, minimize, direction, tuple(checks))
 
 
-def _check(model, x, order_by, provenance, left_out, minimize) -> ModelCheck:
+def check_model(
+    model: str, x: np.ndarray, order_by: str, provenance: tuple[str, ...], left_out: str, minimize: bool
+) -> ModelCheck:
+    """One model's i.i.d. check: its provenance read for "not random search", and
+    :func:`~simstudy.stats.exchangeability.order_test` on its scores in order, seeded by the model's name.
+
+    Parameters
+    ----------
+    model : str
+        The model (its name keys the test's seed: the same scores give the same p-value on every run).
+    x : ndarray of float64, shape (n,)
+        Its scores, in trial (or file) order.
+    order_by : str
+        What that order is (``"trial number"``, ``"file order"``).
+    provenance : tuple of str
+        What the source records of its sampler, one fact a line.
+    left_out : str
+        The trials left out, counted by state (empty if none).
+    minimize : bool
+        Whether lower scores are better (the test looks for later trials scoring better).
+
+    Returns
+    -------
+    ModelCheck
+        The check; below 2 scores (or with a NaN) no test, said in ``meaning``.
+
+    Examples
+    --------
+    >>> check = check_model("a", np.arange(10.0), "trial number", ("not recorded",), "", False)
+    >>> round(check.pvalue, 4), check.not_random
+    (0.0001, True)
+    """
     from simstudy.stats.exchangeability import order_test
 
     said = any(
