@@ -306,3 +306,46 @@ def test_the_check_is_the_same_on_every_run_and_reads_a_shipped_set_in_file_orde
 def test_scores_given_as_arrays_have_no_check_to_say():
     result = curve.run({"data": "scores.csv"}, SCORES)
     assert result.config.data.found is None and not any("i.i.d." in line for line in curve.lines(result))
+
+
+# --- issue 36's "done when": two 100-trial studies (random search, TPE) with failed and pruned trials ---
+
+
+def _searches() -> dict:
+    import json
+
+    return json.loads((SOURCES / "expected_searches.json").read_text())["searches.db"]
+
+
+def _check_done_when(curves: pd.DataFrame, page: str) -> None:
+    for study, record in _searches().items():
+        assert record["directions"] == ["minimize"]  # as Optuna wrote it: the curve must be the expected minimum
+        x = np.array([v[0] for v, s in zip(record["values"], record["states"], strict=True) if s == "COMPLETE"])
+        assert x.size == 97 and len(record["states"]) == 100
+        rows = curves[curves["model"] == study]
+        np.testing.assert_array_equal(
+            rows["expected_min"], estimators.expected_max(x, "u", n=np.arange(1, x.size + 1), minimize=True)
+        )
+    top = page.split("```text")[0]
+    assert "> **Not random search: `tpe`.**" in top  # the TPE study flagged, the random one not
+    assert "- `random` (97 scores; 2 failed, 1 pruned left out" in top and "No sign that later trials" in top
+    assert "lower is better, as" in top
+
+
+def test_done_when_curve_of_an_optuna_storage_is_u_on_complete_trials_and_flags_tpe(tmp_path):
+    with pytest.warns(UserWarning, match=r"random: 3 \(2 failed, 1 pruned\); tpe: 3 \(1 failed, 2 pruned\)"):
+        result = curve.run({"data": str(SOURCES / "searches.db"), "estimator": "u"})
+    curve.write(result, tmp_path)
+    _check_done_when(result.curves, (tmp_path / "CURVE.md").read_text())
+    checks = {c.model: c for c in result.config.data.found.checks}
+    assert checks["tpe"].pvalue <= 0.05 < checks["random"].pvalue
+
+
+@pytest.mark.system  # the command line end to end, as the issue says it: simstudy curve data=searches.db
+def test_done_when_on_the_command_line(tmp_path):
+    from _cli import simstudy
+
+    proc = simstudy("curve", f"data={SOURCES / 'searches.db'}", "estimator=u", cwd=tmp_path)
+    (run_dir,) = (tmp_path / "outputs" / "curve").iterdir()
+    _check_done_when(pd.read_csv(run_dir / "curves.csv"), (run_dir / "CURVE.md").read_text())
+    assert "i.i.d. check, tpe (1 failed, 2 pruned left out)" in proc.stdout
