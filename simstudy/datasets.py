@@ -562,8 +562,8 @@ class Found:
     minimize : bool
         Whether lower scores are better: the direction the source records where it does, else ``minimize=``.
     direction : str
-        Which is better and where that came from, in words (``"lower is better, as optuna.db records it
-        (minimize)"``).
+        Which is better and where that came from, in words (``"lower is better: optuna.db records
+        minimize"``).
     checks : tuple of ModelCheck
         One per model kept, in the models' order.
 
@@ -700,7 +700,7 @@ def _direction(source, scores: dict, opts: Any) -> tuple[bool, str]:
             f"minimize=true contradicts {opts.data}, which records direction maximize for {model}: drop minimize="
         )
     lower = direction == "minimize"
-    return lower, f"{'lower' if lower else 'higher'} is better, as {opts.data} records it ({direction})"
+    return lower, f"{'lower' if lower else 'higher'} is better: {opts.data} records {direction}"
 
 
 _SQLITE_URL = "sqlite:///"

@@ -77,7 +77,7 @@ def lines(data: Any, model: str | None = None) -> list[str]:
     """
     out = []
     for check in _checks(data, model):
-        left = f" ({check.left_out} left out)" if check.left_out else ""
+        left = f" (left out: {check.left_out})" if check.left_out else ""
         out.append(f"i.i.d. check, {check.model}{left}: {'; '.join(check.provenance)}. {_test(check)}")
     return out
 
@@ -115,7 +115,7 @@ def page(data: Any, model: str | None = None) -> list[str]:
         "",
     ]
     for check in checks:
-        left = f"; {check.left_out} left out (trials that did not complete)" if check.left_out else ""
+        left = f"; left out, not complete: {check.left_out}" if check.left_out else ""
         shown = check.model.replace("`", "'")  # inside a code span
         out.append(f"- `{shown}` ({check.n} scores{left}): {'; '.join(check.provenance)}. {_test(check)}")
     flagged = [c.model.replace("`", "'") for c in checks if c.not_random]

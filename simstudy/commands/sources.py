@@ -198,7 +198,7 @@ def lines(listing: Listing) -> list[str]:
     ...                 "trial number", ("not recorded",), ("2 trials: 2 complete",))
     >>> check = check_model("svm", trials.complete, "trial number", trials.provenance, "", False)
     >>> print("\\n".join(lines(Listing(Source("s.db", "optuna-rdb", "v3.2.0.a", (trials,)), (check,)))))
-    s.db: Optuna's RDB storage in a SQLite file, schema v3.2.0.a: 1 study
+    s.db: Optuna's RDB storage in a SQLite file (study.db, or the URL sqlite:///study.db), schema v3.2.0.a: 1 study
     study 'svm': 2 trials: 2 complete; metric acc, maximize; in trial number order
       sampler: not recorded
       order test: Too few trials to tell (rank correlation of score with trial order +1.00, p = 0.5): with 2 trials no order is rare enough to be flagged at level 0.05.
@@ -207,7 +207,7 @@ def lines(listing: Listing) -> list[str]:
     schema = f", schema {source.schema_version}" if source.schema_version else ""
     count = len(source.studies)
     out = [
-        f"{source.path}: {FORMATS[source.format].split(' (')[0]}{schema}: {count} stud{'y' if count == 1 else 'ies'}"
+        f"{source.path}: {FORMATS[source.format]}{schema}: {count} stud{'y' if count == 1 else 'ies'}"
     ]
     for t, check in zip(source.studies, listing.checks, strict=True):
         direction = t.direction or "direction not recorded (give minimize= to the data commands)"

@@ -293,7 +293,7 @@ def test_the_page_and_lines_say_whether_each_model_is_random_search(tmp_path):
     assert said[1].startswith("i.i.d. check, multi: NSGAIISampler (a genetic algorithm)")
     page = (tmp_path / "CURVE.md").read_text() if curve.write(result, tmp_path) else ""
     top = page.split("```text")[0]  # near the top: before the terminal's block
-    assert "**Random search?**" in top and "lower is better, as" in top
+    assert "**Random search?**" in top and "lower is better: " in top
     assert "> **Not random search: `grid`, `multi`.** The numbers here then describe resampling these" in top
 
 
@@ -328,8 +328,8 @@ def _check_done_when(curves: pd.DataFrame, page: str) -> None:
         )
     top = page.split("```text")[0]
     assert "> **Not random search: `tpe`.**" in top  # the TPE study flagged, the random one not
-    assert "- `random` (97 scores; 2 failed, 1 pruned left out" in top and "No sign that later trials" in top
-    assert "lower is better, as" in top
+    assert "- `random` (97 scores; left out, not complete: 2 failed, 1 pruned)" in top and "No sign that later trials" in top
+    assert "lower is better: " in top and "searches.db records minimize" in top
 
 
 def test_done_when_curve_of_an_optuna_storage_is_u_on_complete_trials_and_flags_tpe(tmp_path):
@@ -348,4 +348,4 @@ def test_done_when_on_the_command_line(tmp_path):
     proc = simstudy("curve", f"data={SOURCES / 'searches.db'}", "estimator=u", cwd=tmp_path)
     (run_dir,) = (tmp_path / "outputs" / "curve").iterdir()
     _check_done_when(pd.read_csv(run_dir / "curves.csv"), (run_dir / "CURVE.md").read_text())
-    assert "i.i.d. check, tpe (1 failed, 2 pruned left out)" in proc.stdout
+    assert "i.i.d. check, tpe (left out: 1 failed, 2 pruned)" in proc.stdout
