@@ -206,9 +206,7 @@ def lines(listing: Listing) -> list[str]:
     source = listing.source
     schema = f", schema {source.schema_version}" if source.schema_version else ""
     count = len(source.studies)
-    out = [
-        f"{source.path}: {FORMATS[source.format]}{schema}: {count} stud{'y' if count == 1 else 'ies'}"
-    ]
+    out = [f"{source.path}: {FORMATS[source.format]}{schema}: {count} stud{'y' if count == 1 else 'ies'}"]
     for t, check in zip(source.studies, listing.checks, strict=True):
         direction = t.direction or "direction not recorded (give minimize= to the data commands)"
         out.append(
