@@ -674,7 +674,8 @@ def check_model(
     if x.size < 2 or np.isnan(x).any():
         return ModelCheck(model, x.size, order_by, provenance, left_out, None, "Too few scores to test.", said)
     res = order_test(x, minimize=minimize, rng=_sample_rng(_ORDER_TEST_SEED, model))
-    return ModelCheck(model, x.size, order_by, provenance, left_out, res.pvalue, res.meaning, said or bool(res.flagged))
+    pvalue, meaning = float(res.pvalue), str(res.meaning)  # one score set: a float and a string
+    return ModelCheck(model, x.size, order_by, provenance, left_out, pvalue, meaning, said or pvalue <= res.alpha)
 
 
 def _direction(source, scores: dict, opts: Any) -> tuple[bool, str]:
@@ -715,15 +716,20 @@ def _source_of(opts: Any):
     file = path[len(_SQLITE_URL) :] if path.startswith(_SQLITE_URL) else path
     if not os.path.exists(file) or sources.sniff(path) is None:
         return None
-    keys = {
-        "objective": getattr(opts, "objective", None) or 0,
-        "metric": getattr(opts, "metric", None),
-        "reduce": getattr(opts, "reduce", None),
-    }
+
+    def source(study: str | None):
+        return sources.read_source(
+            path,
+            study=study,
+            objective=getattr(opts, "objective", None) or 0,
+            metric=getattr(opts, "metric", None),
+            reduce=getattr(opts, "reduce", None),
+        )
+
     if opts.models is None:
-        return sources.read_source(path, **keys)
+        return source(None)
     # the models named, each read as its own study: objective= or metric= need fit only those
-    read = [sources.read_source(path, study=m, **keys) for m in opts.models]
+    read = [source(m) for m in opts.models]
     return dataclasses.replace(read[0], studies=tuple(t for r in read for t in r.studies))
 
 

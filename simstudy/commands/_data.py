@@ -32,7 +32,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from simstudy.schema import ConfigError, option
 __all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig"]
 
 log = logging.getLogger("simstudy")
+_C = TypeVar("_C")  # a data command's config (read returns it with the data as read)
 
 
 # The data commands (simstudy curve, bands, audit). Each command's keys are a schema (:mod:`simstudy.schema`):
@@ -442,17 +443,18 @@ def scores_of(data: DataConfig, scores: Mapping | None) -> dict[str, np.ndarray]
     return {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
 
 
-def read(config: Any, scores: Mapping | None = None) -> tuple[Any, dict[str, np.ndarray]]:
+def read(config: _C, scores: Mapping | None = None) -> tuple[_C, dict[str, np.ndarray]]:
     """A data command's config and scores: the scores as given (the config as it is), or read from ``config.data``
     with what reading found (:func:`simstudy.datasets.read_data`) in ``config.data``: ``minimize`` as a tuning
     source records it, and ``found`` (each model's i.i.d. check, which the commands' pages and lines say)."""
     from simstudy.datasets import read_data  # here: importing config stays cheap
 
+    given: Any = config  # every data command's config has its DataConfig in .data
     if scores is not None:
-        return config, scores_of(config.data, scores)
-    scores, found = read_data(config.data)
-    data = dataclasses.replace(config.data, minimize=found.minimize, found=found)
-    return dataclasses.replace(config, data=data), scores_of(data, scores)
+        return config, scores_of(given.data, scores)
+    scores, found = read_data(given.data)
+    data = dataclasses.replace(given.data, minimize=found.minimize, found=found)
+    return dataclasses.replace(given, data=data), scores_of(data, scores)
 
 
 def log_scores(command: str, scores: dict, out_dir: Path, *, minimize: bool = False) -> None:

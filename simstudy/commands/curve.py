@@ -272,7 +272,8 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
 
     if not isinstance(config, CurveConfig):
         config = parse(config)
-    config, scores = read(config, scores)  # a tuning source's direction and i.i.d. check in config.data
+    found = read(config, scores)  # a tuning source's direction and i.i.d. check in config.data
+    config, scores = found
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
     builtin = config.estimator in estimators.CLOSED_FORM
     minimize = config.data.minimize  # the expected minimum (column expected_min), a target reached at or below
