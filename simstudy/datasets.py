@@ -20,6 +20,7 @@ name                     what it is
 :func:`read_data`        :func:`load_data` with what reading found: the direction, each model's i.i.d. check
 :class:`Found`           what reading found, per model (:class:`ModelCheck`)
 :func:`check_model`      one model's i.i.d. check: its provenance and the order test, seeded by its name
+:func:`source_scores`    a tuning source's scores by model, or None for a file that is no source
 =======================  =========================================================================
 
 A tuning source (an Optuna storage, a Ray Tune directory, ...; :mod:`simstudy.sources`) is read as data too:
@@ -73,6 +74,7 @@ __all__ = [
     "Found",
     "ModelCheck",
     "check_model",
+    "source_scores",
 ]
 
 DATASETS: Mapping[str, str] = MappingProxyType(
@@ -807,3 +809,68 @@ def _source_scores(source, opts: Any) -> dict[str, np.ndarray]:
             stacklevel=2,
         )
     return scores
+
+
+def source_scores(
+    path: str,
+    *,
+    model: str | None = None,
+    objective: int | None = None,
+    metric: str | None = None,
+    reduce: str | None = None,
+    missing: str | float = "error",
+    scale: float = 1.0,
+    low: float = -np.inf,
+    high: float = np.inf,
+) -> dict[str, np.ndarray] | None:
+    """A tuning source's scores by model, read as the data commands read it (:func:`read_data`); None when
+    ``path`` is no tuning source (a score file: :func:`read_scores` reads it). What an audit's distribution
+    (``kde_atoms`` with ``path=``) is fitted to, so that it sees the very scores the command read.
+
+    Parameters
+    ----------
+    path : str
+        The source (a file, a directory, or ``sqlite:///FILE``).
+    model : str or None, keyword-only
+        Only this study; None: every one.
+    objective, metric, reduce : keyword-only
+        As the data keys of the same names (:func:`simstudy.sources.read_source`).
+    missing, scale, low, high : keyword-only
+        As the data keys of the same names.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray, or None
+        Each study's complete trials' scores, in the source's order; None for a file that is no source.
+
+    Raises
+    ------
+    DataError, simstudy.schema.ConfigError
+        As :func:`read_data`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     csv = pathlib.Path(tmp) / "s.csv"
+    ...     _ = csv.write_text("score\\n0.1\\n0.2\\n")
+    ...     source_scores(str(csv)) is None
+    True
+    """
+    import types
+
+    opts = types.SimpleNamespace(
+        data=path,
+        models=None if model is None else (model,),
+        objective=objective,
+        metric=metric,
+        reduce=reduce,
+        missing=missing,
+        scale=scale,
+        low=low,
+        high=high,
+        score_column=None,
+        model_column=None,
+    )
+    source = _source_of(opts)
+    return None if source is None else _source_scores(source, opts)
