@@ -40,6 +40,7 @@ _DATA_PARAMS = (
     "scale",
     "split",
     "reduce",
+    "objective",  # a tuning source's (issue 36)
     "benchmark",  # a population's (simstudy.populations)
     "metric",
 )
@@ -122,7 +123,6 @@ class DistributionConfig:
     @functools.cached_property
     def inputs(self) -> dict[str, str]:
         """The SHA-256 (hex) of every file the distribution reads, by its path as given; read once."""
-        from simstudy import io
 
         if self.kind == "population":
             from simstudy import populations
@@ -131,7 +131,7 @@ class DistributionConfig:
             return {f"{p['benchmark']}/{p['dataset']}.pkl": populations.sha256(p["benchmark"], p["dataset"])}
         if self.kind not in _FILE_KINDS:
             return {}
-        return {v: io.sha256_file(v) for k, v in self.params if k == "path" and isinstance(v, str)}
+        return {v: _sha256(v) for k, v in self.params if k == "path" and isinstance(v, str)}
 
     @property
     def minimize(self) -> bool:
@@ -172,6 +172,14 @@ _BUILT_ONCE = ("truncnorm_bag", "truncnorm", "bag", "scipy", "quadratic", "noisy
 
 
 _BUILT: collections.OrderedDict = collections.OrderedDict()
+
+
+def _sha256(path: str) -> str:
+    """A data file's SHA-256, or a tuning source's (issue 36): a ``sqlite:///FILE`` URL's file, a directory's
+    files (a Ray Tune experiment, SMAC's or HpBandSter's output) by :func:`simstudy.engine.identity.data_input`."""
+    from simstudy.engine.identity import data_input
+
+    return data_input(path)["sha256"]
 
 
 def _built(spec: DistributionConfig):

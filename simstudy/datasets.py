@@ -17,13 +17,22 @@ name                     what it is
 :func:`sample_runs`      a subsample of runs per model
 :func:`load_data`        the scores a data command's keys name: read, the models and runs kept
 :func:`select_scores`    the models and runs a data command's keys keep of scores read or given
+:func:`read_data`        :func:`load_data` with what reading found: the direction, each model's i.i.d. check
+:class:`Found`           what reading found, per model (:class:`ModelCheck`)
+:func:`check_model`      one model's i.i.d. check: its provenance and the order test, seeded by its name
+:func:`source_scores`    a tuning source's scores by model, or None for a file that is no source
 =======================  =========================================================================
+
+A tuning source (an Optuna storage, a Ray Tune directory, ...; :mod:`simstudy.sources`) is read as data too:
+each study is a model, its complete trials its scores in trial order (:func:`read_data`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import PurePath
@@ -61,6 +70,11 @@ __all__ = [
     "sample_runs",
     "load_data",
     "select_scores",
+    "read_data",
+    "Found",
+    "ModelCheck",
+    "check_model",
+    "source_scores",
 ]
 
 DATASETS: Mapping[str, str] = MappingProxyType(
@@ -363,7 +377,8 @@ def sample_runs(scores: Mapping[str, np.ndarray], size: int, seed: int | None = 
 
 
 def load_data(opts: Any) -> dict:
-    """Scores by model as a data command's keys say: a file or a shipped data set, the models and runs kept.
+    """Scores by model as a data command's keys say: a file, a tuning source or a shipped data set, the models and
+    runs kept.
 
     Parameters
     ----------
@@ -382,6 +397,10 @@ def load_data(opts: Any) -> dict:
     DataError
         The file cannot be read as scores.
 
+    See Also
+    --------
+    read_data : The same scores, with the direction a tuning source records and each model's i.i.d. check.
+
     Examples
     --------
     >>> from simstudy.commands import curve
@@ -389,6 +408,13 @@ def load_data(opts: Any) -> dict:
     >>> {m: x.size for m, x in scores.items()}
     {'mlp': 5, 'lstm': 5}
     """
+    scores, _source = _read(opts)
+    return select_scores(scores, opts)
+
+
+def _read(opts: Any) -> tuple[dict, Any]:
+    """Every model's scores as read (before ``model``/``sample_size``), and the tuning source when ``data`` is one
+    (None for a shipped set or a score file)."""
     from simstudy.schema import ConfigError
 
     if opts.data in DATASETS:
@@ -398,19 +424,23 @@ def load_data(opts: Any) -> dict:
         if outside:
             m = next(iter(outside))
             raise ConfigError(f"{opts.data}: model {m} has scores outside [low, high] = [{opts.low}, {opts.high}]")
-    else:
-        # failed runs dropped or replaced are said by a DataWarning, which _main routes to the log
-        scores = load_scores(
-            opts.data,
-            score_column=opts.score_column,
-            model_column=opts.model_column,
-            low=opts.low,
-            high=opts.high,
-            missing=opts.missing,
-            scale=opts.scale,
-            minimize=opts.minimize,
-        )
-    return select_scores(scores, opts)
+        return scores, None
+    source = _source_of(opts)
+    if source is not None:
+        return _source_scores(source, opts), source
+    _file_keys_iv(opts)
+    # failed runs dropped or replaced are said by a DataWarning, which _main routes to the log
+    scores = load_scores(
+        opts.data,
+        score_column=opts.score_column,
+        model_column=opts.model_column,
+        low=opts.low,
+        high=opts.high,
+        missing=opts.missing,
+        scale=opts.scale,
+        minimize=opts.minimize,
+    )
+    return scores, None
 
 
 def select_scores(scores: dict, opts: Any) -> dict:
@@ -461,3 +491,386 @@ def select_scores(scores: dict, opts: Any) -> dict:
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     return scores
+
+
+# The i.i.d. check's seed: a fixed constant, keyed by each model's name (never by the order of the models, by
+# which others are read, or by n_jobs), so that a rerun writes the same p-values and the same page.
+_ORDER_TEST_SEED = 36
+# Words in a source's provenance that say its trials were not drawn by random search (a grid, an adaptive or
+# quasi-random sampler); "not recorded" is no evidence either way (the readers say so, and so does the page).
+_NOT_RANDOM = (
+    "not random",
+    "GridSampler",
+    "CmaEsSampler",
+    "TPESampler",
+    "GPSampler",
+    "genetic algorithm",
+    "QMCSampler",
+    "Bayesian optimization",
+    "adaptive",
+)
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """One model's i.i.d. check: what the source records of how its trials were proposed, and the order test.
+
+    Parameters
+    ----------
+    model : str
+        The model (a study of a tuning source).
+    n : int
+        The scores the check read (those the command uses), in order.
+    order_by : str
+        The order tested: ``"trial number"``, ``"start time (...)"`` (a source's), or ``"file order"``.
+    provenance : tuple of str
+        What the source records of its sampler, one fact a line; ``"not recorded ..."`` for a score file or a
+        shipped set (never taken as proof of random search).
+    left_out : str
+        The trials left out because they did not complete, counted by state (``"2 failed, 1 pruned"``); empty if
+        none.
+    pvalue : float or None
+        :func:`simstudy.stats.exchangeability.order_test`'s one-sided p-value; None below 2 scores.
+    meaning : str
+        What the test says, in words.
+    not_random : bool
+        Whether the test (p <= 0.05) or the provenance says the trials are not random search.
+
+    Examples
+    --------
+    >>> check = ModelCheck("tpe", 14, "trial number", ("TPESampler ...",), "1 running", 0.001, "Not random ...", True)
+    >>> check.not_random
+    True
+    """
+
+    model: str
+    n: int
+    order_by: str
+    provenance: tuple[str, ...]
+    left_out: str
+    pvalue: float | None
+    meaning: str
+    not_random: bool
+
+
+@dataclass(frozen=True)
+class Found:
+    """What reading a data command's data found: the source's format, the direction used, each model's check.
+
+    Parameters
+    ----------
+    source : str or None
+        The tuning source's format (:data:`simstudy.sources.FORMATS`); None for a score file or a shipped set.
+    minimize : bool
+        Whether lower scores are better: the direction the source records where it does, else ``minimize=``.
+    direction : str
+        Which is better and where that came from, in words (``"lower is better: optuna.db records
+        minimize"``).
+    checks : tuple of ModelCheck
+        One per model kept, in the models' order.
+
+    Examples
+    --------
+    >>> Found(None, False, "higher is better (minimize=false)", ()).source is None
+    True
+    """
+
+    source: str | None
+    minimize: bool
+    direction: str
+    checks: tuple[ModelCheck, ...]
+
+
+def read_data(opts: Any) -> tuple[dict, Found]:
+    """:func:`load_data`, with what reading found: the direction a tuning source records, and each model's i.i.d.
+    check (its provenance and :func:`~simstudy.stats.exchangeability.order_test` in trial or file order).
+
+    A tuning source (:func:`simstudy.sources.sniff` knows the file by its content, or the Ray Tune directory) is
+    read with :func:`simstudy.sources.read_source` (``objective``, ``metric`` and ``reduce`` passed on): each study
+    is a model, its complete trials its scores in the source's order. Trials that did not complete (failed, pruned,
+    running, waiting) are left out and counted per state (a :class:`DataWarning`); a complete trial without a value
+    is a failed run as in a score file (``missing=error`` says where, ``missing=drop`` leaves it out). The direction
+    the source records sets ``minimize``.
+
+    Parameters
+    ----------
+    opts : simstudy.commands._data.DataConfig
+        The data keys, cross-checked.
+
+    Returns
+    -------
+    tuple of (dict of str to numpy.ndarray, Found)
+        The scores as :func:`load_data` returns them, and what reading found.
+
+    Raises
+    ------
+    simstudy.schema.ConfigError
+        As :func:`load_data`; ``minimize=true`` where the source records ``maximize``; studies kept of differing
+        directions; a key that does not apply (``objective``/``metric`` to a score file, ``score_column`` or
+        ``missing=NUMBER`` to a tuning source).
+    DataError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> from simstudy.commands import curve
+    >>> scores, found = read_data(curve.parse({"data": "reuters_hedwig", "model": "mlp"}).data)
+    >>> found.source, found.checks[0].order_by, round(found.checks[0].pvalue, 4)
+    (None, 'file order', 0.7669)
+    """
+    scores, source = _read(opts)
+    scores = select_scores(scores, opts)
+    minimize, direction = _direction(source, scores, opts)
+    studies = {} if source is None else {t.name: t for t in source.studies}
+    shipped = "a shipped data set" if opts.data in DATASETS else "a score file"
+    checks = []
+    for model, x in scores.items():
+        trials = studies.get(model)
+        if trials is None:
+            provenance = (f"not recorded: {shipped} says nothing of how its runs were proposed",)
+            order_by, left_out = "file order", ""
+        else:
+            provenance, order_by = trials.provenance, trials.order_by
+            left_out = ", ".join(f"{k} {s}" for s, k in trials.counts.items() if s != "complete")
+        checks.append(check_model(model, np.asarray(x, dtype=np.float64), order_by, provenance, left_out, minimize))
+    return scores, Found(None if source is None else source.format, minimize, direction, tuple(checks))
+
+
+def check_model(
+    model: str, x: np.ndarray, order_by: str, provenance: tuple[str, ...], left_out: str, minimize: bool
+) -> ModelCheck:
+    """One model's i.i.d. check: its provenance read for "not random search", and
+    :func:`~simstudy.stats.exchangeability.order_test` on its scores in order, seeded by the model's name.
+
+    Parameters
+    ----------
+    model : str
+        The model (its name keys the test's seed: the same scores give the same p-value on every run).
+    x : ndarray of float64, shape (n,)
+        Its scores, in trial (or file) order.
+    order_by : str
+        What that order is (``"trial number"``, ``"file order"``).
+    provenance : tuple of str
+        What the source records of its sampler, one fact a line.
+    left_out : str
+        The trials left out, counted by state (empty if none).
+    minimize : bool
+        Whether lower scores are better (the test looks for later trials scoring better).
+
+    Returns
+    -------
+    ModelCheck
+        The check; below 2 scores (or with a NaN) no test, said in ``meaning``.
+
+    Examples
+    --------
+    >>> check = check_model("a", np.arange(10.0), "trial number", ("not recorded",), "", False)
+    >>> round(check.pvalue, 4), check.not_random
+    (0.0001, True)
+    """
+    from simstudy.stats.exchangeability import order_test
+
+    said = any(
+        w in line for line in provenance for w in _NOT_RANDOM if not line.startswith(("not recorded", "sampler not"))
+    )
+    if x.size < 2 or np.isnan(x).any():
+        return ModelCheck(model, x.size, order_by, provenance, left_out, None, "Too few scores to test.", said)
+    res = order_test(x, minimize=minimize, rng=_sample_rng(_ORDER_TEST_SEED, model))
+    pvalue, meaning = float(res.pvalue), str(res.meaning)  # one score set: a float and a string
+    return ModelCheck(model, x.size, order_by, provenance, left_out, pvalue, meaning, said or pvalue <= res.alpha)
+
+
+def _direction(source, scores: dict, opts: Any) -> tuple[bool, str]:
+    """``minimize`` and its origin in words: the direction the source records for the models kept, else the key."""
+    from simstudy.schema import ConfigError
+
+    said = f"{'lower' if opts.minimize else 'higher'} is better (minimize={'true' if opts.minimize else 'false'})"
+    if source is None:
+        return opts.minimize, said
+    recorded = {t.name: t.direction for t in source.studies if t.name in scores and t.direction is not None}
+    if not recorded:
+        return opts.minimize, f"{said}; {opts.data} records no direction"
+    if len(set(recorded.values())) > 1:
+        listed = ", ".join(f"{m} ({d})" for m, d in recorded.items())
+        raise ConfigError(
+            f"{opts.data}: the studies kept differ in direction: {listed}; pick those of one direction with "
+            f"models=[...]"
+        )
+    (direction,) = set(recorded.values())
+    if opts.minimize and direction == "maximize":
+        model = next(iter(recorded))
+        raise ConfigError(
+            f"minimize=true contradicts {opts.data}, which records direction maximize for {model}: drop minimize="
+        )
+    lower = direction == "minimize"
+    return lower, f"{'lower' if lower else 'higher'} is better: {opts.data} records {direction}"
+
+
+_SQLITE_URL = "sqlite:///"
+
+
+def _source_of(opts: Any):
+    """The tuning source ``data`` names (:func:`simstudy.sources.read_source`), or None for a file of scores (or
+    one that is not there: the score reader says so, as it always has)."""
+    from simstudy import sources
+
+    path = opts.data
+    file = path[len(_SQLITE_URL) :] if path.startswith(_SQLITE_URL) else path
+    if not os.path.exists(file) or sources.sniff(path) is None:
+        return None
+
+    def source(study: str | None):
+        return sources.read_source(
+            path,
+            study=study,
+            objective=getattr(opts, "objective", None) or 0,
+            metric=getattr(opts, "metric", None),
+            reduce=getattr(opts, "reduce", None),
+        )
+
+    if opts.models is None:
+        return source(None)
+    # the models named, each read as its own study: objective= or metric= need fit only those
+    read = [source(m) for m in opts.models]
+    return dataclasses.replace(read[0], studies=tuple(t for r in read for t in r.studies))
+
+
+def _file_keys_iv(opts: Any) -> None:
+    """The keys of a tuning source, given with a file of scores: refused in one line, never ignored."""
+    from simstudy.schema import ConfigError
+
+    for key in ("objective", "metric", "reduce"):
+        value = getattr(opts, key, None)
+        if value is not None:
+            also = "deberta_mnli's learning curves and " if key == "reduce" else ""
+            raise ConfigError(
+                f"{key}={value} applies to {also}tuning sources (an Optuna storage, a Ray Tune directory, ...) only; "
+                f"{opts.data} is a file of scores: drop {key}="
+            )
+
+
+def _source_scores(source, opts: Any) -> dict[str, np.ndarray]:
+    """Each study's complete trials as a model's scores, in the source's order (scaled, checked against [low,
+    high]); the trials that did not complete left out, and said."""
+    import warnings
+
+    from simstudy.schema import ConfigError
+
+    for key in ("score_column", "model_column"):
+        if getattr(opts, key) is not None:
+            raise ConfigError(
+                f"{key}={getattr(opts, key)} applies to score files only; {opts.data} is a tuning source whose "
+                f"studies are the models (model=NAME picks one): drop {key}="
+            )
+    if not isinstance(opts.missing, str):
+        raise ConfigError(
+            f"missing={opts.missing:g} applies to score files only; {opts.data} is a tuning source, whose trials "
+            f"that did not complete are left out and counted: drop missing="
+        )
+    names = [t.name for t in source.studies]
+    twice = sorted({m for m in names if names.count(m) > 1})
+    if twice:
+        raise DataError(f"{opts.data}: two studies are named {twice[0]!r}; each must have its own name to be a model")
+    wanted = set(opts.models) if opts.models is not None else set(names)
+    scores, left = {}, []
+    for t in source.studies:
+        x = t.complete * opts.scale
+        if t.name not in wanted:
+            scores[t.name] = x  # not kept (select_scores names the models there): unchecked
+            continue
+        bad = np.flatnonzero(np.isnan(x))
+        if bad.size and opts.missing != "drop":
+            raise DataError(
+                f"{opts.data}: study {t.name!r}: {bad.size} complete trial(s) without a value (the first the "
+                f"{bad[0] + 1}th complete, by {t.order_by}): leave them out with missing=drop"
+            )
+        x = x[~np.isnan(x)]
+        if np.any((x < opts.low) | (x > opts.high)):
+            raise ConfigError(
+                f"{opts.data}: study {t.name!r} has scores outside [low, high] = [{opts.low}, {opts.high}]"
+            )
+        if x.size < 2 and opts.models is None:  # a study of no use here (MLflow's empty Default): said, not refused
+            left.append(f"{t.name}: every trial ({x.size} with a value: a model needs 2)")
+            continue
+        if x.size < 2:
+            raise DataError(
+                f"{opts.data}: study {t.name!r} has {x.size} complete trial(s) with a value; a model needs at least "
+                f"2: leave it out with models=[...]"
+            )
+        scores[t.name] = x
+        counts = {s: k for s, k in t.counts.items() if s != "complete"}
+        dropped = bad.size if opts.missing == "drop" else 0
+        if counts or dropped:
+            parts = [f"{k} {s}" for s, k in counts.items()] + [f"{dropped} without a value"] * bool(dropped)
+            left.append(f"{t.name}: {sum(counts.values()) + dropped} ({', '.join(parts)})")
+    if left:
+        warnings.warn(
+            DataWarning(f"{opts.data}: left out the trials that did not complete, per model: {'; '.join(left)}"),
+            stacklevel=2,
+        )
+    return scores
+
+
+def source_scores(
+    path: str,
+    *,
+    model: str | None = None,
+    objective: int | None = None,
+    metric: str | None = None,
+    reduce: str | None = None,
+    missing: str | float = "error",
+    scale: float = 1.0,
+    low: float = -np.inf,
+    high: float = np.inf,
+) -> dict[str, np.ndarray] | None:
+    """A tuning source's scores by model, read as the data commands read it (:func:`read_data`); None when
+    ``path`` is no tuning source (a score file: :func:`read_scores` reads it). What an audit's distribution
+    (``kde_atoms`` with ``path=``) is fitted to, so that it sees the very scores the command read.
+
+    Parameters
+    ----------
+    path : str
+        The source (a file, a directory, or ``sqlite:///FILE``).
+    model : str or None, keyword-only
+        Only this study; None: every one.
+    objective, metric, reduce : keyword-only
+        As the data keys of the same names (:func:`simstudy.sources.read_source`).
+    missing, scale, low, high : keyword-only
+        As the data keys of the same names.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray, or None
+        Each study's complete trials' scores, in the source's order; None for a file that is no source.
+
+    Raises
+    ------
+    DataError, simstudy.schema.ConfigError
+        As :func:`read_data`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     csv = pathlib.Path(tmp) / "s.csv"
+    ...     _ = csv.write_text("score\\n0.1\\n0.2\\n")
+    ...     source_scores(str(csv)) is None
+    True
+    """
+    import types
+
+    opts = types.SimpleNamespace(
+        data=path,
+        models=None if model is None else (model,),
+        objective=objective,
+        metric=metric,
+        reduce=reduce,
+        missing=missing,
+        scale=scale,
+        low=low,
+        high=high,
+        score_column=None,
+        model_column=None,
+    )
+    source = _source_of(opts)
+    return None if source is None else _source_scores(source, opts)

@@ -382,6 +382,8 @@ commands = Registry(
             "audit": "how far to trust these analyses at your sample size: simulate searches from a fit to your scores",
             "extrapolate": "the tuning curve past your n runs: the noisy quadratic law fitted to your scores' tail, "
             "with bootstrap bands",
+            "sources": "what a tuning source holds (Optuna, MLflow, Ray Tune, W&B, SMAC3, HpBandSter, Syne Tune): studies, "
+            "trials by state, direction, sampler, and whether the trials read as random search",
             "reproduce": "rerun every catalogued paper result and write REPRODUCTION.md with verdicts",
             "collect": "summary and figures of a sharded run (runner.shard=i/N), or a sweep's stacked summary (-m)",
             "replay": "rerun one failed chunk of a run here, with its full traceback",

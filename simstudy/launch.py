@@ -68,6 +68,9 @@ def _data_record(spec: Command, resolved: dict, opts) -> dict:
     settings = copy.deepcopy(resolved)  # its own: the keys below are taken off
     for key in ("data", "n_jobs", "runner", *spec.rerun_may_change):
         settings.pop(key, None)
+    for key in ("objective", "metric"):  # a tuning source's keys (issue 36), unset: as a run directory made before
+        if settings.get(key) is None:
+            settings.pop(key, None)
     return _identity.record(
         spec.name,
         inputs={"data": _identity.data_input(opts.data)},
@@ -182,12 +185,12 @@ def run(spec: Command, resolved: dict, run_dir: RunDir) -> CommandDone:
     ['CURVE.md', 'config.yaml', 'curves.csv']
     """
     from simstudy.commands import report
-    from simstudy.commands._data import log_scores
-    from simstudy.datasets import DataError, load_data
+    from simstudy.commands._data import log_scores, read
+    from simstudy.datasets import DataError
 
     out_dir = run_dir.path
     config = validate(spec.parse, resolved)
-    scores = validate(lambda _: load_data(config.data), resolved)
+    config, scores = validate(lambda _: read(config), resolved)  # with the source's direction and i.i.d. check
     record = _data_record(spec, resolved, config.data)
     if spec.log_scores:
         log_scores(spec.name, scores, out_dir, minimize=config.data.minimize)

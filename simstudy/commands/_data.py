@@ -16,6 +16,7 @@ name                        what
 :func:`command_config`      a command's frozen config from its schema instance, field by field
 :func:`data_config`         the data keys' cross-checks, giving a :class:`DataConfig`
 :func:`scores_of`           each model's scores, as given or read from the data keys
+:func:`read`                the config and scores, with what reading found (direction, i.i.d. check)
 :func:`log_scores`          the command's inputs and the scores many runs share, logged
 ==========================  ========================================================================
 
@@ -31,7 +32,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from simstudy.schema import ConfigError, option
 __all__ = ["REQUIRED", "XSCALES", "DataOptions", "DataConfig"]
 
 log = logging.getLogger("simstudy")
+_C = TypeVar("_C")  # a data command's config (read returns it with the data as read)
 
 
 # The data commands (simstudy curve, bands, audit). Each command's keys are a schema (:mod:`simstudy.schema`):
@@ -157,8 +159,9 @@ class DataOptions:
     data: str = option(
         REQUIRED,
         "a CSV/TSV (one score column, or model and score columns; header optional for one "
-        "column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig, deberta_mnli, "
-        "tdsa_fiesta",
+        "column), JSON Lines or JSON file, a shipped data set: reuters_hedwig, deberta_mnli, "
+        "tdsa_fiesta, or a tuning source (an Optuna storage or journal, an MLflow store, a Ray Tune directory, a "
+        "W&B export, SMAC3's, HpBandSter's or Syne Tune's results), each of its studies a model",
         _path,
     )
     model: tuple[str, ...] | None = option(
@@ -198,13 +201,25 @@ class DataOptions:
     )
     reduce: str | None = option(
         None,
-        "deberta_mnli only (refused for other data): each run's best accuracy over its learning curve (best) "
-        "or its last (final); null: best",
-        schema.optional(schema.choice(("best", "final"))),
+        "deberta_mnli: each run's best accuracy over its learning curve (best) or its last (final); null: best. "
+        "A tuning source: how a trial's several reports become its one score (last, best, max, min or mean; Ray "
+        "Tune and Syne Tune: null is last). Refused for other data",
+        schema.optional(schema.choice(("best", "final", "last", "max", "min", "mean"))),
     )
     low: float | None = option(None, _LOW_DOC, bound)
     high: float | None = option(None, _HIGH_DOC, bound)
     minimize: bool = option(False, _MINIMIZE_DOC, schema.boolean())
+    objective: int | None = option(
+        None,
+        "a tuning source only: which objective of a multi-objective study to read (0-based); null: the first",
+        schema.optional(schema.integer(minimum=0)),
+    )
+    metric: str | None = option(
+        None,
+        "a tuning source only: the metric by name (MLflow's key, an Optuna objective's name, a Ray Tune, W&B or "
+        "Syne Tune metric), needed where several are logged",
+        _optional_str,
+    )
 
 
 _SAMPLE_SEED_DOC = (
@@ -256,7 +271,18 @@ class DataConfig:
         runs per model (without replacement).
     minimize : bool, default False
         ``minimize``: lower scores are better; ``low`` and ``high`` stay in the scores' own units (the kernels
-        take ``minimize`` and answer in them).
+        take ``minimize`` and answer in them). A tuning source's recorded direction sets it when read
+        (:func:`read`).
+    objective : int or None, default None
+        ``objective``: a tuning source's objective (0-based; None: the first).
+    metric : str or None, default None
+        ``metric``: a tuning source's metric by name.
+    reduce : str or None, default None
+        ``reduce``: how a tuning source's trial with several reports gets its one score (deberta_mnli's is in
+        ``options``).
+    found : simstudy.datasets.Found or None, default None
+        What reading the data found (the direction, each model's i.i.d. check): set by :func:`read`; None
+        before the data is read, or for scores given as arrays.
 
     Examples
     --------
@@ -279,6 +305,10 @@ class DataConfig:
     scale: float = 1.0  # every score is multiplied by it (0.01 for percentages)
     sample_seed: int | None = None  # with sample_size: None keeps the first n runs, a seed a random subset
     minimize: bool = False  # lower is better: the kernels are called with minimize=True
+    objective: int | None = None  # a tuning source's objective (None: the first)
+    metric: str | None = None  # a tuning source's metric by name
+    reduce: str | None = None  # a tuning source's reduce (deberta_mnli's is in options)
+    found: Any = None  # what reading the data found (simstudy.datasets.Found): set by read(), None before
 
 
 def estimator_iv(key: str, value, builtins: tuple[str, ...]) -> str:
@@ -329,9 +359,21 @@ def _applies_iv(o: DataOptions) -> None:
     shipped = o.data in DATASETS
     for key in ("split", "reduce"):
         value = getattr(o, key)
-        if value is not None and o.data != "deberta_mnli":
+        # reduce= on a file is a tuning source's (last, best, ...): refused when reading, if the file is no source
+        file_reduce = key == "reduce" and not shipped and value != "final"
+        if value is not None and o.data != "deberta_mnli" and not file_reduce:
             what = "splits" if key == "split" else "learning curves"
             raise ConfigError(f"{key}={value} applies to deberta_mnli's {what} only; {o.data} has none: drop {key}=")
+    if o.data == "deberta_mnli" and o.reduce not in (None, "best", "final"):
+        raise ConfigError(
+            f"reduce={o.reduce} applies to tuning sources; deberta_mnli's learning curves take best or final"
+        )
+    for key in ("objective", "metric"):
+        value = getattr(o, key)
+        if value is not None and shipped:
+            raise ConfigError(
+                f"{key}={value} applies to tuning sources only; {o.data} is a shipped data set: drop {key}="
+            )
     if shipped and o.missing != "error":  # the shipped sets have a score for every run
         raise ConfigError(
             f"missing={o.missing if isinstance(o.missing, str) else f'{o.missing:g}'} applies to score files "
@@ -385,6 +427,9 @@ def data_config(o: DataOptions) -> DataConfig:
         scale=o.scale,
         sample_seed=seed,
         minimize=o.minimize,
+        objective=o.objective,
+        metric=o.metric,
+        reduce=None if o.data == "deberta_mnli" else o.reduce,
     )
 
 
@@ -396,6 +441,20 @@ def scores_of(data: DataConfig, scores: Mapping | None) -> dict[str, np.ndarray]
     if scores is None:
         scores = load_data(data)
     return {m: x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64) for m, x in scores.items()}
+
+
+def read(config: _C, scores: Mapping | None = None) -> tuple[_C, dict[str, np.ndarray]]:
+    """A data command's config and scores: the scores as given (the config as it is), or read from ``config.data``
+    with what reading found (:func:`simstudy.datasets.read_data`) in ``config.data``: ``minimize`` as a tuning
+    source records it, and ``found`` (each model's i.i.d. check, which the commands' pages and lines say)."""
+    from simstudy.datasets import read_data  # here: importing config stays cheap
+
+    given: Any = config  # every data command's config has its DataConfig in .data
+    if scores is not None:
+        return config, scores_of(given.data, scores)
+    scores, found = read_data(given.data)
+    data = dataclasses.replace(given.data, minimize=found.minimize, found=found)
+    return dataclasses.replace(given, data=data), scores_of(data, scores)
 
 
 def log_scores(command: str, scores: dict, out_dir: Path, *, minimize: bool = False) -> None:

@@ -437,7 +437,10 @@ def _write(done: Audited, out_dir: Path) -> Path:
 
 def _lines(done: Audited) -> list[str]:
     """What the terminal shows: each page's "Confidence bands" section (:func:`summary`)."""
-    return [f"{model}: {summary(page)}" if done.several else summary(page) for model, page in done.pages]
+    from simstudy.commands import _iid
+
+    out = [f"{model}: {summary(page)}" if done.several else summary(page) for model, page in done.pages]
+    return out + _iid.lines(done.config.data)  # whether the scores read as random search (issue 36)
 
 
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.

@@ -18,6 +18,7 @@ import pandas as pd
 
 from simstudy import io
 from simstudy.chart_style import legend, suptitle, theme
+from simstudy.commands import _iid
 from simstudy.commands._pages import atom_sentences, lvl, pct, write_page_atomically
 from simstudy.stats.metrics import format_estimate
 from simstudy.studies.band_coverage import band_coverage_figure
@@ -210,6 +211,7 @@ def write_page(result, opts, scores: np.ndarray, out_dir: Path) -> Path:
         f"Truth for the simulations: {describe_fit(kde, opts)} (Lourie et al.'s protocol"
         + (", with point masses for the scores repeated beyond chance" if getattr(kde, "has_atoms", False) else "")
         + "). Every number below is a simulation from that distribution, with its Monte Carlo error.",
+        *_iid.page(opts.data, opts.model),  # whether the scores read as random search (issue 36)
         "",
         *[
             f"- {line}: the simulations draw them as they are."

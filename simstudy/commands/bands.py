@@ -46,8 +46,8 @@ from simstudy.commands._data import (
     command_iv,
     data_config,
     estimator_iv,
+    read,
     sample_seed_option,
-    scores_of,
 )
 from simstudy.engine import memory
 from simstudy.registry import Command
@@ -289,7 +289,7 @@ def run(config_: BandsConfig | Mapping, scores: Mapping[str, np.ndarray] | None 
     from simstudy import tables
 
     opts = config_ if isinstance(config_, BandsConfig) else parse(config_)
-    scores = scores_of(opts.data, scores)
+    opts, scores = read(opts, scores)  # a tuning source's direction and i.i.d. check in opts.data
     _cost_iv(opts, scores)
     curves, cdfs, evidence = tables.bands_tables(
         scores,
@@ -343,7 +343,9 @@ def lines(result: BandsResult) -> list[str]:
         out += bands.evidence_summary(evidence)
         out.append("point estimates of the mean tuning curve (the model ahead at each k):")
         out += [bands.leader_summary(evidence["k"], evidence[f"{e}_leader"], e.upper()) for e in ("v", "u")]
-    return out
+    from simstudy.commands import _iid
+
+    return out + _iid.lines(result.config.data)  # whether the scores read as random search (issue 36)
 
 
 def charts(result: BandsResult) -> dict:
@@ -450,6 +452,9 @@ def _page(result: BandsResult, path: Path) -> Path:
         f"{int(result.bands['k'].max()):,}; beside them the U and V point estimates of the mean tuning curve. "
         f"Every k is in bands.csv, every score's CDF band in cdf_bands.csv.",
     ]
+    from simstudy.commands import _iid
+
+    about += _iid.page(opts.data)  # whether the scores read as random search (issue 36)
     title = f"simstudy bands: {Path(opts.data.data).name}"
     return command_page(path, title, about, lines(result), ["tuning_curve.png", "cdf.png"])
 

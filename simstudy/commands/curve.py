@@ -49,8 +49,8 @@ from simstudy.commands._data import (
     estimator_iv,
     finite_score,
     parse_trial_time,
+    read,
     sample_seed_option,
-    scores_of,
 )
 from simstudy.datasets import DataError
 from simstudy.registry import Command
@@ -190,8 +190,8 @@ def parse(cfg: Mapping) -> CurveConfig:
     Traceback (most recent call last):
     ...
     simstudy.schema.ConfigError: estimatr is not a setting of simstudy curve (settings: data, model, models, \
-score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, estimator, \
-target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
+score_column, model_column, missing, scale, compare, sample_size, split, reduce, low, high, minimize, objective, \
+metric, estimator, target, trial_time, time_unit, xscale, sample_seed; simstudy curve --help explains each)
     """
     o = command_iv(CurveOptions, "curve", cfg)
     return command_config(CurveConfig, o, data_config(o))
@@ -272,7 +272,8 @@ def run(config: CurveConfig | Mapping, scores: Mapping[str, np.ndarray] | None =
 
     if not isinstance(config, CurveConfig):
         config = parse(config)
-    scores = scores_of(config.data, scores)
+    found = read(config, scores)  # a tuning source's direction and i.i.d. check in config.data
+    config, scores = found
     trial_time = dict(config.trial_time) if isinstance(config.trial_time, tuple) else config.trial_time
     builtin = config.estimator in estimators.CLOSED_FORM
     minimize = config.data.minimize  # the expected minimum (column expected_min), a target reached at or below
@@ -329,7 +330,9 @@ def lines(result: CurveResult) -> list[str]:
                 continue
             when = f" ({row['time']:.3g} {config.time_unit})" if x == "time" else ""
             out.append(f"{row['model']}: {best} first reaches {goal} at n = {int(row['n']):,}{when}")
-    return out
+    from simstudy.commands import _iid
+
+    return out + _iid.lines(config.data)  # whether the scores read as random search (issue 36)
 
 
 def write(result: CurveResult, out_dir: Path) -> list[Path]:
@@ -376,6 +379,7 @@ def write(result: CurveResult, out_dir: Path) -> list[Path]:
 
 def _page(result: CurveResult, path: Path) -> Path:
     """CURVE.md: the data and settings, the terminal's summary, the figure (report.html shows it)."""
+    from simstudy.commands import _iid
     from simstudy.commands._pages import command_page
 
     config = result.config
@@ -386,6 +390,7 @@ def _page(result: CurveResult, path: Path) -> Path:
         f"n = 1 to each model's number of scores. The shading is ± 1 SD of the best of n runs (its spread, not "
         f"the estimate's error), clipped to the observed scores. Every n is in curves.csv.",
     ]
+    about += _iid.page(config.data)  # whether the scores read as random search (issue 36)
     return command_page(path, f"simstudy curve: {Path(config.data.data).name}", about, lines(result), ["figure.png"])
 
 

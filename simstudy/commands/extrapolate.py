@@ -531,9 +531,10 @@ def _write(done: Extrapolated, out_dir: Path) -> Path:
 
 def _lines(done: Extrapolated) -> list[str]:
     """What the terminal shows (:func:`simstudy.commands.extrapolate_page.summary`)."""
-    from simstudy.commands import extrapolate_page
+    from simstudy.commands import _iid, extrapolate_page
 
-    return extrapolate_page.summary(done.result, done.config.level)
+    out = extrapolate_page.summary(done.result, done.config.level)
+    return out + _iid.lines(done.config.data)  # whether the scores read as random search (issue 36)
 
 
 #: The command (:data:`simstudy.extend.commands` finds it): its steps, and the words of its ``--help``.

@@ -733,6 +733,9 @@ def write_page(result, opts, source: str, out_dir: Path) -> Path:
         "",
     ]
     lines[2:2] = misfit_banner(fits, opts.level, curves)
+    from simstudy.commands import _iid
+
+    lines[-3:-3] = _iid.page(opts.data)  # after the first paragraph: whether the scores read as random search
     for model in dict.fromkeys(fits["model"]):
         rows = fits[fits["model"] == model].sort_values("runs")
         fit = rows.iloc[0]

@@ -59,6 +59,8 @@ def file_bag(
 
 #: How a score file is read (:func:`simstudy.datasets.read_scores`): a distribution fitted to a file takes these.
 _READ_OPTIONS = ("score_column", "model_column", "missing", "scale")
+#: How a tuning source is read (:func:`simstudy.datasets.source_scores`), besides ``missing`` and ``scale``.
+_SOURCE_OPTIONS = ("objective", "metric", "reduce")
 
 
 def _fit_scores(
@@ -75,11 +77,16 @@ def _fit_scores(
         read = {k: options.pop(k) for k in _READ_OPTIONS if k in options}
         scale = read.pop("scale", 1.0)
         return datasets.load_dataset(dataset, model, **options) * scale, f"{dataset}:{model}"
+    assert path is not None  # exactly one of dataset and path: dataset returned above
+    source = {k: options.pop(k) for k in _SOURCE_OPTIONS if k in options}  # a tuning source's keys (issue 36)
     read = {k: v for k, v in options.items() if k in _READ_OPTIONS}
     if set(options) - set(read):
         raise InvalidParameter(sorted(set(options) - set(read))[0], "is not an option of a score file", None)
-    assert path is not None  # exactly one of dataset and path: dataset returned above
-    by_model = datasets.read_scores(path, low=low, high=high, **read).scores
+    read.pop("score_column", None) if source else None
+    found = datasets.source_scores(
+        path, model=model, low=low, high=high, **source, **{k: v for k, v in read.items() if k in ("missing", "scale")}
+    )
+    by_model = found if found is not None else datasets.read_scores(path, low=low, high=high, **read).scores
     model = model or next(iter(by_model))
     if model not in by_model:
         raise InvalidParameter("model", f"must be one of the file's models ({', '.join(by_model)})", model)

@@ -165,7 +165,22 @@ def data_input(data: str) -> dict[str, str]:
     """The input of a data command's ``data=``: a shipped data set by name, else a file."""
     from simstudy.datasets import DATASETS
 
-    return dataset_input(data) if data in DATASETS else file_input(data)
+    if data in DATASETS:
+        return dataset_input(data)
+    path = data[len("sqlite:///") :] if data.startswith("sqlite:///") else data  # an Optuna or MLflow storage URL
+    return folder_input(path) if os.path.isdir(path) else file_input(path)
+
+
+def folder_input(path: str | os.PathLike) -> dict[str, str]:
+    """A directory as an input (a Ray Tune experiment, SMAC's or HpBandSter's output): its name and one SHA-256
+    over its files' relative paths and digests (symlinks are not followed: the readers refuse them)."""
+    import hashlib
+
+    root = Path(path)
+    h = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+        h.update(f"{file.relative_to(root).as_posix()}\0{io.sha256_file(file)}\0".encode())
+    return {"file": root.name, "sha256": h.hexdigest()}
 
 
 def record(command: str, *, inputs: dict, plugins: dict, settings: dict) -> dict:

@@ -525,6 +525,8 @@ def prepare(scores: dict, opts: Any) -> Plan:
             missing=opts.data.missing,
             scale=opts.data.scale,
         )
+        # a tuning source's keys, where given (a score file's spec, and so its run's identity, is as before)
+        spec.update({k: getattr(opts.data, k) for k in ("objective", "metric", "reduce") if getattr(opts.data, k)})
     if opts.data.minimize:  # lower is better: the KDE of -x is fitted and drawn (the minimum's truths)
         spec["minimize"] = True
     # The random streams are the audit's, whatever the data (their content still joins the run's fingerprint):

@@ -172,3 +172,19 @@ def test_a_losss_failed_runs_are_called_failed_runs_on_the_audit_page(tmp_path):
     page = audit_page.write_page(result, opts, x, tmp_path / "out").read_text()
     line = next(s for s in page.splitlines() if "scored exactly 1" in s)
     assert "failed" in line and "repeated" not in line, line
+
+
+@pytest.mark.slow  # an audit's studies end to end (seconds), on a tuning source (issue 36)
+def test_an_audit_of_a_tuning_source_fits_the_scores_the_command_read(tmp_path):
+    from pathlib import Path
+
+    import simstudy
+
+    source = Path(__file__).resolve().parents[1] / "sources" / "data" / "st_tuning"  # a Syne Tune directory
+    small = {"rounds": 20, "bootstrap_rounds": 4, "resamples": 20, "evp_reps": 20, "n_jobs": 1}
+    with pytest.warns(UserWarning, match=r"st_tuning: 1 \(1 failed\)"):
+        done = simstudy.run("audit", data=str(source), out_dir=tmp_path / "a", **small)
+    page = (tmp_path / "a" / "AUDIT.md").read_text()
+    assert "(6 scores)" in page  # the 6 complete trials, the failed one left out, as read by the command
+    assert "- `st_tuning` (6 scores; left out, not complete: 1 failed): scheduler 'RandomSearch'" in page
+    assert any(line.startswith("i.i.d. check, st_tuning (left out: 1 failed)") for line in done.lines)

@@ -215,3 +215,137 @@ def test_the_png_and_the_report_draw_one_chart(tmp_path):
     texts = [t.get_text().replace("\n", " ") for t in fig.legends[0].get_texts()]
     assert "target 0.55 (dotted drops: where each model reaches it); never reached by b" in texts
     plt.close(fig)
+
+
+# --- data= a tuning source (issue 36): each study a model, its complete trials its scores, its direction read ---
+
+SOURCES = __import__("pathlib").Path(__file__).resolve().parents[1] / "sources" / "data"
+
+
+def _complete(study: str) -> tuple[np.ndarray, str]:
+    """A study's complete values in trial order and its direction, as Optuna itself reported them (expected.json)."""
+    import json
+
+    record = json.loads((SOURCES / "expected.json").read_text())["optuna.db"][study]
+    values = [v[0] for v, s in zip(record["values"], record["states"], strict=True) if s == "COMPLETE"]
+    return np.array(values, dtype=np.float64), record["directions"][0].lower()
+
+
+@pytest.mark.parametrize("study", ["random", "grid"])
+def test_a_study_of_an_optuna_storage_is_a_model_its_direction_read(study):
+    x, direction = _complete(study)
+    with pytest.warns(UserWarning) if study == "random" else __import__("contextlib").nullcontext():
+        result = curve.run({"data": str(SOURCES / "optuna.db"), "model": study, "estimator": "u"})
+    minimize = direction == "minimize"
+    assert result.config.data.minimize is minimize and result.best == f"expected {'min' if minimize else 'max'}"
+    column = "expected_min" if minimize else "expected_max"
+    np.testing.assert_array_equal(
+        result.curves[column], estimators.expected_max(x, "u", n=np.arange(1, x.size + 1), minimize=minimize)
+    )
+
+
+def test_a_sources_failed_trials_are_left_out_and_counted():
+    with pytest.warns(UserWarning, match=r"random: 3 \(2 failed, 1 pruned\)"):
+        result = curve.run({"data": str(SOURCES / "optuna.db"), "model": "random"})
+    (check,) = result.config.data.found.checks
+    assert check.left_out == "2 failed, 1 pruned" and check.n == 9 and check.order_by == "trial number"
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ({"model": "random", "minimize": True}, "minimize=true contradicts .*records direction maximize for random"),
+        ({"models": ["random", "grid"]}, r"differ in direction: random \(maximize\), grid \(minimize\)"),
+        ({"model": "random", "objective": 1}, "objective=1, but it has 1 objective"),
+        ({"model": "random", "metric": "f1"}, "f1"),
+        ({"model": "random", "score_column": "x"}, "score_column=x applies to score files only"),
+        ({"model": "random", "missing": 0}, "missing=0 applies to score files only"),
+        ({"model": "nope"}, "no study 'nope'"),
+    ],
+)
+def test_a_sources_keys_that_do_not_fit_are_one_line(keys, message):
+    with pytest.raises((ConfigError, DataError), match=message), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")
+        curve.run({"data": str(SOURCES / "optuna.db"), **keys})
+
+
+@pytest.mark.parametrize(("key", "value"), [("objective", 1), ("metric", "acc"), ("reduce", "last")])
+def test_a_sources_keys_on_a_score_file_are_refused(tmp_path, key, value):
+    file = tmp_path / "s.csv"
+    file.write_text("score\n0.2\n0.4\n0.3\n")
+    with pytest.raises(ConfigError, match=f"{key}={value} applies to .*tuning sources .*s.csv is a file of scores"):
+        curve.run({"data": str(file), key: value})
+
+
+@pytest.mark.parametrize(("key", "value"), [("objective", 0), ("metric", "f1")])
+def test_a_sources_keys_on_a_shipped_set_are_refused_at_parse(key, value):
+    with pytest.raises(ConfigError, match=f"{key}={value} applies to tuning sources only; reuters_hedwig"):
+        curve.parse({"data": "reuters_hedwig", key: value})
+
+
+# --- the i.i.d. check (issue 36): provenance and the order test, per model, on the page and the terminal ---
+
+
+def test_the_page_and_lines_say_whether_each_model_is_random_search(tmp_path):
+    result = curve.run({"data": str(SOURCES / "optuna.db"), "models": ["grid", "multi"]})
+    said = curve.lines(result)[-2:]
+    assert said[0].startswith("i.i.d. check, grid: GridSampler (a grid search)") and "order test on 6 scores" in said[0]
+    assert said[1].startswith("i.i.d. check, multi: NSGAIISampler (a genetic algorithm)")
+    page = (tmp_path / "CURVE.md").read_text() if curve.write(result, tmp_path) else ""
+    top = page.split("```text")[0]  # near the top: before the terminal's block
+    assert "**Random search?**" in top and "lower is better: " in top
+    assert "> **Not random search: `grid`, `multi`.** The numbers here then describe resampling these" in top
+
+
+def test_the_check_is_the_same_on_every_run_and_reads_a_shipped_set_in_file_order():
+    first, again = (curve.lines(curve.run({"data": "reuters_hedwig"}))[-2:] for _ in range(2))
+    assert first == again  # seeded by the model's name: a rerun writes the same page
+    assert all("not recorded" in line and "in the file's order" in line for line in first)
+
+
+def test_scores_given_as_arrays_have_no_check_to_say():
+    result = curve.run({"data": "scores.csv"}, SCORES)
+    assert result.config.data.found is None and not any("i.i.d." in line for line in curve.lines(result))
+
+
+# --- issue 36's "done when": two 100-trial studies (random search, TPE) with failed and pruned trials ---
+
+
+def _searches() -> dict:
+    import json
+
+    return json.loads((SOURCES / "expected_searches.json").read_text())["searches.db"]
+
+
+def _check_done_when(curves: pd.DataFrame, page: str) -> None:
+    for study, record in _searches().items():
+        assert record["directions"] == ["minimize"]  # as Optuna wrote it: the curve must be the expected minimum
+        x = np.array([v[0] for v, s in zip(record["values"], record["states"], strict=True) if s == "COMPLETE"])
+        assert x.size == 97 and len(record["states"]) == 100
+        rows = curves[curves["model"] == study]
+        np.testing.assert_array_equal(
+            rows["expected_min"], estimators.expected_max(x, "u", n=np.arange(1, x.size + 1), minimize=True)
+        )
+    top = page.split("```text")[0]
+    assert "> **Not random search: `tpe`.**" in top  # the TPE study flagged, the random one not
+    assert "- `random` (97 scores; left out, not complete: 2 failed, 1 pruned)" in top and "No sign that later trials" in top
+    assert "lower is better: " in top and "searches.db records minimize" in top
+
+
+def test_done_when_curve_of_an_optuna_storage_is_u_on_complete_trials_and_flags_tpe(tmp_path):
+    with pytest.warns(UserWarning, match=r"random: 3 \(2 failed, 1 pruned\); tpe: 3 \(1 failed, 2 pruned\)"):
+        result = curve.run({"data": str(SOURCES / "searches.db"), "estimator": "u"})
+    curve.write(result, tmp_path)
+    _check_done_when(result.curves, (tmp_path / "CURVE.md").read_text())
+    checks = {c.model: c for c in result.config.data.found.checks}
+    assert checks["tpe"].pvalue <= 0.05 < checks["random"].pvalue
+
+
+@pytest.mark.system  # the command line end to end, as the issue says it: simstudy curve data=searches.db
+def test_done_when_on_the_command_line(tmp_path):
+    from _cli import simstudy
+
+    proc = simstudy("curve", f"data={SOURCES / 'searches.db'}", "estimator=u", cwd=tmp_path)
+    (run_dir,) = (tmp_path / "outputs" / "curve").iterdir()
+    _check_done_when(pd.read_csv(run_dir / "curves.csv"), (run_dir / "CURVE.md").read_text())
+    assert "i.i.d. check, tpe (left out: 1 failed, 2 pruned)" in proc.stdout

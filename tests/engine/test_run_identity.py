@@ -275,3 +275,36 @@ def test_a_data_commands_plugin_estimator_joins_its_identity(tmp_path, monkeypat
     after = _data_plugins("my_ident_est.best")
     assert list(before) == list(after) == ["my_ident_est.best"] and before != after
     assert _data_plugins("v") == _data_plugins(None) == {}
+
+
+# --- a tuning source as data= (issue 36): identified by content, whatever its form ---
+
+
+def test_a_source_directory_and_a_sqlite_url_are_identified_by_content(tmp_path):
+    db = tmp_path / "study.db"
+    db.write_bytes(b"SQLite format 3\x00 and rows")
+    assert _identity.data_input(f"sqlite:///{db}") == _identity.file_input(db)  # the URL is its file
+    exp = tmp_path / "exp"
+    (exp / "trial_0").mkdir(parents=True)
+    (exp / "trial_0" / "result.json").write_text('{"acc": 0.5}\n')
+    first = _identity.data_input(str(exp))
+    assert first["file"] == "exp" and first == _identity.data_input(str(exp))  # the same bytes, the same digest
+    (exp / "trial_0" / "result.json").write_text('{"acc": 0.6}\n')
+    assert _identity.data_input(str(exp))["sha256"] != first["sha256"]  # an edited trial is another input
+    (tmp_path / "moved").mkdir()
+    (exp / "trial_0").rename(tmp_path / "moved" / "trial_0")
+    (exp / "trial_0").mkdir()
+    (exp / "trial_0" / "result.json").write_text('{"acc": 0.6}\n')
+    assert _identity.data_input(str(tmp_path / "moved"))["sha256"] == _identity.data_input(str(exp))["sha256"]
+
+
+def test_the_source_keys_unset_leave_a_data_commands_identity_as_before(tmp_path):
+    from simstudy import launch, registry, schema
+
+    spec = registry.command("curve")
+    resolved = {**schema.defaults(spec.options), "data": "reuters_hedwig"}
+    settings = launch._data_record(spec, resolved, spec.parse(resolved).data)["settings"]
+    assert "objective" not in settings and "metric" not in settings  # a run directory made before still resumes
+    (tmp_path / "study.db").write_bytes(b"SQLite format 3\x00")
+    resolved.update(data=str(tmp_path / "study.db"), objective=1)  # given: part of the identity (another objective, other numbers)
+    assert launch._data_record(spec, resolved, spec.parse(resolved).data)["settings"]["objective"] == 1

@@ -6,6 +6,7 @@ with the standard library only)::
 
     python -m venv /work/venv-src && /work/venv-src/bin/pip install optuna mlflow
     /work/venv-src/bin/python tests/sources/make_fixtures.py
+    /work/venv-src/bin/python tests/sources/make_fixtures.py searches   # only searches.db (two 100-trial studies)
 
 Written with optuna 5.1.0, mlflow 3.17.2 and SQLAlchemy 2.1.9 (``expected.json`` records the versions used).
 Every study is seeded, so the values are the same on every run with the same versions; the files' bytes are
@@ -195,10 +196,43 @@ def _make_mlflow(mlflow, expected: dict) -> None:
         con.close()
 
 
+def _make_searches(optuna) -> dict:
+    """``searches.db``: two studies of 100 trials on one objective (minimized), one by random search and one by TPE,
+    each with failed and pruned trials: the example of issue 36 (``simstudy curve data=searches.db``), whose check
+    must pass the random study and flag the TPE one."""
+    db = DATA / "searches.db"
+    db.unlink(missing_ok=True)
+    storage = f"sqlite:///{db}"
+    for name, sampler, failed, pruned in (
+        ("random", optuna.samplers.RandomSampler(seed=10), (10, 50), (20,)),
+        ("tpe", optuna.samplers.TPESampler(seed=11), (30,), (60, 61)),
+    ):
+        study = optuna.create_study(study_name=name, storage=storage, direction="minimize", sampler=sampler)
+
+        def objective(trial, failed=failed, pruned=pruned):
+            value = _objective(trial)
+            if trial.number in failed:
+                raise ValueError("a failed trial")
+            if trial.number in pruned:
+                trial.report(value, step=0)
+                raise optuna.TrialPruned()
+            return value
+
+        study.optimize(objective, n_trials=100, catch=(ValueError,))
+    _compact(db)
+    return _optuna_expected(optuna, storage)
+
+
 def main() -> None:
     import mlflow
     import optuna
     import sqlalchemy
+
+    if sys.argv[1:] == ["searches"]:  # only searches.db (the other files' bytes stay as committed)
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        found = {"optuna": optuna.__version__, "searches.db": _make_searches(optuna)}
+        (DATA / "expected_searches.json").write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+        return
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     DATA.mkdir(exist_ok=True)
