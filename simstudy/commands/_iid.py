@@ -48,6 +48,23 @@ def _test(check) -> str:
     return f"order test on {check.n} scores in {_order(check)}: {check.meaning}"
 
 
+def _verdict(check) -> str:
+    """The order test in a few words for the terminal (the page has its whole meaning)."""
+    if check.pvalue is None:
+        return check.meaning
+    if check.meaning.startswith("Too few"):  # no order of so few trials is rare enough to be flagged
+        said = "too few trials to tell"
+    else:
+        said = "later trials score better" if check.pvalue <= 0.05 else "no sign that later trials score better"
+    return f"order test on {check.n} scores in {_order(check)}: p = {check.pvalue:.2g}, {said}"
+
+
+def _sampler(check) -> str:
+    """What the source records of its sampler, for the terminal: "sampler not recorded" said short."""
+    recorded = [fact for fact in check.provenance if "not recorded" not in fact]
+    return "; ".join(recorded) if recorded else "sampler not recorded"
+
+
 def lines(data: Any, model: str | None = None) -> list[str]:
     """The terminal's lines of the i.i.d. check: one per model (or the one ``model``), after the command's own.
 
@@ -72,13 +89,14 @@ def lines(data: Any, model: str | None = None) -> list[str]:
     []
     >>> import dataclasses
     >>> _, found = read_data(data)
-    >>> print(lines(dataclasses.replace(data, found=found))[0][:92])
-    i.i.d. check, mlp: not recorded: a shipped data set says nothing of how its runs were propos
+    >>> print(lines(dataclasses.replace(data, found=found))[0])
+    i.i.d. check, mlp: order test on 145 scores in the file's order: p = 0.77, no sign that later trials score better; sampler not recorded
     """
     out = []
     for check in _checks(data, model):
         left = f" (left out: {check.left_out})" if check.left_out else ""
-        out.append(f"i.i.d. check, {check.model}{left}: {'; '.join(check.provenance)}. {_test(check)}")
+        warning = " -- not random search: see the page" if check.not_random else ""
+        out.append(f"i.i.d. check, {check.model}{left}: {_verdict(check)}; {_sampler(check)}{warning}")
     return out
 
 

@@ -289,8 +289,10 @@ def test_a_sources_keys_on_a_shipped_set_are_refused_at_parse(key, value):
 def test_the_page_and_lines_say_whether_each_model_is_random_search(tmp_path):
     result = curve.run({"data": str(SOURCES / "optuna.db"), "models": ["grid", "multi"]})
     said = curve.lines(result)[-2:]
-    assert said[0].startswith("i.i.d. check, grid: GridSampler (a grid search)") and "order test on 6 scores" in said[0]
-    assert said[1].startswith("i.i.d. check, multi: NSGAIISampler (a genetic algorithm)")
+    assert said[0].startswith("i.i.d. check, grid: order test on 6 scores in trial number order: p = ")
+    assert "; GridSampler (a grid search)" in said[0] and said[0].endswith(" -- not random search: see the page")
+    assert said[1].startswith("i.i.d. check, multi: order test on ")
+    assert "; NSGAIISampler (a genetic algorithm)" in said[1] and said[1].endswith("not random search: see the page")
     page = (tmp_path / "CURVE.md").read_text() if curve.write(result, tmp_path) else ""
     top = page.split("```text")[0]  # near the top: before the terminal's block
     assert "**Random search?**" in top and "lower is better: " in top
