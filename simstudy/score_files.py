@@ -131,7 +131,11 @@ def choice_iv(what: str, value: Any, valid: Iterable[str]) -> str:
 def _path_iv(path: str | os.PathLike) -> Path:
     path = Path(path).expanduser()
     if path.suffix.lower() not in SUFFIXES:
-        raise DataError(f"{path}: unknown file type {path.suffix!r}; supported: {', '.join(SUFFIXES)}")
+        raise DataError(
+            f"{path}: unknown file type {path.suffix!r}; supported: score files ({', '.join(SUFFIXES)}) and the "
+            f"tuning sources of `simstudy sources --help` (Optuna, MLflow, Ray Tune, W&B, SMAC3, HpBandSter, Syne "
+            f"Tune), which this file is not"
+        )
     try:  # a FIFO or a device would block the read or never end: refused before it is opened
         mode = path.stat().st_mode
     except OSError:

@@ -246,7 +246,11 @@ def test_unknown_suffix_lists_the_supported_ones(tmp_path):
     path = write(tmp_path, "scores.xlsx", "score\n1\n2\n")
     with pytest.raises(DataError) as info:
         load_scores(path)
-    assert str(info.value) == f"{path}: unknown file type '.xlsx'; supported: .csv, .json, .jsonl, .tsv"
+    assert str(info.value) == (
+        f"{path}: unknown file type '.xlsx'; supported: score files (.csv, .json, .jsonl, .tsv) and the tuning "
+        "sources of `simstudy sources --help` (Optuna, MLflow, Ray Tune, W&B, SMAC3, HpBandSter, Syne Tune), which "
+        "this file is not"
+    )
 
 
 def test_data_error_is_a_value_error():
