@@ -711,12 +711,13 @@ _SQLITE_URL = "sqlite:///"
 
 def _source_of(opts: Any):
     """The tuning source ``data`` names (:func:`simstudy.sources.read_source`), or None for a file of scores (or
-    one that is not there: the score reader says so, as it always has)."""
+    one that is not there, or not a regular file or directory, such as a FIFO: the score reader says so, as it
+    always has, without opening it)."""
     from simstudy import sources
 
     path = opts.data
     file = path[len(_SQLITE_URL) :] if path.startswith(_SQLITE_URL) else path
-    if not os.path.exists(file) or sources.sniff(path) is None:
+    if not (os.path.isfile(file) or os.path.isdir(file)) or sources.sniff(path) is None:
         return None
 
     def source(study: str | None):

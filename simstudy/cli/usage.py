@@ -234,11 +234,13 @@ def command_help(command: str) -> str:
     >>> print(command_help("curve").splitlines()[0])
     simstudy curve: expected best score against tuning budget (EVP curves, +/- 1 SD) of your own results.
     >>> text = command_help("curve")
-    >>> print("\\n".join(text.splitlines()[9:13]))  # the first key, required
+    >>> print("\\n".join(text.splitlines()[9:15]))  # the first key, required
     Keys:
       data                  a CSV/TSV (one score column, or model and score columns; header optional for
-                            one column), JSON Lines or JSON file, or a shipped data set: reuters_hedwig,
-                            deberta_mnli, tdsa_fiesta [required]
+                            one column), JSON Lines or JSON file, a shipped data set: reuters_hedwig,
+                            deberta_mnli, tdsa_fiesta, or a tuning source (an Optuna storage or journal,
+                            an MLflow store, a Ray Tune directory, a W&B export, SMAC3's, HpBandSter's
+                            or Syne Tune's results), each of its studies a model [required]
     """
     from simstudy import registry, schema
     from simstudy.commands._data import REQUIRED
@@ -303,8 +305,10 @@ def preset_help(overrides: list[str], *, resolve: bool = False) -> str:
     from hydra.core.object_type import ObjectType
     from omegaconf import OmegaConf, open_dict
 
-    from simstudy.cli.compose import config_dir, one_line
+    from simstudy.cli.compose import config_dir, one_line, register_studies
     from simstudy.engine.rundir import fail
+
+    register_studies()  # the studies' schemas the presets select (idempotent: the command line has done it)
 
     def groups(loader, parent: str = "") -> list[str]:  # every group and subgroup, as Hydra's --help lists them
         found = []
