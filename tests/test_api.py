@@ -133,6 +133,8 @@ def test_run_of_a_command_refuses_as_the_command_does(tmp_path, monkeypatch):
 # --- the plain commands (issue 35: simstudy.run for every command) ------------------------------------------------
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_run_of_a_plain_command_writes_returns_its_lines_and_prints_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     ss.run("dodge2021_fig1", ARGS, out_dir="run")

@@ -418,6 +418,8 @@ def _extra_figures(summaries):
     return figs
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_no_legend_or_note_covers_the_data(summaries):
     # Figure 1's legend sat on the curves at n = 1-4, the audit's fit legend on the density's peak, a design's
     # legend on a curve, and "bound 1 (beyond the view)" on the tuning curve it caps: each a finding here.

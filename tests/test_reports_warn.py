@@ -178,6 +178,8 @@ def audited(tmp_path_factory):
     return result, opts, x, out
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_audit_gives_plain_verdicts(audited):
     result, opts, x, out = audited
     text = audit_page.write_page(result, opts, x, out).read_text()
@@ -214,6 +216,8 @@ def test_samples_needed_is_the_smallest_n_below_100(target):
     assert trivial_budget(n, 0.8, "ld_highest_density") >= target > trivial_budget(n - 1, 0.8, "ld_highest_density")
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_samples_needed_does_not_report_its_cap(audited):
     assert audit.samples_needed(10, 0.8, "ld_highest_density") == 61
     assert audit.samples_needed(1000, 0.8, "ld_highest_density", limit=64) is None

@@ -6,6 +6,7 @@ import textwrap
 
 import numpy as np
 import pandas as pd
+import pytest
 from _cli import one_line_error, simstudy
 
 BANDS = '''
@@ -34,6 +35,8 @@ def even_split(arms, budget, runs, *, rng):
 '''
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_a_band_method_of_one_s_own_joins_the_coverage_study_by_one_override(tmp_path):
     (tmp_path / "my_bands.py").write_text(textwrap.dedent(BANDS))
     simstudy("study=band_coverage", "distribution=truncnorm", "study.reps=200", "study.chunk_reps=100",

@@ -48,6 +48,8 @@ def edit(path: Path) -> None:
 
 # --- data files behind a study's distribution -----------------------------------------------------------------
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_an_edited_file_behind_a_study_is_refused_naming_the_file_and_the_fixes(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     args = [*FILE_STUDY, "distribution.path=s.csv", "hydra.run.dir=run"]
@@ -129,6 +131,8 @@ def write(tmp_path: Path, module: str, code: str) -> None:
     (tmp_path / f"{module}.py").write_text(textwrap.dedent(code))
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_an_edited_helper_of_a_plugin_estimator_is_refused(tmp_path):
     write(tmp_path, "my_est_helper", "def which():\n    return -1\n")
     write(tmp_path, "my_est_main", """
@@ -196,6 +200,8 @@ def test_source_hash_follows_the_users_imports_only(tmp_path):
     assert plugins.source_hash("my_pkg.est.f", directory=d) != before
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_a_bumped_kernel_version_refuses_the_old_results(tmp_path, monkeypatch):
     args = [*STUDY, "hydra.run.dir=run"]
     simstudy(*args, cwd=tmp_path)
@@ -205,6 +211,8 @@ def test_a_bumped_kernel_version_refuses_the_old_results(tmp_path, monkeypatch):
 
 # --- the data commands share no run directory -----------------------------------------------------------------
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_curve_then_bands_in_one_directory_is_refused(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     simstudy("curve", "data=s.csv", "hydra.run.dir=run", cwd=tmp_path)
@@ -217,6 +225,8 @@ def test_curve_then_bands_in_one_directory_is_refused(tmp_path):
     assert json.loads((tmp_path / "run" / _identity.RECORD).read_text())["command"] == "curve"
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_curve_with_another_data_file_is_refused(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     (tmp_path / "t.csv").write_text("model,score\n" + "".join(f"b,{x}\n" for x in np.linspace(0.5, 0.8, 9)))
@@ -246,6 +256,8 @@ def test_curve_into_a_study_s_directory_is_refused_and_nothing_changes_there(tmp
                    "it holds the results of simstudy curve, not of a study")
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_a_study_directory_of_before_identity_records_is_still_known_as_a_study(tmp_path):
     (tmp_path / "s.csv").write_text(SCORES)
     simstudy(*STUDY, "hydra.run.dir=run", cwd=tmp_path)
@@ -256,6 +268,8 @@ def test_a_study_directory_of_before_identity_records_is_still_known_as_a_study(
     assert files_of(tmp_path / "run") == before
 
 
+# slow lane: runs commands end to end (seconds); the README's suite stays under 3 minutes
+@pytest.mark.slow
 def test_overwrite_with_a_shard_is_refused_before_anything_moves(tmp_path):
     simstudy(*STUDY, "hydra.run.dir=run", cwd=tmp_path)
     before = files_of(tmp_path / "run")
