@@ -289,3 +289,12 @@ def test_sample_runs_first_or_a_seeded_random_subset():
         datasets.sample_runs(runs, 35, seed=1)
     with pytest.raises(ValueError, match="sample_seed must be an integer >= 0 or null, got -1"):
         datasets.sample_runs(runs, 5, seed=-1)
+
+
+def test_the_iid_check_says_plainly_when_a_model_has_too_many_trials_to_test():
+    from simstudy.datasets import ORDER_TEST_MAX_N, check_model
+
+    x = np.arange(ORDER_TEST_MAX_N + 1, dtype=float)  # a perfect trend: it would be flagged if it were tested
+    check = check_model("big", x, "file order", ("not recorded",), "", False)
+    assert check.pvalue is None and not check.not_random
+    assert check.meaning.startswith(f"Not tested: {ORDER_TEST_MAX_N + 1:,} trials are more than the order test")

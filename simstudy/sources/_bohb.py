@@ -34,7 +34,7 @@ def looks_like_results(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
             obj = json.loads(f.readline(1 << 20))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     if not (isinstance(obj, list) and obj and _config_id(obj[0]) is not None):
         return False

@@ -54,7 +54,7 @@ def load_json(path: Path, name: str) -> Any:
     try:
         with open(path, "rb") as f:
             return json.load(f)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # nested past the parser's depth too
         raise DataError(f"{name}: not valid JSON ({exc}): a truncated copy? copy it again") from None
     except OSError as exc:
         raise DataError(f"{name}: cannot read: {exc.strerror}") from None
@@ -76,7 +76,7 @@ def json_lines(path: Path, name: str, notes: list[str]) -> Iterator[tuple[int, A
                 continue
             try:
                 value = json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 pending = (number, f"not valid JSON ({exc})")
                 continue
             yield number, value  # a last line without its end of line but whole (an edited file) is kept

@@ -65,7 +65,7 @@ def looks_like_journal(path: Path) -> bool:
         with open(path, "rb") as f:
             first = f.readline(1 << 20)
         obj = json.loads(first)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a line nested past the parser's depth is no journal either
         return False
     return isinstance(obj, dict) and isinstance(obj.get("op_code"), int) and "worker_id" in obj
 
@@ -82,7 +82,7 @@ def _lines(path: Path, name: str, notes: list[str]) -> Iterator[tuple[int, dict]
                 continue
             try:
                 obj = json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 pending = (number, raw, f"not valid JSON ({exc})")
                 continue
             if not isinstance(obj, dict) or not isinstance(obj.get("op_code"), int) or isinstance(obj["op_code"], bool):

@@ -84,7 +84,7 @@ def _study(
     ):
         try:
             metric_names = json.loads(value_json)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             raise DataError(f"{name}: study {study!r}: metric names are not JSON: {value_json!r:.60}") from None
     k = _optuna.choose_objective(name, study, len(directions), metric_names, objective, metric)
     numbers, states, values = [], [], []

@@ -89,7 +89,7 @@ def looks_like_result(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
             obj = json.loads(f.readline(1 << 20))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(obj, dict) and "trial_id" in obj and "training_iteration" in obj
 
@@ -149,7 +149,7 @@ def _trial_state(item: Any) -> dict | None:
     if isinstance(first, str):
         try:
             first = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     return first if isinstance(first, dict) else None
 

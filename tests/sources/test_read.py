@@ -80,3 +80,14 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path):
 def test_reduce_is_a_value_error_naming_it(data):
     with pytest.raises(ValueError, match="reduce must be one of last, best, max, min, mean .*got 'median'"):
         read_source(data / "optuna.db", reduce="median")
+
+
+def test_json_nested_past_the_parsers_depth_is_no_source_and_no_traceback(tmp_path):
+    from simstudy.sources import sniff
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert sniff(deep) is None  # the score reader then says what is wrong with it, in one line
+    journal = tmp_path / "deep.log"
+    journal.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    assert sniff(journal) is None
