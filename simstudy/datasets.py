@@ -715,9 +715,6 @@ def _direction(source, scores: dict, opts: Any) -> tuple[bool, str]:
     return lower, f"{'lower' if lower else 'higher'} is better: {opts.data} records {direction}"
 
 
-_SQLITE_URL = "sqlite:///"
-
-
 def _source_of(opts: Any):
     """The tuning source ``data`` names (:func:`simstudy.sources.read_source`), or None for a file of scores (or
     one that is not there, or not a regular file or directory, such as a FIFO: the score reader says so, as it
@@ -725,7 +722,7 @@ def _source_of(opts: Any):
     from simstudy import sources
 
     path = opts.data
-    file = path[len(_SQLITE_URL) :] if path.startswith(_SQLITE_URL) else path
+    file = sources.local_path(path)
     if not (os.path.isfile(file) or os.path.isdir(file)) or sources.sniff(path) is None:
         return None
 

@@ -164,10 +164,11 @@ def dataset_input(name: str) -> dict[str, str]:
 def data_input(data: str) -> dict[str, str]:
     """The input of a data command's ``data=``: a shipped data set by name, else a file."""
     from simstudy.datasets import DATASETS
+    from simstudy.sources import local_path
 
     if data in DATASETS:
         return dataset_input(data)
-    path = data[len("sqlite:///") :] if data.startswith("sqlite:///") else data  # an Optuna or MLflow storage URL
+    path = local_path(data)  # an Optuna or MLflow storage's URL names its file
     return folder_input(path) if os.path.isdir(path) else file_input(path)
 
 

@@ -11,7 +11,7 @@ trials were proposed (a sampler's traces), which decides whether the scores can 
 module                                   what it holds
 =======================================  ===========================================================================
 :mod:`~simstudy.sources.types`           :class:`Trials`, :class:`Source`, the states and formats
-:mod:`~simstudy.sources.read`            :func:`sniff` and :func:`read_source`
+:mod:`~simstudy.sources.read`            :func:`sniff`, :func:`read_source` and :func:`local_path`
 =======================================  ===========================================================================
 
 The formats (:data:`FORMATS`): Optuna's RDB storage in SQLite (schema revisions ``v3.0.0.d`` and ``v3.2.0.a``,
@@ -25,7 +25,7 @@ only re-exports: every name above is importable from ``simstudy.sources``.
 
 from __future__ import annotations
 
-from simstudy.sources.read import read_source, sniff
+from simstudy.sources.read import local_path, read_source, sniff
 from simstudy.sources.types import FORMATS, STATES, Source, Trials
 
-__all__ = ["Trials", "Source", "STATES", "FORMATS", "sniff", "read_source"]
+__all__ = ["Trials", "Source", "STATES", "FORMATS", "sniff", "read_source", "local_path"]

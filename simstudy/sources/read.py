@@ -39,9 +39,31 @@ from simstudy.sources import (
 )
 from simstudy.sources.types import FORMATS, Source, Trials
 
-__all__ = ["sniff", "read_source"]
+__all__ = ["sniff", "read_source", "local_path"]
 
 _SQLITE_URL = "sqlite:///"
+
+
+def local_path(path: str) -> str:
+    """The file a path or a ``sqlite:///FILE`` URL names, as Optuna and MLflow (SQLAlchemy) read the URL:
+    ``sqlite:///rel.db`` is relative, ``sqlite:////abs.db`` absolute; any other text is itself.
+
+    Parameters
+    ----------
+    path : str
+        A data command's ``data=``: a path, or a ``sqlite:///FILE`` URL.
+
+    Returns
+    -------
+    str
+        The path of the file (or directory) it names.
+
+    Examples
+    --------
+    >>> local_path("sqlite:///study.db"), local_path("sqlite:////tmp/study.db"), local_path("runs.csv")
+    ('study.db', '/tmp/study.db', 'runs.csv')
+    """
+    return path[len(_SQLITE_URL) :] if path.startswith(_SQLITE_URL) else path
 
 
 def _path_iv(path: str | os.PathLike) -> tuple[Path, str]:
@@ -50,7 +72,7 @@ def _path_iv(path: str | os.PathLike) -> tuple[Path, str]:
     if isinstance(text, bytes):
         text = os.fsdecode(text)
     if text.startswith(_SQLITE_URL):
-        text = text[len(_SQLITE_URL) :]  # sqlite:///rel.db is relative, sqlite:////abs.db absolute, as SQLAlchemy
+        text = local_path(text)
     elif "://" in text:
         raise DataError(f"{text}: only files are read (a SQLite file or sqlite:///FILE); export the storage to one")
     file = Path(text).expanduser()
